@@ -1,0 +1,108 @@
+// Package plan describes one ReduceMean problem (with its fused post-ops)
+// over concrete shapes and strides, and turns it into a canonical plan: the
+// loop nest that the interpreter runs and the code emitters specialise.
+// It has no run-time state: it is pure description.
+package plan
+
+import "github.com/gdnn/gdnn/dtypes"
+
+// MaxRank is the largest tensor rank gdnn accepts.
+const MaxRank = 12
+
+// Problem is a ReduceMean over src, followed by post-ops, written to dst.
+// All strides are in elements, not bytes. The dst has the src's rank here
+// (reduced dims have size 1 in dst; their DstStrides entry is ignored);
+// dropping them for keep_dims=false is the caller's view, not the kernel's.
+type Problem struct {
+	SrcDT, DstDT dtypes.DataType
+	Dims         []int64 // src dims; rank 0 is a scalar
+	SrcStrides   []int64 // per src dim
+	Reduce       []bool  // per src dim: true where the dim is reduced
+	DstStrides   []int64 // per src dim; ignored where Reduce is true
+	PostOps      []PostOp
+}
+
+// Kind is the kind of a fused post-op.
+type Kind int
+
+// Post-op kinds: oneDNN's reduction fusion list.
+const (
+	Abs Kind = iota + 1
+	Clamp
+	Elu
+	Exp
+	GELUErf
+	GELUTanh
+	HardSigmoid
+	HardSwish
+	LeakyReLU
+	Log
+	Mish
+	Sigmoid
+	SoftPlus
+	ReLU
+	Round
+	Sqrt
+	Square
+	Tanh
+
+	Add
+	Multiply
+	Maximum
+	Minimum
+	Divide
+	Subtract
+)
+
+// IsBinary reports whether k takes a second operand.
+func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
+
+// PostOp is one fused op applied to the f32 mean before the final
+// conversion to the dst data type.
+//
+// Eltwise parameters: Clamp: Alpha=min, Beta=max. Elu, LeakyReLU: Alpha.
+// HardSigmoid: y = max(0, min(1, Alpha*x + Beta)). SoftPlus: Beta
+// (y = log(1 + exp(Beta*x)) / Beta). Round: nearest, ties to even.
+//
+// Binary ops compute mean OP operand (the mean is always the left
+// operand). The operand is addressed over the dst index space with
+// BinStrides (elements, one per src dim; 0 where it is broadcast; ignored
+// where the dim is reduced), so scalar, per-channel and full broadcast are
+// all the same thing.
+type PostOp struct {
+	Kind        Kind
+	Alpha, Beta float32
+	BinDT       dtypes.DataType
+	BinStrides  []int64
+}
+
+// Loop is one level of a canonical loop nest.
+type Loop struct {
+	Size       int64
+	SrcStride  int64   // elements
+	DstStride  int64   // elements; 0 in a reduced loop
+	BinStrides []int64 // one per binary post-op, in PostOps order; 0 in a reduced loop
+}
+
+// Plan is the canonical form of a Problem: size-1 dims dropped, loops
+// ordered by src stride, neighbours that are both kept or both reduced and
+// contiguous in every tensor merged. It runs as
+//
+//	for each Outer index (outermost first):
+//	  for each Inner index (if HasInner):
+//	    acc = sum over the Reduced loops of src
+//	    dst = convert(postops(acc / N))
+//
+// with Inner being the kept loop that has a smaller src stride than every
+// reduced loop (the vector dimension of an [O,R,I] kernel). Two problems
+// with equal Keys run the same code.
+type Plan struct {
+	SrcDT, DstDT dtypes.DataType
+	Outer        []Loop // kept loops outside the reduction, outermost first
+	Reduced      []Loop // reduced loops, outermost first
+	Inner        Loop   // the kept inner run; meaningful when HasInner
+	HasInner     bool
+	PostOps      []PostOp // BinStrides moved into the loops; nil here
+	N            int64    // elements per mean: product of reduced sizes (0: the mean is NaN)
+	Outputs      int64    // number of dst elements written (0: nothing to do)
+}
