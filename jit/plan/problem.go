@@ -91,7 +91,7 @@ type Loop struct {
 //	for each Outer index (outermost first):
 //	  for each Inner index (if HasInner):
 //	    acc = sum over the Reduced loops of src
-//	    dst = convert(postops(acc / N))
+//	    dst = convert(postops(acc / Div))
 //
 // with Inner being the kept loop that has a smaller src stride than every
 // reduced loop (the vector dimension of an [O,R,I] kernel). Two problems
@@ -105,4 +105,11 @@ type Plan struct {
 	PostOps      []PostOp // BinStrides moved into the loops; nil here
 	N            int64    // elements per mean: product of reduced sizes (0: the mean is NaN)
 	Outputs      int64    // number of dst elements written (0: nothing to do)
+
+	// Div is what each sum is divided by before the post-ops: N for a
+	// mean (Canonicalize sets it so). The runtime splits long reductions
+	// into a stage that writes f32 partial sums (Div 1, no post-ops) and a
+	// stage that adds the partials in a fixed order and divides by the
+	// true N; the division is a true f32 division, as in oneDNN.
+	Div int64
 }

@@ -1,0 +1,29 @@
+package plan
+
+// The kernel ABI: how the runtime calls a compiled kernel, shared by the
+// jit runtime and every code emitter.
+//
+// A kernel is called with a pointer to an Args block (amd64: in DI; arm64:
+// in R0). It runs its Plan once, except that the outermost Outer loop runs
+// Args.Count iterations instead of its Size (when the plan has no Outer
+// loop, Count is 1 and ignored). Src, Dst and Bins point at the first
+// element the call touches, so the runtime can hand consecutive blocks of
+// the outermost loop to different threads. A kernel uses no stack, keeps
+// the registers the trampoline's platform reserves, and returns with RET.
+type Args struct {
+	Src   uintptr
+	Dst   uintptr
+	Count int64
+	Bins  [MaxBinary]uintptr
+}
+
+// MaxBinary is the most binary post-ops one plan may carry.
+const MaxBinary = 4
+
+// Byte offsets of the Args fields, for the emitters.
+const (
+	ArgSrc   = 0
+	ArgDst   = 8
+	ArgCount = 16
+	ArgBins  = 24 // + 8*i for binary post-op i
+)
