@@ -1,0 +1,406 @@
+package graph
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// reduceGraph builds src(0) -> ReduceMean(op 0) -> dst(1) and finalizes.
+func reduceGraph(t *testing.T, src []int64, axes []int64, keep bool, dst []int64) (*Graph, error) {
+	t.Helper()
+	op := NewOp(0, ReduceMean, "mean").
+		AddInput(NewLogicalTensor(0, dtypes.F32, src)).
+		AddOutput(NewLogicalTensorAny(1, dtypes.F32, dst)).
+		SetAttr("axes", axes).SetAttr("keep_dims", keep)
+	g := New()
+	if err := g.AddOp(op); err != nil {
+		return nil, err
+	}
+	return g, g.Finalize()
+}
+
+func TestReduceMeanShapeInference(t *testing.T) {
+	cases := []struct {
+		name string
+		src  []int64
+		axes []int64
+		keep bool
+		want []int64
+	}{
+		// The OpenVINO ReduceMean-1 examples.
+		{"openvino keep [2,3]", []int64{6, 12, 10, 24}, []int64{2, 3}, true, []int64{6, 12, 1, 1}},
+		{"openvino [2,3]", []int64{6, 12, 10, 24}, []int64{2, 3}, false, []int64{6, 12}},
+		{"openvino [1]", []int64{6, 12, 10, 24}, []int64{1}, false, []int64{6, 10, 24}},
+		{"openvino [-2]", []int64{6, 12, 10, 24}, []int64{-2}, false, []int64{6, 12, 24}},
+		// The ONNX examples (3x2x2).
+		{"onnx [1] no keep", []int64{3, 2, 2}, []int64{1}, false, []int64{3, 2}},
+		{"onnx [1] keep", []int64{3, 2, 2}, []int64{1}, true, []int64{3, 1, 2}},
+		{"onnx all keep", []int64{3, 2, 2}, []int64{0, 1, 2}, true, []int64{1, 1, 1}},
+		{"onnx [-2] keep", []int64{3, 2, 2}, []int64{-2}, true, []int64{3, 1, 2}},
+		{"empty axes is identity", []int64{3, 2, 2}, []int64{}, false, []int64{3, 2, 2}},
+		{"all no keep gives scalar", []int64{3, 2}, []int64{0, 1}, false, []int64{}},
+		{"rank 0", []int64{}, []int64{}, false, []int64{}},
+		{"zero-size reduced dim", []int64{4, 0}, []int64{1}, false, []int64{4}},
+		{"zero-size kept dim", []int64{0, 5}, []int64{1}, true, []int64{0, 1}},
+		{"unknown kept dim", []int64{UnknownDim, 5}, []int64{1}, false, []int64{UnknownDim}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := reduceGraph(t, c.src, c.axes, c.keep, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := g.Tensor(1)
+			if !ok {
+				t.Fatal("dst tensor missing")
+			}
+			if got.Dims == nil || !slices.Equal(got.Dims, c.want) {
+				t.Fatalf("dst dims %s, want %s", DimsString(got.Dims), DimsString(c.want))
+			}
+			// The user may also state the shape; the right one is accepted.
+			if _, err := reduceGraph(t, c.src, c.axes, c.keep, c.want); err != nil {
+				t.Fatalf("stated correct dst shape rejected: %v", err)
+			}
+		})
+	}
+}
+
+func TestReduceMeanErrors(t *testing.T) {
+	cases := []struct {
+		name   string
+		src    []int64
+		axes   []int64
+		keep   bool
+		dst    []int64
+		status Status
+		msg    string
+	}{
+		{"axis too big", []int64{2, 3}, []int64{2}, false, nil, InvalidArguments, "axes[0] = 2 is out of range [-2, 1]"},
+		{"axis too small", []int64{2, 3}, []int64{-3}, false, nil, InvalidArguments, "axes[0] = -3"},
+		{"duplicate axis", []int64{2, 3}, []int64{1, -1}, false, nil, InvalidArguments, "names dim 1 twice"},
+		{"axis on scalar", []int64{}, []int64{0}, false, nil, InvalidArguments, "out of range"},
+		{"wrong dst dim", []int64{6, 12, 10, 24}, []int64{2, 3}, true, []int64{6, 12, 1, 2}, InvalidShape, "dim 3: 2 vs 1"},
+		{"wrong dst rank", []int64{6, 12, 10, 24}, []int64{2, 3}, false, []int64{6, 12, 1, 1}, InvalidShape, "rank 4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := reduceGraph(t, c.src, c.axes, c.keep, c.dst)
+			if !errors.Is(err, c.status) {
+				t.Fatalf("err = %v, want status %v", err, c.status)
+			}
+			if !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "op 0 (ReduceMean") {
+				t.Fatalf("message %q should name the op and contain %q", err, c.msg)
+			}
+		})
+	}
+}
+
+func TestReduceMeanAxesTensor(t *testing.T) {
+	src := NewLogicalTensor(0, dtypes.F32, []int64{2, 3, 4})
+	axes := NewLogicalTensor(5, dtypes.S32, []int64{2})
+	t.Run("keep_dims gives rank with unknown dims", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(axes).AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil)).
+			SetAttr("keep_dims", true)
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := g.Tensor(1)
+		if !slices.Equal(d.Dims, []int64{UnknownDim, UnknownDim, UnknownDim}) {
+			t.Fatalf("dims %v", d.Dims)
+		}
+	})
+	t.Run("no keep_dims gives rank from the axes count", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(axes).AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := g.Tensor(1)
+		if !slices.Equal(d.Dims, []int64{UnknownDim}) {
+			t.Fatalf("dims %v", d.Dims)
+		}
+	})
+	t.Run("attribute and input both set", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(axes).AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil)).
+			SetAttr("axes", []int64{1})
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		err := g.Finalize()
+		if !errors.Is(err, InvalidGraphOp) || !strings.Contains(err.Error(), "axes are given twice") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("axes tensor must be s32", func(t *testing.T) {
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(NewLogicalTensor(5, dtypes.S64, []int64{2})).
+			AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
+		err := New().AddOp(op)
+		if !errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), "axes tensor 5 is s64") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("axes tensor rank 2", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(NewLogicalTensor(5, dtypes.S32, []int64{1, 2})).
+			AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); !errors.Is(err, InvalidShape) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("more axes than dims", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(NewLogicalTensor(5, dtypes.S32, []int64{4})).
+			AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); !errors.Is(err, InvalidShape) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestDataTypeRules(t *testing.T) {
+	cases := []struct {
+		src, dst dtypes.DataType
+		ok       bool
+	}{
+		{dtypes.F32, dtypes.F32, true}, {dtypes.BF16, dtypes.BF16, true}, {dtypes.BF16, dtypes.F32, true},
+		{dtypes.F16, dtypes.F16, true}, {dtypes.F16, dtypes.F32, true},
+		{dtypes.F32, dtypes.BF16, false}, {dtypes.BF16, dtypes.F16, false}, {dtypes.S32, dtypes.S32, false},
+		{dtypes.S8, dtypes.F32, false}, {dtypes.Undef, dtypes.F32, false},
+	}
+	for _, c := range cases {
+		op := NewOp(7, ReduceMean, "").AddInput(NewLogicalTensor(0, c.src, []int64{4})).
+			AddOutput(NewLogicalTensor(1, c.dst, []int64{1})).SetAttr("axes", []int64{0}).SetAttr("keep_dims", true)
+		err := New().AddOp(op)
+		if c.ok != (err == nil) {
+			t.Errorf("%s->%s: err = %v", c.src, c.dst, err)
+		}
+		if err != nil && !errors.Is(err, InvalidDataType) {
+			t.Errorf("%s->%s: status of %v", c.src, c.dst, err)
+		}
+	}
+}
+
+func TestAddOpValidation(t *testing.T) {
+	f32 := dtypes.F32
+	mean := func(id uint64, in, out uint64) *Op {
+		return NewOp(id, ReduceMean, "").AddInput(NewLogicalTensor(in, f32, []int64{2, 3})).
+			AddOutput(NewLogicalTensor(out, f32, []int64{2, 1})).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)
+	}
+	cases := []struct {
+		name   string
+		setup  []*Op
+		op     *Op
+		status Status
+		msg    string
+	}{
+		{"nil op", nil, nil, InvalidArguments, "op is nil"},
+		{"duplicate op id", []*Op{mean(1, 0, 1)}, mean(1, 2, 3), InvalidGraph, "op id 1 is already used"},
+		{"tensor id with other contents", []*Op{mean(1, 0, 1)},
+			NewOp(2, ReLU, "").AddInput(NewLogicalTensor(1, f32, []int64{2, 2})).AddOutput(NewLogicalTensor(3, f32, []int64{2, 2})),
+			InvalidGraph, "tensor id 1"},
+		{"two producers", []*Op{mean(1, 0, 1)}, mean(2, 5, 1), InvalidGraph, "already produced by op 1"},
+		{"missing input", nil, NewOp(1, ReLU, "").AddOutput(NewLogicalTensor(1, f32, []int64{2})), InvalidGraphOp, "has 0 inputs"},
+		{"too many inputs", nil, NewOp(1, Add, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
+			AddInput(NewLogicalTensor(1, f32, []int64{2})).AddInput(NewLogicalTensor(2, f32, []int64{2})).
+			AddOutput(NewLogicalTensor(3, f32, []int64{2})), InvalidGraphOp, "has 3 inputs, Add takes 2"},
+		{"missing output", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})), InvalidGraphOp, "has 0 outputs"},
+		{"required attribute", nil, NewOp(1, Clamp, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
+			AddOutput(NewLogicalTensor(1, f32, []int64{2})).SetAttr("min", float32(0)), InvalidGraphOp, `"max"`},
+		{"attribute type", nil, mean(1, 0, 1).SetAttr("keep_dims", int64(1)), InvalidGraphOp, "has type s64, want bool"},
+		{"unknown attribute", nil, mean(1, 0, 1).SetAttr("axis", int64(1)), InvalidGraphOp, `unknown attribute "axis"`},
+		{"unsupported Go attr value", nil, mean(1, 0, 1).SetAttr("axes", []uint8{1}), InvalidArguments, "unsupported Go value type"},
+		{"eltwise changes type", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
+			AddOutput(NewLogicalTensor(1, dtypes.BF16, []int64{2})), InvalidDataType, "keeps the data type"},
+		{"negative dim", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{-5})).
+			AddOutput(NewLogicalTensor(1, f32, []int64{2})), InvalidShape, "dim 0 is -5"},
+		{"strides rank", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensorStrided(0, f32, []int64{2, 2}, []int64{1})).
+			AddOutput(NewLogicalTensor(1, f32, []int64{2, 2})), InvalidShape, "2 dims but 1 strides"},
+		{"rank too big", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, make([]int64, 13))).
+			AddOutput(NewLogicalTensor(1, f32, []int64{2})), InvalidShape, "rank 13"},
+		{"unknown kind", nil, NewOp(1, OpKind(999), "").AddInput(NewLogicalTensor(0, f32, []int64{2})), InvalidGraphOp, "unknown op kind"},
+		{"input is output", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
+			AddOutput(NewLogicalTensor(0, f32, []int64{2})), InvalidGraph, "both an input and an output"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := New()
+			for _, op := range c.setup {
+				if err := g.AddOp(op); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := g.AddOp(c.op)
+			if !errors.Is(err, c.status) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %v containing %q", err, c.status, c.msg)
+			}
+		})
+	}
+}
+
+func TestFinalize(t *testing.T) {
+	f32 := dtypes.F32
+	t.Run("empty", func(t *testing.T) {
+		if err := New().Finalize(); !errors.Is(err, InvalidGraph) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("cycle", func(t *testing.T) {
+		g := New()
+		a := NewOp(1, ReLU, "a").AddInput(NewLogicalTensor(1, f32, []int64{2})).AddOutput(NewLogicalTensor(2, f32, []int64{2}))
+		b := NewOp(2, Abs, "b").AddInput(NewLogicalTensor(2, f32, []int64{2})).AddOutput(NewLogicalTensor(1, f32, []int64{2}))
+		for _, op := range []*Op{a, b} {
+			if err := g.AddOp(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := g.Finalize()
+		if !errors.Is(err, InvalidGraph) || !strings.Contains(err.Error(), "cycle") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("topological order and propagation", func(t *testing.T) {
+		g := New()
+		// Added consumer first: Finalize must still order producer first.
+		relu := NewOp(2, ReLU, "").AddInput(NewLogicalTensorAny(1, f32, nil)).AddOutput(NewLogicalTensorAny(2, f32, nil))
+		mean := NewOp(1, ReduceMean, "").AddInput(NewLogicalTensor(0, f32, []int64{8, 16, 4})).
+			AddOutput(NewLogicalTensorAny(1, f32, nil)).SetAttr("axes", []int64{0, 2})
+		for _, op := range []*Op{relu, mean} {
+			if err := g.AddOp(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		ops := g.Ops()
+		if ops[0].ID != 1 || ops[1].ID != 2 {
+			t.Fatalf("order %d, %d", ops[0].ID, ops[1].ID)
+		}
+		out, _ := g.Tensor(2)
+		if !slices.Equal(out.Dims, []int64{16}) {
+			t.Fatalf("relu output dims %v", out.Dims)
+		}
+		if g.Producer(2).ID != 2 || len(g.Consumers(1)) != 1 || g.Producer(0) != nil {
+			t.Fatal("producer/consumer bookkeeping")
+		}
+		if err := g.AddOp(NewOp(9, Abs, "")); !errors.Is(err, InvalidGraph) {
+			t.Fatalf("AddOp after Finalize: %v", err)
+		}
+	})
+	t.Run("binary broadcast mismatch", func(t *testing.T) {
+		g := New()
+		op := NewOp(1, Add, "").AddInput(NewLogicalTensor(0, f32, []int64{2, 3})).AddInput(NewLogicalTensor(1, f32, []int64{4})).
+			AddOutput(NewLogicalTensorAny(2, f32, nil))
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); !errors.Is(err, InvalidShape) || !strings.Contains(err.Error(), "do not broadcast") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("nil graph", func(t *testing.T) {
+		var g *Graph
+		if err := g.Finalize(); !errors.Is(err, InvalidArguments) {
+			t.Fatal(err)
+		}
+		if err := g.AddOp(NewOp(1, Abs, "")); !errors.Is(err, InvalidArguments) {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestOtherShapeInference(t *testing.T) {
+	f32 := dtypes.F32
+	cases := []struct {
+		name string
+		op   *Op
+		want []int64
+	}{
+		{"broadcast", NewOp(1, Multiply, "").AddInput(NewLogicalTensor(0, f32, []int64{8, 1, 5})).
+			AddInput(NewLogicalTensor(1, f32, []int64{3, 1})).AddOutput(NewLogicalTensorAny(2, f32, nil)), []int64{8, 3, 5}},
+		{"matmul", NewOp(1, MatMul, "").AddInput(NewLogicalTensor(0, f32, []int64{4, 2, 3})).
+			AddInput(NewLogicalTensor(1, f32, []int64{5, 3})).AddOutput(NewLogicalTensorAny(2, f32, nil)).
+			SetAttr("transpose_b", true), []int64{4, 2, 5}},
+		{"conv nxc", NewOp(1, Convolution, "").AddInput(NewLogicalTensor(0, f32, []int64{1, 56, 56, 64})).
+			AddInput(NewLogicalTensor(1, f32, []int64{3, 3, 64, 128})).AddOutput(NewLogicalTensorAny(2, f32, nil)).
+			SetAttr("strides", []int64{2, 2}).SetAttr("pads_begin", []int64{1, 1}).SetAttr("pads_end", []int64{1, 1}).
+			SetAttr("dilations", []int64{1, 1}), []int64{1, 28, 28, 128}},
+		{"transpose", NewOp(1, StaticTranspose, "").AddInput(NewLogicalTensor(0, f32, []int64{2, 3, 4})).
+			AddOutput(NewLogicalTensorAny(2, f32, nil)).SetAttr("order", []int64{0, 2, 1}), []int64{2, 4, 3}},
+		{"reshape", NewOp(1, StaticReshape, "").AddInput(NewLogicalTensor(0, f32, []int64{2, 3, 4})).
+			AddOutput(NewLogicalTensorAny(2, f32, nil)).SetAttr("shape", []int64{0, -1}).SetAttr("special_zero", true), []int64{2, 12}},
+		{"softmax", NewOp(1, SoftMax, "").AddInput(NewLogicalTensor(0, f32, []int64{2, 7})).
+			AddOutput(NewLogicalTensorAny(2, f32, nil)), []int64{2, 7}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := New()
+			if err := g.AddOp(c.op); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := g.Tensor(2)
+			if !slices.Equal(got.Dims, c.want) {
+				t.Fatalf("dims %v, want %v", got.Dims, c.want)
+			}
+		})
+	}
+}
+
+func TestNamesRoundTrip(t *testing.T) {
+	for k := OpKind(1); k < numOpKinds; k++ {
+		got, err := ParseOpKind(k.String())
+		if err != nil || got != k {
+			t.Errorf("%v: %v %v", k, got, err)
+		}
+	}
+	if _, err := ParseOpKind("ReduceMeen"); !errors.Is(err, InvalidGraphOp) {
+		t.Errorf("unknown kind: %v", err)
+	}
+	for ty := AttrS64; ty <= AttrString; ty++ {
+		if got, ok := ParseAttrType(ty.String()); !ok || got != ty {
+			t.Errorf("attr type %v", ty)
+		}
+	}
+	if !strings.Contains(OpKind(0).String(), "OpKind(0)") || Status(99).Error() != "status(99)" {
+		t.Error("unknown values should format as such")
+	}
+}
+
+func TestDenseStrides(t *testing.T) {
+	cases := []struct{ dims, want []int64 }{
+		{[]int64{2, 3, 4}, []int64{12, 4, 1}},
+		{[]int64{}, []int64{}},
+		{[]int64{5, UnknownDim, 3}, []int64{UnknownDim, 3, 1}},
+		{[]int64{0, 3}, []int64{3, 1}},
+		{[]int64{1 << 40, 1 << 40, 1 << 40}, []int64{UnknownDim, 1 << 40, 1}},
+	}
+	for _, c := range cases {
+		if got := DenseStrides(c.dims); !slices.Equal(got, c.want) {
+			t.Errorf("DenseStrides(%v) = %v, want %v", c.dims, got, c.want)
+		}
+	}
+	if n := NewLogicalTensor(0, dtypes.F32, []int64{1 << 40, 1 << 40}).NumElements(); n != -1 {
+		t.Errorf("overflowing NumElements = %d", n)
+	}
+}

@@ -1,0 +1,99 @@
+package graph
+
+import "fmt"
+
+// OpKind is the kind of an op, named as in oneDNN Graph.
+type OpKind int
+
+// Op kinds. gdnn compiles ReduceMean and the eltwise/binary ops that may be
+// fused after it; the other kinds exist so that realistic graphs can be
+// described, partitioned and handed back to the caller as unsupported.
+const (
+	ReduceMean OpKind = iota + 1
+	ReduceSum
+	ReduceMax
+	ReduceMin
+	ReduceProd
+	ReduceL1
+	ReduceL2
+
+	Abs
+	Clamp
+	Elu
+	Exp
+	GELU
+	HardSigmoid
+	HardSwish
+	LeakyReLU
+	Log
+	Mish
+	Sigmoid
+	SoftPlus
+	ReLU
+	Round
+	Sqrt
+	Square
+	Tanh
+
+	Add
+	Multiply
+	Maximum
+	Minimum
+	Divide
+	Subtract
+
+	MatMul
+	Convolution
+	SoftMax
+	TypeCast
+	Reorder
+	StaticTranspose
+	StaticReshape
+	LayerNorm
+	Wildcard
+	End
+
+	numOpKinds
+)
+
+var opKindNames = [numOpKinds]string{
+	ReduceMean: "ReduceMean", ReduceSum: "ReduceSum", ReduceMax: "ReduceMax", ReduceMin: "ReduceMin",
+	ReduceProd: "ReduceProd", ReduceL1: "ReduceL1", ReduceL2: "ReduceL2",
+	Abs: "Abs", Clamp: "Clamp", Elu: "Elu", Exp: "Exp", GELU: "GELU", HardSigmoid: "HardSigmoid",
+	HardSwish: "HardSwish", LeakyReLU: "LeakyReLU", Log: "Log", Mish: "Mish", Sigmoid: "Sigmoid",
+	SoftPlus: "SoftPlus", ReLU: "ReLU", Round: "Round", Sqrt: "Sqrt", Square: "Square", Tanh: "Tanh",
+	Add: "Add", Multiply: "Multiply", Maximum: "Maximum", Minimum: "Minimum", Divide: "Divide", Subtract: "Subtract",
+	MatMul: "MatMul", Convolution: "Convolution", SoftMax: "SoftMax", TypeCast: "TypeCast", Reorder: "Reorder",
+	StaticTranspose: "StaticTranspose", StaticReshape: "StaticReshape", LayerNorm: "LayerNorm",
+	Wildcard: "Wildcard", End: "End",
+}
+
+// String returns oneDNN's name of the op kind ("ReduceMean", "Add", ...).
+func (k OpKind) String() string {
+	if k > 0 && k < numOpKinds {
+		return opKindNames[k]
+	}
+	return fmt.Sprintf("OpKind(%d)", int(k))
+}
+
+// Valid reports whether k is a known op kind.
+func (k OpKind) Valid() bool { return k > 0 && k < numOpKinds }
+
+// ParseOpKind returns the op kind named s (as String spells it).
+func ParseOpKind(s string) (OpKind, error) {
+	for k := OpKind(1); k < numOpKinds; k++ {
+		if opKindNames[k] == s {
+			return k, nil
+		}
+	}
+	return 0, Errorf(InvalidGraphOp, "unknown op kind %q", s)
+}
+
+// IsReduction reports whether k is one of the Reduce* ops.
+func (k OpKind) IsReduction() bool { return k >= ReduceMean && k <= ReduceL2 }
+
+// IsEltwise reports whether k is a unary eltwise op of the reduction fusion list.
+func (k OpKind) IsEltwise() bool { return k >= Abs && k <= Tanh }
+
+// IsBinary reports whether k is a binary op of the reduction fusion list.
+func (k OpKind) IsBinary() bool { return k >= Add && k <= Subtract }

@@ -1,0 +1,248 @@
+package graph
+
+import "github.com/gdnn/gdnn/dtypes"
+
+// attrSpec describes one attribute an op kind accepts.
+type attrSpec struct {
+	name     string
+	typ      AttrType
+	required bool
+	def      *Attr // default when absent and not required; nil: none
+}
+
+// schema is what an op kind accepts: port counts, attributes, data types,
+// and how its output shapes follow from its inputs.
+type schema struct {
+	minIn, maxIn int
+	minOut       int
+	maxOut       int
+	attrs        []attrSpec
+	// strictAttrs rejects attributes not listed (kinds gdnn compiles);
+	// other kinds accept unknown attributes so that graphs dumped by newer
+	// oneDNN versions still load.
+	strictAttrs bool
+	// types checks the data types of the ports; nil accepts any.
+	types func(op *Op) error
+	// infer returns the output dims (nil: unknown rank; UnknownDim where
+	// unknown) from the inputs; nil leaves outputs as the user gave them.
+	infer func(op *Op, in []LogicalTensor) ([][]int64, error)
+}
+
+func def(a Attr) *Attr { return &a }
+
+var (
+	reduceAttrs = []attrSpec{
+		{name: "axes", typ: AttrS64s},
+		{name: "keep_dims", typ: AttrBool, def: def(Attr{Type: AttrBool, B: false})},
+	}
+	binaryAttrs = []attrSpec{
+		{name: "auto_broadcast", typ: AttrString, def: def(Attr{Type: AttrString, S: "numpy"})},
+	}
+)
+
+var schemas = map[OpKind]*schema{}
+
+func init() {
+	for k := ReduceMean; k <= ReduceL2; k++ {
+		schemas[k] = &schema{minIn: 1, maxIn: 2, minOut: 1, maxOut: 1, attrs: reduceAttrs, strictAttrs: true,
+			types: reduceTypes, infer: inferReduce}
+	}
+	eltAttrs := map[OpKind][]attrSpec{
+		Clamp:       {{name: "min", typ: AttrF32, required: true}, {name: "max", typ: AttrF32, required: true}},
+		Elu:         {{name: "alpha", typ: AttrF32, required: true}},
+		GELU:        {{name: "mode", typ: AttrString, def: def(Attr{Type: AttrString, S: "gelu_erf"})}},
+		HardSigmoid: {{name: "alpha", typ: AttrF32, required: true}, {name: "beta", typ: AttrF32, required: true}},
+		LeakyReLU:   {{name: "alpha", typ: AttrF32, required: true}},
+		SoftPlus:    {{name: "beta", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1})}},
+	}
+	for k := Abs; k <= Tanh; k++ {
+		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: eltAttrs[k], strictAttrs: true,
+			types: sameFloatTypes, infer: inferSame}
+	}
+	for k := Add; k <= Subtract; k++ {
+		schemas[k] = &schema{minIn: 2, maxIn: 2, minOut: 1, maxOut: 1, attrs: binaryAttrs, strictAttrs: true,
+			types: floatTypes, infer: inferBroadcast}
+	}
+	schemas[MatMul] = &schema{minIn: 2, maxIn: 3, minOut: 1, maxOut: 1, types: floatTypes, infer: inferMatMul,
+		attrs: []attrSpec{
+			{name: "transpose_a", typ: AttrBool, def: def(Attr{Type: AttrBool})},
+			{name: "transpose_b", typ: AttrBool, def: def(Attr{Type: AttrBool})},
+		}}
+	schemas[Convolution] = &schema{minIn: 2, maxIn: 3, minOut: 1, maxOut: 1, types: floatTypes, infer: inferConv,
+		attrs: []attrSpec{
+			{name: "strides", typ: AttrS64s, required: true},
+			{name: "pads_begin", typ: AttrS64s, required: true},
+			{name: "pads_end", typ: AttrS64s, required: true},
+			{name: "dilations", typ: AttrS64s, required: true},
+			{name: "auto_pad", typ: AttrString, def: def(Attr{Type: AttrString, S: "None"})},
+			{name: "groups", typ: AttrS64, def: def(Attr{Type: AttrS64, I: 1})},
+			{name: "data_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "NXC"})},
+			{name: "weights_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "XIO"})},
+		}}
+	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, types: floatTypes, infer: inferSame,
+		attrs: []attrSpec{{name: "axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: 1})}}}
+	schemas[TypeCast] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, types: floatTypes, infer: inferSame}
+	schemas[Reorder] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferSame}
+	schemas[StaticTranspose] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferTranspose,
+		attrs: []attrSpec{{name: "order", typ: AttrS64s, required: true}}}
+	schemas[StaticReshape] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferReshape,
+		attrs: []attrSpec{
+			{name: "shape", typ: AttrS64s, required: true},
+			{name: "special_zero", typ: AttrBool, required: true},
+		}}
+	schemas[LayerNorm] = &schema{minIn: 1, maxIn: 3, minOut: 1, maxOut: 3, types: floatTypes, infer: inferSame,
+		attrs: []attrSpec{
+			{name: "keep_stats", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})},
+			{name: "begin_norm_axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: -1})},
+			{name: "use_affine", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})},
+			{name: "epsilon", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1e-5})},
+		}}
+	schemas[Wildcard] = &schema{minIn: 0, maxIn: 1 << 16, minOut: 0, maxOut: 1 << 16}
+	schemas[End] = &schema{minIn: 1, maxIn: 1, minOut: 0, maxOut: 0}
+}
+
+func schemaOf(k OpKind) *schema { return schemas[k] }
+
+// checkSchema checks port counts, attributes and data types of op.
+func checkSchema(op *Op) error {
+	s := schemaOf(op.Kind)
+	if s == nil {
+		return Errorf(InvalidGraphOp, "%s: unknown op kind", op)
+	}
+	if op.attrErr != nil {
+		return op.attrErr
+	}
+	if n := len(op.Inputs); n < s.minIn || n > s.maxIn {
+		return Errorf(InvalidGraphOp, "%s: has %d inputs, %s takes %s", op, n, op.Kind, countRange(s.minIn, s.maxIn))
+	}
+	if n := len(op.Outputs); n < s.minOut || n > s.maxOut {
+		return Errorf(InvalidGraphOp, "%s: has %d outputs, %s takes %s", op, n, op.Kind, countRange(s.minOut, s.maxOut))
+	}
+	for _, sp := range s.attrs {
+		a, ok := op.attrs[sp.name]
+		if !ok {
+			if sp.required {
+				return Errorf(InvalidGraphOp, "%s: required attribute %q (%s) is missing", op, sp.name, sp.typ)
+			}
+			continue
+		}
+		if a.Type != sp.typ {
+			return Errorf(InvalidGraphOp, "%s: attribute %q has type %s, want %s", op, sp.name, a.Type, sp.typ)
+		}
+	}
+	if s.strictAttrs {
+		for _, name := range op.AttrNames() {
+			if !s.knows(name) {
+				return Errorf(InvalidGraphOp, "%s: unknown attribute %q for %s", op, name, op.Kind)
+			}
+		}
+	}
+	for i, t := range append(append([]LogicalTensor(nil), op.Inputs...), op.Outputs...) {
+		if err := checkTensor(op, t, i); err != nil {
+			return err
+		}
+	}
+	if s.types != nil {
+		return s.types(op)
+	}
+	return nil
+}
+
+func (s *schema) knows(name string) bool {
+	for _, sp := range s.attrs {
+		if sp.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func countRange(lo, hi int) string {
+	switch {
+	case lo == hi:
+		return itoa(lo)
+	case hi >= 1<<16:
+		return "at least " + itoa(lo)
+	}
+	return itoa(lo) + " to " + itoa(hi)
+}
+
+func itoa(i int) string { return DimsString([]int64{int64(i)}) }
+
+// checkTensor checks what every logical tensor must satisfy on its own.
+func checkTensor(op *Op, t LogicalTensor, _ int) error {
+	if !t.DataType.Valid() {
+		return Errorf(InvalidDataType, "%s: tensor %d has data type %s", op, t.ID, t.DataType)
+	}
+	if t.Dims != nil && len(t.Dims) > MaxRank {
+		return Errorf(InvalidShape, "%s: tensor %d has rank %d, more than the supported %d", op, t.ID, len(t.Dims), MaxRank)
+	}
+	for i, d := range t.Dims {
+		if d < UnknownDim {
+			return Errorf(InvalidShape, "%s: tensor %d dim %d is %d (negative)", op, t.ID, i, d)
+		}
+	}
+	switch t.Layout {
+	case LayoutStrided:
+		if t.Strides != nil && t.Dims != nil && len(t.Strides) != len(t.Dims) {
+			return Errorf(InvalidShape, "%s: tensor %d has %d dims but %d strides", op, t.ID, len(t.Dims), len(t.Strides))
+		}
+		for i, s := range t.Strides {
+			if s < UnknownDim {
+				return Errorf(InvalidShape, "%s: tensor %d stride %d is %d (negative)", op, t.ID, i, s)
+			}
+		}
+	case LayoutAny, LayoutUndef:
+	default:
+		return Errorf(InvalidArguments, "%s: tensor %d has layout %s", op, t.ID, t.Layout)
+	}
+	return nil
+}
+
+// MaxRank is the largest tensor rank gdnn accepts.
+const MaxRank = 12
+
+func isFloat(t dtypes.DataType) bool { return t.IsFloat() }
+
+func floatTypes(op *Op) error {
+	for _, t := range op.Inputs {
+		if !isFloat(t.DataType) {
+			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16", op, t.ID, t.DataType)
+		}
+	}
+	for _, t := range op.Outputs {
+		if !isFloat(t.DataType) {
+			return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16 or f16", op, t.ID, t.DataType)
+		}
+	}
+	return nil
+}
+
+func sameFloatTypes(op *Op) error {
+	if err := floatTypes(op); err != nil {
+		return err
+	}
+	if in, out := op.Inputs[0], op.Outputs[0]; in.DataType != out.DataType {
+		return Errorf(InvalidDataType, "%s: output tensor %d is %s but input tensor %d is %s; %s keeps the data type",
+			op, out.ID, out.DataType, in.ID, in.DataType, op.Kind)
+	}
+	return nil
+}
+
+// reduceTypes: src f32/bf16/f16; dst the same as src, or f32; axes s32.
+func reduceTypes(op *Op) error {
+	src, dst := op.Inputs[0], op.Outputs[0]
+	if !isFloat(src.DataType) {
+		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16 or f16", op, src.ID, src.DataType)
+	}
+	if dst.DataType != src.DataType && dst.DataType != dtypes.F32 {
+		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be %s or f32",
+			op, dst.ID, dst.DataType, src.DataType, src.DataType)
+	}
+	if len(op.Inputs) == 2 {
+		if ax := op.Inputs[1]; ax.DataType != dtypes.S32 {
+			return Errorf(InvalidDataType, "%s: axes tensor %d is %s, want s32", op, ax.ID, ax.DataType)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// UnknownDim marks a dimension whose size is not known yet; it becomes
+// known at compile time from the concrete input shapes.
+const UnknownDim int64 = -1
+
+// Layout says how a logical tensor's elements are placed in memory.
+type Layout int
+
+// Layouts, as in oneDNN Graph. LayoutAny lets compile choose (gdnn picks a
+// dense row-major layout) and is valid for outputs only.
+const (
+	LayoutUndef Layout = iota
+	LayoutStrided
+	LayoutAny
+)
+
+// String returns oneDNN's name of the layout ("strided", "any", "undef").
+func (l Layout) String() string {
+	switch l {
+	case LayoutStrided:
+		return "strided"
+	case LayoutAny:
+		return "any"
+	case LayoutUndef:
+		return "undef"
+	}
+	return fmt.Sprintf("Layout(%d)", int(l))
+}
+
+// Property tells whether a tensor's contents may change between executes.
+type Property int
+
+// Properties, as in oneDNN Graph. A constant tensor's values are the same
+// on every execute, which lets compile read a constant axes tensor once.
+const (
+	PropertyUndef Property = iota
+	PropertyVariable
+	PropertyConstant
+)
+
+// String returns oneDNN's name of the property ("variable", "constant", "undef").
+func (p Property) String() string {
+	switch p {
+	case PropertyVariable:
+		return "variable"
+	case PropertyConstant:
+		return "constant"
+	case PropertyUndef:
+		return "undef"
+	}
+	return fmt.Sprintf("Property(%d)", int(p))
+}
+
+// LogicalTensor describes a tensor without its data: id, data type, dims,
+// layout and property. Dims entries may be UnknownDim; a nil Dims means the
+// rank itself is unknown (an output to be inferred), while a rank-0
+// (scalar) tensor has an empty, non-nil Dims. Strides are in elements and
+// are meaningful only with LayoutStrided.
+type LogicalTensor struct {
+	ID       uint64
+	DataType dtypes.DataType
+	Dims     []int64
+	Layout   Layout
+	Strides  []int64
+	Property Property
+}
+
+// NewLogicalTensor returns a strided tensor with dense row-major strides
+// (or unknown strides where a dim is unknown).
+func NewLogicalTensor(id uint64, dt dtypes.DataType, dims []int64) LogicalTensor {
+	d := cloneDims(dims)
+	return LogicalTensor{ID: id, DataType: dt, Dims: d, Layout: LayoutStrided, Strides: DenseStrides(d), Property: PropertyVariable}
+}
+
+// NewLogicalTensorStrided returns a strided tensor with the given strides
+// (in elements), e.g. an NHWC view of NCHW dims.
+func NewLogicalTensorStrided(id uint64, dt dtypes.DataType, dims, strides []int64) LogicalTensor {
+	return LogicalTensor{ID: id, DataType: dt, Dims: cloneDims(dims), Layout: LayoutStrided, Strides: slices.Clone(strides), Property: PropertyVariable}
+}
+
+// NewLogicalTensorAny returns a tensor whose layout compile chooses; use it
+// for outputs (dims may also be unknown, or nil for an unknown rank).
+func NewLogicalTensorAny(id uint64, dt dtypes.DataType, dims []int64) LogicalTensor {
+	return LogicalTensor{ID: id, DataType: dt, Dims: cloneDims(dims), Layout: LayoutAny, Property: PropertyVariable}
+}
+
+// cloneDims copies dims keeping the nil (unknown rank) / empty (scalar)
+// distinction.
+func cloneDims(d []int64) []int64 {
+	if d == nil {
+		return nil
+	}
+	return append(make([]int64, 0, len(d)), d...)
+}
+
+// WithProperty returns a copy of t with property p.
+func (t LogicalTensor) WithProperty(p Property) LogicalTensor {
+	t.Property = p
+	return t
+}
+
+// Clone returns a deep copy of t.
+func (t LogicalTensor) Clone() LogicalTensor {
+	t.Dims = cloneDims(t.Dims)
+	t.Strides = slices.Clone(t.Strides)
+	return t
+}
+
+// Rank returns the number of dims, or -1 when the rank is unknown.
+func (t LogicalTensor) Rank() int {
+	if t.Dims == nil {
+		return -1
+	}
+	return len(t.Dims)
+}
+
+// KnownDims reports whether the rank and every dim are known.
+func (t LogicalTensor) KnownDims() bool {
+	if t.Dims == nil {
+		return false
+	}
+	for _, d := range t.Dims {
+		if d < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Concrete reports whether t has known dims and explicit strides, i.e. it
+// describes a buffer completely.
+func (t LogicalTensor) Concrete() bool {
+	if !t.KnownDims() || t.Layout != LayoutStrided || len(t.Strides) != len(t.Dims) {
+		return false
+	}
+	for _, s := range t.Strides {
+		if s < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// NumElements returns the product of the dims (1 for a scalar), or -1 if a
+// dim is unknown or the product overflows int64.
+func (t LogicalTensor) NumElements() int64 {
+	if !t.KnownDims() {
+		return -1
+	}
+	n := int64(1)
+	for _, d := range t.Dims {
+		if d != 0 && n > maxInt64/d {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)
+
+// DenseStrides returns row-major strides (in elements) for dims: the last
+// dim has stride 1. Where a dim inner to a stride is unknown, the stride is
+// UnknownDim too. A nil dims gives nil.
+func DenseStrides(dims []int64) []int64 {
+	if dims == nil {
+		return nil
+	}
+	s := make([]int64, len(dims))
+	acc := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = acc
+		switch {
+		case acc < 0:
+		case dims[i] < 0:
+			acc = UnknownDim
+		case dims[i] > 1 && acc > maxInt64/dims[i]:
+			acc = UnknownDim
+		case dims[i] > 1:
+			acc *= dims[i]
+		}
+	}
+	return s
+}
+
+// String formats t compactly, e.g. "lt(3 f32 2x16x3x4 strided:192x12x4x1)".
+func (t LogicalTensor) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lt(%d %s %s %s", t.ID, t.DataType, DimsString(t.Dims), t.Layout)
+	if t.Layout == LayoutStrided {
+		b.WriteString(":" + DimsString(t.Strides))
+	}
+	if t.Property == PropertyConstant {
+		b.WriteString(" constant")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// DimsString formats dims as benchdnn does ("2x16x3x4"; "?" for unknown,
+// "scalar" for rank 0, "unknown-rank" for nil).
+func DimsString(d []int64) string {
+	if d == nil {
+		return "unknown-rank"
+	}
+	if len(d) == 0 {
+		return "scalar"
+	}
+	parts := make([]string, len(d))
+	for i, v := range d {
+		if v < 0 {
+			parts[i] = "?"
+		} else {
+			parts[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(parts, "x")
+}
+
+// sameContents reports whether a and b describe the same tensor; used to
+// accept the same id appearing in several ops.
+func sameContents(a, b LogicalTensor) bool {
+	return a.ID == b.ID && a.DataType == b.DataType && slices.Equal(a.Dims, b.Dims) &&
+		(a.Dims == nil) == (b.Dims == nil) && a.Layout == b.Layout &&
+		(a.Layout != LayoutStrided || slices.Equal(a.Strides, b.Strides)) && a.Property == b.Property
+}
