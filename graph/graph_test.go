@@ -236,6 +236,8 @@ func TestAddOpValidation(t *testing.T) {
 		{"rank too big", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, make([]int64, 13))).
 			AddOutput(NewLogicalTensor(1, f32, []int64{2})), InvalidShape, "rank 13"},
 		{"unknown kind", nil, NewOp(1, OpKind(999), "").AddInput(NewLogicalTensor(0, f32, []int64{2})), InvalidGraphOp, "unknown op kind"},
+		{"bad property", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2}).WithProperty(Property(9))).
+			AddOutput(NewLogicalTensor(1, f32, []int64{2})), InvalidArguments, "property Property(9)"},
 		{"input is output", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
 			AddOutput(NewLogicalTensor(0, f32, []int64{2})), InvalidGraph, "both an input and an output"},
 	}
