@@ -1,0 +1,106 @@
+package amd64
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// evexReg matches the vector registers only EVEX can encode.
+var evexReg = regexp.MustCompile(`mm(1[6-9]|2[0-9]|3[01])\b`)
+
+// disassemble runs binutils objdump over code and returns the
+// instruction mnemonics with their operands, one per instruction.
+func disassemble(t *testing.T, code []byte) []string {
+	t.Helper()
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("objdump not installed")
+	}
+	f := filepath.Join(t.TempDir(), "k.bin")
+	if err := os.WriteFile(f, code, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", f).CombinedOutput()
+	if err != nil {
+		t.Fatalf("objdump: %v\n%s", err, out)
+	}
+	var ins []string
+	for _, line := range strings.Split(string(out), "\n") {
+		// "   1c:\t62 f1 7c 48 58 06 \tvaddps (%rsi),%zmm0,%zmm0"
+		parts := strings.Split(line, "\t")
+		if len(parts) < 3 || !strings.HasSuffix(strings.TrimSpace(parts[0]), ":") {
+			continue
+		}
+		ins = append(ins, strings.TrimSpace(strings.Join(parts[2:], " ")))
+	}
+	return ins
+}
+
+// TestDisassembly checks emitted kernels with an independent decoder:
+// every byte decodes to a known instruction, the key instructions of each
+// shape are there, AVX2 code has no EVEX (zmm, opmask) instruction, and
+// the kernel ends in VZEROUPPER; RET.
+func TestDisassembly(t *testing.T) {
+	mk := func(sdt, ddt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
+		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, PostOps: ops})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
+	cases := []struct {
+		name string
+		pl   *plan.Plan
+		o    Options
+		want []string
+	}{
+		{"row grouped avx512", mk(f32, f32, []int64{72, 240}, []int64{240, 1}, []bool{false, true}, []int64{1, 0}),
+			Options{AVX512: true}, []string{"vaddps", "vshuff32x4", "vshufps", "vdivps", "vmovups"}},
+		{"row long avx2 bf16", mk(bf16, bf16, []int64{4, 1000}, []int64{1000, 1}, []bool{false, true}, []int64{1, 0}),
+			Options{}, []string{"vpmovzxwd", "vpslld", "vperm2f128", "vpackusdw", "vpextrw"}},
+		{"column f16 avx512 native bf16 off", mk(f16, f16, []int64{64, 100}, []int64{100, 1}, []bool{true, false}, []int64{0, 1},
+			plan.PostOp{Kind: plan.Maximum, BinDT: f32, BinStrides: []int64{0, 1}}),
+			Options{AVX512: true}, []string{"vcvtph2ps", "vcvtps2ph", "vmaxps", "vpternlogd", "%k"}},
+		{"column bf16 native", mk(bf16, bf16, []int64{8, 40}, []int64{40, 1}, []bool{true, false}, []int64{0, 1}),
+			Options{AVX512: true, BF16: true}, []string{"vcvtneps2bf16", "vptestnmd", "vmovdqu16"}},
+		{"flat column avx2 f32", mk(f32, f32, []int64{100, 3}, []int64{3, 1}, []bool{true, false}, []int64{0, 1}),
+			Options{}, []string{"vmaskmovps", "vpermps"}},
+		{"element avx2", mk(f32, f32, []int64{5, 9}, []int64{18, 2}, []bool{false, true}, []int64{1, 0},
+			plan.PostOp{Kind: plan.Round}), Options{}, []string{"vbroadcastss", "vroundps"}},
+	}
+	for _, c := range cases {
+		code, err := Emit(c.pl, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ins := disassemble(t, code)
+		if len(ins) < 3 {
+			t.Fatalf("%s: %d instructions decoded", c.name, len(ins))
+		}
+		text := strings.Join(ins, "\n")
+		for _, i := range ins {
+			if strings.Contains(i, "(bad)") || strings.HasPrefix(i, ".byte") {
+				t.Errorf("%s: undecodable bytes: %q", c.name, i)
+			}
+			if !c.o.AVX512 && (strings.Contains(i, "zmm") || strings.Contains(i, "%k") || evexReg.MatchString(i)) {
+				t.Errorf("%s: AVX2 kernel uses an AVX-512 instruction: %q", c.name, i)
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: no %q in\n%s", c.name, w, text)
+			}
+		}
+		if n := len(ins); ins[n-2] != "vzeroupper" || !strings.HasPrefix(ins[n-1], "ret") {
+			t.Errorf("%s: kernel ends with %q, %q", c.name, ins[n-2], ins[n-1])
+		}
+	}
+}

@@ -1,0 +1,59 @@
+// Package amd64 turns a canonical ReduceMean plan (package jit/plan) into
+// x86-64 machine code for AVX-512 or AVX2, with golang-asm as the
+// assembler. It is pure Go and builds on every GOARCH; running the code is
+// the job of package jit (executable memory, the call trampoline).
+//
+// There is one generator, with the vector width as a parameter (16 f32
+// lanes in zmm registers with opmask tails, or 8 lanes in ymm registers
+// with VMASKMOVPS or word-insert tails), in the manner of oneDNN's
+// templated jit_uni_reduction_kernel. It picks one of three kernel
+// shapes from the plan:
+//
+//   - row: the innermost reduced loop is contiguous ([Outer..., Reduced...]).
+//     Several independent accumulators per output hide the add latency;
+//     short rows are summed for up to one vector of outputs at once and
+//     transposed into one vector, so that the horizontal sums and the
+//     epilogue are vectorised across outputs;
+//   - column: the kept Inner loop is contiguous ([Outer..., Reduced...,
+//     Inner]). Blocks of Inner are accumulated in registers over the
+//     reduced rows (vertical adds); a short Inner whose rows are contiguous
+//     is read as one flat stream and its lanes folded by index mod Inner;
+//   - element: nothing is contiguous. One element at a time, several
+//     accumulators; correct rather than fast.
+//
+// Every shape ends in the same epilogue: a true f32 division by Div, the
+// post-ops, and the conversion to the dst data type with round to
+// nearest even. The kernel ABI (argument block, registers) is the one in
+// jit/plan/abi.go.
+//
+// Decisions worth knowing:
+//
+//   - Results are bit-identical to plan.Eltwise / plan.Binary and the
+//     dtypes conversions, NaN payloads aside: VMAXPS/VMINPS are used
+//     both ways round and combined so that NaN propagates and +0 > -0;
+//     ReLU and LeakyReLU test with ordered/unordered compares so that NaN
+//     and -0 come out as the reference gives them.
+//   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
+//     (rare) lanes with a zero exponent are redone with the exact integer
+//     rounding; the result never depends on the ISA.
+//   - Sums start at +0, also the "sum" of one element (a plan with no
+//     reduced loops), as in the interpreter.
+//   - Nothing is read or written outside the tensors: tails use opmasks,
+//     VMASKMOVPS, or exact-size word moves (AVX2 has no 16-bit masked
+//     load), and the tests run every shape against guard pages.
+//   - No stack and no constant pool: constants are built in registers
+//     (MOVL imm + VPBROADCASTD), tail masks are hoisted into the prologue.
+//   - Pointer increments are folded into displacements and emitted
+//     lazily (a loop's rewind merges with the next move), see gen.m.
+package amd64
+
+// Options selects the instruction set the code may use.
+type Options struct {
+	// AVX512 allows AVX-512 F, BW, DQ and VL (zmm registers, opmasks).
+	// Without it the code uses AVX2, FMA and F16C only.
+	AVX512 bool
+	// BF16 says AVX512_BF16 is present: f32 -> bf16 conversion uses
+	// VCVTNEPS2BF16 instead of an integer round-to-nearest-even sequence.
+	// It is ignored without AVX512.
+	BF16 bool
+}

@@ -1,0 +1,227 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// laneMap says where the lanes of a result vector go: n lanes (or bcast:
+// one output, whose sum is in every lane), lane j at byte offset
+// off + j*step in dst and in each binary operand.
+type laneMap struct {
+	n       int
+	dstOff  int64
+	dstStep int64
+	binOff  [plan.MaxBinary]int64
+	binStep [plan.MaxBinary]int64
+}
+
+// epilogue turns the sums in register r into outputs: a true f32
+// division by Div, the post-ops, conversion to dst and the store. Lanes
+// that map to unit-stride dst (and unit-stride or broadcast operands) are
+// done as one vector; any other layout lane by lane. r is clobbered.
+func (g *gen) epilogue(r int, lm laneMap) {
+	mk := g.mark()
+	t := g.tmp()
+	g.constF32(t, float32(g.pl.Div))
+	g.op(x86.AVDIVPS, g.vr(t), g.vr(r), g.vr(r))
+	g.release(mk)
+
+	if lm.n == bcast || g.vectorLanes(lm) {
+		g.finish(r, lm)
+		return
+	}
+	mk = g.mark()
+	t = g.tmp()
+	for j := 0; j < lm.n; j++ {
+		one := laneMap{n: bcast, dstOff: lm.dstOff + int64(j)*lm.dstStep}
+		for i := 0; i < g.nbin; i++ {
+			one.binOff[i] = lm.binOff[i] + int64(j)*lm.binStep[i]
+		}
+		g.laneBcast(t, r, j)
+		g.finish(t, one)
+	}
+	g.release(mk)
+}
+
+// vectorLanes reports whether the lanes of lm can be stored and their
+// operands loaded as vectors.
+func (g *gen) vectorLanes(lm laneMap) bool {
+	if lm.n == 1 {
+		return true
+	}
+	if lm.dstStep != g.dsz {
+		return false
+	}
+	for i := 0; i < g.nbin; i++ {
+		if lm.binStep[i] != 0 && lm.binStep[i] != g.bsz[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// finish applies the post-ops to r and stores it (vector or bcast layout).
+func (g *gen) finish(r int, lm laneMap) {
+	bin := 0
+	for _, op := range g.pl.PostOps {
+		if !op.Kind.IsBinary() {
+			g.eltwise(op, r)
+			continue
+		}
+		mk := g.mark()
+		t := g.tmp()
+		n := lm.n
+		if lm.binStep[bin] == 0 {
+			n = bcast
+		}
+		g.load(g.bdt[bin], t, g.m(g.binReg[bin], lm.binOff[bin]), n)
+		g.binary(op.Kind, r, t)
+		g.release(mk)
+		bin++
+	}
+	g.store(g.ddt, r, g.m(rDst, lm.dstOff), lm.n)
+}
+
+// supportedKind reports whether the kernel can apply post-op kind k.
+func supportedKind(k plan.Kind) bool {
+	switch k {
+	case plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
+		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
+		return true
+	}
+	return false
+}
+
+// eltwise applies a unary post-op to r, matching plan.Eltwise exactly
+// (NaN in, the same NaN out; signed zeros as the reference gives them).
+func (g *gen) eltwise(op plan.PostOp, r int) {
+	mk := g.mark()
+	defer g.release(mk)
+	x := g.vr(r)
+	switch op.Kind {
+	case plan.Abs:
+		t := g.tmp()
+		g.constant(t, 0x7fffffff)
+		g.op(g.pand(), g.vr(t), x, x)
+	case plan.Clamp:
+		// VMAXPS returns its second source (x) when either is NaN or
+		// both are zero: max(alpha, x) then min(beta, x) is exactly
+		// "if x < alpha {alpha}; if x > beta {beta}".
+		t := g.tmp()
+		g.constF32(t, op.Alpha)
+		g.op(x86.AVMAXPS, x, g.vr(t), x)
+		g.constF32(t, op.Beta)
+		g.op(x86.AVMINPS, x, g.vr(t), x)
+	case plan.Square:
+		g.op(x86.AVMULPS, x, x, x)
+	case plan.Sqrt:
+		g.op(x86.AVSQRTPS, x, x)
+	case plan.Round:
+		// Immediate 0: round to nearest even.
+		if g.avx512 {
+			g.op(x86.AVRNDSCALEPS, imm(0), x, x)
+		} else {
+			g.op(x86.AVROUNDPS, imm(0), x, x)
+		}
+	case plan.ReLU:
+		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
+		// everything else (including -0) becomes +0.
+		t := g.tmp()
+		g.zero(t)
+		if g.avx512 {
+			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, kreg(6))
+			g.opz(x86.AVMOVUPS, x, kreg(6), x)
+		} else {
+			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, g.vr(t))
+			g.op(x86.AVPAND, g.vr(t), x, x)
+		}
+	case plan.LeakyReLU:
+		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
+		t := g.tmp()
+		g.zero(t)
+		if g.avx512 {
+			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, kreg(6))
+			g.constF32(t, op.Alpha)
+			g.op(x86.AVMULPS, g.vr(t), x, kreg(6), x)
+		} else {
+			a := g.tmp()
+			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, g.vr(t))
+			g.constF32(a, op.Alpha)
+			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
+			g.op(x86.AVBLENDVPS, g.vr(t), g.vr(a), x, x)
+		}
+	default:
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
+	}
+}
+
+// binary sets r = r OP t for a binary post-op (the mean on the left),
+// matching plan.Binary: Maximum and Minimum give NaN when either side is
+// NaN and order +0 above -0. t is clobbered.
+func (g *gen) binary(k plan.Kind, r, t int) {
+	x, y := g.vr(r), g.vr(t)
+	switch k {
+	case plan.Add:
+		g.op(x86.AVADDPS, y, x, x)
+	case plan.Subtract:
+		g.op(x86.AVSUBPS, y, x, x)
+	case plan.Multiply:
+		g.op(x86.AVMULPS, y, x, x)
+	case plan.Divide:
+		g.op(x86.AVDIVPS, y, x, x)
+	case plan.Minimum:
+		// VMINPS(a, b) is a < b ? a : b, else b. Taken both ways round
+		// the two agree unless the inputs are equal (then OR picks -0
+		// from a signed-zero pair) or one is NaN (then one of the two
+		// is that NaN, and OR with a NaN is a NaN).
+		mk := g.mark()
+		u := g.tmp()
+		g.op(x86.AVMINPS, y, x, g.vr(u))
+		g.op(x86.AVMINPS, x, y, y)
+		g.op(g.por(), g.vr(u), y, x)
+		g.release(mk)
+	case plan.Maximum:
+		// As Minimum with AND for the zeros (+0 wins); AND cannot keep
+		// a NaN, so unordered lanes are set to all-ones (a NaN).
+		mk := g.mark()
+		u := g.tmp()
+		if g.avx512 {
+			g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
+		}
+		m := 0
+		if !g.avx512 {
+			m = g.tmp()
+			g.op(x86.AVCMPPS, imm(3), y, x, g.vr(m))
+		}
+		g.op(x86.AVMAXPS, y, x, g.vr(u))
+		g.op(x86.AVMAXPS, x, y, y)
+		g.op(g.pand(), g.vr(u), y, x)
+		if g.avx512 {
+			g.op(x86.AVPTERNLOGD, imm(0xFF), x, x, kreg(6), x)
+		} else {
+			g.op(x86.AVPOR, g.vr(m), x, x)
+		}
+		g.release(mk)
+	default:
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: binary post-op %v is not emitted", k))
+	}
+}
+
+// pand and por are the bitwise AND and OR of the width in use (the EVEX
+// forms need an element size).
+func (g *gen) pand() obj.As {
+	if g.avx512 {
+		return x86.AVPANDD
+	}
+	return x86.AVPAND
+}
+
+func (g *gen) por() obj.As {
+	if g.avx512 {
+		return x86.AVPORD
+	}
+	return x86.AVPOR
+}

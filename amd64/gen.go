@@ -1,0 +1,272 @@
+package amd64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// gen holds the state of one kernel being generated: the ISA parameters
+// (the vector width is the only thing most of the code looks at), the
+// plan's data types, the register assignment and the pointer bookkeeping.
+type gen struct {
+	*asm
+	avx512 bool
+	bf16   bool
+	V      int // f32 lanes per vector: 16 (zmm) or 8 (ymm)
+	nacc   int // accumulator registers are vector registers 0..nacc-1
+
+	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
+
+	pl       *plan.Plan
+	sdt, ddt dtypes.DataType
+	ssz, dsz int64 // element sizes in bytes
+	nbin     int
+	bdt      [plan.MaxBinary]dtypes.DataType
+	bsz      [plan.MaxBinary]int64
+	binReg   [plan.MaxBinary]int16
+
+	// pend holds pointer increments not yet emitted: the pointer register
+	// r logically points pend[r] bytes past where it physically points.
+	// Memory operands fold it into their displacement; labels and jumps
+	// flush it, so that every loop iteration starts with nothing pending.
+	pend map[int16]int64
+
+	gprFree []int16 // counters not in use
+
+	masks []maskSlot // hoisted tail masks
+	pro   *obj.Prog  // prologue insertion point for hoisted masks
+	kNext int        // next free opmask register for hoisting
+
+	err error // first generation error
+}
+
+// maskSlot is a tail mask for n lanes hoisted into the prologue.
+type maskSlot struct {
+	n   int
+	reg obj.Addr
+}
+
+// Pointer registers. DI carries the argument block on entry and becomes
+// the dst pointer once the other fields are loaded; AX is scratch for
+// constants and large increments.
+const (
+	rSrc     = rSI
+	rDst     = rDI
+	rScratch = rAX
+)
+
+// fail records the first error; generation goes on harmlessly and Emit
+// returns the error.
+func (g *gen) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+// newGen prepares the generator for pl under options o.
+func newGen(pl *plan.Plan, o Options) *gen {
+	g := &gen{asm: newAsm(), avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl, pend: map[int16]int64{}}
+	if g.avx512 {
+		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
+		g.kNext = 1
+	} else {
+		// Y14 and Y15 hold hoisted tail masks.
+		g.V, g.nacc, g.tmpLo, g.tmpHi = 8, 8, 8, 14
+	}
+	g.tmpNext = g.tmpLo
+	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
+	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			g.bdt[g.nbin] = op.BinDT
+			g.bsz[g.nbin] = int64(op.BinDT.Size())
+			g.nbin++
+		}
+	}
+	// Counters come from whatever is not a pointer or scratch.
+	bins := []int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11}
+	for i := 0; i < g.nbin; i++ {
+		g.binReg[i] = bins[i]
+	}
+	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX, rCX, rBX}
+	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+		g.gprFree = append(g.gprFree, bins[i])
+	}
+	return g
+}
+
+// Vector register operands. vr is the full width (zmm or ymm), hr the
+// half width that holds V 16-bit values (ymm or xmm), xr the xmm.
+func (g *gen) vr(i int) obj.Addr {
+	if g.avx512 {
+		return reg(x86.REG_Z0 + int16(i))
+	}
+	return reg(x86.REG_Y0 + int16(i))
+}
+
+func (g *gen) hr(i int) obj.Addr {
+	if g.avx512 {
+		return reg(x86.REG_Y0 + int16(i))
+	}
+	return reg(x86.REG_X0 + int16(i))
+}
+
+func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
+
+// tmp allocates a temporary vector register; mark/release free them in
+// stack order.
+func (g *gen) tmp() int {
+	if g.tmpNext >= g.tmpHi {
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
+		return g.tmpLo
+	}
+	g.tmpNext++
+	return g.tmpNext - 1
+}
+
+func (g *gen) mark() int     { return g.tmpNext }
+func (g *gen) release(m int) { g.tmpNext = m }
+
+// counter takes a general register for a loop counter.
+func (g *gen) counter() int16 {
+	n := len(g.gprFree)
+	if n == 0 {
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: loop nest needs more general registers than the %d available", 14))
+		return rBX
+	}
+	r := g.gprFree[n-1]
+	g.gprFree = g.gprFree[:n-1]
+	return r
+}
+
+func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+
+// fits32 reports whether v fits a sign-extended 32-bit field.
+func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+// m returns the memory operand off(r) with r's pending increment folded
+// in. A displacement past 32 bits flushes r first.
+func (g *gen) m(r int16, off int64) obj.Addr {
+	if !fits32(g.pend[r] + off) {
+		g.flushReg(r)
+		if !fits32(off) {
+			g.fail(graph.Errorf(graph.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
+		}
+	}
+	return mem(r, g.pend[r]+off)
+}
+
+// bump moves pointer r by d bytes (lazily).
+func (g *gen) bump(r int16, d int64) { g.pend[r] += d }
+
+// flushReg emits r's pending increment.
+func (g *gen) flushReg(r int16) {
+	d := g.pend[r]
+	if d == 0 {
+		return
+	}
+	g.pend[r] = 0
+	g.addImm(r, d)
+}
+
+// addImm emits r += d.
+func (g *gen) addImm(r int16, d int64) {
+	if fits32(d) {
+		g.op(x86.AADDQ, imm(d), reg(r))
+		return
+	}
+	g.op(x86.AMOVQ, imm(d), reg(rScratch))
+	g.op(x86.AADDQ, reg(rScratch), reg(r))
+}
+
+// flush emits every pending increment, in a fixed register order so that
+// the code is deterministic.
+func (g *gen) flush() {
+	for _, r := range g.ptrRegs() {
+		g.flushReg(r)
+	}
+}
+
+// ptrRegs lists the pointer registers: src, dst and the binary operands.
+func (g *gen) ptrRegs() []int16 {
+	rs := []int16{rSrc, rDst}
+	return append(rs, g.binReg[:g.nbin]...)
+}
+
+// label places l after flushing pending increments.
+func (g *gen) label(l *obj.Prog) {
+	g.flush()
+	g.place(l)
+}
+
+// steps is how far one iteration of a loop moves each pointer, in bytes.
+type steps struct {
+	src, dst int64
+	bin      [plan.MaxBinary]int64
+}
+
+// stepsOf converts a plan loop's element strides to byte steps.
+func (g *gen) stepsOf(l *plan.Loop) steps {
+	s := steps{src: l.SrcStride * g.ssz, dst: l.DstStride * g.dsz}
+	for i := 0; i < g.nbin && i < len(l.BinStrides); i++ {
+		s.bin[i] = l.BinStrides[i] * g.bsz[i]
+	}
+	return s
+}
+
+// advance bumps every pointer by k iterations of s.
+func (g *gen) advance(s steps, k int64) {
+	g.bump(rSrc, s.src*k)
+	g.bump(rDst, s.dst*k)
+	for i := 0; i < g.nbin; i++ {
+		g.bump(g.binReg[i], s.bin[i]*k)
+	}
+}
+
+// loop emits body n times (n known when the code is generated), moving
+// the pointers by s after each iteration and back by n*s at the end (the
+// rewind stays pending, so it merges into whatever move follows).
+func (g *gen) loop(n int64, s steps, body func()) {
+	switch {
+	case n <= 0:
+		return
+	case n == 1:
+		body()
+		return
+	}
+	c := g.counter()
+	g.flush()
+	g.op(x86.AMOVQ, imm(n), reg(c))
+	top := g.newLabel()
+	g.label(top)
+	body()
+	g.advance(s, 1)
+	g.flush()
+	g.op(x86.ADECQ, reg(c))
+	g.jump(x86.AJNE, top)
+	g.freeCounter(c)
+	g.advance(s, -n)
+}
+
+// countLoop emits body Args.Count times (the outermost Outer loop), the
+// counter having been loaded into c by the prologue. Nothing runs for a
+// count <= 0. The pointers are not rewound: the kernel ends after it.
+func (g *gen) countLoop(c int16, s steps, body func()) {
+	g.flush()
+	done := g.newLabel()
+	g.op(x86.ATESTQ, reg(c), reg(c))
+	g.jump(x86.AJLE, done)
+	top := g.newLabel()
+	g.label(top)
+	body()
+	g.advance(s, 1)
+	g.flush()
+	g.op(x86.ADECQ, reg(c))
+	g.jump(x86.AJNE, top)
+	g.place(done)
+}

@@ -1,0 +1,368 @@
+package amd64
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// The oracle: a float64 reference that walks the Problem itself (not the
+// canonical plan), so that canonicalisation bugs show up too.
+
+// dtPairs are the src:dst data type pairs ReduceMean supports.
+var dtPairs = [][2]dtypes.DataType{
+	{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.BF16, dtypes.F32},
+	{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
+}
+
+// getF reads element i of type dt from b as f32.
+func getF(dt dtypes.DataType, b []byte, i int64) float32 {
+	switch dt {
+	case dtypes.F32:
+		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	case dtypes.BF16:
+		return dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+}
+
+// putF writes f as element i of type dt, rounding as gdnn specifies.
+func putF(dt dtypes.DataType, b []byte, i int64, f float32) {
+	switch dt {
+	case dtypes.F32:
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	case dtypes.BF16:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
+	default:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
+	}
+}
+
+// binTypes lists the operand data types of pl's binary post-ops.
+func binTypes(pl *plan.Plan) []dtypes.DataType {
+	var out []dtypes.DataType
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			out = append(out, op.BinDT)
+		}
+	}
+	return out
+}
+
+// reference computes p into a copy of dst: the sum of each output in
+// float64, rounded to f32 and divided by f32(N) (a true f32 division),
+// then plan.Eltwise / plan.Binary and the rounding to the dst type.
+// written marks the dst elements that hold outputs.
+func reference(p *plan.Problem, src, dst []byte, bins [][]byte) (out []byte, written map[int64]bool) {
+	out = append([]byte(nil), dst...)
+	written = map[int64]bool{}
+	rank := len(p.Dims)
+	var kept, red []int
+	for d := 0; d < rank; d++ {
+		if p.Reduce[d] {
+			red = append(red, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	n := int64(1)
+	for _, d := range red {
+		n *= p.Dims[d]
+	}
+	idx := make([]int64, rank)
+	var binDT []dtypes.DataType
+	var binStr [][]int64
+	for _, op := range p.PostOps {
+		if op.Kind.IsBinary() {
+			binDT = append(binDT, op.BinDT)
+			binStr = append(binStr, op.BinStrides)
+		}
+	}
+	var walkRed func(k int, off int64) float64
+	walkRed = func(k int, off int64) float64 {
+		if k == len(red) {
+			// Every sum starts at +0, also a sum of one element.
+			return 0 + float64(getF(p.SrcDT, src, off))
+		}
+		d := red[k]
+		s := 0.0
+		for i := int64(0); i < p.Dims[d]; i++ {
+			s += walkRed(k+1, off+i*p.SrcStrides[d])
+		}
+		return s
+	}
+	var walkKept func(k int)
+	walkKept = func(k int) {
+		if k < len(kept) {
+			d := kept[k]
+			for i := int64(0); i < p.Dims[d]; i++ {
+				idx[d] = i
+				walkKept(k + 1)
+			}
+			return
+		}
+		var srcOff, dstOff int64
+		for _, d := range kept {
+			srcOff += idx[d] * p.SrcStrides[d]
+			dstOff += idx[d] * p.DstStrides[d]
+		}
+		sum := 0.0
+		if n > 0 {
+			sum = walkRed(0, srcOff)
+		}
+		v := float32(sum) / float32(n)
+		bi := 0
+		for _, op := range p.PostOps {
+			if !op.Kind.IsBinary() {
+				v = plan.Eltwise(op.Kind, op.Alpha, op.Beta, v)
+				continue
+			}
+			var o int64
+			for _, d := range kept {
+				o += idx[d] * binStr[bi][d]
+			}
+			v = plan.Binary(op.Kind, v, getF(binDT[bi], bins[bi], o))
+			bi++
+		}
+		putF(p.DstDT, out, dstOff, v)
+		written[dstOff] = true
+	}
+	walkKept(0)
+	return out, written
+}
+
+// genKinds are the post-op kinds the emitter supports.
+var genKinds = []plan.Kind{
+	plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
+	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
+}
+
+// layout returns strides for dims laid out outermost-first in order
+// perm, with random padding (and, rarely, a non-unit innermost stride).
+func layout(r *rand.Rand, dims []int64, perm []int, pad bool) []int64 {
+	st := make([]int64, len(dims))
+	s := int64(1)
+	if pad && r.Intn(8) == 0 {
+		s = int64(2 + r.Intn(2))
+	}
+	for i := len(perm) - 1; i >= 0; i-- {
+		d := perm[i]
+		st[d] = s
+		ext := max(dims[d], 1)
+		if pad && r.Intn(4) == 0 {
+			ext += int64(1 + r.Intn(3))
+		}
+		s *= ext
+	}
+	return st
+}
+
+// randDim draws a dim size: mostly small, with vector-width edges.
+func randDim(r *rand.Rand) int64 {
+	switch x := r.Intn(100); {
+	case x < 2:
+		return 0
+	case x < 20:
+		return 1
+	case x < 55:
+		return int64(2 + r.Intn(7))
+	case x < 85:
+		return []int64{15, 16, 17, 31, 32, 33, 7, 8, 9, 24, 48}[r.Intn(11)]
+	case x < 95:
+		return int64(10 + r.Intn(60))
+	default:
+		// Past one register block of a column kernel (16 zmm).
+		return int64(250 + r.Intn(300))
+	}
+}
+
+// randProblem draws a problem of at most maxElems src elements.
+func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
+	rank := r.Intn(7)
+	dims := make([]int64, rank)
+	for {
+		total := int64(1)
+		for i := range dims {
+			dims[i] = randDim(r)
+			total *= max(dims[i], 1)
+		}
+		if total <= maxElems {
+			break
+		}
+	}
+	p := &plan.Problem{Dims: dims, Reduce: make([]bool, rank)}
+	for i := range p.Reduce {
+		p.Reduce[i] = r.Intn(2) == 0
+	}
+	pair := dtPairs[r.Intn(len(dtPairs))]
+	p.SrcDT, p.DstDT = pair[0], pair[1]
+	p.SrcStrides = layout(r, dims, perm(r, rank), true)
+	p.DstStrides = layout(r, keptDims(p), perm(r, rank), r.Intn(4) == 0)
+	for i := range p.DstStrides {
+		if p.Reduce[i] {
+			p.DstStrides[i] = 0
+		}
+	}
+	nops := r.Intn(4)
+	nbin := 0
+	for i := 0; i < nops; i++ {
+		k := genKinds[r.Intn(len(genKinds))]
+		op := plan.PostOp{Kind: k}
+		switch k {
+		case plan.Clamp:
+			op.Alpha = float32(r.Intn(9)-6) / 4
+			op.Beta = op.Alpha + float32(r.Intn(12))/4
+		case plan.LeakyReLU:
+			op.Alpha = float32(r.Intn(9)-4) / 8
+		}
+		if k.IsBinary() {
+			if nbin == plan.MaxBinary {
+				continue
+			}
+			nbin++
+			op.BinDT = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[r.Intn(3)]
+			op.BinStrides = binStrides(r, p)
+		}
+		p.PostOps = append(p.PostOps, op)
+	}
+	return p
+}
+
+// keptDims is dims with reduced dims set to 1 (the dst shape).
+func keptDims(p *plan.Problem) []int64 {
+	d := append([]int64(nil), p.Dims...)
+	for i := range d {
+		if p.Reduce[i] {
+			d[i] = 1
+		}
+	}
+	return d
+}
+
+// binStrides draws an operand layout: scalar, full, or broadcast over a
+// random subset of the kept dims.
+func binStrides(r *rand.Rand, p *plan.Problem) []int64 {
+	d := keptDims(p)
+	switch r.Intn(3) {
+	case 0:
+		return make([]int64, len(d))
+	case 1:
+		return layout(r, d, perm(r, len(d)), false)
+	}
+	for i := range d {
+		if r.Intn(2) == 0 {
+			d[i] = 1
+		}
+	}
+	st := layout(r, d, perm(r, len(d)), false)
+	for i := range st {
+		if d[i] == 1 {
+			st[i] = 0
+		}
+	}
+	return st
+}
+
+// perm is a random permutation, identity half of the time (plain layout).
+func perm(r *rand.Rand, n int) []int {
+	if r.Intn(2) == 0 {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		return p
+	}
+	return r.Perm(n)
+}
+
+// fillExact fills a buffer of dt with multiples of 1/8 in [-8, 8]: sums
+// of up to 2^17 of them are exact in f32 whatever the order, so any
+// summation order gives the same bits and results can be compared
+// exactly. Zeros are -0 half the time. specials sprinkles NaN and ±Inf,
+// one element in rate.
+func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate int) {
+	n := int64(len(b) / dt.Size())
+	for i := int64(0); i < n; i++ {
+		v := float32(r.Intn(129)-64) / 8
+		if v == 0 && r.Intn(2) == 0 {
+			v = float32(math.Copysign(0, -1))
+		}
+		if specials && r.Intn(rate) == 0 {
+			v = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[r.Intn(3)]
+		}
+		putF(dt, b, i, v)
+	}
+}
+
+// sameValue compares two stored elements: equal bits, or both NaN.
+func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
+	x, y := getF(dt, a, i), getF(dt, b, i)
+	if x != x && y != y || anyZero && x == 0 && y == 0 {
+		return true
+	}
+	switch dt {
+	case dtypes.F32:
+		return binary.LittleEndian.Uint32(a[4*i:]) == binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return binary.LittleEndian.Uint16(a[2*i:]) == binary.LittleEndian.Uint16(b[2*i:])
+}
+
+// compareExact checks got against want: outputs bit-equal (NaN: any NaN;
+// with anyZero, +0 and -0 alike), every other byte untouched. It returns
+// a description of the first difference, or "".
+func compareExact(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero bool) string {
+	sz := int64(dt.Size())
+	for i := int64(0); i < int64(len(got))/sz; i++ {
+		if written[i] {
+			if !sameValue(dt, got, want, i, anyZero) {
+				return fmt.Sprintf("dst[%d] = %v, want %v", i, getF(dt, got, i), getF(dt, want, i))
+			}
+			continue
+		}
+		for j := i * sz; j < (i+1)*sz; j++ {
+			if got[j] != want[j] {
+				return fmt.Sprintf("dst[%d] (not an output) was overwritten", i)
+			}
+		}
+	}
+	return ""
+}
+
+// buffers allocates src, dst and operand buffers for p, filled.
+func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, dst []byte, bins [][]byte) {
+	t.Helper()
+	sb, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := p.DstBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = make([]byte, sb)
+	fillExact(r, p.SrcDT, src, specials, 200)
+	dst = make([]byte, db)
+	for i := range dst {
+		dst[i] = 0xA5 // a sentinel, distinct from any output
+	}
+	bi := 0
+	for _, op := range p.PostOps {
+		if !op.Kind.IsBinary() {
+			continue
+		}
+		nb, err := p.BinBytes(bi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, nb)
+		fillExact(r, op.BinDT, b, specials, 8)
+		bins = append(bins, b)
+		bi++
+	}
+	return src, dst, bins
+}

@@ -1,0 +1,187 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// store writes the f32 lanes of r to addr as type dt, rounding to nearest
+// even: n == bcast (or 1) writes lane 0 only, n == V a full vector,
+// 0 < n < V the first n lanes, never touching a byte past them.
+// r itself is left unchanged.
+func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
+	if n == bcast {
+		n = 1
+	}
+	if n <= 0 || n > g.V {
+		g.fail(graph.Errorf(graph.RuntimeError, "amd64: store of %d lanes", n))
+		return
+	}
+	if dt == dtypes.F32 {
+		g.storeF32(r, addr, n)
+		return
+	}
+	mk := g.mark()
+	h := g.tmp() // the 16-bit values, in the half register of h
+	if dt == dtypes.F16 {
+		// Immediate 0: round to nearest even whatever MXCSR says.
+		g.op(x86.AVCVTPS2PH, imm(0), g.vr(r), g.hr(h))
+	} else {
+		g.toBF16(h, r)
+	}
+	g.storeWords(h, addr, n)
+	g.release(mk)
+}
+
+// storeF32 writes n f32 lanes of r.
+func (g *gen) storeF32(r int, addr obj.Addr, n int) {
+	switch {
+	case n == 1:
+		g.op(x86.AVMOVSS, g.xr(r), addr)
+	case n == g.V:
+		g.op(x86.AVMOVUPS, g.vr(r), addr)
+	case g.avx512:
+		g.op(x86.AVMOVUPS, g.vr(r), g.vmask(n), addr)
+	default:
+		mk := g.mark()
+		g.op(x86.AVMASKMOVPS, g.vr(r), g.vmask(n), addr)
+		g.release(mk)
+	}
+}
+
+// storeWords writes n 16-bit values from the half register of h.
+func (g *gen) storeWords(h int, addr obj.Addr, n int) {
+	at := func(words int) obj.Addr { a := addr; a.Offset += int64(2 * words); return a }
+	x := g.xr(h)
+	switch {
+	case n == g.V:
+		g.op(x86.AVMOVUPS, g.hr(h), addr)
+		return
+	case n == 1:
+		g.op(x86.AVPEXTRW, imm(0), x, addr)
+		return
+	case g.avx512:
+		g.op(x86.AVMOVDQU16, g.hr(h), g.vmask(n), addr)
+		return
+	}
+	w := 0
+	if n >= 4 {
+		g.op(x86.AVMOVQ, x, addr)
+		w = 4
+	} else {
+		g.op(x86.AVMOVD, x, addr)
+		w = 2
+	}
+	if n-w >= 2 {
+		g.op(x86.AVPEXTRD, imm(int64(w/2)), x, at(w))
+		w += 2
+	}
+	if n-w == 1 {
+		g.op(x86.AVPEXTRW, imm(int64(w)), x, at(w))
+	}
+}
+
+// toBF16 rounds the f32 lanes of r to bf16 (nearest even, NaN made quiet)
+// into the half register of h, as dtypes.F32ToBF16 does.
+func (g *gen) toBF16(h, r int) {
+	if g.bf16 {
+		g.toBF16Native(h, r)
+		return
+	}
+	mk := g.mark()
+	hi := g.tmp()
+	c := g.tmp()
+	x := g.vr(r)
+	or := x86.AVPOR
+	if g.avx512 {
+		or = x86.AVPORD
+	}
+	g.bf16Round(h, hi, c, r)
+	// NaN: keep sign and upper payload, set the quiet bit.
+	g.constant(c, 0x40)
+	g.op(or, g.vr(c), g.vr(hi), g.vr(hi))
+	if g.avx512 {
+		k := kreg(6)
+		g.op(x86.AVCMPPS, imm(3), x, x, k) // unordered: x is NaN
+		g.op(x86.AVPBLENDMD, g.vr(hi), g.vr(h), k, g.vr(h))
+		g.op(x86.AVPMOVDW, g.vr(h), g.hr(h))
+	} else {
+		g.op(x86.AVCMPPS, imm(3), x, x, g.vr(c))
+		g.op(x86.AVBLENDVPS, g.vr(c), g.vr(hi), g.vr(h), g.vr(h))
+		// Pack the 8 dwords (all <= 0xffff) into 8 words.
+		g.op(x86.AVEXTRACTI128, imm(1), g.vr(h), g.xr(c))
+		g.op(x86.AVPACKUSDW, g.xr(c), g.xr(h), g.xr(h))
+	}
+	g.release(mk)
+}
+
+// bf16Round sets the dwords of h to the bf16 bits of the f32 lanes of r,
+// rounded to nearest even, ignoring NaN; hi gets r>>16, c is clobbered:
+// h = (x + 0x7fff + (hi&1)) >> 16 adds half an ulp, less one when the
+// kept lsb is even, so that ties go to even.
+func (g *gen) bf16Round(h, hi, c, r int) {
+	x := g.vr(r)
+	and := x86.AVPAND
+	if g.avx512 {
+		and = x86.AVPANDD
+	}
+	g.op(x86.AVPSRLD, imm(16), x, g.vr(hi))
+	g.constant(c, 1)
+	g.op(and, g.vr(c), g.vr(hi), g.vr(h))
+	g.constant(c, 0x7fff)
+	g.op(x86.AVPADDD, g.vr(c), g.vr(h), g.vr(h))
+	g.op(x86.AVPADDD, x, g.vr(h), g.vr(h))
+	g.op(x86.AVPSRLD, imm(16), g.vr(h), g.vr(h))
+}
+
+// toBF16Native converts with VCVTNEPS2BF16. That instruction flushes
+// subnormal inputs and outputs to zero (it ignores MXCSR), which gdnn's
+// rounding does not; so lanes whose exponent field is 0 are redone with
+// the integer sequence, on a branch that normal data never takes.
+func (g *gen) toBF16Native(h, r int) {
+	g.vcvtneps2bf16(h, r)
+	mk := g.mark()
+	defer g.release(mk)
+	d := g.tmp()
+	hi := g.tmp()
+	c := g.tmp()
+	k := kreg(6)
+	g.constant(c, 0x7f800000)
+	g.op(x86.AVPTESTNMD, g.vr(c), g.vr(r), k)
+	// No flush here: the caller may hold memory operands with pending
+	// pointer increments folded in, and the skipped block only touches
+	// registers, so both paths leave the pointers alike.
+	skip := g.newLabel()
+	g.op(x86.AKORTESTW, k, k)
+	g.jump(x86.AJEQ, skip)
+	g.bf16Round(d, hi, c, r)
+	g.op(x86.AVPMOVDW, g.vr(d), k, g.hr(h))
+	g.place(skip)
+}
+
+// vcvtneps2bf16 emits VCVTNEPS2BF16 ymm(h), zmm(r), which the assembler
+// does not know: EVEX.512.F3.0F38.W0 72 /r. It rounds to nearest even
+// and turns NaN into a quiet NaN like the integer sequence.
+func (g *gen) vcvtneps2bf16(h, r int) {
+	// P0: inverted R (reg bit 3), X (rm bit 4), B (rm bit 3), R' (reg
+	// bit 4), then 00 and mm=10 (0F38).
+	p0 := byte(0x02)
+	if h&8 == 0 {
+		p0 |= 0x80
+	}
+	if r&16 == 0 {
+		p0 |= 0x40
+	}
+	if r&8 == 0 {
+		p0 |= 0x20
+	}
+	if h&16 == 0 {
+		p0 |= 0x10
+	}
+	// P1: W=0, vvvv=1111 (unused), 1, pp=10 (F3). P2: z=0, L'L=10
+	// (512 bits), b=0, V'=1 (unused, inverted), aaa=000 (no mask).
+	modrm := byte(0xC0 | (h&7)<<3 | r&7)
+	g.raw(0x62, p0, 0x7E, 0x48, 0x72, modrm)
+}

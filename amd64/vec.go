@@ -1,0 +1,286 @@
+package amd64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// Vector primitives, written once for both widths: each picks the AVX-512
+// or AVX2 spelling of the same operation. Values in registers are always
+// f32; the 16-bit types exist only in memory and during conversion.
+
+// bcast is the lane count that means "one element, broadcast to every
+// lane" for load, and "lane 0 only" for store.
+const bcast = -1
+
+// zero sets vector register r to +0 in every lane.
+func (g *gen) zero(r int) {
+	if g.avx512 {
+		g.op(x86.AVPXORD, g.vr(r), g.vr(r), g.vr(r))
+		return
+	}
+	g.op(x86.AVPXOR, g.vr(r), g.vr(r), g.vr(r))
+}
+
+// constant broadcasts the 32-bit pattern bits into every lane of r.
+func (g *gen) constant(r int, bits uint32) {
+	if bits == 0 {
+		g.zero(r)
+		return
+	}
+	g.op(x86.AMOVL, imm(int64(int32(bits))), reg(rScratch))
+	g.op(x86.AVMOVD, reg(rScratch), g.xr(r))
+	g.op(x86.AVPBROADCASTD, g.xr(r), g.vr(r))
+}
+
+// constF32 broadcasts the float f into every lane of r.
+func (g *gen) constF32(r int, f float32) { g.constant(r, math.Float32bits(f)) }
+
+// vmask returns a mask operand selecting the first n lanes (0 < n < V):
+// an opmask register for AVX-512 (also good for n 16-bit lanes), a vector
+// of all-ones dwords for AVX2 (VMASKMOVPS). Masks are built once in the
+// prologue while slots last; after that they are built where needed, into
+// a temporary (AVX2) or the scratch opmask K7 (AVX-512).
+func (g *gen) vmask(n int) obj.Addr {
+	for _, s := range g.masks {
+		if s.n == n {
+			return s.reg
+		}
+	}
+	if g.avx512 {
+		if g.kNext <= 5 {
+			k := kreg(g.kNext)
+			g.kNext++
+			g.insertAfter(&g.pro, func() { g.setK(k, n) })
+			g.masks = append(g.masks, maskSlot{n, k})
+			return k
+		}
+		g.setK(kreg(7), n)
+		return kreg(7)
+	}
+	if len(g.masks) < 2 {
+		r := 15 - len(g.masks)
+		g.insertAfter(&g.pro, func() { g.setYMask(r, n) })
+		g.masks = append(g.masks, maskSlot{n, g.vr(r)})
+		return g.vr(r)
+	}
+	t := g.tmp() // freed by the caller's release
+	g.setYMask(t, n)
+	return g.vr(t)
+}
+
+// setK loads opmask k with the low n bits set.
+func (g *gen) setK(k obj.Addr, n int) {
+	g.op(x86.AMOVL, imm(int64(uint32(1)<<n-1)), reg(rScratch))
+	g.op(x86.AKMOVW, reg(rScratch), k)
+}
+
+// setYMask sets the first n dwords of ymm r to all-ones, the rest to 0:
+// n 0xFF bytes, sign-extended to dwords.
+func (g *gen) setYMask(r, n int) {
+	var b uint64
+	for i := 0; i < n; i++ {
+		b |= 0xFF << (8 * i)
+	}
+	g.op(x86.AMOVQ, imm(int64(b)), reg(rScratch))
+	g.op(x86.AVMOVQ, reg(rScratch), g.xr(r))
+	g.op(x86.AVPMOVSXBD, g.xr(r), g.vr(r))
+}
+
+// byteIndex builds a dword index vector in r from up to 8 byte values.
+func (g *gen) byteIndex(r int, idx []int) {
+	var b uint64
+	for i, v := range idx {
+		b |= uint64(v&0xFF) << (8 * i)
+	}
+	g.op(x86.AMOVQ, imm(int64(b)), reg(rScratch))
+	g.op(x86.AVMOVQ, reg(rScratch), g.xr(r))
+	g.op(x86.AVPMOVZXBD, g.xr(r), g.vr(r))
+}
+
+// widen16 converts V 16-bit values in the half register h of r into f32
+// lanes of r.
+func (g *gen) widen16(dt dtypes.DataType, r int) {
+	if dt == dtypes.F16 {
+		g.op(x86.AVCVTPH2PS, g.hr(r), g.vr(r))
+		return
+	}
+	// bf16 is the upper half of an f32: zero-extend and shift up.
+	g.op(x86.AVPMOVZXWD, g.hr(r), g.vr(r))
+	g.op(x86.AVPSLLD, imm(16), g.vr(r), g.vr(r))
+}
+
+// load puts elements of type dt at addr, as f32, into register r:
+// n == bcast: one element in every lane; n == V: a full vector; 0 < n < V:
+// the first n elements, zeros above, reading no byte past element n-1.
+func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
+	switch {
+	case n == bcast:
+		switch dt {
+		case dtypes.F32:
+			g.op(x86.AVBROADCASTSS, addr, g.vr(r))
+		case dtypes.BF16:
+			// Each dword gets the word twice; shifting drops the copy
+			// in the low half.
+			g.op(x86.AVPBROADCASTW, addr, g.vr(r))
+			g.op(x86.AVPSLLD, imm(16), g.vr(r), g.vr(r))
+		default:
+			g.op(x86.AVPBROADCASTW, addr, g.hr(r))
+			g.op(x86.AVCVTPH2PS, g.hr(r), g.vr(r))
+		}
+	case n == g.V:
+		switch dt {
+		case dtypes.F32:
+			g.op(x86.AVMOVUPS, addr, g.vr(r))
+		case dtypes.BF16:
+			g.op(x86.AVPMOVZXWD, addr, g.vr(r))
+			g.op(x86.AVPSLLD, imm(16), g.vr(r), g.vr(r))
+		default:
+			g.op(x86.AVCVTPH2PS, addr, g.vr(r))
+		}
+	case n > 0 && n < g.V:
+		g.loadPart(dt, r, addr, n)
+	default:
+		g.fail(graph.Errorf(graph.RuntimeError, "amd64: load of %d lanes", n))
+	}
+}
+
+// loadPart loads the first n < V elements. AVX-512 masked loads do not
+// touch (or fault on) masked-off elements; AVX2 uses VMASKMOVPS for f32,
+// which has the same guarantee, and exact-size moves for 16-bit data.
+func (g *gen) loadPart(dt dtypes.DataType, r int, addr obj.Addr, n int) {
+	if g.avx512 {
+		k := g.vmask(n)
+		if dt == dtypes.F32 {
+			g.opz(x86.AVMOVUPS, addr, k, g.vr(r))
+			return
+		}
+		g.opz(x86.AVMOVDQU16, addr, k, g.hr(r))
+		g.widen16(dt, r)
+		return
+	}
+	if dt == dtypes.F32 {
+		mk := g.mark()
+		k := g.vmask(n)
+		g.op(x86.AVMASKMOVPS, addr, k, g.vr(r))
+		g.release(mk)
+		return
+	}
+	g.loadWords(r, addr, n)
+	g.widen16(dt, r)
+}
+
+// loadWords reads exactly n (1..7) 16-bit values into xmm r, zeros above:
+// a qword, a dword and a word move at most.
+func (g *gen) loadWords(r int, addr obj.Addr, n int) {
+	at := func(words int) obj.Addr { a := addr; a.Offset += int64(2 * words); return a }
+	x := g.xr(r)
+	w := 0
+	switch {
+	case n >= 4:
+		g.op(x86.AVMOVQ, addr, x)
+		w = 4
+	case n >= 2:
+		g.op(x86.AVMOVD, addr, x)
+		w = 2
+	default:
+		g.op(x86.AMOVWLZX, addr, reg(rScratch))
+		g.op(x86.AVMOVD, reg(rScratch), x)
+		return
+	}
+	if n-w >= 2 {
+		g.op(x86.AVPINSRD, imm(int64(w/2)), at(w), x, x)
+		w += 2
+	}
+	if n-w == 1 {
+		g.op(x86.AVPINSRW, imm(int64(w)), at(w), x, x)
+	}
+}
+
+// accum adds n elements of src type dt at addr into accumulator acc
+// (same n convention as load). f32 adds straight from memory.
+func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
+	if dt == dtypes.F32 && n == g.V {
+		g.op(x86.AVADDPS, addr, g.vr(acc), g.vr(acc))
+		return
+	}
+	if dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
+		// Merge-masking: masked-off lanes keep acc and are not read.
+		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
+		return
+	}
+	mk := g.mark()
+	t := g.tmp()
+	g.load(dt, t, addr, n)
+	g.op(x86.AVADDPS, g.vr(t), g.vr(acc), g.vr(acc))
+	g.release(mk)
+}
+
+// vadd sets r += s.
+func (g *gen) vadd(r, s int) { g.op(x86.AVADDPS, g.vr(s), g.vr(r), g.vr(r)) }
+
+// rotate sets dst[i] = src[(i+d) mod V].
+func (g *gen) rotate(dst, src, d int) {
+	d %= g.V
+	if g.avx512 {
+		g.op(x86.AVALIGND, imm(int64(d)), g.vr(src), g.vr(src), g.vr(dst))
+		return
+	}
+	mk := g.mark()
+	t := g.tmp()
+	idx := make([]int, g.V)
+	for i := range idx {
+		idx[i] = (i + d) % g.V
+	}
+	g.byteIndex(t, idx)
+	g.op(x86.AVPERMPS, g.vr(src), g.vr(t), g.vr(dst))
+	g.release(mk)
+}
+
+// laneBcast sets every lane of dst to lane j of src.
+func (g *gen) laneBcast(dst, src, j int) {
+	if j == 0 {
+		g.op(x86.AVBROADCASTSS, g.xr(src), g.vr(dst))
+		return
+	}
+	mk := g.mark()
+	t := g.tmp()
+	g.constant(t, uint32(j))
+	g.op(x86.AVPERMPS, g.vr(src), g.vr(t), g.vr(dst))
+	g.release(mk)
+}
+
+// hsum sets every lane of r to the sum of r's lanes: a butterfly of
+// swaps at distance V/2, ..., 1, which leaves the total in every lane.
+func (g *gen) hsum(r int) {
+	mk := g.mark()
+	t := g.tmp()
+	if g.avx512 {
+		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
+		g.vadd(r, t)
+		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
+		g.vadd(r, t)
+	} else {
+		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
+		g.vadd(r, t)
+	}
+	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
+	g.vadd(r, t)
+	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
+	g.vadd(r, t)
+	g.release(mk)
+}
+
+// sumTree adds registers regs[1:] into regs[0] pairwise.
+func (g *gen) sumTree(regs []int) {
+	for n := len(regs); n > 1; n = (n + 1) / 2 {
+		h := (n + 1) / 2
+		for i := 0; i+h < n; i++ {
+			g.vadd(regs[i], regs[i+h])
+		}
+	}
+}

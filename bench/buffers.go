@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// buffer is the memory of one tensor in its data type: f32 in f32,
+// bf16/f16 as their bit patterns in u16.
+type buffer struct {
+	dt  dtypes.DataType
+	f32 []float32
+	u16 []uint16
+}
+
+// spanOf returns how many elements a tensor with dims and strides spans
+// (1 + the largest offset; 0 for an empty tensor).
+func spanOf(dims, strides []int64) (int64, error) {
+	span := int64(1)
+	for i, d := range dims {
+		if d == 0 {
+			return 0, nil
+		}
+		if strides[i] < 0 {
+			return 0, graph.Errorf(graph.Unimplemented, "negative stride %d in dim %d", strides[i], i)
+		}
+		if d > 1 && strides[i] > (maxElements-span)/(d-1) {
+			return 0, graph.Errorf(graph.OutOfMemory, "strides %v over dims %v span more than %d elements", strides, dims, int64(maxElements))
+		}
+		span += (d - 1) * strides[i]
+	}
+	return span, nil
+}
+
+// newBuffer allocates n elements of dt, filled with a NaN pattern so that
+// elements a kernel fails to write are caught.
+func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
+	b := buffer{dt: dt}
+	switch dt {
+	case dtypes.F32:
+		b.f32 = make([]float32, n)
+		nan := float32(math.NaN())
+		for i := range b.f32 {
+			b.f32[i] = nan
+		}
+	case dtypes.BF16, dtypes.F16:
+		b.u16 = make([]uint16, n)
+		nan := uint16(0x7fc1)
+		if dt == dtypes.F16 {
+			nan = 0x7e01
+		}
+		for i := range b.u16 {
+			b.u16[i] = nan
+		}
+	default:
+		return b, graph.Errorf(graph.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
+	}
+	return b, nil
+}
+
+// data returns the slice the partition API takes.
+func (b buffer) data() any {
+	if b.dt == dtypes.F32 {
+		return b.f32
+	}
+	return b.u16
+}
+
+// set stores v rounded to the buffer's type (nearest even).
+func (b buffer) set(i int64, v float64) {
+	switch b.dt {
+	case dtypes.F32:
+		b.f32[i] = float32(v)
+	case dtypes.BF16:
+		b.u16[i] = dtypes.F32ToBF16(float32(v))
+	case dtypes.F16:
+		b.u16[i] = dtypes.F32ToF16(float32(v))
+	}
+}
+
+// get returns element i widened exactly to float64.
+func (b buffer) get(i int64) float64 {
+	switch b.dt {
+	case dtypes.F32:
+		return float64(b.f32[i])
+	case dtypes.BF16:
+		return float64(math.Float32frombits(uint32(b.u16[i]) << 16))
+	default:
+		return float64(dtypes.F16ToF32(b.u16[i]))
+	}
+}
+
+// bits returns the raw bits of element i (for bitwise comparisons).
+func (b buffer) bits(i int64) uint32 {
+	if b.dt == dtypes.F32 {
+		return math.Float32bits(b.f32[i])
+	}
+	return uint32(b.u16[i])
+}
+
+// roundTo rounds v to dt as a store would.
+func roundTo(dt dtypes.DataType, v float64) float64 {
+	switch dt {
+	case dtypes.BF16:
+		return float64(math.Float32frombits(uint32(dtypes.F32ToBF16(float32(v))) << 16))
+	case dtypes.F16:
+		return float64(dtypes.F16ToF32(dtypes.F32ToF16(float32(v))))
+	}
+	return float64(float32(v))
+}
+
+// forEachIndex calls f for every logical index of dims in row-major order
+// with the linear logical position and the offsets in each strided view.
+// views holds one stride vector per tensor (0 entries broadcast).
+func forEachIndex(dims []int64, views [][]int64, f func(pos int64, offs []int64)) {
+	n, _ := numElements(dims)
+	if n == 0 {
+		return
+	}
+	rank := len(dims)
+	idx := make([]int64, rank)
+	offs := make([]int64, len(views))
+	for pos := int64(0); pos < n; pos++ {
+		f(pos, offs)
+		for d := rank - 1; d >= 0; d-- {
+			idx[d]++
+			for v := range views {
+				offs[v] += views[v][d]
+			}
+			if idx[d] < dims[d] {
+				break
+			}
+			for v := range views {
+				offs[v] -= views[v][d] * dims[d]
+			}
+			idx[d] = 0
+		}
+	}
+}

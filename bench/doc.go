@@ -1,0 +1,16 @@
+// Package bench is the engine of gdnnbench, a benchdnn-compatible command
+// line tool for gdnn. It parses benchdnn's syntax (problem descriptors,
+// knobs, batch files, post-op attributes, perf templates), builds gdnn
+// graphs for each problem, runs them through partition/compile/execute,
+// checks the results against a float64 reference computed here, and
+// measures performance.
+//
+// Two drivers exist, as in benchdnn: --reduction (one ReduceMean plus
+// post-ops per problem, described as SRC:DST dims) and --graph (a oneDNN
+// graph JSON case with shape/attribute/data-type knobs). Main is the whole
+// command; the pieces (ParseProblem, ResolveTag, ParsePostOps,
+// ExpandTemplate, ...) are exported so that tests and other tools share them.
+//
+// The package depends on partition only in the drivers; the parsers stand
+// alone.
+package bench

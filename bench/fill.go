@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"math/bits"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// fillMode selects how src data is generated.
+type fillMode int
+
+const (
+	// fillExact: small integers scaled by a power of two, bounded so that
+	// every partial sum of every output's reduction (in any order) is an
+	// integer multiple of the scale below 2^24 in magnitude. Then f32
+	// accumulation is exact whatever the blocking, the only rounding is
+	// the f32 division by N and the final conversion, and the result can
+	// be checked to the last bit of the dst type.
+	fillExact fillMode = iota
+	// fillRandom: uniform floats (rounded to the src type); checked against
+	// a derived error bound instead.
+	fillRandom
+)
+
+// exactRange is the largest |integer| the exact fill uses per src type
+// (benchdnn's reduction fill uses ranges of this size too).
+func exactRange(dt dtypes.DataType) int64 {
+	if dt == dtypes.F32 {
+		return 16
+	}
+	return 8
+}
+
+// exactLimit is the bound on the sum of |integers| per output: below
+// 2^24 every partial sum is exact in f32.
+const exactLimit = 1<<24 - 1
+
+// splitmix64 is a counter-based generator: the value of element i
+// depends only on (seed, i), so the data are the same whatever the layout.
+func splitmix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+// unit returns a uniform float64 in [0, 1) for element pos.
+func unit(seed uint64, pos int64) float64 {
+	return float64(splitmix64(seed^uint64(pos)*0xD1B54A32D192ED03)>>11) / (1 << 53)
+}
+
+// reductionViews returns, for dims with the reduced mask, the strides of
+// the dense index within one output's reduction (0 in kept dims), the
+// strides of the dense output index (0 in reduced dims), and N, the number
+// of elements per output.
+func reductionViews(dims []int64, reduced []bool) (rview, oview []int64, n int64) {
+	rank := len(dims)
+	rview, oview = make([]int64, rank), make([]int64, rank)
+	r, o := int64(1), int64(1)
+	for d := rank - 1; d >= 0; d-- {
+		if reduced[d] {
+			rview[d] = r
+			r *= dims[d]
+		} else {
+			oview[d] = o
+			o *= dims[d]
+		}
+	}
+	return rview, oview, r
+}
+
+// fillSrc writes src data in the layout given by strides. posOnly keeps
+// values non-negative (for post-ops such as log and sqrt).
+func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, posOnly bool, seed uint64) {
+	rview, _, n := reductionViews(dims, reduced)
+	if mode == fillRandom {
+		lo, span := -1.0, 2.0
+		if posOnly {
+			lo, span = 0, 1
+		}
+		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+			b.set(offs[0], lo+span*unit(seed, pos))
+		})
+		return
+	}
+	r := exactRange(b.dt)
+	if n > 0 && r > exactLimit/n {
+		r = exactLimit / n
+	}
+	if r >= 1 {
+		scale := 1 / float64(int64(1)<<(bits.Len64(uint64(r))-1))
+		lo := -r
+		if posOnly {
+			lo = 0
+		}
+		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+			k := lo + int64(unit(seed, pos)*float64(r-lo+1))
+			b.set(offs[0], float64(k)*scale)
+		})
+		return
+	}
+	// More than 2^24 elements per output: a sparse pattern of ones, at
+	// most exactLimit per output, placed by the index within the reduction.
+	m := (n + exactLimit - 1) / exactLimit
+	forEachIndex(dims, [][]int64{strides, rview}, func(pos int64, offs []int64) {
+		v := 0.0
+		if offs[1]%m == 0 {
+			v = 1
+		}
+		b.set(offs[0], v)
+	})
+}
+
+// fillOperand writes a binary post-op operand: multiples of 1/4 in
+// [0.25, 4], exact in every float type and never 0 (so division is safe).
+func fillOperand(b buffer, dims, strides []int64, seed uint64) {
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+		k := 1 + int64(unit(seed, pos)*16)
+		b.set(offs[0], float64(k)/4)
+	})
+}

@@ -1,0 +1,608 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// caseDirEnv names a folder searched first for --case files.
+const caseDirEnv = "GDNN_GRAPH_CASE_DIR"
+
+// graphOption handles the graph driver's knobs; --case runs.
+func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error) {
+	s := &r.gr
+	def := defaultGraph(s.perfTpl)
+	switch name {
+	case "case", "mb", "in-shapes", "op-attrs", "dt", "expected-n-partitions", "op-kind":
+		if !hasVal {
+			return true, inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
+		}
+	default:
+		return r.commonDriverOption(a, name, val, hasVal, &s.match, &s.impl, &s.skip, &s.perfTpl, TemplateGraphCSV)
+	}
+	items := splitList(val)
+	switch name {
+	case "case":
+		r.lastProb = true
+		return true, r.runGraphCase(a, val)
+	case "mb":
+		s.mb = def.mb
+		if items != nil {
+			s.mb = nil
+			for _, it := range items {
+				n, err := strconv.ParseInt(it, 10, 64)
+				if err != nil || n < 0 {
+					return true, inputErr(a, "--mb: %q is not a non-negative integer", it)
+				}
+				s.mb = append(s.mb, n)
+			}
+		}
+	case "in-shapes":
+		s.inShapes = strings.Split(val, ",")
+		for _, it := range s.inShapes {
+			if _, err := ParseInShapes(it); err != nil {
+				return true, wrapInput(a, err)
+			}
+		}
+	case "op-attrs":
+		s.opAttrs = strings.Split(val, ",")
+		for _, it := range s.opAttrs {
+			if _, err := ParseOpAttrs(it); err != nil {
+				return true, wrapInput(a, err)
+			}
+		}
+	case "dt":
+		s.dt = strings.Split(val, ",")
+		for _, it := range s.dt {
+			if _, err := ParseDT(it); err != nil {
+				return true, wrapInput(a, err)
+			}
+		}
+	case "expected-n-partitions":
+		s.expectedN = def.expectedN
+		if items != nil {
+			s.expectedN = nil
+			for _, it := range items {
+				n, err := strconv.Atoi(it)
+				if err != nil || n < 0 {
+					return true, inputErr(a, "--expected-n-partitions: %q is not a non-negative integer", it)
+				}
+				s.expectedN = append(s.expectedN, n)
+			}
+		}
+	case "op-kind":
+		return true, inputErr(a, "--op-kind is not supported by gdnnbench")
+	}
+	return true, nil
+}
+
+// resolveCase finds a --case file: --case-dir (or $GDNN_GRAPH_CASE_DIR)
+// first, then the including batch file's folder and each of its parents
+// (benchdnn's paths are relative to its inputs/graph folder), then the
+// current directory.
+func (r *runner) resolveCase(a Arg, name string) (string, error) {
+	if filepath.IsAbs(name) {
+		if fileExists(name) {
+			return name, nil
+		}
+		return "", inputErr(a, "--case: no such file %q", name)
+	}
+	var tried []string
+	try := func(dir string) string {
+		p := filepath.Join(dir, name)
+		tried = append(tried, p)
+		if fileExists(p) {
+			return p
+		}
+		return ""
+	}
+	for _, d := range []string{r.g.caseDir, os.Getenv(caseDirEnv)} {
+		if d != "" {
+			if p := try(d); p != "" {
+				return p, nil
+			}
+		}
+	}
+	if a.Dir != "" {
+		for d := a.Dir; ; {
+			if p := try(d); p != "" {
+				return p, nil
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	if p := try("."); p != "" {
+		return p, nil
+	}
+	return "", inputErr(a, "--case: cannot find %q (tried %s; set --case-dir or $%s)", name, strings.Join(tried, ", "), caseDirEnv)
+}
+
+// graphCase is one graph problem: a case file with one choice of knobs.
+type graphCase struct {
+	file, caseArg         string
+	mb                    int64
+	inShapes, opAttrs, dt string
+	expectedN             int
+}
+
+func (r *runner) reproGraph(c graphCase) string {
+	var b strings.Builder
+	b.WriteString(r.globalRepro())
+	b.WriteString("--graph ")
+	if c.mb != 0 {
+		fmt.Fprintf(&b, "--mb=%d ", c.mb)
+	}
+	if c.inShapes != "" {
+		fmt.Fprintf(&b, "--in-shapes=%s ", c.inShapes)
+	}
+	if c.opAttrs != "" {
+		fmt.Fprintf(&b, "--op-attrs=%s ", c.opAttrs)
+	}
+	if c.dt != "" {
+		fmt.Fprintf(&b, "--dt=%s ", c.dt)
+	}
+	if c.expectedN != 1 {
+		fmt.Fprintf(&b, "--expected-n-partitions=%d ", c.expectedN)
+	}
+	fmt.Fprintf(&b, "--case=%s", c.caseArg)
+	return b.String()
+}
+
+func (r *runner) runGraphCase(a Arg, name string) error {
+	path, err := r.resolveCase(a, name)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return inputErr(a, "--case: cannot read %q: %v", path, err)
+	}
+	if r.g.mode.Fast {
+		return inputErr(a, "the graph driver does not support --mode=F")
+	}
+	s := r.gr
+	for _, mb := range s.mb {
+		for _, in := range s.inShapes {
+			for _, oa := range s.opAttrs {
+				for _, dt := range s.dt {
+					for _, en := range s.expectedN {
+						c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, dt: dt, expectedN: en}
+						for rep := 0; rep < r.g.repeats; rep++ {
+							idx := r.stats.Tests
+							r.stats.Tests++
+							repro := r.reproGraph(c)
+							res := r.doGraph(idx, repro, c, data)
+							if res.perf != nil {
+								res.perf.Prb = repro
+							}
+							r.report(idx, repro, res, s.perfTpl)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loadGraph reads the case and applies the knobs, returning a finalized
+// graph.
+func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
+	g0, err := graph.ReadJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	shapes, _ := ParseInShapes(c.inShapes)
+	attrs, _ := ParseOpAttrs(c.opAttrs)
+	dto, _ := ParseDT(c.dt)
+	produced := map[uint64]bool{}
+	for _, op := range g0.Ops() {
+		for _, t := range op.Outputs {
+			produced[t.ID] = true
+		}
+	}
+	// Input tensors after --in-shapes and --mb.
+	inputs := map[uint64]graph.LogicalTensor{}
+	var mbDim int64 = -1
+	for _, op := range g0.Ops() {
+		for _, t := range op.Inputs {
+			if !produced[t.ID] {
+				if _, ok := inputs[t.ID]; !ok {
+					inputs[t.ID] = t.Clone()
+					if mbDim < 0 && len(t.Dims) > 0 {
+						mbDim = t.Dims[0]
+					}
+				}
+			}
+		}
+	}
+	for _, o := range shapes {
+		t, ok := inputs[o.ID]
+		if !ok {
+			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d is not an input of the graph", o.ID)
+		}
+		dims := t.Dims
+		if !o.KeepDims {
+			dims = o.Dims
+		}
+		strides := graph.DenseStrides(dims)
+		if o.Tag != "" {
+			l, err := ResolveTag(o.Tag, len(dims))
+			if err != nil {
+				return nil, err
+			}
+			if l.Any {
+				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", o.ID)
+			}
+			strides = l.Strides(dims)
+		} else if o.Strides != nil {
+			if len(o.Strides) != len(dims) {
+				return nil, graph.Errorf(graph.InvalidShape, "--in-shapes: tensor %d: %d strides for rank %d", o.ID, len(o.Strides), len(dims))
+			}
+			strides = o.Strides
+		}
+		inputs[o.ID] = graph.NewLogicalTensorStrided(o.ID, t.DataType, dims, strides).WithProperty(t.Property)
+	}
+	if c.mb > 0 {
+		for id, t := range inputs {
+			if len(t.Dims) > 0 && t.Dims[0] == mbDim {
+				d := append([]int64(nil), t.Dims...)
+				d[0] = c.mb
+				inputs[id] = graph.NewLogicalTensor(id, t.DataType, d).WithProperty(t.Property)
+			}
+		}
+	}
+	retype := func(t graph.LogicalTensor) graph.LogicalTensor {
+		if dt, ok := dto.PerID[t.ID]; ok {
+			t.DataType = dt
+		} else if dto.All != dtypes.Undef && t.DataType.IsFloat() {
+			t.DataType = dto.All
+		}
+		return t
+	}
+	for id := range dto.PerID {
+		if _, ok := inputs[id]; !ok && !produced[id] {
+			return nil, graph.Errorf(graph.InvalidArguments, "--dt: tensor %d is not in the graph", id)
+		}
+	}
+	g := graph.New()
+	g.FPMath = g0.FPMath
+	seenOps := map[uint64]bool{}
+	for _, op0 := range g0.Ops() {
+		op := op0.Clone()
+		for i, t := range op.Inputs {
+			if in, ok := inputs[t.ID]; ok {
+				op.Inputs[i] = retype(in.Clone())
+			} else {
+				op.Inputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+			}
+		}
+		for i, t := range op.Outputs {
+			op.Outputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+		}
+		for _, a := range attrs {
+			if a.OpID != op.ID {
+				continue
+			}
+			seenOps[op.ID] = true
+			t, ok := knownAttrTypes[a.Name]
+			if cur, has := op.Attr(a.Name); has {
+				t, ok = cur.Type, true
+			}
+			if !ok {
+				return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs: %s has no attribute %q to override", op, a.Name)
+			}
+			v, err := typedAttr(t, a.Value)
+			if err != nil {
+				return nil, err
+			}
+			op.SetAttr(a.Name, v)
+		}
+		if err := g.AddOp(op); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range attrs {
+		if !seenOps[a.OpID] {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs: op %d is not in the graph", a.OpID)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result {
+	if idx < r.g.start {
+		return result{state: "SKIPPED", reason: "before --start", quiet: true}
+	}
+	if r.gr.match != nil && !r.gr.match.MatchString(repro) {
+		return result{state: "SKIPPED", reason: "--match", quiet: true}
+	}
+	if r.g.mode.List {
+		return result{state: "LISTED"}
+	}
+	g, err := loadGraph(c, data)
+	if err != nil {
+		return result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	parts, err := partition.Get(g, partition.Fusion)
+	if err != nil {
+		return result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	// Unsupported ops split a graph into more partitions than benchdnn
+	// expects from oneDNN: that is UNIMPLEMENTED, not a wrong count.
+	for _, p := range parts {
+		if !p.IsSupported() {
+			return result{state: "UNIMPLEMENTED", reason: p.Reason()}
+		}
+	}
+	if c.expectedN != 0 && len(parts) != c.expectedN {
+		return result{state: "FAILED", reason: fmt.Sprintf("expected %d partitions, got %d", c.expectedN, len(parts))}
+	}
+	var res result
+	var perf *PerfData
+	for pi, p := range parts {
+		gp, fail := r.buildGraphPartition(g, p)
+		if fail != nil {
+			return *fail
+		}
+		res.impl = gp.cp.Impl()
+		if why := r.implFilter(res.impl, r.gr.impl, r.gr.skip); why != "" {
+			return result{state: "SKIPPED", reason: why, impl: res.impl}
+		}
+		if r.g.mode.Init {
+			continue
+		}
+		exec := func(out buffer) error { return r.execute(gp.b, out) }
+		if r.g.mode.Bitwise {
+			if fail := r.bitwise(gp.b, redCase{sdt: gp.sdt}, exec); fail != nil {
+				fail.impl = res.impl
+				return *fail
+			}
+		}
+		if r.g.mode.Exec {
+			fillInputs(gp.b, gp.sdt, fillRandom, uint64(idx))
+			if err := exec(gp.b.outs[0]); err != nil {
+				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
+			}
+		}
+		if r.g.mode.Corr {
+			for _, mode := range []fillMode{fillExact, fillRandom} {
+				if fail := r.checkOnce(gp.b, redCase{sdt: gp.sdt, ddt: gp.ddt}, mode, uint64(idx)+1, exec); fail != nil {
+					fail.impl = res.impl
+					fail.reason = fmt.Sprintf("partition %d: %s", pi, fail.reason)
+					return *fail
+				}
+			}
+		}
+		if r.g.mode.Perf && len(parts) == 1 {
+			if !r.g.mode.Corr {
+				fillInputs(gp.b, gp.sdt, fillRandom, uint64(idx)+1)
+			}
+			t, err := measure(func() error { return exec(gp.b.outs[0]) }, r.g.maxMs, r.g.fixTimes)
+			if err != nil {
+				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
+			}
+			prb := Problem{Src: gp.b.srcLT.Dims, Dst: graph.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
+			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: "mean", stag: "-", dtag: "-"}, idx, res.impl, t)
+			perf.Driver, perf.DT, perf.Desc = "graph", c.dt, c.caseArg
+		}
+	}
+	switch {
+	case r.g.mode.Init:
+		res.state = "INITIALIZED"
+	case r.g.mode.Exec:
+		res.state = "EXECUTED"
+	default:
+		res.state = "PASSED"
+	}
+	res.perf = perf
+	return res
+}
+
+// graphPartition is a supported partition of a case, compiled, with its
+// buffers and reference chain.
+type graphPartition struct {
+	b        *built
+	cp       *partition.CompiledPartition
+	sdt, ddt dtypes.DataType
+}
+
+// buildGraphPartition compiles a supported ReduceMean partition with the
+// graph's concrete input shapes and prepares buffers and the reference.
+func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*graphPartition, *result) {
+	fail := func(err error) (*graphPartition, *result) {
+		return nil, &result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	ops := p.Ops()
+	if len(ops) == 0 || ops[0].Kind != graph.ReduceMean {
+		return nil, &result{state: "UNIMPLEMENTED", reason: "gdnnbench checks partitions that start with ReduceMean"}
+	}
+	mean := ops[0]
+	axes, fromAttr, err := graph.ReduceAxesAttr(mean)
+	if err != nil {
+		return fail(err)
+	}
+	if !fromAttr {
+		return nil, &result{state: "UNIMPLEMENTED", reason: "axes given as an input tensor: gdnnbench cannot choose their values"}
+	}
+	var ins []graph.LogicalTensor
+	for _, t := range p.Inputs() {
+		ct, ok := g.Tensor(t.ID)
+		if !ok {
+			return fail(graph.Errorf(graph.InvalidGraph, "partition input %d is not in the graph", t.ID))
+		}
+		ins = append(ins, ct)
+	}
+	outs := p.Outputs()
+	if len(outs) != 1 {
+		return fail(graph.Errorf(graph.Unimplemented, "partition has %d outputs, gdnnbench checks one", len(outs)))
+	}
+	outAny := graph.NewLogicalTensorAny(outs[0].ID, outs[0].DataType, nil)
+	t0 := time.Now()
+	cp, err := p.Compile(ins, []graph.LogicalTensor{outAny})
+	ctime := float64(time.Since(t0)) / float64(time.Millisecond)
+	if err != nil {
+		return fail(err)
+	}
+	srcLT, ok := g.Tensor(mean.Inputs[0].ID)
+	if !ok {
+		return fail(graph.Errorf(graph.InvalidGraph, "ReduceMean src %d is not in the graph", mean.Inputs[0].ID))
+	}
+	reduced, err := graph.NormalizeAxes(mean, axes, len(srcLT.Dims))
+	if err != nil {
+		return fail(err)
+	}
+	b := &built{cp: cp, srcLT: srcLT, reduced: reduced, ctimeMs: ctime}
+	if b.outLT, err = cp.QueryLogicalTensor(outs[0].ID); err != nil {
+		return fail(err)
+	}
+	keep, _ := mean.Bool("keep_dims")
+	meanDims := graph.ReduceDims(srcLT.Dims, reduced, keep)
+	if !sameDims(meanDims, b.outLT.Dims) {
+		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops broadcast the mean from %v to %v; gdnnbench's reference covers same-shape chains",
+			meanDims, b.outLT.Dims)}
+	}
+	chainVal := mean.Outputs[0].ID
+	inputIdx := map[uint64]graph.LogicalTensor{}
+	for _, t := range ins {
+		inputIdx[t.ID] = t
+	}
+	for _, op := range ops[1:] {
+		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
+		if err != nil {
+			return fail(err)
+		}
+		if operand != nil {
+			lt, ok := inputIdx[operand.ID]
+			if !ok {
+				return fail(graph.Errorf(graph.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
+			}
+			span, err := spanOf(lt.Dims, lt.Strides)
+			if err != nil {
+				return fail(err)
+			}
+			buf, err := newBuffer(lt.DataType, span)
+			if err != nil {
+				return fail(err)
+			}
+			rp.operand, rp.view = buf, alignedView(lt.Dims, lt.Strides, b.outLT.Dims)
+			b.opLTs = append(b.opLTs, lt)
+			b.operands = append(b.operands, buf)
+		}
+		if rp.g.elt == "log" || rp.g.elt == "sqrt" {
+			b.posOnly = true
+		}
+		b.chain = append(b.chain, rp)
+		chainVal = op.Outputs[0].ID
+	}
+	// The partition's input ports beyond src and operands (e.g. none today)
+	// must all be accounted for.
+	if len(ins) != 1+len(b.opLTs) {
+		return fail(graph.Errorf(graph.Unimplemented, "partition has %d inputs; gdnnbench feeds src and binary operands only", len(ins)))
+	}
+	span, err := spanOf(srcLT.Dims, srcLT.Strides)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkMemory(ioBytes(b, span, srcLT.DataType.Size())); err != nil {
+		return fail(err)
+	}
+	if b.src, err = newBuffer(srcLT.DataType, span); err != nil {
+		return fail(err)
+	}
+	ospan, err := spanOf(b.outLT.Dims, b.outLT.Strides)
+	if err != nil {
+		return fail(err)
+	}
+	for i := 0; i < 2; i++ {
+		if b.outs[i], err = newBuffer(b.outLT.DataType, ospan); err != nil {
+			return fail(err)
+		}
+	}
+	return &graphPartition{b: b, cp: cp, sdt: srcLT.DataType, ddt: b.outLT.DataType}, nil
+}
+
+// alignedView returns an operand's strides over the dst dims with numpy
+// right alignment, 0 where the operand broadcasts.
+func alignedView(opDims, opStrides, dst []int64) []int64 {
+	v := make([]int64, len(dst))
+	off := len(dst) - len(opDims)
+	for d := range dst {
+		od := d - off
+		if od >= 0 && opDims[od] != 1 {
+			v[d] = opStrides[od]
+		}
+	}
+	return v
+}
+
+// refOpOf maps a fused graph op to its reference post-op. chainVal is the
+// id of the tensor carrying the mean chain; a binary op returns its other
+// input as operand.
+func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.LogicalTensor, error) {
+	f := func(name string) float64 {
+		v, _ := op.Float(name)
+		return float64(v)
+	}
+	rp := refPostOp{}
+	elt := map[graph.OpKind]string{graph.Abs: "abs", graph.Clamp: "clip", graph.Elu: "elu", graph.Exp: "exp",
+		graph.HardSigmoid: "hardsigmoid", graph.HardSwish: "hardswish", graph.LeakyReLU: "relu", graph.Log: "log",
+		graph.Mish: "mish", graph.Sigmoid: "logistic", graph.SoftPlus: "soft_relu", graph.ReLU: "relu",
+		graph.Round: "round", graph.Sqrt: "sqrt", graph.Square: "square", graph.Tanh: "tanh"}
+	bin := map[graph.OpKind]string{graph.Add: "add", graph.Multiply: "mul", graph.Maximum: "max",
+		graph.Minimum: "min", graph.Divide: "div", graph.Subtract: "sub"}
+	if name, ok := bin[op.Kind]; ok {
+		rp.g.bin = name
+		other := op.Inputs[1]
+		if op.Inputs[0].ID != chainVal {
+			other, rp.swapped = op.Inputs[0], true
+		}
+		return rp, &other, nil
+	}
+	if op.Kind == graph.GELU {
+		mode, _ := op.Str("mode")
+		if mode != "gelu_erf" && mode != "gelu_tanh" {
+			return rp, nil, graph.Errorf(graph.Unimplemented, "%s: GELU mode %q", op, mode)
+		}
+		rp.g.elt = mode
+		return rp, nil, nil
+	}
+	name, ok := elt[op.Kind]
+	if !ok {
+		return rp, nil, graph.Errorf(graph.Unimplemented, "%s: gdnnbench has no reference for %s", op, op.Kind)
+	}
+	rp.g.elt = name
+	switch op.Kind {
+	case graph.Clamp:
+		rp.g.alpha, rp.g.beta = f("min"), f("max")
+	case graph.Elu, graph.LeakyReLU:
+		rp.g.alpha = f("alpha")
+	case graph.HardSigmoid:
+		rp.g.alpha, rp.g.beta = f("alpha"), f("beta")
+	case graph.HardSwish:
+		rp.g.alpha, rp.g.beta = 1.0/6, 0.5
+	case graph.SoftPlus:
+		rp.g.alpha = f("beta")
+		if rp.g.alpha == 0 || math.IsNaN(rp.g.alpha) {
+			return rp, nil, graph.Errorf(graph.InvalidArguments, "%s: SoftPlus beta %v", op, rp.g.alpha)
+		}
+	}
+	return rp, nil, nil
+}

@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// ShapeOverride is one --in-shapes entry: new dims and/or strides for a
+// graph input tensor.
+type ShapeOverride struct {
+	ID       uint64
+	Dims     []int64 // nil: keep the shape (only strides change); empty non-nil: rank 0 ("-")
+	KeepDims bool
+	Tag      string  // strides by tag, or
+	Strides  []int64 // explicit strides (nil when not given)
+}
+
+// ParseInShapes parses benchdnn's --in-shapes value
+// ID:SHAPE[*STRIDES][+ID:SHAPE[*STRIDES]...], where SHAPE is AxBxC, "-"
+// for rank 0, or empty (keep the shape), and STRIDES is a tag such as
+// "acdb" or explicit AxBxC strides.
+func ParseInShapes(s string) ([]ShapeOverride, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []ShapeOverride
+	for _, e := range strings.Split(s, "+") {
+		idStr, rest, ok := strings.Cut(e, ":")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		if !ok || err != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q wants ID:SHAPE[*STRIDES]", s, e)
+		}
+		o := ShapeOverride{ID: id}
+		shape, strides, hasStrides := strings.Cut(rest, "*")
+		switch shape {
+		case "":
+			o.KeepDims = true
+		case "-":
+			o.Dims = []int64{}
+		default:
+			if o.Dims, err = parseXList(shape); err != nil {
+				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: shape %q: %v", s, shape, err)
+			}
+		}
+		if hasStrides {
+			if strides == "" {
+				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q has '*' but no strides", s, e)
+			}
+			if strides[0] >= '0' && strides[0] <= '9' {
+				if o.Strides, err = parseXList(strides); err != nil {
+					return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: strides %q: %v", s, strides, err)
+				}
+			} else {
+				o.Tag = strides
+			}
+		} else if o.KeepDims {
+			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q changes nothing", s, e)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// parseXList parses "AxBxC" non-negative integers.
+func parseXList(s string) ([]int64, error) {
+	f := strings.Split(s, "x")
+	if len(f) > graph.MaxRank {
+		return nil, graph.Errorf(graph.InvalidShape, "rank %d exceeds %d", len(f), graph.MaxRank)
+	}
+	out := make([]int64, len(f))
+	for i, v := range f {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, graph.Errorf(graph.InvalidArguments, "element %d is %q, want a non-negative integer", i, v)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// AttrOverride is one attribute of an --op-attrs entry.
+type AttrOverride struct {
+	OpID        uint64
+	Name, Value string
+}
+
+// ParseOpAttrs parses --op-attrs: ID:NAME:VALUE[*NAME:VALUE...][+ID:...].
+// Values are typed later, by the attribute they replace.
+func ParseOpAttrs(s string) ([]AttrOverride, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []AttrOverride
+	for _, e := range strings.Split(s, "+") {
+		idStr, rest, ok := strings.Cut(e, ":")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		if !ok || err != nil || rest == "" {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: entry %q wants ID:NAME:VALUE[*NAME:VALUE]", s, e)
+		}
+		for _, kv := range strings.Split(rest, "*") {
+			name, val, ok := strings.Cut(kv, ":")
+			if !ok || name == "" || val == "" {
+				return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: %q wants NAME:VALUE", s, kv)
+			}
+			out = append(out, AttrOverride{OpID: id, Name: name, Value: val})
+		}
+	}
+	return out, nil
+}
+
+// knownAttrTypes types attributes an op does not carry yet.
+var knownAttrTypes = map[string]graph.AttrType{
+	"axes": graph.AttrS64s, "keep_dims": graph.AttrBool, "alpha": graph.AttrF32, "beta": graph.AttrF32,
+	"min": graph.AttrF32, "max": graph.AttrF32, "auto_broadcast": graph.AttrString, "mode": graph.AttrString,
+}
+
+// typedAttr converts an --op-attrs value to the attribute type t.
+func typedAttr(t graph.AttrType, v string) (any, error) {
+	bad := func() (any, error) {
+		return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs value %q is not a %s", v, t)
+	}
+	switch t {
+	case graph.AttrS64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return bad()
+		}
+		return n, nil
+	case graph.AttrS64s:
+		var out []int64
+		for _, f := range strings.Split(v, "x") {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return bad()
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	case graph.AttrF32:
+		f, err := strconv.ParseFloat(v, 32)
+		if err != nil {
+			return bad()
+		}
+		return float32(f), nil
+	case graph.AttrF32s:
+		var out []float32
+		for _, s := range strings.Split(v, "x") {
+			f, err := strconv.ParseFloat(s, 32)
+			if err != nil {
+				return bad()
+			}
+			out = append(out, float32(f))
+		}
+		return out, nil
+	case graph.AttrBool:
+		switch strings.ToLower(v) {
+		case "1", "true":
+			return true, nil
+		case "0", "false":
+			return false, nil
+		}
+		return bad()
+	}
+	return v, nil
+}
+
+// DTOverride is the parsed --dt value: either one type for every float
+// tensor (All), or per tensor id.
+type DTOverride struct {
+	All   dtypes.DataType
+	PerID map[uint64]dtypes.DataType
+}
+
+// ParseDT parses --dt: "" or "undef" (no change), a type (f32, bf16, f16)
+// for every float tensor, or ID:DT[+ID:DT...].
+func ParseDT(s string) (DTOverride, error) {
+	var o DTOverride
+	if s == "" || s == "undef" {
+		return o, nil
+	}
+	if !strings.Contains(s, ":") {
+		dt, err := dtypes.Parse(s)
+		if err != nil || !dt.IsFloat() {
+			return o, graph.Errorf(graph.InvalidArguments, "--dt %q: want undef, f32, bf16 or f16", s)
+		}
+		o.All = dt
+		return o, nil
+	}
+	o.PerID = map[uint64]dtypes.DataType{}
+	for _, e := range strings.Split(s, "+") {
+		idStr, dtStr, _ := strings.Cut(e, ":")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		dt, derr := dtypes.Parse(dtStr)
+		if err != nil || derr != nil || !dt.Valid() {
+			return o, graph.Errorf(graph.InvalidArguments, "--dt %q: entry %q wants ID:DT", s, e)
+		}
+		o.PerID[id] = dt
+	}
+	return o, nil
+}

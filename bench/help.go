@@ -1,0 +1,126 @@
+package bench
+
+// HelpText is printed by --help: every option gdnnbench knows.
+const HelpText = `Usage: gdnnbench [global options] --reduction [reduction options] PROBLEM ...
+       gdnnbench [global options] --graph [graph options] --case=FILE.json ...
+       gdnnbench                  (no arguments: the built-in default batch, with a table)
+
+gdnnbench is a benchdnn-compatible driver for gdnn: it reads oneDNN's benchdnn
+batch files and options unchanged, runs each problem through gdnn's
+partition/compile/execute, checks results against a float64 reference and
+measures performance. Options apply to the problems that follow them; a list
+value (A,B,C) runs every combination; an empty value (--sdt=) restores the
+default.
+
+Global options (kept by --reset):
+  --mode=MODE             C correctness (default), P performance, CP both, L list,
+                          I initialize (compile only), R run without checking,
+                          B bitwise (two runs must agree bit for bit),
+                          F fast performance (P with --max-ms-per-prb=10; not for --graph).
+  --max-ms-per-prb=MS     time budget per problem in P mode (default 3000, clamped to [10, 60000]).
+  --fix-times-per-prb=N   time exactly N executes instead (0: use the time budget).
+  --max-isa=ISA           cap gdnn's JIT: avx512, avx2, neon or none (interpreter), like
+                          GDNN_MAX_CPU_ISA; applies to every problem after it.
+  --threads=N             (gdnn) threads gdnn's kernels use (0: GOMAXPROCS, the default);
+                          results are bit-identical for any count.
+  --impl=S1,S2 / --skip-impl=S1,S2
+                          (driver options) run only problems whose implementation name
+                          (jit:avx512, jit:avx2, jit:neon, interp) contains one of the
+                          strings / skip those that do; others are SKIPPED.
+  --global-impl=... / --global-skip-impl=...
+                          the same, overriding every --impl/--skip-impl.
+  --match=REGEX           (driver option) run only problems whose repro line matches.
+  --start=N               skip the first N problems.
+  --repeats-per-prb=N     run each problem N times.
+  --verbose=N, -vN        1: per-check error figures and skipped problems.
+  --canonical=BOOL        print every option in repro lines, defaults included.
+  --engine=cpu            the only engine.
+  --allow-enum-tags-only=BOOL
+                          accepted for compatibility; gdnn takes any valid tag.
+  --table                 (gdnn) print a table of every problem at the end.
+  --bw-probe=go|lib       (gdnn) read-bandwidth probe behind %bwpct%: "go" (default)
+                          times a scalar Go read loop over a buffer of the src size
+                          (power-of-two buckets, cached per run); "lib" times gdnn's own
+                          contiguous f32 reduction over that buffer.
+  --case-dir=DIR          (gdnn) folder searched first for --case files.
+  --batch=FILE            read options and problems from FILE: whitespace-separated
+                          tokens, '#' starts a comment; nested --batch paths resolve
+                          against the including file's folder, then the current one.
+  --reset                 restore the driver options to their defaults (the perf
+                          template is kept, as in benchdnn).
+  --help                  this text.
+
+Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4:2x1x3x1
+(each dst dim equals the src dim or is 1 where the dim is reduced):
+  --sdt=DT, --ddt=DT      src/dst data types (default f32). gdnn computes f32, bf16, f16
+                          (dst = src type or f32); s8, u8, s32 are UNIMPLEMENTED.
+  --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any
+                          (default dst: gdnn chooses), permutations such as acdb or bac,
+                          and named tags (nchw, nhwc, ...). Blocked tags (aBx16b,
+                          ABx16a16b, ...) are valid but UNIMPLEMENTED.
+  --alg=ALG               mean (gdnn's default; benchdnn's is sum). sum, mul, max, min,
+                          amax and norm_lp_* are UNIMPLEMENTED.
+  --p=F, --eps=F          algorithm parameters (recorded; mean does not use them).
+  --attr-post-ops=PO[+PO...]
+                          fused post-ops in benchdnn syntax. Eltwise KIND[:ALPHA[:BETA]]:
+                          abs, clip:MIN:MAX (clip_v2 too), elu:ALPHA, exp, gelu_erf,
+                          gelu_tanh, hardsigmoid:ALPHA:BETA, hardswish (alpha 1/6, beta 1/2
+                          only), log, logistic, mish, relu[:ALPHA] (leaky when ALPHA != 0),
+                          round, soft_relu[:ALPHA] (0 = 1), sqrt, square, tanh.
+                          Binary KIND:DT[:POLICY[:TAG]]: add, mul, max, min, div, sub with
+                          DT f32/bf16/f16 and POLICY common (scalar, default), per_oc /
+                          per_dim_1 (channel), per_dim_0/01/2/3, per_tensor (full) or a
+                          numeric dim mask. sum, linear, pow, swish, prelu, dw, *_dst and
+                          comparisons parse but are UNIMPLEMENTED.
+  --perf-template=def|csv|CUSTOM
+                          perf line format (P mode), see below.
+
+Graph driver (--graph):
+  --case=FILE.json        run a oneDNN graph JSON case with the current knobs. Relative
+                          paths are searched in --case-dir, then $GDNN_GRAPH_CASE_DIR,
+                          then the including batch file's folder and each of its parents
+                          (benchdnn's graph inputs name cases relative to inputs/graph),
+                          then the current directory.
+  --in-shapes=ID:SHAPE[*STRIDES][+...]
+                          new shape (AxB..., "-" for rank 0, empty to keep) and strides
+                          (a tag such as acdb, or AxB... elements) of input tensor ID.
+  --op-attrs=ID:NAME:VALUE[*NAME:VALUE][+...]
+                          override attributes of op ID (axes:2x3, keep_dims:0, alpha:0.5).
+  --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors.
+  --mb=N                  override dim 0 of the inputs (0: keep).
+  --expected-n-partitions=N
+                          fail unless the graph gives N partitions (default 1; 0: no check).
+  --match, --impl, --skip-impl, --perf-template as for --reduction.
+  Partitions that gdnn does not support (ReduceSum, ReduceL1, ...) are UNIMPLEMENTED.
+
+Correctness (C): every problem runs twice. First with an exact fill: small
+integers scaled by a power of two, bounded so that every partial sum of each
+output is exact in f32 in any summation order; then the only roundings are
+the f32 division by N, the post-ops and the conversion to the dst type, so
+the result must match a float64 reference (modelling those f32 steps) within
+2^-23 (f32), 2^-10 (f16) or 2^-7 (bf16) relative, or 4e-6 (and absolute
+below 1) after approximated post-ops (exp, tanh, gelu, ...). Then with a
+random fill (uniform in [-1, 1)), checked against a derived bound: f32
+summation error gamma(L)*sum|x|/N with L = min(N, 4096) + N/4096 + 16 (blocked
+accumulation), plus one rounding for the division, propagated through the
+post-ops, plus the dst rounding and the threshold above.
+
+Performance (P): one warm-up execute, then timed executes until
+--max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;
+executes shorter than 20 us are timed in back-to-back groups. Times are per
+execute in ms; bytes are src + operands (in) and dst (out).
+
+Perf template tokens (--perf-template):
+` + TemplateTokens + `
+  def = ` + TemplateDef + `
+  csv = ` + TemplateCSV + `
+  csv (graph) = ` + TemplateGraphCSV + `
+
+Output: one "N:STATE [(reason)] __REPRO: <repro line>" per problem (STATE is
+PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...), perf
+lines in P mode, then benchdnn's summary
+"tests:N passed:P skipped:S mistrusted:0 unimplemented:U invalid_arguments:I failed:F listed:L".
+Exit status: 0 all passed (or honestly skipped/unimplemented), 1 a problem
+failed or was rejected as invalid, 2 malformed input (with file:line:column for
+batch files) or an internal error.
+`

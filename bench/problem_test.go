@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+func TestParseProblem(t *testing.T) {
+	ok := []struct {
+		in       string
+		src, dst []int64
+		name     string
+	}{
+		{"2x16x3x4:2x1x3x1", []int64{2, 16, 3, 4}, []int64{2, 1, 3, 1}, ""},
+		{"127:1", []int64{127}, []int64{1}, ""},
+		{"8x16:8x16", []int64{8, 16}, []int64{8, 16}, ""},
+		{"1x64x7x7:1x64x1x1_n\"gap\"", []int64{1, 64, 7, 7}, []int64{1, 64, 1, 1}, "\"gap\""},
+		{"4x4:1x4nfoo", []int64{4, 4}, []int64{1, 4}, "foo"},
+		{"0x5:0x1", []int64{0, 5}, []int64{0, 1}, ""},
+		{"0x5:1x5", []int64{0, 5}, []int64{1, 5}, ""},
+	}
+	for _, c := range ok {
+		p, err := ParseProblem(c.in)
+		if err != nil {
+			t.Errorf("ParseProblem(%q): %v", c.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(p.Src, c.src) || !reflect.DeepEqual(p.Dst, c.dst) || p.Name != c.name {
+			t.Errorf("ParseProblem(%q) = %v %v %q, want %v %v %q", c.in, p.Src, p.Dst, p.Name, c.src, c.dst, c.name)
+		}
+	}
+	bad := []struct{ in, want string }{
+		{"", "start with an integer"},
+		{"x2:1", "start with an integer"},
+		{"2x3", "want 2"},
+		{"2x3:2x1:1", "want 2"},
+		{"2x3:2x2", "dst dim 1 is 2"},
+		{"2x3:2", "rank 2 but dst has rank 1"},
+		{"2xx3:2x1x3", "src dim 1"},
+		{"2x-3:2x1", "src dim 1"},
+		{"2x3:2x+1", "dst dim 1"},
+		{"1x1x1x1x1x1x1x1x1x1x1x1x1:1x1x1x1x1x1x1x1x1x1x1x1x1", "rank 13"},
+		{"99999999999x99999999999:1x1", "more than"},
+		{"2x3:", "dst dims are empty"},
+	}
+	for _, c := range bad {
+		_, err := ParseProblem(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseProblem(%q) error %v, want one containing %q", c.in, err, c.want)
+		}
+		var ge *graph.Error
+		if err != nil && !errors.As(err, &ge) {
+			t.Errorf("ParseProblem(%q) error %T is not a *graph.Error", c.in, err)
+		}
+	}
+}
+
+func TestProblemAxesAndString(t *testing.T) {
+	p, err := ParseProblem("2x16x3x4:2x1x3x1_nx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Axes(); !reflect.DeepEqual(got, []int64{1, 3}) {
+		t.Errorf("Axes = %v, want [1 3]", got)
+	}
+	if s := p.String(); s != "2x16x3x4:2x1x3x1_nx" {
+		t.Errorf("String = %q", s)
+	}
+	// A size-1 src dim with dst 1 is not reduced (nothing to reduce).
+	q, _ := ParseProblem("1x5:1x1")
+	if got := q.Axes(); !reflect.DeepEqual(got, []int64{1}) {
+		t.Errorf("Axes of 1x5:1x1 = %v, want [1]", got)
+	}
+}

@@ -1,0 +1,514 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// redCase is one fully specified reduction problem.
+type redCase struct {
+	prb        Problem
+	sdt, ddt   dtypes.DataType
+	stag, dtag string
+	alg        string
+	p, eps     float32
+	postOps    string
+}
+
+// runReductionDesc parses a descriptor and runs it for every combination
+// of the current knobs (benchdnn's order of nested loops).
+func (r *runner) runReductionDesc(a Arg) error {
+	prb, err := ParseProblem(a.Text)
+	if err != nil {
+		return wrapInput(a, err)
+	}
+	s := r.red
+	for _, sdt := range s.sdt {
+		for _, ddt := range s.ddt {
+			for _, stag := range s.stag {
+				for _, dtag := range s.dtag {
+					for _, po := range s.postOps {
+						for _, alg := range s.alg {
+							for _, p := range s.p {
+								for _, eps := range s.eps {
+									c := redCase{prb: prb, sdt: sdt, ddt: ddt, stag: stag, dtag: dtag, alg: alg, p: p, eps: eps, postOps: po}
+									for rep := 0; rep < r.g.repeats; rep++ {
+										r.runReduction(c)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// repro is the command line that reproduces c.
+func (r *runner) reproRed(c redCase) string {
+	var b strings.Builder
+	b.WriteString(r.globalRepro())
+	b.WriteString("--reduction ")
+	def := defaultRed("")
+	fmt.Fprintf(&b, "--sdt=%s --ddt=%s ", c.sdt, c.ddt)
+	if r.g.canonical || c.stag != def.stag[0] {
+		fmt.Fprintf(&b, "--stag=%s ", c.stag)
+	}
+	if r.g.canonical || c.dtag != def.dtag[0] {
+		fmt.Fprintf(&b, "--dtag=%s ", c.dtag)
+	}
+	fmt.Fprintf(&b, "--alg=%s ", c.alg)
+	if r.g.canonical || c.p != def.p[0] {
+		fmt.Fprintf(&b, "--p=%s ", fmtFloat(c.p))
+	}
+	if r.g.canonical || c.eps != def.eps[0] {
+		fmt.Fprintf(&b, "--eps=%s ", fmtFloat(c.eps))
+	}
+	if c.postOps != "" {
+		ops, _ := ParsePostOps(c.postOps)
+		fmt.Fprintf(&b, "--attr-post-ops=%s ", FormatPostOps(ops))
+	}
+	if len(r.red.impl) > 0 {
+		fmt.Fprintf(&b, "--impl=%s ", strings.Join(r.red.impl, ","))
+	}
+	if len(r.red.skip) > 0 {
+		fmt.Fprintf(&b, "--skip-impl=%s ", strings.Join(r.red.skip, ","))
+	}
+	b.WriteString(c.prb.String())
+	return b.String()
+}
+
+func (r *runner) runReduction(c redCase) {
+	idx := r.stats.Tests
+	r.stats.Tests++
+	repro := r.reproRed(c)
+	res := r.doReduction(idx, repro, c)
+	if res.perf != nil {
+		res.perf.Prb = repro
+	}
+	r.report(idx, repro, res, r.red.perfTpl)
+	if r.g.table && !res.quiet {
+		r.rows = append(r.rows, tableRowOf(c, res))
+	}
+}
+
+// built is a reduction problem turned into a compiled partition with its
+// buffers.
+type built struct {
+	cp       *partition.CompiledPartition
+	srcLT    graph.LogicalTensor
+	src      buffer
+	opLTs    []graph.LogicalTensor
+	operands []buffer
+	outLT    graph.LogicalTensor
+	outs     [2]buffer // the second one for bitwise mode
+	chain    []refPostOp
+	reduced  []bool
+	ctimeMs  float64
+	posOnly  bool
+}
+
+func (r *runner) doReduction(idx int, repro string, c redCase) result {
+	if idx < r.g.start {
+		return result{state: "SKIPPED", reason: "before --start", quiet: true}
+	}
+	if r.red.match != nil && !r.red.match.MatchString(repro) {
+		return result{state: "SKIPPED", reason: "--match", quiet: true}
+	}
+	if r.g.mode.List {
+		return result{state: "LISTED"}
+	}
+	if c.alg != "mean" {
+		return result{state: "UNIMPLEMENTED", reason: "gdnn implements --alg=mean only, not " + c.alg}
+	}
+	b, res := r.build(c)
+	if res.state != "" {
+		return res
+	}
+	res.impl = b.cp.Impl()
+	if why := r.implFilter(res.impl, r.red.impl, r.red.skip); why != "" {
+		return result{state: "SKIPPED", reason: why, impl: res.impl}
+	}
+	if r.g.mode.Init {
+		return result{state: "INITIALIZED", impl: res.impl}
+	}
+	exec := func(out buffer) error { return r.execute(b, out) }
+	switch {
+	case r.g.mode.Bitwise:
+		if fail := r.bitwise(b, c, exec); fail != nil {
+			fail.impl = res.impl
+			return *fail
+		}
+	case r.g.mode.Exec:
+		fillInputs(b, c.sdt, fillRandom, uint64(idx))
+		if err := exec(b.outs[0]); err != nil {
+			return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
+		}
+		res.state = "EXECUTED"
+	}
+	if r.g.mode.Corr {
+		for _, mode := range []fillMode{fillExact, fillRandom} {
+			if fail := r.checkOnce(b, c, mode, uint64(idx)+1, exec); fail != nil {
+				fail.impl = res.impl
+				return *fail
+			}
+		}
+	}
+	if r.g.mode.Perf {
+		if !r.g.mode.Corr {
+			fillInputs(b, c.sdt, fillRandom, uint64(idx)+1)
+		}
+		t, err := measure(func() error { return exec(b.outs[0]) }, r.g.maxMs, r.g.fixTimes)
+		if err != nil {
+			return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
+		}
+		res.perf = r.perfData(b, c, idx, res.impl, t)
+	}
+	if res.state == "" {
+		res.state = "PASSED"
+	}
+	return res
+}
+
+// build resolves layouts and post-ops, builds the graph, partitions it,
+// compiles the one partition and allocates the buffers. A non-empty
+// result state means the problem stops there.
+func (r *runner) build(c redCase) (*built, result) {
+	b := &built{reduced: c.prb.Reduced()}
+	rank := len(c.prb.Src)
+	fail := func(err error) (*built, result) { return nil, result{state: stateOf(err), reason: reasonOf(err)} }
+	if !c.sdt.IsFloat() || !c.ddt.IsFloat() {
+		return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("data types %s:%s; gdnn's ReduceMean takes f32, bf16 and f16", c.sdt, c.ddt)}
+	}
+	stag := c.stag
+	if stag == "any" {
+		stag = "abx" // an input needs a layout; any means the plain one
+	}
+	sl, err := ResolveTag(stag, rank)
+	if err != nil {
+		return fail(err)
+	}
+	dl, err := ResolveTag(c.dtag, rank)
+	if err != nil {
+		return fail(err)
+	}
+	ops, err := ParsePostOps(c.postOps)
+	if err != nil {
+		return fail(err)
+	}
+	g := graph.New()
+	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
+	finalLT := func(id uint64) graph.LogicalTensor {
+		if dl.Any {
+			return graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
+		}
+		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dl.Strides(c.prb.Dst))
+	}
+	cur := graph.NewLogicalTensorAny(1, c.ddt, c.prb.Dst)
+	if len(ops) == 0 {
+		cur = finalLT(1)
+	}
+	mean := graph.NewOp(0, graph.ReduceMean, "mean").AddInput(b.srcLT).AddOutput(cur).
+		SetAttr("axes", c.prb.Axes()).SetAttr("keep_dims", true)
+	if err := g.AddOp(mean); err != nil {
+		return fail(err)
+	}
+	for i, po := range ops {
+		gp, err := po.toGraph()
+		if err != nil {
+			return fail(err)
+		}
+		if gp.elt == "log" || gp.elt == "sqrt" {
+			b.posOnly = true
+		}
+		id := uint64(i + 2)
+		out := graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
+		if i == len(ops)-1 {
+			out = finalLT(id)
+		}
+		op := graph.NewOp(uint64(i+1), gp.kind, po.Kind).AddInput(cur)
+		rp := refPostOp{g: gp}
+		if po.IsBinary() {
+			odims := po.operandDims(c.prb.Dst)
+			tag := po.Tag
+			if tag == "any" {
+				tag = "abx"
+			}
+			ol, err := ResolveTag(tag, rank)
+			if err != nil {
+				return fail(err)
+			}
+			lt := graph.NewLogicalTensorStrided(uint64(1000+i), po.BinDT, odims, ol.Strides(odims))
+			span, err := spanOf(odims, lt.Strides)
+			if err != nil {
+				return fail(err)
+			}
+			buf, err := newBuffer(po.BinDT, span)
+			if err != nil {
+				return fail(err)
+			}
+			b.opLTs = append(b.opLTs, lt)
+			b.operands = append(b.operands, buf)
+			rp.operand = buf
+			rp.view = broadcastView(odims, lt.Strides)
+			op.AddInput(lt)
+		}
+		for k, v := range gp.attrs {
+			op.SetAttr(k, v)
+		}
+		op.AddOutput(out)
+		if err := g.AddOp(op); err != nil {
+			return fail(err)
+		}
+		b.chain = append(b.chain, rp)
+		cur = out
+	}
+	if err := g.Finalize(); err != nil {
+		return fail(err)
+	}
+	parts, err := partition.Get(g, partition.Fusion)
+	if err != nil {
+		return fail(err)
+	}
+	if len(parts) != 1 {
+		var why []string
+		for _, p := range parts {
+			why = append(why, p.String())
+		}
+		return nil, result{state: "UNIMPLEMENTED", reason: "not fused into one partition: " + strings.Join(why, "; ")}
+	}
+	if !parts[0].IsSupported() {
+		return nil, result{state: "UNIMPLEMENTED", reason: parts[0].Reason()}
+	}
+	t0 := time.Now()
+	cp, err := parts[0].Compile(append([]graph.LogicalTensor{b.srcLT}, b.opLTs...), []graph.LogicalTensor{finalLT(cur.ID)})
+	b.ctimeMs = float64(time.Since(t0)) / float64(time.Millisecond)
+	if err != nil {
+		return fail(err)
+	}
+	b.cp = cp
+	if b.outLT, err = cp.QueryLogicalTensor(cur.ID); err != nil {
+		return fail(err)
+	}
+	if err := r.allocIO(b, c); err != nil {
+		return fail(err)
+	}
+	return b, result{}
+}
+
+// broadcastView returns an operand's strides with 0 where it broadcasts.
+func broadcastView(dims, strides []int64) []int64 {
+	v := make([]int64, len(dims))
+	for i := range dims {
+		if dims[i] != 1 {
+			v[i] = strides[i]
+		}
+	}
+	return v
+}
+
+func (r *runner) allocIO(b *built, c redCase) error {
+	span, err := spanOf(c.prb.Src, b.srcLT.Strides)
+	if err != nil {
+		return err
+	}
+	if err := checkMemory(ioBytes(b, span, c.sdt.Size())); err != nil {
+		return err
+	}
+	if b.src, err = newBuffer(c.sdt, span); err != nil {
+		return err
+	}
+	if !sameDims(b.outLT.Dims, c.prb.Dst) {
+		return graph.Errorf(graph.RuntimeError, "compiled dst dims %v, want %v", b.outLT.Dims, c.prb.Dst)
+	}
+	ospan, err := spanOf(b.outLT.Dims, b.outLT.Strides)
+	if err != nil {
+		return err
+	}
+	n := 1
+	if r.g.mode.Bitwise {
+		n = 2
+	}
+	for i := 0; i < n; i++ {
+		if b.outs[i], err = newBuffer(b.outLT.DataType, ospan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// execute runs the compiled partition into out.
+func (r *runner) execute(b *built, out buffer) error {
+	ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
+	t, err := partition.NewTensor(b.srcLT, b.src.data())
+	if err != nil {
+		return err
+	}
+	ins = append(ins, t)
+	for i, lt := range b.opLTs {
+		t, err := partition.NewTensor(lt, b.operands[i].data())
+		if err != nil {
+			return err
+		}
+		ins = append(ins, t)
+	}
+	o, err := partition.NewTensor(b.outLT, out.data())
+	if err != nil {
+		return err
+	}
+	return b.cp.Execute(ins, []partition.Tensor{o})
+}
+
+// fillInputs fills src and the binary operands.
+func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
+	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.posOnly, seed)
+	for i, lt := range b.opLTs {
+		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
+	}
+}
+
+// checkOnce fills with mode, executes, and compares with the reference.
+func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec func(buffer) error) *result {
+	fillInputs(b, c.sdt, mode, seed)
+	if err := exec(b.outs[0]); err != nil {
+		return &result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	ref, allow := reductionReference(b, c.ddt, mode)
+	chk := compareOutput(b.outs[0], b.outLT.Dims, b.outLT.Strides, ref, allow)
+	if r.g.verbose >= 1 {
+		fmt.Fprintf(r.out, "[%s fill] outputs:%d max_err/allowed:%.3g\n", fillName(mode), chk.total, chk.worst)
+	}
+	if chk.errors > 0 {
+		res := &result{state: "FAILED", reason: fmt.Sprintf("%s fill: errors:%d total:%d", fillName(mode), chk.errors, chk.total)}
+		res.detail = chk.lines
+		return res
+	}
+	return nil
+}
+
+func fillName(m fillMode) string {
+	if m == fillExact {
+		return "exact"
+	}
+	return "random"
+}
+
+// reductionReference computes the float64 reference of a built reduction
+// for the data currently in its buffers, and the error allowed per output.
+func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
+	sum, sumAbs, n := refSums(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced)
+	ref := make([]float64, len(sum))
+	var errs []float64
+	if mode == fillRandom {
+		errs = make([]float64, len(sum))
+	}
+	for i, s := range sum {
+		if mode == fillExact {
+			// The sum is exact in f32; the mean is one f32 division.
+			ref[i] = float64(float32(s) / float32(n))
+		} else {
+			ref[i] = s / float64(n)
+			errs[i] = sumBound(n, sumAbs[i])/float64(n) + math32u*abs(ref[i])
+		}
+	}
+	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
+	chainOutput(ref, dstDims, b.chain, mode == fillExact, errs)
+	trh, floor := threshold(ddt, b.chain)
+	allow := make([]float64, len(ref))
+	for i, v := range ref {
+		allow[i] = trh * max(abs(v), floor)
+		if errs != nil {
+			allow[i] += errs[i] + epsilon(ddt)/2*abs(v)
+		}
+	}
+	return ref, allow
+}
+
+// bitwise runs the problem twice on the same random data and requires
+// bit-identical outputs (benchdnn's --mode=B: numerical determinism).
+func (r *runner) bitwise(b *built, c redCase, exec func(buffer) error) *result {
+	fillInputs(b, c.sdt, fillRandom, 7)
+	for i := 0; i < 2; i++ {
+		if err := exec(b.outs[i]); err != nil {
+			return &result{state: stateOf(err), reason: reasonOf(err)}
+		}
+	}
+	bad := int64(0)
+	var lines []string
+	forEachIndex(b.outLT.Dims, [][]int64{b.outLT.Strides}, func(pos int64, offs []int64) {
+		if b.outs[0].bits(offs[0]) != b.outs[1].bits(offs[0]) {
+			if bad < 10 {
+				lines = append(lines, fmt.Sprintf("[%d] run1:%v run2:%v", pos, b.outs[0].get(offs[0]), b.outs[1].get(offs[0])))
+			}
+			bad++
+		}
+	})
+	if bad > 0 {
+		return &result{state: "FAILED", reason: fmt.Sprintf("bitwise: %d outputs differ between two runs", bad), detail: lines}
+	}
+	return nil
+}
+
+func (r *runner) perfData(b *built, c redCase, idx int, impl string, t Timing) *PerfData {
+	ib := int64(c.sdt.Size()) * b.srcLT.NumElements()
+	for _, lt := range b.opLTs {
+		ib += int64(lt.DataType.Size()) * lt.NumElements()
+	}
+	ob := int64(c.ddt.Size()) * b.outLT.NumElements()
+	d := &PerfData{
+		Driver: "reduction", Engine: "cpu", Impl: impl, Name: c.prb.Name, Desc: c.prb.String(),
+		Sdt: c.sdt.String(), Ddt: c.ddt.String(), Stag: c.stag, Dtag: c.dtag, Alg: c.alg, Idx: idx,
+		IBytes: ib, OBytes: ob, Ops: float64(b.srcLT.NumElements() + b.outLT.NumElements()),
+		Time: t, CTimeMs: b.ctimeMs, Threads: threads(),
+	}
+	if c.postOps != "" {
+		ops, _ := ParsePostOps(c.postOps)
+		d.Attr = FormatPostOps(ops)
+	}
+	d.ReadBW = r.readBW(int64(c.sdt.Size()) * b.srcLT.NumElements())
+	return d
+}
+
+const math32u = 1.0 / (1 << 24)
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// ioBytes estimates what a problem allocates: src, two dst buffers,
+// operands, and the reference's float64 arrays (three per output).
+func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
+	outs := b.outLT.NumElements()
+	if outs < 0 {
+		outs = 0
+	}
+	need := srcSpan*int64(srcSize) + outs*(2*4+3*8)
+	for _, lt := range b.opLTs {
+		if n := lt.NumElements(); n > 0 {
+			need += n * 4
+		}
+	}
+	return need
+}

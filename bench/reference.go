@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// refSums reduces src (read through its strides, widened exactly) in
+// float64: per output, in dense row-major order over the keep-dims dst,
+// the sum and the sum of magnitudes; n is the number of elements per
+// output.
+func refSums(src buffer, dims, strides []int64, reduced []bool) (sum, sumAbs []float64, n int64) {
+	_, oview, n := reductionViews(dims, reduced)
+	outs := int64(1)
+	for d, v := range dims {
+		if !reduced[d] {
+			outs *= v
+		}
+	}
+	sum, sumAbs = make([]float64, outs), make([]float64, outs)
+	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
+		v := src.get(offs[0])
+		sum[offs[1]] += v
+		sumAbs[offs[1]] += math.Abs(v)
+	})
+	return sum, sumAbs, n
+}
+
+// refEltwise is the float64 definition of each fused eltwise op
+// (oneDNN's formulas).
+func refEltwise(name string, alpha, beta, x float64) float64 {
+	switch name {
+	case "abs":
+		return math.Abs(x)
+	case "clip":
+		return math.Min(math.Max(x, alpha), beta)
+	case "elu":
+		if x > 0 {
+			return x
+		}
+		return alpha * math.Expm1(x)
+	case "exp":
+		return math.Exp(x)
+	case "gelu_erf":
+		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+	case "gelu_tanh":
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	case "hardsigmoid":
+		return math.Max(0, math.Min(1, alpha*x+beta))
+	case "hardswish":
+		return x * math.Max(0, math.Min(1, alpha*x+beta))
+	case "log":
+		return math.Log(x)
+	case "logistic":
+		return 1 / (1 + math.Exp(-x))
+	case "mish":
+		return x * math.Tanh(softplus(x, 1))
+	case "relu":
+		if x > 0 {
+			return x
+		}
+		return alpha * x
+	case "round":
+		return math.RoundToEven(x)
+	case "soft_relu":
+		return softplus(x, alpha)
+	case "sqrt":
+		return math.Sqrt(x)
+	case "square":
+		return x * x
+	case "tanh":
+		return math.Tanh(x)
+	}
+	return math.NaN()
+}
+
+// softplus is log(1 + exp(b*x)) / b without overflow for large b*x.
+func softplus(x, b float64) float64 {
+	y := b * x
+	if y > 30 {
+		return x + math.Log1p(math.Exp(-y))/b
+	}
+	return math.Log1p(math.Exp(y)) / b
+}
+
+// refBinary is the float64 definition of each fused binary op.
+func refBinary(name string, a, b float64) float64 {
+	switch name {
+	case "add":
+		return a + b
+	case "sub":
+		return a - b
+	case "mul":
+		return a * b
+	case "div":
+		return a / b
+	case "max":
+		return math.Max(a, b)
+	case "min":
+		return math.Min(a, b)
+	}
+	return math.NaN()
+}
+
+// approxOps are the post-ops whose gdnn implementation approximates the
+// function (polynomials, exp-based formulas) or may reassociate it: they
+// are checked with a looser threshold and an absolute floor.
+var approxOps = map[string]bool{"elu": true, "exp": true, "gelu_erf": true, "gelu_tanh": true, "log": true,
+	"logistic": true, "mish": true, "soft_relu": true, "tanh": true, "hardsigmoid": true, "hardswish": true}
+
+// refPostOp is one post-op of a chain with its operand (binary ops).
+type refPostOp struct {
+	g       graphPostOp
+	operand buffer
+	view    []int64 // operand strides over the dst dims, 0 where broadcast
+	// swapped: the mean chain is the right operand (graph Subtract(x, mean)).
+	swapped bool
+}
+
+// chainOutput applies the post-op chain to mean values laid out densely
+// over dstDims. With roundF32 every intermediate is rounded to f32 (the
+// model of gdnn's f32 pipeline). When errs is non-nil it holds an error
+// bound per value on entry and is updated to bound the error after the
+// chain (interval propagation plus one f32 rounding per op).
+func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bool, errs []float64) {
+	if len(chain) == 0 {
+		return
+	}
+	views := make([][]int64, len(chain))
+	for i, p := range chain {
+		views[i] = p.view
+		if views[i] == nil {
+			views[i] = make([]int64, len(dstDims))
+		}
+	}
+	const u = 1.0 / (1 << 24)
+	forEachIndex(dstDims, views, func(pos int64, offs []int64) {
+		x := vals[pos]
+		for i, p := range chain {
+			var y float64
+			e := 0.0
+			if errs != nil {
+				e = errs[pos]
+			}
+			if p.g.bin != "" {
+				operand := p.operand.get(offs[i])
+				apply := func(v float64) float64 {
+					if p.swapped {
+						return refBinary(p.g.bin, operand, v)
+					}
+					return refBinary(p.g.bin, v, operand)
+				}
+				y = apply(x)
+				if errs != nil {
+					e = math.Max(math.Abs(apply(x-e)-y), math.Abs(apply(x+e)-y))
+				}
+			} else {
+				y = refEltwise(p.g.elt, p.g.alpha, p.g.beta, x)
+				if errs != nil {
+					// Twice the larger endpoint deviation covers a turning point inside the interval.
+					e = 2 * math.Max(math.Abs(refEltwise(p.g.elt, p.g.alpha, p.g.beta, x-e)-y),
+						math.Abs(refEltwise(p.g.elt, p.g.alpha, p.g.beta, x+e)-y))
+				}
+			}
+			if roundF32 {
+				y = float64(float32(y))
+			}
+			if errs != nil {
+				errs[pos] = e + u*math.Abs(y)
+			}
+			x = y
+		}
+		vals[pos] = x
+	})
+}
+
+// epsilon is benchdnn's per-type threshold: 2^(1-digits).
+func epsilon(dt dtypes.DataType) float64 {
+	switch dt {
+	case dtypes.BF16:
+		return 1.0 / (1 << 7)
+	case dtypes.F16:
+		return 1.0 / (1 << 10)
+	}
+	return 1.0 / (1 << 23)
+}
+
+// threshold returns the relative threshold and the magnitude floor below
+// which it applies absolutely, for a dst type and a post-op chain.
+func threshold(ddt dtypes.DataType, chain []refPostOp) (trh, floor float64) {
+	trh, floor = epsilon(ddt), math.SmallestNonzeroFloat32
+	for _, p := range chain {
+		if approxOps[p.g.elt] || p.g.bin == "div" {
+			trh = math.Max(trh, 4e-6)
+		}
+		if approxOps[p.g.elt] {
+			floor = 1
+		}
+	}
+	return trh, floor
+}
+
+// accChain is the longest chain of dependent f32 additions the error
+// bound of the random fill assumes per output of n elements: gdnn
+// accumulates in blocks (vector lanes, then ~1 MiB blocks, then block
+// partials), so no value passes through more than a block's worth of
+// additions plus the additions that combine blocks. 4096 per block is a
+// generous stand-in for that structure.
+func accChain(n int64) float64 {
+	const block = 4096
+	if n <= block {
+		return float64(n)
+	}
+	return block + float64((n+block-1)/block) + 16
+}
+
+// sumBound is the classic bound on f32 recursive summation: gamma_L
+// times the sum of magnitudes, with gamma_L = L*u/(1-L*u), u = 2^-24.
+func sumBound(n int64, sumAbs float64) float64 {
+	const u = 1.0 / (1 << 24)
+	l := accChain(n) * u
+	if l >= 1 {
+		return math.Inf(1)
+	}
+	return l / (1 - l) * sumAbs
+}

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// naiveMeans computes means of a dense row-major array directly.
+func naiveMeans(vals []float64, dims []int64, reduced []bool) []float64 {
+	var outDims []int64
+	for i, d := range dims {
+		if reduced[i] {
+			outDims = append(outDims, 1)
+		} else {
+			outDims = append(outDims, d)
+		}
+	}
+	nOut, _ := numElements(outDims)
+	sums := make([]float64, nOut)
+	counts := make([]float64, nOut)
+	idx := make([]int64, len(dims))
+	for p := range vals {
+		o := int64(0)
+		for i := range dims {
+			if !reduced[i] {
+				o = o*dims[i] + idx[i]
+			}
+		}
+		sums[o] += vals[p]
+		counts[o]++
+		for i := len(dims) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < dims[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	for i := range sums {
+		sums[i] /= counts[i]
+	}
+	return sums
+}
+
+func TestRefSumsStrided(t *testing.T) {
+	dims := []int64{3, 4, 5}
+	reduced := []bool{false, true, false}
+	for _, tag := range []string{"abc", "acb", "cba"} {
+		l, _ := ResolveTag(tag, 3)
+		strides := l.Strides(dims)
+		b, err := newBuffer(dtypes.F32, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillSrc(b, dims, strides, reduced, fillRandom, false, 42)
+		// The logical values do not depend on the layout.
+		logical := make([]float64, 60)
+		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) { logical[pos] = b.get(offs[0]) })
+		want := naiveMeans(logical, dims, reduced)
+		sum, sumAbs, n := refSums(b, dims, strides, reduced)
+		if n != 4 || len(sum) != 15 {
+			t.Fatalf("%s: n=%d outputs=%d", tag, n, len(sum))
+		}
+		for i := range sum {
+			if math.Abs(sum[i]/float64(n)-want[i]) > 1e-12 || sumAbs[i] < math.Abs(sum[i]) {
+				t.Errorf("%s: output %d mean %v want %v (sumAbs %v)", tag, i, sum[i]/float64(n), want[i], sumAbs[i])
+			}
+		}
+	}
+}
+
+// TestExactFillIsExact checks the promise of the exact fill: summing the
+// values of one output in f32, in order or in reverse, gives the exact
+// (float64) sum.
+func TestExactFillIsExact(t *testing.T) {
+	for _, c := range []struct {
+		dt   dtypes.DataType
+		dims []int64
+	}{
+		{dtypes.F32, []int64{3, 5000}}, {dtypes.BF16, []int64{2, 70000}}, {dtypes.F16, []int64{4, 3000}},
+		{dtypes.F32, []int64{1, 1 << 21}},
+	} {
+		n, _ := numElements(c.dims)
+		b, _ := newBuffer(c.dt, n)
+		reduced := []bool{false, true}
+		strides := []int64{c.dims[1], 1}
+		fillSrc(b, c.dims, strides, reduced, fillExact, false, 9)
+		for o := int64(0); o < c.dims[0]; o++ {
+			var fwd, bwd float32
+			var exact float64
+			for r := int64(0); r < c.dims[1]; r++ {
+				v := b.get(o*c.dims[1] + r)
+				if float64(float32(v)) != v {
+					t.Fatalf("%v: value %v not exact in f32", c.dt, v)
+				}
+				fwd += float32(v)
+				exact += v
+				bwd += float32(b.get(o*c.dims[1] + c.dims[1] - 1 - r))
+			}
+			if float64(fwd) != exact || float64(bwd) != exact {
+				t.Errorf("%v %v output %d: f32 sums %v/%v, exact %v", c.dt, c.dims, o, fwd, bwd, exact)
+			}
+		}
+	}
+}
+
+func TestChainAndThreshold(t *testing.T) {
+	vals := []float64{-2, -0.5, 0.25, 3}
+	chain := []refPostOp{{g: graphPostOp{elt: "relu"}}, {g: graphPostOp{elt: "clip", alpha: 0, beta: 1}}}
+	chainOutput(vals, []int64{4}, chain, true, nil)
+	want := []float64{0, 0, 0.25, 1}
+	for i := range vals {
+		if vals[i] != want[i] {
+			t.Errorf("relu+clip: got %v want %v", vals, want)
+			break
+		}
+	}
+	// Binary with a broadcast operand and the mean as the right operand.
+	op, _ := newBuffer(dtypes.F32, 1)
+	op.set(0, 10)
+	vals = []float64{1, 2}
+	errs := []float64{0.5, 0.5}
+	chainOutput(vals, []int64{2}, []refPostOp{{g: graphPostOp{bin: "sub"}, operand: op, view: []int64{0}, swapped: true}}, false, errs)
+	if vals[0] != 9 || vals[1] != 8 || errs[0] < 0.5 || errs[0] > 0.51 {
+		t.Errorf("10 - x: %v (errs %v)", vals, errs)
+	}
+	if trh, floor := threshold(dtypes.F32, nil); trh != epsilon(dtypes.F32) || floor > 1e-30 {
+		t.Errorf("plain f32 threshold %v floor %v", trh, floor)
+	}
+	if trh, floor := threshold(dtypes.BF16, []refPostOp{{g: graphPostOp{elt: "tanh"}}}); trh != 1.0/128 || floor != 1 {
+		t.Errorf("bf16 tanh threshold %v floor %v", trh, floor)
+	}
+	for _, name := range []string{"abs", "clip", "elu", "exp", "gelu_erf", "gelu_tanh", "hardsigmoid", "hardswish",
+		"log", "logistic", "mish", "relu", "round", "soft_relu", "sqrt", "square", "tanh"} {
+		if v := refEltwise(name, 1, 0.5, 0.75); math.IsNaN(v) {
+			t.Errorf("refEltwise(%s) is NaN", name)
+		}
+	}
+	if refEltwise("round", 0, 0, 2.5) != 2 || refEltwise("gelu_erf", 0, 0, 0) != 0 || softplus(100, 1) != 100 {
+		t.Error("round/gelu/softplus spot values")
+	}
+	if b := sumBound(1<<20, 1<<20) / (1 << 20); b <= 0 || b > 1e-3 {
+		t.Errorf("sumBound(2^20) = %v", b)
+	}
+}
+
+func TestCompareOutput(t *testing.T) {
+	got, _ := newBuffer(dtypes.F32, 4)
+	ref := []float64{1, math.NaN(), 3, 1e6}
+	allow := []float64{1e-6, 0, 1e-6, 1e-6}
+	for i, v := range []float64{1, math.NaN(), 3, 1e6} {
+		got.set(int64(i), v)
+	}
+	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 0 || c.total != 4 {
+		t.Errorf("identical: %+v", c)
+	}
+	got.set(2, 3.01)
+	got.set(1, 0)
+	c := compareOutput(got, []int64{4}, []int64{1}, ref, allow)
+	if c.errors != 2 || len(c.lines) != 2 {
+		t.Errorf("two mismatches: %+v", c)
+	}
+	// f16 overflow: an infinite rounded reference must be matched exactly.
+	h, _ := newBuffer(dtypes.F16, 1)
+	h.set(0, 1e6)
+	if c := compareOutput(h, []int64{1}, []int64{1}, []float64{1e6}, []float64{1}); c.errors != 0 {
+		t.Errorf("f16 overflow to inf: %+v", c)
+	}
+}

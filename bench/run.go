@@ -1,0 +1,518 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// Stats counts results the way benchdnn's summary line does.
+type Stats struct {
+	Tests, Passed, Skipped, Mistrusted, Unimplemented, InvalidArguments, Failed, Listed int
+}
+
+// runner holds the state of one gdnnbench invocation.
+type runner struct {
+	out, errw io.Writer
+	g         globalSettings
+	driver    string // "reduction" or "graph"
+	red       redSettings
+	gr        graphSettings
+	stats     Stats
+	depth     int
+	lastProb  bool
+	perfTpls  map[string]bool // templates whose header was printed
+	bw        *bwProbe
+	rows      []tableRow
+	progress  bool
+	// progressShown: a progress line is on stderr and needs ending.
+	progressShown bool
+	started       time.Time
+	perfMin       float64 // total of min times, ms (benchdnn's "total perf")
+	perfAvg       float64
+}
+
+// maxBatchDepth bounds nested --batch files (a file including itself).
+const maxBatchDepth = 16
+
+// errHelp ends the run successfully after --help.
+var errHelp = errors.New("help")
+
+func newRunner(stdout, stderr io.Writer) *runner {
+	r := &runner{out: stdout, errw: stderr, g: defaultGlobals(), perfTpls: map[string]bool{}, bw: newBWProbe(),
+		started: time.Now()}
+	r.red = defaultRed(TemplateDef)
+	r.gr = defaultGraph(TemplateDef)
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			r.progress = true
+		}
+	}
+	return r
+}
+
+// Main runs gdnnbench with args (without the program name), writing
+// results to stdout and diagnostics to stderr. It returns the exit status:
+// 0 when every problem passed or was honestly skipped/unimplemented, 1 when
+// any failed (or was rejected as invalid), 2 for malformed input (unknown
+// options, bad values, unreadable batch files) or an internal error.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return run(CommandArgs(args), stdout, stderr)
+}
+
+// MainBatch runs the batch text (named name in messages) as if it were
+// given with --batch, followed by args.
+func MainBatch(text, name string, args []string, stdout, stderr io.Writer) int {
+	toks := TokenizeBatch(text, name, "")
+	return run(append(toks, CommandArgs(args)...), stdout, stderr)
+}
+
+func run(args []Arg, stdout, stderr io.Writer) (status int) {
+	r := newRunner(stdout, stderr)
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "gdnnbench: internal error: %v\n", p)
+			status = 2
+		}
+	}()
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "gdnnbench: no arguments (try --help)")
+		return 2
+	}
+	err := r.process(args)
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gdnnbench: %v\n", err)
+		return 2
+	}
+	if !r.lastProb {
+		fmt.Fprintf(stderr, "gdnnbench: warning: no problem found after the last option\n")
+	}
+	r.finish()
+	if r.stats.Failed > 0 || r.stats.InvalidArguments > 0 {
+		return 1
+	}
+	return 0
+}
+
+// finish prints the table (if asked) and benchdnn's summary lines.
+func (r *runner) finish() {
+	if r.progressShown {
+		fmt.Fprintln(r.errw)
+	}
+	if r.g.table && len(r.rows) > 0 {
+		printTable(r.out, r.rows)
+	}
+	s := r.stats
+	fmt.Fprintf(r.out, "tests:%d passed:%d skipped:%d mistrusted:%d unimplemented:%d invalid_arguments:%d failed:%d listed:%d\n",
+		s.Tests, s.Passed, s.Skipped, s.Mistrusted, s.Unimplemented, s.InvalidArguments, s.Failed, s.Listed)
+	if r.g.mode.Perf {
+		fmt.Fprintf(r.out, "total perf: min(ms):%s avg(ms):%s\n", fmtNum(r.perfMin), fmtNum(r.perfAvg))
+	}
+	fmt.Fprintf(r.out, "total: %.2fs\n", time.Since(r.started).Seconds())
+}
+
+// process handles a list of tokens in order: options change the state,
+// problem descriptors (and --case for the graph driver) run.
+func (r *runner) process(args []Arg) error {
+	for _, a := range args {
+		if err := r.processOne(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) processOne(a Arg) error {
+	t := a.Text
+	if t == "--help" || t == "-h" {
+		io.WriteString(r.out, HelpText)
+		return errHelp
+	}
+	if strings.HasPrefix(t, "-v") && !strings.HasPrefix(t, "--") {
+		n, err := strconv.Atoi(t[2:])
+		if err != nil || n < 0 {
+			return inputErr(a, "verbosity %q: want -vN with N a non-negative integer", t)
+		}
+		r.g.verbose = n
+		r.lastProb = false
+		return nil
+	}
+	if !strings.HasPrefix(t, "--") {
+		if strings.HasPrefix(t, "-") {
+			return inputErr(a, "options should be passed with the `--` prefix, got %q", t)
+		}
+		r.lastProb = true
+		switch r.driver {
+		case "reduction":
+			return r.runReductionDesc(a)
+		case "graph":
+			return inputErr(a, "the graph driver takes its case as --case=FILE.json, not %q", t)
+		}
+		return inputErr(a, "problem %q given before a driver was chosen (--reduction or --graph)", t)
+	}
+	r.lastProb = false
+	name, val, hasVal := strings.Cut(t[2:], "=")
+	needVal := func() error {
+		if !hasVal {
+			return inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
+		}
+		return nil
+	}
+	switch name {
+	case "reduction", "graph":
+		if hasVal {
+			return inputErr(a, "driver option --%s takes no value", name)
+		}
+		r.driver = name
+		return nil
+	case "batch":
+		if err := needVal(); err != nil {
+			return err
+		}
+		if r.depth >= maxBatchDepth {
+			return inputErr(a, "--batch=%s: batch files nest deeper than %d (a file including itself?)", val, maxBatchDepth)
+		}
+		toks, err := readBatch(a, val)
+		if err != nil {
+			return err
+		}
+		r.depth++
+		err = r.process(toks)
+		r.depth--
+		return err
+	case "reset":
+		if hasVal {
+			return inputErr(a, "--reset takes no value")
+		}
+		r.red = defaultRed(r.red.perfTpl)
+		r.gr = defaultGraph(r.gr.perfTpl)
+		return nil
+	}
+	if handled, err := r.globalOption(a, name, val, hasVal); handled || err != nil {
+		return err
+	}
+	switch r.driver {
+	case "reduction":
+		if handled, err := r.reductionOption(a, name, val, hasVal); handled || err != nil {
+			return err
+		}
+	case "graph":
+		if handled, err := r.graphOption(a, name, val, hasVal); handled || err != nil {
+			return err
+		}
+	default:
+		return inputErr(a, "unknown option %q (driver options need --reduction or --graph first)", t)
+	}
+	return inputErr(a, "unknown option for the %s driver: %q", r.driver, t)
+}
+
+// globalOption handles options that --reset keeps.
+func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error) {
+	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
+		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
+		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
+		"engine": true, "threads": true}
+	if !known[name] {
+		return false, nil
+	}
+	if !hasVal && name != "table" {
+		return true, inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
+	}
+	switch name {
+	case "mode":
+		m, err := ParseMode(val)
+		if err != nil {
+			return true, wrapInput(a, err)
+		}
+		if m.Fast {
+			r.g.maxMs = 10
+		}
+		r.g.mode = m
+	case "max-ms-per-prb":
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || f != f {
+			return true, inputErr(a, "--max-ms-per-prb: %q is not a number", val)
+		}
+		r.g.maxMs = min(max(f, 10), 60e3)
+	case "fix-times-per-prb":
+		n, err := parseIntValue(a, name, val)
+		if err != nil {
+			return true, err
+		}
+		r.g.fixTimes = int(max(0, min(n, 1<<30)))
+	case "max-isa":
+		isa, err := jit.ParseISA(val)
+		if err != nil {
+			return true, inputErr(a, "--max-isa: %q is not one of avx512, avx2, neon, none", val)
+		}
+		jit.SetMaxISA(isa)
+		// Compiled partitions cached under the old cap would keep its kernels.
+		prev, _ := partition.SetCompiledPartitionCacheCapacity(0)
+		partition.SetCompiledPartitionCacheCapacity(prev)
+		r.g.maxISA = strings.ToLower(val)
+	case "verbose":
+		n, err := parseIntValue(a, name, val)
+		if err != nil || n < 0 {
+			return true, inputErr(a, "--verbose: %q is not a non-negative integer", val)
+		}
+		r.g.verbose = int(n)
+	case "canonical":
+		b, err := parseBoolValue(a, name, val)
+		r.g.canonical = b
+		return true, err
+	case "start":
+		n, err := parseIntValue(a, name, val)
+		r.g.start = int(max(0, min(n, 1<<30)))
+		return true, err
+	case "repeats-per-prb":
+		n, err := parseIntValue(a, name, val)
+		r.g.repeats = int(max(1, min(n, 1<<20)))
+		return true, err
+	case "global-impl":
+		r.g.globalImpl, r.g.globalSkip = splitList(val), nil
+	case "global-skip-impl":
+		r.g.globalSkip, r.g.globalImpl = splitList(val), nil
+	case "table":
+		if !hasVal {
+			val = "true"
+		}
+		b, err := parseBoolValue(a, name, val)
+		r.g.table = b
+		return true, err
+	case "case-dir":
+		r.g.caseDir = val
+	case "threads":
+		n, err := parseIntValue(a, name, val)
+		if err != nil || n < 0 || n > 4096 {
+			return true, inputErr(a, "--threads: %q is not a thread count in [0, 4096]", val)
+		}
+		jit.SetThreads(int(n))
+		r.g.threads = int(n)
+	case "bw-probe":
+		if val != "go" && val != "lib" {
+			return true, inputErr(a, "--bw-probe: %q is not go or lib", val)
+		}
+		r.g.bwProbe = val
+		r.bw = newBWProbe() // measurements of the other probe do not carry over
+	case "allow-enum-tags-only":
+		b, err := parseBoolValue(a, name, val)
+		r.g.allowEnumTag = b
+		return true, err
+	case "engine":
+		if kind, _, _ := strings.Cut(val, ":"); !strings.EqualFold(kind, "cpu") {
+			return true, inputErr(a, "--engine=%s: gdnn runs on the cpu engine only", val)
+		}
+	}
+	return true, nil
+}
+
+// reductionOption handles the reduction driver's knobs.
+func (r *runner) reductionOption(a Arg, name, val string, hasVal bool) (bool, error) {
+	s := &r.red
+	def := defaultRed(s.perfTpl)
+	var err error
+	switch name {
+	case "sdt":
+		s.sdt, err = parseDTList(a, name, val, def.sdt)
+	case "ddt":
+		s.ddt, err = parseDTList(a, name, val, def.ddt)
+	case "stag":
+		s.stag, err = parseTagList(a, name, val, def.stag)
+	case "dtag":
+		s.dtag, err = parseTagList(a, name, val, def.dtag)
+	case "alg":
+		s.alg, err = parseAlgList(a, val, def.alg)
+	case "p":
+		s.p, err = parseFloatList(a, name, val, def.p)
+	case "eps":
+		s.eps, err = parseFloatList(a, name, val, def.eps)
+	case "attr-post-ops":
+		s.postOps, err = parsePostOpsList(a, val)
+	default:
+		return r.commonDriverOption(a, name, val, hasVal, &s.match, &s.impl, &s.skip, &s.perfTpl, TemplateCSV)
+	}
+	if err == nil && !hasVal {
+		err = inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
+	}
+	return true, err
+}
+
+// commonDriverOption handles --match, --impl, --skip-impl and
+// --perf-template, which both drivers have.
+func (r *runner) commonDriverOption(a Arg, name, val string, hasVal bool, match **regexp.Regexp,
+	impl, skip *[]string, tpl *string, csv string) (bool, error) {
+	switch name {
+	case "match", "impl", "skip-impl", "perf-template":
+	default:
+		return false, nil
+	}
+	if !hasVal {
+		return true, inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
+	}
+	switch name {
+	case "match":
+		if val == "" {
+			*match = nil
+			return true, nil
+		}
+		re, err := regexp.Compile(val)
+		if err != nil {
+			return true, inputErr(a, "--match: bad regular expression %q: %v", val, err)
+		}
+		*match = re
+	case "impl":
+		*impl, *skip = splitList(val), nil
+	case "skip-impl":
+		*skip, *impl = splitList(val), nil
+	case "perf-template":
+		t := resolveTemplate(val, csv)
+		if val == "" {
+			t = TemplateDef
+		}
+		if err := ValidateTemplate(t); err != nil {
+			return true, wrapInput(a, err)
+		}
+		*tpl = t
+	}
+	return true, nil
+}
+
+// globalRepro is the part of a repro line before the driver: the global
+// options that differ from their defaults.
+func (r *runner) globalRepro() string {
+	var b strings.Builder
+	d := defaultGlobals()
+	if r.g.canonical || r.g.mode != d.mode {
+		fmt.Fprintf(&b, "--mode=%s ", r.g.mode)
+	}
+	if r.g.canonical || (r.g.maxMs != d.maxMs && !r.g.mode.Fast) {
+		fmt.Fprintf(&b, "--max-ms-per-prb=%s ", fmtNum(r.g.maxMs))
+	}
+	if r.g.canonical || r.g.fixTimes != 0 {
+		fmt.Fprintf(&b, "--fix-times-per-prb=%d ", r.g.fixTimes)
+	}
+	if r.g.maxISA != "" {
+		fmt.Fprintf(&b, "--max-isa=%s ", r.g.maxISA)
+	}
+	if r.g.threads != 0 {
+		fmt.Fprintf(&b, "--threads=%d ", r.g.threads)
+	}
+	return b.String()
+}
+
+// implFilter says whether an implementation is excluded by --impl,
+// --skip-impl or their --global- forms (which win).
+func (r *runner) implFilter(impl string, incl, excl []string) string {
+	if len(r.g.globalImpl) > 0 || len(r.g.globalSkip) > 0 {
+		incl, excl = r.g.globalImpl, r.g.globalSkip
+	}
+	if len(incl) > 0 && !implMatches(impl, incl) {
+		return fmt.Sprintf("implementation %s is not in --impl=%s", impl, strings.Join(incl, ","))
+	}
+	if implMatches(impl, excl) {
+		return fmt.Sprintf("implementation %s hit --skip-impl=%s", impl, strings.Join(excl, ","))
+	}
+	return ""
+}
+
+// result is the outcome of one problem.
+type result struct {
+	state  string // PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...
+	reason string
+	quiet  bool // skipped by --start/--match: counted, printed only with -v1
+	impl   string
+	detail []string // lines printed before the result line (mismatches)
+	perf   *PerfData
+}
+
+// stateOf classifies a library error: unimplemented features and data
+// types are UNIMPLEMENTED, other rejections INVALID_ARGUMENTS, run-time
+// failures FAILED.
+func stateOf(err error) string {
+	switch {
+	case errors.Is(err, graph.Unimplemented), errors.Is(err, graph.InvalidDataType):
+		return "UNIMPLEMENTED"
+	case errors.Is(err, graph.OutOfMemory):
+		return "SKIPPED"
+	case errors.Is(err, graph.RuntimeError):
+		return "FAILED"
+	}
+	return "INVALID_ARGUMENTS"
+}
+
+// report prints and counts one result.
+func (r *runner) report(idx int, repro string, res result, tpl string) {
+	switch res.state {
+	case "PASSED", "EXECUTED", "INITIALIZED":
+		r.stats.Passed++
+	case "SKIPPED":
+		r.stats.Skipped++
+	case "UNIMPLEMENTED":
+		r.stats.Unimplemented++
+	case "INVALID_ARGUMENTS":
+		r.stats.InvalidArguments++
+	case "LISTED":
+		r.stats.Listed++
+	case "MISTRUSTED":
+		r.stats.Mistrusted++
+	default:
+		r.stats.Failed++
+	}
+	for _, l := range res.detail {
+		fmt.Fprintln(r.out, l)
+	}
+	if res.quiet && r.g.verbose < 1 {
+		return
+	}
+	// In pure performance mode benchdnn prints only the perf line for
+	// problems that ran.
+	if !(r.g.mode.Perf && !r.g.mode.Corr && res.perf != nil && res.state == "PASSED") {
+		reason := ""
+		if res.reason != "" {
+			reason = " (" + res.reason + ")"
+		}
+		fmt.Fprintf(r.out, "%d:%s%s __REPRO: %s\n", idx, res.state, reason, repro)
+	}
+	if res.perf != nil {
+		if !r.perfTpls[tpl] {
+			r.perfTpls[tpl] = true
+			fmt.Fprintf(r.out, "Output template: %s\n%s\n", tpl, TemplateHeader(tpl))
+		}
+		line, err := ExpandTemplate(tpl, res.perf)
+		if err != nil {
+			line = err.Error()
+		}
+		fmt.Fprintln(r.out, line)
+		r.perfMin += res.perf.Time.Min
+		r.perfAvg += res.perf.Time.Avg
+	}
+	if r.progress && r.stats.Tests%25 == 0 {
+		fmt.Fprintf(r.errw, "\r%d tests, %.0fs ", r.stats.Tests, time.Since(r.started).Seconds())
+		r.progressShown = true
+	}
+}
+
+// threads is the number of threads gdnn's worker pool uses.
+func threads() int { return jit.Threads() }
+
+// reasonOf is an error's message without the status prefix (the state
+// already says it).
+func reasonOf(err error) string {
+	var ge *graph.Error
+	if errors.As(err, &ge) {
+		return ge.Msg
+	}
+	return err.Error()
+}

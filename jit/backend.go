@@ -1,0 +1,61 @@
+package jit
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/gdnn/gdnn/amd64"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/execmem"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// emit turns pl into machine code for isa. It is the one place that maps
+// an ISA to an emitter: the emitters are plain packages that know nothing
+// of this runtime, and nothing registers itself at init time.
+func emit(pl *plan.Plan, isa ISA) ([]byte, error) {
+	switch isa {
+	case AVX512, AVX2:
+		if runtime.GOARCH != "amd64" {
+			return nil, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+		}
+		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && cpuFeatures().avx512bf16})
+	case NEON:
+		return nil, graph.Errorf(graph.Unimplemented, "jit: no arm64 emitter in this build (plan %s)", pl.Key())
+	}
+	return nil, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
+}
+
+// emitter is the emit function build uses; tests substitute it to
+// exercise the fallbacks (an emitter that refuses a plan, or one whose
+// code cannot be mapped) independently of what the real emitters cover.
+var emitter = emit
+
+// build compiles pl for isa into a fresh, uncached entry. Anything that
+// stops the JIT and is not the plan's fault (no JIT ISA, the emitter does
+// not cover the plan, executable memory refused) gives an interpreter
+// entry that says why; only an emitter error of another status (a plan
+// the emitter finds malformed) is returned.
+func build(pl *plan.Plan, isa ISA) (*entry, error) {
+	e := &entry{pl: pl, impl: "interp"}
+	if isa == None {
+		e.why = noJITReason()
+		return e, nil
+	}
+	code, err := emitter(pl, isa)
+	if err != nil {
+		if errors.Is(err, graph.Unimplemented) {
+			e.why = fmt.Sprintf("%s emitter: %v", isa, err)
+			return e, nil
+		}
+		return nil, err
+	}
+	c, err := execmem.New(code)
+	if err != nil {
+		e.why = fmt.Sprintf("executable memory: %v", err)
+		return e, nil
+	}
+	e.code, e.impl, e.bytes = c, "jit:"+isa.String(), pageBytes(c.Len())
+	return e, nil
+}

@@ -1,0 +1,113 @@
+package jit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// BenchmarkCompileNew measures compiling a kernel that is not cached:
+// emission, mapping, and (the cache being disabled) unmapping again.
+func BenchmarkCompileNew(b *testing.B) {
+	prevE, prevB := SetCacheCapacity(0, 0)
+	defer SetCacheCapacity(prevE, prevB)
+	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dtypes.BF16, DstDT: dtypes.BF16,
+		Dims: []int64{64, 1024}, SrcStrides: []int64{1024, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
+		PostOps: []plan.PostOp{{Kind: plan.ReLU}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := Compile(pl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("impl %s", k.Impl())
+	for b.Loop() {
+		if _, err := Compile(pl); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunTiny measures the fixed cost of a Run: a cached kernel over
+// 2x3 f32 elements, inline on the caller.
+func BenchmarkRunTiny(b *testing.B) {
+	pl, err := mkRowPlan(2, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := Compile(pl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, dst := make([]byte, 24), make([]byte, 8)
+	b.Logf("impl %s", k.Impl())
+	for b.Loop() {
+		if err := k.Run(src, dst, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// anchors are the shapes of shared/anchors (run_all.sh): dims and
+// reduced axes.
+var anchors = []struct {
+	name string
+	dims []int64
+	axes []int
+}{
+	{"A", []int64{6, 12, 10, 24}, []int{2, 3}},
+	{"B", []int64{64, 1024}, []int{1}},
+	{"C", []int64{1024, 4096}, []int{1}},
+	{"D", []int64{1024, 4096}, []int{0}},
+	{"E", []int64{32, 256, 56, 56}, []int{2, 3}},
+	{"F", []int64{32, 56, 56, 256}, []int{1, 2}},
+	{"G", []int64{64, 1048576}, []int{1}},
+	{"H", []int64{16777216}, []int{0}},
+	{"I", []int64{8, 512, 4096}, []int{1}},
+}
+
+// BenchmarkAnchors runs the anchor shapes (plain layout) for f32:f32,
+// bf16:bf16 and f16:f16 with one thread and with GOMAXPROCS threads;
+// SetBytes counts src plus dst bytes, as the anchor tables do.
+func BenchmarkAnchors(b *testing.B) {
+	threadCounts := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threadCounts = append(threadCounts, n)
+	}
+	for _, a := range anchors {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+			for _, th := range threadCounts {
+				benchAnchor(b, a.name, a.dims, a.axes, dt, th)
+			}
+		}
+	}
+}
+
+func benchAnchor(b *testing.B, name string, dims []int64, axes []int, dt dtypes.DataType, threads int) {
+	b.Run(fmt.Sprintf("%s/%v/t%d", name, dt, threads), func(b *testing.B) {
+		withThreads(b, threads)
+		a := struct {
+			dims []int64
+			axes []int
+		}{dims, axes}
+		s := spec{dims: a.dims, reduce: make([]bool, len(a.dims)), sdt: dt, ddt: dt}
+		for _, ax := range a.axes {
+			s.reduce[ax] = true
+		}
+		c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+		k := c.compile(b)
+		dst := c.newDst()
+		b.SetBytes(int64(len(c.src)) + c.dstN)
+		b.Logf("impl %s %s", k.Impl(), k.schedule())
+		for b.Loop() {
+			if err := k.Run(c.src, dst, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,596 @@
+package jit
+
+import (
+	"errors"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// The work of one Run is cut into calls by a decomposition that depends
+// only on the plan, never on the thread count, so every output is
+// computed by the same call with the same inputs however many threads
+// share the calls: results are bit-identical for any thread count. Each
+// call touches about callBudget bytes, which keeps it near 100 µs: a JIT
+// call cannot be preempted, and stop-the-world GC waits for it to end.
+//
+// Three tools, tried in order:
+//  1. blocks of the outermost Outer loop that fits the budget (the outer
+//     loops outside it are walked by the runtime, one call per index);
+//  2. when one output row of the Inner loop is too long, tiles of Inner
+//     (the tile index becomes the sub-plan's Outer loop, the remainder
+//     tile is a plan of its own);
+//  3. when even one output's reduction is too long, two stages: stage 1
+//     writes f32 partial sums of fixed-size chunks (Div 1, no post-ops)
+//     into scratch, stage 2 adds each output's partials in a fixed order,
+//     divides by the true N and applies post-ops and the conversion.
+
+// callBudget is the bytes one call may read (or write): about 1 MiB. A
+// variable so that tests can exercise every split on small shapes.
+var callBudget int64 = 1 << 20
+
+// Tiles narrower than minTile vectors would waste the kernel's vector
+// width; below that the reduction is split instead. stageTile is the
+// Inner width of a stage-1 call when the reduction is that long.
+const (
+	minTile   = 16
+	stageTile = 64
+)
+
+// maxStages bounds two-stage nesting. At the 1 MiB budget a second
+// nesting level needs reductions of more than 2^34 elements per output;
+// the bound only stops runaway schedules.
+const maxStages = 16
+
+// Buffers a segment reads or writes: the caller's src and dst, or
+// scratch buffer i (bufScratch + i) holding f32 partial sums.
+const (
+	bufSrc = iota
+	bufDst
+	bufScratch
+)
+
+// rtLoop is a loop the runtime walks in Go around kernel calls. Strides
+// are in bytes.
+type rtLoop struct {
+	size     int64
+	src, dst int64
+	bins     [plan.MaxBinary]int64
+}
+
+// segment is a set of calls of one sub-plan: one call per index of its
+// runtime loops and per block of the sub-plan's Outer[0] (when blocked).
+type segment struct {
+	unit           int // index into Kernel.units
+	nbins          int // binary operands the sub-plan reads
+	srcBuf, dstBuf int
+	srcOff, dstOff int64 // bytes from the buffers' starts
+	binOff         [plan.MaxBinary]int64
+	loops          []rtLoop // outermost first
+	blocked        bool     // the sub-plan has Outer loops; calls take blocks of Outer[0]
+	blk            rtLoop   // Outer[0] of the sub-plan, byte strides
+	bsize, nblk    int64    // iterations per block, number of blocks
+	last           int64    // iterations of the last block
+	lastPlan       *plan.Plan
+	tasks          int64 // calls
+	srcBytes       int64 // bytes the calls read in all, for the inline decision
+}
+
+// phase is a set of segments whose calls may run in any order; phases run
+// one after the other (stage 2 reads what stage 1 wrote).
+type phase struct {
+	segs     []segment
+	tasks    int64
+	srcBytes int64
+}
+
+// decomposition is the complete, thread-count independent call schedule
+// of a plan.
+type decomposition struct {
+	phases  []phase
+	plans   []*plan.Plan // the distinct sub-plans, indexed by segment.unit
+	keys    []string
+	scratch []int64     // bytes of each scratch buffer
+	split   string      // what was done, for verbose output: "single", "blocks", "tiles", "2stage"
+	convert *conversion // a final f32 -> dst rounding pass, when stage 2 cannot convert
+}
+
+// mulSat multiplies non-negative a and b, saturating at the int64 maximum
+// (a saturated cost just means "over the budget").
+func mulSat(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	const maxI = int64(^uint64(0) >> 1)
+	if a > maxI/b {
+		return maxI
+	}
+	return a * b
+}
+
+// addSat adds non-negative a and b, saturating like mulSat.
+func addSat(a, b int64) int64 {
+	const maxI = int64(^uint64(0) >> 1)
+	if a > maxI-b {
+		return maxI
+	}
+	return a + b
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// esz is the byte size of dt.
+func esz(dt dtypes.DataType) int64 { return int64(dt.Size()) }
+
+// counts recomputes N and Outputs of a derived plan from its loops.
+func counts(pl *plan.Plan) {
+	pl.N, pl.Outputs = 1, 1
+	for _, l := range pl.Reduced {
+		pl.N *= l.Size
+	}
+	for _, l := range pl.Outer {
+		pl.Outputs *= l.Size
+	}
+	if pl.HasInner {
+		pl.Outputs *= pl.Inner.Size
+	}
+	if len(pl.Outer) == 0 {
+		pl.Outer = nil
+	}
+	if len(pl.Reduced) == 0 {
+		pl.Reduced = nil
+	}
+}
+
+// rt converts a plan loop to a runtime loop with byte strides.
+func rt(l *plan.Loop, srcSz, dstSz int64, binSz []int64) rtLoop {
+	r := rtLoop{size: l.Size, src: l.SrcStride * srcSz, dst: l.DstStride * dstSz}
+	for i := range binSz {
+		if i < len(l.BinStrides) {
+			r.bins[i] = l.BinStrides[i] * binSz[i]
+		}
+	}
+	return r
+}
+
+// decomposer builds a decomposition.
+type decomposer struct {
+	d     decomposition
+	index map[string]int
+}
+
+// decompose returns the call schedule of pl (a validated plan).
+func decompose(pl *plan.Plan) (*decomposition, error) {
+	dc := &decomposer{index: map[string]int{}}
+	if pl.Outputs == 0 {
+		dc.d.split = "empty"
+		return &dc.d, nil
+	}
+	if err := dc.add(pl, bufSrc, bufDst, 0); err != nil {
+		return nil, err
+	}
+	return &dc.d, nil
+}
+
+// unit returns the index of sub-plan pl, adding it when new (segments of
+// equal plans share one compiled kernel).
+func (dc *decomposer) unit(pl *plan.Plan) int {
+	k := pl.Key()
+	if i, ok := dc.index[k]; ok {
+		return i
+	}
+	dc.index[k] = len(dc.d.plans)
+	dc.d.plans = append(dc.d.plans, pl)
+	dc.d.keys = append(dc.d.keys, k)
+	return len(dc.d.plans) - 1
+}
+
+// binSizes returns the element size of each binary operand of pl.
+func binSizes(pl *plan.Plan) []int64 {
+	var s []int64
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			s = append(s, esz(op.BinDT))
+		}
+	}
+	return s
+}
+
+// setSplit records the strongest split used.
+func (dc *decomposer) setSplit(s string) {
+	order := map[string]int{"": 0, "single": 1, "blocks": 2, "tiles": 3, "2stage": 4}
+	if order[s] > order[dc.d.split] {
+		dc.d.split = s
+	}
+}
+
+// add appends the phases that compute pl from buffer srcBuf into dstBuf.
+// depth counts two-stage nesting (stage 2 of a stage 2 happens only for
+// enormous reductions, but it is handled rather than refused).
+func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	if depth > maxStages {
+		return graph.Errorf(graph.Unimplemented, "jit: reduction of %d elements needs more than %d summation stages", pl.N, maxStages)
+	}
+	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
+	// Bytes one output costs: its reduction's reads, or its write.
+	perOut := max(mulSat(pl.N, srcSz), dstSz)
+	innerW := int64(1)
+	if pl.HasInner {
+		innerW = pl.Inner.Size
+	}
+	budget := callBudget
+
+	// 1. Blocks of the outermost Outer loop whose iteration fits.
+	for p := range pl.Outer {
+		it := mulSat(perOut, innerW)
+		for _, l := range pl.Outer[p+1:] {
+			it = mulSat(it, l.Size)
+		}
+		if it > budget {
+			continue
+		}
+		size := pl.Outer[p].Size
+		// As few blocks as the budget allows, then balanced: no block is
+		// larger than the budget, and the last is not a sliver.
+		nblk := ceilDiv(size, max(budget/max(it, 1), 1))
+		bsize := ceilDiv(size, max(nblk, 1))
+		nblk = ceilDiv(size, bsize)
+		sub := pl.Clone()
+		sub.Outer = sub.Outer[p:]
+		sub.Outer[0].Size = bsize
+		counts(sub)
+		seg := segment{srcBuf: srcBuf, dstBuf: dstBuf, blocked: true,
+			blk: rt(&pl.Outer[p], srcSz, dstSz, binSz), bsize: bsize, nblk: nblk, last: size - (nblk-1)*bsize}
+		for i := range pl.Outer[:p] {
+			seg.loops = append(seg.loops, rt(&pl.Outer[i], srcSz, dstSz, binSz))
+		}
+		if seg.last != bsize {
+			seg.lastPlan = sub.Clone()
+			seg.lastPlan.Outer[0].Size = seg.last
+			counts(seg.lastPlan)
+		}
+		seg.unit = dc.unit(sub)
+		seg.srcBytes = mulSat(it, size)
+		for _, l := range pl.Outer[:p] {
+			seg.srcBytes = mulSat(seg.srcBytes, l.Size)
+		}
+		if nblk > 1 || p > 0 {
+			dc.setSplit("blocks")
+		} else {
+			dc.setSplit("single")
+		}
+		dc.phase(seg)
+		return nil
+	}
+
+	// No Outer iteration fits: the runtime walks every Outer loop.
+	var outer []rtLoop
+	outerCount := int64(1)
+	for i := range pl.Outer {
+		outer = append(outer, rt(&pl.Outer[i], srcSz, dstSz, binSz))
+		outerCount = mulSat(outerCount, pl.Outer[i].Size)
+	}
+	body := pl.Clone()
+	body.Outer = nil
+	counts(body)
+
+	if mulSat(perOut, innerW) <= budget {
+		// One call per outer index does the whole (small) rest.
+		if len(outer) == 0 {
+			dc.setSplit("single")
+		} else {
+			dc.setSplit("blocks")
+		}
+		dc.phase(segment{unit: dc.unit(body), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
+			srcBytes: mulSat(mulSat(perOut, innerW), outerCount)})
+		return nil
+	}
+	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
+	// one budget. Tiles narrower than minTile waste the vector width, so
+	// the first stage prefers a two-stage split then; later stages sum
+	// short runs of partials and take any tile that fits.
+	if fit := budget / perOut; pl.HasInner && (fit >= minTile || (depth > 0 && fit >= 1)) {
+		t := int64(1)
+		for t*2 <= fit {
+			t *= 2
+		}
+		return dc.tiles(pl, body, outer, outerCount, t, srcBuf, dstBuf)
+	}
+	// 3. Two stages.
+	return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth)
+}
+
+// tiles adds the Inner tiling of body (pl without its Outer loops, which
+// the runtime walks as outer): a sub-plan whose Outer[0] is the tile index
+// and whose Inner is t wide, and the remainder tile as its own plan.
+func (dc *decomposer) tiles(pl, body *plan.Plan, outer []rtLoop, outerCount, t int64, srcBuf, dstBuf int) error {
+	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
+	perOut := max(mulSat(pl.N, srcSz), dstSz)
+	in := pl.Inner
+	full, rem := in.Size/t, in.Size%t
+	dc.setSplit("tiles")
+	var segs []segment
+	if full > 0 {
+		sub := body.Clone()
+		tile := plan.Loop{Size: 1, SrcStride: t * in.SrcStride, DstStride: t * in.DstStride}
+		for _, s := range in.BinStrides {
+			tile.BinStrides = append(tile.BinStrides, t*s)
+		}
+		sub.Outer = []plan.Loop{tile}
+		sub.Inner.Size = t
+		counts(sub)
+		segs = append(segs, segment{unit: dc.unit(sub), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
+			blocked: true, blk: rt(&tile, srcSz, dstSz, binSz), bsize: 1, nblk: full, last: 1,
+			srcBytes: mulSat(mulSat(perOut, t*full), outerCount)})
+	}
+	if rem > 0 {
+		sub := body.Clone()
+		sub.Inner.Size = rem
+		counts(sub)
+		seg := segment{unit: dc.unit(sub), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
+			srcOff: full * t * in.SrcStride * srcSz, dstOff: full * t * in.DstStride * dstSz,
+			srcBytes: mulSat(mulSat(perOut, rem), outerCount)}
+		for i := range binSz {
+			seg.binOff[i] = full * t * in.BinStrides[i] * binSz[i]
+		}
+		segs = append(segs, seg)
+	}
+	dc.phase(segs...)
+	return nil
+}
+
+// twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
+// scratch buffer) and stage 2 (partials to means, post-ops, conversion).
+//
+// Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
+// stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
+// outer output o sits at (o*C + j)*I + i.
+func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int) error {
+	dc.setSplit("2stage")
+	srcSz := esz(pl.SrcDT)
+	const f32 = 4
+	budget := callBudget
+
+	// A chunk row (w lanes) is at most a quarter of the budget, so each
+	// chunk sums at least 4 rows and every stage shrinks the work at least
+	// fourfold, even under tiny test budgets.
+	I, w := int64(1), int64(1)
+	if pl.HasInner {
+		I = pl.Inner.Size
+		w = min(I, stageTile, max(1, budget/(4*srcSz)))
+	}
+	red := pl.Reduced
+	// The chunk loop is the outermost reduced loop one iteration of which
+	// fits the budget; the reduced loops outside it index chunks, and it is
+	// cut into nb blocks of c iterations (the last may be shorter).
+	k := len(red) - 1
+	for i := range red {
+		it := mulSat(srcSz, w)
+		for _, l := range red[i+1:] {
+			it = mulSat(it, l.Size)
+		}
+		if it <= budget {
+			k = i
+			break
+		}
+	}
+	it := mulSat(srcSz, w)
+	for _, l := range red[k+1:] {
+		it = mulSat(it, l.Size)
+	}
+	c := min(max(budget/max(it, 1), 1), red[k].Size)
+	nb := ceilDiv(red[k].Size, c)
+	c = ceilDiv(red[k].Size, nb)
+	rc := red[k].Size - (nb-1)*c
+	C := nb
+	for _, l := range red[:k] {
+		C = mulSat(C, l.Size)
+	}
+	scratchBytes := mulSat(mulSat(mulSat(outerCount, C), I), f32)
+	if scratchBytes > 1<<40 {
+		return graph.Errorf(graph.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
+	}
+	sbuf := bufScratch + len(dc.d.scratch)
+	dc.d.scratch = append(dc.d.scratch, scratchBytes)
+
+	// Runtime loops of stage 1: the outer outputs, the chunk-index reduced
+	// loops, then the blocks of the chunk loop and the Inner tiles (both
+	// handled per segment below). Dst strides are into scratch.
+	var loops []rtLoop
+	denseO := mulSat(C, I) // partials per outer output
+	for i := len(pl.Outer) - 1; i >= 0; i-- {
+		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * f32}}, loops...)
+		denseO = mulSat(denseO, pl.Outer[i].Size)
+	}
+	denseR := mulSat(nb, I)
+	var chunkLoops []rtLoop
+	for i := k - 1; i >= 0; i-- {
+		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * f32}}, chunkLoops...)
+		denseR = mulSat(denseR, red[i].Size)
+	}
+	loops = append(loops, chunkLoops...)
+
+	stage1 := func(rows, width int64) *plan.Plan {
+		s := &plan.Plan{SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
+		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
+		for _, l := range red[k+1:] {
+			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
+		}
+		if pl.HasInner {
+			s.HasInner = true
+			s.Inner = plan.Loop{Size: width, SrcStride: pl.Inner.SrcStride, DstStride: 1}
+		}
+		counts(s)
+		return s
+	}
+	type variant struct {
+		rows, width int64
+		blocks      int64 // chunk blocks this variant covers
+		tiles       int64 // inner tiles this variant covers
+		src, dst    int64 // base offsets in bytes
+	}
+	fullB, fullT := nb, I/w
+	if rc != c {
+		fullB--
+	}
+	remW := I % w
+	var variants []variant
+	add := func(rows, blocks, src0, dst0 int64) {
+		if blocks == 0 {
+			return
+		}
+		if fullT > 0 {
+			variants = append(variants, variant{rows, w, blocks, fullT, src0, dst0})
+		}
+		if remW > 0 {
+			var innerSrc int64
+			if pl.HasInner {
+				innerSrc = pl.Inner.SrcStride
+			}
+			variants = append(variants, variant{rows, remW, blocks, 1,
+				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*f32})
+		}
+	}
+	add(c, fullB, 0, 0)
+	if rc != c {
+		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*f32)
+	}
+	var segs []segment
+	for _, v := range variants {
+		seg := segment{unit: dc.unit(stage1(v.rows, v.width)), srcBuf: srcBuf, dstBuf: sbuf,
+			srcOff: v.src, dstOff: v.dst}
+		seg.loops = append(append([]rtLoop(nil), loops...),
+			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * f32})
+		if pl.HasInner {
+			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * f32})
+		}
+		seg.srcBytes = mulSat(mulSat(mulSat(mulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
+		for _, l := range chunkLoops {
+			seg.srcBytes = mulSat(seg.srcBytes, l.size)
+		}
+		segs = append(segs, seg)
+	}
+	dc.phase(segs...)
+
+	// Stage 2: the same outputs over the partials.
+	s2 := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
+	nbin := pl.BinaryCount()
+	stride := mulSat(C, I)
+	for i := len(pl.Outer) - 1; i >= 0; i-- {
+		l := pl.Outer[i]
+		s2.Outer = append([]plan.Loop{{Size: l.Size, SrcStride: stride, DstStride: l.DstStride, BinStrides: l.BinStrides}}, s2.Outer...)
+		stride = mulSat(stride, l.Size)
+	}
+	s2.Reduced = []plan.Loop{{Size: C, SrcStride: I, BinStrides: make([]int64, nbin)}}
+	if pl.HasInner {
+		s2.HasInner = true
+		s2.Inner = plan.Loop{Size: I, SrcStride: 1, DstStride: pl.Inner.DstStride, BinStrides: pl.Inner.BinStrides}
+	}
+	counts(s2)
+	s2 = s2.Clone() // own every slice: the caller's plan stays untouched
+	if err := s2.Validate(); err != nil && errors.Is(err, graph.InvalidDataType) && pl.DstDT != dtypes.F32 {
+		// Plans may not (yet) convert f32 to a narrower dst type: stage 2
+		// then writes f32 results densely into scratch and the runtime
+		// rounds them into dst (a pass over the outputs only, which are
+		// few: each one summed more than a budget of src).
+		return dc.convertVia(s2, pl, sbuf, dstBuf, depth)
+	}
+	return dc.add(s2, sbuf, dstBuf, depth+1)
+}
+
+// convertVia schedules s2 (stage 2 of pl, whose dst type is narrower than
+// f32) to write f32 into a dense scratch buffer, and records the final
+// conversion into dstBuf.
+func (dc *decomposer) convertVia(s2, pl *plan.Plan, sbuf, dstBuf, depth int) error {
+	kept := append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
+	if !pl.HasInner {
+		kept = kept[:len(kept)-1]
+	}
+	cv := &conversion{dt: pl.DstDT, buf: bufScratch + len(dc.d.scratch)}
+	dc.d.scratch = append(dc.d.scratch, mulSat(pl.Outputs, 4))
+	dense := int64(1)
+	for i := len(kept) - 1; i >= 0; i-- {
+		cv.sizes = append([]int64{kept[i].Size}, cv.sizes...)
+		cv.strides = append([]int64{kept[i].DstStride}, cv.strides...)
+		dense *= kept[i].Size
+	}
+	s2.DstDT = dtypes.F32
+	stride := int64(1)
+	if s2.HasInner {
+		s2.Inner.DstStride = 1
+		stride = s2.Inner.Size
+	}
+	for i := len(s2.Outer) - 1; i >= 0; i-- {
+		s2.Outer[i].DstStride = stride
+		stride *= s2.Outer[i].Size
+	}
+	dc.d.convert = cv
+	_ = dstBuf // the conversion always ends in the caller's dst
+	return dc.add(s2, sbuf, cv.buf, depth+1)
+}
+
+// conversion rounds the dense f32 results in scratch buffer buf into the
+// caller's dst of type dt, walking the plan's kept loops (sizes, dst
+// element strides; outermost first).
+type conversion struct {
+	buf            int
+	dt             dtypes.DataType
+	sizes, strides []int64
+}
+
+// phase appends a phase of the given segments, dropping empty ones.
+func (dc *decomposer) phase(segs ...segment) {
+	var ph phase
+	for _, s := range segs {
+		s.tasks = max(s.nblk, 1)
+		if !s.blocked {
+			s.nblk = 1
+		}
+		for _, l := range s.loops {
+			s.tasks = mulSat(s.tasks, l.size)
+		}
+		if s.tasks == 0 {
+			continue
+		}
+		ph.segs = append(ph.segs, s)
+		ph.tasks += s.tasks
+		ph.srcBytes = addSat(ph.srcBytes, s.srcBytes)
+	}
+	if len(ph.segs) > 0 {
+		for i := range ph.segs {
+			ph.segs[i].nbins = dc.d.plans[ph.segs[i].unit].BinaryCount()
+		}
+		dc.d.phases = append(dc.d.phases, ph)
+	}
+}
+
+// at returns the byte offsets and Count of call t of s.
+func (s *segment) at(t int64) (src, dst int64, bins [plan.MaxBinary]int64, count int64) {
+	src, dst, bins, count = s.srcOff, s.dstOff, s.binOff, 1
+	if s.blocked {
+		b := t % s.nblk
+		t /= s.nblk
+		start := b * s.bsize
+		src += start * s.blk.src
+		dst += start * s.blk.dst
+		for i := range bins {
+			bins[i] += start * s.blk.bins[i]
+		}
+		count = s.bsize
+		if b == s.nblk-1 {
+			count = s.last
+		}
+	}
+	for i := len(s.loops) - 1; i >= 0; i-- {
+		l := &s.loops[i]
+		j := t % l.size
+		t /= l.size
+		src += j * l.src
+		dst += j * l.dst
+		for b := range bins {
+			bins[b] += j * l.bins[b]
+		}
+	}
+	return src, dst, bins, count
+}

@@ -1,0 +1,21 @@
+// Package jit is gdnn's kernel runtime: it turns a canonical plan
+// (package jit/plan) into a Kernel and runs it.
+//
+// Compile picks an implementation once per plan and ISA: machine code from
+// the emitter of the effective ISA (packages amd64 and arm64), mapped with
+// package jit/execmem, or the pure-Go interpreter (package jit/interp)
+// when there is no JIT for the plan, the ISA is capped to none, or
+// executable memory is refused. Kernels live in a bounded LRU cache.
+//
+// Run splits the plan into a fixed set of calls that depends only on the
+// plan (never on the thread count), each reading about 1 MiB, and hands
+// them to a persistent worker pool; long reductions are summed in two
+// stages through f32 partial sums. Every output is written by exactly one
+// call whose inputs do not depend on scheduling, so results are
+// bit-identical for any number of threads, and no call holds up the Go
+// garbage collector for long (a JIT call cannot be preempted).
+//
+// GDNN_MAX_CPU_ISA caps the ISA (none, avx2, avx512, neon, all) and
+// GDNN_VERBOSE=1 prints one line per compile and per execute to stderr,
+// in the spirit of ONEDNN_MAX_CPU_ISA and ONEDNN_VERBOSE.
+package jit

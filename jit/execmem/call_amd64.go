@@ -1,0 +1,14 @@
+package execmem
+
+import "unsafe"
+
+// call jumps to code with args in DI (call_amd64.s). args must point to
+// memory the Go GC keeps alive (go:noescape keeps a stack Args on the stack).
+//
+//go:noescape
+func call(code, args unsafe.Pointer)
+
+// flushICache is not needed on amd64: x86 keeps instruction fetch coherent
+// with stores, and the mprotect system call that follows the copy
+// serialises the writing thread.
+func flushICache(b []byte) {}

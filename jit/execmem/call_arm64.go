@@ -1,0 +1,25 @@
+package execmem
+
+import "unsafe"
+
+// call branches-with-link to code with args in R0 (call_arm64.s). args
+// must point to memory the Go GC keeps alive (go:noescape keeps a stack
+// Args on the stack).
+//
+//go:noescape
+func call(code, args unsafe.Pointer)
+
+// flushICacheRange makes the instruction cache coherent with stores to
+// [addr, addr+n) (flush_arm64.s).
+//
+//go:noescape
+func flushICacheRange(addr unsafe.Pointer, n uintptr)
+
+// flushICache makes freshly written code visible to instruction fetch:
+// arm64 instruction caches are not coherent with data stores.
+func flushICache(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	flushICacheRange(unsafe.Pointer(&b[0]), uintptr(len(b)))
+}

@@ -1,0 +1,19 @@
+//go:build !(linux && (amd64 || arm64))
+
+package execmem
+
+import (
+	"runtime"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+// mapCode reports that this platform has no executable-memory support in
+// gdnn; callers fall back to the interpreter.
+func mapCode(code []byte) ([]byte, error) {
+	return nil, graph.Errorf(graph.Unimplemented, "execmem: no executable memory on %s/%s (%d code bytes not mapped)",
+		runtime.GOOS, runtime.GOARCH, len(code))
+}
+
+// unmap is never reached here: mapCode never succeeds on this platform.
+func unmap(mem []byte) error { return nil }

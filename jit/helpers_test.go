@@ -1,0 +1,370 @@
+package jit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// put stores v (already representable in dt) as element i of b.
+func put(dt dtypes.DataType, b []byte, i int64, v float32) {
+	switch dt {
+	case dtypes.F32:
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	case dtypes.BF16:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(v))
+	case dtypes.F16:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(v))
+	}
+}
+
+// get reads element i of b as float64.
+func get(dt dtypes.DataType, b []byte, i int64) float64 {
+	switch dt {
+	case dtypes.F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	case dtypes.BF16:
+		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	case dtypes.F16:
+		return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	}
+	panic("test: bad dtype")
+}
+
+// tcase is a test problem with its buffers.
+type tcase struct {
+	p    *plan.Problem
+	src  []byte
+	bins [][]byte
+	dstN int64 // dst bytes
+}
+
+// layout returns element strides for dims laid out in the given order
+// (order[0] outermost), each row padded by pad elements.
+func layout(dims []int64, order []int, pad int64) []int64 {
+	st := make([]int64, len(dims))
+	s := int64(1)
+	for i := len(order) - 1; i >= 0; i-- {
+		d := order[i]
+		st[d] = s
+		s *= max(dims[d], 1)
+		if i == len(order)-1 {
+			s += pad
+		}
+	}
+	return st
+}
+
+// spec describes a problem to build.
+type spec struct {
+	dims     []int64
+	reduce   []bool
+	sdt, ddt dtypes.DataType
+	order    []int // src layout order, nil: plain
+	pad      int64 // src padding after the innermost dim
+	post     []plan.PostOp
+	binBcast [][]bool // per binary post-op, per dim: broadcast (stride 0)
+	lo, hi   float32  // src value range
+}
+
+func identity(n int) []int {
+	o := make([]int, n)
+	for i := range o {
+		o[i] = i
+	}
+	return o
+}
+
+// build makes the problem and fills src and operands with values drawn
+// from r, rounded to their data types.
+func (s spec) build(t testing.TB, r *rand.Rand) *tcase {
+	t.Helper()
+	rank := len(s.dims)
+	order := s.order
+	if order == nil {
+		order = identity(rank)
+	}
+	p := &plan.Problem{SrcDT: s.sdt, DstDT: s.ddt, Dims: s.dims, Reduce: s.reduce,
+		SrcStrides: layout(s.dims, order, s.pad)}
+	ddims := make([]int64, rank)
+	for i, d := range s.dims {
+		ddims[i] = d
+		if s.reduce[i] {
+			ddims[i] = 1
+		}
+	}
+	p.DstStrides = layout(ddims, identity(rank), 0)
+	bi := 0
+	for _, op := range s.post {
+		if op.Kind.IsBinary() {
+			bd := make([]int64, rank)
+			for i := range bd {
+				bd[i] = ddims[i]
+				if s.binBcast != nil && s.binBcast[bi][i] {
+					bd[i] = 1
+				}
+			}
+			op.BinStrides = layout(bd, identity(rank), 0)
+			for i := range bd {
+				if bd[i] == 1 {
+					op.BinStrides[i] = 0
+				}
+			}
+			bi++
+		}
+		p.PostOps = append(p.PostOps, op)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("test problem invalid: %v", err)
+	}
+	c := &tcase{p: p}
+	n, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.src = make([]byte, n)
+	lo, hi := s.lo, s.hi
+	if lo == 0 && hi == 0 {
+		lo, hi = 0.5, 1.5
+	}
+	for i := int64(0); i < n/esz(s.sdt); i++ {
+		put(s.sdt, c.src, i, lo+(hi-lo)*r.Float32())
+	}
+	for i := range p.BinaryCount() {
+		nb, err := p.BinBytes(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dt, _ := binDT(p, i)
+		b := make([]byte, nb)
+		for j := int64(0); j < nb/esz(dt); j++ {
+			put(dt, b, j, 0.5+r.Float32())
+		}
+		c.bins = append(c.bins, b)
+	}
+	if c.dstN, err = p.DstBytes(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func binDT(p *plan.Problem, i int) (dtypes.DataType, int) {
+	n := 0
+	for j, op := range p.PostOps {
+		if op.Kind.IsBinary() {
+			if n == i {
+				return op.BinDT, j
+			}
+			n++
+		}
+	}
+	return dtypes.Undef, -1
+}
+
+// newDst returns a dst buffer filled with a sentinel byte, so unwritten
+// outputs and writes outside the outputs show.
+func (c *tcase) newDst() []byte {
+	d := make([]byte, c.dstN)
+	for i := range d {
+		d[i] = 0x7f
+	}
+	return d
+}
+
+// compile canonicalizes and compiles the problem.
+func (c *tcase) compile(t testing.TB) *Kernel {
+	t.Helper()
+	pl, err := plan.Canonicalize(c.p)
+	if err != nil {
+		t.Fatalf("Canonicalize: %v", err)
+	}
+	k, err := Compile(pl)
+	if err != nil {
+		t.Fatalf("Compile(%s): %v", pl, err)
+	}
+	return k
+}
+
+// run compiles and runs the problem, returning dst.
+func (c *tcase) run(t testing.TB) []byte {
+	t.Helper()
+	dst := c.newDst()
+	if err := c.compile(t).Run(c.src, dst, c.bins); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return dst
+}
+
+// refPost applies a post-op in float64 (the kinds the tests use).
+func refPost(k plan.Kind, x, b float64) float64 {
+	switch k {
+	case plan.ReLU:
+		return math.Max(x, 0)
+	case plan.Abs:
+		return math.Abs(x)
+	case plan.Square:
+		return x * x
+	case plan.Add:
+		return x + b
+	case plan.Subtract:
+		return x - b
+	case plan.Multiply:
+		return x * b
+	case plan.Maximum:
+		return math.Max(x, b)
+	case plan.Minimum:
+		return math.Min(x, b)
+	}
+	panic(fmt.Sprintf("test: no float64 reference for %v", k))
+}
+
+// reference computes every output of p in float64 straight from the
+// problem (no plan involved): a map from dst element index to value.
+func reference(c *tcase) map[int64]float64 {
+	p := c.p
+	rank := len(p.Dims)
+	out := map[int64]float64{}
+	for i, d := range p.Dims {
+		if d == 0 && !p.Reduce[i] {
+			return out // a kept dim of size 0: no outputs
+		}
+	}
+	idx := make([]int64, rank)
+	var kept func(dim int)
+	kept = func(dim int) {
+		if dim == rank {
+			// sum over the reduced dims
+			sum, n := 0.0, int64(0)
+			var red func(d int, off int64)
+			red = func(d int, off int64) {
+				if d == rank {
+					sum += get(p.SrcDT, c.src, off)
+					n++
+					return
+				}
+				if !p.Reduce[d] {
+					red(d+1, off+idx[d]*p.SrcStrides[d])
+					return
+				}
+				for i := int64(0); i < p.Dims[d]; i++ {
+					red(d+1, off+i*p.SrcStrides[d])
+				}
+			}
+			red(0, 0)
+			v := sum / float64(n) // n == 0: 0/0 = NaN
+			var doff int64
+			for d := range rank {
+				if !p.Reduce[d] {
+					doff += idx[d] * p.DstStrides[d]
+				}
+			}
+			bi := 0
+			for _, op := range p.PostOps {
+				var b float64
+				if op.Kind.IsBinary() {
+					var boff int64
+					for d := range rank {
+						if !p.Reduce[d] {
+							boff += idx[d] * op.BinStrides[d]
+						}
+					}
+					b = get(op.BinDT, c.bins[bi], boff)
+					bi++
+				}
+				v = refPost(op.Kind, v, b)
+			}
+			out[doff] = v
+			return
+		}
+		if p.Reduce[dim] {
+			idx[dim] = 0
+			kept(dim + 1)
+			return
+		}
+		for i := int64(0); i < p.Dims[dim]; i++ {
+			idx[dim] = i
+			kept(dim + 1)
+		}
+	}
+	kept(0)
+	return out
+}
+
+// rtol is the relative tolerance for a result in dt: the final rounding
+// of the dst type plus f32 arithmetic on the way.
+func rtol(dt dtypes.DataType) float64 {
+	switch dt {
+	case dtypes.BF16:
+		return 1.0 / 128
+	case dtypes.F16:
+		return 1.0 / 1024
+	}
+	return 2e-5
+}
+
+// checkRef compares dst with the float64 reference and checks that bytes
+// outside the outputs kept the sentinel.
+func checkRef(t testing.TB, c *tcase, dst []byte, what string) {
+	t.Helper()
+	ref := reference(c)
+	dt := c.p.DstDT
+	sz := esz(dt)
+	written := make([]bool, int64(len(dst))/sz)
+	bad := 0
+	for off, want := range ref {
+		written[off] = true
+		got := get(dt, dst, off)
+		ok := math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
+		if !ok {
+			if bad < 5 {
+				t.Errorf("%s: %v dst[%d] = %g, reference %g", what, c.p.Dims, off, got, want)
+			}
+			bad++
+		}
+	}
+	for i, w := range written {
+		if w {
+			continue
+		}
+		for j := int64(i) * sz; j < int64(i+1)*sz; j++ {
+			if dst[j] != 0x7f {
+				t.Errorf("%s: byte %d outside every output was written (%#x)", what, j, dst[j])
+				return
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d outputs wrong", what, bad, len(ref))
+	}
+}
+
+// withBudget lowers the per-call budget for the test, so small shapes take
+// the blocked, tiled and two-stage paths.
+func withBudget(t testing.TB, b int64) {
+	old := callBudget
+	callBudget = b
+	t.Cleanup(func() { callBudget = old })
+}
+
+// withThreads sets the thread count for the test.
+func withThreads(t testing.TB, n int) {
+	old := SetThreads(n)
+	t.Cleanup(func() { SetThreads(old) })
+}
+
+// freshCache empties the kernel cache now and when the test ends, so
+// kernels a test builds (possibly with a substitute emitter) never leak
+// into another test.
+func freshCache(t testing.TB) {
+	e, b := SetCacheCapacity(0, 0)
+	SetCacheCapacity(e, b)
+	t.Cleanup(func() {
+		e, b := SetCacheCapacity(0, 0)
+		SetCacheCapacity(e, b)
+	})
+}

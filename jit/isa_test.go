@@ -1,0 +1,112 @@
+package jit
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+func TestISANames(t *testing.T) {
+	for _, i := range []ISA{None, AVX2, AVX512, NEON} {
+		got, err := ParseISA(strings.ToUpper(i.String()))
+		if err != nil || got != i {
+			t.Errorf("ParseISA(%q) = %v, %v; want %v", strings.ToUpper(i.String()), got, err, i)
+		}
+	}
+	for in, want := range map[string]ISA{"avx512_core_bf16": AVX512, "avx2_vnni": AVX2, "asimd": NEON, "interp": None,
+		"all": topISA(runtime.GOARCH)} {
+		if got, err := ParseISA(in); err != nil || got != want {
+			t.Errorf("ParseISA(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseISA("sse41"); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), `"sse41"`) {
+		t.Errorf("ParseISA(sse41): %v, want InvalidArguments naming the value", err)
+	}
+	if s := ISA(9).String(); s != "isa(9)" {
+		t.Errorf("ISA(9).String() = %q", s)
+	}
+}
+
+func TestSetMaxISACaps(t *testing.T) {
+	prev := SetMaxISA(AVX512)
+	defer SetMaxISA(prev)
+	det := DetectedISA()
+	if EffectiveISA() != det && runtime.GOARCH == "amd64" {
+		t.Errorf("cap avx512: EffectiveISA %s, detected %s", EffectiveISA(), det)
+	}
+	if got := SetMaxISA(AVX2); got != AVX512 {
+		t.Errorf("SetMaxISA returned %s, want the previous cap avx512", got)
+	}
+	switch det {
+	case AVX512, AVX2:
+		if EffectiveISA() != AVX2 {
+			t.Errorf("cap avx2 on %s: EffectiveISA %s", det, EffectiveISA())
+		}
+	}
+	SetMaxISA(None)
+	if EffectiveISA() != None {
+		t.Errorf("cap none: EffectiveISA %s", EffectiveISA())
+	}
+	// A cap never raises: with the top cap the effective ISA is what the
+	// CPU has, nothing more.
+	SetMaxISA(topISA(runtime.GOARCH))
+	if EffectiveISA() != det {
+		t.Errorf("top cap: EffectiveISA %s, detected %s", EffectiveISA(), det)
+	}
+	if det != None && !supported(det) {
+		t.Errorf("detected %s is not supported", det)
+	}
+}
+
+// TestEnvironment runs this test binary again with GDNN_MAX_CPU_ISA and
+// GDNN_VERBOSE set, since both are read once per process.
+func TestEnvironment(t *testing.T) {
+	if os.Getenv("GDNN_ENV_CHILD") == "1" {
+		envChild()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEnvironment$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GDNN_ENV_CHILD=1", "GDNN_MAX_CPU_ISA=none", "GDNN_VERBOSE=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	if !strings.Contains(string(out), "child: isa none") {
+		t.Errorf("child did not see the cap: %s", out)
+	}
+	lines := stderr.String()
+	if !strings.Contains(lines, "gdnn_verbose,compile,cpu,reduction,interp,f32:f32 outer[2:3:1] red[3:1] N=3 Outputs=2 Div=3,split:single calls:1 phases:1 cache:") ||
+		!strings.Contains(lines, ",fallback: ISA capped to none") && DetectedISA() != None {
+		t.Errorf("child verbose compile line missing or wrong:\n%s", lines)
+	}
+	if !strings.Contains(lines, "gdnn_verbose,exec,cpu,reduction,interp,f32:f32 outer[2:3:1] red[3:1] N=3 Outputs=2 Div=3,split:single calls:1 phases:1 threads:1,") {
+		t.Errorf("child verbose exec line missing or wrong:\n%s", lines)
+	}
+}
+
+// envChild is the child side of TestEnvironment.
+func envChild() {
+	println := func(s string) { os.Stdout.WriteString(s + "\n") }
+	println("child: isa " + EffectiveISA().String())
+	pl, err := mkRowPlan(2, 3)
+	if err != nil {
+		println("child: plan: " + err.Error())
+		return
+	}
+	k, err := Compile(pl)
+	if err != nil {
+		println("child: compile: " + err.Error())
+		return
+	}
+	if err := k.Run(make([]byte, 24), make([]byte, 8), nil); err != nil {
+		println("child: run: " + err.Error())
+	}
+}

@@ -1,0 +1,171 @@
+package plan
+
+import "math"
+
+// Post-op arithmetic shared by every backend: the interpreter calls these
+// directly and the JIT's results are checked against them.
+//
+// Every function propagates NaN. Functions involving a transcendental are
+// evaluated in float64 and rounded once to float32, so they are within one
+// f32 ulp of the exact value; the others are single correctly rounded f32
+// operations. Where a textbook formula would give NaN at ±Inf (∞·0) the
+// function returns its limit instead: GELU and Mish give -0 at -Inf,
+// HardSwish gives 0 at -Inf.
+
+// Eltwise applies the unary post-op k with parameters alpha, beta to x.
+// Parameter use follows PostOp: Clamp(min=alpha, max=beta),
+// Elu(alpha), HardSigmoid(alpha, beta), LeakyReLU(alpha), SoftPlus(beta);
+// HardSwish is oneDNN Graph's fixed x*max(0, min(1, x/6+1/2)). SoftPlus
+// with beta 0 divides by zero as oneDNN does (±Inf or NaN). For a binary
+// or unknown k it returns NaN.
+func Eltwise(k Kind, alpha, beta, x float32) float32 {
+	if x != x {
+		return x
+	}
+	d := float64(x)
+	switch k {
+	case Abs:
+		return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+	case Clamp:
+		// Compare-and-replace rather than math.Min/Max so that a NaN x
+		// (handled above) and the alpha > beta case behave as oneDNN's
+		// clip: max with alpha first, then min with beta.
+		if x < alpha {
+			x = alpha
+		}
+		if x > beta {
+			x = beta
+		}
+		return x
+	case Elu:
+		if x > 0 {
+			return x
+		}
+		return float32(float64(alpha) * math.Expm1(d))
+	case Exp:
+		return float32(math.Exp(d))
+	case GELUErf:
+		if math.IsInf(d, 0) {
+			return geluInf(x)
+		}
+		// 1+erf(z) = erfc(-z) keeps full precision in the left tail
+		// where 1+erf cancels.
+		return float32(0.5 * d * math.Erfc(-d/math.Sqrt2))
+	case GELUTanh:
+		if math.IsInf(d, 0) {
+			return geluInf(x)
+		}
+		// 0.5x(1+tanh(u)) = x/(1+exp(-2u)), again to avoid cancelling
+		// 1+tanh(u) for negative u.
+		// The explicit conversion stops a fused multiply-add, so every
+		// GOARCH rounds alike.
+		u := math.Sqrt(2/math.Pi) * (d + float64(0.044715*d*d*d))
+		return float32(d / (1 + math.Exp(-2*u)))
+	case HardSigmoid:
+		// alpha*x is exact in float64 (two 24-bit significands), so a
+		// fused multiply-add gives the same result as separate steps.
+		v := float64(alpha)*d + float64(beta)
+		return float32(clamp01(v))
+	case HardSwish:
+		v := d/6 + 0.5
+		switch {
+		case v <= 0:
+			return 0
+		case v >= 1:
+			return x
+		}
+		return float32(d * v)
+	case LeakyReLU:
+		if x >= 0 {
+			return x
+		}
+		return float32(float64(alpha) * d)
+	case Log:
+		return float32(math.Log(d))
+	case Mish:
+		if math.IsInf(d, -1) {
+			return float32(math.Copysign(0, -1))
+		}
+		return float32(d * math.Tanh(softplus(d)))
+	case Sigmoid:
+		if d >= 0 {
+			return float32(1 / (1 + math.Exp(-d)))
+		}
+		e := math.Exp(d)
+		return float32(e / (1 + e))
+	case SoftPlus:
+		b := float64(beta)
+		return float32(softplus(b*d) / b)
+	case ReLU:
+		if x > 0 {
+			return x
+		}
+		return 0
+	case Round:
+		return float32(math.RoundToEven(d))
+	case Sqrt:
+		// Rounding a float64 square root to float32 is correctly
+		// rounded (53 >= 2*24+2), so this matches a native f32 sqrt.
+		return float32(math.Sqrt(d))
+	case Square:
+		return x * x
+	case Tanh:
+		return float32(math.Tanh(d))
+	}
+	return float32(math.NaN())
+}
+
+// Binary applies the binary post-op k to the mean a (the left operand) and
+// the operand b. Each is one correctly rounded f32 operation; Maximum and
+// Minimum return NaN when either input is NaN, and order +0 above -0.
+// For a unary or unknown k it returns NaN.
+func Binary(k Kind, a, b float32) float32 {
+	switch k {
+	case Add:
+		return a + b
+	case Multiply:
+		return a * b
+	case Maximum, Minimum:
+		// math.Max(x, +Inf) is +Inf even for a NaN x; NaN must win.
+		if a != a || b != b {
+			return float32(math.NaN())
+		}
+		if k == Maximum {
+			return float32(math.Max(float64(a), float64(b)))
+		}
+		return float32(math.Min(float64(a), float64(b)))
+	case Divide:
+		return a / b
+	case Subtract:
+		return a - b
+	}
+	return float32(math.NaN())
+}
+
+// softplus returns log(1+exp(y)) without overflow for large y and without
+// losing the tiny result for very negative y.
+func softplus(y float64) float64 {
+	if y != y {
+		return y
+	}
+	return math.Max(y, 0) + math.Log1p(math.Exp(-math.Abs(y)))
+}
+
+// geluInf is GELU's limit at ±Inf: +Inf, or -0 from below.
+func geluInf(x float32) float32 {
+	if x > 0 {
+		return x
+	}
+	return float32(math.Copysign(0, -1))
+}
+
+// clamp01 clamps v to [0, 1], keeping NaN.
+func clamp01(v float64) float64 {
+	if v < 0 {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}

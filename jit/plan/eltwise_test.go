@@ -1,0 +1,289 @@
+package plan
+
+import (
+	"math"
+	"testing"
+)
+
+// ulp32 returns the spacing of float32 values at |x| (the subnormal
+// spacing near zero).
+func ulp32(x float64) float64 {
+	a := math.Abs(x)
+	if a < 0x1p-126 {
+		return 0x1p-149
+	}
+	_, e := math.Frexp(a)
+	return math.Ldexp(1, e-24)
+}
+
+// textbook holds each eltwise formula as written in oneDNN's docs,
+// evaluated in float64. It is accurate where the test uses it (see
+// eltwiseRange); the far tails are checked with spot values instead.
+var textbook = map[Kind]func(a, b, x float64) float64{
+	Abs:   func(_, _, x float64) float64 { return math.Abs(x) },
+	Clamp: func(a, b, x float64) float64 { return math.Min(math.Max(x, a), b) },
+	Elu: func(a, _, x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return a * (math.Exp(x) - 1)
+	},
+	Exp:     func(_, _, x float64) float64 { return math.Exp(x) },
+	GELUErf: func(_, _, x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+	GELUTanh: func(_, _, x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	},
+	HardSigmoid: func(a, b, x float64) float64 { return math.Max(0, math.Min(1, a*x+b)) },
+	HardSwish:   func(_, _, x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) },
+	LeakyReLU: func(a, _, x float64) float64 {
+		if x >= 0 {
+			return x
+		}
+		return a * x
+	},
+	Log:      func(_, _, x float64) float64 { return math.Log(x) },
+	Mish:     func(_, _, x float64) float64 { return x * math.Tanh(math.Log(1+math.Exp(x))) },
+	Sigmoid:  func(_, _, x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	SoftPlus: func(_, b, x float64) float64 { return math.Log(1+math.Exp(b*x)) / b },
+	ReLU:     func(_, _, x float64) float64 { return math.Max(x, 0) },
+	Round:    func(_, _, x float64) float64 { return math.RoundToEven(x) },
+	Sqrt:     func(_, _, x float64) float64 { return math.Sqrt(x) },
+	Square:   func(_, _, x float64) float64 { return x * x },
+	Tanh:     func(_, _, x float64) float64 { return math.Tanh(x) },
+}
+
+// eltwiseRange is where the textbook formula loses no precision: the
+// left tails of GELU, Mish and SoftPlus cancel (1+erf, 1+tanh,
+// log(1+tiny)) and their right tails overflow exp. For SoftPlus the range
+// is of beta*x.
+func eltwiseRange(k Kind) (lo, hi float64) {
+	switch k {
+	case GELUErf, GELUTanh:
+		return -4, 30
+	case Mish:
+		return -15, 30
+	case SoftPlus:
+		return -5, 30
+	case Exp:
+		return -80, 80
+	}
+	return -100, 100
+}
+
+func TestEltwiseAgainstFormulas(t *testing.T) {
+	params := map[Kind][][2]float32{
+		Clamp:       {{-1, 2}, {0, 6}, {3, 1}},
+		Elu:         {{1, 0}, {0.5, 0}, {-2, 0}},
+		HardSigmoid: {{0.2, 0.5}, {1.0 / 6, 0.5}, {-1, 0.25}},
+		LeakyReLU:   {{0.01, 0}, {0.2, 0}, {-3, 0}},
+		SoftPlus:    {{0, 1}, {0, 2}, {0, -0.5}},
+	}
+	for k, f := range textbook {
+		ps := params[k]
+		if ps == nil {
+			ps = [][2]float32{{0, 0}}
+		}
+		lo, hi := eltwiseRange(k)
+		for _, ab := range ps {
+			n := 0
+			for i := 0; i <= 4000; i++ {
+				x := float32(lo + (hi-lo)*float64(i)/4000)
+				if k == SoftPlus {
+					x /= ab[1] // so that beta*x spans [lo, hi]
+				}
+				got := Eltwise(k, ab[0], ab[1], x)
+				want := f(float64(ab[0]), float64(ab[1]), float64(x))
+				if math.IsNaN(want) {
+					if !math.IsNaN(float64(got)) {
+						t.Errorf("%v(%v, %v)(%v) = %v, want NaN", k, ab[0], ab[1], x, got)
+					}
+					continue
+				}
+				// got is a float64 evaluation rounded once to f32 and
+				// want is accurate to a few float64 ulps here, so they
+				// agree to within 1 f32 ulp.
+				tol := ulp32(want)
+				if d := math.Abs(float64(got) - want); d > tol || math.IsInf(want, 0) != math.IsInf(float64(got), 0) {
+					if n++; n < 5 {
+						t.Errorf("%v(%v, %v)(%v) = %v, want %v (diff %g > %g)", k, ab[0], ab[1], x, got, want, d, tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEltwiseSpecialValues(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	negz := float32(math.Copysign(0, -1))
+	tests := []struct {
+		k       Kind
+		a, b, x float32
+		want    float64
+	}{
+		{Abs, 0, 0, -inf, math.Inf(1)},
+		{Abs, 0, 0, negz, 0},
+		{Clamp, -1, 2, inf, 2},
+		{Clamp, -1, 2, -inf, -1},
+		{Elu, 1, 0, -inf, -1},
+		{Elu, 1, 0, inf, math.Inf(1)},
+		{Exp, 0, 0, -inf, 0},
+		{Exp, 0, 0, 89, math.Inf(1)}, // past f32's range
+		{Exp, 0, 0, 0, 1},
+		{GELUErf, 0, 0, -inf, 0},
+		{GELUErf, 0, 0, inf, math.Inf(1)},
+		{GELUErf, 0, 0, 0, 0},
+		// Left-tail spot values from 100-digit arithmetic, where 1+erf
+		// and 1+tanh cancel in float64.
+		{GELUErf, 0, 0, -10, -7.619853024160526066e-23},
+		{GELUErf, 0, 0, -5, -1.4332578593959695584e-6},
+		{GELUTanh, 0, 0, -10, -1.2040923482098059937e-37},
+		{GELUTanh, 0, 0, -5, -2.2917961966295060456e-7},
+		{GELUTanh, 0, 0, -inf, 0},
+		{GELUTanh, 0, 0, inf, math.Inf(1)},
+		{HardSigmoid, 0.2, 0.5, -inf, 0},
+		{HardSigmoid, 0.2, 0.5, inf, 1},
+		{HardSwish, 0, 0, -inf, 0},
+		{HardSwish, 0, 0, inf, math.Inf(1)},
+		{HardSwish, 0, 0, -3, 0},
+		{HardSwish, 0, 0, 3, 3},
+		{HardSwish, 0, 0, 1, 1.0 * (1.0/6 + 0.5)},
+		{LeakyReLU, 0.1, 0, -inf, math.Inf(-1)},
+		{Log, 0, 0, 0, math.Inf(-1)},
+		{Log, 0, 0, -1, math.NaN()},
+		{Log, 0, 0, inf, math.Inf(1)},
+		{Mish, 0, 0, -inf, 0},
+		{Mish, 0, 0, inf, math.Inf(1)},
+		{Mish, 0, 0, 1, 0.86509838826731034612},
+		{Mish, 0, 0, -50, -9.6437492398195889146e-21},
+		{Mish, 0, 0, -100, -3.720075976020835963e-42}, // f32 subnormal
+		{Sigmoid, 0, 0, -inf, 0},
+		{Sigmoid, 0, 0, inf, 1},
+		{Sigmoid, 0, 0, 0, 0.5},
+		{Sigmoid, 0, 0, -100, 3.720075976020835963e-44},
+		{SoftPlus, 0, 1, 100, 100}, // exp(100) would overflow f32
+		{SoftPlus, 0, 1, 1e30, 1e30},
+		{SoftPlus, 0, 1, -inf, 0},
+		{SoftPlus, 0, 1, inf, math.Inf(1)},
+		{SoftPlus, 0, 0, 1, math.Inf(1)}, // beta 0 divides by zero, as in oneDNN
+		{ReLU, 0, 0, -inf, 0},
+		{ReLU, 0, 0, -2, 0},
+		{ReLU, 0, 0, 2, 2},
+		{Round, 0, 0, 2.5, 2},
+		{Round, 0, 0, 3.5, 4},
+		{Round, 0, 0, -2.5, -2},
+		{Round, 0, 0, -inf, math.Inf(-1)},
+		{Sqrt, 0, 0, -1, math.NaN()},
+		{Sqrt, 0, 0, inf, math.Inf(1)},
+		{Square, 0, 0, -inf, math.Inf(1)},
+		{Square, 0, 0, 2e19, math.Inf(1)},
+		{Tanh, 0, 0, -inf, -1},
+		{Tanh, 0, 0, inf, 1},
+		{Abs + 100, 0, 0, 1, math.NaN()}, // unknown kind
+		{Add, 0, 0, 1, math.NaN()},       // binary kind is not eltwise
+	}
+	for _, tc := range tests {
+		got := float64(Eltwise(tc.k, tc.a, tc.b, tc.x))
+		if math.IsNaN(tc.want) {
+			if !math.IsNaN(got) {
+				t.Errorf("%v(%v, %v)(%v) = %v, want NaN", tc.k, tc.a, tc.b, tc.x, got)
+			}
+			continue
+		}
+		if got != float64(float32(tc.want)) && math.Abs(got-tc.want) > ulp32(tc.want) {
+			t.Errorf("%v(%v, %v)(%v) = %v, want %v", tc.k, tc.a, tc.b, tc.x, got, tc.want)
+		}
+	}
+	// NaN propagates through every eltwise kind.
+	for k := Abs; k <= Tanh; k++ {
+		if got := Eltwise(k, 0.5, 1, nan); !math.IsNaN(float64(got)) {
+			t.Errorf("%v(NaN) = %v, want NaN", k, got)
+		}
+	}
+}
+
+func TestBinary(t *testing.T) {
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.1, -3.75, 1e-40, 3e38, -3e38,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 7, 1.0 / 3}
+	ref := map[Kind]func(a, b float64) float64{
+		Add:      func(a, b float64) float64 { return a + b },
+		Multiply: func(a, b float64) float64 { return a * b },
+		Divide:   func(a, b float64) float64 { return a / b },
+		Subtract: func(a, b float64) float64 { return a - b },
+		Maximum: func(a, b float64) float64 {
+			if a != a || b != b {
+				return math.NaN()
+			}
+			if a > b || (a == b && !math.Signbit(a)) {
+				return a
+			}
+			return b
+		},
+		Minimum: func(a, b float64) float64 {
+			if a != a || b != b {
+				return math.NaN()
+			}
+			if a < b || (a == b && math.Signbit(a)) {
+				return a
+			}
+			return b
+		},
+	}
+	for k, f := range ref {
+		for _, a := range vals {
+			for _, b := range vals {
+				// float64 has more than twice f32's precision, so rounding
+				// the float64 result to f32 is the correctly rounded f32
+				// result of + - * /.
+				want := float32(f(float64(a), float64(b)))
+				got := Binary(k, a, b)
+				if math.IsNaN(float64(want)) {
+					if !math.IsNaN(float64(got)) {
+						t.Errorf("%v(%v, %v) = %v, want NaN", k, a, b, got)
+					}
+					continue
+				}
+				if math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("%v(%v, %v) = %v, want %v", k, a, b, got, want)
+				}
+			}
+		}
+	}
+	if got := Binary(ReLU, 1, 2); !math.IsNaN(float64(got)) {
+		t.Errorf("Binary(ReLU) = %v, want NaN", got)
+	}
+}
+
+func TestKindNames(t *testing.T) {
+	seen := map[string]Kind{}
+	for k := Abs; k <= Subtract; k++ {
+		s := k.String()
+		if prev, dup := seen[s]; dup {
+			t.Errorf("%d and %d share the name %q", prev, k, s)
+		}
+		seen[s] = k
+		if got, ok := ParseKind(s); !ok || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v; want %v", s, got, ok, k)
+		}
+		if k.IsBinary() != (k >= Add) {
+			t.Errorf("%v.IsBinary() = %v", k, k.IsBinary())
+		}
+	}
+	if GELUErf.String() != "GELU" || Clamp.String() != "Clamp" || Multiply.String() != "Multiply" {
+		t.Errorf("names: %v %v %v", GELUErf, Clamp, Multiply)
+	}
+	if k, ok := ParseKind("GELUErf"); !ok || k != GELUErf {
+		t.Errorf("ParseKind(GELUErf) = %v, %v", k, ok)
+	}
+	for _, bad := range []string{"", "relu", "Gelu", "Linear"} {
+		if k, ok := ParseKind(bad); ok {
+			t.Errorf("ParseKind(%q) = %v, want not found", bad, k)
+		}
+	}
+	if s := Kind(0).String(); s != "Kind(0)" {
+		t.Errorf("Kind(0) = %q", s)
+	}
+	if Kind(0).Valid() || Kind(Subtract+1).Valid() {
+		t.Error("invalid kinds report valid")
+	}
+}

@@ -1,0 +1,226 @@
+package plan
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// MaxLoops bounds the loops of one Plan (Outer, Reduced and Inner
+// together). A canonical plan has at most MaxRank; the runtime may split
+// loops of a canonical plan into blocks, hence the headroom. Runners size
+// their index arrays by it.
+const MaxLoops = 2 * MaxRank
+
+// Validate checks that p describes a computation gdnn can run: rank at
+// most MaxRank, one stride and one reduce flag per dim, no negative sizes
+// or strides, src f32/bf16/f16 with dst equal to src or f32, valid
+// post-ops (binary ones with a float operand, one stride per dim, at most
+// MaxBinary of them) and tensor sizes whose byte counts fit in int64.
+func (p *Problem) Validate() error {
+	if p == nil {
+		return graph.Errorf(graph.InvalidArguments, "plan: nil problem")
+	}
+	rank := len(p.Dims)
+	if rank > MaxRank {
+		return graph.Errorf(graph.InvalidShape, "plan: rank %d exceeds the maximum %d", rank, MaxRank)
+	}
+	if len(p.SrcStrides) != rank || len(p.Reduce) != rank || len(p.DstStrides) != rank {
+		return graph.Errorf(graph.InvalidArguments,
+			"plan: rank %d but %d src strides, %d reduce flags, %d dst strides",
+			rank, len(p.SrcStrides), len(p.Reduce), len(p.DstStrides))
+	}
+	for i, d := range p.Dims {
+		if d < 0 {
+			return graph.Errorf(graph.InvalidShape, "plan: dim %d has negative size %d", i, d)
+		}
+		if p.SrcStrides[i] < 0 {
+			return graph.Errorf(graph.InvalidArguments, "plan: src stride of dim %d is negative (%d)", i, p.SrcStrides[i])
+		}
+		if !p.Reduce[i] && p.DstStrides[i] < 0 {
+			return graph.Errorf(graph.InvalidArguments, "plan: dst stride of dim %d is negative (%d)", i, p.DstStrides[i])
+		}
+	}
+	if err := checkDataTypes(p.SrcDT, p.DstDT); err != nil {
+		return err
+	}
+	if err := checkPostOps(p.PostOps, p.Reduce, true); err != nil {
+		return err
+	}
+	// Every product of dims (elements per mean, outputs) must fit; the
+	// product of the non-zero dims bounds them all.
+	total := int64(1)
+	for _, d := range p.Dims {
+		if d == 0 {
+			continue
+		}
+		var ok bool
+		if total, ok = mulSize(total, d); !ok {
+			return graph.Errorf(graph.InvalidArguments, "plan: element count of dims %v overflows int64", p.Dims)
+		}
+	}
+	if _, err := p.SrcBytes(); err != nil {
+		return err
+	}
+	if _, err := p.DstBytes(); err != nil {
+		return err
+	}
+	for i := range p.BinaryCount() {
+		if _, err := p.BinBytes(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks that pl can be run: the data types and post-ops of a
+// valid Problem (binary strides living in the loops), at most MaxLoops
+// loops, no negative sizes, strides, N, Outputs or Div, one binary stride
+// per binary post-op in every kept loop, zero dst and binary strides in
+// reduced loops, and tensor spans whose byte counts fit in int64. Runners
+// use only the loops and Div; N and Outputs are informative.
+func (pl *Plan) Validate() error {
+	if pl == nil {
+		return graph.Errorf(graph.InvalidArguments, "plan: nil plan")
+	}
+	if err := checkDataTypes(pl.SrcDT, pl.DstDT); err != nil {
+		return err
+	}
+	if err := checkPostOps(pl.PostOps, nil, false); err != nil {
+		return err
+	}
+	nb := pl.BinaryCount()
+	loops := len(pl.Outer) + len(pl.Reduced)
+	if pl.HasInner {
+		loops++
+	}
+	if loops > MaxLoops {
+		return graph.Errorf(graph.Unimplemented, "plan: %d loops exceed the maximum %d", loops, MaxLoops)
+	}
+	if pl.N < 0 || pl.Outputs < 0 || pl.Div < 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: negative count (N %d, Outputs %d, Div %d)", pl.N, pl.Outputs, pl.Div)
+	}
+	for i := range pl.Outer {
+		if err := checkLoop("outer", i, &pl.Outer[i], nb, false); err != nil {
+			return err
+		}
+	}
+	if pl.HasInner {
+		if err := checkLoop("inner", 0, &pl.Inner, nb, false); err != nil {
+			return err
+		}
+	}
+	for i := range pl.Reduced {
+		if err := checkLoop("reduced", i, &pl.Reduced[i], nb, true); err != nil {
+			return err
+		}
+	}
+	if _, err := pl.SrcBytes(); err != nil {
+		return err
+	}
+	if _, err := pl.DstBytes(); err != nil {
+		return err
+	}
+	for i := range nb {
+		if _, err := pl.BinBytes(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLoop checks one loop of a plan.
+func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
+	if l.Size < 0 {
+		return graph.Errorf(graph.InvalidShape, "plan: %s loop %d has negative size %d", what, i, l.Size)
+	}
+	if l.SrcStride < 0 || l.DstStride < 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has a negative stride (src %d, dst %d)",
+			what, i, l.SrcStride, l.DstStride)
+	}
+	if reduced {
+		if l.DstStride != 0 {
+			return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has dst stride %d, want 0", i, l.DstStride)
+		}
+		if len(l.BinStrides) != 0 && len(l.BinStrides) != nb {
+			return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has %d binary strides for %d binary post-ops",
+				i, len(l.BinStrides), nb)
+		}
+		for j, s := range l.BinStrides {
+			if s != 0 {
+				return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has binary stride %d = %d, want 0", i, j, s)
+			}
+		}
+		return nil
+	}
+	if len(l.BinStrides) != nb {
+		return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has %d binary strides for %d binary post-ops",
+			what, i, len(l.BinStrides), nb)
+	}
+	for j, s := range l.BinStrides {
+		if s < 0 {
+			return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has negative binary stride %d (%d)", what, i, j, s)
+		}
+	}
+	return nil
+}
+
+// checkDataTypes enforces src in {f32, bf16, f16} and dst == src or f32.
+func checkDataTypes(src, dst dtypes.DataType) error {
+	if !src.IsFloat() {
+		return graph.Errorf(graph.InvalidDataType, "plan: src data type %v is not f32, bf16 or f16", src)
+	}
+	if dst != src && dst != dtypes.F32 {
+		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v must be the src's (%v) or f32", dst, src)
+	}
+	return nil
+}
+
+// checkPostOps checks kinds, binary operand types and, for a Problem
+// (withStrides), one binary stride per dim, non-negative where the dim is
+// kept (reduce holds the Problem's flags; strides of reduced dims are
+// ignored); for a Plan the binary strides live in the loops, so the ops
+// must carry none.
+func checkPostOps(ops []PostOp, reduce []bool, withStrides bool) error {
+	rank := len(reduce)
+	nb := 0
+	for i, op := range ops {
+		if !op.Kind.Valid() {
+			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
+		}
+		if !op.Kind.IsBinary() {
+			if op.BinDT != dtypes.Undef || len(op.BinStrides) != 0 {
+				return graph.Errorf(graph.InvalidArguments,
+					"plan: post-op %d (%v) is unary but has a binary operand (data type %v, %d strides)",
+					i, op.Kind, op.BinDT, len(op.BinStrides))
+			}
+			continue
+		}
+		nb++
+		if nb > MaxBinary {
+			return graph.Errorf(graph.Unimplemented, "plan: post-op %d (%v) is binary post-op %d, at most %d are supported",
+				i, op.Kind, nb, MaxBinary)
+		}
+		if !op.BinDT.IsFloat() {
+			return graph.Errorf(graph.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16 or f16",
+				i, op.Kind, op.BinDT)
+		}
+		if !withStrides {
+			if len(op.BinStrides) != 0 {
+				return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) of a plan carries %d strides; they belong in the loops",
+					i, op.Kind, len(op.BinStrides))
+			}
+			continue
+		}
+		if len(op.BinStrides) != rank {
+			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) has %d operand strides for rank %d",
+				i, op.Kind, len(op.BinStrides), rank)
+		}
+		for j, s := range op.BinStrides {
+			if s < 0 && !reduce[j] {
+				return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) operand stride of dim %d is negative (%d)",
+					i, op.Kind, j, s)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package plan
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// wantStatus fails unless err carries status s (nil s: no error).
+func wantStatus(t *testing.T, name string, err error, s graph.Status) {
+	t.Helper()
+	if s == 0 {
+		if err != nil {
+			t.Errorf("%s: unexpected error %v", name, err)
+		}
+		return
+	}
+	if err == nil {
+		t.Errorf("%s: no error, want %v", name, s)
+		return
+	}
+	if !errors.Is(err, s) {
+		t.Errorf("%s: error %q, want status %v", name, err, s)
+	}
+	if !strings.HasPrefix(err.Error(), s.Error()+": plan: ") {
+		t.Errorf("%s: message %q does not say where it comes from", name, err)
+	}
+}
+
+func TestProblemValidate(t *testing.T) {
+	big := int64(1) << 62
+	edit := func(f func(p *Problem)) *Problem {
+		p := plain([]int64{2, 3, 4, 5}, 2, 3)
+		f(p)
+		return p
+	}
+	scalarAdd := func(dt dtypes.DataType) PostOp {
+		return PostOp{Kind: Add, BinDT: dt, BinStrides: make([]int64, 4)}
+	}
+	tests := []struct {
+		name string
+		p    *Problem
+		want graph.Status
+	}{
+		{"valid", edit(func(*Problem) {}), 0},
+		{"nil", nil, graph.InvalidArguments},
+		{"rank 13", plain(make([]int64, 13)), graph.InvalidShape},
+		{"rank 12", plain([]int64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 11), 0},
+		{"short src strides", edit(func(p *Problem) { p.SrcStrides = p.SrcStrides[:3] }), graph.InvalidArguments},
+		{"short reduce", edit(func(p *Problem) { p.Reduce = p.Reduce[:2] }), graph.InvalidArguments},
+		{"long dst strides", edit(func(p *Problem) { p.DstStrides = append(p.DstStrides, 1) }), graph.InvalidArguments},
+		{"negative dim", edit(func(p *Problem) { p.Dims[1] = -3 }), graph.InvalidShape},
+		{"negative src stride", edit(func(p *Problem) { p.SrcStrides[3] = -1 }), graph.InvalidArguments},
+		{"negative kept dst stride", edit(func(p *Problem) { p.DstStrides[0] = -1 }), graph.InvalidArguments},
+		{"negative reduced dst stride is ignored", edit(func(p *Problem) { p.DstStrides[2] = -1 }), 0},
+		{"src s32", edit(func(p *Problem) { p.SrcDT = dtypes.S32 }), graph.InvalidDataType},
+		{"src undef", edit(func(p *Problem) { p.SrcDT = dtypes.Undef }), graph.InvalidDataType},
+		{"f16 to bf16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.F16, dtypes.BF16 }), graph.InvalidDataType},
+		{"f32 to f16", edit(func(p *Problem) { p.DstDT = dtypes.F16 }), graph.InvalidDataType},
+		{"bf16 to f32", edit(func(p *Problem) { p.SrcDT = dtypes.BF16 }), 0},
+		{"f16 to f16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.F16, dtypes.F16 }), 0},
+		{"unknown post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{Kind: 99}} }), graph.InvalidArguments},
+		{"zero post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{}} }), graph.InvalidArguments},
+		{"unary with operand", edit(func(p *Problem) {
+			p.PostOps = []PostOp{{Kind: ReLU, BinDT: dtypes.F32, BinStrides: make([]int64, 4)}}
+		}), graph.InvalidArguments},
+		{"binary s8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S8)} }), graph.InvalidDataType},
+		{"binary without data type", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Undef)} }), graph.InvalidDataType},
+		{"binary short strides", edit(func(p *Problem) {
+			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}
+		}), graph.InvalidArguments},
+		{"binary negative kept stride", edit(func(p *Problem) {
+			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, -1, 0, 0}}}
+		}), graph.InvalidArguments},
+		{"binary negative reduced stride is ignored", edit(func(p *Problem) {
+			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, -1, 0}}}
+		}), 0},
+		{"four binary", edit(func(p *Problem) {
+			for range MaxBinary {
+				p.PostOps = append(p.PostOps, scalarAdd(dtypes.F32))
+			}
+		}), 0},
+		{"five binary", edit(func(p *Problem) {
+			for range MaxBinary + 1 {
+				p.PostOps = append(p.PostOps, scalarAdd(dtypes.F32))
+			}
+		}), graph.Unimplemented},
+		{"element count overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{1 << 32, 1 << 32}, SrcStrides: []int64{0, 0}, Reduce: axes(2, 1), DstStrides: []int64{1, 0}},
+			graph.InvalidArguments},
+		{"zero dim hides nothing", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{0, 1 << 32, 1 << 32}, SrcStrides: []int64{0, 0, 0}, Reduce: axes(3, 1), DstStrides: []int64{0, 0, 0}},
+			graph.InvalidArguments},
+		{"src span overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{3}, SrcStrides: []int64{big}, Reduce: axes(1, 0), DstStrides: []int64{0}},
+			graph.InvalidArguments},
+		{"src bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{2}, SrcStrides: []int64{big}, Reduce: axes(1, 0), DstStrides: []int64{0}},
+			graph.OutOfMemory},
+		{"dst bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{big, 0}},
+			graph.OutOfMemory},
+		{"operand bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{1, 0},
+			PostOps: []PostOp{{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{math.MaxInt64 / 2, 0}}}},
+			graph.OutOfMemory},
+		{"huge stride on size-1 dim is fine", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{1, 5}, SrcStrides: []int64{math.MaxInt64, 1}, Reduce: axes(2, 1), DstStrides: []int64{math.MaxInt64, 0}},
+			0},
+	}
+	for _, tc := range tests {
+		wantStatus(t, tc.name, tc.p.Validate(), tc.want)
+		if _, err := Canonicalize(tc.p); (err == nil) != (tc.want == 0) {
+			t.Errorf("%s: Canonicalize error %v disagrees with Validate", tc.name, err)
+		}
+	}
+}
+
+func TestPlanValidate(t *testing.T) {
+	base := func() *Plan {
+		p := plain([]int64{4, 6, 8}, 1)
+		p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{8, 0, 1}}}
+		pl, err := Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	edit := func(f func(pl *Plan)) *Plan {
+		pl := base()
+		f(pl)
+		return pl
+	}
+	tests := []struct {
+		name string
+		pl   *Plan
+		want graph.Status
+	}{
+		{"canonical", base(), 0},
+		{"nil", nil, graph.InvalidArguments},
+		{"bad dst type", edit(func(pl *Plan) { pl.DstDT = dtypes.S8 }), graph.InvalidDataType},
+		{"negative size", edit(func(pl *Plan) { pl.Outer[0].Size = -1 }), graph.InvalidShape},
+		{"negative inner stride", edit(func(pl *Plan) { pl.Inner.SrcStride = -1 }), graph.InvalidArguments},
+		{"reduced with dst stride", edit(func(pl *Plan) { pl.Reduced[0].DstStride = 1 }), graph.InvalidArguments},
+		{"reduced with operand stride", edit(func(pl *Plan) { pl.Reduced[0].BinStrides[0] = 1 }), graph.InvalidArguments},
+		{"reduced without operand strides", edit(func(pl *Plan) { pl.Reduced[0].BinStrides = nil }), 0},
+		{"kept without operand strides", edit(func(pl *Plan) { pl.Outer[0].BinStrides = nil }), graph.InvalidArguments},
+		{"negative operand stride", edit(func(pl *Plan) { pl.Inner.BinStrides[0] = -2 }), graph.InvalidArguments},
+		{"post-op keeps strides", edit(func(pl *Plan) { pl.PostOps[0].BinStrides = []int64{1} }), graph.InvalidArguments},
+		{"negative div", edit(func(pl *Plan) { pl.Div = -1 }), graph.InvalidArguments},
+		{"div 1 block", edit(func(pl *Plan) { pl.Div = 1; pl.Outer[0].Size = 2; pl.PostOps = nil; stripBins(pl) }), 0},
+		{"too many loops", edit(func(pl *Plan) {
+			for len(pl.Outer)+len(pl.Reduced)+1 <= MaxLoops {
+				pl.Outer = append(pl.Outer, Loop{Size: 1, BinStrides: []int64{0}})
+			}
+		}), graph.Unimplemented},
+		{"src bytes overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 6 }), graph.OutOfMemory},
+		{"src span overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 2 }), graph.InvalidArguments},
+	}
+	for _, tc := range tests {
+		wantStatus(t, tc.name, tc.pl.Validate(), tc.want)
+	}
+}
+
+// stripBins drops every binary stride of pl's loops.
+func stripBins(pl *Plan) {
+	for i := range pl.Outer {
+		pl.Outer[i].BinStrides = nil
+	}
+	for i := range pl.Reduced {
+		pl.Reduced[i].BinStrides = nil
+	}
+	pl.Inner.BinStrides = nil
+}
+
+func TestSpanElems(t *testing.T) {
+	tests := []struct {
+		dims, strides []int64
+		want          int64
+		status        graph.Status
+	}{
+		{nil, nil, 1, 0},
+		{[]int64{2, 3}, []int64{3, 1}, 6, 0},
+		{[]int64{2, 3}, []int64{8, 1}, 11, 0}, // padded rows: the last row ends early
+		{[]int64{2, 3}, []int64{1, 2}, 6, 0},  // column-major
+		{[]int64{4}, []int64{0}, 1, 0},        // broadcast
+		{[]int64{4, 0}, []int64{1 << 62, 1}, 0, 0},
+		{[]int64{2}, []int64{math.MaxInt64}, 0, graph.InvalidArguments},
+		{[]int64{2, 2}, []int64{math.MaxInt64/2 + 1, math.MaxInt64/2 + 1}, 0, graph.InvalidArguments},
+		{[]int64{2, 2}, []int64{math.MaxInt64 / 2, math.MaxInt64 / 2}, math.MaxInt64, 0},
+		{[]int64{2}, []int64{1, 1}, 0, graph.InvalidArguments},
+		{[]int64{-1}, []int64{1}, 0, graph.InvalidShape},
+		{[]int64{2}, []int64{-1}, 0, graph.InvalidArguments},
+	}
+	for _, tc := range tests {
+		got, err := SpanElems(tc.dims, tc.strides)
+		wantStatus(t, "SpanElems", err, tc.status)
+		if tc.status == 0 && got != tc.want {
+			t.Errorf("SpanElems(%v, %v) = %d, want %d", tc.dims, tc.strides, got, tc.want)
+		}
+	}
+}
+
+func TestProblemBytes(t *testing.T) {
+	// bf16 4x6x8 reduced over axis 1 into f32; an f16 per-row operand
+	// (stride 1 over the first dim) and a bf16 full one laid out 8x4.
+	p := plain([]int64{4, 6, 8}, 1)
+	p.SrcDT = dtypes.BF16
+	p.PostOps = []PostOp{
+		{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{1, 0, 0}},
+		{Kind: Exp},
+		{Kind: Multiply, BinDT: dtypes.BF16, BinStrides: []int64{1, 99, 4}},
+	}
+	check := func(name string, got int64, err error, want int64) {
+		t.Helper()
+		if err != nil || got != want {
+			t.Errorf("%s = %d, %v; want %d", name, got, err, want)
+		}
+	}
+	n, err := p.SrcBytes()
+	check("SrcBytes", n, err, 4*6*8*2)
+	n, err = p.DstBytes()
+	check("DstBytes", n, err, 4*8*4)
+	n, err = p.BinBytes(0)
+	check("BinBytes(0)", n, err, 4*2)
+	n, err = p.BinBytes(1)
+	check("BinBytes(1)", n, err, 32*2)
+	_, err = p.BinBytes(2)
+	wantStatus(t, "BinBytes(2)", err, graph.InvalidArguments)
+	_, err = p.BinBytes(-1)
+	wantStatus(t, "BinBytes(-1)", err, graph.InvalidArguments)
+	if p.BinaryCount() != 2 {
+		t.Errorf("BinaryCount = %d, want 2", p.BinaryCount())
+	}
+
+	pl, err := Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		a, _ := p.BinBytes(i)
+		b, err := pl.BinBytes(i)
+		if err != nil || a != b {
+			t.Errorf("plan BinBytes(%d) = %d, %v; problem %d", i, b, err, a)
+		}
+	}
+	_, err = (*Problem)(nil).SrcBytes()
+	wantStatus(t, "nil SrcBytes", err, graph.InvalidArguments)
+	_, err = (*Plan)(nil).DstBytes()
+	wantStatus(t, "nil plan DstBytes", err, graph.InvalidArguments)
+}

@@ -1,0 +1,233 @@
+package jit
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// inlineBytes: a phase that reads less than this runs on the calling
+// goroutine; handing it to workers would cost more than it saves.
+const inlineBytes = 64 << 10
+
+// maxUnits bounds the sub-plans of one kernel (blocks: 1; tiles: 2; a
+// two-stage split: up to 4 stage-1 variants plus stage 2's own split),
+// so Run can hold its entries in a stack array.
+const maxUnits = 16
+
+// Run executes the kernel: src holds the plan's src elements, dst receives
+// its outputs and bins holds one operand buffer per binary post-op, all
+// starting at the plan's first element (little-endian f32, or the uint16
+// bits of bf16/f16). Buffers too short for the spans the plan addresses,
+// or a wrong number of operands, are an InvalidArguments error naming the
+// buffer; Run never touches memory outside the buffers. dst must not
+// overlap src or bins. Run may be called concurrently.
+func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
+	if k == nil || k.pl == nil {
+		return graph.Errorf(graph.InvalidArguments, "jit: Run of a nil kernel")
+	}
+	if len(bins) != len(k.binBytes) {
+		return graph.Errorf(graph.InvalidArguments, "jit: %d binary operand buffers given, the plan has %d binary post-ops",
+			len(bins), len(k.binBytes))
+	}
+	if int64(len(src)) < k.srcBytes {
+		return graph.Errorf(graph.InvalidArguments, "jit: src buffer holds %d bytes, the plan reads %d", len(src), k.srcBytes)
+	}
+	if int64(len(dst)) < k.dstBytes {
+		return graph.Errorf(graph.InvalidArguments, "jit: dst buffer holds %d bytes, the plan writes %d", len(dst), k.dstBytes)
+	}
+	for i, b := range bins {
+		if int64(len(b)) < k.binBytes[i] {
+			return graph.Errorf(graph.InvalidArguments, "jit: binary operand %d holds %d bytes, the plan reads %d",
+				i, len(b), k.binBytes[i])
+		}
+	}
+	if len(k.dec.phases) == 0 {
+		return nil
+	}
+	verbose := verboseLevel() > 0
+	var t0 time.Time
+	if verbose {
+		t0 = time.Now()
+	}
+
+	var held [maxUnits]*entry
+	ents := held[:len(k.units)]
+	defer func() {
+		for _, e := range ents {
+			if e != nil {
+				e.release()
+			}
+		}
+	}()
+	for i, u := range k.units {
+		e, err := u.acquire(k.isa)
+		if err != nil {
+			return err
+		}
+		ents[i] = e
+	}
+
+	x := execution{k: k, src: src, dst: dst, bins: bins}
+	for _, n := range k.dec.scratch {
+		x.scratch = append(x.scratch, getScratch(n))
+	}
+	defer func() {
+		for _, s := range x.scratch {
+			putScratch(s)
+		}
+	}()
+
+	threads := 1
+	for pi := range k.dec.phases {
+		ph := &k.dec.phases[pi]
+		n, err := x.runPhase(ph, ents)
+		if err != nil {
+			return err
+		}
+		threads = max(threads, n)
+	}
+	if cv := k.dec.convert; cv != nil {
+		cv.run(x.buf(cv.buf), dst)
+	}
+	// The kernels saw the buffers only as addresses: keep them reachable
+	// until every call has returned.
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(bins)
+
+	if verbose {
+		verboseln("gdnn_verbose,exec,cpu,reduction," + k.Impl() + "," + k.pl.String() + "," +
+			k.schedule() + " threads:" + itoa(int64(threads)) + "," + ms(time.Since(t0)))
+	}
+	return nil
+}
+
+// execution is the buffers of one Run. Workers get a copy through a job;
+// it is never written after the phases start, except the scratch
+// buffers' contents. The entries the Run holds travel separately, so
+// that the inline path keeps them in a stack array (no allocation).
+//
+// Handing the caller's slices to worker goroutines also makes them escape
+// to the heap in every caller, which matters: kernels get raw addresses,
+// and the Go heap never moves while a goroutine stack can.
+type execution struct {
+	k       *Kernel
+	src     []byte
+	dst     []byte
+	bins    [][]byte
+	scratch [][]byte
+}
+
+// buf returns buffer id b of the execution.
+func (x *execution) buf(b int) []byte {
+	switch b {
+	case bufSrc:
+		return x.src
+	case bufDst:
+		return x.dst
+	}
+	return x.scratch[b-bufScratch]
+}
+
+// runPhase runs every call of ph, inline or on the worker pool, and
+// returns how many goroutines took part.
+func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
+	threads := Threads()
+	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes {
+		for t := int64(0); t < ph.tasks; t++ {
+			if err := x.task(ph, ents, t); err != nil {
+				return 1, err
+			}
+		}
+		return 1, nil
+	}
+	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
+	n := offer(j, int(min(int64(threads-1), ph.tasks-1)))
+	j.work()
+	j.wg.Wait()
+	if p := j.err.Load(); p != nil {
+		return n + 1, *p
+	}
+	return n + 1, nil
+}
+
+// task runs call t of ph with the kernels ents.
+func (x *execution) task(ph *phase, ents []*entry, t int64) error {
+	si := 0
+	for t >= ph.segs[si].tasks {
+		t -= ph.segs[si].tasks
+		si++
+	}
+	s := &ph.segs[si]
+	srcOff, dstOff, binOff, count := s.at(t)
+	e := ents[s.unit]
+	src, dst := x.buf(s.srcBuf), x.buf(s.dstBuf)
+	if e.code != nil {
+		var a plan.Args
+		a.Src = addr(src, srcOff)
+		a.Dst = addr(dst, dstOff)
+		a.Count = count
+		for i := range s.nbins {
+			a.Bins[i] = addr(x.bins[i], binOff[i])
+		}
+		e.code.Call(unsafe.Pointer(&a))
+		return nil
+	}
+	pl := e.pl
+	if s.blocked && count != s.bsize {
+		pl = s.lastPlan
+	}
+	var bb [plan.MaxBinary][]byte
+	for i := range s.nbins {
+		bb[i] = tail(x.bins[i], binOff[i])
+	}
+	return interp.Run(pl, tail(src, srcOff), tail(dst, dstOff), bb[:s.nbins])
+}
+
+// addr is the address of byte off of b. A call that reads nothing from a
+// buffer (an empty reduction) may be given an offset past its end; the
+// address is then never dereferenced, so plain arithmetic is fine.
+func addr(b []byte, off int64) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) + uintptr(off)
+}
+
+// tail returns b from byte off on, empty when off is past the end (see
+// addr: nothing is read there).
+func tail(b []byte, off int64) []byte {
+	if off >= int64(len(b)) {
+		return b[len(b):]
+	}
+	return b[off:]
+}
+
+// job is one phase shared with pool workers: calls are taken from an
+// atomic counter, so whichever goroutine is free takes the next one.
+type job struct {
+	x    execution
+	ph   *phase
+	ents []*entry
+	next atomic.Int64
+	wg   sync.WaitGroup
+	err  atomic.Pointer[error]
+}
+
+// work runs calls until none are left (or one failed).
+func (j *job) work() {
+	for j.err.Load() == nil {
+		t := j.next.Add(1) - 1
+		if t >= j.ph.tasks {
+			return
+		}
+		if err := j.x.task(j.ph, j.ents, t); err != nil {
+			j.err.CompareAndSwap(nil, &err)
+			return
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package jit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
+
+// randomSpec draws a problem: rank 0-4, dims 0-9 (rarely 0), random axes,
+// layout order, padding, data types and up to two post-ops.
+func randomSpec(r *rand.Rand) spec {
+	rank := r.IntN(5)
+	s := spec{dims: make([]int64, rank), reduce: make([]bool, rank)}
+	for i := range rank {
+		s.dims[i] = int64(1 + r.IntN(9))
+		if r.IntN(40) == 0 {
+			s.dims[i] = 0
+		}
+		s.reduce[i] = r.IntN(2) == 0
+	}
+	s.order = r.Perm(rank)
+	if r.IntN(3) == 0 {
+		s.pad = int64(r.IntN(3))
+	}
+	s.sdt = floatTypes[r.IntN(3)]
+	s.ddt = s.sdt
+	if r.IntN(2) == 0 {
+		s.ddt = dtypes.F32
+	}
+	if r.IntN(2) == 0 {
+		s.lo, s.hi = -1, 1
+	}
+	kinds := []plan.Kind{plan.ReLU, plan.Abs, plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Subtract}
+	for range r.IntN(3) {
+		k := kinds[r.IntN(len(kinds))]
+		op := plan.PostOp{Kind: k}
+		if k.IsBinary() {
+			op.BinDT = floatTypes[r.IntN(3)]
+			bc := make([]bool, rank)
+			for i := range bc {
+				bc[i] = r.IntN(3) == 0
+			}
+			s.binBcast = append(s.binBcast, bc)
+		}
+		s.post = append(s.post, op)
+	}
+	return s
+}
+
+// TestRandomAgainstInterpAndReference runs random problems under several
+// budgets (so blocked, tiled and two-stage schedules all occur) and checks
+// every result against interp.RunProblem and the float64 reference.
+func TestRandomAgainstInterpAndReference(t *testing.T) {
+	forEachISA(t, testRandom)
+}
+
+// forEachISA runs f under every ISA this machine has (the cap set to it),
+// the interpreter included.
+func forEachISA(t *testing.T, f func(t *testing.T)) {
+	for _, isa := range []ISA{AVX512, AVX2, NEON, None} {
+		if !supported(isa) {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := SetMaxISA(isa)
+			defer SetMaxISA(prev)
+			if EffectiveISA() != isa {
+				t.Fatalf("cap %s: EffectiveISA %s", isa, EffectiveISA())
+			}
+			f(t)
+		})
+	}
+}
+
+func testRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, budget := range []int64{1 << 20, 256, 64} {
+		withBudget(t, budget)
+		for i := range 150 {
+			s := randomSpec(r)
+			c := s.build(t, r)
+			what := fmt.Sprintf("budget %d case %d %v axes %v %v->%v post %d", budget, i, s.dims, s.reduce, s.sdt, s.ddt, len(s.post))
+			got := c.run(t)
+			want := c.newDst()
+			if err := interp.RunProblem(c.p, c.src, want, c.bins); err != nil {
+				t.Fatalf("%s: interp: %v", what, err)
+			}
+			checkRef(t, c, got, what)
+			checkRef(t, c, want, what+" (interp)")
+		}
+	}
+}
+
+// bigShapes exercise every schedule under a small budget; budget 4 KiB
+// makes them take each path with little work.
+func bigShapes() []struct {
+	name string
+	s    spec
+	want string // the split the schedule must use
+} {
+	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
+	return []struct {
+		name string
+		s    spec
+		want string
+	}{
+		{"blocks [1000,100] r1", spec{dims: []int64{1000, 100}, reduce: []bool{false, true}, sdt: f32, ddt: f32}, "blocks"},
+		{"blocks outer peeled [3,50,40,30] r3", spec{dims: []int64{3, 50, 40, 30}, reduce: []bool{false, false, false, true}, sdt: bf16, ddt: bf16,
+			order: []int{0, 1, 2, 3}, pad: 1}, "blocks"},
+		{"tiles [64,4099] r0", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32,
+			post: []plan.PostOp{{Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles"},
+		{"tiles nhwc [4,7,7,300] r12", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false}, sdt: f16, ddt: f32}, "tiles"},
+		{"2stage full [100003]", spec{dims: []int64{100003}, reduce: []bool{true}, sdt: f32, ddt: f32, lo: -1, hi: 1}, "2stage"},
+		{"2stage rows [6,20000] r1", spec{dims: []int64{6, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32,
+			post: []plan.PostOp{{Kind: plan.Multiply, BinDT: f32}, {Kind: plan.ReLU}}, binBcast: [][]bool{{true, false}}}, "2stage"},
+		{"2stage inner [5000,100] r0", spec{dims: []int64{5000, 100}, reduce: []bool{true, false}, sdt: f32, ddt: f32}, "2stage"},
+		{"2stage split reduced [3,40,30,70] r123", spec{dims: []int64{3, 40, 30, 70}, reduce: []bool{false, true, true, true}, sdt: f16, ddt: f16,
+			order: []int{0, 2, 1, 3}, pad: 2}, "2stage"},
+		{"2stage inner and chunks [2,300,64,9] r1,2", spec{dims: []int64{2, 300, 64, 9}, reduce: []bool{false, true, true, false}, sdt: bf16, ddt: bf16}, "2stage"},
+	}
+}
+
+// TestThreadDeterminism runs shapes that take every schedule with 1, 2 and
+// 7 threads and requires identical bytes, and correct ones.
+func TestThreadDeterminism(t *testing.T) {
+	forEachISA(t, testThreadDeterminism)
+}
+
+func testThreadDeterminism(t *testing.T) {
+	withBudget(t, 4096)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range bigShapes() {
+		t.Run(sh.name, func(t *testing.T) {
+			c := sh.s.build(t, r)
+			k := c.compile(t)
+			if k.dec.split != sh.want {
+				t.Fatalf("schedule split %q, want %q (%s)", k.dec.split, sh.want, k.schedule())
+			}
+			var first []byte
+			for _, n := range []int{1, 2, 7} {
+				withThreads(t, n)
+				for rep := range 2 {
+					dst := c.newDst()
+					if err := k.Run(c.src, dst, c.bins); err != nil {
+						t.Fatalf("threads %d: %v", n, err)
+					}
+					if first == nil {
+						first = dst
+						checkRef(t, c, dst, sh.name)
+						continue
+					}
+					if !bytes.Equal(dst, first) {
+						t.Fatalf("threads %d rep %d: bytes differ from the 1-thread run", n, rep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDefaultBudgetSplits runs a full reduction long enough to be split in
+// two stages at the real 1 MiB budget.
+func TestDefaultBudgetSplits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := spec{dims: []int64{600000}, reduce: []bool{true}, sdt: f32t, ddt: f32t}.build(t, r)
+	k := c.compile(t)
+	if k.dec.split != "2stage" {
+		t.Fatalf("split %q, want 2stage", k.dec.split)
+	}
+	var first []byte
+	for _, n := range []int{1, 2} {
+		withThreads(t, n)
+		dst := c.newDst()
+		if err := k.Run(c.src, dst, nil); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = dst
+			checkRef(t, c, dst, "600000 full")
+		} else if !bytes.Equal(first, dst) {
+			t.Fatal("2 threads differ from 1")
+		}
+	}
+}
+
+const f32t = dtypes.F32
+
+// TestCallBudget checks the schedule bounds every call: no call of a dense
+// problem reads more than the budget (the elements of one call times their
+// size), and the calls cover every output exactly once.
+func TestCallBudget(t *testing.T) {
+	const budget = 4096
+	withBudget(t, budget)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, sh := range bigShapes() {
+		if sh.s.pad != 0 || sh.s.order != nil {
+			continue
+		}
+		c := sh.s.build(t, r)
+		k := c.compile(t)
+		for pi, ph := range k.dec.phases {
+			for si, s := range ph.segs {
+				pl := k.dec.plans[s.unit]
+				elems := pl.N * pl.Outputs
+				if elems*esz(pl.SrcDT) > budget {
+					t.Errorf("%s phase %d seg %d: a call reads %d elements of %v (budget %d bytes): %s",
+						sh.name, pi, si, elems, pl.SrcDT, budget, pl)
+				}
+			}
+		}
+		// Coverage: count outputs written by the last phase's calls.
+		last := k.dec.phases[len(k.dec.phases)-1]
+		var outs int64
+		for _, s := range last.segs {
+			pl := k.dec.plans[s.unit]
+			per := pl.Outputs
+			if s.blocked {
+				per /= pl.Outer[0].Size // outputs per Outer[0] iteration
+				outs += per * (s.bsize*(s.nblk-1) + s.last) * (s.tasks / s.nblk)
+			} else {
+				outs += per * s.tasks
+			}
+		}
+		if outs != k.pl.Outputs {
+			t.Errorf("%s: the final phase writes %d outputs, the plan has %d", sh.name, outs, k.pl.Outputs)
+		}
+	}
+}
+
+func TestRunChecksBuffers(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	c := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.F32,
+		post: []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, r)
+	k := c.compile(t)
+	dst := c.newDst()
+	cases := []struct {
+		name      string
+		src, dst  []byte
+		bins      [][]byte
+		wantInMsg string
+	}{
+		{"short src", c.src[:len(c.src)-1], dst, c.bins, "src buffer holds 63 bytes, the plan reads 64"},
+		{"short dst", c.src, dst[:3], c.bins, "dst buffer holds 3 bytes, the plan writes 16"},
+		{"short bin", c.src, dst, [][]byte{c.bins[0][:15]}, "binary operand 0 holds 15 bytes, the plan reads 16"},
+		{"no bins", c.src, dst, nil, "0 binary operand buffers given, the plan has 1"},
+		{"nil src", nil, dst, c.bins, "src buffer holds 0 bytes"},
+	}
+	for _, tc := range cases {
+		err := k.Run(tc.src, tc.dst, tc.bins)
+		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), tc.wantInMsg) {
+			t.Errorf("%s: err %v, want InvalidArguments containing %q", tc.name, err, tc.wantInMsg)
+		}
+	}
+	var nilK *Kernel
+	if err := nilK.Run(c.src, dst, c.bins); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("nil kernel Run: %v", err)
+	}
+	if _, err := Compile(nil); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("Compile(nil): %v", err)
+	}
+	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32}
+	if _, err := Compile(bad); !errors.Is(err, graph.InvalidDataType) {
+		t.Errorf("Compile(s32 plan): %v, want InvalidDataType", err)
+	}
+}
+
+// TestEmptyAndNaN covers a kept dim of size 0 (no outputs, Run does
+// nothing even with empty buffers) and a reduced dim of size 0 (NaN).
+func TestEmptyAndNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	c := spec{dims: []int64{0, 5}, reduce: []bool{false, true}, sdt: f32t, ddt: f32t}.build(t, r)
+	if err := c.compile(t).Run(nil, nil, nil); err != nil {
+		t.Fatalf("empty dst: %v", err)
+	}
+	withBudget(t, 64)
+	c = spec{dims: []int64{300, 0}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.BF16}.build(t, r)
+	dst := c.run(t)
+	checkRef(t, c, dst, "reduced size 0")
+}
+
+// TestGCStress runs kernels from many goroutines while the GC is forced in
+// a loop; every result must stay right.
+func TestGCStress(t *testing.T) {
+	withBudget(t, 4096)
+	r := rand.New(rand.NewPCG(13, 14))
+	shapes := bigShapes()
+	type prepared struct {
+		c    *tcase
+		k    *Kernel
+		want []byte
+	}
+	var ps []prepared
+	for _, i := range []int{0, 2, 4, 6} {
+		c := shapes[i].s.build(t, r)
+		k := c.compile(t)
+		want := c.newDst()
+		if err := k.Run(c.src, want, c.bins); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, prepared{c, k, want})
+	}
+	stop := make(chan struct{})
+	var gcs sync.WaitGroup
+	gcs.Add(1)
+	go func() {
+		defer gcs.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				p := ps[(g+i)%len(ps)]
+				dst := p.c.newDst()
+				_ = make([]byte, 1<<16) // churn the heap
+				if err := p.k.Run(p.c.src, dst, p.c.bins); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(dst, p.want) {
+					errs <- fmt.Errorf("goroutine %d iteration %d: result changed", g, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	gcs.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,69 @@
+package jit
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Verbose output, in the spirit of ONEDNN_VERBOSE: one line per compile
+// and per execute, comma-separated:
+//
+//	gdnn_verbose,compile,cpu,reduction,<impl>,<plan>,<schedule> cache:<hit|miss>,<ms>[,fallback: <why>]
+//	gdnn_verbose,exec,cpu,reduction,<impl>,<plan>,<schedule> threads:<n>,<ms>
+//
+// <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
+// canonical plan (data types, loops as size:srcStride[:dstStride...], N,
+// Outputs, Div, post-ops); <schedule> is "split:<single|blocks|tiles|2stage>
+// calls:<n> phases:<n>"; <ms> is wall time in milliseconds.
+
+var (
+	verboseOnce sync.Once
+	verbosity   atomic.Int64
+	verboseMu   sync.Mutex
+	verboseOut  io.Writer = os.Stderr
+)
+
+// verboseLevel returns the verbosity, reading GDNN_VERBOSE the first time.
+func verboseLevel() int {
+	verboseOnce.Do(func() {
+		if v, err := strconv.Atoi(os.Getenv("GDNN_VERBOSE")); err == nil && v > 0 {
+			verbosity.CompareAndSwap(0, int64(v))
+		}
+	})
+	return int(verbosity.Load())
+}
+
+// SetVerbose sets the verbosity (0 off, 1 or 2 on) and returns the previous
+// level; it overrides GDNN_VERBOSE.
+func SetVerbose(level int) int {
+	prev := verboseLevel()
+	verbosity.Store(int64(max(level, 0)))
+	return prev
+}
+
+// verboseln writes one line, whole, to the verbose output.
+func verboseln(line string) {
+	verboseMu.Lock()
+	defer verboseMu.Unlock()
+	_, _ = io.WriteString(verboseOut, line+"\n") // diagnostics only: a failed write has nowhere to go
+}
+
+// verbosef writes a formatted line when verbose output is on.
+func verbosef(format string, args ...any) {
+	if verboseLevel() > 0 {
+		verboseln(fmt.Sprintf(format, args...))
+	}
+}
+
+// ms formats a duration in milliseconds with enough digits for µs-scale
+// calls.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Nanoseconds())/1e6, 'f', 4, 64)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

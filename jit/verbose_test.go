@@ -1,0 +1,62 @@
+package jit
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+func TestVerboseLines(t *testing.T) {
+	var buf bytes.Buffer
+	verboseMu.Lock()
+	oldOut := verboseOut
+	verboseOut = &buf
+	verboseMu.Unlock()
+	prev := SetVerbose(1)
+	defer func() {
+		SetVerbose(prev)
+		verboseMu.Lock()
+		verboseOut = oldOut
+		verboseMu.Unlock()
+	}()
+	withBudget(t, 4096)
+	withThreads(t, 2)
+	r := rand.New(rand.NewPCG(41, 42))
+	c := spec{dims: []int64{3, 9000}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.BF16}.build(t, r)
+	k := c.compile(t)
+	dst := c.newDst()
+	if err := k.Run(c.src, dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 verbose lines (compile, exec), got %d:\n%s", len(lines), buf.String())
+	}
+	impl := `(interp|jit:avx512|jit:avx2|jit:neon)`
+	plan := regexp.QuoteMeta(k.pl.String())
+	compile := regexp.MustCompile(`^gdnn_verbose,compile,cpu,reduction,` + impl + `,` + plan +
+		`,split:2stage calls:\d+ phases:2 cache:(hit|miss),\d+\.\d{4}(,fallback: .+)?$`)
+	exec := regexp.MustCompile(`^gdnn_verbose,exec,cpu,reduction,` + impl + `,` + plan +
+		`,split:2stage calls:\d+ phases:2 threads:[12],\d+\.\d{4}$`)
+	if !compile.MatchString(lines[0]) {
+		t.Errorf("compile line %q does not match %s", lines[0], compile)
+	}
+	if !exec.MatchString(lines[1]) {
+		t.Errorf("exec line %q does not match %s", lines[1], exec)
+	}
+	if k.Impl() == "interp" && !strings.Contains(lines[0], ",fallback: ") {
+		t.Errorf("interp compile line does not say why: %q", lines[0])
+	}
+	SetVerbose(0)
+	buf.Reset()
+	if err := k.Run(c.src, dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("verbose 0 still printed %q", buf.String())
+	}
+}

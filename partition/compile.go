@@ -1,0 +1,440 @@
+package partition
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// CompiledPartition is a partition compiled for concrete input shapes. It
+// is immutable and safe for concurrent Execute calls.
+type CompiledPartition struct {
+	p       *Partition
+	inputs  []graph.LogicalTensor // concrete, in port order
+	outputs []graph.LogicalTensor // concrete, except dims that depend on run-time axes
+	recipe  *recipe
+	kern    kernel // compiled once when the axes are known at compile time
+
+	// With axes given as a tensor, kernels are found per axes value.
+	mu       sync.Mutex
+	byAxes   map[uint64]kernel
+	lastImpl atomic.Value // string
+}
+
+// recipe says how the fused ops map onto a plan.Problem.
+type recipe struct {
+	axesPort int     // index of the axes input port, -1 when axes are an attribute
+	axes     []int64 // the attribute axes
+	keepDims bool
+	postOps  []plan.PostOp
+	binPorts []int // input port of each binary post-op's operand, in order
+}
+
+// Compile compiles a supported partition for the given input tensors
+// (concrete dims; strided, with dense strides when Strides is nil) and
+// output tensors (dims may be unknown and layout any: compile infers them;
+// query the result with QueryLogicalTensor). Tensors are matched to ports
+// by id. Compiling the same partition for the same tensors again returns
+// the cached CompiledPartition (see SetCompiledPartitionCacheCapacity).
+func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
+	if p == nil {
+		return nil, graph.Errorf(graph.InvalidArguments, "Compile on a nil partition")
+	}
+	if !p.supported {
+		return nil, graph.Errorf(graph.Unimplemented, "partition %d is not supported: %s", p.id, p.reason)
+	}
+	key := cacheKey(p, inputs, outputs)
+	if c := compiledCache.get(key); c != nil {
+		return c, nil
+	}
+	c, err := p.compile(inputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	compiledCache.put(key, c)
+	return c, nil
+}
+
+func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
+	ins, err := matchPorts("input", p.inputs, inputs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ins {
+		if ins[i], err = concreteInput(p.inputs[i], ins[i]); err != nil {
+			return nil, err
+		}
+	}
+	outs, err := matchPorts("output", p.outputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.makeRecipe()
+	if err != nil {
+		return nil, err
+	}
+	// Infer the chain's shapes from the concrete inputs.
+	known := map[uint64]graph.LogicalTensor{}
+	for _, t := range ins {
+		known[t.ID] = t
+	}
+	var last []int64
+	for _, op := range p.ops {
+		opIns := make([]graph.LogicalTensor, len(op.Inputs))
+		for i, t := range op.Inputs {
+			if k, ok := known[t.ID]; ok {
+				opIns[i] = k
+			} else {
+				opIns[i] = t
+			}
+		}
+		dims, err := graph.InferOutputs(op, opIns)
+		if err != nil {
+			return nil, err
+		}
+		o := op.Outputs[0].Clone()
+		if o.Dims, err = graph.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
+			return nil, err
+		}
+		known[o.ID] = o
+		last = o.Dims
+	}
+	out := &outs[0]
+	if out.DataType != p.outputs[0].DataType {
+		return nil, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, the partition produces %s",
+			out.ID, out.DataType, p.outputs[0].DataType)
+	}
+	if out.Dims, err = graph.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
+		return nil, err
+	}
+	c := &CompiledPartition{p: p, inputs: ins, recipe: r}
+	if r.axesPort < 0 {
+		if !out.KnownDims() {
+			return nil, graph.Errorf(graph.InvalidShape, "output tensor %d: dims %s could not be inferred", out.ID, graph.DimsString(out.Dims))
+		}
+		if err := settleLayout(out); err != nil {
+			return nil, err
+		}
+		reduce, err := graph.NormalizeAxes(p.ops[0], r.axes, len(ins[0].Dims))
+		if err != nil {
+			return nil, err
+		}
+		if c.kern, err = c.kernelFor(reduce, *out); err != nil {
+			return nil, err
+		}
+	} else {
+		ax := ins[r.axesPort]
+		if len(ax.Dims) > 1 || ax.NumElements() > int64(len(ins[0].Dims)) {
+			return nil, graph.Errorf(graph.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor of at most %d axes",
+				ax.ID, graph.DimsString(ax.Dims), len(ins[0].Dims))
+		}
+		if out.KnownDims() {
+			if err := settleLayout(out); err != nil {
+				return nil, err
+			}
+		}
+		c.byAxes = map[uint64]kernel{}
+	}
+	c.outputs = outs
+	return c, nil
+}
+
+// makeRecipe reads the ops' attributes into post-op descriptions.
+func (p *Partition) makeRecipe() (*recipe, error) {
+	mean := p.ops[0]
+	r := &recipe{axesPort: -1}
+	axes, fromAttr, err := graph.ReduceAxesAttr(mean)
+	if err != nil {
+		return nil, err
+	}
+	r.axes = axes
+	r.keepDims, _ = mean.Bool("keep_dims")
+	if !fromAttr {
+		r.axesPort = portIndex(p.inputs, mean.Inputs[1].ID)
+	}
+	cur := mean.Outputs[0].ID
+	for _, op := range p.ops[1:] {
+		po, err := postOpOf(op)
+		if err != nil {
+			return nil, err
+		}
+		if op.Kind.IsBinary() {
+			other := op.Inputs[1]
+			if other.ID == cur {
+				other = op.Inputs[0]
+			}
+			po.BinDT = other.DataType
+			r.binPorts = append(r.binPorts, portIndex(p.inputs, other.ID))
+		}
+		r.postOps = append(r.postOps, po)
+		cur = op.Outputs[0].ID
+	}
+	return r, nil
+}
+
+func portIndex(ports []graph.LogicalTensor, id uint64) int {
+	for i, t := range ports {
+		if t.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// postOpOf maps a graph op onto the kernel's post-op description.
+func postOpOf(op *graph.Op) (plan.PostOp, error) {
+	f := func(name string) float32 { v, _ := op.Float(name); return v }
+	simple := map[graph.OpKind]plan.Kind{
+		graph.Abs: plan.Abs, graph.Exp: plan.Exp, graph.HardSwish: plan.HardSwish, graph.Log: plan.Log,
+		graph.Mish: plan.Mish, graph.Sigmoid: plan.Sigmoid, graph.ReLU: plan.ReLU, graph.Round: plan.Round,
+		graph.Sqrt: plan.Sqrt, graph.Square: plan.Square, graph.Tanh: plan.Tanh,
+		graph.Add: plan.Add, graph.Multiply: plan.Multiply, graph.Maximum: plan.Maximum,
+		graph.Minimum: plan.Minimum, graph.Divide: plan.Divide, graph.Subtract: plan.Subtract,
+	}
+	if k, ok := simple[op.Kind]; ok {
+		return plan.PostOp{Kind: k}, nil
+	}
+	switch op.Kind {
+	case graph.Clamp:
+		return plan.PostOp{Kind: plan.Clamp, Alpha: f("min"), Beta: f("max")}, nil
+	case graph.Elu:
+		return plan.PostOp{Kind: plan.Elu, Alpha: f("alpha")}, nil
+	case graph.LeakyReLU:
+		return plan.PostOp{Kind: plan.LeakyReLU, Alpha: f("alpha")}, nil
+	case graph.HardSigmoid:
+		return plan.PostOp{Kind: plan.HardSigmoid, Alpha: f("alpha"), Beta: f("beta")}, nil
+	case graph.SoftPlus:
+		return plan.PostOp{Kind: plan.SoftPlus, Beta: f("beta")}, nil
+	case graph.GELU:
+		switch mode, _ := op.Str("mode"); mode {
+		case "gelu_erf":
+			return plan.PostOp{Kind: plan.GELUErf}, nil
+		case "gelu_tanh":
+			return plan.PostOp{Kind: plan.GELUTanh}, nil
+		default:
+			return plan.PostOp{}, graph.Errorf(graph.InvalidArguments, "%s: mode %q, want gelu_erf or gelu_tanh", op, mode)
+		}
+	}
+	return plan.PostOp{}, graph.Errorf(graph.Unimplemented, "%s: %s is not a fusible post-op", op, op.Kind)
+}
+
+// matchPorts orders the given tensors like the ports, matching by id.
+func matchPorts(what string, ports, given []graph.LogicalTensor) ([]graph.LogicalTensor, error) {
+	out := make([]graph.LogicalTensor, len(ports))
+	found := make([]bool, len(ports))
+	for _, t := range given {
+		i := portIndex(ports, t.ID)
+		if i < 0 {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.ID, what)
+		}
+		if found[i] {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is given twice", what, t.ID)
+		}
+		found[i] = true
+		out[i] = t.Clone()
+	}
+	for i, ok := range found {
+		if !ok {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// concreteInput checks an input given to Compile against its port.
+func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
+	if t.DataType != port.DataType {
+		return t, graph.Errorf(graph.InvalidDataType, "input tensor %d is %s, the partition expects %s", t.ID, t.DataType, port.DataType)
+	}
+	if !t.KnownDims() {
+		return t, graph.Errorf(graph.InvalidShape, "input tensor %d has dims %s; Compile needs concrete input dims", t.ID, graph.DimsString(t.Dims))
+	}
+	if port.Dims != nil {
+		if _, err := graph.MergeDims(&graph.Op{}, t.ID, port.Dims, t.Dims); err != nil {
+			return t, graph.Errorf(graph.InvalidShape, "input tensor %d has dims %s, the graph says %s",
+				t.ID, graph.DimsString(t.Dims), graph.DimsString(port.Dims))
+		}
+	}
+	if err := settleLayout(&t); err != nil {
+		return t, err
+	}
+	if _, err := spanBytes(t); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// settleLayout gives layout-any (or stride-less) tensors dense row-major
+// strides and checks explicit ones.
+func settleLayout(t *graph.LogicalTensor) error {
+	if t.Layout == graph.LayoutAny || t.Layout == graph.LayoutUndef || t.Strides == nil {
+		t.Layout = graph.LayoutStrided
+		t.Strides = graph.DenseStrides(t.Dims)
+	}
+	if len(t.Strides) != len(t.Dims) {
+		return graph.Errorf(graph.InvalidShape, "tensor %d has %d dims but %d strides", t.ID, len(t.Dims), len(t.Strides))
+	}
+	for i, s := range t.Strides {
+		if s < 0 {
+			return graph.Errorf(graph.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative", t.ID, i, s)
+		}
+	}
+	_, err := spanBytes(*t)
+	return err
+}
+
+// kernelFor builds the problem for one reduce mask and output tensor and
+// compiles (or finds) its kernel.
+func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (kernel, error) {
+	src := c.inputs[0]
+	r := c.recipe
+	outRank := len(out.Dims)
+	want := graph.ReduceDims(src.Dims, reduce, r.keepDims)
+	if len(want) != outRank {
+		return nil, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+			out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
+	}
+	for i := range want {
+		if want[i] != out.Dims[i] {
+			return nil, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+				out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
+		}
+	}
+	if err := checkNoSelfOverlap(out); err != nil {
+		return nil, err
+	}
+	rank := len(src.Dims)
+	// outDim[i] is the output dim that src dim i maps to, -1 if dropped.
+	outDim := make([]int, rank)
+	j := 0
+	for i := range rank {
+		outDim[i] = -1
+		if !reduce[i] || r.keepDims {
+			outDim[i] = j
+			j++
+		}
+	}
+	p := &plan.Problem{
+		SrcDT: src.DataType, DstDT: out.DataType,
+		Dims: append([]int64(nil), src.Dims...), SrcStrides: append([]int64(nil), src.Strides...),
+		Reduce: reduce, DstStrides: make([]int64, rank),
+	}
+	for i := range rank {
+		if !reduce[i] {
+			p.DstStrides[i] = out.Strides[outDim[i]]
+		}
+	}
+	bin := 0
+	for _, po := range r.postOps {
+		if po.Kind.IsBinary() {
+			operand := c.inputs[r.binPorts[bin]]
+			bin++
+			strides, err := operandStrides(operand, out, outDim, reduce)
+			if err != nil {
+				return nil, err
+			}
+			po.BinStrides = strides
+		}
+		p.PostOps = append(p.PostOps, po)
+	}
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		return nil, err
+	}
+	return compileKernel(pl)
+}
+
+// operandStrides addresses a binary operand, broadcast numpy style onto
+// the output, in the src dims' index space (0 where broadcast or reduced).
+func operandStrides(b, out graph.LogicalTensor, outDim []int, reduce []bool) ([]int64, error) {
+	off := len(out.Dims) - len(b.Dims)
+	if off < 0 {
+		return nil, graph.Errorf(graph.InvalidShape, "binary operand tensor %d has rank %d, more than the output's %d",
+			b.ID, len(b.Dims), len(out.Dims))
+	}
+	for k, d := range b.Dims {
+		if d != 1 && d != out.Dims[off+k] {
+			return nil, graph.Errorf(graph.InvalidShape, "binary operand tensor %d (%s) does not broadcast onto output tensor %d (%s)",
+				b.ID, graph.DimsString(b.Dims), out.ID, graph.DimsString(out.Dims))
+		}
+	}
+	s := make([]int64, len(outDim))
+	for i, j := range outDim {
+		if j < 0 || reduce[i] {
+			continue
+		}
+		if k := j - off; k >= 0 && b.Dims[k] != 1 {
+			s[i] = b.Strides[k]
+		}
+	}
+	return s, nil
+}
+
+// checkNoSelfOverlap rejects an output layout in which two elements share
+// memory (a stride 0 on a dim of size > 1, or interleaved strides).
+func checkNoSelfOverlap(t graph.LogicalTensor) error {
+	type ds struct{ d, s int64 }
+	var v []ds
+	for i, d := range t.Dims {
+		if d == 0 {
+			return nil
+		}
+		if d > 1 {
+			v = append(v, ds{d, t.Strides[i]})
+		}
+	}
+	// Sort by stride, ascending (insertion sort: rank is small).
+	for i := 1; i < len(v); i++ {
+		for k := i; k > 0 && v[k].s < v[k-1].s; k-- {
+			v[k], v[k-1] = v[k-1], v[k]
+		}
+	}
+	need := int64(1)
+	for _, e := range v {
+		if e.s < need {
+			return graph.Errorf(graph.InvalidArguments, "output tensor %d: strides %s make elements overlap",
+				t.ID, graph.DimsString(t.Strides))
+		}
+		need = e.s * e.d
+	}
+	return nil
+}
+
+// QueryLogicalTensor returns the concrete description of a port tensor:
+// for outputs, the dims and strides compile chose.
+func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, error) {
+	if c == nil {
+		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "QueryLogicalTensor on a nil compiled partition")
+	}
+	for _, ts := range [][]graph.LogicalTensor{c.inputs, c.outputs} {
+		if i := portIndex(ts, id); i >= 0 {
+			return ts[i].Clone(), nil
+		}
+	}
+	return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "tensor %d is not a port of partition %d", id, c.p.id)
+}
+
+// Inputs returns the compiled input tensors, in port order.
+func (c *CompiledPartition) Inputs() []graph.LogicalTensor { return cloneTensors(c.inputs) }
+
+// Outputs returns the compiled output tensors.
+func (c *CompiledPartition) Outputs() []graph.LogicalTensor { return cloneTensors(c.outputs) }
+
+// Partition returns the partition c was compiled from.
+func (c *CompiledPartition) Partition() *Partition { return c.p }
+
+// Impl names the implementation that runs the partition ("jit:avx512",
+// "jit:avx2", "jit:neon" or "interp"). With axes given as a tensor the
+// kernel is chosen at execute time; Impl then names the one the latest
+// Execute used (before any, the implementation a new kernel would get).
+func (c *CompiledPartition) Impl() string {
+	if c.kern != nil {
+		return c.kern.Impl()
+	}
+	if s, ok := c.lastImpl.Load().(string); ok {
+		return s
+	}
+	return defaultImpl()
+}

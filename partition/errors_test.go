@@ -1,0 +1,223 @@
+package partition
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/x448/float16"
+)
+
+func compiledMean(t *testing.T) (*CompiledPartition, graph.LogicalTensor, graph.LogicalTensor) {
+	t.Helper()
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 8})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true)
+	c, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+		[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	out, _ := c.QueryLogicalTensor(1)
+	return c, src, out
+}
+
+func TestExecuteRejectsBadTensors(t *testing.T) {
+	c, src, out := compiledMean(t)
+	srcData := make([]float32, 32)
+	dstData := make([]float32, 4)
+	good := func(lt graph.LogicalTensor, d any) Tensor {
+		tt, err := NewTensor(lt, d)
+		must(t, err)
+		return tt
+	}
+	raw := func(lt graph.LogicalTensor, b []byte) Tensor { return Tensor{lt: lt, buf: b} }
+	st, dt := good(src, srcData), good(out, dstData)
+	other := graph.NewLogicalTensor(9, dtypes.F32, []int64{4, 8})
+	srcBF := src.Clone()
+	srcBF.DataType = dtypes.BF16
+	src48 := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 9})
+	srcT := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{4, 8}, []int64{1, 4})
+	cases := []struct {
+		name    string
+		in, out []Tensor
+		status  graph.Status
+		msg     string
+	}{
+		{"missing input", nil, []Tensor{dt}, graph.InvalidArguments, "input port tensor 0 is not given"},
+		{"missing output", []Tensor{st}, nil, graph.InvalidArguments, "output port tensor 1 is not given"},
+		{"unknown id", []Tensor{st, good(other, srcData)}, []Tensor{dt}, graph.InvalidArguments, "tensor 9 is not an input port"},
+		{"twice", []Tensor{st, st}, []Tensor{dt}, graph.InvalidArguments, "given twice"},
+		{"nil buffer", []Tensor{raw(src, nil)}, []Tensor{dt}, graph.InvalidArguments, "nil buffer"},
+		{"short src", []Tensor{raw(src, make([]byte, 127))}, []Tensor{dt}, graph.InvalidArguments, "needs 128 bytes, its buffer has 127"},
+		{"short dst", []Tensor{st}, []Tensor{raw(out, make([]byte, 15))}, graph.InvalidArguments, "needs 16 bytes"},
+		{"wrong dtype", []Tensor{raw(srcBF, make([]byte, 64))}, []Tensor{dt}, graph.InvalidDataType, "is bf16, compiled as f32"},
+		{"wrong dims", []Tensor{raw(src48, make([]byte, 4*36))}, []Tensor{dt}, graph.InvalidShape, "has dims 4x9, compiled as 4x8"},
+		{"wrong strides", []Tensor{raw(srcT, make([]byte, 128))}, []Tensor{dt}, graph.InvalidShape, "strides 1x4, compiled as 8x1"},
+		{"dst overlaps src", []Tensor{st}, []Tensor{good(out, srcData[28:])}, graph.InvalidArguments, "overlaps input tensor 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]float32(nil), dstData...)
+			err := c.Execute(tc.in, tc.out)
+			if !errors.Is(err, tc.status) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want %v with %q", err, tc.status, tc.msg)
+			}
+			for i := range dstData {
+				if dstData[i] != before[i] {
+					t.Fatal("a rejected Execute wrote the output")
+				}
+			}
+		})
+	}
+	var nilC *CompiledPartition
+	if err := nilC.Execute(nil, nil); !errors.Is(err, graph.InvalidArguments) {
+		t.Fatal(err)
+	}
+}
+
+func TestNewTensor(t *testing.T) {
+	f32 := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	bf := graph.NewLogicalTensor(1, dtypes.BF16, []int64{2})
+	f16 := graph.NewLogicalTensor(2, dtypes.F16, []int64{2})
+	s32 := graph.NewLogicalTensor(3, dtypes.S32, []int64{2})
+	ok := []struct {
+		lt   graph.LogicalTensor
+		data any
+	}{
+		{f32, make([]float32, 6)}, {bf, make([]uint16, 2)}, {f16, make([]uint16, 2)},
+		{f16, make([]float16.Float16, 2)}, {s32, make([]int32, 2)}, {f32, make([]byte, 24)},
+	}
+	for _, c := range ok {
+		tt, err := NewTensor(c.lt, c.data)
+		if err != nil {
+			t.Errorf("%v with %T: %v", c.lt, c.data, err)
+		}
+		if len(tt.Bytes()) == 0 {
+			t.Errorf("%v: no bytes", c.lt)
+		}
+	}
+	bad := []struct {
+		lt     graph.LogicalTensor
+		data   any
+		status graph.Status
+	}{
+		{f32, nil, graph.InvalidArguments},
+		{f32, []float32(nil), graph.InvalidArguments},
+		{f32, make([]float32, 5), graph.InvalidArguments},
+		{f32, make([]uint16, 12), graph.InvalidDataType},
+		{bf, make([]float16.Float16, 2), graph.InvalidDataType},
+		{s32, make([]float32, 2), graph.InvalidDataType},
+		{f32, []float64{1}, graph.InvalidArguments},
+		{f32, make([]byte, 23), graph.InvalidArguments},
+	}
+	for _, c := range bad {
+		if _, err := NewTensor(c.lt, c.data); !errors.Is(err, c.status) {
+			t.Errorf("%v with %T: err = %v, want %v", c.lt, c.data, err, c.status)
+		}
+	}
+	// Shared memory: writing through the slice shows in the tensor.
+	d := make([]float32, 6)
+	tt, _ := NewTensor(f32, d)
+	d[0] = 1
+	if tt.Bytes()[3] != 0x3f {
+		t.Error("NewTensor copied the data")
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 8})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true)
+	p := onlySupported(t, g, Fusion)
+	anyOut := []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)}
+	cases := []struct {
+		name    string
+		in, out []graph.LogicalTensor
+		status  graph.Status
+		msg     string
+	}{
+		{"no input", nil, anyOut, graph.InvalidArguments, "input port tensor 0 is not given"},
+		{"unknown dims", []graph.LogicalTensor{graph.NewLogicalTensor(0, dtypes.F32, []int64{4, -1})}, anyOut,
+			graph.InvalidShape, "needs concrete input dims"},
+		{"wrong dims", []graph.LogicalTensor{graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 9})}, anyOut,
+			graph.InvalidShape, "the graph says 4x8"},
+		{"wrong dtype", []graph.LogicalTensor{graph.NewLogicalTensor(0, dtypes.F16, []int64{4, 8})}, anyOut,
+			graph.InvalidDataType, "expects f32"},
+		{"wrong out dims", []graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 2})},
+			graph.InvalidShape, "dim 1: 2 vs 1"},
+		{"wrong out dtype", []graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.BF16, nil)},
+			graph.InvalidDataType, "the partition produces f32"},
+		{"overlapping out strides", []graph.LogicalTensor{src},
+			[]graph.LogicalTensor{graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{4, 1}, []int64{0, 1})},
+			graph.InvalidArguments, "overlap"},
+		{"overflowing strides", []graph.LogicalTensor{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{4, 8}, []int64{1 << 62, 1})},
+			anyOut, graph.InvalidArguments, "address more than"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := p.Compile(c.in, c.out)
+			if !errors.Is(err, c.status) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %v with %q", err, c.status, c.msg)
+			}
+		})
+	}
+	var nilP *Partition
+	if _, err := nilP.Compile(nil, nil); !errors.Is(err, graph.InvalidArguments) {
+		t.Fatal(err)
+	}
+	if _, err := Get(graph.New(), Fusion); !errors.Is(err, graph.InvalidGraph) {
+		t.Fatalf("unfinalized graph: %v", err)
+	}
+	if _, err := Get(nil, Fusion); !errors.Is(err, graph.InvalidArguments) {
+		t.Fatalf("nil graph: %v", err)
+	}
+	if _, err := Get(g, Policy(7)); !errors.Is(err, graph.InvalidArguments) {
+		t.Fatalf("bad policy: %v", err)
+	}
+}
+
+func TestCompiledPartitionCache(t *testing.T) {
+	prev := CompiledPartitionCacheCapacity()
+	defer SetCompiledPartitionCacheCapacity(prev)
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 8})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true)
+	p := onlySupported(t, g, Fusion)
+	out := []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)}
+	a, err := p.Compile([]graph.LogicalTensor{src}, out)
+	must(t, err)
+	b, err := p.Compile([]graph.LogicalTensor{src}, out)
+	must(t, err)
+	if a != b {
+		t.Error("compiling the same partition twice did not hit the cache")
+	}
+	other := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{4, 8}, []int64{1, 4})
+	c, err := p.Compile([]graph.LogicalTensor{other}, out)
+	must(t, err)
+	if c == a {
+		t.Error("different strides shared a compiled partition")
+	}
+	if _, err := SetCompiledPartitionCacheCapacity(1); err != nil {
+		t.Fatal(err)
+	}
+	if compiledCache.len() != 1 {
+		t.Errorf("cache holds %d after shrinking to 1", compiledCache.len())
+	}
+	if _, err := SetCompiledPartitionCacheCapacity(0); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := p.Compile([]graph.LogicalTensor{src}, out)
+	e, _ := p.Compile([]graph.LogicalTensor{src}, out)
+	if d == e || compiledCache.len() != 0 {
+		t.Error("capacity 0 should disable the cache")
+	}
+	if _, err := SetCompiledPartitionCacheCapacity(-1); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("negative capacity: %v", err)
+	}
+	t.Setenv("GDNN_COMPILED_PARTITION_CACHE_CAPACITY", "17")
+	if capacityFromEnv() != 17 {
+		t.Error("env capacity not read")
+	}
+	t.Setenv("GDNN_COMPILED_PARTITION_CACHE_CAPACITY", "lots")
+	if capacityFromEnv() != DefaultCompiledPartitionCacheCapacity {
+		t.Error("bad env value should fall back to the default")
+	}
+}

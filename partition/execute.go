@@ -1,0 +1,192 @@
+package partition
+
+import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+// maxAxesKernels bounds the kernels one compiled partition keeps for
+// different run-time axes values (the jit's own cache stays behind it).
+const maxAxesKernels = 64
+
+// Execute runs the compiled partition: it reads the input tensors and
+// writes the output tensor. Tensors are matched to ports by id and checked
+// (data type, dims, strides, buffer length, no output overlapping an
+// input) before anything runs; any mismatch is an error and nothing is
+// written. Axes given as a tensor are read and checked on every call.
+// Execute is safe for concurrent use.
+func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
+	if c == nil {
+		return graph.Errorf(graph.InvalidArguments, "Execute on a nil compiled partition")
+	}
+	ins, err := matchTensors("input", c.inputs, inputs)
+	if err != nil {
+		return err
+	}
+	outs, err := matchTensors("output", c.outputs, outputs)
+	if err != nil {
+		return err
+	}
+	for i, t := range ins {
+		if err := checkTensor("input", c.inputs[i], t); err != nil {
+			return err
+		}
+	}
+	outLT, err := outputLayout(c.outputs[0], outs[0])
+	if err != nil {
+		return err
+	}
+	if err := checkTensor("output", outLT, outs[0]); err != nil {
+		return err
+	}
+	k := c.kern
+	if k == nil {
+		if k, err = c.axesKernel(ins[c.recipe.axesPort], outLT); err != nil {
+			return err
+		}
+		c.lastImpl.Store(k.Impl())
+	}
+	dst := outs[0].buf
+	for i, t := range ins {
+		if overlaps(dst, t.buf) {
+			return graph.Errorf(graph.InvalidArguments, "output tensor %d overlaps input tensor %d in memory",
+				outLT.ID, c.inputs[i].ID)
+		}
+	}
+	bins := make([][]byte, len(c.recipe.binPorts))
+	for i, port := range c.recipe.binPorts {
+		bins[i] = ins[port].buf
+	}
+	if err := k.Run(ins[0].buf, dst, bins); err != nil {
+		return graph.Errorf(graph.RuntimeError, "partition %d: %v", c.p.id, err)
+	}
+	return nil
+}
+
+// matchTensors orders execute tensors like the compiled ports, by id.
+func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor) ([]Tensor, error) {
+	out := make([]Tensor, len(ports))
+	found := make([]bool, len(ports))
+	for _, t := range given {
+		i := portIndex(ports, t.lt.ID)
+		if i < 0 {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.lt.ID, what)
+		}
+		if found[i] {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is given twice", what, t.lt.ID)
+		}
+		found[i], out[i] = true, t
+	}
+	for i, ok := range found {
+		if !ok {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// outputLayout settles the output's concrete description: the compiled
+// one, or, where compile could not know the dims (axes from a tensor),
+// the tensor's own.
+func outputLayout(compiled graph.LogicalTensor, t Tensor) (graph.LogicalTensor, error) {
+	if compiled.KnownDims() {
+		return compiled, nil
+	}
+	lt := t.lt.Clone()
+	if !lt.KnownDims() {
+		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d: Execute needs concrete dims, got %s", lt.ID, graph.DimsString(lt.Dims))
+	}
+	if _, err := graph.MergeDims(&graph.Op{}, lt.ID, compiled.Dims, lt.Dims); err != nil {
+		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, compiled as %s",
+			lt.ID, graph.DimsString(lt.Dims), graph.DimsString(compiled.Dims))
+	}
+	if lt.DataType != compiled.DataType {
+		return lt, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, compiled as %s", lt.ID, lt.DataType, compiled.DataType)
+	}
+	return lt, settleLayout(&lt)
+}
+
+// checkTensor checks an execute tensor against its compiled description.
+func checkTensor(what string, want graph.LogicalTensor, t Tensor) error {
+	lt := t.lt
+	if t.buf == nil {
+		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has a nil buffer", what, want.ID)
+	}
+	if lt.DataType != want.DataType {
+		return graph.Errorf(graph.InvalidDataType, "%s tensor %d is %s, compiled as %s", what, want.ID, lt.DataType, want.DataType)
+	}
+	if !slices.Equal(lt.Dims, want.Dims) {
+		return graph.Errorf(graph.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
+			what, want.ID, graph.DimsString(lt.Dims), graph.DimsString(want.Dims))
+	}
+	if lt.Layout == graph.LayoutStrided && lt.Strides != nil && !slices.Equal(lt.Strides, want.Strides) {
+		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s, compiled as %s",
+			what, want.ID, graph.DimsString(lt.Strides), graph.DimsString(want.Strides))
+	}
+	need, err := spanBytes(want)
+	if err != nil {
+		return err
+	}
+	if int64(len(t.buf)) < need {
+		return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, strides %s) needs %d bytes, its buffer has %d",
+			what, want.ID, graph.DimsString(want.Dims), graph.DimsString(want.Strides), need, len(t.buf))
+	}
+	return nil
+}
+
+// axesKernel reads a run-time axes tensor and returns the kernel for it.
+func (c *CompiledPartition) axesKernel(axesT Tensor, out graph.LogicalTensor) (kernel, error) {
+	axLT := c.inputs[c.recipe.axesPort]
+	n := axLT.NumElements()
+	axes := make([]int64, n)
+	for i := range axes {
+		// The axes tensor is 1-D (or a scalar): element i is at stride*i.
+		off := int64(0)
+		if len(axLT.Strides) == 1 {
+			off = int64(i) * axLT.Strides[0]
+		}
+		axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
+	}
+	reduce, err := graph.NormalizeAxes(c.p.ops[0], axes, len(c.inputs[0].Dims))
+	if err != nil {
+		return nil, err
+	}
+	key := uint64(0)
+	for i, r := range reduce {
+		if r {
+			key |= 1 << i
+		}
+	}
+	c.mu.Lock()
+	k, ok := c.byAxes[key]
+	c.mu.Unlock()
+	if ok && c.outputs[0].KnownDims() {
+		return k, nil
+	}
+	k, err = c.kernelFor(reduce, out)
+	if err != nil {
+		return nil, err
+	}
+	if c.outputs[0].KnownDims() {
+		c.mu.Lock()
+		if len(c.byAxes) >= maxAxesKernels {
+			clear(c.byAxes)
+		}
+		c.byAxes[key] = k
+		c.mu.Unlock()
+	}
+	return k, nil
+}
+
+// overlaps reports whether two byte slices share memory.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
+}

@@ -1,0 +1,442 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// meanGraph builds src(0) -> ReduceMean(op 1, axes attr) -> dst(1).
+func meanGraph(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, axes []int64, keep bool) *graph.Graph {
+	t.Helper()
+	g := graph.New()
+	op := graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).
+		AddOutput(graph.NewLogicalTensorAny(1, ddt, nil)).SetAttr("axes", axes).SetAttr("keep_dims", keep)
+	must(t, g.AddOp(op))
+	must(t, g.Finalize())
+	return g
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// onlySupported gets the partitions and returns the single supported one.
+func onlySupported(t *testing.T, g *graph.Graph, policy Policy) *Partition {
+	t.Helper()
+	parts, err := Get(g, policy)
+	must(t, err)
+	var sup []*Partition
+	for _, p := range parts {
+		if p.IsSupported() {
+			sup = append(sup, p)
+		}
+	}
+	if len(sup) != 1 {
+		t.Fatalf("%d supported partitions, want 1: %v", len(sup), parts)
+	}
+	return sup[0]
+}
+
+// runMean compiles and executes a plain ReduceMean and checks it against
+// the float64 reference.
+func runMean(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, axes []int64, keep bool) {
+	t.Helper()
+	g := meanGraph(t, sdt, ddt, src, axes, keep)
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, ddt, nil)})
+	must(t, err)
+	out, err := c.QueryLogicalTensor(1)
+	must(t, err)
+	r := rand.New(rand.NewPCG(1, uint64(len(src.Dims))))
+	in := newBuffer(src, uniform(r, -2, 2))
+	dst := newBuffer(out, func() float64 { return 7 })
+	st, err := NewTensor(src, in.bytes)
+	must(t, err)
+	dt, err := NewTensor(out, dst.bytes)
+	must(t, err)
+	must(t, c.Execute([]Tensor{st}, []Tensor{dt}))
+	reduce, err := graph.NormalizeAxes(p.Ops()[0], axes, len(src.Dims))
+	must(t, err)
+	want, wantDims := reference(in, reduce, keep, nil)
+	if graph.DimsString(wantDims) != graph.DimsString(out.Dims) {
+		t.Fatalf("output dims %s, want %s", graph.DimsString(out.Dims), graph.DimsString(wantDims))
+	}
+	checkOutput(t, dst, want, 1e-6)
+}
+
+var dtypePairs = [][2]dtypes.DataType{
+	{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.BF16, dtypes.F32},
+	{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
+}
+
+func TestEndToEndDtypesAndKeepDims(t *testing.T) {
+	shapes := []struct {
+		dims []int64
+		axes []int64
+	}{
+		{[]int64{6, 12, 10, 24}, []int64{2, 3}},
+		{[]int64{6, 12, 10, 24}, []int64{1}},
+		{[]int64{6, 12, 10, 24}, []int64{-2}},
+		{[]int64{64, 33}, []int64{0}},
+		{[]int64{5, 7, 3}, []int64{0, 2}},
+		{[]int64{1000}, []int64{0}},
+		{[]int64{3, 4}, []int64{}},
+		{[]int64{}, []int64{}},
+		{[]int64{4, 0}, []int64{1}},
+		{[]int64{0, 4}, []int64{1}},
+	}
+	for _, pair := range dtypePairs {
+		for _, s := range shapes {
+			for _, keep := range []bool{true, false} {
+				name := fmt.Sprintf("%s:%s/%s/axes%v/keep=%v", pair[0], pair[1], graph.DimsString(s.dims), s.axes, keep)
+				t.Run(name, func(t *testing.T) {
+					runMean(t, pair[0], pair[1], graph.NewLogicalTensor(0, pair[0], s.dims), s.axes, keep)
+				})
+			}
+		}
+	}
+}
+
+func TestStridedLayouts(t *testing.T) {
+	// NHWC memory for NCHW dims 2x8x5x6: strides N=240, C=1, H=48, W=8.
+	nhwc := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{2, 8, 5, 6}, []int64{240, 1, 48, 8})
+	// Padded rows: 4x10 with a row pitch of 16.
+	padded := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{4, 10}, []int64{16, 1})
+	// Broadcast view: stride 0 on dim 0 (reading the same row 3 times).
+	bcast := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{3, 9}, []int64{0, 1})
+	for _, c := range []struct {
+		name string
+		src  graph.LogicalTensor
+		axes []int64
+	}{
+		{"nhwc spatial", nhwc, []int64{2, 3}},
+		{"nhwc channel", nhwc, []int64{1}},
+		{"nhwc batch", nhwc, []int64{0}},
+		{"padded rows", padded, []int64{1}},
+		{"padded cols", padded, []int64{0}},
+		{"broadcast view", bcast, []int64{0}},
+	} {
+		for _, pair := range dtypePairs {
+			t.Run(c.name+"/"+pair[0].String()+":"+pair[1].String(), func(t *testing.T) {
+				src := c.src.Clone()
+				src.DataType = pair[0]
+				runMean(t, pair[0], pair[1], src, c.axes, true)
+			})
+		}
+	}
+}
+
+// The ONNX ReduceMean examples, with the values the spec prints.
+func TestONNXExamples(t *testing.T) {
+	data := []float32{5, 1, 20, 2, 30, 1, 40, 2, 55, 1, 60, 2}
+	cases := []struct {
+		axes []int64
+		keep bool
+		want []float32
+	}{
+		{[]int64{1}, false, []float32{12.5, 1.5, 35, 1.5, 57.5, 1.5}},
+		{[]int64{1}, true, []float32{12.5, 1.5, 35, 1.5, 57.5, 1.5}},
+		{[]int64{0, 1, 2}, true, []float32{18.25}},
+		{[]int64{-2}, true, []float32{12.5, 1.5, 35, 1.5, 57.5, 1.5}},
+	}
+	for _, c := range cases {
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 2, 2})
+		g := meanGraph(t, dtypes.F32, dtypes.F32, src, c.axes, c.keep)
+		p := onlySupported(t, g, Fusion)
+		cp, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+		must(t, err)
+		out, _ := cp.QueryLogicalTensor(1)
+		got := make([]float32, out.NumElements())
+		st, _ := NewTensor(src, data)
+		dt, _ := NewTensor(out, got)
+		must(t, cp.Execute([]Tensor{st}, []Tensor{dt}))
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("axes %v keep %v: got %v, want %v", c.axes, c.keep, got, c.want)
+		}
+	}
+}
+
+func TestAxesTensor(t *testing.T) {
+	for _, prop := range []graph.Property{graph.PropertyConstant, graph.PropertyVariable} {
+		t.Run(prop.String(), func(t *testing.T) {
+			src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+			axesLT := graph.NewLogicalTensor(2, dtypes.S32, []int64{1}).WithProperty(prop)
+			g := graph.New()
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
+			must(t, g.Finalize())
+			p := onlySupported(t, g, Fusion)
+			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+			must(t, err)
+			r := rand.New(rand.NewPCG(3, 4))
+			in := newBuffer(src, uniform(r, 0, 1))
+			st, _ := NewTensor(src, in.bytes)
+			// A different axes value on each execute must still be right.
+			for _, axis := range []int32{1, 0, -1, 1, 2} {
+				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{int64(axis)}, 3)
+				outDims := graph.ReduceDims(src.Dims, reduce, true)
+				out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
+				dst := newBuffer(out, func() float64 { return 0 })
+				at, _ := NewTensor(axesLT, []int32{axis})
+				dt, _ := NewTensor(out, dst.bytes)
+				must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+				want, _ := reference(in, reduce, true, nil)
+				checkOutput(t, dst, want, 1e-6)
+			}
+			// Bad axes values are errors, not crashes.
+			out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 1, 5})
+			dt, _ := NewTensor(out, make([]float32, 20))
+			for _, bad := range []int32{3, -4, 1 << 30} {
+				at, _ := NewTensor(axesLT, []int32{bad})
+				if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidArguments) {
+					t.Errorf("axis %d: err = %v", bad, err)
+				}
+			}
+			// Axes that do not match the output's dims.
+			at, _ := NewTensor(axesLT, []int32{0})
+			if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) {
+				t.Errorf("axes/dst mismatch: err = %v", err)
+			}
+		})
+	}
+}
+
+// chainGraph builds ReduceMean(keep_dims) over NCHW spatial dims followed
+// by the given post-op ops (ids from 10; tensors from 10).
+func chainGraph(t *testing.T, src graph.LogicalTensor, post func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor) (*graph.Graph, graph.LogicalTensor) {
+	t.Helper()
+	g := graph.New()
+	meanOut := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).AddOutput(meanOut).
+		SetAttr("axes", []int64{2, 3}).SetAttr("keep_dims", true)))
+	last := post(g, meanOut)
+	must(t, g.Finalize())
+	return g, last
+}
+
+func TestFusedChains(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 8, 5, 6})
+	r := rand.New(rand.NewPCG(5, 6))
+	in := newBuffer(src, uniform(r, -1, 1))
+
+	t.Run("Subtract then Square", func(t *testing.T) {
+		ref := graph.NewLogicalTensor(20, dtypes.F32, []int64{2, 8, 1, 1})
+		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
+			d := graph.NewLogicalTensorAny(11, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(10, graph.Subtract, "").AddInput(cur).AddInput(ref).AddOutput(d)))
+			sq := graph.NewLogicalTensorAny(12, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(11, graph.Square, "").AddInput(d).AddOutput(sq)))
+			return sq
+		})
+		refBuf := newBuffer(ref, uniform(r, -1, 1))
+		runChain(t, g, last, in, []buffer{refBuf}, []refPostOp{
+			{f: func(x, b float64) float64 { return x - b }, operand: &refBuf},
+			{f: func(x, _ float64) float64 { return x * x }},
+		}, 3)
+	})
+	t.Run("Add per-channel bias then ReLU", func(t *testing.T) {
+		bias := graph.NewLogicalTensor(20, dtypes.F32, []int64{1, 8, 1, 1})
+		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
+			d := graph.NewLogicalTensorAny(11, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(10, graph.Add, "").AddInput(bias).AddInput(cur).AddOutput(d)))
+			o := graph.NewLogicalTensorAny(12, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(11, graph.ReLU, "").AddInput(d).AddOutput(o)))
+			return o
+		})
+		biasBuf := newBuffer(bias, uniform(r, -0.5, 0.5))
+		runChain(t, g, last, in, []buffer{biasBuf}, []refPostOp{
+			{f: func(x, b float64) float64 { return x + b }, operand: &biasBuf},
+			{f: func(x, _ float64) float64 { return math.Max(x, 0) }},
+		}, 3)
+	})
+	t.Run("scalar Multiply, Clamp, Sqrt, LeakyReLU", func(t *testing.T) {
+		scale := graph.NewLogicalTensor(20, dtypes.BF16, []int64{1})
+		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
+			a := graph.NewLogicalTensorAny(11, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(10, graph.Multiply, "").AddInput(cur).AddInput(scale).AddOutput(a)))
+			b := graph.NewLogicalTensorAny(12, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(11, graph.Clamp, "").AddInput(a).AddOutput(b).SetAttr("min", float32(-0.1)).SetAttr("max", float32(0.2))))
+			c := graph.NewLogicalTensorAny(13, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(12, graph.Abs, "").AddInput(b).AddOutput(c)))
+			d := graph.NewLogicalTensorAny(14, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(13, graph.Sqrt, "").AddInput(c).AddOutput(d)))
+			e := graph.NewLogicalTensorAny(15, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(14, graph.LeakyReLU, "").AddInput(d).AddOutput(e).SetAttr("alpha", float32(0.1))))
+			return e
+		})
+		scaleBuf := newBuffer(scale, func() float64 { return 3 })
+		runChain(t, g, last, in, []buffer{scaleBuf}, []refPostOp{
+			{f: func(x, b float64) float64 { return x * b }, operand: &scaleBuf},
+			{f: func(x, _ float64) float64 { return math.Min(math.Max(x, -0.1), 0.2) }},
+			{f: func(x, _ float64) float64 { return math.Abs(x) }},
+			{f: func(x, _ float64) float64 { return math.Sqrt(x) }},
+			{f: func(x, _ float64) float64 { return x }},
+		}, 6)
+	})
+	t.Run("full-tensor Divide with strided operand", func(t *testing.T) {
+		den := graph.NewLogicalTensorStrided(20, dtypes.F16, []int64{2, 8, 1, 1}, []int64{1, 2, 1, 1})
+		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
+			d := graph.NewLogicalTensorAny(11, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(10, graph.Divide, "").AddInput(cur).AddInput(den).AddOutput(d)))
+			return d
+		})
+		denBuf := newBuffer(den, uniform(r, 1, 2))
+		runChain(t, g, last, in, []buffer{denBuf}, []refPostOp{
+			{f: func(x, b float64) float64 { return x / b }, operand: &denBuf},
+		}, 2)
+	})
+}
+
+// runChain checks that the graph is one fused partition and that it
+// computes the reference.
+func runChain(t *testing.T, g *graph.Graph, last graph.LogicalTensor, in buffer, operands []buffer, post []refPostOp, nOps int) {
+	t.Helper()
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != nOps {
+		t.Fatalf("want one supported partition of %d ops, got %v", nOps, parts)
+	}
+	p := parts[0]
+	ins := []graph.LogicalTensor{in.lt}
+	tensors := []Tensor{}
+	st, _ := NewTensor(in.lt, in.bytes)
+	tensors = append(tensors, st)
+	for _, o := range operands {
+		ins = append(ins, o.lt)
+		ot, err := NewTensor(o.lt, o.bytes)
+		must(t, err)
+		tensors = append(tensors, ot)
+	}
+	c, err := p.Compile(ins, []graph.LogicalTensor{graph.NewLogicalTensorAny(last.ID, dtypes.F32, nil)})
+	must(t, err)
+	out, _ := c.QueryLogicalTensor(last.ID)
+	dst := newBuffer(out, func() float64 { return 0 })
+	dt, _ := NewTensor(out, dst.bytes)
+	must(t, c.Execute(tensors, []Tensor{dt}))
+	want, _ := reference(in, []bool{false, false, true, true}, true, post)
+	checkOutput(t, dst, want, 1e-5)
+
+	// The debug policy splits the same graph into one partition per op.
+	dparts, err := Get(g, Debug)
+	must(t, err)
+	if len(dparts) != nOps || !dparts[0].IsSupported() || dparts[1].IsSupported() {
+		t.Fatalf("debug policy: %v", dparts)
+	}
+}
+
+func TestUnsupportedOpsLeftToCaller(t *testing.T) {
+	f32 := dtypes.F32
+	g := graph.New()
+	// MatMul -> ReduceMean -> SoftMax, and a ReduceSum on the side.
+	must(t, g.AddOp(graph.NewOp(1, graph.MatMul, "mm").AddInput(graph.NewLogicalTensor(0, f32, []int64{8, 16})).
+		AddInput(graph.NewLogicalTensor(1, f32, []int64{16, 32})).AddOutput(graph.NewLogicalTensorAny(2, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(2, graph.ReduceMean, "mean").AddInput(graph.NewLogicalTensorAny(2, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(3, f32, nil)).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(3, graph.SoftMax, "sm").AddInput(graph.NewLogicalTensorAny(3, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(4, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(4, graph.ReduceSum, "sum").AddInput(graph.NewLogicalTensor(5, f32, []int64{4})).
+		AddOutput(graph.NewLogicalTensorAny(6, f32, nil)).SetAttr("axes", []int64{0})))
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 4 {
+		t.Fatalf("%d partitions: %v", len(parts), parts)
+	}
+	var mean *Partition
+	for _, p := range parts {
+		switch p.Ops()[0].Kind {
+		case graph.ReduceMean:
+			mean = p
+			if !p.IsSupported() || len(p.Ops()) != 1 {
+				t.Errorf("mean partition: %v", p)
+			}
+		case graph.MatMul, graph.SoftMax:
+			if p.IsSupported() || !strings.Contains(p.Reason(), "does not compile") {
+				t.Errorf("%v", p)
+			}
+			if _, err := p.Compile(p.Inputs(), p.Outputs()); !errors.Is(err, graph.Unimplemented) {
+				t.Errorf("compiling %v: %v", p, err)
+			}
+		case graph.ReduceSum:
+			if p.IsSupported() || !strings.Contains(p.Reason(), "unimplemented") {
+				t.Errorf("%v", p)
+			}
+		}
+	}
+	// The mean partition's input is the MatMul's output (dims inferred 8x32).
+	in := mean.Inputs()[0]
+	if in.ID != 2 || graph.DimsString(in.Dims) != "8x32" {
+		t.Fatalf("mean input port %v", in)
+	}
+	src := graph.NewLogicalTensor(2, f32, []int64{8, 32})
+	c, err := mean.Compile([]graph.LogicalTensor{src}, mean.Outputs())
+	must(t, err)
+	out, _ := c.QueryLogicalTensor(3)
+	if graph.DimsString(out.Dims) != "8x1" {
+		t.Fatalf("out %v", out)
+	}
+	data := make([]float32, 256)
+	for i := range data {
+		data[i] = float32(i % 32)
+	}
+	got := make([]float32, 8)
+	st, _ := NewTensor(src, data)
+	dt, _ := NewTensor(out, got)
+	must(t, c.Execute([]Tensor{st}, []Tensor{dt}))
+	for _, v := range got {
+		if v != 15.5 {
+			t.Fatalf("got %v", got)
+		}
+	}
+}
+
+func TestConcurrentExecute(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{16, 64, 7})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, false)
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	out, _ := c.QueryLogicalTensor(1)
+	r := rand.New(rand.NewPCG(9, 9))
+	in := newBuffer(src, uniform(r, -1, 1))
+	want, _ := reference(in, []bool{false, true, false}, false, nil)
+	st, _ := NewTensor(src, in.bytes)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make([]float32, out.NumElements())
+			dt, _ := NewTensor(out, got)
+			for range 20 {
+				if err := c.Execute([]Tensor{st}, []Tensor{dt}); err != nil {
+					errs <- err
+					return
+				}
+				for i, w := range want {
+					if math.Abs(float64(got[i])-w) > 1e-6*math.Abs(w)+1e-7 {
+						errs <- fmt.Errorf("got[%d] = %v, want %v", i, got[i], w)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

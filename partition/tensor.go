@@ -1,0 +1,100 @@
+package partition
+
+import (
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/x448/float16"
+)
+
+// Tensor is a logical tensor with its data: a view of a Go slice, never a
+// copy. The slice must stay untouched by other goroutines while an Execute
+// that uses it runs.
+type Tensor struct {
+	lt  graph.LogicalTensor
+	buf []byte
+}
+
+// NewTensor wraps data for the logical tensor lt without copying it. data
+// is a []float32 (f32), []uint16 (the bits of bf16 or f16), []float16.Float16
+// (f16), []int32 (s32), or []byte (raw little-endian elements of any type).
+// When lt has known dims and strides, data must be long enough for them.
+func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
+	var buf []byte
+	var ok bool
+	switch d := data.(type) {
+	case []float32:
+		buf, ok = bytesOf(d), lt.DataType == dtypes.F32
+	case []uint16:
+		buf, ok = bytesOf(d), lt.DataType == dtypes.BF16 || lt.DataType == dtypes.F16
+	case []float16.Float16:
+		buf, ok = bytesOf(d), lt.DataType == dtypes.F16
+	case []int32:
+		buf, ok = bytesOf(d), lt.DataType == dtypes.S32
+	case []byte:
+		buf, ok = d, true
+	case nil:
+		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is nil", lt.ID)
+	default:
+		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: unsupported data type %T", lt.ID, data)
+	}
+	if !ok {
+		return Tensor{}, graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
+	}
+	if buf == nil {
+		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
+	}
+	t := Tensor{lt: lt.Clone(), buf: buf}
+	if lt.Concrete() {
+		need, err := spanBytes(lt)
+		if err != nil {
+			return Tensor{}, err
+		}
+		if int64(len(buf)) < need {
+			return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d (%s) needs %d bytes, data has %d",
+				lt.ID, graph.DimsString(lt.Dims), need, len(buf))
+		}
+	}
+	return t, nil
+}
+
+// LogicalTensor returns the tensor's description.
+func (t Tensor) LogicalTensor() graph.LogicalTensor { return t.lt.Clone() }
+
+// Bytes returns the tensor's data as bytes (the same memory, not a copy).
+func (t Tensor) Bytes() []byte { return t.buf }
+
+func bytesOf[T any](s []T) []byte {
+	if s == nil {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// spanBytes returns the bytes a concrete tensor addresses: 0 when it has
+// no elements, else (1 + sum((dim-1)*stride)) elements, overflow-checked.
+func spanBytes(lt graph.LogicalTensor) (int64, error) {
+	elems := int64(1)
+	for i, d := range lt.Dims {
+		if d == 0 {
+			return 0, nil
+		}
+		s := lt.Strides[i]
+		if s != 0 && d-1 > (maxSpan-elems)/s {
+			return 0, graph.Errorf(graph.InvalidArguments, "tensor %d: dims %s with strides %s address more than %d elements",
+				lt.ID, graph.DimsString(lt.Dims), graph.DimsString(lt.Strides), maxSpan)
+		}
+		elems += (d - 1) * s
+	}
+	size := int64(lt.DataType.Size())
+	if size == 0 {
+		return 0, graph.Errorf(graph.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
+	}
+	return elems * size, nil
+}
+
+// maxSpan bounds the elements one tensor may address (2^56 bytes of f64
+// still fit in int64).
+const maxSpan = int64(1) << 56
