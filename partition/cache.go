@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 )
 
 // DefaultCompiledPartitionCacheCapacity is the number of compiled
@@ -113,11 +114,13 @@ func (c *lru) len() int {
 	return c.order.Len()
 }
 
-// cacheKey identifies a compilation: the partition's ops (kinds, ids,
-// attributes, tensors) and the tensors given to Compile.
+// cacheKey identifies a compilation: the effective ISA, the partition's
+// ops (kinds, ids, attributes, tensors) and the tensors given to Compile.
 func cacheKey(p *Partition, inputs, outputs []graph.LogicalTensor) string {
 	var b strings.Builder
-	b.WriteString(p.fpmath)
+	// A compiled partition keeps the kernels of the ISA in force when it
+	// was compiled; after jit.SetMaxISA a compile must not reuse them.
+	b.WriteString(jit.EffectiveISA().String() + "|" + p.fpmath)
 	for _, op := range p.ops {
 		b.WriteString("|" + op.String())
 		for _, n := range op.AttrNames() {

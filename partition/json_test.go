@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 )
 
 // sharedGraphDir holds oneDNN's benchdnn graph cases; CI lays shared/
@@ -29,6 +30,14 @@ func loadCase(t *testing.T, rel string) *graph.Graph {
 }
 
 func TestOneDNNReduceMeanJSON(t *testing.T) {
+	forEachISA(t, oneDNNReduceMeanJSON)
+}
+
+func TestOneDNNMeanFusionJSON(t *testing.T) {
+	forEachISA(t, oneDNNMeanFusionJSON)
+}
+
+func oneDNNReduceMeanJSON(t *testing.T, isa jit.ISA) {
 	g := loadCase(t, "op/f32/reducemean.json")
 	p := onlySupported(t, g, Fusion)
 	in := p.Inputs()
@@ -44,11 +53,12 @@ func TestOneDNNReduceMeanJSON(t *testing.T) {
 	st, _ := NewTensor(in[0], src.bytes)
 	dt, _ := NewTensor(out, dst.bytes)
 	must(t, c.Execute([]Tensor{st}, []Tensor{dt}))
+	wantImpl(t, c, isa)
 	want, _ := reference(src, []bool{false, true, false, false}, true, nil)
 	checkOutput(t, dst, want, 1e-6)
 }
 
-func TestOneDNNMeanFusionJSON(t *testing.T) {
+func oneDNNMeanFusionJSON(t *testing.T, isa jit.ISA) {
 	g := loadCase(t, "pattern/f32/reduction_post_ops_mean_fusion.json")
 	parts, err := Get(g, Fusion)
 	must(t, err)
@@ -71,6 +81,7 @@ func TestOneDNNMeanFusionJSON(t *testing.T) {
 	at, _ := NewTensor(in[1], addend.bytes)
 	dt, _ := NewTensor(out, dst.bytes)
 	must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+	wantImpl(t, c, isa)
 	want, _ := reference(src, []bool{false, true, false, false}, true, []refPostOp{
 		{f: func(x, b float64) float64 { return x + b }, operand: &addend},
 	})
@@ -108,6 +119,7 @@ func TestOneDNNMeanFusionJSON(t *testing.T) {
 		at, _ := NewTensor(qin[1], addend.bytes)
 		dtt, _ := NewTensor(out, dst.bytes)
 		must(t, c.Execute([]Tensor{st, at}, []Tensor{dtt}))
+		wantImpl(t, c, isa)
 		want, _ := reference(src, []bool{false, true, false, false}, true, []refPostOp{
 			{f: func(x, b float64) float64 { return x + b }, operand: &addend},
 		})

@@ -1,7 +1,7 @@
 package partition
 
 import (
-	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -11,17 +11,17 @@ type kernel interface {
 	Impl() string
 }
 
-// compileKernel returns the kernel for a plan.
+// compileKernel returns the kernel for a plan: JIT code for the effective
+// ISA from the jit runtime's cache, or the interpreter where the JIT does
+// not apply (the runtime decides and says why under GDNN_VERBOSE).
 func compileKernel(pl *plan.Plan) (kernel, error) {
-	return interpKernel{pl}, nil
+	return jit.Compile(pl)
 }
 
-// defaultImpl names the implementation new kernels get.
-func defaultImpl() string { return "interp" }
-
-type interpKernel struct{ pl *plan.Plan }
-
-func (k interpKernel) Run(src, dst []byte, bins [][]byte) error {
-	return interp.Run(k.pl, src, dst, bins)
+// defaultImpl names the implementation a new kernel would most likely get.
+func defaultImpl() string {
+	if isa := jit.EffectiveISA(); isa != jit.None {
+		return "jit:" + isa.String()
+	}
+	return "interp"
 }
-func (k interpKernel) Impl() string { return "interp" }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 )
 
 // meanGraph builds src(0) -> ReduceMean(op 1, axes attr) -> dst(1).
@@ -50,7 +51,7 @@ func onlySupported(t *testing.T, g *graph.Graph, policy Policy) *Partition {
 
 // runMean compiles and executes a plain ReduceMean and checks it against
 // the float64 reference.
-func runMean(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, axes []int64, keep bool) {
+func runMean(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, axes []int64, keep bool) *CompiledPartition {
 	t.Helper()
 	g := meanGraph(t, sdt, ddt, src, axes, keep)
 	p := onlySupported(t, g, Fusion)
@@ -73,6 +74,7 @@ func runMean(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, ax
 		t.Fatalf("output dims %s, want %s", graph.DimsString(out.Dims), graph.DimsString(wantDims))
 	}
 	checkOutput(t, dst, want, 1e-6)
+	return c
 }
 
 var dtypePairs = [][2]dtypes.DataType{
@@ -96,16 +98,21 @@ func TestEndToEndDtypesAndKeepDims(t *testing.T) {
 		{[]int64{4, 0}, []int64{1}},
 		{[]int64{0, 4}, []int64{1}},
 	}
-	for _, pair := range dtypePairs {
-		for _, s := range shapes {
-			for _, keep := range []bool{true, false} {
-				name := fmt.Sprintf("%s:%s/%s/axes%v/keep=%v", pair[0], pair[1], graph.DimsString(s.dims), s.axes, keep)
-				t.Run(name, func(t *testing.T) {
-					runMean(t, pair[0], pair[1], graph.NewLogicalTensor(0, pair[0], s.dims), s.axes, keep)
-				})
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		for _, pair := range dtypePairs {
+			for _, s := range shapes {
+				for _, keep := range []bool{true, false} {
+					name := fmt.Sprintf("%s:%s/%s/axes%v/keep=%v", pair[0], pair[1], graph.DimsString(s.dims), s.axes, keep)
+					t.Run(name, func(t *testing.T) {
+						c := runMean(t, pair[0], pair[1], graph.NewLogicalTensor(0, pair[0], s.dims), s.axes, keep)
+						if n := graph.NewLogicalTensor(0, pair[0], s.dims).NumElements(); n > 1 {
+							wantImpl(t, c, isa)
+						}
+					})
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestStridedLayouts(t *testing.T) {
@@ -127,13 +134,15 @@ func TestStridedLayouts(t *testing.T) {
 		{"padded cols", padded, []int64{0}},
 		{"broadcast view", bcast, []int64{0}},
 	} {
-		for _, pair := range dtypePairs {
-			t.Run(c.name+"/"+pair[0].String()+":"+pair[1].String(), func(t *testing.T) {
-				src := c.src.Clone()
-				src.DataType = pair[0]
-				runMean(t, pair[0], pair[1], src, c.axes, true)
-			})
-		}
+		forEachISA(t, func(t *testing.T, isa jit.ISA) {
+			for _, pair := range dtypePairs {
+				t.Run(c.name+"/"+pair[0].String()+":"+pair[1].String(), func(t *testing.T) {
+					src := c.src.Clone()
+					src.DataType = pair[0]
+					wantImpl(t, runMean(t, pair[0], pair[1], src, c.axes, true), isa)
+				})
+			}
+		})
 	}
 }
 
@@ -226,6 +235,10 @@ func chainGraph(t *testing.T, src graph.LogicalTensor, post func(g *graph.Graph,
 }
 
 func TestFusedChains(t *testing.T) {
+	forEachISA(t, fusedChains)
+}
+
+func fusedChains(t *testing.T, isa jit.ISA) {
 	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 8, 5, 6})
 	r := rand.New(rand.NewPCG(5, 6))
 	in := newBuffer(src, uniform(r, -1, 1))
@@ -240,7 +253,7 @@ func TestFusedChains(t *testing.T) {
 			return sq
 		})
 		refBuf := newBuffer(ref, uniform(r, -1, 1))
-		runChain(t, g, last, in, []buffer{refBuf}, []refPostOp{
+		runChain(t, isa, g, last, in, []buffer{refBuf}, []refPostOp{
 			{f: func(x, b float64) float64 { return x - b }, operand: &refBuf},
 			{f: func(x, _ float64) float64 { return x * x }},
 		}, 3)
@@ -255,7 +268,7 @@ func TestFusedChains(t *testing.T) {
 			return o
 		})
 		biasBuf := newBuffer(bias, uniform(r, -0.5, 0.5))
-		runChain(t, g, last, in, []buffer{biasBuf}, []refPostOp{
+		runChain(t, isa, g, last, in, []buffer{biasBuf}, []refPostOp{
 			{f: func(x, b float64) float64 { return x + b }, operand: &biasBuf},
 			{f: func(x, _ float64) float64 { return math.Max(x, 0) }},
 		}, 3)
@@ -276,7 +289,7 @@ func TestFusedChains(t *testing.T) {
 			return e
 		})
 		scaleBuf := newBuffer(scale, func() float64 { return 3 })
-		runChain(t, g, last, in, []buffer{scaleBuf}, []refPostOp{
+		runChain(t, isa, g, last, in, []buffer{scaleBuf}, []refPostOp{
 			{f: func(x, b float64) float64 { return x * b }, operand: &scaleBuf},
 			{f: func(x, _ float64) float64 { return math.Min(math.Max(x, -0.1), 0.2) }},
 			{f: func(x, _ float64) float64 { return math.Abs(x) }},
@@ -292,7 +305,7 @@ func TestFusedChains(t *testing.T) {
 			return d
 		})
 		denBuf := newBuffer(den, uniform(r, 1, 2))
-		runChain(t, g, last, in, []buffer{denBuf}, []refPostOp{
+		runChain(t, isa, g, last, in, []buffer{denBuf}, []refPostOp{
 			{f: func(x, b float64) float64 { return x / b }, operand: &denBuf},
 		}, 2)
 	})
@@ -300,7 +313,7 @@ func TestFusedChains(t *testing.T) {
 
 // runChain checks that the graph is one fused partition and that it
 // computes the reference.
-func runChain(t *testing.T, g *graph.Graph, last graph.LogicalTensor, in buffer, operands []buffer, post []refPostOp, nOps int) {
+func runChain(t *testing.T, isa jit.ISA, g *graph.Graph, last graph.LogicalTensor, in buffer, operands []buffer, post []refPostOp, nOps int) {
 	t.Helper()
 	parts, err := Get(g, Fusion)
 	must(t, err)
@@ -324,6 +337,7 @@ func runChain(t *testing.T, g *graph.Graph, last graph.LogicalTensor, in buffer,
 	dst := newBuffer(out, func() float64 { return 0 })
 	dt, _ := NewTensor(out, dst.bytes)
 	must(t, c.Execute(tensors, []Tensor{dt}))
+	wantImpl(t, c, isa)
 	want, _ := reference(in, []bool{false, false, true, true}, true, post)
 	checkOutput(t, dst, want, 1e-5)
 
