@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/gdnn/gdnn/jit"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -18,8 +19,10 @@ import (
 // buffers of 1 MiB and more). It is an honest limit for DRAM- and
 // L3-sized buffers; for cache-resident sizes vector code reads faster,
 // so shares above 100% mean "faster than scalar Go can read". The "lib"
-// probe (set by the reduction driver) times gdnn's own contiguous f32
-// reduction over the buffer instead: the best streaming kernel gdnn has.
+// probe times gdnn's own contiguous f32 reduction over the buffer instead:
+// vector loads split across the worker threads, the same kind of probe as
+// a STREAM-style read loop. "auto" (the default) uses lib when a JIT ISA is
+// in force and go otherwise.
 type bwProbe struct {
 	mu    sync.Mutex
 	cache map[int]float64
@@ -143,8 +146,19 @@ func sumWords(w []uint64) uint64 {
 // readBW is the probed read bandwidth for n bytes with the probe chosen
 // by --bw-probe.
 func (r *runner) readBW(n int64) float64 {
-	if r.g.bwProbe == "lib" && r.bw.lib == nil {
-		r.bw.lib, r.bw.name = libReadBW, "lib"
+	want := r.g.bwProbe
+	if want == "auto" {
+		want = "go"
+		if jit.EffectiveISA() != jit.None {
+			want = "lib"
+		}
+	}
+	if r.bw.name != want {
+		// A changed probe (or ISA cap under auto) starts a fresh cache.
+		r.bw = newBWProbe()
+		if want == "lib" {
+			r.bw.lib, r.bw.name = libReadBW, "lib"
+		}
 	}
 	return r.bw.readBW(n)
 }

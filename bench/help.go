@@ -38,10 +38,13 @@ Global options (kept by --reset):
   --allow-enum-tags-only=BOOL
                           accepted for compatibility; gdnn takes any valid tag.
   --table                 (gdnn) print a table of every problem at the end.
-  --bw-probe=go|lib       (gdnn) read-bandwidth probe behind %bwpct%: "go" (default)
-                          times a scalar Go read loop over a buffer of the src size
-                          (power-of-two buckets, cached per run); "lib" times gdnn's own
-                          contiguous f32 reduction over that buffer.
+  --bw-probe=auto|go|lib  (gdnn) read-bandwidth probe behind %bwpct%, measured over a
+                          buffer of the src size (power-of-two buckets, cached per run):
+                          "lib" times gdnn's own contiguous f32 sum over the buffer (vector
+                          loads split across the worker threads, like a STREAM-style read
+                          probe); "go" times a scalar Go read loop (a lower bound on the
+                          machine's bandwidth for cache-resident sizes); "auto" (default)
+                          is lib when a JIT ISA is in force and go otherwise.
   --case-dir=DIR          (gdnn) folder searched first for --case files.
   --batch=FILE            read options and problems from FILE: whitespace-separated
                           tokens, '#' starts a comment; nested --batch paths resolve

@@ -301,8 +301,8 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		jit.SetThreads(int(n))
 		r.g.threads = int(n)
 	case "bw-probe":
-		if val != "go" && val != "lib" {
-			return true, inputErr(a, "--bw-probe: %q is not go or lib", val)
+		if val != "auto" && val != "go" && val != "lib" {
+			return true, inputErr(a, "--bw-probe: %q is not auto, go or lib", val)
 		}
 		r.g.bwProbe = val
 		r.bw = newBWProbe() // measurements of the other probe do not carry over

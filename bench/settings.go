@@ -80,14 +80,14 @@ type globalSettings struct {
 	globalSkip   []string
 	table        bool
 	caseDir      string
-	bwProbe      string // "go" or "lib"
+	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
 }
 
 const defaultMaxMs = 3000
 
 func defaultGlobals() globalSettings {
-	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "go", allowEnumTag: true}
+	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "auto", allowEnumTag: true}
 }
 
 // redSettings are the reduction driver's knobs; every list-valued knob
