@@ -37,7 +37,8 @@ Global options (kept by --reset):
   --engine=cpu            the only engine.
   --allow-enum-tags-only=BOOL
                           accepted for compatibility; gdnn takes any valid tag.
-  --table                 (gdnn) print a table of every problem at the end.
+  --table[=BOOL|only]     (gdnn) print a table of every problem at the end; "only"
+                          also drops the per-problem lines of problems that passed.
   --bw-probe=auto|go|lib  (gdnn) read-bandwidth probe behind %bwpct%, measured over a
                           buffer of the src size (power-of-two buckets, cached per run):
                           "lib" times gdnn's own contiguous f32 sum over the buffer (vector

@@ -288,8 +288,12 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if !hasVal {
 			val = "true"
 		}
+		if val == "only" {
+			r.g.table, r.g.tableOnly = true, true
+			return true, nil
+		}
 		b, err := parseBoolValue(a, name, val)
-		r.g.table = b
+		r.g.table, r.g.tableOnly = b, false
 		return true, err
 	case "case-dir":
 		r.g.caseDir = val
@@ -476,6 +480,15 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	if res.quiet && r.g.verbose < 1 {
 		return
 	}
+	if res.perf != nil {
+		r.perfMin += res.perf.Time.Min
+		r.perfAvg += res.perf.Time.Avg
+	}
+	if r.g.tableOnly && res.state == "PASSED" {
+		// The table shows it; lines are kept for what needs a look.
+		r.showProgress()
+		return
+	}
 	// In pure performance mode benchdnn prints only the perf line for
 	// problems that ran.
 	if !(r.g.mode.Perf && !r.g.mode.Corr && res.perf != nil && res.state == "PASSED") {
@@ -495,9 +508,12 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 			line = err.Error()
 		}
 		fmt.Fprintln(r.out, line)
-		r.perfMin += res.perf.Time.Min
-		r.perfAvg += res.perf.Time.Avg
 	}
+	r.showProgress()
+}
+
+// showProgress updates the progress count on a terminal's stderr.
+func (r *runner) showProgress() {
 	if r.progress && r.stats.Tests%25 == 0 {
 		fmt.Fprintf(r.errw, "\r%d tests, %.0fs ", r.stats.Tests, time.Since(r.started).Seconds())
 		r.progressShown = true

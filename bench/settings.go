@@ -79,6 +79,7 @@ type globalSettings struct {
 	globalImpl   []string
 	globalSkip   []string
 	table        bool
+	tableOnly    bool // --table=only: per-problem lines only for what did not pass
 	caseDir      string
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool

@@ -266,3 +266,39 @@ func TestEmitterErrorIsReturned(t *testing.T) {
 		t.Fatalf("Compile with a failing emitter: %v, want its InvalidArguments error", err)
 	}
 }
+
+// faultCode returns code that loads from an unmapped address.
+func faultCode() []byte {
+	switch runtime.GOARCH {
+	case "amd64":
+		return []byte{
+			0x48, 0xb8, 0, 0, 0, 0, 0, 0x10, 0, 0, // MOVQ $0x100000000000, AX
+			0x48, 0x8b, 0x00, // MOVQ (AX), AX
+			0xc5, 0xf8, 0x77, 0xc3, // VZEROUPPER; RET
+		}
+	case "arm64":
+		w := []uint32{0xd2c20001, 0xf9400022, 0xd65f03c0} // MOVZ X1, #0x1000, LSL #32; LDR X2, [X1]; RET
+		var b []byte
+		for _, x := range w {
+			b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+		}
+		return b
+	}
+	return []byte{0}
+}
+
+// TestKernelFaultIsAnError runs code that faults, inline and on the
+// worker pool: Run must return a RuntimeError and the process live on.
+func TestKernelFaultIsAnError(t *testing.T) {
+	requireJIT(t)
+	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return faultCode(), nil })
+	withBudget(t, 4096)
+	for _, threads := range []int{1, 2} {
+		withThreads(t, threads)
+		k := compileOK(t, rowPlan(t, 1000, 100)) // 400 KB: blocks on the pool when threads > 1
+		err := k.Run(make([]byte, 400000), make([]byte, 4000), nil)
+		if !errors.Is(err, graph.RuntimeError) || !strings.Contains(err.Error(), "kernel failed") {
+			t.Errorf("threads %d: faulting kernel gave %v, want RuntimeError", threads, err)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package jit
 
 import (
-	"errors"
-
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
@@ -276,12 +274,9 @@ func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	counts(body)
 
 	if mulSat(perOut, innerW) <= budget {
-		// One call per outer index does the whole (small) rest.
-		if len(outer) == 0 {
-			dc.setSplit("single")
-		} else {
-			dc.setSplit("blocks")
-		}
+		// Only a plan without Outer loops gets here (the innermost Outer
+		// loop's iteration is exactly this cost): one call does it all.
+		dc.setSplit("single")
 		dc.phase(segment{unit: dc.unit(body), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
 			srcBytes: mulSat(mulSat(perOut, innerW), outerCount)})
 		return nil
@@ -338,205 +333,6 @@ func (dc *decomposer) tiles(pl, body *plan.Plan, outer []rtLoop, outerCount, t i
 	}
 	dc.phase(segs...)
 	return nil
-}
-
-// twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
-// scratch buffer) and stage 2 (partials to means, post-ops, conversion).
-//
-// Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
-// stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
-// outer output o sits at (o*C + j)*I + i.
-func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int) error {
-	dc.setSplit("2stage")
-	srcSz := esz(pl.SrcDT)
-	const f32 = 4
-	budget := callBudget
-
-	// A chunk row (w lanes) is at most a quarter of the budget, so each
-	// chunk sums at least 4 rows and every stage shrinks the work at least
-	// fourfold, even under tiny test budgets.
-	I, w := int64(1), int64(1)
-	if pl.HasInner {
-		I = pl.Inner.Size
-		w = min(I, stageTile, max(1, budget/(4*srcSz)))
-	}
-	red := pl.Reduced
-	// The chunk loop is the outermost reduced loop one iteration of which
-	// fits the budget; the reduced loops outside it index chunks, and it is
-	// cut into nb blocks of c iterations (the last may be shorter).
-	k := len(red) - 1
-	for i := range red {
-		it := mulSat(srcSz, w)
-		for _, l := range red[i+1:] {
-			it = mulSat(it, l.Size)
-		}
-		if it <= budget {
-			k = i
-			break
-		}
-	}
-	it := mulSat(srcSz, w)
-	for _, l := range red[k+1:] {
-		it = mulSat(it, l.Size)
-	}
-	c := min(max(budget/max(it, 1), 1), red[k].Size)
-	nb := ceilDiv(red[k].Size, c)
-	c = ceilDiv(red[k].Size, nb)
-	rc := red[k].Size - (nb-1)*c
-	C := nb
-	for _, l := range red[:k] {
-		C = mulSat(C, l.Size)
-	}
-	scratchBytes := mulSat(mulSat(mulSat(outerCount, C), I), f32)
-	if scratchBytes > 1<<40 {
-		return graph.Errorf(graph.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
-	}
-	sbuf := bufScratch + len(dc.d.scratch)
-	dc.d.scratch = append(dc.d.scratch, scratchBytes)
-
-	// Runtime loops of stage 1: the outer outputs, the chunk-index reduced
-	// loops, then the blocks of the chunk loop and the Inner tiles (both
-	// handled per segment below). Dst strides are into scratch.
-	var loops []rtLoop
-	denseO := mulSat(C, I) // partials per outer output
-	for i := len(pl.Outer) - 1; i >= 0; i-- {
-		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * f32}}, loops...)
-		denseO = mulSat(denseO, pl.Outer[i].Size)
-	}
-	denseR := mulSat(nb, I)
-	var chunkLoops []rtLoop
-	for i := k - 1; i >= 0; i-- {
-		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * f32}}, chunkLoops...)
-		denseR = mulSat(denseR, red[i].Size)
-	}
-	loops = append(loops, chunkLoops...)
-
-	stage1 := func(rows, width int64) *plan.Plan {
-		s := &plan.Plan{SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
-		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
-		for _, l := range red[k+1:] {
-			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
-		}
-		if pl.HasInner {
-			s.HasInner = true
-			s.Inner = plan.Loop{Size: width, SrcStride: pl.Inner.SrcStride, DstStride: 1}
-		}
-		counts(s)
-		return s
-	}
-	type variant struct {
-		rows, width int64
-		blocks      int64 // chunk blocks this variant covers
-		tiles       int64 // inner tiles this variant covers
-		src, dst    int64 // base offsets in bytes
-	}
-	fullB, fullT := nb, I/w
-	if rc != c {
-		fullB--
-	}
-	remW := I % w
-	var variants []variant
-	add := func(rows, blocks, src0, dst0 int64) {
-		if blocks == 0 {
-			return
-		}
-		if fullT > 0 {
-			variants = append(variants, variant{rows, w, blocks, fullT, src0, dst0})
-		}
-		if remW > 0 {
-			var innerSrc int64
-			if pl.HasInner {
-				innerSrc = pl.Inner.SrcStride
-			}
-			variants = append(variants, variant{rows, remW, blocks, 1,
-				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*f32})
-		}
-	}
-	add(c, fullB, 0, 0)
-	if rc != c {
-		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*f32)
-	}
-	var segs []segment
-	for _, v := range variants {
-		seg := segment{unit: dc.unit(stage1(v.rows, v.width)), srcBuf: srcBuf, dstBuf: sbuf,
-			srcOff: v.src, dstOff: v.dst}
-		seg.loops = append(append([]rtLoop(nil), loops...),
-			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * f32})
-		if pl.HasInner {
-			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * f32})
-		}
-		seg.srcBytes = mulSat(mulSat(mulSat(mulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
-		for _, l := range chunkLoops {
-			seg.srcBytes = mulSat(seg.srcBytes, l.size)
-		}
-		segs = append(segs, seg)
-	}
-	dc.phase(segs...)
-
-	// Stage 2: the same outputs over the partials.
-	s2 := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
-	nbin := pl.BinaryCount()
-	stride := mulSat(C, I)
-	for i := len(pl.Outer) - 1; i >= 0; i-- {
-		l := pl.Outer[i]
-		s2.Outer = append([]plan.Loop{{Size: l.Size, SrcStride: stride, DstStride: l.DstStride, BinStrides: l.BinStrides}}, s2.Outer...)
-		stride = mulSat(stride, l.Size)
-	}
-	s2.Reduced = []plan.Loop{{Size: C, SrcStride: I, BinStrides: make([]int64, nbin)}}
-	if pl.HasInner {
-		s2.HasInner = true
-		s2.Inner = plan.Loop{Size: I, SrcStride: 1, DstStride: pl.Inner.DstStride, BinStrides: pl.Inner.BinStrides}
-	}
-	counts(s2)
-	s2 = s2.Clone() // own every slice: the caller's plan stays untouched
-	if err := s2.Validate(); err != nil && errors.Is(err, graph.InvalidDataType) && pl.DstDT != dtypes.F32 {
-		// Plans may not (yet) convert f32 to a narrower dst type: stage 2
-		// then writes f32 results densely into scratch and the runtime
-		// rounds them into dst (a pass over the outputs only, which are
-		// few: each one summed more than a budget of src).
-		return dc.convertVia(s2, pl, sbuf, dstBuf, depth)
-	}
-	return dc.add(s2, sbuf, dstBuf, depth+1)
-}
-
-// convertVia schedules s2 (stage 2 of pl, whose dst type is narrower than
-// f32) to write f32 into a dense scratch buffer, and records the final
-// conversion into dstBuf.
-func (dc *decomposer) convertVia(s2, pl *plan.Plan, sbuf, dstBuf, depth int) error {
-	kept := append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
-	if !pl.HasInner {
-		kept = kept[:len(kept)-1]
-	}
-	cv := &conversion{dt: pl.DstDT, buf: bufScratch + len(dc.d.scratch)}
-	dc.d.scratch = append(dc.d.scratch, mulSat(pl.Outputs, 4))
-	dense := int64(1)
-	for i := len(kept) - 1; i >= 0; i-- {
-		cv.sizes = append([]int64{kept[i].Size}, cv.sizes...)
-		cv.strides = append([]int64{kept[i].DstStride}, cv.strides...)
-		dense *= kept[i].Size
-	}
-	s2.DstDT = dtypes.F32
-	stride := int64(1)
-	if s2.HasInner {
-		s2.Inner.DstStride = 1
-		stride = s2.Inner.Size
-	}
-	for i := len(s2.Outer) - 1; i >= 0; i-- {
-		s2.Outer[i].DstStride = stride
-		stride *= s2.Outer[i].Size
-	}
-	dc.d.convert = cv
-	_ = dstBuf // the conversion always ends in the caller's dst
-	return dc.add(s2, sbuf, cv.buf, depth+1)
-}
-
-// conversion rounds the dense f32 results in scratch buffer buf into the
-// caller's dst of type dt, walking the plan's kept loops (sizes, dst
-// element strides; outermost first).
-type conversion struct {
-	buf            int
-	dt             dtypes.DataType
-	sizes, strides []int64
 }
 
 // phase appends a phase of the given segments, dropping empty ones.

@@ -94,6 +94,18 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 		if hit {
 			hits++
 		}
+		if verboseLevel() > 1 {
+			state := "miss"
+			if hit {
+				state = "hit"
+			}
+			line := "gdnn_verbose,compile_sub,cpu,reduction," + e.impl + "," + sub.String() +
+				",code:" + itoa(int64(e.code.Len())) + "B cache:" + state
+			if e.why != "" {
+				line += ",fallback: " + e.why
+			}
+			verboseln(line)
+		}
 		k.units = append(k.units, u)
 	}
 	if verboseLevel() > 0 {

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +17,9 @@ import (
 // goroutine; handing it to workers would cost more than it saves.
 const inlineBytes = 64 << 10
 
-// maxUnits bounds the sub-plans of one kernel (blocks: 1; tiles: 2; a
-// two-stage split: up to 4 stage-1 variants plus stage 2's own split),
-// so Run can hold its entries in a stack array.
+// maxUnits is how many sub-plans Run holds in a stack array (blocks: 1;
+// tiles: 2; a two-stage split: up to 4 stage-1 variants plus stage 2's
+// own split); more, from nested two-stage splits, go to the heap.
 const maxUnits = 16
 
 // Run executes the kernel: src holds the plan's src elements, dst receives
@@ -58,7 +59,11 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	}
 
 	var held [maxUnits]*entry
-	ents := held[:len(k.units)]
+	ents := held[:0]
+	if len(k.units) > maxUnits {
+		ents = make([]*entry, 0, len(k.units)) // only nested two-stage schedules get here
+	}
+	ents = ents[:len(k.units)]
 	defer func() {
 		for _, e := range ents {
 			if e != nil {
@@ -141,12 +146,7 @@ func (x *execution) buf(b int) []byte {
 func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 	threads := Threads()
 	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes {
-		for t := int64(0); t < ph.tasks; t++ {
-			if err := x.task(ph, ents, t); err != nil {
-				return 1, err
-			}
-		}
-		return 1, nil
+		return 1, x.inline(ph, ents)
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
 	n := offer(j, int(min(int64(threads-1), ph.tasks-1)))
@@ -156,6 +156,34 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 		return n + 1, *p
 	}
 	return n + 1, nil
+}
+
+// inline runs every call of ph on the calling goroutine.
+func (x *execution) inline(ph *phase, ents []*entry) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(&err)
+	for t := int64(0); t < ph.tasks; t++ {
+		if err := x.task(ph, ents, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// catchFault turns a panic during the calls, above all a memory fault in
+// kernel code (which SetPanicOnFault makes a panic instead of a fatal
+// error), into a RuntimeError: a kernel bug fails one Run, not the
+// process. Buffer spans are checked before any call, so a correct kernel
+// never faults.
+func catchFault(err *error) {
+	catchFaultInto(err, recover())
+}
+
+// catchFaultInto sets *err for a recovered panic value r (nil: no panic).
+func catchFaultInto(err *error, r any) {
+	if r != nil {
+		*err = graph.Errorf(graph.RuntimeError, "jit: kernel failed: %v", r)
+	}
 }
 
 // task runs call t of ph with the kernels ents.
@@ -220,6 +248,14 @@ type job struct {
 
 // work runs calls until none are left (or one failed).
 func (j *job) work() {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		var err error
+		catchFaultInto(&err, recover())
+		if err != nil {
+			j.err.CompareAndSwap(nil, &err)
+		}
+	}()
 	for j.err.Load() == nil {
 		t := j.next.Add(1) - 1
 		if t >= j.ph.tasks {

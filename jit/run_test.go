@@ -292,7 +292,9 @@ func TestEmptyAndNaN(t *testing.T) {
 }
 
 // TestGCStress runs kernels from many goroutines while the GC is forced in
-// a loop; every result must stay right.
+// a loop and the kernel cache is emptied over and over (so code is evicted
+// and unmapped while runs are in flight and compiled again by the next
+// ones); every result must stay right, and nothing may crash.
 func TestGCStress(t *testing.T) {
 	withBudget(t, 4096)
 	r := rand.New(rand.NewPCG(13, 14))
@@ -312,6 +314,7 @@ func TestGCStress(t *testing.T) {
 		}
 		ps = append(ps, prepared{c, k, want})
 	}
+	misses0 := GetCacheStats().Misses
 	stop := make(chan struct{})
 	var gcs sync.WaitGroup
 	gcs.Add(1)
@@ -323,6 +326,20 @@ func TestGCStress(t *testing.T) {
 				return
 			default:
 				runtime.GC()
+			}
+		}
+	}()
+	gcs.Add(1)
+	go func() {
+		defer gcs.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e, b := SetCacheCapacity(0, 0)
+				SetCacheCapacity(e, b)
+				time.Sleep(200 * time.Microsecond)
 			}
 		}
 	}()
@@ -354,5 +371,8 @@ func TestGCStress(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if GetCacheStats().Misses == misses0 {
+		t.Error("no kernel was compiled again: the cache thrashing did not happen")
 	}
 }

@@ -24,11 +24,12 @@ func sizeClass(n int64) int {
 // getScratch returns a buffer of n bytes (its contents are garbage: every
 // partial is written by stage 1 before stage 2 reads it).
 func getScratch(n int64) []byte {
+	if n > maxPooled {
+		return make([]byte, n)
+	}
 	c := sizeClass(n)
-	if n <= maxPooled {
-		if p, ok := scratchPools[c].Get().(*[]byte); ok {
-			return (*p)[:n]
-		}
+	if p, ok := scratchPools[c].Get().(*[]byte); ok {
+		return (*p)[:n]
 	}
 	return make([]byte, n, int64(1)<<c)
 }

@@ -19,7 +19,10 @@ import (
 // <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
 // canonical plan (data types, loops as size:srcStride[:dstStride...], N,
 // Outputs, Div, post-ops); <schedule> is "split:<single|blocks|tiles|2stage>
-// calls:<n> phases:<n>"; <ms> is wall time in milliseconds.
+// calls:<n> phases:<n>"; <ms> is wall time in milliseconds. Level 2 adds,
+// before each compile line, one line per sub-plan of the schedule:
+//
+//	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,fallback: <why>]
 
 var (
 	verboseOnce sync.Once
