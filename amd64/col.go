@@ -68,11 +68,17 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
 	if zeroSum {
 		U = 1
 	}
+	vb := int64(g.V) * g.ssz
+	if n := len(red); n > 0 {
+		// Unrolled rows are addressed by displacement: keep them in 32 bits.
+		for U > 1 && !fits32(int64(U-1)*red[n-1].SrcStride*g.ssz+int64(K)*vb) {
+			U--
+		}
+	}
 	acc := func(k, u int) int { return u*K + k }
 	for i := 0; i < K*U; i++ {
 		g.zero(i)
 	}
-	vb := int64(g.V) * g.ssz
 	if !zeroSum {
 		if n := len(red); n == 0 {
 			// Nothing reduced: the "sum" is the element itself

@@ -33,12 +33,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
 	}
 	for _, isa := range isas(t) {
-		code, err := Emit(pl, isa.o)
-		if err != nil {
-			t.Fatalf("%s: Emit(%v): %v", isa.name, pl, err)
-		}
 		k := compile(t, pl, isa.o)
-		_ = code
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
 			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
@@ -60,7 +55,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 // every dtype pair, chains of supported post-ops with scalar, full and
 // partial broadcast operands.
 func TestRandomPlans(t *testing.T) {
-	n := 3000
+	n := 6000
 	if testing.Short() {
 		n = 300
 	}
@@ -200,4 +195,16 @@ func TestConcurrentEmit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// FuzzPlans drives the random-plan differential test from fuzzer-chosen
+// seeds: go test -fuzz FuzzPlans ./amd64.
+func FuzzPlans(f *testing.F) {
+	for _, s := range []int64{1, 2, 3, 42} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, seed int64, specials bool) {
+		r := rand.New(rand.NewSource(seed))
+		checkProblem(t, r, randProblem(r, 6000), specials)
+	})
 }

@@ -33,6 +33,11 @@
 //     both ways round and combined so that NaN propagates and +0 > -0;
 //     ReLU and LeakyReLU test with ordered/unordered compares so that NaN
 //     and -0 come out as the reference gives them.
+//   - HardSigmoid and HardSwish run in f64 with the reference's
+//     operations (f64.go), again for bit-identical results. Post-ops
+//     that need a transcendental (Elu, Exp, GELU, Log, Mish, Sigmoid,
+//     SoftPlus, Tanh) are not emitted: Emit says Unimplemented and the
+//     runtime runs such plans in the interpreter.
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

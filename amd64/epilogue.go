@@ -88,7 +88,8 @@ func (g *gen) finish(r int, lm laneMap) {
 // supportedKind reports whether the kernel can apply post-op kind k.
 func supportedKind(k plan.Kind) bool {
 	switch k {
-	case plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
+	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
+		plan.Round, plan.Sqrt, plan.Square,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -153,6 +154,10 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
 			g.op(x86.AVBLENDVPS, g.vr(t), g.vr(a), x, x)
 		}
+	case plan.HardSigmoid:
+		g.hardSigmoid(op, r)
+	case plan.HardSwish:
+		g.hardSwish(r)
 	default:
 		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}

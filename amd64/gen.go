@@ -136,7 +136,9 @@ func (g *gen) release(m int) { g.tmpNext = m }
 func (g *gen) counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
-		g.fail(graph.Errorf(graph.Unimplemented, "amd64: loop nest needs more general registers than the %d available", 14))
+		g.fail(graph.Errorf(graph.Unimplemented,
+			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
+			len(g.pl.Outer), len(g.pl.Reduced), 2+g.nbin))
 		return rBX
 	}
 	r := g.gprFree[n-1]

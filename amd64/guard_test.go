@@ -135,3 +135,57 @@ func TestGuardPages(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeStrides runs plans whose strides put elements gigabytes apart,
+// past 32-bit displacements, in a sparse mapping (only the pages holding
+// elements are ever touched, so little memory is used). Unrolling must
+// shrink to keep displacements in range rather than fail or wrap.
+func TestHugeStrides(t *testing.T) {
+	isaList := isas(t)
+	const gib = int64(1) << 30
+	cases := []*plan.Problem{
+		// column: 3 rows 4 GiB apart, Inner of 5
+		{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{3, 5}, SrcStrides: []int64{gib, 1},
+			Reduce: []bool{true, false}, DstStrides: []int64{0, 1}},
+		// element: 3 elements 2 GiB apart per output, 4 outputs
+		{SrcDT: dtypes.BF16, DstDT: dtypes.F32, Dims: []int64{4, 3}, SrcStrides: []int64{1, gib},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}},
+		// row: 2 outputs 6 GiB apart, rows of 40
+		{SrcDT: dtypes.F16, DstDT: dtypes.F16, Dims: []int64{2, 40}, SrcStrides: []int64{3 * gib, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}},
+	}
+	r := rand.New(rand.NewSource(9))
+	for _, p := range cases {
+		sb, err := p.SrcBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := unix.Mmap(-1, 0, int(sb), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_NORESERVE)
+		if err != nil {
+			t.Skipf("cannot map %d sparse bytes: %v", sb, err)
+		}
+		// Fill only the elements the problem reads.
+		for i := int64(0); i < p.Dims[0]; i++ {
+			for j := int64(0); j < p.Dims[1]; j++ {
+				putF(p.SrcDT, m, i*p.SrcStrides[0]+j*p.SrcStrides[1], float32(r.Intn(33)-16)/4)
+			}
+		}
+		db, _ := p.DstBytes()
+		dst0 := make([]byte, db)
+		want, written := reference(p, m, dst0, nil)
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, isa := range isaList {
+			k := compile(t, pl, isa.o)
+			got := append([]byte(nil), dst0...)
+			k.runAll(pl, m, got, nil, 0)
+			k.release()
+			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
+				t.Errorf("%s %v strides %v: %s", isa.name, p.Dims, p.SrcStrides, d)
+			}
+		}
+		_ = unix.Munmap(m)
+	}
+}

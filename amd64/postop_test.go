@@ -34,6 +34,8 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, -1, 2}, opCase{k, 0, 0}, opCase{k, 3, -3})
 		case plan.LeakyReLU:
 			cases = append(cases, opCase{k, 0.1, 0}, opCase{k, -2, 0}, opCase{k, 0, 0})
+		case plan.HardSigmoid:
+			cases = append(cases, opCase{k, 0.2, 0.5}, opCase{k, -1.7, 0.3}, opCase{k, 0, 0.25}, opCase{k, 1e30, -1})
 		default:
 			cases = append(cases, opCase{k, 0, 0})
 		}

@@ -138,7 +138,7 @@ func reference(p *plan.Problem, src, dst []byte, bins [][]byte) (out []byte, wri
 
 // genKinds are the post-op kinds the emitter supports.
 var genKinds = []plan.Kind{
-	plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
+	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
 	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
@@ -219,6 +219,9 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Beta = op.Alpha + float32(r.Intn(12))/4
 		case plan.LeakyReLU:
 			op.Alpha = float32(r.Intn(9)-4) / 8
+		case plan.HardSigmoid:
+			op.Alpha = float32(r.Intn(9)-4) / 8
+			op.Beta = float32(r.Intn(9)-4) / 8
 		}
 		if k.IsBinary() {
 			if nbin == plan.MaxBinary {
