@@ -14,10 +14,13 @@ import (
 // The oracle: a float64 reference that walks the Problem itself (not the
 // canonical plan), so that canonicalisation bugs show up too.
 
-// dtPairs are the src:dst data type pairs ReduceMean supports.
+// dtPairs are the src:dst data type pairs kernels must handle.
 var dtPairs = [][2]dtypes.DataType{
 	{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.BF16, dtypes.F32},
 	{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
+	// f32 -> bf16/f16: what the second stage of a split long reduction
+	// computes (f32 partial sums in, the user's dst type out).
+	{dtypes.F32, dtypes.BF16}, {dtypes.F32, dtypes.F16},
 }
 
 // getF reads element i of type dt from b as f32.

@@ -437,7 +437,8 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 	for i, v := range ref {
 		allow[i] = trh * max(abs(v), floor)
 		if errs != nil {
-			allow[i] += errs[i] + epsilon(ddt)/2*abs(v)
+			// Half a dst rounding step, which is absolute for subnormals.
+			allow[i] += errs[i] + epsilon(ddt)/2*max(abs(v), minNormal(ddt))
 		}
 	}
 	return ref, allow

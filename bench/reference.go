@@ -186,10 +186,21 @@ func epsilon(dt dtypes.DataType) float64 {
 	return 1.0 / (1 << 23)
 }
 
+// minNormal is the smallest normal value of dt: below it the type's
+// spacing is absolute (its subnormal step), not relative.
+func minNormal(dt dtypes.DataType) float64 {
+	if dt == dtypes.F16 {
+		return 1.0 / (1 << 14)
+	}
+	return 0x1p-126
+}
+
 // threshold returns the relative threshold and the magnitude floor below
-// which it applies absolutely, for a dst type and a post-op chain.
+// which it applies absolutely, for a dst type and a post-op chain. The
+// floor is at least the dst type's smallest normal, where its rounding
+// step stops shrinking with the value.
 func threshold(ddt dtypes.DataType, chain []refPostOp) (trh, floor float64) {
-	trh, floor = epsilon(ddt), math.SmallestNonzeroFloat32
+	trh, floor = epsilon(ddt), minNormal(ddt)
 	for _, p := range chain {
 		if approxOps[p.g.elt] || p.g.bin == "div" {
 			trh = math.Max(trh, 4e-6)

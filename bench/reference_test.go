@@ -169,3 +169,17 @@ func TestCompareOutput(t *testing.T) {
 		t.Errorf("f16 overflow to inf: %+v", c)
 	}
 }
+
+// An f16 mean in the subnormal range is rounded to an absolute step of
+// 2^-24: the threshold must allow half of it, however small the value.
+func TestThresholdSubnormalDst(t *testing.T) {
+	v := -5.086263e-06 // an f16 subnormal
+	rounded := float64(dtypes.F16ToF32(dtypes.F32ToF16(float32(v))))
+	trh, floor := threshold(dtypes.F16, nil)
+	if allow := trh * max(abs(v), floor); math.Abs(rounded-v) > allow {
+		t.Errorf("f16 rounding of %g is off by %g, allowed only %g", v, math.Abs(rounded-v), allow)
+	}
+	if _, floor := threshold(dtypes.F32, nil); floor != 0x1p-126 {
+		t.Errorf("f32 floor %g", floor)
+	}
+}

@@ -89,9 +89,8 @@ type decomposition struct {
 	phases  []phase
 	plans   []*plan.Plan // the distinct sub-plans, indexed by segment.unit
 	keys    []string
-	scratch []int64     // bytes of each scratch buffer
-	split   string      // what was done, for verbose output: "single", "blocks", "tiles", "2stage"
-	convert *conversion // a final f32 -> dst rounding pass, when stage 2 cannot convert
+	scratch []int64 // bytes of each scratch buffer
+	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage"
 }
 
 // mulSat multiplies non-negative a and b, saturating at the int64 maximum

@@ -98,9 +98,6 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 		}
 		threads = max(threads, n)
 	}
-	if cv := k.dec.convert; cv != nil {
-		cv.run(x.buf(cv.buf), dst)
-	}
 	// The kernels saw the buffers only as addresses: keep them reachable
 	// until every call has returned.
 	runtime.KeepAlive(src)

@@ -1,8 +1,6 @@
 package jit
 
 import (
-	"errors"
-
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
@@ -157,52 +155,5 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	counts(s2)
 	s2 = s2.Clone() // own every slice: the caller's plan stays untouched
-	if err := s2.Validate(); err != nil && errors.Is(err, graph.InvalidDataType) && pl.DstDT != dtypes.F32 {
-		// Plans may not (yet) convert f32 to a narrower dst type: stage 2
-		// then writes f32 results densely into scratch and the runtime
-		// rounds them into dst (a pass over the outputs only, which are
-		// few: each one summed more than a budget of src).
-		return dc.convertVia(s2, pl, sbuf, dstBuf, depth)
-	}
 	return dc.add(s2, sbuf, dstBuf, depth+1)
-}
-
-// convertVia schedules s2 (stage 2 of pl, whose dst type is narrower than
-// f32) to write f32 into a dense scratch buffer, and records the final
-// conversion into dstBuf.
-func (dc *decomposer) convertVia(s2, pl *plan.Plan, sbuf, dstBuf, depth int) error {
-	kept := append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
-	if !pl.HasInner {
-		kept = kept[:len(kept)-1]
-	}
-	cv := &conversion{dt: pl.DstDT, buf: bufScratch + len(dc.d.scratch)}
-	dc.d.scratch = append(dc.d.scratch, mulSat(pl.Outputs, 4))
-	dense := int64(1)
-	for i := len(kept) - 1; i >= 0; i-- {
-		cv.sizes = append([]int64{kept[i].Size}, cv.sizes...)
-		cv.strides = append([]int64{kept[i].DstStride}, cv.strides...)
-		dense *= kept[i].Size
-	}
-	s2.DstDT = dtypes.F32
-	stride := int64(1)
-	if s2.HasInner {
-		s2.Inner.DstStride = 1
-		stride = s2.Inner.Size
-	}
-	for i := len(s2.Outer) - 1; i >= 0; i-- {
-		s2.Outer[i].DstStride = stride
-		stride *= s2.Outer[i].Size
-	}
-	dc.d.convert = cv
-	_ = dstBuf // the conversion always ends in the caller's dst
-	return dc.add(s2, sbuf, cv.buf, depth+1)
-}
-
-// conversion rounds the dense f32 results in scratch buffer buf into the
-// caller's dst of type dt, walking the plan's kept loops (sizes, dst
-// element strides; outermost first).
-type conversion struct {
-	buf            int
-	dt             dtypes.DataType
-	sizes, strides []int64
 }

@@ -111,7 +111,7 @@ func refSum(p *plan.Problem, src []byte, o refOut) float64 {
 			return math.NaN()
 		}
 	}
-	sum := math.Copysign(0, -1)
+	sum := 0.0 // +0, as every backend starts its sums
 	red := make([]int64, rank)
 	for ok := true; ok; ok = nextIndex(red, p.Dims, p.Reduce, true) {
 		var off int64

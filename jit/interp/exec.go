@@ -164,7 +164,7 @@ func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 	for i0 := 0; i0 < in.size; i0 += rowCap {
 		row := e.acc[:min(rowCap, in.size-i0)]
 		for j := range row {
-			row[j] = negZero
+			row[j] = accZero
 		}
 		e.rows(row, so+i0*in.src)
 		var b [plan.MaxBinary]int
@@ -178,14 +178,14 @@ func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 // sum returns the sum over the Reduced loops of src starting at base.
 func (e *exec) sum(base int) float64 {
 	if e.emptyRed {
-		return negZero
+		return accZero
 	}
 	if len(e.red) == 0 {
-		return float64(e.src.at(base))
+		return accZero + float64(e.src.at(base)) // a one-element sum: -0 becomes +0 as in the JIT
 	}
 	last := &e.red[len(e.red)-1]
 	o := odometer{loops: e.red[:len(e.red)-1], off: base}
-	s := negZero
+	s := accZero
 	for {
 		s += e.src.sum(o.off, last.size, last.src)
 		if !o.next() {

@@ -11,10 +11,13 @@ import (
 
 // Random problems for the differential tests.
 
-// dtypePairs are the src -> dst data types ReduceMean supports.
+// dtypePairs are the src -> dst data types kernels must handle.
 var dtypePairs = [][2]dtypes.DataType{
 	{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.BF16, dtypes.F32},
 	{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
+	// f32 -> bf16/f16: what the second stage of a split long reduction
+	// computes (f32 partial sums in, the user's dst type out).
+	{dtypes.F32, dtypes.BF16}, {dtypes.F32, dtypes.F16},
 }
 
 var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}

@@ -4,8 +4,8 @@
 // over speed, while still special-casing the innermost loops.
 //
 // Arithmetic: each src element is widened to f32 exactly and accumulated
-// in float64 (several independent accumulators, each starting at -0, the
-// IEEE additive identity, so a mean of -0 values is -0); the mean is
+// in float64 (several independent accumulators, each starting at +0 as in
+// oneDNN and the JIT, so a mean of -0 values is +0); the mean is
 // float32(sum / float64(Div)); post-ops run in order in f32
 // (plan.Eltwise, plan.Binary, operands widened to f32); the result is
 // rounded to the dst data type, ties to even. float64 accumulation keeps a

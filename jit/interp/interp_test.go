@@ -115,7 +115,7 @@ func TestInterpDifferential(t *testing.T) {
 		p := randProblem(r, 2000, true)
 		specials, zeros := r.IntN(10) == 0, r.IntN(20) == 0
 		gen := func() float32 {
-			if zeros { // signed zeros: a mean of only -0 values is -0
+			if zeros { // signed zeros: a mean of only -0 values is +0
 				return float32(math.Copysign(0, float64(r.IntN(2)-1)))
 			}
 			if specials && r.IntN(50) == 0 {

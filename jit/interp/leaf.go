@@ -1,8 +1,6 @@
 package interp
 
 import (
-	"math"
-
 	"github.com/gdnn/gdnn/dtypes"
 )
 
@@ -13,21 +11,21 @@ import (
 // the buffer (Run checked the plan's span); slicing the run first also
 // lets the compiler drop most bounds checks.
 
-// negZero starts every accumulator: -0 is IEEE addition's identity
-// (-0 + x == x for every x, while +0 + -0 == +0), so a sum of only -0
-// values stays -0 and a one-element sum is exactly that element.
-var negZero = math.Copysign(0, -1)
+// accZero starts every accumulator. It is +0, as in oneDNN and in the
+// JIT kernels (which zero their registers), so every backend agrees to the
+// bit: a sum of only -0 values is +0, and so is their mean.
+const accZero = 0.0
 
 // sum returns the sum of n elements starting at element off, stride apart.
 // Strided loops count iterations rather than compare offsets: a reduced
 // loop may have stride 0 (a broadcast src dim).
 func (v *view) sum(off, n, stride int) float64 {
 	if n <= 0 {
-		return negZero
+		return accZero
 	}
 	last := off + (n-1)*stride
 	if !v.typed {
-		s := negZero
+		s := accZero
 		for i := range n {
 			s += float64(v.at(off + i*stride))
 		}
@@ -39,7 +37,7 @@ func (v *view) sum(off, n, stride int) float64 {
 		if stride == 1 {
 			return sumF32(x)
 		}
-		a0, a1 := negZero, negZero
+		a0, a1 := accZero, accZero
 		i := 0
 		for range n / 2 {
 			a0 += float64(x[i])
@@ -55,7 +53,7 @@ func (v *view) sum(off, n, stride int) float64 {
 		if stride == 1 {
 			return sumBF16(x)
 		}
-		s := negZero
+		s := accZero
 		for i := range n {
 			s += float64(bf16(x[i*stride]))
 		}
@@ -65,7 +63,7 @@ func (v *view) sum(off, n, stride int) float64 {
 		if stride == 1 {
 			return sumF16(x, v.f16)
 		}
-		s, t := negZero, v.f16
+		s, t := accZero, v.f16
 		for i := range n {
 			s += float64(t[x[i*stride]])
 		}
@@ -76,7 +74,7 @@ func (v *view) sum(off, n, stride int) float64 {
 // sumF32 sums x with eight independent accumulators, so that the adds of
 // consecutive elements do not wait on each other's latency.
 func sumF32(x []float32) float64 {
-	a0, a1, a2, a3, a4, a5, a6, a7 := negZero, negZero, negZero, negZero, negZero, negZero, negZero, negZero
+	a0, a1, a2, a3, a4, a5, a6, a7 := accZero, accZero, accZero, accZero, accZero, accZero, accZero, accZero
 	for len(x) >= 8 {
 		a0 += float64(x[0])
 		a1 += float64(x[1])
@@ -96,7 +94,7 @@ func sumF32(x []float32) float64 {
 
 // sumBF16 is sumF32 for bf16 bits.
 func sumBF16(x []uint16) float64 {
-	a0, a1, a2, a3, a4, a5, a6, a7 := negZero, negZero, negZero, negZero, negZero, negZero, negZero, negZero
+	a0, a1, a2, a3, a4, a5, a6, a7 := accZero, accZero, accZero, accZero, accZero, accZero, accZero, accZero
 	for len(x) >= 8 {
 		a0 += float64(bf16(x[0]))
 		a1 += float64(bf16(x[1]))
@@ -116,7 +114,7 @@ func sumBF16(x []uint16) float64 {
 
 // sumF16 is sumF32 for f16 bits, widened through the table t.
 func sumF16(x []uint16, t *[1 << 16]float32) float64 {
-	a0, a1, a2, a3, a4, a5, a6, a7 := negZero, negZero, negZero, negZero, negZero, negZero, negZero, negZero
+	a0, a1, a2, a3, a4, a5, a6, a7 := accZero, accZero, accZero, accZero, accZero, accZero, accZero, accZero
 	for len(x) >= 8 {
 		a0 += float64(t[x[0]])
 		a1 += float64(t[x[1]])

@@ -260,8 +260,8 @@ func reference(p *plan.Problem, src []byte, bins [][]byte) []refOut {
 		if anyZeroKept(p) {
 			return nil
 		}
-		// IEEE's additive identity is -0: a sum of -0 values is -0.
-		sum, sumAbs := math.Copysign(0, -1), 0.0
+		// Sums start at +0 as in oneDNN and the JIT: a sum of -0 values is +0.
+		sum, sumAbs := 0.0, 0.0
 		red := make([]int64, rank)
 		for ok := n > 0; ok; ok = nextIndex(red, p.Dims, p.Reduce, true) {
 			var off int64

@@ -164,13 +164,16 @@ func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 	return nil
 }
 
-// checkDataTypes enforces src in {f32, bf16, f16} and dst == src or f32.
+// checkDataTypes enforces src and dst in {f32, bf16, f16}.
 func checkDataTypes(src, dst dtypes.DataType) error {
 	if !src.IsFloat() {
 		return graph.Errorf(graph.InvalidDataType, "plan: src data type %v is not f32, bf16 or f16", src)
 	}
-	if dst != src && dst != dtypes.F32 {
-		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v must be the src's (%v) or f32", dst, src)
+	// Any float dst: a ReduceMean's dst is its src's type or f32 (the graph
+	// checks that), and the runtime's second stage of a split reduction
+	// turns f32 partial sums into the user's bf16/f16 dst.
+	if !dst.IsFloat() {
+		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v is not f32, bf16 or f16", dst)
 	}
 	return nil
 }
