@@ -28,6 +28,11 @@ func fuseChain(g *graph.Graph, mean *graph.Op) []*graph.Op {
 			break
 		}
 		next := cons[0]
+		// An End op (or a Wildcard) may consume the chain with no output
+		// of its own: it ends the chain.
+		if len(next.Outputs) != 1 {
+			break
+		}
 		if next.Outputs[0].DataType != srcDT && next.Outputs[0].DataType != dtypes.F32 {
 			break
 		}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# perf_report.sh - regenerate docs/PERFORMANCE.md with one command.
+#
+# One run of the shared anchors harness (run_all.sh) measures gdnn side by
+# side with oneDNN, numpy, naive Go and the read-bandwidth probe on the same
+# machine in the same rounds (gdnn enters through bench/anchors_extra.sh as
+# EXTRA_CMD, at 2 threads and at 1 thread). Then the jit package's compile
+# and execute-overhead benchmarks run, and cmd/gdnnperf turns all of it into
+# docs/PERFORMANCE.md (tables, ratios and a MET / NOT MET target summary).
+#
+# Usage: bench/perf_report.sh [--install] [--trial] [--out FILE]
+#   --install  when root, apt-get install the missing prerequisites
+#              (libdnnl-dev python3-numpy) instead of stopping
+#   --trial    label the report a trial run (short runs that only prove the
+#              pipeline; the report of record wants all shapes, ROUNDS>=3)
+#   --out FILE where the report goes (default: <repo>/docs/PERFORMANCE.md);
+#              it is replaced only when every step succeeded
+# Env knobs passed through to run_all.sh: ROUNDS (3), TIME (0.4 s), SHAPES
+# (A..I), QUIET_PCT, QUIET_MAX, QUIET_TOTAL. Others:
+#   ANCHORS=<repo>/../shared/anchors   where run_all.sh lives
+#   GDNN_ANCHOR_THREADS="2 1"          gdnn thread counts measured
+#   BENCH_COUNT=10 BENCH_TIME=1s       go test -count / -benchtime for ./jit
+# Raw results stay in /tmp/gdnn-perf-<pid> (never inside the repository).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+CMDLINE="$(for v in ROUNDS TIME SHAPES QUIET_PCT QUIET_MAX QUIET_TOTAL GDNN_ANCHOR_THREADS BENCH_COUNT BENCH_TIME; do
+  if [ -n "${!v:-}" ]; then printf "%s='%s' " "$v" "${!v}"; fi; done; printf 'bench/perf_report.sh'; for a in "$@"; do printf ' %q' "$a"; done)"
+
+install=0 trial=0 report="$REPO/docs/PERFORMANCE.md"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --install) install=1 ;;
+    --trial) trial=1 ;;
+    --out) report="${2:?--out needs a file}"; shift ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    *) echo "perf_report.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+ANCHORS="${ANCHORS:-$REPO/../shared/anchors}"
+[ -x "$ANCHORS/run_all.sh" ] || [ -f "$ANCHORS/run_all.sh" ] ||
+  { echo "perf_report.sh: no run_all.sh in ANCHORS=$ANCHORS" >&2; exit 1; }
+export PATH="$PATH:/usr/local/go/bin"
+command -v go >/dev/null || { echo "perf_report.sh: go is not on PATH" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "perf_report.sh: gcc is not on PATH (apt-get install -y gcc)" >&2; exit 1; }
+
+# Prerequisites of the harness: oneDNN headers/library and Debian's numpy.
+missing=""
+for pkg in libdnnl-dev python3-numpy; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
+    echo "== installing$missing" >&2
+    apt-get update && apt-get install -y $missing
+  else
+    echo "perf_report.sh: missing$missing; install with:" >&2
+    echo "  apt-get update && apt-get install -y$missing" >&2
+    echo "(or run this script as root with --install)" >&2
+    exit 1
+  fi
+fi
+
+OUT="/tmp/gdnn-perf-$$"
+mkdir -p "$OUT"
+echo "== raw results in $OUT" >&2
+
+# gdnnbench is built once; the adapter uses it for every shape and round.
+echo "== build gdnnbench" >&2
+(cd "$REPO" && go build -o "$OUT/gdnnbench" ./cmd/gdnnbench)
+export GDNNBENCH="$OUT/gdnnbench"
+export GDNN_ANCHOR_THREADS="${GDNN_ANCHOR_THREADS:-2 1}"
+
+echo "== anchors harness (ROUNDS=${ROUNDS:-3} TIME=${TIME:-0.4} SHAPES=${SHAPES:-A B C D E F G H I})" >&2
+OUT="$OUT" BUILD="$OUT/build" EXTRA_CMD="bash $HERE/anchors_extra.sh" \
+  bash "$ANCHORS/run_all.sh" > "$OUT/harness.log"
+
+# The jit benchmarks: compile of an uncached kernel, Run on a cached one.
+BENCHES="BenchmarkCompileNew BenchmarkRunTiny"
+echo "== jit benchmarks ($BENCHES, -count ${BENCH_COUNT:-10})" >&2
+listed="$(cd "$REPO" && go test -list 'Benchmark' ./jit)"
+for b in $BENCHES; do
+  grep -qx "$b" <<<"$listed" || echo "perf_report.sh: warning: ./jit has no $b; the report will say so" >&2
+done
+(cd "$REPO" && go test -run '^$' -bench "^(${BENCHES// /|})\$" -count "${BENCH_COUNT:-10}" \
+  -benchtime "${BENCH_TIME:-1s}" ./jit) > "$OUT/jit-bench.txt"
+# benchstat (median and confidence interval) when the module proxy is reachable.
+benchstat_flag=()
+if (cd "$OUT" && go run golang.org/x/perf/cmd/benchstat@latest jit-bench.txt) > "$OUT/benchstat.txt" 2> "$OUT/benchstat.err"; then
+  benchstat_flag=(-benchstat "$OUT/benchstat.txt")
+else
+  echo "perf_report.sh: benchstat unavailable ($(head -1 "$OUT/benchstat.err")); the report uses its own medians" >&2
+fi
+
+# The revision measured; uncommitted changes are named (git is only read).
+REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ "$REV" != unknown ] && ! GIT_OPTIONAL_LOCKS=0 git -C "$REPO" diff --quiet HEAD -- 2>/dev/null; then
+  REV="$REV plus uncommitted changes"
+fi
+
+trial_flag=()
+[ "$trial" = 1 ] && trial_flag=(-trial)
+mkdir -p "$(dirname "$report")"
+(cd "$REPO" && go run ./cmd/gdnnperf -raw "$OUT/RESULTS.raw.txt" -harness "$OUT/RESULTS.txt" \
+  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
+cp "$OUT/PERFORMANCE.md" "$report"
+echo "== wrote $report (raw results: $OUT)" >&2

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run parses the flags, reads the inputs and writes the report to stdout;
+// it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gdnnperf", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	raw := fs.String("raw", "", "run_all.sh RESULTS.raw.txt (required)")
+	harness := fs.String("harness", "", "run_all.sh RESULTS.txt (required)")
+	bench := fs.String("bench", "", "`go test -bench` output of ./jit (required)")
+	benchstat := fs.String("benchstat", "", "benchstat output of the same file (optional)")
+	cmd := fs.String("cmd", "bench/perf_report.sh", "the command line that produced the inputs")
+	rev := fs.String("rev", "", "gdnn revision measured (optional)")
+	trial := fs.Bool("trial", false, "label the report a trial run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *raw == "" || *harness == "" || *bench == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "gdnnperf: need -raw, -harness and -bench, and no other arguments")
+		fs.Usage()
+		return 2
+	}
+	out, err := build(*raw, *harness, *bench, *benchstat, *cmd, *rev, *trial)
+	if err != nil {
+		fmt.Fprintln(stderr, "gdnnperf:", err)
+		return 1
+	}
+	if _, err := io.WriteString(stdout, out); err != nil {
+		fmt.Fprintln(stderr, "gdnnperf:", err)
+		return 1
+	}
+	return 0
+}
+
+// build reads the files and renders the report.
+func build(raw, harness, bench, benchstat, cmd, rev string, trial bool) (string, error) {
+	rf, err := os.Open(raw)
+	if err != nil {
+		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: %v", raw, err)
+	}
+	defer rf.Close()
+	recs, err := parseRaw(rf)
+	if err != nil {
+		return "", err
+	}
+	d, err := newDataset(recs)
+	if err != nil {
+		return "", err
+	}
+	if len(d.shapes) == 0 {
+		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: no measurements", raw)
+	}
+	h, err := os.ReadFile(harness)
+	if err != nil {
+		return "", graph.Errorf(graph.InvalidArguments, "harness output %s: %v", harness, err)
+	}
+	bf, err := os.Open(bench)
+	if err != nil {
+		return "", graph.Errorf(graph.InvalidArguments, "benchmark output %s: %v", bench, err)
+	}
+	defer bf.Close()
+	br, err := parseBench(bf)
+	if err != nil {
+		return "", err
+	}
+	var bs []byte
+	if benchstat != "" {
+		if bs, err = os.ReadFile(benchstat); err != nil {
+			return "", graph.Errorf(graph.InvalidArguments, "benchstat output %s: %v", benchstat, err)
+		}
+	}
+	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), cmd: cmd, rev: rev, trial: trial})
+}
