@@ -23,6 +23,10 @@ import (
 //     writes f32 partial sums of fixed-size chunks (Div 1, no post-ops)
 //     into scratch, stage 2 adds each output's partials in a fixed order,
 //     divides by the true N and applies post-ops and the conversion.
+//
+// Before any of these, a plan whose post-ops alone keep it from the
+// emitter of the kernel's ISA is cut into means and a post-op pass (see
+// postpass.go); the decomposition then depends on the ISA as well.
 
 // callBudget is the bytes one call may read (or write): about 1 MiB. A
 // variable so that tests can exercise every split on small shapes.
@@ -35,6 +39,10 @@ const (
 	minTile   = 16
 	stageTile = 64
 )
+
+// maxScratchBytes bounds one scratch buffer (partial sums, or the means of
+// a post-op pass); a schedule that needs more is refused or not used.
+const maxScratchBytes = 1 << 40
 
 // maxStages bounds two-stage nesting. At the 1 MiB budget a second
 // nesting level needs reductions of more than 2^34 elements per output;
@@ -91,6 +99,12 @@ type decomposition struct {
 	keys    []string
 	scratch []int64 // bytes of each scratch buffer
 	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage"
+
+	// postpass says the post-ops run in a pass of their own over means in
+	// scratch; post[i] marks the sub-plans of that pass (they may run on
+	// the interpreter without the kernel counting as interpreted).
+	postpass bool
+	post     []bool
 }
 
 // mulSat multiplies non-negative a and b, saturating at the int64 maximum
@@ -155,11 +169,13 @@ func rt(l *plan.Loop, srcSz, dstSz int64, binSz []int64) rtLoop {
 type decomposer struct {
 	d     decomposition
 	index map[string]int
+	isa   ISA // the ISA the sub-plans are compiled for
 }
 
-// decompose returns the call schedule of pl (a validated plan).
-func decompose(pl *plan.Plan) (*decomposition, error) {
-	dc := &decomposer{index: map[string]int{}}
+// decompose returns the call schedule of pl (a validated plan) for
+// kernels of isa.
+func decompose(pl *plan.Plan, isa ISA) (*decomposition, error) {
+	dc := &decomposer{index: map[string]int{}, isa: isa}
 	if pl.Outputs == 0 {
 		dc.d.split = "empty"
 		return &dc.d, nil
@@ -180,6 +196,7 @@ func (dc *decomposer) unit(pl *plan.Plan) int {
 	dc.index[k] = len(dc.d.plans)
 	dc.d.plans = append(dc.d.plans, pl)
 	dc.d.keys = append(dc.d.keys, k)
+	dc.d.post = append(dc.d.post, false)
 	return len(dc.d.plans) - 1
 }
 
@@ -206,6 +223,15 @@ func (dc *decomposer) setSplit(s string) {
 // depth counts two-stage nesting (stage 2 of a stage 2 happens only for
 // enormous reductions, but it is handled rather than refused).
 func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	if wantPostPass(pl, dc.isa) {
+		return dc.postPass(pl, srcBuf, dstBuf, depth)
+	}
+	return dc.addSplit(pl, srcBuf, dstBuf, depth)
+}
+
+// addSplit is add without the post-op pass check: blocks, tiles or two
+// stages.
+func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	if depth > maxStages {
 		return graph.Errorf(graph.Unimplemented, "jit: reduction of %d elements needs more than %d summation stages", pl.N, maxStages)
 	}

@@ -5,7 +5,10 @@
 // the emitter of the effective ISA (packages amd64 and arm64), mapped with
 // package jit/execmem, or the pure-Go interpreter (package jit/interp)
 // when there is no JIT for the plan, the ISA is capped to none, or
-// executable memory is refused. Kernels live in a bounded LRU cache.
+// executable memory is refused. A plan refused only for its post-ops
+// (those needing a transcendental have no machine code) keeps machine
+// code for its reduction: the means go to scratch and a pass on the
+// interpreter applies the post-ops. Kernels live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB, and hands

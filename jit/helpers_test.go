@@ -70,6 +70,8 @@ type spec struct {
 	post     []plan.PostOp
 	binBcast [][]bool // per binary post-op, per dim: broadcast (stride 0)
 	lo, hi   float32  // src value range
+	dorder   []int    // dst layout order, nil: plain
+	dpad     int64    // dst padding after the innermost dim
 }
 
 func identity(n int) []int {
@@ -98,7 +100,11 @@ func (s spec) build(t testing.TB, r *rand.Rand) *tcase {
 			ddims[i] = 1
 		}
 	}
-	p.DstStrides = layout(ddims, identity(rank), 0)
+	dorder := s.dorder
+	if dorder == nil {
+		dorder = identity(rank)
+	}
+	p.DstStrides = layout(ddims, dorder, s.dpad)
 	bi := 0
 	for _, op := range s.post {
 		if op.Kind.IsBinary() {
@@ -200,9 +206,32 @@ func (c *tcase) run(t testing.TB) []byte {
 	return dst
 }
 
-// refPost applies a post-op in float64 (the kinds the tests use).
-func refPost(k plan.Kind, x, b float64) float64 {
-	switch k {
+// refPost applies a post-op in float64 with the textbook formulas (the
+// kinds the tests use).
+func refPost(op plan.PostOp, x, b float64) float64 {
+	alpha, beta := float64(op.Alpha), float64(op.Beta)
+	switch op.Kind {
+	case plan.Elu:
+		if x > 0 {
+			return x
+		}
+		return alpha * (math.Exp(x) - 1)
+	case plan.Exp:
+		return math.Exp(x)
+	case plan.GELUErf:
+		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+	case plan.GELUTanh:
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	case plan.Log:
+		return math.Log(x)
+	case plan.Mish:
+		return x * math.Tanh(math.Log(1+math.Exp(x)))
+	case plan.Sigmoid:
+		return 1 / (1 + math.Exp(-x))
+	case plan.SoftPlus:
+		return math.Log(1+math.Exp(beta*x)) / beta
+	case plan.Tanh:
+		return math.Tanh(x)
 	case plan.ReLU:
 		return math.Max(x, 0)
 	case plan.Abs:
@@ -220,7 +249,7 @@ func refPost(k plan.Kind, x, b float64) float64 {
 	case plan.Minimum:
 		return math.Min(x, b)
 	}
-	panic(fmt.Sprintf("test: no float64 reference for %v", k))
+	panic(fmt.Sprintf("test: no float64 reference for %v", op.Kind))
 }
 
 // reference computes every output of p in float64 straight from the
@@ -276,7 +305,7 @@ func reference(c *tcase) map[int64]float64 {
 					b = get(op.BinDT, c.bins[bi], boff)
 					bi++
 				}
-				v = refPost(op.Kind, v, b)
+				v = refPost(op, v, b)
 			}
 			out[doff] = v
 			return
@@ -357,14 +386,16 @@ func withThreads(t testing.TB, n int) {
 	t.Cleanup(func() { SetThreads(old) })
 }
 
-// freshCache empties the kernel cache now and when the test ends, so
-// kernels a test builds (possibly with a substitute emitter) never leak
-// into another test.
+// freshCache empties the kernel cache and the post-op pass probes now and
+// when the test ends, so kernels and answers a test gets (possibly from a
+// substitute emitter) never leak into another test.
 func freshCache(t testing.TB) {
 	e, b := SetCacheCapacity(0, 0)
 	SetCacheCapacity(e, b)
+	resetProbes()
 	t.Cleanup(func() {
 		e, b := SetCacheCapacity(0, 0)
 		SetCacheCapacity(e, b)
+		resetProbes()
 	})
 }

@@ -51,8 +51,11 @@ func (u *unit) acquire(isa ISA) (*entry, error) {
 // Machine code comes from the kernel cache or is emitted and mapped now;
 // when the JIT cannot serve a sub-plan (no JIT ISA, the emitter does not
 // cover it, executable memory refused) that sub-plan runs in the
-// interpreter and Why says so. Errors: an invalid plan, or an emitter
-// failure other than Unimplemented.
+// interpreter and Why says so. A plan the emitter refuses only for its
+// post-ops still gets machine code for its reduction: the means go to
+// scratch and a separate pass, on the interpreter, applies the post-ops.
+// Errors: an invalid plan, or an emitter failure other than
+// Unimplemented.
 func Compile(pl *plan.Plan) (*Kernel, error) {
 	if pl == nil {
 		return nil, graph.Errorf(graph.InvalidArguments, "jit: Compile of a nil plan")
@@ -79,7 +82,7 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 		}
 		k.binBytes = append(k.binBytes, b)
 	}
-	if k.dec, err = decompose(k.pl); err != nil {
+	if k.dec, err = decompose(k.pl, k.isa); err != nil {
 		return nil, err
 	}
 	hits := 0
@@ -131,11 +134,16 @@ func (k *Kernel) ISA() ISA { return k.isa }
 
 // Impl names the implementation: "jit:avx512", "jit:avx2" or "jit:neon"
 // when machine code runs every call, "interp" when the interpreter runs
-// any of them (Why says which and why).
+// any of them (Why says which and why). The one exception is a post-op
+// pass: its interpreted calls only apply post-ops to means the machine
+// code computed, so they leave Impl naming the JIT (Why still says so).
 func (k *Kernel) Impl() string {
 	impl := ""
-	for _, u := range k.units {
+	for i, u := range k.units {
 		e := u.e.Load()
+		if k.dec.post[i] && e != nil && e.code == nil {
+			continue
+		}
 		if e == nil || e.code == nil {
 			return "interp"
 		}
@@ -159,7 +167,9 @@ func (k *Kernel) Why() string {
 			continue
 		}
 		w := e.why
-		if len(k.units) > 1 {
+		if k.dec.post[i] {
+			w = "post-op pass runs on the interpreter, sub-plan " + itoa(int64(i)) + " (" + u.pl.String() + "): " + w
+		} else if len(k.units) > 1 {
 			w = "sub-plan " + itoa(int64(i)) + " (" + u.pl.String() + "): " + w
 		}
 		whys = append(whys, w)
@@ -173,5 +183,9 @@ func (k *Kernel) schedule() string {
 	for _, ph := range k.dec.phases {
 		calls += ph.tasks
 	}
-	return "split:" + k.dec.split + " calls:" + itoa(calls) + " phases:" + itoa(int64(len(k.dec.phases)))
+	split := k.dec.split
+	if k.dec.postpass {
+		split += "+postpass"
+	}
+	return "split:" + split + " calls:" + itoa(calls) + " phases:" + itoa(int64(len(k.dec.phases)))
 }

@@ -19,7 +19,8 @@ const inlineBytes = 64 << 10
 
 // maxUnits is how many sub-plans Run holds in a stack array (blocks: 1;
 // tiles: 2; a two-stage split: up to 4 stage-1 variants plus stage 2's
-// own split); more, from nested two-stage splits, go to the heap.
+// own split; a post-op pass: one or two more); more, from nested
+// two-stage splits, go to the heap.
 const maxUnits = 16
 
 // Run executes the kernel: src holds the plan's src elements, dst receives

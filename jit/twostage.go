@@ -54,7 +54,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 		C = mulSat(C, l.Size)
 	}
 	scratchBytes := mulSat(mulSat(mulSat(outerCount, C), I), f32)
-	if scratchBytes > 1<<40 {
+	if scratchBytes > maxScratchBytes {
 		return graph.Errorf(graph.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
 	}
 	sbuf := bufScratch + len(dc.d.scratch)

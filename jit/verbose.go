@@ -18,8 +18,9 @@ import (
 //
 // <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
 // canonical plan (data types, loops as size:srcStride[:dstStride...], N,
-// Outputs, Div, post-ops); <schedule> is "split:<single|blocks|tiles|2stage>
-// calls:<n> phases:<n>"; <ms> is wall time in milliseconds. Level 2 adds,
+// Outputs, Div, post-ops); <schedule> is "split:<single|blocks|tiles|2stage>[+postpass]
+// calls:<n> phases:<n>" (+postpass: the post-ops run in a pass of their
+// own, see postpass.go); <ms> is wall time in milliseconds. Level 2 adds,
 // before each compile line, one line per sub-plan of the schedule:
 //
 //	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,fallback: <why>]

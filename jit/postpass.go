@@ -1,0 +1,182 @@
+package jit
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// The post-op pass. The emitters have no vector code for some post-ops
+// (those needing a transcendental: Elu, Exp, GELU, Log, Mish, Sigmoid,
+// SoftPlus, Tanh). Running such a plan wholly in the interpreter would
+// run its reduction, by far the larger part of the work, at interpreter
+// speed. Instead the plan is run as two phases:
+//
+//	A (means): the plan without post-ops, dst f32, Div kept, writing the
+//	  means densely into an f32 scratch buffer; machine code.
+//	B (post-op pass): an identity plan (no reduced loops, N = Div = 1)
+//	  from that scratch to the caller's dst and binary operands, applying
+//	  the post-ops and the dst conversion; the interpreter runs it (or
+//	  machine code, should the emitter cover it).
+//
+// Both phases go through the ordinary decomposition (blocks, tiles, two
+// stages), so both are bounded per call, threaded, and independent of
+// the thread count.
+//
+// Semantics: B applies plan.Eltwise / plan.Binary in f32 to the f32
+// mean, exactly as a fully interpreted plan does. What differs is the
+// mean itself: the machine code sums in f32 (in fixed blocks) and divides
+// in f32, where the interpreter sums in float64; the two means differ by
+// a few f32 ulps of the sum's magnitude, the same difference as between
+// any JIT kernel and the interpreter. A post-op scales that by its
+// condition number (|x f'(x) / f(x)|), which for these post-ops is small
+// except near their zeros (Log near 1, Tanh, GELU and Mish near 0, where
+// the absolute error stays that of the mean).
+
+// maxProbes bounds the memo of probe results (one string key per plan
+// with post-ops and ISA); it is emptied when full.
+const maxProbes = 1024
+
+// probes memoizes wantPostPass's emitter probes: asking an emitter means
+// generating code, too slow to repeat on every Compile of a cached plan.
+var probes struct {
+	mu sync.Mutex
+	m  map[cacheKey]bool
+}
+
+// resetProbes forgets every probe result; tests call it around a
+// substitute emitter, whose answers must not outlive it.
+func resetProbes() {
+	probes.mu.Lock()
+	probes.m = nil
+	probes.mu.Unlock()
+}
+
+// wantPostPass reports whether pl should run as means + post-op pass on
+// isa: the emitter refuses pl (Unimplemented) but accepts the same plan
+// without its post-ops, and the means scratch stays within
+// maxScratchBytes. The emitter's error text is never interpreted: the
+// answer comes from asking it again.
+func wantPostPass(pl *plan.Plan, isa ISA) bool {
+	if isa == None || len(pl.PostOps) == 0 {
+		return false
+	}
+	k := cacheKey{pl.Key(), isa}
+	probes.mu.Lock()
+	v, hit := probes.m[k]
+	probes.mu.Unlock()
+	if hit {
+		return v
+	}
+	v = false
+	if means, _, ok := meansPlan(pl); ok {
+		if _, err := emitter(pl, isa); err != nil && errors.Is(err, graph.Unimplemented) {
+			_, err = emitter(means, isa)
+			v = err == nil
+		}
+	}
+	probes.mu.Lock()
+	if probes.m == nil || len(probes.m) >= maxProbes {
+		probes.m = map[cacheKey]bool{}
+	}
+	probes.m[k] = v
+	probes.mu.Unlock()
+	return v
+}
+
+// keptLoops returns pl's kept loops, outermost first (Outer, then Inner),
+// and the dense element strides of a tensor laid out in that order. ok is
+// false when the outputs' f32 bytes exceed maxScratchBytes (only a dst
+// with overlapping outputs, stride 0, can be that much smaller than its
+// outputs).
+func keptLoops(pl *plan.Plan) (kept []plan.Loop, dense []int64, ok bool) {
+	kept = append(kept, pl.Outer...)
+	if pl.HasInner {
+		kept = append(kept, pl.Inner)
+	}
+	dense = make([]int64, len(kept))
+	n := int64(1)
+	for i := len(kept) - 1; i >= 0; i-- {
+		dense[i] = n
+		n = mulSat(n, kept[i].Size)
+	}
+	return kept, dense, mulSat(n, 4) <= maxScratchBytes
+}
+
+// meansPlan returns phase A of pl: its loops with dense f32 dst strides,
+// no post-ops and no binary strides, Div kept. outputs is the number of
+// means written; ok is false when their scratch would be too large.
+func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
+	_, dense, ok := keptLoops(pl)
+	if !ok {
+		return nil, 0, false
+	}
+	a = pl.Clone()
+	a.DstDT, a.PostOps = dtypes.F32, nil
+	outputs = 1
+	for i := range a.Outer {
+		a.Outer[i].DstStride, a.Outer[i].BinStrides = dense[i], nil
+		outputs *= a.Outer[i].Size
+	}
+	for i := range a.Reduced {
+		a.Reduced[i].BinStrides = nil
+	}
+	if a.HasInner {
+		a.Inner.DstStride, a.Inner.BinStrides = 1, nil
+		outputs *= a.Inner.Size
+	}
+	counts(a)
+	return a, outputs, true
+}
+
+// postPassPlan returns phase B of pl: an identity plan over pl's kept
+// loops reading the dense f32 means and writing pl's dst with pl's
+// post-ops and binary operands. Its innermost loop becomes Inner, so
+// that the interpreter handles it a row at a time.
+func postPassPlan(pl *plan.Plan) *plan.Plan {
+	kept, dense, _ := keptLoops(pl)
+	b := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, PostOps: pl.PostOps, Div: 1}
+	for i, l := range kept {
+		l.SrcStride = dense[i]
+		if i == len(kept)-1 {
+			b.Inner, b.HasInner = l, true
+			break
+		}
+		b.Outer = append(b.Outer, l)
+	}
+	counts(b)
+	return b.Clone() // own every slice: the caller's plan stays untouched
+}
+
+// postPass adds phase A of pl (from srcBuf into a new scratch buffer) and
+// phase B (from that scratch into dstBuf), and marks B's sub-plans as the
+// post-op pass.
+func (dc *decomposer) postPass(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	a, outputs, ok := meansPlan(pl)
+	if !ok {
+		// wantPostPass checked the same bound.
+		return graph.Errorf(graph.OutOfMemory, "jit: means of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
+	}
+	sbuf := bufScratch + len(dc.d.scratch)
+	dc.d.scratch = append(dc.d.scratch, outputs*4)
+	dc.d.postpass = true
+	if err := dc.add(a, srcBuf, sbuf, depth); err != nil {
+		return err
+	}
+	// The split names how the reduction was scheduled; the post-op
+	// pass's own blocks do not change it.
+	split, first := dc.d.split, len(dc.d.phases)
+	if err := dc.addSplit(postPassPlan(pl), sbuf, dstBuf, depth); err != nil {
+		return err
+	}
+	dc.d.split = split
+	for _, ph := range dc.d.phases[first:] {
+		for _, s := range ph.segs {
+			dc.d.post[s.unit] = true
+		}
+	}
+	return nil
+}
