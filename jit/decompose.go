@@ -41,8 +41,13 @@ const (
 )
 
 // maxScratchBytes bounds one scratch buffer (partial sums, or the means of
-// a post-op pass); a schedule that needs more is refused or not used.
-const maxScratchBytes = 1 << 40
+// a post-op pass); a schedule that needs more is refused (the plan then
+// runs on the interpreter, which needs no scratch) or not used. Dense
+// tensors need far less: partial sums are about 1/65,536 of the src. Only
+// a described but not stored src (stride-0 broadcast dims) or billions of
+// outputs get near it, and then a bounded refusal beats asking the Go
+// runtime for memory it cannot give back (it would end the process).
+const maxScratchBytes = 1 << 30
 
 // maxStages bounds two-stage nesting. At the 1 MiB budget a second
 // nesting level needs reductions of more than 2^34 elements per output;

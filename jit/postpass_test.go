@@ -283,8 +283,8 @@ func TestPostPassScratchBound(t *testing.T) {
 			outer, inner int64
 			want         bool
 		}{
-			{1 << 20, 1 << 18, true},       // exactly maxScratchBytes of means
-			{1<<20 + 1, 1 << 18, false},    // just over
+			{1 << 10, 1 << 18, true},       // exactly maxScratchBytes of means
+			{1<<10 + 1, 1 << 18, false},    // just over
 			{1 << 40, 1 << 22, false},      // the f32 bytes overflow int64
 			{3, 5, true},                   // small
 			{1 << 62, 1, false},            // outputs alone near the int64 limit

@@ -138,6 +138,35 @@ func TestHostileTensorsAtAddOp(t *testing.T) {
 	}
 }
 
+// TestScratchIsBoundedForBroadcastSrc: a broadcast src (stride 0) can
+// describe 2^48 elements per output in 4 bytes. Split into ~1 MiB calls
+// that would need 4 GiB of f32 partial sums: Compile must refuse with an
+// OutOfMemory error naming the bytes, rather than leave Execute to ask the
+// Go runtime for memory it cannot give back. Dense problems of the same
+// output count still get the JIT.
+func TestScratchIsBoundedForBroadcastSrc(t *testing.T) {
+	f32 := dtypes.F32
+	for _, isa := range isaCaps() {
+		if isa == jit.None {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := jit.SetMaxISA(isa)
+			defer jit.SetMaxISA(prev)
+			p := openMean(t, f32, []int64{0, 1}, false)
+			huge := graph.NewLogicalTensorStrided(0, f32, []int64{1 << 24, 1 << 24}, []int64{0, 0})
+			_, err := p.Compile([]graph.LogicalTensor{huge}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, f32, nil)})
+			if !errors.Is(err, graph.OutOfMemory) || !strings.Contains(err.Error(), "4294967296 bytes") {
+				t.Errorf("2^48 broadcast elements: Compile error %v, want OutOfMemory naming 4294967296 bytes", err)
+			}
+			dense := graph.NewLogicalTensor(0, f32, []int64{1 << 10, 1 << 12})
+			cp, err := p.Compile([]graph.LogicalTensor{dense}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, f32, nil)})
+			must(t, err)
+			wantImpl(t, cp, isa)
+		})
+	}
+}
+
 // TestAllocationIsBoundedByTheCaller compiles problems far larger than
 // memory (2^40 elements, 2^31 outputs, a 2^62-element broadcast
 // reduction, an axes tensor of 2^30 axes): compile describes them without
