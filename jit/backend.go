@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/gdnn/gdnn/amd64"
+	"github.com/gdnn/gdnn/arm64"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/execmem"
 	"github.com/gdnn/gdnn/jit/plan"
@@ -22,7 +23,10 @@ func emit(pl *plan.Plan, isa ISA) ([]byte, error) {
 		}
 		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && cpuFeatures().avx512bf16})
 	case NEON:
-		return nil, graph.Errorf(graph.Unimplemented, "jit: no arm64 emitter in this build (plan %s)", pl.Key())
+		if runtime.GOARCH != "arm64" {
+			return nil, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+		}
+		return arm64.Emit(pl)
 	}
 	return nil, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
 }

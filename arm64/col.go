@@ -1,0 +1,157 @@
+package arm64
+
+import (
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// The column shape: [kept..., reduced..., Inner] with Inner contiguous in
+// src. Blocks of up to nacc vectors of Inner are accumulated over the
+// reduced rows with vertical adds, rows unrolled U ways into separate
+// accumulators when the block is narrow (latency hiding), and finished a
+// vector at a time; the last vector of Inner is partial.
+//
+// A narrow Inner (at most V/2 lanes) whose rows are back to back in src
+// is read as one flat stream instead, V lanes per load, so that lane l
+// always holds Inner index l mod W, and the lanes are folded at the end.
+
+// chainTarget is how many independent add chains a loop body should have
+// to cover the FP add latency.
+const chainTarget = 8
+
+// column emits the column shape for one iteration of the kept loops.
+func (g *gen) column(red []plan.Loop, zeroSum bool) {
+	in := g.pl.Inner
+	W := in.Size
+	si := g.stepsOf(&in)
+	n := len(red)
+	if !zeroSum && n > 0 && W <= lanes/2 && red[n-1].SrcStride == W {
+		g.flatColumn(red, W, si)
+		return
+	}
+	fullVec, tail := W/lanes, int(W%lanes)
+	K := int64(nacc)
+	nb, remVec := fullVec/K, int(fullVec%K)
+	g.loop(nb, si.scaled(K*lanes), func() { g.colBlock(red, zeroSum, int(K), 0, si) })
+	if remVec > 0 || tail > 0 {
+		g.advance(si, nb*K*lanes)
+		g.colBlock(red, zeroSum, remVec, tail, si)
+		g.advance(si, -nb*K*lanes)
+	}
+}
+
+// colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
+// of tail lanes, over all reduced rows, and finishes them.
+func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
+	K := nv
+	if tail > 0 {
+		K++
+	}
+	width := func(k int) int {
+		if k == nv {
+			return tail
+		}
+		return lanes
+	}
+	rows := int64(1)
+	if n := len(red); n > 0 {
+		rows = red[n-1].Size
+	}
+	U := max(1, min(nacc/K, (chainTarget+K-1)/K, int(min(rows, 64))))
+	if zeroSum {
+		U = 1
+	}
+	acc := func(k, u int) int { return u*K + k }
+	for i := 0; i < K*U; i++ {
+		g.zero(i)
+	}
+	vb := lanes * g.ssz
+	// sweepRow adds row u at byte offset off: the full vectors as runs,
+	// then the partial one.
+	sweepRow := func(u int, off int64) {
+		accs := make([]int, nv)
+		for k := range accs {
+			accs[k] = acc(k, u)
+		}
+		g.accumRun(g.sdt, accs, at(rSrc, off))
+		if tail > 0 {
+			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail)
+		}
+	}
+	if !zeroSum {
+		if n := len(red); n == 0 {
+			// Nothing reduced: the "sum" is the element itself
+			// (added to +0 like every sum, as the interpreter does).
+			sweepRow(0, 0)
+		} else {
+			last := red[n-1]
+			rb := last.SrcStride * g.ssz
+			g.reducedNest(red[:n-1], func() {
+				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
+				g.loop(iters, steps{src: int64(U) * rb}, func() {
+					for u := 0; u < U; u++ {
+						sweepRow(u, int64(u)*rb)
+					}
+				})
+				for u := 0; u < rem; u++ {
+					sweepRow(u, (iters*int64(U)+int64(u))*rb)
+				}
+			})
+		}
+	}
+	for k := 0; k < K; k++ {
+		regs := make([]int, U)
+		for u := range regs {
+			regs[u] = acc(k, u)
+		}
+		g.sumTree(regs)
+		lm := laneMap{n: width(k), dstOff: int64(k) * lanes * si.dst, dstStep: si.dst}
+		for i := 0; i < g.nbin; i++ {
+			lm.binOff[i] = int64(k) * lanes * si.bin[i]
+			lm.binStep[i] = si.bin[i]
+		}
+		g.epilogue(acc(k, 0), lm)
+	}
+}
+
+// flatColumn sums a narrow Inner of W lanes whose rows are contiguous, as
+// one stream of V-lane loads per innermost reduced loop (V is a multiple
+// of W), then folds lane l + j*W into lane l.
+func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
+	n := len(red)
+	last := red[n-1]
+	total := last.Size * W
+	nfull := total / lanes
+	U := int(max(1, min(chainTarget, nfull)))
+	for u := 0; u < U; u++ {
+		g.zero(u)
+	}
+	g.reducedNest(red[:n-1], func() {
+		g.rowSweep(total, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 })
+	})
+	regs := make([]int, U)
+	for u := range regs {
+		regs[u] = u
+	}
+	g.sumTree(regs)
+	g.fold(0, int(W), lanes/int(W))
+	lm := laneMap{n: int(W), dstStep: si.dst}
+	if W == 1 {
+		lm.n = bcast
+	}
+	for i := 0; i < g.nbin; i++ {
+		lm.binStep[i] = si.bin[i]
+	}
+	g.epilogue(0, lm)
+}
+
+// fold adds lanes l + j*w (j < q) into lane l, for l < w, halving q
+// with a rotation and an add each time; q = V/w is 4 or 2.
+func (g *gen) fold(r, w, q int) {
+	mk := g.mark()
+	defer g.release(mk)
+	t := g.tmp()
+	for ; q > 1; q /= 2 {
+		g.rotate(t, r, (q/2)*w)
+		g.vadd(r, t)
+	}
+}

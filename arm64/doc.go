@@ -1,0 +1,71 @@
+// Package arm64 turns a canonical ReduceMean plan (package jit/plan) into
+// AArch64 Advanced SIMD (NEON) machine code, with golang-asm's arm64
+// backend as the assembler. It is pure Go and builds on every GOARCH, so
+// the code can be generated and disassembled anywhere; running it is the
+// job of package jit (executable memory, icache flush, the call
+// trampoline).
+//
+// A vector is four f32 lanes in a 128-bit register. f16 and bf16 data
+// live in memory only: four 16-bit values are loaded into a 64-bit
+// register and widened exactly (FCVTL for f16, SHLL #16 for bf16); all
+// arithmetic is f32. The generator picks one of three kernel shapes from
+// the plan, the same three as package amd64:
+//
+//   - row: the innermost reduced loop is contiguous ([Outer...,
+//     Reduced...]). Up to eight independent accumulators per output, fed
+//     four vectors per LD1 with post-increment; rows of at most 256
+//     elements are summed four outputs at a time and turned into one
+//     vector of four sums by three FADDPs, so the epilogue runs once per
+//     four outputs;
+//   - column: the kept Inner loop is contiguous ([Outer..., Reduced...,
+//     Inner]). Blocks of up to 16 vectors of Inner are accumulated in
+//     registers over the reduced rows (vertical adds, rows unrolled when
+//     the block is narrow); an Inner of one or two elements whose rows
+//     are contiguous is read as one flat stream and its lanes folded;
+//   - element: nothing is contiguous. One element at a time into lane 0,
+//     several accumulators; correct rather than fast.
+//
+// Every shape ends in the same epilogue: a true f32 division by Div
+// (FDIV), the post-ops, and the conversion to the dst data type with
+// round to nearest even. The kernel ABI (argument block in R0, registers)
+// is the one in jit/plan/abi.go.
+//
+// Decisions worth knowing:
+//
+//   - Results are bit-identical to plan.Eltwise / plan.Binary and the
+//     dtypes conversions, NaN payloads aside. FMAX/FMIN already give NaN
+//     for a NaN on either side and order -0 below +0, as plan.Binary
+//     does; Clamp compares and selects instead (FMAX would turn a -0
+//     that the reference keeps into +0); ReLU and LeakyReLU use ordered
+//     compares against zero so that NaN and -0 come out as the
+//     reference gives them.
+//   - f32 -> f16 is FCVTN, which rounds as FPCR says: Go runs with round
+//     to nearest even, no flush to zero, no default NaN. f32 -> bf16 is
+//     an exact integer sequence (x + 0x7fff + lsb, NaN made quiet) and
+//     UZP2 to gather the high halves; it needs no optional feature.
+//   - Sums start at +0, also the "sum" of one element (a plan with no
+//     reduced loops), as in the interpreter.
+//   - Nothing is read or written outside the tensors: tails load and
+//     store exactly the bytes of their elements (LDR/STR of an S, D or H
+//     register and a lane insert or extract for the third element), and
+//     the tests run every shape against guard pages.
+//   - No stack and no literal pool (the assembler would put large
+//     constants and offsets in one; assemble rejects it): constants are
+//     built with MOVZ/MOVN/MOVK and DUP, hoisted into the prologue
+//     (v26..v31); an offset the load or store cannot encode is added into
+//     R17 once and later accesses near it reuse it (rows that are not
+//     16-byte aligned, far rows); a loop's pointer step that needs two
+//     ADDs is put in a register before the loop.
+//   - Pointer increments are folded into offsets and emitted lazily (a
+//     loop's rewind merges with the next move), see gen.pend; a
+//     post-increment LD1 is recorded there too, so streaming loops need
+//     no separate pointer update.
+//   - Instructions the Go 1.15 assembler does not spell (the float
+//     vector arithmetic, FCVTL/FCVTN/SHLL, FADDP, LDR/STR of Q and H
+//     registers, LDP Q, and MOVZ/MOVN/MOVK of a chunk at bit 48 with its
+//     top bit set, which it rejects) are raw words built in enc.go and
+//     checked against binutils' disassembler.
+//   - Only base ASIMD is used, so every arm64 Linux system runs the code;
+//     optional features (FHM's FMLAL for f16 sums, BF16) are not needed
+//     for exact results.
+package arm64

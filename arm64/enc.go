@@ -1,0 +1,115 @@
+package arm64
+
+// Raw encodings of the instructions the Go 1.15 assembler does not spell:
+// the floating-point vector arithmetic (golang-asm's VADD/VADDP are
+// integer adds), the f16/bf16 widenings and narrowing, and the
+// SIMD&FP loads and stores of 16-bit and 128-bit registers with an
+// immediate offset. All vector forms use the 4S arrangement (128-bit
+// register, four f32 lanes) unless the name says otherwise. Every
+// encoder here is checked against binutils' disassembler (enc_test.go).
+//
+// d, n, m are vector register numbers (Vd, Vn, Vm); t, t2 transfer
+// registers; rn a general register number used as a base address.
+
+// Three-register float ops, Vd.4S = Vn.4S op Vm.4S.
+const (
+	opFADD  = 0x4E20D400
+	opFSUB  = 0x4EA0D400
+	opFMUL  = 0x6E20DC00
+	opFDIV  = 0x6E20FC00
+	opFMAX  = 0x4E20F400 // NaN if either is NaN; max(-0, +0) = +0
+	opFMIN  = 0x4EA0F400 // NaN if either is NaN; min(-0, +0) = -0
+	opFADDP = 0x6E20D400 // pairwise over the concatenation Vn:Vm
+	opFCMEQ = 0x4E20E400 // all-ones where n == m (false if either is NaN)
+	opFCMGT = 0x6EA0E400 // all-ones where n > m (false if either is NaN)
+	opBIC   = 0x4E601C00 // Vd.16B = Vn AND NOT Vm
+)
+
+// Two-register ops.
+const (
+	opFABS   = 0x4EA0F800 // 4S
+	opFSQRT  = 0x6EA1F800 // 4S
+	opFRINTN = 0x4E218800 // 4S, round to nearest, ties to even
+	opFCMLE0 = 0x6EA0D800 // 4S, all-ones where n <= 0 (false for NaN)
+	opFCMLT0 = 0x4EA0E800 // 4S, all-ones where n < 0 (false for NaN)
+	opFCVTL  = 0x0E217800 // Vd.4S = f32(Vn.4H), f16 -> f32, exact
+	opFCVTL2 = 0x4E217800 // Vd.4S = f32(Vn.8H upper half)
+	opFCVTN  = 0x0E216800 // Vd.4H = f16(Vn.4S), rounding per FPCR (nearest even)
+	opSHLL   = 0x2E613800 // Vd.4S = Vn.4H << 16 (bf16 -> f32, exact)
+	opSHLL2  = 0x6E613800 // Vd.4S = Vn.8H upper half << 16
+)
+
+// rrr encodes a three-register op.
+func rrr(op uint32, d, n, m int) uint32 {
+	return op | uint32(m&31)<<16 | uint32(n&31)<<5 | uint32(d&31)
+}
+
+// rr encodes a two-register op.
+func rr(op uint32, d, n int) uint32 { return op | uint32(n&31)<<5 | uint32(d&31) }
+
+// Loads and stores of SIMD&FP registers. size is the access size in
+// bytes: 2 (H register) or 16 (Q register); 4 and 8 have golang-asm
+// mnemonics (FMOVS, FMOVD) and are not encoded here.
+
+// ldstScaled encodes LDR/STR (immediate, unsigned offset): off must be a
+// multiple of size in [0, 4095*size].
+func ldstScaled(load bool, size int64, t int, rn int, off int64) uint32 {
+	var w uint32
+	switch {
+	case size == 2 && load:
+		w = 0x7D400000
+	case size == 2:
+		w = 0x7D000000
+	case load:
+		w = 0x3DC00000
+	default:
+		w = 0x3D800000
+	}
+	return w | uint32(off/size)<<10 | uint32(rn&31)<<5 | uint32(t&31)
+}
+
+// ldstUnscaled encodes LDUR/STUR: off in [-256, 255].
+func ldstUnscaled(load bool, size int64, t int, rn int, off int64) uint32 {
+	var w uint32
+	switch {
+	case size == 2 && load:
+		w = 0x7C400000
+	case size == 2:
+		w = 0x7C000000
+	case load:
+		w = 0x3CC00000
+	default:
+		w = 0x3C800000
+	}
+	return w | uint32(off&0x1ff)<<12 | uint32(rn&31)<<5 | uint32(t&31)
+}
+
+// ldpQ encodes LDP Qt, Qt2, [Xn, #off] (signed offset): off a multiple
+// of 16 in [-1024, 1008].
+func ldpQ(t, t2 int, rn int, off int64) uint32 {
+	return 0xAD400000 | uint32((off/16)&0x7f)<<15 | uint32(t2&31)<<10 | uint32(rn&31)<<5 | uint32(t&31)
+}
+
+// fitsScaled reports whether off is encodable as an unsigned scaled
+// 12-bit offset for accesses of size bytes.
+func fitsScaled(off, size int64) bool { return off >= 0 && off%size == 0 && off/size < 4096 }
+
+// fitsUnscaled reports whether off fits LDUR/STUR's signed 9 bits.
+func fitsUnscaled(off int64) bool { return off >= -256 && off <= 255 }
+
+// fitsPairQ reports whether off fits LDP Q's scaled signed 7 bits.
+func fitsPairQ(off int64) bool { return off%16 == 0 && off >= -1024 && off <= 1008 }
+
+// Move-wide immediates (64-bit). golang-asm spells MOVZ, MOVN and MOVK
+// but rejects a 16-bit chunk at bit 48 whose top bit is set (it tests
+// the shifted operand as a signed value), so that one case is a raw word.
+const (
+	opMOVN = 0x92800000
+	opMOVZ = 0xD2800000
+	opMOVK = 0xF2800000
+)
+
+// movWide encodes MOVZ/MOVN/MOVK Xd, #imm16, LSL #shift.
+func movWide(op uint32, rd int, imm16 uint64, shift int) uint32 {
+	return op | uint32(shift/16)<<21 | uint32(imm16&0xffff)<<5 | uint32(rd&31)
+}

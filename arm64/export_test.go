@@ -1,0 +1,42 @@
+package arm64
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Exports for the external tests (package arm64_test), which run this
+// package's shapes through package jit; jit imports arm64, so those
+// tests cannot live in package arm64.
+
+// Shape is a named problem of one kernel shape.
+type Shape struct {
+	Name string
+	P    *plan.Problem
+}
+
+// Pairs are the src:dst data type pairs.
+var Pairs = pairs
+
+// Shapes returns shapes(n, sdt, ddt, bdt) with exported fields.
+func Shapes(n int64, sdt, ddt, bdt dtypes.DataType) []Shape {
+	var out []Shape
+	for _, s := range shapes(n, sdt, ddt, bdt) {
+		out = append(out, Shape{s.name, s.p})
+	}
+	return out
+}
+
+// Buffers fills exact src and operand data for p and returns them with a
+// sentinel dst, the reference result and its output elements.
+func Buffers(t testing.TB, seed int64, p *plan.Problem) (src, dst []byte, bins [][]byte, want []byte, outs map[int64]bool) {
+	src, dst, bins = buffersFor(t, exactFiller{rand.New(rand.NewSource(seed)), 16}.fill, p, false, false)
+	want, outs = refResult(p, src, dst, bins)
+	return src, dst, bins, want, outs
+}
+
+// DiffResult is diffResult.
+var DiffResult = diffResult

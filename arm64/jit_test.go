@@ -1,0 +1,55 @@
+package arm64_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/gdnn/gdnn/arm64"
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// TestRuntimeRunsNEON compiles every kernel shape for every dtype pair
+// through package jit (the kernel cache, the two-stage split of long
+// reductions, threading) and checks that the JIT, not the interpreter,
+// runs them ("jit:neon") and that the results are the reference's.
+func TestRuntimeRunsNEON(t *testing.T) {
+	if runtime.GOARCH != "arm64" {
+		t.Skip("the NEON backend is selected only on arm64")
+	}
+	if isa := jit.EffectiveISA(); isa != jit.NEON {
+		t.Skipf("effective ISA is %v (GDNN_MAX_CPU_ISA caps it)", isa)
+	}
+	var probs []arm64.Shape
+	for i, pr := range arm64.Pairs {
+		bdt := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[i%3]
+		probs = append(probs, arm64.Shapes(int64(5+i), pr[0], pr[1], bdt)...)
+		// Long enough for the runtime to split it into two stages.
+		long := &plan.Problem{SrcDT: pr[0], DstDT: pr[1], Dims: []int64{3, 200003}, SrcStrides: []int64{200003, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+		probs = append(probs, arm64.Shape{Name: "long row", P: long})
+	}
+	for i, s := range probs {
+		pl, err := plan.Canonicalize(s.P)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := jit.Compile(pl)
+		if err != nil {
+			t.Fatalf("%s %v: Compile: %v", s.Name, pl, err)
+		}
+		if k.Impl() != "jit:neon" {
+			t.Errorf("%s %v: Impl %q, want jit:neon (why: %s)", s.Name, pl, k.Impl(), k.Why())
+		}
+		src, dst, bins, want, outs := arm64.Buffers(t, int64(i), s.P)
+		if err := k.Run(src, dst, bins); err != nil {
+			t.Fatalf("%s: Run: %v", s.Name, err)
+		}
+		// Long reductions are split and their partial sums added in
+		// another order; with exact data that changes no bit.
+		if d := arm64.DiffResult(s.P.DstDT, dst, want, outs, true); d != "" {
+			t.Errorf("%s %v: %s", s.Name, pl, d)
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package arm64
+
+import (
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
+)
+
+// The row shape: [kept..., reduced...], each output the sum of rows of
+// src. With a contiguous innermost reduced loop (vector mode) a row is
+// summed a vector at a time, with U independent accumulators (loaded
+// four vectors per LD1) and a partial tail; otherwise (element mode) an
+// element at a time into lane 0, with U accumulators.
+//
+// Short rows would make the per-output horizontal sum and epilogue the
+// cost. So when rows are at most 256 elements, V outputs (consecutive
+// iterations of the innermost kept loop L) are summed at once, one or
+// two accumulators each, and three FADDPs turn the four accumulators
+// into one vector holding the four sums, which is finished as a vector.
+
+// rowPlan is the row shape's choice for one kernel.
+type rowPlan struct {
+	vec      bool        // innermost reduced loop contiguous: vector mode
+	rk       int64       // vector mode: elements in the innermost reduced loop
+	outerRed []plan.Loop // reduced loops around the innermost one
+	elem     *plan.Loop  // element mode: the innermost reduced loop (nil: none)
+	zeroSum  bool        // a reduced loop is empty: nothing is read
+	group    int         // outputs summed at once (1 or V)
+	rowStep  int64       // bytes between consecutive outputs' rows (L's src step)
+}
+
+// row emits the row and element shapes.
+func (g *gen) row(k nest, red []plan.Loop, zeroSum bool) {
+	rp := rowPlan{zeroSum: zeroSum}
+	if n := len(red); n > 0 {
+		last := red[n-1]
+		if last.SrcStride == 1 {
+			rp.vec, rp.rk, rp.outerRed = true, last.Size, red[:n-1]
+		} else {
+			rp.elem, rp.outerRed = &red[n-1], red[:n-1]
+		}
+	}
+	rp.group = 1
+	if len(k.loops) == 0 {
+		g.rowGroup(&rp, 1, laneMap{n: bcast})
+		return
+	}
+	L := k.loops[len(k.loops)-1]
+	rp.rowStep = L.SrcStride * g.ssz
+	if rp.vec && rp.rk <= 256 && L.Size >= lanes/2 {
+		rp.group = lanes
+	}
+	outer := nest{loops: k.loops[:len(k.loops)-1], count: k.count, cnt: k.cnt}
+	lcount := false
+	if len(outer.loops) == 0 {
+		outer.count, lcount = false, k.count
+	}
+	sL := g.stepsOf(&L)
+	g.nest(outer, 0, func() { g.rowL(&rp, L, sL, lcount, k.cnt) })
+}
+
+// rowL emits the innermost kept loop L in groups of rp.group outputs.
+func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL steps, count bool, cnt int16) {
+	lanes := func(n int) laneMap {
+		lm := laneMap{n: n, dstStep: sL.dst}
+		if n == 1 {
+			lm.n = bcast
+		}
+		for i := 0; i < g.nbin; i++ {
+			lm.binStep[i] = sL.bin[i]
+		}
+		return lm
+	}
+	G := rp.group
+	one := func() { g.rowGroup(rp, 1, lanes(1)) }
+	if count {
+		if G == 1 {
+			g.countLoop(cnt, sL, one)
+			return
+		}
+		g.countGroups(rp, G, sL, cnt, lanes(G), one)
+		return
+	}
+	if G == 1 {
+		g.loop(L.Size, sL, one)
+		return
+	}
+	full, r := L.Size/int64(G), int(L.Size%int64(G))
+	g.loop(full, sL.scaled(int64(G)), func() { g.rowGroup(rp, G, lanes(G)) })
+	if r > 0 {
+		g.advance(sL, full*int64(G))
+		g.rowGroup(rp, r, lanes(r))
+		g.advance(sL, -full*int64(G))
+	}
+}
+
+// rowGroup sums n outputs (1, or up to V when grouping) whose rows start
+// rp.rowStep bytes apart, and finishes them with lane map lm.
+func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
+	single := rp.group == 1 || n == 1
+	U := 1 // accumulators per output
+	switch {
+	case !single:
+		if rp.rk >= 2*lanes {
+			U = 2
+		}
+	case rp.vec:
+		U = int(min(8, max(1, ceilDiv(rp.rk, lanes))))
+	case rp.elem != nil:
+		U = int(min(4, max(1, rp.elem.Size)))
+	}
+	rows := 1
+	if !single {
+		rows = lanes // unused outputs' accumulators stay 0
+	}
+	for i := 0; i < rows*U; i++ {
+		g.zero(i)
+	}
+	acc := func(row, u int) int { return row*U + u }
+	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
+
+	if !rp.zeroSum {
+		g.reducedNest(rp.outerRed, func() {
+			switch {
+			case rp.vec:
+				g.rowSweep(rp.rk, U, n, acc, rowOff)
+			case rp.elem != nil:
+				g.elemSweep(rp.elem, U)
+			default:
+				// Nothing reduced: the "sum" is the element itself
+				// (added to +0 like every sum, as the interpreter does:
+				// -0 becomes +0).
+				g.accum(g.sdt, 0, at(rSrc, 0), 1)
+			}
+		})
+	}
+
+	var heads [lanes]int
+	for row := 0; row < rows; row++ {
+		regs := make([]int, U)
+		for u := range regs {
+			regs[u] = acc(row, u)
+		}
+		g.sumTree(regs)
+		heads[row] = acc(row, 0)
+	}
+	if single {
+		if rp.vec {
+			g.hsum(0)
+		}
+		g.epilogue(0, lm)
+		return
+	}
+	g.epilogue(g.transpose4(heads), lm)
+}
+
+// rowSweep adds one contiguous row of rk elements for each of n outputs:
+// U vectors per output per iteration, then the leftover vectors, then a
+// partial tail.
+func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64) {
+	vb := lanes * g.ssz
+	full, tail := rk/lanes, int(rk%lanes)
+	iters, remv := full/int64(U), int(full%int64(U))
+	accs := func(row, k int) []int {
+		a := make([]int, k)
+		for u := range a {
+			a[u] = acc(row, u)
+		}
+		return a
+	}
+	g.loop(iters, steps{src: int64(U) * vb}, func() {
+		for row := 0; row < n; row++ {
+			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)))
+		}
+	})
+	if remv > 0 {
+		for row := 0; row < n; row++ {
+			g.accumRun(g.sdt, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb))
+		}
+	}
+	if tail > 0 {
+		for row := 0; row < n; row++ {
+			g.accum(g.sdt, acc(row, remv%U), at(rSrc, rowOff(row)+full*vb), tail)
+		}
+	}
+}
+
+// elemSweep adds the elements of the strided innermost reduced loop e,
+// U at a time into lane 0 of accumulators 0..U-1.
+func (g *gen) elemSweep(e *plan.Loop, U int) {
+	sb := e.SrcStride * g.ssz
+	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
+	g.loop(iters, steps{src: int64(U) * sb}, func() {
+		for u := 0; u < U; u++ {
+			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1)
+		}
+	})
+	for u := 0; u < rem; u++ {
+		g.accum(g.sdt, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1)
+	}
+}
+
+// countGroups runs the count-driven L loop in groups of G outputs. When
+// Count is not a multiple of G the last group is moved back to end at
+// output Count-1: it recomputes (and rewrites, with the same values) up
+// to G-1 outputs of the previous group instead of finishing one output at
+// a time. Counts below G run single outputs.
+func (g *gen) countGroups(rp *rowPlan, G int, sL steps, cnt int16, lm laneMap, one func()) {
+	g.flush()
+	top, singles, done := g.newLabel(), g.newLabel(), g.newLabel()
+	g.cmpImm(cnt, int64(G))
+	g.jump(arm64.ABLT, singles)
+	g.label(top)
+	g.rowGroup(rp, G, lm)
+	g.advance(sL, int64(G))
+	g.flush()
+	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt))
+	g.cmpImm(cnt, int64(G))
+	g.jump(arm64.ABGE, top)
+	// 0 <= cnt < G here.
+	g.jumpReg(arm64.ACBZ, cnt, done)
+	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt)) // -(outputs to step back)
+	back := func(p int16, step int64) {
+		if step == 0 {
+			return
+		}
+		g.movImm(rTmp, step)
+		g.op3(arm64.AMUL, reg(rTmp), cnt, reg(rTmp))
+		g.op3(arm64.AADD, reg(rTmp), p, reg(p))
+		g.moved(p)
+	}
+	back(rSrc, sL.src)
+	back(rDst, sL.dst)
+	for i := 0; i < g.nbin; i++ {
+		back(g.binReg[i], sL.bin[i])
+	}
+	g.rowGroup(rp, G, lm)
+	g.flush()
+	g.jump(arm64.AB, done)
+	g.place(singles)
+	g.countLoop(cnt, sL, one)
+	g.place(done)
+}
