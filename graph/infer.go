@@ -162,11 +162,10 @@ func inferTranspose(op *Op, in []LogicalTensor) ([][]int64, error) {
 	if len(order) != len(src.Dims) {
 		return nil, Errorf(InvalidShape, "%s: order has %d entries, tensor %d has rank %d", op, len(order), src.ID, len(src.Dims))
 	}
-	perm, err := NormalizeAxes(&Op{ID: op.ID, Kind: op.Kind, Name: op.Name, Inputs: in}, order, len(order))
-	if err != nil {
+	// order must be a permutation: each axis once, in range.
+	if _, err := NormalizeAxes(&Op{ID: op.ID, Kind: op.Kind, Name: op.Name, Inputs: in}, order, len(order)); err != nil {
 		return nil, err
 	}
-	_ = perm
 	out := make([]int64, len(order))
 	for i, o := range order {
 		if o < 0 {

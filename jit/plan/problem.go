@@ -4,10 +4,13 @@
 // It has no run-time state: it is pure description.
 package plan
 
-import "github.com/gdnn/gdnn/dtypes"
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
 
-// MaxRank is the largest tensor rank gdnn accepts.
-const MaxRank = 12
+// MaxRank is the largest tensor rank gdnn accepts (the graph's limit).
+const MaxRank = graph.MaxRank
 
 // Problem is a ReduceMean over src, followed by post-ops, written to dst.
 // All strides are in elements, not bytes. The dst has the src's rank here
@@ -110,6 +113,8 @@ type Plan struct {
 	// mean (Canonicalize sets it so). The runtime splits long reductions
 	// into a stage that writes f32 partial sums (Div 1, no post-ops) and a
 	// stage that adds the partials in a fixed order and divides by the
-	// true N; the division is a true f32 division, as in oneDNN.
+	// true N. The division is a true division, never a multiplication by
+	// 1/N: the JIT kernels divide the f32 sum by f32(Div), as oneDNN does;
+	// the interpreter divides its float64 sum and rounds once to f32.
 	Div int64
 }
