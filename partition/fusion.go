@@ -17,7 +17,11 @@ const maxPostOps = 32
 // an eltwise op of the reduction fusion list or a binary op whose other
 // operand broadcasts onto the chain's output without changing its shape,
 // and keeps the data type rule of the fused kernel (dst is src's type or f32).
-func fuseChain(g *graph.Graph, mean *graph.Op) []*graph.Op {
+// A binary op's other operand must be ready before the chain starts (a
+// graph input, or the output of an op in an earlier partition, in taken):
+// otherwise the fused partition could not keep its place in topological
+// order.
+func fuseChain(g *graph.Graph, mean *graph.Op, taken map[uint64]bool) []*graph.Op {
 	chain := []*graph.Op{mean}
 	srcDT := mean.Inputs[0].DataType
 	cur := mean.Outputs[0]
@@ -41,7 +45,7 @@ func fuseChain(g *graph.Graph, mean *graph.Op) []*graph.Op {
 				break
 			}
 		} else if next.Kind.IsBinary() {
-			if binaries == plan.MaxBinary || !binaryFusible(next, cur) {
+			if binaries == plan.MaxBinary || !binaryFusible(g, next, cur, taken) {
 				break
 			}
 			binaries++
@@ -57,7 +61,7 @@ func fuseChain(g *graph.Graph, mean *graph.Op) []*graph.Op {
 // binaryFusible checks that op reads the chain tensor cur in a position
 // the kernel supports, and that the other operand broadcasts onto cur
 // (so the op's output has cur's shape) where the shapes are known.
-func binaryFusible(op *graph.Op, cur graph.LogicalTensor) bool {
+func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) bool {
 	var other graph.LogicalTensor
 	switch cur.ID {
 	case op.Inputs[0].ID:
@@ -71,6 +75,9 @@ func binaryFusible(op *graph.Op, cur graph.LogicalTensor) bool {
 		return false
 	}
 	if other.ID == cur.ID {
+		return false
+	}
+	if p := g.Producer(other.ID); p != nil && !taken[p.ID] {
 		return false
 	}
 	if mode, _ := op.Str("auto_broadcast"); mode == "none" && cur.KnownDims() && other.KnownDims() &&

@@ -112,7 +112,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		ops := []*graph.Op{op}
 		if op.Kind == graph.ReduceMean && policy == Fusion {
-			ops = fuseChain(g, op)
+			ops = fuseChain(g, op, taken)
 		}
 		for _, o := range ops {
 			taken[o.ID] = true

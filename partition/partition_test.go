@@ -454,3 +454,64 @@ func TestConcurrentExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// checkTopological asserts that every partition's inputs are graph inputs
+// or outputs of earlier partitions.
+func checkTopological(t *testing.T, g *graph.Graph, parts []*Partition) {
+	t.Helper()
+	ready := map[uint64]bool{}
+	for _, p := range parts {
+		for _, in := range p.Inputs() {
+			if g.Producer(in.ID) != nil && !ready[in.ID] {
+				t.Errorf("%v reads tensor %d before its producer's partition", p, in.ID)
+			}
+		}
+		for _, op := range p.Ops() {
+			for _, o := range op.Outputs {
+				ready[o.ID] = true
+			}
+		}
+	}
+}
+
+// A binary post-op whose other operand comes from an op later in the
+// graph's order must not be fused: the fused partition would have to run
+// before its own input exists.
+func TestFusionKeepsTopologicalOrder(t *testing.T) {
+	f32 := dtypes.F32
+	src := graph.NewLogicalTensor(0, f32, []int64{4, 8})
+	mean := graph.NewLogicalTensorAny(1, f32, nil)
+	x := graph.NewLogicalTensor(2, f32, []int64{4, 1})
+	producer := graph.NewOp(2, graph.Wildcard, "makes x").AddOutput(x)
+	reduce := graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).AddOutput(mean).
+		SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)
+	add := graph.NewOp(3, graph.Add, "add").AddInput(mean).AddInput(x).AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
+	for _, c := range []struct {
+		name  string
+		order []*graph.Op
+		fused bool
+	}{
+		{"operand produced after the mean", []*graph.Op{reduce, producer, add}, false},
+		{"operand produced before the mean", []*graph.Op{producer, reduce, add}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			for _, op := range c.order {
+				must(t, g.AddOp(op))
+			}
+			must(t, g.Finalize())
+			parts, err := Get(g, Fusion)
+			must(t, err)
+			checkTopological(t, g, parts)
+			var meanPart *Partition
+			for _, p := range parts {
+				if p.Ops()[0].Kind == graph.ReduceMean {
+					meanPart = p
+				}
+			}
+			if fused := len(meanPart.Ops()) == 2; fused != c.fused {
+				t.Fatalf("fused = %v, want %v: %v", fused, c.fused, parts)
+			}
+		})
+	}
+}
