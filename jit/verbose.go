@@ -11,7 +11,12 @@ import (
 )
 
 // Verbose output, in the spirit of ONEDNN_VERBOSE: one line per compile
-// and per execute, comma-separated:
+// and per execute, comma-separated. The partition layer adds, per compile,
+// a line in the user's terms (tensors, axes, ops; see package partition):
+//
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,<tensors>,axes:<a>[ keep_dims],<ops>,<ms>
+//
+// and the runtime writes:
 //
 //	gdnn_verbose,compile,cpu,reduction,<impl>,<plan>,<schedule> cache:<hit|miss>,<ms>[,fallback: <why>]
 //	gdnn_verbose,exec,cpu,reduction,<impl>,<plan>,<schedule> threads:<n>,<ms>
@@ -71,3 +76,15 @@ func ms(d time.Duration) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Verbose returns the verbosity (GDNN_VERBOSE, or what SetVerbose set).
+func Verbose() int { return verboseLevel() }
+
+// VerboseLine writes one line to the verbose output when verbosity is on,
+// so that callers above the runtime (the partition layer) report in the
+// same stream, whole lines never interleaved.
+func VerboseLine(line string) {
+	if verboseLevel() > 0 {
+		verboseln(line)
+	}
+}

@@ -1,10 +1,14 @@
 package partition
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -49,12 +53,56 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if c := compiledCache.get(key); c != nil {
 		return c, nil
 	}
+	var t0 time.Time
+	if jit.Verbose() > 0 {
+		t0 = time.Now()
+	}
 	c, err := p.compile(inputs, outputs)
 	if err != nil {
 		return nil, err
 	}
 	compiledCache.put(key, c)
+	if jit.Verbose() > 0 {
+		jit.VerboseLine(c.verboseLine(time.Since(t0)))
+	}
 	return c, nil
+}
+
+// verboseLine describes a compile in the user's terms, like ONEDNN_VERBOSE:
+//
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims],<ops>,<ms>
+func (c *CompiledPartition) verboseLine(d time.Duration) string {
+	var b strings.Builder
+	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.Impl() + "," + strconv.Itoa(c.p.id) + ",")
+	for i, t := range c.inputs {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(tensorDesc(t))
+	}
+	for _, t := range c.outputs {
+		b.WriteString(" dst_" + tensorDesc(t))
+	}
+	b.WriteString(",axes:")
+	if c.recipe.axesPort >= 0 {
+		b.WriteString("runtime")
+	} else {
+		b.WriteString(graph.DimsString(c.recipe.axes))
+	}
+	if c.recipe.keepDims {
+		b.WriteString(" keep_dims")
+	}
+	names := make([]string, len(c.p.ops))
+	for i, op := range c.p.ops {
+		names[i] = op.Kind.String()
+	}
+	b.WriteString("," + strings.Join(names, "+") + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64))
+	return b.String()
+}
+
+// tensorDesc is "<dt>:<dims>:<strides>", e.g. "f32:2x3:3x1".
+func tensorDesc(t graph.LogicalTensor) string {
+	return t.DataType.String() + ":" + graph.DimsString(t.Dims) + ":" + graph.DimsString(t.Strides)
 }
 
 func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {

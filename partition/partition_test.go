@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
@@ -513,5 +514,20 @@ func TestFusionKeepsTopologicalOrder(t *testing.T) {
 				t.Fatalf("fused = %v, want %v: %v", fused, c.fused, parts)
 			}
 		})
+	}
+}
+
+// The compile line of GDNN_VERBOSE speaks in the user's terms: the
+// implementation, tensors (type, dims, strides), axes and ops.
+func TestVerboseLine(t *testing.T) {
+	src := graph.NewLogicalTensorStrided(0, dtypes.BF16, []int64{2, 8, 5, 6}, []int64{240, 1, 48, 8})
+	g := meanGraph(t, dtypes.BF16, dtypes.F32, src, []int64{2, 3}, false)
+	c, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+		[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	line := c.verboseLine(1500 * time.Microsecond)
+	want := "gdnn_verbose,compile,cpu,partition," + c.Impl() + ",0,bf16:2x8x5x6:240x1x48x8 dst_f32:2x8:8x1,axes:2x3,ReduceMean,1.5000"
+	if line != want {
+		t.Errorf("verbose line\n%s\nwant\n%s", line, want)
 	}
 }
