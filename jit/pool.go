@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The worker pool: persistent goroutines that help with the calls of big
@@ -13,10 +14,19 @@ import (
 
 var (
 	poolMu  sync.Mutex
-	started int               // workers running (they never exit)
-	jobs    = make(chan *job) // unbuffered: a send succeeds only to an idle worker
-	threads atomic.Int64      // configured thread count; 0 until first use
+	started int                 // workers running (they never exit)
+	pending atomic.Pointer[job] // the latest job offered to helpers, or nil
+	wake    = make(chan struct{}, maxWorkers)
+	threads atomic.Int64 // configured thread count; 0 until first use
 )
+
+// maxWorkers bounds the pool (and the wake channel's buffer).
+const maxWorkers = 256
+
+// spinFor is how long a worker that just finished looks for the next job
+// before it parks. Waking a parked goroutine takes tens of µs, as long as
+// a whole 1 MiB call; back-to-back Runs find a spinning worker at once.
+const spinFor = 100 * time.Microsecond
 
 // Threads returns the number of threads a Run may use (itself plus
 // workers).
@@ -43,6 +53,7 @@ func SetThreads(n int) int {
 
 // ensureWorkers starts workers until n are running.
 func ensureWorkers(n int) {
+	n = min(n, maxWorkers)
 	poolMu.Lock()
 	defer poolMu.Unlock()
 	for ; started < n; started++ {
@@ -50,28 +61,62 @@ func ensureWorkers(n int) {
 	}
 }
 
+// worker helps with offered jobs: it takes one when there is a free slot,
+// spins for spinFor after each job looking for the next, then parks until
+// an offer wakes it.
 func worker() {
-	for j := range jobs {
-		j.work()
-		j.wg.Done()
+	for {
+		deadline := time.Now().Add(spinFor)
+		for time.Now().Before(deadline) {
+			if j := pending.Load(); j != nil && j.claim() {
+				j.work()
+				j.wg.Done()
+				deadline = time.Now().Add(spinFor)
+			}
+			runtime.Gosched()
+		}
+		<-wake
 	}
 }
 
-// offer hands j to up to n idle workers and returns how many took it.
-func offer(j *job, n int) int {
+// offer makes up to n slots of j available to workers (they take them
+// with claim) and wakes parked workers. The caller works on j itself and
+// then calls retract.
+func offer(j *job, n int) {
 	if n <= 0 {
-		return 0
+		return
 	}
 	ensureWorkers(n)
-	took := 0
-	for ; took < n; took++ {
-		j.wg.Add(1)
+	j.slots.Store(int64(n))
+	j.offered = n
+	j.wg.Add(n)
+	pending.Store(j)
+	for range n {
 		select {
-		case jobs <- j:
-		default:
-			j.wg.Done()
-			return took
+		case wake <- struct{}{}:
+		default: // every worker is awake already
 		}
 	}
-	return took
+}
+
+// retract withdraws the slots of j no worker took, so that wg.Wait waits
+// only for the workers that did, and returns how many helped.
+func retract(j *job) int {
+	pending.CompareAndSwap(j, nil)
+	left := j.slots.Swap(0)
+	j.wg.Add(-int(left))
+	return j.offered - int(left)
+}
+
+// claim takes a free slot of j, if any.
+func (j *job) claim() bool {
+	for {
+		n := j.slots.Load()
+		if n <= 0 {
+			return false
+		}
+		if j.slots.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
 }

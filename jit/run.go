@@ -147,8 +147,9 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 		return 1, x.inline(ph, ents)
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
-	n := offer(j, int(min(int64(threads-1), ph.tasks-1)))
+	offer(j, int(min(int64(threads-1), ph.tasks-1)))
 	j.work()
+	n := retract(j)
 	j.wg.Wait()
 	if p := j.err.Load(); p != nil {
 		return n + 1, *p
@@ -236,12 +237,14 @@ func tail(b []byte, off int64) []byte {
 // job is one phase shared with pool workers: calls are taken from an
 // atomic counter, so whichever goroutine is free takes the next one.
 type job struct {
-	x    execution
-	ph   *phase
-	ents []*entry
-	next atomic.Int64
-	wg   sync.WaitGroup
-	err  atomic.Pointer[error]
+	x       execution
+	ph      *phase
+	ents    []*entry
+	next    atomic.Int64
+	slots   atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
+	offered int
+	wg      sync.WaitGroup
+	err     atomic.Pointer[error]
 }
 
 // work runs calls until none are left (or one failed).
