@@ -1,0 +1,41 @@
+package partition
+
+import (
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// BenchmarkExecuteTiny measures the overhead of Execute on a cached
+// compiled partition: tensor checks plus the kernel call, on a 2x3 f32
+// mean (the kernel's own work is a few ns).
+func BenchmarkExecuteTiny(b *testing.B) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	g := graph.New()
+	if err := g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("axes", []int64{1})); err != nil {
+		b.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		b.Fatal(err)
+	}
+	parts, err := Get(g, Fusion)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, _ := c.QueryLogicalTensor(1)
+	st, _ := NewTensor(src, make([]float32, 6))
+	dt, _ := NewTensor(out, make([]float32, 2))
+	in, outs := []Tensor{st}, []Tensor{dt}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Execute(in, outs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
