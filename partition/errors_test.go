@@ -221,3 +221,19 @@ func TestCompiledPartitionCache(t *testing.T) {
 		t.Error("bad env value should fall back to the default")
 	}
 }
+
+// Execute on a cached compiled partition allocates nothing itself: the
+// port-ordered tensors live in stack arrays.
+func TestExecuteDoesNotAllocate(t *testing.T) {
+	c, src, out := compiledMean(t)
+	st, _ := NewTensor(src, make([]float32, 32))
+	dt, _ := NewTensor(out, make([]float32, 4))
+	in, outs := []Tensor{st}, []Tensor{dt}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := c.Execute(in, outs); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Execute allocated %v times per call", n)
+	}
+}

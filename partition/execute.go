@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // maxAxesKernels bounds the kernels one compiled partition keeps for
@@ -22,11 +23,14 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if c == nil {
 		return graph.Errorf(graph.InvalidArguments, "Execute on a nil compiled partition")
 	}
-	ins, err := matchTensors("input", c.inputs, inputs)
+	// Ports are few (src, axes, binary operands; one output): order the
+	// tensors in stack arrays, so that Execute allocates nothing itself.
+	var inBuf, outBuf [maxPorts]Tensor
+	ins, err := matchTensors("input", c.inputs, inputs, inBuf[:0])
 	if err != nil {
 		return err
 	}
-	outs, err := matchTensors("output", c.outputs, outputs)
+	outs, err := matchTensors("output", c.outputs, outputs, outBuf[:0])
 	if err != nil {
 		return err
 	}
@@ -66,10 +70,17 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	return nil
 }
 
-// matchTensors orders execute tensors like the compiled ports, by id.
-func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor) ([]Tensor, error) {
-	out := make([]Tensor, len(ports))
-	found := make([]bool, len(ports))
+// maxPorts bounds a fused partition's ports: src, an axes tensor and one
+// operand per binary post-op.
+const maxPorts = 2 + plan.MaxBinary
+
+// matchTensors orders execute tensors like the compiled ports, by id,
+// appending them to buf (which has room for maxPorts without allocating).
+func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf []Tensor) ([]Tensor, error) {
+	out := append(buf, make([]Tensor, len(ports))...)
+	var foundBuf [maxPorts]bool
+	found := foundBuf[:0]
+	found = append(found, make([]bool, len(ports))...)
 	for _, t := range given {
 		i := portIndex(ports, t.lt.ID)
 		if i < 0 {
