@@ -68,10 +68,12 @@ func worker() {
 	for {
 		deadline := time.Now().Add(spinFor)
 		for time.Now().Before(deadline) {
-			if j := pending.Load(); j != nil && j.claim() {
-				j.work()
-				j.wg.Done()
-				deadline = time.Now().Add(spinFor)
+			if j := pending.Load(); j != nil {
+				if lane, ok := j.claim(); ok {
+					j.work(lane)
+					j.wg.Done()
+					deadline = time.Now().Add(spinFor)
+				}
 			}
 			runtime.Gosched()
 		}
@@ -80,7 +82,8 @@ func worker() {
 }
 
 // offer makes up to n slots of j available to workers (they take them
-// with claim) and wakes parked workers. The caller works on j itself and
+// with claim, slot i working lane i of the n+1 lanes of j first) and wakes
+// parked workers. The caller works on j itself and
 // then calls retract.
 func offer(j *job, n int) {
 	if n <= 0 {
@@ -108,15 +111,16 @@ func retract(j *job) int {
 	return j.offered - int(left)
 }
 
-// claim takes a free slot of j, if any.
-func (j *job) claim() bool {
+// claim takes a free slot of j, if any, and returns the lane it owns
+// (1..offered; the caller owns lane 0).
+func (j *job) claim() (int, bool) {
 	for {
 		n := j.slots.Load()
 		if n <= 0 {
-			return false
+			return 0, false
 		}
 		if j.slots.CompareAndSwap(n, n-1) {
-			return true
+			return int(n), true
 		}
 	}
 }

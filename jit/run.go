@@ -147,8 +147,10 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 		return 1, x.inline(ph, ents)
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
-	offer(j, int(min(int64(threads-1), ph.tasks-1)))
-	j.work()
+	helpers := int(min(int64(threads-1), ph.tasks-1))
+	j.splitLanes(helpers + 1)
+	offer(j, helpers)
+	j.work(0)
 	n := retract(j)
 	j.wg.Wait()
 	if p := j.err.Load(); p != nil {
@@ -234,21 +236,56 @@ func tail(b []byte, off int64) []byte {
 	return b[off:]
 }
 
-// job is one phase shared with pool workers: calls are taken from an
-// atomic counter, so whichever goroutine is free takes the next one.
+// job is one phase shared with pool workers. Its calls are cut into one
+// contiguous lane per goroutine offered the job (the caller's, and one per
+// helper slot), so that each thread streams through neighbouring memory as
+// one long run and the hardware prefetchers stay trained across calls. A
+// goroutine works its own lane first and then takes calls from the other
+// lanes: work never waits for a helper that comes late or not at all.
+// Which goroutine runs a call never changes its result.
 type job struct {
 	x       execution
 	ph      *phase
 	ents    []*entry
-	next    atomic.Int64
+	lanes   []lane
 	slots   atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
 	offered int
 	wg      sync.WaitGroup
 	err     atomic.Pointer[error]
 }
 
-// work runs calls until none are left (or one failed).
-func (j *job) work() {
+// lane is a contiguous run of a job's calls: next is the first call not
+// yet taken, end the call after the last.
+type lane struct {
+	next atomic.Int64
+	end  int64
+	_    [48]byte // own cache line: lanes are taken from concurrently
+}
+
+// splitLanes cuts the job's calls into n contiguous lanes of (nearly)
+// equal length.
+func (j *job) splitLanes(n int) {
+	j.lanes = make([]lane, n)
+	tasks := j.ph.tasks
+	for i := range j.lanes {
+		j.lanes[i].next.Store(tasks * int64(i) / int64(n))
+		j.lanes[i].end = tasks * int64(i+1) / int64(n)
+	}
+}
+
+// take returns the next call of lane l, or false when it has none left.
+func (j *job) take(l int) (int64, bool) {
+	ln := &j.lanes[l]
+	if ln.next.Load() >= ln.end {
+		return 0, false
+	}
+	t := ln.next.Add(1) - 1
+	return t, t < ln.end
+}
+
+// work runs calls, starting with lane own and then helping with the
+// others, until none are left (or one failed).
+func (j *job) work(own int) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		var err error
@@ -257,14 +294,17 @@ func (j *job) work() {
 			j.err.CompareAndSwap(nil, &err)
 		}
 	}()
-	for j.err.Load() == nil {
-		t := j.next.Add(1) - 1
-		if t >= j.ph.tasks {
-			return
-		}
-		if err := j.x.task(j.ph, j.ents, t); err != nil {
-			j.err.CompareAndSwap(nil, &err)
-			return
+	for i := range j.lanes {
+		l := (own + i) % len(j.lanes)
+		for j.err.Load() == nil {
+			t, ok := j.take(l)
+			if !ok {
+				break
+			}
+			if err := j.x.task(j.ph, j.ents, t); err != nil {
+				j.err.CompareAndSwap(nil, &err)
+				return
+			}
 		}
 	}
 }
