@@ -123,6 +123,7 @@ func bigShapes() []struct {
 		{"tiles [64,4099] r0", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32,
 			post: []plan.PostOp{{Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles"},
 		{"tiles nhwc [4,7,7,300] r12", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false}, sdt: f16, ddt: f32}, "tiles"},
+		{"2stage whole rows nhwc [4,8,16,48] r12", spec{dims: []int64{4, 8, 16, 48}, reduce: []bool{false, true, true, false}, sdt: bf16, ddt: bf16}, "2stage"},
 		{"2stage full [100003]", spec{dims: []int64{100003}, reduce: []bool{true}, sdt: f32, ddt: f32, lo: -1, hi: 1}, "2stage"},
 		{"2stage rows [6,20000] r1", spec{dims: []int64{6, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32,
 			post: []plan.PostOp{{Kind: plan.Multiply, BinDT: f32}, {Kind: plan.ReLU}}, binBcast: [][]bool{{true, false}}}, "2stage"},

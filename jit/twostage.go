@@ -20,11 +20,15 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
 	// chunk sums at least 4 rows and every stage shrinks the work at least
-	// fourfold, even under tiny test budgets.
+	// fourfold, even under tiny test budgets; rows the kernel sums whole
+	// stay whole (at most 1 KiB, still a small part of a real budget).
 	I, w := int64(1), int64(1)
 	if pl.HasInner {
 		I = pl.Inner.Size
 		w = min(I, stageTile, max(1, budget/(4*srcSz)))
+		if dc.wholeRows(pl) {
+			w = I
+		}
 	}
 	red := pl.Reduced
 	// The chunk loop is the outermost reduced loop one iteration of which
