@@ -40,13 +40,13 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 	b := buffer{dt: dt}
 	switch dt {
 	case dtypes.F32:
-		b.f32 = make([]float32, n)
+		b.f32 = largePageSlice[float32](n)
 		nan := float32(math.NaN())
 		for i := range b.f32 {
 			b.f32[i] = nan
 		}
 	case dtypes.BF16, dtypes.F16:
-		b.u16 = make([]uint16, n)
+		b.u16 = largePageSlice[uint16](n)
 		nan := uint16(0x7fc1)
 		if dt == dtypes.F16 {
 			nan = 0x7e01
