@@ -71,6 +71,7 @@ func worker() {
 			if j := pending.Load(); j != nil {
 				if lane, ok := j.claim(); ok {
 					j.work(lane)
+					j.finished.Add(1)
 					j.wg.Done()
 					deadline = time.Now().Add(spinFor)
 				}
@@ -109,6 +110,18 @@ func retract(j *job) int {
 	left := j.slots.Swap(0)
 	j.wg.Add(-int(left))
 	return j.offered - int(left)
+}
+
+// wait returns once the n helpers that took slots of j are done. It
+// spins first: helpers finish within about one call (at most ~100 µs),
+// and parking the caller only to be woken a moment later would add the
+// scheduler's wake-up latency to every parallel Run.
+func (j *job) wait(n int) {
+	deadline := time.Now().Add(spinFor)
+	for j.finished.Load() < int64(n) && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	j.wg.Wait()
 }
 
 // claim takes a free slot of j, if any, and returns the lane it owns

@@ -152,7 +152,7 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 	offer(j, helpers)
 	j.work(0)
 	n := retract(j)
-	j.wg.Wait()
+	j.wait(n)
 	if p := j.err.Load(); p != nil {
 		return n + 1, *p
 	}
@@ -244,14 +244,15 @@ func tail(b []byte, off int64) []byte {
 // lanes: work never waits for a helper that comes late or not at all.
 // Which goroutine runs a call never changes its result.
 type job struct {
-	x       execution
-	ph      *phase
-	ents    []*entry
-	lanes   []lane
-	slots   atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
-	offered int
-	wg      sync.WaitGroup
-	err     atomic.Pointer[error]
+	x        execution
+	ph       *phase
+	ents     []*entry
+	lanes    []lane
+	slots    atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
+	finished atomic.Int64 // helpers done with the job (see wait)
+	offered  int
+	wg       sync.WaitGroup
+	err      atomic.Pointer[error]
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
