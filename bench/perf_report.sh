@@ -95,8 +95,9 @@ else
 fi
 
 # The revision measured; uncommitted changes are named (git is only read).
+# An earlier report in the output file is not a change to what is measured.
 REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [ "$REV" != unknown ] && ! GIT_OPTIONAL_LOCKS=0 git -C "$REPO" diff --quiet HEAD -- 2>/dev/null; then
+if [ "$REV" != unknown ] && ! GIT_OPTIONAL_LOCKS=0 git -C "$REPO" diff --quiet HEAD -- . ":(exclude)$report" 2>/dev/null; then
   REV="$REV plus uncommitted changes"
 fi
 
