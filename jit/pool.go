@@ -83,9 +83,8 @@ func worker() {
 }
 
 // offer makes up to n slots of j available to workers (they take them
-// with claim, slot i working lane i of the n+1 lanes of j first) and wakes
-// parked workers. The caller works on j itself and
-// then calls retract.
+// with claim; slot i works lane i of j's n+1 lanes first) and wakes
+// parked workers. The caller works on j itself and then calls retract.
 func offer(j *job, n int) {
 	if n <= 0 {
 		return
