@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,13 +127,42 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// maxBatchBytes bounds a batch file. oneDNN's largest is under 100 KiB; the
+// bound keeps a device such as /dev/zero or a mistyped data file from
+// filling memory.
+const maxBatchBytes = 16 << 20
+
+var errTooLarge = errors.New("file too large")
+
+// readCapped reads the file at path, or fails with errTooLarge once it has
+// read more than limit bytes. Unlike os.ReadFile it stops on files that
+// never end (/dev/zero, a FIFO fed forever).
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
 // readBatch reads and tokenizes a batch file named by token a.
 func readBatch(a Arg, name string) ([]Arg, error) {
 	if name == "" {
 		return nil, inputErr(a, "--batch needs a file name")
 	}
 	path := resolvePath(name, a.Dir)
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path, maxBatchBytes)
+	if errors.Is(err, errTooLarge) {
+		return nil, inputErr(a, "batch file %q is larger than %d MiB", name, maxBatchBytes>>20)
+	}
 	if err != nil {
 		return nil, inputErr(a, "cannot read batch file %q: %v", name, errors.Unwrap(err))
 	}

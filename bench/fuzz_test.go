@@ -51,6 +51,10 @@ func FuzzBatch(f *testing.F) {
 		var out, errw bytes.Buffer
 		// List mode first, and no way to leave it: problems are parsed and
 		// counted but never allocated or run.
+		// Devices are out of reach too: /dev/stdin or /dev/tty would wait
+		// for input. The endless ones (/dev/zero) are tested in
+		// TestMainExitCodes.
+		text = strings.ReplaceAll(text, "/dev/", "/no-dev/")
 		text = "--mode=L " + strings.ReplaceAll(text, "--mode", "--no-mode")
 		code := MainBatch(text, "fuzz", nil, &out, &errw)
 		if code < 0 || code > 2 {

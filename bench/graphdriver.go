@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -167,7 +168,10 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path, graph.MaxJSONBytes)
+	if errors.Is(err, errTooLarge) {
+		return inputErr(a, "--case: %q is larger than %d MiB", path, graph.MaxJSONBytes>>20)
+	}
 	if err != nil {
 		return inputErr(a, "--case: cannot read %q: %v", path, err)
 	}

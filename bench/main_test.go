@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +71,9 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--perf-template=%nope%", "2x3:2x1"}, 2, "unknown token"},
 		{[]string{"--reduction", "--mode=Q", "2x3:2x1"}, 2, "mode"},
 		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot read batch file"},
+		// Files that never end are refused at a bound, not read into memory.
+		{[]string{"--reduction", "--batch=/dev/zero", "2x3:2x1"}, 2, "larger than 16 MiB"},
+		{[]string{"--graph", "--case=/dev/zero"}, 2, "larger than 64 MiB"},
 		{[]string{"2x3:2x1"}, 2, "before a driver"},
 		{[]string{"--sdt=f32"}, 2, "need --reduction or --graph"},
 		{[]string{"--reduction", "--max-isa=sse9"}, 2, "max-isa"},
@@ -211,5 +215,21 @@ func TestGraphHarnessCI(t *testing.T) {
 		"--reset", "--in-shapes=0:1x1x150x150", "--case=pattern/f32/reduction_post_ops_mean_fusion.json")
 	if code != 0 || summary(t, out)[1] != "3" {
 		t.Errorf("graph knobs: exit %d\n%s\n%s", code, out, errw)
+	}
+}
+
+func TestReadCapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := readCapped(path, 10); err != nil || string(data) != "0123456789" {
+		t.Errorf("limit 10: %q, %v; want the whole file", data, err)
+	}
+	if _, err := readCapped(path, 9); !errors.Is(err, errTooLarge) {
+		t.Errorf("limit 9: err %v, want errTooLarge", err)
+	}
+	if _, err := readCapped(filepath.Join(path, "missing"), 9); err == nil || errors.Is(err, errTooLarge) {
+		t.Errorf("missing file: err %v, want an open error", err)
 	}
 }
