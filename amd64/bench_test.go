@@ -73,11 +73,11 @@ func BenchmarkAnchors(b *testing.B) {
 				b.Run(a.name+"/"+dt.String()+"/jit-"+isa.name, func(b *testing.B) {
 					alloc()
 					k := compile(b, pl, isa.o)
-					defer k.release()
+					defer k.Release()
 					b.SetBytes(sb + db)
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						k.runAll(pl, src, dst, nil, 0)
+						k.RunBlocks(pl, src, dst, nil, 0)
 					}
 				})
 			}

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -23,31 +24,19 @@ import (
 // to cover the FP add latency at two adds per cycle.
 const chainTarget = 8
 
-// column emits the column shape for one iteration of the kept loops.
-func (g *gen) column(red []plan.Loop, zeroSum bool) {
+// Column emits the column shape for one iteration of the kept loops.
+func (g *gen) Column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
-	si := g.stepsOf(&in)
+	si := g.StepsOf(&in)
 	n := len(red)
 	if !zeroSum && n > 0 && W <= int64(g.V/2) && red[n-1].SrcStride == W {
 		g.flatColumn(red, W, si)
 		return
 	}
-	V := int64(g.V)
-	fullVec, tail := W/V, int(W%V)
-	K := int64(g.nacc)
-	nb, remVec := fullVec/K, int(fullVec%K)
-	var sb steps
-	sb.src, sb.dst = si.src*K*V, si.dst*K*V
-	for i := range sb.bin {
-		sb.bin[i] = si.bin[i] * K * V
-	}
-	g.loop(nb, sb, func() { g.colBlock(red, zeroSum, int(K), 0, si) })
-	if remVec > 0 || tail > 0 {
-		g.advance(si, nb*K*V)
-		g.colBlock(red, zeroSum, remVec, tail, si)
-		g.advance(si, -nb*K*V)
-	}
+	// Inner in blocks of nacc vectors; the last block holds what is left:
+	// m/V full vectors and a partial one of m%V lanes.
+	kernelshape.Chunks(g, g.ptrs, W, g.nacc*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
 }
 
 // narrowBytes is the widest 16-bit column block, in bytes per row, that
@@ -61,7 +50,7 @@ const (
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
 // of tail lanes, over all reduced rows, and finishes them.
-func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
+func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelshape.Steps) {
 	K := nv
 	if tail > 0 {
 		K++
@@ -150,9 +139,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
 		} else {
 			last := red[n-1]
 			rb := last.SrcStride * g.ssz
-			g.reducedNest(red[:n-1], func() {
+			kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-				g.loop(iters, steps{src: int64(U) * rb}, func() {
+				g.Loop(iters, kernelshape.Steps{Src: int64(U) * rb}, func() {
 					for u := 0; u < U; u++ {
 						addRow(u, int64(u)*rb, true)
 					}
@@ -175,12 +164,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
 		g.deinterleave(acc(2*p, 0), acc(2*p+1, 0))
 	}
 	for k := 0; k < K; k++ {
-		lm := laneMap{n: width(k), dstOff: int64(k) * int64(g.V) * si.dst, dstStep: si.dst}
-		for i := 0; i < g.nbin; i++ {
-			lm.binOff[i] = int64(k) * int64(g.V) * si.bin[i]
-			lm.binStep[i] = si.bin[i]
-		}
-		g.epilogue(acc(k, 0), lm)
+		g.epilogue(acc(k, 0), kernelshape.Block(k, g.V, width(k), si))
 	}
 }
 
@@ -239,7 +223,7 @@ func (g *gen) index16(r int, idx [16]int) {
 // flatColumn sums a narrow Inner of W lanes whose rows are contiguous, as
 // one stream of M-lane loads per innermost reduced loop, then folds lane
 // l + j*W into lane l.
-func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
+func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	n := len(red)
 	last := red[n-1]
 	M := (int64(g.V) / W) * W
@@ -250,9 +234,9 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
 		g.zero(u)
 	}
 	mb := M * g.ssz
-	g.reducedNest(red[:n-1], func() {
+	kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 		iters, remv := nfull/int64(U), int(nfull%int64(U))
-		g.loop(iters, steps{src: int64(U) * mb}, func() {
+		g.Loop(iters, kernelshape.Steps{Src: int64(U) * mb}, func() {
 			for u := 0; u < U; u++ {
 				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
 			}
@@ -270,14 +254,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
 	}
 	g.sumTree(regs)
 	g.fold(0, int(W), int(M/W))
-	lm := laneMap{n: int(W), dstStep: si.dst}
-	if W == 1 {
-		lm.n = bcast
-	}
-	for i := 0; i < g.nbin; i++ {
-		lm.binStep[i] = si.bin[i]
-	}
-	g.epilogue(0, lm)
+	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }
 
 // fold adds lanes l + j*w (j < q) into lane l, for l < w: halving while q

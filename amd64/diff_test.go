@@ -40,13 +40,13 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 		}
 		for _, blk := range blocks {
 			got := append([]byte(nil), dst0...)
-			k.runAll(pl, src, got, bins, blk)
+			k.RunBlocks(pl, src, got, bins, blk)
 			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
-				k.release()
+				k.Release()
 				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
 			}
 		}
-		k.release()
+		k.Release()
 	}
 }
 
@@ -136,8 +136,8 @@ func TestDeepPlans(t *testing.T) {
 	for _, isa := range isas(t) {
 		k := compile(t, ok, isa.o)
 		got := make([]byte, db)
-		k.runAll(ok, src, got, bins, 0)
-		k.release()
+		k.RunBlocks(ok, src, got, bins, 0)
+		k.Release()
 		if d := compareExact(ok.DstDT, got, want, written, true); d != "" {
 			t.Errorf("%s: 3 outer, 3 reduced loops, 4 operands: %s", isa.name, d)
 		}

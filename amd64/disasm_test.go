@@ -115,7 +115,7 @@ func TestVCVTNEPS2BF16Encoding(t *testing.T) {
 	for _, p := range pairs {
 		g.vcvtneps2bf16(p[0], p[1])
 	}
-	g.ret()
+	g.Return()
 	code, err := g.assemble()
 	if err != nil {
 		t.Fatal(err)

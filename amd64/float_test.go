@@ -67,8 +67,8 @@ func TestRealisticData(t *testing.T) {
 			for _, isa := range isaList {
 				k := compile(t, pl, isa.o)
 				got := append([]byte(nil), dst0...)
-				k.runAll(pl, src, got, nil, 0)
-				k.release()
+				k.RunBlocks(pl, src, got, nil, 0)
+				k.Release()
 				for i := range written {
 					g, w := float64(getF(p.DstDT, got, i)), float64(getF(p.DstDT, want, i))
 					if math.Abs(g-w) > tol*math.Abs(w) {

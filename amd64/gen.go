@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -30,11 +31,9 @@ type gen struct {
 	bsz      [plan.MaxBinary]int64
 	binReg   [plan.MaxBinary]int16
 
-	// pend holds pointer increments not yet emitted: the pointer register
-	// r logically points pend[r] bytes past where it physically points.
-	// Memory operands fold it into their displacement; labels and jumps
-	// flush it, so that every loop iteration starts with nothing pending.
-	pend map[int16]int64
+	// ptrs holds the pointer increments not yet emitted; memory
+	// operands fold them into their displacement (see m).
+	ptrs *kernelshape.Pointers
 
 	gprFree []int16 // counters not in use
 
@@ -70,7 +69,7 @@ func (g *gen) fail(err error) {
 
 // newGen prepares the generator for pl under options o.
 func newGen(pl *plan.Plan, o Options) *gen {
-	g := &gen{asm: newAsm(), avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl, pend: map[int16]int64{}}
+	g := &gen{asm: newAsm(), avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext = 1
@@ -97,6 +96,7 @@ func newGen(pl *plan.Plan, o Options) *gen {
 	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
 		g.gprFree = append(g.gprFree, bins[i])
 	}
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
 	return g
 }
 
@@ -132,8 +132,8 @@ func (g *gen) tmp() int {
 func (g *gen) mark() int     { return g.tmpNext }
 func (g *gen) release(m int) { g.tmpNext = m }
 
-// counter takes a general register for a loop counter.
-func (g *gen) counter() int16 {
+// Counter takes a general register for a loop counter.
+func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
 		g.fail(graph.Errorf(graph.Unimplemented,
@@ -154,26 +154,15 @@ func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 // m returns the memory operand off(r) with r's pending increment folded
 // in. A displacement past 32 bits flushes r first.
 func (g *gen) m(r int16, off int64) obj.Addr {
-	if !fits32(g.pend[r] + off) {
-		g.flushReg(r)
+	if !fits32(g.ptrs.Pending(r) + off) {
+		if d := g.ptrs.Take(r); d != 0 {
+			g.addImm(r, d)
+		}
 		if !fits32(off) {
 			g.fail(graph.Errorf(graph.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
 		}
 	}
-	return mem(r, g.pend[r]+off)
-}
-
-// bump moves pointer r by d bytes (lazily).
-func (g *gen) bump(r int16, d int64) { g.pend[r] += d }
-
-// flushReg emits r's pending increment.
-func (g *gen) flushReg(r int16) {
-	d := g.pend[r]
-	if d == 0 {
-		return
-	}
-	g.pend[r] = 0
-	g.addImm(r, d)
+	return mem(r, g.ptrs.Pending(r)+off)
 }
 
 // addImm emits r += d.
@@ -186,54 +175,24 @@ func (g *gen) addImm(r int16, d int64) {
 	g.op(x86.AADDQ, reg(rScratch), reg(r))
 }
 
-// flush emits every pending increment, in a fixed register order so that
-// the code is deterministic.
-func (g *gen) flush() {
-	for _, r := range g.ptrRegs() {
-		g.flushReg(r)
-	}
-}
-
-// ptrRegs lists the pointer registers: src, dst and the binary operands.
-func (g *gen) ptrRegs() []int16 {
-	rs := []int16{rSrc, rDst}
-	return append(rs, g.binReg[:g.nbin]...)
-}
+// flush emits every pending pointer increment.
+func (g *gen) flush() { g.ptrs.Flush(g.addImm) }
 
 // label places l after flushing pending increments.
 func (g *gen) label(l *obj.Prog) {
 	g.flush()
-	g.place(l)
+	g.Place(l)
 }
 
-// steps is how far one iteration of a loop moves each pointer, in bytes.
-type steps struct {
-	src, dst int64
-	bin      [plan.MaxBinary]int64
+// StepsOf converts a plan loop's element strides to byte steps.
+func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
+	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
 }
 
-// stepsOf converts a plan loop's element strides to byte steps.
-func (g *gen) stepsOf(l *plan.Loop) steps {
-	s := steps{src: l.SrcStride * g.ssz, dst: l.DstStride * g.dsz}
-	for i := 0; i < g.nbin && i < len(l.BinStrides); i++ {
-		s.bin[i] = l.BinStrides[i] * g.bsz[i]
-	}
-	return s
-}
-
-// advance bumps every pointer by k iterations of s.
-func (g *gen) advance(s steps, k int64) {
-	g.bump(rSrc, s.src*k)
-	g.bump(rDst, s.dst*k)
-	for i := 0; i < g.nbin; i++ {
-		g.bump(g.binReg[i], s.bin[i]*k)
-	}
-}
-
-// loop emits body n times (n known when the code is generated), moving
+// Loop emits body n times (n known when the code is generated), moving
 // the pointers by s after each iteration and back by n*s at the end (the
 // rewind stays pending, so it merges into whatever move follows).
-func (g *gen) loop(n int64, s steps, body func()) {
+func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
 	switch {
 	case n <= 0:
 		return
@@ -241,34 +200,34 @@ func (g *gen) loop(n int64, s steps, body func()) {
 		body()
 		return
 	}
-	c := g.counter()
+	c := g.Counter()
 	g.flush()
 	g.op(x86.AMOVQ, imm(n), reg(c))
-	top := g.newLabel()
+	top := g.NewLabel()
 	g.label(top)
 	body()
-	g.advance(s, 1)
+	g.ptrs.Advance(s, 1)
 	g.flush()
 	g.op(x86.ADECQ, reg(c))
-	g.jump(x86.AJNE, top)
+	g.Jump(x86.AJNE, top)
 	g.freeCounter(c)
-	g.advance(s, -n)
+	g.ptrs.Advance(s, -n)
 }
 
-// countLoop emits body Args.Count times (the outermost Outer loop), the
+// CountLoop emits body Args.Count times (the outermost Outer loop), the
 // counter having been loaded into c by the prologue. Nothing runs for a
 // count <= 0. The pointers are not rewound: the kernel ends after it.
-func (g *gen) countLoop(c int16, s steps, body func()) {
+func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
 	g.flush()
-	done := g.newLabel()
+	done := g.NewLabel()
 	g.op(x86.ATESTQ, reg(c), reg(c))
-	g.jump(x86.AJLE, done)
-	top := g.newLabel()
+	g.Jump(x86.AJLE, done)
+	top := g.NewLabel()
 	g.label(top)
 	body()
-	g.advance(s, 1)
+	g.ptrs.Advance(s, 1)
 	g.flush()
 	g.op(x86.ADECQ, reg(c))
-	g.jump(x86.AJNE, top)
-	g.place(done)
+	g.Jump(x86.AJNE, top)
+	g.Place(done)
 }

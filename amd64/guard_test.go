@@ -77,8 +77,8 @@ func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) 
 		for _, isa := range isaList {
 			copy(dst, dst0)
 			k := compile(t, pl, isa.o)
-			k.runAll(pl, src, dst, bins, 0)
-			k.release()
+			k.RunBlocks(pl, src, dst, bins, 0)
+			k.Release()
 			if d := compareExact(p.DstDT, dst, want, written, false); d != "" {
 				t.Fatalf("%s: %s\nproblem %+v\nplan %v", isa.name, d, p, pl)
 			}
@@ -180,8 +180,8 @@ func TestHugeStrides(t *testing.T) {
 		for _, isa := range isaList {
 			k := compile(t, pl, isa.o)
 			got := append([]byte(nil), dst0...)
-			k.runAll(pl, m, got, nil, 0)
-			k.release()
+			k.RunBlocks(pl, m, got, nil, 0)
+			k.Release()
 			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
 				t.Errorf("%s %v strides %v: %s", isa.name, p.Dims, p.SrcStrides, d)
 			}

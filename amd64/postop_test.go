@@ -78,8 +78,8 @@ func TestPostOpSpecials(t *testing.T) {
 				for _, isa := range isaList {
 					k := compile(t, pl, isa.o)
 					got := append([]byte(nil), dst0...)
-					k.runAll(pl, src, got, bins, 0)
-					k.release()
+					k.RunBlocks(pl, src, got, bins, 0)
+					k.Release()
 					if d := compareExact(p.DstDT, got, want, written, false); d != "" {
 						t.Errorf("%s %v(%v,%v) %v:%v operand %v: %s", isa.name, c.kind, c.alpha, c.beta,
 							pair[0], pair[1], op.BinDT, d)

@@ -46,17 +46,6 @@ func putF(dt dtypes.DataType, b []byte, i int64, f float32) {
 	}
 }
 
-// binTypes lists the operand data types of pl's binary post-ops.
-func binTypes(pl *plan.Plan) []dtypes.DataType {
-	var out []dtypes.DataType
-	for _, op := range pl.PostOps {
-		if op.Kind.IsBinary() {
-			out = append(out, op.BinDT)
-		}
-	}
-	return out
-}
-
 // reference computes p into a copy of dst: the sum of each output in
 // float64, rounded to f32 and divided by f32(N) (a true f32 division),
 // then plan.Eltwise / plan.Binary and the rounding to the dst type.

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -20,32 +21,19 @@ import (
 
 // rowPlan is the row shape's choice for one kernel.
 type rowPlan struct {
-	vec      bool        // innermost reduced loop contiguous: vector mode
-	rk       int64       // vector mode: elements in the innermost reduced loop
-	outerRed []plan.Loop // reduced loops around the innermost one
-	elem     *plan.Loop  // element mode: the innermost reduced loop (nil: none)
-	zeroSum  bool        // a reduced loop is empty: nothing is read
-	group    int         // outputs summed at once (1 or V)
-	rowStep  int64       // bytes between consecutive outputs' rows (L's src step)
+	kernelshape.Rows
+	group   int   // outputs summed at once (1 or V)
+	rowStep int64 // bytes between consecutive outputs' rows (L's src step)
 }
 
-// row emits the row and element shapes.
-func (g *gen) row(k nest, red []plan.Loop, zeroSum bool) {
-	rp := rowPlan{zeroSum: zeroSum}
-	if n := len(red); n > 0 {
-		last := red[n-1]
-		if last.SrcStride == 1 {
-			rp.vec, rp.rk, rp.outerRed = true, last.Size, red[:n-1]
-		} else {
-			rp.elem, rp.outerRed = &red[n-1], red[:n-1]
-		}
-	}
-	rp.group = 1
-	if len(k.loops) == 0 {
-		g.rowGroup(&rp, 1, laneMap{n: bcast})
+// Row emits the row and element shapes.
+func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
+	rp := rowPlan{Rows: kernelshape.RowsOf(red, zeroSum), group: 1}
+	if len(k.Loops) == 0 {
+		g.rowGroup(&rp, 1, kernelshape.LaneMap{N: bcast})
 		return
 	}
-	L := k.loops[len(k.loops)-1]
+	outer, L, lcount := k.SplitInnermost()
 	rp.rowStep = L.SrcStride * g.ssz
 	// Short rows: V rows at once (one accumulator chain each) beat
 	// per-output horizontal sums; longer rows amortise those and stream
@@ -57,62 +45,31 @@ func (g *gen) row(k nest, red []plan.Loop, zeroSum bool) {
 	if g.sdt == dtypes.F32 {
 		groupMax = 96
 	}
-	if rp.vec && rp.rk <= groupMax && L.Size >= int64(g.V/2) &&
-		fits32(int64(g.V-1)*rp.rowStep+rp.rk*g.ssz) {
+	if rp.Vec && rp.Len <= groupMax && L.Size >= int64(g.V/2) &&
+		fits32(int64(g.V-1)*rp.rowStep+rp.Len*g.ssz) {
 		rp.group = g.V
 	}
-	outer := nest{loops: k.loops[:len(k.loops)-1], count: k.count, cnt: k.cnt}
-	lcount := false
-	if len(outer.loops) == 0 {
-		outer.count, lcount = false, k.count
-	}
-	sL := g.stepsOf(&L)
-	g.nest(outer, 0, func() { g.rowL(&rp, L, sL, lcount, k.cnt) })
+	sL := g.StepsOf(&L)
+	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
 }
 
 // rowL emits the innermost kept loop L in groups of rp.group outputs.
-func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL steps, count bool, cnt int16) {
-	lanes := func(n int) laneMap {
-		lm := laneMap{n: n, dstStep: sL.dst}
-		if n == 1 {
-			lm.n = bcast
-		}
-		for i := 0; i < g.nbin; i++ {
-			lm.binStep[i] = sL.bin[i]
-		}
-		return lm
-	}
-	G := rp.group
-	one := func() { g.rowGroup(rp, 1, lanes(1)) }
-	if count {
-		if G == 1 {
-			g.countLoop(cnt, sL, one)
-			return
-		}
-		g.countGroups(rp, G, sL, cnt, lanes(G), one)
-		return
-	}
-	if G == 1 {
-		g.loop(L.Size, sL, one)
-		return
-	}
-	full, r := L.Size/int64(G), int(L.Size%int64(G))
-	var sG steps
-	sG.src, sG.dst = sL.src*int64(G), sL.dst*int64(G)
-	for i := range sG.bin {
-		sG.bin[i] = sL.bin[i] * int64(G)
-	}
-	g.loop(full, sG, func() { g.rowGroup(rp, G, lanes(G)) })
-	if r > 0 {
-		g.advance(sL, full*int64(G))
-		g.rowGroup(rp, r, lanes(r))
-		g.advance(sL, -full*int64(G))
+func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
+	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
+	one := func() { group(1) }
+	switch {
+	case !count:
+		kernelshape.Chunks(g, g.ptrs, L.Size, rp.group, sL, group)
+	case rp.group == 1:
+		g.CountLoop(cnt, sL, one)
+	default:
+		g.countGroups(rp, rp.group, sL, cnt, kernelshape.Outputs(rp.group, sL), one)
 	}
 }
 
 // rowGroup sums n outputs (1, or up to V when grouping) whose rows start
 // rp.rowStep bytes apart, and finishes them with lane map lm.
-func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
+func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	// Accumulator registers: for one output, U of them (0..U-1); for a
 	// group, one per output, placed so the transpose leaves output j in
 	// lane j.
@@ -121,12 +78,12 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
 	nzero := 1
 	if rp.group == 1 || n == 1 {
 		switch {
-		case rp.vec:
-			U = int(min(8, max(1, ceilDiv(rp.rk, int64(g.V)))))
-		case rp.elem != nil:
-			U = int(min(4, max(1, rp.elem.Size)))
+		case rp.Vec:
+			U = int(min(8, max(1, ceilDiv(rp.Len, int64(g.V)))))
+		case rp.Elem != nil:
+			U = int(min(4, max(1, rp.Elem.Size)))
 			// Unrolled elements are addressed by displacement.
-			for U > 1 && !fits32(int64(U-1)*rp.elem.SrcStride*g.ssz) {
+			for U > 1 && !fits32(int64(U-1)*rp.Elem.SrcStride*g.ssz) {
 				U--
 			}
 		}
@@ -146,13 +103,13 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
 	acc := func(row, u int) int { return regOf[row] + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 
-	if !rp.zeroSum {
-		g.reducedNest(rp.outerRed, func() {
+	if !rp.ZeroSum {
+		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
 			switch {
-			case rp.vec:
-				g.rowSweep(rp.rk, U, n, acc, rowOff)
-			case rp.elem != nil:
-				g.elemSweep(rp.elem, U)
+			case rp.Vec:
+				g.rowSweep(rp.Len, U, n, acc, rowOff)
+			case rp.Elem != nil:
+				g.elemSweep(rp.Elem, U)
 			default:
 				// Nothing reduced: the "sum" is the element itself
 				// (added to +0 like every sum, as the interpreter does:
@@ -168,7 +125,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
 			regs[u] = u
 		}
 		g.sumTree(regs)
-		if rp.vec {
+		if rp.Vec {
 			g.hsum(0)
 		}
 		g.epilogue(0, lm)
@@ -195,7 +152,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	full, tail := left/V, int(left%V)
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
-	g.loop(iters, steps{src: int64(U) * vb}, func() {
+	g.Loop(iters, kernelshape.Steps{Src: int64(U) * vb}, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
 				g.accum(g.sdt, acc(row, u), at(row, int64(u)), g.V)
@@ -238,7 +195,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	if U >= 2 {
 		even, odd = func(up int) int { return 2 * up }, func(up int) int { return 2*up + 1 }
 	}
-	g.loop(iters, steps{src: int64(Up) * pb}, func() {
+	g.Loop(iters, kernelshape.Steps{Src: int64(Up) * pb}, func() {
 		for up := 0; up < Up; up++ {
 			for row := 0; row < n; row++ {
 				addr := g.m(rSrc, rowOff(row)+int64(up)*pb)
@@ -266,7 +223,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 func (g *gen) elemSweep(e *plan.Loop, U int) {
 	sb := e.SrcStride * g.ssz
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
-	g.loop(iters, steps{src: int64(U) * sb}, func() {
+	g.Loop(iters, kernelshape.Steps{Src: int64(U) * sb}, func() {
 		for u := 0; u < U; u++ {
 			g.accum(g.sdt, u, g.m(rSrc, int64(u)*sb), bcast)
 		}
@@ -281,30 +238,30 @@ func (g *gen) elemSweep(e *plan.Loop, U int) {
 // output Count-1: it recomputes (and rewrites, with the same values) up
 // to G-1 outputs of the previous group instead of finishing one output at
 // a time. Counts below G run single outputs.
-func (g *gen) countGroups(rp *rowPlan, G int, sL steps, cnt int16, lm laneMap, one func()) {
-	backOff := fits32(sL.src) && fits32(sL.dst)
+func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
+	backOff := fits32(sL.Src) && fits32(sL.Dst)
 	for i := 0; i < g.nbin; i++ {
-		backOff = backOff && fits32(sL.bin[i])
+		backOff = backOff && fits32(sL.Bin[i])
 	}
 	g.flush()
-	top, singles, done := g.newLabel(), g.newLabel(), g.newLabel()
+	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
-	g.jump(x86.AJLT, singles)
+	g.Jump(x86.AJLT, singles)
 	g.label(top)
 	g.rowGroup(rp, G, lm)
-	g.advance(sL, int64(G))
+	g.ptrs.Advance(sL, int64(G))
 	g.flush()
 	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
-	g.jump(x86.AJGE, top)
+	g.Jump(x86.AJGE, top)
 	if !backOff {
-		g.place(singles)
-		g.countLoop(cnt, sL, one)
+		g.Place(singles)
+		g.CountLoop(cnt, sL, one)
 		return
 	}
 	// 0 <= cnt < G here.
 	g.op(x86.ATESTQ, reg(cnt), reg(cnt))
-	g.jump(x86.AJEQ, done)
+	g.Jump(x86.AJEQ, done)
 	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt)) // -(outputs to step back)
 	back := func(p int16, step int64) {
 		if step == 0 {
@@ -313,15 +270,15 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL steps, cnt int16, lm laneMap, o
 		g.op(x86.AIMUL3Q, imm(step), reg(cnt), reg(rScratch))
 		g.op(x86.AADDQ, reg(rScratch), reg(p))
 	}
-	back(rSrc, sL.src)
-	back(rDst, sL.dst)
+	back(rSrc, sL.Src)
+	back(rDst, sL.Dst)
 	for i := 0; i < g.nbin; i++ {
-		back(g.binReg[i], sL.bin[i])
+		back(g.binReg[i], sL.Bin[i])
 	}
 	g.rowGroup(rp, G, lm)
 	g.flush()
-	g.jump(obj.AJMP, done)
-	g.place(singles)
-	g.countLoop(cnt, sL, one)
-	g.place(done)
+	g.Jump(obj.AJMP, done)
+	g.Place(singles)
+	g.CountLoop(cnt, sL, one)
+	g.Place(done)
 }

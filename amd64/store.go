@@ -153,12 +153,12 @@ func (g *gen) toBF16Native(h, r int) {
 	// No flush here: the caller may hold memory operands with pending
 	// pointer increments folded in, and the skipped block only touches
 	// registers, so both paths leave the pointers alike.
-	skip := g.newLabel()
+	skip := g.NewLabel()
 	g.op(x86.AKORTESTW, k, k)
-	g.jump(x86.AJEQ, skip)
+	g.Jump(x86.AJEQ, skip)
 	g.bf16Round(d, hi, c, r)
 	g.op(x86.AVPMOVDW, g.vr(d), k, g.hr(h))
-	g.place(skip)
+	g.Place(skip)
 }
 
 // vcvtneps2bf16 emits VCVTNEPS2BF16 ymm(h), zmm(r), which the assembler

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -15,7 +16,7 @@ import (
 
 // bcast is the lane count that means "one element, broadcast to every
 // lane" for load, and "lane 0 only" for store.
-const bcast = -1
+const bcast = kernelshape.Bcast
 
 // zero sets vector register r to +0 in every lane.
 func (g *gen) zero(r int) {
@@ -43,7 +44,7 @@ func (g *gen) constF32(r int, f float32) { g.constant(r, math.Float32bits(f)) }
 // vmask returns a mask operand selecting the first n lanes (0 < n < V):
 // an opmask register for AVX-512 (also good for n 16-bit lanes), a vector
 // of all-ones dwords for AVX2 (VMASKMOVPS). Masks are built once in the
-// prologue while slots last; after that they are built where needed, into
+// Prologue while slots last; after that they are built where needed, into
 // a temporary (AVX2) or the scratch opmask K7 (AVX-512).
 func (g *gen) vmask(n int) obj.Addr {
 	for _, s := range g.masks {
@@ -55,7 +56,7 @@ func (g *gen) vmask(n int) obj.Addr {
 		if g.kNext <= 5 {
 			k := kreg(g.kNext)
 			g.kNext++
-			g.insertAfter(&g.pro, func() { g.setK(k, n) })
+			g.InsertAfter(&g.pro, func() { g.setK(k, n) })
 			g.masks = append(g.masks, maskSlot{n, k})
 			return k
 		}
@@ -64,7 +65,7 @@ func (g *gen) vmask(n int) obj.Addr {
 	}
 	if len(g.masks) < 2 {
 		r := 15 - len(g.masks)
-		g.insertAfter(&g.pro, func() { g.setYMask(r, n) })
+		g.InsertAfter(&g.pro, func() { g.setYMask(r, n) })
 		g.masks = append(g.masks, maskSlot{n, g.vr(r)})
 		return g.vr(r)
 	}

@@ -23,7 +23,7 @@ func (x ref) plus(d int64) ref { return ref{x.r, x.off + d} }
 
 // phys returns the base register and physical offset of x, with r's
 // pending increment folded in.
-func (g *gen) phys(x ref) (int16, int64) { return x.r, g.pend[x.r] + x.off }
+func (g *gen) phys(x ref) (int16, int64) { return x.r, g.ptrs.Pending(x.r) + x.off }
 
 // addrFor returns a base register and offset for an access of size bytes
 // at x (a pair of 16-byte registers when pair is set) whose offset the
@@ -80,10 +80,11 @@ func (g *gen) moved(r int16) {
 }
 
 // place appends label l; control may arrive from elsewhere, so rAddr's
-// contents are unknown after it.
+// contents are unknown after it. Labels go through here, never through
+// the list's own Place.
 func (g *gen) place(l *obj.Prog) {
 	g.addrOK = false
-	g.asm.place(l)
+	g.Place(l)
 }
 
 // fpMem loads (or stores) the low size bytes of vector register v from

@@ -1,172 +1,90 @@
 package arm64
 
 import (
-	"fmt"
-	"sync"
-
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/asmkit"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
-	"github.com/twitchyliquid64/golang-asm/objabi"
 )
 
-// The assembler is golang-asm (Go 1.15's cmd/internal/obj). Its stock
-// Builder prints diagnostics and silently drops instructions it cannot
-// encode, so gdnn builds its own obj.Link context and turns every
-// diagnostic, every relocation and any literal pool into an error: an
-// emitted kernel either has exactly the instructions asked for or is not
-// emitted at all. Instructions the Go 1.15 assembler does not spell are
-// appended as raw 32-bit words (see enc.go).
+// The assembler is golang-asm through asmkit: an emitted kernel either has
+// exactly the instructions asked for or is not emitted at all. This file
+// adds the arm64 operand layout, raw instruction words (for what the Go
+// 1.15 assembler does not spell, see enc.go), the TEXT header the backend
+// expects and the check that no literal pool was emitted.
 
-// initOnce guards the arm64 backend's Init: its first call fills global
-// encoding tables and must not race with another first call.
-var initOnce sync.Once
-
-// asm collects one kernel's instructions as a linked Prog list.
+// asm collects one kernel's instructions.
 type asm struct {
-	ctxt        *obj.Link
-	first, last *obj.Prog
-	diags       []string
-	progs       int
-	// cursor, when set, makes add insert after it instead of appending;
-	// the prologue uses it to hoist constants found while emitting the body.
-	cursor *obj.Prog
+	*asmkit.List
 }
 
 // newAsm returns an empty instruction list with its own assembler context.
 func newAsm() *asm {
-	ctxt := obj.Linknew(&arm64.Linkarm64)
-	ctxt.Headtype = objabi.Hlinux
-	// IsAsm: hand-written assembly, no compiler-style rewrites.
-	ctxt.IsAsm = true
-	a := &asm{ctxt: ctxt}
-	ctxt.DiagFunc = func(format string, args ...interface{}) {
-		a.diags = append(a.diags, fmt.Sprintf(format, args...))
-	}
-	initOnce.Do(func() { arm64.Linkarm64.Init(ctxt) })
+	a := &asm{asmkit.New(&arm64.Linkarm64, "arm64")}
 	// The backend takes the first Prog as the function's TEXT header and
 	// never encodes it. A frame size of 0 with no frame pointer: the
 	// kernel is a leaf that touches neither the stack nor LR.
-	a.add(&obj.Prog{As: obj.ATEXT, To: obj.Addr{Type: obj.TYPE_TEXTSIZE, Offset: 0}})
+	a.Add(&obj.Prog{As: obj.ATEXT, To: obj.Addr{Type: obj.TYPE_TEXTSIZE, Offset: 0}})
 	return a
-}
-
-// add appends p to the list (or inserts it at the cursor).
-func (a *asm) add(p *obj.Prog) *obj.Prog {
-	p.Ctxt = a.ctxt
-	a.progs++
-	if c := a.cursor; c != nil {
-		p.Link = c.Link
-		c.Link = p
-		if a.last == c {
-			a.last = p
-		}
-		a.cursor = p
-		return p
-	}
-	if a.first == nil {
-		a.first = p
-	} else {
-		a.last.Link = p
-	}
-	a.last = p
-	return p
-}
-
-// insertAfter runs emit with every new instruction inserted after *at,
-// and moves *at to the last instruction inserted.
-func (a *asm) insertAfter(at **obj.Prog, emit func()) {
-	saved := a.cursor
-	a.cursor = *at
-	emit()
-	*at = a.cursor
-	a.cursor = saved
 }
 
 // op appends instruction as in Go assembler operand order: op(as, from,
 // to) or op3(as, from, reg, to) with the middle operand in p.Reg.
 func (a *asm) op(as obj.As, from, to obj.Addr) *obj.Prog {
-	return a.add(&obj.Prog{As: as, From: from, To: to})
+	return a.Add(&obj.Prog{As: as, From: from, To: to})
 }
 
 // op3 appends a three-operand instruction: to = reg OP from.
 func (a *asm) op3(as obj.As, from obj.Addr, reg int16, to obj.Addr) *obj.Prog {
-	return a.add(&obj.Prog{As: as, From: from, Reg: reg, To: to})
+	return a.Add(&obj.Prog{As: as, From: from, Reg: reg, To: to})
 }
 
 // word appends one raw instruction word.
 func (a *asm) word(w uint32) {
-	a.add(&obj.Prog{As: arm64.AWORD, To: obj.Addr{Type: obj.TYPE_CONST, Offset: int64(w)}})
-}
-
-// newLabel returns a new label Prog (not yet placed).
-func (a *asm) newLabel() *obj.Prog { return &obj.Prog{As: obj.ANOP} }
-
-// place appends a label made by newLabel.
-func (a *asm) place(l *obj.Prog) { a.add(l) }
-
-// jump appends a branch (B, B.cond) to label l.
-func (a *asm) jump(as obj.As, l *obj.Prog) {
-	p := a.add(&obj.Prog{As: as})
-	p.To.Type = obj.TYPE_BRANCH
-	p.To.SetTarget(l)
+	a.Add(&obj.Prog{As: arm64.AWORD, To: obj.Addr{Type: obj.TYPE_CONST, Offset: int64(w)}})
 }
 
 // jumpReg appends a compare-and-branch (CBZ, CBNZ) on register r to l.
 func (a *asm) jumpReg(as obj.As, r int16, l *obj.Prog) {
-	p := a.add(&obj.Prog{As: as, From: reg(r)})
+	p := a.Add(&obj.Prog{As: as, From: reg(r)})
 	p.To.Type = obj.TYPE_BRANCH
 	p.To.SetTarget(l)
 }
 
 // ret appends RET (to the link register).
 func (a *asm) ret() *obj.Prog {
-	return a.add(&obj.Prog{As: obj.ARET, To: reg(arm64.REGLINK)})
+	return a.Add(&obj.Prog{As: obj.ARET, To: reg(arm64.REGLINK)})
 }
 
-// assemble encodes the list. Any diagnostic, any relocation (a kernel
-// must be position independent and self-contained) and any literal pool
-// (data the assembler would place after the code) is an error. The
-// backend pads the code to 16 bytes with zero words; they are cut off.
+// assemble encodes the list. Besides asmkit's checks, any literal pool
+// (data the assembler would place after the code, for constants and
+// offsets it cannot encode in the instruction) is an error. The backend
+// pads the code to 16 bytes with zero words; they are cut off.
 func (a *asm) assemble() ([]byte, error) {
-	if len(a.diags) == 0 {
-		sym := &obj.LSym{Func: &obj.FuncInfo{Text: a.first}}
-		arm64.Linkarm64.Assemble(a.ctxt, sym, a.ctxt.NewProg)
-		if len(a.diags) == 0 {
-			for _, r := range sym.R {
-				if r.Siz > 0 {
-					return nil, graph.Errorf(graph.RuntimeError,
-						"arm64: kernel needs a relocation of %d bytes at offset %d", r.Siz, r.Off)
-				}
-			}
-			end := a.last.Pc + 4
-			// The pool would be linked in after the RET.
-			if a.last.As != obj.ARET || a.last.Link != nil || sym.Size != (end+15)&^15 || int64(len(sym.P)) < end {
-				return nil, graph.Errorf(graph.RuntimeError,
-					"arm64: kernel of %d bytes does not end at its RET (offset %d): a literal pool was emitted", sym.Size, end)
-			}
-			return sym.P[:end:end], nil
-		}
+	sym, err := a.Assemble()
+	if err != nil {
+		return nil, err
 	}
-	n := len(a.diags)
-	if n > 3 {
-		a.diags = a.diags[:3]
+	last := a.Last()
+	end := last.Pc + 4
+	// The pool would be linked in after the RET.
+	if last.As != obj.ARET || last.Link != nil || sym.Size != (end+15)&^15 || int64(len(sym.P)) < end {
+		return nil, graph.Errorf(graph.RuntimeError,
+			"arm64: kernel of %d bytes does not end at its RET (offset %d): a literal pool was emitted", sym.Size, end)
 	}
-	return nil, graph.Errorf(graph.RuntimeError, "arm64: assembler reported %d problem(s): %v", n, a.diags)
+	return sym.P[:end:end], nil
 }
 
 // Operand constructors.
 
 // reg is a register operand.
-func reg(r int16) obj.Addr { return obj.Addr{Type: obj.TYPE_REG, Reg: r} }
+func reg(r int16) obj.Addr { return asmkit.Reg(r) }
 
 // imm is an immediate operand.
-func imm(v int64) obj.Addr { return obj.Addr{Type: obj.TYPE_CONST, Offset: v} }
+func imm(v int64) obj.Addr { return asmkit.Imm(v) }
 
 // mem is the memory operand off(base).
-func mem(base int16, off int64) obj.Addr {
-	return obj.Addr{Type: obj.TYPE_MEM, Reg: base, Offset: off}
-}
+func mem(base int16, off int64) obj.Addr { return asmkit.Mem(base, off) }
 
 // Arrangements of a vector register, as golang-asm numbers them.
 const (

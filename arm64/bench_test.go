@@ -53,11 +53,11 @@ func BenchmarkAnchors(b *testing.B) {
 			b.Run(a.name+"/"+dt.String()+"/neon", func(b *testing.B) {
 				alloc()
 				k := compile(b, pl)
-				defer k.release()
+				defer k.Release()
 				b.SetBytes(sb + db)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					k.runBlocks(pl, src, dst, nil, 0)
+					k.RunBlocks(pl, src, dst, nil, 0)
 				}
 			})
 			b.Run(a.name+"/"+dt.String()+"/interp", func(b *testing.B) {

@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -18,30 +19,24 @@ import (
 // to cover the FP add latency.
 const chainTarget = 8
 
-// column emits the column shape for one iteration of the kept loops.
-func (g *gen) column(red []plan.Loop, zeroSum bool) {
+// Column emits the column shape for one iteration of the kept loops.
+func (g *gen) Column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
-	si := g.stepsOf(&in)
+	si := g.StepsOf(&in)
 	n := len(red)
 	if !zeroSum && n > 0 && W <= lanes/2 && red[n-1].SrcStride == W {
 		g.flatColumn(red, W, si)
 		return
 	}
-	fullVec, tail := W/lanes, int(W%lanes)
-	K := int64(nacc)
-	nb, remVec := fullVec/K, int(fullVec%K)
-	g.loop(nb, si.scaled(K*lanes), func() { g.colBlock(red, zeroSum, int(K), 0, si) })
-	if remVec > 0 || tail > 0 {
-		g.advance(si, nb*K*lanes)
-		g.colBlock(red, zeroSum, remVec, tail, si)
-		g.advance(si, -nb*K*lanes)
-	}
+	// Inner in blocks of nacc vectors; the last block holds what is left:
+	// m/V full vectors and a partial one of m%V lanes.
+	kernelshape.Chunks(g, g.ptrs, W, nacc*lanes, si, func(m int) { g.colBlock(red, zeroSum, m/lanes, m%lanes, si) })
 }
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
 // of tail lanes, over all reduced rows, and finishes them.
-func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
+func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelshape.Steps) {
 	K := nv
 	if tail > 0 {
 		K++
@@ -85,9 +80,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
 		} else {
 			last := red[n-1]
 			rb := last.SrcStride * g.ssz
-			g.reducedNest(red[:n-1], func() {
+			kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-				g.loop(iters, steps{src: int64(U) * rb}, func() {
+				g.Loop(iters, kernelshape.Steps{Src: int64(U) * rb}, func() {
 					for u := 0; u < U; u++ {
 						sweepRow(u, int64(u)*rb)
 					}
@@ -104,19 +99,14 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si steps) {
 			regs[u] = acc(k, u)
 		}
 		g.sumTree(regs)
-		lm := laneMap{n: width(k), dstOff: int64(k) * lanes * si.dst, dstStep: si.dst}
-		for i := 0; i < g.nbin; i++ {
-			lm.binOff[i] = int64(k) * lanes * si.bin[i]
-			lm.binStep[i] = si.bin[i]
-		}
-		g.epilogue(acc(k, 0), lm)
+		g.epilogue(acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
 	}
 }
 
 // flatColumn sums a narrow Inner of W lanes whose rows are contiguous, as
 // one stream of V-lane loads per innermost reduced loop (V is a multiple
 // of W), then folds lane l + j*W into lane l.
-func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
+func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	n := len(red)
 	last := red[n-1]
 	total := last.Size * W
@@ -125,7 +115,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
 	for u := 0; u < U; u++ {
 		g.zero(u)
 	}
-	g.reducedNest(red[:n-1], func() {
+	kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 		g.rowSweep(total, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 })
 	})
 	regs := make([]int, U)
@@ -134,14 +124,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si steps) {
 	}
 	g.sumTree(regs)
 	g.fold(0, int(W), lanes/int(W))
-	lm := laneMap{n: int(W), dstStep: si.dst}
-	if W == 1 {
-		lm.n = bcast
-	}
-	for i := 0; i < g.nbin; i++ {
-		lm.binStep[i] = si.bin[i]
-	}
-	g.epilogue(0, lm)
+	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }
 
 // fold adds lanes l + j*w (j < q) into lane l, for l < w, halving q

@@ -35,10 +35,10 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, srcSpecials, binS
 		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
 	}
 	k := compile(t, pl)
-	defer k.release()
+	defer k.Release()
 	for _, blk := range blocks {
 		got := append([]byte(nil), dst0...)
-		k.runBlocks(pl, src, got, bins, blk)
+		k.RunBlocks(pl, src, got, bins, blk)
 		if d := diffResult(p.DstDT, got, want, outs, true); d != "" {
 			t.Fatalf("neon (blocks of %d): %s\nproblem %+v\nplan %v", blk, d, p, pl)
 		}
@@ -240,8 +240,8 @@ func TestDeepPlans(t *testing.T) {
 		}
 		k := compile(t, pl)
 		got := make([]byte, db)
-		k.runBlocks(pl, src, got, bins, 0)
-		k.release()
+		k.RunBlocks(pl, src, got, bins, 0)
+		k.Release()
 		if d := diffResult(pl.DstDT, got, want, outs, false); d != "" {
 			t.Errorf("%d outer, %d reduced loops, 4 operands: %s", c[0], c[1], d)
 		}
@@ -321,12 +321,12 @@ func TestCountZero(t *testing.T) {
 		k := compile(t, pl)
 		for _, c := range []int64{0, -1} {
 			dst := append([]byte(nil), dst0...)
-			k.call(src, dst, bins, c, 0, 0, make([]int64, len(bins)))
+			k.Call(src, dst, bins, c, 0, 0, make([]int64, len(bins)))
 			if string(dst) != string(dst0) {
 				t.Errorf("%s: Count %d wrote dst", s.name, c)
 			}
 		}
-		k.release()
+		k.Release()
 	}
 }
 

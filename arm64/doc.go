@@ -57,7 +57,7 @@
 //     16-byte aligned, far rows); a loop's pointer step that needs two
 //     ADDs is put in a register before the loop.
 //   - Pointer increments are folded into offsets and emitted lazily (a
-//     loop's rewind merges with the next move), see gen.pend; a
+//     loop's rewind merges with the next move), see gen.ptrs; a
 //     post-increment LD1 is recorded there too, so streaming loops need
 //     no separate pointer update.
 //   - Instructions the Go 1.15 assembler does not spell (the float

@@ -4,66 +4,35 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
-
-// laneMap says where the lanes of a result vector go: n lanes (or bcast:
-// one output, in lane 0), lane j at byte offset off + j*step in dst and
-// in each binary operand.
-type laneMap struct {
-	n       int
-	dstOff  int64
-	dstStep int64
-	binOff  [plan.MaxBinary]int64
-	binStep [plan.MaxBinary]int64
-}
 
 // epilogue turns the sums in register r into outputs: a true f32
 // division by Div, the post-ops, conversion to dst and the store. Lanes
 // that map to unit-stride dst (and unit-stride or broadcast operands) are
 // done as one vector; any other layout lane by lane. r is clobbered.
-func (g *gen) epilogue(r int, lm laneMap) {
+func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
 	mk := g.mark()
 	g.fop(opFDIV, r, r, g.vconst(math.Float32bits(float32(g.pl.Div))))
 	g.release(mk)
 
-	if lm.n == bcast || g.vectorLanes(lm) {
+	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
 		g.finish(r, lm)
 		return
 	}
 	mk = g.mark()
 	t := g.tmp()
-	for j := 0; j < lm.n; j++ {
-		one := laneMap{n: bcast, dstOff: lm.dstOff + int64(j)*lm.dstStep}
-		for i := 0; i < g.nbin; i++ {
-			one.binOff[i] = lm.binOff[i] + int64(j)*lm.binStep[i]
-		}
+	for j := 0; j < lm.N; j++ {
 		g.laneBcast(t, r, j)
-		g.finish(t, one)
+		g.finish(t, lm.Lane(j))
 	}
 	g.release(mk)
 }
 
-// vectorLanes reports whether the lanes of lm can be stored and their
-// operands loaded as vectors.
-func (g *gen) vectorLanes(lm laneMap) bool {
-	if lm.n == 1 {
-		return true
-	}
-	if lm.dstStep != g.dsz {
-		return false
-	}
-	for i := 0; i < g.nbin; i++ {
-		if lm.binStep[i] != 0 && lm.binStep[i] != g.bsz[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // finish applies the post-ops to r and stores it (vector or bcast layout).
-func (g *gen) finish(r int, lm laneMap) {
+func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 	bin := 0
 	for _, op := range g.pl.PostOps {
 		if !op.Kind.IsBinary() {
@@ -72,19 +41,19 @@ func (g *gen) finish(r int, lm laneMap) {
 		}
 		mk := g.mark()
 		t := g.tmp()
-		n := lm.n
+		n := lm.N
 		switch {
 		case n == bcast:
 			n = 1 // only lane 0 is an output
-		case lm.binStep[bin] == 0:
+		case lm.BinStep[bin] == 0:
 			n = bcast
 		}
-		g.load(g.bdt[bin], t, at(g.binReg[bin], lm.binOff[bin]), n)
+		g.load(g.bdt[bin], t, at(g.binReg[bin], lm.BinOff[bin]), n)
 		g.binary(op.Kind, r, t)
 		g.release(mk)
 		bin++
 	}
-	g.store(g.ddt, r, at(rDst, lm.dstOff), lm.n)
+	g.store(g.ddt, r, at(rDst, lm.DstOff), lm.N)
 }
 
 // supportedKind reports whether the kernel can apply post-op kind k.

@@ -81,8 +81,8 @@ func TestRealisticData(t *testing.T) {
 			tol := float64(pl.N+2)*0x1p-24 + unitULP(p.DstDT)
 			k := compile(t, pl)
 			got := append([]byte(nil), dst0...)
-			k.runBlocks(pl, src, got, nil, 0)
-			k.release()
+			k.RunBlocks(pl, src, got, nil, 0)
+			k.Release()
 			for i := range outs {
 				g, w := float64(elemAt(p.DstDT, got, i)), float64(elemAt(p.DstDT, want, i))
 				if math.Abs(g-w) > tol*math.Abs(w) {

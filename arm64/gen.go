@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
@@ -52,12 +53,10 @@ type gen struct {
 	bsz      [plan.MaxBinary]int64
 	binReg   [plan.MaxBinary]int16
 
-	// pend holds pointer increments not yet emitted: pointer register r
-	// logically points pend[r] bytes past where it physically points.
-	// Memory accesses fold it into their offset (post-increment loads
-	// add to it), labels and jumps flush it, so that every loop
-	// iteration starts with nothing pending.
-	pend map[int16]int64
+	// ptrs holds the pointer increments not yet emitted. Memory
+	// accesses fold them into their offset (post-increment loads add
+	// to them, see ld1Post).
+	ptrs *kernelshape.Pointers
 
 	gprFree []int16 // loop counters not in use
 	gprLog  []int16 // every counter handed out, in order
@@ -94,7 +93,7 @@ func (g *gen) fail(err error) {
 
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
-	g := &gen{asm: newAsm(), pl: pl, pend: map[int16]int64{}, tmpNext: tmpLo}
+	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo}
 	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
 	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
 	for _, op := range pl.PostOps {
@@ -114,6 +113,7 @@ func newGen(pl *plan.Plan) *gen {
 	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
 		g.gprFree = append(g.gprFree, binRgs[i])
 	}
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
 	return g
 }
 
@@ -141,8 +141,8 @@ func (g *gen) tmps(n int) int {
 func (g *gen) mark() int     { return g.tmpNext }
 func (g *gen) release(m int) { g.tmpNext = m }
 
-// counter takes a general register for a loop counter.
-func (g *gen) counter() int16 {
+// Counter takes a general register for a loop counter.
+func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
 		used := slices.Compact(slices.Sorted(slices.Values(g.gprLog)))

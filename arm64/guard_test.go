@@ -57,7 +57,7 @@ func runFenced(t *testing.T, r *rand.Rand, name string, p *plan.Problem) {
 	src0, dst0, bins0 := buffersFor(t, exactFiller{r, 16}.fill, p, false, false)
 	want, outs := refResult(p, src0, dst0, bins0)
 	k := compile(t, pl)
-	defer k.release()
+	defer k.Release()
 	for _, after := range []bool{true, false} {
 		var maps []*fenced
 		place := func(b []byte) []byte {
@@ -77,7 +77,7 @@ func runFenced(t *testing.T, r *rand.Rand, name string, p *plan.Problem) {
 		dst := place(dst0)
 		for _, blk := range []int64{0, 3} {
 			copy(dst, dst0)
-			k.runBlocks(pl, src, dst, bins, blk)
+			k.RunBlocks(pl, src, dst, bins, blk)
 			if d := diffResult(p.DstDT, dst, want, outs, true); d != "" {
 				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", name, blk, d, p, pl)
 			}

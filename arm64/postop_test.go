@@ -79,8 +79,8 @@ func TestPostOpSpecials(t *testing.T) {
 				}
 				k := compile(t, pl)
 				got := append([]byte(nil), dst0...)
-				k.runBlocks(pl, src, got, bins, 0)
-				k.release()
+				k.RunBlocks(pl, src, got, bins, 0)
+				k.Release()
 				if d := diffResult(p.DstDT, got, want, outs, true); d != "" {
 					t.Errorf("%v(%v,%v) %v:%v operand %v: %s", c.kind, c.alpha, c.beta, pr[0], pr[1], bdt, d)
 				}
@@ -128,8 +128,8 @@ func TestConversionSpecials(t *testing.T) {
 		}
 		k := compile(t, pl)
 		got := append([]byte(nil), dst0...)
-		k.runBlocks(pl, src, got, bins, 0)
-		k.release()
+		k.RunBlocks(pl, src, got, bins, 0)
+		k.Release()
 		if d := diffResult(dt, got, want, outs, true); d != "" {
 			t.Errorf("conversion to %v: %s", dt, d)
 		}

@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -19,94 +20,55 @@ import (
 
 // rowPlan is the row shape's choice for one kernel.
 type rowPlan struct {
-	vec      bool        // innermost reduced loop contiguous: vector mode
-	rk       int64       // vector mode: elements in the innermost reduced loop
-	outerRed []plan.Loop // reduced loops around the innermost one
-	elem     *plan.Loop  // element mode: the innermost reduced loop (nil: none)
-	zeroSum  bool        // a reduced loop is empty: nothing is read
-	group    int         // outputs summed at once (1 or V)
-	rowStep  int64       // bytes between consecutive outputs' rows (L's src step)
+	kernelshape.Rows
+	group   int   // outputs summed at once (1 or V)
+	rowStep int64 // bytes between consecutive outputs' rows (L's src step)
 }
 
-// row emits the row and element shapes.
-func (g *gen) row(k nest, red []plan.Loop, zeroSum bool) {
-	rp := rowPlan{zeroSum: zeroSum}
-	if n := len(red); n > 0 {
-		last := red[n-1]
-		if last.SrcStride == 1 {
-			rp.vec, rp.rk, rp.outerRed = true, last.Size, red[:n-1]
-		} else {
-			rp.elem, rp.outerRed = &red[n-1], red[:n-1]
-		}
-	}
-	rp.group = 1
-	if len(k.loops) == 0 {
-		g.rowGroup(&rp, 1, laneMap{n: bcast})
+// Row emits the row and element shapes.
+func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
+	rp := rowPlan{Rows: kernelshape.RowsOf(red, zeroSum), group: 1}
+	if len(k.Loops) == 0 {
+		g.rowGroup(&rp, 1, kernelshape.LaneMap{N: bcast})
 		return
 	}
-	L := k.loops[len(k.loops)-1]
+	outer, L, lcount := k.SplitInnermost()
 	rp.rowStep = L.SrcStride * g.ssz
-	if rp.vec && rp.rk <= 256 && L.Size >= lanes/2 {
+	if rp.Vec && rp.Len <= 256 && L.Size >= lanes/2 {
 		rp.group = lanes
 	}
-	outer := nest{loops: k.loops[:len(k.loops)-1], count: k.count, cnt: k.cnt}
-	lcount := false
-	if len(outer.loops) == 0 {
-		outer.count, lcount = false, k.count
-	}
-	sL := g.stepsOf(&L)
-	g.nest(outer, 0, func() { g.rowL(&rp, L, sL, lcount, k.cnt) })
+	sL := g.StepsOf(&L)
+	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
 }
 
 // rowL emits the innermost kept loop L in groups of rp.group outputs.
-func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL steps, count bool, cnt int16) {
-	lanes := func(n int) laneMap {
-		lm := laneMap{n: n, dstStep: sL.dst}
-		if n == 1 {
-			lm.n = bcast
-		}
-		for i := 0; i < g.nbin; i++ {
-			lm.binStep[i] = sL.bin[i]
-		}
-		return lm
-	}
-	G := rp.group
-	one := func() { g.rowGroup(rp, 1, lanes(1)) }
-	if count {
-		if G == 1 {
-			g.countLoop(cnt, sL, one)
-			return
-		}
-		g.countGroups(rp, G, sL, cnt, lanes(G), one)
-		return
-	}
-	if G == 1 {
-		g.loop(L.Size, sL, one)
-		return
-	}
-	full, r := L.Size/int64(G), int(L.Size%int64(G))
-	g.loop(full, sL.scaled(int64(G)), func() { g.rowGroup(rp, G, lanes(G)) })
-	if r > 0 {
-		g.advance(sL, full*int64(G))
-		g.rowGroup(rp, r, lanes(r))
-		g.advance(sL, -full*int64(G))
+func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
+	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
+	one := func() { group(1) }
+	switch {
+	case !count:
+		kernelshape.Chunks(g, g.ptrs, L.Size, rp.group, sL, group)
+	case rp.group == 1:
+		g.CountLoop(cnt, sL, one)
+	default:
+		g.countGroups(rp, rp.group, sL, cnt, kernelshape.Outputs(rp.group, sL), one)
 	}
 }
 
 // rowGroup sums n outputs (1, or up to V when grouping) whose rows start
 // rp.rowStep bytes apart, and finishes them with lane map lm.
-func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
+func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	single := rp.group == 1 || n == 1
 	U := 1 // accumulators per output
 	switch {
 	case !single:
-		if rp.rk >= 2*lanes {
+		if rp.Len >= 2*lanes {
 			U = 2
 		}
-	case rp.vec:
-		U = int(min(8, max(1, ceilDiv(rp.rk, lanes))))
-	case rp.elem != nil:
-		U = int(min(4, max(1, rp.elem.Size)))
+	case rp.Vec:
+		U = int(min(8, max(1, ceilDiv(rp.Len, lanes))))
+	case rp.Elem != nil:
+		U = int(min(4, max(1, rp.Elem.Size)))
 	}
 	rows := 1
 	if !single {
@@ -118,13 +80,13 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
 	acc := func(row, u int) int { return row*U + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 
-	if !rp.zeroSum {
-		g.reducedNest(rp.outerRed, func() {
+	if !rp.ZeroSum {
+		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
 			switch {
-			case rp.vec:
-				g.rowSweep(rp.rk, U, n, acc, rowOff)
-			case rp.elem != nil:
-				g.elemSweep(rp.elem, U)
+			case rp.Vec:
+				g.rowSweep(rp.Len, U, n, acc, rowOff)
+			case rp.Elem != nil:
+				g.elemSweep(rp.Elem, U)
 			default:
 				// Nothing reduced: the "sum" is the element itself
 				// (added to +0 like every sum, as the interpreter does:
@@ -144,7 +106,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm laneMap) {
 		heads[row] = acc(row, 0)
 	}
 	if single {
-		if rp.vec {
+		if rp.Vec {
 			g.hsum(0)
 		}
 		g.epilogue(0, lm)
@@ -167,7 +129,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 		}
 		return a
 	}
-	g.loop(iters, steps{src: int64(U) * vb}, func() {
+	g.Loop(iters, kernelshape.Steps{Src: int64(U) * vb}, func() {
 		for row := 0; row < n; row++ {
 			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)))
 		}
@@ -189,7 +151,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 func (g *gen) elemSweep(e *plan.Loop, U int) {
 	sb := e.SrcStride * g.ssz
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
-	g.loop(iters, steps{src: int64(U) * sb}, func() {
+	g.Loop(iters, kernelshape.Steps{Src: int64(U) * sb}, func() {
 		for u := 0; u < U; u++ {
 			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1)
 		}
@@ -204,18 +166,18 @@ func (g *gen) elemSweep(e *plan.Loop, U int) {
 // output Count-1: it recomputes (and rewrites, with the same values) up
 // to G-1 outputs of the previous group instead of finishing one output at
 // a time. Counts below G run single outputs.
-func (g *gen) countGroups(rp *rowPlan, G int, sL steps, cnt int16, lm laneMap, one func()) {
+func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
 	g.flush()
-	top, singles, done := g.newLabel(), g.newLabel(), g.newLabel()
+	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.cmpImm(cnt, int64(G))
-	g.jump(arm64.ABLT, singles)
+	g.Jump(arm64.ABLT, singles)
 	g.label(top)
 	g.rowGroup(rp, G, lm)
-	g.advance(sL, int64(G))
+	g.ptrs.Advance(sL, int64(G))
 	g.flush()
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt))
 	g.cmpImm(cnt, int64(G))
-	g.jump(arm64.ABGE, top)
+	g.Jump(arm64.ABGE, top)
 	// 0 <= cnt < G here.
 	g.jumpReg(arm64.ACBZ, cnt, done)
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt)) // -(outputs to step back)
@@ -228,15 +190,15 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL steps, cnt int16, lm laneMap, o
 		g.op3(arm64.AADD, reg(rTmp), p, reg(p))
 		g.moved(p)
 	}
-	back(rSrc, sL.src)
-	back(rDst, sL.dst)
+	back(rSrc, sL.Src)
+	back(rDst, sL.Dst)
 	for i := 0; i < g.nbin; i++ {
-		back(g.binReg[i], sL.bin[i])
+		back(g.binReg[i], sL.Bin[i])
 	}
 	g.rowGroup(rp, G, lm)
 	g.flush()
-	g.jump(arm64.AB, done)
+	g.Jump(arm64.AB, done)
 	g.place(singles)
-	g.countLoop(cnt, sL, one)
+	g.CountLoop(cnt, sL, one)
 	g.place(done)
 }

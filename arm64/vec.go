@@ -3,6 +3,7 @@ package arm64
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -12,7 +13,7 @@ import (
 
 // bcast is the lane count that means "one element, in every lane" for
 // load, and "one output, in lane 0" for a lane map and store.
-const bcast = -1
+const bcast = kernelshape.Bcast
 
 // v4s is vector register i as V3.S4; v16b as V3.B16.
 func v4s(i int) obj.Addr  { return varng(i, arr4S) }
@@ -21,12 +22,12 @@ func v16b(i int) obj.Addr { return varng(i, arr16B) }
 // vop emits the golang-asm three-register vector instruction
 // d = n OP m in arrangement arr (Go order: m, n, d).
 func (g *gen) vop(as obj.As, arr int16, d, n, m int) {
-	g.add(&obj.Prog{As: as, From: varng(m, arr), Reg: varng(n, arr).Reg, To: varng(d, arr)})
+	g.Add(&obj.Prog{As: as, From: varng(m, arr), Reg: varng(n, arr).Reg, To: varng(d, arr)})
 }
 
 // vshift emits a vector shift by an immediate: d = n SHIFT sh (4S).
 func (g *gen) vshift(as obj.As, d, n int, sh int64) {
-	g.add(&obj.Prog{As: as, From: imm(sh), Reg: v4s(n).Reg, To: v4s(d)})
+	g.Add(&obj.Prog{As: as, From: imm(sh), Reg: v4s(n).Reg, To: v4s(d)})
 }
 
 // fop emits a raw three-register float op d = n OP m.
@@ -55,7 +56,7 @@ func (g *gen) vconst(bits uint32) int {
 		}
 	}
 	if r := constLo + len(g.consts); r < constHi {
-		g.insertAfter(&g.pro, func() { g.setConst(r, bits) })
+		g.InsertAfter(&g.pro, func() { g.setConst(r, bits) })
 		g.consts = append(g.consts, constSlot{bits, r})
 		return r
 	}
@@ -176,7 +177,7 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 func (g *gen) ld1Post(base int16, t, k int, arr int16) {
 	p := g.op(arm64.AVLD1, mem(base, int64(k)*16), vlist(t, k, arr))
 	p.Scond = arm64.C_XPOST
-	g.bump(base, -int64(k)*16)
+	g.ptrs.Bump(base, -int64(k)*16)
 	g.moved(base)
 }
 
@@ -233,7 +234,7 @@ func (g *gen) vadd(r, s int) { g.fop(opFADD, r, r, s) }
 func (g *gen) rotate(dst, src, d int) {
 	d %= lanes
 	// EXT takes bytes d*4.. of src followed by the first d*4 bytes.
-	g.add(&obj.Prog{As: arm64.AVEXT, From: imm(int64(4 * d)), Reg: v16b(src).Reg,
+	g.Add(&obj.Prog{As: arm64.AVEXT, From: imm(int64(4 * d)), Reg: v16b(src).Reg,
 		RestArgs: []obj.Addr{v16b(src)}, To: v16b(dst)})
 }
 

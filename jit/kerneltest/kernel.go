@@ -1,0 +1,87 @@
+// Package kerneltest runs emitted kernels on byte buffers for the
+// emitters' tests (packages amd64 and arm64): it maps the code
+// executable and calls it with the argument block of jit/plan/abi.go.
+// It is imported only by tests.
+package kerneltest
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/jit/execmem"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Kernel is emitted code mapped executable.
+type Kernel struct {
+	code *execmem.Code
+}
+
+// Map maps code executable; a failure fails t.
+func Map(t testing.TB, code []byte) *Kernel {
+	t.Helper()
+	c, err := execmem.New(code)
+	if err != nil {
+		t.Fatalf("execmem.New: %v", err)
+	}
+	return &Kernel{code: c}
+}
+
+// Release unmaps the code.
+func (k *Kernel) Release() { _ = k.code.Release() }
+
+// addr is the address of b's first byte (0 for an empty buffer).
+func addr(b []byte) uintptr {
+	if len(b) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&b[0]))
+}
+
+// Call runs the kernel once with Count count, starting at the given byte
+// offsets into the buffers.
+func (k *Kernel) Call(src, dst []byte, bins [][]byte, count int64, srcOff, dstOff int64, binOff []int64) {
+	var a plan.Args
+	a.Src = addr(src) + uintptr(srcOff)
+	a.Dst = addr(dst) + uintptr(dstOff)
+	a.Count = count
+	for i, b := range bins {
+		a.Bins[i] = addr(b) + uintptr(binOff[i])
+	}
+	k.code.Call(unsafe.Pointer(&a))
+	// The argument block holds the buffers' addresses as integers: keep
+	// the buffers alive until the call has returned.
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(bins)
+}
+
+// RunBlocks runs the whole plan as consecutive calls of block iterations
+// of the outermost Outer loop each (block <= 0: one call), as the
+// runtime splits a problem.
+func (k *Kernel) RunBlocks(pl *plan.Plan, src, dst []byte, bins [][]byte, block int64) {
+	if len(pl.Outer) == 0 {
+		k.Call(src, dst, bins, 1, 0, 0, make([]int64, len(bins)))
+		return
+	}
+	o := pl.Outer[0]
+	n := o.Size
+	if block <= 0 || block > n {
+		block = n
+	}
+	var bsz []int64
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			bsz = append(bsz, int64(op.BinDT.Size()))
+		}
+	}
+	for start := int64(0); start < n; start += block {
+		offs := make([]int64, len(bins))
+		for i := range bins {
+			offs[i] = start * o.BinStrides[i] * bsz[i]
+		}
+		k.Call(src, dst, bins, min(block, n-start),
+			start*o.SrcStride*int64(pl.SrcDT.Size()), start*o.DstStride*int64(pl.DstDT.Size()), offs)
+	}
+}
