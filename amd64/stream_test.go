@@ -1,0 +1,81 @@
+package amd64
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// rowProblem is [rows, rk] -> [rows, 1] in sdt, mean into ddt.
+func rowProblem(sdt, ddt dtypes.DataType, rows, rk int64) *plan.Problem {
+	return &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{rows, rk}, SrcStrides: []int64{rk, 1},
+		Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+}
+
+// TestStreamChoice pins which rows are read as several streams: 16-bit
+// rows of at least minStreamedRow bytes, one output at a time.
+func TestStreamChoice(t *testing.T) {
+	const long = minStreamedRow
+	cases := []struct {
+		sdt        dtypes.DataType
+		n, slots   int
+		iters      int64
+		unit       int64
+		wantPer    int
+		wantGapSet bool
+	}{
+		{dtypes.BF16, 1, 4, long / 256, 64, 1, true},     // 4 streams of one pair load
+		{dtypes.F16, 1, 8, long / 256, 32, 4, true},      // 2 streams of 4 loads
+		{dtypes.F16, 1, 8, long/256 - 1, 32, 8, false},   // just short of the bound
+		{dtypes.F32, 1, 8, long / 256, 64, 8, false},     // f32: one stream
+		{dtypes.BF16, 2, 4, long / 256, 64, 4, false},    // a group of rows
+		{dtypes.BF16, 1, 2, long / 128, 64, 2, false},    // 4 does not divide 2 slots
+		{dtypes.F16, 1, 8, 1 << 28, 32, 8, false},        // gaps past 32 bits
+		{dtypes.BF16, 1, 4, 3 * long / 256, 64, 1, true}, // longer rows, wider gaps
+	}
+	for _, c := range cases {
+		p := rowProblem(c.sdt, dtypes.F32, 1, 1<<20)
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newGen(pl, Options{AVX512: true})
+		st := g.streams(c.n, c.slots, c.iters, c.unit)
+		wantGap := int64(0)
+		if c.wantGapSet {
+			wantGap = c.iters * int64(c.wantPer) * c.unit
+		}
+		if st.per != c.wantPer || st.gap != wantGap {
+			t.Errorf("%v n=%d slots=%d iters=%d: got %+v, want per %d gap %d", c.sdt, c.n, c.slots, c.iters, st, c.wantPer, wantGap)
+		}
+		// Every load of an iteration lands on its own unit, and the
+		// last stream ends where the loop's bytes end.
+		seen := map[int64]bool{}
+		for u := 0; u < c.slots; u++ {
+			off := st.offset(u, c.unit)
+			if seen[off] {
+				t.Errorf("%v: loads overlap at offset %d: %+v", c.sdt, off, st)
+			}
+			seen[off] = true
+		}
+	}
+}
+
+// TestStreamedRows runs long single rows, around the streamed bound and
+// with every kind of tail, next to guard pages, on every ISA: the
+// streams must cover each element exactly once and read nothing past
+// the row.
+func TestStreamedRows(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(11))
+	for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F16, dtypes.F32} {
+		elems := int64(minStreamedRow) / int64(sdt.Size())
+		for _, rk := range []int64{elems - 256, elems - 1, elems, elems + 1, elems + 31, elems + 33, elems + 255, 3*elems + 77} {
+			for _, rows := range []int64{1, 2} {
+				runGuarded(t, r, rowProblem(sdt, sdt, rows, rk), isaList)
+			}
+		}
+	}
+}
