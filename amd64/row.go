@@ -240,9 +240,10 @@ const minStreamedRow = 256 << 10
 // streams chooses how the loop over one long row reads it: iters
 // iterations of slots loads of unit bytes. A 16-bit row is cut into
 // equal parts read side by side (bf16: 4, f16: 2), each part's loads
-// feeding its own accumulators. One stream of 16-bit data keeps too few
-// cache lines in flight once it comes from DRAM, because each line costs
-// several conversion instructions; more streams make up for it. Measured
+// feeding its own accumulators. In a C probe over 32 MiB (1 thread) a
+// one-stream bf16 sum ran at 48 GB/s where an f32 sum of the same bytes
+// ran at 86, the conversion instructions per line being the only
+// difference; 4 interleaved streams brought bf16 to 62. Measured
 // on [16777216] -> [1] (1 MiB calls), medians of 5-7 alternating runs,
 // 1 thread: bf16 0.786 -> 0.669 ms, f16 0.803 -> 0.705 ms; 2 threads:
 // f16 0.405 -> 0.257 ms, bf16 0.409 -> 0.405 ms (its best run 0.350 ->
