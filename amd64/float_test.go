@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -52,7 +53,7 @@ func TestRealisticData(t *testing.T) {
 	}
 	for _, s := range shapes {
 		for _, pair := range dtPairs {
-			p := anchorProblem(s.dims, s.axes, pair[0])
+			p := kerneltest.DenseProblem(s.dims, s.axes, pair[0])
 			p.DstDT = pair[1]
 			pl, err := plan.Canonicalize(p)
 			if err != nil {

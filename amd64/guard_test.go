@@ -5,49 +5,13 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 	"golang.org/x/sys/unix"
 )
 
-// Guard pages: every buffer is placed so that its last byte is the last
-// byte before a PROT_NONE page (and, in a second run, so that its first
-// byte is the first after one). A kernel that reads or writes one byte
-// outside its tensors faults, and the test dies with it.
-
-// guarded is a buffer of n bytes next to an inaccessible page.
-type guarded struct {
-	mapping []byte
-	buf     []byte
-}
-
-// newGuarded maps n bytes with a PROT_NONE page after them (atEnd) or
-// before them.
-func newGuarded(t *testing.T, n int, atEnd bool) *guarded {
-	t.Helper()
-	page := unix.Getpagesize()
-	data := (n + page - 1) / page * page
-	m, err := unix.Mmap(-1, 0, data+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatalf("mmap: %v", err)
-	}
-	g := &guarded{mapping: m}
-	if atEnd {
-		if err := unix.Mprotect(m[data:], unix.PROT_NONE); err != nil {
-			t.Fatalf("mprotect: %v", err)
-		}
-		g.buf = m[data-n : data : data]
-	} else {
-		if err := unix.Mprotect(m[:page], unix.PROT_NONE); err != nil {
-			t.Fatalf("mprotect: %v", err)
-		}
-		g.buf = m[page : page+n : page+n]
-	}
-	return g
-}
-
-func (g *guarded) free() { _ = unix.Munmap(g.mapping) }
-
-// runGuarded runs p for every ISA with src, dst and operands guarded and
+// runGuarded runs p for every ISA with src, dst and operands next to
+// guard pages (kerneltest.Fence), at their end and at their start, and
 // checks the results against the reference.
 func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) {
 	t.Helper()
@@ -58,22 +22,8 @@ func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) 
 	src0, dst0, bins0 := buffers(t, r, p, false)
 	want, written := reference(p, src0, dst0, bins0)
 	for _, atEnd := range []bool{true, false} {
-		var maps []*guarded
-		place := func(b []byte) []byte {
-			if len(b) == 0 {
-				return b
-			}
-			g := newGuarded(t, len(b), atEnd)
-			copy(g.buf, b)
-			maps = append(maps, g)
-			return g.buf
-		}
-		src := place(src0)
-		bins := make([][]byte, len(bins0))
-		for i, b := range bins0 {
-			bins[i] = place(b)
-		}
-		dst := place(dst0)
+		fence := kerneltest.NewFence(t, atEnd)
+		src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
 		for _, isa := range isaList {
 			copy(dst, dst0)
 			k := compile(t, pl, isa.o)
@@ -83,9 +33,7 @@ func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) 
 				t.Fatalf("%s: %s\nproblem %+v\nplan %v", isa.name, d, p, pl)
 			}
 		}
-		for _, g := range maps {
-			g.free()
-		}
+		fence.Free()
 	}
 }
 

@@ -6,26 +6,9 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
-
-// anchorShapes are the perf anchor shapes (shared/anchors/run_all.sh):
-// dense row-major src, the listed axes reduced.
-var anchorShapes = []struct {
-	name string
-	dims []int64
-	axes []int
-}{
-	{"A", []int64{6, 12, 10, 24}, []int{2, 3}},
-	{"B", []int64{64, 1024}, []int{1}},
-	{"C", []int64{1024, 4096}, []int{1}},
-	{"D", []int64{1024, 4096}, []int{0}},
-	{"E", []int64{32, 256, 56, 56}, []int{2, 3}},
-	{"F", []int64{32, 56, 56, 256}, []int{1, 2}},
-	{"G", []int64{64, 1048576}, []int{1}},
-	{"H", []int64{16777216}, []int{0}},
-	{"I", []int64{8, 512, 4096}, []int{1}},
-}
 
 // BenchmarkAnchors times one single-threaded call over the whole plan for
 // each anchor shape and data type, NEON beside the interpreter (on arm64
@@ -33,9 +16,9 @@ var anchorShapes = []struct {
 // src + dst, so MB/s reads as bandwidth.
 func BenchmarkAnchors(b *testing.B) {
 	needARM64(b)
-	for _, a := range anchorShapes {
+	for _, a := range kerneltest.Anchors {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-			p := denseProblem(a.dims, a.axes, dt)
+			p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
 			pl, err := plan.Canonicalize(p)
 			if err != nil {
 				b.Fatal(err)
@@ -50,7 +33,7 @@ func BenchmarkAnchors(b *testing.B) {
 					dst = make([]byte, db)
 				}
 			}
-			b.Run(a.name+"/"+dt.String()+"/neon", func(b *testing.B) {
+			b.Run(a.Name+"/"+dt.String()+"/neon", func(b *testing.B) {
 				alloc()
 				k := compile(b, pl)
 				defer k.Release()
@@ -60,7 +43,7 @@ func BenchmarkAnchors(b *testing.B) {
 					k.RunBlocks(pl, src, dst, nil, 0)
 				}
 			})
-			b.Run(a.name+"/"+dt.String()+"/interp", func(b *testing.B) {
+			b.Run(a.Name+"/"+dt.String()+"/interp", func(b *testing.B) {
 				alloc()
 				b.SetBytes(sb + db)
 				for i := 0; i < b.N; i++ {
@@ -76,12 +59,12 @@ func BenchmarkAnchors(b *testing.B) {
 // BenchmarkEmit measures code generation (golang-asm dominates) for the
 // anchor kernels and reports the code size; it runs on every GOARCH.
 func BenchmarkEmit(b *testing.B) {
-	for _, a := range anchorShapes {
-		pl, err := plan.Canonicalize(denseProblem(a.dims, a.axes, dtypes.BF16))
+	for _, a := range kerneltest.Anchors {
+		pl, err := plan.Canonicalize(kerneltest.DenseProblem(a.Dims, a.Axes, dtypes.BF16))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(a.name, func(b *testing.B) {
+		b.Run(a.Name, func(b *testing.B) {
 			var n int
 			for i := 0; i < b.N; i++ {
 				code, err := Emit(pl)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -109,7 +110,7 @@ func TestInnerLoopCost(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-			pl, err := plan.Canonicalize(denseProblem(c.dims, []int{c.axis}, dt))
+			pl, err := plan.Canonicalize(kerneltest.DenseProblem(c.dims, []int{c.axis}, dt))
 			if err != nil {
 				t.Fatal(err)
 			}

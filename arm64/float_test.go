@@ -6,29 +6,9 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
-
-// denseProblem is a dense row-major problem over dims reducing axes,
-// src and dst of type dt.
-func denseProblem(dims []int64, axes []int, dt dtypes.DataType) *plan.Problem {
-	rank := len(dims)
-	p := &plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: make([]int64, rank),
-		Reduce: make([]bool, rank), DstStrides: make([]int64, rank)}
-	for _, a := range axes {
-		p.Reduce[a] = true
-	}
-	s, d := int64(1), int64(1)
-	for i := rank - 1; i >= 0; i-- {
-		p.SrcStrides[i] = s
-		s *= dims[i]
-		if !p.Reduce[i] {
-			p.DstStrides[i] = d
-			d *= dims[i]
-		}
-	}
-	return p
-}
 
 // unitULP is the spacing of dt's values just above 1.
 func unitULP(dt dtypes.DataType) float64 {
@@ -65,7 +45,7 @@ func TestRealisticData(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, pr := range pairs {
-			p := denseProblem(c.dims, c.axes, pr[0])
+			p := kerneltest.DenseProblem(c.dims, c.axes, pr[0])
 			p.DstDT = pr[1]
 			pl, err := plan.Canonicalize(p)
 			if err != nil {

@@ -4,47 +4,9 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
-	"golang.org/x/sys/unix"
 )
-
-// Guard pages: every buffer is placed so that its last byte is the last
-// byte before a PROT_NONE page (and, in a second run, so that its first
-// byte is the first after one). A kernel that reads or writes one byte
-// outside its tensors faults, and the test dies with it.
-
-// fenced is a buffer of n bytes next to an inaccessible page.
-type fenced struct {
-	mapping []byte
-	buf     []byte
-}
-
-// newFenced maps n bytes with a PROT_NONE page right after them (after)
-// or right before them.
-func newFenced(t *testing.T, n int, after bool) *fenced {
-	t.Helper()
-	page := unix.Getpagesize()
-	data := (n + page - 1) / page * page
-	m, err := unix.Mmap(-1, 0, data+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatalf("mmap: %v", err)
-	}
-	f := &fenced{mapping: m}
-	if after {
-		if err := unix.Mprotect(m[data:], unix.PROT_NONE); err != nil {
-			t.Fatalf("mprotect: %v", err)
-		}
-		f.buf = m[data-n : data : data]
-	} else {
-		if err := unix.Mprotect(m[:page], unix.PROT_NONE); err != nil {
-			t.Fatalf("mprotect: %v", err)
-		}
-		f.buf = m[page : page+n : page+n]
-	}
-	return f
-}
-
-func (f *fenced) free() { _ = unix.Munmap(f.mapping) }
 
 // runFenced runs p with src, dst and operands fenced on either side and
 // checks the results against the reference, whole and in blocks of 3.
@@ -59,22 +21,8 @@ func runFenced(t *testing.T, r *rand.Rand, name string, p *plan.Problem) {
 	k := compile(t, pl)
 	defer k.Release()
 	for _, after := range []bool{true, false} {
-		var maps []*fenced
-		place := func(b []byte) []byte {
-			if len(b) == 0 {
-				return b
-			}
-			f := newFenced(t, len(b), after)
-			copy(f.buf, b)
-			maps = append(maps, f)
-			return f.buf
-		}
-		src := place(src0)
-		bins := make([][]byte, len(bins0))
-		for i, b := range bins0 {
-			bins[i] = place(b)
-		}
-		dst := place(dst0)
+		fence := kerneltest.NewFence(t, after)
+		src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
 		for _, blk := range []int64{0, 3} {
 			copy(dst, dst0)
 			k.RunBlocks(pl, src, dst, bins, blk)
@@ -82,9 +30,7 @@ func runFenced(t *testing.T, r *rand.Rand, name string, p *plan.Problem) {
 				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", name, blk, d, p, pl)
 			}
 		}
-		for _, f := range maps {
-			f.free()
-		}
+		fence.Free()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -53,24 +54,6 @@ func BenchmarkRunTiny(b *testing.B) {
 	}
 }
 
-// anchors are the shapes of shared/anchors (run_all.sh): dims and
-// reduced axes.
-var anchors = []struct {
-	name string
-	dims []int64
-	axes []int
-}{
-	{"A", []int64{6, 12, 10, 24}, []int{2, 3}},
-	{"B", []int64{64, 1024}, []int{1}},
-	{"C", []int64{1024, 4096}, []int{1}},
-	{"D", []int64{1024, 4096}, []int{0}},
-	{"E", []int64{32, 256, 56, 56}, []int{2, 3}},
-	{"F", []int64{32, 56, 56, 256}, []int{1, 2}},
-	{"G", []int64{64, 1048576}, []int{1}},
-	{"H", []int64{16777216}, []int{0}},
-	{"I", []int64{8, 512, 4096}, []int{1}},
-}
-
 // BenchmarkAnchors runs the anchor shapes (plain layout) for f32:f32,
 // bf16:bf16 and f16:f16 with one thread and with GOMAXPROCS threads;
 // SetBytes counts src plus dst bytes, as the anchor tables do.
@@ -79,10 +62,10 @@ func BenchmarkAnchors(b *testing.B) {
 	if n := runtime.GOMAXPROCS(0); n > 1 {
 		threadCounts = append(threadCounts, n)
 	}
-	for _, a := range anchors {
+	for _, a := range kerneltest.Anchors {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			for _, th := range threadCounts {
-				benchAnchor(b, a.name, a.dims, a.axes, dt, th)
+				benchAnchor(b, a.Name, a.Dims, a.Axes, dt, th)
 			}
 		}
 	}
@@ -91,12 +74,8 @@ func BenchmarkAnchors(b *testing.B) {
 func benchAnchor(b *testing.B, name string, dims []int64, axes []int, dt dtypes.DataType, threads int) {
 	b.Run(fmt.Sprintf("%s/%v/t%d", name, dt, threads), func(b *testing.B) {
 		withThreads(b, threads)
-		a := struct {
-			dims []int64
-			axes []int
-		}{dims, axes}
-		s := spec{dims: a.dims, reduce: make([]bool, len(a.dims)), sdt: dt, ddt: dt}
-		for _, ax := range a.axes {
+		s := spec{dims: dims, reduce: make([]bool, len(dims)), sdt: dt, ddt: dt}
+		for _, ax := range axes {
 			s.reduce[ax] = true
 		}
 		c := s.build(b, rand.New(rand.NewPCG(1, 1)))
