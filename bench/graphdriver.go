@@ -373,7 +373,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 		if r.g.mode.Init {
 			continue
 		}
-		exec := func(out buffer) error { return r.execute(gp.b, out) }
+		exec := func(i int) error { return r.execute(gp.b, i) }
 		if r.g.mode.Bitwise {
 			if fail := r.bitwise(gp.b, redCase{sdt: gp.sdt}, exec); fail != nil {
 				fail.impl = res.impl
@@ -382,7 +382,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 		}
 		if r.g.mode.Exec {
 			fillInputs(gp.b, gp.sdt, fillRandom, uint64(idx))
-			if err := exec(gp.b.outs[0]); err != nil {
+			if err := exec(0); err != nil {
 				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 			}
 		}
@@ -399,7 +399,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			if !r.g.mode.Corr {
 				fillInputs(gp.b, gp.sdt, fillRandom, uint64(idx)+1)
 			}
-			t, err := measure(func() error { return exec(gp.b.outs[0]) }, r.g.maxMs, r.g.fixTimes)
+			t, err := measure(func() error { return exec(0) }, r.g.maxMs, r.g.fixTimes)
 			if err != nil {
 				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 			}

@@ -109,10 +109,14 @@ type built struct {
 	operands []buffer
 	outLT    graph.LogicalTensor
 	outs     [2]buffer // the second one for bitwise mode
-	chain    []refPostOp
-	reduced  []bool
-	ctimeMs  float64
-	posOnly  bool
+	// The execute tensors over src, the operands and outs[i], made on
+	// first use so that a timed execute is the partition's Execute alone.
+	inTs    []partition.Tensor
+	outTs   [2][]partition.Tensor
+	chain   []refPostOp
+	reduced []bool
+	ctimeMs float64
+	posOnly bool
 }
 
 func (r *runner) doReduction(idx int, repro string, c redCase) result {
@@ -139,7 +143,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if r.g.mode.Init {
 		return result{state: "INITIALIZED", impl: res.impl}
 	}
-	exec := func(out buffer) error { return r.execute(b, out) }
+	exec := func(i int) error { return r.execute(b, i) }
 	switch {
 	case r.g.mode.Bitwise:
 		if fail := r.bitwise(b, c, exec); fail != nil {
@@ -148,7 +152,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 		}
 	case r.g.mode.Exec:
 		fillInputs(b, c.sdt, fillRandom, uint64(idx))
-		if err := exec(b.outs[0]); err != nil {
+		if err := exec(0); err != nil {
 			return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 		}
 		res.state = "EXECUTED"
@@ -165,7 +169,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 		if !r.g.mode.Corr {
 			fillInputs(b, c.sdt, fillRandom, uint64(idx)+1)
 		}
-		t, err := measure(func() error { return exec(b.outs[0]) }, r.g.maxMs, r.g.fixTimes)
+		t, err := measure(func() error { return exec(0) }, r.g.maxMs, r.g.fixTimes)
 		if err != nil {
 			return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 		}
@@ -356,26 +360,32 @@ func sameDims(a, b []int64) bool {
 	return true
 }
 
-// execute runs the compiled partition into out.
-func (r *runner) execute(b *built, out buffer) error {
-	ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
-	t, err := partition.NewTensor(b.srcLT, b.src.data())
-	if err != nil {
-		return err
-	}
-	ins = append(ins, t)
-	for i, lt := range b.opLTs {
-		t, err := partition.NewTensor(lt, b.operands[i].data())
+// execute runs the compiled partition into outs[i].
+func (r *runner) execute(b *built, i int) error {
+	if b.inTs == nil {
+		ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
+		t, err := partition.NewTensor(b.srcLT, b.src.data())
 		if err != nil {
 			return err
 		}
 		ins = append(ins, t)
+		for j, lt := range b.opLTs {
+			t, err := partition.NewTensor(lt, b.operands[j].data())
+			if err != nil {
+				return err
+			}
+			ins = append(ins, t)
+		}
+		b.inTs = ins
 	}
-	o, err := partition.NewTensor(b.outLT, out.data())
-	if err != nil {
-		return err
+	if b.outTs[i] == nil {
+		o, err := partition.NewTensor(b.outLT, b.outs[i].data())
+		if err != nil {
+			return err
+		}
+		b.outTs[i] = []partition.Tensor{o}
 	}
-	return b.cp.Execute(ins, []partition.Tensor{o})
+	return b.cp.Execute(b.inTs, b.outTs[i])
 }
 
 // fillInputs fills src and the binary operands.
@@ -387,9 +397,9 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 }
 
 // checkOnce fills with mode, executes, and compares with the reference.
-func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec func(buffer) error) *result {
+func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec func(int) error) *result {
 	fillInputs(b, c.sdt, mode, seed)
-	if err := exec(b.outs[0]); err != nil {
+	if err := exec(0); err != nil {
 		return &result{state: stateOf(err), reason: reasonOf(err)}
 	}
 	ref, allow := reductionReference(b, c.ddt, mode)
@@ -446,10 +456,10 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 
 // bitwise runs the problem twice on the same random data and requires
 // bit-identical outputs (benchdnn's --mode=B: numerical determinism).
-func (r *runner) bitwise(b *built, c redCase, exec func(buffer) error) *result {
+func (r *runner) bitwise(b *built, c redCase, exec func(int) error) *result {
 	fillInputs(b, c.sdt, fillRandom, 7)
 	for i := 0; i < 2; i++ {
-		if err := exec(b.outs[i]); err != nil {
+		if err := exec(i); err != nil {
 			return &result{state: stateOf(err), reason: reasonOf(err)}
 		}
 	}
