@@ -21,6 +21,12 @@ type CompiledPartition struct {
 	recipe  *recipe
 	kern    kernel // compiled once when the axes are known at compile time
 
+	// Bytes each port's buffer must hold, worked out once (the overflow
+	// checks divide); outNeed is -1 when the output's dims depend on
+	// run-time axes.
+	inNeed  []int64
+	outNeed int64
+
 	// With axes given as a tensor, kernels are found per axes value.
 	mu       sync.Mutex
 	byAxes   map[uint64]kernel
@@ -186,7 +192,31 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		c.byAxes = map[uint64]kernel{}
 	}
 	c.outputs = outs
+	if err := c.settleNeeds(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// settleNeeds works out inNeed and outNeed.
+func (c *CompiledPartition) settleNeeds() error {
+	c.inNeed = make([]int64, len(c.inputs))
+	for i := range c.inputs {
+		n, err := spanBytes(c.inputs[i])
+		if err != nil {
+			return err
+		}
+		c.inNeed[i] = n
+	}
+	c.outNeed = -1
+	if out := c.outputs[0]; out.KnownDims() {
+		n, err := spanBytes(out)
+		if err != nil {
+			return err
+		}
+		c.outNeed = n
+	}
+	return nil
 }
 
 // makeRecipe reads the ops' attributes into post-op descriptions.

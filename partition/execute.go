@@ -23,9 +23,10 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if c == nil {
 		return graph.Errorf(graph.InvalidArguments, "Execute on a nil compiled partition")
 	}
-	// Ports are few (src, axes, binary operands; one output): order the
-	// tensors in stack arrays, so that Execute allocates nothing itself.
-	var inBuf, outBuf [maxPorts]Tensor
+	// Ports are few (src, axes, binary operands; one output): order
+	// pointers to the given tensors in stack arrays, so that Execute
+	// neither allocates nor copies tensors.
+	var inBuf, outBuf [maxPorts]*Tensor
 	ins, err := matchTensors("input", c.inputs, inputs, inBuf[:0])
 	if err != nil {
 		return err
@@ -35,7 +36,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 		return err
 	}
 	for i, t := range ins {
-		if err := checkTensor("input", c.inputs[i], t); err != nil {
+		if err := checkTensor("input", &c.inputs[i], t, c.inNeed[i]); err != nil {
 			return err
 		}
 	}
@@ -43,7 +44,13 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTensor("output", outLT, outs[0]); err != nil {
+	outNeed := c.outNeed
+	if outNeed < 0 {
+		if outNeed, err = spanBytes(outLT); err != nil {
+			return err
+		}
+	}
+	if err := checkTensor("output", &outLT, outs[0], outNeed); err != nil {
 		return err
 	}
 	k := c.kern
@@ -74,25 +81,24 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 // operand per binary post-op.
 const maxPorts = 2 + plan.MaxBinary
 
-// matchTensors orders execute tensors like the compiled ports, by id,
-// appending them to buf (which has room for maxPorts without allocating).
-func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf []Tensor) ([]Tensor, error) {
-	out := append(buf, make([]Tensor, len(ports))...)
-	var foundBuf [maxPorts]bool
-	found := foundBuf[:0]
-	found = append(found, make([]bool, len(ports))...)
-	for _, t := range given {
+// matchTensors orders pointers to the execute tensors like the compiled
+// ports, by id, appending them to buf (which has room for maxPorts
+// without allocating).
+func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf []*Tensor) ([]*Tensor, error) {
+	out := append(buf, make([]*Tensor, len(ports))...)
+	for j := range given {
+		t := &given[j]
 		i := portIndex(ports, t.lt.ID)
 		if i < 0 {
 			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.lt.ID, what)
 		}
-		if found[i] {
+		if out[i] != nil {
 			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is given twice", what, t.lt.ID)
 		}
-		found[i], out[i] = true, t
+		out[i] = t
 	}
-	for i, ok := range found {
-		if !ok {
+	for i, t := range out {
+		if t == nil {
 			return nil, graph.Errorf(graph.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
 		}
 	}
@@ -102,7 +108,7 @@ func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf 
 // outputLayout settles the output's concrete description: the compiled
 // one, or, where compile could not know the dims (axes from a tensor),
 // the tensor's own.
-func outputLayout(compiled graph.LogicalTensor, t Tensor) (graph.LogicalTensor, error) {
+func outputLayout(compiled graph.LogicalTensor, t *Tensor) (graph.LogicalTensor, error) {
 	if compiled.KnownDims() {
 		return compiled, nil
 	}
@@ -120,9 +126,10 @@ func outputLayout(compiled graph.LogicalTensor, t Tensor) (graph.LogicalTensor, 
 	return lt, settleLayout(&lt)
 }
 
-// checkTensor checks an execute tensor against its compiled description.
-func checkTensor(what string, want graph.LogicalTensor, t Tensor) error {
-	lt := t.lt
+// checkTensor checks an execute tensor against its compiled description,
+// whose buffer must hold need bytes.
+func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) error {
+	lt := &t.lt
 	if t.buf == nil {
 		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has a nil buffer", what, want.ID)
 	}
@@ -137,10 +144,6 @@ func checkTensor(what string, want graph.LogicalTensor, t Tensor) error {
 		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s, compiled as %s",
 			what, want.ID, graph.DimsString(lt.Strides), graph.DimsString(want.Strides))
 	}
-	need, err := spanBytes(want)
-	if err != nil {
-		return err
-	}
 	if int64(len(t.buf)) < need {
 		return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, strides %s) needs %d bytes, its buffer has %d",
 			what, want.ID, graph.DimsString(want.Dims), graph.DimsString(want.Strides), need, len(t.buf))
@@ -149,7 +152,7 @@ func checkTensor(what string, want graph.LogicalTensor, t Tensor) error {
 }
 
 // axesKernel reads a run-time axes tensor and returns the kernel for it.
-func (c *CompiledPartition) axesKernel(axesT Tensor, out graph.LogicalTensor) (kernel, error) {
+func (c *CompiledPartition) axesKernel(axesT *Tensor, out graph.LogicalTensor) (kernel, error) {
 	axLT := c.inputs[c.recipe.axesPort]
 	n := axLT.NumElements()
 	axes := make([]int64, n)
