@@ -80,7 +80,8 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 		ents[i] = e
 	}
 
-	x := execution{k: k, src: src, dst: dst, bins: bins}
+	x := execution{k: k, src: src, dst: dst}
+	copy(x.bins[:], bins)
 	for _, n := range k.dec.scratch {
 		x.scratch = append(x.scratch, getScratch(n))
 	}
@@ -119,12 +120,14 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 //
 // Handing the caller's slices to worker goroutines also makes them escape
 // to the heap in every caller, which matters: kernels get raw addresses,
-// and the Go heap never moves while a goroutine stack can.
+// and the Go heap never moves while a goroutine stack can. The operand
+// slices are copied into an array, so that the caller's list of them
+// (not their data) may stay on its stack.
 type execution struct {
 	k       *Kernel
 	src     []byte
 	dst     []byte
-	bins    [][]byte
+	bins    [plan.MaxBinary][]byte
 	scratch [][]byte
 }
 

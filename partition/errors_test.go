@@ -223,22 +223,45 @@ func TestCompiledPartitionCache(t *testing.T) {
 }
 
 // Execute on a cached compiled partition allocates nothing itself: the
-// port-ordered tensors live in stack arrays.
+// port-ordered tensors and the binary operands live in stack arrays.
 // (Checked in normal builds; under -race the instrumentation moves the
 // arrays to the heap.)
 func TestExecuteDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
+	check := func(name string, c *CompiledPartition, in, outs []Tensor) {
+		t.Helper()
+		if n := testing.AllocsPerRun(100, func() {
+			if err := c.Execute(in, outs); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: Execute allocated %v times per call", name, n)
+		}
+	}
 	c, src, out := compiledMean(t)
 	st, _ := NewTensor(src, make([]float32, 32))
 	dt, _ := NewTensor(out, make([]float32, 4))
-	in, outs := []Tensor{st}, []Tensor{dt}
-	if n := testing.AllocsPerRun(100, func() {
-		if err := c.Execute(in, outs); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
-		t.Errorf("Execute allocated %v times per call", n)
+	check("mean", c, []Tensor{st}, []Tensor{dt})
+
+	// mean + add of a per-row operand: one binary operand reaches the kernel.
+	f32 := dtypes.F32
+	x := graph.NewLogicalTensor(2, f32, []int64{4, 1})
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).
+		SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(3, graph.Add, "add").AddInput(graph.NewLogicalTensorAny(1, f32, nil)).AddInput(x).
+		AddOutput(graph.NewLogicalTensorAny(3, f32, nil))))
+	must(t, g.Finalize())
+	fused := onlySupported(t, g, Fusion)
+	if len(fused.Ops()) != 2 {
+		t.Fatalf("mean and add were not fused: %v", fused.Ops())
 	}
+	cf, err := fused.Compile([]graph.LogicalTensor{src, x}, []graph.LogicalTensor{graph.NewLogicalTensorAny(3, f32, nil)})
+	must(t, err)
+	fout, _ := cf.QueryLogicalTensor(3)
+	xt, _ := NewTensor(x, make([]float32, 4))
+	ft, _ := NewTensor(fout, make([]float32, 4))
+	check("mean+add", cf, []Tensor{st, xt}, []Tensor{ft})
 }

@@ -67,7 +67,8 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 				outLT.ID, c.inputs[i].ID)
 		}
 	}
-	bins := make([][]byte, len(c.recipe.binPorts))
+	var binBuf [plan.MaxBinary][]byte
+	bins := binBuf[:len(c.recipe.binPorts)]
 	for i, port := range c.recipe.binPorts {
 		bins[i] = ins[port].buf
 	}

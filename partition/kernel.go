@@ -5,11 +5,11 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// kernel runs one canonical plan on raw buffers.
-type kernel interface {
-	Run(src, dst []byte, bins [][]byte) error
-	Impl() string
-}
+// kernel runs one canonical plan on raw buffers: the jit runtime's kernel,
+// which falls back to the interpreter by itself. A concrete type rather
+// than an interface, so that the operand list Execute builds may stay on
+// its stack.
+type kernel = *jit.Kernel
 
 // compileKernel returns the kernel for a plan: JIT code for the effective
 // ISA from the jit runtime's cache, or the interpreter where the JIT does
