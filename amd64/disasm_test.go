@@ -106,6 +106,76 @@ func TestDisassembly(t *testing.T) {
 	}
 }
 
+// TestPrefetchChoice checks where software prefetch is emitted: groups of
+// rows shorter than a line (any ISA), 16-bit column blocks of AVX2 with
+// rows at most pfMaxStride bytes apart, and narrow 16-bit column blocks of
+// AVX-512; not long rows, not f32 columns, not AVX2 rows 8 KiB apart.
+func TestPrefetchChoice(t *testing.T) {
+	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
+	avx512, avx2 := Options{AVX512: true}, Options{}
+	rows := func(dt dtypes.DataType, n, rk int64) *plan.Plan {
+		return canon(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true})
+	}
+	cols := func(dt dtypes.DataType, r, stride, w int64) *plan.Plan {
+		return canon(t, dt, []int64{r, w}, []int64{stride, 1}, []bool{true, false})
+	}
+	cases := []struct {
+		name string
+		pl   *plan.Plan
+		o    Options
+		want bool
+	}{
+		{"rows of 3 f32, avx512", rows(f32, 4096, 3), avx512, true},
+		{"rows of 3 f32, avx2", rows(f32, 4096, 3), avx2, true},
+		{"rows of 15 f32, avx512", rows(f32, 4096, 15), avx512, true},
+		{"rows of 3 bf16, avx512", rows(bf16, 4096, 3), avx512, true},
+		{"rows of 16 f32, avx512", rows(f32, 4096, 16), avx512, false},
+		{"rows of 3000 f32, avx512", rows(f32, 64, 3000), avx512, false},
+		{"bf16 columns 512 B apart, avx2", cols(bf16, 3136, 256, 64), avx2, true},
+		{"f16 columns 4 KiB apart, avx2", cols(f16, 512, 2048, 64), avx2, true},
+		{"bf16 columns 8 KiB apart, avx2", cols(bf16, 512, 4096, 64), avx2, false},
+		{"f32 columns 1 KiB apart, avx2", cols(f32, 512, 256, 64), avx2, false},
+		{"bf16 columns 256 B wide, avx512", cols(bf16, 512, 4096, 128), avx512, true},
+		{"bf16 columns 512 B wide, avx512", cols(bf16, 512, 4096, 256), avx512, false},
+	}
+	for _, c := range cases {
+		code, err := Emit(c.pl, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := strings.Contains(strings.Join(disassemble(t, code), "\n"), "prefetcht0")
+		if got != c.want {
+			t.Errorf("%s (%v): prefetch emitted = %v, want %v", c.name, c.pl, got, c.want)
+		}
+	}
+}
+
+// canon canonicalises a dense-output problem of src dims and strides.
+func canon(t *testing.T, dt dtypes.DataType, dims, ss []int64, red []bool) *plan.Plan {
+	t.Helper()
+	var ds []int64
+	for i := range dims {
+		if red[i] {
+			ds = append(ds, 0)
+		} else {
+			ds = append(ds, 1)
+		}
+	}
+	// Dense dst strides over the kept dims, innermost last.
+	s := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		if !red[i] {
+			ds[i] = s
+			s *= dims[i]
+		}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
 // TestVCVTNEPS2BF16Encoding checks the hand-made EVEX encoding of the one
 // instruction the assembler lacks, for registers in every bank (0-7,
 // 8-15, 16-31 need different EVEX extension bits).

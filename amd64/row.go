@@ -104,6 +104,9 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 
 	if !rp.ZeroSum {
+		if n > 1 && len(rp.Outer) == 0 {
+			g.prefetchGroup(rp)
+		}
 		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
 			switch {
 			case rp.Vec:
@@ -136,6 +139,29 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		regs[p] = p
 	}
 	g.epilogue(g.transpose(regs), lm)
+}
+
+// Groups of rows shorter than a cache line are prefetched pfAhead bytes
+// ahead, a line at a time. Such a group takes about 80 instructions per
+// few lines (16 rows of 3 f32 are 3 lines), so the reorder window holds
+// too few lines' loads to keep memory busy: [4194304, 3] reduced over
+// its rows ran at 14 GB/s. A prefetch never faults, so the ones past
+// the end of src are harmless.
+const pfAhead = 2048
+
+// prefetchGroup prefetches the lines of the group pfAhead bytes ahead,
+// when its rows are shorter than a line.
+func (g *gen) prefetchGroup(rp *rowPlan) {
+	if rp.rowStep <= 0 || rp.rowStep >= 64 {
+		return
+	}
+	span := int64(g.V) * rp.rowStep
+	if !fits32(pfAhead + span) {
+		return
+	}
+	for off := int64(0); off < span; off += 64 {
+		g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
+	}
 }
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
