@@ -107,9 +107,11 @@ func TestDisassembly(t *testing.T) {
 }
 
 // TestPrefetchChoice checks where software prefetch is emitted: groups of
-// rows shorter than a line (any ISA), 16-bit column blocks of AVX2 with
-// rows at most pfMaxStride bytes apart, and narrow 16-bit column blocks of
-// AVX-512; not long rows, not f32 columns, not AVX2 rows 8 KiB apart.
+// rows shorter than a line (any ISA, under at most 4 outer reduced
+// iterations), column kernels whose kept iterations are less than a line
+// apart, 16-bit column blocks of AVX2 with rows at most pfMaxStride bytes
+// apart, and narrow 16-bit column blocks of AVX-512; not long rows, not
+// f32 columns, not AVX2 rows 8 KiB apart.
 func TestPrefetchChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	avx512, avx2 := Options{AVX512: true}, Options{}
@@ -131,6 +133,11 @@ func TestPrefetchChoice(t *testing.T) {
 		{"rows of 3 bf16, avx512", rows(bf16, 4096, 3), avx512, true},
 		{"rows of 16 f32, avx512", rows(f32, 4096, 16), avx512, false},
 		{"rows of 3000 f32, avx512", rows(f32, 64, 3000), avx512, false},
+		{"rows of 2 under 2 far rows, avx512", canon(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, true},
+		{"rows of 2 under 64 far rows, avx512", canon(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, false},
+		{"columns 2x2 per output row, avx512", canon(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}), avx512, true},
+		{"columns 2x2 per output row, avx2", canon(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}), avx2, true},
+		{"columns 4x4 per output row, avx512", canon(t, f32, []int64{4096, 4, 4}, []int64{16, 4, 1}, []bool{false, true, false}), avx512, false},
 		{"bf16 columns 512 B apart, avx2", cols(bf16, 3136, 256, 64), avx2, true},
 		{"f16 columns 4 KiB apart, avx2", cols(f16, 512, 2048, 64), avx2, true},
 		{"bf16 columns 8 KiB apart, avx2", cols(bf16, 512, 4096, 64), avx2, false},

@@ -104,10 +104,18 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 
 	if !rp.ZeroSum {
-		if n > 1 && len(rp.Outer) == 0 {
-			g.prefetchGroup(rp)
+		// Few outer reduced iterations ([2, N, 2] over [0, 2]): each
+		// one's lines, like a group's. With many, the lines pfAhead on
+		// would be used only after them all.
+		its := int64(1)
+		for _, l := range rp.Outer {
+			its *= l.Size
 		}
+		pf := n > 1 && its <= 4
 		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
+			if pf {
+				g.prefetchGroup(rp)
+			}
 			switch {
 			case rp.Vec:
 				g.rowSweep(rp.Len, U, n, acc, rowOff)
