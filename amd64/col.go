@@ -19,13 +19,92 @@ import (
 // that lane l always holds Inner index l mod W, and the lanes are folded
 // at the end. A 3-wide Inner then runs at 15/16 of the vector width
 // instead of 3/16.
+//
+// When a whole iteration of the innermost kept loop is that small too
+// (rows and iterations back to back, at most V/2 lanes each, as in
+// [N, 2, 2] over axis 1), AVX-512 sums several iterations from one load
+// (see flatOuter).
 
 // chainTarget is how many independent add chains a loop body should have
 // to cover the FP add latency at two adds per cycle.
 const chainTarget = 8
 
-// Column emits the column shape for one iteration of the kept loops.
-func (g *gen) Column(red []plan.Loop, zeroSum bool) {
+// Column emits the kept loops k around the column shape.
+func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
+	one := func() { g.column(red, zeroSum) }
+	G := g.outerGroup(k, red, zeroSum)
+	if G < 2 {
+		k.Emit(g, one)
+		return
+	}
+	outer, L, counted := k.SplitInnermost()
+	sL := g.StepsOf(&L)
+	outer.Emit(g, func() {
+		if counted {
+			g.countGroups(G, sL, k.Cnt, func() { g.flatOuter(red, G) }, one)
+			return
+		}
+		kernelshape.Chunks(g, g.ptrs, L.Size, G, sL, func(m int) { g.flatOuter(red, m) })
+	})
+}
+
+// outerGroup returns how many iterations of the innermost kept loop of k
+// flatOuter sums at once, or 0 where it does not apply. It needs AVX-512,
+// one reduced loop whose rows are back to back (stride W, the Inner
+// width), iterations back to back (stride P = R*W) of at most V/2 lanes,
+// and outputs and operands laid out alike along the loop and Inner, so
+// that the packed results map to dst with one step.
+func (g *gen) outerGroup(k kernelshape.Nest, red []plan.Loop, zeroSum bool) int {
+	if !g.avx512 || zeroSum || len(red) != 1 || len(k.Loops) == 0 {
+		return 0
+	}
+	in, L := g.pl.Inner, k.Loops[len(k.Loops)-1]
+	W := in.Size
+	P := red[0].Size * W
+	if red[0].SrcStride != W || L.SrcStride != P || P > int64(g.V/2) || L.DstStride != W*in.DstStride {
+		return 0
+	}
+	for b := 0; b < g.nbin; b++ {
+		if L.BinStrides[b] != W*in.BinStrides[b] {
+			return 0
+		}
+	}
+	return g.V / int(P)
+}
+
+// flatOuter sums m consecutive iterations of the innermost kept loop
+// (the shape outerGroup accepts) from one load of m*P lanes: lane
+// g*P + r*W + i holds row r, Inner index i of iteration g. Rotating the
+// vector down by r*W lanes and adding, for r = 1..R-1, leaves the sums in
+// lanes g*P + i (no lane wraps around: g*P + r*W + i < m*P), summed in
+// row order like the interpreter. A compress packs them into lanes
+// g*W + i, which is dst order.
+func (g *gen) flatOuter(red []plan.Loop, m int) {
+	W, R := int(g.pl.Inner.Size), int(red[0].Size)
+	P := R * W
+	si := g.StepsOf(&g.pl.Inner)
+	mk := g.mark()
+	defer g.release(mk)
+	s, v, t := g.tmp(), g.tmp(), g.tmp()
+	g.zero(v)
+	g.accum(g.sdt, v, g.m(rSrc, 0), m*P)
+	g.op(x86.AVMOVAPS, g.vr(v), g.vr(s))
+	for r := 1; r < R; r++ {
+		g.rotate(t, v, r*W)
+		g.vadd(s, t)
+	}
+	var bits uint32
+	for it := 0; it < m; it++ {
+		for i := 0; i < W; i++ {
+			bits |= 1 << (it*P + i)
+		}
+	}
+	g.op(x86.AVCOMPRESSPS, g.vr(s), g.kbits(bits), g.vr(v))
+	g.epilogue(v, kernelshape.LaneMap{N: m * W, DstStep: si.Dst, BinStep: si.Bin})
+}
+
+// column emits the column shape for one iteration of the kept loops.
+func (g *gen) column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
 	si := g.StepsOf(&in)

@@ -38,6 +38,7 @@ type gen struct {
 	gprFree []int16 // counters not in use
 
 	masks []maskSlot // hoisted tail masks
+	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
 
@@ -48,6 +49,12 @@ type gen struct {
 type maskSlot struct {
 	n   int
 	reg obj.Addr
+}
+
+// kpat is an opmask bit pattern hoisted into the prologue.
+type kpat struct {
+	bits uint32
+	reg  obj.Addr
 }
 
 // Pointer registers. DI carries the argument block on entry and becomes

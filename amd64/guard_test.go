@@ -12,8 +12,9 @@ import (
 
 // runGuarded runs p for every ISA with src, dst and operands next to
 // guard pages (kerneltest.Fence), at their end and at their start, and
-// checks the results against the reference.
-func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) {
+// checks the results against the reference: in one call, or in calls of
+// each of blocks iterations of the outermost Outer loop when given.
+func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase, blocks ...int64) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
@@ -24,14 +25,19 @@ func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase) 
 	for _, atEnd := range []bool{true, false} {
 		fence := kerneltest.NewFence(t, atEnd)
 		src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
+		if len(blocks) == 0 {
+			blocks = []int64{0}
+		}
 		for _, isa := range isaList {
-			copy(dst, dst0)
 			k := compile(t, pl, isa.o)
-			k.RunBlocks(pl, src, dst, bins, 0)
-			k.Release()
-			if d := compareExact(p.DstDT, dst, want, written, false); d != "" {
-				t.Fatalf("%s: %s\nproblem %+v\nplan %v", isa.name, d, p, pl)
+			for _, block := range blocks {
+				copy(dst, dst0)
+				k.RunBlocks(pl, src, dst, bins, block)
+				if d := compareExact(p.DstDT, dst, want, written, false); d != "" {
+					t.Fatalf("%s, blocks of %d: %s\nproblem %+v\nplan %v", isa.name, block, d, p, pl)
+				}
 			}
+			k.Release()
 		}
 		fence.Free()
 	}

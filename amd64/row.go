@@ -63,7 +63,8 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 	case rp.group == 1:
 		g.CountLoop(cnt, sL, one)
 	default:
-		g.countGroups(rp, rp.group, sL, cnt, kernelshape.Outputs(rp.group, sL), one)
+		lm := kernelshape.Outputs(rp.group, sL)
+		g.countGroups(rp.group, sL, cnt, func() { g.rowGroup(rp, rp.group, lm) }, one)
 	}
 }
 
@@ -318,12 +319,13 @@ func (g *gen) elemSweep(e *plan.Loop, U int) {
 	}
 }
 
-// countGroups runs the count-driven L loop in groups of G outputs. When
-// Count is not a multiple of G the last group is moved back to end at
-// output Count-1: it recomputes (and rewrites, with the same values) up
-// to G-1 outputs of the previous group instead of finishing one output at
-// a time. Counts below G run single outputs.
-func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
+// countGroups runs the count-driven L loop in groups of G iterations
+// (group emits one at the pointers, one a single iteration). When Count
+// is not a multiple of G the last group is moved back to end at
+// iteration Count-1: it recomputes (and rewrites, with the same values)
+// up to G-1 iterations of the previous group instead of finishing one at
+// a time. Counts below G run single iterations.
+func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
 	backOff := fits32(sL.Src) && fits32(sL.Dst)
 	for i := 0; i < g.nbin; i++ {
 		backOff = backOff && fits32(sL.Bin[i])
@@ -333,7 +335,7 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
 	g.Jump(x86.AJLT, singles)
 	g.label(top)
-	g.rowGroup(rp, G, lm)
+	group()
 	g.ptrs.Advance(sL, int64(G))
 	g.flush()
 	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
@@ -360,7 +362,7 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	for i := 0; i < g.nbin; i++ {
 		back(g.binReg[i], sL.Bin[i])
 	}
-	g.rowGroup(rp, G, lm)
+	group()
 	g.flush()
 	g.Jump(obj.AJMP, done)
 	g.Place(singles)

@@ -74,6 +74,30 @@ func (g *gen) vmask(n int) obj.Addr {
 	return g.vr(t)
 }
 
+// kbits returns an opmask register holding bits (AVX-512), hoisted into
+// the prologue like vmask's masks while registers last, else built in
+// the scratch opmask K7 where needed.
+func (g *gen) kbits(bits uint32) obj.Addr {
+	for _, s := range g.kpats {
+		if s.bits == bits {
+			return s.reg
+		}
+	}
+	set := func(k obj.Addr) {
+		g.op(x86.AMOVL, imm(int64(bits)), reg(rScratch))
+		g.op(x86.AKMOVW, reg(rScratch), k)
+	}
+	if g.kNext <= 5 {
+		k := kreg(g.kNext)
+		g.kNext++
+		g.InsertAfter(&g.pro, func() { set(k) })
+		g.kpats = append(g.kpats, kpat{bits, k})
+		return k
+	}
+	set(kreg(7))
+	return kreg(7)
+}
+
 // setK loads opmask k with the low n bits set.
 func (g *gen) setK(k obj.Addr, n int) {
 	g.op(x86.AMOVL, imm(int64(uint32(1)<<n-1)), reg(rScratch))

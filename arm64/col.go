@@ -19,8 +19,13 @@ import (
 // to cover the FP add latency.
 const chainTarget = 8
 
-// Column emits the column shape for one iteration of the kept loops.
-func (g *gen) Column(red []plan.Loop, zeroSum bool) {
+// Column emits the kept loops k around the column shape.
+func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
+	k.Emit(g, func() { g.column(red, zeroSum) })
+}
+
+// column emits the column shape for one iteration of the kept loops.
+func (g *gen) column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
 	si := g.StepsOf(&in)

@@ -38,8 +38,8 @@ func (r *recorder) StepsOf(l *plan.Loop) Steps { return StepsOf(l, 4, 2, nil) }
 func (r *recorder) Counter() int16             { r.next++; return r.next }
 func (r *recorder) Prologue(cnt int16)         { r.add("prologue r%d", cnt) }
 func (r *recorder) Return()                    { r.add("return") }
-func (r *recorder) Column(red []plan.Loop, zeroSum bool) {
-	r.add("column %d reduced zeroSum %v", len(red), zeroSum)
+func (r *recorder) Column(k Nest, red []plan.Loop, zeroSum bool) {
+	k.Emit(r, func() { r.add("column %d reduced zeroSum %v", len(red), zeroSum) })
 }
 
 func (r *recorder) Row(k Nest, red []plan.Loop, zeroSum bool) {

@@ -28,9 +28,10 @@ type Emitter interface {
 	Prologue(cnt int16)
 	// Return leaves the kernel.
 	Return()
-	// Column emits the column shape (Inner contiguous in src) for one
-	// iteration of the kept loops, summing over the reduced loops red.
-	Column(red []plan.Loop, zeroSum bool)
+	// Column emits the column shape (Inner contiguous in src): the kept
+	// loops k (which Column may split, see Nest.SplitInnermost) around
+	// sums over the reduced loops red.
+	Column(k Nest, red []plan.Loop, zeroSum bool)
 	// Row emits the row and element shapes: the kept loops k (which
 	// Row may split, see Nest.SplitInnermost) around sums over the
 	// reduced loops red.
@@ -76,7 +77,7 @@ func Generate(pl *plan.Plan, e Emitter) {
 	}
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	if pl.HasInner && pl.Inner.SrcStride == 1 {
-		k.Emit(e, func() { e.Column(red, zeroSum) })
+		e.Column(k, red, zeroSum)
 	} else {
 		if pl.HasInner {
 			k.Loops = append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
