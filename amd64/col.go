@@ -80,9 +80,15 @@ func (g *gen) outerGroup(k kernelshape.Nest, red []plan.Loop, zeroSum bool) int 
 // row order like the interpreter. A compress packs them into lanes
 // g*W + i, which is dst order.
 func (g *gen) flatOuter(red []plan.Loop, m int) {
-	W, R := int(g.pl.Inner.Size), int(red[0].Size)
-	P := R * W
+	W := int(g.pl.Inner.Size)
 	si := g.StepsOf(&g.pl.Inner)
+	g.flatSums(m, int(red[0].Size), W, kernelshape.LaneMap{N: m * W, DstStep: si.Dst, BinStep: si.Bin})
+}
+
+// flatSums sums m blocks of R rows of W elements, all back to back at the
+// src pointer (m*R*W <= V), and finishes the m*W sums with lane map lm.
+func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
+	P := R * W
 	mk := g.mark()
 	defer g.release(mk)
 	s, v, t := g.tmp(), g.tmp(), g.tmp()
@@ -100,7 +106,7 @@ func (g *gen) flatOuter(red []plan.Loop, m int) {
 		}
 	}
 	g.op(x86.AVCOMPRESSPS, g.vr(s), g.kbits(bits), g.vr(v))
-	g.epilogue(v, kernelshape.LaneMap{N: m * W, DstStep: si.Dst, BinStep: si.Bin})
+	g.epilogue(v, lm)
 }
 
 // column emits the column shape for one iteration of the kept loops.

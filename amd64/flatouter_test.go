@@ -69,17 +69,52 @@ func TestOuterGroupChoice(t *testing.T) {
 	}
 }
 
-// TestFlatOuter runs the shapes flatOuter takes, and their neighbours
-// that it does not, for every dtype pair, iteration counts around
+// TestFlatRowsChoice checks which row plans flatSums takes, and with how
+// many outputs per vector.
+func TestFlatRowsChoice(t *testing.T) {
+	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
+	cases := []struct {
+		dt    dtypes.DataType
+		rk    int64
+		pad   int64
+		o     Options
+		wantG int
+	}{
+		{f32, 2, 0, Options{AVX512: true}, 8},
+		{bf16, 2, 0, Options{AVX512: true}, 8},
+		{f16, 4, 0, Options{AVX512: true}, 4},
+		{bf16, 4, 0, Options{AVX512: true}, 4},
+		{f32, 4, 0, Options{AVX512: true}, 0},
+		{f32, 3, 0, Options{AVX512: true}, 0},
+		{f32, 2, 1, Options{AVX512: true}, 0}, // rows not back to back
+		{f32, 2, 0, Options{}, 0},
+	}
+	for _, c := range cases {
+		p := &plan.Problem{SrcDT: c.dt, DstDT: c.dt, Dims: []int64{100, c.rk}, SrcStrides: []int64{c.rk + c.pad, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newGen(pl, c.o)
+		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), rowStep: pl.Outer[0].SrcStride * g.ssz}
+		if got := g.flatRows(&rp, pl.Outer[0]); got != c.wantG {
+			t.Errorf("%v rows of %d (pad %d, avx512 %v): flatRows = %d, want %d", c.dt, c.rk, c.pad, c.o.AVX512, got, c.wantG)
+		}
+	}
+}
+
+// TestFlatOuter runs the shapes flatSums takes (flatOuter, and flat rows
+// when W is 1), and their neighbours that it does not, for every dtype pair, iteration counts around
 // multiples of the group, whole and in runtime-sized blocks (so that the
 // counted loop ends in a moved-back group or in single iterations), next
 // to guard pages, against the reference.
 func TestFlatOuter(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(13))
-	// W = 1 is a row shape after canonicalisation, 3x3 too wide: both
-	// are neighbours flatOuter must leave alone.
-	shapes := [][2]int64{{2, 1}, {8, 1}, {2, 2}, {4, 2}, {2, 3}, {2, 4}, {3, 3}}
+	// W = 1 is a row shape after canonicalisation (rows of 2 and, for
+	// 16-bit data, 4 are flat; 3 and 8 go in groups); 3x3 is too wide.
+	shapes := [][2]int64{{2, 1}, {3, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {2, 3}, {2, 4}, {3, 3}}
 	for _, pair := range dtPairs {
 		for _, rw := range shapes {
 			R, W := rw[0], rw[1]
