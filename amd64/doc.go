@@ -13,11 +13,14 @@
 //     Several independent accumulators per output hide the add latency;
 //     short rows are summed for up to one vector of outputs at once and
 //     transposed into one vector, so that the horizontal sums and the
-//     epilogue are vectorised across outputs;
+//     epilogue are vectorised across outputs; rows of 2 (4 for 16-bit
+//     data) back to back are summed V/2 (V/4) from one load (flatSums);
 //   - column: the kept Inner loop is contiguous ([Outer..., Reduced...,
 //     Inner]). Blocks of Inner are accumulated in registers over the
 //     reduced rows (vertical adds); a short Inner whose rows are contiguous
-//     is read as one flat stream and its lanes folded by index mod Inner;
+//     is read as one flat stream and its lanes folded by index mod Inner,
+//     and when a whole kept iteration is at most half a vector, several
+//     iterations come from one load (flatSums, AVX-512);
 //   - element: nothing is contiguous. One element at a time, several
 //     accumulators; correct rather than fast.
 //
@@ -50,6 +53,11 @@
 //     (MOVL imm + VPBROADCASTD), tail masks are hoisted into the prologue.
 //   - Pointer increments are folded into displacements and emitted
 //     lazily (a loop's rewind merges with the next move), see gen.m.
+//   - Software prefetch only where measured to pay: groups of rows
+//     shorter than a line and column kernels whose kept iterations share
+//     lines (many instructions per line leave the reorder window too few
+//     loads in flight), and narrow 16-bit column blocks read a few lines
+//     per strided row (TestPrefetchChoice lists the cases).
 package amd64
 
 // Options selects the instruction set the code may use.
