@@ -73,12 +73,8 @@ func (g *gen) outerGroup(k kernelshape.Nest, red []plan.Loop, zeroSum bool) int 
 }
 
 // flatOuter sums m consecutive iterations of the innermost kept loop
-// (the shape outerGroup accepts) from one load of m*P lanes: lane
-// g*P + r*W + i holds row r, Inner index i of iteration g. Rotating the
-// vector down by r*W lanes and adding, for r = 1..R-1, leaves the sums in
-// lanes g*P + i (no lane wraps around: g*P + r*W + i < m*P), summed in
-// row order like the interpreter. A compress packs them into lanes
-// g*W + i, which is dst order.
+// (the shape outerGroup accepts), R rows of W each, with flatSums; their
+// m*W outputs step along Inner.
 func (g *gen) flatOuter(red []plan.Loop, m int) {
 	W := int(g.pl.Inner.Size)
 	si := g.StepsOf(&g.pl.Inner)
@@ -86,7 +82,12 @@ func (g *gen) flatOuter(red []plan.Loop, m int) {
 }
 
 // flatSums sums m blocks of R rows of W elements, all back to back at the
-// src pointer (m*R*W <= V), and finishes the m*W sums with lane map lm.
+// src pointer (P = R*W, m*P <= V), and finishes the m*W sums with lane
+// map lm (AVX-512). One load of m*P lanes: lane g*P + r*W + i holds row
+// r, element i of block g. Rotating the vector down by r*W lanes and
+// adding, for r = 1..R-1, leaves the sums in lanes g*P + i (no lane wraps
+// around: g*P + r*W + i < m*P), summed in row order like the
+// interpreter. A compress packs them into lanes g*W + i.
 func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 	P := R * W
 	mk := g.mark()
