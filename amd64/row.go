@@ -307,8 +307,8 @@ func (s readStreams) offset(u int, unit int64) int64 {
 const minStreamedRow = 256 << 10
 
 // streams chooses how the loop over one long row reads it: iters
-// iterations of slots loads of unit bytes. A 16-bit row is cut into
-// equal parts read side by side (bf16: 4, f16: 2), each part's loads
+// iterations of slots loads of unit bytes. The row is cut into equal
+// parts read side by side (bf16: 4, f16 and f32: 2), each part's loads
 // feeding its own accumulators. In a C probe over 32 MiB (1 thread) a
 // one-stream bf16 sum ran at 48 GB/s where an f32 sum of the same bytes
 // ran at 86, the conversion instructions per line being the only
@@ -316,17 +316,16 @@ const minStreamedRow = 256 << 10
 // on [16777216] -> [1] (1 MiB calls), medians of 5-7 alternating runs,
 // 1 thread: bf16 0.786 -> 0.669 ms, f16 0.803 -> 0.705 ms; 2 threads:
 // f16 0.405 -> 0.257 ms, bf16 0.409 -> 0.405 ms (its best run 0.350 ->
-// 0.309). f32 (one instruction per line) gained nothing, and 2 streams
-// of rows of 8 KiB lost 35% for bf16, hence minStreamedRow. Groups of
-// rows (n > 1) keep one stream per row.
+// 0.309). f32 gains less but never lost (medians of 7-9, 2 threads):
+// [64, 1048576] 5.26 -> 5.21 ms (1 thread 6.76 -> 6.44), [128, 131072]
+// 0.892 -> 0.836 ms, [16777216] 0.948 -> 0.920 ms. 2 streams of rows of
+// 8 KiB lost 35% for bf16, hence minStreamedRow. Groups of rows (n > 1)
+// keep one stream per row.
 func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 	one := readStreams{per: slots}
-	S := 1
-	switch g.sdt {
-	case dtypes.BF16:
+	S := 2
+	if g.sdt == dtypes.BF16 {
 		S = 4
-	case dtypes.F16:
-		S = 2
 	}
 	if n != 1 || S == 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
 		return one

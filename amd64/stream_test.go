@@ -29,7 +29,8 @@ func TestStreamChoice(t *testing.T) {
 		{dtypes.BF16, 1, 4, long / 256, 64, 1, true},     // 4 streams of one pair load
 		{dtypes.F16, 1, 8, long / 256, 32, 4, true},      // 2 streams of 4 loads
 		{dtypes.F16, 1, 8, long/256 - 1, 32, 8, false},   // just short of the bound
-		{dtypes.F32, 1, 8, long / 256, 64, 8, false},     // f32: one stream
+		{dtypes.F32, 1, 8, long / 512, 64, 4, true},      // f32: 2 streams of 4 loads
+		{dtypes.F32, 1, 8, long/512 - 1, 64, 8, false},   // just short of the bound
 		{dtypes.BF16, 2, 4, long / 256, 64, 4, false},    // a group of rows
 		{dtypes.BF16, 1, 2, long / 128, 64, 2, false},    // 4 does not divide 2 slots
 		{dtypes.F16, 1, 8, 1 << 28, 32, 8, false},        // gaps past 32 bits
