@@ -125,8 +125,26 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 	}
 	// Inner in blocks of nacc vectors; the last block holds what is left:
 	// m/V full vectors and a partial one of m%V lanes.
-	kernelshape.Chunks(g, g.ptrs, W, g.nacc*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
+	kernelshape.Chunks(g, g.ptrs, W, g.colAcc()*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
 }
+
+// colAcc is how many accumulators a column block may use: nacc, or 12 on
+// AVX2 when nothing after the sums needs more than the two temporaries
+// that leaves (f32 in and out, no post-ops). A wider block reads more of
+// each strided row per visit, which the hardware prefetchers follow
+// better: 12 instead of 8 ran 1024x4096 f32 over rows 1.16x faster, the
+// middle axis of 8x512x4096 1.10x, 16x1568x4096 1.08x (2 threads,
+// medians of 3 alternating runs).
+func (g *gen) colAcc() int {
+	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 {
+		return avx2WideAcc
+	}
+	return g.nacc
+}
+
+// avx2WideAcc is colAcc's AVX2 accumulator count: ymm0-11, leaving
+// ymm12-13 as temporaries (ymm14-15 hold hoisted tail masks).
+const avx2WideAcc = 12
 
 // prefetchKept prefetches pfAhead bytes ahead of an iteration of the
 // innermost kept loop when its iterations are less than a line apart
@@ -174,7 +192,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	if n := len(red); n > 0 {
 		rows = red[n-1].Size
 	}
-	U := max(1, min(g.nacc/K, (chainTarget+K-1)/K, int(min(rows, 64))))
+	U := max(1, min(g.colAcc()/K, (chainTarget+K-1)/K, int(min(rows, 64))))
 	if zeroSum {
 		U = 1
 	}
@@ -188,6 +206,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	acc := func(k, u int) int { return u*K + k }
 	for i := 0; i < K*U; i++ {
 		g.zero(i)
+	}
+	// Accumulators past tmpLo (see colAcc) hold the temporaries off
+	// until the block is finished.
+	if K*U > g.tmpNext {
+		defer g.release(g.mark())
+		g.tmpNext = K * U
 	}
 	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
 	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16

@@ -143,3 +143,42 @@ func TestHugeStrides(t *testing.T) {
 		_ = unix.Munmap(m)
 	}
 }
+
+// TestWideAVX2Columns runs the column blocks of 12 accumulators that AVX2
+// uses for f32 without post-ops (colAcc), with every Inner width around
+// one and two blocks and every tail, next to guard pages, in one call and
+// in blocks of rows; and checks that the blocks are that wide there and
+// not with a post-op or 16-bit data.
+func TestWideAVX2Columns(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(17))
+	f32 := dtypes.F32
+	col := func(sdt, ddt dtypes.DataType, o, rows, w int64, ops ...plan.PostOp) *plan.Problem {
+		return &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{o, rows, w}, SrcStrides: []int64{rows * w, w, 1},
+			Reduce: []bool{false, true, false}, DstStrides: []int64{w, 0, 1}, PostOps: ops}
+	}
+	for w := int64(9); w <= 2*avx2WideAcc*8+9; w++ {
+		runGuarded(t, r, col(f32, f32, 3, 5, w), isaList, 0, 2)
+	}
+	relu := plan.PostOp{Kind: plan.ReLU}
+	for _, c := range []struct {
+		p    *plan.Problem
+		want int
+	}{
+		{col(f32, f32, 3, 5, 200), avx2WideAcc},
+		{col(f32, f32, 3, 5, 200, relu), 8},
+		{col(f32, dtypes.BF16, 3, 5, 200), 8},
+		{col(dtypes.F16, f32, 3, 5, 200), 8},
+	} {
+		pl, err := plan.Canonicalize(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := newGen(pl, Options{}).colAcc(); got != c.want {
+			t.Errorf("%v: colAcc = %d, want %d", pl, got, c.want)
+		}
+		if got := newGen(pl, Options{AVX512: true}).colAcc(); got != 16 {
+			t.Errorf("%v: AVX-512 colAcc = %d, want 16", pl, got)
+		}
+	}
+}
