@@ -127,10 +127,11 @@ func TestPrefetchChoice(t *testing.T) {
 		o    Options
 		want bool
 	}{
-		{"rows of 3 f32, avx512", rows(f32, 4096, 3), avx512, true},
+		{"rows of 5 f32, avx512", rows(f32, 4096, 5), avx512, true},
 		{"rows of 3 f32, avx2", rows(f32, 4096, 3), avx2, true},
 		{"rows of 15 f32, avx512", rows(f32, 4096, 15), avx512, true},
-		{"rows of 3 bf16, avx512", rows(bf16, 4096, 3), avx512, true},
+		{"rows of 5 bf16, avx512", rows(bf16, 4096, 5), avx512, true},
+		{"rows of 3 f32, avx512 (gather3)", rows(f32, 4096, 3), avx512, false},
 		{"rows of 16 f32, avx512", rows(f32, 4096, 16), avx512, false},
 		{"rows of 3000 f32, avx512", rows(f32, 64, 3000), avx512, false},
 		{"rows of 2 under 2 far rows, avx512", canon(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, true},

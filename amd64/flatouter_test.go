@@ -70,7 +70,7 @@ func TestOuterGroupChoice(t *testing.T) {
 }
 
 // TestFlatRowsChoice checks which row plans flatSums takes, and with how
-// many outputs per vector.
+// many outputs per vector, and which gather3 takes.
 func TestFlatRowsChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	cases := []struct {
@@ -86,6 +86,9 @@ func TestFlatRowsChoice(t *testing.T) {
 		{bf16, 4, 0, Options{AVX512: true}, 4},
 		{f32, 4, 0, Options{AVX512: true}, 0},
 		{f32, 3, 0, Options{AVX512: true}, 0},
+		{bf16, 3, 0, Options{AVX512: true}, 0},
+		{f32, 3, 1, Options{AVX512: true}, 0},
+		{f32, 3, 0, Options{}, 0},
 		{f32, 2, 1, Options{AVX512: true}, 0}, // rows not back to back
 		{f32, 2, 0, Options{}, 0},
 	}
@@ -100,6 +103,47 @@ func TestFlatRowsChoice(t *testing.T) {
 		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), rowStep: pl.Outer[0].SrcStride * g.ssz}
 		if got := g.flatRows(&rp, pl.Outer[0]); got != c.wantG {
 			t.Errorf("%v rows of %d (pad %d, avx512 %v): flatRows = %d, want %d", c.dt, c.rk, c.pad, c.o.AVX512, got, c.wantG)
+		}
+		rp.group = g.V
+		if got, want := g.gathers3(&rp), c.rk == 3 && c.pad == 0 && c.o.AVX512; got != want {
+			t.Errorf("%v rows of %d (pad %d, avx512 %v): gathers3 = %v, want %v", c.dt, c.rk, c.pad, c.o.AVX512, got, want)
+		}
+	}
+}
+
+// TestRowsOf3 runs rows of 3 (gather3 on AVX-512: 16 rows per group,
+// the rest in the transposing groups) for every dtype pair and every
+// supported post-op, with counts around multiples of 16, whole and in
+// blocks, next to guard pages; gather3's 6 index registers must leave
+// every epilogue enough temporaries (Emit fails otherwise).
+func TestRowsOf3(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(19))
+	op := func(k plan.Kind) plan.PostOp {
+		o := plan.PostOp{Kind: k}
+		switch k {
+		case plan.Clamp:
+			o.Alpha, o.Beta = -1, 2
+		case plan.LeakyReLU:
+			o.Alpha = 0.1
+		case plan.HardSigmoid:
+			o.Alpha, o.Beta = 0.2, 0.5
+		}
+		if k.IsBinary() {
+			o.BinDT, o.BinStrides = dtypes.F32, []int64{1, 0}
+		}
+		return o
+	}
+	for _, pair := range dtPairs {
+		for _, n := range []int64{15, 16, 17, 31, 48, 53} {
+			p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{n, 3}, SrcStrides: []int64{3, 1},
+				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+			runGuarded(t, r, p, isaList, 0, 5, 16)
+		}
+		for _, k := range genKinds {
+			p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{37, 3}, SrcStrides: []int64{3, 1},
+				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op(k), op(plan.HardSwish)}}
+			runGuarded(t, r, p, isaList, 0, 7)
 		}
 	}
 }
