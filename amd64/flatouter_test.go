@@ -70,7 +70,7 @@ func TestOuterGroupChoice(t *testing.T) {
 }
 
 // TestFlatRowsChoice checks which row plans flatSums takes, and with how
-// many outputs per vector, and which gather3 takes.
+// many outputs per vector, and which gather takes.
 func TestFlatRowsChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	cases := []struct {
@@ -80,8 +80,8 @@ func TestFlatRowsChoice(t *testing.T) {
 		o     Options
 		wantG int
 	}{
-		{f32, 2, 0, Options{AVX512: true}, 8},
-		{bf16, 2, 0, Options{AVX512: true}, 8},
+		{f32, 2, 0, Options{AVX512: true}, 0},
+		{bf16, 2, 0, Options{AVX512: true}, 0},
 		{f16, 4, 0, Options{AVX512: true}, 4},
 		{bf16, 4, 0, Options{AVX512: true}, 4},
 		{f32, 4, 0, Options{AVX512: true}, 0},
@@ -105,18 +105,19 @@ func TestFlatRowsChoice(t *testing.T) {
 			t.Errorf("%v rows of %d (pad %d, avx512 %v): flatRows = %d, want %d", c.dt, c.rk, c.pad, c.o.AVX512, got, c.wantG)
 		}
 		rp.group = g.V
-		if got, want := g.gathers3(&rp), c.rk == 3 && c.pad == 0 && c.o.AVX512; got != want {
-			t.Errorf("%v rows of %d (pad %d, avx512 %v): gathers3 = %v, want %v", c.dt, c.rk, c.pad, c.o.AVX512, got, want)
+		if got, want := g.gatherRows(&rp), (c.rk == 2 || c.rk == 3) && c.pad == 0 && c.o.AVX512; got != want {
+			t.Errorf("%v rows of %d (pad %d, avx512 %v): gatherRows = %v, want %v", c.dt, c.rk, c.pad, c.o.AVX512, got, want)
 		}
 	}
 }
 
-// TestRowsOf3 runs rows of 3 (gather3 on AVX-512: 16 rows per group,
-// the rest in the transposing groups) for every dtype pair and every
-// supported post-op, with counts around multiples of 16, whole and in
-// blocks, next to guard pages; gather3's 6 index registers must leave
-// every epilogue enough temporaries (Emit fails otherwise).
-func TestRowsOf3(t *testing.T) {
+// TestGatherRows runs rows of 2 and 3 (gather on AVX-512: 16 rows per
+// group, the rest in the transposing groups) for every dtype pair and
+// every supported post-op, with counts around multiples of 16, whole and
+// in blocks, next to guard pages; gather's index registers (6 for rows
+// of 3) must leave every epilogue enough temporaries (Emit fails
+// otherwise).
+func TestGatherRows(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(19))
 	op := func(k plan.Kind) plan.PostOp {
@@ -135,29 +136,33 @@ func TestRowsOf3(t *testing.T) {
 		return o
 	}
 	for _, pair := range dtPairs {
-		for _, n := range []int64{15, 16, 17, 31, 48, 53} {
-			p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{n, 3}, SrcStrides: []int64{3, 1},
-				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
-			runGuarded(t, r, p, isaList, 0, 5, 16)
-		}
-		for _, k := range genKinds {
-			p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{37, 3}, SrcStrides: []int64{3, 1},
-				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op(k), op(plan.HardSwish)}}
-			runGuarded(t, r, p, isaList, 0, 7)
+		for _, rk := range []int64{2, 3} {
+			for _, n := range []int64{15, 16, 17, 31, 48, 53} {
+				p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{n, rk}, SrcStrides: []int64{rk, 1},
+					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+				runGuarded(t, r, p, isaList, 0, 5, 16)
+			}
+			for _, k := range genKinds {
+				p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{37, rk}, SrcStrides: []int64{rk, 1},
+					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op(k), op(plan.HardSwish)}}
+				runGuarded(t, r, p, isaList, 0, 7)
+			}
 		}
 	}
 }
 
 // TestFlatOuter runs the shapes flatSums takes (flatOuter, and flat rows
-// when W is 1), and their neighbours that it does not, for every dtype pair, iteration counts around
-// multiples of the group, whole and in runtime-sized blocks (so that the
-// counted loop ends in a moved-back group or in single iterations), next
-// to guard pages, against the reference.
+// when W is 1), and their neighbours that it does not, for every dtype
+// pair, iteration counts around multiples of the group, whole and in
+// runtime-sized blocks (so that the counted loop ends in a moved-back
+// group or in single iterations), next to guard pages, against the
+// reference.
 func TestFlatOuter(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(13))
-	// W = 1 is a row shape after canonicalisation (rows of 2 and, for
-	// 16-bit data, 4 are flat; 3 and 8 go in groups); 3x3 is too wide.
+	// W = 1 is a row shape after canonicalisation (rows of 4 of 16-bit
+	// data are flat, of 2 and 3 gathered, of 8 in groups); 3x3 is too
+	// wide.
 	shapes := [][2]int64{{2, 1}, {3, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {2, 3}, {2, 4}, {3, 3}}
 	for _, pair := range dtPairs {
 		for _, rw := range shapes {

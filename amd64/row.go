@@ -18,9 +18,9 @@ import (
 // cost. So when rows are short (see row), V outputs (consecutive
 // iterations of the innermost kept loop L) are summed at once, one
 // accumulator each, transposed into one vector and finished together.
-// Rows of 2 elements (4 of 16-bit data) back to back go faster still on
-// AVX-512: V/Len of them from one load (see flatSums and flatRow); rows of
-// 3 (RGB channel means) are gathered 16 at a time (gather3).
+// Rows of 2 or 3 elements back to back (3: RGB channel means) go faster
+// still on AVX-512, gathered 16 at a time (gather), and rows of 4 of
+// 16-bit data V/4 from one load (flatSums, see flatRow).
 
 // rowPlan is the row shape's choice for one kernel.
 type rowPlan struct {
@@ -28,18 +28,18 @@ type rowPlan struct {
 	group   int        // outputs summed at once (1 or V)
 	flat    int        // outputs summed from one load (flatSums), 0 when not
 	rowStep int64      // bytes between consecutive outputs' rows (L's src step)
-	g3      *gatherIdx // gather3's index registers, nil when not used
+	gather  *gatherIdx // gather's index registers, nil when not used
 }
 
 // flatRow reports whether rows of rk elements back to back are summed
 // V/rk from one load (flatSums) rather than in groups. Measured against
-// the groups on [n, rk], 2 threads: rk 2 ran 2.6-3.2x faster from L2 or
-// L3 for every type and 2.6-2.9x from DRAM for bf16/f16 (f32 the same);
-// rk 4 ran 1.2-1.3x faster from L2 or L3, and from DRAM 1.2x faster for
-// 16-bit data but 15% slower for f32; rk 3 and 5-8 ran slower, up to 3x
-// from DRAM (their loads straddle lines and their stores are small).
+// the groups on [n, rk], 2 threads: rk 4 ran 1.2-1.3x faster from L2 or
+// L3, and from DRAM 1.2x faster for 16-bit data but 15% slower for f32;
+// rk 3 and 5-8 ran slower, up to 3x from DRAM (their loads straddle
+// lines and their stores are small). rk 2 ran 2.6-3.2x faster, but
+// gather is faster still.
 func flatRow(sdt dtypes.DataType, rk int64) bool {
-	return rk == 2 || rk == 4 && sdt.Size() == 2
+	return rk == 4 && sdt.Size() == 2
 }
 
 // flatRows returns how many outputs of loop L flatSums sums from one
@@ -76,8 +76,8 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 		rp.group = g.V
 	}
 	rp.flat = g.flatRows(&rp, L)
-	if g.gathers3(&rp) {
-		rp.g3 = g.hoistGather3()
+	if g.gatherRows(&rp) {
+		rp.gather = g.hoistGather(int(rp.Len))
 	}
 	sL := g.StepsOf(&L)
 	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
@@ -87,9 +87,9 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
 	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
 	one := func() { group(1) }
-	if rp.g3 != nil {
+	if rp.gather != nil {
 		G := g.V
-		full := func() { g.gather3(*rp.g3, kernelshape.Outputs(G, sL)) }
+		full := func() { g.gather(rp.gather, kernelshape.Outputs(G, sL)) }
 		if count {
 			g.countGroups(G, sL, cnt, full, one)
 		} else {
@@ -424,67 +424,76 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	g.Place(done)
 }
 
-// gathers3 reports whether rows go through gather3: AVX-512, one
-// contiguous reduced run of 3, rows back to back, grouped (so that the
-// last rows of a loop can go in a transposing group). Against the groups
-// (medians of 3 alternating runs, 2 threads): [4194304, 3] bf16 1.46 ->
-// 0.47 ms, f16:f32 1.36 -> 0.48 ms, f32 the same (memory-bound);
-// [1048576, 3] f32 0.248 -> 0.096 ms, bf16 0.391 -> 0.102 ms; [65536, 3]
-// f32 0.028 -> 0.008 ms.
-func (g *gen) gathers3(rp *rowPlan) bool {
-	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && rp.Len == 3 && rp.rowStep == 3*g.ssz && rp.group == g.V
+// gatherRows reports whether rows go through gather: AVX-512, one
+// contiguous reduced run of 2 or 3, rows back to back, grouped (so that
+// the last rows of a loop can go in a transposing group). Rows of 3
+// against the groups (medians of 3 alternating runs, 2 threads):
+// [4194304, 3] bf16 1.47 -> 0.39 ms, f32 1.10 -> 0.82 ms; [1048576, 3]
+// f32 0.245 -> 0.103 ms; [64, 64, 64, 3] over 3 f16 0.082 -> 0.021 ms.
+// Rows of 2 against flatSums: [8388608, 2] f32 2.10 -> 1.86 ms, bf16
+// 1.15 -> 0.77 ms (1 thread 2.13 -> 1.39 ms), f16:f32 1.41 -> 1.16 ms;
+// [1048576, 2] bf16 0.131 -> 0.072 ms.
+func (g *gen) gatherRows(rp *rowPlan) bool {
+	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && (rp.Len == 2 || rp.Len == 3) && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
 }
 
-// gatherIdx holds the registers of gather3's permute indices: for
-// element r of a row, the two VPERMT2PS steps.
-type gatherIdx [3][2]int
+// gatherIdx holds the registers of gather's permute indices: for element
+// r of a row, one VPERMT2PS step per vector after the first.
+type gatherIdx struct {
+	rk  int
+	reg [3][2]int
+}
 
-// hoistGather3 takes the top 6 temporaries for good and builds gather3's
-// indices in them in the prologue. For 16 rows of 3 (48 elements in
-// vectors v0, v1, v2), element 3j+r goes to lane j: the first step picks
-// it from v0:v1 when it is below 32, the second keeps that lane or picks
-// it from v2.
-func (g *gen) hoistGather3() *gatherIdx {
-	var gi gatherIdx
-	for r := 0; r < 3; r++ {
-		var first, second [16]int
-		for j := 0; j < 16; j++ {
-			e := 3*j + r
-			first[j], second[j] = j, j
-			if e < 32 {
-				first[j] = e
-			} else {
-				second[j] = 16 + e - 32
+// hoistGather takes the top rk*(rk-1) temporaries for good and builds
+// gather's indices in them in the prologue. For 16 rows of rk (16*rk
+// elements in vectors v0..v[rk-1]), element rk*j+r goes to lane j: the
+// first step picks it from v0:v1 when it is below 32, each later step c
+// keeps the lane or picks it from v[c].
+func (g *gen) hoistGather(rk int) *gatherIdx {
+	gi := &gatherIdx{rk: rk}
+	for r := 0; r < rk; r++ {
+		for c := 1; c < rk; c++ {
+			var idx [16]int
+			for j := range idx {
+				e := rk*j + r
+				switch {
+				case c == 1 && e < 32:
+					idx[j] = e
+				case c > 1 && e >= 16*c && e < 16*(c+1):
+					idx[j] = 16 + e - 16*c
+				default:
+					idx[j] = j
+				}
 			}
-		}
-		for s, idx := range [2][16]int{first, second} {
 			g.tmpHi--
 			reg := g.tmpHi
-			gi[r][s] = reg
+			gi.reg[r][c-1] = reg
 			g.InsertAfter(&g.pro, func() { g.index16(reg, idx) })
 		}
 	}
-	return &gi
+	return gi
 }
 
-// gather3 sums 16 rows of 3 elements back to back at the src pointer:
-// three loads, then for each element of a row two VPERMT2PS gather it
-// from all rows into one vector, and three adds (from +0, in row order
-// like the interpreter) leave the 16 sums in lane order for one epilogue.
-func (g *gen) gather3(gi gatherIdx, lm kernelshape.LaneMap) {
+// gather sums 16 rows of gi.rk elements back to back at the src pointer:
+// rk loads, then for each element of a row rk-1 VPERMT2PS gather it from
+// all 16 rows into one vector, and rk adds (from +0, in row order like
+// the interpreter) leave the 16 sums in lane order for one epilogue.
+func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 	mk := g.mark()
 	defer g.release(mk)
-	v := [3]int{g.tmp(), g.tmp(), g.tmp()}
+	var v [3]int
 	vb := int64(g.V) * g.ssz
-	for k := range v {
+	for k := 0; k < gi.rk; k++ {
+		v[k] = g.tmp()
 		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
 	}
 	s, t := g.tmp(), g.tmp()
 	g.zero(s)
-	for r := 0; r < 3; r++ {
+	for r := 0; r < gi.rk; r++ {
 		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
-		g.op(x86.AVPERMT2PS, g.vr(v[1]), g.vr(gi[r][0]), g.vr(t))
-		g.op(x86.AVPERMT2PS, g.vr(v[2]), g.vr(gi[r][1]), g.vr(t))
+		for c := 1; c < gi.rk; c++ {
+			g.op(x86.AVPERMT2PS, g.vr(v[c]), g.vr(gi.reg[r][c-1]), g.vr(t))
+		}
 		g.vadd(s, t)
 	}
 	g.epilogue(s, lm)
