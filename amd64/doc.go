@@ -13,9 +13,8 @@
 //     Several independent accumulators per output hide the add latency;
 //     short rows are summed for up to one vector of outputs at once and
 //     transposed into one vector, so that the horizontal sums and the
-//     epilogue are vectorised across outputs; rows of 2 or 3 back to
-//     back are gathered 16 at a time with VPERMT2PS (gather), and rows of
-//     4 of 16-bit data summed V/4 from one load (flatSums);
+//     epilogue are vectorised across outputs; rows of 2 to 4 back to
+//     back are gathered 16 at a time with VPERMT2PS (gather);
 //   - column: the kept Inner loop is contiguous ([Outer..., Reduced...,
 //     Inner]). Blocks of Inner are accumulated in registers over the
 //     reduced rows (vertical adds); a short Inner whose rows are contiguous

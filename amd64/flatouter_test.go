@@ -69,28 +69,27 @@ func TestOuterGroupChoice(t *testing.T) {
 	}
 }
 
-// TestFlatRowsChoice checks which row plans flatSums takes, and with how
-// many outputs per vector, and which gather takes.
-func TestFlatRowsChoice(t *testing.T) {
+// TestGatherRowsChoice checks which row plans gather takes: rows of 2 to
+// 4 back to back on AVX-512, grouped.
+func TestGatherRowsChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
+	avx512 := Options{AVX512: true}
 	cases := []struct {
 		dt    dtypes.DataType
 		rk    int64
 		pad   int64
+		group bool
 		o     Options
-		wantG int
+		want  bool
 	}{
-		{f32, 2, 0, Options{AVX512: true}, 0},
-		{bf16, 2, 0, Options{AVX512: true}, 0},
-		{f16, 4, 0, Options{AVX512: true}, 4},
-		{bf16, 4, 0, Options{AVX512: true}, 4},
-		{f32, 4, 0, Options{AVX512: true}, 0},
-		{f32, 3, 0, Options{AVX512: true}, 0},
-		{bf16, 3, 0, Options{AVX512: true}, 0},
-		{f32, 3, 1, Options{AVX512: true}, 0},
-		{f32, 3, 0, Options{}, 0},
-		{f32, 2, 1, Options{AVX512: true}, 0}, // rows not back to back
-		{f32, 2, 0, Options{}, 0},
+		{f32, 2, 0, true, avx512, true},
+		{bf16, 3, 0, true, avx512, true},
+		{f16, 4, 0, true, avx512, true},
+		{f32, 4, 0, true, avx512, true},
+		{f32, 5, 0, true, avx512, false},
+		{f32, 3, 1, true, avx512, false},  // rows not back to back
+		{f32, 3, 0, false, avx512, false}, // not grouped
+		{f32, 3, 0, true, Options{}, false},
 	}
 	for _, c := range cases {
 		p := &plan.Problem{SrcDT: c.dt, DstDT: c.dt, Dims: []int64{100, c.rk}, SrcStrides: []int64{c.rk + c.pad, 1},
@@ -100,18 +99,18 @@ func TestFlatRowsChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGen(pl, c.o)
-		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), rowStep: pl.Outer[0].SrcStride * g.ssz}
-		if got := g.flatRows(&rp, pl.Outer[0]); got != c.wantG {
-			t.Errorf("%v rows of %d (pad %d, avx512 %v): flatRows = %d, want %d", c.dt, c.rk, c.pad, c.o.AVX512, got, c.wantG)
+		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: 1, rowStep: pl.Outer[0].SrcStride * g.ssz}
+		if c.group {
+			rp.group = g.V
 		}
-		rp.group = g.V
-		if got, want := g.gatherRows(&rp), (c.rk == 2 || c.rk == 3) && c.pad == 0 && c.o.AVX512; got != want {
-			t.Errorf("%v rows of %d (pad %d, avx512 %v): gatherRows = %v, want %v", c.dt, c.rk, c.pad, c.o.AVX512, got, want)
+		if got := g.gatherRows(&rp); got != c.want {
+			t.Errorf("%v rows of %d (pad %d, grouped %v, avx512 %v): gatherRows = %v, want %v",
+				c.dt, c.rk, c.pad, c.group, c.o.AVX512, got, c.want)
 		}
 	}
 }
 
-// TestGatherRows runs rows of 2 and 3 (gather on AVX-512: 16 rows per
+// TestGatherRows runs rows of 2 to 4 (gather on AVX-512: 16 rows per
 // group, the rest in the transposing groups) for every dtype pair and
 // every supported post-op, with counts around multiples of 16, whole and
 // in blocks, next to guard pages; gather's index registers (6 for rows
@@ -136,7 +135,7 @@ func TestGatherRows(t *testing.T) {
 		return o
 	}
 	for _, pair := range dtPairs {
-		for _, rk := range []int64{2, 3} {
+		for _, rk := range []int64{2, 3, 4} {
 			for _, n := range []int64{15, 16, 17, 31, 48, 53} {
 				p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{n, rk}, SrcStrides: []int64{rk, 1},
 					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
@@ -151,18 +150,16 @@ func TestGatherRows(t *testing.T) {
 	}
 }
 
-// TestFlatOuter runs the shapes flatSums takes (flatOuter, and flat rows
-// when W is 1), and their neighbours that it does not, for every dtype
-// pair, iteration counts around multiples of the group, whole and in
-// runtime-sized blocks (so that the counted loop ends in a moved-back
-// group or in single iterations), next to guard pages, against the
-// reference.
+// TestFlatOuter runs the shapes flatSums takes (flatOuter), and their
+// neighbours that it does not, for every dtype pair, iteration counts
+// around multiples of the group, whole and in runtime-sized blocks (so
+// that the counted loop ends in a moved-back group or in single
+// iterations), next to guard pages, against the reference.
 func TestFlatOuter(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(13))
-	// W = 1 is a row shape after canonicalisation (rows of 4 of 16-bit
-	// data are flat, of 2 and 3 gathered, of 8 in groups); 3x3 is too
-	// wide.
+	// W = 1 is a row shape after canonicalisation (rows of 2 to 4 are
+	// gathered, of 8 summed in groups); 3x3 is too wide.
 	shapes := [][2]int64{{2, 1}, {3, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {2, 3}, {2, 4}, {3, 3}}
 	for _, pair := range dtPairs {
 		for _, rw := range shapes {

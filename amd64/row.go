@@ -18,38 +18,15 @@ import (
 // cost. So when rows are short (see row), V outputs (consecutive
 // iterations of the innermost kept loop L) are summed at once, one
 // accumulator each, transposed into one vector and finished together.
-// Rows of 2 or 3 elements back to back (3: RGB channel means) go faster
-// still on AVX-512, gathered 16 at a time (gather), and rows of 4 of
-// 16-bit data V/4 from one load (flatSums, see flatRow).
+// Rows of 2 to 4 elements back to back (channel means of RGB or RGBA
+// data) go faster still on AVX-512, gathered 16 at a time (gather).
 
 // rowPlan is the row shape's choice for one kernel.
 type rowPlan struct {
 	kernelshape.Rows
 	group   int        // outputs summed at once (1 or V)
-	flat    int        // outputs summed from one load (flatSums), 0 when not
 	rowStep int64      // bytes between consecutive outputs' rows (L's src step)
 	gather  *gatherIdx // gather's index registers, nil when not used
-}
-
-// flatRow reports whether rows of rk elements back to back are summed
-// V/rk from one load (flatSums) rather than in groups. Measured against
-// the groups on [n, rk], 2 threads: rk 4 ran 1.2-1.3x faster from L2 or
-// L3, and from DRAM 1.2x faster for 16-bit data but 15% slower for f32;
-// rk 3 and 5-8 ran slower, up to 3x from DRAM (their loads straddle
-// lines and their stores are small). rk 2 ran 2.6-3.2x faster, but
-// gather is faster still.
-func flatRow(sdt dtypes.DataType, rk int64) bool {
-	return rk == 4 && sdt.Size() == 2
-}
-
-// flatRows returns how many outputs of loop L flatSums sums from one
-// load, or 0 where the rows are not for it: AVX-512, one contiguous
-// reduced run of a length flatRow takes, rows back to back.
-func (g *gen) flatRows(rp *rowPlan, L plan.Loop) int {
-	if !g.avx512 || !rp.Vec || len(rp.Outer) > 0 || !flatRow(g.sdt, rp.Len) || rp.rowStep != rp.Len*g.ssz || L.Size < 2 {
-		return 0
-	}
-	return g.V / int(rp.Len)
 }
 
 // Row emits the row and element shapes.
@@ -75,7 +52,6 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 		fits32(int64(g.V-1)*rp.rowStep+rp.Len*g.ssz) {
 		rp.group = g.V
 	}
-	rp.flat = g.flatRows(&rp, L)
 	if g.gatherRows(&rp) {
 		rp.gather = g.hoistGather(int(rp.Len))
 	}
@@ -100,15 +76,6 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 					group(m)
 				}
 			})
-		}
-		return
-	}
-	if G := rp.flat; G > 0 {
-		flat := func(m int) { g.flatSums(m, int(rp.Len), 1, kernelshape.Outputs(m, sL)) }
-		if count {
-			g.countGroups(G, sL, cnt, func() { flat(G) }, one)
-		} else {
-			kernelshape.Chunks(g, g.ptrs, L.Size, G, sL, flat)
 		}
 		return
 	}
@@ -425,20 +392,24 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 }
 
 // gatherRows reports whether rows go through gather: AVX-512, one
-// contiguous reduced run of 2 or 3, rows back to back, grouped (so that
-// the last rows of a loop can go in a transposing group). Rows of 3
-// against the groups (medians of 3 alternating runs, 2 threads):
-// [4194304, 3] bf16 1.47 -> 0.39 ms, f32 1.10 -> 0.82 ms; [1048576, 3]
-// f32 0.245 -> 0.103 ms; [64, 64, 64, 3] over 3 f16 0.082 -> 0.021 ms.
-// Rows of 2 against flatSums: [8388608, 2] f32 2.10 -> 1.86 ms, bf16
-// 1.15 -> 0.77 ms (1 thread 2.13 -> 1.39 ms), f16:f32 1.41 -> 1.16 ms;
-// [1048576, 2] bf16 0.131 -> 0.072 ms.
+// contiguous reduced run of 2 to 4, rows back to back, grouped (so that
+// the last rows of a loop can go in a transposing group). Medians of 3
+// alternating runs, 2 threads, against what ran before: rows of 3 (the
+// groups) [4194304, 3] bf16 1.47 -> 0.39 ms, f32 1.10 -> 0.82 ms;
+// [1048576, 3] f32 0.245 -> 0.103 ms; [64, 64, 64, 3] over 3 f16 0.082
+// -> 0.021 ms. Rows of 2 (V/2 from one load, flatSums): [8388608, 2] f32
+// 2.10 -> 1.86 ms, bf16 1.15 -> 0.77 ms, f16:f32 1.41 -> 1.16 ms. Rows of
+// 4 (flatSums for 16-bit data, the groups for f32): [4194304, 4] bf16
+// 1.22 -> 0.65 ms, f32 the same (memory-bound); [1048576, 4] f32 0.235
+// -> 0.133 ms, bf16 0.285 -> 0.118 ms. Rows of 5 to 8 would need more
+// index registers than the epilogues can spare.
 func (g *gen) gatherRows(rp *rowPlan) bool {
-	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && (rp.Len == 2 || rp.Len == 3) && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
+	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && rp.Len >= 2 && rp.Len <= 4 && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
 }
 
 // gatherIdx holds the registers of gather's permute indices: for element
-// r of a row, one VPERMT2PS step per vector after the first.
+// r of a row, one VPERMT2PS step per vector after the first (rows of 4:
+// gather4's one index, in reg[0][0]).
 type gatherIdx struct {
 	rk  int
 	reg [3][2]int
@@ -451,6 +422,18 @@ type gatherIdx struct {
 // keeps the lane or picks it from v[c].
 func (g *gen) hoistGather(rk int) *gatherIdx {
 	gi := &gatherIdx{rk: rk}
+	if rk == 4 {
+		// gather4's one index: lanes 0, 4, 8, 12 of each table.
+		var idx [16]int
+		for j := 0; j < 8; j++ {
+			idx[j] = 4 * j
+		}
+		g.tmpHi--
+		reg := g.tmpHi
+		gi.reg[0][0] = reg
+		g.InsertAfter(&g.pro, func() { g.index16(reg, idx) })
+		return gi
+	}
 	for r := 0; r < rk; r++ {
 		for c := 1; c < rk; c++ {
 			var idx [16]int
@@ -479,6 +462,10 @@ func (g *gen) hoistGather(rk int) *gatherIdx {
 // all 16 rows into one vector, and rk adds (from +0, in row order like
 // the interpreter) leave the 16 sums in lane order for one epilogue.
 func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
+	if gi.rk == 4 {
+		g.gather4(gi.reg[0][0], lm)
+		return
+	}
 	mk := g.mark()
 	defer g.release(mk)
 	var v [3]int
@@ -497,4 +484,32 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		g.vadd(s, t)
 	}
 	g.epilogue(s, lm)
+}
+
+// gather4 sums 16 rows of 4 elements back to back at the src pointer:
+// four loads; each 128-bit lane is one row, summed within the lane by two
+// VPERMILPS swaps and adds (pairwise, like the transposing groups); two
+// VPERMT2PS with index idx take lanes 0, 4, 8, 12 of two vectors each,
+// and a VSHUFF32X4 joins the halves. Adding the sums to +0 turns a -0
+// sum into +0, as the interpreter's sums from +0 give.
+func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
+	mk := g.mark()
+	defer g.release(mk)
+	var v [4]int
+	vb := int64(g.V) * g.ssz
+	t := g.tmp()
+	for k := range v {
+		v[k] = g.tmp()
+		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
+		g.vadd(v[k], t)
+		g.op(x86.AVPERMILPS, imm(0x4E), g.vr(v[k]), g.vr(t))
+		g.vadd(v[k], t)
+	}
+	g.op(x86.AVPERMT2PS, g.vr(v[1]), g.vr(idx), g.vr(v[0]))
+	g.op(x86.AVPERMT2PS, g.vr(v[3]), g.vr(idx), g.vr(v[2]))
+	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
+	g.zero(v[1])
+	g.vadd(v[1], t)
+	g.epilogue(v[1], lm)
 }
