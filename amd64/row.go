@@ -415,8 +415,9 @@ type gatherIdx struct {
 	reg [3][2]int
 }
 
-// hoistGather takes the top rk*(rk-1) temporaries for good and builds
-// gather's indices in them in the prologue. For 16 rows of rk (16*rk
+// hoistGather takes the top temporaries for good (rk*(rk-1) for rows of
+// 2 and 3, one for rows of 4) and builds gather's indices in them in the
+// prologue. For 16 rows of rk (16*rk
 // elements in vectors v0..v[rk-1]), element rk*j+r goes to lane j: the
 // first step picks it from v0:v1 when it is below 32, each later step c
 // keeps the lane or picks it from v[c].
