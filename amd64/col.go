@@ -40,11 +40,7 @@ func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	outer, L, counted := k.SplitInnermost()
 	sL := g.StepsOf(&L)
 	outer.Emit(g, func() {
-		if counted {
-			g.countGroups(G, sL, k.Cnt, func() { g.flatOuter(red, G) }, one)
-			return
-		}
-		kernelshape.Chunks(g, g.ptrs, L.Size, G, sL, func(m int) { g.flatOuter(red, m) })
+		g.groupLoop(L.Size, G, sL, counted, k.Cnt, func(m int) { g.flatOuter(red, m) }, one)
 	})
 }
 

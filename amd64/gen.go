@@ -37,7 +37,7 @@ type gen struct {
 
 	gprFree []int16 // counters not in use
 
-	masks []maskSlot // hoisted tail masks
+	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
@@ -45,7 +45,7 @@ type gen struct {
 	err error // first generation error
 }
 
-// maskSlot is a tail mask for n lanes hoisted into the prologue.
+// maskSlot is an AVX2 tail mask for n lanes hoisted into the prologue.
 type maskSlot struct {
 	n   int
 	reg obj.Addr

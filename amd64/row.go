@@ -59,34 +59,26 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
 }
 
-// rowL emits the innermost kept loop L in groups of rp.group outputs.
+// rowL emits the innermost kept loop L in groups of rp.group outputs, or
+// of V gathered rows.
 func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
 	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
 	one := func() { group(1) }
-	if rp.gather != nil {
-		G := g.V
-		full := func() { g.gather(rp.gather, kernelshape.Outputs(G, sL)) }
-		if count {
-			g.countGroups(G, sL, cnt, full, one)
-		} else {
-			kernelshape.Chunks(g, g.ptrs, L.Size, G, sL, func(m int) {
-				if m == G {
-					full()
-				} else {
-					group(m)
-				}
-			})
-		}
-		return
-	}
 	switch {
-	case !count:
-		kernelshape.Chunks(g, g.ptrs, L.Size, rp.group, sL, group)
-	case rp.group == 1:
+	case rp.gather != nil:
+		// The last rows of an uncounted loop, fewer than V, go in a
+		// transposing group.
+		g.groupLoop(L.Size, g.V, sL, count, cnt, func(m int) {
+			if m == g.V {
+				g.gather(rp.gather, kernelshape.Outputs(m, sL))
+			} else {
+				group(m)
+			}
+		}, one)
+	case count && rp.group == 1:
 		g.CountLoop(cnt, sL, one)
 	default:
-		lm := kernelshape.Outputs(rp.group, sL)
-		g.countGroups(rp.group, sL, cnt, func() { g.rowGroup(rp, rp.group, lm) }, one)
+		g.groupLoop(L.Size, rp.group, sL, count, cnt, group, one)
 	}
 }
 
@@ -338,6 +330,18 @@ func (g *gen) elemSweep(e *plan.Loop, U int) {
 	for u := 0; u < rem; u++ {
 		g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
 	}
+}
+
+// groupLoop emits a kept loop of n iterations with steps s in groups of
+// G: chunk(m) emits m iterations at the pointers (m == G: a full group),
+// one a single iteration. A counted loop (Args.Count in cnt) goes through
+// countGroups, a fixed one through kernelshape.Chunks.
+func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int16, chunk func(m int), one func()) {
+	if count {
+		g.countGroups(G, s, cnt, func() { chunk(G) }, one)
+		return
+	}
+	kernelshape.Chunks(g, g.ptrs, n, G, s, chunk)
 }
 
 // countGroups runs the count-driven L loop in groups of G iterations

@@ -42,26 +42,18 @@ func (g *gen) constant(r int, bits uint32) {
 func (g *gen) constF32(r int, f float32) { g.constant(r, math.Float32bits(f)) }
 
 // vmask returns a mask operand selecting the first n lanes (0 < n < V):
-// an opmask register for AVX-512 (also good for n 16-bit lanes), a vector
-// of all-ones dwords for AVX2 (VMASKMOVPS). Masks are built once in the
-// Prologue while slots last; after that they are built where needed, into
-// a temporary (AVX2) or the scratch opmask K7 (AVX-512).
+// an opmask register for AVX-512 (also good for n 16-bit lanes; see
+// kbits), a vector of all-ones dwords for AVX2 (VMASKMOVPS). AVX2 masks
+// are built once in the Prologue while its two slots last; after that
+// they are built where needed, into a temporary.
 func (g *gen) vmask(n int) obj.Addr {
+	if g.avx512 {
+		return g.kbits(uint32(1)<<n - 1)
+	}
 	for _, s := range g.masks {
 		if s.n == n {
 			return s.reg
 		}
-	}
-	if g.avx512 {
-		if g.kNext <= 5 {
-			k := kreg(g.kNext)
-			g.kNext++
-			g.InsertAfter(&g.pro, func() { g.setK(k, n) })
-			g.masks = append(g.masks, maskSlot{n, k})
-			return k
-		}
-		g.setK(kreg(7), n)
-		return kreg(7)
 	}
 	if len(g.masks) < 2 {
 		r := 15 - len(g.masks)
@@ -74,9 +66,9 @@ func (g *gen) vmask(n int) obj.Addr {
 	return g.vr(t)
 }
 
-// kbits returns an opmask register holding bits (AVX-512), hoisted into
-// the prologue like vmask's masks while registers last, else built in
-// the scratch opmask K7 where needed.
+// kbits returns an opmask register holding bits (AVX-512): hoisted into
+// the prologue while K1-K5 last, else built in the scratch opmask K7
+// where needed.
 func (g *gen) kbits(bits uint32) obj.Addr {
 	for _, s := range g.kpats {
 		if s.bits == bits {
@@ -96,12 +88,6 @@ func (g *gen) kbits(bits uint32) obj.Addr {
 	}
 	set(kreg(7))
 	return kreg(7)
-}
-
-// setK loads opmask k with the low n bits set.
-func (g *gen) setK(k obj.Addr, n int) {
-	g.op(x86.AMOVL, imm(int64(uint32(1)<<n-1)), reg(rScratch))
-	g.op(x86.AKMOVW, reg(rScratch), k)
 }
 
 // setYMask sets the first n dwords of ymm r to all-ones, the rest to 0:
