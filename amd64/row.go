@@ -18,6 +18,8 @@ import (
 // cost. So when rows are short (see row), V outputs (consecutive
 // iterations of the innermost kept loop L) are summed at once, one
 // accumulator each, transposed into one vector and finished together.
+// Rows of at most V/2 (V/4) elements go two (four) to a register, saving
+// transpose levels (packSkip).
 // Rows of 2 to 4 elements back to back (channel means of RGB or RGBA
 // data) go faster still on AVX-512, gathered 16 at a time (gather).
 
@@ -90,6 +92,8 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	// lane j.
 	U := 1
 	var regOf []int
+	var lo []int // packed groups: each row's first lane in its register
+	skip := 0    // transpose levels the packing saves
 	nzero := 1
 	if rp.group == 1 || n == 1 {
 		switch {
@@ -111,6 +115,15 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			regOf[lane] = order[lane]
 		}
 		nzero = g.V
+		if skip = g.packSkip(rp); skip > 0 {
+			blocks, _ := packedBlocks(g.V, skip)
+			lo = make([]int, n)
+			for lane := 0; lane < n; lane++ {
+				b := blocks[order[lane]]
+				regOf[lane], lo[lane] = b.reg, b.lo
+			}
+			nzero = g.V >> skip
+		}
 	}
 	for i := 0; i < nzero; i++ {
 		g.zero(i)
@@ -132,6 +145,8 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 				g.prefetchGroup(rp)
 			}
 			switch {
+			case lo != nil:
+				g.packedSweep(n, int(rp.Len), regOf, lo, rowOff)
 			case rp.Vec:
 				g.rowSweep(rp.Len, U, n, acc, rowOff)
 			case rp.Elem != nil:
@@ -157,11 +172,67 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		g.epilogue(0, lm)
 		return
 	}
-	regs := make([]int, g.V)
+	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
 	}
-	g.epilogue(g.transpose(regs), lm)
+	g.epilogue(g.transposeFrom(regs, skip), lm)
+}
+
+// packSkip returns how many transpose levels a group of short rows saves
+// by packing: on AVX-512, rows of at most V/2 (V/4) elements go two (four)
+// to a register, each into the lanes that the first (two) levels would
+// have summed it into, by a masked load at the row's start less the
+// block's first lane. The masks cost nothing per row (hoisted opmasks),
+// where a level costs 3 instructions per register pair. Rows of up to 2
+// elements keep 2 levels: 8 to a register would need 8 opmasks.
+func (g *gen) packSkip(rp *rowPlan) int {
+	if !g.avx512 || !rp.Vec {
+		return 0
+	}
+	skip := 0
+	for skip < 2 && rp.Len <= int64(g.V>>(skip+1)) {
+		skip++
+	}
+	return skip
+}
+
+// packedSweep adds rows of rk elements (row r at byte offset rowOff(r))
+// into lanes lo[r]..lo[r]+rk-1 of register regOf[r] (AVX-512), by masked
+// loads from lo[r] elements before each row, which read and fault on no
+// other element. f32 rows add straight from memory, merge-masked; 16-bit
+// rows sharing a register are merged into one temporary first, so one
+// conversion and one add serve them all.
+func (g *gen) packedSweep(n, rk int, regOf, lo []int, rowOff func(int) int64) {
+	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(lo[row])*g.ssz) }
+	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << lo[row]) }
+	if g.sdt == dtypes.F32 {
+		for row := 0; row < n; row++ {
+			g.op(x86.AVADDPS, addr(row), g.vr(regOf[row]), mask(row), g.vr(regOf[row]))
+		}
+		return
+	}
+	mk := g.mark()
+	defer g.release(mk)
+	t := g.tmp()
+	for q := 0; q < g.V; q++ {
+		first := true
+		for row := 0; row < n; row++ {
+			if regOf[row] != q {
+				continue
+			}
+			if first {
+				g.opz(x86.AVMOVDQU16, addr(row), mask(row), g.hr(t))
+				first = false
+			} else {
+				g.op(x86.AVMOVDQU16, addr(row), mask(row), g.hr(t))
+			}
+		}
+		if !first {
+			g.widen16(g.sdt, t)
+			g.vadd(q, t)
+		}
+	}
 }
 
 // Groups of rows shorter than a cache line are prefetched pfAhead bytes

@@ -77,14 +77,34 @@ func shuffleSim(as obj.As, imm int64, a, b []int) []int {
 // whose sum it holds. ok is false if the levels do not transpose (a
 // shuffle pairing lanes of different inputs), which tests check.
 func transposeOrder(V int) (order []int, ok bool) {
-	regs := make([][]int, V)
+	levels := transposeLevels(V)
+	regs, ok := levelLanes(V, len(levels))
+	if !ok || len(regs) != 1 {
+		return nil, false
+	}
+	seen := make([]bool, V)
+	for _, p := range regs[0] {
+		if seen[p] {
+			return nil, false
+		}
+		seen[p] = true
+	}
+	return regs[0], true
+}
+
+// levelLanes runs the first n levels over V registers whose lanes are
+// labelled with their input position, and returns the labels of the
+// registers left (register i at index i, as transposeFrom numbers them).
+// ok is false if a shuffle pairs lanes of different inputs.
+func levelLanes(V, n int) (regs [][]int, ok bool) {
+	regs = make([][]int, V)
 	for p := range regs {
 		regs[p] = make([]int, V)
 		for l := range regs[p] {
 			regs[p][l] = p
 		}
 	}
-	for _, lv := range transposeLevels(V) {
+	for _, lv := range transposeLevels(V)[:n] {
 		var next [][]int
 		for i := 0; i+1 < len(regs); i += 2 {
 			t1 := shuffleSim(lv.as, lv.imm1, regs[i], regs[i+1])
@@ -98,27 +118,57 @@ func transposeOrder(V int) (order []int, ok bool) {
 		}
 		regs = next
 	}
-	if len(regs) != 1 {
+	return regs, true
+}
+
+// laneBlock is where one input's partial sums sit after some levels:
+// lanes lo..lo+width-1 of register reg.
+type laneBlock struct {
+	reg, lo, width int
+}
+
+// packedBlocks returns, for each input position, its lane block after
+// the first skip levels. An input no wider than its block can be loaded
+// straight there, skipping those levels: the levels only ever add a
+// lane to another of the same input, and lanes past a short row hold
+// +0, so the sums are the same bits. ok is false if some input's lanes
+// are not one contiguous run.
+func packedBlocks(V, skip int) (blocks []laneBlock, ok bool) {
+	regs, ok := levelLanes(V, skip)
+	if !ok {
 		return nil, false
 	}
+	blocks = make([]laneBlock, V)
 	seen := make([]bool, V)
-	for _, p := range regs[0] {
-		if seen[p] {
-			return nil, false
+	for q, lanes := range regs {
+		for l := 0; l < len(lanes); {
+			p, w := lanes[l], 1
+			for l+w < len(lanes) && lanes[l+w] == p {
+				w++
+			}
+			if seen[p] {
+				return nil, false
+			}
+			seen[p] = true
+			blocks[p] = laneBlock{reg: q, lo: l, width: w}
+			l += w
 		}
-		seen[p] = true
 	}
-	return regs[0], true
+	return blocks, true
 }
 
 // transpose emits the levels over the V registers in regs (position p is
 // regs[p]) and returns the register holding the result. The inputs are
 // clobbered.
-func (g *gen) transpose(regs []int) int {
+func (g *gen) transpose(regs []int) int { return g.transposeFrom(regs, 0) }
+
+// transposeFrom emits the levels from level skip on, over the V>>skip
+// registers in regs laid out as those levels expect (see packedBlocks).
+func (g *gen) transposeFrom(regs []int, skip int) int {
 	mk := g.mark()
 	t := g.tmp()
 	cur := append([]int(nil), regs...)
-	for _, lv := range transposeLevels(g.V) {
+	for _, lv := range transposeLevels(g.V)[skip:] {
 		var next []int
 		for i := 0; i+1 < len(cur); i += 2 {
 			a, b := cur[i], cur[i+1]
