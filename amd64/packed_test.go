@@ -36,20 +36,26 @@ func TestPackedBlocks(t *testing.T) {
 
 // TestPackSkipChoice checks which row groups are packed, and how tightly.
 func TestPackSkipChoice(t *testing.T) {
+	avx512, avx2 := Options{AVX512: true}, Options{}
 	for _, c := range []struct {
 		rk     int64
 		stride int64 // of the row's elements
 		o      Options
-		want   int
+		want   int // 16-bit data
+		wantF  int // f32
 	}{
-		{2, 1, Options{AVX512: true}, 2},
-		{4, 1, Options{AVX512: true}, 2},
-		{5, 1, Options{AVX512: true}, 1},
-		{8, 1, Options{AVX512: true}, 1},
-		{9, 1, Options{AVX512: true}, 0},
-		{16, 1, Options{AVX512: true}, 0},
-		{5, 2, Options{AVX512: true}, 0}, // element mode
-		{4, 1, Options{}, 0},             // AVX2
+		{2, 1, avx512, 2, 2},
+		{4, 1, avx512, 2, 2},
+		{5, 1, avx512, 1, 1},
+		{8, 1, avx512, 1, 1},
+		{9, 1, avx512, 0, 0},
+		{16, 1, avx512, 0, 0},
+		{5, 2, avx512, 0, 0}, // element mode
+		{2, 1, avx2, 2, 1},   // f32: no VINSERTF128 per 4 rows
+		{3, 1, avx2, 1, 1},
+		{4, 1, avx2, 1, 1},
+		{5, 1, avx2, 0, 0},
+		{2, 3, avx2, 0, 0},
 	} {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			p := &plan.Problem{SrcDT: dt, DstDT: dt, Dims: []int64{100, c.rk}, SrcStrides: []int64{c.rk * c.stride, c.stride},
@@ -60,8 +66,12 @@ func TestPackSkipChoice(t *testing.T) {
 			}
 			g := newGen(pl, c.o)
 			rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: g.V}
-			if got := g.packSkip(&rp); got != c.want {
-				t.Errorf("%v rows of %d at stride %d, avx512 %v: packSkip = %d, want %d", dt, c.rk, c.stride, c.o.AVX512, got, c.want)
+			want := c.want
+			if dt == dtypes.F32 {
+				want = c.wantF
+			}
+			if got := g.packSkip(&rp); got != want {
+				t.Errorf("%v rows of %d at stride %d, avx512 %v: packSkip = %d, want %d", dt, c.rk, c.stride, c.o.AVX512, got, want)
 			}
 		}
 	}

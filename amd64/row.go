@@ -1,6 +1,8 @@
 package amd64
 
 import (
+	"sort"
+
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
@@ -187,23 +189,34 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 // where a level costs 3 instructions per register pair. Rows of up to 2
 // elements keep 2 levels: 8 to a register would need 8 opmasks.
 func (g *gen) packSkip(rp *rowPlan) int {
-	if !g.avx512 || !rp.Vec {
+	if !rp.Vec {
 		return 0
 	}
+	maxSkip := 2
+	if !g.avx512 && g.sdt == dtypes.F32 {
+		// AVX2 f32 rows of 2 would take a VINSERTF128 per 4 rows
+		// for 3 instructions of transpose saved.
+		maxSkip = 1
+	}
 	skip := 0
-	for skip < 2 && rp.Len <= int64(g.V>>(skip+1)) {
+	for skip < maxSkip && rp.Len <= int64(g.V>>(skip+1)) {
 		skip++
 	}
 	return skip
 }
 
 // packedSweep adds rows of rk elements (row r at byte offset rowOff(r))
-// into lanes lo[r]..lo[r]+rk-1 of register regOf[r] (AVX-512), by masked
-// loads from lo[r] elements before each row, which read and fault on no
-// other element. f32 rows add straight from memory, merge-masked; 16-bit
-// rows sharing a register are merged into one temporary first, so one
-// conversion and one add serve them all.
+// into lanes lo[r]..lo[r]+rk-1 of register regOf[r]. On AVX-512, by
+// masked loads from lo[r] elements before each row, which read and fault
+// on no other element: f32 rows add straight from memory, merge-masked;
+// 16-bit rows sharing a register are merged into one temporary first, so
+// one conversion and one add serve them all. AVX2 builds each register
+// from the rows' bytes (packedInserts).
 func (g *gen) packedSweep(n, rk int, regOf, lo []int, rowOff func(int) int64) {
+	if !g.avx512 {
+		g.packedInserts(n, rk, regOf, lo, rowOff)
+		return
+	}
 	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(lo[row])*g.ssz) }
 	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << lo[row]) }
 	if g.sdt == dtypes.F32 {
@@ -231,6 +244,95 @@ func (g *gen) packedSweep(n, rk int, regOf, lo []int, rowOff func(int) int64) {
 		if !first {
 			g.widen16(g.sdt, t)
 			g.vadd(q, t)
+		}
+	}
+}
+
+// xpiece is a row's bytes bound for a 16-byte register: n bytes from
+// src offset src, to byte off.
+type xpiece struct {
+	src    int64
+	off, n int
+}
+
+// packedInserts is packedSweep for AVX2, which has no merging loads: the
+// 16-byte halves of each register are built from the rows' bytes by
+// exact-size moves and inserts (VPINSRQ/D/W), a 16-bit half then widened
+// to the whole register, f32 halves joined by VINSERTF128; one add per
+// register. No byte outside a row is read.
+func (g *gen) packedInserts(n, rk int, regOf, lo []int, rowOff func(int) int64) {
+	mk := g.mark()
+	defer g.release(mk)
+	t, u := g.tmp(), g.tmp()
+	half := 16 / int(g.ssz) // lanes per 16 bytes of src
+	for q := 0; q < g.V; q++ {
+		var lowP, highP []xpiece
+		for row := 0; row < n; row++ {
+			if regOf[row] != q {
+				continue
+			}
+			p := xpiece{src: rowOff(row), off: lo[row] * int(g.ssz), n: rk * int(g.ssz)}
+			if lo[row] < half {
+				lowP = append(lowP, p)
+			} else {
+				p.off -= 16
+				highP = append(highP, p)
+			}
+		}
+		if lowP == nil && highP == nil {
+			continue
+		}
+		g.fillXmm(t, lowP)
+		if g.sdt == dtypes.F32 {
+			if highP != nil {
+				g.fillXmm(u, highP)
+				g.op(x86.AVINSERTF128, imm(1), g.xr(u), g.vr(t), g.vr(t))
+			}
+		} else {
+			g.widen16(g.sdt, t)
+		}
+		g.vadd(q, t)
+	}
+}
+
+// fillXmm sets xmm x (and clears the rest of its register) to the
+// pieces, zeros elsewhere: a zeroing move when a piece starts the
+// register, else a clear, then inserts of 8, 4 and 2 bytes.
+func (g *gen) fillXmm(x int, pcs []xpiece) {
+	sort.Slice(pcs, func(i, j int) bool { return pcs[i].off < pcs[j].off })
+	xr := g.xr(x)
+	if len(pcs) == 0 || pcs[0].off != 0 || pcs[0].n < 4 {
+		g.op(x86.AVPXOR, xr, xr, xr)
+	} else {
+		p := &pcs[0]
+		w := 4
+		switch {
+		case p.n >= 16:
+			g.op(x86.AVMOVDQU, g.m(rSrc, p.src), xr)
+			w = 16
+		case p.n >= 8:
+			g.op(x86.AVMOVQ, g.m(rSrc, p.src), xr)
+			w = 8
+		default:
+			g.op(x86.AVMOVD, g.m(rSrc, p.src), xr)
+		}
+		p.src += int64(w)
+		p.off += w
+		p.n -= w
+	}
+	for _, p := range pcs {
+		for p.n > 0 {
+			switch {
+			case p.off%8 == 0 && p.n >= 8:
+				g.op(x86.AVPINSRQ, imm(int64(p.off/8)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+8, p.off+8, p.n-8
+			case p.off%4 == 0 && p.n >= 4:
+				g.op(x86.AVPINSRD, imm(int64(p.off/4)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+4, p.off+4, p.n-4
+			default:
+				g.op(x86.AVPINSRW, imm(int64(p.off/2)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+2, p.off+2, p.n-2
+			}
 		}
 	}
 }
