@@ -41,23 +41,23 @@ func TestPackSkipChoice(t *testing.T) {
 		rk     int64
 		stride int64 // of the row's elements
 		o      Options
-		want   int // 16-bit data
-		wantF  int // f32
+		want   [3]int // f32, bf16, f16
 	}{
-		{2, 1, avx512, 2, 2},
-		{4, 1, avx512, 2, 2},
-		{5, 1, avx512, 1, 1},
-		{8, 1, avx512, 1, 1},
-		{9, 1, avx512, 0, 0},
-		{16, 1, avx512, 0, 0},
-		{5, 2, avx512, 0, 0}, // element mode
-		{2, 1, avx2, 2, 1},   // f32: no VINSERTF128 per 4 rows
-		{3, 1, avx2, 1, 1},
-		{4, 1, avx2, 1, 1},
-		{5, 1, avx2, 0, 0},
-		{2, 3, avx2, 0, 0},
+		{2, 1, avx512, [3]int{2, 2, 2}},
+		{4, 1, avx512, [3]int{2, 2, 2}},
+		{5, 1, avx512, [3]int{1, 1, 1}},
+		{8, 1, avx512, [3]int{1, 1, 1}},
+		{9, 1, avx512, [3]int{0, 1, 0}}, // bf16: two elements per lane
+		{16, 1, avx512, [3]int{0, 1, 0}},
+		{17, 1, avx512, [3]int{0, 0, 0}},
+		{5, 2, avx512, [3]int{0, 0, 0}}, // element mode
+		{2, 1, avx2, [3]int{1, 2, 2}},   // f32: no VINSERTF128 per 4 rows
+		{3, 1, avx2, [3]int{1, 1, 1}},
+		{4, 1, avx2, [3]int{1, 1, 1}},
+		{5, 1, avx2, [3]int{0, 0, 0}},
+		{2, 3, avx2, [3]int{0, 0, 0}},
 	} {
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for i, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			p := &plan.Problem{SrcDT: dt, DstDT: dt, Dims: []int64{100, c.rk}, SrcStrides: []int64{c.rk * c.stride, c.stride},
 				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
 			pl, err := plan.Canonicalize(p)
@@ -66,27 +66,24 @@ func TestPackSkipChoice(t *testing.T) {
 			}
 			g := newGen(pl, c.o)
 			rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: g.V}
-			want := c.want
-			if dt == dtypes.F32 {
-				want = c.wantF
-			}
-			if got := g.packSkip(&rp); got != want {
-				t.Errorf("%v rows of %d at stride %d, avx512 %v: packSkip = %d, want %d", dt, c.rk, c.stride, c.o.AVX512, got, want)
+			if got := g.packSkip(&rp); got != c.want[i] {
+				t.Errorf("%v rows of %d at stride %d, avx512 %v: packSkip = %d, want %d", dt, c.rk, c.stride, c.o.AVX512, got, c.want[i])
 			}
 		}
 	}
 }
 
-// TestPackedRows runs rows of 2 to 9 elements (packed groups for up to 8
-// on AVX-512) for every dtype pair: back to back (groups only after
-// gather's for 2 to 4), apart (groups only), and under an outer reduced
-// loop; with counts around the group size, whole and in blocks, and with
-// a per-output operand and an eltwise chain, next to guard pages.
+// TestPackedRows runs rows of 2 to 17 elements (packed groups for up to
+// 4 on AVX2, 8 on AVX-512, 16 for AVX-512 bf16) for every dtype pair:
+// back to back (groups only after gather's for 2 to 4), apart (groups
+// only), and under an outer reduced loop; with counts around the group
+// size, whole and in blocks, and with a per-output operand and an
+// eltwise chain, next to guard pages.
 func TestPackedRows(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(23))
 	for _, pair := range dtPairs {
-		for rk := int64(2); rk <= 9; rk++ {
+		for _, rk := range []int64{2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17} {
 			for _, pad := range []int64{0, 3} {
 				for _, n := range []int64{2, 15, 16, 17, 37} {
 					rs := rk + pad

@@ -76,7 +76,11 @@ func (g *gen) kbits(bits uint32) obj.Addr {
 		}
 	}
 	set := func(k obj.Addr) {
-		g.op(x86.AMOVL, imm(int64(bits)), reg(rScratch))
+		g.op(x86.AMOVL, imm(int64(int32(bits))), reg(rScratch))
+		if bits > 0xFFFF { // 32 word lanes (AVX512BW)
+			g.op(x86.AKMOVD, reg(rScratch), k)
+			return
+		}
 		g.op(x86.AKMOVW, reg(rScratch), k)
 	}
 	if g.kNext <= 5 {
