@@ -13,8 +13,11 @@
 //     Several independent accumulators per output hide the add latency;
 //     short rows are summed for up to one vector of outputs at once and
 //     transposed into one vector, so that the horizontal sums and the
-//     epilogue are vectorised across outputs; rows of 2 to 4 back to
-//     back are gathered 16 at a time with VPERMT2PS (gather);
+//     epilogue are vectorised across outputs; rows no wider than half
+//     (a quarter) of a vector go two (four) to a register, in the lanes
+//     the first transpose levels would have left them in, and those
+//     levels are not emitted (packSkip); rows of 2 to 4 back to back are
+//     gathered 16 at a time with VPERMT2PS (gather);
 //   - column: the kept Inner loop is contiguous ([Outer..., Reduced...,
 //     Inner]). Blocks of Inner are accumulated in registers over the
 //     reduced rows (vertical adds); a short Inner whose rows are contiguous
