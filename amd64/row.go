@@ -21,7 +21,8 @@ import (
 // iterations of the innermost kept loop L) are summed at once, one
 // accumulator each, transposed into one vector and finished together.
 // Rows of at most V/2 (V/4) elements go two (four) to a register, saving
-// transpose levels (packSkip).
+// transpose levels (packSkip); AVX-512 bf16 rows of up to V go two to a
+// register at two elements per lane (pairPacked).
 // Rows of 2 to 4 elements back to back (channel means of RGB or RGBA
 // data) go faster still on AVX-512, gathered 16 at a time (gather).
 
