@@ -379,6 +379,11 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 		iters, remv := nfull/int64(U), int(nfull%int64(U))
 		g.Loop(iters, kernelshape.Steps{Src: int64(U) * mb}, func() {
+			if g.flatPrefetch(M) {
+				for off := int64(0); off < int64(U)*mb; off += 64 {
+					g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
+				}
+			}
 			for u := 0; u < U; u++ {
 				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
 			}
@@ -397,6 +402,17 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	g.sumTree(regs)
 	g.fold(0, int(W), int(M/W))
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
+}
+
+// flatPrefetch reports whether flatColumn's stream of M-lane loads is
+// prefetched, a line per 64 bytes, pfAhead bytes ahead: when the loads
+// are masked (M < V; AVX2 16-bit loads are exact-size moves instead).
+// The hardware prefetchers did not follow a stream of masked loads:
+// [N, W] over axis 0 with W = 3, 5 or 7 (32 MiB of bf16, 64 MiB of f32,
+// 2 threads) ran at 18-46 GB/s where W = 4 or 8 (full loads) ran at
+// 50-140, and at 61-108 GB/s with the prefetch.
+func (g *gen) flatPrefetch(M int64) bool {
+	return M < int64(g.V) && (g.avx512 || g.sdt == dtypes.F32)
 }
 
 // fold adds lanes l + j*w (j < q) into lane l, for l < w: halving while q

@@ -145,6 +145,11 @@ func TestPrefetchChoice(t *testing.T) {
 		{"f32 columns 1 KiB apart, avx2", cols(f32, 512, 256, 64), avx2, false},
 		{"bf16 columns 256 B wide, avx512", cols(bf16, 512, 4096, 128), avx512, true},
 		{"bf16 columns 512 B wide, avx512", cols(bf16, 512, 4096, 256), avx512, false},
+		{"flat columns of 5 bf16, avx512", cols(bf16, 4096, 5, 5), avx512, true},
+		{"flat columns of 3 f32, avx2", cols(f32, 4096, 3, 3), avx2, true},
+		{"flat columns of 3 f16, avx2 (exact-size moves)", cols(f16, 4096, 3, 3), avx2, false},
+		{"flat columns of 4 f32, avx512 (full loads)", cols(f32, 4096, 4, 4), avx512, false},
+		{"flat columns of 8 bf16, avx512 (full loads)", cols(bf16, 4096, 8, 8), avx512, false},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl, c.o)
