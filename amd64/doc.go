@@ -59,8 +59,10 @@
 //   - Software prefetch only where measured to pay: groups of rows
 //     shorter than a line and column kernels whose kept iterations share
 //     lines (many instructions per line leave the reorder window too few
-//     loads in flight), and narrow 16-bit column blocks read a few lines
-//     per strided row (TestPrefetchChoice lists the cases).
+//     loads in flight), narrow 16-bit column blocks read a few lines
+//     per strided row, and flat column streams of masked loads, which
+//     the hardware prefetchers do not follow (TestPrefetchChoice lists
+//     the cases).
 package amd64
 
 // Options selects the instruction set the code may use.
