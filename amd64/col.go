@@ -410,7 +410,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 // The hardware prefetchers did not follow a stream of masked loads:
 // [N, W] over axis 0 with W = 3, 5 or 7 (32 MiB of bf16, 64 MiB of f32,
 // 2 threads) ran at 18-46 GB/s where W = 4 or 8 (full loads) ran at
-// 50-140, and at 61-108 GB/s with the prefetch.
+// 49-149, and at 61-108 GB/s with the prefetch.
 func (g *gen) flatPrefetch(M int64) bool {
 	return M < int64(g.V) && (g.avx512 || g.sdt == dtypes.F32)
 }

@@ -149,7 +149,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			}
 			switch {
 			case lo != nil:
-				g.packedSweep(n, int(rp.Len), regOf, lo, rowOff)
+				g.packedSweep(int(rp.Len), regOf, lo, rowOff)
 			case rp.Vec:
 				g.rowSweep(rp.Len, U, n, acc, rowOff)
 			case rp.Elem != nil:
@@ -195,8 +195,8 @@ func (g *gen) packSkip(rp *rowPlan) int {
 	}
 	maxSkip := 2
 	if !g.avx512 && g.sdt == dtypes.F32 {
-		// AVX2 f32 rows of 2 would take a VINSERTF128 per 4 rows
-		// for 3 instructions of transpose saved.
+		// AVX2 f32 packs at most two rows to a register; four
+		// (rows of 2) were not measured.
 		maxSkip = 1
 	}
 	skip := 0
@@ -213,25 +213,30 @@ func (g *gen) packSkip(rp *rowPlan) int {
 // at two elements per lane: 32 words to a zmm, the even words shifted up
 // and the odd ones masked (as in rowPairs), both exact f32, added into
 // the lanes. A lane then sums two neighbours of one row, which the row
-// sum does not mind. This packs rows of 9 to 16 two to a register: in
-// L2, 16384 rows of 12 ran at 62 GB/s where one to a register ran at 41.
-// Shorter rows keep one element per lane: packed four to a zmm their
-// 64-byte masked loads ran 15-25% slower from L3 (rows of 5 to 7, 2
-// threads) than the 32-byte ones of two to a register.
+// sum does not mind. This packs rows of 9 to 16 two to a register:
+// [10922, 12] bf16 (in L2, 1 thread) ran at 62 GB/s where one row to a
+// register ran at 41. Shorter rows keep one element per lane: packed
+// four to a zmm, their 64-byte masked loads ran 13-30% slower from L3
+// (rows of 5 to 7, 2 threads, 8 of 9 alternating runs) than the 32-byte
+// ones of two to a register.
 func (g *gen) pairPacked(rk int64) bool {
 	return g.avx512 && g.sdt == dtypes.BF16 && rk > int64(g.V/2) && rk <= int64(g.V)
 }
 
-// packedSweep adds rows of rk elements (row r at byte offset rowOff(r))
-// into lanes lo[r]..lo[r]+rk-1 of register regOf[r]. On AVX-512, by
-// masked loads from lo[r] elements before each row, which read and fault
-// on no other element: f32 rows add straight from memory, merge-masked;
-// 16-bit rows sharing a register are merged into one temporary first, so
-// one conversion and one add serve them all. AVX2 builds each register
-// from the rows' bytes (packedInserts).
-func (g *gen) packedSweep(n, rk int, regOf, lo []int, rowOff func(int) int64) {
+// packedSweep adds rows of rk elements (row r, for each r of regOf, at
+// byte offset rowOff(r)) into lanes lo[r]..lo[r]+rk-1 of register
+// regOf[r]. On AVX-512, by masked loads from lo[r] elements before each
+// row, which read and fault on no other element: f32 rows add straight
+// from memory, merge-masked; 16-bit rows sharing a register are merged
+// into one temporary first, so one conversion and one add serve them
+// all. AVX2 builds each register from the rows' bytes (packedInserts).
+func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
+	rowsIn := make([][]int, g.V) // each register's rows, in row order
+	for row, q := range regOf {
+		rowsIn[q] = append(rowsIn[q], row)
+	}
 	if !g.avx512 {
-		g.packedInserts(n, rk, regOf, lo, rowOff)
+		g.packedInserts(rk, rowsIn, lo, rowOff)
 		return
 	}
 	per, load := 1, g.hr
@@ -241,37 +246,31 @@ func (g *gen) packedSweep(n, rk int, regOf, lo []int, rowOff func(int) int64) {
 	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.ssz) }
 	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << (per * lo[row])) }
 	if g.sdt == dtypes.F32 {
-		for row := 0; row < n; row++ {
-			g.op(x86.AVADDPS, addr(row), g.vr(regOf[row]), mask(row), g.vr(regOf[row]))
+		for row, q := range regOf {
+			g.op(x86.AVADDPS, addr(row), g.vr(q), mask(row), g.vr(q))
 		}
 		return
 	}
 	mk := g.mark()
 	defer g.release(mk)
 	t := g.tmp()
-	for q := 0; q < g.V; q++ {
-		first := true
-		for row := 0; row < n; row++ {
-			if regOf[row] != q {
-				continue
-			}
-			if first {
-				g.opz(x86.AVMOVDQU16, addr(row), mask(row), load(t))
-				first = false
-			} else {
-				g.op(x86.AVMOVDQU16, addr(row), mask(row), load(t))
-			}
+	for q, rows := range rowsIn {
+		if len(rows) == 0 {
+			continue
 		}
-		switch {
-		case first:
-		case per == 2:
+		// The first load clears the lanes no row fills.
+		g.opz(x86.AVMOVDQU16, addr(rows[0]), mask(rows[0]), load(t))
+		for _, row := range rows[1:] {
+			g.op(x86.AVMOVDQU16, addr(row), mask(row), load(t))
+		}
+		if per == 2 {
 			e := g.tmp()
 			g.op(x86.AVPSLLD, imm(16), g.vr(t), g.vr(e))
 			g.opz(x86.AVMOVDQU16, g.vr(t), g.kbits(0xAAAAAAAA), g.vr(t))
 			g.vadd(q, e)
 			g.vadd(q, t)
 			g.release(e)
-		default:
+		} else {
 			g.widen16(g.sdt, t)
 			g.vadd(q, t)
 		}
@@ -290,17 +289,17 @@ type xpiece struct {
 // exact-size moves and inserts (VPINSRQ/D/W), a 16-bit half then widened
 // to the whole register, f32 halves joined by VINSERTF128; one add per
 // register. No byte outside a row is read.
-func (g *gen) packedInserts(n, rk int, regOf, lo []int, rowOff func(int) int64) {
+func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) int64) {
 	mk := g.mark()
 	defer g.release(mk)
 	t, u := g.tmp(), g.tmp()
 	half := 16 / int(g.ssz) // lanes per 16 bytes of src
-	for q := 0; q < g.V; q++ {
+	for q, rows := range rowsIn {
+		if len(rows) == 0 {
+			continue
+		}
 		var lowP, highP []xpiece
-		for row := 0; row < n; row++ {
-			if regOf[row] != q {
-				continue
-			}
+		for _, row := range rows {
 			p := xpiece{src: rowOff(row), off: lo[row] * int(g.ssz), n: rk * int(g.ssz)}
 			if lo[row] < half {
 				lowP = append(lowP, p)
@@ -308,9 +307,6 @@ func (g *gen) packedInserts(n, rk int, regOf, lo []int, rowOff func(int) int64) 
 				p.off -= 16
 				highP = append(highP, p)
 			}
-		}
-		if lowP == nil && highP == nil {
-			continue
 		}
 		g.fillXmm(t, lowP)
 		if g.sdt == dtypes.F32 {
