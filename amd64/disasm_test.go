@@ -150,6 +150,12 @@ func TestPrefetchChoice(t *testing.T) {
 		{"flat columns of 3 f16, avx2 (exact-size moves)", cols(f16, 4096, 3, 3), avx2, false},
 		{"flat columns of 4 f32, avx512 (full loads)", cols(f32, 4096, 4, 4), avx512, false},
 		{"flat columns of 8 bf16, avx512 (full loads)", cols(bf16, 4096, 8, 8), avx512, false},
+		{"masked columns of 12 bf16, avx512", cols(bf16, 4096, 12, 12), avx512, true},
+		{"masked columns of 9 f32, avx512", cols(f32, 4096, 9, 9), avx512, true},
+		{"masked columns of 6 f32, avx2", cols(f32, 4096, 6, 6), avx2, true},
+		{"masked columns of 6 bf16, avx2 (exact-size moves)", cols(bf16, 4096, 6, 6), avx2, false},
+		{"masked columns of 15 f32 a line apart, avx512 (followed by hardware)", cols(f32, 4096, 16, 15), avx512, false},
+		{"columns of 16 f32, avx512 (full loads)", cols(f32, 4096, 16, 16), avx512, false},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl, c.o)
