@@ -60,9 +60,10 @@
 //     shorter than a line and column kernels whose kept iterations share
 //     lines (many instructions per line leave the reorder window too few
 //     loads in flight), narrow 16-bit column blocks read a few lines
-//     per strided row, and flat column streams of masked loads, which
-//     the hardware prefetchers do not follow (TestPrefetchChoice lists
-//     the cases).
+//     per strided row, and dense streams of masked loads (flat columns,
+//     and column blocks of one masked vector over rows less than a line
+//     apart), which the hardware prefetchers do not follow
+//     (TestPrefetchChoice lists the cases).
 package amd64
 
 // Options selects the instruction set the code may use.
