@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -77,6 +78,59 @@ func TestStreamedRows(t *testing.T) {
 			for _, rows := range []int64{1, 2} {
 				runGuarded(t, r, rowProblem(sdt, sdt, rows, rk), isaList)
 			}
+		}
+	}
+}
+
+// TestMaskedPairRows runs bf16 rows whose last V+1..2V-1 elements are one
+// masked pair load on AVX-512 (rows of 17 to 31 elements, and pairs
+// followed by such a rest in groups: 49, 63, 95), for one output and for
+// groups, next to guard pages, on every ISA.
+func TestMaskedPairRows(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(29))
+	for _, ddt := range []dtypes.DataType{dtypes.BF16, dtypes.F32} {
+		for _, rk := range []int64{17, 18, 23, 24, 30, 31, 49, 63, 95} {
+			for _, rows := range []int64{1, 3, 16, 19} {
+				runGuarded(t, r, rowProblem(dtypes.BF16, ddt, rows, rk), isaList, 0, 5)
+			}
+		}
+	}
+}
+
+// TestMaskedPairChoice pins where the masked pair load is emitted: AVX-512
+// bf16 rows of 17 to 31 elements, one 32-word masked load each, and no
+// vector-and-tail conversion; not for f16, nor on AVX2.
+func TestMaskedPairChoice(t *testing.T) {
+	cases := []struct {
+		name string
+		sdt  dtypes.DataType
+		rk   int64
+		o    Options
+		want bool
+	}{
+		{"bf16 rows of 24, avx512", dtypes.BF16, 24, Options{AVX512: true}, true},
+		{"bf16 rows of 17, avx512", dtypes.BF16, 17, Options{AVX512: true}, true},
+		{"bf16 rows of 40, avx512 (pair, then a vector's tail)", dtypes.BF16, 40, Options{AVX512: true}, false},
+		{"f16 rows of 24, avx512", dtypes.F16, 24, Options{AVX512: true}, false},
+		{"bf16 rows of 24, avx2", dtypes.BF16, 24, Options{}, false},
+	}
+	for _, c := range cases {
+		pl, err := plan.Canonicalize(rowProblem(c.sdt, dtypes.F32, 64, c.rk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := Emit(pl, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pair, widen := false, false
+		for _, ins := range disassemble(t, code) {
+			pair = pair || strings.HasPrefix(ins, "vmovdqu16") && strings.Contains(ins, "%zmm")
+			widen = widen || strings.HasPrefix(ins, "vpmovzxwd")
+		}
+		if got := pair && !widen; got != c.want {
+			t.Errorf("%s: masked pair only = %v (pair load %v, widening %v), want %v", c.name, got, pair, widen, c.want)
 		}
 	}
 }
