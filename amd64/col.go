@@ -254,15 +254,15 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			pfDist = 0
 		}
 	}
-	// A block of one masked vector (Inner narrower than V but wider than
-	// flatColumn takes) whose rows are less than a line apart is a dense
-	// stream of masked loads, which the hardware prefetchers do not
-	// follow (see flatPrefetch): every line of it is prefetched pfAhead
-	// bytes ahead, once per loop iteration of U rows. [N, W] over axis 0
-	// with W = 9..15 ran at 11-60 GB/s (32-64 MiB of src, 2 threads)
-	// where W = 8 and 16 (full loads) ran at 55-142, and at 50-123 with
-	// the prefetch. Rows a line or more apart are followed: [4M, 15] f32
-	// with rows 16 apart ran as fast as [4M, 16].
+	// A block of one masked vector (an Inner narrower than V that
+	// flatColumn does not take) whose rows are less than a line apart is
+	// a dense stream of masked loads, which the hardware prefetchers do
+	// not follow (see flatPrefetch): every line of it is prefetched
+	// pfAhead bytes ahead, once per loop iteration of U rows. [N, W]
+	// over axis 0 with W = 9..15 ran at 11-60 GB/s (32-64 MiB of src, 2
+	// threads) where W = 8 and 16 (full loads) ran at 55-142, and at
+	// 50-123 with the prefetch. Rows a line or more apart are followed:
+	// [4M, 15] f32 with rows 16 apart ran as fast as [4M, 16].
 	var streamSpan int64
 	if n := len(red); n > 0 && !zeroSum && nv == 0 && g.flatPrefetch(int64(tail)) {
 		if rb := red[n-1].SrcStride * g.ssz; rb > 0 && rb < 64 {
