@@ -211,7 +211,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
 	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16
-	// full vectors 2p and 2p+1 are summed from one pair load (colPair),
+	// full vectors 2p and 2p+1 are summed from one pair load (addPair),
 	// the rest one vector at a time. And every 64-byte line of the full
 	// vectors is prefetched pfRows rows ahead in the main loop: the
 	// hardware prefetchers follow a few lines per strided row poorly
@@ -278,7 +278,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			}
 			switch {
 			case k < 2*pairs && k%2 == 0:
-				g.colPair(hiMask, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb))
+				g.addPair(hiMask, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
 			case k < 2*pairs:
 				// Summed with k-1.
 			default:
@@ -299,9 +299,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
 				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
 				g.Loop(iters, kernelshape.Steps{Src: int64(U) * rb}, func() {
-					for off := int64(0); off < streamSpan; off += 64 {
-						g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
-					}
+					g.prefetchAhead(streamSpan)
 					for u := 0; u < U; u++ {
 						addRow(u, int64(u)*rb, true)
 					}
@@ -328,16 +326,21 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 }
 
-// colPair adds 2V bf16 values at addr (AVX-512 only) into two
-// accumulators: the even-indexed values (dwords shifted left by 16) into
-// even, the odd ones (dwords with the low half cleared by hiMask, which
-// holds 0xFFFF0000) into odd, both exact f32. One load feeds two adds,
-// four instructions per 2V values instead of six; deinterleave restores
-// the order once the sums are done.
-func (g *gen) colPair(hiMask, even, odd int, addr obj.Addr) {
+// addPair adds n bf16 values at addr (AVX-512 only; n <= 2V, the words
+// past n zeroed, not read) into two accumulators: the even-indexed values
+// (dwords shifted left by 16) into even, the odd ones (dwords with the
+// low half cleared by hiMask, which holds 0xFFFF0000) into odd, both
+// exact f32. One load feeds two adds, five instructions per 2V values
+// instead of six (rowPairs' loop, shifting and masking straight from
+// memory, takes four); deinterleave restores the order of column sums.
+func (g *gen) addPair(hiMask, even, odd int, addr obj.Addr, n int) {
 	mk := g.mark()
 	e, o := g.tmp(), g.tmp()
-	g.op(x86.AVMOVDQU32, addr, g.vr(o))
+	if n == 2*g.V {
+		g.op(x86.AVMOVDQU32, addr, g.vr(o))
+	} else {
+		g.opz(x86.AVMOVDQU16, addr, g.kbits(uint32(1)<<n-1), g.vr(o))
+	}
 	g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
 	g.op(x86.AVPANDD, g.vr(o), g.vr(hiMask), g.vr(o))
 	g.vadd(even, e)
@@ -345,7 +348,7 @@ func (g *gen) colPair(hiMask, even, odd int, addr obj.Addr) {
 	g.release(mk)
 }
 
-// deinterleave turns the pair sums of colPair (lane i of even is value
+// deinterleave turns the pair sums of addPair (lane i of even is value
 // 2i, lane i of odd value 2i+1) into two vectors in value order: values
 // 0..V-1 into even, V..2V-1 into odd (AVX-512 only).
 func (g *gen) deinterleave(even, odd int) {
@@ -398,9 +401,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		iters, remv := nfull/int64(U), int(nfull%int64(U))
 		g.Loop(iters, kernelshape.Steps{Src: int64(U) * mb}, func() {
 			if g.flatPrefetch(M) {
-				for off := int64(0); off < int64(U)*mb; off += 64 {
-					g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
-				}
+				g.prefetchAhead(int64(U) * mb)
 			}
 			for u := 0; u < U; u++ {
 				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
@@ -422,9 +423,10 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }
 
-// flatPrefetch reports whether flatColumn's stream of M-lane loads is
-// prefetched, a line per 64 bytes, pfAhead bytes ahead: when the loads
-// are masked (M < V; AVX2 16-bit loads are exact-size moves instead).
+// flatPrefetch reports whether a dense stream of M-lane loads (flatColumn,
+// and colBlock's single masked vector) is prefetched, a line per 64
+// bytes, pfAhead bytes ahead: when the loads are masked (M < V; AVX2
+// 16-bit loads are exact-size moves instead).
 // The hardware prefetchers did not follow a stream of masked loads:
 // [N, W] over axis 0 with W = 3, 5 or 7 (32 MiB of bf16, 64 MiB of f32,
 // 2 threads) ran at 18-46 GB/s where W = 4 or 8 (full loads) ran at

@@ -378,7 +378,13 @@ func (g *gen) prefetchGroup(rp *rowPlan) {
 	if rp.rowStep <= 0 || rp.rowStep >= 64 {
 		return
 	}
-	span := int64(g.V) * rp.rowStep
+	g.prefetchAhead(int64(g.V) * rp.rowStep)
+}
+
+// prefetchAhead prefetches the lines of span bytes at the src pointer,
+// pfAhead bytes ahead, one prefetch per 64 bytes (none when the
+// displacements would not fit in 32 bits).
+func (g *gen) prefetchAhead(span int64) {
 	if !fits32(pfAhead + span) {
 		return
 	}
@@ -475,17 +481,8 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 		}
 	})
 	if last > 0 {
-		// Word lanes past the row are zeroed, not read.
-		k := g.kbits(uint32(1)<<last - 1)
 		for row := 0; row < n; row++ {
-			m2 := g.mark()
-			e, o := g.tmp(), g.tmp()
-			g.opz(x86.AVMOVDQU16, g.m(rSrc, rowOff(row)+done*g.ssz), k, g.vr(o))
-			g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
-			g.op(x86.AVPANDD, g.vr(o), g.vr(hiMask), g.vr(o))
-			g.vadd(acc(row, even(0)), e)
-			g.vadd(acc(row, odd(0)), o)
-			g.release(m2)
+			g.addPair(hiMask, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
 		}
 	}
 	return done + int64(last)
