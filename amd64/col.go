@@ -286,6 +286,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			}
 		}
 	}
+	// One running total per vector of the block, when the sums are cut
+	// into runs.
+	groups := kernelshape.Groups(K, U, acc)
+	runs := kernelshape.Runs{Level: -1}
 	if !zeroSum {
 		if n := len(red); n == 0 {
 			// Nothing reduced: the "sum" is the element itself
@@ -296,28 +300,33 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		} else {
 			last := red[n-1]
 			rb := last.SrcStride * g.ssz
-			kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
-				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-				g.Loop(iters, kernelshape.Steps{Src: int64(U) * rb}, func() {
+			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
+			runs = g.runsOf(red[:n-1], iters, 1)
+			if !runs.None() {
+				g.placeTotals(groups, acc(0, 0))
+			}
+			chunk := sweepChunk(runs, red[:n-1])
+			fold := func() { g.foldRun(groups) }
+			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					g.prefetchAhead(streamSpan)
 					for u := 0; u < U; u++ {
 						addRow(u, int64(u)*rb, true)
 					}
-				})
+				}, fold)
 				for u := 0; u < rem; u++ {
 					addRow(u, (iters*int64(U)+int64(u))*rb, false)
 				}
 			})
 		}
 	}
-	g.release(mk)
 	for k := 0; k < K; k++ {
-		regs := make([]int, U)
-		for u := range regs {
-			regs[u] = acc(k, u)
-		}
-		g.sumTree(regs)
+		g.sumTree(groups[k])
 	}
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	g.release(mk)
 	for p := 0; p < pairs; p++ {
 		g.deinterleave(acc(2*p, 0), acc(2*p+1, 0))
 	}
@@ -397,16 +406,27 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		g.zero(u)
 	}
 	mb := M * g.ssz
-	kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
-		iters, remv := nfull/int64(U), int(nfull%int64(U))
-		g.Loop(iters, kernelshape.Steps{Src: int64(U) * mb}, func() {
+	regs := make([]int, U)
+	for u := range regs {
+		regs[u] = u
+	}
+	groups := [][]int{regs}
+	iters, remv := nfull/int64(U), int(nfull%int64(U))
+	runs := g.runsOf(red[:n-1], iters, 1)
+	mk := g.mark()
+	if !runs.None() {
+		g.placeTotals(groups, 0)
+	}
+	fold := func() { g.foldRun(groups) }
+	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, sweepChunk(runs, red[:n-1]), func() {
 			if g.flatPrefetch(M) {
 				g.prefetchAhead(int64(U) * mb)
 			}
 			for u := 0; u < U; u++ {
 				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
 			}
-		})
+		}, fold)
 		for u := 0; u < remv; u++ {
 			g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
 		}
@@ -414,11 +434,11 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 			g.accum(g.sdt, remv%U, g.m(rSrc, nfull*mb), remT)
 		}
 	})
-	regs := make([]int, U)
-	for u := range regs {
-		regs[u] = u
-	}
 	g.sumTree(regs)
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	g.release(mk)
 	g.fold(0, int(W), int(M/W))
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }

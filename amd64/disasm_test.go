@@ -82,7 +82,7 @@ func TestDisassembly(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		ins := disassemble(t, code)
+		ins := disassemble(t, code.Text)
 		if len(ins) < 3 {
 			t.Fatalf("%s: %d instructions decoded", c.name, len(ins))
 		}
@@ -162,7 +162,7 @@ func TestPrefetchChoice(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		got := strings.Contains(strings.Join(disassemble(t, code), "\n"), "prefetcht0")
+		got := strings.Contains(strings.Join(disassemble(t, code.Text), "\n"), "prefetcht0")
 		if got != c.want {
 			t.Errorf("%s (%v): prefetch emitted = %v, want %v", c.name, c.pl, got, c.want)
 		}

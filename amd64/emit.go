@@ -14,26 +14,31 @@ import (
 const maxDepth = 5
 
 // Emit returns x86-64 machine code for pl, following the kernel ABI of
-// jit/plan/abi.go. A plan the generator does not cover (a post-op kind
-// it does not emit, a loop nest too deep for the registers, a stride too
-// large for a 32-bit displacement) gives an error satisfying
+// jit/plan/abi.go (Code.Totals: call it with a LongArgs block). A plan
+// the generator does not cover (a post-op kind it does not emit, a loop
+// nest too deep for the registers, a stride too large for a 32-bit
+// displacement) gives an error satisfying
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
 // runtime then uses the interpreter.
-func Emit(pl *plan.Plan, o Options) ([]byte, error) {
+func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	if err := kernelshape.Check(pl, "amd64", supportedKind, maxDepth); err != nil {
-		return nil, err
+		return plan.Code{}, err
 	}
 	g := newGen(pl, o)
 	kernelshape.Generate(pl, g)
 	if g.err != nil {
-		return nil, g.err
+		return plan.Code{}, g.err
 	}
-	return g.assemble()
+	text, err := g.assemble()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text, Totals: g.usesTotals}, nil
 }
 
 // Prologue loads the argument block: src, the binary operands, Count
-// (into cnt, when the plan has Outer loops) and last dst, which replaces
-// the block pointer in DI.
+// (into cnt, when the plan has Outer loops), the totals' address (see
+// reserveTotals) and last dst, which replaces the block pointer in DI.
 func (g *gen) Prologue(cnt int16) {
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
 	for i := 0; i < g.nbin; i++ {
@@ -42,6 +47,7 @@ func (g *gen) Prologue(cnt int16) {
 	if cnt != 0 {
 		g.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
 	}
+	g.reserveTotals()
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgDst), reg(rDst))
 	g.pro = g.Add(&obj.Prog{As: obj.ANOP})
 }

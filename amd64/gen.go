@@ -37,6 +37,11 @@ type gen struct {
 
 	gprFree []int16 // counters not in use
 
+	tot        int16 // running totals pointer (see reserveTotals), 0: none
+	totRegs    []int // the running totals' registers, nil: in memory
+	cut        bool  // some sum is cut into runs
+	usesTotals bool  // some running totals are in memory: call with LongArgs
+
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks

@@ -134,6 +134,29 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 	acc := func(row, u int) int { return regOf[row] + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
+	// Each group of accumulators sums into one running total when the
+	// sums are cut into runs: one output's U, or one register each.
+	single := rp.group == 1 || n == 1
+	groups := kernelshape.Groups(nzero, 1, func(p, _ int) int { return p })
+	if single {
+		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
+	}
+	runs := kernelshape.Runs{Level: -1}
+	switch {
+	case rp.ZeroSum:
+	case lo == nil && rp.Vec:
+		// Both sweep loops (rowSweep's, rowPairs') take about
+		// rk/(V*U) iterations of one add into each accumulator.
+		runs = g.runsOf(rp.Outer, rp.Len/int64(g.V*U), 1)
+	case lo == nil && rp.Elem != nil:
+		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
+	default:
+		runs = g.runsOf(rp.Outer, 0, 1)
+	}
+	mk := g.mark()
+	if !runs.None() {
+		g.placeTotals(groups, 0)
+	}
 
 	if !rp.ZeroSum {
 		// Few outer reduced iterations ([2, N, 2] over [0, 2]): each
@@ -144,7 +167,9 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			its *= l.Size
 		}
 		pf := n > 1 && its <= 4
-		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
+		chunk := sweepChunk(runs, rp.Outer)
+		fold := func() { g.foldRun(groups) }
+		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
 			if pf {
 				g.prefetchGroup(rp)
 			}
@@ -152,9 +177,9 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			case lo != nil:
 				g.packedSweep(int(rp.Len), regOf, lo, rowOff)
 			case rp.Vec:
-				g.rowSweep(rp.Len, U, n, acc, rowOff)
+				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold)
 			case rp.Elem != nil:
-				g.elemSweep(rp.Elem, U)
+				g.elemSweep(rp.Elem, U, chunk, fold)
 			default:
 				// Nothing reduced: the "sum" is the element itself
 				// (added to +0 like every sum, as the interpreter does:
@@ -164,18 +189,22 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		})
 	}
 
-	if rp.group == 1 || n == 1 {
-		regs := make([]int, U)
-		for u := range regs {
-			regs[u] = u
+	if single {
+		g.sumTree(groups[0])
+		if !runs.None() {
+			g.addTotals(groups)
 		}
-		g.sumTree(regs)
+		g.release(mk)
 		if rp.Vec {
 			g.hsum(0)
 		}
 		g.epilogue(0, lm)
 		return
 	}
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	g.release(mk)
 	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
@@ -396,25 +425,25 @@ func (g *gen) prefetchAhead(span int64) {
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
 // masked tail. bf16 rows go two vectors per load first (rowPairs).
-func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64) {
+func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	V := int64(g.V)
 	vb := V * g.ssz
 	base := int64(0) // elements done by rowPairs
 	if g.sdt == dtypes.BF16 && (U >= 2 || n > 1) {
-		base = g.rowPairs(rk, U, n, acc, rowOff)
+		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
 	}
 	left := rk - base
 	full, tail := left/V, int(left%V)
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
 	st := g.streams(n, U, iters, vb)
-	g.Loop(iters, kernelshape.Steps{Src: int64(st.per) * vb}, func() {
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
 				g.accum(g.sdt, acc(row, u), g.m(rSrc, rowOff(row)+base*g.ssz+st.offset(u, vb)), g.V)
 			}
 		}
-	})
+	}, fold)
 	for u := 0; u < remv; u++ {
 		for row := 0; row < n; row++ {
 			g.accum(g.sdt, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
@@ -436,7 +465,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 // instead of a vector and a masked tail (5 instructions instead of 7:
 // rows of 17 to 31 bf16 are all such a pair).
 // It returns how many elements of each row it summed.
-func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64) int64 {
+func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	V2 := 2 * int64(g.V)
 	pb := V2 * g.ssz // bytes per pair load
 	Up := max(1, U/2)
@@ -460,7 +489,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	if U >= 2 {
 		even, odd = func(up int) int { return 2 * up }, func(up int) int { return 2*up + 1 }
 	}
-	g.Loop(iters, kernelshape.Steps{Src: int64(st.per) * pb}, func() {
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * pb}, chunk, func() {
 		for up := 0; up < Up; up++ {
 			for row := 0; row < n; row++ {
 				addr := g.m(rSrc, rowOff(row)+st.offset(up, pb))
@@ -479,7 +508,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 				g.release(m2)
 			}
 		}
-	})
+	}, fold)
 	if last > 0 {
 		for row := 0; row < n; row++ {
 			g.addPair(hiMask, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
@@ -538,14 +567,14 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 
 // elemSweep adds the elements of the strided innermost reduced loop e,
 // U at a time into accumulators 0..U-1.
-func (g *gen) elemSweep(e *plan.Loop, U int) {
+func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 	sb := e.SrcStride * g.ssz
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
-	g.Loop(iters, kernelshape.Steps{Src: int64(U) * sb}, func() {
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			g.accum(g.sdt, u, g.m(rSrc, int64(u)*sb), bcast)
 		}
-	})
+	}, fold)
 	for u := 0; u < rem; u++ {
 		g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
 	}

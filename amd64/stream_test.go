@@ -125,7 +125,7 @@ func TestMaskedPairChoice(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		pair, widen := false, false
-		for _, ins := range disassemble(t, code) {
+		for _, ins := range disassemble(t, code.Text) {
 			pair = pair || strings.HasPrefix(ins, "vmovdqu16") && strings.Contains(ins, "%zmm")
 			widen = widen || strings.HasPrefix(ins, "vpmovzxwd")
 		}

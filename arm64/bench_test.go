@@ -71,7 +71,7 @@ func BenchmarkEmit(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				n = len(code)
+				n = len(code.Text)
 			}
 			b.ReportMetric(float64(n), "bytes")
 		})

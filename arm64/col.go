@@ -77,6 +77,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail)
 		}
 	}
+	// One running total per vector of the block, when the sums are cut
+	// into runs.
+	groups := kernelshape.Groups(K, U, acc)
+	runs := kernelshape.Runs{Level: -1}
 	if !zeroSum {
 		if n := len(red); n == 0 {
 			// Nothing reduced: the "sum" is the element itself
@@ -85,13 +89,19 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		} else {
 			last := red[n-1]
 			rb := last.SrcStride * g.ssz
-			kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
-				iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-				g.Loop(iters, kernelshape.Steps{Src: int64(U) * rb}, func() {
+			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
+			runs = g.runsOf(red[:n-1], iters, 1)
+			if !runs.None() {
+				g.clearTotals(groups, acc(0, 0))
+			}
+			chunk := sweepChunk(runs, red[:n-1])
+			fold := func() { g.foldRun(groups) }
+			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					for u := 0; u < U; u++ {
 						sweepRow(u, int64(u)*rb)
 					}
-				})
+				}, fold)
 				for u := 0; u < rem; u++ {
 					sweepRow(u, (iters*int64(U)+int64(u))*rb)
 				}
@@ -99,11 +109,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 	}
 	for k := 0; k < K; k++ {
-		regs := make([]int, U)
-		for u := range regs {
-			regs[u] = acc(k, u)
-		}
-		g.sumTree(regs)
+		g.sumTree(groups[k])
+	}
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	for k := 0; k < K; k++ {
 		g.epilogue(acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
 	}
 }
@@ -114,20 +125,27 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	n := len(red)
 	last := red[n-1]
-	total := last.Size * W
-	nfull := total / lanes
+	elems := last.Size * W
+	nfull := elems / lanes
 	U := int(max(1, min(chainTarget, nfull)))
-	for u := 0; u < U; u++ {
-		g.zero(u)
-	}
-	kernelshape.EmitReduced(g, red[:n-1], g.ssz, func() {
-		g.rowSweep(total, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 })
-	})
 	regs := make([]int, U)
 	for u := range regs {
 		regs[u] = u
+		g.zero(u)
 	}
+	groups := [][]int{regs}
+	runs := g.runsOf(red[:n-1], nfull/int64(U), 1)
+	if !runs.None() {
+		g.clearTotals(groups, 0)
+	}
+	fold := func() { g.foldRun(groups) }
+	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, sweepChunk(runs, red[:n-1]), fold)
+	})
 	g.sumTree(regs)
+	if !runs.None() {
+		g.addTotals(groups)
+	}
 	g.fold(0, int(W), lanes/int(W))
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }

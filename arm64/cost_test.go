@@ -118,7 +118,7 @@ func TestInnerLoopCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			per, n, e := innerLoopCost(t, code, dt.Size())
+			per, n, e := innerLoopCost(t, code.Text, dt.Size())
 			t.Logf("%-26s %-5v %2d instructions / %3d elements = %.3f per element", c.name, dt, n, e, per)
 			if per > c.bound[dt] {
 				t.Errorf("%s %v: %.3f instructions per element, want at most %.3f", c.name, dt, per, c.bound[dt])

@@ -111,7 +111,7 @@ func TestDisassembly(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		ins := disassemble(t, code)
+		ins := disassemble(t, code.Text)
 		var text []string
 		for i, in := range ins {
 			text = append(text, in.text)
@@ -151,7 +151,7 @@ func TestDisassemblyRandom(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Emit(%v): %v", pl, err)
 		}
-		code = append(code, b...)
+		code = append(code, b.Text...)
 	}
 	for i, in := range disassemble(t, code) {
 		if strings.HasPrefix(in.text, ".inst") || strings.Contains(in.text, "undefined") || in.word == 0 {

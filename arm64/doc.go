@@ -45,6 +45,9 @@
 //     UZP2 to gather the high halves; it needs no optional feature.
 //   - Sums start at +0, also the "sum" of one element (a plan with no
 //     reduced loops), as in the interpreter.
+//   - Long sums are summed in two levels, as on amd64
+//     (kernelshape.Runs, runs.go): runs of about sqrt(n) adds, each
+//     added into a running total in the LongArgs block, at R0.
 //   - Nothing is read or written outside the tensors: tails load and
 //     store exactly the bytes of their elements (LDR/STR of an S, D or H
 //     register and a lane insert or extract for the third element), and

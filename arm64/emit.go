@@ -19,22 +19,27 @@ const maxDepth = 5
 // not cover (a post-op kind it does not emit, a loop nest too deep for
 // the registers) gives an error satisfying errors.Is(err,
 // graph.Unimplemented) that names what is missing; the runtime then uses
-// the interpreter.
-func Emit(pl *plan.Plan) ([]byte, error) {
+// the interpreter. Code.Totals: call the code with a LongArgs block.
+func Emit(pl *plan.Plan) (plan.Code, error) {
 	if err := kernelshape.Check(pl, "arm64", supportedKind, maxDepth); err != nil {
-		return nil, err
+		return plan.Code{}, err
 	}
 	g := newGen(pl)
 	kernelshape.Generate(pl, g)
 	if g.err != nil {
-		return nil, g.err
+		return plan.Code{}, g.err
 	}
-	return g.assemble()
+	text, err := g.assemble()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text, Totals: g.usesTotals}, nil
 }
 
 // Prologue loads the argument block: src, the binary operands, Count
-// (into cnt, when the plan has Outer loops) and dst. Hoisted vector
-// constants are inserted after it as the body asks for them.
+// (into cnt, when the plan has Outer loops) and dst, and points rArgs at
+// the totals (see reserveTotals). Hoisted vector constants are inserted
+// after it as the body asks for them.
 func (g *gen) Prologue(cnt int16) {
 	g.op(arm64.AMOVD, mem(rArgs, plan.ArgSrc), reg(rSrc))
 	for i := 0; i < g.nbin; i++ {
@@ -44,6 +49,7 @@ func (g *gen) Prologue(cnt int16) {
 		g.op(arm64.AMOVD, mem(rArgs, plan.ArgCount), reg(cnt))
 	}
 	g.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
+	g.reserveTotals()
 	g.pro = g.Add(&obj.Prog{As: obj.ANOP})
 }
 

@@ -27,10 +27,11 @@ const (
 	constHi = 32
 )
 
-// General registers. R0 carries the argument block on entry and is free
-// after the prologue. R16 and R17 are scratch for constants and
-// addresses; R18 (platform), R28 (g), R29 (frame pointer) and R30 (LR)
-// are never touched, and R27 is left to the assembler (its REGTMP).
+// General registers. R0 carries the argument block on entry and after
+// the prologue points at the running totals, if the kernel keeps any.
+// R16 and R17 are scratch for constants and addresses; R18 (platform),
+// R28 (g), R29 (frame pointer) and R30 (LR) are never touched, and R27
+// is left to the assembler (its REGTMP).
 var (
 	rArgs  = xr(0)
 	rSrc   = xr(1)
@@ -61,6 +62,9 @@ type gen struct {
 	gprFree []int16 // loop counters not in use
 	gprLog  []int16 // every counter handed out, in order
 	tmpNext int     // next free temporary vector register
+
+	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
+	usesTotals bool // some sum is cut into runs: call with LongArgs
 
 	consts []constSlot // hoisted vector constants
 	pro    *obj.Prog   // prologue insertion point for hoisted constants

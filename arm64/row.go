@@ -79,14 +79,32 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 	acc := func(row, u int) int { return row*U + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
+	// Each output's U accumulators sum into one running total when the
+	// sums are cut into runs.
+	groups := kernelshape.Groups(rows, U, acc)
+	runs := kernelshape.Runs{Level: -1}
+	switch {
+	case rp.ZeroSum:
+	case rp.Vec:
+		runs = g.runsOf(rp.Outer, rp.Len/int64(lanes*U), 1)
+	case rp.Elem != nil:
+		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
+	default:
+		runs = g.runsOf(rp.Outer, 0, 1)
+	}
+	if !runs.None() {
+		g.clearTotals(groups, 0)
+	}
 
 	if !rp.ZeroSum {
-		kernelshape.EmitReduced(g, rp.Outer, g.ssz, func() {
+		chunk := sweepChunk(runs, rp.Outer)
+		fold := func() { g.foldRun(groups) }
+		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
 			switch {
 			case rp.Vec:
-				g.rowSweep(rp.Len, U, n, acc, rowOff)
+				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold)
 			case rp.Elem != nil:
-				g.elemSweep(rp.Elem, U)
+				g.elemSweep(rp.Elem, U, chunk, fold)
 			default:
 				// Nothing reduced: the "sum" is the element itself
 				// (added to +0 like every sum, as the interpreter does:
@@ -98,12 +116,11 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 
 	var heads [lanes]int
 	for row := 0; row < rows; row++ {
-		regs := make([]int, U)
-		for u := range regs {
-			regs[u] = acc(row, u)
-		}
-		g.sumTree(regs)
+		g.sumTree(groups[row])
 		heads[row] = acc(row, 0)
+	}
+	if !runs.None() {
+		g.addTotals(groups)
 	}
 	if single {
 		if rp.Vec {
@@ -118,7 +135,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
 // partial tail.
-func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64) {
+func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	vb := lanes * g.ssz
 	full, tail := rk/lanes, int(rk%lanes)
 	iters, remv := full/int64(U), int(full%int64(U))
@@ -129,11 +146,11 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 		}
 		return a
 	}
-	g.Loop(iters, kernelshape.Steps{Src: int64(U) * vb}, func() {
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * vb}, chunk, func() {
 		for row := 0; row < n; row++ {
 			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)))
 		}
-	})
+	}, fold)
 	if remv > 0 {
 		for row := 0; row < n; row++ {
 			g.accumRun(g.sdt, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb))
@@ -148,14 +165,14 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 
 // elemSweep adds the elements of the strided innermost reduced loop e,
 // U at a time into lane 0 of accumulators 0..U-1.
-func (g *gen) elemSweep(e *plan.Loop, U int) {
+func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 	sb := e.SrcStride * g.ssz
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
-	g.Loop(iters, kernelshape.Steps{Src: int64(U) * sb}, func() {
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1)
 		}
-	})
+	}, fold)
 	for u := 0; u < rem; u++ {
 		g.accum(g.sdt, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1)
 	}

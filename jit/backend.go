@@ -15,20 +15,20 @@ import (
 // emit turns pl into machine code for isa. It is the one place that maps
 // an ISA to an emitter: the emitters are plain packages that know nothing
 // of this runtime, and nothing registers itself at init time.
-func emit(pl *plan.Plan, isa ISA) ([]byte, error) {
+func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 	switch isa {
 	case AVX512, AVX2:
 		if runtime.GOARCH != "amd64" {
-			return nil, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
 		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && cpuFeatures().avx512bf16})
 	case NEON:
 		if runtime.GOARCH != "arm64" {
-			return nil, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
 		return arm64.Emit(pl)
 	}
-	return nil, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
+	return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
 }
 
 // emitter is the emit function build uses; tests substitute it to
@@ -55,11 +55,12 @@ func build(pl *plan.Plan, isa ISA) (*entry, error) {
 		}
 		return nil, err
 	}
-	c, err := execmem.New(code)
+	c, err := execmem.New(code.Text)
 	if err != nil {
 		e.why = fmt.Sprintf("executable memory: %v", err)
 		return e, nil
 	}
 	e.code, e.impl, e.bytes = c, "jit:"+isa.String(), pageBytes(c.Len())
+	e.long = code.Totals
 	return e, nil
 }

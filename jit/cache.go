@@ -41,6 +41,7 @@ type entry struct {
 	key   cacheKey
 	pl    *plan.Plan    // the plan the code was compiled from
 	code  *execmem.Code // nil: the interpreter runs pl
+	long  bool          // the code keeps running totals: call it with a LongArgs
 	impl  string        // "jit:avx512", ..., or "interp"
 	why   string        // why the interpreter, else ""
 	bytes int64         // executable bytes accounted (whole pages)

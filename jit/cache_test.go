@@ -35,7 +35,7 @@ func retCode(n int) []byte {
 
 // withEmitter substitutes the emitter for the test and empties the cache
 // around it, so its kernels reach no other test.
-func withEmitter(t *testing.T, f func(*plan.Plan, ISA) ([]byte, error)) {
+func withEmitter(t *testing.T, f func(*plan.Plan, ISA) (plan.Code, error)) {
 	freshCache(t)
 	old := emitter
 	emitter = f
@@ -76,7 +76,7 @@ func compileOK(t *testing.T, pl *plan.Plan) *Kernel {
 
 func TestCacheHitMissAndEntryBound(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return retCode(64), nil })
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
 	prevE, prevB := SetCacheCapacity(2, 1<<30)
 	defer SetCacheCapacity(prevE, prevB)
 	page := int64(os.Getpagesize())
@@ -117,7 +117,7 @@ func TestCacheHitMissAndEntryBound(t *testing.T) {
 func TestCacheByteBound(t *testing.T) {
 	requireJIT(t)
 	page := int64(os.Getpagesize())
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return retCode(int(page) + 1), nil }) // two pages each
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(int(page) + 1)}, nil }) // two pages each
 	prevE, prevB := SetCacheCapacity(100, 5*page)
 	defer SetCacheCapacity(prevE, prevB)
 	m0 := execmem.MappedBytes()
@@ -146,7 +146,7 @@ func TestCacheByteBound(t *testing.T) {
 // compiles it again on its next Run.
 func TestEvictionWaitsForRuns(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return retCode(16), nil })
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
 	page := int64(os.Getpagesize())
 	k := compileOK(t, rowPlan(t, 3, 7))
 	m0 := execmem.MappedBytes()
@@ -236,8 +236,8 @@ func TestFallbackISACappedToNone(t *testing.T) {
 
 func TestFallbackEmitterUnimplemented(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(pl *plan.Plan, isa ISA) ([]byte, error) {
-		return nil, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
+	withEmitter(t, func(pl *plan.Plan, isa ISA) (plan.Code, error) {
+		return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
 	})
 	fallbackCase(t, "test emitter covers no plan")
 }
@@ -246,7 +246,7 @@ func TestFallbackExecMemRefused(t *testing.T) {
 	requireJIT(t)
 	// The substitute code would compute nothing: a right result proves it
 	// never ran and the interpreter did.
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return retCode(16), nil })
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
 	defer execmem.SetFailHook(func(op string) error {
 		if op == "mprotect" {
 			return errors.New("PROT_EXEC forbidden by policy")
@@ -258,8 +258,8 @@ func TestFallbackExecMemRefused(t *testing.T) {
 
 func TestEmitterErrorIsReturned(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) {
-		return nil, graph.Errorf(graph.InvalidArguments, "test emitter rejects the plan")
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
+		return plan.Code{}, graph.Errorf(graph.InvalidArguments, "test emitter rejects the plan")
 	})
 	_, err := Compile(rowPlan(t, 2, 2))
 	if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "rejects") {
@@ -291,7 +291,7 @@ func faultCode() []byte {
 // worker pool: Run must return a RuntimeError and the process live on.
 func TestKernelFaultIsAnError(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) { return faultCode(), nil })
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: faultCode()}, nil })
 	withBudget(t, 4096)
 	for _, threads := range []int{1, 2} {
 		withThreads(t, threads)

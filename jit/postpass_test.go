@@ -206,9 +206,9 @@ func checkClose(t *testing.T, c *tcase, got, want []byte) {
 // refuseWithPostOps is the real emitter, except that it refuses every
 // plan with post-ops: with it the rule shows for any post-op kind, not
 // only those the emitters happen to lack.
-func refuseWithPostOps(pl *plan.Plan, isa ISA) ([]byte, error) {
+func refuseWithPostOps(pl *plan.Plan, isa ISA) (plan.Code, error) {
 	if len(pl.PostOps) > 0 {
-		return nil, graph.Errorf(graph.Unimplemented, "test emitter: no post-ops")
+		return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter: no post-ops")
 	}
 	return emit(pl, isa)
 }
@@ -243,8 +243,8 @@ func TestPostPassRule(t *testing.T) {
 			checkRef(t, inKernel, checkPostPassRuns(t, inKernel, k), "ReLU, Add in a post-op pass")
 		})
 		t.Run("emitter refuses everything", func(t *testing.T) {
-			withEmitter(t, func(*plan.Plan, ISA) ([]byte, error) {
-				return nil, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
+			withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
+				return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
 			})
 			k := gelu.compile(t)
 			if k.dec.postpass || k.Impl() != "interp" {

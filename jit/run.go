@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/execmem"
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -202,12 +203,13 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 	e := ents[s.unit]
 	src, dst := x.buf(s.srcBuf), x.buf(s.dstBuf)
 	if e.code != nil {
-		var a plan.Args
-		a.Src = addr(src, srcOff)
-		a.Dst = addr(dst, dstOff)
-		a.Count = count
+		a := plan.Args{Src: addr(src, srcOff), Dst: addr(dst, dstOff), Count: count}
 		for i := range s.nbins {
 			a.Bins[i] = addr(x.bins[i], binOff[i])
+		}
+		if e.long {
+			callLong(e.code, &a)
+			return nil
 		}
 		e.code.Call(unsafe.Pointer(&a))
 		return nil
@@ -221,6 +223,16 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 		bb[i] = tail(x.bins[i], binOff[i])
 	}
 	return interp.Run(pl, tail(src, srcOff), tail(dst, dstOff), bb[:s.nbins])
+}
+
+// callLong calls code that keeps running totals with a LongArgs block
+// holding a. It is a function of its own so that only these calls clear
+// the block's 1 KiB of totals.
+//
+//go:noinline
+func callLong(code *execmem.Code, a *plan.Args) {
+	la := plan.LongArgs{Args: *a}
+	code.Call(unsafe.Pointer(&la))
 }
 
 // addr is the address of byte off of b. A call that reads nothing from a

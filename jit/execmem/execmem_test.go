@@ -74,6 +74,7 @@ func heapPair() *[2]int64 {
 
 func TestArgsLayoutMatchesABI(t *testing.T) {
 	var a plan.Args
+	var la plan.LongArgs
 	checks := []struct {
 		name      string
 		got, want uintptr
@@ -84,6 +85,8 @@ func TestArgsLayoutMatchesABI(t *testing.T) {
 		{"Bins", unsafe.Offsetof(a.Bins), plan.ArgBins},
 		{"Bins[1]-Bins[0]", unsafe.Sizeof(a.Bins[0]), 8},
 		{"sizeof(Args)", unsafe.Sizeof(a), plan.ArgBins + 8*plan.MaxBinary},
+		{"LongArgs.Totals", unsafe.Offsetof(la.Totals), plan.ArgTotals},
+		{"sizeof(LongArgs)", unsafe.Sizeof(la), plan.ArgTotals + 4*plan.TotalsLen},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

@@ -5,6 +5,7 @@
 package kerneltest
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -15,18 +16,26 @@ import (
 
 // Kernel is emitted code mapped executable.
 type Kernel struct {
-	code *execmem.Code
+	t      testing.TB
+	code   *execmem.Code
+	totals bool
 }
 
 // Map maps code executable; a failure fails t.
-func Map(t testing.TB, code []byte) *Kernel {
+func Map(t testing.TB, code plan.Code) *Kernel {
 	t.Helper()
-	c, err := execmem.New(code)
+	c, err := execmem.New(code.Text)
 	if err != nil {
 		t.Fatalf("execmem.New: %v", err)
 	}
-	return &Kernel{code: c}
+	return &Kernel{t: t, code: c, totals: code.Totals}
 }
+
+// poison is a signalling-NaN pattern the totals area is filled with
+// before each call: a kernel that keeps totals must set them before it
+// reads them (else NaN comes out), and one that does not must leave them
+// alone.
+const poison = 0x7fa5a5a5
 
 // Release unmaps the code.
 func (k *Kernel) Release() { _ = k.code.Release() }
@@ -41,15 +50,30 @@ func addr(b []byte) uintptr {
 
 // Call runs the kernel once with Count count, starting at the given byte
 // offsets into the buffers.
+//
+// Every call gets a LongArgs block, its totals poisoned: a kernel that
+// says it keeps no totals (plan.Code.Totals) and writes there fails the
+// test, since the runtime gives it a plain Args.
 func (k *Kernel) Call(src, dst []byte, bins [][]byte, count int64, srcOff, dstOff int64, binOff []int64) {
-	var a plan.Args
+	var a plan.LongArgs
 	a.Src = addr(src) + uintptr(srcOff)
 	a.Dst = addr(dst) + uintptr(dstOff)
 	a.Count = count
 	for i, b := range bins {
 		a.Bins[i] = addr(b) + uintptr(binOff[i])
 	}
+	for i := range a.Totals {
+		a.Totals[i] = math.Float32frombits(poison)
+	}
 	k.code.Call(unsafe.Pointer(&a))
+	if !k.totals {
+		for i, v := range a.Totals {
+			if math.Float32bits(v) != poison {
+				k.t.Errorf("kernel wrote totals[%d] (%#x) but says it keeps no totals", i, math.Float32bits(v))
+				break
+			}
+		}
+	}
 	// The argument block holds the buffers' addresses as integers: keep
 	// the buffers alive until the call has returned.
 	runtime.KeepAlive(src)

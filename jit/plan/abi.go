@@ -27,3 +27,25 @@ const (
 	ArgCount = 16
 	ArgBins  = 24 // + 8*i for binary post-op i
 )
+
+// LongArgs is the argument block of a kernel that keeps running totals:
+// Args, then an area the kernel may use as f32 scratch (it need not be
+// cleared; the kernel initialises what it reads).
+type LongArgs struct {
+	Args
+	Totals [TotalsLen]float32
+}
+
+// TotalsLen is the size of LongArgs.Totals in f32 values: 16 zmm
+// registers' worth, one running total per accumulator register.
+const TotalsLen = 256
+
+// ArgTotals is the byte offset of LongArgs.Totals.
+const ArgTotals = ArgBins + 8*MaxBinary
+
+// Code is what an emitter returns: machine code, and whether it must be
+// called with a LongArgs block.
+type Code struct {
+	Text   []byte
+	Totals bool
+}

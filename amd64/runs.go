@@ -1,0 +1,108 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// Long sums are cut into runs (kernelshape.Runs): after each run, every
+// group of accumulators is summed into its first register, added into a
+// running total (one vector per group) and cleared. The totals live in
+// temporaries when enough are free beside what the sweep needs, so that
+// a fold is a few register adds; else in the LongArgs block (at
+// register tot), so that no kernel gives up accumulators for them, and
+// a fold costs a load-add and a store per group.
+
+// totalSpare is how many temporaries a sweep keeps free beside totals
+// held in registers: bf16 pair loads take three (hiMask and a pair),
+// packed rows and 16-bit widening fewer.
+const totalSpare = 4
+
+// reserveTotals takes a general register for the totals pointer when
+// the plan's sums may be cut (kernelshape.MayCut) and the registers can
+// spare it beside every loop counter the kernel may need (kept and
+// reduced loops, and four more: the Inner or group loop, the sweep, the
+// cut and a kept chunk loop). Called by Prologue while DI still points
+// at the argument block.
+func (g *gen) reserveTotals() {
+	need := len(g.pl.Outer) + len(g.pl.Reduced) + 4
+	if !kernelshape.MayCut(kernelshape.Elems(g.pl.Reduced)) || len(g.gprFree) < need+1 {
+		return
+	}
+	g.tot = g.Counter()
+	g.op(x86.ALEAQ, mem(rDI, plan.ArgTotals), reg(g.tot))
+}
+
+// runsOf chooses the cut of a sum over the reduced loops outer around a
+// sweep loop of iters iterations, perIter adds into each accumulator
+// per iteration (no cut without a totals register).
+func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
+	if g.tot == 0 {
+		return kernelshape.Runs{Level: -1}
+	}
+	sizes := make([]int64, len(outer))
+	for i, l := range outer {
+		sizes[i] = l.Size
+	}
+	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), sizes, iters, perIter)
+	g.cut = g.cut || !r.None()
+	return r
+}
+
+// placeTotals puts the running totals of the groups in temporaries when
+// enough are free, else in memory, and clears them (from register zero,
+// which holds +0). The caller releases the temporaries after addTotals.
+func (g *gen) placeTotals(groups [][]int, zero int) {
+	g.totRegs = nil
+	if g.tmpHi-g.tmpNext >= len(groups)+totalSpare {
+		for range groups {
+			g.totRegs = append(g.totRegs, g.tmp())
+		}
+	} else {
+		g.usesTotals = true
+	}
+	for i := range groups {
+		g.op(x86.AVMOVUPS, g.vr(zero), g.total(i))
+	}
+}
+
+// sweepChunk is the chunk of the sweep loop under r (0: not cut there).
+func sweepChunk(r kernelshape.Runs, outer []plan.Loop) int {
+	if r.Level == len(outer) {
+		return r.Chunk
+	}
+	return 0
+}
+
+// total is the operand of running total i: its register, or its place
+// in the LongArgs block.
+func (g *gen) total(i int) obj.Addr {
+	if g.totRegs != nil {
+		return g.vr(g.totRegs[i])
+	}
+	return mem(g.tot, int64(i)*int64(g.V)*4)
+}
+
+// foldRun ends a run: each group's registers summed into its first,
+// added into its total, and all cleared.
+func (g *gen) foldRun(groups [][]int) {
+	for i, regs := range groups {
+		g.sumTree(regs)
+		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))
+		g.op(x86.AVMOVUPS, g.vr(regs[0]), g.total(i))
+		for _, r := range regs {
+			g.zero(r)
+		}
+	}
+}
+
+// addTotals adds each group's total into its first register, once the
+// group has been summed there. The totals are then done with.
+func (g *gen) addTotals(groups [][]int) {
+	for i, regs := range groups {
+		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))
+	}
+	g.totRegs = nil
+}
