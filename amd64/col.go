@@ -305,7 +305,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			if !runs.None() {
 				g.placeTotals(groups, acc(0, 0))
 			}
-			chunk := sweepChunk(runs, red[:n-1])
+			chunk := runs.SweepChunk(red[:n-1])
 			fold := func() { g.foldRun(groups) }
 			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
@@ -406,11 +406,8 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		g.zero(u)
 	}
 	mb := M * g.ssz
-	regs := make([]int, U)
-	for u := range regs {
-		regs[u] = u
-	}
-	groups := [][]int{regs}
+	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
+	regs := groups[0]
 	iters, remv := nfull/int64(U), int(nfull%int64(U))
 	runs := g.runsOf(red[:n-1], iters, 1)
 	mk := g.mark()
@@ -419,7 +416,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	}
 	fold := func() { g.foldRun(groups) }
 	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
-		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, sweepChunk(runs, red[:n-1]), func() {
+		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, runs.SweepChunk(red[:n-1]), func() {
 			if g.flatPrefetch(M) {
 				g.prefetchAhead(int64(U) * mb)
 			}

@@ -52,8 +52,9 @@
 //   - Long sums are summed in two levels (kernelshape.Runs, runs.go):
 //     chains longer than the tolerance allows are cut into runs of about
 //     sqrt(n) adds, each run's accumulators added into running totals
-//     in the LongArgs block and cleared. The totals are in memory so
-//     that no shape gives up accumulator registers for them.
+//     and cleared. The totals sit in spare temporaries, or in the
+//     LongArgs block when there are too few, so that no shape gives up
+//     accumulator registers for them.
 //   - Nothing is read or written outside the tensors: tails use opmasks,
 //     VMASKMOVPS, or exact-size word moves (AVX2 has no 16-bit masked
 //     load), and the tests run every shape against guard pages.

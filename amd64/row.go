@@ -99,7 +99,8 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	var lo []int // packed groups: each row's first lane in its register
 	skip := 0    // transpose levels the packing saves
 	nzero := 1
-	if rp.group == 1 || n == 1 {
+	single := rp.group == 1 || n == 1 // one output, U accumulators
+	if single {
 		switch {
 		case rp.Vec:
 			U = int(min(8, max(1, ceilDiv(rp.Len, int64(g.V)))))
@@ -136,7 +137,6 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 	// Each group of accumulators sums into one running total when the
 	// sums are cut into runs: one output's U, or one register each.
-	single := rp.group == 1 || n == 1
 	groups := kernelshape.Groups(nzero, 1, func(p, _ int) int { return p })
 	if single {
 		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
@@ -167,7 +167,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			its *= l.Size
 		}
 		pf := n > 1 && its <= 4
-		chunk := sweepChunk(runs, rp.Outer)
+		chunk := runs.SweepChunk(rp.Outer)
 		fold := func() { g.foldRun(groups) }
 		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
 			if pf {
@@ -555,7 +555,7 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 	if g.sdt == dtypes.BF16 {
 		S = 4
 	}
-	if n != 1 || S == 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
+	if n != 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
 		return one
 	}
 	st := readStreams{per: slots / S, gap: iters * int64(slots/S) * unit}
@@ -669,10 +669,9 @@ type gatherIdx struct {
 
 // hoistGather takes the top temporaries for good (rk*(rk-1) for rows of
 // 2 and 3, one for rows of 4) and builds gather's indices in them in the
-// prologue. For 16 rows of rk (16*rk
-// elements in vectors v0..v[rk-1]), element rk*j+r goes to lane j: the
-// first step picks it from v0:v1 when it is below 32, each later step c
-// keeps the lane or picks it from v[c].
+// prologue. For 16 rows of rk (16*rk elements in vectors v0..v[rk-1]),
+// element rk*j+r goes to lane j: the first step picks it from v0:v1 when
+// it is below 32, each later step c keeps the lane or picks it from v[c].
 func (g *gen) hoistGather(rk int) *gatherIdx {
 	gi := &gatherIdx{rk: rk}
 	if rk == 4 {

@@ -42,11 +42,7 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if g.tot == 0 {
 		return kernelshape.Runs{Level: -1}
 	}
-	sizes := make([]int64, len(outer))
-	for i, l := range outer {
-		sizes[i] = l.Size
-	}
-	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), sizes, iters, perIter)
+	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), outer, iters, perIter)
 	g.cut = g.cut || !r.None()
 	return r
 }
@@ -66,14 +62,6 @@ func (g *gen) placeTotals(groups [][]int, zero int) {
 	for i := range groups {
 		g.op(x86.AVMOVUPS, g.vr(zero), g.total(i))
 	}
-}
-
-// sweepChunk is the chunk of the sweep loop under r (0: not cut there).
-func sweepChunk(r kernelshape.Runs, outer []plan.Loop) int {
-	if r.Level == len(outer) {
-		return r.Chunk
-	}
-	return 0
 }
 
 // total is the operand of running total i: its register, or its place

@@ -94,7 +94,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			if !runs.None() {
 				g.clearTotals(groups, acc(0, 0))
 			}
-			chunk := sweepChunk(runs, red[:n-1])
+			chunk := runs.SweepChunk(red[:n-1])
 			fold := func() { g.foldRun(groups) }
 			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
@@ -128,19 +128,18 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	elems := last.Size * W
 	nfull := elems / lanes
 	U := int(max(1, min(chainTarget, nfull)))
-	regs := make([]int, U)
-	for u := range regs {
-		regs[u] = u
-		g.zero(u)
+	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
+	regs := groups[0]
+	for _, r := range regs {
+		g.zero(r)
 	}
-	groups := [][]int{regs}
 	runs := g.runsOf(red[:n-1], nfull/int64(U), 1)
 	if !runs.None() {
 		g.clearTotals(groups, 0)
 	}
 	fold := func() { g.foldRun(groups) }
 	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
-		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, sweepChunk(runs, red[:n-1]), fold)
+		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold)
 	})
 	g.sumTree(regs)
 	if !runs.None() {

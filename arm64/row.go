@@ -97,7 +97,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 
 	if !rp.ZeroSum {
-		chunk := sweepChunk(runs, rp.Outer)
+		chunk := runs.SweepChunk(rp.Outer)
 		fold := func() { g.foldRun(groups) }
 		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
 			switch {

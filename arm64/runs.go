@@ -29,23 +29,11 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if !g.totals {
 		return kernelshape.Runs{Level: -1}
 	}
-	sizes := make([]int64, len(outer))
-	for i, l := range outer {
-		sizes[i] = l.Size
-	}
-	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), sizes, iters, perIter)
+	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), outer, iters, perIter)
 	if !r.None() {
 		g.usesTotals = true
 	}
 	return r
-}
-
-// sweepChunk is the chunk of the sweep loop under r (0: not cut there).
-func sweepChunk(r kernelshape.Runs, outer []plan.Loop) int {
-	if r.Level == len(outer) {
-		return r.Chunk
-	}
-	return 0
 }
 
 // total is the location of running total i.

@@ -81,18 +81,27 @@ type Runs struct {
 // None reports whether nothing is cut.
 func (r Runs) None() bool { return r.Level < 0 }
 
+// SweepChunk is the chunk of the sweep's own loop, the one inside the
+// reduced loops outer, for RunLoop: 0 when the cut is elsewhere.
+func (r Runs) SweepChunk(outer []plan.Loop) int {
+	if r.Level == len(outer) {
+		return r.Chunk
+	}
+	return 0
+}
+
 // RunsOf chooses the runs of a kernel summing elems elements per output
-// as the reduced loops outer (their sizes, outermost first) around a
+// as the reduced loops outer (outermost first) around a
 // sweep: a loop of iters iterations adding perIter times into each
 // accumulator per iteration, and up to sweepExtra adds more. The cut
 // goes at the innermost loop whose iterations hold more than K adds in
 // all; a run is as many of its iterations as hold at most K (at least
 // one).
-func RunsOf(elems int64, outer []int64, iters, perIter int64) Runs {
+func RunsOf(elems int64, outer []plan.Loop, iters, perIter int64) Runs {
 	body := satMul(iters, perIter) + sweepExtra
 	n := body
-	for _, s := range outer {
-		n = satMul(n, s)
+	for _, l := range outer {
+		n = satMul(n, l.Size)
 	}
 	if n <= uncut(elems) {
 		return Runs{Level: -1}
@@ -102,10 +111,10 @@ func RunsOf(elems int64, outer []int64, iters, perIter int64) Runs {
 		return Runs{Level: len(outer), Chunk: int(max(1, K/perIter))}
 	}
 	for j := len(outer) - 1; j >= 0; j-- {
-		if satMul(body, outer[j]) > K {
+		if satMul(body, outer[j].Size) > K {
 			return Runs{Level: j, Chunk: int(max(1, K/body))}
 		}
-		body = satMul(body, outer[j])
+		body = satMul(body, outer[j].Size)
 	}
 	return Runs{Level: -1} // the whole sum is one run: at most K + sweepExtra adds
 }

@@ -9,6 +9,16 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
+// loopsOf is reduced loops of the given sizes (strides do not matter to
+// RunsOf).
+func loopsOf(sizes []int64) []plan.Loop {
+	ls := make([]plan.Loop, len(sizes))
+	for i, n := range sizes {
+		ls[i] = plan.Loop{Size: n, SrcStride: 1}
+	}
+	return ls
+}
+
 func TestRunsOf(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -33,7 +43,7 @@ func TestRunsOf(t *testing.T) {
 		{"long sweep inside outer loops", 1 << 24, []int64{3, 5}, 100000, 1, Runs{Level: 2, Chunk: 2048}},
 		{"sizes past int64", math.MaxInt64, []int64{1 << 40, 1 << 40}, 1 << 40, 1, Runs{Level: 2, Chunk: 1 << 20}},
 	} {
-		if got := RunsOf(c.elems, c.outer, c.iters, c.perIter); got != c.want {
+		if got := RunsOf(c.elems, loopsOf(c.outer), c.iters, c.perIter); got != c.want {
 			t.Errorf("%s: RunsOf(%d, %v, %d, %d) = %+v, want %+v", c.name, c.elems, c.outer, c.iters, c.perIter, got, c.want)
 		}
 	}
@@ -55,7 +65,7 @@ func TestRunsBoundChains(t *testing.T) {
 		iters := r.Int63n(int64(1) << uint(r.Intn(16)))
 		perIter := 1 + r.Int63n(2)
 		elems := 1 + r.Int63n(int64(1)<<uint(r.Intn(30)))
-		runs := RunsOf(elems, outer, iters, perIter)
+		runs := RunsOf(elems, loopsOf(outer), iters, perIter)
 		// adds[j]: adds into an accumulator per iteration of loop j (j ==
 		// len(outer): the sweep loop); n: adds in all.
 		adds := make([]int64, len(outer)+1)
