@@ -197,6 +197,93 @@ func TestDefaultBudgetSplits(t *testing.T) {
 	}
 }
 
+// TestLongRowsTakeTwoStages pins maxTileRows at the real budget: a
+// reduction over more than maxTileRows contiguous rows is split into two
+// stages whose stage-1 calls read at least 1 KiB of each row and at most
+// maxTileRows rows, not into narrow Inner tiles; up to maxTileRows rows
+// keep the tiles. Then a few such schedules run against the reference
+// with 1 and 2 threads.
+func TestLongRowsTakeTwoStages(t *testing.T) {
+	bf16 := dtypes.BF16
+	schedules := []struct {
+		dims  []int64
+		sdt   dtypes.DataType
+		split string
+	}{
+		{[]int64{1024, 4096}, f32t, "tiles"},
+		{[]int64{1024, 4096}, bf16, "tiles"},
+		{[]int64{1025, 4096}, f32t, "2stage"},
+		{[]int64{4096, 4096}, bf16, "2stage"},
+		{[]int64{2, 8192, 4096}, f32t, "2stage"},
+		{[]int64{8, 512, 4096}, bf16, "tiles"},
+	}
+	for _, sc := range schedules {
+		rank := len(sc.dims)
+		reduce := make([]bool, rank)
+		reduce[rank-2] = true
+		ss, ds := make([]int64, rank), make([]int64, rank)
+		for i, n, m := rank-1, int64(1), int64(1); i >= 0; i-- {
+			ss[i], ds[i] = n, m
+			n *= sc.dims[i]
+			if !reduce[i] {
+				m *= sc.dims[i]
+			}
+		}
+		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sc.sdt, DstDT: sc.sdt, Dims: sc.dims, SrcStrides: ss,
+			Reduce: reduce, DstStrides: ds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, isa := range []ISA{AVX512, AVX2} {
+			d, err := decompose(pl, isa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%v %v %v", sc.dims, sc.sdt, isa)
+			if d.split != sc.split {
+				t.Errorf("%s: split %q, want %q", name, d.split, sc.split)
+				continue
+			}
+			for _, s := range d.phases[0].segs {
+				sub := d.plans[s.unit]
+				rows := sub.N
+				if rows > maxTileRows {
+					t.Errorf("%s: a first-phase call runs down %d rows, more than %d: %s", name, rows, maxTileRows, sub)
+				}
+				if bytes := sub.Inner.Size * esz(sc.sdt); bytes < 1024 {
+					t.Errorf("%s: a first-phase call reads %d bytes of each row, want at least 1 KiB: %s", name, bytes, sub)
+				}
+			}
+		}
+	}
+
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range []spec{
+		{dims: []int64{1100, 1300}, reduce: []bool{true, false}, sdt: f32t, ddt: f32t, lo: -1, hi: 1},
+		{dims: []int64{3, 1500, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
+	} {
+		c := s.build(t, r)
+		k := c.compile(t)
+		if k.dec.split != "2stage" {
+			t.Fatalf("%v: split %q, want 2stage (%s)", s.dims, k.dec.split, k.schedule())
+		}
+		var first []byte
+		for _, n := range []int{1, 2} {
+			withThreads(t, n)
+			dst := c.newDst()
+			if err := k.Run(c.src, dst, nil); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = dst
+				checkRef(t, c, dst, fmt.Sprint(s.dims))
+			} else if !bytes.Equal(first, dst) {
+				t.Fatalf("%v: 2 threads differ from 1", s.dims)
+			}
+		}
+	}
+}
+
 const f32t = dtypes.F32
 
 // TestCallBudget checks the schedule bounds every call: no call of a dense

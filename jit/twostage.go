@@ -22,10 +22,18 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	// chunk sums at least 4 rows and every stage shrinks the work at least
 	// fourfold, even under tiny test budgets; rows the kernel sums whole
 	// stay whole (at most 1 KiB, still a small part of a real budget).
+	// Contiguous rows are read budget/maxTileRows bytes wide (1 KiB at the
+	// 1 MiB budget) where they are that wide, so that a chunk has at most
+	// maxTileRows rows, as a tile would (see maxTileRows); other rows are
+	// read stageTile lanes wide.
 	I, w := int64(1), int64(1)
 	if pl.HasInner {
 		I = pl.Inner.Size
-		w = min(I, stageTile, max(1, budget/(4*srcSz)))
+		lanes := int64(stageTile)
+		if pl.Inner.SrcStride == 1 {
+			lanes = max(lanes, budget/(maxTileRows*srcSz))
+		}
+		w = min(I, lanes, max(1, budget/(4*srcSz)))
 		if dc.wholeRows(pl) {
 			w = I
 		}
