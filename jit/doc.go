@@ -12,8 +12,10 @@
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB, and hands
-// them to a persistent worker pool; long reductions are summed in two
-// stages through f32 partial sums. Every output is written by exactly one
+// them to a persistent worker pool; long reductions, and reductions down
+// more than 1024 rows of a wide kept dim (which 1 MiB calls could only
+// read a few lines of each row at a time), are summed in two stages
+// through f32 partial sums. Every output is written by exactly one
 // call whose inputs do not depend on scheduling, so results are
 // bit-identical for any number of threads, and no call holds up the Go
 // garbage collector for long (a JIT call cannot be preempted).
