@@ -481,8 +481,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	st := g.streams(n, Up, iters, pb)
 	mk := g.mark()
 	defer g.release(mk)
-	hiMask := g.tmp()
-	g.constant(hiMask, 0xFFFF0000)
+	pc := g.newPairConsts()
 	// Accumulators: even half into acc(row, 2up), odd into acc(row, 2up+1),
 	// or both into acc(row, 0) when there is only one (groups).
 	even, odd := func(up int) int { return 0 }, func(up int) int { return 0 }
@@ -497,21 +496,20 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 				e, o := g.tmp(), g.tmp()
 				if g.avx512 {
 					g.op(x86.AVPSLLD, imm(16), addr, g.vr(e))
-					g.op(x86.AVPANDD, addr, g.vr(hiMask), g.vr(o))
+					g.op(x86.AVPANDD, addr, g.vr(pc.hiMask), g.vr(o))
 				} else {
 					g.op(x86.AVMOVDQU, addr, g.vr(o))
 					g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
-					g.op(x86.AVPAND, g.vr(hiMask), g.vr(o), g.vr(o))
+					g.op(x86.AVPAND, g.vr(pc.hiMask), g.vr(o), g.vr(o))
 				}
-				g.vadd(acc(row, even(up)), e)
-				g.vadd(acc(row, odd(up)), o)
+				g.addPairHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
 				g.release(m2)
 			}
 		}
 	}, fold)
 	if last > 0 {
 		for row := 0; row < n; row++ {
-			g.addPair(hiMask, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
+			g.addPair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
 		}
 	}
 	return done + int64(last)

@@ -16,8 +16,8 @@ import (
 // a fold costs a load-add and a store per group.
 
 // totalSpare is how many temporaries a sweep keeps free beside totals
-// held in registers: bf16 pair loads take three (hiMask and a pair),
-// packed rows and 16-bit widening fewer.
+// held in registers: bf16 pair loads take four (their two constants and
+// a pair), packed rows and 16-bit widening fewer.
 const totalSpare = 4
 
 // reserveTotals takes a general register for the totals pointer when

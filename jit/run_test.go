@@ -201,8 +201,8 @@ func TestDefaultBudgetSplits(t *testing.T) {
 // reduction over more than maxTileRows contiguous rows is split into two
 // stages whose stage-1 calls read at least 1 KiB of each row and at most
 // maxTileRows rows, not into narrow Inner tiles; up to maxTileRows rows
-// keep the tiles. Then a few such schedules run against the reference
-// with 1 and 2 threads.
+// keep the tiles. Then two such schedules, with remainder chunks, run
+// against the reference with 1 and 2 threads on every ISA.
 func TestLongRowsTakeTwoStages(t *testing.T) {
 	bf16 := dtypes.BF16
 	schedules := []struct {
@@ -234,7 +234,7 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, isa := range []ISA{AVX512, AVX2} {
+		for _, isa := range []ISA{AVX512, AVX2, NEON} {
 			d, err := decompose(pl, isa)
 			if err != nil {
 				t.Fatal(err)
@@ -246,42 +246,43 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 			}
 			for _, s := range d.phases[0].segs {
 				sub := d.plans[s.unit]
-				rows := sub.N
-				if rows > maxTileRows {
-					t.Errorf("%s: a first-phase call runs down %d rows, more than %d: %s", name, rows, maxTileRows, sub)
+				if sub.N > maxTileRows {
+					t.Errorf("%s: a first-phase call runs down %d rows, more than %d: %s", name, sub.N, maxTileRows, sub)
 				}
-				if bytes := sub.Inner.Size * esz(sc.sdt); bytes < 1024 {
-					t.Errorf("%s: a first-phase call reads %d bytes of each row, want at least 1 KiB: %s", name, bytes, sub)
+				if rowBytes := sub.Inner.Size * esz(sc.sdt); rowBytes < 1024 {
+					t.Errorf("%s: a first-phase call reads %d bytes of each row, want at least 1 KiB: %s", name, rowBytes, sub)
 				}
 			}
 		}
 	}
 
-	r := rand.New(rand.NewPCG(11, 12))
-	for _, s := range []spec{
-		{dims: []int64{1100, 1300}, reduce: []bool{true, false}, sdt: f32t, ddt: f32t, lo: -1, hi: 1},
-		{dims: []int64{3, 1500, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
-	} {
-		c := s.build(t, r)
-		k := c.compile(t)
-		if k.dec.split != "2stage" {
-			t.Fatalf("%v: split %q, want 2stage (%s)", s.dims, k.dec.split, k.schedule())
-		}
-		var first []byte
-		for _, n := range []int{1, 2} {
-			withThreads(t, n)
-			dst := c.newDst()
-			if err := k.Run(c.src, dst, nil); err != nil {
-				t.Fatal(err)
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, s := range []spec{
+			{dims: []int64{1100, 1300}, reduce: []bool{true, false}, sdt: f32t, ddt: f32t, lo: -1, hi: 1},
+			{dims: []int64{3, 1500, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
+		} {
+			c := s.build(t, r)
+			k := c.compile(t)
+			if k.ISA() != None && k.dec.split != "2stage" {
+				t.Fatalf("%v: split %q, want 2stage (%s)", s.dims, k.dec.split, k.schedule())
 			}
-			if first == nil {
-				first = dst
-				checkRef(t, c, dst, fmt.Sprint(s.dims))
-			} else if !bytes.Equal(first, dst) {
-				t.Fatalf("%v: 2 threads differ from 1", s.dims)
+			var first []byte
+			for _, n := range []int{1, 2} {
+				withThreads(t, n)
+				dst := c.newDst()
+				if err := k.Run(c.src, dst, nil); err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = dst
+					checkRef(t, c, dst, fmt.Sprint(s.dims))
+				} else if !bytes.Equal(first, dst) {
+					t.Fatalf("%v: 2 threads differ from 1", s.dims)
+				}
 			}
 		}
-	}
+	})
 }
 
 const f32t = dtypes.F32
