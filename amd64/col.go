@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -220,19 +221,21 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// harmless. Wider blocks, which the hardware prefetchers keep up
 	// with, ran 10-40% slower with both and keep the plain path.
 	//
-	// AVX2 blocks are always narrow (8 vectors) and get the prefetch,
-	// not the pairs, where rows are at most pfMaxStride bytes apart:
-	// GAP over NHWC bf16/f16 (512-byte rows) ran 1.5-1.7x faster with
-	// it, and rows of 1-4 KiB 1.1-1.4x. Rows 8 KiB apart gained only
-	// where the data came from DRAM and lost 10-20% where it sat in L3
-	// (1024x4096 and 2048x4096 reduced over rows).
+	// AVX2 blocks are always narrow (8 vectors). bf16 ones get the pairs
+	// (bf16 over rows, 1 thread, medians of 9 alternating runs: [512, 128]
+	// 1.9x faster, [1024, 4096] 1.7x, from DRAM 1.03-1.13x), and all get
+	// the prefetch where rows are at most pfMaxStride bytes apart: GAP
+	// over NHWC bf16/f16 (512-byte rows) ran 1.5-1.7x faster with it, and
+	// rows of 1-4 KiB 1.1-1.4x. Rows 8 KiB apart gained only where the
+	// data came from DRAM and lost 10-20% where it sat in L3 (1024x4096
+	// and 2048x4096 reduced over rows).
 	narrow := g.ssz == 2 && !zeroSum && len(red) > 0 && int64(nv)*vb <= narrowBytes
+	pairs := 0
+	if narrow && g.sdt == dtypes.BF16 {
+		pairs = nv / 2
+	}
 	if n := len(red); narrow && !g.avx512 {
 		narrow = red[n-1].SrcStride*g.ssz <= pfMaxStride
-	}
-	pairs := 0
-	if narrow && g.avx512 && g.sdt == dtypes.BF16 {
-		pairs = nv / 2
 	}
 	mk := g.mark()
 	var pc pairConsts
@@ -356,8 +359,8 @@ func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
 	g.op(x86.AVFMADD231PS, g.vr(pc.one), g.vr(o), g.vr(odd))
 }
 
-// addPair adds n bf16 values at addr (AVX-512 only; n <= 2V, the words
-// past n zeroed, not read) into two accumulators: the even-indexed values
+// addPair adds n bf16 values at addr (n <= 2V, the words past n zeroed,
+// not read; AVX2 only n == 2V) into two accumulators: the even-indexed values
 // (dwords shifted left by 16) into even, the odd ones (dwords with the
 // low half cleared by hiMask) into odd, both exact f32. One load feeds
 // two adds, five instructions per 2V values instead of six (rowPairs'
@@ -366,24 +369,43 @@ func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
 func (g *gen) addPair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	mk := g.mark()
 	e, o := g.tmp(), g.tmp()
-	if n == 2*g.V {
+	switch {
+	case !g.avx512:
+		if n != 2*g.V {
+			g.fail(graph.Errorf(graph.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
+		}
+		g.op(x86.AVMOVDQU, addr, g.vr(o))
+	case n == 2*g.V:
 		g.op(x86.AVMOVDQU32, addr, g.vr(o))
-	} else {
+	default:
 		g.opz(x86.AVMOVDQU16, addr, g.kbits(uint32(1)<<n-1), g.vr(o))
 	}
 	g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
-	g.op(x86.AVPANDD, g.vr(o), g.vr(pc.hiMask), g.vr(o))
+	if g.avx512 {
+		g.op(x86.AVPANDD, g.vr(o), g.vr(pc.hiMask), g.vr(o))
+	} else {
+		g.op(x86.AVPAND, g.vr(pc.hiMask), g.vr(o), g.vr(o))
+	}
 	g.addPairHalves(pc, even, odd, e, o)
 	g.release(mk)
 }
 
 // deinterleave turns the pair sums of addPair (lane i of even is value
 // 2i, lane i of odd value 2i+1) into two vectors in value order: values
-// 0..V-1 into even, V..2V-1 into odd (AVX-512 only).
+// 0..V-1 into even, V..2V-1 into odd.
 func (g *gen) deinterleave(even, odd int) {
 	mk := g.mark()
 	defer g.release(mk)
 	lo, hi := g.tmp(), g.tmp()
+	if !g.avx512 {
+		// Per 128-bit half: lo = [e0 o0 e1 o1 | e4 o4 e5 o5] (values
+		// 0-3 | 8-11), hi = values 4-7 | 12-15; then the halves joined.
+		g.op(x86.AVUNPCKLPS, g.vr(odd), g.vr(even), g.vr(lo))
+		g.op(x86.AVUNPCKHPS, g.vr(odd), g.vr(even), g.vr(hi))
+		g.op(x86.AVPERM2F128, imm(0x20), g.vr(hi), g.vr(lo), g.vr(even))
+		g.op(x86.AVPERM2F128, imm(0x31), g.vr(hi), g.vr(lo), g.vr(odd))
+		return
+	}
 	var il, ih [16]int
 	for j := range il {
 		// Index bit 4 picks the second table (odd).
