@@ -181,18 +181,25 @@ func TestDefaultBudgetSplits(t *testing.T) {
 	if k.dec.split != "2stage" {
 		t.Fatalf("split %q, want 2stage", k.dec.split)
 	}
+	checkOneAndTwoThreads(t, c, k, "600000 full")
+}
+
+// checkOneAndTwoThreads runs k on c with 1 and then 2 threads: the first
+// result must match the reference, the second be the same bytes.
+func checkOneAndTwoThreads(t *testing.T, c *tcase, k *Kernel, what string) {
+	t.Helper()
 	var first []byte
 	for _, n := range []int{1, 2} {
 		withThreads(t, n)
 		dst := c.newDst()
-		if err := k.Run(c.src, dst, nil); err != nil {
-			t.Fatal(err)
+		if err := k.Run(c.src, dst, c.bins); err != nil {
+			t.Fatalf("%s: %v", what, err)
 		}
 		if first == nil {
 			first = dst
-			checkRef(t, c, dst, "600000 full")
+			checkRef(t, c, dst, what)
 		} else if !bytes.Equal(first, dst) {
-			t.Fatal("2 threads differ from 1")
+			t.Fatalf("%s: 2 threads differ from 1", what)
 		}
 	}
 }
@@ -267,20 +274,7 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 			if k.ISA() != None && k.dec.split != "2stage" {
 				t.Fatalf("%v: split %q, want 2stage (%s)", s.dims, k.dec.split, k.schedule())
 			}
-			var first []byte
-			for _, n := range []int{1, 2} {
-				withThreads(t, n)
-				dst := c.newDst()
-				if err := k.Run(c.src, dst, nil); err != nil {
-					t.Fatal(err)
-				}
-				if first == nil {
-					first = dst
-					checkRef(t, c, dst, fmt.Sprint(s.dims))
-				} else if !bytes.Equal(first, dst) {
-					t.Fatalf("%v: 2 threads differ from 1", s.dims)
-				}
-			}
+			checkOneAndTwoThreads(t, c, k, fmt.Sprint(s.dims))
 		}
 	})
 }
