@@ -42,9 +42,10 @@ var callBudget int64 = 1 << 20
 // 1 KiB or more, and a stage-1 call of a long reduction is that wide too
 // (see twoStage). A tile a few lines wide running down thousands of rows
 // is a pattern the hardware prefetchers and DRAM pages serve poorly:
-// 4096x4096 and 2x8192x4096 reduced over their rows ran 1.5x to 2.5x
-// faster on AVX-512 (f32, bf16, f16) and up to 1.8x on AVX2 as two
-// stages of 1 KiB-wide chunks than as 64- to 128-lane tiles.
+// 4096x4096 and 2x8192x4096 reduced over their rows ran 1.4x to 2.5x
+// faster on AVX-512 (f32, bf16, f16; 1 and 2 threads) and 1.1x to 1.8x
+// on AVX2 as two stages of 1 KiB-wide chunks than as 64- to 128-lane
+// tiles.
 const (
 	minTile     = 16
 	stageTile   = 64
