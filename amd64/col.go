@@ -234,8 +234,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	if narrow && g.sdt == dtypes.BF16 {
 		pairs = nv / 2
 	}
+	prefetch := narrow
 	if n := len(red); narrow && !g.avx512 {
-		narrow = red[n-1].SrcStride*g.ssz <= pfMaxStride
+		prefetch = red[n-1].SrcStride*g.ssz <= pfMaxStride
 	}
 	mk := g.mark()
 	var pc pairConsts
@@ -247,7 +248,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// prefetch per line.
 	perLine := max(1, int(64/vb))
 	pfVecs := 0
-	if narrow {
+	if prefetch {
 		pfVecs = nv / perLine * perLine
 	}
 	if n := len(red); pfVecs > 0 {
