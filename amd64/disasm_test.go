@@ -114,8 +114,9 @@ func TestDisassembly(t *testing.T) {
 // rows shorter than a line (any ISA, under at most 4 outer reduced
 // iterations), column kernels whose kept iterations are less than a line
 // apart, 16-bit column blocks of AVX2 with rows at most pfMaxStride bytes
-// apart, and narrow 16-bit column blocks of AVX-512; not long rows, not
-// f32 columns, not AVX2 rows 8 KiB apart.
+// apart, narrow 16-bit column blocks of AVX-512, and 16-bit rows summed
+// one output at a time when a call reads at least minPrefetchedCall
+// bytes; not long f32 rows, not f32 columns, not AVX2 rows 8 KiB apart.
 func TestPrefetchChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	avx512, avx2 := Options{AVX512: true}, Options{}
@@ -138,6 +139,13 @@ func TestPrefetchChoice(t *testing.T) {
 		{"rows of 3 f32, avx512 (gather3)", rows(f32, 4096, 3), avx512, false},
 		{"rows of 16 f32, avx512", rows(f32, 4096, 16), avx512, false},
 		{"rows of 3000 f32, avx512", rows(f32, 64, 3000), avx512, false},
+		{"one row of 1M f32, avx512", rows(f32, 1, 1<<20), avx512, false},
+		{"one row of 256K bf16 (512 KiB), avx512", rows(bf16, 1, 256<<10), avx512, true},
+		{"one row of 256K bf16, avx2", rows(bf16, 1, 256<<10), avx2, true},
+		{"rows of 4096 f16 (1 MiB), avx512", rows(f16, 128, 4096), avx512, true},
+		{"rows of 4096 f16 (1 MiB), avx2", rows(f16, 128, 4096), avx2, true},
+		{"rows of 1024 bf16 (128 KiB, in L2), avx512", rows(bf16, 64, 1024), avx512, false},
+		{"one row of 256K-1 bf16, avx512", rows(bf16, 1, 256<<10-1), avx512, false},
 		{"rows of 2 under 2 far rows, avx512", canon(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, true},
 		{"rows of 2 under 64 far rows, avx512", canon(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, false},
 		{"columns 2x2 per output row, avx512", canon(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}), avx512, true},

@@ -66,10 +66,11 @@
 //     shorter than a line and column kernels whose kept iterations share
 //     lines (many instructions per line leave the reorder window too few
 //     loads in flight), narrow 16-bit column blocks read a few lines
-//     per strided row, and dense streams of masked loads (flat columns,
+//     per strided row, dense streams of masked loads (flat columns,
 //     and column blocks of one masked vector over rows less than a line
-//     apart), which the hardware prefetchers do not follow
-//     (TestPrefetchChoice lists the cases).
+//     apart), which the hardware prefetchers do not follow, and 16-bit
+//     rows in calls of 512 KiB or more, whose conversions leave too few
+//     loads in flight (TestPrefetchChoice lists the cases).
 package amd64
 
 // Options selects the instruction set the code may use.

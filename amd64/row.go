@@ -437,10 +437,15 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
 	st := g.streams(n, U, iters, vb)
+	pf := g.rowPrefetch(n)
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
-				g.accum(g.sdt, acc(row, u), g.m(rSrc, rowOff(row)+base*g.ssz+st.offset(u, vb)), g.V)
+				off := rowOff(row) + base*g.ssz + st.offset(u, vb)
+				if pf {
+					g.prefetchLine(off, int64(u)*vb)
+				}
+				g.accum(g.sdt, acc(row, u), g.m(rSrc, off), g.V)
 			}
 		}
 	}, fold)
@@ -479,6 +484,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 		return 0
 	}
 	st := g.streams(n, Up, iters, pb)
+	pf := g.rowPrefetch(n)
 	mk := g.mark()
 	defer g.release(mk)
 	pc := g.newPairConsts()
@@ -491,7 +497,11 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * pb}, chunk, func() {
 		for up := 0; up < Up; up++ {
 			for row := 0; row < n; row++ {
-				addr := g.m(rSrc, rowOff(row)+st.offset(up, pb))
+				off := rowOff(row) + st.offset(up, pb)
+				if pf {
+					g.prefetchLine(off, int64(up)*pb)
+				}
+				addr := g.m(rSrc, off)
 				m2 := g.mark()
 				e, o := g.tmp(), g.tmp()
 				if g.avx512 {
@@ -532,28 +542,18 @@ func (s readStreams) offset(u int, unit int64) int64 {
 // minStreamedRow is the shortest row, in bytes, read as several streams.
 const minStreamedRow = 256 << 10
 
-// streams chooses how the loop over one long row reads it: iters
-// iterations of slots loads of unit bytes. The row is cut into equal
-// parts read side by side (bf16: 4, f16 and f32: 2), each part's loads
-// feeding its own accumulators. In a C probe over 32 MiB (1 thread) a
-// one-stream bf16 sum ran at 48 GB/s where an f32 sum of the same bytes
-// ran at 86, the conversion instructions per line being the only
-// difference; 4 interleaved streams brought bf16 to 62. Measured
-// on [16777216] -> [1] (1 MiB calls), medians of 5-7 alternating runs,
-// 1 thread: bf16 0.786 -> 0.669 ms, f16 0.803 -> 0.705 ms; 2 threads:
-// f16 0.405 -> 0.257 ms, bf16 0.409 -> 0.405 ms (its best run 0.350 ->
-// 0.309). f32 gains less but never lost (medians of 7-9, 2 threads):
-// [64, 1048576] 5.26 -> 5.21 ms (1 thread 6.76 -> 6.44), [128, 131072]
-// 0.892 -> 0.836 ms, [16777216] 0.948 -> 0.920 ms. 2 streams of rows of
-// 8 KiB lost 35% for bf16, hence minStreamedRow. Groups of rows (n > 1)
-// keep one stream per row.
+// streams chooses how the loop over one long f32 row reads it: iters
+// iterations of slots loads of unit bytes. The row is cut into 2 equal
+// parts read side by side, each part's loads feeding its own
+// accumulators. Measured (medians of 7-9, 2 threads): [64, 1048576]
+// 5.26 -> 5.21 ms (1 thread 6.76 -> 6.44), [128, 131072] 0.892 -> 0.836
+// ms, [16777216] 0.948 -> 0.920 ms. Groups of rows (n > 1) keep one
+// stream per row, and 16-bit rows one stream: they read ahead with
+// software prefetch instead (rowPrefetch), which beat 2 or 4 streams.
 func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 	one := readStreams{per: slots}
-	S := 2
-	if g.sdt == dtypes.BF16 {
-		S = 4
-	}
-	if n != 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
+	const S = 2
+	if g.sdt != dtypes.F32 || n != 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
 		return one
 	}
 	st := readStreams{per: slots / S, gap: iters * int64(slots/S) * unit}
@@ -561,6 +561,44 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 		return one
 	}
 	return st
+}
+
+// 16-bit rows summed one output at a time are prefetched rowAhead bytes
+// ahead, one prefetch per 64 bytes read, when a call reads at least
+// minPrefetchedCall bytes.
+//
+// Why: a 16-bit sum takes four or five instructions per 64-byte line
+// (convert both halves, two adds) where an f32 sum takes one, so the
+// reorder window holds a fifth as many loads in flight, and from L3 or
+// DRAM the sum waits on memory: a C probe over 32 MiB (1 thread) summed
+// f32 at 86 GB/s, the same loop with three more instructions per line
+// at 49, and that loop with a prefetch 64 KiB ahead at 73. Measured on
+// the JIT, medians of 5 alternating runs, one stream and a prefetch
+// 16 KiB ahead against 4 (bf16) or 2 (f16) streams and none:
+// [16777216] bf16 (32 MiB) 1 thread 1.17x, 2 threads 1.21x; f16 1.15x
+// and 1.21x; [256, 65536] bf16 and f16 1.33-1.48x; [1024, 4096] bf16
+// and f16 1.10-1.17x; [33554432] bf16 (64 MiB) 1.10x; [64, 1048576]
+// bf16 (128 MiB, DRAM) unchanged; AVX2 alike (1.2x to 1.55x). 4 KiB
+// ahead lost, 8, 32 and 64 KiB gained less. f32 sums lost 5-25% with
+// the prefetch, and sums of data in L2 ([262144] and [64, 1024] bf16)
+// 6-9%, hence minPrefetchedCall.
+const (
+	rowAhead          = 16 << 10
+	minPrefetchedCall = 512 << 10
+)
+
+// rowPrefetch reports whether the row loops of n outputs prefetch.
+func (g *gen) rowPrefetch(n int) bool {
+	return n == 1 && g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
+}
+
+// prefetchLine prefetches rowAhead bytes past the load at displacement
+// off, whose offset in its iteration is at, when at starts a 64-byte
+// line of the iteration (AVX2 and f16 loads are less than a line).
+func (g *gen) prefetchLine(off, at int64) {
+	if at%64 == 0 && fits32(off+rowAhead) {
+		g.op(x86.APREFETCHT0, g.m(rSrc, off+rowAhead))
+	}
 }
 
 // elemSweep adds the elements of the strided innermost reduced loop e,

@@ -15,8 +15,9 @@ func rowProblem(sdt, ddt dtypes.DataType, rows, rk int64) *plan.Problem {
 		Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
 }
 
-// TestStreamChoice pins which rows are read as several streams: 16-bit
-// rows of at least minStreamedRow bytes, one output at a time.
+// TestStreamChoice pins which rows are read as several streams: f32 rows
+// of at least minStreamedRow bytes, one output at a time; 16-bit rows
+// are prefetched instead (TestPrefetchChoice).
 func TestStreamChoice(t *testing.T) {
 	const long = minStreamedRow
 	cases := []struct {
@@ -27,15 +28,14 @@ func TestStreamChoice(t *testing.T) {
 		wantPer    int
 		wantGapSet bool
 	}{
-		{dtypes.BF16, 1, 4, long / 256, 64, 1, true},     // 4 streams of one pair load
-		{dtypes.F16, 1, 8, long / 256, 32, 4, true},      // 2 streams of 4 loads
-		{dtypes.F16, 1, 8, long/256 - 1, 32, 8, false},   // just short of the bound
-		{dtypes.F32, 1, 8, long / 512, 64, 4, true},      // f32: 2 streams of 4 loads
-		{dtypes.F32, 1, 8, long/512 - 1, 64, 8, false},   // just short of the bound
-		{dtypes.BF16, 2, 4, long / 256, 64, 4, false},    // a group of rows
-		{dtypes.BF16, 1, 2, long / 128, 64, 2, false},    // 4 does not divide 2 slots
-		{dtypes.F16, 1, 8, 1 << 28, 32, 8, false},        // gaps past 32 bits
-		{dtypes.BF16, 1, 4, 3 * long / 256, 64, 1, true}, // longer rows, wider gaps
+		{dtypes.F32, 1, 8, long / 512, 64, 4, true},       // 2 streams of 4 loads
+		{dtypes.F32, 1, 8, long/512 - 1, 64, 8, false},    // just short of the bound
+		{dtypes.F32, 1, 8, 3 * long / 512, 64, 4, true},   // longer rows, wider gaps
+		{dtypes.F32, 2, 8, long / 512, 64, 8, false},      // a group of rows
+		{dtypes.F32, 1, 3, long / 192, 64, 3, false},      // 2 does not divide 3 slots
+		{dtypes.F32, 1, 8, 1 << 28, 64, 8, false},         // gaps past 32 bits
+		{dtypes.BF16, 1, 4, 4 * long / 256, 64, 4, false}, // 16-bit rows: one stream
+		{dtypes.F16, 1, 8, 4 * long / 256, 32, 8, false},
 	}
 	for _, c := range cases {
 		p := rowProblem(c.sdt, dtypes.F32, 1, 1<<20)
