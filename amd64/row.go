@@ -547,9 +547,10 @@ const minStreamedRow = 256 << 10
 // parts read side by side, each part's loads feeding its own
 // accumulators. Measured (medians of 7-9, 2 threads): [64, 1048576]
 // 5.26 -> 5.21 ms (1 thread 6.76 -> 6.44), [128, 131072] 0.892 -> 0.836
-// ms, [16777216] 0.948 -> 0.920 ms. Groups of rows (n > 1) keep one
-// stream per row, and 16-bit rows one stream: they read ahead with
-// software prefetch instead (rowPrefetch), which beat 2 or 4 streams.
+// ms, [16777216] 0.948 -> 0.920 ms. Shorter rows keep one stream (2
+// streams of rows of 8 KiB lost 35% for bf16), and so do groups of rows
+// (n > 1) and 16-bit rows, which read ahead with software prefetch
+// instead (rowPrefetch): that beat 2 or 4 streams.
 func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 	one := readStreams{per: slots}
 	const S = 2
