@@ -569,20 +569,20 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 // minPrefetchedCall bytes.
 //
 // Why: a 16-bit sum takes four or five instructions per 64-byte line
-// (convert both halves, two adds) where an f32 sum takes one, so the
-// reorder window holds a fifth as many loads in flight, and from L3 or
-// DRAM the sum waits on memory: a C probe over 32 MiB (1 thread) summed
-// f32 at 86 GB/s, the same loop with three more instructions per line
-// at 49, and that loop with a prefetch 64 KiB ahead at 73. Measured on
-// the JIT, medians of 5 alternating runs, one stream and a prefetch
-// 16 KiB ahead against 4 (bf16) or 2 (f16) streams and none:
-// [16777216] bf16 (32 MiB) 1 thread 1.17x, 2 threads 1.21x; f16 1.15x
-// and 1.21x; [256, 65536] bf16 and f16 1.33-1.48x; [1024, 4096] bf16
-// and f16 1.10-1.17x; [33554432] bf16 (64 MiB) 1.10x; [64, 1048576]
-// bf16 (128 MiB, DRAM) unchanged; AVX2 alike (1.2x to 1.55x). 4 KiB
-// ahead lost, 8, 32 and 64 KiB gained less. f32 sums lost 5-25% with
-// the prefetch, and sums of data in L2 ([262144] and [64, 1024] bf16)
-// 6-9%, hence minPrefetchedCall.
+// (convert both halves, two adds) where an f32 sum takes one, and from
+// L3 or DRAM it waits on memory, probably because the reorder window
+// then holds a fifth as many loads in flight. In a C probe over 32 MiB
+// (1 thread) an f32 sum ran at 86 GB/s, the same loop with three more
+// instructions per line at 49, a bf16 pair sum at 52, and that sum with
+// a PREFETCHT0 64 KiB ahead at 73. Measured on the JIT, medians of 5
+// alternating runs, one stream and a prefetch 16 KiB ahead against 4
+// (bf16) or 2 (f16) streams and none: [16777216] bf16 (32 MiB) 1 thread
+// 1.17x, 2 threads 1.21x; f16 1.15x and 1.21x; [256, 65536] bf16 and
+// f16 1.33-1.48x; [1024, 4096] bf16 and f16 1.10-1.17x; [33554432] bf16
+// (64 MiB) 1.10x; [64, 1048576] bf16 (128 MiB, DRAM) unchanged; AVX2
+// 1.07x ([1024, 4096]) to 1.57x. 4 KiB ahead lost, 8, 32 and 64 KiB
+// gained less. f32 sums lost 5-25% with the prefetch, and sums of data
+// in L2 ([262144] and [64, 1024] bf16) 6-9%, hence minPrefetchedCall.
 const (
 	rowAhead          = 16 << 10
 	minPrefetchedCall = 512 << 10
