@@ -191,20 +191,18 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 
 	if single {
 		g.sumTree(groups[0])
-		if !runs.None() {
-			g.addTotals(groups)
-		}
-		g.release(mk)
+	}
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	g.release(mk)
+	if single {
 		if rp.Vec {
 			g.hsum(0)
 		}
 		g.epilogue(0, lm)
 		return
 	}
-	if !runs.None() {
-		g.addTotals(groups)
-	}
-	g.release(mk)
 	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
@@ -582,7 +580,7 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 // (64 MiB) 1.10x; [64, 1048576] bf16 (128 MiB, DRAM) unchanged; AVX2
 // 1.07x ([1024, 4096]) to 1.57x. 4 KiB ahead lost, 8, 32 and 64 KiB
 // gained less. f32 sums lost 5-25% with the prefetch, and sums of data
-// in L2 ([262144] and [64, 1024] bf16) 6-9%, hence minPrefetchedCall.
+// in L2 ([131072] and [64, 1024] bf16) 6-10%, hence minPrefetchedCall.
 const (
 	rowAhead          = 16 << 10
 	minPrefetchedCall = 512 << 10

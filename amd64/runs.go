@@ -28,7 +28,7 @@ const totalSpare = 4
 // at the argument block.
 func (g *gen) reserveTotals() {
 	need := len(g.pl.Outer) + len(g.pl.Reduced) + 4
-	if !kernelshape.MayCut(kernelshape.Elems(g.pl.Reduced)) || len(g.gprFree) < need+1 {
+	if !kernelshape.MayCut(g.pl.N) || len(g.gprFree) < need+1 {
 		return
 	}
 	g.tot = g.Counter()
@@ -42,7 +42,7 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if g.tot == 0 {
 		return kernelshape.Runs{Level: -1}
 	}
-	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), outer, iters, perIter)
+	r := kernelshape.RunsOf(g.pl.N, outer, iters, perIter)
 	g.cut = g.cut || !r.None()
 	return r
 }

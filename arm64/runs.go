@@ -15,7 +15,7 @@ import (
 // may be cut (kernelshape.MayCut). Called by Prologue after the last
 // load from the argument block.
 func (g *gen) reserveTotals() {
-	if !kernelshape.MayCut(kernelshape.Elems(g.pl.Reduced)) {
+	if !kernelshape.MayCut(g.pl.N) {
 		return
 	}
 	g.addTo(rArgs, rArgs, plan.ArgTotals)
@@ -29,7 +29,7 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if !g.totals {
 		return kernelshape.Runs{Level: -1}
 	}
-	r := kernelshape.RunsOf(kernelshape.Elems(g.pl.Reduced), outer, iters, perIter)
+	r := kernelshape.RunsOf(g.pl.N, outer, iters, perIter)
 	if !r.None() {
 		g.usesTotals = true
 	}

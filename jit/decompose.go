@@ -125,20 +125,7 @@ type decomposition struct {
 	post     []bool
 }
 
-// mulSat multiplies non-negative a and b, saturating at the int64 maximum
-// (a saturated cost just means "over the budget").
-func mulSat(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	const maxI = int64(^uint64(0) >> 1)
-	if a > maxI/b {
-		return maxI
-	}
-	return a * b
-}
-
-// addSat adds non-negative a and b, saturating like mulSat.
+// addSat adds non-negative a and b, saturating like plan.MulSat.
 func addSat(a, b int64) int64 {
 	const maxI = int64(^uint64(0) >> 1)
 	if a > maxI-b {
@@ -255,7 +242,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
 	// Bytes one output costs: its reduction's reads, or its write.
-	perOut := max(mulSat(pl.N, srcSz), dstSz)
+	perOut := max(plan.MulSat(pl.N, srcSz), dstSz)
 	innerW := int64(1)
 	if pl.HasInner {
 		innerW = pl.Inner.Size
@@ -264,9 +251,9 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 
 	// 1. Blocks of the outermost Outer loop whose iteration fits.
 	for p := range pl.Outer {
-		it := mulSat(perOut, innerW)
+		it := plan.MulSat(perOut, innerW)
 		for _, l := range pl.Outer[p+1:] {
-			it = mulSat(it, l.Size)
+			it = plan.MulSat(it, l.Size)
 		}
 		if it > budget {
 			continue
@@ -292,9 +279,9 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 			counts(seg.lastPlan)
 		}
 		seg.unit = dc.unit(sub)
-		seg.srcBytes = mulSat(it, size)
+		seg.srcBytes = plan.MulSat(it, size)
 		for _, l := range pl.Outer[:p] {
-			seg.srcBytes = mulSat(seg.srcBytes, l.Size)
+			seg.srcBytes = plan.MulSat(seg.srcBytes, l.Size)
 		}
 		if nblk > 1 || p > 0 {
 			dc.setSplit("blocks")
@@ -310,18 +297,18 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	outerCount := int64(1)
 	for i := range pl.Outer {
 		outer = append(outer, rt(&pl.Outer[i], srcSz, dstSz, binSz))
-		outerCount = mulSat(outerCount, pl.Outer[i].Size)
+		outerCount = plan.MulSat(outerCount, pl.Outer[i].Size)
 	}
 	body := pl.Clone()
 	body.Outer = nil
 	counts(body)
 
-	if mulSat(perOut, innerW) <= budget {
+	if plan.MulSat(perOut, innerW) <= budget {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.
 		dc.setSplit("single")
 		dc.phase(segment{unit: dc.unit(body), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
-			srcBytes: mulSat(mulSat(perOut, innerW), outerCount)})
+			srcBytes: plan.MulSat(plan.MulSat(perOut, innerW), outerCount)})
 		return nil
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
@@ -351,7 +338,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 // 1.25x (f32) to 1.5x (bf16) faster with whole rows, 2 threads).
 func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 	// A row must also leave room for 4 rows per call (see twoStage).
-	if !pl.HasInner || pl.Inner.SrcStride != 1 || mulSat(4*esz(pl.SrcDT), pl.Inner.Size) > callBudget {
+	if !pl.HasInner || pl.Inner.SrcStride != 1 || plan.MulSat(4*esz(pl.SrcDT), pl.Inner.Size) > callBudget {
 		return false
 	}
 	lanes := int64(64)
@@ -373,7 +360,7 @@ func (dc *decomposer) longRows(pl *plan.Plan) bool {
 // and whose Inner is t wide, and the remainder tile as its own plan.
 func (dc *decomposer) tiles(pl, body *plan.Plan, outer []rtLoop, outerCount, t int64, srcBuf, dstBuf int) error {
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
-	perOut := max(mulSat(pl.N, srcSz), dstSz)
+	perOut := max(plan.MulSat(pl.N, srcSz), dstSz)
 	in := pl.Inner
 	full, rem := in.Size/t, in.Size%t
 	dc.setSplit("tiles")
@@ -389,7 +376,7 @@ func (dc *decomposer) tiles(pl, body *plan.Plan, outer []rtLoop, outerCount, t i
 		counts(sub)
 		segs = append(segs, segment{unit: dc.unit(sub), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
 			blocked: true, blk: rt(&tile, srcSz, dstSz, binSz), bsize: 1, nblk: full, last: 1,
-			srcBytes: mulSat(mulSat(perOut, t*full), outerCount)})
+			srcBytes: plan.MulSat(plan.MulSat(perOut, t*full), outerCount)})
 	}
 	if rem > 0 {
 		sub := body.Clone()
@@ -397,7 +384,7 @@ func (dc *decomposer) tiles(pl, body *plan.Plan, outer []rtLoop, outerCount, t i
 		counts(sub)
 		seg := segment{unit: dc.unit(sub), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
 			srcOff: full * t * in.SrcStride * srcSz, dstOff: full * t * in.DstStride * dstSz,
-			srcBytes: mulSat(mulSat(perOut, rem), outerCount)}
+			srcBytes: plan.MulSat(plan.MulSat(perOut, rem), outerCount)}
 		for i := range binSz {
 			seg.binOff[i] = full * t * in.BinStrides[i] * binSz[i]
 		}
@@ -416,7 +403,7 @@ func (dc *decomposer) phase(segs ...segment) {
 			s.nblk = 1
 		}
 		for _, l := range s.loops {
-			s.tasks = mulSat(s.tasks, l.size)
+			s.tasks = plan.MulSat(s.tasks, l.size)
 		}
 		if s.tasks == 0 {
 			continue

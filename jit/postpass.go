@@ -101,9 +101,9 @@ func keptLoops(pl *plan.Plan) (kept []plan.Loop, dense []int64, ok bool) {
 	n := int64(1)
 	for i := len(kept) - 1; i >= 0; i-- {
 		dense[i] = n
-		n = mulSat(n, kept[i].Size)
+		n = plan.MulSat(n, kept[i].Size)
 	}
-	return kept, dense, mulSat(n, 4) <= maxScratchBytes
+	return kept, dense, plan.MulSat(n, 4) <= maxScratchBytes
 }
 
 // meansPlan returns phase A of pl: its loops with dense f32 dst strides,

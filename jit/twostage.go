@@ -44,18 +44,18 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	// cut into nb blocks of c iterations (the last may be shorter).
 	k := len(red) - 1
 	for i := range red {
-		it := mulSat(srcSz, w)
+		it := plan.MulSat(srcSz, w)
 		for _, l := range red[i+1:] {
-			it = mulSat(it, l.Size)
+			it = plan.MulSat(it, l.Size)
 		}
 		if it <= budget {
 			k = i
 			break
 		}
 	}
-	it := mulSat(srcSz, w)
+	it := plan.MulSat(srcSz, w)
 	for _, l := range red[k+1:] {
-		it = mulSat(it, l.Size)
+		it = plan.MulSat(it, l.Size)
 	}
 	c := min(max(budget/max(it, 1), 1), red[k].Size)
 	nb := ceilDiv(red[k].Size, c)
@@ -63,9 +63,9 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	rc := red[k].Size - (nb-1)*c
 	C := nb
 	for _, l := range red[:k] {
-		C = mulSat(C, l.Size)
+		C = plan.MulSat(C, l.Size)
 	}
-	scratchBytes := mulSat(mulSat(mulSat(outerCount, C), I), f32)
+	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), f32)
 	if scratchBytes > maxScratchBytes {
 		return graph.Errorf(graph.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
 	}
@@ -76,16 +76,16 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	// loops, then the blocks of the chunk loop and the Inner tiles (both
 	// handled per segment below). Dst strides are into scratch.
 	var loops []rtLoop
-	denseO := mulSat(C, I) // partials per outer output
+	denseO := plan.MulSat(C, I) // partials per outer output
 	for i := len(pl.Outer) - 1; i >= 0; i-- {
 		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * f32}}, loops...)
-		denseO = mulSat(denseO, pl.Outer[i].Size)
+		denseO = plan.MulSat(denseO, pl.Outer[i].Size)
 	}
-	denseR := mulSat(nb, I)
+	denseR := plan.MulSat(nb, I)
 	var chunkLoops []rtLoop
 	for i := k - 1; i >= 0; i-- {
 		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * f32}}, chunkLoops...)
-		denseR = mulSat(denseR, red[i].Size)
+		denseR = plan.MulSat(denseR, red[i].Size)
 	}
 	loops = append(loops, chunkLoops...)
 
@@ -143,9 +143,9 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 		if pl.HasInner {
 			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * f32})
 		}
-		seg.srcBytes = mulSat(mulSat(mulSat(mulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
+		seg.srcBytes = plan.MulSat(plan.MulSat(plan.MulSat(plan.MulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
 		for _, l := range chunkLoops {
-			seg.srcBytes = mulSat(seg.srcBytes, l.size)
+			seg.srcBytes = plan.MulSat(seg.srcBytes, l.size)
 		}
 		segs = append(segs, seg)
 	}
@@ -154,11 +154,11 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	// Stage 2: the same outputs over the partials.
 	s2 := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
 	nbin := pl.BinaryCount()
-	stride := mulSat(C, I)
+	stride := plan.MulSat(C, I)
 	for i := len(pl.Outer) - 1; i >= 0; i-- {
 		l := pl.Outer[i]
 		s2.Outer = append([]plan.Loop{{Size: l.Size, SrcStride: stride, DstStride: l.DstStride, BinStrides: l.BinStrides}}, s2.Outer...)
-		stride = mulSat(stride, l.Size)
+		stride = plan.MulSat(stride, l.Size)
 	}
 	s2.Reduced = []plan.Loop{{Size: C, SrcStride: I, BinStrides: make([]int64, nbin)}}
 	if pl.HasInner {

@@ -1,10 +1,6 @@
 package kernelshape
 
-import (
-	"math"
-
-	"github.com/gdnn/gdnn/jit/plan"
-)
+import "github.com/gdnn/gdnn/jit/plan"
 
 // Long sums are summed in two levels. An f32 accumulator that takes n
 // adds in a row carries a rounding error that grows with n: up to n-1
@@ -28,16 +24,6 @@ import (
 // minRun is the shortest run, and the longest chain always left whole:
 // shorter runs would fold more often than they add.
 const minRun = 16
-
-// Elems is the number of elements each output sums over the reduced
-// loops red, saturating at MaxInt64.
-func Elems(red []plan.Loop) int64 {
-	n := int64(1)
-	for _, l := range red {
-		n = satMul(n, l.Size)
-	}
-	return n
-}
 
 // MayCut reports whether a kernel summing n elements per output may cut
 // its sums into runs, and so needs the LongArgs block.
@@ -98,23 +84,23 @@ func (r Runs) SweepChunk(outer []plan.Loop) int {
 // all; a run is as many of its iterations as hold at most K (at least
 // one).
 func RunsOf(elems int64, outer []plan.Loop, iters, perIter int64) Runs {
-	body := satMul(iters, perIter) + sweepExtra
+	body := plan.MulSat(iters, perIter) + sweepExtra
 	n := body
 	for _, l := range outer {
-		n = satMul(n, l.Size)
+		n = plan.MulSat(n, l.Size)
 	}
 	if n <= uncut(elems) {
 		return Runs{Level: -1}
 	}
 	K := runLength(n)
-	if satMul(iters, perIter) > K {
+	if plan.MulSat(iters, perIter) > K {
 		return Runs{Level: len(outer), Chunk: int(max(1, K/perIter))}
 	}
 	for j := len(outer) - 1; j >= 0; j-- {
-		if satMul(body, outer[j].Size) > K {
+		if plan.MulSat(body, outer[j].Size) > K {
 			return Runs{Level: j, Chunk: int(max(1, K/body))}
 		}
-		body = satMul(body, outer[j].Size)
+		body = plan.MulSat(body, outer[j].Size)
 	}
 	return Runs{Level: -1} // the whole sum is one run: at most K + sweepExtra adds
 }
@@ -128,14 +114,6 @@ func runLength(n int64) int64 {
 		K *= 2
 	}
 	return K
-}
-
-// satMul is a*b for a, b >= 0, saturating at MaxInt64.
-func satMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // EmitReducedRuns is EmitReduced with the cut of r: loop r.Level (when

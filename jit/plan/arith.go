@@ -24,3 +24,12 @@ func addSize(a, b int64) (int64, bool) {
 	}
 	return a + b, true
 }
+
+// MulSat returns a*b for a, b >= 0, saturating at MaxInt64: for size
+// estimates (budgets, chain lengths) where "too big" is all that matters.
+func MulSat(a, b int64) int64 {
+	if p, ok := mulSize(a, b); ok {
+		return p
+	}
+	return math.MaxInt64
+}
