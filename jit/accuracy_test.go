@@ -20,8 +20,8 @@ import (
 // (AVX-512), 693 (AVX2) and 1392 (NEON) units off, where 92 are allowed.
 // The shapes take each kernel shape that sums long chains: one long row,
 // flat columns, column blocks, rows in groups with an outer reduced
-// loop, strided elements, bf16 pair loads. The interpreter, which
-// accumulates in float64, must be exact.
+// loop, strided elements, bf16 pair loads, rows summed row by row. The
+// interpreter, which accumulates in float64, must be exact.
 func TestSumsOfEqualTerms(t *testing.T) {
 	caps := []ISA{None}
 	switch DetectedISA() {
@@ -47,7 +47,12 @@ func TestSumsOfEqualTerms(t *testing.T) {
 		{"rows 64x4096", dtypes.F32, []int64{64, 4096}, []int64{4096, 1}, []bool{false, true}},
 		{"grouped rows 1024x16x24 over 0, 2", dtypes.F32, []int64{1024, 16, 24}, []int64{384, 24, 1}, []bool{true, false, true}},
 		{"strided elements 65536 by 2", dtypes.F32, []int64{65536}, []int64{2}, []bool{true}},
+		{"row by row 4096x1000", dtypes.F32, []int64{4096, 1000}, []int64{1000, 1}, []bool{true, false}},
+		{"bf16 row by row 4096x1000", dtypes.BF16, []int64{4096, 1000}, []int64{1000, 1}, []bool{true, false}},
 	}
+	// The row-by-row shapes are far smaller than the src size that takes
+	// that schedule; no other shape here has rows it applies to.
+	withRowByRowMin(t, 0)
 	for _, s := range shapes {
 		ds := make([]int64, len(s.dims))
 		nOut, span, N := int64(1), int64(1), int64(1)

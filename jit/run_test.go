@@ -222,7 +222,7 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 		{[]int64{1025, 4096}, f32t, "2stage"},
 		{[]int64{4096, 4096}, bf16, "2stage"},
 		{[]int64{2, 8192, 4096}, f32t, "2stage"},
-		{[]int64{8, 512, 4096}, bf16, "tiles"},
+		{[]int64{4, 512, 4096}, bf16, "tiles"},
 	}
 	for _, sc := range schedules {
 		rank := len(sc.dims)

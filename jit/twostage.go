@@ -9,6 +9,9 @@ import (
 // twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
 // scratch buffer) and stage 2 (partials to means, post-ops, conversion).
 //
+// Stage 1 of a plan summed row by row (see rowByRow) takes whole rows,
+// at most rowByRowChunk of them per chunk, and marks its plans RowByRow.
+//
 // Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
@@ -38,6 +41,10 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 			w = I
 		}
 	}
+	rowByRow := dc.rowByRow(pl)
+	if rowByRow {
+		w = I
+	}
 	red := pl.Reduced
 	// The chunk loop is the outermost reduced loop one iteration of which
 	// fits the budget; the reduced loops outside it index chunks, and it is
@@ -58,6 +65,9 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 		it = plan.MulSat(it, l.Size)
 	}
 	c := min(max(budget/max(it, 1), 1), red[k].Size)
+	if rowByRow {
+		c = min(c, rowByRowChunk)
+	}
 	nb := ceilDiv(red[k].Size, c)
 	c = ceilDiv(red[k].Size, nb)
 	rc := red[k].Size - (nb-1)*c
@@ -90,7 +100,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	loops = append(loops, chunkLoops...)
 
 	stage1 := func(rows, width int64) *plan.Plan {
-		s := &plan.Plan{SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
+		s := &plan.Plan{SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})

@@ -6,9 +6,10 @@ import (
 )
 
 // Key returns a compact string that determines the computation of pl:
-// data types, every loop's size and strides (in nesting order), Div and the
-// post-ops with the parameters they use. Plans with equal keys run the
-// same code; canonical plans of equivalent problems have equal keys.
+// data types, every loop's size and strides (in nesting order), Div,
+// RowByRow and the post-ops with the parameters they use. Plans with
+// equal keys run the same code; canonical plans of equivalent problems
+// have equal keys.
 // Strides a loop does not use (dst and operand strides of reduced loops)
 // and parameters a post-op ignores are left out.
 func (pl *Plan) Key() string {
@@ -29,6 +30,9 @@ func (pl *Plan) Key() string {
 		b = appendLoop(append(b, ";r"...), &pl.Reduced[i], false)
 	}
 	b = strconv.AppendInt(append(b, ";d"...), pl.Div, 10)
+	if pl.RowByRow {
+		b = append(b, ";rowbyrow"...)
+	}
 	for _, op := range pl.PostOps {
 		b = appendPostOp(append(b, ';'), &op)
 	}

@@ -1,0 +1,142 @@
+package amd64
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kerneltest"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// rowByRowPlan is a stage-1 plan as the runtime makes for row-by-row
+// sums: rows rows of w lanes, stride apart, summed into w f32 lanes.
+func rowByRowPlan(sdt dtypes.DataType, rows, stride, w int64) *plan.Plan {
+	return &plan.Plan{SrcDT: sdt, DstDT: dtypes.F32, Div: 1, RowByRow: true, N: rows, Outputs: w,
+		Reduced:  []plan.Loop{{Size: rows, SrcStride: stride}},
+		HasInner: true, Inner: plan.Loop{Size: w, SrcStride: 1, DstStride: 1}}
+}
+
+// TestRowByRow runs row-by-row sums of every src type on every ISA, with
+// widths around the vector and loop-chunk sizes, back-to-back and padded
+// rows, and src and dst against guard pages at either end, and compares
+// them bit for bit with the float64 sums and the interpreter (inputs are
+// exact, NaN and infinities included).
+func TestRowByRow(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for _, w := range []int64{1, 7, 8, 9, 16, 17, 31, 63, 64, 65, 100, 129, 1000} {
+			for _, rows := range []int64{1, 2, 5, 64} {
+				for _, pad := range []int64{0, 3} {
+					stride := w + pad
+					pl := rowByRowPlan(sdt, rows, stride, w)
+					name := fmt.Sprintf("%v rows %d of %d, stride %d", sdt, rows, w, stride)
+					src0 := make([]byte, ((rows-1)*stride+w)*int64(sdt.Size()))
+					fillExact(r, sdt, src0, true, 50)
+					want, written := make([]byte, w*4), map[int64]bool{}
+					for i := int64(0); i < w; i++ {
+						written[i] = true
+						s := 0.0
+						for j := int64(0); j < rows; j++ {
+							s += float64(getF(sdt, src0, j*stride+i))
+						}
+						putF(dtypes.F32, want, i, float32(s))
+					}
+					viaInterp := make([]byte, w*4)
+					if err := interp.Run(pl, src0, viaInterp, nil); err != nil {
+						t.Fatalf("%s: interp.Run: %v", name, err)
+					}
+					if d := compareExact(dtypes.F32, viaInterp, want, written, false); d != "" {
+						t.Fatalf("%s: interpreter: %s", name, d)
+					}
+					for _, atEnd := range []bool{true, false} {
+						fence := kerneltest.NewFence(t, atEnd)
+						src, dst := fence.Place(src0), fence.Place(make([]byte, w*4))
+						for _, isa := range isas(t) {
+							for i := range dst {
+								dst[i] = 0xA5
+							}
+							k := compile(t, pl, isa.o)
+							k.RunBlocks(pl, src, dst, nil, 0)
+							k.Release()
+							if d := compareExact(dtypes.F32, dst, want, written, false); d != "" {
+								t.Fatalf("%s, %s: %s", name, isa.name, d)
+							}
+						}
+						fence.Free()
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRowByRowChoice checks that the emitters sum row by row exactly the
+// plans that ask for it and have the shape it needs: others marked
+// RowByRow get the same code as unmarked.
+func TestRowByRowChoice(t *testing.T) {
+	base := func() *plan.Plan { return rowByRowPlan(dtypes.BF16, 64, 4096, 4096) }
+	cases := []struct {
+		name string
+		edit func(*plan.Plan)
+		want bool
+	}{
+		{"stage-1 chunk", func(*plan.Plan) {}, true},
+		{"f32 src", func(p *plan.Plan) { p.SrcDT = dtypes.F32 }, true},
+		{"f16 src, padded rows", func(p *plan.Plan) { p.SrcDT = dtypes.F16; p.Reduced[0].SrcStride = 5000 }, true},
+		{"a mean (Div 64)", func(p *plan.Plan) { p.Div = 64 }, false},
+		{"bf16 dst", func(p *plan.Plan) { p.DstDT = dtypes.BF16 }, false},
+		{"post-op", func(p *plan.Plan) { p.PostOps = []plan.PostOp{{Kind: plan.ReLU}} }, false},
+		{"strided dst", func(p *plan.Plan) { p.Inner.DstStride = 2 }, false},
+		{"kept outer loop", func(p *plan.Plan) {
+			p.Outer = []plan.Loop{{Size: 2, SrcStride: 64 * 4096, DstStride: 4096}}
+			p.Outputs *= 2
+		}, false},
+		{"two reduced loops", func(p *plan.Plan) {
+			p.Reduced = []plan.Loop{{Size: 2, SrcStride: 1 << 20}, {Size: 64, SrcStride: 4096}}
+			p.N *= 2
+		}, false},
+		{"nothing to sum", func(p *plan.Plan) { p.Reduced[0].Size = 0; p.N = 0 }, false},
+	}
+	for _, o := range []Options{{AVX512: true}, {}} {
+		for _, c := range cases {
+			marked := base()
+			c.edit(marked)
+			plain := marked.Clone()
+			plain.RowByRow = false
+			a, err := Emit(marked, o)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			b, err := Emit(plain, o)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := string(a.Text) != string(b.Text); got != c.want {
+				t.Errorf("%s (avx512 %v): row-by-row code = %v, want %v", c.name, o.AVX512, got, c.want)
+			}
+		}
+	}
+}
+
+// TestRowByRowAhead pins the prefetch distance: rowAhead bytes when rows
+// are back to back, whole rows otherwise, none past a displacement.
+func TestRowByRowAhead(t *testing.T) {
+	cases := []struct{ rowBytes, rb, want int64 }{
+		{8192, 8192, 16384},
+		{2048, 2048, 16384},
+		{6000, 6000, 18000},
+		{8192, 10000, 20000},
+		{20000, 20000, 20000},
+		{8192, 0, 0},
+		{8192, math.MaxInt32, 0},
+	}
+	for _, c := range cases {
+		if got := rowByRowAhead(c.rowBytes, c.rb); got != c.want {
+			t.Errorf("rowByRowAhead(%d, %d) = %d, want %d", c.rowBytes, c.rb, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package jit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// withRowByRowMin sets the least src size summed row by row for the
+// test, on a fresh kernel cache.
+func withRowByRowMin(t testing.TB, b int64) {
+	old := rowByRowMinBytes
+	rowByRowMinBytes = b
+	freshCache(t)
+	t.Cleanup(func() { rowByRowMinBytes = old })
+}
+
+// middleAxis canonicalises a dense mean of dims over the axis before the
+// last (axis 0 of 2-D).
+func middleAxis(t *testing.T, dt dtypes.DataType, dims ...int64) *plan.Plan {
+	t.Helper()
+	rank := len(dims)
+	reduce := make([]bool, rank)
+	reduce[rank-2] = true
+	ss, ds := make([]int64, rank), make([]int64, rank)
+	for i, n, m := rank-1, int64(1), int64(1); i >= 0; i-- {
+		ss[i], ds[i] = n, m
+		n *= dims[i]
+		if !reduce[i] {
+			m *= dims[i]
+		}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: reduce, DstStrides: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// TestRowByRowSchedule pins which schedules sum row by row at the real
+// budget and size bound: long reductions over contiguous rows of 257 to
+// 4096 lanes in a src of 32 MiB or more, 16-bit on AVX-512, any type on
+// AVX2. Their stage-1 calls take whole rows, 4 to rowByRowChunk of them;
+// stage 2 is an ordinary plan.
+func TestRowByRowSchedule(t *testing.T) {
+	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
+	cases := []struct {
+		name string
+		pl   *plan.Plan
+		isa  ISA
+		want bool
+	}{
+		{"8x512x4096 bf16 (32 MiB), avx512", middleAxis(t, bf16, 8, 512, 4096), AVX512, true},
+		{"8x512x4096 f16 (32 MiB), avx2", middleAxis(t, f16, 8, 512, 4096), AVX2, true},
+		{"8x512x4096 f32 (64 MiB), avx2", middleAxis(t, f32, 8, 512, 4096), AVX2, true},
+		{"8x512x4096 f32 (64 MiB), avx512", middleAxis(t, f32, 8, 512, 4096), AVX512, false},
+		{"8192x4096 bf16 over rows (64 MiB), avx512", middleAxis(t, bf16, 8192, 4096), AVX512, true},
+		{"16x1024x1000 bf16 (31 MiB), avx512", middleAxis(t, bf16, 16, 1024, 1000), AVX512, false},
+		{"17x1024x1000 bf16 (33 MiB), avx512", middleAxis(t, bf16, 17, 1024, 1000), AVX512, true},
+		{"8x512x4096 bf16, neon", middleAxis(t, bf16, 8, 512, 4096), NEON, false},
+		{"4x512x4096 bf16 (16 MiB, in L3), avx512", middleAxis(t, bf16, 4, 512, 4096), AVX512, false},
+		{"4x1024x8192 bf16 (rows too wide), avx512", middleAxis(t, bf16, 4, 1024, 8192), AVX512, false},
+		{"40x200x4096 bf16 (200 rows), avx512", middleAxis(t, bf16, 40, 200, 4096), AVX512, false},
+		{"64x256x2048 bf16 (blocks of whole outputs), avx512", middleAxis(t, bf16, 64, 256, 2048), AVX512, false},
+		{"65536x256 bf16 (rows summed whole), avx512", middleAxis(t, bf16, 65536, 256), AVX512, false},
+	}
+	for _, c := range cases {
+		d, err := decompose(c.pl, c.isa)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := false
+		for i, ph := range d.phases {
+			for _, s := range ph.segs {
+				sub := d.plans[s.unit]
+				if !sub.RowByRow {
+					continue
+				}
+				got = true
+				if i != 0 || d.split != "2stage" {
+					t.Errorf("%s: a row-by-row plan in phase %d of a %q schedule", c.name, i, d.split)
+				}
+				if sub.Inner.Size != c.pl.Inner.Size || sub.N < minRowByRowChunk || sub.N > rowByRowChunk {
+					t.Errorf("%s: row-by-row call of %d rows of %d lanes, want %d to %d rows of %d", c.name,
+						sub.N, sub.Inner.Size, minRowByRowChunk, rowByRowChunk, c.pl.Inner.Size)
+				}
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: row by row = %v, want %v (split %q)", c.name, got, c.want, d.split)
+		}
+	}
+}
+
+// TestRowByRowRuns runs row-by-row schedules, with remainder chunks,
+// odd widths and post-ops, on every ISA with 1 and 2 threads against the
+// reference (the size bound lifted so that the shapes stay small).
+func TestRowByRowRuns(t *testing.T) {
+	withRowByRowMin(t, 0)
+	bf16, f16 := dtypes.BF16, dtypes.F16
+	specs := []spec{
+		{dims: []int64{3, 900, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
+		{dims: []int64{2, 1000, 4096}, reduce: []bool{false, true, false}, sdt: f16, ddt: f32t,
+			post: []plan.PostOp{{Kind: plan.ReLU}}},
+		{dims: []int64{1030, 257}, reduce: []bool{true, false}, sdt: f32t, ddt: f16, lo: -1, hi: 1},
+		{dims: []int64{2, 600, 3, 999}, reduce: []bool{false, true, false, false}, sdt: bf16, ddt: f32t,
+			order: []int{0, 2, 1, 3}},
+	}
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(21, 22))
+		for _, s := range specs {
+			c := s.build(t, r)
+			k := c.compile(t)
+			what := fmt.Sprintf("%v %v->%v", s.dims, s.sdt, s.ddt)
+			want := k.ISA() == AVX2 || k.ISA() == AVX512 && s.sdt != f32t
+			got := false
+			for _, pl := range k.dec.plans {
+				got = got || pl.RowByRow
+			}
+			if got != want {
+				t.Fatalf("%s: summed row by row %v, want %v (%s)", what, got, want, k.schedule())
+			}
+			checkOneAndTwoThreads(t, c, k, what)
+		}
+	})
+}
