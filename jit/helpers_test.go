@@ -399,3 +399,25 @@ func freshCache(t testing.TB) {
 		resetProbes()
 	})
 }
+
+// middleAxis canonicalises a dense mean of dims over the axis before the
+// last (axis 0 of 2-D).
+func middleAxis(t *testing.T, dt dtypes.DataType, dims ...int64) *plan.Plan {
+	t.Helper()
+	rank := len(dims)
+	reduce := make([]bool, rank)
+	reduce[rank-2] = true
+	ss, ds := make([]int64, rank), make([]int64, rank)
+	for i, n, m := rank-1, int64(1), int64(1); i >= 0; i-- {
+		ss[i], ds[i] = n, m
+		n *= dims[i]
+		if !reduce[i] {
+			m *= dims[i]
+		}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: reduce, DstStrides: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}

@@ -18,28 +18,6 @@ func withRowByRowMin(t testing.TB, b int64) {
 	t.Cleanup(func() { rowByRowMinBytes = old })
 }
 
-// middleAxis canonicalises a dense mean of dims over the axis before the
-// last (axis 0 of 2-D).
-func middleAxis(t *testing.T, dt dtypes.DataType, dims ...int64) *plan.Plan {
-	t.Helper()
-	rank := len(dims)
-	reduce := make([]bool, rank)
-	reduce[rank-2] = true
-	ss, ds := make([]int64, rank), make([]int64, rank)
-	for i, n, m := rank-1, int64(1), int64(1); i >= 0; i-- {
-		ss[i], ds[i] = n, m
-		n *= dims[i]
-		if !reduce[i] {
-			m *= dims[i]
-		}
-	}
-	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: reduce, DstStrides: ds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pl
-}
-
 // TestRowByRowSchedule pins which schedules sum row by row at the real
 // budget and size bound: long reductions over contiguous rows of 257 to
 // 4096 lanes in a src of 32 MiB or more, 16-bit on AVX-512, any type on

@@ -225,22 +225,7 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 		{[]int64{4, 512, 4096}, bf16, "tiles"},
 	}
 	for _, sc := range schedules {
-		rank := len(sc.dims)
-		reduce := make([]bool, rank)
-		reduce[rank-2] = true
-		ss, ds := make([]int64, rank), make([]int64, rank)
-		for i, n, m := rank-1, int64(1), int64(1); i >= 0; i-- {
-			ss[i], ds[i] = n, m
-			n *= sc.dims[i]
-			if !reduce[i] {
-				m *= sc.dims[i]
-			}
-		}
-		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sc.sdt, DstDT: sc.sdt, Dims: sc.dims, SrcStrides: ss,
-			Reduce: reduce, DstStrides: ds})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := middleAxis(t, sc.sdt, sc.dims...)
 		for _, isa := range []ISA{AVX512, AVX2, NEON} {
 			d, err := decompose(pl, isa)
 			if err != nil {
