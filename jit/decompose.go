@@ -390,8 +390,13 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 		len(pl.Reduced) != 1 || pl.N < minRowByRowN || pl.Inner.Size > maxRowByRowLanes || dc.wholeRows(pl) {
 		return false
 	}
-	return plan.MulSat(minRowByRowChunk*srcSz, pl.Inner.Size) <= callBudget &&
-		plan.MulSat(plan.MulSat(pl.N, pl.Outputs), srcSz) >= rowByRowMinBytes
+	chunk := min(rowByRowChunk, callBudget/plan.MulSat(srcSz, pl.Inner.Size))
+	// Rows must not overlap (a src that stores less than it describes is
+	// not large), and the partial sums must fit the scratch bound (other
+	// schedules need less).
+	return chunk >= minRowByRowChunk && pl.Reduced[0].SrcStride >= pl.Inner.Size &&
+		plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz)) >= rowByRowMinBytes &&
+		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), 4) <= maxScratchBytes
 }
 
 // longRows reports whether pl's Inner rows are contiguous and its
