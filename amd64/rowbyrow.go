@@ -15,9 +15,11 @@ import (
 // rows are back to back the chunk is read as one stream, which the column
 // blocks (a few lines of every row, then the next rows) cannot do. Each
 // 64-byte line is prefetched rowAhead bytes ahead (rounded up to whole
-// rows): with the extra load and store per vector, the reorder window
-// alone keeps too few lines in flight, as in 16-bit row sums (see
-// rowPrefetch); 8x512x4096 bf16 over axis 1 ran 1.5x faster with it.
+// rows): 8x512x4096 bf16 over axis 1 ran 1.5x faster with it (2 threads;
+// 8 and 24 KiB ahead the same, 32 KiB and PREFETCHT1, T2 or NTA slower).
+// The likely cause is the one rowPrefetch gives: with several
+// instructions per line (here a load and a store of the sums besides the
+// converting add), the reorder window alone keeps too few lines in flight.
 
 // rowByRowVecs is how many vectors of a row one loop iteration adds (2,
 // 8 and 12 measured the same).
