@@ -16,7 +16,7 @@ import (
 // blocks (a few lines of every row, then the next rows) cannot do. Each
 // 64-byte line is prefetched rowAhead bytes ahead (rounded up to whole
 // rows): 8x512x4096 bf16 over axis 1 ran 1.5x faster with it (2 threads;
-// 8 and 24 KiB ahead the same, 32 KiB and PREFETCHT1, T2 or NTA slower).
+// 8 and 24 KiB ahead, 32 KiB, PREFETCHT1, T2 and NTA no better).
 // The likely cause is the one rowPrefetch gives: with several
 // instructions per line (here a load and a store of the sums besides the
 // converting add), the reorder window alone keeps too few lines in flight.
