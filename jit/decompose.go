@@ -117,7 +117,7 @@ type decomposition struct {
 	plans   []*plan.Plan // the distinct sub-plans, indexed by segment.unit
 	keys    []string
 	scratch []int64 // bytes of each scratch buffer
-	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage"
+	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage", "rowbyrow"
 
 	// postpass says the post-ops run in a pass of their own over means in
 	// scratch; post[i] marks the sub-plans of that pass (they may run on
@@ -219,7 +219,7 @@ func binSizes(pl *plan.Plan) []int64 {
 
 // setSplit records the strongest split used.
 func (dc *decomposer) setSplit(s string) {
-	order := map[string]int{"": 0, "single": 1, "blocks": 2, "tiles": 3, "2stage": 4}
+	order := map[string]int{"": 0, "single": 1, "blocks": 2, "tiles": 3, "2stage": 4, "rowbyrow": 5}
 	if order[s] > order[dc.d.split] {
 		dc.d.split = s
 	}

@@ -61,7 +61,7 @@ func TestRowByRowSchedule(t *testing.T) {
 					continue
 				}
 				got = true
-				if i != 0 || d.split != "2stage" {
+				if i != 0 || d.split != "rowbyrow" {
 					t.Errorf("%s: a row-by-row plan in phase %d of a %q schedule", c.name, i, d.split)
 				}
 				if sub.Inner.Size != c.pl.Inner.Size || sub.N > rowByRowChunk {

@@ -208,8 +208,10 @@ func checkOneAndTwoThreads(t *testing.T, c *tcase, k *Kernel, what string) {
 // reduction over more than maxTileRows contiguous rows is split into two
 // stages whose stage-1 calls read at least 1 KiB of each row and at most
 // maxTileRows rows, not into narrow Inner tiles; up to maxTileRows rows
-// keep the tiles. Then two such schedules, with remainder chunks, run
-// against the reference with 1 and 2 threads on every ISA.
+// keep the tiles. The shapes hold less than rowByRowMinBytes of src (the
+// larger are summed row by row, see TestRowByRowSchedule). Then two such
+// schedules, with remainder chunks, run against the reference with 1 and
+// 2 threads on every ISA.
 func TestLongRowsTakeTwoStages(t *testing.T) {
 	bf16 := dtypes.BF16
 	schedules := []struct {
@@ -220,8 +222,8 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 		{[]int64{1024, 4096}, f32t, "tiles"},
 		{[]int64{1024, 4096}, bf16, "tiles"},
 		{[]int64{1025, 4096}, f32t, "2stage"},
-		{[]int64{4096, 4096}, bf16, "2stage"},
-		{[]int64{2, 8192, 4096}, f32t, "2stage"},
+		{[]int64{3072, 4096}, bf16, "2stage"},
+		{[]int64{2, 1500, 2048}, f32t, "2stage"},
 		{[]int64{4, 512, 4096}, bf16, "tiles"},
 	}
 	for _, sc := range schedules {

@@ -43,6 +43,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	rowByRow := dc.rowByRow(pl)
 	if rowByRow {
+		dc.setSplit("rowbyrow")
 		w = I
 	}
 	red := pl.Reduced

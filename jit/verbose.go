@@ -23,8 +23,10 @@ import (
 //
 // <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
 // canonical plan (data types, loops as size:srcStride[:dstStride...], N,
-// Outputs, Div, post-ops); <schedule> is "split:<single|blocks|tiles|2stage>[+postpass]
-// calls:<n> phases:<n>" (+postpass: the post-ops run in a pass of their
+// Outputs, Div, post-ops); <schedule> is
+// "split:<single|blocks|tiles|2stage|rowbyrow>[+postpass] calls:<n> phases:<n>"
+// (rowbyrow: two stages whose first sums whole rows one at a time, see
+// rowByRow in decompose.go; +postpass: the post-ops run in a pass of their
 // own, see postpass.go); <ms> is wall time in milliseconds. Level 2 adds,
 // before each compile line, one line per sub-plan of the schedule:
 //

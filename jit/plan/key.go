@@ -102,6 +102,9 @@ func (pl *Plan) String() string {
 	sb.WriteString(" N=" + strconv.FormatInt(pl.N, 10))
 	sb.WriteString(" Outputs=" + strconv.FormatInt(pl.Outputs, 10))
 	sb.WriteString(" Div=" + strconv.FormatInt(pl.Div, 10))
+	if pl.RowByRow {
+		sb.WriteString(" rowbyrow")
+	}
 	if len(pl.PostOps) > 0 {
 		sb.WriteString(" post[")
 		for i := range pl.PostOps {
