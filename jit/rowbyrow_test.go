@@ -19,9 +19,10 @@ func withRowByRowMin(t testing.TB, b int64) {
 }
 
 // TestRowByRowSchedule pins which schedules sum row by row at the real
-// budget and size bound: long reductions over contiguous rows of 257 to
-// 4096 lanes in a src of 32 MiB or more, 16-bit on AVX-512, any type on
-// AVX2, whose partial sums fit the scratch bound. Their stage-1 calls take
+// budget and size bound: long reductions over contiguous rows of up to
+// 4096 lanes, wider than the column kernel sums whole, in a src of 32 MiB
+// or more, 16-bit on AVX-512, any type on AVX2, whose partial sums fit the
+// scratch bound. Their stage-1 calls take
 // whole rows, at most rowByRowChunk of them; stage 2 is an ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
 	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
