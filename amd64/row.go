@@ -568,11 +568,12 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 //
 // Why: a 16-bit sum takes four or five instructions per 64-byte line
 // (convert both halves, two adds) where an f32 sum takes one, and from
-// L3 or DRAM it waits on memory, probably because the reorder window
-// then holds a fifth as many loads in flight. In a C probe over 32 MiB
-// (1 thread) an f32 sum ran at 86 GB/s, the same loop with three more
-// instructions per line at 49, a bf16 pair sum at 52, and that sum with
-// a PREFETCHT0 64 KiB ahead at 73. Measured on the JIT, medians of 5
+// L3 or DRAM it waits on memory, probably because with four or five
+// times the instructions per line the reorder window holds fewer loads
+// in flight. In a C probe over 32 MiB (1 thread) an f32 sum ran at 86
+// GB/s, the same loop with three more instructions per line at 49, a
+// bf16 pair sum at 52, and that sum with a PREFETCHT0 64 KiB ahead at
+// 73. Measured on the JIT, medians of 5
 // alternating runs, one stream and a prefetch 16 KiB ahead against 4
 // (bf16) or 2 (f16) streams and none: [16777216] bf16 (32 MiB) 1 thread
 // 1.17x, 2 threads 1.21x; f16 1.15x and 1.21x; [256, 65536] bf16 and

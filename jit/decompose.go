@@ -313,7 +313,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		return nil
 	}
 	if dc.rowByRow(pl) {
-		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth)
+		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
 	// one budget. Tiles narrower than minTile waste the vector width, and
@@ -329,7 +329,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		return dc.tiles(pl, body, outer, outerCount, t, srcBuf, dstBuf)
 	}
 	// 3. Two stages.
-	return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth)
+	return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, false)
 }
 
 // wholeRows reports whether pl's Inner rows are contiguous and narrow
@@ -364,7 +364,7 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // f32 1.29x (2 threads). Not f32 on AVX-512, whose column blocks read 1
 // KiB of each row per visit (16-bit ones 512 bytes, AVX2 ones 384 bytes
 // or less): 0.96x (1 thread) to 1.06x (2 threads). And not with the src
-// in L3: 8-20 MiB of bf16 ran 0.7x-0.8x as fast as tiles (2 threads),
+// in L3: 8-20 MiB of bf16 ran 0.70x-0.91x as fast as tiles (2 threads),
 // hence rowByRowMinBytes (this machine's L3 is 32 MiB).
 //
 // A chunk has at most rowByRowChunk rows: each of its sums is one chain

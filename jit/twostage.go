@@ -9,13 +9,13 @@ import (
 // twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
 // scratch buffer) and stage 2 (partials to means, post-ops, conversion).
 //
-// Stage 1 of a plan summed row by row (see rowByRow) takes whole rows,
+// With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
 // at most rowByRowChunk of them per chunk, and marks its plans RowByRow.
 //
 // Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
-func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int) error {
+func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
 	const f32 = 4
@@ -41,7 +41,6 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 			w = I
 		}
 	}
-	rowByRow := dc.rowByRow(pl)
 	if rowByRow {
 		dc.setSplit("rowbyrow")
 		w = I
