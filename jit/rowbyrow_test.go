@@ -122,3 +122,71 @@ func TestRowByRowRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestRowByRowRandom runs random row-by-row schedules on every ISA
+// against the reference, with 1 and 2 threads required bit-identical:
+// 1 to 3 outer rows of sums, 256 to 900 rows of 65 to 4096 lanes (the size
+// bound lifted), padded and permuted layouts, every data type pair, up to
+// two post-ops, and budgets that shorten the chunks. Where the ISA sums
+// row by row, most cases must take the form, so that the test keeps
+// exercising it.
+func TestRowByRowRandom(t *testing.T) {
+	withRowByRowMin(t, 0)
+	kinds := []plan.Kind{plan.ReLU, plan.Abs, plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Subtract}
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(31, 32))
+		const cases = 16
+		taken, eligible := 0, 0
+		for i := range cases {
+			outer, rows, w := int64(1+r.IntN(3)), int64(256+r.IntN(645)), int64(65+r.IntN(4032))
+			s := spec{dims: []int64{outer, rows, w}, reduce: []bool{false, true, false},
+				sdt: floatTypes[r.IntN(3)], ddt: floatTypes[r.IntN(3)], pad: int64(r.IntN(3)), dpad: int64(r.IntN(2))}
+			if r.IntN(4) == 0 { // a kept dim between the rows and the lanes
+				s.dims = []int64{outer, rows, 2, w / 2}
+				s.reduce = []bool{false, true, false, false}
+				s.order = []int{0, 2, 1, 3}
+			}
+			if r.IntN(2) == 0 {
+				s.lo, s.hi = -1, 1
+			}
+			for range r.IntN(3) {
+				op := plan.PostOp{Kind: kinds[r.IntN(len(kinds))]}
+				if op.Kind.IsBinary() {
+					op.BinDT = floatTypes[r.IntN(3)]
+					bc := make([]bool, len(s.dims))
+					for j := range bc {
+						bc[j] = r.IntN(2) == 0
+					}
+					s.binBcast = append(s.binBcast, bc)
+				}
+				s.post = append(s.post, op)
+			}
+			budget := callBudget
+			if r.IntN(3) == 0 {
+				budget = int64(8<<10 + r.IntN(120<<10))
+			}
+			withBudget(t, budget)
+			c := s.build(t, r)
+			k := c.compile(t)
+			byRow := false
+			for _, pl := range k.dec.plans {
+				byRow = byRow || pl.RowByRow
+			}
+			if k.ISA() == AVX2 || k.ISA() == AVX512 && s.sdt != dtypes.F32 {
+				eligible++
+				if byRow {
+					taken++
+				}
+			} else if byRow {
+				t.Fatalf("case %d: %s summed %v row by row", i, k.ISA(), s.sdt)
+			}
+			what := fmt.Sprintf("case %d %v order %v pad %d %v->%v post %d budget %d rowbyrow %v",
+				i, s.dims, s.order, s.pad, s.sdt, s.ddt, len(s.post), budget, byRow)
+			checkOneAndTwoThreads(t, c, k, what)
+		}
+		if eligible > 0 && taken*2 < eligible {
+			t.Fatalf("only %d of %d eligible cases summed row by row", taken, eligible)
+		}
+		t.Logf("%d of %d eligible cases summed row by row", taken, eligible)
+	})
+}
