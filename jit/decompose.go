@@ -53,8 +53,8 @@ const (
 )
 
 // maxScratchBytes bounds one scratch buffer (partial sums, or the means of
-// a post-op pass); a schedule that needs more is refused (the plan then
-// runs on the interpreter, which needs no scratch) or not used. Dense
+// a post-op pass); a schedule that needs more is refused (Compile
+// returns OutOfMemory) or not used. Dense
 // tensors need far less: partial sums are at most about 1/512 of the src
 // (bf16 chunks of 1024 rows, 1 KiB wide; see twoStage), 1/32 when summed
 // row by row (bf16 chunks of 64 rows; see rowByRow). Only a described
@@ -140,18 +140,10 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // esz is the byte size of dt.
 func esz(dt dtypes.DataType) int64 { return int64(dt.Size()) }
 
-// counts recomputes N and Outputs of a derived plan from its loops.
+// counts recomputes N and Outputs of a derived plan from its loops
+// (their products are at most its validated parent's, so they fit).
 func counts(pl *plan.Plan) {
-	pl.N, pl.Outputs = 1, 1
-	for _, l := range pl.Reduced {
-		pl.N *= l.Size
-	}
-	for _, l := range pl.Outer {
-		pl.Outputs *= l.Size
-	}
-	if pl.HasInner {
-		pl.Outputs *= pl.Inner.Size
-	}
+	_ = pl.SetCounts()
 	if len(pl.Outer) == 0 {
 		pl.Outer = nil
 	}

@@ -47,7 +47,8 @@ func (u *unit) acquire(isa ISA) (*entry, error) {
 }
 
 // Compile returns a Kernel for pl, compiled for the effective ISA. The
-// plan is validated and copied (the caller may change pl afterwards).
+// plan is validated and copied (the caller may change pl afterwards); the
+// copy's N and Outputs are recomputed from its loops.
 // Machine code comes from the kernel cache or is emitted and mapped now;
 // when the JIT cannot serve a sub-plan (no JIT ISA, the emitter does not
 // cover it, executable memory refused) that sub-plan runs in the
@@ -68,6 +69,11 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 		t0 = time.Now()
 	}
 	k := &Kernel{pl: pl.Clone(), isa: EffectiveISA()}
+	// The schedule is cut by N and Outputs: take them from the loops, not
+	// from the caller.
+	if err := k.pl.SetCounts(); err != nil {
+		return nil, err
+	}
 	var err error
 	if k.srcBytes, err = k.pl.SrcBytes(); err != nil {
 		return nil, err
@@ -127,10 +133,21 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 }
 
 // Plan returns a copy of the plan the kernel runs.
-func (k *Kernel) Plan() *plan.Plan { return k.pl.Clone() }
+func (k *Kernel) Plan() *plan.Plan {
+	if k == nil {
+		return nil
+	}
+	return k.pl.Clone()
+}
 
-// ISA returns the ISA the kernel was compiled for (None: interpreter).
-func (k *Kernel) ISA() ISA { return k.isa }
+// ISA returns the ISA the kernel was compiled for (None: interpreter, or
+// a nil Kernel).
+func (k *Kernel) ISA() ISA {
+	if k == nil {
+		return None
+	}
+	return k.isa
+}
 
 // Impl names the implementation: "jit:avx512", "jit:avx2" or "jit:neon"
 // when machine code runs every call, "interp" when the interpreter runs
@@ -138,6 +155,9 @@ func (k *Kernel) ISA() ISA { return k.isa }
 // pass: its interpreted calls only apply post-ops to means the machine
 // code computed, so they leave Impl naming the JIT (Why still says so).
 func (k *Kernel) Impl() string {
+	if k == nil {
+		return ""
+	}
 	impl := ""
 	for i, u := range k.units {
 		e := u.e.Load()
@@ -160,6 +180,9 @@ func (k *Kernel) Impl() string {
 
 // Why says why the interpreter runs (part of) the kernel, or "".
 func (k *Kernel) Why() string {
+	if k == nil {
+		return ""
+	}
 	var whys []string
 	for i, u := range k.units {
 		e := u.e.Load()

@@ -89,9 +89,8 @@ func wantPostPass(pl *plan.Plan, isa ISA) bool {
 
 // keptLoops returns pl's kept loops, outermost first (Outer, then Inner),
 // and the dense element strides of a tensor laid out in that order. ok is
-// false when the outputs' f32 bytes exceed maxScratchBytes (only a dst
-// with overlapping outputs, stride 0, can be that much smaller than its
-// outputs).
+// false when the outputs' f32 bytes exceed maxScratchBytes (more than
+// 2^28 outputs).
 func keptLoops(pl *plan.Plan) (kept []plan.Loop, dense []int64, ok bool) {
 	kept = append(kept, pl.Outer...)
 	if pl.HasInner {

@@ -265,32 +265,32 @@ func TestPostPassRule(t *testing.T) {
 }
 
 // TestPostPassScratchBound checks the size arithmetic of the means
-// scratch on a plan whose outputs all land on one dst element (dst stride
-// 0), so that its outputs can outnumber its dst bytes without bound: up
-// to maxScratchBytes the scratch holds one f32 per output; past it the
-// post-op pass is not used. Nothing is run, only scheduled.
+// scratch on plans with up to 2^61 outputs: up to maxScratchBytes the
+// scratch holds one f32 per output; past it the post-op pass is not used,
+// also where the f32 bytes of the means would overflow int64 (a bf16 dst
+// of 2^61 elements fits in 2^62 bytes). Nothing is run, only scheduled.
 func TestPostPassScratchBound(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
-		mk := func(outer, inner int64) *plan.Plan {
-			return &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32,
-				Outer:    []plan.Loop{{Size: outer}},
+		mk := func(outer, inner int64, ddt dtypes.DataType) *plan.Plan {
+			return &plan.Plan{SrcDT: dtypes.F32, DstDT: ddt,
+				Outer:    []plan.Loop{{Size: outer, DstStride: inner}},
 				Reduced:  []plan.Loop{{Size: 2, SrcStride: 1}},
-				Inner:    plan.Loop{Size: inner},
+				Inner:    plan.Loop{Size: inner, DstStride: 1},
 				HasInner: true,
 				PostOps:  []plan.PostOp{postOp(plan.Exp)}, N: 2, Outputs: outer * inner, Div: 2}
 		}
 		for _, tc := range []struct {
 			outer, inner int64
+			ddt          dtypes.DataType
 			want         bool
 		}{
-			{1 << 10, 1 << 18, true},       // exactly maxScratchBytes of means
-			{1<<10 + 1, 1 << 18, false},    // just over
-			{1 << 40, 1 << 22, false},      // the f32 bytes overflow int64
-			{3, 5, true},                   // small
-			{1 << 62, 1, false},            // outputs alone near the int64 limit
-			{maxScratchBytes / 4, 1, true}, // all in Outer
+			{1 << 10, 1 << 18, dtypes.F32, true},       // exactly maxScratchBytes of means
+			{1<<10 + 1, 1 << 18, dtypes.F32, false},    // just over
+			{1 << 40, 1 << 21, dtypes.BF16, false},     // the f32 bytes overflow int64
+			{3, 5, dtypes.F32, true},                   // small
+			{maxScratchBytes / 4, 1, dtypes.F32, true}, // all in Outer
 		} {
-			pl := mk(tc.outer, tc.inner)
+			pl := mk(tc.outer, tc.inner, tc.ddt)
 			if err := pl.Validate(); err != nil {
 				t.Fatalf("%v: %v", pl, err)
 			}

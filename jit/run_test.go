@@ -2,8 +2,10 @@ package jit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -338,12 +340,79 @@ func TestRunChecksBuffers(t *testing.T) {
 	if err := nilK.Run(c.src, dst, c.bins); !errors.Is(err, graph.InvalidArguments) {
 		t.Errorf("nil kernel Run: %v", err)
 	}
+	if nilK.Plan() != nil || nilK.ISA() != None || nilK.Impl() != "" || nilK.Why() != "" {
+		t.Errorf("nil kernel: Plan %v, ISA %v, Impl %q, Why %q", nilK.Plan(), nilK.ISA(), nilK.Impl(), nilK.Why())
+	}
 	if _, err := Compile(nil); !errors.Is(err, graph.InvalidArguments) {
 		t.Errorf("Compile(nil): %v", err)
 	}
 	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32}
 	if _, err := Compile(bad); !errors.Is(err, graph.InvalidDataType) {
 		t.Errorf("Compile(s32 plan): %v, want InvalidDataType", err)
+	}
+}
+
+// TestCompileRecomputesCounts compiles hand-built plans whose N and
+// Outputs disagree with their loops: the schedule follows the loops (no
+// panic, every output written, no call over the budget).
+func TestCompileRecomputesCounts(t *testing.T) {
+	f32 := dtypes.F32
+	ones := func(n int64) []byte {
+		b := make([]byte, 4*n)
+		for i := range n {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(1))
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		pl   plan.Plan
+		outs int64 // dst elements, all 1 after Run
+	}{
+		{"no outputs claimed", plan.Plan{SrcDT: f32, DstDT: f32, Outer: []plan.Loop{{Size: 2, SrcStride: 4, DstStride: 1}},
+			Reduced: []plan.Loop{{Size: 4, SrcStride: 1}}, N: 4, Outputs: 0, Div: 4}, 2},
+		{"outputs claimed of an empty loop", plan.Plan{SrcDT: f32, DstDT: f32, Outer: []plan.Loop{{Size: 0, SrcStride: 4, DstStride: 1}},
+			Reduced: []plan.Loop{{Size: 4, SrcStride: 1}}, N: 4, Outputs: 1, Div: 4}, 0},
+		{"long sum claimed without loops", plan.Plan{SrcDT: f32, DstDT: f32, N: 1 << 30, Outputs: 1, Div: 1}, 1},
+		{"long loop claimed a short sum", plan.Plan{SrcDT: f32, DstDT: f32, Reduced: []plan.Loop{{Size: 1 << 20, SrcStride: 1}},
+			N: 1, Outputs: 1, Div: 1 << 20}, 1},
+	}
+	for _, tc := range cases {
+		forEachISA(t, func(t *testing.T) {
+			k, err := Compile(&tc.pl)
+			if err != nil {
+				t.Fatalf("%s: Compile: %v", tc.name, err)
+			}
+			want := tc.pl
+			if err := want.SetCounts(); err != nil {
+				t.Fatal(err)
+			}
+			if k.pl.N != want.N || k.pl.Outputs != want.Outputs {
+				t.Errorf("%s: kernel N %d Outputs %d, want %d and %d", tc.name, k.pl.N, k.pl.Outputs, want.N, want.Outputs)
+			}
+			for _, ph := range k.dec.phases {
+				for _, s := range ph.segs {
+					if sub := k.dec.plans[s.unit]; sub.N*sub.Outputs*4 > callBudget {
+						t.Errorf("%s: a call reads %d elements: %s", tc.name, sub.N*sub.Outputs, sub)
+					}
+				}
+			}
+			srcBytes, err := k.pl.SrcBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]byte, 4*tc.outs)
+			if err := k.Run(ones(srcBytes/4), dst, nil); err != nil {
+				t.Fatalf("%s: Run: %v", tc.name, err)
+			}
+			if !bytes.Equal(dst, ones(tc.outs)) {
+				t.Errorf("%s: dst %v, want every mean 1", tc.name, dst)
+			}
+		})
+	}
+	overflow := &plan.Plan{SrcDT: f32, DstDT: f32, Reduced: []plan.Loop{{Size: 1 << 40}, {Size: 1 << 40}}, N: 1, Outputs: 1, Div: 1}
+	if _, err := Compile(overflow); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("2^80 elements per output: %v, want InvalidArguments", err)
 	}
 }
 

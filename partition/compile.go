@@ -453,29 +453,9 @@ func operandStrides(b, out graph.LogicalTensor, outDim []int, reduce []bool) ([]
 // checkNoSelfOverlap rejects an output layout in which two elements share
 // memory (a stride 0 on a dim of size > 1, or interleaved strides).
 func checkNoSelfOverlap(t graph.LogicalTensor) error {
-	type ds struct{ d, s int64 }
-	var v []ds
-	for i, d := range t.Dims {
-		if d == 0 {
-			return nil
-		}
-		if d > 1 {
-			v = append(v, ds{d, t.Strides[i]})
-		}
-	}
-	// Sort by stride, ascending (insertion sort: rank is small).
-	for i := 1; i < len(v); i++ {
-		for k := i; k > 0 && v[k].s < v[k-1].s; k-- {
-			v[k], v[k-1] = v[k-1], v[k]
-		}
-	}
-	need := int64(1)
-	for _, e := range v {
-		if e.s < need {
-			return graph.Errorf(graph.InvalidArguments, "output tensor %d: strides %s make elements overlap",
-				t.ID, graph.DimsString(t.Strides))
-		}
-		need = e.s * e.d
+	if plan.SelfOverlaps(t.Dims, t.Strides) {
+		return graph.Errorf(graph.InvalidArguments, "output tensor %d: strides %s make elements overlap",
+			t.ID, graph.DimsString(t.Strides))
 	}
 	return nil
 }

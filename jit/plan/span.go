@@ -140,11 +140,21 @@ func countBinary(ops []PostOp) int {
 
 // BinaryCount returns how many binary post-ops p has: the number of
 // operand buffers it reads.
-func (p *Problem) BinaryCount() int { return countBinary(p.PostOps) }
+func (p *Problem) BinaryCount() int {
+	if p == nil {
+		return 0
+	}
+	return countBinary(p.PostOps)
+}
 
 // BinaryCount returns how many binary post-ops pl has: the number of
 // operand buffers it reads and the length of every kept Loop.BinStrides.
-func (pl *Plan) BinaryCount() int { return countBinary(pl.PostOps) }
+func (pl *Plan) BinaryCount() int {
+	if pl == nil {
+		return 0
+	}
+	return countBinary(pl.PostOps)
+}
 
 // spanAcc accumulates 1 + sum((size-1)*stride) over loops, checked for
 // overflow; a size-0 loop makes the span 0. It works on scalars so that
@@ -184,11 +194,13 @@ func (pl *Plan) span(what string, withReduced bool, pick func(*Loop) int64) (int
 			a.add(pl.Reduced[i].Size, pick(&pl.Reduced[i]))
 		}
 	}
+	// Overflow first: an empty loop reads nothing, but the runtime still
+	// computes the byte offsets of the other loops' blocks.
 	switch {
-	case a.empty:
-		return 0, nil
 	case a.overflow:
 		return 0, graph.Errorf(graph.InvalidArguments, "plan: %s span overflows int64 in plan %v", what, pl)
+	case a.empty:
+		return 0, nil
 	}
 	return a.span, nil
 }

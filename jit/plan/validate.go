@@ -46,6 +46,16 @@ func (p *Problem) Validate() error {
 	if err := checkPostOps(p.PostOps, p.Reduce, true); err != nil {
 		return err
 	}
+	kept, keptStrides := make([]int64, rank), make([]int64, rank)
+	for i, d := range p.Dims {
+		kept[i] = 1
+		if !p.Reduce[i] {
+			kept[i], keptStrides[i] = d, p.DstStrides[i]
+		}
+	}
+	if SelfOverlaps(kept, keptStrides) {
+		return graph.Errorf(graph.InvalidArguments, "plan: dst strides %v make outputs of dims %v overlap", p.DstStrides, p.Dims)
+	}
 	// Every product of dims (elements per mean, outputs) must fit; the
 	// product of the non-zero dims bounds them all.
 	total := int64(1)
@@ -76,8 +86,10 @@ func (p *Problem) Validate() error {
 // valid Problem (binary strides living in the loops), at most MaxLoops
 // loops, no negative sizes, strides, N, Outputs or Div, one binary stride
 // per binary post-op in every kept loop, zero dst and binary strides in
-// reduced loops, and tensor spans whose byte counts fit in int64. Runners
-// use only the loops and Div; N and Outputs are informative.
+// reduced loops, tensor spans whose byte counts fit in int64, and kept
+// loops that never write one dst element twice. Runners use only the
+// loops and Div; N and Outputs are informative (jit.Compile recomputes
+// them, see SetCounts).
 func (pl *Plan) Validate() error {
 	if pl == nil {
 		return graph.Errorf(graph.InvalidArguments, "plan: nil plan")
@@ -120,12 +132,91 @@ func (pl *Plan) Validate() error {
 	if _, err := pl.DstBytes(); err != nil {
 		return err
 	}
+	var sizes, strides []int64
+	for _, l := range pl.keptLoops() {
+		sizes, strides = append(sizes, l.Size), append(strides, l.DstStride)
+	}
+	if SelfOverlaps(sizes, strides) {
+		return graph.Errorf(graph.InvalidArguments, "plan: kept loops write some dst elements twice in plan %v", pl)
+	}
 	for i := range nb {
 		if _, err := pl.BinBytes(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keptLoops returns pl's Outer loops and its Inner loop, if any.
+func (pl *Plan) keptLoops() []Loop {
+	kept := pl.Outer
+	if pl.HasInner {
+		kept = append(kept[:len(kept):len(kept)], pl.Inner)
+	}
+	return kept
+}
+
+// SetCounts sets Outputs to the product of pl's kept loop sizes and N to
+// the product of its reduced ones (0 when there are no outputs, as in a
+// canonical plan), or fails if either overflows int64.
+func (pl *Plan) SetCounts() error {
+	product := func(what string, loops []Loop) (int64, error) {
+		n := int64(1)
+		for _, l := range loops {
+			var ok bool
+			if n, ok = mulSize(n, l.Size); !ok {
+				return 0, graph.Errorf(graph.InvalidArguments, "plan: the product of the %s loop sizes overflows int64 in plan %v", what, pl)
+			}
+		}
+		return n, nil
+	}
+	n, err := product("reduced", pl.Reduced)
+	if err != nil {
+		return err
+	}
+	outs, err := product("kept", pl.keptLoops())
+	if err != nil {
+		return err
+	}
+	if outs == 0 {
+		n = 0
+	}
+	pl.N, pl.Outputs = n, outs
+	return nil
+}
+
+// SelfOverlaps reports whether a tensor of dims and (non-negative)
+// element strides may address one element from two indices. It requires
+// a nested layout: the dims larger than 1, by increasing stride, each
+// with a stride of at least the extent (size times stride) of the one
+// before it. Interleaved layouts that happen not to overlap are refused
+// as well. An empty tensor does not overlap.
+func SelfOverlaps(dims, strides []int64) bool {
+	type dimStride struct{ d, s int64 }
+	var v [MaxLoops]dimStride
+	n := 0
+	for i, d := range dims {
+		if d == 0 {
+			return false
+		}
+		if d > 1 && n < len(v) {
+			v[n] = dimStride{d, strides[i]}
+			n++
+		}
+	}
+	for i := 1; i < n; i++ { // insertion sort: rank is small
+		for k := i; k > 0 && v[k].s < v[k-1].s; k-- {
+			v[k], v[k-1] = v[k-1], v[k]
+		}
+	}
+	need := int64(1)
+	for _, e := range v[:n] {
+		if e.s < need {
+			return true
+		}
+		need = MulSat(e.s, e.d)
+	}
+	return false
 }
 
 // checkLoop checks one loop of a plan.

@@ -110,6 +110,9 @@ func TestProblemValidate(t *testing.T) {
 			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{1, 0},
 			PostOps: []PostOp{{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{math.MaxInt64 / 2, 0}}}},
 			graph.OutOfMemory},
+		{"kept dst overlap", edit(func(p *Problem) { p.DstStrides[0] = 1 }), graph.InvalidArguments},
+		{"kept dst stride 0", edit(func(p *Problem) { p.DstStrides[1] = 0 }), graph.InvalidArguments},
+		{"permuted dst", edit(func(p *Problem) { p.DstStrides[0], p.DstStrides[1] = 1, 2 }), 0},
 		{"huge stride on size-1 dim is fine", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{1, 5}, SrcStrides: []int64{math.MaxInt64, 1}, Reduce: axes(2, 1), DstStrides: []int64{math.MaxInt64, 0}},
 			0},
@@ -154,6 +157,12 @@ func TestPlanValidate(t *testing.T) {
 		{"negative operand stride", edit(func(pl *Plan) { pl.Inner.BinStrides[0] = -2 }), graph.InvalidArguments},
 		{"post-op keeps strides", edit(func(pl *Plan) { pl.PostOps[0].BinStrides = []int64{1} }), graph.InvalidArguments},
 		{"negative div", edit(func(pl *Plan) { pl.Div = -1 }), graph.InvalidArguments},
+		{"dst written twice", edit(func(pl *Plan) { pl.Outer[0].DstStride = 4 }), graph.InvalidArguments},
+		{"empty loop does not hide an overflowing span", edit(func(pl *Plan) {
+			pl.Reduced[0].Size = 0
+			pl.Outer[0].SrcStride = math.MaxInt64 / 2
+		}), graph.InvalidArguments},
+		{"counts are informative", edit(func(pl *Plan) { pl.N, pl.Outputs = 7, 0 }), 0},
 		{"div 1 block", edit(func(pl *Plan) { pl.Div = 1; pl.Outer[0].Size = 2; pl.PostOps = nil; stripBins(pl) }), 0},
 		{"too many loops", edit(func(pl *Plan) {
 			for len(pl.Outer)+len(pl.Reduced)+1 <= MaxLoops {
