@@ -46,15 +46,23 @@ type entry struct {
 	why   string        // why the interpreter, else ""
 	bytes int64         // executable bytes accounted (whole pages)
 	state atomic.Int64  // runs holding the entry | evictedBit
+	used  atomic.Bool   // run since it last reached the back of the LRU list (see trimLocked)
 	freed atomic.Bool   // code released (free is idempotent)
 	elem  *list.Element // position in the LRU list; guarded by cache.mu
 }
 
-// tryAcquire takes a reference unless the entry has been evicted.
+// tryAcquire takes a reference unless the entry has been evicted, and
+// marks the entry used. Runs do not take the cache's lock, so they do not
+// move the entry in the LRU list: the mark gives it a second chance when
+// it comes up for eviction. It is written only when clear, so that runs
+// of one kernel on many threads share its cache line read-only.
 func (e *entry) tryAcquire() bool {
 	if e.state.Add(1)&evictedBit != 0 {
 		e.release()
 		return false
+	}
+	if !e.used.Load() {
+		e.used.Store(true)
 	}
 	return true
 }
@@ -117,8 +125,9 @@ func GetCacheStats() CacheStats {
 // SetCacheCapacity bounds the kernel cache to at most entries kernels and
 // bytes of executable memory (negative values count as 0) and returns the
 // previous bounds. Kernels beyond the new bounds are evicted at once,
-// least recently used first; evicted code is unmapped as soon as no Run
-// uses it. A capacity of 0 disables caching: every compile maps fresh
+// least recently compiled first, except that a kernel run since it last
+// came up for eviction is kept once more; evicted code is unmapped as
+// soon as no Run uses it. A capacity of 0 disables caching: every compile maps fresh
 // code, and a Kernel whose code was evicted compiles it again when it
 // next runs.
 func SetCacheCapacity(entries int, bytes int64) (prevEntries int, prevBytes int64) {
@@ -137,10 +146,18 @@ func SetCacheCapacity(entries int, bytes int64) (prevEntries int, prevBytes int6
 
 // trimLocked removes least recently used entries until the bounds hold
 // and returns them; the caller evicts them after unlocking (eviction may
-// unmap, which is a system call).
+// unmap, which is a system call). An entry run since it was last at the
+// back (entry.used) goes to the front once instead, at most once per
+// entry per trim, so that the loop ends while Runs keep marking entries.
 func (c *cache) trimLocked() []*entry {
 	var victims []*entry
+	chances := c.lru.Len()
 	for c.lru.Len() > 0 && (c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes) {
+		if back := c.lru.Back().Value.(*entry); chances > 0 && back.used.Swap(false) {
+			chances--
+			c.lru.MoveToFront(back.elem)
+			continue
+		}
 		e := c.lru.Remove(c.lru.Back()).(*entry)
 		delete(c.m, e.key)
 		c.bytes -= e.bytes

@@ -114,6 +114,32 @@ func TestCacheHitMissAndEntryBound(t *testing.T) {
 	}
 }
 
+// TestRunGivesASecondChance checks that a kernel run since it was last
+// compiled is not the one a full cache evicts: Runs do not reorder the
+// LRU list, but the entry they mark goes to the front once when it comes
+// up for eviction, and the next least recent goes instead.
+func TestRunGivesASecondChance(t *testing.T) {
+	requireJIT(t)
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
+	prevE, prevB := SetCacheCapacity(2, 1<<30)
+	defer SetCacheCapacity(prevE, prevB)
+	a := compileOK(t, rowPlan(t, 2, 3))
+	compileOK(t, rowPlan(t, 4, 3)) // B: now more recent than A
+	if err := a.Run(make([]byte, 24), make([]byte, 8), nil); err != nil {
+		t.Fatal(err)
+	}
+	s := GetCacheStats()
+	compileOK(t, rowPlan(t, 8, 3)) // C: A is the least recent, but it ran
+	compileOK(t, rowPlan(t, 2, 3)) // A
+	if d := GetCacheStats().Misses - s.Misses; d != 1 {
+		t.Errorf("C and A: %d misses, want 1 (C): the kernel that ran was evicted", d)
+	}
+	compileOK(t, rowPlan(t, 4, 3)) // B
+	if d := GetCacheStats().Misses - s.Misses; d != 2 {
+		t.Errorf("B hit: the kernel that did not run was kept")
+	}
+}
+
 func TestCacheByteBound(t *testing.T) {
 	requireJIT(t)
 	page := int64(os.Getpagesize())
