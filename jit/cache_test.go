@@ -140,6 +140,21 @@ func TestRunGivesASecondChance(t *testing.T) {
 	}
 }
 
+// TestReleasedCodeIsAnError checks that a Run whose cached code was
+// unmapped under it (which only a reference-count bug could do) returns a
+// RuntimeError instead of leaving dst unwritten.
+func TestReleasedCodeIsAnError(t *testing.T) {
+	requireJIT(t)
+	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
+	k := compileOK(t, rowPlan(t, 2, 3))
+	if err := k.units[0].e.Load().code.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Run(make([]byte, 24), make([]byte, 8), nil); !errors.Is(err, graph.RuntimeError) {
+		t.Errorf("Run on released code: %v, want RuntimeError", err)
+	}
+}
+
 func TestCacheByteBound(t *testing.T) {
 	requireJIT(t)
 	page := int64(os.Getpagesize())

@@ -207,11 +207,15 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 		for i := range s.nbins {
 			a.Bins[i] = addr(x.bins[i], binOff[i])
 		}
+		ran := false
 		if e.long {
-			callLong(e.code, &a)
-			return nil
+			ran = callLong(e.code, &a)
+		} else {
+			ran = e.code.Call(unsafe.Pointer(&a))
 		}
-		e.code.Call(unsafe.Pointer(&a))
+		if !ran { // a reference-count bug: fail loudly rather than leave dst unwritten
+			return graph.Errorf(graph.RuntimeError, "jit: the code of %v was released while a Run held it", e.pl)
+		}
 		return nil
 	}
 	pl := e.pl
@@ -226,13 +230,13 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 }
 
 // callLong calls code that keeps running totals with a LongArgs block
-// holding a. It is a function of its own so that only these calls clear
+// holding a, and reports whether it ran. It is a function of its own so that only these calls clear
 // the block's 1 KiB of totals.
 //
 //go:noinline
-func callLong(code *execmem.Code, a *plan.Args) {
+func callLong(code *execmem.Code, a *plan.Args) bool {
 	la := plan.LongArgs{Args: *a}
-	code.Call(unsafe.Pointer(&la))
+	return code.Call(unsafe.Pointer(&la))
 }
 
 // addr is the address of byte off of b. A call that reads nothing from a

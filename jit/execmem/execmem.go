@@ -84,17 +84,20 @@ func New(code []byte) (*Code, error) {
 	return &Code{mem: mem, entry: unsafe.Pointer(&mem[0]), n: len(code)}, nil
 }
 
-// Call runs the code with args (a *plan.Args) as its only argument. The
-// code runs to completion on the calling goroutine's thread; it cannot be
-// preempted, which is why callers keep each call short.
-func (c *Code) Call(args unsafe.Pointer) {
+// Call runs the code with args (a *plan.Args) as its only argument and
+// reports whether it ran: false for a nil or released Code, which runs
+// nothing. The code runs to completion on the calling goroutine's thread;
+// it cannot be preempted, which is why callers keep each call short.
+func (c *Code) Call(args unsafe.Pointer) bool {
 	if c == nil || c.released.Load() {
-		return
+		return false
 	}
 	call(c.entry, args)
+	return true
 }
 
-// Release unmaps the code. It is idempotent; Calls after it do nothing.
+// Release unmaps the code. It is idempotent; Calls after it run nothing
+// and return false.
 func (c *Code) Release() error {
 	if c == nil {
 		return nil

@@ -261,15 +261,16 @@ func TestWXorXAndRelease(t *testing.T) {
 	// A Call after Release runs nothing and does not crash.
 	dst := heapPair()
 	args := plan.Args{Dst: uintptr(unsafe.Pointer(dst)), Count: 3}
-	codes[0].Call(unsafe.Pointer(&args))
+	if codes[0].Call(unsafe.Pointer(&args)) {
+		t.Error("Call after Release reported that it ran")
+	}
 	runtime.KeepAlive(dst)
 	if dst[0] != 0 || args.Count != 3 {
 		t.Errorf("Call after Release ran: dst %v, Count %d", *dst, args.Count)
 	}
 	var nilCode *Code
-	nilCode.Call(unsafe.Pointer(&args))
-	if nilCode.Len() != 0 || nilCode.Release() != nil {
-		t.Error("nil *Code: Len/Release not inert")
+	if nilCode.Call(unsafe.Pointer(&args)) || nilCode.Len() != 0 || nilCode.Release() != nil {
+		t.Error("nil *Code: Call/Len/Release not inert")
 	}
 }
 
