@@ -186,6 +186,27 @@ func TestShapesCI(t *testing.T) {
 	}
 }
 
+// TestEveryReductionBatchLists runs every reduction batch file oneDNN
+// ships through the driver in list mode, which parses every option and
+// resolves every tag: each must run to its summary with exit 0.
+func TestEveryReductionBatchLists(t *testing.T) {
+	needShared(t)
+	files, err := os.ReadDir(sharedInputs + "/reduction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		code, out, errw := runMain(t, "--reduction", "--mode=L", "--batch="+sharedInputs+"/reduction/"+f.Name())
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", f.Name(), code, errw)
+			continue
+		}
+		if got := summary(t, out); got[6] == "0" {
+			t.Errorf("%s: nothing listed: %v", f.Name(), got)
+		}
+	}
+}
+
 func TestOptionSetAll(t *testing.T) {
 	needShared(t)
 	code, out, errw := runMain(t, "--reduction", "--sdt=bf16", "--ddt=bf16,f32", "--attr-post-ops=,add:f32:per_oc",

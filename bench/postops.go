@@ -190,11 +190,15 @@ func ParsePostOps(s string) ([]PostOp, error) {
 }
 
 // tagProbeRank is the rank at which a tag is checked for syntax before the
-// problem's rank is known: the number of letters it names, or 4 for
+// problem's rank is known: the number of letters its outer part names
+// (inner blocks such as the "16b" of "aBcd16b" name dims again), or 4 for
 // tags with 'x'.
 func tagProbeRank(tag string) int {
 	if a, ok := tagAliases[tag]; ok {
 		tag = a
+	}
+	if i := strings.IndexAny(tag, "0123456789"); i >= 0 {
+		tag = tag[:i]
 	}
 	if strings.ContainsRune(tag, 'x') {
 		return 4

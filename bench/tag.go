@@ -11,6 +11,12 @@ var tagAliases = map[string]string{
 	"x": "a", "nc": "ab", "cn": "ba", "tn": "ab", "nt": "ba", "ncw": "abc", "nwc": "acb",
 	"nchw": "abcd", "nhwc": "acdb", "chwn": "bcda", "ncdhw": "abcde", "ndhwc": "acdeb",
 	"tnc": "abc", "ntc": "bac",
+	// Blocked ones (valid input, unimplemented: see ResolveTag).
+	"nCw4c": "aBc4b", "nCw8c": "aBc8b", "nCw16c": "aBc16b",
+	"nChw4c": "aBcd4b", "nChw8c": "aBcd8b", "nChw16c": "aBcd16b",
+	"nCdhw4c": "aBcde4b", "nCdhw8c": "aBcde8b", "nCdhw16c": "aBcde16b",
+	"NCw16n16c": "ABc16a16b", "NChw16n16c": "ABcd16a16b", "NCdhw16n16c": "ABcde16a16b",
+	"NChw32n32c": "ABcd32a32b", "NCdhw32n32c": "ABcde32a32b",
 }
 
 // Layout is a resolved memory format tag: the order of the dims from the

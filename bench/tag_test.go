@@ -41,13 +41,17 @@ func TestResolveTag(t *testing.T) {
 	if l, err := ResolveTag("any", 3); err != nil || !l.Any {
 		t.Errorf("ResolveTag(any) = %+v, %v", l, err)
 	}
-	for _, tag := range []string{"aBx16b", "aBx8b", "ABx16a16b", "aBcd16b", "ABcde32a16b"} {
-		rank := 4
-		if tag == "ABcde32a16b" {
-			rank = 5
+	blocked := map[string]int{"aBx16b": 4, "aBx8b": 4, "ABx16a16b": 4, "aBcd16b": 4, "ABcde32a16b": 5,
+		"aBcde16b": 5, "nChw16c": 4, "NCdhw16n16c": 5}
+	for tag, want := range blocked {
+		// Blocked tags are checked at the rank their letters name before
+		// a problem's rank is known (inner blocks do not count).
+		rank := tagProbeRank(tag)
+		if rank != want {
+			t.Errorf("tagProbeRank(%q) = %d, want %d", tag, rank, want)
 		}
 		if _, err := ResolveTag(tag, rank); !errors.Is(err, graph.Unimplemented) {
-			t.Errorf("ResolveTag(%q) = %v, want unimplemented", tag, err)
+			t.Errorf("ResolveTag(%q, %d) = %v, want unimplemented", tag, rank, err)
 		}
 	}
 	for _, tag := range []string{"", "undef", "abq", "aab", "abcd", "ab16", "aB16c", "axxb", "a0b", "ab!"} {
