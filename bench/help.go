@@ -35,6 +35,9 @@ Global options (kept by --reset):
   --verbose=N, -vN        1: per-check error figures and skipped problems.
   --canonical=BOOL        print every option in repro lines, defaults included.
   --engine=cpu            the only engine.
+  --mode-modifier=, --memory-kind=, --cpu-isa-hints=
+                          accepted, no effect: they steer how oneDNN creates primitives,
+                          GPU memory and oneDNN's ISA dispatch (--max-isa caps gdnn's).
   --allow-enum-tags-only=BOOL
                           accepted for compatibility; gdnn takes any valid tag.
   --table[=BOOL|only]     (gdnn) print a table of every problem at the end; "only"
@@ -76,6 +79,13 @@ Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4
                           per_dim_1 (channel), per_dim_0/01/2/3, per_tensor (full) or a
                           numeric dim mask. sum, linear, pow, swish, prelu, dw, *_dst and
                           comparisons parse but are UNIMPLEMENTED.
+  --attr-fpmath=M, --attr-acc-mode=M, --attr-deterministic=B, --attr-scratchpad=library,
+  --attr-rounding-mode=environment, --inplace=false
+                          accepted: gdnn's f32 math, f32 accumulation, deterministic
+                          results and own scratch satisfy them (acc-mode s32/f16 do not).
+  --attr-scales, --attr-zero-points, --attr-dropout, --ctx-init, --ctx-exe, other values
+  of the knobs above      valid, but problems run with them are UNIMPLEMENTED; an empty
+                          value (--attr-scales=) restores the default.
   --perf-template=def|csv|CUSTOM
                           perf line format (P mode), see below.
 

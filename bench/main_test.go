@@ -207,6 +207,39 @@ func TestEveryReductionBatchLists(t *testing.T) {
 	}
 }
 
+// TestAttributeKnobs checks benchdnn's other attribute and context
+// knobs: values gdnn satisfies pass, the rest make the problem
+// UNIMPLEMENTED, an empty value restores the default, and the repro line
+// carries them.
+func TestAttributeKnobs(t *testing.T) {
+	cases := []struct {
+		args  []string
+		state string
+	}{
+		{[]string{"--attr-fpmath=bf16", "--attr-deterministic=true", "--attr-acc-mode=relaxed", "--attr-scratchpad=library"}, "PASSED"},
+		{[]string{"--attr-scales=src:common:0.5"}, "UNIMPLEMENTED"},
+		{[]string{"--attr-zero-points=src:common:1"}, "UNIMPLEMENTED"},
+		{[]string{"--attr-acc-mode=f16"}, "UNIMPLEMENTED"},
+		{[]string{"--inplace=true"}, "UNIMPLEMENTED"},
+		{[]string{"--ctx-init=max_concurrency:1"}, "UNIMPLEMENTED"},
+		{[]string{"--attr-scales=src:common:0.5", "--attr-scales="}, "PASSED"},
+		{[]string{"--attr-scales=src:common:0.5", "--reset", "--reduction"}, "PASSED"},
+	}
+	for _, c := range cases {
+		args := append(append([]string{"--cpu-isa-hints=prefer_ymm", "--mode-modifier=P", "--reduction"}, c.args...), "2x16:2x1")
+		code, out, errw := runMain(t, args...)
+		if code != 0 || !strings.Contains(out, "0:"+c.state+" ") {
+			t.Errorf("%v: exit %d, want %s:\n%s%s", c.args, code, c.state, out, errw)
+		}
+		if c.state == "UNIMPLEMENTED" && !strings.Contains(out, "__REPRO: --reduction --sdt=f32 --ddt=f32 --alg=mean "+c.args[0]+" 2x16:2x1") {
+			t.Errorf("%v: repro line lacks the knob:\n%s", c.args, out)
+		}
+	}
+	if code, _, _ := runMain(t, "--reduction", "--attr-scales", "2x16:2x1"); code != 2 {
+		t.Errorf("--attr-scales without a value: exit %d, want 2", code)
+	}
+}
+
 func TestOptionSetAll(t *testing.T) {
 	needShared(t)
 	code, out, errw := runMain(t, "--reduction", "--sdt=bf16", "--ddt=bf16,f32", "--attr-post-ops=,add:f32:per_oc",

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +77,9 @@ func (r *runner) reproRed(c redCase) string {
 		ops, _ := ParsePostOps(c.postOps)
 		fmt.Fprintf(&b, "--attr-post-ops=%s ", FormatPostOps(ops))
 	}
+	for _, name := range slices.Sorted(maps.Keys(r.red.knobs)) {
+		fmt.Fprintf(&b, "--%s=%s ", name, r.red.knobs[name])
+	}
 	if len(r.red.impl) > 0 {
 		fmt.Fprintf(&b, "--impl=%s ", strings.Join(r.red.impl, ","))
 	}
@@ -131,6 +136,9 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	}
 	if c.alg != "mean" {
 		return result{state: "UNIMPLEMENTED", reason: "gdnn implements --alg=mean only, not " + c.alg}
+	}
+	if why := unimplementedKnobs(r.red.knobs); why != "" {
+		return result{state: "UNIMPLEMENTED", reason: why}
 	}
 	b, res := r.build(c)
 	if res.state != "" {
@@ -522,4 +530,34 @@ func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
 		}
 	}
 	return need
+}
+
+// knobsMet are the values of benchdnn attribute and context knobs that
+// gdnn's ReduceMean already satisfies: it computes in f32 and rounds to
+// nearest even (any fpmath or accumulation mode that allows f32 or
+// lower precision), is deterministic whether asked to be or not, owns
+// its scratch and runs out of place on its own threads.
+var knobsMet = map[string][]string{
+	"attr-fpmath":        {"strict", "bf16", "f16", "tf32", "any", "strict:true", "strict:false", "bf16:true", "bf16:false", "f16:true", "f16:false", "tf32:true", "tf32:false", "any:true", "any:false"},
+	"attr-acc-mode":      {"strict", "relaxed", "any", "f32"},
+	"attr-deterministic": {"true", "false"},
+	"attr-scratchpad":    {"library"},
+	"attr-rounding-mode": {"environment"},
+	"inplace":            {"false"},
+}
+
+// unimplementedKnobs says which knobs in effect ask for something gdnn
+// does not implement (scales, zero points, dropout, a user scratchpad,
+// stochastic rounding, in-place runs, thread contexts), or "".
+func unimplementedKnobs(knobs map[string]string) string {
+	var not []string
+	for _, name := range slices.Sorted(maps.Keys(knobs)) {
+		if !slices.Contains(knobsMet[name], knobs[name]) {
+			not = append(not, "--"+name+"="+knobs[name])
+		}
+	}
+	if not == nil {
+		return ""
+	}
+	return "gdnn does not implement " + strings.Join(not, " ")
 }

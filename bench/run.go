@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"strconv"
@@ -223,7 +224,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
 		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
 		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
-		"engine": true, "threads": true}
+		"engine": true, "threads": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
 	if !known[name] {
 		return false, nil
 	}
@@ -318,6 +319,11 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if kind, _, _ := strings.Cut(val, ":"); !strings.EqualFold(kind, "cpu") {
 			return true, inputErr(a, "--engine=%s: gdnn runs on the cpu engine only", val)
 		}
+	case "mode-modifier", "memory-kind", "cpu-isa-hints":
+		// How benchdnn creates primitives, GPU memory kinds and ISA
+		// hints for oneDNN's dispatcher: none changes what gdnn
+		// computes (--max-isa caps its JIT), so they are accepted and
+		// have no effect, as on a oneDNN CPU build without the feature.
 	}
 	return true, nil
 }
@@ -344,6 +350,18 @@ func (r *runner) reductionOption(a Arg, name, val string, hasVal bool) (bool, er
 		s.eps, err = parseFloatList(a, name, val, def.eps)
 	case "attr-post-ops":
 		s.postOps, err = parsePostOpsList(a, val)
+	case "attr-scales", "attr-zero-points", "attr-scratchpad", "attr-fpmath", "attr-deterministic",
+		"attr-acc-mode", "attr-rounding-mode", "attr-dropout", "ctx-init", "ctx-exe", "inplace":
+		if hasVal {
+			s.knobs = maps.Clone(s.knobs)
+			if s.knobs == nil {
+				s.knobs = map[string]string{}
+			}
+			s.knobs[name] = val
+			if val == "" {
+				delete(s.knobs, name)
+			}
+		}
 	default:
 		return r.commonDriverOption(a, name, val, hasVal, &s.match, &s.impl, &s.skip, &s.perfTpl, TemplateCSV)
 	}

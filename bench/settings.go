@@ -98,7 +98,8 @@ type redSettings struct {
 	stag, dtag []string
 	alg        []string
 	p, eps     []float32
-	postOps    []string // raw --attr-post-ops alternatives
+	postOps    []string          // raw --attr-post-ops alternatives
+	knobs      map[string]string // other benchdnn attribute and context knobs, by name (see knobOption)
 	match      *regexp.Regexp
 	impl, skip []string
 	perfTpl    string
