@@ -195,6 +195,12 @@ func TestDataTypeRules(t *testing.T) {
 		if err != nil && !errors.Is(err, InvalidDataType) {
 			t.Errorf("%s->%s: status of %v", c.src, c.dst, err)
 		}
+		if c.src == dtypes.F32 && c.dst == dtypes.BF16 && !strings.HasSuffix(err.Error(), "with src f32 it must be f32") {
+			t.Errorf("f32->bf16: %v, want it to name f32 alone", err)
+		}
+		if c.src == dtypes.BF16 && c.dst == dtypes.F16 && !strings.HasSuffix(err.Error(), "with src bf16 it must be bf16 or f32") {
+			t.Errorf("bf16->f16: %v", err)
+		}
 	}
 }
 

@@ -239,8 +239,12 @@ func reduceTypes(op *Op) error {
 		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16 or f16", op, src.ID, src.DataType)
 	}
 	if dst.DataType != src.DataType && dst.DataType != dtypes.F32 {
-		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be %s or f32",
-			op, dst.ID, dst.DataType, src.DataType, src.DataType)
+		want := src.DataType.String() + " or f32"
+		if src.DataType == dtypes.F32 {
+			want = "f32"
+		}
+		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be %s",
+			op, dst.ID, dst.DataType, src.DataType, want)
 	}
 	if len(op.Inputs) == 2 {
 		if ax := op.Inputs[1]; ax.DataType != dtypes.S32 {
