@@ -60,11 +60,13 @@ var fpmathModes = []string{"strict", "bf16", "f16", "tf32", "any"}
 // attribute is {"type": "s64"|"s64[]"|"f32"|"f32[]"|"bool"|"string",
 // "value": ...}, with bools as 0/1 or false/true. Each tensor holds "id",
 // "dtype", "shape", "layout_type" ("strided", "any" or "undef") and
-// optionally "stride" and "property_type". A dim or stride of -1 (or
-// INT64_MIN, oneDNN's other spelling) is unknown; a null shape is an
-// unknown rank; an absent or null stride of a strided tensor means dense
-// strides, filled in by Finalize. Fields gdnn does not know are ignored so
-// that dumps of newer oneDNN versions still load.
+// optionally "stride" and "property_type". A dim or stride of -1 or
+// INT64_MIN (DNNL_GRAPH_UNKNOWN_DIM in oneDNN 3.x) is unknown, in inputs
+// and outputs alike, and any other negative value is an InvalidShape
+// error; a null shape is an unknown rank; an absent or null stride of a
+// strided tensor means dense strides, filled in by Finalize. Fields gdnn
+// does not know are ignored so that dumps of newer oneDNN versions still
+// load.
 //
 // Every malformed input gives an error wrapping a Status whose message
 // names the JSON path (e.g. graph[2].inputs[0].shape[1]) and the bad
@@ -845,7 +847,7 @@ func (r *jsonReader) dims(path, what string) ([]int64, error) {
 		case v == UnknownDim || v == math.MinInt64:
 			v = UnknownDim
 		case v < 0:
-			return pathErr(InvalidShape, p, "%d is negative (-1 marks an unknown value)", v)
+			return pathErr(InvalidShape, p, "%d is negative (only -1 and INT64_MIN mark an unknown value)", v)
 		}
 		d = append(d, v)
 		return nil

@@ -823,6 +823,62 @@ func TestReadJSONNegativeIDs(t *testing.T) {
 	})
 }
 
+// TestReadJSONNegativeDimsOutputsLikeInputs checks that outputs follow the
+// inputs' rule for negative dims and strides: -1 and INT64_MIN (oneDNN
+// 3.x's DNNL_GRAPH_UNKNOWN_DIM) are unknown, every other negative value is
+// rejected, whether it sits in an input or an output.
+func TestReadJSONNegativeDimsOutputsLikeInputs(t *testing.T) {
+	const (
+		inShape  = `"shape": [2, 8, 4], "stride": [32, 4, 1]`
+		outShape = `"shape": [2, 1, 4], "stride": [4, 4, 1], "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 11`
+		outPrefix = `"shape": [2, 1, 4], "stride": [4, 4, 1]`
+	)
+	var cases []malformed
+	for _, v := range []string{"-2", "-5", "-9223372036854775807"} {
+		cases = append(cases,
+			malformed{"input dim " + v, inShape, `"shape": [2, ` + v + `, 4], "stride": [32, 4, 1]`, InvalidShape,
+				[]string{"graph[0].inputs[0].shape[1]", v, "negative"}},
+			malformed{"input stride " + v, inShape, `"shape": [2, 8, 4], "stride": [32, ` + v + `, 1]`, InvalidShape,
+				[]string{"graph[0].inputs[0].stride[1]", v, "negative"}},
+			malformed{"output dim " + v, outShape, strings.Replace(outShape, outPrefix, `"shape": [`+v+`, 1, 4], "stride": [4, 4, 1]`, 1), InvalidShape,
+				[]string{"graph[0].outputs[0].shape[0]", v, "negative"}},
+			malformed{"output stride " + v, outShape, strings.Replace(outShape, outPrefix, `"shape": [2, 1, 4], "stride": [`+v+`, 4, 1]`, 1), InvalidShape,
+				[]string{"graph[0].outputs[0].stride[0]", v, "negative"}},
+		)
+	}
+	runMalformed(t, cases)
+
+	// INT64_MIN reads as UnknownDim in both places. An output's unknown dim
+	// is then inferred; an input's stays unknown for the caller to reject
+	// (Compile needs concrete input dims).
+	const minInt = "-9223372036854775808"
+	doc := strings.Replace(baseDoc, inShape, `"shape": [2, 8, 4], "stride": [`+minInt+`, 4, 1]`, 1)
+	const lastOut = `"shape": [-1, -1, -1], "stride": [-1, -1, -1]`
+	if !strings.Contains(doc, lastOut) {
+		t.Fatalf("%q is not in the base doc", lastOut)
+	}
+	doc = strings.Replace(doc, lastOut, `"shape": [`+minInt+`, 1, -1], "stride": [4, `+minInt+`, 1]`, 1)
+	g, err := ReadJSON(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("INT64_MIN rejected: %v", err)
+	}
+	mean, _ := g.Op(10)
+	if got := mean.Inputs[0].Strides; !slices.Equal(got, []int64{UnknownDim, 4, 1}) {
+		t.Errorf("input strides = %v, want [-1 4 1]", got)
+	}
+	add, _ := g.Op(12)
+	if got := add.Outputs[0]; !slices.Equal(got.Dims, []int64{UnknownDim, 1, UnknownDim}) || !slices.Equal(got.Strides, []int64{4, UnknownDim, 1}) {
+		t.Errorf("output dims %v strides %v, want [-1 1 -1] and [4 -1 1]", got.Dims, got.Strides)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustTensor(t, g, 4); !slices.Equal(out.Dims, []int64{2, 1, 4}) {
+		t.Errorf("output dims after Finalize = %v, want the inferred 2x1x4", out.Dims)
+	}
+}
+
 func TestReadJSONNaN(t *testing.T) {
 	runMalformed(t, []malformed{
 		{"NaN literal", `"value": -1.5`, `"value": NaN`, InvalidArguments, []string{"graph[1].attrs.min.value", "not valid JSON"}},
