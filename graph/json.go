@@ -70,7 +70,11 @@ var fpmathModes = []string{"strict", "bf16", "f16", "tf32", "any"}
 //
 // Every malformed input gives an error wrapping a Status whose message
 // names the JSON path (e.g. graph[2].inputs[0].shape[1]) and the bad
-// value. The input may hold at most MaxJSONBytes; counts of ops, tensors
+// value. Values oneDNN defines but gdnn does not implement (engine_kind
+// "gpu", op kinds such as "AvgPool", data types such as "f8_e4m3",
+// property_type "host_scalar", layout_type "opaque", a version other than
+// 3) give Unimplemented instead, so callers can tell a valid case gdnn
+// cannot run from a broken file. The input may hold at most MaxJSONBytes; counts of ops, tensors
 // and attribute values are bounded too.
 func ReadJSON(r io.Reader) (*Graph, error) {
 	return readJSON(r, defaultJSONLimits)
@@ -461,10 +465,14 @@ func (r *jsonReader) document() (*jsonDoc, error) {
 			if err != nil {
 				return err
 			}
-			if s != "cpu" {
+			switch s {
+			case "cpu":
+				return nil
+			case "gpu":
+				// oneDNN's other engine: a valid case gdnn cannot run.
 				return pathErr(Unimplemented, p, "engine_kind %s: gdnn runs graphs on \"cpu\" only", quoteShort(s))
 			}
-			return nil
+			return pathErr(InvalidArguments, p, "unknown engine_kind %s, want cpu or gpu", quoteShort(s))
 		case "fpmath_mode":
 			s, err := r.str(p)
 			if err != nil {
@@ -576,7 +584,7 @@ func (r *jsonReader) op(path string) (*Op, error) {
 			var s string
 			if s, err = r.str(p); err == nil {
 				if kind, err = ParseOpKind(s); err != nil {
-					err = pathErr(InvalidGraphOp, p, "unknown op kind %s", quoteShort(s))
+					err = unknownOpKindErr(p, s)
 				}
 			}
 		case "attrs":
@@ -794,10 +802,46 @@ func (r *jsonReader) tensor(path string) (LogicalTensor, error) {
 	return t, nil
 }
 
+// oneDNNOpKinds are the op kinds of oneDNN Graph 3.x (dnnl::graph::op::kind).
+// A kind in this list that gdnn does not describe is valid input gdnn
+// cannot run (Unimplemented); any other name is malformed (InvalidGraphOp).
+var oneDNNOpKinds = []string{
+	"Abs", "AbsBackward", "Add", "AvgPool", "AvgPoolBackward", "BatchNormForwardTraining",
+	"BatchNormInference", "BatchNormTrainingBackward", "BiasAdd", "BiasAddBackward", "Clamp",
+	"ClampBackward", "Concat", "Convolution", "ConvolutionBackwardData", "ConvolutionBackwardWeights",
+	"ConvTranspose", "ConvTransposeBackwardData", "ConvTransposeBackwardWeights", "Dequantize", "Divide",
+	"DynamicDequantize", "DynamicQuantize", "Elu", "EluBackward", "End", "Exp", "GELU", "GELUBackward",
+	"GenIndex", "GreaterEqual", "GroupNorm", "HardSigmoid", "HardSigmoidBackward", "HardSwish",
+	"HardSwishBackward", "Interpolate", "InterpolateBackward", "LayerNorm", "LayerNormBackward",
+	"LeakyReLU", "Log", "LogSoftmax", "LogSoftmaxBackward", "MatMul", "Maximum", "MaxPool",
+	"MaxPoolBackward", "Minimum", "Mish", "MishBackward", "Multiply", "Pow", "PReLU", "PReLUBackward",
+	"Quantize", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+	"ReduceSum", "ReLU", "ReLUBackward", "Reorder", "Round", "Select", "Sigmoid", "SigmoidBackward",
+	"SoftMax", "SoftMaxBackward", "SoftPlus", "SoftPlusBackward", "Sqrt", "SqrtBackward", "Square",
+	"SquaredDifference", "StaticReshape", "StaticTranspose", "Subtract", "Tanh", "TanhBackward",
+	"TypeCast", "Wildcard",
+}
+
+// unknownOpKindErr is the error for an op kind ParseOpKind does not know.
+func unknownOpKindErr(path, s string) error {
+	if slices.Contains(oneDNNOpKinds, s) {
+		return pathErr(Unimplemented, path, "op kind %s is a oneDNN op that gdnn does not implement", quoteShort(s))
+	}
+	return pathErr(InvalidGraphOp, path, "unknown op kind %s", quoteShort(s))
+}
+
+// oneDNNOnlyDataTypes are oneDNN data type names that package dtypes does
+// not have: valid input that gdnn cannot run (Unimplemented), unlike a
+// name oneDNN does not know either (InvalidArguments).
+var oneDNNOnlyDataTypes = []string{"f8_e5m2", "f8_e4m3", "s4", "u4", "e8m0", "f4_e2m1", "f4_e3m0"}
+
 func parseTensorDType(path, s string) (dtypes.DataType, error) {
 	dt, err := dtypes.Parse(s)
 	if err != nil {
-		return 0, pathErr(InvalidDataType, path, "unknown data type %s", quoteShort(s))
+		if slices.Contains(oneDNNOnlyDataTypes, s) {
+			return 0, pathErr(Unimplemented, path, "data type %s is a oneDNN type that gdnn does not implement", quoteShort(s))
+		}
+		return 0, pathErr(InvalidArguments, path, "unknown data type %s", quoteShort(s))
 	}
 	if !dt.Valid() {
 		return 0, pathErr(InvalidDataType, path, "data type %s is not a tensor data type", quoteShort(s))
@@ -827,8 +871,11 @@ func parseProperty(path, s string) (Property, error) {
 		return PropertyVariable, nil
 	case "constant":
 		return PropertyConstant, nil
+	case "host_scalar":
+		// oneDNN's scalar passed in host memory: valid, but gdnn has no such tensors.
+		return 0, pathErr(Unimplemented, path, "property_type \"host_scalar\" is not supported")
 	}
-	return 0, pathErr(InvalidArguments, path, "unknown property_type %s, want undef, variable or constant", quoteShort(s))
+	return 0, pathErr(InvalidArguments, path, "unknown property_type %s, want undef, variable, constant or host_scalar", quoteShort(s))
 }
 
 // dims reads a shape or stride: null (unknown rank) or at most MaxRank

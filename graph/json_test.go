@@ -665,7 +665,7 @@ func TestReadJSONWrongTypes(t *testing.T) {
 		{"property number", `"property_type": "constant"`, `"property_type": 0`, InvalidArguments, []string{"graph[2].inputs[1].property_type", "number 0"}},
 		{"attr type number", `{"type": "s64[]", "value": [1]}`, `{"type": 64, "value": [1]}`, InvalidArguments, []string{"graph[0].attrs.axes.type", "number 64"}},
 		{"unknown layout", `"layout_type": "any", "property_type": "undef"}]},`, `"layout_type": "blocked", "property_type": "undef"}]},`, InvalidArguments, []string{"graph[1].outputs[0].layout_type", `"blocked"`}},
-		{"unknown property", `"property_type": "constant"`, `"property_type": "host_scalar"`, InvalidArguments, []string{"graph[2].inputs[1].property_type", `"host_scalar"`}},
+		{"unknown property", `"property_type": "constant"`, `"property_type": "mutable"`, InvalidArguments, []string{"graph[2].inputs[1].property_type", `"mutable"`}},
 		{"duplicate key", `"name": "mean",`, `"name": "mean", "name": "mean2",`, InvalidArguments, []string{"graph[0].name", "appears twice"}},
 		{"duplicate attr", `"keep_dims": {"type": "bool", "value": 1}`, `"keep_dims": {"type": "bool", "value": 1}, "keep_dims": {"type": "bool", "value": 0}`, InvalidArguments, []string{"graph[0].attrs.keep_dims", "appears twice"}},
 		{"odd key path", `"keep_dims": {"type": "bool", "value": 1}`, `"keep dims": {"type": "bool", "value": "x"}`, InvalidArguments, []string{`graph[0].attrs["keep dims"].value`, `string "x"`}},
@@ -677,13 +677,21 @@ func TestReadJSONUnknownKind(t *testing.T) {
 		{"median", `"kind": "ReduceMean"`, `"kind": "ReduceMedian"`, InvalidGraphOp, []string{"graph[0].kind", `"ReduceMedian"`}},
 		{"lower case", `"kind": "Clamp"`, `"kind": "clamp"`, InvalidGraphOp, []string{"graph[1].kind", `"clamp"`}},
 		{"empty", `"kind": "Add"`, `"kind": ""`, InvalidGraphOp, []string{"graph[2].kind", `""`}},
+		// Real oneDNN ops that gdnn does not describe: valid cases gdnn cannot run.
+		{"AvgPool", `"kind": "ReduceMean"`, `"kind": "AvgPool"`, Unimplemented, []string{"graph[0].kind", `"AvgPool"`, "oneDNN op"}},
+		{"GenIndex", `"kind": "Clamp"`, `"kind": "GenIndex"`, Unimplemented, []string{"graph[1].kind", `"GenIndex"`}},
 	})
 }
 
 func TestReadJSONUnknownDType(t *testing.T) {
 	runMalformed(t, []malformed{
-		{"f8", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "f8", "shape": [2, 8, 4]`, InvalidDataType, []string{"graph[0].inputs[0].dtype", `"f8"`}},
-		{"float", `"dtype": "f32", "shape": [1, 1, 4]`, `"dtype": "float", "shape": [1, 1, 4]`, InvalidDataType, []string{"graph[2].inputs[1].dtype", `"float"`}},
+		// Names oneDNN does not know either: malformed input.
+		{"f8", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "f8", "shape": [2, 8, 4]`, InvalidArguments, []string{"graph[0].inputs[0].dtype", `unknown data type "f8"`}},
+		{"float", `"dtype": "f32", "shape": [1, 1, 4]`, `"dtype": "float", "shape": [1, 1, 4]`, InvalidArguments, []string{"graph[2].inputs[1].dtype", `"float"`}},
+		{"zz", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "zz", "shape": [2, 8, 4]`, InvalidArguments, []string{"graph[0].inputs[0].dtype", `"zz"`}},
+		{"empty", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "", "shape": [2, 8, 4]`, InvalidArguments, []string{"graph[0].inputs[0].dtype", `""`}},
+		// A oneDNN data type package dtypes lacks: valid, not implemented.
+		{"f8_e4m3", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "f8_e4m3", "shape": [2, 8, 4]`, Unimplemented, []string{"graph[0].inputs[0].dtype", `"f8_e4m3"`}},
 		{"undef", `"dtype": "f32", "shape": [-1, -1, -1]`, `"dtype": "undef", "shape": [-1, -1, -1]`, InvalidDataType, []string{"graph[2].outputs[0].dtype", `"undef"`}},
 		// A known data type the op does not take: the schema's error, at the op's path.
 		{"s8 for ReduceMean", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "s8", "shape": [2, 8, 4]`, InvalidDataType, []string{"graph[0]", "s8"}},
@@ -900,6 +908,9 @@ func TestReadJSONVersionEngineLayout(t *testing.T) {
 		{"version parts", `"version": "3.0.0"`, `"version": "3.0.0.1"`, InvalidArguments, []string{"at version:", `"3.0.0.1"`}},
 		{"version empty part", `"version": "3.0.0"`, `"version": "3..0"`, InvalidArguments, []string{"at version:", `"3..0"`}},
 		{"gpu", `"engine_kind": "cpu"`, `"engine_kind": "gpu"`, Unimplemented, []string{"at engine_kind:", `"gpu"`}},
+		{"engine f32", `"engine_kind": "cpu"`, `"engine_kind": "f32"`, InvalidArguments, []string{"at engine_kind:", `unknown engine_kind "f32"`}},
+		{"engine empty", `"engine_kind": "cpu"`, `"engine_kind": ""`, InvalidArguments, []string{"at engine_kind:", `""`}},
+		{"host_scalar", `"property_type": "constant"`, `"property_type": "host_scalar"`, Unimplemented, []string{"graph[2].inputs[1].property_type", "host_scalar"}},
 		{"opaque", `"layout_type": "strided", "property_type": "constant"`, `"layout_type": "opaque", "property_type": "constant"`, Unimplemented, []string{"graph[2].inputs[1].layout_type", "opaque"}},
 		{"fpmath", `"fpmath_mode": "strict"`, `"fpmath_mode": "fast"`, InvalidArguments, []string{"at fpmath_mode:", `"fast"`}},
 	})

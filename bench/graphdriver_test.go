@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// meanCase is a oneDNN graph case like benchdnn's op/f32/reducemean.json,
+// small enough to check quickly: ReduceMean over axis 1 of an NCHW
+// 2x16x4x4 f32 tensor, keeping dims.
+const meanCase = `{
+  "version": "3.0.0",
+  "engine_kind": "cpu",
+  "fpmath_mode": "strict",
+  "graph": [
+    {"id": 0, "name": "mean", "kind": "ReduceMean",
+     "attrs": {"axes": {"type": "s64[]", "value": [1]}, "keep_dims": {"type": "bool", "value": 1}},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 1, "dtype": "f32", "shape": [2, 1, 4, 4], "stride": [16, 16, 4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+
+// meanAddCase is ReduceMean followed by an Add of a graph input (id 2),
+// the shape of benchdnn's reduction post-op patterns.
+const meanAddCase = `{
+  "version": "3.0.0",
+  "engine_kind": "cpu",
+  "graph": [
+    {"id": 0, "name": "mean", "kind": "ReduceMean",
+     "attrs": {"axes": {"type": "s64[]", "value": [1]}, "keep_dims": {"type": "bool", "value": 1}},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 1, "dtype": "f32", "shape": [2, 1, 4, 4], "stride": [16, 16, 4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 1, "name": "add", "kind": "Add",
+     "attrs": {"auto_broadcast": {"type": "string", "value": "numpy"}},
+     "inputs": [{"id": 1, "dtype": "f32", "shape": [2, 1, 4, 4], "stride": [16, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"},
+                {"id": 2, "dtype": "f32", "shape": [2, 1, 4, 4], "stride": [16, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 3, "dtype": "f32", "shape": [2, 1, 4, 4], "stride": [16, 16, 4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+
+// writeCase writes base, changed by edit (nil: unchanged), to a file in a
+// fresh temporary folder and returns its path. edit works on the decoded
+// document so that each test states only the field it breaks.
+func writeCase(t *testing.T, base string, edit func(doc map[string]any)) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(base), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(doc)
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "case.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tensorAt returns the JSON object of graph[op].inputs[i] (or outputs when
+// out is true) for edit functions.
+func tensorAt(doc map[string]any, op int, out bool, i int) map[string]any {
+	key := "inputs"
+	if out {
+		key = "outputs"
+	}
+	return doc["graph"].([]any)[op].(map[string]any)[key].([]any)[i].(map[string]any)
+}
+
+// runGraph runs one case with knobs and returns the exit status, stdout
+// and stderr.
+func runGraph(t *testing.T, path string, knobs ...string) (int, string, string) {
+	t.Helper()
+	args := append([]string{"--graph"}, knobs...)
+	return runMain(t, append(args, "--case="+path)...)
+}
+
+// TestGraphMalformedVersusUnsupportedJSON checks that a value oneDNN does
+// not define is invalid input (INVALID_ARGUMENTS, exit 1), while a value
+// oneDNN defines but gdnn cannot run is UNIMPLEMENTED (exit 0).
+func TestGraphMalformedVersusUnsupportedJSON(t *testing.T) {
+	setDType := func(dt string) func(map[string]any) {
+		return func(doc map[string]any) { tensorAt(doc, 0, false, 0)["dtype"] = dt }
+	}
+	cases := []struct {
+		name  string
+		edit  func(map[string]any)
+		code  int
+		state string
+		want  string
+	}{
+		{"dtype zz", setDType("zz"), 1, "INVALID_ARGUMENTS", `unknown data type "zz"`},
+		{"dtype empty", setDType(""), 1, "INVALID_ARGUMENTS", `unknown data type ""`},
+		{"dtype x", setDType("x"), 1, "INVALID_ARGUMENTS", `unknown data type "x"`},
+		{"engine f32", func(doc map[string]any) { doc["engine_kind"] = "f32" }, 1, "INVALID_ARGUMENTS", `unknown engine_kind "f32"`},
+		{"op kind garbage", func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = "ReduceMedian" }, 1, "INVALID_ARGUMENTS", `unknown op kind "ReduceMedian"`},
+		// Real oneDNN values gdnn does not implement.
+		{"dtype s8", setDType("s8"), 0, "UNIMPLEMENTED", "is s8"},
+		{"dtype f64", setDType("f64"), 0, "UNIMPLEMENTED", "is f64"},
+		{"dtype f8_e5m2", setDType("f8_e5m2"), 0, "UNIMPLEMENTED", `"f8_e5m2"`},
+		{"engine gpu", func(doc map[string]any) { doc["engine_kind"] = "gpu" }, 0, "UNIMPLEMENTED", `"gpu"`},
+		{"op kind AvgPool", func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = "AvgPool" }, 0, "UNIMPLEMENTED", `"AvgPool"`},
+		{"op kind ReduceSum", func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = "ReduceSum" }, 0, "UNIMPLEMENTED", "ReduceMean only"},
+		{"host_scalar", func(doc map[string]any) { tensorAt(doc, 0, false, 0)["property_type"] = "host_scalar" }, 0, "UNIMPLEMENTED", "host_scalar"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errw := runGraph(t, writeCase(t, meanCase, c.edit))
+			if code != c.code || !strings.Contains(out, "0:"+c.state+" (") || !strings.Contains(out, c.want) {
+				t.Errorf("exit %d, want %d with 0:%s mentioning %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.state, c.want, out, errw)
+			}
+		})
+	}
+}
