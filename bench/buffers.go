@@ -16,8 +16,12 @@ type buffer struct {
 }
 
 // spanOf returns how many elements a tensor with dims and strides spans
-// (1 + the largest offset; 0 for an empty tensor).
+// (1 + the largest offset; 0 for an empty tensor). Strides must be given
+// for every dim: a tensor whose layout is still to be chosen has no span.
 func spanOf(dims, strides []int64) (int64, error) {
+	if len(strides) != len(dims) {
+		return 0, graph.Errorf(graph.InvalidArguments, "%d strides for %d dims: the layout is not resolved", len(strides), len(dims))
+	}
 	span := int64(1)
 	for i, d := range dims {
 		if d == 0 {

@@ -465,9 +465,13 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if err != nil {
 		return fail(err)
 	}
-	srcLT, ok := g.Tensor(mean.Inputs[0].ID)
-	if !ok {
-		return fail(graph.Errorf(graph.InvalidGraph, "ReduceMean src %d is not in the graph", mean.Inputs[0].ID))
+	// Buffers and the reference follow the tensors as compiled, not as the
+	// graph holds them: an input without strides (no "stride" field, null,
+	// or layout any/undef) has none in the graph, and Compile is what gives
+	// it its layout (dense).
+	srcLT, err := cp.QueryLogicalTensor(mean.Inputs[0].ID)
+	if err != nil {
+		return fail(err)
 	}
 	reduced, err := graph.NormalizeAxes(mean, axes, len(srcLT.Dims))
 	if err != nil {
@@ -484,18 +488,14 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			meanDims, b.outLT.Dims)}
 	}
 	chainVal := mean.Outputs[0].ID
-	inputIdx := map[uint64]graph.LogicalTensor{}
-	for _, t := range ins {
-		inputIdx[t.ID] = t
-	}
 	for _, op := range ops[1:] {
 		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
 		}
 		if operand != nil {
-			lt, ok := inputIdx[operand.ID]
-			if !ok {
+			lt, err := cp.QueryLogicalTensor(operand.ID)
+			if err != nil {
 				return fail(graph.Errorf(graph.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
 			}
 			span, err := spanOf(lt.Dims, lt.Strides)

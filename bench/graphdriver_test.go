@@ -2,10 +2,16 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/partition"
 )
 
 // meanCase is a oneDNN graph case like benchdnn's op/f32/reducemean.json,
@@ -124,5 +130,93 @@ func TestGraphMalformedVersusUnsupportedJSON(t *testing.T) {
 				t.Errorf("exit %d, want %d with 0:%s mentioning %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.state, c.want, out, errw)
 			}
 		})
+	}
+}
+
+// TestGraphInputsWithoutStrides runs cases whose input tensors carry no
+// strides: no "stride" field, "stride": null, or layout any/undef (which
+// drop strides). gdnn compiles such inputs as dense, and gdnnbench must
+// size its buffers and read them the same way instead of crashing.
+func TestGraphInputsWithoutStrides(t *testing.T) {
+	variants := []struct {
+		name string
+		set  func(lt map[string]any)
+	}{
+		{"no stride field", func(lt map[string]any) { delete(lt, "stride") }},
+		{"stride null", func(lt map[string]any) { lt["stride"] = nil }},
+		{"layout any", func(lt map[string]any) { lt["layout_type"] = "any"; lt["stride"] = []any{} }},
+		{"layout undef", func(lt map[string]any) { lt["layout_type"] = "undef" }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			// The src of a lone ReduceMean, and both inputs of a fused Add.
+			for _, c := range []struct {
+				base string
+				ins  [][2]int // op, input index
+			}{
+				{meanCase, [][2]int{{0, 0}}},
+				{meanAddCase, [][2]int{{0, 0}, {1, 1}}},
+			} {
+				path := writeCase(t, c.base, func(doc map[string]any) {
+					for _, in := range c.ins {
+						v.set(tensorAt(doc, in[0], false, in[1]))
+					}
+				})
+				code, out, errw := runGraph(t, path)
+				if code != 0 || !strings.Contains(out, "0:PASSED") {
+					t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+				}
+				// The buffers follow the dense layout Compile chose.
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := loadGraph(graphCase{expectedN: 1}, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts, err := partition.Get(g, partition.Fusion)
+				if err != nil || len(parts) != 1 {
+					t.Fatalf("partitions: %d, %v", len(parts), err)
+				}
+				gp, fail := newRunner(io.Discard, io.Discard).buildGraphPartition(g, parts[0])
+				if fail != nil {
+					t.Fatalf("%s: %s", fail.state, fail.reason)
+				}
+				if got := gp.b.srcLT.Strides; !slices.Equal(got, []int64{256, 16, 4, 1}) {
+					t.Errorf("src strides %v, want dense 256x16x4x1", got)
+				}
+				for _, lt := range gp.b.opLTs {
+					if !slices.Equal(lt.Strides, []int64{16, 16, 4, 1}) {
+						t.Errorf("operand %d strides %v, want dense 16x16x4x1", lt.ID, lt.Strides)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGraphBatchGoesOnAfterStridelessCase runs a stride-less case and a
+// plain one in one batch: both must run (the crash used to end the batch).
+func TestGraphBatchGoesOnAfterStridelessCase(t *testing.T) {
+	stridelessPath := writeCase(t, meanCase, func(doc map[string]any) { delete(tensorAt(doc, 0, false, 0), "stride") })
+	plainPath := writeCase(t, meanCase, nil)
+	code, out, errw := runMain(t, "--graph", "--case="+stridelessPath, "--case="+plainPath)
+	if code != 0 || summary(t, out)[1] != "2" {
+		t.Errorf("exit %d, want 2 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+}
+
+// TestSpanOfUnresolvedLayout checks that a tensor without strides is an
+// error value for spanOf, not an index panic.
+func TestSpanOfUnresolvedLayout(t *testing.T) {
+	if _, err := spanOf([]int64{2, 3}, nil); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("no strides: err %v, want InvalidArguments", err)
+	}
+	if _, err := spanOf([]int64{2, 3}, []int64{3}); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("1 stride for 2 dims: err %v, want InvalidArguments", err)
+	}
+	if n, err := spanOf([]int64{2, 3}, []int64{1, 2}); err != nil || n != 6 {
+		t.Errorf("2x3 strides 1x2: span %d, %v; want 6", n, err)
 	}
 }
