@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -219,56 +221,40 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			produced[t.ID] = true
 		}
 	}
-	// Input tensors after --in-shapes and --mb.
+	// The graph's input tensors (those no op produces), as the case gives
+	// them, then rewritten by --in-shapes and --mb.
 	inputs := map[uint64]graph.LogicalTensor{}
-	var mbDim int64 = -1
 	for _, op := range g0.Ops() {
 		for _, t := range op.Inputs {
-			if !produced[t.ID] {
-				if _, ok := inputs[t.ID]; !ok {
-					inputs[t.ID] = t.Clone()
-					if mbDim < 0 && len(t.Dims) > 0 {
-						mbDim = t.Dims[0]
-					}
-				}
+			if _, ok := inputs[t.ID]; !ok && !produced[t.ID] {
+				inputs[t.ID] = t.Clone()
 			}
 		}
 	}
-	for _, o := range shapes {
-		t, ok := inputs[o.ID]
-		if !ok {
+	shapeOf := map[uint64]*ShapeOverride{}
+	for i, o := range shapes {
+		if _, ok := inputs[o.ID]; !ok {
 			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d is not an input of the graph", o.ID)
 		}
-		dims := t.Dims
-		if !o.KeepDims {
-			dims = o.Dims
-		}
-		strides := graph.DenseStrides(dims)
-		if o.Tag != "" {
-			l, err := ResolveTag(o.Tag, len(dims))
-			if err != nil {
-				return nil, err
-			}
-			if l.Any {
-				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", o.ID)
-			}
-			strides = l.Strides(dims)
-		} else if o.Strides != nil {
-			if len(o.Strides) != len(dims) {
-				return nil, graph.Errorf(graph.InvalidShape, "--in-shapes: tensor %d: %d strides for rank %d", o.ID, len(o.Strides), len(dims))
-			}
-			strides = o.Strides
-		}
-		inputs[o.ID] = graph.NewLogicalTensorStrided(o.ID, t.DataType, dims, strides).WithProperty(t.Property)
+		shapeOf[o.ID] = &shapes[i]
 	}
+	var withMB map[uint64]bool
 	if c.mb > 0 {
-		for id, t := range inputs {
-			if len(t.Dims) > 0 && t.Dims[0] == mbDim {
-				d := append([]int64(nil), t.Dims...)
-				d[0] = c.mb
-				inputs[id] = graph.NewLogicalTensor(id, t.DataType, d).WithProperty(t.Property)
-			}
+		withMB = inputsWithMB(g0, inputs)
+	}
+	for id, t := range inputs {
+		mb := int64(0)
+		if withMB[id] {
+			mb = c.mb
 		}
+		if shapeOf[id] == nil && mb == 0 {
+			continue
+		}
+		rewritten, err := rewriteInput(t, shapeOf[id], mb)
+		if err != nil {
+			return nil, err
+		}
+		inputs[id] = rewritten
 	}
 	retype := func(t graph.LogicalTensor) graph.LogicalTensor {
 		if dt, ok := dto.PerID[t.ID]; ok {
@@ -329,6 +315,137 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// rewriteInput applies an --in-shapes entry (o; nil when none names t)
+// and then --mb (mb > 0) to graph input t, as driver_graph.md describes
+// and benchdnn's graph driver does:
+//
+//   - --mb replaces dim 0 of the shape, whether the case or --in-shapes
+//     gave it: --mb takes precedence over --in-shapes;
+//   - a tag from --in-shapes lays out the final shape, mb included;
+//   - a shape from --in-shapes without strides is dense;
+//   - strides (from --in-shapes or the case) are kept as given unless --mb
+//     changes dim 0: they were written for the other size, so the final
+//     shape gets dense strides in the same dim order (an NHWC input stays
+//     NHWC; benchdnn too turns such strides into a tag);
+//   - an input without strides (stride-less, or layout any/undef) stays
+//     so, and Compile lays out its final shape.
+func rewriteInput(t graph.LogicalTensor, o *ShapeOverride, mb int64) (graph.LogicalTensor, error) {
+	// The shape and strides as written, by the case or by --in-shapes.
+	dims, strides := t.Dims, t.Strides
+	hasStrides := t.Layout == graph.LayoutStrided && t.Strides != nil
+	var tagOrder []int
+	if o != nil {
+		if !o.KeepDims {
+			dims = o.Dims
+		}
+		hasStrides = true
+		switch {
+		case o.Tag != "":
+			l, err := ResolveTag(o.Tag, len(dims))
+			if err != nil {
+				return t, err
+			}
+			if l.Any {
+				return t, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", t.ID)
+			}
+			tagOrder = l.Order
+		case o.Strides != nil:
+			if len(o.Strides) != len(dims) {
+				return t, graph.Errorf(graph.InvalidShape, "--in-shapes: tensor %d: %d strides for rank %d", t.ID, len(o.Strides), len(dims))
+			}
+			strides = o.Strides
+		default:
+			strides = graph.DenseStrides(dims)
+		}
+	}
+	final := slices.Clone(dims)
+	if mb > 0 && len(final) > 0 {
+		final[0] = mb
+	}
+	switch {
+	case tagOrder != nil:
+		strides = Layout{Order: tagOrder}.Strides(final)
+	case !hasStrides:
+		t.Dims = final
+		return t, nil
+	case slices.Equal(final, dims):
+	case len(strides) != len(dims) || slices.ContainsFunc(strides, func(s int64) bool { return s < 0 }):
+		// Unknown or inconsistent strides have no dim order to keep; they
+		// stay as given and Compile reports them.
+	default:
+		strides = Layout{Order: strideOrder(strides)}.Strides(final)
+	}
+	return graph.NewLogicalTensorStrided(t.ID, t.DataType, final, strides).WithProperty(t.Property), nil
+}
+
+// strideOrder returns the dims ordered from the largest stride to the
+// smallest, equal strides in dim order (size-1 dims often repeat their
+// neighbour's stride), like benchdnn's strides-to-tag conversion.
+func strideOrder(strides []int64) []int {
+	order := make([]int, len(strides))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return strides[order[a]] > strides[order[b]] })
+	return order
+}
+
+// inputsWithMB returns the graph inputs whose dim 0 is the minibatch that
+// --mb overrides, by benchdnn's rule: a tensor carries the minibatch when
+// every op that reads it passes the minibatch on through that input
+// (passesMB) and the op's output carries it in turn; a tensor no op reads
+// carries it. So weights, axes tensors and operands of lower rank keep
+// their shape.
+func inputsWithMB(g *graph.Graph, inputs map[uint64]graph.LogicalTensor) map[uint64]bool {
+	memo := map[uint64]bool{}
+	var carries func(id uint64) bool
+	carries = func(id uint64) bool {
+		if v, ok := memo[id]; ok {
+			return v
+		}
+		memo[id] = false // on a cycle (which Finalize reports), nothing carries it
+		ok := true
+		for _, op := range g.Consumers(id) {
+			if !passesMB(op, id) || (len(op.Outputs) > 0 && !carries(op.Outputs[0].ID)) {
+				ok = false
+				break
+			}
+		}
+		memo[id] = ok
+		return ok
+	}
+	with := map[uint64]bool{}
+	for id := range inputs {
+		if carries(id) {
+			with[id] = true
+		}
+	}
+	return with
+}
+
+// passesMB reports whether op passes the minibatch of its input id on to
+// its output. As in benchdnn: a binary op through each input of the
+// largest rank among its inputs (the others broadcast), MatMul of rank > 2
+// through both matrices, any other op through its first input only.
+// (benchdnn's list of binary ops spells Subtract "Substract", so benchdnn
+// treats Subtract like a unary op; gdnn follows the evident intent.)
+func passesMB(op *graph.Op, id uint64) bool {
+	switch {
+	case op.Kind.IsBinary():
+		rank, maxRank := 0, 0
+		for _, t := range op.Inputs {
+			maxRank = max(maxRank, len(t.Dims))
+			if t.ID == id {
+				rank = len(t.Dims)
+			}
+		}
+		return rank == maxRank
+	case op.Kind == graph.MatMul && len(op.Inputs) >= 2 && len(op.Inputs[0].Dims) > 2:
+		return id == op.Inputs[0].ID || id == op.Inputs[1].ID
+	}
+	return len(op.Inputs) > 0 && op.Inputs[0].ID == id
 }
 
 func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result {

@@ -220,3 +220,104 @@ func TestSpanOfUnresolvedLayout(t *testing.T) {
 		t.Errorf("2x3 strides 1x2: span %d, %v; want 6", n, err)
 	}
 }
+
+// TestGraphMBAndInShapes checks --mb against driver_graph.md: --mb
+// replaces dim 0 of the inputs that carry the minibatch, taking precedence
+// over --in-shapes, and keeps the layout given by the case or by
+// --in-shapes instead of making it dense.
+func TestGraphMBAndInShapes(t *testing.T) {
+	nhwc := func(doc map[string]any) { tensorAt(doc, 0, false, 0)["stride"] = []any{256, 1, 64, 16} }
+	stridePadded := func(doc map[string]any) { tensorAt(doc, 0, false, 0)["stride"] = []any{512, 16, 4, 1} }
+	noStride := func(doc map[string]any) { delete(tensorAt(doc, 0, false, 0), "stride") }
+	cases := []struct {
+		name                  string
+		edit                  func(map[string]any)
+		mb                    int64
+		inShapes, opAttrs     string
+		wantDims, wantStrides []int64 // nil strides: left for Compile
+	}{
+		{"mb over in-shapes shape", nil, 2, "0:16x1024", "0:axes:1", []int64{2, 1024}, []int64{1024, 1}},
+		{"mb over in-shapes shape and tag", nil, 2, "0:1x16x4x4*acdb", "", []int64{2, 16, 4, 4}, []int64{256, 1, 64, 16}},
+		{"mb with in-shapes tag only", nil, 3, "0:*acdb", "", []int64{3, 16, 4, 4}, []int64{256, 1, 64, 16}},
+		{"in-shapes shape only is dense", nhwc, 0, "0:1x16x4x4", "", []int64{1, 16, 4, 4}, []int64{256, 16, 4, 1}},
+		{"in-shapes without mb keeps strides", nil, 0, "0:1x16x4x4*512x16x4x1", "", []int64{1, 16, 4, 4}, []int64{512, 16, 4, 1}},
+		// Strides written for another dim 0 keep their dim order.
+		{"mb over in-shapes strides", nil, 2, "0:1x16x4x4*256x1x64x16", "", []int64{2, 16, 4, 4}, []int64{256, 1, 64, 16}},
+		{"mb keeps the case's NHWC", nhwc, 5, "", "", []int64{5, 16, 4, 4}, []int64{256, 1, 64, 16}},
+		{"mb equal to the case's keeps its strides", stridePadded, 2, "", "", []int64{2, 16, 4, 4}, []int64{512, 16, 4, 1}},
+		{"mb changes padded strides to dense", stridePadded, 3, "", "", []int64{3, 16, 4, 4}, []int64{256, 16, 4, 1}},
+		{"mb on a stride-less input", noStride, 4, "", "", []int64{4, 16, 4, 4}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := os.ReadFile(writeCase(t, meanCase, c.edit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := loadGraph(graphCase{mb: c.mb, inShapes: c.inShapes, opAttrs: c.opAttrs, expectedN: 1}, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := g.Tensor(0)
+			if !slices.Equal(src.Dims, c.wantDims) || !slices.Equal(src.Strides, c.wantStrides) {
+				t.Errorf("src %v strides %v, want %v strides %v", src.Dims, src.Strides, c.wantDims, c.wantStrides)
+			}
+		})
+	}
+	// The first case end to end: it runs with the overridden minibatch.
+	code, out, errw := runGraph(t, writeCase(t, meanCase, nil), "--mb=2", "--in-shapes=0:16x1024", "--op-attrs=0:axes:1")
+	if code != 0 || !strings.Contains(out, "0:PASSED __REPRO: --graph --mb=2 --in-shapes=0:16x1024 --op-attrs=0:axes:1 --case=") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+}
+
+// TestGraphMBReachesMinibatchInputsOnly checks which inputs --mb resizes:
+// those whose dim 0 flows to the output as the minibatch (benchdnn's
+// rule), so a binary operand of the full rank follows while one of lower
+// rank (broadcast) keeps its shape.
+func TestGraphMBReachesMinibatchInputsOnly(t *testing.T) {
+	cases := []struct {
+		name        string
+		operand     []any
+		wantOperand []int64
+	}{
+		{"operand of full rank", []any{2, 1, 4, 4}, []int64{3, 1, 4, 4}},
+		{"operand of dim 0 one, full rank", []any{1, 1, 4, 4}, []int64{3, 1, 4, 4}},
+		{"operand of lower rank", []any{1, 4, 4}, []int64{1, 4, 4}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := os.ReadFile(writeCase(t, meanAddCase, func(doc map[string]any) {
+				op := tensorAt(doc, 1, false, 1)
+				op["shape"] = c.operand
+				delete(op, "stride")
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := loadGraph(graphCase{mb: 3, expectedN: 1}, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := g.Tensor(0)
+			operand, _ := g.Tensor(2)
+			if !slices.Equal(src.Dims, []int64{3, 16, 4, 4}) || !slices.Equal(operand.Dims, c.wantOperand) {
+				t.Errorf("src %v operand %v, want 3x16x4x4 and %v", src.Dims, operand.Dims, c.wantOperand)
+			}
+		})
+	}
+	// The axes input of a ReduceMean (its second input) is no minibatch.
+	data := []byte(strings.Replace(meanCase, `"inputs": [{"id": 0, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}]`, `"inputs": [{"id": 0, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"},
+                {"id": 5, "dtype": "s32", "shape": [1], "stride": [1], "layout_type": "strided", "property_type": "constant"}]`, 1))
+	data = []byte(strings.Replace(string(data), `"attrs": {"axes": {"type": "s64[]", "value": [1]}, `, `"attrs": {`, 1))
+	g0, err := graph.ReadJSON(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[uint64]graph.LogicalTensor{0: {}, 5: {}}
+	if got := inputsWithMB(g0, ids); !got[0] || got[5] {
+		t.Errorf("inputs with mb %v, want src 0 only", got)
+	}
+}

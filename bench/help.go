@@ -97,11 +97,13 @@ Graph driver (--graph):
                           then the current directory.
   --in-shapes=ID:SHAPE[*STRIDES][+...]
                           new shape (AxB..., "-" for rank 0, empty to keep) and strides
-                          (a tag such as acdb, or AxB... elements) of input tensor ID.
+                          (a tag such as acdb, or AxB... elements; none: dense) of input
+                          tensor ID.
   --op-attrs=ID:NAME:VALUE[*NAME:VALUE][+...]
                           override attributes of op ID (axes:2x3, keep_dims:0, alpha:0.5).
   --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors.
-  --mb=N                  override dim 0 of the inputs (0: keep).
+  --mb=N                  override the minibatch (0: keep): dim 0 of the inputs it flows
+                          from, also over an --in-shapes shape; layouts keep their dim order.
   --expected-n-partitions=N
                           fail unless the graph gives N partitions (default 1; 0: no check).
   --match, --impl, --skip-impl, --perf-template as for --reduction.
