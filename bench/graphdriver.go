@@ -26,7 +26,7 @@ func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error)
 	s := &r.gr
 	def := defaultGraph(s.perfTpl)
 	switch name {
-	case "case", "mb", "in-shapes", "op-attrs", "dt", "expected-n-partitions", "op-kind":
+	case "case", "mb", "in-shapes", "op-attrs", "dt", "expected-n-partitions", "op-kind", "tensor-property":
 		if !hasVal {
 			return true, inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
 		}
@@ -81,6 +81,13 @@ func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error)
 					return true, inputErr(a, "--expected-n-partitions: %q is not a non-negative integer", it)
 				}
 				s.expectedN = append(s.expectedN, n)
+			}
+		}
+	case "tensor-property":
+		s.tensorProp = strings.Split(val, ",")
+		for _, it := range s.tensorProp {
+			if _, err := ParseTensorProperty(it); err != nil {
+				return true, wrapInput(a, err)
 			}
 		}
 	case "op-kind":
@@ -139,6 +146,7 @@ type graphCase struct {
 	file, caseArg         string
 	mb                    int64
 	inShapes, opAttrs, dt string
+	tensorProp            string
 	expectedN             int
 }
 
@@ -157,6 +165,9 @@ func (r *runner) reproGraph(c graphCase) string {
 	}
 	if c.dt != "" {
 		fmt.Fprintf(&b, "--dt=%s ", c.dt)
+	}
+	if c.tensorProp != "" {
+		fmt.Fprintf(&b, "--tensor-property=%s ", c.tensorProp)
 	}
 	if c.expectedN != 1 {
 		fmt.Fprintf(&b, "--expected-n-partitions=%d ", c.expectedN)
@@ -185,17 +196,19 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 		for _, in := range s.inShapes {
 			for _, oa := range s.opAttrs {
 				for _, dt := range s.dt {
-					for _, en := range s.expectedN {
-						c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, dt: dt, expectedN: en}
-						for rep := 0; rep < r.g.repeats; rep++ {
-							idx := r.stats.Tests
-							r.stats.Tests++
-							repro := r.reproGraph(c)
-							res := r.doGraph(idx, repro, c, data)
-							if res.perf != nil {
-								res.perf.Prb = repro
+					for _, tp := range s.tensorProp {
+						for _, en := range s.expectedN {
+							c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, dt: dt, tensorProp: tp, expectedN: en}
+							for rep := 0; rep < r.g.repeats; rep++ {
+								idx := r.stats.Tests
+								r.stats.Tests++
+								repro := r.reproGraph(c)
+								res := r.doGraph(idx, repro, c, data)
+								if res.perf != nil {
+									res.perf.Prb = repro
+								}
+								r.report(idx, repro, res, s.perfTpl)
 							}
-							r.report(idx, repro, res, s.perfTpl)
 						}
 					}
 				}
@@ -220,6 +233,10 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 		for _, t := range op.Outputs {
 			produced[t.ID] = true
 		}
+	}
+	propOf, err := tensorProperties(g0, c.tensorProp)
+	if err != nil {
+		return nil, err
 	}
 	// The graph's input tensors (those no op produces), as the case gives
 	// them, then rewritten by --in-shapes and --mb.
@@ -280,9 +297,15 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			} else {
 				op.Inputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
 			}
+			if p, ok := propOf[t.ID]; ok {
+				op.Inputs[i].Property = p
+			}
 		}
 		for i, t := range op.Outputs {
 			op.Outputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+			if p, ok := propOf[t.ID]; ok {
+				op.Outputs[i].Property = p
+			}
 		}
 		for _, a := range attrs {
 			if a.OpID != op.ID {
@@ -315,6 +338,43 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// tensorProperties resolves a --tensor-property value against the case:
+// the property each named tensor gets. Every tensor must be in the graph
+// (an error otherwise, as driver_graph.md says). undef, variable and
+// constant are honoured: gdnn reads every input on every execute (it keeps
+// no constant-tensor cache), so a constant input is valid even though
+// gdnnbench refills inputs between the executes of a check. host_scalar (a
+// scalar in host memory) has no counterpart in gdnn: Unimplemented.
+func tensorProperties(g *graph.Graph, val string) (map[uint64]graph.Property, error) {
+	entries, err := ParseTensorProperty(val)
+	if err != nil || entries == nil {
+		return nil, err
+	}
+	inGraph := map[uint64]bool{}
+	for _, op := range g.Ops() {
+		for _, t := range append(slices.Clone(op.Inputs), op.Outputs...) {
+			inGraph[t.ID] = true
+		}
+	}
+	props := map[uint64]graph.Property{}
+	for _, e := range entries {
+		if !inGraph[e.ID] {
+			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property: tensor %d is not in the graph", e.ID)
+		}
+		switch e.Name {
+		case "undef":
+			props[e.ID] = graph.PropertyUndef
+		case "variable":
+			props[e.ID] = graph.PropertyVariable
+		case "constant":
+			props[e.ID] = graph.PropertyConstant
+		case "host_scalar":
+			return nil, graph.Errorf(graph.Unimplemented, "--tensor-property: tensor %d: property host_scalar (a scalar in host memory) is not supported by gdnn", e.ID)
+		}
+	}
+	return props, nil
 }
 
 // rewriteInput applies an --in-shapes entry (o; nil when none names t)

@@ -321,3 +321,47 @@ func TestGraphMBReachesMinibatchInputsOnly(t *testing.T) {
 		t.Errorf("inputs with mb %v, want src 0 only", got)
 	}
 }
+
+// TestGraphTensorProperty checks --tensor-property as driver_graph.md
+// documents it: undef, variable and constant are set on the tensor (and
+// the case still runs), host_scalar is UNIMPLEMENTED, a tensor the case
+// lacks is INVALID_ARGUMENTS and a bad value is an option error.
+func TestGraphTensorProperty(t *testing.T) {
+	data, err := os.ReadFile(writeCase(t, meanAddCase, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := loadGraph(graphCase{tensorProp: "0:constant+2:constant+2:variable+3:constant", expectedN: 1}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[uint64]graph.Property{0: graph.PropertyConstant, 2: graph.PropertyVariable, 3: graph.PropertyConstant} {
+		if lt, _ := g.Tensor(id); lt.Property != want {
+			t.Errorf("tensor %d property %v, want %v", id, lt.Property, want)
+		}
+	}
+
+	path := writeCase(t, meanAddCase, nil)
+	cases := []struct {
+		knob string
+		code int
+		want string
+	}{
+		{"--tensor-property=0:constant+2:constant", 0, "0:PASSED __REPRO: --graph --tensor-property=0:constant+2:constant --case="},
+		{"--tensor-property=0:variable,2:undef", 0, "tests:2 passed:2"},
+		{"--tensor-property=2:host_scalar", 0, "0:UNIMPLEMENTED (--tensor-property: tensor 2: property host_scalar"},
+		{"--tensor-property=7:constant", 1, "0:INVALID_ARGUMENTS (--tensor-property: tensor 7 is not in the graph)"},
+		{"--tensor-property=0:const", 2, `property "const", want one of undef, variable, constant, host_scalar`},
+	}
+	for _, c := range cases {
+		code, out, errw := runGraph(t, path, c.knob)
+		if code != c.code || !strings.Contains(out+errw, c.want) {
+			t.Errorf("%s: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.knob, code, c.code, c.want, out, errw)
+		}
+	}
+	// --reset clears it.
+	code, out, _ := runMain(t, "--graph", "--tensor-property=2:host_scalar", "--reset", "--case="+path)
+	if code != 0 || !strings.Contains(out, "0:PASSED __REPRO: --graph --case=") {
+		t.Errorf("after --reset: exit %d\n%s", code, out)
+	}
+}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,37 @@ func parseXList(s string) ([]int64, error) {
 			return nil, graph.Errorf(graph.InvalidArguments, "element %d is %q, want a non-negative integer", i, v)
 		}
 		out[i] = n
+	}
+	return out, nil
+}
+
+// PropertyOverride is one --tensor-property entry.
+type PropertyOverride struct {
+	ID   uint64
+	Name string // undef, variable, constant or host_scalar
+}
+
+// tensorPropertyNames are the properties driver_graph.md lists.
+var tensorPropertyNames = []string{"undef", "variable", "constant", "host_scalar"}
+
+// ParseTensorProperty parses --tensor-property: ID:PROPERTY[+ID:PROPERTY...]
+// with PROPERTY one of undef, variable, constant, host_scalar; "" sets
+// nothing. A later entry for the same ID wins, as with --dt.
+func ParseTensorProperty(s string) ([]PropertyOverride, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []PropertyOverride
+	for _, e := range strings.Split(s, "+") {
+		idStr, name, ok := strings.Cut(e, ":")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		if !ok || err != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: entry %q wants ID:PROPERTY", s, e)
+		}
+		if !slices.Contains(tensorPropertyNames, name) {
+			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: property %q, want one of %s", s, name, strings.Join(tensorPropertyNames, ", "))
+		}
+		out = append(out, PropertyOverride{ID: id, Name: name})
 	}
 	return out, nil
 }

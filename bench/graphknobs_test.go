@@ -79,3 +79,22 @@ func TestParseDT(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTensorProperty(t *testing.T) {
+	got, err := ParseTensorProperty("0:constant+1:variable+2:undef+3:host_scalar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PropertyOverride{{0, "constant"}, {1, "variable"}, {2, "undef"}, {3, "host_scalar"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseTensorProperty = %+v", got)
+	}
+	if got, err := ParseTensorProperty(""); got != nil || err != nil {
+		t.Errorf(`ParseTensorProperty("") = %v, %v; want nothing`, got, err)
+	}
+	for _, bad := range []string{"0", "0:", "x:constant", "-1:constant", "0:const", "0:Constant", "0:constant+", "0:constant,1:variable"} {
+		if _, err := ParseTensorProperty(bad); err == nil {
+			t.Errorf("ParseTensorProperty(%q) succeeded", bad)
+		}
+	}
+}

@@ -106,6 +106,9 @@ Graph driver (--graph):
                           from, also over an --in-shapes shape; layouts keep their dim order.
   --expected-n-partitions=N
                           fail unless the graph gives N partitions (default 1; 0: no check).
+  --tensor-property=ID:PROPERTY[+...]
+                          set the property (undef, variable, constant) of tensor ID;
+                          host_scalar is UNIMPLEMENTED.
   --match, --impl, --skip-impl, --perf-template as for --reduction.
   Partitions that gdnn does not support (ReduceSum, ReduceL1, ...) are UNIMPLEMENTED.
 

@@ -121,6 +121,7 @@ type graphSettings struct {
 	dt         []string
 	expectedN  []int
 	opKind     []string
+	tensorProp []string
 	match      *regexp.Regexp
 	impl, skip []string
 	perfTpl    string
@@ -128,7 +129,7 @@ type graphSettings struct {
 
 func defaultGraph(perfTpl string) graphSettings {
 	return graphSettings{mb: []int64{0}, inShapes: []string{""}, opAttrs: []string{""}, dt: []string{""},
-		expectedN: []int{1}, opKind: []string{""}, perfTpl: perfTpl}
+		expectedN: []int{1}, opKind: []string{""}, tensorProp: []string{""}, perfTpl: perfTpl}
 }
 
 // splitList splits a list-valued knob on commas; an empty value means the
