@@ -365,3 +365,38 @@ func TestGraphTensorProperty(t *testing.T) {
 		t.Errorf("after --reset: exit %d\n%s", code, out)
 	}
 }
+
+// TestGraphNegativeDimsInOutputsAndInputs runs cases with negative dims
+// and strides: inputs and outputs follow one rule. -5 is invalid in
+// either; INT64_MIN is oneDNN's unknown dim, so an output with it is
+// inferred (the case passes) while an input with it cannot be compiled.
+func TestGraphNegativeDimsInOutputsAndInputs(t *testing.T) {
+	// json.Number, because float64 would print INT64_MIN rounded.
+	const int64Min = "-9223372036854775808"
+	setAt := func(out bool, field string, v string) func(map[string]any) {
+		return func(doc map[string]any) { tensorAt(doc, 0, out, 0)[field].([]any)[0] = json.Number(v) }
+	}
+	cases := []struct {
+		name string
+		edit func(map[string]any)
+		code int
+		want string
+	}{
+		{"output dim -5", setAt(true, "shape", "-5"), 1, "0:INVALID_ARGUMENTS (JSON at graph[0].outputs[0].shape[0]: -5 is negative"},
+		{"output stride -5", setAt(true, "stride", "-5"), 1, "0:INVALID_ARGUMENTS (JSON at graph[0].outputs[0].stride[0]: -5 is negative"},
+		{"input dim -5", setAt(false, "shape", "-5"), 1, "0:INVALID_ARGUMENTS (JSON at graph[0].inputs[0].shape[0]: -5 is negative"},
+		{"input stride -5", setAt(false, "stride", "-5"), 1, "0:INVALID_ARGUMENTS (JSON at graph[0].inputs[0].stride[0]: -5 is negative"},
+		{"output dim INT64_MIN", setAt(true, "shape", int64Min), 0, "0:PASSED"},
+		{"output stride INT64_MIN", setAt(true, "stride", int64Min), 0, "0:PASSED"},
+		{"input dim INT64_MIN", setAt(false, "shape", int64Min), 1, "0:INVALID_ARGUMENTS (input tensor 0 has dims ?x16x4x4; Compile needs concrete input dims)"},
+		{"input stride INT64_MIN", setAt(false, "stride", int64Min), 1, "0:INVALID_ARGUMENTS (tensor 0 stride 0 is -1; strides must be known"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errw := runGraph(t, writeCase(t, meanCase, c.edit))
+			if code != c.code || !strings.Contains(out, c.want) {
+				t.Errorf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.want, out, errw)
+			}
+		})
+	}
+}
