@@ -127,9 +127,9 @@ func GetCacheStats() CacheStats {
 // previous bounds. Kernels beyond the new bounds are evicted at once,
 // least recently compiled first, except that a kernel run since it last
 // came up for eviction is kept once more; evicted code is unmapped as
-// soon as no Run uses it. A capacity of 0 disables caching: every compile maps fresh
-// code, and a Kernel whose code was evicted compiles it again when it
-// next runs.
+// soon as no Run uses it. A capacity of 0 disables caching: every
+// compile maps fresh code, and a Kernel whose code was evicted compiles
+// it again when it next runs.
 func SetCacheCapacity(entries int, bytes int64) (prevEntries int, prevBytes int64) {
 	entries, bytes = max(entries, 0), max(bytes, 0)
 	c := kernels

@@ -230,8 +230,8 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 }
 
 // callLong calls code that keeps running totals with a LongArgs block
-// holding a, and reports whether it ran. It is a function of its own so that only these calls clear
-// the block's 1 KiB of totals.
+// holding a, and reports whether it ran. It is a function of its own so
+// that only these calls clear the block's 1 KiB of totals.
 //
 //go:noinline
 func callLong(code *execmem.Code, a *plan.Args) bool {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 )
@@ -190,16 +192,24 @@ func (pl *Plan) SetCounts() error {
 // a nested layout: the dims larger than 1, by increasing stride, each
 // with a stride of at least the extent (size times stride) of the one
 // before it. Interleaved layouts that happen not to overlap are refused
-// as well. An empty tensor does not overlap.
+// as well, and so are mismatched lengths and more than MaxLoops dims
+// larger than 1 (no valid tensor has them). An empty tensor does not
+// overlap.
 func SelfOverlaps(dims, strides []int64) bool {
+	if len(strides) != len(dims) {
+		return true
+	}
+	if slices.Contains(dims, 0) {
+		return false
+	}
 	type dimStride struct{ d, s int64 }
 	var v [MaxLoops]dimStride
 	n := 0
 	for i, d := range dims {
-		if d == 0 {
-			return false
-		}
-		if d > 1 && n < len(v) {
+		if d > 1 {
+			if n == len(v) {
+				return true
+			}
 			v[n] = dimStride{d, strides[i]}
 			n++
 		}

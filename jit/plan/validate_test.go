@@ -264,3 +264,33 @@ func TestProblemBytes(t *testing.T) {
 	_, err = (*Plan)(nil).DstBytes()
 	wantStatus(t, "nil plan DstBytes", err, graph.InvalidArguments)
 }
+
+func TestSelfOverlaps(t *testing.T) {
+	many := make([]int64, MaxLoops+1)
+	manyStrides := make([]int64, MaxLoops+1)
+	for i := range many {
+		many[i], manyStrides[i] = 2, int64(1)<<i
+	}
+	cases := []struct {
+		name          string
+		dims, strides []int64
+		want          bool
+	}{
+		{"dense", []int64{2, 3, 4}, []int64{12, 4, 1}, false},
+		{"permuted", []int64{2, 3, 4}, []int64{1, 8, 2}, false},
+		{"padded", []int64{2, 3}, []int64{10, 3}, false},
+		{"size-1 dims ignored", []int64{1, 5, 1}, []int64{0, 1, 0}, false},
+		{"stride 0", []int64{2, 3}, []int64{0, 1}, true},
+		{"rows overlap", []int64{3, 4}, []int64{2, 1}, true},
+		{"interleaved, refused", []int64{3, 2}, []int64{2, 3}, true},
+		{"empty", []int64{0, 3}, []int64{0, 0}, false},
+		{"lengths differ", []int64{2, 3}, []int64{1}, true},
+		{"more dims than loops", many, manyStrides, true},
+		{"extent overflows", []int64{1 << 40, 1 << 40}, []int64{1, 1 << 40}, false},
+	}
+	for _, c := range cases {
+		if got := SelfOverlaps(c.dims, c.strides); got != c.want {
+			t.Errorf("%s: SelfOverlaps(%v, %v) = %v, want %v", c.name, c.dims, c.strides, got, c.want)
+		}
+	}
+}
