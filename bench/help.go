@@ -80,7 +80,7 @@ Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4
                           numeric dim mask. sum, linear, pow, swish, prelu, dw, *_dst and
                           comparisons parse but are UNIMPLEMENTED.
   --attr-fpmath=M, --attr-acc-mode=M, --attr-deterministic=B, --attr-scratchpad=library,
-  --attr-rounding-mode=environment, --inplace=false
+  --attr-rounding-mode=ARG:environment, --inplace=false
                           accepted: gdnn's f32 math, f32 accumulation, deterministic
                           results and own scratch satisfy them (acc-mode s32/f16 do not).
   --attr-scales, --attr-zero-points, --attr-dropout, --ctx-init, --ctx-exe, other values

@@ -216,7 +216,9 @@ func TestAttributeKnobs(t *testing.T) {
 		args  []string
 		state string
 	}{
-		{[]string{"--attr-fpmath=bf16", "--attr-deterministic=true", "--attr-acc-mode=relaxed", "--attr-scratchpad=library"}, "PASSED"},
+		{[]string{"--attr-fpmath=bf16:true", "--attr-deterministic=true", "--attr-acc-mode=relaxed", "--attr-scratchpad=library",
+			"--attr-rounding-mode=dst:environment"}, "PASSED"},
+		{[]string{"--attr-rounding-mode=dst:stochastic"}, "UNIMPLEMENTED"},
 		{[]string{"--attr-scales=src:common:0.5"}, "UNIMPLEMENTED"},
 		{[]string{"--attr-zero-points=src:common:1"}, "UNIMPLEMENTED"},
 		{[]string{"--attr-acc-mode=f16"}, "UNIMPLEMENTED"},

@@ -532,18 +532,33 @@ func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
 	return need
 }
 
-// knobsMet are the values of benchdnn attribute and context knobs that
-// gdnn's ReduceMean already satisfies: it computes in f32 and rounds to
-// nearest even (any fpmath or accumulation mode that allows f32 or
-// lower precision), is deterministic whether asked to be or not, owns
-// its scratch and runs out of place on its own threads.
-var knobsMet = map[string][]string{
-	"attr-fpmath":        {"strict", "bf16", "f16", "tf32", "any", "strict:true", "strict:false", "bf16:true", "bf16:false", "f16:true", "f16:false", "tf32:true", "tf32:false", "any:true", "any:false"},
-	"attr-acc-mode":      {"strict", "relaxed", "any", "f32"},
-	"attr-deterministic": {"true", "false"},
-	"attr-scratchpad":    {"library"},
-	"attr-rounding-mode": {"environment"},
-	"inplace":            {"false"},
+// knobMet reports whether gdnn's ReduceMean already satisfies a value of
+// a benchdnn attribute or context knob: it computes in f32 and rounds to
+// nearest even (any fpmath mode, and accumulation modes that allow f32),
+// is deterministic whether asked to be or not, owns its scratch and runs
+// out of place on its own threads.
+func knobMet(name, val string) bool {
+	switch name {
+	case "attr-fpmath": // MODE[:APPLY_TO_INT]
+		mode, _, _ := strings.Cut(val, ":")
+		return slices.Contains([]string{"strict", "bf16", "f16", "tf32", "any"}, mode)
+	case "attr-acc-mode":
+		return slices.Contains([]string{"strict", "relaxed", "any", "f32"}, val)
+	case "attr-deterministic":
+		return val == "true" || val == "false"
+	case "attr-scratchpad":
+		return val == "library"
+	case "attr-rounding-mode": // ARG:MODE[+ARG:MODE...]
+		for _, e := range strings.Split(val, "+") {
+			if _, mode, _ := strings.Cut(e, ":"); mode != "environment" {
+				return false
+			}
+		}
+		return true
+	case "inplace":
+		return val == "false"
+	}
+	return false
 }
 
 // unimplementedKnobs says which knobs in effect ask for something gdnn
@@ -552,7 +567,7 @@ var knobsMet = map[string][]string{
 func unimplementedKnobs(knobs map[string]string) string {
 	var not []string
 	for _, name := range slices.Sorted(maps.Keys(knobs)) {
-		if !slices.Contains(knobsMet[name], knobs[name]) {
+		if !knobMet(name, knobs[name]) {
 			not = append(not, "--"+name+"="+knobs[name])
 		}
 	}

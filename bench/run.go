@@ -323,7 +323,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		// How benchdnn creates primitives, GPU memory kinds and ISA
 		// hints for oneDNN's dispatcher: none changes what gdnn
 		// computes (--max-isa caps its JIT), so they are accepted and
-		// have no effect, as on a oneDNN CPU build without the feature.
+		// have no effect.
 	}
 	return true, nil
 }

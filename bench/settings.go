@@ -99,7 +99,7 @@ type redSettings struct {
 	alg        []string
 	p, eps     []float32
 	postOps    []string          // raw --attr-post-ops alternatives
-	knobs      map[string]string // other benchdnn attribute and context knobs, by name (see knobOption)
+	knobs      map[string]string // other benchdnn attribute and context knobs, by name (see knobMet)
 	match      *regexp.Regexp
 	impl, skip []string
 	perfTpl    string
