@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -20,71 +21,85 @@ const maxPostOps = 32
 // A binary op's other operand must be ready before the chain starts (a
 // graph input, or the output of an op in an earlier partition, in taken):
 // otherwise the fused partition could not keep its place in topological
-// order.
-func fuseChain(g *graph.Graph, mean *graph.Op, taken map[uint64]bool) []*graph.Op {
-	chain := []*graph.Op{mean}
+// order. When the chain stops at an eltwise or binary op that consumes
+// its output, stop is that op and why says what kept it out.
+func fuseChain(g *graph.Graph, mean *graph.Op, taken map[uint64]bool) (chain []*graph.Op, stop *graph.Op, why string) {
+	chain = []*graph.Op{mean}
 	srcDT := mean.Inputs[0].DataType
 	cur := mean.Outputs[0]
 	binaries := 0
-	for len(chain) <= maxPostOps {
+	for {
 		cons := g.Consumers(cur.ID)
 		if len(cons) != 1 {
-			break
+			return chain, nil, ""
 		}
 		next := cons[0]
 		// An End op (or a Wildcard) may consume the chain with no output
 		// of its own: it ends the chain.
-		if len(next.Outputs) != 1 {
-			break
+		if len(next.Outputs) != 1 || !next.Kind.IsEltwise() && !next.Kind.IsBinary() {
+			return chain, nil, ""
 		}
-		if next.Outputs[0].DataType != srcDT && next.Outputs[0].DataType != dtypes.F32 {
-			break
+		why := ""
+		switch dt := next.Outputs[0].DataType; {
+		case len(chain) > maxPostOps:
+			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
+		case dt != srcDT && dt != dtypes.F32:
+			want := srcDT.String() + " or f32"
+			if srcDT == dtypes.F32 {
+				want = "f32"
+			}
+			why = fmt.Sprintf("its output is %s; with src %s a fused chain must end in %s", dt, srcDT, want)
+		case next.Kind.IsEltwise() && next.Inputs[0].ID != cur.ID:
+			why = "it does not read the chain's output as its input"
+		case next.Kind.IsBinary() && binaries == plan.MaxBinary:
+			why = fmt.Sprintf("the chain already holds %d binary post-ops", plan.MaxBinary)
+		case next.Kind.IsBinary():
+			why = binaryFusible(g, next, cur, taken)
 		}
-		if next.Kind.IsEltwise() {
-			if next.Inputs[0].ID != cur.ID {
-				break
-			}
-		} else if next.Kind.IsBinary() {
-			if binaries == plan.MaxBinary || !binaryFusible(g, next, cur, taken) {
-				break
-			}
+		if why != "" {
+			return chain, next, fmt.Sprintf("not fused after %s: %s", mean, why)
+		}
+		if next.Kind.IsBinary() {
 			binaries++
-		} else {
-			break
 		}
 		chain = append(chain, next)
 		cur = next.Outputs[0]
 	}
-	return chain
 }
 
 // binaryFusible checks that op reads the chain tensor cur in a position
 // the kernel supports, and that the other operand broadcasts onto cur
-// (so the op's output has cur's shape) where the shapes are known.
-func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) bool {
+// (so the op's output has cur's shape) where the shapes are known. It
+// returns why not, or "".
+func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) string {
 	var other graph.LogicalTensor
 	switch cur.ID {
 	case op.Inputs[0].ID:
 		other = op.Inputs[1]
 	case op.Inputs[1].ID:
 		if op.Kind == graph.Subtract || op.Kind == graph.Divide {
-			return false // the mean must be the left operand
+			return "the chain's output is its right operand (the kernel computes mean - b and mean / b)"
 		}
 		other = op.Inputs[0]
 	default:
-		return false
+		return "it does not read the chain's output"
 	}
 	if other.ID == cur.ID {
-		return false
+		return "both its operands are the chain's output"
 	}
 	if p := g.Producer(other.ID); p != nil && !taken[p.ID] {
-		return false
+		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the ReduceMean", other.ID, p)
 	}
 	if mode, _ := op.Str("auto_broadcast"); mode == "none" && cur.KnownDims() && other.KnownDims() &&
 		!slices.Equal(cur.Dims, other.Dims) {
-		return false
+		return fmt.Sprintf("auto_broadcast is none and its other operand's dims %s differ from %s",
+			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
 	}
-	return broadcastsOnto(other.Dims, cur.Dims)
+	if !broadcastsOnto(other.Dims, cur.Dims) {
+		return fmt.Sprintf("its other operand's dims %s do not broadcast onto %s without enlarging it",
+			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
+	}
+	return ""
 }
 
 // broadcastsOnto reports whether an operand of dims b, broadcast numpy

@@ -105,6 +105,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		return nil, graph.Errorf(graph.InvalidArguments, "partition.Get: unknown policy %d", int(policy))
 	}
 	taken := map[uint64]bool{}
+	notFused := map[uint64]string{} // why an op after a ReduceMean was not fused into its chain
 	var parts []*Partition
 	for _, op := range g.Ops() {
 		if taken[op.ID] || op.Kind == graph.End {
@@ -112,12 +113,19 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		ops := []*graph.Op{op}
 		if op.Kind == graph.ReduceMean && policy == Fusion {
-			ops = fuseChain(g, op, taken)
+			var stop *graph.Op
+			var why string
+			if ops, stop, why = fuseChain(g, op, taken); stop != nil {
+				notFused[stop.ID] = why
+			}
 		}
 		for _, o := range ops {
 			taken[o.ID] = true
 		}
 		p := newPartition(len(parts), ops, g.FPMath)
+		if why := notFused[op.ID]; !p.supported && why != "" {
+			p.reason += " (" + why + ")"
+		}
 		parts = append(parts, p)
 	}
 	return parts, nil

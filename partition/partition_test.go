@@ -350,6 +350,46 @@ func runChain(t *testing.T, isa jit.ISA, g *graph.Graph, last graph.LogicalTenso
 	}
 }
 
+// TestUnfusedOpsSayWhy builds ReduceMean chains whose next op cannot be
+// fused and checks that the op's own (unsupported) partition says why.
+func TestUnfusedOpsSayWhy(t *testing.T) {
+	f32, bf16 := dtypes.F32, dtypes.BF16
+	cases := []struct {
+		name string
+		next func(mean graph.LogicalTensor) *graph.Op
+		want string
+	}{
+		{"bf16 after an f32 src", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 1})).
+				AddOutput(graph.NewLogicalTensorAny(3, bf16, nil))
+		}, "its output is bf16; with src f32 a fused chain must end in f32"},
+		{"mean on the right of a Subtract", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Subtract, "").AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 1})).AddInput(m).
+				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
+		}, "right operand"},
+		{"operand that enlarges the output", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 5})).
+				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
+		}, "do not broadcast onto 4x1"},
+	}
+	for _, c := range cases {
+		g := graph.New()
+		mean := graph.NewLogicalTensorAny(1, f32, nil)
+		must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 5})).
+			AddOutput(mean).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
+		must(t, g.AddOp(c.next(mean)))
+		must(t, g.Finalize())
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		if len(parts) != 2 || !parts[0].IsSupported() || parts[1].IsSupported() {
+			t.Fatalf("%s: partitions %v", c.name, parts)
+		}
+		if r := parts[1].Reason(); !strings.Contains(r, "not fused after op 1") || !strings.Contains(r, c.want) {
+			t.Errorf("%s: reason %q, want it to say %q", c.name, r, c.want)
+		}
+	}
+}
+
 func TestUnsupportedOpsLeftToCaller(t *testing.T) {
 	f32 := dtypes.F32
 	g := graph.New()
