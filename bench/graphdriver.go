@@ -219,7 +219,8 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 }
 
 // loadGraph reads the case and applies the knobs, returning a finalized
-// graph.
+// graph whose inferred output shapes agree with those the case states
+// (checkStatedOutputs).
 func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	g0, err := graph.ReadJSON(bytes.NewReader(data))
 	if err != nil {
@@ -238,6 +239,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	stated := statedOutputDims(g0, c)
 	// The graph's input tensors (those no op produces), as the case gives
 	// them, then rewritten by --in-shapes and --mb.
 	inputs := map[uint64]graph.LogicalTensor{}
@@ -337,7 +339,75 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	if err := g.Finalize(); err != nil {
 		return nil, err
 	}
+	if err := checkStatedOutputs(g, stated); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// statedOutputDims returns the op output shapes the case states that the
+// graph must reproduce: every op output whose shape is fully known (not
+// null, no unknown dim), by tensor id. loadGraph rebuilds outputs as
+// layout any with unknown dims, so that the knobs can change shapes and
+// gdnn infers them; without this record a case whose output shape
+// contradicts its op would still run, where oneDNN rejects the graph.
+//
+// It returns nil (no check) when any knob that can change a shape is set
+// for this problem: --in-shapes and --mb rewrite inputs, and --op-attrs
+// can change axes or keep_dims, so the case's output shapes describe
+// another problem (benchdnn too re-infers them: driver_graph.md). Being
+// conservative, any non-empty value counts, even one that happens to keep
+// the shapes (e.g. --in-shapes with a tag only). --dt and
+// --tensor-property change no shape.
+func statedOutputDims(g0 *graph.Graph, c graphCase) map[uint64][]int64 {
+	if c.inShapes != "" || c.mb != 0 || c.opAttrs != "" {
+		return nil
+	}
+	stated := map[uint64][]int64{}
+	for _, op := range g0.Ops() {
+		for _, t := range op.Outputs {
+			if t.KnownDims() {
+				stated[t.ID] = slices.Clone(t.Dims)
+			}
+		}
+	}
+	return stated
+}
+
+// checkStatedOutputs compares the output shapes the case states (stated)
+// with the dims gdnn infers for the finalized graph g. These are also the
+// dims gdnn compiles: buildGraphPartition compiles with g's own tensors,
+// and Compile infers the same chain from them, so a separate check of the
+// compiled tensors would find nothing new. Agreement follows
+// graph.MergeDims, the rule Finalize applies to dims given through the
+// API: same rank, and each dim gdnn infers equal to the stated one; a dim
+// or rank gdnn cannot infer (e.g. axes given as a tensor) contradicts
+// nothing. A disagreement is InvalidShape, reported as INVALID_ARGUMENTS
+// like the other errors of loading a case, since oneDNN refuses such a
+// graph.
+//
+// Only dims are checked, not the stated strides: gdnnbench compiles every
+// output with layout any, so the compiled strides are gdnn's dense choice
+// rather than the case's; a case may validly ask for another layout (e.g.
+// NHWC), and strides of size-1 dims are arbitrary, so comparing stride
+// values would fail valid cases. Strides that are wrong on their own
+// (negative, or not one per dim) are already refused by graph.ReadJSON.
+func checkStatedOutputs(g *graph.Graph, stated map[uint64][]int64) error {
+	// In graph order, so that the first mismatch reported is stable.
+	for _, op := range g.Ops() {
+		for _, t := range op.Outputs {
+			want, ok := stated[t.ID]
+			if !ok {
+				continue
+			}
+			got, _ := g.Tensor(t.ID)
+			if _, err := graph.MergeDims(op, t.ID, want, got.Dims); err != nil {
+				return graph.Errorf(graph.InvalidShape, "%s: output tensor %d has shape %s in the case, but gdnn infers %s",
+					op, t.ID, graph.DimsString(want), graph.DimsString(got.Dims))
+			}
+		}
+	}
+	return nil
 }
 
 // tensorProperties resolves a --tensor-property value against the case:

@@ -400,3 +400,85 @@ func TestGraphNegativeDimsInOutputsAndInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphOutputShapeMustMatchOp checks that an op output whose shape the
+// case states in full must be the shape gdnn infers for it, as oneDNN's
+// shape inference demands: a contradicting shape is INVALID_ARGUMENTS
+// naming the tensor and both shapes, while a matching, partly unknown or
+// null shape runs. Knobs that change shapes (--mb, --in-shapes,
+// --op-attrs) turn the check off, since the case's output shapes then
+// describe another problem.
+func TestGraphOutputShapeMustMatchOp(t *testing.T) {
+	// setOut sets the shape (and, when given, the strides) of output out of
+	// op op; nil strides drop the field, so that any rank fits.
+	setOut := func(op int, shape, strides []any) func(map[string]any) {
+		return func(doc map[string]any) {
+			lt := tensorAt(doc, op, true, 0)
+			lt["shape"] = shape
+			if strides == nil {
+				delete(lt, "stride")
+			} else {
+				lt["stride"] = strides
+			}
+		}
+	}
+	// The same tensor as the Add's first input must agree with the mean's
+	// output, or ReadJSON refuses the graph before any shape is inferred.
+	setMeanOut := func(shape []any) func(map[string]any) {
+		return func(doc map[string]any) {
+			setOut(0, shape, nil)(doc)
+			lt := tensorAt(doc, 1, false, 0)
+			lt["shape"] = shape
+			delete(lt, "stride")
+		}
+	}
+	const int64Min = "-9223372036854775808"
+	cases := []struct {
+		name  string
+		base  string
+		edit  func(map[string]any)
+		knobs []string
+		code  int
+		want  string
+	}{
+		{"channels kept", meanCase, setOut(0, []any{2, 16, 4, 4}, nil), nil, 1,
+			`0:INVALID_ARGUMENTS (op 0 (ReduceMean "mean"): output tensor 1 has shape 2x16x4x4 in the case, but gdnn infers 2x1x4x4)`},
+		{"wrong minibatch", meanCase, setOut(0, []any{3, 1, 4, 4}, nil), nil, 1,
+			"0:INVALID_ARGUMENTS (op 0 (ReduceMean \"mean\"): output tensor 1 has shape 3x1x4x4 in the case, but gdnn infers 2x1x4x4)"},
+		{"wrong rank", meanCase, setOut(0, []any{2, 4, 4}, nil), nil, 1,
+			"output tensor 1 has shape 2x4x4 in the case, but gdnn infers 2x1x4x4"},
+		// Internal and final outputs of a fused chain alike.
+		{"fused mean output", meanAddCase, setMeanOut([]any{2, 16, 4, 4}), nil, 1,
+			"output tensor 1 has shape 2x16x4x4 in the case, but gdnn infers 2x1x4x4"},
+		{"fused add output", meanAddCase, setOut(1, []any{2, 2, 4, 4}, nil), nil, 1,
+			`0:INVALID_ARGUMENTS (op 1 (Add "add"): output tensor 3 has shape 2x2x4x4 in the case, but gdnn infers 2x1x4x4)`},
+		// --dt changes no shape: the check stays on.
+		{"with --dt", meanCase, setOut(0, []any{2, 16, 4, 4}, nil), []string{"--dt=bf16"}, 1,
+			"output tensor 1 has shape 2x16x4x4 in the case, but gdnn infers 2x1x4x4"},
+
+		{"right shape", meanCase, nil, nil, 0, "0:PASSED"},
+		{"right shape, fused", meanAddCase, nil, nil, 0, "0:PASSED"},
+		{"unknown dim -1", meanCase, setOut(0, []any{2, -1, 4, 4}, nil), nil, 0, "0:PASSED"},
+		{"unknown dim INT64_MIN", meanCase, setOut(0, []any{json.Number(int64Min), 16, 4, 4}, nil), nil, 0, "0:PASSED"},
+		{"unknown rank", meanCase, setOut(0, nil, nil), nil, 0, "0:PASSED"},
+		// Strides are not compared (see checkStatedOutputs): gdnnbench
+		// compiles outputs with layout any, and a case may ask for another.
+		{"other strides", meanCase, setOut(0, []any{2, 1, 4, 4}, []any{16, 1, 4, 1}), nil, 0, "0:PASSED"},
+
+		// Knobs that change shapes: the case's output shapes are not
+		// checked, whether or not they still hold.
+		{"wrong shape with --mb", meanCase, setOut(0, []any{2, 16, 4, 4}, nil), []string{"--mb=2"}, 0, "0:PASSED"},
+		{"old shape with --mb", meanCase, nil, []string{"--mb=3"}, 0, "0:PASSED"},
+		{"wrong shape with --in-shapes", meanCase, setOut(0, []any{2, 16, 4, 4}, nil), []string{"--in-shapes=0:2x16x4x4"}, 0, "0:PASSED"},
+		{"old shape with --in-shapes", meanCase, nil, []string{"--in-shapes=0:4x16x4x4"}, 0, "0:PASSED"},
+		{"old shape with --op-attrs", meanCase, nil, []string{"--op-attrs=0:keep_dims:0"}, 0, "0:PASSED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errw := runGraph(t, writeCase(t, c.base, c.edit), c.knobs...)
+			if code != c.code || !strings.Contains(out, c.want) {
+				t.Errorf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.want, out, errw)
+			}
+		})
+	}
+}
