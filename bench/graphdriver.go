@@ -347,7 +347,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 
 // statedOutputDims returns the op output shapes the case states that the
 // graph must reproduce: every op output whose shape is fully known (not
-// null, no unknown dim), by tensor id. loadGraph rebuilds outputs as
+// null or empty, no unknown dim), by tensor id. loadGraph rebuilds outputs as
 // layout any with unknown dims, so that the knobs can change shapes and
 // gdnn infers them; without this record a case whose output shape
 // contradicts its op would still run, where oneDNN rejects the graph.
@@ -366,7 +366,9 @@ func statedOutputDims(g0 *graph.Graph, c graphCase) map[uint64][]int64 {
 	stated := map[uint64][]int64{}
 	for _, op := range g0.Ops() {
 		for _, t := range op.Outputs {
-			if t.KnownDims() {
+			// An empty shape is not checked: oneDNN writes both a
+			// scalar and a tensor of unknown rank as [].
+			if t.KnownDims() && len(t.Dims) > 0 {
 				stated[t.ID] = slices.Clone(t.Dims)
 			}
 		}

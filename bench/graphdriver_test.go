@@ -461,6 +461,7 @@ func TestGraphOutputShapeMustMatchOp(t *testing.T) {
 		{"unknown dim -1", meanCase, setOut(0, []any{2, -1, 4, 4}, nil), nil, 0, "0:PASSED"},
 		{"unknown dim INT64_MIN", meanCase, setOut(0, []any{json.Number(int64Min), 16, 4, 4}, nil), nil, 0, "0:PASSED"},
 		{"unknown rank", meanCase, setOut(0, nil, nil), nil, 0, "0:PASSED"},
+		{"empty shape", meanCase, setOut(0, []any{}, nil), nil, 0, "0:PASSED"},
 		// Strides are not compared (see checkStatedOutputs): gdnnbench
 		// compiles outputs with layout any, and a case may ask for another.
 		{"other strides", meanCase, setOut(0, []any{2, 1, 4, 4}, []any{16, 1, 4, 1}), nil, 0, "0:PASSED"},
