@@ -111,10 +111,10 @@ Graph driver (--graph):
                           host_scalar is UNIMPLEMENTED.
   --match, --impl, --skip-impl, --perf-template as for --reduction.
   Partitions that gdnn does not support (ReduceSum, ReduceL1, ...) are UNIMPLEMENTED.
-  gdnn infers every op output's shape; an output shape the case gives in full (no
-  unknown dim) must match it, or the problem is INVALID_ARGUMENTS. Strides are not
-  compared, and with --in-shapes, --mb or --op-attrs set the case's output shapes
-  are not checked.
+  gdnn infers every op output's shape; an output shape the case gives in full
+  (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
+  Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
+  case's output shapes are not checked.
 
 Correctness (C): every problem runs twice. First with an exact fill: small
 integers scaled by a power of two, bounded so that every partial sum of each
