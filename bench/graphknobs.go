@@ -19,6 +19,27 @@ type ShapeOverride struct {
 	Strides  []int64 // explicit strides (nil when not given)
 }
 
+// idEntry is one ID:REST entry of a graph knob's value.
+type idEntry struct {
+	id         uint64
+	rest, text string // text: the whole entry, for messages
+}
+
+// idEntries splits a knob's value into its '+'-separated ID:REST entries;
+// form names the entry syntax in the error.
+func idEntries(knob, s, form string) ([]idEntry, error) {
+	var out []idEntry
+	for _, e := range strings.Split(s, "+") {
+		idStr, rest, ok := strings.Cut(e, ":")
+		id, err := strconv.ParseUint(idStr, 10, 64)
+		if !ok || err != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "--%s %q: entry %q wants %s", knob, s, e, form)
+		}
+		out = append(out, idEntry{id, rest, e})
+	}
+	return out, nil
+}
+
 // ParseInShapes parses benchdnn's --in-shapes value
 // ID:SHAPE[*STRIDES][+ID:SHAPE[*STRIDES]...], where SHAPE is AxBxC, "-"
 // for rank 0, or empty (keep the shape), and STRIDES is a tag such as
@@ -27,15 +48,14 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 	if s == "" {
 		return nil, nil
 	}
+	entries, err := idEntries("in-shapes", s, "ID:SHAPE[*STRIDES]")
+	if err != nil {
+		return nil, err
+	}
 	var out []ShapeOverride
-	for _, e := range strings.Split(s, "+") {
-		idStr, rest, ok := strings.Cut(e, ":")
-		id, err := strconv.ParseUint(idStr, 10, 64)
-		if !ok || err != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q wants ID:SHAPE[*STRIDES]", s, e)
-		}
-		o := ShapeOverride{ID: id}
-		shape, strides, hasStrides := strings.Cut(rest, "*")
+	for _, e := range entries {
+		o := ShapeOverride{ID: e.id}
+		shape, strides, hasStrides := strings.Cut(e.rest, "*")
 		switch shape {
 		case "":
 			o.KeepDims = true
@@ -48,7 +68,7 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 		}
 		if hasStrides {
 			if strides == "" {
-				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q has '*' but no strides", s, e)
+				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q has '*' but no strides", s, e.text)
 			}
 			if strides[0] >= '0' && strides[0] <= '9' {
 				if o.Strides, err = parseXList(strides); err != nil {
@@ -58,7 +78,7 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 				o.Tag = strides
 			}
 		} else if o.KeepDims {
-			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q changes nothing", s, e)
+			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q changes nothing", s, e.text)
 		}
 		out = append(out, o)
 	}
@@ -98,17 +118,17 @@ func ParseTensorProperty(s string) ([]PropertyOverride, error) {
 	if s == "" {
 		return nil, nil
 	}
+	entries, err := idEntries("tensor-property", s, "ID:PROPERTY")
+	if err != nil {
+		return nil, err
+	}
 	var out []PropertyOverride
-	for _, e := range strings.Split(s, "+") {
-		idStr, name, ok := strings.Cut(e, ":")
-		id, err := strconv.ParseUint(idStr, 10, 64)
-		if !ok || err != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: entry %q wants ID:PROPERTY", s, e)
+	for _, e := range entries {
+		if !slices.Contains(tensorPropertyNames, e.rest) {
+			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: property %q, want one of %s",
+				s, e.rest, strings.Join(tensorPropertyNames, ", "))
 		}
-		if !slices.Contains(tensorPropertyNames, name) {
-			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: property %q, want one of %s", s, name, strings.Join(tensorPropertyNames, ", "))
-		}
-		out = append(out, PropertyOverride{ID: id, Name: name})
+		out = append(out, PropertyOverride{ID: e.id, Name: e.rest})
 	}
 	return out, nil
 }
@@ -125,19 +145,22 @@ func ParseOpAttrs(s string) ([]AttrOverride, error) {
 	if s == "" {
 		return nil, nil
 	}
+	const form = "ID:NAME:VALUE[*NAME:VALUE]"
+	entries, err := idEntries("op-attrs", s, form)
+	if err != nil {
+		return nil, err
+	}
 	var out []AttrOverride
-	for _, e := range strings.Split(s, "+") {
-		idStr, rest, ok := strings.Cut(e, ":")
-		id, err := strconv.ParseUint(idStr, 10, 64)
-		if !ok || err != nil || rest == "" {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: entry %q wants ID:NAME:VALUE[*NAME:VALUE]", s, e)
+	for _, e := range entries {
+		if e.rest == "" {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: entry %q wants %s", s, e.text, form)
 		}
-		for _, kv := range strings.Split(rest, "*") {
+		for _, kv := range strings.Split(e.rest, "*") {
 			name, val, ok := strings.Cut(kv, ":")
 			if !ok || name == "" || val == "" {
 				return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: %q wants NAME:VALUE", s, kv)
 			}
-			out = append(out, AttrOverride{OpID: id, Name: name, Value: val})
+			out = append(out, AttrOverride{OpID: e.id, Name: name, Value: val})
 		}
 	}
 	return out, nil

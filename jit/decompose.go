@@ -355,7 +355,8 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // 1.22x (2 threads) and 1.48x (1 thread) faster, AVX2 16-bit 1.58x and
 // f32 1.29x (2 threads). Not f32 on AVX-512, whose column blocks read 1
 // KiB of each row per visit (16-bit ones 512 bytes, AVX2 ones 384 bytes
-// or less): 0.96x (1 thread) to 1.06x (2 threads). And not with the src
+// or less): 0.96x-0.97x (1 thread) and 0.86x-1.06x (2 threads, by the
+// machine's DRAM state) in two sessions' runs. And not with the src
 // in L3: 8-20 MiB of bf16 ran 0.70x-0.91x as fast as tiles (2 threads),
 // hence rowByRowMinBytes (this machine's L3 is 32 MiB).
 //

@@ -112,17 +112,8 @@ func Canonicalize(p *Problem) (*Plan, error) {
 		pl.Reduced = []Loop{{BinStrides: make([]int64, nb)}}
 	}
 
-	// Validate bounded the product of all non-zero dims, so these fit.
-	pl.N, pl.Outputs = 1, 1
-	for _, l := range pl.Reduced {
-		pl.N *= l.Size
-	}
-	for _, l := range pl.Outer {
-		pl.Outputs *= l.Size
-	}
-	if pl.HasInner {
-		pl.Outputs *= pl.Inner.Size
-	}
+	// Validate bounded the product of all non-zero dims, so the counts fit.
+	_ = pl.SetCounts()
 	pl.Div = pl.N
 	if len(pl.Outer) == 0 {
 		pl.Outer = nil
