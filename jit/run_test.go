@@ -270,6 +270,75 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 
 const f32t = dtypes.F32
 
+// TestPlansOfAboutOneBudgetAreShared pins blockBudget at the real budget:
+// a plan of half a budget to one budget, which fits one call, is cut into
+// blocks of at least a quarter budget (at most parallelCalls of them) so
+// that threads can share it; smaller plans stay one call, larger ones
+// keep budget-sized blocks. The cut plans must give the bytes the single
+// call gives (the budget raised eightfold), with 1 and 2 threads.
+func TestPlansOfAboutOneBudgetAreShared(t *testing.T) {
+	forEachISA(t, testPlansOfAboutOneBudgetAreShared)
+}
+
+func testPlansOfAboutOneBudgetAreShared(t *testing.T) {
+	cases := []struct {
+		dims  []int64
+		sdt   dtypes.DataType
+		calls int64
+	}{
+		{[]int64{64, 1024}, f32t, 1},          // 256 KiB
+		{[]int64{127, 1024}, f32t, 1},         // just under half a budget
+		{[]int64{128, 1024}, f32t, 2},         // half a budget: 2 x 256 KiB
+		{[]int64{192, 1024}, f32t, 3},         // 768 KiB
+		{[]int64{256, 1024}, f32t, 4},         // one budget
+		{[]int64{512, 768}, dtypes.BF16, 4},   // 768 KiB of bf16 in blocks of 170 rows
+		{[]int64{24, 64, 128}, f32t, 3},       // middle axis, 768 KiB
+		{[]int64{257, 1024}, f32t, 2},         // over one budget: budget-sized blocks
+		{[]int64{1024, 1024}, dtypes.BF16, 2}, // 2 MiB
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, tc := range cases {
+		reduce := make([]bool, len(tc.dims))
+		reduce[1] = true
+		s := spec{dims: tc.dims, reduce: reduce, sdt: tc.sdt, ddt: tc.sdt}
+		name := fmt.Sprint(tc.dims, " ", tc.sdt)
+		c := s.build(t, r)
+		k := c.compile(t)
+		calls := int64(0)
+		for _, ph := range k.dec.phases {
+			calls += ph.tasks
+		}
+		if calls != tc.calls {
+			t.Errorf("%s: %d calls (%s), want %d", name, calls, k.schedule(), tc.calls)
+			continue
+		}
+		if tc.calls == 1 {
+			continue
+		}
+		checkOneAndTwoThreads(t, c, k, name)
+		cut := c.newDst()
+		if err := k.Run(c.src, cut, c.bins); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			old := callBudget
+			callBudget = 8 * old
+			defer func() { callBudget = old }()
+			whole := c.compile(t)
+			if whole.dec.split != "single" {
+				t.Fatalf("%s: with the budget raised, split %q, want single", name, whole.dec.split)
+			}
+			dst := c.newDst()
+			if err := whole.Run(c.src, dst, c.bins); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(dst, cut) {
+				t.Errorf("%s: the blocks give other bytes than one call", name)
+			}
+		}()
+	}
+}
+
 // TestCallBudget checks the schedule bounds every call: no call of a dense
 // problem reads more than the budget (the elements of one call times their
 // size), and the calls cover every output exactly once.
