@@ -270,52 +270,64 @@ func TestLongRowsTakeTwoStages(t *testing.T) {
 
 const f32t = dtypes.F32
 
-// TestPlansOfAboutOneBudgetAreShared pins blockBudget at the real budget:
+// TestPlansOfAboutOneBudgetAreShared pins splitBudget at the real budget:
 // a plan of half a budget to one budget, which fits one call, is cut into
-// blocks of at least a quarter budget (at most parallelCalls of them) so
-// that threads can share it; smaller plans stay one call, larger ones
-// keep budget-sized blocks. The cut plans must give the bytes the single
-// call gives (the budget raised eightfold), with 1 and 2 threads.
+// calls of at least a quarter budget (at most parallelCalls of them) so
+// that threads can share it: Outer blocks, Inner tiles, or two stages.
+// Smaller plans stay one call, larger ones keep budget-sized calls. Every
+// cut plan runs against the reference with 1 and 2 threads, and blocks
+// must give the very bytes of the single call (the budget raised
+// eightfold; narrower tiles may unroll their rows another way).
 func TestPlansOfAboutOneBudgetAreShared(t *testing.T) {
 	forEachISA(t, testPlansOfAboutOneBudgetAreShared)
 }
 
 func testPlansOfAboutOneBudgetAreShared(t *testing.T) {
+	bf16 := dtypes.BF16
 	cases := []struct {
 		dims  []int64
+		axes  []int
 		sdt   dtypes.DataType
+		split string
 		calls int64
 	}{
-		{[]int64{64, 1024}, f32t, 1},          // 256 KiB
-		{[]int64{127, 1024}, f32t, 1},         // just under half a budget
-		{[]int64{128, 1024}, f32t, 2},         // half a budget: 2 x 256 KiB
-		{[]int64{192, 1024}, f32t, 3},         // 768 KiB
-		{[]int64{256, 1024}, f32t, 4},         // one budget
-		{[]int64{512, 768}, dtypes.BF16, 4},   // 768 KiB of bf16 in blocks of 170 rows
-		{[]int64{24, 64, 128}, f32t, 3},       // middle axis, 768 KiB
-		{[]int64{257, 1024}, f32t, 2},         // over one budget: budget-sized blocks
-		{[]int64{1024, 1024}, dtypes.BF16, 2}, // 2 MiB
+		{[]int64{64, 1024}, []int{1}, f32t, "single", 1},    // 256 KiB
+		{[]int64{127, 1024}, []int{1}, f32t, "single", 1},   // just under half a budget
+		{[]int64{128, 1024}, []int{1}, f32t, "blocks", 2},   // half a budget: 2 x 256 KiB
+		{[]int64{192, 1024}, []int{1}, f32t, "blocks", 3},   // 768 KiB
+		{[]int64{256, 1024}, []int{1}, f32t, "blocks", 4},   // one budget
+		{[]int64{512, 768}, []int{1}, bf16, "blocks", 4},    // 768 KiB of bf16 in blocks of 170 rows
+		{[]int64{24, 64, 128}, []int{1}, f32t, "blocks", 3}, // middle axis, 768 KiB
+		{[]int64{512, 512}, []int{0}, f32t, "tiles", 4},     // columns: 128-lane tiles
+		{[]int64{4096, 64}, []int{0}, f32t, "2stage", 5},    // whole rows: 4 chunks and stage 2
+		{[]int64{262144}, []int{0}, f32t, "2stage", 5},      // a full reduction
+		{[]int64{257, 1024}, []int{1}, f32t, "blocks", 2},   // over one budget: budget-sized blocks
+		{[]int64{1024, 1024}, []int{1}, bf16, "blocks", 2},  // 2 MiB
 	}
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, tc := range cases {
-		reduce := make([]bool, len(tc.dims))
-		reduce[1] = true
-		s := spec{dims: tc.dims, reduce: reduce, sdt: tc.sdt, ddt: tc.sdt}
-		name := fmt.Sprint(tc.dims, " ", tc.sdt)
+		s := spec{dims: tc.dims, reduce: make([]bool, len(tc.dims)), sdt: tc.sdt, ddt: tc.sdt, lo: -1, hi: 1}
+		for _, ax := range tc.axes {
+			s.reduce[ax] = true
+		}
+		name := fmt.Sprint(tc.dims, " axes ", tc.axes, " ", tc.sdt)
 		c := s.build(t, r)
 		k := c.compile(t)
 		calls := int64(0)
 		for _, ph := range k.dec.phases {
 			calls += ph.tasks
 		}
-		if calls != tc.calls {
-			t.Errorf("%s: %d calls (%s), want %d", name, calls, k.schedule(), tc.calls)
+		if k.dec.split != tc.split || calls != tc.calls {
+			t.Errorf("%s: %s, want split:%s calls:%d", name, k.schedule(), tc.split, tc.calls)
 			continue
 		}
 		if tc.calls == 1 {
 			continue
 		}
 		checkOneAndTwoThreads(t, c, k, name)
+		if tc.split != "blocks" {
+			continue // tiles and chunks may sum in another order
+		}
 		cut := c.newDst()
 		if err := k.Run(c.src, cut, c.bins); err != nil {
 			t.Fatal(err)

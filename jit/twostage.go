@@ -8,6 +8,7 @@ import (
 
 // twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
 // scratch buffer) and stage 2 (partials to means, post-ops, conversion).
+// Stage-1 calls are sized by budget (see splitBudget).
 //
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
 // at most rowByRowChunk of them per chunk, and marks its plans RowByRow.
@@ -15,16 +16,16 @@ import (
 // Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
-func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, rowByRow bool) error {
+func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, budget int64, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
 	const f32 = 4
-	budget := callBudget
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
 	// chunk sums at least 4 rows and every stage shrinks the work at least
 	// fourfold, even under tiny test budgets; rows the kernel sums whole
-	// stay whole (at most 1 KiB, still a small part of a real budget).
+	// stay whole where that leaves 4 rows a chunk too (at most 1 KiB, a
+	// small part of a real budget).
 	// Contiguous rows are read budget/maxTileRows bytes wide (1 KiB at the
 	// 1 MiB budget) where they are that wide, so that a chunk has at most
 	// maxTileRows rows, as a tile would (see maxTileRows); other rows are
@@ -37,7 +38,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 			lanes = max(lanes, budget/(maxTileRows*srcSz))
 		}
 		w = min(I, lanes, max(1, budget/(4*srcSz)))
-		if dc.wholeRows(pl) {
+		if dc.wholeRows(pl) && plan.MulSat(4*srcSz, I) <= budget {
 			w = I
 		}
 	}
