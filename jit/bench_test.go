@@ -71,6 +71,30 @@ func BenchmarkAnchors(b *testing.B) {
 	}
 }
 
+// BenchmarkAboutOneBudget runs plans of about one call budget (1 MiB of
+// f32), which splitBudget cuts into a few calls so that threads share
+// them, with one thread and with GOMAXPROCS threads: blocks (rows over
+// axis 1), tiles (columns over axis 0) and two stages (a full reduction).
+func BenchmarkAboutOneBudget(b *testing.B) {
+	threadCounts := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threadCounts = append(threadCounts, n)
+	}
+	for _, sh := range []struct {
+		name string
+		dims []int64
+		axes []int
+	}{
+		{"rows", []int64{256, 1024}, []int{1}},
+		{"columns", []int64{512, 512}, []int{0}},
+		{"full", []int64{262144}, []int{0}},
+	} {
+		for _, th := range threadCounts {
+			benchAnchor(b, sh.name, sh.dims, sh.axes, dtypes.F32, th)
+		}
+	}
+}
+
 func benchAnchor(b *testing.B, name string, dims []int64, axes []int, dt dtypes.DataType, threads int) {
 	b.Run(fmt.Sprintf("%s/%v/t%d", name, dt, threads), func(b *testing.B) {
 		withThreads(b, threads)
