@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzProblem: ParseProblem never panics, and what it accepts formats
-// back to a descriptor that parses to the same problem.
+// FuzzProblem: ParseProblem never panics, what it accepts formats back to
+// a descriptor that parses to the same problem, and what Check passes has
+// every dst dim equal to its src dim or 1.
 func FuzzProblem(f *testing.F) {
 	for _, s := range []string{"2x16x3x4:2x1x3x1", "127:1", "1x64x7x7:1x64x1x1_n\"gap\"", "2x3:2x2", "x:", "0x5:0x1",
 		"99999999999x99999999999:1x1", "1n2:3"} {
@@ -24,6 +25,9 @@ func FuzzProblem(f *testing.F) {
 		}
 		if q.String() != p.String() {
 			t.Fatalf("round trip %q -> %q -> %q", s, p.String(), q.String())
+		}
+		if p.Check() != nil {
+			return
 		}
 		for i := range p.Src {
 			if p.Dst[i] != p.Src[i] && p.Dst[i] != 1 {

@@ -58,7 +58,8 @@ Global options (kept by --reset):
   --help                  this text.
 
 Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4:2x1x3x1
-(each dst dim equals the src dim or is 1 where the dim is reduced):
+(each dst dim equals the src dim or is 1 where the dim is reduced; a problem
+where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
   --sdt=DT, --ddt=DT      src/dst data types (default f32). gdnn computes f32, bf16, f16
                           (dst = src type or f32); s8, u8, s32 are UNIMPLEMENTED.
   --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any

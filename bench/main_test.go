@@ -63,7 +63,15 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--help"}, 0, "--perf-template"},
 		{[]string{}, 2, "no arguments"},
 		{[]string{"--reduction", "--bogus=1", "2x3:2x1"}, 2, `unknown option for the reduction driver: "--bogus=1"`},
-		{[]string{"--reduction", "2x3:2x2"}, 2, "argument 2: "},
+		{[]string{"--reduction", "2x3:2"}, 2, "argument 2: "},
+		// A dst dim that contradicts its src dim is an invalid problem, as
+		// in benchdnn: counted, the batch goes on, exit 1.
+		{[]string{"--reduction", "2x3:2x2", "4x4:3x1", "2x3:2x1"}, 1,
+			"0:INVALID_ARGUMENTS (dst dim 1 is 2; it must equal src dim 1 (3) or be 1) __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=mean 2x3:2x2\n" +
+				"1:INVALID_ARGUMENTS (dst dim 0 is 3; it must equal src dim 0 (4) or be 1) __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=mean 4x4:3x1\n" +
+				"2:PASSED"},
+		// A tensor too large to allocate is SKIPPED, and the batch goes on.
+		{[]string{"--reduction", "99999999999x99999999999:1x1", "2x3:2x1"}, 0, "tests:2 passed:1 skipped:1"},
 		{[]string{"--reduction", "-sdt=f32"}, 2, "`--` prefix"},
 		{[]string{"--reduction", "--sdt=f99", "2x3:2x1"}, 2, "unknown data type"},
 		{[]string{"--reduction", "--stag=abq", "2x3:2x1"}, 2, "invalid tag"},

@@ -46,13 +46,31 @@ func ParseProblem(s string) (Problem, error) {
 		return p, graph.Errorf(graph.InvalidShape,
 			"problem %q: src has rank %d but dst has rank %d; they must match", s, len(p.Src), len(p.Dst))
 	}
+	return p, nil
+}
+
+// Check reports what keeps a well-formed descriptor from being a
+// reduction gdnnbench can run: a dst dim that is neither its src dim nor
+// 1 (InvalidShape; like benchdnn, whose library refuses such a problem
+// with invalid_arguments, the driver reports it as INVALID_ARGUMENTS and
+// goes on with the batch), or a tensor of more than maxElements elements
+// (OutOfMemory: SKIPPED).
+func (p Problem) Check() error {
 	for i := range p.Src {
-		if p.Dst[i] != p.Src[i] && p.Dst[i] != 1 {
-			return p, graph.Errorf(graph.InvalidShape,
-				"problem %q: dst dim %d is %d; it must equal src dim %d (%d) or be 1", s, i, p.Dst[i], i, p.Src[i])
+		if i < len(p.Dst) && p.Dst[i] != p.Src[i] && p.Dst[i] != 1 {
+			return graph.Errorf(graph.InvalidShape,
+				"dst dim %d is %d; it must equal src dim %d (%d) or be 1", i, p.Dst[i], i, p.Src[i])
 		}
 	}
-	return p, nil
+	for _, t := range []struct {
+		what string
+		dims []int64
+	}{{"src", p.Src}, {"dst", p.Dst}} {
+		if n, ok := numElements(t.dims); !ok || n > maxElements {
+			return graph.Errorf(graph.OutOfMemory, "%s has more than %d elements", t.what, int64(maxElements))
+		}
+	}
+	return nil
 }
 
 // parseDims parses "AxBxC" (what says which tensor, for messages).
@@ -73,9 +91,6 @@ func parseDims(input, what, s string) ([]int64, error) {
 				"problem %q: %s dim %d is %q, want a non-negative integer", input, what, i, f)
 		}
 		dims[i] = v
-	}
-	if n, ok := numElements(dims); !ok || n > maxElements {
-		return nil, graph.Errorf(graph.InvalidShape, "problem %q: %s has more than %d elements", input, what, int64(maxElements))
 	}
 	return dims, nil
 }

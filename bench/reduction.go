@@ -134,6 +134,9 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if r.g.mode.List {
 		return result{state: "LISTED"}
 	}
+	if err := c.prb.Check(); err != nil {
+		return result{state: stateOf(err), reason: reasonOf(err)}
+	}
 	if c.alg != "mean" {
 		return result{state: "UNIMPLEMENTED", reason: "gdnn implements --alg=mean only, not " + c.alg}
 	}
