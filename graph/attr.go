@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // AttrType is the type of an op attribute, named as in oneDNN's graph JSON.
@@ -95,7 +97,11 @@ func (a Attr) String() string {
 	case AttrS64:
 		return fmt.Sprint(a.I)
 	case AttrS64s:
-		return DimsString(a.Is)
+		parts := make([]string, len(a.Is))
+		for i, v := range a.Is {
+			parts[i] = strconv.FormatInt(v, 10)
+		}
+		return strings.Join(parts, "x")
 	case AttrF32:
 		return fmt.Sprint(a.F)
 	case AttrF32s:

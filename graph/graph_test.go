@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -410,5 +411,45 @@ func TestDenseStrides(t *testing.T) {
 	}
 	if n := NewLogicalTensor(0, dtypes.F32, []int64{1 << 40, 1 << 40}).NumElements(); n != -1 {
 		t.Errorf("overflowing NumElements = %d", n)
+	}
+}
+
+// TestDimsStringAndAttrString: "?" stands for an unknown dim (UnknownDim
+// or oneDNN 3.x's -2^63) only; any other value, negative axes included,
+// is printed as it is.
+func TestDimsStringAndAttrString(t *testing.T) {
+	for _, c := range []struct {
+		dims []int64
+		want string
+	}{
+		{nil, "unknown-rank"},
+		{[]int64{}, "scalar"},
+		{[]int64{2, 16, 3, 4}, "2x16x3x4"},
+		{[]int64{2, UnknownDim, math.MinInt64}, "2x?x?"},
+		{[]int64{-3, 4}, "-3x4"},
+	} {
+		if got := DimsString(c.dims); got != c.want {
+			t.Errorf("DimsString(%v) = %q, want %q", c.dims, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{[]int64{-1}, "-1"},
+		{[]int64{-2, 1}, "-2x1"},
+		{[]int64{}, ""},
+		{int64(-1), "-1"},
+		{float32(0.5), "0.5"},
+		{true, "true"},
+		{"erf", "erf"},
+	} {
+		a, ok := attrOf(c.v)
+		if !ok {
+			t.Fatalf("attrOf(%v) failed", c.v)
+		}
+		if got := a.String(); got != c.want {
+			t.Errorf("Attr(%v).String() = %q, want %q", c.v, got, c.want)
+		}
 	}
 }

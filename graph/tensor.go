@@ -2,7 +2,9 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -206,8 +208,10 @@ func (t LogicalTensor) String() string {
 	return b.String()
 }
 
-// DimsString formats dims as benchdnn does ("2x16x3x4"; "?" for unknown,
-// "scalar" for rank 0, "unknown-rank" for nil).
+// DimsString formats dims (or strides) as benchdnn does ("2x16x3x4"; "?"
+// for UnknownDim and for oneDNN 3.x's unknown value -2^63, "scalar" for
+// rank 0, "unknown-rank" for nil). Other negative values, which no valid
+// tensor has, are printed as they are, so that a message shows them.
 func DimsString(d []int64) string {
 	if d == nil {
 		return "unknown-rank"
@@ -217,10 +221,10 @@ func DimsString(d []int64) string {
 	}
 	parts := make([]string, len(d))
 	for i, v := range d {
-		if v < 0 {
+		if v == UnknownDim || v == math.MinInt64 {
 			parts[i] = "?"
 		} else {
-			parts[i] = fmt.Sprint(v)
+			parts[i] = strconv.FormatInt(v, 10)
 		}
 	}
 	return strings.Join(parts, "x")

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"container/list"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -116,31 +117,84 @@ func (c *lru) len() int {
 
 // cacheKey identifies a compilation: the effective ISA, the partition's
 // ops (kinds, ids, attributes, tensors) and the tensors given to Compile.
+// Every value is written exactly (integers in full, floats by their bits,
+// strings quoted): the String methods are for people, and print any
+// unknown dim or stride as "?".
 func cacheKey(p *Partition, inputs, outputs []graph.LogicalTensor) string {
 	var b strings.Builder
 	// A compiled partition keeps the kernels of the ISA in force when it
 	// was compiled; after jit.SetMaxISA a compile must not reuse them.
-	b.WriteString(jit.EffectiveISA().String() + "|" + p.fpmath)
+	b.WriteString(jit.EffectiveISA().String() + "|" + strconv.Quote(p.fpmath))
 	for _, op := range p.ops {
 		b.WriteString("|" + op.String())
 		for _, n := range op.AttrNames() {
 			a, _ := op.Attr(n)
-			b.WriteString(" " + n + "=" + a.Type.String() + ":" + a.String())
+			b.WriteString(" " + strconv.Quote(n) + "=" + a.Type.String() + ":")
+			writeAttrKey(&b, a)
 		}
 		for _, t := range op.Inputs {
-			b.WriteString(" i" + t.String())
+			b.WriteString(" i")
+			writeTensorKey(&b, t)
 		}
 		for _, t := range op.Outputs {
-			b.WriteString(" o" + t.String())
+			b.WriteString(" o")
+			writeTensorKey(&b, t)
 		}
 	}
 	b.WriteString("||")
 	for _, t := range inputs {
-		b.WriteString(t.String())
+		writeTensorKey(&b, t)
 	}
 	b.WriteString("||")
 	for _, t := range outputs {
-		b.WriteString(t.String())
+		writeTensorKey(&b, t)
 	}
 	return b.String()
+}
+
+// writeAttrKey writes a's value exactly.
+func writeAttrKey(b *strings.Builder, a graph.Attr) {
+	switch a.Type {
+	case graph.AttrS64:
+		b.WriteString(strconv.FormatInt(a.I, 10))
+	case graph.AttrS64s:
+		writeIntsKey(b, a.Is)
+	case graph.AttrF32:
+		b.WriteString(strconv.FormatUint(uint64(math.Float32bits(a.F)), 16))
+	case graph.AttrF32s:
+		b.WriteByte('[')
+		for _, f := range a.Fs {
+			b.WriteString(strconv.FormatUint(uint64(math.Float32bits(f)), 16) + ",")
+		}
+		b.WriteByte(']')
+	case graph.AttrBool:
+		b.WriteString(strconv.FormatBool(a.B))
+	case graph.AttrString:
+		b.WriteString(strconv.Quote(a.S))
+	}
+}
+
+// writeTensorKey writes t's id, type, dims, layout, strides (strided
+// layout) and property exactly.
+func writeTensorKey(b *strings.Builder, t graph.LogicalTensor) {
+	b.WriteString("lt(" + strconv.FormatUint(t.ID, 10) + " " + t.DataType.String() + " ")
+	writeIntsKey(b, t.Dims)
+	b.WriteString(" " + t.Layout.String())
+	if t.Layout == graph.LayoutStrided {
+		writeIntsKey(b, t.Strides)
+	}
+	b.WriteString(" " + t.Property.String() + ")")
+}
+
+// writeIntsKey writes v in full, telling nil (unknown rank) from empty.
+func writeIntsKey(b *strings.Builder, v []int64) {
+	if v == nil {
+		b.WriteString("nil")
+		return
+	}
+	b.WriteByte('[')
+	for _, x := range v {
+		b.WriteString(strconv.FormatInt(x, 10) + ",")
+	}
+	b.WriteByte(']')
 }

@@ -2,6 +2,8 @@ package partition
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,6 +221,67 @@ func TestCompiledPartitionCache(t *testing.T) {
 	t.Setenv("GDNN_COMPILED_PARTITION_CACHE_CAPACITY", "lots")
 	if capacityFromEnv() != DefaultCompiledPartitionCacheCapacity {
 		t.Error("bad env value should fall back to the default")
+	}
+}
+
+// TestCacheKeyIsExact: partitions that differ only in values the String
+// methods print alike ("?" for any unknown dim) must not share a compiled
+// partition. Axes -1 and -2 of a 3x3 src with keep_dims false give the
+// same output dims; the cache used to hand the second graph the first
+// graph's kernel.
+func TestCacheKeyIsExact(t *testing.T) {
+	prev := CompiledPartitionCacheCapacity()
+	defer SetCompiledPartitionCacheCapacity(prev)
+	if _, err := SetCompiledPartitionCacheCapacity(DefaultCompiledPartitionCacheCapacity); err != nil {
+		t.Fatal(err)
+	}
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 3})
+	in := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, c := range []struct {
+		axis int64
+		want []float32
+	}{{-1, []float32{2, 5, 8}}, {-2, []float32{4, 5, 6}}, {-1, []float32{2, 5, 8}}} {
+		g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{c.axis}, false)
+		p := onlySupported(t, g, Fusion)
+		cp, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+		must(t, err)
+		out, err := cp.QueryLogicalTensor(1)
+		must(t, err)
+		got := make([]float32, 3)
+		st, err := NewTensor(src, in)
+		must(t, err)
+		dt, err := NewTensor(out, got)
+		must(t, err)
+		must(t, cp.Execute([]Tensor{st}, []Tensor{dt}))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("axes [%d]: %v, want %v", c.axis, got, c.want)
+		}
+	}
+
+	// The key itself: values that print alike, and separators in strings.
+	key := func(attr string, v any, in graph.LogicalTensor) string {
+		op := graph.NewOp(1, graph.ReduceMean, "m").AddInput(src).
+			AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr(attr, v)
+		p := &Partition{ops: []*graph.Op{op}}
+		return cacheKey(p, []graph.LogicalTensor{in}, nil)
+	}
+	pairs := []struct {
+		what string
+		a, b string
+	}{
+		{"axes -1 and -2", key("axes", []int64{-1}, src), key("axes", []int64{-2}, src)},
+		{"axes [] and [0]", key("axes", []int64{}, src), key("axes", []int64{0}, src)},
+		{"f32 0 and -0", key("alpha", float32(0), src), key("alpha", float32(math.Copysign(0, -1)), src)},
+		{"strings with separators", key("mode", "a b=s64:1", src), key("mode", "a", src)},
+		{"unknown dim -1 and -2^63", key("axes", []int64{0}, graph.NewLogicalTensor(0, dtypes.F32, []int64{-1, 3})),
+			key("axes", []int64{0}, graph.NewLogicalTensor(0, dtypes.F32, []int64{math.MinInt64, 3}))},
+		{"strides -3 and -4", key("axes", []int64{0}, graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{3, 3}, []int64{-3, 1})),
+			key("axes", []int64{0}, graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{3, 3}, []int64{-4, 1}))},
+	}
+	for _, pr := range pairs {
+		if pr.a == pr.b {
+			t.Errorf("%s: same cache key %q", pr.what, pr.a)
+		}
 	}
 }
 
