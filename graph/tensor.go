@@ -17,8 +17,9 @@ const UnknownDim int64 = -1
 // Layout says how a logical tensor's elements are placed in memory.
 type Layout int
 
-// Layouts, as in oneDNN Graph. LayoutAny lets compile choose (gdnn picks a
-// dense row-major layout) and is valid for outputs only.
+// Layouts, as in oneDNN Graph. LayoutAny lets compile choose: gdnn picks
+// a dense row-major layout for an output, and reads an input of layout
+// any (or strided without strides) as dense row-major.
 const (
 	LayoutUndef Layout = iota
 	LayoutStrided

@@ -347,6 +347,9 @@ func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
 // settleLayout gives layout-any (or stride-less) tensors dense row-major
 // strides and checks explicit ones.
 func settleLayout(t *graph.LogicalTensor) error {
+	if t.Layout != graph.LayoutStrided && t.Layout != graph.LayoutAny && t.Layout != graph.LayoutUndef {
+		return graph.Errorf(graph.InvalidArguments, "tensor %d has layout %s", t.ID, t.Layout)
+	}
 	if t.Layout == graph.LayoutAny || t.Layout == graph.LayoutUndef || t.Strides == nil {
 		t.Layout = graph.LayoutStrided
 		t.Strides = graph.DenseStrides(t.Dims)

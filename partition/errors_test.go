@@ -77,6 +77,52 @@ func TestExecuteRejectsBadTensors(t *testing.T) {
 	}
 }
 
+// TestExecuteReadsStridelessTensorsAsDense: Execute reads a tensor that
+// gives no strides (or has layout any) as dense row-major, as Compile
+// does, so it cannot stand for a compiled layout that is not dense; and a
+// layout value that is none of oneDNN's is refused by Compile and Execute.
+func TestExecuteReadsStridelessTensorsAsDense(t *testing.T) {
+	src := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{2, 4}, []int64{1, 2}) // column-major
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true)
+	p := onlySupported(t, g, Fusion)
+	anyOut := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	c, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{anyOut})
+	must(t, err)
+	out, err := c.QueryLogicalTensor(1)
+	must(t, err)
+	data := []float32{1, 2, 3, 4, 5, 6, 7, 8} // rows {1,3,5,7} and {2,4,6,8}
+	dst := make([]float32, 2)
+	buf := func(f []float32) []byte { return bytesOf(f) }
+	outT := Tensor{lt: out, buf: buf(dst)}
+
+	noStrides := src.Clone()
+	noStrides.Strides = nil
+	layoutAny := graph.NewLogicalTensorAny(0, dtypes.F32, []int64{2, 4})
+	for name, lt := range map[string]graph.LogicalTensor{"no strides": noStrides, "layout any": layoutAny} {
+		err := c.Execute([]Tensor{{lt: lt, buf: buf(data)}}, []Tensor{outT})
+		if !errors.Is(err, graph.InvalidShape) || !strings.Contains(err.Error(), "has strides 4x1 (dense: it gives no strides), compiled as 1x2") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	bad := src.Clone()
+	bad.Layout = graph.Layout(7)
+	if err := c.Execute([]Tensor{{lt: bad, buf: buf(data)}}, []Tensor{outT}); !errors.Is(err, graph.InvalidArguments) ||
+		!strings.Contains(err.Error(), "has layout Layout(7)") {
+		t.Errorf("Execute with layout 7: %v", err)
+	}
+	if _, err := p.Compile([]graph.LogicalTensor{bad}, []graph.LogicalTensor{anyOut}); !errors.Is(err, graph.InvalidArguments) ||
+		!strings.Contains(err.Error(), "has layout Layout(7)") {
+		t.Errorf("Compile with layout 7: %v", err)
+	}
+
+	// The compiled output is dense: an output tensor of layout any matches it.
+	anyDst := graph.NewLogicalTensorAny(1, dtypes.F32, []int64{2, 1})
+	must(t, c.Execute([]Tensor{{lt: src, buf: buf(data)}}, []Tensor{{lt: anyDst, buf: buf(dst)}}))
+	if dst[0] != 4 || dst[1] != 5 {
+		t.Errorf("means %v, want [4 5]", dst)
+	}
+}
+
 func TestNewTensor(t *testing.T) {
 	f32 := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
 	bf := graph.NewLogicalTensor(1, dtypes.BF16, []int64{2})

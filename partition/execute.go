@@ -17,7 +17,9 @@ const maxAxesKernels = 64
 // writes the output tensor. Tensors are matched to ports by id and checked
 // (data type, dims, strides, buffer length, no output overlapping an
 // input) before anything runs; any mismatch is an error and nothing is
-// written. Axes given as a tensor are read and checked on every call.
+// written. A tensor without strides (or of layout any) is read as dense
+// row-major, as Compile reads one, so it matches only a dense compiled
+// layout; tensors made from QueryLogicalTensor always match. Axes given as a tensor are read and checked on every call.
 // Execute is safe for concurrent use.
 func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if c == nil {
@@ -141,9 +143,18 @@ func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) 
 		return graph.Errorf(graph.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
 			what, want.ID, graph.DimsString(lt.Dims), graph.DimsString(want.Dims))
 	}
-	if lt.Layout == graph.LayoutStrided && lt.Strides != nil && !slices.Equal(lt.Strides, want.Strides) {
-		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s, compiled as %s",
-			what, want.ID, graph.DimsString(lt.Strides), graph.DimsString(want.Strides))
+	// The tensor's layout is read as Compile reads one: no strides, or
+	// layout any or undef, mean dense row-major.
+	strides, how := lt.Strides, ""
+	switch {
+	case lt.Layout != graph.LayoutStrided && lt.Layout != graph.LayoutAny && lt.Layout != graph.LayoutUndef:
+		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has layout %s", what, want.ID, lt.Layout)
+	case lt.Layout != graph.LayoutStrided || strides == nil:
+		strides, how = graph.DenseStrides(lt.Dims), " (dense: it gives no strides)"
+	}
+	if !slices.Equal(strides, want.Strides) {
+		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s%s, compiled as %s",
+			what, want.ID, graph.DimsString(strides), how, graph.DimsString(want.Strides))
 	}
 	if int64(len(t.buf)) < need {
 		return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, strides %s) needs %d bytes, its buffer has %d",
