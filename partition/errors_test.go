@@ -123,6 +123,41 @@ func TestExecuteReadsStridelessTensorsAsDense(t *testing.T) {
 	}
 }
 
+// TestMemSize: the bytes a buffer must hold follow the strides, not the
+// element count; dims must be known.
+func TestMemSize(t *testing.T) {
+	for _, c := range []struct {
+		lt   graph.LogicalTensor
+		want int64
+	}{
+		{graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 4}), 32},
+		{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{2, 4}, []int64{8, 1}), 48},  // padded rows
+		{graph.NewLogicalTensorStrided(0, dtypes.BF16, []int64{2, 4}, []int64{1, 2}), 16}, // permuted
+		{graph.NewLogicalTensorStrided(0, dtypes.F16, []int64{3, 5}, []int64{0, 1}), 10},  // broadcast rows
+		{graph.NewLogicalTensorAny(0, dtypes.F32, []int64{2, 3}), 24},
+		{graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 0}), 0},
+		{graph.NewLogicalTensor(0, dtypes.S32, []int64{}), 4},
+	} {
+		got, err := MemSize(c.lt)
+		if err != nil || got != c.want {
+			t.Errorf("MemSize(%v) = %d, %v; want %d", c.lt, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		lt     graph.LogicalTensor
+		status graph.Status
+	}{
+		{graph.NewLogicalTensorAny(0, dtypes.F32, nil), graph.InvalidShape},
+		{graph.NewLogicalTensorAny(0, dtypes.F32, []int64{2, graph.UnknownDim}), graph.InvalidShape},
+		{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{2, 4}, []int64{-4, 1}), graph.InvalidShape},
+		{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{1 << 40, 1 << 40}, []int64{1 << 40, 1}), graph.InvalidArguments},
+	} {
+		if _, err := MemSize(c.lt); !errors.Is(err, c.status) {
+			t.Errorf("MemSize(%v): %v, want %v", c.lt, err, c.status)
+		}
+	}
+}
+
 func TestNewTensor(t *testing.T) {
 	f32 := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
 	bf := graph.NewLogicalTensor(1, dtypes.BF16, []int64{2})

@@ -73,6 +73,24 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
 }
 
+// MemSize returns the bytes a buffer for lt must hold, as oneDNN's
+// logical_tensor::get_mem_size does: the span its strides address (a
+// padded or permuted layout may need more than NumElements elements), 0
+// when it has no elements. lt must have known dims; a tensor without
+// strides (or of layout any) is taken as dense row-major, as Compile and
+// Execute take it. For a compiled partition's output, ask about the
+// tensor QueryLogicalTensor returns.
+func MemSize(lt graph.LogicalTensor) (int64, error) {
+	if !lt.KnownDims() {
+		return 0, graph.Errorf(graph.InvalidShape, "MemSize: tensor %d has dims %s, not known", lt.ID, graph.DimsString(lt.Dims))
+	}
+	t := lt.Clone()
+	if err := settleLayout(&t); err != nil {
+		return 0, err
+	}
+	return spanBytes(t)
+}
+
 // spanBytes returns the bytes a concrete tensor addresses: 0 when it has
 // no elements, else (1 + sum((dim-1)*stride)) elements, overflow-checked.
 func spanBytes(lt graph.LogicalTensor) (int64, error) {
