@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,7 +360,12 @@ func settleLayout(t *graph.LogicalTensor) error {
 	}
 	for i, s := range t.Strides {
 		if s < 0 {
-			return graph.Errorf(graph.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative", t.ID, i, s)
+			why := ""
+			if t.KnownDims() && t.NumElements() < 0 {
+				// Dense row-major strides overflow to unknown.
+				why = fmt.Sprintf(" (dims %s: more than 2^63 elements)", graph.DimsString(t.Dims))
+			}
+			return graph.Errorf(graph.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative%s", t.ID, i, s, why)
 		}
 	}
 	_, err := spanBytes(*t)

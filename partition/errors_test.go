@@ -151,10 +151,16 @@ func TestMemSize(t *testing.T) {
 		{graph.NewLogicalTensorAny(0, dtypes.F32, []int64{2, graph.UnknownDim}), graph.InvalidShape},
 		{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{2, 4}, []int64{-4, 1}), graph.InvalidShape},
 		{graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{1 << 40, 1 << 40}, []int64{1 << 40, 1}), graph.InvalidArguments},
+		// Dense strides of these overflow to unknown; the dims are named.
+		{graph.NewLogicalTensor(0, dtypes.F32, []int64{1 << 40, 1 << 40, 1 << 40}), graph.InvalidShape},
 	} {
 		if _, err := MemSize(c.lt); !errors.Is(err, c.status) {
 			t.Errorf("MemSize(%v): %v, want %v", c.lt, err, c.status)
 		}
+	}
+	if _, err := MemSize(graph.NewLogicalTensor(0, dtypes.F32, []int64{1 << 40, 1 << 40, 1 << 40})); err == nil ||
+		!strings.Contains(err.Error(), "more than 2^63 elements") {
+		t.Errorf("overflowing dims: %v", err)
 	}
 }
 
