@@ -54,22 +54,25 @@ const (
 	maxTileRows = 1024
 )
 
-// splitBudget is the budget of one call of a plan that reads (or writes)
-// total bytes: callBudget, except for a plan between half a budget and
-// one budget. That would be a single call on a single thread; with a
-// quarter budget (or total/parallelCalls, if more) it is cut into a few
-// calls that threads can share, by the same three tools: Outer blocks
-// where its outputs allow, else Inner tiles or two stages. Blocks change
-// no result; tiles and two stages may sum in another order, as they do
-// in larger plans. Measured against the single call (per-pair medians of
-// 9 alternating runs), 2 threads: 256x1024 f32 over axis 1 (blocks)
-// 2.18x as fast (AVX2 2.32x), 512x512 f32 over axis 0 (tiles) 1.74x,
-// 4096x64 f32 over axis 0 (two stages of whole rows) 2.38x, 262144 f32
-// over all (two stages) 1.74x, 512x768 bf16 over axis 1 1.58x, 1024x256
-// bf16 over axis 0 1.43x; 1 thread: 0.90x (the full reduction) to 0.99x.
-// Smaller plans stay one call: blocks of an eighth of a budget ran
-// 0.92x-1.14x, the pool's hand-off costing about what a second thread
-// saves.
+// splitBudget is the target size of one call of a plan that reads (or
+// writes) total bytes: callBudget, except for a plan between half a
+// budget and one budget. That would be a single call on a single thread;
+// with a quarter budget (or total/parallelCalls, if more) as the target it
+// is cut into at most parallelCalls calls that threads can share, by the
+// same three tools: Outer blocks where its outputs allow, else Inner tiles
+// or two stages (callBudget stays every call's bound). Each output is
+// still summed by one call, or in chunks as larger plans are; an emitter
+// may sum the rows of a smaller block another way (AVX2 groups short rows
+// by the block's size), so the last bits of a mean can differ from the
+// single call's, the same for every thread count. Measured against the
+// single call (per-pair medians of 9 alternating runs), 2 threads:
+// 256x1024 f32 over axis 1 (blocks) 2.18x as fast (AVX2 2.32x), 512x512
+// f32 over axis 0 (tiles) 1.74x, 4096x64 f32 over axis 0 (two stages of
+// whole rows) 2.38x, 262144 f32 over all (two stages) 1.74x, 512x768 bf16
+// over axis 1 1.58x, 1024x256 bf16 over axis 0 1.43x; 1 thread: 0.90x
+// (the full reduction) to 0.99x. Smaller plans stay one call: blocks of an
+// eighth of a budget ran 0.92x-1.14x, the pool's hand-off costing about
+// what a second thread saves.
 func splitBudget(total int64) int64 {
 	if total < callBudget/2 || total > callBudget {
 		return callBudget
@@ -77,8 +80,8 @@ func splitBudget(total int64) int64 {
 	return max(callBudget/4, ceilDiv(total, parallelCalls))
 }
 
-// parallelCalls is how many calls splitBudget cuts a plan of about one
-// budget into: enough for a few threads, few enough that each call
+// parallelCalls is the most calls a plan of about one budget is cut into
+// (see splitBudget): enough for a few threads, few enough that each call
 // stays long against its dispatch.
 const parallelCalls = 4
 
@@ -270,7 +273,11 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	if pl.HasInner {
 		innerW = pl.Inner.Size
 	}
-	budget := splitBudget(plan.MulSat(perOut, pl.Outputs))
+	// A plan of about one budget is cut into at most parallelCalls calls
+	// of about target bytes (see splitBudget); budget stays the bound.
+	budget := callBudget
+	target := splitBudget(plan.MulSat(perOut, pl.Outputs))
+	shared := target < budget
 
 	// 1. Blocks of the outermost Outer loop whose iteration fits.
 	for p := range pl.Outer {
@@ -283,8 +290,13 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		}
 		size := pl.Outer[p].Size
 		// As few blocks as the budget allows, then balanced: no block is
-		// larger than the budget, and the last is not a sliver.
-		nblk := ceilDiv(size, max(budget/max(it, 1), 1))
+		// larger than the budget, and the last is not a sliver. A shared
+		// plan (at most one budget in all) takes up to parallelCalls
+		// blocks of about target bytes.
+		nblk := ceilDiv(size, max(target/max(it, 1), 1))
+		if shared {
+			nblk = min(nblk, parallelCalls)
+		}
 		bsize := ceilDiv(size, max(nblk, 1))
 		nblk = ceilDiv(size, bsize)
 		sub := pl.Clone()
@@ -326,7 +338,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	body.Outer = nil
 	counts(body)
 
-	if whole := plan.MulSat(perOut, innerW); whole <= budget || whole <= callBudget && pl.N < 2 {
+	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.
 		// (A plan that sums one element, or none, has no stages to cut it
@@ -337,7 +349,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		return nil
 	}
 	if dc.rowByRow(pl) {
-		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, budget, true)
+		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
 	// one budget. Tiles narrower than minTile waste the vector width, and
@@ -345,15 +357,18 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	// the first stage prefers a two-stage split then; later stages sum
 	// short runs of partials and take any tile that fits. Rows the kernel
 	// sums whole anyway are not tiled either (see wholeRows).
-	if fit := budget / perOut; pl.HasInner && !dc.wholeRows(pl) && (depth > 0 && fit >= 1 || fit >= minTile && !dc.longRows(pl)) {
+	if fit := target / perOut; pl.HasInner && !dc.wholeRows(pl) && (depth > 0 && fit >= 1 || fit >= minTile && !dc.longRows(pl)) {
 		t := int64(1)
 		for t*2 <= fit {
+			t *= 2
+		}
+		for shared && ceilDiv(innerW, t) > parallelCalls && t*2 <= budget/perOut {
 			t *= 2
 		}
 		return dc.tiles(pl, body, outer, outerCount, t, srcBuf, dstBuf)
 	}
 	// 3. Two stages.
-	return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, budget, false)
+	return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, false)
 }
 
 // wholeRows reports whether pl's Inner rows are contiguous and narrow

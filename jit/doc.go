@@ -11,8 +11,9 @@
 // interpreter applies the post-ops. Kernels live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
-// plan (never on the thread count), each reading about 1 MiB, and hands
-// them to a persistent worker pool; long reductions, and reductions down
+// plan (never on the thread count), each reading about 1 MiB at most (a
+// plan of half a MiB to one MiB is cut into up to four calls, so that
+// threads share it), and hands them to a persistent worker pool; long reductions, and reductions down
 // more than 1024 rows of a wide kept dim (which 1 MiB calls could only
 // read a few lines of each row at a time), are summed in two stages
 // through f32 partial sums. Every output is written by exactly one

@@ -272,12 +272,14 @@ const f32t = dtypes.F32
 
 // TestPlansOfAboutOneBudgetAreShared pins splitBudget at the real budget:
 // a plan of half a budget to one budget, which fits one call, is cut into
-// calls of at least a quarter budget (at most parallelCalls of them) so
-// that threads can share it: Outer blocks, Inner tiles, or two stages.
+// at most parallelCalls calls of about a quarter budget or more, so that
+// threads can share it: Outer blocks, Inner tiles, or two stages, also
+// where rows are wider than a quarter budget or tiles would be narrow.
 // Smaller plans stay one call, larger ones keep budget-sized calls. Every
-// cut plan runs against the reference with 1 and 2 threads, and blocks
-// must give the very bytes of the single call (the budget raised
-// eightfold; narrower tiles may unroll their rows another way).
+// cut plan runs against the reference with 1 and 2 threads, and the
+// blocks of these shapes give the very bytes of the single call (the
+// budget raised eightfold; narrower tiles, or an emitter that groups short
+// rows by the block's size, may sum in another order).
 func TestPlansOfAboutOneBudgetAreShared(t *testing.T) {
 	forEachISA(t, testPlansOfAboutOneBudgetAreShared)
 }
@@ -298,7 +300,9 @@ func testPlansOfAboutOneBudgetAreShared(t *testing.T) {
 		{[]int64{256, 1024}, []int{1}, f32t, "blocks", 4},   // one budget
 		{[]int64{512, 768}, []int{1}, bf16, "blocks", 4},    // 768 KiB of bf16 in blocks of 170 rows
 		{[]int64{24, 64, 128}, []int{1}, f32t, "blocks", 3}, // middle axis, 768 KiB
+		{[]int64{7, 37449}, []int{1}, f32t, "blocks", 4},    // rows of 146 KiB: blocks of 2 rows
 		{[]int64{512, 512}, []int{0}, f32t, "tiles", 4},     // columns: 128-lane tiles
+		{[]int64{257, 1020}, []int{0}, f32t, "tiles", 4},    // 256-lane tiles, not 8 of 128
 		{[]int64{4096, 64}, []int{0}, f32t, "2stage", 5},    // whole rows: 4 chunks and stage 2
 		{[]int64{262144}, []int{0}, f32t, "2stage", 5},      // a full reduction
 		{[]int64{257, 1024}, []int{1}, f32t, "blocks", 2},   // over one budget: budget-sized blocks

@@ -8,7 +8,8 @@ import (
 
 // twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
 // scratch buffer) and stage 2 (partials to means, post-ops, conversion).
-// Stage-1 calls are sized by budget (see splitBudget).
+// Stage-1 chunks are about target bytes (callBudget, or less for a plan
+// of about one budget, see splitBudget).
 //
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
 // at most rowByRowChunk of them per chunk, and marks its plans RowByRow.
@@ -16,16 +17,16 @@ import (
 // Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
-func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, budget int64, rowByRow bool) error {
+func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, target int64, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
 	const f32 = 4
+	budget := callBudget
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
 	// chunk sums at least 4 rows and every stage shrinks the work at least
 	// fourfold, even under tiny test budgets; rows the kernel sums whole
-	// stay whole where that leaves 4 rows a chunk too (at most 1 KiB, a
-	// small part of a real budget).
+	// stay whole (at most 1 KiB, still a small part of a real budget).
 	// Contiguous rows are read budget/maxTileRows bytes wide (1 KiB at the
 	// 1 MiB budget) where they are that wide, so that a chunk has at most
 	// maxTileRows rows, as a tile would (see maxTileRows); other rows are
@@ -38,7 +39,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 			lanes = max(lanes, budget/(maxTileRows*srcSz))
 		}
 		w = min(I, lanes, max(1, budget/(4*srcSz)))
-		if dc.wholeRows(pl) && plan.MulSat(4*srcSz, I) <= budget {
+		if dc.wholeRows(pl) {
 			w = I
 		}
 	}
@@ -66,6 +67,16 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 		it = plan.MulSat(it, l.Size)
 	}
 	c := min(max(budget/max(it, 1), 1), red[k].Size)
+	if target < budget {
+		// A plan of about one budget: chunks of about target bytes (at
+		// least 4 rows, as at the full budget), at most parallelCalls
+		// stage-1 calls in all. Any chunk fits the budget: the whole plan
+		// does.
+		c = min(c, max(target/max(it, 1), 4))
+		if tiles := ceilDiv(I, w); tiles*ceilDiv(red[k].Size, c) > parallelCalls {
+			c = ceilDiv(red[k].Size, max(parallelCalls/tiles, 1))
+		}
+	}
 	if rowByRow {
 		c = min(c, rowByRowChunk)
 	}
