@@ -352,7 +352,8 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
-	// one budget. Tiles narrower than minTile waste the vector width, and
+	// one budget (the target, for a shared plan: at most parallelCalls
+	// tiles). Tiles narrower than minTile waste the vector width, and
 	// tiles of contiguous rows longer than maxTileRows are read poorly, so
 	// the first stage prefers a two-stage split then; later stages sum
 	// short runs of partials and take any tile that fits. Rows the kernel

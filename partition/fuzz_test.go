@@ -865,8 +865,16 @@ func mutate(m int, s *slot, outputUnknownDims bool) (status graph.Status, change
 		}
 		return -1, false
 	case "no strides":
+		// Read as dense row-major, as Compile reads it: still valid
+		// where the compiled layout is dense (or, for an output whose
+		// dims wait for run-time axes, is the tensor's own), else a
+		// strides mismatch.
+		dense := slices.Equal(s.lt.Strides, graph.DenseStrides(s.lt.Dims))
 		s.lt.Strides, s.lt.Layout = nil, graph.LayoutAny
-		return -1, !outputUnknownDims
+		if outputUnknownDims || dense {
+			return -1, !outputUnknownDims
+		}
+		return graph.InvalidShape, true
 	}
 	return -1, false // omitted, duplicated and longer are applied by the caller
 }
