@@ -345,16 +345,28 @@ func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
 	return t, nil
 }
 
+// readStrides returns the strides a tensor is read with, at Compile and
+// at Execute alike: its own, or dense row-major where it gives none
+// (layout any or undef, or strided without strides; given false). A
+// layout value that is none of oneDNN's is an error.
+func readStrides(t *graph.LogicalTensor) (strides []int64, given bool, err error) {
+	switch {
+	case t.Layout != graph.LayoutStrided && t.Layout != graph.LayoutAny && t.Layout != graph.LayoutUndef:
+		return nil, false, graph.Errorf(graph.InvalidArguments, "tensor %d has layout %s", t.ID, t.Layout)
+	case t.Layout != graph.LayoutStrided || t.Strides == nil:
+		return graph.DenseStrides(t.Dims), false, nil
+	}
+	return t.Strides, true, nil
+}
+
 // settleLayout gives layout-any (or stride-less) tensors dense row-major
-// strides and checks explicit ones.
+// strides (see readStrides) and checks explicit ones.
 func settleLayout(t *graph.LogicalTensor) error {
-	if t.Layout != graph.LayoutStrided && t.Layout != graph.LayoutAny && t.Layout != graph.LayoutUndef {
-		return graph.Errorf(graph.InvalidArguments, "tensor %d has layout %s", t.ID, t.Layout)
+	strides, _, err := readStrides(t)
+	if err != nil {
+		return err
 	}
-	if t.Layout == graph.LayoutAny || t.Layout == graph.LayoutUndef || t.Strides == nil {
-		t.Layout = graph.LayoutStrided
-		t.Strides = graph.DenseStrides(t.Dims)
-	}
+	t.Layout, t.Strides = graph.LayoutStrided, strides
 	if len(t.Strides) != len(t.Dims) {
 		return graph.Errorf(graph.InvalidShape, "tensor %d has %d dims but %d strides", t.ID, len(t.Dims), len(t.Strides))
 	}
@@ -368,7 +380,7 @@ func settleLayout(t *graph.LogicalTensor) error {
 			return graph.Errorf(graph.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative%s", t.ID, i, s, why)
 		}
 	}
-	_, err := spanBytes(*t)
+	_, err = spanBytes(*t)
 	return err
 }
 

@@ -143,14 +143,13 @@ func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) 
 		return graph.Errorf(graph.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
 			what, want.ID, graph.DimsString(lt.Dims), graph.DimsString(want.Dims))
 	}
-	// The tensor's layout is read as Compile reads one: no strides, or
-	// layout any or undef, mean dense row-major.
-	strides, how := lt.Strides, ""
-	switch {
-	case lt.Layout != graph.LayoutStrided && lt.Layout != graph.LayoutAny && lt.Layout != graph.LayoutUndef:
+	strides, given, err := readStrides(lt)
+	if err != nil {
 		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has layout %s", what, want.ID, lt.Layout)
-	case lt.Layout != graph.LayoutStrided || strides == nil:
-		strides, how = graph.DenseStrides(lt.Dims), " (dense: it gives no strides)"
+	}
+	how := ""
+	if !given {
+		how = " (dense: it gives no strides)"
 	}
 	if !slices.Equal(strides, want.Strides) {
 		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s%s, compiled as %s",
