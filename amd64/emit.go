@@ -13,6 +13,12 @@ import (
 // are the hard limit, and running out of them is reported too.
 const maxDepth = 5
 
+// covers is what the generator emits code for.
+var covers = kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth}
+
+// supportedReduction reports whether the generator emits reduction r.
+func supportedReduction(r plan.Reduction) bool { return r.IsMean() }
+
 // Emit returns x86-64 machine code for pl, following the kernel ABI of
 // jit/plan/abi.go (Code.Totals: call it with a LongArgs block). A plan
 // the generator does not cover (a post-op kind it does not emit, a loop
@@ -21,7 +27,7 @@ const maxDepth = 5
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
 // runtime then uses the interpreter.
 func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
-	if err := kernelshape.Check(pl, "amd64", supportedKind, maxDepth); err != nil {
+	if err := kernelshape.Check(pl, covers); err != nil {
 		return plan.Code{}, err
 	}
 	g := newGen(pl, o)

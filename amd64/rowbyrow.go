@@ -27,12 +27,12 @@ const rowByRowVecs = 4
 
 // rowByRowShape reports whether the column plan asks to be summed row by
 // row and has the shape that needs: no kept loops around the sums, one
-// reduced loop that is not empty, the sums themselves (Div 1, no
-// post-ops) written as a contiguous f32 row.
+// reduced loop that is not empty, a sum whose partials (a stage that
+// skips the finalize, so no post-ops) are written as a contiguous f32 row.
 func (g *gen) rowByRowShape(k kernelshape.Nest, red []plan.Loop, zeroSum bool) bool {
 	pl := g.pl
 	return pl.RowByRow && !zeroSum && len(k.Loops) == 0 && len(red) == 1 &&
-		pl.DstDT == dtypes.F32 && pl.Div == 1 && len(pl.PostOps) == 0 && pl.Inner.DstStride == 1
+		pl.Stage&plan.SkipFinalize != 0 && pl.Combine == plan.CombineAdd && pl.Inner.DstStride == 1
 }
 
 // sumRowByRow emits the sums over the rows of red, a row at a time.

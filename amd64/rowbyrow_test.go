@@ -15,7 +15,7 @@ import (
 // rowByRowPlan is a stage-1 plan as the runtime makes for row-by-row
 // sums: rows rows of w lanes, stride apart, summed into w f32 lanes.
 func rowByRowPlan(sdt dtypes.DataType, rows, stride, w int64) *plan.Plan {
-	return &plan.Plan{SrcDT: sdt, DstDT: dtypes.F32, Div: 1, RowByRow: true, N: rows, Outputs: w,
+	return &plan.Plan{Stage: plan.SkipFinalize, SrcDT: sdt, DstDT: dtypes.F32, Div: 1, RowByRow: true, N: rows, Outputs: w,
 		Reduced:  []plan.Loop{{Size: rows, SrcStride: stride}},
 		HasInner: true, Inner: plan.Loop{Size: w, SrcStride: 1, DstStride: 1}}
 }
@@ -87,9 +87,9 @@ func TestRowByRowChoice(t *testing.T) {
 		{"stage-1 chunk", func(*plan.Plan) {}, true},
 		{"f32 src", func(p *plan.Plan) { p.SrcDT = dtypes.F32 }, true},
 		{"f16 src, padded rows", func(p *plan.Plan) { p.SrcDT = dtypes.F16; p.Reduced[0].SrcStride = 5000 }, true},
-		{"a mean (Div 64)", func(p *plan.Plan) { p.Div = 64 }, false},
-		{"bf16 dst", func(p *plan.Plan) { p.DstDT = dtypes.BF16 }, false},
-		{"post-op", func(p *plan.Plan) { p.PostOps = []plan.PostOp{{Kind: plan.ReLU}} }, false},
+		{"a whole mean (finalized)", func(p *plan.Plan) { p.Stage, p.Div = 0, 64 }, false},
+		{"bf16 dst", func(p *plan.Plan) { p.Stage, p.DstDT = 0, dtypes.BF16 }, false},
+		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: plan.ReLU}} }, false},
 		{"strided dst", func(p *plan.Plan) { p.Inner.DstStride = 2 }, false},
 		{"kept outer loop", func(p *plan.Plan) {
 			p.Outer = []plan.Loop{{Size: 2, SrcStride: 64 * 4096, DstStride: 4096}}

@@ -15,7 +15,9 @@ import (
 // done as one vector; any other layout lane by lane. r is clobbered.
 func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
 	mk := g.mark()
-	g.fop(opFDIV, r, r, g.vconst(math.Float32bits(float32(g.pl.Div))))
+	if g.pl.Stage&plan.SkipFinalize == 0 {
+		g.fop(opFDIV, r, r, g.vconst(math.Float32bits(float32(g.pl.Div))))
+	}
 	g.release(mk)
 
 	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {

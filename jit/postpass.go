@@ -15,9 +15,9 @@ import (
 // run its reduction, by far the larger part of the work, at interpreter
 // speed. Instead the plan is run as two phases:
 //
-//	A (means): the plan without post-ops, dst f32, Div kept, writing the
-//	  means densely into an f32 scratch buffer; machine code.
-//	B (post-op pass): an identity plan (no reduced loops, N = Div = 1)
+//	A (means): the plan without post-ops, dst f32, alg kept, writing its
+//	  results (means, sums, ...) densely into an f32 scratch buffer; machine code.
+//	B (post-op pass): a copy plan (AlgCopy: no reduced loops, N = 1)
 //	  from that scratch to the caller's dst and binary operands, applying
 //	  the post-ops and the dst conversion; the interpreter runs it (or
 //	  machine code, should the emitter cover it).
@@ -131,13 +131,13 @@ func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
 	return a, outputs, true
 }
 
-// postPassPlan returns phase B of pl: an identity plan over pl's kept
+// postPassPlan returns phase B of pl: a copy (plan.AlgCopy) over pl's kept
 // loops reading the dense f32 means and writing pl's dst with pl's
 // post-ops and binary operands. Its innermost loop becomes Inner, so
 // that the interpreter handles it a row at a time.
 func postPassPlan(pl *plan.Plan) *plan.Plan {
 	kept, dense, _ := keptLoops(pl)
-	b := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, PostOps: pl.PostOps, Div: 1}
+	b := &plan.Plan{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: pl.DstDT, PostOps: pl.PostOps, Div: 1}
 	for i, l := range kept {
 		l.SrcStride = dense[i]
 		if i == len(kept)-1 {

@@ -6,8 +6,9 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// twoStage adds stage 1 (f32 partial sums of reduction chunks into a new
-// scratch buffer) and stage 2 (partials to means, post-ops, conversion).
+// twoStage adds stage 1 (f32 partial results of reduction chunks into a
+// new scratch buffer: transformed and combined, not finalized) and stage 2
+// (partials combined and finalized, post-ops, conversion).
 // Stage-1 chunks are about target bytes (callBudget, or less for a plan
 // of about one budget, see splitBudget).
 //
@@ -112,7 +113,8 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	loops = append(loops, chunkLoops...)
 
 	stage1 := func(rows, width int64) *plan.Plan {
-		s := &plan.Plan{SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow}
+		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipFinalize,
+			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
@@ -174,7 +176,8 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	dc.phase(segs...)
 
 	// Stage 2: the same outputs over the partials.
-	s2 := &plan.Plan{SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
+	s2 := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipTransform,
+		SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
 	nbin := pl.BinaryCount()
 	stride := plan.MulSat(C, I)
 	for i := len(pl.Outer) - 1; i >= 0; i-- {

@@ -31,14 +31,18 @@ type exec struct {
 	dst      []byte
 	dstDT    dtypes.DataType
 	ops      []plan.PostOp
-	div      float64
+	red      plan.Reduction // the plan's reduction (no transform when src holds partials)
+	plain    bool           // a sum of untransformed elements: the typed fast loops apply
+	id       float64        // the accumulators' start (the alg's identity)
+	finalize bool           // the plan applies the alg's finalize
+	div      int64          // the mean's divisor
 	outer    []loop
-	red      []loop
+	reds     []loop
 	inner    loop
 	hasInner bool
 	emptyRed bool // a reduced loop has size 0: every sum is over nothing
 	loopBuf  [plan.MaxLoops]loop
-	acc      [rowCap]float64
+	row      [rowCap]float64
 }
 
 var execPool = sync.Pool{New: func() any { return new(exec) }}
@@ -55,7 +59,13 @@ func putExec(e *exec) {
 // (some kept loop has size 0).
 func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 	e.ops, e.dst, e.dstDT = pl.PostOps, dst, pl.DstDT
-	e.div = float64(pl.Div)
+	e.red, e.div = pl.Reduction, pl.Div
+	if pl.Stage&plan.SkipTransform != 0 {
+		e.red.Transform = plan.TransformNone // partials are combined as they are
+	}
+	e.finalize = pl.Stage&plan.SkipFinalize == 0 && e.red.Finalize != plan.FinalizeNone
+	e.plain = e.red.Combine == plan.CombineAdd && e.red.Transform == plan.TransformNone
+	e.id = float64(e.red.Identity())
 	e.emptyRed, e.hasInner = false, false
 	for _, l := range pl.Reduced {
 		e.emptyRed = e.emptyRed || l.Size == 0
@@ -76,11 +86,11 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 		}
 		e.inner, e.hasInner = e.conv(&pl.Inner), true
 	}
-	e.red = buf[len(buf):]
+	e.reds = buf[len(buf):]
 	if !e.emptyRed {
 		for _, l := range pl.Reduced {
 			if l.Size > 1 {
-				e.red = append(e.red, e.conv(&l))
+				e.reds = append(e.reds, e.conv(&l))
 			}
 		}
 	}
@@ -156,15 +166,15 @@ func (e *exec) nbins() int {
 // Inner loop a row of means accumulated rowCap at a time.
 func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 	if !e.hasInner {
-		e.acc[0] = e.sum(so)
-		e.emit(e.acc[:1], do, bo, &loop{})
+		e.row[0] = e.sum(so)
+		e.emit(e.row[:1], do, bo, &loop{})
 		return
 	}
 	in := &e.inner
 	for i0 := 0; i0 < in.size; i0 += rowCap {
-		row := e.acc[:min(rowCap, in.size-i0)]
+		row := e.row[:min(rowCap, in.size-i0)]
 		for j := range row {
-			row[j] = accZero
+			row[j] = e.id
 		}
 		e.rows(row, so+i0*in.src)
 		var b [plan.MaxBinary]int
@@ -175,42 +185,53 @@ func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 	}
 }
 
-// sum returns the sum over the Reduced loops of src starting at base.
+// sum returns the combination over the Reduced loops of src starting at
+// base, from the identity.
 func (e *exec) sum(base int) float64 {
 	if e.emptyRed {
-		return accZero
+		return e.id
 	}
-	if len(e.red) == 0 {
-		return accZero + float64(e.src.at(base)) // a one-element sum: -0 becomes +0 as in the JIT
+	if len(e.reds) == 0 {
+		// One element, combined with the identity: a one-element sum
+		// turns -0 into +0, as in the JIT.
+		return e.red.CombineF64(e.id, e.red.TransformF64(float64(e.src.at(base))))
 	}
-	last := &e.red[len(e.red)-1]
-	o := odometer{loops: e.red[:len(e.red)-1], off: base}
-	s := accZero
+	last := &e.reds[len(e.reds)-1]
+	o := odometer{loops: e.reds[:len(e.reds)-1], off: base}
+	s := e.id
 	for {
-		s += e.src.sum(o.off, last.size, last.src)
+		if e.plain {
+			s += e.src.sum(o.off, last.size, last.src)
+		} else {
+			s = e.src.fold(&e.red, s, o.off, last.size, last.src)
+		}
 		if !o.next() {
 			return s
 		}
 	}
 }
 
-// rows adds, for every index of the Reduced loops, the row of Inner
+// rows combines, for every index of the Reduced loops, the row of Inner
 // elements at that index into acc.
 func (e *exec) rows(acc []float64, base int) {
 	if e.emptyRed {
 		return
 	}
 	stride := e.inner.src
-	if len(e.red) == 0 {
-		e.src.addRow(acc, base, stride)
+	add := e.src.addRow
+	if !e.plain {
+		add = func(acc []float64, off, stride int) { e.src.foldRow(&e.red, acc, off, stride) }
+	}
+	if len(e.reds) == 0 {
+		add(acc, base, stride)
 		return
 	}
-	last := &e.red[len(e.red)-1]
-	o := odometer{loops: e.red[:len(e.red)-1], off: base}
+	last := &e.reds[len(e.reds)-1]
+	o := odometer{loops: e.reds[:len(e.reds)-1], off: base}
 	for {
 		off := o.off
 		for range last.size {
-			e.src.addRow(acc, off, stride)
+			add(acc, off, stride)
 			off += last.src
 		}
 		if !o.next() {
@@ -219,7 +240,8 @@ func (e *exec) rows(acc []float64, base int) {
 	}
 }
 
-// emit turns sums into outputs: mean, post-ops, conversion, store. Output
+// emit turns combined values into outputs: finalize, post-ops,
+// conversion, store. Output
 // j is written at dst element do + j*in.dst and reads binary operand k at
 // bo[k] + j*in.bin[k].
 func (e *exec) emit(sums []float64, do int, bo *[plan.MaxBinary]int, in *loop) {
@@ -228,7 +250,7 @@ func (e *exec) emit(sums []float64, do int, bo *[plan.MaxBinary]int, in *loop) {
 		return
 	}
 	for j, s := range sums {
-		m := float32(s / e.div)
+		m := float32(e.fin(s))
 		k := 0
 		for i := range e.ops {
 			op := &e.ops[i]
@@ -243,22 +265,30 @@ func (e *exec) emit(sums []float64, do int, bo *[plan.MaxBinary]int, in *loop) {
 	}
 }
 
+// fin applies the reduction's finalize where the plan does (for a mean
+// the true division, in float64, rounded once to f32 by the caller).
+func (e *exec) fin(s float64) float64 {
+	if !e.finalize {
+		return s
+	}
+	return e.red.FinalizeF64(s, e.div)
+}
+
 // storeRow is emit without post-ops, with the data type switch hoisted
 // out of the loop (an identity copy is all emit).
 func (e *exec) storeRow(sums []float64, do, stride int) {
-	div := e.div
 	switch e.dstDT {
 	case dtypes.F32:
 		for j, s := range sums {
-			binary.LittleEndian.PutUint32(e.dst[4*(do+j*stride):], math.Float32bits(float32(s/div)))
+			binary.LittleEndian.PutUint32(e.dst[4*(do+j*stride):], math.Float32bits(float32(e.fin(s))))
 		}
 	case dtypes.BF16:
 		for j, s := range sums {
-			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToBF16(float32(s/div)))
+			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToBF16(float32(e.fin(s))))
 		}
 	default:
 		for j, s := range sums {
-			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToF16(float32(s/div)))
+			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToF16(float32(e.fin(s))))
 		}
 	}
 }

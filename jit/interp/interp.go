@@ -1,12 +1,14 @@
-// Package interp runs canonical ReduceMean plans in pure Go. It is the
+// Package interp runs canonical reduction plans in pure Go. It is the
 // fallback for every plan the JIT does not compile and the oracle the
 // JIT's results are checked against, so it favours plain, checkable code
 // over speed, while still special-casing the innermost loops.
 //
-// Arithmetic: each src element is widened to f32 exactly and accumulated
-// in float64 (several independent accumulators, each starting at +0 as in
-// oneDNN and the JIT, so a mean of -0 values is +0); the mean is
-// float32(sum / float64(Div)); post-ops run in order in f32
+// Arithmetic: each src element is widened to f32 exactly, transformed and
+// combined in float64 with the plan's plan.Reduction (sums with several
+// independent accumulators, each starting at +0 as in oneDNN and the JIT,
+// so a mean of -0 values is +0); the result is the finalize in float64
+// (for the mean float32(sum / float64(Div))) rounded once to f32, unless
+// the plan writes partials; post-ops run in order in f32
 // (plan.Eltwise, plan.Binary, operands widened to f32); the result is
 // rounded to the dst data type, ties to even. float64 accumulation keeps a
 // sum of 10^8 f32 values within about 1e-8 relative of the exact sum, well

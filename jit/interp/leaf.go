@@ -2,6 +2,7 @@ package interp
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // The innermost loops. sum reduces one run of src to a float64; addRow
@@ -184,5 +185,23 @@ func (v *view) addRow(acc []float64, off, stride int) {
 		for j := range acc {
 			acc[j] += float64(t[x[j*stride]])
 		}
+	}
+}
+
+// fold combines n transformed elements starting at element off, stride
+// apart, into acc with r's combine: the loop for every alg but the plain
+// sum, which has the typed loops above.
+func (v *view) fold(r *plan.Reduction, acc float64, off, n, stride int) float64 {
+	for i := range n {
+		acc = r.CombineF64(acc, r.TransformF64(float64(v.at(off+i*stride))))
+	}
+	return acc
+}
+
+// foldRow is addRow for every alg: it combines len(acc) transformed
+// elements starting at element off, stride apart, into acc.
+func (v *view) foldRow(r *plan.Reduction, acc []float64, off, stride int) {
+	for j := range acc {
+		acc[j] = r.CombineF64(acc[j], r.TransformF64(float64(v.at(off+j*stride))))
 	}
 }

@@ -124,27 +124,41 @@ func TestChunks(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	none := func(plan.Kind) bool { return false }
-	all := func(plan.Kind) bool { return true }
+	meanOnly := func(r plan.Reduction) bool { return r.IsMean() }
+	all := Covers{Arch: "x", PostOp: func(plan.Kind) bool { return true }, Reduction: meanOnly, MaxDepth: 1}
+	none := all
+	none.PostOp = func(plan.Kind) bool { return false }
 	ok := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32, Reduced: []plan.Loop{{Size: 2, SrcStride: 1}}, N: 2, Outputs: 1, Div: 2}
-	if err := Check(ok, "x", all, 1); err != nil {
+	if err := Check(ok, all); err != nil {
 		t.Errorf("valid plan: %v", err)
 	}
-	if err := Check(&plan.Plan{}, "x", all, 1); err == nil || errors.Is(err, graph.Unimplemented) {
+	if err := Check(&plan.Plan{}, all); err == nil || errors.Is(err, graph.Unimplemented) {
 		t.Errorf("invalid plan: got %v, want Validate's error", err)
 	}
 	relu := *ok
 	relu.PostOps = []plan.PostOp{{Kind: plan.ReLU}}
-	err := Check(&relu, "x", none, 1)
+	err := Check(&relu, none)
 	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: post-op 0 (ReLU) has no JIT code") {
 		t.Errorf("unsupported post-op: got %v", err)
 	}
 	deep := *ok
 	deep.Reduced = []plan.Loop{{Size: 2, SrcStride: 4}, {Size: 2, SrcStride: 1}}
 	deep.N, deep.Div = 4, 4
-	err = Check(&deep, "x", all, 1)
+	err = Check(&deep, all)
 	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: 0 outer and 2 reduced loops exceed the supported depth 1") {
 		t.Errorf("deep plan: got %v", err)
+	}
+	sum := *ok
+	sum.Reduction = plan.AlgSum.Reduction(0, 0)
+	err = Check(&sum, all)
+	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction sum has no JIT code") {
+		t.Errorf("uncovered alg: got %v", err)
+	}
+	lp := *ok
+	lp.Reduction = plan.AlgNormLpSum.Reduction(3, 0.5)
+	err = Check(&lp, all)
+	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction pow>sum>root_add_eps(p=3,eps=0.5) has no JIT code") {
+		t.Errorf("uncovered Lp alg: got %v", err)
 	}
 }
 

@@ -33,7 +33,7 @@ func Canonicalize(p *Problem) (*Plan, error) {
 		return nil, err
 	}
 	nb := p.BinaryCount()
-	pl := &Plan{SrcDT: p.SrcDT, DstDT: p.DstDT, PostOps: planPostOps(p.PostOps)}
+	pl := &Plan{Reduction: p.Reduction, SrcDT: p.SrcDT, DstDT: p.DstDT, PostOps: planPostOps(p.PostOps)}
 
 	var loops []tagged
 	keptZero, redZero := false, false

@@ -6,8 +6,8 @@ import (
 )
 
 // Key returns a compact string that determines the computation of pl:
-// data types, every loop's size and strides (in nesting order), Div,
-// RowByRow and the post-ops with the parameters they use. Plans with
+// data types, every loop's size and strides (in nesting order), Div, the
+// alg with the parameters it reads, the stage, RowByRow and the post-ops with the parameters they use. Plans with
 // equal keys run the same code; canonical plans of equivalent problems
 // have equal keys.
 // Strides a loop does not use (dst and operand strides of reduced loops)
@@ -30,6 +30,12 @@ func (pl *Plan) Key() string {
 		b = appendLoop(append(b, ";r"...), &pl.Reduced[i], false)
 	}
 	b = strconv.AppendInt(append(b, ";d"...), pl.Div, 10)
+	if !pl.IsMean() {
+		b = append(append(b, ";a"...), pl.Reduction.String()...)
+	}
+	if pl.Stage != 0 {
+		b = strconv.AppendInt(append(b, ";s"...), int64(pl.Stage), 10)
+	}
 	if pl.RowByRow {
 		b = append(b, ";rowbyrow"...)
 	}
@@ -102,6 +108,15 @@ func (pl *Plan) String() string {
 	sb.WriteString(" N=" + strconv.FormatInt(pl.N, 10))
 	sb.WriteString(" Outputs=" + strconv.FormatInt(pl.Outputs, 10))
 	sb.WriteString(" Div=" + strconv.FormatInt(pl.Div, 10))
+	if !pl.IsMean() {
+		sb.WriteString(" alg=" + pl.Reduction.String())
+	}
+	if pl.Stage&SkipTransform != 0 {
+		sb.WriteString(" partials-in")
+	}
+	if pl.Stage&SkipFinalize != 0 {
+		sb.WriteString(" partials-out")
+	}
 	if pl.RowByRow {
 		sb.WriteString(" rowbyrow")
 	}

@@ -12,11 +12,12 @@ import (
 // MaxRank is the largest tensor rank gdnn accepts (the graph's limit).
 const MaxRank = graph.MaxRank
 
-// Problem is a ReduceMean over src, followed by post-ops, written to dst.
-// All strides are in elements, not bytes. The dst has the src's rank here
+// Problem is a reduction over src (the mean unless Reduction says
+// otherwise), followed by post-ops, written to dst. All strides are in elements, not bytes. The dst has the src's rank here
 // (reduced dims have size 1 in dst; their DstStrides entry is ignored);
 // dropping them for keep_dims=false is the caller's view, not the kernel's.
 type Problem struct {
+	Reduction
 	SrcDT, DstDT dtypes.DataType
 	Dims         []int64 // src dims; rank 0 is a scalar
 	SrcStrides   []int64 // per src dim
@@ -93,13 +94,18 @@ type Loop struct {
 //
 //	for each Outer index (outermost first):
 //	  for each Inner index (if HasInner):
-//	    acc = sum over the Reduced loops of src
-//	    dst = convert(postops(acc / Div))
+//	    acc = combine over the Reduced loops of transform(src), from the identity
+//	    dst = convert(postops(finalize(acc)))
+//
+// (transform, combine, identity and finalize are the Reduction's; for the
+// mean: none, +, +0 and /Div).
 //
 // with Inner being the kept loop that has a smaller src stride than every
 // reduced loop (the vector dimension of an [O,R,I] kernel). Two problems
 // with equal Keys run the same code.
 type Plan struct {
+	Reduction
+	Stage        Stage // which parts of the alg this plan applies (0: all)
 	SrcDT, DstDT dtypes.DataType
 	Outer        []Loop // kept loops outside the reduction, outermost first
 	Reduced      []Loop // reduced loops, outermost first
@@ -109,11 +115,12 @@ type Plan struct {
 	N            int64    // elements per mean: product of reduced sizes (0: the mean is NaN)
 	Outputs      int64    // number of dst elements written (0: nothing to do)
 
-	// Div is what each sum is divided by before the post-ops: N for a
-	// mean (Canonicalize sets it so). The runtime splits long reductions
-	// into a stage that writes f32 partial sums (Div 1, no post-ops) and a
-	// stage that adds the partials in a fixed order and divides by the
-	// true N. The division is a true division, never a multiplication by
+	// Div is what the mean's finalize divides each sum by: N (Canonicalize
+	// sets it so), also in a later stage of a split reduction, whose own
+	// N counts partials. Other algs and plans that SkipFinalize ignore it.
+	// The runtime splits long reductions into a stage that writes f32
+	// partial results (SkipFinalize) and a stage that combines the
+	// partials in a fixed order and finalizes (SkipTransform). The division is a true division, never a multiplication by
 	// 1/N: the JIT kernels divide the f32 sum by f32(Div), as oneDNN does;
 	// the interpreter divides its float64 sum and rounds once to f32.
 	Div int64

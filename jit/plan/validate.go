@@ -45,6 +45,12 @@ func (p *Problem) Validate() error {
 	if err := checkDataTypes(p.SrcDT, p.DstDT); err != nil {
 		return err
 	}
+	if err := p.Reduction.Validate(); err != nil {
+		return err
+	}
+	if p.Combine == CombineFirst && slices.Contains(p.Reduce, true) {
+		return graph.Errorf(graph.InvalidArguments, "plan: a copy reduces no dim")
+	}
 	if err := checkPostOps(p.PostOps, p.Reduce, true); err != nil {
 		return err
 	}
@@ -97,6 +103,9 @@ func (pl *Plan) Validate() error {
 		return graph.Errorf(graph.InvalidArguments, "plan: nil plan")
 	}
 	if err := checkDataTypes(pl.SrcDT, pl.DstDT); err != nil {
+		return err
+	}
+	if err := pl.checkReduction(); err != nil {
 		return err
 	}
 	if err := checkPostOps(pl.PostOps, nil, false); err != nil {
@@ -325,6 +334,25 @@ func checkPostOps(ops []PostOp, reduce []bool, withStrides bool) error {
 					i, op.Kind, j, s)
 			}
 		}
+	}
+	return nil
+}
+
+// checkReduction checks the alg and the stage: a copy has no reduced
+// loop, and a plan whose dst takes partials writes them as f32 with no
+// post-ops.
+func (pl *Plan) checkReduction() error {
+	if err := pl.Reduction.Validate(); err != nil {
+		return err
+	}
+	if pl.Stage&^(SkipTransform|SkipFinalize) != 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: unknown stage flags %#x", int(pl.Stage))
+	}
+	if pl.Combine == CombineFirst && len(pl.Reduced) > 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))
+	}
+	if pl.Stage&SkipFinalize != 0 && (pl.DstDT != dtypes.F32 || len(pl.PostOps) > 0) {
+		return graph.Errorf(graph.InvalidArguments, "plan: a stage that writes partials needs an f32 dst and no post-ops (dst %v, %d post-ops)", pl.DstDT, len(pl.PostOps))
 	}
 	return nil
 }

@@ -1,0 +1,133 @@
+// Package oracle is the float64 reference that gdnn's backends are tested
+// against: it computes a plan.Problem index by index, walking the
+// problem's own dims and strides (not its canonical plan, so that a
+// canonicalisation bug shows up too), with the float64 semantics of
+// plan.Reduction. It is plain and slow on purpose, and imported by tests
+// only.
+package oracle
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Output is one output of a problem before its post-ops.
+type Output struct {
+	Dst   int64   // dst element offset
+	Bins  []int64 // element offset in each binary operand, in post-op order
+	Value float64 // the reduction's result: transform, combine, finalize in float64
+	// Mag bounds the magnitude of what was combined: the sum of the
+	// transformed elements' magnitudes for sums, their largest for the
+	// other combines. Tolerances of f32 sums scale with it.
+	Mag float64
+	N   int64 // elements reduced into this output
+}
+
+// Reduce computes every output of p from src (little-endian elements of
+// p.SrcDT), in dst index order (the kept dims' odometer, last dim
+// fastest). The dims p reduces have size 1 in dst.
+func Reduce(p *plan.Problem, src []byte) []Output {
+	rank := len(p.Dims)
+	var kept, red []int
+	for d := range rank {
+		if p.Reduce[d] {
+			red = append(red, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	n := int64(1)
+	for _, d := range red {
+		n *= p.Dims[d]
+	}
+	for _, d := range kept {
+		if p.Dims[d] == 0 {
+			return nil
+		}
+	}
+	var binStrides [][]int64
+	for _, op := range p.PostOps {
+		if op.Kind.IsBinary() {
+			binStrides = append(binStrides, op.BinStrides)
+		}
+	}
+	r := p.Reduction
+	var outs []Output
+	idx := make([]int64, rank)
+	for {
+		o := Output{N: n, Bins: make([]int64, len(binStrides))}
+		for _, d := range kept {
+			o.Dst += idx[d] * p.DstStrides[d]
+			for j, s := range binStrides {
+				o.Bins[j] += idx[d] * s[d]
+			}
+		}
+		acc := float64(r.Identity())
+		if n > 0 {
+			ridx := make([]int64, rank)
+			copy(ridx, idx)
+			for {
+				off := int64(0)
+				for d := range rank {
+					off += ridx[d] * p.SrcStrides[d]
+				}
+				x := r.TransformF64(Get(p.SrcDT, src, off))
+				acc = r.CombineF64(acc, x)
+				if r.Combine == plan.CombineAdd {
+					o.Mag += math.Abs(x)
+				} else {
+					o.Mag = math.Max(o.Mag, math.Abs(x))
+				}
+				if !step(ridx, p.Dims, red) {
+					break
+				}
+			}
+		}
+		o.Value = r.FinalizeF64(acc, n)
+		outs = append(outs, o)
+		if !step(idx, p.Dims, kept) {
+			return outs
+		}
+	}
+}
+
+// step advances the odometer idx over the dims listed in which (last
+// fastest) and reports false after the last index.
+func step(idx, dims []int64, which []int) bool {
+	for k := len(which) - 1; k >= 0; k-- {
+		d := which[k]
+		if idx[d]++; idx[d] < dims[d] {
+			return true
+		}
+		idx[d] = 0
+	}
+	return false
+}
+
+// Get reads element i of data type dt from b, widened exactly.
+func Get(dt dtypes.DataType, b []byte, i int64) float64 {
+	switch dt {
+	case dtypes.F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	case dtypes.BF16:
+		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	}
+	return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+}
+
+// Put writes v as element i of data type dt in b, rounded to f32 and then
+// to dt, to nearest even (gdnn's rounding of results).
+func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
+	f := float32(v)
+	switch dt {
+	case dtypes.F32:
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	case dtypes.BF16:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
+	default:
+		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
+	}
+}

@@ -1,0 +1,344 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/gdnn/gdnn/graph"
+)
+
+// Reduction says what a reduction computes, in the four parts of oneDNN's
+// reference (init_acc, accumulate, finalize): a per-element Transform, a
+// Combine (whose neutral element the accumulators start from) and a
+// Finalize applied to the combined value before the post-ops. Emitters
+// and the interpreter read these parts; none has a code path per op.
+//
+// The zero value is the mean, gdnn's first reduction: no transform, add,
+// divide by the plan's Div. The oneDNN algs, ONNX's Reduce* ops and the
+// fused pre-ops (Abs -> ReduceMax, Square -> ReduceSum) are all
+// combinations of the parts; Alg.Reduction spells oneDNN's.
+type Reduction struct {
+	Transform Transform
+	Combine   Combine
+	Finalize  Finalize
+	P         float32 // TransformPow's power and the finalize's root (Lp norms)
+	Eps       float32 // the finalize's eps (Lp norms)
+}
+
+// Transform is what is done to each src element before it is combined.
+type Transform uint8
+
+// The transforms.
+const (
+	TransformNone   Transform = iota
+	TransformAbs              // |x|
+	TransformSquare           // x*x
+	TransformPow              // |x|^P (P other than 1 and 2: see Alg.Reduction)
+	transformCount
+)
+
+// Combine is how an accumulator takes in an element.
+type Combine uint8
+
+// The combines. Max and Min give NaN when either side is NaN and order -0
+// below +0, so no result depends on the order of the elements.
+// CombineFirst keeps the one element of a plan that reduces nothing (the
+// post-op pass over results computed earlier).
+const (
+	CombineAdd Combine = iota
+	CombineMul
+	CombineMax
+	CombineMin
+	CombineFirst
+	combineCount
+)
+
+// Finalize is what turns a combined value into the reduction's result.
+type Finalize uint8
+
+// The finalizes. The Lp forms read P (the root) and Eps.
+const (
+	FinalizeMean       Finalize = iota // acc / Div, a true division
+	FinalizeNone                       // acc
+	FinalizeRootMaxEps                 // root_P(max(eps, acc))
+	FinalizeRootAddEps                 // root_P(eps + acc)
+	FinalizeMaxEps                     // max(eps, acc)
+	FinalizeAddEps                     // eps + acc
+	finalizeCount
+)
+
+// Stage says which parts of its reduction a plan applies, when the
+// runtime splits one reduction into several plans (two stages, post-op
+// pass). The zero value is a whole reduction.
+type Stage uint8
+
+// Stage flags.
+const (
+	// SkipTransform: src holds partial results of an earlier stage,
+	// already transformed: they are only combined.
+	SkipTransform Stage = 1 << iota
+	// SkipFinalize: dst takes partial results for a later stage: no
+	// finalize, no post-ops, f32 dst.
+	SkipFinalize
+)
+
+// Alg is one of oneDNN's reduction algs (benchdnn's --alg).
+type Alg uint8
+
+// oneDNN's nine reduction algs.
+const (
+	AlgSum             Alg = iota // sum
+	AlgMul                        // product
+	AlgMax                        // max
+	AlgMin                        // min
+	AlgMean                       // sum / N
+	AlgNormLpMax                  // root_p(max(eps, sum |x|^p))
+	AlgNormLpSum                  // root_p(eps + sum |x|^p)
+	AlgNormLpPowerPMax            // max(eps, sum |x|^p)
+	AlgNormLpPowerPSum            // eps + sum |x|^p
+	algCount
+)
+
+// algNames are benchdnn's --alg spellings.
+var algNames = [...]string{
+	AlgSum:             "sum",
+	AlgMul:             "mul",
+	AlgMax:             "max",
+	AlgMin:             "min",
+	AlgMean:            "mean",
+	AlgNormLpMax:       "norm_lp_max",
+	AlgNormLpSum:       "norm_lp_sum",
+	AlgNormLpPowerPMax: "norm_lp_power_p_max",
+	AlgNormLpPowerPSum: "norm_lp_power_p_sum",
+}
+
+// String returns benchdnn's name for a ("sum", "norm_lp_max", ...).
+func (a Alg) String() string {
+	if a >= algCount {
+		return fmt.Sprintf("Alg(%d)", int(a))
+	}
+	return algNames[a]
+}
+
+// ParseAlg returns the alg benchdnn spells name.
+func ParseAlg(name string) (Alg, bool) {
+	for a := AlgSum; a < algCount; a++ {
+		if algNames[a] == name {
+			return a, true
+		}
+	}
+	return 0, false
+}
+
+// IsLp reports whether a is one of the Lp norms (which read p and eps).
+func (a Alg) IsLp() bool { return a >= AlgNormLpMax && a <= AlgNormLpPowerPSum }
+
+// Reduction returns the parts of alg a; p and eps matter to the Lp norms
+// only. |x|^p is spelled TransformAbs for p 1 and TransformSquare for p 2,
+// which the emitters have vector code for.
+func (a Alg) Reduction(p, eps float32) Reduction {
+	switch a {
+	case AlgSum:
+		return Reduction{Finalize: FinalizeNone}
+	case AlgMul:
+		return Reduction{Combine: CombineMul, Finalize: FinalizeNone}
+	case AlgMax:
+		return Reduction{Combine: CombineMax, Finalize: FinalizeNone}
+	case AlgMin:
+		return Reduction{Combine: CombineMin, Finalize: FinalizeNone}
+	case AlgMean:
+		return Reduction{}
+	}
+	r := Reduction{Transform: TransformPow, P: p, Eps: eps}
+	switch p {
+	case 1:
+		r.Transform = TransformAbs
+	case 2:
+		r.Transform = TransformSquare
+	}
+	switch a {
+	case AlgNormLpMax:
+		r.Finalize = FinalizeRootMaxEps
+	case AlgNormLpSum:
+		r.Finalize = FinalizeRootAddEps
+	case AlgNormLpPowerPMax:
+		r.Finalize = FinalizeMaxEps
+	default:
+		r.Finalize = FinalizeAddEps
+	}
+	return r
+}
+
+// Copy is the Reduction of a plan that reduces nothing: dst = src (then
+// the post-ops).
+var Copy = Reduction{Combine: CombineFirst, Finalize: FinalizeNone}
+
+// IsMean reports whether r is the mean (the zero Reduction).
+func (r Reduction) IsMean() bool { return r == Reduction{} }
+
+// readsP and readsEps report whether r uses P and Eps.
+func (r Reduction) readsP() bool {
+	return r.Transform == TransformPow || r.Finalize == FinalizeRootMaxEps || r.Finalize == FinalizeRootAddEps
+}
+
+func (r Reduction) readsEps() bool {
+	return r.Finalize >= FinalizeRootMaxEps && r.Finalize < finalizeCount
+}
+
+// Identity is the value an accumulator starts from: the combine's neutral
+// element, and so the result of reducing nothing (before the finalize).
+// Sums start at +0, so a sum is never -0.
+func (r Reduction) Identity() float32 {
+	switch r.Combine {
+	case CombineMul:
+		return 1
+	case CombineMax:
+		return float32(math.Inf(-1))
+	case CombineMin:
+		return float32(math.Inf(1))
+	}
+	return 0
+}
+
+// Validate checks every part and, where they are read, p and eps.
+func (r Reduction) Validate() error {
+	if r.Transform >= transformCount || r.Combine >= combineCount || r.Finalize >= finalizeCount {
+		return graph.Errorf(graph.InvalidArguments, "plan: unknown reduction parts (transform %d, combine %d, finalize %d)",
+			int(r.Transform), int(r.Combine), int(r.Finalize))
+	}
+	if r.Combine == CombineFirst && (r.Transform != TransformNone || r.Finalize != FinalizeNone) {
+		return graph.Errorf(graph.InvalidArguments, "plan: a copy has no transform and no finalize")
+	}
+	if r.Finalize == FinalizeMean && r.Combine != CombineAdd {
+		return graph.Errorf(graph.InvalidArguments, "plan: a mean divides a sum, not a %s", combineNames[r.Combine])
+	}
+	if p := float64(r.P); r.readsP() && (math.IsNaN(p) || math.IsInf(p, 0) || p <= 0) {
+		return graph.Errorf(graph.InvalidArguments, "plan: reduction %v needs a finite p > 0, got %v", r, r.P)
+	}
+	if e := float64(r.Eps); r.readsEps() && (math.IsNaN(e) || math.IsInf(e, 0)) {
+		return graph.Errorf(graph.InvalidArguments, "plan: reduction %v needs a finite eps, got %v", r, r.Eps)
+	}
+	return nil
+}
+
+// The float64 semantics of every part: the interpreter computes with
+// these, and tests use them as the reference. Emitters match them in f32.
+
+// TransformF64 applies r's per-element transform to x.
+func (r Reduction) TransformF64(x float64) float64 {
+	switch r.Transform {
+	case TransformAbs:
+		return math.Abs(x)
+	case TransformSquare:
+		return x * x
+	case TransformPow:
+		return math.Pow(math.Abs(x), float64(r.P))
+	}
+	return x
+}
+
+// CombineF64 combines accumulator a with the (transformed) element x.
+func (r Reduction) CombineF64(a, x float64) float64 {
+	switch r.Combine {
+	case CombineMul:
+		return a * x
+	case CombineMax:
+		switch {
+		case a != a:
+			return a
+		case x > a, x != x:
+			return x
+		case x < a:
+			return a
+		case x == 0 && !math.Signbit(x):
+			return x // +0 above -0
+		}
+		return a
+	case CombineMin:
+		switch {
+		case a != a:
+			return a
+		case x < a, x != x:
+			return x
+		case x > a:
+			return a
+		case x == 0 && math.Signbit(x):
+			return x // -0 below +0
+		}
+		return a
+	case CombineFirst:
+		return x
+	}
+	return a + x
+}
+
+// FinalizeF64 turns the combined value acc into r's result; div is the
+// plan's Div (the mean divides by it: 0 gives NaN). Stages that skip the
+// finalize do not call it.
+func (r Reduction) FinalizeF64(acc float64, div int64) float64 {
+	eps := float64(r.Eps)
+	switch r.Finalize {
+	case FinalizeMean:
+		return acc / float64(div)
+	case FinalizeRootMaxEps:
+		return r.root(math.Max(eps, acc))
+	case FinalizeRootAddEps:
+		return r.root(eps + acc)
+	case FinalizeMaxEps:
+		return math.Max(eps, acc)
+	case FinalizeAddEps:
+		return eps + acc
+	}
+	return acc
+}
+
+// root is the P-th root.
+func (r Reduction) root(x float64) float64 {
+	switch r.P {
+	case 1:
+		return x
+	case 2:
+		return math.Sqrt(x)
+	}
+	return math.Pow(x, 1/float64(r.P))
+}
+
+var (
+	transformNames = [...]string{"", "abs", "square", "pow"}
+	combineNames   = [...]string{"sum", "mul", "max", "min", "copy"}
+	finalizeNames  = [...]string{"mean", "", "root_max_eps", "root_add_eps", "max_eps", "add_eps"}
+)
+
+// String describes r for people and plan keys: "mean", "sum", "max",
+// "abs>max", "square>sum>root_add_eps(p=2,eps=0)"; the mean's parts are
+// left out, and p and eps appear where they are read.
+func (r Reduction) String() string {
+	if r.Transform >= transformCount || r.Combine >= combineCount || r.Finalize >= finalizeCount {
+		return fmt.Sprintf("Reduction(%d,%d,%d)", int(r.Transform), int(r.Combine), int(r.Finalize))
+	}
+	if r.IsMean() {
+		return "mean"
+	}
+	s := combineNames[r.Combine]
+	if t := transformNames[r.Transform]; t != "" {
+		s = t + ">" + s
+	}
+	if f := finalizeNames[r.Finalize]; f != "" {
+		s += ">" + f
+	}
+	var args []byte
+	if r.readsP() {
+		args = strconv.AppendFloat(append(args, "p="...), float64(r.P), 'g', -1, 32)
+	}
+	if r.readsEps() {
+		if len(args) > 0 {
+			args = append(args, ',')
+		}
+		args = strconv.AppendFloat(append(args, "eps="...), float64(r.Eps), 'g', -1, 32)
+	}
+	if len(args) > 0 {
+		s += "(" + string(args) + ")"
+	}
+	return s
+}
