@@ -94,12 +94,12 @@ func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 	mk := g.mark()
 	defer g.release(mk)
 	s, v, t := g.tmp(), g.tmp(), g.tmp()
-	g.zero(v)
+	g.initAcc(v)
 	g.accum(g.sdt, v, g.m(rSrc, 0), m*P)
 	g.op(x86.AVMOVAPS, g.vr(v), g.vr(s))
 	for r := 1; r < R; r++ {
 		g.rotate(t, v, r*W)
-		g.vadd(s, t)
+		g.combine(s, t)
 	}
 	var bits uint32
 	for it := 0; it < m; it++ {
@@ -130,14 +130,14 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 }
 
 // colAcc is how many accumulators a column block may use: nacc, or 12 on
-// AVX2 when nothing after the sums needs more than the two temporaries
-// that leaves (f32 in and out, no post-ops). A wider block reads more of
+// AVX2 when nothing needs more than the two temporaries that leaves (f32
+// in and out, sums, no post-ops, a finalize of one constant at most). A wider block reads more of
 // each strided row per visit, which the hardware prefetchers follow
 // better: 12 instead of 8 ran 1024x4096 f32 over rows 1.16x faster, the
 // middle axis of 8x512x4096 1.10x, 16x1568x4096 1.08x (2 threads,
 // medians of 3 alternating runs).
 func (g *gen) colAcc() int {
-	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 {
+	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 && g.add && !g.finalizeNeedsTemps() {
 		return avx2WideAcc
 	}
 	return g.nacc
@@ -206,7 +206,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	acc := func(k, u int) int { return u*K + k }
 	for i := 0; i < K*U; i++ {
-		g.zero(i)
+		g.initAcc(i)
 	}
 	// Accumulators past tmpLo (see colAcc) hold the temporaries off
 	// until the block is finished.
@@ -235,7 +235,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// and 2048x4096 reduced over rows).
 	narrow := g.ssz == 2 && !zeroSum && len(red) > 0 && int64(nv)*vb <= narrowBytes
 	pairs := 0
-	if narrow && g.sdt == dtypes.BF16 {
+	if narrow && g.sdt == dtypes.BF16 && g.plainSum() {
 		pairs = nv / 2
 	}
 	prefetch := narrow
@@ -299,8 +299,8 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	runs := kernelshape.Runs{Level: -1}
 	if !zeroSum {
 		if n := len(red); n == 0 {
-			// Nothing reduced: the "sum" is the element itself
-			// (added to +0 like every sum, as the interpreter does).
+			// Nothing reduced: the element combined with the
+			// identity (a sum of one -0 is +0, as in the interpreter).
 			for k := 0; k < K; k++ {
 				g.accum(g.sdt, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
 			}
@@ -451,7 +451,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	nfull, remT := total/M, int(total%M)
 	U := int(max(1, min(chainTarget, int64(g.nacc), nfull)))
 	for u := 0; u < U; u++ {
-		g.zero(u)
+		g.initAcc(u)
 	}
 	mb := M * g.ssz
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
@@ -500,8 +500,8 @@ func (g *gen) flatPrefetch(M int64) bool {
 	return M < int64(g.V) && (g.avx512 || g.sdt == dtypes.F32)
 }
 
-// fold adds lanes l + j*w (j < q) into lane l, for l < w: halving while q
-// is even, peeling the last block while q is odd.
+// fold combines lanes l + j*w (j < q) into lane l, for l < w: halving
+// while q is even, peeling the last block while q is odd.
 func (g *gen) fold(r, w, q int) {
 	if q <= 1 {
 		return
@@ -512,11 +512,11 @@ func (g *gen) fold(r, w, q int) {
 		e := g.tmp()
 		g.rotate(e, r, (q-1)*w)
 		g.fold(r, w, q-1)
-		g.vadd(r, e)
+		g.combine(r, e)
 		return
 	}
 	t := g.tmp()
 	g.rotate(t, r, (q/2)*w)
-	g.vadd(r, t)
+	g.combine(r, t)
 	g.fold(r, w, q/2)
 }

@@ -16,9 +16,6 @@ const maxDepth = 5
 // covers is what the generator emits code for.
 var covers = kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth}
 
-// supportedReduction reports whether the generator emits reduction r.
-func supportedReduction(r plan.Reduction) bool { return r.IsMean() }
-
 // Emit returns x86-64 machine code for pl, following the kernel ABI of
 // jit/plan/abi.go (Code.Totals: call it with a LongArgs block). A plan
 // the generator does not cover (a post-op kind it does not emit, a loop

@@ -24,6 +24,8 @@ type gen struct {
 	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
 
 	pl       *plan.Plan
+	red      plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
+	add      bool           // the combine is a sum
 	sdt, ddt dtypes.DataType
 	ssz, dsz int64 // element sizes in bytes
 	nbin     int
@@ -90,6 +92,11 @@ func newGen(pl *plan.Plan, o Options) *gen {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 8, 8, 8, 14
 	}
 	g.tmpNext = g.tmpLo
+	g.red = pl.Reduction
+	if pl.Stage&plan.SkipTransform != 0 {
+		g.red.Transform = plan.TransformNone
+	}
+	g.add = g.red.Combine == plan.CombineAdd
 	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
 	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
 	for _, op := range pl.PostOps {

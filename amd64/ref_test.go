@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -46,85 +47,35 @@ func putF(dt dtypes.DataType, b []byte, i int64, f float32) {
 	}
 }
 
-// reference computes p into a copy of dst: the sum of each output in
-// float64, rounded to f32 and divided by f32(N) (a true f32 division),
-// then plan.Eltwise / plan.Binary and the rounding to the dst type.
-// written marks the dst elements that hold outputs.
+// reference computes p into a copy of dst from the oracle's combined
+// values (exact, as fillExact's inputs make them), rounded to f32 and
+// finalized in f32 as the kernels do (oracle.FinalizeF32: for the mean a
+// true f32 division by N), then plan.Eltwise / plan.Binary and the
+// rounding to the dst type. written marks the dst elements that hold
+// outputs.
 func reference(p *plan.Problem, src, dst []byte, bins [][]byte) (out []byte, written map[int64]bool) {
 	out = append([]byte(nil), dst...)
 	written = map[int64]bool{}
-	rank := len(p.Dims)
-	var kept, red []int
-	for d := 0; d < rank; d++ {
-		if p.Reduce[d] {
-			red = append(red, d)
-		} else {
-			kept = append(kept, d)
-		}
-	}
-	n := int64(1)
-	for _, d := range red {
-		n *= p.Dims[d]
-	}
-	idx := make([]int64, rank)
 	var binDT []dtypes.DataType
-	var binStr [][]int64
 	for _, op := range p.PostOps {
 		if op.Kind.IsBinary() {
 			binDT = append(binDT, op.BinDT)
-			binStr = append(binStr, op.BinStrides)
 		}
 	}
-	var walkRed func(k int, off int64) float64
-	walkRed = func(k int, off int64) float64 {
-		if k == len(red) {
-			// Every sum starts at +0, also a sum of one element.
-			return 0 + float64(getF(p.SrcDT, src, off))
-		}
-		d := red[k]
-		s := 0.0
-		for i := int64(0); i < p.Dims[d]; i++ {
-			s += walkRed(k+1, off+i*p.SrcStrides[d])
-		}
-		return s
-	}
-	var walkKept func(k int)
-	walkKept = func(k int) {
-		if k < len(kept) {
-			d := kept[k]
-			for i := int64(0); i < p.Dims[d]; i++ {
-				idx[d] = i
-				walkKept(k + 1)
-			}
-			return
-		}
-		var srcOff, dstOff int64
-		for _, d := range kept {
-			srcOff += idx[d] * p.SrcStrides[d]
-			dstOff += idx[d] * p.DstStrides[d]
-		}
-		sum := 0.0
-		if n > 0 {
-			sum = walkRed(0, srcOff)
-		}
-		v := float32(sum) / float32(n)
+	for _, o := range oracle.Reduce(p, src) {
+		v := oracle.FinalizeF32(p.Reduction, float32(o.Acc), o.N)
 		bi := 0
 		for _, op := range p.PostOps {
 			if !op.Kind.IsBinary() {
 				v = plan.Eltwise(op.Kind, op.Alpha, op.Beta, v)
 				continue
 			}
-			var o int64
-			for _, d := range kept {
-				o += idx[d] * binStr[bi][d]
-			}
-			v = plan.Binary(op.Kind, v, getF(binDT[bi], bins[bi], o))
+			v = plan.Binary(op.Kind, v, getF(binDT[bi], bins[bi], o.Bins[bi]))
 			bi++
 		}
-		putF(p.DstDT, out, dstOff, v)
-		written[dstOff] = true
+		putF(p.DstDT, out, o.Dst, v)
+		written[o.Dst] = true
 	}
-	walkKept(0)
 	return out, written
 }
 
@@ -294,6 +245,27 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 	}
 }
 
+// fillPowers fills b for products: mostly ±1, now and then ±2 or ±1/2
+// (and -0 or the specials), so that every partial product is a power of
+// two far from f32's range limits, exact in any order.
+func fillPowers(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
+	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
+		v := float32(1)
+		switch x := r.Intn(32); {
+		case x < 2:
+			v = 2
+		case x < 4:
+			v = 0.5
+		case x == 4 && specials:
+			v = []float32{float32(math.NaN()), float32(math.Inf(1)), 0}[r.Intn(3)]
+		}
+		if r.Intn(2) == 0 {
+			v = -v
+		}
+		putF(dt, b, i, v)
+	}
+}
+
 // sameValue compares two stored elements: equal bits, or both NaN.
 func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
 	x, y := getF(dt, a, i), getF(dt, b, i)
@@ -340,7 +312,11 @@ func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, d
 		t.Fatal(err)
 	}
 	src = make([]byte, sb)
-	fillExact(r, p.SrcDT, src, specials, 200)
+	if p.Combine == plan.CombineMul {
+		fillPowers(r, p.SrcDT, src, specials)
+	} else {
+		fillExact(r, p.SrcDT, src, specials, 200)
+	}
 	dst = make([]byte, db)
 	for i := range dst {
 		dst[i] = 0xA5 // a sentinel, distinct from any output

@@ -131,7 +131,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		}
 	}
 	for i := 0; i < nzero; i++ {
-		g.zero(i)
+		g.initAcc(i)
 	}
 	acc := func(row, u int) int { return regOf[row] + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
@@ -181,9 +181,9 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			case rp.Elem != nil:
 				g.elemSweep(rp.Elem, U, chunk, fold)
 			default:
-				// Nothing reduced: the "sum" is the element itself
-				// (added to +0 like every sum, as the interpreter does:
-				// -0 becomes +0).
+				// Nothing reduced: the element combined with the
+				// identity (a sum of one -0 is +0, as in the
+				// interpreter).
 				g.accum(g.sdt, 0, g.m(rSrc, 0), bcast)
 			}
 		})
@@ -216,9 +216,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 // summed it into (see packedSweep), where a level costs 3 instructions
 // per register pair. AVX-512 bf16 rows take twice as many elements
 // (pairPacked). Rows of up to 2 elements keep 2 levels: 8 to a register
-// would need 8 opmasks.
+// would need 8 opmasks. Only plain sums pack: the packed loads leave
+// zeros in lanes no row fills, and add untransformed elements.
 func (g *gen) packSkip(rp *rowPlan) int {
-	if !rp.Vec {
+	if !rp.Vec || !g.plainSum() {
 		return 0
 	}
 	maxSkip := 2
@@ -422,12 +423,13 @@ func (g *gen) prefetchAhead(span int64) {
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
-// masked tail. bf16 rows go two vectors per load first (rowPairs).
+// masked tail. bf16 rows of plain sums go two vectors per load first
+// (rowPairs: its lanes mix elements, and its masked pair adds zeros).
 func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	V := int64(g.V)
 	vb := V * g.ssz
 	base := int64(0) // elements done by rowPairs
-	if g.sdt == dtypes.BF16 && (U >= 2 || n > 1) {
+	if g.sdt == dtypes.BF16 && (U >= 2 || n > 1) && g.plainSum() {
 		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
 	}
 	left := rk - base
@@ -747,8 +749,9 @@ func (g *gen) hoistGather(rk int) *gatherIdx {
 
 // gather sums 16 rows of gi.rk elements back to back at the src pointer:
 // rk loads, then for each element of a row rk-1 VPERMT2PS gather it from
-// all 16 rows into one vector, and rk adds (from +0, in row order like
-// the interpreter) leave the 16 sums in lane order for one epilogue.
+// all 16 rows into one vector, and rk combines (from the identity, in row
+// order like the interpreter) leave the 16 results in lane order for one
+// epilogue.
 func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 	if gi.rk == 4 {
 		g.gather4(gi.reg[0][0], lm)
@@ -761,25 +764,26 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 	for k := 0; k < gi.rk; k++ {
 		v[k] = g.tmp()
 		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.transform(v[k])
 	}
 	s, t := g.tmp(), g.tmp()
-	g.zero(s)
+	g.initAcc(s)
 	for r := 0; r < gi.rk; r++ {
 		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
 		for c := 1; c < gi.rk; c++ {
 			g.op(x86.AVPERMT2PS, g.vr(v[c]), g.vr(gi.reg[r][c-1]), g.vr(t))
 		}
-		g.vadd(s, t)
+		g.combine(s, t)
 	}
 	g.epilogue(s, lm)
 }
 
 // gather4 sums 16 rows of 4 elements back to back at the src pointer:
 // four loads; each 128-bit lane is one row, summed within the lane by two
-// VPERMILPS swaps and adds (pairwise, like the transposing groups); two
-// VPERMT2PS with index idx take lanes 0, 4, 8, 12 of two vectors each,
-// and a VSHUFF32X4 joins the halves. Adding the sums to +0 turns a -0
-// sum into +0, as the interpreter's sums from +0 give.
+// VPERMILPS swaps and combines (pairwise, like the transposing groups);
+// two VPERMT2PS with index idx take lanes 0, 4, 8, 12 of two vectors
+// each, and a VSHUFF32X4 joins the halves. Combining the results with the
+// identity turns a -0 sum into +0, as the interpreter's sums from +0 give.
 func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	mk := g.mark()
 	defer g.release(mk)
@@ -789,15 +793,16 @@ func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	for k := range v {
 		v[k] = g.tmp()
 		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.transform(v[k])
 		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
-		g.vadd(v[k], t)
+		g.combine(v[k], t)
 		g.op(x86.AVPERMILPS, imm(0x4E), g.vr(v[k]), g.vr(t))
-		g.vadd(v[k], t)
+		g.combine(v[k], t)
 	}
 	g.op(x86.AVPERMT2PS, g.vr(v[1]), g.vr(idx), g.vr(v[0]))
 	g.op(x86.AVPERMT2PS, g.vr(v[3]), g.vr(idx), g.vr(v[2]))
 	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
-	g.zero(v[1])
-	g.vadd(v[1], t)
+	g.initAcc(v[1])
+	g.combine(v[1], t)
 	g.epilogue(v[1], lm)
 }

@@ -32,7 +32,7 @@ const rowByRowVecs = 4
 func (g *gen) rowByRowShape(k kernelshape.Nest, red []plan.Loop, zeroSum bool) bool {
 	pl := g.pl
 	return pl.RowByRow && !zeroSum && len(k.Loops) == 0 && len(red) == 1 &&
-		pl.Stage&plan.SkipFinalize != 0 && pl.Combine == plan.CombineAdd && pl.Inner.DstStride == 1
+		pl.Stage&plan.SkipFinalize != 0 && g.plainSum() && pl.Inner.DstStride == 1
 }
 
 // sumRowByRow emits the sums over the rows of red, a row at a time.

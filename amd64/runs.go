@@ -21,14 +21,15 @@ import (
 const totalSpare = 4
 
 // reserveTotals takes a general register for the totals pointer when
-// the plan's sums may be cut (kernelshape.MayCut) and the registers can
+// the plan sums (no other combine loses precision with the length) and
+// its sums may be cut (kernelshape.MayCut) and the registers can
 // spare it beside every loop counter the kernel may need (kept and
 // reduced loops, and four more: the Inner or group loop, the sweep, the
 // cut and a kept chunk loop). Called by Prologue while DI still points
 // at the argument block.
 func (g *gen) reserveTotals() {
 	need := len(g.pl.Outer) + len(g.pl.Reduced) + 4
-	if !kernelshape.MayCut(g.pl.N) || len(g.gprFree) < need+1 {
+	if !g.add || !kernelshape.MayCut(g.pl.N) || len(g.gprFree) < need+1 {
 		return
 	}
 	g.tot = g.Counter()

@@ -174,7 +174,7 @@ func (g *gen) transposeFrom(regs []int, skip int) int {
 			a, b := cur[i], cur[i+1]
 			g.op(lv.as, imm(lv.imm1), g.vr(b), g.vr(a), g.vr(t))
 			g.op(lv.as, imm(lv.imm2), g.vr(b), g.vr(a), g.vr(b))
-			g.op(x86.AVADDPS, g.vr(b), g.vr(t), g.vr(a))
+			g.combineTo(a, t, b)
 			next = append(next, a)
 		}
 		cur = next

@@ -216,25 +216,6 @@ func (g *gen) loadWords(r int, addr obj.Addr, n int) {
 	}
 }
 
-// accum adds n elements of src type dt at addr into accumulator acc
-// (same n convention as load). f32 adds straight from memory.
-func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
-	if dt == dtypes.F32 && n == g.V {
-		g.op(x86.AVADDPS, addr, g.vr(acc), g.vr(acc))
-		return
-	}
-	if dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
-		// Merge-masking: masked-off lanes keep acc and are not read.
-		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
-		return
-	}
-	mk := g.mark()
-	t := g.tmp()
-	g.load(dt, t, addr, n)
-	g.op(x86.AVADDPS, g.vr(t), g.vr(acc), g.vr(acc))
-	g.release(mk)
-}
-
 // vadd sets r += s.
 func (g *gen) vadd(r, s int) { g.op(x86.AVADDPS, g.vr(s), g.vr(r), g.vr(r)) }
 
@@ -269,33 +250,33 @@ func (g *gen) laneBcast(dst, src, j int) {
 	g.release(mk)
 }
 
-// hsum sets every lane of r to the sum of r's lanes: a butterfly of
-// swaps at distance V/2, ..., 1, which leaves the total in every lane.
+// hsum sets every lane of r to the combination of r's lanes: a butterfly
+// of swaps at distance V/2, ..., 1, which leaves the total in every lane.
 func (g *gen) hsum(r int) {
 	mk := g.mark()
 	t := g.tmp()
 	if g.avx512 {
 		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
-		g.vadd(r, t)
+		g.combine(r, t)
 		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
-		g.vadd(r, t)
+		g.combine(r, t)
 	} else {
 		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
-		g.vadd(r, t)
+		g.combine(r, t)
 	}
 	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
-	g.vadd(r, t)
+	g.combine(r, t)
 	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
-	g.vadd(r, t)
+	g.combine(r, t)
 	g.release(mk)
 }
 
-// sumTree adds registers regs[1:] into regs[0] pairwise.
+// sumTree combines registers regs[1:] into regs[0] pairwise.
 func (g *gen) sumTree(regs []int) {
 	for n := len(regs); n > 1; n = (n + 1) / 2 {
 		h := (n + 1) / 2
 		for i := 0; i+h < n; i++ {
-			g.vadd(regs[i], regs[i+h])
+			g.combine(regs[i], regs[i+h])
 		}
 	}
 }

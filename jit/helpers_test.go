@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -253,74 +254,23 @@ func refPost(op plan.PostOp, x, b float64) float64 {
 }
 
 // reference computes every output of p in float64 straight from the
-// problem (no plan involved): a map from dst element index to value.
+// problem (jit/oracle: no plan involved), post-ops with refPost: a map
+// from dst element index to value.
 func reference(c *tcase) map[int64]float64 {
-	p := c.p
-	rank := len(p.Dims)
 	out := map[int64]float64{}
-	for i, d := range p.Dims {
-		if d == 0 && !p.Reduce[i] {
-			return out // a kept dim of size 0: no outputs
+	for _, o := range oracle.Reduce(c.p, c.src) {
+		v, bi := o.Value, 0
+		for _, op := range c.p.PostOps {
+			var b float64
+			if op.Kind.IsBinary() {
+				dt, _ := binDT(c.p, bi)
+				b = get(dt, c.bins[bi], o.Bins[bi])
+				bi++
+			}
+			v = refPost(op, v, b)
 		}
+		out[o.Dst] = v
 	}
-	idx := make([]int64, rank)
-	var kept func(dim int)
-	kept = func(dim int) {
-		if dim == rank {
-			// sum over the reduced dims
-			sum, n := 0.0, int64(0)
-			var red func(d int, off int64)
-			red = func(d int, off int64) {
-				if d == rank {
-					sum += get(p.SrcDT, c.src, off)
-					n++
-					return
-				}
-				if !p.Reduce[d] {
-					red(d+1, off+idx[d]*p.SrcStrides[d])
-					return
-				}
-				for i := int64(0); i < p.Dims[d]; i++ {
-					red(d+1, off+i*p.SrcStrides[d])
-				}
-			}
-			red(0, 0)
-			v := sum / float64(n) // n == 0: 0/0 = NaN
-			var doff int64
-			for d := range rank {
-				if !p.Reduce[d] {
-					doff += idx[d] * p.DstStrides[d]
-				}
-			}
-			bi := 0
-			for _, op := range p.PostOps {
-				var b float64
-				if op.Kind.IsBinary() {
-					var boff int64
-					for d := range rank {
-						if !p.Reduce[d] {
-							boff += idx[d] * op.BinStrides[d]
-						}
-					}
-					b = get(op.BinDT, c.bins[bi], boff)
-					bi++
-				}
-				v = refPost(op, v, b)
-			}
-			out[doff] = v
-			return
-		}
-		if p.Reduce[dim] {
-			idx[dim] = 0
-			kept(dim + 1)
-			return
-		}
-		for i := int64(0); i < p.Dims[dim]; i++ {
-			idx[dim] = i
-			kept(dim + 1)
-		}
-	}
-	kept(0)
 	return out
 }
 

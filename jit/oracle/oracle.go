@@ -18,7 +18,8 @@ import (
 type Output struct {
 	Dst   int64   // dst element offset
 	Bins  []int64 // element offset in each binary operand, in post-op order
-	Value float64 // the reduction's result: transform, combine, finalize in float64
+	Acc   float64 // the combined value: identity, then every transformed element, in float64
+	Value float64 // the reduction's result: Acc finalized in float64
 	// Mag bounds the magnitude of what was combined: the sum of the
 	// transformed elements' magnitudes for sums, their largest for the
 	// other combines. Tolerances of f32 sums scale with it.
@@ -86,7 +87,7 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 				}
 			}
 		}
-		o.Value = r.FinalizeF64(acc, n)
+		o.Acc, o.Value = acc, r.FinalizeF64(acc, n)
 		outs = append(outs, o)
 		if !step(idx, p.Dims, kept) {
 			return outs
@@ -130,4 +131,25 @@ func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
 	default:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
 	}
+}
+
+// FinalizeF32 is r's finalize as the JIT kernels compute it: in f32, on
+// the combined value rounded to f32 (a true f32 division by n for the
+// mean, an f32 add or NaN-propagating max of eps, a correctly rounded f32
+// square root). Where the combined value is exact in f32 (as the
+// emitters' tests arrange), kernels must match it to the bit.
+func FinalizeF32(r plan.Reduction, acc float32, n int64) float32 {
+	eps := r.Eps
+	switch r.Finalize {
+	case plan.FinalizeMean:
+		return acc / float32(n)
+	case plan.FinalizeAddEps, plan.FinalizeRootAddEps:
+		acc += eps
+	case plan.FinalizeMaxEps, plan.FinalizeRootMaxEps:
+		acc = float32(math.Max(float64(eps), float64(acc)))
+	}
+	if (r.Finalize == plan.FinalizeRootAddEps || r.Finalize == plan.FinalizeRootMaxEps) && r.P == 2 {
+		acc = float32(math.Sqrt(float64(acc)))
+	}
+	return acc
 }

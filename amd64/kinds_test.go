@@ -1,0 +1,210 @@
+package amd64
+
+import (
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// kindReductions are the reductions the emitter covers, as the tests
+// draw them: oneDNN's algs (Lp norms at p 1 and 2) and fused pre-ops.
+var kindReductions = []plan.Reduction{
+	plan.AlgSum.Reduction(0, 0),
+	plan.AlgMul.Reduction(0, 0),
+	plan.AlgMax.Reduction(0, 0),
+	plan.AlgMin.Reduction(0, 0),
+	plan.AlgNormLpMax.Reduction(2, 0.25),
+	plan.AlgNormLpSum.Reduction(1, 0.5),
+	plan.AlgNormLpSum.Reduction(2, 0),
+	plan.AlgNormLpPowerPMax.Reduction(1, 3),
+	plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
+	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare}, // mean of squares
+}
+
+// randKindProblem is randProblem with one of kindReductions.
+func randKindProblem(r *rand.Rand, maxElems int64) *plan.Problem {
+	p := randProblem(r, maxElems)
+	p.Reduction = kindReductions[r.Intn(len(kindReductions))]
+	return p
+}
+
+// TestRandomKinds is TestRandomPlans for every covered reduction: each
+// emitted kernel, on every ISA, whole and in blocks, bit for bit against
+// the reference and the interpreter (fillExact makes every combined value
+// exact, products included).
+func TestRandomKinds(t *testing.T) {
+	n := 4000
+	if testing.Short() {
+		n = 400
+	}
+	r := rand.New(rand.NewSource(11))
+	for i := 0; i < n; i++ {
+		checkProblem(t, r, randKindProblem(r, 3000), i%4 == 0)
+	}
+}
+
+// TestKindStages runs plans of every covered reduction as a split
+// reduction's stages: stage 1 (SkipFinalize: transform and combine, f32
+// partials out, no post-ops) and stage 2 (SkipTransform: partials
+// combined and finalized), against the reference of the problem with the
+// skipped part taken out.
+func TestKindStages(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	for i := 0; i < 600; i++ {
+		p := randKindProblem(r, 3000)
+		stage := plan.SkipTransform
+		ref := *p
+		ref.Transform = plan.TransformNone
+		if i%2 == 0 {
+			stage = plan.SkipFinalize
+			p.DstDT, p.PostOps = dtypes.F32, nil
+			ref = *p
+			ref.Finalize = plan.FinalizeNone
+			if ref.Combine == plan.CombineAdd && ref.Transform == plan.TransformNone {
+				ref = *p
+				ref.Reduction = plan.AlgSum.Reduction(0, 0)
+			}
+		}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl.Stage = stage
+		src, dst0, bins := buffers(t, r, p, i%3 == 0)
+		want, written := reference(&ref, src, dst0, bins)
+		viaInterp := append([]byte(nil), dst0...)
+		if err := interp.Run(pl, src, viaInterp, bins); err != nil {
+			t.Fatal(err)
+		}
+		if d := compareExact(p.DstDT, viaInterp, want, written, true); d != "" {
+			t.Fatalf("interpreter, stage %d: %s\nplan %v", stage, d, pl)
+		}
+		for _, isa := range isas(t) {
+			k := compile(t, pl, isa.o)
+			got := append([]byte(nil), dst0...)
+			k.RunBlocks(pl, src, got, bins, 0)
+			k.Release()
+			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
+				t.Fatalf("%s, stage %d: %s\nplan %v", isa.name, stage, d, pl)
+			}
+		}
+	}
+}
+
+// TestKindGuardPages runs every kernel shape of every covered reduction
+// with tails of 0..2V+1 next to guard pages: no combine may read past a
+// tensor, and masked tails must not let the lanes past them in.
+func TestKindGuardPages(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(13))
+	for tail := int64(0); tail <= 33; tail++ {
+		for i, pair := range dtPairs {
+			for j, p := range guardShapes(tail, pair[0], pair[1]) {
+				p.Reduction = kindReductions[(int(tail)+i+j)%len(kindReductions)]
+				runGuarded(t, r, p, isaList)
+			}
+		}
+	}
+}
+
+// TestKindSpecials pins NaN, infinities and signed zeros through max and
+// min on every kernel shape: NaN wins wherever it is, +0 is above -0,
+// whatever the order, the lanes and the tails.
+func TestKindSpecials(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	for _, isa := range isas(t) {
+		for _, red := range []plan.Reduction{plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0)} {
+			for _, n := range []int64{1, 3, 8, 15, 16, 17, 33, 100} {
+				for pos := int64(0); pos < n; pos += max(1, n/5) {
+					for _, special := range []float32{nan, inf, -inf, negZero, 0} {
+						for _, cols := range []bool{false, true} {
+							// n values, all -0 or +0 (the other sign of
+							// the special's zero) but one special at pos.
+							fillZero := float32(0)
+							if special == 0 {
+								fillZero = negZero
+							}
+							vals := make([]float32, n)
+							for i := range vals {
+								vals[i] = fillZero
+							}
+							vals[pos] = special
+							checkSpecial(t, isa, red, vals, cols)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkSpecial reduces vals (as rows: [1, n] over axis 1; as columns:
+// [n, 3] over axis 0, each column the same values) and compares every
+// output with the reference bit for bit.
+func checkSpecial(t *testing.T, isa isaCase, red plan.Reduction, vals []float32, cols bool) {
+	t.Helper()
+	n := int64(len(vals))
+	p := &plan.Problem{Reduction: red, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{1, n},
+		SrcStrides: []int64{n, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 1}}
+	if cols {
+		p.Dims, p.SrcStrides, p.Reduce, p.DstStrides = []int64{n, 3}, []int64{3, 1}, []bool{true, false}, []int64{0, 1}
+	}
+	sb, _ := p.SrcBytes()
+	db, _ := p.DstBytes()
+	src, dst := make([]byte, sb), make([]byte, db)
+	for i := int64(0); i < sb/4; i++ {
+		v := vals[i%n]
+		if cols {
+			v = vals[i/3]
+		}
+		putF(dtypes.F32, src, i, v)
+	}
+	want, written := reference(p, src, dst, nil)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := compile(t, pl, isa.o)
+	defer k.Release()
+	k.RunBlocks(pl, src, dst, nil, 0)
+	for i := range written {
+		a, b := getF(dtypes.F32, dst, i), getF(dtypes.F32, want, i)
+		if a != a && b != b {
+			continue
+		}
+		if math.Float32bits(a) != math.Float32bits(b) {
+			t.Fatalf("%s %v of %v (columns %v): output %d = %v, want %v", isa.name, red, vals, cols, i, a, b)
+		}
+	}
+}
+
+// TestUncoveredReductions checks that reductions without vector code
+// (|x|^p for p other than 1 and 2, a root of such a p) are Unimplemented
+// (the runtime runs them in the interpreter), never miscompiled.
+func TestUncoveredReductions(t *testing.T) {
+	for _, red := range []plan.Reduction{plan.AlgNormLpSum.Reduction(3, 0), plan.AlgNormLpPowerPSum.Reduction(0.5, 0)} {
+		pl := &plan.Plan{Reduction: red, SrcDT: dtypes.F32, DstDT: dtypes.F32, Reduced: []plan.Loop{{Size: 8, SrcStride: 1}}, N: 8, Outputs: 1, Div: 8}
+		if _, err := Emit(pl, Options{AVX512: true}); !errors.Is(err, graph.Unimplemented) {
+			t.Errorf("%v: got %v, want Unimplemented", red, err)
+		}
+	}
+}
+
+// FuzzKinds drives TestRandomKinds from fuzzer-chosen seeds.
+func FuzzKinds(f *testing.F) {
+	for _, s := range []int64{1, 2, 3} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, seed int64, specials bool) {
+		r := rand.New(rand.NewSource(seed))
+		checkProblem(t, r, randKindProblem(r, 6000), specials)
+	})
+}

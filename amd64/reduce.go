@@ -1,0 +1,164 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// The reduction hooks: everything the kernel shapes need to know about
+// what they reduce, in the manner of oneDNN's init_acc, compute_op and
+// finalize. The shapes start accumulators with initAcc, take elements in
+// with accum, merge partial results (horizontal reductions, transposes,
+// folds, trees) with combine, and end in the epilogue's finalize; a new
+// reduction is a case in these functions, not a new shape.
+//
+// Some shapes have tricks that hold for plain sums only (see plainSum):
+// zero-filled lanes that are added harmlessly, bf16 pair loads that add
+// two elements' halves into different lanes, memory-operand adds, the
+// two-level summation cut. They check plainSum or g.add before using them.
+
+// supportedReduction reports whether the generator emits reduction r:
+// every combine; abs and square transforms (|x|^p for other p has no
+// vector code); finalizes whose root is of p 1 or 2.
+func supportedReduction(r plan.Reduction) bool {
+	if r.Transform == plan.TransformPow {
+		return false
+	}
+	if r.Finalize == plan.FinalizeRootAddEps || r.Finalize == plan.FinalizeRootMaxEps {
+		return r.P == 1 || r.P == 2
+	}
+	return true
+}
+
+// plainSum reports whether the kernel adds src elements as they are.
+func (g *gen) plainSum() bool { return g.add && g.red.Transform == plan.TransformNone }
+
+// initAcc sets accumulator r to the reduction's identity.
+func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
+
+// combine sets r = r ⊕ s with the reduction's combine. s may be clobbered.
+func (g *gen) combine(r, s int) {
+	x, y := g.vr(r), g.vr(s)
+	switch g.red.Combine {
+	case plan.CombineAdd:
+		g.op(x86.AVADDPS, y, x, x)
+	case plan.CombineMul:
+		g.op(x86.AVMULPS, y, x, x)
+	case plan.CombineMax:
+		// plan.Binary's Maximum has the reduction's semantics: NaN
+		// wins, +0 above -0.
+		g.binary(plan.Maximum, r, s)
+	case plan.CombineMin:
+		g.binary(plan.Minimum, r, s)
+	case plan.CombineFirst:
+		g.op(x86.AVMOVAPS, y, x)
+	}
+}
+
+// combineTo sets dst = a ⊕ b; a and b may be clobbered.
+func (g *gen) combineTo(dst, a, b int) {
+	switch g.red.Combine {
+	case plan.CombineAdd:
+		g.op(x86.AVADDPS, g.vr(b), g.vr(a), g.vr(dst))
+	case plan.CombineMul:
+		g.op(x86.AVMULPS, g.vr(b), g.vr(a), g.vr(dst))
+	default:
+		if dst != a {
+			g.op(x86.AVMOVAPS, g.vr(a), g.vr(dst))
+		}
+		g.combine(dst, b)
+	}
+}
+
+// transform applies the per-element transform to r, unless the plan's src
+// holds partials (g.red has none then). |x| clears the sign bit by two
+// shifts, which needs no constant register in the loop.
+func (g *gen) transform(r int) {
+	switch g.red.Transform {
+	case plan.TransformAbs:
+		g.op(x86.AVPSLLD, imm(1), g.vr(r), g.vr(r))
+		g.op(x86.AVPSRLD, imm(1), g.vr(r), g.vr(r))
+	case plan.TransformSquare:
+		g.op(x86.AVMULPS, g.vr(r), g.vr(r), g.vr(r))
+	}
+}
+
+// accum takes n elements of src type dt at addr into accumulator acc
+// (n as for load: bcast, V, or 0 < n < V lanes), transformed and
+// combined. A partial load leaves lanes n and up untouched in acc: a sum
+// adds the zeros the load leaves there, other combines take only the
+// first n lanes. Plain f32 sums add straight from memory.
+func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
+	if g.plainSum() && dt == dtypes.F32 && n == g.V {
+		g.op(x86.AVADDPS, addr, g.vr(acc), g.vr(acc))
+		return
+	}
+	if g.plainSum() && dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
+		// Merge-masking: masked-off lanes keep acc and are not read.
+		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
+		return
+	}
+	mk := g.mark()
+	t := g.tmp()
+	g.load(dt, t, addr, n)
+	g.transform(t)
+	if n == bcast || n == g.V || g.add || g.red.Combine == plan.CombineFirst {
+		g.combine(acc, t)
+	} else {
+		g.combineLanes(acc, t, n)
+	}
+	g.release(mk)
+}
+
+// combineLanes combines the first n lanes of t into acc and leaves the
+// others: the combine into a copy, then a masked move (AVX-512) or a
+// blend (AVX2) back.
+func (g *gen) combineLanes(acc, t, n int) {
+	u := g.tmp()
+	g.op(x86.AVMOVAPS, g.vr(acc), g.vr(u))
+	g.combine(u, t)
+	if g.avx512 {
+		g.op(x86.AVMOVAPS, g.vr(u), g.vmask(n), g.vr(acc))
+		return
+	}
+	g.op(x86.AVBLENDVPS, g.vmask(n), g.vr(u), g.vr(acc), g.vr(acc))
+}
+
+// finalize applies the reduction's finalize to r, unless the plan writes
+// partials: the mean's true f32 division by Div, the Lp norms' eps (added,
+// or taken as a floor with NaN winning, as math.Max does) and root.
+func (g *gen) finalize(r int) {
+	if g.pl.Stage&plan.SkipFinalize != 0 {
+		return
+	}
+	mk := g.mark()
+	defer g.release(mk)
+	red := g.pl.Reduction
+	switch red.Finalize {
+	case plan.FinalizeMean:
+		t := g.tmp()
+		g.constF32(t, float32(g.pl.Div))
+		g.op(x86.AVDIVPS, g.vr(t), g.vr(r), g.vr(r))
+		return
+	case plan.FinalizeAddEps, plan.FinalizeRootAddEps:
+		t := g.tmp()
+		g.constF32(t, red.Eps)
+		g.op(x86.AVADDPS, g.vr(t), g.vr(r), g.vr(r))
+	case plan.FinalizeMaxEps, plan.FinalizeRootMaxEps:
+		t := g.tmp()
+		g.constF32(t, red.Eps)
+		g.binary(plan.Maximum, r, t)
+	}
+	if (red.Finalize == plan.FinalizeRootAddEps || red.Finalize == plan.FinalizeRootMaxEps) && red.P == 2 {
+		g.op(x86.AVSQRTPS, g.vr(r), g.vr(r))
+	}
+}
+
+// finalizeNeedsTemps reports whether finalize needs more than one
+// temporary (a NaN-propagating max of eps).
+func (g *gen) finalizeNeedsTemps() bool {
+	f := g.pl.Finalize
+	return g.pl.Stage&plan.SkipFinalize == 0 && (f == plan.FinalizeMaxEps || f == plan.FinalizeRootMaxEps)
+}

@@ -1,0 +1,88 @@
+package jit
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// kindReductions are the reductions the runtime tests draw: every
+// oneDNN alg (Lp norms at p 1, 2 and 3: p 3 has no vector code and runs
+// in the interpreter) and fused pre-ops.
+var kindReductions = []plan.Reduction{
+	plan.AlgSum.Reduction(0, 0),
+	plan.AlgMul.Reduction(0, 0),
+	plan.AlgMax.Reduction(0, 0),
+	plan.AlgMin.Reduction(0, 0),
+	plan.AlgNormLpMax.Reduction(2, 0.25),
+	plan.AlgNormLpSum.Reduction(1, 0.5),
+	plan.AlgNormLpSum.Reduction(3, 0),
+	plan.AlgNormLpPowerPMax.Reduction(1, 0.5),
+	plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
+	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare},
+}
+
+// TestKindsThroughRuntime runs every reduction through Compile and Run
+// under small call budgets, so that the runtime blocks, tiles and splits
+// them in two stages (partials of the transformed, combined values, then
+// combined and finalized), and with a post-op the emitters lack (Sigmoid),
+// so that the post-op pass (a Copy) runs too. On every ISA this machine
+// has and the interpreter, with 1 and 2 threads: results within the
+// reference's tolerance and bit-identical for both thread counts.
+func TestKindsThroughRuntime(t *testing.T) {
+	shapes := []spec{
+		{dims: []int64{64, 300}, reduce: []bool{false, true}},                                 // rows
+		{dims: []int64{300, 40}, reduce: []bool{true, false}},                                 // columns
+		{dims: []int64{4, 200, 33}, reduce: []bool{false, true, false}},                       // middle axis
+		{dims: []int64{6000}, reduce: []bool{true}},                                           // full, two stages
+		{dims: []int64{3, 5, 7, 9}, reduce: []bool{true, false, true, false}, pad: 3},         // padded, alternating
+		{dims: []int64{16, 24, 10}, reduce: []bool{false, true, true}, order: []int{2, 0, 1}}, // permuted
+	}
+	isaList := []ISA{None}
+	if d := DetectedISA(); d != None {
+		isaList = append(isaList, d)
+		if d == AVX512 {
+			isaList = append(isaList, AVX2)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, red := range kindReductions {
+		for si, s := range shapes {
+			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F16, dtypes.F16}} {
+				for _, post := range [][]plan.PostOp{nil, {{Kind: plan.Sigmoid}}} {
+					s.sdt, s.ddt, s.post = dt[0], dt[1], post
+					s.lo, s.hi = -1.5, 1.5
+					if red.Combine == plan.CombineMul {
+						s.lo, s.hi = 0.97, 1.03 // products stay near 1
+					}
+					c := s.build(t, r)
+					c.p.Reduction = red
+					for _, budget := range []int64{1 << 20, 2048} {
+						for _, isa := range isaList {
+							what := fmt.Sprintf("%v shape %d %v:%v post %v budget %d %s", red, si, dt[0], dt[1], post, budget, isa)
+							var first []byte
+							for _, threads := range []int{1, 2} {
+								withBudget(t, budget)
+								withThreads(t, threads)
+								prev := SetMaxISA(isa)
+								dst := c.run(t)
+								SetMaxISA(prev)
+								checkRef(t, c, dst, what)
+								if first == nil {
+									first = dst
+								} else if !bytes.Equal(first, dst) {
+									t.Fatalf("%s: 1 and 2 threads differ", what)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
