@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -13,8 +14,23 @@ import (
 // are the hard limit, and running out of them is reported too.
 const maxDepth = 5
 
-// covers is what the generator emits code for.
-var covers = kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth}
+// Covers returns what the generator emits code for under options o. The
+// column kernel sums rows of nacc vectors whole (16 zmm: 256 lanes; 8
+// ymm: 64 lanes). Plain sums
+// are summed row by row on AVX2, and on AVX-512 for 16-bit src (see
+// rowbyrow.go and jit's rowByRow: f32 AVX-512 column blocks read 1 KiB
+// of each row per visit and gain nothing from it).
+func Covers(o Options) kernelshape.Covers {
+	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth,
+		WholeRowLanes: 64}
+	if o.AVX512 {
+		c.WholeRowLanes = 256
+	}
+	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
+		return r.Combine == plan.CombineAdd && r.Transform == plan.TransformNone && (!o.AVX512 || sdt.Size() == 2)
+	}
+	return c
+}
 
 // Emit returns x86-64 machine code for pl, following the kernel ABI of
 // jit/plan/abi.go (Code.Totals: call it with a LongArgs block). A plan
@@ -24,7 +40,7 @@ var covers = kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction:
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
 // runtime then uses the interpreter.
 func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
-	if err := kernelshape.Check(pl, covers); err != nil {
+	if err := kernelshape.Check(pl, Covers(o)); err != nil {
 		return plan.Code{}, err
 	}
 	g := newGen(pl, o)

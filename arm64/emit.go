@@ -12,8 +12,10 @@ import (
 // three; running out of general registers is reported too.
 const maxDepth = 5
 
-// covers is what the generator emits code for.
-var covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth}
+// Covers is what the generator emits code for: its column kernel sums
+// rows of 64 lanes whole; it has no row-by-row form.
+var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth,
+	WholeRowLanes: 64}
 
 // supportedReduction reports whether the generator emits reduction r.
 func supportedReduction(r plan.Reduction) bool { return r.IsMean() }
@@ -27,7 +29,7 @@ func supportedReduction(r plan.Reduction) bool { return r.IsMean() }
 // graph.Unimplemented) that names what is missing; the runtime then uses
 // the interpreter. Code.Totals: call the code with a LongArgs block.
 func Emit(pl *plan.Plan) (plan.Code, error) {
-	if err := kernelshape.Check(pl, covers); err != nil {
+	if err := kernelshape.Check(pl, Covers); err != nil {
 		return plan.Code{}, err
 	}
 	g := newGen(pl)

@@ -9,6 +9,7 @@ import (
 	"github.com/gdnn/gdnn/arm64"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/execmem"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -30,6 +31,24 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 	}
 	return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
 }
+
+// coversOf returns what the emitter of isa declares it covers. The
+// interpreter (None) covers no plan; its column width is the narrowest
+// vector emitter's, so that plans are scheduled alike on every ISA.
+func coversOf(isa ISA) kernelshape.Covers {
+	switch isa {
+	case AVX512, AVX2:
+		return amd64.Covers(amd64.Options{AVX512: isa == AVX512})
+	case NEON:
+		return arm64.Covers
+	}
+	return kernelshape.Covers{Arch: "interp", PostOp: func(plan.Kind) bool { return false },
+		Reduction: func(plan.Reduction) bool { return false }, WholeRowLanes: 64}
+}
+
+// coverage is the coversOf the runtime uses; tests substitute it, with
+// emitter, to exercise the rules that read it.
+var coverage = coversOf
 
 // emitter is the emit function build uses; tests substitute it to
 // exercise the fallbacks (an emitter that refuses a plan, or one whose

@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/execmem"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -40,6 +41,15 @@ func withEmitter(t *testing.T, f func(*plan.Plan, ISA) (plan.Code, error)) {
 	old := emitter
 	emitter = f
 	t.Cleanup(func() { emitter = old })
+}
+
+// withCoverage substitutes what the emitters declare they cover, for the
+// test.
+func withCoverage(t *testing.T, f func(ISA) kernelshape.Covers) {
+	freshCache(t)
+	old := coverage
+	coverage = f
+	t.Cleanup(func() { coverage = old })
 }
 
 // requireJIT stops a test that needs machine code on a machine without a

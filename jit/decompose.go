@@ -3,6 +3,7 @@ package jit
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -200,13 +201,14 @@ func rt(l *plan.Loop, srcSz, dstSz int64, binSz []int64) rtLoop {
 type decomposer struct {
 	d     decomposition
 	index map[string]int
-	isa   ISA // the ISA the sub-plans are compiled for
+	isa   ISA                // the ISA the sub-plans are compiled for
+	cov   kernelshape.Covers // what its emitter declares
 }
 
 // decompose returns the call schedule of pl (a validated plan) for
 // kernels of isa.
 func decompose(pl *plan.Plan, isa ISA) (*decomposition, error) {
-	dc := &decomposer{index: map[string]int{}, isa: isa}
+	dc := &decomposer{index: map[string]int{}, isa: isa, cov: coverage(isa)}
 	if pl.Outputs == 0 {
 		dc.d.split = "empty"
 		return &dc.d, nil
@@ -374,7 +376,8 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 
 // wholeRows reports whether pl's Inner rows are contiguous and narrow
 // enough for the column kernel of the ISA to hold a whole row in its
-// accumulators (16 vectors: 256 lanes for AVX-512, 64 for AVX2 and NEON).
+// accumulators (the emitter's WholeRowLanes: 256 lanes for AVX-512, 64
+// for AVX2 and NEON).
 // Such rows are kept whole in every call, and a long reduction is split
 // into two stages instead of Inner tiles: tiles would have each call read
 // a part of every row, a strided pattern the hardware prefetchers follow
@@ -385,11 +388,7 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 	if !pl.HasInner || pl.Inner.SrcStride != 1 || plan.MulSat(4*esz(pl.SrcDT), pl.Inner.Size) > callBudget {
 		return false
 	}
-	lanes := int64(64)
-	if dc.isa == AVX512 {
-		lanes = 256
-	}
-	return pl.Inner.Size <= lanes
+	return pl.Inner.Size <= dc.cov.WholeRowLanes
 }
 
 // Long reductions over wide contiguous rows in a large src are summed in
@@ -424,10 +423,12 @@ const (
 	maxRowByRowLanes = 4096
 )
 
-// rowByRow reports whether pl is summed row by row in two stages.
+// rowByRow reports whether pl is summed row by row in two stages: where
+// the emitter declares that it takes the form (plain sums on AVX2, and of
+// 16-bit src on AVX-512).
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
-	if !(dc.isa == AVX2 || dc.isa == AVX512 && srcSz == 2) || !pl.HasInner || pl.Inner.SrcStride != 1 ||
+	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction) || !pl.HasInner || pl.Inner.SrcStride != 1 ||
 		len(pl.Reduced) != 1 || pl.N < minRowByRowN || pl.Inner.Size > maxRowByRowLanes || dc.wholeRows(pl) {
 		return false
 	}

@@ -336,17 +336,15 @@ func withThreads(t testing.TB, n int) {
 	t.Cleanup(func() { SetThreads(old) })
 }
 
-// freshCache empties the kernel cache and the post-op pass probes now and
-// when the test ends, so kernels and answers a test gets (possibly from a
-// substitute emitter) never leak into another test.
+// freshCache empties the kernel cache now and when the test ends, so
+// kernels a test gets (possibly from a substitute emitter) never leak into
+// another test.
 func freshCache(t testing.TB) {
 	e, b := SetCacheCapacity(0, 0)
 	SetCacheCapacity(e, b)
-	resetProbes()
 	t.Cleanup(func() {
 		e, b := SetCacheCapacity(0, 0)
 		SetCacheCapacity(e, b)
-		resetProbes()
 	})
 }
 

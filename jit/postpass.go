@@ -1,11 +1,9 @@
 package jit
 
 import (
-	"errors"
-	"sync"
-
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -36,55 +34,20 @@ import (
 // except near their zeros (Log near 1, Tanh, GELU and Mish near 0, where
 // the absolute error stays that of the mean).
 
-// maxProbes bounds the memo of probe results (one string key per plan
-// with post-ops and ISA); it is emptied when full.
-const maxProbes = 1024
-
-// probes memoizes wantPostPass's emitter probes: asking an emitter means
-// generating code, too slow to repeat on every Compile of a cached plan.
-var probes struct {
-	mu sync.Mutex
-	m  map[cacheKey]bool
-}
-
-// resetProbes forgets every probe result; tests call it around a
-// substitute emitter, whose answers must not outlive it.
-func resetProbes() {
-	probes.mu.Lock()
-	probes.m = nil
-	probes.mu.Unlock()
-}
-
-// wantPostPass reports whether pl should run as means + post-op pass on
-// isa: the emitter refuses pl (Unimplemented) but accepts the same plan
-// without its post-ops, and the means scratch stays within
-// maxScratchBytes. The emitter's error text is never interpreted: the
-// answer comes from asking it again.
+// wantPostPass reports whether pl should run as results + post-op pass
+// on isa: the emitter declares that it does not cover pl but covers it
+// without its post-ops, and the results' scratch stays within
+// maxScratchBytes.
 func wantPostPass(pl *plan.Plan, isa ISA) bool {
 	if isa == None || len(pl.PostOps) == 0 {
 		return false
 	}
-	k := cacheKey{pl.Key(), isa}
-	probes.mu.Lock()
-	v, hit := probes.m[k]
-	probes.mu.Unlock()
-	if hit {
-		return v
+	c := coverage(isa)
+	if kernelshape.Check(pl, c) == nil {
+		return false
 	}
-	v = false
-	if means, _, ok := meansPlan(pl); ok {
-		if _, err := emitter(pl, isa); err != nil && errors.Is(err, graph.Unimplemented) {
-			_, err = emitter(means, isa)
-			v = err == nil
-		}
-	}
-	probes.mu.Lock()
-	if probes.m == nil || len(probes.m) >= maxProbes {
-		probes.m = map[cacheKey]bool{}
-	}
-	probes.m[k] = v
-	probes.mu.Unlock()
-	return v
+	means, _, ok := meansPlan(pl)
+	return ok && kernelshape.Check(means, c) == nil
 }
 
 // keptLoops returns pl's kept loops, outermost first (Outer, then Inner),

@@ -1,17 +1,33 @@
 package kernelshape
 
 import (
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// Covers declares what an emitter generates code for, so that it is
-// stated once, beside the code, rather than found out by generating.
+// Covers declares what an emitter generates code for, and the facts of
+// its kernels the runtime schedules by, so that they are stated once,
+// beside the code, rather than found out by generating or assumed by the
+// runtime.
 type Covers struct {
 	Arch      string                    // prefixes error messages ("amd64")
 	PostOp    func(plan.Kind) bool      // post-op kinds it emits
-	Reduction func(plan.Reduction) bool // algs (with their parameters) it emits
+	Reduction func(plan.Reduction) bool // reductions (with their parameters) it emits
 	MaxDepth  int                       // Outer and Reduced loops it nests (each)
+	// WholeRowLanes is the widest contiguous Inner row the column
+	// kernel sums whole, in its accumulator registers.
+	WholeRowLanes int64
+	// RowByRow reports whether the emitter sums a stage-1 plan marked
+	// RowByRow a row at a time (and the form pays there), by src data
+	// type and reduction. Nil: never.
+	RowByRow func(dtypes.DataType, plan.Reduction) bool
+}
+
+// TakesRowByRow reports whether c sums stage-1 plans of src type sdt and
+// reduction r row by row.
+func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction) bool {
+	return c.RowByRow != nil && c.RowByRow(sdt, r)
 }
 
 // Check reports why an emitter that covers c cannot take pl: pl.Validate's
