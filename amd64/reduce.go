@@ -20,13 +20,19 @@ import (
 // two-level summation cut. They check plainSum or g.add before using them.
 
 // supportedReduction reports whether the generator emits reduction r:
-// every combine; abs and square transforms (|x|^p for other p has no
-// vector code); finalizes whose root is of p 1 or 2.
+// every combine; no transform, abs or square (|x|^p for other p and the
+// exp of a log-sum-exp have no vector code); finalizes whose root is of
+// p 1 or 2, and no log.
 func supportedReduction(r plan.Reduction) bool {
-	if r.Transform == plan.TransformPow {
+	switch r.Transform {
+	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
+	default:
 		return false
 	}
-	if r.Finalize == plan.FinalizeRootAddEps || r.Finalize == plan.FinalizeRootMaxEps {
+	switch r.Finalize {
+	case plan.FinalizeLog:
+		return false
+	case plan.FinalizeRootAddEps, plan.FinalizeRootMaxEps:
 		return r.P == 1 || r.P == 2
 	}
 	return true

@@ -102,12 +102,14 @@ const maxScratchBytes = 1 << 30
 // the bound only stops runaway schedules.
 const maxStages = 16
 
-// Buffers a segment reads or writes: the caller's src and dst, or
-// scratch buffer i (bufScratch + i) holding f32 partial sums.
+// Buffers a segment reads or writes: the caller's src and dst, scratch
+// buffer i (bufScratch + i: f32 partial results, or a log-sum-exp's
+// intermediates), or the caller's binary operand j (bufBins + j).
 const (
 	bufSrc = iota
 	bufDst
 	bufScratch
+	bufBins = 1 << 20
 )
 
 // rtLoop is a loop the runtime walks in Go around kernel calls. Strides
@@ -121,8 +123,9 @@ type rtLoop struct {
 // segment is a set of calls of one sub-plan: one call per index of its
 // runtime loops and per block of the sub-plan's Outer[0] (when blocked).
 type segment struct {
-	unit           int // index into Kernel.units
-	nbins          int // binary operands the sub-plan reads
+	unit           int                 // index into Kernel.units
+	nbins          int                 // binary operands the sub-plan reads
+	bins           [plan.MaxBinary]int // the buffer of each
 	srcBuf, dstBuf int
 	srcOff, dstOff int64 // bytes from the buffers' starts
 	binOff         [plan.MaxBinary]int64
@@ -158,6 +161,8 @@ type decomposition struct {
 	// the interpreter without the kernel counting as interpreted).
 	postpass bool
 	post     []bool
+
+	lse bool // the plan runs as a log-sum-exp program (lse.go)
 }
 
 // addSat adds non-negative a and b, saturating like plan.MulSat.
@@ -203,6 +208,9 @@ type decomposer struct {
 	index map[string]int
 	isa   ISA                // the ISA the sub-plans are compiled for
 	cov   kernelshape.Covers // what its emitter declares
+	// binBufs are the buffers of the binary operands of the sub-plans
+	// being added (nil: the caller's operands, in order).
+	binBufs []int
 }
 
 // decompose returns the call schedule of pl (a validated plan) for
@@ -256,6 +264,9 @@ func (dc *decomposer) setSplit(s string) {
 // depth counts two-stage nesting (stage 2 of a stage 2 happens only for
 // enormous reductions, but it is handled rather than refused).
 func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	if pl.IsLogSumExp() {
+		return dc.logSumExp(pl, srcBuf, dstBuf, depth)
+	}
 	if wantPostPass(pl, dc.isa) {
 		return dc.postPass(pl, srcBuf, dstBuf, depth)
 	}
@@ -507,7 +518,14 @@ func (dc *decomposer) phase(segs ...segment) {
 	}
 	if len(ph.segs) > 0 {
 		for i := range ph.segs {
-			ph.segs[i].nbins = dc.d.plans[ph.segs[i].unit].BinaryCount()
+			s := &ph.segs[i]
+			s.nbins = dc.d.plans[s.unit].BinaryCount()
+			for j := range s.nbins {
+				s.bins[j] = bufBins + j
+				if dc.binBufs != nil {
+					s.bins[j] = dc.binBufs[j]
+				}
+			}
 		}
 		dc.d.phases = append(dc.d.phases, ph)
 	}

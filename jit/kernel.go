@@ -210,5 +210,8 @@ func (k *Kernel) schedule() string {
 	if k.dec.postpass {
 		split += "+postpass"
 	}
+	if k.dec.lse {
+		split += "+lse"
+	}
 	return "split:" + split + " calls:" + itoa(calls) + " phases:" + itoa(int64(len(k.dec.phases)))
 }

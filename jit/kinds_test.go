@@ -3,6 +3,7 @@ package jit
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -25,6 +26,7 @@ var kindReductions = []plan.Reduction{
 	plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
 	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
 	{Transform: plan.TransformSquare},
+	plan.LogSumExp,
 }
 
 // TestKindsThroughRuntime runs every reduction through Compile and Run
@@ -84,5 +86,95 @@ func TestKindsThroughRuntime(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLogSumExpStable checks log-sum-exp where computing it directly
+// would overflow or lose everything: rows of 1000s (1000 + log(n), not
+// Inf), of -1000s, of -Inf (-Inf), with one +Inf (+Inf) or one NaN (NaN),
+// and an empty reduction (-Inf); on every ISA and the interpreter, with
+// budgets that split the max and the sum.
+func TestLogSumExpStable(t *testing.T) {
+	inf := math.Inf(1)
+	rows := []struct {
+		name string
+		fill func(i int64) float32
+		want func(n int64) float64
+	}{
+		{"1000s", func(int64) float32 { return 1000 }, func(n int64) float64 { return 1000 + math.Log(float64(n)) }},
+		{"-1000s", func(int64) float32 { return -1000 }, func(n int64) float64 { return -1000 + math.Log(float64(n)) }},
+		{"ramp", func(i int64) float32 { return float32(i % 7) }, nil},
+		{"-Inf", func(int64) float32 { return float32(-inf) }, func(int64) float64 { return -inf }},
+		{"one +Inf", func(i int64) float32 { return map[bool]float32{true: float32(inf)}[i == 5] }, func(int64) float64 { return inf }},
+		{"one NaN", func(i int64) float32 { return map[bool]float32{true: float32(math.NaN())}[i == 3] }, func(int64) float64 { return math.NaN() }},
+	}
+	isaList := []ISA{None}
+	if d := DetectedISA(); d != None {
+		isaList = append(isaList, d)
+	}
+	for _, n := range []int64{1, 17, 3000} {
+		for _, row := range rows {
+			for _, isa := range isaList {
+				for _, budget := range []int64{1 << 20, 1024} {
+					withBudget(t, budget)
+					p := &plan.Problem{Reduction: plan.LogSumExp, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{3, n},
+						SrcStrides: []int64{n, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 1}}
+					src, dst := make([]byte, 12*n), make([]byte, 12)
+					for i := range 3 * n {
+						put(dtypes.F32, src, i, row.fill(i%n))
+					}
+					prev := SetMaxISA(isa)
+					pl, err := plan.Canonicalize(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					k, err := Compile(pl)
+					SetMaxISA(prev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := k.Run(src, dst, nil); err != nil {
+						t.Fatal(err)
+					}
+					want := 0.0
+					if row.want != nil {
+						want = row.want(n)
+					} else {
+						m, s := 6.0, 0.0
+						if n < 7 {
+							m = float64(n - 1)
+						}
+						for i := range n {
+							s += math.Exp(float64(i%7) - m)
+						}
+						want = m + math.Log(s)
+					}
+					for o := range int64(3) {
+						got := get(dtypes.F32, dst, o)
+						if !(math.IsNaN(want) && math.IsNaN(got)) && !(got == want) && math.Abs(got-want) > 1e-6*math.Abs(want)+1e-6 {
+							t.Errorf("%s, n %d, %s, budget %d: output %d = %v, want %v (%s)", row.name, n, isa, budget, o, got, want, k.schedule())
+						}
+					}
+				}
+			}
+		}
+	}
+	// An empty reduction: -Inf.
+	p := &plan.Problem{Reduction: plan.LogSumExp, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{2, 0},
+		SrcStrides: []int64{0, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 1}}
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Compile(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, 8)
+	if err := k.Run(nil, dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(dtypes.F32, dst, 1); !math.IsInf(got, -1) {
+		t.Errorf("empty log-sum-exp = %v, want -Inf", got)
 	}
 }

@@ -140,6 +140,9 @@ func (x *execution) buf(b int) []byte {
 	case bufDst:
 		return x.dst
 	}
+	if b >= bufBins {
+		return x.bins[b-bufBins]
+	}
 	return x.scratch[b-bufScratch]
 }
 
@@ -205,7 +208,7 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 	if e.code != nil {
 		a := plan.Args{Src: addr(src, srcOff), Dst: addr(dst, dstOff), Count: count}
 		for i := range s.nbins {
-			a.Bins[i] = addr(x.bins[i], binOff[i])
+			a.Bins[i] = addr(x.buf(s.bins[i]), binOff[i])
 		}
 		ran := false
 		if e.long {
@@ -224,7 +227,7 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 	}
 	var bb [plan.MaxBinary][]byte
 	for i := range s.nbins {
-		bb[i] = tail(x.bins[i], binOff[i])
+		bb[i] = tail(x.buf(s.bins[i]), binOff[i])
 	}
 	return interp.Run(pl, tail(src, srcOff), tail(dst, dstOff), bb[:s.nbins])
 }

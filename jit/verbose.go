@@ -23,11 +23,12 @@ import (
 //
 // <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
 // canonical plan (data types, loops as size:srcStride[:dstStride...], N,
-// Outputs, Div, post-ops); <schedule> is
-// "split:<single|blocks|tiles|2stage|rowbyrow>[+postpass] calls:<n> phases:<n>"
+// Outputs, Div, the reduction unless a mean, post-ops); <schedule> is
+// "split:<single|blocks|tiles|2stage|rowbyrow>[+postpass][+lse] calls:<n> phases:<n>"
 // (rowbyrow: two stages whose first sums whole rows one at a time, see
 // rowByRow in decompose.go; +postpass: the post-ops run in a pass of their
-// own, see postpass.go); <ms> is wall time in milliseconds. Level 2 adds,
+// own, see postpass.go; +lse: a log-sum-exp's max, exp and sum, see
+// lse.go); <ms> is wall time in milliseconds. Level 2 adds,
 // before each compile line, one line per sub-plan of the schedule:
 //
 //	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,fallback: <why>]

@@ -33,6 +33,7 @@ type exec struct {
 	ops      []plan.PostOp
 	red      plan.Reduction // the plan's reduction (no transform when src holds partials)
 	plain    bool           // a sum of untransformed elements: the typed fast loops apply
+	lse      bool           // a log-sum-exp (lseRow computes it whole)
 	id       float64        // the accumulators' start (the alg's identity)
 	finalize bool           // the plan applies the alg's finalize
 	div      int64          // the mean's divisor
@@ -43,6 +44,7 @@ type exec struct {
 	emptyRed bool // a reduced loop has size 0: every sum is over nothing
 	loopBuf  [plan.MaxLoops]loop
 	row      [rowCap]float64
+	shift    [rowCap]float64 // log-sum-exp shifts of a row
 }
 
 var execPool = sync.Pool{New: func() any { return new(exec) }}
@@ -63,7 +65,8 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 	if pl.Stage&plan.SkipTransform != 0 {
 		e.red.Transform = plan.TransformNone // partials are combined as they are
 	}
-	e.finalize = pl.Stage&plan.SkipFinalize == 0 && e.red.Finalize != plan.FinalizeNone
+	e.lse = pl.IsLogSumExp()
+	e.finalize = pl.Stage&plan.SkipFinalize == 0 && e.red.Finalize != plan.FinalizeNone && !e.lse
 	e.plain = e.red.Combine == plan.CombineAdd && e.red.Transform == plan.TransformNone
 	e.id = float64(e.red.Identity())
 	e.emptyRed, e.hasInner = false, false
@@ -173,10 +176,14 @@ func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 	in := &e.inner
 	for i0 := 0; i0 < in.size; i0 += rowCap {
 		row := e.row[:min(rowCap, in.size-i0)]
-		for j := range row {
-			row[j] = e.id
+		if e.lse {
+			e.lseRow(row, so+i0*in.src, in.src)
+		} else {
+			for j := range row {
+				row[j] = e.id
+			}
+			e.rows(row, so+i0*in.src)
 		}
-		e.rows(row, so+i0*in.src)
 		var b [plan.MaxBinary]int
 		for j := range b {
 			b[j] = bo[j] + i0*in.bin[j]
@@ -188,6 +195,11 @@ func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 // sum returns the combination over the Reduced loops of src starting at
 // base, from the identity.
 func (e *exec) sum(base int) float64 {
+	if e.lse {
+		row := [1]float64{}
+		e.lseRow(row[:], base, 0)
+		return row[0]
+	}
 	if e.emptyRed {
 		return e.id
 	}
@@ -214,16 +226,22 @@ func (e *exec) sum(base int) float64 {
 // rows combines, for every index of the Reduced loops, the row of Inner
 // elements at that index into acc.
 func (e *exec) rows(acc []float64, base int) {
+	stride := e.inner.src
+	if e.plain {
+		e.forRows(base, func(off int) { e.src.addRow(acc, off, stride) })
+		return
+	}
+	e.forRows(base, func(off int) { e.src.foldRow(&e.red, acc, off, stride) })
+}
+
+// forRows calls f with the src offset of every index of the Reduced
+// loops from base, in order (none when a reduced loop is empty).
+func (e *exec) forRows(base int, f func(off int)) {
 	if e.emptyRed {
 		return
 	}
-	stride := e.inner.src
-	add := e.src.addRow
-	if !e.plain {
-		add = func(acc []float64, off, stride int) { e.src.foldRow(&e.red, acc, off, stride) }
-	}
 	if len(e.reds) == 0 {
-		add(acc, base, stride)
+		f(base)
 		return
 	}
 	last := &e.reds[len(e.reds)-1]
@@ -231,7 +249,7 @@ func (e *exec) rows(acc []float64, base int) {
 	for {
 		off := o.off
 		for range last.size {
-			add(acc, off, stride)
+			f(off)
 			off += last.src
 		}
 		if !o.next() {

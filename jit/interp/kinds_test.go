@@ -25,6 +25,7 @@ func testReductions() []plan.Reduction {
 	return append(out,
 		plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
 		plan.Reduction{Transform: plan.TransformSquare}, // mean of squares
+		plan.LogSumExp,
 	)
 }
 
@@ -53,7 +54,7 @@ func TestInterpKinds(t *testing.T) {
 				if sameValue(got, w) {
 					continue
 				}
-				if red.Combine == plan.CombineMul && math.Abs(got-w) <= ulpOf(w, p.DstDT) {
+				if (red.Combine == plan.CombineMul || red.IsLogSumExp()) && math.Abs(got-w) <= ulpOf(w, p.DstDT) {
 					continue
 				}
 				t.Fatalf("%v: output at %d = %v, want %v (oracle %v)\n%s", red, o.Dst, got, w, o.Value, describe(p))
@@ -79,6 +80,8 @@ func TestInterpKindSpecials(t *testing.T) {
 		{plan.AlgMin.Reduction(0, 0), [][]float32{{inf, inf, inf}, {-inf, 1, 2}}, []float64{math.Inf(1), math.Inf(-1)}},
 		{plan.AlgMul.Reduction(0, 0), [][]float32{{1e30, 1e30, 1e-30}, {0, inf, 1}}, []float64{1e30, math.NaN()}},
 		{plan.AlgSum.Reduction(0, 0), [][]float32{{negZero, negZero, negZero}, {inf, -inf, 1}}, []float64{0, math.NaN()}},
+		{plan.LogSumExp, [][]float32{{1000, 1000, 1000}, {-inf, -inf, -inf}}, []float64{float64(float32(1000 + math.Log(3))), math.Inf(-1)}},
+		{plan.LogSumExp, [][]float32{{1, inf, 2}, {1, nan, 2}}, []float64{math.Inf(1), math.NaN()}},
 	}
 	for _, c := range cases {
 		n := int64(len(c.rows[0]))
@@ -110,7 +113,8 @@ func TestInterpKindSpecials(t *testing.T) {
 		red  plan.Reduction
 		want float64
 	}{{plan.AlgSum.Reduction(0, 0), 0}, {plan.AlgMul.Reduction(0, 0), 1}, {plan.AlgMax.Reduction(0, 0), math.Inf(-1)},
-		{plan.AlgMin.Reduction(0, 0), math.Inf(1)}, {plan.AlgNormLpSum.Reduction(2, 0), 0}, {plan.AlgMean.Reduction(0, 0), math.NaN()}} {
+		{plan.AlgMin.Reduction(0, 0), math.Inf(1)}, {plan.AlgNormLpSum.Reduction(2, 0), 0}, {plan.AlgMean.Reduction(0, 0), math.NaN()},
+		{plan.LogSumExp, math.Inf(-1)}} {
 		p := &plan.Problem{Reduction: c.red, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{3, 0},
 			SrcStrides: []int64{0, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 1}}
 		dst := make([]byte, 12)

@@ -66,8 +66,11 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 				o.Bins[j] += idx[d] * s[d]
 			}
 		}
-		acc := float64(r.Identity())
-		if n > 0 {
+		// each calls f with every element reduced into this output.
+		each := func(f func(x float64)) {
+			if n == 0 {
+				return
+			}
 			ridx := make([]int64, rank)
 			copy(ridx, idx)
 			for {
@@ -75,18 +78,40 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 				for d := range rank {
 					off += ridx[d] * p.SrcStrides[d]
 				}
-				x := r.TransformF64(Get(p.SrcDT, src, off))
-				acc = r.CombineF64(acc, x)
-				if r.Combine == plan.CombineAdd {
-					o.Mag += math.Abs(x)
-				} else {
-					o.Mag = math.Max(o.Mag, math.Abs(x))
-				}
+				f(Get(p.SrcDT, src, off))
 				if !step(ridx, p.Dims, red) {
-					break
+					return
 				}
 			}
 		}
+		if r.IsLogSumExp() {
+			// Two passes, as plan.LogSumExp says (max is NaN when
+			// any element is, and so is then the result).
+			m := math.Inf(-1)
+			each(func(x float64) { m = max(m, x) })
+			shift, s := plan.LSEShift(m), 0.0
+			each(func(x float64) {
+				e := math.Exp(x - shift)
+				s += e
+				o.Mag += e
+			})
+			o.Acc, o.Value = s, shift+math.Log(s)
+			outs = append(outs, o)
+			if !step(idx, p.Dims, kept) {
+				return outs
+			}
+			continue
+		}
+		acc := float64(r.Identity())
+		each(func(e float64) {
+			x := r.TransformF64(e)
+			acc = r.CombineF64(acc, x)
+			if r.Combine == plan.CombineAdd {
+				o.Mag += math.Abs(x)
+			} else {
+				o.Mag = math.Max(o.Mag, math.Abs(x))
+			}
+		})
 		o.Acc, o.Value = acc, r.FinalizeF64(acc, n)
 		outs = append(outs, o)
 		if !step(idx, p.Dims, kept) {

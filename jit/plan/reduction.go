@@ -35,6 +35,7 @@ const (
 	TransformAbs              // |x|
 	TransformSquare           // x*x
 	TransformPow              // |x|^P (P other than 1 and 2: see Alg.Reduction)
+	TransformExp              // exp(x - max): log-sum-exp only (see LogSumExp)
 	transformCount
 )
 
@@ -65,6 +66,7 @@ const (
 	FinalizeRootAddEps                 // root_P(eps + acc)
 	FinalizeMaxEps                     // max(eps, acc)
 	FinalizeAddEps                     // eps + acc
+	FinalizeLog                        // max + log(acc): log-sum-exp only (see LogSumExp)
 	finalizeCount
 )
 
@@ -174,6 +176,19 @@ func (a Alg) Reduction(p, eps float32) Reduction {
 // the post-ops).
 var Copy = Reduction{Combine: CombineFirst, Finalize: FinalizeNone}
 
+// LogSumExp is log(sum(exp(x))) over the reduced elements, computed
+// stably: with m the largest element (clamped to the finite f32 range),
+// m + log(sum(exp(x - m))). Every term is at most 1 and the largest is 1,
+// so nothing overflows: a row of 1000s gives 1000 + log(n). An empty
+// reduction gives -Inf, as does a row of -Inf; NaN wins. It needs the
+// maximum before the sum, so it is never split into stages; the JIT
+// runtime runs it as a max, an exp pass and a sum (see jit's lse.go), and
+// the interpreter in two passes per output.
+var LogSumExp = Reduction{Transform: TransformExp, Finalize: FinalizeLog}
+
+// IsLogSumExp reports whether r is LogSumExp.
+func (r Reduction) IsLogSumExp() bool { return r == LogSumExp }
+
 // IsMean reports whether r is the mean (the zero Reduction).
 func (r Reduction) IsMean() bool { return r == Reduction{} }
 
@@ -183,7 +198,7 @@ func (r Reduction) readsP() bool {
 }
 
 func (r Reduction) readsEps() bool {
-	return r.Finalize >= FinalizeRootMaxEps && r.Finalize < finalizeCount
+	return r.Finalize >= FinalizeRootMaxEps && r.Finalize <= FinalizeAddEps
 }
 
 // Identity is the value an accumulator starts from: the combine's neutral
@@ -210,6 +225,9 @@ func (r Reduction) Validate() error {
 	if r.Combine == CombineFirst && (r.Transform != TransformNone || r.Finalize != FinalizeNone) {
 		return graph.Errorf(graph.InvalidArguments, "plan: a copy has no transform and no finalize")
 	}
+	if (r.Transform == TransformExp || r.Finalize == FinalizeLog) && !r.IsLogSumExp() {
+		return graph.Errorf(graph.InvalidArguments, "plan: exp and log make a log-sum-exp only as a whole (%v)", r)
+	}
 	if r.Finalize == FinalizeMean && r.Combine != CombineAdd {
 		return graph.Errorf(graph.InvalidArguments, "plan: a mean divides a sum, not a %s", combineNames[r.Combine])
 	}
@@ -234,6 +252,8 @@ func (r Reduction) TransformF64(x float64) float64 {
 		return x * x
 	case TransformPow:
 		return math.Pow(math.Abs(x), float64(r.P))
+	case TransformExp:
+		return math.Exp(x) // the shift is the caller's: see LogSumExp
 	}
 	return x
 }
@@ -289,8 +309,20 @@ func (r Reduction) FinalizeF64(acc float64, div int64) float64 {
 		return math.Max(eps, acc)
 	case FinalizeAddEps:
 		return eps + acc
+	case FinalizeLog:
+		return math.Log(acc) // the shift is the caller's: see LogSumExp
 	}
 	return acc
+}
+
+// LSEShift returns the shift log-sum-exp subtracts before exp and adds
+// after log, from the largest element m: m clamped to the finite f32
+// range, so that a row of -Inf (or an empty one) is exp(-Inf) = 0 terms
+// giving log(0) = -Inf, and a row with +Inf gives +Inf, never Inf - Inf.
+// NaN stays NaN.
+func LSEShift(m float64) float64 {
+	const big = math.MaxFloat32
+	return math.Max(-big, math.Min(big, m))
 }
 
 // root is the P-th root.
@@ -305,9 +337,9 @@ func (r Reduction) root(x float64) float64 {
 }
 
 var (
-	transformNames = [...]string{"", "abs", "square", "pow"}
+	transformNames = [...]string{"", "abs", "square", "pow", "exp"}
 	combineNames   = [...]string{"sum", "mul", "max", "min", "copy"}
-	finalizeNames  = [...]string{"mean", "", "root_max_eps", "root_add_eps", "max_eps", "add_eps"}
+	finalizeNames  = [...]string{"mean", "", "root_max_eps", "root_add_eps", "max_eps", "add_eps", "log"}
 )
 
 // String describes r for people and plan keys: "mean", "sum", "max",

@@ -122,6 +122,8 @@ func TestReductionRefusals(t *testing.T) {
 		{AlgNormLpSum.Reduction(nan, 0), "needs a finite p > 0"},
 		{AlgNormLpMax.Reduction(2, nan), "needs a finite eps"},
 		{AlgNormLpMax.Reduction(2, float32(math.Inf(1))), "needs a finite eps"},
+		{Reduction{Transform: TransformExp}, "exp and log make a log-sum-exp only as a whole"},
+		{Reduction{Finalize: FinalizeLog}, "exp and log make a log-sum-exp only as a whole"},
 	}
 	for _, c := range cases {
 		err := c.r.Validate()
@@ -148,6 +150,14 @@ func TestPlanReductionChecks(t *testing.T) {
 	part.Stage, part.DstDT = SkipFinalize, dtypes.BF16
 	if err := part.Validate(); err == nil || !strings.Contains(err.Error(), "writes partials needs an f32 dst") {
 		t.Errorf("bf16 partials: %v", err)
+	}
+	lse := base()
+	lse.Reduction, lse.Stage = LogSumExp, SkipTransform
+	if err := lse.Validate(); err == nil || !strings.Contains(err.Error(), "log-sum-exp is not split into stages") {
+		t.Errorf("staged log-sum-exp: %v", err)
+	}
+	if LogSumExp.String() != "exp>sum>log" || !LogSumExp.IsLogSumExp() {
+		t.Errorf("LogSumExp is %q", LogSumExp)
 	}
 	bad := base()
 	bad.Stage = 4

@@ -348,6 +348,9 @@ func (pl *Plan) checkReduction() error {
 	if pl.Stage&^(SkipTransform|SkipFinalize) != 0 {
 		return graph.Errorf(graph.InvalidArguments, "plan: unknown stage flags %#x", int(pl.Stage))
 	}
+	if pl.IsLogSumExp() && pl.Stage != 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: a log-sum-exp is not split into stages")
+	}
 	if pl.Combine == CombineFirst && len(pl.Reduced) > 0 {
 		return graph.Errorf(graph.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))
 	}
