@@ -1,4 +1,4 @@
-// Package amd64 turns a canonical ReduceMean plan (package jit/plan) into
+// Package amd64 turns a canonical reduction plan (package jit/plan) into
 // x86-64 machine code for AVX-512 or AVX2, with golang-asm as the
 // assembler. It is pure Go and builds on every GOARCH; running the code is
 // the job of package jit (executable memory, the call trampoline).
@@ -30,10 +30,16 @@
 //   - element: nothing is contiguous. One element at a time, several
 //     accumulators; correct rather than fast.
 //
-// Every shape ends in the same epilogue: a true f32 division by Div, the
-// post-ops, and the conversion to the dst data type with round to
-// nearest even. The kernel ABI (argument block, registers) is the one in
-// jit/plan/abi.go.
+// What is reduced is read from the plan's plan.Reduction through a few
+// hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and
+// finalize: accumulators start at the identity (initAcc), elements are
+// loaded, transformed (|x|, x*x) and combined (add, mul, max, min) by
+// accum, partial results are merged by combine in every tree, transpose,
+// fold and gather, and every shape ends in the same epilogue: the
+// finalize (the mean's true f32 division by Div, the Lp norms' eps and
+// square root), the post-ops, and the conversion to the dst data type
+// with round to nearest even. Covers declares what is emitted. The kernel
+// ABI (argument block, registers) is the one in jit/plan/abi.go.
 //
 // Decisions worth knowing:
 //
@@ -50,8 +56,18 @@
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.
-//   - Sums start at +0, also the "sum" of one element (a plan with no
-//     reduced loops), as in the interpreter.
+//   - Accumulators start at the identity: sums at +0, also the "sum" of
+//     one element (a plan with no reduced loops), as in the interpreter.
+//   - Max and min combine with plan.Binary's Maximum and Minimum (both
+//     orders of VMAXPS/VMINPS, and an unordered compare): NaN wins and +0
+//     is above -0, so no result depends on the order of the elements, the
+//     lanes or the thread count. A partial load combines only its lanes
+//     (a masked move or a blend), so the lanes past a tail never enter a
+//     max, min or product; sums add the zeros the load leaves there.
+//   - Tricks that hold for plain sums only (bf16 pair loads and packed
+//     rows, whose lanes mix elements or hold zeros; memory-operand adds;
+//     row by row; the two-level summation cut) are used for plain sums
+//     only (plainSum, g.add).
 //   - Long sums are summed in two levels (kernelshape.Runs, runs.go):
 //     chains longer than the tolerance allows are cut into runs of about
 //     sqrt(n) adds, each run's accumulators added into running totals

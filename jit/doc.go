@@ -5,18 +5,21 @@
 // the emitter of the effective ISA (packages amd64 and arm64), mapped with
 // package jit/execmem, or the pure-Go interpreter (package jit/interp)
 // when there is no JIT for the plan, the ISA is capped to none, or
-// executable memory is refused. A plan refused only for its post-ops
-// (those needing a transcendental have no machine code) keeps machine
-// code for its reduction: the means go to scratch and a pass on the
-// interpreter applies the post-ops. Kernels live in a bounded LRU cache.
+// executable memory is refused; each emitter declares what it covers
+// (kernelshape.Covers). A plan refused only for its post-ops (those
+// needing a transcendental have no machine code) keeps machine code for
+// its reduction: the results go to scratch and a pass on the interpreter
+// applies the post-ops. A log-sum-exp runs as a max, an exp pass and a
+// sum (lse.go). Kernels live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB at most (a
 // plan of half a MiB to one MiB is cut into up to four calls, so that
 // threads share it), and hands them to a persistent worker pool; long reductions, and reductions down
 // more than 1024 rows of a wide kept dim (which 1 MiB calls could only
-// read a few lines of each row at a time), are summed in two stages
-// through f32 partial sums. Every output is written by exactly one
+// read a few lines of each row at a time), are reduced in two stages
+// through f32 partial results (transformed and combined in the first,
+// combined and finalized in the second: plan.Stage). Every output is written by exactly one
 // call whose inputs do not depend on scheduling, so results are
 // bit-identical for any number of threads, and no call holds up the Go
 // garbage collector for long (a JIT call cannot be preempted).

@@ -1,4 +1,4 @@
-// Package plan describes one ReduceMean problem (with its fused post-ops)
+// Package plan describes one reduction problem (with its fused post-ops)
 // over concrete shapes and strides, and turns it into a canonical plan: the
 // loop nest that the interpreter runs and the code emitters specialise.
 // It has no run-time state: it is pure description.
@@ -61,14 +61,15 @@ const (
 // IsBinary reports whether k takes a second operand.
 func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
 
-// PostOp is one fused op applied to the f32 mean before the final
+// PostOp is one fused op applied to the f32 result (mean, sum, ...)
+// before the final
 // conversion to the dst data type.
 //
 // Eltwise parameters: Clamp: Alpha=min, Beta=max. Elu, LeakyReLU: Alpha.
 // HardSigmoid: y = max(0, min(1, Alpha*x + Beta)). SoftPlus: Beta
 // (y = log(1 + exp(Beta*x)) / Beta). Round: nearest, ties to even.
 //
-// Binary ops compute mean OP operand (the mean is always the left
+// Binary ops compute result OP operand (the result is always the left
 // operand). The operand is addressed over the dst index space with
 // BinStrides (elements, one per src dim; 0 where it is broadcast; ignored
 // where the dim is reduced), so scalar, per-channel and full broadcast are
@@ -112,7 +113,7 @@ type Plan struct {
 	Inner        Loop   // the kept inner run; meaningful when HasInner
 	HasInner     bool
 	PostOps      []PostOp // BinStrides moved into the loops; nil here
-	N            int64    // elements per mean: product of reduced sizes (0: the mean is NaN)
+	N            int64    // elements per output: product of reduced sizes (0: an empty reduction)
 	Outputs      int64    // number of dst elements written (0: nothing to do)
 
 	// Div is what the mean's finalize divides each sum by: N (Canonicalize
