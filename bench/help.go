@@ -29,7 +29,14 @@ Global options (kept by --reset):
                           strings / skip those that do; others are SKIPPED.
   --global-impl=... / --global-skip-impl=...
                           the same, overriding every --impl/--skip-impl.
-  --match=REGEX           (driver option) run only problems whose repro line matches.
+  --match=REGEX           (driver option) run only problems whose problem string (the
+                          repro line after the driver name) contains a match; the rest
+                          are dropped: not run, not counted. REGEX is a POSIX basic
+                          regular expression with glibc's extensions, as benchdnn's
+                          regcomp on Linux: + ? | ( ) { } are ordinary characters
+                          (--match=relu+add matches "relu+add"), \+ \? \| \( \) \{m,n\} the
+                          operators, \w \s \b \' too. Back-references and \< \> are
+                          refused (unimplemented), malformed patterns are errors.
   --start=N               skip the first N problems.
   --repeats-per-prb=N     run each problem N times.
   --verbose=N, -vN        1: per-check error figures and skipped problems.

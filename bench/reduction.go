@@ -91,9 +91,12 @@ func (r *runner) reproRed(c redCase) string {
 }
 
 func (r *runner) runReduction(c redCase) {
+	repro := r.reproRed(c)
+	if dropped(r.red.match, "reduction", repro) {
+		return
+	}
 	idx := r.stats.Tests
 	r.stats.Tests++
-	repro := r.reproRed(c)
 	res := r.doReduction(idx, repro, c)
 	if res.perf != nil {
 		res.perf.Prb = repro
@@ -127,9 +130,6 @@ type built struct {
 func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if idx < r.g.start {
 		return result{state: "SKIPPED", reason: "before --start", quiet: true}
-	}
-	if r.red.match != nil && !r.red.match.MatchString(repro) {
-		return result{state: "SKIPPED", reason: "--match", quiet: true}
 	}
 	if r.g.mode.List {
 		return result{state: "LISTED"}

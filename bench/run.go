@@ -389,9 +389,9 @@ func (r *runner) commonDriverOption(a Arg, name, val string, hasVal bool, match 
 			*match = nil
 			return true, nil
 		}
-		re, err := regexp.Compile(val)
+		re, err := compileMatch(val)
 		if err != nil {
-			return true, inputErr(a, "--match: bad regular expression %q: %v", val, err)
+			return true, wrapInput(a, err)
 		}
 		*match = re
 	case "impl":
@@ -453,7 +453,7 @@ func (r *runner) implFilter(impl string, incl, excl []string) string {
 type result struct {
 	state  string // PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...
 	reason string
-	quiet  bool // skipped by --start/--match: counted, printed only with -v1
+	quiet  bool // skipped by --start: counted, printed only with -v1
 	impl   string
 	detail []string // lines printed before the result line (mismatches)
 	perf   *PerfData
@@ -536,6 +536,21 @@ func (r *runner) showProgress() {
 		fmt.Fprintf(r.errw, "\r%d tests, %.0fs ", r.stats.Tests, time.Since(r.started).Seconds())
 		r.progressShown = true
 	}
+}
+
+// dropped says whether --match drops the problem whose repro line is
+// repro. Like benchdnn, it matches the problem string: the repro line
+// from the driver's options on, without the global options and the
+// driver name. A dropped problem is neither run nor counted.
+func dropped(match *regexp.Regexp, driver, repro string) bool {
+	if match == nil {
+		return false
+	}
+	_, prb, ok := strings.Cut(repro, "--"+driver+" ")
+	if !ok {
+		prb = repro
+	}
+	return !match.MatchString(prb)
 }
 
 // threads is the number of threads gdnn's worker pool uses.
