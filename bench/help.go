@@ -58,8 +58,15 @@ Global options (kept by --reset):
                           is lib when a JIT ISA is in force and go otherwise.
   --case-dir=DIR          (gdnn) folder searched first for --case files.
   --batch=FILE            read options and problems from FILE: whitespace-separated
-                          tokens, '#' starts a comment; nested --batch paths resolve
-                          against the including file's folder, then the current one.
+                          tokens, '#' starts a comment. A relative FILE is looked up as
+                          benchdnn does: beside the including batch file, then in the
+                          current directory, then in each inputs folder as
+                          <dir>/<driver>/FILE (and <dir>/FILE), e.g.
+                          --inputs-dir=../shared/benchdnn-inputs --reduction --batch=test_reduction_ci.
+  --inputs-dir=DIR        (gdnn) inputs folder searched for --batch files, laid out as
+                          oneDNN's tests/benchdnn/inputs; then the folders listed in
+                          $GDNN_BENCHDNN_INPUTS (a path list), then inputs and ../inputs
+                          beside the gdnnbench executable.
   --reset                 restore the driver options to their defaults (the perf
                           template is kept, as in benchdnn).
   --help                  this text.

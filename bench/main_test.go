@@ -78,7 +78,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--attr-post-ops=nope", "2x3:2x1"}, 2, "unknown post-op kind"},
 		{[]string{"--reduction", "--perf-template=%nope%", "2x3:2x1"}, 2, "unknown token"},
 		{[]string{"--reduction", "--mode=Q", "2x3:2x1"}, 2, "mode"},
-		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot read batch file"},
+		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot find batch file"},
 		// Files that never end are refused at a bound, not read into memory.
 		{[]string{"--reduction", "--batch=/dev/zero", "2x3:2x1"}, 2, "larger than 16 MiB"},
 		{[]string{"--graph", "--case=/dev/zero"}, 2, "larger than 64 MiB"},

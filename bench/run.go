@@ -185,7 +185,7 @@ func (r *runner) processOne(a Arg) error {
 		if r.depth >= maxBatchDepth {
 			return inputErr(a, "--batch=%s: batch files nest deeper than %d (a file including itself?)", val, maxBatchDepth)
 		}
-		toks, err := readBatch(a, val)
+		toks, err := r.readBatch(a, val)
 		if err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
 		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
 		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
-		"engine": true, "threads": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
+		"engine": true, "threads": true, "inputs-dir": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
 	if !known[name] {
 		return false, nil
 	}
@@ -298,6 +298,8 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		return true, err
 	case "case-dir":
 		r.g.caseDir = val
+	case "inputs-dir":
+		r.g.inputsDir = val
 	case "threads":
 		n, err := parseIntValue(a, name, val)
 		if err != nil || n < 0 || n > 4096 {

@@ -81,6 +81,7 @@ type globalSettings struct {
 	table        bool
 	tableOnly    bool // --table=only: per-problem lines only for what did not pass
 	caseDir      string
+	inputsDir    string // --inputs-dir: searched for --batch files (see locateBatch)
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
 }
