@@ -67,6 +67,14 @@ Global options (kept by --reset):
                           oneDNN's tests/benchdnn/inputs; then the folders listed in
                           $GDNN_BENCHDNN_INPUTS (a path list), then inputs and ../inputs
                           beside the gdnnbench executable.
+  --summary=[no-]S[+[no-]S...]
+                          what is printed about the whole run before the tests line, as
+                          benchdnn: failures (up to ten FAILED or INVALID_ARGUMENTS result
+                          lines, not in P mode; default on), impl (a table of implementations
+                          and how many problems each ran; on), impl-csv (the same as a
+                          benchdnn_summary,impl_names line; off), and (gdnn) unimplemented
+                          (UNIMPLEMENTED results grouped by reason; on). Each value starts
+                          from these defaults; e.g. --summary=no-impl+impl-csv.
   --reset                 restore the driver options to their defaults (the perf
                           template is kept, as in benchdnn).
   --help                  this text.

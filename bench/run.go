@@ -40,6 +40,7 @@ type runner struct {
 	started       time.Time
 	perfMin       float64 // total of min times, ms (benchdnn's "total perf")
 	perfAvg       float64
+	summary       runSummary
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -115,6 +116,7 @@ func (r *runner) finish() {
 	if r.g.table && len(r.rows) > 0 {
 		printTable(r.out, r.rows)
 	}
+	r.summary.print(r.out, r.g.summary, r.g.mode.Perf)
 	s := r.stats
 	fmt.Fprintf(r.out, "tests:%d passed:%d skipped:%d mistrusted:%d unimplemented:%d invalid_arguments:%d failed:%d listed:%d\n",
 		s.Tests, s.Passed, s.Skipped, s.Mistrusted, s.Unimplemented, s.InvalidArguments, s.Failed, s.Listed)
@@ -224,7 +226,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
 		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
 		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
-		"engine": true, "threads": true, "inputs-dir": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
+		"engine": true, "threads": true, "inputs-dir": true, "summary": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
 	if !known[name] {
 		return false, nil
 	}
@@ -300,6 +302,12 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		r.g.caseDir = val
 	case "inputs-dir":
 		r.g.inputsDir = val
+	case "summary":
+		set, err := parseSummary(val)
+		if err != nil {
+			return true, wrapInput(a, err)
+		}
+		r.g.summary = set
 	case "threads":
 		n, err := parseIntValue(a, name, val)
 		if err != nil || n < 0 || n > 4096 {
@@ -494,6 +502,12 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	default:
 		r.stats.Failed++
 	}
+	reason := ""
+	if res.reason != "" {
+		reason = " (" + res.reason + ")"
+	}
+	line := fmt.Sprintf("%d:%s%s __REPRO: %s", idx, res.state, reason, repro)
+	r.summary.add(idx, res, line)
 	for _, l := range res.detail {
 		fmt.Fprintln(r.out, l)
 	}
@@ -512,11 +526,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	// In pure performance mode benchdnn prints only the perf line for
 	// problems that ran.
 	if !(r.g.mode.Perf && !r.g.mode.Corr && res.perf != nil && res.state == "PASSED") {
-		reason := ""
-		if res.reason != "" {
-			reason = " (" + res.reason + ")"
-		}
-		fmt.Fprintf(r.out, "%d:%s%s __REPRO: %s\n", idx, res.state, reason, repro)
+		fmt.Fprintln(r.out, line)
 	}
 	if res.perf != nil {
 		if !r.perfTpls[tpl] {

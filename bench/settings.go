@@ -82,6 +82,7 @@ type globalSettings struct {
 	tableOnly    bool // --table=only: per-problem lines only for what did not pass
 	caseDir      string
 	inputsDir    string // --inputs-dir: searched for --batch files (see locateBatch)
+	summary      summarySettings
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
 }
@@ -89,7 +90,8 @@ type globalSettings struct {
 const defaultMaxMs = 3000
 
 func defaultGlobals() globalSettings {
-	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "auto", allowEnumTag: true}
+	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "auto", allowEnumTag: true,
+		summary: defaultSummary()}
 }
 
 // redSettings are the reduction driver's knobs; every list-valued knob
