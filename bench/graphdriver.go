@@ -206,6 +206,9 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 								}
 								idx := r.stats.Tests
 								r.stats.Tests++
+								if r.counting {
+									continue
+								}
 								res := r.doGraph(idx, repro, c, data)
 								if res.perf != nil {
 									res.perf.Prb = repro

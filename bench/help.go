@@ -162,6 +162,11 @@ Perf template tokens (--perf-template):
   csv = ` + TemplateCSV + `
   csv (graph) = ` + TemplateGraphCSV + `
 
+Progress: a run longer than 3 s writes "[i/N] 12s elapsed, ETA 34s" on stderr,
+N being the number of problems, counted before the run by a dry pass over the
+options and batch files (--match-dropped problems excluded): redrawn in place
+on a terminal, a full line every 5 s otherwise (logs, pipes, CI).
+
 Output: one "N:STATE [(reason)] __REPRO: <repro line>" per problem (STATE is
 PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...), perf
 lines in P mode, then benchdnn's summary

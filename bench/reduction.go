@@ -97,6 +97,9 @@ func (r *runner) runReduction(c redCase) {
 	}
 	idx := r.stats.Tests
 	r.stats.Tests++
+	if r.counting {
+		return
+	}
 	res := r.doReduction(idx, repro, c)
 	if res.perf != nil {
 		res.perf.Prb = repro

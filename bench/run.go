@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,13 +33,13 @@ type runner struct {
 	perfTpls  map[string]bool // templates whose header was printed
 	bw        *bwProbe
 	rows      []tableRow
-	progress  bool
-	// progressShown: a progress line is on stderr and needs ending.
-	progressShown bool
-	started       time.Time
-	perfMin       float64 // total of min times, ms (benchdnn's "total perf")
-	perfAvg       float64
-	summary       runSummary
+	prog      *progress // nil in a counting pass
+	// counting: a dry pass that only counts problems (countProblems).
+	counting bool
+	started  time.Time
+	perfMin  float64 // total of min times, ms (benchdnn's "total perf")
+	perfAvg  float64
+	summary  runSummary
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -54,11 +53,6 @@ func newRunner(stdout, stderr io.Writer) *runner {
 		started: time.Now()}
 	r.red = defaultRed(TemplateDef)
 	r.gr = defaultGraph(TemplateDef)
-	if f, ok := stderr.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			r.progress = true
-		}
-	}
 	return r
 }
 
@@ -90,7 +84,9 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintln(stderr, "gdnnbench: no arguments (try --help)")
 		return 2
 	}
+	r.prog = newProgress(stderr, countProblems(args))
 	err := r.process(args)
+	r.prog.clear()
 	if errors.Is(err, errHelp) {
 		return 0
 	}
@@ -110,9 +106,6 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 
 // finish prints the table (if asked) and benchdnn's summary lines.
 func (r *runner) finish() {
-	if r.progressShown {
-		fmt.Fprintln(r.errw)
-	}
 	if r.g.table && len(r.rows) > 0 {
 		printTable(r.out, r.rows)
 	}
@@ -260,10 +253,12 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if err != nil {
 			return true, inputErr(a, "--max-isa: %q is not one of avx512, avx2, neon, none", val)
 		}
-		jit.SetMaxISA(isa)
-		// Compiled partitions cached under the old cap would keep its kernels.
-		prev, _ := partition.SetCompiledPartitionCacheCapacity(0)
-		partition.SetCompiledPartitionCacheCapacity(prev)
+		if !r.counting { // a dry pass leaves the process's ISA cap alone
+			jit.SetMaxISA(isa)
+			// Compiled partitions cached under the old cap would keep its kernels.
+			prev, _ := partition.SetCompiledPartitionCacheCapacity(0)
+			partition.SetCompiledPartitionCacheCapacity(prev)
+		}
 		r.g.maxISA = strings.ToLower(val)
 	case "verbose":
 		n, err := parseIntValue(a, name, val)
@@ -313,7 +308,9 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if err != nil || n < 0 || n > 4096 {
 			return true, inputErr(a, "--threads: %q is not a thread count in [0, 4096]", val)
 		}
-		jit.SetThreads(int(n))
+		if !r.counting {
+			jit.SetThreads(int(n))
+		}
 		r.g.threads = int(n)
 	case "bw-probe":
 		if val != "auto" && val != "go" && val != "lib" {
@@ -508,10 +505,12 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	}
 	line := fmt.Sprintf("%d:%s%s __REPRO: %s", idx, res.state, reason, repro)
 	r.summary.add(idx, res, line)
+	r.prog.clear()
 	for _, l := range res.detail {
 		fmt.Fprintln(r.out, l)
 	}
 	if res.quiet && r.g.verbose < 1 {
+		r.prog.update(r.stats.Tests)
 		return
 	}
 	if res.perf != nil {
@@ -520,7 +519,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	}
 	if r.g.tableOnly && res.state == "PASSED" {
 		// The table shows it; lines are kept for what needs a look.
-		r.showProgress()
+		r.prog.update(r.stats.Tests)
 		return
 	}
 	// In pure performance mode benchdnn prints only the perf line for
@@ -539,15 +538,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		}
 		fmt.Fprintln(r.out, line)
 	}
-	r.showProgress()
-}
-
-// showProgress updates the progress count on a terminal's stderr.
-func (r *runner) showProgress() {
-	if r.progress && r.stats.Tests%25 == 0 {
-		fmt.Fprintf(r.errw, "\r%d tests, %.0fs ", r.stats.Tests, time.Since(r.started).Seconds())
-		r.progressShown = true
-	}
+	r.prog.update(r.stats.Tests)
 }
 
 // dropped says whether --match drops the problem whose repro line is
