@@ -155,6 +155,11 @@ Performance (P): one warm-up execute, then timed executes until
 --max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;
 executes shorter than 20 us are timed in back-to-back groups. Times are per
 execute in ms; bytes are src + operands (in) and dst (out).
+Noise: a problem whose median time is more than 10% above its min (over at
+least 5 executes) gets a warning on stderr, as does a problem run again
+(--repeats-per-prb, or the same repro line later) whose min is more than 1.5x
+its first run's; the run ends with a count. Such figures say more about the
+machine (another process, throttling) than about gdnn.
 
 Perf template tokens (--perf-template):
 ` + TemplateTokens + `

@@ -40,6 +40,8 @@ type runner struct {
 	perfMin  float64 // total of min times, ms (benchdnn's "total perf")
 	perfAvg  float64
 	summary  runSummary
+	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
+	noisy    int                 // problems warned about by checkTiming
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -110,6 +112,11 @@ func (r *runner) finish() {
 		printTable(r.out, r.rows)
 	}
 	r.summary.print(r.out, r.g.summary, r.g.mode.Perf)
+	if r.noisy > 0 {
+		fmt.Fprintf(r.errw, "gdnnbench: warning: %d of %d problems had unreliable timings (see above): something else is using "+
+			"the machine (check with top), it is throttling, or short problems need a longer --max-ms-per-prb; "+
+			"their figures are not worth comparing\n", r.noisy, r.stats.Tests)
+	}
 	s := r.stats
 	fmt.Fprintf(r.out, "tests:%d passed:%d skipped:%d mistrusted:%d unimplemented:%d invalid_arguments:%d failed:%d listed:%d\n",
 		s.Tests, s.Passed, s.Skipped, s.Mistrusted, s.Unimplemented, s.InvalidArguments, s.Failed, s.Listed)
@@ -516,6 +523,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	if res.perf != nil {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
+		r.checkTiming(idx, repro, res.perf.Time)
 	}
 	if r.g.tableOnly && res.state == "PASSED" {
 		// The table shows it; lines are kept for what needs a look.
