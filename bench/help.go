@@ -56,6 +56,13 @@ Global options (kept by --reset):
                           probe); "go" times a scalar Go read loop (a lower bound on the
                           machine's bandwidth for cache-resident sizes); "auto" (default)
                           is lib when a JIT ISA is in force and go otherwise.
+  --plot=FILE.svg         (gdnn) draw the run's timed problems (P or CP mode) as a bandwidth
+                          chart: each problem's GB/s at its src size (log scale), one mark
+                          per problem numbered by its index and coloured by impl, over the
+                          read-bandwidth probe it was compared with at every power of two
+                          (and the cache sizes, where the OS gives them), with a table of
+                          index, impl, GB/s, %readBW and problem. A mark above the probe
+                          line is a %readBW above 100%. Empty: no chart.
   --case-dir=DIR          (gdnn) folder searched first for --case files.
   --batch=FILE            read options and problems from FILE: whitespace-separated
                           tokens, '#' starts a comment. A relative FILE is looked up as

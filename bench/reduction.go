@@ -509,7 +509,8 @@ func (r *runner) perfData(b *built, c redCase, idx int, impl string, t Timing) *
 		ops, _ := ParsePostOps(c.postOps)
 		d.Attr = FormatPostOps(ops)
 	}
-	d.ReadBW = r.readBW(int64(c.sdt.Size()) * b.srcLT.NumElements())
+	d.ProbeBytes = int64(c.sdt.Size()) * b.srcLT.NumElements()
+	d.ReadBW = r.readBW(d.ProbeBytes)
 	return d
 }
 

@@ -42,6 +42,9 @@ type runner struct {
 	summary  runSummary
 	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
 	noisy    int                 // problems warned about by checkTiming
+	plotPts  []plotPoint         // timed problems, for --plot
+	// plotProbes are the probes plotPts were compared with.
+	plotProbes []*bwProbe
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -99,15 +102,19 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 	if !r.lastProb {
 		fmt.Fprintf(stderr, "gdnnbench: warning: no problem found after the last option\n")
 	}
-	r.finish()
+	if err := r.finish(); err != nil {
+		fmt.Fprintf(stderr, "gdnnbench: %v\n", err)
+		return 2
+	}
 	if r.stats.Failed > 0 || r.stats.InvalidArguments > 0 {
 		return 1
 	}
 	return 0
 }
 
-// finish prints the table (if asked) and benchdnn's summary lines.
-func (r *runner) finish() {
+// finish prints the table (if asked) and benchdnn's summary lines, and
+// writes the --plot chart.
+func (r *runner) finish() error {
 	if r.g.table && len(r.rows) > 0 {
 		printTable(r.out, r.rows)
 	}
@@ -124,6 +131,10 @@ func (r *runner) finish() {
 		fmt.Fprintf(r.out, "total perf: min(ms):%s avg(ms):%s\n", fmtNum(r.perfMin), fmtNum(r.perfAvg))
 	}
 	fmt.Fprintf(r.out, "total: %.2fs\n", time.Since(r.started).Seconds())
+	if r.g.plot != "" {
+		return r.writePlot()
+	}
+	return nil
 }
 
 // process handles a list of tokens in order: options change the state,
@@ -226,7 +237,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
 		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
 		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
-		"engine": true, "threads": true, "inputs-dir": true, "summary": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
+		"engine": true, "threads": true, "inputs-dir": true, "summary": true, "plot": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
 	if !known[name] {
 		return false, nil
 	}
@@ -304,6 +315,13 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		r.g.caseDir = val
 	case "inputs-dir":
 		r.g.inputsDir = val
+	case "plot":
+		if val != "" {
+			if err := checkPlotPath(val); err != nil {
+				return true, inputErr(a, "%v", err)
+			}
+		}
+		r.g.plot = val
 	case "summary":
 		set, err := parseSummary(val)
 		if err != nil {
@@ -524,6 +542,9 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
 		r.checkTiming(idx, repro, res.perf.Time)
+		if r.g.plot != "" {
+			r.addPlotPoint(res.perf)
+		}
 	}
 	if r.g.tableOnly && res.state == "PASSED" {
 		// The table shows it; lines are kept for what needs a look.

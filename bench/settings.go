@@ -83,6 +83,7 @@ type globalSettings struct {
 	caseDir      string
 	inputsDir    string // --inputs-dir: searched for --batch files (see locateBatch)
 	summary      summarySettings
+	plot         string // --plot: SVG file for the bandwidth chart ("" = none)
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
 }
