@@ -53,10 +53,7 @@ type cacheLevel struct {
 
 // plotPointOf makes the chart's point for a perf result.
 func plotPointOf(d *PerfData) plotPoint {
-	p := plotPoint{idx: d.Idx, label: d.Name, impl: d.Impl, bytes: d.ProbeBytes, probe: -1}
-	if p.label == "" {
-		p.label = d.Desc
-	}
+	p := plotPoint{idx: d.Idx, label: problemLabel(d), impl: d.Impl, bytes: d.ProbeBytes, probe: -1}
 	if p.bytes <= 0 {
 		p.bytes = d.IBytes
 	}
@@ -67,6 +64,25 @@ func plotPointOf(d *PerfData) plotPoint {
 		p.pct = 100 * p.gbs * 1e9 / d.ReadBW
 	}
 	return p
+}
+
+// problemLabel names a problem in the chart's table: its descriptor (with
+// its _nNAME), data types and post-ops.
+func problemLabel(d *PerfData) string {
+	parts := []string{d.Desc}
+	if d.Desc == "" {
+		parts = []string{d.Prb}
+	}
+	if d.Sdt != "" {
+		parts = append(parts, d.Sdt+":"+d.Ddt)
+	}
+	if d.DT != "" {
+		parts = append(parts, d.DT)
+	}
+	if d.Attr != "" {
+		parts = append(parts, d.Attr)
+	}
+	return strings.Join(parts, " ")
 }
 
 // checkPlotPath refuses a --plot file that cannot be written, before the
@@ -316,13 +332,17 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 		b.WriteString("</g>\n")
 	}
 
-	// One mark per problem, its index beside it.
+	// One mark per problem, its index beside it where it overlaps no
+	// other index.
 	b.WriteString(`<g id="problems">` + "\n")
+	var placed []labelBox
 	for _, p := range sorted {
 		x, y := xOf(p.bytes), yOf(p.gbs)
 		fmt.Fprintf(&b, `<g class="problem" data-idx="%d"><circle cx="%.1f" cy="%.1f" r="5.5" fill="%s" fill-opacity="0.85" stroke="white" stroke-width="1"/>`,
 			p.idx, x, y, implColour(p.impl))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#222">%d</text>`, x+7, y-6, p.idx)
+		lb := placeLabel(x, y, len(strconv.Itoa(p.idx)), placed)
+		placed = append(placed, lb)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#222">%d</text>`, lb.x, lb.y+lb.h, p.idx)
 		fmt.Fprintf(&b, `<title>%d %s (%s): %s GB/s%s</title></g>`+"\n", p.idx, esc(p.label), esc(p.impl), fmtNum(p.gbs), pctText(p.pct))
 	}
 	b.WriteString("</g>\n")
@@ -377,6 +397,36 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 	b.WriteString("</g>\n</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// labelBox is where a mark's index is drawn (top-left corner and size).
+type labelBox struct{ x, y, w, h float64 }
+
+func (a labelBox) overlaps(b labelBox) bool {
+	return a.x < b.x+b.w && b.x < a.x+a.w && a.y < b.y+b.h && b.y < a.y+a.h
+}
+
+// placeLabel puts an index of n digits beside the mark at (x, y): the
+// first of a ring of spots around the mark that overlaps no label placed
+// so far, else the usual spot (up and right).
+func placeLabel(x, y float64, n int, placed []labelBox) labelBox {
+	w, h := 6.5*float64(n)+1, 10.0
+	spots := [][2]float64{{7, -16}, {7, 3}, {-7 - w, -16}, {-7 - w, 3}, {-w / 2, -20}, {-w / 2, 7},
+		{14, -6}, {-14 - w, -6}, {7, -28}, {7, 15}, {-7 - w, -28}, {-7 - w, 15}}
+	for _, s := range spots {
+		lb := labelBox{x + s[0], y + s[1], w, h}
+		free := true
+		for _, o := range placed {
+			if lb.overlaps(o) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return lb
+		}
+	}
+	return labelBox{x + spots[0][0], y + spots[0][1], w, h}
 }
 
 // probeDash tells a second probe line from the first.
