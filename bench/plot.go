@@ -67,10 +67,13 @@ func plotPointOf(d *PerfData) plotPoint {
 }
 
 // problemLabel names a problem in the chart's table: its descriptor (with
-// its _nNAME), data types and post-ops.
+// its _nNAME), data types and post-ops; for the graph driver, whose cases
+// share a file, its repro line's options and case.
 func problemLabel(d *PerfData) string {
 	parts := []string{d.Desc}
-	if d.Desc == "" {
+	if _, rest, ok := strings.Cut(d.Prb, "--graph "); ok && d.Driver == "graph" {
+		parts = []string{rest}
+	} else if d.Desc == "" {
 		parts = []string{d.Prb}
 	}
 	if d.Sdt != "" {
@@ -264,12 +267,24 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 	slices.SortStableFunc(sorted, func(a, b plotPoint) int { return cmp.Compare(a.idx, b.idx) })
 	tableTop := plotTop + plotH + 110
 	height := tableTop + 28 + plotRowH*len(sorted) + 20
+	rows := make([]string, len(sorted))
+	width := plotW
+	for i, p := range sorted {
+		pct := "-"
+		if p.pct > 0 {
+			pct = fmt.Sprintf("%.0f%%", p.pct)
+		}
+		rows[i] = fmt.Sprintf("%5d  %-12s %9s %8s  %s", p.idx, p.impl, strconv.FormatFloat(p.gbs, 'f', 1, 64), pct, p.label)
+		// Widen the picture (not the plot) for long rows: about 7.3 px a
+		// character at the table's 12 px monospace.
+		width = max(width, plotLeft+int(7.3*float64(len([]rune(rows[i]))+2))+20)
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="%s" font-size="13">`+"\n",
-		plotW, height, plotW, height, plotFont)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotW, height)
+		width, height, width, height, plotFont)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="28" font-size="17" font-weight="bold">%s</text>`+"\n", plotLeft, esc(title))
 	fmt.Fprintf(&b, `<text x="%d" y="48" fill="#444">%s</text>`+"\n", plotLeft, esc(sub))
 
@@ -336,6 +351,11 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 	// other index.
 	b.WriteString(`<g id="problems">` + "\n")
 	var placed []labelBox
+	for _, c := range curves { // keep indices off the probe's squares
+		for _, p := range c.pts {
+			placed = append(placed, labelBox{xOf(p.bytes) - 4, yOf(p.gbs) - 4, 8, 8})
+		}
+	}
 	for _, p := range sorted {
 		x, y := xOf(p.bytes), yOf(p.gbs)
 		fmt.Fprintf(&b, `<g class="problem" data-idx="%d"><circle cx="%.1f" cy="%.1f" r="5.5" fill="%s" fill-opacity="0.85" stroke="white" stroke-width="1"/>`,
@@ -386,13 +406,8 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold" xml:space="preserve">%s</text>`+"\n", plotLeft, tableTop,
 		esc(fmt.Sprintf("%5s  %-12s %9s %8s  %s", "idx", "impl", "GB/s", "%readBW", "problem")))
 	for i, p := range sorted {
-		pct := "-"
-		if p.pct > 0 {
-			pct = fmt.Sprintf("%.0f%%", p.pct)
-		}
-		row := fmt.Sprintf("%5d  %-12s %9s %8s  %s", p.idx, p.impl, strconv.FormatFloat(p.gbs, 'f', 1, 64), pct, p.label)
 		fmt.Fprintf(&b, `<text class="row" x="%d" y="%d" xml:space="preserve"><tspan fill="%s">●</tspan>%s</text>`+"\n",
-			plotLeft-14, tableTop+22+plotRowH*i, implColour(p.impl), esc(row))
+			plotLeft-14, tableTop+22+plotRowH*i, implColour(p.impl), esc(rows[i]))
 	}
 	b.WriteString("</g>\n</svg>\n")
 	_, err := io.WriteString(w, b.String())

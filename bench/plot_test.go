@@ -135,6 +135,23 @@ func TestPlotOption(t *testing.T) {
 	}
 }
 
+func TestProblemLabel(t *testing.T) {
+	cases := []struct {
+		d    PerfData
+		want string
+	}{
+		{PerfData{Driver: "reduction", Desc: "2x3:2x1_nX", Sdt: "bf16", Ddt: "f32", Attr: "relu", Prb: "--reduction 2x3:2x1_nX"}, "2x3:2x1_nX bf16:f32 relu"},
+		{PerfData{Driver: "graph", Desc: "op/f32/r.json", Sdt: "f32", Ddt: "f32", DT: "bf16",
+			Prb: "--mode=P --graph --in-shapes=0:4x4 --case=op/f32/r.json"}, "--in-shapes=0:4x4 --case=op/f32/r.json f32:f32 bf16"},
+		{PerfData{Prb: "--reduction 8x8:8x1"}, "--reduction 8x8:8x1"},
+	}
+	for _, c := range cases {
+		if got := problemLabel(&c.d); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
 func TestDataCaches(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(idx, level, typ, size string) {
