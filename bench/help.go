@@ -165,8 +165,10 @@ execute in ms; bytes are src + operands (in) and dst (out).
 Noise: a problem whose median time is more than 10% above its min (over at
 least 5 executes) gets a warning on stderr, as does a problem run again
 (--repeats-per-prb, or the same repro line later) whose min is more than 1.5x
-its first run's; the run ends with a count. Such figures say more about the
-machine (another process, throttling) than about gdnn.
+its first run's; the run ends with a count, and with a warning when the
+one-minute load average (/proc/loadavg, at the start or end of the run)
+exceeds gdnn's own threads by more than half the CPUs. Such figures say more
+about the machine (another process, throttling) than about gdnn.
 
 Perf template tokens (--perf-template):
 ` + TemplateTokens + `

@@ -1,6 +1,11 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+)
 
 // Timing noise. benchdnn reports a problem's min and avg time and its
 // users read the min; a figure is only worth reading when repeated
@@ -62,4 +67,48 @@ func (r *runner) checkTiming(idx int, repro string, t Timing) {
 	for _, m := range msgs {
 		fmt.Fprintf(r.errw, "gdnnbench: warning: problem %d: %s\n", idx, m)
 	}
+}
+
+// busyWarning says whether other processes kept the CPUs busy while
+// problems were timed, from /proc/loadavg's one-minute load (read at the
+// start and end of the run, the larger kept): load beyond the threads gdnn
+// itself runs, of more than half the CPUs, makes every figure slower than
+// a quiet machine's, the likeliest reason one run is several times slower
+// than another.
+func busyWarning(load float64, ncpu, own int) string {
+	if load <= 0 || ncpu <= 0 {
+		return ""
+	}
+	if other := load - float64(min(own, ncpu)); other <= 0.5*float64(ncpu) {
+		return ""
+	}
+	return fmt.Sprintf("the machine was busy while timing: load average %.1f on %d CPUs, of which gdnn accounts for at most %d; "+
+		"the figures are slower than a quiet machine's", load, ncpu, min(own, ncpu))
+}
+
+// warnBusy warns on stderr when problems were timed on a busy machine.
+func (r *runner) warnBusy() {
+	if r.timed == 0 {
+		return
+	}
+	if w := busyWarning(max(r.load, loadAvg()), runtime.NumCPU(), threads()); w != "" {
+		fmt.Fprintf(r.errw, "gdnnbench: warning: %s\n", w)
+	}
+}
+
+// loadAvg reads the one-minute load average (0 where there is none).
+func loadAvg() float64 {
+	data, err := readCapped("/proc/loadavg", 4096)
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,30 @@ func TestCheckTiming(t *testing.T) {
 	r.finish()
 	if !strings.Contains(errw.String(), "2 of 5 problems had unreliable timings") {
 		t.Errorf("no closing warning: %q", errw.String())
+	}
+}
+
+func TestBusyWarning(t *testing.T) {
+	cases := []struct {
+		load      float64
+		ncpu, own int
+		busy      bool
+	}{
+		{0.3, 2, 2, false},
+		{2.9, 2, 2, false}, // gdnn's own 2 threads plus a little
+		{3.2, 2, 2, true},  // more than half the CPUs' worth of other work
+		{27, 2, 2, true},
+		{9, 64, 64, false},
+		{41, 64, 8, true},
+		{0, 2, 2, false}, // no load figure (not Linux)
+	}
+	for _, c := range cases {
+		w := busyWarning(c.load, c.ncpu, c.own)
+		if (w != "") != c.busy {
+			t.Errorf("load %v on %d CPUs, %d own threads: %q, want busy=%v", c.load, c.ncpu, c.own, w, c.busy)
+		}
+		if c.busy && !strings.Contains(w, fmt.Sprintf("load average %.1f on %d CPUs", c.load, c.ncpu)) {
+			t.Errorf("warning %q does not give the figures", w)
+		}
 	}
 }

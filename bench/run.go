@@ -43,6 +43,8 @@ type runner struct {
 	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
 	noisy    int                 // problems warned about by checkTiming
 	plotPts  []plotPoint         // timed problems, for --plot
+	load     float64             // load average at the start of the run
+	timed    int                 // problems timed (P mode)
 	// plotProbes are the probes plotPts were compared with.
 	plotProbes []*bwProbe
 }
@@ -90,6 +92,7 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 		return 2
 	}
 	r.prog = newProgress(stderr, countProblems(args))
+	r.load = loadAvg()
 	err := r.process(args)
 	r.prog.clear()
 	if errors.Is(err, errHelp) {
@@ -119,6 +122,7 @@ func (r *runner) finish() error {
 		printTable(r.out, r.rows)
 	}
 	r.summary.print(r.out, r.g.summary, r.g.mode.Perf)
+	r.warnBusy()
 	if r.noisy > 0 {
 		fmt.Fprintf(r.errw, "gdnnbench: warning: %d of %d problems had unreliable timings (see above): something else is using "+
 			"the machine (check with top), it is throttling, or short problems need a longer --max-ms-per-prb; "+
@@ -542,6 +546,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
 		r.checkTiming(idx, repro, res.perf.Time)
+		r.timed++
 		if r.g.plot != "" {
 			r.addPlotPoint(res.perf)
 		}
