@@ -68,10 +68,10 @@ Global options (kept by --reset):
                           tokens, '#' starts a comment. A relative FILE is looked up as
                           benchdnn does: beside the including batch file, then in the
                           current directory, then in each inputs folder as
-                          <dir>/<driver>/FILE (and <dir>/FILE), e.g.
-                          --inputs-dir=../shared/benchdnn-inputs --reduction --batch=test_reduction_ci.
+                          <dir>/<driver>/FILE (and <dir>/FILE).
   --inputs-dir=DIR        (gdnn) inputs folder searched for --batch files, laid out as
-                          oneDNN's tests/benchdnn/inputs; then the folders listed in
+                          oneDNN's tests/benchdnn/inputs, e.g. ../shared/benchdnn-inputs
+                          for --reduction --batch=test_reduction_ci; then the folders in
                           $GDNN_BENCHDNN_INPUTS (a path list), then inputs and ../inputs
                           beside the gdnnbench executable.
   --summary=[no-]S[+[no-]S...]
@@ -183,7 +183,7 @@ on a terminal, a full line every 5 s otherwise (logs, pipes, CI).
 
 Output: one "N:STATE [(reason)] __REPRO: <repro line>" per problem (STATE is
 PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...), perf
-lines in P mode, then benchdnn's summary
+lines in P mode, then the --summary sections and benchdnn's summary
 "tests:N passed:P skipped:S mistrusted:0 unimplemented:U invalid_arguments:I failed:F listed:L".
 Exit status: 0 all passed (or honestly skipped/unimplemented), 1 a problem
 failed or was rejected as invalid, 2 malformed input (with file:line:column for
