@@ -56,6 +56,10 @@ Global options (kept by --reset):
                           probe); "go" times a scalar Go read loop (a lower bound on the
                           machine's bandwidth for cache-resident sizes); "auto" (default)
                           is lib when a JIT ISA is in force and go otherwise.
+                          %bwpct% above 100% means the problem read faster than the probe
+                          at that power of two: its data stays in a cache between executes,
+                          or it sits just below a cache size that the probe's buffer
+                          exceeds; --plot draws both so that such a figure explains itself.
   --plot=FILE.svg         (gdnn) draw the run's timed problems (P or CP mode) as a bandwidth
                           chart: each problem's GB/s at its src size (log scale), one mark
                           per problem numbered by its index and coloured by impl, over the
