@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -13,7 +14,7 @@ import (
 // line is redrawn in place, at most every progressTTYEvery, and erased
 // before anything else is printed; elsewhere (a log file, a pipe, CI) a
 // full line is written every progressLogEvery, so that a long batch is
-// never silent.
+// never silent. A ticker keeps it going while one long problem runs.
 const (
 	progressDelay    = 3 * time.Second
 	progressTTYEvery = 500 * time.Millisecond
@@ -28,8 +29,14 @@ type progress struct {
 	tty   bool
 	total int // problems in the run; <= 0 when unknown
 	start time.Time
-	last  time.Time // last line written
-	shown bool      // a terminal line is on screen
+
+	mu     sync.Mutex
+	done   int       // problems finished
+	last   time.Time // last line written
+	shown  bool      // a terminal line is on screen
+	paused bool      // the runner is printing: the ticker keeps off w
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -42,11 +49,63 @@ func newProgress(w io.Writer, total int) *progress {
 	return p
 }
 
-// update reports that done problems have finished.
+// tickEvery starts the ticker that redraws the line while a problem runs;
+// close stops it.
+func (p *progress) tickEvery(d time.Duration) {
+	p.stop = make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.tick()
+			}
+		}
+	}()
+}
+
+// close stops the ticker and erases a terminal line.
+func (p *progress) close() {
+	if p == nil {
+		return
+	}
+	if p.stop != nil {
+		close(p.stop)
+		p.wg.Wait()
+		p.stop = nil
+	}
+	p.clear()
+}
+
+// update reports that done problems have finished; the runner's printing
+// is over until the next clear.
 func (p *progress) update(done int) {
 	if p == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.paused = done, false
+	p.emit()
+}
+
+// tick redraws the line, unless the runner is printing.
+func (p *progress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.paused {
+		p.emit()
+	}
+}
+
+// emit writes the line if the run is old enough and the last line is
+// not too recent; p.mu is held.
+func (p *progress) emit() {
 	now := nowFunc()
 	elapsed := now.Sub(p.start)
 	if elapsed < progressDelay {
@@ -60,7 +119,7 @@ func (p *progress) update(done int) {
 		return
 	}
 	p.last = now
-	line := progressLine(done, p.total, elapsed)
+	line := progressLine(p.done, p.total, elapsed)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 		p.shown = true
@@ -69,9 +128,16 @@ func (p *progress) update(done int) {
 	fmt.Fprintln(p.w, line)
 }
 
-// clear erases a terminal progress line before other output.
+// clear erases a terminal progress line before the runner prints, and
+// keeps the ticker off until the next update.
 func (p *progress) clear() {
-	if p != nil && p.shown {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = true
+	if p.shown {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.shown = false
 	}

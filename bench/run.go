@@ -92,9 +92,11 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 		return 2
 	}
 	r.prog = newProgress(stderr, countProblems(args))
+	r.prog.tickEvery(progressTTYEvery)
+	defer r.prog.close() // before the recover above prints
 	r.load = loadAvg()
 	err := r.process(args)
-	r.prog.clear()
+	r.prog.close()
 	if errors.Is(err, errHelp) {
 		return 0
 	}
