@@ -108,20 +108,6 @@ func TokenizeBatch(text, name, dir string) []Arg {
 	return out
 }
 
-// resolvePath finds a file named in a token: absolute paths as they are;
-// relative ones against the including batch file's folder first, then the
-// current directory. It returns the first that exists (or the name as
-// given, for the error message).
-func resolvePath(name, dir string) string {
-	if filepath.IsAbs(name) || dir == "" {
-		return name
-	}
-	if p := filepath.Join(dir, name); fileExists(p) {
-		return p
-	}
-	return name
-}
-
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
@@ -153,12 +139,76 @@ func readCapped(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// inputsEnv names benchdnn-style inputs folders (a path list, like PATH),
+// laid out as oneDNN's tests/benchdnn/inputs: <dir>/<driver>/<file>.
+const inputsEnv = "GDNN_BENCHDNN_INPUTS"
+
+// inputsDirs are the inputs folders searched for --batch files, in order:
+// --inputs-dir, $GDNN_BENCHDNN_INPUTS, then benchdnn's own places, inputs
+// and ../inputs beside the executable.
+func inputsDirs(flag string) []string {
+	var dirs []string
+	if flag != "" {
+		dirs = append(dirs, flag)
+	}
+	for _, d := range filepath.SplitList(os.Getenv(inputsEnv)) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		dirs = append(dirs, filepath.Join(dir, "inputs"), filepath.Join(dir, "..", "inputs"))
+	}
+	return dirs
+}
+
+// locateBatch finds a --batch file as benchdnn's locate_file does: an
+// absolute path as it is; a relative one beside the including batch file
+// (dir), then in the current directory, then in each inputs folder as
+// <inputs>/<driver>/<name> (and <inputs>/<name>). It returns the path
+// found, or every path tried.
+func locateBatch(name, dir, driver string, inputs []string) (string, []string) {
+	if filepath.IsAbs(name) {
+		if fileExists(name) {
+			return name, nil
+		}
+		return "", []string{name}
+	}
+	var tried []string
+	try := func(p string) bool {
+		tried = append(tried, p)
+		return fileExists(p)
+	}
+	var cands []string
+	if dir != "" {
+		cands = append(cands, filepath.Join(dir, name))
+	}
+	cands = append(cands, name)
+	for _, d := range inputs {
+		if driver != "" {
+			cands = append(cands, filepath.Join(d, driver, name))
+		}
+		cands = append(cands, filepath.Join(d, name))
+	}
+	for _, p := range cands {
+		if try(p) {
+			return p, nil
+		}
+	}
+	return "", tried
+}
+
 // readBatch reads and tokenizes a batch file named by token a.
-func readBatch(a Arg, name string) ([]Arg, error) {
+func (r *runner) readBatch(a Arg, name string) ([]Arg, error) {
 	if name == "" {
 		return nil, inputErr(a, "--batch needs a file name")
 	}
-	path := resolvePath(name, a.Dir)
+	path, tried := locateBatch(name, a.Dir, r.driver, inputsDirs(r.g.inputsDir))
+	if path == "" {
+		return nil, inputErr(a, "cannot find batch file %q (tried %s; --inputs-dir or $%s name inputs folders laid out as <dir>/<driver>/<file>)",
+			name, strings.Join(tried, ", "), inputsEnv)
+	}
 	data, err := readCapped(path, maxBatchBytes)
 	if errors.Is(err, errTooLarge) {
 		return nil, inputErr(a, "batch file %q is larger than %d MiB", name, maxBatchBytes>>20)

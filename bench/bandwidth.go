@@ -1,8 +1,11 @@
 package bench
 
 import (
-	"github.com/gdnn/gdnn/jit"
+	"cmp"
 	"math/bits"
+	"slices"
+
+	"github.com/gdnn/gdnn/jit"
 	"runtime"
 	"sync"
 	"time"
@@ -70,6 +73,20 @@ func (p *bwProbe) readBW(n int64) float64 {
 	}
 	p.cache[b] = v
 	return v
+}
+
+// points lists what the probe measured, by size.
+func (p *bwProbe) points() []probePoint {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []probePoint
+	for b, v := range p.cache {
+		if v > 0 {
+			out = append(out, probePoint{int64(1) << b, v / 1e9})
+		}
+	}
+	slices.SortFunc(out, func(a, b probePoint) int { return cmp.Compare(a.bytes, b.bytes) })
+	return out
 }
 
 // goReadBW times a Go read loop over a size-byte buffer: the best of

@@ -11,6 +11,12 @@
 // command; the pieces (ParseProblem, ResolveTag, ParsePostOps,
 // ExpandTemplate, ...) are exported so that tests and other tools share them.
 //
+// Around the drivers: progress on stderr with a problem count from a dry
+// pass (progress.go), benchdnn's --summary (summary.go), --match in
+// benchdnn's POSIX regular-expression dialect (posixre.go), --batch lookup
+// in inputs folders (args.go), timing-noise warnings (noise.go) and the
+// --plot bandwidth chart (plot.go).
+//
 // The package depends on partition only in the drivers; the parsers stand
 // alone.
 package bench

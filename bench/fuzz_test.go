@@ -48,6 +48,8 @@ func FuzzBatch(f *testing.F) {
 		"--graph --in-shapes=0:1x2*ba --op-attrs=0:axes:1 --dt=bf16",
 		"--reduction --perf-template=%prb%,%-Gbw% --match=2x --alg=sum,mean 2x2:1x2",
 		"--reset --p= --eps= --reduction --batch=nonexistent",
+		"--summary=no-impl+impl-csv --reduction --match=\\(relu\\|add\\)+[[:digit:]]\\{1,2\\}x 2x3:2x1",
+		"--inputs-dir=. --plot=x.svg --reduction --match=^--sdt=f32\\b --batch=shapes 4x4:4x1",
 	} {
 		f.Add(s)
 	}

@@ -200,9 +200,15 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 						for _, en := range s.expectedN {
 							c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, dt: dt, tensorProp: tp, expectedN: en}
 							for rep := 0; rep < r.g.repeats; rep++ {
+								repro := r.reproGraph(c)
+								if dropped(s.match, "graph", repro) {
+									continue
+								}
 								idx := r.stats.Tests
 								r.stats.Tests++
-								repro := r.reproGraph(c)
+								if r.counting {
+									continue
+								}
 								res := r.doGraph(idx, repro, c, data)
 								if res.perf != nil {
 									res.perf.Prb = repro
@@ -583,9 +589,6 @@ func passesMB(op *graph.Op, id uint64) bool {
 func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result {
 	if idx < r.g.start {
 		return result{state: "SKIPPED", reason: "before --start", quiet: true}
-	}
-	if r.gr.match != nil && !r.gr.match.MatchString(repro) {
-		return result{state: "SKIPPED", reason: "--match", quiet: true}
 	}
 	if r.g.mode.List {
 		return result{state: "LISTED"}

@@ -29,7 +29,14 @@ Global options (kept by --reset):
                           strings / skip those that do; others are SKIPPED.
   --global-impl=... / --global-skip-impl=...
                           the same, overriding every --impl/--skip-impl.
-  --match=REGEX           (driver option) run only problems whose repro line matches.
+  --match=REGEX           (driver option) run only problems whose problem string (the
+                          repro line after the driver name) contains a match; the rest
+                          are dropped: not run, not counted. REGEX is a POSIX basic
+                          regular expression with glibc's extensions, as benchdnn's
+                          regcomp on Linux: + ? | ( ) { } are ordinary characters
+                          (--match=relu+add matches "relu+add"), \+ \? \| \( \) \{m,n\} the
+                          operators, \w \s \b \' too. Back-references and \< \> are
+                          refused (unimplemented), malformed patterns are errors.
   --start=N               skip the first N problems.
   --repeats-per-prb=N     run each problem N times.
   --verbose=N, -vN        1: per-check error figures and skipped problems.
@@ -49,10 +56,36 @@ Global options (kept by --reset):
                           probe); "go" times a scalar Go read loop (a lower bound on the
                           machine's bandwidth for cache-resident sizes); "auto" (default)
                           is lib when a JIT ISA is in force and go otherwise.
+                          %bwpct% above 100% means the problem read faster than the probe
+                          at that power of two: its data stays in a cache between executes,
+                          or it sits just below a cache size that the probe's buffer
+                          exceeds; --plot draws both so that such a figure explains itself.
+  --plot=FILE.svg         (gdnn) draw the run's timed problems (P or CP mode) as a bandwidth
+                          chart: each problem's GB/s at its src size (log scale), one mark
+                          per problem numbered by its index and coloured by impl, over the
+                          read-bandwidth probe it was compared with at every power of two
+                          (and the cache sizes, where the OS gives them), with a table of
+                          index, impl, GB/s, %readBW and problem. A mark above the probe
+                          line is a %readBW above 100%. Empty: no chart.
   --case-dir=DIR          (gdnn) folder searched first for --case files.
   --batch=FILE            read options and problems from FILE: whitespace-separated
-                          tokens, '#' starts a comment; nested --batch paths resolve
-                          against the including file's folder, then the current one.
+                          tokens, '#' starts a comment. A relative FILE is looked up as
+                          benchdnn does: beside the including batch file, then in the
+                          current directory, then in each inputs folder as
+                          <dir>/<driver>/FILE (and <dir>/FILE).
+  --inputs-dir=DIR        (gdnn) inputs folder searched for --batch files, laid out as
+                          oneDNN's tests/benchdnn/inputs, e.g. ../shared/benchdnn-inputs
+                          for --reduction --batch=test_reduction_ci; then the folders in
+                          $GDNN_BENCHDNN_INPUTS (a path list), then inputs and ../inputs
+                          beside the gdnnbench executable.
+  --summary=[no-]S[+[no-]S...]
+                          what is printed about the whole run before the tests line, as
+                          benchdnn: failures (up to ten FAILED or INVALID_ARGUMENTS result
+                          lines, not in P mode; default on), impl (a table of implementations
+                          and how many problems each ran; on), impl-csv (the same as a
+                          benchdnn_summary,impl_names line; off), and (gdnn) unimplemented
+                          (UNIMPLEMENTED results grouped by reason; on). Each value starts
+                          from these defaults; e.g. --summary=no-impl+impl-csv.
   --reset                 restore the driver options to their defaults (the perf
                           template is kept, as in benchdnn).
   --help                  this text.
@@ -133,6 +166,13 @@ Performance (P): one warm-up execute, then timed executes until
 --max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;
 executes shorter than 20 us are timed in back-to-back groups. Times are per
 execute in ms; bytes are src + operands (in) and dst (out).
+Noise: a problem whose median time is more than 10% above its min (over at
+least 5 executes) gets a warning on stderr, as does a problem run again
+(--repeats-per-prb, or the same repro line later) whose min is more than 1.5x
+its first run's; the run ends with a count, and with a warning when the
+one-minute load average (/proc/loadavg, at the start or end of the run)
+exceeds gdnn's own threads by more than half the CPUs. Such figures say more
+about the machine (another process, throttling) than about gdnn.
 
 Perf template tokens (--perf-template):
 ` + TemplateTokens + `
@@ -140,9 +180,14 @@ Perf template tokens (--perf-template):
   csv = ` + TemplateCSV + `
   csv (graph) = ` + TemplateGraphCSV + `
 
+Progress: a run longer than 3 s writes "[i/N] 12s elapsed, ETA 34s" on stderr,
+N being the number of problems, counted before the run by a dry pass over the
+options and batch files (--match-dropped problems excluded): redrawn in place
+on a terminal, a full line every 5 s otherwise (logs, pipes, CI).
+
 Output: one "N:STATE [(reason)] __REPRO: <repro line>" per problem (STATE is
 PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...), perf
-lines in P mode, then benchdnn's summary
+lines in P mode, then the --summary sections and benchdnn's summary
 "tests:N passed:P skipped:S mistrusted:0 unimplemented:U invalid_arguments:I failed:F listed:L".
 Exit status: 0 all passed (or honestly skipped/unimplemented), 1 a problem
 failed or was rejected as invalid, 2 malformed input (with file:line:column for

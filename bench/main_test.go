@@ -78,7 +78,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--attr-post-ops=nope", "2x3:2x1"}, 2, "unknown post-op kind"},
 		{[]string{"--reduction", "--perf-template=%nope%", "2x3:2x1"}, 2, "unknown token"},
 		{[]string{"--reduction", "--mode=Q", "2x3:2x1"}, 2, "mode"},
-		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot read batch file"},
+		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot find batch file"},
 		// Files that never end are refused at a bound, not read into memory.
 		{[]string{"--reduction", "--batch=/dev/zero", "2x3:2x1"}, 2, "larger than 16 MiB"},
 		{[]string{"--graph", "--case=/dev/zero"}, 2, "larger than 64 MiB"},
@@ -92,7 +92,14 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--alg=sum,mean", "--stag=aBx16b,abx", "4x16x2:4x1x2"}, 0, "unimplemented:3"},
 		{[]string{"--reduction", "--sdt=s8", "2x3:2x1"}, 0, "unimplemented:1"},
 		{[]string{"--reduction", "--skip-impl=jit,interp", "2x3:2x1"}, 0, "skipped:1"},
-		{[]string{"--reduction", "--match=5x", "2x3:2x1", "5x3:5x1"}, 0, "tests:2 passed:1 skipped:1"},
+		// --match drops what it does not match: not run, not counted.
+		{[]string{"--summary=no-impl", "--reduction", "--match=5x", "2x3:2x1", "5x3:5x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=mean 5x3:5x1\ntests:1 passed:1 skipped:0"},
+		// benchdnn's basic regular expressions: + is an ordinary character.
+		{[]string{"--summary=no-impl", "--reduction", "--attr-post-ops=relu,relu+add:f32", "--match=relu+add", "2x3:2x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=mean --attr-post-ops=relu+add:f32 2x3:2x1\ntests:1 passed:1"},
+		// The global options are not part of the matched problem string.
+		{[]string{"--canonical=true", "--reduction", "--match=^--sdt=f32 ", "2x3:2x1"}, 0, "tests:1 passed:1"},
+		{[]string{"--reduction", "--match=a\\(", "2x3:2x1"}, 2, "unmatched"},
+		{[]string{"--reduction", "--match=\\(a\\)\\1", "2x3:2x1"}, 2, "back-reference"},
 		{[]string{"--reduction", "--mode=L", "2x3:2x1"}, 0, "listed:1"},
 		{[]string{"--reduction", "--mode=B", "--sdt=bf16", "64x300:64x1"}, 0, "passed:1"},
 		{[]string{"--reduction", "--mode=I", "2x3:2x1"}, 0, "0:INITIALIZED"},

@@ -77,6 +77,12 @@ echo "== anchors harness (ROUNDS=${ROUNDS:-3} TIME=${TIME:-0.4} SHAPES=${SHAPES:
 OUT="$OUT" BUILD="$OUT/build" EXTRA_CMD="bash $HERE/anchors_extra.sh" \
   bash "$ANCHORS/run_all.sh" > "$OUT/harness.log"
 
+# The bandwidth chart: gdnnbench's built-in batch drawn over its read probe;
+# it goes beside the report as perf-bandwidth.svg.
+echo "== gdnnbench --plot (built-in batch)" >&2
+(cd "$REPO" && "$OUT/gdnnbench" --plot="$OUT/perf-bandwidth.svg" --batch=cmd/gdnnbench/default_batch) \
+  > "$OUT/gdnnbench-plot.txt" 2> "$OUT/gdnnbench-plot.err"
+
 # The jit benchmarks: compile of an uncached kernel, Run on a cached one.
 BENCHES="BenchmarkCompileNew BenchmarkRunTiny"
 echo "== jit benchmarks ($BENCHES, -count ${BENCH_COUNT:-10})" >&2
@@ -105,6 +111,8 @@ trial_flag=()
 [ "$trial" = 1 ] && trial_flag=(-trial)
 mkdir -p "$(dirname "$report")"
 (cd "$REPO" && go run ./cmd/gdnnperf -raw "$OUT/RESULTS.raw.txt" -harness "$OUT/RESULTS.txt" \
-  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
+  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" -plot perf-bandwidth.svg \
+  -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
+cp "$OUT/perf-bandwidth.svg" "$(dirname "$report")/perf-bandwidth.svg"
 cp "$OUT/PERFORMANCE.md" "$report"
 echo "== wrote $report (raw results: $OUT)" >&2

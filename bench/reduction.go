@@ -91,9 +91,15 @@ func (r *runner) reproRed(c redCase) string {
 }
 
 func (r *runner) runReduction(c redCase) {
+	repro := r.reproRed(c)
+	if dropped(r.red.match, "reduction", repro) {
+		return
+	}
 	idx := r.stats.Tests
 	r.stats.Tests++
-	repro := r.reproRed(c)
+	if r.counting {
+		return
+	}
 	res := r.doReduction(idx, repro, c)
 	if res.perf != nil {
 		res.perf.Prb = repro
@@ -127,9 +133,6 @@ type built struct {
 func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if idx < r.g.start {
 		return result{state: "SKIPPED", reason: "before --start", quiet: true}
-	}
-	if r.red.match != nil && !r.red.match.MatchString(repro) {
-		return result{state: "SKIPPED", reason: "--match", quiet: true}
 	}
 	if r.g.mode.List {
 		return result{state: "LISTED"}
@@ -506,7 +509,8 @@ func (r *runner) perfData(b *built, c redCase, idx int, impl string, t Timing) *
 		ops, _ := ParsePostOps(c.postOps)
 		d.Attr = FormatPostOps(ops)
 	}
-	d.ReadBW = r.readBW(int64(c.sdt.Size()) * b.srcLT.NumElements())
+	d.ProbeBytes = int64(c.sdt.Size()) * b.srcLT.NumElements()
+	d.ReadBW = r.readBW(d.ProbeBytes)
 	return d
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,12 +33,20 @@ type runner struct {
 	perfTpls  map[string]bool // templates whose header was printed
 	bw        *bwProbe
 	rows      []tableRow
-	progress  bool
-	// progressShown: a progress line is on stderr and needs ending.
-	progressShown bool
-	started       time.Time
-	perfMin       float64 // total of min times, ms (benchdnn's "total perf")
-	perfAvg       float64
+	prog      *progress // nil in a counting pass
+	// counting: a dry pass that only counts problems (countProblems).
+	counting bool
+	started  time.Time
+	perfMin  float64 // total of min times, ms (benchdnn's "total perf")
+	perfAvg  float64
+	summary  runSummary
+	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
+	noisy    int                 // problems warned about by checkTiming
+	plotPts  []plotPoint         // timed problems, for --plot
+	load     float64             // load average at the start of the run
+	timed    int                 // problems timed (P mode)
+	// plotProbes are the probes plotPts were compared with.
+	plotProbes []*bwProbe
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -53,11 +60,6 @@ func newRunner(stdout, stderr io.Writer) *runner {
 		started: time.Now()}
 	r.red = defaultRed(TemplateDef)
 	r.gr = defaultGraph(TemplateDef)
-	if f, ok := stderr.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			r.progress = true
-		}
-	}
 	return r
 }
 
@@ -89,7 +91,12 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintln(stderr, "gdnnbench: no arguments (try --help)")
 		return 2
 	}
+	r.prog = newProgress(stderr, countProblems(args))
+	r.prog.tickEvery(progressTTYEvery)
+	defer r.prog.close() // before the recover above prints
+	r.load = loadAvg()
 	err := r.process(args)
+	r.prog.close()
 	if errors.Is(err, errHelp) {
 		return 0
 	}
@@ -100,20 +107,28 @@ func run(args []Arg, stdout, stderr io.Writer) (status int) {
 	if !r.lastProb {
 		fmt.Fprintf(stderr, "gdnnbench: warning: no problem found after the last option\n")
 	}
-	r.finish()
+	if err := r.finish(); err != nil {
+		fmt.Fprintf(stderr, "gdnnbench: %v\n", err)
+		return 2
+	}
 	if r.stats.Failed > 0 || r.stats.InvalidArguments > 0 {
 		return 1
 	}
 	return 0
 }
 
-// finish prints the table (if asked) and benchdnn's summary lines.
-func (r *runner) finish() {
-	if r.progressShown {
-		fmt.Fprintln(r.errw)
-	}
+// finish prints the table (if asked) and benchdnn's summary lines, and
+// writes the --plot chart.
+func (r *runner) finish() error {
 	if r.g.table && len(r.rows) > 0 {
 		printTable(r.out, r.rows)
+	}
+	r.summary.print(r.out, r.g.summary, r.g.mode.Perf)
+	r.warnBusy()
+	if r.noisy > 0 {
+		fmt.Fprintf(r.errw, "gdnnbench: warning: %d of %d problems had unreliable timings (see above): something else is using "+
+			"the machine (check with top), it is throttling, or short problems need a longer --max-ms-per-prb; "+
+			"their figures are not worth comparing\n", r.noisy, r.stats.Tests)
 	}
 	s := r.stats
 	fmt.Fprintf(r.out, "tests:%d passed:%d skipped:%d mistrusted:%d unimplemented:%d invalid_arguments:%d failed:%d listed:%d\n",
@@ -122,6 +137,10 @@ func (r *runner) finish() {
 		fmt.Fprintf(r.out, "total perf: min(ms):%s avg(ms):%s\n", fmtNum(r.perfMin), fmtNum(r.perfAvg))
 	}
 	fmt.Fprintf(r.out, "total: %.2fs\n", time.Since(r.started).Seconds())
+	if r.g.plot != "" {
+		return r.writePlot()
+	}
+	return nil
 }
 
 // process handles a list of tokens in order: options change the state,
@@ -185,7 +204,7 @@ func (r *runner) processOne(a Arg) error {
 		if r.depth >= maxBatchDepth {
 			return inputErr(a, "--batch=%s: batch files nest deeper than %d (a file including itself?)", val, maxBatchDepth)
 		}
-		toks, err := readBatch(a, val)
+		toks, err := r.readBatch(a, val)
 		if err != nil {
 			return err
 		}
@@ -224,7 +243,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	known := map[string]bool{"mode": true, "max-ms-per-prb": true, "fix-times-per-prb": true, "max-isa": true,
 		"verbose": true, "canonical": true, "start": true, "repeats-per-prb": true, "global-impl": true,
 		"global-skip-impl": true, "table": true, "case-dir": true, "bw-probe": true, "allow-enum-tags-only": true,
-		"engine": true, "threads": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
+		"engine": true, "threads": true, "inputs-dir": true, "summary": true, "plot": true, "mode-modifier": true, "memory-kind": true, "cpu-isa-hints": true}
 	if !known[name] {
 		return false, nil
 	}
@@ -258,10 +277,12 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if err != nil {
 			return true, inputErr(a, "--max-isa: %q is not one of avx512, avx2, neon, none", val)
 		}
-		jit.SetMaxISA(isa)
-		// Compiled partitions cached under the old cap would keep its kernels.
-		prev, _ := partition.SetCompiledPartitionCacheCapacity(0)
-		partition.SetCompiledPartitionCacheCapacity(prev)
+		if !r.counting { // a dry pass leaves the process's ISA cap alone
+			jit.SetMaxISA(isa)
+			// Compiled partitions cached under the old cap would keep its kernels.
+			prev, _ := partition.SetCompiledPartitionCacheCapacity(0)
+			partition.SetCompiledPartitionCacheCapacity(prev)
+		}
 		r.g.maxISA = strings.ToLower(val)
 	case "verbose":
 		n, err := parseIntValue(a, name, val)
@@ -298,12 +319,29 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		return true, err
 	case "case-dir":
 		r.g.caseDir = val
+	case "inputs-dir":
+		r.g.inputsDir = val
+	case "plot":
+		if val != "" {
+			if err := checkPlotPath(val); err != nil {
+				return true, inputErr(a, "%v", err)
+			}
+		}
+		r.g.plot = val
+	case "summary":
+		set, err := parseSummary(val)
+		if err != nil {
+			return true, wrapInput(a, err)
+		}
+		r.g.summary = set
 	case "threads":
 		n, err := parseIntValue(a, name, val)
 		if err != nil || n < 0 || n > 4096 {
 			return true, inputErr(a, "--threads: %q is not a thread count in [0, 4096]", val)
 		}
-		jit.SetThreads(int(n))
+		if !r.counting {
+			jit.SetThreads(int(n))
+		}
 		r.g.threads = int(n)
 	case "bw-probe":
 		if val != "auto" && val != "go" && val != "lib" {
@@ -389,9 +427,9 @@ func (r *runner) commonDriverOption(a Arg, name, val string, hasVal bool, match 
 			*match = nil
 			return true, nil
 		}
-		re, err := regexp.Compile(val)
+		re, err := compileMatch(val)
 		if err != nil {
-			return true, inputErr(a, "--match: bad regular expression %q: %v", val, err)
+			return true, wrapInput(a, err)
 		}
 		*match = re
 	case "impl":
@@ -453,7 +491,7 @@ func (r *runner) implFilter(impl string, incl, excl []string) string {
 type result struct {
 	state  string // PASSED, SKIPPED, UNIMPLEMENTED, INVALID_ARGUMENTS, FAILED, LISTED, ...
 	reason string
-	quiet  bool // skipped by --start/--match: counted, printed only with -v1
+	quiet  bool // skipped by --start: counted, printed only with -v1
 	impl   string
 	detail []string // lines printed before the result line (mismatches)
 	perf   *PerfData
@@ -492,29 +530,38 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 	default:
 		r.stats.Failed++
 	}
+	reason := ""
+	if res.reason != "" {
+		reason = " (" + res.reason + ")"
+	}
+	line := fmt.Sprintf("%d:%s%s __REPRO: %s", idx, res.state, reason, repro)
+	r.summary.add(idx, res, line)
+	r.prog.clear()
 	for _, l := range res.detail {
 		fmt.Fprintln(r.out, l)
 	}
 	if res.quiet && r.g.verbose < 1 {
+		r.prog.update(r.stats.Tests)
 		return
 	}
 	if res.perf != nil {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
+		r.checkTiming(idx, repro, res.perf.Time)
+		r.timed++
+		if r.g.plot != "" {
+			r.addPlotPoint(res.perf)
+		}
 	}
 	if r.g.tableOnly && res.state == "PASSED" {
 		// The table shows it; lines are kept for what needs a look.
-		r.showProgress()
+		r.prog.update(r.stats.Tests)
 		return
 	}
 	// In pure performance mode benchdnn prints only the perf line for
 	// problems that ran.
 	if !(r.g.mode.Perf && !r.g.mode.Corr && res.perf != nil && res.state == "PASSED") {
-		reason := ""
-		if res.reason != "" {
-			reason = " (" + res.reason + ")"
-		}
-		fmt.Fprintf(r.out, "%d:%s%s __REPRO: %s\n", idx, res.state, reason, repro)
+		fmt.Fprintln(r.out, line)
 	}
 	if res.perf != nil {
 		if !r.perfTpls[tpl] {
@@ -527,15 +574,22 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		}
 		fmt.Fprintln(r.out, line)
 	}
-	r.showProgress()
+	r.prog.update(r.stats.Tests)
 }
 
-// showProgress updates the progress count on a terminal's stderr.
-func (r *runner) showProgress() {
-	if r.progress && r.stats.Tests%25 == 0 {
-		fmt.Fprintf(r.errw, "\r%d tests, %.0fs ", r.stats.Tests, time.Since(r.started).Seconds())
-		r.progressShown = true
+// dropped says whether --match drops the problem whose repro line is
+// repro. Like benchdnn, it matches the problem string: the repro line
+// from the driver's options on, without the global options and the
+// driver name. A dropped problem is neither run nor counted.
+func dropped(match *regexp.Regexp, driver, repro string) bool {
+	if match == nil {
+		return false
 	}
+	_, prb, ok := strings.Cut(repro, "--"+driver+" ")
+	if !ok {
+		prb = repro
+	}
+	return !match.MatchString(prb)
 }
 
 // threads is the number of threads gdnn's worker pool uses.

@@ -81,6 +81,9 @@ type globalSettings struct {
 	table        bool
 	tableOnly    bool // --table=only: per-problem lines only for what did not pass
 	caseDir      string
+	inputsDir    string // --inputs-dir: searched for --batch files (see locateBatch)
+	summary      summarySettings
+	plot         string // --plot: SVG file for the bandwidth chart ("" = none)
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
 }
@@ -88,7 +91,8 @@ type globalSettings struct {
 const defaultMaxMs = 3000
 
 func defaultGlobals() globalSettings {
-	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "auto", allowEnumTag: true}
+	return globalSettings{mode: Mode{Corr: true}, maxMs: defaultMaxMs, repeats: 1, bwProbe: "auto", allowEnumTag: true,
+		summary: defaultSummary()}
 }
 
 // redSettings are the reduction driver's knobs; every list-valued knob

@@ -352,6 +352,14 @@ func TestRunWritesReport(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	if strings.Contains(s, "## Bandwidth chart") {
+		t.Errorf("a chart section without -plot")
+	}
+	out.Reset()
+	if rc := run([]string{"-raw", raw, "-harness", harness, "-bench", bench, "-plot", "perf-bandwidth.svg"}, &out, &errb); rc != 0 ||
+		!strings.Contains(out.String(), "## Bandwidth chart\n") || !strings.Contains(out.String(), "](perf-bandwidth.svg)\n") {
+		t.Errorf("-plot: rc %d, no embedded chart in the report", rc)
+	}
 	if strings.Count(strings.SplitN(s, "\n", 2)[0], "TRIAL") != 1 {
 		t.Errorf("first line %q", strings.SplitN(s, "\n", 2)[0])
 	}

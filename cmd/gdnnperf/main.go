@@ -25,6 +25,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd := fs.String("cmd", "bench/perf_report.sh", "the command line that produced the inputs")
 	rev := fs.String("rev", "", "gdnn revision measured (optional)")
 	trial := fs.Bool("trial", false, "label the report a trial run")
+	plot := fs.String("plot", "", "gdnnbench --plot chart to embed, as a path relative to the report (optional)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -33,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	out, err := build(*raw, *harness, *bench, *benchstat, *cmd, *rev, *trial)
+	out, err := build(*raw, *harness, *bench, *benchstat, *cmd, *rev, *plot, *trial)
 	if err != nil {
 		fmt.Fprintln(stderr, "gdnnperf:", err)
 		return 1
@@ -46,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // build reads the files and renders the report.
-func build(raw, harness, bench, benchstat, cmd, rev string, trial bool) (string, error) {
+func build(raw, harness, bench, benchstat, cmd, rev, plot string, trial bool) (string, error) {
 	rf, err := os.Open(raw)
 	if err != nil {
 		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: %v", raw, err)
@@ -82,5 +83,5 @@ func build(raw, harness, bench, benchstat, cmd, rev string, trial bool) (string,
 			return "", graph.Errorf(graph.InvalidArguments, "benchstat output %s: %v", benchstat, err)
 		}
 	}
-	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), cmd: cmd, rev: rev, trial: trial})
+	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), cmd: cmd, rev: rev, plot: plot, trial: trial})
 }

@@ -27,6 +27,7 @@ type inputs struct {
 	bench     *benchRuns
 	benchstat string // benchstat output, or ""
 	cmd, rev  string
+	plot      string // gdnnbench --plot chart beside the report, or ""
 	trial     bool
 }
 
@@ -72,6 +73,7 @@ func render(in inputs) (string, error) {
 	}
 	renderTargets(&sb, summarize(rows, lowp, in.bench), in.bench)
 	renderReading(&sb)
+	renderPlot(&sb, in.plot)
 	renderShapes(&sb, in.data, rows)
 	renderLowp(&sb, lowp)
 	renderLatency(&sb, rows)
@@ -88,6 +90,18 @@ func render(in inputs) (string, error) {
 	P("")
 	P("</details>")
 	return sb.String(), nil
+}
+
+// renderPlot embeds the gdnnbench --plot chart of the built-in batch.
+func renderPlot(sb *strings.Builder, plot string) {
+	if plot == "" {
+		return
+	}
+	sb.WriteString("## Bandwidth chart\n\n")
+	sb.WriteString("gdnnbench's built-in batch in the same session (`gdnnbench --plot --batch=cmd/gdnnbench/default_batch`): each problem's GB/s\n")
+	sb.WriteString("at its src size over the read-bandwidth probe it is compared with, so that a `%readBW` above 100% shows where it\n")
+	sb.WriteString("comes from (a problem above the probe line; the table under the chart lists every problem).\n\n")
+	fmt.Fprintf(sb, "![gdnnbench bandwidth chart: GB/s per problem over the read-bandwidth probe](%s)\n\n", plot)
 }
 
 // busyRE matches run_all.sh's header line on its quiet gate.
