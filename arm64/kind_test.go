@@ -50,10 +50,12 @@ var reductions = []struct {
 
 // pow2Filler fills with ±1 (most), ±2 and ±1/2, and with specials one
 // element in rate NaN, ±Inf or ±0: products of a few thousand stay
-// exact and far from overflow in any order.
+// exact and far from overflow in any order. With signs, only ±1: any
+// number of them.
 type pow2Filler struct {
-	r    *rand.Rand
-	rate int
+	r     *rand.Rand
+	rate  int
+	signs bool
 }
 
 func (f pow2Filler) fill(dt dtypes.DataType, b []byte, specials bool) {
@@ -61,7 +63,10 @@ func (f pow2Filler) fill(dt dtypes.DataType, b []byte, specials bool) {
 	spec := [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1))}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		v := vals[f.r.Intn(len(vals))]
-		if f.r.Intn(8) == 0 {
+		switch {
+		case f.signs:
+			v = float32(math.Copysign(1, float64(v)))
+		case f.r.Intn(8) == 0:
 			v = 1 / v
 		}
 		if specials && f.r.Intn(f.rate) == 0 {
@@ -73,7 +78,8 @@ func (f pow2Filler) fill(dt dtypes.DataType, b []byte, specials bool) {
 
 // signFiller fills with multiples of 1/4 in [0.25, 4] times sign (and,
 // with specials, the exactFiller's specials): a max over negative data
-// or a min over positive data would see any +0 filled into a tail.
+// or a min over positive data would see any +0 filled into a tail. Sign
+// 0 gives multiples of 1/4 in [-1, 1] instead.
 type signFiller struct {
 	r    *rand.Rand
 	sign float32
@@ -82,6 +88,9 @@ type signFiller struct {
 func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		v := f.sign * float32(1+f.r.Intn(16)) / 4
+		if f.sign == 0 {
+			v = float32(f.r.Intn(9)-4) / 4
+		}
 		if specials && f.r.Intn(16) == 0 {
 			v = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[f.r.Intn(3)]
 		}
@@ -89,14 +98,18 @@ func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 	}
 }
 
-// fillerFor returns data that keeps r's results exact and shows a tail
-// filled with anything but r's identity: powers of two for products (no
-// zeros unless special), negative data for max, positive for min, and
-// multiples of 1/4 otherwise.
-func fillerFor(r *rand.Rand, red plan.Reduction, tails bool) func(dtypes.DataType, []byte, bool) {
+// fillerFor returns data that keeps red's results exact and (with
+// tails) shows a tail filled with anything but red's identity: powers of
+// two for products (no zeros unless special), negative data for max,
+// positive for min, and multiples of 1/4 otherwise. With long (up to a
+// million elements per output) products see only ±1, and sums of
+// squares multiples of 1/4 in [-1, 1], so that they stay exact.
+func fillerFor(r *rand.Rand, red plan.Reduction, tails, long bool) func(dtypes.DataType, []byte, bool) {
 	switch {
 	case red.Combine == plan.CombineMul:
-		return pow2Filler{r, 16}.fill
+		return pow2Filler{r, 16, long}.fill
+	case long && red.Transform == plan.TransformSquare:
+		return signFiller{r, 0}.fill
 	case tails && red.Combine == plan.CombineMax && red.Transform == plan.TransformNone:
 		return signFiller{r, -1}.fill
 	case tails && red.Combine == plan.CombineMin:
@@ -153,7 +166,7 @@ func checkKind(t *testing.T, r *rand.Rand, name string, p *plan.Problem, st plan
 		t.Fatalf("%s: Canonicalize(%+v): %v", name, p, err)
 	}
 	pl.Stage = st
-	src0, dst0, bins0 := buffersFor(t, fillerFor(r, p.Reduction, tails), p, srcSpecials, binSpecials)
+	src0, dst0, bins0 := buffersFor(t, fillerFor(r, p.Reduction, tails, false), p, srcSpecials, binSpecials)
 	want, outs := kindResult(p, st, src0, dst0, bins0)
 
 	viaInterp := append([]byte(nil), dst0...)
