@@ -11,9 +11,9 @@ import (
 
 // epilogue turns the combined values in register r into outputs: the
 // finalize (the mean's true f32 division by Div), the post-ops,
-// conversion to dst and the store. Lanes
-// that map to unit-stride dst (and unit-stride or broadcast operands) are
-// done as one vector; any other layout lane by lane. r is clobbered.
+// conversion to dst and the store. Lanes that map to unit-stride dst
+// (and unit-stride or broadcast operands) are done as one vector; any
+// other layout lane by lane. r is clobbered.
 func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
 	g.finalize(r)
 	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
