@@ -62,7 +62,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	acc := func(k, u int) int { return u*K + k }
 	for i := 0; i < K*U; i++ {
-		g.zero(i)
+		g.initAcc(i)
 	}
 	vb := lanes * g.ssz
 	// sweepRow adds row u at byte offset off: the full vectors as runs,
@@ -74,7 +74,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 		g.accumRun(g.sdt, accs, at(rSrc, off))
 		if tail > 0 {
-			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail)
+			// Lanes past the tail are never outputs, and a column
+			// never mixes lanes: no identity fill needed.
+			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail, false)
 		}
 	}
 	// One running total per vector of the block, when the sums are cut
@@ -83,8 +85,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	runs := kernelshape.Runs{Level: -1}
 	if !zeroSum {
 		if n := len(red); n == 0 {
-			// Nothing reduced: the "sum" is the element itself
-			// (added to +0 like every sum, as the interpreter does).
+			// Nothing reduced: the result is the element itself
+			// combined with the identity (a sum adds it to +0, as
+			// the interpreter does).
 			sweepRow(0, 0)
 		} else {
 			last := red[n-1]
@@ -109,7 +112,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 	}
 	for k := 0; k < K; k++ {
-		g.sumTree(groups[k])
+		g.combineTree(groups[k])
 	}
 	if !runs.None() {
 		g.addTotals(groups)
@@ -131,7 +134,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
 	for _, r := range regs {
-		g.zero(r)
+		g.initAcc(r)
 	}
 	runs := g.runsOf(red[:n-1], nfull/int64(U), 1)
 	if !runs.None() {
@@ -141,7 +144,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
 		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold)
 	})
-	g.sumTree(regs)
+	g.combineTree(regs)
 	if !runs.None() {
 		g.addTotals(groups)
 	}
@@ -149,14 +152,14 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
 }
 
-// fold adds lanes l + j*w (j < q) into lane l, for l < w, halving q
-// with a rotation and an add each time; q = V/w is 4 or 2.
+// fold combines lanes l + j*w (j < q) into lane l, for l < w, halving
+// q with a rotation and a combine each time; q = V/w is 4 or 2.
 func (g *gen) fold(r, w, q int) {
 	mk := g.mark()
 	defer g.release(mk)
 	t := g.tmp()
 	for ; q > 1; q /= 2 {
 		g.rotate(t, r, (q/2)*w)
-		g.vadd(r, t)
+		g.combine(r, t)
 	}
 }

@@ -1,4 +1,4 @@
-// Package arm64 turns a canonical ReduceMean plan (package jit/plan) into
+// Package arm64 turns a canonical reduction plan (package jit/plan) into
 // AArch64 Advanced SIMD (NEON) machine code, with golang-asm's arm64
 // backend as the assembler. It is pure Go and builds on every GOARCH, so
 // the code can be generated and disassembled anywhere; running it is the
@@ -25,10 +25,20 @@
 //   - element: nothing is contiguous. One element at a time into lane 0,
 //     several accumulators; correct rather than fast.
 //
-// Every shape ends in the same epilogue: a true f32 division by Div
-// (FDIV), the post-ops, and the conversion to the dst data type with
-// round to nearest even. The kernel ABI (argument block in R0, registers)
-// is the one in jit/plan/abi.go.
+// Every shape ends in the same epilogue: the finalize (for the mean a
+// true f32 division by Div, FDIV), the post-ops, and the conversion to
+// the dst data type with round to nearest even. The kernel ABI (argument
+// block in R0, registers) is the one in jit/plan/abi.go.
+//
+// The shapes are written for any plan.Reduction (kind.go): accumulators
+// start at the combine's identity, each loaded vector is transformed
+// (FABS, FMUL x,x) and combined (FADD, FMUL, FMAX, FMIN), and every
+// merge of partial results (trees across accumulators, horizontal and
+// pairwise combines, the four-output transpose, the flat column's fold)
+// goes through the same combine. Covered: every combine, the transforms
+// none, |x| and x*x, and every finalize with root none or square root
+// (P 1 or 2); |x|^p and other roots are Unimplemented (the interpreter
+// runs them).
 //
 // Decisions worth knowing:
 //
@@ -45,9 +55,19 @@
 //     UZP2 to gather the high halves; it needs no optional feature.
 //   - Sums start at +0, also the "sum" of one element (a plan with no
 //     reduced loops), as in the interpreter.
+//   - FMAX, FMIN and their pairwise forms FMAXP, FMINP (not the NM forms)
+//     give NaN when either side is NaN and order -0 below +0, exactly
+//     plan.CombineF64's max and min. NEON has no pairwise multiply:
+//     UZP1/UZP2 separate the even and odd lanes for an FMUL instead.
+//   - A partial vector (a row's tail) is loaded with +0 above its
+//     elements; for any combine but add, those lanes are set to the
+//     identity before the combine wherever lanes are later mixed (rows,
+//     the flat column). A column never mixes lanes and its unused lanes
+//     are never stored, so its tails are left as loaded.
 //   - Long sums are summed in two levels, as on amd64
 //     (kernelshape.Runs, runs.go): runs of about sqrt(n) adds, each
-//     added into a running total in the LongArgs block, at R0.
+//     added into a running total in the LongArgs block, at R0. Only
+//     sums: products, max and min are not cut.
 //   - Nothing is read or written outside the tensors: tails load and
 //     store exactly the bytes of their elements (LDR/STR of an S, D or H
 //     register and a lane insert or extract for the third element), and

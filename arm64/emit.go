@@ -17,9 +17,6 @@ const maxDepth = 5
 var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth,
 	WholeRowLanes: 64}
 
-// supportedReduction reports whether the generator emits reduction r.
-func supportedReduction(r plan.Reduction) bool { return r.IsMean() }
-
 // Emit returns AArch64 machine code for pl, following the kernel ABI of
 // jit/plan/abi.go: the argument block in R0; R0-R17 and R19-R26 and all
 // vector registers may be clobbered; RSP, R18, R28, R29 and R30 are

@@ -20,6 +20,8 @@ const (
 	opFMAX  = 0x4E20F400 // NaN if either is NaN; max(-0, +0) = +0
 	opFMIN  = 0x4EA0F400 // NaN if either is NaN; min(-0, +0) = -0
 	opFADDP = 0x6E20D400 // pairwise over the concatenation Vn:Vm
+	opFMAXP = 0x6E20F400 // pairwise max, NaN-propagating like FMAX
+	opFMINP = 0x6EA0F400 // pairwise min, NaN-propagating like FMIN
 	opFCMEQ = 0x4E20E400 // all-ones where n == m (false if either is NaN)
 	opFCMGT = 0x6EA0E400 // all-ones where n > m (false if either is NaN)
 	opBIC   = 0x4E601C00 // Vd.16B = Vn AND NOT Vm

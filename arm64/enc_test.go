@@ -27,6 +27,8 @@ func TestRawWords(t *testing.T) {
 		{rrr(opFMAX, 4, 9, 16), "fmax v4.4s, v9.4s, v16.4s"},
 		{rrr(opFMIN, 4, 9, 16), "fmin v4.4s, v9.4s, v16.4s"},
 		{rrr(opFADDP, 0, 1, 2), "faddp v0.4s, v1.4s, v2.4s"},
+		{rrr(opFMAXP, 31, 30, 29), "fmaxp v31.4s, v30.4s, v29.4s"},
+		{rrr(opFMINP, 3, 17, 8), "fminp v3.4s, v17.4s, v8.4s"},
 		{rrr(opFCMEQ, 18, 3, 3), "fcmeq v18.4s, v3.4s, v3.4s"},
 		{rrr(opFCMGT, 18, 27, 3), "fcmgt v18.4s, v27.4s, v3.4s"},
 		{rrr(opBIC, 3, 3, 18), "bic v3.16b, v3.16b, v18.16b"},

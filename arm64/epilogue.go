@@ -9,22 +9,18 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
-// epilogue turns the sums in register r into outputs: a true f32
-// division by Div, the post-ops, conversion to dst and the store. Lanes
-// that map to unit-stride dst (and unit-stride or broadcast operands) are
-// done as one vector; any other layout lane by lane. r is clobbered.
+// epilogue turns the combined values in register r into outputs: the
+// finalize (the mean's true f32 division by Div), the post-ops,
+// conversion to dst and the store. Lanes that map to unit-stride dst
+// (and unit-stride or broadcast operands) are done as one vector; any
+// other layout lane by lane. r is clobbered.
 func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
-	mk := g.mark()
-	if g.pl.Stage&plan.SkipFinalize == 0 {
-		g.fop(opFDIV, r, r, g.vconst(math.Float32bits(float32(g.pl.Div))))
-	}
-	g.release(mk)
-
+	g.finalize(r)
 	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
 		g.finish(r, lm)
 		return
 	}
-	mk = g.mark()
+	mk := g.mark()
 	t := g.tmp()
 	for j := 0; j < lm.N; j++ {
 		g.laneBcast(t, r, j)

@@ -40,3 +40,28 @@ func Buffers(t testing.TB, seed int64, p *plan.Problem) (src, dst []byte, bins [
 
 // DiffResult is diffResult.
 var DiffResult = diffResult
+
+// Reduction is a named reduction the emitter covers.
+type Reduction struct {
+	Name string
+	R    plan.Reduction
+}
+
+// Reductions lists the covered reductions.
+func Reductions() []Reduction {
+	var out []Reduction
+	for _, c := range reductions {
+		out = append(out, Reduction{c.name, c.r})
+	}
+	return out
+}
+
+// KindBuffers is Buffers for any reduction: data that keeps p's results
+// exact (see fillerFor; long: up to a million elements per output), and
+// the oracle's result.
+func KindBuffers(t testing.TB, seed int64, p *plan.Problem, long bool) (src, dst []byte, bins [][]byte, want []byte, outs map[int64]bool) {
+	r := rand.New(rand.NewSource(seed))
+	src, dst, bins = buffersFor(t, fillerFor(r, p.Reduction, true, long), p, false, false)
+	want, outs = kindResult(p, 0, src, dst, bins)
+	return src, dst, bins, want, outs
+}

@@ -72,10 +72,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 	rows := 1
 	if !single {
-		rows = lanes // unused outputs' accumulators stay 0
+		rows = lanes // unused outputs' accumulators stay at the identity
 	}
 	for i := 0; i < rows*U; i++ {
-		g.zero(i)
+		g.initAcc(i)
 	}
 	acc := func(row, u int) int { return row*U + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
@@ -106,17 +106,17 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			case rp.Elem != nil:
 				g.elemSweep(rp.Elem, U, chunk, fold)
 			default:
-				// Nothing reduced: the "sum" is the element itself
-				// (added to +0 like every sum, as the interpreter does:
-				// -0 becomes +0).
-				g.accum(g.sdt, 0, at(rSrc, 0), 1)
+				// Nothing reduced: the result is the element itself
+				// combined with the identity (a sum adds it to +0, as
+				// the interpreter does: -0 becomes +0). Lane 0 only.
+				g.accum(g.sdt, 0, at(rSrc, 0), 1, false)
 			}
 		})
 	}
 
 	var heads [lanes]int
 	for row := 0; row < rows; row++ {
-		g.sumTree(groups[row])
+		g.combineTree(groups[row])
 		heads[row] = acc(row, 0)
 	}
 	if !runs.None() {
@@ -124,7 +124,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 	if single {
 		if rp.Vec {
-			g.hsum(0)
+			g.hcombine(0)
 		}
 		g.epilogue(0, lm)
 		return
@@ -158,7 +158,8 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	if tail > 0 {
 		for row := 0; row < n; row++ {
-			g.accum(g.sdt, acc(row, remv%U), at(rSrc, rowOff(row)+full*vb), tail)
+			// The tail's lanes are mixed by the horizontal combine.
+			g.accum(g.sdt, acc(row, remv%U), at(rSrc, rowOff(row)+full*vb), tail, true)
 		}
 	}
 }
@@ -170,11 +171,11 @@ func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
-			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1)
+			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1, false)
 		}
 	}, fold)
 	for u := 0; u < rem; u++ {
-		g.accum(g.sdt, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1)
+		g.accum(g.sdt, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1, false)
 	}
 }
 

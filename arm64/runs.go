@@ -5,7 +5,8 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// Long sums are cut into runs (kernelshape.Runs), as on amd64: after
+// Long sums are cut into runs (kernelshape.Runs), as on amd64 (sums
+// only: products, max and min gain nothing from it): after
 // each run, every group of accumulators is summed into its first
 // register, added into a running total in the LongArgs block (16 bytes
 // per group, at rArgs, which the prologue moves to the totals when the
@@ -15,7 +16,7 @@ import (
 // may be cut (kernelshape.MayCut). Called by Prologue after the last
 // load from the argument block.
 func (g *gen) reserveTotals() {
-	if !kernelshape.MayCut(g.pl.N) {
+	if !g.isAdd() || !kernelshape.MayCut(g.pl.N) {
 		return
 	}
 	g.addTo(rArgs, rArgs, plan.ArgTotals)
@@ -54,12 +55,12 @@ func (g *gen) foldRun(groups [][]int) {
 	defer g.release(mk)
 	t := g.tmp()
 	for i, regs := range groups {
-		g.sumTree(regs)
+		g.combineTree(regs)
 		g.fpMem(true, 16, t, total(i))
 		g.vadd(regs[0], t)
 		g.fpMem(false, 16, regs[0], total(i))
 		for _, r := range regs {
-			g.zero(r)
+			g.initAcc(r)
 		}
 	}
 }

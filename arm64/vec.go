@@ -199,18 +199,27 @@ func (g *gen) widenHigh(dt dtypes.DataType, d, s int) {
 	g.word(rr(opSHLL2, d, s))
 }
 
-// accum adds n elements of src type dt at x into accumulator acc (same
-// n convention as load).
-func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int) {
+// accum combines n elements of src type dt at x, transformed, into
+// accumulator acc (same n convention as load). The lanes above a partial
+// load hold the transformed +0; with fill they hold the identity instead,
+// as they must wherever lanes are later mixed. Callers pass fill false
+// only where the upper lanes are never outputs and never mixed (column
+// tails, element mode's lane 0).
+func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
 	mk := g.mark()
 	t := g.tmp()
 	g.load(dt, t, x, n)
-	g.vadd(acc, t)
+	g.transform(t)
+	if fill {
+		g.fillIdentity(t, n)
+	}
+	g.combine(acc, t)
 	g.release(mk)
 }
 
-// accumRun adds len(accs) consecutive full vectors at x into the
-// accumulators accs, loading a run at a time (see loadVecs).
+// accumRun combines len(accs) consecutive full vectors at x,
+// transformed, into the accumulators accs, loading a run at a time (see
+// loadVecs).
 func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
 	run := 4
 	if dt != dtypes.F32 {
@@ -221,13 +230,14 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
 		k := min(run, len(accs)-i)
 		mk := g.mark()
 		for j, r := range g.loadVecs(dt, k, x.plus(int64(i)*vb)) {
-			g.vadd(accs[i+j], r)
+			g.transform(r)
+			g.combine(accs[i+j], r)
 		}
 		g.release(mk)
 	}
 }
 
-// vadd sets r += s.
+// vadd sets r += s (running totals, which only sums keep).
 func (g *gen) vadd(r, s int) { g.fop(opFADD, r, r, s) }
 
 // rotate sets dst[i] = src[(i+d) mod V].
@@ -243,28 +253,29 @@ func (g *gen) laneBcast(dst, src, j int) {
 	g.op(arm64.AVDUP, velem(src, arm64.ARNG_S, j), v4s(dst))
 }
 
-// hsum sets every lane of r to the sum of r's lanes: two pairwise adds.
-func (g *gen) hsum(r int) {
-	g.fop(opFADDP, r, r, r)
-	g.fop(opFADDP, r, r, r)
+// hcombine sets every lane of r to the combine of r's lanes: two
+// pairwise combines (FADDP for sums).
+func (g *gen) hcombine(r int) {
+	g.pairwise(r, r, r)
+	g.pairwise(r, r, r)
 }
 
-// sumTree adds registers regs[1:] into regs[0] pairwise.
-func (g *gen) sumTree(regs []int) {
+// combineTree combines registers regs[1:] into regs[0] pairwise.
+func (g *gen) combineTree(regs []int) {
 	for n := len(regs); n > 1; n = (n + 1) / 2 {
 		h := (n + 1) / 2
 		for i := 0; i+h < n; i++ {
-			g.vadd(regs[i], regs[i+h])
+			g.combine(regs[i], regs[i+h])
 		}
 	}
 }
 
-// transpose4 adds the lanes of each of the four registers regs and puts
-// the sum of regs[j] in lane j of regs[0]: FADDP of neighbours, twice.
-// The inputs are clobbered.
+// transpose4 combines the lanes of each of the four registers regs and
+// puts the result of regs[j] in lane j of regs[0]: pairwise combines of
+// neighbours, twice. The inputs are clobbered.
 func (g *gen) transpose4(regs [4]int) int {
-	g.fop(opFADDP, regs[0], regs[0], regs[1])
-	g.fop(opFADDP, regs[2], regs[2], regs[3])
-	g.fop(opFADDP, regs[0], regs[0], regs[2])
+	g.pairwise(regs[0], regs[0], regs[1])
+	g.pairwise(regs[2], regs[2], regs[3])
+	g.pairwise(regs[0], regs[0], regs[2])
 	return regs[0]
 }
