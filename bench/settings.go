@@ -204,7 +204,7 @@ func parseBoolValue(a Arg, opt, v string) (bool, error) {
 	return false, inputErr(a, "--%s: %q is not a boolean (want true, false, 1 or 0)", opt, v)
 }
 
-// knownAlgs are benchdnn's reduction algorithms; gdnn implements mean.
+// knownAlgs are benchdnn's reduction algorithms, by every spelling.
 var knownAlgs = map[string]string{}
 
 func init() {
