@@ -685,21 +685,11 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		return nil, &result{state: stateOf(err), reason: reasonOf(err)}
 	}
 	ops := p.Ops()
-	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
-	if ri < 0 || ri > 1 {
-		return nil, &result{state: "UNIMPLEMENTED", reason: "gdnnbench checks partitions of a reduction with at most one pre-op before it"}
+	rd, why := readReduction(ops)
+	if why != "" {
+		return nil, &result{state: "UNIMPLEMENTED", reason: why}
 	}
-	red := ops[ri]
-	k, root, _ := kindOfOp(red.Kind)
-	src := red.Inputs[0]
-	if ri == 1 {
-		pre := ops[0]
-		if k.pre != "" || (pre.Kind != graph.Abs && pre.Kind != graph.Square) || pre.Outputs[0].ID != src.ID {
-			return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("gdnnbench has no reference for %s before %s", pre, red)}
-		}
-		k.pre = map[graph.OpKind]string{graph.Abs: "abs", graph.Square: "square"}[pre.Kind]
-		src = pre.Inputs[0]
-	}
+	red, k, root, src := rd.op, rd.kind, rd.root, rd.src
 	axes, fromAttr, err := graph.ReduceAxesAttr(red)
 	if err != nil {
 		return fail(err)
@@ -754,7 +744,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
 	}
 	chainVal := red.Outputs[0].ID
-	for _, op := range ops[ri+1:] {
+	for _, op := range ops[rd.index+1:] {
 		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
@@ -807,6 +797,39 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		}
 	}
 	return &graphPartition{b: b, cp: cp, sdt: srcLT.DataType, ddt: b.outLT.DataType}, nil
+}
+
+// reading is what gdnnbench reads of a partition's reduction.
+type reading struct {
+	op    *graph.Op // the Reduce* op
+	index int       // its place in the partition's ops
+	kind  kind
+	root  bool                // a square root follows (ReduceL2)
+	src   graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
+}
+
+// readReduction finds the reduction in a partition's ops and what it
+// computes, or says why gdnnbench has no reference for them: the
+// reduction must come first or after one Abs or Square pre-op that feeds
+// it (the only pre-ops gdnn fuses).
+func readReduction(ops []*graph.Op) (reading, string) {
+	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
+	if ri < 0 || ri > 1 {
+		return reading{}, "gdnnbench checks partitions of a reduction with at most one pre-op before it"
+	}
+	red := ops[ri]
+	k, root, _ := kindOfOp(red.Kind)
+	rd := reading{op: red, index: ri, kind: k, root: root, src: red.Inputs[0]}
+	if ri == 1 {
+		pre := ops[0]
+		names := map[graph.OpKind]string{graph.Abs: "abs", graph.Square: "square"}
+		name, ok := names[pre.Kind]
+		if !ok || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
+			return reading{}, fmt.Sprintf("gdnnbench has no reference for %s before %s", pre, red)
+		}
+		rd.kind.pre, rd.src = name, pre.Inputs[0]
+	}
+	return rd, ""
 }
 
 // alignedView returns an operand's strides over the dst dims with numpy

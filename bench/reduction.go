@@ -143,6 +143,10 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if res.state != "" {
 		return res
 	}
+	if ap.kind.norm && !c.sdt.IsFloat() {
+		// As benchdnn: the norms make no sense for integer data.
+		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s of %s data", c.alg, c.sdt)}
+	}
 	if why := unimplementedKnobs(r.red.knobs); why != "" {
 		return result{state: "UNIMPLEMENTED", reason: why}
 	}

@@ -108,7 +108,7 @@ type redSettings struct {
 func defaultRed(perfTpl string) redSettings {
 	return redSettings{
 		sdt: []dtypes.DataType{dtypes.F32}, ddt: []dtypes.DataType{dtypes.F32},
-		stag: []string{"abx"}, dtag: []string{"any"}, alg: []string{"mean"},
+		stag: []string{"abx"}, dtag: []string{"any"}, alg: []string{"sum"},
 		p: []float32{1}, eps: []float32{0}, postOps: []string{""}, perfTpl: perfTpl,
 	}
 }
