@@ -308,3 +308,46 @@ func TestKindOfOp(t *testing.T) {
 		t.Error("Add read as a reduction")
 	}
 }
+
+// TestEveryAlgSmallBatch runs every alg, in every pair of data types
+// gdnn takes (dst the src type or f32), plain and channels-last, with and
+// without a fused binary post-op, over shapes that reduce inner, outer,
+// several and no dims: every problem must be checked and PASS (whichever
+// backend runs it).
+func TestEveryAlgSmallBatch(t *testing.T) {
+	for _, dts := range [][2]string{{"f32", "f32"}, {"bf16", "bf16,f32"}, {"f16", "f16,f32"}} {
+		code, out, errw := runMain(t, "--reduction", "--sdt="+dts[0], "--ddt="+dts[1],
+			"--alg=sum,mul,max,min,mean,amax", "--stag=abx,axb", "--attr-post-ops=,add:f32:per_oc",
+			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1", "6x2:6x2",
+			"--alg=norm_lp_max,norm_lp_sum,norm_lp_power_p_max,norm_lp_power_p_sum", "--p=1,2", "--eps=0,0.5",
+			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1")
+		// ddts x 2 stags x 2 post-ops x (6 algs x 4 shapes + 4 algs x 2 p x 2 eps x 3 shapes).
+		want := fmt.Sprint(len(strings.Split(dts[1], ",")) * 2 * 2 * (6*4 + 4*2*2*3))
+		if got := summary(t, out); code != 0 || got[0] != want || got[1] != want {
+			t.Errorf("%s: exit %d, summary %v, want %s tests all passed\n%s%s", dts, code, got, want, out, errw)
+		}
+	}
+}
+
+// TestOptionSetAllAlgs runs oneDNN's option_set_all_algs: nothing may
+// fail, and every problem passes except those with blocked layouts
+// (gdnn has strided layouts only).
+func TestOptionSetAllAlgs(t *testing.T) {
+	needShared(t)
+	code, out, errw := runMain(t, "--reduction", "--batch="+sharedInputs+"/reduction/option_set_all_algs")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	passed := 0
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(line, ":PASSED "):
+			passed++
+		case strings.Contains(line, "__REPRO") && !strings.Contains(line, "blocked layout"):
+			t.Errorf("unexpected result: %s", line)
+		}
+	}
+	if passed != 403 {
+		t.Errorf("%d passed, want 403:\n%s", passed, out)
+	}
+}

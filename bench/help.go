@@ -117,7 +117,9 @@ Graph driver (--graph):
                           set the property (undef, variable, constant) of tensor ID;
                           host_scalar is UNIMPLEMENTED.
   --match, --impl, --skip-impl, --perf-template as for --reduction.
-  Partitions that gdnn does not support (ReduceSum, ReduceL1, ...) are UNIMPLEMENTED.
+  Partitions of every Reduce* op (Sum, Prod, Max, Min, Mean, L1, L2), with an Abs or
+  Square pre-op and fused post-ops, are checked; partitions gdnn does not support are
+  UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
