@@ -312,17 +312,17 @@ func TestKindOfOp(t *testing.T) {
 // TestEveryAlgSmallBatch runs every alg, in every pair of data types
 // gdnn takes (dst the src type or f32), plain and channels-last, with and
 // without a fused binary post-op, over shapes that reduce inner, outer,
-// several and no dims: every problem must be checked and PASS (whichever
-// backend runs it).
+// several and no dims, and an empty dim: every problem must be checked
+// and PASS (whichever backend runs it).
 func TestEveryAlgSmallBatch(t *testing.T) {
 	for _, dts := range [][2]string{{"f32", "f32"}, {"bf16", "bf16,f32"}, {"f16", "f16,f32"}} {
 		code, out, errw := runMain(t, "--reduction", "--sdt="+dts[0], "--ddt="+dts[1],
 			"--alg=sum,mul,max,min,mean,amax", "--stag=abx,axb", "--attr-post-ops=,add:f32:per_oc",
-			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1", "6x2:6x2",
+			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1", "6x2:6x2", "3x0:3x1",
 			"--alg=norm_lp_max,norm_lp_sum,norm_lp_power_p_max,norm_lp_power_p_sum", "--p=1,2", "--eps=0,0.5",
-			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1")
-		// ddts x 2 stags x 2 post-ops x (6 algs x 4 shapes + 4 algs x 2 p x 2 eps x 3 shapes).
-		want := fmt.Sprint(len(strings.Split(dts[1], ",")) * 2 * 2 * (6*4 + 4*2*2*3))
+			"2x16x3x4:2x1x3x1", "3x5x7:1x5x1", "4x33:4x1", "0x4:1x4")
+		// ddts x 2 stags x 2 post-ops x (6 algs x 5 shapes + 4 algs x 2 p x 2 eps x 4 shapes).
+		want := fmt.Sprint(len(strings.Split(dts[1], ",")) * 2 * 2 * (6*5 + 4*2*2*4))
 		if got := summary(t, out); code != 0 || got[0] != want || got[1] != want {
 			t.Errorf("%s: exit %d, summary %v, want %s tests all passed\n%s%s", dts, code, got, want, out, errw)
 		}
@@ -349,5 +349,30 @@ func TestOptionSetAllAlgs(t *testing.T) {
 	}
 	if passed != 403 {
 		t.Errorf("%d passed, want 403:\n%s", passed, out)
+	}
+}
+
+// TestEmptyReductionReference checks the reference of a reduction over an
+// axis of size 0: sum 0, product 1, max -Inf, min +Inf, mean NaN, and the
+// norms their finalize of 0 (root(max(0, eps)), eps + 0).
+func TestEmptyReductionReference(t *testing.T) {
+	cases := []struct {
+		alg  string
+		p    float32
+		want float64
+	}{
+		{"sum", 1, 0}, {"mul", 1, 1}, {"max", 1, math.Inf(-1)}, {"min", 1, math.Inf(1)}, {"mean", 1, math.NaN()},
+		{"amax", 1, math.Inf(-1)}, {"norm_lp_max", 2, 0.5}, {"norm_lp_power_p_sum", 1, 0.25},
+	}
+	for _, c := range cases {
+		b := algBuilt(t, c.alg, c.p, 0.25, dtypes.F32, dtypes.F32, []int64{3, 0}, []bool{false, true})
+		for _, mode := range []fillMode{fillExact, fillRandom} {
+			ref, _ := reductionReference(b, dtypes.F32, mode)
+			for i, v := range ref {
+				if !(v == c.want || math.IsNaN(v) && math.IsNaN(c.want)) || len(ref) != 3 {
+					t.Errorf("%s %s fill: output %d of %d is %v, want %v", c.alg, fillName(mode), i, len(ref), v, c.want)
+				}
+			}
+		}
 	}
 }
