@@ -376,3 +376,12 @@ func TestEmptyReductionReference(t *testing.T) {
 		}
 	}
 }
+
+// TestTableNamesAlg checks that the --table summary names each row's alg,
+// with p and eps for the norms.
+func TestTableNamesAlg(t *testing.T) {
+	code, out, _ := runMain(t, "--reduction", "--table", "--alg=max,norm_lp_sum", "--p=2", "4x5:4x1")
+	if code != 0 || !strings.Contains(out, " alg ") || !strings.Contains(out, "[1]   max ") || !strings.Contains(out, "norm_lp_sum p=2 eps=0 ") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
