@@ -5,8 +5,9 @@
 // checks the results against a float64 reference computed here, and
 // measures performance.
 //
-// Two drivers exist, as in benchdnn: --reduction (one ReduceMean plus
-// post-ops per problem, described as SRC:DST dims) and --graph (a oneDNN
+// Two drivers exist, as in benchdnn: --reduction (one of benchdnn's
+// reduction algs, built from gdnn's Reduce* ops with their pre-ops and
+// post-ops, per problem described as SRC:DST dims) and --graph (a oneDNN
 // graph JSON case with shape/attribute/data-type knobs). Main is the whole
 // command; the pieces (ParseProblem, ResolveTag, ParsePostOps,
 // ExpandTemplate, ...) are exported so that tests and other tools share them.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -69,13 +70,32 @@ func reductionViews(dims []int64, reduced []bool) (rview, oview []int64, n int64
 	return rview, oview, r
 }
 
-// fillSrc writes src data in the layout given by strides. posOnly keeps
-// values non-negative (for post-ops such as log and sqrt).
-func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, posOnly bool, seed uint64) {
+// srcFill says what the src data must suit: the reduction's kind (sums
+// must stay exact, products in range), values kept non-negative for
+// post-ops such as log and sqrt (posOnly), and narrow: an f16 src or dst,
+// whose range is smaller (products use fewer and smaller factors).
+type srcFill struct {
+	kind    kind
+	posOnly bool
+	narrow  bool
+}
+
+// fillSrc writes src data in the layout given by strides.
+func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, f srcFill, seed uint64) {
 	rview, _, n := reductionViews(dims, reduced)
+	switch f.kind.combine {
+	case combineMul:
+		fillProduct(b, dims, strides, rview, n, mode, f, seed)
+		return
+	case combineMax, combineMin:
+		if mode == fillExact {
+			fillExtremes(b, dims, strides, f, seed)
+			return
+		}
+	}
 	if mode == fillRandom {
 		lo, span := -1.0, 2.0
-		if posOnly {
+		if f.posOnly {
 			lo, span = 0, 1
 		}
 		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
@@ -84,13 +104,19 @@ func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, pos
 		return
 	}
 	r := exactRange(b.dt)
-	if n > 0 && r > exactLimit/n {
+	// The sum of the pre-op's results must stay below 2^24 units: n*r
+	// for |x|, n*r*r for x*x.
+	if f.kind.pre == "square" {
+		if n > 0 && r*r > exactLimit/n {
+			r = int64(math.Sqrt(float64(exactLimit / n)))
+		}
+	} else if n > 0 && r > exactLimit/n {
 		r = exactLimit / n
 	}
 	if r >= 1 {
 		scale := 1 / float64(int64(1)<<(bits.Len64(uint64(r))-1))
 		lo := -r
-		if posOnly {
+		if f.posOnly {
 			lo = 0
 		}
 		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
@@ -106,6 +132,59 @@ func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, pos
 		v := 0.0
 		if offs[1]%m == 0 {
 			v = 1
+		}
+		b.set(offs[0], v)
+	})
+}
+
+// fillExtremes is the exact fill of max and min, which accumulate
+// nothing: integers scaled by a power of two, all negative for max and
+// all positive for min (unless posOnly), so that a kernel that lets the
+// unused lanes of a partial vector take part as zeros gets a wrong result.
+func fillExtremes(b buffer, dims, strides []int64, f srcFill, seed uint64) {
+	r := 2 * exactRange(b.dt)
+	sign := 1.0
+	if f.kind.combine == combineMax && !f.posOnly {
+		sign = -1
+	}
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+		k := 1 + int64(unit(seed, pos)*float64(r))
+		b.set(offs[0], sign*float64(k)/4)
+	})
+}
+
+// productFactors returns how many factors other than 1 a product may have
+// per output, and the largest |exponent| of the exact fill's factors
+// (benchdnn's bounds: 30 factors 2^[-3,3] in f32, 10 factors 2^[-1,1]
+// where f16 is involved), so that no product leaves the type's range.
+func productFactors(narrow bool) (k int64, e int) {
+	if narrow {
+		return 10, 1
+	}
+	return 30, 3
+}
+
+// fillProduct fills for a product: at most productFactors factors per
+// output other than 1, at evenly spaced positions within the reduction
+// (shifted by the seed), random in sign unless posOnly. The exact fill's
+// factors are powers of two (every product is exact in f32); the random
+// fill's have magnitudes in [0.5, 2).
+func fillProduct(b buffer, dims, strides, rview []int64, n int64, mode fillMode, f srcFill, seed uint64) {
+	k, e := productFactors(f.narrow)
+	m := max((n+k-1)/k, 1)
+	shift := int64(splitmix64(seed) % uint64(m))
+	forEachIndex(dims, [][]int64{strides, rview}, func(pos int64, offs []int64) {
+		v := 1.0
+		if (offs[1]+shift)%m == 0 {
+			u := unit(seed, pos)
+			if mode == fillExact {
+				v = math.Ldexp(1, int(u*float64(2*e+1))-e)
+			} else {
+				v = 0.5 + 1.5*u
+			}
+			if !f.posOnly && unit(seed+1, pos) < 0.5 {
+				v = -v
+			}
 		}
 		b.set(offs[0], v)
 	})

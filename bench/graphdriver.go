@@ -656,7 +656,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 			}
 			prb := Problem{Src: gp.b.srcLT.Dims, Dst: graph.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
-			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: "mean", stag: "-", dtag: "-"}, idx, res.impl, t)
+			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: gp.b.fill.kind.name, stag: "-", dtag: "-"}, idx, res.impl, t)
 			perf.Driver, perf.DT, perf.Desc = "graph", c.dt, c.caseArg
 		}
 	}
@@ -680,18 +680,20 @@ type graphPartition struct {
 	sdt, ddt dtypes.DataType
 }
 
-// buildGraphPartition compiles a supported ReduceMean partition with the
-// graph's concrete input shapes and prepares buffers and the reference.
+// buildGraphPartition compiles a supported reduction partition (an
+// optional Abs or Square pre-op, a Reduce* op, post-ops) with the graph's
+// concrete input shapes and prepares buffers and the reference.
 func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*graphPartition, *result) {
 	fail := func(err error) (*graphPartition, *result) {
 		return nil, &result{state: stateOf(err), reason: reasonOf(err)}
 	}
 	ops := p.Ops()
-	if len(ops) == 0 || ops[0].Kind != graph.ReduceMean {
-		return nil, &result{state: "UNIMPLEMENTED", reason: "gdnnbench checks partitions that start with ReduceMean"}
+	rd, why := readReduction(ops)
+	if why != "" {
+		return nil, &result{state: "UNIMPLEMENTED", reason: why}
 	}
-	mean := ops[0]
-	axes, fromAttr, err := graph.ReduceAxesAttr(mean)
+	red, k, root, src := rd.op, rd.kind, rd.root, rd.src
+	axes, fromAttr, err := graph.ReduceAxesAttr(red)
 	if err != nil {
 		return fail(err)
 	}
@@ -721,26 +723,31 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	// graph holds them: an input without strides (no "stride" field, null,
 	// or layout any/undef) has none in the graph, and Compile is what gives
 	// it its layout (dense).
-	srcLT, err := cp.QueryLogicalTensor(mean.Inputs[0].ID)
+	srcLT, err := cp.QueryLogicalTensor(src.ID)
 	if err != nil {
 		return fail(err)
 	}
-	reduced, err := graph.NormalizeAxes(mean, axes, len(srcLT.Dims))
+	reduced, err := graph.NormalizeAxes(red, axes, len(srcLT.Dims))
 	if err != nil {
 		return fail(err)
 	}
 	b := &built{cp: cp, srcLT: srcLT, reduced: reduced, ctimeMs: ctime}
+	b.fill = srcFill{kind: k, narrow: srcLT.DataType == dtypes.F16}
 	if b.outLT, err = cp.QueryLogicalTensor(outs[0].ID); err != nil {
 		return fail(err)
 	}
-	keep, _ := mean.Bool("keep_dims")
+	keep, _ := red.Bool("keep_dims")
 	meanDims := graph.ReduceDims(srcLT.Dims, reduced, keep)
 	if !sameDims(meanDims, b.outLT.Dims) {
-		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops broadcast the mean from %v to %v; gdnnbench's reference covers same-shape chains",
+		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops broadcast the reduction from %v to %v; gdnnbench's reference covers same-shape chains",
 			meanDims, b.outLT.Dims)}
 	}
-	chainVal := mean.Outputs[0].ID
-	for _, op := range ops[1:] {
+	b.fill.narrow = b.fill.narrow || b.outLT.DataType == dtypes.F16
+	if root {
+		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
+	}
+	chainVal := red.Outputs[0].ID
+	for _, op := range ops[rd.index+1:] {
 		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
@@ -763,7 +770,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			b.operands = append(b.operands, buf)
 		}
 		if rp.g.elt == "log" || rp.g.elt == "sqrt" {
-			b.posOnly = true
+			b.fill.posOnly = true
 		}
 		b.chain = append(b.chain, rp)
 		chainVal = op.Outputs[0].ID
@@ -793,6 +800,39 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		}
 	}
 	return &graphPartition{b: b, cp: cp, sdt: srcLT.DataType, ddt: b.outLT.DataType}, nil
+}
+
+// reading is what gdnnbench reads of a partition's reduction.
+type reading struct {
+	op    *graph.Op // the Reduce* op
+	index int       // its place in the partition's ops
+	kind  kind
+	root  bool                // a square root follows (ReduceL2)
+	src   graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
+}
+
+// readReduction finds the reduction in a partition's ops and what it
+// computes, or says why gdnnbench has no reference for them: the
+// reduction must come first or after one Abs or Square pre-op that feeds
+// it (the only pre-ops gdnn fuses).
+func readReduction(ops []*graph.Op) (reading, string) {
+	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
+	if ri < 0 || ri > 1 {
+		return reading{}, "gdnnbench checks partitions of a reduction with at most one pre-op before it"
+	}
+	red := ops[ri]
+	k, root, _ := kindOfOp(red.Kind)
+	rd := reading{op: red, index: ri, kind: k, root: root, src: red.Inputs[0]}
+	if ri == 1 {
+		pre := ops[0]
+		names := map[graph.OpKind]string{graph.Abs: "abs", graph.Square: "square"}
+		name, ok := names[pre.Kind]
+		if !ok || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
+			return reading{}, fmt.Sprintf("gdnnbench has no reference for %s before %s", pre, red)
+		}
+		rd.kind.pre, rd.src = name, pre.Inputs[0]
+	}
+	return rd, ""
 }
 
 // alignedView returns an operand's strides over the dst dims with numpy

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/partition"
 )
@@ -120,7 +121,6 @@ func TestGraphMalformedVersusUnsupportedJSON(t *testing.T) {
 		{"dtype f8_e5m2", setDType("f8_e5m2"), 0, "UNIMPLEMENTED", `"f8_e5m2"`},
 		{"engine gpu", func(doc map[string]any) { doc["engine_kind"] = "gpu" }, 0, "UNIMPLEMENTED", `"gpu"`},
 		{"op kind AvgPool", func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = "AvgPool" }, 0, "UNIMPLEMENTED", `"AvgPool"`},
-		{"op kind ReduceSum", func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = "ReduceSum" }, 0, "UNIMPLEMENTED", "ReduceMean only"},
 		{"host_scalar", func(doc map[string]any) { tensorAt(doc, 0, false, 0)["property_type"] = "host_scalar" }, 0, "UNIMPLEMENTED", "host_scalar"},
 	}
 	for _, c := range cases {
@@ -481,5 +481,87 @@ func TestGraphOutputShapeMustMatchOp(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.want, out, errw)
 			}
 		})
+	}
+}
+
+// preOpCase is Square -> ReduceSum -> Sqrt (an L2 norm spelled out), the
+// pre-op fusion gdnn does.
+const preOpCase = `{
+  "version": "3.0.0",
+  "engine_kind": "cpu",
+  "graph": [
+    {"id": 0, "name": "sq", "kind": "Square", "attrs": {},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 1, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 1, "name": "sum", "kind": "ReduceSum",
+     "attrs": {"axes": {"type": "s64[]", "value": [1, 3]}, "keep_dims": {"type": "bool", "value": 0}},
+     "inputs": [{"id": 1, "dtype": "f32", "shape": [2, 16, 4, 4], "stride": [256, 16, 4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 2, "dtype": "f32", "shape": [2, 4], "stride": [4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 2, "name": "root", "kind": "Sqrt", "attrs": {},
+     "inputs": [{"id": 2, "dtype": "f32", "shape": [2, 4], "stride": [4, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 3, "dtype": "f32", "shape": [2, 4], "stride": [4, 1],
+                  "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+
+// TestGraphEveryReduceKind runs every Reduce* op, alone and with a fused
+// Add, in each float type, and the Abs/Square pre-op fusions: each must
+// be checked and PASS.
+func TestGraphEveryReduceKind(t *testing.T) {
+	for _, k := range []string{"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1", "ReduceL2"} {
+		setKind := func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = k }
+		for _, base := range []string{meanCase, meanAddCase} {
+			code, out, errw := runGraph(t, writeCase(t, base, setKind), "--dt=f32,bf16,f16")
+			if code != 0 || summary(t, out)[1] != "3" {
+				t.Errorf("%s: exit %d\n%s%s", k, code, out, errw)
+			}
+		}
+	}
+	for _, pre := range []string{"Square", "Abs"} {
+		for _, red := range []string{"ReduceSum", "ReduceMax", "ReduceMean", "ReduceMin"} {
+			edit := func(doc map[string]any) {
+				doc["graph"].([]any)[0].(map[string]any)["kind"] = pre
+				doc["graph"].([]any)[1].(map[string]any)["kind"] = red
+			}
+			code, out, errw := runGraph(t, writeCase(t, preOpCase, edit), "--dt=f32,bf16,f16")
+			if code != 0 || summary(t, out)[1] != "3" {
+				t.Errorf("%s -> %s: exit %d\n%s%s", pre, red, code, out, errw)
+			}
+		}
+	}
+}
+
+// TestReadReduction checks what the graph driver reads of a partition's
+// ops, and its refusals: no reduction, two ops before it, a pre-op other
+// than Abs and Square, a pre-op before a reduction that has its own
+// (ReduceL1), and a pre-op that does not feed the reduction.
+func TestReadReduction(t *testing.T) {
+	lt := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, dtypes.F32, nil) }
+	op := func(id uint64, k graph.OpKind, in, out uint64) *graph.Op {
+		return graph.NewOp(id, k, k.String()).AddInput(lt(in)).AddOutput(lt(out))
+	}
+	rd, why := readReduction([]*graph.Op{op(0, graph.Square, 5, 6), op(1, graph.ReduceMax, 6, 7), op(2, graph.ReLU, 7, 8)})
+	if why != "" || rd.index != 1 || rd.kind.pre != "square" || rd.kind.combine != combineMax || rd.src.ID != 5 || rd.root {
+		t.Errorf("Square -> ReduceMax: %+v %q", rd, why)
+	}
+	rd, why = readReduction([]*graph.Op{op(0, graph.ReduceL2, 1, 2)})
+	if why != "" || rd.index != 0 || rd.kind.pre != "square" || !rd.root || rd.src.ID != 1 {
+		t.Errorf("ReduceL2: %+v %q", rd, why)
+	}
+	for name, ops := range map[string][]*graph.Op{
+		"no reduction":   {op(0, graph.ReLU, 1, 2)},
+		"two pre-ops":    {op(0, graph.Abs, 1, 2), op(1, graph.Square, 2, 3), op(2, graph.ReduceSum, 3, 4)},
+		"exp pre-op":     {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3)},
+		"abs before l1":  {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
+		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
+	} {
+		if _, why := readReduction(ops); why == "" {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

@@ -99,9 +99,15 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           (default dst: gdnn chooses), permutations such as acdb or bac,
                           and named tags (nchw, nhwc, ...). Blocked tags (aBx16b,
                           ABx16a16b, ...) are valid but UNIMPLEMENTED.
-  --alg=ALG               mean (gdnn's default; benchdnn's is sum). sum, mul, max, min,
-                          amax and norm_lp_* are UNIMPLEMENTED.
-  --p=F, --eps=F          algorithm parameters (recorded; mean does not use them).
+  --alg=ALG               sum (default, as in benchdnn), mul, max, min, mean, amax (max |x|),
+                          norm_lp_max, norm_lp_sum, norm_lp_power_p_max, norm_lp_power_p_sum.
+                          Built as gdnn graph ops: ReduceSum, ReduceProd, ReduceMax,
+                          ReduceMin, ReduceMean; amax is Abs -> ReduceMax; the Lp norms
+                          are Abs (p=1) or Square (p=2) -> ReduceSum -> Maximum (_max) or
+                          Add (_sum) with the eps scalar -> Sqrt (norm_lp_max/_sum, p=2).
+  --p=F, --eps=F          the Lp norms' p (default 1) and eps (default 0). p below 1 is an
+                          invalid case (SKIPPED, as in benchdnn); p other than 1 and 2
+                          is UNIMPLEMENTED.
   --attr-post-ops=PO[+PO...]
                           fused post-ops in benchdnn syntax. Eltwise KIND[:ALPHA[:BETA]]:
                           abs, clip:MIN:MAX (clip_v2 too), elu:ALPHA, exp, gelu_erf,
@@ -144,23 +150,33 @@ Graph driver (--graph):
                           set the property (undef, variable, constant) of tensor ID;
                           host_scalar is UNIMPLEMENTED.
   --match, --impl, --skip-impl, --perf-template as for --reduction.
-  Partitions that gdnn does not support (ReduceSum, ReduceL1, ...) are UNIMPLEMENTED.
+  Partitions of every Reduce* op (Sum, Prod, Max, Min, Mean, L1, L2), with an Abs or
+  Square pre-op and fused post-ops, are checked; partitions gdnn does not support are
+  UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
   case's output shapes are not checked.
 
 Correctness (C): every problem runs twice. First with an exact fill: small
-integers scaled by a power of two, bounded so that every partial sum of each
-output is exact in f32 in any summation order; then the only roundings are
-the f32 division by N, the post-ops and the conversion to the dst type, so
+integers scaled by a power of two, bounded so that every partial sum (of the
+values, their magnitudes or squares) of each output is exact in f32 in any
+summation order; for products at most 30 (10 with f16) factors per output
+other than 1, powers of two of exponent -3..3 (-1..1); for max all values
+negative and for min all positive, so that padding lanes with zeros shows.
+Then the only roundings are the f32 division by N, the eps and root of the
+Lp norms, the post-ops and the conversion to the dst type, so
 the result must match a float64 reference (modelling those f32 steps) within
 2^-23 (f32), 2^-10 (f16) or 2^-7 (bf16) relative, or 4e-6 (and absolute
-below 1) after approximated post-ops (exp, tanh, gelu, ...). Then with a
-random fill (uniform in [-1, 1)), checked against a derived bound: f32
-summation error gamma(L)*sum|x|/N with L = min(N, 4096) + N/4096 + 16 (blocked
-accumulation), plus one rounding for the division, propagated through the
-post-ops, plus the dst rounding and the threshold above.
+below 1) after approximated post-ops (exp, tanh, gelu, ...); the Lp norms
+allow 5 times the dst type's epsilon (benchdnn's threshold). Then with a
+random fill (uniform in [-1, 1); for products the same sparse factors with
+magnitudes in [0.5, 2)), checked against a derived bound: f32 summation
+error gamma(L)*sum|x| with L = min(N, 4096) + N/4096 + 16 (blocked
+accumulation; one more rounding per square), gamma(K+1)*|prod| for a
+product of K factors, none for max and min, plus one rounding for the
+division of the mean, propagated through the post-ops, plus the dst
+rounding and the threshold above.
 
 Performance (P): one warm-up execute, then timed executes until
 --max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;

@@ -122,12 +122,14 @@ type built struct {
 	outs     [2]buffer // the second one for bitwise mode
 	// The execute tensors over src, the operands and outs[i], made on
 	// first use so that a timed execute is the partition's Execute alone.
-	inTs    []partition.Tensor
-	outTs   [2][]partition.Tensor
+	inTs  []partition.Tensor
+	outTs [2][]partition.Tensor
+	// fixed[i]: operand i holds a constant (an eps) that the fill leaves.
+	fixed   []bool
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
-	posOnly bool
+	fill    srcFill // the kind reduced, and what the src data must suit
 }
 
 func (r *runner) doReduction(idx int, repro string, c redCase) result {
@@ -140,13 +142,18 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if err := c.prb.Check(); err != nil {
 		return result{state: stateOf(err), reason: reasonOf(err)}
 	}
-	if c.alg != "mean" {
-		return result{state: "UNIMPLEMENTED", reason: "gdnn implements --alg=mean only, not " + c.alg}
+	ap, res := planAlg(c.alg, c.p, c.eps)
+	if res.state != "" {
+		return res
+	}
+	if ap.kind.norm && !c.sdt.IsFloat() {
+		// As benchdnn: the norms make no sense for integer data.
+		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s of %s data", c.alg, c.sdt)}
 	}
 	if why := unimplementedKnobs(r.red.knobs); why != "" {
 		return result{state: "UNIMPLEMENTED", reason: why}
 	}
-	b, res := r.build(c)
+	b, res := r.build(c, ap)
 	if res.state != "" {
 		return res
 	}
@@ -195,15 +202,17 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	return res
 }
 
-// build resolves layouts and post-ops, builds the graph, partitions it,
-// compiles the one partition and allocates the buffers. A non-empty
-// result state means the problem stops there.
-func (r *runner) build(c redCase) (*built, result) {
+// build resolves layouts and post-ops, builds the graph (ap's ops, then
+// the user's post-ops), partitions it, compiles the one partition and
+// allocates the buffers. A non-empty result state means the problem
+// stops there.
+func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	b := &built{reduced: c.prb.Reduced()}
+	b.fill = srcFill{kind: ap.kind, narrow: c.sdt == dtypes.F16 || c.ddt == dtypes.F16}
 	rank := len(c.prb.Src)
 	fail := func(err error) (*built, result) { return nil, result{state: stateOf(err), reason: reasonOf(err)} }
 	if !c.sdt.IsFloat() || !c.ddt.IsFloat() {
-		return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("data types %s:%s; gdnn's ReduceMean takes f32, bf16 and f16", c.sdt, c.ddt)}
+		return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("data types %s:%s; gdnn's reductions take f32, bf16 and f16", c.sdt, c.ddt)}
 	}
 	stag := c.stag
 	if stag == "any" {
@@ -221,6 +230,35 @@ func (r *runner) build(c redCase) (*built, result) {
 	if err != nil {
 		return fail(err)
 	}
+	// The ops after the reduction: ap's eps op and root, then the user's.
+	type after struct {
+		gp      graphPostOp
+		operand *PostOp // a binary op's operand (dims by mask, type, tag)
+		eps     bool    // the operand is the scalar eps
+	}
+	var chain []after
+	for _, gp := range ap.finalOps() {
+		a := after{gp: gp}
+		if gp.bin != "" {
+			// The scalar eps: all dims 1 (mask 0), f32.
+			a.operand, a.eps = &PostOp{Kind: gp.bin, BinDT: dtypes.F32, Tag: "abx"}, true
+		}
+		chain = append(chain, a)
+	}
+	for i := range ops {
+		gp, err := ops[i].toGraph()
+		if err != nil {
+			return fail(err)
+		}
+		if gp.elt == "log" || gp.elt == "sqrt" {
+			b.fill.posOnly = true
+		}
+		a := after{gp: gp}
+		if ops[i].IsBinary() {
+			a.operand = &ops[i]
+		}
+		chain = append(chain, a)
+	}
 	g := graph.New()
 	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
 	finalLT := func(id uint64) graph.LogicalTensor {
@@ -229,31 +267,45 @@ func (r *runner) build(c redCase) (*built, result) {
 		}
 		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dl.Strides(c.prb.Dst))
 	}
-	cur := graph.NewLogicalTensorAny(1, c.ddt, c.prb.Dst)
-	if len(ops) == 0 {
-		cur = finalLT(1)
-	}
-	mean := graph.NewOp(0, graph.ReduceMean, "mean").AddInput(b.srcLT).AddOutput(cur).
-		SetAttr("axes", c.prb.Axes()).SetAttr("keep_dims", true)
-	if err := g.AddOp(mean); err != nil {
-		return fail(err)
-	}
-	for i, po := range ops {
-		gp, err := po.toGraph()
-		if err != nil {
+	nextT, nextOp := uint64(1), uint64(0)
+	redIn := b.srcLT
+	if ap.pre != 0 {
+		// The pre-op keeps the src type and shape; fused into the
+		// reduction it is computed in f32, as benchdnn's reference does.
+		out := graph.NewLogicalTensorAny(nextT, c.sdt, c.prb.Src)
+		op := graph.NewOp(nextOp, ap.pre, "pre").AddInput(b.srcLT).AddOutput(out)
+		if err := g.AddOp(op); err != nil {
 			return fail(err)
 		}
-		if gp.elt == "log" || gp.elt == "sqrt" {
-			b.posOnly = true
+		redIn = out
+		nextT++
+		nextOp++
+	}
+	cur := graph.NewLogicalTensorAny(nextT, c.ddt, c.prb.Dst)
+	if len(chain) == 0 {
+		cur = finalLT(nextT)
+	}
+	nextT++
+	red := graph.NewOp(nextOp, ap.op, "reduce").AddInput(redIn).AddOutput(cur).
+		SetAttr("axes", c.prb.Axes()).SetAttr("keep_dims", true)
+	nextOp++
+	if err := g.AddOp(red); err != nil {
+		return fail(err)
+	}
+	for i, a := range chain {
+		out := graph.NewLogicalTensorAny(nextT, c.ddt, c.prb.Dst)
+		if i == len(chain)-1 {
+			out = finalLT(nextT)
 		}
-		id := uint64(i + 2)
-		out := graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
-		if i == len(ops)-1 {
-			out = finalLT(id)
+		nextT++
+		name := a.gp.elt + a.gp.bin
+		if a.eps {
+			name = "eps"
 		}
-		op := graph.NewOp(uint64(i+1), gp.kind, po.Kind).AddInput(cur)
-		rp := refPostOp{g: gp}
-		if po.IsBinary() {
+		op := graph.NewOp(nextOp, a.gp.kind, name).AddInput(cur)
+		nextOp++
+		rp := refPostOp{g: a.gp}
+		if po := a.operand; po != nil {
 			odims := po.operandDims(c.prb.Dst)
 			tag := po.Tag
 			if tag == "any" {
@@ -272,13 +324,17 @@ func (r *runner) build(c redCase) (*built, result) {
 			if err != nil {
 				return fail(err)
 			}
+			if a.eps {
+				buf.set(0, float64(c.eps))
+			}
 			b.opLTs = append(b.opLTs, lt)
 			b.operands = append(b.operands, buf)
+			b.fixed = append(b.fixed, a.eps)
 			rp.operand = buf
 			rp.view = broadcastView(odims, lt.Strides)
 			op.AddInput(lt)
 		}
-		for k, v := range gp.attrs {
+		for k, v := range a.gp.attrs {
 			op.SetAttr(k, v)
 		}
 		op.AddOutput(out)
@@ -402,10 +458,13 @@ func (r *runner) execute(b *built, i int) error {
 	return b.cp.Execute(b.inTs, b.outTs[i])
 }
 
-// fillInputs fills src and the binary operands.
+// fillInputs fills src and the binary operands (not the constant ones).
 func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
-	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.posOnly, seed)
+	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.fill, seed)
 	for i, lt := range b.opLTs {
+		if i < len(b.fixed) && b.fixed[i] {
+			continue
+		}
 		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
 	}
 }
@@ -439,24 +498,15 @@ func fillName(m fillMode) string {
 // reductionReference computes the float64 reference of a built reduction
 // for the data currently in its buffers, and the error allowed per output.
 func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
-	sum, sumAbs, n := refSums(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced)
-	ref := make([]float64, len(sum))
-	var errs []float64
-	if mode == fillRandom {
-		errs = make([]float64, len(sum))
-	}
-	for i, s := range sum {
-		if mode == fillExact {
-			// The sum is exact in f32; the mean is one f32 division.
-			ref[i] = float64(float32(s) / float32(n))
-		} else {
-			ref[i] = s / float64(n)
-			errs[i] = sumBound(n, sumAbs[i])/float64(n) + math32u*abs(ref[i])
-		}
-	}
+	k := b.fill.kind
+	acc, mag, n := refReduce(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, k)
+	ref, errs := reduceValues(k, acc, mag, n, mode == fillExact)
 	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
 	chainOutput(ref, dstDims, b.chain, mode == fillExact, errs)
 	trh, floor := threshold(ddt, b.chain)
+	if k.norm {
+		trh = max(trh, 5*epsilon(ddt))
+	}
 	allow := make([]float64, len(ref))
 	for i, v := range ref {
 		allow[i] = trh * max(abs(v), floor)

@@ -6,27 +6,6 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 )
 
-// refSums reduces src (read through its strides, widened exactly) in
-// float64: per output, in dense row-major order over the keep-dims dst,
-// the sum and the sum of magnitudes; n is the number of elements per
-// output.
-func refSums(src buffer, dims, strides []int64, reduced []bool) (sum, sumAbs []float64, n int64) {
-	_, oview, n := reductionViews(dims, reduced)
-	outs := int64(1)
-	for d, v := range dims {
-		if !reduced[d] {
-			outs *= v
-		}
-	}
-	sum, sumAbs = make([]float64, outs), make([]float64, outs)
-	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
-		v := src.get(offs[0])
-		sum[offs[1]] += v
-		sumAbs[offs[1]] += math.Abs(v)
-	})
-	return sum, sumAbs, n
-}
-
 // refEltwise is the float64 definition of each fused eltwise op
 // (oneDNN's formulas).
 func refEltwise(name string, alpha, beta, x float64) float64 {

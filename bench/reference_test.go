@@ -54,12 +54,12 @@ func TestRefSumsStrided(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fillSrc(b, dims, strides, reduced, fillRandom, false, 42)
+		fillSrc(b, dims, strides, reduced, fillRandom, srcFill{}, 42)
 		// The logical values do not depend on the layout.
 		logical := make([]float64, 60)
 		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) { logical[pos] = b.get(offs[0]) })
 		want := naiveMeans(logical, dims, reduced)
-		sum, sumAbs, n := refSums(b, dims, strides, reduced)
+		sum, sumAbs, n := refReduce(b, dims, strides, reduced, kind{})
 		if n != 4 || len(sum) != 15 {
 			t.Fatalf("%s: n=%d outputs=%d", tag, n, len(sum))
 		}
@@ -86,7 +86,7 @@ func TestExactFillIsExact(t *testing.T) {
 		b, _ := newBuffer(c.dt, n)
 		reduced := []bool{false, true}
 		strides := []int64{c.dims[1], 1}
-		fillSrc(b, c.dims, strides, reduced, fillExact, false, 9)
+		fillSrc(b, c.dims, strides, reduced, fillExact, srcFill{}, 9)
 		for o := int64(0); o < c.dims[0]; o++ {
 			var fwd, bwd float32
 			var exact float64

@@ -112,7 +112,7 @@ type redSettings struct {
 func defaultRed(perfTpl string) redSettings {
 	return redSettings{
 		sdt: []dtypes.DataType{dtypes.F32}, ddt: []dtypes.DataType{dtypes.F32},
-		stag: []string{"abx"}, dtag: []string{"any"}, alg: []string{"mean"},
+		stag: []string{"abx"}, dtag: []string{"any"}, alg: []string{"sum"},
 		p: []float32{1}, eps: []float32{0}, postOps: []string{""}, perfTpl: perfTpl,
 	}
 }
@@ -208,7 +208,7 @@ func parseBoolValue(a Arg, opt, v string) (bool, error) {
 	return false, inputErr(a, "--%s: %q is not a boolean (want true, false, 1 or 0)", opt, v)
 }
 
-// knownAlgs are benchdnn's reduction algorithms; gdnn implements mean.
+// knownAlgs are benchdnn's reduction algorithms, by every spelling.
 var knownAlgs = map[string]string{}
 
 func init() {

@@ -8,8 +8,8 @@ import (
 
 // tableRow is one line of the --table summary.
 type tableRow struct {
-	shape, axes, dts, layout, post, impl, status string
-	perf                                         *PerfData
+	shape, axes, alg, dts, layout, post, impl, status string
+	perf                                              *PerfData
 }
 
 func tableRowOf(c redCase, res result) tableRow {
@@ -17,12 +17,16 @@ func tableRowOf(c redCase, res result) tableRow {
 	for _, a := range c.prb.Axes() {
 		axes = append(axes, fmt.Sprint(a))
 	}
+	alg := c.alg
+	if strings.HasPrefix(alg, "norm") {
+		alg += fmt.Sprintf(" p=%s eps=%s", fmtFloat(c.p), fmtFloat(c.eps))
+	}
 	status := res.state
 	if res.state == "FAILED" || res.state == "UNIMPLEMENTED" {
 		status += " (" + shorten(res.reason, 48) + ")"
 	}
 	return tableRow{
-		shape: c.prb.String(), axes: "[" + strings.Join(axes, ",") + "]",
+		shape: c.prb.String(), axes: "[" + strings.Join(axes, ",") + "]", alg: alg,
 		dts: c.sdt.String() + ":" + c.ddt.String(), layout: c.stag, post: c.postOps,
 		impl: res.impl, status: status, perf: res.perf,
 	}
@@ -38,7 +42,7 @@ func shorten(s string, n int) string {
 // printTable writes the rows as an aligned table: the readable summary of
 // the default batch.
 func printTable(w io.Writer, rows []tableRow) {
-	cells := [][]string{{"shape", "axes", "sdt:ddt", "stag", "post-ops", "impl", "min us", "avg us", "GB/s", "%readBW", "runs", "status"}}
+	cells := [][]string{{"shape", "axes", "alg", "sdt:ddt", "stag", "post-ops", "impl", "min us", "avg us", "GB/s", "%readBW", "runs", "status"}}
 	for _, r := range rows {
 		minUs, avgUs, gbs, pct, runs := "-", "-", "-", "-", "-"
 		if p := r.perf; p != nil {
@@ -61,7 +65,7 @@ func printTable(w io.Writer, rows []tableRow) {
 		if impl == "" {
 			impl = "-"
 		}
-		cells = append(cells, []string{r.shape, r.axes, r.dts, r.layout, post, impl, minUs, avgUs, gbs, pct, runs, r.status})
+		cells = append(cells, []string{r.shape, r.axes, r.alg, r.dts, r.layout, post, impl, minUs, avgUs, gbs, pct, runs, r.status})
 	}
 	width := make([]int, len(cells[0]))
 	for _, row := range cells {

@@ -37,11 +37,12 @@ var (
 	fuzzStrides = []int64{0, 1, 2, 5, -1, -2, 1 << 62}
 	fuzzKinds   = []graph.OpKind{
 		graph.ReduceMean, graph.ReduceMean, graph.ReduceMean, graph.ReduceMean,
+		graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd, graph.ReduceL1, graph.ReduceL2,
 		graph.Abs, graph.Clamp, graph.Elu, graph.Exp, graph.GELU, graph.HardSigmoid, graph.HardSwish,
 		graph.LeakyReLU, graph.Log, graph.Mish, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
 		graph.Sqrt, graph.Square, graph.Tanh,
 		graph.Add, graph.Multiply, graph.Maximum, graph.Minimum, graph.Divide, graph.Subtract,
-		graph.ReduceSum, graph.MatMul, graph.SoftMax, graph.StaticReshape, graph.StaticTranspose,
+		graph.MatMul, graph.SoftMax, graph.StaticReshape, graph.StaticTranspose,
 		graph.Convolution, graph.LayerNorm, graph.Wildcard, graph.End, graph.OpKind(0), graph.OpKind(999),
 	}
 	fuzzAttrNames = []string{"axes", "keep_dims", "min", "max", "alpha", "beta", "mode", "auto_broadcast",
@@ -154,7 +155,7 @@ func FuzzGraphBuild(f *testing.F) {
 				switch {
 				case k == 0 && prevOut != nil && fb.intn(2) == 0:
 					op.AddInput(*prevOut)
-				case k == 1 && kind == graph.ReduceMean && fb.intn(2) == 0:
+				case k == 1 && kind.IsReduction() && fb.intn(2) == 0:
 					// An axes tensor: s32, 1-D, some number of axes.
 					ax := graph.NewLogicalTensor(uint64(20+fb.intn(3)), dtypes.S32, []int64{fuzzDims[fb.intn(len(fuzzDims))]})
 					op.AddInput(ax.WithProperty(graph.Property(1 + fb.intn(2))))
@@ -203,7 +204,7 @@ func FuzzGraphBuild(f *testing.F) {
 	})
 }
 
-// checkFinalized checks the topological order and the ReduceMean shapes
+// checkFinalized checks the topological order and the reduction shapes
 // of a finalized graph.
 func checkFinalized(t *testing.T, g *graph.Graph) {
 	t.Helper()
@@ -217,7 +218,7 @@ func checkFinalized(t *testing.T, g *graph.Graph) {
 				t.Fatalf("%s reads tensor %d before its producer %s", op, in.ID, p)
 			}
 		}
-		if op.Kind != graph.ReduceMean || len(op.Inputs) != 1 || !op.Inputs[0].KnownDims() {
+		if !op.Kind.IsReduction() || len(op.Inputs) != 1 || !op.Inputs[0].KnownDims() {
 			continue
 		}
 		axes, _ := op.Ints("axes")
@@ -234,8 +235,8 @@ func checkFinalized(t *testing.T, g *graph.Graph) {
 }
 
 // checkPartitions checks that every op but End is in exactly one
-// partition, ids are indexes, only ReduceMean-headed partitions are
-// supported, fused ops form a producer-consumer chain and the ports are
+// partition, ids are indexes, only reduction partitions (headed by the
+// reduction or by an Abs or Square pre-op) are supported, fused ops form a producer-consumer chain and the ports are
 // the chain's outside inputs and last outputs.
 func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, parts []*partition.Partition) {
 	t.Helper()
@@ -248,7 +249,7 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 		if len(ops) == 0 || (policy == partition.Debug && len(ops) != 1) {
 			t.Fatalf("%s: %v has %d ops", policy, p, len(ops))
 		}
-		if p.IsSupported() != (ops[0].Kind == graph.ReduceMean) || (p.Reason() == "") != p.IsSupported() {
+		if p.IsSupported() != (reductionOf(ops) != nil) || (p.Reason() == "") != p.IsSupported() {
 			t.Fatalf("%v: supported %v, reason %q", p, p.IsSupported(), p.Reason())
 		}
 		inside := map[uint64]bool{}
@@ -279,6 +280,35 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 			t.Fatalf("%s: %s is in %d partitions", policy, op, seen[op.ID])
 		}
 	}
+}
+
+// reductionOf returns the reduction op of a partition gdnn must support:
+// the first op, or the second after an Abs or Square pre-op; nil if none.
+func reductionOf(ops []*graph.Op) *graph.Op {
+	switch {
+	case ops[0].Kind.IsReduction():
+		return ops[0]
+	case len(ops) > 1 && ops[1].Kind.IsReduction() && (ops[0].Kind == graph.Abs || ops[0].Kind == graph.Square):
+		return ops[1]
+	}
+	return nil
+}
+
+// onesResult is what a reduction of n ones gives (Abs and Square of one
+// are one): n for sums and L1, sqrt(n) for L2, 1 otherwise; over an
+// empty extent the kind's empty result.
+func onesResult(k graph.OpKind, n int64) float64 {
+	if n == 0 {
+		return map[graph.OpKind]float64{graph.ReduceMean: math.NaN(), graph.ReduceProd: 1,
+			graph.ReduceMax: math.Inf(-1), graph.ReduceMin: math.Inf(1)}[k]
+	}
+	switch k {
+	case graph.ReduceSum, graph.ReduceL1:
+		return float64(n)
+	case graph.ReduceL2:
+		return math.Sqrt(float64(n))
+	}
+	return 1
 }
 
 // compileAndRun compiles a supported partition for random concrete inputs
@@ -324,7 +354,8 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 		checkErr(t, "Compile", err)
 		return
 	}
-	mean := p.Ops()[0]
+	ops := p.Ops()
+	mean := reductionOf(ops)
 	keep, _ := mean.Bool("keep_dims")
 	out, err := c.QueryLogicalTensor(outPort.ID)
 	if err != nil {
@@ -405,20 +436,31 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 		return
 	}
 	// Every output saw the same inputs (all ones), so they are all equal;
-	// without post-ops the mean of ones is exactly 1, or NaN when the
-	// reduced extent is empty.
-	emptyRed := false
+	// without post-ops the result is onesResult's, within a rounding of
+	// the dst type.
+	count := int64(1)
 	for k, r := range reduce {
-		emptyRed = emptyRed || (r && src.Dims[k] == 0)
+		if r {
+			count *= src.Dims[k]
+		}
 	}
+	want := onesResult(mean.Kind, count)
+	ulp := map[dtypes.DataType]float64{dtypes.F32: 0x1p-23, dtypes.BF16: 0x1p-7, dtypes.F16: 0x1p-10}[outLT.DataType]
 	vals := readAll(outLT.DataType, dst, n)
 	for k, v := range vals {
 		same := v == vals[0] || (math.IsNaN(v) && math.IsNaN(vals[0]))
 		if !same {
 			t.Fatalf("%v on all-ones data: output %d is %v, output 0 is %v", p, k, v, vals[0])
 		}
-		if len(p.Ops()) == 1 && (emptyRed != math.IsNaN(v) || (!emptyRed && v != 1)) {
-			t.Fatalf("%v: mean of ones is %v (empty reduction %v)", p, v, emptyRed)
+		if ops[len(ops)-1] != mean {
+			continue // post-ops follow
+		}
+		ok := v == want || (math.IsNaN(v) && math.IsNaN(want)) || math.Abs(v-want) <= 2*ulp*math.Abs(want)
+		if outLT.DataType == dtypes.F16 && want > 65504 {
+			ok = math.IsInf(v, 1)
+		}
+		if !ok {
+			t.Fatalf("%v: reducing %d ones gives %v, want %v", p, count, v, want)
 		}
 	}
 }

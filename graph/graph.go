@@ -3,6 +3,14 @@
 // attributes checked against per-kind schemas, and a Graph that checks
 // what is added, orders it, and infers output shapes.
 //
+// Every op kind of oneDNN Graph's reduction fusion patterns can be
+// described: the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
+// ReduceProd, ReduceL1, ReduceL2: axes and keep_dims attributes or an s32
+// axes input; src f32, bf16 or f16, dst the src type or f32), the unary
+// eltwise and binary ops fused before and after them, and other kinds
+// (MatMul, SoftMax, ...) that package partition hands back as
+// unsupported. Graphs load from and save to oneDNN's JSON dumps.
+//
 // Every error is a value wrapping a Status (errors.Is(err,
 // graph.InvalidShape), ...) with a message naming the op, the tensor id
 // and the offending value; no input makes the package panic.

@@ -5,8 +5,9 @@ import "fmt"
 // OpKind is the kind of an op, named as in oneDNN Graph.
 type OpKind int
 
-// Op kinds. gdnn compiles ReduceMean and the eltwise/binary ops that may be
-// fused after it; the other kinds exist so that realistic graphs can be
+// Op kinds. gdnn compiles the Reduce* ops, the Abs and Square pre-ops
+// fused before them and the eltwise/binary ops that may be fused after
+// them; the other kinds exist so that realistic graphs can be
 // described, partitioned and handed back to the caller as unsupported.
 const (
 	ReduceMean OpKind = iota + 1

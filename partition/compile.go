@@ -36,8 +36,10 @@ type CompiledPartition struct {
 
 // recipe says how the fused ops map onto a plan.Problem.
 type recipe struct {
-	axesPort int     // index of the axes input port, -1 when axes are an attribute
-	axes     []int64 // the attribute axes
+	red      plan.Reduction
+	redOp    *graph.Op // the reduction op (ops[0], or ops[1] after a pre-op)
+	axesPort int       // index of the axes input port, -1 when axes are an attribute
+	axes     []int64   // the attribute axes
 	keepDims bool
 	postOps  []plan.PostOp
 	binPorts []int // input port of each binary post-op's operand, in order
@@ -77,7 +79,7 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 
 // verboseLine describes a compile in the user's terms, like ONEDNN_VERBOSE:
 //
-//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims],<ops>,<ms>
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>
 func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.Impl() + "," + strconv.Itoa(c.p.id) + ",")
@@ -99,6 +101,8 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	if c.recipe.keepDims {
 		b.WriteString(" keep_dims")
 	}
+	// What the fused ops compute, pre-op included: "alg:abs>max".
+	b.WriteString(" alg:" + c.recipe.red.String())
 	names := make([]string, len(c.p.ops))
 	for i, op := range c.p.ops {
 		names[i] = op.Kind.String()
@@ -172,7 +176,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		if err := settleLayout(out); err != nil {
 			return nil, err
 		}
-		reduce, err := graph.NormalizeAxes(p.ops[0], r.axes, len(ins[0].Dims))
+		reduce, err := graph.NormalizeAxes(r.redOp, r.axes, len(ins[0].Dims))
 		if err != nil {
 			return nil, err
 		}
@@ -220,21 +224,34 @@ func (c *CompiledPartition) settleNeeds() error {
 	return nil
 }
 
-// makeRecipe reads the ops' attributes into post-op descriptions.
+// makeRecipe reads the ops' attributes into the reduction and post-op
+// descriptions.
 func (p *Partition) makeRecipe() (*recipe, error) {
-	mean := p.ops[0]
-	r := &recipe{axesPort: -1}
-	axes, fromAttr, err := graph.ReduceAxesAttr(mean)
+	var pre *graph.Op
+	red := p.ops[0]
+	if !red.Kind.IsReduction() {
+		pre, red = red, p.ops[1]
+	}
+	r := &recipe{redOp: red, axesPort: -1}
+	var err error
+	if r.red, err = reductionOf(pre, red); err != nil {
+		return nil, err
+	}
+	axes, fromAttr, err := graph.ReduceAxesAttr(red)
 	if err != nil {
 		return nil, err
 	}
 	r.axes = axes
-	r.keepDims, _ = mean.Bool("keep_dims")
+	r.keepDims, _ = red.Bool("keep_dims")
 	if !fromAttr {
-		r.axesPort = portIndex(p.inputs, mean.Inputs[1].ID)
+		r.axesPort = portIndex(p.inputs, red.Inputs[1].ID)
 	}
-	cur := mean.Outputs[0].ID
-	for _, op := range p.ops[1:] {
+	cur := red.Outputs[0].ID
+	first := 1
+	if pre != nil {
+		first = 2
+	}
+	for _, op := range p.ops[first:] {
 		po, err := postOpOf(op)
 		if err != nil {
 			return nil, err
@@ -260,6 +277,46 @@ func portIndex(ports []graph.LogicalTensor, id uint64) int {
 		}
 	}
 	return -1
+}
+
+// reductionOf maps a reduction op, and the Abs or Square pre-op fused
+// before it (nil if none), onto what the kernel computes: the pre-op is
+// the per-element transform.
+func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
+	var r plan.Reduction
+	switch red.Kind {
+	case graph.ReduceMean:
+		r = plan.AlgMean.Reduction(0, 0)
+	case graph.ReduceSum:
+		r = plan.AlgSum.Reduction(0, 0)
+	case graph.ReduceProd:
+		r = plan.AlgMul.Reduction(0, 0)
+	case graph.ReduceMax:
+		r = plan.AlgMax.Reduction(0, 0)
+	case graph.ReduceMin:
+		r = plan.AlgMin.Reduction(0, 0)
+	case graph.ReduceL1:
+		r = plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineAdd, Finalize: plan.FinalizeNone}
+	case graph.ReduceL2:
+		r = plan.Reduction{Transform: plan.TransformSquare, Combine: plan.CombineAdd, Finalize: plan.FinalizeRootAddEps, P: 2}
+	default:
+		return r, graph.Errorf(graph.Unimplemented, "%s: %s is not a reduction gdnn compiles", red, red.Kind)
+	}
+	if pre == nil {
+		return r, nil
+	}
+	if r.Transform != plan.TransformNone || r.Combine == plan.CombineMul {
+		return r, graph.Errorf(graph.Unimplemented, "%s: a %s pre-op before %s is not one transform", pre, pre.Kind, red.Kind)
+	}
+	switch pre.Kind {
+	case graph.Abs:
+		r.Transform = plan.TransformAbs
+	case graph.Square:
+		r.Transform = plan.TransformSquare
+	default:
+		return r, graph.Errorf(graph.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)
+	}
+	return r, nil
 }
 
 // postOpOf maps a graph op onto the kernel's post-op description.
@@ -416,7 +473,8 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 		}
 	}
 	p := &plan.Problem{
-		SrcDT: src.DataType, DstDT: out.DataType,
+		Reduction: r.red,
+		SrcDT:     src.DataType, DstDT: out.DataType,
 		Dims: append([]int64(nil), src.Dims...), SrcStrides: append([]int64(nil), src.Strides...),
 		Reduce: reduce, DstStrides: make([]int64, rank),
 	}

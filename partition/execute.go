@@ -175,7 +175,7 @@ func (c *CompiledPartition) axesKernel(axesT *Tensor, out graph.LogicalTensor) (
 		}
 		axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
 	}
-	reduce, err := graph.NormalizeAxes(c.p.ops[0], axes, len(c.inputs[0].Dims))
+	reduce, err := graph.NormalizeAxes(c.recipe.redOp, axes, len(c.inputs[0].Dims))
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // maxPostOps bounds the length of a fused chain.
 const maxPostOps = 32
 
-// fuseChain returns mean followed by the post-ops that can be fused after
+// fuseChain returns red followed by the post-ops that can be fused after
 // it: each next op is the single consumer of the previous output, reads it
 // as its first input (or as either input of a commutative binary op), is
 // an eltwise op of the reduction fusion list or a binary op whose other
@@ -23,10 +23,10 @@ const maxPostOps = 32
 // otherwise the fused partition could not keep its place in topological
 // order. When the chain stops at an eltwise or binary op that consumes
 // its output, stop is that op and why says what kept it out.
-func fuseChain(g *graph.Graph, mean *graph.Op, taken map[uint64]bool) (chain []*graph.Op, stop *graph.Op, why string) {
-	chain = []*graph.Op{mean}
-	srcDT := mean.Inputs[0].DataType
-	cur := mean.Outputs[0]
+func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*graph.Op, stop *graph.Op, why string) {
+	chain = []*graph.Op{red}
+	srcDT := red.Inputs[0].DataType
+	cur := red.Outputs[0]
 	binaries := 0
 	for {
 		cons := g.Consumers(cur.ID)
@@ -57,7 +57,7 @@ func fuseChain(g *graph.Graph, mean *graph.Op, taken map[uint64]bool) (chain []*
 			why = binaryFusible(g, next, cur, taken)
 		}
 		if why != "" {
-			return chain, next, fmt.Sprintf("not fused after %s: %s", mean, why)
+			return chain, next, fmt.Sprintf("not fused after %s: %s", red, why)
 		}
 		if next.Kind.IsBinary() {
 			binaries++
@@ -78,7 +78,7 @@ func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken 
 		other = op.Inputs[1]
 	case op.Inputs[1].ID:
 		if op.Kind == graph.Subtract || op.Kind == graph.Divide {
-			return "the chain's output is its right operand (the kernel computes mean - b and mean / b)"
+			return "the chain's output is its right operand (the kernel computes r - b and r / b of the reduction's r)"
 		}
 		other = op.Inputs[0]
 	default:
@@ -88,7 +88,7 @@ func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken 
 		return "both its operands are the chain's output"
 	}
 	if p := g.Producer(other.ID); p != nil && !taken[p.ID] {
-		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the ReduceMean", other.ID, p)
+		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the reduction", other.ID, p)
 	}
 	if mode, _ := op.Str("auto_broadcast"); mode == "none" && cur.KnownDims() && other.KnownDims() &&
 		!slices.Equal(cur.Dims, other.Dims) {

@@ -40,6 +40,37 @@ var fusedKinds = []graph.OpKind{
 	graph.Add, graph.Multiply, graph.Maximum, graph.Minimum, graph.Divide, graph.Subtract,
 }
 
+// redKind is the reduction of a test problem as the graph spells it: the
+// Reduce* op and the Abs or Square pre-op fused before it (0: none). The
+// zero value is a plain ReduceMean.
+type redKind struct {
+	red, pre graph.OpKind
+}
+
+// op returns the reduction op kind (ReduceMean for the zero value).
+func (k redKind) op() graph.OpKind {
+	if k.red == 0 {
+		return graph.ReduceMean
+	}
+	return k.red
+}
+
+func (k redKind) String() string {
+	if k.pre != 0 {
+		return k.pre.String() + "->" + k.op().String()
+	}
+	return k.op().String()
+}
+
+// genKinds are the reductions the generators draw from: every Reduce*
+// op, and every pre-op fusion.
+var genKinds = []redKind{
+	{}, {red: graph.ReduceSum}, {red: graph.ReduceMax}, {red: graph.ReduceMin}, {red: graph.ReduceProd},
+	{red: graph.ReduceL1}, {red: graph.ReduceL2},
+	{graph.ReduceSum, graph.Square}, {graph.ReduceMean, graph.Square},
+	{graph.ReduceSum, graph.Abs}, {graph.ReduceMax, graph.Abs}, {graph.ReduceMin, graph.Abs}, {graph.ReduceMean, graph.Abs},
+}
+
 // addFop adds op id reading cur (and, for a binary op, operand) and
 // writing tensor outID of data type dt, and returns that output.
 func addFop(g *graph.Graph, id uint64, cur graph.LogicalTensor, f fop, operand graph.LogicalTensor, outID uint64, dt dtypes.DataType) (graph.LogicalTensor, error) {
@@ -210,26 +241,6 @@ func widen(r refRange, rel, abs float64) refRange {
 	return r
 }
 
-// meanRange bounds the f32 mean of values (n of them, sum their exact sum,
-// sumAbs the sum of finite magnitudes; nan/posInf/negInf tell whether any
-// value was NaN or infinite).
-func meanRange(n int64, sum, sumAbs float64, nan, posInf, negInf bool) refRange {
-	switch {
-	case n == 0 || nan || (posInf && negInf):
-		return refRange{nan: nanMust}
-	case sumAbs > maxF32ok:
-		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: nanOK}
-	case posInf:
-		return refRange{lo: math.Inf(1), hi: math.Inf(1)}
-	case negInf:
-		return refRange{lo: math.Inf(-1), hi: math.Inf(-1)}
-	}
-	m := sum / float64(n)
-	gamma := (4*math.Ceil(math.Log2(float64(n)+1)) + 8) * eps32
-	err := gamma*sumAbs/float64(n) + 2*eps32*math.Abs(m) + 0x1p-149
-	return refRange{lo: m - err, hi: m + err}
-}
-
 // criticalPoints are where a post-op turns: Abs, Square, LeakyReLU and
 // Elu with a negative parameter at 0, GELU near -0.7518, Mish near
 // -1.1924, HardSwish at -1.5. An interval that straddles one is sampled
@@ -306,9 +317,170 @@ func (r refRange) String() string {
 	return fmt.Sprintf("[%g, %g]", r.lo, r.hi)
 }
 
-// refRanges computes the legal result of every output of the problem
-// (in row-major order of the output dims) and the output dims.
+// refRanges computes the legal result of every output of a ReduceMean
+// problem (in row-major order of the output dims) and the output dims.
 func refRanges(src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []int64) {
+	return kindRanges(redKind{}, src, reduce, keep, ops)
+}
+
+// refAcc gathers what the reference needs of one output's elements, after
+// the transform (see transformRef).
+type refAcc struct {
+	n                   int64
+	sum, sumAbs         float64 // finite terms
+	max, min            float64 // of all terms (NaN aside)
+	nan, posInf, negInf bool
+	zero                bool
+	prod                float64 // finite terms
+	bigLog2, smallLog2  float64 // log2 of the product of the finite terms above 1 and of the nonzero ones below 1
+	neg                 bool    // the product of the signs is negative
+	rounded             bool    // the terms are rounded to f32 (x*x)
+}
+
+func (a *refAcc) add(v float64) {
+	if a.n == 0 {
+		a.max, a.min, a.prod = math.Inf(-1), math.Inf(1), 1
+	}
+	a.n++
+	switch {
+	case math.IsNaN(v):
+		a.nan = true
+		return
+	case math.IsInf(v, 1):
+		a.posInf = true
+	case math.IsInf(v, -1):
+		a.negInf = true
+	default:
+		a.sum += v
+		a.sumAbs += math.Abs(v)
+		a.prod *= v
+		switch l := math.Log2(math.Abs(v)); {
+		case v == 0:
+			a.zero = true
+		case l > 0:
+			a.bigLog2 += l
+		default:
+			a.smallLog2 += l
+		}
+	}
+	a.max, a.min = math.Max(a.max, v), math.Min(a.min, v)
+	if math.Signbit(v) {
+		a.neg = !a.neg
+	}
+}
+
+// transformRef is the reference's per-element transform of kind k.
+func transformRef(k redKind, v float64) float64 {
+	switch {
+	case k.pre == graph.Abs || k.red == graph.ReduceL1:
+		return math.Abs(v)
+	case k.pre == graph.Square || k.red == graph.ReduceL2:
+		// x*x rounded to f32, where it fits: past the f32 range the JIT's
+		// square is Inf and the interpreter's (float64) finite, so the
+		// reference keeps the float64 square, whose size leaves a sum
+		// unconstrained (and whose max still stores as Inf).
+		if f := float32(v * v); !math.IsInf(float64(f), 0) {
+			return float64(f)
+		}
+		return v * v
+	}
+	return v
+}
+
+// sumRange bounds an f32 sum of a's terms (divided by their count for a
+// mean): an f32 sum of N terms in any blocked or pairwise order is within
+// (4*ceil(log2(N+1)) + 8) * 2^-24 * sum|x| of the exact sum, plus 2 ulps
+// for the division and the final rounding, one more rounding of each
+// term where terms are x*x, and a subnormal floor per term.
+func sumRange(a refAcc, mean bool) refRange {
+	switch {
+	case a.n == 0 && mean:
+		return refRange{nan: nanMust}
+	case a.n == 0:
+		return refRange{}
+	case a.nan || (a.posInf && a.negInf):
+		return refRange{nan: nanMust}
+	case a.sumAbs > maxF32ok:
+		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: nanOK}
+	case a.posInf:
+		return refRange{lo: math.Inf(1), hi: math.Inf(1)}
+	case a.negInf:
+		return refRange{lo: math.Inf(-1), hi: math.Inf(-1)}
+	}
+	div := 1.0
+	if mean {
+		div = float64(a.n)
+	}
+	m := a.sum / div
+	gamma := (4*math.Ceil(math.Log2(float64(a.n)+1)) + 8) * eps32
+	if a.rounded {
+		gamma += eps32
+	}
+	err := gamma*a.sumAbs/div + 2*eps32*math.Abs(m) + float64(a.n+1)*0x1p-149
+	return refRange{lo: m - err, hi: m + err}
+}
+
+// prodRange bounds an f32 product in any order: where no partial product
+// can leave the normal f32 range, (n+2) roundings of relative error;
+// where one may overflow or underflow, anything (an Inf or a 0 midway
+// can even meet its opposite: NaN).
+func prodRange(a refAcc) refRange {
+	switch {
+	case a.n == 0:
+		return refRange{lo: 1, hi: 1}
+	case a.nan || (a.zero && (a.posInf || a.negInf)):
+		return refRange{nan: nanMust}
+	case a.bigLog2 > 120 || a.smallLog2 < -120:
+		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: nanOK}
+	case a.posInf || a.negInf:
+		inf := math.Inf(1)
+		if a.neg {
+			inf = math.Inf(-1)
+		}
+		return refRange{lo: inf, hi: inf}
+	case a.zero:
+		return refRange{}
+	}
+	err := float64(a.n+2) * eps32 * math.Abs(a.prod)
+	return refRange{lo: a.prod - err, hi: a.prod + err}
+}
+
+// reduceRange is the legal result of kind k over one output's terms,
+// before the post-ops.
+func reduceRange(k redKind, a refAcc) refRange {
+	switch k.op() {
+	case graph.ReduceMean:
+		return sumRange(a, true)
+	case graph.ReduceSum, graph.ReduceL1:
+		return sumRange(a, false)
+	case graph.ReduceL2:
+		r := sumRange(a, false)
+		if r.nan == nanMust {
+			return r
+		}
+		r.lo, r.hi = math.Sqrt(math.Max(r.lo, 0)), math.Sqrt(math.Max(r.hi, 0))
+		return widen(r, 2*eps32, 0)
+	case graph.ReduceProd:
+		return prodRange(a)
+	case graph.ReduceMax, graph.ReduceMin:
+		switch {
+		case a.nan:
+			return refRange{nan: nanMust}
+		case a.n == 0 && k.op() == graph.ReduceMax:
+			return refRange{lo: math.Inf(-1), hi: math.Inf(-1)}
+		case a.n == 0:
+			return refRange{lo: math.Inf(1), hi: math.Inf(1)}
+		case k.op() == graph.ReduceMax:
+			return refRange{lo: a.max, hi: a.max}
+		}
+		return refRange{lo: a.min, hi: a.min}
+	}
+	panic("reduceRange: " + k.String())
+}
+
+// kindRanges computes the legal result of every output of a problem of
+// reduction k (in row-major order of the output dims) and the output dims.
+func kindRanges(k redKind, src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []int64) {
 	dims := src.lt.Dims
 	kept := make([]int64, len(dims))
 	nOut := int64(1)
@@ -319,12 +491,10 @@ func refRanges(src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []i
 		}
 		nOut *= kept[i]
 	}
-	type acc struct {
-		n                   int64
-		sum, sumAbs         float64
-		nan, posInf, negInf bool
+	accs := make([]refAcc, nOut)
+	for i := range accs {
+		accs[i].rounded = k.pre == graph.Square || k.red == graph.ReduceL2
 	}
-	accs := make([]acc, nOut)
 	keptStrides := graph.DenseStrides(kept)
 	forEachIndex(dims, func(idx []int64) {
 		o := int64(0)
@@ -333,28 +503,14 @@ func refRanges(src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []i
 				o += x * keptStrides[i]
 			}
 		}
-		a := &accs[o]
-		v := load(src.lt.DataType, src.bytes, offset(idx, src.lt.Strides))
-		a.n++
-		switch {
-		case math.IsNaN(v):
-			a.nan = true
-		case math.IsInf(v, 1):
-			a.posInf = true
-		case math.IsInf(v, -1):
-			a.negInf = true
-		default:
-			a.sum += v
-			a.sumAbs += math.Abs(v)
-		}
+		accs[o].add(transformRef(k, load(src.lt.DataType, src.bytes, offset(idx, src.lt.Strides))))
 	})
 	outDims := graph.ReduceDims(dims, reduce, keep)
 	res := make([]refRange, 0, nOut)
 	i := 0
 	forEachIndex(outDims, func(oidx []int64) {
-		a := accs[i]
+		r := reduceRange(k, accs[i])
 		i++
-		r := meanRange(a.n, a.sum, a.sumAbs, a.nan, a.posInf, a.negInf)
 		for k := range ops {
 			f := &ops[k]
 			b := 0.0
@@ -376,10 +532,16 @@ func refRanges(src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []i
 	return res, outDims
 }
 
-// verifyOutput checks every element of dst against the reference and
-// returns a description of the first mismatches ("" when all agree).
+// verifyOutput checks every element of a ReduceMean's dst against the
+// reference and returns a description of the first mismatches ("" when
+// all agree).
 func verifyOutput(src buffer, reduce []bool, keep bool, ops []fop, dst buffer) string {
-	want, outDims := refRanges(src, reduce, keep, ops)
+	return verifyKind(redKind{}, src, reduce, keep, ops, dst)
+}
+
+// verifyKind is verifyOutput for a reduction of kind k.
+func verifyKind(k redKind, src buffer, reduce []bool, keep bool, ops []fop, dst buffer) string {
+	want, outDims := kindRanges(k, src, reduce, keep, ops)
 	if !slices.Equal(outDims, dst.lt.Dims) {
 		return fmt.Sprintf("output dims %s, the reduction gives %s", graph.DimsString(dst.lt.Dims), graph.DimsString(outDims))
 	}
@@ -472,9 +634,11 @@ func fillBuffer(lt graph.LogicalTensor, gen func() float64) buffer {
 	return newBuffer(lt, gen)
 }
 
-// genProblem is a random fused ReduceMean problem described through the
-// graph API: src, axes, keep_dims, data types and a post-op chain.
+// genProblem is a random fused reduction problem described through the
+// graph API: the reduction and its pre-op, src, axes, keep_dims, data
+// types and a post-op chain.
 type genProblem struct {
+	kind     redKind
 	src      graph.LogicalTensor
 	dstDT    dtypes.DataType
 	axes     []int64
@@ -488,7 +652,8 @@ var genDims = []int64{1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 33, 64, 100, 0}
 
 // genFromBytes builds a problem from fuzz bytes: rank 0 to 4, small dims
 // (at most 1<<16 elements), dense, permuted, padded or broadcast (stride
-// 0) src layouts, any axes (some negative) and up to three post-ops.
+// 0) src layouts, any axes (some negative), up to three post-ops and,
+// last (so that short inputs stay means), the reduction kind.
 func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 	rank := fb.intn(5)
 	dims := make([]int64, rank)
@@ -571,6 +736,7 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		}
 		p.ops = append(p.ops, f)
 	}
+	p.kind = genKinds[fb.intn(len(genKinds))]
 	return p
 }
 
@@ -585,8 +751,16 @@ func prodDims(d []int64) int64 {
 // build returns the problem's graph and the id of its last output.
 func (p *genProblem) build() (*graph.Graph, uint64, error) {
 	g := graph.New()
+	src := p.src
+	if p.kind.pre != 0 {
+		pre := graph.NewLogicalTensorAny(3, p.src.DataType, nil)
+		if err := g.AddOp(graph.NewOp(3, p.kind.pre, "pre").AddInput(p.src).AddOutput(pre)); err != nil {
+			return nil, 0, err
+		}
+		src = pre
+	}
 	cur := graph.NewLogicalTensorAny(1, p.dstDT, nil)
-	if err := g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(p.src).AddOutput(cur).
+	if err := g.AddOp(graph.NewOp(1, p.kind.op(), "red").AddInput(src).AddOutput(cur).
 		SetAttr("axes", p.axes).SetAttr("keep_dims", p.keep)); err != nil {
 		return nil, 0, err
 	}
@@ -616,8 +790,12 @@ func (p *genProblem) run(src buffer, operands []buffer) (buffer, string, error) 
 	if err != nil {
 		return buffer{}, "", err
 	}
-	if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != 1+len(p.ops) {
-		return buffer{}, "", fmt.Errorf("want one fused partition of %d ops, got %v", 1+len(p.ops), parts)
+	nOps := 1 + len(p.ops)
+	if p.kind.pre != 0 {
+		nOps++
+	}
+	if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != nOps {
+		return buffer{}, "", fmt.Errorf("want one fused partition of %d ops, got %v", nOps, parts)
 	}
 	ins := []graph.LogicalTensor{p.src}
 	ts := []Tensor{{lt: src.lt, buf: src.bytes}}
@@ -670,52 +848,65 @@ func FuzzJITvsInterp(f *testing.F) {
 	f.Add([]byte{1, 12, 0, 4, 1, 0, 1, 0, 3, 21, 0, 1, 2, 0, 0, 19, 3, 1}, uint64(4))
 	f.Add([]byte{4, 1, 13, 4, 3, 3, 2, 1, 1, 0, 0, 1, 1, 1, 2, 0, 3, 4, 5, 6}, uint64(5))
 	f.Add([]byte{0, 0, 0, 1, 1, 2, 9, 2, 1}, uint64(6))
+	// Seeds whose last byte picks each reduction kind.
+	for i := range genKinds {
+		f.Add([]byte{2, 5, 7, 1, 1, 0, 1, 0, 1, 0, byte(i)}, uint64(100+i))
+		f.Add([]byte{3, 9, 4, 6, 2, 1, 1, 0, 1, 1, 0, 1, 1, 2, 3, 6, 12, 1, 0, 0, byte(i)}, uint64(200+i))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
 		fb := &fuzzBytes{b: data}
 		r := rand.New(rand.NewPCG(seed, 0x9e3779b9))
 		p := genFromBytes(fb, r)
-		gen := valueGen(r, fb.u8())
-		src := fillBuffer(p.src, gen)
-		var operands []buffer
-		for _, o := range p.operands {
-			operands = append(operands, fillBuffer(o, gen))
-		}
-		ops := p.fops(operands)
-
-		prevCap, _ := SetCompiledPartitionCacheCapacity(0)
-		defer SetCompiledPartitionCacheCapacity(prevCap)
-		var results []buffer
-		var impls []string
-		for _, isa := range isaCaps() {
-			prev := jit.SetMaxISA(isa)
-			dst, impl, err := p.run(src, operands)
-			jit.SetMaxISA(prev)
-			if err != nil {
-				t.Fatalf("cap %s: %s %v axes %v keep %v ops %d: %v", isa, p.src, p.dstDT, p.axes, p.keep, len(p.ops), err)
-			}
-			if msg := verifyOutput(src, p.reduce, p.keep, ops, dst); msg != "" {
-				t.Fatalf("cap %s (%s): %s axes %v keep %v -> %s: %s", isa, impl, p.src, p.axes, p.keep, p.dstDT, msg)
-			}
-			results, impls = append(results, dst), append(impls, impl)
-		}
-		want, _ := refRanges(src, p.reduce, p.keep, ops)
-		for k := 1; k < len(results); k++ {
-			i := 0
-			forEachIndex(results[0].lt.Dims, func(idx []int64) {
-				a := load(p.dstDT, results[0].bytes, offset(idx, results[0].lt.Strides))
-				b := load(p.dstDT, results[k].bytes, offset(idx, results[k].lt.Strides))
-				if want[i].nan != nanOK && math.IsNaN(a) != math.IsNaN(b) {
-					t.Fatalf("dst%v: %s gives %g, %s gives %g", idx, impls[0], a, impls[k], b)
-				}
-				i++
-			})
-		}
+		checkJITvsInterp(t, p, r, fb.u8())
 	})
+}
+
+// checkJITvsInterp runs problem p on data from r (special values at the
+// given rate) under every ISA cap (see FuzzJITvsInterp).
+func checkJITvsInterp(t *testing.T, p genProblem, r *rand.Rand, rate int) {
+	t.Helper()
+	gen := valueGen(r, rate)
+	src := fillBuffer(p.src, gen)
+	var operands []buffer
+	for _, o := range p.operands {
+		operands = append(operands, fillBuffer(o, gen))
+	}
+	ops := p.fops(operands)
+
+	prevCap, _ := SetCompiledPartitionCacheCapacity(0)
+	defer SetCompiledPartitionCacheCapacity(prevCap)
+	var results []buffer
+	var impls []string
+	for _, isa := range isaCaps() {
+		prev := jit.SetMaxISA(isa)
+		dst, impl, err := p.run(src, operands)
+		jit.SetMaxISA(prev)
+		if err != nil {
+			t.Fatalf("cap %s: %s %s %v axes %v keep %v ops %d: %v", isa, p.kind, p.src, p.dstDT, p.axes, p.keep, len(p.ops), err)
+		}
+		if msg := verifyKind(p.kind, src, p.reduce, p.keep, ops, dst); msg != "" {
+			t.Fatalf("cap %s (%s): %s %s axes %v keep %v -> %s: %s", isa, impl, p.kind, p.src, p.axes, p.keep, p.dstDT, msg)
+		}
+		results, impls = append(results, dst), append(impls, impl)
+	}
+	want, _ := kindRanges(p.kind, src, p.reduce, p.keep, ops)
+	for k := 1; k < len(results); k++ {
+		i := 0
+		forEachIndex(results[0].lt.Dims, func(idx []int64) {
+			a := load(p.dstDT, results[0].bytes, offset(idx, results[0].lt.Strides))
+			b := load(p.dstDT, results[k].bytes, offset(idx, results[k].lt.Strides))
+			if want[i].nan != nanOK && math.IsNaN(a) != math.IsNaN(b) {
+				t.Fatalf("%s dst%v: %s gives %g, %s gives %g", p.kind, idx, impls[0], a, impls[k], b)
+			}
+			i++
+		})
+	}
 }
 
 // execFixture is one compiled partition FuzzExecute attacks.
 type execFixture struct {
 	name     string
+	kind     redKind
 	c        *CompiledPartition
 	src      graph.LogicalTensor
 	operands []graph.LogicalTensor
@@ -729,14 +920,18 @@ type execFixture struct {
 // execFixtures compiles the partitions FuzzExecute uses: plain f32,
 // bf16 NHWC with a per-channel bias and ReLU, f16 in and f32 out with a
 // scalar scale and Sqrt, padded rows with a full strided operand and a
-// padded output, a rank-0 identity, an empty reduction, and axes from a
-// run-time tensor.
+// padded output, a rank-0 identity, an empty reduction, axes from a
+// run-time tensor, and the other reductions and pre-ops: Abs -> ReduceMax
+// on bf16 NHWC, ReduceL2 over padded rows with a bias, Square ->
+// ReduceSum to f32 with Sqrt, an empty ReduceProd, ReduceMin and
+// ReduceL1 of f16, and Abs -> ReduceMax with run-time axes.
 func execFixtures(t testing.TB) []*execFixture {
 	t.Helper()
 	var fx []*execFixture
+	kind := redKind{}
 	mk := func(name string, src graph.LogicalTensor, dstDT dtypes.DataType, axes []int64, keep bool,
 		ops []fop, operands []graph.LogicalTensor, out graph.LogicalTensor) {
-		p := genProblem{src: src, dstDT: dstDT, axes: axes, keep: keep, ops: ops, operands: operands}
+		p := genProblem{kind: kind, src: src, dstDT: dstDT, axes: axes, keep: keep, ops: ops, operands: operands}
 		g, last, err := p.build()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -751,8 +946,8 @@ func execFixtures(t testing.TB) []*execFixture {
 			t.Fatalf("%s: %v", name, err)
 		}
 		o, _ := c.QueryLogicalTensor(last)
-		reduce, _ := graph.NormalizeAxes(parts[0].Ops()[0], axes, len(src.Dims))
-		fx = append(fx, &execFixture{name: name, c: c, src: src, operands: operands, out: o, reduce: reduce, keep: keep, ops: ops})
+		reduce, _ := graph.NormalizeAxes(c.recipe.redOp, axes, len(src.Dims))
+		fx = append(fx, &execFixture{name: name, kind: kind, c: c, src: src, operands: operands, out: o, reduce: reduce, keep: keep, ops: ops})
 	}
 	anyOut := graph.NewLogicalTensorAny(0, dtypes.F32, nil)
 	mk("f32 plain", graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 5, 7}), dtypes.F32, []int64{1}, false, nil, nil, anyOut)
@@ -792,6 +987,51 @@ func execFixtures(t testing.TB) []*execFixture {
 	}
 	o, _ := c.QueryLogicalTensor(1)
 	fx = append(fx, &execFixture{name: "axes tensor", c: c, src: src, axes: &axesLT, out: o, keep: true})
+
+	// The other reductions, appended so that the corpus's fixture
+	// numbers above keep their meaning.
+	kind = redKind{graph.ReduceMax, graph.Abs}
+	mk("bf16 nhwc abs max", graph.NewLogicalTensorStrided(0, dtypes.BF16, []int64{2, 4, 3, 5}, []int64{60, 1, 20, 4}),
+		dtypes.BF16, []int64{2, 3}, true, nil, nil, graph.NewLogicalTensorAny(0, dtypes.BF16, nil))
+	kind = redKind{red: graph.ReduceL2}
+	bias = graph.NewLogicalTensor(100, dtypes.F32, []int64{5, 1})
+	mk("l2 padded rows bias", graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{5, 9}, []int64{16, 1}), dtypes.F32,
+		[]int64{-1}, true, []fop{{kind: graph.Add}}, []graph.LogicalTensor{bias}, anyOut)
+	kind = redKind{graph.ReduceSum, graph.Square}
+	mk("f16 sum of squares sqrt", graph.NewLogicalTensor(0, dtypes.F16, []int64{6, 33}), dtypes.F32, []int64{1}, false,
+		[]fop{{kind: graph.Sqrt}}, nil, anyOut)
+	kind = redKind{red: graph.ReduceProd}
+	mk("empty prod", graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 0}), dtypes.F32, []int64{1}, true, nil, nil, anyOut)
+	kind = redKind{red: graph.ReduceMin}
+	mk("f16 min", graph.NewLogicalTensor(0, dtypes.F16, []int64{3, 17}), dtypes.F16, []int64{0}, false, nil, nil,
+		graph.NewLogicalTensorAny(0, dtypes.F16, nil))
+	kind = redKind{red: graph.ReduceL1}
+	mk("bf16 l1 to f32", graph.NewLogicalTensor(0, dtypes.BF16, []int64{7, 3, 5}), dtypes.F32, []int64{0, 2}, false, nil, nil, anyOut)
+
+	// Abs -> ReduceMax with run-time axes: the axes port follows the
+	// pre-op's src.
+	g = graph.New()
+	absOut := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+	if err := g.AddOp(graph.NewOp(3, graph.Abs, "").AddInput(src).AddOutput(absOut)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.AddOp(graph.NewOp(1, graph.ReduceMax, "").AddInput(absOut).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if parts, err = Get(g, Fusion); err != nil || len(parts) != 1 {
+		t.Fatalf("abs max axes tensor: %v %v", parts, err)
+	}
+	c, err = parts[0].Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ = c.QueryLogicalTensor(1)
+	fx = append(fx, &execFixture{name: "abs max axes tensor", kind: redKind{graph.ReduceMax, graph.Abs}, c: c, src: src,
+		axes: &axesLT, out: o, keep: true})
 	return fx
 }
 
@@ -904,6 +1144,11 @@ func FuzzExecute(f *testing.F) {
 	f.Add(uint8(0), []byte{0, 0, 0, 1}, uint64(9))
 	f.Add(uint8(1), []byte{0, 0, 0, 0, 2}, uint64(9))
 	f.Add(uint8(6), []byte{0, 0, 0, 0, 0, 0, 3}, uint64(9))
+	for sel := 7; sel < 14; sel++ {
+		f.Add(uint8(sel), []byte{0, 0, 0, 0, 0, 2}, uint64(50+sel))
+		f.Add(uint8(sel), []byte{1, 0, 0, 0, 0, 1}, uint64(60+sel))
+		f.Add(uint8(sel), []byte{3, 0, 0, 1, 0, 0, 0, 0}, uint64(70+sel))
+	}
 	fixtures := execFixtures(f)
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte, seed uint64) {
 		fx := fixtures[int(sel)%len(fixtures)]
@@ -1096,7 +1341,7 @@ func FuzzExecute(f *testing.F) {
 			}
 		}
 		dst := buffer{out, slab[dstOff : dstOff+need]}
-		if msg := verifyOutput(src, reduce, fx.keep, ops, dst); msg != "" {
+		if msg := verifyKind(fx.kind, src, reduce, fx.keep, ops, dst); msg != "" {
 			t.Fatalf("%s (%s): %s", fx.name, fx.c.Impl(), msg)
 		}
 	})

@@ -430,7 +430,7 @@ func runFixtureErr(fx *execFixture, seed uint64) string {
 			k++
 		}
 	}
-	return verifyOutput(src, reduce, fx.keep, ops, dst)
+	return verifyKind(fx.kind, src, reduce, fx.keep, ops, dst)
 }
 
 // TestNoWritableExecutableMapping runs JIT kernels and then reads the

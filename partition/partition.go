@@ -4,10 +4,16 @@
 // and a CompiledPartition executes on tensors, from any number of
 // goroutines at once.
 //
-// gdnn compiles ReduceMean partitions: a ReduceMean alone, or (with the
-// Fusion policy) followed by a chain of eltwise and binary post-ops. Every
-// other op becomes a partition of its own that reports it is not
-// supported, so that a framework can run it itself.
+// gdnn compiles reduction partitions: a ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceL1 or ReduceL2 alone, or (with the Fusion
+// policy) preceded by an Abs or Square pre-op that becomes the reduction's
+// per-element transform (Square -> ReduceSum is a sum of squares) and
+// followed by a chain of eltwise and binary post-ops. Every other op
+// becomes a partition of its own that reports it is not supported, and
+// why it was not fused, so that a framework can run it itself.
+//
+// What each reduction computes, on an empty axis, with NaN and in which
+// precision is in the README's Semantics section.
 package partition
 
 import (
@@ -21,7 +27,8 @@ import (
 type Policy int
 
 const (
-	// Fusion fuses a ReduceMean with the chain of post-ops that follows it.
+	// Fusion fuses a reduction with an Abs or Square pre-op and the chain
+	// of post-ops that follows it.
 	Fusion Policy = iota
 	// Debug puts every op in a partition of its own.
 	Debug
@@ -39,9 +46,9 @@ func (p Policy) String() string {
 }
 
 // Partition is a group of ops that compiles and executes as one unit.
-// Its input ports are the tensors it reads from outside (the ReduceMean's
-// src, its axes tensor if any, the second operands of binary post-ops, in
-// that order); its output port is the last op's output.
+// Its input ports are the tensors it reads from outside (the reduction's
+// src, or its pre-op's; its axes tensor if any; the second operands of
+// binary post-ops, in that order); its output port is the last op's output.
 type Partition struct {
 	id        int
 	ops       []*graph.Op
@@ -71,7 +78,7 @@ func (p *Partition) IsSupported() bool { return p.supported }
 // Reason says why the partition is not supported ("" when it is).
 func (p *Partition) Reason() string { return p.reason }
 
-// String describes the partition, e.g. "partition 0 [ReduceMean(1) -> ReLU(2)] supported".
+// String describes the partition, e.g. "partition 0 [Square(1) -> ReduceSum(2) -> ReLU(3)] supported".
 func (p *Partition) String() string {
 	names := make([]string, len(p.ops))
 	for i, op := range p.ops {
@@ -105,24 +112,41 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		return nil, graph.Errorf(graph.InvalidArguments, "partition.Get: unknown policy %d", int(policy))
 	}
 	taken := map[uint64]bool{}
-	notFused := map[uint64]string{} // why an op after a ReduceMean was not fused into its chain
+	notFused := map[uint64]string{} // why an op next to a reduction was not fused with it
 	var parts []*Partition
 	for _, op := range g.Ops() {
 		if taken[op.ID] || op.Kind == graph.End {
 			continue
 		}
 		ops := []*graph.Op{op}
-		if op.Kind == graph.ReduceMean && policy == Fusion {
-			var stop *graph.Op
-			var why string
-			if ops, stop, why = fuseChain(g, op, taken); stop != nil {
-				notFused[stop.ID] = why
+		reason := ""
+		if policy == Fusion {
+			red := op
+			if !op.Kind.IsReduction() {
+				var why string
+				if red, why = preOpTarget(g, op, taken); why != "" {
+					notFused[op.ID] = why
+				}
+			}
+			if red != nil {
+				chain, stop, why := fuseChain(g, red, taken)
+				if stop != nil {
+					notFused[stop.ID] = why
+				}
+				if red != op {
+					chain = append([]*graph.Op{op}, chain...)
+					reason = logSumExp(chain)
+				}
+				ops = chain
 			}
 		}
 		for _, o := range ops {
 			taken[o.ID] = true
 		}
 		p := newPartition(len(parts), ops, g.FPMath)
+		if reason != "" {
+			p.supported, p.reason = false, reason
+		}
 		if why := notFused[op.ID]; !p.supported && why != "" {
 			p.reason += " (" + why + ")"
 		}
@@ -157,12 +181,77 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 func supports(ops []*graph.Op) (bool, string) {
 	head := ops[0]
 	switch {
-	case head.Kind == graph.ReduceMean:
+	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
 		return true, ""
-	case head.Kind.IsReduction():
-		return false, fmt.Sprintf("%s: unimplemented: gdnn compiles ReduceMean only", head)
+	case head.Kind == graph.Abs || head.Kind == graph.Square:
+		return false, fmt.Sprintf("%s: gdnn compiles %s only fused with a reduction (as its pre-op or a post-op)", head, head.Kind)
 	case head.Kind.IsEltwise() || head.Kind.IsBinary():
-		return false, fmt.Sprintf("%s: gdnn compiles %s only as a post-op fused after a ReduceMean", head, head.Kind)
+		return false, fmt.Sprintf("%s: gdnn compiles %s only as a post-op fused after a reduction", head, head.Kind)
 	}
 	return false, fmt.Sprintf("%s: gdnn does not compile %s; run it outside gdnn", head, head.Kind)
+}
+
+// preOpTarget returns the reduction a unary eltwise op feeds as a fusible
+// pre-op, or nil, and when op feeds a reduction it is not fused with, why.
+// Abs and Square fuse into a ReduceSum, ReduceMean, ReduceMax or
+// ReduceMin, whose transform they become. An Exp feeding a ReduceSum
+// followed by a Log is log-sum-exp: it is grouped with them so that the
+// partition can say it is unimplemented (see logSumExp) rather than
+// leave a ReduceSum -> Log that a caller might take for all of it.
+func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
+	if !op.Kind.IsEltwise() || len(op.Outputs) != 1 {
+		return nil, ""
+	}
+	cons := g.Consumers(op.Outputs[0].ID)
+	if len(cons) != 1 {
+		for _, c := range cons {
+			if c.Kind.IsReduction() {
+				return nil, fmt.Sprintf("not fused before %s: its output has %d consumers; a fused pre-op feeds only the reduction", c, len(cons))
+			}
+		}
+		return nil, ""
+	}
+	red := cons[0]
+	if !red.Kind.IsReduction() {
+		return nil, ""
+	}
+	why := ""
+	switch {
+	case red.Inputs[0].ID != op.Outputs[0].ID:
+		why = "it does not feed the reduction's src"
+	case op.Kind == graph.Exp && isLogSumExp(g, red):
+		// grouped, and refused by logSumExp
+	case op.Kind != graph.Abs && op.Kind != graph.Square:
+		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are)", op.Kind)
+	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
+		why = fmt.Sprintf("%s before %s would not be one per-element transform", op.Kind, red.Kind)
+	case len(red.Inputs) == 2:
+		if p := g.Producer(red.Inputs[1].ID); p != nil && !taken[p.ID] {
+			why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, p, op)
+		}
+	}
+	if why != "" {
+		return nil, fmt.Sprintf("not fused before %s: %s", red, why)
+	}
+	return red, ""
+}
+
+// isLogSumExp reports whether a ReduceSum's only consumer is a Log.
+func isLogSumExp(g *graph.Graph, red *graph.Op) bool {
+	if red.Kind != graph.ReduceSum {
+		return false
+	}
+	cons := g.Consumers(red.Outputs[0].ID)
+	return len(cons) == 1 && cons[0].Kind == graph.Log
+}
+
+// logSumExp returns why a pre-op group is not supported: "" unless it is
+// Exp -> ReduceSum -> Log, which in f32 overflows for inputs past about
+// 88 unless shifted by the row's max, a pass gdnn does not have yet.
+func logSumExp(ops []*graph.Op) string {
+	if ops[0].Kind != graph.Exp {
+		return ""
+	}
+	return fmt.Sprintf("%s -> %s -> Log: unimplemented: log-sum-exp needs a shift by the maximum to be stable, which gdnn does not compute yet; run it outside gdnn",
+		ops[0], ops[1])
 }

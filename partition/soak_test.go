@@ -74,8 +74,8 @@ func soakCases(t *testing.T, n int) []*soakCase {
 		c, err := parts[0].Compile(ins, []graph.LogicalTensor{graph.NewLogicalTensorAny(last, p.dstDT, nil)})
 		must(t, err)
 		out, _ := c.QueryLogicalTensor(last)
-		want, _ := refRanges(src, p.reduce, p.keep, p.fops(operands))
-		cases = append(cases, &soakCase{name: fmt.Sprintf("%v axes %v post-ops %d", p.src, p.axes, len(p.ops)),
+		want, _ := kindRanges(p.kind, src, p.reduce, p.keep, p.fops(operands))
+		cases = append(cases, &soakCase{name: fmt.Sprintf("%s %v axes %v post-ops %d", p.kind, p.src, p.axes, len(p.ops)),
 			c: c, ins: ts, out: out, want: want})
 	}
 	return cases
