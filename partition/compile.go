@@ -94,7 +94,7 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	if c.recipe.axesPort >= 0 {
 		b.WriteString("runtime")
 	} else {
-		b.WriteString(graph.DimsString(c.recipe.axes))
+		b.WriteString(axesString(c.recipe.axes))
 	}
 	if c.recipe.keepDims {
 		b.WriteString(" keep_dims")
@@ -105,6 +105,20 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	}
 	b.WriteString("," + strings.Join(names, "+") + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64))
 	return b.String()
+}
+
+// axesString is the axes as the user gave them, "x"-joined like dims
+// ("-1", "0x-1"), and "none" for empty axes. Not graph.DimsString: that
+// prints -1 as "?" (an unknown dim), which an axis never is.
+func axesString(axes []int64) string {
+	if len(axes) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(axes))
+	for i, a := range axes {
+		parts[i] = strconv.FormatInt(a, 10)
+	}
+	return strings.Join(parts, "x")
 }
 
 // tensorDesc is "<dt>:<dims>:<strides>", e.g. "f32:2x3:3x1".

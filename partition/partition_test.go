@@ -571,3 +571,27 @@ func TestVerboseLine(t *testing.T) {
 		t.Errorf("verbose line\n%s\nwant\n%s", line, want)
 	}
 }
+
+// Axes print as the numbers the user gave: a negative axis is not an
+// unknown dim ("?"), and empty axes (the identity) say "none".
+func TestVerboseLineAxes(t *testing.T) {
+	for _, c := range []struct {
+		axes []int64
+		keep bool
+		want string
+	}{
+		{[]int64{-1}, false, ",axes:-1,"},
+		{[]int64{0, -1}, true, ",axes:0x-1 keep_dims,"},
+		{[]int64{-2}, false, ",axes:-2,"},
+		{[]int64{}, false, ",axes:none,"},
+	} {
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 4})
+		g := meanGraph(t, dtypes.F32, dtypes.F32, src, c.axes, c.keep)
+		cp, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+			[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+		must(t, err)
+		if line := cp.verboseLine(time.Millisecond); !strings.Contains(line, c.want) {
+			t.Errorf("axes %v: verbose line %s, want it to contain %q", c.axes, line, c.want)
+		}
+	}
+}
