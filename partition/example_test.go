@@ -8,54 +8,6 @@ import (
 	"github.com/gdnn/gdnn/partition"
 )
 
-// The whole flow: build a graph, get its partitions, compile the supported
-// one for concrete shapes, and execute it on Go slices.
-func Example() {
-	// ReduceMean over the last axis of a 2x4 tensor, then ReLU, fused.
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 4})
-	mean := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
-	dst := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
-
-	g := graph.New()
-	if err := g.AddOp(graph.NewOp(0, graph.ReduceMean, "mean").AddInput(src).AddOutput(mean).
-		SetAttr("axes", []int64{-1})); err != nil {
-		panic(err)
-	}
-	if err := g.AddOp(graph.NewOp(1, graph.ReLU, "relu").AddInput(mean).AddOutput(dst)); err != nil {
-		panic(err)
-	}
-	if err := g.Finalize(); err != nil {
-		panic(err)
-	}
-
-	parts, err := partition.Get(g, partition.Fusion)
-	if err != nil {
-		panic(err)
-	}
-	p := parts[0]
-	fmt.Println(len(parts), "partition of", len(p.Ops()), "ops, supported:", p.IsSupported())
-
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
-	if err != nil {
-		panic(err)
-	}
-	out, _ := cp.QueryLogicalTensor(2) // compile inferred the output's shape
-	fmt.Println("output dims:", graph.DimsString(out.Dims))
-
-	in := []float32{1, 2, 3, 4, -5, -6, -7, -8}
-	res := make([]float32, out.NumElements())
-	srcT, _ := partition.NewTensor(src, in)
-	dstT, _ := partition.NewTensor(out, res)
-	if err := cp.Execute([]partition.Tensor{srcT}, []partition.Tensor{dstT}); err != nil {
-		panic(err)
-	}
-	fmt.Println(res)
-	// Output:
-	// 1 partition of 2 ops, supported: true
-	// output dims: 2
-	// [2.5 0]
-}
-
 // Axes can also arrive at execute time, as an s32 tensor: each distinct
 // value gets its kernel from the cache.
 func Example_axesTensor() {
