@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -169,11 +170,16 @@ func (c *CompiledPartition) axesKernel(axesT *Tensor, out graph.LogicalTensor) (
 	axes := make([]int64, n)
 	for i := range axes {
 		// The axes tensor is 1-D (or a scalar): element i is at stride*i.
+		// checkTensor has made sure the buffer covers every element.
 		off := int64(0)
 		if len(axLT.Strides) == 1 {
 			off = int64(i) * axLT.Strides[0]
 		}
-		axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
+		if axLT.DataType == dtypes.S64 {
+			axes[i] = int64(binary.LittleEndian.Uint64(axesT.buf[off*8:]))
+		} else {
+			axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
+		}
 	}
 	reduce, err := graph.NormalizeAxes(c.p.ops[0], axes, len(c.inputs[0].Dims))
 	if err != nil {

@@ -177,48 +177,81 @@ func TestONNXExamples(t *testing.T) {
 	}
 }
 
+// axesData is an axes tensor's data in its type, s32 or s64.
+func axesData(dt dtypes.DataType, axes ...int64) any {
+	if dt == dtypes.S64 {
+		return axes
+	}
+	out := make([]int32, len(axes))
+	for i, a := range axes {
+		out[i] = int32(a)
+	}
+	return out
+}
+
 func TestAxesTensor(t *testing.T) {
-	for _, prop := range []graph.Property{graph.PropertyConstant, graph.PropertyVariable} {
-		t.Run(prop.String(), func(t *testing.T) {
-			src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
-			axesLT := graph.NewLogicalTensor(2, dtypes.S32, []int64{1}).WithProperty(prop)
-			g := graph.New()
-			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
-				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
-			must(t, g.Finalize())
-			p := onlySupported(t, g, Fusion)
-			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
-			must(t, err)
-			r := rand.New(rand.NewPCG(3, 4))
-			in := newBuffer(src, uniform(r, 0, 1))
-			st, _ := NewTensor(src, in.bytes)
-			// A different axes value on each execute must still be right.
-			for _, axis := range []int32{1, 0, -1, 1, 2} {
-				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{int64(axis)}, 3)
-				outDims := graph.ReduceDims(src.Dims, reduce, true)
-				out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
-				dst := newBuffer(out, func() float64 { return 0 })
-				at, _ := NewTensor(axesLT, []int32{axis})
-				dt, _ := NewTensor(out, dst.bytes)
-				must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
-				want, _ := reference(in, reduce, true, nil)
-				checkOutput(t, dst, want, 1e-6)
-			}
-			// Bad axes values are errors, not crashes.
-			out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 1, 5})
-			dt, _ := NewTensor(out, make([]float32, 20))
-			for _, bad := range []int32{3, -4, 1 << 30} {
-				at, _ := NewTensor(axesLT, []int32{bad})
-				if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidArguments) {
-					t.Errorf("axis %d: err = %v", bad, err)
-				}
-			}
-			// Axes that do not match the output's dims.
-			at, _ := NewTensor(axesLT, []int32{0})
-			if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) {
-				t.Errorf("axes/dst mismatch: err = %v", err)
-			}
-		})
+	for _, axDT := range []dtypes.DataType{dtypes.S32, dtypes.S64} {
+		for _, prop := range []graph.Property{graph.PropertyConstant, graph.PropertyVariable} {
+			t.Run(axDT.String()+"/"+prop.String(), func(t *testing.T) {
+				testAxesTensor(t, axDT, prop)
+			})
+		}
+	}
+}
+
+func testAxesTensor(t *testing.T, axDT dtypes.DataType, prop graph.Property) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+	axesLT := graph.NewLogicalTensor(2, axDT, []int64{1}).WithProperty(prop)
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	r := rand.New(rand.NewPCG(3, 4))
+	in := newBuffer(src, uniform(r, 0, 1))
+	st, _ := NewTensor(src, in.bytes)
+	// A different axes value on each execute must still be right.
+	for _, axis := range []int64{1, 0, -1, 1, 2} {
+		reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
+		outDims := graph.ReduceDims(src.Dims, reduce, true)
+		out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
+		dst := newBuffer(out, func() float64 { return 0 })
+		at, err := NewTensor(axesLT, axesData(axDT, axis))
+		must(t, err)
+		dt, _ := NewTensor(out, dst.bytes)
+		must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+		want, _ := reference(in, reduce, true, nil)
+		checkOutput(t, dst, want, 1e-6)
+	}
+	// Bad axes values are errors, not crashes. An s64 axis is read whole:
+	// 1<<32 and -1<<32+1 would be the valid 0 and 1 if cut to 32 bits.
+	out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 1, 5})
+	dt, _ := NewTensor(out, make([]float32, 20))
+	bads := []int64{3, -4, 1 << 30}
+	if axDT == dtypes.S64 {
+		bads = append(bads, 1<<32, -1<<32+1, math.MaxInt64, math.MinInt64)
+	}
+	for _, bad := range bads {
+		at, _ := NewTensor(axesLT, axesData(axDT, bad))
+		if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidArguments) {
+			t.Errorf("axis %d: err = %v", bad, err)
+		}
+	}
+	// Axes that do not match the output's dims.
+	at, _ := NewTensor(axesLT, axesData(axDT, 0))
+	if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) {
+		t.Errorf("axes/dst mismatch: err = %v", err)
+	}
+	// The axes tensor's type is the compiled one.
+	other := dtypes.S32
+	if axDT == dtypes.S32 {
+		other = dtypes.S64
+	}
+	wrong, _ := NewTensor(graph.NewLogicalTensor(2, other, []int64{1}), axesData(other, 1))
+	if err := c.Execute([]Tensor{st, wrong}, []Tensor{dt}); !errors.Is(err, graph.InvalidDataType) {
+		t.Errorf("%s axes tensor for a partition compiled with %s: err = %v", other, axDT, err)
 	}
 }
 
