@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -626,5 +627,130 @@ func TestVerboseLineAxes(t *testing.T) {
 		if line := cp.verboseLine(time.Millisecond); !strings.Contains(line, c.want) {
 			t.Errorf("axes %v: verbose line %s, want it to contain %q", c.axes, line, c.want)
 		}
+	}
+}
+
+// With run-time axes, the partition says which output dims it expects for
+// given axes: QueryLogicalTensorWithAxes describes the output, and a wrong
+// output at Execute is told the dims those axes give, not "?".
+func TestRunTimeAxesExpectedOutput(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+	for _, keep := range []bool{false, true} {
+		for _, axDT := range []dtypes.DataType{dtypes.S32, dtypes.S64} {
+			axesLT := graph.NewLogicalTensor(2, axDT, []int64{1})
+			g := graph.New()
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", keep)))
+			must(t, g.Finalize())
+			p := onlySupported(t, g, Fusion)
+			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+			must(t, err)
+			open, err := c.QueryLogicalTensor(1)
+			must(t, err)
+			if open.KnownDims() {
+				t.Fatalf("QueryLogicalTensor gives %v for an output the axes decide", open)
+			}
+			in := newBuffer(src, uniform(newRand(5), -1, 1))
+			st, _ := NewTensor(src, in.bytes)
+			for _, axis := range []int64{0, 1, -1} {
+				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
+				want := graph.ReduceDims(src.Dims, reduce, keep)
+				out, err := c.QueryLogicalTensorWithAxes(1, []int64{axis})
+				must(t, err)
+				if !slices.Equal(out.Dims, want) || !out.Concrete() || out.DataType != dtypes.F32 {
+					t.Fatalf("keep %v axis %d: %v, want dims %v, dense", keep, axis, out, want)
+				}
+				// A tensor made from it is what Execute takes.
+				dst := newBuffer(out, func() float64 { return 0 })
+				dt, _ := NewTensor(out, dst.bytes)
+				at, _ := NewTensor(axesLT, axesData(axDT, axis))
+				must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+				if msg := verifyOutput(in, reduce, keep, nil, dst); msg != "" {
+					t.Fatalf("keep %v axis %d: %s", keep, axis, msg)
+				}
+				// Inputs are as compiled, whatever the axes.
+				if got, err := c.QueryLogicalTensorWithAxes(0, []int64{axis}); err != nil || !slices.Equal(got.Dims, src.Dims) {
+					t.Errorf("src for axis %d: %v, %v", axis, got, err)
+				}
+			}
+			// A dst of the wrong dims (even the wrong rank) is told what
+			// the axes want.
+			for _, wrong := range [][]int64{{4, 6, 5}, {6}, {1, 1}} {
+				out := graph.NewLogicalTensor(1, dtypes.F32, wrong)
+				dt, _ := NewTensor(out, make([]float32, out.NumElements()))
+				at, _ := NewTensor(axesLT, axesData(axDT, -1))
+				err := c.Execute([]Tensor{st, at}, []Tensor{dt})
+				want := "4x6"
+				if keep {
+					want = "4x6x1"
+				}
+				msg := fmt.Sprintf("output tensor 1 has dims %s; for axes [-1] the partition gives %s", graph.DimsString(wrong), want)
+				if !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+					t.Errorf("keep %v, dst %v: err = %v, want %q", keep, wrong, err, msg)
+				}
+			}
+			// Refusals: bad axes, the wrong count, a tensor that is not a port.
+			for _, bad := range []struct {
+				id     uint64
+				axes   []int64
+				status graph.Status
+				msg    string
+			}{
+				{1, []int64{3}, graph.InvalidArguments, "out of range"},
+				{1, []int64{-4}, graph.InvalidArguments, "out of range"},
+				{1, []int64{0, 1}, graph.InvalidArguments, "2 axes given; the axes tensor 2 holds 1"},
+				{1, nil, graph.InvalidArguments, "0 axes given; the axes tensor 2 holds 1"},
+				{9, []int64{0}, graph.InvalidArguments, "tensor 9 is not a port"},
+			} {
+				if _, err := c.QueryLogicalTensorWithAxes(bad.id, bad.axes); !errors.Is(err, bad.status) || !strings.Contains(fmt.Sprint(err), bad.msg) {
+					t.Errorf("QueryLogicalTensorWithAxes(%d, %v): err = %v, want %v saying %q", bad.id, bad.axes, err, bad.status, bad.msg)
+				}
+			}
+		}
+	}
+}
+
+// An output compiled with concrete dims under run-time axes: axes that
+// give other dims are told so, by QueryLogicalTensorWithAxes and Execute.
+func TestRunTimeAxesCompiledOutput(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6})
+	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))))
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4})
+	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{out})
+	must(t, err)
+	if got, err := c.QueryLogicalTensorWithAxes(1, []int64{1}); err != nil || !slices.Equal(got.Dims, []int64{4}) {
+		t.Errorf("axis 1: %v, %v", got, err)
+	}
+	const msg = "output tensor 1 was compiled with dims 4; for axes [0] the partition gives 6"
+	if _, err := c.QueryLogicalTensorWithAxes(1, []int64{0}); !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+		t.Errorf("axis 0: err = %v, want %q", err, msg)
+	}
+	st, _ := NewTensor(src, make([]float32, 24))
+	at, _ := NewTensor(axesLT, []int64{0})
+	dt, _ := NewTensor(out, make([]float32, 4))
+	if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+		t.Errorf("Execute with axis 0: err = %v, want %q", err, msg)
+	}
+}
+
+// A partition with attribute axes has no run-time axes to ask about.
+func TestQueryLogicalTensorWithAxesAttribute(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, false)
+	c, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+		[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	if _, err := c.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, graph.InvalidArguments) ||
+		!strings.Contains(err.Error(), "axes as an attribute") {
+		t.Errorf("err = %v", err)
+	}
+	var nilC *CompiledPartition
+	if _, err := nilC.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("nil: err = %v", err)
 	}
 }
