@@ -3,6 +3,8 @@ package bench
 import (
 	"bufio"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +19,7 @@ import (
 // process when an allocation fails, so a problem must not try). 8 GiB
 // when none of them can be read.
 var memLimit = sync.OnceValues(func() (int64, string) {
-	return memLimitOf(memTotal(), cgroupMemoryMax(), addressSpaceLimit())
+	return memLimitOf(memTotal(), cgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup"), addressSpaceLimit())
 })
 
 // memLimitOf halves the smallest known bound (0: unknown).
@@ -56,15 +58,67 @@ func memTotal() int64 {
 	return 0
 }
 
-// cgroupMemoryMax is the cgroup v2 memory.max of this process's cgroup
-// (mounted at /sys/fs/cgroup), 0 if unknown or "max".
-func cgroupMemoryMax() int64 {
-	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+// cgroupMemoryLimit is the memory limit of this process's cgroup, 0 if
+// none or unknown: cgroup v2's memory.max under root, and cgroup v1's
+// memory.limit_in_bytes under root/memory (the memory controller's
+// hierarchy), whichever is smaller. selfCgroup is the process's
+// /proc/self/cgroup, which names its cgroup in each hierarchy ("0::/path"
+// for v2, "N:...memory...:/path" for v1). A parent's limit binds its
+// children, so every cgroup from the process's up to root counts. In a
+// container the path may be the host's while root shows the container's
+// own cgroup; the missing directories are then skipped and root's limit
+// counts.
+func cgroupMemoryLimit(root, selfCgroup string) int64 {
+	v2, v1 := "/", "/"
+	if b, err := os.ReadFile(selfCgroup); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			id, rest, ok1 := strings.Cut(line, ":")
+			controllers, path, ok2 := strings.Cut(rest, ":")
+			switch {
+			case !ok1 || !ok2:
+			case id == "0" && controllers == "":
+				v2 = path
+			case slices.Contains(strings.Split(controllers, ","), "memory"):
+				v1 = path
+			}
+		}
+	}
+	return smallestLimit(smallestLimitOnPath(root, v2, "memory.max"),
+		smallestLimitOnPath(filepath.Join(root, "memory"), v1, "memory.limit_in_bytes"))
+}
+
+// smallestLimitOnPath is the smallest limit in file of the cgroup at path
+// under root and of each of its parents, 0 if none. The path is cleaned
+// as if rooted, so "..", wherever it comes from, never leaves root.
+func smallestLimitOnPath(root, path, file string) int64 {
+	limit := int64(0)
+	for dir := filepath.Clean("/" + path); ; dir = filepath.Dir(dir) {
+		limit = smallestLimit(limit, readCgroupLimit(filepath.Join(root, dir, file)))
+		if dir == "/" {
+			return limit
+		}
+	}
+}
+
+// smallestLimit is the smaller of two limits, where 0 means none.
+func smallestLimit(a, b int64) int64 {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// readCgroupLimit reads one limit file in bytes, 0 if it is missing,
+// unreadable or unlimited: v2 writes "max", v1 the largest page multiple
+// below 2^63 (9223372036854771712), so anything from 2^62 up counts as
+// no limit.
+func readCgroupLimit(file string) int64 {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n >= 1<<62 {
 		return 0
 	}
 	return n

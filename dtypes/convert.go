@@ -1,10 +1,6 @@
 package dtypes
 
-import (
-	"math"
-
-	"github.com/x448/float16"
-)
+import "math"
 
 // BF16ToF32 widens the bf16 bit pattern b to f32. It is exact: bf16 is the
 // upper half of an f32.
@@ -26,54 +22,9 @@ func F32ToBF16(f float32) uint16 {
 }
 
 // F16ToF32 widens the f16 (IEEE binary16) bit pattern h to f32; exact.
-func F16ToF32(h uint16) float32 { return float16.Frombits(h).Float32() }
+// A NaN keeps its sign and payload and comes out quiet.
+func F16ToF32(h uint16) float32 { return math.Float32frombits(f16ToF32Bits(h)) }
 
 // F32ToF16 rounds f to the nearest f16, ties to even. NaN stays NaN and is
 // made quiet; values past the f16 range (65504) round to ±Inf.
-func F32ToF16(f float32) uint16 {
-	h := uint16(float16.Fromfloat32(f))
-	if h&0x7c00 == 0x7c00 && h&0x03ff != 0 {
-		h |= 0x0200
-	}
-	return h
-}
-
-// BF16ToF32Slice widens bf16 values of src into dst, as many as the shorter
-// of the two holds, and returns that count.
-func BF16ToF32Slice(dst []float32, src []uint16) int {
-	n := min(len(dst), len(src))
-	for i, b := range src[:n] {
-		dst[i] = BF16ToF32(b)
-	}
-	return n
-}
-
-// F32ToBF16Slice rounds values of src into dst as bf16, as many as the
-// shorter of the two holds, and returns that count.
-func F32ToBF16Slice(dst []uint16, src []float32) int {
-	n := min(len(dst), len(src))
-	for i, f := range src[:n] {
-		dst[i] = F32ToBF16(f)
-	}
-	return n
-}
-
-// F16ToF32Slice widens f16 values of src into dst, as many as the shorter
-// of the two holds, and returns that count.
-func F16ToF32Slice(dst []float32, src []uint16) int {
-	n := min(len(dst), len(src))
-	for i, h := range src[:n] {
-		dst[i] = F16ToF32(h)
-	}
-	return n
-}
-
-// F32ToF16Slice rounds values of src into dst as f16, as many as the
-// shorter of the two holds, and returns that count.
-func F32ToF16Slice(dst []uint16, src []float32) int {
-	n := min(len(dst), len(src))
-	for i, f := range src[:n] {
-		dst[i] = F32ToF16(f)
-	}
-	return n
-}
+func F32ToF16(f float32) uint16 { return f32ToF16Bits(math.Float32bits(f)) }

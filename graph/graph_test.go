@@ -144,12 +144,28 @@ func TestReduceMeanAxesTensor(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("axes tensor must be s32", func(t *testing.T) {
+	t.Run("axes tensor s64 as well as s32", func(t *testing.T) {
+		g := New()
 		op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(NewLogicalTensor(5, dtypes.S64, []int64{2})).
 			AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
-		err := New().AddOp(op)
-		if !errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), "axes tensor 5 is s64") {
-			t.Fatalf("err = %v", err)
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := g.Tensor(1); !slices.Equal(d.Dims, []int64{UnknownDim}) {
+			t.Fatalf("dims %v", d.Dims)
+		}
+	})
+	t.Run("axes tensor must be s32 or s64", func(t *testing.T) {
+		for _, dt := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.F32, dtypes.F64, dtypes.Boolean} {
+			op := NewOp(1, ReduceMean, "").AddInput(src).AddInput(NewLogicalTensor(5, dt, []int64{2})).
+				AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil))
+			err := New().AddOp(op)
+			if !errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), "axes tensor 5 is "+dt.String()+", want s32 or s64") {
+				t.Errorf("%s axes: err = %v", dt, err)
+			}
 		}
 	})
 	t.Run("axes tensor rank 2", func(t *testing.T) {

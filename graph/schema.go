@@ -232,7 +232,8 @@ func sameFloatTypes(op *Op) error {
 	return nil
 }
 
-// reduceTypes: src f32/bf16/f16; dst the same as src, or f32; axes s32.
+// reduceTypes: src f32/bf16/f16; dst the same as src, or f32; axes s32 or
+// s64 (oneDNN Graph takes s32; ONNX's axes input is int64).
 func reduceTypes(op *Op) error {
 	src, dst := op.Inputs[0], op.Outputs[0]
 	if !isFloat(src.DataType) {
@@ -247,8 +248,8 @@ func reduceTypes(op *Op) error {
 			op, dst.ID, dst.DataType, src.DataType, want)
 	}
 	if len(op.Inputs) == 2 {
-		if ax := op.Inputs[1]; ax.DataType != dtypes.S32 {
-			return Errorf(InvalidDataType, "%s: axes tensor %d is %s, want s32", op, ax.ID, ax.DataType)
+		if ax := op.Inputs[1]; ax.DataType != dtypes.S32 && ax.DataType != dtypes.S64 {
+			return Errorf(InvalidDataType, "%s: axes tensor %d is %s, want s32 or s64", op, ax.ID, ax.DataType)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,7 +97,7 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	if c.recipe.axesPort >= 0 {
 		b.WriteString("runtime")
 	} else {
-		b.WriteString(graph.DimsString(c.recipe.axes))
+		b.WriteString(axesString(c.recipe.axes))
 	}
 	if c.recipe.keepDims {
 		b.WriteString(" keep_dims")
@@ -109,6 +110,20 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	}
 	b.WriteString("," + strings.Join(names, "+") + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64))
 	return b.String()
+}
+
+// axesString is the axes as the user gave them, "x"-joined like dims
+// ("-1", "0x-1"), and "none" for empty axes. Not graph.DimsString: that
+// prints -1 as "?" (an unknown dim), which an axis never is.
+func axesString(axes []int64) string {
+	if len(axes) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(axes))
+	for i, a := range axes {
+		parts[i] = strconv.FormatInt(a, 10)
+	}
+	return strings.Join(parts, "x")
 }
 
 // tensorDesc is "<dt>:<dims>:<strides>", e.g. "f32:2x3:3x1".
@@ -540,7 +555,10 @@ func checkNoSelfOverlap(t graph.LogicalTensor) error {
 }
 
 // QueryLogicalTensor returns the concrete description of a port tensor:
-// for outputs, the dims and strides compile chose.
+// for outputs, the dims and strides compile chose. Where the axes arrive
+// as a tensor and the output was compiled without concrete dims, the dims
+// the axes decide are graph.UnknownDim; QueryLogicalTensorWithAxes gives
+// them for given axes values.
 func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, error) {
 	if c == nil {
 		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "QueryLogicalTensor on a nil compiled partition")
@@ -551,6 +569,50 @@ func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, 
 		}
 	}
 	return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "tensor %d is not a port of partition %d", id, c.p.id)
+}
+
+// QueryLogicalTensorWithAxes returns the concrete description of a port
+// tensor when Execute is given these values in the run-time axes tensor:
+// for the output, the dims those axes give and its strides (the compiled
+// ones, or dense where compile left them open). An Execute with those axes
+// accepts a tensor made from it. Axes out of range or repeated are an
+// error, as at Execute; so are axes that do not fit an output compiled
+// with concrete dims. A partition whose axes are an attribute has no
+// run-time axes: that is an error too (use QueryLogicalTensor).
+func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) (graph.LogicalTensor, error) {
+	if c == nil {
+		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "QueryLogicalTensorWithAxes on a nil compiled partition")
+	}
+	if c.recipe.axesPort < 0 {
+		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments,
+			"QueryLogicalTensorWithAxes: partition %d has its axes as an attribute, not a run-time tensor; use QueryLogicalTensor", c.p.id)
+	}
+	lt, err := c.QueryLogicalTensor(id)
+	if err != nil || portIndex(c.outputs, id) < 0 {
+		return lt, err
+	}
+	if n := c.inputs[c.recipe.axesPort].NumElements(); int64(len(axes)) != n {
+		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments,
+			"QueryLogicalTensorWithAxes: %d axes given; the axes tensor %d holds %d", len(axes), c.inputs[c.recipe.axesPort].ID, n)
+	}
+	ax, err := c.axesFor(slices.Clone(axes))
+	if err != nil {
+		return graph.LogicalTensor{}, err
+	}
+	if lt.KnownDims() {
+		if !slices.Equal(lt.Dims, ax.dims) {
+			return graph.LogicalTensor{}, graph.Errorf(graph.InvalidShape,
+				"output tensor %d was compiled with dims %s; for axes %s the partition gives %s",
+				id, graph.DimsString(lt.Dims), axesList(axes), graph.DimsString(ax.dims))
+		}
+		return lt, nil
+	}
+	out := lt // a clone: keeps the data type and property
+	out.Dims, out.Layout, out.Strides = ax.dims, graph.LayoutStrided, nil
+	if err := settleLayout(&out); err != nil {
+		return graph.LogicalTensor{}, err
+	}
+	return out, nil
 }
 
 // Inputs returns the compiled input tensors, in port order.

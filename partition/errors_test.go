@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -210,6 +211,86 @@ func TestNewTensor(t *testing.T) {
 	d[0] = 1
 	if tt.Bytes()[3] != 0x3f {
 		t.Error("NewTensor copied the data")
+	}
+}
+
+// A framework's own element types: named types whose underlying type is
+// one gdnn takes.
+type (
+	bfloat16 uint16
+	float32T float32
+	int32T   int32
+	int64T   int64
+	byteT    byte
+	float32s []float32 // a named slice type
+	float64T float64
+	int16T   int16
+)
+
+// NewTensor takes slices of named types by their underlying type, viewing
+// the same memory, and refuses what no gdnn type matches.
+func TestNewTensorNamedTypes(t *testing.T) {
+	f32 := graph.NewLogicalTensor(0, dtypes.F32, []int64{2})
+	bf := graph.NewLogicalTensor(1, dtypes.BF16, []int64{2})
+	f16 := graph.NewLogicalTensor(2, dtypes.F16, []int64{2})
+	s32 := graph.NewLogicalTensor(3, dtypes.S32, []int64{2})
+	s64 := graph.NewLogicalTensor(4, dtypes.S64, []int64{2})
+	ok := []struct {
+		lt   graph.LogicalTensor
+		data any
+		want []byte // the bytes the tensor must see
+	}{
+		{bf, []bfloat16{0x3f80, 0xc000}, []byte{0x80, 0x3f, 0x00, 0xc0}},
+		{f16, []bfloat16{0x3c00, 1}, []byte{0x00, 0x3c, 0x01, 0x00}},
+		{f32, []float32T{1, -2}, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0}},
+		{f32, float32s{1, -2}, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0}},
+		{s32, []int32T{1, -1}, []byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}},
+		{s64, []int64T{2, -1}, []byte{2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{s64, []int64{2, -1}, []byte{2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{bf, []byteT{1, 2, 3, 4}, []byte{1, 2, 3, 4}},
+	}
+	for _, c := range ok {
+		tt, err := NewTensor(c.lt, c.data)
+		if err != nil {
+			t.Errorf("%v with %T: %v", c.lt, c.data, err)
+			continue
+		}
+		if !slices.Equal(tt.Bytes(), c.want) {
+			t.Errorf("%v with %T: bytes %x, want %x", c.lt, c.data, tt.Bytes(), c.want)
+		}
+	}
+	// A view, not a copy.
+	d := []bfloat16{0, 0}
+	tt, err := NewTensor(bf, d)
+	must(t, err)
+	d[1] = 0x4040
+	if tt.Bytes()[3] != 0x40 {
+		t.Error("NewTensor copied a []bfloat16")
+	}
+
+	bad := []struct {
+		lt     graph.LogicalTensor
+		data   any
+		status graph.Status
+		msg    string
+	}{
+		{f32, []bfloat16{1, 2, 3, 4}, graph.InvalidDataType, "tensor 0 is f32 but data is []partition.bfloat16"},
+		{bf, []float32T{1}, graph.InvalidDataType, "tensor 1 is bf16 but data is []partition.float32T"},
+		{s32, []int64T{1, 2}, graph.InvalidDataType, "tensor 3 is s32 but data is []partition.int64T"},
+		{s64, []int32T{1, 2, 3, 4}, graph.InvalidDataType, "tensor 4 is s64 but data is []partition.int32T"},
+		{f32, []float64T{1}, graph.InvalidArguments, "unsupported data type []partition.float64T"},
+		{bf, []int16T{1, 2}, graph.InvalidArguments, "unsupported data type []partition.int16T"},
+		{f32, float32(1), graph.InvalidArguments, "unsupported data type float32 (want a slice)"},
+		{f32, &[2]float32{}, graph.InvalidArguments, "unsupported data type *[2]float32 (want a slice)"},
+		{f32, []float32T(nil), graph.InvalidArguments, "data is a nil slice"},
+		{f32, []float32T{1}, graph.InvalidArguments, "needs 8 bytes, data has 4"},
+		{bf, []bfloat16{1}, graph.InvalidArguments, "needs 4 bytes, data has 2"},
+	}
+	for _, c := range bad {
+		_, err := NewTensor(c.lt, c.data)
+		if !errors.Is(err, c.status) || !strings.Contains(fmt.Sprint(err), c.msg) {
+			t.Errorf("%v with %T: err = %v, want %v saying %q", c.lt, c.data, err, c.status, c.msg)
+		}
 	}
 }
 

@@ -8,85 +8,57 @@ import (
 	"github.com/gdnn/gdnn/partition"
 )
 
-// The whole flow: build a graph, get its partitions, compile the supported
-// one for concrete shapes, and execute it on Go slices.
-func Example() {
-	// ReduceMean over the last axis of a 2x4 tensor, then ReLU, fused.
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 4})
-	mean := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
-	dst := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
-
+// Axes can also arrive at execute time, as an s32 or s64 tensor (ONNX's
+// int64 axes as they come): each distinct value gets its kernel from the
+// cache, and QueryLogicalTensorWithAxes says what output a value needs.
+func Example_axesTensor() {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	axes := graph.NewLogicalTensor(1, dtypes.S64, []int64{1})
 	g := graph.New()
-	if err := g.AddOp(graph.NewOp(0, graph.ReduceMean, "mean").AddInput(src).AddOutput(mean).
-		SetAttr("axes", []int64{-1})); err != nil {
-		panic(err)
-	}
-	if err := g.AddOp(graph.NewOp(1, graph.ReLU, "relu").AddInput(mean).AddOutput(dst)); err != nil {
+	if err := g.AddOp(graph.NewOp(0, graph.ReduceMean, "mean").AddInput(src).AddInput(axes).
+		AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).SetAttr("keep_dims", true)); err != nil {
 		panic(err)
 	}
 	if err := g.Finalize(); err != nil {
 		panic(err)
 	}
-
 	parts, err := partition.Get(g, partition.Fusion)
 	if err != nil {
 		panic(err)
 	}
-	p := parts[0]
-	fmt.Println(len(parts), "partition of", len(p.Ops()), "ops, supported:", p.IsSupported())
-
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
-	if err != nil {
-		panic(err)
-	}
-	out, _ := cp.QueryLogicalTensor(2) // compile inferred the output's shape
-	fmt.Println("output dims:", graph.DimsString(out.Dims))
-
-	in := []float32{1, 2, 3, 4, -5, -6, -7, -8}
-	res := make([]float32, out.NumElements())
-	srcT, _ := partition.NewTensor(src, in)
-	dstT, _ := partition.NewTensor(out, res)
-	if err := cp.Execute([]partition.Tensor{srcT}, []partition.Tensor{dstT}); err != nil {
-		panic(err)
-	}
-	fmt.Println(res)
-	// Output:
-	// 1 partition of 2 ops, supported: true
-	// output dims: 2
-	// [2.5 0]
-}
-
-// Axes can also arrive at execute time, as an s32 tensor: each distinct
-// value gets its kernel from the cache.
-func Example_axesTensor() {
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
-	axes := graph.NewLogicalTensor(1, dtypes.S32, []int64{1})
-	g := graph.New()
-	_ = g.AddOp(graph.NewOp(0, graph.ReduceMean, "mean").AddInput(src).AddInput(axes).
-		AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).SetAttr("keep_dims", true))
-	_ = g.Finalize()
-	parts, _ := partition.Get(g, partition.Fusion)
 	cp, err := parts[0].Compile([]graph.LogicalTensor{src, axes}, parts[0].Outputs())
 	if err != nil {
 		panic(err)
 	}
-	data := []float32{1, 2, 3, 4, 5, 6}
-	srcT, _ := partition.NewTensor(src, data)
-	for _, axis := range []int32{0, 1} {
-		outDims := []int64{2, 3}
-		outDims[axis] = 1
-		out := graph.NewLogicalTensor(2, dtypes.F32, outDims)
+	open, _ := cp.QueryLogicalTensor(2)
+	fmt.Println("output dims before the axes are known:", graph.DimsString(open.Dims))
+	srcT, err := partition.NewTensor(src, []float32{1, 2, 3, 4, 5, 6})
+	if err != nil {
+		panic(err)
+	}
+	for _, axis := range []int64{0, -1} {
+		out, err := cp.QueryLogicalTensorWithAxes(2, []int64{axis})
+		if err != nil {
+			panic(err)
+		}
 		res := make([]float32, out.NumElements())
-		axesT, _ := partition.NewTensor(axes, []int32{axis})
-		dstT, _ := partition.NewTensor(out, res)
+		axesT, err := partition.NewTensor(axes, []int64{axis})
+		if err != nil {
+			panic(err)
+		}
+		dstT, err := partition.NewTensor(out, res)
+		if err != nil {
+			panic(err)
+		}
 		if err := cp.Execute([]partition.Tensor{srcT, axesT}, []partition.Tensor{dstT}); err != nil {
 			panic(err)
 		}
-		fmt.Println("axis", axis, res)
+		fmt.Println("axis", axis, "dims", graph.DimsString(out.Dims), res)
 	}
 	// Output:
-	// axis 0 [2.5 3.5 4.5]
-	// axis 1 [2 5]
+	// output dims before the axes are known: ?x?
+	// axis 0 dims 1x3 [2.5 3.5 4.5]
+	// axis -1 dims 2x1 [2 5]
 }
 
 // Every Reduce* op compiles, and an Abs or Square before a reduction fuses

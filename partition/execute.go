@@ -2,9 +2,11 @@ package partition
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"unsafe"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -42,7 +44,15 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 			return err
 		}
 	}
-	outLT, err := outputLayout(c.outputs[0], outs[0])
+	// With run-time axes, read them first: they decide the dims the
+	// output must have, and errors about the output say so.
+	var ax runTimeAxes
+	if c.kern == nil {
+		if ax, err = c.readAxes(ins[c.recipe.axesPort]); err != nil {
+			return err
+		}
+	}
+	outLT, err := outputLayout(c.outputs[0], outs[0], ax)
 	if err != nil {
 		return err
 	}
@@ -57,7 +67,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	}
 	k := c.kern
 	if k == nil {
-		if k, err = c.axesKernel(ins[c.recipe.axesPort], outLT); err != nil {
+		if k, err = c.axesKernel(ax, outLT); err != nil {
 			return err
 		}
 		c.lastImpl.Store(k.Impl())
@@ -110,21 +120,26 @@ func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf 
 
 // outputLayout settles the output's concrete description: the compiled
 // one, or, where compile could not know the dims (axes from a tensor),
-// the tensor's own.
-func outputLayout(compiled graph.LogicalTensor, t *Tensor) (graph.LogicalTensor, error) {
+// the tensor's own. With run-time axes, the dims must be those the axes
+// give.
+func outputLayout(compiled graph.LogicalTensor, t *Tensor, ax runTimeAxes) (graph.LogicalTensor, error) {
+	lt := compiled
+	if !compiled.KnownDims() {
+		lt = t.lt.Clone()
+		if lt.DataType != compiled.DataType {
+			return lt, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, compiled as %s", lt.ID, lt.DataType, compiled.DataType)
+		}
+	}
+	if ax.dims != nil && !slices.Equal(lt.Dims, ax.dims) {
+		how := "has dims"
+		if compiled.KnownDims() {
+			how = "was compiled with dims"
+		}
+		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d %s %s; for axes %s the partition gives %s (QueryLogicalTensorWithAxes describes it)",
+			lt.ID, how, graph.DimsString(lt.Dims), axesList(ax.axes), graph.DimsString(ax.dims))
+	}
 	if compiled.KnownDims() {
 		return compiled, nil
-	}
-	lt := t.lt.Clone()
-	if !lt.KnownDims() {
-		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d: Execute needs concrete dims, got %s", lt.ID, graph.DimsString(lt.Dims))
-	}
-	if _, err := graph.MergeDims(&graph.Op{}, lt.ID, compiled.Dims, lt.Dims); err != nil {
-		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, compiled as %s",
-			lt.ID, graph.DimsString(lt.Dims), graph.DimsString(compiled.Dims))
-	}
-	if lt.DataType != compiled.DataType {
-		return lt, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, compiled as %s", lt.ID, lt.DataType, compiled.DataType)
 	}
 	return lt, settleLayout(&lt)
 }
@@ -162,25 +177,54 @@ func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) 
 	return nil
 }
 
-// axesKernel reads a run-time axes tensor and returns the kernel for it.
-func (c *CompiledPartition) axesKernel(axesT *Tensor, out graph.LogicalTensor) (kernel, error) {
+// runTimeAxes is what one execute's axes tensor says: the axes as given,
+// which src dims they reduce, and the dims of the output they give.
+type runTimeAxes struct {
+	axes   []int64
+	reduce []bool
+	dims   []int64
+}
+
+// readAxes reads and checks a run-time axes tensor (s32 or s64).
+func (c *CompiledPartition) readAxes(axesT *Tensor) (runTimeAxes, error) {
 	axLT := c.inputs[c.recipe.axesPort]
 	n := axLT.NumElements()
 	axes := make([]int64, n)
 	for i := range axes {
 		// The axes tensor is 1-D (or a scalar): element i is at stride*i.
+		// checkTensor has made sure the buffer covers every element.
 		off := int64(0)
 		if len(axLT.Strides) == 1 {
 			off = int64(i) * axLT.Strides[0]
 		}
-		axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
+		if axLT.DataType == dtypes.S64 {
+			axes[i] = int64(binary.LittleEndian.Uint64(axesT.buf[off*8:]))
+		} else {
+			axes[i] = int64(int32(binary.LittleEndian.Uint32(axesT.buf[off*4:])))
+		}
 	}
-	reduce, err := graph.NormalizeAxes(c.recipe.redOp, axes, len(c.inputs[0].Dims))
+	return c.axesFor(axes)
+}
+
+// axesFor checks axes against the src and works out the output dims.
+func (c *CompiledPartition) axesFor(axes []int64) (runTimeAxes, error) {
+	src := c.inputs[0]
+	reduce, err := graph.NormalizeAxes(c.recipe.redOp, axes, len(src.Dims))
 	if err != nil {
-		return nil, err
+		return runTimeAxes{}, err
 	}
+	return runTimeAxes{axes: axes, reduce: reduce, dims: graph.ReduceDims(src.Dims, reduce, c.recipe.keepDims)}, nil
+}
+
+// axesList prints axes as a list, "[0 -1]".
+func axesList(axes []int64) string {
+	return fmt.Sprint(axes)
+}
+
+// axesKernel returns the kernel for one execute's run-time axes.
+func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) (kernel, error) {
 	key := uint64(0)
-	for i, r := range reduce {
+	for i, r := range ax.reduce {
 		if r {
 			key |= 1 << i
 		}
@@ -191,7 +235,7 @@ func (c *CompiledPartition) axesKernel(axesT *Tensor, out graph.LogicalTensor) (
 	if ok && c.outputs[0].KnownDims() {
 		return k, nil
 	}
-	k, err = c.kernelFor(reduce, out)
+	k, err := c.kernelFor(ax.reduce, out)
 	if err != nil {
 		return nil, err
 	}

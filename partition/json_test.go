@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -126,6 +128,44 @@ func oneDNNMeanFusionJSON(t *testing.T, isa jit.ISA) {
 		checkOutput(t, dst, want, 1e-6)
 		if math.IsNaN(load(dt, dst.bytes, 0)) {
 			t.Fatalf("%s: NaN result", dt)
+		}
+	}
+}
+
+// An ONNX-style graph whose axes input is s64, read from oneDNN's graph
+// JSON, compiles and executes with int64 axes values.
+func TestS64AxesJSON(t *testing.T) {
+	const doc = `{
+  "version": "3.0.0", "engine_kind": "cpu", "fpmath_mode": "strict",
+  "input_ports": [0, 1], "output_ports": [2],
+  "graph": [
+    {"id": 0, "name": "mean", "kind": "ReduceMean",
+     "attrs": {"keep_dims": {"type": "bool", "value": 0}},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 3], "stride": [3, 1], "layout_type": "strided", "property_type": "undef"},
+                {"id": 1, "dtype": "s64", "shape": [1], "stride": [1], "layout_type": "strided", "property_type": "variable"}],
+     "outputs": [{"id": 2, "dtype": "f32", "shape": [-1], "stride": [-1], "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+	g, err := graph.ReadJSON(strings.NewReader(doc))
+	must(t, err)
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile(p.Inputs(), p.Outputs())
+	must(t, err)
+	srcT, err := NewTensor(p.Inputs()[0], []float32{1, 2, 3, 4, 5, 6})
+	must(t, err)
+	for _, c2 := range []struct {
+		axis int64
+		want []float32
+	}{{0, []float32{2.5, 3.5, 4.5}}, {-1, []float32{2, 5}}} {
+		axT, err := NewTensor(p.Inputs()[1], []int64{c2.axis})
+		must(t, err)
+		got := make([]float32, len(c2.want))
+		dstT, err := NewTensor(graph.NewLogicalTensor(2, dtypes.F32, []int64{int64(len(got))}), got)
+		must(t, err)
+		must(t, c.Execute([]Tensor{srcT, axT}, []Tensor{dstT}))
+		if !slices.Equal(got, c2.want) {
+			t.Errorf("axis %d: got %v, want %v", c2.axis, got, c2.want)
 		}
 	}
 }

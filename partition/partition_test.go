@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,48 +178,81 @@ func TestONNXExamples(t *testing.T) {
 	}
 }
 
+// axesData is an axes tensor's data in its type, s32 or s64.
+func axesData(dt dtypes.DataType, axes ...int64) any {
+	if dt == dtypes.S64 {
+		return axes
+	}
+	out := make([]int32, len(axes))
+	for i, a := range axes {
+		out[i] = int32(a)
+	}
+	return out
+}
+
 func TestAxesTensor(t *testing.T) {
-	for _, prop := range []graph.Property{graph.PropertyConstant, graph.PropertyVariable} {
-		t.Run(prop.String(), func(t *testing.T) {
-			src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
-			axesLT := graph.NewLogicalTensor(2, dtypes.S32, []int64{1}).WithProperty(prop)
-			g := graph.New()
-			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
-				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
-			must(t, g.Finalize())
-			p := onlySupported(t, g, Fusion)
-			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
-			must(t, err)
-			r := rand.New(rand.NewPCG(3, 4))
-			in := newBuffer(src, uniform(r, 0, 1))
-			st, _ := NewTensor(src, in.bytes)
-			// A different axes value on each execute must still be right.
-			for _, axis := range []int32{1, 0, -1, 1, 2} {
-				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{int64(axis)}, 3)
-				outDims := graph.ReduceDims(src.Dims, reduce, true)
-				out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
-				dst := newBuffer(out, func() float64 { return 0 })
-				at, _ := NewTensor(axesLT, []int32{axis})
-				dt, _ := NewTensor(out, dst.bytes)
-				must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
-				want, _ := reference(in, reduce, true, nil)
-				checkOutput(t, dst, want, 1e-6)
-			}
-			// Bad axes values are errors, not crashes.
-			out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 1, 5})
-			dt, _ := NewTensor(out, make([]float32, 20))
-			for _, bad := range []int32{3, -4, 1 << 30} {
-				at, _ := NewTensor(axesLT, []int32{bad})
-				if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidArguments) {
-					t.Errorf("axis %d: err = %v", bad, err)
-				}
-			}
-			// Axes that do not match the output's dims.
-			at, _ := NewTensor(axesLT, []int32{0})
-			if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) {
-				t.Errorf("axes/dst mismatch: err = %v", err)
-			}
-		})
+	for _, axDT := range []dtypes.DataType{dtypes.S32, dtypes.S64} {
+		for _, prop := range []graph.Property{graph.PropertyConstant, graph.PropertyVariable} {
+			t.Run(axDT.String()+"/"+prop.String(), func(t *testing.T) {
+				testAxesTensor(t, axDT, prop)
+			})
+		}
+	}
+}
+
+func testAxesTensor(t *testing.T, axDT dtypes.DataType, prop graph.Property) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+	axesLT := graph.NewLogicalTensor(2, axDT, []int64{1}).WithProperty(prop)
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	r := rand.New(rand.NewPCG(3, 4))
+	in := newBuffer(src, uniform(r, 0, 1))
+	st, _ := NewTensor(src, in.bytes)
+	// A different axes value on each execute must still be right.
+	for _, axis := range []int64{1, 0, -1, 1, 2} {
+		reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
+		outDims := graph.ReduceDims(src.Dims, reduce, true)
+		out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
+		dst := newBuffer(out, func() float64 { return 0 })
+		at, err := NewTensor(axesLT, axesData(axDT, axis))
+		must(t, err)
+		dt, _ := NewTensor(out, dst.bytes)
+		must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+		want, _ := reference(in, reduce, true, nil)
+		checkOutput(t, dst, want, 1e-6)
+	}
+	// Bad axes values are errors, not crashes. An s64 axis is read whole:
+	// 1<<32 and -1<<32+1 would be the valid 0 and 1 if cut to 32 bits.
+	out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 1, 5})
+	dt, _ := NewTensor(out, make([]float32, 20))
+	bads := []int64{3, -4, 1 << 30}
+	if axDT == dtypes.S64 {
+		bads = append(bads, 1<<32, -1<<32+1, math.MaxInt64, math.MinInt64)
+	}
+	for _, bad := range bads {
+		at, _ := NewTensor(axesLT, axesData(axDT, bad))
+		if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidArguments) {
+			t.Errorf("axis %d: err = %v", bad, err)
+		}
+	}
+	// Axes that do not match the output's dims.
+	at, _ := NewTensor(axesLT, axesData(axDT, 0))
+	if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) {
+		t.Errorf("axes/dst mismatch: err = %v", err)
+	}
+	// The axes tensor's type is the compiled one.
+	other := dtypes.S32
+	if axDT == dtypes.S32 {
+		other = dtypes.S64
+	}
+	wrong, _ := NewTensor(graph.NewLogicalTensor(2, other, []int64{1}), axesData(other, 1))
+	if err := c.Execute([]Tensor{st, wrong}, []Tensor{dt}); !errors.Is(err, graph.InvalidDataType) {
+		t.Errorf("%s axes tensor for a partition compiled with %s: err = %v", other, axDT, err)
 	}
 }
 
@@ -569,5 +603,154 @@ func TestVerboseLine(t *testing.T) {
 	want := "gdnn_verbose,compile,cpu,partition," + c.Impl() + ",0,bf16:2x8x5x6:240x1x48x8 dst_f32:2x8:8x1,axes:2x3 alg:mean,ReduceMean,1.5000"
 	if line != want {
 		t.Errorf("verbose line\n%s\nwant\n%s", line, want)
+	}
+}
+
+// Axes print as the numbers the user gave: a negative axis is not an
+// unknown dim ("?"), and empty axes (the identity) say "none".
+func TestVerboseLineAxes(t *testing.T) {
+	for _, c := range []struct {
+		axes []int64
+		keep bool
+		want string
+	}{
+		{[]int64{-1}, false, ",axes:-1 alg:mean,"},
+		{[]int64{0, -1}, true, ",axes:0x-1 keep_dims alg:mean,"},
+		{[]int64{-2}, false, ",axes:-2 alg:mean,"},
+		{[]int64{}, false, ",axes:none alg:mean,"},
+	} {
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 4})
+		g := meanGraph(t, dtypes.F32, dtypes.F32, src, c.axes, c.keep)
+		cp, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+			[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+		must(t, err)
+		if line := cp.verboseLine(time.Millisecond); !strings.Contains(line, c.want) {
+			t.Errorf("axes %v: verbose line %s, want it to contain %q", c.axes, line, c.want)
+		}
+	}
+}
+
+// With run-time axes, the partition says which output dims it expects for
+// given axes: QueryLogicalTensorWithAxes describes the output, and a wrong
+// output at Execute is told the dims those axes give, not "?".
+func TestRunTimeAxesExpectedOutput(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+	for _, keep := range []bool{false, true} {
+		for _, axDT := range []dtypes.DataType{dtypes.S32, dtypes.S64} {
+			axesLT := graph.NewLogicalTensor(2, axDT, []int64{1})
+			g := graph.New()
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", keep)))
+			must(t, g.Finalize())
+			p := onlySupported(t, g, Fusion)
+			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+			must(t, err)
+			open, err := c.QueryLogicalTensor(1)
+			must(t, err)
+			if open.KnownDims() {
+				t.Fatalf("QueryLogicalTensor gives %v for an output the axes decide", open)
+			}
+			in := newBuffer(src, uniform(newRand(5), -1, 1))
+			st, _ := NewTensor(src, in.bytes)
+			for _, axis := range []int64{0, 1, -1} {
+				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
+				want := graph.ReduceDims(src.Dims, reduce, keep)
+				out, err := c.QueryLogicalTensorWithAxes(1, []int64{axis})
+				must(t, err)
+				if !slices.Equal(out.Dims, want) || !out.Concrete() || out.DataType != dtypes.F32 {
+					t.Fatalf("keep %v axis %d: %v, want dims %v, dense", keep, axis, out, want)
+				}
+				// A tensor made from it is what Execute takes.
+				dst := newBuffer(out, func() float64 { return 0 })
+				dt, _ := NewTensor(out, dst.bytes)
+				at, _ := NewTensor(axesLT, axesData(axDT, axis))
+				must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+				if msg := verifyOutput(in, reduce, keep, nil, dst); msg != "" {
+					t.Fatalf("keep %v axis %d: %s", keep, axis, msg)
+				}
+				// Inputs are as compiled, whatever the axes.
+				if got, err := c.QueryLogicalTensorWithAxes(0, []int64{axis}); err != nil || !slices.Equal(got.Dims, src.Dims) {
+					t.Errorf("src for axis %d: %v, %v", axis, got, err)
+				}
+			}
+			// A dst of the wrong dims (even the wrong rank) is told what
+			// the axes want.
+			for _, wrong := range [][]int64{{4, 6, 5}, {6}, {1, 1}} {
+				out := graph.NewLogicalTensor(1, dtypes.F32, wrong)
+				dt, _ := NewTensor(out, make([]float32, out.NumElements()))
+				at, _ := NewTensor(axesLT, axesData(axDT, -1))
+				err := c.Execute([]Tensor{st, at}, []Tensor{dt})
+				want := "4x6"
+				if keep {
+					want = "4x6x1"
+				}
+				msg := fmt.Sprintf("output tensor 1 has dims %s; for axes [-1] the partition gives %s", graph.DimsString(wrong), want)
+				if !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+					t.Errorf("keep %v, dst %v: err = %v, want %q", keep, wrong, err, msg)
+				}
+			}
+			// Refusals: bad axes, the wrong count, a tensor that is not a port.
+			for _, bad := range []struct {
+				id     uint64
+				axes   []int64
+				status graph.Status
+				msg    string
+			}{
+				{1, []int64{3}, graph.InvalidArguments, "out of range"},
+				{1, []int64{-4}, graph.InvalidArguments, "out of range"},
+				{1, []int64{0, 1}, graph.InvalidArguments, "2 axes given; the axes tensor 2 holds 1"},
+				{1, nil, graph.InvalidArguments, "0 axes given; the axes tensor 2 holds 1"},
+				{9, []int64{0}, graph.InvalidArguments, "tensor 9 is not a port"},
+			} {
+				if _, err := c.QueryLogicalTensorWithAxes(bad.id, bad.axes); !errors.Is(err, bad.status) || !strings.Contains(fmt.Sprint(err), bad.msg) {
+					t.Errorf("QueryLogicalTensorWithAxes(%d, %v): err = %v, want %v saying %q", bad.id, bad.axes, err, bad.status, bad.msg)
+				}
+			}
+		}
+	}
+}
+
+// An output compiled with concrete dims under run-time axes: axes that
+// give other dims are told so, by QueryLogicalTensorWithAxes and Execute.
+func TestRunTimeAxesCompiledOutput(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6})
+	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))))
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4})
+	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{out})
+	must(t, err)
+	if got, err := c.QueryLogicalTensorWithAxes(1, []int64{1}); err != nil || !slices.Equal(got.Dims, []int64{4}) {
+		t.Errorf("axis 1: %v, %v", got, err)
+	}
+	const msg = "output tensor 1 was compiled with dims 4; for axes [0] the partition gives 6"
+	if _, err := c.QueryLogicalTensorWithAxes(1, []int64{0}); !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+		t.Errorf("axis 0: err = %v, want %q", err, msg)
+	}
+	st, _ := NewTensor(src, make([]float32, 24))
+	at, _ := NewTensor(axesLT, []int64{0})
+	dt, _ := NewTensor(out, make([]float32, 4))
+	if err := c.Execute([]Tensor{st, at}, []Tensor{dt}); !errors.Is(err, graph.InvalidShape) || !strings.Contains(fmt.Sprint(err), msg) {
+		t.Errorf("Execute with axis 0: err = %v, want %q", err, msg)
+	}
+}
+
+// A partition with attribute axes has no run-time axes to ask about.
+func TestQueryLogicalTensorWithAxesAttribute(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6})
+	g := meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, false)
+	c, err := onlySupported(t, g, Fusion).Compile([]graph.LogicalTensor{src},
+		[]graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	if _, err := c.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, graph.InvalidArguments) ||
+		!strings.Contains(err.Error(), "axes as an attribute") {
+		t.Errorf("err = %v", err)
+	}
+	var nilC *CompiledPartition
+	if _, err := nilC.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("nil: err = %v", err)
 	}
 }

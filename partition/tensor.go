@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -17,30 +18,48 @@ type Tensor struct {
 }
 
 // NewTensor wraps data for the logical tensor lt without copying it. data
-// is a []float32 (f32), []uint16 (the bits of bf16 or f16), []float16.Float16
-// (f16), []int32 (s32), or []byte (raw little-endian elements of any type).
-// When lt has known dims and strides, data must be long enough for them.
+// is a slice whose element type is, or has as its underlying type:
+// float32 (f32), uint16 (the bits of bf16 or f16), int32 (s32), int64
+// (s64), or byte (raw little-endian elements of any type). So a
+// framework's own types work as they are: a []BFloat16 with
+// `type BFloat16 uint16` for bf16 or f16 data, a []F with `type F float32`
+// for f32. float16.Float16 is f16 only. When lt has known dims and strides,
+// data must be long enough for them.
 func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
-	var buf []byte
-	var ok bool
-	switch d := data.(type) {
-	case []float32:
-		buf, ok = bytesOf(d), lt.DataType == dtypes.F32
-	case []uint16:
-		buf, ok = bytesOf(d), lt.DataType == dtypes.BF16 || lt.DataType == dtypes.F16
-	case []float16.Float16:
-		buf, ok = bytesOf(d), lt.DataType == dtypes.F16
-	case []int32:
-		buf, ok = bytesOf(d), lt.DataType == dtypes.S32
-	case []byte:
-		buf, ok = d, true
-	case nil:
+	if data == nil {
 		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is nil", lt.ID)
+	}
+	// reflect, not a type switch: a switch would only see the named types
+	// gdnn knows, and a framework's []BFloat16 is none of them.
+	v := reflect.ValueOf(data)
+	if v.Kind() != reflect.Slice {
+		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: unsupported data type %T (want a slice)", lt.ID, data)
+	}
+	elem := v.Type().Elem()
+	var ok bool
+	switch dt := lt.DataType; {
+	case elem == float16Type:
+		ok = dt == dtypes.F16
+	case elem.Kind() == reflect.Float32:
+		ok = dt == dtypes.F32
+	case elem.Kind() == reflect.Uint16:
+		ok = dt == dtypes.BF16 || dt == dtypes.F16
+	case elem.Kind() == reflect.Int32:
+		ok = dt == dtypes.S32
+	case elem.Kind() == reflect.Int64:
+		ok = dt == dtypes.S64
+	case elem.Kind() == reflect.Uint8:
+		ok = true
 	default:
-		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: unsupported data type %T", lt.ID, data)
+		return Tensor{}, graph.Errorf(graph.InvalidArguments,
+			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int32, int64 or byte, or of a type based on one)", lt.ID, data)
 	}
 	if !ok {
 		return Tensor{}, graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
+	}
+	var buf []byte
+	if !v.IsNil() {
+		buf = unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(elem.Size()))
 	}
 	if buf == nil {
 		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
@@ -64,6 +83,8 @@ func (t Tensor) LogicalTensor() graph.LogicalTensor { return t.lt.Clone() }
 
 // Bytes returns the tensor's data as bytes (the same memory, not a copy).
 func (t Tensor) Bytes() []byte { return t.buf }
+
+var float16Type = reflect.TypeFor[float16.Float16]()
 
 func bytesOf[T any](s []T) []byte {
 	if s == nil {
