@@ -302,6 +302,14 @@ func TestPreOpFusion(t *testing.T) {
 			must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "").AddInput(graph.NewLogicalTensorAny(3, f32, nil)).
 				AddOutput(graph.NewLogicalTensorAny(4, f32, nil))))
 		}, "its output has 2 consumers; a fused pre-op feeds only the reduction"},
+		{"axes produced after the pre-op", func(g *graph.Graph) {
+			sq := graph.NewLogicalTensorAny(3, f32, nil)
+			must(t, g.AddOp(graph.NewOp(3, graph.Square, "").AddInput(src).AddOutput(sq)))
+			axes := graph.NewLogicalTensor(7, dtypes.S32, []int64{1})
+			must(t, g.AddOp(graph.NewOp(5, graph.Wildcard, "").AddOutput(axes)))
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "red").AddInput(sq).AddInput(axes).
+				AddOutput(graph.NewLogicalTensorAny(1, f32, nil))))
+		}, "its axes tensor 7 is produced by op 5 (Wildcard"},
 	}
 	for _, c := range notFused {
 		g := graph.New()
