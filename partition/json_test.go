@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -166,6 +167,130 @@ func TestS64AxesJSON(t *testing.T) {
 		must(t, c.Execute([]Tensor{srcT, axT}, []Tensor{dstT}))
 		if !slices.Equal(got, c2.want) {
 			t.Errorf("axis %d: got %v, want %v", c2.axis, got, c2.want)
+		}
+	}
+}
+
+// oneDNN's reduction cases for every kind (op/f32/reduce*.json) and its
+// reduction post-op patterns load, form one supported partition each and
+// compile on every ISA; the patterns compute what the float64 reference
+// allows.
+func TestOneDNNReductionJSON(t *testing.T) {
+	kinds := map[graph.OpKind]redKind{}
+	for _, k := range genKinds {
+		if k.pre == 0 {
+			kinds[k.op()] = k
+		}
+	}
+	files := []string{"op/f32/reducel1.json", "op/f32/reducel2.json", "op/f32/reducemax.json", "op/f32/reducemin.json",
+		"op/f32/reduceprod.json", "op/f32/reducesum.json"}
+	for _, name := range []string{"l1_chain", "l2", "max_chain", "min_chain", "prod_chain", "sum_chain"} {
+		files = append(files, "pattern/f32/reduction_post_ops_"+name+"_fusion.json")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			g := loadCase(t, file)
+			parts, err := Get(g, Fusion)
+			must(t, err)
+			if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != len(g.Ops()) {
+				t.Fatalf("want ONE supported partition of every op, got %v", parts)
+			}
+			p := parts[0]
+			red := p.Ops()[0]
+			in := p.Inputs()
+			if strings.HasPrefix(file, "op/") {
+				// 2.9M elements each, a shape TestOneDNNReduceMeanJSON runs:
+				// here the kinds compile on every ISA, and the differential
+				// tests check their values.
+				forEachISA(t, func(t *testing.T, isa jit.ISA) {
+					_, err := p.Compile(in, p.Outputs())
+					must(t, err)
+				})
+				return
+			}
+			r := rand.New(rand.NewPCG(15, 16))
+			src := newBuffer(in[0], uniform(r, -1, 1))
+			if red.Kind == graph.ReduceProd {
+				src = newBuffer(in[0], uniform(r, 0.5, 1.5)) // a product of thousands stays in range
+			}
+			ts := []Tensor{{lt: in[0], buf: src.bytes}}
+			operands := make([]buffer, len(in)-1)
+			for i, lt := range in[1:] {
+				operands[i] = newBuffer(lt, uniform(r, 0.5, 2))
+				ts = append(ts, Tensor{lt: lt, buf: operands[i].bytes})
+			}
+			// The post-ops as the reference describes them.
+			var ops []fop
+			cur := red.Outputs[0].ID
+			k := 0
+			for _, op := range p.Ops()[1:] {
+				f := fop{kind: op.Kind}
+				if op.Kind.IsBinary() {
+					f.operand = &operands[k]
+					f.operandLeft = op.Inputs[1].ID == cur
+					k++
+				}
+				ops = append(ops, f)
+				cur = op.Outputs[0].ID
+			}
+			axes, _ := red.Ints("axes")
+			reduce, err := graph.NormalizeAxes(red, axes, len(in[0].Dims))
+			must(t, err)
+			keep, _ := red.Bool("keep_dims")
+			want, _ := kindRanges(kinds[red.Kind], src, reduce, keep, ops)
+			forEachISA(t, func(t *testing.T, isa jit.ISA) {
+				c, err := p.Compile(in, p.Outputs())
+				must(t, err)
+				out, _ := c.QueryLogicalTensor(p.Outputs()[0].ID)
+				dst := newBuffer(out, func() float64 { return 0 })
+				must(t, c.Execute(ts, []Tensor{{lt: out, buf: dst.bytes}}))
+				i, bad := 0, 0
+				forEachIndex(out.Dims, func(idx []int64) {
+					got := load(out.DataType, dst.bytes, offset(idx, out.Strides))
+					if !want[i].accepts(out.DataType, got) && bad < 4 {
+						t.Errorf("%s (%s): dst%v = %g, want %s", red.Kind, c.Impl(), idx, got, want[i])
+						bad++
+					}
+					i++
+				})
+			})
+		})
+	}
+}
+
+// A graph with a fused pre-op goes to oneDNN's JSON and back and still
+// forms the same partition.
+func TestPreOpGraphJSONRoundTrip(t *testing.T) {
+	f32 := dtypes.F32
+	src := graph.NewLogicalTensor(0, f32, []int64{4, 8})
+	g := graph.New()
+	sum := addPre(t, g, graph.Square, graph.ReduceSum, src, []int64{1})
+	must(t, g.AddOp(graph.NewOp(2, graph.Sqrt, "").AddInput(sum).AddOutput(graph.NewLogicalTensorAny(2, f32, nil))))
+	must(t, g.Finalize())
+	var b bytes.Buffer
+	must(t, g.WriteJSON(&b))
+	back, err := graph.ReadJSON(&b)
+	must(t, err)
+	must(t, back.Finalize())
+	p := onlySupported(t, back, Fusion)
+	if got := p.String(); got != "partition 0 [Square(3) -> ReduceSum(1) -> Sqrt(2)] supported" {
+		t.Fatalf("after the round trip: %s", got)
+	}
+	c, err := p.Compile(p.Inputs(), p.Outputs())
+	must(t, err)
+	out, _ := c.QueryLogicalTensor(2)
+	data := make([]float32, 32)
+	for i := range data {
+		data[i] = float32(i%8) - 3
+	}
+	res := make([]float32, 4)
+	st, _ := NewTensor(src, data)
+	dt, _ := NewTensor(out, res)
+	must(t, c.Execute([]Tensor{st}, []Tensor{dt}))
+	// sqrt(9+4+1+0+1+4+9+16) = sqrt(44) for every row.
+	for i, v := range res {
+		if math.Abs(float64(v)-math.Sqrt(44)) > 1e-6 {
+			t.Errorf("row %d = %v, want sqrt(44)", i, v)
 		}
 	}
 }

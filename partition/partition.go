@@ -215,20 +215,26 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	if !red.Kind.IsReduction() {
 		return nil, ""
 	}
+	// A group takes the pre-op's place in topological order: the
+	// reduction's axes tensor must be ready by then.
+	var axesBy *graph.Op
+	if len(red.Inputs) == 2 {
+		if p := g.Producer(red.Inputs[1].ID); p != nil && !taken[p.ID] {
+			axesBy = p
+		}
+	}
 	why := ""
 	switch {
 	case red.Inputs[0].ID != op.Outputs[0].ID:
 		why = "it does not feed the reduction's src"
+	case axesBy != nil:
+		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case op.Kind == graph.Exp && isLogSumExp(g, red):
 		// grouped, and refused by logSumExp
 	case op.Kind != graph.Abs && op.Kind != graph.Square:
 		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are)", op.Kind)
 	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
 		why = fmt.Sprintf("%s before %s would not be one per-element transform", op.Kind, red.Kind)
-	case len(red.Inputs) == 2:
-		if p := g.Producer(red.Inputs[1].ID); p != nil && !taken[p.ID] {
-			why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, p, op)
-		}
 	}
 	if why != "" {
 		return nil, fmt.Sprintf("not fused before %s: %s", red, why)
