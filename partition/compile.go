@@ -248,8 +248,16 @@ func (p *Partition) makeRecipe() (*recipe, error) {
 		pre, red = red, p.ops[1]
 	}
 	r := &recipe{redOp: red, axesPort: -1}
+	first := 1
+	if pre != nil {
+		first = 2
+	}
 	var err error
-	if r.red, err = reductionOf(pre, red); err != nil {
+	if pre != nil && pre.Kind == graph.Exp {
+		// Exp -> ReduceSum -> Log (partition.go checked the three):
+		// log-sum-exp, computed shifted by the max; the Log is part of it.
+		r.red, first = plan.LogSumExp, 3
+	} else if r.red, err = reductionOf(pre, red); err != nil {
 		return nil, err
 	}
 	axes, fromAttr, err := graph.ReduceAxesAttr(red)
@@ -261,11 +269,7 @@ func (p *Partition) makeRecipe() (*recipe, error) {
 	if !fromAttr {
 		r.axesPort = portIndex(p.inputs, red.Inputs[1].ID)
 	}
-	cur := red.Outputs[0].ID
-	first := 1
-	if pre != nil {
-		first = 2
-	}
+	cur := p.ops[first-1].Outputs[0].ID
 	for _, op := range p.ops[first:] {
 		po, err := postOpOf(op)
 		if err != nil {

@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -333,28 +332,67 @@ func TestPreOpFusion(t *testing.T) {
 	}
 }
 
-// Exp -> ReduceSum -> Log (log-sum-exp) is one unsupported partition that
-// says it is unimplemented: computed as written it overflows f32 at
-// inputs past ~88, and gdnn has no max-shifted form yet. ReduceSum -> Log
-// alone is an ordinary post-op fusion.
+// Exp -> ReduceSum -> Log (log-sum-exp) is one supported partition,
+// computed stably (shifted by the max): rows of 1000s give 1000 + log(3),
+// not Inf, a row of -Inf gives -Inf, with a post-op after it. ReduceSum ->
+// Log alone is an ordinary post-op fusion.
 func TestLogSumExp(t *testing.T) {
 	f32 := dtypes.F32
-	src := graph.NewLogicalTensor(0, f32, []int64{2, 3})
+	src := graph.NewLogicalTensor(0, f32, []int64{4, 3})
+	inf := float32(math.Inf(1))
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		g := graph.New()
+		sum := addPre(t, g, graph.Exp, graph.ReduceSum, src, []int64{1})
+		lse := graph.NewLogicalTensorAny(2, f32, nil)
+		must(t, g.AddOp(graph.NewOp(2, graph.Log, "").AddInput(sum).AddOutput(lse)))
+		must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "").AddInput(lse).AddOutput(graph.NewLogicalTensorAny(4, f32, nil))))
+		must(t, g.Finalize())
+		p := onlySupported(t, g, Fusion)
+		if len(p.Ops()) != 4 {
+			t.Fatalf("log-sum-exp partition %v", p)
+		}
+		cp, err := p.Compile([]graph.LogicalTensor{src}, p.Outputs())
+		must(t, err)
+		out, _ := cp.QueryLogicalTensor(4)
+		res := make([]float32, 4)
+		st, _ := NewTensor(src, []float32{1000, 1000, 1000, 1, 2, 3, -inf, -inf, -inf, -5, -6, -7})
+		dt, _ := NewTensor(out, res)
+		must(t, cp.Execute([]Tensor{st}, []Tensor{dt}))
+		lse3 := func(a, b, c float64) float64 {
+			m := max(a, b, c)
+			return m + math.Log(math.Exp(a-m)+math.Exp(b-m)+math.Exp(c-m))
+		}
+		want := []float64{1000 + math.Log(3), lse3(1, 2, 3), 0, 0} // ReLU of -Inf and of lse(-5,-6,-7) < 0
+		for i, w := range want {
+			if math.Abs(float64(res[i])-w) > 1e-6*math.Abs(w)+1e-6 {
+				t.Errorf("log-sum-exp out[%d] = %v, want %v", i, res[i], w)
+			}
+		}
+	})
+
+	// A Log with a second consumer ends the partition: the group is
+	// Exp -> ReduceSum -> Log, and an Exp -> ReduceSum never compiles
+	// without its Log.
 	g := graph.New()
 	sum := addPre(t, g, graph.Exp, graph.ReduceSum, src, []int64{1})
-	must(t, g.AddOp(graph.NewOp(2, graph.Log, "").AddInput(sum).AddOutput(graph.NewLogicalTensorAny(2, f32, nil))))
+	lse := graph.NewLogicalTensorAny(2, f32, nil)
+	must(t, g.AddOp(graph.NewOp(2, graph.Log, "").AddInput(sum).AddOutput(lse)))
+	must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "").AddInput(lse).AddOutput(graph.NewLogicalTensorAny(4, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(5, graph.Abs, "").AddInput(lse).AddOutput(graph.NewLogicalTensorAny(5, f32, nil))))
 	must(t, g.Finalize())
 	parts, err := Get(g, Fusion)
 	must(t, err)
-	if len(parts) != 1 || parts[0].IsSupported() || len(parts[0].Ops()) != 3 ||
-		!strings.Contains(parts[0].Reason(), "unimplemented: log-sum-exp") {
+	if len(parts) != 3 || !parts[0].IsSupported() || len(parts[0].Ops()) != 3 {
 		t.Fatalf("partitions %v", parts)
 	}
-	if _, err := parts[0].Compile([]graph.LogicalTensor{src}, parts[0].Outputs()); !errors.Is(err, graph.Unimplemented) {
-		t.Fatalf("compiling log-sum-exp: %v", err)
+	for _, p := range parts {
+		if p.IsSupported() && p.Ops()[0].Kind == graph.Exp && (len(p.Ops()) < 3 || p.Ops()[2].Kind != graph.Log) {
+			t.Errorf("Exp -> ReduceSum without its Log compiled: %v", p)
+		}
 	}
 
 	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		src := graph.NewLogicalTensor(0, f32, []int64{2, 3})
 		g := graph.New()
 		sum := addPre(t, g, 0, graph.ReduceSum, src, []int64{1})
 		must(t, g.AddOp(graph.NewOp(2, graph.Log, "").AddInput(sum).AddOutput(graph.NewLogicalTensorAny(2, f32, nil))))

@@ -135,7 +135,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 				}
 				if red != op {
 					chain = append([]*graph.Op{op}, chain...)
-					reason = logSumExp(chain)
+					reason = logSumExpLog(chain)
 				}
 				ops = chain
 			}
@@ -195,9 +195,8 @@ func supports(ops []*graph.Op) (bool, string) {
 // pre-op, or nil, and when op feeds a reduction it is not fused with, why.
 // Abs and Square fuse into a ReduceSum, ReduceMean, ReduceMax or
 // ReduceMin, whose transform they become. An Exp feeding a ReduceSum
-// followed by a Log is log-sum-exp: it is grouped with them so that the
-// partition can say it is unimplemented (see logSumExp) rather than
-// leave a ReduceSum -> Log that a caller might take for all of it.
+// followed by a Log is log-sum-exp, which compiles to plan.LogSumExp (the
+// max-shifted, stable form), Log included.
 func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
 	if !op.Kind.IsEltwise() || len(op.Outputs) != 1 {
 		return nil, ""
@@ -230,7 +229,7 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case op.Kind == graph.Exp && isLogSumExp(g, red):
-		// grouped, and refused by logSumExp
+		// log-sum-exp (see logSumExpLog)
 	case op.Kind != graph.Abs && op.Kind != graph.Square:
 		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are)", op.Kind)
 	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
@@ -251,13 +250,12 @@ func isLogSumExp(g *graph.Graph, red *graph.Op) bool {
 	return len(cons) == 1 && cons[0].Kind == graph.Log
 }
 
-// logSumExp returns why a pre-op group is not supported: "" unless it is
-// Exp -> ReduceSum -> Log, which in f32 overflows for inputs past about
-// 88 unless shifted by the row's max, a pass gdnn does not have yet.
-func logSumExp(ops []*graph.Op) string {
-	if ops[0].Kind != graph.Exp {
+// logSumExpLog returns why a pre-op group is not supported: "" unless it
+// starts Exp -> ReduceSum and its Log did not fuse into the chain (the
+// log is part of log-sum-exp's stable form; see makeRecipe).
+func logSumExpLog(ops []*graph.Op) string {
+	if ops[0].Kind != graph.Exp || len(ops) >= 3 && ops[2].Kind == graph.Log {
 		return ""
 	}
-	return fmt.Sprintf("%s -> %s -> Log: unimplemented: log-sum-exp needs a shift by the maximum to be stable, which gdnn does not compute yet; run it outside gdnn",
-		ops[0], ops[1])
+	return fmt.Sprintf("%s -> %s: log-sum-exp whose Log could not be fused into the partition; gdnn computes Exp -> ReduceSum only with the Log that makes it stable", ops[0], ops[1])
 }
