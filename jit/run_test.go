@@ -69,13 +69,9 @@ func TestRandomAgainstInterpAndReference(t *testing.T) {
 	forEachISA(t, testRandom)
 }
 
-// forEachISA runs f under every ISA this machine has (the cap set to it),
-// the interpreter included.
+// forEachISA runs f under every ISA of testISAs (the cap set to it).
 func forEachISA(t *testing.T, f func(t *testing.T)) {
-	for _, isa := range []ISA{AVX512, AVX2, NEON, None} {
-		if !supported(isa) {
-			continue
-		}
+	for _, isa := range testISAs() {
 		t.Run(isa.String(), func(t *testing.T) {
 			prev := SetMaxISA(isa)
 			defer SetMaxISA(prev)
