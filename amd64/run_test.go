@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 	"golang.org/x/sys/cpu"
@@ -73,11 +74,21 @@ func hasRequired(req string) bool {
 }
 
 // TestMain fails the package at once when GDNN_TEST_REQUIRE_ISA asks for
-// what this CPU lacks, and reports the AVX-512 calls made under it.
+// what this CPU lacks, narrows the data type pairs to f32 outputs under
+// GDNN_TEST_OUTPUTS=f32, and reports the AVX-512 calls made under
+// GDNN_TEST_REQUIRE_ISA.
 func TestMain(m *testing.M) {
 	if err := kerneltest.CheckRequired(func(req string) bool { return runtime.GOARCH == "amd64" && hasRequired(req) }); err != nil {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)
+	}
+	f32Only, err := kerneltest.F32OutputsOnly()
+	if err != nil {
+		fmt.Println("FAIL:", err)
+		os.Exit(1)
+	}
+	if f32Only {
+		dtPairs = f32Outputs(dtPairs)
 	}
 	code := m.Run()
 	kerneltest.Report("amd64", kerneltest.AVX512Calls.Load())
@@ -97,4 +108,15 @@ func compile(t testing.TB, pl *plan.Plan, o Options) *kerneltest.Kernel {
 		k.Count = &kerneltest.AVX512Calls
 	}
 	return k
+}
+
+// f32Outputs returns the pairs of pairs whose dst is f32.
+func f32Outputs(pairs [][2]dtypes.DataType) [][2]dtypes.DataType {
+	var out [][2]dtypes.DataType
+	for _, p := range pairs {
+		if p[1] == dtypes.F32 {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -26,7 +26,11 @@ func hasRequired(req string) bool {
 // what this CPU lacks; under it, it counts the calls of AVX-512 code and
 // reports them after the tests (the marker .ci/avx512 reads).
 func TestMain(m *testing.M) {
-	if err := kerneltest.CheckRequired(hasRequired); err != nil {
+	err := kerneltest.CheckRequired(hasRequired)
+	if err == nil {
+		_, err = kerneltest.F32OutputsOnly()
+	}
+	if err != nil {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)
 	}

@@ -69,6 +69,9 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		err = kerneltest.CheckRequired(func(string) bool { return jit.DetectedISA() == jit.AVX512 })
 	}
+	if err == nil {
+		_, err = kerneltest.F32OutputsOnly()
+	}
 	if err != nil {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)

@@ -3,6 +3,8 @@ package kerneltest
 import (
 	"strings"
 	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
 )
 
 func TestRequired(t *testing.T) {
@@ -35,5 +37,26 @@ func TestCheckRequired(t *testing.T) {
 	t.Setenv(RequireEnv, "sse2")
 	if err := CheckRequired(yes); err == nil {
 		t.Error("an unknown value passed")
+	}
+}
+
+func TestF32OutputsOnly(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "f32": true} {
+		t.Setenv(OutputsEnv, v)
+		if got, err := F32OutputsOnly(); got != want || err != nil {
+			t.Errorf("%s=%q: %v, %v; want %v", OutputsEnv, v, got, err, want)
+		}
+	}
+	t.Setenv(OutputsEnv, "f32")
+	if got := OutputDT(dtypes.BF16); got != dtypes.F32 {
+		t.Errorf("f32 outputs only: OutputDT(bf16) = %v", got)
+	}
+	t.Setenv(OutputsEnv, "")
+	if got := OutputDT(dtypes.BF16); got != dtypes.BF16 {
+		t.Errorf("every output type: OutputDT(bf16) = %v", got)
+	}
+	t.Setenv(OutputsEnv, "f16")
+	if _, err := F32OutputsOnly(); err == nil || !strings.Contains(err.Error(), `"f16"`) {
+		t.Errorf("f16: error %v, want one naming the value", err)
 	}
 }
