@@ -20,7 +20,8 @@ import (
 // (disp8*N), and checks that the value lands where the displacement says.
 // An emulator that scales by the wrong N writes elsewhere; this test
 // names the instruction, where the differential tests only see a wrong
-// output. (Bochs 2.7 was seen to write past the right place this way.)
+// output. (Bochs 2.7 does not scale the disp8 of VPEXTRW: disp8 3 stores
+// at byte 3, not 6.)
 func TestEVEXScalarStoreOffsets(t *testing.T) {
 	avx512 := false
 	for _, c := range isas(t) {
@@ -89,7 +90,8 @@ func where(b, v []byte) string {
 // random f32 values of every magnitude f16 holds (subnormals and
 // overflow included), and checks every result against
 // dtypes.F32ToF16. It names the instruction when an emulator rounds
-// differently from the hardware.
+// differently from the hardware (Bochs 2.7 rounds exact ties away from
+// zero).
 func TestEVEXConvertToF16(t *testing.T) {
 	avx512 := false
 	for _, c := range isas(t) {

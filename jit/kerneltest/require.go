@@ -64,11 +64,12 @@ var AVX512Calls atomic.Int64
 
 // OutputsEnv names the environment variable that narrows the emitter
 // tests' problems to f32 outputs ("f32"; unset: every dst type). It is
-// for an emulator that executes gdnn's 16-bit output stores wrongly:
-// Bochs 2.7 stores EVEX VPEXTRW to the wrong address when the
-// displacement is a compressed disp8 (TestEVEXScalarStoreOffsets in
-// package amd64 shows it), so .ci/avx512 sets it under Bochs and says
-// that f16 and bf16 outputs are proven natively only.
+// for an emulator that executes gdnn's 16-bit outputs wrongly: Bochs 2.7
+// does not scale the compressed disp8 of EVEX VPEXTRW to memory, and its
+// VCVTPS2PH rounds exact ties away from zero (TestEVEXScalarStoreOffsets
+// and TestEVEXConvertToF16 in package amd64 show both), so .ci/avx512
+// sets it under Bochs and says that f16 and bf16 outputs are proven
+// natively only.
 const OutputsEnv = "GDNN_TEST_OUTPUTS"
 
 // OutputDT is dt, or f32 when OutputsEnv asks for f32 outputs only: the
