@@ -23,15 +23,7 @@ import (
 // loop, strided elements, bf16 pair loads, rows summed row by row. The
 // interpreter, which accumulates in float64, must be exact.
 func TestSumsOfEqualTerms(t *testing.T) {
-	caps := []ISA{None}
-	switch DetectedISA() {
-	case AVX512:
-		caps = append(caps, AVX2, AVX512)
-	case AVX2:
-		caps = append(caps, AVX2)
-	case NEON:
-		caps = append(caps, NEON)
-	}
+	caps := testISAs()
 	shapes := []struct {
 		name      string
 		dt        dtypes.DataType

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -107,6 +108,7 @@ func TestRowByRowRuns(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))
 		for _, s := range specs {
+			s.ddt = kerneltest.OutputDT(s.ddt) // f32 under GDNN_TEST_OUTPUTS=f32
 			c := s.build(t, r)
 			k := c.compile(t)
 			what := fmt.Sprintf("%v %v->%v", s.dims, s.sdt, s.ddt)

@@ -219,6 +219,9 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 		if !ran { // a reference-count bug: fail loudly rather than leave dst unwritten
 			return graph.Errorf(graph.RuntimeError, "jit: the code of %v was released while a Run held it", e.pl)
 		}
+		if countCalls.Load() {
+			countCall(e)
+		}
 		return nil
 	}
 	pl := e.pl

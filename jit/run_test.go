@@ -16,6 +16,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -42,6 +43,7 @@ func randomSpec(r *rand.Rand) spec {
 	if r.IntN(2) == 0 {
 		s.ddt = dtypes.F32
 	}
+	s.ddt = kerneltest.OutputDT(s.ddt)
 	if r.IntN(2) == 0 {
 		s.lo, s.hi = -1, 1
 	}
@@ -69,13 +71,9 @@ func TestRandomAgainstInterpAndReference(t *testing.T) {
 	forEachISA(t, testRandom)
 }
 
-// forEachISA runs f under every ISA this machine has (the cap set to it),
-// the interpreter included.
+// forEachISA runs f under every ISA of testISAs (the cap set to it).
 func forEachISA(t *testing.T, f func(t *testing.T)) {
-	for _, isa := range []ISA{AVX512, AVX2, NEON, None} {
-		if !supported(isa) {
-			continue
-		}
+	for _, isa := range testISAs() {
 		t.Run(isa.String(), func(t *testing.T) {
 			prev := SetMaxISA(isa)
 			defer SetMaxISA(prev)
@@ -114,7 +112,7 @@ func bigShapes() []struct {
 	want string // the split the schedule must use
 } {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
-	return []struct {
+	shapes := []struct {
 		name string
 		s    spec
 		want string
@@ -134,6 +132,11 @@ func bigShapes() []struct {
 			order: []int{0, 2, 1, 3}, pad: 2}, "2stage"},
 		{"2stage inner and chunks [2,300,64,9] r1,2", spec{dims: []int64{2, 300, 64, 9}, reduce: []bool{false, true, true, false}, sdt: bf16, ddt: bf16}, "2stage"},
 	}
+	// Under GDNN_TEST_OUTPUTS=f32 every shape writes f32.
+	for i := range shapes {
+		shapes[i].s.ddt = kerneltest.OutputDT(shapes[i].s.ddt)
+	}
+	return shapes
 }
 
 // TestThreadDeterminism runs shapes that take every schedule with 1, 2 and
@@ -310,7 +313,7 @@ func testPlansOfAboutOneBudgetAreShared(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, tc := range cases {
-		s := spec{dims: tc.dims, reduce: make([]bool, len(tc.dims)), sdt: tc.sdt, ddt: tc.sdt, lo: -1, hi: 1}
+		s := spec{dims: tc.dims, reduce: make([]bool, len(tc.dims)), sdt: tc.sdt, ddt: kerneltest.OutputDT(tc.sdt), lo: -1, hi: 1}
 		for _, ax := range tc.axes {
 			s.reduce[ax] = true
 		}
@@ -510,7 +513,7 @@ func TestEmptyAndNaN(t *testing.T) {
 		t.Fatalf("empty dst: %v", err)
 	}
 	withBudget(t, 64)
-	c = spec{dims: []int64{300, 0}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.BF16}.build(t, r)
+	c = spec{dims: []int64{300, 0}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: kerneltest.OutputDT(dtypes.BF16)}.build(t, r)
 	dst := c.run(t)
 	checkRef(t, c, dst, "reduced size 0")
 }

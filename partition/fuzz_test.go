@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 )
 
 // This file holds the fuzz targets of the public compile-and-execute API
@@ -691,7 +692,7 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
 	}
 	pair := pairs[fb.intn(len(pairs))]
-	p := genProblem{src: graph.NewLogicalTensorStrided(0, pair[0], dims, strides), dstDT: pair[1], keep: fb.intn(2) == 1}
+	p := genProblem{src: graph.NewLogicalTensorStrided(0, pair[0], dims, strides), dstDT: kerneltest.OutputDT(pair[1]), keep: fb.intn(2) == 1}
 	p.reduce = make([]bool, rank)
 	for i := range rank {
 		if fb.intn(2) == 1 {

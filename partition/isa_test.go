@@ -1,14 +1,23 @@
 package partition
 
 import (
+	"fmt"
+	"os"
 	"testing"
+
+	"github.com/gdnn/gdnn/jit/kerneltest"
 
 	"github.com/gdnn/gdnn/jit"
 )
 
 // isaCaps are the ISA caps to run the end-to-end tests under: every JIT
-// ISA this machine has, and none (the interpreter).
+// ISA this machine has, and none (the interpreter); under
+// GDNN_TEST_REQUIRE_ISA only AVX-512 (TestMain has checked that the CPU
+// runs it).
 func isaCaps() []jit.ISA {
+	if req, _ := kerneltest.Required(); req != "" {
+		return []jit.ISA{jit.AVX512}
+	}
 	caps := []jit.ISA{jit.None}
 	switch jit.DetectedISA() {
 	case jit.AVX512:
@@ -44,4 +53,33 @@ func wantImpl(t *testing.T, c *CompiledPartition, isa jit.ISA) {
 	if got := c.Impl(); got != want {
 		t.Errorf("implementation %s, want %s", got, want)
 	}
+}
+
+// TestMain fails the package at once when GDNN_TEST_REQUIRE_ISA asks for
+// what this CPU lacks; under it, it counts the calls of AVX-512 code and
+// reports them after the tests (the marker .ci/avx512 reads). Only
+// "avx512" applies here: the runtime picks AVX512_BF16 rounding by
+// itself where the CPU has it, so the bf16 configuration is proven by
+// the emitter tests (package amd64).
+func TestMain(m *testing.M) {
+	req, err := kerneltest.Required()
+	if err == nil && req == kerneltest.RequireAVX512BF16 {
+		err = fmt.Errorf("%s=%s applies to the emitter tests (package amd64) only", kerneltest.RequireEnv, req)
+	}
+	if err == nil {
+		err = kerneltest.CheckRequired(func(string) bool { return jit.DetectedISA() == jit.AVX512 })
+	}
+	if err == nil {
+		_, err = kerneltest.F32OutputsOnly()
+	}
+	if err != nil {
+		fmt.Println("FAIL:", err)
+		os.Exit(1)
+	}
+	if req != "" {
+		jit.SetCallCounting(true)
+	}
+	code := m.Run()
+	kerneltest.Report("partition", jit.CallCount(jit.AVX512))
+	os.Exit(code)
 }

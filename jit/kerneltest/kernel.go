@@ -7,6 +7,7 @@ package kerneltest
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -19,6 +20,10 @@ type Kernel struct {
 	t      testing.TB
 	code   *execmem.Code
 	totals bool
+
+	// Count, when not nil, is incremented by every Call: the tests count
+	// the calls of AVX-512 code this way (see AVX512Calls).
+	Count *atomic.Int64
 }
 
 // Map maps code executable; a failure fails t.
@@ -65,7 +70,12 @@ func (k *Kernel) Call(src, dst []byte, bins [][]byte, count int64, srcOff, dstOf
 	for i := range a.Totals {
 		a.Totals[i] = math.Float32frombits(poison)
 	}
-	k.code.Call(unsafe.Pointer(&a))
+	if !k.code.Call(unsafe.Pointer(&a)) {
+		k.t.Errorf("kernel not called: its code was released")
+	}
+	if k.Count != nil {
+		k.Count.Add(1)
+	}
 	if !k.totals {
 		for i, v := range a.Totals {
 			if math.Float32bits(v) != poison {
