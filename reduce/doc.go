@@ -25,7 +25,7 @@
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.
 // A slice may be longer than the span its strides address; a shorter one
-// is an error.
+// is an error. dst must not overlap src.
 //
 // Errors are graph.Errorf values with oneDNN's statuses
 // (errors.Is(err, graph.InvalidShape), ...), naming the bad value; bad
