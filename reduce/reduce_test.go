@@ -317,3 +317,76 @@ func rtol(dt dtypes.DataType) float64 {
 	}
 	return 2e-5
 }
+
+// TestRandomAgainstOracle draws random problems (rank 0 to 4, dims 0 to
+// 9, any axes with negative spellings in any order, keep_dims either way,
+// permuted and padded src and dst strides) and checks every kind and type
+// pair on the interpreter and every ISA against the oracle.
+func TestRandomAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 60 {
+		c := randomCase(r)
+		for _, isa := range isas() {
+			withISA(t, isa)
+			for op := range opCount {
+				tp := typePairs[r.IntN(len(typePairs))]
+				what := fmt.Sprintf("random %d %v %v %+v %v:%v", i, isa, op, c, tp[0], tp[1])
+				checkCase(t, r, op, c, tp, nil, what)
+			}
+		}
+	}
+}
+
+// randomCase draws one problem for TestRandomAgainstOracle.
+func randomCase(r *rand.Rand) shapeCase {
+	rank := r.IntN(5)
+	c := shapeCase{dims: make([]int, rank), keep: r.IntN(2) == 0}
+	for i := range c.dims {
+		c.dims[i] = 1 + r.IntN(9)
+		if r.IntN(25) == 0 {
+			c.dims[i] = 0
+		}
+	}
+	for i := range rank {
+		if r.IntN(2) == 0 {
+			a := i
+			if r.IntN(2) == 0 {
+				a -= rank
+			}
+			c.axes = append(c.axes, a)
+		}
+	}
+	r.Shuffle(len(c.axes), func(i, j int) { c.axes[i], c.axes[j] = c.axes[j], c.axes[i] })
+	if r.IntN(2) == 0 {
+		c.srcStrides = layout(r, c.dims)
+	}
+	if r.IntN(2) == 0 {
+		reduced := make([]bool, rank)
+		for _, a := range c.axes {
+			reduced[(a+rank)%rank] = true
+		}
+		var dstDims []int
+		for i, d := range c.dims {
+			switch {
+			case !reduced[i]:
+				dstDims = append(dstDims, d)
+			case c.keep:
+				dstDims = append(dstDims, 1)
+			}
+		}
+		c.dstStrides = layout(r, dstDims)
+	}
+	return c
+}
+
+// layout returns strides for dims in a random dim order, each dim padded
+// by 0 or 2 elements: nested, so no two indices share an element.
+func layout(r *rand.Rand, dims []int) []int {
+	strides := make([]int, len(dims))
+	st := 1
+	for _, d := range r.Perm(len(dims)) {
+		strides[d] = st
+		st *= max(dims[d], 1) + 2*r.IntN(2)
+	}
+	return strides
+}
