@@ -83,12 +83,26 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 
 	x := execution{k: k, src: src, dst: dst}
 	copy(x.bins[:], bins)
-	for _, n := range k.dec.scratch {
-		x.scratch = append(x.scratch, getScratch(n))
+	// Scratch buffers and their pool handles sit in arrays, so that a
+	// Run with a scratch schedule (post-op pass, log-sum-exp, two
+	// stages) allocates nothing either; nested two-stage schedules may
+	// need more, which go to the heap.
+	var handles [maxScratch]*[]byte
+	var moreHandles []*[]byte
+	for i, n := range k.dec.scratch {
+		b, h := getScratch(n)
+		if i < maxScratch {
+			x.scratch[i], handles[i] = b, h
+		} else {
+			x.more, moreHandles = append(x.more, b), append(moreHandles, h)
+		}
 	}
 	defer func() {
-		for _, s := range x.scratch {
-			putScratch(s)
+		for _, h := range handles {
+			putScratch(h)
+		}
+		for _, h := range moreHandles {
+			putScratch(h)
 		}
 	}()
 
@@ -129,8 +143,13 @@ type execution struct {
 	src     []byte
 	dst     []byte
 	bins    [plan.MaxBinary][]byte
-	scratch [][]byte
+	scratch [maxScratch][]byte
+	more    [][]byte // scratch buffers past maxScratch
 }
+
+// maxScratch is how many scratch buffers a Run keeps in arrays: a
+// post-op pass takes one, log-sum-exp two, each two-stage split one.
+const maxScratch = 4
 
 // buf returns buffer id b of the execution.
 func (x *execution) buf(b int) []byte {
@@ -143,7 +162,10 @@ func (x *execution) buf(b int) []byte {
 	if b >= bufBins {
 		return x.bins[b-bufBins]
 	}
-	return x.scratch[b-bufScratch]
+	if i := b - bufScratch; i < maxScratch {
+		return x.scratch[i]
+	}
+	return x.more[b-bufScratch-maxScratch]
 }
 
 // runPhase runs every call of ph, inline or on the worker pool, and

@@ -22,27 +22,26 @@ func sizeClass(n int64) int {
 }
 
 // getScratch returns a buffer of n bytes (its contents are garbage: every
-// partial is written by stage 1 before stage 2 reads it).
-func getScratch(n int64) []byte {
+// partial is written by stage 1 before stage 2 reads it) and the pool's
+// handle on it, for putScratch (nil for a buffer too big to pool). The
+// handle travels with the buffer so that returning it allocates nothing.
+func getScratch(n int64) ([]byte, *[]byte) {
 	if n > maxPooled {
-		return make([]byte, n)
+		return make([]byte, n), nil
 	}
 	c := sizeClass(n)
 	if p, ok := scratchPools[c].Get().(*[]byte); ok {
-		return (*p)[:n]
+		return (*p)[:n], p
 	}
-	return make([]byte, n, int64(1)<<c)
+	b := make([]byte, int64(1)<<c)
+	return b[:n], &b
 }
 
-// putScratch returns b to its pool.
-func putScratch(b []byte) {
-	if cap(b) > maxPooled || cap(b) == 0 {
+// putScratch returns the buffer behind handle h to its pool (nil: a
+// buffer that is not pooled, or no buffer).
+func putScratch(h *[]byte) {
+	if h == nil {
 		return
 	}
-	c := sizeClass(int64(cap(b)))
-	if int64(1)<<c != int64(cap(b)) {
-		return // not one of ours
-	}
-	b = b[:cap(b)]
-	scratchPools[c].Put(&b)
+	scratchPools[sizeClass(int64(cap(*h)))].Put(h)
 }

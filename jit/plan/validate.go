@@ -143,9 +143,15 @@ func (pl *Plan) Validate() error {
 	if _, err := pl.DstBytes(); err != nil {
 		return err
 	}
-	var sizes, strides []int64
-	for _, l := range pl.keptLoops() {
+	// Stack arrays (the loop count is bounded above): the interpreter
+	// validates its plan on every run, which then allocates nothing.
+	var sizeBuf, strideBuf [MaxLoops]int64
+	sizes, strides := sizeBuf[:0], strideBuf[:0]
+	for _, l := range pl.Outer {
 		sizes, strides = append(sizes, l.Size), append(strides, l.DstStride)
+	}
+	if pl.HasInner {
+		sizes, strides = append(sizes, pl.Inner.Size), append(strides, pl.Inner.DstStride)
 	}
 	if SelfOverlaps(sizes, strides) {
 		return graph.Errorf(graph.InvalidArguments, "plan: kept loops write some dst elements twice in plan %v", pl)

@@ -1,0 +1,87 @@
+package reduce
+
+import (
+	"sync"
+
+	"github.com/gdnn/gdnn/jit"
+)
+
+// DefaultCacheCapacity is how many compiled problems the cache keeps by
+// default. An entry is a jit.Kernel (a few hundred bytes of plan); its
+// machine code lives in jit's own bounded kernel cache, which problems
+// that canonicalise alike share.
+const DefaultCacheCapacity = 4096
+
+// compiled is one cache entry: a kernel and the spans it addresses.
+type compiled struct {
+	k                *jit.Kernel
+	srcSpan, dstSpan int64 // elements
+}
+
+// cache maps problems to kernels. Lookups take the read lock only, so
+// calls from many goroutines run side by side; a miss compiles outside
+// any lock. When the cache is full, a new entry replaces one chosen at
+// random (Go's map order): no bookkeeping on the hit path, and a working
+// set larger than the capacity still finds most of its entries.
+var cache = struct {
+	mu  sync.RWMutex
+	m   map[key]*compiled
+	cap int
+}{m: map[key]*compiled{}, cap: DefaultCacheCapacity}
+
+// SetCacheCapacity bounds the cache to n problems (negative counts as 0;
+// 0 compiles every call) and returns the previous bound. Entries beyond
+// the new bound are dropped at once.
+func SetCacheCapacity(n int) int {
+	n = max(n, 0)
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	prev := cache.cap
+	cache.cap = n
+	for k := range cache.m {
+		if len(cache.m) <= n {
+			break
+		}
+		delete(cache.m, k)
+	}
+	return prev
+}
+
+// CacheLen returns how many problems the cache holds.
+func CacheLen() int {
+	cache.mu.RLock()
+	defer cache.mu.RUnlock()
+	return len(cache.m)
+}
+
+// lookup returns the kernel for k, compiling and caching it on a miss.
+// When two goroutines miss on one key, both compile (jit's kernel cache
+// shares the machine code) and the first to insert wins.
+func lookup(k *key) (*compiled, error) {
+	cache.mu.RLock()
+	c := cache.m[*k]
+	cache.mu.RUnlock()
+	if c != nil {
+		return c, nil
+	}
+	c, err := k.compile()
+	if err != nil {
+		return nil, err
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if other := cache.m[*k]; other != nil {
+		return other, nil
+	}
+	if cache.cap == 0 {
+		return c, nil
+	}
+	for victim := range cache.m {
+		if len(cache.m) < cache.cap {
+			break
+		}
+		delete(cache.m, victim)
+	}
+	cache.m[*k] = c
+	return c, nil
+}

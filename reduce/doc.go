@@ -1,0 +1,41 @@
+// Package reduce is gdnn's one-call API for framework authors: one
+// function per reduction kind that takes the framework's own slices and
+// shape and runs a JIT-compiled kernel, with no graph, partition or tensor
+// objects in between.
+//
+//	err := reduce.Mean(dst, src, []int{batch, seq, hidden}, []int{-1})
+//
+// The kinds are ONNX's Reduce* set: Mean, Sum, Max, Min, Prod, L1, L2,
+// SumSquare, LogSum (log of the sum) and LogSumExp (computed stably). Each
+// is generic over the element types gdnn takes: ~float32 (f32), and
+// ~uint16 for bf16 or f16, whose type a framework's `type BFloat16 uint16`
+// does not carry, so it is named by an option (Type, SrcType, DstType).
+// src and dst types are independent within gdnn's rules: dst is the src
+// type or f32.
+//
+// Shapes and axes: dims are the src dims (rank 0 to graph.MaxRank); axes
+// name the reduced dims, negative ones counting from the end
+// ([-r, r-1]); repeated axes are an error. By default the semantics are
+// oneDNN Graph's, as in the rest of gdnn: keep_dims is false (dst has the
+// kept dims only) and empty axes reduce nothing, which is the kind applied
+// to each element alone (a copy for Mean, Sum, Max, Min, Prod and
+// LogSumExp; |x| for L1 and L2, x*x for SumSquare, log x for LogSum).
+// ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX.
+//
+// Layouts: src and dst are dense row-major unless SrcStrides or
+// DstStrides (in elements, one per dim of that tensor) say otherwise.
+// A slice may be longer than the span its strides address; a shorter one
+// is an error. dst must not overlap src.
+//
+// Errors are graph.Errorf values with oneDNN's statuses
+// (errors.Is(err, graph.InvalidShape), ...), naming the bad value; bad
+// input never panics.
+//
+// Each call looks its problem (kind, dims, strides, reduced dims, data
+// types, post-ops, instruction set) up in a bounded cache of compiled
+// kernels; a call with a problem seen before compiles nothing and
+// allocates nothing beyond what running the kernel does (nothing for a
+// problem run inline on the caller), so calling a kind function in a loop
+// costs about what running a compiled kernel costs. Every function is safe
+// for concurrent use.
+package reduce

@@ -1,0 +1,86 @@
+package reduce
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// TestRefusals checks every refusal of the one-call API: its status and
+// that the message names the bad value.
+func TestRefusals(t *testing.T) {
+	f32 := make([]float32, 64)
+	u16 := make([]bf16, 64)
+	dst := make([]float32, 64)
+	tiny := make([]float32, 1)
+	cases := []struct {
+		name   string
+		call   func() error
+		status graph.Status
+		msg    string
+	}{
+		{"rank past MaxRank", func() error { return Mean(dst, f32, make([]int, 13), nil) }, graph.InvalidShape, "rank 13"},
+		{"negative dim", func() error { return Mean(dst, f32, []int{2, -3}, nil) }, graph.InvalidShape, "dim 1 is -3"},
+		{"axis too big", func() error { return Sum(dst, f32, []int{2, 3}, []int{2}) }, graph.InvalidArguments, "axes[0] = 2 is out of range [-2, 1]"},
+		{"axis too small", func() error { return Sum(dst, f32, []int{2, 3}, []int{-3}) }, graph.InvalidArguments, "axes[0] = -3"},
+		{"repeated axis", func() error { return Max(dst, f32, []int{2, 3}, []int{1, -1}) }, graph.InvalidArguments, "axes[1] names dim 1 twice"},
+		{"src too short", func() error { return Mean(dst, f32[:5], []int{2, 3}, []int{1}) }, graph.InvalidArguments, "src holds 5 elements, dims [2 3] with strides [3 1] address 6"},
+		{"dst too short", func() error { return Mean(tiny, f32, []int{2, 3}, []int{1}) }, graph.InvalidArguments, "dst holds 1 elements, dst dims [2] address 2"},
+		{"strided src too short", func() error { return Mean(dst, f32[:20], []int{2, 3}, []int{1}, SrcStrides([]int{20, 1})) }, graph.InvalidArguments, "address 23"},
+		{"src strides count", func() error { return Mean(dst, f32, []int{2, 3}, []int{1}, SrcStrides([]int{1})) }, graph.InvalidShape, "1 src strides for 2 dims"},
+		{"negative src stride", func() error { return Mean(dst, f32, []int{2, 3}, []int{1}, SrcStrides([]int{3, -1})) }, graph.InvalidArguments, "src stride 1 is negative"},
+		{"dst strides count", func() error { return Mean(dst, f32, []int{2, 3}, []int{1}, DstStrides([]int{1, 1})) }, graph.InvalidShape, "2 dst strides for 1 dst dims [2]"},
+		{"dst strides count keep", func() error {
+			return Mean(dst, f32, []int{2, 3}, []int{1}, KeepDims(true), DstStrides([]int{1}))
+		}, graph.InvalidShape, "1 dst strides for 2 dst dims [2 1]"},
+		{"negative dst stride", func() error { return Mean(dst, f32, []int{2, 3}, []int{1}, DstStrides([]int{-1})) }, graph.InvalidArguments, "dst stride 0 is negative"},
+		{"overlapping dst", func() error { return Mean(dst, f32, []int{2, 3}, []int{0}, DstStrides([]int{0})) }, graph.InvalidArguments, "overlap"},
+		{"uint16 src without a type", func() error { return Mean(dst, u16, []int{2, 3}, nil) }, graph.InvalidDataType, "src is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.SrcType)"},
+		{"uint16 dst without a type", func() error { return Mean(u16, f32, []int{2, 3}, nil) }, graph.InvalidDataType, "reduce.DstType"},
+		{"uint16 named f32", func() error { return Mean(dst, u16, []int{2, 3}, nil, SrcType(dtypes.F32)) }, graph.InvalidDataType, "named f32, not bf16 or f16"},
+		{"float32 named bf16", func() error { return Mean(dst, f32, []int{2, 3}, nil, Type(dtypes.BF16)) }, graph.InvalidDataType, "src is a 32-bit float slice but its type is named bf16"},
+		{"bf16 to f16", func() error {
+			return Mean(u16, u16, []int{2, 3}, nil, SrcType(dtypes.BF16), DstType(dtypes.F16))
+		}, graph.InvalidDataType, "dst type f16 for src type bf16"},
+		{"f32 to bf16", func() error { return Mean(u16, f32, []int{2, 3}, nil, DstType(dtypes.BF16)) }, graph.InvalidDataType, "dst type bf16 for src type f32"},
+		{"zero option", func() error { return Mean(dst, f32, []int{2, 3}, nil, Option{}) }, graph.InvalidArguments, "option 0 is the zero Option"},
+		{"binary post-op", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(plan.Add, 0, 0)) }, graph.Unimplemented, "binary post-op Add is unimplemented"},
+		{"unknown post-op", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(99, 0, 0)) }, graph.InvalidArguments, "unknown post-op kind 99"},
+		{"too many post-ops", func() error {
+			r := Post(plan.ReLU, 0, 0)
+			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)
+		}, graph.Unimplemented, "option 4: more than 4 post-ops"},
+		{"unknown op", func() error { return Reduce(opCount, dst, f32, []int{2, 3}, nil) }, graph.InvalidArguments, "unknown op Op(10)"},
+		{"DstDims bad axis", func() error { _, err := DstDims([]int{2, 3}, []int{5}); return err }, graph.InvalidArguments, "reduce.DstDims: axes[0] = 5"},
+	}
+	for _, c := range cases {
+		err := c.call()
+		if !errors.Is(err, c.status) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %v containing %q", c.name, err, c.status, c.msg)
+		}
+	}
+}
+
+// TestDstDims checks the dst shape query, with and without keep_dims and
+// under ONNX's reduce-all.
+func TestDstDims(t *testing.T) {
+	for _, c := range []struct {
+		dims, axes []int
+		opts       []Option
+		want       string
+	}{
+		{[]int{2, 3, 4}, []int{-1}, nil, "[2 3]"},
+		{[]int{2, 3, 4}, []int{0, 2}, []Option{KeepDims(true)}, "[1 3 1]"},
+		{[]int{2, 3, 4}, nil, nil, "[2 3 4]"},
+		{[]int{}, nil, nil, "[]"},
+	} {
+		got, err := DstDims(c.dims, c.axes, c.opts...)
+		if err != nil || ints(got) != c.want {
+			t.Errorf("DstDims(%v, %v) = %v, %v; want %s", c.dims, c.axes, got, err, c.want)
+		}
+	}
+}

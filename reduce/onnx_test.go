@@ -1,0 +1,174 @@
+package reduce
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
+)
+
+// TestONNXOpsets runs every Reduce* op at every opset from 1 to
+// MaxONNXOpset, with axes given the way that opset gives them, with and
+// without keepdims and with no axes, and checks each against the same
+// reduction spelled in gdnn's own terms (KeepDims, every axis listed).
+func TestONNXOpsets(t *testing.T) {
+	dims := []int{2, 3, 4}
+	src := make([]float32, 24)
+	for i := range src {
+		src[i] = 0.25 + float32(i)/16
+	}
+	for op := range opCount {
+		for opset := 1; opset <= MaxONNXOpset; opset++ {
+			for _, c := range []struct {
+				axes []int64
+				keep bool
+				all  []int // the same axes, for gdnn
+			}{
+				{[]int64{-1}, true, []int{2}},
+				{[]int64{0, 2}, false, []int{0, 2}},
+				{nil, true, []int{0, 1, 2}},
+				{nil, false, []int{0, 1, 2}},
+			} {
+				n, err := NewONNXNode(onnxOps[op], opset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !n.KeepDims {
+					t.Fatalf("%s-%d: keepdims defaults to false", onnxOps[op], opset)
+				}
+				n.KeepDims = c.keep
+				var input []int64
+				if n.AxesInput() {
+					input = c.axes
+				} else {
+					n.Axes = c.axes
+				}
+				got, want := make([]float32, 24), make([]float32, 24)
+				if err := RunONNX(n, got, src, dims, input); err != nil {
+					t.Fatalf("%s-%d %v: %v", onnxOps[op], opset, c.axes, err)
+				}
+				if err := Reduce(op, want, src, dims, c.all, KeepDims(c.keep)); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s-%d axes %v keep %v: dst[%d] = %v, want %v", onnxOps[op], opset, c.axes, c.keep, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestONNXNoop checks noop_with_empty_axes: nothing is reduced and each
+// element goes through the op's own transform, as the ONNX spec says
+// (the log for ReduceLogSum, the square for ReduceSumSquare).
+func TestONNXNoop(t *testing.T) {
+	src := []float32{-2, 0.5, 3}
+	want := map[Op][]float64{
+		OpMean: {-2, 0.5, 3}, OpSum: {-2, 0.5, 3}, OpMax: {-2, 0.5, 3}, OpMin: {-2, 0.5, 3}, OpProd: {-2, 0.5, 3},
+		OpL1: {2, 0.5, 3}, OpL2: {2, 0.5, 3}, OpSumSquare: {4, 0.25, 9},
+		OpLogSum: {math.NaN(), math.Log(0.5), math.Log(3)}, OpLogSumExp: {-2, 0.5, 3},
+	}
+	for op := range opCount {
+		for _, axes := range [][]int64{nil, {}} {
+			n, err := NewONNXNode(onnxOps[op], 18)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.NoopWithEmptyAxes = true
+			dst := make([]float32, 3)
+			if err := RunONNX(n, dst, src, []int{3}, axes); err != nil {
+				t.Fatalf("%v: %v", op, err)
+			}
+			for i, w := range want[op] {
+				if g := float64(dst[i]); !(math.Abs(g-w) <= 1e-6*math.Abs(w) || math.IsNaN(g) && math.IsNaN(w)) {
+					t.Errorf("%s noop: dst[%d] = %v, want %v", onnxOps[op], i, g, w)
+				}
+			}
+		}
+	}
+	// ReduceSum has its axes input and noop from opset 13.
+	n, _ := NewONNXNode("ReduceSum", 13)
+	n.NoopWithEmptyAxes = true
+	dst := make([]float32, 3)
+	if err := RunONNX(n, dst, src, []int{3}, nil); err != nil || dst[2] != 3 {
+		t.Errorf("ReduceSum-13 noop: %v, %v", dst, err)
+	}
+}
+
+// TestONNXRefusals checks every refusal of the ONNX adapter.
+func TestONNXRefusals(t *testing.T) {
+	src, dst := make([]float32, 6), make([]float32, 6)
+	dims := []int{2, 3}
+	node := func(op string, opset int) ONNXNode {
+		n, err := NewONNXNode(op, opset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	attr18 := node("ReduceMean", 18)
+	attr18.Axes = []int64{1}
+	noop11 := node("ReduceMean", 11)
+	noop11.NoopWithEmptyAxes = true
+	badAttr := node("ReduceMax", 11)
+	badAttr.Axes = []int64{2}
+	dupAttr := node("ReduceMax", 11)
+	dupAttr.Axes = []int64{1, -1}
+	cases := []struct {
+		name   string
+		call   func() error
+		status graph.Status
+		msg    string
+	}{
+		{"not a Reduce op", func() error { _, err := NewONNXNode("ReduceMedian", 18); return err }, graph.InvalidArguments, `"ReduceMedian" is not an ONNX Reduce* op`},
+		{"opset 0", func() error { _, err := NewONNXNode("ReduceMean", 0); return err }, graph.Unimplemented, "ReduceMean at opset 0"},
+		{"opset past the newest", func() error { _, err := NewONNXNode("ReduceMean", 23); return err }, graph.Unimplemented, "opsets 1 to 22"},
+		{"hand-made node with a bad opset", func() error { return RunONNX(ONNXNode{Op: OpSum}, dst, src, dims, nil) }, graph.Unimplemented, "ReduceSum at opset 0"},
+		{"hand-made node with a bad op", func() error { return RunONNX(ONNXNode{Op: 42, Opset: 18}, dst, src, dims, nil) }, graph.InvalidArguments, "unknown op Op(42)"},
+		{"axes attribute at opset 18", func() error { return RunONNX(attr18, dst, src, dims, nil) }, graph.InvalidArguments, "ReduceMean at opset 18 takes axes as an input"},
+		{"axes input at opset 11", func() error { return RunONNX(node("ReduceMean", 11), dst, src, dims, []int64{1}) }, graph.InvalidArguments, "takes axes as an attribute"},
+		{"axes input to ReduceSum-11", func() error { return RunONNX(node("ReduceSum", 11), dst, src, dims, []int64{1}) }, graph.InvalidArguments, "ReduceSum at opset 11 takes axes as an attribute"},
+		{"noop at opset 11", func() error { return RunONNX(noop11, dst, src, dims, nil) }, graph.InvalidArguments, "no noop_with_empty_axes"},
+		{"KeepDims option", func() error { return RunONNX(node("ReduceMean", 18), dst, src, dims, nil, KeepDims(false)) }, graph.InvalidArguments, "keepdims is the node's attribute"},
+		{"axes input out of range", func() error { return RunONNX(node("ReduceL2", 18), dst, src, dims, []int64{-3}) }, graph.InvalidArguments, "axes[0] = -3 is out of range [-2, 1]"},
+		{"axes input repeated", func() error { return RunONNX(node("ReduceL2", 18), dst, src, dims, []int64{0, -2}) }, graph.InvalidArguments, "names dim 0 twice"},
+		{"axes attribute out of range", func() error { return RunONNX(badAttr, dst, src, dims, nil) }, graph.InvalidArguments, "axes[0] = 2"},
+		{"axes attribute repeated", func() error { return RunONNX(dupAttr, dst, src, dims, nil) }, graph.InvalidArguments, "names dim 1 twice"},
+		{"dst too short", func() error { return RunONNX(node("ReduceMean", 18), dst[:2], src, dims, []int64{0}) }, graph.InvalidArguments, "dst holds 2 elements, dst dims [1 3] address 3"},
+	}
+	for _, c := range cases {
+		err := c.call()
+		if !errors.Is(err, c.status) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %v containing %q", c.name, err, c.status, c.msg)
+		}
+	}
+}
+
+// TestONNXAllocs checks that running a node whose problem was seen
+// before allocates nothing (one thread, inline), int64 axes included.
+func TestONNXAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	n, err := NewONNXNode("ReduceMean", 18)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := make([]float32, 64*1024), make([]float32, 64)
+	axes := []int64{-1}
+	prev := jit.SetThreads(1)
+	defer jit.SetThreads(prev)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := RunONNX(n, dst, src, []int{64, 1024}, axes); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per RunONNX, want 0", allocs)
+	}
+}

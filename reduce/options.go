@@ -1,0 +1,137 @@
+package reduce
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Option changes one setting of a call. Options are plain values (no
+// closures), so passing them allocates nothing; a zero Option is an error.
+// A later option overrides an earlier one of the same setting, except
+// that post-ops add up.
+type Option struct {
+	what optKind
+	b    bool
+	dt   dtypes.DataType
+	ints []int
+	post postKey
+}
+
+type optKind uint8
+
+const (
+	optKeepDims optKind = iota + 1
+	optType
+	optSrcType
+	optDstType
+	optSrcStrides
+	optDstStrides
+	optPost
+)
+
+// MaxPostOps is how many post-ops (Post) one call may carry.
+const MaxPostOps = 4
+
+// KeepDims keeps the reduced dims in dst, with size 1 (default false, as
+// oneDNN Graph; ONNX nodes take keepdims from the node).
+func KeepDims(keep bool) Option { return Option{what: optKeepDims, b: keep} }
+
+// Type names the data type of whichever of src and dst are ~uint16
+// slices: dtypes.BF16 or dtypes.F16. A ~float32 slice is always f32.
+func Type(dt dtypes.DataType) Option { return Option{what: optType, dt: dt} }
+
+// SrcType names src's data type (bf16 or f16 for a ~uint16 slice).
+func SrcType(dt dtypes.DataType) Option { return Option{what: optSrcType, dt: dt} }
+
+// DstType names dst's data type (bf16 or f16 for a ~uint16 slice; it
+// must then be src's type).
+func DstType(dt dtypes.DataType) Option { return Option{what: optDstType, dt: dt} }
+
+// SrcStrides gives src's strides in elements, one per src dim (default:
+// dense row-major). The slice is read during the call only.
+func SrcStrides(strides []int) Option { return Option{what: optSrcStrides, ints: strides} }
+
+// DstStrides gives dst's strides in elements, one per dst dim: the kept
+// dims, or every dim under keep_dims (default: dense row-major). Strides
+// that make two outputs share an element are an error.
+func DstStrides(strides []int) Option { return Option{what: optDstStrides, ints: strides} }
+
+// Post applies the unary eltwise op kind to each result before it is
+// rounded to dst's type, with kind's parameters alpha and beta as
+// plan.PostOp documents them (Clamp: min, max; LeakyReLU, Elu: alpha;
+// ...). Post-ops apply in the order given, after the reduction
+// (after the log of LogSum). Binary post-ops are not offered here.
+func Post(kind plan.Kind, alpha, beta float32) Option {
+	return Option{what: optPost, post: postKey{kind: int32(kind), alpha: math.Float32bits(alpha), beta: math.Float32bits(beta)}}
+}
+
+// postKey is a post-op as a key field: float parameters as bits, so that
+// the key is hashed and compared as plain memory.
+type postKey struct {
+	kind        int32
+	alpha, beta uint32
+}
+
+// settings is a call's options, resolved.
+type settings struct {
+	keep                   bool
+	srcDT, dstDT           dtypes.DataType
+	srcStrides, dstStrides []int
+	hasSrcStr, hasDstStr   bool
+	post                   [MaxPostOps + 1]postKey // +1: LogSum's own Log
+	npost                  uint8
+	allIfEmpty             bool // ONNX: empty axes reduce every dim
+}
+
+// apply resolves opts for op into s; onnx refuses KeepDims (the node's
+// attribute decides).
+func (s *settings) apply(op Op, opts []Option, onnx bool) error {
+	if op >= opCount {
+		return graph.Errorf(graph.InvalidArguments, "reduce: unknown op %v", op)
+	}
+	if _, post := op.reduction(); post != 0 {
+		s.post[0] = postKey{kind: int32(post)}
+		s.npost = 1
+	}
+	user := 0
+	for i := range opts {
+		o := &opts[i]
+		switch o.what {
+		case optKeepDims:
+			if onnx {
+				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: KeepDims with an ONNX node: keepdims is the node's attribute", op, i)
+			}
+			s.keep = o.b
+		case optType:
+			s.srcDT, s.dstDT = o.dt, o.dt
+		case optSrcType:
+			s.srcDT = o.dt
+		case optDstType:
+			s.dstDT = o.dt
+		case optSrcStrides:
+			s.srcStrides, s.hasSrcStr = o.ints, true
+		case optDstStrides:
+			s.dstStrides, s.hasDstStr = o.ints, true
+		case optPost:
+			k := plan.Kind(o.post.kind)
+			if !k.Valid() {
+				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: unknown post-op kind %d", op, i, o.post.kind)
+			}
+			if k.IsBinary() {
+				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: binary post-op %v is unimplemented in the one-call API (use the graph API)", op, i, k)
+			}
+			if user == MaxPostOps {
+				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)
+			}
+			user++
+			s.post[s.npost] = o.post
+			s.npost++
+		default:
+			return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
+		}
+	}
+	return nil
+}

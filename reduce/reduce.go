@@ -1,0 +1,261 @@
+package reduce
+
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Elem is the element types gdnn takes: f32 as ~float32, bf16 and f16 as
+// ~uint16 (their bits), whose data type an option names.
+type Elem interface{ ~float32 | ~uint16 }
+
+// Op is a reduction kind, for callers that choose it at run time (Reduce,
+// ONNXNode).
+type Op uint8
+
+// The kinds: ONNX's Reduce* set.
+const (
+	OpMean      Op = iota // sum / N
+	OpSum                 // sum
+	OpMax                 // largest (NaN wins; +0 above -0)
+	OpMin                 // smallest (NaN wins; -0 below +0)
+	OpProd                // product
+	OpL1                  // sum |x|
+	OpL2                  // sqrt(sum x*x)
+	OpSumSquare           // sum x*x
+	OpLogSum              // log(sum x)
+	OpLogSumExp           // log(sum exp x), computed stably
+	opCount
+)
+
+var opNames = [...]string{"Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "SumSquare", "LogSum", "LogSumExp"}
+
+// String returns the kind's name as this package spells its function
+// ("Mean", "LogSumExp").
+func (op Op) String() string {
+	if op >= opCount {
+		return "Op(" + strconv.Itoa(int(op)) + ")"
+	}
+	return opNames[op]
+}
+
+// reduction returns what op computes in plan terms, and the post-op it
+// adds (LogSum is a sum followed by Log).
+func (op Op) reduction() (plan.Reduction, plan.Kind) {
+	switch op {
+	case OpSum:
+		return plan.AlgSum.Reduction(0, 0), 0
+	case OpMax:
+		return plan.AlgMax.Reduction(0, 0), 0
+	case OpMin:
+		return plan.AlgMin.Reduction(0, 0), 0
+	case OpProd:
+		return plan.AlgMul.Reduction(0, 0), 0
+	case OpL1:
+		return plan.AlgNormLpSum.Reduction(1, 0), 0
+	case OpL2:
+		return plan.AlgNormLpSum.Reduction(2, 0), 0
+	case OpSumSquare:
+		return plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeNone}, 0
+	case OpLogSum:
+		return plan.AlgSum.Reduction(0, 0), plan.Log
+	case OpLogSumExp:
+		return plan.LogSumExp, 0
+	}
+	return plan.Reduction{}, 0 // the mean
+}
+
+// Mean writes the mean of src over axes to dst. dims are src's dims; axes
+// may be negative (counting from the end); see the package doc for the
+// options and the semantics of empty axes.
+func Mean[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpMean, dst, src, dims, axes, opts...)
+}
+
+// Sum writes the sum of src over axes to dst (see Mean).
+func Sum[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpSum, dst, src, dims, axes, opts...)
+}
+
+// Max writes the largest element of src over axes to dst; NaN wins (see Mean).
+func Max[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpMax, dst, src, dims, axes, opts...)
+}
+
+// Min writes the smallest element of src over axes to dst; NaN wins (see Mean).
+func Min[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpMin, dst, src, dims, axes, opts...)
+}
+
+// Prod writes the product of src over axes to dst (see Mean).
+func Prod[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpProd, dst, src, dims, axes, opts...)
+}
+
+// L1 writes the sum of |x| over axes to dst (see Mean).
+func L1[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpL1, dst, src, dims, axes, opts...)
+}
+
+// L2 writes sqrt(sum x*x) over axes to dst (see Mean).
+func L2[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpL2, dst, src, dims, axes, opts...)
+}
+
+// SumSquare writes the sum of x*x over axes to dst (see Mean).
+func SumSquare[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpSumSquare, dst, src, dims, axes, opts...)
+}
+
+// LogSum writes log(sum x) over axes to dst (see Mean).
+func LogSum[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpLogSum, dst, src, dims, axes, opts...)
+}
+
+// LogSumExp writes log(sum exp x) over axes to dst, computed as
+// m + log(sum exp(x - m)) with m the largest element, so that nothing
+// overflows; an empty reduction gives -Inf (see Mean).
+func LogSumExp[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpLogSumExp, dst, src, dims, axes, opts...)
+}
+
+// Reduce runs the reduction op, chosen at run time; Mean(...) is
+// Reduce(OpMean, ...).
+func Reduce[D, S Elem](op Op, dst []D, src []S, dims, axes []int, opts ...Option) error {
+	var s settings
+	if err := s.apply(op, opts, false); err != nil {
+		return err
+	}
+	return run(op, dst, src, dims, axes, nil, &s)
+}
+
+// DstDims returns the dims of op's dst for src dims and axes under opts
+// (keep_dims: reduced dims are 1; else they are left out): what dst must
+// hold, for frameworks that allocate it. It checks dims and axes as the
+// kind functions do.
+func DstDims(dims, axes []int, opts ...Option) ([]int, error) {
+	var s settings
+	if err := s.apply(OpMean, opts, false); err != nil {
+		return nil, err
+	}
+	var k key
+	if err := k.setShape("DstDims", dims, axes, nil, &s); err != nil {
+		return nil, err
+	}
+	return dstDims(dims, k.reduce, s.keep), nil
+}
+
+// dstDims is the dst's dims: dims with the reduced ones dropped, or set
+// to 1 when keep.
+func dstDims(dims []int, reduce uint32, keep bool) []int {
+	out := make([]int, 0, len(dims))
+	for i, d := range dims {
+		switch {
+		case reduce&(1<<i) == 0:
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+// run is every call's path: resolve data types and shape into a key,
+// find (or compile) its kernel, check the slices cover the spans the
+// kernel addresses, and run it on byte views of the slices.
+func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
+	var k key
+	k.op = op
+	srcDT, err := elemType[S]("src", s.srcDT, op)
+	if err != nil {
+		return err
+	}
+	dstDT, err := elemType[D]("dst", s.dstDT, op)
+	if err != nil {
+		return err
+	}
+	if dstDT != srcDT && dstDT != dtypes.F32 {
+		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type or f32", op, dstDT, srcDT)
+	}
+	k.srcDT, k.dstDT = uint16(srcDT), uint16(dstDT)
+	k.isa = uint8(jit.EffectiveISA())
+	if err := k.setShape(op.String(), dims, axes, axes64, s); err != nil {
+		return err
+	}
+	k.post, k.npost = s.post, s.npost
+	c, err := lookup(&k)
+	if err != nil {
+		return err
+	}
+	if int64(len(src)) < c.srcSpan {
+		return graph.Errorf(graph.InvalidArguments, "reduce.%v: src holds %d elements, dims %s with strides %s address %d",
+			op, len(src), ints(dims), int64s(k.srcStrides[:k.rank]), c.srcSpan)
+	}
+	if int64(len(dst)) < c.dstSpan {
+		return graph.Errorf(graph.InvalidArguments, "reduce.%v: dst holds %d elements, dst dims %s address %d",
+			op, len(dst), ints(dstDims(dims, k.reduce, s.keep)), c.dstSpan)
+	}
+	return c.k.Run(bytesOf(src), bytesOf(dst), nil)
+}
+
+// elemType is the data type of E's elements: f32 for ~float32 (named
+// f32 or not at all), bf16 or f16 for ~uint16 as named.
+func elemType[E Elem](what string, named dtypes.DataType, op Op) (dtypes.DataType, error) {
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		if named != dtypes.Undef && named != dtypes.F32 {
+			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 32-bit float slice but its type is named %v", op, what, named)
+		}
+		return dtypes.F32, nil
+	}
+	if named != dtypes.BF16 && named != dtypes.F16 {
+		if named == dtypes.Undef {
+			opt := "SrcType"
+			if what == "dst" {
+				opt = "DstType"
+			}
+			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.%s)",
+				op, what, opt)
+		}
+		return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
+	}
+	return named, nil
+}
+
+// bytesOf views s as bytes, without copying.
+func bytesOf[E Elem](s []E) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z E
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// ints and int64s format a slice for an error message. They copy, so
+// that error paths do not make the caller's slices escape to the heap.
+func ints(s []int) string {
+	b := []byte{'['}
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return string(append(b, ']'))
+}
+
+func int64s(s []int64) string {
+	b := []byte{'['}
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(append(b, ']'))
+}
