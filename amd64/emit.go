@@ -21,7 +21,7 @@ const maxDepth = 5
 // rowbyrow.go and jit's rowByRow: f32 AVX-512 column blocks read 1 KiB
 // of each row per visit and gain nothing from it).
 func Covers(o Options) kernelshape.Covers {
-	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth,
+	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64}
 	if o.AVX512 {
 		c.WholeRowLanes = 256

@@ -9,24 +9,21 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// kindReductions are the reductions the emitter covers, as the tests
-// draw them: oneDNN's algs (Lp norms at p 1 and 2) and fused pre-ops.
-var kindReductions = []plan.Reduction{
-	plan.AlgSum.Reduction(0, 0),
-	plan.AlgMul.Reduction(0, 0),
-	plan.AlgMax.Reduction(0, 0),
-	plan.AlgMin.Reduction(0, 0),
-	plan.AlgNormLpMax.Reduction(2, 0.25),
-	plan.AlgNormLpSum.Reduction(1, 0.5),
-	plan.AlgNormLpSum.Reduction(2, 0),
-	plan.AlgNormLpPowerPMax.Reduction(1, 3),
-	plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
-	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
-	{Transform: plan.TransformSquare}, // mean of squares
-}
+// kindReductions are oracle.Reductions the emitter covers.
+var kindReductions = func() []plan.Reduction {
+	var out []plan.Reduction
+	for _, r := range oracle.Reductions() {
+		if kernelshape.VectorReduction(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}()
 
 // randKindProblem is randProblem with one of kindReductions.
 func randKindProblem(r *rand.Rand, maxElems int64) *plan.Problem {

@@ -19,25 +19,6 @@ import (
 // two elements' halves into different lanes, memory-operand adds, the
 // two-level summation cut. They check plainSum or g.add before using them.
 
-// supportedReduction reports whether the generator emits reduction r:
-// every combine; no transform, abs or square (|x|^p for other p and the
-// exp of a log-sum-exp have no vector code); finalizes whose root is of
-// p 1 or 2, and no log.
-func supportedReduction(r plan.Reduction) bool {
-	switch r.Transform {
-	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
-	default:
-		return false
-	}
-	switch r.Finalize {
-	case plan.FinalizeLog:
-		return false
-	case plan.FinalizeRootAddEps, plan.FinalizeRootMaxEps:
-		return r.P == 1 || r.P == 2
-	}
-	return true
-}
-
 // plainSum reports whether the kernel adds src elements as they are.
 func (g *gen) plainSum() bool { return g.add && g.red.Transform == plan.TransformNone }
 

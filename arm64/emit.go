@@ -14,7 +14,7 @@ const maxDepth = 5
 
 // Covers is what the generator emits code for: its column kernel sums
 // rows of 64 lanes whole; it has no row-by-row form.
-var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: supportedReduction, MaxDepth: maxDepth,
+var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 	WholeRowLanes: 64}
 
 // Emit returns AArch64 machine code for pl, following the kernel ABI of

@@ -33,23 +33,6 @@ var combineTable = [...]combineOps{
 	plan.CombineMin: {opFMIN, opFMINP},
 }
 
-// supportedReduction reports whether the generator emits reduction r:
-// every combine, the transforms NEON computes exactly (|x| and x*x; not
-// |x|^p, which needs pow), and every finalize whose root is none (P 1)
-// or FSQRT (P 2).
-func supportedReduction(r plan.Reduction) bool {
-	switch r.Transform {
-	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
-	default:
-		return false
-	}
-	switch r.Finalize {
-	case plan.FinalizeRootMaxEps, plan.FinalizeRootAddEps:
-		return r.P == 1 || r.P == 2
-	}
-	return int(r.Combine) < len(combineTable) || r.Combine == plan.CombineFirst
-}
-
 // isAdd reports whether the plan sums: the only combine for which +0
 // fills unused lanes harmlessly and whose long chains are cut into runs.
 func (g *gen) isAdd() bool { return g.pl.Combine == plan.CombineAdd }

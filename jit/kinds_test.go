@@ -8,26 +8,14 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// kindReductions are the reductions the runtime tests draw: every
-// oneDNN alg (Lp norms at p 1, 2 and 3: p 3 has no vector code and runs
-// in the interpreter) and fused pre-ops.
-var kindReductions = []plan.Reduction{
-	plan.AlgSum.Reduction(0, 0),
-	plan.AlgMul.Reduction(0, 0),
-	plan.AlgMax.Reduction(0, 0),
-	plan.AlgMin.Reduction(0, 0),
-	plan.AlgNormLpMax.Reduction(2, 0.25),
-	plan.AlgNormLpSum.Reduction(1, 0.5),
-	plan.AlgNormLpSum.Reduction(3, 0),
-	plan.AlgNormLpPowerPMax.Reduction(1, 0.5),
-	plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
-	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
-	{Transform: plan.TransformSquare},
-	plan.LogSumExp,
-}
+// kindReductions are the reductions the runtime tests draw: those with
+// vector code run as machine code, the others (|x|^3, log-sum-exp's exp)
+// in the interpreter.
+var kindReductions = oracle.Reductions()
 
 // TestKindsThroughRuntime runs every reduction through Compile and Run
 // under small call budgets, so that the runtime blocks, tiles and splits

@@ -53,3 +53,22 @@ func Check(pl *plan.Plan, c Covers) error {
 	}
 	return nil
 }
+
+// VectorReduction reports whether reduction r has vector code on every
+// emitter: every combine; no transform, |x| or x*x (|x|^p for other p
+// needs pow, and log-sum-exp's exp has none yet); finalizes whose root is
+// of p 1 (none) or 2 (a square root), and no log.
+func VectorReduction(r plan.Reduction) bool {
+	switch r.Transform {
+	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
+	default:
+		return false
+	}
+	switch r.Finalize {
+	case plan.FinalizeLog:
+		return false
+	case plan.FinalizeRootAddEps, plan.FinalizeRootMaxEps:
+		return r.P == 1 || r.P == 2
+	}
+	return true
+}

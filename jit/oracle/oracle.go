@@ -178,3 +178,25 @@ func FinalizeF32(r plan.Reduction, acc float32, n int64) float32 {
 	}
 	return acc
 }
+
+// Reductions are the reductions the backends' tests draw from: every
+// oneDNN alg (Lp norms at p 1, 2 and 3, with and without eps), fused
+// pre-ops (|x| before a max, x*x before a mean) and log-sum-exp. Emitter
+// tests keep those with vector code (kernelshape.VectorReduction).
+func Reductions() []plan.Reduction {
+	return []plan.Reduction{
+		plan.AlgSum.Reduction(0, 0),
+		plan.AlgMul.Reduction(0, 0),
+		plan.AlgMax.Reduction(0, 0),
+		plan.AlgMin.Reduction(0, 0),
+		plan.AlgNormLpMax.Reduction(2, 0.25),
+		plan.AlgNormLpSum.Reduction(1, 0.5),
+		plan.AlgNormLpSum.Reduction(2, 0),
+		plan.AlgNormLpSum.Reduction(3, 0),
+		plan.AlgNormLpPowerPMax.Reduction(1, 3),
+		plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
+		{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+		{Transform: plan.TransformSquare}, // mean of squares
+		plan.LogSumExp,
+	}
+}
