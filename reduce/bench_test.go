@@ -3,11 +3,15 @@ package reduce
 import (
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/partition"
 )
 
 // BenchmarkAnchors compares a one-call API call with running the same
-// problem's compiled jit.Kernel directly, on anchor shapes A (6x12x10x24
+// problem's compiled jit.Kernel directly and with a cached
+// partition.CompiledPartition's Execute, on anchor shapes A (6x12x10x24
 // over axes 2, 3) and B (64x1024 over axis 1), f32, with the default
 // thread count and with one (threads=1: every call inline, so the
 // difference is the API's own cost per call). Compare the two with
@@ -43,6 +47,19 @@ func BenchmarkAnchors(b *testing.B) {
 					}
 				}
 			})
+			cp, ins, outs := executeFor(b, sc.c, src, dst)
+			b.Run(name+"/impl=execute", func(b *testing.B) {
+				if threads == 1 {
+					defer jit.SetThreads(jit.SetThreads(1))
+				}
+				b.SetBytes(int64(len(src)) * 4)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := cp.Execute(ins, outs); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run(name+"/impl=api", func(b *testing.B) {
 				if threads == 1 {
 					defer jit.SetThreads(jit.SetThreads(1))
@@ -57,4 +74,48 @@ func BenchmarkAnchors(b *testing.B) {
 			})
 		}
 	}
+}
+
+// executeFor compiles c's mean as a graph partition, the way a framework
+// using the graph API would, and returns it with tensors over src and dst.
+func executeFor(b *testing.B, c shapeCase, src, dst []float32) (*partition.CompiledPartition, []partition.Tensor, []partition.Tensor) {
+	b.Helper()
+	dims := make([]int64, len(c.dims))
+	for i, d := range c.dims {
+		dims[i] = int64(d)
+	}
+	axes := make([]int64, len(c.axes))
+	for i, a := range c.axes {
+		axes[i] = int64(a)
+	}
+	in := graph.NewLogicalTensor(0, dtypes.F32, dims)
+	out := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	g := graph.New()
+	if err := g.AddOp(graph.NewOp(0, graph.ReduceMean, "mean").AddInput(in).AddOutput(out).SetAttr("axes", axes)); err != nil {
+		b.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		b.Fatal(err)
+	}
+	parts, err := partition.Get(g, partition.Fusion)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ol, err := cp.QueryLogicalTensor(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := partition.NewTensor(in, src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dt, err := partition.NewTensor(ol, dst[:ol.NumElements()])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cp, []partition.Tensor{st}, []partition.Tensor{dt}
 }
