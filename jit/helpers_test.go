@@ -21,6 +21,8 @@ func put(dt dtypes.DataType, b []byte, i int64, v float32) {
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(v))
 	case dtypes.F16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(v))
+	default:
+		oracle.Put(dt, b, i, float64(v)) // integers: rounded, saturated
 	}
 }
 
@@ -34,7 +36,7 @@ func get(dt dtypes.DataType, b []byte, i int64) float64 {
 	case dtypes.F16:
 		return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 	}
-	panic("test: bad dtype")
+	return oracle.Get(dt, b, i)
 }
 
 // tcase is a test problem with its buffers.
@@ -274,6 +276,17 @@ func reference(c *tcase) map[int64]float64 {
 	return out
 }
 
+// intRange is the range of integer type dt.
+func intRange(dt dtypes.DataType) (lo, hi float64) {
+	switch dt {
+	case dtypes.S8:
+		return math.MinInt8, math.MaxInt8
+	case dtypes.U8:
+		return 0, math.MaxUint8
+	}
+	return math.MinInt32, math.MaxInt32
+}
+
 // rtol is the relative tolerance for a result in dt: the final rounding
 // of the dst type plus f32 arithmetic on the way.
 func rtol(dt dtypes.DataType) float64 {
@@ -299,6 +312,17 @@ func checkRef(t testing.TB, c *tcase, dst []byte, what string) {
 		written[off] = true
 		got := get(dt, dst, off)
 		ok := math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
+		if dt.IsInt() {
+			// The f32 result within f32's tolerance, then rounded to
+			// an integer (NaN to 0) and saturated.
+			w := want
+			if math.IsNaN(w) {
+				w = 0
+			}
+			lo, hi := intRange(dt)
+			w = min(max(w, lo), hi)
+			ok = math.Abs(got-w) <= 0.5+rtol(dtypes.F32)*math.Abs(w)
+		}
 		if !ok {
 			if bad < 5 {
 				t.Errorf("%s: %v dst[%d] = %g, reference %g", what, c.p.Dims, off, got, want)

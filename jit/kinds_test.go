@@ -25,6 +25,18 @@ var kindReductions = oracle.Reductions()
 // has and the interpreter, with 1 and 2 threads: results within the
 // reference's tolerance and bit-identical for both thread counts.
 func TestKindsThroughRuntime(t *testing.T) {
+	kindsThroughRuntime(t, rand.New(rand.NewPCG(3, 4)),
+		[][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F16, dtypes.F16}})
+}
+
+// TestInt8ThroughRuntime is TestKindsThroughRuntime for 8-bit integer src
+// and integer or float dst.
+func TestInt8ThroughRuntime(t *testing.T) {
+	kindsThroughRuntime(t, rand.New(rand.NewPCG(5, 6)),
+		[][2]dtypes.DataType{{dtypes.S8, dtypes.S8}, {dtypes.U8, dtypes.S32}, {dtypes.S8, dtypes.F32}, {dtypes.U8, dtypes.U8}, {dtypes.U8, dtypes.BF16}})
+}
+
+func kindsThroughRuntime(t *testing.T, r *rand.Rand, pairs [][2]dtypes.DataType) {
 	shapes := []spec{
 		{dims: []int64{64, 300}, reduce: []bool{false, true}},                                 // rows
 		{dims: []int64{300, 40}, reduce: []bool{true, false}},                                 // columns
@@ -40,15 +52,20 @@ func TestKindsThroughRuntime(t *testing.T) {
 			isaList = append(isaList, AVX2)
 		}
 	}
-	r := rand.New(rand.NewPCG(3, 4))
 	for _, red := range kindReductions {
 		for si, s := range shapes {
-			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F16, dtypes.F16}} {
+			for _, dt := range pairs {
 				for _, post := range [][]plan.PostOp{nil, {{Kind: plan.Sigmoid}}} {
 					s.sdt, s.ddt, s.post = dt[0], dt[1], post
 					s.lo, s.hi = -1.5, 1.5
 					if red.Combine == plan.CombineMul {
 						s.lo, s.hi = 0.97, 1.03 // products stay near 1
+					}
+					if dt[0].IsInt8() {
+						s.lo, s.hi = -100, 100 // u8 saturates the negatives to 0
+						if red.Combine == plan.CombineMul {
+							s.lo, s.hi = 0.6, 1.4 // mostly 1 once rounded
+						}
 					}
 					c := s.build(t, r)
 					c.p.Reduction = red

@@ -304,9 +304,13 @@ func (e *exec) storeRow(sums []float64, do, stride int) {
 		for j, s := range sums {
 			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToBF16(float32(e.fin(s))))
 		}
-	default:
+	case dtypes.F16:
 		for j, s := range sums {
 			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToF16(float32(e.fin(s))))
+		}
+	default:
+		for j, s := range sums {
+			store(e.dstDT, e.dst, do+j*stride, float32(e.fin(s)))
 		}
 	}
 }

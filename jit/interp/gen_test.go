@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -165,8 +166,10 @@ func putElem(dt dtypes.DataType, b []byte, i int64, v float32) {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	case dtypes.BF16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(v))
-	default:
+	case dtypes.F16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(v))
+	default:
+		oracle.Put(dt, b, i, float64(v))
 	}
 }
 

@@ -59,6 +59,10 @@ func (v *view) sum(off, n, stride int) float64 {
 			s += float64(bf16(x[i*stride]))
 		}
 		return s
+	case dtypes.S8:
+		return sumInts(v.s8[off:last+1], n, stride)
+	case dtypes.U8:
+		return sumInts(v.u8[off:last+1], n, stride)
 	default:
 		x := v.u16[off : last+1]
 		if stride == 1 {
@@ -91,6 +95,36 @@ func sumF32(x []float32) float64 {
 		a0 += float64(f)
 	}
 	return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+}
+
+// sumInts sums n 8-bit integers of x, stride apart, exactly: in int64,
+// which no run of 8-bit values can overflow.
+func sumInts[T int8 | uint8](x []T, n, stride int) float64 {
+	var s int64
+	if stride == 1 {
+		for _, b := range x {
+			s += int64(b)
+		}
+		return float64(s)
+	}
+	for i := range n {
+		s += int64(x[i*stride])
+	}
+	return float64(s)
+}
+
+// addInts adds len(acc) 8-bit integers of x, stride apart, into acc.
+func addInts[T int8 | uint8](acc []float64, x []T, stride int) {
+	if stride == 1 {
+		acc = acc[:len(x)]
+		for j, b := range x {
+			acc[j] += float64(b)
+		}
+		return
+	}
+	for j := range acc {
+		acc[j] += float64(x[j*stride])
+	}
 }
 
 // sumBF16 is sumF32 for bf16 bits.
@@ -173,6 +207,10 @@ func (v *view) addRow(acc []float64, off, stride int) {
 		for j := range acc {
 			acc[j] += float64(bf16(x[j*stride]))
 		}
+	case dtypes.S8:
+		addInts(acc, v.s8[off:last+1], stride)
+	case dtypes.U8:
+		addInts(acc, v.u8[off:last+1], stride)
 	default:
 		x, t := v.u16[off:last+1], v.f16
 		if stride == 1 {

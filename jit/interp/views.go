@@ -35,6 +35,8 @@ type view struct {
 	raw   []byte
 	f32   []float32
 	u16   []uint16
+	s8    []int8
+	u8    []uint8
 	f16   *[1 << 16]float32
 	typed bool
 }
@@ -55,9 +57,14 @@ func (v *view) set(dt dtypes.DataType, b []byte) {
 	if uintptr(p)%uintptr(size) != 0 {
 		return
 	}
-	if dt == dtypes.F32 {
+	switch dt {
+	case dtypes.F32:
 		v.f32 = unsafe.Slice((*float32)(p), len(b)/4)
-	} else {
+	case dtypes.S8:
+		v.s8 = unsafe.Slice((*int8)(p), len(b))
+	case dtypes.U8:
+		v.u8 = b
+	default:
 		v.u16 = unsafe.Slice((*uint16)(p), len(b)/2)
 	}
 	v.typed = true
@@ -71,6 +78,10 @@ func (v *view) at(i int) float32 {
 			return v.f32[i]
 		case dtypes.BF16:
 			return bf16(v.u16[i])
+		case dtypes.S8:
+			return float32(v.s8[i])
+		case dtypes.U8:
+			return float32(v.u8[i])
 		default:
 			return v.f16[v.u16[i]]
 		}
@@ -80,19 +91,29 @@ func (v *view) at(i int) float32 {
 		return math.Float32frombits(binary.LittleEndian.Uint32(v.raw[4*i:]))
 	case dtypes.BF16:
 		return bf16(binary.LittleEndian.Uint16(v.raw[2*i:]))
+	case dtypes.S8:
+		return float32(int8(v.raw[i]))
+	case dtypes.U8:
+		return float32(v.raw[i])
 	default:
 		return v.f16[binary.LittleEndian.Uint16(v.raw[2*i:])]
 	}
 }
 
-// store writes m, rounded to the dst data type (ties to even), as element
-// i of the byte buffer b.
+// store writes m, rounded to the dst data type (ties to even; integers
+// saturate), as element i of the byte buffer b.
 func store(dt dtypes.DataType, b []byte, i int, m float32) {
 	switch dt {
 	case dtypes.F32:
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(m))
 	case dtypes.BF16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(m))
+	case dtypes.S8:
+		b[i] = byte(dtypes.F32ToS8(m))
+	case dtypes.U8:
+		b[i] = dtypes.F32ToU8(m)
+	case dtypes.S32:
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(m)))
 	default:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(m))
 	}

@@ -22,6 +22,18 @@ type Covers struct {
 	// RowByRow a row at a time (and the form pays there), by src data
 	// type and reduction. Nil: never.
 	RowByRow func(dtypes.DataType, plan.Reduction) bool
+	// DataTypes reports whether the emitter loads src elements of type
+	// src and stores dst elements of type dst. Nil: the float types
+	// (f32, bf16, f16) only.
+	DataTypes func(src, dst dtypes.DataType) bool
+}
+
+// TakesDataTypes reports whether c emits code for src and dst types.
+func (c Covers) TakesDataTypes(src, dst dtypes.DataType) bool {
+	if c.DataTypes == nil {
+		return src.IsFloat() && dst.IsFloat()
+	}
+	return c.DataTypes(src, dst)
 }
 
 // TakesRowByRow reports whether c sums stage-1 plans of src type sdt and
@@ -32,12 +44,15 @@ func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction) bool {
 
 // Check reports why an emitter that covers c cannot take pl: pl.Validate's
 // error, or an error satisfying errors.Is(err, graph.Unimplemented) for an
-// alg or the first post-op kind c does not cover, or for more than
+// alg, data type pair or the first post-op kind c does not cover, or for more than
 // c.MaxDepth Outer or Reduced loops (each). An Unimplemented plan runs in
 // the interpreter instead. Error messages start with the arch and a colon.
 func Check(pl *plan.Plan, c Covers) error {
 	if err := pl.Validate(); err != nil {
 		return err
+	}
+	if !c.TakesDataTypes(pl.SrcDT, pl.DstDT) {
+		return graph.Errorf(graph.Unimplemented, "%s: %v to %v has no JIT code", c.Arch, pl.SrcDT, pl.DstDT)
 	}
 	if !c.Reduction(pl.Reduction) {
 		return graph.Errorf(graph.Unimplemented, "%s: reduction %v has no JIT code", c.Arch, pl.Reduction)

@@ -160,6 +160,20 @@ func TestCheck(t *testing.T) {
 	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction pow>sum>root_add_eps(p=3,eps=0.5) has no JIT code") {
 		t.Errorf("uncovered Lp alg: got %v", err)
 	}
+	for _, dt := range [][2]dtypes.DataType{{dtypes.S8, dtypes.F32}, {dtypes.F32, dtypes.S32}, {dtypes.U8, dtypes.U8}} {
+		q := *ok
+		q.SrcDT, q.DstDT = dt[0], dt[1]
+		err = Check(&q, all) // nil DataTypes: floats only
+		want := fmt.Sprintf("x: %v to %v has no JIT code", dt[0], dt[1])
+		if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: got %v, want %q", dt, err, want)
+		}
+		ints := all
+		ints.DataTypes = func(src, dst dtypes.DataType) bool { return true }
+		if err := Check(&q, ints); err != nil {
+			t.Errorf("%v with DataTypes taking it: %v", dt, err)
+		}
+	}
 }
 
 func TestPointers(t *testing.T) {

@@ -140,12 +140,18 @@ func Get(dt dtypes.DataType, b []byte, i int64) float64 {
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 	case dtypes.BF16:
 		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	case dtypes.S8:
+		return float64(int8(b[i]))
+	case dtypes.U8:
+		return float64(b[i])
+	case dtypes.S32:
+		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 }
 
 // Put writes v as element i of data type dt in b, rounded to f32 and then
-// to dt, to nearest even (gdnn's rounding of results).
+// to dt, to nearest even (gdnn's rounding of results; integers saturate).
 func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
 	f := float32(v)
 	switch dt {
@@ -153,6 +159,12 @@ func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	case dtypes.BF16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
+	case dtypes.S8:
+		b[i] = byte(dtypes.F32ToS8(f))
+	case dtypes.U8:
+		b[i] = dtypes.F32ToU8(f)
+	case dtypes.S32:
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
 	default:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
 	}

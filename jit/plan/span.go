@@ -41,8 +41,8 @@ func SpanElems(dims, strides []int64) (int64, error) {
 
 // spanBytes turns an element span into bytes of dt, overflow-checked.
 func spanBytes(what string, elems int64, dt dtypes.DataType) (int64, error) {
-	if !dt.IsFloat() {
-		return 0, graph.Errorf(graph.InvalidDataType, "plan: %s data type %v is not f32, bf16 or f16", what, dt)
+	if !IsDstType(dt) && !IsSrcType(dt) {
+		return 0, graph.Errorf(graph.InvalidDataType, "plan: %s data type %v is not f32, bf16, f16, s8, u8 or s32", what, dt)
 	}
 	b, ok := mulSize(elems, int64(dt.Size()))
 	if !ok {

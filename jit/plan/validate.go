@@ -280,19 +280,29 @@ func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 	return nil
 }
 
-// checkDataTypes enforces src and dst in {f32, bf16, f16}.
+// checkDataTypes enforces src in {f32, bf16, f16, s8, u8} and dst in
+// {f32, bf16, f16, s8, u8, s32}.
 func checkDataTypes(src, dst dtypes.DataType) error {
-	if !src.IsFloat() {
-		return graph.Errorf(graph.InvalidDataType, "plan: src data type %v is not f32, bf16 or f16", src)
+	if !IsSrcType(src) {
+		return graph.Errorf(graph.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8 or u8", src)
 	}
-	// Any float dst: a ReduceMean's dst is its src's type or f32 (the graph
-	// checks that), and the runtime's second stage of a split reduction
-	// turns f32 partial sums into the user's bf16/f16 dst.
-	if !dst.IsFloat() {
-		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v is not f32, bf16 or f16", dst)
+	// Any dst: the graph and the driver check which pairs a user may ask
+	// for, and the runtime's second stage of a split reduction turns f32
+	// partial results into the user's dst.
+	if !IsDstType(dst) {
+		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v is not f32, bf16, f16, s8, u8 or s32", dst)
 	}
 	return nil
 }
+
+// IsSrcType reports whether plans read src elements of type t: the float
+// types and the 8-bit integers.
+func IsSrcType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt8() }
+
+// IsDstType reports whether plans write dst elements of type t: the float
+// types and the integers s8, u8 and s32 (rounded to nearest even and
+// saturated, see dtypes.F32ToS8).
+func IsDstType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt() }
 
 // checkPostOps checks kinds, binary operand types and, for a Problem
 // (withStrides), one binary stride per dim, non-negative where the dim is
