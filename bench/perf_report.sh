@@ -20,11 +20,18 @@
 #   ANCHORS=<repo>/../shared/anchors   where run_all.sh lives
 #   GDNN_ANCHOR_THREADS="2 1"          gdnn thread counts measured
 #   BENCH_COUNT=10 BENCH_TIME=1s       go test -count / -benchtime for ./jit
+#   KINDS=1                            run bench/kinds_side_by_side.sh (every alg beside
+#                                      oneDNN's; its own knobs: ALGS, DTS, THREADS; it uses
+#                                      ROUNDS, TIME and SHAPES too); KINDS=0 skips it
+#   L3_BYTES=33554432                  the L3 of the roofline rule: a src of half of it or more
+#                                      is compared with the 256 MiB (DRAM) probe. The default is
+#                                      a Zen 3/4 CCD's 32 MiB: the fleet's hypervisor reports an
+#                                      L3 that no CCD has (getconf says 508 MiB), so it is not read
 # Raw results stay in /tmp/gdnn-perf-<pid> (never inside the repository).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
-CMDLINE="$(for v in ROUNDS TIME SHAPES QUIET_PCT QUIET_MAX QUIET_TOTAL GDNN_ANCHOR_THREADS BENCH_COUNT BENCH_TIME; do
+CMDLINE="$(for v in ROUNDS TIME SHAPES QUIET_PCT QUIET_MAX QUIET_TOTAL GDNN_ANCHOR_THREADS BENCH_COUNT BENCH_TIME KINDS ALGS DTS THREADS L3_BYTES; do
   if [ -n "${!v:-}" ]; then printf "%s='%s' " "$v" "${!v}"; fi; done; printf 'bench/perf_report.sh'; for a in "$@"; do printf ' %q' "$a"; done)"
 
 install=0 trial=0 report="$REPO/docs/PERFORMANCE.md"
@@ -100,6 +107,14 @@ else
   echo "perf_report.sh: benchstat unavailable ($(head -1 "$OUT/benchstat.err")); the report uses its own medians" >&2
 fi
 
+# Every reduction alg beside oneDNN's same alg, in the same session.
+kinds_flag=()
+if [ "${KINDS:-1}" = 1 ]; then
+  echo "== kinds side by side (ALGS=${ALGS:-default} DTS=${DTS:-f32:f32})" >&2
+  BUILD="$OUT/kinds-build" bash "$HERE/kinds_side_by_side.sh" > "$OUT/kinds.txt"
+  kinds_flag=(-kinds "$OUT/kinds.txt")
+fi
+
 # The revision measured; uncommitted changes are named (git is only read).
 # An earlier report in the output file is not a change to what is measured.
 REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -111,7 +126,8 @@ trial_flag=()
 [ "$trial" = 1 ] && trial_flag=(-trial)
 mkdir -p "$(dirname "$report")"
 (cd "$REPO" && go run ./cmd/gdnnperf -raw "$OUT/RESULTS.raw.txt" -harness "$OUT/RESULTS.txt" \
-  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" -plot perf-bandwidth.svg \
+  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" "${kinds_flag[@]}" -plot perf-bandwidth.svg \
+  -l3 "${L3_BYTES:-33554432}" \
   -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
 cp "$OUT/perf-bandwidth.svg" "$(dirname "$report")/perf-bandwidth.svg"
 cp "$OUT/PERFORMANCE.md" "$report"

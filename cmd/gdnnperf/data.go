@@ -36,6 +36,7 @@ type dataset struct {
 	status map[seriesKey]string          // oneDNN statuses other than ok (threads 0)
 	readbw map[rbKey]float64             // best GB/s
 	extra  map[string]bool               // tools seen that the report does not use
+	l3     int64                         // L3 bytes for the roofline rule; 0: every src against its own size
 }
 
 // newDataset indexes the records. gdnn lines come from bench/anchors_extra.sh,

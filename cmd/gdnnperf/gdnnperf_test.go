@@ -370,4 +370,69 @@ func TestRunWritesReport(t *testing.T) {
 	if rc := run([]string{"-raw", filepath.Join(dir, "nope"), "-harness", harness, "-bench", bench}, &out, &errb); rc != 1 {
 		t.Errorf("missing file: rc %d", rc)
 	}
+	out.Reset()
+	kinds := write("kinds.txt", kindsRaw)
+	if rc := run([]string{"-raw", raw, "-harness", harness, "-bench", bench, "-kinds", kinds, "-l3", "33554432"}, &out, &errb); rc != 0 ||
+		!strings.Contains(out.String(), "## Every reduction beside oneDNN's same alg\n") ||
+		!strings.Contains(out.String(), "the src is half the L3 (32 MiB) or more") {
+		t.Errorf("-kinds -l3: rc %d, no kinds table or roofline note:\n%s", rc, errb.String())
+	}
+	for _, bad := range [][]string{{"-l3", "-1"}, {"-kinds", filepath.Join(dir, "nope")}} {
+		args := append([]string{"-raw", raw, "-harness", harness, "-bench", bench}, bad...)
+		if rc := run(args, &out, &errb); rc == 0 {
+			t.Errorf("%v: rc 0", bad)
+		}
+	}
+}
+
+// TestRoofline checks the roofline rule: with an L3 of 64 MiB, E's f32 src
+// (98 MiB) is compared with the 256 MiB probe of any shape in the same
+// round, E's bf16 src (49 MiB, half the L3 or more) too, and Z's 4 MiB src
+// still with its own size; without the rule, E uses its own size.
+func TestRoofline(t *testing.T) {
+	raw := synthRaw()
+	for rd := 1; rd <= 3; rd++ {
+		raw += fmt.Sprintf("round=%d shape=G readbw bytes=268435456 threads=2 passes=1 reps=5 best_gbps=%v median_gbps=30\n", rd, []float64{40, 30, 35}[rd-1])
+	}
+	recs, err := parseRaw(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDataset(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := d.rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.l3 = 64 << 20
+	roof, err := d.rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, dram := synthUS("gdnn", "E", "f32:f32", 2), []float64{40, 30, 35}
+	var pcts []float64
+	for i := range g {
+		pcts = append(pcts, 100*(102760448+32768)/g[i]*1e-3/dram[i])
+	}
+	if e := findRow(t, roof, "E", "f32:f32"); !near(e.pct2.v, refMedian(pcts...)) {
+		t.Errorf("E f32 with the rule: pct2 %v, want %v (against the 256 MiB probe)", e.pct2, refMedian(pcts...))
+	}
+	if e := findRow(t, own, "E", "f32:f32"); near(e.pct2.v, refMedian(pcts...)) {
+		t.Errorf("E f32 without the rule: pct2 %v uses the 256 MiB probe", e.pct2)
+	}
+	eb := findRow(t, roof, "E", "bf16:bf16")
+	if ob := findRow(t, own, "E", "bf16:bf16"); near(eb.pct2.v, ob.pct2.v) {
+		t.Errorf("E bf16 (49 MiB, >= L3/2): pct2 %v unchanged by the rule", eb.pct2)
+	}
+	if z, oz := findRow(t, roof, "Z", "f32:f32"), findRow(t, own, "Z", "f32:f32"); !near(z.pct2.v, oz.pct2.v) {
+		t.Errorf("Z (4 MiB, < L3/2): pct2 %v changed by the rule (was %v)", z.pct2, oz.pct2)
+	}
+	if got := roofNote(64 << 20); !strings.Contains(got, "half the L3 (64 MiB)") {
+		t.Errorf("roofNote: %q", got)
+	}
+	if roofNote(0) != "" {
+		t.Errorf("roofNote(0) = %q, want empty", roofNote(0))
+	}
 }

@@ -26,6 +26,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rev := fs.String("rev", "", "gdnn revision measured (optional)")
 	trial := fs.Bool("trial", false, "label the report a trial run")
 	plot := fs.String("plot", "", "gdnnbench --plot chart to embed, as a path relative to the report (optional)")
+	kinds := fs.String("kinds", "", "bench/kinds_side_by_side.sh output (optional)")
+	l3 := fs.Int64("l3", 0, "L3 `bytes`: a src of half of it or more is compared with the 256 MiB (DRAM) probe; 0: every src with the probe at its own size")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,7 +36,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	out, err := build(*raw, *harness, *bench, *benchstat, *cmd, *rev, *plot, *trial)
+	if *l3 < 0 {
+		fmt.Fprintln(stderr, "gdnnperf: -l3 must not be negative")
+		return 2
+	}
+	out, err := build(*raw, *harness, *bench, *benchstat, *kinds, *cmd, *rev, *plot, *trial, *l3)
 	if err != nil {
 		fmt.Fprintln(stderr, "gdnnperf:", err)
 		return 1
@@ -47,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // build reads the files and renders the report.
-func build(raw, harness, bench, benchstat, cmd, rev, plot string, trial bool) (string, error) {
+func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
 	rf, err := os.Open(raw)
 	if err != nil {
 		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: %v", raw, err)
@@ -61,6 +67,7 @@ func build(raw, harness, bench, benchstat, cmd, rev, plot string, trial bool) (s
 	if err != nil {
 		return "", err
 	}
+	d.l3 = l3
 	if len(d.shapes) == 0 {
 		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: no measurements", raw)
 	}
@@ -83,5 +90,16 @@ func build(raw, harness, bench, benchstat, cmd, rev, plot string, trial bool) (s
 			return "", graph.Errorf(graph.InvalidArguments, "benchstat output %s: %v", benchstat, err)
 		}
 	}
-	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), cmd: cmd, rev: rev, plot: plot, trial: trial})
+	var kr *kindRuns
+	if kinds != "" {
+		kf, err := os.Open(kinds)
+		if err != nil {
+			return "", graph.Errorf(graph.InvalidArguments, "kinds output %s: %v", kinds, err)
+		}
+		defer kf.Close()
+		if kr, err = parseKinds(kf); err != nil {
+			return "", err
+		}
+	}
+	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), kinds: kr, cmd: cmd, rev: rev, plot: plot, trial: trial})
 }

@@ -58,16 +58,49 @@ func (d *dataset) gbps(k seriesKey, srcBytes, dstBytes int64) opt {
 	return median(xs)
 }
 
+// roofBytes is the probe size a src of srcBytes is compared with: its own
+// size, except where the src is half the L3 or more (l3 > 0). There the
+// probe's repeats at the src size are partly served by the L3, which a
+// reduction keeping thousands of partial results cannot match, so the
+// roofline is the DRAM probe at roofDRAM bytes.
+func (d *dataset) roofBytes(srcBytes int64) int64 {
+	if d.l3 > 0 && 2*srcBytes >= d.l3 {
+		return roofDRAM
+	}
+	return srcBytes / 64 * 64 // readbw's own rounding; make_table.py's rb()
+}
+
+// roofDRAM is the probe size of the DRAM roofline: 256 MiB, shape G's f32 src.
+const roofDRAM = 256 << 20
+
+// probe returns readbw's best GB/s in round r at the roofline size for
+// srcBytes and the thread count: the shape's own probe, or at roofDRAM
+// any shape's probe of that size in the round.
+func (d *dataset) probe(r int, shape string, srcBytes int64, threads int) (float64, bool) {
+	b := d.roofBytes(srcBytes)
+	if bw, ok := d.readbw[rbKey{r, shape, b, threads}]; ok && bw > 0 {
+		return bw, true
+	}
+	if b != roofDRAM {
+		return 0, false
+	}
+	for k, bw := range d.readbw {
+		if k.round == r && k.bytes == b && k.threads == threads && bw > 0 {
+			return bw, true
+		}
+	}
+	return 0, false
+}
+
 // pctReadBW is the median over rounds of 100 * GB/s / readbw best GB/s,
-// with readbw measured in the same round, for the same shape, at the src
-// byte size rounded down to 64 (readbw's own rounding; make_table.py's rb())
-// and with the same thread count. Rounds without a matching readbw line do
-// not count.
+// with readbw measured in the same round, at the roofline size for the
+// src (roofBytes) and with the same thread count. Rounds without a
+// matching readbw line do not count.
 func (d *dataset) pctReadBW(k seriesKey, srcBytes, dstBytes int64) opt {
 	var xs []float64
 	for r, us := range d.us[k] {
-		bw, ok := d.readbw[rbKey{r, k.shape, srcBytes / 64 * 64, k.threads}]
-		if !ok || bw <= 0 {
+		bw, ok := d.probe(r, k.shape, srcBytes, k.threads)
+		if !ok {
 			continue
 		}
 		xs = append(xs, 100*float64(srcBytes+dstBytes)/us*1e-3/bw)
@@ -75,12 +108,12 @@ func (d *dataset) pctReadBW(k seriesKey, srcBytes, dstBytes int64) opt {
 	return median(xs)
 }
 
-// readBW is the median over rounds of readbw best GB/s for a shape's src
-// bytes and a thread count.
+// readBW is the median over rounds of readbw best GB/s at the roofline
+// size for a shape's src bytes and a thread count.
 func (d *dataset) readBW(shape string, srcBytes int64, threads int) opt {
 	var xs []float64
 	for _, r := range d.rounds {
-		if bw, ok := d.readbw[rbKey{r, shape, srcBytes / 64 * 64, threads}]; ok {
+		if bw, ok := d.probe(r, shape, srcBytes, threads); ok {
 			xs = append(xs, bw)
 		}
 	}

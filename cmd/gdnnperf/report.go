@@ -27,7 +27,8 @@ type inputs struct {
 	bench     *benchRuns
 	benchstat string // benchstat output, or ""
 	cmd, rev  string
-	plot      string // gdnnbench --plot chart beside the report, or ""
+	plot      string    // gdnnbench --plot chart beside the report, or ""
+	kinds     *kindRuns // kinds_side_by_side.sh runs, or nil
 	trial     bool
 }
 
@@ -72,10 +73,11 @@ func render(in inputs) (string, error) {
 		P("")
 	}
 	renderTargets(&sb, summarize(rows, lowp, in.bench), in.bench)
-	renderReading(&sb)
+	renderReading(&sb, in.data.l3)
 	renderPlot(&sb, in.plot)
 	renderShapes(&sb, in.data, rows)
 	renderLowp(&sb, lowp)
+	renderKinds(&sb, in.kinds)
 	renderLatency(&sb, rows)
 	renderJIT(&sb, in.bench, in.benchstat)
 	P("## Appendix: harness output")
@@ -169,7 +171,7 @@ func jitFigure(b *benchRuns, name, unit string) string {
 	return fmt.Sprintf("%s median %.3g %s over %d runs", name, v, unit, len(xs))
 }
 
-func renderReading(sb *strings.Builder) {
+func renderReading(sb *strings.Builder, l3 int64) {
 	sb.WriteString(`## How to read the tables
 
 - Times are µs per execute: each tool reports its median over many executes in a round; shown is the
@@ -179,12 +181,23 @@ func renderReading(sb *strings.Builder) {
   > 1 means gdnn is faster. vs oneDNN compares equal thread counts; vs numpy compares gdnn 1T.
   f16:f32 rows are compared with numpy's f16 -> f16 (numpy has no f16 -> f32 mean).
 - GB/s = (src + dst bytes) / time. %readbw = that over the best GB/s of the readbw probe in the same round,
-  for the same shape, at the src byte size (rounded down to 64 B) and the same thread count.
+  for the same shape, at the src byte size (rounded down to 64 B) and the same thread count` + roofNote(l3) + `.
 - speed: MET when gdnn is at least as fast as oneDNN at 2T and at 1T; where oneDNN does not run the pair,
   when gdnn 1T is at least as fast as numpy ("vs numpy"). BW: MET when gdnn 2T reaches 75% of readbw;
   n/a below 1 MiB of src.
 
 `)
+}
+
+// roofNote says how the roofline rule applied, if it did.
+func roofNote(l3 int64) string {
+	if l3 <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(`; except where
+  the src is half the L3 (%d MiB) or more: there the roofline is the probe at 256 MiB (DRAM), because
+  the probe's repeats at the src size are partly served by the L3, which a reduction keeping thousands
+  of partial results cannot match`, l3>>20)
 }
 
 func renderShapes(sb *strings.Builder, d *dataset, rows []row) {

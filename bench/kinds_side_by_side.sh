@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# kinds_side_by_side.sh - every reduction alg beside oneDNN 2.6's same alg.
+#
+# For each round, anchor shape, alg, data type pair and thread count it runs
+# oneDNN's reduction (bench/onednn/onednn_reduce_ext.c, OMP_NUM_THREADS) and
+# gdnnbench --mode=P --alg, one right after the other, and prints one line:
+#   round=R shape=S alg=A dt=SDT:DDT threads=T onednn_impl=I onednn_us=U gdnn_impl=J gdnn_us=V
+# (NA where a tool did not run the problem). cmd/gdnnperf -kinds turns the
+# lines into PERFORMANCE.md's kinds table (ratios within each round).
+#
+# Usage: bench/kinds_side_by_side.sh > kinds.txt
+# Env: ROUNDS (3), TIME (0.3 s per measurement), SHAPES (A..I),
+#      ALGS ("sum max min mul mean norm_lp_sum"; norm_lp_* run with p 2, eps 0),
+#      DTS ("f32:f32"; e.g. "u8:s32 s8:s8" for int8), THREADS ("2 1"),
+#      BUILD (/tmp/gdnn-kinds-build).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+BUILD="${BUILD:-/tmp/gdnn-kinds-build}"
+mkdir -p "$BUILD"
+export PATH="$PATH:/usr/local/go/bin"
+gcc -O2 -march=native -fopenmp "$HERE/onednn/onednn_reduce_ext.c" -o "$BUILD/onednn_reduce" -ldnnl -lm
+(cd "$REPO" && go build -o "$BUILD/gdnnbench" ./cmd/gdnnbench)
+
+ROUNDS="${ROUNDS:-3}" TIME="${TIME:-0.3}"
+SHAPES="${SHAPES:-A B C D E F G H I}"
+ALGS="${ALGS:-sum max min mul mean norm_lp_sum}"
+DTS="${DTS:-f32:f32}" THREADS="${THREADS:-2 1}"
+declare -A PRB=([A]=6x12x10x24:6x12x1x1 [B]=64x1024:64x1 [C]=1024x4096:1024x1 [D]=1024x4096:1x4096
+  [E]=32x256x56x56:32x256x1x1 [F]=32x56x56x256:32x1x1x256 [G]=64x1048576:64x1 [H]=16777216:1
+  [I]=8x512x4096:8x1x4096)
+MS="$(awk -v t="$TIME" 'BEGIN { printf "%d", t * 1000 }')"
+kv() { grep -o "$1=[^ ]*" | head -1 | cut -d= -f2; }
+for r in $(seq "$ROUNDS"); do
+  for s in $SHAPES; do
+    p="${PRB[$s]:?unknown shape $s}"
+    for a in $ALGS; do
+      op=() gp=()
+      case "$a" in norm_lp_*) op=(--p 2 --eps 0) gp=(--p=2 --eps=0) ;; esac
+      for dt in $DTS; do
+        sdt="${dt%%:*}" ddt="${dt##*:}"
+        for thr in $THREADS; do
+          o="$(OMP_NUM_THREADS=$thr "$BUILD/onednn_reduce" --sdt "$sdt" --ddt "$ddt" --alg "$a" "${op[@]}" \
+            --time "$TIME" --min-iters 5 --no-check "$p" 2>/dev/null || true)"
+          g="$("$BUILD/gdnnbench" --mode=P --max-ms-per-prb="$MS" --threads="$thr" --reduction --sdt="$sdt" \
+            --ddt="$ddt" --alg="$a" "${gp[@]}" --perf-template='X %impl% %~time%' "$p" 2>/dev/null || true)"
+          gl="$(awk '/^X /{ l = $0 } END { print l }' <<<"$g")"
+          gi="$(awk '{ print $2 }' <<<"$gl")" gt="$(awk '$3 ~ /^[0-9.]+$/ { printf "%.3f", $3 * 1000 }' <<<"$gl")"
+          echo "round=$r shape=$s alg=$a dt=$dt threads=$thr onednn_impl=$(kv impl <<<"$o" || true)" \
+            "onednn_us=$(kv median_us <<<"$o" || true) gdnn_impl=${gi:-NA} gdnn_us=${gt:-NA}" |
+            sed -e 's/impl= /impl=NA /g' -e 's/_us= /_us=NA /g' -e 's/_us=$/_us=NA/'
+        done
+      done
+    done
+  done
+done
