@@ -124,8 +124,9 @@ func Compile(p *plan.Problem, src, dst layout.Desc) (*Kernel, error) {
 		}
 	}
 	if repack {
-		// Copy every logical element into a dense row-major scratch.
-		dense := layout.Strided(p.Dims, graph.DenseStrides(p.Dims))
+		// Copy every logical element into a dense plain scratch whose
+		// dim order follows src's memory order (see scratchStrides).
+		dense := layout.Strided(p.Dims, scratchStrides(src))
 		cp := &plan.Problem{Reduction: plan.Copy, SrcDT: p.SrcDT, DstDT: p.SrcDT, Dims: p.Dims, Reduce: make([]bool, rank)}
 		var err error
 		if k.repack, err = boxes(cp, src, dense, nil); err != nil {
@@ -140,6 +141,50 @@ func Compile(p *plan.Problem, src, dst layout.Desc) (*Kernel, error) {
 	}
 	k.impl = k.main[0].k.Impl()
 	return k, nil
+}
+
+// scratchStrides returns dense plain strides for a copy of a blocked
+// tensor, with the dims in the order src's memory has them: the outer
+// parts by decreasing stride, then the blocked dims innermost, in the
+// order of their inner blocks. The repack then reads whole blocks and
+// writes runs of a block's length (aBx16b repacks to axb: 16 channels
+// in, 16 contiguous channels out), instead of scattering every element
+// of a block to a different row.
+func scratchStrides(src layout.Desc) []int64 {
+	rank := len(src.Dims)
+	var outer, inner []int
+	for i := range rank {
+		if src.Block[i] > 1 {
+			inner = append(inner, i)
+		} else {
+			outer = append(outer, i)
+		}
+	}
+	// Stable sorts keep the dim order among equal strides (size-1 dims).
+	slices.SortStableFunc(outer, func(a, b int) int { return cmpDesc(src.Outer[a], src.Outer[b]) })
+	slices.SortStableFunc(inner, func(a, b int) int { return cmpDesc(src.Inner[a], src.Inner[b]) })
+	order := append(outer, inner...)
+	strides := make([]int64, rank)
+	acc := int64(1)
+	for i := rank - 1; i >= 0; i-- {
+		d := order[i]
+		strides[d] = acc
+		if src.Dims[d] > 0 {
+			acc *= src.Dims[d]
+		}
+	}
+	return strides
+}
+
+// cmpDesc orders larger values first.
+func cmpDesc(a, b int64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
 }
 
 // checkDesc checks that d describes a tensor of the given dims.
