@@ -264,3 +264,64 @@ func eachIndex(dims []int64, f func(idx []int64)) {
 func putElem(dt dtypes.DataType, b []byte, i int64, v float64) { oracle.Put(dt, b, i, v) }
 
 func getElem(dt dtypes.DataType, b []byte, i int64) float64 { return oracle.Get(dt, b, i) }
+
+// TestBlockedRunTimeAxes: a blocked src with axes that arrive at execute
+// time, over the padded blocked dim and over a plain one.
+func TestBlockedRunTimeAxes(t *testing.T) {
+	dims := []int64{2, 20, 3}
+	src := graph.NewLogicalTensorBlocked(0, dtypes.F32, dims, "aBx16b")
+	axes := graph.NewLogicalTensor(1, dtypes.S64, []int64{1})
+	g := graph.New()
+	if err := g.AddOp(graph.NewOp(0, graph.ReduceSum, "sum").AddInput(src).AddInput(axes).
+		AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).SetAttr("keep_dims", true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Get(g, Fusion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := parts[0].Compile([]graph.LogicalTensor{src, axes}, parts[0].Outputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := layout.Parse("aBx16b", 3)
+	d, _ := l.Desc(dims)
+	data := make([]float32, d.Span())
+	for i := range data {
+		data[i] = float32(math.NaN()) // padding
+	}
+	eachIndex(dims, func(idx []int64) { data[d.Offset(idx)] = float32(idx[0]*100 + idx[1]*3 + idx[2]) })
+	st, err := NewTensor(src, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, axis := range []int64{1, 2} {
+		out, err := cp.QueryLogicalTensorWithAxes(2, []int64{axis})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := make([]float32, out.NumElements())
+		at, _ := NewTensor(axes, []int64{axis})
+		ot, _ := NewTensor(out, res)
+		if err := cp.Execute([]Tensor{st, at}, []Tensor{ot}); err != nil {
+			t.Fatal(err)
+		}
+		od := graph.ReduceDims(dims, []bool{false, axis == 1, axis == 2}, true)
+		i := 0
+		eachIndex(od, func(idx []int64) {
+			want := 0.0
+			for k := range dims[axis] {
+				v := append([]int64(nil), idx...)
+				v[axis] = k
+				want += float64(v[0]*100 + v[1]*3 + v[2])
+			}
+			if float64(res[i]) != want {
+				t.Errorf("axis %d: out %v = %v, want %v", axis, idx, res[i], want)
+			}
+			i++
+		})
+	}
+}
