@@ -488,6 +488,9 @@ func rewriteInput(t graph.LogicalTensor, o *ShapeOverride, mb int64) (graph.Logi
 			if l.Any {
 				return t, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", t.ID)
 			}
+			if err := plainOnly(l, "--in-shapes"); err != nil {
+				return t, err
+			}
 			tagOrder = l.Order
 		case o.Strides != nil:
 			if len(o.Strides) != len(dims) {

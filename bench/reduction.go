@@ -120,6 +120,10 @@ type built struct {
 	operands []buffer
 	outLT    graph.LogicalTensor
 	outs     [2]buffer // the second one for bitwise mode
+	// A src or dst in a blocked layout: srcLT, src, outLT and outs are
+	// then the plain copies the harness fills and checks, and these
+	// hold the blocked tensors the partition runs on.
+	srcBlk, outBlk *blockedMem
 	// The execute tensors over src, the operands and outs[i], made on
 	// first use so that a timed execute is the partition's Execute alone.
 	inTs  []partition.Tensor
@@ -261,19 +265,29 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	}
 	g := graph.New()
 	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
+	partSrc := b.srcLT
+	if sl.Blocked() {
+		partSrc = graph.NewLogicalTensorBlocked(0, c.sdt, c.prb.Src, stag)
+		if b.srcBlk, err = newBlockedMem(partSrc); err != nil {
+			return fail(err)
+		}
+	}
 	finalLT := func(id uint64) graph.LogicalTensor {
-		if dl.Any {
+		switch {
+		case dl.Any:
 			return graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
+		case dl.Blocked():
+			return graph.NewLogicalTensorBlocked(id, c.ddt, c.prb.Dst, c.dtag)
 		}
 		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dl.Strides(c.prb.Dst))
 	}
 	nextT, nextOp := uint64(1), uint64(0)
-	redIn := b.srcLT
+	redIn := partSrc
 	if ap.pre != 0 {
 		// The pre-op keeps the src type and shape; fused into the
 		// reduction it is computed in f32, as benchdnn's reference does.
 		out := graph.NewLogicalTensorAny(nextT, c.sdt, c.prb.Src)
-		op := graph.NewOp(nextOp, ap.pre, "pre").AddInput(b.srcLT).AddOutput(out)
+		op := graph.NewOp(nextOp, ap.pre, "pre").AddInput(partSrc).AddOutput(out)
 		if err := g.AddOp(op); err != nil {
 			return fail(err)
 		}
@@ -313,6 +327,9 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 			}
 			ol, err := ResolveTag(tag, rank)
 			if err != nil {
+				return fail(err)
+			}
+			if err := plainOnly(ol, "binary post-op operand"); err != nil {
 				return fail(err)
 			}
 			lt := graph.NewLogicalTensorStrided(uint64(1000+i), po.BinDT, odims, ol.Strides(odims))
@@ -362,7 +379,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		return nil, result{state: "UNIMPLEMENTED", reason: parts[0].Reason()}
 	}
 	t0 := time.Now()
-	cp, err := parts[0].Compile(append([]graph.LogicalTensor{b.srcLT}, b.opLTs...), []graph.LogicalTensor{finalLT(cur.ID)})
+	cp, err := parts[0].Compile(append([]graph.LogicalTensor{partSrc}, b.opLTs...), []graph.LogicalTensor{finalLT(cur.ID)})
 	b.ctimeMs = float64(time.Since(t0)) / float64(time.Millisecond)
 	if err != nil {
 		return fail(err)
@@ -370,6 +387,12 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	b.cp = cp
 	if b.outLT, err = cp.QueryLogicalTensor(cur.ID); err != nil {
 		return fail(err)
+	}
+	if b.outLT.Layout == graph.LayoutBlocked {
+		if b.outBlk, err = newBlockedMem(b.outLT); err != nil {
+			return fail(err)
+		}
+		b.outLT = graph.NewLogicalTensor(b.outLT.ID, b.outLT.DataType, b.outLT.Dims)
 	}
 	if err := r.allocIO(b, c); err != nil {
 		return fail(err)
@@ -414,6 +437,14 @@ func (r *runner) allocIO(b *built, c redCase) error {
 		if b.outs[i], err = newBuffer(b.outLT.DataType, ospan); err != nil {
 			return err
 		}
+		if b.outBlk != nil {
+			if err := b.outBlk.alloc(i); err != nil {
+				return err
+			}
+		}
+	}
+	if b.srcBlk != nil {
+		return b.srcBlk.alloc(0)
 	}
 	return nil
 }
@@ -434,7 +465,11 @@ func sameDims(a, b []int64) bool {
 func (r *runner) execute(b *built, i int) error {
 	if b.inTs == nil {
 		ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
-		t, err := partition.NewTensor(b.srcLT, b.src.data())
+		srcLT, srcBuf := b.srcLT, b.src
+		if b.srcBlk != nil {
+			srcLT, srcBuf = b.srcBlk.lt, b.srcBlk.mem[0]
+		}
+		t, err := partition.NewTensor(srcLT, srcBuf.data())
 		if err != nil {
 			return err
 		}
@@ -449,7 +484,11 @@ func (r *runner) execute(b *built, i int) error {
 		b.inTs = ins
 	}
 	if b.outTs[i] == nil {
-		o, err := partition.NewTensor(b.outLT, b.outs[i].data())
+		outLT, outBuf := b.outLT, b.outs[i]
+		if b.outBlk != nil {
+			outLT, outBuf = b.outBlk.lt, b.outBlk.mem[i]
+		}
+		o, err := partition.NewTensor(outLT, outBuf.data())
 		if err != nil {
 			return err
 		}
@@ -461,6 +500,9 @@ func (r *runner) execute(b *built, i int) error {
 // fillInputs fills src and the binary operands (not the constant ones).
 func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.fill, seed)
+	if b.srcBlk != nil {
+		b.srcBlk.scatter(b.src, b.srcLT.Strides)
+	}
 	for i, lt := range b.opLTs {
 		if i < len(b.fixed) && b.fixed[i] {
 			continue
@@ -474,6 +516,9 @@ func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec
 	fillInputs(b, c.sdt, mode, seed)
 	if err := exec(0); err != nil {
 		return &result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	if fail := b.gatherOutput(0); fail != nil {
+		return fail
 	}
 	ref, allow := reductionReference(b, c.ddt, mode)
 	chk := compareOutput(b.outs[0], b.outLT.Dims, b.outLT.Strides, ref, allow)
@@ -525,6 +570,9 @@ func (r *runner) bitwise(b *built, c redCase, exec func(int) error) *result {
 	for i := 0; i < 2; i++ {
 		if err := exec(i); err != nil {
 			return &result{state: stateOf(err), reason: reasonOf(err)}
+		}
+		if fail := b.gatherOutput(i); fail != nil {
+			return fail
 		}
 	}
 	bad := int64(0)
@@ -632,4 +680,16 @@ func unimplementedKnobs(knobs map[string]string) string {
 		return ""
 	}
 	return "gdnn does not implement " + strings.Join(not, " ")
+}
+
+// gatherOutput copies a blocked output into the plain copy the harness
+// checks, and fails the problem when its padding is not zero.
+func (b *built) gatherOutput(i int) *result {
+	if b.outBlk == nil {
+		return nil
+	}
+	if bad := b.outBlk.gather(i, b.outs[i], b.outLT.Strides); bad > 0 {
+		return &result{state: "FAILED", reason: fmt.Sprintf("dst padding: %d positions of %s are not zero", bad, b.outBlk.lt.Tag)}
+	}
+	return nil
 }

@@ -45,13 +45,18 @@ func TestResolveTag(t *testing.T) {
 		"aBcde16b": 5, "nChw16c": 4, "NCdhw16n16c": 5}
 	for tag, want := range blocked {
 		// Blocked tags are checked at the rank their letters name before
-		// a problem's rank is known (inner blocks do not count).
+		// a problem's rank is known (inner blocks do not count); they
+		// resolve, and plainOnly refuses them where only plain ones go.
 		rank := tagProbeRank(tag)
 		if rank != want {
 			t.Errorf("tagProbeRank(%q) = %d, want %d", tag, rank, want)
 		}
-		if _, err := ResolveTag(tag, rank); !errors.Is(err, graph.Unimplemented) {
-			t.Errorf("ResolveTag(%q, %d) = %v, want unimplemented", tag, rank, err)
+		l, err := ResolveTag(tag, rank)
+		if err != nil || !l.Blocked() {
+			t.Errorf("ResolveTag(%q, %d) = %+v, %v, want a blocked layout", tag, rank, l, err)
+		}
+		if err := plainOnly(l, "test"); !errors.Is(err, graph.Unimplemented) {
+			t.Errorf("plainOnly(%q) = %v, want unimplemented", tag, err)
 		}
 	}
 	for _, tag := range []string{"", "undef", "abq", "aab", "abcd", "ab16", "aB16c", "axxb", "a0b", "ab!"} {

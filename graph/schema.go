@@ -196,6 +196,10 @@ func checkTensor(op *Op, t LogicalTensor, _ int) error {
 			}
 		}
 	case LayoutAny, LayoutUndef:
+	case LayoutBlocked:
+		if t.Tag == "" {
+			return Errorf(InvalidArguments, "%s: tensor %d has layout blocked but no format tag", op, t.ID)
+		}
 	default:
 		return Errorf(InvalidArguments, "%s: tensor %d has layout %s", op, t.ID, t.Layout)
 	}

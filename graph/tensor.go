@@ -20,10 +20,19 @@ type Layout int
 // Layouts, as in oneDNN Graph. LayoutAny lets compile choose: gdnn picks
 // a dense row-major layout for an output, and reads an input of layout
 // any (or strided without strides) as dense row-major.
+//
+// LayoutBlocked is gdnn's spelling of what oneDNN Graph calls an opaque
+// layout: a oneDNN memory format tag with inner blocks ("aBx16b",
+// "ABcd32a16b", "nChw16c"), named in the tensor's Tag (see
+// NewLogicalTensorBlocked). oneDNN Graph hides such layouts behind an id
+// that only its own compiled partitions understand; gdnn names the tag
+// instead, so that a framework holding data from oneDNN's convolutions
+// (or any other producer of these layouts) can say what it has.
 const (
 	LayoutUndef Layout = iota
 	LayoutStrided
 	LayoutAny
+	LayoutBlocked
 )
 
 // String returns oneDNN's name of the layout ("strided", "any", "undef").
@@ -35,6 +44,8 @@ func (l Layout) String() string {
 		return "any"
 	case LayoutUndef:
 		return "undef"
+	case LayoutBlocked:
+		return "blocked"
 	}
 	return fmt.Sprintf("Layout(%d)", int(l))
 }
@@ -67,7 +78,8 @@ func (p Property) String() string {
 // layout and property. Dims entries may be UnknownDim; a nil Dims means the
 // rank itself is unknown (an output to be inferred), while a rank-0
 // (scalar) tensor has an empty, non-nil Dims. Strides are in elements and
-// are meaningful only with LayoutStrided.
+// are meaningful only with LayoutStrided; Tag, a oneDNN format tag, only
+// with LayoutBlocked.
 type LogicalTensor struct {
 	ID       uint64
 	DataType dtypes.DataType
@@ -75,6 +87,7 @@ type LogicalTensor struct {
 	Layout   Layout
 	Strides  []int64
 	Property Property
+	Tag      string
 }
 
 // NewLogicalTensor returns a strided tensor with dense row-major strides
@@ -88,6 +101,18 @@ func NewLogicalTensor(id uint64, dt dtypes.DataType, dims []int64) LogicalTensor
 // (in elements), e.g. an NHWC view of NCHW dims.
 func NewLogicalTensorStrided(id uint64, dt dtypes.DataType, dims, strides []int64) LogicalTensor {
 	return LogicalTensor{ID: id, DataType: dt, Dims: cloneDims(dims), Layout: LayoutStrided, Strides: slices.Clone(strides), Property: PropertyVariable}
+}
+
+// NewLogicalTensorBlocked returns a tensor in the blocked layout of a
+// oneDNN format tag: "aBx16b" (channels in blocks of 16, oneDNN's
+// nChw16c for rank 4), "ABcd32a16b", ... (package layout has the
+// grammar). Dims are the logical dims; a blocked dim that is not a whole
+// number of blocks is padded in memory up to one, and the buffer must
+// hold the padding too: partition.MemSize gives its size in bytes. The
+// tag is checked against the dims when a partition is compiled (or
+// MemSize is asked).
+func NewLogicalTensorBlocked(id uint64, dt dtypes.DataType, dims []int64, tag string) LogicalTensor {
+	return LogicalTensor{ID: id, DataType: dt, Dims: cloneDims(dims), Layout: LayoutBlocked, Tag: tag, Property: PropertyVariable}
 }
 
 // NewLogicalTensorAny returns a tensor whose layout compile chooses; use it
@@ -202,6 +227,9 @@ func (t LogicalTensor) String() string {
 	if t.Layout == LayoutStrided {
 		b.WriteString(":" + DimsString(t.Strides))
 	}
+	if t.Layout == LayoutBlocked {
+		b.WriteString(":" + t.Tag)
+	}
 	if t.Property == PropertyConstant {
 		b.WriteString(" constant")
 	}
@@ -236,5 +264,5 @@ func DimsString(d []int64) string {
 func sameContents(a, b LogicalTensor) bool {
 	return a.ID == b.ID && a.DataType == b.DataType && slices.Equal(a.Dims, b.Dims) &&
 		(a.Dims == nil) == (b.Dims == nil) && a.Layout == b.Layout &&
-		(a.Layout != LayoutStrided || slices.Equal(a.Strides, b.Strides)) && a.Property == b.Property
+		(a.Layout != LayoutStrided || slices.Equal(a.Strides, b.Strides)) && a.Property == b.Property && a.Tag == b.Tag
 }

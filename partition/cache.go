@@ -183,6 +183,9 @@ func writeTensorKey(b *strings.Builder, t graph.LogicalTensor) {
 	if t.Layout == graph.LayoutStrided {
 		writeIntsKey(b, t.Strides)
 	}
+	if t.Layout == graph.LayoutBlocked {
+		b.WriteString(strconv.Quote(t.Tag))
+	}
 	b.WriteString(" " + t.Property.String() + ")")
 }
 

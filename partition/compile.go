@@ -126,8 +126,12 @@ func axesString(axes []int64) string {
 	return strings.Join(parts, "x")
 }
 
-// tensorDesc is "<dt>:<dims>:<strides>", e.g. "f32:2x3:3x1".
+// tensorDesc is "<dt>:<dims>:<strides>", e.g. "f32:2x3:3x1", or
+// "<dt>:<dims>:<tag>" for a blocked tensor ("f32:2x20x3:aBx16b").
 func tensorDesc(t graph.LogicalTensor) string {
+	if t.Layout == graph.LayoutBlocked {
+		return t.DataType.String() + ":" + graph.DimsString(t.Dims) + ":" + t.Tag
+	}
 	return t.DataType.String() + ":" + graph.DimsString(t.Dims) + ":" + graph.DimsString(t.Strides)
 }
 
@@ -436,8 +440,14 @@ func readStrides(t *graph.LogicalTensor) (strides []int64, given bool, err error
 }
 
 // settleLayout gives layout-any (or stride-less) tensors dense row-major
-// strides (see readStrides) and checks explicit ones.
+// strides (see readStrides) and checks explicit ones. A blocked tensor
+// keeps its layout; its tag is checked against its dims.
 func settleLayout(t *graph.LogicalTensor) error {
+	if t.Layout == graph.LayoutBlocked {
+		t.Strides = nil
+		_, err := spanBytes(*t)
+		return err
+	}
 	strides, _, err := readStrides(t)
 	if err != nil {
 		return err
@@ -468,17 +478,20 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 	outRank := len(out.Dims)
 	want := graph.ReduceDims(src.Dims, reduce, r.keepDims)
 	if len(want) != outRank {
-		return nil, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+		return kernel{}, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
 			out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
 	}
 	for i := range want {
 		if want[i] != out.Dims[i] {
-			return nil, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+			return kernel{}, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
 				out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
 		}
 	}
-	if err := checkNoSelfOverlap(out); err != nil {
-		return nil, err
+	blockedIO := src.Layout == graph.LayoutBlocked || out.Layout == graph.LayoutBlocked
+	if !blockedIO {
+		if err := checkNoSelfOverlap(out); err != nil {
+			return kernel{}, err
+		}
 	}
 	rank := len(src.Dims)
 	// outDim[i] is the output dim that src dim i maps to, -1 if dropped.
@@ -498,7 +511,7 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 		Reduce: reduce, DstStrides: make([]int64, rank),
 	}
 	for i := range rank {
-		if !reduce[i] {
+		if !reduce[i] && !blockedIO {
 			p.DstStrides[i] = out.Strides[outDim[i]]
 		}
 	}
@@ -507,17 +520,24 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 		if po.Kind.IsBinary() {
 			operand := c.inputs[r.binPorts[bin]]
 			bin++
+			if operand.Layout == graph.LayoutBlocked {
+				return kernel{}, graph.Errorf(graph.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn takes blocked layouts for the src and the output only",
+					operand.ID, operand.Tag)
+			}
 			strides, err := operandStrides(operand, out, outDim, reduce)
 			if err != nil {
-				return nil, err
+				return kernel{}, err
 			}
 			po.BinStrides = strides
 		}
 		p.PostOps = append(p.PostOps, po)
 	}
+	if blockedIO {
+		return blockedKernel(p, src, out, outDim)
+	}
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
-		return nil, err
+		return kernel{}, err
 	}
 	return compileKernel(pl)
 }
@@ -633,7 +653,7 @@ func (c *CompiledPartition) Partition() *Partition { return c.p }
 // kernel is chosen at execute time; Impl then names the one the latest
 // Execute used (before any, the implementation a new kernel would get).
 func (c *CompiledPartition) Impl() string {
-	if c.kern != nil {
+	if c.kern.ok() {
 		return c.kern.Impl()
 	}
 	if s, ok := c.lastImpl.Load().(string); ok {

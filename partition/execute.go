@@ -47,7 +47,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	// With run-time axes, read them first: they decide the dims the
 	// output must have, and errors about the output say so.
 	var ax runTimeAxes
-	if c.kern == nil {
+	if !c.kern.ok() {
 		if ax, err = c.readAxes(ins[c.recipe.axesPort]); err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 		return err
 	}
 	k := c.kern
-	if k == nil {
+	if !k.ok() {
 		if k, err = c.axesKernel(ax, outLT); err != nil {
 			return err
 		}
@@ -158,6 +158,16 @@ func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) 
 		return graph.Errorf(graph.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
 			what, want.ID, graph.DimsString(lt.Dims), graph.DimsString(want.Dims))
 	}
+	if lt.Layout == graph.LayoutBlocked || want.Layout == graph.LayoutBlocked {
+		if lt.Layout != want.Layout || lt.Tag != want.Tag {
+			return graph.Errorf(graph.InvalidShape, "%s tensor %d has layout %s, compiled as %s", what, want.ID, layoutName(lt), layoutName(want))
+		}
+		if int64(len(t.buf)) < need {
+			return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, %s) needs %d bytes, its buffer has %d",
+				what, want.ID, graph.DimsString(want.Dims), layoutName(want), need, len(t.buf))
+		}
+		return nil
+	}
 	strides, given, err := readStrides(lt)
 	if err != nil {
 		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has layout %s", what, want.ID, lt.Layout)
@@ -237,7 +247,7 @@ func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) 
 	}
 	k, err := c.kernelFor(ax.reduce, out)
 	if err != nil {
-		return nil, err
+		return kernel{}, err
 	}
 	if c.outputs[0].KnownDims() {
 		c.mu.Lock()
@@ -258,4 +268,13 @@ func overlaps(a, b []byte) bool {
 	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
 	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
+}
+
+// layoutName names a tensor's layout in messages: the tag of a blocked
+// one ("blocked aBx16b"), else the layout's name.
+func layoutName(t *graph.LogicalTensor) string {
+	if t.Layout == graph.LayoutBlocked {
+		return "blocked " + t.Tag
+	}
+	return t.Layout.String()
 }

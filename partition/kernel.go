@@ -2,20 +2,45 @@ package partition
 
 import (
 	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/jit/blocked"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// kernel runs one canonical plan on raw buffers: the jit runtime's kernel,
-// which falls back to the interpreter by itself. A concrete type rather
-// than an interface, so that the operand list Execute builds may stay on
-// its stack.
-type kernel = *jit.Kernel
+// kernel runs one reduction on raw buffers: the jit runtime's kernel for
+// strided tensors (which falls back to the interpreter by itself), or a
+// blocked-layout kernel (package jit/blocked) when the src or the output
+// is blocked. Concrete types rather than an interface, so that the
+// operand list Execute builds may stay on its stack.
+type kernel struct {
+	j *jit.Kernel
+	b *blocked.Kernel
+}
+
+// ok reports whether k holds a compiled kernel.
+func (k kernel) ok() bool { return k.j != nil || k.b != nil }
+
+// Run runs the kernel (see jit.Kernel.Run).
+func (k kernel) Run(src, dst []byte, bins [][]byte) error {
+	if k.b != nil {
+		return k.b.Run(src, dst, bins)
+	}
+	return k.j.Run(src, dst, bins)
+}
+
+// Impl names the implementation that runs.
+func (k kernel) Impl() string {
+	if k.b != nil {
+		return k.b.Impl()
+	}
+	return k.j.Impl()
+}
 
 // compileKernel returns the kernel for a plan: JIT code for the effective
 // ISA from the jit runtime's cache, or the interpreter where the JIT does
 // not apply (the runtime decides and says why under GDNN_VERBOSE).
 func compileKernel(pl *plan.Plan) (kernel, error) {
-	return jit.Compile(pl)
+	k, err := jit.Compile(pl)
+	return kernel{j: k}, err
 }
 
 // defaultImpl names the implementation a new kernel would most likely get.

@@ -65,7 +65,7 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
 	}
 	t := Tensor{lt: lt.Clone(), buf: buf}
-	if lt.Concrete() {
+	if lt.Concrete() || (lt.Layout == graph.LayoutBlocked && lt.KnownDims()) {
 		need, err := spanBytes(lt)
 		if err != nil {
 			return Tensor{}, err
@@ -96,8 +96,9 @@ func bytesOf[T any](s []T) []byte {
 
 // MemSize returns the bytes a buffer for lt must hold, as oneDNN's
 // logical_tensor::get_mem_size does: the span its strides address (a
-// padded or permuted layout may need more than NumElements elements), 0
-// when it has no elements. lt must have known dims; a tensor without
+// padded, permuted or blocked layout may need more than NumElements
+// elements: a blocked dim is padded up to whole blocks), 0 when it has no
+// elements. lt must have known dims; a tensor without
 // strides (or of layout any) is taken as dense row-major, as Compile and
 // Execute take it. For a compiled partition's output, ask about the
 // tensor QueryLogicalTensor returns.
@@ -113,8 +114,20 @@ func MemSize(lt graph.LogicalTensor) (int64, error) {
 }
 
 // spanBytes returns the bytes a concrete tensor addresses: 0 when it has
-// no elements, else (1 + sum((dim-1)*stride)) elements, overflow-checked.
+// no elements, else (1 + sum((dim-1)*stride)) elements, overflow-checked;
+// for a blocked tensor, its layout's padded span.
 func spanBytes(lt graph.LogicalTensor) (int64, error) {
+	if lt.Layout == graph.LayoutBlocked {
+		d, err := blockedDesc(lt)
+		if err != nil {
+			return 0, err
+		}
+		size := int64(lt.DataType.Size())
+		if size == 0 {
+			return 0, graph.Errorf(graph.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
+		}
+		return d.Span() * size, nil
+	}
 	elems := int64(1)
 	for i, d := range lt.Dims {
 		if d == 0 {

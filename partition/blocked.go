@@ -1,0 +1,87 @@
+package partition
+
+import (
+	"errors"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/blocked"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/layout"
+)
+
+// Blocked layouts (graph.LayoutBlocked: a oneDNN format tag with inner
+// blocks) are taken for the reduction's src and for the partition's
+// output; binary post-op operands stay strided. Such a partition runs
+// through package jit/blocked, which turns the blocks into strided dims
+// of plain problems for the same kernels.
+
+// blockedDesc returns where a blocked tensor's elements live, checking
+// its tag against its dims.
+func blockedDesc(t graph.LogicalTensor) (layout.Desc, error) {
+	l, err := layout.Parse(t.Tag, len(t.Dims))
+	if err != nil {
+		return layout.Desc{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
+	}
+	if l.Any {
+		return layout.Desc{}, graph.Errorf(graph.InvalidArguments, "tensor %d: layout blocked with tag any; use graph.LayoutAny", t.ID)
+	}
+	d, err := l.Desc(t.Dims)
+	if err != nil {
+		return layout.Desc{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
+	}
+	return d, nil
+}
+
+// descOf describes a settled tensor's memory, blocked or strided.
+func descOf(t graph.LogicalTensor) (layout.Desc, error) {
+	if t.Layout == graph.LayoutBlocked {
+		return blockedDesc(t)
+	}
+	return layout.Strided(t.Dims, t.Strides), nil
+}
+
+// blockedKernel compiles p (logical dims, reduce flags, post-ops with
+// plain operand strides) for a src or output in a blocked layout. outDim
+// maps src dims to output dims (-1 where keep_dims dropped one).
+func blockedKernel(p *plan.Problem, src, out graph.LogicalTensor, outDim []int) (kernel, error) {
+	sd, err := descOf(src)
+	if err != nil {
+		return kernel{}, err
+	}
+	od, err := descOf(out)
+	if err != nil {
+		return kernel{}, err
+	}
+	rank := len(p.Dims)
+	dd := layout.Desc{Dims: make([]int64, rank), Block: make([]int64, rank), Outer: make([]int64, rank), Inner: make([]int64, rank)}
+	for i, j := range outDim {
+		if j < 0 {
+			dd.Dims[i], dd.Block[i] = 1, 1
+			continue
+		}
+		dd.Dims[i], dd.Block[i], dd.Outer[i], dd.Inner[i] = od.Dims[j], od.Block[j], od.Outer[j], od.Inner[j]
+	}
+	k, err := blocked.Compile(p, sd, dd)
+	if err != nil {
+		return kernel{}, err
+	}
+	return kernel{b: k}, nil
+}
+
+// statusOf and msgOf take an error of package layout apart, so that the
+// message can name the tensor and keep the status.
+func statusOf(err error) graph.Status {
+	var e *graph.Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return graph.InvalidArguments
+}
+
+func msgOf(err error) string {
+	var e *graph.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
+}
