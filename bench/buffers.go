@@ -8,11 +8,14 @@ import (
 )
 
 // buffer is the memory of one tensor in its data type: f32 in f32,
-// bf16/f16 as their bit patterns in u16.
+// bf16/f16 as their bit patterns in u16, s8, u8 and s32 as themselves.
 type buffer struct {
 	dt  dtypes.DataType
 	f32 []float32
 	u16 []uint16
+	s8  []int8
+	u8  []uint8
+	s32 []int32
 }
 
 // spanOf returns how many elements a tensor with dims and strides spans
@@ -58,6 +61,22 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 		for i := range b.u16 {
 			b.u16[i] = nan
 		}
+	// Integers have no NaN: an unlikely value stands for "never written".
+	case dtypes.S8:
+		b.s8 = largePageSlice[int8](n)
+		for i := range b.s8 {
+			b.s8[i] = -77
+		}
+	case dtypes.U8:
+		b.u8 = largePageSlice[uint8](n)
+		for i := range b.u8 {
+			b.u8[i] = 0xa5
+		}
+	case dtypes.S32:
+		b.s32 = largePageSlice[int32](n)
+		for i := range b.s32 {
+			b.s32[i] = -0x21524111
+		}
 	default:
 		return b, graph.Errorf(graph.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
 	}
@@ -66,13 +85,21 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 
 // data returns the slice the partition API takes.
 func (b buffer) data() any {
-	if b.dt == dtypes.F32 {
+	switch b.dt {
+	case dtypes.F32:
 		return b.f32
+	case dtypes.S8:
+		return b.s8
+	case dtypes.U8:
+		return b.u8
+	case dtypes.S32:
+		return b.s32
 	}
 	return b.u16
 }
 
-// set stores v rounded to the buffer's type (nearest even).
+// set stores v rounded to the buffer's type (nearest even); the integer
+// types saturate (from v itself, so that every s32 is reachable).
 func (b buffer) set(i int64, v float64) {
 	switch b.dt {
 	case dtypes.F32:
@@ -81,7 +108,21 @@ func (b buffer) set(i int64, v float64) {
 		b.u16[i] = dtypes.F32ToBF16(float32(v))
 	case dtypes.F16:
 		b.u16[i] = dtypes.F32ToF16(float32(v))
+	case dtypes.S8:
+		b.s8[i] = int8(intRound(v, math.MinInt8, math.MaxInt8))
+	case dtypes.U8:
+		b.u8[i] = uint8(intRound(v, 0, math.MaxUint8))
+	case dtypes.S32:
+		b.s32[i] = int32(intRound(v, math.MinInt32, math.MaxInt32))
 	}
+}
+
+// intRound rounds v to nearest even and clamps it to [lo, hi]; NaN gives 0.
+func intRound(v, lo, hi float64) float64 {
+	if v != v {
+		return 0
+	}
+	return min(max(math.RoundToEven(v), lo), hi)
 }
 
 // get returns element i widened exactly to float64.
@@ -91,6 +132,12 @@ func (b buffer) get(i int64) float64 {
 		return float64(b.f32[i])
 	case dtypes.BF16:
 		return float64(math.Float32frombits(uint32(b.u16[i]) << 16))
+	case dtypes.S8:
+		return float64(b.s8[i])
+	case dtypes.U8:
+		return float64(b.u8[i])
+	case dtypes.S32:
+		return float64(b.s32[i])
 	default:
 		return float64(dtypes.F16ToF32(b.u16[i]))
 	}
@@ -98,19 +145,34 @@ func (b buffer) get(i int64) float64 {
 
 // bits returns the raw bits of element i (for bitwise comparisons).
 func (b buffer) bits(i int64) uint32 {
-	if b.dt == dtypes.F32 {
+	switch b.dt {
+	case dtypes.F32:
 		return math.Float32bits(b.f32[i])
+	case dtypes.S8:
+		return uint32(uint8(b.s8[i]))
+	case dtypes.U8:
+		return uint32(b.u8[i])
+	case dtypes.S32:
+		return uint32(b.s32[i])
 	}
 	return uint32(b.u16[i])
 }
 
-// roundTo rounds v to dt as a store would.
+// roundTo rounds v to dt as a store of gdnn's f32 result would: through
+// f32, then to nearest even, saturating for the integer types (NaN, which
+// has no integer, is 0), as oneDNN quantizes.
 func roundTo(dt dtypes.DataType, v float64) float64 {
 	switch dt {
 	case dtypes.BF16:
 		return float64(math.Float32frombits(uint32(dtypes.F32ToBF16(float32(v))) << 16))
 	case dtypes.F16:
 		return float64(dtypes.F16ToF32(dtypes.F32ToF16(float32(v))))
+	case dtypes.S8:
+		return float64(dtypes.F32ToS8(float32(v)))
+	case dtypes.U8:
+		return float64(dtypes.F32ToU8(float32(v)))
+	case dtypes.S32:
+		return float64(dtypes.F32ToS32(float32(v)))
 	}
 	return float64(float32(v))
 }

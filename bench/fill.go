@@ -78,11 +78,16 @@ type srcFill struct {
 	kind    kind
 	posOnly bool
 	narrow  bool
+	dst     dtypes.DataType // the dst type (the integer fill sizes sums by it)
 }
 
 // fillSrc writes src data in the layout given by strides.
 func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, f srcFill, seed uint64) {
 	rview, _, n := reductionViews(dims, reduced)
+	if b.dt.IsInt8() {
+		fillInt8(b, dims, strides, rview, n, mode, f, seed)
+		return
+	}
 	switch f.kind.combine {
 	case combineMul:
 		fillProduct(b, dims, strides, rview, n, mode, f, seed)
@@ -196,5 +201,99 @@ func fillOperand(b buffer, dims, strides []int64, seed uint64) {
 	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
 		k := 1 + int64(unit(seed, pos)*16)
 		b.set(offs[0], float64(k)/4)
+	})
+}
+
+// The 8-bit integer fill. Every value is an integer, so the reference is
+// exact when every partial result is an integer below 2^24 in magnitude
+// (exact in f32 too, whatever the order): the fill keeps each output's sum
+// of magnitudes, and each product, below that. The two modes differ in
+// what they stress:
+//   - fillExact, dense: sums and means over every element with values from
+//     the whole type (saturating 8-bit sums, means landing on .5), products
+//     of up to 10 factors (saturating), max of negatives and min of
+//     positives (as fillExtremes, for kernels that pad lanes with zeros);
+//   - fillRandom, as benchdnn's reduction fill for integers: at most 10
+//     non-neutral elements per output, sized so that a sum mostly fits an
+//     8-bit dst, products of up to 4 small factors, max and min over the
+//     whole type's range.
+
+// int8Range returns the values of an 8-bit type, non-negative when posOnly.
+func int8Range(dt dtypes.DataType, posOnly bool) (lo, hi int64) {
+	if dt == dtypes.U8 || posOnly {
+		if dt == dtypes.U8 {
+			return 0, 255
+		}
+		return 0, 127
+	}
+	return -128, 127
+}
+
+// fillInt8 writes 8-bit integer src data (see above).
+func fillInt8(b buffer, dims, strides, rview []int64, n int64, mode fillMode, f srcFill, seed uint64) {
+	lo, hi := int8Range(b.dt, f.posOnly)
+	uniform := func(pos int64, lo, hi int64) float64 {
+		return float64(lo + int64(unit(seed, pos)*float64(hi-lo+1)))
+	}
+	switch f.kind.combine {
+	case combineMax, combineMin:
+		if mode == fillExact {
+			switch {
+			case f.kind.combine == combineMax && lo < 0:
+				hi = -1
+			case f.kind.combine == combineMin:
+				lo = 1
+			}
+		}
+		forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+			b.set(offs[0], uniform(pos, lo, hi))
+		})
+		return
+	case combineMul:
+		k, factors := int64(10), []float64{2, 3, -2, -3}
+		if mode == fillRandom {
+			k, factors = 4, []float64{2, 3, -1, -2, -3}
+		}
+		if lo >= 0 {
+			factors = []float64{2, 3}
+		}
+		m := max((n+k-1)/k, 1)
+		shift := int64(splitmix64(seed) % uint64(m))
+		forEachIndex(dims, [][]int64{strides, rview}, func(pos int64, offs []int64) {
+			v := 1.0
+			if (offs[1]+shift)%m == 0 {
+				v = factors[int(unit(seed, pos)*float64(len(factors)))]
+			}
+			b.set(offs[0], v)
+		})
+		return
+	}
+	// Sums: how many elements per output are non-zero (every m-th one of
+	// the reduction), and their range.
+	mag := max(-lo, hi)
+	k := min(n, exactLimit/mag)
+	if mode == fillRandom {
+		k = min(n, 10)
+		if f.kind.pre == "" && !f.kind.mean && f.dst.IsInt8() {
+			// Ten values whose sum mostly fits the 8-bit dst.
+			dlo, dhi := int8Range(f.dst, false)
+			lo, hi = max(lo, dlo/10), min(hi, dhi/10)
+		}
+	}
+	if f.kind.pre == "square" {
+		// Squares of 8-bit integers: keep their sum exact too.
+		k = min(k, exactLimit/(mag*mag))
+	}
+	if k < 1 {
+		k = 1
+	}
+	m := max((n+k-1)/k, 1)
+	shift := int64(splitmix64(seed) % uint64(m))
+	forEachIndex(dims, [][]int64{strides, rview}, func(pos int64, offs []int64) {
+		v := 0.0
+		if (offs[1]+shift)%m == 0 {
+			v = uniform(pos, lo, hi)
+		}
+		b.set(offs[0], v)
 	})
 }

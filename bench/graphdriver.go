@@ -746,6 +746,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			meanDims, b.outLT.Dims)}
 	}
 	b.fill.narrow = b.fill.narrow || b.outLT.DataType == dtypes.F16
+	b.fill.dst = b.outLT.DataType
 	if root {
 		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
 	}

@@ -94,7 +94,9 @@ Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4
 (each dst dim equals the src dim or is 1 where the dim is reduced; a problem
 where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
   --sdt=DT, --ddt=DT      src/dst data types (default f32). gdnn computes f32, bf16, f16
-                          (dst = src type or f32); s8, u8, s32 are UNIMPLEMENTED.
+                          (dst = src type or f32), and s8, u8 into s8, u8, s32, f32,
+                          bf16, f16; other pairs (s32 src, a float src into an integer
+                          dst) are UNIMPLEMENTED, the Lp norms of integers SKIPPED.
   --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any
                           (default dst: gdnn chooses), permutations such as acdb or bac,
                           and named tags (nchw, nhwc, ...). Blocked tags (aBx16b,
@@ -177,6 +179,17 @@ accumulation; one more rounding per square), gamma(K+1)*|prod| for a
 product of K factors, none for max and min, plus one rounding for the
 division of the mean, propagated through the post-ops, plus the dst
 rounding and the threshold above.
+8-bit integer src (s8, u8): every value is an integer, and both fills keep
+each output's sum of magnitudes (and each product) below 2^24, so both are
+checked as exact: the exact fill is dense (values from the whole type: 8-bit
+sums saturate, means land on .5; products of up to 10 factors 2, 3 (and -2,
+-3 for s8); max of negatives, min of positives), the random fill has at
+most 10 non-neutral elements per output, sized so that a sum mostly fits an
+8-bit dst (products of up to 4 factors, max and min uniform over the type).
+The reference is computed in float64 modelling gdnn's f32 steps, then
+rounded to nearest even and saturated into an integer dst, which must match
+exactly (one unit off fails); after approximated post-ops, any integer the
+allowed f32 interval rounds to passes.
 
 Performance (P): one warm-up execute, then timed executes until
 --max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;

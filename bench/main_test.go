@@ -92,7 +92,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--alg=sum,mean", "--stag=aBx16b,abx", "4x16x2:4x1x2"}, 0, "tests:4 passed:4 skipped:0 mistrusted:0 unimplemented:0"},
 		{[]string{"--reduction", "--stag=aBx16b", "16:1"}, 1, "invalid_arguments:1"},
 		// Honest UNIMPLEMENTED and SKIPPED results do not fail the run.
-		{[]string{"--reduction", "--sdt=s8", "2x3:2x1"}, 0, "unimplemented:1"},
+		{[]string{"--reduction", "--sdt=s32", "2x3:2x1"}, 0, "unimplemented:1"},
 		{[]string{"--reduction", "--skip-impl=jit,interp", "2x3:2x1"}, 0, "skipped:1"},
 		// --match drops what it does not match: not run, not counted.
 		{[]string{"--summary=no-impl", "--reduction", "--match=5x", "2x3:2x1", "5x3:5x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 5x3:5x1\ntests:1 passed:1 skipped:0"},

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -150,9 +151,9 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if res.state != "" {
 		return res
 	}
-	if ap.kind.norm && !c.sdt.IsFloat() {
-		// As benchdnn: the norms make no sense for integer data.
-		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s of %s data", c.alg, c.sdt)}
+	if ap.kind.norm && (!c.sdt.IsFloat() || !c.ddt.IsFloat()) {
+		// As benchdnn: the norms make no sense for integer data, src or dst.
+		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s with data types %s:%s", c.alg, c.sdt, c.ddt)}
 	}
 	if why := unimplementedKnobs(r.red.knobs); why != "" {
 		return result{state: "UNIMPLEMENTED", reason: why}
@@ -212,11 +213,11 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 // stops there.
 func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	b := &built{reduced: c.prb.Reduced()}
-	b.fill = srcFill{kind: ap.kind, narrow: c.sdt == dtypes.F16 || c.ddt == dtypes.F16}
+	b.fill = srcFill{kind: ap.kind, narrow: c.sdt == dtypes.F16 || c.ddt == dtypes.F16, dst: c.ddt}
 	rank := len(c.prb.Src)
 	fail := func(err error) (*built, result) { return nil, result{state: stateOf(err), reason: reasonOf(err)} }
-	if !c.sdt.IsFloat() || !c.ddt.IsFloat() {
-		return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("data types %s:%s; gdnn's reductions take f32, bf16 and f16", c.sdt, c.ddt)}
+	if why := unimplementedTypes(c.sdt, c.ddt, ap); why != "" {
+		return nil, result{state: "UNIMPLEMENTED", reason: why}
 	}
 	stag := c.stag
 	if stag == "any" {
@@ -295,7 +296,14 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		nextT++
 		nextOp++
 	}
-	cur := graph.NewLogicalTensorAny(nextT, c.ddt, c.prb.Dst)
+	// The chain's tensors have the dst type, except that a chain ending in
+	// an integer dst computes in f32 and only its last op stores to the
+	// integer type (gdnn's graph keeps integers at the end of a chain).
+	midDT := c.ddt
+	if c.ddt.IsInt() {
+		midDT = dtypes.F32
+	}
+	cur := graph.NewLogicalTensorAny(nextT, midDT, c.prb.Dst)
 	if len(chain) == 0 {
 		cur = finalLT(nextT)
 	}
@@ -307,7 +315,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		return fail(err)
 	}
 	for i, a := range chain {
-		out := graph.NewLogicalTensorAny(nextT, c.ddt, c.prb.Dst)
+		out := graph.NewLogicalTensorAny(nextT, midDT, c.prb.Dst)
 		if i == len(chain)-1 {
 			out = finalLT(nextT)
 		}
@@ -398,6 +406,24 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		return fail(err)
 	}
 	return b, result{}
+}
+
+// unimplementedTypes says why gdnn does not run a pair of data types for
+// ap, or "": gdnn reduces f32, bf16 and f16 src into the src type or f32,
+// and s8 and u8 src into s8, u8, s32, f32, bf16 or f16, without a pre-op
+// (benchdnn's amax of integers would need Abs of s8 data).
+func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
+	switch {
+	case sdt.IsInt8() && ap.pre != 0:
+		return fmt.Sprintf("--alg=%s of %s data: gdnn's %s pre-op takes f32, bf16 and f16", ap.kind.name, sdt, ap.pre)
+	case sdt.IsInt8() && (ddt.IsFloat() || ddt.IsInt()):
+		return ""
+	case sdt.IsFloat() && ddt.IsInt():
+		return fmt.Sprintf("data types %s:%s; gdnn stores integer results of s8 and u8 data only", sdt, ddt)
+	case !sdt.IsFloat() || !ddt.IsFloat():
+		return fmt.Sprintf("data types %s:%s; gdnn's reductions read f32, bf16, f16, s8 and u8", sdt, ddt)
+	}
+	return ""
 }
 
 // broadcastView returns an operand's strides with 0 where it broadcasts.
@@ -514,6 +540,9 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 // checkOnce fills with mode, executes, and compares with the reference.
 func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec func(int) error) *result {
 	fillInputs(b, c.sdt, mode, seed)
+	if r.srcOverride != nil {
+		r.srcOverride(b.src, b.srcLT.Dims, b.srcLT.Strides)
+	}
 	if err := exec(0); err != nil {
 		return &result{state: stateOf(err), reason: reasonOf(err)}
 	}
@@ -545,9 +574,12 @@ func fillName(m fillMode) string {
 func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
 	k := b.fill.kind
 	acc, mag, n := refReduce(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, k)
-	ref, errs := reduceValues(k, acc, mag, n, mode == fillExact)
+	// Integer data are exact wherever the fill kept every partial result
+	// an integer below 2^24 (fillInt8), whatever the fill mode.
+	exact := mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
+	ref, errs := reduceValues(k, acc, mag, n, exact)
 	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
-	chainOutput(ref, dstDims, b.chain, mode == fillExact, errs)
+	chainOutput(ref, dstDims, b.chain, exact, errs)
 	trh, floor := threshold(ddt, b.chain)
 	if k.norm {
 		trh = max(trh, 5*epsilon(ddt))
@@ -555,12 +587,52 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 	allow := make([]float64, len(ref))
 	for i, v := range ref {
 		allow[i] = trh * max(abs(v), floor)
+		if ddt.IsInt() && exact && trh == epsilon(ddt) {
+			// The reference models gdnn's f32 pipeline exactly: no slack.
+			allow[i] = 0
+		}
 		if errs != nil {
 			// Half a dst rounding step, which is absolute for subnormals.
 			allow[i] += errs[i] + epsilon(ddt)/2*max(abs(v), minNormal(ddt))
 		}
+		if ddt.IsInt() {
+			ref[i], allow[i] = quantizeRef(ddt, v, allow[i])
+		}
 	}
 	return ref, allow
+}
+
+// exactInts reports whether refReduce's results over integer data are
+// exact in gdnn's f32 pipeline: every output's sum of magnitudes (sums)
+// or product (products) below 2^24; max and min always are.
+func exactInts(k kind, acc, mag []float64) bool {
+	for i := range acc {
+		switch k.combine {
+		case combineSum:
+			if mag[i] > exactLimit {
+				return false
+			}
+		case combineMul:
+			if abs(acc[i]) > exactLimit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// quantizeRef turns the f32 reference value v of an integer dst, allowed
+// to be off by a (in f32 terms), into what the dst must hold: v rounded to
+// nearest even and saturated, allowed to be any integer the interval
+// [v-a, v+a] rounds to. With a = 0 the result is exact: one unit off
+// fails, as in benchdnn, whose integer results compare exactly.
+func quantizeRef(ddt dtypes.DataType, v, a float64) (q, allow float64) {
+	q = roundTo(ddt, v)
+	if a == 0 || math.IsNaN(v) {
+		return q, 0
+	}
+	lo, hi := roundTo(ddt, v-a), roundTo(ddt, v+a)
+	return q, max(q-lo, hi-q)
 }
 
 // bitwise runs the problem twice on the same random data and requires

@@ -47,6 +47,10 @@ type runner struct {
 	timed    int                 // problems timed (P mode)
 	// plotProbes are the probes plotPts were compared with.
 	plotProbes []*bwProbe
+	// srcOverride, when set (by tests), replaces the src data of every
+	// correctness check after the fill, so that chosen values (every 8-bit
+	// value, ties, sums past the s32 range) go through the whole driver.
+	srcOverride func(src buffer, dims, strides []int64)
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -80,7 +84,15 @@ func MainBatch(text, name string, args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []Arg, stdout, stderr io.Writer) (status int) {
+	return runWith(args, stdout, stderr, nil)
+}
+
+// runWith is run with setup applied to the runner first (tests).
+func runWith(args []Arg, stdout, stderr io.Writer, setup func(*runner)) (status int) {
 	r := newRunner(stdout, stderr)
+	if setup != nil {
+		setup(r)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "gdnnbench: internal error: %v\n", p)

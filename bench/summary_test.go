@@ -40,7 +40,7 @@ func TestParseSummary(t *testing.T) {
 // implementation table, the UNIMPLEMENTED reasons grouped, and the failed
 // cases (ten, then a count) come before the tests line.
 func TestSummaryOutput(t *testing.T) {
-	args := []string{"--reduction", "--sdt=f32,s8", "--ddt=f32", "2x3:2x1", "4x3:4x1"}
+	args := []string{"--reduction", "--sdt=f32,s32", "--ddt=f32", "2x3:2x1", "4x3:4x1"}
 	for i := 0; i < 11; i++ {
 		args = append(args, "4x4:3x1") // INVALID_ARGUMENTS, counted as failures
 	}
@@ -52,7 +52,7 @@ func TestSummaryOutput(t *testing.T) {
 	unimplHead := "= Unimplemented reasons (--summary=no-unimplemented to disable) ="
 	failHead := "= Failed cases summary (--summary=no-failures to disable) ="
 	for _, want := range []string{implHead, " : 2 (100%) ", unimplHead,
-		"     2 x data types s8:f32; gdnn's reductions take f32, bf16 and f16 (first: problem 1)\n", failHead,
+		"     2 x data types s32:f32; gdnn's reductions read f32, bf16, f16, s8 and u8 (first: problem 1)\n", failHead,
 		"\n4:INVALID_ARGUMENTS (dst dim 0 is 3; it must equal src dim 0 (4) or be 1) __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 4x4:3x1\n",
 		"\n(... 12 more cases ...)\n============================\ntests:26 "} {
 		if !strings.Contains(out, want) {

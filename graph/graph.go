@@ -6,8 +6,12 @@
 // Every op kind of oneDNN Graph's reduction fusion patterns can be
 // described: the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
 // ReduceProd, ReduceL1, ReduceL2: axes and keep_dims attributes or an s32
-// axes input; src f32, bf16 or f16, dst the src type or f32), the unary
-// eltwise and binary ops fused before and after them, and other kinds
+// axes input; src f32, bf16 or f16 with dst the src type or f32, or, as a
+// gdnn extension mirroring oneDNN's reduction primitive, src s8 or u8 with
+// dst s8, u8, s32, f32, bf16 or f16), the unary eltwise and binary ops
+// fused before and after them (computing in f32; the last of a chain may
+// store to s8, u8 or s32, rounding to nearest even and saturating), and
+// other kinds
 // (MatMul, SoftMax, ...) that package partition hands back as
 // unsupported. Graphs load from and save to oneDNN's JSON dumps.
 //

@@ -200,7 +200,15 @@ func TestDataTypeRules(t *testing.T) {
 		{dtypes.F32, dtypes.F32, true}, {dtypes.BF16, dtypes.BF16, true}, {dtypes.BF16, dtypes.F32, true},
 		{dtypes.F16, dtypes.F16, true}, {dtypes.F16, dtypes.F32, true},
 		{dtypes.F32, dtypes.BF16, false}, {dtypes.BF16, dtypes.F16, false}, {dtypes.S32, dtypes.S32, false},
-		{dtypes.S8, dtypes.F32, false}, {dtypes.Undef, dtypes.F32, false},
+		{dtypes.Undef, dtypes.F32, false},
+		// 8-bit integer src (a gdnn extension, as oneDNN's reduction
+		// primitive): any reduction dst type.
+		{dtypes.S8, dtypes.F32, true}, {dtypes.S8, dtypes.S8, true}, {dtypes.S8, dtypes.U8, true},
+		{dtypes.S8, dtypes.S32, true}, {dtypes.U8, dtypes.BF16, true}, {dtypes.U8, dtypes.F16, true},
+		{dtypes.U8, dtypes.U8, true}, {dtypes.U8, dtypes.S32, true},
+		{dtypes.U8, dtypes.S64, false}, {dtypes.S8, dtypes.Boolean, false}, {dtypes.S8, dtypes.F64, false},
+		{dtypes.S32, dtypes.F32, false}, {dtypes.S64, dtypes.S32, false}, {dtypes.F32, dtypes.S8, false},
+		{dtypes.BF16, dtypes.S32, false},
 	}
 	for _, c := range cases {
 		op := NewOp(7, ReduceMean, "").AddInput(NewLogicalTensor(0, c.src, []int64{4})).
@@ -217,6 +225,12 @@ func TestDataTypeRules(t *testing.T) {
 		}
 		if c.src == dtypes.BF16 && c.dst == dtypes.F16 && !strings.HasSuffix(err.Error(), "with src bf16 it must be bf16 or f32") {
 			t.Errorf("bf16->f16: %v", err)
+		}
+		if c.src == dtypes.U8 && c.dst == dtypes.S64 && !strings.HasSuffix(err.Error(), "dst tensor 1 is s64; with src u8 it must be s8, u8, s32, f32, bf16 or f16") {
+			t.Errorf("u8->s64: %v", err)
+		}
+		if c.src == dtypes.S32 && !strings.HasSuffix(err.Error(), "src tensor 0 is s32, want f32, bf16, f16, s8 or u8") {
+			t.Errorf("s32 src: %v", err)
 		}
 	}
 }
@@ -467,5 +481,44 @@ func TestDimsStringAndAttrString(t *testing.T) {
 		if got := a.String(); got != c.want {
 			t.Errorf("Attr(%v).String() = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestIntOutputOfPostOps: an eltwise or binary op may store its f32 result
+// to an s8, u8 or s32 tensor (the end of a fused chain after a reduction of
+// 8-bit data); integer inputs, other float inputs and other op kinds are
+// refused, naming the tensor.
+func TestIntOutputOfPostOps(t *testing.T) {
+	f32 := NewLogicalTensor(0, dtypes.F32, []int64{4})
+	b := NewLogicalTensor(2, dtypes.F32, []int64{4})
+	cases := []struct {
+		name string
+		op   *Op
+		want string // "" accepted, else a substring of the error
+	}{
+		{"relu f32->s8", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), ""},
+		{"relu f32->u8", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.U8, []int64{4})), ""},
+		{"add f32->s32", NewOp(1, Add, "").AddInput(f32).AddInput(b).AddOutput(NewLogicalTensor(1, dtypes.S32, []int64{4})), ""},
+		{"relu bf16->s8", NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, dtypes.BF16, []int64{4})).
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "output tensor 1 is s8, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+		{"relu s8->s8", NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, dtypes.S8, []int64{4})).
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 0 is s8, want f32, bf16 or f16"},
+		{"add s8 operand", NewOp(1, Add, "").AddInput(f32).AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 2 is s8"},
+		{"relu f32->s64", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S64, []int64{4})),
+			"output tensor 1 is s64, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+		{"softmax f32->s8", NewOp(1, SoftMax, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})),
+			"output tensor 1 is s8, want f32, bf16 or f16"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := New().AddOp(c.op)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("err = %v, want nil", err)
+			case c.want != "" && (!errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("err = %v, want invalid_data_type with %q", err, c.want)
+			}
+		})
 	}
 }

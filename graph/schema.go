@@ -211,6 +211,8 @@ const MaxRank = 12
 
 func isFloat(t dtypes.DataType) bool { return t.IsFloat() }
 
+// floatTypes: every input f32, bf16 or f16; every output too, except that
+// an eltwise or binary op's output may be s8, u8 or s32 (see intOutput).
 func floatTypes(op *Op) error {
 	for _, t := range op.Inputs {
 		if !isFloat(t.DataType) {
@@ -218,32 +220,57 @@ func floatTypes(op *Op) error {
 		}
 	}
 	for _, t := range op.Outputs {
-		if !isFloat(t.DataType) {
-			return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16 or f16", op, t.ID, t.DataType)
+		if isFloat(t.DataType) || intOutput(op, t) {
+			continue
 		}
+		want := "f32, bf16 or f16"
+		if op.Kind.IsEltwise() || op.Kind.IsBinary() {
+			want = "f32, bf16, f16, or s8, u8 or s32 from an f32 input"
+		}
+		return Errorf(InvalidDataType, "%s: output tensor %d is %s, want %s", op, t.ID, t.DataType, want)
 	}
 	return nil
+}
+
+// intOutput reports whether out is an integer output gdnn takes as an
+// extension of oneDNN Graph: an eltwise or binary op may store its f32
+// result to an s8, u8 or s32 tensor, rounded to nearest even and
+// saturated, as oneDNN's reduction primitive stores a post-op chain's
+// result to an integer dst. That is how a fused chain after a reduction of
+// 8-bit data ends in an integer tensor while its post-ops compute in f32.
+// No partition runs such an op on its own.
+func intOutput(op *Op, out LogicalTensor) bool {
+	return (op.Kind.IsEltwise() || op.Kind.IsBinary()) && out.DataType.IsInt() &&
+		op.Inputs[0].DataType == dtypes.F32
 }
 
 func sameFloatTypes(op *Op) error {
 	if err := floatTypes(op); err != nil {
 		return err
 	}
-	if in, out := op.Inputs[0], op.Outputs[0]; in.DataType != out.DataType {
+	if in, out := op.Inputs[0], op.Outputs[0]; in.DataType != out.DataType && !intOutput(op, out) {
 		return Errorf(InvalidDataType, "%s: output tensor %d is %s but input tensor %d is %s; %s keeps the data type",
 			op, out.ID, out.DataType, in.ID, in.DataType, op.Kind)
 	}
 	return nil
 }
 
-// reduceTypes: src f32/bf16/f16; dst the same as src, or f32; axes s32 or
+// reduceTypes: src f32/bf16/f16 with dst the same as src, or f32; or, as
+// a gdnn extension mirroring oneDNN's reduction primitive, src s8/u8 with
+// dst s8, u8, s32, f32, bf16 or f16 (computed in f32 or exactly, then
+// rounded to nearest even and saturated into an integer dst). Axes s32 or
 // s64 (oneDNN Graph takes s32; ONNX's axes input is int64).
 func reduceTypes(op *Op) error {
 	src, dst := op.Inputs[0], op.Outputs[0]
-	if !isFloat(src.DataType) {
-		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16 or f16", op, src.ID, src.DataType)
-	}
-	if dst.DataType != src.DataType && dst.DataType != dtypes.F32 {
+	switch {
+	case src.DataType.IsInt8():
+		if !dst.DataType.IsFloat() && !dst.DataType.IsInt() {
+			return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be s8, u8, s32, f32, bf16 or f16",
+				op, dst.ID, dst.DataType, src.DataType)
+		}
+	case !isFloat(src.DataType):
+		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, s8 or u8", op, src.ID, src.DataType)
+	case dst.DataType != src.DataType && dst.DataType != dtypes.F32:
 		want := src.DataType.String() + " or f32"
 		if src.DataType == dtypes.F32 {
 			want = "f32"

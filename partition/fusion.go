@@ -17,7 +17,7 @@ const maxPostOps = 32
 // as its first input (or as either input of a commutative binary op), is
 // an eltwise op of the reduction fusion list or a binary op whose other
 // operand broadcasts onto the chain's output without changing its shape,
-// and keeps the data type rule of the fused kernel (dst is src's type or f32).
+// and keeps the data type rule of the fused kernel (chainType).
 // A binary op's other operand must be ready before the chain starts (a
 // graph input, or the output of an op in an earlier partition, in taken):
 // otherwise the fused partition could not keep its place in topological
@@ -43,10 +43,13 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 		switch dt := next.Outputs[0].DataType; {
 		case len(chain) > maxPostOps:
 			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
-		case dt != srcDT && dt != dtypes.F32:
+		case !chainType(srcDT, dt):
 			want := srcDT.String() + " or f32"
-			if srcDT == dtypes.F32 {
+			switch {
+			case srcDT == dtypes.F32:
 				want = "f32"
+			case srcDT.IsInt8():
+				want = "s8, u8, s32, f32, bf16 or f16"
 			}
 			why = fmt.Sprintf("its output is %s; with src %s a fused chain must end in %s", dt, srcDT, want)
 		case next.Kind.IsEltwise() && next.Inputs[0].ID != cur.ID:
@@ -65,6 +68,19 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 		chain = append(chain, next)
 		cur = next.Outputs[0]
 	}
+}
+
+// chainType reports whether a fused chain over a src of type srcDT may
+// produce dt: the src's type or f32 for float data; for 8-bit integer
+// data any type a reduction of it may store (s8, u8, s32, f32, bf16,
+// f16), the post-ops computing in f32 before the final rounding. The
+// graph's schemas keep an integer tensor at the end of a chain (no
+// eltwise or binary op reads one).
+func chainType(srcDT, dt dtypes.DataType) bool {
+	if srcDT.IsInt8() {
+		return dt.IsFloat() || dt.IsInt()
+	}
+	return dt == srcDT || dt == dtypes.F32
 }
 
 // binaryFusible checks that op reads the chain tensor cur in a position

@@ -49,6 +49,12 @@ func load(dt dtypes.DataType, b []byte, i int64) float64 {
 		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 	case dtypes.F16:
 		return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	case dtypes.S8:
+		return float64(int8(b[i]))
+	case dtypes.U8:
+		return float64(b[i])
+	case dtypes.S32:
+		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	panic("load: dtype")
 }
