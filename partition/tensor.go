@@ -19,8 +19,9 @@ type Tensor struct {
 
 // NewTensor wraps data for the logical tensor lt without copying it. data
 // is a slice whose element type is, or has as its underlying type:
-// float32 (f32), uint16 (the bits of bf16 or f16), int32 (s32), int64
-// (s64), or byte (raw little-endian elements of any type). So a
+// float32 (f32), uint16 (the bits of bf16 or f16), int8 (s8), int32
+// (s32), int64 (s64), or byte (u8, or raw little-endian elements of any
+// type). So a
 // framework's own types work as they are: a []BFloat16 with
 // `type BFloat16 uint16` for bf16 or f16 data, a []F with `type F float32`
 // for f32. float16.Float16 is f16 only. When lt has known dims and strides,
@@ -44,6 +45,8 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = dt == dtypes.F32
 	case elem.Kind() == reflect.Uint16:
 		ok = dt == dtypes.BF16 || dt == dtypes.F16
+	case elem.Kind() == reflect.Int8:
+		ok = dt == dtypes.S8
 	case elem.Kind() == reflect.Int32:
 		ok = dt == dtypes.S32
 	case elem.Kind() == reflect.Int64:
@@ -52,7 +55,7 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = true
 	default:
 		return Tensor{}, graph.Errorf(graph.InvalidArguments,
-			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int32, int64 or byte, or of a type based on one)", lt.ID, data)
+			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int8, int32, int64 or byte, or of a type based on one)", lt.ID, data)
 	}
 	if !ok {
 		return Tensor{}, graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
