@@ -339,7 +339,9 @@ func lower(dq, q *graph.Op, ctx lowerCtx) (quantLowering, string) {
 			if ctx.reduce == nil {
 				return l, "per-channel quantize scales need the src rank and axes when partitioning"
 			}
-			m.chDim = srcDimOf(p.Axis, ctx.reduce, ctx.keepDims)
+			if m.chDim = srcDimOf(p.Axis, ctx.reduce, ctx.keepDims); m.chDim < 0 {
+				return l, fmt.Sprintf("the Quantize's per-channel axis %d is not a dim of the reduction's output", p.Axis)
+			}
 		}
 		for i, s := range p.Scales {
 			m.c = append(m.c, 0)

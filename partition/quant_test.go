@@ -618,3 +618,48 @@ func TestInt8QuantizeAfterF32(t *testing.T) {
 		t.Errorf("got %v, want [7 -15 120]", y)
 	}
 }
+
+// TestInt8CompileChecksChannels: a per-channel Dequantize over a dim the
+// graph left unknown fuses, and Compile refuses concrete dims whose
+// channel count differs from the scales (the constant operand would be
+// read out of its bounds otherwise).
+func TestInt8CompileChecksChannels(t *testing.T) {
+	g := graph.New()
+	src := graph.NewLogicalTensor(0, dtypes.U8, []int64{2, graph.UnknownDim})
+	deq := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.Dequantize, "dq").AddInput(src).AddOutput(deq).
+			SetAttr("qtype", "per_channel").SetAttr("axis", 1).SetAttr("scales", []float32{1, 2, 3}),
+		graph.NewOp(1, graph.ReduceSum, "sum").AddInput(deq).AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).
+			SetAttr("axes", []int64{0}),
+	} {
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Get(g, Fusion)
+	if err != nil || len(parts) != 1 || !parts[0].IsSupported() {
+		t.Fatalf("%v %v", parts, err)
+	}
+	bad := graph.NewLogicalTensor(0, dtypes.U8, []int64{2, 5})
+	if _, err := parts[0].Compile([]graph.LogicalTensor{bad}, parts[0].Outputs()); !errors.Is(err, graph.InvalidShape) ||
+		!strings.Contains(err.Error(), "needs 5 scales, scales holds 3") {
+		t.Errorf("compile with 5 channels: %v", err)
+	}
+	good := graph.NewLogicalTensor(0, dtypes.U8, []int64{2, 3})
+	cp, err := parts[0].Compile([]graph.LogicalTensor{good}, parts[0].Outputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cp.QueryLogicalTensor(2)
+	y := make([]float32, 3)
+	if err := cp.Execute([]Tensor{mustNewTensor(t, good, []uint8{1, 2, 3, 4, 5, 6})}, []Tensor{mustNewTensor(t, out, y)}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(y, []float32{5, 14, 27}) { // (1+4)*1, (2+5)*2, (3+6)*3
+		t.Errorf("got %v, want [5 14 27]", y)
+	}
+}
