@@ -7,7 +7,9 @@
 // described: the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
 // ReduceProd, ReduceL1, ReduceL2: axes and keep_dims attributes or an s32
 // axes input; src f32, bf16 or f16, dst the src type or f32), the unary
-// eltwise and binary ops fused before and after them, and other kinds
+// eltwise and binary ops fused before and after them, the Dequantize and
+// Quantize ops through which 8-bit data enters and leaves them (see
+// QuantParamsOf), and other kinds
 // (MatMul, SoftMax, ...) that package partition hands back as
 // unsupported. Graphs load from and save to oneDNN's JSON dumps.
 //

@@ -663,3 +663,112 @@ func TestInt8CompileChecksChannels(t *testing.T) {
 		t.Errorf("got %v, want [5 14 27]", y)
 	}
 }
+
+// TestInt8Hostile drives random, often malformed, Dequantize -> Reduce* ->
+// Quantize graphs (bad qtypes, axes, scale and zero point counts, NaN and
+// zero scales, huge zero points, wrong data types, unknown and zero dims)
+// through AddOp, Finalize, Get, Compile and Execute: every failure is a
+// *graph.Error with a status, and nothing panics or reads out of bounds.
+func TestInt8Hostile(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 24))
+	dts := []dtypes.DataType{dtypes.U8, dtypes.S8, dtypes.F32, dtypes.S32, dtypes.BF16}
+	// Mostly the right types (u8/s8 in and out, f32 between), sometimes not.
+	pick := func(good ...dtypes.DataType) dtypes.DataType {
+		if r.IntN(8) == 0 {
+			return dts[r.IntN(len(dts))]
+		}
+		return good[r.IntN(len(good))]
+	}
+	scalesOf := [][]float32{{0.5}, {-2}, {0}, {float32(math.NaN())}, {1, 2}, {1, 2, 3}, {}, {0.25, 0.5, 1, 2}}
+	zpsOf := [][]int64{nil, {0}, {3}, {1 << 40}, {1, 2}, {0, 1, 2}, {-5, 6, 7, 8}}
+	kinds := []graph.OpKind{graph.ReduceMean, graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd, graph.ReduceL1, graph.ReduceL2}
+	check := func(what string, err error) bool {
+		t.Helper()
+		if err == nil {
+			return true
+		}
+		var e *graph.Error
+		if !errors.As(err, &e) || e.Msg == "" {
+			t.Fatalf("%s: %v (%T) is not a *graph.Error", what, err, err)
+		}
+		return false
+	}
+	for i := range 400 {
+		rank := r.IntN(4)
+		dims := make([]int64, rank)
+		for k := range dims {
+			dims[k] = []int64{1, 2, 3, 4, 0, graph.UnknownDim}[r.IntN(6)]
+		}
+		quantOp := func(id uint64, kind graph.OpKind, in, out graph.LogicalTensor) *graph.Op {
+			sc := scalesOf[0]
+			if r.IntN(2) == 0 {
+				sc = scalesOf[r.IntN(len(scalesOf))]
+			}
+			op := graph.NewOp(id, kind, "").AddInput(in).AddOutput(out).SetAttr("scales", sc)
+			if z := zpsOf[r.IntN(len(zpsOf))]; z != nil && r.IntN(2) == 0 {
+				op.SetAttr("zps", z)
+			}
+			if r.IntN(3) == 0 {
+				op.SetAttr("qtype", []string{"per_channel", "per_tensor", "per_group", "bogus"}[r.IntN(4)])
+				op.SetAttr("axis", r.IntN(7)-3)
+			}
+			return op
+		}
+		g := graph.New()
+		src := graph.NewLogicalTensor(0, pick(dtypes.U8, dtypes.S8), dims)
+		var axes []int64
+		for k := range rank {
+			if r.IntN(2) == 0 {
+				axes = append(axes, int64(k))
+			}
+		}
+		ops := []*graph.Op{
+			quantOp(0, graph.Dequantize, src, graph.NewLogicalTensorAny(1, pick(dtypes.F32), nil)),
+			graph.NewOp(1, kinds[r.IntN(len(kinds))], "").AddInput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).
+				AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).SetAttr("axes", axes).SetAttr("keep_dims", r.IntN(2) == 0),
+			quantOp(2, graph.Quantize, graph.NewLogicalTensorAny(2, dtypes.F32, nil), graph.NewLogicalTensorAny(3, pick(dtypes.U8, dtypes.S8), nil)),
+		}
+		ok := true
+		for _, op := range ops {
+			ok = ok && check(fmt.Sprint("case ", i, " AddOp"), g.AddOp(op))
+		}
+		if !ok || !check("Finalize", g.Finalize()) {
+			continue
+		}
+		parts, err := Get(g, Fusion)
+		if !check("Get", err) {
+			continue
+		}
+		for _, p := range parts {
+			if !p.IsSupported() {
+				if p.Reason() == "" {
+					t.Fatalf("case %d: %v unsupported with no reason", i, p)
+				}
+				continue
+			}
+			ins := p.Inputs()
+			for k := range ins {
+				for d := range ins[k].Dims {
+					if ins[k].Dims[d] < 0 {
+						ins[k].Dims[d] = int64(1 + r.IntN(4))
+					}
+				}
+				ins[k].Strides = nil
+			}
+			cp, err := p.Compile(ins, p.Outputs())
+			if !check("Compile", err) {
+				continue
+			}
+			var inT, outT []Tensor
+			for _, lt := range cp.Inputs() {
+				n, _ := MemSize(lt)
+				inT = append(inT, mustNewTensor(t, lt, make([]byte, n+1)))
+			}
+			for _, lt := range cp.Outputs() {
+				n, _ := MemSize(lt)
+				outT = append(outT, mustNewTensor(t, lt, make([]byte, n+1)))
+			}
+			check("Execute", cp.Execute(inT, outT))
+		}
+	}
+}
