@@ -34,7 +34,8 @@ type qcase struct {
 	qZps       []int64
 	qAxis      int // on the output dims; -1: per tensor
 	outDims    []int64
-	srcVals    []int64
+	srcVals    []int64 // dense row-major
+	srcStrides []int64 // the src layout: nil dense, else permuted and padded
 	addOperand []float32
 }
 
@@ -128,6 +129,17 @@ func randQCase(r *rand.Rand) qcase {
 			c.srcVals = append(c.srcVals, int64(r.IntN(256)-128))
 		}
 	}
+	if r.IntN(2) == 0 {
+		// A permuted (NHWC-like) layout with padding between dims.
+		order := r.Perm(rank)
+		c.srcStrides = make([]int64, rank)
+		st := int64(1)
+		for k := rank - 1; k >= 0; k-- {
+			d := order[k]
+			c.srcStrides[d] = st
+			st = st*c.dims[d] + int64(r.IntN(2))
+		}
+	}
 	outSize := 1
 	for _, d := range c.outDims {
 		outSize *= int(d)
@@ -139,8 +151,8 @@ func randQCase(r *rand.Rand) qcase {
 }
 
 func (c qcase) String() string {
-	return fmt.Sprintf("%s %v axes %v keep %v %s dq s%v zp%v axis %d relu %v add %v quant %v %s s%v zp%v axis %d",
-		c.srcDT, c.dims, c.axes, c.keep, c.kind, c.dqScales, c.dqZps, c.dqAxis, c.relu, c.add, c.quant, c.qDT, c.qScales, c.qZps, c.qAxis)
+	return fmt.Sprintf("%s %v strides %v axes %v keep %v %s dq s%v zp%v axis %d relu %v add %v quant %v %s s%v zp%v axis %d",
+		c.srcDT, c.dims, c.srcStrides, c.axes, c.keep, c.kind, c.dqScales, c.dqZps, c.dqAxis, c.relu, c.add, c.quant, c.qDT, c.qScales, c.qZps, c.qAxis)
 }
 
 // graph builds the case's graph: tensors 0 src, 1 dequantized, 2 reduced,
@@ -339,7 +351,13 @@ func runQCase(t *testing.T, c qcase) (*Partition, *CompiledPartition, []float64)
 	if len(parts) != 1 || !p.IsSupported() {
 		t.Fatalf("%v: %d partitions, first %v; want one fused partition", c, len(parts), p)
 	}
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	srcLT := graph.NewLogicalTensor(0, c.srcDT, c.dims)
+	if c.srcStrides != nil {
+		srcLT.Strides = c.srcStrides
+	}
+	inputs := p.Inputs()
+	inputs[0] = srcLT
+	cp, err := p.Compile(inputs, p.Outputs())
 	if err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
@@ -347,21 +365,33 @@ func runQCase(t *testing.T, c qcase) (*Partition, *CompiledPartition, []float64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srcData any
-	if c.srcDT == dtypes.U8 {
-		s := make([]uint8, len(c.srcVals))
-		for i, v := range c.srcVals {
-			s[i] = uint8(v)
-		}
-		srcData = s
-	} else {
-		s := make([]int8, len(c.srcVals))
-		for i, v := range c.srcVals {
+	// The src bytes laid out with its strides; gaps hold 0x55, which no
+	// result may read.
+	span, err := MemSize(srcLT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, span)
+	for i := range raw {
+		raw[i] = 0x55
+	}
+	strides := c.srcStrides
+	if strides == nil {
+		strides = graph.DenseStrides(c.dims)
+	}
+	dense := graph.DenseStrides(c.dims)
+	forEachIndex(c.dims, func(idx []int64) {
+		raw[offset(idx, strides)] = byte(c.srcVals[offset(idx, dense)])
+	})
+	var srcData any = raw
+	if c.srcDT == dtypes.S8 {
+		s := make([]int8, len(raw))
+		for i, v := range raw {
 			s[i] = int8(v)
 		}
 		srcData = s
 	}
-	ins := []Tensor{mustNewTensor(t, graph.NewLogicalTensor(0, c.srcDT, c.dims), srcData)}
+	ins := []Tensor{mustNewTensor(t, srcLT, srcData)}
 	if c.add {
 		ins = append(ins, mustNewTensor(t, graph.NewLogicalTensor(4, dtypes.F32, c.outDims), c.addOperand))
 	}
@@ -769,6 +799,63 @@ func TestInt8Hostile(t *testing.T) {
 				outT = append(outT, mustNewTensor(t, lt, make([]byte, n+1)))
 			}
 			check("Execute", cp.Execute(inT, outT))
+		}
+	}
+}
+
+// TestInt8QuantizeAfterPreOps: a Quantize fuses after an Abs pre-op group
+// and after log-sum-exp's Exp -> ReduceSum -> Log.
+func TestInt8QuantizeAfterPreOps(t *testing.T) {
+	for _, tc := range []struct {
+		pre   []graph.OpKind // ops before the Quantize, in order
+		red   graph.OpKind
+		x     []float32
+		scale float32
+		want  int8
+	}{
+		{[]graph.OpKind{graph.Abs}, graph.ReduceMax, []float32{-3, 1, 2}, 0.5, 6},          // max |x| = 3
+		{[]graph.OpKind{graph.Exp}, graph.ReduceSum, []float32{0, 0, 0, 0}, 0.1, 14},       // log 4 = 1.386
+		{[]graph.OpKind{graph.Square}, graph.ReduceSum, []float32{1, 2, 3, -4}, 0.25, 120}, // 30/0.25
+	} {
+		g := graph.New()
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{int64(len(tc.x))})
+		ops := []*graph.Op{
+			graph.NewOp(0, tc.pre[0], "pre").AddInput(src).AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)),
+			graph.NewOp(1, tc.red, "red").AddInput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).
+				AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).SetAttr("axes", []int64{0}),
+		}
+		last := uint64(2)
+		if tc.pre[0] == graph.Exp {
+			ops = append(ops, graph.NewOp(2, graph.Log, "log").AddInput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).
+				AddOutput(graph.NewLogicalTensorAny(3, dtypes.F32, nil)))
+			last = 3
+		}
+		dst := graph.NewLogicalTensorAny(9, dtypes.S8, nil)
+		ops = append(ops, graph.NewOp(9, graph.Quantize, "q").AddInput(graph.NewLogicalTensorAny(last, dtypes.F32, nil)).
+			AddOutput(dst).SetAttr("scales", []float32{tc.scale}))
+		for _, op := range ops {
+			if err := g.AddOp(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		parts, err := Get(g, Fusion)
+		if err != nil || len(parts) != 1 || !parts[0].IsSupported() {
+			t.Fatalf("%v: %v %v", tc.pre, parts, err)
+		}
+		cp, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := cp.QueryLogicalTensor(9)
+		y := make([]int8, 1)
+		if err := cp.Execute([]Tensor{mustNewTensor(t, src, tc.x)}, []Tensor{mustNewTensor(t, out, y)}); err != nil {
+			t.Fatal(err)
+		}
+		if y[0] != tc.want {
+			t.Errorf("%v -> %v -> Quantize: %d, want %d", tc.pre, tc.red, y[0], tc.want)
 		}
 	}
 }
