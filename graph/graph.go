@@ -10,8 +10,9 @@
 // gdnn extension mirroring oneDNN's reduction primitive, src s8 or u8 with
 // dst s8, u8, s32, f32, bf16 or f16), the unary eltwise and binary ops
 // fused before and after them (computing in f32; the last of a chain may
-// store to s8, u8 or s32, rounding to nearest even and saturating), and
-// other kinds
+// store to s8, u8 or s32, rounding to nearest even and saturating), the
+// Dequantize and Quantize ops through which 8-bit data enters and leaves
+// them as oneDNN Graph takes it (see QuantParamsOf), and other kinds
 // (MatMul, SoftMax, ...) that package partition hands back as
 // unsupported. Graphs load from and save to oneDNN's JSON dumps.
 //

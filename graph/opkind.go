@@ -7,7 +7,8 @@ type OpKind int
 
 // Op kinds. gdnn compiles the Reduce* ops, the Abs and Square pre-ops
 // fused before them and the eltwise/binary ops that may be fused after
-// them; the other kinds exist so that realistic graphs can be
+// them, and takes 8-bit integer data through a Dequantize before and a
+// Quantize after a reduction (see QuantParamsOf); the other kinds exist so that realistic graphs can be
 // described, partitioned and handed back to the caller as unsupported.
 const (
 	ReduceMean OpKind = iota + 1
@@ -54,6 +55,9 @@ const (
 	Wildcard
 	End
 
+	Dequantize
+	Quantize
+
 	numOpKinds
 )
 
@@ -66,7 +70,7 @@ var opKindNames = [numOpKinds]string{
 	Add: "Add", Multiply: "Multiply", Maximum: "Maximum", Minimum: "Minimum", Divide: "Divide", Subtract: "Subtract",
 	MatMul: "MatMul", Convolution: "Convolution", SoftMax: "SoftMax", TypeCast: "TypeCast", Reorder: "Reorder",
 	StaticTranspose: "StaticTranspose", StaticReshape: "StaticReshape", LayerNorm: "LayerNorm",
-	Wildcard: "Wildcard", End: "End",
+	Wildcard: "Wildcard", End: "End", Dequantize: "Dequantize", Quantize: "Quantize",
 }
 
 // String returns oneDNN's name of the op kind ("ReduceMean", "Add", ...).

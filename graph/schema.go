@@ -97,6 +97,10 @@ func init() {
 			{name: "use_affine", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})},
 			{name: "epsilon", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1e-5})},
 		}}
+	for _, k := range []OpKind{Dequantize, Quantize} {
+		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: quantAttrs, strictAttrs: true,
+			types: quantTypes, infer: inferQuant}
+	}
 	schemas[Wildcard] = &schema{minIn: 0, maxIn: 1 << 16, minOut: 0, maxOut: 1 << 16}
 	schemas[End] = &schema{minIn: 1, maxIn: 1, minOut: 0, maxOut: 0}
 }

@@ -43,7 +43,11 @@ type recipe struct {
 	axes     []int64   // the attribute axes
 	keepDims bool
 	postOps  []plan.PostOp
-	binPorts []int // input port of each binary post-op's operand, in order
+	// binPorts holds the input port of each binary post-op's operand, in
+	// order; a negative entry -k names consts[k-1] instead (see constIndex).
+	binPorts []int
+	consts   []constOperand // operands of a Dequantize's or Quantize's maps
+	quant    string         // what of them fused, for the verbose line
 }
 
 // Compile compiles a supported partition for the given input tensors
@@ -104,6 +108,9 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	}
 	// What the fused ops compute, pre-op included: "alg:abs>max".
 	b.WriteString(" alg:" + c.recipe.red.String())
+	if c.recipe.quant != "" {
+		b.WriteString(" " + c.recipe.quant)
+	}
 	names := make([]string, len(c.p.ops))
 	for i, op := range c.p.ops {
 		names[i] = op.Kind.String()
@@ -149,7 +156,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.makeRecipe()
+	r, err := p.makeRecipe(ins[0].Dims)
 	if err != nil {
 		return nil, err
 	}
@@ -245,11 +252,12 @@ func (c *CompiledPartition) settleNeeds() error {
 
 // makeRecipe reads the ops' attributes into the reduction and post-op
 // descriptions.
-func (p *Partition) makeRecipe() (*recipe, error) {
+func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
+	dq, ops, q := splitQuant(p.ops)
 	var pre *graph.Op
-	red := p.ops[0]
+	red := ops[0]
 	if !red.Kind.IsReduction() {
-		pre, red = red, p.ops[1]
+		pre, red = red, ops[1]
 	}
 	r := &recipe{redOp: red, axesPort: -1}
 	first := 1
@@ -273,8 +281,23 @@ func (p *Partition) makeRecipe() (*recipe, error) {
 	if !fromAttr {
 		r.axesPort = portIndex(p.inputs, red.Inputs[1].ID)
 	}
-	cur := p.ops[first-1].Outputs[0].ID
-	for _, op := range p.ops[first:] {
+	var ql quantLowering
+	if dq != nil || q != nil {
+		ctx, why := newLowerCtx(ops, srcDims)
+		if why == "" {
+			ql, why = lower(dq, q, ctx)
+		}
+		if why != "" {
+			return nil, graph.Errorf(graph.Unimplemented, "partition %d: %s", p.id, why)
+		}
+		if ql.swapMinMax {
+			r.red = swapMinMax(r.red)
+		}
+		r.quant = ql.desc
+	}
+	r.emit(ql.pre)
+	cur := ops[first-1].Outputs[0].ID
+	for _, op := range ops[first:] {
 		po, err := postOpOf(op)
 		if err != nil {
 			return nil, err
@@ -290,6 +313,7 @@ func (p *Partition) makeRecipe() (*recipe, error) {
 		r.postOps = append(r.postOps, po)
 		cur = op.Outputs[0].ID
 	}
+	r.emit(ql.post)
 	return r, nil
 }
 
@@ -518,17 +542,22 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 	bin := 0
 	for _, po := range r.postOps {
 		if po.Kind.IsBinary() {
-			operand := c.inputs[r.binPorts[bin]]
+			port := r.binPorts[bin]
 			bin++
-			if operand.Layout == graph.LayoutBlocked {
-				return kernel{}, graph.Errorf(graph.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn takes blocked layouts for the src and the output only",
-					operand.ID, operand.Tag)
+			if k := constIndex(port); k >= 0 {
+				po.BinStrides = r.consts[k].strides(rank)
+			} else {
+				operand := c.inputs[port]
+				if operand.Layout == graph.LayoutBlocked {
+					return kernel{}, graph.Errorf(graph.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn takes blocked layouts for the src and the output only",
+						operand.ID, operand.Tag)
+				}
+				strides, err := operandStrides(operand, out, outDim, reduce)
+				if err != nil {
+					return kernel{}, err
+				}
+				po.BinStrides = strides
 			}
-			strides, err := operandStrides(operand, out, outDim, reduce)
-			if err != nil {
-				return kernel{}, err
-			}
-			po.BinStrides = strides
 		}
 		p.PostOps = append(p.PostOps, po)
 	}

@@ -82,7 +82,11 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	var binBuf [plan.MaxBinary][]byte
 	bins := binBuf[:len(c.recipe.binPorts)]
 	for i, port := range c.recipe.binPorts {
-		bins[i] = ins[port].buf
+		if k := constIndex(port); k >= 0 {
+			bins[i] = c.recipe.consts[k].bytes()
+		} else {
+			bins[i] = ins[port].buf
+		}
 	}
 	if err := k.Run(ins[0].buf, dst, bins); err != nil {
 		return graph.Errorf(graph.RuntimeError, "partition %d: %v", c.p.id, err)

@@ -8,7 +8,13 @@
 // ReduceMin, ReduceProd, ReduceL1 or ReduceL2 alone, or (with the Fusion
 // policy) preceded by an Abs or Square pre-op that becomes the reduction's
 // per-element transform (Square -> ReduceSum is a sum of squares) and
-// followed by a chain of eltwise and binary post-ops. Every other op
+// followed by a chain of eltwise and binary post-ops. 8-bit integer data
+// enters as in oneDNN Graph: a Dequantize (s8/u8 -> f32) feeding the
+// reduction and a Quantize (f32 -> s8/u8) after the chain fuse into the
+// same partition, which then reads and writes the 8-bit tensors with no
+// f32 intermediate in memory (quant.go says what lowers and what does
+// not; what does not stays a partition of its own whose Reason says
+// why). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
 //
@@ -121,8 +127,15 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		ops := []*graph.Op{op}
 		reason := ""
 		if policy == Fusion {
-			red := op
-			if !op.Kind.IsReduction() {
+			red, dq := op, (*graph.Op)(nil)
+			switch {
+			case op.Kind == graph.Dequantize:
+				var why string
+				if red, why = dequantTarget(g, op, taken); why != "" {
+					notFused[op.ID] = why
+				}
+				dq = op
+			case !op.Kind.IsReduction():
 				var why string
 				if red, why = preOpTarget(g, op, taken); why != "" {
 					notFused[op.ID] = why
@@ -133,11 +146,20 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 				if stop != nil {
 					notFused[stop.ID] = why
 				}
-				if red != op {
+				if red != op && dq == nil {
 					chain = append([]*graph.Op{op}, chain...)
 					reason = logSumExpLog(chain)
 				}
-				ops = chain
+				if reason == "" {
+					var whyNot map[uint64]string
+					chain, whyNot = fuseQuant(g, dq, chain)
+					for id, why := range whyNot {
+						notFused[id] = why
+					}
+				}
+				if chain != nil {
+					ops = chain
+				}
 			}
 		}
 		for _, o := range ops {
@@ -187,6 +209,12 @@ func supports(ops []*graph.Op) (bool, string) {
 		return false, fmt.Sprintf("%s: gdnn compiles %s only fused with a reduction (as its pre-op or a post-op)", head, head.Kind)
 	case head.Kind.IsEltwise() || head.Kind.IsBinary():
 		return false, fmt.Sprintf("%s: gdnn compiles %s only as a post-op fused after a reduction", head, head.Kind)
+	case head.Kind == graph.Dequantize && len(ops) > 1:
+		return true, ""
+	case head.Kind == graph.Dequantize:
+		return false, fmt.Sprintf("%s: gdnn compiles Dequantize only fused before a reduction (with the Fusion policy)", head)
+	case head.Kind == graph.Quantize:
+		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction (with the Fusion policy)", head)
 	}
 	return false, fmt.Sprintf("%s: gdnn does not compile %s; run it outside gdnn", head, head.Kind)
 }

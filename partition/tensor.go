@@ -45,6 +45,8 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = dt == dtypes.F32
 	case elem.Kind() == reflect.Uint16:
 		ok = dt == dtypes.BF16 || dt == dtypes.F16
+	case elem.Kind() == reflect.Int8:
+		ok = dt == dtypes.S8
 	case elem.Kind() == reflect.Int32:
 		ok = dt == dtypes.S32
 	case elem.Kind() == reflect.Int64:

@@ -9,9 +9,15 @@
 // SumSquare, LogSum (log of the sum) and LogSumExp (computed stably). Each
 // is generic over the element types gdnn takes: ~float32 (f32), and
 // ~uint16 for bf16 or f16, whose type a framework's `type BFloat16 uint16`
-// does not carry, so it is named by an option (Type, SrcType, DstType).
-// src and dst types are independent within gdnn's rules: dst is the src
-// type or f32.
+// does not carry, so it is named by an option (Type, SrcType, DstType);
+// and 8-bit integer data: ~int8 (s8) and ~uint8 (u8) for src or dst,
+// ~int32 (s32) for dst, whose Go types say what they are (an option that
+// names one must name that type). src and dst types are independent
+// within gdnn's rules: a float dst is the src type or f32; s8 and u8 src
+// go to any dst, an integer dst rounded to nearest even and saturated
+// (a u8 mean of 2 and 3 is 2; an s8 sum past 127 is 127 in s8, exact in
+// s32). Quantized data with scales and zero points is the graph API's
+// (package partition: Dequantize -> Reduce* -> Quantize in one partition).
 //
 // Shapes and axes: dims are the src dims (rank 0 to graph.MaxRank); axes
 // name the reduced dims, negative ones counting from the end

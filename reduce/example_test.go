@@ -39,6 +39,22 @@ func ExampleMean_globalAveragePooling() {
 	// Output: [4.5 5.5 6.5] <nil>
 }
 
+// Global average pooling of a u8 NHWC feature map, u8 in and out: the
+// sums are exact, the means rounded to nearest even.
+func ExampleMean_u8GlobalAveragePooling() {
+	n, h, w, c := 1, 2, 2, 3
+	x := []uint8{
+		10, 200, 0,
+		11, 201, 255,
+		12, 202, 255,
+		12, 203, 255,
+	}
+	y := make([]uint8, n*c)
+	err := reduce.Mean(y, x, []int{n, h, w, c}, []int{1, 2}, reduce.KeepDims(true))
+	fmt.Println(y, err) // 11.25, 201.5 (a tie: to even), 191.25
+	// Output: [11 202 191] <nil>
+}
+
 // ReduceMax with axes known only at run time: every call with a new
 // axes value compiles a kernel once; DstDims says how big dst must be.
 func ExampleMax_runtimeAxes() {

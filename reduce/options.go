@@ -40,7 +40,8 @@ const MaxPostOps = 4
 func KeepDims(keep bool) Option { return Option{what: optKeepDims, b: keep} }
 
 // Type names the data type of whichever of src and dst are ~uint16
-// slices: dtypes.BF16 or dtypes.F16. A ~float32 slice is always f32.
+// slices: dtypes.BF16 or dtypes.F16. A ~float32 slice is always f32, and
+// an integer slice its Go type's (Type leaves it alone).
 func Type(dt dtypes.DataType) Option { return Option{what: optType, dt: dt} }
 
 // SrcType names src's data type (bf16 or f16 for a ~uint16 slice).
@@ -79,6 +80,7 @@ type postKey struct {
 type settings struct {
 	keep                   bool
 	srcDT, dstDT           dtypes.DataType
+	srcByType, dstByType   bool // named by Type, which names ~uint16 slices only
 	srcStrides, dstStrides []int
 	hasSrcStr, hasDstStr   bool
 	post                   [MaxPostOps + 1]postKey // +1: LogSum's own Log
@@ -107,10 +109,11 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			s.keep = o.b
 		case optType:
 			s.srcDT, s.dstDT = o.dt, o.dt
+			s.srcByType, s.dstByType = true, true
 		case optSrcType:
-			s.srcDT = o.dt
+			s.srcDT, s.srcByType = o.dt, false
 		case optDstType:
-			s.dstDT = o.dt
+			s.dstDT, s.dstByType = o.dt, false
 		case optSrcStrides:
 			s.srcStrides, s.hasSrcStr = o.ints, true
 		case optDstStrides:

@@ -11,8 +11,13 @@ import (
 )
 
 // Elem is the element types gdnn takes: f32 as ~float32, bf16 and f16 as
-// ~uint16 (their bits), whose data type an option names.
-type Elem interface{ ~float32 | ~uint16 }
+// ~uint16 (their bits), whose data type an option names; and 8-bit
+// integer data: s8 as ~int8 and u8 as ~uint8 (src or dst), s32 as ~int32
+// (dst only). An integer slice's type is its Go type's; an option may
+// name it too, and must then name that type.
+type Elem interface {
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int32
+}
 
 // Op is a reduction kind, for callers that choose it at run time (Reduce,
 // ONNXNode).
@@ -171,16 +176,22 @@ func dstDims(dims []int, reduce uint32, keep bool) []int {
 func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
 	var k key
 	k.op = op
-	srcDT, err := elemType[S]("src", s.srcDT, op)
+	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, op)
 	if err != nil {
 		return err
 	}
-	dstDT, err := elemType[D]("dst", s.dstDT, op)
+	dstDT, err := elemType[D]("dst", s.dstDT, s.dstByType, op)
 	if err != nil {
 		return err
 	}
-	if dstDT != srcDT && dstDT != dtypes.F32 {
-		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type or f32", op, dstDT, srcDT)
+	switch {
+	case srcDT == dtypes.S32:
+		return graph.Errorf(graph.InvalidDataType, "reduce.%v: src is s32; src must be f32, bf16, f16, s8 or u8", op)
+	case srcDT.IsInt8():
+		// 8-bit data may go to any dst: an integer one is rounded to
+		// nearest even and saturated.
+	case dstDT != srcDT && dstDT != dtypes.F32:
+		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type or f32 (any type for s8 or u8 src)", op, dstDT, srcDT)
 	}
 	k.srcDT, k.dstDT = uint16(srcDT), uint16(dstDT)
 	k.isa = uint8(jit.EffectiveISA())
@@ -204,9 +215,17 @@ func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s
 }
 
 // elemType is the data type of E's elements: f32 for ~float32 (named
-// f32 or not at all), bf16 or f16 for ~uint16 as named.
-func elemType[E Elem](what string, named dtypes.DataType, op Op) (dtypes.DataType, error) {
+// f32 or not at all), bf16 or f16 for ~uint16 as named, s8, u8 or s32 for
+// the integers (named so or not at all; byType: named by Type, which
+// integer slices ignore).
+func elemType[E Elem](what string, named dtypes.DataType, byType bool, op Op) (dtypes.DataType, error) {
 	var z E
+	if dt := intType[E](); dt != dtypes.Undef {
+		if named != dtypes.Undef && named != dt && !byType {
+			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
+		}
+		return dt, nil
+	}
 	if unsafe.Sizeof(z) == 4 {
 		if named != dtypes.Undef && named != dtypes.F32 {
 			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 32-bit float slice but its type is named %v", op, what, named)
@@ -225,6 +244,26 @@ func elemType[E Elem](what string, named dtypes.DataType, op Op) (dtypes.DataTyp
 		return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
 	}
 	return named, nil
+}
+
+// intType is the integer data type of E (s8, u8 or s32), or Undef for
+// the float element types. E(1)/2 is 0 only for integers; E(0)-1 is
+// negative only for signed types.
+func intType[E Elem]() dtypes.DataType {
+	var one, zero E = 1, 0
+	if one/2 != 0 {
+		return dtypes.Undef // float32
+	}
+	switch unsafe.Sizeof(zero) {
+	case 4:
+		return dtypes.S32
+	case 1:
+		if zero-one < 0 {
+			return dtypes.S8
+		}
+		return dtypes.U8
+	}
+	return dtypes.Undef // uint16: bf16 or f16 bits
 }
 
 // bytesOf views s as bytes, without copying.
