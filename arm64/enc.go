@@ -63,6 +63,10 @@ const (
 	opSQXTN8   = 0x0E214800 // Vd.8B = sat s8(Vn.8H)
 	opSQXTUN   = 0x2E612800 // Vd.4H = sat u16(s32 Vn.4S)
 	opUQXTN8   = 0x2E214800 // Vd.8B = sat u8(u16 Vn.8H)
+	opSADDLP8  = 0x4E202800 // Vd.8H = pairwise sums of s8 Vn.16B (exact)
+	opSADDLP16 = 0x4E602800 // Vd.4S = pairwise sums of s16 Vn.8H (exact)
+	opUADDLP8  = 0x6E202800 // Vd.8H = pairwise sums of u8 Vn.16B (exact)
+	opUADDLP16 = 0x6E602800 // Vd.4S = pairwise sums of u16 Vn.8H (exact)
 )
 
 // rrr encodes a three-register op.

@@ -373,6 +373,35 @@ func TestInt8Disassembly(t *testing.T) {
 		{dtypes.U8, dtypes.U8, []string{"uxtl v", "uxtl2 v", "ucvtf v", "fcvtns v", "sqxtun v", "uqxtn v"}},
 		{dtypes.U8, dtypes.S32, []string{"uxtl v", "ucvtf v", "fcvtns v"}},
 	}
+	// Sums of untransformed 8-bit rows add bytes pairwise in integers.
+	for _, dt := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
+		p := &plan.Problem{SrcDT: dt, DstDT: dtypes.S32, Dims: []int64{3, 100}, SrcStrides: []int64{100, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: plan.AlgSum.Reduction(0, 0)}
+		prefix := map[dtypes.DataType]string{dtypes.S8: "s", dtypes.U8: "u"}[dt]
+		for _, sq := range []bool{false, true} {
+			if sq {
+				p.Reduction = plan.AlgNormLpPowerPSum.Reduction(2, 0)
+			}
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, err := Emit(pl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, in := range disassemble(t, code.Text) {
+				if strings.HasPrefix(in.text, prefix+"addlp v") {
+					n++
+				}
+			}
+			// Some for the sum; none for a sum of squares.
+			if (n > 0) == sq {
+				t.Errorf("%v sum (squares %v) of rows of 100: %d %saddlp", dt, sq, n, prefix)
+			}
+		}
+	}
 	for _, c := range cases {
 		for _, s := range shapes(13, c.sdt, c.ddt, dtypes.F32) {
 			if s.name != "row long" && s.name != "column wide" {

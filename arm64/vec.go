@@ -4,6 +4,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -322,8 +323,10 @@ func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
 
 // accumRun combines len(accs) consecutive full vectors at x,
 // transformed, into the accumulators accs, loading a run at a time (see
-// loadVecs).
-func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
+// loadVecs). With mix the caller combines all of accs, every lane, into
+// one result, so lanes may be mixed on the way: 8-bit sums are then
+// summed pairwise in integers first (see accumQuads).
+func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 	// Vectors per run: what one LD1 brings for f32 (four registers);
 	// two registers' worth for the narrower types, whose widened
 	// vectors take the remaining temporaries.
@@ -335,11 +338,59 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
 	for i := 0; i < len(accs); i += run {
 		k := min(run, len(accs)-i)
 		mk := g.mark()
-		for j, r := range g.loadVecs(dt, k, x.plus(int64(i)*vb)) {
-			g.transform(r)
-			g.combine(accs[i+j], r)
+		if xi := x.plus(int64(i) * vb); mix && g.pairSums() {
+			g.accumQuads(dt, accs[i:i+k], xi)
+		} else {
+			for j, r := range g.loadVecs(dt, k, xi) {
+				g.transform(r)
+				g.combine(accs[i+j], r)
+			}
 		}
 		g.release(mk)
+	}
+}
+
+// pairSums reports whether 8-bit data may be summed pairwise in integers
+// before the conversion to f32: sums of untransformed src only.
+func (g *gen) pairSums() bool {
+	return g.sdt.IsInt8() && g.isAdd() && (g.pl.Transform == plan.TransformNone || g.pl.Stage&plan.SkipTransform != 0)
+}
+
+// accumQuads adds len(accs) vectors of 8-bit data at x into accs with
+// lanes mixed: each 16 bytes (four vectors) are added pairwise twice
+// (SADDLP/UADDLP, 16B -> 8H -> 4S: four exact sums of four bytes each),
+// converted once and added into one accumulator, where the plain path
+// widens twice and converts four registers; the vectors left over go
+// the plain way.
+func (g *gen) accumQuads(dt dtypes.DataType, accs []int, x ref) {
+	k := len(accs)
+	quads := k / 4
+	if quads > 0 {
+		base, off := g.phys(x)
+		l := g.tmps(quads)
+		if off == 0 {
+			g.ld1Post(base, l, quads, arr16B)
+		} else {
+			for i := 0; i < quads; i++ {
+				g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
+			}
+		}
+		op8, op16 := uint32(opSADDLP8), uint32(opSADDLP16)
+		if dt == dtypes.U8 {
+			op8, op16 = opUADDLP8, opUADDLP16
+		}
+		for i := 0; i < quads; i++ {
+			r := l + i
+			g.word(rr(op8, r, r))
+			g.word(rr(op16, r, r))
+			g.intToF32(dt, r)
+			g.combine(accs[i], r)
+		}
+	}
+	if rest := k - 4*quads; rest > 0 {
+		for j, r := range g.loadVecs(dt, rest, x.plus(int64(quads)*16)) {
+			g.combine(accs[quads+j], r)
+		}
 	}
 }
 
