@@ -103,7 +103,7 @@ func (g *gen) fpMem(load bool, size int64, v int, x ref) {
 		} else {
 			g.op(as, r, mem(base, off))
 		}
-	case 2, 16:
+	case 1, 2, 16:
 		if fitsScaled(off, size) {
 			g.word(ldstScaled(load, size, v, int(base-arm64.REG_R0), off))
 		} else {

@@ -72,7 +72,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		for k := range accs {
 			accs[k] = acc(k, u)
 		}
-		g.accumRun(g.sdt, accs, at(rSrc, off))
+		g.accumRun(g.sdt, accs, at(rSrc, off), false)
 		if tail > 0 {
 			// Lanes past the tail are never outputs, and a column
 			// never mixes lanes: no identity fill needed.
@@ -124,7 +124,8 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 
 // flatColumn sums a narrow Inner of W lanes whose rows are contiguous, as
 // one stream of V-lane loads per innermost reduced loop (V is a multiple
-// of W), then folds lane l + j*W into lane l.
+// of W), then folds lane l + j*W into lane l. With W 1 every lane is
+// folded into the one output, so lanes may mix on the way.
 func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	n := len(red)
 	last := red[n-1]
@@ -142,7 +143,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	}
 	fold := func() { g.foldRun(groups) }
 	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
-		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold)
+		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold, W == 1)
 	})
 	g.combineTree(regs)
 	if !runs.None() {

@@ -8,7 +8,11 @@
 // A vector is four f32 lanes in a 128-bit register. f16 and bf16 data
 // live in memory only: four 16-bit values are loaded into a 64-bit
 // register and widened exactly (FCVTL for f16, SHLL #16 for bf16); all
-// arithmetic is f32. The generator picks one of three kernel shapes from
+// arithmetic is f32. 8-bit integers (s8, u8) likewise: four bytes are
+// loaded into an S register (sixteen into a Q register in runs),
+// sign- or zero-extended twice (SXTL/UXTL) and converted (SCVTF/UCVTF),
+// exactly; integer dst types (s8, u8, s32) are stored from f32, see
+// below. The generator picks one of three kernel shapes from
 // the plan, the same three as package amd64:
 //
 //   - row: the innermost reduced loop is contiguous ([Outer...,
@@ -69,8 +73,8 @@
 //     added into a running total in the LongArgs block, at R0. Only
 //     sums: products, max and min are not cut.
 //   - Nothing is read or written outside the tensors: tails load and
-//     store exactly the bytes of their elements (LDR/STR of an S, D or H
-//     register and a lane insert or extract for the third element), and
+//     store exactly the bytes of their elements (LDR/STR of an S, D, H
+//     or B register and a lane insert or extract for the third element), and
 //     the tests run every shape against guard pages.
 //   - No stack and no literal pool (the assembler would put large
 //     constants and offsets in one; assemble rejects it): constants are
@@ -84,10 +88,24 @@
 //     post-increment LD1 is recorded there too, so streaming loops need
 //     no separate pointer update.
 //   - Instructions the Go 1.15 assembler does not spell (the float
-//     vector arithmetic, FCVTL/FCVTN/SHLL, FADDP, LDR/STR of Q and H
+//     vector arithmetic, FCVTL/FCVTN/SHLL, the integer widenings,
+//     conversions and saturating narrowings, FADDP, LDR/STR of Q, H and B
 //     registers, LDP Q, and MOVZ/MOVN/MOVK of a chunk at bit 48 with its
 //     top bit set, which it rejects) are raw words built in enc.go and
 //     checked against binutils' disassembler.
+//   - f32 -> s32 is FCVTNS: round to nearest even, saturate, NaN to 0,
+//     which is gdnn's rule for integer dst (dtypes.F32ToS32). s8 and u8
+//     narrow that with two saturating steps (SQXTN, SQXTN for s8;
+//     SQXTUN, UQXTN for u8), the same as clamping once. Sums of 8-bit
+//     data are f32 sums of exact integers: exact while a partial sum
+//     stays below 2^24 (65793 u8 values, 131072 s8 values at the
+//     extremes), rounded as f32 sums are beyond. Where an output's lanes
+//     are all combined anyway (rows, a one-wide flat column), plain sums
+//     add 16 bytes pairwise twice in integers (SADDLP/UADDLP: four exact
+//     sums of four) before one conversion and one FADD: 11 instructions
+//     per 32 bytes in a long row's loop against 31 widening every byte
+//     (f32 data: 12 per 32 elements). Columns keep one lane per output
+//     and widen every byte.
 //   - Only base ASIMD is used, so every arm64 Linux system runs the code;
 //     optional features (FHM's FMLAL for f16 sums, BF16) are not needed
 //     for exact results.

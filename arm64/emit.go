@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -13,9 +14,14 @@ import (
 const maxDepth = 5
 
 // Covers is what the generator emits code for: its column kernel sums
-// rows of 64 lanes whole; it has no row-by-row form.
+// rows of 64 lanes whole; it has no row-by-row form. It loads every src
+// type a plan takes (floats, s8, u8) and stores every dst type (floats,
+// s8, u8, s32), in any pair.
 var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-	WholeRowLanes: 64}
+	WholeRowLanes: 64, DataTypes: dataTypes}
+
+// dataTypes reports whether the generator loads src and stores dst.
+func dataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && plan.IsDstType(dst) }
 
 // Emit returns AArch64 machine code for pl, following the kernel ABI of
 // jit/plan/abi.go: the argument block in R0; R0-R17 and R19-R26 and all

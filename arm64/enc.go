@@ -41,6 +41,34 @@ const (
 	opSHLL2  = 0x6E613800 // Vd.4S = Vn.8H upper half << 16
 )
 
+// 8-bit integer conversions. The widenings are SSHLL/USHLL #0 (SXTL,
+// UXTL): exact. FCVTNS rounds to nearest, ties to even, saturates to the
+// s32 range and gives 0 for NaN, which is gdnn's rule for integer dst
+// (dtypes.F32ToS32); the narrowings saturate: SQXTN to the signed range
+// of the half-width type, SQXTUN a signed value to the unsigned range
+// (negative to 0), UQXTN an unsigned value to the unsigned range.
+const (
+	opSXTL8    = 0x0F08A400 // Vd.8H = s16(Vn.8B)
+	opSXTL8hi  = 0x4F08A400 // Vd.8H = s16(Vn.16B upper half) (SXTL2)
+	opUXTL8    = 0x2F08A400 // Vd.8H = u16(Vn.8B)
+	opUXTL8hi  = 0x6F08A400 // Vd.8H = u16(Vn.16B upper half) (UXTL2)
+	opSXTL16   = 0x0F10A400 // Vd.4S = s32(Vn.4H)
+	opSXTL16hi = 0x4F10A400 // Vd.4S = s32(Vn.8H upper half) (SXTL2)
+	opUXTL16   = 0x2F10A400 // Vd.4S = u32(Vn.4H)
+	opUXTL16hi = 0x6F10A400 // Vd.4S = u32(Vn.8H upper half) (UXTL2)
+	opSCVTF    = 0x4E21D800 // Vd.4S = f32(s32 Vn.4S), exact below 2^24
+	opUCVTF    = 0x6E21D800 // Vd.4S = f32(u32 Vn.4S)
+	opFCVTNS   = 0x4E21A800 // Vd.4S = s32(Vn.4S), nearest even, saturating, NaN -> 0
+	opSQXTN16  = 0x0E614800 // Vd.4H = sat s16(Vn.4S)
+	opSQXTN8   = 0x0E214800 // Vd.8B = sat s8(Vn.8H)
+	opSQXTUN   = 0x2E612800 // Vd.4H = sat u16(s32 Vn.4S)
+	opUQXTN8   = 0x2E214800 // Vd.8B = sat u8(u16 Vn.8H)
+	opSADDLP8  = 0x4E202800 // Vd.8H = pairwise sums of s8 Vn.16B (exact)
+	opSADDLP16 = 0x4E602800 // Vd.4S = pairwise sums of s16 Vn.8H (exact)
+	opUADDLP8  = 0x6E202800 // Vd.8H = pairwise sums of u8 Vn.16B (exact)
+	opUADDLP16 = 0x6E602800 // Vd.4S = pairwise sums of u16 Vn.8H (exact)
+)
+
 // rrr encodes a three-register op.
 func rrr(op uint32, d, n, m int) uint32 {
 	return op | uint32(m&31)<<16 | uint32(n&31)<<5 | uint32(d&31)
@@ -50,40 +78,36 @@ func rrr(op uint32, d, n, m int) uint32 {
 func rr(op uint32, d, n int) uint32 { return op | uint32(n&31)<<5 | uint32(d&31) }
 
 // Loads and stores of SIMD&FP registers. size is the access size in
-// bytes: 2 (H register) or 16 (Q register); 4 and 8 have golang-asm
-// mnemonics (FMOVS, FMOVD) and are not encoded here.
+// bytes: 1 (B register), 2 (H register) or 16 (Q register); 4 and 8 have
+// golang-asm mnemonics (FMOVS, FMOVD) and are not encoded here.
+
+// ldstOp is the LDR/STR (unsigned offset) opcode for size bytes; the
+// unscaled forms (LDUR/STUR) are the same with bit 24 clear.
+func ldstOp(load bool, size int64) uint32 {
+	var w uint32
+	switch size {
+	case 1:
+		w = 0x3D000000
+	case 2:
+		w = 0x7D000000
+	default:
+		w = 0x3D800000
+	}
+	if load {
+		w |= 0x00400000
+	}
+	return w
+}
 
 // ldstScaled encodes LDR/STR (immediate, unsigned offset): off must be a
 // multiple of size in [0, 4095*size].
 func ldstScaled(load bool, size int64, t int, rn int, off int64) uint32 {
-	var w uint32
-	switch {
-	case size == 2 && load:
-		w = 0x7D400000
-	case size == 2:
-		w = 0x7D000000
-	case load:
-		w = 0x3DC00000
-	default:
-		w = 0x3D800000
-	}
-	return w | uint32(off/size)<<10 | uint32(rn&31)<<5 | uint32(t&31)
+	return ldstOp(load, size) | uint32(off/size)<<10 | uint32(rn&31)<<5 | uint32(t&31)
 }
 
 // ldstUnscaled encodes LDUR/STUR: off in [-256, 255].
 func ldstUnscaled(load bool, size int64, t int, rn int, off int64) uint32 {
-	var w uint32
-	switch {
-	case size == 2 && load:
-		w = 0x7C400000
-	case size == 2:
-		w = 0x7C000000
-	case load:
-		w = 0x3CC00000
-	default:
-		w = 0x3C800000
-	}
-	return w | uint32(off&0x1ff)<<12 | uint32(rn&31)<<5 | uint32(t&31)
+	return ldstOp(load, size)&^0x01000000 | uint32(off&0x1ff)<<12 | uint32(rn&31)<<5 | uint32(t&31)
 }
 
 // ldpQ encodes LDP Qt, Qt2, [Xn, #off] (signed offset): off a multiple

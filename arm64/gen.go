@@ -13,8 +13,8 @@ import (
 
 // lanes (V in comments) is the number of f32 lanes in a NEON register.
 // A "vector" of any data type is V elements: a Q register of f32, or
-// four 16-bit values (half a Q register, or a D register) widened into a
-// Q register of f32.
+// four 16-bit values (half a Q register, or a D register) or four bytes
+// (an S register) widened into a Q register of f32.
 const lanes = 4
 
 // Vector register assignment: accumulators, temporaries (allocated in

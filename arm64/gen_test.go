@@ -28,6 +28,13 @@ type exactFiller struct {
 }
 
 func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
+	if dt.IsInt8() {
+		// Any value of the type: sums of up to 2^16 of them are exact
+		// in f32. Integers have no specials.
+		lo, hi := intRange(dt)
+		fillInts(f.r, dt, b, lo, hi)
+		return
+	}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		v := float32(f.r.Intn(33)-16) / 4
 		if v == 0 && f.r.Intn(2) == 0 {
@@ -40,12 +47,32 @@ func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 	}
 }
 
+// intRange is the range of the 8-bit integer type dt.
+func intRange(dt dtypes.DataType) (lo, hi int) {
+	if dt == dtypes.S8 {
+		return math.MinInt8, math.MaxInt8
+	}
+	return 0, math.MaxUint8
+}
+
+// fillInts fills the 8-bit integer buffer b with values drawn uniformly
+// from [lo, hi] intersected with dt's range (a range outside it gives
+// dt's values nearest to it).
+func fillInts(r *rand.Rand, dt dtypes.DataType, b []byte, lo, hi int) {
+	tlo, thi := intRange(dt)
+	lo, hi = min(max(lo, tlo), thi), min(max(hi, tlo), thi)
+	for i := range b {
+		b[i] = byte(lo + r.Intn(hi-lo+1))
+	}
+}
+
 // dimSizes are the interesting sizes: 0, 1, around the vector width (4),
 // the row grouping limit (256 elements) and the column block (64 lanes).
 var dimSizes = []int64{0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67}
 
 // randomProblem draws a problem of at most maxElems src elements: rank
-// 0-5, permuted and padded strides, every dtype pair, up to three
+// 0-5, permuted and padded strides, every dtype pair (8-bit integer
+// src a third of the time), up to three
 // post-ops with scalar, full and partially broadcast operands.
 func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 	rank := r.Intn(6)
@@ -68,6 +95,9 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		p.Reduce[i] = r.Intn(2) == 0
 	}
 	pr := pairs[r.Intn(len(pairs))]
+	if r.Intn(3) == 0 {
+		pr = intPairs[r.Intn(len(intPairs))]
+	}
 	p.SrcDT, p.DstDT = pr[0], pr[1]
 	p.SrcStrides = stridesFor(r, dims, r.Intn(3) == 0)
 	kd := dstDims(p)

@@ -59,6 +59,24 @@ type pow2Filler struct {
 }
 
 func (f pow2Filler) fill(dt dtypes.DataType, b []byte, specials bool) {
+	if dt.IsInt8() {
+		// ±1 and a rare 2 (no 1/2 in integers: 2s only grow, kept
+		// far from f32 overflow), 0 as the special; u8 has no -1.
+		for i := range b {
+			v := [...]int{1, -1}[f.r.Intn(2)]
+			switch {
+			case !f.signs && f.r.Intn(64) == 0:
+				v = 2
+			case specials && f.r.Intn(f.rate) == 0:
+				v = 0
+			}
+			if dt == dtypes.U8 && v < 0 {
+				v = 1
+			}
+			b[i] = byte(v)
+		}
+		return
+	}
 	vals := [...]float32{1, -1, 1, -1, 1, -1, 2, -0.5}
 	spec := [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1))}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
@@ -86,6 +104,21 @@ type signFiller struct {
 }
 
 func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
+	if dt.IsInt8() {
+		// 1..16 times sign (u8 takes 0..16 for negative data), or
+		// -1..1 for sign 0.
+		switch {
+		case f.sign > 0:
+			fillInts(f.r, dt, b, 1, 16)
+		case f.sign < 0 && dt == dtypes.U8:
+			fillInts(f.r, dt, b, 0, 16)
+		case f.sign < 0:
+			fillInts(f.r, dt, b, -16, -1)
+		default:
+			fillInts(f.r, dt, b, -1, 1)
+		}
+		return
+	}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		v := f.sign * float32(1+f.r.Intn(16)) / 4
 		if f.sign == 0 {
@@ -105,6 +138,33 @@ func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 // million elements per output) products see only ±1, and sums of
 // squares multiples of 1/4 in [-1, 1], so that they stay exact.
 func fillerFor(r *rand.Rand, red plan.Reduction, tails, long bool) func(dtypes.DataType, []byte, bool) {
+	f := floatFillerFor(r, red, tails, long)
+	// 8-bit integers: squares of small values and, in long sums, small
+	// values, so that sums stay below 2^24 and exact in f32.
+	lim := 0
+	switch {
+	case red.Transform == plan.TransformSquare && long:
+		lim = 3
+	case red.Transform == plan.TransformSquare:
+		lim = 40
+	case long && red.Combine == plan.CombineAdd:
+		lim = 15
+	}
+	if lim == 0 {
+		return f
+	}
+	return func(dt dtypes.DataType, b []byte, specials bool) {
+		if dt.IsInt8() {
+			fillInts(r, dt, b, -lim, lim)
+			return
+		}
+		f(dt, b, specials)
+	}
+}
+
+// floatFillerFor is fillerFor's choice by reduction; its fillers also
+// give 8-bit integers of the same character.
+func floatFillerFor(r *rand.Rand, red plan.Reduction, tails, long bool) func(dtypes.DataType, []byte, bool) {
 	switch {
 	case red.Combine == plan.CombineMul:
 		return pow2Filler{r, 16, long}.fill

@@ -21,13 +21,32 @@ var pairs = [][2]dtypes.DataType{
 	{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
 }
 
+// intPairs are the src:dst pairs of 8-bit integer data: s8 or u8 src,
+// every dst type.
+var intPairs = func() [][2]dtypes.DataType {
+	var out [][2]dtypes.DataType
+	for _, s := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
+		for _, d := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32, dtypes.F32, dtypes.BF16, dtypes.F16} {
+			out = append(out, [2]dtypes.DataType{s, d})
+		}
+	}
+	return out
+}()
+
 // floatTypes are the data types a binary operand may have.
 var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
 
 // elemAt reads element i of type dt from b, widened to f32 (exact).
 func elemAt(dt dtypes.DataType, b []byte, i int64) float32 {
-	if dt == dtypes.F32 {
+	switch dt {
+	case dtypes.F32:
 		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	case dtypes.S8:
+		return float32(int8(b[i]))
+	case dtypes.U8:
+		return float32(b[i])
+	case dtypes.S32:
+		return float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	h := binary.LittleEndian.Uint16(b[2*i:])
 	if dt == dtypes.BF16 {
@@ -37,9 +56,16 @@ func elemAt(dt dtypes.DataType, b []byte, i int64) float32 {
 }
 
 // setElem stores f as element i of type dt, rounded as gdnn specifies
-// (the dtypes conversions: nearest even, NaN made quiet).
+// (the dtypes conversions: nearest even, NaN made quiet; integers
+// saturate and take 0 for NaN).
 func setElem(dt dtypes.DataType, b []byte, i int64, f float32) {
 	switch dt {
+	case dtypes.S8:
+		b[i] = byte(dtypes.F32ToS8(f))
+	case dtypes.U8:
+		b[i] = dtypes.F32ToU8(f)
+	case dtypes.S32:
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
 	case dtypes.F32:
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	case dtypes.BF16:

@@ -15,7 +15,7 @@ import (
 // Short rows would make the per-output horizontal sum and epilogue the
 // cost. So when rows are at most 256 elements, V outputs (consecutive
 // iterations of the innermost kept loop L) are summed at once, one or
-// two accumulators each, and three FADDPs turn the four accumulators
+// two accumulators each (four for pairwise 8-bit sums), and three FADDPs turn the four accumulators
 // into one vector holding the four sums, which is finished as a vector.
 
 // rowPlan is the row shape's choice for one kernel.
@@ -65,6 +65,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		if rp.Len >= 2*lanes {
 			U = 2
 		}
+		// Pairwise 8-bit sums take 16 bytes (four vectors) at once.
+		if rp.Len >= 4*lanes && g.pairSums() {
+			U = 4
+		}
 	case rp.Vec:
 		U = int(min(8, max(1, ceilDiv(rp.Len, lanes))))
 	case rp.Elem != nil:
@@ -102,7 +106,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
 			switch {
 			case rp.Vec:
-				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold)
+				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold, true)
 			case rp.Elem != nil:
 				g.elemSweep(rp.Elem, U, chunk, fold)
 			default:
@@ -134,8 +138,9 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
-// partial tail.
-func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
+// partial tail. mix says whether all lanes of an output's accumulators
+// are combined into it (see accumRun).
+func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func(), mix bool) {
 	vb := lanes * g.ssz
 	full, tail := rk/lanes, int(rk%lanes)
 	iters, remv := full/int64(U), int(full%int64(U))
@@ -148,12 +153,12 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * vb}, chunk, func() {
 		for row := 0; row < n; row++ {
-			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)))
+			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)), mix)
 		}
 	}, fold)
 	if remv > 0 {
 		for row := 0; row < n; row++ {
-			g.accumRun(g.sdt, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb))
+			g.accumRun(g.sdt, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb), mix)
 		}
 	}
 	if tail > 0 {

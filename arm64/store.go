@@ -7,7 +7,7 @@ import (
 )
 
 // store writes the f32 lanes of r to x as type dt, rounding to nearest
-// even: n == bcast (or 1) writes lane 0 only, n == V a full vector,
+// even (integers saturate, NaN gives 0; see storeInt): n == bcast (or 1) writes lane 0 only, n == V a full vector,
 // 0 < n < V the first n lanes, never touching a byte past them.
 // r itself is left unchanged.
 func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
@@ -20,6 +20,10 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 	}
 	if dt == dtypes.F32 {
 		g.storeLanes(4, r, x, n)
+		return
+	}
+	if dt.IsInt() {
+		g.storeInt(dt, r, x, n)
 		return
 	}
 	mk := g.mark()
@@ -35,7 +39,33 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 	g.release(mk)
 }
 
-// storeLanes writes the first n lanes of size sz bytes (4 or 2) of
+// storeInt writes the f32 lanes of r to x as integers of type dt (s32,
+// s8 or u8), as dtypes.F32ToS32 and friends round: FCVTNS rounds to
+// nearest even, saturates to s32 and turns NaN into 0; for the 8-bit
+// types two saturating narrowings follow (s32 -> s16 -> s8 with SQXTN;
+// for u8, SQXTUN takes the signed value to [0, 65535] and UQXTN that to
+// [0, 255]). Saturating twice is saturating once: every step's range
+// holds the next one's.
+func (g *gen) storeInt(dt dtypes.DataType, r int, x ref, n int) {
+	mk := g.mark()
+	defer g.release(mk)
+	h := g.tmp()
+	g.word(rr(opFCVTNS, h, r))
+	switch dt {
+	case dtypes.S32:
+		g.storeLanes(4, h, x, n)
+		return
+	case dtypes.S8:
+		g.word(rr(opSQXTN16, h, h))
+		g.word(rr(opSQXTN8, h, h))
+	default:
+		g.word(rr(opSQXTUN, h, h))
+		g.word(rr(opUQXTN8, h, h))
+	}
+	g.storeLanes(1, h, x, n)
+}
+
+// storeLanes writes the first n lanes of size sz bytes (4, 2 or 1) of
 // register r: one store of the first 4, 2 or 1 lanes, and the third lane
 // from a second register.
 func (g *gen) storeLanes(sz int64, r int, x ref, n int) {
@@ -48,10 +78,7 @@ func (g *gen) storeLanes(sz int64, r int, x ref, n int) {
 	if n == 3 {
 		mk := g.mark()
 		t := g.tmp()
-		ea := int16(arm64.ARNG_S)
-		if sz == 2 {
-			ea = arm64.ARNG_H
-		}
+		ea := elemArr(sz)
 		g.op(arm64.AVMOV, velem(r, ea, 2), velem(t, ea, 0))
 		g.fpMem(false, sz, t, x.plus(2*sz))
 		g.release(mk)

@@ -4,12 +4,13 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
 // Vector primitives. Values in registers are always f32 (V lanes); the
-// 16-bit types exist only in memory and during conversion.
+// 16-bit and 8-bit types exist only in memory and during conversion.
 
 // bcast is the lane count that means "one element, in every lane" for
 // load, and "one output, in lane 0" for a lane map and store.
@@ -65,9 +66,19 @@ func (g *gen) vconst(bits uint32) int {
 	return t
 }
 
-// widen converts the V 16-bit values in the low half of r to f32 lanes
-// (bf16 is the upper half of an f32).
-func (g *gen) widen(dt dtypes.DataType, r int) { g.widenLow(dt, r, r) }
+// toF32 converts the V elements of type dt in the low bytes of r (as a
+// load leaves them) to f32 lanes, exactly.
+func (g *gen) toF32(dt dtypes.DataType, r int) {
+	switch {
+	case dt == dtypes.F32:
+	case dt.IsInt8():
+		g.widen8(dt, r, r, false)
+		g.widen16(dt, r, r, false)
+		g.intToF32(dt, r)
+	default:
+		g.widenLow(dt, r, r)
+	}
+}
 
 // load puts elements of type dt at x, as f32, into register r:
 // n == bcast: one element in every lane; n == V: a full vector;
@@ -78,23 +89,29 @@ func (g *gen) load(dt dtypes.DataType, r int, x ref, n int) {
 	switch {
 	case n == bcast:
 		g.fpMem(true, sz, r, x)
-		if dt != dtypes.F32 {
-			g.widen(dt, r)
-		}
+		g.toF32(dt, r)
 		g.op(arm64.AVDUP, velem(r, arm64.ARNG_S, 0), v4s(r))
 	case n == lanes:
 		g.fpMem(true, lanes*sz, r, x)
-		if dt != dtypes.F32 {
-			g.widen(dt, r)
-		}
+		g.toF32(dt, r)
 	case n > 0 && n < lanes:
 		g.loadPart(sz, r, x, n)
-		if dt != dtypes.F32 {
-			g.widen(dt, r)
-		}
+		g.toF32(dt, r)
 	default:
 		g.fail(graph.Errorf(graph.RuntimeError, "arm64: load of %d lanes", n))
 	}
+}
+
+// elemArr is the element arrangement (for lane inserts and extracts) of
+// sz-byte elements.
+func elemArr(sz int64) int16 {
+	switch sz {
+	case 1:
+		return arm64.ARNG_B
+	case 2:
+		return arm64.ARNG_H
+	}
+	return arm64.ARNG_S
 }
 
 // loadPart reads exactly n (1..V-1) elements of sz bytes into the low
@@ -107,10 +124,7 @@ func (g *gen) loadPart(sz int64, r int, x ref, n int) {
 		mk := g.mark()
 		t := g.tmp()
 		g.fpMem(true, sz, t, x.plus(2*sz))
-		ea := int16(arm64.ARNG_S)
-		if sz == 2 {
-			ea = arm64.ARNG_H
-		}
+		ea := elemArr(sz)
 		g.op(arm64.AVMOV, velem(t, ea, 0), velem(r, ea, 2))
 		g.release(mk)
 	}
@@ -125,6 +139,9 @@ func (g *gen) loadPart(sz int64, r int, x ref, n int) {
 // loaded the same ways), widened from its upper half into a new register
 // and from its lower half in place; a last odd vector from a 64-bit load.
 func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
+	if dt.IsInt8() {
+		return g.loadVecs8(dt, k, x)
+	}
 	regs := make([]int, k)
 	base, off := g.phys(x)
 	if dt == dtypes.F32 {
@@ -170,6 +187,93 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 		regs[k-1] = t
 	}
 	return regs
+}
+
+// loadVecs8 is loadVecs for 8-bit integers: four vectors per 128-bit
+// register (sixteen values, loaded as f32 vectors are), each widened to
+// two registers of 16-bit values and those to four of 32-bit ones; a
+// last pair of vectors from a 64-bit load, a last single one from a
+// 32-bit load; then every vector converted to f32 (exact).
+func (g *gen) loadVecs8(dt dtypes.DataType, k int, x ref) []int {
+	regs := make([]int, 0, k)
+	base, off := g.phys(x)
+	quads := k / 4
+	if quads > 0 {
+		l := g.tmps(quads)
+		if off == 0 {
+			g.ld1Post(base, l, quads, arr16B)
+		} else {
+			for i := 0; i < quads; i++ {
+				g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
+			}
+		}
+		for i := 0; i < quads; i++ {
+			lo := l + i
+			hi := g.tmp()
+			g.widen8(dt, hi, lo, true)
+			g.widen8(dt, lo, lo, false)
+			for _, h := range []int{lo, hi} {
+				up := g.tmp()
+				g.widen16(dt, up, h, true)
+				g.widen16(dt, h, h, false)
+				regs = append(regs, h, up)
+			}
+		}
+	}
+	rest := int64(quads) * 16
+	if k%4 >= 2 {
+		t := g.tmp()
+		g.fpMem(true, 8, t, x.plus(rest))
+		up := g.tmp()
+		g.widen8(dt, t, t, false)
+		g.widen16(dt, up, t, true)
+		g.widen16(dt, t, t, false)
+		regs = append(regs, t, up)
+		rest += 8
+	}
+	if k%2 == 1 {
+		t := g.tmp()
+		g.fpMem(true, 4, t, x.plus(rest))
+		g.widen8(dt, t, t, false)
+		g.widen16(dt, t, t, false)
+		regs = append(regs, t)
+	}
+	for _, r := range regs {
+		g.intToF32(dt, r)
+	}
+	return regs
+}
+
+// widen8 sign- or zero-extends (as dt is s8 or u8) the low eight bytes of
+// s, or with hi its upper eight, to 16-bit lanes of d.
+func (g *gen) widen8(dt dtypes.DataType, d, s int, hi bool) {
+	op := [2][2]uint32{{opSXTL8, opSXTL8hi}, {opUXTL8, opUXTL8hi}}[b2i(dt == dtypes.U8)][b2i(hi)]
+	g.word(rr(op, d, s))
+}
+
+// widen16 extends the low (or with hi the upper) four 16-bit lanes of s
+// to 32-bit lanes of d, signed for s8 data, unsigned for u8.
+func (g *gen) widen16(dt dtypes.DataType, d, s int, hi bool) {
+	op := [2][2]uint32{{opSXTL16, opSXTL16hi}, {opUXTL16, opUXTL16hi}}[b2i(dt == dtypes.U8)][b2i(hi)]
+	g.word(rr(op, d, s))
+}
+
+// intToF32 converts the 32-bit integer lanes of r (from s8 or u8 data) to
+// f32; every 8-bit value is exact.
+func (g *gen) intToF32(dt dtypes.DataType, r int) {
+	if dt == dtypes.U8 {
+		g.word(rr(opUCVTF, r, r))
+		return
+	}
+	g.word(rr(opSCVTF, r, r))
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ld1Post emits LD1 {v<t>..v<t+k-1>}, [base], #bytes with
@@ -219,8 +323,13 @@ func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
 
 // accumRun combines len(accs) consecutive full vectors at x,
 // transformed, into the accumulators accs, loading a run at a time (see
-// loadVecs).
-func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
+// loadVecs). With mix the caller combines all of accs, every lane, into
+// one result, so lanes may be mixed on the way: 8-bit sums are then
+// summed pairwise in integers first (see accumQuads).
+func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
+	// Vectors per run: what one LD1 brings for f32 (four registers);
+	// two registers' worth for the narrower types, whose widened
+	// vectors take the remaining temporaries.
 	run := 4
 	if dt != dtypes.F32 {
 		run = 8
@@ -229,11 +338,59 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref) {
 	for i := 0; i < len(accs); i += run {
 		k := min(run, len(accs)-i)
 		mk := g.mark()
-		for j, r := range g.loadVecs(dt, k, x.plus(int64(i)*vb)) {
-			g.transform(r)
-			g.combine(accs[i+j], r)
+		if xi := x.plus(int64(i) * vb); mix && g.pairSums() {
+			g.accumQuads(dt, accs[i:i+k], xi)
+		} else {
+			for j, r := range g.loadVecs(dt, k, xi) {
+				g.transform(r)
+				g.combine(accs[i+j], r)
+			}
 		}
 		g.release(mk)
+	}
+}
+
+// pairSums reports whether 8-bit data may be summed pairwise in integers
+// before the conversion to f32: sums of untransformed src only.
+func (g *gen) pairSums() bool {
+	return g.sdt.IsInt8() && g.isAdd() && (g.pl.Transform == plan.TransformNone || g.pl.Stage&plan.SkipTransform != 0)
+}
+
+// accumQuads adds len(accs) vectors of 8-bit data at x into accs with
+// lanes mixed: each 16 bytes (four vectors) are added pairwise twice
+// (SADDLP/UADDLP, 16B -> 8H -> 4S: four exact sums of four bytes each),
+// converted once and added into one accumulator, where the plain path
+// widens twice and converts four registers; the vectors left over go
+// the plain way.
+func (g *gen) accumQuads(dt dtypes.DataType, accs []int, x ref) {
+	k := len(accs)
+	quads := k / 4
+	if quads > 0 {
+		base, off := g.phys(x)
+		l := g.tmps(quads)
+		if off == 0 {
+			g.ld1Post(base, l, quads, arr16B)
+		} else {
+			for i := 0; i < quads; i++ {
+				g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
+			}
+		}
+		op8, op16 := uint32(opSADDLP8), uint32(opSADDLP16)
+		if dt == dtypes.U8 {
+			op8, op16 = opUADDLP8, opUADDLP16
+		}
+		for i := 0; i < quads; i++ {
+			r := l + i
+			g.word(rr(op8, r, r))
+			g.word(rr(op16, r, r))
+			g.intToF32(dt, r)
+			g.combine(accs[i], r)
+		}
+	}
+	if rest := k - 4*quads; rest > 0 {
+		for j, r := range g.loadVecs(dt, rest, x.plus(int64(quads)*16)) {
+			g.combine(accs[quads+j], r)
+		}
 	}
 }
 
