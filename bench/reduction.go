@@ -122,10 +122,18 @@ type built struct {
 	outs     [2]buffer // the second one for bitwise mode
 	// The execute tensors over src, the operands and outs[i], made on
 	// first use so that a timed execute is the partition's Execute alone.
-	inTs  []partition.Tensor
+	// The inputs are per run when a sum post-op reads outs[i].
+	inTs  [2][]partition.Tensor
 	outTs [2][]partition.Tensor
-	// fixed[i]: operand i holds a constant (an eps) that the fill leaves.
-	fixed   []bool
+	// fixed[i]: operand i holds a constant (an eps, a linear's alpha or
+	// beta) that the fill leaves.
+	fixed []bool
+	// sum is the operand index of a sum post-op (-1: none): its tensor is
+	// the dst buffer itself, filled before each run (as benchdnn fills
+	// dst for a sum post-op), and prev keeps what the run read there, for
+	// the reference.
+	sum     int
+	prev    buffer
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
@@ -207,7 +215,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 // allocates the buffers. A non-empty result state means the problem
 // stops there.
 func (r *runner) build(c redCase, ap algPlan) (*built, result) {
-	b := &built{reduced: c.prb.Reduced()}
+	b := &built{reduced: c.prb.Reduced(), sum: -1}
 	b.fill = srcFill{kind: ap.kind, narrow: c.sdt == dtypes.F16 || c.ddt == dtypes.F16}
 	rank := len(c.prb.Src)
 	fail := func(err error) (*built, result) { return nil, result{state: stateOf(err), reason: reasonOf(err)} }
@@ -235,17 +243,32 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		gp      graphPostOp
 		operand *PostOp // a binary op's operand (dims by mask, type, tag)
 		eps     bool    // the operand is the scalar eps
+		konst   float64 // with eps: the scalar's value
+		sum     bool    // the operand is the dst itself, read as operand.SumDT
 	}
 	var chain []after
 	for _, gp := range ap.finalOps() {
 		a := after{gp: gp}
 		if gp.bin != "" {
 			// The scalar eps: all dims 1 (mask 0), f32.
-			a.operand, a.eps = &PostOp{Kind: gp.bin, BinDT: dtypes.F32, Tag: "abx"}, true
+			a.operand, a.eps, a.konst = &PostOp{Kind: gp.bin, BinDT: dtypes.F32, Tag: "abx"}, true, float64(c.eps)
 		}
 		chain = append(chain, a)
 	}
 	for i := range ops {
+		if ops[i].Kind == "linear" {
+			// alpha*x + beta, as benchdnn's reference computes it: a
+			// Multiply and an Add of scalars (oneDNN Graph has no linear).
+			for _, k := range []struct {
+				bin string
+				op  graph.OpKind
+				v   float32
+			}{{"mul", graph.Multiply, ops[i].Alpha}, {"add", graph.Add, ops[i].Beta}} {
+				gp := graphPostOp{kind: k.op, bin: k.bin, attrs: map[string]any{"auto_broadcast": "numpy"}}
+				chain = append(chain, after{gp: gp, operand: &PostOp{Kind: k.bin, BinDT: dtypes.F32, Tag: "abx"}, eps: true, konst: float64(k.v)})
+			}
+			continue
+		}
 		gp, err := ops[i].toGraph()
 		if err != nil {
 			return fail(err)
@@ -257,15 +280,31 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		if ops[i].IsBinary() {
 			a.operand = &ops[i]
 		}
+		if ops[i].IsSum() {
+			if b.sum >= 0 {
+				return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops %q: more than one sum", c.postOps)}
+			}
+			if _, err := ops[i].sumDT(c.ddt); err != nil {
+				return fail(err)
+			}
+			a.operand, a.sum = &ops[i], true
+			b.sum = 0 // its operand index is set below
+		}
 		chain = append(chain, a)
+	}
+	// A sum reads dst as an operand of the dst's own layout: a dst tag of
+	// any means the plain layout then.
+	dstStrides := func() []int64 { return dl.Strides(c.prb.Dst) }
+	if b.sum >= 0 && dl.Any {
+		dstStrides = func() []int64 { return graph.DenseStrides(c.prb.Dst) }
 	}
 	g := graph.New()
 	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
 	finalLT := func(id uint64) graph.LogicalTensor {
-		if dl.Any {
+		if dl.Any && b.sum < 0 {
 			return graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
 		}
-		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dl.Strides(c.prb.Dst))
+		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dstStrides())
 	}
 	nextT, nextOp := uint64(1), uint64(0)
 	redIn := b.srcLT
@@ -300,12 +339,32 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		nextT++
 		name := a.gp.elt + a.gp.bin
 		if a.eps {
-			name = "eps"
+			name = "const"
+		}
+		if a.sum {
+			name = "sum"
 		}
 		op := graph.NewOp(nextOp, a.gp.kind, name).AddInput(cur)
 		nextOp++
 		rp := refPostOp{g: a.gp}
-		if po := a.operand; po != nil {
+		if a.sum {
+			dt, _ := a.operand.sumDT(c.ddt)
+			st := dstStrides()
+			lt := graph.NewLogicalTensorStrided(uint64(1000+i), dt, c.prb.Dst, st)
+			span, err := spanOf(c.prb.Dst, st)
+			if err != nil {
+				return fail(err)
+			}
+			if b.prev, err = newBuffer(dt, span); err != nil {
+				return fail(err)
+			}
+			b.sum = len(b.opLTs)
+			b.opLTs = append(b.opLTs, lt)
+			b.operands = append(b.operands, b.prev) // never passed: the run's dst is
+			b.fixed = append(b.fixed, true)
+			rp.operand, rp.view = b.prev, st
+			op.AddInput(lt)
+		} else if po := a.operand; po != nil {
 			odims := po.operandDims(c.prb.Dst)
 			tag := po.Tag
 			if tag == "any" {
@@ -325,7 +384,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 				return fail(err)
 			}
 			if a.eps {
-				buf.set(0, float64(c.eps))
+				buf.set(0, a.konst)
 			}
 			b.opLTs = append(b.opLTs, lt)
 			b.operands = append(b.operands, buf)
@@ -432,7 +491,7 @@ func sameDims(a, b []int64) bool {
 
 // execute runs the compiled partition into outs[i].
 func (r *runner) execute(b *built, i int) error {
-	if b.inTs == nil {
+	if b.inTs[i] == nil {
 		ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
 		t, err := partition.NewTensor(b.srcLT, b.src.data())
 		if err != nil {
@@ -440,13 +499,17 @@ func (r *runner) execute(b *built, i int) error {
 		}
 		ins = append(ins, t)
 		for j, lt := range b.opLTs {
-			t, err := partition.NewTensor(lt, b.operands[j].data())
+			data := b.operands[j].data()
+			if j == b.sum {
+				data = b.outs[i].data() // in place: the sum reads dst
+			}
+			t, err := partition.NewTensor(lt, data)
 			if err != nil {
 				return err
 			}
 			ins = append(ins, t)
 		}
-		b.inTs = ins
+		b.inTs[i] = ins
 	}
 	if b.outTs[i] == nil {
 		o, err := partition.NewTensor(b.outLT, b.outs[i].data())
@@ -455,10 +518,11 @@ func (r *runner) execute(b *built, i int) error {
 		}
 		b.outTs[i] = []partition.Tensor{o}
 	}
-	return b.cp.Execute(b.inTs, b.outTs[i])
+	return b.cp.Execute(b.inTs[i], b.outTs[i])
 }
 
-// fillInputs fills src and the binary operands (not the constant ones).
+// fillInputs fills src and the binary operands (not the constant ones),
+// and with a sum post-op the dst buffers, which the run reads.
 func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.fill, seed)
 	for i, lt := range b.opLTs {
@@ -467,6 +531,32 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 		}
 		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
 	}
+	if b.sum >= 0 {
+		fillSumDst(b, seed+97)
+	}
+}
+
+// fillSumDst fills every dst buffer with the same values for a sum
+// post-op to read, as benchdnn fills dst before a run with one: multiples
+// of 1/4 in [-2, 2] (exact in every type, of both signs, so that sums
+// cancel and cross zero), then keeps a copy, which the reference reads.
+// Elements between the addressed ones (padding) keep their NaN pattern.
+func fillSumDst(b *built, seed uint64) {
+	lt := b.opLTs[b.sum]
+	for i := range b.outs {
+		if b.outs[i].dt == dtypes.Undef {
+			continue
+		}
+		// The values as the sum reads them (its type may differ from
+		// dst's in name, never in size).
+		view := b.outs[i]
+		view.dt = lt.DataType
+		forEachIndex(lt.Dims, [][]int64{lt.Strides}, func(pos int64, offs []int64) {
+			view.set(offs[0], float64(int64(unit(seed, pos)*17)-8)/4)
+		})
+	}
+	copy(b.prev.f32, b.outs[0].f32)
+	copy(b.prev.u16, b.outs[0].u16)
 }
 
 // checkOnce fills with mode, executes, and compares with the reference.

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -195,4 +197,48 @@ func TestInPlaceRefusals(t *testing.T) {
 			t.Errorf("%s: got %v, want InvalidArguments", tc.name, err)
 		}
 	}
+}
+
+// TestSixBinaries runs plans with plan.MaxBinary binary post-ops (an Lp
+// norm's eps, a sum, a linear's two scalars and an add in benchdnn's
+// chains): more than an emitter holds (kernelshape.MaxBinary), so on a
+// JIT ISA the reduction runs as machine code and the post-ops in the
+// post-op pass; on every ISA the results match the reference, with one
+// operand given as dst itself.
+func TestSixBinaries(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(6, 6))
+		for _, dims := range [][]int64{{16, 300}, {300, 16}, {5, 7, 9}} {
+			s := spec{dims: dims, reduce: make([]bool, len(dims)), sdt: dtypes.F32, ddt: dtypes.F32, lo: -1, hi: 1}
+			s.reduce[1] = true
+			kinds := []plan.Kind{plan.Maximum, plan.Add, plan.Multiply, plan.Add, plan.Subtract, plan.Minimum}
+			for i, k := range kinds {
+				s.post = append(s.post, plan.PostOp{Kind: k, BinDT: dtypes.F32})
+				bc := make([]bool, len(dims))
+				for j := range bc {
+					bc[j] = i != 1 && r.IntN(2) == 0
+				}
+				s.binBcast = append(s.binBcast, bc)
+			}
+			c := s.build(t, r)
+			withDstOperand(c, 1, r)
+			k := c.compile(t)
+			if EffectiveISA() != None && (k.Impl() == "interp" || !strings.Contains(k.Why(), "post-op pass")) {
+				t.Errorf("%v: impl %s, why %q; want machine code and the post-op pass", dims, k.Impl(), k.Why())
+			}
+			want := c.newDst()
+			if err := interp.RunProblem(c.p, c.src, want, c.bins); err != nil {
+				t.Fatal(err)
+			}
+			checkRef(t, c, want, fmt.Sprint(dims, " interp"))
+			checkRef(t, c, c.run(t), fmt.Sprint(dims))
+			dst := append([]byte(nil), c.bins[1]...)
+			bins := append([][]byte(nil), c.bins...)
+			bins[1] = dst
+			if err := k.Run(c.src, dst, bins); err != nil {
+				t.Fatal(err)
+			}
+			checkRef(t, c, dst, fmt.Sprint(dims, " in place"))
+		}
+	})
 }
