@@ -385,9 +385,6 @@ func (p PostOp) sumDT(ddt dtypes.DataType) (dtypes.DataType, error) {
 	if dt.Size() != ddt.Size() {
 		return dt, graph.Errorf(graph.InvalidArguments, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)
 	}
-	if p.Scale != 1 || p.ZeroPoint != 0 {
-		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: a sum with a scale or a zero point (gdnn fuses dst = result + dst_before, in place)", p.Raw)
-	}
 	return dt, nil
 }
 

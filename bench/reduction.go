@@ -132,8 +132,17 @@ type built struct {
 	// the dst buffer itself, filled before each run (as benchdnn fills
 	// dst for a sum post-op), and prev keeps what the run read there, for
 	// the reference.
-	sum     int
-	prev    buffer
+	sum    int
+	prev   buffer
+	prevLT graph.LogicalTensor // dst as the sum reads it
+	// A sum with a scale or a zero point is not in place: prep, a
+	// partition of its own, computes scale*(dst_before - zero_point) in
+	// f32 into scaled, the operand of the sum's Add (see sumPrep).
+	prep     *partition.CompiledPartition
+	prepLTs  [4]graph.LogicalTensor // dst_before, zero point, scale; its output
+	prepBufs [2]buffer              // zero point, scale
+	scaled   buffer
+
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
@@ -358,11 +367,21 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 			if b.prev, err = newBuffer(dt, span); err != nil {
 				return fail(err)
 			}
-			b.sum = len(b.opLTs)
+			b.sum, b.prevLT = len(b.opLTs), lt
+			operand := b.prev // never passed in place: the run's dst is
+			if a.operand.Scale != 1 || a.operand.ZeroPoint != 0 {
+				if res := b.sumPrep(a.operand, lt); res.state != "" {
+					return nil, res
+				}
+				lt = b.prepLTs[3]
+				lt.ID = uint64(1000 + i)
+				operand = b.scaled
+			}
 			b.opLTs = append(b.opLTs, lt)
-			b.operands = append(b.operands, b.prev) // never passed: the run's dst is
+			b.operands = append(b.operands, operand)
 			b.fixed = append(b.fixed, true)
 			rp.operand, rp.view = b.prev, st
+			rp.sum, rp.scale, rp.zp = true, a.operand.Scale, float32(a.operand.ZeroPoint)
 			op.AddInput(lt)
 		} else if po := a.operand; po != nil {
 			odims := po.operandDims(c.prb.Dst)
@@ -500,7 +519,7 @@ func (r *runner) execute(b *built, i int) error {
 		ins = append(ins, t)
 		for j, lt := range b.opLTs {
 			data := b.operands[j].data()
-			if j == b.sum {
+			if j == b.sum && b.prep == nil {
 				data = b.outs[i].data() // in place: the sum reads dst
 			}
 			t, err := partition.NewTensor(lt, data)
@@ -517,6 +536,11 @@ func (r *runner) execute(b *built, i int) error {
 			return err
 		}
 		b.outTs[i] = []partition.Tensor{o}
+	}
+	if b.prep != nil {
+		if err := b.runPrep(i); err != nil {
+			return err
+		}
 	}
 	return b.cp.Execute(b.inTs[i], b.outTs[i])
 }
@@ -542,7 +566,7 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 // cancel and cross zero), then keeps a copy, which the reference reads.
 // Elements between the addressed ones (padding) keep their NaN pattern.
 func fillSumDst(b *built, seed uint64) {
-	lt := b.opLTs[b.sum]
+	lt := b.prevLT
 	for i := range b.outs {
 		if b.outs[i].dt == dtypes.Undef {
 			continue
@@ -722,4 +746,82 @@ func unimplementedKnobs(knobs map[string]string) string {
 		return ""
 	}
 	return "gdnn does not implement " + strings.Join(not, " ")
+}
+
+// sumPrep builds the partition that turns the dst before a run (prev,
+// read as the sum's data type) into the operand of a sum with a scale or
+// a zero point: ReduceMax over no axes (a copy to f32 that keeps -0 and
+// NaN) -> Subtract(zero point) -> Multiply(scale), each in f32 as
+// oneDNN computes scale * (dst - zero_point), into an f32 tensor of the
+// dst's layout. gdnn fuses the sum itself only in place (scale 1, zero
+// point 0, see jit/inplace.go), so this is a second Execute before the
+// reduction's, timed with it.
+func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
+	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err)} }
+	one := make([]int64, len(prev.Dims))
+	for i := range one {
+		one[i] = 1
+	}
+	prev.ID = 0
+	zp := graph.NewLogicalTensorStrided(1, dtypes.F32, one, graph.DenseStrides(one))
+	scale := graph.NewLogicalTensorStrided(2, dtypes.F32, one, graph.DenseStrides(one))
+	out := graph.NewLogicalTensorStrided(5, dtypes.F32, prev.Dims, prev.Strides)
+	g := graph.New()
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.ReduceMax, "copy").AddInput(prev).AddOutput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).
+			SetAttr("axes", []int64{}).SetAttr("keep_dims", true),
+		graph.NewOp(1, graph.Subtract, "zero_point").AddInput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).AddInput(zp).
+			AddOutput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).SetAttr("auto_broadcast", "numpy"),
+		graph.NewOp(2, graph.Multiply, "scale").AddInput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).AddInput(scale).
+			AddOutput(out).SetAttr("auto_broadcast", "numpy"),
+	} {
+		if err := g.AddOp(op); err != nil {
+			return fail(err)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		return fail(err)
+	}
+	parts, err := partition.Get(g, partition.Fusion)
+	if err != nil {
+		return fail(err)
+	}
+	if len(parts) != 1 || !parts[0].IsSupported() {
+		return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-op %q: the scaled previous dst is not one partition: %v", po.Raw, parts)}
+	}
+	if b.prep, err = parts[0].Compile([]graph.LogicalTensor{prev, zp, scale}, []graph.LogicalTensor{out}); err != nil {
+		return fail(err)
+	}
+	b.prepLTs = [4]graph.LogicalTensor{prev, zp, scale, out}
+	span, err := spanOf(out.Dims, out.Strides)
+	if err != nil {
+		return fail(err)
+	}
+	if b.scaled, err = newBuffer(dtypes.F32, span); err != nil {
+		return fail(err)
+	}
+	for i, v := range []float64{float64(po.ZeroPoint), float64(po.Scale)} {
+		if b.prepBufs[i], err = newBuffer(dtypes.F32, 1); err != nil {
+			return fail(err)
+		}
+		b.prepBufs[i].set(0, v)
+	}
+	return result{}
+}
+
+// runPrep computes the scaled operand of a sum from outs[i].
+func (b *built) runPrep(i int) error {
+	var ts [3]partition.Tensor
+	for j, data := range []any{b.outs[i].data(), b.prepBufs[0].data(), b.prepBufs[1].data()} {
+		t, err := partition.NewTensor(b.prepLTs[j], data)
+		if err != nil {
+			return err
+		}
+		ts[j] = t
+	}
+	o, err := partition.NewTensor(b.prepLTs[3], b.scaled.data())
+	if err != nil {
+		return err
+	}
+	return b.prep.Execute(ts[:], []partition.Tensor{o})
 }

@@ -55,8 +55,8 @@ func TestParseSumPostOp(t *testing.T) {
 		{ops[0], dtypes.BF16, 0},
 		{ops[1], dtypes.F32, graph.Unimplemented},
 		{ops[2], dtypes.BF16, graph.InvalidArguments},
-		{ops[3], dtypes.F32, graph.Unimplemented},
-		{ops[4], dtypes.F32, graph.Unimplemented},
+		{ops[3], dtypes.F32, 0},
+		{ops[4], dtypes.F32, 0},
 	} {
 		dt, err := c.op.sumDT(c.ddt)
 		if c.want == 0 {
@@ -69,16 +69,18 @@ func TestParseSumPostOp(t *testing.T) {
 	}
 }
 
-// TestSumPostOpRuns runs the sum post-op at every place of a chain, on
-// every alg, f32, bf16 and f16 data, plain and permuted layouts, in
-// correctness and bitwise modes: all PASSED (the reference reads the dst
-// as it was before the run, so a run that ignored it would fail).
+// TestSumPostOpRuns runs the sum post-op at every place of a chain, with
+// and without a scale and a zero point, on every alg, f32, bf16 and f16
+// data, plain and permuted layouts, in correctness and bitwise modes: all
+// PASSED (the reference reads the dst as it was before the run, so a run
+// that ignored it, or scaled it otherwise, would fail).
 func TestSumPostOpRuns(t *testing.T) {
 	for _, mode := range []string{"--mode=C", "--mode=B"} {
 		code, out, errw := runMain(t, "--reduction", mode, "--sdt=f32,bf16,f16", "--ddt=f32",
 			"--alg=sum,mul,max,min,mean,norm_lp_max,norm_lp_sum,norm_lp_power_p_max,norm_lp_power_p_sum", "--p=1,2",
 			"--stag=abx,axb", "--dtag=any,axb",
-			"--attr-post-ops=sum,sum+relu,relu+sum,add:f32:per_oc+sum+linear:2:1+add:f32,sum:1:0:f32,sum+linear:0.5",
+			"--attr-post-ops=sum,sum+relu,relu+sum,add:f32:per_oc+sum+linear:2:1+add:f32,sum:1:0:f32,sum+linear:0.5,"+
+				"sum:0.5,relu+sum:2:-3+square,sum:0.3:1:f32+linear:2:1+add:f32",
 			"2x16x3x4:2x1x3x1", "3x70:1x70", "5x300:5x1")
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", mode, code, out, errw)
@@ -91,7 +93,7 @@ func TestSumPostOpRuns(t *testing.T) {
 	// 16-bit outputs, the previous dst read as the dst's type or the other
 	// 16-bit one.
 	code, out, errw := runMain(t, "--reduction", "--sdt=bf16,f16", "--ddt=bf16,f16", "--alg=sum,mean,max",
-		"--attr-post-ops=sum,sum:1:0:bf16+relu,sum:1:0:f16", "64x33:64x1", "600x20:1x20")
+		"--attr-post-ops=sum,sum:1:0:bf16+relu,sum:1:0:f16,sum:0.5:2:f16,sum:-1:0:bf16", "64x33:64x1", "600x20:1x20")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
@@ -113,8 +115,6 @@ func TestSumPostOpRefusals(t *testing.T) {
 		state string
 		why   string
 	}{
-		{[]string{"--attr-post-ops=sum:0.5"}, "UNIMPLEMENTED", "scale or a zero point"},
-		{[]string{"--attr-post-ops=sum:1:3"}, "UNIMPLEMENTED", "scale or a zero point"},
 		{[]string{"--attr-post-ops=sum:1:0:s32"}, "UNIMPLEMENTED", "sum data type s32"},
 		{[]string{"--attr-post-ops=sum+sum"}, "UNIMPLEMENTED", "more than one sum"},
 		{[]string{"--ddt=bf16", "--sdt=bf16", "--attr-post-ops=sum:1:0:f32"}, "INVALID_ARGUMENTS", "another size"},

@@ -36,8 +36,8 @@ import (
 // operand or of src with dst (a shifted view, other strides, a broadcast
 // operand) would read values already overwritten, and Run refuses it.
 // A scaled sum, scale*(dst_before - zero_point) + result, is not this
-// form: its operand would have to be computed before the pass, and gdnn
-// does not fuse that (gdnnbench reports it unimplemented).
+// form: its operand must be computed before the pass (gdnnbench does it
+// with a partition of its own, see sumPrep in bench/reduction.go).
 
 // InPlace reports whether binary operand i may be given the dst buffer
 // itself (dst = result OP dst_before, read in the same pass): its data
