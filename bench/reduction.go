@@ -291,6 +291,8 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		}
 		if ops[i].IsSum() {
 			if b.sum >= 0 {
+				// oneDNN adds each sum of the dst before the run; gdnn
+				// fuses one.
 				return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops %q: more than one sum", c.postOps)}
 			}
 			if _, err := ops[i].sumDT(c.ddt); err != nil {

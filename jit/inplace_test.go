@@ -242,3 +242,37 @@ func TestSixBinaries(t *testing.T) {
 		}
 	})
 }
+
+// TestSumIsOnePass: a reduction followed by an Add of a dst-shaped
+// operand (the sum post-op) compiles to one phase of calls of one
+// kernel that carries the Add: the operand is read in the reduction's own
+// pass, before each store, with no pass over dst before or after.
+func TestSumIsOnePass(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 24))
+		for _, s := range []spec{
+			{dims: []int64{64, 300}, reduce: []bool{false, true}},
+			{dims: []int64{300, 64}, reduce: []bool{true, false}},
+			{dims: []int64{8, 50, 16}, reduce: []bool{false, true, false}, sdt: dtypes.BF16},
+		} {
+			if s.sdt == dtypes.Undef {
+				s.sdt = dtypes.F32
+			}
+			s.ddt = s.sdt
+			s.post = []plan.PostOp{{Kind: plan.Add, BinDT: s.ddt}, {Kind: plan.ReLU}}
+			s.binBcast = [][]bool{make([]bool, len(s.dims))}
+			c := s.build(t, r)
+			withDstOperand(c, 0, r)
+			k := c.compile(t)
+			if !k.InPlace(0) || len(k.dec.phases) != 1 || len(k.units) != 1 {
+				t.Fatalf("%v: in place %v, %d phases, %d kernels; want one phase of one kernel", s.dims, k.InPlace(0), len(k.dec.phases), len(k.units))
+			}
+			if ops := k.units[0].pl.PostOps; len(ops) != 2 || ops[0].Kind != plan.Add {
+				t.Fatalf("%v: the kernel's post-ops are %v, want the Add and the ReLU", s.dims, ops)
+			}
+			if EffectiveISA() != None && k.Impl() == "interp" {
+				t.Errorf("%v: runs on the interpreter: %s", s.dims, k.Why())
+			}
+		}
+	})
+}
