@@ -298,7 +298,7 @@ func checkRef(t testing.TB, c *tcase, dst []byte, what string) {
 	for off, want := range ref {
 		written[off] = true
 		got := get(dt, dst, off)
-		ok := math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
+		ok := got == want || math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
 		if !ok {
 			if bad < 5 {
 				t.Errorf("%s: %v dst[%d] = %g, reference %g", what, c.p.Dims, off, got, want)

@@ -86,7 +86,8 @@ func withDstOperand(c *tcase, i int, r *rand.Rand) {
 // machine has and the interpreter, under budgets that make every
 // schedule (blocks, tiles, two stages, the post-op pass, log-sum-exp's
 // phases) and with 1 and 2 threads: the results must be bit-identical to
-// the same kernel given a copy of the operand.
+// the same kernel given a copy of the operand, which must match the
+// float64 oracle (jit/oracle).
 func TestInPlaceOperand(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(24, 3))
@@ -120,6 +121,9 @@ func TestInPlaceOperand(t *testing.T) {
 				if err := k.Run(c.src, want, c.bins); err != nil {
 					t.Fatalf("%s: out of place: %v", what, err)
 				}
+				// Out of place against the float64 oracle (on the
+				// interpreter, ISA none, too).
+				checkRef(t, c, c.run(t), what)
 				prev := c.bins[sumAt]
 				for _, threads := range []int{1, 2} {
 					withThreads(t, threads)
