@@ -251,7 +251,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	type after struct {
 		gp      graphPostOp
 		operand *PostOp // a binary op's operand (dims by mask, type, tag)
-		eps     bool    // the operand is the scalar eps
+		eps     bool    // the operand is a scalar constant: the eps, a linear's alpha or beta
 		konst   float64 // with eps: the scalar's value
 		sum     bool    // the operand is the dst itself, read as operand.SumDT
 	}
