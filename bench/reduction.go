@@ -128,10 +128,11 @@ type built struct {
 	// fixed[i]: operand i holds a constant (an eps, a linear's alpha or
 	// beta) that the fill leaves.
 	fixed []bool
-	// sum is the operand index of a sum post-op (-1: none): its tensor is
+	// With hasSum, sum is the operand index of a sum post-op: its tensor is
 	// the dst buffer itself, filled before each run (as benchdnn fills
 	// dst for a sum post-op), and prev keeps what the run read there, for
 	// the reference.
+	hasSum bool
 	sum    int
 	prev   buffer
 	prevLT graph.LogicalTensor // dst as the sum reads it
@@ -224,7 +225,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 // allocates the buffers. A non-empty result state means the problem
 // stops there.
 func (r *runner) build(c redCase, ap algPlan) (*built, result) {
-	b := &built{reduced: c.prb.Reduced(), sum: -1}
+	b := &built{reduced: c.prb.Reduced()}
 	b.fill = srcFill{kind: ap.kind, narrow: c.sdt == dtypes.F16 || c.ddt == dtypes.F16}
 	rank := len(c.prb.Src)
 	fail := func(err error) (*built, result) { return nil, result{state: stateOf(err), reason: reasonOf(err)} }
@@ -290,7 +291,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 			a.operand = &ops[i]
 		}
 		if ops[i].IsSum() {
-			if b.sum >= 0 {
+			if b.hasSum {
 				// oneDNN adds each sum of the dst before the run; gdnn
 				// fuses one.
 				return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops %q: more than one sum", c.postOps)}
@@ -299,20 +300,20 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 				return fail(err)
 			}
 			a.operand, a.sum = &ops[i], true
-			b.sum = 0 // its operand index is set below
+			b.hasSum = true // its operand index is set below
 		}
 		chain = append(chain, a)
 	}
 	// A sum reads dst as an operand of the dst's own layout: a dst tag of
 	// any means the plain layout then.
 	dstStrides := func() []int64 { return dl.Strides(c.prb.Dst) }
-	if b.sum >= 0 && dl.Any {
+	if b.hasSum && dl.Any {
 		dstStrides = func() []int64 { return graph.DenseStrides(c.prb.Dst) }
 	}
 	g := graph.New()
 	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
 	finalLT := func(id uint64) graph.LogicalTensor {
-		if dl.Any && b.sum < 0 {
+		if dl.Any && !b.hasSum {
 			return graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
 		}
 		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dstStrides())
@@ -521,7 +522,7 @@ func (r *runner) execute(b *built, i int) error {
 		ins = append(ins, t)
 		for j, lt := range b.opLTs {
 			data := b.operands[j].data()
-			if j == b.sum && b.prep == nil {
+			if b.hasSum && j == b.sum && b.prep == nil {
 				data = b.outs[i].data() // in place: the sum reads dst
 			}
 			t, err := partition.NewTensor(lt, data)
@@ -557,7 +558,7 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 		}
 		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
 	}
-	if b.sum >= 0 {
+	if b.hasSum {
 		fillSumDst(b, seed+97)
 	}
 }
