@@ -75,12 +75,15 @@ func TestParseSumPostOp(t *testing.T) {
 // PASSED (the reference reads the dst as it was before the run, so a run
 // that ignored it, or scaled it otherwise, would fail).
 func TestSumPostOpRuns(t *testing.T) {
-	for _, mode := range []string{"--mode=C", "--mode=B"} {
+	for _, c := range []struct{ mode, algs, postOps string }{
+		{"--mode=C", "sum,mul,max,min,mean,norm_lp_max,norm_lp_sum,norm_lp_power_p_max,norm_lp_power_p_sum",
+			"sum,sum+relu,relu+sum,add:f32:per_oc+sum+linear:2:1+add:f32,sum:1:0:f32,sum+linear:0.5," +
+				"sum:0.5,relu+sum:2:-3+square,sum:0.3:1:f32+linear:2:1+add:f32"},
+		{"--mode=B", "sum,mean,norm_lp_sum", "sum+linear:2:1+add:f32,sum:0.5:1"},
+	} {
+		mode := c.mode
 		code, out, errw := runMain(t, "--reduction", mode, "--sdt=f32,bf16,f16", "--ddt=f32",
-			"--alg=sum,mul,max,min,mean,norm_lp_max,norm_lp_sum,norm_lp_power_p_max,norm_lp_power_p_sum", "--p=1,2",
-			"--stag=abx,axb", "--dtag=any,axb",
-			"--attr-post-ops=sum,sum+relu,relu+sum,add:f32:per_oc+sum+linear:2:1+add:f32,sum:1:0:f32,sum+linear:0.5,"+
-				"sum:0.5,relu+sum:2:-3+square,sum:0.3:1:f32+linear:2:1+add:f32",
+			"--alg="+c.algs, "--p=1,2", "--stag=abx,axb", "--dtag=any,axb", "--attr-post-ops="+c.postOps,
 			"2x16x3x4:2x1x3x1", "3x70:1x70", "5x300:5x1")
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", mode, code, out, errw)
