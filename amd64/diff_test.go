@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -89,7 +90,7 @@ func TestDeepPlans(t *testing.T) {
 	// (padded strides), n outer and m reduced, 4 binary operands.
 	mk := func(nOuter, nRed int) *plan.Plan {
 		pl := &plan.Plan{SrcDT: 1, DstDT: 1}
-		nb := plan.MaxBinary
+		nb := kernelshape.MaxBinary
 		stride := int64(1)
 		for i := 0; i < nRed; i++ {
 			pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
@@ -120,7 +121,7 @@ func TestDeepPlans(t *testing.T) {
 	src, want := make([]byte, sb), make([]byte, db)
 	fillExact(r, ok.SrcDT, src, false, 1)
 	var bins [][]byte
-	for i := 0; i < plan.MaxBinary; i++ {
+	for i := 0; i < kernelshape.MaxBinary; i++ {
 		bb, _ := ok.BinBytes(i)
 		b := make([]byte, bb)
 		fillExact(r, ok.SrcDT, b, false, 1)

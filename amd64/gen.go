@@ -112,7 +112,7 @@ func newGen(pl *plan.Plan, o Options) *gen {
 		g.binReg[i] = bins[i]
 	}
 	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX, rCX, rBX}
-	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := kernelshape.MaxBinary - 1; i >= g.nbin; i-- {
 		g.gprFree = append(g.gprFree, bins[i])
 	}
 	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -167,7 +168,7 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Beta = float32(r.Intn(9)-4) / 8
 		}
 		if k.IsBinary() {
-			if nbin == plan.MaxBinary {
+			if nbin == kernelshape.MaxBinary {
 				continue
 			}
 			nbin++

@@ -635,9 +635,11 @@ func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int
 // is not a multiple of G the last group is moved back to end at
 // iteration Count-1: it recomputes (and rewrites, with the same values)
 // up to G-1 iterations of the previous group instead of finishing one at
-// a time. Counts below G run single iterations.
+// a time. Counts below G run single iterations. Not when an operand may
+// be the dst itself (plan.Plan.DstOperand): the rewrite would read
+// operand elements the group before it overwrote.
 func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
-	backOff := fits32(sL.Src) && fits32(sL.Dst)
+	backOff := fits32(sL.Src) && fits32(sL.Dst) && !g.pl.HasDstOperand()
 	for i := 0; i < g.nbin; i++ {
 		backOff = backOff && fits32(sL.Bin[i])
 	}

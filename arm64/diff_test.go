@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -167,7 +168,7 @@ func TestInvalidPlans(t *testing.T) {
 // size 2, and four Add post-ops with full operands.
 func deepPlan(nOuter, nRed int) *plan.Plan {
 	pl := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32}
-	nb := plan.MaxBinary
+	nb := kernelshape.MaxBinary
 	stride := int64(1)
 	for i := 0; i < nRed; i++ {
 		pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
@@ -218,7 +219,7 @@ func TestDeepPlans(t *testing.T) {
 		f := exactFiller{r, 1}
 		f.fill(pl.SrcDT, src, false)
 		var bins [][]byte
-		for i := 0; i < plan.MaxBinary; i++ {
+		for i := 0; i < kernelshape.MaxBinary; i++ {
 			bb, _ := pl.BinBytes(i)
 			b := make([]byte, bb)
 			f.fill(dtypes.F32, b, false)

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -118,7 +119,7 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Alpha = float32(r.Intn(17)-8) / 8
 		}
 		if op.Kind.IsBinary() {
-			if nbin == plan.MaxBinary {
+			if nbin == kernelshape.MaxBinary {
 				continue
 			}
 			nbin++

@@ -188,7 +188,10 @@ func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 // Count is not a multiple of G the last group is moved back to end at
 // output Count-1: it recomputes (and rewrites, with the same values) up
 // to G-1 outputs of the previous group instead of finishing one output at
-// a time. Counts below G run single outputs.
+// a time. Counts below G run single outputs. Not when an operand may be
+// the dst itself (plan.Plan.DstOperand): the rewrite would read operand
+// elements the group before it overwrote; the last outputs then run
+// singly.
 func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
 	g.flush()
 	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
@@ -201,6 +204,12 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt))
 	g.cmpImm(cnt, int64(G))
 	g.Jump(arm64.ABGE, top)
+	if g.pl.HasDstOperand() {
+		g.place(singles)
+		g.CountLoop(cnt, sL, one)
+		g.place(done)
+		return
+	}
 	// 0 <= cnt < G here.
 	g.jumpReg(arm64.ACBZ, cnt, done)
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt)) // -(outputs to step back)

@@ -77,9 +77,19 @@ type PostOp struct {
 	HasArg bool   // a policy or mask was written
 	Tag    string
 
+	// Sum parameters: dst = Scale * (dst_before - ZeroPoint) + result,
+	// dst_before read as SumDT (Undef: the dst's type).
+	Scale     float32
+	ZeroPoint int64
+	SumDT     dtypes.DataType
+
 	// Raw keeps the text of kinds gdnn only recognises (sum, dw, prelu).
 	Raw string
 }
+
+// IsSum reports whether the post-op is benchdnn's sum (accumulate into
+// dst).
+func (p PostOp) IsSum() bool { return p.class == classSum }
 
 // IsBinary reports whether the post-op takes a second tensor.
 func (p PostOp) IsBinary() bool { return p.class == classBinary }
@@ -155,20 +165,27 @@ func ParsePostOps(s string) ([]PostOp, error) {
 			if len(args) > 3 {
 				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: sum entry %q wants [SCALE[:ZERO_POINT[:DT]]]", s, entry)
 			}
+			p.Scale = 1
 			if len(args) > 0 {
-				if _, err := strconv.ParseFloat(args[0], 32); err != nil {
+				v, err := strconv.ParseFloat(args[0], 32)
+				if err != nil {
 					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: scale %q is not a number", s, entry, args[0])
 				}
+				p.Scale = float32(v)
 			}
 			if len(args) > 1 {
-				if _, err := strconv.ParseInt(args[1], 10, 64); err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: zero point %q is not an integer", s, entry, args[1])
+				v, err := strconv.ParseInt(args[1], 10, 32)
+				if err != nil {
+					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: zero point %q is not a 32-bit integer", s, entry, args[1])
 				}
+				p.ZeroPoint = v
 			}
 			if len(args) > 2 {
-				if _, err := dtypes.Parse(args[2]); err != nil {
+				dt, err := dtypes.Parse(args[2])
+				if err != nil || !dt.Valid() {
 					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: unknown data type %q", s, entry, args[2])
 				}
+				p.SumDT = dt
 			}
 		case classDW:
 			if len(args) == 0 || len(args) > 2 {
@@ -269,7 +286,10 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 	}
 	switch p.class {
 	case classSum:
-		return unimpl("the sum post-op (accumulate into dst) has no gdnn graph equivalent")
+		// An Add whose operand is the dst itself (see sumOperand).
+		g.kind, g.bin = graph.Add, "add"
+		g.attrs["auto_broadcast"] = "numpy"
+		return g, nil
 	case classDW:
 		return unimpl("depthwise convolution post-ops are not fused after a reduction")
 	case classPrelu:
@@ -348,6 +368,26 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 		return unimpl("eltwise " + p.Kind + " is not in gdnn's reduction fusion list")
 	}
 	return g, nil
+}
+
+// sumDT returns the data type a sum post-op reads the previous dst as,
+// for a dst of type ddt, or an error: integer types are not implemented
+// yet, and a type of another size than the dst's is unimplemented, as in
+// oneDNN 2.6 (the sum reads the dst's own bytes; its
+// dnnl_primitive_desc_create returns dnnl_unimplemented for an f32 dst
+// with a bf16 or s32 sum).
+func (p PostOp) sumDT(ddt dtypes.DataType) (dtypes.DataType, error) {
+	dt := p.SumDT
+	if dt == dtypes.Undef {
+		dt = ddt
+	}
+	if !dt.IsFloat() {
+		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn's reductions write f32, bf16 and f16", p.Raw, dt)
+	}
+	if dt.Size() != ddt.Size() {
+		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)
+	}
+	return dt, nil
 }
 
 // operandDims returns the dims of a binary post-op's second tensor for a

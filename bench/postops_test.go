@@ -80,7 +80,7 @@ func TestPostOpsToGraph(t *testing.T) {
 			t.Errorf("%s -> %v, %v; want %v", c.in, g.kind, err, c.kind)
 		}
 	}
-	for _, in := range []string{"sum", "linear:2:1", "pow:1", "swish", "prelu", "dw:k3s1p1", "relu_dst",
+	for _, in := range []string{"linear:2:1", "pow:1", "swish", "prelu", "dw:k3s1p1", "relu_dst",
 		"ge:f32", "add:s8", "hardswish:0.5:0.5"} {
 		ops, err := ParsePostOps(in)
 		if err != nil {

@@ -127,10 +127,28 @@ type built struct {
 	srcBlk, outBlk *blockedMem
 	// The execute tensors over src, the operands and outs[i], made on
 	// first use so that a timed execute is the partition's Execute alone.
-	inTs  []partition.Tensor
+	// The inputs are per run when a sum post-op reads outs[i].
+	inTs  [2][]partition.Tensor
 	outTs [2][]partition.Tensor
-	// fixed[i]: operand i holds a constant (an eps) that the fill leaves.
-	fixed   []bool
+	// fixed[i]: operand i holds a constant (an eps, a linear's alpha or
+	// beta) that the fill leaves.
+	fixed []bool
+	// With hasSum, sum is the operand index of a sum post-op: its tensor is
+	// the dst buffer itself, filled before each run (as benchdnn fills
+	// dst for a sum post-op), and prev keeps what the run read there, for
+	// the reference.
+	hasSum bool
+	sum    int
+	prev   buffer
+	prevLT graph.LogicalTensor // dst as the sum reads it
+	// A sum with a scale or a zero point is not in place: prep, a
+	// partition of its own, computes scale*(dst_before - zero_point) in
+	// f32 into scaled, the operand of the sum's Add (see sumPrep).
+	prep     *partition.CompiledPartition
+	prepLTs  [4]graph.LogicalTensor // dst_before, zero point, scale; its output
+	prepBufs [2]buffer              // zero point, scale
+	scaled   buffer
+
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
@@ -239,18 +257,33 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	type after struct {
 		gp      graphPostOp
 		operand *PostOp // a binary op's operand (dims by mask, type, tag)
-		eps     bool    // the operand is the scalar eps
+		eps     bool    // the operand is a scalar constant: the eps, a linear's alpha or beta
+		konst   float64 // with eps: the scalar's value
+		sum     bool    // the operand is the dst itself, read as operand.SumDT
 	}
 	var chain []after
 	for _, gp := range ap.finalOps() {
 		a := after{gp: gp}
 		if gp.bin != "" {
 			// The scalar eps: all dims 1 (mask 0), f32.
-			a.operand, a.eps = &PostOp{Kind: gp.bin, BinDT: dtypes.F32, Tag: "abx"}, true
+			a.operand, a.eps, a.konst = &PostOp{Kind: gp.bin, BinDT: dtypes.F32, Tag: "abx"}, true, float64(c.eps)
 		}
 		chain = append(chain, a)
 	}
 	for i := range ops {
+		if ops[i].Kind == "linear" {
+			// alpha*x + beta, as benchdnn's reference computes it: a
+			// Multiply and an Add of scalars (oneDNN Graph has no linear).
+			for _, k := range []struct {
+				bin string
+				op  graph.OpKind
+				v   float32
+			}{{"mul", graph.Multiply, ops[i].Alpha}, {"add", graph.Add, ops[i].Beta}} {
+				gp := graphPostOp{kind: k.op, bin: k.bin, attrs: map[string]any{"auto_broadcast": "numpy"}}
+				chain = append(chain, after{gp: gp, operand: &PostOp{Kind: k.bin, BinDT: dtypes.F32, Tag: "abx"}, eps: true, konst: float64(k.v)})
+			}
+			continue
+		}
 		gp, err := ops[i].toGraph()
 		if err != nil {
 			return fail(err)
@@ -262,7 +295,25 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		if ops[i].IsBinary() {
 			a.operand = &ops[i]
 		}
+		if ops[i].IsSum() {
+			if b.hasSum {
+				// oneDNN adds each sum of the dst before the run; gdnn
+				// fuses one.
+				return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops %q: more than one sum", c.postOps)}
+			}
+			if _, err := ops[i].sumDT(c.ddt); err != nil {
+				return fail(err)
+			}
+			a.operand, a.sum = &ops[i], true
+			b.hasSum = true // its operand index is set below
+		}
 		chain = append(chain, a)
+	}
+	// A sum reads dst as an operand of the dst's own layout: a dst tag of
+	// any means the plain layout then.
+	dstStrides := func() []int64 { return dl.Strides(c.prb.Dst) }
+	if b.hasSum && dl.Any {
+		dstStrides = func() []int64 { return graph.DenseStrides(c.prb.Dst) }
 	}
 	g := graph.New()
 	b.srcLT = graph.NewLogicalTensorStrided(0, c.sdt, c.prb.Src, sl.Strides(c.prb.Src))
@@ -275,12 +326,12 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 	}
 	finalLT := func(id uint64) graph.LogicalTensor {
 		switch {
-		case dl.Any:
+		case dl.Any && !b.hasSum:
 			return graph.NewLogicalTensorAny(id, c.ddt, c.prb.Dst)
 		case dl.Blocked():
 			return graph.NewLogicalTensorBlocked(id, c.ddt, c.prb.Dst, c.dtag)
 		}
-		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dl.Strides(c.prb.Dst))
+		return graph.NewLogicalTensorStrided(id, c.ddt, c.prb.Dst, dstStrides())
 	}
 	nextT, nextOp := uint64(1), uint64(0)
 	redIn := partSrc
@@ -322,12 +373,42 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 		nextT++
 		name := a.gp.elt + a.gp.bin
 		if a.eps {
-			name = "eps"
+			name = "const"
+		}
+		if a.sum {
+			name = "sum"
 		}
 		op := graph.NewOp(nextOp, a.gp.kind, name).AddInput(cur)
 		nextOp++
 		rp := refPostOp{g: a.gp}
-		if po := a.operand; po != nil {
+		if a.sum {
+			dt, _ := a.operand.sumDT(c.ddt)
+			st := dstStrides()
+			lt := graph.NewLogicalTensorStrided(uint64(1000+i), dt, c.prb.Dst, st)
+			span, err := spanOf(c.prb.Dst, st)
+			if err != nil {
+				return fail(err)
+			}
+			if b.prev, err = newBuffer(dt, span); err != nil {
+				return fail(err)
+			}
+			b.sum, b.prevLT = len(b.opLTs), lt
+			operand := b.prev // never passed in place: the run's dst is
+			if a.operand.Scale != 1 || a.operand.ZeroPoint != 0 {
+				if res := b.sumPrep(a.operand, lt); res.state != "" {
+					return nil, res
+				}
+				lt = b.prepLTs[3]
+				lt.ID = uint64(1000 + i)
+				operand = b.scaled
+			}
+			b.opLTs = append(b.opLTs, lt)
+			b.operands = append(b.operands, operand)
+			b.fixed = append(b.fixed, true)
+			rp.operand, rp.view = b.prev, st
+			rp.sum, rp.scale, rp.zp = true, a.operand.Scale, float32(a.operand.ZeroPoint)
+			op.AddInput(lt)
+		} else if po := a.operand; po != nil {
 			odims := po.operandDims(c.prb.Dst)
 			tag := po.Tag
 			if tag == "any" {
@@ -350,7 +431,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 				return fail(err)
 			}
 			if a.eps {
-				buf.set(0, float64(c.eps))
+				buf.set(0, a.konst)
 			}
 			b.opLTs = append(b.opLTs, lt)
 			b.operands = append(b.operands, buf)
@@ -489,7 +570,7 @@ func sameDims(a, b []int64) bool {
 
 // execute runs the compiled partition into outs[i].
 func (r *runner) execute(b *built, i int) error {
-	if b.inTs == nil {
+	if b.inTs[i] == nil {
 		ins := make([]partition.Tensor, 0, 1+len(b.opLTs))
 		srcLT, srcBuf := b.srcLT, b.src
 		if b.srcBlk != nil {
@@ -501,13 +582,17 @@ func (r *runner) execute(b *built, i int) error {
 		}
 		ins = append(ins, t)
 		for j, lt := range b.opLTs {
-			t, err := partition.NewTensor(lt, b.operands[j].data())
+			data := b.operands[j].data()
+			if b.hasSum && j == b.sum && b.prep == nil {
+				data = b.outs[i].data() // in place: the sum reads dst
+			}
+			t, err := partition.NewTensor(lt, data)
 			if err != nil {
 				return err
 			}
 			ins = append(ins, t)
 		}
-		b.inTs = ins
+		b.inTs[i] = ins
 	}
 	if b.outTs[i] == nil {
 		outLT, outBuf := b.outLT, b.outs[i]
@@ -520,10 +605,16 @@ func (r *runner) execute(b *built, i int) error {
 		}
 		b.outTs[i] = []partition.Tensor{o}
 	}
-	return b.cp.Execute(b.inTs, b.outTs[i])
+	if b.prep != nil {
+		if err := b.runPrep(i); err != nil {
+			return err
+		}
+	}
+	return b.cp.Execute(b.inTs[i], b.outTs[i])
 }
 
-// fillInputs fills src and the binary operands (not the constant ones).
+// fillInputs fills src and the binary operands (not the constant ones),
+// and with a sum post-op the dst buffers, which the run reads.
 func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 	fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.fill, seed)
 	if b.srcBlk != nil {
@@ -535,6 +626,32 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 		}
 		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
 	}
+	if b.hasSum {
+		fillSumDst(b, seed+97)
+	}
+}
+
+// fillSumDst fills every dst buffer with the same values for a sum
+// post-op to read, as benchdnn fills dst before a run with one: multiples
+// of 1/4 in [-2, 2] (exact in every type, of both signs, so that sums
+// cancel and cross zero), then keeps a copy, which the reference reads.
+// Elements between the addressed ones (padding) keep their NaN pattern.
+func fillSumDst(b *built, seed uint64) {
+	lt := b.prevLT
+	for i := range b.outs {
+		if b.outs[i].dt == dtypes.Undef {
+			continue
+		}
+		// The values as the sum reads them (its type may differ from
+		// dst's in name, never in size).
+		view := b.outs[i]
+		view.dt = lt.DataType
+		forEachIndex(lt.Dims, [][]int64{lt.Strides}, func(pos int64, offs []int64) {
+			view.set(offs[0], float64(int64(unit(seed, pos)*17)-8)/4)
+		})
+	}
+	copy(b.prev.f32, b.outs[0].f32)
+	copy(b.prev.u16, b.outs[0].u16)
 }
 
 // checkOnce fills with mode, executes, and compares with the reference.
@@ -764,4 +881,82 @@ func (b *built) gatherOutput(i int) *result {
 		return &result{state: "FAILED", reason: fmt.Sprintf("dst padding: %d positions of %s are not zero", bad, b.outBlk.lt.Tag)}
 	}
 	return nil
+}
+
+// sumPrep builds the partition that turns the dst before a run (prev,
+// read as the sum's data type) into the operand of a sum with a scale or
+// a zero point: ReduceMax over no axes (a copy to f32 that keeps -0 and
+// NaN) -> Subtract(zero point) -> Multiply(scale), each in f32 as
+// oneDNN computes scale * (dst - zero_point), into an f32 tensor of the
+// dst's layout. gdnn fuses the sum itself only in place (scale 1, zero
+// point 0, see jit/inplace.go), so this is a second Execute before the
+// reduction's, timed with it.
+func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
+	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err)} }
+	one := make([]int64, len(prev.Dims))
+	for i := range one {
+		one[i] = 1
+	}
+	prev.ID = 0
+	zp := graph.NewLogicalTensorStrided(1, dtypes.F32, one, graph.DenseStrides(one))
+	scale := graph.NewLogicalTensorStrided(2, dtypes.F32, one, graph.DenseStrides(one))
+	out := graph.NewLogicalTensorStrided(5, dtypes.F32, prev.Dims, prev.Strides)
+	g := graph.New()
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.ReduceMax, "copy").AddInput(prev).AddOutput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).
+			SetAttr("axes", []int64{}).SetAttr("keep_dims", true),
+		graph.NewOp(1, graph.Subtract, "zero_point").AddInput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).AddInput(zp).
+			AddOutput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).SetAttr("auto_broadcast", "numpy"),
+		graph.NewOp(2, graph.Multiply, "scale").AddInput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).AddInput(scale).
+			AddOutput(out).SetAttr("auto_broadcast", "numpy"),
+	} {
+		if err := g.AddOp(op); err != nil {
+			return fail(err)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		return fail(err)
+	}
+	parts, err := partition.Get(g, partition.Fusion)
+	if err != nil {
+		return fail(err)
+	}
+	if len(parts) != 1 || !parts[0].IsSupported() {
+		return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-op %q: the scaled previous dst is not one partition: %v", po.Raw, parts)}
+	}
+	if b.prep, err = parts[0].Compile([]graph.LogicalTensor{prev, zp, scale}, []graph.LogicalTensor{out}); err != nil {
+		return fail(err)
+	}
+	b.prepLTs = [4]graph.LogicalTensor{prev, zp, scale, out}
+	span, err := spanOf(out.Dims, out.Strides)
+	if err != nil {
+		return fail(err)
+	}
+	if b.scaled, err = newBuffer(dtypes.F32, span); err != nil {
+		return fail(err)
+	}
+	for i, v := range []float64{float64(po.ZeroPoint), float64(po.Scale)} {
+		if b.prepBufs[i], err = newBuffer(dtypes.F32, 1); err != nil {
+			return fail(err)
+		}
+		b.prepBufs[i].set(0, v)
+	}
+	return result{}
+}
+
+// runPrep computes the scaled operand of a sum from outs[i].
+func (b *built) runPrep(i int) error {
+	var ts [3]partition.Tensor
+	for j, data := range []any{b.outs[i].data(), b.prepBufs[0].data(), b.prepBufs[1].data()} {
+		t, err := partition.NewTensor(b.prepLTs[j], data)
+		if err != nil {
+			return err
+		}
+		ts[j] = t
+	}
+	o, err := partition.NewTensor(b.prepLTs[3], b.scaled.data())
+	if err != nil {
+		return err
+	}
+	return b.prep.Execute(ts[:], []partition.Tensor{o})
 }

@@ -95,6 +95,10 @@ type refPostOp struct {
 	view    []int64 // operand strides over the dst dims, 0 where broadcast
 	// swapped: the mean chain is the right operand (graph Subtract(x, mean)).
 	swapped bool
+	// sum: the operand is the dst before the run, taken as
+	// scale * (dst - zp) in f32, as oneDNN's sum post-op computes it.
+	sum       bool
+	scale, zp float32
 }
 
 // chainOutput applies the post-op chain to mean values laid out densely
@@ -124,6 +128,9 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			}
 			if p.g.bin != "" {
 				operand := p.operand.get(offs[i])
+				if p.sum {
+					operand = float64(p.scale * (float32(operand) - p.zp))
+				}
 				apply := func(v float64) float64 {
 					if p.swapped {
 						return refBinary(p.g.bin, operand, v)

@@ -311,7 +311,7 @@ func checkRef(t testing.TB, c *tcase, dst []byte, what string) {
 	for off, want := range ref {
 		written[off] = true
 		got := get(dt, dst, off)
-		ok := math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
+		ok := got == want || math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
 		if dt.IsInt() {
 			// The f32 result within f32's tolerance, then rounded to
 			// an integer (NaN to 0) and saturated.

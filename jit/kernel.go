@@ -23,6 +23,9 @@ type Kernel struct {
 
 	srcBytes, dstBytes int64
 	binBytes           []int64
+	// inPlace[i]: binary operand i may be the dst buffer itself (see
+	// InPlace).
+	inPlace []bool
 }
 
 // unit is one sub-plan of a Kernel and the cache entry last seen for it.
@@ -87,6 +90,7 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 			return nil, err
 		}
 		k.binBytes = append(k.binBytes, b)
+		k.inPlace = append(k.inPlace, k.pl.DstOperand(i))
 	}
 	if k.dec, err = decompose(k.pl, k.isa); err != nil {
 		return nil, err

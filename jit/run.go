@@ -30,7 +30,9 @@ const maxUnits = 16
 // bits of bf16/f16). Buffers too short for the spans the plan addresses,
 // or a wrong number of operands, are an InvalidArguments error naming the
 // buffer; Run never touches memory outside the buffers. dst must not
-// overlap src or bins. Run may be called concurrently.
+// overlap src or the operands, except that an operand may be dst itself
+// where InPlace allows it (see inplace.go); other overlaps are an
+// InvalidArguments error. Run may be called concurrently.
 func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	if k == nil || k.pl == nil {
 		return graph.Errorf(graph.InvalidArguments, "jit: Run of a nil kernel")
@@ -50,6 +52,9 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 			return graph.Errorf(graph.InvalidArguments, "jit: binary operand %d holds %d bytes, the plan reads %d",
 				i, len(b), k.binBytes[i])
 		}
+	}
+	if err := k.checkAliasing(src, dst, bins); err != nil {
+		return err
 	}
 	if len(k.dec.phases) == 0 {
 		return nil

@@ -19,7 +19,16 @@ const maxAxesKernels = 64
 // writes the output tensor. Tensors are matched to ports by id and checked
 // (data type, dims, strides, buffer length, no output overlapping an
 // input) before anything runs; any mismatch is an error and nothing is
-// written. A tensor without strides (or of layout any) is read as dense
+// written.
+//
+// In place: the second operand of a fused binary post-op (Add, for
+// dst = reduction + dst_before: oneDNN's sum post-op) may be the output
+// tensor's own buffer, when the operand's data type has the output's
+// size and its layout addresses the output's elements one for one (the
+// same dims, or broadcast only where the output has size 1, and the same
+// strides). Each output element's operand is then read in the same pass,
+// before that element is stored. Any other sharing of memory between the
+// output and an input is an InvalidArguments error. A tensor without strides (or of layout any) is read as dense
 // row-major, as Compile reads one, so it matches only a dense compiled
 // layout; tensors made from QueryLogicalTensor always match. Axes given as a tensor are read and checked on every call.
 // Execute is safe for concurrent use.
@@ -73,12 +82,6 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 		c.lastImpl.Store(k.Impl())
 	}
 	dst := outs[0].buf
-	for i, t := range ins {
-		if overlaps(dst, t.buf) {
-			return graph.Errorf(graph.InvalidArguments, "output tensor %d overlaps input tensor %d in memory",
-				outLT.ID, c.inputs[i].ID)
-		}
-	}
 	var binBuf [plan.MaxBinary][]byte
 	bins := binBuf[:len(c.recipe.binPorts)]
 	for i, port := range c.recipe.binPorts {
@@ -86,6 +89,13 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 			bins[i] = c.recipe.consts[k].bytes()
 		} else {
 			bins[i] = ins[port].buf
+		}
+	}
+	for i, t := range ins {
+		if overlaps(dst, t.buf) && !inPlace(k, c.recipe.binPorts, i, dst, t.buf) {
+			return graph.Errorf(graph.InvalidArguments, "output tensor %d overlaps input tensor %d in memory "+
+				"(only the operand of a binary post-op may share the output's memory, and only as the output itself: "+
+				"the same buffer, data type size and strides)", outLT.ID, c.inputs[i].ID)
 		}
 	}
 	if err := k.Run(ins[0].buf, dst, bins); err != nil {
@@ -262,6 +272,27 @@ func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) 
 		c.mu.Unlock()
 	}
 	return k, nil
+}
+
+// inPlace reports whether input port i, whose buffer b overlaps dst, is
+// a binary post-op's operand given as the output itself: the same first
+// byte, and a kernel that reads that operand element for element at the
+// output's places (jit.Kernel.InPlace). dst = result + dst_before is
+// oneDNN's sum post-op; the kernel reads each operand element before it
+// stores the output there, in the same pass.
+// An input that is the operand of several post-ops must be in place for
+// each of them.
+func inPlace(k kernel, binPorts []int, i int, dst, b []byte) bool {
+	found := false
+	for j, port := range binPorts {
+		if port == i {
+			if !k.InPlace(j) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found && unsafe.SliceData(dst) == unsafe.SliceData(b)
 }
 
 // overlaps reports whether two byte slices share memory.

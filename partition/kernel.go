@@ -27,6 +27,15 @@ func (k kernel) Run(src, dst []byte, bins [][]byte) error {
 	return k.j.Run(src, dst, bins)
 }
 
+// InPlace reports whether binary operand j may be the dst buffer itself
+// (see jit.Kernel.InPlace and blocked.Kernel.InPlace).
+func (k kernel) InPlace(j int) bool {
+	if k.b != nil {
+		return k.b.InPlace(j)
+	}
+	return k.j != nil && k.j.InPlace(j)
+}
+
 // Impl names the implementation that runs.
 func (k kernel) Impl() string {
 	if k.b != nil {

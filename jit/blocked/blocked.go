@@ -377,10 +377,27 @@ func (k *Kernel) DstBytes() int64 { return k.dstBytes }
 
 var scratchPool sync.Pool // *[]byte
 
+// InPlace reports whether binary operand j may be the dst buffer itself,
+// as jit.Kernel.InPlace says for a plain problem: every box must read
+// operand j exactly where it writes dst, and dst must have no padding to
+// clear (clearing first would wipe the operand before it is read).
+func (k *Kernel) InPlace(j int) bool {
+	if k == nil || k.clearDst > 0 || len(k.main) == 0 {
+		return false
+	}
+	for _, b := range k.main {
+		if j < 0 || j >= len(b.bins) || b.bins[j] != b.dst || !b.k.InPlace(j) {
+			return false
+		}
+	}
+	return true
+}
+
 // Run executes the kernel on src, dst and one plain buffer per binary
 // post-op. Buffers shorter than the layouts' spans are an
 // InvalidArguments error, before anything is written. dst must not
-// overlap src or bins.
+// overlap src or bins, except a binary operand that is dst itself where
+// InPlace allows it.
 func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	if k == nil {
 		return graph.Errorf(graph.InvalidArguments, "blocked: Run of a nil kernel")

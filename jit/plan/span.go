@@ -298,3 +298,35 @@ func (pl *Plan) BinBytes(i int) (int64, error) {
 	}
 	return spanBytes("binary operand", n, op.BinDT)
 }
+
+// DstOperand reports whether binary operand i of pl addresses dst's
+// elements one for one: its element size is the dst's and its stride
+// equals the dst's in every kept loop (reduced loops address neither).
+// Such an operand may be the dst buffer itself, read before each output
+// is stored (oneDNN's sum post-op, see jit/inplace.go); emitters must
+// then never store an output before the last read of its operand
+// element, nor store an output twice.
+func (pl *Plan) DstOperand(i int) bool {
+	op, err := nthBinary(pl.PostOps, i)
+	if err != nil || op.BinDT.Size() != pl.DstDT.Size() {
+		return false
+	}
+	same := func(l *Loop) bool { return l.Size <= 1 || i < len(l.BinStrides) && l.BinStrides[i] == l.DstStride }
+	for j := range pl.Outer {
+		if !same(&pl.Outer[j]) {
+			return false
+		}
+	}
+	return !pl.HasInner || same(&pl.Inner)
+}
+
+// HasDstOperand reports whether any binary operand of pl is a
+// DstOperand.
+func (pl *Plan) HasDstOperand() bool {
+	for i := range pl.BinaryCount() {
+		if pl.DstOperand(i) {
+			return true
+		}
+	}
+	return false
+}
