@@ -535,9 +535,6 @@ func TestInt8NotFused(t *testing.T) {
 		{"max mixed signs", func(c *qcase) {
 			c.kind, c.dqAxis, c.dqScales, c.dqZps = graph.ReduceMax, 0, []float32{1, -1, 1, 1}, []int64{0, 0, 0, 0}
 		}, "scales of both signs", 2},
-		{"binary budget", func(c *qcase) {
-			c.relu, c.add, c.quant, c.qDT, c.qScales, c.qZps = true, true, true, dtypes.S8, []float32{3}, []int64{1}
-		}, "needs 5 binary post-ops; a kernel takes 4", 2},
 	}
 	for _, tc := range cases {
 		c := base()
@@ -559,20 +556,16 @@ func TestInt8NotFused(t *testing.T) {
 		if !strings.Contains(all, tc.reason) {
 			t.Errorf("%s: reasons %q lack %q", tc.name, all, tc.reason)
 		}
-		// The Dequantize (or, for the budget, the Quantize) is alone and
-		// unsupported; the reduction's partition is supported.
-		if tc.name != "binary budget" {
-			if parts[0].IsSupported() || len(parts[0].Ops()) != 1 || parts[0].Ops()[0].Kind != graph.Dequantize {
-				t.Errorf("%s: first partition %v, want the Dequantize alone", tc.name, parts[0])
-			}
-			if !parts[1].IsSupported() {
-				t.Errorf("%s: %v should be supported", tc.name, parts[1])
-			}
-			if _, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs()); !errors.Is(err, graph.Unimplemented) {
-				t.Errorf("%s: compiling the Dequantize alone: %v", tc.name, err)
-			}
-		} else if !parts[0].IsSupported() || parts[1].Ops()[0].Kind != graph.Quantize || parts[1].IsSupported() {
-			t.Errorf("%s: partitions %v, want the Quantize apart", tc.name, parts)
+		// The Dequantize is alone and unsupported; the reduction's
+		// partition is supported.
+		if parts[0].IsSupported() || len(parts[0].Ops()) != 1 || parts[0].Ops()[0].Kind != graph.Dequantize {
+			t.Errorf("%s: first partition %v, want the Dequantize alone", tc.name, parts[0])
+		}
+		if !parts[1].IsSupported() {
+			t.Errorf("%s: %v should be supported", tc.name, parts[1])
+		}
+		if _, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs()); !errors.Is(err, graph.Unimplemented) {
+			t.Errorf("%s: compiling the Dequantize alone: %v", tc.name, err)
 		}
 	}
 	// Run-time axes and a ReduceSum with a zero point.
@@ -607,6 +600,30 @@ func TestInt8NotFused(t *testing.T) {
 			!strings.Contains(parts[2].Reason(), "Quantize only fused after a reduction") {
 			t.Errorf("debug: %v", parts)
 		}
+	}
+}
+
+// TestInt8FiveBinariesFuse: Dequantize's zero point and scale, an Add and
+// Quantize's scale and zero point need five binary post-ops, within
+// plan.MaxBinary (six): one partition, whose result matches the unfused
+// reference (TestInt8FusedMatchesUnfused checks the values of such chains).
+func TestInt8FiveBinariesFuse(t *testing.T) {
+	c := qcase{}
+	for r := rand.New(rand.NewPCG(5, 5)); ; {
+		c = randQCase(r)
+		if c.kind == graph.ReduceSum || c.kind == graph.ReduceMean {
+			break
+		}
+	}
+	c.dqAxis, c.dqScales, c.dqZps = -1, []float32{0.5}, []int64{2}
+	c.relu, c.add, c.quant, c.qDT, c.qAxis, c.qScales, c.qZps = true, true, true, dtypes.S8, -1, []float32{3}, []int64{1}
+	g, _ := c.graph(t)
+	parts, err := Get(g, Fusion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 1 || !parts[0].IsSupported() {
+		t.Fatalf("%d partitions %v, want one supported", len(parts), parts)
 	}
 }
 
