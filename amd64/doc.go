@@ -82,7 +82,9 @@
 //     (exact); integer dst (s8, u8, s32) is rounded to nearest even by
 //     VCVTPS2DQ and saturated, NaN giving 0, as dtypes.F32ToS8 and its
 //     kin do (int8.go). Packed rows, which move 16- and 32-bit elements,
-//     are not used for 8-bit src.
+//     are not used for 8-bit src. Plain sums of one output's contiguous
+//     8-bit rows are summed exactly in 64-bit integers by VPSADBW
+//     (sadrow.go) and rounded to f32 once.
 //   - No stack and no constant pool: constants are built in registers
 //     (MOVL imm + VPBROADCASTD), tail masks are hoisted into the prologue.
 //   - Pointer increments are folded into displacements and emitted

@@ -45,13 +45,16 @@ func (g *gen) loadInt8(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	g.op(x86.AVCVTDQ2PS, g.vr(r), g.vr(r))
 }
 
-// loadBytes reads exactly n (1..7) bytes into xmm r, zeros above: a
-// dword, a word and a byte move at most.
+// loadBytes reads exactly n (1..15) bytes into xmm r, zeros above: a
+// qword, a dword, a word and a byte move at most.
 func (g *gen) loadBytes(r int, addr obj.Addr, n int) {
 	at := func(b int) obj.Addr { a := addr; a.Offset += int64(b); return a }
 	x := g.xr(r)
 	w := 0
 	switch {
+	case n >= 8:
+		g.op(x86.AVMOVQ, addr, x)
+		w = 8
 	case n >= 4:
 		g.op(x86.AVMOVD, addr, x)
 		w = 4
@@ -63,6 +66,10 @@ func (g *gen) loadBytes(r int, addr obj.Addr, n int) {
 		g.op(x86.AMOVBLZX, addr, reg(rScratch))
 		g.op(x86.AVMOVD, reg(rScratch), x)
 		return
+	}
+	if n-w >= 4 {
+		g.op(x86.AVPINSRD, imm(int64(w/4)), at(w), x, x)
+		w += 4
 	}
 	if n-w >= 2 {
 		g.op(x86.AVPINSRW, imm(int64(w/2)), at(w), x, x)

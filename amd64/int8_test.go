@@ -252,3 +252,37 @@ func TestInt8Covers(t *testing.T) {
 		}
 	}
 }
+
+// TestInt8ExactRowSums sums rows of 8-bit data whose totals pass 2^24,
+// where f32 accumulation would round and the exact integer sums
+// (sadRow) are bit-equal to the reference's exact sum rounded once: long
+// rows, rows under an outer reduced loop, and tails of every length mod
+// 16.
+func TestInt8ExactRowSums(t *testing.T) {
+	r := rand.New(rand.NewSource(25))
+	for _, sdt := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
+		for _, ddt := range []dtypes.DataType{dtypes.F32, dtypes.S32} {
+			for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)} {
+				n := int64(1<<20 + 13)
+				src := make([]byte, 2*n)
+				fillInt8(r, sdt, src, 255)
+				if sdt == dtypes.S8 {
+					for i := range src {
+						src[i] |= 0x80 >> (i % 2) // mostly negative: the sums do not cancel
+					}
+				}
+				checkGiven(t, &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{2, n}, SrcStrides: []int64{n, 1},
+					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: red}, src, nil)
+				// [5, 2, 100003] over axes 0 and 2: an outer reduced loop.
+				checkGiven(t, &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{5, 2, 100003},
+					SrcStrides: []int64{200006, 100003, 1}, Reduce: []bool{true, false, true}, DstStrides: []int64{0, 1, 0},
+					Reduction: red}, src[:5*200006], nil)
+				for tail := int64(0); tail < 16; tail++ {
+					m := 4*64 + 16 + tail
+					checkGiven(t, &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{3, m}, SrcStrides: []int64{m, 1},
+						Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: red}, src[:3*m], nil)
+				}
+			}
+		}
+	}
+}

@@ -100,6 +100,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	skip := 0    // transpose levels the packing saves
 	nzero := 1
 	single := rp.group == 1 || n == 1 // one output, U accumulators
+	if single && rp.Vec && !rp.ZeroSum && g.sadRows() {
+		g.sadRow(rp, lm)
+		return
+	}
 	if single {
 		switch {
 		case rp.Vec:
