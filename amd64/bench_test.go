@@ -84,3 +84,46 @@ func BenchmarkEmit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInt8Anchors times the issue-24 int8 rows beside f32 of the same
+// shape, one single-threaded call of the whole plan per op (a mean to the
+// src type): u8 global average pooling (E, F), s8 row means (C, G), an s8
+// full reduction (H). Bytes are src + dst.
+func BenchmarkInt8Anchors(b *testing.B) {
+	isaList := isas(b)
+	rows := []struct {
+		name string
+		dt   dtypes.DataType
+	}{{"E", dtypes.U8}, {"F", dtypes.U8}, {"C", dtypes.S8}, {"G", dtypes.S8}, {"H", dtypes.S8}}
+	for _, row := range rows {
+		var a kerneltest.Anchor
+		for _, x := range kerneltest.Anchors {
+			if x.Name == row.name {
+				a = x
+			}
+		}
+		for _, dt := range []dtypes.DataType{row.dt, dtypes.F32} {
+			p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
+			p.Reduction = plan.AlgMean.Reduction(0, 0)
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sb, _ := p.SrcBytes()
+			db, _ := p.DstBytes()
+			for _, isa := range isaList {
+				b.Run(a.Name+"/"+dt.String()+"/jit-"+isa.name, func(b *testing.B) {
+					src, dst := make([]byte, sb), make([]byte, db)
+					fillExact(rand.New(rand.NewSource(1)), dt, src, false, 1)
+					k := compile(b, pl, isa.o)
+					defer k.Release()
+					b.SetBytes(sb + db)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						k.RunBlocks(pl, src, dst, nil, 0)
+					}
+				})
+			}
+		}
+	}
+}

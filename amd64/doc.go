@@ -75,8 +75,16 @@
 //     LongArgs block when there are too few, so that no shape gives up
 //     accumulator registers for them.
 //   - Nothing is read or written outside the tensors: tails use opmasks,
-//     VMASKMOVPS, or exact-size word moves (AVX2 has no 16-bit masked
-//     load), and the tests run every shape against guard pages.
+//     VMASKMOVPS, or exact-size word and byte moves (AVX2 has no 8- or
+//     16-bit masked load), and the tests run every shape against guard
+//     pages.
+//   - s8 and u8 src are widened and converted to f32 lanes on loading
+//     (exact); integer dst (s8, u8, s32) is rounded to nearest even by
+//     VCVTPS2DQ and saturated, NaN giving 0, as dtypes.F32ToS8 and its
+//     kin do (int8.go). Packed rows, which move 16- and 32-bit elements,
+//     are not used for 8-bit src. Plain sums of one output's contiguous
+//     8-bit rows are summed exactly in 64-bit integers by VPSADBW
+//     (sadrow.go) and rounded to f32 once.
 //   - No stack and no constant pool: constants are built in registers
 //     (MOVL imm + VPBROADCASTD), tail masks are hoisted into the prologue.
 //   - Pointer increments are folded into displacements and emitted

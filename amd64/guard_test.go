@@ -55,7 +55,11 @@ func guardShapes(t int64, sdt, ddt dtypes.DataType) []*plan.Problem {
 				bs[i] = 0
 			}
 		}
-		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: sdt, BinStrides: bs}}
+		bdt := sdt
+		if !bdt.IsFloat() {
+			bdt = dtypes.F32 // operands are floats
+		}
+		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: bdt, BinStrides: bs}}
 		return p
 	}
 	return []*plan.Problem{

@@ -25,6 +25,24 @@ var dtPairs = [][2]dtypes.DataType{
 	{dtypes.F32, dtypes.BF16}, {dtypes.F32, dtypes.F16},
 }
 
+// int8Pairs are the pairs with integer data: 8-bit src with every dst
+// type, and f32 (a split reduction's partials) into the integer types.
+var int8Pairs = func() [][2]dtypes.DataType {
+	var out [][2]dtypes.DataType
+	for _, s := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
+		for _, d := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32, dtypes.F32, dtypes.BF16, dtypes.F16} {
+			out = append(out, [2]dtypes.DataType{s, d})
+		}
+	}
+	for _, d := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32} {
+		out = append(out, [2]dtypes.DataType{dtypes.F32, d})
+	}
+	return out
+}()
+
+// allPairs are dtPairs and int8Pairs, what the random problems draw from.
+var allPairs = append(append([][2]dtypes.DataType(nil), dtPairs...), int8Pairs...)
+
 // getF reads element i of type dt from b as f32.
 func getF(dt dtypes.DataType, b []byte, i int64) float32 {
 	switch dt {
@@ -32,6 +50,12 @@ func getF(dt dtypes.DataType, b []byte, i int64) float32 {
 		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	case dtypes.BF16:
 		return dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	case dtypes.S8:
+		return float32(int8(b[i]))
+	case dtypes.U8:
+		return float32(b[i])
+	case dtypes.S32:
+		return float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	return dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 }
@@ -43,6 +67,12 @@ func putF(dt dtypes.DataType, b []byte, i int64, f float32) {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	case dtypes.BF16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
+	case dtypes.S8:
+		b[i] = byte(dtypes.F32ToS8(f))
+	case dtypes.U8:
+		b[i] = dtypes.F32ToU8(f)
+	case dtypes.S32:
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
 	default:
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
 	}
@@ -143,7 +173,7 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 	for i := range p.Reduce {
 		p.Reduce[i] = r.Intn(2) == 0
 	}
-	pair := dtPairs[r.Intn(len(dtPairs))]
+	pair := allPairs[r.Intn(len(allPairs))]
 	p.SrcDT, p.DstDT = pair[0], pair[1]
 	p.SrcStrides = layout(r, dims, perm(r, rank), true)
 	p.DstStrides = layout(r, keptDims(p), perm(r, rank), r.Intn(4) == 0)
@@ -232,7 +262,13 @@ func perm(r *rand.Rand, n int) []int {
 // summation order gives the same bits and results can be compared
 // exactly. Zeros are -0 half the time. specials sprinkles NaN and ±Inf,
 // one element in rate.
+//
+// 8-bit integer buffers get integers instead (fillInt8).
 func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate int) {
+	if dt.IsInt8() {
+		fillInt8(r, dt, b, []int{4, 16, 255}[r.Intn(3)])
+		return
+	}
 	n := int64(len(b) / dt.Size())
 	for i := int64(0); i < n; i++ {
 		v := float32(r.Intn(129)-64) / 8
@@ -246,10 +282,45 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 	}
 }
 
+// fillInt8 fills an s8 or u8 buffer with integers of magnitude at most
+// lim (and within the type): sums of up to 2^16 of them, and of their
+// squares for lim 16, are exact in f32 in any order. Small lim keeps
+// means and sums inside the 8-bit dst range, the full range reaches
+// saturation.
+func fillInt8(r *rand.Rand, dt dtypes.DataType, b []byte, lim int) {
+	lo, hi := -min(lim, 128), min(lim, 127)
+	if dt == dtypes.U8 {
+		lo, hi = 0, min(lim, 255)
+	}
+	for i := range b {
+		b[i] = byte(lo + r.Intn(hi-lo+1))
+	}
+}
+
 // fillPowers fills b for products: mostly ±1, now and then ±2 or ±1/2
 // (and -0 or the specials), so that every partial product is a power of
 // two far from f32's range limits, exact in any order.
+//
+// 8-bit integers have no 1/2 and no NaN: they get ±1 (1 for u8), now
+// and then 2 (one in 128: a product of 6000 stays far below f32's
+// range), and zeros with specials.
 func fillPowers(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
+	if dt.IsInt8() {
+		for i := range b {
+			v := 1
+			switch x := r.Intn(128); {
+			case x == 0:
+				v = 2
+			case x == 1 && specials:
+				v = 0
+			}
+			if dt == dtypes.S8 && r.Intn(2) == 0 {
+				v = -v
+			}
+			b[i] = byte(int8(v))
+		}
+		return
+	}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		v := float32(1)
 		switch x := r.Intn(32); {
@@ -273,9 +344,11 @@ func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
 	if x != x && y != y || anyZero && x == 0 && y == 0 {
 		return true
 	}
-	switch dt {
-	case dtypes.F32:
+	switch dt.Size() {
+	case 4:
 		return binary.LittleEndian.Uint32(a[4*i:]) == binary.LittleEndian.Uint32(b[4*i:])
+	case 1:
+		return a[i] == b[i]
 	}
 	return binary.LittleEndian.Uint16(a[2*i:]) == binary.LittleEndian.Uint16(b[2*i:])
 }
@@ -313,9 +386,12 @@ func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, d
 		t.Fatal(err)
 	}
 	src = make([]byte, sb)
-	if p.Combine == plan.CombineMul {
+	switch {
+	case p.Combine == plan.CombineMul:
 		fillPowers(r, p.SrcDT, src, specials)
-	} else {
+	case p.SrcDT.IsInt8() && p.Transform == plan.TransformSquare:
+		fillInt8(r, p.SrcDT, src, 16)
+	default:
 		fillExact(r, p.SrcDT, src, specials, 200)
 	}
 	dst = make([]byte, db)

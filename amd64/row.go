@@ -100,6 +100,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	skip := 0    // transpose levels the packing saves
 	nzero := 1
 	single := rp.group == 1 || n == 1 // one output, U accumulators
+	if single && rp.Vec && !rp.ZeroSum && g.sadRows() {
+		g.sadRow(rp, lm)
+		return
+	}
 	if single {
 		switch {
 		case rp.Vec:
@@ -217,9 +221,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 // per register pair. AVX-512 bf16 rows take twice as many elements
 // (pairPacked). Rows of up to 2 elements keep 2 levels: 8 to a register
 // would need 8 opmasks. Only plain sums pack: the packed loads leave
-// zeros in lanes no row fills, and add untransformed elements.
+// zeros in lanes no row fills, and add untransformed elements. 8-bit rows
+// do not pack: the packed loads move 16- and 32-bit elements.
 func (g *gen) packSkip(rp *rowPlan) int {
-	if !rp.Vec || !g.plainSum() {
+	if !rp.Vec || !g.plainSum() || g.ssz == 1 {
 		return 0
 	}
 	maxSkip := 2

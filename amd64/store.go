@@ -8,7 +8,7 @@ import (
 )
 
 // store writes the f32 lanes of r to addr as type dt, rounding to nearest
-// even: n == bcast (or 1) writes lane 0 only, n == V a full vector,
+// even (integers saturate, NaN gives 0; see storeInt): n == bcast (or 1) writes lane 0 only, n == V a full vector,
 // 0 < n < V the first n lanes, never touching a byte past them.
 // r itself is left unchanged.
 func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
@@ -21,6 +21,10 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	}
 	if dt == dtypes.F32 {
 		g.storeF32(r, addr, n)
+		return
+	}
+	if dt.IsInt() {
+		g.storeInt(dt, r, addr, n)
 		return
 	}
 	mk := g.mark()

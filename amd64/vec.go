@@ -12,7 +12,8 @@ import (
 
 // Vector primitives, written once for both widths: each picks the AVX-512
 // or AVX2 spelling of the same operation. Values in registers are always
-// f32; the 16-bit types exist only in memory and during conversion.
+// f32; the 16-bit and integer types exist only in memory and during
+// conversion (int8.go).
 
 // bcast is the lane count that means "one element, broadcast to every
 // lane" for load, and "lane 0 only" for store.
@@ -133,6 +134,10 @@ func (g *gen) widen16(dt dtypes.DataType, r int) {
 // n == bcast: one element in every lane; n == V: a full vector; 0 < n < V:
 // the first n elements, zeros above, reading no byte past element n-1.
 func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
+	if dt.IsInt8() && (n == bcast || n > 0 && n <= g.V) {
+		g.loadInt8(dt, r, addr, n)
+		return
+	}
 	switch {
 	case n == bcast:
 		switch dt {
