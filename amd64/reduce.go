@@ -22,6 +22,13 @@ import (
 // plainSum reports whether the kernel adds src elements as they are.
 func (g *gen) plainSum() bool { return g.add && g.red.Transform == plan.TransformNone }
 
+// rangeFromMemory reports whether the kernel takes max or min of src
+// elements as they are with AVX-512's VRANGEPS (see rangeExact).
+func (g *gen) rangeFromMemory() bool {
+	return g.avx512 && g.red.Transform == plan.TransformNone &&
+		(g.red.Combine == plan.CombineMax || g.red.Combine == plan.CombineMin)
+}
+
 // initAcc sets accumulator r to the reduction's identity.
 func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
 
@@ -85,6 +92,21 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	if g.plainSum() && dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
 		// Merge-masking: masked-off lanes keep acc and are not read.
 		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
+		return
+	}
+	if g.rangeFromMemory() && dt == dtypes.F32 && n > 0 && n <= g.V {
+		// Max and min of f32 straight from memory, as the sums; a tail
+		// is read under its mask and the lanes past it keep acc.
+		k := plan.Maximum
+		if g.red.Combine == plan.CombineMin {
+			k = plan.Minimum
+		}
+		var mask *obj.Addr
+		if n < g.V {
+			m := g.vmask(n)
+			mask = &m
+		}
+		g.rangeExact(k, addr, g.vr(acc), mask)
 		return
 	}
 	mk := g.mark()

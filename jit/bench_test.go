@@ -153,3 +153,41 @@ func BenchmarkPostPass(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKindAnchors runs sum, max, min and mul (f32) on the anchor shapes
+// where oneDNN's JIT serves them too (B, C, E, G), with one thread and
+// with GOMAXPROCS threads, for side-by-side runs against oneDNN's same
+// alg (../shared/anchors/onednn_reduce --alg).
+func BenchmarkKindAnchors(b *testing.B) {
+	threadCounts := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threadCounts = append(threadCounts, n)
+	}
+	for _, a := range kerneltest.Anchors {
+		if a.Name != "B" && a.Name != "C" && a.Name != "E" && a.Name != "G" {
+			continue
+		}
+		for _, alg := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin, plan.AlgMul} {
+			for _, th := range threadCounts {
+				b.Run(fmt.Sprintf("%s/%v/t%d", a.Name, alg, th), func(b *testing.B) {
+					withThreads(b, th)
+					s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
+					for _, ax := range a.Axes {
+						s.reduce[ax] = true
+					}
+					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+					c.p.Reduction = alg.Reduction(0, 0)
+					k := c.compile(b)
+					dst := c.newDst()
+					b.SetBytes(int64(len(c.src)) + c.dstN)
+					b.Logf("impl %s %s", k.Impl(), k.schedule())
+					for b.Loop() {
+						if err := k.Run(c.src, dst, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
