@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kerneltest"
@@ -143,11 +145,15 @@ func BenchmarkPostPass(b *testing.B) {
 					dst := c.newDst()
 					b.SetBytes(int64(len(c.src)) + c.dstN)
 					b.Logf("impl %s %s", k.Impl(), k.schedule())
+					var calls []time.Duration
 					for b.Loop() {
+						t0 := time.Now()
 						if err := k.Run(c.src, dst, nil); err != nil {
 							b.Fatal(err)
 						}
+						calls = append(calls, time.Since(t0))
 					}
+					reportCallTimes(b, calls)
 				})
 			}
 		}
@@ -157,7 +163,9 @@ func BenchmarkPostPass(b *testing.B) {
 // BenchmarkKindAnchors runs sum, max, min and mul (f32) on the anchor shapes
 // where oneDNN's JIT serves them too (B, C, E, G), with one thread and
 // with GOMAXPROCS threads, for side-by-side runs against oneDNN's same
-// alg (../shared/anchors/onednn_reduce --alg).
+// alg (../shared/anchors/onednn_reduce --alg, which reports the median
+// and the minimum of per-call times: so does this, besides ns/op, whose
+// mean takes in every interruption on a shared machine).
 func BenchmarkKindAnchors(b *testing.B) {
 	threadCounts := []int{1}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
@@ -181,13 +189,27 @@ func BenchmarkKindAnchors(b *testing.B) {
 					dst := c.newDst()
 					b.SetBytes(int64(len(c.src)) + c.dstN)
 					b.Logf("impl %s %s", k.Impl(), k.schedule())
+					var calls []time.Duration
 					for b.Loop() {
+						t0 := time.Now()
 						if err := k.Run(c.src, dst, nil); err != nil {
 							b.Fatal(err)
 						}
+						calls = append(calls, time.Since(t0))
 					}
+					reportCallTimes(b, calls)
 				})
 			}
 		}
 	}
+}
+
+// reportCallTimes reports the median and the minimum of per-call times.
+func reportCallTimes(b *testing.B, calls []time.Duration) {
+	if len(calls) == 0 {
+		return
+	}
+	slices.Sort(calls)
+	b.ReportMetric(float64(calls[len(calls)/2].Nanoseconds()), "p50-ns/call")
+	b.ReportMetric(float64(calls[0].Nanoseconds()), "min-ns/call")
 }
