@@ -28,11 +28,11 @@ func (g *gen) plainProduct() bool {
 	return g.red.Combine == plan.CombineMul && g.red.Transform == plan.TransformNone
 }
 
-// rangeFromMemory reports whether the kernel takes max or min of src
-// elements as they are with AVX-512's VRANGEPS (see rangeExact).
+// rangeFromMemory reports whether the kernel takes the max of src
+// elements as they are with AVX-512's VRANGEPS (see rangeExact; min
+// keeps its VMINPS form, see minMax).
 func (g *gen) rangeFromMemory() bool {
-	return g.avx512 && g.red.Transform == plan.TransformNone &&
-		(g.red.Combine == plan.CombineMax || g.red.Combine == plan.CombineMin)
+	return g.avx512 && g.red.Transform == plan.TransformNone && g.red.Combine == plan.CombineMax
 }
 
 // initAcc sets accumulator r to the reduction's identity.
@@ -112,18 +112,14 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		return
 	}
 	if g.rangeFromMemory() && dt == dtypes.F32 && n > 0 && n <= g.V {
-		// Max and min of f32 straight from memory, as the sums; a tail
-		// is read under its mask and the lanes past it keep acc.
-		k := plan.Maximum
-		if g.red.Combine == plan.CombineMin {
-			k = plan.Minimum
-		}
+		// Max of f32 straight from memory, as the sums; a tail is read
+		// under its mask and the lanes past it keep acc.
 		var mask *obj.Addr
 		if n < g.V {
 			m := g.vmask(n)
 			mask = &m
 		}
-		g.rangeExact(k, addr, g.vr(acc), mask)
+		g.rangeExact(plan.Maximum, addr, g.vr(acc), mask)
 		return
 	}
 	mk := g.mark()
