@@ -44,8 +44,8 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside: VMAXPS/VMINPS are used
-//     both ways round and combined so that NaN propagates and +0 > -0;
+//     dtypes conversions, NaN payloads aside: max and min are made
+//     exact (NaN propagates, +0 > -0) as described below;
 //     ReLU and LeakyReLU test with ordered/unordered compares so that NaN
 //     and -0 come out as the reference gives them.
 //   - HardSigmoid and HardSwish run in f64 with the reference's
@@ -58,12 +58,18 @@
 //     rounding; the result never depends on the ISA.
 //   - Accumulators start at the identity: sums at +0, also the "sum" of
 //     one element (a plan with no reduced loops), as in the interpreter.
-//   - Max and min combine with plan.Binary's Maximum and Minimum (both
-//     orders of VMAXPS/VMINPS, and an unordered compare): NaN wins and +0
-//     is above -0, so no result depends on the order of the elements, the
-//     lanes or the thread count. A partial load combines only its lanes
-//     (a masked move or a blend), so the lanes past a tail never enter a
-//     max, min or product; sums add the zeros the load leaves there.
+//   - Max and min combine with plan.Binary's Maximum and Minimum: NaN
+//     wins and +0 is above -0, so no result depends on the order of the
+//     elements, the lanes or the thread count. AVX-512's max takes three
+//     instructions (an unordered compare, VRANGEPS, which orders the
+//     zeros but ignores a quiet NaN, and an all-ones fix-up of the NaN
+//     lanes; rangeExact), reading f32 src straight from memory; AVX2's
+//     max five (both orders of VMAXPS, AND, an unordered compare, OR);
+//     min three on both (both orders of VMINPS, OR: faster on Zen 4
+//     than rangeExact). A partial load
+//     combines only its lanes (a masked memory operand, a masked move or
+//     a blend), so the lanes past a tail never enter a max, min or
+//     product; sums add the zeros the load leaves there.
 //   - Tricks that hold for plain sums only (bf16 pair loads and packed
 //     rows, whose lanes mix elements or hold zeros; memory-operand adds;
 //     row by row; the two-level summation cut) are used for plain sums

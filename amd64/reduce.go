@@ -22,6 +22,19 @@ import (
 // plainSum reports whether the kernel adds src elements as they are.
 func (g *gen) plainSum() bool { return g.add && g.red.Transform == plan.TransformNone }
 
+// plainProduct reports whether the kernel multiplies src elements as
+// they are.
+func (g *gen) plainProduct() bool {
+	return g.red.Combine == plan.CombineMul && g.red.Transform == plan.TransformNone
+}
+
+// rangeFromMemory reports whether the kernel takes the max of src
+// elements as they are with AVX-512's VRANGEPS (see rangeExact; min
+// keeps its VMINPS form, see minMax).
+func (g *gen) rangeFromMemory() bool {
+	return g.avx512 && g.red.Transform == plan.TransformNone && g.red.Combine == plan.CombineMax
+}
+
 // initAcc sets accumulator r to the reduction's identity.
 func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
 
@@ -85,6 +98,28 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	if g.plainSum() && dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
 		// Merge-masking: masked-off lanes keep acc and are not read.
 		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
+		return
+	}
+	if g.plainProduct() && dt == dtypes.F32 && (n == g.V || g.avx512 && n > 0 && n < g.V) {
+		// Products straight from memory too: the load was half of the
+		// loop's instructions. A tail is merge-masked (AVX-512 only: AVX2's
+		// zero-filled lanes would zero the product).
+		if n == g.V {
+			g.op(x86.AVMULPS, addr, g.vr(acc), g.vr(acc))
+		} else {
+			g.op(x86.AVMULPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
+		}
+		return
+	}
+	if g.rangeFromMemory() && dt == dtypes.F32 && n > 0 && n <= g.V {
+		// Max of f32 straight from memory, as the sums; a tail is read
+		// under its mask and the lanes past it keep acc.
+		var mask *obj.Addr
+		if n < g.V {
+			m := g.vmask(n)
+			mask = &m
+		}
+		g.rangeExact(plan.Maximum, addr, g.vr(acc), mask)
 		return
 	}
 	mk := g.mark()

@@ -2,13 +2,40 @@ package dtypes
 
 import "unsafe"
 
-// The bulk conversions. Go does not vectorise, so these loops do the next
+// bulkKernel converts n elements (a whole number of blocks) from src to
+// dst with vector code.
+type bulkKernel func(dst, src unsafe.Pointer, n int)
+
+// bulkKernels is one instruction set's vector conversions; a nil kernel
+// leaves that conversion to pure Go.
+type bulkKernels struct {
+	name                                     string
+	block                                    int // elements per kernel step, a power of two
+	bf16ToF32, f32ToBF16, f16ToF32, f32ToF16 bulkKernel
+}
+
+// bulkPath is the vector code in use: the best of bulkPaths (those the
+// CPU runs, best first), or none.
+var bulkPath = func() bulkKernels {
+	if len(bulkPaths) > 0 {
+		return bulkPaths[0]
+	}
+	return bulkKernels{name: "go", block: 1}
+}()
+
+// The bulk conversions run vector code where the CPU has it (bulkPath, in
+// bulk_amd64.go and bulk_arm64.go, chosen once from golang.org/x/sys/cpu)
+// on whole blocks of elements, and the pure-Go loops below on the rest and
+// on every other machine. Both give the scalar conversions' bits.
+//
+// The pure-Go loops: Go does not vectorise, so these loops do the next
 // best things: they read and write f32 values as uint32 bit patterns (no
 // moves between the float and integer registers), take four elements per
 // iteration from windows the compiler knows the length of (bounds are
-// checked once per four elements, not per element), and for f16 test all four at once for the common case
-// (normal numbers in and out) and convert those with a few integer
-// operations, leaving zeros, subnormals, Inf and NaN to the scalar code.
+// checked once per four elements, not per element), and for f16 test all
+// four at once for the common case (normal numbers in and out) and convert
+// those with a few integer operations, leaving zeros, subnormals, Inf and
+// NaN to the scalar code.
 // The bf16 loops are simple enough as they are: their per-element NaN test
 // is a branch the predictor never misses on tensor data, and neither the
 // four-element grouping nor 64-bit words (two or four values per word)
@@ -23,28 +50,62 @@ func bitsOf(f []float32) []uint32 {
 // of the two holds, and returns that count.
 func BF16ToF32Slice(dst []float32, src []uint16) int {
 	n := min(len(dst), len(src))
+	done := 0
+	if k := bulkPath.bf16ToF32; k != nil && n >= bulkPath.block {
+		done = n &^ (bulkPath.block - 1)
+		k(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), done)
+	}
+	bf16ToF32Go(dst[done:n], src[done:n])
+	return n
+}
+
+// bf16ToF32Go converts all of src into dst (of the same length) in pure Go.
+func bf16ToF32Go(dst []float32, src []uint16) {
+	n := len(src)
 	d, s := dst[:n], src[:n]
 	for i, b := range s {
 		d[i] = BF16ToF32(b)
 	}
-	return n
 }
 
 // F32ToBF16Slice rounds values of src into dst as bf16, as many as the
 // shorter of the two holds, and returns that count.
 func F32ToBF16Slice(dst []uint16, src []float32) int {
 	n := min(len(dst), len(src))
+	done := 0
+	if k := bulkPath.f32ToBF16; k != nil && n >= bulkPath.block {
+		done = n &^ (bulkPath.block - 1)
+		k(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), done)
+	}
+	f32ToBF16Go(dst[done:n], src[done:n])
+	return n
+}
+
+// f32ToBF16Go converts all of src into dst (of the same length) in pure Go.
+func f32ToBF16Go(dst []uint16, src []float32) {
+	n := len(src)
 	d, s := dst[:n], src[:n]
 	for i, f := range s {
 		d[i] = F32ToBF16(f)
 	}
-	return n
 }
 
 // F16ToF32Slice widens f16 values of src into dst, as many as the shorter
 // of the two holds, and returns that count.
 func F16ToF32Slice(dst []float32, src []uint16) int {
 	n := min(len(dst), len(src))
+	done := 0
+	if k := bulkPath.f16ToF32; k != nil && n >= bulkPath.block {
+		done = n &^ (bulkPath.block - 1)
+		k(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), done)
+	}
+	f16ToF32Go(dst[done:n], src[done:n])
+	return n
+}
+
+// f16ToF32Go converts all of src into dst (of the same length) in pure Go.
+func f16ToF32Go(dst []float32, src []uint16) {
+	n := len(src)
 	d, s := bitsOf(dst[:n]), src[:n]
 	i := 0
 	for ; i <= n-4; i += 4 {
@@ -71,13 +132,24 @@ func F16ToF32Slice(dst []float32, src []uint16) int {
 	for ; i < n; i++ {
 		d[i] = f16ToF32Bits(s[i])
 	}
-	return n
 }
 
 // F32ToF16Slice rounds values of src into dst as f16, as many as the
 // shorter of the two holds, and returns that count.
 func F32ToF16Slice(dst []uint16, src []float32) int {
 	n := min(len(dst), len(src))
+	done := 0
+	if k := bulkPath.f32ToF16; k != nil && n >= bulkPath.block {
+		done = n &^ (bulkPath.block - 1)
+		k(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), done)
+	}
+	f32ToF16Go(dst[done:n], src[done:n])
+	return n
+}
+
+// f32ToF16Go converts all of src into dst (of the same length) in pure Go.
+func f32ToF16Go(dst []uint16, src []float32) {
+	n := len(src)
 	d, s := dst[:n], bitsOf(src[:n])
 	i := 0
 	for ; i <= n-4; i += 4 {
@@ -105,5 +177,4 @@ func F32ToF16Slice(dst []uint16, src []float32) int {
 	for ; i < n; i++ {
 		d[i] = f32ToF16Bits(s[i])
 	}
-	return n
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kerneltest"
@@ -143,13 +145,71 @@ func BenchmarkPostPass(b *testing.B) {
 					dst := c.newDst()
 					b.SetBytes(int64(len(c.src)) + c.dstN)
 					b.Logf("impl %s %s", k.Impl(), k.schedule())
+					var calls []time.Duration
 					for b.Loop() {
+						t0 := time.Now()
 						if err := k.Run(c.src, dst, nil); err != nil {
 							b.Fatal(err)
 						}
+						calls = append(calls, time.Since(t0))
 					}
+					reportCallTimes(b, calls)
 				})
 			}
 		}
 	}
+}
+
+// BenchmarkKindAnchors runs sum, max, min and mul (f32) on the anchor shapes
+// where oneDNN's JIT serves them too (B, C, E, G), with one thread and
+// with GOMAXPROCS threads, for side-by-side runs against oneDNN's same
+// alg (../shared/anchors/onednn_reduce --alg, which reports the median
+// and the minimum of per-call times: so does this, besides ns/op, whose
+// mean takes in every interruption on a shared machine).
+func BenchmarkKindAnchors(b *testing.B) {
+	threadCounts := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threadCounts = append(threadCounts, n)
+	}
+	for _, a := range kerneltest.Anchors {
+		if a.Name != "B" && a.Name != "C" && a.Name != "E" && a.Name != "G" {
+			continue
+		}
+		for _, alg := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin, plan.AlgMul} {
+			for _, th := range threadCounts {
+				b.Run(fmt.Sprintf("%s/%v/t%d", a.Name, alg, th), func(b *testing.B) {
+					withThreads(b, th)
+					s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
+					for _, ax := range a.Axes {
+						s.reduce[ax] = true
+					}
+					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+					c.p.Reduction = alg.Reduction(0, 0)
+					k := c.compile(b)
+					dst := c.newDst()
+					b.SetBytes(int64(len(c.src)) + c.dstN)
+					b.Logf("impl %s %s", k.Impl(), k.schedule())
+					var calls []time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						if err := k.Run(c.src, dst, nil); err != nil {
+							b.Fatal(err)
+						}
+						calls = append(calls, time.Since(t0))
+					}
+					reportCallTimes(b, calls)
+				})
+			}
+		}
+	}
+}
+
+// reportCallTimes reports the median and the minimum of per-call times.
+func reportCallTimes(b *testing.B, calls []time.Duration) {
+	if len(calls) == 0 {
+		return
+	}
+	slices.Sort(calls)
+	b.ReportMetric(float64(calls[len(calls)/2].Nanoseconds()), "p50-ns/call")
+	b.ReportMetric(float64(calls[0].Nanoseconds()), "min-ns/call")
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // TestRefusals checks every refusal of the one-call API: its status and
@@ -48,10 +47,10 @@ func TestRefusals(t *testing.T) {
 		}, graph.InvalidDataType, "dst type f16 for src type bf16"},
 		{"f32 to bf16", func() error { return Mean(u16, f32, []int{2, 3}, nil, DstType(dtypes.BF16)) }, graph.InvalidDataType, "dst type bf16 for src type f32"},
 		{"zero option", func() error { return Mean(dst, f32, []int{2, 3}, nil, Option{}) }, graph.InvalidArguments, "option 0 is the zero Option"},
-		{"binary post-op", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(plan.Add, 0, 0)) }, graph.Unimplemented, "binary post-op Add is unimplemented"},
 		{"unknown post-op", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(99, 0, 0)) }, graph.InvalidArguments, "unknown post-op kind 99"},
+		{"zero post-op kind", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(0, 0, 0)) }, graph.InvalidArguments, "unknown post-op kind 0"},
 		{"too many post-ops", func() error {
-			r := Post(plan.ReLU, 0, 0)
+			r := Post(PostReLU, 0, 0)
 			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)
 		}, graph.Unimplemented, "option 4: more than 4 post-ops"},
 		{"unknown op", func() error { return Reduce(opCount, dst, f32, []int{2, 3}, nil) }, graph.InvalidArguments, "unknown op Op(10)"},

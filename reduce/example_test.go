@@ -55,6 +55,16 @@ func ExampleMean_u8GlobalAveragePooling() {
 	// Output: [11 202 191] <nil>
 }
 
+// A fused post-op: the row means of a [2, 3] tensor through a ReLU and
+// then a clamp to [0, 2], applied in f32 before dst is written.
+func ExampleMean_postOps() {
+	x := []float32{-1, -2, -3, 1, 2, 6} // row means -2 and 3
+	y := make([]float32, 2)
+	err := reduce.Mean(y, x, []int{2, 3}, []int{1}, reduce.Post(reduce.PostReLU, 0, 0), reduce.Post(reduce.PostClamp, 0, 2))
+	fmt.Println(y, err)
+	// Output: [0 2] <nil>
+}
+
 // ReduceMax with axes known only at run time: every call with a new
 // axes value compiles a kernel once; DstDims says how big dst must be.
 func ExampleMax_runtimeAxes() {

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -61,12 +62,62 @@ func SrcStrides(strides []int) Option { return Option{what: optSrcStrides, ints:
 func DstStrides(strides []int) Option { return Option{what: optDstStrides, ints: strides} }
 
 // Post applies the unary eltwise op kind to each result before it is
-// rounded to dst's type, with kind's parameters alpha and beta as
-// plan.PostOp documents them (Clamp: min, max; LeakyReLU, Elu: alpha;
-// ...). Post-ops apply in the order given, after the reduction
-// (after the log of LogSum). Binary post-ops are not offered here.
-func Post(kind plan.Kind, alpha, beta float32) Option {
+// rounded to dst's type, with kind's parameters alpha and beta (see
+// PostKind; kinds without parameters ignore them). Post-ops apply in the
+// order given, after the reduction (after the log of LogSum). Binary
+// post-ops (an operand tensor) are offered by the graph API only.
+func Post(kind PostKind, alpha, beta float32) Option {
 	return Option{what: optPost, post: postKey{kind: int32(kind), alpha: math.Float32bits(alpha), beta: math.Float32bits(beta)}}
+}
+
+// PostKind names a unary post-op: oneDNN Graph's eltwise ops that fuse
+// with a reduction, with their parameters.
+type PostKind uint8
+
+const (
+	PostAbs         PostKind = iota + 1 // |x|
+	PostClamp                           // min(max(x, alpha), beta)
+	PostElu                             // x > 0 ? x : alpha*(exp(x)-1)
+	PostExp                             // exp(x)
+	PostGELU                            // x/2 * (1 + erf(x/sqrt 2))
+	PostGELUTanh                        // GELU's tanh approximation
+	PostHardSigmoid                     // max(0, min(1, alpha*x + beta))
+	PostHardSwish                       // x * max(0, min(1, x/6 + 1/2))
+	PostLeakyReLU                       // x >= 0 ? x : alpha*x
+	PostLog                             // log(x)
+	PostMish                            // x * tanh(log(1 + exp(x)))
+	PostSigmoid                         // 1 / (1 + exp(-x))
+	PostSoftPlus                        // log(1 + exp(beta*x)) / beta
+	PostReLU                            // max(x, 0)
+	PostRound                           // to nearest, ties to even
+	PostSqrt                            // sqrt(x)
+	PostSquare                          // x*x
+	PostTanh                            // tanh(x)
+)
+
+// postKinds maps each PostKind to the plan's kind.
+var postKinds = [...]plan.Kind{
+	PostAbs: plan.Abs, PostClamp: plan.Clamp, PostElu: plan.Elu, PostExp: plan.Exp,
+	PostGELU: plan.GELUErf, PostGELUTanh: plan.GELUTanh, PostHardSigmoid: plan.HardSigmoid,
+	PostHardSwish: plan.HardSwish, PostLeakyReLU: plan.LeakyReLU, PostLog: plan.Log, PostMish: plan.Mish,
+	PostSigmoid: plan.Sigmoid, PostSoftPlus: plan.SoftPlus, PostReLU: plan.ReLU, PostRound: plan.Round,
+	PostSqrt: plan.Sqrt, PostSquare: plan.Square, PostTanh: plan.Tanh,
+}
+
+// planKind returns k's plan kind, or false for a value that names none.
+func (k PostKind) planKind() (plan.Kind, bool) {
+	if k == 0 || int(k) >= len(postKinds) {
+		return 0, false
+	}
+	return postKinds[k], true
+}
+
+// String returns oneDNN Graph's op name for k ("Abs", "GELU", ...).
+func (k PostKind) String() string {
+	if pk, ok := k.planKind(); ok {
+		return pk.String()
+	}
+	return fmt.Sprintf("PostKind(%d)", int(k))
 }
 
 // postKey is a post-op as a key field: float parameters as bits, so that
@@ -119,18 +170,15 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 		case optDstStrides:
 			s.dstStrides, s.hasDstStr = o.ints, true
 		case optPost:
-			k := plan.Kind(o.post.kind)
-			if !k.Valid() {
+			k, ok := PostKind(o.post.kind).planKind()
+			if !ok {
 				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: unknown post-op kind %d", op, i, o.post.kind)
-			}
-			if k.IsBinary() {
-				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: binary post-op %v is unimplemented in the one-call API (use the graph API)", op, i, k)
 			}
 			if user == MaxPostOps {
 				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)
 			}
 			user++
-			s.post[s.npost] = o.post
+			s.post[s.npost] = postKey{kind: int32(k), alpha: o.post.alpha, beta: o.post.beta}
 			s.npost++
 		default:
 			return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)

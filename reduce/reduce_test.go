@@ -125,7 +125,7 @@ func checkCase(t *testing.T, r *rand.Rand, op Op, c shapeCase, tp [2]dtypes.Data
 		opts = append(opts, DstStrides(c.dstStrides))
 	}
 	for _, po := range post {
-		opts = append(opts, Post(po.Kind, po.Alpha, po.Beta))
+		opts = append(opts, Post(postKindOf(t, po.Kind), po.Alpha, po.Beta))
 	}
 
 	var srcBytes, dstBytes []byte
