@@ -445,6 +445,14 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 		}
 	}
 	want := onesResult(mean.Kind, count)
+	switch outLT.DataType { // rounded to nearest even and saturated
+	case dtypes.S8:
+		want = float64(dtypes.F32ToS8(float32(want)))
+	case dtypes.U8:
+		want = float64(dtypes.F32ToU8(float32(want)))
+	case dtypes.S32:
+		want = float64(dtypes.F32ToS32(float32(want)))
+	}
 	ulp := map[dtypes.DataType]float64{dtypes.F32: 0x1p-23, dtypes.BF16: 0x1p-7, dtypes.F16: 0x1p-10}[outLT.DataType]
 	vals := readAll(outLT.DataType, dst, n)
 	for k, v := range vals {
@@ -493,11 +501,13 @@ func fillOnes(dt dtypes.DataType, b []byte) {
 			binary.LittleEndian.PutUint16(b[i:], dtypes.F32ToBF16(1))
 		case dtypes.F16:
 			binary.LittleEndian.PutUint16(b[i:], dtypes.F32ToF16(1))
+		case dtypes.S8, dtypes.U8:
+			b[i] = 1
 		}
 	}
 }
 
-// readAll reads n dense elements of a float data type.
+// readAll reads n dense elements of a reduction's dst type.
 func readAll(dt dtypes.DataType, b []byte, n int64) []float64 {
 	out := make([]float64, n)
 	for i := range out {
@@ -508,6 +518,12 @@ func readAll(dt dtypes.DataType, b []byte, n int64) []float64 {
 			out[i] = float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case dtypes.F16:
 			out[i] = float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+		case dtypes.S8:
+			out[i] = float64(int8(b[i]))
+		case dtypes.U8:
+			out[i] = float64(b[i])
+		case dtypes.S32:
+			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	}
 	return out

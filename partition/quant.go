@@ -371,9 +371,14 @@ func lower(dq, q *graph.Op, ctx lowerCtx) (quantLowering, string) {
 }
 
 // merge composes the dequantize map p and the quantize map q into one:
-// ((r + c) * a/qa) + qd. Per-channel maps along different dims do not.
+// ((r + c) * a/qa) + qd. Per-channel maps along different dims do not,
+// nor ones of different channel counts (a dim unknown when partitioning
+// could not check them; Compile refuses them against the concrete dims).
 func merge(p, q *affine) (*affine, bool) {
 	if p.chDim >= 0 && q.chDim >= 0 && p.chDim != q.chDim {
+		return nil, false
+	}
+	if len(p.a) > 1 && len(q.a) > 1 && len(p.a) != len(q.a) {
 		return nil, false
 	}
 	n := max(len(p.a), len(q.a))

@@ -876,3 +876,48 @@ func TestInt8QuantizeAfterPreOps(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantChannelCountsUnknownDim: per-channel Dequantize and Quantize
+// maps of different channel counts on a dim unknown when partitioning do
+// not merge (no panic); Compile with the concrete dim refuses the one
+// that does not match.
+func TestQuantChannelCountsUnknownDim(t *testing.T) {
+	g := graph.New()
+	src := graph.NewLogicalTensor(0, dtypes.U8, []int64{2, graph.UnknownDim})
+	deq := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.Dequantize, "dq").AddInput(src).AddOutput(deq).
+			SetAttr("qtype", "per_channel").SetAttr("axis", 1).SetAttr("scales", []float32{1, 2, 3}),
+		graph.NewOp(1, graph.ReduceSum, "sum").AddInput(deq).AddOutput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).
+			SetAttr("axes", []int64{0}),
+		graph.NewOp(2, graph.Quantize, "q").AddInput(graph.NewLogicalTensorAny(2, dtypes.F32, nil)).AddOutput(graph.NewLogicalTensorAny(3, dtypes.U8, nil)).
+			SetAttr("qtype", "per_channel").SetAttr("axis", 0).SetAttr("scales", []float32{1, 2, 3, 4, 5}),
+	} {
+		if err := g.AddOp(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Get(g, Fusion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if !p.IsSupported() {
+			continue
+		}
+		ins := p.Inputs()
+		for i := range ins {
+			if ins[i].ID == 0 {
+				ins[i] = graph.NewLogicalTensor(0, dtypes.U8, []int64{2, 3})
+			}
+		}
+		if _, err := p.Compile(ins, p.Outputs()); err == nil {
+			t.Errorf("%v compiled with 3 channels against a Quantize of 5", p)
+		} else {
+			checkGraphError(t, err)
+		}
+	}
+}

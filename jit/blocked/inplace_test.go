@@ -72,3 +72,30 @@ func TestInPlaceOperand(t *testing.T) {
 		}
 	}
 }
+
+// TestAliasingRefused: a dst-shaped operand that is the dst buffer of a
+// padded blocked dst (cleared before the boxes run) is refused before
+// anything is written, and so is a src that overlaps dst.
+func TestAliasingRefused(t *testing.T) {
+	dims := []int64{2, 20, 3}
+	p := plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims, Reduce: []bool{false, false, true}}
+	src := newTensor(t, "abx", dims, dtypes.F32)
+	dst := newTensor(t, "aBx16b", dstDims(&p), dtypes.F32)
+	p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: []int64{dst.d.Outer[0], 1, 0}}}
+	k, err := Compile(&p, src.d, dst.d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEach(dstDims(&p), func(idx []int64) { oracle.Put(dtypes.F32, dst.buf, dst.d.Offset(idx), 100) })
+	before := bytes.Clone(dst.buf)
+	if err := k.Run(src.buf, dst.buf, [][]byte{dst.buf}); err == nil {
+		t.Fatal("an operand aliasing a padded dst ran")
+	}
+	if !bytes.Equal(dst.buf, before) {
+		t.Error("the refused run wrote dst")
+	}
+	big := make([]byte, len(src.buf)+len(dst.buf))
+	if err := k.Run(big, big[len(src.buf)-4:], [][]byte{make([]byte, len(dst.buf))}); err == nil {
+		t.Error("a src overlapping dst ran")
+	}
+}
