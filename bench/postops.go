@@ -372,7 +372,7 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 
 // sumDT returns the data type a sum post-op reads the previous dst as,
 // for a dst of type ddt, or an error: integer types are not implemented
-// yet, and a type of another size than the dst's is unimplemented, as in
+// (the sum's Add reads its operand as a float type), and a type of another size than the dst's is unimplemented, as in
 // oneDNN 2.6 (the sum reads the dst's own bytes; its
 // dnnl_primitive_desc_create returns dnnl_unimplemented for an f32 dst
 // with a bf16 or s32 sum).
@@ -382,7 +382,7 @@ func (p PostOp) sumDT(ddt dtypes.DataType) (dtypes.DataType, error) {
 		dt = ddt
 	}
 	if !dt.IsFloat() {
-		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn's reductions write f32, bf16 and f16", p.Raw, dt)
+		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn reads a sum's previous dst as f32, bf16 or f16 only", p.Raw, dt)
 	}
 	if dt.Size() != ddt.Size() {
 		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)
