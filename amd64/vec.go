@@ -190,35 +190,8 @@ func (g *gen) loadPart(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		g.release(mk)
 		return
 	}
-	g.loadWords(r, addr, n)
+	g.loadBytes(r, addr, 2*n) // n words: the same moves, counted in bytes
 	g.widen16(dt, r)
-}
-
-// loadWords reads exactly n (1..7) 16-bit values into xmm r, zeros above:
-// a qword, a dword and a word move at most.
-func (g *gen) loadWords(r int, addr obj.Addr, n int) {
-	at := func(words int) obj.Addr { a := addr; a.Offset += int64(2 * words); return a }
-	x := g.xr(r)
-	w := 0
-	switch {
-	case n >= 4:
-		g.op(x86.AVMOVQ, addr, x)
-		w = 4
-	case n >= 2:
-		g.op(x86.AVMOVD, addr, x)
-		w = 2
-	default:
-		g.op(x86.AMOVWLZX, addr, reg(rScratch))
-		g.op(x86.AVMOVD, reg(rScratch), x)
-		return
-	}
-	if n-w >= 2 {
-		g.op(x86.AVPINSRD, imm(int64(w/2)), at(w), x, x)
-		w += 2
-	}
-	if n-w == 1 {
-		g.op(x86.AVPINSRW, imm(int64(w)), at(w), x, x)
-	}
 }
 
 // vadd sets r += s.

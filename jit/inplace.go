@@ -51,12 +51,12 @@ func (k *Kernel) InPlace(i int) bool {
 // bytes the plan addresses count.
 func (k *Kernel) checkAliasing(src, dst []byte, bins [][]byte) error {
 	d := dst[:k.dstBytes]
-	if overlap(src[:k.srcBytes], d) {
+	if Overlap(src[:k.srcBytes], d) {
 		return graph.Errorf(graph.InvalidArguments, "jit: src and dst share memory")
 	}
 	for i, b := range bins {
 		b = b[:k.binBytes[i]]
-		if !overlap(b, d) {
+		if !Overlap(b, d) {
 			continue
 		}
 		if !k.inPlace[i] {
@@ -71,9 +71,9 @@ func (k *Kernel) checkAliasing(src, dst []byte, bins [][]byte) error {
 	return nil
 }
 
-// overlap reports whether two byte slices share memory (empty ones never
+// Overlap reports whether two byte slices share memory (empty ones never
 // do).
-func overlap(a, b []byte) bool {
+func Overlap(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false
 	}

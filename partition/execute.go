@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -92,7 +93,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 		}
 	}
 	for i, t := range ins {
-		if overlaps(dst, t.buf) && !inPlace(k, c.recipe.binPorts, i, dst, t.buf) {
+		if jit.Overlap(dst, t.buf) && !inPlace(k, c.recipe.binPorts, i, dst, t.buf) {
 			return graph.Errorf(graph.InvalidArguments, "output tensor %d overlaps input tensor %d in memory "+
 				"(only the operand of a binary post-op may share the output's memory, and only as the output itself: "+
 				"the same buffer, data type size and strides)", outLT.ID, c.inputs[i].ID)
@@ -293,16 +294,6 @@ func inPlace(k kernel, binPorts []int, i int, dst, b []byte) bool {
 		}
 	}
 	return found && unsafe.SliceData(dst) == unsafe.SliceData(b)
-}
-
-// overlaps reports whether two byte slices share memory.
-func overlaps(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
 }
 
 // layoutName names a tensor's layout in messages: the tag of a blocked

@@ -1299,7 +1299,7 @@ func FuzzExecute(f *testing.F) {
 		err = fx.c.Execute(inT, outT)
 
 		for i, s := range all[:len(all)-1] {
-			if !slices.Equal(s.buf, inBefore[i]) && !(dstOff < int64(len(slab)) && overlaps(s.buf, slab[dstOff:dstOff+need])) {
+			if !slices.Equal(s.buf, inBefore[i]) && !(dstOff < int64(len(slab)) && jit.Overlap(s.buf, slab[dstOff:dstOff+need])) {
 				t.Fatalf("%s: Execute wrote input tensor %d", fx.name, s.lt.ID)
 			}
 		}

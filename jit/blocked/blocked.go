@@ -39,7 +39,6 @@ package blocked
 import (
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit"
@@ -378,16 +377,6 @@ func (k *Kernel) DstBytes() int64 { return k.dstBytes }
 
 var scratchPool sync.Pool // *[]byte
 
-// overlaps reports whether two byte slices share memory.
-func overlaps(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
-}
-
 // InPlace reports whether binary operand j may be the dst buffer itself,
 // as jit.Kernel.InPlace says for a plain problem: every box must read
 // operand j exactly where it writes dst, and dst must have no padding to
@@ -431,11 +420,11 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 				return graph.Errorf(graph.InvalidArguments, "blocked: binary operand %d holds %d bytes, a box starts at %d", i, len(b), bx.bins[i])
 			}
 		}
-		if overlaps(b, dst[:k.dstBytes]) && !k.InPlace(i) {
+		if jit.Overlap(b, dst[:k.dstBytes]) && !k.InPlace(i) {
 			return graph.Errorf(graph.InvalidArguments, "blocked: binary operand %d shares memory with dst, and the kernel cannot read it in place", i)
 		}
 	}
-	if overlaps(src[:k.srcBytes], dst[:k.dstBytes]) {
+	if jit.Overlap(src[:k.srcBytes], dst[:k.dstBytes]) {
 		return graph.Errorf(graph.InvalidArguments, "blocked: src and dst share memory")
 	}
 	if k.clearDst > 0 {
