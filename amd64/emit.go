@@ -22,7 +22,7 @@ const maxDepth = 5
 // of each row per visit and gain nothing from it).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-		WholeRowLanes: 64, DataTypes: takesDataTypes}
+		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType}
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}

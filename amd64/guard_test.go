@@ -55,9 +55,9 @@ func guardShapes(t int64, sdt, ddt dtypes.DataType) []*plan.Problem {
 				bs[i] = 0
 			}
 		}
-		bdt := sdt
-		if !bdt.IsFloat() {
-			bdt = dtypes.F32 // operands are floats
+		bdt := sdt // 8-bit operands read exactly to their last byte too
+		if ddt == dtypes.S32 {
+			bdt = dtypes.S32
 		}
 		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: bdt, BinStrides: bs}}
 		return p

@@ -202,7 +202,7 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 				continue
 			}
 			nbin++
-			op.BinDT = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[r.Intn(3)]
+			op.BinDT = operandTypes[r.Intn(len(operandTypes))]
 			op.BinStrides = binStrides(r, p)
 		}
 		p.PostOps = append(p.PostOps, op)
@@ -270,6 +270,18 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 		return
 	}
 	n := int64(len(b) / dt.Size())
+	if dt == dtypes.S32 {
+		// Only operands are s32: any value (beyond 2^24 the load rounds
+		// to f32, as getF does), small ones most of the time.
+		for i := int64(0); i < n; i++ {
+			v := int32(r.Intn(65) - 32)
+			if r.Intn(4) == 0 {
+				v = int32(r.Uint32())
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		}
+		return
+	}
 	for i := int64(0); i < n; i++ {
 		v := float32(r.Intn(129)-64) / 8
 		if v == 0 && r.Intn(2) == 0 {
@@ -281,6 +293,10 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 		putF(dt, b, i, v)
 	}
 }
+
+// operandTypes are the data types a binary operand may have
+// (plan.IsOperandType).
+var operandTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8, dtypes.S32}
 
 // fillInt8 fills an s8 or u8 buffer with integers of magnitude at most
 // lim (and within the type): sums of up to 2^16 of them, and of their

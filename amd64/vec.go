@@ -138,6 +138,12 @@ func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		g.loadInt8(dt, r, addr, n)
 		return
 	}
+	if dt == dtypes.S32 {
+		// The f32 moves carry any dword exactly; convert after.
+		g.load(dtypes.F32, r, addr, n)
+		g.op(x86.AVCVTDQ2PS, g.vr(r), g.vr(r))
+		return
+	}
 	switch {
 	case n == bcast:
 		switch dt {

@@ -16,9 +16,10 @@ const maxDepth = 5
 // Covers is what the generator emits code for: its column kernel sums
 // rows of 64 lanes whole; it has no row-by-row form. It loads every src
 // type a plan takes (floats, s8, u8) and stores every dst type (floats,
-// s8, u8, s32), in any pair.
+// s8, u8, s32), in any pair, and binary operands of every type a plan
+// takes (floats, s8, u8, s32).
 var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-	WholeRowLanes: 64, DataTypes: dataTypes}
+	WholeRowLanes: 64, DataTypes: dataTypes, Operands: plan.IsOperandType}
 
 // dataTypes reports whether the generator loads src and stores dst.
 func dataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && plan.IsDstType(dst) }

@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand"
 
@@ -34,6 +35,18 @@ func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 		// in f32. Integers have no specials.
 		lo, hi := intRange(dt)
 		fillInts(f.r, dt, b, lo, hi)
+		return
+	}
+	if dt == dtypes.S32 {
+		// Only operands are s32: any value (beyond 2^24 the load rounds
+		// to f32, as the reference does), small ones most of the time.
+		for i := int64(0); i < int64(len(b)/4); i++ {
+			v := int32(f.r.Intn(65) - 32)
+			if f.r.Intn(4) == 0 {
+				v = int32(f.r.Uint32())
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		}
 		return
 	}
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
@@ -123,7 +136,7 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 				continue
 			}
 			nbin++
-			op.BinDT = floatTypes[r.Intn(len(floatTypes))]
+			op.BinDT = operandTypes[r.Intn(len(operandTypes))]
 			op.BinStrides = operandStrides(r, kd)
 		}
 		p.PostOps = append(p.PostOps, op)

@@ -33,8 +33,12 @@ var intPairs = func() [][2]dtypes.DataType {
 	return out
 }()
 
-// floatTypes are the data types a binary operand may have.
+// floatTypes are the float data types.
 var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
+
+// operandTypes are the data types a binary operand may have
+// (plan.IsOperandType).
+var operandTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8, dtypes.S32}
 
 // elemAt reads element i of type dt from b, widened to f32 (exact).
 func elemAt(dt dtypes.DataType, b []byte, i int64) float32 {

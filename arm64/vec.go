@@ -67,10 +67,13 @@ func (g *gen) vconst(bits uint32) int {
 }
 
 // toF32 converts the V elements of type dt in the low bytes of r (as a
-// load leaves them) to f32 lanes, exactly.
+// load leaves them) to f32 lanes: exactly, except that an s32 beyond 2^24
+// rounds to nearest even, as Go's float32(int32) does.
 func (g *gen) toF32(dt dtypes.DataType, r int) {
 	switch {
 	case dt == dtypes.F32:
+	case dt == dtypes.S32:
+		g.intToF32(dt, r)
 	case dt.IsInt8():
 		g.widen8(dt, r, r, false)
 		g.widen16(dt, r, r, false)
@@ -258,8 +261,9 @@ func (g *gen) widen16(dt dtypes.DataType, d, s int, hi bool) {
 	g.word(rr(op, d, s))
 }
 
-// intToF32 converts the 32-bit integer lanes of r (from s8 or u8 data) to
-// f32; every 8-bit value is exact.
+// intToF32 converts the 32-bit integer lanes of r (from s8, u8 or s32
+// data) to f32, rounding to nearest even (FPCR's default); every 8-bit
+// value is exact.
 func (g *gen) intToF32(dt dtypes.DataType, r int) {
 	if dt == dtypes.U8 {
 		g.word(rr(opUCVTF, r, r))

@@ -26,6 +26,33 @@ func put(dt dtypes.DataType, b []byte, i int64, v float32) {
 	}
 }
 
+// operandTypes are the binary operand types plans take (plan.IsOperandType).
+var operandTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8, dtypes.S32}
+
+// operandValue draws a binary operand value of type dt for a dst of type
+// ddt: near 1 for the float types; any value of an 8-bit type; for s32
+// small values or, one time in four, any value (beyond 2^24 the load
+// rounds to f32, and MaxInt32 rounds up to 2^31). For an f16 dst, whose
+// range ends at 65504, integers within [-32, 32] only.
+func operandValue(dt, ddt dtypes.DataType, r *rand.Rand) float32 {
+	switch {
+	case !dt.IsInt():
+		return 0.5 + r.Float32()
+	case ddt == dtypes.F16:
+		lo := -32
+		if dt == dtypes.U8 {
+			lo = 0
+		}
+		return float32(lo + r.IntN(33-lo))
+	case dt == dtypes.S32 && r.IntN(4) == 0:
+		return float32(int32(r.Uint32()))
+	case dt == dtypes.S32:
+		return float32(r.IntN(2001) - 1000)
+	}
+	lo, hi := intRange(dt)
+	return float32(lo + float64(r.IntN(int(hi-lo)+1)))
+}
+
 // get reads element i of b as float64.
 func get(dt dtypes.DataType, b []byte, i int64) float64 {
 	switch dt {
@@ -152,7 +179,7 @@ func (s spec) build(t testing.TB, r *rand.Rand) *tcase {
 		dt, _ := binDT(p, i)
 		b := make([]byte, nb)
 		for j := int64(0); j < nb/esz(dt); j++ {
-			put(dt, b, j, 0.5+r.Float32())
+			put(dt, b, j, operandValue(dt, s.ddt, r))
 		}
 		c.bins = append(c.bins, b)
 	}

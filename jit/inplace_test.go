@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -25,6 +26,9 @@ func inPlaceSpec(r *rand.Rand) (s spec, sumAt int) {
 		if len(s.dims) > 0 {
 			break
 		}
+	}
+	if r.IntN(3) == 0 {
+		s.ddt = kerneltest.OutputDT([]dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32}[r.IntN(3)])
 	}
 	rank := len(s.dims)
 	s.dorder = r.Perm(rank)
@@ -41,11 +45,11 @@ func inPlaceSpec(r *rand.Rand) (s spec, sumAt int) {
 		op := others[r.IntN(len(others))]
 		bc := make([]bool, rank)
 		if i == pos {
-			// The sum's operand is read with the dst's type, or the other
+			// The sum's operand is read with the dst's type, or another
 			// type of the same size.
 			op = plan.PostOp{Kind: plan.Add, BinDT: s.ddt}
-			if s.ddt != dtypes.F32 && r.IntN(2) == 0 {
-				op.BinDT = dtypes.BF16 + dtypes.F16 - s.ddt
+			if r.IntN(2) == 0 {
+				op.BinDT = sameSize[s.ddt]
 			}
 			sumAt = nb
 		} else {
@@ -60,6 +64,12 @@ func inPlaceSpec(r *rand.Rand) (s spec, sumAt int) {
 		s.post = append(s.post, op)
 	}
 	return s, sumAt
+}
+
+// sameSize maps each dst type to another operand type of its size.
+var sameSize = map[dtypes.DataType]dtypes.DataType{
+	dtypes.F32: dtypes.S32, dtypes.S32: dtypes.F32, dtypes.BF16: dtypes.F16, dtypes.F16: dtypes.BF16,
+	dtypes.S8: dtypes.U8, dtypes.U8: dtypes.S8,
 }
 
 // withDstOperand gives binary operand i of c the dst's strides (where

@@ -154,7 +154,7 @@ func TestRowByRowRandom(t *testing.T) {
 			for range r.IntN(3) {
 				op := plan.PostOp{Kind: kinds[r.IntN(len(kinds))]}
 				if op.Kind.IsBinary() {
-					op.BinDT = floatTypes[r.IntN(3)]
+					op.BinDT = operandTypes[r.IntN(len(operandTypes))]
 					bc := make([]bool, len(s.dims))
 					for j := range bc {
 						bc[j] = r.IntN(2) == 0

@@ -52,7 +52,7 @@ func randomSpec(r *rand.Rand) spec {
 		k := kinds[r.IntN(len(kinds))]
 		op := plan.PostOp{Kind: k}
 		if k.IsBinary() {
-			op.BinDT = floatTypes[r.IntN(3)]
+			op.BinDT = operandTypes[r.IntN(len(operandTypes))]
 			bc := make([]bool, rank)
 			for i := range bc {
 				bc[i] = r.IntN(3) == 0

@@ -74,10 +74,10 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestRunProblemErrors(t *testing.T) {
-	p := problem2D(dtypes.S32)
-	err := RunProblem(p, make([]byte, 96), make([]byte, 16), [][]byte{make([]byte, 16)})
+	p := problem2D(dtypes.S64)
+	err := RunProblem(p, make([]byte, 96), make([]byte, 16), [][]byte{make([]byte, 32)})
 	if !errors.Is(err, graph.InvalidDataType) {
-		t.Errorf("s32 operand: %v, want invalid_data_type", err)
+		t.Errorf("s64 operand: %v, want invalid_data_type", err)
 	}
 	if err := RunProblem(nil, nil, nil, nil); !errors.Is(err, graph.InvalidArguments) {
 		t.Errorf("nil problem: %v, want invalid_arguments", err)

@@ -37,6 +37,7 @@ type view struct {
 	u16   []uint16
 	s8    []int8
 	u8    []uint8
+	s32   []int32
 	f16   *[1 << 16]float32
 	typed bool
 }
@@ -64,6 +65,8 @@ func (v *view) set(dt dtypes.DataType, b []byte) {
 		v.s8 = unsafe.Slice((*int8)(p), len(b))
 	case dtypes.U8:
 		v.u8 = b
+	case dtypes.S32:
+		v.s32 = unsafe.Slice((*int32)(p), len(b)/4)
 	default:
 		v.u16 = unsafe.Slice((*uint16)(p), len(b)/2)
 	}
@@ -82,6 +85,8 @@ func (v *view) at(i int) float32 {
 			return float32(v.s8[i])
 		case dtypes.U8:
 			return float32(v.u8[i])
+		case dtypes.S32:
+			return float32(v.s32[i])
 		default:
 			return v.f16[v.u16[i]]
 		}
@@ -95,6 +100,8 @@ func (v *view) at(i int) float32 {
 		return float32(int8(v.raw[i]))
 	case dtypes.U8:
 		return float32(v.raw[i])
+	case dtypes.S32:
+		return float32(int32(binary.LittleEndian.Uint32(v.raw[4*i:])))
 	default:
 		return v.f16[binary.LittleEndian.Uint16(v.raw[2*i:])]
 	}

@@ -26,6 +26,9 @@ type Covers struct {
 	// src and stores dst elements of type dst. Nil: the float types
 	// (f32, bf16, f16) only.
 	DataTypes func(src, dst dtypes.DataType) bool
+	// Operands reports whether the emitter loads binary operands of type
+	// t. Nil: the float types only.
+	Operands func(t dtypes.DataType) bool
 }
 
 // TakesDataTypes reports whether c emits code for src and dst types.
@@ -34,6 +37,14 @@ func (c Covers) TakesDataTypes(src, dst dtypes.DataType) bool {
 		return src.IsFloat() && dst.IsFloat()
 	}
 	return c.DataTypes(src, dst)
+}
+
+// TakesOperand reports whether c loads binary operands of type t.
+func (c Covers) TakesOperand(t dtypes.DataType) bool {
+	if c.Operands == nil {
+		return t.IsFloat()
+	}
+	return c.Operands(t)
 }
 
 // TakesRowByRow reports whether c sums stage-1 plans of src type sdt and
@@ -64,6 +75,9 @@ func Check(pl *plan.Plan, c Covers) error {
 	for i, op := range pl.PostOps {
 		if !c.PostOp(op.Kind) {
 			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) has no JIT code", c.Arch, i, op.Kind)
+		}
+		if op.Kind.IsBinary() && !c.TakesOperand(op.BinDT) {
+			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) reads a %v operand, which has no JIT code", c.Arch, i, op.Kind, op.BinDT)
 		}
 	}
 	if n := pl.BinaryCount(); n > MaxBinary {

@@ -174,6 +174,21 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%v with DataTypes taking it: %v", dt, err)
 		}
 	}
+	for _, bdt := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32} {
+		q := *ok
+		q.PostOps = []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.Multiply, BinDT: bdt}}
+		q.Outer = []plan.Loop{{Size: 1, DstStride: 1, BinStrides: []int64{1, 1}}}
+		err = Check(&q, all) // nil Operands: floats only
+		want := fmt.Sprintf("x: post-op 2 (Multiply) reads a %v operand, which has no JIT code", bdt)
+		if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v operand: got %v, want %q", bdt, err, want)
+		}
+		ints := all
+		ints.Operands = plan.IsOperandType
+		if err := Check(&q, ints); err != nil {
+			t.Errorf("%v operand with Operands taking it: %v", bdt, err)
+		}
+	}
 }
 
 func TestPointers(t *testing.T) {

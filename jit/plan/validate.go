@@ -304,6 +304,12 @@ func IsSrcType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt8() }
 // saturated, see dtypes.F32ToS8).
 func IsDstType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt() }
 
+// IsOperandType reports whether plans read binary operands of type t:
+// the types they write (an operand may be the dst itself, oneDNN's sum
+// post-op on an integer dst), widened to f32 as oneDNN's binary post-ops
+// read theirs.
+func IsOperandType(t dtypes.DataType) bool { return IsDstType(t) }
+
 // checkPostOps checks kinds, binary operand types and, for a Problem
 // (withStrides), one binary stride per dim, non-negative where the dim is
 // kept (reduce holds the Problem's flags; strides of reduced dims are
@@ -329,8 +335,8 @@ func checkPostOps(ops []PostOp, reduce []bool, withStrides bool) error {
 			return graph.Errorf(graph.Unimplemented, "plan: post-op %d (%v) is binary post-op %d, at most %d are supported",
 				i, op.Kind, nb, MaxBinary)
 		}
-		if !op.BinDT.IsFloat() {
-			return graph.Errorf(graph.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16 or f16",
+		if !IsOperandType(op.BinDT) {
+			return graph.Errorf(graph.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16, f16, s8, u8 or s32",
 				i, op.Kind, op.BinDT)
 		}
 		if !withStrides {

@@ -72,7 +72,11 @@ func TestProblemValidate(t *testing.T) {
 		{"unary with operand", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: ReLU, BinDT: dtypes.F32, BinStrides: make([]int64, 4)}}
 		}), graph.InvalidArguments},
-		{"binary s8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S8)} }), graph.InvalidDataType},
+		{"binary s8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S8)} }), 0},
+		{"binary u8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.U8)} }), 0},
+		{"binary s32 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S32)} }), 0},
+		{"binary s64 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S64)} }), graph.InvalidDataType},
+		{"binary boolean operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Boolean)} }), graph.InvalidDataType},
 		{"binary without data type", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Undef)} }), graph.InvalidDataType},
 		{"binary short strides", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}
