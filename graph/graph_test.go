@@ -486,8 +486,10 @@ func TestDimsStringAndAttrString(t *testing.T) {
 
 // TestIntOutputOfPostOps: an eltwise or binary op may store its f32 result
 // to an s8, u8 or s32 tensor (the end of a fused chain after a reduction of
-// 8-bit data); integer inputs, other float inputs and other op kinds are
-// refused, naming the tensor.
+// 8-bit data), and one input of a binary op may be an integer (oneDNN's
+// integer sum and binary post-op operands); integer inputs of eltwise
+// ops, two integer inputs, other types and other op kinds are refused,
+// naming the tensor.
 func TestIntOutputOfPostOps(t *testing.T) {
 	f32 := NewLogicalTensor(0, dtypes.F32, []int64{4})
 	b := NewLogicalTensor(2, dtypes.F32, []int64{4})
@@ -504,7 +506,22 @@ func TestIntOutputOfPostOps(t *testing.T) {
 		{"relu s8->s8", NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, dtypes.S8, []int64{4})).
 			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 0 is s8, want f32, bf16 or f16"},
 		{"add s8 operand", NewOp(1, Add, "").AddInput(f32).AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).
-			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 2 is s8"},
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), ""},
+		{"mul s32 left operand", NewOp(1, Multiply, "").AddInput(NewLogicalTensor(2, dtypes.S32, []int64{4})).AddInput(f32).
+			AddOutput(NewLogicalTensor(1, dtypes.S32, []int64{4})), ""},
+		{"add u8 operand to bf16", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.BF16, []int64{4})).
+			AddInput(NewLogicalTensor(2, dtypes.U8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.BF16, []int64{4})), ""},
+		{"add u8 operand to bf16 into s8", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.BF16, []int64{4})).
+			AddInput(NewLogicalTensor(2, dtypes.U8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})),
+			"output tensor 1 is s8, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+		{"add two integers", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.S32, []int64{4})).
+			AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})),
+			"input tensors 0 and 2 are s32 and s8; at most one input may be an integer"},
+		{"add s64 operand", NewOp(1, Add, "").AddInput(f32).AddInput(NewLogicalTensor(2, dtypes.S64, []int64{4})).
+			AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})), "input tensor 2 is s64, want f32, bf16 or f16"},
+		{"add s64 beside s8", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.S64, []int64{4})).
+			AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})),
+			"input tensor 0 is s64, want f32, bf16 or f16"},
 		{"relu f32->s64", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S64, []int64{4})),
 			"output tensor 1 is s64, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
 		{"softmax f32->s8", NewOp(1, SoftMax, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})),

@@ -61,7 +61,7 @@ func init() {
 	}
 	for k := Add; k <= Subtract; k++ {
 		schemas[k] = &schema{minIn: 2, maxIn: 2, minOut: 1, maxOut: 1, attrs: binaryAttrs, strictAttrs: true,
-			types: floatTypes, infer: inferBroadcast}
+			types: binaryTypes, infer: inferBroadcast}
 	}
 	schemas[MatMul] = &schema{minIn: 2, maxIn: 3, minOut: 1, maxOut: 1, types: floatTypes, infer: inferMatMul,
 		attrs: []attrSpec{
@@ -244,8 +244,46 @@ func floatTypes(op *Op) error {
 // 8-bit data ends in an integer tensor while its post-ops compute in f32.
 // No partition runs such an op on its own.
 func intOutput(op *Op, out LogicalTensor) bool {
-	return (op.Kind.IsEltwise() || op.Kind.IsBinary()) && out.DataType.IsInt() &&
-		op.Inputs[0].DataType == dtypes.F32
+	if !out.DataType.IsInt() {
+		return false
+	}
+	switch {
+	case op.Kind.IsEltwise():
+		return op.Inputs[0].DataType == dtypes.F32
+	case op.Kind.IsBinary():
+		return op.Inputs[0].DataType == dtypes.F32 || op.Inputs[1].DataType == dtypes.F32
+	}
+	return false
+}
+
+// binaryTypes: floatTypes, except that one input may be s8, u8 or s32, a
+// gdnn extension mirroring oneDNN's binary and sum post-ops, which read an
+// integer second tensor widened to f32 (s32 beyond 2^24 rounded to
+// nearest even). That is how a fused chain accumulates into an integer
+// tensor: Reduce* -> Add(result, previous s32 dst) -> s32. A partition
+// fuses such an op only where the chain's own tensor is the float input.
+func binaryTypes(op *Op) error {
+	a, b := op.Inputs[0], op.Inputs[1]
+	if !a.DataType.IsInt() && !b.DataType.IsInt() {
+		return floatTypes(op)
+	}
+	if a.DataType.IsInt() && b.DataType.IsInt() {
+		return Errorf(InvalidDataType, "%s: input tensors %d and %d are %s and %s; at most one input may be an integer",
+			op, a.ID, b.ID, a.DataType, b.DataType)
+	}
+	f := a
+	if f.DataType.IsInt() {
+		f = b
+	}
+	if !isFloat(f.DataType) {
+		return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16", op, f.ID, f.DataType)
+	}
+	out := op.Outputs[0]
+	if !isFloat(out.DataType) && !intOutput(op, out) {
+		return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16, f16, or s8, u8 or s32 from an f32 input",
+			op, out.ID, out.DataType)
+	}
+	return nil
 }
 
 func sameFloatTypes(op *Op) error {

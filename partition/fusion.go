@@ -41,6 +41,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 		}
 		why := ""
 		switch dt := next.Outputs[0].DataType; {
+		case cur.DataType.IsInt():
+			why = fmt.Sprintf("it reads the chain's %s output, which a fused chain never rounds mid-way", cur.DataType)
 		case len(chain) > maxPostOps:
 			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
 		case !chainType(srcDT, dt):

@@ -14,8 +14,9 @@ import (
 
 // sumGraph builds src(0) -> ReduceSum(axes, keep_dims) -> Add(acc) ->
 // ReLU -> dst: the reduction accumulated into acc, a tensor of the dst's
-// shape (oneDNN's sum post-op, then an eltwise one). It returns the
-// graph, acc and dst (dst with acc's layout).
+// shape (oneDNN's sum post-op, then an eltwise one), computed in src's
+// type (f32 for 8-bit src). It returns the graph, acc and dst (dst
+// with acc's layout).
 func sumGraph(t *testing.T, src graph.LogicalTensor, axes []int64, ddt, accDT dtypes.DataType, accStrides []int64) (*graph.Graph, graph.LogicalTensor, graph.LogicalTensor) {
 	t.Helper()
 	dims := append([]int64(nil), src.Dims...)
@@ -24,12 +25,16 @@ func sumGraph(t *testing.T, src graph.LogicalTensor, axes []int64, ddt, accDT dt
 	}
 	acc := graph.NewLogicalTensorStrided(5, accDT, dims, accStrides)
 	dst := graph.NewLogicalTensorStrided(3, ddt, dims, accStrides)
+	mid := src.DataType // the chain computes in src's float type, or f32
+	if !mid.IsFloat() {
+		mid = dtypes.F32
+	}
 	g := graph.New()
 	must(t, g.AddOp(graph.NewOp(0, graph.ReduceSum, "sum").AddInput(src).
-		AddOutput(graph.NewLogicalTensorAny(1, ddt, nil)).SetAttr("axes", axes).SetAttr("keep_dims", true)))
-	must(t, g.AddOp(graph.NewOp(1, graph.Add, "acc").AddInput(graph.NewLogicalTensorAny(1, ddt, nil)).AddInput(acc).
-		AddOutput(graph.NewLogicalTensorAny(2, ddt, nil))))
-	must(t, g.AddOp(graph.NewOp(2, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(2, ddt, nil)).AddOutput(dst)))
+		AddOutput(graph.NewLogicalTensorAny(1, mid, nil)).SetAttr("axes", axes).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(1, graph.Add, "acc").AddInput(graph.NewLogicalTensorAny(1, mid, nil)).AddInput(acc).
+		AddOutput(graph.NewLogicalTensorAny(2, mid, nil))))
+	must(t, g.AddOp(graph.NewOp(2, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(2, mid, nil)).AddOutput(dst)))
 	must(t, g.Finalize())
 	return g, acc, dst
 }
@@ -38,8 +43,10 @@ func sumGraph(t *testing.T, src graph.LogicalTensor, axes []int64, ddt, accDT dt
 // operand given as the output's own buffer) on every ISA cap, with shapes
 // the runtime splits (blocks, tiles, two stages; a padded and a permuted
 // dst), bf16 and f16 outputs whose operand is read as the other 16-bit
-// type, and checks each output against the float64 reference computed
-// from the values dst held before the run.
+// type, integer outputs of s8 data whose operand is read as their
+// integers or as another type of their size, and checks each output
+// against the float64 reference computed from the values dst held before
+// the run.
 func TestInPlaceAdd(t *testing.T) {
 	type tc struct {
 		dims   []int64
@@ -79,11 +86,24 @@ func TestInPlaceAdd(t *testing.T) {
 		{dims: []int64{64, 515}, axes: []int64{1}, ddt: dtypes.BF16, accDT: dtypes.F16},
 		{dims: []int64{515, 64}, axes: []int64{0}, ddt: dtypes.F16, accDT: dtypes.BF16},
 		{dims: []int64{7, 5}, axes: nil, ddt: dtypes.F32, accDT: dtypes.F32},
+		// Integer dst (s8 src): the operand read as the dst's integers,
+		// or as another type of their size.
+		{dims: []int64{37, 300}, axes: []int64{1}, ddt: dtypes.S32, accDT: dtypes.S32},
+		{dims: []int64{600, 333}, axes: []int64{0}, ddt: dtypes.S8, accDT: dtypes.S8},
+		{dims: []int64{3, 400000}, axes: []int64{1}, ddt: dtypes.U8, accDT: dtypes.U8},
+		{dims: []int64{64, 515}, axes: []int64{1}, ddt: dtypes.S8, accDT: dtypes.U8},
+		{dims: []int64{9, 130, 17}, axes: []int64{1}, ddt: dtypes.S32, accDT: dtypes.F32, layout: padded},
+		{dims: []int64{9, 13, 170}, axes: []int64{2}, ddt: dtypes.U8, accDT: dtypes.U8, layout: permuted},
 	}
 	forEachISA(t, func(t *testing.T, isa jit.ISA) {
 		r := rand.New(rand.NewPCG(24, 1))
 		for i, c := range cases {
-			src := graph.NewLogicalTensor(0, c.ddt, c.dims)
+			sdt, lo, hi := c.ddt, -1.0, 1.0
+			if sdt.IsInt() {
+				// gdnn stores integers from 8-bit data.
+				sdt, lo, hi = dtypes.S8, -100, 100
+			}
+			src := graph.NewLogicalTensor(0, sdt, c.dims)
 			dims := append([]int64(nil), c.dims...)
 			reduced := make([]bool, len(dims))
 			for _, a := range c.axes {
@@ -98,7 +118,7 @@ func TestInPlaceAdd(t *testing.T) {
 			cp, err := p.Compile([]graph.LogicalTensor{src, acc}, []graph.LogicalTensor{dst})
 			must(t, err)
 			wantImpl(t, cp, isa)
-			in := newBuffer(src, uniform(r, -1, 1))
+			in := newBuffer(src, uniform(r, lo, hi))
 			prev := newBuffer(acc, func() float64 { return float64(r.IntN(33)-16) / 4 })
 			st0, err := NewTensor(src, in.bytes)
 			must(t, err)
@@ -123,7 +143,13 @@ func TestInPlaceAdd(t *testing.T) {
 				off := offset(idx, st)
 				want := math.Max(means[k]*n+load(c.accDT, prev.bytes, off), 0)
 				got := load(c.ddt, buf, off)
-				if math.Abs(got-want) > tol*max(1, math.Abs(want)) {
+				bad := math.Abs(got-want) > tol*max(1, math.Abs(want))
+				if c.ddt.IsInt() {
+					// Rounded to nearest even from an f32 within tol.
+					lo, hi := storeAs(c.ddt, float32(want-tol*max(1, math.Abs(want)))), storeAs(c.ddt, float32(want+tol*max(1, math.Abs(want))))
+					bad = got < lo || got > hi
+				}
+				if bad {
 					t.Fatalf("case %d %v over %v %v (acc %v): output %v = %v, want %v", i, c.dims, c.axes, c.ddt, c.accDT, idx, got, want)
 				}
 				k++

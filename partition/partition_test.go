@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -389,27 +390,33 @@ func runChain(t *testing.T, isa jit.ISA, g *graph.Graph, last graph.LogicalTenso
 func TestUnfusedOpsSayWhy(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	cases := []struct {
-		name string
-		next func(mean graph.LogicalTensor) *graph.Op
-		want string
+		name       string
+		next       func(mean graph.LogicalTensor) *graph.Op
+		want       string
+		sdt, meanT dtypes.DataType // zero: f32
 	}{
+		{"an integer chain tensor", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 1})).
+				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
+		}, "it reads the chain's s32 output, which a fused chain never rounds mid-way", dtypes.S8, dtypes.S32},
 		{"bf16 after an f32 src", func(m graph.LogicalTensor) *graph.Op {
 			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 1})).
 				AddOutput(graph.NewLogicalTensorAny(3, bf16, nil))
-		}, "its output is bf16; with src f32 a fused chain must end in f32"},
+		}, "its output is bf16; with src f32 a fused chain must end in f32", 0, 0},
 		{"mean on the right of a Subtract", func(m graph.LogicalTensor) *graph.Op {
 			return graph.NewOp(2, graph.Subtract, "").AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 1})).AddInput(m).
 				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
-		}, "right operand"},
+		}, "right operand", 0, 0},
 		{"operand that enlarges the output", func(m graph.LogicalTensor) *graph.Op {
 			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 5})).
 				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
-		}, "do not broadcast onto 4x1"},
+		}, "do not broadcast onto 4x1", 0, 0},
 	}
 	for _, c := range cases {
 		g := graph.New()
-		mean := graph.NewLogicalTensorAny(1, f32, nil)
-		must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 5})).
+		sdt, meanT := cmp.Or(c.sdt, f32), cmp.Or(c.meanT, f32)
+		mean := graph.NewLogicalTensorAny(1, meanT, nil)
+		must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(graph.NewLogicalTensor(0, sdt, []int64{4, 5})).
 			AddOutput(mean).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
 		must(t, g.AddOp(c.next(mean)))
 		must(t, g.Finalize())

@@ -38,6 +38,10 @@ func store(dt dtypes.DataType, b []byte, i int64, v float64) {
 		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(float32(v)))
 	case dtypes.S32:
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(int32(v)))
+	case dtypes.S8:
+		b[i] = byte(dtypes.F32ToS8(float32(v)))
+	case dtypes.U8:
+		b[i] = dtypes.F32ToU8(float32(v))
 	}
 }
 
