@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
@@ -96,6 +97,46 @@ func (b buffer) data() any {
 		return b.s32
 	}
 	return b.u16
+}
+
+// bytes returns the buffer's memory.
+func (b buffer) bytes() []byte {
+	switch {
+	case b.f32 != nil:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
+	case b.u16 != nil:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.u16))), 2*len(b.u16))
+	case b.s8 != nil:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s8))), len(b.s8))
+	case b.s32 != nil:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s32))), 4*len(b.s32))
+	}
+	return b.u8
+}
+
+// as returns a buffer of type dt over b's memory, which dt reads as
+// elements of its own size (a sum post-op reads dst as a type of the same
+// size, as oneDNN's does).
+func (b buffer) as(dt dtypes.DataType) buffer {
+	raw := b.bytes()
+	v := buffer{dt: dt}
+	if len(raw) == 0 {
+		return v
+	}
+	p := unsafe.Pointer(unsafe.SliceData(raw))
+	switch dt {
+	case dtypes.F32:
+		v.f32 = unsafe.Slice((*float32)(p), len(raw)/4)
+	case dtypes.BF16, dtypes.F16:
+		v.u16 = unsafe.Slice((*uint16)(p), len(raw)/2)
+	case dtypes.S8:
+		v.s8 = unsafe.Slice((*int8)(p), len(raw))
+	case dtypes.U8:
+		v.u8 = raw
+	case dtypes.S32:
+		v.s32 = unsafe.Slice((*int32)(p), len(raw)/4)
+	}
+	return v
 }
 
 // set stores v rounded to the buffer's type (nearest even); the integer

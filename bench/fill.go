@@ -200,6 +200,10 @@ func fillProduct(b buffer, dims, strides, rview []int64, n int64, mode fillMode,
 func fillOperand(b buffer, dims, strides []int64, seed uint64) {
 	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
 		k := 1 + int64(unit(seed, pos)*16)
+		if b.dt.IsInt() {
+			b.set(offs[0], float64(k)) // integers, never 0 (a divisor)
+			return
+		}
 		b.set(offs[0], float64(k)/4)
 	})
 }

@@ -117,14 +117,13 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           only), log, logistic, mish, relu[:ALPHA] (leaky when ALPHA != 0),
                           round, soft_relu[:ALPHA] (0 = 1), sqrt, square, tanh.
                           Binary KIND:DT[:POLICY[:TAG]]: add, mul, max, min, div, sub with
-                          DT f32/bf16/f16 and POLICY common (scalar, default), per_oc /
+                          DT f32/bf16/f16/s8/u8/s32 and POLICY common (scalar, default), per_oc /
                           per_dim_1 (channel), per_dim_0/01/2/3, per_tensor (full) or a
                           numeric dim mask. linear:ALPHA:BETA (a Multiply and an Add of
                           scalars). sum[:SCALE[:ZP[:DT]]]: dst = SCALE*(dst_before - ZP)
                           + result (dst filled before each run); in place when SCALE is 1
                           and ZP 0, else scale*(dst-ZP) is computed by a partition of its
-                          own first. DT (default the dst's) must have the dst's size;
-                          integer DT is UNIMPLEMENTED. pow,
+                          own first. DT (default the dst's) must have the dst's size. pow,
                           swish, prelu, dw, *_dst and comparisons parse but are
                           UNIMPLEMENTED.
   --attr-fpmath=M, --attr-acc-mode=M, --attr-deterministic=B, --attr-scratchpad=library,

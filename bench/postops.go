@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // postOpClass groups benchdnn's post-op kinds by their syntax.
@@ -295,8 +296,8 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 	case classPrelu:
 		return unimpl("PReLU is not in gdnn's reduction fusion list")
 	case classBinary:
-		if !p.BinDT.IsFloat() {
-			return unimpl("binary operand data type " + p.BinDT.String() + " is not f32, bf16 or f16")
+		if !plan.IsOperandType(p.BinDT) {
+			return unimpl("binary operand data type " + p.BinDT.String() + " is not f32, bf16, f16, s8, u8 or s32")
 		}
 		kinds := map[string]graph.OpKind{"add": graph.Add, "mul": graph.Multiply, "max": graph.Maximum,
 			"min": graph.Minimum, "div": graph.Divide, "sub": graph.Subtract}
@@ -371,18 +372,18 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 }
 
 // sumDT returns the data type a sum post-op reads the previous dst as,
-// for a dst of type ddt, or an error: integer types are not implemented
-// (the sum's Add reads its operand as a float type), and a type of another size than the dst's is unimplemented, as in
-// oneDNN 2.6 (the sum reads the dst's own bytes; its
-// dnnl_primitive_desc_create returns dnnl_unimplemented for an f32 dst
-// with a bf16 or s32 sum).
+// for a dst of type ddt, or an error: a type of another size than the
+// dst's is unimplemented (the sum reads the dst's own bytes). oneDNN 2.6's
+// reduction takes no sum data type but the default at all
+// (dnnl_primitive_desc_create returns dnnl_unimplemented even for the
+// dst's own type); gdnn takes any type of the dst's size.
 func (p PostOp) sumDT(ddt dtypes.DataType) (dtypes.DataType, error) {
 	dt := p.SumDT
 	if dt == dtypes.Undef {
 		dt = ddt
 	}
-	if !dt.IsFloat() {
-		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn reads a sum's previous dst as f32, bf16 or f16 only", p.Raw, dt)
+	if !plan.IsOperandType(dt) {
+		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn reads a sum's previous dst as f32, bf16, f16, s8, u8 or s32", p.Raw, dt)
 	}
 	if dt.Size() != ddt.Size() {
 		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)

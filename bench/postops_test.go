@@ -70,6 +70,7 @@ func TestPostOpsToGraph(t *testing.T) {
 		{"relu", graph.ReLU}, {"relu:0.1", graph.LeakyReLU}, {"logistic", graph.Sigmoid},
 		{"gelu_tanh", graph.GELU}, {"clip_v2:0:6", graph.Clamp}, {"soft_relu", graph.SoftPlus},
 		{"hardswish", graph.HardSwish}, {"mul:bf16:per_oc", graph.Multiply}, {"sub:f16", graph.Subtract},
+		{"add:s8", graph.Add}, {"max:u8:per_oc", graph.Maximum}, {"div:s32:per_tensor", graph.Divide},
 	} {
 		ops, err := ParsePostOps(c.in)
 		if err != nil {
@@ -81,7 +82,7 @@ func TestPostOpsToGraph(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"linear:2:1", "pow:1", "swish", "prelu", "dw:k3s1p1", "relu_dst",
-		"ge:f32", "add:s8", "hardswish:0.5:0.5"} {
+		"ge:f32", "hardswish:0.5:0.5"} {
 		ops, err := ParsePostOps(in)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -145,8 +146,9 @@ type built struct {
 	// partition of its own, computes scale*(dst_before - zero_point) in
 	// f32 into scaled, the operand of the sum's Add (see sumPrep).
 	prep     *partition.CompiledPartition
-	prepLTs  [4]graph.LogicalTensor // dst_before, zero point, scale; its output
-	prepBufs [2]buffer              // zero point, scale
+	prepIns  []graph.LogicalTensor // its inputs: dst_before, constants
+	prepBufs []buffer              // the constants' buffers (dst_before's unused)
+	prepOut  graph.LogicalTensor
 	scaled   buffer
 
 	chain   []refPostOp
@@ -398,7 +400,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 				if res := b.sumPrep(a.operand, lt); res.state != "" {
 					return nil, res
 				}
-				lt = b.prepLTs[3]
+				lt = b.prepOut
 				lt.ID = uint64(1000 + i)
 				operand = b.scaled
 			}
@@ -584,7 +586,7 @@ func (r *runner) execute(b *built, i int) error {
 		for j, lt := range b.opLTs {
 			data := b.operands[j].data()
 			if b.hasSum && j == b.sum && b.prep == nil {
-				data = b.outs[i].data() // in place: the sum reads dst
+				data = b.outs[i].as(lt.DataType).data() // in place: the sum reads dst
 			}
 			t, err := partition.NewTensor(lt, data)
 			if err != nil {
@@ -644,14 +646,12 @@ func fillSumDst(b *built, seed uint64) {
 		}
 		// The values as the sum reads them (its type may differ from
 		// dst's in name, never in size).
-		view := b.outs[i]
-		view.dt = lt.DataType
+		view := b.outs[i].as(lt.DataType)
 		forEachIndex(lt.Dims, [][]int64{lt.Strides}, func(pos int64, offs []int64) {
 			view.set(offs[0], float64(int64(unit(seed, pos)*17)-8)/4)
 		})
 	}
-	copy(b.prev.f32, b.outs[0].f32)
-	copy(b.prev.u16, b.outs[0].u16)
+	copy(b.prev.bytes(), b.outs[0].bytes())
 }
 
 // checkOnce fills with mode, executes, and compares with the reference.
@@ -888,12 +888,15 @@ func (b *built) gatherOutput(i int) *result {
 // a zero point: ReduceMax over no axes (a copy to f32 that keeps -0 and
 // NaN) -> Subtract(zero point) -> Multiply(scale), each in f32 as
 // oneDNN computes scale * (dst - zero_point), into an f32 tensor of the
-// dst's layout. gdnn fuses the sum itself only in place (scale 1, zero
-// point 0, see jit/inplace.go), so this is a second Execute before the
-// reduction's, timed with it.
+// dst's layout. Reduce* reads no s32, so an s32 prev is copied as
+// ReduceMax(a broadcast f32 zero) -> Add(prev), exact for integers. gdnn
+// fuses the sum itself only in place (scale 1, zero point 0, see
+// jit/inplace.go), so this is a second Execute before the reduction's,
+// timed with it.
 func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
 	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err)} }
-	one := make([]int64, len(prev.Dims))
+	rank := len(prev.Dims)
+	one := make([]int64, rank)
 	for i := range one {
 		one[i] = 1
 	}
@@ -901,15 +904,31 @@ func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
 	zp := graph.NewLogicalTensorStrided(1, dtypes.F32, one, graph.DenseStrides(one))
 	scale := graph.NewLogicalTensorStrided(2, dtypes.F32, one, graph.DenseStrides(one))
 	out := graph.NewLogicalTensorStrided(5, dtypes.F32, prev.Dims, prev.Strides)
+	mid := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, dtypes.F32, prev.Dims) }
+	copied := mid(3)
+	ops := []*graph.Op{graph.NewOp(0, graph.ReduceMax, "copy").AddInput(prev).AddOutput(copied).
+		SetAttr("axes", []int64{}).SetAttr("keep_dims", true)}
+	ins := []graph.LogicalTensor{prev, zp, scale}
+	consts := []float64{0, float64(po.ZeroPoint), float64(po.Scale)}
+	if !plan.IsSrcType(prev.DataType) {
+		zero := graph.NewLogicalTensorStrided(6, dtypes.F32, prev.Dims, make([]int64, rank))
+		copied = mid(7)
+		ops = []*graph.Op{
+			graph.NewOp(0, graph.ReduceMax, "copy").AddInput(zero).AddOutput(mid(3)).
+				SetAttr("axes", []int64{}).SetAttr("keep_dims", true),
+			graph.NewOp(3, graph.Add, "prev").AddInput(mid(3)).AddInput(prev).AddOutput(copied).
+				SetAttr("auto_broadcast", "numpy"),
+		}
+		ins = append([]graph.LogicalTensor{zero}, ins...)
+		consts = append([]float64{0}, consts...)
+	}
+	ops = append(ops,
+		graph.NewOp(1, graph.Subtract, "zero_point").AddInput(copied).AddInput(zp).
+			AddOutput(mid(4)).SetAttr("auto_broadcast", "numpy"),
+		graph.NewOp(2, graph.Multiply, "scale").AddInput(mid(4)).AddInput(scale).
+			AddOutput(out).SetAttr("auto_broadcast", "numpy"))
 	g := graph.New()
-	for _, op := range []*graph.Op{
-		graph.NewOp(0, graph.ReduceMax, "copy").AddInput(prev).AddOutput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).
-			SetAttr("axes", []int64{}).SetAttr("keep_dims", true),
-		graph.NewOp(1, graph.Subtract, "zero_point").AddInput(graph.NewLogicalTensorAny(3, dtypes.F32, prev.Dims)).AddInput(zp).
-			AddOutput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).SetAttr("auto_broadcast", "numpy"),
-		graph.NewOp(2, graph.Multiply, "scale").AddInput(graph.NewLogicalTensorAny(4, dtypes.F32, prev.Dims)).AddInput(scale).
-			AddOutput(out).SetAttr("auto_broadcast", "numpy"),
-	} {
+	for _, op := range ops {
 		if err := g.AddOp(op); err != nil {
 			return fail(err)
 		}
@@ -924,10 +943,10 @@ func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
 	if len(parts) != 1 || !parts[0].IsSupported() {
 		return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-op %q: the scaled previous dst is not one partition: %v", po.Raw, parts)}
 	}
-	if b.prep, err = parts[0].Compile([]graph.LogicalTensor{prev, zp, scale}, []graph.LogicalTensor{out}); err != nil {
+	if b.prep, err = parts[0].Compile(ins, []graph.LogicalTensor{out}); err != nil {
 		return fail(err)
 	}
-	b.prepLTs = [4]graph.LogicalTensor{prev, zp, scale, out}
+	b.prepIns, b.prepOut = ins, out
 	span, err := spanOf(out.Dims, out.Strides)
 	if err != nil {
 		return fail(err)
@@ -935,28 +954,36 @@ func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
 	if b.scaled, err = newBuffer(dtypes.F32, span); err != nil {
 		return fail(err)
 	}
-	for i, v := range []float64{float64(po.ZeroPoint), float64(po.Scale)} {
+	b.prepBufs = make([]buffer, len(ins))
+	for i, lt := range ins {
+		if lt.ID == prev.ID {
+			continue
+		}
 		if b.prepBufs[i], err = newBuffer(dtypes.F32, 1); err != nil {
 			return fail(err)
 		}
-		b.prepBufs[i].set(0, v)
+		b.prepBufs[i].set(0, consts[i])
 	}
 	return result{}
 }
 
 // runPrep computes the scaled operand of a sum from outs[i].
 func (b *built) runPrep(i int) error {
-	var ts [3]partition.Tensor
-	for j, data := range []any{b.outs[i].data(), b.prepBufs[0].data(), b.prepBufs[1].data()} {
-		t, err := partition.NewTensor(b.prepLTs[j], data)
+	ts := make([]partition.Tensor, len(b.prepIns))
+	for j, lt := range b.prepIns {
+		data := b.prepBufs[j].data()
+		if lt.ID == 0 {
+			data = b.outs[i].as(lt.DataType).data() // dst before the run
+		}
+		t, err := partition.NewTensor(lt, data)
 		if err != nil {
 			return err
 		}
 		ts[j] = t
 	}
-	o, err := partition.NewTensor(b.prepLTs[3], b.scaled.data())
+	o, err := partition.NewTensor(b.prepOut, b.scaled.data())
 	if err != nil {
 		return err
 	}
-	return b.prep.Execute(ts[:], []partition.Tensor{o})
+	return b.prep.Execute(ts, []partition.Tensor{o})
 }

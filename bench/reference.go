@@ -127,7 +127,9 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 				e = errs[pos]
 			}
 			if p.g.bin != "" {
-				operand := p.operand.get(offs[i])
+				// Read as f32, as gdnn and oneDNN's reference do (an
+				// s32 beyond 2^24 rounds).
+				operand := float64(float32(p.operand.get(offs[i])))
 				if p.sum {
 					operand = float64(p.scale * (float32(operand) - p.zp))
 				}

@@ -42,26 +42,34 @@ func TestParseSumPostOp(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", c.in, err, c.want)
 		}
 	}
-	// The sum is an Add in the graph; its operand's type follows dst.
-	ops, _ := ParsePostOps("sum+sum:1:0:s32+sum:1:0:f32+sum:0.5+sum:1:2")
+	// The sum is an Add in the graph; its operand's type follows dst, or
+	// is a type of dst's size.
+	ops, _ := ParsePostOps("sum+sum:1:0:s32+sum:1:0:f32+sum:0.5+sum:1:2+sum:1:0:u8")
 	if g, err := ops[0].toGraph(); err != nil || g.kind != graph.Add {
 		t.Errorf("sum -> %v, %v; want Add", g.kind, err)
 	}
 	for _, c := range []struct {
-		op   PostOp
-		ddt  dtypes.DataType
-		want graph.Status
+		op     PostOp
+		ddt    dtypes.DataType
+		wantDT dtypes.DataType
+		want   graph.Status
 	}{
-		{ops[0], dtypes.BF16, 0},
-		{ops[1], dtypes.F32, graph.Unimplemented},
-		{ops[2], dtypes.BF16, graph.Unimplemented},
-		{ops[3], dtypes.F32, 0},
-		{ops[4], dtypes.F32, 0},
+		{ops[0], dtypes.BF16, dtypes.BF16, 0},
+		{ops[0], dtypes.S8, dtypes.S8, 0},
+		{ops[0], dtypes.S32, dtypes.S32, 0},
+		{ops[1], dtypes.F32, dtypes.S32, 0},
+		{ops[1], dtypes.S32, dtypes.S32, 0},
+		{ops[1], dtypes.U8, 0, graph.Unimplemented},
+		{ops[2], dtypes.BF16, 0, graph.Unimplemented},
+		{ops[3], dtypes.F32, dtypes.F32, 0},
+		{ops[4], dtypes.F32, dtypes.F32, 0},
+		{ops[5], dtypes.S8, dtypes.U8, 0},
+		{ops[5], dtypes.F16, 0, graph.Unimplemented},
 	} {
 		dt, err := c.op.sumDT(c.ddt)
 		if c.want == 0 {
-			if err != nil || dt != c.ddt {
-				t.Errorf("%s on %v: %v, %v", c.op.Raw, c.ddt, dt, err)
+			if err != nil || dt != c.wantDT {
+				t.Errorf("%s on %v: %v, %v; want %v", c.op.Raw, c.ddt, dt, err, c.wantDT)
 			}
 		} else if !errors.Is(err, c.want) {
 			t.Errorf("%s on %v: %v, want %v", c.op.Raw, c.ddt, err, c.want)
@@ -109,6 +117,28 @@ func TestSumPostOpRuns(t *testing.T) {
 			t.Errorf("unexpected result: %s", line)
 		}
 	}
+	// Integer outputs: the previous dst read as the dst's integers (or the
+	// other 8-bit type), in place or scaled; integer binary operands.
+	code, out, errw = runMain(t, "--reduction", "--mode=C", "--sdt=s8,u8", "--ddt=s8,u8,s32,f32", "--alg=sum,mean,max,min,mul",
+		"--attr-post-ops=sum,relu+sum,sum+add:s8:per_oc,sum:1:0:u8,sum:0.5:3,mul:s32:per_oc+sum+sub:u8,div:s32",
+		"4x16x3:4x1x3", "600x20:1x20", "2x3x300:2x3x1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	passed := 0
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case !strings.Contains(line, "__REPRO"):
+		case strings.Contains(line, ":PASSED "):
+			passed++
+		case strings.Contains(line, "UNIMPLEMENTED") && strings.Contains(line, "another size"):
+		default:
+			t.Errorf("unexpected result: %s", line)
+		}
+	}
+	if passed < 300 {
+		t.Errorf("%d integer problems passed\n%s", passed, out)
+	}
 }
 
 // TestSumPostOpRefusals: what gdnn does not fuse says so.
@@ -118,7 +148,6 @@ func TestSumPostOpRefusals(t *testing.T) {
 		state string
 		why   string
 	}{
-		{[]string{"--attr-post-ops=sum:1:0:s32"}, "UNIMPLEMENTED", "sum data type s32"},
 		{[]string{"--attr-post-ops=sum+sum"}, "UNIMPLEMENTED", "more than one sum"},
 		{[]string{"--ddt=bf16", "--sdt=bf16", "--attr-post-ops=sum:1:0:f32"}, "UNIMPLEMENTED", "another size"},
 	} {

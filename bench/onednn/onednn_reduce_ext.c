@@ -1,7 +1,7 @@
 // onednn_reduce_ext.c - gdnn's copy of the anchors harness's onednn_reduce.c (../shared/anchors), extended
 // for the reduction suite's other problems: s8/u8/s32 data (--sdt/--ddt), oneDNN format tags as benchdnn
 // spells them (--stag/--dtag, x = the spatial dims; buffers sized with the tags' padding) and a sum post-op
-// (--sum SCALE:ZP). bench/kinds_side_by_side.sh builds and runs it; a problem oneDNN refuses prints
+// (--sum SCALE:ZP[:DT]). bench/kinds_side_by_side.sh builds and runs it; a problem oneDNN refuses prints
 // impl=none status=unimplemented.
 // onednn_reduce.c - oneDNN (C API, v2.x) reduction timing anchor (ReduceMean by default; --alg for the others).
 //
@@ -669,6 +669,7 @@ static float frand(void) {  // xorshift64*, uniform in [0.5, 1.5)
 int main(int argc, char **argv) {
     const char *sdt_s = "f32", *ddt_s = NULL, *prb = NULL, *label = "", *stag_s = "", *dtag_s = "";
     float sum_scale = 0; int sum_zp = 0, has_sum = 0;
+    char sum_dt_s[16] = "";
     double time_budget = 1.0, warmup_time = 0.1;
     long min_iters = 10, max_iters = 200000, warmup_min = 2;
     int check = 1;
@@ -686,7 +687,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-check")) check = 0;
         else if (!strcmp(argv[i], "--stag") && i + 1 < argc) stag_s = argv[++i];
         else if (!strcmp(argv[i], "--dtag") && i + 1 < argc) dtag_s = argv[++i];
-        else if (!strcmp(argv[i], "--sum") && i + 1 < argc) { has_sum = 1; sscanf(argv[++i], "%f:%d", &sum_scale, &sum_zp); }
+        else if (!strcmp(argv[i], "--sum") && i + 1 < argc) { has_sum = 1; sscanf(argv[++i], "%f:%d:%15s", &sum_scale, &sum_zp, sum_dt_s); }
         else if (!strcmp(argv[i], "--alg") && i + 1 < argc) alg_s = argv[++i];
         else if (!strcmp(argv[i], "--p") && i + 1 < argc) p_arg = (float)atof(argv[++i]);
         else if (!strcmp(argv[i], "--eps") && i + 1 < argc) eps_arg = (float)atof(argv[++i]);
@@ -763,9 +764,10 @@ int main(int argc, char **argv) {
         dnnl_post_ops_t po;
         CHECK(dnnl_primitive_attr_create(&attr));
         CHECK(dnnl_post_ops_create(&po));
-        CHECK(dnnl_post_ops_append_sum_v3(po, sum_scale, sum_zp, dnnl_data_type_undef));
+        dnnl_data_type_t sum_dt = *sum_dt_s ? parse_dt(sum_dt_s) : dnnl_data_type_undef;
+        CHECK(dnnl_post_ops_append_sum_v3(po, sum_scale, sum_zp, sum_dt));
         CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
-        printf("sum=%g:%d ", sum_scale, sum_zp);
+        printf("sum=%g:%d:%s ", sum_scale, sum_zp, *sum_dt_s ? sum_dt_s : "undef");
     }
     st = dnnl_primitive_desc_create(&pd, &rd, attr, eng, NULL);
     if (st != dnnl_success) {
