@@ -215,7 +215,8 @@ func TestInt8Driver(t *testing.T) {
 	}{
 		{[]string{"--sdt=s8", "--ddt=s8", "--alg=norm_lp_sum", "--p=2"}, "SKIPPED", "invalid case: --alg=norm_lp_sum with data types s8:s8"},
 		{[]string{"--sdt=f32", "--ddt=s32", "--alg=norm_lp_max", "--p=1"}, "SKIPPED", "invalid case"},
-		{[]string{"--sdt=f32", "--ddt=s8", "--alg=sum"}, "UNIMPLEMENTED", "data types f32:s8; gdnn stores integer results of s8 and u8 data only"},
+		{[]string{"--sdt=f32", "--ddt=s8", "--alg=sum"}, "PASSED", ""},
+		{[]string{"--sdt=bf16", "--ddt=u8", "--alg=mean"}, "PASSED", ""},
 		{[]string{"--sdt=s32", "--ddt=f32", "--alg=sum"}, "UNIMPLEMENTED", "data types s32:f32; gdnn's reductions read f32, bf16, f16, s8 and u8"},
 		{[]string{"--sdt=u8", "--ddt=u8", "--alg=amax"}, "UNIMPLEMENTED", "--alg=amax of u8 data"},
 	}

@@ -499,10 +499,8 @@ func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
 	switch {
 	case sdt.IsInt8() && ap.pre != 0:
 		return fmt.Sprintf("--alg=%s of %s data: gdnn's %s pre-op takes f32, bf16 and f16", ap.kind.name, sdt, ap.pre)
-	case sdt.IsInt8() && (ddt.IsFloat() || ddt.IsInt()):
+	case (sdt.IsInt8() || sdt.IsFloat()) && (ddt.IsFloat() || ddt.IsInt()):
 		return ""
-	case sdt.IsFloat() && ddt.IsInt():
-		return fmt.Sprintf("data types %s:%s; gdnn stores integer results of s8 and u8 data only", sdt, ddt)
 	case !sdt.IsFloat() || !ddt.IsFloat():
 		return fmt.Sprintf("data types %s:%s; gdnn's reductions read f32, bf16, f16, s8 and u8", sdt, ddt)
 	}

@@ -207,8 +207,11 @@ func TestDataTypeRules(t *testing.T) {
 		{dtypes.S8, dtypes.S32, true}, {dtypes.U8, dtypes.BF16, true}, {dtypes.U8, dtypes.F16, true},
 		{dtypes.U8, dtypes.U8, true}, {dtypes.U8, dtypes.S32, true},
 		{dtypes.U8, dtypes.S64, false}, {dtypes.S8, dtypes.Boolean, false}, {dtypes.S8, dtypes.F64, false},
-		{dtypes.S32, dtypes.F32, false}, {dtypes.S64, dtypes.S32, false}, {dtypes.F32, dtypes.S8, false},
-		{dtypes.BF16, dtypes.S32, false},
+		{dtypes.S32, dtypes.F32, false}, {dtypes.S64, dtypes.S32, false},
+		// Float src into an integer dst (a gdnn extension, as oneDNN's
+		// reduction primitive).
+		{dtypes.F32, dtypes.S8, true}, {dtypes.BF16, dtypes.S32, true}, {dtypes.F16, dtypes.U8, true},
+		{dtypes.F32, dtypes.S64, false},
 	}
 	for _, c := range cases {
 		op := NewOp(7, ReduceMean, "").AddInput(NewLogicalTensor(0, c.src, []int64{4})).
@@ -220,10 +223,10 @@ func TestDataTypeRules(t *testing.T) {
 		if err != nil && !errors.Is(err, InvalidDataType) {
 			t.Errorf("%s->%s: status of %v", c.src, c.dst, err)
 		}
-		if c.src == dtypes.F32 && c.dst == dtypes.BF16 && !strings.HasSuffix(err.Error(), "with src f32 it must be f32") {
-			t.Errorf("f32->bf16: %v, want it to name f32 alone", err)
+		if c.src == dtypes.F32 && c.dst == dtypes.BF16 && !strings.HasSuffix(err.Error(), "with src f32 it must be f32, s8, u8 or s32") {
+			t.Errorf("f32->bf16: %v, want it to name f32 and the integers alone", err)
 		}
-		if c.src == dtypes.BF16 && c.dst == dtypes.F16 && !strings.HasSuffix(err.Error(), "with src bf16 it must be bf16 or f32") {
+		if c.src == dtypes.BF16 && c.dst == dtypes.F16 && !strings.HasSuffix(err.Error(), "with src bf16 it must be bf16, f32, s8, u8 or s32") {
 			t.Errorf("bf16->f16: %v", err)
 		}
 		if c.src == dtypes.U8 && c.dst == dtypes.S64 && !strings.HasSuffix(err.Error(), "dst tensor 1 is s64; with src u8 it must be s8, u8, s32, f32, bf16 or f16") {

@@ -298,10 +298,11 @@ func sameFloatTypes(op *Op) error {
 }
 
 // reduceTypes: src f32/bf16/f16 with dst the same as src, or f32; or, as
-// a gdnn extension mirroring oneDNN's reduction primitive, src s8/u8 with
-// dst s8, u8, s32, f32, bf16 or f16 (computed in f32 or exactly, then
-// rounded to nearest even and saturated into an integer dst). Axes s32 or
-// s64 (oneDNN Graph takes s32; ONNX's axes input is int64).
+// gdnn extensions mirroring oneDNN's reduction primitive, src f32/bf16/f16
+// with dst s8, u8 or s32, and src s8/u8 with dst s8, u8, s32, f32, bf16
+// or f16 (computed in f32 or exactly, then rounded to nearest even and
+// saturated into an integer dst). Axes s32 or s64 (oneDNN Graph takes
+// s32; ONNX's axes input is int64).
 func reduceTypes(op *Op) error {
 	src, dst := op.Inputs[0], op.Outputs[0]
 	switch {
@@ -312,10 +313,10 @@ func reduceTypes(op *Op) error {
 		}
 	case !isFloat(src.DataType):
 		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, s8 or u8", op, src.ID, src.DataType)
-	case dst.DataType != src.DataType && dst.DataType != dtypes.F32:
-		want := src.DataType.String() + " or f32"
+	case dst.DataType != src.DataType && dst.DataType != dtypes.F32 && !dst.DataType.IsInt():
+		want := src.DataType.String() + ", f32, s8, u8 or s32"
 		if src.DataType == dtypes.F32 {
-			want = "f32"
+			want = "f32, s8, u8 or s32"
 		}
 		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be %s",
 			op, dst.ID, dst.DataType, src.DataType, want)

@@ -46,10 +46,10 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 		case len(chain) > maxPostOps:
 			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
 		case !chainType(srcDT, dt):
-			want := srcDT.String() + " or f32"
+			want := srcDT.String() + ", f32, s8, u8 or s32"
 			switch {
 			case srcDT == dtypes.F32:
-				want = "f32"
+				want = "f32, s8, u8 or s32"
 			case srcDT.IsInt8():
 				want = "s8, u8, s32, f32, bf16 or f16"
 			}
@@ -73,14 +73,13 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 }
 
 // chainType reports whether a fused chain over a src of type srcDT may
-// produce dt: the src's type or f32 for float data; for 8-bit integer
-// data any type a reduction of it may store (s8, u8, s32, f32, bf16,
-// f16), the post-ops computing in f32 before the final rounding. The
-// graph's schemas keep an integer tensor at the end of a chain (no
-// eltwise or binary op reads one).
+// produce dt: any integer type a reduction may store (s8, u8, s32), the
+// post-ops computing in f32 before the final rounding; besides, the src's
+// type or f32 for float data, and any float type for 8-bit integer data.
+// An integer tensor ends a chain (see the loop above).
 func chainType(srcDT, dt dtypes.DataType) bool {
-	if srcDT.IsInt8() {
-		return dt.IsFloat() || dt.IsInt()
+	if dt.IsInt() || srcDT.IsInt8() && dt.IsFloat() {
+		return true
 	}
 	return dt == srcDT || dt == dtypes.F32
 }

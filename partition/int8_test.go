@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"slices"
 	"errors"
 	"math"
 	"strings"
@@ -195,35 +196,39 @@ func TestInt8PostOps(t *testing.T) {
 	})
 }
 
-// TestInt8Refusals: what stays refused names the tensor and its type.
-func TestInt8Refusals(t *testing.T) {
-	t.Run("f32 chain ending in s8 is not fused", func(t *testing.T) {
-		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+// TestFloatChainToInt: an f32 chain may end in an integer tensor (a gdnn
+// extension mirroring oneDNN's reduction primitive, f32 src into s8 dst):
+// one partition, rounded once to nearest even (2.5 -> 2) and saturated.
+func TestFloatChainToInt(t *testing.T) {
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{3, 3})
 		mid := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
 		out := graph.NewLogicalTensorAny(2, dtypes.S8, nil)
 		g := graph.New()
-		if err := g.AddOp(graph.NewOp(0, graph.ReduceSum, "sum").AddInput(src).AddOutput(mid).SetAttr("axes", []int64{1})); err != nil {
-			t.Fatal(err)
+		must(t, g.AddOp(graph.NewOp(0, graph.ReduceSum, "sum").AddInput(src).AddOutput(mid).SetAttr("axes", []int64{1})))
+		must(t, g.AddOp(graph.NewOp(1, graph.ReLU, "relu").AddInput(mid).AddOutput(out)))
+		must(t, g.Finalize())
+		p := onlySupported(t, g, Fusion)
+		if len(p.Ops()) != 2 {
+			t.Fatalf("partition %v, want the ReLU fused", p)
 		}
-		if err := g.AddOp(graph.NewOp(1, graph.ReLU, "relu").AddInput(mid).AddOutput(out)); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.Finalize(); err != nil {
-			t.Fatal(err)
-		}
-		parts, err := Get(g, Fusion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var reasons []string
-		for _, p := range parts {
-			reasons = append(reasons, p.Reason())
-		}
-		all := strings.Join(reasons, "; ")
-		if len(parts) != 2 || !strings.Contains(all, "its output is s8; with src f32 a fused chain must end in f32") {
-			t.Fatalf("partitions %v (%s), want the ReLU left out for its s8 output", parts, all)
+		cp, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensor(2, dtypes.S8, []int64{3})})
+		must(t, err)
+		wantImpl(t, cp, isa)
+		in, err := NewTensor(src, []float32{1.25, 2.5, -1.25, -3, -1, 0.25, 100, 50, 0.5})
+		must(t, err)
+		dst := make([]int8, 3)
+		o, err := NewTensor(graph.NewLogicalTensor(2, dtypes.S8, []int64{3}), dst)
+		must(t, err)
+		must(t, cp.Execute([]Tensor{in}, []Tensor{o}))
+		if want := []int8{2, 0, 127}; !slices.Equal(dst, want) {
+			t.Fatalf("dst %v, want %v", dst, want)
 		}
 	})
+}
+
+// TestInt8Refusals: what stays refused names the tensor and its type.
+func TestInt8Refusals(t *testing.T) {
 	t.Run("u8 data in an []int8", func(t *testing.T) {
 		_, err := NewTensor(graph.NewLogicalTensor(0, dtypes.U8, []int64{2}), []int8{1, 2})
 		if !errors.Is(err, graph.InvalidDataType) || !strings.Contains(err.Error(), "tensor 0 is u8 but data is []int8") {
