@@ -123,7 +123,8 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           scalars). sum[:SCALE[:ZP[:DT]]]: dst = SCALE*(dst_before - ZP)
                           + result (dst filled before each run); in place when SCALE is 1
                           and ZP 0, else scale*(dst-ZP) is computed by a partition of its
-                          own first. DT (default the dst's) must have the dst's size. pow,
+                          own first. DT (default the dst's) must have the dst's size.
+                          Several sums each read dst as it was before the run. pow,
                           swish, prelu, dw, *_dst and comparisons parse but are
                           UNIMPLEMENTED.
   --attr-fpmath=M, --attr-acc-mode=M, --attr-deterministic=B, --attr-scratchpad=library,

@@ -134,27 +134,41 @@ type built struct {
 	// fixed[i]: operand i holds a constant (an eps, a linear's alpha or
 	// beta) that the fill leaves.
 	fixed []bool
-	// With hasSum, sum is the operand index of a sum post-op: its tensor is
-	// the dst buffer itself, filled before each run (as benchdnn fills
-	// dst for a sum post-op), and prev keeps what the run read there, for
-	// the reference.
+	// With hasSum, sums are the chain's sum post-ops: each reads the dst
+	// buffer, filled before each run (as benchdnn fills dst for a sum
+	// post-op), and prev keeps what the run read there, for the reference.
 	hasSum bool
-	sum    int
+	sums   []sumOp
 	prev   buffer
-	prevLT graph.LogicalTensor // dst as the sum reads it
-	// A sum with a scale or a zero point is not in place: prep, a
-	// partition of its own, computes scale*(dst_before - zero_point) in
-	// f32 into scaled, the operand of the sum's Add (see sumPrep).
-	prep     *partition.CompiledPartition
-	prepIns  []graph.LogicalTensor // its inputs: dst_before, constants
-	prepBufs []buffer              // the constants' buffers (dst_before's unused)
-	prepOut  graph.LogicalTensor
-	scaled   buffer
+	prevLT graph.LogicalTensor // dst as the first sum reads it
 
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
 	fill    srcFill // the kind reduced, and what the src data must suit
+}
+
+// sumOp is one sum post-op of a built problem. In place (scale 1, zero
+// point 0) its operand is the dst buffer itself. Otherwise prep, a
+// partition of its own, computes scale*(dst_before - zero_point) in f32
+// into scaled, the operand of the sum's Add (see prepare).
+type sumOp struct {
+	operand  int // the index of its operand in opLTs
+	prep     *partition.CompiledPartition
+	prepIns  []graph.LogicalTensor // its inputs: dst_before, constants
+	prepBufs []buffer              // the constants' buffers (dst_before's unused)
+	prepOut  graph.LogicalTensor
+	scaled   buffer
+}
+
+// inPlaceSum reports whether operand j is a sum's in-place operand.
+func (b *built) inPlaceSum(j int) bool {
+	for _, s := range b.sums {
+		if s.operand == j && s.prep == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *runner) doReduction(idx int, repro string, c redCase) result {
@@ -298,11 +312,8 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 			a.operand = &ops[i]
 		}
 		if ops[i].IsSum() {
-			if b.hasSum {
-				// oneDNN adds each sum of the dst before the run; gdnn
-				// fuses one.
-				return nil, result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops %q: more than one sum", c.postOps)}
-			}
+			// Each sum reads the dst as it was before the run, as
+			// oneDNN's do.
 			if _, err := ops[i].sumDT(c.ddt); err != nil {
 				return fail(err)
 			}
@@ -391,23 +402,27 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 			if err != nil {
 				return fail(err)
 			}
-			if b.prev, err = newBuffer(dt, span); err != nil {
-				return fail(err)
+			if len(b.sums) == 0 {
+				if b.prev, err = newBuffer(dt, span); err != nil {
+					return fail(err)
+				}
+				b.prevLT = lt
 			}
-			b.sum, b.prevLT = len(b.opLTs), lt
+			so := sumOp{operand: len(b.opLTs)}
 			operand := b.prev // never passed in place: the run's dst is
 			if a.operand.Scale != 1 || a.operand.ZeroPoint != 0 {
-				if res := b.sumPrep(a.operand, lt); res.state != "" {
+				if res := so.prepare(a.operand, lt); res.state != "" {
 					return nil, res
 				}
-				lt = b.prepOut
+				lt = so.prepOut
 				lt.ID = uint64(1000 + i)
-				operand = b.scaled
+				operand = so.scaled
 			}
+			b.sums = append(b.sums, so)
 			b.opLTs = append(b.opLTs, lt)
 			b.operands = append(b.operands, operand)
 			b.fixed = append(b.fixed, true)
-			rp.operand, rp.view = b.prev, st
+			rp.operand, rp.view = b.prev.as(dt), st
 			rp.sum, rp.scale, rp.zp = true, a.operand.Scale, float32(a.operand.ZeroPoint)
 			op.AddInput(lt)
 		} else if po := a.operand; po != nil {
@@ -583,7 +598,7 @@ func (r *runner) execute(b *built, i int) error {
 		ins = append(ins, t)
 		for j, lt := range b.opLTs {
 			data := b.operands[j].data()
-			if b.hasSum && j == b.sum && b.prep == nil {
+			if b.inPlaceSum(j) {
 				data = b.outs[i].as(lt.DataType).data() // in place: the sum reads dst
 			}
 			t, err := partition.NewTensor(lt, data)
@@ -605,8 +620,11 @@ func (r *runner) execute(b *built, i int) error {
 		}
 		b.outTs[i] = []partition.Tensor{o}
 	}
-	if b.prep != nil {
-		if err := b.runPrep(i); err != nil {
+	for k := range b.sums {
+		if b.sums[k].prep == nil {
+			continue
+		}
+		if err := b.sums[k].run(b.outs[i]); err != nil {
 			return err
 		}
 	}
@@ -881,7 +899,7 @@ func (b *built) gatherOutput(i int) *result {
 	return nil
 }
 
-// sumPrep builds the partition that turns the dst before a run (prev,
+// prepare builds the partition that turns the dst before a run (prev,
 // read as the sum's data type) into the operand of a sum with a scale or
 // a zero point: ReduceMax over no axes (a copy to f32 that keeps -0 and
 // NaN) -> Subtract(zero point) -> Multiply(scale), each in f32 as
@@ -891,7 +909,7 @@ func (b *built) gatherOutput(i int) *result {
 // fuses the sum itself only in place (scale 1, zero point 0, see
 // jit/inplace.go), so this is a second Execute before the reduction's,
 // timed with it.
-func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
+func (so *sumOp) prepare(po *PostOp, prev graph.LogicalTensor) result {
 	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err)} }
 	rank := len(prev.Dims)
 	one := make([]int64, rank)
@@ -941,37 +959,37 @@ func (b *built) sumPrep(po *PostOp, prev graph.LogicalTensor) result {
 	if len(parts) != 1 || !parts[0].IsSupported() {
 		return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-op %q: the scaled previous dst is not one partition: %v", po.Raw, parts)}
 	}
-	if b.prep, err = parts[0].Compile(ins, []graph.LogicalTensor{out}); err != nil {
+	if so.prep, err = parts[0].Compile(ins, []graph.LogicalTensor{out}); err != nil {
 		return fail(err)
 	}
-	b.prepIns, b.prepOut = ins, out
+	so.prepIns, so.prepOut = ins, out
 	span, err := spanOf(out.Dims, out.Strides)
 	if err != nil {
 		return fail(err)
 	}
-	if b.scaled, err = newBuffer(dtypes.F32, span); err != nil {
+	if so.scaled, err = newBuffer(dtypes.F32, span); err != nil {
 		return fail(err)
 	}
-	b.prepBufs = make([]buffer, len(ins))
+	so.prepBufs = make([]buffer, len(ins))
 	for i, lt := range ins {
 		if lt.ID == prev.ID {
 			continue
 		}
-		if b.prepBufs[i], err = newBuffer(dtypes.F32, 1); err != nil {
+		if so.prepBufs[i], err = newBuffer(dtypes.F32, 1); err != nil {
 			return fail(err)
 		}
-		b.prepBufs[i].set(0, consts[i])
+		so.prepBufs[i].set(0, consts[i])
 	}
 	return result{}
 }
 
-// runPrep computes the scaled operand of a sum from outs[i].
-func (b *built) runPrep(i int) error {
-	ts := make([]partition.Tensor, len(b.prepIns))
-	for j, lt := range b.prepIns {
-		data := b.prepBufs[j].data()
+// run computes the scaled operand of the sum from dst before the run.
+func (so *sumOp) run(dst buffer) error {
+	ts := make([]partition.Tensor, len(so.prepIns))
+	for j, lt := range so.prepIns {
+		data := so.prepBufs[j].data()
 		if lt.ID == 0 {
-			data = b.outs[i].as(lt.DataType).data() // dst before the run
+			data = dst.as(lt.DataType).data()
 		}
 		t, err := partition.NewTensor(lt, data)
 		if err != nil {
@@ -979,9 +997,9 @@ func (b *built) runPrep(i int) error {
 		}
 		ts[j] = t
 	}
-	o, err := partition.NewTensor(b.prepOut, b.scaled.data())
+	o, err := partition.NewTensor(so.prepOut, so.scaled.data())
 	if err != nil {
 		return err
 	}
-	return b.prep.Execute(ts, []partition.Tensor{o})
+	return so.prep.Execute(ts, []partition.Tensor{o})
 }

@@ -668,8 +668,8 @@ static float frand(void) {  // xorshift64*, uniform in [0.5, 1.5)
 
 int main(int argc, char **argv) {
     const char *sdt_s = "f32", *ddt_s = NULL, *prb = NULL, *label = "", *stag_s = "", *dtag_s = "";
-    float sum_scale = 0; int sum_zp = 0, has_sum = 0;
-    char sum_dt_s[16] = "";
+    float sum_scale[4] = {0}; int sum_zp[4] = {0}, has_sum = 0;  // --sum may repeat (up to 4)
+    char sum_dt_s[4][16] = {""};
     double time_budget = 1.0, warmup_time = 0.1;
     long min_iters = 10, max_iters = 200000, warmup_min = 2;
     int check = 1;
@@ -687,7 +687,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-check")) check = 0;
         else if (!strcmp(argv[i], "--stag") && i + 1 < argc) stag_s = argv[++i];
         else if (!strcmp(argv[i], "--dtag") && i + 1 < argc) dtag_s = argv[++i];
-        else if (!strcmp(argv[i], "--sum") && i + 1 < argc) { has_sum = 1; sscanf(argv[++i], "%f:%d:%15s", &sum_scale, &sum_zp, sum_dt_s); }
+        else if (!strcmp(argv[i], "--sum") && i + 1 < argc && has_sum < 4) {
+            sscanf(argv[++i], "%f:%d:%15s", &sum_scale[has_sum], &sum_zp[has_sum], sum_dt_s[has_sum]);
+            has_sum++;
+        }
         else if (!strcmp(argv[i], "--alg") && i + 1 < argc) alg_s = argv[++i];
         else if (!strcmp(argv[i], "--p") && i + 1 < argc) p_arg = (float)atof(argv[++i]);
         else if (!strcmp(argv[i], "--eps") && i + 1 < argc) eps_arg = (float)atof(argv[++i]);
@@ -764,10 +767,11 @@ int main(int argc, char **argv) {
         dnnl_post_ops_t po;
         CHECK(dnnl_primitive_attr_create(&attr));
         CHECK(dnnl_post_ops_create(&po));
-        dnnl_data_type_t sum_dt = *sum_dt_s ? parse_dt(sum_dt_s) : dnnl_data_type_undef;
-        CHECK(dnnl_post_ops_append_sum_v3(po, sum_scale, sum_zp, sum_dt));
-        CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
-        printf("sum=%g:%d:%s ", sum_scale, sum_zp, *sum_dt_s ? sum_dt_s : "undef");
+        for (int k = 0; k < has_sum; k++) {
+            dnnl_data_type_t sum_dt = *sum_dt_s[k] ? parse_dt(sum_dt_s[k]) : dnnl_data_type_undef;
+            CHECK(dnnl_post_ops_append_sum_v3(po, sum_scale[k], sum_zp[k], sum_dt));
+            printf("sum=%g:%d:%s ", sum_scale[k], sum_zp[k], *sum_dt_s[k] ? sum_dt_s[k] : "undef");
+        }
     }
     st = dnnl_primitive_desc_create(&pd, &rd, attr, eng, NULL);
     if (st != dnnl_success) {
