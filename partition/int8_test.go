@@ -1,9 +1,9 @@
 package partition
 
 import (
-	"slices"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
