@@ -168,14 +168,7 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 	}
 	pairs := k / 2
 	if pairs > 0 {
-		l := g.tmps(pairs)
-		if off == 0 {
-			g.ld1Post(base, l, pairs, arr8H)
-		} else {
-			for i := 0; i < pairs; i++ {
-				g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
-			}
-		}
+		l := g.loadQs(x, pairs, arr8H)
 		for i := 0; i < pairs; i++ {
 			hi := g.tmp()
 			g.widenHigh(dt, hi, l+i)
@@ -192,6 +185,21 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 	return regs
 }
 
+// loadQs loads n consecutive 128-bit registers at x into new
+// temporaries and returns the first: at a physical offset of 0 one LD1
+// (arrangement arr) with post-increment, elsewhere one load each.
+func (g *gen) loadQs(x ref, n int, arr int16) int {
+	l := g.tmps(n)
+	if base, off := g.phys(x); off == 0 {
+		g.ld1Post(base, l, n, arr)
+		return l
+	}
+	for i := 0; i < n; i++ {
+		g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
+	}
+	return l
+}
+
 // loadVecs8 is loadVecs for 8-bit integers: four vectors per 128-bit
 // register (sixteen values, loaded as f32 vectors are), each widened to
 // two registers of 16-bit values and those to four of 32-bit ones; a
@@ -199,17 +207,9 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 // 32-bit load; then every vector converted to f32 (exact).
 func (g *gen) loadVecs8(dt dtypes.DataType, k int, x ref) []int {
 	regs := make([]int, 0, k)
-	base, off := g.phys(x)
 	quads := k / 4
 	if quads > 0 {
-		l := g.tmps(quads)
-		if off == 0 {
-			g.ld1Post(base, l, quads, arr16B)
-		} else {
-			for i := 0; i < quads; i++ {
-				g.fpMem(true, 16, l+i, x.plus(int64(i)*16))
-			}
-		}
+		l := g.loadQs(x, quads, arr16B)
 		for i := 0; i < quads; i++ {
 			lo := l + i
 			hi := g.tmp()
