@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -15,9 +16,7 @@ import (
 // takesDataTypes reports whether the generator loads src type src and
 // stores dst type dst: every src type plans take (the floats, s8, u8)
 // with every dst type (the floats, s8, u8, s32).
-func takesDataTypes(src, dst dtypes.DataType) bool {
-	return (src.IsFloat() || src.IsInt8()) && (dst.IsFloat() || dst.IsInt())
-}
+func takesDataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && plan.IsDstType(dst) }
 
 // loadInt8 is load for s8 and u8: n == bcast one byte in every lane,
 // n == V a full vector of V bytes, 0 < n < V the first n bytes, zeros
