@@ -60,13 +60,17 @@
 //     one element (a plan with no reduced loops), as in the interpreter.
 //   - Max and min combine with plan.Binary's Maximum and Minimum: NaN
 //     wins and +0 is above -0, so no result depends on the order of the
-//     elements, the lanes or the thread count. AVX-512's max takes three
-//     instructions (an unordered compare, VRANGEPS, which orders the
-//     zeros but ignores a quiet NaN, and an all-ones fix-up of the NaN
-//     lanes; rangeExact), reading f32 src straight from memory; AVX2's
-//     max five (both orders of VMAXPS, AND, an unordered compare, OR);
-//     min three on both (both orders of VMINPS, OR: faster on Zen 4
-//     than rangeExact). A partial load
+//     elements, the lanes or the thread count. On AVX-512 a max or min
+//     kernel is emitted twice (speculate.go): NaN-free code, whose
+//     combine is VRANGEPS alone (it orders the zeros but ignores a quiet
+//     NaN) with an unordered compare off the dependency chain gathering
+//     NaN lanes into K0, then the exact code, which the NaN-free code
+//     jumps to, to run the whole call again, when K0 is not zero. The
+//     exact code's max takes three instructions (an unordered compare,
+//     VRANGEPS and an all-ones fix-up of the NaN lanes; rangeExact),
+//     reading f32 src straight from memory; AVX2's max five (both
+//     orders of VMAXPS, AND, an unordered compare, OR); min three on
+//     both (both orders of VMINPS, OR). A partial load
 //     combines only its lanes (a masked memory operand, a masked move or
 //     a blend), so the lanes past a tail never enter a max, min or
 //     product; sums add the zeros the load leaves there.

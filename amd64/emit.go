@@ -43,8 +43,13 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	if err := kernelshape.Check(pl, Covers(o)); err != nil {
 		return plan.Code{}, err
 	}
-	g := newGen(pl, o)
-	kernelshape.Generate(pl, g)
+	var g *gen
+	if speculates(pl, o) {
+		g = emitSpeculating(pl, o)
+	} else {
+		g = newGen(pl, o)
+		kernelshape.Generate(pl, g)
+	}
 	if g.err != nil {
 		return plan.Code{}, g.err
 	}
@@ -59,6 +64,9 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // (into cnt, when the plan has Outer loops), the totals' address (see
 // reserveTotals) and last dst, which replaces the block pointer in DI.
 func (g *gen) Prologue(cnt int16) {
+	if g.nanFree {
+		g.nanFreePrologue()
+	}
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
 	for i := 0; i < g.nbin; i++ {
 		g.op(x86.AMOVQ, mem(rDI, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
@@ -71,9 +79,13 @@ func (g *gen) Prologue(cnt int16) {
 	g.pro = g.Add(&obj.Prog{As: obj.ANOP})
 }
 
-// Return leaves the kernel. VZEROUPPER avoids the AVX-SSE transition
+// Return leaves the kernel (NaN-free code: unless a NaN was met, see
+// speculate.go). VZEROUPPER avoids the AVX-SSE transition
 // penalty in the Go code that runs next.
 func (g *gen) Return() {
+	if g.nanFree && g.pro != nil {
+		g.nanFreeReturn()
+	}
 	g.op(x86.AVZEROUPPER)
 	g.op(obj.ARET)
 }

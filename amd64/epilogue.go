@@ -180,9 +180,9 @@ func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 }
 
 // minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS
-// and VMINPS: AVX2's max and min, and AVX-512's min, whose three
-// instructions ran faster on Zen 4 than rangeExact's three (shape B, one
-// thread: 1.7 against 2.5 us per call); y is clobbered.
+// and VMINPS: AVX2's max and min, and AVX-512's exact min, whose three
+// instructions ran faster on Zen 4 than rangeExact's three
+// (docs/PERFORMANCE.md, "Max and min after VRANGEPS"); y is clobbered.
 func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
 	switch k {
 	case plan.Minimum:

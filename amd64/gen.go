@@ -48,6 +48,13 @@ type gen struct {
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
+	kLast int        // last opmask register hoisting may take
+
+	// nanFree: this code assumes that no NaN reaches a max or min (see
+	// speculate.go); exact is where the exact code starts, jumped to
+	// when the assumption failed.
+	nanFree bool
+	exact   *obj.Prog
 
 	err error // first generation error
 }
@@ -82,11 +89,14 @@ func (g *gen) fail(err error) {
 }
 
 // newGen prepares the generator for pl under options o.
-func newGen(pl *plan.Plan, o Options) *gen {
-	g := &gen{asm: newAsm(), avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl}
+func newGen(pl *plan.Plan, o Options) *gen { return newGenOn(newAsm(), pl, o) }
+
+// newGenOn prepares a generator for pl under options o that appends to a.
+func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
+	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
-		g.kNext = 1
+		g.kNext, g.kLast = 1, 5
 	} else {
 		// Y14 and Y15 hold hoisted tail masks.
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 8, 8, 8, 14

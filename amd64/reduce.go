@@ -28,11 +28,21 @@ func (g *gen) plainProduct() bool {
 	return g.red.Combine == plan.CombineMul && g.red.Transform == plan.TransformNone
 }
 
-// rangeFromMemory reports whether the kernel takes the max of src
-// elements as they are with AVX-512's VRANGEPS (see rangeExact; min
-// keeps its VMINPS form, see minMax).
+// rangeFromMemory reports whether the kernel takes the max (or, in
+// NaN-free code, the min) of src elements as they are with AVX-512's
+// VRANGEPS (see rangeExact and rangeFast; exact min keeps its VMINPS
+// form, see minMax).
 func (g *gen) rangeFromMemory() bool {
-	return g.avx512 && g.red.Transform == plan.TransformNone && g.red.Combine == plan.CombineMax
+	c := g.red.Combine
+	return g.avx512 && g.red.Transform == plan.TransformNone && (c == plan.CombineMax || g.nanFree && c == plan.CombineMin)
+}
+
+// rangeKind is the binary op of a max or min combine.
+func (g *gen) rangeKind() plan.Kind {
+	if g.red.Combine == plan.CombineMin {
+		return plan.Minimum
+	}
+	return plan.Maximum
 }
 
 // initAcc sets accumulator r to the reduction's identity.
@@ -46,12 +56,14 @@ func (g *gen) combine(r, s int) {
 		g.op(x86.AVADDPS, y, x, x)
 	case plan.CombineMul:
 		g.op(x86.AVMULPS, y, x, x)
-	case plan.CombineMax:
-		// plan.Binary's Maximum has the reduction's semantics: NaN
-		// wins, +0 above -0.
-		g.binary(plan.Maximum, r, s)
-	case plan.CombineMin:
-		g.binary(plan.Minimum, r, s)
+	case plan.CombineMax, plan.CombineMin:
+		// plan.Binary's Maximum and Minimum have the reduction's
+		// semantics: NaN wins, +0 above -0.
+		if g.nanFree {
+			g.rangeFast(g.rangeKind(), y, x, nil)
+			return
+		}
+		g.binary(g.rangeKind(), r, s)
 	case plan.CombineFirst:
 		g.op(x86.AVMOVAPS, y, x)
 	}
@@ -112,12 +124,16 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		return
 	}
 	if g.rangeFromMemory() && dt == dtypes.F32 && n > 0 && n <= g.V {
-		// Max of f32 straight from memory, as the sums; a tail is read
-		// under its mask and the lanes past it keep acc.
+		// Max or min of f32 straight from memory, as the sums; a tail
+		// is read under its mask and the lanes past it keep acc.
 		var mask *obj.Addr
 		if n < g.V {
 			m := g.vmask(n)
 			mask = &m
+		}
+		if g.nanFree {
+			g.rangeFast(g.rangeKind(), addr, g.vr(acc), mask)
+			return
 		}
 		g.rangeExact(plan.Maximum, addr, g.vr(acc), mask)
 		return

@@ -68,8 +68,8 @@ func (g *gen) vmask(n int) obj.Addr {
 }
 
 // kbits returns an opmask register holding bits (AVX-512): hoisted into
-// the prologue while K1-K5 last, else built in the scratch opmask K7
-// where needed.
+// the prologue while K1-K5 last (K1-K4 in NaN-free code, see
+// speculate.go), else built in the scratch opmask K7 where needed.
 func (g *gen) kbits(bits uint32) obj.Addr {
 	for _, s := range g.kpats {
 		if s.bits == bits {
@@ -84,7 +84,7 @@ func (g *gen) kbits(bits uint32) obj.Addr {
 		}
 		g.op(x86.AKMOVW, reg(rScratch), k)
 	}
-	if g.kNext <= 5 {
+	if g.kNext <= g.kLast {
 		k := kreg(g.kNext)
 		g.kNext++
 		g.InsertAfter(&g.pro, func() { set(k) })

@@ -1,0 +1,106 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// NaN-free max and min (AVX-512).
+//
+// An exact max or min has to carry a NaN through every combine, and
+// AVX-512 has no one instruction that does: VRANGEPS orders the zeros
+// (+0 above -0) but takes a quiet NaN for a missing value, so rangeExact
+// adds an unordered compare and a fix-up of the NaN lanes, and the
+// fix-up sits on the accumulator's dependency chain beside VRANGEPS.
+// Data with a NaN in it is rare, so a max or min kernel is emitted twice:
+//
+//   - first NaN-free code, where every combine is VRANGEPS alone, exact
+//     whenever neither side is NaN, and an unordered compare of the same
+//     two operands, off the chain, ORs the lanes where one is NaN into
+//     K0 (rangeFast);
+//   - then the exact code, the same kernel as without speculation.
+//
+// The NaN-free code ends by testing K0: zero means no NaN met any
+// combine, so every result is the exact one, and the kernel returns;
+// otherwise it jumps to the exact code, which runs the whole call again
+// from the argument block (its address kept in K5 for that) and
+// overwrites every output the NaN-free code wrote. A call with a NaN in
+// its data costs about two calls.
+//
+// Running the call again is safe because a kernel reads nothing it
+// writes: src and the binary operands never overlap dst (jit.Run
+// refuses it), except an operand that is dst itself (the sum post-op),
+// which the first run would have overwritten; plans with such an
+// operand are not speculated (speculates).
+
+// Opmask registers of NaN-free code: K0 gathers the NaN lanes, K5 keeps
+// the argument block's address for the exact code (so masks are hoisted
+// into K1-K4 only).
+const (
+	kNaN  = 0
+	kArgs = 5
+)
+
+// speculates reports whether pl is emitted as NaN-free code followed by
+// exact code under options o.
+func speculates(pl *plan.Plan, o Options) bool {
+	c := pl.Reduction.Combine
+	return o.AVX512 && (c == plan.CombineMax || c == plan.CombineMin) && !pl.HasDstOperand()
+}
+
+// emitSpeculating generates pl as NaN-free code followed by the exact code
+// for the same plan. The exact code is left out when the NaN-free code
+// returns without a test (a plan with nothing to compute).
+func emitSpeculating(pl *plan.Plan, o Options) *gen {
+	g := newGen(pl, o)
+	g.nanFree, g.kLast = true, kArgs-1
+	kernelshape.Generate(pl, g)
+	if g.err != nil || g.exact == nil {
+		return g
+	}
+	g.Place(g.exact)
+	g.op(x86.AKMOVQ, kreg(kArgs), reg(rDI))
+	e := newGenOn(g.asm, pl, o)
+	kernelshape.Generate(pl, e)
+	if e.err != nil {
+		g.fail(e.err)
+	}
+	g.usesTotals = g.usesTotals || e.usesTotals
+	return g
+}
+
+// nanFreePrologue starts NaN-free code: no NaN seen yet, and the
+// argument block's address kept for the exact code.
+func (g *gen) nanFreePrologue() {
+	g.op(x86.AKMOVQ, reg(rDI), kreg(kArgs))
+	g.op(x86.AKXORW, kreg(kNaN), kreg(kNaN), kreg(kNaN))
+}
+
+// nanFreeReturn ends NaN-free code: to the exact code when a NaN met a
+// combine.
+func (g *gen) nanFreeReturn() {
+	g.exact = g.NewLabel()
+	g.op(x86.AKORTESTW, kreg(kNaN), kreg(kNaN))
+	g.Jump(x86.AJNE, g.exact)
+}
+
+// rangeFast sets x = x max/min y (y a register or memory, read under the
+// opmask mask when not nil) by VRANGEPS alone, and ORs the lanes where
+// either side is NaN into K0: exact when no lane is (see rangeExact for
+// the immediate). x stays a register and y is not written.
+func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
+	ctl := int64(0b0100)
+	if k == plan.Maximum {
+		ctl = 0b0101
+	}
+	if mask == nil {
+		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
+		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
+	} else {
+		g.op(x86.AVCMPPS, imm(3), y, x, *mask, kreg(6))
+		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
+	}
+	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+}

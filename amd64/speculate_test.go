@@ -1,0 +1,179 @@
+package amd64
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// TestNaNFreeCode checks which kernels are emitted as NaN-free code
+// followed by exact code (speculate.go): AVX-512 max and min, rows,
+// columns and 16-bit src, whose NaN-free part combines by VRANGEPS alone
+// (no fix-up, no VMINPS/VMAXPS), tests K0 once, and is followed by the
+// very kernel emitted without speculation; not AVX2, not sums, not a plan
+// whose binary operand is dst itself.
+func TestNaNFreeCode(t *testing.T) {
+	f32, bf16 := dtypes.F32, dtypes.BF16
+	mk := func(alg plan.Alg, sdt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
+		pl, err := plan.Canonicalize(&plan.Problem{Reduction: alg.Reduction(0, 0), SrcDT: sdt, DstDT: f32, Dims: dims,
+			SrcStrides: ss, Reduce: red, DstStrides: ds, PostOps: ops})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	rows := func(alg plan.Alg, sdt dtypes.DataType, ops ...plan.PostOp) *plan.Plan {
+		return mk(alg, sdt, []int64{64, 1000}, []int64{1000, 1}, []bool{false, true}, []int64{1, 0}, ops...)
+	}
+	cols := func(alg plan.Alg, sdt dtypes.DataType) *plan.Plan {
+		return mk(alg, sdt, []int64{300, 70}, []int64{70, 1}, []bool{true, false}, []int64{0, 1})
+	}
+	// An operand addressing dst's elements one for one may be dst itself.
+	likeDst := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{1, 0}}
+	scalar := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{0, 0}}
+	avx512, avx2 := Options{AVX512: true}, Options{}
+	cases := []struct {
+		name string
+		pl   *plan.Plan
+		o    Options
+		spec bool
+	}{
+		{"max rows", rows(plan.AlgMax, f32), avx512, true},
+		{"min rows", rows(plan.AlgMin, f32), avx512, true},
+		{"max columns", cols(plan.AlgMax, f32), avx512, true},
+		{"min columns bf16", cols(plan.AlgMin, bf16), avx512, true},
+		{"max rows bf16", rows(plan.AlgMax, bf16), avx512, true},
+		{"max rows, scalar operand", rows(plan.AlgMax, f32, scalar), avx512, true},
+		{"max rows avx2", rows(plan.AlgMax, f32), avx2, false},
+		{"sum rows", rows(plan.AlgSum, f32), avx512, false},
+		{"max rows, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx512, false},
+	}
+	for _, c := range cases {
+		if c.pl.HasDstOperand() != strings.Contains(c.name, "may be dst") {
+			t.Fatalf("%s: HasDstOperand %v", c.name, c.pl.HasDstOperand())
+		}
+		code, err := Emit(c.pl, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ins := disassemble(t, code.Text)
+		g := newGen(c.pl, c.o)
+		kernelshape.Generate(c.pl, g)
+		plain, err := g.assemble()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		exact := disassemble(t, plain)
+		test := -1
+		for i, in := range ins {
+			if strings.HasPrefix(in, "kortestw %k0,%k0") {
+				if test >= 0 {
+					t.Fatalf("%s: K0 tested twice", c.name)
+				}
+				test = i
+			}
+		}
+		if !c.spec {
+			if test >= 0 || len(ins) != len(exact) {
+				t.Errorf("%s: speculated (K0 test at %d, %d instructions where the exact kernel has %d)", c.name, test, len(ins), len(exact))
+			}
+			continue
+		}
+		if test < 0 {
+			t.Fatalf("%s: not speculated", c.name)
+		}
+		nanFree := strings.Join(ins[:test], "\n")
+		for _, w := range []string{"kmovq  %rdi,%k5", "kxorw  %k0,%k0,%k0", "vrangeps", "korw   %k6,%k0,%k0"} {
+			if !strings.Contains(nanFree, w) {
+				t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
+			}
+		}
+		for _, w := range []string{"vpternlogd", "vminps", "vmaxps", "%k5,"} {
+			if strings.Contains(nanFree, w) {
+				t.Errorf("%s: NaN-free code has %q:\n%s", c.name, w, nanFree)
+			}
+		}
+		rest := ins[test+1:]
+		want := []string{"jne", "vzeroupper", "ret", "kmovq  %k5,%rdi"}
+		if len(rest) != len(want)+len(exact) {
+			t.Fatalf("%s: %d instructions after the K0 test, want %d and the exact kernel's %d", c.name, len(rest), len(want), len(exact))
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(rest[i], w) {
+				t.Errorf("%s: instruction %d after the K0 test is %q, want %q", c.name, i, rest[i], w)
+			}
+		}
+		// The exact part, jump targets aside (they move with the code).
+		for i, e := range exact {
+			if got := rest[len(want)+i]; mnemonicOrWhole(got) != mnemonicOrWhole(e) {
+				t.Fatalf("%s: exact part differs at %d: %q, want %q", c.name, i, got, e)
+			}
+		}
+	}
+}
+
+// mnemonicOrWhole is a branch's mnemonic, or the whole instruction.
+func mnemonicOrWhole(in string) string {
+	if strings.HasPrefix(in, "j") {
+		return strings.Fields(in)[0]
+	}
+	return in
+}
+
+// TestNaNFreeFallback puts one NaN at a time into many outputs' worth of
+// max and min (f32 and bf16 src, rows and columns, whole and in blocks):
+// the NaN-free code has then written outputs before it finds the NaN,
+// and the exact code must rewrite every one: the NaN's output NaN, every
+// other output the exact one (+0 above -0).
+func TestNaNFreeFallback(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	for _, isa := range isas(t) {
+		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
+			for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+				for _, colsFirst := range []bool{false, true} {
+					p := &plan.Problem{Reduction: alg.Reduction(0, 0), SrcDT: sdt, DstDT: dtypes.F32,
+						Dims: []int64{37, 45}, SrcStrides: []int64{45, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+					if colsFirst {
+						p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
+					}
+					pl, err := plan.Canonicalize(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					k := compile(t, pl, isa.o)
+					sb, _ := p.SrcBytes()
+					n := sb / int64(sdt.Size())
+					for _, at := range []int64{-1, 0, n - 1, n / 2, r.Int63n(n)} {
+						src := make([]byte, sb)
+						for i := int64(0); i < n; i++ {
+							v := float32(r.Intn(9) - 4)
+							if v == 0 && r.Intn(2) == 0 {
+								v = float32(math.Copysign(0, -1))
+							}
+							putF(sdt, src, i, v)
+						}
+						if at >= 0 {
+							putF(sdt, src, at, float32(math.NaN()))
+						}
+						db, _ := p.DstBytes()
+						dst0 := make([]byte, db)
+						want, written := reference(p, src, dst0, nil)
+						for _, blk := range []int64{0, 5} {
+							got := append([]byte(nil), dst0...)
+							k.RunBlocks(pl, src, got, nil, blk)
+							if d := compareExact(dtypes.F32, got, want, written, false); d != "" {
+								t.Fatalf("%s %v %v columns %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, colsFirst, at, blk, d)
+							}
+						}
+					}
+					k.Release()
+				}
+			}
+		}
+	}
+}
