@@ -9,13 +9,14 @@ import (
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // checkProblem emits p for every ISA, runs it whole and in blocks of the
 // outermost loop, and compares with the float64 reference and with the
 // interpreter. Inputs are exact (see fillExact), so every comparison is
 // bit for bit (any NaN matches any NaN), except the machine code's
-// results of a problem ending in Exp (expSteps).
+// results of a problem ending in Exp (vexp.Near).
 func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
@@ -43,7 +44,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 		for _, blk := range blocks {
 			got := append([]byte(nil), dst0...)
 			k.RunBlocks(pl, src, got, bins, blk)
-			if d := compareNear(p.DstDT, got, want, written, false, expSteps(p)); d != "" {
+			if d := compareNear(p.DstDT, got, want, written, false, vexp.EndsInExp(p.PostOps)); d != "" {
 				k.Release()
 				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
 			}

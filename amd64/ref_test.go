@@ -374,17 +374,17 @@ func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
 // with anyZero, +0 and -0 alike), every other byte untouched. It returns
 // a description of the first difference, or "".
 func compareExact(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero bool) string {
-	return compareNear(dt, got, want, written, anyZero, 0)
+	return compareNear(dt, got, want, written, anyZero, false)
 }
 
-// compareNear is compareExact allowing outputs steps apart (see
-// nearValue): vexp.MaxULP for problems whose post-ops end in Exp (see
-// expSteps), 0 for every other.
-func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero bool, steps int64) string {
+// compareNear is compareExact, except that with expLast (machine code
+// against a reference, for a problem whose post-ops end in Exp) outputs
+// may be vexp.Near.
+func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero, expLast bool) string {
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if written[i] {
-			if !sameValue(dt, got, want, i, anyZero) && !nearValue(dt, got, want, i, steps) {
+			if !sameValue(dt, got, want, i, anyZero) && !(expLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
 				return fmt.Sprintf("dst[%d] = %v, want %v", i, getF(dt, got, i), getF(dt, want, i))
 			}
 			continue
@@ -439,59 +439,11 @@ func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, d
 	return src, dst, bins
 }
 
-// expSteps is the tolerance for p's outputs: the machine code's exp is
-// within vexp.MaxULP f32 ulps of plan.Eltwise's, so when Exp is the last
-// post-op the dst values may be what rounding two f32 values that far
-// apart gives (see nearValue). Anything after an Exp could magnify the
-// difference without bound, so tests put Exp last (withTrailingExp);
-// every other problem is compared bit for bit.
-func expSteps(p *plan.Problem) int64 {
-	if n := len(p.PostOps); n > 0 && p.PostOps[n-1].Kind == plan.Exp {
-		return vexp.MaxULP
-	}
-	return 0
-}
-
-// withTrailingExp appends an Exp post-op to p one time in four.
+// withTrailingExp appends an Exp post-op to p one time in four (see
+// vexp.EndsInExp for why last).
 func withTrailingExp(r *rand.Rand, p *plan.Problem) *plan.Problem {
 	if r.Intn(4) == 0 {
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
 	}
 	return p
-}
-
-// nearValue reports whether element i of a and b are what rounding two
-// f32 values at most steps ulps apart to dt can give. Rounding is
-// monotone, so those are at most steps values of dt apart, or, where dt
-// is finer than f32 (s32 beyond 2^24), at most steps f32 ulps apart.
-func nearValue(dt dtypes.DataType, a, b []byte, i int64, steps int64) bool {
-	if steps == 0 {
-		return false
-	}
-	x, y := getF(dt, a, i), getF(dt, b, i)
-	if x != x || y != y {
-		return false
-	}
-	if vexp.ULPs(x, y) <= steps {
-		return true
-	}
-	var d int64
-	switch {
-	case dt.IsInt():
-		d = int64(math.Abs(float64(x) - float64(y)))
-	case dt.Size() == 2:
-		d = ordered16(binary.LittleEndian.Uint16(a[2*i:])) - ordered16(binary.LittleEndian.Uint16(b[2*i:]))
-	default:
-		return false // f32: vexp.ULPs above
-	}
-	return d <= steps && -d <= steps
-}
-
-// ordered16 maps the bits of a 16-bit float (sign and magnitude, bf16 or
-// f16) onto integers in the same order, one apart per step.
-func ordered16(b uint16) int64 {
-	if b>>15 != 0 {
-		return -int64(b &^ (1 << 15))
-	}
-	return int64(b)
 }
