@@ -63,12 +63,12 @@ func Model(x float32) float32 {
 	}
 	n1 := int32(n) >> 1
 	n2 := int32(n) - n1
-	return p * Pow2(n1) * Pow2(n2)
+	return p * pow2(n1) * pow2(n2)
 }
 
-// Pow2 returns 2^n for a normal exponent n (-126 <= n <= 127), built in
+// pow2 returns 2^n for a normal exponent n (-126 <= n <= 127), built in
 // the exponent bits as the emitters build it.
-func Pow2(n int32) float32 { return f32(uint32(n)<<MantBits + OneBits) }
+func pow2(n int32) float32 { return f32(uint32(n)<<MantBits + OneBits) }
 
 func f32(b uint32) float32 { return math.Float32frombits(b) }
 
