@@ -44,15 +44,20 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside: max and min are made
-//     exact (NaN propagates, +0 > -0) as described below;
+//     dtypes conversions, NaN payloads aside, except Exp's (below): max
+//     and min are made exact (NaN propagates, +0 > -0) as described below;
 //     ReLU and LeakyReLU test with ordered/unordered compares so that NaN
 //     and -0 come out as the reference gives them.
 //   - HardSigmoid and HardSwish run in f64 with the reference's
-//     operations (f64.go), again for bit-identical results. Post-ops
-//     that need a transcendental (Elu, Exp, GELU, Log, Mish, Sigmoid,
-//     SoftPlus, Tanh) are not emitted: Emit says Unimplemented and the
-//     runtime runs such plans in the interpreter.
+//     operations (f64.go), again for bit-identical results. Exp is a
+//     vector exp in f32 (exp.go; the algorithm is package jit/vexp's,
+//     the same on arm64): Cody-Waite reduction by ln2 in two FMAs, a
+//     degree-6 polynomial, and 2^n applied in two halves so that
+//     subnormal results round correctly and overflow gives +Inf; within
+//     vexp.MaxULP (one) f32 ulp of plan.Eltwise, a NaN returned as it
+//     came. The other post-ops that need a transcendental (Elu, GELU,
+//     Log, Mish, Sigmoid, SoftPlus, Tanh) are not emitted: Emit says
+//     Unimplemented and the runtime runs them in a post-op pass.
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

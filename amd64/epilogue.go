@@ -54,7 +54,7 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 func supportedKind(k plan.Kind) bool {
 	switch k {
 	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
-		plan.Round, plan.Sqrt, plan.Square,
+		plan.Round, plan.Sqrt, plan.Square, plan.Exp,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -86,12 +86,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	case plan.Sqrt:
 		g.op(x86.AVSQRTPS, x, x)
 	case plan.Round:
-		// Immediate 0: round to nearest even.
-		if g.avx512 {
-			g.op(x86.AVRNDSCALEPS, imm(0), x, x)
-		} else {
-			g.op(x86.AVROUNDPS, imm(0), x, x)
-		}
+		g.roundEven(x)
 	case plan.ReLU:
 		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
 		// everything else (including -0) becomes +0.
@@ -123,6 +118,8 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.hardSigmoid(op, r)
 	case plan.HardSwish:
 		g.hardSwish(r)
+	case plan.Exp:
+		g.exp(r)
 	default:
 		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}

@@ -105,6 +105,9 @@ func TestDisassembly(t *testing.T) {
 			plan.PostOp{Kind: plan.Divide, BinDT: f16, BinStrides: []int64{0, 3}}, plan.PostOp{Kind: plan.Subtract, BinDT: bf16, BinStrides: []int64{0, 0}},
 			plan.PostOp{Kind: plan.Minimum, BinDT: f32, BinStrides: []int64{0, 1}}, plan.PostOp{Kind: plan.Square}),
 			[]string{"dup v", "ldr h", "fdiv", "fsub", "fmin", "fmul"}},
+		{"exp f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
+			[]string{"fmin v", "fmax v", "frintn v", "fmla v", "fcvtns v", "sshr v", "#1", "sub v", "shl v", "#23", "add v",
+				"fcmeq v", "bif v"}},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl)

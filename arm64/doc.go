@@ -47,7 +47,11 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside. FMAX/FMIN already give NaN
+//     dtypes conversions, NaN payloads aside, except Exp's: a vector exp
+//     in f32 (exp.go, package jit/vexp's algorithm, amd64's steps) within
+//     vexp.MaxULP (one) f32 ulp of plan.Eltwise, subnormal results
+//     rounded correctly, overflow +Inf, a NaN returned as it came; the
+//     other transcendental post-ops are Unimplemented. FMAX/FMIN already give NaN
 //     for a NaN on either side and order -0 below +0, as plan.Binary
 //     does; Clamp compares and selects instead (FMAX would turn a -0
 //     that the reference keeps into +0); ReLU and LeakyReLU use ordered

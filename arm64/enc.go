@@ -69,6 +69,12 @@ const (
 	opUADDLP16 = 0x6E602800 // Vd.4S = pairwise sums of u16 Vn.8H (exact)
 )
 
+// sshr encodes SSHR Vd.4S, Vn.4S, #sh (arithmetic shift right, 1 <= sh
+// <= 32), which golang-asm does not spell: immh:immb holds 64 - sh.
+func sshr(d, n int, sh int) uint32 {
+	return 0x4F000400 | uint32(64-sh)<<16 | uint32(n&31)<<5 | uint32(d&31)
+}
+
 // rrr encodes a three-register op.
 func rrr(op uint32, d, n, m int) uint32 {
 	return op | uint32(m&31)<<16 | uint32(n&31)<<5 | uint32(d&31)

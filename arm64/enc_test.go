@@ -53,6 +53,8 @@ func TestRawWords(t *testing.T) {
 		{rr(opSCVTF, 5, 6), "scvtf v5.4s, v6.4s"},
 		{rr(opUCVTF, 7, 8), "ucvtf v7.4s, v8.4s"},
 		{rr(opFCVTNS, 17, 3), "fcvtns v17.4s, v3.4s"},
+		{sshr(16, 17, 1), "sshr v16.4s, v17.4s, #1"},
+		{sshr(31, 0, 32), "sshr v31.4s, v0.4s, #32"},
 		{rr(opSQXTN16, 17, 17), "sqxtn v17.4h, v17.4s"},
 		{rr(opSQXTN8, 17, 18), "sqxtn v17.8b, v18.8h"},
 		{rr(opSQXTUN, 19, 20), "sqxtun v19.4h, v20.4s"},

@@ -19,6 +19,15 @@ var kinds = []plan.Kind{
 	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
+// withTrailingExp appends an Exp post-op to p one time in four (see
+// vexp.EndsInExp for why last).
+func withTrailingExp(r *rand.Rand, p *plan.Problem) *plan.Problem {
+	if r.Intn(4) == 0 {
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
+	}
+	return p
+}
+
 // exactFiller fills buffers with multiples of 1/4 in [-4, 4] (every f16
 // and bf16 holds them exactly): sums of up to 2^20 of them are exact in
 // f32 in any order, so the kernel's summation order cannot change a bit

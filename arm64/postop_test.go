@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // specialValues are where vector instructions and the Go reference part
@@ -20,7 +21,8 @@ var specialValues = []float32{
 // TestPostOpSpecials runs every supported post-op over specialValues as
 // the mean and (for binary ops) as the operand, for every dtype pair and
 // operand type, and demands bit-equal results with plan.Eltwise and
-// plan.Binary followed by gdnn's rounding (any NaN matches any NaN). The
+// plan.Binary followed by gdnn's rounding (any NaN matches any NaN;
+// Exp's results within vexp.Near). The
 // problem is an identity ([A, B], nothing reduced) with src varying along
 // A and the operand along B, so every pair meets once; B is the inner,
 // vectorised dim (full vectors and a tail).
@@ -42,6 +44,7 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
+	cases = append(cases, opCase{plan.Exp, 0, 0})
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pr := range pairs {
@@ -81,7 +84,7 @@ func TestPostOpSpecials(t *testing.T) {
 				got := append([]byte(nil), dst0...)
 				k.RunBlocks(pl, src, got, bins, 0)
 				k.Release()
-				if d := diffResult(p.DstDT, got, want, outs, true); d != "" {
+				if d := diffNear(p.DstDT, got, want, outs, true, vexp.EndsInExp(p.PostOps)); d != "" {
 					t.Errorf("%v(%v,%v) %v:%v operand %v: %s", c.kind, c.alpha, c.beta, pr[0], pr[1], bdt, d)
 				}
 			}

@@ -22,9 +22,11 @@ import (
 //	S (sum): Y summed over the reduced loops, then Log, then Add M (the
 //	  operand again), then the plan's own post-ops, into dst.
 //
-// M and S are ordinary machine code; Y has no vector exp yet and runs in
-// the interpreter (Impl says so). Every term of S is at most 1 and the
-// largest is 1, so a row of 1000s gives 1000 + log(n), not Inf.
+// All three are machine code: Y's Exp is the emitters' vector exp
+// (package jit/vexp: within one f32 ulp of the interpreter's), and only
+// S's Log, applied once per output, goes to the post-op pass. Every term
+// of S is at most 1 and the largest is 1, so a row of 1000s gives
+// 1000 + log(n), not Inf.
 
 // logSumExp adds the three phases of pl (a LogSumExp plan) from srcBuf
 // into dstBuf.

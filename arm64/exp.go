@@ -1,0 +1,78 @@
+package arm64
+
+import (
+	"github.com/gdnn/gdnn/jit/vexp"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
+)
+
+// exp sets every lane of r to e^r by package vexp's algorithm (its doc
+// says why each step is there), the same steps as amd64's exp, in four
+// temporaries and the constants.
+func (g *gen) exp(r int) {
+	mk := g.mark()
+	defer g.release(mk)
+	orig, n, p, q := g.tmp(), g.tmp(), g.tmp(), g.tmp()
+
+	g.vmov(orig, r)
+	g.withConst(vexp.HiBits, func(c int) { g.fop(opFMIN, r, r, c) })
+	g.withConst(vexp.LoBits, func(c int) { g.fop(opFMAX, r, r, c) })
+	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, n, r, c) })
+	g.word(rr(opFRINTN, n, n))
+	g.withConst(vexp.NegLn2Hi, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) }) // r += n * -ln2hi
+	g.withConst(vexp.NegLn2Lo, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) })
+
+	// Horner's rule: FMLA accumulates into its destination, so each
+	// step starts from the next coefficient in q and the two swap.
+	g.constInto(p, vexp.Poly[vexp.PolyDegree])
+	for i := vexp.PolyDegree - 1; i >= 0; i-- {
+		g.constInto(q, vexp.Poly[i])
+		g.vop(arm64.AVFMLA, arr4S, q, p, r) // q = c_i + p*r
+		p, q = q, p
+	}
+
+	// 2^n1 in q and 2^n2 in n.
+	g.word(rr(opFCVTNS, n, n))
+	g.word(sshr(q, n, 1))
+	g.vop(arm64.AVSUB, arr4S, n, n, q)
+	g.vshift(arm64.AVSHL, q, q, vexp.MantBits)
+	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
+	g.withConst(vexp.OneBits, func(c int) {
+		g.vop(arm64.AVADD, arr4S, q, q, c)
+		g.vop(arm64.AVADD, arr4S, n, n, c)
+	})
+	g.fop(opFMUL, r, p, q)
+	g.fop(opFMUL, r, r, n)
+
+	// NaN lanes (orig != orig) take orig back, bits and all.
+	g.fop(opFCMEQ, q, orig, orig)
+	g.vop(arm64.AVBIF, arr16B, r, orig, q)
+}
+
+// withConst calls f with a register holding bits in every lane: a
+// hoisted constant while the slots last, else a temporary freed after f,
+// so that a long run of constants never exhausts the temporaries.
+func (g *gen) withConst(bits uint32, f func(c int)) {
+	mk := g.mark()
+	f(g.vconst(bits))
+	g.release(mk)
+}
+
+// constInto sets d to bits in every lane: a copy of the hoisted constant
+// if there is (or can be) one, else built in d itself.
+func (g *gen) constInto(d int, bits uint32) {
+	if g.hoisted(bits) || constLo+len(g.consts) < constHi {
+		g.vmov(d, g.vconst(bits))
+		return
+	}
+	g.setConst(d, bits)
+}
+
+// hoisted reports whether bits is a hoisted constant already.
+func (g *gen) hoisted(bits uint32) bool {
+	for _, s := range g.consts {
+		if s.bits == bits {
+			return true
+		}
+	}
+	return false
+}

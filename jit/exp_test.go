@@ -1,0 +1,74 @@
+package jit
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vexp"
+)
+
+// TestExpInKernel checks that an Exp post-op is machine code on every JIT
+// ISA (no post-op pass, nothing on the interpreter) and agrees with the
+// interpreter within vexp.Near, every output of every dst type. The
+// problems reduce nothing, so the value reaching Exp is the same on
+// both sides and only the exp itself may differ.
+func TestExpInKernel(t *testing.T) {
+	forEachJITISA(t, func(t *testing.T, isa ISA) {
+		withBudget(t, 4096)
+		r := rand.New(rand.NewPCG(61, 62))
+		for _, dts := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16},
+			{dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.F16}} {
+			c := spec{dims: []int64{37, 301}, reduce: []bool{false, false}, sdt: dts[0], ddt: dts[1], lo: -110, hi: 95,
+				post: []plan.PostOp{{Kind: plan.Exp}}}.build(t, r)
+			k := c.compile(t)
+			if k.dec.postpass || k.Impl() != "jit:"+isa.String() || k.Why() != "" {
+				t.Fatalf("%v: %s, Impl %s, Why %q: want Exp in the kernel", dts, k.schedule(), k.Impl(), k.Why())
+			}
+			got := c.newDst()
+			if err := k.Run(c.src, got, c.bins); err != nil {
+				t.Fatal(err)
+			}
+			want := c.newDst()
+			if err := interp.Run(k.Plan(), c.src, want, c.bins); err != nil {
+				t.Fatal(err)
+			}
+			sz := int64(dts[1].Size())
+			for off := range reference(c) {
+				g, w := got[off*sz:(off+1)*sz], want[off*sz:(off+1)*sz]
+				if string(g) != string(w) && !vexp.Near(dts[1], g, w) {
+					t.Fatalf("%v: dst[%d] = %v, interpreter %v", dts, off, get(dts[1], got, off), get(dts[1], want, off))
+				}
+			}
+		}
+	})
+}
+
+// TestLogSumExpIsMachineCode checks that the max, exp and sum phases of
+// a log-sum-exp run as machine code on every JIT ISA: only the Log (and
+// Add) after the sum, in the post-op pass over the outputs, is left to
+// the interpreter.
+func TestLogSumExpIsMachineCode(t *testing.T) {
+	forEachJITISA(t, func(t *testing.T, isa ISA) {
+		withBudget(t, 4096)
+		c := spec{dims: []int64{40, 300}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
+			lo: -30, hi: 60}.build(t, rand.New(rand.NewPCG(63, 64)))
+		c.p.Reduction = plan.LogSumExp
+		k := c.compile(t)
+		if !k.dec.lse || k.Impl() != "jit:"+isa.String() {
+			t.Fatalf("%s, Impl %s, Why %q: want machine code", k.schedule(), k.Impl(), k.Why())
+		}
+		for i, u := range k.units {
+			if e := u.e.Load(); !k.dec.post[i] && (e == nil || e.code == nil) {
+				t.Errorf("sub-plan %d (%s) is not machine code: %s", i, u.pl, k.Why())
+			}
+		}
+		dst := c.newDst()
+		if err := k.Run(c.src, dst, nil); err != nil {
+			t.Fatal(err)
+		}
+		checkRef(t, c, dst, "log-sum-exp "+isa.String())
+	})
+}

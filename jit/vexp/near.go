@@ -1,0 +1,73 @@
+package vexp
+
+import (
+	"encoding/binary"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// Tolerance for differential tests that compare machine code with the
+// interpreter (or with a reference built on plan.Eltwise) bit for bit.
+// The machine code's exp is within MaxULP f32 ulps of plan.Eltwise's,
+// so the outputs of a problem whose post-ops end in Exp may differ by
+// what rounding two f32 values that far apart to the dst type gives
+// (Near). An op after an Exp could magnify the difference without
+// bound (a Subtract of a close operand), so such tests put Exp last
+// (EndsInExp); every other output stays bit for bit.
+
+// EndsInExp reports whether Exp is the last of ops.
+func EndsInExp(ops []plan.PostOp) bool {
+	return len(ops) > 0 && ops[len(ops)-1].Kind == plan.Exp
+}
+
+// Near reports whether a and b, one element of dt each (its
+// little-endian bytes, neither a NaN), are what rounding two f32 values
+// at most MaxULP ulps apart to dt can give. Rounding is monotone, so
+// they are at most MaxULP values of dt apart, or, where dt is finer than
+// f32 (s32 past 2^24), at most MaxULP f32 ulps apart.
+func Near(dt dtypes.DataType, a, b []byte) bool {
+	var d int64
+	switch dt {
+	case dtypes.F32:
+		x, y := f32(binary.LittleEndian.Uint32(a)), f32(binary.LittleEndian.Uint32(b))
+		return x == x && y == y && ULPs(x, y) <= MaxULP
+	case dtypes.S32:
+		x, y := int32(binary.LittleEndian.Uint32(a)), int32(binary.LittleEndian.Uint32(b))
+		if ULPs(float32(x), float32(y)) <= MaxULP {
+			return true
+		}
+		d = int64(x) - int64(y)
+	case dtypes.S8:
+		d = int64(int8(a[0])) - int64(int8(b[0]))
+	case dtypes.U8:
+		d = int64(a[0]) - int64(b[0])
+	case dtypes.BF16, dtypes.F16:
+		x, y := binary.LittleEndian.Uint16(a), binary.LittleEndian.Uint16(b)
+		if isNaN16(dt, x) || isNaN16(dt, y) {
+			return false
+		}
+		d = ordered16(x) - ordered16(y)
+	default:
+		return false
+	}
+	return -MaxULP <= d && d <= MaxULP
+}
+
+// isNaN16 reports whether bits, a value of the 16-bit float type dt, is
+// a NaN.
+func isNaN16(dt dtypes.DataType, bits uint16) bool {
+	if dt == dtypes.BF16 {
+		return bits&0x7f80 == 0x7f80 && bits&0x7f != 0
+	}
+	return bits&0x7c00 == 0x7c00 && bits&0x3ff != 0
+}
+
+// ordered16 maps the bits of a 16-bit float (sign and magnitude, bf16
+// or f16) onto integers in the same order, one apart per step.
+func ordered16(b uint16) int64 {
+	if b>>15 != 0 {
+		return -int64(b &^ (1 << 15))
+	}
+	return int64(b)
+}

@@ -1,0 +1,102 @@
+package vexp
+
+import "math"
+
+// MaxULP is the accuracy the emitters' exp is held to: within this many
+// f32 ulps of float32(math.Exp(x)) for every finite x, with +Inf exactly
+// where that overflows and the same NaN for a NaN. It is what tests that
+// compare machine code with the interpreter allow for an Exp post-op.
+const MaxULP = 1
+
+// ULPs returns how many f32 values lie between a and b, plus one if they
+// differ (0 when a == b; +0 and -0 are equal). Neither may be a NaN.
+func ULPs(a, b float32) int64 {
+	d := ordered(a) - ordered(b)
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// ordered maps f32 values onto integers in the same order, one apart per
+// representable step.
+func ordered(f float32) int64 {
+	b := math.Float32bits(f)
+	if b>>31 != 0 {
+		return -int64(b &^ (1 << 31))
+	}
+	return int64(b)
+}
+
+// Sweep returns inputs for a test of an exp over the f32 bit patterns:
+// the specials (zeros, infinities, NaNs of both signs and kinds with
+// payloads, the largest and smallest magnitudes), the values within 16
+// steps of every edge of the result (overflow, the smallest normal and
+// the smallest subnormal result, the clamp bounds, 0), every step-th bit
+// pattern over all of them, and every (step/8)-th pattern over
+// [Lo, Hi], where the results are neither 0, 1 nor +Inf. step must be
+// at least 8.
+func Sweep(step uint32) []float32 {
+	xs := []float32{
+		0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		f32(0x7fc00000), f32(0xffc00000), f32(0x7f800001), f32(0xff800001), // quiet and signalling NaNs
+		f32(0x7fa5a5a5), f32(0xffd0beef), f32(0x7fffffff), f32(0xffffffff), // payloads
+	}
+	edges := []float32{
+		float32(math.Log(math.MaxFloat32)),                 // the last finite result
+		float32(math.Log(0x1p-126)),                        // the smallest normal result
+		float32(math.Log(math.SmallestNonzeroFloat32)),     // the smallest subnormal result
+		float32(math.Log(math.SmallestNonzeroFloat32 / 2)), // the last one that rounds up to it
+		f32(LoBits), f32(HiBits), 0, 1, -1, 0.5 * math.Ln2, -0.5 * math.Ln2,
+	}
+	for _, e := range edges {
+		b := math.Float32bits(e)
+		for d := uint32(0); d <= 16; d++ {
+			xs = append(xs, f32(b+d), f32(b-d))
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += uint64(step) {
+		xs = append(xs, f32(uint32(b)))
+	}
+	fine := uint64(step / 8)
+	for b := uint64(0); b <= uint64(HiBits&^(1<<31)); b += fine {
+		xs = append(xs, f32(uint32(b)))
+	}
+	for b := uint64(1 << 31); b <= uint64(LoBits); b += fine {
+		xs = append(xs, f32(uint32(b)))
+	}
+	return xs
+}
+
+// Check compares got, an exp's result for x, with plan.Eltwise's
+// float32(math.Exp(x)) and returns the distance in ulps, and ok false
+// when the result breaks the contract of MaxULP: a NaN must come out
+// with the same bits, an overflow as exactly +Inf (and nothing else as
+// +Inf), x at or below Lo as exactly +0.
+func Check(x, got float32) (ulps int64, ok bool) {
+	if x != x {
+		return 0, math.Float32bits(got) == math.Float32bits(x)
+	}
+	want := float32(math.Exp(float64(x)))
+	if got != got || math.IsInf(float64(want), 1) != math.IsInf(float64(got), 1) {
+		return math.MaxInt64, false
+	}
+	if x <= f32(LoBits) {
+		return 0, math.Float32bits(got) == 0
+	}
+	if math.IsInf(float64(want), 1) {
+		return 0, true
+	}
+	ulps = ULPs(got, want)
+	return ulps, ulps <= MaxULP
+}
+
+// Quiet returns x with a NaN made quiet, as arithmetic and conversions
+// leave it: what reaches a post-op of a kernel whose src holds x.
+func Quiet(x float32) float32 {
+	if x != x {
+		return f32(math.Float32bits(x) | 1<<22)
+	}
+	return x
+}

@@ -1,0 +1,82 @@
+package vexp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// TestModel holds the scalar model, the steps the emitters follow, to the
+// contract the emitters are tested against: so a failure of an emitter's
+// sweep is the emitter's, not the algorithm's.
+func TestModel(t *testing.T) {
+	var worst int64
+	for _, x := range Sweep(4099) {
+		u, ok := Check(x, Model(x))
+		if !ok {
+			t.Fatalf("Model(%v) = %v (bits %#x), want float32(math.Exp) = %v", x, Model(x), math.Float32bits(Model(x)),
+				float32(math.Exp(float64(x))))
+		}
+		worst = max(worst, u)
+	}
+	t.Logf("largest error %d ulp", worst)
+}
+
+// TestCheck pins the contract's edges.
+func TestCheck(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, c := range []struct {
+		x, got float32
+		ok     bool
+	}{
+		{0, 1, true},
+		{0, math.Nextafter32(1, 2), true},
+		{0, math.Nextafter32(math.Nextafter32(1, 2), 2), false},
+		{89, inf, true},
+		{89, math.MaxFloat32, false},
+		{88, inf, false},
+		{-200, 0, true},
+		{-200, math.SmallestNonzeroFloat32, false},
+		{float32(math.Inf(-1)), 0, true},
+		{f32(0x7f800001), f32(0x7f800001), true},
+		{f32(0x7f800001), f32(0x7fc00001), false},
+		{-90, math.Float32frombits(math.Float32bits(float32(math.Exp(-90))) + 1), true},
+	} {
+		if _, ok := Check(c.x, c.got); ok != c.ok {
+			t.Errorf("Check(%v, %v) ok %v, want %v", c.x, c.got, ok, c.ok)
+		}
+	}
+	if ULPs(0, float32(math.Copysign(0, -1))) != 0 || ULPs(math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32) != 2 {
+		t.Error("ULPs does not count across zero")
+	}
+}
+
+// TestNear pins the dst tolerance: one step of each type, not two.
+func TestNear(t *testing.T) {
+	le32 := func(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+	le16 := func(v uint16) []byte { return []byte{byte(v), byte(v >> 8)} }
+	for _, c := range []struct {
+		dt   dtypes.DataType
+		a, b []byte
+		want bool
+	}{
+		{dtypes.F32, le32(0x3f800000), le32(0x3f800001), true},
+		{dtypes.F32, le32(0x3f800000), le32(0x3f800002), false},
+		{dtypes.F32, le32(0x7f7fffff), le32(0x7f800000), true}, // MaxFloat32 and +Inf
+		{dtypes.F32, le32(0x7fc00000), le32(0x7fc00000), false},
+		{dtypes.BF16, le16(0x3f80), le16(0x3f81), true},
+		{dtypes.BF16, le16(0x3f80), le16(0x3f82), false},
+		{dtypes.F16, le16(0x8001), le16(0x0000), true},
+		{dtypes.F16, le16(0x8001), le16(0x0001), false},
+		{dtypes.F16, le16(0x7c01), le16(0x7c00), false},
+		{dtypes.S8, []byte{0x80}, []byte{0x81}, true},
+		{dtypes.U8, []byte{0}, []byte{2}, false},
+		{dtypes.S32, le32(1 << 26), le32(1<<26 + 8), true}, // one f32 ulp past 2^24
+		{dtypes.S32, le32(100), le32(102), false},
+	} {
+		if got := Near(c.dt, c.a, c.b); got != c.want {
+			t.Errorf("Near(%v, %x, %x) = %v, want %v", c.dt, c.a, c.b, got, c.want)
+		}
+	}
+}
