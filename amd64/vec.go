@@ -35,6 +35,11 @@ func (g *gen) constant(r int, bits uint32) {
 		return
 	}
 	g.op(x86.AMOVL, imm(int64(int32(bits))), reg(rScratch))
+	if g.avx512 {
+		// EVEX broadcasts straight from a general register.
+		g.op(x86.AVPBROADCASTD, reg(rScratch), g.vr(r))
+		return
+	}
 	g.op(x86.AVMOVD, reg(rScratch), g.xr(r))
 	g.op(x86.AVPBROADCASTD, g.xr(r), g.vr(r))
 }
