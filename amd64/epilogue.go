@@ -162,10 +162,7 @@ func (g *gen) binary(k plan.Kind, r, t int) {
 // and y is not written. TestMaxMinAllPairs checks every pair of special
 // values on the CPU.
 func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
-	ctl := int64(0b0100)
-	if k == plan.Maximum {
-		ctl = 0b0101
-	}
+	ctl := rangeCtl(k)
 	if mask == nil {
 		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
@@ -174,6 +171,15 @@ func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
 	}
 	g.op(x86.AVPTERNLOGD, imm(0xFF), x, x, kreg(6), x)
+}
+
+// rangeCtl is VRANGEPS's immediate for k: bits 1:0 select min (00) or
+// max (01), bits 3:2 = 01 take the sign from the compare result.
+func rangeCtl(k plan.Kind) int64 {
+	if k == plan.Maximum {
+		return 0b0101
+	}
+	return 0b0100
 }
 
 // minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS

@@ -55,6 +55,7 @@ type gen struct {
 	// when the assumption failed.
 	nanFree bool
 	exact   *obj.Prog
+	pending bool // NaN-free code: a src vector in rPending awaits its NaN check
 
 	err error // first generation error
 }

@@ -131,6 +131,10 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 			m := g.vmask(n)
 			mask = &m
 		}
+		if g.nanFree && n == g.V {
+			g.rangePaired(acc, addr)
+			return
+		}
 		if g.nanFree {
 			g.rangeFast(g.rangeKind(), addr, g.vr(acc), mask)
 			return

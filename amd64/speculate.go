@@ -35,12 +35,14 @@ import (
 // which the first run would have overwritten; plans with such an
 // operand are not speculated (speculates).
 
-// Opmask registers of NaN-free code: K0 gathers the NaN lanes, K5 keeps
-// the argument block's address for the exact code (so masks are hoisted
-// into K1-K4 only).
+// Registers of NaN-free code: K0 gathers the NaN lanes, K5 keeps the
+// argument block's address for the exact code (so masks are hoisted into
+// K1-K4 only), and Z31 holds a src vector whose NaN check is pending
+// (rangePaired), so temporaries end at Z30.
 const (
-	kNaN  = 0
-	kArgs = 5
+	kNaN     = 0
+	kArgs    = 5
+	rPending = 31
 )
 
 // speculates reports whether pl is emitted as NaN-free code followed by
@@ -55,7 +57,7 @@ func speculates(pl *plan.Plan, o Options) bool {
 // returns without a test (a plan with nothing to compute).
 func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g := newGen(pl, o)
-	g.nanFree, g.kLast = true, kArgs-1
+	g.nanFree, g.kLast, g.tmpHi = true, kArgs-1, rPending
 	kernelshape.Generate(pl, g)
 	if g.err != nil || g.exact == nil {
 		return g
@@ -81,6 +83,7 @@ func (g *gen) nanFreePrologue() {
 // nanFreeReturn ends NaN-free code: to the exact code when a NaN met a
 // combine.
 func (g *gen) nanFreeReturn() {
+	g.checkPending()
 	g.exact = g.NewLabel()
 	g.op(x86.AKORTESTW, kreg(kNaN), kreg(kNaN))
 	g.Jump(x86.AJNE, g.exact)
@@ -91,10 +94,7 @@ func (g *gen) nanFreeReturn() {
 // either side is NaN into K0: exact when no lane is (see rangeExact for
 // the immediate). x stays a register and y is not written.
 func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
-	ctl := int64(0b0100)
-	if k == plan.Maximum {
-		ctl = 0b0101
-	}
+	ctl := rangeCtl(k)
 	if mask == nil {
 		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
@@ -103,4 +103,49 @@ func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
 	}
 	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+}
+
+// rangePaired is rangeFast for a whole vector of f32 src in memory, with
+// one unordered compare for every two vectors: the first of a pair is
+// loaded into Z31 and combined, and the second is compared with it (a
+// compare is unordered when either side is NaN). A vector still waiting
+// for its pair is checked alone at the next branch or label (see Jump
+// and Place), so every control-flow edge leaves nothing pending and Z31
+// is never reloaded before its check.
+func (g *gen) rangePaired(acc int, addr obj.Addr) {
+	ctl := rangeCtl(g.rangeKind())
+	p, x := g.vr(rPending), g.vr(acc)
+	if !g.pending {
+		g.op(x86.AVMOVUPS, addr, p)
+		g.op(x86.AVRANGEPS, imm(ctl), p, x, x)
+		g.pending = true
+		return
+	}
+	g.op(x86.AVCMPPS, imm(3), addr, p, kreg(6))
+	g.op(x86.AVRANGEPS, imm(ctl), addr, x, x)
+	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+	g.pending = false
+}
+
+// checkPending checks a src vector left waiting by rangePaired on its own.
+func (g *gen) checkPending() {
+	if !g.pending {
+		return
+	}
+	p := g.vr(rPending)
+	g.op(x86.AVCMPPS, imm(3), p, p, kreg(6))
+	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+	g.pending = false
+}
+
+// Jump and Place are the assembler's, after checking a pending vector:
+// every branch and label of the generated code passes through them.
+func (g *gen) Jump(as obj.As, label *obj.Prog) *obj.Prog {
+	g.checkPending()
+	return g.asm.Jump(as, label)
+}
+
+func (g *gen) Place(label *obj.Prog) {
+	g.checkPending()
+	g.asm.Place(label)
 }

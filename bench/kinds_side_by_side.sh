@@ -12,7 +12,9 @@
 # Env: ROUNDS (3), TIME (0.3 s per measurement), SHAPES (A..I),
 #      ALGS ("sum max min mul mean norm_lp_sum"; norm_lp_* run with p 2, eps 0),
 #      DTS ("f32:f32"; e.g. "u8:s32 s8:s8" for int8), THREADS ("2 1"),
-#      BUILD (/tmp/gdnn-kinds-build).
+#      BUILD (/tmp/gdnn-kinds-build),
+#      BASE (a gdnnbench binary built at another commit: timed right after
+#      gdnn on each line, as base_impl= and base_us=, for before/after).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
@@ -42,12 +44,21 @@ for r in $(seq "$ROUNDS"); do
         for thr in $THREADS; do
           o="$(OMP_NUM_THREADS=$thr "$BUILD/onednn_reduce" --sdt "$sdt" --ddt "$ddt" --alg "$a" "${op[@]}" \
             --time "$TIME" --min-iters 5 --no-check "$p" 2>/dev/null || true)"
-          g="$("$BUILD/gdnnbench" --mode=P --max-ms-per-prb="$MS" --threads="$thr" --reduction --sdt="$sdt" \
-            --ddt="$ddt" --alg="$a" "${gp[@]}" --perf-template='X %impl% %~time%' "$p" 2>/dev/null || true)"
-          gl="$(awk '/^X /{ l = $0 } END { print l }' <<<"$g")"
-          gi="$(awk '{ print $2 }' <<<"$gl")" gt="$(awk '$3 ~ /^[0-9.]+$/ { printf "%.3f", $3 * 1000 }' <<<"$gl")"
+          gdnn() { # tool binary -> "impl us" of its last perf line
+            local g gl
+            g="$("$1" --mode=P --max-ms-per-prb="$MS" --threads="$thr" --reduction --sdt="$sdt" \
+              --ddt="$ddt" --alg="$a" "${gp[@]}" --perf-template='X %impl% %~time%' "$p" 2>/dev/null || true)"
+            gl="$(awk '/^X /{ l = $0 } END { print l }' <<<"$g")"
+            awk '$3 ~ /^[0-9.]+$/ { printf "%s %.3f", $2, $3 * 1000 }' <<<"$gl"
+          }
+          read -r gi gt <<<"$(gdnn "$BUILD/gdnnbench")" || true
+          base=""
+          if [ -n "${BASE:-}" ]; then
+            read -r bi bt <<<"$(gdnn "$BASE")" || true
+            base=" base_impl=${bi:-NA} base_us=${bt:-NA}"
+          fi
           echo "round=$r shape=$s alg=$a dt=$dt threads=$thr onednn_impl=$(kv impl <<<"$o" || true)" \
-            "onednn_us=$(kv median_us <<<"$o" || true) gdnn_impl=${gi:-NA} gdnn_us=${gt:-NA}" |
+            "onednn_us=$(kv median_us <<<"$o" || true) gdnn_impl=${gi:-NA} gdnn_us=${gt:-NA}$base" |
             sed -e 's/impl= /impl=NA /g' -e 's/_us= /_us=NA /g' -e 's/_us=$/_us=NA/'
         done
       done
