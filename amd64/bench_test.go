@@ -62,27 +62,40 @@ func BenchmarkAnchors(b *testing.B) {
 func BenchmarkEmit(b *testing.B) {
 	for _, a := range kerneltest.Anchors {
 		for _, o := range []Options{{AVX512: true}, {}} {
-			name := a.Name + "/avx2"
-			if o.AVX512 {
-				name = a.Name + "/avx512"
+			for _, alg := range []plan.Alg{plan.AlgMean, plan.AlgMax} {
+				name := a.Name + "/avx2"
+				if o.AVX512 {
+					name = a.Name + "/avx512"
+				}
+				p := kerneltest.DenseProblem(a.Dims, a.Axes, dtypes.BF16)
+				if alg != plan.AlgMean { // the mean keeps its old names
+					name += "/" + alg.String()
+					p.Reduction = alg.Reduction(0, 0)
+				}
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				emitBench(b, name, pl, o)
 			}
-			pl, err := plan.Canonicalize(kerneltest.DenseProblem(a.Dims, a.Axes, dtypes.BF16))
+		}
+	}
+}
+
+// emitBench times Emit of pl under o as sub-benchmark name, reporting
+// the code's size.
+func emitBench(b *testing.B, name string, pl *plan.Plan, o Options) {
+	b.Run(name, func(b *testing.B) {
+		var n int
+		for i := 0; i < b.N; i++ {
+			code, err := Emit(pl, o)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Run(name, func(b *testing.B) {
-				var n int
-				for i := 0; i < b.N; i++ {
-					code, err := Emit(pl, o)
-					if err != nil {
-						b.Fatal(err)
-					}
-					n = len(code.Text)
-				}
-				b.ReportMetric(float64(n), "bytes")
-			})
+			n = len(code.Text)
 		}
-	}
+		b.ReportMetric(float64(n), "bytes")
+	})
 }
 
 // BenchmarkInt8Anchors times the issue-24 int8 rows beside f32 of the same

@@ -46,7 +46,8 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	var g *gen
 	if speculates(pl, o) {
 		g = emitSpeculating(pl, o)
-	} else {
+	}
+	if g == nil {
 		g = newGen(pl, o)
 		kernelshape.Generate(pl, g)
 	}

@@ -17,9 +17,9 @@ import (
 // Data with a NaN in it is rare, so a max or min kernel is emitted twice:
 //
 //   - first NaN-free code, where every combine is VRANGEPS alone, exact
-//     whenever neither side is NaN, and an unordered compare of the same
-//     two operands, off the chain, ORs the lanes where one is NaN into
-//     K0 (rangeFast);
+//     whenever neither side is NaN, and an unordered compare, off the
+//     chain, ORs the lanes where a NaN is into K0 (rangeFast; whole f32
+//     src vectors from memory are compared two at a time, rangePaired);
 //   - then the exact code, the same kernel as without speculation.
 //
 // The NaN-free code ends by testing K0: zero means no NaN met any
@@ -54,12 +54,17 @@ func speculates(pl *plan.Plan, o Options) bool {
 
 // emitSpeculating generates pl as NaN-free code followed by the exact code
 // for the same plan. The exact code is left out when the NaN-free code
-// returns without a test (a plan with nothing to compute).
+// returns without a test (a plan with nothing to compute). It returns
+// nil when the NaN-free code cannot be generated (it has fewer
+// registers): then the exact code alone is the kernel.
 func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g := newGen(pl, o)
 	g.nanFree, g.kLast, g.tmpHi = true, kArgs-1, rPending
 	kernelshape.Generate(pl, g)
-	if g.err != nil || g.exact == nil {
+	if g.err != nil {
+		return nil
+	}
+	if g.exact == nil {
 		return g
 	}
 	g.Place(g.exact)
