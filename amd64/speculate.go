@@ -35,12 +35,16 @@ import (
 // which the first run would have overwritten; plans with such an
 // operand are not speculated (speculates).
 
-// Registers of NaN-free code: K0 gathers the NaN lanes, K5 keeps the
-// argument block's address for the exact code (so masks are hoisted into
-// K1-K4 only), and Z31 holds a src vector whose NaN check is pending
-// (rangePaired), so temporaries end at Z30.
+// Registers of NaN-free code: K0 gathers the NaN lanes, K4 takes each
+// unordered compare before it is ORed in (never the scratch opmasks K6
+// and K7: a check inserted at a branch must not clobber a mask that is
+// live across it), K5 keeps the argument block's address for the exact
+// code (so masks are hoisted into K1-K3 only), and Z31 holds a src
+// vector whose NaN check is pending (rangePaired), so temporaries end
+// at Z30.
 const (
 	kNaN     = 0
+	kCheck   = 4
 	kArgs    = 5
 	rPending = 31
 )
@@ -59,7 +63,7 @@ func speculates(pl *plan.Plan, o Options) bool {
 // registers): then the exact code alone is the kernel.
 func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g := newGen(pl, o)
-	g.nanFree, g.kLast, g.tmpHi = true, kArgs-1, rPending
+	g.nanFree, g.kLast, g.tmpHi = true, kCheck-1, rPending
 	kernelshape.Generate(pl, g)
 	if g.err != nil {
 		return nil
@@ -101,13 +105,13 @@ func (g *gen) nanFreeReturn() {
 func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 	ctl := rangeCtl(k)
 	if mask == nil {
-		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
+		g.op(x86.AVCMPPS, imm(3), y, x, kreg(kCheck))
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
 	} else {
-		g.op(x86.AVCMPPS, imm(3), y, x, *mask, kreg(6))
+		g.op(x86.AVCMPPS, imm(3), y, x, *mask, kreg(kCheck))
 		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
 	}
-	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 }
 
 // rangePaired is rangeFast for a whole vector of f32 src in memory, with
@@ -126,9 +130,9 @@ func (g *gen) rangePaired(acc int, addr obj.Addr) {
 		g.pending = true
 		return
 	}
-	g.op(x86.AVCMPPS, imm(3), addr, p, kreg(6))
+	g.op(x86.AVCMPPS, imm(3), addr, p, kreg(kCheck))
 	g.op(x86.AVRANGEPS, imm(ctl), addr, x, x)
-	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	g.pending = false
 }
 
@@ -138,8 +142,8 @@ func (g *gen) checkPending() {
 		return
 	}
 	p := g.vr(rPending)
-	g.op(x86.AVCMPPS, imm(3), p, p, kreg(6))
-	g.op(x86.AKORW, kreg(6), kreg(kNaN), kreg(kNaN))
+	g.op(x86.AVCMPPS, imm(3), p, p, kreg(kCheck))
+	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	g.pending = false
 }
 

@@ -73,7 +73,7 @@ func (g *gen) vmask(n int) obj.Addr {
 }
 
 // kbits returns an opmask register holding bits (AVX-512): hoisted into
-// the prologue while K1-K5 last (K1-K4 in NaN-free code, see
+// the prologue while K1-K5 last (K1-K3 in NaN-free code, see
 // speculate.go), else built in the scratch opmask K7 where needed.
 func (g *gen) kbits(bits uint32) obj.Addr {
 	for _, s := range g.kpats {

@@ -2,6 +2,7 @@ package vexp
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
@@ -25,12 +26,18 @@ func EndsInExp(ops []plan.PostOp) bool {
 // little-endian bytes, neither a NaN), are what rounding two f32 values
 // at most MaxULP ulps apart to dt can give. Rounding is monotone, so
 // they are at most MaxULP values of dt apart, or, where dt is finer than
-// f32 (s32 past 2^24), at most MaxULP f32 ulps apart.
+// f32 (s32 past 2^24), at most MaxULP f32 ulps apart; but an f32 +Inf or
+// -Inf matches only itself (an f32 overflow is exact).
 func Near(dt dtypes.DataType, a, b []byte) bool {
 	var d int64
 	switch dt {
 	case dtypes.F32:
+		// An f32 overflow is +Inf exactly (Check): not one step from
+		// MaxFloat32 here. A 16-bit dst may round one side to Inf.
 		x, y := f32(binary.LittleEndian.Uint32(a)), f32(binary.LittleEndian.Uint32(b))
+		if math.IsInf(float64(x), 0) || math.IsInf(float64(y), 0) {
+			return x == y
+		}
 		return x == x && y == y && ULPs(x, y) <= MaxULP
 	case dtypes.S32:
 		x, y := int32(binary.LittleEndian.Uint32(a)), int32(binary.LittleEndian.Uint32(b))

@@ -63,7 +63,9 @@ func TestNear(t *testing.T) {
 	}{
 		{dtypes.F32, le32(0x3f800000), le32(0x3f800001), true},
 		{dtypes.F32, le32(0x3f800000), le32(0x3f800002), false},
-		{dtypes.F32, le32(0x7f7fffff), le32(0x7f800000), true}, // MaxFloat32 and +Inf
+		{dtypes.F32, le32(0x7f7fffff), le32(0x7f800000), false}, // MaxFloat32 and +Inf: an overflow is exact
+		{dtypes.F32, le32(0x7f800000), le32(0x7f800000), true},
+		{dtypes.BF16, le16(0x7f7f), le16(0x7f80), true}, // 16-bit: one side may round to +Inf
 		{dtypes.F32, le32(0x7fc00000), le32(0x7fc00000), false},
 		{dtypes.BF16, le16(0x3f80), le16(0x3f81), true},
 		{dtypes.BF16, le16(0x3f80), le16(0x3f82), false},
