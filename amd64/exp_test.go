@@ -1,11 +1,8 @@
 package amd64
 
 import (
-	"encoding/binary"
-	"math"
 	"testing"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
 )
@@ -23,40 +20,23 @@ func TestExpSweep(t *testing.T) {
 	if testing.Short() {
 		xs = vexp.Sweep(1 << 16)
 	}
-	n := int64(len(xs))
-	p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n}, SrcStrides: []int64{1},
-		Reduce: []bool{false}, DstStrides: []int64{1}, PostOps: []plan.PostOp{{Kind: plan.Exp}}}
+	p, src := vexp.SweepProblem(xs)
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := make([]byte, 4*n)
-	for i, x := range xs {
-		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(x))
-	}
 	for _, isa := range isas(t) {
 		k := compile(t, pl, isa.o)
-		got := make([]byte, 4*n)
+		got := make([]byte, len(src))
 		k.RunBlocks(pl, src, got, nil, 0)
 		k.Release()
-		var worst int64
-		bad := 0
-		for i, x := range xs {
-			y := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:]))
-			u, ok := vexp.Check(vexp.Quiet(x), y)
-			if !ok {
-				if bad < 5 {
-					t.Errorf("%s: exp(%v) (bits %#x) = %v (bits %#x), want %v", isa.name, x, math.Float32bits(x),
-						y, math.Float32bits(y), float32(math.Exp(float64(x))))
-				}
-				bad++
-				continue
-			}
-			worst = max(worst, u)
+		worst, bad, nbad := vexp.CheckSweep(xs, got)
+		for _, b := range bad {
+			t.Errorf("%s: %s", isa.name, b)
 		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d results break the contract", isa.name, bad, n)
+		if nbad > 0 {
+			t.Errorf("%s: %d of %d results break the contract", isa.name, nbad, len(xs))
 		}
-		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, n, worst)
+		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, len(xs), worst)
 	}
 }

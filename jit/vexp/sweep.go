@@ -1,6 +1,13 @@
 package vexp
 
-import "math"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
 
 // MaxULP is the accuracy the emitters' exp is held to: within this many
 // f32 ulps of float32(math.Exp(x)) for every finite x, with +Inf exactly
@@ -99,4 +106,40 @@ func Quiet(x float32) float32 {
 		return f32(math.Float32bits(x) | 1<<22)
 	}
 	return x
+}
+
+// SweepProblem returns the problem that applies Exp to xs (an identity
+// over len(xs) f32 elements with one post-op, so that lanes, tails and
+// the scalar path all meet the specials) and its src bytes.
+func SweepProblem(xs []float32) (*plan.Problem, []byte) {
+	n := int64(len(xs))
+	p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n}, SrcStrides: []int64{1},
+		Reduce: []bool{false}, DstStrides: []int64{1}, PostOps: []plan.PostOp{{Kind: plan.Exp}}}
+	src := make([]byte, 4*n)
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(x))
+	}
+	return p, src
+}
+
+// CheckSweep holds dst, the SweepProblem's output for xs, to Check (a
+// signalling NaN in xs is expected quietened: the load and the copy
+// before the post-op quieten it, as the interpreter's conversions do).
+// It returns the largest error in ulps and up to five descriptions of
+// results that break the contract, with how many did.
+func CheckSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	for i, x := range xs {
+		y := math.Float32frombits(binary.LittleEndian.Uint32(dst[4*i:]))
+		u, ok := Check(Quiet(x), y)
+		if !ok {
+			if nbad < 5 {
+				bad = append(bad, fmt.Sprintf("exp(%v) (bits %#x) = %v (bits %#x), want %v", x, math.Float32bits(x),
+					y, math.Float32bits(y), float32(math.Exp(float64(x)))))
+			}
+			nbad++
+			continue
+		}
+		worst = max(worst, u)
+	}
+	return worst, bad, nbad
 }
