@@ -9,9 +9,9 @@ import (
 
 // The post-op pass. The emitters have no vector code for some post-ops
 // (those needing a transcendental other than Exp: Elu, GELU, Log, Mish,
-// Sigmoid, SoftPlus, Tanh). Running such a plan wholly in the interpreter would
-// run its reduction, by far the larger part of the work, at interpreter
-// speed. Instead the plan is run as two phases:
+// Sigmoid, SoftPlus, Tanh). Running such a plan wholly in the
+// interpreter would run its reduction, by far the larger part of the
+// work, at interpreter speed. Instead the plan is run as two phases:
 //
 //	A (means): the plan without post-ops, dst f32, alg kept, writing its
 //	  results (means, sums, ...) densely into an f32 scratch buffer; machine code.
