@@ -81,11 +81,11 @@ func TestDisassembly(t *testing.T) {
 		{"element avx2", mk(f32, f32, []int64{5, 9}, []int64{18, 2}, []bool{false, true}, []int64{1, 0},
 			plan.PostOp{Kind: plan.Round}), Options{}, []string{"vbroadcastss", "vroundps"}},
 		{"exp avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
-			Options{AVX512: true}, []string{"vrndscaleps $0x0", "vfmadd231ps", "vfmadd213ps", "vcvtps2dq", "vpsrad $0x1",
-				"vpslld $0x17", "vpaddd", "vcmpunordps %zmm", "vmovaps %zmm16,%zmm0{%k6}"}},
+			Options{AVX512: true}, []string{"vminps (%rax),%zmm0", "vrndscaleps $0x0", "vfmadd231ps 0xc0(%rax)", "vfmadd213ps 0x140(%rax)",
+				"vscalefps %zmm17,%zmm18,%zmm0", "vcmpunordps %zmm", "vmovaps %zmm16,%zmm0{%k6}"}},
 		{"exp avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
-			Options{}, []string{"vroundps $0x0", "vfmadd231ps", "vfmadd213ps", "vcvtps2dq", "vpsrad $0x1",
-				"vpslld $0x17", "vpaddd", "vcmpunordps %ymm", "vblendvps"}},
+			Options{}, []string{"vminps (%rax),%ymm0", "vroundps $0x0", "vfmadd231ps 0xc0(%rax)", "vfmadd213ps 0x140(%rax)", "vcvtps2dq",
+				"vpsrad $0x1", "vpslld $0x17", "vpaddd 0x140(%rax)", "vcmpunordps %ymm", "vblendvps"}},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl, c.o)

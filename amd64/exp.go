@@ -1,49 +1,95 @@
 package amd64
 
 import (
+	"unsafe"
+
 	"github.com/gdnn/gdnn/jit/vexp"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
+// expConsts are the exp's constants, in the order of the expConst
+// indices, each repeated across 64 bytes (one zmm, two ymm) at a 64-byte
+// aligned address, so that every step reads its constant as a memory
+// operand of the full width: no register holds one, and none is built
+// per vector. The table is a Go heap object that never moves; kernels
+// carry its address.
+var expConsts = newExpConsts()
+
+// The indices of expConsts; Poly's coefficient i is at constPoly+i.
+const (
+	constHi = iota
+	constLo
+	constLog2e
+	constNegLn2Hi
+	constNegLn2Lo
+	constPoly
+	expConstCount = constPoly + vexp.PolyDegree + 1
+)
+
+// lanesPerConst is how many copies of a constant the table holds.
+const lanesPerConst = 16
+
+func newExpConsts() []uint32 {
+	bits := [expConstCount]uint32{vexp.HiBits, vexp.LoBits, vexp.Log2eBits, vexp.NegLn2Hi, vexp.NegLn2Lo}
+	copy(bits[constPoly:], vexp.Poly[:])
+	// Over-allocate by one line and start at the first aligned element.
+	buf := make([]uint32, (expConstCount+1)*lanesPerConst)
+	skip := (64 - int(uintptr(unsafe.Pointer(&buf[0]))%64)) % 64 / 4
+	t := buf[skip : skip+expConstCount*lanesPerConst]
+	for i, b := range bits {
+		for l := range lanesPerConst {
+			t[i*lanesPerConst+l] = b
+		}
+	}
+	return t
+}
+
+// expConst is constant i of expConsts as a memory operand off rScratch,
+// which exp loads with the table's address.
+func expConst(i int) obj.Addr { return mem(rScratch, int64(i*lanesPerConst*4)) }
+
 // exp sets every lane of r to e^r by package vexp's algorithm (its doc
-// says why each step is there), in four temporaries, for both widths.
-// Constants are broadcast where they are used: there is no register to
-// keep them in across an AVX2 kernel.
+// says why each step is there), in three temporaries, for both widths.
+// AVX-512 applies 2^n with VSCALEFPS, which rounds p*2^n once, as the
+// two halves of the algorithm's step 5 do (the first product is exact):
+// the same bits, in one instruction instead of nine.
 func (g *gen) exp(r int) {
 	mk := g.mark()
 	defer g.release(mk)
 	x := g.vr(r)
-	orig, n, pr, c := g.vr(g.tmp()), g.vr(g.tmp()), g.tmp(), g.tmp()
-	p := g.vr(pr)
-	k := func(bits uint32) obj.Addr { g.constant(c, bits); return g.vr(c) }
+	orig, n, p := g.vr(g.tmp()), g.vr(g.tmp()), g.vr(g.tmp())
 
+	g.op(x86.AMOVQ, imm(int64(uintptr(unsafe.Pointer(&expConsts[0])))), reg(rScratch))
 	g.op(x86.AVMOVAPS, x, orig)
-	g.op(x86.AVMINPS, k(vexp.HiBits), x, x)
-	g.op(x86.AVMAXPS, k(vexp.LoBits), x, x)
-	g.op(x86.AVMULPS, k(vexp.Log2eBits), x, n)
+	g.op(x86.AVMINPS, expConst(constHi), x, x)
+	g.op(x86.AVMAXPS, expConst(constLo), x, x)
+	g.op(x86.AVMULPS, expConst(constLog2e), x, n)
 	g.roundEven(n)
-	g.op(x86.AVFMADD231PS, k(vexp.NegLn2Hi), n, x) // x += n * -ln2hi
-	g.op(x86.AVFMADD231PS, k(vexp.NegLn2Lo), n, x)
+	g.op(x86.AVFMADD231PS, expConst(constNegLn2Hi), n, x) // x += n * -ln2hi
+	g.op(x86.AVFMADD231PS, expConst(constNegLn2Lo), n, x)
 
-	g.constant(pr, vexp.Poly[vexp.PolyDegree])
+	g.op(x86.AVMOVAPS, expConst(constPoly+vexp.PolyDegree), p)
 	for i := vexp.PolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, k(vexp.Poly[i]), x, p) // p = p*x + c_i
+		g.op(x86.AVFMADD213PS, expConst(constPoly+i), x, p) // p = p*x + c_i
 	}
 
-	// 2^n1 and 2^n2 in n1 = c and n2 = n; x is free again.
-	g.op(x86.AVCVTPS2DQ, n, n)
-	g.op(x86.AVPSRAD, imm(1), n, g.vr(c))
-	g.op(x86.AVPSUBD, g.vr(c), n, n)
-	g.op(x86.AVPSLLD, imm(vexp.MantBits), g.vr(c), g.vr(c))
-	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
-	g.constant(r, vexp.OneBits)
-	g.op(x86.AVPADDD, x, g.vr(c), g.vr(c))
-	g.op(x86.AVPADDD, x, n, n)
-	g.op(x86.AVMULPS, g.vr(c), p, p)
-	g.op(x86.AVMULPS, n, p, x)
+	if g.avx512 {
+		g.op(x86.AVSCALEFPS, n, p, x)
+	} else {
+		// 2^n1 and 2^n2 in n1 = x and n2 = n.
+		g.op(x86.AVCVTPS2DQ, n, n)
+		g.op(x86.AVPSRAD, imm(1), n, x)
+		g.op(x86.AVPSUBD, x, n, n)
+		g.op(x86.AVPSLLD, imm(vexp.MantBits), x, x)
+		g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
+		g.op(x86.AVPADDD, expConst(constPoly), x, x) // + 1.0's bits: the exponent bias
+		g.op(x86.AVPADDD, expConst(constPoly), n, n)
+		g.op(x86.AVMULPS, x, p, p)
+		g.op(x86.AVMULPS, n, p, x)
+	}
 
-	g.keepNaN(x, orig, g.vr(c))
+	g.keepNaN(x, orig, n)
 }
 
 // roundEven rounds every lane of x to the nearest integer, ties to even.
