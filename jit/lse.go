@@ -27,14 +27,100 @@ import (
 // S's Log, applied once per output, goes to the post-op pass. Every term
 // of S is at most 1 and the largest is 1, so a row of 1000s gives
 // 1000 + log(n), not Inf.
+//
+// Run over the whole of a large src, the three phases would read src
+// twice from memory and write and read a Y as large as src. So a plan
+// with Outer loops runs in chunks of its outermost loop, of about one
+// call budget of src each, one chunk's phases after the other's: the
+// second read of a chunk's src and its Y (as large, or twice) are then
+// served by a core's L2 cache or two, and every chunk reuses the first
+// one's scratch. Chunks depend on the plan alone, so results stay the
+// same for every thread count.
 
-// logSumExp adds the three phases of pl (a LogSumExp plan) from srcBuf
-// into dstBuf.
+// logSumExp adds the phases of pl (a LogSumExp plan) from srcBuf into
+// dstBuf: the three phases, chunk by chunk.
 func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
-	nb := pl.BinaryCount()
-	if nb >= plan.MaxBinary {
+	if nb := pl.BinaryCount(); nb >= plan.MaxBinary {
 		return graph.Errorf(graph.Unimplemented, "jit: log-sum-exp with %d binary post-ops (it needs one operand of its own)", nb)
 	}
+	if len(pl.Outer) == 0 {
+		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
+	}
+	// Src bytes of one iteration of the outermost loop.
+	it := plan.MulSat(max(pl.N, 1), esz(pl.SrcDT))
+	for _, l := range pl.Outer[1:] {
+		it = plan.MulSat(it, l.Size)
+	}
+	if pl.HasInner {
+		it = plan.MulSat(it, pl.Inner.Size)
+	}
+	size := pl.Outer[0].Size
+	chunk := max(1, callBudget/max(it, 1))
+	if chunk >= size {
+		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
+	}
+	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
+	o := &pl.Outer[0]
+	firstScratch := len(dc.d.scratch)
+	for start := int64(0); start < size; start += chunk {
+		sub := pl.Clone()
+		sub.Outer[0].Size = min(chunk, size-start)
+		counts(sub)
+		ph, sc := len(dc.d.phases), len(dc.d.scratch)
+		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
+			return err
+		}
+		// Move the chunk's calls to its outputs, and its scratch onto
+		// the first chunk's buffers.
+		for i := range dc.d.phases[ph:] {
+			segs := dc.d.phases[ph+i].segs
+			for j := range segs {
+				s := &segs[j]
+				if s.srcBuf == srcBuf {
+					s.srcOff += start * o.SrcStride * srcSz
+				}
+				if s.dstBuf == dstBuf {
+					s.dstOff += start * o.DstStride * dstSz
+				}
+				for k := range s.nbins {
+					if b := s.bins[k] - bufBins; b >= 0 && b < len(o.BinStrides) {
+						s.binOff[k] += start * o.BinStrides[b] * binSz[b]
+					}
+				}
+				s.srcBuf, s.dstBuf = dc.reuse(s.srcBuf, sc, firstScratch), dc.reuse(s.dstBuf, sc, firstScratch)
+				for k := range s.nbins {
+					s.bins[k] = dc.reuse(s.bins[k], sc, firstScratch)
+				}
+			}
+		}
+		if sc > firstScratch {
+			added := append([]int64(nil), dc.d.scratch[sc:]...)
+			dc.d.scratch = dc.d.scratch[:sc]
+			for i, n := range added {
+				if j := firstScratch + i; j < sc {
+					dc.d.scratch[j] = max(dc.d.scratch[j], n)
+				} else {
+					dc.d.scratch = append(dc.d.scratch, n)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// reuse maps buffer b, if it is one of the scratch buffers from index
+// from on, onto the same buffer counted from index to.
+func (dc *decomposer) reuse(b, from, to int) int {
+	if i := b - bufScratch; i >= from && b < bufBins {
+		return bufScratch + to + i - from
+	}
+	return b
+}
+
+// lseProgram adds the three phases of pl (a LogSumExp plan with fewer
+// than plan.MaxBinary operands) from srcBuf into dstBuf.
+func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	nb := pl.BinaryCount()
 	mx, outputs, ok := meansPlan(pl)
 	yBytes := plan.MulSat(plan.MulSat(outputs, max(pl.N, 1)), 4)
 	if !ok || yBytes > maxScratchBytes {
