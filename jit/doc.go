@@ -10,8 +10,8 @@
 // needing a transcendental other than Exp have no machine code) keeps
 // machine code for its reduction: the results go to scratch and a pass
 // on the interpreter applies the post-ops. A log-sum-exp runs as a max,
-// an exp pass and a sum, all machine code, in pipelined chunks of about
-// 1 MiB of src (lse.go). Kernels live in a bounded LRU cache.
+// an exp pass and a sum, all machine code, in chunks of about 1 MiB of
+// src (lse.go). Kernels live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB at most (a

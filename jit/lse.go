@@ -31,15 +31,11 @@ import (
 // Run over the whole of a large src, the three phases would read src
 // twice from memory and write and read a Y as large as src. So a plan
 // with Outer loops runs in chunks of its outermost loop, of about one
-// call budget of src each: the second read of a chunk's src and its Y
-// (as large, or twice) are then served by a core's L2 cache or two. The
-// chunks' programs are pipelined: phase j of chunk k runs in the same
-// phase as phase j-1 of chunk k+1, so that threads take the max of one
-// chunk, which waits for memory, beside the exp of another, which waits
-// for arithmetic, and a plan of c chunks of p phases has c+p-1 phases,
-// not c*p. The chunks in flight at once, at most p, each have a set of
-// scratch buffers of their own. Chunks depend on the plan alone, so
-// results stay the same for every thread count.
+// call budget of src each, one chunk's phases after the other's: the
+// second read of a chunk's src and its Y (as large, or twice) are then
+// served by a core's L2 cache or two, and every chunk reuses the first
+// one's scratch. Chunks depend on the plan alone, so results stay the
+// same for every thread count.
 
 // logSumExp adds the phases of pl (a LogSumExp plan) from srcBuf into
 // dstBuf: the three phases, chunk by chunk.
@@ -63,29 +59,23 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	if chunk >= size {
 		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
 	}
-
-	// Each chunk's program, its calls moved to the chunk's outputs; its
-	// scratch buffers numbered from base, to be placed in a set below.
-	type program struct {
-		phases  []phase
-		scratch []int64
-	}
-	var progs []program
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
 	o := &pl.Outer[0]
-	base, first := len(dc.d.scratch), len(dc.d.phases)
+	firstScratch := len(dc.d.scratch)
 	for start := int64(0); start < size; start += chunk {
 		sub := pl.Clone()
 		sub.Outer[0].Size = min(chunk, size-start)
 		counts(sub)
+		ph, sc := len(dc.d.phases), len(dc.d.scratch)
 		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
 			return err
 		}
-		p := program{phases: append([]phase(nil), dc.d.phases[first:]...), scratch: append([]int64(nil), dc.d.scratch[base:]...)}
-		dc.d.phases, dc.d.scratch = dc.d.phases[:first], dc.d.scratch[:base]
-		for i := range p.phases {
-			for j := range p.phases[i].segs {
-				s := &p.phases[i].segs[j]
+		// Move the chunk's calls to its outputs, and its scratch onto
+		// the first chunk's buffers.
+		for i := range dc.d.phases[ph:] {
+			segs := dc.d.phases[ph+i].segs
+			for j := range segs {
+				s := &segs[j]
 				if s.srcBuf == srcBuf {
 					s.srcOff += start * o.SrcStride * srcSz
 				}
@@ -97,54 +87,34 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 						s.binOff[k] += start * o.BinStrides[b] * binSz[b]
 					}
 				}
-			}
-		}
-		progs = append(progs, p)
-	}
-
-	// Scratch: one set per chunk in flight, each as large as any
-	// chunk's buffers.
-	depthP, width := 0, 0
-	for _, p := range progs {
-		depthP, width = max(depthP, len(p.phases)), max(width, len(p.scratch))
-	}
-	sets := min(depthP, len(progs))
-	dc.d.scratch = append(dc.d.scratch, make([]int64, sets*width)...)
-	for k, p := range progs {
-		for i, n := range p.scratch {
-			j := base + k%sets*width + i
-			dc.d.scratch[j] = max(dc.d.scratch[j], n)
-		}
-	}
-	place := func(b, k int) int {
-		if i := b - bufScratch - base; i >= 0 && b < bufBins {
-			return bufScratch + base + k%sets*width + i
-		}
-		return b
-	}
-
-	// The pipeline: chunk k's phase j in phase k+j.
-	merged := make([]phase, len(progs)+depthP-1)
-	for k, p := range progs {
-		for j := range p.phases {
-			m := &merged[k+j]
-			for _, s := range p.phases[j].segs {
-				s.srcBuf, s.dstBuf = place(s.srcBuf, k), place(s.dstBuf, k)
-				for i := range s.nbins {
-					s.bins[i] = place(s.bins[i], k)
+				s.srcBuf, s.dstBuf = dc.reuse(s.srcBuf, sc, firstScratch), dc.reuse(s.dstBuf, sc, firstScratch)
+				for k := range s.nbins {
+					s.bins[k] = dc.reuse(s.bins[k], sc, firstScratch)
 				}
-				m.segs = append(m.segs, s)
 			}
-			m.tasks = addSat(m.tasks, p.phases[j].tasks)
-			m.srcBytes = addSat(m.srcBytes, p.phases[j].srcBytes)
 		}
-	}
-	for _, m := range merged {
-		if len(m.segs) > 0 {
-			dc.d.phases = append(dc.d.phases, m)
+		if sc > firstScratch {
+			added := append([]int64(nil), dc.d.scratch[sc:]...)
+			dc.d.scratch = dc.d.scratch[:sc]
+			for i, n := range added {
+				if j := firstScratch + i; j < sc {
+					dc.d.scratch[j] = max(dc.d.scratch[j], n)
+				} else {
+					dc.d.scratch = append(dc.d.scratch, n)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// reuse maps buffer b, if it is one of the scratch buffers from index
+// from on, onto the same buffer counted from index to.
+func (dc *decomposer) reuse(b, from, to int) int {
+	if i := b - bufScratch; i >= from && b < bufBins {
+		return bufScratch + to + i - from
+	}
+	return b
 }
 
 // lseProgram adds the three phases of pl (a LogSumExp plan with fewer
