@@ -46,7 +46,7 @@ func TestLogSumExpWithOperands(t *testing.T) {
 // chunk, each chunk's calls moved to its own src, dst and operand
 // elements (an operand per output, and one broadcast over the outputs);
 // results agree with the reference on every ISA and the interpreter, the
-// same for 1 and 2 threads.
+// same for 1 and 2 threads, and no phase reads a buffer that it writes.
 func TestLogSumExpChunks(t *testing.T) {
 	isaList := []ISA{None}
 	if d := DetectedISA(); d != None {
@@ -96,6 +96,19 @@ func TestLogSumExpChunks(t *testing.T) {
 			if len(k.dec.phases) != phases || len(k.dec.scratch) != scratch {
 				t.Errorf("%s: %d phases and %d scratch buffers, want the chunks' %d and %d",
 					what, len(k.dec.phases), len(k.dec.scratch), phases, scratch)
+			}
+			for i, ph := range k.dec.phases {
+				written := map[int]bool{}
+				for _, s := range ph.segs {
+					written[s.dstBuf] = true
+				}
+				for _, s := range ph.segs {
+					for _, b := range append([]int{s.srcBuf}, s.bins[:s.nbins]...) {
+						if written[b] {
+							t.Errorf("%s: phase %d reads buffer %d, which it writes", what, i, b)
+						}
+					}
+				}
 			}
 			var first []byte
 			for _, threads := range []int{1, 2} {
