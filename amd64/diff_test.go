@@ -9,14 +9,13 @@ import (
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
-	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // checkProblem emits p for every ISA, runs it whole and in blocks of the
 // outermost loop, and compares with the float64 reference and with the
 // interpreter. Inputs are exact (see fillExact), so every comparison is
 // bit for bit (any NaN matches any NaN), except the machine code's
-// results of a problem ending in Exp (vexp.Near).
+// results of a problem ending in Exp or Log (vexp.Near).
 func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
@@ -44,7 +43,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 		for _, blk := range blocks {
 			got := append([]byte(nil), dst0...)
 			k.RunBlocks(pl, src, got, bins, blk)
-			if d := compareNear(p.DstDT, got, want, written, false, vexp.EndsInExp(p.PostOps)); d != "" {
+			if d := compareNear(p.DstDT, got, want, written, false, endsNear(p.PostOps)); d != "" {
 				k.Release()
 				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
 			}
@@ -56,7 +55,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 // TestRandomPlans runs thousands of random problems: ranks 0-6, dims
 // including 0 and 1 and vector-width edges, permuted and padded strides,
 // every dtype pair, chains of supported post-ops with scalar, full and
-// partial broadcast operands, some ending in Exp.
+// partial broadcast operands, some ending in Exp or Log.
 func TestRandomPlans(t *testing.T) {
 	n := 6000
 	if testing.Short() {
@@ -64,7 +63,7 @@ func TestRandomPlans(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(1))
 	for i := 0; i < n; i++ {
-		p := withTrailingExp(r, randProblem(r, 6000))
+		p := withTrailingExpOrLog(r, randProblem(r, 6000))
 		checkProblem(t, r, p, i%5 == 0)
 	}
 }
@@ -208,6 +207,6 @@ func FuzzPlans(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed int64, specials bool) {
 		r := rand.New(rand.NewSource(seed))
-		checkProblem(t, r, withTrailingExp(r, randProblem(r, 6000)), specials)
+		checkProblem(t, r, withTrailingExpOrLog(r, randProblem(r, 6000)), specials)
 	})
 }

@@ -86,6 +86,14 @@ func TestDisassembly(t *testing.T) {
 		{"exp avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
 			Options{}, []string{"vminps (%rax),%ymm0", "vroundps $0x0", "vfmadd231ps 0xc0(%rax)", "vfmadd213ps 0x140(%rax)", "vcvtps2dq",
 				"vpsrad $0x1", "vpslld $0x17", "vpaddd 0x140(%rax)", "vcmpunordps %ymm", "vblendvps"}},
+		{"log avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+			Options{AVX512: true}, []string{"vgetexpps %zmm0,%zmm17", "vgetmantps $0x0,%zmm0,%zmm0", "vcmpge_oqps 0xc0(%rax),%zmm0,%k6",
+				"vmulps 0x100(%rax),%zmm0,%zmm0{%k6}", "vaddps (%rax),%zmm17,%zmm17{%k6}", "vfmadd213ps 0x3c0(%rax)",
+				"vfmadd231ps 0x80(%rax),%zmm17,%zmm0", "vfixupimmps $0x0,0x140(%rax),%zmm16,%zmm0"}},
+		{"log avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+			Options{}, []string{"vcmpltps 0x180(%rax),%ymm0", "vblendvps %ymm10,%ymm9,%ymm0,%ymm0", "vandps 0x200(%rax)",
+				"vpsubd 0x240(%rax)", "vpsrad $0x17", "vcvtdq2ps", "vpaddd 0x240(%rax)", "vfmadd213ps 0x3c0(%rax)", "vcmpleps 0x2c0(%rax)",
+				"vblendvps %ymm10,0x300(%rax)", "vcmpnleps 0x380(%rax)"}},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl, c.o)

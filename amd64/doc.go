@@ -44,10 +44,10 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside, except Exp's (below): max
-//     and min are made exact (NaN propagates, +0 > -0) as described below;
-//     ReLU and LeakyReLU test with ordered/unordered compares so that NaN
-//     and -0 come out as the reference gives them.
+//     dtypes conversions, NaN payloads aside, except Exp's and Log's
+//     (below): max and min are made exact (NaN propagates, +0 > -0) as
+//     described below; ReLU and LeakyReLU test with ordered/unordered
+//     compares so that NaN and -0 come out as the reference gives them.
 //   - HardSigmoid and HardSwish run in f64 with the reference's
 //     operations (f64.go), again for bit-identical results. Exp is a
 //     vector exp in f32 (exp.go; the algorithm is package jit/vexp's,
@@ -55,9 +55,16 @@
 //     degree-6 polynomial, and 2^n applied in two halves so that
 //     subnormal results round correctly and overflow gives +Inf; within
 //     vexp.MaxULP (one) f32 ulp of plan.Eltwise, a NaN returned as it
-//     came. The other post-ops that need a transcendental (Elu, GELU,
-//     Log, Mish, Sigmoid, SoftPlus, Tanh) are not emitted: Emit says
-//     Unimplemented and the runtime runs them in a post-op pass.
+//     came. Log is a vector log in f32 (log.go, package jit/vlog's
+//     algorithm, the same on arm64): x split into 2^k * m with m in
+//     [2/3, 4/3) (VGETMANTPS and VGETEXPPS on AVX-512, integer steps on
+//     AVX2, subnormals included), a degree-9 polynomial in m - 1, and
+//     k*ln2 added last; within vlog.MaxULP (one) f32 ulp of
+//     plan.Eltwise, its specials exact (VFIXUPIMMPS on AVX-512), a NaN
+//     returned as it came. The other post-ops that need a
+//     transcendental (Elu, GELU, Mish, Sigmoid, SoftPlus, Tanh) are not
+//     emitted: Emit says Unimplemented and the runtime runs them in a
+//     post-op pass.
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

@@ -54,7 +54,7 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 func supportedKind(k plan.Kind) bool {
 	switch k {
 	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
-		plan.Round, plan.Sqrt, plan.Square, plan.Exp,
+		plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -120,6 +120,8 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.hardSwish(r)
 	case plan.Exp:
 		g.exp(r)
+	case plan.Log:
+		g.log(r)
 	default:
 		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}

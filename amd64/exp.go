@@ -8,12 +8,8 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// expConsts are the exp's constants, in the order of the expConst
-// indices, each repeated across 64 bytes (one zmm, two ymm) at a 64-byte
-// aligned address, so that every step reads its constant as a memory
-// operand of the full width: no register holds one, and none is built
-// per vector. The table is a Go heap object that never moves; kernels
-// carry its address.
+// expConsts are the exp's constants, in the order of the indices
+// below, in a constant table (newConstTable).
 var expConsts = newExpConsts()
 
 // The indices of expConsts; Poly's coefficient i is at constPoly+i.
@@ -27,16 +23,25 @@ const (
 	expConstCount = constPoly + vexp.PolyDegree + 1
 )
 
-// lanesPerConst is how many copies of a constant the table holds.
+// lanesPerConst is how many copies of a constant a table holds.
 const lanesPerConst = 16
 
 func newExpConsts() []uint32 {
 	bits := [expConstCount]uint32{vexp.HiBits, vexp.LoBits, vexp.Log2eBits, vexp.NegLn2Hi, vexp.NegLn2Lo}
 	copy(bits[constPoly:], vexp.Poly[:])
+	return newConstTable(bits[:])
+}
+
+// newConstTable returns a table of the constants bits, each repeated
+// across 64 bytes (one zmm, two ymm) at a 64-byte aligned address, so
+// that every step reads its constant as a memory operand of the full
+// width: no register holds one, and none is built per vector. The table
+// is a Go heap object that never moves; kernels carry its address.
+func newConstTable(bits []uint32) []uint32 {
 	// Over-allocate by one line and start at the first aligned element.
-	buf := make([]uint32, (expConstCount+1)*lanesPerConst)
+	buf := make([]uint32, (len(bits)+1)*lanesPerConst)
 	skip := (64 - int(uintptr(unsafe.Pointer(&buf[0]))%64)) % 64 / 4
-	t := buf[skip : skip+expConstCount*lanesPerConst]
+	t := buf[skip : skip+len(bits)*lanesPerConst]
 	for i, b := range bits {
 		for l := range lanesPerConst {
 			t[i*lanesPerConst+l] = b
@@ -45,9 +50,14 @@ func newExpConsts() []uint32 {
 	return t
 }
 
-// expConst is constant i of expConsts as a memory operand off rScratch,
-// which exp loads with the table's address.
-func expConst(i int) obj.Addr { return mem(rScratch, int64(i*lanesPerConst*4)) }
+// loadTable sets rScratch to the address of table t, for tableConst.
+func (g *gen) loadTable(t []uint32) {
+	g.op(x86.AMOVQ, imm(int64(uintptr(unsafe.Pointer(&t[0])))), reg(rScratch))
+}
+
+// tableConst is constant i of the table in rScratch (loadTable) as a
+// memory operand.
+func tableConst(i int) obj.Addr { return mem(rScratch, int64(i*lanesPerConst*4)) }
 
 // exp sets every lane of r to e^r by package vexp's algorithm (its doc
 // says why each step is there), in three temporaries, for both widths.
@@ -60,18 +70,18 @@ func (g *gen) exp(r int) {
 	x := g.vr(r)
 	orig, n, p := g.vr(g.tmp()), g.vr(g.tmp()), g.vr(g.tmp())
 
-	g.op(x86.AMOVQ, imm(int64(uintptr(unsafe.Pointer(&expConsts[0])))), reg(rScratch))
+	g.loadTable(expConsts)
 	g.op(x86.AVMOVAPS, x, orig)
-	g.op(x86.AVMINPS, expConst(constHi), x, x)
-	g.op(x86.AVMAXPS, expConst(constLo), x, x)
-	g.op(x86.AVMULPS, expConst(constLog2e), x, n)
+	g.op(x86.AVMINPS, tableConst(constHi), x, x)
+	g.op(x86.AVMAXPS, tableConst(constLo), x, x)
+	g.op(x86.AVMULPS, tableConst(constLog2e), x, n)
 	g.roundEven(n)
-	g.op(x86.AVFMADD231PS, expConst(constNegLn2Hi), n, x) // x += n * -ln2hi
-	g.op(x86.AVFMADD231PS, expConst(constNegLn2Lo), n, x)
+	g.op(x86.AVFMADD231PS, tableConst(constNegLn2Hi), n, x) // x += n * -ln2hi
+	g.op(x86.AVFMADD231PS, tableConst(constNegLn2Lo), n, x)
 
-	g.op(x86.AVMOVAPS, expConst(constPoly+vexp.PolyDegree), p)
+	g.op(x86.AVMOVAPS, tableConst(constPoly+vexp.PolyDegree), p)
 	for i := vexp.PolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, expConst(constPoly+i), x, p) // p = p*x + c_i
+		g.op(x86.AVFMADD213PS, tableConst(constPoly+i), x, p) // p = p*x + c_i
 	}
 
 	if g.avx512 {
@@ -83,8 +93,8 @@ func (g *gen) exp(r int) {
 		g.op(x86.AVPSUBD, x, n, n)
 		g.op(x86.AVPSLLD, imm(vexp.MantBits), x, x)
 		g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
-		g.op(x86.AVPADDD, expConst(constPoly), x, x) // + 1.0's bits: the exponent bias
-		g.op(x86.AVPADDD, expConst(constPoly), n, n)
+		g.op(x86.AVPADDD, tableConst(constPoly), x, x) // + 1.0's bits: the exponent bias
+		g.op(x86.AVPADDD, tableConst(constPoly), n, n)
 		g.op(x86.AVMULPS, x, p, p)
 		g.op(x86.AVMULPS, n, p, x)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/jit/plan"
-	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // specialValues covers the cases where vector instructions and the Go
@@ -20,7 +19,7 @@ var specialValues = []float32{
 // the mean and (for binary ops) as the operand, for every dtype pair and
 // operand type, and demands bit-equal results with plan.Eltwise and
 // plan.Binary followed by gdnn's rounding (any NaN matches any NaN);
-// Exp's results within vexp.Near.
+// Exp's and Log's results within vexp.Near.
 // The problem is an identity ([A, B], nothing reduced) with src varying
 // along A and the operand along B, so every pair meets once.
 func TestPostOpSpecials(t *testing.T) {
@@ -42,7 +41,7 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
-	cases = append(cases, opCase{plan.Exp, 0, 0})
+	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pair := range dtPairs {
@@ -83,7 +82,7 @@ func TestPostOpSpecials(t *testing.T) {
 					got := append([]byte(nil), dst0...)
 					k.RunBlocks(pl, src, got, bins, 0)
 					k.Release()
-					if d := compareNear(p.DstDT, got, want, written, false, vexp.EndsInExp(p.PostOps)); d != "" {
+					if d := compareNear(p.DstDT, got, want, written, false, endsNear(p.PostOps)); d != "" {
 						t.Errorf("%s %v(%v,%v) %v:%v operand %v: %s", isa.name, c.kind, c.alpha, c.beta,
 							pair[0], pair[1], op.BinDT, d)
 					}

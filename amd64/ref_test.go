@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
+	"github.com/gdnn/gdnn/jit/vlog"
 )
 
 // The oracle: a float64 reference that walks the Problem itself (not the
@@ -377,14 +378,14 @@ func compareExact(dt dtypes.DataType, got, want []byte, written map[int64]bool, 
 	return compareNear(dt, got, want, written, anyZero, false)
 }
 
-// compareNear is compareExact, except that with expLast (machine code
-// against a reference, for a problem whose post-ops end in Exp) outputs
-// may be vexp.Near.
-func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero, expLast bool) string {
+// compareNear is compareExact, except that with nearLast (machine code
+// against a reference, for a problem whose post-ops end in Exp or Log:
+// endsNear) outputs may be vexp.Near.
+func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero, nearLast bool) string {
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if written[i] {
-			if !sameValue(dt, got, want, i, anyZero) && !(expLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
+			if !sameValue(dt, got, want, i, anyZero) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
 				return fmt.Sprintf("dst[%d] = %v, want %v", i, getF(dt, got, i), getF(dt, want, i))
 			}
 			continue
@@ -439,11 +440,18 @@ func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, d
 	return src, dst, bins
 }
 
-// withTrailingExp appends an Exp post-op to p one time in four (see
-// vexp.EndsInExp for why last).
-func withTrailingExp(r *rand.Rand, p *plan.Problem) *plan.Problem {
-	if r.Intn(4) == 0 {
+// withTrailingExpOrLog appends an Exp post-op to p one time in eight and
+// a Log one time in eight (see vexp.EndsInExp for why last).
+func withTrailingExpOrLog(r *rand.Rand, p *plan.Problem) *plan.Problem {
+	switch r.Intn(8) {
+	case 0:
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
+	case 1:
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
 	}
 	return p
 }
+
+// endsNear reports whether ops end in a post-op whose machine code is
+// held to vexp.Near of the reference: Exp or Log.
+func endsNear(ops []plan.PostOp) bool { return vexp.EndsInExp(ops) || vlog.EndsInLog(ops) }

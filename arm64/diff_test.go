@@ -10,15 +10,14 @@ import (
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
-	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // checkProblem emits p, runs it whole and in blocks of the outermost
 // loop (each block a call with its own Count), and compares with the
 // float64 reference and with the interpreter. Inputs are exact (see
 // exactFiller), so every comparison is bit for bit (any NaN matches any
-// NaN), except the machine code's results of a problem ending in Exp
-// (vexp.Near).
+// NaN), except the machine code's results of a problem ending in Exp or
+// Log (vexp.Near).
 func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, srcSpecials, binSpecials bool, blocks []int64) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
@@ -42,7 +41,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, srcSpecials, binS
 	for _, blk := range blocks {
 		got := append([]byte(nil), dst0...)
 		k.RunBlocks(pl, src, got, bins, blk)
-		if d := diffNear(p.DstDT, got, want, outs, true, vexp.EndsInExp(p.PostOps)); d != "" {
+		if d := diffNear(p.DstDT, got, want, outs, true, endsNear(p.PostOps)); d != "" {
 			t.Fatalf("neon (blocks of %d): %s\nproblem %+v\nplan %v", blk, d, p, pl)
 		}
 	}
@@ -51,7 +50,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, srcSpecials, binS
 // TestRandomPlans runs random problems: ranks 0-5, dims including 0 and
 // 1 and vector-width edges, permuted and padded strides, every dtype
 // pair, chains of supported post-ops with scalar, full and partial
-// broadcast operands (some ending in Exp), whole and in random blocks of
+// broadcast operands (some ending in Exp or Log), whole and in random blocks of
 // the outermost loop.
 func TestRandomPlans(t *testing.T) {
 	needARM64(t)
@@ -61,7 +60,7 @@ func TestRandomPlans(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(1))
 	for i := 0; i < n; i++ {
-		p := withTrailingExp(r, randomProblem(r, 3000))
+		p := withTrailingExpOrLog(r, randomProblem(r, 3000))
 		blocks := []int64{0, 1 + r.Int63n(9)}
 		checkProblem(t, r, p, i%4 == 0, i%3 == 0, blocks)
 	}
@@ -137,7 +136,7 @@ func TestShapes(t *testing.T) {
 // TestUnsupportedPostOp checks that a post-op without JIT code is
 // reported as Unimplemented, naming the kind.
 func TestUnsupportedPostOp(t *testing.T) {
-	for _, k := range []plan.Kind{plan.Tanh, plan.GELUErf, plan.Log, plan.Sigmoid} {
+	for _, k := range []plan.Kind{plan.Tanh, plan.GELUErf, plan.SoftPlus, plan.Sigmoid} {
 		p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{{Kind: k}}}
 		pl, err := plan.Canonicalize(p)

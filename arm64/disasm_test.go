@@ -108,6 +108,9 @@ func TestDisassembly(t *testing.T) {
 		{"exp f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
 			[]string{"fmin v", "fmax v", "frintn v", "fmla v", "fcvtns v", "sshr v", "#1", "sub v", "shl v", "#23", "add v",
 				"fcmeq v", "bif v"}},
+		{"log f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+			[]string{"fcmgt v", "fmul v", "bit v", "and v", "sub v", "sshr v", "#23", "scvtf v", "add v", "fsub v", "fmla v",
+				"fadd v", "fcmle v", "fcmlt v", "bif v"}},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl)

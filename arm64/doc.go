@@ -47,16 +47,18 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside, except Exp's: a vector exp
-//     in f32 (exp.go, package jit/vexp's algorithm, amd64's steps) within
-//     vexp.MaxULP (one) f32 ulp of plan.Eltwise, subnormal results
-//     rounded correctly, overflow +Inf, a NaN returned as it came; the
-//     other transcendental post-ops are Unimplemented. FMAX/FMIN already give NaN
-//     for a NaN on either side and order -0 below +0, as plan.Binary
-//     does; Clamp compares and selects instead (FMAX would turn a -0
-//     that the reference keeps into +0); ReLU and LeakyReLU use ordered
-//     compares against zero so that NaN and -0 come out as the
-//     reference gives them.
+//     dtypes conversions, NaN payloads aside, except Exp's and Log's: a
+//     vector exp in f32 (exp.go, package jit/vexp's algorithm, amd64's
+//     steps) within vexp.MaxULP (one) f32 ulp of plan.Eltwise, subnormal
+//     results rounded correctly, overflow +Inf, a NaN returned as it
+//     came; a vector log (log.go, package jit/vlog's algorithm, amd64's
+//     AVX2 steps) within vlog.MaxULP (one) f32 ulp, subnormal inputs
+//     included, its specials exact; the other transcendental post-ops
+//     are Unimplemented. FMAX/FMIN already give NaN for a NaN on either
+//     side and order -0 below +0, as plan.Binary does; Clamp compares and
+//     selects instead (FMAX would turn a -0 that the reference keeps into
+//     +0); ReLU and LeakyReLU use ordered compares against zero so that
+//     NaN and -0 come out as the reference gives them.
 //   - f32 -> f16 is FCVTN, which rounds as FPCR says: Go runs with round
 //     to nearest even, no flush to zero, no default NaN. f32 -> bf16 is
 //     an exact integer sequence (x + 0x7fff + lsb, NaN made quiet) and

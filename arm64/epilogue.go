@@ -57,7 +57,7 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 // supportedKind reports whether the kernel can apply post-op kind k.
 func supportedKind(k plan.Kind) bool {
 	switch k {
-	case plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square, plan.Exp,
+	case plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -104,6 +104,8 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.vop(arm64.AVBIT, arr16B, r, t, m)
 	case plan.Exp:
 		g.exp(r)
+	case plan.Log:
+		g.log(r)
 	default:
 		g.fail(graph.Errorf(graph.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
 	}

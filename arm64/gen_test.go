@@ -8,6 +8,8 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vexp"
+	"github.com/gdnn/gdnn/jit/vlog"
 )
 
 // Random problems and exact data for the differential tests. Nothing
@@ -19,14 +21,21 @@ var kinds = []plan.Kind{
 	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
-// withTrailingExp appends an Exp post-op to p one time in four (see
-// vexp.EndsInExp for why last).
-func withTrailingExp(r *rand.Rand, p *plan.Problem) *plan.Problem {
-	if r.Intn(4) == 0 {
+// withTrailingExpOrLog appends an Exp post-op to p one time in eight and
+// a Log one time in eight (see vexp.EndsInExp for why last).
+func withTrailingExpOrLog(r *rand.Rand, p *plan.Problem) *plan.Problem {
+	switch r.Intn(8) {
+	case 0:
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
+	case 1:
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
 	}
 	return p
 }
+
+// endsNear reports whether ops end in a post-op whose machine code is
+// held to vexp.Near of the reference: Exp or Log.
+func endsNear(ops []plan.PostOp) bool { return vexp.EndsInExp(ops) || vlog.EndsInLog(ops) }
 
 // exactFiller fills buffers with multiples of 1/4 in [-4, 4] (every f16
 // and bf16 holds them exactly): sums of up to 2^20 of them are exact in

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/jit/plan"
-	"github.com/gdnn/gdnn/jit/vexp"
 )
 
 // specialValues are where vector instructions and the Go reference part
@@ -22,7 +21,7 @@ var specialValues = []float32{
 // the mean and (for binary ops) as the operand, for every dtype pair and
 // operand type, and demands bit-equal results with plan.Eltwise and
 // plan.Binary followed by gdnn's rounding (any NaN matches any NaN;
-// Exp's results within vexp.Near). The
+// Exp's and Log's results within vexp.Near). The
 // problem is an identity ([A, B], nothing reduced) with src varying along
 // A and the operand along B, so every pair meets once; B is the inner,
 // vectorised dim (full vectors and a tail).
@@ -44,7 +43,7 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
-	cases = append(cases, opCase{plan.Exp, 0, 0})
+	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pr := range pairs {
@@ -84,7 +83,7 @@ func TestPostOpSpecials(t *testing.T) {
 				got := append([]byte(nil), dst0...)
 				k.RunBlocks(pl, src, got, bins, 0)
 				k.Release()
-				if d := diffNear(p.DstDT, got, want, outs, true, vexp.EndsInExp(p.PostOps)); d != "" {
+				if d := diffNear(p.DstDT, got, want, outs, true, endsNear(p.PostOps)); d != "" {
 					t.Errorf("%v(%v,%v) %v:%v operand %v: %s", c.kind, c.alpha, c.beta, pr[0], pr[1], bdt, d)
 				}
 			}

@@ -191,17 +191,17 @@ func diffResult(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroS
 	return diffNear(dt, got, want, outs, zeroSign, false)
 }
 
-// diffNear is diffResult, except that with expLast (machine code against
-// a reference, for a problem whose post-ops end in Exp) outputs may be
-// vexp.Near.
-func diffNear(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSign, expLast bool) string {
+// diffNear is diffResult, except that with nearLast (machine code
+// against a reference, for a problem whose post-ops end in Exp or Log:
+// endsNear) outputs may be vexp.Near.
+func diffNear(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSign, nearLast bool) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("dst has %d bytes, want %d", len(got), len(want))
 	}
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if outs[i] {
-			if !sameElem(dt, got, want, i, zeroSign) && !(expLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
+			if !sameElem(dt, got, want, i, zeroSign) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
 				return fmt.Sprintf("dst[%d] = %v, want %v", i, elemAt(dt, got, i), elemAt(dt, want, i))
 			}
 		} else if string(got[i*sz:(i+1)*sz]) != string(want[i*sz:(i+1)*sz]) {

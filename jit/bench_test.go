@@ -160,6 +160,41 @@ func BenchmarkPostPass(b *testing.B) {
 	}
 }
 
+// BenchmarkLogPostOp runs a Log post-op after a sum (1024x4096 f32
+// reduced over axis 1) and alone (an identity over 1024x1024 f32), with
+// one thread and with GOMAXPROCS threads.
+func BenchmarkLogPostOp(b *testing.B) {
+	threadCounts := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threadCounts = append(threadCounts, n)
+	}
+	for _, s := range []struct {
+		name string
+		s    spec
+	}{
+		{"sum", spec{dims: []int64{1024, 4096}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
+			post: []plan.PostOp{{Kind: plan.Log}}}},
+		{"eltwise", spec{dims: []int64{1024, 1024}, reduce: []bool{false, false}, sdt: dtypes.F32, ddt: dtypes.F32,
+			post: []plan.PostOp{{Kind: plan.Log}}}},
+	} {
+		for _, th := range threadCounts {
+			b.Run(fmt.Sprintf("%s/t%d", s.name, th), func(b *testing.B) {
+				withThreads(b, th)
+				c := s.s.build(b, rand.New(rand.NewPCG(1, 1)))
+				k := c.compile(b)
+				dst := c.newDst()
+				b.SetBytes(int64(len(c.src)) + c.dstN)
+				b.Logf("impl %s %s", k.Impl(), k.schedule())
+				for b.Loop() {
+					if err := k.Run(c.src, dst, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkKindAnchors runs sum, max, min and mul (f32) on the anchor shapes
 // where oneDNN's JIT serves them too (B, C, E, G), with one thread and
 // with GOMAXPROCS threads, for side-by-side runs against oneDNN's same

@@ -7,11 +7,11 @@
 // when there is no JIT for the plan, the ISA is capped to none, or
 // executable memory is refused; each emitter declares what it covers
 // (kernelshape.Covers). A plan refused only for its post-ops (those
-// needing a transcendental other than Exp have no machine code) keeps
-// machine code for its reduction: the results go to scratch and a pass
-// on the interpreter applies the post-ops. A log-sum-exp runs as a max,
-// an exp pass and a sum, all machine code, in chunks of about 1 MiB of
-// src (lse.go). Kernels live in a bounded LRU cache.
+// needing a transcendental other than Exp and Log have no machine code)
+// keeps machine code for its reduction: the results go to scratch and a
+// pass on the interpreter applies the post-ops. A log-sum-exp runs as a
+// max, an exp pass and a sum with its Log, all machine code, in chunks
+// of about 1 MiB of src (lse.go). Kernels live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB at most (a

@@ -11,8 +11,8 @@ import (
 // The log-sum-exp program. plan.LogSumExp needs each output's largest
 // element before its sum, which no single pass over src has, and which
 // a split into stages would lose. So the runtime runs it as three plans,
-// each decomposed like any other (blocks, tiles, two stages, post-op
-// pass), one phase after the other:
+// each decomposed like any other (blocks, tiles, two stages), one after
+// the other:
 //
 //	M (max): the plan as a max, clamped to the finite f32 range
 //	  (plan.LSEShift), into dense f32 scratch, one value per output;
@@ -22,11 +22,10 @@ import (
 //	S (sum): Y summed over the reduced loops, then Log, then Add M (the
 //	  operand again), then the plan's own post-ops, into dst.
 //
-// All three are machine code: Y's Exp is the emitters' vector exp
-// (package jit/vexp: within one f32 ulp of the interpreter's), and only
-// S's Log, applied once per output, goes to the post-op pass. Every term
-// of S is at most 1 and the largest is 1, so a row of 1000s gives
-// 1000 + log(n), not Inf.
+// All three are machine code: Y's Exp and S's Log are the emitters'
+// vector exp and log (packages jit/vexp and jit/vlog: each within one
+// f32 ulp of the interpreter's). Every term of S is at most 1 and the
+// largest is 1, so a row of 1000s gives 1000 + log(n), not Inf.
 //
 // Run over the whole of a large src, the three phases would read src
 // twice from memory and write and read a Y as large as src. So a plan

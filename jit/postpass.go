@@ -8,8 +8,8 @@ import (
 )
 
 // The post-op pass. The emitters have no vector code for some post-ops
-// (those needing a transcendental other than Exp: Elu, GELU, Log, Mish,
-// Sigmoid, SoftPlus, Tanh). Running such a plan wholly in the
+// (those needing a transcendental other than Exp and Log: Elu, GELU,
+// Mish, Sigmoid, SoftPlus, Tanh). Running such a plan wholly in the
 // interpreter would run its reduction, by far the larger part of the
 // work, at interpreter speed. Instead the plan is run as two phases:
 //

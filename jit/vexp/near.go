@@ -15,7 +15,9 @@ import (
 // what rounding two f32 values that far apart to the dst type gives
 // (Near). An op after an Exp could magnify the difference without
 // bound (a Subtract of a close operand), so such tests put Exp last
-// (EndsInExp); every other output stays bit for bit.
+// (EndsInExp); every other output stays bit for bit. Package vlog's log
+// is held to the same MaxULP, so Near serves problems ending in Log
+// (vlog.EndsInLog) too.
 
 // EndsInExp reports whether Exp is the last of ops.
 func EndsInExp(ops []plan.PostOp) bool {

@@ -111,10 +111,14 @@ func Quiet(x float32) float32 {
 // SweepProblem returns the problem that applies Exp to xs (an identity
 // over len(xs) f32 elements with one post-op, so that lanes, tails and
 // the scalar path all meet the specials) and its src bytes.
-func SweepProblem(xs []float32) (*plan.Problem, []byte) {
+func SweepProblem(xs []float32) (*plan.Problem, []byte) { return IdentityProblem(plan.Exp, xs) }
+
+// IdentityProblem returns the problem that applies the unary post-op
+// kind to xs, as SweepProblem does Exp, and its src bytes.
+func IdentityProblem(kind plan.Kind, xs []float32) (*plan.Problem, []byte) {
 	n := int64(len(xs))
 	p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n}, SrcStrides: []int64{1},
-		Reduce: []bool{false}, DstStrides: []int64{1}, PostOps: []plan.PostOp{{Kind: plan.Exp}}}
+		Reduce: []bool{false}, DstStrides: []int64{1}, PostOps: []plan.PostOp{{Kind: kind}}}
 	src := make([]byte, 4*n)
 	for i, x := range xs {
 		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(x))
@@ -128,13 +132,21 @@ func SweepProblem(xs []float32) (*plan.Problem, []byte) {
 // It returns the largest error in ulps and up to five descriptions of
 // results that break the contract, with how many did.
 func CheckSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	return CheckSweepOf("exp", math.Exp, Check, xs, dst)
+}
+
+// CheckSweepOf is CheckSweep for the function name, whose float64
+// reference is ref and whose contract is check: the IdentityProblem's
+// output dst for xs held to check.
+func CheckSweepOf(name string, ref func(float64) float64, check func(x, got float32) (int64, bool),
+	xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
 	for i, x := range xs {
 		y := math.Float32frombits(binary.LittleEndian.Uint32(dst[4*i:]))
-		u, ok := Check(Quiet(x), y)
+		u, ok := check(Quiet(x), y)
 		if !ok {
 			if nbad < 5 {
-				bad = append(bad, fmt.Sprintf("exp(%v) (bits %#x) = %v (bits %#x), want %v", x, math.Float32bits(x),
-					y, math.Float32bits(y), float32(math.Exp(float64(x)))))
+				bad = append(bad, fmt.Sprintf("%s(%v) (bits %#x) = %v (bits %#x), want %v", name, x, math.Float32bits(x),
+					y, math.Float32bits(y), float32(ref(float64(x)))))
 			}
 			nbad++
 			continue

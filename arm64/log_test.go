@@ -1,0 +1,43 @@
+package arm64
+
+import (
+	"testing"
+
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vlog"
+)
+
+// TestLogSweep runs the Log post-op on a sweep of the f32 bit patterns
+// (vlog.Sweep, sparser than amd64's: this runs under qemu) and holds each
+// result to vlog.Check: within vlog.MaxULP of float32(math.Log(x)), the
+// specials exact, the same NaN for a NaN (quietened, as for the exp);
+// and to vlog.Model bit for bit, as amd64's. The problem is an identity
+// over the inputs, so lanes, tails and the scalar path all meet
+// specials.
+func TestLogSweep(t *testing.T) {
+	needARM64(t)
+	xs := vlog.Sweep(1 << 14)
+	if testing.Short() {
+		xs = vlog.Sweep(1 << 17)
+	}
+	p, src := vlog.SweepProblem(xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := compile(t, pl)
+	defer k.Release()
+	got := make([]byte, len(src))
+	k.RunBlocks(pl, src, got, nil, 0)
+	worst, bad, nbad := vlog.CheckSweep(xs, got)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if nbad > 0 {
+		t.Errorf("%d of %d results break the contract", nbad, len(xs))
+	}
+	if d := vlog.CheckModel(xs, got); d != "" {
+		t.Error(d)
+	}
+	t.Logf("neon: %d inputs, largest error %d ulp", len(xs), worst)
+}
