@@ -603,3 +603,34 @@ func TestGCStress(t *testing.T) {
 		t.Error("no kernel was compiled again: the cache thrashing did not happen")
 	}
 }
+
+// TestEmptyReductionsAtSmallBudgets compiles and runs empty reductions
+// whose outputs exceed the call budget, with too few outputs per budget
+// for ordinary tiles: they have no stages to cut into, so they take
+// tiles of any width (a two-stage split would divide by their zero
+// length). Sums and log-sum-exp, on every ISA and the interpreter.
+func TestEmptyReductionsAtSmallBudgets(t *testing.T) {
+	isaList := []ISA{None}
+	if d := DetectedISA(); d != None {
+		isaList = append(isaList, d)
+	}
+	for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.LogSumExp} {
+		for _, dims := range [][]int64{{50, 0}, {3, 50, 0}, {0, 7}} {
+			reduce := make([]bool, len(dims))
+			for i, d := range dims {
+				reduce[i] = d == 0
+			}
+			c := spec{dims: dims, reduce: reduce, sdt: dtypes.F32, ddt: dtypes.F32}.build(t, rand.New(rand.NewPCG(1, 1)))
+			c.p.Reduction = red
+			for _, isa := range isaList {
+				for _, budget := range []int64{16, 64} {
+					withBudget(t, budget)
+					prev := SetMaxISA(isa)
+					dst := c.run(t)
+					SetMaxISA(prev)
+					checkRef(t, c, dst, fmt.Sprintf("%v %v budget %d %s", red, dims, budget, isa))
+				}
+			}
+		}
+	}
+}
