@@ -137,6 +137,10 @@ type segment struct {
 	lastPlan       *plan.Plan
 	tasks          int64 // calls
 	srcBytes       int64 // bytes the calls read in all, for the inline decision
+	// progs, when not nil, makes call t run progs[t] whole (a chunk of
+	// a log-sum-exp, see lse.go); the fields above but tasks and
+	// srcBytes are then unused.
+	progs []*program
 }
 
 // phase is a set of segments whose calls may run in any order; phases run
@@ -145,6 +149,23 @@ type phase struct {
 	segs     []segment
 	tasks    int64
 	srcBytes int64
+}
+
+// calls returns how many kernel calls ph makes, its programs' included.
+func (ph *phase) calls() int64 {
+	n := int64(0)
+	for _, s := range ph.segs {
+		if s.progs == nil {
+			n += s.tasks
+			continue
+		}
+		for _, p := range s.progs {
+			for i := range p.phases {
+				n += p.phases[i].calls()
+			}
+		}
+	}
+	return n
 }
 
 // decomposition is the complete, thread-count independent call schedule

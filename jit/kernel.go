@@ -207,8 +207,8 @@ func (k *Kernel) Why() string {
 // schedule describes the call schedule for verbose lines.
 func (k *Kernel) schedule() string {
 	calls := int64(0)
-	for _, ph := range k.dec.phases {
-		calls += ph.tasks
+	for i := range k.dec.phases {
+		calls += k.dec.phases[i].calls()
 	}
 	split := k.dec.split
 	if k.dec.postpass {

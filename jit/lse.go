@@ -30,14 +30,24 @@ import (
 // Run over the whole of a large src, the three phases would read src
 // twice from memory and write and read a Y as large as src. So a plan
 // with Outer loops runs in chunks of its outermost loop, of about one
-// call budget of src each, one chunk's phases after the other's: the
-// second read of a chunk's src and its Y (as large, or twice) are then
-// served by a core's L2 cache or two, and every chunk reuses the first
-// one's scratch. Chunks depend on the plan alone, so results stay the
-// same for every thread count.
+// call budget of src each, and each chunk is a program of its own (its
+// three phases, on scratch buffers of its own) that one thread runs
+// whole: the second read of the chunk's src and its Y (as large, or
+// twice) are then served by that core's caches, no phase waits for
+// the others' threads, and threads share the chunks, as many as there
+// are. Chunks depend on the plan alone, so results stay the same for
+// every thread count.
+
+// program is a sequence of phases on scratch buffers of its own
+// (bufScratch + i is its buffer i, of scratch[i] bytes), which a call of
+// its segment runs whole on one thread: a chunk of a log-sum-exp.
+type program struct {
+	phases  []phase
+	scratch []int64
+}
 
 // logSumExp adds the phases of pl (a LogSumExp plan) from srcBuf into
-// dstBuf: the three phases, chunk by chunk.
+// dstBuf: the three phases, or one phase of chunks that run them.
 func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	if nb := pl.BinaryCount(); nb >= plan.MaxBinary {
 		return graph.Errorf(graph.Unimplemented, "jit: log-sum-exp with %d binary post-ops (it needs one operand of its own)", nb)
@@ -60,21 +70,28 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
 	o := &pl.Outer[0]
-	firstScratch := len(dc.d.scratch)
+	seg := segment{srcBuf: srcBuf, dstBuf: dstBuf}
+	base, first := len(dc.d.scratch), len(dc.d.phases)
 	for start := int64(0); start < size; start += chunk {
 		sub := pl.Clone()
 		sub.Outer[0].Size = min(chunk, size-start)
 		counts(sub)
-		ph, sc := len(dc.d.phases), len(dc.d.scratch)
 		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
 			return err
 		}
-		// Move the chunk's calls to its outputs, and its scratch onto
-		// the first chunk's buffers.
-		for i := range dc.d.phases[ph:] {
-			segs := dc.d.phases[ph+i].segs
-			for j := range segs {
-				s := &segs[j]
+		// The chunk's phases and scratch become its program's, its
+		// calls moved to its outputs.
+		p := &program{phases: append([]phase(nil), dc.d.phases[first:]...), scratch: append([]int64(nil), dc.d.scratch[base:]...)}
+		dc.d.phases, dc.d.scratch = dc.d.phases[:first], dc.d.scratch[:base]
+		local := func(b int) int {
+			if i := b - bufScratch - base; i >= 0 && b < bufBins {
+				return bufScratch + i
+			}
+			return b
+		}
+		for i := range p.phases {
+			for j := range p.phases[i].segs {
+				s := &p.phases[i].segs[j]
 				if s.srcBuf == srcBuf {
 					s.srcOff += start * o.SrcStride * srcSz
 				}
@@ -85,35 +102,17 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 					if b := s.bins[k] - bufBins; b >= 0 && b < len(o.BinStrides) {
 						s.binOff[k] += start * o.BinStrides[b] * binSz[b]
 					}
+					s.bins[k] = local(s.bins[k])
 				}
-				s.srcBuf, s.dstBuf = dc.reuse(s.srcBuf, sc, firstScratch), dc.reuse(s.dstBuf, sc, firstScratch)
-				for k := range s.nbins {
-					s.bins[k] = dc.reuse(s.bins[k], sc, firstScratch)
-				}
+				s.srcBuf, s.dstBuf = local(s.srcBuf), local(s.dstBuf)
 			}
+			seg.srcBytes = addSat(seg.srcBytes, p.phases[i].srcBytes)
 		}
-		if sc > firstScratch {
-			added := append([]int64(nil), dc.d.scratch[sc:]...)
-			dc.d.scratch = dc.d.scratch[:sc]
-			for i, n := range added {
-				if j := firstScratch + i; j < sc {
-					dc.d.scratch[j] = max(dc.d.scratch[j], n)
-				} else {
-					dc.d.scratch = append(dc.d.scratch, n)
-				}
-			}
-		}
+		seg.progs = append(seg.progs, p)
 	}
+	seg.tasks = int64(len(seg.progs))
+	dc.d.phases = append(dc.d.phases, phase{segs: []segment{seg}, tasks: seg.tasks, srcBytes: seg.srcBytes})
 	return nil
-}
-
-// reuse maps buffer b, if it is one of the scratch buffers from index
-// from on, onto the same buffer counted from index to.
-func (dc *decomposer) reuse(b, from, to int) int {
-	if i := b - bufScratch; i >= from && b < bufBins {
-		return bufScratch + to + i - from
-	}
-	return b
 }
 
 // lseProgram adds the three phases of pl (a LogSumExp plan with fewer

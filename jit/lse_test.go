@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -41,12 +42,13 @@ func TestLogSumExpWithOperands(t *testing.T) {
 }
 
 // TestLogSumExpChunks checks the chunked log-sum-exp program: a plan
-// larger than a call budget runs its phases chunk by chunk (a last chunk
-// shorter than the others among them) on the scratch buffers of one
-// chunk, each chunk's calls moved to its own src, dst and operand
-// elements (an operand per output, and one broadcast over the outputs);
-// results agree with the reference on every ISA and the interpreter, the
-// same for 1 and 2 threads, and no phase reads a buffer that it writes.
+// larger than a call budget is one phase whose calls are its chunks (a
+// last chunk shorter than the others among them), each the program of
+// the chunk alone on scratch buffers of its own, its calls moved to the
+// chunk's own src, dst and operand elements (an operand per output, and
+// one broadcast over the outputs); results agree with the reference on
+// every ISA and the interpreter, the same for 1, 2 and 4 threads, and no
+// phase of a chunk reads a buffer that it writes.
 func TestLogSumExpChunks(t *testing.T) {
 	isaList := []ISA{None}
 	if d := DetectedISA(); d != None {
@@ -79,10 +81,15 @@ func TestLogSumExpChunks(t *testing.T) {
 			prev := SetMaxISA(isa)
 			k := c.compile(t)
 			SetMaxISA(prev)
-			// The program of each chunk alone, and their phases and
-			// scratch buffers put together.
-			var phases, scratch int
-			for _, n := range tc.chunks {
+			if len(k.dec.phases) != 1 || len(k.dec.phases[0].segs) != 1 || len(k.dec.scratch) != 0 {
+				t.Fatalf("%s: %d phases, %d scratch buffers: want one phase of chunks and no scratch of its own", what, len(k.dec.phases), len(k.dec.scratch))
+			}
+			progs := k.dec.phases[0].segs[0].progs
+			if len(progs) != len(tc.chunks) || k.dec.phases[0].tasks != int64(len(progs)) {
+				t.Fatalf("%s: %d chunk programs in %d calls, want %d", what, len(progs), k.dec.phases[0].tasks, len(tc.chunks))
+			}
+			// Each chunk's program is that of the chunk alone.
+			for i, n := range tc.chunks {
 				sub := k.Plan().Clone()
 				sub.Outer[0].Size = n
 				counts(sub)
@@ -90,28 +97,26 @@ func TestLogSumExpChunks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				phases += len(d.phases)
-				scratch = max(scratch, len(d.scratch))
-			}
-			if len(k.dec.phases) != phases || len(k.dec.scratch) != scratch {
-				t.Errorf("%s: %d phases and %d scratch buffers, want the chunks' %d and %d",
-					what, len(k.dec.phases), len(k.dec.scratch), phases, scratch)
-			}
-			for i, ph := range k.dec.phases {
-				written := map[int]bool{}
-				for _, s := range ph.segs {
-					written[s.dstBuf] = true
+				p := progs[i]
+				if len(p.phases) != len(d.phases) || !slices.Equal(p.scratch, d.scratch) {
+					t.Errorf("%s: chunk %d has %d phases and scratch %v, want %d and %v", what, i, len(p.phases), p.scratch, len(d.phases), d.scratch)
 				}
-				for _, s := range ph.segs {
-					for _, b := range append([]int{s.srcBuf}, s.bins[:s.nbins]...) {
-						if written[b] {
-							t.Errorf("%s: phase %d reads buffer %d, which it writes", what, i, b)
+				for j, ph := range p.phases {
+					written := map[int]bool{}
+					for _, s := range ph.segs {
+						written[s.dstBuf] = true
+					}
+					for _, s := range ph.segs {
+						for _, b := range append([]int{s.srcBuf}, s.bins[:s.nbins]...) {
+							if written[b] {
+								t.Errorf("%s: chunk %d phase %d reads buffer %d, which it writes", what, i, j, b)
+							}
 						}
 					}
 				}
 			}
 			var first []byte
-			for _, threads := range []int{1, 2} {
+			for _, threads := range []int{1, 2, 4} {
 				withThreads(t, threads)
 				dst := c.newDst()
 				if err := k.Run(c.src, dst, c.bins); err != nil {
@@ -121,7 +126,40 @@ func TestLogSumExpChunks(t *testing.T) {
 				if first == nil {
 					first = dst
 				} else if !bytes.Equal(first, dst) {
-					t.Fatalf("%s: 1 and 2 threads differ", what)
+					t.Fatalf("%s: %d threads differ from 1", what, threads)
+				}
+			}
+		}
+	}
+}
+
+// TestLogSumExpChunkScratchIsLocal checks that a chunk's program numbers
+// its scratch buffers from its own first (program runs them on buffers
+// of its own), even where the decomposition has scratch buffers before
+// the log-sum-exp's.
+func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
+	withBudget(t, 4096)
+	c := spec{dims: []int64{37, 300}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32}.build(t, rand.New(rand.NewPCG(67, 68)))
+	c.p.Reduction = plan.LogSumExp
+	pl, err := plan.Canonicalize(c.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := &decomposer{index: map[string]int{}, isa: None, cov: coverage(None)}
+	dc.d.scratch = []int64{64, 64, 64}
+	if err := dc.logSumExp(pl, bufSrc, bufDst, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(dc.d.scratch) != 3 || len(dc.d.phases) != 1 || dc.d.phases[0].segs[0].progs == nil {
+		t.Fatalf("want one phase of chunks and the 3 scratch buffers before it, got %d phases and %v", len(dc.d.phases), dc.d.scratch)
+	}
+	for i, p := range dc.d.phases[0].segs[0].progs {
+		for _, ph := range p.phases {
+			for _, s := range ph.segs {
+				for _, b := range append([]int{s.srcBuf, s.dstBuf}, s.bins[:s.nbins]...) {
+					if b >= bufScratch && b < bufBins && b-bufScratch >= len(p.scratch) {
+						t.Fatalf("chunk %d reads or writes scratch buffer %d, it has %d", i, b-bufScratch, len(p.scratch))
+					}
 				}
 			}
 		}

@@ -229,6 +229,9 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 		si++
 	}
 	s := &ph.segs[si]
+	if s.progs != nil {
+		return x.program(s.progs[t], ents)
+	}
 	srcOff, dstOff, binOff, count := s.at(t)
 	e := ents[s.unit]
 	src, dst := x.buf(s.srcBuf), x.buf(s.dstBuf)
@@ -260,6 +263,40 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 		bb[i] = tail(x.buf(s.bins[i]), binOff[i])
 	}
 	return interp.Run(pl, tail(src, srcOff), tail(dst, dstOff), bb[:s.nbins])
+}
+
+// program runs p whole on the calling goroutine, its phases one after
+// the other, on scratch buffers of its own.
+func (x *execution) program(p *program, ents []*entry) error {
+	y := *x
+	y.more = nil
+	var handles [maxScratch]*[]byte
+	var moreHandles []*[]byte
+	for i, n := range p.scratch {
+		b, h := getScratch(n)
+		if i < maxScratch {
+			y.scratch[i], handles[i] = b, h
+		} else {
+			y.more, moreHandles = append(y.more, b), append(moreHandles, h)
+		}
+	}
+	defer func() {
+		for _, h := range handles {
+			putScratch(h)
+		}
+		for _, h := range moreHandles {
+			putScratch(h)
+		}
+	}()
+	for i := range p.phases {
+		ph := &p.phases[i]
+		for t := int64(0); t < ph.tasks; t++ {
+			if err := y.task(ph, ents, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // callLong calls code that keeps running totals with a LongArgs block
