@@ -29,14 +29,15 @@ import (
 //
 // Run over the whole of a large src, the three phases would read src
 // twice from memory and write and read a Y as large as src. So a plan
-// with Outer loops runs in chunks of its outermost loop, of about one
-// call budget of src each, and each chunk is a program of its own (its
-// three phases, on scratch buffers of its own) that one thread runs
-// whole: the second read of the chunk's src and its Y (as large, or
-// twice) are then served by that core's caches, no phase waits for
-// the others' threads, and threads share the chunks, as many as there
-// are. Chunks depend on the plan alone, so results stay the same for
-// every thread count.
+// runs in chunks of its outermost loop (of Inner, when it has no Outer
+// loop), of about one call budget of src each, and each chunk is a
+// program of its own (its three phases, on scratch buffers of its own)
+// that one thread runs whole: the second read of the chunk's src and its
+// Y (as large, or twice) are then served by that core's caches, no phase
+// waits for the others' threads, and threads share the chunks, as many
+// as there are. Chunks depend on the plan alone, so results stay the
+// same for every thread count. A plan with neither loop (one output)
+// runs as one program over all of src.
 
 // program is a sequence of phases on scratch buffers of its own
 // (bufScratch + i is its buffer i, of scratch[i] bytes), which a call of
@@ -52,29 +53,38 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	if nb := pl.BinaryCount(); nb >= plan.MaxBinary {
 		return graph.Errorf(graph.Unimplemented, "jit: log-sum-exp with %d binary post-ops (it needs one operand of its own)", nb)
 	}
-	if len(pl.Outer) == 0 {
+	// The chunked loop: the outermost, or Inner where there is no Outer
+	// loop, in tiles of at least minTile (whole lines of contiguous rows).
+	var o *plan.Loop
+	at := func(sub *plan.Plan) *plan.Loop { return &sub.Outer[0] }
+	it := plan.MulSat(max(pl.N, 1), esz(pl.SrcDT)) // src bytes of one iteration of o
+	least := int64(1)
+	switch {
+	case len(pl.Outer) > 0:
+		o = &pl.Outer[0]
+		for _, l := range pl.Outer[1:] {
+			it = plan.MulSat(it, l.Size)
+		}
+		if pl.HasInner {
+			it = plan.MulSat(it, pl.Inner.Size)
+		}
+	case pl.HasInner:
+		o, least = &pl.Inner, minTile
+		at = func(sub *plan.Plan) *plan.Loop { return &sub.Inner }
+	default:
 		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
 	}
-	// Src bytes of one iteration of the outermost loop.
-	it := plan.MulSat(max(pl.N, 1), esz(pl.SrcDT))
-	for _, l := range pl.Outer[1:] {
-		it = plan.MulSat(it, l.Size)
-	}
-	if pl.HasInner {
-		it = plan.MulSat(it, pl.Inner.Size)
-	}
-	size := pl.Outer[0].Size
-	chunk := max(1, callBudget/max(it, 1))
+	size := o.Size
+	chunk := max(least, callBudget/max(it, 1))
 	if chunk >= size {
 		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
-	o := &pl.Outer[0]
 	seg := segment{srcBuf: srcBuf, dstBuf: dstBuf}
 	base, first := len(dc.d.scratch), len(dc.d.phases)
 	for start := int64(0); start < size; start += chunk {
 		sub := pl.Clone()
-		sub.Outer[0].Size = min(chunk, size-start)
+		at(sub).Size = min(chunk, size-start)
 		counts(sub)
 		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
 			return err

@@ -42,8 +42,9 @@ func TestLogSumExpWithOperands(t *testing.T) {
 }
 
 // TestLogSumExpChunks checks the chunked log-sum-exp program: a plan
-// larger than a call budget is one phase whose calls are its chunks (a
-// last chunk shorter than the others among them), each the program of
+// larger than a call budget is one phase whose calls are its chunks (of
+// its outermost loop, or tiles of Inner; a last chunk shorter than the
+// others among them), each the program of
 // the chunk alone on scratch buffers of its own, its calls moved to the
 // chunk's own src, dst and operand elements (an operand per output, and
 // one broadcast over the outputs); results agree with the reference on
@@ -69,6 +70,12 @@ func TestLogSumExpChunks(t *testing.T) {
 		// Outer [5, 7]: chunks of the outer loop.
 		{spec{dims: []int64{5, 7, 60}, reduce: []bool{false, false, true}, binBcast: [][]bool{{false, false, true}, {true, false, true}}},
 			[]int64{2, 2, 1}},
+		// No Outer loop: tiles of Inner [300], of 4096/(40*4) = 25.
+		{spec{dims: []int64{40, 300}, reduce: []bool{true, false}, binBcast: [][]bool{{true, false}, {true, true}}},
+			[]int64{25, 25, 25, 25, 25, 25, 25, 25, 25, 25, 25, 25}},
+		// Inner [70] over 200 rows: tiles of minTile (16), not 5.
+		{spec{dims: []int64{200, 70}, reduce: []bool{true, false}, binBcast: [][]bool{{true, false}, {true, true}}},
+			[]int64{16, 16, 16, 16, 6}},
 	} {
 		s := tc.s
 		s.sdt, s.ddt, s.lo, s.hi = dtypes.F32, dtypes.F32, -30, 60
@@ -91,7 +98,11 @@ func TestLogSumExpChunks(t *testing.T) {
 			// Each chunk's program is that of the chunk alone.
 			for i, n := range tc.chunks {
 				sub := k.Plan().Clone()
-				sub.Outer[0].Size = n
+				if len(sub.Outer) > 0 {
+					sub.Outer[0].Size = n
+				} else {
+					sub.Inner.Size = n
+				}
 				counts(sub)
 				d, err := decompose(sub, isa)
 				if err != nil {
