@@ -2,12 +2,14 @@ package jit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -173,6 +175,37 @@ func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestLogSumExpScratchBound checks the refusal of a log-sum-exp whose
+// one program would need a Y past maxScratchBytes: a full reduction of
+// 2^30 elements (described by stride-0 dims, not stored) cannot be
+// chunked, and Compile returns OutOfMemory instead of asking for 4 GiB.
+// The same elements over an axis kept in chunks compile.
+func TestLogSumExpScratchBound(t *testing.T) {
+	requireJIT(t)
+	for _, tc := range []struct {
+		reduce []bool
+		ok     bool
+	}{{[]bool{true, true}, false}, {[]bool{false, true}, true}} {
+		dst := []int64{0, 0}
+		if !tc.reduce[0] {
+			dst[0] = 1
+		}
+		p := &plan.Problem{Reduction: plan.LogSumExp, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{1 << 15, 1 << 15},
+			SrcStrides: []int64{0, 0}, Reduce: tc.reduce, DstStrides: dst}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Compile(pl)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("reduce %v: %v", tc.reduce, err)
+		case !tc.ok && !errors.Is(err, graph.OutOfMemory):
+			t.Errorf("reduce %v: got %v, want OutOfMemory", tc.reduce, err)
 		}
 	}
 }
