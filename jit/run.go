@@ -88,28 +88,9 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 
 	x := execution{k: k, src: src, dst: dst}
 	copy(x.bins[:], bins)
-	// Scratch buffers and their pool handles sit in arrays, so that a
-	// Run with a scratch schedule (post-op pass, log-sum-exp, two
-	// stages) allocates nothing either; nested two-stage schedules may
-	// need more, which go to the heap.
-	var handles [maxScratch]*[]byte
-	var moreHandles []*[]byte
-	for i, n := range k.dec.scratch {
-		b, h := getScratch(n)
-		if i < maxScratch {
-			x.scratch[i], handles[i] = b, h
-		} else {
-			x.more, moreHandles = append(x.more, b), append(moreHandles, h)
-		}
-	}
-	defer func() {
-		for _, h := range handles {
-			putScratch(h)
-		}
-		for _, h := range moreHandles {
-			putScratch(h)
-		}
-	}()
+	var scratch scratchHandles
+	x.takeScratch(k.dec.scratch, &scratch)
+	defer scratch.release()
 
 	threads := 1
 	for pi := range k.dec.phases {
@@ -150,6 +131,38 @@ type execution struct {
 	bins    [plan.MaxBinary][]byte
 	scratch [maxScratch][]byte
 	more    [][]byte // scratch buffers past maxScratch
+}
+
+// scratchHandles are the pool handles of an execution's scratch buffers.
+// They sit in an array, as the buffers do, so that a Run with a scratch
+// schedule (post-op pass, log-sum-exp, two stages) allocates nothing
+// either; nested two-stage schedules may need more, which go to the heap.
+type scratchHandles struct {
+	first [maxScratch]*[]byte
+	more  []*[]byte
+}
+
+// takeScratch gives x scratch buffers of the given sizes from the pools,
+// recording their handles in h.
+func (x *execution) takeScratch(sizes []int64, h *scratchHandles) {
+	for i, n := range sizes {
+		b, p := getScratch(n)
+		if i < maxScratch {
+			x.scratch[i], h.first[i] = b, p
+		} else {
+			x.more, h.more = append(x.more, b), append(h.more, p)
+		}
+	}
+}
+
+// release returns the buffers of h to the pools.
+func (h *scratchHandles) release() {
+	for _, p := range h.first {
+		putScratch(p)
+	}
+	for _, p := range h.more {
+		putScratch(p)
+	}
 }
 
 // maxScratch is how many scratch buffers a Run keeps in arrays: a
@@ -270,24 +283,9 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 func (x *execution) program(p *program, ents []*entry) error {
 	y := *x
 	y.more = nil
-	var handles [maxScratch]*[]byte
-	var moreHandles []*[]byte
-	for i, n := range p.scratch {
-		b, h := getScratch(n)
-		if i < maxScratch {
-			y.scratch[i], handles[i] = b, h
-		} else {
-			y.more, moreHandles = append(y.more, b), append(moreHandles, h)
-		}
-	}
-	defer func() {
-		for _, h := range handles {
-			putScratch(h)
-		}
-		for _, h := range moreHandles {
-			putScratch(h)
-		}
-	}()
+	var scratch scratchHandles
+	y.takeScratch(p.scratch, &scratch)
+	defer scratch.release()
 	for i := range p.phases {
 		ph := &p.phases[i]
 		for t := int64(0); t < ph.tasks; t++ {
