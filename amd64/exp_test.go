@@ -21,6 +21,15 @@ func TestExpSweep(t *testing.T) {
 		xs = vexp.Sweep(1 << 16)
 	}
 	p, src := vexp.SweepProblem(xs)
+	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweep(xs, got) })
+}
+
+// sweepISAs runs p, the identity problem of a sweep over src, under
+// every ISA this CPU has and holds each one's output to check, which
+// returns the largest error in ulps, messages for the results it
+// rejects (some of them) and how many it rejects.
+func sweepISAs(t *testing.T, p *plan.Problem, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)
@@ -30,13 +39,13 @@ func TestExpSweep(t *testing.T) {
 		got := make([]byte, len(src))
 		k.RunBlocks(pl, src, got, nil, 0)
 		k.Release()
-		worst, bad, nbad := vexp.CheckSweep(xs, got)
+		worst, bad, nbad := check(got)
 		for _, b := range bad {
 			t.Errorf("%s: %s", isa.name, b)
 		}
 		if nbad > 0 {
-			t.Errorf("%s: %d of %d results break the contract", isa.name, nbad, len(xs))
+			t.Errorf("%s: %d of %d results break the contract", isa.name, nbad, len(src)/4)
 		}
-		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, len(xs), worst)
+		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, len(src)/4, worst)
 	}
 }

@@ -3,7 +3,6 @@ package amd64
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vlog"
 )
 
@@ -20,25 +19,11 @@ func TestLogSweep(t *testing.T) {
 		xs = vlog.Sweep(1 << 16)
 	}
 	p, src := vlog.SweepProblem(xs)
-	pl, err := plan.Canonicalize(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, isa := range isas(t) {
-		k := compile(t, pl, isa.o)
-		got := make([]byte, len(src))
-		k.RunBlocks(pl, src, got, nil, 0)
-		k.Release()
+	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) {
 		worst, bad, nbad := vlog.CheckSweep(xs, got)
-		for _, b := range bad {
-			t.Errorf("%s: %s", isa.name, b)
-		}
-		if nbad > 0 {
-			t.Errorf("%s: %d of %d results break the contract", isa.name, nbad, len(xs))
-		}
 		if d := vlog.CheckModel(xs, got); d != "" {
-			t.Errorf("%s: %s", isa.name, d)
+			bad = append(bad, d)
 		}
-		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, len(xs), worst)
-	}
+		return worst, bad, nbad
+	})
 }

@@ -21,6 +21,15 @@ func TestExpSweep(t *testing.T) {
 		xs = vexp.Sweep(1 << 17)
 	}
 	p, src := vexp.SweepProblem(xs)
+	sweepNEON(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweep(xs, got) })
+}
+
+// sweepNEON runs p, the identity problem of a sweep over src, and holds
+// its output to check, which returns the largest error in ulps,
+// messages for the results it rejects (some of them) and how many it
+// rejects.
+func sweepNEON(t *testing.T, p *plan.Problem, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)
@@ -29,12 +38,12 @@ func TestExpSweep(t *testing.T) {
 	defer k.Release()
 	got := make([]byte, len(src))
 	k.RunBlocks(pl, src, got, nil, 0)
-	worst, bad, nbad := vexp.CheckSweep(xs, got)
+	worst, bad, nbad := check(got)
 	for _, b := range bad {
 		t.Error(b)
 	}
 	if nbad > 0 {
-		t.Errorf("%d of %d results break the contract", nbad, len(xs))
+		t.Errorf("%d of %d results break the contract", nbad, len(src)/4)
 	}
-	t.Logf("neon: %d inputs, largest error %d ulp", len(xs), worst)
+	t.Logf("neon: %d inputs, largest error %d ulp", len(src)/4, worst)
 }

@@ -3,7 +3,6 @@ package arm64
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vlog"
 )
 
@@ -21,23 +20,11 @@ func TestLogSweep(t *testing.T) {
 		xs = vlog.Sweep(1 << 17)
 	}
 	p, src := vlog.SweepProblem(xs)
-	pl, err := plan.Canonicalize(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := compile(t, pl)
-	defer k.Release()
-	got := make([]byte, len(src))
-	k.RunBlocks(pl, src, got, nil, 0)
-	worst, bad, nbad := vlog.CheckSweep(xs, got)
-	for _, b := range bad {
-		t.Error(b)
-	}
-	if nbad > 0 {
-		t.Errorf("%d of %d results break the contract", nbad, len(xs))
-	}
-	if d := vlog.CheckModel(xs, got); d != "" {
-		t.Error(d)
-	}
-	t.Logf("neon: %d inputs, largest error %d ulp", len(xs), worst)
+	sweepNEON(t, p, src, func(got []byte) (int64, []string, int) {
+		worst, bad, nbad := vlog.CheckSweep(xs, got)
+		if d := vlog.CheckModel(xs, got); d != "" {
+			bad = append(bad, d)
+		}
+		return worst, bad, nbad
+	})
 }
