@@ -60,10 +60,7 @@ func BenchmarkRunTiny(b *testing.B) {
 // bf16:bf16 and f16:f16 with one thread and with GOMAXPROCS threads;
 // SetBytes counts src plus dst bytes, as the anchor tables do.
 func BenchmarkAnchors(b *testing.B) {
-	threadCounts := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		threadCounts = append(threadCounts, n)
-	}
+	threadCounts := benchThreads()
 	for _, a := range kerneltest.Anchors {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			for _, th := range threadCounts {
@@ -78,10 +75,7 @@ func BenchmarkAnchors(b *testing.B) {
 // them, with one thread and with GOMAXPROCS threads: blocks (rows over
 // axis 1), tiles (columns over axis 0) and two stages (a full reduction).
 func BenchmarkAboutOneBudget(b *testing.B) {
-	threadCounts := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		threadCounts = append(threadCounts, n)
-	}
+	threadCounts := benchThreads()
 	for _, sh := range []struct {
 		name string
 		dims []int64
@@ -122,10 +116,7 @@ func benchAnchor(b *testing.B, name string, dims []int64, axes []int, dt dtypes.
 // post-op pass on the interpreter ("jit") with the same plan wholly on
 // the interpreter ("interp", the ISA capped to none), in one run.
 func BenchmarkPostPass(b *testing.B) {
-	threadCounts := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		threadCounts = append(threadCounts, n)
-	}
+	threadCounts := benchThreads()
 	for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
 		for _, path := range []string{"jit", "interp"} {
 			for _, th := range threadCounts {
@@ -164,10 +155,7 @@ func BenchmarkPostPass(b *testing.B) {
 // reduced over axis 1) and alone (an identity over 1024x1024 f32), with
 // one thread and with GOMAXPROCS threads.
 func BenchmarkLogPostOp(b *testing.B) {
-	threadCounts := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		threadCounts = append(threadCounts, n)
-	}
+	threadCounts := benchThreads()
 	for _, s := range []struct {
 		name string
 		s    spec
@@ -202,10 +190,7 @@ func BenchmarkLogPostOp(b *testing.B) {
 // and the minimum of per-call times: so does this, besides ns/op, whose
 // mean takes in every interruption on a shared machine).
 func BenchmarkKindAnchors(b *testing.B) {
-	threadCounts := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		threadCounts = append(threadCounts, n)
-	}
+	threadCounts := benchThreads()
 	for _, a := range kerneltest.Anchors {
 		if a.Name != "B" && a.Name != "C" && a.Name != "E" && a.Name != "G" {
 			continue
@@ -252,4 +237,13 @@ func reportCallTimes(b *testing.B, calls []time.Duration) {
 	slices.Sort(calls)
 	b.ReportMetric(float64(calls[len(calls)/2].Nanoseconds()), "p50-ns/call")
 	b.ReportMetric(float64(calls[0].Nanoseconds()), "min-ns/call")
+}
+
+// benchThreads is the thread counts the benchmarks run at: one, and
+// GOMAXPROCS when there is more than one.
+func benchThreads() []int {
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		return []int{1, n}
+	}
+	return []int{1}
 }

@@ -55,24 +55,26 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	}
 	// The chunked loop: the outermost, or Inner where there is no Outer
 	// loop, in tiles of at least minTile (whole lines of contiguous rows).
-	var o *plan.Loop
-	at := func(sub *plan.Plan) *plan.Loop { return &sub.Outer[0] }
+	chunked := func(p *plan.Plan) *plan.Loop {
+		if len(p.Outer) > 0 {
+			return &p.Outer[0]
+		}
+		return &p.Inner
+	}
+	if len(pl.Outer) == 0 && !pl.HasInner {
+		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
+	}
+	o := chunked(pl)
 	it := plan.MulSat(max(pl.N, 1), esz(pl.SrcDT)) // src bytes of one iteration of o
-	least := int64(1)
-	switch {
-	case len(pl.Outer) > 0:
-		o = &pl.Outer[0]
+	least := int64(minTile)
+	if len(pl.Outer) > 0 {
+		least = 1
 		for _, l := range pl.Outer[1:] {
 			it = plan.MulSat(it, l.Size)
 		}
 		if pl.HasInner {
 			it = plan.MulSat(it, pl.Inner.Size)
 		}
-	case pl.HasInner:
-		o, least = &pl.Inner, minTile
-		at = func(sub *plan.Plan) *plan.Loop { return &sub.Inner }
-	default:
-		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
 	}
 	size := o.Size
 	chunk := max(least, callBudget/max(it, 1))
@@ -80,11 +82,18 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
-	seg := segment{srcBuf: srcBuf, dstBuf: dstBuf}
+	var seg segment
 	base, first := len(dc.d.scratch), len(dc.d.phases)
+	// local numbers a chunk's scratch buffers from its program's first.
+	local := func(b int) int {
+		if i := b - bufScratch - base; i >= 0 && b < bufBins {
+			return bufScratch + i
+		}
+		return b
+	}
 	for start := int64(0); start < size; start += chunk {
 		sub := pl.Clone()
-		at(sub).Size = min(chunk, size-start)
+		chunked(sub).Size = min(chunk, size-start)
 		counts(sub)
 		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
 			return err
@@ -93,12 +102,6 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		// calls moved to its outputs.
 		p := &program{phases: append([]phase(nil), dc.d.phases[first:]...), scratch: append([]int64(nil), dc.d.scratch[base:]...)}
 		dc.d.phases, dc.d.scratch = dc.d.phases[:first], dc.d.scratch[:base]
-		local := func(b int) int {
-			if i := b - bufScratch - base; i >= 0 && b < bufBins {
-				return bufScratch + i
-			}
-			return b
-		}
 		for i := range p.phases {
 			for j := range p.phases[i].segs {
 				s := &p.phases[i].segs[j]
