@@ -390,10 +390,11 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	// tiles). Tiles narrower than minTile waste the vector width, and
 	// tiles of contiguous rows longer than maxTileRows are read poorly, so
 	// the first stage prefers a two-stage split then; later stages sum
-	// short runs of partials and take any tile that fits, as does an
-	// empty reduction (it has no stages to cut into). Rows the kernel
-	// sums whole anyway are not tiled either (see wholeRows).
-	if fit := target / perOut; pl.HasInner && !dc.wholeRows(pl) && ((depth > 0 || pl.N == 0) && fit >= 1 || fit >= minTile && !dc.longRows(pl)) {
+	// short runs of partials and take any tile that fits, as do an
+	// empty reduction and a copy (they have no stages to cut into). Rows
+	// the kernel sums whole anyway are not tiled either (see wholeRows).
+	noStages := pl.N == 0 || len(pl.Reduced) == 0
+	if fit := target / perOut; pl.HasInner && !dc.wholeRows(pl) && ((depth > 0 || noStages) && fit >= 1 || fit >= minTile && !dc.longRows(pl)) {
 		t := int64(1)
 		for t*2 <= fit {
 			t *= 2

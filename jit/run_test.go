@@ -634,3 +634,27 @@ func TestEmptyReductionsAtSmallBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestPostOpPassAtSmallBudgets compiles and runs a post-op pass whose
+// copy of the results into dst exceeds the call budget, with too few
+// outputs per budget for ordinary tiles: a copy has no stages to cut
+// into, so it takes tiles of any width (a two-stage split of it would
+// index its missing reduced loops). On every ISA and the interpreter.
+func TestPostOpPassAtSmallBudgets(t *testing.T) {
+	isaList := []ISA{None}
+	if d := DetectedISA(); d != None {
+		isaList = append(isaList, d)
+	}
+	c := spec{dims: []int64{50, 3}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
+		post: []plan.PostOp{{Kind: plan.Tanh}}}.build(t, rand.New(rand.NewPCG(3, 4)))
+	c.p.Reduction = plan.AlgSum.Reduction(0, 0)
+	for _, isa := range isaList {
+		for _, budget := range []int64{16, 64} {
+			withBudget(t, budget)
+			prev := SetMaxISA(isa)
+			dst := c.run(t)
+			SetMaxISA(prev)
+			checkRef(t, c, dst, fmt.Sprintf("post-op pass, budget %d %s", budget, isa))
+		}
+	}
+}
