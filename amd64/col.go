@@ -131,13 +131,13 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 
 // colAcc is how many accumulators a column block may use: nacc, or 12 on
 // AVX2 when nothing needs more than the two temporaries that leaves (f32
-// in and out, sums, no post-ops, a finalize of one constant at most). A wider block reads more of
-// each strided row per visit, which the hardware prefetchers follow
-// better: 12 instead of 8 ran 1024x4096 f32 over rows 1.16x faster, the
-// middle axis of 8x512x4096 1.10x, 16x1568x4096 1.08x (2 threads,
-// medians of 3 alternating runs).
+// in and out, sums with no exp, no post-ops, a finalize of one constant
+// at most). A wider block reads more of each strided row per visit,
+// which the hardware prefetchers follow better: 12 instead of 8 ran
+// 1024x4096 f32 over rows 1.16x faster, the middle axis of 8x512x4096
+// 1.10x, 16x1568x4096 1.08x (2 threads, medians of 3 alternating runs).
 func (g *gen) colAcc() int {
-	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 && g.add && !g.finalizeNeedsTemps() {
+	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 && g.add && g.red.Transform != plan.TransformExp && !g.finalizeNeedsTemps() {
 		return avx2WideAcc
 	}
 	return g.nacc

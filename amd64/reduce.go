@@ -86,7 +86,8 @@ func (g *gen) combineTo(dst, a, b int) {
 
 // transform applies the per-element transform to r, unless the plan's src
 // holds partials (g.red has none then). |x| clears the sign bit by two
-// shifts, which needs no constant register in the loop.
+// shifts, which needs no constant register in the loop; exp (an
+// unshifted log-sum-exp's) takes three temporaries.
 func (g *gen) transform(r int) {
 	switch g.red.Transform {
 	case plan.TransformAbs:
@@ -94,14 +95,21 @@ func (g *gen) transform(r int) {
 		g.op(x86.AVPSRLD, imm(1), g.vr(r), g.vr(r))
 	case plan.TransformSquare:
 		g.op(x86.AVMULPS, g.vr(r), g.vr(r), g.vr(r))
+	case plan.TransformExp:
+		g.exp(r)
 	}
 }
+
+// zeroIsIdentity reports whether the +0 a partial load leaves in its
+// unused lanes is still the identity after the transform: sums, unless
+// the transform is exp (exp(0) is 1).
+func (g *gen) zeroIsIdentity() bool { return g.add && g.red.Transform != plan.TransformExp }
 
 // accum takes n elements of src type dt at addr into accumulator acc
 // (n as for load: bcast, V, or 0 < n < V lanes), transformed and
 // combined. A partial load leaves lanes n and up untouched in acc: a sum
-// adds the zeros the load leaves there, other combines take only the
-// first n lanes. Plain f32 sums add straight from memory.
+// adds the zeros the load leaves there (zeroIsIdentity), other combines
+// take only the first n lanes. Plain f32 sums add straight from memory.
 func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	if g.plainSum() && dt == dtypes.F32 && n == g.V {
 		g.op(x86.AVADDPS, addr, g.vr(acc), g.vr(acc))
@@ -146,7 +154,7 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	t := g.tmp()
 	g.load(dt, t, addr, n)
 	g.transform(t)
-	if n == bcast || n == g.V || g.add || g.red.Combine == plan.CombineFirst {
+	if n == bcast || n == g.V || g.zeroIsIdentity() || g.red.Combine == plan.CombineFirst {
 		g.combine(acc, t)
 	} else {
 		g.combineLanes(acc, t, n)
@@ -192,6 +200,9 @@ func (g *gen) finalize(r int) {
 		t := g.tmp()
 		g.constF32(t, red.Eps)
 		g.binary(plan.Maximum, r, t)
+	case plan.FinalizeLog:
+		g.log(r)
+		return
 	}
 	if (red.Finalize == plan.FinalizeRootAddEps || red.Finalize == plan.FinalizeRootMaxEps) && red.P == 2 {
 		g.op(x86.AVSQRTPS, g.vr(r), g.vr(r))
@@ -199,8 +210,8 @@ func (g *gen) finalize(r int) {
 }
 
 // finalizeNeedsTemps reports whether finalize needs more than one
-// temporary (a NaN-propagating max of eps).
+// temporary (a NaN-propagating max of eps, a log).
 func (g *gen) finalizeNeedsTemps() bool {
 	f := g.pl.Finalize
-	return g.pl.Stage&plan.SkipFinalize == 0 && (f == plan.FinalizeMaxEps || f == plan.FinalizeRootMaxEps)
+	return g.pl.Stage&plan.SkipFinalize == 0 && (f == plan.FinalizeMaxEps || f == plan.FinalizeRootMaxEps || f == plan.FinalizeLog)
 }

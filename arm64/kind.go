@@ -92,15 +92,28 @@ func (g *gen) transform(r int) {
 		g.word(rr(opFABS, r, r))
 	case plan.TransformSquare:
 		g.fop(opFMUL, r, r, r)
+	case plan.TransformExp:
+		g.exp(r)
 	}
 }
 
+// expTransform reports whether loaded vectors go through exp (an
+// unshifted log-sum-exp's first stage).
+func (g *gen) expTransform() bool {
+	return g.pl.Transform == plan.TransformExp && g.pl.Stage&plan.SkipTransform == 0
+}
+
+// zeroIsIdentity reports whether the +0 a partial load leaves in its
+// upper lanes is still the identity after the transform: sums, unless
+// the transform is exp (exp(0) is 1).
+func (g *gen) zeroIsIdentity() bool { return g.isAdd() && !g.expTransform() }
+
 // fillIdentity sets lanes n..V-1 of r to the identity, so that a partial
 // vector (n valid lanes, +0 loaded above them) can be combined with
-// lanes that are later mixed (horizontal reductions, folds). Sums need
-// nothing: +0 is their identity.
+// lanes that are later mixed (horizontal reductions, folds). Most sums
+// need nothing: +0 is their identity (zeroIsIdentity).
 func (g *gen) fillIdentity(r, n int) {
-	if g.isAdd() || n >= lanes {
+	if g.zeroIsIdentity() || n >= lanes {
 		return
 	}
 	mk := g.mark()
@@ -130,6 +143,9 @@ func (g *gen) finalize(r int) {
 		g.fop(opFMAX, r, r, eps())
 	case plan.FinalizeAddEps, plan.FinalizeRootAddEps:
 		g.fop(opFADD, r, r, eps())
+	case plan.FinalizeLog:
+		g.log(r)
+		return
 	}
 	if (g.pl.Finalize == plan.FinalizeRootMaxEps || g.pl.Finalize == plan.FinalizeRootAddEps) && g.pl.P == 2 {
 		g.word(rr(opFSQRT, r, r))

@@ -334,8 +334,9 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 	// Vectors per run: what one LD1 brings for f32 (four registers);
 	// two registers' worth for the narrower types, whose widened
 	// vectors take the remaining temporaries.
+	// An exp's own temporaries leave room for four vectors only.
 	run := 4
-	if dt != dtypes.F32 {
+	if dt != dtypes.F32 && !g.expTransform() {
 		run = 8
 	}
 	vb := lanes * int64(dt.Size())

@@ -285,7 +285,7 @@ func (dc *decomposer) setSplit(s string) {
 // depth counts two-stage nesting (stage 2 of a stage 2 happens only for
 // enormous reductions, but it is handled rather than refused).
 func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
-	if pl.IsLogSumExp() {
+	if pl.ShiftedLogSumExp() {
 		return dc.logSumExp(pl, srcBuf, dstBuf, depth)
 	}
 	if wantPostPass(pl, dc.isa) {

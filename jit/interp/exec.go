@@ -65,7 +65,7 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 	if pl.Stage&plan.SkipTransform != 0 {
 		e.red.Transform = plan.TransformNone // partials are combined as they are
 	}
-	e.lse = pl.IsLogSumExp()
+	e.lse = pl.ShiftedLogSumExp()
 	e.finalize = pl.Stage&plan.SkipFinalize == 0 && e.red.Finalize != plan.FinalizeNone && !e.lse
 	e.plain = e.red.Combine == plan.CombineAdd && e.red.Transform == plan.TransformNone
 	e.id = float64(e.red.Identity())

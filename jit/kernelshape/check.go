@@ -69,6 +69,9 @@ func Check(pl *plan.Plan, c Covers) error {
 	if !c.TakesDataTypes(pl.SrcDT, pl.DstDT) {
 		return graph.Errorf(graph.Unimplemented, "%s: %v to %v has no JIT code", c.Arch, pl.SrcDT, pl.DstDT)
 	}
+	if pl.ShiftedLogSumExp() {
+		return graph.Errorf(graph.Unimplemented, "%s: a log-sum-exp runs as phases (a max, then exp and sum), not one kernel", c.Arch)
+	}
 	if !c.Reduction(pl.Reduction) {
 		return graph.Errorf(graph.Unimplemented, "%s: reduction %v has no JIT code", c.Arch, pl.Reduction)
 	}
@@ -91,18 +94,15 @@ func Check(pl *plan.Plan, c Covers) error {
 }
 
 // VectorReduction reports whether reduction r has vector code on every
-// emitter: every combine; no transform, |x| or x*x (|x|^p for other p
-// needs pow, and log-sum-exp's exp has none yet); finalizes whose root is
-// of p 1 (none) or 2 (a square root), and no log.
+// emitter: every combine; no transform, |x|, x*x or exp (|x|^p for other
+// p needs pow); finalizes whose root is of p 1 (none) or 2 (a square
+// root), and log. Exp and log make an unshifted log-sum-exp (Check
+// refuses a shifted one, which the runtime runs as phases).
 func VectorReduction(r plan.Reduction) bool {
-	switch r.Transform {
-	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
-	default:
+	if r.Transform == plan.TransformPow {
 		return false
 	}
 	switch r.Finalize {
-	case plan.FinalizeLog:
-		return false
 	case plan.FinalizeRootAddEps, plan.FinalizeRootMaxEps:
 		return r.P == 1 || r.P == 2
 	}

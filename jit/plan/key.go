@@ -117,6 +117,9 @@ func (pl *Plan) String() string {
 	if pl.Stage&SkipFinalize != 0 {
 		sb.WriteString(" partials-out")
 	}
+	if pl.Stage&Unshifted != 0 {
+		sb.WriteString(" unshifted")
+	}
 	if pl.RowByRow {
 		sb.WriteString(" rowbyrow")
 	}

@@ -83,6 +83,13 @@ const (
 	// SkipFinalize: dst takes partial results for a later stage: no
 	// finalize, no post-ops, f32 dst.
 	SkipFinalize
+	// Unshifted: a log-sum-exp takes its parts as they stand, exp(x) of
+	// each element and the log of their sum, with no shift by the
+	// largest element: one pass over src, and stages like a sum's. Its
+	// result is exact only while no exp overflows and the sum stays a
+	// normal number (UnshiftedExact), so the runtime checks each one and
+	// recomputes the others shifted (jit's lse.go).
+	Unshifted
 )
 
 // Alg is one of oneDNN's reduction algs (benchdnn's --alg).
@@ -188,6 +195,29 @@ var LogSumExp = Reduction{Transform: TransformExp, Finalize: FinalizeLog}
 
 // IsLogSumExp reports whether r is LogSumExp.
 func (r Reduction) IsLogSumExp() bool { return r == LogSumExp }
+
+// ShiftedLogSumExp reports whether pl is a log-sum-exp to be computed
+// whole, each output shifted by its largest element, rather than an
+// Unshifted pass.
+func (pl *Plan) ShiftedLogSumExp() bool { return pl.IsLogSumExp() && pl.Stage&Unshifted == 0 }
+
+// UnshiftedFloor is the least result of an Unshifted log-sum-exp of n > 0
+// elements that is as exact as the shifted one: log(n*2^-119). A sum s at
+// least n*2^-119 has a largest term of at least s/n, a normal number,
+// and the exps that underflowed to subnormals or zero, at most n*2^-149
+// in all, are below 2^-30 of s.
+func UnshiftedFloor(n int64) float32 {
+	return float32(math.Log(float64(max(n, 1))) - 119*math.Ln2)
+}
+
+// UnshiftedExact reports whether v, an Unshifted log-sum-exp's result in
+// f32, is as exact as the shifted one, given floor (UnshiftedFloor of its
+// n): a NaN (some element was NaN: the result is NaN either way), or a
+// finite value at least floor. +Inf (some exp or the sum overflowed),
+// -Inf and smaller values (the sum underflowed) need the shift.
+func UnshiftedExact(v, floor float32) bool {
+	return v != v || v >= floor && v <= math.MaxFloat32
+}
 
 // IsMean reports whether r is the mean (the zero Reduction).
 func (r Reduction) IsMean() bool { return r == Reduction{} }

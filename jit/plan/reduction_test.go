@@ -159,10 +159,23 @@ func TestPlanReductionChecks(t *testing.T) {
 	if LogSumExp.String() != "exp>sum>log" || !LogSumExp.IsLogSumExp() {
 		t.Errorf("LogSumExp is %q", LogSumExp)
 	}
+	lse.Stage = Unshifted | SkipTransform
+	if err := lse.Validate(); err != nil {
+		t.Errorf("unshifted log-sum-exp in stages: %v", err)
+	}
+	lse.DstDT = dtypes.BF16
+	if err := lse.Validate(); err == nil || !strings.Contains(err.Error(), "writes f32 results with no post-ops") {
+		t.Errorf("unshifted log-sum-exp into bf16: %v", err)
+	}
+	unshiftedSum := base()
+	unshiftedSum.Reduction, unshiftedSum.Stage = AlgSum.Reduction(0, 0), Unshifted
+	if err := unshiftedSum.Validate(); err == nil || !strings.Contains(err.Error(), "only a log-sum-exp is unshifted") {
+		t.Errorf("unshifted sum: %v", err)
+	}
 	bad := base()
-	bad.Stage = 4
+	bad.Stage = 8
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "unknown stage flags") {
-		t.Errorf("stage 4: %v", err)
+		t.Errorf("stage 8: %v", err)
 	}
 	p := &Problem{Reduction: Copy, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{2}, SrcStrides: []int64{1},
 		Reduce: []bool{true}, DstStrides: []int64{1}}

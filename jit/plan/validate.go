@@ -367,11 +367,17 @@ func (pl *Plan) checkReduction() error {
 	if err := pl.Reduction.Validate(); err != nil {
 		return err
 	}
-	if pl.Stage&^(SkipTransform|SkipFinalize) != 0 {
+	if pl.Stage&^(SkipTransform|SkipFinalize|Unshifted) != 0 {
 		return graph.Errorf(graph.InvalidArguments, "plan: unknown stage flags %#x", int(pl.Stage))
 	}
-	if pl.IsLogSumExp() && pl.Stage != 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: a log-sum-exp is not split into stages")
+	if pl.Stage&Unshifted != 0 && !pl.IsLogSumExp() {
+		return graph.Errorf(graph.InvalidArguments, "plan: only a log-sum-exp is unshifted (%v)", pl.Reduction)
+	}
+	if pl.Stage&Unshifted != 0 && (pl.DstDT != dtypes.F32 || len(pl.PostOps) > 0) {
+		return graph.Errorf(graph.InvalidArguments, "plan: an unshifted log-sum-exp writes f32 results with no post-ops (dst %v, %d post-ops), which the runtime checks", pl.DstDT, len(pl.PostOps))
+	}
+	if pl.ShiftedLogSumExp() && pl.Stage != 0 {
+		return graph.Errorf(graph.InvalidArguments, "plan: a log-sum-exp is not split into stages unless unshifted")
 	}
 	if pl.Combine == CombineFirst && len(pl.Reduced) > 0 {
 		return graph.Errorf(graph.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))

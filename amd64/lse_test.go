@@ -1,0 +1,102 @@
+package amd64
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// TestUnshiftedLogSumExp runs random unshifted log-sum-exp plans (ranks
+// 0-6, dims with vector-width edges, permuted and padded strides, every
+// float src type) on every ISA, whole and in blocks, and as the stages of
+// a split reduction, against float64.
+func TestUnshiftedLogSumExp(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	r := rand.New(rand.NewSource(21))
+	for i := 0; i < n; i++ {
+		checkUnshiftedProblem(t, r, []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}[i%3])
+	}
+}
+
+// checkUnshiftedProblem runs one random unshifted log-sum-exp problem of
+// stage st on every ISA, whole and in blocks.
+func checkUnshiftedProblem(t *testing.T, r *rand.Rand, st plan.Stage) {
+	t.Helper()
+	p := randProblem(r, 3000)
+	kerneltest.UnshiftedProblem(p)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Stage = st
+	src, _, _ := buffers(t, r, p, false)
+	kerneltest.FillUnshifted(r, st, p.SrcDT, src)
+	db, _ := p.DstBytes()
+	for _, isa := range isas(t) {
+		k := compile(t, pl, isa.o)
+		blocks := []int64{0}
+		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
+			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
+		}
+		for _, blk := range blocks {
+			got := make([]byte, db)
+			k.RunBlocks(pl, src, got, nil, blk)
+			kerneltest.CheckUnshifted(t, fmt.Sprintf("%s, blocks of %d", isa.name, blk), pl, p, src, got)
+		}
+		k.Release()
+	}
+}
+
+// FuzzUnshiftedLogSumExp drives TestUnshiftedLogSumExp from
+// fuzzer-chosen seeds and stages.
+func FuzzUnshiftedLogSumExp(f *testing.F) {
+	for _, s := range []int64{1, 2, 3} {
+		f.Add(s, uint8(s))
+	}
+	f.Fuzz(func(t *testing.T, seed int64, stage uint8) {
+		r := rand.New(rand.NewSource(seed))
+		checkUnshiftedProblem(t, r, []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}[stage%3])
+	})
+}
+
+// TestUnshiftedLogSumExpGuardPages runs every kernel shape of an
+// unshifted log-sum-exp with tails of 0..2V+1 next to guard pages, src
+// and dst at a page's end and at its start: no exp may read past src,
+// and no lane past a tail may be summed (exp turns its zero into a 1).
+func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(22))
+	for tail := int64(0); tail <= 33; tail++ {
+		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+			for _, p := range guardShapes(tail, sdt, dtypes.F32) {
+				kerneltest.UnshiftedProblem(p)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl.Stage = plan.Unshifted
+				src0, _, _ := buffers(t, r, p, false)
+				kerneltest.FillUnshifted(r, pl.Stage, sdt, src0)
+				db, _ := p.DstBytes()
+				for _, atEnd := range []bool{true, false} {
+					fence := kerneltest.NewFence(t, atEnd)
+					src, dst := fence.Place(src0), fence.Place(make([]byte, db))
+					for _, isa := range isaList {
+						k := compile(t, pl, isa.o)
+						k.RunBlocks(pl, src, dst, nil, 0)
+						k.Release()
+						kerneltest.CheckUnshifted(t, fmt.Sprintf("%s tail %d", isa.name, tail), pl, p, src, dst)
+					}
+					fence.Free()
+				}
+			}
+		}
+	}
+}
