@@ -149,6 +149,7 @@ type phase struct {
 	segs     []segment
 	tasks    int64
 	srcBytes int64
+	guard    *lseGuard // when not nil, the phase may be skipped (lse.go)
 }
 
 // calls returns how many kernel calls ph makes, its programs' included.

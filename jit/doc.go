@@ -9,9 +9,11 @@
 // (kernelshape.Covers). A plan refused only for its post-ops (those
 // needing a transcendental other than Exp and Log have no machine code)
 // keeps machine code for its reduction: the results go to scratch and a
-// pass on the interpreter applies the post-ops. A log-sum-exp runs as a
-// max, an exp pass and a sum with its Log, all machine code, in chunks
-// of about 1 MiB of src (lse.go). Kernels live in a bounded LRU cache.
+// pass on the interpreter applies the post-ops. A log-sum-exp runs in
+// chunks of about 1 MiB of src (lse.go): one unshifted pass (exp, sum and
+// log in one kernel), and, in a chunk where that pass is not exact, a
+// max, an exp pass and a sum with its Log; all machine code. Kernels
+// live in a bounded LRU cache.
 //
 // Run splits the plan into a fixed set of calls that depends only on the
 // plan (never on the thread count), each reading about 1 MiB at most (a

@@ -1,43 +1,87 @@
 package jit
 
 import (
+	"encoding/binary"
 	"math"
+	"sync/atomic"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// The log-sum-exp program. plan.LogSumExp needs each output's largest
-// element before its sum, which no single pass over src has, and which
-// a split into stages would lose. So the runtime runs it as three plans,
-// each decomposed like any other (blocks, tiles, two stages), one after
-// the other:
+// The log-sum-exp program. plan.LogSumExp shifts each output's elements
+// by their largest before exp, which no single pass over src knows. But
+// the shift is needed only where exp would overflow or the sum underflow,
+// which typical data (logits) never reach. So the runtime first computes
+// every result unshifted, in one pass, and shifts only where that fails:
 //
-//	M (max): the plan as a max, clamped to the finite f32 range
-//	  (plan.LSEShift), into dense f32 scratch, one value per output;
-//	Y (exp): a copy of every src element minus its output's M (a
-//	  binary operand that is broadcast along the reduced loops), through
-//	  Exp, into dense f32 scratch the size of src;
-//	S (sum): Y summed over the reduced loops, then Log, then Add M (the
-//	  operand again), then the plan's own post-ops, into dst.
+//	U (unshifted): the plan as an Unshifted plan.LogSumExp, log(sum(exp(x)))
+//	  of src as it is, decomposed like a sum (blocks, tiles, two stages),
+//	  into R: dense f32 scratch, one result per output;
+//	then, only when some result in R is not exact (plan.UnshiftedExact:
+//	  +-Inf, or a sum too small), the shifted phases recompute all of R:
+//	  M (max): the plan as a max, clamped to the finite f32 range
+//	    (plan.LSEShift), into dense f32 scratch;
+//	  Y (exp): a copy of every src element minus its output's M (a
+//	    binary operand that is broadcast along the reduced loops), through
+//	    Exp, into dense f32 scratch the size of src;
+//	  S (sum): Y summed over the reduced loops, then Log, then Add M (the
+//	    operand again), into R;
+//	P (post-ops): R copied into dst with the plan's post-ops and operands
+//	  (postPassPlan).
 //
-// All three are machine code: Y's Exp and S's Log are the emitters'
-// vector exp and log (packages jit/vexp and jit/vlog: each within one
-// f32 ulp of the interpreter's). Every term of S is at most 1 and the
-// largest is 1, so a row of 1000s gives 1000 + log(n), not Inf.
+// The guard between U and M (lseGuard) reads R on the thread that runs
+// the program (the Run's own, for a plan that is not chunked). All of it is machine code: U's exp and log and Y's Exp and
+// S's Log are the emitters' vector exp and log (packages jit/vexp and
+// jit/vlog: each within one f32 ulp of the interpreter's). Every term of
+// S is at most 1 and the largest is 1, so a row of 1000s gives
+// 1000 + log(n), not Inf. U reads src once, with the exp's arithmetic
+// beside the loads; the shifted phases read it twice.
 //
-// Run over the whole of a large src, the three phases would read src
+// Run over the whole of a large src, the shifted phases would read src
 // twice from memory and write and read a Y as large as src. So a plan
 // runs in chunks of its outermost loop (of Inner, when it has no Outer
 // loop), of about one call budget of src each, and each chunk is a
-// program of its own (its three phases, on scratch buffers of its own)
-// that one thread runs whole: the second read of the chunk's src and its
-// Y (as large, or twice) are then served by that core's caches, no phase
-// waits for the others' threads, and threads share the chunks, as many
-// as there are. Chunks depend on the plan alone, so results stay the
-// same for every thread count. A plan with neither loop (one output)
-// runs as one program over all of src.
+// program of its own (its phases, on scratch buffers of its own) that one
+// thread runs whole: a chunk's second read of src and its Y (as large,
+// or twice) are then served by that core's caches, no phase waits for
+// the others' threads, a chunk shifts only when its own results need it,
+// and threads share the chunks, as many as there are. Chunks and the
+// guard's choice depend on the plan and the data alone, so results stay
+// the same for every thread count. A plan with neither loop (one output)
+// runs as one program over all of src, its U in two stages across the
+// threads.
+
+// lseGuard marks the first of a log-sum-exp's shifted phases: they run
+// only when some result of its unshifted pass in buf is not exact, and
+// then recompute all of them; else the runtime skips them.
+type lseGuard struct {
+	buf     int     // R: the results, dense f32
+	outputs int64   // results in R
+	floor   float32 // plan.UnshiftedFloor of the plan's N
+	phases  int     // the phases it guards, its own first
+}
+
+// lseShifts counts the guards that ran their shifted phases, for tests.
+var lseShifts atomic.Int64
+
+// skips returns how many phases to skip at ph: all its guard guards when
+// every result the guard reads is exact, else none.
+func (x *execution) skips(ph *phase) int {
+	g := ph.guard
+	if g == nil {
+		return 0
+	}
+	r := x.buf(g.buf)[:4*g.outputs]
+	for i := 0; i < len(r); i += 4 {
+		if !plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(r[i:])), g.floor) {
+			lseShifts.Add(1)
+			return 0
+		}
+	}
+	return g.phases
+}
 
 // program is a sequence of phases on scratch buffers of its own
 // (bufScratch + i is its buffer i, of scratch[i] bytes), which a call of
@@ -48,11 +92,8 @@ type program struct {
 }
 
 // logSumExp adds the phases of pl (a LogSumExp plan) from srcBuf into
-// dstBuf: the three phases, or one phase of chunks that run them.
+// dstBuf: its program's phases, or one phase of chunks that run them.
 func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
-	if nb := pl.BinaryCount(); nb >= plan.MaxBinary {
-		return graph.Errorf(graph.Unimplemented, "jit: log-sum-exp with %d binary post-ops (it needs one operand of its own)", nb)
-	}
 	// The chunked loop: the outermost, or Inner where there is no Outer
 	// loop, in tiles of at least minTile (whole lines of contiguous rows).
 	chunked := func(p *plan.Plan) *plan.Loop {
@@ -119,6 +160,9 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 				}
 				s.srcBuf, s.dstBuf = local(s.srcBuf), local(s.dstBuf)
 			}
+			if g := p.phases[i].guard; g != nil {
+				g.buf = local(g.buf)
+			}
 			seg.srcBytes = addSat(seg.srcBytes, p.phases[i].srcBytes)
 		}
 		seg.progs = append(seg.progs, p)
@@ -128,20 +172,45 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	return nil
 }
 
-// lseProgram adds the three phases of pl (a LogSumExp plan with fewer
-// than plan.MaxBinary operands) from srcBuf into dstBuf.
+// lseProgram adds the phases of pl (a LogSumExp plan) from srcBuf into
+// dstBuf: U, the guarded M, Y and S, and P.
 func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
-	nb := pl.BinaryCount()
-	mx, outputs, ok := meansPlan(pl)
+	r, outputs, ok := meansPlan(pl)
 	yBytes := plan.MulSat(plan.MulSat(outputs, max(pl.N, 1)), 4)
 	if !ok || yBytes > maxScratchBytes {
 		return graph.Errorf(graph.OutOfMemory, "jit: log-sum-exp of %v needs %d bytes of scratch, more than %d", pl, yBytes, int64(maxScratchBytes))
 	}
-	_, dense, _ := keptLoops(pl)
+	rBuf := bufScratch + len(dc.d.scratch)
+	dc.d.scratch = append(dc.d.scratch, outputs*4)
+	dc.d.lse = true
+	guarded := len(dc.d.phases)
+	if pl.N > 0 { // an empty reduction is -Inf, which U cannot tell from an underflow
+		u := r.Clone()
+		u.Stage = plan.Unshifted
+		if err := dc.addSplit(u, srcBuf, rBuf, depth); err != nil {
+			return err
+		}
+		guarded = len(dc.d.phases)
+	}
+	if err := dc.lseShifted(r, srcBuf, rBuf, depth); err != nil {
+		return err
+	}
+	if pl.N > 0 {
+		dc.d.phases[guarded].guard = &lseGuard{buf: rBuf, outputs: outputs, floor: plan.UnshiftedFloor(pl.N),
+			phases: len(dc.d.phases) - guarded}
+	}
+	return dc.addPostOps(pl, rBuf, dstBuf, depth)
+}
+
+// lseShifted adds the shifted phases M, Y and S of r (a LogSumExp plan
+// with dense f32 dst and no post-ops, as meansPlan makes them) from srcBuf
+// into rBuf.
+func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf, depth int) error {
+	mx := r.Clone()
+	_, dense, _ := keptLoops(r)
 	mBuf := bufScratch + len(dc.d.scratch)
 	yBuf := mBuf + 1
-	dc.d.scratch = append(dc.d.scratch, outputs*4, yBytes)
-	dc.d.lse = true
+	dc.d.scratch = append(dc.d.scratch, r.Outputs*4, plan.MulSat(plan.MulSat(r.Outputs, max(r.N, 1)), 4))
 
 	mx.Reduction = plan.AlgMax.Reduction(0, 0)
 	mx.PostOps = []plan.PostOp{{Kind: plan.Clamp, Alpha: -math.MaxFloat32, Beta: math.MaxFloat32}}
@@ -157,14 +226,14 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		mStr int64
 	}
 	var ys []yl
-	for i, l := range pl.Outer {
+	for i, l := range r.Outer {
 		ys = append(ys, yl{l, dense[i]})
 	}
-	for _, l := range pl.Reduced {
+	for _, l := range r.Reduced {
 		ys = append(ys, yl{l, 0})
 	}
-	if pl.HasInner {
-		ys = append(ys, yl{pl.Inner, dense[len(dense)-1]})
+	if r.HasInner {
+		ys = append(ys, yl{r.Inner, dense[len(dense)-1]})
 	}
 	yStride := make([]int64, len(ys))
 	n := int64(1)
@@ -172,7 +241,7 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		yStride[i] = n
 		n = plan.MulSat(n, ys[i].l.Size)
 	}
-	y := &plan.Plan{Reduction: plan.Copy, SrcDT: pl.SrcDT, DstDT: dtypes.F32,
+	y := &plan.Plan{Reduction: plan.Copy, SrcDT: r.SrcDT, DstDT: dtypes.F32,
 		PostOps: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}, {Kind: plan.Exp}}}
 	for i, e := range ys {
 		l := plan.Loop{Size: e.l.Size, SrcStride: e.l.SrcStride, DstStride: yStride[i], BinStrides: []int64{e.mStr}}
@@ -183,7 +252,7 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		y.Outer = append(y.Outer, l)
 	}
 	counts(y)
-	if pl.N > 0 { // an empty reduction has no Y: S sums nothing
+	if r.N > 0 { // an empty reduction has no Y: S sums nothing
 		dc.binBufs = []int{mBuf}
 		err := dc.addSplit(y, srcBuf, yBuf, depth)
 		dc.binBufs = nil
@@ -192,35 +261,25 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		}
 	}
 
-	// S: pl's loops over Y, with M as operand 0 ahead of pl's own.
-	s := pl.Clone()
+	// S: r's loops over Y, with M as its operand.
+	s := r.Clone()
 	s.Reduction, s.SrcDT = plan.AlgSum.Reduction(0, 0), dtypes.F32
-	s.PostOps = append([]plan.PostOp{{Kind: plan.Log}, {Kind: plan.Add, BinDT: dtypes.F32}}, s.PostOps...)
-	withM := func(l *plan.Loop, m int64) {
-		l.BinStrides = append([]int64{m}, l.BinStrides...)
-	}
+	s.PostOps = []plan.PostOp{{Kind: plan.Log}, {Kind: plan.Add, BinDT: dtypes.F32}}
 	k := 0
 	for i := range s.Outer {
-		s.Outer[i].SrcStride = yStride[k]
-		withM(&s.Outer[i], dense[i])
+		s.Outer[i].SrcStride, s.Outer[i].BinStrides = yStride[k], []int64{dense[i]}
 		k++
 	}
 	for i := range s.Reduced {
-		s.Reduced[i].SrcStride = yStride[k]
-		withM(&s.Reduced[i], 0)
+		s.Reduced[i].SrcStride, s.Reduced[i].BinStrides = yStride[k], []int64{0}
 		k++
 	}
 	if s.HasInner {
-		s.Inner.SrcStride = yStride[k]
-		withM(&s.Inner, dense[len(dense)-1])
+		s.Inner.SrcStride, s.Inner.BinStrides = yStride[k], []int64{dense[len(dense)-1]}
 	}
 	counts(s)
-	dc.binBufs = make([]int, 1+nb)
-	dc.binBufs[0] = mBuf
-	for i := range nb {
-		dc.binBufs[1+i] = bufBins + i
-	}
-	err := dc.add(s, yBuf, dstBuf, depth)
+	dc.binBufs = []int{mBuf}
+	err := dc.add(s, yBuf, rBuf, depth)
 	dc.binBufs = nil
 	return err
 }

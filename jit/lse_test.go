@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -168,6 +169,9 @@ func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
 	}
 	for i, p := range dc.d.phases[0].segs[0].progs {
 		for _, ph := range p.phases {
+			if g := ph.guard; g != nil && (g.buf < bufScratch || g.buf-bufScratch >= len(p.scratch)) {
+				t.Fatalf("chunk %d guards its shifted phases by buffer %d, not a scratch buffer of its own", i, g.buf)
+			}
 			for _, s := range ph.segs {
 				for _, b := range append([]int{s.srcBuf, s.dstBuf}, s.bins[:s.nbins]...) {
 					if b >= bufScratch && b < bufBins && b-bufScratch >= len(p.scratch) {
@@ -206,6 +210,78 @@ func TestLogSumExpScratchBound(t *testing.T) {
 			t.Errorf("reduce %v: %v", tc.reduce, err)
 		case !tc.ok && !errors.Is(err, graph.OutOfMemory):
 			t.Errorf("reduce %v: got %v, want OutOfMemory", tc.reduce, err)
+		}
+	}
+}
+
+// TestLogSumExpShiftsWhereNeeded runs log-sum-exp over rows that the
+// unshifted pass gets right (elements in [-3, 3]) and rows it does not:
+// an element whose exp overflows, a row whose exps all underflow, +Inf,
+// a row of -Inf; and a NaN, which the unshifted pass gets right too. In
+// chunks of one row, exactly the chunks of the rows it gets wrong run the
+// shifted phases (the interpreter's float64 sums may not overflow); in
+// one program, the shifted phases run once. Results
+// agree with the reference on every ISA and the interpreter, with
+// operands after it, the same for 1, 2 and 4 threads.
+func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
+	isaList := []ISA{None}
+	if d := DetectedISA(); d != None {
+		isaList = append(isaList, d)
+	}
+	const cols = 300
+	s := spec{dims: []int64{12, cols}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32, lo: -3, hi: 3,
+		binBcast: [][]bool{{false, true}}, post: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}}}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	rows := map[int64]func(j int64, x float32) float32{
+		2:  func(j int64, x float32) float32 { return map[bool]float32{true: 95, false: x}[j == 7] }, // exp overflows
+		5:  func(_ int64, x float32) float32 { return x - 200 },                                      // every exp underflows
+		7:  func(j int64, x float32) float32 { return map[bool]float32{true: inf, false: x}[j == 0] },
+		9:  func(j int64, x float32) float32 { return map[bool]float32{true: nan, false: x}[j == cols-1] },
+		10: func(int64, float32) float32 { return -inf },
+	}
+	const shifting = 4 // rows 2, 5, 7 and 10
+	for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+		s.sdt = sdt
+		c := s.build(t, rand.New(rand.NewPCG(69, 70)))
+		c.p.Reduction = plan.LogSumExp
+		for row, f := range rows {
+			for j := int64(0); j < cols; j++ {
+				i := row*cols + j
+				put(sdt, c.src, i, f(j, float32(get(sdt, c.src, i))))
+			}
+		}
+		for _, isa := range isaList {
+			for _, tc := range []struct {
+				budget int64
+				shifts int64
+			}{{1 << 20, 1}, {1024, shifting}} {
+				withBudget(t, tc.budget)
+				what := fmt.Sprintf("%v %s budget %d", sdt, isa, tc.budget)
+				prev := SetMaxISA(isa)
+				k := c.compile(t)
+				SetMaxISA(prev)
+				var first []byte
+				for _, threads := range []int{1, 2, 4} {
+					withThreads(t, threads)
+					dst := c.newDst()
+					before := lseShifts.Load()
+					if err := k.Run(c.src, dst, c.bins); err != nil {
+						t.Fatal(err)
+					}
+					// The interpreter's unshifted sums are float64 where
+					// they are not stored as partials: exp(95) stays finite.
+					n := lseShifts.Load() - before
+					if n != tc.shifts && !(isa == None && n == tc.shifts-1) {
+						t.Errorf("%s, %d threads: %d programs ran their shifted phases, want %d", what, threads, n, tc.shifts)
+					}
+					checkRef(t, c, dst, what)
+					if first == nil {
+						first = dst
+					} else if !bytes.Equal(first, dst) {
+						t.Fatalf("%s: %d threads differ from 1", what, threads)
+					}
+				}
+			}
 		}
 	}
 }

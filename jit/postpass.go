@@ -128,6 +128,12 @@ func (dc *decomposer) postPass(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	if err := dc.add(a, srcBuf, sbuf, depth); err != nil {
 		return err
 	}
+	return dc.addPostOps(pl, sbuf, dstBuf, depth)
+}
+
+// addPostOps adds phase B of pl, from the dense f32 results in sbuf into
+// dstBuf, and marks its sub-plans as the post-op pass.
+func (dc *decomposer) addPostOps(pl *plan.Plan, sbuf, dstBuf, depth int) error {
 	// The split names how the reduction was scheduled; the post-op
 	// pass's own blocks do not change it.
 	split, first := dc.d.split, len(dc.d.phases)

@@ -93,8 +93,12 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	defer scratch.release()
 
 	threads := 1
-	for pi := range k.dec.phases {
+	for pi := 0; pi < len(k.dec.phases); pi++ {
 		ph := &k.dec.phases[pi]
+		if skip := x.skips(ph); skip > 0 {
+			pi += skip - 1
+			continue
+		}
 		n, err := x.runPhase(ph, ents)
 		if err != nil {
 			return err
@@ -166,8 +170,9 @@ func (h *scratchHandles) release() {
 }
 
 // maxScratch is how many scratch buffers a Run keeps in arrays: a
-// post-op pass takes one, log-sum-exp two, each two-stage split one.
-const maxScratch = 4
+// post-op pass takes one, log-sum-exp three (a chunk's program as many),
+// each two-stage split one.
+const maxScratch = 6
 
 // buf returns buffer id b of the execution.
 func (x *execution) buf(b int) []byte {
@@ -286,8 +291,12 @@ func (x *execution) program(p *program, ents []*entry) error {
 	var scratch scratchHandles
 	y.takeScratch(p.scratch, &scratch)
 	defer scratch.release()
-	for i := range p.phases {
+	for i := 0; i < len(p.phases); i++ {
 		ph := &p.phases[i]
+		if skip := y.skips(ph); skip > 0 {
+			i += skip - 1
+			continue
+		}
 		for t := int64(0); t < ph.tasks; t++ {
 			if err := y.task(ph, ents, t); err != nil {
 				return err

@@ -27,9 +27,10 @@ import (
 // "split:<single|blocks|tiles|2stage|rowbyrow>[+postpass][+lse] calls:<n> phases:<n>"
 // (rowbyrow: two stages whose first sums whole rows one at a time, see
 // rowByRow in decompose.go; +postpass: the post-ops run in a pass of their
-// own, see postpass.go; +lse: a log-sum-exp's max, exp and sum, see
-// lse.go: in chunks, one phase whose calls each run a chunk's phases,
-// counted here by their kernel calls); <ms> is wall time in milliseconds. Level 2 adds,
+// own, see postpass.go; +lse: a log-sum-exp's unshifted pass, the max,
+// exp and sum that may follow it, and the copy into dst, see lse.go: in
+// chunks, one phase whose calls each run a chunk's phases, counted here
+// by their kernel calls, those that a Run may skip included); <ms> is wall time in milliseconds. Level 2 adds,
 // before each compile line, one line per sub-plan of the schedule:
 //
 //	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,fallback: <why>]
