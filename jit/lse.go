@@ -18,7 +18,8 @@ import (
 //
 //	U (unshifted): the plan as an Unshifted plan.LogSumExp, log(sum(exp(x)))
 //	  of src as it is, decomposed like a sum (blocks, tiles, two stages),
-//	  into R: dense f32 scratch, one result per output;
+//	  into R: dense f32 scratch, one result per output (dst itself, for
+//	  a plan with an f32 dst and no post-ops: it has no P);
 //	then, only when some result in R is not exact (plan.UnshiftedExact:
 //	  +-Inf, or a sum too small), the shifted phases recompute all of R:
 //	  M (max): the plan as a max, clamped to the finite f32 range
@@ -54,13 +55,14 @@ import (
 // threads.
 
 // lseGuard marks the first of a log-sum-exp's shifted phases: they run
-// only when some result of its unshifted pass in buf is not exact, and
-// then recompute all of them; else the runtime skips them.
+// only when some result of its unshifted pass is not exact, and then
+// recompute all of them; else the runtime skips them.
 type lseGuard struct {
-	buf     int     // R: the results, dense f32
-	outputs int64   // results in R
-	floor   float32 // plan.UnshiftedFloor of the plan's N
-	phases  int     // the phases it guards, its own first
+	buf    int      // where the results are: R, or dst itself
+	off    int64    // the first result's byte offset in buf
+	loops  []rtLoop // the kept loops over the results (size, dst byte stride), outermost first
+	floor  float32  // plan.UnshiftedFloor of the plan's N
+	phases int      // the phases it guards, its own first
 }
 
 // lseShifts counts the guards that ran their shifted phases, for tests.
@@ -73,14 +75,26 @@ func (x *execution) skips(ph *phase) int {
 	if g == nil {
 		return 0
 	}
-	r := x.buf(g.buf)[:4*g.outputs]
-	for i := 0; i < len(r); i += 4 {
-		if !plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(r[i:])), g.floor) {
-			lseShifts.Add(1)
-			return 0
-		}
+	if !exactResults(x.buf(g.buf), g.off, g.loops, g.floor) {
+		lseShifts.Add(1)
+		return 0
 	}
 	return g.phases
+}
+
+// exactResults reports whether every f32 result at off in b, over loops,
+// is exact (plan.UnshiftedExact).
+func exactResults(b []byte, off int64, loops []rtLoop, floor float32) bool {
+	if len(loops) == 0 {
+		return plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(b[off:])), floor)
+	}
+	l := loops[0]
+	for i := int64(0); i < l.size; i++ {
+		if !exactResults(b, off+i*l.dst, loops[1:], floor) {
+			return false
+		}
+	}
+	return true
 }
 
 // program is a sequence of phases on scratch buffers of its own
@@ -161,6 +175,9 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 				s.srcBuf, s.dstBuf = local(s.srcBuf), local(s.dstBuf)
 			}
 			if g := p.phases[i].guard; g != nil {
+				if g.buf == dstBuf {
+					g.off += start * o.DstStride * dstSz
+				}
 				g.buf = local(g.buf)
 			}
 			seg.srcBytes = addSat(seg.srcBytes, p.phases[i].srcBytes)
@@ -173,16 +190,22 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 }
 
 // lseProgram adds the phases of pl (a LogSumExp plan) from srcBuf into
-// dstBuf: U, the guarded M, Y and S, and P.
+// dstBuf: U, the guarded M, Y and S, and P. A plan with no post-ops and
+// an f32 dst has no P: U and S write dst itself.
 func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	r, outputs, ok := meansPlan(pl)
 	yBytes := plan.MulSat(plan.MulSat(outputs, max(pl.N, 1)), 4)
 	if !ok || yBytes > maxScratchBytes {
 		return graph.Errorf(graph.OutOfMemory, "jit: log-sum-exp of %v needs %d bytes of scratch, more than %d", pl, yBytes, int64(maxScratchBytes))
 	}
-	rBuf := bufScratch + len(dc.d.scratch)
-	dc.d.scratch = append(dc.d.scratch, outputs*4)
 	dc.d.lse = true
+	rBuf := dstBuf
+	if len(pl.PostOps) > 0 || pl.DstDT != dtypes.F32 {
+		rBuf = bufScratch + len(dc.d.scratch)
+		dc.d.scratch = append(dc.d.scratch, outputs*4)
+	} else {
+		r = pl.Clone()
+	}
 	guarded := len(dc.d.phases)
 	if pl.N > 0 { // an empty reduction is -Inf, which U cannot tell from an underflow
 		u := r.Clone()
@@ -196,17 +219,23 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		return err
 	}
 	if pl.N > 0 {
-		dc.d.phases[guarded].guard = &lseGuard{buf: rBuf, outputs: outputs, floor: plan.UnshiftedFloor(pl.N),
-			phases: len(dc.d.phases) - guarded}
+		kept, _, _ := keptLoops(r)
+		g := &lseGuard{buf: rBuf, floor: plan.UnshiftedFloor(pl.N), phases: len(dc.d.phases) - guarded}
+		for i := range kept {
+			g.loops = append(g.loops, rt(&kept[i], 4, 4, nil))
+		}
+		dc.d.phases[guarded].guard = g
+	}
+	if rBuf == dstBuf {
+		return nil
 	}
 	return dc.addPostOps(pl, rBuf, dstBuf, depth)
 }
 
 // lseShifted adds the shifted phases M, Y and S of r (a LogSumExp plan
-// with dense f32 dst and no post-ops, as meansPlan makes them) from srcBuf
-// into rBuf.
+// with f32 dst and no post-ops) from srcBuf into rBuf.
 func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf, depth int) error {
-	mx := r.Clone()
+	mx, _, _ := meansPlan(r) // M is dense, whatever r's dst strides
 	_, dense, _ := keptLoops(r)
 	mBuf := bufScratch + len(dc.d.scratch)
 	yBuf := mBuf + 1

@@ -169,8 +169,8 @@ func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
 	}
 	for i, p := range dc.d.phases[0].segs[0].progs {
 		for _, ph := range p.phases {
-			if g := ph.guard; g != nil && (g.buf < bufScratch || g.buf-bufScratch >= len(p.scratch)) {
-				t.Fatalf("chunk %d guards its shifted phases by buffer %d, not a scratch buffer of its own", i, g.buf)
+			if g := ph.guard; g != nil && g.buf != bufDst && (g.buf < bufScratch || g.buf-bufScratch >= len(p.scratch)) {
+				t.Fatalf("chunk %d guards its shifted phases by buffer %d, neither dst nor a scratch buffer of its own", i, g.buf)
 			}
 			for _, s := range ph.segs {
 				for _, b := range append([]int{s.srcBuf, s.dstBuf}, s.bins[:s.nbins]...) {
@@ -217,20 +217,26 @@ func TestLogSumExpScratchBound(t *testing.T) {
 // TestLogSumExpShiftsWhereNeeded runs log-sum-exp over rows that the
 // unshifted pass gets right (elements in [-3, 3]) and rows it does not:
 // an element whose exp overflows, a row whose exps all underflow, +Inf,
-// a row of -Inf; and a NaN, which the unshifted pass gets right too. In
+// a row of -Inf; and a NaN, which the unshifted pass gets right too; with
+// an operand after it, and straight into a dst with gaps. In
 // chunks of one row, exactly the chunks of the rows it gets wrong run the
 // shifted phases (the interpreter's float64 sums may not overflow); in
 // one program, the shifted phases run once. Results
-// agree with the reference on every ISA and the interpreter, with
-// operands after it, the same for 1, 2 and 4 threads.
+// agree with the reference on every ISA and the interpreter, the same
+// for 1, 2 and 4 threads.
 func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 	isaList := []ISA{None}
 	if d := DetectedISA(); d != None {
 		isaList = append(isaList, d)
 	}
 	const cols = 300
-	s := spec{dims: []int64{12, cols}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32, lo: -3, hi: 3,
-		binBcast: [][]bool{{false, true}}, post: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}}}
+	// With an operand, the results go to scratch and a copy into dst;
+	// without post-ops, straight into dst, here one with gaps.
+	specs := []spec{
+		{dims: []int64{12, cols}, reduce: []bool{false, true}, ddt: dtypes.F32, lo: -3, hi: 3,
+			binBcast: [][]bool{{false, true}}, post: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}}},
+		{dims: []int64{12, cols}, reduce: []bool{false, true}, ddt: dtypes.F32, lo: -3, hi: 3, dpad: 2},
+	}
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	rows := map[int64]func(j int64, x float32) float32{
 		2:  func(j int64, x float32) float32 { return map[bool]float32{true: 95, false: x}[j == 7] }, // exp overflows
@@ -240,7 +246,8 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 		10: func(int64, float32) float32 { return -inf },
 	}
 	const shifting = 4 // rows 2, 5, 7 and 10
-	for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+	for i := range 4 {
+		s, sdt := specs[i%2], []dtypes.DataType{dtypes.F32, dtypes.BF16}[i/2]
 		s.sdt = sdt
 		c := s.build(t, rand.New(rand.NewPCG(69, 70)))
 		c.p.Reduction = plan.LogSumExp
@@ -256,7 +263,7 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 				shifts int64
 			}{{1 << 20, 1}, {1024, shifting}} {
 				withBudget(t, tc.budget)
-				what := fmt.Sprintf("%v %s budget %d", sdt, isa, tc.budget)
+				what := fmt.Sprintf("%v %d post-ops %s budget %d", sdt, len(s.post), isa, tc.budget)
 				prev := SetMaxISA(isa)
 				k := c.compile(t)
 				SetMaxISA(prev)
