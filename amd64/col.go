@@ -242,6 +242,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	if n := len(red); narrow && !g.avx512 {
 		prefetch = red[n-1].SrcStride*g.ssz <= pfMaxStride
 	}
+	// Blocks whose elements go through exp (an unshifted log-sum-exp) are
+	// prefetched too, at any width: its twenty-odd instructions per vector
+	// leave the reorder window too few loads to keep memory busy.
+	if g.red.Transform == plan.TransformExp && !zeroSum && len(red) > 0 {
+		prefetch = true
+	}
 	mk := g.mark()
 	var pc pairConsts
 	if pairs > 0 {

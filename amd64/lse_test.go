@@ -3,6 +3,7 @@ package amd64
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -95,6 +96,42 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 						kerneltest.CheckUnshifted(t, fmt.Sprintf("%s tail %d", isa.name, tail), pl, p, src, dst)
 					}
 					fence.Free()
+				}
+			}
+		}
+	}
+}
+
+// TestUnshiftedLogSumExpPrefetches checks that row and column kernels
+// whose elements go through exp prefetch src ahead (rowPrefetch,
+// colBlock), on both ISAs, and that the same plans as sums do not.
+func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
+	for _, a := range []struct {
+		dims []int64
+		axes []int
+	}{{[]int64{64, 3136}, []int{1}}, {[]int64{3136, 256}, []int{0}}} {
+		for _, lse := range []bool{true, false} {
+			pl, err := plan.Canonicalize(kerneltest.DenseProblem(a.dims, a.axes, dtypes.F32))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl.Reduction = plan.AlgSum.Reduction(0, 0)
+			if lse {
+				pl.Reduction, pl.Stage = plan.LogSumExp, plan.Unshifted
+			}
+			for _, o := range []Options{{AVX512: true}, {}} {
+				code, err := Emit(pl, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, l := range disassemble(t, code.Text) {
+					if strings.HasPrefix(l, "prefetcht0") {
+						n++
+					}
+				}
+				if (n > 0) != lse {
+					t.Errorf("%v over %v, AVX-512 %v, %v: %d prefetches", a.dims, a.axes, o.AVX512, pl.Reduction, n)
 				}
 			}
 		}

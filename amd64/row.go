@@ -594,9 +594,17 @@ const (
 	minPrefetchedCall = 512 << 10
 )
 
-// rowPrefetch reports whether the row loops of n outputs prefetch.
+// rowPrefetch reports whether the row loops of n outputs prefetch: those
+// of 16-bit sums, and those whose elements go through exp (an unshifted
+// log-sum-exp) whatever their size: at some twenty instructions per
+// vector, the reorder window holds too few loads to keep memory busy
+// (docs/PERFORMANCE.md has the figures), and a prefetch per line costs
+// little beside them.
 func (g *gen) rowPrefetch(n int) bool {
-	return n == 1 && g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
+	if n != 1 {
+		return false
+	}
+	return g.red.Transform == plan.TransformExp || g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
 }
 
 // prefetchLine prefetches rowAhead bytes past the load at displacement

@@ -229,6 +229,42 @@ func BenchmarkKindAnchors(b *testing.B) {
 	}
 }
 
+// BenchmarkLogSumExpAnchors times log-sum-exp beside the sum on every
+// anchor shape (f32), per call, at each of benchThreads: its cost over the
+// sum's is what it adds to a read of the same bytes.
+func BenchmarkLogSumExpAnchors(b *testing.B) {
+	for _, a := range kerneltest.Anchors {
+		for _, kind := range []struct {
+			name string
+			red  plan.Reduction
+		}{{"sum", plan.AlgSum.Reduction(0, 0)}, {"logsumexp", plan.LogSumExp}} {
+			for _, th := range benchThreads() {
+				b.Run(fmt.Sprintf("%s/%s/t%d", a.Name, kind.name, th), func(b *testing.B) {
+					withThreads(b, th)
+					s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
+					for _, ax := range a.Axes {
+						s.reduce[ax] = true
+					}
+					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+					c.p.Reduction = kind.red
+					k := c.compile(b)
+					dst := c.newDst()
+					b.SetBytes(int64(len(c.src)) + c.dstN)
+					var calls []time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						if err := k.Run(c.src, dst, nil); err != nil {
+							b.Fatal(err)
+						}
+						calls = append(calls, time.Since(t0))
+					}
+					reportCallTimes(b, calls)
+				})
+			}
+		}
+	}
+}
+
 // reportCallTimes reports the median and the minimum of per-call times.
 func reportCallTimes(b *testing.B, calls []time.Duration) {
 	if len(calls) == 0 {
