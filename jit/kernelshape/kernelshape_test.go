@@ -160,6 +160,19 @@ func TestCheck(t *testing.T) {
 	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction pow>sum>root_add_eps(p=3,eps=0.5) has no JIT code") {
 		t.Errorf("uncovered Lp alg: got %v", err)
 	}
+	// Log-sum-exp: one kernel only unshifted, whatever the emitter covers.
+	vec := all
+	vec.Reduction = VectorReduction
+	lse := *ok
+	lse.Reduction = plan.LogSumExp
+	err = Check(&lse, vec)
+	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: a log-sum-exp runs as phases") {
+		t.Errorf("shifted log-sum-exp: got %v", err)
+	}
+	lse.Stage = plan.Unshifted
+	if err := Check(&lse, vec); err != nil {
+		t.Errorf("unshifted log-sum-exp: %v", err)
+	}
 	for _, dt := range [][2]dtypes.DataType{{dtypes.S8, dtypes.F32}, {dtypes.F32, dtypes.S32}, {dtypes.U8, dtypes.U8}} {
 		q := *ok
 		q.SrcDT, q.DstDT = dt[0], dt[1]
