@@ -13,15 +13,17 @@ import (
 // The log-sum-exp program. plan.LogSumExp shifts each output's elements
 // by their largest before exp, which no single pass over src knows. But
 // the shift is needed only where exp would overflow or the sum underflow,
-// which typical data (logits) never reach. So the runtime first computes
-// every result unshifted, in one pass, and shifts only where that fails:
+// which typical data (logits) never reach. So the runtime computes every
+// result unshifted, in one pass, and shifts only where that fails:
 //
 //	U (unshifted): the plan as an Unshifted plan.LogSumExp, log(sum(exp(x)))
 //	  of src as it is, decomposed like a sum (blocks, tiles, two stages),
 //	  into R: dense f32 scratch, one result per output (dst itself, for
-//	  a plan with an f32 dst and no post-ops: it has no P);
-//	then, only when some result in R is not exact (plan.UnshiftedExact:
-//	  +-Inf, or a sum too small), the shifted phases recompute all of R:
+//	  a plan with an f32 dst and no post-ops: it has no P); skipped when
+//	  the first element of some output's reduction is out of bounds;
+//	then, only when U was skipped or some result in R is not exact
+//	  (plan.UnshiftedExact: +-Inf, or a sum too small), the shifted
+//	  phases compute all of R:
 //	  M (max): the plan as a max, clamped to the finite f32 range
 //	    (plan.LSEShift), into dense f32 scratch;
 //	  Y (exp): a copy of every src element minus its output's M (a
@@ -32,13 +34,14 @@ import (
 //	P (post-ops): R copied into dst with the plan's post-ops and operands
 //	  (postPassPlan).
 //
-// The guard between U and M (lseGuard) reads R on the thread that runs
-// the program (the Run's own, for a plan that is not chunked). All of it is machine code: U's exp and log and Y's Exp and
-// S's Log are the emitters' vector exp and log (packages jit/vexp and
-// jit/vlog: each within one f32 ulp of the interpreter's). Every term of
-// S is at most 1 and the largest is 1, so a row of 1000s gives
-// 1000 + log(n), not Inf. U reads src once, with the exp's arithmetic
-// beside the loads; the shifted phases read it twice.
+// The two decisions (lseGuard) are taken on the thread that runs the
+// program (the Run's own, for a plan that is not chunked). All of it is
+// machine code: U's exp and log and Y's Exp and S's Log are the emitters'
+// vector exp and log (packages jit/vexp and jit/vlog: each within one f32
+// ulp of the interpreter's). Every term of S is at most 1 and the largest
+// is 1, so a row of 1000s gives 1000 + log(n), not Inf. U reads src once,
+// with the exp's arithmetic beside the loads; the shifted phases read it
+// twice.
 //
 // Run over the whole of a large src, the shifted phases would read src
 // twice from memory and write and read a Y as large as src. So a plan
@@ -47,54 +50,119 @@ import (
 // program of its own (its phases, on scratch buffers of its own) that one
 // thread runs whole: a chunk's second read of src and its Y (as large,
 // or twice) are then served by that core's caches, no phase waits for
-// the others' threads, a chunk shifts only when its own results need it,
+// the others' threads, a chunk shifts only when its own data need it,
 // and threads share the chunks, as many as there are. Chunks and the
-// guard's choice depend on the plan and the data alone, so results stay
-// the same for every thread count. A plan with neither loop (one output)
-// runs as one program over all of src, its U in two stages across the
-// threads.
+// guards' choices depend on the plan and the chunk's data alone, so
+// results stay the same for every thread count. A plan with neither loop
+// (one output) runs as one program over all of src, its U in two stages
+// across the threads.
 
-// lseGuard marks the first of a log-sum-exp's shifted phases: they run
-// only when some result of its unshifted pass is not exact, and then
-// recompute all of them; else the runtime skips them.
+// lseGuard marks a phase where the runtime decides which of a
+// log-sum-exp's phases run. Two kinds:
+//
+//   - a sample guard, on the first phase of the unshifted pass U: it
+//     reads the first element of each output's reduction in src; if any
+//     is an infinity or beyond ±sampleBound, U would most likely not be
+//     exact (an exp past 88.7 overflows, a row near -100 underflows), so
+//     U is skipped and the shifted phases run without being asked;
+//   - a results guard, on the first of the shifted phases M, Y and S: they
+//     run only when U was skipped or some result of U is not exact
+//     (plan.UnshiftedExact), and then recompute all of them.
+//
+// Both read only the chunk's own data, so the choice never depends on the
+// thread count.
 type lseGuard struct {
-	buf    int      // where the results are: R, or dst itself
-	off    int64    // the first result's byte offset in buf
-	loops  []rtLoop // the kept loops over the results (size, dst byte stride), outermost first
-	floor  float32  // plan.UnshiftedFloor of the plan's N
-	phases int      // the phases it guards, its own first
+	sample bool
+	buf    int             // where it reads: src (sample), R or dst itself (results)
+	off    int64           // the first element's byte offset in buf
+	dt     dtypes.DataType // the elements' type
+	loops  []rtLoop        // the kept loops over the elements (size, byte stride), outermost first
+	floor  float32         // plan.UnshiftedFloor of the plan's N (results)
+	phases int             // the phases it may skip, its own first
 }
 
-// lseShifts counts the guards that ran their shifted phases, for tests.
-var lseShifts atomic.Int64
+// sampleBound is the magnitude past which a sampled element sends a
+// chunk straight to the shifted phases.
+const sampleBound = 80
 
-// skips returns how many phases to skip at ph: all its guard guards when
-// every result the guard reads is exact, else none.
-func (x *execution) skips(ph *phase) int {
-	g := ph.guard
-	if g == nil {
-		return 0
+// lseShifts counts the shifted phases' runs, lseSampled those that a
+// sample guard sent there (skipping U), for tests.
+var lseShifts, lseSampled atomic.Int64
+
+// runPhases runs phases in order with run, skipping those that their
+// guards skip.
+func (x *execution) runPhases(phases []phase, run func(ph *phase) error) error {
+	shift := false // U was skipped: the shifted phases must run
+	for i := 0; i < len(phases); i++ {
+		ph := &phases[i]
+		switch g := ph.guard; {
+		case g == nil:
+		case g.sample:
+			if !g.walk(x.buf(g.buf), g.off, g.loops) {
+				shift = true // U skipped
+				lseSampled.Add(1)
+				i += g.phases - 1
+				continue
+			}
+		case !shift && g.walk(x.buf(g.buf), g.off, g.loops):
+			i += g.phases - 1 // every result of U exact: no shift
+			continue
+		default:
+			lseShifts.Add(1)
+		}
+		if err := run(ph); err != nil {
+			return err
+		}
 	}
-	if !exactResults(x.buf(g.buf), g.off, g.loops, g.floor) {
-		lseShifts.Add(1)
-		return 0
-	}
-	return g.phases
+	return nil
 }
 
-// exactResults reports whether every f32 result at off in b, over loops,
-// is exact (plan.UnshiftedExact).
-func exactResults(b []byte, off int64, loops []rtLoop, floor float32) bool {
-	if len(loops) == 0 {
-		return plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(b[off:])), floor)
+// walk reports whether every element g reads at off in b, over loops,
+// holds: each sampled element is a NaN or finite within ±sampleBound;
+// each result is exact (plan.UnshiftedExact).
+func (g *lseGuard) walk(b []byte, off int64, loops []rtLoop) bool {
+	if len(loops) > 1 {
+		l := loops[0]
+		for i := int64(0); i < l.size; i++ {
+			if !g.walk(b, off+i*l.dst, loops[1:]) {
+				return false
+			}
+		}
+		return true
 	}
-	l := loops[0]
-	for i := int64(0); i < l.size; i++ {
-		if !exactResults(b, off+i*l.dst, loops[1:], floor) {
+	n, step := int64(1), int64(0)
+	if len(loops) == 1 {
+		n, step = loops[0].size, loops[0].dst
+	}
+	for i := int64(0); i < n; i++ {
+		if g.sample {
+			if v := elemF32(g.dt, b, off+i*step); v == v && (v < -sampleBound || v > sampleBound) {
+				return false
+			}
+		} else if !plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(b[off+i*step:])), g.floor) {
 			return false
 		}
 	}
 	return true
+}
+
+// elemF32 is the element of type dt at byte offset off in b, as f32.
+func elemF32(dt dtypes.DataType, b []byte, off int64) float32 {
+	switch dt {
+	case dtypes.F32:
+		return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
+	case dtypes.BF16:
+		return dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[off:]))
+	case dtypes.F16:
+		return dtypes.F16ToF32(binary.LittleEndian.Uint16(b[off:]))
+	case dtypes.S8:
+		return float32(int8(b[off]))
+	case dtypes.U8:
+		return float32(b[off])
+	case dtypes.S32:
+		return float32(int32(binary.LittleEndian.Uint32(b[off:])))
+	}
+	return float32(math.NaN()) // no other src type: leave U to decide
 }
 
 // program is a sequence of phases on scratch buffers of its own
@@ -175,7 +243,10 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 				s.srcBuf, s.dstBuf = local(s.srcBuf), local(s.dstBuf)
 			}
 			if g := p.phases[i].guard; g != nil {
-				if g.buf == dstBuf {
+				switch g.buf {
+				case srcBuf:
+					g.off += start * o.SrcStride * srcSz
+				case dstBuf:
 					g.off += start * o.DstStride * dstSz
 				}
 				g.buf = local(g.buf)
@@ -206,7 +277,8 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 	} else {
 		r = pl.Clone()
 	}
-	guarded := len(dc.d.phases)
+	kept, _, _ := keptLoops(r)
+	first, guarded := len(dc.d.phases), len(dc.d.phases)
 	if pl.N > 0 { // an empty reduction is -Inf, which U cannot tell from an underflow
 		u := r.Clone()
 		u.Stage = plan.Unshifted
@@ -214,15 +286,19 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 			return err
 		}
 		guarded = len(dc.d.phases)
+		g := &lseGuard{sample: true, buf: srcBuf, dt: pl.SrcDT, phases: guarded - first}
+		for i := range kept {
+			g.loops = append(g.loops, rtLoop{size: kept[i].Size, dst: kept[i].SrcStride * esz(pl.SrcDT)})
+		}
+		dc.d.phases[first].guard = g
 	}
 	if err := dc.lseShifted(r, srcBuf, rBuf, depth); err != nil {
 		return err
 	}
 	if pl.N > 0 {
-		kept, _, _ := keptLoops(r)
-		g := &lseGuard{buf: rBuf, floor: plan.UnshiftedFloor(pl.N), phases: len(dc.d.phases) - guarded}
+		g := &lseGuard{buf: rBuf, dt: dtypes.F32, floor: plan.UnshiftedFloor(pl.N), phases: len(dc.d.phases) - guarded}
 		for i := range kept {
-			g.loops = append(g.loops, rt(&kept[i], 4, 4, nil))
+			g.loops = append(g.loops, rtLoop{size: kept[i].Size, dst: kept[i].DstStride * 4})
 		}
 		dc.d.phases[guarded].guard = g
 	}

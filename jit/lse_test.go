@@ -169,7 +169,10 @@ func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
 	}
 	for i, p := range dc.d.phases[0].segs[0].progs {
 		for _, ph := range p.phases {
-			if g := ph.guard; g != nil && g.buf != bufDst && (g.buf < bufScratch || g.buf-bufScratch >= len(p.scratch)) {
+			if g := ph.guard; g != nil && g.sample && g.buf != bufSrc {
+				t.Fatalf("chunk %d samples buffer %d, not src", i, g.buf)
+			}
+			if g := ph.guard; g != nil && !g.sample && g.buf != bufDst && (g.buf < bufScratch || g.buf-bufScratch >= len(p.scratch)) {
 				t.Fatalf("chunk %d guards its shifted phases by buffer %d, neither dst nor a scratch buffer of its own", i, g.buf)
 			}
 			for _, s := range ph.segs {
@@ -218,10 +221,11 @@ func TestLogSumExpScratchBound(t *testing.T) {
 // unshifted pass gets right (elements in [-3, 3]) and rows it does not:
 // an element whose exp overflows, a row whose exps all underflow, +Inf,
 // a row of -Inf; and a NaN, which the unshifted pass gets right too; with
-// an operand after it, and straight into a dst with gaps. In
-// chunks of one row, exactly the chunks of the rows it gets wrong run the
-// shifted phases (the interpreter's float64 sums may not overflow); in
-// one program, the shifted phases run once. Results
+// an operand after it, and straight into a dst with gaps. In chunks of
+// one row, exactly the chunks of the rows it gets wrong run the shifted
+// phases (the interpreter's float64 sums may not overflow), and those
+// whose first element is out of bounds skip the unshifted pass; in one
+// program, the shifted phases run once, after no unshifted pass. Results
 // agree with the reference on every ISA and the interpreter, the same
 // for 1, 2 and 4 threads.
 func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
@@ -246,6 +250,7 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 		10: func(int64, float32) float32 { return -inf },
 	}
 	const shifting = 4 // rows 2, 5, 7 and 10
+	const sampling = 3 // rows 5, 7 and 10, whose first element is out of bounds: no unshifted pass
 	for i := range 4 {
 		s, sdt := specs[i%2], []dtypes.DataType{dtypes.F32, dtypes.BF16}[i/2]
 		s.sdt = sdt
@@ -259,9 +264,9 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 		}
 		for _, isa := range isaList {
 			for _, tc := range []struct {
-				budget int64
-				shifts int64
-			}{{1 << 20, 1}, {1024, shifting}} {
+				budget          int64
+				shifts, sampled int64
+			}{{1 << 20, 1, 1}, {1024, shifting, sampling}} {
 				withBudget(t, tc.budget)
 				what := fmt.Sprintf("%v %d post-ops %s budget %d", sdt, len(s.post), isa, tc.budget)
 				prev := SetMaxISA(isa)
@@ -271,9 +276,12 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 				for _, threads := range []int{1, 2, 4} {
 					withThreads(t, threads)
 					dst := c.newDst()
-					before := lseShifts.Load()
+					before, sampledBefore := lseShifts.Load(), lseSampled.Load()
 					if err := k.Run(c.src, dst, c.bins); err != nil {
 						t.Fatal(err)
+					}
+					if n := lseSampled.Load() - sampledBefore; n != tc.sampled {
+						t.Errorf("%s, %d threads: %d programs skipped the unshifted pass, want %d", what, threads, n, tc.sampled)
 					}
 					// The interpreter's unshifted sums are float64 where
 					// they are not stored as partials: exp(95) stays finite.

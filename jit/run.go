@@ -93,17 +93,12 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	defer scratch.release()
 
 	threads := 1
-	for pi := 0; pi < len(k.dec.phases); pi++ {
-		ph := &k.dec.phases[pi]
-		if skip := x.skips(ph); skip > 0 {
-			pi += skip - 1
-			continue
-		}
+	if err := x.runPhases(k.dec.phases, func(ph *phase) error {
 		n, err := x.runPhase(ph, ents)
-		if err != nil {
-			return err
-		}
 		threads = max(threads, n)
+		return err
+	}); err != nil {
+		return err
 	}
 	// The kernels saw the buffers only as addresses: keep them reachable
 	// until every call has returned.
@@ -291,19 +286,14 @@ func (x *execution) program(p *program, ents []*entry) error {
 	var scratch scratchHandles
 	y.takeScratch(p.scratch, &scratch)
 	defer scratch.release()
-	for i := 0; i < len(p.phases); i++ {
-		ph := &p.phases[i]
-		if skip := y.skips(ph); skip > 0 {
-			i += skip - 1
-			continue
-		}
+	return y.runPhases(p.phases, func(ph *phase) error {
 		for t := int64(0); t < ph.tasks; t++ {
 			if err := y.task(ph, ents, t); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // callLong calls code that keeps running totals with a LongArgs block
