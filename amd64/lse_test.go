@@ -13,8 +13,8 @@ import (
 
 // TestUnshiftedLogSumExp runs random unshifted log-sum-exp plans (ranks
 // 0-6, dims with vector-width edges, permuted and padded strides, every
-// float src type) on every ISA, whole and in blocks, and as the stages of
-// a split reduction, against float64.
+// float and 8-bit src type) on every ISA, whole and in blocks, and as the
+// stages of a split reduction, against float64.
 func TestUnshiftedLogSumExp(t *testing.T) {
 	n := 1500
 	if testing.Short() {
@@ -75,7 +75,7 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(22))
 	for tail := int64(0); tail <= 33; tail++ {
-		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8} {
 			for _, p := range guardShapes(tail, sdt, dtypes.F32) {
 				kerneltest.UnshiftedProblem(p)
 				pl, err := plan.Canonicalize(p)

@@ -35,8 +35,8 @@ func unshiftedPlan(t *testing.T, r *rand.Rand, p *plan.Problem, st plan.Stage) (
 
 // TestUnshiftedLogSumExp runs random unshifted log-sum-exp plans (ranks
 // 0-5, dims with vector-width edges, permuted and padded strides, every
-// float src type) whole and in blocks, and as the stages of a split
-// reduction, against float64.
+// float and 8-bit src type) whole and in blocks, and as the stages of a
+// split reduction, against float64.
 func TestUnshiftedLogSumExp(t *testing.T) {
 	needARM64(t)
 	n := 400
@@ -66,7 +66,7 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(22))
 	for n := int64(0); n <= 2*lanes+3; n++ {
-		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8} {
 			for _, s := range shapes(n, sdt, dtypes.F32, dtypes.F32) {
 				pl, src0, db := unshiftedPlan(t, r, s.p, plan.Unshifted)
 				k := compile(t, pl)

@@ -11,10 +11,10 @@ import (
 )
 
 // UnshiftedProblem makes p an unshifted log-sum-exp's problem, as the
-// runtime emits one: f32 dst, no post-ops, a float src.
+// runtime emits one: f32 dst, no post-ops, a float or 8-bit src.
 func UnshiftedProblem(p *plan.Problem) {
 	p.Reduction, p.DstDT, p.PostOps = plan.LogSumExp, dtypes.F32, nil
-	if !p.SrcDT.IsFloat() {
+	if !p.SrcDT.IsFloat() && !p.SrcDT.IsInt8() {
 		p.SrcDT = dtypes.F32
 	}
 }
@@ -28,7 +28,7 @@ func FillUniform(r *rand.Rand, dt dtypes.DataType, b []byte, lo, hi float64) {
 }
 
 // FillUnshifted fills src for an unshifted plan of stage st: elements in
-// [-4, 1], so that every exp is a normal number and a lane of exp(0) = 1
+// [-4, 1] (u8: 0 and 1), so that every exp is a normal number and a lane of exp(0) = 1
 // let in past a tail changes a sum of few elements by far more than
 // CheckUnshifted's tolerance; or, for a stage that reads partials
 // (SkipTransform), positive sums of exps.
