@@ -20,17 +20,9 @@ func unshiftedPlan(t *testing.T, r *rand.Rand, p *plan.Problem, st plan.Stage) (
 		t.Fatal(err)
 	}
 	pl.Stage = st
-	sb, err := p.SrcBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := p.DstBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := make([]byte, sb)
-	kerneltest.FillUnshifted(r, st, p.SrcDT, src)
-	return pl, src, db
+	fill := func(dt dtypes.DataType, b []byte, _ bool) { kerneltest.FillUnshifted(r, st, dt, b) }
+	src, dst, _ := buffersFor(t, fill, p, false, false)
+	return pl, src, int64(len(dst))
 }
 
 // TestUnshiftedLogSumExp runs random unshifted log-sum-exp plans (ranks

@@ -133,18 +133,7 @@ func BenchmarkPostPass(b *testing.B) {
 					if path == "jit" && !k.dec.postpass {
 						b.Fatalf("no post-op pass: %s, Impl %s", k.schedule(), k.Impl())
 					}
-					dst := c.newDst()
-					b.SetBytes(int64(len(c.src)) + c.dstN)
-					b.Logf("impl %s %s", k.Impl(), k.schedule())
-					var calls []time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						if err := k.Run(c.src, dst, nil); err != nil {
-							b.Fatal(err)
-						}
-						calls = append(calls, time.Since(t0))
-					}
-					reportCallTimes(b, calls)
+					runTimed(b, c, k)
 				})
 			}
 		}
@@ -202,28 +191,7 @@ func BenchmarkKindAnchors(b *testing.B) {
 			{"mul", plan.AlgMul.Reduction(0, 0)}, {"logsumexp", plan.LogSumExp}}
 		for _, kind := range kinds {
 			for _, th := range threadCounts {
-				b.Run(fmt.Sprintf("%s/%s/t%d", a.Name, kind.name, th), func(b *testing.B) {
-					withThreads(b, th)
-					s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
-					for _, ax := range a.Axes {
-						s.reduce[ax] = true
-					}
-					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
-					c.p.Reduction = kind.red
-					k := c.compile(b)
-					dst := c.newDst()
-					b.SetBytes(int64(len(c.src)) + c.dstN)
-					b.Logf("impl %s %s", k.Impl(), k.schedule())
-					var calls []time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						if err := k.Run(c.src, dst, nil); err != nil {
-							b.Fatal(err)
-						}
-						calls = append(calls, time.Since(t0))
-					}
-					reportCallTimes(b, calls)
-				})
+				benchReduction(b, a, kind.name, kind.red, th)
 			}
 		}
 	}
@@ -239,30 +207,42 @@ func BenchmarkLogSumExpAnchors(b *testing.B) {
 			red  plan.Reduction
 		}{{"sum", plan.AlgSum.Reduction(0, 0)}, {"logsumexp", plan.LogSumExp}} {
 			for _, th := range benchThreads() {
-				b.Run(fmt.Sprintf("%s/%s/t%d", a.Name, kind.name, th), func(b *testing.B) {
-					withThreads(b, th)
-					s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
-					for _, ax := range a.Axes {
-						s.reduce[ax] = true
-					}
-					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
-					c.p.Reduction = kind.red
-					k := c.compile(b)
-					dst := c.newDst()
-					b.SetBytes(int64(len(c.src)) + c.dstN)
-					var calls []time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						if err := k.Run(c.src, dst, nil); err != nil {
-							b.Fatal(err)
-						}
-						calls = append(calls, time.Since(t0))
-					}
-					reportCallTimes(b, calls)
-				})
+				benchReduction(b, a, kind.name, kind.red, th)
 			}
 		}
 	}
+}
+
+// benchReduction runs reduction red, named name, over anchor a (f32) at
+// threads threads, reporting the median and the minimum per-call time.
+func benchReduction(b *testing.B, a kerneltest.Anchor, name string, red plan.Reduction, threads int) {
+	b.Run(fmt.Sprintf("%s/%s/t%d", a.Name, name, threads), func(b *testing.B) {
+		withThreads(b, threads)
+		s := spec{dims: a.Dims, reduce: make([]bool, len(a.Dims)), sdt: dtypes.F32, ddt: dtypes.F32}
+		for _, ax := range a.Axes {
+			s.reduce[ax] = true
+		}
+		c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+		c.p.Reduction = red
+		runTimed(b, c, c.compile(b))
+	})
+}
+
+// runTimed runs k over c's buffers in the benchmark loop, with src plus
+// dst bytes per op, and reports the median and minimum per-call times.
+func runTimed(b *testing.B, c *tcase, k *Kernel) {
+	dst := c.newDst()
+	b.SetBytes(int64(len(c.src)) + c.dstN)
+	b.Logf("impl %s %s", k.Impl(), k.schedule())
+	var calls []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := k.Run(c.src, dst, nil); err != nil {
+			b.Fatal(err)
+		}
+		calls = append(calls, time.Since(t0))
+	}
+	reportCallTimes(b, calls)
 }
 
 // reportCallTimes reports the median and the minimum of per-call times.

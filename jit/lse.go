@@ -292,7 +292,7 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 		}
 		dc.d.phases[first].guard = g
 	}
-	if err := dc.lseShifted(r, srcBuf, rBuf, depth); err != nil {
+	if err := dc.lseShifted(r, srcBuf, rBuf, yBytes, depth); err != nil {
 		return err
 	}
 	if pl.N > 0 {
@@ -309,13 +309,13 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 }
 
 // lseShifted adds the shifted phases M, Y and S of r (a LogSumExp plan
-// with f32 dst and no post-ops) from srcBuf into rBuf.
-func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf, depth int) error {
+// with f32 dst and no post-ops) from srcBuf into rBuf; Y takes yBytes.
+func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, depth int) error {
 	mx, _, _ := meansPlan(r) // M is dense, whatever r's dst strides
 	_, dense, _ := keptLoops(r)
 	mBuf := bufScratch + len(dc.d.scratch)
 	yBuf := mBuf + 1
-	dc.d.scratch = append(dc.d.scratch, r.Outputs*4, plan.MulSat(plan.MulSat(r.Outputs, max(r.N, 1)), 4))
+	dc.d.scratch = append(dc.d.scratch, r.Outputs*4, yBytes)
 
 	mx.Reduction = plan.AlgMax.Reduction(0, 0)
 	mx.PostOps = []plan.PostOp{{Kind: plan.Clamp, Alpha: -math.MaxFloat32, Beta: math.MaxFloat32}}

@@ -18,10 +18,6 @@ import (
 // (the program's own max operand comes first, the caller's after it) on
 // every ISA, with budgets that split each of its plans.
 func TestLogSumExpWithOperands(t *testing.T) {
-	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
-		isaList = append(isaList, d)
-	}
 	r := rand.New(rand.NewPCG(8, 9))
 	for _, s := range []spec{
 		{dims: []int64{40, 300}, reduce: []bool{false, true}, binBcast: [][]bool{{false, false}, {true, false}}},
@@ -32,7 +28,7 @@ func TestLogSumExpWithOperands(t *testing.T) {
 		s.post = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.ReLU}, {Kind: plan.Multiply, BinDT: dtypes.BF16}}
 		c := s.build(t, r)
 		c.p.Reduction = plan.LogSumExp
-		for _, isa := range isaList {
+		for _, isa := range testISAs() {
 			for _, budget := range []int64{1 << 20, 1024} {
 				withBudget(t, budget)
 				prev := SetMaxISA(isa)
@@ -54,10 +50,6 @@ func TestLogSumExpWithOperands(t *testing.T) {
 // every ISA and the interpreter, the same for 1, 2 and 4 threads, and no
 // phase of a chunk reads a buffer that it writes.
 func TestLogSumExpChunks(t *testing.T) {
-	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
-		isaList = append(isaList, d)
-	}
 	r := rand.New(rand.NewPCG(65, 66))
 	const budget = 4096
 	for _, tc := range []struct {
@@ -85,7 +77,7 @@ func TestLogSumExpChunks(t *testing.T) {
 		s.post = []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}, {Kind: plan.Multiply, BinDT: dtypes.BF16}}
 		c := s.build(t, r)
 		c.p.Reduction = plan.LogSumExp
-		for _, isa := range isaList {
+		for _, isa := range testISAs() {
 			withBudget(t, budget)
 			what := fmt.Sprintf("%v %s", s.dims, isa)
 			prev := SetMaxISA(isa)
@@ -229,10 +221,6 @@ func TestLogSumExpScratchBound(t *testing.T) {
 // agree with the reference on every ISA and the interpreter, the same
 // for 1, 2 and 4 threads.
 func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
-	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
-		isaList = append(isaList, d)
-	}
 	const cols = 300
 	// With an operand, the results go to scratch and a copy into dst;
 	// without post-ops, straight into dst, here one with gaps.
@@ -262,7 +250,7 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 				put(sdt, c.src, i, f(j, float32(get(sdt, c.src, i))))
 			}
 		}
-		for _, isa := range isaList {
+		for _, isa := range testISAs() {
 			for _, tc := range []struct {
 				budget          int64
 				shifts, sampled int64

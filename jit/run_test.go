@@ -610,10 +610,6 @@ func TestGCStress(t *testing.T) {
 // tiles of any width (a two-stage split would divide by their zero
 // length). Sums and log-sum-exp, on every ISA and the interpreter.
 func TestEmptyReductionsAtSmallBudgets(t *testing.T) {
-	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
-		isaList = append(isaList, d)
-	}
 	for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.LogSumExp} {
 		for _, dims := range [][]int64{{50, 0}, {3, 50, 0}, {0, 7}} {
 			reduce := make([]bool, len(dims))
@@ -622,15 +618,22 @@ func TestEmptyReductionsAtSmallBudgets(t *testing.T) {
 			}
 			c := spec{dims: dims, reduce: reduce, sdt: dtypes.F32, ddt: dtypes.F32}.build(t, rand.New(rand.NewPCG(1, 1)))
 			c.p.Reduction = red
-			for _, isa := range isaList {
-				for _, budget := range []int64{16, 64} {
-					withBudget(t, budget)
-					prev := SetMaxISA(isa)
-					dst := c.run(t)
-					SetMaxISA(prev)
-					checkRef(t, c, dst, fmt.Sprintf("%v %v budget %d %s", red, dims, budget, isa))
-				}
-			}
+			checkAtSmallBudgets(t, c, fmt.Sprintf("%v %v", red, dims))
+		}
+	}
+}
+
+// checkAtSmallBudgets runs c at budgets of 16 and 64 bytes on every ISA
+// of testISAs and checks it against the reference.
+func checkAtSmallBudgets(t *testing.T, c *tcase, what string) {
+	t.Helper()
+	for _, isa := range testISAs() {
+		for _, budget := range []int64{16, 64} {
+			withBudget(t, budget)
+			prev := SetMaxISA(isa)
+			dst := c.run(t)
+			SetMaxISA(prev)
+			checkRef(t, c, dst, fmt.Sprintf("%s budget %d %s", what, budget, isa))
 		}
 	}
 }
@@ -641,20 +644,8 @@ func TestEmptyReductionsAtSmallBudgets(t *testing.T) {
 // into, so it takes tiles of any width (a two-stage split of it would
 // index its missing reduced loops). On every ISA and the interpreter.
 func TestPostOpPassAtSmallBudgets(t *testing.T) {
-	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
-		isaList = append(isaList, d)
-	}
 	c := spec{dims: []int64{50, 3}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
 		post: []plan.PostOp{{Kind: plan.Tanh}}}.build(t, rand.New(rand.NewPCG(3, 4)))
 	c.p.Reduction = plan.AlgSum.Reduction(0, 0)
-	for _, isa := range isaList {
-		for _, budget := range []int64{16, 64} {
-			withBudget(t, budget)
-			prev := SetMaxISA(isa)
-			dst := c.run(t)
-			SetMaxISA(prev)
-			checkRef(t, c, dst, fmt.Sprintf("post-op pass, budget %d %s", budget, isa))
-		}
-	}
+	checkAtSmallBudgets(t, c, "post-op pass")
 }
