@@ -102,6 +102,67 @@ func (g *gen) exp(r int) {
 	g.keepNaN(x, orig, n)
 }
 
+// sumExpConsts are the constants of the exp for sums, in the order of
+// the indices below (sumPoly+i is SumPoly's coefficient i).
+var sumExpConsts = newSumExpConsts()
+
+const (
+	sumLo = iota
+	sumHi
+	sumLog2e
+	sumBias
+	sumPoly
+	sumExpConstCount = sumPoly + vexp.SumPolyDegree + 1
+)
+
+func newSumExpConsts() []uint32 {
+	bits := [sumExpConstCount]uint32{vexp.SumLoBits, vexp.HiBits, vexp.Log2eBits, 127}
+	copy(bits[sumPoly:], vexp.SumPoly[:])
+	return newConstTable(bits[:])
+}
+
+// expForSum sets every lane of r to e^r by package vexp's exp for sums
+// (its doc says why it may be cheaper than exp), in two temporaries.
+// AVX-512 needs no clamp: VREDUCEPS gives f = t - floor(t) (+0 for an
+// infinite t) and VSCALEFPS multiplies by 2^floor(t) with one rounding,
+// +Inf and +0 at the ends. AVX2's clamp takes the bound as its first
+// source, so that a NaN x (the second) is what comes out.
+func (g *gen) expForSum(r int) {
+	mk := g.mark()
+	defer g.release(mk)
+	x := g.vr(r)
+	n, p := g.vr(g.tmp()), g.vr(g.tmp())
+
+	g.loadTable(sumExpConsts)
+	if !g.avx512 {
+		g.op(x86.AVMOVAPS, tableConst(sumLo), p)
+		g.op(x86.AVMAXPS, x, p, x)
+		g.op(x86.AVMOVAPS, tableConst(sumHi), p)
+		g.op(x86.AVMINPS, x, p, x)
+	}
+	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x) // t
+	f := n
+	if g.avx512 {
+		g.op(x86.AVREDUCEPS, imm(1), x, f) // t - floor(t)
+	} else {
+		g.op(x86.AVROUNDPS, imm(1), x, n) // floor(t)
+		g.op(x86.AVSUBPS, n, x, x)        // f = t - n, in x
+		f = x
+	}
+	g.op(x86.AVMOVAPS, tableConst(sumPoly+vexp.SumPolyDegree), p)
+	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
+		g.op(x86.AVFMADD213PS, tableConst(sumPoly+i), f, p) // p = p*f + c_i
+	}
+	if g.avx512 {
+		g.op(x86.AVSCALEFPS, x, p, x)
+		return
+	}
+	g.op(x86.AVCVTPS2DQ, n, n)
+	g.op(x86.AVPADDD, tableConst(sumBias), n, n)
+	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
+	g.op(x86.AVMULPS, n, p, x)
+}
+
 // roundEven rounds every lane of x to the nearest integer, ties to even.
 func (g *gen) roundEven(x obj.Addr) {
 	if g.avx512 {

@@ -24,6 +24,23 @@ func TestExpSweep(t *testing.T) {
 	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweep(xs, got) })
 }
 
+// TestSumExpSweep runs the exp for sums (an unshifted log-sum-exp's
+// transform) on the same sweep, one term per output, under every ISA
+// this CPU has, and holds each result to vexp.CheckSum.
+func TestSumExpSweep(t *testing.T) {
+	xs := vexp.Sweep(2053)
+	if testing.Short() {
+		xs = vexp.Sweep(1 << 16)
+	}
+	p, src := vexp.SumSweepProblem(xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Stage = plan.Unshifted | plan.SkipFinalize
+	sweepPlan(t, pl, src, func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
+}
+
 // sweepISAs runs p, the identity problem of a sweep over src, under
 // every ISA this CPU has and holds each one's output to check, which
 // returns the largest error in ulps, messages for the results it
@@ -34,6 +51,12 @@ func sweepISAs(t *testing.T, p *plan.Problem, src []byte, check func(got []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sweepPlan(t, pl, src, check)
+}
+
+// sweepPlan is sweepISAs for the plan pl (of its stage).
+func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+	t.Helper()
 	for _, isa := range isas(t) {
 		k := compile(t, pl, isa.o)
 		got := make([]byte, len(src))

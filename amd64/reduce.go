@@ -87,7 +87,7 @@ func (g *gen) combineTo(dst, a, b int) {
 // transform applies the per-element transform to r, unless the plan's src
 // holds partials (g.red has none then). |x| clears the sign bit by two
 // shifts, which needs no constant register in the loop; exp (an
-// unshifted log-sum-exp's) takes three temporaries.
+// unshifted log-sum-exp's, the exp for sums) takes two temporaries.
 func (g *gen) transform(r int) {
 	switch g.red.Transform {
 	case plan.TransformAbs:
@@ -96,7 +96,7 @@ func (g *gen) transform(r int) {
 	case plan.TransformSquare:
 		g.op(x86.AVMULPS, g.vr(r), g.vr(r), g.vr(r))
 	case plan.TransformExp:
-		g.exp(r)
+		g.expForSum(r)
 	}
 }
 

@@ -32,6 +32,7 @@ const (
 	opFABS   = 0x4EA0F800 // 4S
 	opFSQRT  = 0x6EA1F800 // 4S
 	opFRINTN = 0x4E218800 // 4S, round to nearest, ties to even
+	opFRINTM = 0x4E219800 // 4S, round toward -Inf (floor)
 	opFCMLE0 = 0x6EA0D800 // 4S, all-ones where n <= 0 (false for NaN)
 	opFCMLT0 = 0x4EA0E800 // 4S, all-ones where n < 0 (false for NaN)
 	opFCVTL  = 0x0E217800 // Vd.4S = f32(Vn.4H), f16 -> f32, exact

@@ -35,6 +35,7 @@ func TestRawWords(t *testing.T) {
 		{rr(opFABS, 7, 7), "fabs v7.4s, v7.4s"},
 		{rr(opFSQRT, 12, 13), "fsqrt v12.4s, v13.4s"},
 		{rr(opFRINTN, 1, 1), "frintn v1.4s, v1.4s"},
+		{rr(opFRINTM, 30, 7), "frintm v30.4s, v7.4s"},
 		{rr(opFCMLE0, 16, 2), "fcmle v16.4s, v2.4s, #0.0"},
 		{rr(opFCMLT0, 16, 2), "fcmlt v16.4s, v2.4s, #0.0"},
 		{rr(opFCVTL, 16, 16), "fcvtl v16.4s, v16.4h"},

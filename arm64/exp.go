@@ -48,6 +48,35 @@ func (g *gen) exp(r int) {
 	g.vop(arm64.AVBIF, arr16B, r, orig, q)
 }
 
+// expForSum sets every lane of r to e^r by package vexp's exp for sums
+// (its doc says why it may be cheaper than exp), in three temporaries
+// and the constants. FMIN and FMAX return a NaN operand, so the clamp
+// keeps a NaN x and arithmetic carries it to the result.
+func (g *gen) expForSum(r int) {
+	mk := g.mark()
+	defer g.release(mk)
+	n, p, q := g.tmp(), g.tmp(), g.tmp()
+
+	g.withConst(vexp.HiBits, func(c int) { g.fop(opFMIN, r, r, c) })
+	g.withConst(vexp.SumLoBits, func(c int) { g.fop(opFMAX, r, r, c) })
+	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, r, r, c) }) // t
+	g.word(rr(opFRINTM, n, r))                                          // floor(t)
+	g.fop(opFSUB, r, r, n)                                              // f = t - n
+
+	g.constInto(p, vexp.SumPoly[vexp.SumPolyDegree])
+	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
+		g.constInto(q, vexp.SumPoly[i])
+		g.vop(arm64.AVFMLA, arr4S, q, p, r) // q = c_i + p*f
+		p, q = q, p
+	}
+
+	// 2^n, n in [-126, 128], in n's exponent bits (n = 128: +Inf's).
+	g.word(rr(opFCVTNS, n, n))
+	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
+	g.withConst(vexp.OneBits, func(c int) { g.vop(arm64.AVADD, arr4S, n, n, c) })
+	g.fop(opFMUL, r, p, n)
+}
+
 // withConst calls f with a register holding bits in every lane: a
 // hoisted constant while the slots last, else a temporary freed after f,
 // so that a long run of constants never exhausts the temporaries.

@@ -24,6 +24,24 @@ func TestExpSweep(t *testing.T) {
 	sweepNEON(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweep(xs, got) })
 }
 
+// TestSumExpSweep runs the exp for sums (an unshifted log-sum-exp's
+// transform) on the same sweep, one term per output, and holds each
+// result to vexp.CheckSum.
+func TestSumExpSweep(t *testing.T) {
+	needARM64(t)
+	xs := vexp.Sweep(1 << 14)
+	if testing.Short() {
+		xs = vexp.Sweep(1 << 17)
+	}
+	p, src := vexp.SumSweepProblem(xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Stage = plan.Unshifted | plan.SkipFinalize
+	sweepNEONPlan(t, pl, src, func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
+}
+
 // sweepNEON runs p, the identity problem of a sweep over src, and holds
 // its output to check, which returns the largest error in ulps,
 // messages for the results it rejects (some of them) and how many it
@@ -34,6 +52,12 @@ func sweepNEON(t *testing.T, p *plan.Problem, src []byte, check func(got []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sweepNEONPlan(t, pl, src, check)
+}
+
+// sweepNEONPlan is sweepNEON for the plan pl (of its stage).
+func sweepNEONPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+	t.Helper()
 	k := compile(t, pl)
 	defer k.Release()
 	got := make([]byte, len(src))

@@ -93,7 +93,7 @@ func (g *gen) transform(r int) {
 	case plan.TransformSquare:
 		g.fop(opFMUL, r, r, r)
 	case plan.TransformExp:
-		g.exp(r)
+		g.expForSum(r)
 	}
 }
 

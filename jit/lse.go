@@ -36,9 +36,11 @@ import (
 //
 // The two decisions (lseGuard) are taken on the thread that runs the
 // program (the Run's own, for a plan that is not chunked). All of it is
-// machine code: U's exp and log and Y's Exp and S's Log are the emitters'
-// vector exp and log (packages jit/vexp and jit/vlog: each within one f32
-// ulp of the interpreter's). Every term of S is at most 1 and the largest
+// machine code: Y's Exp and S's Log and U's log are the emitters' vector
+// exp and log (packages jit/vexp and jit/vlog: each within one f32 ulp of
+// the interpreter's), and U's exp is their cheaper exp for sums (vexp's
+// sum.go: a few ulps more per term, within vexp.SumError, for half the
+// instructions). Every term of S is at most 1 and the largest
 // is 1, so a row of 1000s gives 1000 + log(n), not Inf. U reads src once,
 // with the exp's arithmetic beside the loads; the shifted phases read it
 // twice.
@@ -63,8 +65,9 @@ import (
 //   - a sample guard, on the first phase of the unshifted pass U: it
 //     reads the first element of each output's reduction in src; if any
 //     is an infinity or beyond ±sampleBound, U would most likely not be
-//     exact (an exp past 88.7 overflows, a row near -100 underflows), so
-//     U is skipped and the shifted phases run without being asked;
+//     exact (an exp past 88.7 overflows, a row near -80 sums below
+//     plan.UnshiftedFloor), so U is skipped and the shifted phases run
+//     without being asked;
 //   - a results guard, on the first of the shifted phases M, Y and S: they
 //     run only when U was skipped or some result of U is not exact
 //     (plan.UnshiftedExact), and then recompute all of them.

@@ -202,17 +202,19 @@ func (r Reduction) IsLogSumExp() bool { return r == LogSumExp }
 func (pl *Plan) ShiftedLogSumExp() bool { return pl.IsLogSumExp() && pl.Stage&Unshifted == 0 }
 
 // UnshiftedFloor is the least result of an Unshifted log-sum-exp of n > 0
-// elements that is as exact as the shifted one: log(n*2^-119). A sum s at
-// least n*2^-119 has a largest term of at least s/n, a normal number,
-// and the exps that underflowed to subnormals or zero, at most n*2^-149
-// in all, are below 2^-30 of s.
+// elements that is as accurate as the shifted one: log(n*2^-95). A sum s
+// at least n*2^-95 has a largest term of at least s/n, a normal number,
+// and the terms the exp for sums takes below its range (each at most
+// e^-87 < 2^-125, or 0: package vexp's SumLo), at most n*2^-125 in all,
+// are below 2^-30 of s.
 func UnshiftedFloor(n int64) float32 {
-	return float32(math.Log(float64(max(n, 1))) - 119*math.Ln2)
+	return float32(math.Log(float64(max(n, 1))) - 95*math.Ln2)
 }
 
 // UnshiftedExact reports whether v, an Unshifted log-sum-exp's result in
-// f32, is as exact as the shifted one, given floor (UnshiftedFloor of its
-// n): a NaN (some element was NaN: the result is NaN either way), or a
+// f32, is as accurate as the shifted one (within the error of the f32
+// sum and of the exp for sums, vexp.SumError), given floor
+// (UnshiftedFloor of its n): a NaN (some element was NaN: the result is NaN either way), or a
 // finite value at least floor. +Inf (some exp or the sum overflowed),
 // -Inf and smaller values (the sum underflowed) need the shift.
 func UnshiftedExact(v, floor float32) bool {

@@ -82,3 +82,49 @@ func TestNear(t *testing.T) {
 		}
 	}
 }
+
+// TestSumModel holds the exp for sums' scalar model to its contract.
+func TestSumModel(t *testing.T) {
+	var worst int64
+	for _, x := range Sweep(4099) {
+		u, ok := CheckSum(Quiet(x), SumModel(x))
+		if !ok {
+			t.Fatalf("SumModel(%v) = %v (bits %#x), want e^x = %v", x, SumModel(x), math.Float32bits(SumModel(x)), math.Exp(float64(x)))
+		}
+		worst = max(worst, u)
+	}
+	t.Logf("largest error %d x 2^-24", worst)
+}
+
+// TestCheckSum pins the exp for sums' contract at its edges.
+func TestCheckSum(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	e4 := float32(math.Exp(4))
+	for _, c := range []struct {
+		x, got float32
+		ok     bool
+	}{
+		{0, 1, true},
+		{0, 1 + 4*0x1p-23, false},
+		{4, e4 * (1 + 8*0x1p-24), true},
+		{4, e4 * (1 + 10*0x1p-24), false},
+		{89, inf, true},
+		{89, math.MaxFloat32, false},
+		{88, inf, false},
+		{88.72283, inf, false},
+		{88.72284, inf, true},
+		{88.72284, math.MaxFloat32, true},
+		{-200, 0, true},
+		{-200, 1.6e-38, true},
+		{-200, 1.7e-38, false},
+		{-200, -1e-40, false},
+		{float32(math.Inf(-1)), 0, true},
+		{nan, nan, true},
+		{nan, 0, false},
+		{1, nan, false},
+	} {
+		if _, ok := CheckSum(c.x, c.got); ok != c.ok {
+			t.Errorf("CheckSum(%v, %v) ok %v, want %v", c.x, c.got, ok, c.ok)
+		}
+	}
+}
