@@ -233,6 +233,10 @@ type decomposer struct {
 	// binBufs are the buffers of the binary operands of the sub-plans
 	// being added (nil: the caller's operands, in order).
 	binBufs []int
+	// inProgram is set while the phases of a program that one thread
+	// runs whole are added (a chunk of a log-sum-exp): their calls are
+	// not cut for threads to share (splitBudget).
+	inProgram bool
 }
 
 // decompose returns the call schedule of pl (a validated plan) for
@@ -310,8 +314,10 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	}
 	// A plan of about one budget is cut into at most parallelCalls calls
 	// of about target bytes (see splitBudget); budget stays the bound.
-	budget := callBudget
-	target := splitBudget(plan.MulSat(perOut, pl.Outputs))
+	budget, target := callBudget, callBudget
+	if !dc.inProgram {
+		target = splitBudget(plan.MulSat(perOut, pl.Outputs))
+	}
 	shared := target < budget
 
 	// 1. Blocks of the outermost Outer loop whose iteration fits.

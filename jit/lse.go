@@ -221,7 +221,10 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		sub := pl.Clone()
 		chunked(sub).Size = min(chunk, size-start)
 		counts(sub)
-		if err := dc.lseProgram(sub, srcBuf, dstBuf, depth); err != nil {
+		dc.inProgram = true
+		err := dc.lseProgram(sub, srcBuf, dstBuf, depth)
+		dc.inProgram = false
+		if err != nil {
 			return err
 		}
 		// The chunk's phases and scratch become its program's, its
