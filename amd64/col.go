@@ -176,6 +176,13 @@ const (
 	pfMaxStride = 4096
 )
 
+// pfRowsExp is how many rows ahead an AVX-512 block whose elements go
+// through exp prefetches: a row of such a block takes long enough that
+// four cover the memory's latency, and prefetching further ahead ran
+// slower (rows 16 KiB apart; docs/PERFORMANCE.md). AVX2 blocks, which
+// spend twice the instructions per element, ran fastest at pfRows.
+const pfRowsExp = 4
+
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
 // of tail lanes, over all reduced rows, and finishes them.
 func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelshape.Steps) {
@@ -262,7 +269,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		pfVecs = nv / perLine * perLine
 	}
 	if n := len(red); pfVecs > 0 {
-		pfDist = pfRows * red[n-1].SrcStride * g.ssz
+		rowsAhead := int64(pfRows)
+		if g.red.Transform == plan.TransformExp && g.avx512 {
+			rowsAhead = pfRowsExp
+		}
+		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz
 		if !fits32(pfDist + int64(U)*red[n-1].SrcStride*g.ssz + int64(K)*vb) {
 			pfDist = 0
 		}

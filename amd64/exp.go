@@ -109,14 +109,14 @@ var sumExpConsts = newSumExpConsts()
 const (
 	sumLo = iota
 	sumHi
-	sumLog2e
 	sumBias
+	sumLog2e
 	sumPoly
 	sumExpConstCount = sumPoly + vexp.SumPolyDegree + 1
 )
 
 func newSumExpConsts() []uint32 {
-	bits := [sumExpConstCount]uint32{vexp.SumLoBits, vexp.HiBits, vexp.Log2eBits, 127}
+	bits := [sumExpConstCount]uint32{vexp.SumLoBits, vexp.HiBits, 127, vexp.Log2eBits}
 	copy(bits[sumPoly:], vexp.SumPoly[:])
 	return newConstTable(bits[:])
 }
@@ -125,42 +125,90 @@ func newSumExpConsts() []uint32 {
 // (its doc says why it may be cheaper than exp), in two temporaries.
 // AVX-512 needs no clamp: VREDUCEPS gives f = t - floor(t) (+0 for an
 // infinite t) and VSCALEFPS multiplies by 2^floor(t) with one rounding,
-// +Inf and +0 at the ends. AVX2's clamp takes the bound as its first
-// source, so that a NaN x (the second) is what comes out.
+// +Inf and +0 at the ends; its constants live in the top registers
+// (sumExpConst), so that each vector costs one load, its own. AVX2's
+// clamp takes the bound as its first source, so that a NaN x (the
+// second) is what comes out.
 func (g *gen) expForSum(r int) {
 	mk := g.mark()
 	defer g.release(mk)
 	x := g.vr(r)
 	n, p := g.vr(g.tmp()), g.vr(g.tmp())
 
-	g.loadTable(sumExpConsts)
-	if !g.avx512 {
-		g.op(x86.AVMOVAPS, tableConst(sumLo), p)
-		g.op(x86.AVMAXPS, x, p, x)
-		g.op(x86.AVMOVAPS, tableConst(sumHi), p)
-		g.op(x86.AVMINPS, x, p, x)
-	}
-	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x) // t
-	f := n
 	if g.avx512 {
-		g.op(x86.AVREDUCEPS, imm(1), x, f) // t - floor(t)
-	} else {
-		g.op(x86.AVROUNDPS, imm(1), x, n) // floor(t)
-		g.op(x86.AVSUBPS, n, x, x)        // f = t - n, in x
-		f = x
-	}
-	g.op(x86.AVMOVAPS, tableConst(sumPoly+vexp.SumPolyDegree), p)
-	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, tableConst(sumPoly+i), f, p) // p = p*f + c_i
-	}
-	if g.avx512 {
+		g.placeSumExp()
+		g.op(x86.AVMULPS, g.sumExpConst(sumLog2e), x, x) // t
+		g.op(x86.AVREDUCEPS, imm(1), x, n)               // f = t - floor(t)
+		g.op(x86.AVMOVAPS, g.sumExpConst(sumPoly+vexp.SumPolyDegree), p)
+		for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
+			g.op(x86.AVFMADD213PS, g.sumExpConst(sumPoly+i), n, p) // p = p*f + c_i
+		}
 		g.op(x86.AVSCALEFPS, x, p, x)
 		return
+	}
+	g.loadTable(sumExpConsts)
+	g.op(x86.AVMOVAPS, tableConst(sumLo), p)
+	g.op(x86.AVMAXPS, x, p, x)
+	g.op(x86.AVMOVAPS, tableConst(sumHi), p)
+	g.op(x86.AVMINPS, x, p, x)
+	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x) // t
+	g.op(x86.AVROUNDPS, imm(1), x, n)             // floor(t)
+	g.op(x86.AVSUBPS, n, x, x)                    // f = t - n
+	g.op(x86.AVMOVAPS, tableConst(sumPoly+vexp.SumPolyDegree), p)
+	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
+		g.op(x86.AVFMADD213PS, tableConst(sumPoly+i), x, p) // p = p*f + c_i
 	}
 	g.op(x86.AVCVTPS2DQ, n, n)
 	g.op(x86.AVPADDD, tableConst(sumBias), n, n)
 	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
 	g.op(x86.AVMULPS, n, p, x)
+}
+
+// sumExpPlace is where a kernel keeps the exp for sums' constants.
+type sumExpPlace struct {
+	decided bool
+	reg     int // the register of constant sumLog2e, the others above it; 0: in memory
+}
+
+// sumExpRegs is how many registers the AVX-512 exp for sums' constants
+// take (from sumLog2e on: the clamp and the bias are AVX2's only).
+const sumExpRegs = sumExpConstCount - sumLog2e
+
+// minTemps is how many temporaries a kernel keeps when it takes some for
+// constants: as many as AVX2 kernels have and more.
+const minTemps = 8
+
+// placeSumExp decides, at the AVX-512 exp for sums' first use, where the
+// kernel keeps its constants: it takes the top temporaries for good and
+// loads the constants there in the prologue, if no code so far has used
+// those registers and minTemps are left; then each vector costs one
+// load, its own. Else they stay in memory, as AVX2's, and placeSumExp
+// loads the table's address for sumExpConst.
+func (g *gen) placeSumExp() {
+	if !g.sumExp.decided {
+		g.sumExp.decided = true
+		if first := g.tmpHi - sumExpRegs; g.tmpPeak <= first && first-g.tmpLo >= minTemps {
+			g.tmpHi, g.sumExp.reg = first, first
+			g.InsertAfter(&g.pro, func() {
+				g.loadTable(sumExpConsts)
+				for j := range sumExpRegs {
+					g.op(x86.AVMOVAPS, tableConst(sumLog2e+j), g.vr(first+j))
+				}
+			})
+		}
+	}
+	if g.sumExp.reg == 0 {
+		g.loadTable(sumExpConsts)
+	}
+}
+
+// sumExpConst is the operand of constant i (sumLog2e or later) of the
+// AVX-512 exp for sums, after placeSumExp.
+func (g *gen) sumExpConst(i int) obj.Addr {
+	if g.sumExp.reg == 0 {
+		return tableConst(i)
+	}
+	return g.vr(g.sumExp.reg + i - sumLog2e)
 }
 
 // roundEven rounds every lane of x to the nearest integer, ties to even.

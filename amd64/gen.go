@@ -44,6 +44,10 @@ type gen struct {
 	cut        bool  // some sum is cut into runs
 	usesTotals bool  // some running totals are in memory: call with LongArgs
 
+	tmpPeak int // one past the highest temporary taken so far
+
+	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
+
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
@@ -156,6 +160,7 @@ func (g *gen) tmp() int {
 		return g.tmpLo
 	}
 	g.tmpNext++
+	g.tmpPeak = max(g.tmpPeak, g.tmpNext)
 	return g.tmpNext - 1
 }
 

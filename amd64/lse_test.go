@@ -104,12 +104,15 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 
 // TestUnshiftedLogSumExpPrefetches checks that row and column kernels
 // whose elements go through exp prefetch src ahead (rowPrefetch,
-// colBlock), on both ISAs, and that the same plans as sums do not.
+// colBlock; an AVX-512 column block pfRowsExp rows ahead), on both ISAs, and that
+// the same plans as sums do not; and that on AVX-512 their exp reads its
+// constants from registers (placeSumExp), not memory.
 func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
 	for _, a := range []struct {
-		dims []int64
-		axes []int
-	}{{[]int64{64, 3136}, []int{1}}, {[]int64{3136, 256}, []int{0}}} {
+		dims   []int64
+		axes   []int
+		rowsPf string // a prefetch of the column block's first line, "" for rows
+	}{{[]int64{64, 3136}, []int{1}, ""}, {[]int64{3136, 256}, []int{0}, fmt.Sprintf("prefetcht0 %#x(%%rsi)", pfRowsExp*256*4)}} {
 		for _, lse := range []bool{true, false} {
 			pl, err := plan.Canonicalize(kerneltest.DenseProblem(a.dims, a.axes, dtypes.F32))
 			if err != nil {
@@ -124,14 +127,27 @@ func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				n := 0
+				// The exp's polynomial runs from its VREDUCEPS to its
+				// VSCALEFPS.
+				n, memFMAs, ahead, inExp := 0, 0, false, false
 				for _, l := range disassemble(t, code.Text) {
 					if strings.HasPrefix(l, "prefetcht0") {
 						n++
 					}
+					inExp = strings.HasPrefix(l, "vreduceps") || inExp && !strings.HasPrefix(l, "vscalefps")
+					if inExp && strings.HasPrefix(l, "vfmadd") && strings.Contains(l, "(%") {
+						memFMAs++
+					}
+					ahead = ahead || l == a.rowsPf
 				}
 				if (n > 0) != lse {
 					t.Errorf("%v over %v, AVX-512 %v, %v: %d prefetches", a.dims, a.axes, o.AVX512, pl.Reduction, n)
+				}
+				if lse && o.AVX512 && a.rowsPf != "" && !ahead {
+					t.Errorf("%v over %v, AVX-512 %v: no %q", a.dims, a.axes, o.AVX512, a.rowsPf)
+				}
+				if lse && o.AVX512 && memFMAs > 0 {
+					t.Errorf("%v over %v: the exp reads %d constants from memory", a.dims, a.axes, memFMAs)
 				}
 			}
 		}
