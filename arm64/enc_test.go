@@ -118,6 +118,11 @@ func TestOffsetForms(t *testing.T) {
 	}
 }
 
+// immediatesOut is TestImmediates' dst: a global, which never moves, as a
+// stack array could before the kernel stores through the integer address
+// in its argument block.
+var immediatesOut [2]int64
+
 // TestImmediates runs movImm and addImm for edge values (every 16-bit
 // chunk pattern that picks MOVZ or MOVN, sign boundaries, the 12-bit and
 // 24-bit ADD ranges) and random ones: a kernel computes each value into a
@@ -148,7 +153,8 @@ func TestImmediates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out [2]int64
+		out := &immediatesOut
+		*out = [2]int64{}
 		a := plan.Args{Src: 1000, Dst: uintptr(unsafe.Pointer(&out[0]))}
 		c.Call(unsafe.Pointer(&a))
 		_ = c.Release()

@@ -53,6 +53,17 @@ func addr(b []byte) uintptr {
 	return uintptr(unsafe.Pointer(&b[0]))
 }
 
+// alwaysFalse is never set. Call stores its buffers in sink under it, so
+// that they escape to the heap: the argument block holds their addresses
+// as integers, and a buffer on a goroutine's stack (Go allocates a small
+// make that does not escape there) may move before the kernel writes it,
+// which would leave dst as it was. The runtime's own buffers escape the
+// same way (jit.Kernel.Run keeps them).
+var (
+	alwaysFalse bool
+	sink        any
+)
+
 // Call runs the kernel once with Count count, starting at the given byte
 // offsets into the buffers.
 //
@@ -60,6 +71,9 @@ func addr(b []byte) uintptr {
 // says it keeps no totals (plan.Code.Totals) and writes there fails the
 // test, since the runtime gives it a plain Args.
 func (k *Kernel) Call(src, dst []byte, bins [][]byte, count int64, srcOff, dstOff int64, binOff []int64) {
+	if alwaysFalse {
+		sink = []any{src, dst, bins}
+	}
 	var a plan.LongArgs
 	a.Src = addr(src) + uintptr(srcOff)
 	a.Dst = addr(dst) + uintptr(dstOff)
