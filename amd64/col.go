@@ -177,10 +177,11 @@ const (
 )
 
 // pfRowsExp is how many rows ahead an AVX-512 block whose elements go
-// through exp prefetches: a row of such a block takes long enough that
-// four cover the memory's latency, and prefetching further ahead ran
-// slower (rows 16 KiB apart; docs/PERFORMANCE.md). AVX2 blocks, which
-// spend twice the instructions per element, ran fastest at pfRows.
+// through exp prefetches (or as many as one iteration of its loop loads,
+// if more): a row of such a block takes long enough that four cover the
+// memory's latency, and prefetching further ahead ran slower (rows 16 KiB
+// apart; docs/PERFORMANCE.md). AVX2 blocks, which spend twice the
+// instructions per element, ran fastest at pfRows.
 const pfRowsExp = 4
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
@@ -271,7 +272,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	if n := len(red); pfVecs > 0 {
 		rowsAhead := int64(pfRows)
 		if g.red.Transform == plan.TransformExp && g.avx512 {
-			rowsAhead = pfRowsExp
+			rowsAhead = int64(max(pfRowsExp, U)) // past the rows an iteration loads
 		}
 		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz
 		if !fits32(pfDist + int64(U)*red[n-1].SrcStride*g.ssz + int64(K)*vb) {

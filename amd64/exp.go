@@ -123,12 +123,11 @@ func newSumExpConsts() []uint32 {
 
 // expForSum sets every lane of r to e^r by package vexp's exp for sums
 // (its doc says why it may be cheaper than exp), in two temporaries.
-// AVX-512 needs no clamp: VREDUCEPS gives f = t - floor(t) (+0 for an
-// infinite t) and VSCALEFPS multiplies by 2^floor(t) with one rounding,
-// +Inf and +0 at the ends; its constants live in the top registers
-// (sumExpConst), so that each vector costs one load, its own. AVX2's
-// clamp takes the bound as its first source, so that a NaN x (the
-// second) is what comes out.
+// AVX-512 needs no clamp: VREDUCEPS gives f = t - floor(t), rounded once
+// (+0 for an infinite t), and VSCALEFPS multiplies by 2^floor(t) with one
+// rounding, +Inf and +0 at the ends; its constants are in registers where
+// placeSumExp can take them. AVX2's clamp takes the bound as its first
+// source, so that a NaN x (the second) is what comes out.
 func (g *gen) expForSum(r int) {
 	mk := g.mark()
 	defer g.release(mk)

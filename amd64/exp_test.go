@@ -38,7 +38,7 @@ func TestSumExpSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	sweepPlan(t, pl, src, func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
+	sweepPlan(t, pl, src, "x 2^-24 of e^x", func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
 }
 
 // sweepISAs runs p, the identity problem of a sweep over src, under
@@ -51,11 +51,12 @@ func sweepISAs(t *testing.T, p *plan.Problem, src []byte, check func(got []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweepPlan(t, pl, src, check)
+	sweepPlan(t, pl, src, "ulp", check)
 }
 
-// sweepPlan is sweepISAs for the plan pl (of its stage).
-func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+// sweepPlan is sweepISAs for the plan pl (of its stage), whose check
+// counts its errors in unit.
+func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, unit string, check func(got []byte) (worst int64, bad []string, nbad int)) {
 	t.Helper()
 	for _, isa := range isas(t) {
 		k := compile(t, pl, isa.o)
@@ -69,6 +70,6 @@ func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byte) (
 		if nbad > 0 {
 			t.Errorf("%s: %d of %d results break the contract", isa.name, nbad, len(src)/4)
 		}
-		t.Logf("%s: %d inputs, largest error %d ulp", isa.name, len(src)/4, worst)
+		t.Logf("%s: %d inputs, largest error %d %s", isa.name, len(src)/4, worst, unit)
 	}
 }

@@ -104,9 +104,9 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 
 // TestUnshiftedLogSumExpPrefetches checks that row and column kernels
 // whose elements go through exp prefetch src ahead (rowPrefetch,
-// colBlock; an AVX-512 column block pfRowsExp rows ahead), on both ISAs, and that
-// the same plans as sums do not; and that on AVX-512 their exp reads its
-// constants from registers (placeSumExp), not memory.
+// colBlock; an AVX-512 column block pfRowsExp rows ahead), on both ISAs,
+// and that the same plans as sums do not; and that on AVX-512 their exp
+// reads its constants from registers (placeSumExp), not memory.
 func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
 	for _, a := range []struct {
 		dims   []int64

@@ -39,7 +39,7 @@ func TestSumExpSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	sweepNEONPlan(t, pl, src, func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
+	sweepNEONPlan(t, pl, src, "x 2^-24 of e^x", func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
 }
 
 // sweepNEON runs p, the identity problem of a sweep over src, and holds
@@ -52,11 +52,12 @@ func sweepNEON(t *testing.T, p *plan.Problem, src []byte, check func(got []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweepNEONPlan(t, pl, src, check)
+	sweepNEONPlan(t, pl, src, "ulp", check)
 }
 
-// sweepNEONPlan is sweepNEON for the plan pl (of its stage).
-func sweepNEONPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byte) (worst int64, bad []string, nbad int)) {
+// sweepNEONPlan is sweepNEON for the plan pl (of its stage), whose check
+// counts its errors in unit.
+func sweepNEONPlan(t *testing.T, pl *plan.Plan, src []byte, unit string, check func(got []byte) (worst int64, bad []string, nbad int)) {
 	t.Helper()
 	k := compile(t, pl)
 	defer k.Release()
@@ -69,5 +70,5 @@ func sweepNEONPlan(t *testing.T, pl *plan.Plan, src []byte, check func(got []byt
 	if nbad > 0 {
 		t.Errorf("%d of %d results break the contract", nbad, len(src)/4)
 	}
-	t.Logf("neon: %d inputs, largest error %d ulp", len(src)/4, worst)
+	t.Logf("neon: %d inputs, largest error %d %s", len(src)/4, worst, unit)
 }

@@ -239,10 +239,15 @@ type decomposer struct {
 	inProgram bool
 }
 
+// newDecomposer returns an empty decomposer for kernels of isa.
+func newDecomposer(isa ISA) *decomposer {
+	return &decomposer{index: map[string]int{}, isa: isa, cov: coverage(isa)}
+}
+
 // decompose returns the call schedule of pl (a validated plan) for
 // kernels of isa.
 func decompose(pl *plan.Plan, isa ISA) (*decomposition, error) {
-	dc := &decomposer{index: map[string]int{}, isa: isa, cov: coverage(isa)}
+	dc := newDecomposer(isa)
 	if pl.Outputs == 0 {
 		dc.d.split = "empty"
 		return &dc.d, nil

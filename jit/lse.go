@@ -39,8 +39,8 @@ import (
 // machine code: Y's Exp and S's Log and U's log are the emitters' vector
 // exp and log (packages jit/vexp and jit/vlog: each within one f32 ulp of
 // the interpreter's), and U's exp is their cheaper exp for sums (vexp's
-// sum.go: a few ulps more per term, within vexp.SumError, for half the
-// instructions). Every term of S is at most 1 and the largest
+// sum.go: within vexp.SumError, up to about |x| ulps per term, for half
+// the instructions). Every term of S is at most 1 and the largest
 // is 1, so a row of 1000s gives 1000 + log(n), not Inf. U reads src once,
 // with the exp's arithmetic beside the loads; the shifted phases read it
 // twice.
@@ -64,8 +64,8 @@ import (
 //
 //   - a sample guard, on the first phase of the unshifted pass U: it
 //     reads the first element of each output's reduction in src; if any
-//     is an infinity or beyond ±sampleBound, U would most likely not be
-//     exact (an exp past 88.7 overflows, a row near -80 sums below
+//     is an infinity or outside [sampleLo, sampleHi], U would most likely
+//     not be exact (an exp past 88.7 overflows, a row near -66 sums below
 //     plan.UnshiftedFloor), so U is skipped and the shifted phases run
 //     without being asked;
 //   - a results guard, on the first of the shifted phases M, Y and S: they
@@ -84,9 +84,10 @@ type lseGuard struct {
 	phases int             // the phases it may skip, its own first
 }
 
-// sampleBound is the magnitude past which a sampled element sends a
-// chunk straight to the shifted phases.
-const sampleBound = 80
+// sampleLo and sampleHi bound the sampled elements that let a chunk run
+// its unshifted pass: below about log(n) - 66 a row's sum falls under
+// plan.UnshiftedFloor, above about 88.7 its exp overflows.
+const sampleLo, sampleHi = -66, 80
 
 // lseShifts counts the shifted phases' runs, lseSampled those that a
 // sample guard sent there (skipping U), for tests.
@@ -121,7 +122,7 @@ func (x *execution) runPhases(phases []phase, run func(ph *phase) error) error {
 }
 
 // walk reports whether every element g reads at off in b, over loops,
-// holds: each sampled element is a NaN or finite within ±sampleBound;
+// holds: each sampled element is a NaN or within [sampleLo, sampleHi];
 // each result is exact (plan.UnshiftedExact).
 func (g *lseGuard) walk(b []byte, off int64, loops []rtLoop) bool {
 	if len(loops) > 1 {
@@ -139,7 +140,7 @@ func (g *lseGuard) walk(b []byte, off int64, loops []rtLoop) bool {
 	}
 	for i := int64(0); i < n; i++ {
 		if g.sample {
-			if v := elemF32(g.dt, b, off+i*step); v == v && (v < -sampleBound || v > sampleBound) {
+			if v := elemF32(g.dt, b, off+i*step); v == v && (v < sampleLo || v > sampleHi) {
 				return false
 			}
 		} else if !plan.UnshiftedExact(math.Float32frombits(binary.LittleEndian.Uint32(b[off+i*step:])), g.floor) {

@@ -100,7 +100,8 @@ func TestLogSumExpChunks(t *testing.T) {
 					sub.Inner.Size = n
 				}
 				counts(sub)
-				dc := &decomposer{index: map[string]int{}, isa: isa, cov: coverage(isa), inProgram: true}
+				dc := newDecomposer(isa)
+				dc.inProgram = true
 				if err := dc.add(sub, bufSrc, bufDst, 0); err != nil {
 					t.Fatal(err)
 				}
@@ -153,7 +154,7 @@ func TestLogSumExpChunkScratchIsLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc := &decomposer{index: map[string]int{}, isa: None, cov: coverage(None)}
+	dc := newDecomposer(None)
 	dc.d.scratch = []int64{64, 64, 64}
 	if err := dc.logSumExp(pl, bufSrc, bufDst, 0); err != nil {
 		t.Fatal(err)
@@ -235,19 +236,20 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 	rows := map[int64]func(j int64, x float32) float32{
 		2: func(j int64, x float32) float32 { return map[bool]float32{true: 95, false: x}[j == 7] }, // exp overflows
 		// A sum below UnshiftedFloor (log(300) - 95 ln 2, about -60)
-		// whose terms past the first are below the exp for sums' range:
-		// AVX2 and NEON clamp them to e^-87, which would move the result
-		// by some 2e-3.
+		// whose first element passes the sample (-65 > sampleLo) and
+		// whose others are below the exp for sums' range (AVX2 and NEON
+		// clamp them to e^-87).
 		3: func(j int64, x float32) float32 {
-			return map[bool]float32{true: -75, false: map[bool]float32{true: -inf, false: x - 100}[j%2 == 1]}[j == 0]
+			return map[bool]float32{true: -65, false: map[bool]float32{true: -inf, false: x - 100}[j%2 == 1]}[j == 0]
 		},
+		4:  func(_ int64, x float32) float32 { return x - 70 },  // below sampleLo, above -87
 		5:  func(_ int64, x float32) float32 { return x - 200 }, // every exp underflows
 		7:  func(j int64, x float32) float32 { return map[bool]float32{true: inf, false: x}[j == 0] },
 		9:  func(j int64, x float32) float32 { return map[bool]float32{true: nan, false: x}[j == cols-1] },
 		10: func(int64, float32) float32 { return -inf },
 	}
-	const shifting = 5 // rows 2, 3, 5, 7 and 10
-	const sampling = 3 // rows 5, 7 and 10, whose first element is out of bounds: no unshifted pass
+	const shifting = 6 // rows 2, 3, 4, 5, 7 and 10
+	const sampling = 4 // rows 4, 5, 7 and 10, whose first element is out of bounds: no unshifted pass
 	for i := range 4 {
 		s, sdt := specs[i%2], []dtypes.DataType{dtypes.F32, dtypes.BF16}[i/2]
 		s.sdt = sdt

@@ -47,9 +47,11 @@ func FillUnshifted(r *rand.Rand, st plan.Stage, dt dtypes.DataType, src []byte) 
 // CheckUnshifted compares the f32 results in got of pl, an unshifted
 // log-sum-exp plan of p, with float64 at each output: with Stage
 // plan.Unshifted alone the log-sum-exp, with SkipFinalize too the sum of
-// exps, with SkipTransform the log of the sum of src. The tolerance is
-// the f32 error of a sum of n terms of at most one ulp each, in any
-// order, plus the final rounding.
+// exps, with SkipTransform the log of the sum of src (FillUnshifted's).
+// The tolerance is the f32 error of a sum of n terms in any order, plus
+// the error of each term (vexp.SumError at the largest |x| the fill
+// gives, for the exp for sums; one rounding for a partial), plus the
+// log's rounding.
 func CheckUnshifted(t testing.TB, what string, pl *plan.Plan, p *plan.Problem, src, got []byte) {
 	t.Helper()
 	sum := *p

@@ -86,9 +86,10 @@ const (
 	// Unshifted: a log-sum-exp takes its parts as they stand, exp(x) of
 	// each element and the log of their sum, with no shift by the
 	// largest element: one pass over src, and stages like a sum's. Its
-	// result is exact only while no exp overflows and the sum stays a
-	// normal number (UnshiftedExact), so the runtime checks each one and
-	// recomputes the others shifted (jit's lse.go).
+	// result is as accurate as the shifted one only while no exp
+	// overflows and the sum stays well within the normal numbers
+	// (UnshiftedExact), so the runtime checks each one and recomputes the
+	// others shifted (jit's lse.go).
 	Unshifted
 )
 
@@ -205,8 +206,8 @@ func (pl *Plan) ShiftedLogSumExp() bool { return pl.IsLogSumExp() && pl.Stage&Un
 // elements that is as accurate as the shifted one: log(n*2^-95). A sum s
 // at least n*2^-95 has a largest term of at least s/n, a normal number,
 // and the terms the exp for sums takes below its range (each at most
-// e^-87 < 2^-125, or 0: package vexp's SumLo), at most n*2^-125 in all,
-// are below 2^-30 of s.
+// e^-87 < 2^-125, or 0: package vexp's SumLoBits), at most n*2^-125 in
+// all, are below 2^-30 of s.
 func UnshiftedFloor(n int64) float32 {
 	return float32(math.Log(float64(max(n, 1))) - 95*math.Ln2)
 }

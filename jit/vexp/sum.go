@@ -7,16 +7,18 @@ import (
 )
 
 // The exp inside a sum of exps (an unshifted log-sum-exp's transform,
-// plan.TransformExp) is cheaper than the Exp post-op's: a sum of n terms
-// rounds at every add, so a few ulps more per term change its result by
-// less than the sum's own rounding does, and the exp's arithmetic is what
-// bounds the speed of log-sum-exp (the loads are half of it at most). So:
+// plan.TransformExp) is cheaper than the Exp post-op's. A sum of n terms
+// rounds at every add, up to n ulps in all, so an error per term of up to
+// about |x| ulps is of the size a sum of more than |x| terms has anyway
+// (and in the log it is an absolute error that small), while the exp's
+// arithmetic, not memory, was what bounded log-sum-exp's speed. So:
 //
-//  1. Clamp x to [SumLo, Hi], keeping a NaN (AVX2 and NEON; AVX-512
+//  1. Clamp x to [-87, Hi] (SumLoBits), keeping a NaN (AVX2 and NEON; AVX-512
 //     needs no clamp: its VREDUCEPS and VSCALEFPS take the infinities and
 //     the ends of the range as they are, with subnormal results too).
-//  2. t = x * log2(e), rounded to f32; n = floor(t), f = t - n, exactly,
-//     so 0 <= f < 1.
+//  2. t = x * log2(e), rounded to f32; n = floor(t), f = t - n, so that
+//     0 <= f <= 1: exact, except for -1 < t < 0, where t + 1 rounds (once;
+//     AVX-512's VREDUCEPS may round it the other way than a subtraction).
 //  3. p = SumPoly(f), a degree-5 minimax polynomial for 2^f on [0, 1]
 //     (relative to 2^f), by Horner's rule with FMAs.
 //  4. The result is p * 2^n: AVX-512 by VSCALEFPS, the others by building
@@ -27,11 +29,11 @@ import (
 // (the rounding of t costs up to |x| * 2^-24 of the result), one degree
 // less, no NaN restore (arithmetic keeps a NaN a NaN) and, on AVX-512, no
 // clamp and no split of 2^n: about half the instructions. Every result is
-// within SumError(x) of e^x, relative, for SumLo <= x, or +Inf where
-// e^x is within that of overflowing f32 or beyond; a NaN for a NaN. Below SumLo the
-// result is between +0 and e^SumLo (1 + SumError(SumLo)) (0 on AVX-512
-// where e^x rounds to 0): terms that small weigh nothing in a sum that
-// plan.UnshiftedExact accepts.
+// within SumError(x) of e^x, relative, for -87 <= x, or +Inf where e^x
+// is within that of overflowing f32 or beyond; a NaN for a NaN. Below -87
+// the result is between +0 and e^-87 (1 + SumError(-87)) (on AVX-512,
+// e^x itself): terms that small weigh nothing in a sum that
+// plan.UnshiftedExact accepts (plan.UnshiftedFloor).
 
 // SumLoBits is -87 as f32: e^-87 is above 2^-126, so 2^n stays normal.
 const SumLoBits = 0xc2ae0000
@@ -61,9 +63,10 @@ func SumModel(x float32) float32 {
 }
 
 // SumError is the bound on the relative error of the exp for sums at x
-// (SumLo <= x, e^x finite): the rounding of t, |x| * 2^-24 of the result
-// at most, plus the polynomial's own error and the roundings of Horner's
-// rule and of the last product, which stay below 4 * 2^-24.
+// (-87 <= x, e^x finite): the rounding of t, |x| * 2^-24 of the result at
+// most, and the rounding of log2(e) to f32, 0.224 |x| * 2^-24, with room
+// to spare, plus the polynomial's own error and the roundings of
+// Horner's rule and of the last product, which stay below 4 * 2^-24.
 func SumError(x float32) float64 {
 	return (4 + 1.25*math.Abs(float64(x))) * 0x1p-24
 }
