@@ -79,10 +79,7 @@ func (g *gen) exp(r int) {
 	g.op(x86.AVFMADD231PS, tableConst(constNegLn2Hi), n, x) // x += n * -ln2hi
 	g.op(x86.AVFMADD231PS, tableConst(constNegLn2Lo), n, x)
 
-	g.op(x86.AVMOVAPS, tableConst(constPoly+vexp.PolyDegree), p)
-	for i := vexp.PolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, tableConst(constPoly+i), x, p) // p = p*x + c_i
-	}
+	g.horner(func(i int) obj.Addr { return tableConst(constPoly + i) }, vexp.PolyDegree, x, p)
 
 	if g.avx512 {
 		g.op(x86.AVSCALEFPS, n, p, x)
@@ -138,10 +135,7 @@ func (g *gen) expForSum(r int) {
 		g.placeSumExp()
 		g.op(x86.AVMULPS, g.sumExpConst(sumLog2e), x, x) // t
 		g.op(x86.AVREDUCEPS, imm(1), x, n)               // f = t - floor(t)
-		g.op(x86.AVMOVAPS, g.sumExpConst(sumPoly+vexp.SumPolyDegree), p)
-		for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
-			g.op(x86.AVFMADD213PS, g.sumExpConst(sumPoly+i), n, p) // p = p*f + c_i
-		}
+		g.horner(func(i int) obj.Addr { return g.sumExpConst(sumPoly + i) }, vexp.SumPolyDegree, n, p)
 		g.op(x86.AVSCALEFPS, x, p, x)
 		return
 	}
@@ -153,10 +147,7 @@ func (g *gen) expForSum(r int) {
 	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x) // t
 	g.op(x86.AVROUNDPS, imm(1), x, n)             // floor(t)
 	g.op(x86.AVSUBPS, n, x, x)                    // f = t - n
-	g.op(x86.AVMOVAPS, tableConst(sumPoly+vexp.SumPolyDegree), p)
-	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, tableConst(sumPoly+i), x, p) // p = p*f + c_i
-	}
+	g.horner(func(i int) obj.Addr { return tableConst(sumPoly + i) }, vexp.SumPolyDegree, x, p)
 	g.op(x86.AVCVTPS2DQ, n, n)
 	g.op(x86.AVPADDD, tableConst(sumBias), n, n)
 	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
@@ -208,6 +199,16 @@ func (g *gen) sumExpConst(i int) obj.Addr {
 		return tableConst(i)
 	}
 	return g.vr(g.sumExp.reg + i - sumLog2e)
+}
+
+// horner sets p to the polynomial of the given degree whose coefficient
+// i is the operand coef(i), at x, by Horner's rule with FMAs (the exp's,
+// the exp for sums' and the log's).
+func (g *gen) horner(coef func(i int) obj.Addr, degree int, x, p obj.Addr) {
+	g.op(x86.AVMOVAPS, coef(degree), p)
+	for i := degree - 1; i >= 0; i-- {
+		g.op(x86.AVFMADD213PS, coef(i), x, p) // p = p*x + c_i
+	}
 }
 
 // roundEven rounds every lane of x to the nearest integer, ties to even.

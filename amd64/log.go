@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/jit/vlog"
+	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
@@ -86,10 +87,7 @@ func (g *gen) log(r int) {
 	}
 	g.op(x86.AVSUBPS, c(logOne), x, x) // r = m - 1
 
-	g.op(x86.AVMOVAPS, c(logPoly+vlog.PolyDegree), p)
-	for i := vlog.PolyDegree - 1; i >= 0; i-- {
-		g.op(x86.AVFMADD213PS, c(logPoly+i), x, p) // p = p*r + c_i
-	}
+	g.horner(func(i int) obj.Addr { return c(logPoly + i) }, vlog.PolyDegree, x, p) // p(r)
 	g.op(x86.AVMULPS, x, p, p)
 	g.op(x86.AVMULPS, x, p, p)
 	g.op(x86.AVFMADD231PS, c(logLn2Lo), k, p) // p += k * ln2lo

@@ -22,7 +22,7 @@ func TestUnshiftedLogSumExp(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(21))
 	for i := 0; i < n; i++ {
-		checkUnshiftedProblem(t, r, []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}[i%3])
+		checkUnshiftedProblem(t, r, kerneltest.UnshiftedStages[i%3])
 	}
 }
 
@@ -63,7 +63,7 @@ func FuzzUnshiftedLogSumExp(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed int64, stage uint8) {
 		r := rand.New(rand.NewSource(seed))
-		checkUnshiftedProblem(t, r, []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}[stage%3])
+		checkUnshiftedProblem(t, r, kerneltest.UnshiftedStages[int(stage)%3])
 	})
 }
 

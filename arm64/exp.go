@@ -21,14 +21,7 @@ func (g *gen) exp(r int) {
 	g.withConst(vexp.NegLn2Hi, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) }) // r += n * -ln2hi
 	g.withConst(vexp.NegLn2Lo, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) })
 
-	// Horner's rule: FMLA accumulates into its destination, so each
-	// step starts from the next coefficient in q and the two swap.
-	g.constInto(p, vexp.Poly[vexp.PolyDegree])
-	for i := vexp.PolyDegree - 1; i >= 0; i-- {
-		g.constInto(q, vexp.Poly[i])
-		g.vop(arm64.AVFMLA, arr4S, q, p, r) // q = c_i + p*r
-		p, q = q, p
-	}
+	p, q = g.horner(vexp.Poly[:], r, p, q)
 
 	// 2^n1 in q and 2^n2 in n.
 	g.word(rr(opFCVTNS, n, n))
@@ -63,18 +56,29 @@ func (g *gen) expForSum(r int) {
 	g.word(rr(opFRINTM, n, r))                                          // floor(t)
 	g.fop(opFSUB, r, r, n)                                              // f = t - n
 
-	g.constInto(p, vexp.SumPoly[vexp.SumPolyDegree])
-	for i := vexp.SumPolyDegree - 1; i >= 0; i-- {
-		g.constInto(q, vexp.SumPoly[i])
-		g.vop(arm64.AVFMLA, arr4S, q, p, r) // q = c_i + p*f
-		p, q = q, p
-	}
+	p, _ = g.horner(vexp.SumPoly[:], r, p, q)
 
 	// 2^n, n in [-126, 128], in n's exponent bits (n = 128: +Inf's).
 	g.word(rr(opFCVTNS, n, n))
 	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
 	g.withConst(vexp.OneBits, func(c int) { g.vop(arm64.AVADD, arr4S, n, n, c) })
 	g.fop(opFMUL, r, p, n)
+}
+
+// horner computes the polynomial with coefficients coeffs (c0 first) at
+// x, by Horner's rule, in the temporaries p and q, and returns them with
+// the result in the first: FMLA accumulates into its destination, so
+// each step starts from the next coefficient in the other register and
+// the two swap.
+func (g *gen) horner(coeffs []uint32, x, p, q int) (int, int) {
+	d := len(coeffs) - 1
+	g.constInto(p, coeffs[d])
+	for i := d - 1; i >= 0; i-- {
+		g.constInto(q, coeffs[i])
+		g.vop(arm64.AVFMLA, arr4S, q, p, x) // q = c_i + p*x
+		p, q = q, p
+	}
+	return p, q
 }
 
 // withConst calls f with a register holding bits in every lane: a

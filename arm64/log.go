@@ -28,14 +28,7 @@ func (g *gen) log(r int) {
 	g.withConst(vlog.OffBits, func(c int) { g.vop(arm64.AVADD, arr4S, r, r, c) })
 	g.withConst(vlog.OneBits, func(c int) { g.fop(opFSUB, r, r, c) }) // r = m - 1
 
-	// Horner's rule as in exp: each step starts from the next
-	// coefficient in q and the two swap.
-	g.constInto(p, vlog.Poly[vlog.PolyDegree])
-	for i := vlog.PolyDegree - 1; i >= 0; i-- {
-		g.constInto(q, vlog.Poly[i])
-		g.vop(arm64.AVFMLA, arr4S, q, p, r) // q = c_i + p*r
-		p, q = q, p
-	}
+	p, q = g.horner(vlog.Poly[:], r, p, q)
 	g.fop(opFMUL, p, p, r)
 	g.fop(opFMUL, p, p, r)
 	g.withConst(vlog.Ln2LoBits, func(c int) { g.vop(arm64.AVFMLA, arr4S, p, k, c) }) // p += k * ln2lo

@@ -37,7 +37,7 @@ func TestUnshiftedLogSumExp(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(21))
 	for i := 0; i < n; i++ {
-		st := []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}[i%3]
+		st := kerneltest.UnshiftedStages[i%3]
 		p := randomProblem(r, 3000)
 		pl, src, db := unshiftedPlan(t, r, p, st)
 		k := compile(t, pl)

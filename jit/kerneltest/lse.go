@@ -20,6 +20,11 @@ func UnshiftedProblem(p *plan.Problem) {
 	}
 }
 
+// UnshiftedStages are the stages an unshifted log-sum-exp's kernels run
+// in: whole, as the first of two stages (sums of exps out), and as the
+// second (the log of the sum of partials).
+var UnshiftedStages = []plan.Stage{plan.Unshifted, plan.Unshifted | plan.SkipFinalize, plan.Unshifted | plan.SkipTransform}
+
 // FillUniform fills b, elements of type dt, with values drawn from
 // [lo, hi) (rounded to dt).
 func FillUniform(r *rand.Rand, dt dtypes.DataType, b []byte, lo, hi float64) {
