@@ -106,14 +106,14 @@ var sumExpConsts = newSumExpConsts()
 const (
 	sumLo = iota
 	sumHi
-	sumBias
+	sumScale
 	sumLog2e
 	sumPoly
 	sumExpConstCount = sumPoly + vexp.SumPolyDegree + 1
 )
 
 func newSumExpConsts() []uint32 {
-	bits := [sumExpConstCount]uint32{vexp.SumLoBits, vexp.HiBits, 127, vexp.Log2eBits}
+	bits := [sumExpConstCount]uint32{vexp.SumLoBits, vexp.HiBits, vexp.SumScaleBits, vexp.Log2eBits}
 	copy(bits[sumPoly:], vexp.SumPoly[:])
 	return newConstTable(bits[:])
 }
@@ -148,9 +148,8 @@ func (g *gen) expForSum(r int) {
 	g.op(x86.AVROUNDPS, imm(1), x, n)             // floor(t)
 	g.op(x86.AVSUBPS, n, x, x)                    // f = t - n
 	g.horner(func(i int) obj.Addr { return tableConst(sumPoly + i) }, vexp.SumPolyDegree, x, p)
-	g.op(x86.AVCVTPS2DQ, n, n)
-	g.op(x86.AVPADDD, tableConst(sumBias), n, n)
-	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)
+	g.op(x86.AVADDPS, tableConst(sumScale), n, n) // n + 127 in the low bits
+	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)   // 2^n
 	g.op(x86.AVMULPS, n, p, x)
 }
 
@@ -161,7 +160,7 @@ type sumExpPlace struct {
 }
 
 // sumExpRegs is how many registers the AVX-512 exp for sums' constants
-// take (from sumLog2e on: the clamp and the bias are AVX2's only).
+// take (from sumLog2e on: the clamp and the scale are AVX2's only).
 const sumExpRegs = sumExpConstCount - sumLog2e
 
 // minTemps is how many temporaries a kernel keeps when it takes some for

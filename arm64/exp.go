@@ -59,9 +59,8 @@ func (g *gen) expForSum(r int) {
 	p, _ = g.horner(vexp.SumPoly[:], r, p, q)
 
 	// 2^n, n in [-126, 128], in n's exponent bits (n = 128: +Inf's).
-	g.word(rr(opFCVTNS, n, n))
+	g.withConst(vexp.SumScaleBits, func(c int) { g.fop(opFADD, n, n, c) }) // n + 127 in the low bits
 	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
-	g.withConst(vexp.OneBits, func(c int) { g.vop(arm64.AVADD, arr4S, n, n, c) })
 	g.fop(opFMUL, r, p, n)
 }
 

@@ -26,7 +26,7 @@ func TestExpSweep(t *testing.T) {
 
 // TestSumExpSweep runs the exp for sums (an unshifted log-sum-exp's
 // transform) on the same sweep, one term per output, and holds each
-// result to vexp.CheckSum.
+// result to vexp.CheckSum and to vexp.SumModel's bits.
 func TestSumExpSweep(t *testing.T) {
 	needARM64(t)
 	xs := vexp.Sweep(1 << 14)
@@ -39,7 +39,7 @@ func TestSumExpSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	sweepNEONPlan(t, pl, src, "x 2^-24 of e^x", func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) })
+	sweepNEONPlan(t, pl, src, "x 2^-24 of e^x", func(got []byte) (int64, []string, int) { return vexp.CheckSumModelSweep(xs, got) })
 }
 
 // sweepNEON runs p, the identity problem of a sweep over src, and holds

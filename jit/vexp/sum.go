@@ -24,6 +24,11 @@ import (
 //  4. The result is p * 2^n: AVX-512 by VSCALEFPS, the others by building
 //     2^n in an f32's exponent bits. The clamp keeps n in [-126, 128], so
 //     2^n is normal, or +Inf's bits at n = 128 (and e^x overflows there).
+//     The bits come from one float add and a shift: n + SumScaleBits is
+//     exact and holds n + 127 in its low mantissa bits, which a shift
+//     left by MantBits moves into the exponent field (the rest shifts
+//     out), where a conversion to integer, an integer add and the shift
+//     took three operations.
 //
 // Against the Exp post-op's algorithm, there is no Cody-Waite reduction
 // (the rounding of t costs up to |x| * 2^-24 of the result), one degree
@@ -37,6 +42,11 @@ import (
 
 // SumLoBits is -87 as f32: e^-87 is above 2^-126, so 2^n stays normal.
 const SumLoBits = 0xc2ae0000
+
+// SumScaleBits is 2^23 + 127 as f32 (step 4): adding an integer-valued n
+// in [-126, 128] to it is exact, and its low mantissa bits are then n +
+// 127.
+const SumScaleBits = 0x4b00007f
 
 // SumPolyDegree is SumPoly's degree.
 const SumPolyDegree = 5
@@ -52,14 +62,14 @@ func SumModel(x float32) float32 {
 		return x
 	}
 	x = min(max(x, f32(SumLoBits)), f32(HiBits))
-	t := x * f32(Log2eBits)
+	t := float32(x * f32(Log2eBits)) // rounded: Go may fuse x*log2e - n otherwise
 	n := float32(math.Floor(float64(t)))
 	f := t - n
 	p := f32(SumPoly[SumPolyDegree])
 	for k := SumPolyDegree - 1; k >= 0; k-- {
 		p = fma(p, f, f32(SumPoly[k]))
 	}
-	return p * f32(uint32(int32(n)+127)<<MantBits)
+	return p * f32(math.Float32bits(n+f32(SumScaleBits))<<MantBits)
 }
 
 // SumError is the bound on the relative error of the exp for sums at x
@@ -106,4 +116,16 @@ func SumSweepProblem(xs []float32) (*plan.Problem, []byte) {
 // as CheckSweep does the Exp post-op's.
 func CheckSumSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
 	return CheckSweepOf("exp for sums", math.Exp, CheckSum, xs, dst)
+}
+
+// CheckSumModelSweep is CheckSumSweep for code that clamps (AVX2 and
+// NEON), which must also give SumModel's value bit for bit (any NaN for a
+// NaN): each of its steps is one f32 operation of the model.
+func CheckSumModelSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	exact := func(x, got float32) (int64, bool) {
+		u, ok := CheckSum(x, got)
+		m := SumModel(x)
+		return u, ok && (math.Float32bits(got) == math.Float32bits(m) || got != got && m != m)
+	}
+	return CheckSweepOf("exp for sums (SumModel's bits)", math.Exp, exact, xs, dst)
 }

@@ -96,6 +96,18 @@ func TestSumModel(t *testing.T) {
 	t.Logf("largest error %d x 2^-24", worst)
 }
 
+// TestSumScale checks step 4's 2^n: for every n the clamp allows, the
+// bits of n + SumScaleBits shifted into the exponent field are those of
+// 2^n (+Inf's at n = 128).
+func TestSumScale(t *testing.T) {
+	for n := -126; n <= 128; n++ {
+		got := math.Float32frombits(math.Float32bits(float32(n)+math.Float32frombits(SumScaleBits)) << MantBits)
+		if want := math.Ldexp(1, n); float64(got) != want && !(n == 128 && math.IsInf(float64(got), 1)) {
+			t.Fatalf("2^%d built as %v (bits %#x), want %v", n, got, math.Float32bits(got), want)
+		}
+	}
+}
+
 // TestCheckSum pins the exp for sums' contract at its edges.
 func TestCheckSum(t *testing.T) {
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
