@@ -27,8 +27,8 @@ import (
 //     The bits come from one float add and a shift: n + SumScaleBits is
 //     exact and holds n + 127 in its low mantissa bits, which a shift
 //     left by MantBits moves into the exponent field (the rest shifts
-//     out), where a conversion to integer, an integer add and the shift
-//     took three operations.
+//     out): one operation fewer than a conversion to integer and an
+//     integer add of the bias.
 //
 // Against the Exp post-op's algorithm, there is no Cody-Waite reduction
 // (the rounding of t costs up to |x| * 2^-24 of the result), one degree
