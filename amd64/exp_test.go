@@ -39,11 +39,11 @@ func TestSumExpSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	sweepPlanBy(t, pl, src, "x 2^-24 of e^x", func(o Options) func(got []byte) (int64, []string, int) {
+	sweepPlan(t, pl, src, "x 2^-24 of e^x", func(o Options, got []byte) (int64, []string, int) {
 		if o.AVX512 {
-			return func(got []byte) (int64, []string, int) { return vexp.CheckSumSweep(xs, got) }
+			return vexp.CheckSumSweep(xs, got)
 		}
-		return func(got []byte) (int64, []string, int) { return vexp.CheckSumModelSweep(xs, got) }
+		return vexp.CheckSumModelSweep(xs, got)
 	})
 }
 
@@ -57,25 +57,19 @@ func sweepISAs(t *testing.T, p *plan.Problem, src []byte, check func(got []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweepPlan(t, pl, src, "ulp", check)
+	sweepPlan(t, pl, src, "ulp", func(_ Options, got []byte) (int64, []string, int) { return check(got) })
 }
 
-// sweepPlan is sweepISAs for the plan pl (of its stage), whose check
-// counts its errors in unit.
-func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, unit string, check func(got []byte) (worst int64, bad []string, nbad int)) {
-	t.Helper()
-	sweepPlanBy(t, pl, src, unit, func(Options) func(got []byte) (int64, []string, int) { return check })
-}
-
-// sweepPlanBy is sweepPlan with the check chosen per ISA.
-func sweepPlanBy(t *testing.T, pl *plan.Plan, src []byte, unit string, checkFor func(o Options) func(got []byte) (worst int64, bad []string, nbad int)) {
+// sweepPlan is sweepISAs for the plan pl (of its stage), whose check,
+// given the ISA's options, counts its errors in unit.
+func sweepPlan(t *testing.T, pl *plan.Plan, src []byte, unit string, check func(o Options, got []byte) (worst int64, bad []string, nbad int)) {
 	t.Helper()
 	for _, isa := range isas(t) {
 		k := compile(t, pl, isa.o)
 		got := make([]byte, len(src))
 		k.RunBlocks(pl, src, got, nil, 0)
 		k.Release()
-		worst, bad, nbad := checkFor(isa.o)(got)
+		worst, bad, nbad := check(isa.o, got)
 		for _, b := range bad {
 			t.Errorf("%s: %s", isa.name, b)
 		}

@@ -101,7 +101,7 @@ func TestSumModel(t *testing.T) {
 // 2^n (+Inf's at n = 128).
 func TestSumScale(t *testing.T) {
 	for n := -126; n <= 128; n++ {
-		got := math.Float32frombits(math.Float32bits(float32(n)+math.Float32frombits(SumScaleBits)) << MantBits)
+		got := f32(math.Float32bits(float32(n)+f32(SumScaleBits)) << MantBits)
 		if want := math.Ldexp(1, n); float64(got) != want && !(n == 128 && math.IsInf(float64(got), 1)) {
 			t.Fatalf("2^%d built as %v (bits %#x), want %v", n, got, math.Float32bits(got), want)
 		}
