@@ -125,7 +125,14 @@ func newSumExpConsts() []uint32 {
 // rounding, +Inf and +0 at the ends; its constants are in registers where
 // placeSumExp can take them. AVX2's clamp takes the bound as its first
 // source, so that a NaN x (the second) is what comes out.
-func (g *gen) expForSum(r int) {
+func (g *gen) expForSum(r int) { g.expForSumInto(r, -1) }
+
+// expForSumInto is expForSum, and with acc >= 0 it adds e^r into
+// accumulator acc instead, clobbering r. AVX2 then fuses its last product,
+// p * 2^n, with the add: the product is exact (vexp.SumProductExact), so
+// the FMA rounds once where the product and the add would have rounded
+// once between them, and gives the same bits with one instruction fewer.
+func (g *gen) expForSumInto(r, acc int) {
 	mk := g.mark()
 	defer g.release(mk)
 	x := g.vr(r)
@@ -137,6 +144,9 @@ func (g *gen) expForSum(r int) {
 		g.op(x86.AVREDUCEPS, imm(1), x, n)               // f = t - floor(t)
 		g.horner(func(i int) obj.Addr { return g.sumExpConst(sumPoly + i) }, vexp.SumPolyDegree, n, p)
 		g.op(x86.AVSCALEFPS, x, p, x)
+		if acc >= 0 {
+			g.combine(acc, r)
+		}
 		return
 	}
 	g.loadTable(sumExpConsts)
@@ -150,6 +160,10 @@ func (g *gen) expForSum(r int) {
 	g.horner(func(i int) obj.Addr { return tableConst(sumPoly + i) }, vexp.SumPolyDegree, x, p)
 	g.op(x86.AVADDPS, tableConst(sumScale), n, n) // n + 127 in the low bits
 	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)   // 2^n
+	if acc >= 0 {
+		g.op(x86.AVFMADD231PS, n, p, g.vr(acc)) // acc += p * 2^n
+		return
+	}
 	g.op(x86.AVMULPS, n, p, x)
 }
 

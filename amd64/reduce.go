@@ -100,6 +100,17 @@ func (g *gen) transform(r int) {
 	}
 }
 
+// transformCombine sets acc = acc ⊕ transform(t), clobbering t; a sum
+// of exps takes its terms with expForSumInto's fused add.
+func (g *gen) transformCombine(acc, t int) {
+	if g.red.Transform == plan.TransformExp && g.add {
+		g.expForSumInto(t, acc)
+		return
+	}
+	g.transform(t)
+	g.combine(acc, t)
+}
+
 // zeroIsIdentity reports whether the +0 a partial load leaves in its
 // unused lanes is still the identity after the transform: sums, unless
 // the transform is exp (exp(0) is 1).
@@ -153,10 +164,10 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	mk := g.mark()
 	t := g.tmp()
 	g.load(dt, t, addr, n)
-	g.transform(t)
 	if n == bcast || n == g.V || g.zeroIsIdentity() || g.red.Combine == plan.CombineFirst {
-		g.combine(acc, t)
+		g.transformCombine(acc, t)
 	} else {
+		g.transform(t)
 		g.combineLanes(acc, t, n)
 	}
 	g.release(mk)

@@ -45,7 +45,13 @@ func (g *gen) exp(r int) {
 // (its doc says why it may be cheaper than exp), in three temporaries
 // and the constants. FMIN and FMAX return a NaN operand, so the clamp
 // keeps a NaN x and arithmetic carries it to the result.
-func (g *gen) expForSum(r int) {
+func (g *gen) expForSum(r int) { g.expForSumInto(r, -1) }
+
+// expForSumInto is expForSum, and with acc >= 0 it adds e^r into
+// accumulator acc instead, clobbering r: the last product, p * 2^n, is
+// exact (package vexp's step 4), so one FMLA gives the bits of the
+// product and then the add.
+func (g *gen) expForSumInto(r, acc int) {
 	mk := g.mark()
 	defer g.release(mk)
 	n, p, q := g.tmp(), g.tmp(), g.tmp()
@@ -61,6 +67,10 @@ func (g *gen) expForSum(r int) {
 	// 2^n, n in [-126, 128], in n's exponent bits (n = 128: +Inf's).
 	g.withConst(vexp.SumScaleBits, func(c int) { g.fop(opFADD, n, n, c) }) // n + 127 in the low bits
 	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
+	if acc >= 0 {
+		g.vop(arm64.AVFMLA, arr4S, acc, p, n) // acc += p * 2^n
+		return
+	}
 	g.fop(opFMUL, r, p, n)
 }
 

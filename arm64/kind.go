@@ -97,6 +97,17 @@ func (g *gen) transform(r int) {
 	}
 }
 
+// transformCombine sets acc = acc op transform(t), clobbering t; a sum
+// of exps takes its terms with expForSumInto's fused add.
+func (g *gen) transformCombine(acc, t int) {
+	if g.expTransform() && g.isAdd() {
+		g.expForSumInto(t, acc)
+		return
+	}
+	g.transform(t)
+	g.combine(acc, t)
+}
+
 // expTransform reports whether loaded vectors go through exp (an
 // unshifted log-sum-exp's first stage).
 func (g *gen) expTransform() bool {

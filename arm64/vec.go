@@ -317,11 +317,13 @@ func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
 	mk := g.mark()
 	t := g.tmp()
 	g.load(dt, t, x, n)
-	g.transform(t)
-	if fill {
+	if n == bcast || n == lanes || !fill {
+		g.transformCombine(acc, t)
+	} else {
+		g.transform(t)
 		g.fillIdentity(t, n)
+		g.combine(acc, t)
 	}
-	g.combine(acc, t)
 	g.release(mk)
 }
 
@@ -347,8 +349,7 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 			g.accumQuads(dt, accs[i:i+k], xi)
 		} else {
 			for j, r := range g.loadVecs(dt, k, xi) {
-				g.transform(r)
-				g.combine(accs[i+j], r)
+				g.transformCombine(accs[i+j], r)
 			}
 		}
 		g.release(mk)

@@ -28,7 +28,11 @@ import (
 //     exact and holds n + 127 in its low mantissa bits, which a shift
 //     left by MantBits moves into the exponent field (the rest shifts
 //     out): one operation fewer than a conversion to integer and an
-//     integer add of the bias.
+//     integer add of the bias. The product p * 2^n is exact: the clamp
+//     keeps n at -125 or above but where f is at least 0.48 (p above
+//     1.39), so the product is a normal f32, or +Inf at n = 128. So
+//     AVX2 and NEON fuse it with the sum's add (acc + p * 2^n in one
+//     FMA, rounded once, as the add alone was): the same bits.
 //
 // Against the Exp post-op's algorithm, there is no Cody-Waite reduction
 // (the rounding of t costs up to |x| * 2^-24 of the result), one degree
@@ -61,15 +65,22 @@ func SumModel(x float32) float32 {
 	if x != x {
 		return x
 	}
+	p, scale := sumFactors(x)
+	return p * scale
+}
+
+// sumFactors returns SumModel's last two factors for x (not a NaN): the
+// polynomial p = SumPoly(f) and 2^n, whose product is e^x.
+func sumFactors(x float32) (p, scale float32) {
 	x = min(max(x, f32(SumLoBits)), f32(HiBits))
 	t := float32(x * f32(Log2eBits)) // rounded: Go may fuse x*log2e - n otherwise
 	n := float32(math.Floor(float64(t)))
 	f := t - n
-	p := f32(SumPoly[SumPolyDegree])
+	p = f32(SumPoly[SumPolyDegree])
 	for k := SumPolyDegree - 1; k >= 0; k-- {
 		p = fma(p, f, f32(SumPoly[k]))
 	}
-	return p * f32(math.Float32bits(n+f32(SumScaleBits))<<MantBits)
+	return p, f32(math.Float32bits(n+f32(SumScaleBits)) << MantBits)
 }
 
 // SumError is the bound on the relative error of the exp for sums at x

@@ -108,6 +108,30 @@ func TestSumScale(t *testing.T) {
 	}
 }
 
+// TestSumProductExact checks step 4's claim that p * 2^n is exact (or
+// +Inf at n = 128), which lets AVX2 and NEON fuse it with the sum's add:
+// over the sweep, and for every x where n is -126, the lowest n.
+func TestSumProductExact(t *testing.T) {
+	xs := Sweep(4099)
+	lo := f32(SumLoBits)
+	for x := lo; math.Floor(float64(float32(x*f32(Log2eBits)))) == -126; x = math.Nextafter32(x, 0) {
+		xs = append(xs, x)
+	}
+	if len(xs) < 40000 {
+		t.Fatalf("only %d inputs: the range with n = -126 was not walked", len(xs))
+	}
+	for _, x := range xs {
+		if x != x {
+			continue
+		}
+		p, scale := sumFactors(x)
+		exact := float64(p) * float64(scale)
+		if got := p * scale; float64(got) != exact && !math.IsInf(float64(scale), 1) {
+			t.Fatalf("x = %v: p * 2^n = %v * %v rounds to %v, exactly %v", x, p, scale, got, exact)
+		}
+	}
+}
+
 // TestCheckSum pins the exp for sums' contract at its edges.
 func TestCheckSum(t *testing.T) {
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
