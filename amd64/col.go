@@ -217,10 +217,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		g.initAcc(i)
 	}
 	// Accumulators past tmpLo (see colAcc) hold the temporaries off
-	// until the block is finished.
+	// until the block is finished, and count as taken (placeSumExp must
+	// not give them to constants).
 	if K*U > g.tmpNext {
 		defer g.release(g.mark())
 		g.tmpNext = K * U
+		g.tmpPeak = max(g.tmpPeak, g.tmpNext)
 	}
 	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
 	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16
