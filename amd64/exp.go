@@ -129,7 +129,7 @@ func (g *gen) expForSum(r int) { g.expForSumInto(r, -1) }
 
 // expForSumInto is expForSum, and with acc >= 0 it adds e^r into
 // accumulator acc instead, clobbering r. AVX2 then fuses its last product,
-// p * 2^n, with the add: the product is exact (vexp.SumProductExact), so
+// p * 2^n, with the add: the product is exact (package vexp's step 4), so
 // the FMA rounds once where the product and the add would have rounded
 // once between them, and gives the same bits with one instruction fewer.
 func (g *gen) expForSumInto(r, acc int) {

@@ -29,10 +29,10 @@ import (
 //     left by MantBits moves into the exponent field (the rest shifts
 //     out): one operation fewer than a conversion to integer and an
 //     integer add of the bias. The product p * 2^n is exact: the clamp
-//     keeps n at -125 or above but where f is at least 0.48 (p above
-//     1.39), so the product is a normal f32, or +Inf at n = 128. So
-//     AVX2 and NEON fuse it with the sum's add (acc + p * 2^n in one
-//     FMA, rounded once, as the add alone was): the same bits.
+//     lets n reach -126 only with f at least 0.48 (p above 1.39), so the
+//     product is a normal f32, or +Inf at n = 128. So AVX2 and NEON fuse
+//     it with the sum's add (acc + p * 2^n in one FMA, rounded once, as
+//     the add alone was): the same bits, one instruction fewer.
 //
 // Against the Exp post-op's algorithm, there is no Cody-Waite reduction
 // (the rounding of t costs up to |x| * 2^-24 of the result), one degree
