@@ -31,7 +31,13 @@ type kind struct {
 	// norm: one of benchdnn's Lp norms, whose threshold is 5 epsilons of
 	// the dst type (benchdnn's setup_cmp: inexact pow/root).
 	norm bool
+	// lse: log-sum-exp (Exp -> ReduceSum -> Log in a graph), whose
+	// reference is refLogSumExp; pre is "exp".
+	lse bool
 }
+
+// logSumExpKind is log-sum-exp as the graph driver reads it.
+var logSumExpKind = kind{name: "logsumexp", pre: "exp", lse: true}
 
 var meanKind = kind{name: "mean", mean: true}
 
@@ -263,6 +269,59 @@ func reduceValues(k kind, acc, mag []float64, n int64, exact bool) (vals, errs [
 			// not powers of two meet: fewer times than it has such factors.
 			errs[i] = gamma(mag[i]+1) * abs(a)
 		}
+	}
+	return vals, errs
+}
+
+// refLogSumExp computes log-sum-exp over the reduced dims of src in
+// float64, shifted by each output's largest element (m + log(sum(exp(x -
+// m)))), in dense row-major order over the keep-dims dst, with a bound on
+// the error of gdnn's f32 computation of each. A NaN gives NaN, a +Inf
+// +Inf, and an output whose elements are all -Inf (or none) -Inf.
+//
+// gdnn computes either log(sum(exp(x))) with its exp for sums, each term
+// within (4 + 1.25|x|) f32 ulps, or the shifted form, whose x - m rounds
+// to within |x - m| ulps and whose exp is within an ulp; then an f32 sum
+// of positive terms and a log within an ulp. With X the largest |x| of
+// the output (so |x - m| <= 2X), both stay within
+// (8 + 2.5X) u + gamma(accChain(n)) relative in the sum, plus a few
+// roundings of the result and of the log of the shifted sum.
+func refLogSumExp(src buffer, dims, strides []int64, reduced []bool) (vals, errs []float64) {
+	_, oview, n := reductionViews(dims, reduced)
+	outs := int64(1)
+	for d, v := range dims {
+		if !reduced[d] {
+			outs *= v
+		}
+	}
+	shift, big, sum := make([]float64, outs), make([]float64, outs), make([]float64, outs)
+	for i := range shift {
+		shift[i] = math.Inf(-1)
+	}
+	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
+		x, o := src.get(offs[0]), offs[1]
+		if math.IsNaN(x) || math.IsNaN(shift[o]) {
+			shift[o] = math.NaN()
+		} else {
+			shift[o] = math.Max(shift[o], x)
+		}
+		big[o] = math.Max(big[o], abs(x))
+	})
+	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
+		if m := shift[offs[1]]; !math.IsInf(m, 0) && !math.IsNaN(m) {
+			sum[offs[1]] += math.Exp(src.get(offs[0]) - m)
+		}
+	})
+	vals, errs = make([]float64, outs), make([]float64, outs)
+	for o, m := range shift {
+		if math.IsInf(m, 0) || math.IsNaN(m) {
+			vals[o] = m
+			continue
+		}
+		logS := math.Log(sum[o])
+		vals[o] = m + logS
+		rel := (8+2.5*big[o])*math32u + gamma(accChain(n))
+		errs[o] = 1.01*rel + 4*math32u*(abs(vals[o])+abs(logS))
 	}
 	return vals, errs
 }

@@ -385,3 +385,43 @@ func TestTableNamesAlg(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestRefLogSumExp checks the graph driver's log-sum-exp reference: it is
+// stable (a row of 1000s gives 1000 + log(n), where exp alone overflows
+// f32), agrees with the direct formula where that is safe, gives NaN, +Inf
+// and -Inf as gdnn's semantics say (-Inf for an empty reduction too), and
+// allows an error that is small beside the result.
+func TestRefLogSumExp(t *testing.T) {
+	const n = 1000
+	src, err := newBuffer(dtypes.F32, 5*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := 0.0
+	for i := 0; i < n; i++ {
+		src.set(int64(i), 1000)
+		x := float64(float32(math.Sin(float64(i))))
+		src.set(int64(n+i), x)
+		direct += math.Exp(x)
+		src.set(int64(2*n+i), x)
+		src.set(int64(3*n+i), x)
+		src.set(int64(4*n+i), math.Inf(-1))
+	}
+	src.set(2*n+7, math.NaN())
+	src.set(3*n+9, math.Inf(1))
+	vals, errs := refLogSumExp(src, []int64{5, n}, []int64{n, 1}, []bool{false, true})
+	want := []float64{1000 + math.Log(n), math.Log(direct), math.NaN(), math.Inf(1), math.Inf(-1)}
+	for i, w := range want {
+		v := vals[i]
+		if !(math.Abs(v-w) <= 1e-12*math.Abs(w) || v == w || math.IsNaN(v) && math.IsNaN(w)) {
+			t.Errorf("row %d: %v, want %v", i, v, w)
+		}
+		if finite := !math.IsInf(w, 0) && !math.IsNaN(w); finite && !(errs[i] > 0 && errs[i] < 1e-3*math.Abs(w)) {
+			t.Errorf("row %d: allowed error %v for %v", i, errs[i], w)
+		}
+	}
+	empty, _ := newBuffer(dtypes.F32, 0)
+	if vals, _ := refLogSumExp(empty, []int64{3, 0}, []int64{0, 1}, []bool{false, true}); len(vals) != 3 || !math.IsInf(vals[0], -1) {
+		t.Errorf("empty reduction: %v, want three -Inf", vals)
+	}
+}

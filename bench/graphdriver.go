@@ -750,8 +750,8 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if root {
 		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
 	}
-	chainVal := red.Outputs[0].ID
-	for _, op := range ops[rd.index+1:] {
+	chainVal := rd.val
+	for _, op := range ops[rd.post:] {
 		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
@@ -808,17 +808,19 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 
 // reading is what gdnnbench reads of a partition's reduction.
 type reading struct {
-	op    *graph.Op // the Reduce* op
-	index int       // its place in the partition's ops
-	kind  kind
-	root  bool                // a square root follows (ReduceL2)
-	src   graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
+	op   *graph.Op // the Reduce* op
+	kind kind
+	root bool                // a square root follows (ReduceL2)
+	src  graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
+	post int                 // the place of the first post-op: after the reduction, or after log-sum-exp's Log
+	val  uint64              // the tensor that carries the reduction's value to the post-ops
 }
 
 // readReduction finds the reduction in a partition's ops and what it
 // computes, or says why gdnnbench has no reference for them: the
-// reduction must come first or after one Abs or Square pre-op that feeds
-// it (the only pre-ops gdnn fuses).
+// reduction must come first or after one pre-op that feeds it, Abs or
+// Square, or Exp before a ReduceSum whose Log follows (log-sum-exp): the
+// pre-ops gdnn fuses.
 func readReduction(ops []*graph.Op) (reading, string) {
 	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
 	if ri < 0 || ri > 1 {
@@ -826,15 +828,21 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	}
 	red := ops[ri]
 	k, root, _ := kindOfOp(red.Kind)
-	rd := reading{op: red, index: ri, kind: k, root: root, src: red.Inputs[0]}
+	rd := reading{op: red, kind: k, root: root, src: red.Inputs[0], post: ri + 1, val: red.Outputs[0].ID}
 	if ri == 1 {
 		pre := ops[0]
 		names := map[graph.OpKind]string{graph.Abs: "abs", graph.Square: "square"}
 		name, ok := names[pre.Kind]
-		if !ok || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
+		lse := pre.Kind == graph.Exp && red.Kind == graph.ReduceSum && len(ops) > 2 && ops[2].Kind == graph.Log &&
+			len(ops[2].Inputs) == 1 && ops[2].Inputs[0].ID == red.Outputs[0].ID && len(ops[2].Outputs) == 1
+		if !ok && !lse || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
 			return reading{}, fmt.Sprintf("gdnnbench has no reference for %s before %s", pre, red)
 		}
 		rd.kind.pre, rd.src = name, pre.Inputs[0]
+		if lse {
+			// The Log is log-sum-exp's own: the post-ops come after it.
+			rd.kind, rd.post, rd.val = logSumExpKind, 3, ops[2].Outputs[0].ID
+		}
 	}
 	return rd, ""
 }

@@ -522,6 +522,15 @@ func TestGraphEveryReduceKind(t *testing.T) {
 			}
 		}
 	}
+	// Exp -> ReduceSum -> Log: log-sum-exp, the Log its own.
+	lse := func(doc map[string]any) {
+		doc["graph"].([]any)[0].(map[string]any)["kind"] = "Exp"
+		doc["graph"].([]any)[2].(map[string]any)["kind"] = "Log"
+	}
+	code, out, errw := runGraph(t, writeCase(t, preOpCase, lse), "--dt=f32,bf16,f16")
+	if code != 0 || summary(t, out)[1] != "3" {
+		t.Errorf("Exp -> ReduceSum -> Log: exit %d\n%s%s", code, out, errw)
+	}
 	for _, pre := range []string{"Square", "Abs"} {
 		for _, red := range []string{"ReduceSum", "ReduceMax", "ReduceMean", "ReduceMin"} {
 			edit := func(doc map[string]any) {
@@ -538,7 +547,8 @@ func TestGraphEveryReduceKind(t *testing.T) {
 
 // TestReadReduction checks what the graph driver reads of a partition's
 // ops, and its refusals: no reduction, two ops before it, a pre-op other
-// than Abs and Square, a pre-op before a reduction that has its own
+// than Abs and Square (Exp only as log-sum-exp: before a ReduceSum whose
+// output a Log takes), a pre-op before a reduction that has its own
 // (ReduceL1), and a pre-op that does not feed the reduction.
 func TestReadReduction(t *testing.T) {
 	lt := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, dtypes.F32, nil) }
@@ -546,17 +556,23 @@ func TestReadReduction(t *testing.T) {
 		return graph.NewOp(id, k, k.String()).AddInput(lt(in)).AddOutput(lt(out))
 	}
 	rd, why := readReduction([]*graph.Op{op(0, graph.Square, 5, 6), op(1, graph.ReduceMax, 6, 7), op(2, graph.ReLU, 7, 8)})
-	if why != "" || rd.index != 1 || rd.kind.pre != "square" || rd.kind.combine != combineMax || rd.src.ID != 5 || rd.root {
+	if why != "" || rd.post != 2 || rd.val != 7 || rd.kind.pre != "square" || rd.kind.combine != combineMax || rd.src.ID != 5 || rd.root {
 		t.Errorf("Square -> ReduceMax: %+v %q", rd, why)
 	}
+	rd, why = readReduction([]*graph.Op{op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3), op(2, graph.Log, 3, 4), op(3, graph.ReLU, 4, 5)})
+	if why != "" || !rd.kind.lse || rd.post != 3 || rd.val != 4 || rd.src.ID != 1 {
+		t.Errorf("Exp -> ReduceSum -> Log: %+v %q", rd, why)
+	}
 	rd, why = readReduction([]*graph.Op{op(0, graph.ReduceL2, 1, 2)})
-	if why != "" || rd.index != 0 || rd.kind.pre != "square" || !rd.root || rd.src.ID != 1 {
+	if why != "" || rd.post != 1 || rd.kind.pre != "square" || !rd.root || rd.src.ID != 1 {
 		t.Errorf("ReduceL2: %+v %q", rd, why)
 	}
 	for name, ops := range map[string][]*graph.Op{
 		"no reduction":   {op(0, graph.ReLU, 1, 2)},
 		"two pre-ops":    {op(0, graph.Abs, 1, 2), op(1, graph.Square, 2, 3), op(2, graph.ReduceSum, 3, 4)},
 		"exp pre-op":     {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3)},
+		"exp, max, log":  {op(0, graph.Exp, 1, 2), op(1, graph.ReduceMax, 2, 3), op(2, graph.Log, 3, 4)},
+		"log elsewhere":  {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3), op(2, graph.Log, 9, 4)},
 		"abs before l1":  {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
 		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
 	} {

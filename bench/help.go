@@ -159,8 +159,8 @@ Graph driver (--graph):
                           host_scalar is UNIMPLEMENTED.
   --match, --impl, --skip-impl, --perf-template as for --reduction.
   Partitions of every Reduce* op (Sum, Prod, Max, Min, Mean, L1, L2), with an Abs or
-  Square pre-op and fused post-ops, are checked; partitions gdnn does not support are
-  UNIMPLEMENTED.
+  Square pre-op and fused post-ops, and log-sum-exp (Exp -> ReduceSum -> Log, then
+  post-ops) are checked; partitions gdnn does not support are UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the

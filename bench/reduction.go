@@ -706,11 +706,17 @@ func fillName(m fillMode) string {
 // for the data currently in its buffers, and the error allowed per output.
 func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
 	k := b.fill.kind
-	acc, mag, n := refReduce(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, k)
-	// Integer data are exact wherever the fill kept every partial result
-	// an integer below 2^24 (fillInt8), whatever the fill mode.
-	exact := mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
-	ref, errs := reduceValues(k, acc, mag, n, exact)
+	var ref, errs []float64
+	exact := false // log-sum-exp never is
+	if k.lse {
+		ref, errs = refLogSumExp(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced)
+	} else {
+		acc, mag, n := refReduce(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, k)
+		// Integer data are exact wherever the fill kept every partial
+		// result an integer below 2^24 (fillInt8), whatever the fill mode.
+		exact = mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
+		ref, errs = reduceValues(k, acc, mag, n, exact)
+	}
 	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
 	chainOutput(ref, dstDims, b.chain, exact, errs)
 	trh, floor := threshold(ddt, b.chain)
