@@ -89,6 +89,26 @@ func (k *kindRuns) ratio(key kindKey) opt {
 	return median(xs)
 }
 
+// overMean is the median over rounds of gdnn's µs for key over its µs
+// for the mean of the same shape, types and threads within a round: every
+// alg reads the mean's bytes, so this is the mean's share of the roofline
+// over the alg's (above 1: the alg is slower than the mean).
+func (k *kindRuns) overMean(key kindKey) opt {
+	mean := kindKey{key.shape, "mean", key.dt, key.threads}
+	var xs []float64
+	for r, g := range k.gdnn[key] {
+		if m, ok := k.gdnn[mean][r]; ok && key.alg != "mean" {
+			xs = append(xs, g/m)
+		}
+	}
+	return median(xs)
+}
+
+// meanBand is how far above the mean's time an alg's may be and still
+// count as reaching the mean's share of the roofline: the rounds of one
+// run spread about this much on a shared machine.
+const meanBand = 1.10
+
 func (k *kindRuns) time(m map[kindKey]map[int]float64, key kindKey) opt {
 	var xs []float64
 	for _, v := range m[key] {
@@ -107,8 +127,11 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 	sb.WriteString("## Every reduction beside oneDNN's same alg\n\n")
 	sb.WriteString("`bench/kinds_side_by_side.sh`: oneDNN 2.6's reduction (`bench/onednn/onednn_reduce_ext.c`, OpenMP threads)\n")
 	sb.WriteString("and `gdnnbench --mode=P --alg` one right after the other, per round; times are medians over rounds, ratios\n")
-	sb.WriteString("the median of the within-round ratios oneDNN µs / gdnn µs (above 1: gdnn faster). norm_lp_* run with p 2, eps 0.\n\n")
-	type cell struct{ o, g, x opt }
+	sb.WriteString("the median of the within-round ratios oneDNN µs / gdnn µs (above 1: gdnn faster). norm_lp_* run with p 2, eps 0;\n")
+	sb.WriteString("logsumexp is Exp -> ReduceSum -> Log through gdnnbench's graph driver (oneDNN's reduction has no such alg).\n")
+	sb.WriteString("\"x mean\" is the median of the within-round ratios gdnn µs / gdnn's mean µs (same shape, types and threads):\n")
+	sb.WriteString("every alg reads the mean's bytes, so at 1.00 it has the mean's share of the roofline.\n\n")
+	type cell struct{ o, g, x, m opt }
 	rows := map[kindKey]map[int]cell{}
 	var order []kindKey
 	for _, key := range k.keys {
@@ -117,7 +140,7 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 			rows[row] = map[int]cell{}
 			order = append(order, row)
 		}
-		rows[row][key.threads] = cell{k.time(k.onednn, key), k.time(k.gdnn, key), k.ratio(key)}
+		rows[row][key.threads] = cell{k.time(k.onednn, key), k.time(k.gdnn, key), k.ratio(key), k.overMean(key)}
 	}
 	f := func(o opt, format string) string {
 		if !o.ok {
@@ -125,19 +148,27 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 		}
 		return fmt.Sprintf(format, o.v)
 	}
-	sb.WriteString("| shape | dt | alg | oneDNN impl | oneDNN 1T µs | gdnn 1T µs | 1T ratio | oneDNN 2T µs | gdnn 2T µs | 2T ratio |\n")
-	sb.WriteString("|---|---|---|---|--:|--:|--:|--:|--:|--:|\n")
-	var slower []string
-	met, cells := 0, 0
+	sb.WriteString("| shape | dt | alg | oneDNN impl | oneDNN 1T µs | gdnn 1T µs | 1T ratio | 1T x mean | oneDNN 2T µs | gdnn 2T µs | 2T ratio | 2T x mean |\n")
+	sb.WriteString("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	var slower, offMean []string
+	met, cells, near, mcells := 0, 0, 0, 0
 	for _, row := range order {
 		c1, c2 := rows[row][1], rows[row][2]
 		impl := k.impl[kindKey{row.shape, row.alg, row.dt, 1}]
 		if impl == "" {
 			impl = k.impl[kindKey{row.shape, row.alg, row.dt, 2}]
 		}
-		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.shape, row.dt, row.alg, orDash(impl),
-			f(c1.o, "%.1f"), f(c1.g, "%.1f"), f(c1.x, "%.2fx"), f(c2.o, "%.1f"), f(c2.g, "%.1f"), f(c2.x, "%.2fx"))
+		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.shape, row.dt, row.alg, orDash(impl),
+			f(c1.o, "%.1f"), f(c1.g, "%.1f"), f(c1.x, "%.2fx"), f(c1.m, "%.2f"), f(c2.o, "%.1f"), f(c2.g, "%.1f"), f(c2.x, "%.2fx"), f(c2.m, "%.2f"))
 		for th, c := range map[int]cell{1: c1, 2: c2} {
+			if c.m.ok {
+				mcells++
+				if c.m.v <= meanBand {
+					near++
+				} else {
+					offMean = append(offMean, fmt.Sprintf("%s %s %s %dT %.2f", row.shape, row.dt, row.alg, th, c.m.v))
+				}
+			}
 			if !c.x.ok {
 				continue
 			}
@@ -150,9 +181,18 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 		}
 	}
 	slices.Sort(slower)
+	slices.Sort(offMean)
 	fmt.Fprintf(sb, "\ngdnn at least as fast as oneDNN in %d of %d cells where both ran", met, cells)
 	if len(slower) > 0 {
 		fmt.Fprintf(sb, "; slower in: %s", strings.Join(slower, ", "))
 	}
-	sb.WriteString(".\n\n")
+	sb.WriteString(".\n")
+	if mcells > 0 {
+		fmt.Fprintf(sb, "\nAt most %.2fx the mean's time (its share of the roofline, within the rounds' spread) in %d of %d cells", meanBand, near, mcells)
+		if len(offMean) > 0 {
+			fmt.Fprintf(sb, "; above it in: %s", strings.Join(offMean, ", "))
+		}
+		sb.WriteString(".\n")
+	}
+	sb.WriteString("\n")
 }
