@@ -86,11 +86,18 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 		ents[i] = e
 	}
 
-	x := execution{k: k, src: src, dst: dst}
+	// Fields set one by one: a composite literal would be built in a
+	// temporary and copied, twice the stores of a struct this size.
+	var x execution
+	x.k, x.src, x.dst = k, src, dst
 	copy(x.bins[:], bins)
+	// Most plans have no scratch: they skip the pools and the deferred
+	// release, a sizeable part of a tiny Run.
 	var scratch scratchHandles
-	x.takeScratch(k.dec.scratch, &scratch)
-	defer scratch.release()
+	if len(k.dec.scratch) > 0 {
+		x.takeScratch(k.dec.scratch, &scratch)
+		defer scratch.release()
+	}
 
 	threads := 1
 	if err := x.runPhases(k.dec.phases, func(ph *phase) error {
@@ -157,7 +164,9 @@ func (x *execution) takeScratch(sizes []int64, h *scratchHandles) {
 // release returns the buffers of h to the pools.
 func (h *scratchHandles) release() {
 	for _, p := range h.first {
-		putScratch(p)
+		if p != nil { // no call for the slots a Run leaves empty
+			putScratch(p)
+		}
 	}
 	for _, p := range h.more {
 		putScratch(p)
