@@ -117,8 +117,13 @@ fi
 
 # The revision measured; uncommitted changes are named (git is only read).
 # An earlier report in the output file is not a change to what is measured.
+# A report outside the repository (--out /tmp/...) is no pathspec git takes.
 REV="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [ "$REV" != unknown ] && ! GIT_OPTIONAL_LOCKS=0 git -C "$REPO" diff --quiet HEAD -- . ":(exclude)$report" 2>/dev/null; then
+exclude=()
+case "$(cd "$(dirname "$report")" 2>/dev/null && pwd)/" in
+  "$REPO"/*) exclude=(":(exclude)$report") ;;
+esac
+if [ "$REV" != unknown ] && ! GIT_OPTIONAL_LOCKS=0 git -C "$REPO" diff --quiet HEAD -- . "${exclude[@]}" 2>/dev/null; then
   REV="$REV plus uncommitted changes"
 fi
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,8 +120,10 @@ func (k *kindRuns) time(m map[kindKey]map[int]float64, key kindKey) opt {
 
 // renderKinds writes the kinds table: one row per shape, data types and
 // alg, with 1- and 2-thread times and ratios, and the cells where gdnn is
-// slower than oneDNN listed under it.
-func renderKinds(sb *strings.Builder, k *kindRuns) {
+// slower than oneDNN listed under it, then those more than meanBand above
+// the mean's time among the shapes the roofline applies to: srcBytes
+// (by "shape dt", from the harness's rows) at least bwMinSrc.
+func renderKinds(sb *strings.Builder, k *kindRuns, srcBytes map[string]int64) {
 	if k == nil || len(k.keys) == 0 {
 		return
 	}
@@ -161,9 +164,9 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.shape, row.dt, row.alg, orDash(impl),
 			f(c1.o, "%.1f"), f(c1.g, "%.1f"), f(c1.x, "%.2fx"), f(c1.m, "%.2f"), f(c2.o, "%.1f"), f(c2.g, "%.1f"), f(c2.x, "%.2fx"), f(c2.m, "%.2f"))
 		for th, c := range map[int]cell{1: c1, 2: c2} {
-			if c.m.ok {
+			if b, ok := srcBytes[row.shape+" "+row.dt]; c.m.ok && ok && b >= bwMinSrc {
 				mcells++
-				if c.m.v <= meanBand {
+				if math.Round(c.m.v*100)/100 <= meanBand {
 					near++
 				} else {
 					offMean = append(offMean, fmt.Sprintf("%s %s %s %dT %.2f", row.shape, row.dt, row.alg, th, c.m.v))
@@ -188,7 +191,7 @@ func renderKinds(sb *strings.Builder, k *kindRuns) {
 	}
 	sb.WriteString(".\n")
 	if mcells > 0 {
-		fmt.Fprintf(sb, "\nAt most %.2fx the mean's time (its share of the roofline, within the rounds' spread) in %d of %d cells", meanBand, near, mcells)
+		fmt.Fprintf(sb, "\nWhere src is at least 1 MiB (the roofline's shapes), at most %.2fx the mean's time (its share of the\nroofline, within the rounds' spread) in %d of %d cells", meanBand, near, mcells)
 		if len(offMean) > 0 {
 			fmt.Fprintf(sb, "; above it in: %s", strings.Join(offMean, ", "))
 		}

@@ -46,18 +46,25 @@ func TestKinds(t *testing.T) {
 		t.Errorf("D sum: oneDNN did not run, ratio %v", x)
 	}
 	var sb strings.Builder
-	renderKinds(&sb, k)
+	renderKinds(&sb, k, map[string]int64{"B f32:f32": 1 << 20, "D u8:s32": 1 << 22})
 	out := sb.String()
 	for _, want := range []string{
 		"| B | f32:f32 | max | jit:avx512_core_bf16 | 4.0 | 4.0 | 1.50x | 1.00 | 10.0 | 5.0 | 2.00x | 1.04 |",
 		"| B | f32:f32 | logsumexp | - | - | - | - | - | - | 5.8 | - | 1.21 |",
 		"| D | u8:s32 | sum | - | - | 7.0 | - | - | - | - | - | - |",
 		"gdnn at least as fast as oneDNN in 4 of 4 cells where both ran.",
-		"At most 1.10x the mean's time (its share of the roofline, within the rounds' spread) in 2 of 3 cells; above it in: B f32:f32 logsumexp 2T 1.21.",
+		"Where src is at least 1 MiB (the roofline's shapes), at most 1.10x the mean's time (its share of the\nroofline, within the rounds' spread) in 2 of 3 cells; above it in: B f32:f32 logsumexp 2T 1.21.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q:\n%s", want, out)
 		}
+	}
+	// Below 1 MiB of src (in cache) the roofline, and so the mean's
+	// share of it, does not apply: no cell is counted.
+	sb.Reset()
+	renderKinds(&sb, k, map[string]int64{"B f32:f32": 1<<20 - 1})
+	if out := sb.String(); strings.Contains(out, "Where src") {
+		t.Errorf("a shape under 1 MiB counted against the mean:\n%s", out)
 	}
 }
 

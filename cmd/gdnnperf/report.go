@@ -77,7 +77,11 @@ func render(in inputs) (string, error) {
 	renderPlot(&sb, in.plot)
 	renderShapes(&sb, in.data, rows)
 	renderLowp(&sb, lowp)
-	renderKinds(&sb, in.kinds)
+	srcBytes := map[string]int64{}
+	for _, r := range rows {
+		srcBytes[r.shape+" "+r.dt] = r.srcBytes
+	}
+	renderKinds(&sb, in.kinds, srcBytes)
 	renderLatency(&sb, rows)
 	renderJIT(&sb, in.bench, in.benchstat)
 	P("## Changes measured one by one")
