@@ -180,7 +180,7 @@ const (
 // through exp prefetches (or as many as one iteration of its loop loads,
 // if more): a row of such a block takes long enough that four cover the
 // memory's latency, and prefetching further ahead ran slower (rows 16 KiB
-// apart; docs/PERFORMANCE.md). AVX2 blocks, whose exp takes about three
+// apart; docs/PERFORMANCE-log.md). AVX2 blocks, whose exp takes about three
 // times the instructions per element, ran fastest at pfRows.
 const pfRowsExp = 4
 

@@ -598,7 +598,7 @@ const (
 // of 16-bit sums, and those whose elements go through exp (an unshifted
 // log-sum-exp) whatever their size: at some twenty instructions per
 // vector, the reorder window holds too few loads to keep memory busy
-// (docs/PERFORMANCE.md has the figures), and a prefetch per line costs
+// (docs/PERFORMANCE-log.md has the figures), and a prefetch per line costs
 // little beside them.
 func (g *gen) rowPrefetch(n int) bool {
 	if n != 1 {
