@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // combineOp is how a reduction combines its elements.
@@ -195,13 +196,7 @@ func kindOfOp(k graph.OpKind) (kind, bool, bool) {
 // the magnitudes of the pre-op's results, for products the number of
 // factors other than +-1. n is the number of elements per output.
 func refReduce(src buffer, dims, strides []int64, reduced []bool, k kind) (acc, mag []float64, n int64) {
-	_, oview, n := reductionViews(dims, reduced)
-	outs := int64(1)
-	for d, v := range dims {
-		if !reduced[d] {
-			outs *= v
-		}
-	}
+	_, oview, n, outs := reductionViews(dims, reduced)
 	acc, mag = make([]float64, outs), make([]float64, outs)
 	id := k.identity()
 	for i := range acc {
@@ -274,9 +269,10 @@ func reduceValues(k kind, acc, mag []float64, n int64, exact bool) (vals, errs [
 }
 
 // refLogSumExp computes log-sum-exp over the reduced dims of src in
-// float64, shifted by each output's largest element (m + log(sum(exp(x -
-// m)))), in dense row-major order over the keep-dims dst, with a bound on
-// the error of gdnn's f32 computation of each. A NaN gives NaN, a +Inf
+// float64, m + log(sum(exp(x - m))) with m each output's largest element
+// clamped to the finite f32 range as gdnn's is (plan.LSEShift), in dense
+// row-major order over the keep-dims dst, with a bound on the error of
+// gdnn's f32 computation of each finite result. A NaN gives NaN, a +Inf
 // +Inf, and an output whose elements are all -Inf (or none) -Inf.
 //
 // gdnn computes either log(sum(exp(x))) with its exp for sums, each term
@@ -287,41 +283,30 @@ func reduceValues(k kind, acc, mag []float64, n int64, exact bool) (vals, errs [
 // (8 + 2.5X) u + gamma(accChain(n)) relative in the sum, plus a few
 // roundings of the result and of the log of the shifted sum.
 func refLogSumExp(src buffer, dims, strides []int64, reduced []bool) (vals, errs []float64) {
-	_, oview, n := reductionViews(dims, reduced)
-	outs := int64(1)
-	for d, v := range dims {
-		if !reduced[d] {
-			outs *= v
-		}
-	}
+	_, oview, n, outs := reductionViews(dims, reduced)
 	shift, big, sum := make([]float64, outs), make([]float64, outs), make([]float64, outs)
 	for i := range shift {
 		shift[i] = math.Inf(-1)
 	}
 	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
 		x, o := src.get(offs[0]), offs[1]
-		if math.IsNaN(x) || math.IsNaN(shift[o]) {
-			shift[o] = math.NaN()
-		} else {
-			shift[o] = math.Max(shift[o], x)
-		}
-		big[o] = math.Max(big[o], abs(x))
+		shift[o] = max(shift[o], x) // NaN if any x is
+		big[o] = max(big[o], abs(x))
 	})
+	for o, m := range shift {
+		shift[o] = plan.LSEShift(m) // gdnn's shift: -Inf rows give -Inf, a +Inf +Inf
+	}
 	forEachIndex(dims, [][]int64{strides, oview}, func(_ int64, offs []int64) {
-		if m := shift[offs[1]]; !math.IsInf(m, 0) && !math.IsNaN(m) {
-			sum[offs[1]] += math.Exp(src.get(offs[0]) - m)
-		}
+		sum[offs[1]] += math.Exp(src.get(offs[0]) - shift[offs[1]])
 	})
 	vals, errs = make([]float64, outs), make([]float64, outs)
 	for o, m := range shift {
-		if math.IsInf(m, 0) || math.IsNaN(m) {
-			vals[o] = m
-			continue
-		}
 		logS := math.Log(sum[o])
 		vals[o] = m + logS
-		rel := (8+2.5*big[o])*math32u + gamma(accChain(n))
-		errs[o] = 1.01*rel + 4*math32u*(abs(vals[o])+abs(logS))
+		if !math.IsInf(vals[o], 0) && !math.IsNaN(vals[o]) {
+			rel := (8+2.5*big[o])*math32u + gamma(accChain(n))
+			errs[o] = 1.01*rel + 4*math32u*(abs(vals[o])+abs(logS))
+		}
 	}
 	return vals, errs
 }

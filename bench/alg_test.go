@@ -140,7 +140,7 @@ func algBuilt(t *testing.T, alg string, p, eps float32, sdt, ddt dtypes.DataType
 func f32Reduce(b *built, ddt dtypes.DataType) buffer {
 	k := b.fill.kind
 	dims := b.srcLT.Dims
-	_, oview, n := reductionViews(dims, b.reduced)
+	_, oview, n, _ := reductionViews(dims, b.reduced)
 	outs := graph.ReduceDims(dims, b.reduced, true)
 	nOut, _ := numElements(outs)
 	acc := make([]float32, nOut)

@@ -52,9 +52,9 @@ func unit(seed uint64, pos int64) float64 {
 
 // reductionViews returns, for dims with the reduced mask, the strides of
 // the dense index within one output's reduction (0 in kept dims), the
-// strides of the dense output index (0 in reduced dims), and N, the number
-// of elements per output.
-func reductionViews(dims []int64, reduced []bool) (rview, oview []int64, n int64) {
+// strides of the dense output index (0 in reduced dims), N, the number of
+// elements per output, and the number of outputs.
+func reductionViews(dims []int64, reduced []bool) (rview, oview []int64, n, outs int64) {
 	rank := len(dims)
 	rview, oview = make([]int64, rank), make([]int64, rank)
 	r, o := int64(1), int64(1)
@@ -67,7 +67,7 @@ func reductionViews(dims []int64, reduced []bool) (rview, oview []int64, n int64
 			o *= dims[d]
 		}
 	}
-	return rview, oview, r
+	return rview, oview, r, o
 }
 
 // srcFill says what the src data must suit: the reduction's kind (sums
@@ -83,7 +83,7 @@ type srcFill struct {
 
 // fillSrc writes src data in the layout given by strides.
 func fillSrc(b buffer, dims, strides []int64, reduced []bool, mode fillMode, f srcFill, seed uint64) {
-	rview, _, n := reductionViews(dims, reduced)
+	rview, _, n, _ := reductionViews(dims, reduced)
 	if b.dt.IsInt8() {
 		fillInt8(b, dims, strides, rview, n, mode, f, seed)
 		return
