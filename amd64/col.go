@@ -176,13 +176,30 @@ const (
 	pfMaxStride = 4096
 )
 
-// pfRowsExp is how many rows ahead an AVX-512 block whose elements go
-// through exp prefetches (or as many as one iteration of its loop loads,
-// if more): a row of such a block takes long enough that four cover the
-// memory's latency, and prefetching further ahead ran slower (rows 16 KiB
-// apart; docs/PERFORMANCE-log.md). AVX2 blocks, whose exp takes about three
-// times the instructions per element, ran fastest at pfRows.
-const pfRowsExp = 4
+// pfRowsBusy is how many rows ahead an AVX-512 block whose elements take
+// more than the plain sum's one instruction each prefetches (or as many
+// as one iteration of its loop loads, if more): a row of such a block
+// takes long enough that four cover the memory's latency, and
+// prefetching further ahead ran slower (rows 16 KiB apart; see
+// docs/PERFORMANCE-log.md). AVX2 blocks whose elements go through exp
+// (about three times AVX-512's instructions per element) ran fastest at
+// pfRows.
+const pfRowsBusy = 4
+
+// busyBlock reports whether an AVX-512 f32 column block over rows rb
+// bytes apart is prefetched because its elements cost more than a plain
+// sum's one instruction each (abs and add, a square and add, max and min
+// with their NaN checks): rows at least a page apart put each row's
+// few lines in a new page, which the hardware prefetchers do not follow,
+// so the loads in flight are what the reorder window holds, and it holds
+// fewer of them the more instructions each takes. Over rows 16 KiB apart
+// these kinds fell well behind the sum without the prefetch and came
+// close to it with it (docs/PERFORMANCE-log.md). Sums, means and
+// products, one instruction per vector from memory, keep the hardware's
+// prefetch alone (products ran the same either way).
+func (g *gen) busyBlock(rb int64) bool {
+	return g.avx512 && g.sdt == dtypes.F32 && !g.plainSum() && !g.plainProduct() && rb >= pfMaxStride
+}
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
 // of tail lanes, over all reduced rows, and finishes them.
@@ -255,10 +272,18 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// Blocks whose elements go through exp (an unshifted log-sum-exp) are
 	// prefetched too, at any width: its twenty-odd instructions per vector
 	// leave the reorder window too few loads to keep memory busy.
-	if g.red.Transform == plan.TransformExp && !zeroSum && len(red) > 0 {
+	if n := len(red); !zeroSum && n > 0 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
 		prefetch = true
 	}
 	mk := g.mark()
+	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
+	// with the sign mask, instead of a load and two shifts: fewer
+	// instructions per vector, so more loads in flight (see busyBlock).
+	absMask := -1
+	if g.avx512 && g.sdt == dtypes.F32 && g.add && g.red.Transform == plan.TransformAbs {
+		absMask = g.tmp()
+		g.constant(absMask, 0x7fffffff)
+	}
 	var pc pairConsts
 	if pairs > 0 {
 		pc = g.newPairConsts()
@@ -273,8 +298,8 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	if n := len(red); pfVecs > 0 {
 		rowsAhead := int64(pfRows)
-		if g.red.Transform == plan.TransformExp && g.avx512 {
-			rowsAhead = int64(max(pfRowsExp, U)) // past the rows an iteration loads
+		if g.avx512 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
+			rowsAhead = int64(max(pfRowsBusy, U)) // past the rows an iteration loads
 		}
 		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz
 		if !fits32(pfDist + int64(U)*red[n-1].SrcStride*g.ssz + int64(K)*vb) {
@@ -308,6 +333,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 				g.addPair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
 			case k < 2*pairs:
 				// Summed with k-1.
+			case absMask >= 0 && width(k) == g.V:
+				m := g.mark()
+				t := g.tmp()
+				g.op(x86.AVPANDD, g.m(rSrc, off+int64(k)*vb), g.vr(absMask), g.vr(t))
+				g.vadd(acc(k, u), t)
+				g.release(m)
 			default:
 				g.accum(g.sdt, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
 			}

@@ -76,6 +76,8 @@ func TestDisassembly(t *testing.T) {
 			Options{}, []string{"vpand", "vfmadd231ps", "vunpcklps", "vunpckhps", "vperm2f128"}},
 		{"row pairs avx512 bf16", mk(bf16, f32, []int64{2, 4096}, []int64{4096, 1}, []bool{false, true}, []int64{1, 0}),
 			Options{AVX512: true}, []string{"vpandd", "vfmadd231ps"}},
+		{"column L1 avx512 f32 (abs from memory)", kind(mk(f32, f32, []int64{64, 40}, []int64{40, 1}, []bool{true, false}, []int64{0, 1}),
+			plan.AlgNormLpSum.Reduction(1, 0)), Options{AVX512: true}, []string{"vpandd (%rsi),%zmm", "vpandd 0x40(%rsi),%zmm"}},
 		{"flat column avx2 f32", mk(f32, f32, []int64{100, 3}, []int64{3, 1}, []bool{true, false}, []int64{0, 1}),
 			Options{}, []string{"vmaskmovps", "vpermps"}},
 		{"element avx2", mk(f32, f32, []int64{5, 9}, []int64{18, 2}, []bool{false, true}, []int64{1, 0},
@@ -130,7 +132,9 @@ func TestDisassembly(t *testing.T) {
 // apart, 16-bit column blocks of AVX2 with rows at most pfMaxStride bytes
 // apart, narrow 16-bit column blocks of AVX-512, and 16-bit rows summed
 // one output at a time when a call reads at least minPrefetchedCall
-// bytes; not long f32 rows, not f32 columns, not AVX2 rows 8 KiB apart.
+// bytes, and AVX-512 f32 column blocks of kinds other than sums and
+// products over rows a page or more apart (busyBlock); not long f32 rows,
+// not f32 columns of sums, not AVX2 rows 8 KiB apart.
 func TestPrefetchChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	avx512, avx2 := Options{AVX512: true}, Options{}
@@ -182,6 +186,15 @@ func TestPrefetchChoice(t *testing.T) {
 		{"masked columns of 6 bf16, avx2 (exact-size moves)", cols(bf16, 4096, 6, 6), avx2, false},
 		{"masked columns of 15 f32 a line apart, avx512 (followed by hardware)", cols(f32, 4096, 16, 15), avx512, false},
 		{"columns of 16 f32, avx512 (full loads)", cols(f32, 4096, 16, 16), avx512, false},
+		{"f32 L1 columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgNormLpSum.Reduction(1, 0)), avx512, true},
+		{"f32 L2 columns 4 KiB apart, avx512", kind(cols(f32, 512, 1024, 256), plan.AlgNormLpSum.Reduction(2, 0)), avx512, true},
+		{"f32 max columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgMax.Reduction(0, 0)), avx512, true},
+		{"f32 min columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgMin.Reduction(0, 0)), avx512, true},
+		{"f32 max columns 2 KiB apart, avx512", kind(cols(f32, 512, 512, 256), plan.AlgMax.Reduction(0, 0)), avx512, false},
+		{"f32 product columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgMul.Reduction(0, 0)), avx512, false},
+		{"f32 sum columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgSum.Reduction(0, 0)), avx512, false},
+		{"f32 L1 columns 16 KiB apart, avx2", kind(cols(f32, 512, 4096, 64), plan.AlgNormLpSum.Reduction(1, 0)), avx2, false},
+		{"bf16 max columns 16 KiB apart, avx512 (wide 16-bit blocks)", kind(cols(bf16, 512, 8192, 512), plan.AlgMax.Reduction(0, 0)), avx512, false},
 	}
 	for _, c := range cases {
 		code, err := Emit(c.pl, c.o)
@@ -193,6 +206,12 @@ func TestPrefetchChoice(t *testing.T) {
 			t.Errorf("%s (%v): prefetch emitted = %v, want %v", c.name, c.pl, got, c.want)
 		}
 	}
+}
+
+// kind returns pl with its reduction set to r.
+func kind(pl *plan.Plan, r plan.Reduction) *plan.Plan {
+	pl.Reduction = r
+	return pl
 }
 
 // canon canonicalises a dense-output problem of src dims and strides.
