@@ -271,7 +271,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	// Blocks whose elements go through exp (an unshifted log-sum-exp) are
 	// prefetched too, at any width: its twenty-odd instructions per vector
-	// leave the reorder window too few loads to keep memory busy.
+	// leave the reorder window too few loads to keep memory busy. So are
+	// the AVX-512 f32 blocks of the other kinds that take more than one
+	// instruction per vector, over rows a page or more apart (busyBlock).
 	if n := len(red); !zeroSum && n > 0 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
 		prefetch = true
 	}
