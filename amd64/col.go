@@ -176,29 +176,29 @@ const (
 	pfMaxStride = 4096
 )
 
-// pfRowsBusy is how many rows ahead an AVX-512 block whose elements take
-// more than the plain sum's one instruction each prefetches (or as many
-// as one iteration of its loop loads, if more): a row of such a block
-// takes long enough that four cover the memory's latency, and
-// prefetching further ahead ran slower (rows 16 KiB apart; see
-// docs/PERFORMANCE-log.md). AVX2 blocks whose elements go through exp
-// (about three times AVX-512's instructions per element) ran fastest at
-// pfRows.
+// pfRowsBusy is how many rows ahead a block whose elements take more
+// than the plain sum's one instruction each prefetches (or as many as one
+// iteration of its loop loads, if more): a row of such a block takes long
+// enough that four cover the memory's latency, and prefetching further
+// ahead ran slower (rows 16 KiB apart; see docs/PERFORMANCE-log.md).
+// AVX2 blocks whose elements go through exp (about three times AVX-512's
+// instructions per element) ran fastest at pfRows and keep it.
 const pfRowsBusy = 4
 
-// busyBlock reports whether an AVX-512 f32 column block over rows rb
-// bytes apart is prefetched because its elements cost more than a plain
-// sum's one instruction each (abs and add, a square and add, max and min
-// with their NaN checks): rows at least a page apart put each row's
-// few lines in a new page, which the hardware prefetchers do not follow,
-// so the loads in flight are what the reorder window holds, and it holds
-// fewer of them the more instructions each takes. Over rows 16 KiB apart
+// busyBlock reports whether an f32 column block over rows rb bytes apart
+// is prefetched because its elements cost more than a plain sum's one
+// instruction each (abs and add, a square and add, max and min with their
+// NaN checks, more of them on AVX2, which has no VRANGEPS): rows at least
+// a page apart put each row's few lines in a new page, which the hardware
+// prefetchers do not follow, so the loads in flight are what the reorder
+// window holds, and it holds fewer of them the more instructions each
+// takes. Over rows 16 KiB apart
 // these kinds fell well behind the sum without the prefetch and came
 // close to it with it (docs/PERFORMANCE-log.md). Sums, means and
 // products, one instruction per vector from memory, keep the hardware's
 // prefetch alone (products ran the same either way).
 func (g *gen) busyBlock(rb int64) bool {
-	return g.avx512 && g.sdt == dtypes.F32 && !g.plainSum() && !g.plainProduct() && rb >= pfMaxStride
+	return g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp && !g.plainSum() && !g.plainProduct() && rb >= pfMaxStride
 }
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
@@ -272,7 +272,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// Blocks whose elements go through exp (an unshifted log-sum-exp) are
 	// prefetched too, at any width: its twenty-odd instructions per vector
 	// leave the reorder window too few loads to keep memory busy. So are
-	// the AVX-512 f32 blocks of the other kinds that take more than one
+	// the f32 blocks of the other kinds that take more than one
 	// instruction per vector, over rows a page or more apart (busyBlock).
 	if n := len(red); !zeroSum && n > 0 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
 		prefetch = true
@@ -300,7 +300,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	if n := len(red); pfVecs > 0 {
 		rowsAhead := int64(pfRows)
-		if g.avx512 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
+		if g.avx512 && g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz) {
 			rowsAhead = int64(max(pfRowsBusy, U)) // past the rows an iteration loads
 		}
 		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz

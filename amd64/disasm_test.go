@@ -132,8 +132,8 @@ func TestDisassembly(t *testing.T) {
 // apart, 16-bit column blocks of AVX2 with rows at most pfMaxStride bytes
 // apart, narrow 16-bit column blocks of AVX-512, and 16-bit rows summed
 // one output at a time when a call reads at least minPrefetchedCall
-// bytes, and AVX-512 f32 column blocks of kinds other than sums and
-// products over rows a page or more apart (busyBlock); not long f32 rows,
+// bytes, and f32 column blocks of kinds other than sums and products over
+// rows a page or more apart (busyBlock); not long f32 rows,
 // not f32 columns of sums, not AVX2 rows 8 KiB apart.
 func TestPrefetchChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
@@ -193,7 +193,10 @@ func TestPrefetchChoice(t *testing.T) {
 		{"f32 max columns 2 KiB apart, avx512", kind(cols(f32, 512, 512, 256), plan.AlgMax.Reduction(0, 0)), avx512, false},
 		{"f32 product columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgMul.Reduction(0, 0)), avx512, false},
 		{"f32 sum columns 16 KiB apart, avx512", kind(cols(f32, 512, 4096, 256), plan.AlgSum.Reduction(0, 0)), avx512, false},
-		{"f32 L1 columns 16 KiB apart, avx2", kind(cols(f32, 512, 4096, 64), plan.AlgNormLpSum.Reduction(1, 0)), avx2, false},
+		{"f32 L1 columns 16 KiB apart, avx2", kind(cols(f32, 512, 4096, 64), plan.AlgNormLpSum.Reduction(1, 0)), avx2, true},
+		{"f32 max columns 4 KiB apart, avx2", kind(cols(f32, 512, 1024, 64), plan.AlgMax.Reduction(0, 0)), avx2, true},
+		{"f32 min columns 2 KiB apart, avx2", kind(cols(f32, 512, 512, 64), plan.AlgMin.Reduction(0, 0)), avx2, false},
+		{"f32 sum columns 16 KiB apart, avx2", kind(cols(f32, 512, 4096, 64), plan.AlgSum.Reduction(0, 0)), avx2, false},
 		{"bf16 max columns 16 KiB apart, avx512 (wide 16-bit blocks)", kind(cols(bf16, 512, 8192, 512), plan.AlgMax.Reduction(0, 0)), avx512, false},
 	}
 	for _, c := range cases {
