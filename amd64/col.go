@@ -187,16 +187,16 @@ const pfRowsBusy = 4
 
 // busyBlock reports whether an f32 column block over rows rb bytes apart
 // is prefetched because its elements cost more than a plain sum's one
-// instruction each (abs and add, a square and add, max and min with their
-// NaN checks, more of them on AVX2, which has no VRANGEPS): rows at least
-// a page apart put each row's few lines in a new page, which the hardware
-// prefetchers do not follow, so the loads in flight are what the reorder
-// window holds, and it holds fewer of them the more instructions each
-// takes. Over rows 16 KiB apart
-// these kinds fell well behind the sum without the prefetch and came
-// close to it with it (docs/PERFORMANCE-log.md). Sums, means and
-// products, one instruction per vector from memory, keep the hardware's
-// prefetch alone (products ran the same either way).
+// instruction each (abs and add, a square and add, max and min with
+// their NaN and signed-zero handling, more of it on AVX2, which has no
+// VRANGEPS): rows at least a page apart put each row's few lines in a new
+// page, which the hardware prefetchers do not follow, so the loads in
+// flight are what the reorder window holds, and it holds fewer of them
+// the more instructions each takes. Over rows 16 KiB apart these kinds
+// fell well behind the sum without the prefetch and came close to it with
+// it (docs/PERFORMANCE-log.md). Sums, means and products, one instruction
+// per vector from memory, keep the hardware's prefetch alone (products
+// ran the same either way). Exp blocks are prefetched on their own terms.
 func (g *gen) busyBlock(rb int64) bool {
 	return g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp && !g.plainSum() && !g.plainProduct() && rb >= pfMaxStride
 }
@@ -274,15 +274,18 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// leave the reorder window too few loads to keep memory busy. So are
 	// the f32 blocks of the other kinds that take more than one
 	// instruction per vector, over rows a page or more apart (busyBlock).
-	if n := len(red); !zeroSum && n > 0 && (g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz)) {
-		prefetch = true
+	expBlock := g.red.Transform == plan.TransformExp
+	busy := false
+	if n := len(red); !zeroSum && n > 0 {
+		busy = g.busyBlock(red[n-1].SrcStride * g.ssz)
+		prefetch = prefetch || expBlock || busy
 	}
 	mk := g.mark()
 	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
 	// with the sign mask, instead of a load and two shifts: fewer
 	// instructions per vector, so more loads in flight (see busyBlock).
 	absMask := -1
-	if g.avx512 && g.sdt == dtypes.F32 && g.add && g.red.Transform == plan.TransformAbs {
+	if g.avx512 && g.sdt == dtypes.F32 && g.add && g.red.Transform == plan.TransformAbs && !zeroSum && len(red) > 0 {
 		absMask = g.tmp()
 		g.constant(absMask, 0x7fffffff)
 	}
@@ -300,7 +303,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	if n := len(red); pfVecs > 0 {
 		rowsAhead := int64(pfRows)
-		if g.avx512 && g.red.Transform == plan.TransformExp || g.busyBlock(red[n-1].SrcStride*g.ssz) {
+		if g.avx512 && expBlock || busy {
 			rowsAhead = int64(max(pfRowsBusy, U)) // past the rows an iteration loads
 		}
 		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz
