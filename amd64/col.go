@@ -33,7 +33,7 @@ const chainTarget = 8
 // Column emits the kept loops k around the column shape.
 func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	if g.rowByRowShape(k, red, zeroSum) {
-		g.sumRowByRow(red[0])
+		g.reduceRowByRow(red[0])
 		return
 	}
 	one := func() { g.column(red, zeroSum) }

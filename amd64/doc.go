@@ -24,7 +24,7 @@
 //     is read as one flat stream and its lanes folded by index mod Inner,
 //     and when a whole kept iteration is at most half a vector, several
 //     iterations come from one load (flatSums, AVX-512). A stage-1 plan
-//     marked RowByRow is summed a row at a time into its f32 dst row
+//     marked RowByRow is reduced a row at a time into its f32 dst row
 //     instead, reading back-to-back rows as one prefetched stream
 //     (rowbyrow.go);
 //   - element: nothing is contiguous. One element at a time, several

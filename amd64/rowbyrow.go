@@ -8,12 +8,16 @@ import (
 )
 
 // Row by row: a column plan marked RowByRow (a stage-1 chunk of long,
-// wide rows; see jit/decompose.go) is summed a row at a time into dst, an
-// f32 row of the Inner width that stays in L1 and serves as the
-// accumulator: row 0 is added to +0 and stored, each later row is added
-// to what dst holds, so every sum still adds its rows in order. Where the
-// rows are back to back the chunk is read as one stream, which the column
-// blocks (a few lines of every row, then the next rows) cannot do. Each
+// wide rows; see jit/decompose.go) is reduced a row at a time into dst,
+// an f32 row of the Inner width that stays in L1 and serves as the
+// accumulator: row 0 is combined with the identity and stored, each later
+// row with what dst holds, so every output still takes its rows in order,
+// as a column block's register would. Any kind but log-sum-exp's sums of
+// exp is taken so (rowByRowKind): dst holds the partial sums, products,
+// maxima or minima of the transformed elements, as a column block's
+// registers do. Where the rows are back to back the chunk is read as one
+// stream, which the column blocks (a few lines of every row, then the
+// next rows) cannot do. Each
 // 64-byte line is prefetched rowAhead bytes ahead (rounded up to whole
 // rows): 8x512x4096 bf16 over axis 1 ran 1.5x faster with it (2 threads;
 // 8 and 24 KiB ahead, 32 KiB, PREFETCHT1, T2 and NTA no better).
@@ -25,18 +29,32 @@ import (
 // 8 and 12 measured the same).
 const rowByRowVecs = 4
 
-// rowByRowShape reports whether the column plan asks to be summed row by
-// row and has the shape that needs: no kept loops around the sums, one
-// reduced loop that is not empty, a sum whose partials (a stage that
-// skips the finalize, so no post-ops) are written as a contiguous f32 row.
+// rowByRowShape reports whether the column plan asks to be reduced row by
+// row and has the shape that needs: no kept loops around the outputs, one
+// reduced loop that is not empty, a kind the form takes, whose partials
+// (a stage that skips the finalize, so no post-ops) are written as a
+// contiguous f32 row.
 func (g *gen) rowByRowShape(k kernelshape.Nest, red []plan.Loop, zeroSum bool) bool {
 	pl := g.pl
 	return pl.RowByRow && !zeroSum && len(k.Loops) == 0 && len(red) == 1 &&
-		pl.Stage&plan.SkipFinalize != 0 && g.plainSum() && pl.Inner.DstStride == 1
+		pl.Stage&plan.SkipFinalize != 0 && rowByRowKind(g.red) && pl.Inner.DstStride == 1
 }
 
-// sumRowByRow emits the sums over the rows of red, a row at a time.
-func (g *gen) sumRowByRow(red plan.Loop) {
+// rowByRowKind reports whether reduction r is taken row by row: every
+// combine, with or without |x| or x*x. Not log-sum-exp's unshifted sums
+// of exp: row by row they ran at the column blocks' speed in some
+// stretches and up to twice their time in others (docs/PERFORMANCE-log.md).
+func rowByRowKind(r plan.Reduction) bool {
+	switch r.Transform {
+	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
+		return r.Combine != plan.CombineFirst
+	}
+	return false
+}
+
+// reduceRowByRow emits the reduction over the rows of red, a row at a
+// time.
+func (g *gen) reduceRowByRow(red plan.Loop) {
 	W := g.pl.Inner.Size
 	si := g.StepsOf(&g.pl.Inner)
 	rb := red.SrcStride * g.ssz
@@ -50,7 +68,7 @@ func (g *gen) sumRowByRow(red plan.Loop) {
 					g.op(x86.APREFETCHT0, g.m(rSrc, src+pf))
 				}
 				if first {
-					g.zero(v)
+					g.initAcc(v)
 				} else {
 					g.load(dtypes.F32, v, g.m(rDst, dst), n)
 				}

@@ -20,53 +20,39 @@ func rowByRowPlan(sdt dtypes.DataType, rows, stride, w int64) *plan.Plan {
 		HasInner: true, Inner: plan.Loop{Size: w, SrcStride: 1, DstStride: 1}}
 }
 
-// TestRowByRow runs row-by-row sums of every src type on every ISA, with
-// widths around the vector and loop-chunk sizes, back-to-back and padded
-// rows, and src and dst against guard pages at either end, and compares
-// them bit for bit with the float64 sums and the interpreter (inputs are
-// exact, NaN and infinities included).
+// rowByRowKinds are the reductions TestRowByRow runs row by row: every
+// combine, with and without a transform (|x| and x*x), as the stage-1
+// chunks of the Lp norms and the fused pre-ops are.
+var rowByRowKinds = []plan.Reduction{
+	{Finalize: plan.FinalizeNone},
+	{Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Combine: plan.CombineMin, Finalize: plan.FinalizeNone},
+	{Combine: plan.CombineMul, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+}
+
+// TestRowByRow runs row-by-row reductions of every kind and src type on
+// every ISA, with widths around the vector and loop-chunk sizes (all of
+// them for the sum, a spread for the other kinds), back-to-back and
+// padded rows, and src and dst against guard pages at either end, and
+// compares them bit for bit with the float64 results, rounded to f32
+// after every combine, and with the interpreter (inputs are exact, NaN,
+// infinities and signed zeros included; products take powers of two, so
+// that they stay exact).
 func TestRowByRow(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
-	for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-		for _, w := range []int64{1, 7, 8, 9, 16, 17, 31, 63, 64, 65, 100, 129, 1000} {
-			for _, rows := range []int64{1, 2, 5, 64} {
-				for _, pad := range []int64{0, 3} {
-					stride := w + pad
-					pl := rowByRowPlan(sdt, rows, stride, w)
-					name := fmt.Sprintf("%v rows %d of %d, stride %d", sdt, rows, w, stride)
-					src0 := make([]byte, ((rows-1)*stride+w)*int64(sdt.Size()))
-					fillExact(r, sdt, src0, true, 50)
-					want, written := make([]byte, w*4), map[int64]bool{}
-					for i := int64(0); i < w; i++ {
-						written[i] = true
-						s := 0.0
-						for j := int64(0); j < rows; j++ {
-							s += float64(getF(sdt, src0, j*stride+i))
-						}
-						putF(dtypes.F32, want, i, float32(s))
-					}
-					viaInterp := make([]byte, w*4)
-					if err := interp.Run(pl, src0, viaInterp, nil); err != nil {
-						t.Fatalf("%s: interp.Run: %v", name, err)
-					}
-					if d := compareExact(dtypes.F32, viaInterp, want, written, false); d != "" {
-						t.Fatalf("%s: interpreter: %s", name, d)
-					}
-					for _, atEnd := range []bool{true, false} {
-						fence := kerneltest.NewFence(t, atEnd)
-						src, dst := fence.Place(src0), fence.Place(make([]byte, w*4))
-						for _, isa := range isas(t) {
-							for i := range dst {
-								dst[i] = 0xA5
-							}
-							k := compile(t, pl, isa.o)
-							k.RunBlocks(pl, src, dst, nil, 0)
-							k.Release()
-							if d := compareExact(dtypes.F32, dst, want, written, false); d != "" {
-								t.Fatalf("%s, %s: %s", name, isa.name, d)
-							}
-						}
-						fence.Free()
+	for _, red := range rowByRowKinds {
+		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+			widths := []int64{1, 7, 8, 9, 16, 17, 31, 63, 64, 65, 100, 129, 1000}
+			if red.Combine != plan.CombineAdd || red.Transform != plan.TransformNone {
+				widths = []int64{1, 9, 17, 65, 129}
+			}
+			for _, w := range widths {
+				for _, rows := range []int64{1, 2, 5, 64} {
+					for _, pad := range []int64{0, 3} {
+						testRowByRow(t, r, red, sdt, rows, w, w+pad)
 					}
 				}
 			}
@@ -74,9 +60,57 @@ func TestRowByRow(t *testing.T) {
 	}
 }
 
-// TestRowByRowChoice checks that the emitters sum row by row exactly the
-// plans that ask for it and have the shape it needs: others marked
-// RowByRow get the same code as unmarked.
+func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.DataType, rows, w, stride int64) {
+	pl := rowByRowPlan(sdt, rows, stride, w)
+	pl.Reduction = red
+	name := fmt.Sprintf("%v %v rows %d of %d, stride %d", red, sdt, rows, w, stride)
+	src0 := make([]byte, ((rows-1)*stride+w)*int64(sdt.Size()))
+	fillExact(r, sdt, src0, true, 50)
+	if red.Combine == plan.CombineMul {
+		for i := int64(0); i < int64(len(src0))/int64(sdt.Size()); i++ {
+			if v := getF(sdt, src0, i); !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) && v != 0 {
+				putF(sdt, src0, i, float32(math.Copysign(math.Ldexp(1, r.Intn(3)-1), float64(v))))
+			}
+		}
+	}
+	want, written := make([]byte, w*4), map[int64]bool{}
+	for i := int64(0); i < w; i++ {
+		written[i] = true
+		acc := red.Identity()
+		for j := int64(0); j < rows; j++ {
+			acc = float32(red.CombineF64(float64(acc), red.TransformF64(float64(getF(sdt, src0, j*stride+i)))))
+		}
+		putF(dtypes.F32, want, i, acc)
+	}
+	viaInterp := make([]byte, w*4)
+	if err := interp.Run(pl, src0, viaInterp, nil); err != nil {
+		t.Fatalf("%s: interp.Run: %v", name, err)
+	}
+	if d := compareExact(dtypes.F32, viaInterp, want, written, false); d != "" {
+		t.Fatalf("%s: interpreter: %s", name, d)
+	}
+	for _, atEnd := range []bool{true, false} {
+		fence := kerneltest.NewFence(t, atEnd)
+		src, dst := fence.Place(src0), fence.Place(make([]byte, w*4))
+		for _, isa := range isas(t) {
+			for i := range dst {
+				dst[i] = 0xA5
+			}
+			k := compile(t, pl, isa.o)
+			k.RunBlocks(pl, src, dst, nil, 0)
+			k.Release()
+			if d := compareExact(dtypes.F32, dst, want, written, false); d != "" {
+				t.Fatalf("%s, %s: %s", name, isa.name, d)
+			}
+		}
+		fence.Free()
+	}
+}
+
+// TestRowByRowChoice checks that the emitters reduce row by row exactly
+// the plans that ask for it and have the shape and kind it needs (any
+// but log-sum-exp's exp): others marked RowByRow get the same code as
+// unmarked.
 func TestRowByRowChoice(t *testing.T) {
 	base := func() *plan.Plan { return rowByRowPlan(dtypes.BF16, 64, 4096, 4096) }
 	cases := []struct {
@@ -87,6 +121,14 @@ func TestRowByRowChoice(t *testing.T) {
 		{"stage-1 chunk", func(*plan.Plan) {}, true},
 		{"f32 src", func(p *plan.Plan) { p.SrcDT = dtypes.F32 }, true},
 		{"f16 src, padded rows", func(p *plan.Plan) { p.SrcDT = dtypes.F16; p.Reduced[0].SrcStride = 5000 }, true},
+		{"max", func(p *plan.Plan) { p.Reduction = plan.AlgMax.Reduction(0, 0) }, true},
+		{"min, f32 src", func(p *plan.Plan) { p.Reduction, p.SrcDT = plan.AlgMin.Reduction(0, 0), dtypes.F32 }, true},
+		{"product", func(p *plan.Plan) { p.Reduction = plan.AlgMul.Reduction(0, 0) }, true},
+		{"squares (L2's sums)", func(p *plan.Plan) { p.Reduction = plan.AlgNormLpSum.Reduction(2, 0) }, true},
+		{"abs max", func(p *plan.Plan) {
+			p.Reduction = plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone}
+		}, true},
+		{"log-sum-exp's unshifted sums", func(p *plan.Plan) { p.Reduction, p.Stage = plan.LogSumExp, p.Stage|plan.Unshifted }, false},
 		{"a whole mean (finalized)", func(p *plan.Plan) { p.Stage, p.Div = 0, 64 }, false},
 		{"bf16 dst", func(p *plan.Plan) { p.Stage, p.DstDT = 0, dtypes.BF16 }, false},
 		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: plan.ReLU}} }, false},

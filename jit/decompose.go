@@ -437,9 +437,9 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 	return pl.Inner.Size <= dc.cov.WholeRowLanes
 }
 
-// Long reductions over wide contiguous rows in a large src are summed in
+// Long reductions over wide contiguous rows in a large src are taken in
 // two stages of full-width chunks, each chunk a row at a time into its f32
-// row of partial sums, which stays in L1 (plan.RowByRow; the amd64
+// row of partial results, which stays in L1 (plan.RowByRow; the amd64
 // emitters take it). A chunk of back-to-back rows is then read as one
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.
@@ -469,9 +469,9 @@ const (
 	maxRowByRowLanes = 4096
 )
 
-// rowByRow reports whether pl is summed row by row in two stages: where
-// the emitter declares that it takes the form (plain sums on AVX2, and of
-// 16-bit src on AVX-512).
+// rowByRow reports whether pl is reduced row by row in two stages: where
+// the emitter declares that it takes the form (every kind but log-sum-exp
+// on AVX2, and of 16-bit src on AVX-512).
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
 	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction) || !pl.HasInner || pl.Inner.SrcStride != 1 ||

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -23,7 +24,7 @@ func withRowByRowMin(t testing.TB, b int64) {
 // budget and size bound: long reductions over contiguous rows of up to
 // 4096 lanes, wider than the column kernel sums whole, in a src of 32 MiB
 // or more, 16-bit on AVX-512, any type on AVX2, whose partial sums fit the
-// scratch bound. Their stage-1 calls take
+// scratch bound, of every kind with vector code but log-sum-exp. Their stage-1 calls take
 // whole rows, at most rowByRowChunk of them; stage 2 is an ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
 	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
@@ -49,6 +50,11 @@ func TestRowByRowSchedule(t *testing.T) {
 		{"2^22x4096 bf16 (32 GiB; 1 GiB of partial sums), avx512", middleAxis(t, bf16, 1<<22, 4096), AVX512, true},
 		{"(2^22+1)x4096 bf16 (partial sums past 1 GiB), avx512", middleAxis(t, bf16, 1<<22+1, 4096), AVX512, false},
 		{"65536 rows of 4096 bf16, 64 apart, avx512", overlappingRows(t, bf16, 65536, 4096, 64), AVX512, false},
+		{"8x512x4096 f32 max (64 MiB), avx2", withKind(middleAxis(t, f32, 8, 512, 4096), plan.AlgMax.Reduction(0, 0)), AVX2, true},
+		{"8x512x4096 bf16 L2 (32 MiB), avx512", withKind(middleAxis(t, bf16, 8, 512, 4096), plan.AlgNormLpSum.Reduction(2, 0)), AVX512, true},
+		{"8x512x4096 f16 product (32 MiB), avx512", withKind(middleAxis(t, f16, 8, 512, 4096), plan.AlgMul.Reduction(0, 0)), AVX512, true},
+		{"8x512x4096 f32 min (64 MiB), avx512", withKind(middleAxis(t, f32, 8, 512, 4096), plan.AlgMin.Reduction(0, 0)), AVX512, false},
+		{"8x512x4096 bf16 |x|^3 (interpreter), avx512", withKind(middleAxis(t, bf16, 8, 512, 4096), plan.AlgNormLpSum.Reduction(3, 0)), AVX512, false},
 	}
 	for _, c := range cases {
 		d, err := decompose(c.pl, c.isa)
@@ -78,6 +84,19 @@ func TestRowByRowSchedule(t *testing.T) {
 	}
 }
 
+// withKind gives pl reduction red.
+func withKind(pl *plan.Plan, red plan.Reduction) *plan.Plan {
+	pl.Reduction = red
+	return pl
+}
+
+// rowByRowKind reports whether the emitters take red row by row where
+// they take the form at all: every kind with vector code but
+// log-sum-exp's exp.
+func rowByRowKind(red plan.Reduction) bool {
+	return kernelshape.VectorReduction(red) && red.Transform != plan.TransformExp
+}
+
 // overlappingRows canonicalises the mean over axis 0 of rows x w
 // elements whose rows start stride < w elements apart, so that the src
 // stores far less than it describes.
@@ -92,7 +111,7 @@ func overlappingRows(t *testing.T, dt dtypes.DataType, rows, w, stride int64) *p
 }
 
 // TestRowByRowRuns runs row-by-row schedules, with remainder chunks,
-// odd widths and post-ops, on every ISA with 1 and 2 threads against the
+// odd widths, post-ops and kinds other than the mean, on every ISA with 1 and 2 threads against the
 // reference (the size bound lifted so that the shapes stay small).
 func TestRowByRowRuns(t *testing.T) {
 	withRowByRowMin(t, 0)
@@ -104,14 +123,20 @@ func TestRowByRowRuns(t *testing.T) {
 		{dims: []int64{1030, 257}, reduce: []bool{true, false}, sdt: f32t, ddt: f16, lo: -1, hi: 1},
 		{dims: []int64{2, 600, 3, 999}, reduce: []bool{false, true, false, false}, sdt: bf16, ddt: f32t,
 			order: []int{0, 2, 1, 3}},
+		{dims: []int64{3, 1100, 500}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
+		{dims: []int64{2100, 257}, reduce: []bool{true, false}, sdt: f16, ddt: f32t, lo: -1, hi: 1},
+		{dims: []int64{2, 500, 1000}, reduce: []bool{false, true, false}, sdt: f32t, ddt: f32t, lo: 0.97, hi: 1.03},
 	}
+	kinds := []plan.Reduction{{}, {}, {}, {},
+		plan.AlgMax.Reduction(0, 0), plan.AlgNormLpMax.Reduction(2, 0.25), plan.AlgMul.Reduction(0, 0)}
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))
-		for _, s := range specs {
+		for i, s := range specs {
 			s.ddt = kerneltest.OutputDT(s.ddt) // f32 under GDNN_TEST_OUTPUTS=f32
 			c := s.build(t, r)
+			c.p.Reduction = kinds[i]
 			k := c.compile(t)
-			what := fmt.Sprintf("%v %v->%v", s.dims, s.sdt, s.ddt)
+			what := fmt.Sprintf("%v %v %v->%v", kinds[i], s.dims, s.sdt, s.ddt)
 			want := k.ISA() == AVX2 || k.ISA() == AVX512 && s.sdt != f32t
 			got := false
 			for _, pl := range k.dec.plans {
@@ -125,9 +150,22 @@ func TestRowByRowRuns(t *testing.T) {
 	})
 }
 
+// rowByRowKinds are the reductions with vector code TestRowByRowRandom
+// draws besides the mean (half its cases).
+var rowByRowKinds = func() []plan.Reduction {
+	var ks []plan.Reduction
+	for _, red := range kindReductions {
+		if rowByRowKind(red) {
+			ks = append(ks, red)
+		}
+	}
+	return ks
+}()
+
 // TestRowByRowRandom runs random row-by-row schedules on every ISA
 // against the reference, with 1 and 2 threads required bit-identical:
-// 1 to 3 outer rows of sums, 256 to 900 rows of 65 to 4096 lanes (the size
+// the mean half the time, a random kind with vector code otherwise,
+// 1 to 3 outer rows of reductions, 256 to 900 rows of 65 to 4096 lanes (the size
 // bound lifted), padded and permuted layouts, every data type pair, up to
 // two post-ops, and budgets that shorten the chunks. Where the ISA sums
 // row by row, most cases must take the form, so that the test keeps
@@ -151,6 +189,13 @@ func TestRowByRowRandom(t *testing.T) {
 			if r.IntN(2) == 0 {
 				s.lo, s.hi = -1, 1
 			}
+			red := plan.Reduction{} // the mean, half the time
+			if r.IntN(2) == 0 {
+				red = rowByRowKinds[r.IntN(len(rowByRowKinds))]
+			}
+			if red.Combine == plan.CombineMul {
+				s.lo, s.hi = 0.97, 1.03 // products stay near 1
+			}
 			for range r.IntN(3) {
 				op := plan.PostOp{Kind: kinds[r.IntN(len(kinds))]}
 				if op.Kind.IsBinary() {
@@ -169,12 +214,13 @@ func TestRowByRowRandom(t *testing.T) {
 			}
 			withBudget(t, budget)
 			c := s.build(t, r)
+			c.p.Reduction = red
 			k := c.compile(t)
 			byRow := false
 			for _, pl := range k.dec.plans {
 				byRow = byRow || pl.RowByRow
 			}
-			if k.ISA() == AVX2 || k.ISA() == AVX512 && s.sdt != dtypes.F32 {
+			if rowByRowKind(red) && (k.ISA() == AVX2 || k.ISA() == AVX512 && s.sdt != dtypes.F32) {
 				eligible++
 				if byRow {
 					taken++
@@ -182,8 +228,8 @@ func TestRowByRowRandom(t *testing.T) {
 			} else if byRow {
 				t.Fatalf("case %d: %s summed %v row by row", i, k.ISA(), s.sdt)
 			}
-			what := fmt.Sprintf("case %d %v order %v pad %d %v->%v post %d budget %d rowbyrow %v",
-				i, s.dims, s.order, s.pad, s.sdt, s.ddt, len(s.post), budget, byRow)
+			what := fmt.Sprintf("case %d %v %v order %v pad %d %v->%v post %d budget %d rowbyrow %v",
+				i, red, s.dims, s.order, s.pad, s.sdt, s.ddt, len(s.post), budget, byRow)
 			checkOneAndTwoThreads(t, c, k, what)
 		}
 		if eligible > 0 && taken*2 < eligible {

@@ -126,13 +126,13 @@ type Plan struct {
 	// the interpreter divides its float64 sum and rounds once to f32.
 	Div int64
 
-	// RowByRow asks the emitter to sum the rows of a column plan one
+	// RowByRow asks the emitter to reduce the rows of a column plan one
 	// after the other into the f32 dst, as an accumulator row, instead of
 	// in blocks of columns held in registers down all the rows. The
 	// runtime sets it on stage-1 plans of long reductions over wide,
 	// contiguous rows in a large src, which are read best as one stream
-	// (see rowByRow in jit/decompose.go). Each sum
-	// still adds its rows in order, in one chain (the runtime keeps such
+	// (see rowByRow in jit/decompose.go). Each output
+	// still takes its rows in order, in one chain (the runtime keeps such
 	// plans short); the interpreter and emitters without the form ignore
 	// it, and emitters take it only where the plan has the shape the form
 	// needs.
