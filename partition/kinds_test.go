@@ -480,32 +480,37 @@ func toF32(v []float64) []float32 {
 }
 
 // Empty axes reduce each element alone: a copy (with conversion) for
-// sum, mean, max, min and prod, |x| for L1 and L2, the pre-op's value
-// with a pre-op.
+// sum, mean, max, min and prod, |x| for L1 and L2 (also where f32's x*x
+// would overflow or underflow), the pre-op's value (f32's x*x for
+// Square) with a pre-op.
 func TestEmptyAxes(t *testing.T) {
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
-	data := []float64{1, -2, 3, -4.5, 0, -0.25}
-	forEachISA(t, func(t *testing.T, isa jit.ISA) {
-		for _, k := range genKinds {
-			i := 0
-			in := newBuffer(src, func() float64 { i++; return data[i-1] })
-			p := genProblem{kind: k, src: src, dstDT: dtypes.F32, axes: []int64{}}
-			dst := runKind(t, p, in)
-			for j, x := range data {
-				want := x
-				switch {
-				case k.pre == graph.Abs || k.red == graph.ReduceL1 || k.red == graph.ReduceL2:
-					want = math.Abs(x)
-				case k.pre == graph.Square:
-					want = x * x
-				}
-				// Exact, but for L2's root (one f32 rounding).
-				if got := load(dtypes.F32, dst.bytes, int64(j)); math.Abs(got-want) > 0x1p-23*math.Abs(want) {
-					t.Errorf("%s: element %d = %v, want %v", k, j, got, want)
+	for _, data := range [][]float64{
+		{1, -2, 3, -4.5, 0, -0.25},
+		{3e38, -1e20, 1e-30, -1e-40, 2e19, -7},
+	} {
+		src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+		forEachISA(t, func(t *testing.T, isa jit.ISA) {
+			for _, k := range genKinds {
+				i := 0
+				in := newBuffer(src, func() float64 { i++; return data[i-1] })
+				p := genProblem{kind: k, src: src, dstDT: dtypes.F32, axes: []int64{}}
+				dst := runKind(t, p, in)
+				for j, x := range data {
+					x = float64(float32(x))
+					want := x
+					switch {
+					case k.pre == graph.Abs || k.red == graph.ReduceL1 || k.red == graph.ReduceL2:
+						want = math.Abs(x)
+					case k.pre == graph.Square:
+						want = float64(float32(x) * float32(x))
+					}
+					if got := load(dtypes.F32, dst.bytes, int64(j)); got != want {
+						t.Errorf("%s: element %d = %v, want %v", k, j, got, want)
+					}
 				}
 			}
-		}
-	})
+		})
+	}
 }
 
 // Max and min order -0 below +0, whichever comes first.

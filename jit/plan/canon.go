@@ -115,6 +115,9 @@ func Canonicalize(p *Problem) (*Plan, error) {
 	// Validate bounded the product of all non-zero dims, so the counts fit.
 	_ = pl.SetCounts()
 	pl.Div = pl.N
+	if pl.N == 1 {
+		pl.Reduction = pl.Reduction.OfOne()
+	}
 	if len(pl.Outer) == 0 {
 		pl.Outer = nil
 	}

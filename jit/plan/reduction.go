@@ -180,6 +180,21 @@ func (a Alg) Reduction(p, eps float32) Reduction {
 	return r
 }
 
+// OfOne returns the reduction that gives r's result over one element
+// with no f32 overflow or underflow on the way: the L2 norm of x with no
+// eps to add (or a floor of at most 0) is |x|, where f32's x*x would be
+// +Inf past 1.8e19 and 0 below 1e-19 before the square root. Other
+// reductions come back as they are.
+func (r Reduction) OfOne() Reduction {
+	if r.Transform != TransformSquare || r.Combine != CombineAdd || r.P != 2 {
+		return r
+	}
+	if r.Finalize == FinalizeRootAddEps && r.Eps == 0 || r.Finalize == FinalizeRootMaxEps && r.Eps <= 0 {
+		return Reduction{Transform: TransformAbs, Finalize: FinalizeNone}
+	}
+	return r
+}
+
 // Copy is the Reduction of a plan that reduces nothing: dst = src (then
 // the post-ops).
 var Copy = Reduction{Combine: CombineFirst, Finalize: FinalizeNone}

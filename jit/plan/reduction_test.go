@@ -201,3 +201,30 @@ func TestPlanReductionChecks(t *testing.T) {
 		t.Errorf("mean key %q names an alg or stage", k)
 	}
 }
+
+// TestOfOne checks which reductions of one element are rewritten: the L2
+// norm's root of x*x with no eps to add or a floor of at most 0 becomes
+// |x|; with an eps, without the root, or for other kinds, nothing changes.
+func TestOfOne(t *testing.T) {
+	abs := Reduction{Transform: TransformAbs, Finalize: FinalizeNone}
+	cases := []struct {
+		in, want Reduction
+	}{
+		{AlgNormLpSum.Reduction(2, 0), abs},
+		{AlgNormLpMax.Reduction(2, 0), abs},
+		{AlgNormLpMax.Reduction(2, -1), abs},
+		{AlgNormLpSum.Reduction(2, 0.5), AlgNormLpSum.Reduction(2, 0.5)},
+		{AlgNormLpMax.Reduction(2, 0.25), AlgNormLpMax.Reduction(2, 0.25)},
+		{AlgNormLpPowerPSum.Reduction(2, 0), AlgNormLpPowerPSum.Reduction(2, 0)},
+		{AlgNormLpSum.Reduction(1, 0), AlgNormLpSum.Reduction(1, 0)},
+		{AlgNormLpSum.Reduction(3, 0), AlgNormLpSum.Reduction(3, 0)},
+		{Reduction{Transform: TransformSquare}, Reduction{Transform: TransformSquare}},
+		{AlgSum.Reduction(0, 0), AlgSum.Reduction(0, 0)},
+		{LogSumExp, LogSumExp},
+	}
+	for _, c := range cases {
+		if got := c.in.OfOne(); got != c.want {
+			t.Errorf("%v.OfOne() = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
