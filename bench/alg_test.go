@@ -85,9 +85,9 @@ func TestAlgParsing(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errw)
 	}
 	for _, want := range []string{
-		"0:LISTED __REPRO: --mode=L --reduction --sdt=f32 --ddt=f32 --alg=norm_lp_max --p=2 --eps=0.5 4x3:4x1",
-		"1:LISTED __REPRO: --mode=L --reduction --sdt=f32 --ddt=f32 --alg=mul --p=2 --eps=0.5 4x3:4x1",
-		"2:LISTED __REPRO: --mode=L --reduction --sdt=f32 --ddt=f32 --alg=amax --p=2 --eps=0.5 4x3:4x1",
+		"0:LISTED __REPRO: --mode=L --reduction --alg=norm_lp_max --p=2 --eps=0.5 4x3:4x1",
+		"1:LISTED __REPRO: --mode=L --reduction --alg=mul --p=2 --eps=0.5 4x3:4x1",
+		"2:LISTED __REPRO: --mode=L --reduction --alg=amax --p=2 --eps=0.5 4x3:4x1",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)

@@ -769,7 +769,10 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			if err != nil {
 				return fail(err)
 			}
-			rp.operand, rp.view = buf, alignedView(lt.Dims, lt.Strides, b.outLT.Dims)
+			// The reference lays results out over the keep-dims shape:
+			// a reduction without keep_dims has the reduced axes (of size
+			// 1) put back, and the operand is broadcast over them.
+			rp.operand, rp.view = buf, keepDimsView(alignedView(lt.Dims, lt.Strides, b.outLT.Dims), reduced)
 			b.opLTs = append(b.opLTs, lt)
 			b.operands = append(b.operands, buf)
 		}
@@ -857,6 +860,26 @@ func alignedView(opDims, opStrides, dst []int64) []int64 {
 		if od >= 0 && opDims[od] != 1 {
 			v[d] = opStrides[od]
 		}
+	}
+	return v
+}
+
+// keepDimsView returns view, strides over a reduction's output dims,
+// over its keep-dims dims: 0 for each reduced axis the output dropped.
+// A view of the keep-dims rank is returned as it is.
+func keepDimsView(view []int64, reduced []bool) []int64 {
+	if len(view) == len(reduced) {
+		return view
+	}
+	v := make([]int64, 0, len(reduced))
+	next := 0
+	for _, r := range reduced {
+		if r || next >= len(view) {
+			v = append(v, 0)
+			continue
+		}
+		v = append(v, view[next])
+		next++
 	}
 	return v
 }

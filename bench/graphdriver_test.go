@@ -55,6 +55,29 @@ const meanAddCase = `{
   ]
 }`
 
+// sumAddDroppedCase is ReduceSum over axis 1 without keep_dims, 4x6x5 ->
+// 4x5, then an Add whose operand numpy-broadcasts against the 4x5 result.
+const sumAddDroppedCase = `{
+  "version": "3.0.0",
+  "engine_kind": "cpu",
+  "graph": [
+    {"id": 0, "name": "sum", "kind": "ReduceSum",
+     "attrs": {"axes": {"type": "s64[]", "value": [1]}, "keep_dims": {"type": "bool", "value": 0}},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [4, 6, 5], "stride": [30, 5, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 1, "dtype": "f32", "shape": [4, 5], "stride": [5, 1],
+                  "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 1, "name": "add", "kind": "Add",
+     "attrs": {"auto_broadcast": {"type": "string", "value": "numpy"}},
+     "inputs": [{"id": 1, "dtype": "f32", "shape": [4, 5], "stride": [5, 1],
+                 "layout_type": "strided", "property_type": "undef"},
+                {"id": 2, "dtype": "f32", "shape": [4, 5], "stride": [5, 1],
+                 "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 3, "dtype": "f32", "shape": [4, 5], "stride": [5, 1],
+                  "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+
 // writeCase writes base, changed by edit (nil: unchanged), to a file in a
 // fresh temporary folder and returns its path. edit works on the decoded
 // document so that each test states only the field it breaks.
@@ -579,5 +602,50 @@ func TestReadReduction(t *testing.T) {
 		if _, why := readReduction(ops); why == "" {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestGraphBinaryAfterDroppedDims runs a reduction without keep_dims
+// followed by an Add whose operand broadcasts against the smaller result
+// (full, a row, a column, a scalar-like [1]) and a mean over two axes
+// down to one: each is checked and PASSES (the reference lays the
+// operand over the keep-dims shape).
+func TestGraphBinaryAfterDroppedDims(t *testing.T) {
+	operand := func(shape, stride []any) func(map[string]any) {
+		return func(doc map[string]any) {
+			in := doc["graph"].([]any)[1].(map[string]any)["inputs"].([]any)[1].(map[string]any)
+			in["shape"], in["stride"] = shape, stride
+		}
+	}
+	twoAxes := func(doc map[string]any) {
+		ops := doc["graph"].([]any)
+		red := ops[0].(map[string]any)
+		red["kind"] = "ReduceMean"
+		red["attrs"].(map[string]any)["axes"].(map[string]any)["value"] = []any{0, 2}
+		for _, lt := range []map[string]any{red["outputs"].([]any)[0].(map[string]any),
+			ops[1].(map[string]any)["inputs"].([]any)[0].(map[string]any),
+			ops[1].(map[string]any)["inputs"].([]any)[1].(map[string]any),
+			ops[1].(map[string]any)["outputs"].([]any)[0].(map[string]any)} {
+			lt["shape"], lt["stride"] = []any{6}, []any{1}
+		}
+	}
+	cases := []struct {
+		name string
+		edit func(map[string]any)
+	}{
+		{"same shape", nil},
+		{"a row", operand([]any{5}, []any{1})},
+		{"a row, rank 2", operand([]any{1, 5}, []any{5, 1})},
+		{"a column", operand([]any{4, 1}, []any{1, 1})},
+		{"one value", operand([]any{1}, []any{1})},
+		{"mean over two axes", twoAxes},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errw := runGraph(t, writeCase(t, sumAddDroppedCase, c.edit), "--mode=C", "--dt=f32,bf16")
+			if code != 0 || summary(t, out)[1] != "2" {
+				t.Errorf("exit %d, want 0 and 2 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+			}
+		})
 	}
 }

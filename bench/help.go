@@ -19,8 +19,9 @@ Global options (kept by --reset):
                           F fast performance (P with --max-ms-per-prb=10; not for --graph).
   --max-ms-per-prb=MS     time budget per problem in P mode (default 3000, clamped to [10, 60000]).
   --fix-times-per-prb=N   time exactly N executes instead (0: use the time budget).
-  --max-isa=ISA           cap gdnn's JIT: avx512, avx2, neon or none (interpreter), like
-                          GDNN_MAX_CPU_ISA; applies to every problem after it.
+  --max-isa=ISA           cap gdnn's JIT: avx512, avx2, neon, none (interpreter) or all,
+                          like GDNN_MAX_CPU_ISA; applies to every problem after it. Empty:
+                          back to the default (GDNN_MAX_CPU_ISA's cap, or all).
   --threads=N             (gdnn) threads gdnn's kernels use (0: GOMAXPROCS, the default);
                           results are bit-identical for any count.
   --impl=S1,S2 / --skip-impl=S1,S2
@@ -94,13 +95,15 @@ Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4
 (each dst dim equals the src dim or is 1 where the dim is reduced; a problem
 where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
   --sdt=DT, --ddt=DT      src/dst data types (default f32). gdnn computes f32, bf16, f16
-                          (dst = src type or f32), and s8, u8 into s8, u8, s32, f32,
-                          bf16, f16; other pairs (s32 src, a float src into an integer
-                          dst) are UNIMPLEMENTED, the Lp norms of integers SKIPPED.
+                          into the src type, f32, s8, u8 or s32, and s8, u8 into s8, u8,
+                          s32, f32, bf16, f16; other pairs (s32 src, bf16 into f16 and
+                          f16 into bf16) are UNIMPLEMENTED. The Lp norms of integer src
+                          are an invalid case (SKIPPED, as in benchdnn).
   --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any
                           (default dst: gdnn chooses), permutations such as acdb or bac,
                           and named tags (nchw, nhwc, ...). Blocked tags (aBx16b,
-                          ABx16a16b, ...) are valid but UNIMPLEMENTED.
+                          ABx16a16b, ...) run where gdnn's blocked layouts take them and
+                          are UNIMPLEMENTED where they do not.
   --alg=ALG               sum (default, as in benchdnn), mul, max, min, mean, amax (max |x|),
                           norm_lp_max, norm_lp_sum, norm_lp_power_p_max, norm_lp_power_p_sum.
                           Built as gdnn graph ops: ReduceSum, ReduceProd, ReduceMax,
@@ -118,8 +121,8 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           round, soft_relu[:ALPHA] (0 = 1), sqrt, square, tanh.
                           Binary KIND:DT[:POLICY[:TAG]]: add, mul, max, min, div, sub with
                           DT f32/bf16/f16/s8/u8/s32 and POLICY common (scalar, default), per_oc /
-                          per_dim_1 (channel), per_dim_0/01/2/3, per_tensor (full) or a
-                          numeric dim mask. linear:ALPHA:BETA (a Multiply and an Add of
+                          per_dim_1 (channel), per_dim_0/01/2/3/023/23/03, per_ocic
+                          (per_dim_01), per_tensor (full) or a numeric dim mask. linear:ALPHA:BETA (a Multiply and an Add of
                           scalars). sum[:SCALE[:ZP[:DT]]]: dst = SCALE*(dst_before - ZP)
                           + result (dst filled before each run); in place when SCALE is 1
                           and ZP 0, else scale*(dst-ZP) is computed by a partition of its

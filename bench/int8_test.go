@@ -213,8 +213,12 @@ func TestInt8Driver(t *testing.T) {
 		state string
 		why   string
 	}{
-		{[]string{"--sdt=s8", "--ddt=s8", "--alg=norm_lp_sum", "--p=2"}, "SKIPPED", "invalid case: --alg=norm_lp_sum with data types s8:s8"},
-		{[]string{"--sdt=f32", "--ddt=s32", "--alg=norm_lp_max", "--p=1"}, "SKIPPED", "invalid case"},
+		{[]string{"--sdt=s8", "--ddt=s8", "--alg=norm_lp_sum", "--p=2"}, "SKIPPED", "invalid case: --alg=norm_lp_sum of s8 src"},
+		{[]string{"--sdt=u8", "--ddt=f32", "--alg=norm_lp_max", "--p=1"}, "SKIPPED", "invalid case: --alg=norm_lp_max of u8 src"},
+		// As benchdnn: only an integer src makes a norm invalid.
+		{[]string{"--sdt=f32", "--ddt=s32", "--alg=norm_lp_max", "--p=1"}, "PASSED", ""},
+		{[]string{"--sdt=bf16", "--ddt=s8", "--alg=norm_lp_sum", "--p=2"}, "PASSED", ""},
+		{[]string{"--sdt=f16", "--ddt=u8", "--alg=norm_lp_power_p_sum", "--p=2", "--eps=0.5"}, "PASSED", ""},
 		{[]string{"--sdt=f32", "--ddt=s8", "--alg=sum"}, "PASSED", ""},
 		{[]string{"--sdt=bf16", "--ddt=u8", "--alg=mean"}, "PASSED", ""},
 		{[]string{"--sdt=s32", "--ddt=f32", "--alg=sum"}, "UNIMPLEMENTED", "data types s32:f32; gdnn's reductions read f32, bf16, f16, s8 and u8"},

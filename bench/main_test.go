@@ -37,7 +37,7 @@ func TestMainPassAndRepro(t *testing.T) {
 	if got := summary(t, out); got[0] != "8" || got[1] != "8" {
 		t.Errorf("summary %v, want 8 tests all passed\n%s", got, out)
 	}
-	want := "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 2x16x3x4:2x1x3x1"
+	want := "0:PASSED __REPRO: --reduction 2x16x3x4:2x1x3x1"
 	if !strings.Contains(out, want) {
 		t.Errorf("missing %q in\n%s", want, out)
 	}
@@ -67,8 +67,8 @@ func TestMainExitCodes(t *testing.T) {
 		// A dst dim that contradicts its src dim is an invalid problem, as
 		// in benchdnn: counted, the batch goes on, exit 1.
 		{[]string{"--reduction", "2x3:2x2", "4x4:3x1", "2x3:2x1"}, 1,
-			"0:INVALID_ARGUMENTS (dst dim 1 is 2; it must equal src dim 1 (3) or be 1) __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 2x3:2x2\n" +
-				"1:INVALID_ARGUMENTS (dst dim 0 is 3; it must equal src dim 0 (4) or be 1) __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 4x4:3x1\n" +
+			"0:INVALID_ARGUMENTS (dst dim 1 is 2; it must equal src dim 1 (3) or be 1) __REPRO: --reduction 2x3:2x2\n" +
+				"1:INVALID_ARGUMENTS (dst dim 0 is 3; it must equal src dim 0 (4) or be 1) __REPRO: --reduction 4x4:3x1\n" +
 				"2:PASSED"},
 		// A tensor too large to allocate is SKIPPED, and the batch goes on.
 		{[]string{"--reduction", "99999999999x99999999999:1x1", "2x3:2x1"}, 0, "tests:2 passed:1 skipped:1"},
@@ -95,9 +95,9 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--sdt=s32", "2x3:2x1"}, 0, "unimplemented:1"},
 		{[]string{"--reduction", "--skip-impl=jit,interp", "2x3:2x1"}, 0, "skipped:1"},
 		// --match drops what it does not match: not run, not counted.
-		{[]string{"--summary=no-impl", "--reduction", "--match=5x", "2x3:2x1", "5x3:5x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum 5x3:5x1\ntests:1 passed:1 skipped:0"},
+		{[]string{"--summary=no-impl", "--reduction", "--match=5x", "2x3:2x1", "5x3:5x1"}, 0, "0:PASSED __REPRO: --reduction 5x3:5x1\ntests:1 passed:1 skipped:0"},
 		// benchdnn's basic regular expressions: + is an ordinary character.
-		{[]string{"--summary=no-impl", "--reduction", "--attr-post-ops=relu,relu+add:f32", "--match=relu+add", "2x3:2x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum --attr-post-ops=relu+add:f32 2x3:2x1\ntests:1 passed:1"},
+		{[]string{"--summary=no-impl", "--reduction", "--attr-post-ops=relu,relu+add:f32", "--match=relu+add", "2x3:2x1"}, 0, "0:PASSED __REPRO: --reduction --attr-post-ops=relu+add:f32 2x3:2x1\ntests:1 passed:1"},
 		// The global options are not part of the matched problem string.
 		{[]string{"--canonical=true", "--reduction", "--match=^--sdt=f32 ", "2x3:2x1"}, 0, "tests:1 passed:1"},
 		{[]string{"--reduction", "--match=a\\(", "2x3:2x1"}, 2, "unmatched"},
@@ -107,6 +107,17 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--mode=I", "2x3:2x1"}, 0, "0:INITIALIZED"},
 		{[]string{"--reduction", "--mode=R", "2x3:2x1"}, 0, "0:EXECUTED"},
 		{[]string{"--reduction", "--start=1", "2x3:2x1", "4x3:4x1"}, 0, "tests:2 passed:1 skipped:1"},
+		// Defaults stay out of the repro line, as benchdnn's; others are in.
+		{[]string{"--reduction", "--sdt=bf16", "--alg=max", "2x3:2x1"}, 0, "0:PASSED __REPRO: --reduction --sdt=bf16 --alg=max 2x3:2x1\n"},
+		// An empty --max-isa restores the default cap.
+		{[]string{"--max-isa=none", "--max-isa=", "--reduction", "2x3:2x1"}, 0, "0:PASSED __REPRO: --reduction 2x3:2x1\n"},
+		{[]string{"--reduction", "--p=1e400", "2x3:2x1"}, 2, "out of the f32 range"},
+		// f32 overflows between post-ops as gdnn's pipeline does: the
+		// reference follows it in both fills.
+		{[]string{"--reduction", "--attr-post-ops=linear:1e38:0+linear:1e-38:0", "2x64:2x1"}, 0, "tests:1 passed:1"},
+		{[]string{"--reduction", "--sdt=f16", "--alg=mul", "--attr-post-ops=linear:1e38:1e38", "64x1000:64x1"}, 0, "tests:1 passed:1"},
+		// A float src into an integer dst is a valid norm (benchdnn skips integer src only).
+		{[]string{"--reduction", "--ddt=s8", "--alg=norm_lp_max", "--p=2", "2x3:1x3"}, 0, "tests:1 passed:1"},
 	}
 	for _, c := range cases {
 		code, out, errw := runMain(t, c.args...)
@@ -122,7 +133,7 @@ func TestMainPerfTemplates(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	re := regexp.MustCompile(`(?m)^X --mode=P --fix-times-per-prb=3 --reduction --sdt=f16 --ddt=f32 --alg=sum 64x256:64x1 f16:f32 [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ 3 X$`)
+	re := regexp.MustCompile(`(?m)^X --mode=P --fix-times-per-prb=3 --reduction --sdt=f16 64x256:64x1 f16:f32 [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+ 3 X$`)
 	if !re.MatchString(out) {
 		t.Errorf("perf line not found:\n%s", out)
 	}
@@ -250,7 +261,7 @@ func TestAttributeKnobs(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "0:"+c.state+" ") {
 			t.Errorf("%v: exit %d, want %s:\n%s%s", c.args, code, c.state, out, errw)
 		}
-		if c.state == "UNIMPLEMENTED" && !strings.Contains(out, "__REPRO: --reduction --sdt=f32 --ddt=f32 --alg=sum "+c.args[0]+" 2x16:2x1") {
+		if c.state == "UNIMPLEMENTED" && !strings.Contains(out, "__REPRO: --reduction "+c.args[0]+" 2x16:2x1") {
 			t.Errorf("%v: repro line lacks the knob:\n%s", c.args, out)
 		}
 	}

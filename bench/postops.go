@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -56,9 +58,12 @@ func init() {
 
 // policyMasks maps benchdnn's broadcast policies to dim masks (bit i set:
 // the operand has the dst's size in dim i; clear: size 1, broadcast).
+// These are the policies benchdnn documents (knobs_attr.md) and per_ocic,
+// which benchdnn's default masks give per_dim_01's.
 var policyMasks = map[string]int{
-	"common": 0, "per_oc": 1 << 1, "per_dim_0": 1, "per_dim_1": 1 << 1, "per_dim_01": 3,
-	"per_dim_2": 1 << 2, "per_dim_3": 1 << 3, "per_tensor": 1<<graph.MaxRank - 1,
+	"common": 0, "per_oc": 1 << 1, "per_dim_0": 1, "per_dim_1": 1 << 1, "per_dim_01": 3, "per_ocic": 3,
+	"per_dim_2": 1 << 2, "per_dim_3": 1 << 3, "per_dim_023": 1 | 1<<2 | 1<<3, "per_dim_23": 1<<2 | 1<<3,
+	"per_dim_03": 1 | 1<<3, "per_tensor": 1<<graph.MaxRank - 1,
 }
 
 // PostOp is one entry of benchdnn's --attr-post-ops.
@@ -124,11 +129,11 @@ func ParsePostOps(s string) ([]PostOp, error) {
 			}
 			vals := make([]float32, len(args))
 			for i, a := range args {
-				v, err := strconv.ParseFloat(a, 32)
+				v, err := parseF32(a)
 				if err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: %q is not a number", s, entry, a)
+					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
 				}
-				vals[i] = float32(v)
+				vals[i] = v
 			}
 			if len(vals) > 0 {
 				p.Alpha = vals[0]
@@ -168,11 +173,11 @@ func ParsePostOps(s string) ([]PostOp, error) {
 			}
 			p.Scale = 1
 			if len(args) > 0 {
-				v, err := strconv.ParseFloat(args[0], 32)
+				v, err := parseF32(args[0])
 				if err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: scale %q is not a number", s, entry, args[0])
+					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: scale %v", s, entry, err)
 				}
-				p.Scale = float32(v)
+				p.Scale = v
 			}
 			if len(args) > 1 {
 				v, err := strconv.ParseInt(args[1], 10, 32)
@@ -264,8 +269,34 @@ func FormatPostOps(ops []PostOp) string {
 	return strings.Join(parts, "+")
 }
 
-// fmtFloat prints a float32 in the shortest form that reads back exactly.
-func fmtFloat(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+// fmtFloat prints a float32 in the shortest form that reads back exactly
+// and has no '+' in it, which separates post-ops: 1e20 (not 1e+20),
+// inf, -inf and nan, as the parsers read them.
+func fmtFloat(v float32) string {
+	f := float64(v)
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strings.Replace(strconv.FormatFloat(f, 'g', -1, 32), "e+", "e", 1)
+}
+
+// parseF32 reads a number as benchdnn's options take it (inf and nan
+// included). A number beyond the f32 range is an error that says so.
+func parseF32(s string) (float32, error) {
+	f, err := strconv.ParseFloat(s, 32)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%q is out of the f32 range", s)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return float32(f), nil
+}
 
 // graphPostOp is a post-op translated to a gdnn graph op.
 type graphPostOp struct {

@@ -22,6 +22,14 @@ func TestParsePostOpsRoundTrip(t *testing.T) {
 		{"sum+linear:2:1+add:f32", "sum+linear:2:1+add:f32"},
 		{"srelu:2", "soft_relu:2"},
 		{"hardsigmoid:0.2:0.5+tanh", "hardsigmoid:0.2:0.5+tanh"},
+		// Numbers print with no '+', which separates post-ops, so that
+		// a repro line reads back.
+		{"linear:1e20:1", "linear:1e20:1"},
+		{"linear:1E20:-2.5e-7+relu", "linear:1e20:-2.5e-07+relu"},
+		{"linear:3.4028235e38:1e-45", "linear:3.4028235e38:1e-45"},
+		{"linear:inf:nan", "linear:inf:nan"},
+		{"clip:-INF:Infinity", "clip:-inf:inf"},
+		{"sum:1e10", "sum:1e10"},
 	} {
 		ops, err := ParsePostOps(c.in)
 		if err != nil {
@@ -54,6 +62,8 @@ func TestParsePostOpsErrors(t *testing.T) {
 		{"relu:", "empty argument"},
 		{"sum:a", "not a number"},
 		{"prelu:bad", "unknown policy"},
+		{"linear:1e400:1", "out of the f32 range"},
+		{"sum:-1e39", "out of the f32 range"},
 	} {
 		_, err := ParsePostOps(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -109,6 +119,10 @@ func TestOperandDims(t *testing.T) {
 		{"add:f32:per_dim_01", []int64{2, 16, 1, 1}},
 		{"add:f32:per_tensor", []int64{2, 16, 1, 5}},
 		{"add:f32:9", []int64{2, 1, 1, 5}},
+		{"add:f32:per_dim_023", []int64{2, 1, 1, 5}},
+		{"add:f32:per_dim_23", []int64{1, 1, 1, 5}},
+		{"add:f32:per_dim_03", []int64{2, 1, 1, 5}},
+		{"add:f32:per_ocic", []int64{2, 16, 1, 1}},
 	} {
 		ops, _ := ParsePostOps(c.in)
 		if got := ops[0].operandDims(dst); !reflect.DeepEqual(got, c.dims) {

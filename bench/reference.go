@@ -151,8 +151,19 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 						math.Abs(refEltwise(p.g.elt, p.g.alpha, p.g.beta, x+e)-y))
 				}
 			}
-			if roundF32 {
+			switch {
+			case roundF32:
 				y = float64(float32(y))
+			case math.IsInf(e, 1) || math.IsNaN(e):
+				// Unknown since an earlier op: stays unknown.
+				e = math.Inf(1)
+			case !math.IsInf(y, 0) && math.Abs(y)-e >= f32Overflow:
+				// gdnn's f32 value is past the range whatever the error:
+				// ±Inf, as every later op sees it.
+				y, e = math.Copysign(math.Inf(1), y), 0
+			case !math.IsInf(y, 0) && math.Abs(y)+e >= f32Overflow:
+				// It may or may not overflow: any result is right.
+				e = math.Inf(1)
 			}
 			if errs != nil {
 				errs[pos] = e + u*math.Abs(y)
@@ -162,6 +173,10 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 		vals[pos] = x
 	})
 }
+
+// f32Overflow is the least magnitude float32 rounds to ±Inf: halfway
+// between the largest finite f32 and 2^128.
+const f32Overflow = 0x1p128 - 0x1p103
 
 // epsilon is benchdnn's per-type threshold: 2^(1-digits).
 func epsilon(dt dtypes.DataType) float64 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -285,9 +286,19 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		}
 		r.g.fixTimes = int(max(0, min(n, 1<<30)))
 	case "max-isa":
-		isa, err := jit.ParseISA(val)
+		spec := val
+		if spec == "" {
+			// The default: the cap GDNN_MAX_CPU_ISA sets, or none.
+			spec = "all"
+			if env := os.Getenv("GDNN_MAX_CPU_ISA"); env != "" {
+				if _, err := jit.ParseISA(env); err == nil {
+					spec = env
+				}
+			}
+		}
+		isa, err := jit.ParseISA(spec)
 		if err != nil {
-			return true, inputErr(a, "--max-isa: %q is not one of avx512, avx2, neon, none", val)
+			return true, inputErr(a, "--max-isa: %q is not one of avx512 (or avx512_*), avx2 (or avx2_*), neon, none (interp) or all", val)
 		}
 		if !r.counting { // a dry pass leaves the process's ISA cap alone
 			jit.SetMaxISA(isa)

@@ -181,11 +181,11 @@ func parseFloatList(a Arg, opt, v string, def []float32) ([]float32, error) {
 	}
 	out := make([]float32, len(items))
 	for i, s := range items {
-		f, err := strconv.ParseFloat(s, 32)
+		f, err := parseF32(s)
 		if err != nil {
-			return nil, inputErr(a, "--%s: %q is not a number", opt, s)
+			return nil, inputErr(a, "--%s: %v", opt, err)
 		}
-		out[i] = float32(f)
+		out[i] = f
 	}
 	return out, nil
 }
