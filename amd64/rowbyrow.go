@@ -13,17 +13,16 @@ import (
 // accumulator: row 0 is combined with the identity and stored, each later
 // row with what dst holds, so every output still takes its rows in order,
 // as a column block's register would. Any kind but log-sum-exp's sums of
-// exp is taken so (rowByRowKind): dst holds the partial sums, products,
-// maxima or minima of the transformed elements, as a column block's
-// registers do. Where the rows are back to back the chunk is read as one
-// stream, which the column blocks (a few lines of every row, then the
-// next rows) cannot do. Each
-// 64-byte line is prefetched rowAhead bytes ahead (rounded up to whole
-// rows): 8x512x4096 bf16 over axis 1 ran 1.5x faster with it (2 threads;
-// 8 and 24 KiB ahead, 32 KiB, PREFETCHT1, T2 and NTA no better).
-// The likely cause is the one rowPrefetch gives: with several
-// instructions per line (here a load and a store of the sums besides the
-// converting add), the reorder window alone keeps too few lines in flight.
+// exp is taken so (rowByRowKind): dst holds partial sums, products,
+// maxima or minima of the transformed elements. Where the rows are back
+// to back the chunk is read as one stream, which the column blocks (a few
+// lines of every row, then the next rows) cannot do. Each 64-byte line is
+// prefetched rowAhead bytes ahead (rounded up to whole rows): 8x512x4096
+// bf16 over axis 1 ran 1.5x faster with it (2 threads; 8 and 24 KiB
+// ahead, 32 KiB, PREFETCHT1, T2 and NTA no better). The likely cause is
+// the one rowPrefetch gives: with several instructions per line (here a
+// load and a store of the partials besides the converting combine), the
+// reorder window alone keeps too few lines in flight.
 
 // rowByRowVecs is how many vectors of a row one loop iteration adds (2,
 // 8 and 12 measured the same).
