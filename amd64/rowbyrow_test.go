@@ -60,7 +60,10 @@ func TestRowByRow(t *testing.T) {
 	}
 }
 
+// testRowByRow runs one row-by-row plan of red: rows rows of w lanes of
+// sdt, stride apart.
 func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.DataType, rows, w, stride int64) {
+	t.Helper()
 	pl := rowByRowPlan(sdt, rows, stride, w)
 	pl.Reduction = red
 	name := fmt.Sprintf("%v %v rows %d of %d, stride %d", red, sdt, rows, w, stride)

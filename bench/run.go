@@ -288,7 +288,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	case "max-isa":
 		spec := val
 		if spec == "" {
-			// The default: the cap GDNN_MAX_CPU_ISA sets, or none.
+			// The default: the cap GDNN_MAX_CPU_ISA sets, or no cap.
 			spec = "all"
 			if env := os.Getenv("GDNN_MAX_CPU_ISA"); env != "" {
 				if _, err := jit.ParseISA(env); err == nil {
