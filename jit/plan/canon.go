@@ -116,6 +116,8 @@ func Canonicalize(p *Problem) (*Plan, error) {
 	_ = pl.SetCounts()
 	pl.Div = pl.N
 	if pl.N == 1 {
+		// A whole reduction of one element, which the runtime never
+		// splits into stages (they would need the problem's parts).
 		pl.Reduction = pl.Reduction.OfOne()
 	}
 	if len(pl.Outer) == 0 {
