@@ -16,10 +16,10 @@ const maxDepth = 5
 
 // Covers returns what the generator emits code for under options o. The
 // column kernel sums rows of nacc vectors whole (16 zmm: 256 lanes; 8
-// ymm: 64 lanes). Every kind but log-sum-exp is reduced row by row on
-// AVX2, and on AVX-512 for 16-bit src (see rowbyrow.go and jit's
-// rowByRow: f32 AVX-512 column blocks read 1 KiB of each row per visit
-// and gain nothing from it).
+// ymm: 64 lanes). Every kind with vector code but log-sum-exp is reduced
+// row by row on AVX2, and on AVX-512 for 16-bit src (see rowbyrow.go and
+// jit's rowByRow: f32 AVX-512 column blocks read 1 KiB of each row per
+// visit and gain nothing from it).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType}

@@ -47,7 +47,7 @@ func TestRowByRow(t *testing.T) {
 		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			widths := []int64{1, 7, 8, 9, 16, 17, 31, 63, 64, 65, 100, 129, 1000}
 			if red.Combine != plan.CombineAdd || red.Transform != plan.TransformNone {
-				widths = []int64{1, 9, 17, 65, 129}
+				widths = []int64{1, 7, 9, 17, 31, 65, 100, 129}
 			}
 			for _, w := range widths {
 				for _, rows := range []int64{1, 2, 5, 64} {

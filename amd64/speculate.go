@@ -30,10 +30,13 @@ import (
 // its data costs about two calls.
 //
 // Running the call again is safe because a kernel reads nothing it
-// writes: src and the binary operands never overlap dst (jit.Run
-// refuses it), except an operand that is dst itself (the sum post-op),
-// which the first run would have overwritten; plans with such an
-// operand are not speculated (speculates).
+// wrote before it writes it again: src and the binary operands never
+// overlap dst (jit.Run refuses it), except an operand that is dst itself
+// (the sum post-op), which the first run would have overwritten; plans
+// with such an operand are not speculated (speculates). A row-by-row
+// plan (rowbyrow.go) does read its dst partials, but only after writing
+// them in the same run: the exact code starts again from row 0, which
+// it stores combined with the identity before any row reads it.
 
 // Registers of NaN-free code: K0 gathers the NaN lanes, K4 takes each
 // unordered compare before it is ORed in (never the scratch opmasks K6

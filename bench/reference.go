@@ -126,6 +126,11 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			if errs != nil {
 				e = errs[pos]
 			}
+			// unknown: an earlier op may or may not have overflowed f32;
+			// exact: the value is known (±Inf after a certain overflow,
+			// or no error yet), so no interval is propagated.
+			unknown := math.IsInf(e, 1)
+			exact := e == 0
 			if p.g.bin != "" {
 				// Read as f32, as gdnn and oneDNN's reference do (an
 				// s32 beyond 2^24 rounds).
@@ -140,12 +145,12 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 					return refBinary(p.g.bin, v, operand)
 				}
 				y = apply(x)
-				if errs != nil {
+				if errs != nil && !unknown && !exact {
 					e = math.Max(math.Abs(apply(x-e)-y), math.Abs(apply(x+e)-y))
 				}
 			} else {
 				y = refEltwise(p.g.elt, p.g.alpha, p.g.beta, x)
-				if errs != nil {
+				if errs != nil && !unknown && !exact {
 					// Twice the larger endpoint deviation covers a turning point inside the interval.
 					e = 2 * math.Max(math.Abs(refEltwise(p.g.elt, p.g.alpha, p.g.beta, x-e)-y),
 						math.Abs(refEltwise(p.g.elt, p.g.alpha, p.g.beta, x+e)-y))
@@ -154,19 +159,25 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			switch {
 			case roundF32:
 				y = float64(float32(y))
-			case math.IsInf(e, 1) || math.IsNaN(e):
+			case unknown:
 				// Unknown since an earlier op: stays unknown.
-				e = math.Inf(1)
-			case !math.IsInf(y, 0) && math.Abs(y)-e >= f32Overflow:
+			case math.IsInf(y, 0) || math.IsNaN(e):
+				// ±Inf in float64 is ±Inf in f32; a NaN interval stays
+				// NaN, which no result matches.
+			case math.Abs(y)-e >= f32Overflow:
 				// gdnn's f32 value is past the range whatever the error:
-				// ±Inf, as every later op sees it.
+				// ±Inf, exactly, as every later op sees it.
 				y, e = math.Copysign(math.Inf(1), y), 0
-			case !math.IsInf(y, 0) && math.Abs(y)+e >= f32Overflow:
-				// It may or may not overflow: any result is right.
+			case math.Abs(y)+e >= f32Overflow:
+				// It may or may not overflow: an infinite allowance with
+				// a finite reference accepts any result (compareOutput).
 				e = math.Inf(1)
 			}
 			if errs != nil {
-				errs[pos] = e + u*math.Abs(y)
+				if !math.IsInf(y, 0) {
+					e += u * math.Abs(y)
+				}
+				errs[pos] = e
 			}
 			x = y
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -181,5 +182,42 @@ func TestThresholdSubnormalDst(t *testing.T) {
 	}
 	if _, floor := threshold(dtypes.F32, nil); floor != 0x1p-126 {
 		t.Errorf("f32 floor %g", floor)
+	}
+}
+
+// TestChainOverflow checks the random fill's reference through an f32
+// overflow between post-ops: a value certainly past the f32 range is ±Inf
+// exactly, so a later Minimum is checked exactly again; one that may or
+// may not overflow gets an infinite allowance, with which compareOutput
+// accepts any value for a finite reference but still wants an infinite
+// one matched.
+func TestChainOverflow(t *testing.T) {
+	scalar := func(v float64) buffer {
+		b, _ := newBuffer(dtypes.F32, 1)
+		b.set(0, v)
+		return b
+	}
+	mul := refPostOp{g: graphPostOp{bin: "mul"}, operand: scalar(1e38), view: []int64{0}}
+	min3 := refPostOp{g: graphPostOp{bin: "min"}, operand: scalar(3), view: []int64{0}}
+	// 10e38 and -10e38 overflow whatever the error; 3.4028e38 may or may not.
+	vals := []float64{10, -10, 3.4028}
+	errs := []float64{1e-6, 1e-6, 1e-4}
+	chainOutput(vals, []int64{3}, []refPostOp{mul, min3}, false, errs)
+	if vals[0] != 3 || errs[0] > 1e-6 || !math.IsInf(vals[1], -1) || errs[1] != 0 || !math.IsInf(errs[2], 1) {
+		t.Fatalf("x*1e38 then min 3: values %v, errs %v; want 3 (error ~0), -Inf (0), unknown (+Inf)", vals, errs)
+	}
+
+	got, _ := newBuffer(dtypes.F32, 4)
+	for i, v := range []float64{1000, math.Inf(1), 5, math.Inf(1)} {
+		got.set(int64(i), v)
+	}
+	ref := []float64{3, 3.4e38, 3.4e38, math.Inf(1)}
+	allow := []float64{1e-6, math.Inf(1), math.Inf(1), math.Inf(1)}
+	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 1 || !strings.Contains(c.lines[0], "[     0]") {
+		t.Errorf("compareOutput: %d errors %q; want only output 0 (1000 against 3) wrong", c.errors, c.lines)
+	}
+	got.set(3, 7)
+	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 2 {
+		t.Errorf("compareOutput: %d errors; an infinite reference must be matched", c.errors)
 	}
 }

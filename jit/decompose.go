@@ -470,8 +470,8 @@ const (
 )
 
 // rowByRow reports whether pl is reduced row by row in two stages: where
-// the emitter declares that it takes the form (every kind but log-sum-exp
-// on AVX2, and of 16-bit src on AVX-512).
+// the emitter declares that it takes the form (every kind with vector
+// code but log-sum-exp on AVX2, and of 16-bit src on AVX-512).
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
 	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction) || !pl.HasInner || pl.Inner.SrcStride != 1 ||

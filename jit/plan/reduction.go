@@ -183,8 +183,8 @@ func (a Alg) Reduction(p, eps float32) Reduction {
 // OfOne returns the reduction that gives r's result over one element
 // with no f32 overflow or underflow on the way: the L2 norm of x with no
 // eps to add (or a floor of at most 0) is |x|, where f32's x*x would be
-// +Inf past 1.8e19 and 0 below 1e-19 before the square root. Other
-// reductions come back as they are.
+// +Inf past 1.8e19, subnormal (fewer bits) below 1.1e-19 and 0 below
+// 2.6e-23 before the square root. Other reductions come back as they are.
 func (r Reduction) OfOne() Reduction {
 	if r.Transform != TransformSquare || r.Combine != CombineAdd || r.P != 2 {
 		return r
