@@ -303,7 +303,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	if n := len(red); pfVecs > 0 {
 		rowsAhead := int64(pfRows)
-		if g.avx512 && expBlock || busy {
+		if (g.avx512 && expBlock) || busy {
 			rowsAhead = int64(max(pfRowsBusy, U)) // past the rows an iteration loads
 		}
 		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz

@@ -24,8 +24,9 @@ func withRowByRowMin(t testing.TB, b int64) {
 // budget and size bound: long reductions over contiguous rows of up to
 // 4096 lanes, wider than the column kernel sums whole, in a src of 32 MiB
 // or more, 16-bit on AVX-512, any type on AVX2, whose partial sums fit the
-// scratch bound, of every kind with vector code but log-sum-exp. Their stage-1 calls take
-// whole rows, at most rowByRowChunk of them; stage 2 is an ordinary plan.
+// scratch bound, of every kind with vector code but log-sum-exp. Their
+// stage-1 calls take whole rows, at most rowByRowChunk of them; stage 2 is
+// an ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
 	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
 	cases := []struct {
