@@ -751,12 +751,24 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
 	}
 	chainVal := rd.val
+	seen := map[uint64]int{} // an operand read by several post-ops: its index in opLTs
 	for _, op := range ops[rd.post:] {
 		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
 		}
+		if operand != nil && operand.ID == src.ID {
+			return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("%s reads src %d as its operand; gdnnbench fills src and operands apart", op, src.ID)}
+		}
+		i, again := 0, false
 		if operand != nil {
+			i, again = seen[operand.ID]
+		}
+		if again {
+			lt := b.opLTs[i]
+			rp.operand, rp.view = b.operands[i], keepDimsView(alignedView(lt.Dims, lt.Strides, b.outLT.Dims), reduced)
+		} else if operand != nil {
+			seen[operand.ID] = len(b.opLTs)
 			lt, err := cp.QueryLogicalTensor(operand.ID)
 			if err != nil {
 				return fail(graph.Errorf(graph.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))

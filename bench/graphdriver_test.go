@@ -649,3 +649,36 @@ func TestGraphBinaryAfterDroppedDims(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphOperandReadTwice: a tensor that is the operand of two post-ops
+// is one input of the partition, one buffer in gdnnbench and one operand
+// in its reference (it PASSES); src read again as an operand is
+// UNIMPLEMENTED with a reason, as gdnnbench fills src and operands apart.
+func TestGraphOperandReadTwice(t *testing.T) {
+	lt := func(id int, shape, stride []any) map[string]any {
+		return map[string]any{"id": id, "dtype": "f32", "shape": shape, "stride": stride, "layout_type": "strided", "property_type": "undef"}
+	}
+	divideToo := func(doc map[string]any) {
+		doc["graph"] = append(doc["graph"].([]any), map[string]any{"id": 2, "name": "div", "kind": "Divide",
+			"attrs":   map[string]any{"auto_broadcast": map[string]any{"type": "string", "value": "numpy"}},
+			"inputs":  []any{lt(3, []any{4, 5}, []any{5, 1}), lt(2, []any{4, 5}, []any{5, 1})},
+			"outputs": []any{lt(4, []any{4, 5}, []any{5, 1})}})
+	}
+	code, out, errw := runGraph(t, writeCase(t, sumAddDroppedCase, divideToo), "--mode=C", "--dt=f32,bf16")
+	if code != 0 || summary(t, out)[1] != "2" {
+		t.Errorf("operand of two post-ops: exit %d, want 0 and 2 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+	srcOperand := func(doc map[string]any) {
+		ops := doc["graph"].([]any)
+		red, add := ops[0].(map[string]any), ops[1].(map[string]any)
+		red["attrs"].(map[string]any)["keep_dims"].(map[string]any)["value"] = 1
+		red["inputs"] = []any{lt(0, []any{4, 1}, []any{1, 1})}
+		red["outputs"] = []any{lt(1, []any{4, 1}, []any{1, 1})}
+		add["inputs"] = []any{lt(1, []any{4, 1}, []any{1, 1}), lt(0, []any{4, 1}, []any{1, 1})}
+		add["outputs"] = []any{lt(3, []any{4, 1}, []any{1, 1})}
+	}
+	code, out, errw = runGraph(t, writeCase(t, sumAddDroppedCase, srcOperand), "--mode=C")
+	if code != 0 || !strings.Contains(out, "UNIMPLEMENTED (op 1 (Add \"add\") reads src 0 as its operand; gdnnbench fills src and operands apart)") {
+		t.Errorf("src as an operand: exit %d, want 0 and UNIMPLEMENTED with the reason\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+}

@@ -29,7 +29,15 @@ type CompiledPartition struct {
 	inNeed  []int64
 	outNeed int64
 
-	// With axes given as a tensor, kernels are found per axes value.
+	// run is what Executes share, with every copy a cache hit hands to
+	// another partition of the same ops (see Compile).
+	run *runState
+}
+
+// runState is a compiled partition's state at execute time: with axes
+// given as a tensor, the kernels found per axes value, and the
+// implementation the latest Execute used.
+type runState struct {
 	mu       sync.Mutex
 	byAxes   map[uint64]kernel
 	lastImpl atomic.Value // string
@@ -55,7 +63,10 @@ type recipe struct {
 // output tensors (dims may be unknown and layout any: compile infers them;
 // query the result with QueryLogicalTensor). Tensors are matched to ports
 // by id. Compiling the same partition for the same tensors again returns
-// the cached CompiledPartition (see SetCompiledPartitionCacheCapacity).
+// the cached CompiledPartition (see SetCompiledPartitionCacheCapacity);
+// a partition of the same ops in another graph gets its own
+// CompiledPartition (its Partition is the one compiled) with the same
+// kernels, which replaces the first in the cache.
 func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
 	if p == nil {
 		return nil, graph.Errorf(graph.InvalidArguments, "Compile on a nil partition")
@@ -65,6 +76,15 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	}
 	key := cacheKey(p, inputs, outputs)
 	if c := compiledCache.get(key); c != nil {
+		if c.p != p {
+			// The same ops and tensors in another graph: its own
+			// partition, the same kernels; cached, so that compiling
+			// this partition again returns the same one.
+			cc := *c
+			cc.p = p
+			compiledCache.put(key, &cc)
+			return &cc, nil
+		}
 		return c, nil
 	}
 	var t0 time.Time
@@ -194,7 +214,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if out.Dims, err = graph.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
 		return nil, err
 	}
-	c := &CompiledPartition{p: p, inputs: ins, recipe: r}
+	c := &CompiledPartition{p: p, inputs: ins, recipe: r, run: &runState{}}
 	if r.axesPort < 0 {
 		if !out.KnownDims() {
 			return nil, graph.Errorf(graph.InvalidShape, "output tensor %d: dims %s could not be inferred", out.ID, graph.DimsString(out.Dims))
@@ -220,7 +240,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 				return nil, err
 			}
 		}
-		c.byAxes = map[uint64]kernel{}
+		c.run.byAxes = map[uint64]kernel{}
 	}
 	c.outputs = outs
 	if err := c.settleNeeds(); err != nil {
@@ -685,7 +705,7 @@ func (c *CompiledPartition) Impl() string {
 	if c.kern.ok() {
 		return c.kern.Impl()
 	}
-	if s, ok := c.lastImpl.Load().(string); ok {
+	if s, ok := c.run.lastImpl.Load().(string); ok {
 		return s
 	}
 	return defaultImpl()

@@ -359,6 +359,15 @@ func TestCompiledPartitionCache(t *testing.T) {
 	if a != b {
 		t.Error("compiling the same partition twice did not hit the cache")
 	}
+	// The same ops in another graph: that graph's partition, the same
+	// kernel.
+	q := onlySupported(t, meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true), Fusion)
+	qc, err := q.Compile([]graph.LogicalTensor{src}, out)
+	must(t, err)
+	if qc == a || qc.Partition() != q || a.Partition() != p || qc.kern != a.kern || qc.run != a.run {
+		t.Errorf("another graph's partition: compiled %p (partition %p, kernel %v), first %p (partition %p, kernel %v)",
+			qc, qc.Partition(), qc.kern, a, a.Partition(), a.kern)
+	}
 	other := graph.NewLogicalTensorStrided(0, dtypes.F32, []int64{4, 8}, []int64{1, 4})
 	c, err := p.Compile([]graph.LogicalTensor{other}, out)
 	must(t, err)

@@ -80,7 +80,7 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 		if k, err = c.axesKernel(ax, outLT); err != nil {
 			return err
 		}
-		c.lastImpl.Store(k.Impl())
+		c.run.lastImpl.Store(k.Impl())
 	}
 	dst := outs[0].buf
 	var binBuf [plan.MaxBinary][]byte
@@ -254,9 +254,9 @@ func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) 
 			key |= 1 << i
 		}
 	}
-	c.mu.Lock()
-	k, ok := c.byAxes[key]
-	c.mu.Unlock()
+	c.run.mu.Lock()
+	k, ok := c.run.byAxes[key]
+	c.run.mu.Unlock()
 	if ok && c.outputs[0].KnownDims() {
 		return k, nil
 	}
@@ -265,12 +265,12 @@ func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) 
 		return kernel{}, err
 	}
 	if c.outputs[0].KnownDims() {
-		c.mu.Lock()
-		if len(c.byAxes) >= maxAxesKernels {
-			clear(c.byAxes)
+		c.run.mu.Lock()
+		if len(c.run.byAxes) >= maxAxesKernels {
+			clear(c.run.byAxes)
 		}
-		c.byAxes[key] = k
-		c.mu.Unlock()
+		c.run.byAxes[key] = k
+		c.run.mu.Unlock()
 	}
 	return k, nil
 }

@@ -21,16 +21,25 @@ const maxPostOps = 32
 // A binary op's other operand must be ready before the chain starts (a
 // graph input, or the output of an op in an earlier partition, in taken):
 // otherwise the fused partition could not keep its place in topological
-// order. When the chain stops at an eltwise or binary op that consumes
-// its output, stop is that op and why says what kept it out.
-func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*graph.Op, stop *graph.Op, why string) {
+// order. When the chain stops at eltwise or binary ops that consume its
+// output, stop holds them (the one that did not fit, or each consumer of
+// an output that has several) and why says what kept them out.
+func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, stop []*graph.Op, why string) {
 	chain = []*graph.Op{red}
 	srcDT := red.Inputs[0].DataType
 	cur := red.Outputs[0]
 	binaries := 0
 	for {
-		cons := g.Consumers(cur.ID)
-		if len(cons) != 1 {
+		cons := uniqueOps(g.Consumers(cur.ID))
+		if len(cons) > 1 {
+			for _, c := range cons {
+				if len(c.Outputs) == 1 && (c.Kind.IsEltwise() || c.Kind.IsBinary()) {
+					stop = append(stop, c)
+				}
+			}
+			return chain, stop, fmt.Sprintf("not fused after %s: tensor %d has %d consumers, and a fused chain keeps no intermediate result", red, cur.ID, len(cons))
+		}
+		if len(cons) == 0 {
 			return chain, nil, ""
 		}
 		next := cons[0]
@@ -62,7 +71,7 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 			why = binaryFusible(g, next, cur, taken)
 		}
 		if why != "" {
-			return chain, next, fmt.Sprintf("not fused after %s: %s", red, why)
+			return chain, []*graph.Op{next}, fmt.Sprintf("not fused after %s: %s", red, why)
 		}
 		if next.Kind.IsBinary() {
 			binaries++
@@ -70,6 +79,18 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain []*g
 		chain = append(chain, next)
 		cur = next.Outputs[0]
 	}
+}
+
+// uniqueOps is ops without repeats (an op that reads a tensor twice is
+// listed once per read).
+func uniqueOps(ops []*graph.Op) []*graph.Op {
+	var out []*graph.Op
+	for _, op := range ops {
+		if !slices.Contains(out, op) {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // chainType reports whether a fused chain over a src of type srcDT may

@@ -549,9 +549,9 @@ func TestRunTimeAxesKernelsAreBounded(t *testing.T) {
 		if msg := verifyOutput(in, reduce, false, nil, dst); msg != "" {
 			t.Fatalf("axes %v: %s", axes, msg)
 		}
-		c.mu.Lock()
-		n := len(c.byAxes)
-		c.mu.Unlock()
+		c.run.mu.Lock()
+		n := len(c.run.byAxes)
+		c.run.mu.Unlock()
 		if n > maxAxesKernels || n == 0 {
 			t.Fatalf("after %d axes values the partition keeps %d kernels (bound %d)", seen, n, maxAxesKernels)
 		}

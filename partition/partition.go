@@ -143,8 +143,8 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			}
 			if red != nil {
 				chain, stop, why := fuseChain(g, red, taken)
-				if stop != nil {
-					notFused[stop.ID] = why
+				for _, op := range stop {
+					notFused[op.ID] = why
 				}
 				if red != op && dq == nil {
 					chain = append([]*graph.Op{op}, chain...)
@@ -186,9 +186,11 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 			inside[t.ID] = true
 		}
 	}
+	// One port per tensor, however many ops of the group read it (an
+	// operand used twice, src reused as an operand).
 	for _, op := range ops {
 		for _, t := range op.Inputs {
-			if !inside[t.ID] {
+			if !inside[t.ID] && portIndex(p.inputs, t.ID) < 0 {
 				p.inputs = append(p.inputs, t.Clone())
 			}
 		}
@@ -251,15 +253,21 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 		}
 	}
 	why := ""
-	switch {
+	switch out := op.Outputs[0].DataType; {
 	case red.Inputs[0].ID != op.Outputs[0].ID:
 		why = "it does not feed the reduction's src"
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
+	case !out.IsFloat():
+		why = fmt.Sprintf("its output is %s, and a fused pre-op's result stays f32 (the rounding and saturation to %s would be lost)", out, out)
 	case op.Kind == graph.Exp && isLogSumExp(g, red):
 		// log-sum-exp (see logSumExpLog)
+	case op.Kind == graph.Exp && red.Kind == graph.ReduceSum:
+		why = "Exp fuses before a ReduceSum only as log-sum-exp, with a Log as the sum's only consumer"
+	case op.Kind == graph.Exp:
+		why = "Exp fuses only as log-sum-exp (Exp -> ReduceSum -> Log)"
 	case op.Kind != graph.Abs && op.Kind != graph.Square:
-		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are)", op.Kind)
+		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are, and Exp as log-sum-exp)", op.Kind)
 	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
 		why = fmt.Sprintf("%s before %s would not be one per-element transform", op.Kind, red.Kind)
 	}

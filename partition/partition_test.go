@@ -411,6 +411,9 @@ func TestUnfusedOpsSayWhy(t *testing.T) {
 			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 5})).
 				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
 		}, "do not broadcast onto 4x1", 0, 0},
+		{"mean times itself", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Multiply, "").AddInput(m).AddInput(m).AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
+		}, "both its operands are the chain's output", 0, 0},
 	}
 	for _, c := range cases {
 		g := graph.New()
@@ -427,6 +430,41 @@ func TestUnfusedOpsSayWhy(t *testing.T) {
 		}
 		if r := parts[1].Reason(); !strings.Contains(r, "not fused after op 1") || !strings.Contains(r, c.want) {
 			t.Errorf("%s: reason %q, want it to say %q", c.name, r, c.want)
+		}
+	}
+}
+
+// TestUnfusedConsumersSayWhy: a chain tensor read by two ops fuses
+// neither, and both say why (the mean's output, then a ReLU's).
+func TestUnfusedConsumersSayWhy(t *testing.T) {
+	f32 := dtypes.F32
+	for _, midChain := range []bool{false, true} {
+		g := graph.New()
+		cur := graph.NewLogicalTensorAny(1, f32, nil)
+		must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 5})).
+			AddOutput(cur).SetAttr("axes", []int64{1})))
+		if midChain {
+			r := graph.NewLogicalTensorAny(2, f32, nil)
+			must(t, g.AddOp(graph.NewOp(2, graph.ReLU, "").AddInput(cur).AddOutput(r)))
+			cur = r
+		}
+		must(t, g.AddOp(graph.NewOp(3, graph.Tanh, "").AddInput(cur).AddOutput(graph.NewLogicalTensorAny(3, f32, nil))))
+		must(t, g.AddOp(graph.NewOp(4, graph.Sigmoid, "").AddInput(cur).AddOutput(graph.NewLogicalTensorAny(4, f32, nil))))
+		must(t, g.Finalize())
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		want := fmt.Sprintf("not fused after op 1 (ReduceMean \"mean\"): tensor %d has 2 consumers, and a fused chain keeps no intermediate result", cur.ID)
+		saying := 0
+		for _, p := range parts {
+			if id := p.Ops()[0].ID; id == 3 || id == 4 {
+				if !strings.Contains(p.Reason(), want) {
+					t.Errorf("mid-chain %v: %v says %q, want %q", midChain, p, p.Reason(), want)
+				}
+				saying++
+			}
+		}
+		if saying != 2 {
+			t.Errorf("mid-chain %v: partitions %v", midChain, parts)
 		}
 	}
 }
