@@ -14,6 +14,9 @@ import (
 // that map to unit-stride dst (and unit-stride or broadcast operands) are
 // done as one vector; any other layout lane by lane. r is clobbered.
 func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
+	if g.nanFree && !g.avx512 {
+		g.negZeroCheck(r)
+	}
 	g.finalize(r)
 	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
 		g.finish(r, lm)

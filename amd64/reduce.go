@@ -59,8 +59,12 @@ func (g *gen) combine(r, s int) {
 	case plan.CombineMax, plan.CombineMin:
 		// plan.Binary's Maximum and Minimum have the reduction's
 		// semantics: NaN wins, +0 above -0.
-		if g.nanFree {
+		if g.nanFree && g.avx512 {
 			g.rangeFast(g.rangeKind(), y, x, nil)
+			return
+		}
+		if g.nanFree {
+			g.maxFast(y, x)
 			return
 		}
 		g.binary(g.rangeKind(), r, s)
@@ -140,6 +144,10 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		} else {
 			g.op(x86.AVMULPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
 		}
+		return
+	}
+	if g.nanFree && !g.avx512 && n == g.V {
+		g.maxPaired(dt, acc, addr) // AVX2 speculates max only
 		return
 	}
 	if g.rangeFromMemory() && dt == dtypes.F32 && n > 0 && n <= g.V {

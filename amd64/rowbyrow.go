@@ -82,6 +82,17 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 		g.ptrs.Advance(step, 1)
 		g.Loop(red.Size-1, step, func() { sweep(false) })
 	}
+	if g.nanFree && !g.avx512 {
+		// The partials, once complete, checked for -0 as the epilogue
+		// checks an output (speculate.go).
+		kernelshape.Chunks(g, g.ptrs, W, rowByRowVecs*g.V, si, func(m int) {
+			for v := 0; v*g.V < m; v++ {
+				n := min(g.V, m-v*g.V)
+				g.load(dtypes.F32, v, g.m(rDst, int64(v*g.V)*4), n)
+				g.negZeroCheck(v)
+			}
+		})
+	}
 }
 
 // rowByRowAhead is the prefetch distance of rows of rowBytes bytes, rb

@@ -1,33 +1,49 @@
 package amd64
 
 import (
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// NaN-free max and min (AVX-512).
+// NaN-free max and min.
 //
 // An exact max or min has to carry a NaN through every combine, and
-// AVX-512 has no one instruction that does: VRANGEPS orders the zeros
-// (+0 above -0) but takes a quiet NaN for a missing value, so rangeExact
-// adds an unordered compare and a fix-up of the NaN lanes, and the
-// fix-up sits on the accumulator's dependency chain beside VRANGEPS.
-// Data with a NaN in it is rare, so a max or min kernel is emitted twice:
+// neither ISA has one instruction that does. AVX-512's VRANGEPS orders
+// the zeros (+0 above -0) but takes a quiet NaN for a missing value, so
+// rangeExact adds an unordered compare and a fix-up of the NaN lanes,
+// and the fix-up sits on the accumulator's dependency chain beside
+// VRANGEPS; AVX2's exact max takes five instructions (minMax). Data with
+// a NaN in it is rare, so a max (or on AVX-512 a min) kernel is emitted
+// twice:
 //
-//   - first NaN-free code, where every combine is VRANGEPS alone, exact
+//   - first NaN-free code, where every combine is one instruction, exact
 //     whenever neither side is NaN, and an unordered compare, off the
-//     chain, ORs the lanes where a NaN is into K0 (rangeFast; whole f32
-//     src vectors from memory are compared two at a time, rangePaired);
+//     chain, ORs the lanes where a NaN is into a flag: on AVX-512 each
+//     combine is VRANGEPS and the flag is K0 (rangeFast; whole f32 src
+//     vectors from memory are compared two at a time, rangePaired); on
+//     AVX2 each combine is VMAXPS and the flag is Y13 (maxFast; whole src
+//     vectors of any type are compared two at a time, maxPaired);
 //   - then the exact code, the same kernel as without speculation.
 //
-// The NaN-free code ends by testing K0: zero means no NaN met any
-// combine, so every result is the exact one, and the kernel returns;
-// otherwise it jumps to the exact code, which runs the whole call again
-// from the argument block (its address kept in K5 for that) and
-// overwrites every output the NaN-free code wrote. A call with a NaN in
-// its data costs about two calls.
+// VMAXPS also returns its second source when both are zeros, so AVX2's
+// NaN-free max can give -0 where +0 is right; it never gives +0 where -0
+// is, nor a wrong non-zero. Every value it is about to write (each
+// output before its finalize, each row-by-row partial) is compared with
+// -0, and a match sets the flag too (negZeroCheck): an output of -0, rare
+// as it is, is taken from the exact code. AVX2's min keeps its exact
+// three instructions: its NaN-free form would give +0 where -0 is right,
+// and +0 outputs, which a test would have to send to the exact code, are
+// common (the minimum of non-negative data).
+//
+// The NaN-free code ends by testing the flag: zero means no NaN met any
+// combine (and no -0 was written), so every result is the exact one, and
+// the kernel returns; otherwise it jumps to the exact code, which runs
+// the whole call again from the argument block (its address kept in K5
+// or X12 for that) and overwrites every output the NaN-free code wrote.
+// A call with a NaN in its data costs about two calls.
 //
 // Running the call again is safe because a kernel reads nothing it
 // wrote before it writes it again: src and the binary operands never
@@ -38,9 +54,9 @@ import (
 // them in the same run: the exact code starts again from row 0, which
 // it stores combined with the identity before any row reads it.
 
-// Registers of NaN-free code: K0 gathers the NaN lanes, K4 takes each
-// unordered compare before it is ORed in (never the scratch opmasks K6
-// and K7: a check inserted at a branch must not clobber a mask that is
+// Registers of AVX-512 NaN-free code: K0 gathers the NaN lanes, K4 takes
+// each unordered compare before it is ORed in (never the scratch opmasks
+// K6 and K7: a check inserted at a branch must not clobber a mask that is
 // live across it), K5 keeps the argument block's address for the exact
 // code (so masks are hoisted into K1-K3 only), and Z31 holds a src
 // vector whose NaN check is pending (rangePaired), so temporaries end
@@ -52,11 +68,24 @@ const (
 	rPending = 31
 )
 
+// Registers of AVX2 NaN-free code: Y13 gathers the NaN lanes and the -0
+// outputs, X12 keeps the argument block's address and Y11 holds a src
+// vector whose NaN check is pending (maxPaired), so temporaries end at
+// Y10 (Y14 and Y15 hold tail masks, as in every AVX2 kernel).
+const (
+	yNaN     = 13
+	yArgs    = 12
+	yPending = 11
+)
+
 // speculates reports whether pl is emitted as NaN-free code followed by
 // exact code under options o.
 func speculates(pl *plan.Plan, o Options) bool {
+	if pl.HasDstOperand() {
+		return false
+	}
 	c := pl.Reduction.Combine
-	return o.AVX512 && (c == plan.CombineMax || c == plan.CombineMin) && !pl.HasDstOperand()
+	return c == plan.CombineMax || o.AVX512 && c == plan.CombineMin
 }
 
 // emitSpeculating generates pl as NaN-free code followed by the exact code
@@ -66,7 +95,12 @@ func speculates(pl *plan.Plan, o Options) bool {
 // registers): then the exact code alone is the kernel.
 func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g := newGen(pl, o)
-	g.nanFree, g.kLast, g.tmpHi = true, kCheck-1, rPending
+	g.nanFree = true
+	if o.AVX512 {
+		g.kLast, g.tmpHi = kCheck-1, rPending
+	} else {
+		g.tmpHi = yPending
+	}
 	kernelshape.Generate(pl, g)
 	if g.err != nil {
 		return nil
@@ -75,7 +109,11 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 		return g
 	}
 	g.Place(g.exact)
-	g.op(x86.AKMOVQ, kreg(kArgs), reg(rDI))
+	if o.AVX512 {
+		g.op(x86.AKMOVQ, kreg(kArgs), reg(rDI))
+	} else {
+		g.op(x86.AVMOVQ, g.xr(yArgs), reg(rDI))
+	}
 	e := newGenOn(g.asm, pl, o)
 	kernelshape.Generate(pl, e)
 	if e.err != nil {
@@ -88,6 +126,11 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 // nanFreePrologue starts NaN-free code: no NaN seen yet, and the
 // argument block's address kept for the exact code.
 func (g *gen) nanFreePrologue() {
+	if !g.avx512 {
+		g.op(x86.AVMOVQ, reg(rDI), g.xr(yArgs))
+		g.zero(yNaN)
+		return
+	}
 	g.op(x86.AKMOVQ, reg(rDI), kreg(kArgs))
 	g.op(x86.AKXORW, kreg(kNaN), kreg(kNaN), kreg(kNaN))
 }
@@ -97,8 +140,66 @@ func (g *gen) nanFreePrologue() {
 func (g *gen) nanFreeReturn() {
 	g.checkPending()
 	g.exact = g.NewLabel()
-	g.op(x86.AKORTESTW, kreg(kNaN), kreg(kNaN))
+	if g.avx512 {
+		g.op(x86.AKORTESTW, kreg(kNaN), kreg(kNaN))
+	} else {
+		g.op(x86.AVPTEST, g.vr(yNaN), g.vr(yNaN))
+	}
 	g.Jump(x86.AJNE, g.exact)
+}
+
+// maxFast sets x = max(x, y) (y a register or memory) by VMAXPS alone
+// (AVX2), and ORs the lanes where either side is NaN into Y13: exact
+// when no lane is NaN, but for the sign of a zero (see negZeroCheck).
+// x stays a register and y is not written.
+func (g *gen) maxFast(y, x obj.Addr) {
+	mk := g.mark()
+	u := g.vr(g.tmp())
+	g.op(x86.AVCMPPS, imm(3), y, x, u)
+	g.op(x86.AVMAXPS, y, x, x)
+	g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
+	g.release(mk)
+}
+
+// maxPaired is maxFast for a whole vector of src (AVX2), with one
+// unordered compare for every two vectors, as rangePaired: the first of
+// a pair is loaded (and transformed) into Y11 and combined, and the
+// second is compared with it. f32 src without a transform is combined
+// and compared straight from memory.
+func (g *gen) maxPaired(dt dtypes.DataType, acc int, addr obj.Addr) {
+	p, x := g.vr(yPending), g.vr(acc)
+	if !g.pending {
+		g.load(dt, yPending, addr, g.V)
+		g.transform(yPending)
+		g.op(x86.AVMAXPS, p, x, x)
+		g.pending = true
+		return
+	}
+	mk := g.mark()
+	u := g.vr(g.tmp())
+	y := addr
+	if dt != dtypes.F32 || g.red.Transform != plan.TransformNone {
+		t := g.tmp()
+		g.load(dt, t, addr, g.V)
+		g.transform(t)
+		y = g.vr(t)
+	}
+	g.op(x86.AVCMPPS, imm(3), y, p, u)
+	g.op(x86.AVMAXPS, y, x, x)
+	g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
+	g.release(mk)
+	g.pending = false
+}
+
+// negZeroCheck ORs the lanes of r that hold -0 into Y13 (AVX2 NaN-free
+// code), so that a -0 maxFast may have given for +0 is never written.
+func (g *gen) negZeroCheck(r int) {
+	mk := g.mark()
+	t := g.tmp()
+	g.constant(t, 0x80000000)
+	g.op(x86.AVPCMPEQD, g.vr(r), g.vr(t), g.vr(t))
+	g.op(x86.AVPOR, g.vr(t), g.vr(yNaN), g.vr(yNaN))
+	g.release(mk)
 }
 
 // rangeFast sets x = x max/min y (y a register or memory, read under the
@@ -139,15 +240,24 @@ func (g *gen) rangePaired(acc int, addr obj.Addr) {
 	g.pending = false
 }
 
-// checkPending checks a src vector left waiting by rangePaired on its own.
+// checkPending checks a src vector left waiting by rangePaired or
+// maxPaired on its own.
 func (g *gen) checkPending() {
 	if !g.pending {
+		return
+	}
+	g.pending = false
+	if !g.avx512 {
+		mk := g.mark()
+		p, u := g.vr(yPending), g.vr(g.tmp())
+		g.op(x86.AVCMPPS, imm(3), p, p, u)
+		g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
+		g.release(mk)
 		return
 	}
 	p := g.vr(rPending)
 	g.op(x86.AVCMPPS, imm(3), p, p, kreg(kCheck))
 	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
-	g.pending = false
 }
 
 // Jump and Place are the assembler's, after checking a pending vector:

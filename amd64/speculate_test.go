@@ -15,8 +15,10 @@ import (
 // followed by exact code (speculate.go): AVX-512 max and min, rows,
 // columns and 16-bit src, whose NaN-free part combines by VRANGEPS alone
 // (no fix-up, no VMINPS/VMAXPS), tests K0 once, and is followed by the
-// very kernel emitted without speculation; not AVX2, not sums, not a plan
-// whose binary operand is dst itself.
+// very kernel emitted without speculation; AVX2 max, whose NaN-free part
+// combines by VMAXPS alone (no AND of both orders), compares src vectors
+// in pairs (with Y11), checks its outputs for -0 and tests Y13 once; not AVX2 min, not sums, not a plan whose
+// binary operand is dst itself.
 func TestNaNFreeCode(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	mk := func(alg plan.Alg, sdt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
@@ -49,7 +51,12 @@ func TestNaNFreeCode(t *testing.T) {
 		{"min columns bf16", cols(plan.AlgMin, bf16), avx512, true},
 		{"max rows bf16", rows(plan.AlgMax, bf16), avx512, true},
 		{"max rows, scalar operand", rows(plan.AlgMax, f32, scalar), avx512, true},
-		{"max rows avx2", rows(plan.AlgMax, f32), avx2, false},
+		{"max rows avx2", rows(plan.AlgMax, f32), avx2, true},
+		{"max columns avx2", cols(plan.AlgMax, f32), avx2, true},
+		{"max rows bf16 avx2", rows(plan.AlgMax, bf16), avx2, true},
+		{"max columns bf16 avx2", cols(plan.AlgMax, bf16), avx2, true},
+		{"min rows avx2", rows(plan.AlgMin, f32), avx2, false},
+		{"max rows avx2, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx2, false},
 		{"sum rows", rows(plan.AlgSum, f32), avx512, false},
 		{"max rows, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx512, false},
 	}
@@ -69,9 +76,12 @@ func TestNaNFreeCode(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		exact := disassemble(t, plain)
-		test := -1
+		test, testIns := -1, "kortestw %k0,%k0"
+		if !c.o.AVX512 {
+			testIns = "vptest %ymm13,%ymm13"
+		}
 		for i, in := range ins {
-			if strings.HasPrefix(in, "kortestw %k0,%k0") {
+			if strings.HasPrefix(in, testIns) {
 				if test >= 0 {
 					t.Fatalf("%s: K0 tested twice", c.name)
 				}
@@ -88,23 +98,42 @@ func TestNaNFreeCode(t *testing.T) {
 			t.Fatalf("%s: not speculated", c.name)
 		}
 		nanFree := strings.Join(ins[:test], "\n")
+		want := []string{"jne", "vzeroupper", "ret", "kmovq  %k5,%rdi"}
+		if !c.o.AVX512 {
+			for _, w := range []string{"vmovq  %rdi,%xmm12", "vpxor  %ymm13,%ymm13,%ymm13", "vmaxps", "vcmpunordps", ",%ymm13,%ymm13", "vpcmpeqd", "%ymm11,"} {
+				if !strings.Contains(nanFree, w) {
+					t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
+				}
+			}
+			for _, w := range []string{"vpand", "vminps", "%xmm12,", "%ymm12,"} {
+				if strings.Contains(nanFree, w) {
+					t.Errorf("%s: NaN-free code has %q:\n%s", c.name, w, nanFree)
+				}
+			}
+			want[3] = "vmovq  %xmm12,%rdi"
+		}
 		for _, w := range []string{"kmovq  %rdi,%k5", "kxorw  %k0,%k0,%k0", "vrangeps", "korw   %k4,%k0,%k0"} {
+			if !c.o.AVX512 {
+				break
+			}
 			if !strings.Contains(nanFree, w) {
 				t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
 			}
 		}
-		if c.pl.SrcDT == f32 && !strings.Contains(nanFree, ",%zmm31,%k4") {
+		if c.o.AVX512 && c.pl.SrcDT == f32 && !strings.Contains(nanFree, ",%zmm31,%k4") {
 			t.Errorf("%s: f32 src vectors are not compared in pairs (with Z31):\n%s", c.name, nanFree)
 		}
 		// The NaN checks never touch the scratch opmasks (a check placed
 		// at a branch would clobber a mask live across it).
 		for _, w := range []string{"vpternlogd", "vminps", "vmaxps", "%k5,", "%k6,%k0", "%k7,%k0"} {
+			if !c.o.AVX512 {
+				break
+			}
 			if strings.Contains(nanFree, w) {
 				t.Errorf("%s: NaN-free code has %q:\n%s", c.name, w, nanFree)
 			}
 		}
 		rest := ins[test+1:]
-		want := []string{"jne", "vzeroupper", "ret", "kmovq  %k5,%rdi"}
 		if len(rest) != len(want)+len(exact) {
 			t.Fatalf("%s: %d instructions after the K0 test, want %d and the exact kernel's %d", c.name, len(rest), len(want), len(exact))
 		}
@@ -187,6 +216,82 @@ func TestNaNFreeFallback(t *testing.T) {
 							if d := compareExact(ddt, got, want, written, false); d != "" {
 								t.Fatalf("%s %v %v -> %v columns %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, ddt, colsFirst, at, blk, d)
 							}
+						}
+					}
+					k.Release()
+				}
+			}
+		}
+	}
+}
+
+// TestNaNFreeSignedZeros runs max and min over data with no NaN, whose
+// outputs are mostly zeros of either sign (+0 and -0 in every order,
+// among negative numbers): AVX2's NaN-free max would write -0 where +0
+// is right unless its -0 checks send those calls to the exact code
+// (speculate.go). Rows, columns and row-by-row partials, every ISA, f32
+// and bf16 src, bit for bit with the reference.
+func TestNaNFreeSignedZeros(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	negZero := float32(math.Copysign(0, -1))
+	vals := []float32{0, negZero, negZero, -1, -0.5, -3}
+	fill := func(sdt dtypes.DataType, n int64) []byte {
+		src := make([]byte, n*int64(sdt.Size()))
+		for i := range n {
+			putF(sdt, src, i, vals[r.Intn(len(vals))])
+		}
+		return src
+	}
+	for _, isa := range isas(t) {
+		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
+			for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+				for _, shape := range [][2]int64{{3, 5}, {4, 37}, {9, 70}, {300, 17}} {
+					for _, colsFirst := range []bool{false, true} {
+						p := &plan.Problem{Reduction: alg.Reduction(0, 0), SrcDT: sdt, DstDT: dtypes.F32,
+							Dims: shape[:], SrcStrides: []int64{shape[1], 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+						if colsFirst {
+							p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
+						}
+						pl, err := plan.Canonicalize(p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						k := compile(t, pl, isa.o)
+						for range 4 {
+							src := fill(sdt, shape[0]*shape[1])
+							db, _ := p.DstBytes()
+							dst0 := make([]byte, db)
+							want, written := reference(p, src, dst0, nil)
+							got := append([]byte(nil), dst0...)
+							k.RunBlocks(pl, src, got, nil, 0)
+							if d := compareExact(dtypes.F32, got, want, written, false); d != "" {
+								t.Fatalf("%s %v %v %v columns %v: %s", isa.name, alg, sdt, shape, colsFirst, d)
+							}
+						}
+						k.Release()
+					}
+				}
+				// Row by row: the partials are written without an epilogue.
+				for _, w := range []int64{5, 8, 37} {
+					rows := int64(6)
+					pl := rowByRowPlan(sdt, rows, w, w)
+					pl.Reduction = alg.Reduction(0, 0)
+					k := compile(t, pl, isa.o)
+					for range 4 {
+						src := fill(sdt, rows*w)
+						want, written := make([]byte, w*4), map[int64]bool{}
+						for i := range w {
+							written[i] = true
+							acc := pl.Reduction.Identity()
+							for j := range rows {
+								acc = float32(pl.Reduction.CombineF64(float64(acc), float64(getF(sdt, src, j*w+i))))
+							}
+							putF(dtypes.F32, want, i, acc)
+						}
+						got := make([]byte, w*4)
+						k.RunBlocks(pl, src, got, nil, 0)
+						if d := compareExact(dtypes.F32, got, want, written, false); d != "" {
+							t.Fatalf("%s %v %v row by row, width %d: %s", isa.name, alg, sdt, w, d)
 						}
 					}
 					k.Release()
