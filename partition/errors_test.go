@@ -292,6 +292,11 @@ func TestNewTensorNamedTypes(t *testing.T) {
 			t.Errorf("%v with %T: err = %v, want %v saying %q", c.lt, c.data, err, c.status, c.msg)
 		}
 	}
+	// A nil slice holds a tensor of no elements (zero run-time axes).
+	empty := graph.NewLogicalTensor(9, dtypes.S64, []int64{0})
+	if tn, err := NewTensor(empty, []int64(nil)); err != nil || tn.Bytes() == nil {
+		t.Errorf("nil slice for %v: %v (bytes %v)", empty, err, tn.Bytes())
+	}
 }
 
 func TestCompileErrors(t *testing.T) {

@@ -67,7 +67,12 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		buf = unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(elem.Size()))
 	}
 	if buf == nil {
-		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
+		// A nil slice is Go's empty slice: data enough for a tensor of
+		// no elements (zero run-time axes), and for nothing else.
+		if !lt.KnownDims() || lt.NumElements() != 0 {
+			return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
+		}
+		buf = []byte{}
 	}
 	t := Tensor{lt: lt.Clone(), buf: buf}
 	if lt.Concrete() || (lt.Layout == graph.LayoutBlocked && lt.KnownDims()) {
