@@ -91,7 +91,12 @@ func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error)
 			}
 		}
 	case "op-kind":
-		return true, inputErr(a, "--op-kind is not supported by gdnnbench")
+		s.opKind = strings.Split(val, ",")
+		for _, it := range s.opKind {
+			if _, err := ParseOpKinds(it); err != nil {
+				return true, wrapInput(a, err)
+			}
+		}
 	}
 	return true, nil
 }
@@ -146,6 +151,7 @@ type graphCase struct {
 	file, caseArg         string
 	mb                    int64
 	inShapes, opAttrs, dt string
+	opKind                string
 	tensorProp            string
 	expectedN             int
 }
@@ -162,6 +168,9 @@ func (r *runner) reproGraph(c graphCase) string {
 	}
 	if c.opAttrs != "" {
 		fmt.Fprintf(&b, "--op-attrs=%s ", c.opAttrs)
+	}
+	if c.opKind != "" {
+		fmt.Fprintf(&b, "--op-kind=%s ", c.opKind)
 	}
 	if c.dt != "" {
 		fmt.Fprintf(&b, "--dt=%s ", c.dt)
@@ -195,25 +204,28 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 	for _, mb := range s.mb {
 		for _, in := range s.inShapes {
 			for _, oa := range s.opAttrs {
-				for _, dt := range s.dt {
-					for _, tp := range s.tensorProp {
-						for _, en := range s.expectedN {
-							c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, dt: dt, tensorProp: tp, expectedN: en}
-							for rep := 0; rep < r.g.repeats; rep++ {
-								repro := r.reproGraph(c)
-								if dropped(s.match, "graph", repro) {
-									continue
+				for _, ok := range s.opKind {
+					for _, dt := range s.dt {
+						for _, tp := range s.tensorProp {
+							for _, en := range s.expectedN {
+								c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, opKind: ok,
+									dt: dt, tensorProp: tp, expectedN: en}
+								for rep := 0; rep < r.g.repeats; rep++ {
+									repro := r.reproGraph(c)
+									if dropped(s.match, "graph", repro) {
+										continue
+									}
+									idx := r.stats.Tests
+									r.stats.Tests++
+									if r.counting {
+										continue
+									}
+									res := r.doGraph(idx, repro, c, data)
+									if res.perf != nil {
+										res.perf.Prb = repro
+									}
+									r.report(idx, repro, res, s.perfTpl)
 								}
-								idx := r.stats.Tests
-								r.stats.Tests++
-								if r.counting {
-									continue
-								}
-								res := r.doGraph(idx, repro, c, data)
-								if res.perf != nil {
-									res.perf.Prb = repro
-								}
-								r.report(idx, repro, res, s.perfTpl)
 							}
 						}
 					}
@@ -234,6 +246,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	}
 	shapes, _ := ParseInShapes(c.inShapes)
 	attrs, _ := ParseOpAttrs(c.opAttrs)
+	kinds, _ := ParseOpKinds(c.opKind)
 	dto, _ := ParseDT(c.dt)
 	produced := map[uint64]bool{}
 	for _, op := range g0.Ops() {
@@ -296,7 +309,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	}
 	g := graph.New()
 	g.FPMath = g0.FPMath
-	seenOps := map[uint64]bool{}
+	seenOps, seenKind := map[uint64]bool{}, map[uint64]bool{}
 	for _, op0 := range g0.Ops() {
 		op := op0.Clone()
 		for i, t := range op.Inputs {
@@ -314,6 +327,16 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			if p, ok := propOf[t.ID]; ok {
 				op.Outputs[i].Property = p
 			}
+		}
+		for _, k := range kinds {
+			if k.OpID != op.ID {
+				continue
+			}
+			seenKind[op.ID] = true
+			if !(op.Kind.IsBinary() && k.Kind.IsBinary() || op.Kind.IsEltwise() && k.Kind.IsEltwise()) {
+				return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: %s cannot become %s (binary ops change to binary kinds, eltwise ops to eltwise kinds)", op, k.Kind)
+			}
+			op.Kind = k.Kind
 		}
 		for _, a := range attrs {
 			if a.OpID != op.ID {
@@ -340,6 +363,11 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	for _, a := range attrs {
 		if !seenOps[a.OpID] {
 			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs: op %d is not in the graph", a.OpID)
+		}
+	}
+	for _, k := range kinds {
+		if !seenKind[k.OpID] {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
 		}
 	}
 	if err := g.Finalize(); err != nil {

@@ -682,3 +682,27 @@ func TestGraphOperandReadTwice(t *testing.T) {
 		t.Errorf("src as an operand: exit %d, want 0 and UNIMPLEMENTED with the reason\nstdout:\n%s\nstderr:\n%s", code, out, errw)
 	}
 }
+
+// TestGraphOpKind: --op-kind changes a binary op's kind (the check then
+// follows the new kind, and the repro line keeps the knob), and refuses
+// an op that is not in the graph, a reduction, a kind of the other
+// class and a kind that is no binary or eltwise kind.
+func TestGraphOpKind(t *testing.T) {
+	path := writeCase(t, sumAddDroppedCase, nil)
+	code, out, errw := runGraph(t, path, "--mode=C", "--op-kind=1:Multiply,1:Maximum")
+	if code != 0 || summary(t, out)[1] != "2" || !strings.Contains(out, "--op-kind=1:Multiply ") || !strings.Contains(out, "--op-kind=1:Maximum ") {
+		t.Errorf("exit %d, want 0, 2 passed and the knob in the repro lines\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+	for _, c := range []struct{ knob, want string }{
+		{"--op-kind=7:Multiply", "--op-kind: op 7 is not in the graph"},
+		{"--op-kind=0:ReduceMax", "ReduceMax is not a binary or eltwise op kind"},
+		{"--op-kind=1:ReLU", "cannot become ReLU (binary ops change to binary kinds, eltwise ops to eltwise kinds)"},
+		{"--op-kind=1:NoSuchOp", "NoSuchOp"},
+		{"--op-kind=x:Add", "wants ID:KIND"},
+	} {
+		code, out, errw := runGraph(t, path, "--mode=C", c.knob)
+		if !strings.Contains(out+errw, c.want) {
+			t.Errorf("%s: exit %d, want a message saying %q\nstdout:\n%s\nstderr:\n%s", c.knob, code, c.want, out, errw)
+		}
+	}
+}

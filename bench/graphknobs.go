@@ -166,6 +166,37 @@ func ParseOpAttrs(s string) ([]AttrOverride, error) {
 	return out, nil
 }
 
+// KindOverride is one entry of --op-kind.
+type KindOverride struct {
+	OpID uint64
+	Kind graph.OpKind
+}
+
+// ParseOpKinds parses --op-kind: ID:KIND[+ID:KIND...]. As in benchdnn,
+// only binary and eltwise ops may change kind (checked against the op by
+// loadGraph), so KIND is one of those.
+func ParseOpKinds(s string) ([]KindOverride, error) {
+	if s == "" {
+		return nil, nil
+	}
+	entries, err := idEntries("op-kind", s, "ID:KIND")
+	if err != nil {
+		return nil, err
+	}
+	var out []KindOverride
+	for _, e := range entries {
+		k, err := graph.ParseOpKind(e.rest)
+		if err != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind %q: entry %q: %v", s, e.text, err)
+		}
+		if !k.IsBinary() && !k.IsEltwise() {
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind %q: %s is not a binary or eltwise op kind, the only kinds --op-kind changes", s, k)
+		}
+		out = append(out, KindOverride{OpID: e.id, Kind: k})
+	}
+	return out, nil
+}
+
 // knownAttrTypes types attributes an op does not carry yet.
 var knownAttrTypes = map[string]graph.AttrType{
 	"axes": graph.AttrS64s, "keep_dims": graph.AttrBool, "alpha": graph.AttrF32, "beta": graph.AttrF32,
