@@ -200,6 +200,9 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 	if r.g.mode.Fast {
 		return inputErr(a, "the graph driver does not support --mode=F")
 	}
+	if strings.ContainsAny(r.g.modeModifier, "Mm") {
+		return inputErr(a, "the graph driver does not support --mode-modifier=M")
+	}
 	s := r.gr
 	for _, mb := range s.mb {
 		for _, in := range s.inShapes {

@@ -706,3 +706,26 @@ func TestGraphOpKind(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphRefusesModeF: the graph driver supports neither --mode=F nor
+// --mode-modifier=M (driver_graph.md), and says so; other modifiers and
+// the reduction driver are unaffected.
+func TestGraphRefusesModeF(t *testing.T) {
+	path := writeCase(t, sumAddDroppedCase, nil)
+	for _, knob := range []string{"--mode=F", "--mode-modifier=M", "--mode-modifier=PM"} {
+		code, out, errw := runGraph(t, path, knob)
+		want := "the graph driver does not support --mode-modifier=M"
+		if knob == "--mode=F" {
+			want = "the graph driver does not support --mode=F"
+		}
+		if code == 0 || !strings.Contains(out+errw, want) {
+			t.Errorf("%s: exit %d, want an input error\nstdout:\n%s\nstderr:\n%s", knob, code, out, errw)
+		}
+	}
+	if code, out, errw := runGraph(t, path, "--mode-modifier=P", "--mode=C"); code != 0 || summary(t, out)[1] != "1" {
+		t.Errorf("--mode-modifier=P: exit %d, want 0 and 1 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+	if code, out, errw := runMain(t, "--reduction", "--mode-modifier=M", "--mode=C", "4x4:4x1"); code != 0 || summary(t, out)[1] != "1" {
+		t.Errorf("reduction with --mode-modifier=M: exit %d, want 0 and 1 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+}

@@ -384,7 +384,10 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		// How benchdnn creates primitives, GPU memory kinds and ISA
 		// hints for oneDNN's dispatcher: none changes what gdnn
 		// computes (--max-isa caps its JIT), so they are accepted and
-		// have no effect.
+		// have no effect, but for the graph driver's refusal of M.
+		if name == "mode-modifier" {
+			r.g.modeModifier = val
+		}
 	}
 	return true, nil
 }

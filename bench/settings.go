@@ -86,6 +86,7 @@ type globalSettings struct {
 	plot         string // --plot: SVG file for the bandwidth chart ("" = none)
 	bwProbe      string // "auto", "go" or "lib"
 	allowEnumTag bool
+	modeModifier string // --mode-modifier: no effect, but M is refused by the graph driver
 }
 
 const defaultMaxMs = 3000
