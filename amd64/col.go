@@ -243,7 +243,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
 	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16
-	// full vectors 2p and 2p+1 are summed from one pair load (addPair),
+	// full vectors 2p and 2p+1 are taken from one pair load (addPair),
 	// the rest one vector at a time. And every 64-byte line of the full
 	// vectors is prefetched pfRows rows ahead in the main loop: the
 	// hardware prefetchers follow a few lines per strided row poorly
@@ -262,7 +262,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// and 2048x4096 reduced over rows).
 	narrow := g.ssz == 2 && !zeroSum && len(red) > 0 && int64(nv)*vb <= narrowBytes
 	pairs := 0
-	if narrow && g.sdt == dtypes.BF16 && g.plainSum() {
+	if narrow && g.bf16Pairs() {
 		pairs = nv / 2
 	}
 	prefetch := narrow
@@ -398,36 +398,90 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 }
 
-// pairConsts are the constants of bf16 pair sums, each in a temporary:
-// hiMask holds 0xFFFF0000 in every dword, one holds 1.0.
+// pairConsts are the constants of bf16 pair loads, each in a temporary:
+// hiMask holds 0xFFFF0000 in every dword (0x7FFF0000 when the transform
+// is |x|, see splitPair), one holds 1.0 (plain sums only, see
+// addPairHalves).
 type pairConsts struct{ hiMask, one int }
 
 func (g *gen) newPairConsts() pairConsts {
-	pc := pairConsts{g.tmp(), g.tmp()}
-	g.constant(pc.hiMask, 0xFFFF0000)
-	g.constant(pc.one, 0x3f800000)
+	pc := pairConsts{hiMask: g.tmp()}
+	if g.red.Transform == plan.TransformAbs {
+		g.constant(pc.hiMask, 0x7FFF0000)
+	} else {
+		g.constant(pc.hiMask, 0xFFFF0000)
+	}
+	if g.plainSum() {
+		pc.one = g.tmp()
+		g.constant(pc.one, 0x3f800000)
+	}
 	return pc
 }
 
-// addPairHalves adds the even halves e and the odd halves o of a pair
-// load into the accumulators even and odd. The odd add is VFMADD231PS by
-// 1.0: o*1 is exact, so it rounds as VADDPS does, bit for bit, but it
-// issues on the FMA pipes, beside the even add on the add pipes. Pair
-// sums are short of add pipes, not of loads: bf16 sums in L2 (1 thread,
-// [262144] and [256, 1024] over rows) ran 1.2x to 1.4x faster so, on
-// AVX-512 and AVX2; sums from L3 or DRAM ran as before.
-func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
-	g.vadd(even, e)
-	g.op(x86.AVFMADD231PS, g.vr(pc.one), g.vr(o), g.vr(odd))
+// splitPair sets e to the even-indexed bf16 values of the pair load src
+// (memory on AVX-512, else o) and o to the odd ones, both exact f32: the
+// dwords shifted left by 16, and the dwords with the low half cleared by
+// hiMask. For |x| the even shift is by 17 and then back by 1, and
+// hiMask clears the sign too: the halves come out as |x|, in one
+// instruction more for the pair instead of four.
+func (g *gen) splitPair(pc pairConsts, e, o int, src obj.Addr) {
+	abs := g.red.Transform == plan.TransformAbs
+	if abs {
+		g.op(x86.AVPSLLD, imm(17), src, g.vr(e))
+		g.op(x86.AVPSRLD, imm(1), g.vr(e), g.vr(e))
+	} else {
+		g.op(x86.AVPSLLD, imm(16), src, g.vr(e))
+	}
+	if g.avx512 {
+		g.op(x86.AVPANDD, src, g.vr(pc.hiMask), g.vr(o))
+	} else {
+		g.op(x86.AVPAND, g.vr(pc.hiMask), src, g.vr(o))
+	}
 }
 
-// addPair adds n bf16 values at addr (n <= 2V, the words past n zeroed,
-// not read; AVX2 only n == 2V) into two accumulators: the even-indexed values
-// (dwords shifted left by 16) into even, the odd ones (dwords with the
-// low half cleared by hiMask) into odd, both exact f32. One load feeds
-// two adds, five instructions per 2V values instead of six (rowPairs'
-// loop, shifting and masking straight from memory, takes four);
-// deinterleave restores the order of column sums.
+// bf16Pairs reports whether bf16 src is taken a pair load at a time
+// (addPair, rowPairs): any kind but log-sum-exp's sums of exp (whose exp
+// wants a vector at a time) and a copy.
+func (g *gen) bf16Pairs() bool {
+	t := g.red.Transform
+	return g.sdt == dtypes.BF16 && g.red.Combine != plan.CombineFirst &&
+		(t == plan.TransformNone || t == plan.TransformAbs || t == plan.TransformSquare)
+}
+
+// addPairHalves combines the even halves e and the odd halves o of a
+// pair load into the accumulators even and odd (the same register when
+// there is one), clobbering e and o. A plain sum's odd add is
+// VFMADD231PS by 1.0: o*1 is exact, so it rounds as VADDPS does, bit for
+// bit, but it issues on the FMA pipes, beside the even add on the add
+// pipes. Pair sums are short of add pipes, not of loads: bf16 sums in L2
+// (1 thread, [262144] and [256, 1024] over rows) ran 1.2x to 1.4x faster
+// so, on AVX-512 and AVX2; sums from L3 or DRAM ran as before. NaN-free
+// max and min (speculate.go) check both halves with one compare.
+func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
+	if g.plainSum() {
+		g.vadd(even, e)
+		g.op(x86.AVFMADD231PS, g.vr(pc.one), g.vr(o), g.vr(odd))
+		return
+	}
+	if g.red.Transform != plan.TransformAbs { // splitPair took |x|
+		g.transform(e)
+		g.transform(o)
+	}
+	if g.nanFree {
+		g.pairFast(even, odd, e, o)
+		return
+	}
+	g.combine(even, e)
+	g.combine(odd, o)
+}
+
+// addPair combines n bf16 values at addr (n <= 2V, the words past n
+// zeroed, not read: a sum's identity; AVX2 only n == 2V) into two
+// accumulators: the even-indexed values into even, the odd ones into
+// odd (splitPair). One load feeds two combines, five instructions per 2V
+// values of a sum instead of six (rowPairs' loop, shifting and masking
+// straight from memory, takes four); deinterleave restores the order of
+// columns.
 func (g *gen) addPair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	mk := g.mark()
 	e, o := g.tmp(), g.tmp()
@@ -442,12 +496,7 @@ func (g *gen) addPair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	default:
 		g.opz(x86.AVMOVDQU16, addr, g.kbits(uint32(1)<<n-1), g.vr(o))
 	}
-	g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
-	if g.avx512 {
-		g.op(x86.AVPANDD, g.vr(o), g.vr(pc.hiMask), g.vr(o))
-	} else {
-		g.op(x86.AVPAND, g.vr(pc.hiMask), g.vr(o), g.vr(o))
-	}
+	g.splitPair(pc, e, o, g.vr(o))
 	g.addPairHalves(pc, even, odd, e, o)
 	g.release(mk)
 }

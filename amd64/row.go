@@ -434,7 +434,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	V := int64(g.V)
 	vb := V * g.ssz
 	base := int64(0) // elements done by rowPairs
-	if g.sdt == dtypes.BF16 && (U >= 2 || n > 1) && g.plainSum() {
+	if g.bf16Pairs() && (U >= 2 || n > 1) {
 		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
 	}
 	left := rk - base
@@ -466,14 +466,16 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 }
 
-// rowPairs sums bf16 rows a full register of 2V values at a time: the
-// even elements are the dwords shifted left by 16, the odd ones the
-// dwords with the low half cleared, both exact f32. Lanes then mix
-// neighbouring elements, which a row sum does not mind, and a load feeds
-// two adds instead of one (4 instructions per 2V elements instead of 6).
-// On AVX-512 a last V+1..2V-1 elements are one masked pair load too,
-// instead of a vector and a masked tail (5 instructions instead of 7:
-// rows of 17 to 31 bf16 are all such a pair).
+// rowPairs reduces bf16 rows a full register of 2V values at a time
+// (splitPair): the even elements are the dwords shifted left by 16, the
+// odd ones the dwords with the low half cleared, both exact f32. Lanes
+// then mix neighbouring elements, which a row reduction does not mind,
+// and a load feeds two combines instead of one (a sum takes 4
+// instructions per 2V elements instead of 6). On AVX-512 a last
+// V+1..2V-1 elements of a sum are one masked pair load too, instead of a
+// vector and a masked tail (5 instructions instead of 7: rows of 17 to
+// 31 bf16 are all such a pair); the zeros it reads past the row are the
+// identity of sums only.
 // It returns how many elements of each row it summed.
 func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	V2 := 2 * int64(g.V)
@@ -482,7 +484,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	iters := rk / V2 / int64(Up)
 	done := iters * int64(Up) * V2
 	last := 0 // elements of the masked pair, or 0
-	if rest := rk - done; g.avx512 && rest > int64(g.V) && rest < V2 {
+	if rest := rk - done; g.avx512 && g.zeroIsIdentity() && rest > int64(g.V) && rest < V2 {
 		last = int(rest)
 	}
 	if iters == 0 && last == 0 {
@@ -509,14 +511,11 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 				addr := g.m(rSrc, off)
 				m2 := g.mark()
 				e, o := g.tmp(), g.tmp()
-				if g.avx512 {
-					g.op(x86.AVPSLLD, imm(16), addr, g.vr(e))
-					g.op(x86.AVPANDD, addr, g.vr(pc.hiMask), g.vr(o))
-				} else {
+				if !g.avx512 {
 					g.op(x86.AVMOVDQU, addr, g.vr(o))
-					g.op(x86.AVPSLLD, imm(16), g.vr(o), g.vr(e))
-					g.op(x86.AVPAND, g.vr(pc.hiMask), g.vr(o), g.vr(o))
+					addr = g.vr(o)
 				}
+				g.splitPair(pc, e, o, addr)
 				g.addPairHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
 				g.release(m2)
 			}

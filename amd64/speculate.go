@@ -191,6 +191,25 @@ func (g *gen) maxPaired(dt dtypes.DataType, acc int, addr obj.Addr) {
 	g.pending = false
 }
 
+// pairFast combines e into even and o into odd by VMAXPS (AVX2) or
+// VRANGEPS (AVX-512) alone, with one unordered compare of e and o for
+// both, as maxPaired and rangePaired compare two vectors; o is
+// clobbered.
+func (g *gen) pairFast(even, odd, e, o int) {
+	if g.avx512 {
+		ctl := imm(rangeCtl(g.rangeKind()))
+		g.op(x86.AVCMPPS, imm(3), g.vr(o), g.vr(e), kreg(kCheck))
+		g.op(x86.AVRANGEPS, ctl, g.vr(e), g.vr(even), g.vr(even))
+		g.op(x86.AVRANGEPS, ctl, g.vr(o), g.vr(odd), g.vr(odd))
+		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
+		return
+	}
+	g.op(x86.AVMAXPS, g.vr(e), g.vr(even), g.vr(even))
+	g.op(x86.AVMAXPS, g.vr(o), g.vr(odd), g.vr(odd))
+	g.op(x86.AVCMPPS, imm(3), g.vr(o), g.vr(e), g.vr(o))
+	g.op(x86.AVPOR, g.vr(o), g.vr(yNaN), g.vr(yNaN))
+}
+
 // negZeroCheck ORs the lanes of r that hold -0 into Y13 (AVX2 NaN-free
 // code), so that a -0 maxFast may have given for +0 is never written.
 func (g *gen) negZeroCheck(r int) {

@@ -100,14 +100,26 @@ func TestNaNFreeCode(t *testing.T) {
 		nanFree := strings.Join(ins[:test], "\n")
 		want := []string{"jne", "vzeroupper", "ret", "kmovq  %k5,%rdi"}
 		if !c.o.AVX512 {
-			for _, w := range []string{"vmovq  %rdi,%xmm12", "vpxor  %ymm13,%ymm13,%ymm13", "vmaxps", "vcmpunordps", ",%ymm13,%ymm13", "vpcmpeqd", "%ymm11,"} {
+			for _, w := range []string{"vmovq  %rdi,%xmm12", "vpxor  %ymm13,%ymm13,%ymm13", "vmaxps", "vcmpunordps", ",%ymm13,%ymm13", "vpcmpeqd"} {
 				if !strings.Contains(nanFree, w) {
 					t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
 				}
 			}
-			for _, w := range []string{"vpand", "vminps", "%xmm12,", "%ymm12,"} {
+			// f32 src vectors are compared in pairs with Y11; bf16 ones
+			// come in pairs from one load (addPair, rowPairs).
+			if c.pl.SrcDT == f32 && !strings.Contains(nanFree, "%ymm11,") {
+				t.Errorf("%s: f32 src vectors are not compared in pairs (with Y11):\n%s", c.name, nanFree)
+			}
+			for _, w := range []string{"vminps", "%xmm12,", "%ymm12,"} {
 				if strings.Contains(nanFree, w) {
 					t.Errorf("%s: NaN-free code has %q:\n%s", c.name, w, nanFree)
+				}
+			}
+			// The exact max ORs its NaN lanes into the result; NaN-free
+			// code ORs into Y13 only.
+			for _, in := range ins[:test] {
+				if strings.HasPrefix(in, "vpor") && !strings.HasSuffix(in, ",%ymm13,%ymm13") {
+					t.Errorf("%s: NaN-free code has %q", c.name, in)
 				}
 			}
 			want[3] = "vmovq  %xmm12,%rdi"
@@ -161,8 +173,9 @@ func mnemonicOrWhole(in string) string {
 
 // TestNaNFreeFallback puts one NaN at a time into many outputs' worth of
 // max and min (f32 and bf16 src, f32 and bf16 dst, rows and columns,
-// whole and in blocks; every element in turn for f32, whose whole
-// vectors are checked in pairs): the NaN-free code has then written
+// whole and in blocks; every element in turn into an f32 dst, since
+// vectors are checked for NaN in pairs, two loads or the even and odd
+// halves of one bf16 load): the NaN-free code has then written
 // outputs before it finds the NaN, and the exact code must rewrite every
 // one: the NaN's output NaN, every other output the exact one (+0 above
 // -0). A third of the values are subnormal, which a bf16 store redoes
@@ -187,7 +200,7 @@ func TestNaNFreeFallback(t *testing.T) {
 					sb, _ := p.SrcBytes()
 					n := sb / int64(sdt.Size())
 					ats := []int64{-1, 0, n - 1, n / 2, r.Int63n(n)}
-					if sdt == dtypes.F32 && ddt == dtypes.F32 { // every place: first or second of a pair, tail, loop edges
+					if ddt == dtypes.F32 { // every place: first or second of a pair, even or odd in a bf16 pair load, tail, loop edges
 						for at := range n {
 							ats = append(ats, at)
 						}
