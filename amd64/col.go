@@ -243,7 +243,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
 	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16
-	// full vectors 2p and 2p+1 are taken from one pair load (addPair),
+	// full vectors 2p and 2p+1 are taken from one pair load (combinePair),
 	// the rest one vector at a time. And every 64-byte line of the full
 	// vectors is prefetched pfRows rows ahead in the main loop: the
 	// hardware prefetchers follow a few lines per strided row poorly
@@ -335,7 +335,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			}
 			switch {
 			case k < 2*pairs && k%2 == 0:
-				g.addPair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
+				g.combinePair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
 			case k < 2*pairs:
 				// Summed with k-1.
 			case absMask >= 0 && width(k) == g.V:
@@ -401,7 +401,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 // pairConsts are the constants of bf16 pair loads, each in a temporary:
 // hiMask holds 0xFFFF0000 in every dword (0x7FFF0000 when the transform
 // is |x|, see splitPair), one holds 1.0 (plain sums only, see
-// addPairHalves).
+// combineHalves).
 type pairConsts struct{ hiMask, one int }
 
 func (g *gen) newPairConsts() pairConsts {
@@ -440,7 +440,7 @@ func (g *gen) splitPair(pc pairConsts, e, o int, src obj.Addr) {
 }
 
 // bf16Pairs reports whether bf16 src is taken a pair load at a time
-// (addPair, rowPairs): any kind but log-sum-exp's sums of exp (whose exp
+// (combinePair, rowPairs): any kind but log-sum-exp's sums of exp (whose exp
 // wants a vector at a time) and a copy.
 func (g *gen) bf16Pairs() bool {
 	t := g.red.Transform
@@ -448,7 +448,7 @@ func (g *gen) bf16Pairs() bool {
 		(t == plan.TransformNone || t == plan.TransformAbs || t == plan.TransformSquare)
 }
 
-// addPairHalves combines the even halves e and the odd halves o of a
+// combineHalves combines the even halves e and the odd halves o of a
 // pair load into the accumulators even and odd (the same register when
 // there is one), clobbering e and o. A plain sum's odd add is
 // VFMADD231PS by 1.0: o*1 is exact, so it rounds as VADDPS does, bit for
@@ -457,7 +457,7 @@ func (g *gen) bf16Pairs() bool {
 // (1 thread, [262144] and [256, 1024] over rows) ran 1.2x to 1.4x faster
 // so, on AVX-512 and AVX2; sums from L3 or DRAM ran as before. NaN-free
 // max and min (speculate.go) check both halves with one compare.
-func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
+func (g *gen) combineHalves(pc pairConsts, even, odd, e, o int) {
 	if g.plainSum() {
 		g.vadd(even, e)
 		g.op(x86.AVFMADD231PS, g.vr(pc.one), g.vr(o), g.vr(odd))
@@ -475,14 +475,14 @@ func (g *gen) addPairHalves(pc pairConsts, even, odd, e, o int) {
 	g.combine(odd, o)
 }
 
-// addPair combines n bf16 values at addr (n <= 2V, the words past n
+// combinePair combines n bf16 values at addr (n <= 2V, the words past n
 // zeroed, not read: a sum's identity; AVX2 only n == 2V) into two
 // accumulators: the even-indexed values into even, the odd ones into
 // odd (splitPair). One load feeds two combines, five instructions per 2V
 // values of a sum instead of six (rowPairs' loop, shifting and masking
 // straight from memory, takes four); deinterleave restores the order of
 // columns.
-func (g *gen) addPair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
+func (g *gen) combinePair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	mk := g.mark()
 	e, o := g.tmp(), g.tmp()
 	switch {
@@ -497,11 +497,11 @@ func (g *gen) addPair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 		g.opz(x86.AVMOVDQU16, addr, g.kbits(uint32(1)<<n-1), g.vr(o))
 	}
 	g.splitPair(pc, e, o, g.vr(o))
-	g.addPairHalves(pc, even, odd, e, o)
+	g.combineHalves(pc, even, odd, e, o)
 	g.release(mk)
 }
 
-// deinterleave turns the pair sums of addPair (lane i of even is value
+// deinterleave turns the pair results of combinePair (lane i of even is value
 // 2i, lane i of odd value 2i+1) into two vectors in value order: values
 // 0..V-1 into even, V..2V-1 into odd.
 func (g *gen) deinterleave(even, odd int) {

@@ -73,11 +73,13 @@
 //   - Max and min combine with plan.Binary's Maximum and Minimum: NaN
 //     wins and +0 is above -0, so no result depends on the order of the
 //     elements, the lanes or the thread count. On AVX-512 a max or min
-//     kernel is emitted twice (speculate.go): NaN-free code, whose
-//     combine is VRANGEPS alone (it orders the zeros but ignores a quiet
-//     NaN) with an unordered compare off the dependency chain gathering
-//     NaN lanes into K0, then the exact code, which the NaN-free code
-//     jumps to, to run the whole call again, when K0 is not zero. The
+//     kernel, on AVX2 a max kernel, is emitted twice (speculate.go):
+//     NaN-free code, whose combine is VRANGEPS alone (it orders the
+//     zeros but ignores a quiet NaN) or VMAXPS alone (it ignores both),
+//     with unordered compares off the dependency chain gathering NaN
+//     lanes into K0 or Y13 (AVX2 adds the outputs that are -0), then
+//     the exact code, which the NaN-free code jumps to, to run the whole
+//     call again, when the flag is not zero. The
 //     exact code's max takes three instructions (an unordered compare,
 //     VRANGEPS and an all-ones fix-up of the NaN lanes; rangeExact),
 //     reading f32 src straight from memory; AVX2's max five (both
@@ -86,10 +88,13 @@
 //     combines only its lanes (a masked memory operand, a masked move or
 //     a blend), so the lanes past a tail never enter a max, min or
 //     product; sums add the zeros the load leaves there.
-//   - Tricks that hold for plain sums only (bf16 pair loads and packed
-//     rows, whose lanes mix elements or hold zeros; memory-operand adds;
-//     row by row; the two-level summation cut) are used for plain sums
-//     only (plainSum, g.add).
+//   - Tricks that hold for plain sums only (packed rows, whose lanes
+//     hold zeros; the masked last pair of a bf16 row, which reads zeros;
+//     memory-operand adds; the two-level summation cut) are used for
+//     plain sums only (plainSum, g.add, zeroIsIdentity). bf16 pair loads,
+//     whose lanes mix neighbouring elements, serve every kind but
+//     log-sum-exp's exp (bf16Pairs), and so does row by row
+//     (rowByRowKind).
 //   - Long sums are summed in two levels (kernelshape.Runs, runs.go):
 //     chains longer than the tolerance allows are cut into runs of about
 //     sqrt(n) adds, each run's accumulators added into running totals

@@ -59,7 +59,7 @@ type gen struct {
 	// when the assumption failed.
 	nanFree bool
 	exact   *obj.Prog
-	pending bool // NaN-free code: a src vector in rPending awaits its NaN check
+	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
 
 	err error // first generation error
 }

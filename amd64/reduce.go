@@ -64,7 +64,7 @@ func (g *gen) combine(r, s int) {
 			return
 		}
 		if g.nanFree {
-			g.maxFast(y, x)
+			g.maxFast(r, s)
 			return
 		}
 		g.binary(g.rangeKind(), r, s)

@@ -476,7 +476,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 // vector and a masked tail (5 instructions instead of 7: rows of 17 to
 // 31 bf16 are all such a pair); the zeros it reads past the row are the
 // identity of sums only.
-// It returns how many elements of each row it summed.
+// It returns how many elements of each row it reduced.
 func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	V2 := 2 * int64(g.V)
 	pb := V2 * g.ssz // bytes per pair load
@@ -516,14 +516,14 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 					addr = g.vr(o)
 				}
 				g.splitPair(pc, e, o, addr)
-				g.addPairHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
+				g.combineHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
 				g.release(m2)
 			}
 		}
 	}, fold)
 	if last > 0 {
 		for row := 0; row < n; row++ {
-			g.addPair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
+			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
 		}
 	}
 	return done + int64(last)

@@ -30,10 +30,10 @@ import (
 //
 // VMAXPS also returns its second source when both are zeros, so AVX2's
 // NaN-free max can give -0 where +0 is right; it never gives +0 where -0
-// is, nor a wrong non-zero. Every value it is about to write (each
-// output before its finalize, each row-by-row partial) is compared with
-// -0, and a match sets the flag too (negZeroCheck): an output of -0, rare
-// as it is, is taken from the exact code. AVX2's min keeps its exact
+// is, nor a wrong non-zero. Every output is compared with -0 before its
+// finalize, and every row-by-row partial once all rows are in, and a
+// match sets the flag too (negZeroCheck): an output of -0, rare as it
+// is, is taken from the exact code. AVX2's min keeps its exact
 // three instructions: its NaN-free form would give +0 where -0 is right,
 // and +0 outputs, which a test would have to send to the exact code, are
 // common (the minimum of non-negative data).
@@ -148,17 +148,17 @@ func (g *gen) nanFreeReturn() {
 	g.Jump(x86.AJNE, g.exact)
 }
 
-// maxFast sets x = max(x, y) (y a register or memory) by VMAXPS alone
-// (AVX2), and ORs the lanes where either side is NaN into Y13: exact
-// when no lane is NaN, but for the sign of a zero (see negZeroCheck).
-// x stays a register and y is not written.
-func (g *gen) maxFast(y, x obj.Addr) {
-	mk := g.mark()
-	u := g.vr(g.tmp())
-	g.op(x86.AVCMPPS, imm(3), y, x, u)
+// maxFast sets r = max(r, s) by VMAXPS alone (AVX2), and ORs the lanes
+// where s is NaN into Y13, comparing s with itself into s, which combine
+// may clobber: no temporary, so a combine in NaN-free code needs no more
+// registers than in the exact code. r holds a NaN only after an s that
+// was NaN, so s alone is checked. Exact when no lane is NaN, but for the
+// sign of a zero (see negZeroCheck).
+func (g *gen) maxFast(r, s int) {
+	x, y := g.vr(r), g.vr(s)
 	g.op(x86.AVMAXPS, y, x, x)
-	g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
-	g.release(mk)
+	g.op(x86.AVCMPPS, imm(3), y, y, y)
+	g.op(x86.AVPOR, y, g.vr(yNaN), g.vr(yNaN))
 }
 
 // maxPaired is maxFast for a whole vector of src (AVX2), with one

@@ -106,7 +106,7 @@ func TestNaNFreeCode(t *testing.T) {
 				}
 			}
 			// f32 src vectors are compared in pairs with Y11; bf16 ones
-			// come in pairs from one load (addPair, rowPairs).
+			// come in pairs from one load (combinePair, rowPairs).
 			if c.pl.SrcDT == f32 && !strings.Contains(nanFree, "%ymm11,") {
 				t.Errorf("%s: f32 src vectors are not compared in pairs (with Y11):\n%s", c.name, nanFree)
 			}
@@ -308,6 +308,44 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 						}
 					}
 					k.Release()
+				}
+			}
+		}
+	}
+}
+
+// TestNaNFreeCoverage: every max plan (and on AVX-512 every min plan) of
+// rows and columns, whole vectors and tails, each src type, with and
+// without |x| and x², gets NaN-free code; generation fails, and the
+// kernel silently loses it, when the NaN-free code needs more
+// temporaries than it has (AVX2: Y8-Y10).
+func TestNaNFreeCoverage(t *testing.T) {
+	for _, o := range []Options{{}, {AVX512: true}, {AVX512: true, BF16: true}} {
+		algs := []plan.Alg{plan.AlgMax}
+		if o.AVX512 {
+			algs = append(algs, plan.AlgMin)
+		}
+		for _, alg := range algs {
+			for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8} {
+				for _, c := range [][2]int64{{300, 20}, {300, 70}, {300, 13}, {300, 3}, {300, 16}, {64, 1000}, {64, 17}, {64, 5}, {37, 61}} {
+					for _, colsFirst := range []bool{false, true} {
+						for _, tr := range []plan.Transform{plan.TransformNone, plan.TransformAbs, plan.TransformSquare} {
+							red := alg.Reduction(0, 0)
+							red.Transform = tr
+							p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: dtypes.F32, Dims: c[:], SrcStrides: []int64{c[1], 1},
+								Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+							if colsFirst {
+								p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
+							}
+							pl, err := plan.Canonicalize(p)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !speculates(pl, o) || emitSpeculating(pl, o) == nil {
+								t.Errorf("%+v %v %v of %v %v, columns %v: no NaN-free code", o, alg, tr, sdt, c, colsFirst)
+							}
+						}
+					}
 				}
 			}
 		}

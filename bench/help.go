@@ -153,7 +153,8 @@ Graph driver (--graph):
   --op-attrs=ID:NAME:VALUE[*NAME:VALUE][+...]
                           override attributes of op ID (axes:2x3, keep_dims:0, alpha:0.5).
   --op-kind=ID:KIND[+...] change the kind of op ID: a binary op to another binary kind
-                          (Add, Multiply, ...), an eltwise op to another eltwise kind.
+                          (Add, Multiply, ...), an eltwise op to another eltwise kind; it
+                          keeps its attributes (set the new kind's with --op-attrs).
   --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors.
   --mb=N                  override the minibatch (0: keep): dim 0 of the inputs it flows
                           from, also over an --in-shapes shape; layouts keep their dim order.

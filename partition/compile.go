@@ -29,8 +29,8 @@ type CompiledPartition struct {
 	inNeed  []int64
 	outNeed int64
 
-	// run is what Executes share, with every copy a cache hit hands to
-	// another partition of the same ops (see Compile).
+	// run is what Executes keep: each CompiledPartition its own, a
+	// copy for another graph's partition (see Compile) included.
 	run *runState
 }
 
@@ -63,10 +63,11 @@ type recipe struct {
 // output tensors (dims may be unknown and layout any: compile infers them;
 // query the result with QueryLogicalTensor). Tensors are matched to ports
 // by id. Compiling the same partition for the same tensors again returns
-// the cached CompiledPartition (see SetCompiledPartitionCacheCapacity);
-// a partition of the same ops in another graph gets its own
-// CompiledPartition (its Partition is the one compiled) with the same
-// kernels, which replaces the first in the cache.
+// the cached CompiledPartition (see SetCompiledPartitionCacheCapacity).
+// A partition of the same ops in another graph gets a CompiledPartition
+// of its own (its Partition is the one compiled) with the same kernels,
+// which takes the first one's place in the cache: compiling the first
+// partition again after it builds another such copy.
 func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
 	if p == nil {
 		return nil, graph.Errorf(graph.InvalidArguments, "Compile on a nil partition")
@@ -78,10 +79,13 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if c := compiledCache.get(key); c != nil {
 		if c.p != p {
 			// The same ops and tensors in another graph: its own
-			// partition, the same kernels; cached, so that compiling
-			// this partition again returns the same one.
+			// partition and execute state, the same kernels. The cache
+			// keeps one per ops and tensors, the latest graph's.
 			cc := *c
-			cc.p = p
+			cc.p, cc.run = p, &runState{}
+			if c.run.byAxes != nil {
+				cc.run.byAxes = map[uint64]kernel{}
+			}
 			compiledCache.put(key, &cc)
 			return &cc, nil
 		}

@@ -369,7 +369,7 @@ func TestCompiledPartitionCache(t *testing.T) {
 	q := onlySupported(t, meanGraph(t, dtypes.F32, dtypes.F32, src, []int64{1}, true), Fusion)
 	qc, err := q.Compile([]graph.LogicalTensor{src}, out)
 	must(t, err)
-	if qc == a || qc.Partition() != q || a.Partition() != p || qc.kern != a.kern || qc.run != a.run {
+	if qc == a || qc.Partition() != q || a.Partition() != p || qc.kern != a.kern || qc.run == a.run {
 		t.Errorf("another graph's partition: compiled %p (partition %p, kernel %v), first %p (partition %p, kernel %v)",
 			qc, qc.Partition(), qc.kern, a, a.Partition(), a.kern)
 	}
