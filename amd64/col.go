@@ -282,12 +282,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	mk := g.mark()
 	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
-	// with the sign mask, instead of a load and two shifts: fewer
-	// instructions per vector, so more loads in flight (see busyBlock).
-	absMask := -1
-	if g.avx512 && g.sdt == dtypes.F32 && g.add && g.red.Transform == plan.TransformAbs && !zeroSum && len(red) > 0 {
-		absMask = g.tmp()
-		g.constant(absMask, 0x7fffffff)
+	// with the sign mask (g.absMask, see accum), instead of a load and two
+	// shifts: fewer instructions per vector, so more loads in flight (see
+	// busyBlock).
+	if g.avx512 && !zeroSum && len(red) > 0 {
+		g.holdAbsMask()
 	}
 	var pc pairConsts
 	if pairs > 0 {
@@ -338,12 +337,6 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 				g.combinePair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
 			case k < 2*pairs:
 				// Summed with k-1.
-			case absMask >= 0 && width(k) == g.V:
-				m := g.mark()
-				t := g.tmp()
-				g.op(x86.AVPANDD, g.m(rSrc, off+int64(k)*vb), g.vr(absMask), g.vr(t))
-				g.vadd(acc(k, u), t)
-				g.release(m)
 			default:
 				g.accum(g.sdt, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
 			}
@@ -390,6 +383,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		g.addTotals(groups)
 	}
 	g.release(mk)
+	g.absMask = 0
 	for p := 0; p < pairs; p++ {
 		g.deinterleave(acc(2*p, 0), acc(2*p+1, 0))
 	}

@@ -48,6 +48,8 @@ type gen struct {
 
 	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
 
+	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
+
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks

@@ -130,6 +130,15 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		g.op(x86.AVADDPS, addr, g.vr(acc), g.vr(acc))
 		return
 	}
+	if g.absMask > 0 && dt == dtypes.F32 && n == g.V {
+		// |x| from memory in one AND with the sign mask (holdAbsMask).
+		mk := g.mark()
+		t := g.tmp()
+		g.op(g.pand(), addr, g.vr(g.absMask), g.vr(t))
+		g.vadd(acc, t)
+		g.release(mk)
+		return
+	}
 	if g.plainSum() && dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
 		// Merge-masking: masked-off lanes keep acc and are not read.
 		g.op(x86.AVADDPS, addr, g.vr(acc), g.vmask(n), g.vr(acc))
@@ -179,6 +188,20 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		g.combineLanes(acc, t, n)
 	}
 	g.release(mk)
+}
+
+// holdAbsMask puts the sign mask 0x7FFFFFFF into a temporary and keeps
+// it in g.absMask, for an f32 L1 sum to take each whole vector's |x|
+// from memory in one AND (accum) instead of a load and two shifts. Its
+// caller resets g.absMask where it releases the temporary. Nothing is
+// held for other reductions, or where fewer than three temporaries are
+// left (the kernel would run out of them).
+func (g *gen) holdAbsMask() {
+	if g.sdt != dtypes.F32 || !g.add || g.red.Transform != plan.TransformAbs || g.absMask > 0 || g.tmpHi-g.tmpNext < 3 {
+		return
+	}
+	g.absMask = g.tmp()
+	g.constant(g.absMask, 0x7fffffff)
 }
 
 // combineLanes combines the first n lanes of t into acc and leaves the

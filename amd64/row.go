@@ -439,6 +439,11 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	left := rk - base
 	full, tail := left/V, int(left%V)
+	if full > 0 && g.absMask == 0 {
+		mk := g.mark()
+		g.holdAbsMask()
+		defer func() { g.absMask = 0; g.release(mk) }()
+	}
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
 	st := g.streams(n, U, iters, vb)
