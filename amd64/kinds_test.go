@@ -222,11 +222,9 @@ func TestL1OfOneValue(t *testing.T) {
 			for _, n := range []int64{5, 8, 24, 100, 240, 1000} {
 				for _, colsFirst := range []bool{false, true} {
 					rows := int64(37)
-					p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: dtypes.F32, Dims: []int64{rows, n},
-						SrcStrides: []int64{n, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+					p := twoD(red, sdt, dtypes.F32, rows, n, colsFirst)
 					outs, per := rows, n
 					if colsFirst {
-						p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
 						outs, per = n, rows
 					}
 					pl, err := plan.Canonicalize(p)

@@ -187,11 +187,7 @@ func TestNaNFreeFallback(t *testing.T) {
 			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
 				sdt, ddt := dt[0], dt[1]
 				for _, colsFirst := range []bool{false, true} {
-					p := &plan.Problem{Reduction: alg.Reduction(0, 0), SrcDT: sdt, DstDT: ddt,
-						Dims: []int64{37, 61}, SrcStrides: []int64{61, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
-					if colsFirst {
-						p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
-					}
+					p := twoD(alg.Reduction(0, 0), sdt, ddt, 37, 61, colsFirst)
 					pl, err := plan.Canonicalize(p)
 					if err != nil {
 						t.Fatal(err)
@@ -260,11 +256,7 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 			for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
 				for _, shape := range [][2]int64{{3, 5}, {4, 37}, {9, 70}, {300, 17}} {
 					for _, colsFirst := range []bool{false, true} {
-						p := &plan.Problem{Reduction: alg.Reduction(0, 0), SrcDT: sdt, DstDT: dtypes.F32,
-							Dims: shape[:], SrcStrides: []int64{shape[1], 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
-						if colsFirst {
-							p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
-						}
+						p := twoD(alg.Reduction(0, 0), sdt, dtypes.F32, shape[0], shape[1], colsFirst)
 						pl, err := plan.Canonicalize(p)
 						if err != nil {
 							t.Fatal(err)
@@ -332,11 +324,7 @@ func TestNaNFreeCoverage(t *testing.T) {
 						for _, tr := range []plan.Transform{plan.TransformNone, plan.TransformAbs, plan.TransformSquare} {
 							red := alg.Reduction(0, 0)
 							red.Transform = tr
-							p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: dtypes.F32, Dims: c[:], SrcStrides: []int64{c[1], 1},
-								Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
-							if colsFirst {
-								p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
-							}
+							p := twoD(red, sdt, dtypes.F32, c[0], c[1], colsFirst)
 							pl, err := plan.Canonicalize(p)
 							if err != nil {
 								t.Fatal(err)
@@ -350,4 +338,16 @@ func TestNaNFreeCoverage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// twoD is the problem red over a dense [rows, cols] src of type sdt into
+// ddt: over its rows (axis 1), or, with columns, over its columns (axis
+// 0).
+func twoD(red plan.Reduction, sdt, ddt dtypes.DataType, rows, cols int64, columns bool) *plan.Problem {
+	p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: ddt, Dims: []int64{rows, cols}, SrcStrides: []int64{cols, 1},
+		Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+	if columns {
+		p.Reduce, p.DstStrides = []bool{true, false}, []int64{0, 1}
+	}
+	return p
 }
