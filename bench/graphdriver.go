@@ -204,39 +204,50 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 		return inputErr(a, "the graph driver does not support --mode-modifier=M")
 	}
 	s := r.gr
-	for _, mb := range s.mb {
-		for _, in := range s.inShapes {
-			for _, oa := range s.opAttrs {
-				for _, ok := range s.opKind {
-					for _, dt := range s.dt {
-						for _, tp := range s.tensorProp {
-							for _, en := range s.expectedN {
-								c := graphCase{file: path, caseArg: name, mb: mb, inShapes: in, opAttrs: oa, opKind: ok,
-									dt: dt, tensorProp: tp, expectedN: en}
-								for rep := 0; rep < r.g.repeats; rep++ {
-									repro := r.reproGraph(c)
-									if dropped(s.match, "graph", repro) {
-										continue
-									}
-									idx := r.stats.Tests
-									r.stats.Tests++
-									if r.counting {
-										continue
-									}
-									res := r.doGraph(idx, repro, c, data)
-									if res.perf != nil {
-										res.perf.Prb = repro
-									}
-									r.report(idx, repro, res, s.perfTpl)
-								}
-							}
-						}
-					}
-				}
+	for _, c := range s.cases(path, name) {
+		for rep := 0; rep < r.g.repeats; rep++ {
+			repro := r.reproGraph(c)
+			if dropped(s.match, "graph", repro) {
+				continue
 			}
+			idx := r.stats.Tests
+			r.stats.Tests++
+			if r.counting {
+				continue
+			}
+			res := r.doGraph(idx, repro, c, data)
+			if res.perf != nil {
+				res.perf.Prb = repro
+			}
+			r.report(idx, repro, res, s.perfTpl)
 		}
 	}
 	return nil
+}
+
+// cases are the problems of case file (named caseArg) under the knobs:
+// every combination of their values, the first knob varying slowest.
+func (s graphSettings) cases(file, caseArg string) []graphCase {
+	cs := []graphCase{{file: file, caseArg: caseArg}}
+	cs = expand(cs, s.mb, func(c *graphCase, v int64) { c.mb = v })
+	cs = expand(cs, s.inShapes, func(c *graphCase, v string) { c.inShapes = v })
+	cs = expand(cs, s.opAttrs, func(c *graphCase, v string) { c.opAttrs = v })
+	cs = expand(cs, s.opKind, func(c *graphCase, v string) { c.opKind = v })
+	cs = expand(cs, s.dt, func(c *graphCase, v string) { c.dt = v })
+	cs = expand(cs, s.tensorProp, func(c *graphCase, v string) { c.tensorProp = v })
+	return expand(cs, s.expectedN, func(c *graphCase, v int) { c.expectedN = v })
+}
+
+// expand is each of cs with each of vals set in turn by set.
+func expand[T any](cs []graphCase, vals []T, set func(*graphCase, T)) []graphCase {
+	out := make([]graphCase, 0, len(cs)*len(vals))
+	for _, c := range cs {
+		for _, v := range vals {
+			set(&c, v)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // loadGraph reads the case and applies the knobs, returning a finalized
