@@ -18,10 +18,18 @@ import (
 // results of a problem ending in Exp or Log (vexp.Near).
 func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 	t.Helper()
+	checkProblemPaced(t, r, p, specials, false)
+}
+
+// checkProblemPaced is checkProblem; with paced, the plan is marked
+// plan.FromMemory and compiled with Options.Paced.
+func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, paced bool) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
+	pl.FromMemory = paced
 	src, dst0, bins := buffers(t, r, p, specials)
 	want, written := reference(p, src, dst0, bins)
 
@@ -35,6 +43,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
 	}
 	for _, isa := range isas(t) {
+		isa.o.Paced = paced
 		k := compile(t, pl, isa.o)
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {

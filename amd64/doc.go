@@ -137,4 +137,9 @@ type Options struct {
 	// VCVTNEPS2BF16 instead of an integer round-to-nearest-even sequence.
 	// It is ignored without AVX512.
 	BF16 bool
+	// Paced says the core streams DRAM fastest with few loads in flight,
+	// as AMD's Zen cores do: the row sweeps of plans marked FromMemory
+	// then read at about one 64-byte line per add's latency (see paced in
+	// row.go).
+	Paced bool
 }

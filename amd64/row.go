@@ -107,7 +107,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	if single {
 		switch {
 		case rp.Vec:
-			U = int(min(8, max(1, ceilDiv(rp.Len, int64(g.V)))))
+			U = int(min(int64(g.rowAccumulators()), max(1, ceilDiv(rp.Len, int64(g.V)))))
 		case rp.Elem != nil:
 			U = int(min(4, max(1, rp.Elem.Size)))
 			// Unrolled elements are addressed by displacement.
@@ -546,6 +546,33 @@ type readStreams struct {
 // iteration, each load unit bytes.
 func (s readStreams) offset(u int, unit int64) int64 {
 	return int64(u/s.per)*s.gap + int64(u%s.per)*unit
+}
+
+// rowAccumulators is the number of accumulators a row sweep of one
+// output adds into: 8, enough to hide the add's latency, except where the
+// sweep is paced.
+func (g *gen) rowAccumulators() int {
+	if g.pacedRows() {
+		return 64 / (g.V * 4)
+	}
+	return 8
+}
+
+// pacedRows reports whether the row sweeps read at the pace of their adds:
+// one 64-byte line per add's latency (one zmm accumulator, or two ymm), on
+// a core that streams DRAM best that way (Options.Paced), for an f32 src
+// read from DRAM (plan.FromMemory), but not for log-sum-exp's exp,
+// which its arithmetic bounds, not memory.
+//
+// Why: with 8 accumulators the loads of a sweep run as far ahead as the
+// reorder window lets them, and a Zen 4 core then streams DRAM slower
+// than when one chain of adds holds them back; at two threads the DRAM
+// bounds both forms alike, and from L3 the chain costs a little, hence
+// FromMemory (docs/PERFORMANCE-log.md, "Zen 4: paced row sweeps",
+// has the figures). Intel cores are left alone: their single-core streams
+// need the loads in flight.
+func (g *gen) pacedRows() bool {
+	return g.paced && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
 }
 
 // minStreamedRow is the shortest row, in bytes, read as several streams.

@@ -22,7 +22,8 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 		if runtime.GOARCH != "amd64" {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
-		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && cpuFeatures().avx512bf16})
+		f := cpuFeatures()
+		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Paced: f.paced})
 	case NEON:
 		if runtime.GOARCH != "arm64" {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)

@@ -239,6 +239,21 @@ type decomposer struct {
 	inProgram bool
 }
 
+// fromMemoryBytes is the smallest src, in bytes, that fromMemory calls
+// too large for the caches: the L3 of the fleet's cores holds 32 MiB, and
+// at two threads a reduction also keeps its partial results there.
+var fromMemoryBytes int64 = 32 << 20
+
+// fromMemory reports whether pl reads its src from DRAM (plan.FromMemory):
+// a src of at least fromMemoryBytes that is read element by element, each
+// element once (a broadcast view that reads a small buffer many times
+// stays in the caches).
+func fromMemory(pl *plan.Plan) bool {
+	reads := plan.MulSat(pl.N, plan.MulSat(pl.Outputs, esz(pl.SrcDT)))
+	span, err := pl.SrcBytes()
+	return err == nil && reads >= fromMemoryBytes && span >= reads
+}
+
 // newDecomposer returns an empty decomposer for kernels of isa.
 func newDecomposer(isa ISA) *decomposer {
 	return &decomposer{index: map[string]int{}, isa: isa, cov: coverage(isa)}
@@ -251,6 +266,10 @@ func decompose(pl *plan.Plan, isa ISA) (*decomposition, error) {
 	if pl.Outputs == 0 {
 		dc.d.split = "empty"
 		return &dc.d, nil
+	}
+	if fromMemory(pl) {
+		pl = pl.Clone()
+		pl.FromMemory = true
 	}
 	if err := dc.add(pl, bufSrc, bufDst, 0); err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 
 	stage1 := func(rows, width int64) *plan.Plan {
 		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipFinalize,
-			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow}
+			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow, FromMemory: pl.FromMemory}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})

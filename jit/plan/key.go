@@ -7,7 +7,7 @@ import (
 
 // Key returns a compact string that determines the computation of pl:
 // data types, every loop's size and strides (in nesting order), Div, the
-// alg with the parameters it reads, the stage, RowByRow and the post-ops with the parameters they use. Plans with
+// alg with the parameters it reads, the stage, RowByRow, FromMemory and the post-ops with the parameters they use. Plans with
 // equal keys run the same code; canonical plans of equivalent problems
 // have equal keys.
 // Strides a loop does not use (dst and operand strides of reduced loops)
@@ -38,6 +38,9 @@ func (pl *Plan) Key() string {
 	}
 	if pl.RowByRow {
 		b = append(b, ";rowbyrow"...)
+	}
+	if pl.FromMemory {
+		b = append(b, ";mem"...)
 	}
 	for _, op := range pl.PostOps {
 		b = appendPostOp(append(b, ';'), &op)
@@ -122,6 +125,9 @@ func (pl *Plan) String() string {
 	}
 	if pl.RowByRow {
 		sb.WriteString(" rowbyrow")
+	}
+	if pl.FromMemory {
+		sb.WriteString(" frommemory")
 	}
 	if len(pl.PostOps) > 0 {
 		sb.WriteString(" post[")

@@ -137,4 +137,14 @@ type Plan struct {
 	// it, and emitters take it only where the plan has the shape the form
 	// needs.
 	RowByRow bool
+
+	// FromMemory says the plan is part of a problem whose src is too large
+	// for the caches, so that its loads are served by DRAM. The runtime
+	// sets it on every sub-plan of a problem reading at least 32 MiB of
+	// src. An emitter may then read at the pace the memory serves best
+	// (amd64 on AMD cores paces its row sweeps: see paced in
+	// amd64/row.go); that changes the order of a sum's adds, not what is
+	// summed, and it is in the key, so results still do not depend on the
+	// thread count.
+	FromMemory bool
 }

@@ -1,0 +1,75 @@
+package amd64
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// TestPacedRows runs random plans marked plan.FromMemory, compiled with
+// Options.Paced (row sweeps of one accumulator chain, two on AVX2), on
+// every ISA against the reference and the interpreter, as
+// TestRandomKinds and TestRandomPlans do: every covered reduction, post-op
+// chains, NaN and infinities, rows with tails and cut into runs.
+func TestPacedRows(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	r := rand.New(rand.NewSource(21))
+	for i := 0; i < n; i++ {
+		p := randKindProblem(r, 6000)
+		if i%3 == 0 {
+			p = withTrailingExpOrLog(r, randProblem(r, 6000))
+		}
+		checkProblemPaced(t, r, p, i%4 == 0, true)
+	}
+}
+
+// TestPacedRowsGate checks when the row sweeps are paced: only for an f32
+// src of a plan marked FromMemory under Options.Paced, and not for
+// log-sum-exp's exp, whose arithmetic, not memory, bounds it. The paced
+// kernel has one accumulator (zmm) or two (ymm) where the other has eight.
+func TestPacedRowsGate(t *testing.T) {
+	for _, avx512 := range []bool{false, true} {
+		for _, c := range []struct {
+			red   plan.Reduction
+			sdt   dtypes.DataType
+			paced bool
+		}{
+			{plan.AlgMean.Reduction(0, 0), dtypes.F32, true},
+			{plan.AlgMax.Reduction(0, 0), dtypes.F32, true},
+			{plan.AlgNormLpSum.Reduction(2, 0), dtypes.F32, true},
+			{plan.AlgSum.Reduction(0, 0), dtypes.BF16, false},
+			{plan.LogSumExp, dtypes.F32, false},
+		} {
+			p := twoD(c.red, c.sdt, dtypes.F32, 83, 3136, false)
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.red.IsLogSumExp() {
+				pl.Stage = plan.Unshifted
+			}
+			emit := func(mem, paced bool) []byte {
+				q := pl.Clone()
+				q.FromMemory = mem
+				code, err := Emit(q, Options{AVX512: avx512, Paced: paced})
+				if err != nil {
+					t.Fatalf("%v %v: %v", c.red, c.sdt, err)
+				}
+				return code.Text
+			}
+			plain := emit(false, false)
+			if !bytes.Equal(plain, emit(true, false)) || !bytes.Equal(plain, emit(false, true)) {
+				t.Errorf("avx512 %v, %v of %v: FromMemory or Paced alone changed the code", avx512, c.red, c.sdt)
+			}
+			if got := !bytes.Equal(plain, emit(true, true)); got != c.paced {
+				t.Errorf("avx512 %v, %v of %v: paced %v, want %v", avx512, c.red, c.sdt, got, c.paced)
+			}
+		}
+	}
+}
