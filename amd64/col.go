@@ -230,9 +230,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 	}
 	acc := func(k, u int) int { return u*K + k }
-	for i := 0; i < K*U; i++ {
-		g.initAcc(i)
-	}
+	g.initAccs(K * U)
 	// Accumulators past tmpLo (see colAcc) hold the temporaries off
 	// until the block is finished, and count as taken (placeSumExp must
 	// not give them to constants).
@@ -549,9 +547,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	total := last.Size * W
 	nfull, remT := total/M, int(total%M)
 	U := int(max(1, min(chainTarget, int64(g.nacc), nfull)))
-	for u := 0; u < U; u++ {
-		g.initAcc(u)
-	}
+	g.initAccs(U)
 	mb := M * g.ssz
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
@@ -611,11 +607,11 @@ func (g *gen) fold(r, w, q int) {
 		e := g.tmp()
 		g.rotate(e, r, (q-1)*w)
 		g.fold(r, w, q-1)
-		g.combine(r, e)
+		g.combineAcc(r, e)
 		return
 	}
 	t := g.tmp()
 	g.rotate(t, r, (q/2)*w)
-	g.combine(r, t)
+	g.combineAcc(r, t)
 	g.fold(r, w, q/2)
 }

@@ -48,6 +48,18 @@ func (g *gen) rangeKind() plan.Kind {
 // initAcc sets accumulator r to the reduction's identity.
 func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
 
+// initAccs sets accumulators 0..n-1 to the identity: a zero is one
+// instruction each, another identity is built once and copied.
+func (g *gen) initAccs(n int) {
+	for i := 0; i < n; i++ {
+		if i == 0 || g.red.Identity() == 0 {
+			g.initAcc(i)
+		} else {
+			g.op(x86.AVMOVAPS, g.vr(0), g.vr(i))
+		}
+	}
+}
+
 // combine sets r = r ⊕ s with the reduction's combine. s may be clobbered.
 func (g *gen) combine(r, s int) {
 	x, y := g.vr(r), g.vr(s)
@@ -73,7 +85,26 @@ func (g *gen) combine(r, s int) {
 	}
 }
 
-// combineTo sets dst = a ⊕ b; a and b may be clobbered.
+// combineAcc sets r = r ⊕ s where s holds combined values only (another
+// accumulator, lanes of one or of r itself), never src that no combine
+// has taken yet. NaN-free code then needs no check: a NaN in s was
+// flagged when its src came in (combine's checks are for src), so a max
+// or min is the one instruction.
+func (g *gen) combineAcc(r, s int) {
+	if !g.nanFree {
+		g.combine(r, s)
+		return
+	}
+	x, y := g.vr(r), g.vr(s)
+	if g.avx512 {
+		g.op(x86.AVRANGEPS, imm(rangeCtl(g.rangeKind())), y, x, x)
+		return
+	}
+	g.op(x86.AVMAXPS, y, x, x) // AVX2 speculates max only
+}
+
+// combineTo sets dst = a ⊕ b of combined values, as combineAcc; a and b
+// may be clobbered.
 func (g *gen) combineTo(dst, a, b int) {
 	switch g.red.Combine {
 	case plan.CombineAdd:
@@ -84,7 +115,7 @@ func (g *gen) combineTo(dst, a, b int) {
 		if dst != a {
 			g.op(x86.AVMOVAPS, g.vr(a), g.vr(dst))
 		}
-		g.combine(dst, b)
+		g.combineAcc(dst, b)
 	}
 }
 

@@ -134,9 +134,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			nzero = g.V >> skip
 		}
 	}
-	for i := 0; i < nzero; i++ {
-		g.initAcc(i)
-	}
+	g.initAccs(nzero)
 	acc := func(row, u int) int { return regOf[row] + u }
 	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
 	// Each group of accumulators sums into one running total when the

@@ -246,17 +246,17 @@ func (g *gen) hsum(r int) {
 	t := g.tmp()
 	if g.avx512 {
 		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
-		g.combine(r, t)
+		g.combineAcc(r, t)
 		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
-		g.combine(r, t)
+		g.combineAcc(r, t)
 	} else {
 		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
-		g.combine(r, t)
+		g.combineAcc(r, t)
 	}
 	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
-	g.combine(r, t)
+	g.combineAcc(r, t)
 	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
-	g.combine(r, t)
+	g.combineAcc(r, t)
 	g.release(mk)
 }
 
@@ -265,7 +265,7 @@ func (g *gen) sumTree(regs []int) {
 	for n := len(regs); n > 1; n = (n + 1) / 2 {
 		h := (n + 1) / 2
 		for i := 0; i+h < n; i++ {
-			g.combine(regs[i], regs[i+h])
+			g.combineAcc(regs[i], regs[i+h])
 		}
 	}
 }
