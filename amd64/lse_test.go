@@ -37,6 +37,7 @@ func checkUnshiftedProblem(t *testing.T, r *rand.Rand, st plan.Stage) {
 		t.Fatal(err)
 	}
 	pl.Stage = st
+	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
 	src, _, _ := buffers(t, r, p, false)
 	kerneltest.FillUnshifted(r, st, p.SrcDT, src)
 	db, _ := p.DstBytes()
@@ -83,6 +84,7 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 					t.Fatal(err)
 				}
 				pl.Stage = plan.Unshifted
+				pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
 				src0, _, _ := buffers(t, r, p, false)
 				kerneltest.FillUnshifted(r, pl.Stage, sdt, src0)
 				db, _ := p.DstBytes()

@@ -20,6 +20,7 @@ func unshiftedPlan(t *testing.T, r *rand.Rand, p *plan.Problem, st plan.Stage) (
 		t.Fatal(err)
 	}
 	pl.Stage = st
+	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
 	fill := func(dt dtypes.DataType, b []byte, _ bool) { kerneltest.FillUnshifted(r, st, dt, b) }
 	src, dst, _ := buffersFor(t, fill, p, false, false)
 	return pl, src, int64(len(dst))

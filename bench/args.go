@@ -206,6 +206,11 @@ func (r *runner) readBatch(a Arg, name string) ([]Arg, error) {
 	}
 	path, tried := locateBatch(name, a.Dir, r.driver, inputsDirs(r.g.inputsDir))
 	if path == "" {
+		for _, p := range tried {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				return nil, inputErr(a, "batch file %q: %s is a directory, not a file", name, p)
+			}
+		}
 		return nil, inputErr(a, "cannot find batch file %q (tried %s; --inputs-dir or $%s name inputs folders laid out as <dir>/<driver>/<file>)",
 			name, strings.Join(tried, ", "), inputsEnv)
 	}

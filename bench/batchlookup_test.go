@@ -51,4 +51,41 @@ func TestBatchLookup(t *testing.T) {
 	if code != 2 || !strings.Contains(errw, "cannot find batch file") || !strings.Contains(errw, want) {
 		t.Errorf("missing batch: exit %d, stderr %q, want it to name %s", code, errw, want)
 	}
+	// A directory: exit 2, saying so.
+	code, _, errw = runMain(t, "--reduction", "--batch="+dir)
+	if code != 2 || !strings.Contains(errw, "is a directory") {
+		t.Errorf("--batch of a directory: exit %d, stderr %q", code, errw)
+	}
+}
+
+// TestCaseLookupInInputsDirs: a relative --case is found in the graph
+// folder of an inputs folder, as benchdnn names cases relative to
+// inputs/graph, and a failed lookup names each path it tried once.
+func TestCaseLookupInInputsDirs(t *testing.T) {
+	inputs := filepath.Join(t.TempDir(), "inputs")
+	if err := os.MkdirAll(filepath.Join(inputs, "graph", "op"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inputs, "graph", "op", "sum.json"), []byte(sumAddDroppedCase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(inputsEnv, "")
+	t.Setenv(caseDirEnv, "")
+	code, out, errw := runMain(t, "--inputs-dir="+inputs, "--graph", "--mode=C", "--case=op/sum.json")
+	if code != 0 || !strings.Contains(out, "tests:1 passed:1") {
+		t.Errorf("--case in --inputs-dir's graph folder: exit %d\n%s\n%s", code, out, errw)
+	}
+	code, _, errw = runMain(t, "--inputs-dir="+inputs, "--graph", "--case=op/none.json")
+	want := filepath.Join(inputs, "graph", "op", "none.json")
+	tried := strings.Split(strings.SplitN(strings.SplitN(errw, "(tried ", 2)[1], ";", 2)[0], ", ")
+	seen := map[string]bool{}
+	for _, p := range tried {
+		if seen[p] {
+			t.Errorf("missing case: %s tried twice", p)
+		}
+		seen[p] = true
+	}
+	if code != 2 || !seen[want] {
+		t.Errorf("missing case: exit %d, stderr %q, want %s among the paths tried", code, errw, want)
+	}
 }

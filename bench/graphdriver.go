@@ -104,7 +104,8 @@ func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error)
 // resolveCase finds a --case file: --case-dir (or $GDNN_GRAPH_CASE_DIR)
 // first, then the including batch file's folder and each of its parents
 // (benchdnn's paths are relative to its inputs/graph folder), then the
-// current directory.
+// current directory, then the graph folder of each inputs folder
+// (--inputs-dir, $GDNN_BENCHDNN_INPUTS), as --batch searches them.
 func (r *runner) resolveCase(a Arg, name string) (string, error) {
 	if filepath.IsAbs(name) {
 		if fileExists(name) {
@@ -115,6 +116,9 @@ func (r *runner) resolveCase(a Arg, name string) (string, error) {
 	var tried []string
 	try := func(dir string) string {
 		p := filepath.Join(dir, name)
+		if slices.Contains(tried, p) {
+			return ""
+		}
 		tried = append(tried, p)
 		if fileExists(p) {
 			return p
@@ -142,6 +146,11 @@ func (r *runner) resolveCase(a Arg, name string) (string, error) {
 	}
 	if p := try("."); p != "" {
 		return p, nil
+	}
+	for _, d := range inputsDirs(r.g.inputsDir) {
+		if p := try(filepath.Join(d, "graph")); p != "" {
+			return p, nil
+		}
 	}
 	return "", inputErr(a, "--case: cannot find %q (tried %s; set --case-dir or $%s)", name, strings.Join(tried, ", "), caseDirEnv)
 }
@@ -261,6 +270,9 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	shapes, _ := ParseInShapes(c.inShapes)
 	attrs, _ := ParseOpAttrs(c.opAttrs)
 	kinds, _ := ParseOpKinds(c.opKind)
+	if g0, err = removeOps(g0, kinds); err != nil {
+		return nil, err
+	}
 	dto, _ := ParseDT(c.dt)
 	produced := map[uint64]bool{}
 	for _, op := range g0.Ops() {
@@ -343,7 +355,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			}
 		}
 		for _, k := range kinds {
-			if k.OpID != op.ID {
+			if k.OpID != op.ID || k.Remove {
 				continue
 			}
 			seenKind[op.ID] = true
@@ -380,7 +392,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 		}
 	}
 	for _, k := range kinds {
-		if !seenKind[k.OpID] {
+		if !k.Remove && !seenKind[k.OpID] {
 			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
 		}
 	}
@@ -608,23 +620,92 @@ func inputsWithMB(g *graph.Graph, inputs map[uint64]graph.LogicalTensor) map[uin
 	return with
 }
 
+// removeOps returns g without the ops --op-kind=ID:undef names, as
+// benchdnn's graph driver removes them: the consumers of a unary op's
+// output read its input instead; a binary op passes on the one input that
+// another op produces (an error when both or neither are produced).
+func removeOps(g *graph.Graph, kinds []KindOverride) (*graph.Graph, error) {
+	remove := map[uint64]bool{}
+	for _, k := range kinds {
+		if k.Remove {
+			remove[k.OpID] = true
+		}
+	}
+	if len(remove) == 0 {
+		return g, nil
+	}
+	alias := map[uint64]graph.LogicalTensor{} // a removed op's output -> the tensor read instead
+	for id := range remove {
+		op, ok := g.Op(id)
+		switch {
+		case !ok:
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", id)
+		case len(op.Outputs) != 1 || !op.Kind.IsEltwise() && !op.Kind.IsBinary():
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: %s cannot be removed (undef removes binary and eltwise ops)", op)
+		}
+		pass := op.Inputs[0]
+		if op.Kind.IsBinary() {
+			a, b := g.Producer(op.Inputs[0].ID) != nil, g.Producer(op.Inputs[1].ID) != nil
+			if a == b {
+				return nil, graph.Errorf(graph.InvalidArguments,
+					"--op-kind: %s cannot be removed: %s of its inputs is produced by another op, so which one to pass on is not known",
+					op, map[bool]string{true: "each", false: "neither"}[a])
+			}
+			if b {
+				pass = op.Inputs[1]
+			}
+		}
+		alias[op.Outputs[0].ID] = pass
+	}
+	resolve := func(t graph.LogicalTensor) graph.LogicalTensor {
+		for range len(alias) { // a chain of removed ops is at most this long
+			a, ok := alias[t.ID]
+			if !ok {
+				break
+			}
+			t = a
+		}
+		return t.Clone()
+	}
+	out := graph.New()
+	out.FPMath = g.FPMath
+	for _, op := range g.Ops() {
+		if remove[op.ID] {
+			continue
+		}
+		c := op.Clone()
+		for i, t := range c.Inputs {
+			c.Inputs[i] = resolve(t)
+		}
+		if err := out.AddOp(c); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // passesMB reports whether op passes the minibatch of its input id on to
 // its output. As in benchdnn: a binary op through each input of the
 // largest rank among its inputs (the others broadcast), MatMul of rank > 2
 // through both matrices, any other op through its first input only.
 // (benchdnn's list of binary ops spells Subtract "Substract", so benchdnn
 // treats Subtract like a unary op; gdnn follows the evident intent.)
+//
+// An input of unknown rank (a null shape, as a graph written before
+// Finalize has for its intermediate tensors) may be of the largest rank:
+// it passes the minibatch on, and does not stop an input of known rank
+// from passing it.
 func passesMB(op *graph.Op, id uint64) bool {
 	switch {
 	case op.Kind.IsBinary():
 		rank, maxRank := 0, 0
 		for _, t := range op.Inputs {
-			maxRank = max(maxRank, len(t.Dims))
+			maxRank = max(maxRank, t.Rank())
 			if t.ID == id {
-				rank = len(t.Dims)
+				rank = t.Rank()
 			}
 		}
-		return rank == maxRank
+		return rank < 0 || rank == maxRank
 	case op.Kind == graph.MatMul && len(op.Inputs) >= 2 && len(op.Inputs[0].Dims) > 2:
 		return id == op.Inputs[0].ID || id == op.Inputs[1].ID
 	}

@@ -297,16 +297,19 @@ func TestGraphMBAndInShapes(t *testing.T) {
 // TestGraphMBReachesMinibatchInputsOnly checks which inputs --mb resizes:
 // those whose dim 0 flows to the output as the minibatch (benchdnn's
 // rule), so a binary operand of the full rank follows while one of lower
-// rank (broadcast) keeps its shape.
+// rank (broadcast) keeps its shape; an intermediate tensor of unknown rank
+// passes the minibatch on.
 func TestGraphMBReachesMinibatchInputsOnly(t *testing.T) {
 	cases := []struct {
-		name        string
-		operand     []any
-		wantOperand []int64
+		name          string
+		operand       []any
+		unknownMiddle bool // the mean's output of unknown rank (a null shape)
+		wantOperand   []int64
 	}{
-		{"operand of full rank", []any{2, 1, 4, 4}, []int64{3, 1, 4, 4}},
-		{"operand of dim 0 one, full rank", []any{1, 1, 4, 4}, []int64{3, 1, 4, 4}},
-		{"operand of lower rank", []any{1, 4, 4}, []int64{1, 4, 4}},
+		{"operand of full rank", []any{2, 1, 4, 4}, false, []int64{3, 1, 4, 4}},
+		{"operand of dim 0 one, full rank", []any{1, 1, 4, 4}, false, []int64{3, 1, 4, 4}},
+		{"operand of lower rank", []any{1, 4, 4}, false, []int64{1, 4, 4}},
+		{"operand of full rank, the mean's output of unknown rank", []any{2, 1, 4, 4}, true, []int64{3, 1, 4, 4}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -314,6 +317,12 @@ func TestGraphMBReachesMinibatchInputsOnly(t *testing.T) {
 				op := tensorAt(doc, 1, false, 1)
 				op["shape"] = c.operand
 				delete(op, "stride")
+				if c.unknownMiddle {
+					for _, mid := range []map[string]any{tensorAt(doc, 0, true, 0), tensorAt(doc, 1, false, 0)} {
+						mid["shape"], mid["layout_type"] = nil, "any"
+						delete(mid, "stride")
+					}
+				}
 			}))
 			if err != nil {
 				t.Fatal(err)
@@ -701,6 +710,41 @@ func TestGraphOpKind(t *testing.T) {
 		{"--op-kind=x:Add", "wants ID:KIND"},
 	} {
 		code, out, errw := runGraph(t, path, "--mode=C", c.knob)
+		if !strings.Contains(out+errw, c.want) {
+			t.Errorf("%s: exit %d, want a message saying %q\nstdout:\n%s\nstderr:\n%s", c.knob, code, c.want, out, errw)
+		}
+	}
+}
+
+// TestGraphOpKindUndef: --op-kind=ID:undef removes the op, as
+// driver_graph.md says: a unary op's consumers read its input, a binary
+// op passes on the input another op produces; a chain of removed ops
+// passes through them all. It refuses an op that is not in the graph, a
+// reduction, and a binary op whose inputs are both (or neither) produced.
+func TestGraphOpKindUndef(t *testing.T) {
+	withReLU := func(doc map[string]any) {
+		ops := doc["graph"].([]any)
+		relu := map[string]any{"id": 2, "name": "relu", "kind": "ReLU", "attrs": map[string]any{},
+			"inputs":  []any{map[string]any{"id": 3, "dtype": "f32", "shape": []any{4, 5}, "stride": []any{5, 1}, "layout_type": "strided", "property_type": "undef"}},
+			"outputs": []any{map[string]any{"id": 4, "dtype": "f32", "shape": []any{4, 5}, "stride": []any{5, 1}, "layout_type": "strided", "property_type": "undef"}}}
+		doc["graph"] = append(ops, relu)
+	}
+	path := writeCase(t, sumAddDroppedCase, withReLU)
+	for _, knob := range []string{"--op-kind=1:undef", "--op-kind=2:undef", "--op-kind=1:undef+2:undef"} {
+		code, out, errw := runGraph(t, path, "--mode=C", knob)
+		if code != 0 || summary(t, out)[1] != "1" || !strings.Contains(out, knob+" ") {
+			t.Errorf("%s: exit %d, want 0, 1 passed and the knob in the repro line\nstdout:\n%s\nstderr:\n%s", knob, code, out, errw)
+		}
+	}
+	bothInputs := writeCase(t, sumAddDroppedCase, func(doc map[string]any) {
+		tensorAt(doc, 1, false, 0)["id"] = 5 // the Add reads two graph inputs
+	})
+	for _, c := range []struct{ path, knob, want string }{
+		{path, "--op-kind=7:undef", "--op-kind: op 7 is not in the graph"},
+		{path, "--op-kind=0:undef", "cannot be removed (undef removes binary and eltwise ops)"},
+		{bothInputs, "--op-kind=1:undef", "neither of its inputs is produced by another op"},
+	} {
+		code, out, errw := runGraph(t, c.path, "--mode=C", c.knob)
 		if !strings.Contains(out+errw, c.want) {
 			t.Errorf("%s: exit %d, want a message saying %q\nstdout:\n%s\nstderr:\n%s", c.knob, code, c.want, out, errw)
 		}

@@ -168,13 +168,14 @@ func ParseOpAttrs(s string) ([]AttrOverride, error) {
 
 // KindOverride is one entry of --op-kind.
 type KindOverride struct {
-	OpID uint64
-	Kind graph.OpKind
+	OpID   uint64
+	Kind   graph.OpKind
+	Remove bool // KIND undef: the op is taken out of the graph (removeOps)
 }
 
 // ParseOpKinds parses --op-kind: ID:KIND[+ID:KIND...]. As in benchdnn,
 // only binary and eltwise ops may change kind (checked against the op by
-// loadGraph), so KIND is one of those.
+// loadGraph), so KIND is one of those, or undef, which removes the op.
 func ParseOpKinds(s string) ([]KindOverride, error) {
 	if s == "" {
 		return nil, nil
@@ -185,6 +186,10 @@ func ParseOpKinds(s string) ([]KindOverride, error) {
 	}
 	var out []KindOverride
 	for _, e := range entries {
+		if e.rest == "undef" {
+			out = append(out, KindOverride{OpID: e.id, Remove: true})
+			continue
+		}
 		k, err := graph.ParseOpKind(e.rest)
 		if err != nil {
 			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind %q: entry %q: %v", s, e.text, err)

@@ -145,7 +145,8 @@ Graph driver (--graph):
                           paths are searched in --case-dir, then $GDNN_GRAPH_CASE_DIR,
                           then the including batch file's folder and each of its parents
                           (benchdnn's graph inputs name cases relative to inputs/graph),
-                          then the current directory.
+                          then the current directory, then the graph folder of each
+                          inputs folder (--inputs-dir, as for --batch).
   --in-shapes=ID:SHAPE[*STRIDES][+...]
                           new shape (AxB..., "-" for rank 0, empty to keep) and strides
                           (a tag such as acdb, or AxB... elements; none: dense) of input
@@ -155,6 +156,8 @@ Graph driver (--graph):
   --op-kind=ID:KIND[+...] change the kind of op ID: a binary op to another binary kind
                           (Add, Multiply, ...), an eltwise op to another eltwise kind; it
                           keeps its attributes (set the new kind's with --op-attrs).
+                          KIND undef removes the op: its consumers read its input (of a
+                          binary op, the one another op produces).
   --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors.
   --mb=N                  override the minibatch (0: keep): dim 0 of the inputs it flows
                           from, also over an --in-shapes shape; layouts keep their dim order.

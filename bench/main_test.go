@@ -268,6 +268,12 @@ func TestAttributeKnobs(t *testing.T) {
 	if code, _, _ := runMain(t, "--reduction", "--attr-scales", "2x16:2x1"); code != 2 {
 		t.Errorf("--attr-scales without a value: exit %d, want 2", code)
 	}
+	for _, bad := range []string{"--fix-times-per-prb=-3", "--start=-1", "--repeats-per-prb=0"} {
+		name := strings.SplitN(bad, "=", 2)[0]
+		if code, _, errw := runMain(t, "--reduction", "--mode=P", bad, "2x16:2x1"); code != 2 || !strings.Contains(errw, name+":") {
+			t.Errorf("%s: exit %d, want 2 and a message naming %s:\n%s", bad, code, name, errw)
+		}
+	}
 }
 
 // TestOptionSetAll runs oneDNN's option_set_all (bf16 src, plain and

@@ -174,6 +174,11 @@ func expandToken(tok string, d *PerfData) (string, error) {
 		return strconv.Itoa(d.Time.Times), nil
 	}
 	mode, unit, name := splitModifiers(tok)
+	if strings.HasPrefix(tok, "@") && measured[tok[1:]] {
+		return "", graph.Errorf(graph.InvalidArguments,
+			"perf template: in %%%s%% the @ stands for a modifier: write %%-%s%% (min), %%0%s%% (average), %%+%s%% (max), %%~%s%% (median) or %%%s%% (min)",
+			tok, tok[1:], tok[1:], tok[1:], tok[1:], tok[1:])
+	}
 	if !measured[name] {
 		return "", graph.Errorf(graph.InvalidArguments, "perf template: unknown token %%%s%% (see --help for the list)", tok)
 	}

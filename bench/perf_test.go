@@ -37,6 +37,10 @@ func TestExpandTemplate(t *testing.T) {
 			t.Errorf("ExpandTemplate(%q) succeeded, want an error", bad)
 		}
 	}
+	// --help writes the modifier's place as @: the error says what to write.
+	if _, err := ExpandTemplate("%@time%", d); err == nil || !strings.Contains(err.Error(), "write %-time% (min)") {
+		t.Errorf("ExpandTemplate(%%@time%%): %v, want the modifiers spelled out", err)
+	}
 	for _, tpl := range []string{TemplateDef, TemplateCSV, TemplateGraphCSV} {
 		if err := ValidateTemplate(tpl); err != nil {
 			t.Errorf("built-in template %q: %v", tpl, err)

@@ -284,7 +284,10 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		if err != nil {
 			return true, err
 		}
-		r.g.fixTimes = int(max(0, min(n, 1<<30)))
+		if n < 0 {
+			return true, inputErr(a, "--fix-times-per-prb: %d is negative (0 times by --max-ms-per-prb)", n)
+		}
+		r.g.fixTimes = int(min(n, 1<<30))
 	case "max-isa":
 		spec := val
 		if spec == "" {
@@ -319,11 +322,17 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 		return true, err
 	case "start":
 		n, err := parseIntValue(a, name, val)
-		r.g.start = int(max(0, min(n, 1<<30)))
+		if err == nil && n < 0 {
+			return true, inputErr(a, "--start: %d is negative (problems count from 0)", n)
+		}
+		r.g.start = int(min(n, 1<<30))
 		return true, err
 	case "repeats-per-prb":
 		n, err := parseIntValue(a, name, val)
-		r.g.repeats = int(max(1, min(n, 1<<20)))
+		if err == nil && n < 1 {
+			return true, inputErr(a, "--repeats-per-prb: %d, want 1 or more", n)
+		}
+		r.g.repeats = int(min(n, 1<<20))
 		return true, err
 	case "global-impl":
 		r.g.globalImpl, r.g.globalSkip = splitList(val), nil

@@ -11,8 +11,12 @@ import "fmt"
 // (f32, bf16, f16, s32, ...), and the zero value is Undef.
 type DataType int
 
-// The data types. Only F32, BF16 and F16 are data types of ReduceMean; S32
-// carries axes; the others exist so that realistic graphs can be described.
+// The data types. F32, BF16 and F16 are the float data of the reductions
+// and the ops fused with them; S8 and U8 data are reduced too (through
+// Dequantize and Quantize, or as a gdnn extension straight into a
+// reduction), and S32 takes integer results and binary operands; S32 and
+// S64 carry axes; the others exist so that realistic graphs can be
+// described.
 const (
 	Undef DataType = iota
 	F32

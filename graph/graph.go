@@ -6,7 +6,7 @@
 // Every op kind of oneDNN Graph's reduction fusion patterns can be
 // described: the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
 // ReduceProd, ReduceL1, ReduceL2: axes and keep_dims attributes or an s32
-// axes input; src f32, bf16 or f16 with dst the src type or f32, or, as a
+// or s64 axes input; src f32, bf16 or f16 with dst the src type or f32, or, as a
 // gdnn extension mirroring oneDNN's reduction primitive, src s8 or u8 with
 // dst s8, u8, s32, f32, bf16 or f16), the unary eltwise and binary ops
 // fused before and after them (computing in f32; the last of a chain may
@@ -28,7 +28,7 @@ import (
 
 // Graph is a set of ops connected through logical tensor ids. Add ops with
 // AddOp, then call Finalize once; after that the graph is read-only and
-// ready to be partitioned.
+// ready to be partitioned. The zero Graph is an empty graph, as New's.
 type Graph struct {
 	ops       []*Op // in insertion order; topological after Finalize
 	byID      map[uint64]*Op
@@ -36,19 +36,25 @@ type Graph struct {
 	producer  map[uint64]*Op
 	consumers map[uint64][]*Op
 	finalized bool
-	// FPMath is oneDNN's fpmath_mode ("strict" by default); gdnn always
-	// computes at least as precisely as strict.
+	// FPMath is oneDNN's fpmath_mode ("strict" by default; "" is strict
+	// too); gdnn always computes at least as precisely as strict.
 	FPMath string
 }
 
 // New returns an empty graph.
 func New() *Graph {
-	return &Graph{
-		byID:      map[uint64]*Op{},
-		tensors:   map[uint64]LogicalTensor{},
-		producer:  map[uint64]*Op{},
-		consumers: map[uint64][]*Op{},
-		FPMath:    "strict",
+	g := &Graph{FPMath: "strict"}
+	g.init()
+	return g
+}
+
+// init makes the maps of a zero Graph.
+func (g *Graph) init() {
+	if g.byID == nil {
+		g.byID = map[uint64]*Op{}
+		g.tensors = map[uint64]LogicalTensor{}
+		g.producer = map[uint64]*Op{}
+		g.consumers = map[uint64][]*Op{}
 	}
 }
 
@@ -65,6 +71,7 @@ func (g *Graph) AddOp(op *Op) error {
 	if g.finalized {
 		return Errorf(InvalidGraph, "AddOp %s: the graph is already finalized", op)
 	}
+	g.init()
 	if prev, ok := g.byID[op.ID]; ok {
 		return Errorf(InvalidGraph, "AddOp %s: op id %d is already used by %s", op, op.ID, prev)
 	}
@@ -213,6 +220,9 @@ func (g *Graph) inferShapes() error {
 // (which may be more concrete than the op's own, e.g. at compile time).
 // Entries are nil where the rank is unknown, UnknownDim where a dim is.
 func InferOutputs(op *Op, inputs []LogicalTensor) ([][]int64, error) {
+	if op == nil {
+		return nil, Errorf(InvalidArguments, "InferOutputs: op is nil")
+	}
 	s := schemaOf(op.Kind)
 	if s == nil {
 		return nil, Errorf(InvalidGraphOp, "%s: unknown op kind", op)

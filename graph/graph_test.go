@@ -83,7 +83,7 @@ func TestReduceMeanErrors(t *testing.T) {
 		{"axis too big", []int64{2, 3}, []int64{2}, false, nil, InvalidArguments, "axes[0] = 2 is out of range [-2, 1]"},
 		{"axis too small", []int64{2, 3}, []int64{-3}, false, nil, InvalidArguments, "axes[0] = -3"},
 		{"duplicate axis", []int64{2, 3}, []int64{1, -1}, false, nil, InvalidArguments, "names dim 1 twice"},
-		{"axis on scalar", []int64{}, []int64{0}, false, nil, InvalidArguments, "out of range"},
+		{"axis on scalar", []int64{}, []int64{0}, false, nil, InvalidArguments, "is a scalar (rank 0)"},
 		{"wrong dst dim", []int64{6, 12, 10, 24}, []int64{2, 3}, true, []int64{6, 12, 1, 2}, InvalidShape, "dim 3: 2 vs 1"},
 		{"wrong dst rank", []int64{6, 12, 10, 24}, []int64{2, 3}, false, []int64{6, 12, 1, 1}, InvalidShape, "rank 4"},
 	}
@@ -540,5 +540,59 @@ func TestIntOutputOfPostOps(t *testing.T) {
 				t.Fatalf("err = %v, want invalid_data_type with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestZeroValuesAndNilArguments: the zero Graph works as New's, and the
+// exported helpers refuse nil or short arguments with an error (or, for
+// ReduceDims, keep the dims reduce does not cover) instead of panicking.
+func TestZeroValuesAndNilArguments(t *testing.T) {
+	var g Graph
+	src := NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	if err := g.AddOp(NewOp(0, ReduceSum, "s").AddInput(src).AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("axes", []int64{1})); err != nil {
+		t.Fatalf("AddOp on a zero Graph: %v", err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatalf("Finalize of a zero Graph: %v", err)
+	}
+	if out, ok := g.Tensor(1); !ok || DimsString(out.Dims) != "2" {
+		t.Errorf("zero Graph: output %v, %v; want dims 2", out, ok)
+	}
+	var empty Graph
+	if err, want := empty.Finalize(), New().Finalize(); err == nil || err.Error() != want.Error() {
+		t.Errorf("Finalize of an empty zero Graph: %v, want %v as New's", err, want)
+	}
+	if got := ReduceDims([]int64{2, 3}, []bool{true}, false); DimsString(got) != "3" {
+		t.Errorf("ReduceDims with a short reduce: %v, want 3", got)
+	}
+	if _, err := NormalizeAxes(nil, []int64{5}, 2); !errors.Is(err, InvalidArguments) {
+		t.Errorf("NormalizeAxes(nil op, axis 5 of rank 2): %v", err)
+	}
+	_, err := NormalizeAxes(NewOp(0, ReduceSum, "s").AddInput(NewLogicalTensor(7, dtypes.F32, []int64{})), []int64{-1}, 0)
+	if !errors.Is(err, InvalidArguments) || !strings.Contains(err.Error(), "scalar") || !strings.Contains(err.Error(), "tensor 7") {
+		t.Errorf("axes of a rank-0 src: %v", err)
+	}
+	if _, err := InferOutputs(nil, nil); !errors.Is(err, InvalidArguments) {
+		t.Errorf("InferOutputs(nil, nil): %v", err)
+	}
+}
+
+// TestMessagesNameTheRealProblem: an s64 binary operand is refused with
+// the types a binary op takes (an integer operand among them), and an
+// Attr of an unknown type is blamed on its type, not on being an Attr.
+func TestMessagesNameTheRealProblem(t *testing.T) {
+	src := NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	anyT := func(id uint64) LogicalTensor { return NewLogicalTensorAny(id, dtypes.F32, nil) }
+	g := New()
+	if err := g.AddOp(NewOp(0, ReduceSum, "s").AddInput(src).AddOutput(anyT(1)).SetAttr("axes", []int64{1})); err != nil {
+		t.Fatal(err)
+	}
+	err := g.AddOp(NewOp(1, Add, "a").AddInput(anyT(1)).AddInput(NewLogicalTensor(9, dtypes.S64, []int64{2})).AddOutput(anyT(2)))
+	if !errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), "tensor 9 is s64") || !strings.Contains(err.Error(), "s8, u8 or s32") {
+		t.Errorf("s64 operand: %v", err)
+	}
+	err = New().AddOp(NewOp(0, ReduceSum, "s").AddInput(src).AddOutput(anyT(1)).SetAttr("axes", Attr{Type: AttrType(42)}))
+	if !errors.Is(err, InvalidArguments) || !strings.Contains(err.Error(), "Attr of unknown type 42") {
+		t.Errorf("Attr{Type: 42}: %v", err)
 	}
 }

@@ -49,6 +49,9 @@ func (o *Op) SetAttr(name string, v any) *Op {
 	if !ok {
 		if o.attrErr == nil {
 			o.attrErr = Errorf(InvalidArguments, "%s: attribute %q: unsupported Go value type %T", o, name, v)
+			if at, isAttr := v.(Attr); isAttr {
+				o.attrErr = Errorf(InvalidArguments, "%s: attribute %q: an Attr of unknown type %d", o, name, int(at.Type))
+			}
 		}
 		return o
 	}

@@ -264,6 +264,12 @@ func intOutput(op *Op, out LogicalTensor) bool {
 // fuses such an op only where the chain's own tensor is the float input.
 func binaryTypes(op *Op) error {
 	a, b := op.Inputs[0], op.Inputs[1]
+	for _, t := range op.Inputs {
+		if !isFloat(t.DataType) && !t.DataType.IsInt() {
+			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16 (one of the two inputs may be s8, u8 or s32)",
+				op, t.ID, t.DataType)
+		}
+	}
 	if !a.DataType.IsInt() && !b.DataType.IsInt() {
 		return floatTypes(op)
 	}

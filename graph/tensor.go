@@ -54,7 +54,10 @@ func (l Layout) String() string {
 type Property int
 
 // Properties, as in oneDNN Graph. A constant tensor's values are the same
-// on every execute, which lets compile read a constant axes tensor once.
+// on every execute. gdnn keeps the property (graph JSON writes it back)
+// but does not rely on it: a run-time axes tensor is read and checked on
+// every Execute, constant or not, and axes known when the graph is built
+// belong in the axes attribute, which compiles one kernel.
 const (
 	PropertyUndef Property = iota
 	PropertyVariable

@@ -299,3 +299,34 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestLogSumExpOfOne: a log-sum-exp over one element (a reduced dim of
+// size 1, or no axes) is the element itself, bit for bit, on every ISA:
+// finite values, ±Inf and NaN, with f32 and 16-bit src; -0 gives +0, as
+// the shifted form's log(1) + -0 does.
+func TestLogSumExpOfOne(t *testing.T) {
+	vals := []float32{7.5, -3.25, 0, float32(math.Copysign(0, -1)), 88.9, -104, 1e30, -1e30, 3e-40,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	forEachISA(t, func(t *testing.T) {
+		for _, dt := range floatTypes {
+			n := int64(len(vals))
+			src := make([]byte, n*esz(dt))
+			for i, v := range vals {
+				put(dt, src, int64(i), v)
+			}
+			c := &tcase{p: &plan.Problem{Reduction: plan.LogSumExp, SrcDT: dt, DstDT: dt, Dims: []int64{n, 1},
+				SrcStrides: []int64{1, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}},
+				src: src, dstN: n * esz(dt)}
+			got := c.run(t)
+			for i := range vals {
+				s, d := src[int64(i)*esz(dt):int64(i+1)*esz(dt)], got[int64(i)*esz(dt):int64(i+1)*esz(dt)]
+				if vals[i] == 0 {
+					s = make([]byte, esz(dt)) // +0
+				}
+				if !bytes.Equal(s, d) {
+					t.Errorf("%v: log-sum-exp of one %v is %x, want %x", dt, vals[i], d, s)
+				}
+			}
+		}
+	})
+}

@@ -236,7 +236,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	} else {
 		ax := ins[r.axesPort]
 		if len(ax.Dims) > 1 || ax.NumElements() > int64(len(ins[0].Dims)) {
-			return nil, graph.Errorf(graph.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor of at most %d axes",
+			return nil, graph.Errorf(graph.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor (or rank 0: one axis) of at most %d axes",
 				ax.ID, graph.DimsString(ax.Dims), len(ins[0].Dims))
 		}
 		if out.KnownDims() {
@@ -637,8 +637,8 @@ func checkNoSelfOverlap(t graph.LogicalTensor) error {
 // the axes decide are graph.UnknownDim; QueryLogicalTensorWithAxes gives
 // them for given axes values.
 func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, error) {
-	if c == nil {
-		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "QueryLogicalTensor on a nil compiled partition")
+	if err := c.usable("QueryLogicalTensor"); err != nil {
+		return graph.LogicalTensor{}, err
 	}
 	for _, ts := range [][]graph.LogicalTensor{c.inputs, c.outputs} {
 		if i := portIndex(ts, id); i >= 0 {
@@ -657,8 +657,8 @@ func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, 
 // with concrete dims. A partition whose axes are an attribute has no
 // run-time axes: that is an error too (use QueryLogicalTensor).
 func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) (graph.LogicalTensor, error) {
-	if c == nil {
-		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "QueryLogicalTensorWithAxes on a nil compiled partition")
+	if err := c.usable("QueryLogicalTensorWithAxes"); err != nil {
+		return graph.LogicalTensor{}, err
 	}
 	if c.recipe.axesPort < 0 {
 		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments,
@@ -692,20 +692,55 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 	return out, nil
 }
 
-// Inputs returns the compiled input tensors, in port order.
-func (c *CompiledPartition) Inputs() []graph.LogicalTensor { return cloneTensors(c.inputs) }
+// usable reports why c cannot be used by method what: nil, or a zero
+// CompiledPartition that Compile did not make.
+func (c *CompiledPartition) usable(what string) error {
+	switch {
+	case c == nil:
+		return graph.Errorf(graph.InvalidArguments, "%s on a nil compiled partition", what)
+	case c.p == nil || c.recipe == nil || c.run == nil:
+		return graph.Errorf(graph.InvalidArguments, "%s on a zero CompiledPartition: get one from Partition.Compile", what)
+	}
+	return nil
+}
 
-// Outputs returns the compiled output tensors.
-func (c *CompiledPartition) Outputs() []graph.LogicalTensor { return cloneTensors(c.outputs) }
+// Inputs returns the compiled input tensors, in port order (none for a
+// nil CompiledPartition).
+func (c *CompiledPartition) Inputs() []graph.LogicalTensor {
+	if c == nil {
+		return nil
+	}
+	return cloneTensors(c.inputs)
+}
 
-// Partition returns the partition c was compiled from.
-func (c *CompiledPartition) Partition() *Partition { return c.p }
+// Outputs returns the compiled output tensors (none for a nil
+// CompiledPartition).
+func (c *CompiledPartition) Outputs() []graph.LogicalTensor {
+	if c == nil {
+		return nil
+	}
+	return cloneTensors(c.outputs)
+}
+
+// Partition returns the partition c was compiled from (nil for a nil or
+// zero CompiledPartition).
+func (c *CompiledPartition) Partition() *Partition {
+	if c == nil {
+		return nil
+	}
+	return c.p
+}
 
 // Impl names the implementation that runs the partition ("jit:avx512",
-// "jit:avx2", "jit:neon" or "interp"). With axes given as a tensor the
+// "jit:avx2", "jit:neon" or "interp"): "interp" when the interpreter runs
+// any part of it, such as one sub-plan of a loop nest too deep for the
+// machine code, while the JIT runs the rest. With axes given as a tensor the
 // kernel is chosen at execute time; Impl then names the one the latest
 // Execute used (before any, the implementation a new kernel would get).
 func (c *CompiledPartition) Impl() string {
+	if c.usable("Impl") != nil {
+		return defaultImpl()
+	}
 	if c.kern.ok() {
 		return c.kern.Impl()
 	}

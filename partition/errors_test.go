@@ -510,3 +510,29 @@ func TestExecuteDoesNotAllocate(t *testing.T) {
 	ft, _ := NewTensor(fout, make([]float32, 4))
 	check("mean+add", cf, []Tensor{st, xt}, []Tensor{ft})
 }
+
+// TestZeroAndNilCompiledPartition: a nil or zero CompiledPartition (one
+// Compile did not make) refuses every call with an error that says so;
+// its accessors return nothing and Impl the default implementation.
+func TestZeroAndNilCompiledPartition(t *testing.T) {
+	for _, c := range []*CompiledPartition{nil, {}} {
+		what := "nil"
+		if c != nil {
+			what = "zero"
+		}
+		errs := map[string]error{"Execute": c.Execute(nil, nil)}
+		_, errs["QueryLogicalTensor"] = c.QueryLogicalTensor(0)
+		_, errs["QueryLogicalTensorWithAxes"] = c.QueryLogicalTensorWithAxes(0, nil)
+		for m, err := range errs {
+			if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), what) {
+				t.Errorf("%s on a %s CompiledPartition: %v", m, what, err)
+			}
+		}
+		if len(c.Inputs()) != 0 || len(c.Outputs()) != 0 || c.Partition() != nil {
+			t.Errorf("%s CompiledPartition: ports or partition not empty", what)
+		}
+		if c.Impl() != defaultImpl() {
+			t.Errorf("%s CompiledPartition: Impl %q, want %q", what, c.Impl(), defaultImpl())
+		}
+	}
+}

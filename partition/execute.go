@@ -34,8 +34,8 @@ const maxAxesKernels = 64
 // layout; tensors made from QueryLogicalTensor always match. Axes given as a tensor are read and checked on every call.
 // Execute is safe for concurrent use.
 func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
-	if c == nil {
-		return graph.Errorf(graph.InvalidArguments, "Execute on a nil compiled partition")
+	if err := c.usable("Execute"); err != nil {
+		return err
 	}
 	// Ports are few (src, axes, binary operands; one output): order
 	// pointers to the given tensors in stack arrays, so that Execute

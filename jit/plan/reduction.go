@@ -184,8 +184,14 @@ func (a Alg) Reduction(p, eps float32) Reduction {
 // with no f32 overflow or underflow on the way: the L2 norm of x with no
 // eps to add (or a floor of at most 0) is |x|, where f32's x*x would be
 // +Inf past 1.8e19, subnormal (fewer bits) below 1.1e-19 and 0 below
-// 2.6e-23 before the square root. Other reductions come back as they are.
+// 2.6e-23 before the square root. The log-sum-exp of x is its shifted
+// form's log(exp(x - x)) + x = +0 + x exactly, a sum of one (-0 gives +0),
+// where an exp and a log in f32 could be an ulp off. Other reductions
+// come back as they are.
 func (r Reduction) OfOne() Reduction {
+	if r.IsLogSumExp() {
+		return AlgSum.Reduction(0, 0)
+	}
 	if r.Transform != TransformSquare || r.Combine != CombineAdd || r.P != 2 {
 		return r
 	}

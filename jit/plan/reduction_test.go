@@ -204,7 +204,8 @@ func TestPlanReductionChecks(t *testing.T) {
 
 // TestOfOne checks which reductions of one element are rewritten: the L2
 // norm's root of x*x with no eps to add or a floor of at most 0 becomes
-// |x|; with an eps, without the root, or for other kinds, nothing changes.
+// |x|, log-sum-exp a sum; with an eps, without the root, or for other
+// kinds, nothing changes.
 func TestOfOne(t *testing.T) {
 	abs := Reduction{Transform: TransformAbs, Finalize: FinalizeNone}
 	cases := []struct {
@@ -220,7 +221,7 @@ func TestOfOne(t *testing.T) {
 		{AlgNormLpSum.Reduction(3, 0), AlgNormLpSum.Reduction(3, 0)},
 		{Reduction{Transform: TransformSquare}, Reduction{Transform: TransformSquare}},
 		{AlgSum.Reduction(0, 0), AlgSum.Reduction(0, 0)},
-		{LogSumExp, LogSumExp},
+		{LogSumExp, AlgSum.Reduction(0, 0)},
 	}
 	for _, c := range cases {
 		if got := c.in.OfOne(); got != c.want {
