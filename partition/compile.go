@@ -35,12 +35,24 @@ type CompiledPartition struct {
 }
 
 // runState is a compiled partition's state at execute time: with axes
-// given as a tensor, the kernels found per axes value, and the
-// implementation the latest Execute used.
+// given as a tensor, the kernels found per axes value and output layout,
+// and the implementation the latest Execute used.
 type runState struct {
 	mu       sync.Mutex
-	byAxes   map[uint64]kernel
+	byAxes   map[axesKey]kernel
 	lastImpl atomic.Value // string
+}
+
+// axesKey identifies the kernel of one execute with run-time axes: the
+// src dims the axes reduce, and the output's layout, which Execute takes
+// as given where compile left the output's dims open (the kernel depends
+// on nothing else that changes between executes).
+type axesKey struct {
+	reduce  uint64
+	layout  graph.Layout
+	tag     string
+	rank    int
+	strides [graph.MaxRank]int64
 }
 
 // recipe says how the fused ops map onto a plan.Problem.
@@ -84,7 +96,7 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 			cc := *c
 			cc.p, cc.run = p, &runState{}
 			if c.run.byAxes != nil {
-				cc.run.byAxes = map[uint64]kernel{}
+				cc.run.byAxes = map[axesKey]kernel{}
 			}
 			compiledCache.put(key, &cc)
 			return &cc, nil
@@ -244,7 +256,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 				return nil, err
 			}
 		}
-		c.run.byAxes = map[uint64]kernel{}
+		c.run.byAxes = map[axesKey]kernel{}
 	}
 	c.outputs = outs
 	if err := c.settleNeeds(); err != nil {

@@ -13,7 +13,8 @@ import (
 )
 
 // maxAxesKernels bounds the kernels one compiled partition keeps for
-// different run-time axes values (the jit's own cache stays behind it).
+// different run-time axes values and output layouts (the jit's own cache
+// stays behind it).
 const maxAxesKernels = 64
 
 // Execute runs the compiled partition: it reads the input tensors and
@@ -246,32 +247,32 @@ func axesList(axes []int64) string {
 	return fmt.Sprint(axes)
 }
 
-// axesKernel returns the kernel for one execute's run-time axes.
+// axesKernel returns the kernel for one execute's run-time axes and
+// output layout out, compiling it the first time (see axesKey).
 func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) (kernel, error) {
-	key := uint64(0)
+	key := axesKey{layout: out.Layout, tag: out.Tag, rank: len(out.Strides)}
 	for i, r := range ax.reduce {
 		if r {
-			key |= 1 << i
+			key.reduce |= 1 << i
 		}
 	}
+	copy(key.strides[:], out.Strides) // out's rank is at most src's, at most graph.MaxRank
 	c.run.mu.Lock()
 	k, ok := c.run.byAxes[key]
 	c.run.mu.Unlock()
-	if ok && c.outputs[0].KnownDims() {
+	if ok {
 		return k, nil
 	}
 	k, err := c.kernelFor(ax.reduce, out)
 	if err != nil {
 		return kernel{}, err
 	}
-	if c.outputs[0].KnownDims() {
-		c.run.mu.Lock()
-		if len(c.run.byAxes) >= maxAxesKernels {
-			clear(c.run.byAxes)
-		}
-		c.run.byAxes[key] = k
-		c.run.mu.Unlock()
+	c.run.mu.Lock()
+	if len(c.run.byAxes) >= maxAxesKernels {
+		clear(c.run.byAxes)
 	}
+	c.run.byAxes[key] = k
+	c.run.mu.Unlock()
 	return k, nil
 }
 

@@ -799,3 +799,45 @@ func TestQueryLogicalTensorWithAxesAttribute(t *testing.T) {
 		t.Errorf("nil: err = %v", err)
 	}
 }
+
+// TestRunTimeAxesOpenOutputLayouts: with run-time axes and an output
+// compiled without dims, Execute takes the output's strides as given; the
+// partition keeps one kernel per axes value and output layout and uses it
+// again (so later executes compile nothing), and a padded output gets a
+// kernel of its own.
+func TestRunTimeAxesOpenOutputLayouts(t *testing.T) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
+	axesLT := graph.NewLogicalTensor(2, dtypes.S32, []int64{1})
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))))
+	must(t, g.Finalize())
+	p := onlySupported(t, g, Fusion)
+	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
+	must(t, err)
+	in := newBuffer(src, uniform(newRand(6), -1, 1))
+	st, _ := NewTensor(src, in.bytes)
+	at, _ := NewTensor(axesLT, []int32{1})
+	reduce := []bool{false, true, false}
+	dense := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 5})
+	padded := graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{4, 5}, []int64{8, 1})
+	kernels := func() int {
+		c.run.mu.Lock()
+		defer c.run.mu.Unlock()
+		return len(c.run.byAxes)
+	}
+	for i, c2 := range []struct {
+		out  graph.LogicalTensor
+		want int
+	}{{dense, 1}, {dense, 1}, {padded, 2}, {dense, 2}, {padded, 2}} {
+		dst := newBuffer(c2.out, func() float64 { return 0 })
+		dt, _ := NewTensor(c2.out, dst.bytes)
+		must(t, c.Execute([]Tensor{st, at}, []Tensor{dt}))
+		if msg := verifyKind(redKind{red: graph.ReduceSum}, in, reduce, false, nil, dst); msg != "" {
+			t.Fatalf("execute %d, output strides %v: %s", i, c2.out.Strides, msg)
+		}
+		if n := kernels(); n != c2.want {
+			t.Errorf("after execute %d (output strides %v) the partition keeps %d kernels, want %d", i, c2.out.Strides, n, c2.want)
+		}
+	}
+}
