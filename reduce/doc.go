@@ -25,7 +25,9 @@
 // oneDNN Graph's, as in the rest of gdnn: keep_dims is false (dst has the
 // kept dims only) and empty axes reduce nothing, which is the kind applied
 // to each element alone (a copy for Mean, Sum, Max, Min, Prod and
-// LogSumExp; |x| for L1 and L2, x*x for SumSquare, log x for LogSum).
+// LogSumExp, except that a -0 comes out +0 from Mean, Sum and LogSumExp,
+// as a sum from +0 gives it; |x| for L1 and L2, x*x for SumSquare, log x
+// for LogSum).
 // ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX.
 //
 // Layouts: src and dst are dense row-major unless SrcStrides or
