@@ -22,7 +22,7 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 }
 
 // checkProblemPaced is checkProblem; with paced, the plan is marked
-// plan.FromMemory and compiled with Options.Paced.
+// plan.FromMemory and compiled with Options.Zen.
 func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, paced bool) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
@@ -43,7 +43,7 @@ func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, pa
 		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
 	}
 	for _, isa := range isas(t) {
-		isa.o.Paced = paced
+		isa.o.Zen = paced
 		k := compile(t, pl, isa.o)
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {

@@ -137,9 +137,11 @@ type Options struct {
 	// VCVTNEPS2BF16 instead of an integer round-to-nearest-even sequence.
 	// It is ignored without AVX512.
 	BF16 bool
-	// Paced says the core streams DRAM fastest with few loads in flight,
-	// as AMD's Zen cores do: the row sweeps of plans marked FromMemory
-	// then read at about one 64-byte line per add's latency (see paced in
-	// row.go).
-	Paced bool
+	// Zen tunes the code for AMD's Zen cores (Zen 3 and later), whose
+	// memory pipeline differs from Intel's where it was first tuned: the
+	// row sweeps of plans marked FromMemory read at about one 64-byte line
+	// per add's latency, since these cores stream DRAM fastest with few
+	// loads in flight (pacedRows in row.go), and long f32 reductions over
+	// wide rows are taken row by row on AVX-512 too (Covers).
+	Zen bool
 }

@@ -18,8 +18,10 @@ const maxDepth = 5
 // column kernel sums rows of nacc vectors whole (16 zmm: 256 lanes; 8
 // ymm: 64 lanes). Every kind with vector code but log-sum-exp is reduced
 // row by row on AVX2, and on AVX-512 for 16-bit src (see rowbyrow.go and
-// jit's rowByRow: f32 AVX-512 column blocks read 1 KiB of each row per
-// visit and gain nothing from it).
+// jit's rowByRow: on Intel cores f32 AVX-512 column blocks read 1 KiB of
+// each row per visit and gain nothing from it), and for f32 src too on
+// Zen cores (Options.Zen), where two threads read such rows faster one at
+// a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row").
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType}
@@ -27,7 +29,7 @@ func Covers(o Options) kernelshape.Covers {
 		c.WholeRowLanes = 256
 	}
 	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
-		return rowByRowKind(r) && (!o.AVX512 || sdt.Size() == 2)
+		return rowByRowKind(r) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
 	}
 	return c
 }

@@ -18,7 +18,7 @@ type gen struct {
 	*asm
 	avx512 bool
 	bf16   bool
-	paced  bool // Options.Paced
+	zen    bool // Options.Zen
 	V      int  // f32 lanes per vector: 16 (zmm) or 8 (ymm)
 	nacc   int  // accumulator registers are vector registers 0..nacc-1
 
@@ -101,7 +101,7 @@ func newGen(pl *plan.Plan, o Options) *gen { return newGenOn(newAsm(), pl, o) }
 
 // newGenOn prepares a generator for pl under options o that appends to a.
 func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
-	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, paced: o.Paced, pl: pl}
+	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, zen: o.Zen, pl: pl}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext, g.kLast = 1, 5

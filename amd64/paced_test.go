@@ -10,7 +10,7 @@ import (
 )
 
 // TestPacedRows runs random plans marked plan.FromMemory, compiled with
-// Options.Paced (row sweeps of one accumulator chain, two on AVX2), on
+// Options.Zen (row sweeps of one accumulator chain, two on AVX2), on
 // every ISA against the reference and the interpreter, as
 // TestRandomKinds and TestRandomPlans do: every covered reduction, post-op
 // chains, NaN and infinities, rows with tails and cut into runs.
@@ -30,7 +30,7 @@ func TestPacedRows(t *testing.T) {
 }
 
 // TestPacedRowsGate checks when the row sweeps are paced: only for an f32
-// src of a plan marked FromMemory under Options.Paced, and not for
+// src of a plan marked FromMemory under Options.Zen, and not for
 // log-sum-exp's exp, whose arithmetic, not memory, bounds it. The paced
 // kernel has one accumulator (zmm) or two (ymm) where the other has eight.
 func TestPacedRowsGate(t *testing.T) {
@@ -57,7 +57,7 @@ func TestPacedRowsGate(t *testing.T) {
 			emit := func(mem, paced bool) []byte {
 				q := pl.Clone()
 				q.FromMemory = mem
-				code, err := Emit(q, Options{AVX512: avx512, Paced: paced})
+				code, err := Emit(q, Options{AVX512: avx512, Zen: paced})
 				if err != nil {
 					t.Fatalf("%v %v: %v", c.red, c.sdt, err)
 				}
@@ -65,7 +65,7 @@ func TestPacedRowsGate(t *testing.T) {
 			}
 			plain := emit(false, false)
 			if !bytes.Equal(plain, emit(true, false)) || !bytes.Equal(plain, emit(false, true)) {
-				t.Errorf("avx512 %v, %v of %v: FromMemory or Paced alone changed the code", avx512, c.red, c.sdt)
+				t.Errorf("avx512 %v, %v of %v: FromMemory or Zen alone changed the code", avx512, c.red, c.sdt)
 			}
 			if got := !bytes.Equal(plain, emit(true, true)); got != c.paced {
 				t.Errorf("avx512 %v, %v of %v: paced %v, want %v", avx512, c.red, c.sdt, got, c.paced)

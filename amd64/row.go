@@ -558,7 +558,7 @@ func (g *gen) rowAccumulators() int {
 
 // pacedRows reports whether the row sweeps read at the pace of their adds:
 // one 64-byte line per add's latency (one zmm accumulator, or two ymm), on
-// a core that streams DRAM best that way (Options.Paced), for an f32 src
+// a core that streams DRAM best that way (Options.Zen), for an f32 src
 // read from DRAM (plan.FromMemory), but not for log-sum-exp's exp,
 // which its arithmetic bounds, not memory.
 //
@@ -570,7 +570,7 @@ func (g *gen) rowAccumulators() int {
 // has the figures). Intel cores are left alone: their single-core streams
 // need the loads in flight.
 func (g *gen) pacedRows() bool {
-	return g.paced && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
+	return g.zen && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
 }
 
 // minStreamedRow is the shortest row, in bytes, read as several streams.

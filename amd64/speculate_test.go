@@ -312,7 +312,7 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 // kernel silently loses it, when the NaN-free code needs more
 // temporaries than it has (AVX2: Y8-Y10).
 func TestNaNFreeCoverage(t *testing.T) {
-	for _, o := range []Options{{}, {AVX512: true}, {AVX512: true, BF16: true}, {Paced: true}, {AVX512: true, Paced: true}} {
+	for _, o := range []Options{{}, {AVX512: true}, {AVX512: true, BF16: true}, {Zen: true}, {AVX512: true, Zen: true}} {
 		algs := []plan.Alg{plan.AlgMax}
 		if o.AVX512 {
 			algs = append(algs, plan.AlgMin)
@@ -329,7 +329,7 @@ func TestNaNFreeCoverage(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							pl.FromMemory = o.Paced
+							pl.FromMemory = o.Zen
 							if !speculates(pl, o) || emitSpeculating(pl, o) == nil {
 								t.Errorf("%+v %v %v of %v %v, columns %v: no NaN-free code", o, alg, tr, sdt, c, colsFirst)
 							}

@@ -23,7 +23,7 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
 		f := cpuFeatures()
-		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Paced: f.paced})
+		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen})
 	case NEON:
 		if runtime.GOARCH != "arm64" {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
@@ -39,7 +39,7 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 func coversOf(isa ISA) kernelshape.Covers {
 	switch isa {
 	case AVX512, AVX2:
-		return amd64.Covers(amd64.Options{AVX512: isa == AVX512})
+		return amd64.Covers(amd64.Options{AVX512: isa == AVX512, Zen: cpuFeatures().zen})
 	case NEON:
 		return arm64.Covers
 	}

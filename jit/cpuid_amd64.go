@@ -3,10 +3,10 @@ package jit
 // cpuid executes the CPUID instruction for leaf and sub-leaf sub.
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
-// pacedCore reports whether the CPU is an AMD (or Hygon) core of family
-// 19h or later (Zen 3, Zen 4, Zen 5), whose single-core streams from DRAM
-// run faster with few loads in flight (amd64.Options.Paced).
-func pacedCore() bool {
+// zenCore reports whether the CPU is an AMD (or Hygon) core of family
+// 19h or later (Zen 3, Zen 4, Zen 5), for which the amd64 code is tuned
+// otherwise than for Intel's (amd64.Options.Zen).
+func zenCore() bool {
 	_, b, c, d := cpuid(0, 0)
 	vendor := string(le32(b)) + string(le32(d)) + string(le32(c))
 	if vendor != "AuthenticAMD" && vendor != "HygonGenuine" {

@@ -2,5 +2,5 @@
 
 package jit
 
-// pacedCore is false where there is no amd64 emitter to pace.
-func pacedCore() bool { return false }
+// zenCore is false where there is no amd64 emitter to tune.
+func zenCore() bool { return false }

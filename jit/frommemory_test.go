@@ -82,7 +82,7 @@ func TestFromMemoryMarks(t *testing.T) {
 // then paced; elsewhere the marks must change nothing.
 func TestFromMemoryRuns(t *testing.T) {
 	withFromMemoryMin(t, 0)
-	t.Logf("paced core: %v", cpuFeatures().paced)
+	t.Logf("paced core: %v", cpuFeatures().zen)
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(41, 42))
 		for i := range 40 {

@@ -85,7 +85,7 @@ func rank(i ISA) int {
 // features is what the CPU offers, read once.
 type features struct {
 	avx2, avx512, avx512bf16 bool
-	paced                    bool // see pacedCore
+	zen                      bool // see zenCore
 	neon, fphp               bool
 }
 
@@ -105,7 +105,7 @@ func detect() features {
 		f.avx512 = f.avx2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 			cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 		f.avx512bf16 = f.avx512 && cpu.X86.HasAVX512BF16
-		f.paced = pacedCore()
+		f.zen = zenCore()
 	case "arm64":
 		// ASIMD is architecturally present on every arm64 Linux system;
 		// the check guards odd platforms. FPHP (half-precision scalar
