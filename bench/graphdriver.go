@@ -626,20 +626,17 @@ func inputsWithMB(g *graph.Graph, inputs map[uint64]graph.LogicalTensor) map[uin
 // another op produces (an error when both or neither are produced).
 func removeOps(g *graph.Graph, kinds []KindOverride) (*graph.Graph, error) {
 	remove := map[uint64]bool{}
-	for _, k := range kinds {
-		if k.Remove {
-			remove[k.OpID] = true
-		}
-	}
-	if len(remove) == 0 {
-		return g, nil
-	}
 	alias := map[uint64]graph.LogicalTensor{} // a removed op's output -> the tensor read instead
-	for id := range remove {
-		op, ok := g.Op(id)
+	// In the knob's order, so that the first bad entry is the one reported.
+	for _, k := range kinds {
+		if !k.Remove {
+			continue
+		}
+		remove[k.OpID] = true
+		op, ok := g.Op(k.OpID)
 		switch {
 		case !ok:
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", id)
+			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
 		case len(op.Outputs) != 1 || !op.Kind.IsEltwise() && !op.Kind.IsBinary():
 			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: %s cannot be removed (undef removes binary and eltwise ops)", op)
 		}
@@ -656,6 +653,9 @@ func removeOps(g *graph.Graph, kinds []KindOverride) (*graph.Graph, error) {
 			}
 		}
 		alias[op.Outputs[0].ID] = pass
+	}
+	if len(remove) == 0 {
+		return g, nil
 	}
 	resolve := func(t graph.LogicalTensor) graph.LogicalTensor {
 		for range len(alias) { // a chain of removed ops is at most this long

@@ -285,7 +285,7 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 			return true, err
 		}
 		if n < 0 {
-			return true, inputErr(a, "--fix-times-per-prb: %d is negative (0 times by --max-ms-per-prb)", n)
+			return true, inputErr(a, "--fix-times-per-prb: %d is negative (0: time by --max-ms-per-prb)", n)
 		}
 		r.g.fixTimes = int(min(n, 1<<30))
 	case "max-isa":

@@ -44,7 +44,7 @@ func TestSumsOfEqualTerms(t *testing.T) {
 	}
 	// The row-by-row shapes are far smaller than the src size that takes
 	// that schedule; no other shape here has rows it applies to.
-	withRowByRowMin(t, 0)
+	withSizeBound(t, &rowByRowMinBytes, 0)
 	for _, s := range shapes {
 		ds := make([]int64, len(s.dims))
 		nOut, span, N := int64(1), int64(1), int64(1)

@@ -9,15 +9,6 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// withFromMemoryMin sets the least src size marked plan.FromMemory for
-// the test, on a fresh kernel cache.
-func withFromMemoryMin(t testing.TB, b int64) {
-	old := fromMemoryBytes
-	fromMemoryBytes = b
-	freshCache(t)
-	t.Cleanup(func() { fromMemoryBytes = old })
-}
-
 // TestFromMemoryMarks pins which schedules are marked FromMemory: every
 // plan that reads the src of a problem reading 32 MiB or more of it, each
 // element once, on every ISA; stage 2 of a split reduction reads partial
@@ -81,7 +72,7 @@ func TestFromMemoryMarks(t *testing.T) {
 // against the reference: on a paced core (AMD Zen) its row sweeps are
 // then paced; elsewhere the marks must change nothing.
 func TestFromMemoryRuns(t *testing.T) {
-	withFromMemoryMin(t, 0)
+	withSizeBound(t, &fromMemoryBytes, 0)
 	t.Logf("paced core: %v", cpuFeatures().zen)
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(41, 42))

@@ -11,13 +11,14 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// withRowByRowMin sets the least src size summed row by row for the
-// test, on a fresh kernel cache.
-func withRowByRowMin(t testing.TB, b int64) {
-	old := rowByRowMinBytes
-	rowByRowMinBytes = b
+// withSizeBound sets a src size bound of the schedules (*p:
+// rowByRowMinBytes, fromMemoryBytes) to b for the test, on a fresh kernel
+// cache.
+func withSizeBound(t testing.TB, p *int64, b int64) {
+	old := *p
+	*p = b
 	freshCache(t)
-	t.Cleanup(func() { rowByRowMinBytes = old })
+	t.Cleanup(func() { *p = old })
 }
 
 // TestRowByRowSchedule pins which schedules sum row by row at the real
@@ -118,7 +119,7 @@ func overlappingRows(t *testing.T, dt dtypes.DataType, rows, w, stride int64) *p
 // odd widths, post-ops and kinds other than the mean, on every ISA with 1 and 2 threads against the
 // reference (the size bound lifted so that the shapes stay small).
 func TestRowByRowRuns(t *testing.T) {
-	withRowByRowMin(t, 0)
+	withSizeBound(t, &rowByRowMinBytes, 0)
 	bf16, f16 := dtypes.BF16, dtypes.F16
 	specs := []spec{
 		{dims: []int64{3, 900, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
@@ -175,7 +176,7 @@ var rowByRowKinds = func() []plan.Reduction {
 // row by row, most cases must take the form, so that the test keeps
 // exercising it.
 func TestRowByRowRandom(t *testing.T) {
-	withRowByRowMin(t, 0)
+	withSizeBound(t, &rowByRowMinBytes, 0)
 	kinds := []plan.Kind{plan.ReLU, plan.Abs, plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Subtract}
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(31, 32))

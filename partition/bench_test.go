@@ -7,37 +7,45 @@ import (
 	"github.com/gdnn/gdnn/graph"
 )
 
-// BenchmarkExecuteTiny measures the overhead of Execute on a cached
-// compiled partition: tensor checks plus the kernel call, on a 2x3 f32
-// mean (the kernel's own work is a few ns).
-func BenchmarkExecuteTiny(b *testing.B) {
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+// compiledMeanFor compiles a ReduceMean of src over axis 1 into an f32
+// output of open dims: the axes an attribute, or, with axes not nil, that
+// run-time tensor.
+func compiledMeanFor(b *testing.B, src graph.LogicalTensor, axes *graph.LogicalTensor) *CompiledPartition {
+	op := graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))
+	if axes == nil {
+		op.SetAttr("axes", []int64{1})
+	} else {
+		op.AddInput(*axes)
+	}
 	g := graph.New()
-	if err := g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("axes", []int64{1})); err != nil {
-		b.Fatal(err)
-	}
-	if err := g.Finalize(); err != nil {
-		b.Fatal(err)
-	}
-	parts, err := Get(g, Fusion)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, _ := c.QueryLogicalTensor(1)
-	st, _ := NewTensor(src, make([]float32, 6))
-	dt, _ := NewTensor(out, make([]float32, 2))
-	in, outs := []Tensor{st}, []Tensor{dt}
+	must(b, g.AddOp(op))
+	must(b, g.Finalize())
+	p := onlySupported(b, g, Fusion)
+	c, err := p.Compile(p.Inputs(), p.Outputs())
+	must(b, err)
+	return c
+}
+
+// executeLoop times Execute of c on in and outs.
+func executeLoop(b *testing.B, c *CompiledPartition, in, outs []Tensor) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.Execute(in, outs); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkExecuteTiny measures the overhead of Execute on a cached
+// compiled partition: tensor checks plus the kernel call, on a 2x3 f32
+// mean (the kernel's own work is a few ns).
+func BenchmarkExecuteTiny(b *testing.B) {
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
+	c := compiledMeanFor(b, src, nil)
+	out, _ := c.QueryLogicalTensor(1)
+	st, _ := NewTensor(src, make([]float32, 6))
+	dt, _ := NewTensor(out, make([]float32, 2))
+	executeLoop(b, c, []Tensor{st}, []Tensor{dt})
 }
 
 // BenchmarkExecuteRunTimeAxes is BenchmarkExecuteTiny with the axes as a
@@ -47,34 +55,11 @@ func BenchmarkExecuteTiny(b *testing.B) {
 func BenchmarkExecuteRunTimeAxes(b *testing.B) {
 	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 3})
 	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
-	g := graph.New()
-	if err := g.AddOp(graph.NewOp(1, graph.ReduceMean, "mean").AddInput(src).AddInput(axesLT).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))); err != nil {
-		b.Fatal(err)
-	}
-	if err := g.Finalize(); err != nil {
-		b.Fatal(err)
-	}
-	parts, err := Get(g, Fusion)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := compiledMeanFor(b, src, &axesLT)
 	out, err := c.QueryLogicalTensorWithAxes(1, []int64{1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	must(b, err)
 	st, _ := NewTensor(src, make([]float32, 6))
 	at, _ := NewTensor(axesLT, []int64{1})
 	dt, _ := NewTensor(out, make([]float32, 2))
-	in, outs := []Tensor{st, at}, []Tensor{dt}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.Execute(in, outs); err != nil {
-			b.Fatal(err)
-		}
-	}
+	executeLoop(b, c, []Tensor{st, at}, []Tensor{dt})
 }

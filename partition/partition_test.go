@@ -28,7 +28,7 @@ func meanGraph(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, 
 	return g
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func must(t *testing.T, err error) {
 }
 
 // onlySupported gets the partitions and returns the single supported one.
-func onlySupported(t *testing.T, g *graph.Graph, policy Policy) *Partition {
+func onlySupported(t testing.TB, g *graph.Graph, policy Policy) *Partition {
 	t.Helper()
 	parts, err := Get(g, policy)
 	must(t, err)
