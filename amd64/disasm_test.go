@@ -138,6 +138,7 @@ func TestDisassembly(t *testing.T) {
 func TestPrefetchChoice(t *testing.T) {
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	avx512, avx2 := Options{AVX512: true}, Options{}
+	zen512, zen2 := Options{AVX512: true, Zen: true}, Options{Zen: true}
 	rows := func(dt dtypes.DataType, n, rk int64) *plan.Plan {
 		return canon(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true})
 	}
@@ -163,6 +164,10 @@ func TestPrefetchChoice(t *testing.T) {
 		{"rows of 4096 f16 (1 MiB), avx512", rows(f16, 128, 4096), avx512, true},
 		{"rows of 4096 f16 (1 MiB), avx2", rows(f16, 128, 4096), avx2, true},
 		{"rows of 1024 bf16 (128 KiB, in L2), avx512", rows(bf16, 64, 1024), avx512, false},
+		{"one row of 256K bf16, avx512, zen", rows(bf16, 1, 256<<10), zen512, false},
+		{"rows of 4096 f16 (1 MiB), avx2, zen", rows(f16, 128, 4096), zen2, false},
+		{"rows of 5 f32, avx512, zen (groups)", rows(f32, 4096, 5), zen512, true},
+		{"bf16 columns 256 B wide, avx512, zen", cols(bf16, 512, 4096, 128), zen512, true},
 		{"one row of 256K-1 bf16, avx512", rows(bf16, 1, 256<<10-1), avx512, false},
 		{"rows of 2 under 2 far rows, avx512", canon(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, true},
 		{"rows of 2 under 64 far rows, avx512", canon(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, false},

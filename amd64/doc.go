@@ -141,7 +141,8 @@ type Options struct {
 	// memory pipeline differs from Intel's where it was first tuned: the
 	// row sweeps of plans marked FromMemory read at about one 64-byte line
 	// per add's latency, since these cores stream DRAM fastest with few
-	// loads in flight (pacedRows in row.go), and long f32 reductions over
-	// wide rows are taken row by row on AVX-512 too (Covers).
+	// loads in flight (pacedRows in row.go), long f32 reductions over
+	// wide rows are taken row by row on AVX-512 too (Covers), and row
+	// sweeps leave prefetching to the hardware (rowPrefetch).
 	Zen bool
 }

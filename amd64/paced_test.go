@@ -32,7 +32,8 @@ func TestPacedRows(t *testing.T) {
 // TestPacedRowsGate checks when the row sweeps are paced: only for an f32
 // src of a plan marked FromMemory under Options.Zen, and not for
 // log-sum-exp's exp, whose arithmetic, not memory, bounds it. The paced
-// kernel has one accumulator (zmm) or two (ymm) where the other has eight.
+// kernel has one accumulator (zmm) or two (ymm) where the other has eight;
+// FromMemory changes nothing else, and nothing at all without Zen.
 func TestPacedRowsGate(t *testing.T) {
 	for _, avx512 := range []bool{false, true} {
 		for _, c := range []struct {
@@ -63,11 +64,10 @@ func TestPacedRowsGate(t *testing.T) {
 				}
 				return code.Text
 			}
-			plain := emit(false, false)
-			if !bytes.Equal(plain, emit(true, false)) || !bytes.Equal(plain, emit(false, true)) {
-				t.Errorf("avx512 %v, %v of %v: FromMemory or Zen alone changed the code", avx512, c.red, c.sdt)
+			if !bytes.Equal(emit(false, false), emit(true, false)) {
+				t.Errorf("avx512 %v, %v of %v: FromMemory without Zen changed the code", avx512, c.red, c.sdt)
 			}
-			if got := !bytes.Equal(plain, emit(true, true)); got != c.paced {
+			if got := !bytes.Equal(emit(false, true), emit(true, true)); got != c.paced {
 				t.Errorf("avx512 %v, %v of %v: paced %v, want %v", avx512, c.red, c.sdt, got, c.paced)
 			}
 		}

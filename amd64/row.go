@@ -628,9 +628,12 @@ const (
 // log-sum-exp) whatever their size: at some twenty instructions per
 // vector, the reorder window holds too few loads to keep memory busy
 // (docs/PERFORMANCE-log.md has the figures), and a prefetch per line costs
-// little beside them.
+// little beside them. Not on Zen cores (Options.Zen): their hardware
+// prefetchers keep these rows' loads ahead alone, from L3 and from DRAM,
+// and the prefetch instructions only took issue slots from the loop
+// (docs/PERFORMANCE-log.md, "Zen 4: rows without software prefetch").
 func (g *gen) rowPrefetch(n int) bool {
-	if n != 1 {
+	if n != 1 || g.zen {
 		return false
 	}
 	return g.red.Transform == plan.TransformExp || g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
