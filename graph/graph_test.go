@@ -297,6 +297,59 @@ func TestAddOpValidation(t *testing.T) {
 	}
 }
 
+// TestEltwiseAttrValues: AddOp refuses the attribute values that leave an
+// eltwise op without a meaning, naming the attribute, and takes the
+// unusual values oneDNN takes (infinite Clamp bounds, min == max, a
+// negative SoftPlus beta, infinite alphas).
+func TestEltwiseAttrValues(t *testing.T) {
+	f32, nan, inf := dtypes.F32, float32(math.NaN()), float32(math.Inf(1))
+	elt := func(k OpKind, attrs ...any) *Op {
+		op := NewOp(1, k, "e").AddInput(NewLogicalTensor(0, f32, []int64{2})).AddOutput(NewLogicalTensor(1, f32, []int64{2}))
+		for i := 0; i < len(attrs); i += 2 {
+			op.SetAttr(attrs[i].(string), attrs[i+1])
+		}
+		return op
+	}
+	refused := []struct {
+		name string
+		op   *Op
+		msg  string
+	}{
+		{"Clamp min NaN", elt(Clamp, "min", nan, "max", float32(1)), `attribute "min" is NaN`},
+		{"Clamp max NaN", elt(Clamp, "min", float32(0), "max", nan), `attribute "max" is NaN`},
+		{"Clamp min above max", elt(Clamp, "min", float32(2), "max", float32(1)), "min 2 is above max 1; Clamp needs min <= max"},
+		{"Clamp +Inf min", elt(Clamp, "min", inf, "max", float32(1)), "min +Inf is above max 1"},
+		{"SoftPlus beta 0", elt(SoftPlus, "beta", float32(0)), "beta is 0; SoftPlus computes log(1+exp(beta*x))/beta"},
+		{"SoftPlus beta -0", elt(SoftPlus, "beta", float32(math.Copysign(0, -1))), "beta is -0"},
+		{"SoftPlus beta Inf", elt(SoftPlus, "beta", inf), "beta is +Inf"},
+		{"SoftPlus beta -Inf", elt(SoftPlus, "beta", -inf), "beta is -Inf"},
+		{"SoftPlus beta NaN", elt(SoftPlus, "beta", nan), `attribute "beta" is NaN`},
+		{"Elu alpha NaN", elt(Elu, "alpha", nan), `attribute "alpha" is NaN; Elu needs a number`},
+		{"LeakyReLU alpha NaN", elt(LeakyReLU, "alpha", nan), `attribute "alpha" is NaN`},
+		{"HardSigmoid alpha NaN", elt(HardSigmoid, "alpha", nan, "beta", float32(0.5)), `attribute "alpha" is NaN`},
+		{"HardSigmoid beta NaN", elt(HardSigmoid, "alpha", float32(0.2), "beta", nan), `attribute "beta" is NaN`},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			err := New().AddOp(c.op)
+			if !errors.Is(err, InvalidGraphOp) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), `op 1 (`) {
+				t.Fatalf("err = %v, want invalid_graph_op naming the op and containing %q", err, c.msg)
+			}
+		})
+	}
+	accepted := []*Op{
+		elt(Clamp, "min", -inf, "max", inf), elt(Clamp, "min", float32(1), "max", float32(1)),
+		elt(Clamp, "min", float32(math.Copysign(0, -1)), "max", float32(0)), elt(Clamp, "min", float32(0), "max", float32(math.Copysign(0, -1))),
+		elt(SoftPlus), elt(SoftPlus, "beta", float32(-2)), elt(SoftPlus, "beta", float32(1e-30)),
+		elt(Elu, "alpha", inf), elt(LeakyReLU, "alpha", -inf), elt(HardSigmoid, "alpha", float32(0), "beta", inf),
+	}
+	for _, op := range accepted {
+		if err := New().AddOp(op); err != nil {
+			t.Errorf("%s %v: %v", op, op.attrs, err)
+		}
+	}
+}
+
 func TestFinalize(t *testing.T) {
 	f32 := dtypes.F32
 	t.Run("empty", func(t *testing.T) {

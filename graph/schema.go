@@ -1,6 +1,10 @@
 package graph
 
-import "github.com/gdnn/gdnn/dtypes"
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
 
 // attrSpec describes one attribute an op kind accepts.
 type attrSpec struct {
@@ -21,6 +25,9 @@ type schema struct {
 	// other kinds accept unknown attributes so that graphs dumped by newer
 	// oneDNN versions still load.
 	strictAttrs bool
+	// values checks the attribute values (after their types); nil accepts
+	// any value.
+	values func(op *Op) error
 	// types checks the data types of the ports; nil accepts any.
 	types func(op *Op) error
 	// infer returns the output dims (nil: unknown rank; UnknownDim where
@@ -57,7 +64,7 @@ func init() {
 	}
 	for k := Abs; k <= Tanh; k++ {
 		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: eltAttrs[k], strictAttrs: true,
-			types: sameFloatTypes, infer: inferSame}
+			values: eltwiseValues, types: sameFloatTypes, infer: inferSame}
 	}
 	for k := Add; k <= Subtract; k++ {
 		schemas[k] = &schema{minIn: 2, maxIn: 2, minOut: 1, maxOut: 1, attrs: binaryAttrs, strictAttrs: true,
@@ -141,6 +148,11 @@ func checkSchema(op *Op) error {
 			}
 		}
 	}
+	if s.values != nil {
+		if err := s.values(op); err != nil {
+			return err
+		}
+	}
 	for i, t := range append(append([]LogicalTensor(nil), op.Inputs...), op.Outputs...) {
 		if err := checkTensor(op, t, i); err != nil {
 			return err
@@ -148,6 +160,35 @@ func checkSchema(op *Op) error {
 	}
 	if s.types != nil {
 		return s.types(op)
+	}
+	return nil
+}
+
+// eltwiseValues refuses the f32 attributes of an eltwise op that leave
+// it without a meaning: a NaN in any of them; Clamp with min above max
+// (oneDNN's clip requires min <= max); SoftPlus with beta 0 or infinite,
+// for log(1+exp(beta*x))/beta divides by zero (or gives Inf/Inf) for
+// every x. Infinite Clamp bounds (an open side) and the infinite alphas
+// and betas of the other kinds, which oneDNN takes, are accepted.
+func eltwiseValues(op *Op) error {
+	s := schemaOf(op.Kind)
+	for _, sp := range s.attrs {
+		if v, ok := op.Float(sp.name); ok && sp.typ == AttrF32 && v != v {
+			return Errorf(InvalidGraphOp, "%s: attribute %q is NaN; %s needs a number", op, sp.name, op.Kind)
+		}
+	}
+	switch op.Kind {
+	case Clamp:
+		lo, _ := op.Float("min")
+		hi, _ := op.Float("max")
+		if lo > hi {
+			return Errorf(InvalidGraphOp, "%s: min %v is above max %v; Clamp needs min <= max", op, lo, hi)
+		}
+	case SoftPlus:
+		if b, _ := op.Float("beta"); b == 0 || math.IsInf(float64(b), 0) {
+			return Errorf(InvalidGraphOp, "%s: beta is %v; SoftPlus computes log(1+exp(beta*x))/beta and needs a finite, nonzero beta",
+				op, b)
+		}
 	}
 	return nil
 }

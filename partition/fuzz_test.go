@@ -710,7 +710,10 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		f := fop{kind: fusedKinds[fb.intn(len(fusedKinds))]}
 		f.alpha, f.beta = params[fb.intn(len(params))], params[fb.intn(len(params))]
 		if f.kind == graph.SoftPlus && f.beta == 0 {
-			f.beta = 1
+			f.beta = 1 // AddOp refuses beta 0
+		}
+		if f.kind == graph.Clamp && f.alpha > f.beta {
+			f.alpha, f.beta = f.beta, f.alpha // AddOp refuses min > max
 		}
 		f.mode = []string{"gelu_erf", "gelu_tanh"}[fb.intn(2)]
 		if f.kind.IsBinary() {

@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -49,6 +50,16 @@ func TestRefusals(t *testing.T) {
 		{"zero option", func() error { return Mean(dst, f32, []int{2, 3}, nil, Option{}) }, graph.InvalidArguments, "option 0 is the zero Option"},
 		{"unknown post-op", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(99, 0, 0)) }, graph.InvalidArguments, "unknown post-op kind 99"},
 		{"zero post-op kind", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(0, 0, 0)) }, graph.InvalidArguments, "unknown post-op kind 0"},
+		{"Clamp min above max", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostClamp, 2, 1)) }, graph.InvalidArguments,
+			"option 0: Clamp post-op: min (alpha) 2 is above max (beta) 1"},
+		{"Clamp NaN max", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostClamp, 0, float32(math.NaN()))) }, graph.InvalidArguments,
+			"Clamp post-op: beta is NaN"},
+		{"Elu NaN alpha", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostElu, float32(math.NaN()), 0)) }, graph.InvalidArguments,
+			"Elu post-op: alpha is NaN"},
+		{"SoftPlus beta 0", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostReLU, 0, 0), Post(PostSoftPlus, 1, 0)) }, graph.InvalidArguments,
+			"option 1: SoftPlus post-op: beta is 0"},
+		{"SoftPlus beta Inf", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostSoftPlus, 0, float32(math.Inf(-1)))) }, graph.InvalidArguments,
+			"beta is -Inf"},
 		{"too many post-ops", func() error {
 			r := Post(PostReLU, 0, 0)
 			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)

@@ -66,6 +66,10 @@ func DstStrides(strides []int) Option { return Option{what: optDstStrides, ints:
 // PostKind; kinds without parameters ignore them). Post-ops apply in the
 // order given, after the reduction (after the log of LogSum). Binary
 // post-ops (an operand tensor) are offered by the graph API only.
+// Parameters that leave the op without a meaning are refused with
+// InvalidArguments, as the graph API refuses them: a NaN parameter the
+// kind uses, Clamp with alpha above beta, SoftPlus with beta 0 or
+// infinite.
 func Post(kind PostKind, alpha, beta float32) Option {
 	return Option{what: optPost, post: postKey{kind: int32(kind), alpha: math.Float32bits(alpha), beta: math.Float32bits(beta)}}
 }
@@ -118,6 +122,27 @@ func (k PostKind) String() string {
 		return pk.String()
 	}
 	return fmt.Sprintf("PostKind(%d)", int(k))
+}
+
+// paramsProblem describes what leaves post-op k with parameters alpha and
+// beta without a meaning, as the graph API's AddOp refuses it: a NaN
+// parameter the kind uses; Clamp with alpha (min) above beta (max);
+// SoftPlus with beta 0 or infinite, for log(1+exp(beta*x))/beta divides
+// by zero (or gives Inf/Inf). It returns "" for usable parameters.
+func (k PostKind) paramsProblem(alpha, beta float32) string {
+	usesAlpha := k == PostClamp || k == PostElu || k == PostHardSigmoid || k == PostLeakyReLU
+	usesBeta := k == PostClamp || k == PostHardSigmoid || k == PostSoftPlus
+	switch {
+	case usesAlpha && alpha != alpha:
+		return "alpha is NaN"
+	case usesBeta && beta != beta:
+		return "beta is NaN"
+	case k == PostClamp && alpha > beta:
+		return fmt.Sprintf("min (alpha) %v is above max (beta) %v; Clamp needs min <= max", alpha, beta)
+	case k == PostSoftPlus && (beta == 0 || math.IsInf(float64(beta), 0)):
+		return fmt.Sprintf("beta is %v; SoftPlus computes log(1+exp(beta*x))/beta and needs a finite, nonzero beta", beta)
+	}
+	return ""
 }
 
 // postKey is a post-op as a key field: float parameters as bits, so that
@@ -173,6 +198,9 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			k, ok := PostKind(o.post.kind).planKind()
 			if !ok {
 				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: unknown post-op kind %d", op, i, o.post.kind)
+			}
+			if msg := PostKind(o.post.kind).paramsProblem(math.Float32frombits(o.post.alpha), math.Float32frombits(o.post.beta)); msg != "" {
+				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: %v post-op: %s", op, i, PostKind(o.post.kind), msg)
 			}
 			if user == MaxPostOps {
 				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)

@@ -16,8 +16,9 @@ import "math"
 // Parameter use follows PostOp: Clamp(min=alpha, max=beta),
 // Elu(alpha), HardSigmoid(alpha, beta), LeakyReLU(alpha), SoftPlus(beta);
 // HardSwish is oneDNN Graph's fixed x*max(0, min(1, x/6+1/2)). SoftPlus
-// with beta 0 divides by zero as oneDNN does (±Inf or NaN). For a binary
-// or unknown k it returns NaN.
+// with beta 0 divides by zero (±Inf or NaN) and Clamp with alpha > beta
+// gives beta; the graph and reduce APIs refuse both before a plan is made.
+// For a binary or unknown k it returns NaN.
 func Eltwise(k Kind, alpha, beta, x float32) float32 {
 	if x != x {
 		return x
