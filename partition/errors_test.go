@@ -214,6 +214,66 @@ func TestNewTensor(t *testing.T) {
 	}
 }
 
+// NewTensor refuses a descriptor that no Execute could take, naming what
+// is wrong, and takes every layout Execute reads.
+func TestNewTensorDescriptor(t *testing.T) {
+	f32 := dtypes.F32
+	lt := func(dims, strides []int64) graph.LogicalTensor {
+		return graph.NewLogicalTensorStrided(3, f32, dims, strides)
+	}
+	withLayout := func(l graph.Layout) graph.LogicalTensor {
+		t := graph.NewLogicalTensor(3, f32, []int64{2, 3})
+		t.Layout = l
+		return t
+	}
+	noTag := graph.NewLogicalTensorBlocked(3, f32, []int64{2, 16}, "")
+	bad := []struct {
+		name   string
+		lt     graph.LogicalTensor
+		status graph.Status
+		msg    string
+	}{
+		{"undef data type", graph.NewLogicalTensor(3, dtypes.Undef, []int64{2}), graph.InvalidDataType, "tensor 3 has data type undef"},
+		{"negative dim", lt([]int64{2, -4}, []int64{1, 1}), graph.InvalidShape, "tensor 3 dim 1 is -4 (negative)"},
+		{"unknown dim", graph.NewLogicalTensor(3, f32, []int64{2, graph.UnknownDim}), graph.InvalidShape, "tensor 3 has dims 2x?; a tensor with data needs known dims"},
+		{"unknown rank", graph.NewLogicalTensorAny(3, f32, nil), graph.InvalidShape, "has dims unknown-rank"},
+		{"rank above MaxRank", graph.NewLogicalTensor(3, f32, make([]int64, graph.MaxRank+1)), graph.InvalidShape, "rank 13, more than the supported 12"},
+		{"fewer strides than dims", lt([]int64{2, 3}, []int64{1}), graph.InvalidShape, "tensor 3 has 2 dims but 1 strides"},
+		{"more strides than dims", lt([]int64{6}, []int64{1, 1}), graph.InvalidShape, "tensor 3 has 1 dims but 2 strides"},
+		{"unknown stride", lt([]int64{2, 3}, []int64{graph.UnknownDim, 1}), graph.InvalidShape, "stride 0 is -1; strides must be known and non-negative"},
+		{"negative stride", lt([]int64{2, 3}, []int64{3, -1}), graph.InvalidShape, "stride 1 is -1"},
+		{"unknown layout", withLayout(graph.Layout(7)), graph.InvalidArguments, "tensor 3 has layout Layout(7)"},
+		{"blocked without a tag", noTag, graph.InvalidArguments, "tensor 3 has layout blocked but no format tag"},
+		{"blocked tag of another rank", graph.NewLogicalTensorBlocked(3, f32, []int64{2, 16}, "aBcd16b"), graph.InvalidArguments, `tag "aBcd16b" describes 4 dims but the tensor has rank 2`},
+		{"dense overflow", graph.NewLogicalTensorAny(3, f32, []int64{1 << 40, 1 << 40, 1 << 40}), graph.InvalidShape, "more than 2^63 elements"},
+		{"short data for layout any", graph.NewLogicalTensorAny(3, f32, []int64{2, 4}), graph.InvalidArguments, "tensor 3 (2x4) needs 32 bytes, data has 24"},
+		{"short data without strides", lt([]int64{2, 4}, nil), graph.InvalidArguments, "needs 32 bytes, data has 24"},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewTensor(c.lt, make([]float32, 6))
+			if !errors.Is(err, c.status) || !strings.Contains(fmt.Sprint(err), c.msg) || !strings.Contains(fmt.Sprint(err), "NewTensor: ") {
+				t.Fatalf("%v: err = %v, want %v saying %q", c.lt, err, c.status, c.msg)
+			}
+		})
+	}
+	for _, c := range []graph.LogicalTensor{
+		graph.NewLogicalTensorAny(3, f32, []int64{2, 3}), withLayout(graph.LayoutUndef), lt([]int64{2, 3}, nil),
+		lt([]int64{2, 3}, []int64{0, 1}), lt([]int64{3, 2}, []int64{1, 3}), graph.NewLogicalTensor(3, f32, []int64{}),
+		graph.NewLogicalTensorBlocked(3, f32, []int64{1, 2}, "aBx16b"),
+	} {
+		if _, err := NewTensor(c, make([]float32, 32)); err != nil {
+			t.Errorf("%v: %v", c, err)
+		}
+	}
+	// The tensor keeps its own description: no strides stay no strides.
+	tt, err := NewTensor(lt([]int64{2, 3}, nil), make([]float32, 6))
+	must(t, err)
+	if got := tt.LogicalTensor(); got.Strides != nil || got.Layout != graph.LayoutStrided {
+		t.Errorf("NewTensor changed the description to %v", got)
+	}
+}
+
 // A framework's own element types: named types whose underlying type is
 // one gdnn takes.
 type (

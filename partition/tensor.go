@@ -24,9 +24,20 @@ type Tensor struct {
 // type). So a
 // framework's own types work as they are: a []BFloat16 with
 // `type BFloat16 uint16` for bf16 or f16 data, a []F with `type F float32`
-// for f32. float16.Float16 is f16 only. When lt has known dims and strides,
-// data must be long enough for them.
+// for f32. float16.Float16 is f16 only.
+//
+// lt must describe memory that Execute can take: a valid data type, known
+// dims (a rank up to graph.MaxRank), and a strided layout whose strides
+// (if given) are one per dim and non-negative, layout any or undef (read
+// as dense row-major), or a blocked layout with a format tag that fits
+// the dims. data must be long enough for lt: the span its strides
+// address, dense row-major where it gives none (see MemSize). A
+// descriptor no Execute could take is refused here, with an error naming
+// what is wrong.
 func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
+	if err := checkDescriptor(lt); err != nil {
+		return Tensor{}, err
+	}
 	if data == nil {
 		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is nil", lt.ID)
 	}
@@ -75,17 +86,63 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		buf = []byte{}
 	}
 	t := Tensor{lt: lt.Clone(), buf: buf}
-	if lt.Concrete() || (lt.Layout == graph.LayoutBlocked && lt.KnownDims()) {
-		need, err := spanBytes(lt)
-		if err != nil {
-			return Tensor{}, err
-		}
-		if int64(len(buf)) < need {
-			return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d (%s) needs %d bytes, data has %d",
-				lt.ID, graph.DimsString(lt.Dims), need, len(buf))
+	settled := lt
+	if !lt.Concrete() && lt.Layout != graph.LayoutBlocked {
+		// Dense row-major, as Execute reads a tensor without strides.
+		settled = lt.Clone()
+		if err := settleLayout(&settled); err != nil {
+			return Tensor{}, graph.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
 		}
 	}
+	need, err := spanBytes(settled)
+	if err != nil {
+		return Tensor{}, graph.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
+	}
+	if int64(len(buf)) < need {
+		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d (%s) needs %d bytes, data has %d",
+			lt.ID, graph.DimsString(lt.Dims), need, len(buf))
+	}
 	return t, nil
+}
+
+// checkDescriptor refuses a logical tensor that no Execute could take
+// with data: an invalid data type, unknown or negative dims, a rank above
+// graph.MaxRank, an unknown layout, strides that are not one
+// non-negative stride per dim, or a blocked layout without a tag.
+func checkDescriptor(lt graph.LogicalTensor) error {
+	if !lt.DataType.Valid() {
+		return graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d has data type %s", lt.ID, lt.DataType)
+	}
+	if len(lt.Dims) > graph.MaxRank {
+		return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has rank %d, more than the supported %d", lt.ID, len(lt.Dims), graph.MaxRank)
+	}
+	for i, d := range lt.Dims {
+		if d < graph.UnknownDim {
+			return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d dim %d is %d (negative)", lt.ID, i, d)
+		}
+	}
+	if !lt.KnownDims() {
+		return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has dims %s; a tensor with data needs known dims", lt.ID, graph.DimsString(lt.Dims))
+	}
+	switch lt.Layout {
+	case graph.LayoutStrided:
+		if lt.Strides != nil && len(lt.Strides) != len(lt.Dims) {
+			return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has %d dims but %d strides", lt.ID, len(lt.Dims), len(lt.Strides))
+		}
+		for i, s := range lt.Strides {
+			if s < 0 {
+				return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d stride %d is %d; strides must be known and non-negative", lt.ID, i, s)
+			}
+		}
+	case graph.LayoutAny, graph.LayoutUndef:
+	case graph.LayoutBlocked:
+		if lt.Tag == "" {
+			return graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d has layout blocked but no format tag", lt.ID)
+		}
+	default:
+		return graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d has layout %s", lt.ID, lt.Layout)
+	}
+	return nil
 }
 
 // LogicalTensor returns the tensor's description.
