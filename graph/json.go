@@ -55,7 +55,10 @@ var fpmathModes = []string{"strict", "bf16", "f16", "tf32", "any"}
 // The top-level object holds "version" (major 3), "engine_kind" ("cpu"),
 // "graph" (the ops), and optionally "fpmath_mode" (kept in Graph.FPMath;
 // "strict" when absent) and "input_ports"/"output_ports" (checked to name
-// tensors of the graph; the graph derives its ports itself). Each op holds
+// tensors of the graph; the graph derives its ports itself, except that an
+// output port that ops of the graph also consume gets an End op reading
+// it, as oneDNN marks such a graph output, so that no fused partition
+// swallows it). Each op holds
 // "id", "kind", "inputs", "outputs" and optionally "name" and "attrs"; each
 // attribute is {"type": "s64"|"s64[]"|"f32"|"f32[]"|"bool"|"string",
 // "value": ...}, with bools as 0/1 or false/true. Each tensor holds "id",
@@ -920,7 +923,39 @@ func (doc *jsonDoc) build() (*Graph, error) {
 	if err := checkPorts(g, "output_ports", doc.outPorts, false); err != nil {
 		return nil, err
 	}
+	if err := keepOutputs(g, doc.outPorts); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// keepOutputs adds an End op reading each listed output port that an op
+// produces and other ops consume (unless an End op reads it already):
+// oneDNN marks such a graph output with an End op, and its dumps list
+// only tensors no op consumes as output_ports. With the End op, the
+// tensor has a consumer outside any fused chain, so partitioning keeps it
+// as a partition output instead of fusing it away. The End ops take
+// unused op ids above the largest in the file.
+func keepOutputs(g *Graph, ids []uint64) error {
+	var next uint64
+	for _, op := range g.ops {
+		next = max(next, op.ID+1)
+	}
+	for _, id := range ids {
+		cons := g.consumers[id]
+		if g.producer[id] == nil || len(cons) == 0 || slices.ContainsFunc(cons, func(op *Op) bool { return op.Kind == End }) {
+			continue
+		}
+		for g.byID[next] != nil {
+			next++
+		}
+		t, _ := g.Tensor(id)
+		if err := g.AddOp(NewOp(next, End, "output_port_"+strconv.FormatUint(id, 10)).AddInput(t)); err != nil {
+			return err
+		}
+		next++
+	}
+	return nil
 }
 
 // checkPorts checks that each listed tensor is in g, listed once, and (for

@@ -553,6 +553,76 @@ func TestReadJSONBaseDoc(t *testing.T) {
 	roundTrip(t, g)
 }
 
+// An output port that ops also consume gets an End op reading it, as
+// oneDNN marks such a graph output; WriteJSON then writes oneDNN's form
+// (the End op, and only unconsumed tensors as output_ports), which reads
+// back to the same graph.
+func TestReadJSONOutputPortKept(t *testing.T) {
+	ends := func(g *Graph) (ids []uint64, reads []uint64) {
+		for _, op := range g.Ops() {
+			if op.Kind == End {
+				ids, reads = append(ids, op.ID), append(reads, op.Inputs[0].ID)
+			}
+		}
+		return ids, reads
+	}
+	g, err := ReadJSON(strings.NewReader(strings.Replace(baseDoc, `"output_ports": [4]`, `"output_ports": [2, 4]`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, reads := ends(g)
+	if !slices.Equal(ids, []uint64{13}) || !slices.Equal(reads, []uint64{2}) || len(g.Ops()) != 4 {
+		t.Fatalf("End ops %v reading %v in %d ops, want op 13 reading tensor 2 in 4", ids, reads, len(g.Ops()))
+	}
+	if end, _ := g.Op(13); end.Name != "output_port_2" {
+		t.Errorf("End op is named %q", end.Name)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	b := writeJSON(t, g)
+	if !bytes.Contains(b, []byte(`"output_ports": [
+    4
+  ]`)) || !bytes.Contains(b, []byte(`"kind": "End"`)) {
+		t.Errorf("WriteJSON: want output_ports [4] and the End op:\n%s", b)
+	}
+	roundTrip(t, g)
+	g2, err := ReadJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := ends(g2); !slices.Equal(ids, []uint64{13}) {
+		t.Errorf("read back: End ops %v, want only op 13", ids)
+	}
+
+	// No End op for a port nothing consumes, for a graph input, or for a
+	// tensor an End op reads already.
+	for _, ports := range []string{`[4]`, `[0, 4]`, `[]`} {
+		g, err := ReadJSON(strings.NewReader(strings.Replace(baseDoc, `"output_ports": [4]`, `"output_ports": `+ports, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids, _ := ends(g); len(ids) != 0 {
+			t.Errorf("output_ports %s: End ops %v, want none", ports, ids)
+		}
+	}
+	withEnd := strings.Replace(strings.Replace(baseDoc, `"output_ports": [4]`, `"output_ports": [2, 4]`, 1), `
+  ]
+}`, `,
+    {"id": 20, "name": "end", "kind": "End",
+     "inputs": [{"id": 2, "dtype": "f32", "shape": [2, 1, 4], "stride": [4, 4, 1], "layout_type": "strided", "property_type": "undef"}],
+     "outputs": []}
+  ]
+}`, 1)
+	g, err = ReadJSON(strings.NewReader(withEnd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := ends(g); !slices.Equal(ids, []uint64{20}) {
+		t.Errorf("with the file's own End op: End ops %v, want only op 20", ids)
+	}
+}
+
 // malformed is one broken input: base with old replaced by new (once), or
 // the whole doc when old is empty.
 type malformed struct {

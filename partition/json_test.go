@@ -294,3 +294,53 @@ func TestPreOpGraphJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A graph output that the JSON lists in output_ports but a fusable op also
+// consumes stays a partition output: ReadJSON marks it with an End op, as
+// oneDNN does, so the chain stops there and Execute writes it. Without the
+// listing the chain fuses it away.
+func TestJSONOutputPortNotFused(t *testing.T) {
+	const doc = `{
+  "version": "3.0.0", "engine_kind": "cpu", "fpmath_mode": "strict",
+  "input_ports": [0], "output_ports": OUT,
+  "graph": [
+    {"id": 1, "name": "sum", "kind": "ReduceSum",
+     "attrs": {"axes": {"type": "s64[]", "value": [1]}, "keep_dims": {"type": "bool", "value": 0}},
+     "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 3], "stride": [3, 1], "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 1, "dtype": "f32", "shape": [2], "stride": [1], "layout_type": "strided", "property_type": "undef"}]},
+    {"id": 2, "name": "relu", "kind": "ReLU",
+     "inputs": [{"id": 1, "dtype": "f32", "shape": [2], "stride": [1], "layout_type": "strided", "property_type": "undef"}],
+     "outputs": [{"id": 2, "dtype": "f32", "shape": [2], "stride": [1], "layout_type": "strided", "property_type": "undef"}]}
+  ]
+}`
+	load := func(out string) []*Partition {
+		g, err := graph.ReadJSON(strings.NewReader(strings.Replace(doc, "OUT", out, 1)))
+		must(t, err)
+		must(t, g.Finalize())
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		return parts
+	}
+	if parts := load("[2]"); len(parts) != 1 || len(parts[0].Ops()) != 2 {
+		t.Fatalf("output_ports [2]: %d partitions, want the sum and ReLU fused in one", len(parts))
+	}
+	parts := load("[1, 2]")
+	if len(parts) != 2 || !parts[0].IsSupported() || len(parts[0].Ops()) != 1 {
+		t.Fatalf("output_ports [1, 2]: %d partitions, want the sum alone, then the ReLU", len(parts))
+	}
+	outs := parts[0].Outputs()
+	if len(outs) != 1 || outs[0].ID != 1 {
+		t.Fatalf("the sum's partition outputs %v, want tensor 1", outs)
+	}
+	c, err := parts[0].Compile(parts[0].Inputs(), outs)
+	must(t, err)
+	src, err := NewTensor(parts[0].Inputs()[0], []float32{1, 2, 3, -4, -5, -6})
+	must(t, err)
+	got := make([]float32, 2)
+	dst, err := NewTensor(outs[0], got)
+	must(t, err)
+	must(t, c.Execute([]Tensor{src}, []Tensor{dst}))
+	if !slices.Equal(got, []float32{6, -15}) {
+		t.Errorf("tensor 1 = %v, want [6 -15]", got)
+	}
+}
