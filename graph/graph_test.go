@@ -298,7 +298,7 @@ func TestAddOpValidation(t *testing.T) {
 }
 
 // TestEltwiseAttrValues: AddOp refuses the attribute values that leave an
-// eltwise op without a meaning, naming the attribute, and takes the
+// eltwise or binary op without a meaning, naming the attribute, and takes the
 // unusual values oneDNN takes (infinite Clamp bounds, min == max, a
 // negative SoftPlus beta, infinite alphas).
 func TestEltwiseAttrValues(t *testing.T) {
@@ -328,6 +328,10 @@ func TestEltwiseAttrValues(t *testing.T) {
 		{"LeakyReLU alpha NaN", elt(LeakyReLU, "alpha", nan), `attribute "alpha" is NaN`},
 		{"HardSigmoid alpha NaN", elt(HardSigmoid, "alpha", nan, "beta", float32(0.5)), `attribute "alpha" is NaN`},
 		{"HardSigmoid beta NaN", elt(HardSigmoid, "alpha", float32(0.2), "beta", nan), `attribute "beta" is NaN`},
+		{"GELU unknown mode", elt(GELU, "mode", "gelu"), `mode "gelu", want "gelu_erf" or "gelu_tanh"`},
+		{"Add unknown auto_broadcast", NewOp(1, Add, "e").AddInput(NewLogicalTensor(0, f32, []int64{2})).
+			AddInput(NewLogicalTensor(2, f32, []int64{2})).AddOutput(NewLogicalTensor(1, f32, []int64{2})).
+			SetAttr("auto_broadcast", "bidirectional"), `auto_broadcast "bidirectional", want "numpy" or "none"`},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
@@ -342,6 +346,7 @@ func TestEltwiseAttrValues(t *testing.T) {
 		elt(Clamp, "min", float32(math.Copysign(0, -1)), "max", float32(0)), elt(Clamp, "min", float32(0), "max", float32(math.Copysign(0, -1))),
 		elt(SoftPlus), elt(SoftPlus, "beta", float32(-2)), elt(SoftPlus, "beta", float32(1e-30)),
 		elt(Elu, "alpha", inf), elt(LeakyReLU, "alpha", -inf), elt(HardSigmoid, "alpha", float32(0), "beta", inf),
+		elt(GELU), elt(GELU, "mode", "gelu_tanh"),
 	}
 	for _, op := range accepted {
 		if err := New().AddOp(op); err != nil {

@@ -68,7 +68,7 @@ func init() {
 	}
 	for k := Add; k <= Subtract; k++ {
 		schemas[k] = &schema{minIn: 2, maxIn: 2, minOut: 1, maxOut: 1, attrs: binaryAttrs, strictAttrs: true,
-			types: binaryTypes, infer: inferBroadcast}
+			values: binaryValues, types: binaryTypes, infer: inferBroadcast}
 	}
 	schemas[MatMul] = &schema{minIn: 2, maxIn: 3, minOut: 1, maxOut: 1, types: floatTypes, infer: inferMatMul,
 		attrs: []attrSpec{
@@ -164,12 +164,13 @@ func checkSchema(op *Op) error {
 	return nil
 }
 
-// eltwiseValues refuses the f32 attributes of an eltwise op that leave
-// it without a meaning: a NaN in any of them; Clamp with min above max
-// (oneDNN's clip requires min <= max); SoftPlus with beta 0 or infinite,
-// for log(1+exp(beta*x))/beta divides by zero (or gives Inf/Inf) for
-// every x. Infinite Clamp bounds (an open side) and the infinite alphas
-// and betas of the other kinds, which oneDNN takes, are accepted.
+// eltwiseValues refuses the attributes of an eltwise op that leave it
+// without a meaning: a NaN in any f32 one; Clamp with min above max
+// (oneDNN's clip requires min <= max); SoftPlus with beta 0, for
+// log(1+exp(beta*x))/beta divides by zero at every x, or infinite, which
+// gives Inf/Inf (NaN) on half the line; a GELU mode oneDNN does not list. Infinite Clamp bounds (an
+// open side) and the infinite alphas and betas of the other kinds, which
+// oneDNN takes, are accepted.
 func eltwiseValues(op *Op) error {
 	s := schemaOf(op.Kind)
 	for _, sp := range s.attrs {
@@ -184,11 +185,24 @@ func eltwiseValues(op *Op) error {
 		if lo > hi {
 			return Errorf(InvalidGraphOp, "%s: min %v is above max %v; Clamp needs min <= max", op, lo, hi)
 		}
+	case GELU:
+		if mode, _ := op.Str("mode"); mode != "gelu_erf" && mode != "gelu_tanh" {
+			return Errorf(InvalidGraphOp, "%s: mode %q, want \"gelu_erf\" or \"gelu_tanh\"", op, mode)
+		}
 	case SoftPlus:
 		if b, _ := op.Float("beta"); b == 0 || math.IsInf(float64(b), 0) {
 			return Errorf(InvalidGraphOp, "%s: beta is %v; SoftPlus computes log(1+exp(beta*x))/beta and needs a finite, nonzero beta",
 				op, b)
 		}
+	}
+	return nil
+}
+
+// binaryValues refuses an auto_broadcast other than oneDNN's "numpy" and
+// "none".
+func binaryValues(op *Op) error {
+	if mode, _ := op.Str("auto_broadcast"); mode != "numpy" && mode != "none" {
+		return Errorf(InvalidGraphOp, "%s: auto_broadcast %q, want \"numpy\" or \"none\"", op, mode)
 	}
 	return nil
 }
