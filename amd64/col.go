@@ -258,9 +258,14 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// rows of 1-4 KiB 1.1-1.4x. Rows 8 KiB apart gained only where the
 	// data came from DRAM and lost 10-20% where it sat in L3 (1024x4096
 	// and 2048x4096 reduced over rows).
+	//
+	// On Zen cores (Options.Zen) wider bf16 blocks take the pair loads
+	// too, without the prefetch: there the widening (VPMOVZXWD, VPSLLD
+	// and the add per vector) is what bounds them, from L3 as from L2
+	// (docs/PERFORMANCE-log.md, "Zen 4: pair loads in wide bf16 blocks").
 	narrow := g.ssz == 2 && !zeroSum && len(red) > 0 && int64(nv)*vb <= narrowBytes
 	pairs := 0
-	if narrow && g.bf16Pairs() {
+	if g.bf16Pairs() && !zeroSum && len(red) > 0 && (narrow || g.zen) {
 		pairs = nv / 2
 	}
 	prefetch := narrow

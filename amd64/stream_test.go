@@ -134,3 +134,74 @@ func TestMaskedPairChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestWidePairBlocks pins where column blocks wider than narrowBytes take
+// bf16 pair loads: on AVX-512 under Options.Zen, for every kind that pair
+// loads serve (a sum and a max here), with no widening left and no
+// prefetch; not without Zen, nor for f16.
+func TestWidePairBlocks(t *testing.T) {
+	cases := []struct {
+		name string
+		sdt  dtypes.DataType
+		red  plan.Reduction
+		o    Options
+		want bool
+	}{
+		{"bf16 sum, avx512, zen", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, true},
+		{"bf16 max, avx512, zen", dtypes.BF16, plan.AlgMax.Reduction(0, 0), Options{AVX512: true, Zen: true}, true},
+		{"bf16 sum, avx512", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true}, false},
+		{"f16 sum, avx512, zen", dtypes.F16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, false},
+	}
+	for _, c := range cases {
+		// 512 columns of rows 4096 apart: one block of 16 vectors (512
+		// bytes of each row), twice narrowBytes.
+		pl := canon(t, c.sdt, []int64{1024, 512}, []int64{4096, 1}, []bool{true, false})
+		pl.Reduction = c.red
+		code, err := Emit(pl, c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pairs, widen, prefetch := 0, false, false
+		for _, ins := range disassemble(t, code.Text) {
+			if strings.HasPrefix(ins, "vmovdqu32") && strings.Contains(ins, "(%rsi)") {
+				pairs++
+			}
+			widen = widen || strings.HasPrefix(ins, "vpmovzxwd") || strings.HasPrefix(ins, "vcvtph2ps")
+			prefetch = prefetch || strings.HasPrefix(ins, "prefetch")
+		}
+		if got := pairs > 0 && !widen; got != c.want || prefetch {
+			t.Errorf("%s: pair loads only = %v (%d pair loads, widening %v), prefetch %v; want %v and no prefetch",
+				c.name, got, pairs, widen, prefetch, c.want)
+		}
+	}
+}
+
+// TestWidePairColumns runs bf16 column blocks wider than narrowBytes,
+// which take pair loads under Options.Zen (TestWidePairBlocks), for every
+// covered kind, next to guard pages on every ISA with and without Zen,
+// and with NaN, infinities and signed zeros: widths of an even and an odd
+// count of full vectors, with and without a tail vector, and row counts
+// with and without a remainder of the unroll.
+func TestWidePairColumns(t *testing.T) {
+	var isaList []isaCase
+	for _, isa := range isas(t) {
+		isaList = append(isaList, isa)
+		isa.name += "+zen"
+		isa.o.Zen = true
+		isaList = append(isaList, isa)
+	}
+	r := rand.New(rand.NewSource(31))
+	for i, red := range kindReductions {
+		for _, w := range []int64{144, 256, 272, 392, 512} {
+			for _, rows := range []int64{1, 7, 64} {
+				p := &plan.Problem{SrcDT: dtypes.BF16, DstDT: dtypes.F32, Dims: []int64{rows, w}, SrcStrides: []int64{w + 32, 1},
+					Reduce: []bool{true, false}, DstStrides: []int64{0, 1}, Reduction: red}
+				if (i+int(w))%2 == 1 {
+					p.DstDT = dtypes.BF16
+				}
+				runGuarded(t, r, p, isaList)
+				checkProblemPaced(t, r, p, true, true)
+			}
+		}
+	}
+}
