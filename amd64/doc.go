@@ -142,7 +142,8 @@ type Options struct {
 	// row sweeps of plans marked FromMemory read at about one 64-byte line
 	// per add's latency, since these cores stream DRAM fastest with few
 	// loads in flight (pacedRows in row.go), long f32 reductions over
-	// wide rows are taken row by row on AVX-512 too (Covers), and row
-	// sweeps leave prefetching to the hardware (rowPrefetch).
+	// wide rows are taken row by row on AVX-512 too (Covers), row sweeps
+	// leave prefetching to the hardware (rowPrefetch), and AVX-512 bf16
+	// column blocks of any width take pair loads (colBlock).
 	Zen bool
 }

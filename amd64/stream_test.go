@@ -153,8 +153,8 @@ func TestWidePairBlocks(t *testing.T) {
 		{"f16 sum, avx512, zen", dtypes.F16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, false},
 	}
 	for _, c := range cases {
-		// 512 columns of rows 4096 apart: one block of 16 vectors (512
-		// bytes of each row), twice narrowBytes.
+		// 512 columns of rows 4096 apart: two blocks of 16 vectors, 512
+		// bytes of each row, twice narrowBytes.
 		pl := canon(t, c.sdt, []int64{1024, 512}, []int64{4096, 1}, []bool{true, false})
 		pl.Reduction = c.red
 		code, err := Emit(pl, c.o)
