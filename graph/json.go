@@ -935,7 +935,7 @@ func (doc *jsonDoc) build() (*Graph, error) {
 // only tensors no op consumes as output_ports. With the End op, the
 // tensor has a consumer outside any fused chain, so partitioning keeps it
 // as a partition output instead of fusing it away. The End ops take
-// unused op ids above the largest in the file.
+// unused op ids, counting up from one above the largest in the file.
 func keepOutputs(g *Graph, ids []uint64) error {
 	var next uint64
 	for _, op := range g.ops {
