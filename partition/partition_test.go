@@ -36,6 +36,18 @@ func must(t testing.TB, err error) {
 }
 
 // onlySupported gets the partitions and returns the single supported one.
+// runTimeAxesPartition returns the one supported partition of a graph
+// of one reduction of kind over src, its axes read from the tensor
+// axesLT, with keep_dims keep and an output of unknown dims.
+func runTimeAxesPartition(t testing.TB, kind graph.OpKind, src, axesLT graph.LogicalTensor, keep bool) *Partition {
+	t.Helper()
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, kind, "").AddInput(src).AddInput(axesLT).
+		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", keep)))
+	must(t, g.Finalize())
+	return onlySupported(t, g, Fusion)
+}
+
 func onlySupported(t testing.TB, g *graph.Graph, policy Policy) *Partition {
 	t.Helper()
 	parts, err := Get(g, policy)
@@ -204,11 +216,7 @@ func TestAxesTensor(t *testing.T) {
 func testAxesTensor(t *testing.T, axDT dtypes.DataType, prop graph.Property) {
 	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
 	axesLT := graph.NewLogicalTensor(2, axDT, []int64{1}).WithProperty(prop)
-	g := graph.New()
-	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", true)))
-	must(t, g.Finalize())
-	p := onlySupported(t, g, Fusion)
+	p := runTimeAxesPartition(t, graph.ReduceMean, src, axesLT, true)
 	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
 	must(t, err)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -683,11 +691,7 @@ func TestRunTimeAxesExpectedOutput(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		for _, axDT := range []dtypes.DataType{dtypes.S32, dtypes.S64} {
 			axesLT := graph.NewLogicalTensor(2, axDT, []int64{1})
-			g := graph.New()
-			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
-				AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("keep_dims", keep)))
-			must(t, g.Finalize())
-			p := onlySupported(t, g, Fusion)
+			p := runTimeAxesPartition(t, graph.ReduceMean, src, axesLT, keep)
 			c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
 			must(t, err)
 			open, err := c.QueryLogicalTensor(1)
@@ -760,11 +764,7 @@ func TestRunTimeAxesExpectedOutput(t *testing.T) {
 func TestRunTimeAxesCompiledOutput(t *testing.T) {
 	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6})
 	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
-	g := graph.New()
-	must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).AddInput(axesLT).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))))
-	must(t, g.Finalize())
-	p := onlySupported(t, g, Fusion)
+	p := runTimeAxesPartition(t, graph.ReduceMean, src, axesLT, false)
 	out := graph.NewLogicalTensor(1, dtypes.F32, []int64{4})
 	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{out})
 	must(t, err)
@@ -808,11 +808,7 @@ func TestQueryLogicalTensorWithAxesAttribute(t *testing.T) {
 func TestRunTimeAxesOpenOutputLayouts(t *testing.T) {
 	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{4, 6, 5})
 	axesLT := graph.NewLogicalTensor(2, dtypes.S32, []int64{1})
-	g := graph.New()
-	must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "").AddInput(src).AddInput(axesLT).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil))))
-	must(t, g.Finalize())
-	p := onlySupported(t, g, Fusion)
+	p := runTimeAxesPartition(t, graph.ReduceSum, src, axesLT, false)
 	c, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
 	must(t, err)
 	in := newBuffer(src, uniform(newRand(6), -1, 1))
