@@ -28,6 +28,14 @@ import (
 //     vectors of any type are compared two at a time, maxPaired);
 //   - then the exact code, the same kernel as without speculation.
 //
+// AVX-512 row sweeps paced to memory (pacedRows: one accumulator, one
+// vector per iteration) have no second vector to pair a compare with,
+// and a compare and a KORW per vector made them run slower from DRAM
+// than the sum of the same bytes. There each src vector is added into a
+// watch accumulator, Z30, instead (rangeWatched): the sum of the src is
+// NaN when a NaN is in it, and a sum that found both infinities is too,
+// which costs that call its exact run and nothing else.
+//
 // VMAXPS also returns its second source when both are zeros, so AVX2's
 // NaN-free max can give -0 where +0 is right; it never gives +0 where -0
 // is, nor a wrong non-zero. Every output is compared with -0 before its
@@ -60,12 +68,14 @@ import (
 // live across it), K5 keeps the argument block's address for the exact
 // code (so masks are hoisted into K1-K3 only), and Z31 holds a src
 // vector whose NaN check is pending (rangePaired), so temporaries end
-// at Z30.
+// at Z30; in code with a watch accumulator (rangeWatched), Z30 is it and
+// temporaries end at Z29.
 const (
 	kNaN     = 0
 	kCheck   = 4
 	kArgs    = 5
 	rPending = 31
+	rWatch   = 30
 )
 
 // Registers of AVX2 NaN-free code: Y13 gathers the NaN lanes and the -0
@@ -98,6 +108,9 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g.nanFree = true
 	if o.AVX512 {
 		g.kLast, g.tmpHi = kCheck-1, rPending
+		if g.pacedRows() {
+			g.watch, g.tmpHi = true, rWatch
+		}
 	} else {
 		g.tmpHi = yPending
 	}
@@ -133,6 +146,9 @@ func (g *gen) nanFreePrologue() {
 	}
 	g.op(x86.AKMOVQ, reg(rDI), kreg(kArgs))
 	g.op(x86.AKXORW, kreg(kNaN), kreg(kNaN), kreg(kNaN))
+	if g.watch {
+		g.zero(rWatch)
+	}
 }
 
 // nanFreeReturn ends NaN-free code: to the exact code when a NaN met a
@@ -140,6 +156,10 @@ func (g *gen) nanFreePrologue() {
 func (g *gen) nanFreeReturn() {
 	g.checkPending()
 	g.exact = g.NewLabel()
+	if g.watch {
+		g.op(x86.AVCMPPS, imm(3), g.vr(rWatch), g.vr(rWatch), kreg(kCheck))
+		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
+	}
 	if g.avx512 {
 		g.op(x86.AKORTESTW, kreg(kNaN), kreg(kNaN))
 	} else {
@@ -245,6 +265,10 @@ func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 // and Place), so every control-flow edge leaves nothing pending and Z31
 // is never reloaded before its check.
 func (g *gen) rangePaired(acc int, addr obj.Addr) {
+	if g.watch {
+		g.rangeWatched(acc, addr)
+		return
+	}
 	ctl := rangeCtl(g.rangeKind())
 	p, x := g.vr(rPending), g.vr(acc)
 	if !g.pending {
@@ -257,6 +281,17 @@ func (g *gen) rangePaired(acc int, addr obj.Addr) {
 	g.op(x86.AVRANGEPS, imm(ctl), addr, x, x)
 	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	g.pending = false
+}
+
+// rangeWatched is rangeFast for a whole vector of f32 src in memory,
+// checked by adding it into the watch accumulator Z30, which
+// nanFreeReturn tests once: the vector is loaded into Z31, combined, and
+// added.
+func (g *gen) rangeWatched(acc int, addr obj.Addr) {
+	p, x := g.vr(rPending), g.vr(acc)
+	g.op(x86.AVMOVUPS, addr, p)
+	g.op(x86.AVRANGEPS, imm(rangeCtl(g.rangeKind())), p, x, x)
+	g.op(x86.AVADDPS, p, g.vr(rWatch), g.vr(rWatch))
 }
 
 // checkPending checks a src vector left waiting by rangePaired or

@@ -14,7 +14,8 @@ import (
 // TestNaNFreeCode checks which kernels are emitted as NaN-free code
 // followed by exact code (speculate.go): AVX-512 max and min, rows,
 // columns and 16-bit src, whose NaN-free part combines by VRANGEPS alone
-// (no fix-up, no VMINPS/VMAXPS), tests K0 once, and is followed by the
+// (no fix-up, no VMINPS/VMAXPS), compares f32 src vectors in pairs or,
+// in rows paced to memory, adds them into a watch sum, tests K0 once, and is followed by the
 // very kernel emitted without speculation; AVX2 max, whose NaN-free part
 // combines by VMAXPS alone (no AND of both orders), compares src vectors
 // in pairs (with Y11), checks its outputs for -0 and tests Y13 once; not AVX2 min, not sums, not a plan whose
@@ -39,6 +40,11 @@ func TestNaNFreeCode(t *testing.T) {
 	likeDst := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{1, 0}}
 	scalar := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{0, 0}}
 	avx512, avx2 := Options{AVX512: true}, Options{}
+	avx512Zen := Options{AVX512: true, Zen: true}
+	paced := func(pl *plan.Plan) *plan.Plan {
+		pl.FromMemory = true
+		return pl
+	}
 	cases := []struct {
 		name string
 		pl   *plan.Plan
@@ -57,6 +63,9 @@ func TestNaNFreeCode(t *testing.T) {
 		{"max columns bf16 avx2", cols(plan.AlgMax, bf16), avx2, true},
 		{"min rows avx2", rows(plan.AlgMin, f32), avx2, false},
 		{"max rows avx2, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx2, false},
+		{"max rows paced", paced(rows(plan.AlgMax, f32)), avx512Zen, true}, // checked by a watch sum
+		{"min rows paced", paced(rows(plan.AlgMin, f32)), avx512Zen, true},
+		{"max rows bf16 paced", paced(rows(plan.AlgMax, bf16)), avx512Zen, true}, // not paced: compared in pairs
 		{"sum rows", rows(plan.AlgSum, f32), avx512, false},
 		{"max rows, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx512, false},
 	}
@@ -132,8 +141,18 @@ func TestNaNFreeCode(t *testing.T) {
 				t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
 			}
 		}
-		if c.o.AVX512 && c.pl.SrcDT == f32 && !strings.Contains(nanFree, ",%zmm31,%k4") {
-			t.Errorf("%s: f32 src vectors are not compared in pairs (with Z31):\n%s", c.name, nanFree)
+		// Paced f32 rows add each src vector into the watch sum Z30, tested
+		// once; other f32 src vectors are compared in pairs (with Z31).
+		watched := c.o.AVX512 && c.pl.SrcDT == f32 && c.pl.FromMemory && c.o.Zen
+		for w, want := range map[string]bool{
+			",%zmm31,%k4":                   c.o.AVX512 && c.pl.SrcDT == f32 && !watched,
+			"vpxord %zmm30,%zmm30,%zmm30":   watched,
+			"vaddps %zmm31,%zmm30,%zmm30":   watched,
+			"vcmpunordps %zmm30,%zmm30,%k4": watched,
+		} {
+			if strings.Contains(nanFree, w) != want {
+				t.Errorf("%s: NaN-free code has %q: %v, want %v:\n%s", c.name, w, !want, want, nanFree)
+			}
 		}
 		// The NaN checks never touch the scratch opmasks (a check placed
 		// at a branch would clobber a mask live across it).
@@ -179,23 +198,32 @@ func mnemonicOrWhole(in string) string {
 // outputs before it finds the NaN, and the exact code must rewrite every
 // one: the NaN's output NaN, every other output the exact one (+0 above
 // -0). A third of the values are subnormal, which a bf16 store redoes
-// under a mask that the NaN checks must leave alone.
+// under a mask that the NaN checks must leave alone. Rows paced to
+// memory (Options.Zen, plan.FromMemory) are run too, where AVX-512 checks
+// f32 src by a watch sum, and data with +Inf and -Inf but no NaN, whose
+// watch sum is NaN: the exact code then writes the same outputs.
 func TestNaNFreeFallback(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	for _, isa := range isas(t) {
 		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
 			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
 				sdt, ddt := dt[0], dt[1]
-				for _, colsFirst := range []bool{false, true} {
+				for _, shape := range []struct{ colsFirst, paced bool }{{false, false}, {true, false}, {false, true}} {
+					colsFirst := shape.colsFirst
 					p := twoD(alg.Reduction(0, 0), sdt, ddt, 37, 61, colsFirst)
 					pl, err := plan.Canonicalize(p)
 					if err != nil {
 						t.Fatal(err)
 					}
-					k := compile(t, pl, isa.o)
+					o := isa.o
+					if shape.paced { // rows paced to memory: f32 src checked by a watch sum
+						pl.FromMemory, o.Zen = true, true
+					}
+					k := compile(t, pl, o)
 					sb, _ := p.SrcBytes()
 					n := sb / int64(sdt.Size())
-					ats := []int64{-1, 0, n - 1, n / 2, r.Int63n(n)}
+					// -2: no NaN, but +Inf and -Inf, whose sum is NaN.
+					ats := []int64{-1, -2, 0, n - 1, n / 2, r.Int63n(n)}
 					if ddt == dtypes.F32 { // every place: first or second of a pair, even or odd in a bf16 pair load, tail, loop edges
 						for at := range n {
 							ats = append(ats, at)
@@ -216,6 +244,10 @@ func TestNaNFreeFallback(t *testing.T) {
 						if at >= 0 {
 							putF(sdt, src, at, float32(math.NaN()))
 						}
+						if at == -2 {
+							putF(sdt, src, r.Int63n(n/2), float32(math.Inf(1)))
+							putF(sdt, src, n/2+r.Int63n(n/2), float32(math.Inf(-1)))
+						}
 						db, _ := p.DstBytes()
 						dst0 := make([]byte, db)
 						want, written := reference(p, src, dst0, nil)
@@ -223,7 +255,7 @@ func TestNaNFreeFallback(t *testing.T) {
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, blk)
 							if d := compareExact(ddt, got, want, written, false); d != "" {
-								t.Fatalf("%s %v %v -> %v columns %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, ddt, colsFirst, at, blk, d)
+								t.Fatalf("%s %v %v -> %v columns %v paced %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, ddt, colsFirst, shape.paced, at, blk, d)
 							}
 						}
 					}
