@@ -692,6 +692,38 @@ func TestGraphOperandReadTwice(t *testing.T) {
 	}
 }
 
+// TestGraphOpAttrsOnEnd: --op-attrs can name the End op ReadJSON adds for
+// an output port other ops read (op 2 here, one above the file's
+// largest); End has no attributes (oneDNN's has none), so even a name
+// other ops know is refused, by name, instead of being set and ignored.
+func TestGraphOpAttrsOnEnd(t *testing.T) {
+	path := writeCase(t, meanAddCase, func(doc map[string]any) {
+		doc["input_ports"] = []any{0, 2}
+		doc["output_ports"] = []any{1, 3}
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := loadGraph(graphCase{expectedN: 1}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, ok := g.Op(2); !ok || end.Kind != graph.End {
+		t.Fatalf("op 2 is %v, want the End op ReadJSON adds", end)
+	}
+	for _, c := range []struct{ knob, name string }{
+		{"--op-attrs=2:axes:1", "axes"},
+		{"--op-attrs=0:keep_dims:1+2:keep_dims:0", "keep_dims"},
+	} {
+		code, out, errw := runGraph(t, path, "--mode=C", c.knob)
+		want := `0:INVALID_ARGUMENTS (op 2 (End "output_port_1"): unknown attribute "` + c.name + `" for End)`
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, want 1 and %q\nstdout:\n%s\nstderr:\n%s", c.knob, code, want, out, errw)
+		}
+	}
+}
+
 // TestGraphOpKind: --op-kind changes a binary op's kind (the check then
 // follows the new kind, and the repro line keeps the knob), and refuses
 // an op that is not in the graph, a reduction, a kind of the other

@@ -266,6 +266,9 @@ func TestAddOpValidation(t *testing.T) {
 			AddOutput(NewLogicalTensor(1, f32, []int64{2})).SetAttr("min", float32(0)), InvalidGraphOp, `"max"`},
 		{"attribute type", nil, mean(1, 0, 1).SetAttr("keep_dims", int64(1)), InvalidGraphOp, "has type s64, want bool"},
 		{"unknown attribute", nil, mean(1, 0, 1).SetAttr("axis", int64(1)), InvalidGraphOp, `unknown attribute "axis"`},
+		// oneDNN's End has no attributes, so any one is refused by name.
+		{"attribute on End", nil, NewOp(1, End, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).SetAttr("axes", []int64{0}),
+			InvalidGraphOp, `unknown attribute "axes" for End`},
 		{"unsupported Go attr value", nil, mean(1, 0, 1).SetAttr("axes", []uint8{1}), InvalidArguments, "unsupported Go value type"},
 		{"eltwise changes type", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
 			AddOutput(NewLogicalTensor(1, dtypes.BF16, []int64{2})), InvalidDataType, "keeps the data type"},

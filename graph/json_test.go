@@ -621,6 +621,17 @@ func TestReadJSONOutputPortKept(t *testing.T) {
 	if ids, _ := ends(g); !slices.Equal(ids, []uint64{20}) {
 		t.Errorf("with the file's own End op: End ops %v, want only op 20", ids)
 	}
+	// The file's End op with an empty attrs object loads; with an
+	// attribute it is refused (oneDNN's End has none), naming it.
+	for _, c := range []struct{ attrs, want string }{
+		{`{}`, ""},
+		{`{"keep_dims": {"type": "bool", "value": 1}}`, `graph[3]: op 20 (End "end"): unknown attribute "keep_dims" for End`},
+	} {
+		_, err := ReadJSON(strings.NewReader(strings.Replace(withEnd, `"kind": "End",`, `"kind": "End", "attrs": `+c.attrs+`,`, 1)))
+		if c.want == "" && err != nil || c.want != "" && (!errors.Is(err, InvalidGraphOp) || !strings.Contains(fmt.Sprint(err), c.want)) {
+			t.Errorf("End with attrs %s: err %v, want %q", c.attrs, err, c.want)
+		}
+	}
 }
 
 // malformed is one broken input: base with old replaced by new (once), or

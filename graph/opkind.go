@@ -53,6 +53,9 @@ const (
 	StaticReshape
 	LayerNorm
 	Wildcard
+	// End marks a graph output that other ops also read (so no fused
+	// partition takes it in). It takes one input, no outputs and no
+	// attributes: AddOp refuses any attribute on it, naming it.
 	End
 
 	Dequantize

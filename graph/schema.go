@@ -21,9 +21,10 @@ type schema struct {
 	minOut       int
 	maxOut       int
 	attrs        []attrSpec
-	// strictAttrs rejects attributes not listed (kinds gdnn compiles);
-	// other kinds accept unknown attributes so that graphs dumped by newer
-	// oneDNN versions still load.
+	// strictAttrs rejects attributes not listed (kinds gdnn compiles, and
+	// End, which oneDNN defines with none, so a misplaced attribute there
+	// is a mistake, never a newer oneDNN's); other kinds accept unknown
+	// attributes so that graphs dumped by newer oneDNN versions still load.
 	strictAttrs bool
 	// values checks the attribute values (after their types); nil accepts
 	// any value.
@@ -109,7 +110,10 @@ func init() {
 			types: quantTypes, infer: inferQuant}
 	}
 	schemas[Wildcard] = &schema{minIn: 0, maxIn: 1 << 16, minOut: 0, maxOut: 1 << 16}
-	schemas[End] = &schema{minIn: 1, maxIn: 1, minOut: 0, maxOut: 0}
+	// End takes no attributes (oneDNN's End defines none): any attribute
+	// on it is refused by name, as a typo'd --op-attrs target would
+	// otherwise pass silently.
+	schemas[End] = &schema{minIn: 1, maxIn: 1, minOut: 0, maxOut: 0, strictAttrs: true}
 }
 
 func schemaOf(k OpKind) *schema { return schemas[k] }
