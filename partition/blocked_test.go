@@ -2,8 +2,11 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -323,5 +326,103 @@ func TestBlockedRunTimeAxes(t *testing.T) {
 			}
 			i++
 		})
+	}
+}
+
+// TestQueryWithAxesKeepsCompiledLayout: with run-time axes and an output
+// compiled with unknown dims, QueryLogicalTensorWithAxes describes the
+// output in the layout compile was given (a blocked tag, strides all
+// given), dense only where compile left it open (any, or an unknown
+// stride), and Execute writes a tensor made from that description where
+// its layout says. Dims the compiled layout cannot describe are refused,
+// naming why.
+func TestQueryWithAxesKeepsCompiledLayout(t *testing.T) {
+	u := graph.UnknownDim
+	dims := []int64{2, 20, 3}
+	src := graph.NewLogicalTensor(0, dtypes.F32, dims)
+	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
+	p := runTimeAxesPartition(t, graph.ReduceSum, src, axesLT, true)
+	data := make([]float32, 2*20*3)
+	eachIndex(dims, func(idx []int64) { data[idx[0]*60+idx[1]*3+idx[2]] = float32(idx[0]*100 + idx[1]*3 + idx[2]) })
+	st, err := NewTensor(src, data)
+	must(t, err)
+	for _, c := range []struct {
+		name     string
+		compiled graph.LogicalTensor
+		axis     int64
+		tag      string  // want blocked with this tag, or
+		strides  []int64 // strided with these
+	}{
+		{"blocked", graph.NewLogicalTensorBlocked(1, dtypes.F32, []int64{u, u, u}, "aBx8b"), 2, "aBx8b", nil},
+		{"blocked, some dims known", graph.NewLogicalTensorBlocked(1, dtypes.F32, []int64{2, u, u}, "aBx8b"), 2, "aBx8b", nil},
+		{"strided", graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{u, u, u}, []int64{1, 2, 40}), 1, "", []int64{1, 2, 40}},
+		{"unknown stride", graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{u, u, u}, []int64{1, u, 1}), 1, "", []int64{3, 3, 1}},
+		{"any", graph.NewLogicalTensorAny(1, dtypes.F32, []int64{u, u, u}), 1, "", []int64{3, 3, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cp, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{c.compiled})
+			must(t, err)
+			out, err := cp.QueryLogicalTensorWithAxes(1, []int64{c.axis})
+			must(t, err)
+			od := graph.ReduceDims(dims, []bool{false, c.axis == 1, c.axis == 2}, true)
+			offset := func(idx []int64) int64 {
+				var o int64
+				for i, s := range out.Strides {
+					o += idx[i] * s
+				}
+				return o
+			}
+			if c.tag != "" {
+				if out.Layout != graph.LayoutBlocked || out.Tag != c.tag || out.Strides != nil {
+					t.Fatalf("got %v, want dims %v blocked %s", out, od, c.tag)
+				}
+				l, err := layout.Parse(c.tag, len(od))
+				must(t, err)
+				d, err := l.Desc(od)
+				must(t, err)
+				offset = d.Offset
+			} else if out.Layout != graph.LayoutStrided || !slices.Equal(out.Strides, c.strides) {
+				t.Fatalf("got %v, want dims %v strides %v", out, od, c.strides)
+			}
+			if !slices.Equal(out.Dims, od) {
+				t.Fatalf("dims %v, want %v", out.Dims, od)
+			}
+			size, err := MemSize(out)
+			must(t, err)
+			res := make([]float32, size/4)
+			at, err := NewTensor(axesLT, []int64{c.axis})
+			must(t, err)
+			ot, err := NewTensor(out, res)
+			must(t, err)
+			must(t, cp.Execute([]Tensor{st, at}, []Tensor{ot}))
+			eachIndex(od, func(idx []int64) {
+				want := float32(0)
+				for k := range dims[c.axis] {
+					v := slices.Clone(idx)
+					v[c.axis] = k
+					want += float32(v[0]*100 + v[1]*3 + v[2])
+				}
+				if got := res[offset(idx)]; got != want {
+					t.Errorf("out %v = %v, want %v", idx, got, want)
+				}
+			})
+		})
+	}
+	for _, c := range []struct {
+		name     string
+		compiled graph.LogicalTensor
+		status   graph.Status
+		msg      string
+	}{
+		{"tag of another rank", graph.NewLogicalTensorBlocked(1, dtypes.F32, []int64{u, u, u}, "abcd"),
+			graph.InvalidArguments, `axes [1] give output tensor 1 dims 2x1x3, which its compiled layout cannot describe: tensor 1: tag "abcd" describes 4 dims`},
+		{"overlapping strides", graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{u, u, u}, []int64{1, 1, 1}),
+			graph.InvalidArguments, "cannot describe: output tensor 1: strides 1x1x1 make elements overlap"},
+	} {
+		cp, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{c.compiled})
+		must(t, err)
+		if _, err := cp.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, c.status) || !strings.Contains(fmt.Sprint(err), c.msg) {
+			t.Errorf("%s: err %v, want %v saying %q", c.name, err, c.status, c.msg)
+		}
 	}
 }

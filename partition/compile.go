@@ -662,12 +662,20 @@ func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, 
 
 // QueryLogicalTensorWithAxes returns the concrete description of a port
 // tensor when Execute is given these values in the run-time axes tensor:
-// for the output, the dims those axes give and its strides (the compiled
-// ones, or dense where compile left them open). An Execute with those axes
-// accepts a tensor made from it. Axes out of range or repeated are an
-// error, as at Execute; so are axes that do not fit an output compiled
-// with concrete dims. A partition whose axes are an attribute has no
-// run-time axes: that is an error too (use QueryLogicalTensor).
+// for the output, the dims those axes give in the layout it was compiled
+// with. An output compiled with concrete dims is returned as compiled.
+// One compiled with unknown dims keeps what compile was told of its
+// layout: a blocked output keeps its format tag, a strided one its
+// strides where all were given; one compiled as layout any (or strided
+// without known strides) is dense row-major. An Execute with those axes
+// accepts a tensor made from it (with unknown compiled dims Execute also
+// takes any other valid layout of those dims). Axes out of range or
+// repeated are an error, as at Execute; so are axes that do not fit an
+// output compiled with concrete dims, and dims the compiled tag or
+// strides cannot describe (a tag of another rank, strides that make
+// elements overlap), which Execute would refuse in that layout too. A
+// partition whose axes are an attribute has no run-time axes: that is an
+// error too (use QueryLogicalTensor).
 func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) (graph.LogicalTensor, error) {
 	if err := c.usable("QueryLogicalTensorWithAxes"); err != nil {
 		return graph.LogicalTensor{}, err
@@ -696,12 +704,32 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 		}
 		return lt, nil
 	}
-	out := lt // a clone: keeps the data type and property
-	out.Dims, out.Layout, out.Strides = ax.dims, graph.LayoutStrided, nil
-	if err := settleLayout(&out); err != nil {
-		return graph.LogicalTensor{}, err
+	// lt is a clone: it keeps the data type, the property and the layout
+	// compile was given. Returning dense for a blocked or explicitly
+	// strided output would describe a layout the caller never asked for
+	// (Execute would take it, but the caller's other code, written for
+	// the layout it compiled, would read it wrongly).
+	out := lt
+	out.Dims = ax.dims
+	if out.Layout != graph.LayoutBlocked && !knownStrides(out.Strides) {
+		out.Layout, out.Strides = graph.LayoutStrided, nil
+	}
+	err = settleLayout(&out)
+	if err == nil && out.Layout == graph.LayoutStrided {
+		err = checkNoSelfOverlap(out)
+	}
+	if err != nil {
+		return graph.LogicalTensor{}, graph.Errorf(statusOf(err), "QueryLogicalTensorWithAxes: axes %s give output tensor %d dims %s, which its compiled layout cannot describe: %s",
+			axesList(axes), id, graph.DimsString(ax.dims), msgOf(err))
 	}
 	return out, nil
+}
+
+// knownStrides reports whether strides were given and every one is known
+// (a layout compile can keep while the dims are unknown); nil or any
+// UnknownDim leaves the layout open.
+func knownStrides(strides []int64) bool {
+	return strides != nil && !slices.ContainsFunc(strides, func(s int64) bool { return s < 0 })
 }
 
 // usable reports why c cannot be used by method what: nil, or a zero
