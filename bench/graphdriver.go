@@ -749,6 +749,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			return result{state: "SKIPPED", reason: why, impl: res.impl}
 		}
 		if r.g.mode.Init {
+			r.implNote(gp.cp, partitionNote(pi, len(parts)))
 			continue
 		}
 		exec := func(i int) error { return r.execute(gp.b, i) }
@@ -785,6 +786,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: gp.b.fill.kind.name, stag: "-", dtag: "-"}, idx, res.impl, t)
 			perf.Driver, perf.DT, perf.Desc = "graph", c.dt, c.caseArg
 		}
+		r.implNote(gp.cp, partitionNote(pi, len(parts)))
 	}
 	switch {
 	case r.g.mode.Init:
@@ -796,6 +798,15 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	}
 	res.perf = perf
 	return res
+}
+
+// partitionNote names partition pi of n in implNote's line: nothing when
+// the graph has one.
+func partitionNote(pi, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return " partition " + strconv.Itoa(pi)
 }
 
 // graphPartition is a supported partition of a case, compiled, with its

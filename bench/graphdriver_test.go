@@ -12,6 +12,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -803,5 +804,37 @@ func TestGraphRefusesModeF(t *testing.T) {
 	}
 	if code, out, errw := runMain(t, "--reduction", "--mode-modifier=M", "--mode=C", "4x4:4x1"); code != 0 || summary(t, out)[1] != "1" {
 		t.Errorf("reduction with --mode-modifier=M: exit %d, want 0 and 1 passed\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+}
+
+// TestVerboseSaysWhyTheInterpreterRuns: at --verbose=1 a problem the
+// interpreter runs (in whole or part) gets an [impl] line with the cause
+// (CompiledPartition.Reason) before its result line; a problem the JIT
+// runs whole gets none, and without --verbose nothing is added. The deep
+// problem is rank 12 with alternating reduced and kept dims: 6 outer and 6
+// reduced loops, past every emitter's depth, so it runs on the interpreter
+// whatever the machine.
+func TestVerboseSaysWhyTheInterpreterRuns(t *testing.T) {
+	const deep = "2x2x2x2x2x2x2x2x2x2x2x2:2x1x2x1x2x1x2x1x2x1x2x1"
+	jitHere := jit.EffectiveISA() != jit.None
+	code, out, errw := runMain(t, "--reduction", "-v1", "--mode=C", deep, "2x3x4:2x1x4")
+	first, second, _ := strings.Cut(out, "0:PASSED")
+	if code != 0 || !strings.Contains(first, "[impl] interpreter: ") || jitHere && !strings.Contains(first, "6 outer and 6 reduced loops exceed the supported depth") {
+		t.Errorf("deep problem: exit %d, want 0 and an [impl] line with the loop depth before its result\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+	if jitHere && strings.Contains(second, "[impl]") {
+		t.Errorf("2x3x4 runs on the JIT, yet has an [impl] line:\n%s", out)
+	}
+	if _, out, _ := runMain(t, "--reduction", "--mode=C", deep); strings.Contains(out, "[impl]") {
+		t.Errorf("without --verbose: an [impl] line:\n%s", out)
+	}
+
+	// The graph driver too; here the cause is the ISA cap.
+	// --max-isa sets the process's cap: restore it afterwards.
+	prev := jit.SetMaxISA(jit.EffectiveISA())
+	defer jit.SetMaxISA(prev)
+	code, out, errw = runGraph(t, writeCase(t, meanCase, nil), "--max-isa=none", "-v1", "--mode=C")
+	if first, _, _ := strings.Cut(out, "0:PASSED"); code != 0 || !strings.Contains(first, "[impl] interpreter: ") {
+		t.Errorf("graph driver, --max-isa=none: exit %d, want 0 and an [impl] line before the result\nstdout:\n%s\nstderr:\n%s", code, out, errw)
 	}
 }

@@ -40,7 +40,8 @@ Global options (kept by --reset):
                           refused (unimplemented), malformed patterns are errors.
   --start=N               skip the first N problems.
   --repeats-per-prb=N     run each problem N times.
-  --verbose=N, -vN        1: per-check error figures and skipped problems.
+  --verbose=N, -vN        1: per-check error figures, skipped problems, and an [impl] line
+                          saying why the interpreter ran a problem (or part of it).
   --canonical=BOOL        print every option in repro lines, defaults included.
   --engine=cpu            the only engine.
   --mode-modifier=, --memory-kind=, --cpu-isa-hints=

@@ -211,6 +211,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 		return result{state: "SKIPPED", reason: why, impl: res.impl}
 	}
 	if r.g.mode.Init {
+		r.implNote(b.cp, "")
 		return result{state: "INITIALIZED", impl: res.impl}
 	}
 	exec := func(i int) error { return r.execute(b, i) }
@@ -245,10 +246,26 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 		}
 		res.perf = r.perfData(b, c, idx, res.impl, t)
 	}
+	r.implNote(b.cp, "")
 	if res.state == "" {
 		res.state = "PASSED"
 	}
 	return res
+}
+
+// implNote prints, at --verbose=1 and above, why the interpreter ran (part
+// of) a compiled partition (CompiledPartition.Reason), so that an interp in
+// the impl column or the perf line comes with its cause. It is called
+// after the problem's executes: with run-time axes the kernel, and so the
+// reason, is chosen there. what names the partition in a multi-partition
+// graph ("" for none).
+func (r *runner) implNote(cp *partition.CompiledPartition, what string) {
+	if r.g.verbose < 1 {
+		return
+	}
+	if why := cp.Reason(); why != "" {
+		fmt.Fprintf(r.out, "[impl%s] %s\n", what, why)
+	}
 }
 
 // build resolves layouts and post-ops, builds the graph (ap's ops, then

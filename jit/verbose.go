@@ -14,7 +14,7 @@ import (
 // and per execute, comma-separated. The partition layer adds, per compile,
 // a line in the user's terms (tensors, axes, ops; see package partition):
 //
-//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,<tensors>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,<tensors>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>[,interpreter: <why>]
 //
 // and the runtime writes:
 //

@@ -38,9 +38,12 @@ type CompiledPartition struct {
 // given as a tensor, the kernels found per axes value and output layout,
 // and the implementation the latest Execute used.
 type runState struct {
-	mu       sync.Mutex
-	byAxes   map[axesKey]kernel
-	lastImpl atomic.Value // string
+	mu     sync.Mutex
+	byAxes map[axesKey]*kernel
+	// last is the kernel the latest Execute with run-time axes used, for
+	// Impl and Reason. A pointer into byAxes, made once per kernel, so
+	// that recording it costs Execute no allocation.
+	last atomic.Pointer[kernel]
 }
 
 // axesKey identifies the kernel of one execute with run-time axes: the
@@ -96,7 +99,7 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 			cc := *c
 			cc.p, cc.run = p, &runState{}
 			if c.run.byAxes != nil {
-				cc.run.byAxes = map[axesKey]kernel{}
+				cc.run.byAxes = map[axesKey]*kernel{}
 			}
 			compiledCache.put(key, &cc)
 			return &cc, nil
@@ -120,7 +123,11 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 
 // verboseLine describes a compile in the user's terms, like ONEDNN_VERBOSE:
 //
-//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>[,<reason>]
+//
+// <reason> is Reason, when the interpreter runs any of the kernel
+// compiled here (the runtime's own lines say "fallback: <why>" per plan;
+// this one says it once, for the partition the user compiled).
 func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.Impl() + "," + strconv.Itoa(c.p.id) + ",")
@@ -152,6 +159,9 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 		names[i] = op.Kind.String()
 	}
 	b.WriteString("," + strings.Join(names, "+") + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64))
+	if why := c.Reason(); why != "" {
+		b.WriteString("," + why)
+	}
 	return b.String()
 }
 
@@ -256,7 +266,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 				return nil, err
 			}
 		}
-		c.run.byAxes = map[axesKey]kernel{}
+		c.run.byAxes = map[axesKey]*kernel{}
 	}
 	c.outputs = outs
 	if err := c.settleNeeds(); err != nil {
@@ -774,7 +784,7 @@ func (c *CompiledPartition) Partition() *Partition {
 // Impl names the implementation that runs the partition ("jit:avx512",
 // "jit:avx2", "jit:neon" or "interp"): "interp" when the interpreter runs
 // any part of it, such as one sub-plan of a loop nest too deep for the
-// machine code, while the JIT runs the rest. With axes given as a tensor the
+// machine code, while the JIT runs the rest (Reason says why). With axes given as a tensor the
 // kernel is chosen at execute time; Impl then names the one the latest
 // Execute used (before any, the implementation a new kernel would get).
 func (c *CompiledPartition) Impl() string {
@@ -784,8 +794,35 @@ func (c *CompiledPartition) Impl() string {
 	if c.kern.ok() {
 		return c.kern.Impl()
 	}
-	if s, ok := c.run.lastImpl.Load().(string); ok {
-		return s
+	if k := c.run.last.Load(); k != nil {
+		return k.Impl()
 	}
 	return defaultImpl()
+}
+
+// Reason says why the interpreter runs the compiled partition, or any
+// part of it: "" when machine code runs all of it, otherwise
+// "interpreter: " and the cause, e.g. a loop nest deeper than the JIT's
+// (a high-rank tensor whose reduced and kept dims alternate), no JIT for
+// the machine or under GDNN_MAX_CPU_ISA, a data type or post-op without
+// JIT code. Impl alone says "interp" and not why; an interpreted post-op
+// pass, which Impl does not count, is given here too. With axes given as
+// a tensor it describes the kernel the latest Execute used ("" before
+// any). The verbose compile line (GDNN_VERBOSE) ends with the same cause.
+func (c *CompiledPartition) Reason() string {
+	if c.usable("Reason") != nil {
+		return ""
+	}
+	k := c.kern
+	if !k.ok() {
+		last := c.run.last.Load()
+		if last == nil {
+			return ""
+		}
+		k = *last
+	}
+	if why := k.Why(); why != "" {
+		return "interpreter: " + why
+	}
+	return ""
 }

@@ -78,10 +78,12 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	}
 	k := c.kern
 	if !k.ok() {
-		if k, err = c.axesKernel(ax, outLT); err != nil {
+		kp, err := c.axesKernel(ax, outLT)
+		if err != nil {
 			return err
 		}
-		c.run.lastImpl.Store(k.Impl())
+		c.run.last.Store(kp)
+		k = *kp
 	}
 	dst := outs[0].buf
 	var binBuf [plan.MaxBinary][]byte
@@ -249,7 +251,7 @@ func axesList(axes []int64) string {
 
 // axesKernel returns the kernel for one execute's run-time axes and
 // output layout out, compiling it the first time (see axesKey).
-func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) (kernel, error) {
+func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) (*kernel, error) {
 	key := axesKey{layout: out.Layout, tag: out.Tag, rank: len(out.Strides)}
 	for i, r := range ax.reduce {
 		if r {
@@ -263,10 +265,11 @@ func (c *CompiledPartition) axesKernel(ax runTimeAxes, out graph.LogicalTensor) 
 	if ok {
 		return k, nil
 	}
-	k, err := c.kernelFor(ax.reduce, out)
+	nk, err := c.kernelFor(ax.reduce, out)
 	if err != nil {
-		return kernel{}, err
+		return nil, err
 	}
+	k = &nk
 	c.run.mu.Lock()
 	if len(c.run.byAxes) >= maxAxesKernels {
 		clear(c.run.byAxes)

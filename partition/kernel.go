@@ -44,6 +44,15 @@ func (k kernel) Impl() string {
 	return k.j.Impl()
 }
 
+// Why says why the interpreter runs any part of the kernel, or "" (see
+// jit.Kernel.Why and blocked.Kernel.Why).
+func (k kernel) Why() string {
+	if k.b != nil {
+		return k.b.Why()
+	}
+	return k.j.Why()
+}
+
 // compileKernel returns the kernel for a plan: JIT code for the effective
 // ISA from the jit runtime's cache, or the interpreter where the JIT does
 // not apply (the runtime decides and says why under GDNN_VERBOSE).

@@ -654,6 +654,9 @@ func TestVerboseLine(t *testing.T) {
 	must(t, err)
 	line := c.verboseLine(1500 * time.Microsecond)
 	want := "gdnn_verbose,compile,cpu,partition," + c.Impl() + ",0,bf16:2x8x5x6:240x1x48x8 dst_f32:2x8:8x1,axes:2x3 alg:mean,ReduceMean,1.5000"
+	if r := c.Reason(); r != "" { // no JIT here (TestReasonSaysWhyTheInterpreterRuns checks the suffix)
+		want += "," + r
+	}
 	if line != want {
 		t.Errorf("verbose line\n%s\nwant\n%s", line, want)
 	}
@@ -835,5 +838,97 @@ func TestRunTimeAxesOpenOutputLayouts(t *testing.T) {
 		if n := kernels(); n != c2.want {
 			t.Errorf("after execute %d (output strides %v) the partition keeps %d kernels, want %d", i, c2.out.Strides, n, c2.want)
 		}
+	}
+}
+
+// TestReasonSaysWhyTheInterpreterRuns: a supported partition the JIT
+// cannot take runs on the interpreter (nothing fails), and Reason and the
+// verbose compile line say so, with the cause; where the JIT runs all of
+// it, both say nothing. The cause here is a loop nest deeper than the
+// emitters': rank 12 with alternating reduced and kept dims gives 6 outer
+// and 6 reduced loops, which no merging shortens. With run-time axes the
+// kernel is chosen at Execute, and Reason follows it; a blocked kernel
+// gives its boxes' cause.
+func TestReasonSaysWhyTheInterpreterRuns(t *testing.T) {
+	f32 := dtypes.F32
+	deepDims := []int64{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	alternate := []int64{1, 3, 5, 7, 9, 11}
+	const depth = "6 outer and 6 reduced loops exceed the supported depth"
+	jitHere := jit.EffectiveISA() != jit.None
+	compile := func(src graph.LogicalTensor, axes []int64) *CompiledPartition {
+		t.Helper()
+		p := onlySupported(t, meanGraph(t, f32, f32, src, axes, true), Fusion)
+		cp, err := p.Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, f32, nil)})
+		must(t, err)
+		return cp
+	}
+	deep := compile(graph.NewLogicalTensor(0, f32, deepDims), alternate)
+	r := deep.Reason()
+	if deep.Impl() != "interp" || !strings.HasPrefix(r, "interpreter: ") || jitHere && !strings.Contains(r, depth) {
+		t.Errorf("rank 12, alternating axes: Impl %s, Reason %q; want interp, and the loop depth where a JIT exists", deep.Impl(), r)
+	}
+	if line := deep.verboseLine(0); !strings.HasSuffix(line, ","+r) {
+		t.Errorf("verbose line %s\nwant it to end with the reason %q", line, r)
+	}
+	if jitHere {
+		shallow := compile(graph.NewLogicalTensor(0, f32, []int64{2, 3, 4}), []int64{1})
+		if r := shallow.Reason(); r != "" || strings.Contains(shallow.verboseLine(0), "interpreter") {
+			t.Errorf("2x3x4 over axis 1 (%s): Reason %q, verbose line %s; want neither to name the interpreter",
+				shallow.Impl(), r, shallow.verboseLine(0))
+		}
+	}
+	// It still runs, and correctly: the interpreter is a fallback, not an
+	// error.
+	in := make([]float32, 1<<12)
+	for i := range in {
+		in[i] = float32(i % 7)
+	}
+	st, err := NewTensor(graph.NewLogicalTensor(0, f32, deepDims), in)
+	must(t, err)
+	out, err := deep.QueryLogicalTensor(1)
+	must(t, err)
+	res := make([]float32, out.NumElements())
+	dt, err := NewTensor(out, res)
+	must(t, err)
+	must(t, deep.Execute([]Tensor{st}, []Tensor{dt}))
+
+	// Capped to no JIT: the cause is the cap.
+	prev := jit.SetMaxISA(jit.None)
+	defer jit.SetMaxISA(prev)
+	capped := compile(graph.NewLogicalTensor(0, f32, []int64{2, 3, 4}), []int64{1})
+	if r := capped.Reason(); !strings.HasPrefix(r, "interpreter: ") || jitHere && !strings.Contains(r, "ISA capped to none") {
+		t.Errorf("capped to none: Reason %q", r)
+	}
+	jit.SetMaxISA(prev)
+
+	// Run-time axes: nothing before an Execute, then the cause of the
+	// kernel that Execute used.
+	src := graph.NewLogicalTensor(0, f32, deepDims)
+	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{6})
+	rt, err := runTimeAxesPartition(t, graph.ReduceSum, src, axesLT, true).Compile(
+		[]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, f32, nil)})
+	must(t, err)
+	if r := rt.Reason(); r != "" {
+		t.Errorf("run-time axes before any Execute: Reason %q, want \"\"", r)
+	}
+	at, err := NewTensor(axesLT, alternate)
+	must(t, err)
+	rtOut, err := rt.QueryLogicalTensorWithAxes(1, alternate)
+	must(t, err)
+	ot, err := NewTensor(rtOut, make([]float32, rtOut.NumElements()))
+	must(t, err)
+	must(t, rt.Execute([]Tensor{st, at}, []Tensor{ot}))
+	if r := rt.Reason(); rt.Impl() != "interp" || !strings.HasPrefix(r, "interpreter: ") || jitHere && !strings.Contains(r, depth) {
+		t.Errorf("run-time axes after an Execute: Impl %s, Reason %q", rt.Impl(), r)
+	}
+
+	// A blocked kernel: its reduction boxes' cause.
+	jit.SetMaxISA(jit.None)
+	bsrc := graph.NewLogicalTensorBlocked(0, f32, []int64{2, 20, 3}, "aBx16b")
+	bp := blockedGraph(t, graph.ReduceSum, bsrc, graph.NewLogicalTensorAny(1, f32, nil), []int64{2}, true, nil)
+	bcp, err := bp.Compile([]graph.LogicalTensor{bsrc}, []graph.LogicalTensor{graph.NewLogicalTensorBlocked(1, f32, []int64{2, 20, 1}, "aBx16b")})
+	must(t, err)
+	if r := bcp.Reason(); !strings.HasPrefix(r, "interpreter: reduction: ") || jitHere && !strings.Contains(r, "ISA capped to none") {
+		t.Errorf("blocked, capped to none: Reason %q", r)
 	}
 }

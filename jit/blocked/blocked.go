@@ -38,6 +38,7 @@ package blocked
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gdnn/gdnn/graph"
@@ -363,6 +364,25 @@ func offsetOf(x int64, d layout.Desc, i int) int64 {
 // Impl names the implementation of the reduction boxes ("jit:avx512",
 // "interp", ...).
 func (k *Kernel) Impl() string { return k.impl }
+
+// Why says why the interpreter runs any of the kernel's boxes (the
+// repack's or the reduction's; see jit.Kernel.Why), or "". Boxes share
+// one plan shape and so mostly one cause: each distinct cause is given
+// once, so the text does not grow with the number of boxes.
+func (k *Kernel) Why() string {
+	var whys []string
+	for _, set := range []struct {
+		what  string
+		boxes []box
+	}{{"repack", k.repack}, {"reduction", k.main}} {
+		for _, b := range set.boxes {
+			if w := b.k.Why(); w != "" && !slices.Contains(whys, set.what+": "+w) {
+				whys = append(whys, set.what+": "+w)
+			}
+		}
+	}
+	return strings.Join(whys, "; ")
+}
 
 // Boxes returns how many plain problems the kernel runs: repack boxes
 // and reduction boxes.
