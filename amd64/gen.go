@@ -63,7 +63,7 @@ type gen struct {
 	nanFree bool
 	exact   *obj.Prog
 	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
-	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (rangeWatched)
+	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (watchesNaN)
 
 	err error // first generation error
 }

@@ -28,13 +28,14 @@ import (
 //     vectors of any type are compared two at a time, maxPaired);
 //   - then the exact code, the same kernel as without speculation.
 //
-// AVX-512 row sweeps paced to memory (pacedRows: one accumulator, one
-// vector per iteration) have no second vector to pair a compare with,
-// and a compare and a KORW per vector made them run slower from DRAM
-// than the sum of the same bytes. There each src vector is added into a
-// watch accumulator, Z30, instead (rangeWatched): the sum of the src is
-// NaN when a NaN is in it, and a sum that found both infinities is too,
-// which costs that call its exact run and nothing else.
+// In AVX-512 kernels of f32 plans read from memory on Zen cores
+// (watchesNaN) each src vector is added into a watch accumulator, Z30,
+// instead (rangeWatched): the sum of the src is NaN when a NaN is in
+// it, and a sum that found both infinities is too, which costs that call
+// its exact run and nothing else. Their row sweeps (pacedRows: one
+// accumulator, one vector per iteration) have no second vector to pair
+// a compare with, and a compare and a KORW per vector made them run
+// slower from DRAM than the sum of the same bytes.
 //
 // VMAXPS also returns its second source when both are zeros, so AVX2's
 // NaN-free max can give -0 where +0 is right; it never gives +0 where -0
@@ -108,7 +109,7 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g.nanFree = true
 	if o.AVX512 {
 		g.kLast, g.tmpHi = kCheck-1, rPending
-		if g.pacedRows() {
+		if g.watchesNaN() {
 			g.watch, g.tmpHi = true, rWatch
 		}
 	} else {
@@ -134,6 +135,16 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	}
 	g.usesTotals = g.usesTotals || e.usesTotals
 	return g
+}
+
+// watchesNaN reports whether NaN-free AVX-512 code checks its whole f32
+// src vectors by a watch sum (rangeWatched) instead of compares in pairs:
+// in plans whose row sweeps are paced to memory (pacedRows), and in the
+// column blocks of such plans too (GAP over NHWC from DRAM ran 4-8%
+// faster so), but not in row-by-row plans (8x512x4096 over axis 1 ran
+// 1.04x slower with the sum at one thread; docs/PERFORMANCE-log.md).
+func (g *gen) watchesNaN() bool {
+	return g.avx512 && g.pacedRows() && !g.pl.RowByRow
 }
 
 // nanFreePrologue starts NaN-free code: no NaN seen yet, and the

@@ -15,7 +15,8 @@ import (
 // followed by exact code (speculate.go): AVX-512 max and min, rows,
 // columns and 16-bit src, whose NaN-free part combines by VRANGEPS alone
 // (no fix-up, no VMINPS/VMAXPS), compares f32 src vectors in pairs or,
-// in rows paced to memory, adds them into a watch sum, tests K0 once, and is followed by the
+// in plans read from memory on Zen, adds them into a watch sum, tests K0
+// once, and is followed by the
 // very kernel emitted without speculation; AVX2 max, whose NaN-free part
 // combines by VMAXPS alone (no AND of both orders), compares src vectors
 // in pairs (with Y11), checks its outputs for -0 and tests Y13 once; not AVX2 min, not sums, not a plan whose
@@ -66,6 +67,9 @@ func TestNaNFreeCode(t *testing.T) {
 		{"max rows paced", paced(rows(plan.AlgMax, f32)), avx512Zen, true}, // checked by a watch sum
 		{"min rows paced", paced(rows(plan.AlgMin, f32)), avx512Zen, true},
 		{"max rows bf16 paced", paced(rows(plan.AlgMax, bf16)), avx512Zen, true}, // not paced: compared in pairs
+		{"max columns paced", paced(cols(plan.AlgMax, f32)), avx512Zen, true},    // checked by a watch sum
+		{"max row by row paced", paced(kind(rowByRowPlan(f32, 300, 96, 80), plan.Reduction{Combine: plan.CombineMax, Finalize: plan.FinalizeNone})),
+			avx512Zen, true}, // compared in pairs
 		{"sum rows", rows(plan.AlgSum, f32), avx512, false},
 		{"max rows, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx512, false},
 	}
@@ -141,9 +145,10 @@ func TestNaNFreeCode(t *testing.T) {
 				t.Errorf("%s: NaN-free code has no %q:\n%s", c.name, w, nanFree)
 			}
 		}
-		// Paced f32 rows add each src vector into the watch sum Z30, tested
-		// once; other f32 src vectors are compared in pairs (with Z31).
-		watched := c.o.AVX512 && c.pl.SrcDT == f32 && c.pl.FromMemory && c.o.Zen
+		// f32 plans read from memory on Zen add each src vector into the
+		// watch sum Z30, tested once, but row by row; other f32 src vectors
+		// are compared in pairs (with Z31).
+		watched := c.o.AVX512 && c.pl.SrcDT == f32 && c.pl.FromMemory && c.o.Zen && !c.pl.RowByRow
 		for w, want := range map[string]bool{
 			",%zmm31,%k4":                   c.o.AVX512 && c.pl.SrcDT == f32 && !watched,
 			"vpxord %zmm30,%zmm30,%zmm30":   watched,
@@ -153,6 +158,15 @@ func TestNaNFreeCode(t *testing.T) {
 			if strings.Contains(nanFree, w) != want {
 				t.Errorf("%s: NaN-free code has %q: %v, want %v:\n%s", c.name, w, !want, want, nanFree)
 			}
+		}
+		// Z30 is the watch sum's alone: no temporary may take it.
+		for _, in := range ins[:test] {
+			if watched && strings.Contains(in, "%zmm30") && !strings.Contains(in, "%zmm30,%zmm30") {
+				t.Errorf("%s: NaN-free code uses the watch sum's Z30 in %q", c.name, in)
+			}
+		}
+		if gs := emitSpeculating(c.pl, c.o); watched && (gs == nil || !gs.watch || gs.tmpHi > rWatch) {
+			t.Errorf("%s: the watch sum's Z30 is not kept from the temporaries", c.name)
 		}
 		// The NaN checks never touch the scratch opmasks (a check placed
 		// at a branch would clobber a mask live across it).
@@ -198,17 +212,18 @@ func mnemonicOrWhole(in string) string {
 // outputs before it finds the NaN, and the exact code must rewrite every
 // one: the NaN's output NaN, every other output the exact one (+0 above
 // -0). A third of the values are subnormal, which a bf16 store redoes
-// under a mask that the NaN checks must leave alone. Rows paced to
-// memory (Options.Zen, plan.FromMemory) are run too, where AVX-512 checks
-// f32 src by a watch sum, and data with +Inf and -Inf but no NaN, whose
-// watch sum is NaN: the exact code then writes the same outputs.
+// under a mask that the NaN checks must leave alone. Plans read from
+// memory on Zen (plan.FromMemory, Options.Zen) are run too, rows and
+// columns, where AVX-512 checks f32 src by a watch sum, and data with
+// +Inf and -Inf but no NaN, whose watch sum is NaN: the exact code then
+// writes the same outputs.
 func TestNaNFreeFallback(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	for _, isa := range isas(t) {
 		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
 			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
 				sdt, ddt := dt[0], dt[1]
-				for _, shape := range []struct{ colsFirst, paced bool }{{false, false}, {true, false}, {false, true}} {
+				for _, shape := range []struct{ colsFirst, paced bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 					colsFirst := shape.colsFirst
 					p := twoD(alg.Reduction(0, 0), sdt, ddt, 37, 61, colsFirst)
 					pl, err := plan.Canonicalize(p)
@@ -216,7 +231,7 @@ func TestNaNFreeFallback(t *testing.T) {
 						t.Fatal(err)
 					}
 					o := isa.o
-					if shape.paced { // rows paced to memory: f32 src checked by a watch sum
+					if shape.paced { // read from memory on Zen: f32 src checked by a watch sum
 						pl.FromMemory, o.Zen = true, true
 					}
 					k := compile(t, pl, o)
