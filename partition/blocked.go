@@ -15,15 +15,25 @@ import (
 // through package jit/blocked, which turns the blocks into strided dims
 // of plain problems for the same kernels.
 
+// blockedLayout parses a blocked tensor's tag for its rank, which needs
+// no dims: Compile checks an output whose dims are unknown with it.
+func blockedLayout(t graph.LogicalTensor) (layout.Layout, error) {
+	l, err := layout.Parse(t.Tag, len(t.Dims))
+	if err != nil {
+		return layout.Layout{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
+	}
+	if l.Any {
+		return layout.Layout{}, graph.Errorf(graph.InvalidArguments, "tensor %d: layout blocked with tag any; use graph.LayoutAny", t.ID)
+	}
+	return l, nil
+}
+
 // blockedDesc returns where a blocked tensor's elements live, checking
 // its tag against its dims.
 func blockedDesc(t graph.LogicalTensor) (layout.Desc, error) {
-	l, err := layout.Parse(t.Tag, len(t.Dims))
+	l, err := blockedLayout(t)
 	if err != nil {
-		return layout.Desc{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
-	}
-	if l.Any {
-		return layout.Desc{}, graph.Errorf(graph.InvalidArguments, "tensor %d: layout blocked with tag any; use graph.LayoutAny", t.ID)
+		return layout.Desc{}, err
 	}
 	d, err := l.Desc(t.Dims)
 	if err != nil {

@@ -335,7 +335,8 @@ func TestBlockedRunTimeAxes(t *testing.T) {
 // given), dense only where compile left it open (any, or an unknown
 // stride), and Execute writes a tensor made from that description where
 // its layout says. Dims the compiled layout cannot describe are refused,
-// naming why.
+// naming why (a tag of another rank already by Compile, see
+// TestCompileRefusesTagOfAnotherRank).
 func TestQueryWithAxesKeepsCompiledLayout(t *testing.T) {
 	u := graph.UnknownDim
 	dims := []int64{2, 20, 3}
@@ -414,8 +415,6 @@ func TestQueryWithAxesKeepsCompiledLayout(t *testing.T) {
 		status   graph.Status
 		msg      string
 	}{
-		{"tag of another rank", graph.NewLogicalTensorBlocked(1, dtypes.F32, []int64{u, u, u}, "abcd"),
-			graph.InvalidArguments, `axes [1] give output tensor 1 dims 2x1x3, which its compiled layout cannot describe: tensor 1: tag "abcd" describes 4 dims`},
 		{"overlapping strides", graph.NewLogicalTensorStrided(1, dtypes.F32, []int64{u, u, u}, []int64{1, 1, 1}),
 			graph.InvalidArguments, "cannot describe: output tensor 1: strides 1x1x1 make elements overlap"},
 	} {
@@ -423,6 +422,40 @@ func TestQueryWithAxesKeepsCompiledLayout(t *testing.T) {
 		must(t, err)
 		if _, err := cp.QueryLogicalTensorWithAxes(1, []int64{1}); !errors.Is(err, c.status) || !strings.Contains(fmt.Sprint(err), c.msg) {
 			t.Errorf("%s: err %v, want %v saying %q", c.name, err, c.status, c.msg)
+		}
+	}
+}
+
+// TestCompileRefusesTagOfAnotherRank: with run-time axes the output's
+// dims are unknown at Compile, but its rank is not, so a blocked tag of
+// another rank (or one blocking a dim past it) is refused there, naming
+// the tag and the rank, as with known dims, instead of by every Execute
+// and QueryLogicalTensorWithAxes. A tag of the right rank still compiles.
+func TestCompileRefusesTagOfAnotherRank(t *testing.T) {
+	u := graph.UnknownDim
+	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 20, 3})
+	axesLT := graph.NewLogicalTensor(2, dtypes.S64, []int64{1})
+	for _, keep := range []bool{true, false} {
+		p := runTimeAxesPartition(t, graph.ReduceSum, src, axesLT, keep)
+		outDims := []int64{u, u, u}
+		if !keep {
+			outDims = outDims[:2]
+		}
+		rank := len(outDims)
+		for _, c := range []struct{ tag, msg string }{
+			{"abcd", fmt.Sprintf(`tensor 1: tag "abcd" describes 4 dims but the tensor has rank %d`, rank)},
+			{"a", fmt.Sprintf(`tensor 1: tag "a" describes 1 dims but the tensor has rank %d`, rank)},
+			{"abcD8d", fmt.Sprintf(`tensor 1: tag "abcD8d" blocks dim d, but the tensor has rank %d`, rank)},
+		} {
+			out := graph.NewLogicalTensorBlocked(1, dtypes.F32, outDims, c.tag)
+			cp, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{out})
+			if cp != nil || !errors.Is(err, graph.InvalidArguments) || !strings.Contains(fmt.Sprint(err), c.msg) {
+				t.Errorf("keep_dims %v, tag %q on rank %d: Compile gave %v, %v; want InvalidArguments saying %q", keep, c.tag, rank, cp, err, c.msg)
+			}
+		}
+		good := "abc"[:rank]
+		if _, err := p.Compile([]graph.LogicalTensor{src, axesLT}, []graph.LogicalTensor{graph.NewLogicalTensorBlocked(1, dtypes.F32, outDims, good)}); err != nil {
+			t.Errorf("keep_dims %v, tag %q on rank %d: %v", keep, good, rank, err)
 		}
 	}
 }

@@ -76,8 +76,9 @@ type recipe struct {
 // Compile compiles a supported partition for the given input tensors
 // (concrete dims; strided, with dense strides when Strides is nil) and
 // output tensors (dims may be unknown and layout any: compile infers them;
-// query the result with QueryLogicalTensor). Tensors are matched to ports
-// by id. Compiling the same partition for the same tensors again returns
+// query the result with QueryLogicalTensor). An output's blocked tag is
+// checked against its rank even where its dims are unknown. Tensors are
+// matched to ports by id. Compiling the same partition for the same tensors again returns
 // the cached CompiledPartition (see SetCompiledPartitionCacheCapacity).
 // A partition of the same ops in another graph gets a CompiledPartition
 // of its own (its Partition is the one compiled) with the same kernels,
@@ -261,8 +262,16 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 			return nil, graph.Errorf(graph.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor (or rank 0: one axis) of at most %d axes",
 				ax.ID, graph.DimsString(ax.Dims), len(ins[0].Dims))
 		}
-		if out.KnownDims() {
+		switch {
+		case out.KnownDims():
 			if err := settleLayout(out); err != nil {
+				return nil, err
+			}
+		case out.Layout == graph.LayoutBlocked && out.Dims != nil:
+			// The axes decide the dims, not the rank: a tag of another
+			// rank fits no axes, so it is refused now rather than at
+			// every Execute.
+			if _, err := blockedLayout(*out); err != nil {
 				return nil, err
 			}
 		}
@@ -682,8 +691,9 @@ func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, 
 // takes any other valid layout of those dims). Axes out of range or
 // repeated are an error, as at Execute; so are axes that do not fit an
 // output compiled with concrete dims, and dims the compiled tag or
-// strides cannot describe (a tag of another rank, strides that make
-// elements overlap), which Execute would refuse in that layout too. A
+// strides cannot describe (strides that make elements overlap, say),
+// which Execute would refuse in that layout too (Compile already refuses
+// a tag of another rank than the output's, which no axes could fit). A
 // partition whose axes are an attribute has no run-time axes: that is an
 // error too (use QueryLogicalTensor).
 func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) (graph.LogicalTensor, error) {
