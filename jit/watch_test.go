@@ -15,7 +15,7 @@ import (
 
 // TestFromMemoryMaxMinSpecials runs f32 max and min through Compile and
 // Run with every plan marked FromMemory (the size bound lifted), so that
-// on a paced core (AMD Zen) AVX-512 row sweeps check their src for NaN
+// on a paced core (AMD Zen) AVX-512 kernels, row by row aside, check their src for NaN
 // by a watch sum that sends a call whose sum is NaN to the exact code
 // (amd64/speculate.go). The data is built to fool a sum: a NaN (quiet or
 // signalling, either sign) anywhere, +Inf and -Inf together, sums that
