@@ -93,8 +93,8 @@
 //     memory-operand adds; the two-level summation cut) are used for
 //     plain sums only (plainSum, g.add, zeroIsIdentity). bf16 pair loads,
 //     whose lanes mix neighbouring elements, serve every kind but
-//     log-sum-exp's exp (bf16Pairs), and so does row by row
-//     (rowByRowKind).
+//     log-sum-exp's exp (bf16Pairs); row by row serves every kind, and
+//     log-sum-exp's exp on Zen cores only (rowByRowKind).
 //   - Long sums are summed in two levels (kernelshape.Runs, runs.go):
 //     chains longer than the tolerance allows are cut into runs of about
 //     sqrt(n) adds, each run's accumulators added into running totals

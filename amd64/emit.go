@@ -21,7 +21,8 @@ const maxDepth = 5
 // jit's rowByRow: on Intel cores f32 AVX-512 column blocks read 1 KiB of
 // each row per visit and gain nothing from it), and for f32 src too on
 // Zen cores (Options.Zen), where two threads read such rows faster one at
-// a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row").
+// a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row"). Zen cores
+// take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType}
@@ -29,7 +30,7 @@ func Covers(o Options) kernelshape.Covers {
 		c.WholeRowLanes = 256
 	}
 	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
-		return rowByRowKind(r) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
+		return rowByRowKind(r, o.Zen) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
 	}
 	return c
 }

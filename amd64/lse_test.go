@@ -156,3 +156,42 @@ func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
 		}
 	}
 }
+
+// TestUnshiftedLogSumExpRowByRow runs log-sum-exp's unshifted sums of exp
+// row by row (the stage-1 chunks that Zen cores take) on every ISA with
+// Options.Zen: every float src type, widths around the vector and
+// loop-chunk sizes, back-to-back and padded rows, and src and dst against
+// guard pages at either end, against float64 (kerneltest.CheckUnshifted).
+func TestUnshiftedLogSumExpRowByRow(t *testing.T) {
+	r := rand.New(rand.NewSource(41))
+	st := plan.Unshifted | plan.SkipFinalize
+	for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for _, w := range []int64{1, 7, 9, 16, 17, 31, 65, 100, 129, 1000} {
+			for _, rows := range []int64{1, 2, 5, 64} {
+				for _, pad := range []int64{0, 3} {
+					stride := w + pad
+					pl := rowByRowPlan(sdt, rows, stride, w)
+					pl.Reduction, pl.Stage = plan.LogSumExp, st
+					p := &plan.Problem{SrcDT: sdt, DstDT: dtypes.F32, Dims: []int64{rows, w}, SrcStrides: []int64{stride, 1},
+						Reduce: []bool{true, false}, DstStrides: []int64{0, 1}, Reduction: plan.LogSumExp}
+					src0 := make([]byte, ((rows-1)*stride+w)*int64(sdt.Size()))
+					kerneltest.FillUnshifted(r, st, sdt, src0)
+					for _, atEnd := range []bool{true, false} {
+						fence := kerneltest.NewFence(t, atEnd)
+						src, dst := fence.Place(src0), fence.Place(make([]byte, w*4))
+						for _, isa := range isas(t) {
+							o := isa.o
+							o.Zen = true
+							k := compile(t, pl, o)
+							k.RunBlocks(pl, src, dst, nil, 0)
+							k.Release()
+							what := fmt.Sprintf("%v rows %d of %d, stride %d, %s, zen, guard at end %v", sdt, rows, w, stride, isa.name, atEnd)
+							kerneltest.CheckUnshifted(t, what, pl, p, src, dst)
+						}
+						fence.Free()
+					}
+				}
+			}
+		}
+	}
+}

@@ -12,12 +12,13 @@ import (
 // an f32 row of the Inner width that stays in L1 and serves as the
 // accumulator: row 0 is combined with the identity and stored, each later
 // row with what dst holds, so every output still takes its rows in order,
-// as a column block's register would. Any kind but log-sum-exp's sums of
-// exp is taken so (rowByRowKind): dst holds partial sums, products,
-// maxima or minima of the transformed elements. Where the rows are back
+// as a column block's register would. Any kind is taken so (on Zen cores
+// log-sum-exp's sums of exp too; rowByRowKind): dst holds partial sums,
+// products, maxima or minima of the transformed elements. Where the rows are back
 // to back the chunk is read as one stream, which the column blocks (a few
 // lines of every row, then the next rows) cannot do. Each 64-byte line is
-// prefetched rowAhead bytes ahead (rounded up to whole rows): 8x512x4096
+// prefetched rowAhead bytes ahead (rounded up to whole rows; on Zen
+// cores a stream of f32 rows less, rowByRowPrefetch): 8x512x4096
 // bf16 over axis 1 ran 1.5x faster with it (2 threads; 8 and 24 KiB
 // ahead, 32 KiB, PREFETCHT1, T2 and NTA no better). The likely cause is
 // the one rowPrefetch gives: with several instructions per line (here a
@@ -36,14 +37,19 @@ const rowByRowVecs = 4
 func (g *gen) rowByRowShape(k kernelshape.Nest, red []plan.Loop, zeroSum bool) bool {
 	pl := g.pl
 	return pl.RowByRow && !zeroSum && len(k.Loops) == 0 && len(red) == 1 &&
-		pl.Stage&plan.SkipFinalize != 0 && rowByRowKind(g.red) && pl.Inner.DstStride == 1
+		pl.Stage&plan.SkipFinalize != 0 && rowByRowKind(g.red, g.zen) && pl.Inner.DstStride == 1
 }
 
 // rowByRowKind reports whether reduction r is taken row by row: every
-// combine, with or without |x| or x*x. Not log-sum-exp's unshifted sums
-// of exp: row by row they ran at the column blocks' speed in some
-// stretches and up to twice their time in others (docs/PERFORMANCE-log.md).
-func rowByRowKind(r plan.Reduction) bool {
+// combine, with or without |x| or x*x, and on Zen cores (zen) log-sum-exp's
+// unshifted sums of exp. On the Xeon those ran at the column blocks' speed
+// in some stretches and up to twice their time in others; on Zen 4, whose
+// column blocks read such rows slower than their stream, they ran faster
+// (docs/PERFORMANCE-log.md, "Zen 4: log-sum-exp row by row").
+func rowByRowKind(r plan.Reduction, zen bool) bool {
+	if r.IsLogSumExp() {
+		return zen
+	}
 	switch r.Transform {
 	case plan.TransformNone, plan.TransformAbs, plan.TransformSquare:
 		return r.Combine != plan.CombineFirst
@@ -57,7 +63,7 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 	W := g.pl.Inner.Size
 	si := g.StepsOf(&g.pl.Inner)
 	rb := red.SrcStride * g.ssz
-	pf := rowByRowAhead(W*g.ssz, rb)
+	pf := g.rowByRowPrefetch(W*g.ssz, rb)
 	sweep := func(first bool) {
 		kernelshape.Chunks(g, g.ptrs, W, rowByRowVecs*g.V, si, func(m int) {
 			for v := 0; v*g.V < m; v++ {
@@ -93,6 +99,28 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 			}
 		})
 	}
+}
+
+// zenRowByRowL1 is how much of a Zen core's 32 KiB L1 a row-by-row
+// stream of f32 rows may fill with its partials row (the Inner width in
+// f32, up to 16 KiB) and the lines prefetched ahead of its loads: past
+// that, the lines in flight evict the partials, which every row reads and
+// writes. On Zen 4 the f32 rows ran fastest with both within about 24 KiB
+// (docs/PERFORMANCE-log.md, "Zen 4: row by row prefetched to fit L1");
+// 16-bit rows, whose loads come half as fast, kept rowAhead.
+const zenRowByRowL1 = 24 << 10
+
+// rowByRowPrefetch is the prefetch distance of the row-by-row loop over
+// rows of rowBytes bytes, rb apart: for a stream of f32 rows (back to
+// back) on Zen cores rowAhead or less, so that the partials row and the
+// lines ahead fit zenRowByRowL1; else rowByRowAhead.
+func (g *gen) rowByRowPrefetch(rowBytes, rb int64) int64 {
+	if g.zen && g.ssz == 4 && rb == rowBytes {
+		if ahead := min(rowAhead, zenRowByRowL1-rowBytes); ahead >= 64 && fits32(ahead+rowBytes) {
+			return ahead
+		}
+	}
+	return rowByRowAhead(rowBytes, rb)
 }
 
 // rowByRowAhead is the prefetch distance of rows of rowBytes bytes, rb

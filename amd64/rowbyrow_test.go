@@ -111,42 +111,46 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 }
 
 // TestRowByRowChoice checks that the emitters reduce row by row exactly
-// the plans that ask for it and have the shape and kind it needs (any
-// but log-sum-exp's exp): others marked RowByRow get the same code as
-// unmarked.
+// the plans that ask for it and have the shape and kind it needs (any,
+// and log-sum-exp's exp on Zen cores only): others marked RowByRow get
+// the same code as unmarked.
 func TestRowByRowChoice(t *testing.T) {
 	base := func() *plan.Plan { return rowByRowPlan(dtypes.BF16, 64, 4096, 4096) }
 	cases := []struct {
 		name string
 		edit func(*plan.Plan)
 		want bool
+		zen  bool // wanted on Zen cores only
 	}{
-		{"stage-1 chunk", func(*plan.Plan) {}, true},
-		{"f32 src", func(p *plan.Plan) { p.SrcDT = dtypes.F32 }, true},
-		{"f16 src, padded rows", func(p *plan.Plan) { p.SrcDT = dtypes.F16; p.Reduced[0].SrcStride = 5000 }, true},
-		{"max", func(p *plan.Plan) { p.Reduction = plan.AlgMax.Reduction(0, 0) }, true},
-		{"min, f32 src", func(p *plan.Plan) { p.Reduction, p.SrcDT = plan.AlgMin.Reduction(0, 0), dtypes.F32 }, true},
-		{"product", func(p *plan.Plan) { p.Reduction = plan.AlgMul.Reduction(0, 0) }, true},
-		{"squares (L2's sums)", func(p *plan.Plan) { p.Reduction = plan.AlgNormLpSum.Reduction(2, 0) }, true},
+		{"stage-1 chunk", func(*plan.Plan) {}, true, false},
+		{"f32 src", func(p *plan.Plan) { p.SrcDT = dtypes.F32 }, true, false},
+		{"f16 src, padded rows", func(p *plan.Plan) { p.SrcDT = dtypes.F16; p.Reduced[0].SrcStride = 5000 }, true, false},
+		{"max", func(p *plan.Plan) { p.Reduction = plan.AlgMax.Reduction(0, 0) }, true, false},
+		{"min, f32 src", func(p *plan.Plan) { p.Reduction, p.SrcDT = plan.AlgMin.Reduction(0, 0), dtypes.F32 }, true, false},
+		{"product", func(p *plan.Plan) { p.Reduction = plan.AlgMul.Reduction(0, 0) }, true, false},
+		{"squares (L2's sums)", func(p *plan.Plan) { p.Reduction = plan.AlgNormLpSum.Reduction(2, 0) }, true, false},
 		{"abs max", func(p *plan.Plan) {
 			p.Reduction = plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone}
-		}, true},
-		{"log-sum-exp's unshifted sums", func(p *plan.Plan) { p.Reduction, p.Stage = plan.LogSumExp, p.Stage|plan.Unshifted }, false},
-		{"a whole mean (finalized)", func(p *plan.Plan) { p.Stage, p.Div = 0, 64 }, false},
-		{"bf16 dst", func(p *plan.Plan) { p.Stage, p.DstDT = 0, dtypes.BF16 }, false},
-		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: plan.ReLU}} }, false},
-		{"strided dst", func(p *plan.Plan) { p.Inner.DstStride = 2 }, false},
+		}, true, false},
+		{"log-sum-exp's unshifted sums", func(p *plan.Plan) { p.Reduction, p.Stage = plan.LogSumExp, p.Stage|plan.Unshifted }, true, true},
+		{"log-sum-exp's unshifted sums, f32 src", func(p *plan.Plan) {
+			p.Reduction, p.Stage, p.SrcDT = plan.LogSumExp, p.Stage|plan.Unshifted, dtypes.F32
+		}, true, true},
+		{"a whole mean (finalized)", func(p *plan.Plan) { p.Stage, p.Div = 0, 64 }, false, false},
+		{"bf16 dst", func(p *plan.Plan) { p.Stage, p.DstDT = 0, dtypes.BF16 }, false, false},
+		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: plan.ReLU}} }, false, false},
+		{"strided dst", func(p *plan.Plan) { p.Inner.DstStride = 2 }, false, false},
 		{"kept outer loop", func(p *plan.Plan) {
 			p.Outer = []plan.Loop{{Size: 2, SrcStride: 64 * 4096, DstStride: 4096}}
 			p.Outputs *= 2
-		}, false},
+		}, false, false},
 		{"two reduced loops", func(p *plan.Plan) {
 			p.Reduced = []plan.Loop{{Size: 2, SrcStride: 1 << 20}, {Size: 64, SrcStride: 4096}}
 			p.N *= 2
-		}, false},
-		{"nothing to sum", func(p *plan.Plan) { p.Reduced[0].Size = 0; p.N = 0 }, false},
+		}, false, false},
+		{"nothing to sum", func(p *plan.Plan) { p.Reduced[0].Size = 0; p.N = 0 }, false, false},
 	}
-	for _, o := range []Options{{AVX512: true}, {}} {
+	for _, o := range []Options{{AVX512: true}, {}, {AVX512: true, Zen: true}, {Zen: true}} {
 		for _, c := range cases {
 			marked := base()
 			c.edit(marked)
@@ -160,9 +164,37 @@ func TestRowByRowChoice(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if got := string(a.Text) != string(b.Text); got != c.want {
-				t.Errorf("%s (avx512 %v): row-by-row code = %v, want %v", c.name, o.AVX512, got, c.want)
+			want := c.want && (o.Zen || !c.zen)
+			if got := string(a.Text) != string(b.Text); got != want {
+				t.Errorf("%s (avx512 %v, zen %v): row-by-row code = %v, want %v", c.name, o.AVX512, o.Zen, got, want)
 			}
+		}
+	}
+}
+
+// TestRowByRowPrefetch pins where Zen cores prefetch a stream of f32 rows
+// (the partials row and the lines ahead within zenRowByRowL1) and that
+// every other case keeps rowByRowAhead.
+func TestRowByRowPrefetch(t *testing.T) {
+	cases := []struct {
+		zen          bool
+		ssz          int64
+		rowBytes, rb int64
+		want         int64
+	}{
+		{true, 4, 16384, 16384, 8192},
+		{true, 4, 12288, 12288, 12288},
+		{true, 4, 8192, 8192, 16384},
+		{true, 4, 2048, 2048, 16384},
+		{true, 4, 8192, 10000, 20000}, // rows apart: whole rows
+		{true, 2, 8192, 8192, 16384},  // 16-bit rows keep rowAhead
+		{false, 4, 16384, 16384, 16384},
+		{true, 4, 1 << 20, 1 << 20, 1 << 20}, // no room in L1: rowByRowAhead
+	}
+	for _, c := range cases {
+		g := &gen{zen: c.zen, ssz: c.ssz}
+		if got := g.rowByRowPrefetch(c.rowBytes, c.rb); got != c.want {
+			t.Errorf("zen %v, %d-byte elements: rowByRowPrefetch(%d, %d) = %d, want %d", c.zen, c.ssz, c.rowBytes, c.rb, got, c.want)
 		}
 	}
 }

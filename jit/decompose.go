@@ -235,8 +235,11 @@ type decomposer struct {
 	binBufs []int
 	// inProgram is set while the phases of a program that one thread
 	// runs whole are added (a chunk of a log-sum-exp): their calls are
-	// not cut for threads to share (splitBudget).
-	inProgram bool
+	// not cut for threads to share (splitBudget). programSrcBytes is then
+	// the src bytes of the whole plan the program is a chunk of, where
+	// its data come from (rowByRow).
+	inProgram       bool
+	programSrcBytes int64
 }
 
 // fromMemoryBytes is the smallest src, in bytes, that fromMemory calls
@@ -470,7 +473,10 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // or less): 0.96x-0.97x (1 thread) and 0.86x-1.06x (2 threads, by the
 // machine's DRAM state) in two sessions' runs. And not with the src
 // in L3: 8-20 MiB of bf16 ran 0.70x-0.91x as fast as tiles (2 threads),
-// hence rowByRowMinBytes (this machine's L3 is 32 MiB).
+// hence rowByRowMinBytes (this machine's L3 is 32 MiB). A log-sum-exp's
+// chunks (lse.go) are smaller, but read a src that large from memory: its
+// unshifted pass is taken row by row where the emitter takes it (Zen
+// cores; see amd64's rowByRowKind).
 //
 // A chunk has at most rowByRowChunk rows: each of its sums is one chain
 // of adds (the form does not cut sums into runs, see
@@ -489,8 +495,9 @@ const (
 )
 
 // rowByRow reports whether pl is reduced row by row in two stages: where
-// the emitter declares that it takes the form (every kind with vector
-// code but log-sum-exp on AVX2, and of 16-bit src on AVX-512).
+// the emitter declares that it takes the form (on amd64 every kind with
+// vector code but log-sum-exp on AVX2, and of 16-bit src on AVX-512; on
+// Zen cores f32 on AVX-512 and log-sum-exp too).
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
 	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction) || !pl.HasInner || pl.Inner.SrcStride != 1 ||
@@ -498,11 +505,17 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 		return false
 	}
 	chunk := min(rowByRowChunk, callBudget/plan.MulSat(srcSz, pl.Inner.Size))
+	// A chunk of a log-sum-exp reads a part of a src as large as its
+	// whole plan's.
+	large := plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz))
+	if dc.inProgram {
+		large = max(large, dc.programSrcBytes)
+	}
 	// Rows must not overlap (a src that stores less than it describes is
 	// not large), and the partial sums must fit the scratch bound (other
 	// schedules need less).
 	return chunk >= minRowByRowChunk && pl.Reduced[0].SrcStride >= pl.Inner.Size &&
-		plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz)) >= rowByRowMinBytes &&
+		large >= rowByRowMinBytes &&
 		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), 4) <= maxScratchBytes
 }
 

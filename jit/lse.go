@@ -222,9 +222,9 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		sub := pl.Clone()
 		chunked(sub).Size = min(chunk, size-start)
 		counts(sub)
-		dc.inProgram = true
+		dc.inProgram, dc.programSrcBytes = true, plan.MulSat(plan.MulSat(max(pl.N, 1), pl.Outputs), srcSz)
 		err := dc.lseProgram(sub, srcBuf, dstBuf, depth)
-		dc.inProgram = false
+		dc.inProgram, dc.programSrcBytes = false, 0
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package jit
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -96,8 +98,9 @@ func withKind(pl *plan.Plan, red plan.Reduction) *plan.Plan {
 }
 
 // rowByRowKind reports whether the emitters take red row by row where
-// they take the form at all: every kind with vector code but
-// log-sum-exp's exp.
+// they take the form at all, as the random tests draw it: every kind with
+// vector code but log-sum-exp's exp, which Zen cores take so too
+// (TestLogSumExpRowByRow).
 func rowByRowKind(red plan.Reduction) bool {
 	return kernelshape.VectorReduction(red) && red.Transform != plan.TransformExp
 }
@@ -241,5 +244,94 @@ func TestRowByRowRandom(t *testing.T) {
 			t.Fatalf("only %d of %d eligible cases summed row by row", taken, eligible)
 		}
 		t.Logf("%d of %d eligible cases summed row by row", taken, eligible)
+	})
+}
+
+// rowByRowPlans counts the row-by-row plans among the calls of phases,
+// those of chunk programs included.
+func rowByRowPlans(d *decomposition, phases []phase) int {
+	n := 0
+	for _, ph := range phases {
+		for _, s := range ph.segs {
+			for _, p := range s.progs {
+				n += rowByRowPlans(d, p.phases)
+			}
+			if len(s.progs) == 0 && d.plans[s.unit].RowByRow {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestLogSumExpRowByRow checks log-sum-exp's unshifted pass taken row by
+// row on Zen cores (amd64.Options.Zen), on AVX-512 and AVX2, in its chunk
+// programs, where the whole src is large enough for row by row (not where
+// it stays in L3, and never on NEON or elsewhere); and that such
+// schedules run right, with post-ops, on data the unshifted pass takes
+// and on data that sends it to the shifted phases, with 1 and 2 threads
+// against the reference (the size bound lifted, the budget small).
+func TestLogSumExpRowByRow(t *testing.T) {
+	zen := cpuFeatures().zen
+	t.Logf("zen: %v", zen)
+	f32, bf16 := dtypes.F32, dtypes.BF16
+	lse := func(pl *plan.Plan) *plan.Plan { return withKind(pl, plan.LogSumExp) }
+	for _, c := range []struct {
+		name string
+		pl   *plan.Plan
+		isa  ISA
+		want bool
+	}{
+		{"8x512x4096 f32 (64 MiB), avx512", lse(middleAxis(t, f32, 8, 512, 4096)), AVX512, zen},
+		{"8x512x4096 f32 (64 MiB), avx2", lse(middleAxis(t, f32, 8, 512, 4096)), AVX2, zen},
+		{"8x512x4096 bf16 (32 MiB), avx512", lse(middleAxis(t, bf16, 8, 512, 4096)), AVX512, zen},
+		{"2x512x4096 f32 (16 MiB, in L3), avx512", lse(middleAxis(t, f32, 2, 512, 4096)), AVX512, false},
+		{"8x512x4096 f32, neon", lse(middleAxis(t, f32, 8, 512, 4096)), NEON, false},
+	} {
+		d, err := decompose(c.pl, c.isa)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := rowByRowPlans(d, d.phases) > 0; got != c.want {
+			t.Errorf("%s: row by row = %v, want %v (split %q)", c.name, got, c.want, d.split)
+		}
+	}
+
+	withSizeBound(t, &rowByRowMinBytes, 0)
+	withBudget(t, 64<<10)
+	r := rand.New(rand.NewPCG(51, 52))
+	forEachISA(t, func(t *testing.T) {
+		for i, s := range []spec{
+			{dims: []int64{2, 300, 700}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32},
+			{dims: []int64{3, 260, 701}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16, pad: 3,
+				post: []plan.PostOp{{Kind: plan.ReLU}}},
+			{dims: []int64{2, 400, 1000}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32}, // with overflows: shifted
+			{dims: []int64{2, 300, 1500}, reduce: []bool{false, true, false}, sdt: dtypes.F16, ddt: f32,
+				post: []plan.PostOp{{Kind: plan.Add, BinDT: f32}}, binBcast: [][]bool{{true, true, false}}},
+		} {
+			if s.lo == 0 && s.hi == 0 {
+				s.lo, s.hi = -3, 3
+			}
+			c := s.build(t, r)
+			c.p.Reduction = plan.LogSumExp
+			shifted := i == 2
+			if shifted {
+				// Elements past every output's first, whose exp overflows:
+				// the unshifted pass runs and the shifted phases redo it.
+				for e := int64(5 * 1000); e < int64(len(c.src))/4; e += 997 {
+					binary.LittleEndian.PutUint32(c.src[4*e:], math.Float32bits(95))
+				}
+			}
+			k := c.compile(t)
+			byRow := rowByRowPlans(k.dec, k.dec.phases) > 0
+			if want := zen && (k.ISA() == AVX2 || k.ISA() == AVX512); byRow != want {
+				t.Errorf("case %d %v: row by row %v, want %v (split %q)", i, s.dims, byRow, want, k.dec.split)
+			}
+			before := lseShifts.Load()
+			checkOneAndTwoThreads(t, c, k, fmt.Sprintf("case %d %v %v->%v row by row %v", i, s.dims, s.sdt, s.ddt, byRow))
+			if ran := lseShifts.Load() > before; k.ISA() != None && ran != shifted {
+				t.Errorf("case %d %v: shifted phases ran %v, want %v", i, s.dims, ran, shifted)
+			}
+		}
 	})
 }
