@@ -102,12 +102,12 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 }
 
 // zenRowByRowL1 is how much of a Zen core's 32 KiB L1 a row-by-row
-// stream of f32 rows may fill with its partials row (the Inner width in
-// f32, up to 16 KiB) and the lines prefetched ahead of its loads: past
-// that, the lines in flight evict the partials, which every row reads and
-// writes. On Zen 4 the f32 rows ran fastest with both within about 24 KiB
+// stream of f32 rows may fill with its partials row (as long as a row, up
+// to 16 KiB) and the lines prefetched ahead of its loads: past that, the
+// lines in flight evict the partials, which every row reads and writes.
+// On Zen 4 the f32 rows ran fastest with both within about 24 KiB
 // (docs/PERFORMANCE-log.md, "Zen 4: row by row prefetched to fit L1");
-// 16-bit rows, whose loads come half as fast, kept rowAhead.
+// 16-bit rows ran slower with less than rowAhead and keep it.
 const zenRowByRowL1 = 24 << 10
 
 // rowByRowPrefetch is the prefetch distance of the row-by-row loop over
