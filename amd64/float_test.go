@@ -14,7 +14,7 @@ import (
 // anchors' input distribution.
 func fillUniform(r *rand.Rand, dt dtypes.DataType, b []byte) {
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
-		putF(dt, b, i, 0.5+r.Float32())
+		dtypes.StoreF32(dt, b, i, 0.5+r.Float32())
 	}
 }
 
@@ -71,7 +71,7 @@ func TestRealisticData(t *testing.T) {
 				k.RunBlocks(pl, src, got, nil, 0)
 				k.Release()
 				for i := range written {
-					g, w := float64(getF(p.DstDT, got, i)), float64(getF(p.DstDT, want, i))
+					g, w := float64(dtypes.LoadF32(p.DstDT, got, i)), float64(dtypes.LoadF32(p.DstDT, want, i))
 					if math.Abs(g-w) > tol*math.Abs(w) {
 						t.Fatalf("%s %v %v %v: dst[%d] = %v, want %v (relative tolerance %.3g)",
 							isa.name, s.dims, s.axes, pair, i, g, w, tol)

@@ -125,7 +125,7 @@ func TestHugeStrides(t *testing.T) {
 		// Fill only the elements the problem reads.
 		for i := int64(0); i < p.Dims[0]; i++ {
 			for j := int64(0); j < p.Dims[1]; j++ {
-				putF(p.SrcDT, m, i*p.SrcStrides[0]+j*p.SrcStrides[1], float32(r.Intn(33)-16)/4)
+				dtypes.StoreF32(p.SrcDT, m, i*p.SrcStrides[0]+j*p.SrcStrides[1], float32(r.Intn(33)-16)/4)
 			}
 		}
 		db, _ := p.DstBytes()

@@ -165,7 +165,7 @@ func checkSpecial(t *testing.T, isa isaCase, red plan.Reduction, vals []float32,
 		if cols {
 			v = vals[i/3]
 		}
-		putF(dtypes.F32, src, i, v)
+		dtypes.StoreF32(dtypes.F32, src, i, v)
 	}
 	want, written := reference(p, src, dst, nil)
 	pl, err := plan.Canonicalize(p)
@@ -176,7 +176,7 @@ func checkSpecial(t *testing.T, isa isaCase, red plan.Reduction, vals []float32,
 	defer k.Release()
 	k.RunBlocks(pl, src, dst, nil, 0)
 	for i := range written {
-		a, b := getF(dtypes.F32, dst, i), getF(dtypes.F32, want, i)
+		a, b := dtypes.LoadF32(dtypes.F32, dst, i), dtypes.LoadF32(dtypes.F32, want, i)
 		if a != a && b != b {
 			continue
 		}
@@ -245,20 +245,20 @@ func TestL1OfOneValue(t *testing.T) {
 							if colsFirst {
 								at = i*n + o
 							}
-							putF(sdt, src, at, float32(math.Copysign(0, float64(r.Intn(2)*2-1))))
+							dtypes.StoreF32(sdt, src, at, float32(math.Copysign(0, float64(r.Intn(2)*2-1))))
 						}
 						at := o*n + r.Int63n(per)
 						if colsFirst {
 							at = r.Int63n(per)*n + o
 						}
-						putF(sdt, src, at, v)
+						dtypes.StoreF32(sdt, src, at, v)
 						want[o] = float32(math.Abs(float64(v)))
 					}
 					dst := make([]byte, outs*4)
 					k.RunBlocks(pl, src, dst, nil, 0)
 					k.Release()
 					for o := range outs {
-						if got := getF(dtypes.F32, dst, o); math.Float32bits(got) != math.Float32bits(want[o]) && !(got != got && want[o] != want[o]) {
+						if got := dtypes.LoadF32(dtypes.F32, dst, o); math.Float32bits(got) != math.Float32bits(want[o]) && !(got != got && want[o] != want[o]) {
 							t.Fatalf("%s %v [%d %d] columns %v: output %d = %#08x, want %#08x", isa.name, sdt, rows, n, colsFirst, o,
 								math.Float32bits(got), math.Float32bits(want[o]))
 						}

@@ -93,7 +93,7 @@ func checkPairs(t *testing.T, isa isaCase, k plan.Kind, p *plan.Problem, src, bi
 	enc := func(v []float32) []byte {
 		b := make([]byte, 4*len(v))
 		for i, f := range v {
-			putF(dtypes.F32, b, int64(i), f)
+			dtypes.StoreF32(dtypes.F32, b, int64(i), f)
 		}
 		return b
 	}
@@ -116,7 +116,7 @@ func checkPairs(t *testing.T, isa isaCase, k plan.Kind, p *plan.Problem, src, bi
 	for i := int64(0); i < db/4; i++ {
 		a, b := pair(i)
 		want := plan.Binary(k, a, b)
-		got := getF(dtypes.F32, dst, i)
+		got := dtypes.LoadF32(dtypes.F32, dst, i)
 		if got != got && want != want {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -61,13 +62,13 @@ func TestPostOpSpecials(t *testing.T) {
 				}
 				src := make([]byte, A*int64(p.SrcDT.Size()))
 				for i, v := range specialValues {
-					putF(p.SrcDT, src, int64(i), v)
+					dtypes.StoreF32(p.SrcDT, src, int64(i), v)
 				}
 				var bins [][]byte
 				if c.kind.IsBinary() {
 					b := make([]byte, B*int64(op.BinDT.Size()))
 					for i, v := range specialValues {
-						putF(op.BinDT, b, int64(i), v)
+						dtypes.StoreF32(op.BinDT, b, int64(i), v)
 					}
 					bins = [][]byte{b}
 				}

@@ -45,41 +45,6 @@ var int8Pairs = func() [][2]dtypes.DataType {
 // allPairs are dtPairs and int8Pairs, what the random problems draw from.
 var allPairs = append(append([][2]dtypes.DataType(nil), dtPairs...), int8Pairs...)
 
-// getF reads element i of type dt from b as f32.
-func getF(dt dtypes.DataType, b []byte, i int64) float32 {
-	switch dt {
-	case dtypes.F32:
-		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	case dtypes.BF16:
-		return dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
-	case dtypes.S8:
-		return float32(int8(b[i]))
-	case dtypes.U8:
-		return float32(b[i])
-	case dtypes.S32:
-		return float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
-	}
-	return dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
-}
-
-// putF writes f as element i of type dt, rounding as gdnn specifies.
-func putF(dt dtypes.DataType, b []byte, i int64, f float32) {
-	switch dt {
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
-	case dtypes.S8:
-		b[i] = byte(dtypes.F32ToS8(f))
-	case dtypes.U8:
-		b[i] = dtypes.F32ToU8(f)
-	case dtypes.S32:
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
-	default:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
-	}
-}
-
 // reference computes p into a copy of dst from the oracle's combined
 // values (exact, as fillExact's inputs make them), rounded to f32 and
 // finalized in f32 as the kernels do (oracle.FinalizeF32: for the mean a
@@ -103,10 +68,10 @@ func reference(p *plan.Problem, src, dst []byte, bins [][]byte) (out []byte, wri
 				v = plan.Eltwise(op.Kind, op.Alpha, op.Beta, v)
 				continue
 			}
-			v = plan.Binary(op.Kind, v, getF(binDT[bi], bins[bi], o.Bins[bi]))
+			v = plan.Binary(op.Kind, v, dtypes.LoadF32(binDT[bi], bins[bi], o.Bins[bi]))
 			bi++
 		}
-		putF(p.DstDT, out, o.Dst, v)
+		dtypes.StoreF32(p.DstDT, out, o.Dst, v)
 		written[o.Dst] = true
 	}
 	return out, written
@@ -274,7 +239,7 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 	n := int64(len(b) / dt.Size())
 	if dt == dtypes.S32 {
 		// Only operands are s32: any value (beyond 2^24 the load rounds
-		// to f32, as getF does), small ones most of the time.
+		// to f32, as dtypes.LoadF32 does), small ones most of the time.
 		for i := int64(0); i < n; i++ {
 			v := int32(r.Intn(65) - 32)
 			if r.Intn(4) == 0 {
@@ -292,7 +257,7 @@ func fillExact(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool, rate i
 		if specials && r.Intn(rate) == 0 {
 			v = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[r.Intn(3)]
 		}
-		putF(dt, b, i, v)
+		dtypes.StoreF32(dt, b, i, v)
 	}
 }
 
@@ -352,13 +317,13 @@ func fillPowers(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
 		if r.Intn(2) == 0 {
 			v = -v
 		}
-		putF(dt, b, i, v)
+		dtypes.StoreF32(dt, b, i, v)
 	}
 }
 
 // sameValue compares two stored elements: equal bits, or both NaN.
 func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
-	x, y := getF(dt, a, i), getF(dt, b, i)
+	x, y := dtypes.LoadF32(dt, a, i), dtypes.LoadF32(dt, b, i)
 	if x != x && y != y || anyZero && x == 0 && y == 0 {
 		return true
 	}
@@ -386,7 +351,7 @@ func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, a
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if written[i] {
 			if !sameValue(dt, got, want, i, anyZero) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
-				return fmt.Sprintf("dst[%d] = %v, want %v", i, getF(dt, got, i), getF(dt, want, i))
+				return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, got, i), dtypes.LoadF32(dt, want, i))
 			}
 			continue
 		}

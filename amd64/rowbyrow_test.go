@@ -71,8 +71,8 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 	fillExact(r, sdt, src0, true, 50)
 	if red.Combine == plan.CombineMul {
 		for i := int64(0); i < int64(len(src0))/int64(sdt.Size()); i++ {
-			if v := getF(sdt, src0, i); !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) && v != 0 {
-				putF(sdt, src0, i, float32(math.Copysign(math.Ldexp(1, r.Intn(3)-1), float64(v))))
+			if v := dtypes.LoadF32(sdt, src0, i); !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) && v != 0 {
+				dtypes.StoreF32(sdt, src0, i, float32(math.Copysign(math.Ldexp(1, r.Intn(3)-1), float64(v))))
 			}
 		}
 	}
@@ -81,9 +81,9 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 		written[i] = true
 		acc := red.Identity()
 		for j := int64(0); j < rows; j++ {
-			acc = float32(red.CombineF64(float64(acc), red.TransformF64(float64(getF(sdt, src0, j*stride+i)))))
+			acc = float32(red.CombineF64(float64(acc), red.TransformF64(float64(dtypes.LoadF32(sdt, src0, j*stride+i)))))
 		}
-		putF(dtypes.F32, want, i, acc)
+		dtypes.StoreF32(dtypes.F32, want, i, acc)
 	}
 	viaInterp := make([]byte, w*4)
 	if err := interp.Run(pl, src0, viaInterp, nil); err != nil {

@@ -254,14 +254,14 @@ func TestNaNFreeFallback(t *testing.T) {
 							if r.Intn(3) == 0 {
 								v *= 1e-39
 							}
-							putF(sdt, src, i, v)
+							dtypes.StoreF32(sdt, src, i, v)
 						}
 						if at >= 0 {
-							putF(sdt, src, at, float32(math.NaN()))
+							dtypes.StoreF32(sdt, src, at, float32(math.NaN()))
 						}
 						if at == -2 {
-							putF(sdt, src, r.Int63n(n/2), float32(math.Inf(1)))
-							putF(sdt, src, n/2+r.Int63n(n/2), float32(math.Inf(-1)))
+							dtypes.StoreF32(sdt, src, r.Int63n(n/2), float32(math.Inf(1)))
+							dtypes.StoreF32(sdt, src, n/2+r.Int63n(n/2), float32(math.Inf(-1)))
 						}
 						db, _ := p.DstBytes()
 						dst0 := make([]byte, db)
@@ -294,7 +294,7 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 	fill := func(sdt dtypes.DataType, n int64) []byte {
 		src := make([]byte, n*int64(sdt.Size()))
 		for i := range n {
-			putF(sdt, src, i, vals[r.Intn(len(vals))])
+			dtypes.StoreF32(sdt, src, i, vals[r.Intn(len(vals))])
 		}
 		return src
 	}
@@ -336,9 +336,9 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 							written[i] = true
 							acc := pl.Reduction.Identity()
 							for j := range rows {
-								acc = float32(pl.Reduction.CombineF64(float64(acc), float64(getF(sdt, src, j*w+i))))
+								acc = float32(pl.Reduction.CombineF64(float64(acc), float64(dtypes.LoadF32(sdt, src, j*w+i))))
 							}
-							putF(dtypes.F32, want, i, acc)
+							dtypes.StoreF32(dtypes.F32, want, i, acc)
 						}
 						got := make([]byte, w*4)
 						k.RunBlocks(pl, src, got, nil, 0)

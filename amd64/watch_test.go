@@ -93,9 +93,9 @@ func watchFill(r *rand.Rand, src []byte, pattern string, at int64) {
 		default:
 			v = finite[r.Intn(len(finite))]
 		}
-		putF(dtypes.F32, src, i, v)
+		dtypes.StoreF32(dtypes.F32, src, i, v)
 	}
-	put := func(i int64, v float32) { putF(dtypes.F32, src, i, v) }
+	put := func(i int64, v float32) { dtypes.StoreF32(dtypes.F32, src, i, v) }
 	switch pattern {
 	case "nan":
 		put(at, f32Bits(watchNaNs[r.Intn(len(watchNaNs))]))
@@ -201,7 +201,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 						if i == 0 && r.Intn(9) == 0 {
 							v = []float32{float32(math.NaN()), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}[r.Intn(3)]
 						}
-						putF(op.BinDT, b, j, v)
+						dtypes.StoreF32(op.BinDT, b, j, v)
 					}
 					bins = append(bins, b)
 				}
@@ -305,7 +305,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 func diffBits(dt dtypes.DataType, a, b []byte) string {
 	for i := int64(0); i < int64(len(a)/dt.Size()); i++ {
 		if !sameValue(dt, a, b, i, false) {
-			return fmt.Sprintf("dst[%d] = %v, want %v", i, getF(dt, a, i), getF(dt, b, i))
+			return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, a, i), dtypes.LoadF32(dt, b, i))
 		}
 	}
 	return ""

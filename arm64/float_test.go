@@ -55,7 +55,7 @@ func TestRealisticData(t *testing.T) {
 			db, _ := p.DstBytes()
 			src, dst0 := make([]byte, sb), make([]byte, db)
 			for i := int64(0); i < sb/int64(p.SrcDT.Size()); i++ {
-				setElem(p.SrcDT, src, i, 0.5+r.Float32())
+				dtypes.StoreF32(p.SrcDT, src, i, 0.5+r.Float32())
 			}
 			want, outs := refResult(p, src, dst0, nil)
 			tol := float64(pl.N+2)*0x1p-24 + unitULP(p.DstDT)
@@ -64,7 +64,7 @@ func TestRealisticData(t *testing.T) {
 			k.RunBlocks(pl, src, got, nil, 0)
 			k.Release()
 			for i := range outs {
-				g, w := float64(elemAt(p.DstDT, got, i)), float64(elemAt(p.DstDT, want, i))
+				g, w := float64(dtypes.LoadF32(p.DstDT, got, i)), float64(dtypes.LoadF32(p.DstDT, want, i))
 				if math.Abs(g-w) > tol*math.Abs(w) {
 					t.Fatalf("%v %v %v: dst[%d] = %v, want %v (relative tolerance %.3g)", c.dims, c.axes, pr, i, g, w, tol)
 				}

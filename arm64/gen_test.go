@@ -75,7 +75,7 @@ func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 		if specials && f.r.Intn(f.rate) == 0 {
 			v = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[f.r.Intn(3)]
 		}
-		setElem(dt, b, i, v)
+		dtypes.StoreF32(dt, b, i, v)
 	}
 }
 

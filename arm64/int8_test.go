@@ -90,13 +90,13 @@ func TestInt8EveryValue(t *testing.T) {
 			}
 			got := checkData(t, copyProblem(pr[0], pr[1], n, ss), src, nil, []int64{0, 5})
 			for i := range n {
-				v := elemAt(pr[0], src, i*ss)
+				v := dtypes.LoadF32(pr[0], src, i*ss)
 				want := v
 				if pr[1].IsInt8() {
 					lo, hi := intRange(pr[1])
 					want = min(max(v, float32(lo)), float32(hi))
 				}
-				if w := elemAt(pr[1], got, i); w != want {
+				if w := dtypes.LoadF32(pr[1], got, i); w != want {
 					t.Fatalf("%v -> %v: value %v stored as %v, want %v", pr[0], pr[1], v, w, want)
 				}
 			}

@@ -90,7 +90,7 @@ func (f pow2Filler) fill(dt dtypes.DataType, b []byte, specials bool) {
 		if specials && f.r.Intn(f.rate) == 0 {
 			v = spec[f.r.Intn(len(spec))]
 		}
-		setElem(dt, b, i, v)
+		dtypes.StoreF32(dt, b, i, v)
 	}
 }
 
@@ -127,7 +127,7 @@ func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 		if specials && f.r.Intn(16) == 0 {
 			v = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[f.r.Intn(3)]
 		}
-		setElem(dt, b, i, v)
+		dtypes.StoreF32(dt, b, i, v)
 	}
 }
 
@@ -206,10 +206,10 @@ func kindResult(p *plan.Problem, st plan.Stage, src, dst []byte, bins [][]byte) 
 				v = plan.Eltwise(op.Kind, op.Alpha, op.Beta, v)
 				continue
 			}
-			v = plan.Binary(op.Kind, v, elemAt(binDT[bi], bins[bi], o.Bins[bi]))
+			v = plan.Binary(op.Kind, v, dtypes.LoadF32(binDT[bi], bins[bi], o.Bins[bi]))
 			bi++
 		}
-		setElem(p.DstDT, want, o.Dst, v)
+		dtypes.StoreF32(p.DstDT, want, o.Dst, v)
 		outs[o.Dst] = true
 	}
 	return want, outs
@@ -350,7 +350,7 @@ func TestKindsSpecials(t *testing.T) {
 		for _, set := range sets {
 			fill := func(dt dtypes.DataType, b []byte, _ bool) {
 				for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
-					setElem(dt, b, i, set[r.Intn(len(set))])
+					dtypes.StoreF32(dt, b, i, set[r.Intn(len(set))])
 				}
 			}
 			for _, c := range reductions {
@@ -415,7 +415,7 @@ func TestKindsRealistic(t *testing.T) {
 				if red.r.Combine == plan.CombineMul {
 					v = 1 + (r.Float32()-0.5)/512
 				}
-				setElem(p.SrcDT, src, i, v)
+				dtypes.StoreF32(p.SrcDT, src, i, v)
 			}
 			want, outs := kindResult(p, 0, src, dst0, nil)
 			tol := float64(pl.N+4)*0x1p-24 + unitULP(p.DstDT)
@@ -427,7 +427,7 @@ func TestKindsRealistic(t *testing.T) {
 			k.RunBlocks(pl, src, got, nil, 0)
 			k.Release()
 			for i := range outs {
-				g, w := float64(elemAt(p.DstDT, got, i)), float64(elemAt(p.DstDT, want, i))
+				g, w := float64(dtypes.LoadF32(p.DstDT, got, i)), float64(dtypes.LoadF32(p.DstDT, want, i))
 				if math.Abs(g-w) > tol*math.Abs(w) {
 					t.Fatalf("%s %v %v %v: dst[%d] = %v, want %v (relative tolerance %.3g)", red.name, c.dims, c.axes, pr, i, g, w, tol)
 				}

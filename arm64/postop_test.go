@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -65,12 +66,12 @@ func TestPostOpSpecials(t *testing.T) {
 				}
 				src := make([]byte, A*int64(p.SrcDT.Size()))
 				for i, v := range specialValues {
-					setElem(p.SrcDT, src, int64(i), v)
+					dtypes.StoreF32(p.SrcDT, src, int64(i), v)
 				}
 				var bins [][]byte
 				b := make([]byte, B*int64(bdt.Size()))
 				for i, v := range specialValues {
-					setElem(bdt, b, int64(i), v)
+					dtypes.StoreF32(bdt, b, int64(i), v)
 				}
 				bins = [][]byte{b}
 				dst0 := make([]byte, A*B*int64(p.DstDT.Size()))
@@ -119,7 +120,7 @@ func TestConversionSpecials(t *testing.T) {
 		src := make([]byte, n*int64(dt.Size()))
 		b := make([]byte, 4*n)
 		for i, v := range vals {
-			setElem(f32, b, int64(i), v)
+			dtypes.StoreF32(f32, b, int64(i), v)
 		}
 		bins := [][]byte{b}
 		dst0 := make([]byte, n*int64(dt.Size()))

@@ -1,9 +1,7 @@
 package arm64
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -40,45 +38,6 @@ var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
 // operandTypes are the data types a binary operand may have
 // (plan.IsOperandType).
 var operandTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8, dtypes.S32}
-
-// elemAt reads element i of type dt from b, widened to f32 (exact).
-func elemAt(dt dtypes.DataType, b []byte, i int64) float32 {
-	switch dt {
-	case dtypes.F32:
-		return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	case dtypes.S8:
-		return float32(int8(b[i]))
-	case dtypes.U8:
-		return float32(b[i])
-	case dtypes.S32:
-		return float32(int32(binary.LittleEndian.Uint32(b[4*i:])))
-	}
-	h := binary.LittleEndian.Uint16(b[2*i:])
-	if dt == dtypes.BF16 {
-		return dtypes.BF16ToF32(h)
-	}
-	return dtypes.F16ToF32(h)
-}
-
-// setElem stores f as element i of type dt, rounded as gdnn specifies
-// (the dtypes conversions: nearest even, NaN made quiet; integers
-// saturate and take 0 for NaN).
-func setElem(dt dtypes.DataType, b []byte, i int64, f float32) {
-	switch dt {
-	case dtypes.S8:
-		b[i] = byte(dtypes.F32ToS8(f))
-	case dtypes.U8:
-		b[i] = dtypes.F32ToU8(f)
-	case dtypes.S32:
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
-	default:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
-	}
-}
 
 // odometer counts through every index tuple of dims (row-major, last
 // fastest); a dim of size 0 means there is no tuple at all.
@@ -150,7 +109,7 @@ func refResult(p *plan.Problem, src, dst []byte, bins [][]byte) (want []byte, ou
 		base := dot(ko.idx, kept, p.SrcStrides)
 		sum := 0.0
 		for ro := newOdometer(redDims); !ro.done; ro.next() {
-			sum += float64(elemAt(p.SrcDT, src, base+dot(ro.idx, red, p.SrcStrides)))
+			sum += float64(dtypes.LoadF32(p.SrcDT, src, base+dot(ro.idx, red, p.SrcStrides)))
 		}
 		v := float32(sum) / float32(n)
 		bi := 0
@@ -160,11 +119,11 @@ func refResult(p *plan.Problem, src, dst []byte, bins [][]byte) (want []byte, ou
 				continue
 			}
 			b := binOps[bi]
-			v = plan.Binary(op.Kind, v, elemAt(b.BinDT, bins[bi], dot(ko.idx, kept, b.BinStrides)))
+			v = plan.Binary(op.Kind, v, dtypes.LoadF32(b.BinDT, bins[bi], dot(ko.idx, kept, b.BinStrides)))
 			bi++
 		}
 		o := dot(ko.idx, kept, p.DstStrides)
-		setElem(p.DstDT, want, o, v)
+		dtypes.StoreF32(p.DstDT, want, o, v)
 		outs[o] = true
 	}
 	return want, outs
@@ -173,7 +132,7 @@ func refResult(p *plan.Problem, src, dst []byte, bins [][]byte) (want []byte, ou
 // sameElem compares element i of a and b: equal bits, or both NaN, or
 // (with zeroSign false) both zero.
 func sameElem(dt dtypes.DataType, a, b []byte, i int64, zeroSign bool) bool {
-	x, y := elemAt(dt, a, i), elemAt(dt, b, i)
+	x, y := dtypes.LoadF32(dt, a, i), dtypes.LoadF32(dt, b, i)
 	if x != x && y != y {
 		return true
 	}
@@ -202,7 +161,7 @@ func diffNear(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSig
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if outs[i] {
 			if !sameElem(dt, got, want, i, zeroSign) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
-				return fmt.Sprintf("dst[%d] = %v, want %v", i, elemAt(dt, got, i), elemAt(dt, want, i))
+				return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, got, i), dtypes.LoadF32(dt, want, i))
 			}
 		} else if string(got[i*sz:(i+1)*sz]) != string(want[i*sz:(i+1)*sz]) {
 			return fmt.Sprintf("dst[%d] (not an output) was overwritten", i)

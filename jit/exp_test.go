@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
 )
@@ -51,7 +52,7 @@ func checkInKernel(t *testing.T, kind plan.Kind, lo, hi float32, seed uint64) {
 			sz := int64(dts[1].Size())
 			for off := range reference(c) {
 				g, w := got[off*sz:(off+1)*sz], want[off*sz:(off+1)*sz]
-				gv, wv := get(dts[1], got, off), get(dts[1], want, off)
+				gv, wv := oracle.Get(dts[1], got, off), oracle.Get(dts[1], want, off)
 				if string(g) != string(w) && !vexp.Near(dts[1], g, w) && !(gv != gv && wv != wv) {
 					t.Fatalf("%v: dst[%d] = %v, interpreter %v", dts, off, gv, wv)
 				}

@@ -1,7 +1,6 @@
 package jit
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,20 +10,6 @@ import (
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
-
-// put stores v (already representable in dt) as element i of b.
-func put(dt dtypes.DataType, b []byte, i int64, v float32) {
-	switch dt {
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(v))
-	case dtypes.F16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(v))
-	default:
-		oracle.Put(dt, b, i, float64(v)) // integers: rounded, saturated
-	}
-}
 
 // operandTypes are the binary operand types plans take (plan.IsOperandType).
 var operandTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8, dtypes.S32}
@@ -51,19 +36,6 @@ func operandValue(dt, ddt dtypes.DataType, r *rand.Rand) float32 {
 	}
 	lo, hi := intRange(dt)
 	return float32(lo + float64(r.IntN(int(hi-lo)+1)))
-}
-
-// get reads element i of b as float64.
-func get(dt dtypes.DataType, b []byte, i int64) float64 {
-	switch dt {
-	case dtypes.F32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-	case dtypes.BF16:
-		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-	case dtypes.F16:
-		return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-	}
-	return oracle.Get(dt, b, i)
 }
 
 // tcase is a test problem with its buffers.
@@ -169,7 +141,7 @@ func (s spec) build(t testing.TB, r *rand.Rand) *tcase {
 		lo, hi = 0.5, 1.5
 	}
 	for i := int64(0); i < n/esz(s.sdt); i++ {
-		put(s.sdt, c.src, i, lo+(hi-lo)*r.Float32())
+		dtypes.StoreF32(s.sdt, c.src, i, lo+(hi-lo)*r.Float32())
 	}
 	for i := range p.BinaryCount() {
 		nb, err := p.BinBytes(i)
@@ -179,7 +151,7 @@ func (s spec) build(t testing.TB, r *rand.Rand) *tcase {
 		dt, _ := binDT(p, i)
 		b := make([]byte, nb)
 		for j := int64(0); j < nb/esz(dt); j++ {
-			put(dt, b, j, operandValue(dt, s.ddt, r))
+			dtypes.StoreF32(dt, b, j, operandValue(dt, s.ddt, r))
 		}
 		c.bins = append(c.bins, b)
 	}
@@ -293,7 +265,7 @@ func reference(c *tcase) map[int64]float64 {
 			var b float64
 			if op.Kind.IsBinary() {
 				dt, _ := binDT(c.p, bi)
-				b = get(dt, c.bins[bi], o.Bins[bi])
+				b = oracle.Get(dt, c.bins[bi], o.Bins[bi])
 				bi++
 			}
 			v = refPost(op, v, b)
@@ -337,7 +309,7 @@ func checkRef(t testing.TB, c *tcase, dst []byte, what string) {
 	bad := 0
 	for off, want := range ref {
 		written[off] = true
-		got := get(dt, dst, off)
+		got := oracle.Get(dt, dst, off)
 		ok := got == want || math.Abs(got-want) <= rtol(dt)*math.Abs(want)+1e-6 || (math.IsNaN(want) && math.IsNaN(got))
 		if dt.IsInt() {
 			// The f32 result within f32's tolerance, then rounded to

@@ -86,7 +86,7 @@ func withDstOperand(c *tcase, i int, r *rand.Rand) {
 	}
 	b := make([]byte, c.dstN)
 	for k := int64(0); k < c.dstN/esz(dt); k++ {
-		put(dt, b, k, float32(r.IntN(17)-8)/4)
+		dtypes.StoreF32(dt, b, k, float32(r.IntN(17)-8)/4)
 	}
 	c.bins[i] = b
 }
@@ -110,7 +110,7 @@ func TestInPlaceOperand(t *testing.T) {
 				c.p.Reduction = kindReductions[r.IntN(len(kindReductions))]
 				if c.p.Reduction.Combine == plan.CombineMul {
 					for k := int64(0); k < int64(len(c.src))/esz(s.sdt); k++ {
-						put(s.sdt, c.src, k, 0.97+0.06*r.Float32())
+						dtypes.StoreF32(s.sdt, c.src, k, 0.97+0.06*r.Float32())
 					}
 				}
 				if c.dstN == 0 {

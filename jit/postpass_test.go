@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -189,7 +190,7 @@ func checkClose(t *testing.T, c *tcase, got, want []byte) {
 	dt := c.p.DstDT
 	bad := 0
 	for off := range reference(c) {
-		g, w := get(dt, got, off), get(dt, want, off)
+		g, w := oracle.Get(dt, got, off), oracle.Get(dt, want, off)
 		if math.IsNaN(g) && math.IsNaN(w) {
 			continue
 		}

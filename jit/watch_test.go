@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/interp"
+	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -86,15 +87,15 @@ func testFromMemorySpecials(t *testing.T, rowByRow bool) {
 						if pat == 4 {
 							v = maxF // every sum overflows to +Inf
 						}
-						put(dtypes.F32, c.src, i, v)
+						dtypes.StoreF32(dtypes.F32, c.src, i, v)
 					}
 					at := []int64{0, n - 1, r.Int64N(n), r.Int64N(n), -1, -1, -1, r.Int64N(n)}[pat]
 					switch pat {
 					case 5: // no NaN, but both infinities: the watch sum is NaN
-						put(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(1)))
-						put(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(-1)))
+						dtypes.StoreF32(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(1)))
+						dtypes.StoreF32(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(-1)))
 					case 4, 6: // +Inf (overflowed or stored) meets -Inf
-						put(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(-1)))
+						dtypes.StoreF32(dtypes.F32, c.src, r.Int64N(n), float32(math.Inf(-1)))
 					}
 					if at >= 0 {
 						binary.LittleEndian.PutUint32(c.src[4*at:], nans[r.IntN(len(nans))])
@@ -136,7 +137,7 @@ func testFromMemorySpecials(t *testing.T, rowByRow bool) {
 func diffNaNAny(dt dtypes.DataType, got, want []byte) string {
 	sz := int64(esz(dt))
 	for i := int64(0); i < int64(len(got))/sz; i++ {
-		g, w := get(dt, got, i), get(dt, want, i)
+		g, w := oracle.Get(dt, got, i), oracle.Get(dt, want, i)
 		if math.IsNaN(g) && math.IsNaN(w) {
 			continue
 		}

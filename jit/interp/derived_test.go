@@ -148,8 +148,8 @@ func TestDivZero(t *testing.T) {
 	pl.Div = 0
 	src := make([]byte, 96)
 	for i := range int64(6) {
-		putElem(dtypes.F32, src, 6+i, 1)   // row 1 sums to 6
-		putElem(dtypes.F32, src, 12+i, -2) // row 2 sums to -12
+		dtypes.StoreF32(dtypes.F32, src, 6+i, 1)   // row 1 sums to 6
+		dtypes.StoreF32(dtypes.F32, src, 12+i, -2) // row 2 sums to -12
 	}
 	dst := make([]byte, 16)
 	if err := Run(pl, src, dst, nil); err != nil {

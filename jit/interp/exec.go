@@ -279,7 +279,7 @@ func (e *exec) emit(sums []float64, do int, bo *[plan.MaxBinary]int, in *loop) {
 				m = plan.Eltwise(op.Kind, op.Alpha, op.Beta, m)
 			}
 		}
-		store(e.dstDT, e.dst, do+j*in.dst, m)
+		dtypes.StoreF32(e.dstDT, e.dst, int64(do+j*in.dst), m)
 	}
 }
 
@@ -310,7 +310,7 @@ func (e *exec) storeRow(sums []float64, do, stride int) {
 		}
 	default:
 		for j, s := range sums {
-			store(e.dstDT, e.dst, do+j*stride, float32(e.fin(s)))
+			dtypes.StoreF32(e.dstDT, e.dst, int64(do+j*stride), float32(e.fin(s)))
 		}
 	}
 }

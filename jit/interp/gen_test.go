@@ -1,12 +1,9 @@
 package interp
 
 import (
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -157,20 +154,6 @@ func randProblem(r *rand.Rand, limit int64, withPostOps bool) *plan.Problem {
 		}
 	}
 	return p
-}
-
-// putElem stores v (exactly representable in dt) as element i of b.
-func putElem(dt dtypes.DataType, b []byte, i int64, v float32) {
-	switch dt {
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(v))
-	case dtypes.F16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(v))
-	default:
-		oracle.Put(dt, b, i, float64(v))
-	}
 }
 
 // dyadic returns m * 2^-e with |m| <= 255 and e in [0, 8]: exact in bf16,

@@ -14,7 +14,7 @@ import (
 // given byte length holds.
 func fill(dt dtypes.DataType, b []byte, gen func() float32) {
 	for i := range int64(len(b) / dt.Size()) {
-		putElem(dt, b, i, gen())
+		dtypes.StoreF32(dt, b, i, gen())
 	}
 }
 

@@ -90,7 +90,7 @@ func TestInterpKindSpecials(t *testing.T) {
 		src, dst := make([]byte, 8*n), make([]byte, 8)
 		for i, row := range c.rows {
 			for j, v := range row {
-				putElem(dtypes.F32, src, int64(i)*n+int64(j), v)
+				dtypes.StoreF32(dtypes.F32, src, int64(i)*n+int64(j), v)
 			}
 		}
 		if err := RunProblem(p, src, dst, nil); err != nil {

@@ -106,22 +106,3 @@ func (v *view) at(i int) float32 {
 		return v.f16[binary.LittleEndian.Uint16(v.raw[2*i:])]
 	}
 }
-
-// store writes m, rounded to the dst data type (ties to even; integers
-// saturate), as element i of the byte buffer b.
-func store(dt dtypes.DataType, b []byte, i int, m float32) {
-	switch dt {
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(m))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(m))
-	case dtypes.S8:
-		b[i] = byte(dtypes.F32ToS8(m))
-	case dtypes.U8:
-		b[i] = dtypes.F32ToU8(m)
-	case dtypes.S32:
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(m)))
-	default:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(m))
-	}
-}

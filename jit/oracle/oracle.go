@@ -133,41 +133,20 @@ func step(idx, dims []int64, which []int) bool {
 	return false
 }
 
-// Get reads element i of data type dt from b, widened exactly.
+// Get reads element i of data type dt from b, widened exactly: an s32
+// directly, as f32 cannot hold every s32, the others by dtypes.LoadF32.
 func Get(dt dtypes.DataType, b []byte, i int64) float64 {
-	switch dt {
-	case dtypes.F32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-	case dtypes.BF16:
-		return float64(dtypes.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
-	case dtypes.S8:
-		return float64(int8(b[i]))
-	case dtypes.U8:
-		return float64(b[i])
-	case dtypes.S32:
+	if dt == dtypes.S32 {
 		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
-	return float64(dtypes.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
+	return float64(dtypes.LoadF32(dt, b, i))
 }
 
 // Put writes v as element i of data type dt in b, rounded to f32 and then
-// to dt, to nearest even (gdnn's rounding of results; integers saturate).
+// to dt by dtypes.StoreF32 (gdnn's rounding of results: to nearest even;
+// integers saturate).
 func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
-	f := float32(v)
-	switch dt {
-	case dtypes.F32:
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	case dtypes.BF16:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToBF16(f))
-	case dtypes.S8:
-		b[i] = byte(dtypes.F32ToS8(f))
-	case dtypes.U8:
-		b[i] = dtypes.F32ToU8(f)
-	case dtypes.S32:
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(dtypes.F32ToS32(f)))
-	default:
-		binary.LittleEndian.PutUint16(b[2*i:], dtypes.F32ToF16(f))
-	}
+	dtypes.StoreF32(dt, b, i, float32(v))
 }
 
 // FinalizeF32 is r's finalize as the JIT kernels compute it: in f32, on
