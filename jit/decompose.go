@@ -235,11 +235,12 @@ type decomposer struct {
 	binBufs []int
 	// inProgram is set while the phases of a program that one thread
 	// runs whole are added (a chunk of a log-sum-exp): their calls are
-	// not cut for threads to share (splitBudget). programSrcBytes is then
-	// the src bytes of the whole plan the program is a chunk of, where
-	// its data come from (rowByRow).
-	inProgram       bool
-	programSrcBytes int64
+	// not cut for threads to share (splitBudget).
+	inProgram bool
+	// unshiftedSrcBytes is set while a log-sum-exp chunk's unshifted pass
+	// is added: the src bytes of the whole plan the chunk is part of,
+	// whose src it reads from where that src is (rowByRow).
+	unshiftedSrcBytes int64
 }
 
 // fromMemoryBytes is the smallest src, in bytes, that fromMemory calls
@@ -505,12 +506,9 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 		return false
 	}
 	chunk := min(rowByRowChunk, callBudget/plan.MulSat(srcSz, pl.Inner.Size))
-	// A chunk of a log-sum-exp reads a part of a src as large as its
-	// whole plan's.
-	large := plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz))
-	if dc.inProgram {
-		large = max(large, dc.programSrcBytes)
-	}
+	// A log-sum-exp chunk's unshifted pass reads a part of a src as large
+	// as its whole plan's.
+	large := max(plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz)), dc.unshiftedSrcBytes)
 	// Rows must not overlap (a src that stores less than it describes is
 	// not large), and the partial sums must fit the scratch bound (other
 	// schedules need less).

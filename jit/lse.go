@@ -189,7 +189,7 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		return &p.Inner
 	}
 	if len(pl.Outer) == 0 && !pl.HasInner {
-		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
+		return dc.lseProgram(pl, srcBuf, dstBuf, depth, 0)
 	}
 	o := chunked(pl)
 	it := plan.MulSat(max(pl.N, 1), esz(pl.SrcDT)) // src bytes of one iteration of o
@@ -206,7 +206,7 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	size := o.Size
 	chunk := max(least, callBudget/max(it, 1))
 	if chunk >= size {
-		return dc.lseProgram(pl, srcBuf, dstBuf, depth)
+		return dc.lseProgram(pl, srcBuf, dstBuf, depth, 0)
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
 	var seg segment
@@ -222,9 +222,9 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 		sub := pl.Clone()
 		chunked(sub).Size = min(chunk, size-start)
 		counts(sub)
-		dc.inProgram, dc.programSrcBytes = true, plan.MulSat(plan.MulSat(max(pl.N, 1), pl.Outputs), srcSz)
-		err := dc.lseProgram(sub, srcBuf, dstBuf, depth)
-		dc.inProgram, dc.programSrcBytes = false, 0
+		dc.inProgram = true
+		err := dc.lseProgram(sub, srcBuf, dstBuf, depth, plan.MulSat(plan.MulSat(max(pl.N, 1), pl.Outputs), srcSz))
+		dc.inProgram = false
 		if err != nil {
 			return err
 		}
@@ -269,8 +269,10 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 
 // lseProgram adds the phases of pl (a LogSumExp plan) from srcBuf into
 // dstBuf: U, the guarded M, Y and S, and P. A plan with no post-ops and
-// an f32 dst has no P: U and S write dst itself.
-func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+// an f32 dst has no P: U and S write dst itself. wholeSrcBytes is the src
+// bytes of the plan that pl is a chunk of (0: pl is whole), which U is
+// scheduled by (see unshiftedSrcBytes).
+func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int, wholeSrcBytes int64) error {
 	r, outputs, ok := meansPlan(pl)
 	yBytes := plan.MulSat(plan.MulSat(outputs, max(pl.N, 1)), 4)
 	if !ok || yBytes > maxScratchBytes {
@@ -289,7 +291,10 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int) error
 	if pl.N > 0 { // an empty reduction is -Inf, which U cannot tell from an underflow
 		u := r.Clone()
 		u.Stage = plan.Unshifted
-		if err := dc.addSplit(u, srcBuf, rBuf, depth); err != nil {
+		dc.unshiftedSrcBytes = wholeSrcBytes
+		err := dc.addSplit(u, srcBuf, rBuf, depth)
+		dc.unshiftedSrcBytes = 0
+		if err != nil {
 			return err
 		}
 		guarded = len(dc.d.phases)

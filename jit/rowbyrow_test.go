@@ -248,26 +248,33 @@ func TestRowByRowRandom(t *testing.T) {
 }
 
 // rowByRowPlans counts the row-by-row plans among the calls of phases,
-// those of chunk programs included.
-func rowByRowPlans(d *decomposition, phases []phase) int {
-	n := 0
+// those of chunk programs included: those of log-sum-exp's unshifted
+// passes, and the others.
+func rowByRowPlans(d *decomposition, phases []phase) (unshifted, others int) {
 	for _, ph := range phases {
 		for _, s := range ph.segs {
 			for _, p := range s.progs {
-				n += rowByRowPlans(d, p.phases)
+				u, o := rowByRowPlans(d, p.phases)
+				unshifted, others = unshifted+u, others+o
 			}
-			if len(s.progs) == 0 && d.plans[s.unit].RowByRow {
-				n++
+			switch sub := d.plans[s.unit]; {
+			case len(s.progs) > 0 || !sub.RowByRow:
+			case sub.Stage&plan.Unshifted != 0:
+				unshifted++
+			default:
+				others++
 			}
 		}
 	}
-	return n
+	return unshifted, others
 }
 
 // TestLogSumExpRowByRow checks log-sum-exp's unshifted pass taken row by
 // row on Zen cores (amd64.Options.Zen), on AVX-512 and AVX2, in its chunk
 // programs, where the whole src is large enough for row by row (not where
-// it stays in L3, and never on NEON or elsewhere); and that such
+// it stays in L3, and never on NEON or elsewhere), while the shifted
+// phases of the chunks keep their schedules (a chunk's max and sums are
+// not that large); and that such
 // schedules run right, with post-ops, on data the unshifted pass takes
 // and on data that sends it to the shifted phases, with 1 and 2 threads
 // against the reference (the size bound lifted, the budget small).
@@ -292,8 +299,12 @@ func TestLogSumExpRowByRow(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if got := rowByRowPlans(d, d.phases) > 0; got != c.want {
-			t.Errorf("%s: row by row = %v, want %v (split %q)", c.name, got, c.want, d.split)
+		u, others := rowByRowPlans(d, d.phases)
+		if got := u > 0; got != c.want {
+			t.Errorf("%s: unshifted pass row by row = %v, want %v (split %q)", c.name, got, c.want, d.split)
+		}
+		if others > 0 {
+			t.Errorf("%s: %d plans of the shifted phases row by row", c.name, others)
 		}
 	}
 
@@ -323,7 +334,8 @@ func TestLogSumExpRowByRow(t *testing.T) {
 				}
 			}
 			k := c.compile(t)
-			byRow := rowByRowPlans(k.dec, k.dec.phases) > 0
+			u, _ := rowByRowPlans(k.dec, k.dec.phases)
+			byRow := u > 0
 			if want := zen && (k.ISA() == AVX2 || k.ISA() == AVX512); byRow != want {
 				t.Errorf("case %d %v: row by row %v, want %v (split %q)", i, s.dims, byRow, want, k.dec.split)
 			}
