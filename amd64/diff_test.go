@@ -7,7 +7,6 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
-	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -97,10 +96,11 @@ func TestUnsupportedPostOp(t *testing.T) {
 // reported as Unimplemented, never miscompiled.
 func TestDeepPlans(t *testing.T) {
 	// Build a plan by hand: loops that no canonicalisation would merge
-	// (padded strides), n outer and m reduced, 4 binary operands.
+	// (padded strides), n outer and m reduced, plan.MaxBinary binary
+	// operands.
 	mk := func(nOuter, nRed int) *plan.Plan {
 		pl := &plan.Plan{SrcDT: 1, DstDT: 1}
-		nb := kernelshape.MaxBinary
+		nb := plan.MaxBinary
 		stride := int64(1)
 		for i := 0; i < nRed; i++ {
 			pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
@@ -131,7 +131,7 @@ func TestDeepPlans(t *testing.T) {
 	src, want := make([]byte, sb), make([]byte, db)
 	fillExact(r, ok.SrcDT, src, false, 1)
 	var bins [][]byte
-	for i := 0; i < kernelshape.MaxBinary; i++ {
+	for i := 0; i < plan.MaxBinary; i++ {
 		bb, _ := ok.BinBytes(i)
 		b := make([]byte, bb)
 		fillExact(r, ok.SrcDT, b, false, 1)
@@ -150,12 +150,12 @@ func TestDeepPlans(t *testing.T) {
 		k.RunBlocks(ok, src, got, bins, 0)
 		k.Release()
 		if d := compareExact(ok.DstDT, got, want, written, true); d != "" {
-			t.Errorf("%s: 3 outer, 3 reduced loops, 4 operands: %s", isa.name, d)
+			t.Errorf("%s: 3 outer, 3 reduced loops, %d operands: %s", isa.name, plan.MaxBinary, d)
 		}
 		for _, c := range [][2]int{{maxDepth + 1, 1}, {1, maxDepth + 1}, {maxDepth, maxDepth}} {
 			_, err := Emit(mk(c[0], c[1]), isa.o)
 			if !errors.Is(err, graph.Unimplemented) {
-				t.Errorf("%s: %d outer, %d reduced loops, 4 operands: got %v, want Unimplemented", isa.name, c[0], c[1], err)
+				t.Errorf("%s: %d outer, %d reduced loops, %d operands: got %v, want Unimplemented", isa.name, c[0], c[1], plan.MaxBinary, err)
 			}
 		}
 	}

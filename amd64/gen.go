@@ -125,13 +125,13 @@ func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
 			g.nbin++
 		}
 	}
-	// Counters come from whatever is not a pointer or scratch.
-	bins := []int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11}
-	for i := 0; i < g.nbin; i++ {
-		g.binReg[i] = bins[i]
-	}
-	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX, rCX, rBX}
-	for i := kernelshape.MaxBinary - 1; i >= g.nbin; i-- {
+	// Binary operand pointers take R8-R11, then BX and CX; counters come
+	// from whatever is not a pointer or scratch, the unused operand
+	// registers first.
+	bins := [plan.MaxBinary]int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11, rBX, rCX}
+	copy(g.binReg[:g.nbin], bins[:g.nbin])
+	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX}
+	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
 		g.gprFree = append(g.gprFree, bins[i])
 	}
 	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])

@@ -268,3 +268,41 @@ func TestL1OfOneValue(t *testing.T) {
 		}
 	}
 }
+
+// TestManyBinaryOperands runs random problems of every covered reduction
+// whose post-op chains carry 5 or 6 (plan.MaxBinary) binary operands of
+// random kinds, types and broadcasts, with unary ops between them: one
+// pointer register per operand on every ISA, whole and in blocks,
+// against the reference and the interpreter.
+func TestManyBinaryOperands(t *testing.T) {
+	n := 600
+	if testing.Short() {
+		n = 100
+	}
+	r := rand.New(rand.NewSource(31))
+	for i := 0; i < n; i++ {
+		p := randKindProblem(r, 3000)
+		withBinaries(r, p, plan.MaxBinary-r.Intn(2))
+		checkProblemPaced(t, r, p, i%4 == 0, i%5 == 0)
+	}
+}
+
+// withBinaries appends post-ops to p, a random unary one before each
+// binary one half of the time, until p has nbin binary post-ops.
+func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
+	var unary, binary []plan.Kind
+	for _, k := range genKinds {
+		if k.IsBinary() {
+			binary = append(binary, k)
+		} else if k != plan.Clamp && k != plan.LeakyReLU && k != plan.HardSigmoid {
+			unary = append(unary, k)
+		}
+	}
+	for p.BinaryCount() < nbin {
+		if r.Intn(2) == 0 {
+			p.PostOps = append(p.PostOps, plan.PostOp{Kind: unary[r.Intn(len(unary))]})
+		}
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: binary[r.Intn(len(binary))],
+			BinDT: operandTypes[r.Intn(len(operandTypes))], BinStrides: binStrides(r, p)})
+	}
+}

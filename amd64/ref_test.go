@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
@@ -165,7 +164,7 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Beta = float32(r.Intn(9)-4) / 8
 		}
 		if k.IsBinary() {
-			if nbin == kernelshape.MaxBinary {
+			if nbin == plan.MaxBinary {
 				continue
 			}
 			nbin++

@@ -8,7 +8,6 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
-	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -170,7 +169,7 @@ func TestInvalidPlans(t *testing.T) {
 // size 2, and four Add post-ops with full operands.
 func deepPlan(nOuter, nRed int) *plan.Plan {
 	pl := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32}
-	nb := kernelshape.MaxBinary
+	nb := plan.MaxBinary
 	stride := int64(1)
 	for i := 0; i < nRed; i++ {
 		pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
@@ -204,7 +203,7 @@ func TestDeepPlanLimits(t *testing.T) {
 		}
 	}
 	if _, err := Emit(deepPlan(maxDepth, maxDepth)); err != nil {
-		t.Errorf("%d outer and reduced loops with 4 operands: %v", maxDepth, err)
+		t.Errorf("%d outer and reduced loops with %d operands: %v", maxDepth, plan.MaxBinary, err)
 	}
 }
 
@@ -221,7 +220,7 @@ func TestDeepPlans(t *testing.T) {
 		f := exactFiller{r, 1}
 		f.fill(pl.SrcDT, src, false)
 		var bins [][]byte
-		for i := 0; i < kernelshape.MaxBinary; i++ {
+		for i := 0; i < plan.MaxBinary; i++ {
 			bb, _ := pl.BinBytes(i)
 			b := make([]byte, bb)
 			f.fill(dtypes.F32, b, false)
@@ -246,7 +245,7 @@ func TestDeepPlans(t *testing.T) {
 		k.RunBlocks(pl, src, got, bins, 0)
 		k.Release()
 		if d := diffResult(pl.DstDT, got, want, outs, false); d != "" {
-			t.Errorf("%d outer, %d reduced loops, 4 operands: %s", c[0], c[1], d)
+			t.Errorf("%d outer, %d reduced loops, %d operands: %s", c[0], c[1], plan.MaxBinary, d)
 		}
 	}
 }

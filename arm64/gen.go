@@ -36,7 +36,7 @@ var (
 	rArgs  = xr(0)
 	rSrc   = xr(1)
 	rDst   = xr(2)
-	binRgs = [kernelshape.MaxBinary]int16{xr(3), xr(4), xr(5), xr(6)}
+	binRgs = [plan.MaxBinary]int16{xr(3), xr(4), xr(5), xr(6), xr(7), xr(8)}
 	rTmp   = xr(16)
 	rAddr  = xr(17)
 )
@@ -111,10 +111,10 @@ func newGen(pl *plan.Plan) *gen {
 	for i := 26; i >= 19; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
-	for i := 15; i >= 7; i-- {
+	for i := 15; i >= 9; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
-	for i := kernelshape.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
 		g.gprFree = append(g.gprFree, binRgs[i])
 	}
 	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])

@@ -6,7 +6,6 @@ import (
 	"math/rand"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
 	"github.com/gdnn/gdnn/jit/vlog"
@@ -150,7 +149,7 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Alpha = float32(r.Intn(17)-8) / 8
 		}
 		if op.Kind.IsBinary() {
-			if nbin == kernelshape.MaxBinary {
+			if nbin == plan.MaxBinary {
 				continue
 			}
 			nbin++

@@ -517,3 +517,45 @@ func TestKindsDisassembly(t *testing.T) {
 		}
 	}
 }
+
+// TestManyBinaryOperands runs random problems of every covered reduction
+// whose post-op chains carry 5 or 6 (plan.MaxBinary) binary operands of
+// random kinds, types and broadcasts, with unary ops between them: one
+// pointer register per operand, whole and in blocks, some against guard
+// pages, against the oracle and the interpreter.
+func TestManyBinaryOperands(t *testing.T) {
+	needARM64(t)
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	r := rand.New(rand.NewSource(31))
+	for i := 0; i < n; i++ {
+		p := randomProblem(r, 3000)
+		c := reductions[i%len(reductions)]
+		p.Reduction = c.r
+		withBinaries(r, p, plan.MaxBinary-r.Intn(2))
+		checkKind(t, r, c.name, p, 0, i%3 == 0, i%5 == 0, i%2 == 0, i%4 == 0, []int64{0, 1 + r.Int63n(9)})
+	}
+}
+
+// withBinaries appends post-ops to p, a random unary one before each
+// binary one half of the time, until p has nbin binary post-ops.
+func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
+	var unary, binary []plan.Kind
+	for _, k := range kinds {
+		if k.IsBinary() {
+			binary = append(binary, k)
+		} else if k != plan.Clamp && k != plan.LeakyReLU {
+			unary = append(unary, k)
+		}
+	}
+	kd := dstDims(p)
+	for p.BinaryCount() < nbin {
+		if r.Intn(2) == 0 {
+			p.PostOps = append(p.PostOps, plan.PostOp{Kind: unary[r.Intn(len(unary))]})
+		}
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: binary[r.Intn(len(binary))],
+			BinDT: operandTypes[r.Intn(len(operandTypes))], BinStrides: operandStrides(r, kd)})
+	}
+}

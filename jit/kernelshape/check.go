@@ -53,10 +53,6 @@ func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction) bool {
 	return c.RowByRow != nil && c.RowByRow(sdt, r)
 }
 
-// MaxBinary is the most binary operands an emitter takes: one pointer
-// register each (plan.MaxBinary allows more; Check refuses them).
-const MaxBinary = 4
-
 // Check reports why an emitter that covers c cannot take pl: pl.Validate's
 // error, or an error satisfying errors.Is(err, graph.Unimplemented) for an
 // alg, data type pair or the first post-op kind c does not cover, or for more than
@@ -82,9 +78,6 @@ func Check(pl *plan.Plan, c Covers) error {
 		if op.Kind.IsBinary() && !c.TakesOperand(op.BinDT) {
 			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) reads a %v operand, which has no JIT code", c.Arch, i, op.Kind, op.BinDT)
 		}
-	}
-	if n := pl.BinaryCount(); n > MaxBinary {
-		return graph.Errorf(graph.Unimplemented, "%s: %d binary post-ops, the emitters take at most %d", c.Arch, n, MaxBinary)
 	}
 	if len(pl.Outer) > c.MaxDepth || len(pl.Reduced) > c.MaxDepth {
 		return graph.Errorf(graph.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",

@@ -20,9 +20,7 @@ type Args struct {
 // MaxBinary is the most binary post-ops one plan may carry: enough for
 // benchdnn's longest reduction chains (an Lp norm's eps, a sum post-op,
 // a linear as a Multiply and an Add, and a binary add). The emitters
-// keep fewer operands in registers (kernelshape.MaxBinary); a plan with
-// more runs its reduction as machine code and its post-ops in the
-// post-op pass.
+// keep every operand's pointer in a register.
 const MaxBinary = 6
 
 // Byte offsets of the Args fields, for the emitters.

@@ -87,12 +87,12 @@ func TestProblemValidate(t *testing.T) {
 		{"binary negative reduced stride is ignored", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, -1, 0}}}
 		}), 0},
-		{"four binary", edit(func(p *Problem) {
+		{"MaxBinary binary", edit(func(p *Problem) {
 			for range MaxBinary {
 				p.PostOps = append(p.PostOps, scalarAdd(dtypes.F32))
 			}
 		}), 0},
-		{"five binary", edit(func(p *Problem) {
+		{"one past MaxBinary binary", edit(func(p *Problem) {
 			for range MaxBinary + 1 {
 				p.PostOps = append(p.PostOps, scalarAdd(dtypes.F32))
 			}
