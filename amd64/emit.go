@@ -53,6 +53,13 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	if g == nil {
 		g = newGen(pl, o)
 		kernelshape.Generate(pl, g)
+		if g.err != nil && g.totArgs != 0 {
+			// The kernel needs the temporary that held the totals'
+			// address (reserveTotals): it sums with no cut instead.
+			g = newGen(pl, o)
+			g.uncut = true
+			kernelshape.Generate(pl, g)
+		}
 	}
 	if g.err != nil {
 		return plan.Code{}, g.err

@@ -20,27 +20,42 @@ import (
 // a pair), packed rows and 16-bit widening fewer.
 const totalSpare = 4
 
-// reserveTotals takes a general register for the totals pointer when
-// the plan sums (no other combine loses precision with the length) and
-// its sums may be cut (kernelshape.MayCut) and the registers can
-// spare it beside every loop counter the kernel may need (kept and
-// reduced loops, and four more: the Inner or group loop, the sweep, the
-// cut and a kept chunk loop). Called by Prologue while DI still points
-// at the argument block.
+// reserveTotals prepares the running totals' address when the plan sums
+// (no other combine loses precision with the length) and its sums may be
+// cut (kernelshape.MayCut): a general register holds it when the
+// registers can spare one beside every loop counter the kernel may need
+// (kept and reduced loops, and four more: the Inner or group loop, the
+// sweep, the cut and a kept chunk loop). Else the argument block's
+// address is kept in the top temporary vector register, taken for good,
+// and each access to totals in memory loads their address into the
+// scratch register first (loadTotalsAddr): binary operands' pointers
+// and deep loop nests must not cost a long sum its cut. Only a kernel
+// that needs that temporary too (Emit then generates it again with
+// uncut) sums with no cut. Called by Prologue while DI still points at
+// the argument block.
 func (g *gen) reserveTotals() {
-	need := len(g.pl.Outer) + len(g.pl.Reduced) + 4
-	if !g.add || !kernelshape.MayCut(g.pl.N) || len(g.gprFree) < need+1 {
+	if !g.add || !kernelshape.MayCut(g.pl.N) {
 		return
 	}
-	g.tot = g.Counter()
-	g.op(x86.ALEAQ, mem(rDI, plan.ArgTotals), reg(g.tot))
+	need := len(g.pl.Outer) + len(g.pl.Reduced) + 4
+	if len(g.gprFree) >= need+1 {
+		g.tot = g.Counter()
+		g.op(x86.ALEAQ, mem(rDI, plan.ArgTotals), reg(g.tot))
+		return
+	}
+	if g.uncut {
+		return
+	}
+	g.tmpHi--
+	g.totArgs = g.tmpHi
+	g.op(x86.AVMOVQ, reg(rDI), g.xr(g.totArgs))
 }
 
 // runsOf chooses the cut of a sum over the reduced loops outer around a
 // sweep loop of iters iterations, perIter adds into each accumulator
-// per iteration (no cut without a totals register).
+// per iteration (no cut without the totals' address, see reserveTotals).
 func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
-	if g.tot == 0 {
+	if g.tot == 0 && g.totArgs == 0 {
 		return kernelshape.Runs{Level: -1}
 	}
 	r := kernelshape.RunsOf(g.pl.N, outer, iters, perIter)
@@ -59,24 +74,40 @@ func (g *gen) placeTotals(groups [][]int, zero int) {
 		}
 	} else {
 		g.usesTotals = true
+		g.loadTotalsAddr()
 	}
 	for i := range groups {
 		g.op(x86.AVMOVUPS, g.vr(zero), g.total(i))
 	}
 }
 
+// loadTotalsAddr sets the scratch register to the argument block's
+// address when the totals are in memory and their address has no general
+// register (reserveTotals); total's memory operands then use it, until
+// the scratch register is next set.
+func (g *gen) loadTotalsAddr() {
+	if g.totRegs == nil && g.tot == 0 {
+		g.op(x86.AVMOVQ, g.xr(g.totArgs), reg(rScratch))
+	}
+}
+
 // total is the operand of running total i: its register, or its place
 // in the LongArgs block.
 func (g *gen) total(i int) obj.Addr {
-	if g.totRegs != nil {
+	off := int64(i) * int64(g.V) * 4
+	switch {
+	case g.totRegs != nil:
 		return g.vr(g.totRegs[i])
+	case g.tot != 0:
+		return mem(g.tot, off)
 	}
-	return mem(g.tot, int64(i)*int64(g.V)*4)
+	return mem(rScratch, plan.ArgTotals+off)
 }
 
 // foldRun ends a run: each group's registers summed into its first,
 // added into its total, and all cleared.
 func (g *gen) foldRun(groups [][]int) {
+	g.loadTotalsAddr()
 	for i, regs := range groups {
 		g.sumTree(regs)
 		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))
@@ -90,6 +121,7 @@ func (g *gen) foldRun(groups [][]int) {
 // addTotals adds each group's total into its first register, once the
 // group has been summed there. The totals are then done with.
 func (g *gen) addTotals(groups [][]int) {
+	g.loadTotalsAddr()
 	for i, regs := range groups {
 		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))
 	}

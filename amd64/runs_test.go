@@ -14,7 +14,10 @@ import (
 // code then needs no LongArgs block), the LongArgs block when not, and
 // no totals for chains the tolerance allows whole. Each kernel is then
 // run against guard pages and checked against the reference, blocks of
-// outputs included, so both kinds of totals are exercised.
+// outputs included, so both kinds of totals are exercised. Each problem
+// runs again with plan.MaxBinary binary operands, whose pointers leave no
+// general register for the totals' address: the totals stay where they
+// were, their address reached through a vector register.
 func TestRunningTotals(t *testing.T) {
 	const none, inRegs, inMem = 0, 1, 2
 	problem := func(dims []int64, red []bool) *plan.Problem {
@@ -47,30 +50,80 @@ func TestRunningTotals(t *testing.T) {
 		// 35, AVX2 67.
 		{"rows of 4096", problem([]int64{64, 4096}, []bool{false, true}), none, inRegs},
 	} {
-		pl, err := plan.Canonicalize(c.p)
-		if err != nil {
-			t.Fatal(err)
+		for _, nbin := range []int{0, plan.MaxBinary} {
+			p := withOperands(c.p, nbin)
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, isa := range []struct {
+				o    Options
+				want int
+			}{{Options{AVX512: true}, c.avx512}, {Options{}, c.avx2}} {
+				g := newGen(pl, isa.o)
+				kernelshape.Generate(pl, g)
+				if g.err != nil {
+					t.Fatalf("%s, %d operands, %+v: %v", c.name, nbin, isa.o, g.err)
+				}
+				got := none
+				switch {
+				case g.usesTotals:
+					got = inMem
+				case g.cut:
+					got = inRegs
+				}
+				if got != isa.want {
+					t.Errorf("%s, %d operands, %+v: totals %v (cut %v), want %v (0 none, 1 registers, 2 memory)",
+						c.name, nbin, isa.o, got, g.cut, isa.want)
+				}
+				if nbin > 0 && got != none && (g.tot != 0 || g.totArgs == 0) {
+					t.Errorf("%s, %d operands, %+v: totals' address in general register %d, vector register %d; want a vector register",
+						c.name, nbin, isa.o, g.tot, g.totArgs)
+				}
+			}
+			runGuarded(t, rand.New(rand.NewSource(5)), p, isas(t), 0, 1, 3)
 		}
-		for _, isa := range []struct {
-			o    Options
-			want int
-		}{{Options{AVX512: true}, c.avx512}, {Options{}, c.avx2}} {
-			g := newGen(pl, isa.o)
-			kernelshape.Generate(pl, g)
-			if g.err != nil {
-				t.Fatalf("%s, %+v: %v", c.name, isa.o, g.err)
-			}
-			got := none
-			switch {
-			case g.usesTotals:
-				got = inMem
-			case g.cut:
-				got = inRegs
-			}
-			if got != isa.want {
-				t.Errorf("%s, %+v: totals %v (cut %v), want %v (0 none, 1 registers, 2 memory)", c.name, isa.o, got, g.cut, isa.want)
-			}
-		}
-		runGuarded(t, rand.New(rand.NewSource(5)), c.p, isas(t), 0, 1, 3)
 	}
+}
+
+// withOperands returns p with nbin Add post-ops appended, of f32
+// operands alternately scalar and of dst's shape.
+func withOperands(p *plan.Problem, nbin int) *plan.Problem {
+	q := *p
+	q.PostOps = append([]plan.PostOp(nil), p.PostOps...)
+	for i := range nbin {
+		st := make([]int64, len(p.Dims))
+		if i%2 == 1 {
+			copy(st, p.DstStrides)
+		}
+		q.PostOps = append(q.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: st})
+	}
+	return &q
+}
+
+// TestUncutWhenTemporariesRunOut: a kernel with no general register left
+// for its totals' address keeps it in the top temporary; one that needs
+// that temporary too (AVX2: a HardSwish and three operands beside a
+// u8-to-bf16 column sum of squares) is generated again with no cut, and
+// runs right.
+func TestUncutWhenTemporariesRunOut(t *testing.T) {
+	p := &plan.Problem{SrcDT: dtypes.U8, DstDT: dtypes.BF16, Dims: []int64{2, 67, 7, 2},
+		SrcStrides: []int64{1340, 20, 2, 1}, Reduce: []bool{false, true, true, false}, DstStrides: []int64{1, 0, 0, 2},
+		Reduction: plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
+		PostOps:   []plan.PostOp{{Kind: plan.HardSwish}}}
+	p = withOperands(p, 3)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{}
+	g := newGen(pl, o)
+	kernelshape.Generate(pl, g)
+	if g.err == nil || g.totArgs == 0 {
+		t.Fatalf("%v: generated with totals' address in vector register %d, error %v; want it there and the kernel short of temporaries", pl, g.totArgs, g.err)
+	}
+	if _, err := Emit(pl, o); err != nil {
+		t.Fatalf("Emit: %v", err)
+	}
+	runGuarded(t, rand.New(rand.NewSource(9)), p, isas(t), 0, 1)
 }
