@@ -98,3 +98,49 @@ func TestFromMemoryRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestLogSumExpFromMemoryMarks: in a log-sum-exp over a src too large for
+// the caches, the phases that read the src (the unshifted sums and the
+// max) are marked FromMemory, and the sums of the exp copy Y are not:
+// each chunk program's Y is small, and its Y phase has just written it.
+func TestLogSumExpFromMemoryMarks(t *testing.T) {
+	pl := withKind(middleAxis(t, dtypes.F32, 8, 512, 4096), plan.LogSumExp)
+	for _, isa := range []ISA{None, AVX2, AVX512, NEON} {
+		d, err := decompose(pl, isa)
+		if err != nil {
+			t.Fatalf("%s: %v", isa, err)
+		}
+		var src, sums int
+		var walk func(phases []phase)
+		walk = func(phases []phase) {
+			for _, ph := range phases {
+				for _, s := range ph.segs {
+					for _, p := range s.progs {
+						walk(p.phases)
+					}
+					if len(s.progs) > 0 {
+						continue
+					}
+					sub := d.plans[s.unit]
+					switch {
+					case sub.Stage&plan.SkipTransform != 0 || sub.Reduction == plan.Copy:
+					case sub.SrcDT == dtypes.F32 && len(sub.PostOps) > 0 && sub.PostOps[0].Kind == plan.Log:
+						sums++
+						if sub.FromMemory {
+							t.Errorf("%s: sums of Y %v marked FromMemory", isa, sub)
+						}
+					default:
+						src++
+						if !sub.FromMemory {
+							t.Errorf("%s: %v reads the src but is not marked FromMemory", isa, sub)
+						}
+					}
+				}
+			}
+		}
+		walk(d.phases)
+		if src == 0 || sums == 0 {
+			t.Errorf("%s: %d plans read the src, %d sum Y (split %q); want both", isa, src, sums, d.split)
+		}
+	}
+}

@@ -395,6 +395,10 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 		s.Inner.SrcStride, s.Inner.BinStrides = yStride[k], []int64{dense[len(dense)-1]}
 	}
 	counts(s)
+	// S reads Y, which the Y phase has just written: it comes from
+	// memory only when Y itself is too large for the caches, not
+	// whenever the src is.
+	s.FromMemory = fromMemory(s)
 	dc.binBufs = []int{mBuf}
 	err := dc.add(s, yBuf, rBuf, depth)
 	dc.binBufs = nil
