@@ -59,6 +59,12 @@
 //     selects instead (FMAX would turn a -0 that the reference keeps into
 //     +0); ReLU and LeakyReLU use ordered compares against zero so that
 //     NaN and -0 come out as the reference gives them.
+//   - HardSigmoid and HardSwish run in f64 with the reference's
+//     operations in its order (f64.go): the four lanes widened to two
+//     registers of 2D (FCVTL, FCVTL2), FMUL/FADD/FDIV there, the clamps
+//     and HardSwish's ends as compares and selects (not FMAX/FMIN, for
+//     -0, as in Clamp), and one narrowing (FCVTN, FCVTN2) that rounds
+//     as float32(...) does, so the results are bit-identical too.
 //   - f32 -> f16 is FCVTN, which rounds as FPCR says: Go runs with round
 //     to nearest even, no flush to zero, no default NaN. f32 -> bf16 is
 //     an exact integer sequence (x + 0x7fff + lsb, NaN made quiet) and
@@ -94,7 +100,8 @@
 //     post-increment LD1 is recorded there too, so streaming loops need
 //     no separate pointer update.
 //   - Instructions the Go 1.15 assembler does not spell (the float
-//     vector arithmetic, FCVTL/FCVTN/SHLL, the integer widenings,
+//     vector arithmetic in 4S and 2D, FCVTL/FCVTN/SHLL and the f32 <->
+//     f64 forms of FCVTL/FCVTN, the integer widenings,
 //     conversions and saturating narrowings, FADDP, LDR/STR of Q, H and B
 //     registers, LDP Q, and MOVZ/MOVN/MOVK of a chunk at bit 48 with its
 //     top bit set, which it rejects) are raw words built in enc.go and

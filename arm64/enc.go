@@ -2,7 +2,8 @@ package arm64
 
 // Raw encodings of the instructions the Go 1.15 assembler does not spell:
 // the floating-point vector arithmetic (golang-asm's VADD/VADDP are
-// integer adds), the f16/bf16 widenings and narrowing, and the
+// integer adds), the f16/bf16 widenings and narrowing, the f32 <-> f64
+// widenings and narrowings with the f64 arithmetic they serve, and the
 // SIMD&FP loads and stores of 16-bit and 128-bit registers with an
 // immediate offset. All vector forms use the 4S arrangement (128-bit
 // register, four f32 lanes) unless the name says otherwise. Every
@@ -68,6 +69,25 @@ const (
 	opSADDLP16 = 0x4E602800 // Vd.4S = pairwise sums of s16 Vn.8H (exact)
 	opUADDLP8  = 0x6E202800 // Vd.8H = pairwise sums of u8 Vn.16B (exact)
 	opUADDLP16 = 0x6E602800 // Vd.4S = pairwise sums of u16 Vn.8H (exact)
+)
+
+// Double-precision forms (2D: two f64 lanes), for the post-ops that
+// plan.Eltwise evaluates in float64 (f64.go). The widenings are exact;
+// the narrowings round as FPCR says (nearest even), FCVTN writing the
+// lower half of Vd (upper half zeroed) and FCVTN2 the upper half,
+// keeping the lower.
+const (
+	opFADD2D   = 0x4E60D400 // Vd.2D = Vn.2D + Vm.2D
+	opFMUL2D   = 0x6E60DC00 // Vd.2D = Vn.2D * Vm.2D
+	opFDIV2D   = 0x6E60FC00 // Vd.2D = Vn.2D / Vm.2D
+	opFCMGT2D  = 0x6EE0E400 // all-ones where n > m (false if either is NaN)
+	opFCMGE2D  = 0x6E60E400 // all-ones where n >= m (false if either is NaN)
+	opFCMLE02D = 0x6EE0D800 // all-ones where n <= 0 (false for NaN)
+	opFCMLT02D = 0x4EE0E800 // all-ones where n < 0 (false for NaN)
+	opFCVTL2D  = 0x0E617800 // Vd.2D = f64(Vn.2S), exact
+	opFCVTL22D = 0x4E617800 // Vd.2D = f64(Vn.4S upper half)
+	opFCVTN2D  = 0x0E616800 // Vd.2S = f32(Vn.2D), Vd's upper half zeroed
+	opFCVTN22D = 0x4E616800 // Vd.4S upper half = f32(Vn.2D)
 )
 
 // sshr encodes SSHR Vd.4S, Vn.4S, #sh (arithmetic shift right, 1 <= sh

@@ -57,7 +57,8 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 // supportedKind reports whether the kernel can apply post-op kind k.
 func supportedKind(k plan.Kind) bool {
 	switch k {
-	case plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log,
+	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
+		plan.Square, plan.Exp, plan.Log,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -102,6 +103,10 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.word(rr(opFCMLT0, m, r))
 		g.fop(opFMUL, t, r, g.vconst(math.Float32bits(op.Alpha)))
 		g.vop(arm64.AVBIT, arr16B, r, t, m)
+	case plan.HardSigmoid:
+		g.hardSigmoid(op, r)
+	case plan.HardSwish:
+		g.hardSwish(r)
 	case plan.Exp:
 		g.exp(r)
 	case plan.Log:

@@ -16,8 +16,8 @@ import (
 
 // kinds are the post-op kinds the emitter supports.
 var kinds = []plan.Kind{
-	plan.Abs, plan.Clamp, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
-	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
+	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
+	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
 // withTrailingExpOrLog appends an Exp post-op to p one time in eight and
@@ -147,6 +147,9 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Beta = op.Alpha + float32(r.Intn(13)-2)/4
 		case plan.LeakyReLU:
 			op.Alpha = float32(r.Intn(17)-8) / 8
+		case plan.HardSigmoid:
+			op.Alpha = float32(r.Intn(17)-8) / 8
+			op.Beta = float32(r.Intn(9)-4) / 8
 		}
 		if op.Kind.IsBinary() {
 			if nbin == plan.MaxBinary {

@@ -11,10 +11,11 @@ import (
 // specialValues are where vector instructions and the Go reference part
 // ways if the emitter is careless: NaN, infinities, signed zeros, ties
 // for rounding (to integers, to bf16 and to f16), subnormals of f32 and
-// f16, values past the f16 range and near the f32 one.
+// f16, values past the f16 range and near the f32 one, and HardSwish's
+// ends (x/6 + 0.5 exactly 0 and 1).
 var specialValues = []float32{
 	float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
-	1, -1, 0.5, -0.5, 1.5, 2.5, -2.5, 3.7, -3.7, 1e-40, -1e-40, 3e-5, 65504, 65520, 70000,
+	1, -1, 0.5, -0.5, 1.5, 2.5, -2.5, 3, -3, 3.7, -3.7, 1e-40, -1e-40, 3e-5, 65504, 65520, 70000,
 	1e30, -1e30, 3e38, 0.1, 1.00390625, 1.01171875, math.Float32frombits(0x3f808000),
 }
 
@@ -40,6 +41,14 @@ func TestPostOpSpecials(t *testing.T) {
 				opCase{k, 3, -3})
 		case plan.LeakyReLU:
 			cases = append(cases, opCase{k, 0.1, 0}, opCase{k, -2, 0}, opCase{k, 0, 0})
+		case plan.HardSigmoid:
+			// 1e30 sends every special but 0 and -0 outside [0, 1],
+			// 1e30*x far past f32's range (f64 holds it); -1.7 reverses the
+			// slope; 0 gives beta, or NaN for ±Inf. Alpha 1 with
+			// beta -0 is the identity on [0, 1], so -0, 0 and 1 reach
+			// the clamp as they are.
+			cases = append(cases, opCase{k, 0.2, 0.5}, opCase{k, -1.7, 0.3}, opCase{k, 0, 0.25}, opCase{k, 1e30, -1},
+				opCase{k, 1, float32(math.Copysign(0, -1))}, opCase{k, -1, 0}, opCase{k, 1.0 / 6, 0.5})
 		default:
 			cases = append(cases, opCase{k, 0, 0})
 		}
