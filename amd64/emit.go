@@ -14,6 +14,11 @@ import (
 // are the hard limit, and running out of them is reported too.
 const maxDepth = 5
 
+// pointerAndCounterRegisters is how many general registers binary
+// operands' pointers and loop counters share: all 16 but SP, BP, the src
+// and dst pointers and the scratch register AX (see newGen).
+const pointerAndCounterRegisters = 11
+
 // Covers returns what the generator emits code for under options o. The
 // column kernel sums rows of nacc vectors whole (16 zmm: 256 lanes; 8
 // ymm: 64 lanes). Every kind with vector code but log-sum-exp is reduced
@@ -25,7 +30,7 @@ const maxDepth = 5
 // take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType}
+		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType, Registers: pointerAndCounterRegisters}
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}
@@ -53,13 +58,6 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	if g == nil {
 		g = newGen(pl, o)
 		kernelshape.Generate(pl, g)
-		if g.err != nil && g.totArgs != 0 {
-			// The kernel needs the temporary that held the totals'
-			// address (reserveTotals): it sums with no cut instead.
-			g = newGen(pl, o)
-			g.uncut = true
-			kernelshape.Generate(pl, g)
-		}
 	}
 	if g.err != nil {
 		return plan.Code{}, g.err

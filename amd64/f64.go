@@ -21,9 +21,12 @@ func (g *gen) constF64(r int, v float64) {
 }
 
 // inF64 widens the f32 lanes of r to f64 in two registers, calls f on
-// each (f leaves its f64 result in the register it is given), and
-// narrows the results back into r, rounding to nearest even.
-func (g *gen) inF64(r int, f func(d int)) {
+// each (f leaves its f64 result in the register d it is given and may
+// use s, which is r, free until the results are narrowed back into it:
+// one temporary fewer, which an AVX2 kernel keeping its running totals'
+// address in one needs), and narrows the results back into r, rounding
+// to nearest even.
+func (g *gen) inF64(r int, f func(d, s int)) {
 	mk := g.mark()
 	defer g.release(mk)
 	lo, hi := g.tmp(), g.tmp()
@@ -36,8 +39,8 @@ func (g *gen) inF64(r int, f func(d int)) {
 		g.op(x86.AVEXTRACTF128, imm(1), g.vr(r), g.xr(hi))
 		g.op(x86.AVCVTPS2PD, g.xr(hi), g.vr(hi))
 	}
-	f(lo)
-	f(hi)
+	f(lo, r)
+	f(hi, r)
 	if g.avx512 {
 		g.op(x86.AVCVTPD2PS, g.vr(lo), g.hr(r))
 		g.op(x86.AVCVTPD2PS, g.vr(hi), g.hr(hi))
@@ -52,10 +55,7 @@ func (g *gen) inF64(r int, f func(d int)) {
 // hardSigmoid: v = alpha*x + beta (the product is exact in f64, the sum
 // rounds once), clamped to [0, 1] keeping NaN and -0 as clamp01 does.
 func (g *gen) hardSigmoid(op plan.PostOp, r int) {
-	g.inF64(r, func(d int) {
-		mk := g.mark()
-		defer g.release(mk)
-		c := g.tmp()
+	g.inF64(r, func(d, c int) {
 		g.constF64(c, float64(op.Alpha))
 		g.op(x86.AVMULPD, g.vr(c), g.vr(d), g.vr(d))
 		g.constF64(c, float64(op.Beta))
@@ -72,10 +72,10 @@ func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 // hardSwish: v = x/6 + 0.5; v <= 0: +0; v >= 1: x; else x*v. NaN stays
 // NaN (every compare is false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
-	g.inF64(r, func(d int) {
+	g.inF64(r, func(d, c int) {
 		mk := g.mark()
 		defer g.release(mk)
-		v, c := g.tmp(), g.tmp()
+		v := g.tmp()
 		g.constF64(c, 6)
 		g.op(x86.AVDIVPD, g.vr(c), g.vr(d), g.vr(v))
 		g.constF64(c, 0.5)

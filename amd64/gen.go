@@ -42,7 +42,6 @@ type gen struct {
 
 	tot        int16 // running totals pointer (see reserveTotals), 0: none
 	totArgs    int   // vector register holding the argument block's address when tot has no register, 0: none
-	uncut      bool  // no running totals but in a general register (see reserveTotals)
 	totRegs    []int // the running totals' registers, nil: in memory
 	cut        bool  // some sum is cut into runs
 	usesTotals bool  // some running totals are in memory: call with LongArgs

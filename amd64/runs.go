@@ -29,10 +29,8 @@ const totalSpare = 4
 // address is kept in the top temporary vector register, taken for good,
 // and each access to totals in memory loads their address into the
 // scratch register first (loadTotalsAddr): binary operands' pointers
-// and deep loop nests must not cost a long sum its cut. Only a kernel
-// that needs that temporary too (Emit then generates it again with
-// uncut) sums with no cut. Called by Prologue while DI still points at
-// the argument block.
+// and deep loop nests must not cost a long sum its cut. Called by
+// Prologue while DI still points at the argument block.
 func (g *gen) reserveTotals() {
 	if !g.add || !kernelshape.MayCut(g.pl.N) {
 		return
@@ -41,9 +39,6 @@ func (g *gen) reserveTotals() {
 	if len(g.gprFree) >= need+1 {
 		g.tot = g.Counter()
 		g.op(x86.ALEAQ, mem(rDI, plan.ArgTotals), reg(g.tot))
-		return
-	}
-	if g.uncut {
 		return
 	}
 	g.tmpHi--

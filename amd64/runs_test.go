@@ -101,29 +101,21 @@ func withOperands(p *plan.Problem, nbin int) *plan.Problem {
 	return &q
 }
 
-// TestUncutWhenTemporariesRunOut: a kernel with no general register left
-// for its totals' address keeps it in the top temporary; one that needs
-// that temporary too (AVX2: a HardSwish and three operands beside a
-// u8-to-bf16 column sum of squares) is generated again with no cut, and
-// runs right.
-func TestUncutWhenTemporariesRunOut(t *testing.T) {
-	p := &plan.Problem{SrcDT: dtypes.U8, DstDT: dtypes.BF16, Dims: []int64{2, 67, 7, 2},
-		SrcStrides: []int64{1340, 20, 2, 1}, Reduce: []bool{false, true, true, false}, DstStrides: []int64{1, 0, 0, 2},
-		Reduction: plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
-		PostOps:   []plan.PostOp{{Kind: plan.HardSwish}}}
-	p = withOperands(p, 3)
-	pl, err := plan.Canonicalize(p)
-	if err != nil {
-		t.Fatal(err)
+// TestRegisterBudget: Covers' Registers is the general registers newGen
+// shares between operand pointers and counters, whatever the operands.
+func TestRegisterBudget(t *testing.T) {
+	base := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
+		Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+	for nbin := 0; nbin <= plan.MaxBinary; nbin++ {
+		pl, err := plan.Canonicalize(withOperands(base, nbin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range []Options{{AVX512: true}, {}} {
+			g := newGen(pl, o)
+			if got := nbin + len(g.gprFree); got != Covers(o).Registers {
+				t.Errorf("%d operands, %+v: %d operand and %d counter registers, Covers says %d", nbin, o, nbin, len(g.gprFree), Covers(o).Registers)
+			}
+		}
 	}
-	o := Options{}
-	g := newGen(pl, o)
-	kernelshape.Generate(pl, g)
-	if g.err == nil || g.totArgs == 0 {
-		t.Fatalf("%v: generated with totals' address in vector register %d, error %v; want it there and the kernel short of temporaries", pl, g.totArgs, g.err)
-	}
-	if _, err := Emit(pl, o); err != nil {
-		t.Fatalf("Emit: %v", err)
-	}
-	runGuarded(t, rand.New(rand.NewSource(9)), p, isas(t), 0, 1)
 }

@@ -256,6 +256,100 @@ func TestSixBinaries(t *testing.T) {
 	})
 }
 
+// TestSixBinariesDeep runs plans whose six operands and loop nests need
+// more general registers than amd64 shares between them
+// (kernelshape.RegistersNeeded): there the reduction stays machine code
+// and the post-ops run in a post-op pass, machine code too; NEON holds
+// them in one kernel. One plan is a blocked layout's (4 outer loops,
+// Inner and 2 reduced) whose one kernel would run out of counters on
+// amd64; the sums of the others are long enough to be cut. Every ISA
+// matches the reference, bit-identically at 1 and 2 threads.
+func TestSixBinariesDeep(t *testing.T) {
+	kinds := []plan.Kind{plan.Add, plan.Multiply, plan.Add, plan.Subtract, plan.Maximum, plan.Minimum}
+	forEachISA(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(6, 7))
+		cases := []*tcase{blockedSixOperands(t, r, kinds)}
+		for _, s := range []spec{
+			{dims: []int64{8, 2, 6, 3, 4, 157}, reduce: []bool{false, true, false, true, false, false}, order: []int{3, 0, 4, 1, 5, 2}},
+			{dims: []int64{4, 40, 6, 30, 4, 37}, reduce: []bool{false, true, false, true, false, false}, pad: 3, dorder: []int{3, 2, 1, 0, 4, 5}},
+		} {
+			s.sdt, s.ddt, s.lo, s.hi = dtypes.F32, dtypes.BF16, -1, 1
+			for i, k := range kinds {
+				s.post = append(s.post, plan.PostOp{Kind: k, BinDT: dtypes.F32})
+				bc := make([]bool, len(s.dims))
+				for j := range bc {
+					bc[j] = (i+j)%3 == 0
+				}
+				s.binBcast = append(s.binBcast, bc)
+			}
+			cases = append(cases, s.build(t, r))
+		}
+		for _, c := range cases {
+			k := c.compile(t)
+			name := fmt.Sprint(c.p.Dims, " ", k.schedule())
+			if isa := EffectiveISA(); isa != None {
+				if k.Impl() == "interp" || k.Why() != "" {
+					t.Errorf("%s: impl %s, why %q; want machine code throughout", name, k.Impl(), k.Why())
+				}
+				if post := strings.Contains(k.schedule(), "postpass"); post != (isa != NEON) {
+					t.Errorf("%s: post-op pass %v on %s", name, post, isa)
+				}
+			}
+			one := c.run(t)
+			checkRef(t, c, one, name)
+			withThreads(t, 2)
+			if two := c.run(t); !bytes.Equal(one, two) {
+				t.Errorf("%s: 2 threads differ from 1", name)
+			}
+			withThreads(t, 1)
+		}
+	})
+}
+
+// blockedSixOperands is a mean of 8x32x8x16x32 over dims 2 and 4 with
+// src in benchdnn's aBcde8b layout and dst in aBcde16b, followed by the
+// binary post-ops kinds of f32 operands broadcast per dim 0, per channel,
+// per dims 2, 3 and 0-1, and per tensor.
+func blockedSixOperands(t *testing.T, r *rand.Rand, kinds []plan.Kind) *tcase {
+	t.Helper()
+	// Dims: n, the channel's block of 16, its half of the block, d,
+	// the channel within the half, h, w.
+	p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
+		Dims:       []int64{8, 2, 2, 8, 8, 16, 32},
+		SrcStrides: []int64{131072, 65536, 32768, 4096, 1, 256, 8},
+		Reduce:     []bool{false, false, false, true, false, false, true},
+		DstStrides: []int64{512, 256, 8, 0, 1, 16, 0}}
+	for i, k := range kinds {
+		bs := [][]int64{
+			{1, 0, 0, 0, 0, 0, 0},   // per dim 0
+			{0, 16, 8, 0, 1, 0, 0},  // per channel
+			{0, 0, 0, 0, 0, 0, 0},   // dim 2 is reduced: one value
+			{0, 0, 0, 0, 0, 1, 0},   // per dim 3
+			{32, 16, 8, 0, 1, 0, 0}, // per dims 0-1
+			{0, 0, 0, 0, 0, 0, 0},   // per tensor
+		}[i]
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: k, BinDT: dtypes.F32, BinStrides: bs})
+	}
+	sb, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ := p.DstBytes()
+	c := &tcase{p: p, src: make([]byte, sb), dstN: db}
+	for i := int64(0); i < sb/4; i++ {
+		dtypes.StoreF32(dtypes.F32, c.src, i, 2*r.Float32()-1)
+	}
+	for i := range kinds {
+		bb, _ := p.BinBytes(i)
+		b := make([]byte, bb)
+		for j := int64(0); j < bb/4; j++ {
+			dtypes.StoreF32(dtypes.F32, b, j, operandValue(dtypes.F32, dtypes.F32, r))
+		}
+		c.bins = append(c.bins, b)
+	}
+	return c
+}
+
 // TestSumIsOnePass: a reduction followed by an Add of a dst-shaped
 // operand (the sum post-op) compiles to one phase of calls of one
 // kernel that carries the Add: the operand is read in the reduction's own

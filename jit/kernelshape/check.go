@@ -29,6 +29,28 @@ type Covers struct {
 	// Operands reports whether the emitter loads binary operands of type
 	// t. Nil: the float types only.
 	Operands func(t dtypes.DataType) bool
+	// Registers is how many general registers the emitter shares
+	// between binary operands' pointers and loop counters; 0: enough
+	// for any plan. A plan with binary operands that would not fit
+	// (RegistersNeeded) is refused, so that the runtime applies its
+	// post-ops in a pass of their own and its reduction, with every
+	// register for its loops, stays machine code.
+	Registers int
+}
+
+// RegistersNeeded bounds how many general registers a kernel for pl
+// takes for its binary operands' pointers and its loop counters: one per
+// operand, one per Outer and Reduced loop, one for the Inner loop, and
+// one more for the loop that cuts a long sum into runs (runs.go).
+func RegistersNeeded(pl *plan.Plan) int {
+	n := pl.BinaryCount() + len(pl.Outer) + len(pl.Reduced)
+	if pl.HasInner {
+		n++
+	}
+	if pl.Reduction.Combine == plan.CombineAdd && MayCut(pl.N) {
+		n++
+	}
+	return n
 }
 
 // TakesDataTypes reports whether c emits code for src and dst types.
@@ -78,6 +100,10 @@ func Check(pl *plan.Plan, c Covers) error {
 		if op.Kind.IsBinary() && !c.TakesOperand(op.BinDT) {
 			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) reads a %v operand, which has no JIT code", c.Arch, i, op.Kind, op.BinDT)
 		}
+	}
+	if n := RegistersNeeded(pl); c.Registers > 0 && pl.BinaryCount() > 0 && n > c.Registers {
+		return graph.Errorf(graph.Unimplemented, "%s: %d binary operands and %d outer and %d reduced loops need %d general registers, %d are free",
+			c.Arch, pl.BinaryCount(), len(pl.Outer), len(pl.Reduced), n, c.Registers)
 	}
 	if len(pl.Outer) > c.MaxDepth || len(pl.Reduced) > c.MaxDepth {
 		return graph.Errorf(graph.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",

@@ -187,6 +187,45 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%v with DataTypes taking it: %v", dt, err)
 		}
 	}
+	// Registers: 2 operands, 1 outer, 1 reduced loop, Inner and the cut
+	// of a sum of 20 take 6 general registers.
+	regs := *ok
+	regs.Reduction = plan.AlgSum.Reduction(0, 0)
+	regs.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.Add, BinDT: dtypes.F32}}
+	regs.Outer = []plan.Loop{{Size: 2, SrcStride: 40, DstStride: 2, BinStrides: []int64{0, 2}}}
+	regs.Inner, regs.HasInner = plan.Loop{Size: 2, SrcStride: 1, DstStride: 1, BinStrides: []int64{0, 1}}, true
+	regs.Reduced = []plan.Loop{{Size: 20, SrcStride: 2, BinStrides: []int64{0, 0}}}
+	regs.N, regs.Outputs, regs.Div = 20, 4, 1
+	if n := RegistersNeeded(&regs); n != 6 {
+		t.Errorf("RegistersNeeded = %d, want 6", n)
+	}
+	wide := all
+	wide.Reduction, wide.MaxDepth = func(plan.Reduction) bool { return true }, 2
+	for _, c := range []struct {
+		registers int
+		ok        bool
+	}{{0, true}, {6, true}, {5, false}} {
+		w := wide
+		w.Registers = c.registers
+		err := Check(&regs, w)
+		if c.ok && err != nil {
+			t.Errorf("Registers %d: %v", c.registers, err)
+		}
+		want := "x: 2 binary operands and 1 outer and 1 reduced loops need 6 general registers, 5 are free"
+		if !c.ok && (!errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Registers %d: got %v, want %q", c.registers, err, want)
+		}
+	}
+	noOps := regs
+	noOps.PostOps = nil
+	noOps.Outer = []plan.Loop{{Size: 2, SrcStride: 40, DstStride: 2}}
+	noOps.Inner = plan.Loop{Size: 2, SrcStride: 1, DstStride: 1}
+	noOps.Reduced = []plan.Loop{{Size: 20, SrcStride: 2}}
+	w := wide
+	w.Registers = 1
+	if err := Check(&noOps, w); err != nil {
+		t.Errorf("no operands, Registers 1: %v (the budget applies to plans with operands only)", err)
+	}
 	for _, bdt := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32} {
 		q := *ok
 		q.PostOps = []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.Multiply, BinDT: bdt}}
