@@ -9,7 +9,9 @@ import (
 
 // The post-op pass. The emitters have no vector code for some post-ops
 // (those needing a transcendental other than Exp and Log: Elu, GELU,
-// Mish, Sigmoid, SoftPlus, Tanh). Running such a plan wholly in the
+// Mish, Sigmoid, SoftPlus, Tanh), and amd64 has too few general
+// registers for six operands' pointers beside a deep loop nest
+// (kernelshape.Covers.Registers). Running such a plan wholly in the
 // interpreter would run its reduction, by far the larger part of the
 // work, at interpreter speed. Instead the plan is run as two phases:
 //
