@@ -77,9 +77,12 @@ func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction) bool {
 
 // Check reports why an emitter that covers c cannot take pl: pl.Validate's
 // error, or an error satisfying errors.Is(err, graph.Unimplemented) for an
-// alg, data type pair or the first post-op kind c does not cover, or for more than
-// c.MaxDepth Outer or Reduced loops (each). An Unimplemented plan runs in
-// the interpreter instead. Error messages start with the arch and a colon.
+// alg, data type pair or the first post-op kind c does not cover, for
+// binary operands beside loops that need more than c.Registers general
+// registers, or for more than c.MaxDepth Outer or Reduced loops (each).
+// An Unimplemented plan runs in the interpreter instead, or, refused only
+// for its post-ops, as its reduction and a post-op pass. Error messages
+// start with the arch and a colon.
 func Check(pl *plan.Plan, c Covers) error {
 	if err := pl.Validate(); err != nil {
 		return err
