@@ -198,14 +198,20 @@ func TestUncoveredReductions(t *testing.T) {
 	}
 }
 
-// FuzzKinds drives TestRandomKinds from fuzzer-chosen seeds.
+// FuzzKinds drives TestRandomKinds from fuzzer-chosen seeds, the plans
+// topped up to operands%7 binary operands (TestManyBinaryOperands).
 func FuzzKinds(f *testing.F) {
-	for _, s := range []int64{1, 2, 3} {
-		f.Add(s, false)
+	for i, s := range []int64{1, 2, 3, 4} {
+		f.Add(s, i%2 == 0, uint8(2*i))
 	}
-	f.Fuzz(func(t *testing.T, seed int64, specials bool) {
+	f.Fuzz(func(t *testing.T, seed int64, specials bool, operands uint8) {
 		r := rand.New(rand.NewSource(seed))
-		checkProblem(t, r, randKindProblem(r, 6000), specials)
+		p := randKindProblem(r, 6000)
+		withBinaries(r, p, int(operands)%(plan.MaxBinary+1))
+		if p.BinaryCount() > 0 && !fitsRegisters(t, p) {
+			t.Skip("the emitter refuses the plan for its general registers")
+		}
+		checkProblem(t, r, p, specials)
 	})
 }
 
@@ -280,11 +286,32 @@ func TestManyBinaryOperands(t *testing.T) {
 		n = 100
 	}
 	r := rand.New(rand.NewSource(31))
+	refused := 0
 	for i := 0; i < n; i++ {
 		p := randKindProblem(r, 3000)
 		withBinaries(r, p, plan.MaxBinary-r.Intn(2))
+		if !fitsRegisters(t, p) {
+			refused++
+			continue
+		}
 		checkProblemPaced(t, r, p, i%4 == 0, i%5 == 0)
 	}
+	t.Logf("%d of %d plans refused for their general registers", refused, n)
+	if refused > n/10 {
+		t.Errorf("%d of %d plans refused for their general registers", refused, n)
+	}
+}
+
+// fitsRegisters reports whether p's plan has the general registers its
+// operands and loops need (kernelshape.RegistersNeeded): the emitter
+// refuses one that does not, and the runtime runs its post-ops in a pass
+// of their own (jit's TestSixBinariesDeep).
+func fitsRegisters(t *testing.T, p *plan.Problem) bool {
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatalf("Canonicalize(%+v): %v", p, err)
+	}
+	return kernelshape.RegistersNeeded(pl) <= Covers(Options{}).Registers
 }
 
 // withBinaries appends post-ops to p, a random unary one before each

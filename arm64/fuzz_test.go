@@ -3,6 +3,8 @@ package arm64
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // FuzzPlans checks the NEON emitter on fuzzer-chosen random problems:
@@ -10,7 +12,8 @@ import (
 // strides, dtype pairs, post-op chains, as TestKindsRandom draws them),
 // kind one of the covered reductions, specials whether NaN, ±Inf and ±0
 // are among src and operands, tails whether the values make the
-// reduction's edge cases (the fills of fillerFor). Each problem runs
+// reduction's edge cases (the fills of fillerFor), operands%7 how many
+// binary operands the post-ops reach (TestManyBinaryOperands). Each problem runs
 // through the interpreter and the emitted code, whole and in blocks,
 // against the float64 oracle, bit for bit. Emitted code runs only on
 // arm64; on an amd64 host, under qemu with .ci/qemu-exec, which lets the
@@ -19,9 +22,9 @@ import (
 //	GOARCH=arm64 go test -exec $PWD/.ci/qemu-exec -run '^$' -fuzz FuzzPlans ./arm64
 func FuzzPlans(f *testing.F) {
 	for i, s := range []int64{1, 2, 3, 42} {
-		f.Add(s, uint8(i*5), i%2 == 0, i < 2)
+		f.Add(s, uint8(i*5), i%2 == 0, i < 2, uint8(2*i))
 	}
-	f.Fuzz(func(t *testing.T, seed int64, kind uint8, specials, tails bool) {
+	f.Fuzz(func(t *testing.T, seed int64, kind uint8, specials, tails bool, operands uint8) {
 		needARM64(t)
 		r := rand.New(rand.NewSource(seed))
 		// Padded strides can spread a few thousand elements over
@@ -33,6 +36,7 @@ func FuzzPlans(f *testing.F) {
 		}
 		red := reductions[int(kind)%len(reductions)]
 		p.Reduction = red.r
+		withBinaries(r, p, int(operands)%(plan.MaxBinary+1))
 		checkKind(t, r, red.name, p, 0, specials, specials && seed%2 == 0, tails, false, []int64{0, 1 + r.Int63n(9)})
 	})
 }
