@@ -30,7 +30,11 @@ func EndsInExp(ops []plan.PostOp) bool {
 // they are at most MaxULP values of dt apart, or, where dt is finer than
 // f32 (s32 past 2^24), at most MaxULP f32 ulps apart; but an f32 +Inf or
 // -Inf matches only itself (an f32 overflow is exact).
-func Near(dt dtypes.DataType, a, b []byte) bool {
+func Near(dt dtypes.DataType, a, b []byte) bool { return NearULPs(dt, a, b, MaxULP) }
+
+// NearULPs is Near for two f32 values at most n ulps apart: what tests
+// allow for the post-ops of package vfn, each held to its own bound.
+func NearULPs(dt dtypes.DataType, a, b []byte, n int64) bool {
 	var d int64
 	switch dt {
 	case dtypes.F32:
@@ -40,10 +44,10 @@ func Near(dt dtypes.DataType, a, b []byte) bool {
 		if math.IsInf(float64(x), 0) || math.IsInf(float64(y), 0) {
 			return x == y
 		}
-		return x == x && y == y && ULPs(x, y) <= MaxULP
+		return x == x && y == y && ULPs(x, y) <= n
 	case dtypes.S32:
 		x, y := int32(binary.LittleEndian.Uint32(a)), int32(binary.LittleEndian.Uint32(b))
-		if ULPs(float32(x), float32(y)) <= MaxULP {
+		if ULPs(float32(x), float32(y)) <= n {
 			return true
 		}
 		d = int64(x) - int64(y)
@@ -60,7 +64,7 @@ func Near(dt dtypes.DataType, a, b []byte) bool {
 	default:
 		return false
 	}
-	return -MaxULP <= d && d <= MaxULP
+	return -n <= d && d <= n
 }
 
 // isNaN16 reports whether bits, a value of the 16-bit float type dt, is

@@ -1,0 +1,125 @@
+package vfn
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vexp"
+	"github.com/gdnn/gdnn/jit/vlog"
+)
+
+// MaxULP returns the accuracy kind k's program is held to: within this
+// many f32 ulps of plan.Eltwise for every x that is not a NaN (the
+// infinities exactly; a NaN x gives x), for every alpha and beta the
+// APIs accept. 0 for a kind with no program.
+func MaxULP(k plan.Kind) int64 {
+	switch k {
+	case plan.Sigmoid, plan.Tanh, plan.Elu:
+		return 2
+	case plan.SoftPlus, plan.Mish:
+		return 4
+	}
+	return 0
+}
+
+// Tolerance returns how many f32 ulps a test that compares machine code
+// with plan.Eltwise allows in the outputs of a post-op chain ops: the
+// bound of its last op where that is near rather than exact (an Exp, a
+// Log or a kind with a program here), else 0, bit for bit. Tests put
+// such an op last: an op after it could magnify the difference without
+// bound (a Subtract of a close operand).
+func Tolerance(ops []plan.PostOp) int64 {
+	if len(ops) == 0 {
+		return 0
+	}
+	switch k := ops[len(ops)-1].Kind; {
+	case k == plan.Exp:
+		return vexp.MaxULP
+	case k == plan.Log:
+		return vlog.MaxULP
+	default:
+		return MaxULP(k)
+	}
+}
+
+// Near reports whether kind k's machine code may give a post-op chain
+// that ends in it results Tolerance apart from the reference: Exp, Log
+// and the kinds with a program.
+func Near(k plan.Kind) bool { return k == plan.Exp || k == plan.Log || Has(k) }
+
+// Sweep returns inputs for a test of the programs over the f32 bit
+// patterns: vexp.Sweep(step) (the specials, the exp's edges, a dense
+// sweep) and the values within 16 steps of the programs' own edges.
+func Sweep(step uint32) []float32 {
+	xs := vexp.Sweep(step)
+	edges := []float32{f32(TanhSmallBits), f32(NegLn2Bits), MishBig, MishTail, SoftPlusTail, -SoftPlusTail, 0x1p100, -0x1p100,
+		-9.01, 9.01, -88.7, 44.4, -44.4, -104, -174}
+	for _, e := range edges {
+		b := bits(e)
+		for d := uint32(0); d <= 16; d++ {
+			xs = append(xs, f32(b+d), f32(b-d))
+		}
+	}
+	return xs
+}
+
+// Check holds got, a result of op for x, to op's contract: a NaN x must
+// come out with the same bits, an infinity exactly, and anything else
+// within MaxULP(op.Kind) of plan.Eltwise. It returns the distance.
+func Check(op plan.PostOp, x, got float32) (ulps int64, ok bool) {
+	if x != x {
+		return 0, bits(got) == bits(x)
+	}
+	want := plan.Eltwise(op.Kind, op.Alpha, op.Beta, x)
+	if got != got {
+		return math.MaxInt64, false
+	}
+	if math.IsInf(float64(want), 0) || math.IsInf(float64(got), 0) {
+		return 0, want == got
+	}
+	ulps = vexp.ULPs(got, want)
+	return ulps, ulps <= MaxULP(op.Kind)
+}
+
+// SweepProblem returns the identity problem over xs with the one
+// post-op op, as vexp.IdentityProblem does, and its src bytes.
+func SweepProblem(op plan.PostOp, xs []float32) (*plan.Problem, []byte) {
+	p, src := vexp.IdentityProblem(op.Kind, xs)
+	p.PostOps[0] = op
+	return p, src
+}
+
+// CheckSweep holds dst, SweepProblem(op, xs)'s output, to Check (a
+// signalling NaN quietened, as vexp.CheckSweep expects). It returns the
+// largest error in ulps and up to five descriptions of results that
+// break the contract, with how many did.
+func CheckSweep(op plan.PostOp, xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	for i, x := range xs {
+		y := math.Float32frombits(binary.LittleEndian.Uint32(dst[4*i:]))
+		u, ok := Check(op, vexp.Quiet(x), y)
+		if !ok {
+			if nbad < 5 {
+				bad = append(bad, fmt.Sprintf("%v(%v) (bits %#x) = %v (bits %#x), want %v", op, x, bits(x),
+					y, bits(y), plan.Eltwise(op.Kind, op.Alpha, op.Beta, x)))
+			}
+			nbad++
+			continue
+		}
+		worst = max(worst, u)
+	}
+	return worst, bad, nbad
+}
+
+// SweepOps returns the post-ops the sweeps run: each kind with a
+// program, Elu and SoftPlus with parameters of both signs and several
+// sizes (beta 1 is the APIs' default).
+func SweepOps() []plan.PostOp {
+	return []plan.PostOp{
+		{Kind: plan.Sigmoid}, {Kind: plan.Tanh}, {Kind: plan.Mish},
+		{Kind: plan.Elu, Alpha: 1}, {Kind: plan.Elu, Alpha: 0.3}, {Kind: plan.Elu, Alpha: -2.5}, {Kind: plan.Elu, Alpha: 0},
+		{Kind: plan.SoftPlus, Beta: 1}, {Kind: plan.SoftPlus, Beta: 0.37}, {Kind: plan.SoftPlus, Beta: -2.5},
+		{Kind: plan.SoftPlus, Beta: 1e-3}, {Kind: plan.SoftPlus, Beta: 3e5},
+	}
+}

@@ -1,0 +1,171 @@
+package vfn
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/jit/plan"
+)
+
+// For returns the program of the unary post-op op, and false for a kind
+// with no program here.
+func For(op plan.PostOp) (*Program, bool) {
+	b := &builder{p: Program{Kind: op.Kind}}
+	switch op.Kind {
+	case plan.Sigmoid:
+		b.sigmoid()
+	case plan.Tanh:
+		b.tanh()
+	case plan.Elu:
+		b.elu(op.Alpha)
+	case plan.SoftPlus:
+		b.softPlus(op.Beta)
+	case plan.Mish:
+		b.mish()
+	default:
+		return nil, false
+	}
+	return &b.p, true
+}
+
+// Has reports whether kind k has a program.
+func Has(k plan.Kind) bool {
+	_, ok := For(plan.PostOp{Kind: k, Beta: 1})
+	return ok
+}
+
+// Polynomials, f32 bits, c0 first: minimax fits (weighted by the error
+// they cause in the function, not in themselves).
+var (
+	// TanhPoly is P with tanh(a) = a + a^3*P(a^2) for a in [0, TanhSmall].
+	TanhPoly = []uint32{0xbeaaaaa6, 0x3e0886a2, 0xbd5c96ac, 0x3cacb277, 0xbbce08d2}
+	// Expm1Poly is Q with expm1(x) = x + x^2*Q(x) for x in [-ln2, 0].
+	Expm1Poly = []uint32{0x3effffff, 0x3e2aaa8a, 0x3d2aa5dd, 0x3c08346e, 0x3ab02ada, 0x391aea2f}
+)
+
+const (
+	// TanhSmallBits is atanh(1/2) rounded to f32: below it tanh is the
+	// polynomial; at and above it 1 - 2/(e^2a + 1), which is then at
+	// least 1/2, so that the subtraction loses nothing.
+	TanhSmallBits = 0x3f0c9f54
+	// NegLn2Bits is -ln2 rounded to f32: expm1 is the polynomial above it
+	// and e^x - 1 below it, which is then exact (e^x <= 1/2).
+	NegLn2Bits = 0xbf317218
+	// MishBig: above it x*tanh(softplus(x)) is x in f32 (the ratio below
+	// rounds to 1), so the exp's argument is clamped to it.
+	MishBig = 10
+	// MishTail: below it mish(x) = x*e^x to f32 precision, computed as
+	// (x*h)*h with h = e^(x/2), so that a subnormal e^x does not lose the
+	// bits of a result x times larger.
+	MishTail = -20
+	// SoftPlusTail: past it (|beta*x| > 64) log1p(e^-|y|) is e^-|y| in
+	// f32, computed from e^(-|y|/2) (see softPlus).
+	SoftPlusTail = 64
+)
+
+// builder appends steps to a program.
+type builder struct{ p Program }
+
+func (b *builder) step(s Step) Val {
+	b.p.Steps = append(b.p.Steps, s)
+	return b.p.Result()
+}
+
+func (b *builder) c(f float32) Val               { return b.step(Step{Op: Const, Bits: bits(f)}) }
+func (b *builder) cb(u uint32) Val               { return b.step(Step{Op: Const, Bits: u}) }
+func (b *builder) op2(op Op, x, y Val) Val       { return b.step(Step{Op: op, A: x, B: y}) }
+func (b *builder) op1(op Op, x Val) Val          { return b.step(Step{Op: op, A: x}) }
+func (b *builder) fma(x, y, z Val) Val           { return b.step(Step{Op: FMA, A: x, B: y, C: z}) }
+func (b *builder) poly(x Val, coef []uint32) Val { return b.step(Step{Op: Poly, A: x, Coef: coef}) }
+func (b *builder) sel(op Op, x, y, t, f Val) Val {
+	return b.step(Step{Op: op, A: x, B: y, C: t, D: f})
+}
+
+// sigmoid: with t = e^-|x| (no overflow), 1/(1+t) for x >= 0 and
+// t/(1+t) for x < 0; neither cancels.
+func (b *builder) sigmoid() {
+	t := b.op1(Exp, b.op1(Neg, b.op1(Abs, X)))
+	one := b.c(1)
+	d := b.op2(Add, t, one)
+	num := b.sel(SelLT, X, b.c(0), t, one)
+	b.op2(Div, num, d)
+}
+
+// tanh: sign(x) * tanh(|x|); tanh(a) is a + a^3*P(a^2) below
+// TanhSmall and 1 - 2/(e^2a + 1) from it on (1 at +Inf: e^2a is +Inf).
+func (b *builder) tanh() {
+	a := b.op1(Abs, X)
+	e := b.op1(Exp, b.op2(Add, a, a))
+	one := b.c(1)
+	q := b.op2(Div, b.c(2), b.op2(Add, e, one))
+	big := b.op2(Sub, one, q)
+	s := b.op2(Mul, a, a)
+	p := b.poly(s, TanhPoly)
+	small := b.fma(b.op2(Mul, a, s), p, a)
+	r := b.sel(SelLT, a, b.cb(TanhSmallBits), small, big)
+	b.op2(OrSign, r, X)
+}
+
+// elu: x for x > 0, else alpha*expm1(x); expm1 is x + x^2*Q(x) above
+// -ln2 and e^x - 1 below. ORing x's sign makes expm1(-0) -0 (the
+// polynomial gives +0), as alpha*expm1(-0) must be alpha*-0; every other
+// expm1 of an x <= 0 is negative already.
+func (b *builder) elu(alpha float32) {
+	em := b.op2(Sub, b.op1(Exp, X), b.c(1))
+	sm := b.fma(b.op2(Mul, X, X), b.poly(X, Expm1Poly), X)
+	m := b.op2(OrSign, b.sel(SelLT, X, b.cb(NegLn2Bits), em, sm), X)
+	am := b.op2(Mul, b.c(alpha), m)
+	b.sel(SelLE, X, b.c(0), am, X)
+}
+
+// softPlus: log(1 + e^(beta*x))/beta as plan.Eltwise's
+// max(y, 0)/beta + log1p(e^-|y|)/beta, y = beta*x, where max(y, 0)/beta
+// is x where y > 0 and 0 elsewhere. y is y_h + y_l exactly (an FMA gives
+// the product's error), and e^-|y| is e^-|y_h| * (1 - |y|'s low part):
+// far out, where e^-|y| is the result, y_h's rounding alone would cost
+// |y| times 2^-24 of it. log1p(t) is log(u) * t/(u-1) with u = 1+t
+// (Goldberg's), t itself where u rounds to 1. Past SoftPlusTail,
+// log1p(t) is t, and t/beta is (h/beta)*h with h = e^(-|y_h|/2): a
+// subnormal t would lose the bits of a result that a small beta makes
+// normal. x is clamped to a finite range first so that the FMA never
+// meets an infinity minus itself; the low part is clamped to [-1, 1] so
+// that 0 * infinity cannot occur where beta*x overflows.
+func (b *builder) softPlus(beta float32) {
+	lim := b.c(0x1p100)
+	xc := b.op2(Max, b.op2(Min, X, lim), b.op1(Neg, lim))
+	bv := b.c(beta)
+	yh := b.op2(Mul, bv, xc)
+	yl := b.fma(bv, xc, b.op1(Neg, yh))
+	one := b.c(1)
+	yl = b.op2(Max, b.op2(Min, yl, one), b.op1(Neg, one))
+	zero := b.c(0)
+	al := b.sel(SelLT, yh, zero, b.op1(Neg, yl), yl)
+	na := b.op1(Neg, b.op1(Abs, yh))
+	tail := b.c(-SoftPlusTail)
+	e := b.op1(Exp, b.sel(SelLT, na, tail, b.op2(Mul, na, b.c(0.5)), na))
+	t := b.fma(b.op1(Neg, e), al, e)
+	u := b.op2(Add, one, t)
+	lr := b.op2(Mul, b.op1(Log, u), b.op2(Div, t, b.op2(Sub, u, one)))
+	l := b.op2(Div, b.sel(SelLE, u, one, t, lr), bv)
+	q := b.op2(Mul, b.op2(Div, e, bv), e)
+	tl := b.fma(b.op1(Neg, q), al, q)
+	pos := b.sel(SelLT, zero, yh, X, zero)
+	b.op2(Add, pos, b.sel(SelLT, na, tail, tl, l))
+}
+
+// mish: x*tanh(softplus(x)) = x*n/(n+2) with t = e^x and n = t*(t+2),
+// which neither cancels nor overflows with x clamped to MishBig. Below
+// MishTail it is (x*h)*h with h = e^(x/2) (see MishTail); one exp serves
+// both, its argument chosen per lane. -Inf is clamped to -MaxFloat32, so
+// that the product with e^-Inf = 0 is -0, not a NaN.
+func (b *builder) mish() {
+	xm := b.op2(Max, X, b.c(-math.MaxFloat32))
+	tail := b.c(MishTail)
+	xc := b.op2(Min, xm, b.c(MishBig))
+	arg := b.sel(SelLT, X, tail, b.op2(Mul, xm, b.c(0.5)), xc)
+	e := b.op1(Exp, arg)
+	two := b.c(2)
+	n := b.op2(Mul, e, b.op2(Add, e, two))
+	main := b.op2(Mul, xm, b.op2(Div, n, b.op2(Add, n, two)))
+	tl := b.op2(Mul, b.op2(Mul, xm, e), e)
+	b.sel(SelLT, X, tail, tl, main)
+}
