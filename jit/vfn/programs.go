@@ -39,6 +39,9 @@ var (
 	// TanhPoly is P with tanh(a) = a + a^3*P(a^2) for a in [0, TanhSmall].
 	TanhPoly = []uint32{0xbeaaaaa6, 0x3e0886a2, 0xbd5c96ac, 0x3cacb277, 0xbbce08d2}
 	// Expm1Poly is Q with expm1(x) = x + x^2*Q(x) for x in [-ln2, 0].
+	// AtanhPoly is R with 2*atanh(s) = 2s + 2s*w*R(w), w = s^2, for s in
+	// [0, 1/3] (log1p(t) for t in [0, 1], s = t/(2+t)).
+	AtanhPoly = []uint32{0x3eaaaaac, 0x3e4ccb54, 0x3e1284b9, 0x3ddb6b52, 0x3df8d770}
 	Expm1Poly = []uint32{0x3effffff, 0x3e2aaa8a, 0x3d2aa5dd, 0x3c08346e, 0x3ab02ada, 0x391aea2f}
 )
 
@@ -122,34 +125,40 @@ func (b *builder) elu(alpha float32) {
 // is x where y > 0 and 0 elsewhere. y is y_h + y_l exactly (an FMA gives
 // the product's error), and e^-|y| is e^-|y_h| * (1 - |y|'s low part):
 // far out, where e^-|y| is the result, y_h's rounding alone would cost
-// |y| times 2^-24 of it. log1p(t) is log(u) * t/(u-1) with u = 1+t
-// (Goldberg's), t itself where u rounds to 1. Past SoftPlusTail,
-// log1p(t) is t, and t/beta is (h/beta)*h with h = e^(-|y_h|/2): a
-// subnormal t would lose the bits of a result that a small beta makes
-// normal. x is clamped to a finite range first so that the FMA never
-// meets an infinity minus itself; the low part is clamped to [-1, 1] so
-// that 0 * infinity cannot occur where beta*x overflows.
+// |y| times 2^-24 of it. log1p(t) is 2*atanh(t/(2+t)), whose series
+// neither cancels nor needs the log. Past SoftPlusTail, log1p(t) is t,
+// and t/beta is (h/beta)*h with h = e^(-|y_h|/2): a subnormal t would
+// lose the bits of a result that a small beta makes normal; which side
+// a lane is on is decided from |x| against SoftPlusTail/|beta|, the same
+// test both times. x is clamped to a finite range first so that the FMA
+// never meets an infinity minus itself; the low part is clamped to
+// [-1, 1] so that 0 * infinity cannot occur where beta*x overflows. The
+// order of the steps keeps few values live across the exp: AVX2 has six
+// temporaries.
 func (b *builder) softPlus(beta float32) {
-	lim := b.c(0x1p100)
-	xc := b.op2(Max, b.op2(Min, X, lim), b.op1(Neg, lim))
+	xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
 	bv := b.c(beta)
 	yh := b.op2(Mul, bv, xc)
 	yl := b.fma(bv, xc, b.op1(Neg, yh))
-	one := b.c(1)
-	yl = b.op2(Max, b.op2(Min, yl, one), b.op1(Neg, one))
-	zero := b.c(0)
-	al := b.sel(SelLT, yh, zero, b.op1(Neg, yl), yl)
+	yl = b.op2(Max, b.op2(Min, yl, b.c(1)), b.c(-1))
+	al := b.sel(SelLT, yh, b.c(0), b.op1(Neg, yl), yl)
 	na := b.op1(Neg, b.op1(Abs, yh))
-	tail := b.c(-SoftPlusTail)
-	e := b.op1(Exp, b.sel(SelLT, na, tail, b.op2(Mul, na, b.c(0.5)), na))
+	tail := float32(SoftPlusTail) / float32(math.Abs(float64(beta)))
+	e := b.op1(Exp, b.sel(SelLT, b.c(tail), b.op1(Abs, X), b.op2(Mul, na, b.c(0.5)), na))
 	t := b.fma(b.op1(Neg, e), al, e)
-	u := b.op2(Add, one, t)
-	lr := b.op2(Mul, b.op1(Log, u), b.op2(Div, t, b.op2(Sub, u, one)))
-	l := b.op2(Div, b.sel(SelLE, u, one, t, lr), bv)
 	q := b.op2(Mul, b.op2(Div, e, bv), e)
 	tl := b.fma(b.op1(Neg, q), al, q)
-	pos := b.sel(SelLT, zero, yh, X, zero)
-	b.op2(Add, pos, b.sel(SelLT, na, tail, tl, l))
+	s2 := b.op2(Div, b.op2(Add, t, t), b.op2(Add, t, b.c(2))) // 2s, s = t/(2+t)
+	w := b.op2(Mul, b.op2(Mul, s2, s2), b.c(0.25))            // s^2
+	l := b.op2(Div, b.fma(b.op2(Mul, s2, w), b.poly(w, AtanhPoly), s2), bv)
+	zero := b.c(0)
+	var pos Val
+	if beta > 0 {
+		pos = b.sel(SelLT, zero, X, X, zero)
+	} else {
+		pos = b.sel(SelLT, X, zero, X, zero)
+	}
+	b.op2(Add, pos, b.sel(SelLT, b.c(tail), b.op1(Abs, X), tl, l))
 }
 
 // mish: x*tanh(softplus(x)) = x*n/(n+2) with t = e^x and n = t*(t+2),
