@@ -4,6 +4,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vfn"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -53,7 +54,8 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 	g.store(g.ddt, r, g.m(rDst, lm.DstOff), lm.N)
 }
 
-// supportedKind reports whether the kernel can apply post-op kind k.
+// supportedKind reports whether the kernel can apply post-op kind k:
+// the kinds with a package vfn program among them.
 func supportedKind(k plan.Kind) bool {
 	switch k {
 	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
@@ -61,7 +63,7 @@ func supportedKind(k plan.Kind) bool {
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
-	return false
+	return vfn.Has(k)
 }
 
 // eltwise applies a unary post-op to r, matching plan.Eltwise exactly
@@ -126,6 +128,10 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	case plan.Log:
 		g.log(r)
 	default:
+		if p, ok := vfn.For(op); ok {
+			g.program(p, r)
+			return
+		}
 		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}
 }

@@ -67,11 +67,30 @@ func tableConst(i int) obj.Addr { return mem(rScratch, int64(i*lanesPerConst*4))
 func (g *gen) exp(r int) {
 	mk := g.mark()
 	defer g.release(mk)
-	x := g.vr(r)
-	orig, n, p := g.vr(g.tmp()), g.vr(g.tmp()), g.vr(g.tmp())
-
+	orig := g.vr(g.tmp())
 	g.loadTable(expConsts)
-	g.op(x86.AVMOVAPS, x, orig)
+	g.op(x86.AVMOVAPS, g.vr(r), orig)
+	n := g.expSteps(r)
+	g.keepNaN(g.vr(r), orig, n)
+}
+
+// expCore is exp without the NaN fix-up (a NaN lane comes out as some
+// NaN), in two temporaries, for callers that restore NaNs themselves
+// (package vfn's programs).
+func (g *gen) expCore(r int) {
+	g.loadTable(expConsts)
+	g.expSteps(r)
+}
+
+// expSteps is exp's arithmetic on r, the table loaded, in two
+// temporaries; it returns the first, free again, as scratch for exp's
+// NaN fix-up.
+func (g *gen) expSteps(r int) obj.Addr {
+	mk := g.mark()
+	defer g.release(mk)
+	x := g.vr(r)
+	n, p := g.vr(g.tmp()), g.vr(g.tmp())
+
 	g.op(x86.AVMINPS, tableConst(constHi), x, x)
 	g.op(x86.AVMAXPS, tableConst(constLo), x, x)
 	g.op(x86.AVMULPS, tableConst(constLog2e), x, n)
@@ -95,8 +114,7 @@ func (g *gen) exp(r int) {
 		g.op(x86.AVMULPS, x, p, p)
 		g.op(x86.AVMULPS, n, p, x)
 	}
-
-	g.keepNaN(x, orig, n)
+	return n
 }
 
 // sumExpConsts are the constants of the exp for sums, in the order of

@@ -23,7 +23,7 @@ func TestPacedRows(t *testing.T) {
 	for i := 0; i < n; i++ {
 		p := randKindProblem(r, 6000)
 		if i%3 == 0 {
-			p = withTrailingExpOrLog(r, randProblem(r, 6000))
+			p = withTrailingNear(r, randProblem(r, 6000))
 		}
 		checkProblemPaced(t, r, p, i%4 == 0, true)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vfn"
 )
 
 // specialValues covers the cases where vector instructions and the Go
@@ -20,7 +21,7 @@ var specialValues = []float32{
 // the mean and (for binary ops) as the operand, for every dtype pair and
 // operand type, and demands bit-equal results with plan.Eltwise and
 // plan.Binary followed by gdnn's rounding (any NaN matches any NaN);
-// Exp's and Log's results within vexp.Near.
+// the results of Exp, Log and vfn's kinds within vfn.Tolerance.
 // The problem is an identity ([A, B], nothing reduced) with src varying
 // along A and the operand along B, so every pair meets once.
 func TestPostOpSpecials(t *testing.T) {
@@ -42,7 +43,9 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
-	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
+	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0}, opCase{plan.Sigmoid, 0, 0},
+		opCase{plan.Tanh, 0, 0}, opCase{plan.Mish, 0, 0}, opCase{plan.Elu, 1, 0}, opCase{plan.Elu, -0.5, 0},
+		opCase{plan.Elu, 0, 0}, opCase{plan.SoftPlus, 0, 1}, opCase{plan.SoftPlus, 0, -3}, opCase{plan.SoftPlus, 0, 1e-3})
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pair := range dtPairs {
@@ -83,7 +86,7 @@ func TestPostOpSpecials(t *testing.T) {
 					got := append([]byte(nil), dst0...)
 					k.RunBlocks(pl, src, got, bins, 0)
 					k.Release()
-					if d := compareNear(p.DstDT, got, want, written, false, endsNear(p.PostOps)); d != "" {
+					if d := compareNear(p.DstDT, got, want, written, false, vfn.Tolerance(p.PostOps)); d != "" {
 						t.Errorf("%s %v(%v,%v) %v:%v operand %v: %s", isa.name, c.kind, c.alpha, c.beta,
 							pair[0], pair[1], op.BinDT, d)
 					}

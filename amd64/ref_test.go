@@ -11,7 +11,6 @@ import (
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vexp"
-	"github.com/gdnn/gdnn/jit/vlog"
 )
 
 // The oracle: a float64 reference that walks the Problem itself (not the
@@ -339,17 +338,18 @@ func sameValue(dt dtypes.DataType, a, b []byte, i int64, anyZero bool) bool {
 // with anyZero, +0 and -0 alike), every other byte untouched. It returns
 // a description of the first difference, or "".
 func compareExact(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero bool) string {
-	return compareNear(dt, got, want, written, anyZero, false)
+	return compareNear(dt, got, want, written, anyZero, 0)
 }
 
-// compareNear is compareExact, except that with nearLast (machine code
-// against a reference, for a problem whose post-ops end in Exp or Log:
-// endsNear) outputs may be vexp.Near.
-func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero, nearLast bool) string {
+// compareNear is compareExact, except that outputs may be tol f32 ulps
+// apart (vexp.NearULPs): machine code against a reference, for a
+// problem whose post-ops end in an op that is near rather than exact
+// (vfn.Tolerance).
+func compareNear(dt dtypes.DataType, got, want []byte, written map[int64]bool, anyZero bool, tol int64) string {
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if written[i] {
-			if !sameValue(dt, got, want, i, anyZero) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
+			if !sameValue(dt, got, want, i, anyZero) && !(tol > 0 && vexp.NearULPs(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz], tol)) {
 				return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, got, i), dtypes.LoadF32(dt, want, i))
 			}
 			continue
@@ -404,18 +404,26 @@ func buffers(t testing.TB, r *rand.Rand, p *plan.Problem, specials bool) (src, d
 	return src, dst, bins
 }
 
-// withTrailingExpOrLog appends an Exp post-op to p one time in eight and
-// a Log one time in eight (see vexp.EndsInExp for why last).
-func withTrailingExpOrLog(r *rand.Rand, p *plan.Problem) *plan.Problem {
-	switch r.Intn(8) {
-	case 0:
-		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
-	case 1:
-		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
+// withTrailingNear appends, one time in four, a post-op whose machine
+// code is near rather than exact: Exp, Log or a kind with a package vfn
+// program, with random parameters (see vfn.Tolerance for why last).
+func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
+	if r.Intn(4) == 0 {
+		p.PostOps = append(p.PostOps, randomNearOp(r))
 	}
 	return p
 }
 
-// endsNear reports whether ops end in a post-op whose machine code is
-// held to vexp.Near of the reference: Exp or Log.
-func endsNear(ops []plan.PostOp) bool { return vexp.EndsInExp(ops) || vlog.EndsInLog(ops) }
+// randomNearOp returns Exp, Log or one of vfn's kinds, with random
+// parameters where it takes them.
+func randomNearOp(r *rand.Rand) plan.PostOp {
+	kinds := []plan.Kind{plan.Exp, plan.Log, plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish}
+	op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
+	switch op.Kind {
+	case plan.Elu:
+		op.Alpha = float32(r.Intn(17)-8) / 4
+	case plan.SoftPlus:
+		op.Beta = []float32{1, 1, 0.5, -1, 3, -0.25}[r.Intn(6)]
+	}
+	return op
+}

@@ -17,10 +17,13 @@ import (
 )
 
 // transcendental lists the post-op kinds the emitters have no vector code
-// for: plans with them take the post-op pass. (Exp and Log have vector
-// code.)
-var transcendental = []plan.Kind{plan.Elu, plan.GELUErf, plan.GELUTanh, plan.Mish,
-	plan.Sigmoid, plan.SoftPlus, plan.Tanh}
+// for: plans with them take the post-op pass. (Exp, Log and the kinds
+// with a package vfn program have vector code: inKernel.)
+var transcendental = []plan.Kind{plan.GELUErf, plan.GELUTanh}
+
+// inKernel lists the transcendental post-op kinds the emitters apply in
+// the reduction's own kernel, from package vfn's programs.
+var inKernel = []plan.Kind{plan.Elu, plan.Mish, plan.Sigmoid, plan.SoftPlus, plan.Tanh}
 
 // forEachJITISA runs f under every JIT ISA this machine has (the cap set
 // to it); the post-op pass exists only where there is machine code.
@@ -88,25 +91,25 @@ func postPassCases() []postPassCase {
 			binBcast: [][]bool{{true, true}, {false, false}}}, "blocks", false},
 		postPassCase{"mixed nhwc strided dst", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false},
 			sdt: f16, ddt: f16, lo: -1, hi: 1, dorder: []int{3, 1, 2, 0}, dpad: 3,
-			post:     []plan.PostOp{postOp(plan.Mish), {Kind: plan.Maximum, BinDT: bf16}, postOp(plan.Tanh), {Kind: plan.Abs}},
+			post:     []plan.PostOp{postOp(plan.Mish), {Kind: plan.Maximum, BinDT: bf16}, postOp(plan.GELUErf), {Kind: plan.Abs}},
 			binBcast: [][]bool{{true, false, false, false}}}, "tiles", false},
 		postPassCase{"permuted src and dst", spec{dims: []int64{9, 40, 11}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32,
 			order: []int{2, 0, 1}, pad: 1, dorder: []int{2, 0, 1}, dpad: 2,
-			post:     []plan.PostOp{postOp(plan.Sigmoid), {Kind: plan.Subtract, BinDT: f32}, {Kind: plan.ReLU}},
+			post:     []plan.PostOp{postOp(plan.GELUTanh), {Kind: plan.Subtract, BinDT: f32}, {Kind: plan.ReLU}},
 			binBcast: [][]bool{{false, false, true}}}, "blocks", false},
 		postPassCase{"scalar output", spec{dims: []int64{400}, reduce: []bool{true}, sdt: f32, ddt: f16,
-			post: []plan.PostOp{postOp(plan.Sigmoid), postOp(plan.Log)}}, "single", false},
+			post: []plan.PostOp{postOp(plan.GELUErf), postOp(plan.Sigmoid), postOp(plan.Log)}}, "single", false},
 		postPassCase{"empty reduction", spec{dims: []int64{5, 0}, reduce: []bool{false, true}, sdt: bf16, ddt: bf16,
-			post: []plan.PostOp{postOp(plan.Tanh)}}, "single", false},
+			post: []plan.PostOp{postOp(plan.GELUTanh)}}, "single", false},
 		postPassCase{"tiles column", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32, lo: -1, hi: 1,
-			post: []plan.PostOp{postOp(plan.Tanh), {Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles", false},
+			post: []plan.PostOp{postOp(plan.Tanh), postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles", false},
 		postPassCase{"2stage full", spec{dims: []int64{50000}, reduce: []bool{true}, sdt: f32, ddt: bf16, lo: -1, hi: 1,
 			post: []plan.PostOp{postOp(plan.GELUErf)}}, "2stage", false},
 		postPassCase{"2stage rows", spec{dims: []int64{3, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32, lo: -1, hi: 1,
-			post:     []plan.PostOp{{Kind: plan.Multiply, BinDT: bf16}, postOp(plan.Elu), postOp(plan.SoftPlus)},
+			post:     []plan.PostOp{{Kind: plan.Multiply, BinDT: bf16}, postOp(plan.Elu), postOp(plan.GELUTanh), postOp(plan.SoftPlus)},
 			binBcast: [][]bool{{false, true}}}, "2stage", false},
 		postPassCase{"2stage inner", spec{dims: []int64{3000, 70}, reduce: []bool{true, false}, sdt: f16, ddt: f16,
-			post:     []plan.PostOp{postOp(plan.Sigmoid), {Kind: plan.Add, BinDT: f16}},
+			post:     []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}},
 			binBcast: [][]bool{{false, false}}}, "2stage", false},
 	)
 }
@@ -144,6 +147,43 @@ func TestPostPass(t *testing.T) {
 				}
 				checkClose(t, c, first, want)
 			})
+		}
+	})
+}
+
+// TestPostOpsInKernel runs each kind of inKernel as a row mean's post-op,
+// alone and after a binary operand, over every dst type and signed
+// values, under each JIT ISA: the post-op must run in the reduction's own
+// kernel (no post-op pass), match the float64 reference and the
+// interpreter, write nothing outside its outputs, and give identical
+// bytes with 1, 2 and 7 threads.
+func TestPostOpsInKernel(t *testing.T) {
+	forEachJITISA(t, func(t *testing.T, isa ISA) {
+		r := rand.New(rand.NewPCG(53, 54))
+		dts := [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F16},
+			{dtypes.BF16, dtypes.F32}, {dtypes.F16, dtypes.F32}}
+		for i, k := range inKernel {
+			for j, dt := range dts {
+				s := spec{dims: []int64{37, 300}, reduce: []bool{false, true}, sdt: dt[0], ddt: dt[1], lo: -3, hi: 3,
+					post: []plan.PostOp{postOp(k)}}
+				if (i+j)%2 == 1 {
+					s.post = []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32}, postOp(k)}
+					s.binBcast = [][]bool{{false, true}}
+				}
+				c := s.build(t, r)
+				k := c.compile(t)
+				if want := "jit:" + isa.String(); k.Impl() != want || k.dec.postpass {
+					t.Fatalf("%v: Impl %s, schedule %s, want %s with no post-op pass (why: %s)", s.post, k.Impl(),
+						k.schedule(), want, k.Why())
+				}
+				first := checkPostPassRuns(t, c, k)
+				checkRef(t, c, first, k.Plan().String())
+				want := c.newDst()
+				if err := interp.Run(k.Plan(), c.src, want, c.bins); err != nil {
+					t.Fatalf("interp: %v", err)
+				}
+				checkClose(t, c, first, want)
+			}
 		}
 	})
 }
@@ -291,7 +331,7 @@ func TestPostPassScratchBound(t *testing.T) {
 				Reduced:  []plan.Loop{{Size: 2, SrcStride: 1}},
 				Inner:    plan.Loop{Size: inner, DstStride: 1},
 				HasInner: true,
-				PostOps:  []plan.PostOp{postOp(plan.Tanh)}, N: 2, Outputs: outer * inner, Div: 2}
+				PostOps:  []plan.PostOp{postOp(plan.GELUTanh)}, N: 2, Outputs: outer * inner, Div: 2}
 		}
 		for _, tc := range []struct {
 			outer, inner int64
@@ -341,7 +381,7 @@ func TestPostPassVerbose(t *testing.T) {
 		}()
 		withBudget(t, 4096)
 		c := spec{dims: []int64{40, 300}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{postOp(plan.Sigmoid)}}.build(t, rand.New(rand.NewPCG(55, 56)))
+			post: []plan.PostOp{postOp(plan.GELUErf)}}.build(t, rand.New(rand.NewPCG(55, 56)))
 		c.compile(t)
 		line := buf.String()
 		for _, want := range []string{",jit:" + isa.String() + ",", "split:blocks+postpass ",
@@ -359,7 +399,7 @@ func TestPostPassVerbose(t *testing.T) {
 func TestPostPassErrorsNameTheValue(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		c := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.BF16,
-			post: []plan.PostOp{postOp(plan.Tanh), {Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
+			post: []plan.PostOp{postOp(plan.GELUTanh), {Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
 		k := c.compile(t)
 		if !k.dec.postpass {
 			t.Fatalf("%s: want the post-op pass", k.schedule())

@@ -128,29 +128,35 @@ func (b *builder) elu(alpha float32) {
 // |y| times 2^-24 of it. log1p(t) is 2*atanh(t/(2+t)), whose series
 // neither cancels nor needs the log. Past SoftPlusTail, log1p(t) is t,
 // and t/beta is (h/beta)*h with h = e^(-|y_h|/2): a subnormal t would
-// lose the bits of a result that a small beta makes normal; which side
-// a lane is on is decided from |x| against SoftPlusTail/|beta|, the same
-// test both times. x is clamped to a finite range first so that the FMA
+// lose the bits of a result that a small beta makes normal; -|y_h| is
+// computed again for the last select rather than kept live across the
+// exp (the same bits, so both selects agree). x is clamped to a finite range first so that the FMA
 // never meets an infinity minus itself; the low part is clamped to
 // [-1, 1] so that 0 * infinity cannot occur where beta*x overflows. The
 // order of the steps keeps few values live across the exp: AVX2 has six
 // temporaries.
 func (b *builder) softPlus(beta float32) {
-	xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
 	bv := b.c(beta)
+	negAbsY := func() Val {
+		xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
+		return b.op1(Neg, b.op1(Abs, b.op2(Mul, bv, xc)))
+	}
+	xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
 	yh := b.op2(Mul, bv, xc)
 	yl := b.fma(bv, xc, b.op1(Neg, yh))
 	yl = b.op2(Max, b.op2(Min, yl, b.c(1)), b.c(-1))
 	al := b.sel(SelLT, yh, b.c(0), b.op1(Neg, yl), yl)
 	na := b.op1(Neg, b.op1(Abs, yh))
-	tail := float32(SoftPlusTail) / float32(math.Abs(float64(beta)))
-	e := b.op1(Exp, b.sel(SelLT, b.c(tail), b.op1(Abs, X), b.op2(Mul, na, b.c(0.5)), na))
+	tail := b.c(-SoftPlusTail)
+	e := b.op1(Exp, b.sel(SelLT, na, tail, b.op2(Mul, na, b.c(0.5)), na))
 	t := b.fma(b.op1(Neg, e), al, e)
 	q := b.op2(Mul, b.op2(Div, e, bv), e)
 	tl := b.fma(b.op1(Neg, q), al, q)
 	s2 := b.op2(Div, b.op2(Add, t, t), b.op2(Add, t, b.c(2))) // 2s, s = t/(2+t)
 	w := b.op2(Mul, b.op2(Mul, s2, s2), b.c(0.25))            // s^2
-	l := b.op2(Div, b.fma(b.op2(Mul, s2, w), b.poly(w, AtanhPoly), s2), bv)
+	r := b.poly(w, AtanhPoly)                                 // before w's last use: Horner needs a register besides w
+	l := b.op2(Div, b.fma(b.op2(Mul, s2, w), r, s2), bv)
+	part := b.sel(SelLT, negAbsY(), tail, tl, l)
 	zero := b.c(0)
 	var pos Val
 	if beta > 0 {
@@ -158,7 +164,7 @@ func (b *builder) softPlus(beta float32) {
 	} else {
 		pos = b.sel(SelLT, X, zero, X, zero)
 	}
-	b.op2(Add, pos, b.sel(SelLT, b.c(tail), b.op1(Abs, X), tl, l))
+	b.op2(Add, pos, part)
 }
 
 // mish: x*tanh(softplus(x)) = x*n/(n+2) with t = e^x and n = t*(t+2),
