@@ -417,7 +417,7 @@ func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
 // randomNearOp returns Exp, Log or one of vfn's kinds, with random
 // parameters where it takes them.
 func randomNearOp(r *rand.Rand) plan.PostOp {
-	kinds := []plan.Kind{plan.Exp, plan.Log, plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish}
+	kinds := []plan.Kind{plan.Exp, plan.Log, plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh}
 	op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
 	switch op.Kind {
 	case plan.Elu:

@@ -19,11 +19,11 @@ import (
 // transcendental lists the post-op kinds the emitters have no vector code
 // for: plans with them take the post-op pass. (Exp, Log and the kinds
 // with a package vfn program have vector code: inKernel.)
-var transcendental = []plan.Kind{plan.GELUErf, plan.GELUTanh}
+var transcendental = []plan.Kind{plan.GELUErf}
 
 // inKernel lists the transcendental post-op kinds the emitters apply in
 // the reduction's own kernel, from package vfn's programs.
-var inKernel = []plan.Kind{plan.Elu, plan.Mish, plan.Sigmoid, plan.SoftPlus, plan.Tanh}
+var inKernel = []plan.Kind{plan.Elu, plan.GELUTanh, plan.Mish, plan.Sigmoid, plan.SoftPlus, plan.Tanh}
 
 // forEachJITISA runs f under every JIT ISA this machine has (the cap set
 // to it); the post-op pass exists only where there is machine code.
@@ -83,10 +83,10 @@ func postPassCases() []postPassCase {
 	}
 	return append(cs,
 		postPassCase{"many outputs", spec{dims: []int64{3, 24000, 4}, reduce: []bool{false, false, true}, sdt: bf16, ddt: bf16,
-			lo: -1, hi: 1, post: []plan.PostOp{postOp(plan.GELUTanh), {Kind: plan.Add, BinDT: f32}},
+			lo: -1, hi: 1, post: []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f32}},
 			binBcast: [][]bool{{true, false, false}}}, "blocks", true},
 		postPassCase{"mixed row", spec{dims: []int64{20, 513}, reduce: []bool{false, true}, sdt: bf16, ddt: bf16,
-			post: []plan.PostOp{{Kind: plan.Square}, postOp(plan.GELUTanh), {Kind: plan.Add, BinDT: f16},
+			post: []plan.PostOp{{Kind: plan.Square}, postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16},
 				postOp(plan.Sigmoid), {Kind: plan.Multiply, BinDT: f32}},
 			binBcast: [][]bool{{true, true}, {false, false}}}, "blocks", false},
 		postPassCase{"mixed nhwc strided dst", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false},
@@ -95,18 +95,18 @@ func postPassCases() []postPassCase {
 			binBcast: [][]bool{{true, false, false, false}}}, "tiles", false},
 		postPassCase{"permuted src and dst", spec{dims: []int64{9, 40, 11}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32,
 			order: []int{2, 0, 1}, pad: 1, dorder: []int{2, 0, 1}, dpad: 2,
-			post:     []plan.PostOp{postOp(plan.GELUTanh), {Kind: plan.Subtract, BinDT: f32}, {Kind: plan.ReLU}},
+			post:     []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Subtract, BinDT: f32}, {Kind: plan.ReLU}},
 			binBcast: [][]bool{{false, false, true}}}, "blocks", false},
 		postPassCase{"scalar output", spec{dims: []int64{400}, reduce: []bool{true}, sdt: f32, ddt: f16,
 			post: []plan.PostOp{postOp(plan.GELUErf), postOp(plan.Sigmoid), postOp(plan.Log)}}, "single", false},
 		postPassCase{"empty reduction", spec{dims: []int64{5, 0}, reduce: []bool{false, true}, sdt: bf16, ddt: bf16,
-			post: []plan.PostOp{postOp(plan.GELUTanh)}}, "single", false},
+			post: []plan.PostOp{postOp(plan.GELUErf)}}, "single", false},
 		postPassCase{"tiles column", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32, lo: -1, hi: 1,
 			post: []plan.PostOp{postOp(plan.Tanh), postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles", false},
 		postPassCase{"2stage full", spec{dims: []int64{50000}, reduce: []bool{true}, sdt: f32, ddt: bf16, lo: -1, hi: 1,
 			post: []plan.PostOp{postOp(plan.GELUErf)}}, "2stage", false},
 		postPassCase{"2stage rows", spec{dims: []int64{3, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32, lo: -1, hi: 1,
-			post:     []plan.PostOp{{Kind: plan.Multiply, BinDT: bf16}, postOp(plan.Elu), postOp(plan.GELUTanh), postOp(plan.SoftPlus)},
+			post:     []plan.PostOp{{Kind: plan.Multiply, BinDT: bf16}, postOp(plan.Elu), postOp(plan.GELUErf), postOp(plan.SoftPlus)},
 			binBcast: [][]bool{{false, true}}}, "2stage", false},
 		postPassCase{"2stage inner", spec{dims: []int64{3000, 70}, reduce: []bool{true, false}, sdt: f16, ddt: f16,
 			post:     []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}},
@@ -331,7 +331,7 @@ func TestPostPassScratchBound(t *testing.T) {
 				Reduced:  []plan.Loop{{Size: 2, SrcStride: 1}},
 				Inner:    plan.Loop{Size: inner, DstStride: 1},
 				HasInner: true,
-				PostOps:  []plan.PostOp{postOp(plan.GELUTanh)}, N: 2, Outputs: outer * inner, Div: 2}
+				PostOps:  []plan.PostOp{postOp(plan.GELUErf)}, N: 2, Outputs: outer * inner, Div: 2}
 		}
 		for _, tc := range []struct {
 			outer, inner int64
@@ -399,7 +399,7 @@ func TestPostPassVerbose(t *testing.T) {
 func TestPostPassErrorsNameTheValue(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		c := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.BF16,
-			post: []plan.PostOp{postOp(plan.GELUTanh), {Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
+			post: []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
 		k := c.compile(t)
 		if !k.dec.postpass {
 			t.Fatalf("%s: want the post-op pass", k.schedule())

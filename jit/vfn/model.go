@@ -5,7 +5,6 @@ import (
 	"math/big"
 
 	"github.com/gdnn/gdnn/jit/vexp"
-	"github.com/gdnn/gdnn/jit/vlog"
 )
 
 // Model runs program p on x in scalar Go, every step rounded to f32 as
@@ -70,8 +69,6 @@ func eval(s Step, v []float32) float32 {
 		return v[s.D]
 	case Exp:
 		return vexp.Model(a)
-	case Log:
-		return vlog.Model(a)
 	}
 	panic("vfn: unknown op")
 }

@@ -21,6 +21,8 @@ func For(op plan.PostOp) (*Program, bool) {
 		b.softPlus(op.Beta)
 	case plan.Mish:
 		b.mish()
+	case plan.GELUTanh:
+		b.geluTanh()
 	default:
 		return nil, false
 	}
@@ -182,5 +184,74 @@ func (b *builder) mish() {
 	n := b.op2(Mul, e, b.op2(Add, e, two))
 	main := b.op2(Mul, xm, b.op2(Div, n, b.op2(Add, n, two)))
 	tl := b.op2(Mul, b.op2(Mul, xm, e), e)
+	b.sel(SelLT, X, tail, tl, main)
+}
+
+// GELUTanh's constants: 2u = x*(A + B*x^2) for plan.Eltwise's
+// u = sqrt(2/pi)*(x + 0.044715*x^3), each of A and B as the sum of two
+// f32 values (hi + lo), so that 2u is known to about 2^-40 of itself.
+var (
+	geluA = 2 * math.Sqrt(2/math.Pi)
+	geluB = geluA * 0.044715
+	// GELUAHi, GELUALo, GELUBHi, GELUBLo are those halves.
+	GELUAHi, GELUALo = split(geluA)
+	GELUBHi, GELUBLo = split(geluB)
+)
+
+// split returns f as hi + lo, two f32 values.
+func split(f float64) (hi, lo float32) {
+	hi = float32(f)
+	return hi, float32(f - float64(hi))
+}
+
+const (
+	// GELUClamp bounds x where 2u is computed: past it the result is x
+	// (e^-2u is 0) or -0 (e^-u overflows), as it is at the bound.
+	GELUClamp = 14
+	// GELUTail: below it x/(1+e^v), v = -2u, is (x/h)/h with h = e^(v/2)
+	// (v is then at least 76, where 1+e^v is e^v in f32), so that e^v
+	// does not overflow where the result is still normal.
+	GELUTail = -9.5
+	// GELUMaxArg bounds the exp's argument below its overflow, so that
+	// e^v_h * (1 + v_l) is never Inf - Inf: past it (v > 176) the
+	// result is -0 either way.
+	GELUMaxArg = 88
+)
+
+// geluTanh: x/(1 + e^v), v = -2u, as plan.Eltwise computes it. e^v
+// multiplies v's error by |v| (up to about 180 here), so 2u is carried
+// as a sum of two f32 values: x^2, B*x^2, A + B*x^2 (a Fast2Sum: both
+// terms are positive, the larger first) and x*(A + B*x^2) each keep
+// their rounding error, and e^v is e^v_h * (1 + v_l). Below GELUTail it
+// takes the square root of e^v (see GELUTail) and divides the clamped x,
+// so that -Inf is not divided by the bounded e^v. The clamped x is
+// computed twice rather than kept live, and the steps are ordered, so
+// that the program fits AVX2's temporaries.
+func (b *builder) geluTanh() {
+	clampX := func() Val { return b.op2(Max, b.op2(Min, X, b.c(GELUClamp)), b.c(-GELUClamp)) }
+	// w = A + B*x^2 as wh + wl.
+	xc := clampX()
+	sh := b.op2(Mul, xc, xc)
+	sl := b.fma(xc, xc, b.op1(Neg, sh))
+	bh := b.c(GELUBHi)
+	low := b.fma(sl, bh, b.c(GELUALo))
+	low = b.fma(sh, b.c(GELUBLo), low)
+	ph := b.op2(Mul, sh, bh)
+	low = b.op2(Sub, low, b.fma(sh, b.c(-GELUBHi), ph)) // + B_h*x_h^2's rounding error
+	ah := b.c(GELUAHi)
+	big, small := b.op2(Max, ph, ah), b.op2(Min, ph, ah)
+	wh := b.op2(Add, big, small)
+	wl := b.op2(Add, low, b.op2(Sub, small, b.op2(Sub, wh, big)))
+	// v = -x*w as vh + vl.
+	xc = clampX()
+	t := b.op2(Mul, xc, wl)
+	vh := b.op1(Neg, b.op2(Mul, xc, wh))
+	vl := b.op1(Neg, b.op2(Add, b.fma(xc, wh, vh), t))
+	tail, half := b.c(GELUTail), b.c(0.5)
+	lo := b.sel(SelLT, X, tail, b.op2(Mul, vl, half), vl)
+	e := b.op1(Exp, b.op2(Min, b.sel(SelLT, X, tail, b.op2(Mul, vh, half), vh), b.c(GELUMaxArg)))
+	ev := b.fma(e, lo, e)
+	main := b.op2(Div, X, b.op2(Add, ev, b.c(1)))
+	tl := b.op2(Div, b.op2(Div, clampX(), ev), ev)
 	b.sel(SelLT, X, tail, tl, main)
 }

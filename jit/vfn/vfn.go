@@ -1,20 +1,22 @@
-// Package vfn describes the vector code of the post-ops built on the exp
-// (Sigmoid, Tanh, Elu, SoftPlus, ...) once, as straight-line programs
-// over f32 lanes, so that every emitter lowers the same steps and Model
-// runs them in scalar Go: one table of functions feeds amd64 (AVX-512,
-// AVX2), arm64 (NEON) and the tests.
+// Package vfn describes the vector code of the post-ops built on the
+// exp (Sigmoid, Tanh, Elu, SoftPlus, Mish and GELU's tanh form) once, as
+// straight-line programs over f32 lanes, so that every emitter lowers the
+// same steps and Model runs them in scalar Go: one table of functions
+// feeds amd64 (AVX-512, AVX2), arm64 (NEON) and the tests.
 //
 // A Program is a list of Steps; value 0 is the post-op's input x and
 // step i defines value i+1. The ops are a handful of IEEE operations
 // (each rounded once), compare-and-select, sign-bit moves, a Horner
-// polynomial, and package vexp's exp and package vlog's log. Emitters
-// add what every program shares: a NaN x is returned as it is (its
-// bits), as plan.Eltwise does, so programs may compute garbage in NaN
-// lanes but must give no NaN from a non-NaN x.
+// polynomial, and package vexp's exp. Emitters add what every program
+// shares: a NaN x is returned as it is (its bits), as plan.Eltwise does,
+// so programs may compute garbage in NaN lanes but must give no NaN from
+// a non-NaN x. Min and Max never see a NaN or two zeros in other lanes,
+// where instruction sets disagree.
 //
 // Each function is held to a per-kind accuracy (MaxULP) against
 // plan.Eltwise, its float64 reference: the tests sweep the f32 bit
-// patterns through Model and through every emitter.
+// patterns through Model and through every emitter. GELU's erf form has
+// no program: its left tail needs an erfc accurate relative to itself.
 package vfn
 
 import (
@@ -74,7 +76,7 @@ func (s Step) Operands() []Val {
 	switch s.Op {
 	case Const:
 		return nil
-	case Abs, Neg, Poly, Exp, Log:
+	case Abs, Neg, Poly, Exp:
 		return []Val{s.A}
 	case FMA:
 		return []Val{s.A, s.B, s.C}
