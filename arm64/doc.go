@@ -53,12 +53,22 @@
 //     results rounded correctly, overflow +Inf, a NaN returned as it
 //     came; a vector log (log.go, package jit/vlog's algorithm, amd64's
 //     AVX2 steps) within vlog.MaxULP (one) f32 ulp, subnormal inputs
-//     included, its specials exact; the other transcendental post-ops
-//     are Unimplemented. FMAX/FMIN already give NaN for a NaN on either
-//     side and order -0 below +0, as plan.Binary does; Clamp compares and
-//     selects instead (FMAX would turn a -0 that the reference keeps into
-//     +0); ReLU and LeakyReLU use ordered compares against zero so that
-//     NaN and -0 come out as the reference gives them.
+//     included, its specials exact; Sigmoid, Tanh, Elu, SoftPlus and
+//     Mish as package jit/vfn's straight-line programs (vfn.go), each
+//     step one or a few 4S instructions rounded as vfn.Model rounds it
+//     (FMA is one FMLA), within vfn.MaxULP of plan.Eltwise, a NaN
+//     returned as it came; GELU is Unimplemented. FMAX/FMIN already
+//     give NaN for a NaN on either side and order -0 below +0, as
+//     plan.Binary does; Clamp compares and selects instead (FMAX would
+//     turn a -0 that the reference keeps into +0); ReLU and LeakyReLU
+//     use ordered compares against zero so that NaN and -0 come out as
+//     the reference gives them.
+//   - A vfn program's values get temporaries by liveness, and the exp's
+//     and log's scratch comes from the same pool; work that does not
+//     depend on an exp or a log may be moved before it where that needs
+//     fewer registers (vfn.go's schedule). Every program fits in every
+//     kernel shape (TestVFNRegisters): the runtime decides by kind, not
+//     by plan, whether post-ops need a pass of their own.
 //   - HardSigmoid and HardSwish run in f64 with the reference's
 //     operations in its order (f64.go): the four lanes widened to two
 //     registers of 2D (FCVTL, FCVTL2), FMUL/FADD/FDIV there, the clamps

@@ -25,12 +25,14 @@ const (
 	opFMINP = 0x6EA0F400 // pairwise min, NaN-propagating like FMIN
 	opFCMEQ = 0x4E20E400 // all-ones where n == m (false if either is NaN)
 	opFCMGT = 0x6EA0E400 // all-ones where n > m (false if either is NaN)
+	opFCMGE = 0x6E20E400 // all-ones where n >= m (false if either is NaN)
 	opBIC   = 0x4E601C00 // Vd.16B = Vn AND NOT Vm
 )
 
 // Two-register ops.
 const (
 	opFABS   = 0x4EA0F800 // 4S
+	opFNEG   = 0x6EA0F800 // 4S, the sign bit flipped (a NaN too, not quietened)
 	opFSQRT  = 0x6EA1F800 // 4S
 	opFRINTN = 0x4E218800 // 4S, round to nearest, ties to even
 	opFRINTM = 0x4E219800 // 4S, round toward -Inf (floor)

@@ -6,6 +6,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vfn"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
@@ -62,7 +63,7 @@ func supportedKind(k plan.Kind) bool {
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
-	return false
+	return vfn.Has(k)
 }
 
 // eltwise applies a unary post-op to r, matching plan.Eltwise exactly
@@ -112,6 +113,10 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	case plan.Log:
 		g.log(r)
 	default:
+		if p, ok := vfn.For(op); ok {
+			g.program(p, r)
+			return
+		}
 		g.fail(graph.Errorf(graph.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
 	}
 }

@@ -11,15 +11,25 @@ import (
 func (g *gen) exp(r int) {
 	mk := g.mark()
 	defer g.release(mk)
-	orig, n, p, q := g.tmp(), g.tmp(), g.tmp(), g.tmp()
+	g.expWith(r, g.tmp(), g.tmp(), g.tmp(), g.tmp())
+}
 
-	g.vmov(orig, r)
-	g.withConst(vexp.HiBits, func(c int) { g.fop(opFMIN, r, r, c) })
-	g.withConst(vexp.LoBits, func(c int) { g.fop(opFMAX, r, r, c) })
-	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, n, r, c) })
+// expWith is exp in the scratch registers orig, n, p, q the caller
+// gives; with orig -1 a NaN lane's result is some NaN (the clamp's FMIN
+// and FMAX carry it) rather than x's bits. Constants that are not
+// hoisted are built in whichever of these registers is free at that
+// step (constIn), so the exp never needs another temporary.
+func (g *gen) expWith(r, orig, n, p, q int) {
+	nan := orig >= 0
+	if nan {
+		g.vmov(orig, r)
+	}
+	g.fop(opFMIN, r, r, g.constIn(vexp.HiBits, n))
+	g.fop(opFMAX, r, r, g.constIn(vexp.LoBits, n))
+	g.fop(opFMUL, n, r, g.constIn(vexp.Log2eBits, n))
 	g.word(rr(opFRINTN, n, n))
-	g.withConst(vexp.NegLn2Hi, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) }) // r += n * -ln2hi
-	g.withConst(vexp.NegLn2Lo, func(c int) { g.vop(arm64.AVFMLA, arr4S, r, n, c) })
+	g.vop(arm64.AVFMLA, arr4S, r, n, g.constIn(vexp.NegLn2Hi, p)) // r += n * -ln2hi
+	g.vop(arm64.AVFMLA, arr4S, r, n, g.constIn(vexp.NegLn2Lo, p))
 
 	p, q = g.horner(vexp.Poly[:], r, p, q)
 
@@ -29,16 +39,28 @@ func (g *gen) exp(r int) {
 	g.vop(arm64.AVSUB, arr4S, n, n, q)
 	g.vshift(arm64.AVSHL, q, q, vexp.MantBits)
 	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
-	g.withConst(vexp.OneBits, func(c int) {
-		g.vop(arm64.AVADD, arr4S, q, q, c)
-		g.vop(arm64.AVADD, arr4S, n, n, c)
-	})
+	one := g.constIn(vexp.OneBits, r) // r is free until the product
+	g.vop(arm64.AVADD, arr4S, q, q, one)
+	g.vop(arm64.AVADD, arr4S, n, n, one)
 	g.fop(opFMUL, r, p, q)
 	g.fop(opFMUL, r, r, n)
 
 	// NaN lanes (orig != orig) take orig back, bits and all.
-	g.fop(opFCMEQ, q, orig, orig)
-	g.vop(arm64.AVBIF, arr16B, r, orig, q)
+	if nan {
+		g.fop(opFCMEQ, q, orig, orig)
+		g.vop(arm64.AVBIF, arr16B, r, orig, q)
+	}
+}
+
+// constIn returns a register holding bits in every lane: the hoisted
+// constant if there is (or can be) one, else scratch, set to it, which
+// the caller has free.
+func (g *gen) constIn(bits uint32, scratch int) int {
+	if g.hoisted(bits) || constLo+len(g.consts) < constHi {
+		return g.vconst(bits)
+	}
+	g.setConst(scratch, bits)
+	return scratch
 }
 
 // expForSum sets every lane of r to e^r by package vexp's exp for sums

@@ -7,8 +7,6 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
-	"github.com/gdnn/gdnn/jit/vexp"
-	"github.com/gdnn/gdnn/jit/vlog"
 )
 
 // Random problems and exact data for the differential tests. Nothing
@@ -20,21 +18,42 @@ var kinds = []plan.Kind{
 	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
-// withTrailingExpOrLog appends an Exp post-op to p one time in eight and
-// a Log one time in eight (see vexp.EndsInExp for why last).
-func withTrailingExpOrLog(r *rand.Rand, p *plan.Problem) *plan.Problem {
+// vfnKinds are the post-op kinds with a program of package vfn.
+var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh}
+
+// withTrailingNear appends an Exp post-op to p one time in eight, a Log
+// one time in eight and a kind of package vfn (Elu with a random alpha,
+// SoftPlus with a random nonzero beta) one time in four: always last,
+// where vfn.Tolerance bounds the outputs (an op after it could magnify
+// the difference without bound).
+func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
 	switch r.Intn(8) {
 	case 0:
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
 	case 1:
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
+	case 2, 3:
+		p.PostOps = append(p.PostOps, randomVFN(r))
 	}
 	return p
 }
 
-// endsNear reports whether ops end in a post-op whose machine code is
-// held to vexp.Near of the reference: Exp or Log.
-func endsNear(ops []plan.PostOp) bool { return vexp.EndsInExp(ops) || vlog.EndsInLog(ops) }
+// randomVFN draws a post-op of a kind with a vfn program and random
+// parameters: Elu's alpha in [-3, 3], SoftPlus's beta of either sign
+// and magnitudes from 2^-10 to 2^10, never 0.
+func randomVFN(r *rand.Rand) plan.PostOp {
+	op := plan.PostOp{Kind: vfnKinds[r.Intn(len(vfnKinds))]}
+	switch op.Kind {
+	case plan.Elu:
+		op.Alpha = float32(r.Intn(25)-12) / 4
+	case plan.SoftPlus:
+		op.Beta = float32(math.Ldexp(1+r.Float64(), r.Intn(21)-10))
+		if r.Intn(3) == 0 {
+			op.Beta = -op.Beta
+		}
+	}
+	return op
+}
 
 // exactFiller fills buffers with multiples of 1/4 in [-4, 4] (every f16
 // and bf16 holds them exactly): sums of up to 2^20 of them are exact in

@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vfn"
 )
 
 // Differential tests of every reduction the emitter covers, against the
@@ -217,7 +218,8 @@ func kindResult(p *plan.Problem, st plan.Stage, src, dst []byte, bins [][]byte) 
 
 // checkKind runs p (its Reduction set) as a plan of stage st through
 // the interpreter and the kernel, whole and in blocks of the outermost
-// loop, against the oracle, bit for bit with zero signs. With fence the
+// loop, against the oracle, bit for bit with zero signs (the kernel's
+// outputs within vfn.Tolerance of the chain's last op). With fence the
 // kernel's buffers sit against guard pages.
 func checkKind(t *testing.T, r *rand.Rand, name string, p *plan.Problem, st plan.Stage, srcSpecials, binSpecials, tails, fence bool, blocks []int64) {
 	t.Helper()
@@ -250,7 +252,7 @@ func checkKind(t *testing.T, r *rand.Rand, name string, p *plan.Problem, st plan
 	for _, blk := range blocks {
 		copy(dst, dst0)
 		k.RunBlocks(pl, src, dst, bins, blk)
-		if d := diffResult(p.DstDT, dst, want, outs, true); d != "" {
+		if d := diffNear(p.DstDT, dst, want, outs, true, vfn.Tolerance(p.PostOps)); d != "" {
 			t.Fatalf("%s: neon (blocks of %d): %s\nproblem %+v\nplan %v", name, blk, d, p, pl)
 		}
 	}

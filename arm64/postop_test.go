@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/jit/vfn"
 )
 
 // specialValues are where vector instructions and the Go reference part
@@ -23,7 +24,8 @@ var specialValues = []float32{
 // the mean and (for binary ops) as the operand, for every dtype pair and
 // operand type, and demands bit-equal results with plan.Eltwise and
 // plan.Binary followed by gdnn's rounding (any NaN matches any NaN;
-// Exp's and Log's results within vexp.Near). The
+// the results of Exp, Log and the kinds of package vfn within
+// vfn.Tolerance). The
 // problem is an identity ([A, B], nothing reduced) with src varying along
 // A and the operand along B, so every pair meets once; B is the inner,
 // vectorised dim (full vectors and a tail).
@@ -54,6 +56,9 @@ func TestPostOpSpecials(t *testing.T) {
 		}
 	}
 	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
+	for _, op := range vfn.SweepOps() {
+		cases = append(cases, opCase{op.Kind, op.Alpha, op.Beta})
+	}
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pr := range pairs {
@@ -93,7 +98,7 @@ func TestPostOpSpecials(t *testing.T) {
 				got := append([]byte(nil), dst0...)
 				k.RunBlocks(pl, src, got, bins, 0)
 				k.Release()
-				if d := diffNear(p.DstDT, got, want, outs, true, endsNear(p.PostOps)); d != "" {
+				if d := diffNear(p.DstDT, got, want, outs, true, vfn.Tolerance(p.PostOps)); d != "" {
 					t.Errorf("%v(%v,%v) %v:%v operand %v: %s", c.kind, c.alpha, c.beta, pr[0], pr[1], bdt, d)
 				}
 			}

@@ -147,20 +147,20 @@ func sameElem(dt dtypes.DataType, a, b []byte, i int64, zeroSign bool) bool {
 // any NaN; zeroSign false lets +0 match -0), every other byte untouched.
 // It returns a description of the first difference, or "".
 func diffResult(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSign bool) string {
-	return diffNear(dt, got, want, outs, zeroSign, false)
+	return diffNear(dt, got, want, outs, zeroSign, 0)
 }
 
-// diffNear is diffResult, except that with nearLast (machine code
-// against a reference, for a problem whose post-ops end in Exp or Log:
-// endsNear) outputs may be vexp.Near.
-func diffNear(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSign, nearLast bool) string {
+// diffNear is diffResult, except that outputs may be ulps f32 ulps apart
+// (vexp.NearULPs): machine code against a reference, for a problem whose
+// post-ops end in Exp, Log or a kind of package vfn (vfn.Tolerance).
+func diffNear(dt dtypes.DataType, got, want []byte, outs map[int64]bool, zeroSign bool, ulps int64) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("dst has %d bytes, want %d", len(got), len(want))
 	}
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		if outs[i] {
-			if !sameElem(dt, got, want, i, zeroSign) && !(nearLast && vexp.Near(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])) {
+			if !sameElem(dt, got, want, i, zeroSign) && !(ulps > 0 && vexp.NearULPs(dt, got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz], ulps)) {
 				return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, got, i), dtypes.LoadF32(dt, want, i))
 			}
 		} else if string(got[i*sz:(i+1)*sz]) != string(want[i*sz:(i+1)*sz]) {

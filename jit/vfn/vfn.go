@@ -37,14 +37,13 @@ const (
 	FMA              // A*B + C, rounded once
 	Abs              // |A| (the sign bit cleared)
 	Neg              // -A (the sign bit flipped)
-	Min              // the smaller of A and B; neither may be a NaN, nor both zeros
-	Max              // the larger of A and B; the same
+	Min              // the smaller of A and B (see the package doc)
+	Max              // the larger of A and B
 	OrSign           // A with B's sign bit ORed in
 	Poly             // Coef[0] + A*(Coef[1] + A*(...)), Horner's rule with FMAs
 	SelLT            // A < B ? C : D (false where either is a NaN)
 	SelLE            // A <= B ? C : D (false where either is a NaN)
 	Exp              // vexp's exp of A
-	Log              // vlog's log of A
 )
 
 // Val names a value of a Program: 0 is the input, i+1 the result of
