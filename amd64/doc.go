@@ -44,8 +44,8 @@
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the
-//     dtypes conversions, NaN payloads aside, except Exp's and Log's
-//     (below): max and min are made exact (NaN propagates, +0 > -0) as
+//     dtypes conversions, NaN payloads aside, except Exp's, Log's and
+//     package vfn's post-ops (below): max and min are made exact (NaN propagates, +0 > -0) as
 //     described below; ReLU and LeakyReLU test with ordered/unordered
 //     compares so that NaN and -0 come out as the reference gives them.
 //   - HardSigmoid and HardSwish run in f64 with the reference's
@@ -61,10 +61,13 @@
 //     AVX2, subnormals included), a degree-9 polynomial in m - 1, and
 //     k*ln2 added last; within vlog.MaxULP (one) f32 ulp of
 //     plan.Eltwise, its specials exact (VFIXUPIMMPS on AVX-512), a NaN
-//     returned as it came. The other post-ops that need a
-//     transcendental (Elu, GELU, Mish, Sigmoid, SoftPlus, Tanh) are not
-//     emitted: Emit says Unimplemented and the runtime runs them in a
-//     post-op pass.
+//     returned as it came. Sigmoid, Tanh, Elu, SoftPlus, Mish and
+//     GELU's tanh form are package jit/vfn's straight-line programs
+//     (vfn.go), lowered step by step on both widths with constants as
+//     memory operands and registers by liveness, in at most four
+//     temporaries (AVX2 has six); each within vfn.MaxULP of
+//     plan.Eltwise. GELU's erf form is not emitted: Emit says
+//     Unimplemented and the runtime runs it in a post-op pass.
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

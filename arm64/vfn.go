@@ -14,9 +14,10 @@ var binOps = map[vfn.Op]uint32{vfn.Add: opFADD, vfn.Sub: opFSUB, vfn.Mul: opFMUL
 	vfn.Min: opFMIN, vfn.Max: opFMAX}
 
 // program sets every lane of r to p's function of r (package vfn's
-// straight-line programs: Sigmoid, Tanh, Elu, SoftPlus, Mish), each step
-// one or a few NEON instructions on 4S vectors, rounded as vfn.Model
-// rounds it; a NaN lane keeps its bits, as plan.Eltwise does.
+// straight-line programs: Sigmoid, Tanh, Elu, SoftPlus, Mish, GELU's
+// tanh form), each step one or a few NEON instructions on 4S vectors,
+// rounded as vfn.Model rounds it; a NaN lane keeps its bits, as
+// plan.Eltwise does.
 //
 // Registers: x stays in r until the end. Every other value gets a
 // temporary from a pool, given back after the value's last use

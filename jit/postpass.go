@@ -8,11 +8,10 @@ import (
 )
 
 // The post-op pass. The emitters have no vector code for some post-ops
-// (those needing a transcendental other than Exp and Log: Elu, GELU,
-// Mish, Sigmoid, SoftPlus, Tanh), and amd64 has too few general
-// registers for six operands' pointers beside a deep loop nest
-// (kernelshape.Covers.Registers). Running such a plan wholly in the
-// interpreter would run its reduction, by far the larger part of the
+// (GELU's erf form; Exp, Log and package vfn's kinds have it), and amd64
+// has too few general registers for six operands' pointers beside a deep
+// loop nest (kernelshape.Covers.Registers). Running such a plan wholly in
+// the interpreter would run its reduction, by far the larger part of the
 // work, at interpreter speed. Instead the plan is run as two phases:
 //
 //	A (means): the plan without post-ops, dst f32, alg kept, writing its

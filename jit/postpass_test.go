@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/interp"
 	"github.com/gdnn/gdnn/jit/kernelshape"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/oracle"
 	"github.com/gdnn/gdnn/jit/plan"
 )
@@ -164,8 +165,8 @@ func TestPostOpsInKernel(t *testing.T) {
 			{dtypes.BF16, dtypes.F32}, {dtypes.F16, dtypes.F32}}
 		for i, k := range inKernel {
 			for j, dt := range dts {
-				s := spec{dims: []int64{37, 300}, reduce: []bool{false, true}, sdt: dt[0], ddt: dt[1], lo: -3, hi: 3,
-					post: []plan.PostOp{postOp(k)}}
+				s := spec{dims: []int64{37, 300}, reduce: []bool{false, true}, sdt: dt[0], ddt: kerneltest.OutputDT(dt[1]),
+					lo: -3, hi: 3, post: []plan.PostOp{postOp(k)}}
 				if (i+j)%2 == 1 {
 					s.post = []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32}, postOp(k)}
 					s.binBcast = [][]bool{{false, true}}
