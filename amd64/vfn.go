@@ -10,6 +10,11 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
+// programFor returns the package vfn program of a unary post-op (the
+// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// programs lowered under a kind that has one (TestRandomPrograms).
+var programFor = vfn.For
+
 // program applies the post-op whose package vfn program is p to r, step
 // by step. Each value takes a temporary until its last use (vfn's
 // LastUse); a result takes the register of an operand that dies there

@@ -3,10 +3,13 @@ package amd64
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vfn"
+	"github.com/gdnn/gdnn/jit/vfn/vfntest"
 )
 
 // TestProgramSweep runs every post-op with a package vfn program on a
@@ -61,5 +64,53 @@ func TestProgramTemps(t *testing.T) {
 					avx512, op, used, g.err, programTemps)
 			}
 		}
+	}
+}
+
+// TestRandomPrograms lowers random package vfn programs (vfntest.Programs:
+// fixed cases for rare lowering paths, then random steps with constants
+// in every operand slot, operands read twice, long live ranges up to
+// and past the temporaries) in place of a kind's own, under every ISA
+// this CPU has, and holds every result to vfn.Model's bits wherever the
+// model's evaluation stays inside the IR's contract (vfntest.Compare);
+// a program that needs more temporaries than the kernel has must be
+// refused cleanly.
+func TestRandomPrograms(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := vfntest.Inputs(rng, 300)
+	p, src := vfn.SweepProblem(plan.PostOp{Kind: vfntest.Kind}, xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur *vfn.Program
+	programFor = func(plan.PostOp) (*vfn.Program, bool) { return cur, true }
+	t.Cleanup(func() { programFor = vfn.For })
+	for _, isa := range isas(t) {
+		t.Run(isa.name, func(t *testing.T) {
+			// Up to the temporaries (AVX2's programTemps; most of
+			// AVX-512's sixteen), and a few past them.
+			live := programTemps
+			if isa.o.AVX512 {
+				live = 15
+			}
+			progs := vfntest.Programs(3, n, live)
+			vfntest.Check(t, xs, progs, func(prog *vfn.Program) ([]byte, error) {
+				cur = prog
+				b, err := Emit(pl, isa.o)
+				if err != nil {
+					return nil, err
+				}
+				k := kerneltest.Map(t, b)
+				defer k.Release()
+				got := make([]byte, len(src))
+				k.RunBlocks(pl, src, got, nil, 0)
+				return got, nil
+			})
+		})
 	}
 }

@@ -113,7 +113,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	case plan.Log:
 		g.log(r)
 	default:
-		if p, ok := vfn.For(op); ok {
+		if p, ok := programFor(op); ok {
 			g.program(p, r)
 			return
 		}

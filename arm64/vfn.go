@@ -13,6 +13,11 @@ const signBit = 0x80000000
 var binOps = map[vfn.Op]uint32{vfn.Add: opFADD, vfn.Sub: opFSUB, vfn.Mul: opFMUL, vfn.Div: opFDIV,
 	vfn.Min: opFMIN, vfn.Max: opFMAX}
 
+// programFor returns the package vfn program of a unary post-op (the
+// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// programs lowered under a kind that has one (TestRandomPrograms).
+var programFor = vfn.For
+
 // program sets every lane of r to p's function of r (package vfn's
 // straight-line programs: Sigmoid, Tanh, Elu, SoftPlus, Mish, GELU's
 // tanh form), each step one or a few NEON instructions on 4S vectors,

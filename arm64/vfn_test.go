@@ -4,10 +4,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 	"github.com/gdnn/gdnn/jit/vfn"
+	"github.com/gdnn/gdnn/jit/vfn/vfntest"
 )
 
 // TestVFNSweep runs every post-op of package vfn (vfn.SweepOps: each kind
@@ -95,4 +98,43 @@ func TestVFNRegisters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRandomPrograms lowers random package vfn programs (vfntest.Programs:
+// fixed cases for rare lowering paths, then random steps with constants
+// in every operand slot, operands read twice, long live ranges up to
+// and past the temporaries, and constants past the hoisted slots) in
+// place of a kind's own and holds every result to vfn.Model's bits
+// wherever the model's evaluation stays inside the IR's contract
+// (vfntest.Compare), the exp's included; a program that needs more
+// temporaries than the kernel has must be refused cleanly.
+func TestRandomPrograms(t *testing.T) {
+	needARM64(t)
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := vfntest.Inputs(rng, 300)
+	progs := vfntest.Programs(3, n, 9) // ten temporaries
+	p, src := vfn.SweepProblem(plan.PostOp{Kind: vfntest.Kind}, xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur *vfn.Program
+	programFor = func(plan.PostOp) (*vfn.Program, bool) { return cur, true }
+	t.Cleanup(func() { programFor = vfn.For })
+	vfntest.Check(t, xs, progs, func(prog *vfn.Program) ([]byte, error) {
+		cur = prog
+		b, err := Emit(pl)
+		if err != nil {
+			return nil, err
+		}
+		k := kerneltest.Map(t, b)
+		defer k.Release()
+		got := make([]byte, len(src))
+		k.RunBlocks(pl, src, got, nil, 0)
+		return got, nil
+	})
 }

@@ -87,10 +87,14 @@ func fma(a, b, c float32) float32 {
 	if !isTie(s, r, lo, hi) {
 		return r
 	}
+	// Exactly: a*b + c spans up to about 2^256 (the product) down to
+	// 2^-149 (a subnormal c), some 410 bits; 200 bits rounded a tiny c
+	// away (3x + 2^-126 with 3x a tie of f32 values came out as 3x, then
+	// rounded to even).
 	var x, y, z big.Float
-	x.SetPrec(200).SetFloat64(float64(a))
-	y.SetPrec(200).SetFloat64(float64(b))
-	z.SetPrec(200).SetFloat64(float64(c))
+	x.SetPrec(fmaPrec).SetFloat64(float64(a))
+	y.SetPrec(fmaPrec).SetFloat64(float64(b))
+	z.SetPrec(fmaPrec).SetFloat64(float64(c))
 	x.Mul(&x, &y).Add(&x, &z)
 	f, _ := x.Float32()
 	if f == 0 {
@@ -99,8 +103,24 @@ func fma(a, b, c float32) float32 {
 	return f
 }
 
+// fmaPrec is enough bits for any a*b + c of f32 values to be exact.
+const fmaPrec = 512
+
 // isTie reports whether s lies exactly halfway between r and one of its
 // neighbours lo, hi (the only place a second rounding can go wrong).
 func isTie(s float64, r, lo, hi float32) bool {
 	return s == (float64(r)+float64(lo))/2 || s == (float64(r)+float64(hi))/2
+}
+
+// Values runs program p on x as Model does and returns every value of
+// the program, x first and the result last: for tests that look at the
+// steps' operands (a Min or Max outside the package doc's contract, an
+// exp reached). Unlike Model it computes a NaN x's steps too.
+func Values(p *Program, x float32) []float32 {
+	v := make([]float32, 1, len(p.Steps)+1)
+	v[0] = x
+	for _, s := range p.Steps {
+		v = append(v, eval(s, v))
+	}
+	return v
 }
