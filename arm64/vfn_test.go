@@ -112,7 +112,7 @@ func TestRandomPrograms(t *testing.T) {
 	needARM64(t)
 	n := 1500
 	if testing.Short() {
-		n = 200
+		n = 500
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	xs := vfntest.Inputs(rng, 300)

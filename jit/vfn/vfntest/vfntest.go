@@ -324,6 +324,10 @@ func Cases() []*vfn.Program {
 			{Op: vfn.Neg, A: 1}, {Op: vfn.Add, A: 8, B: 9}, {Op: vfn.Sub, A: 1, B: 0}, {Op: vfn.Add, A: 10, B: 11},
 			{Op: vfn.Div, A: 1, B: 0}, {Op: vfn.Add, A: 12, B: 13}, {Op: vfn.Min, A: 1, B: 0}, {Op: vfn.Add, A: 14, B: 15},
 			{Op: vfn.Max, A: 0, B: 1}, {Op: vfn.Add, A: 16, B: 17}},
+		// An exp and a polynomial of a value read after them (their
+		// result must not take its register), and of x.
+		{{Op: vfn.Add, A: 0, B: 0}, {Op: vfn.Exp, A: 1}, {Op: vfn.Poly, A: 1, Coef: []uint32{0x3f800000, 0xbf000000, 0x3e000000}},
+			{Op: vfn.Add, A: 2, B: 1}, {Op: vfn.Sub, A: 4, B: 3}, {Op: vfn.Exp, A: 0}, {Op: vfn.Add, A: 6, B: 5}},
 		// vfn.Model's FMA once rounded 3x + 2^-126 to even where 3x is
 		// a tie of f32 values (x = 0x68c9a43e, 0x717ffffe), as if the
 		// addend were 0: the machine code rounds up.
