@@ -22,6 +22,8 @@ func MaxULP(k plan.Kind) int64 {
 		return 4
 	case plan.GELUTanh:
 		return 4
+	case plan.GELUErf:
+		return 4
 	}
 	return 0
 }
@@ -57,7 +59,8 @@ func Near(k plan.Kind) bool { return k == plan.Exp || k == plan.Log || Has(k) }
 func Sweep(step uint32) []float32 {
 	xs := vexp.Sweep(step)
 	edges := []float32{f32(TanhSmallBits), f32(NegLn2Bits), MishBig, MishTail, SoftPlusTail, -SoftPlusTail, 0x1p100, -0x1p100,
-		GELUClamp, -GELUClamp, GELUTail, -9.01, 9.01, -88.7, 44.4, -44.4, -104, -174}
+		GELUClamp, -GELUClamp, GELUTail, -9.01, 9.01, -88.7, 44.4, -44.4, -104, -174,
+		GELUErfClamp, -GELUErfClamp, -14.2, -13.2, 2, -2}
 	for _, e := range edges {
 		b := bits(e)
 		for d := uint32(0); d <= 16; d++ {
@@ -119,7 +122,7 @@ func CheckSweep(op plan.PostOp, xs []float32, dst []byte) (worst int64, bad []st
 // sizes (beta 1 is the APIs' default).
 func SweepOps() []plan.PostOp {
 	return []plan.PostOp{
-		{Kind: plan.Sigmoid}, {Kind: plan.Tanh}, {Kind: plan.Mish}, {Kind: plan.GELUTanh},
+		{Kind: plan.Sigmoid}, {Kind: plan.Tanh}, {Kind: plan.Mish}, {Kind: plan.GELUTanh}, {Kind: plan.GELUErf},
 		{Kind: plan.Elu, Alpha: 1}, {Kind: plan.Elu, Alpha: 0.3}, {Kind: plan.Elu, Alpha: -2.5}, {Kind: plan.Elu, Alpha: 0},
 		{Kind: plan.SoftPlus, Beta: 1}, {Kind: plan.SoftPlus, Beta: 0.37}, {Kind: plan.SoftPlus, Beta: -2.5},
 		{Kind: plan.SoftPlus, Beta: 1e-3}, {Kind: plan.SoftPlus, Beta: 3e5},

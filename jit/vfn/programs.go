@@ -23,6 +23,8 @@ func For(op plan.PostOp) (*Program, bool) {
 		b.mish()
 	case plan.GELUTanh:
 		b.geluTanh()
+	case plan.GELUErf:
+		b.geluErf()
 	default:
 		return nil, false
 	}
@@ -254,4 +256,83 @@ func (b *builder) geluTanh() {
 	main := b.op2(Div, X, b.op2(Add, ev, b.c(1)))
 	tl := b.op2(Div, b.op2(Div, clampX(), ev), ev)
 	b.sel(SelLT, X, tail, tl, main)
+}
+
+// GELUErf's constants: erfc(a/sqrt2) = u * e^-(a^2/2 + Q(u - GELUErfU0))
+// with u = K/(2 + a) (K = GELUErfK), and A(u) = 1 - u*Q'(u), the
+// relative change of u*e^-Q per relative change of u.
+var (
+	// GELUErfPoly is Q, a minimax fit of -z^2 - log(erfc(z)/u), z =
+	// a/sqrt2 (absolute error 1.1e-8, its coefficients rounded in turn and
+	// the rest refit) for a in [0, GELUErfClamp]; its values lie in
+	// [0.05, 0.85].
+	GELUErfPoly = []uint32{0x3ec6d798, 0xbf660f14, 0x3ea66a5f, 0x3e351bfb, 0xbe893de4, 0x3d77fc3a,
+		0x3e36084d, 0xbe64ffee, 0x3c622601, 0x3e66125b, 0xbdf98f14, 0xbda3680c}
+	// GELUErfDPoly is A, to within 0.5%: it only scales u's rounding
+	// error.
+	GELUErfDPoly = []uint32{0x3fc33d99, 0x3f0703ad, 0xbf49e08b, 0xbdc38b59}
+)
+
+const (
+	// GELUErfKBits is K, 2*e^0.05 rounded to f32: the scale of u that
+	// keeps Q above 0.05 (so that the Fast2Sum of a^2/2 and Q may order
+	// them by value) and below 1 (so that Q's rounding is 2^-25 of it).
+	GELUErfKBits = 0x4006900d
+	// GELUErfU0Bits is the centre of u's range, where Q is expanded (its
+	// Horner sum then barely cancels).
+	GELUErfU0Bits = 0x3f16df92
+	// GELUErfClamp bounds x: below -GELUErfClamp the result is -0 (the
+	// exp's argument is below -104), above it x.
+	GELUErfClamp = 14.5
+)
+
+// geluErf: x/2 * erfc(-x/sqrt2) as plan.Eltwise computes it, from
+// E = erfc(a/sqrt2), a = |x|: x/2*E for x <= 0 (the left tail, which
+// must be accurate relative to itself down to the subnormals), x -
+// x/2*E above (at least x/2: no cancellation). E is u*e^-(a^2/2 + Q)
+// with u = K/(2 + a) (see GELUErfPoly). The exponent reaches 105, so it
+// is carried as two f32 values H + L: a^2/2 is exact as x_h^2/2 +
+// x_l^2/2 (an FMA gives x^2's rounding error), its sum with Q is a
+// Fast2Sum (both are positive: the larger first), and e^-H is scaled
+// by 1 - L. u's own rounding (of 2 + a, kept by a Fast2Sum, and of the
+// division, whose remainder an FMA gives) would cost up to twice its
+// size, as u both scales E and feeds Q: it goes into L as A(u) times
+// u's relative error. x is clamped (recomputed rather than kept live),
+// so that no infinity meets a zero; u is computed again after the exp
+// (the same bits), as u/2 from K/2. The order of the steps keeps few
+// values live across the exp, and -H is computed as 0 - H (its constant
+// loaded into a free register), so that the exp's temporaries sit on
+// top of H's and L's: AVX2 has six temporaries.
+func (b *builder) geluErf() {
+	clampX := func() Val { return b.op2(Max, b.op2(Min, X, b.c(GELUErfClamp)), b.c(-GELUErfClamp)) }
+	// u = K/d, d = 2 + a = dh + dl; nrho = -(u's relative error).
+	two := b.c(2)
+	a := b.op1(Abs, clampX())
+	big, small := b.op2(Max, a, two), b.op2(Min, a, two)
+	dh := b.op2(Add, big, small)
+	dl := b.op2(Sub, small, b.op2(Sub, dh, big))
+	k := f32(GELUErfKBits)
+	u := b.op2(Div, b.c(k), dh)
+	w := b.fma(dh, u, b.c(-k))                    // u*dh - K, exact
+	nrho := b.op2(Mul, b.fma(dl, u, w), b.c(1/k)) // 1 - K/(u*(dh+dl))
+	// L starts as x_l^2/2 - A*rho.
+	xc := clampX()
+	sl := b.fma(xc, xc, b.op1(Neg, b.op2(Mul, xc, xc)))
+	lo := b.op2(Mul, sl, b.c(0.5))
+	s := b.op2(Sub, u, b.cb(GELUErfU0Bits))
+	lo = b.fma(b.poly(s, GELUErfDPoly), nrho, lo)
+	q := b.poly(s, GELUErfPoly)
+	// H + L = x^2/2 + Q + L.
+	xc = clampX()
+	zh := b.op2(Mul, b.op2(Mul, xc, xc), b.c(0.5))
+	big, small = b.op2(Max, zh, q), b.op2(Min, zh, q)
+	hi := b.op2(Add, big, small)
+	lo = b.op2(Add, lo, b.op2(Sub, small, b.op2(Sub, hi, big)))
+	e := b.op1(Exp, b.op2(Sub, b.c(0), hi))
+	ev := b.fma(e, b.op1(Neg, lo), e)
+	// r = x/2 * E.
+	xc = clampX()
+	half := b.op2(Div, b.c(k/2), b.op2(Add, b.op1(Abs, xc), two))
+	r := b.op2(Mul, b.op2(Mul, xc, half), ev)
+	b.sel(SelLE, X, b.c(0), r, b.op2(Sub, X, r))
 }

@@ -1,5 +1,5 @@
 // Package vfn describes the vector code of the post-ops built on the
-// exp (Sigmoid, Tanh, Elu, SoftPlus, Mish and GELU's tanh form) once, as
+// exp (Sigmoid, Tanh, Elu, SoftPlus, Mish and both GELUs) once, as
 // straight-line programs over f32 lanes, so that every emitter lowers the
 // same steps and Model runs them in scalar Go: one table of functions
 // feeds amd64 (AVX-512, AVX2), arm64 (NEON) and the tests.
@@ -15,8 +15,7 @@
 //
 // Each function is held to a per-kind accuracy (MaxULP) against
 // plan.Eltwise, its float64 reference: the tests sweep the f32 bit
-// patterns through Model and through every emitter. GELU's erf form has
-// no program: its left tail needs an erfc accurate relative to itself.
+// patterns through Model and through every emitter.
 package vfn
 
 import (
