@@ -61,13 +61,11 @@
 //     AVX2, subnormals included), a degree-9 polynomial in m - 1, and
 //     k*ln2 added last; within vlog.MaxULP (one) f32 ulp of
 //     plan.Eltwise, its specials exact (VFIXUPIMMPS on AVX-512), a NaN
-//     returned as it came. Sigmoid, Tanh, Elu, SoftPlus, Mish and
-//     GELU's tanh form are package jit/vfn's straight-line programs
-//     (vfn.go), lowered step by step on both widths with constants as
-//     memory operands and registers by liveness, in at most four
-//     temporaries (AVX2 has six); each within vfn.MaxULP of
-//     plan.Eltwise. GELU's erf form is not emitted: Emit says
-//     Unimplemented and the runtime runs it in a post-op pass.
+//     returned as it came. Sigmoid, Tanh, Elu, SoftPlus, Mish and both
+//     GELUs are package jit/vfn's straight-line programs (vfn.go),
+//     lowered step by step on both widths with constants as memory
+//     operands and registers by liveness, in at most four temporaries
+//     (AVX2 has six); each within vfn.MaxULP of plan.Eltwise.
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

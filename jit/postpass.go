@@ -7,11 +7,12 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// The post-op pass. The emitters have no vector code for some post-ops
-// (GELU's erf form; Exp, Log and package vfn's kinds have it), and amd64
-// has too few general registers for six operands' pointers beside a deep
-// loop nest (kernelshape.Covers.Registers). Running such a plan wholly in
-// the interpreter would run its reduction, by far the larger part of the
+// The post-op pass. An emitter may have no vector code for some
+// post-ops (today's have code for every kind: the transcendental ones
+// from package vfn's programs), and amd64 has too few general
+// registers for six operands' pointers beside a deep loop nest
+// (kernelshape.Covers.Registers). Running such a plan wholly in the
+// interpreter would run its reduction, by far the larger part of the
 // work, at interpreter speed. Instead the plan is run as two phases:
 //
 //	A (means): the plan without post-ops, dst f32, alg kept, writing its
