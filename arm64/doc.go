@@ -54,11 +54,10 @@
 //     came; a vector log (log.go, package jit/vlog's algorithm, amd64's
 //     AVX2 steps) within vlog.MaxULP (one) f32 ulp, subnormal inputs
 //     included, its specials exact; Sigmoid, Tanh, Elu, SoftPlus, Mish
-//     and GELU's tanh form as package jit/vfn's straight-line programs
-//     (vfn.go), each
-//     step one or a few 4S instructions rounded as vfn.Model rounds it
-//     (FMA is one FMLA), within vfn.MaxULP of plan.Eltwise, a NaN
-//     returned as it came; GELU's erf form is Unimplemented. FMAX/FMIN already
+//     and both GELUs as package jit/vfn's straight-line programs
+//     (vfn.go), each step one or a few 4S instructions rounded as
+//     vfn.Model rounds it (FMA is one FMLA), within vfn.MaxULP of
+//     plan.Eltwise, a NaN returned as it came. FMAX/FMIN already
 //     give NaN for a NaN on either side and order -0 below +0, as
 //     plan.Binary does; Clamp compares and selects instead (FMAX would
 //     turn a -0 that the reference keeps into +0); ReLU and LeakyReLU

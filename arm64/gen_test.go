@@ -19,7 +19,7 @@ var kinds = []plan.Kind{
 }
 
 // vfnKinds are the post-op kinds with a program of package vfn.
-var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh}
+var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh, plan.GELUErf}
 
 // withTrailingNear appends an Exp post-op to p one time in eight, a Log
 // one time in eight and a kind of package vfn (Elu with a random alpha,

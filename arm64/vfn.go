@@ -19,8 +19,8 @@ var binOps = map[vfn.Op]uint32{vfn.Add: opFADD, vfn.Sub: opFSUB, vfn.Mul: opFMUL
 var programFor = vfn.For
 
 // program sets every lane of r to p's function of r (package vfn's
-// straight-line programs: Sigmoid, Tanh, Elu, SoftPlus, Mish, GELU's
-// tanh form), each step one or a few NEON instructions on 4S vectors,
+// straight-line programs: Sigmoid, Tanh, Elu, SoftPlus, Mish, both
+// GELUs), each step one or a few NEON instructions on 4S vectors,
 // rounded as vfn.Model rounds it; a NaN lane keeps its bits, as
 // plan.Eltwise does.
 //
