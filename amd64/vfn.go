@@ -203,25 +203,21 @@ func contains(rs []int, r int) bool {
 	return false
 }
 
+// binOps are the instructions of the two-operand steps (d = a OP b).
+var binOps = map[vfn.Op]obj.As{vfn.Add: x86.AVADDPS, vfn.Sub: x86.AVSUBPS, vfn.Mul: x86.AVMULPS,
+	vfn.Div: x86.AVDIVPS, vfn.Min: x86.AVMINPS, vfn.Max: x86.AVMAXPS}
+
 // step emits one step into dst (which may be one of its operands' registers:
 // every form below reads its sources before it writes dst, or writes dst
 // only where dst is the operand it updates).
 func (g *gen) step(st *stepForm, dst int) {
 	d := g.vr(dst)
 	x := st.args
+	if as, ok := binOps[st.op]; ok {
+		g.op(as, x[1], x[0], d)
+		return
+	}
 	switch st.op {
-	case vfn.Add:
-		g.op(x86.AVADDPS, x[1], x[0], d)
-	case vfn.Sub:
-		g.op(x86.AVSUBPS, x[1], x[0], d)
-	case vfn.Mul:
-		g.op(x86.AVMULPS, x[1], x[0], d)
-	case vfn.Div:
-		g.op(x86.AVDIVPS, x[1], x[0], d)
-	case vfn.Min:
-		g.op(x86.AVMINPS, x[1], x[0], d)
-	case vfn.Max:
-		g.op(x86.AVMAXPS, x[1], x[0], d)
 	case vfn.FMA:
 		switch dst {
 		case st.regs[2]:
