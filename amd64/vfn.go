@@ -244,7 +244,7 @@ func (g *gen) step(st *stepForm, dst int) {
 		g.op(g.por(), t, x[0], d)
 		g.release(mk)
 	case vfn.Poly:
-		g.loadTable(polyTable(st.coef))
+		g.loadTable(cachedTable(st.coef))
 		if dst != st.regs[0] {
 			g.horner(tableConst, len(st.coef)-1, x[0], d)
 			return
@@ -332,9 +332,6 @@ func cachedTable(bits []uint32) []uint32 {
 	t, _ := constTables.LoadOrStore(string(key), newConstTable(bits))
 	return t.([]uint32)
 }
-
-// polyTable returns the constant table of coefficients coef.
-func polyTable(coef []uint32) []uint32 { return cachedTable(coef) }
 
 // programConsts returns the table of p's constants and, for each value
 // of p that is a constant, its row.
