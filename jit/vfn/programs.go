@@ -38,15 +38,17 @@ func Has(k plan.Kind) bool {
 }
 
 // Polynomials, f32 bits, c0 first: minimax fits (weighted by the error
-// they cause in the function, not in themselves).
+// they cause in the function, not in themselves). fit_test.go states
+// each one's fit and refits it: go test ./jit/vfn -run Fit -v prints
+// the coefficients anew.
 var (
 	// TanhPoly is P with tanh(a) = a + a^3*P(a^2) for a in [0, TanhSmall].
 	TanhPoly = []uint32{0xbeaaaaa6, 0x3e0886a2, 0xbd5c96ac, 0x3cacb277, 0xbbce08d2}
 	// Expm1Poly is Q with expm1(x) = x + x^2*Q(x) for x in [-ln2, 0].
+	Expm1Poly = []uint32{0x3effffff, 0x3e2aaa8a, 0x3d2aa5dd, 0x3c08346e, 0x3ab02ada, 0x391aea2f}
 	// AtanhPoly is R with 2*atanh(s) = 2s + 2s*w*R(w), w = s^2, for s in
 	// [0, 1/3] (log1p(t) for t in [0, 1], s = t/(2+t)).
 	AtanhPoly = []uint32{0x3eaaaaac, 0x3e4ccb54, 0x3e1284b9, 0x3ddb6b52, 0x3df8d770}
-	Expm1Poly = []uint32{0x3effffff, 0x3e2aaa8a, 0x3d2aa5dd, 0x3c08346e, 0x3ab02ada, 0x391aea2f}
 )
 
 const (
