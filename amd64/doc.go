@@ -69,10 +69,8 @@
 //     dense sweeps (vfn.Sweep). TestProgramsExhaustive (run with
 //     -vfn.all, not in CI) runs them, Exp and Log on all 2^32 f32
 //     inputs on both widths, which give the same bits for every input:
-//     Exp and Log keep their one ulp everywhere, and so do the programs
-//     their vfn.MaxULP, except Mish (4 inputs), GELUTanh (9) and
-//     SoftPlus with beta 1e-3 (12) and 3e5 (6), 5 ulps off
-//     (docs/RELIABILITY.md lists them).
+//     Exp and Log keep their one ulp everywhere, and the programs their
+//     vfn.MaxULP (docs/RELIABILITY.md).
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
 //     rounding; the result never depends on the ISA.

@@ -18,17 +18,18 @@ import (
 // programs and of the exp) and for the parameters of SweepOps. The amd64
 // machine code (AVX-512 and AVX2) was also run on all 2^32 patterns for
 // the parameters of SweepOps (package amd64's TestProgramsExhaustive,
-// run with -vfn.all; docs/RELIABILITY.md): Sigmoid, Tanh, Elu, GELUErf
-// and SoftPlus with beta 1, 0.37 and -2.5 keep the bound on every
-// input; Mish (4 inputs), GELUTanh (9) and SoftPlus with beta 1e-3 (12)
-// and 3e5 (6) have a few inputs 5 ulps off. The NEON code was not run
-// on every input. 0 for a kind with no program.
+// run with -vfn.all; docs/RELIABILITY.md) and keeps the bound on every
+// input; Mish, GELUTanh and SoftPlus reach it on a few (4, 9 and 18
+// inputs), which the sweeps never met. The NEON code was not run on
+// every input. 0 for a kind with no program.
 func MaxULP(k plan.Kind) int64 {
 	switch k {
 	case plan.Sigmoid, plan.Tanh, plan.Elu:
 		return 2
-	case plan.SoftPlus, plan.Mish, plan.GELUTanh, plan.GELUErf:
+	case plan.GELUErf:
 		return 4
+	case plan.SoftPlus, plan.Mish, plan.GELUTanh:
+		return 5
 	}
 	return 0
 }
