@@ -132,5 +132,6 @@ func SweepOps() []plan.PostOp {
 		{Kind: plan.Elu, Alpha: 1}, {Kind: plan.Elu, Alpha: 0.3}, {Kind: plan.Elu, Alpha: -2.5}, {Kind: plan.Elu, Alpha: 0},
 		{Kind: plan.SoftPlus, Beta: 1}, {Kind: plan.SoftPlus, Beta: 0.37}, {Kind: plan.SoftPlus, Beta: -2.5},
 		{Kind: plan.SoftPlus, Beta: 1e-3}, {Kind: plan.SoftPlus, Beta: 3e5},
+		{Kind: plan.SoftPlus, Beta: 1e-30}, {Kind: plan.SoftPlus, Beta: -1e-38},
 	}
 }

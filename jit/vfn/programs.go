@@ -136,18 +136,17 @@ func (b *builder) elu(alpha float32) {
 // and t/beta is (h/beta)*h with h = e^(-|y_h|/2): a subnormal t would
 // lose the bits of a result that a small beta makes normal; -|y_h| is
 // computed again for the last select rather than kept live across the
-// exp (the same bits, so both selects agree). x is clamped to a finite range first so that the FMA
-// never meets an infinity minus itself; the low part is clamped to
-// [-1, 1] so that 0 * infinity cannot occur where beta*x overflows. The
-// order of the steps keeps few values live across the exp: AVX2 has six
-// temporaries.
+// exp (the same bits, so both selects agree). x is clamped to a finite
+// range first (softPlusClamp) so that the FMA never meets an infinity
+// minus itself; the low part is clamped to [-1, 1] so that 0 * infinity
+// cannot occur where beta*x overflows. The order of the steps keeps few
+// values live across the exp: AVX2 has six temporaries.
 func (b *builder) softPlus(beta float32) {
 	bv := b.c(beta)
-	negAbsY := func() Val {
-		xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
-		return b.op1(Neg, b.op1(Abs, b.op2(Mul, bv, xc)))
-	}
-	xc := b.op2(Max, b.op2(Min, X, b.c(0x1p100)), b.c(-0x1p100))
+	lim, infShort := softPlusClamp(beta)
+	clampX := func() Val { return b.op2(Max, b.op2(Min, X, b.c(lim)), b.c(-lim)) }
+	negAbsY := func() Val { return b.op1(Neg, b.op1(Abs, b.op2(Mul, bv, clampX()))) }
+	xc := clampX()
 	yh := b.op2(Mul, bv, xc)
 	yl := b.fma(bv, xc, b.op1(Neg, yh))
 	yl = b.op2(Max, b.op2(Min, yl, b.c(1)), b.c(-1))
@@ -164,6 +163,9 @@ func (b *builder) softPlus(beta float32) {
 	l := b.op2(Div, b.fma(b.op2(Mul, s2, w), r, s2), bv)
 	part := b.sel(SelLT, negAbsY(), tail, tl, l)
 	zero := b.c(0)
+	if infShort { // log(1 + e^(beta*x))/beta is 0 or x itself at either infinity
+		part = b.sel(SelLT, b.op1(Abs, X), b.c(float32(math.Inf(1))), part, zero)
+	}
 	var pos Val
 	if beta > 0 {
 		pos = b.sel(SelLT, zero, X, X, zero)
@@ -171,6 +173,25 @@ func (b *builder) softPlus(beta float32) {
 		pos = b.sel(SelLT, X, zero, X, zero)
 	}
 	b.op2(Add, pos, part)
+}
+
+// softPlusClamp returns the bound softPlus clamps x to: 2^100, or, for
+// a beta so small that |beta|*2^100 < 256, 256/|beta| (at most
+// MaxFloat32). Past the bound |beta*x| >= 256, where the result is x or 0
+// in f32 (log1p(e^-256)/beta is below 2^-150 for every f32 beta), as it
+// is at the bound: clamping changes no result. infShort reports a beta
+// so small that MaxFloat32 is the bound and |beta|*MaxFloat32 < 256: the
+// infinities then stop short of saturating, and softPlus sets their
+// log1p part to 0 itself.
+func softPlusClamp(beta float32) (lim float32, infShort bool) {
+	a := math.Abs(float64(beta))
+	if a*0x1p100 >= 256 {
+		return 0x1p100, false
+	}
+	if c := 256 / a; c < math.MaxFloat32 {
+		return float32(c), false
+	}
+	return math.MaxFloat32, true
 }
 
 // mish: x*tanh(softplus(x)) = x*n/(n+2) with t = e^x and n = t*(t+2),
