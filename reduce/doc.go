@@ -13,10 +13,10 @@
 // and 8-bit integer data: ~int8 (s8) and ~uint8 (u8) for src or dst,
 // ~int32 (s32) for dst, whose Go types say what they are (an option that
 // names one must name that type). src and dst types are independent
-// within gdnn's rules: a float dst is the src type or f32; s8 and u8 src
-// go to any dst, an integer dst rounded to nearest even and saturated
-// (a u8 mean of 2 and 3 is 2; an s8 sum past 127 is 127 in s8, exact in
-// s32). Quantized data with scales and zero points is the graph API's
+// within gdnn's rules, the graph API's: a float src goes to its own
+// type, f32, s8, u8 or s32; s8 and u8 src go to any dst. An integer dst
+// is rounded to nearest even and saturated, NaN to 0 (a u8 mean of 2
+// and 3 is 2; an s8 sum past 127 is 127 in s8, exact in s32). Quantized data with scales and zero points is the graph API's
 // (package partition: Dequantize -> Reduce* -> Quantize in one partition).
 //
 // Shapes and axes: dims are the src dims (rank 0 to graph.MaxRank); axes

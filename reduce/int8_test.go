@@ -201,7 +201,9 @@ func TestInt8Refusals(t *testing.T) {
 		{"named mismatch", func() error {
 			return Sum(make([]int32, 1), []int8{1, 2}, []int{2}, []int{0}, SrcType(dtypes.U8))
 		}, "src is a s8 slice but its type is named u8"},
-		{"float src int dst", func() error { return Sum(make([]int8, 1), []float32{1, 2}, []int{2}, []int{0}) }, "dst must be the src type or f32"},
+		{"f32 src f16 dst", func() error {
+			return Sum(make([]uint16, 1), []float32{1, 2}, []int{2}, []int{0}, DstType(dtypes.F16))
+		}, "dst must be the src type, f32, s8, u8 or s32"},
 		{"16-bit dst unnamed", func() error { return Sum(make([]uint16, 1), []int8{1, 2}, []int{2}, []int{0}) }, "name its type bf16 or f16"},
 	}
 	for _, c := range cases {
@@ -214,4 +216,36 @@ func TestInt8Refusals(t *testing.T) {
 
 func containsStr(err error, s string) bool {
 	return err != nil && strings.Contains(err.Error(), s)
+}
+
+// TestFloatSrcIntegerDst: f32 and bf16 src go into s8, u8 and s32 dst as
+// through the graph API, the result rounded to nearest even and
+// saturated, NaN to 0, on the interpreter and every ISA.
+func TestFloatSrcIntegerDst(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, isa := range isas() {
+		withISA(t, isa)
+		s32 := make([]int32, 3)
+		if err := Sum(s32, []float32{1.5, 2, 300, -400, 2.5, 0}, []int{3, 2}, []int{1}); err != nil ||
+			!slices.Equal(s32, []int32{4, -100, 2}) {
+			t.Errorf("%v: f32 sums into s32 %v, %v; want [4 -100 2]", isa, s32, err)
+		}
+		s8 := make([]int8, 3)
+		if err := Sum(s8, []float32{100, 100, -100, -100, nan, 1}, []int{3, 2}, []int{1}); err != nil ||
+			!slices.Equal(s8, []int8{127, -128, 0}) {
+			t.Errorf("%v: f32 sums into s8 %v, %v; want [127 -128 0]", isa, s8, err)
+		}
+		u8 := make([]uint8, 2)
+		if err := Mean(u8, []float32{-3, 1, 2, 3}, []int{2, 2}, []int{1}); err != nil || !slices.Equal(u8, []uint8{0, 2}) {
+			t.Errorf("%v: f32 means into u8 %v, %v; want [0 2]", isa, u8, err)
+		}
+		b := make([]bf16, 4)
+		for i, v := range []float32{-7, 3, 0.5, 0.25} {
+			b[i] = bf16(dtypes.F32ToBF16(v))
+		}
+		m := make([]int32, 2)
+		if err := Max(m, b, []int{2, 2}, []int{1}, SrcType(dtypes.BF16)); err != nil || !slices.Equal(m, []int32{3, 0}) {
+			t.Errorf("%v: bf16 maxes into s32 %v, %v; want [3 0]", isa, m, err)
+		}
+	}
 }

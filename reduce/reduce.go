@@ -190,8 +190,8 @@ func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s
 	case srcDT.IsInt8():
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
-	case dstDT != srcDT && dstDT != dtypes.F32:
-		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type or f32 (any type for s8 or u8 src)", op, dstDT, srcDT)
+	case dstDT != srcDT && dstDT != dtypes.F32 && !dstDT.IsInt():
+		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type, f32, s8, u8 or s32 (any type for s8 or u8 src)", op, dstDT, srcDT)
 	}
 	k.srcDT, k.dstDT = uint16(srcDT), uint16(dstDT)
 	k.isa = uint8(jit.EffectiveISA())
