@@ -2,6 +2,7 @@ package partition
 
 import (
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -195,11 +196,11 @@ func spanBytes(lt graph.LogicalTensor) (int64, error) {
 		}
 		return d.Span() * size, nil
 	}
+	if slices.Contains(lt.Dims, 0) {
+		return 0, nil
+	}
 	elems := int64(1)
 	for i, d := range lt.Dims {
-		if d == 0 {
-			return 0, nil
-		}
 		s := lt.Strides[i]
 		if s != 0 && d-1 > (maxSpan-elems)/s {
 			return 0, graph.Errorf(graph.InvalidArguments, "tensor %d: dims %s with strides %s address more than %d elements",

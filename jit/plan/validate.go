@@ -64,17 +64,16 @@ func (p *Problem) Validate() error {
 	if SelfOverlaps(kept, keptStrides) {
 		return graph.Errorf(graph.InvalidArguments, "plan: dst strides %v make outputs of dims %v overlap", p.DstStrides, p.Dims)
 	}
-	// Every product of dims (elements per mean, outputs) must fit; the
-	// product of the non-zero dims bounds them all.
-	total := int64(1)
-	for _, d := range p.Dims {
-		if d == 0 {
-			continue
-		}
-		var ok bool
-		if total, ok = mulSize(total, d); !ok {
-			return graph.Errorf(graph.InvalidArguments, "plan: element count of dims %v overflows int64", p.Dims)
-		}
+	// The element count bounds every product of dims the runners use
+	// (elements per output, outputs) and must fit. With a zero dim there
+	// are no elements; an empty reduction still writes its outputs, whose
+	// count must fit.
+	counted := func(int) bool { return true }
+	if slices.Contains(p.Dims, 0) {
+		counted = func(i int) bool { return !p.Reduce[i] }
+	}
+	if _, ok := dimsProduct(p.Dims, counted); !ok {
+		return graph.Errorf(graph.InvalidArguments, "plan: element count of dims %v overflows int64", p.Dims)
 	}
 	if _, err := p.SrcBytes(); err != nil {
 		return err
@@ -386,4 +385,25 @@ func (pl *Plan) checkReduction() error {
 		return graph.Errorf(graph.InvalidArguments, "plan: a stage that writes partials needs an f32 dst and no post-ops (dst %v, %d post-ops)", pl.DstDT, len(pl.PostOps))
 	}
 	return nil
+}
+
+// dimsProduct multiplies the dims i for which in(i) holds, or reports an
+// overflow. A zero among them makes the product 0 whatever the others
+// are.
+func dimsProduct(dims []int64, in func(i int) bool) (int64, bool) {
+	for i, d := range dims {
+		if in(i) && d == 0 {
+			return 0, true
+		}
+	}
+	n := int64(1)
+	for i, d := range dims {
+		if in(i) {
+			var ok bool
+			if n, ok = mulSize(n, d); !ok {
+				return 0, false
+			}
+		}
+	}
+	return n, true
 }
