@@ -50,6 +50,8 @@ func TestExecuteRejectsBadTensors(t *testing.T) {
 		{"missing output", []Tensor{st}, nil, graph.InvalidArguments, "output port tensor 1 is not given"},
 		{"unknown id", []Tensor{st, good(other, srcData)}, []Tensor{dt}, graph.InvalidArguments, "tensor 9 is not an input port"},
 		{"twice", []Tensor{st, st}, []Tensor{dt}, graph.InvalidArguments, "given twice"},
+		{"zero input", []Tensor{{}}, []Tensor{dt}, graph.InvalidArguments, "input tensor at position 0 is a zero Tensor"},
+		{"zero output", []Tensor{st}, []Tensor{dt, {}}, graph.InvalidArguments, "output tensor at position 1 is a zero Tensor"},
 		{"nil buffer", []Tensor{raw(src, nil)}, []Tensor{dt}, graph.InvalidArguments, "nil buffer"},
 		{"short src", []Tensor{raw(src, make([]byte, 127))}, []Tensor{dt}, graph.InvalidArguments, "needs 128 bytes, its buffer has 127"},
 		{"short dst", []Tensor{st}, []Tensor{raw(out, make([]byte, 15))}, graph.InvalidArguments, "needs 16 bytes"},

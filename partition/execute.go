@@ -119,6 +119,9 @@ func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf 
 	out := append(buf, make([]*Tensor, len(ports))...)
 	for j := range given {
 		t := &given[j]
+		if t.lt.DataType == dtypes.Undef && t.buf == nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor at position %d is a zero Tensor: make tensors with NewTensor", what, j)
+		}
 		i := portIndex(ports, t.lt.ID)
 		if i < 0 {
 			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.lt.ID, what)
