@@ -68,12 +68,12 @@ func (p *Problem) Validate() error {
 	// (elements per output, outputs) and must fit. With a zero dim there
 	// are no elements; an empty reduction still writes its outputs, whose
 	// count must fit.
-	counted := func(int) bool { return true }
+	counted, what := func(int) bool { return true }, "element count"
 	if slices.Contains(p.Dims, 0) {
-		counted = func(i int) bool { return !p.Reduce[i] }
+		counted, what = func(i int) bool { return !p.Reduce[i] }, "output count (the kept dims' product)"
 	}
 	if _, ok := dimsProduct(p.Dims, counted); !ok {
-		return graph.Errorf(graph.InvalidArguments, "plan: element count of dims %v overflows int64", p.Dims)
+		return graph.Errorf(graph.InvalidArguments, "plan: %s of dims %v overflows int64", what, p.Dims)
 	}
 	if _, err := p.SrcBytes(); err != nil {
 		return err

@@ -307,3 +307,25 @@ func TestSelfOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// The overflow refusals name the count that overflowed: every element's,
+// or beside a zero dim only the outputs'.
+func TestCountOverflowMessages(t *testing.T) {
+	tests := []struct {
+		p    *Problem
+		want string
+	}{
+		{&Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{1 << 32, 1 << 32},
+			SrcStrides: []int64{0, 0}, Reduce: axes(2, 1), DstStrides: []int64{1, 0}},
+			"element count of dims [4294967296 4294967296] overflows"},
+		{&Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{1 << 32, 1 << 32, 0},
+			SrcStrides: []int64{0, 0, 1}, Reduce: axes(3, 2), DstStrides: []int64{1 << 32, 1, 0}},
+			"output count (the kept dims' product) of dims [4294967296 4294967296 0] overflows"},
+	}
+	for _, tc := range tests {
+		err := tc.p.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("dims %v: error %v, want it to say %q", tc.p.Dims, err, tc.want)
+		}
+	}
+}
