@@ -166,13 +166,13 @@ func (b *builder) softPlus(beta float32) {
 	if infShort { // log(1 + e^(beta*x))/beta is 0 or x itself at either infinity
 		part = b.sel(SelLT, b.op1(Abs, X), b.c(float32(math.Inf(1))), part, zero)
 	}
-	var pos Val
 	if beta > 0 {
-		pos = b.sel(SelLT, zero, X, X, zero)
-	} else {
-		pos = b.sel(SelLT, X, zero, X, zero)
+		b.op2(Add, b.sel(SelLT, zero, X, X, zero), part)
+		return
 	}
-	b.op2(Add, pos, part)
+	// With beta < 0 every result is below zero, the ones that underflow
+	// too: -0, which +0 + -0 would lose.
+	b.op2(OrSign, b.op2(Add, b.sel(SelLT, X, zero, X, zero), part), bv)
 }
 
 // softPlusClamp returns the bound softPlus clamps x to: 2^100, or, for
