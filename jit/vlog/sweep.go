@@ -84,12 +84,12 @@ func CheckSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) 
 }
 
 // CheckModel returns a description of the results in dst, the
-// SweepProblem's output for xs, that are not Model's bits (for Quiet(x),
-// as CheckSweep), or "" when all are.
+// SweepProblem's output for xs, that are not Model's bits (for
+// vexp.PostOpInput(x), as CheckSweep), or "" when all are.
 func CheckModel(xs []float32, dst []byte) string {
 	n, first := 0, ""
 	for i, x := range xs {
-		x = vexp.Quiet(x)
+		x = vexp.PostOpInput(x)
 		got, want := binary.LittleEndian.Uint32(dst[4*i:]), math.Float32bits(Model(x))
 		if got != want {
 			if n == 0 {
