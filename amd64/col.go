@@ -134,8 +134,9 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 // in and out, sums with no exp, no post-ops, a finalize of one constant
 // at most). A wider block reads more of each strided row per visit,
 // which the hardware prefetchers follow better: 12 instead of 8 ran
-// 1024x4096 f32 over rows 1.16x faster, the middle axis of 8x512x4096
-// 1.10x, 16x1568x4096 1.08x (2 threads, medians of 3 alternating runs).
+// 1024x4096 f32 over rows, and the middle axis of 8x512x4096 and of
+// 16x1568x4096, faster at 2 threads (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)").
 func (g *gen) colAcc() int {
 	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 && g.add && g.red.Transform != plan.TransformExp && !g.finalizeNeedsTemps() {
 		return avx2WideAcc
@@ -151,8 +152,9 @@ const avx2WideAcc = 12
 // innermost kept loop when its iterations are less than a line apart
 // ([4194304, 2, 2] over axis 1: 16 bytes and some 20 instructions each,
 // too many per line for the reorder window to keep memory busy; it ran
-// 2.2x faster with the prefetch). Iterations sharing a line prefetch it
-// again, which costs little.
+// faster with the prefetch: docs/PERFORMANCE-log.md, "Figures behind the
+// generators' choices (moved from code comments)"). Iterations sharing a
+// line prefetch it again, which costs little.
 func (g *gen) prefetchKept() {
 	n := len(g.pl.Outer)
 	if n == 0 {
@@ -244,20 +246,22 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// full vectors 2p and 2p+1 are taken from one pair load (combinePair),
 	// the rest one vector at a time. And every 64-byte line of the full
 	// vectors is prefetched pfRows rows ahead in the main loop: the
-	// hardware prefetchers follow a few lines per strided row poorly
-	// (measured: a 32x3136x128-of-256 bf16 tile ran 1.7x faster with
-	// both). A prefetch never faults, so the ones past the last row are
-	// harmless. Wider blocks, which the hardware prefetchers keep up
-	// with, ran 10-40% slower with both and keep the plain path.
+	// hardware prefetchers follow a few lines per strided row poorly (a
+	// 32x3136x128-of-256 bf16 tile ran faster with both). A prefetch
+	// never faults, so the ones past the last row are harmless. Wider
+	// blocks, which the hardware prefetchers keep up with, ran slower
+	// with both on the Xeon and keep the plain path (docs/PERFORMANCE-log.md,
+	// "Pair loads in wide bf16 blocks").
 	//
 	// AVX2 blocks are always narrow (8 vectors). bf16 ones get the pairs
-	// (bf16 over rows, 1 thread, medians of 9 alternating runs: [512, 128]
-	// 1.9x faster, [1024, 4096] 1.7x, from DRAM 1.03-1.13x), and all get
-	// the prefetch where rows are at most pfMaxStride bytes apart: GAP
-	// over NHWC bf16/f16 (512-byte rows) ran 1.5-1.7x faster with it, and
-	// rows of 1-4 KiB 1.1-1.4x. Rows 8 KiB apart gained only where the
-	// data came from DRAM and lost 10-20% where it sat in L3 (1024x4096
-	// and 2048x4096 reduced over rows).
+	// (bf16 over rows, 1 thread: [512, 128] and [1024, 4096] ran faster,
+	// from DRAM a little), and all get the prefetch where rows are at
+	// most pfMaxStride bytes apart: GAP over NHWC bf16/f16 (512-byte rows)
+	// and rows of 1-4 KiB ran faster with it. Rows 8 KiB apart gained
+	// only where the data came from DRAM and lost where it sat in L3
+	// (1024x4096 and 2048x4096 reduced over rows). The figures of this
+	// paragraph and of the tile above: docs/PERFORMANCE-log.md, "Figures
+	// behind the generators' choices (moved from code comments)".
 	//
 	// On Zen cores (Options.Zen) wider bf16 blocks take the pair loads
 	// too, without the prefetch: there the widening (VPMOVZXWD, VPSLLD
@@ -318,10 +322,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// a dense stream of masked loads, which the hardware prefetchers do
 	// not follow (see flatPrefetch): every line of it is prefetched
 	// pfAhead bytes ahead, once per loop iteration of U rows. [N, W]
-	// over axis 0 with W = 9..15 ran at 11-60 GB/s (32-64 MiB of src, 2
-	// threads) where W = 8 and 16 (full loads) ran at 55-142, and at
-	// 50-123 with the prefetch. Rows a line or more apart are followed:
-	// [4M, 15] f32 with rows 16 apart ran as fast as [4M, 16].
+	// over axis 0 with W = 9..15 (32-64 MiB of src, 2 threads) read far
+	// slower than W = 8 and 16 (full loads), and nearly as fast with the
+	// prefetch (docs/PERFORMANCE-log.md, "Figures behind the generators'
+	// choices (moved from code comments)"). Rows a line or more apart are
+	// followed: [4M, 15] f32 with rows 16 apart ran as fast as [4M, 16].
 	var streamSpan int64
 	if n := len(red); n > 0 && !zeroSum && nv == 0 && g.flatPrefetch(int64(tail)) {
 		if rb := red[n-1].SrcStride * g.ssz; rb > 0 && rb < 64 {
@@ -451,9 +456,11 @@ func (g *gen) bf16Pairs() bool {
 // VFMADD231PS by 1.0: o*1 is exact, so it rounds as VADDPS does, bit for
 // bit, but it issues on the FMA pipes, beside the even add on the add
 // pipes. Pair sums are short of add pipes, not of loads: bf16 sums in L2
-// (1 thread, [262144] and [256, 1024] over rows) ran 1.2x to 1.4x faster
-// so, on AVX-512 and AVX2; sums from L3 or DRAM ran as before. NaN-free
-// max and min (speculate.go) check both halves with one compare.
+// (1 thread, [262144] and [256, 1024] over rows) ran faster so, on
+// AVX-512 and AVX2; sums from L3 or DRAM ran as before
+// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
+// (moved from code comments)"). NaN-free max and min (speculate.go)
+// check both halves with one compare.
 func (g *gen) combineHalves(pc pairConsts, even, odd, e, o int) {
 	if g.plainSum() {
 		g.vadd(even, e)
@@ -594,8 +601,9 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 // 16-bit loads are exact-size moves instead).
 // The hardware prefetchers did not follow a stream of masked loads:
 // [N, W] over axis 0 with W = 3, 5 or 7 (32 MiB of bf16, 64 MiB of f32,
-// 2 threads) ran at 18-46 GB/s where W = 4 or 8 (full loads) ran at
-// 49-149, and at 61-108 GB/s with the prefetch.
+// 2 threads) read far slower than W = 4 or 8 (full loads), and about as
+// fast with the prefetch (docs/PERFORMANCE-log.md, "Figures behind the
+// generators' choices (moved from code comments)").
 func (g *gen) flatPrefetch(M int64) bool {
 	return M < int64(g.V) && (g.avx512 || g.sdt == dtypes.F32)
 }

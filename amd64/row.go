@@ -46,10 +46,11 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	rp.rowStep = L.SrcStride * g.ssz
 	// Short rows: V rows at once (one accumulator chain each) beat
 	// per-output horizontal sums; longer rows amortise those and stream
-	// better one at a time. Measured on [65536/rk, rk]: grouping wins
-	// 1.5-4x up to rk 64 for every type, breaks even for f32 around 128,
-	// and still wins 1.3-2x for bf16/f16 (cheap loads, costlier
-	// per-output work) at 240.
+	// better one at a time. Measured on [65536/rk, rk]: grouping wins up
+	// to rk 64 for every type, breaks even for f32 around 128, and still
+	// wins for bf16/f16 (cheap loads, costlier per-output work) at 240
+	// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
+	// (moved from code comments)").
 	groupMax := int64(256)
 	if g.sdt == dtypes.F32 {
 		groupMax = 96
@@ -246,11 +247,12 @@ func (g *gen) packSkip(rp *rowPlan) int {
 // and the odd ones masked (as in rowPairs), both exact f32, added into
 // the lanes. A lane then sums two neighbours of one row, which the row
 // sum does not mind. This packs rows of 9 to 16 two to a register:
-// [10922, 12] bf16 (in L2, 1 thread) ran at 62 GB/s where one row to a
-// register ran at 41. Shorter rows keep one element per lane: packed
-// four to a zmm, their 64-byte masked loads ran 13-30% slower from L3
-// (rows of 5 to 7, 2 threads, 8 of 9 alternating runs) than the 32-byte
-// ones of two to a register.
+// [10922, 12] bf16 (in L2, 1 thread) ran faster so than one row to a
+// register. Shorter rows keep one element per lane: packed four to a
+// zmm, their 64-byte masked loads ran slower from L3 (rows of 5 to 7, 2
+// threads, 8 of 9 alternating runs) than the 32-byte ones of two to a
+// register (docs/PERFORMANCE-log.md, "Figures behind the generators'
+// choices (moved from code comments)").
 func (g *gen) pairPacked(rk int64) bool {
 	return g.avx512 && g.sdt == dtypes.BF16 && rk > int64(g.V/2) && rk <= int64(g.V)
 }
@@ -399,8 +401,9 @@ func (g *gen) fillXmm(x int, pcs []xpiece) {
 // ahead, a line at a time. Such a group takes about 80 instructions per
 // few lines (16 rows of 3 f32 are 3 lines), so the reorder window holds
 // too few lines' loads to keep memory busy: [4194304, 3] reduced over
-// its rows ran at 14 GB/s. A prefetch never faults, so the ones past
-// the end of src are harmless.
+// its rows ran slowly without it (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)"). A
+// prefetch never faults, so the ones past the end of src are harmless.
 const pfAhead = 2048
 
 // prefetchGroup prefetches the lines of the group pfAhead bytes ahead,
@@ -579,12 +582,13 @@ const minStreamedRow = 256 << 10
 // streams chooses how the loop over one long f32 row reads it: iters
 // iterations of slots loads of unit bytes. The row is cut into 2 equal
 // parts read side by side, each part's loads feeding its own
-// accumulators. Measured (medians of 7-9, 2 threads): [64, 1048576]
-// 5.26 -> 5.21 ms (1 thread 6.76 -> 6.44), [128, 131072] 0.892 -> 0.836
-// ms, [16777216] 0.948 -> 0.920 ms. Shorter rows keep one stream (2
-// streams of rows of 8 KiB lost 35% for bf16), and so do groups of rows
-// (n > 1) and 16-bit rows, which read ahead with software prefetch
-// instead (rowPrefetch): that beat 2 or 4 streams.
+// accumulators: rows of 256 KiB and more ([64, 1048576], [128, 131072],
+// [16777216]) ran a little faster so at 2 threads, and [64, 1048576] at
+// 1 thread too. Shorter rows keep one stream (2 streams of rows of 8 KiB
+// lost for bf16), and so do groups of rows (n > 1) and 16-bit rows,
+// which read ahead with software prefetch instead (rowPrefetch): that
+// beat 2 or 4 streams. Figures: docs/PERFORMANCE-log.md, "Figures behind
+// the generators' choices (moved from code comments)".
 func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 	one := readStreams{per: slots}
 	const S = 2
@@ -606,18 +610,18 @@ func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
 // (convert both halves, two adds) where an f32 sum takes one, and from
 // L3 or DRAM it waits on memory, probably because with four or five
 // times the instructions per line the reorder window holds fewer loads
-// in flight. In a C probe over 32 MiB (1 thread) an f32 sum ran at 86
-// GB/s, the same loop with three more instructions per line at 49, a
-// bf16 pair sum at 52, and that sum with a PREFETCHT0 64 KiB ahead at
-// 73. Measured on the JIT, medians of 5
-// alternating runs, one stream and a prefetch 16 KiB ahead against 4
-// (bf16) or 2 (f16) streams and none: [16777216] bf16 (32 MiB) 1 thread
-// 1.17x, 2 threads 1.21x; f16 1.15x and 1.21x; [256, 65536] bf16 and
-// f16 1.33-1.48x; [1024, 4096] bf16 and f16 1.10-1.17x; [33554432] bf16
-// (64 MiB) 1.10x; [64, 1048576] bf16 (128 MiB, DRAM) unchanged; AVX2
-// 1.07x ([1024, 4096]) to 1.57x. 4 KiB ahead lost, 8, 32 and 64 KiB
-// gained less. f32 sums lost 5-25% with the prefetch, and sums of data
-// in L2 ([131072] and [64, 1024] bf16) 6-10%, hence minPrefetchedCall.
+// in flight. In a C probe over 32 MiB (1 thread) an f32 sum ran well
+// ahead of the same loop with three more instructions per line and of a
+// bf16 pair sum, and a PREFETCHT0 64 KiB ahead won most of the gap back
+// for the bf16 sum. On the JIT, one stream and a prefetch 16 KiB ahead
+// beat 4 (bf16) or 2 (f16) streams and none over [16777216] (32 MiB; 1
+// and 2 threads), [256, 65536] and [1024, 4096], bf16 and f16, and
+// [33554432] bf16 (64 MiB), on AVX2 too; from DRAM ([64, 1048576] bf16,
+// 128 MiB) it changed nothing. 4 KiB ahead lost, 8, 32 and 64 KiB
+// gained less. f32 sums lost with the prefetch, and so did sums of data
+// in L2 ([131072] and [64, 1024] bf16), hence minPrefetchedCall. Figures:
+// docs/PERFORMANCE-log.md, "Figures behind the generators' choices
+// (moved from code comments)".
 const (
 	rowAhead          = 16 << 10
 	minPrefetchedCall = 512 << 10
@@ -730,16 +734,13 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 
 // gatherRows reports whether rows go through gather: AVX-512, one
 // contiguous reduced run of 2 to 4, rows back to back, grouped (so that
-// the last rows of a loop can go in a transposing group). Medians of 3
-// alternating runs, 2 threads, against what ran before: rows of 3 (the
-// groups) [4194304, 3] bf16 1.47 -> 0.39 ms, f32 1.10 -> 0.82 ms;
-// [1048576, 3] f32 0.245 -> 0.103 ms; [64, 64, 64, 3] over 3 f16 0.082
-// -> 0.021 ms. Rows of 2 (V/2 from one load, flatSums): [8388608, 2] f32
-// 2.10 -> 1.86 ms, bf16 1.15 -> 0.77 ms, f16:f32 1.41 -> 1.16 ms. Rows of
-// 4 (flatSums for 16-bit data, the groups for f32): [4194304, 4] bf16
-// 1.22 -> 0.65 ms, f32 the same (memory-bound); [1048576, 4] f32 0.235
-// -> 0.133 ms, bf16 0.285 -> 0.118 ms. Rows of 5 to 8 would need more
-// index registers than the epilogues can spare.
+// the last rows of a loop can go in a transposing group). At 2 threads
+// gather ran faster than what ran before it for rows of 3 (the groups),
+// of 2 (V/2 from one load, flatSums) and of 4 (flatSums for 16-bit data,
+// the groups for f32), for f32, bf16 and f16, except [4194304, 4] f32,
+// memory-bound, which ran the same (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)"). Rows of 5
+// to 8 would need more index registers than the epilogues can spare.
 func (g *gen) gatherRows(rp *rowPlan) bool {
 	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && rp.Len >= 2 && rp.Len <= 4 && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
 }

@@ -19,9 +19,11 @@ import (
 // lines of every row, then the next rows) cannot do. Each 64-byte line is
 // prefetched rowAhead bytes ahead (rounded up to whole rows; on Zen
 // cores a stream of f32 rows less, rowByRowPrefetch): 8x512x4096
-// bf16 over axis 1 ran 1.5x faster with it (2 threads; 8 and 24 KiB
-// ahead, 32 KiB, PREFETCHT1, T2 and NTA no better). The likely cause is
-// the one rowPrefetch gives: with several instructions per line (here a
+// bf16 over axis 1 ran faster with it (2 threads; 8 and 24 KiB ahead,
+// 32 KiB, PREFETCHT1, T2 and NTA no better; docs/PERFORMANCE-log.md,
+// "Figures behind the generators' choices (moved from code comments)").
+// The likely cause is the one rowPrefetch gives: with several
+// instructions per line (here a
 // load and a store of the partials besides the converting combine), the
 // reorder window alone keeps too few lines in flight.
 

@@ -140,9 +140,10 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 // watchesNaN reports whether NaN-free AVX-512 code checks its whole f32
 // src vectors by a watch sum (rangeWatched) instead of compares in pairs:
 // in plans whose row sweeps are paced to memory (pacedRows), and in the
-// column blocks of such plans too (GAP over NHWC from DRAM ran 4-8%
-// faster so), but not in row-by-row plans (8x512x4096 over axis 1 ran
-// 1.04x slower with the sum at one thread; docs/PERFORMANCE-log.md).
+// column blocks of such plans too (GAP over NHWC from DRAM ran faster
+// so), but not in row-by-row plans (8x512x4096 over axis 1 ran slower
+// with the sum at one thread; docs/PERFORMANCE-log.md, "Max and min rows
+// paced to memory").
 func (g *gen) watchesNaN() bool {
 	return g.avx512 && g.pacedRows() && !g.pl.RowByRow
 }

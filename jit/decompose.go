@@ -45,10 +45,10 @@ var callBudget int64 = 1 << 20
 // 1 KiB or more, and a stage-1 call of a long reduction is that wide too
 // (see twoStage). A tile a few lines wide running down thousands of rows
 // is a pattern the hardware prefetchers and DRAM pages serve poorly:
-// 4096x4096 and 2x8192x4096 reduced over their rows ran 1.4x to 2.5x
-// faster on AVX-512 (f32, bf16, f16; 1 and 2 threads) and 1.1x to 1.8x
-// on AVX2 as two stages of 1 KiB-wide chunks than as 64- to 128-lane
-// tiles.
+// 4096x4096 and 2x8192x4096 reduced over their rows ran faster on
+// AVX-512 (f32, bf16, f16; 1 and 2 threads) and on AVX2 as two stages of
+// 1 KiB-wide chunks than as 64- to 128-lane tiles (docs/PERFORMANCE-log.md,
+// "Figures behind the generators' choices (moved from code comments)").
 const (
 	minTile     = 16
 	stageTile   = 64
@@ -65,15 +65,14 @@ const (
 // still summed by one call, or in chunks as larger plans are; an emitter
 // may sum the rows of a smaller block another way (AVX2 groups short rows
 // by the block's size), so the last bits of a mean can differ from the
-// single call's, the same for every thread count. Measured against the
-// single call (per-pair medians of 9 alternating runs), 2 threads:
-// 256x1024 f32 over axis 1 (blocks) 2.18x as fast (AVX2 2.32x), 512x512
-// f32 over axis 0 (tiles) 1.74x, 4096x64 f32 over axis 0 (two stages of
-// whole rows) 2.38x, 262144 f32 over all (two stages) 1.74x, 512x768 bf16
-// over axis 1 1.58x, 1024x256 bf16 over axis 0 1.43x; 1 thread: 0.90x
-// (the full reduction) to 0.99x. Smaller plans stay one call: blocks of an
-// eighth of a budget ran 0.92x-1.14x, the pool's hand-off costing about
-// what a second thread saves.
+// single call's, the same for every thread count. Against the single
+// call, such plans ran faster at 2 threads whichever tool cut them
+// (blocks, tiles, two stages; f32 and bf16, AVX-512 and AVX2), and a
+// little slower at 1 thread, the full reduction most. Smaller plans stay
+// one call: blocks of an eighth of a budget ran about as fast as one
+// call, the pool's hand-off costing about what a second thread saves.
+// Figures: docs/PERFORMANCE-log.md, "Figures behind the generators'
+// choices (moved from code comments)".
 func splitBudget(total int64) int64 {
 	if total < callBudget/2 || total > callBudget {
 		return callBudget
@@ -451,7 +450,9 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 // into two stages instead of Inner tiles: tiles would have each call read
 // a part of every row, a strided pattern the hardware prefetchers follow
 // poorly (GAP over NHWC, 32x3136x256 reduced over the 3136 rows, ran
-// 1.25x (f32) to 1.5x (bf16) faster with whole rows, 2 threads).
+// faster with whole rows at 2 threads, bf16 more than f32;
+// docs/PERFORMANCE-log.md, "Figures behind the generators' choices (moved
+// from code comments)").
 func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 	// A row must also leave room for 4 rows per call (see twoStage).
 	if !pl.HasInner || pl.Inner.SrcStride != 1 || plan.MulSat(4*esz(pl.SrcDT), pl.Inner.Size) > callBudget {
@@ -466,16 +467,19 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // emitters take it). A chunk of back-to-back rows is then read as one
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.
-// Measured on 8x512x4096 over axis 1 (32 MiB of bf16 or f16, 64 MiB of
-// f32; per-pair ratios of 9-15 alternating runs, medians): AVX-512 16-bit
-// 1.22x (2 threads) and 1.48x (1 thread) faster, AVX2 16-bit 1.58x and
-// f32 1.29x (2 threads). Not f32 on AVX-512, whose column blocks read 1
-// KiB of each row per visit (16-bit ones 512 bytes, AVX2 ones 384 bytes
-// or less): 0.96x-0.97x (1 thread) and 0.86x-1.06x (2 threads, by the
-// machine's DRAM state) in two sessions' runs. And not with the src
-// in L3: 8-20 MiB of bf16 ran 0.70x-0.91x as fast as tiles (2 threads),
-// hence rowByRowMinBytes (this machine's L3 is 32 MiB). A log-sum-exp's
-// chunks (lse.go) are smaller, but read a src that large from memory: its
+// Over 8x512x4096 over axis 1 (32 MiB of bf16 or f16, 64 MiB of f32)
+// this ran faster for 16-bit src on AVX-512 (1 and 2 threads) and for
+// 16-bit and f32 src on AVX2 (2 threads). Not f32 on AVX-512, whose
+// column blocks read 1 KiB of each row per visit (16-bit ones 512 bytes,
+// AVX2 ones 384 bytes or less): row by row ran a little slower at 1
+// thread and no better at 2 (by the machine's DRAM state) in two
+// sessions' runs. And not with the src in L3: 8-20 MiB of bf16 ran slower
+// than as tiles (2 threads), hence rowByRowMinBytes (this machine's L3
+// is 32 MiB). Figures: docs/PERFORMANCE-log.md, "Figures behind the
+// generators' choices (moved from code comments)" ("Zen 4: f32 row by
+// row" has the f32 ones and why Zen cores take f32 row by row). A
+// log-sum-exp's chunks (lse.go) are smaller, but read a src that large
+// from memory: its
 // unshifted pass is taken row by row where the emitter takes it (Zen
 // cores; see amd64's rowByRowKind).
 //

@@ -14,9 +14,11 @@ import "github.com/gdnn/gdnn/jit/plan"
 // and starts them again from zero: no chain is then longer than about
 // 2*sqrt(n).
 //
-// A cut costs a fold per run: up to about 6% on column and row sums
-// that run from L2 and fold every 16 adds (docs/RELIABILITY.md). So
-// chains short enough for the tolerance stay whole: the reference allows
+// A cut costs a fold per run, which shows on column and row sums that
+// run from L2 and fold every 16 adds (docs/RELIABILITY.md, "Figures
+// measured"; docs/PERFORMANCE-log.md, "Figures behind the generators'
+// choices (moved from code comments)"). So chains short enough for the
+// tolerance stay whole: the reference allows
 // (4*ceil(log2(N+1)) + 8) units for a mean of N elements, of which the
 // final adds across accumulators and lanes take up to 8, so a chain of
 // up to 4*ceil(log2(N+1)) adds is left uncut (see uncut).
