@@ -569,8 +569,8 @@ func (g *gen) rowAccumulators() int {
 // reorder window lets them, and a Zen 4 core then streams DRAM slower
 // than when one chain of adds holds them back; at two threads the DRAM
 // bounds both forms alike, and from L3 the chain costs a little, hence
-// FromMemory (docs/PERFORMANCE-log.md, "Zen 4: paced row sweeps",
-// has the figures). Intel cores are left alone: their single-core streams
+// FromMemory (docs/PERFORMANCE-log.md, "Paced row sweeps", has the
+// figures). Intel cores are left alone: their single-core streams
 // need the loads in flight.
 func (g *gen) pacedRows() bool {
 	return g.zen && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp

@@ -47,7 +47,7 @@ func (g *gen) rowByRowShape(k kernelshape.Nest, red []plan.Loop, zeroSum bool) b
 // unshifted sums of exp. On the Xeon those ran at the column blocks' speed
 // in some stretches and up to twice their time in others; on Zen 4, whose
 // column blocks read such rows slower than their stream, they ran faster
-// (docs/PERFORMANCE-log.md, "Zen 4: log-sum-exp row by row").
+// (docs/PERFORMANCE-log.md, "Log-sum-exp row by row on Zen cores").
 func rowByRowKind(r plan.Reduction, zen bool) bool {
 	if r.IsLogSumExp() {
 		return zen
@@ -108,7 +108,7 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 // to 16 KiB) and the lines prefetched ahead of its loads: past that, the
 // lines in flight evict the partials, which every row reads and writes.
 // On Zen 4 the f32 rows ran fastest with both within about 24 KiB
-// (docs/PERFORMANCE-log.md, "Zen 4: row by row prefetched to fit L1");
+// (docs/PERFORMANCE-log.md, "Row by row prefetched to fit L1");
 // 16-bit rows ran slower with less than rowAhead and keep it.
 const zenRowByRowL1 = 24 << 10
 

@@ -474,14 +474,13 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // AVX2 ones 384 bytes or less): row by row ran a little slower at 1
 // thread and no better at 2 (by the machine's DRAM state) in two
 // sessions' runs. And not with the src in L3: 8-20 MiB of bf16 ran slower
-// than as tiles (2 threads), hence rowByRowMinBytes (this machine's L3
-// is 32 MiB). Figures: docs/PERFORMANCE-log.md, "Figures behind the
-// generators' choices (moved from code comments)" ("Zen 4: f32 row by
-// row" has the f32 ones and why Zen cores take f32 row by row). A
-// log-sum-exp's chunks (lse.go) are smaller, but read a src that large
-// from memory: its
-// unshifted pass is taken row by row where the emitter takes it (Zen
-// cores; see amd64's rowByRowKind).
+// than as tiles (2 threads), hence rowByRowMinBytes (an L3 holds 32 MiB
+// on the fleet's cores). Figures: docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)" ("Zen 4:
+// f32 row by row" has the f32 ones and why Zen cores take f32 row by
+// row). A log-sum-exp's chunks (lse.go) are smaller, but read a src that
+// large from memory: its unshifted pass is taken row by row where the
+// emitter takes it (Zen cores; see amd64's rowByRowKind).
 //
 // A chunk has at most rowByRowChunk rows: each of its sums is one chain
 // of adds (the form does not cut sums into runs, see
