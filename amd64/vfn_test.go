@@ -49,6 +49,19 @@ func TestProgramSweep(t *testing.T) {
 	}
 }
 
+// TestProgramZeroSigns runs every post-op of vfn.SweepOps on zeros,
+// subnormals and tiny normals of both signs (vfn.SignInputs) handed to
+// it as they are, -0 included (vfn.SignProblem), under every ISA this
+// CPU has, and holds each result to vfn.Check, which wants a zero with
+// the reference's sign.
+func TestProgramZeroSigns(t *testing.T) {
+	xs := vfn.SignInputs()
+	for _, op := range vfn.SweepOps() {
+		p, src := vfn.SignProblem(op, xs)
+		sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
+	}
+}
+
 // TestProgramTemps runs the generator over every program on both widths
 // and checks that none takes more than programTemps temporaries beside
 // its input: an AVX2 kernel has six, and the epilogue may hold one.

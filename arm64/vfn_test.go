@@ -49,6 +49,19 @@ func TestVFNSweep(t *testing.T) {
 	}
 }
 
+// TestVFNZeroSigns runs every post-op of vfn.SweepOps on zeros,
+// subnormals and tiny normals of both signs (vfn.SignInputs) handed to
+// it as they are, -0 included (vfn.SignProblem), and holds each result
+// to vfn.Check, which wants a zero with the reference's sign.
+func TestVFNZeroSigns(t *testing.T) {
+	needARM64(t)
+	xs := vfn.SignInputs()
+	for _, op := range vfn.SweepOps() {
+		p, src := vfn.SignProblem(op, xs)
+		sweepNEON(t, p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
+	}
+}
+
 // checkVFNModel compares the results got of prog over xs with
 // vfn.Model's bits for every x that is not a NaN (of the x the kernel
 // sees, vexp.PostOpInput); it describes the first difference and

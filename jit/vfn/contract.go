@@ -14,9 +14,9 @@ import (
 // many f32 ulps of plan.Eltwise for every x that is not a NaN (the
 // infinities exactly, a zero with plan.Eltwise's sign; a NaN x gives
 // x), for every alpha and beta the APIs accept. The tests check it over
-// dense sweeps of the f32 bit
-// patterns (Sweep: every few-thousandth pattern, every edge of the
-// programs and of the exp) and for the parameters of SweepOps. The amd64
+// dense sweeps of the f32 bit patterns (Sweep: every few-thousandth
+// pattern, every edge of the programs and of the exp; SignInputs for the
+// zeros' signs) and for the parameters of SweepOps. The amd64
 // machine code (AVX-512 and AVX2) was also run on all 2^32 patterns for
 // the parameters of SweepOps (package amd64's TestProgramsExhaustive,
 // run with -vfn.all; docs/RELIABILITY.md) and keeps the bound on every
@@ -107,14 +107,48 @@ func SweepProblem(op plan.PostOp, xs []float32) (*plan.Problem, []byte) {
 	return p, src
 }
 
+// SignProblem returns SweepProblem(op, xs) with a max over one element
+// in place of the mean: it hands the post-op a -0 as -0, where the mean,
+// a sum from +0, hands it +0. With SignInputs it checks the sign of
+// every zero a program gives. Its src bytes come with it.
+func SignProblem(op plan.PostOp, xs []float32) (*plan.Problem, []byte) {
+	p, src := SweepProblem(op, xs)
+	p.Reduction = plan.AlgMax.Reduction(0, 0)
+	return p, src
+}
+
+// SignInputs returns the zeros, subnormals and tiny normals of both
+// signs, each several times so that the vector lanes and the tail meet
+// them: the inputs whose results are zeros or next to them.
+func SignInputs() []float32 {
+	var xs []float32
+	for _, b := range []uint32{0, 1, 2, 0x7fffff, 0x800000, 0x0d800000, 0x1f800000, 0x2f800000} {
+		for range 3 {
+			xs = append(xs, f32(b), f32(b|1<<31))
+		}
+	}
+	return xs
+}
+
 // CheckSweep holds dst, SweepProblem(op, xs)'s output, to Check (a
-// signalling NaN quietened, as vexp.CheckSweep expects). It returns the
-// largest error in ulps and up to five descriptions of results that
+// signalling NaN quietened and -0 as +0, vexp.PostOpInput). It returns
+// the largest error in ulps and up to five descriptions of results that
 // break the contract, with how many did.
 func CheckSweep(op plan.PostOp, xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	return checkSweep(op, xs, dst, vexp.PostOpInput)
+}
+
+// CheckSigns is CheckSweep for SignProblem(op, xs)'s output, which keeps
+// a -0.
+func CheckSigns(op plan.PostOp, xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
+	return checkSweep(op, xs, dst, vexp.Quiet)
+}
+
+// checkSweep holds dst to Check for each x of xs as in(x) reaches the post-op.
+func checkSweep(op plan.PostOp, xs []float32, dst []byte, in func(float32) float32) (worst int64, bad []string, nbad int) {
 	for i, x := range xs {
 		y := math.Float32frombits(binary.LittleEndian.Uint32(dst[4*i:]))
-		x = vexp.PostOpInput(x)
+		x = in(x)
 		u, ok := Check(op, x, y)
 		if !ok {
 			if nbad < 5 {
