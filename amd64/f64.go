@@ -7,11 +7,12 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// Post-ops that plan.Eltwise evaluates in float64 (HardSigmoid, HardSwish)
-// are evaluated in float64 here too, with the same operations in the same
-// order, so that the f32 results are bit-identical rather than within an
-// ulp: the lanes are widened to two registers of f64, worked on, and
-// narrowed back with one rounding, as float32(...) does.
+// Post-ops that plan.Eltwise evaluates in float64 (HardSigmoid,
+// HardSwish, Pow) are evaluated in float64 here too, with the same
+// operations in the same order, so that the f32 results are bit-identical
+// rather than within an ulp: the lanes are widened to two registers of
+// f64, worked on, and narrowed back with one rounding, as float32(...)
+// does.
 
 // constF64 broadcasts the float64 v into every f64 lane of r.
 func (g *gen) constF64(r int, v float64) {
@@ -101,4 +102,72 @@ func (g *gen) hardSwish(r int) {
 		g.op(x86.AVCMPPD, imm(22), g.vr(c), g.vr(v), g.vr(m)) // !(v <= 0), NaN included
 		g.op(x86.AVANDPD, g.vr(m), g.vr(d), g.vr(d))
 	})
+}
+
+// pow: x^beta for plan.PowBetas by plan.Eltwise's steps. 0 gives 1 (a
+// NaN stays itself), 1 leaves x, 2 is one product in f32 (exact in f64,
+// so the same rounding); the others run in f64 lanes.
+func (g *gen) pow(beta float32, r int) {
+	x := g.vr(r)
+	switch beta {
+	case 1:
+		return
+	case 2:
+		g.op(x86.AVMULPS, x, x, x)
+		return
+	case 0:
+		mk := g.mark()
+		defer g.release(mk)
+		t, s := g.tmp(), g.tmp()
+		g.constF32(t, 1)
+		g.keepNaN(g.vr(t), x, g.vr(s))
+		g.op(x86.AVMOVAPS, g.vr(t), x)
+		return
+	}
+	g.inF64(r, func(d, c int) {
+		switch beta {
+		case 3:
+			g.op(x86.AVMULPD, g.vr(d), g.vr(d), g.vr(c)) // c = d*d
+			g.op(x86.AVMULPD, g.vr(d), g.vr(c), g.vr(d)) // d = (d*d)*d
+		case -2:
+			g.op(x86.AVMULPD, g.vr(d), g.vr(d), g.vr(d))
+			fallthrough
+		case -1:
+			g.constF64(c, 1)
+			g.op(x86.AVDIVPD, g.vr(d), g.vr(c), g.vr(d)) // d = 1/d
+		case 0.5, -0.5:
+			g.sqrtPow(d, c)
+			if beta < 0 {
+				g.constF64(c, 1)
+				g.op(x86.AVDIVPD, g.vr(d), g.vr(c), g.vr(d))
+			}
+		}
+	})
+}
+
+// sqrtPow sets the f64 lanes of d to x^0.5 as IEEE pow has it: the
+// square root, but +0 for -0 (adding +0 does that) and +Inf for -Inf
+// (where the root is a NaN); c is scratch. 1/d after it is x^-0.5,
+// +Inf at either zero and +0 at -Inf.
+func (g *gen) sqrtPow(d, c int) {
+	mk := g.mark()
+	defer g.release(mk)
+	g.constF64(c, math.Inf(-1))
+	if g.avx512 {
+		k := kreg(6)
+		g.op(x86.AVCMPPD, imm(0), g.vr(c), g.vr(d), k) // EQ_OQ: d == -Inf
+		g.op(x86.AVSQRTPD, g.vr(d), g.vr(d))
+		g.zero(c)
+		g.op(x86.AVADDPD, g.vr(c), g.vr(d), g.vr(d))
+		g.constF64(c, math.Inf(1))
+		g.op(x86.AVMOVAPD, g.vr(c), k, g.vr(d))
+		return
+	}
+	m := g.tmp()
+	g.op(x86.AVCMPPD, imm(0), g.vr(c), g.vr(d), g.vr(m))
+	g.op(x86.AVSQRTPD, g.vr(d), g.vr(d))
+	g.zero(c)
+	g.op(x86.AVADDPD, g.vr(c), g.vr(d), g.vr(d))
+	g.constF64(c, math.Inf(1))
+	g.op(x86.AVBLENDVPD, g.vr(m), g.vr(c), g.vr(d), g.vr(d)) // +Inf where d was -Inf
 }

@@ -43,6 +43,9 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
+	for _, beta := range plan.PowBetas {
+		cases = append(cases, opCase{plan.Pow, 0, beta})
+	}
 	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0}, opCase{plan.Sigmoid, 0, 0},
 		opCase{plan.Tanh, 0, 0}, opCase{plan.Mish, 0, 0}, opCase{plan.GELUTanh, 0, 0}, opCase{plan.Elu, 1, 0}, opCase{plan.Elu, -0.5, 0},
 		opCase{plan.Elu, 0, 0}, opCase{plan.SoftPlus, 0, 1}, opCase{plan.SoftPlus, 0, -3}, opCase{plan.SoftPlus, 0, 1e-3})

@@ -78,7 +78,7 @@ func reference(p *plan.Problem, src, dst []byte, bins [][]byte) (out []byte, wri
 // genKinds are the post-op kinds the emitter supports.
 var genKinds = []plan.Kind{
 	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
-	plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
+	plan.Pow, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
 }
 
 // layout returns strides for dims laid out outermost-first in order
@@ -161,6 +161,8 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		case plan.HardSigmoid:
 			op.Alpha = float32(r.Intn(9)-4) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
+		case plan.Pow:
+			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
 		}
 		if k.IsBinary() {
 			if nbin == plan.MaxBinary {

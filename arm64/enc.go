@@ -82,6 +82,8 @@ const (
 	opFADD2D   = 0x4E60D400 // Vd.2D = Vn.2D + Vm.2D
 	opFMUL2D   = 0x6E60DC00 // Vd.2D = Vn.2D * Vm.2D
 	opFDIV2D   = 0x6E60FC00 // Vd.2D = Vn.2D / Vm.2D
+	opFSQRT2D  = 0x6EE1F800 // Vd.2D = sqrt(Vn.2D)
+	opFCMEQ2D  = 0x4E60E400 // all-ones where n == m (false if either is NaN)
 	opFCMGT2D  = 0x6EE0E400 // all-ones where n > m (false if either is NaN)
 	opFCMGE2D  = 0x6E60E400 // all-ones where n >= m (false if either is NaN)
 	opFCMLE02D = 0x6EE0D800 // all-ones where n <= 0 (false for NaN)

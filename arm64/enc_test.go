@@ -59,6 +59,8 @@ func TestRawWords(t *testing.T) {
 		{rrr(opFADD2D, 1, 2, 3), "fadd v1.2d, v2.2d, v3.2d"},
 		{rrr(opFMUL2D, 31, 17, 8), "fmul v31.2d, v17.2d, v8.2d"},
 		{rrr(opFDIV2D, 16, 30, 25), "fdiv v16.2d, v30.2d, v25.2d"},
+		{rr(opFSQRT2D, 9, 28), "fsqrt v9.2d, v28.2d"},
+		{rrr(opFCMEQ2D, 11, 2, 30), "fcmeq v11.2d, v2.2d, v30.2d"},
 		{rrr(opFCMGT2D, 18, 27, 3), "fcmgt v18.2d, v27.2d, v3.2d"},
 		{rrr(opFCMGE2D, 19, 4, 29), "fcmge v19.2d, v4.2d, v29.2d"},
 		{rr(opFCMLE02D, 20, 21), "fcmle v20.2d, v21.2d, #0.0"},

@@ -59,7 +59,7 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 func supportedKind(k plan.Kind) bool {
 	switch k {
 	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
-		plan.Square, plan.Exp, plan.Log,
+		plan.Square, plan.Exp, plan.Log, plan.Pow,
 		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
 		return true
 	}
@@ -108,6 +108,8 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.hardSigmoid(op, r)
 	case plan.HardSwish:
 		g.hardSwish(r)
+	case plan.Pow:
+		g.pow(op.Beta, r)
 	case plan.Exp:
 		g.exp(r)
 	case plan.Log:

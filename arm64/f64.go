@@ -7,10 +7,10 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
-// Post-ops that plan.Eltwise evaluates in float64 (HardSigmoid, HardSwish)
-// are evaluated in float64 here too, with the same operations in the same
-// order, so that the f32 results are bit-identical rather than within an
-// ulp: the four lanes are widened to two registers of two f64 lanes,
+// Post-ops that plan.Eltwise evaluates in float64 (HardSigmoid,
+// HardSwish, Pow) are evaluated in float64 here too, with the same
+// operations in the same order, so that the f32 results are bit-identical
+// rather than within an ulp: the four lanes are widened to two registers of two f64 lanes,
 // worked on, and narrowed back with one rounding, as float32(...) does.
 // FMAX/FMIN are not used to clamp: they order -0 below +0, where the
 // reference keeps a -0 (it only replaces values below 0 or above 1), so
@@ -76,4 +76,60 @@ func (g *gen) hardSwish(r int) {
 		g.word(rr(opFCMLE02D, m, v))        // v <= 0, -0 included
 		g.fop(opBIC, d, d, m)
 	})
+}
+
+// pow: x^beta for plan.PowBetas by plan.Eltwise's steps. 0 gives 1 (a
+// NaN stays itself), 1 leaves x, 2 is one product in f32 (exact in f64,
+// so the same rounding); the others run in f64 lanes.
+func (g *gen) pow(beta float32, r int) {
+	switch beta {
+	case 1:
+		return
+	case 2:
+		g.fop(opFMUL, r, r, r)
+		return
+	case 0:
+		mk := g.mark()
+		defer g.release(mk)
+		m := g.tmp()
+		g.fop(opFCMEQ, m, r, r) // not a NaN
+		g.vop(arm64.AVBIT, arr16B, r, g.vconst(math.Float32bits(1)), m)
+		return
+	}
+	g.inF64(r, func(d, c int) {
+		switch beta {
+		case 3:
+			g.fop(opFMUL2D, c, d, d) // c = d*d
+			g.fop(opFMUL2D, d, c, d) // d = (d*d)*d
+		case -2:
+			g.fop(opFMUL2D, d, d, d)
+			fallthrough
+		case -1:
+			g.constF64(c, 1)
+			g.fop(opFDIV2D, d, c, d) // d = 1/d
+		case 0.5, -0.5:
+			g.sqrtPow(d, c)
+			if beta < 0 {
+				g.constF64(c, 1)
+				g.fop(opFDIV2D, d, c, d)
+			}
+		}
+	})
+}
+
+// sqrtPow sets the f64 lanes of d to x^0.5 as IEEE pow has it: the
+// square root, but +0 for -0 (adding +0 does that) and +Inf for -Inf
+// (where the root is a NaN); c is scratch. 1/d after it is x^-0.5,
+// +Inf at either zero and +0 at -Inf.
+func (g *gen) sqrtPow(d, c int) {
+	mk := g.mark()
+	defer g.release(mk)
+	m := g.tmp()
+	g.constF64(c, math.Inf(-1))
+	g.fop(opFCMEQ2D, m, d, c) // d == -Inf
+	g.word(rr(opFSQRT2D, d, d))
+	g.constF64(c, 0)
+	g.fop(opFADD2D, d, d, c)
+	g.constF64(c, math.Inf(1))
+	g.vop(arm64.AVBIT, arr16B, d, c, m) // +Inf where d was -Inf
 }

@@ -15,7 +15,7 @@ import (
 // kinds are the post-op kinds the emitter supports.
 var kinds = []plan.Kind{
 	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
-	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
+	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract, plan.Pow,
 }
 
 // vfnKinds are the post-op kinds with a program of package vfn.
@@ -169,6 +169,8 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		case plan.HardSigmoid:
 			op.Alpha = float32(r.Intn(17)-8) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
+		case plan.Pow:
+			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
 		}
 		if op.Kind.IsBinary() {
 			if nbin == plan.MaxBinary {

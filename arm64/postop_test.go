@@ -55,6 +55,9 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
+	for _, beta := range plan.PowBetas {
+		cases = append(cases, opCase{plan.Pow, 0, beta})
+	}
 	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
 	for _, op := range vfn.SweepOps() {
 		cases = append(cases, opCase{op.Kind, op.Alpha, op.Beta})

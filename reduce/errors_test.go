@@ -60,6 +60,10 @@ func TestRefusals(t *testing.T) {
 			"option 1: SoftPlus post-op: beta is 0"},
 		{"SoftPlus beta Inf", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostSoftPlus, 0, float32(math.Inf(-1)))) }, graph.InvalidArguments,
 			"beta is -Inf"},
+		{"Pow beta NaN", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostPow, 0, float32(math.NaN()))) }, graph.InvalidArguments,
+			"Pow post-op: beta is NaN"},
+		{"Pow beta 1.5", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostPow, 0, 1.5)) }, graph.Unimplemented,
+			"Pow with beta 1.5; gdnn computes x^beta for beta 0, 1, 2, 3, -1, -2, 0.5 and -0.5"},
 		{"too many post-ops", func() error {
 			r := Post(PostReLU, 0, 0)
 			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)

@@ -97,6 +97,7 @@ const (
 	PostSqrt                            // sqrt(x)
 	PostSquare                          // x*x
 	PostTanh                            // tanh(x)
+	PostPow                             // x^beta, for beta 0, 1, 2, 3, -1, -2, 0.5 or -0.5
 )
 
 // postKinds maps each PostKind to the plan's kind.
@@ -105,7 +106,7 @@ var postKinds = [...]plan.Kind{
 	PostGELU: plan.GELUErf, PostGELUTanh: plan.GELUTanh, PostHardSigmoid: plan.HardSigmoid,
 	PostHardSwish: plan.HardSwish, PostLeakyReLU: plan.LeakyReLU, PostLog: plan.Log, PostMish: plan.Mish,
 	PostSigmoid: plan.Sigmoid, PostSoftPlus: plan.SoftPlus, PostReLU: plan.ReLU, PostRound: plan.Round,
-	PostSqrt: plan.Sqrt, PostSquare: plan.Square, PostTanh: plan.Tanh,
+	PostSqrt: plan.Sqrt, PostSquare: plan.Square, PostTanh: plan.Tanh, PostPow: plan.Pow,
 }
 
 // planKind returns k's plan kind, or false for a value that names none.
@@ -131,7 +132,7 @@ func (k PostKind) String() string {
 // by zero (or gives Inf/Inf). It returns "" for usable parameters.
 func (k PostKind) paramsProblem(alpha, beta float32) string {
 	usesAlpha := k == PostClamp || k == PostElu || k == PostHardSigmoid || k == PostLeakyReLU
-	usesBeta := k == PostClamp || k == PostHardSigmoid || k == PostSoftPlus
+	usesBeta := k == PostClamp || k == PostHardSigmoid || k == PostSoftPlus || k == PostPow
 	switch {
 	case usesAlpha && alpha != alpha:
 		return "alpha is NaN"

@@ -41,7 +41,7 @@ func TestPostKinds(t *testing.T) {
 			t.Errorf("unary post-op %v has no PostKind", k)
 		}
 	}
-	for _, bad := range []PostKind{0, PostTanh + 1, 255} {
+	for _, bad := range []PostKind{0, PostPow + 1, 255} {
 		if _, ok := bad.planKind(); ok {
 			t.Errorf("PostKind %d names a kind", bad)
 		}

@@ -77,6 +77,8 @@ func randEltwise(r *rand.Rand) plan.PostOp {
 		op.Alpha = 2*r.Float32() - 1
 	case plan.SoftPlus:
 		op.Beta = []float32{1, 2, 0.5, -1}[r.IntN(4)]
+	case plan.Pow:
+		op.Beta = plan.PowBetas[r.IntN(len(plan.PowBetas))]
 	}
 	return op
 }

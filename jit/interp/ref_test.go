@@ -167,6 +167,8 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 		default:
 			y = x * math.Tanh(math.Log1p(math.Exp(x)))
 		}
+	case plan.Pow:
+		y = math.Pow(x, b)
 	case plan.Sigmoid:
 		y = 1 / (1 + math.Exp(-x))
 	case plan.SoftPlus:

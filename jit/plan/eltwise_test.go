@@ -287,3 +287,45 @@ func TestKindNames(t *testing.T) {
 		t.Error("invalid kinds report valid")
 	}
 }
+
+// TestPow holds Pow, for every beta of PowBetas, to IEEE pow (Go's
+// math.Pow) rounded to f32: the same bits for 0, 1, 2, -1 and 0.5
+// (one rounding of an exact or correctly rounded value), within one
+// ulp for the others, and the same zeros, infinities and NaNs for all
+// (but a NaN x, which stays itself even for beta 0).
+func TestPow(t *testing.T) {
+	var xs []float32
+	for _, b := range []uint32{0, 1, 0x7fffff, 0x800000, 0x3f800000, 0x3f800001, 0x40400000, 0x7f7fffff, 0x7f800000, 0x1fffffff, 0x5f000001} {
+		xs = append(xs, math.Float32frombits(b), math.Float32frombits(b|1<<31))
+	}
+	for b := uint32(0); b < 1<<31; b += 999983 {
+		xs = append(xs, math.Float32frombits(b), math.Float32frombits(b|1<<31))
+	}
+	for _, beta := range PowBetas {
+		exact := beta == 0 || beta == 1 || beta == 2 || beta == -1 || beta == 0.5
+		for _, x := range xs {
+			got := Eltwise(Pow, 0, beta, x)
+			want := float32(math.Pow(float64(x), float64(beta)))
+			if x != x {
+				want = x
+			}
+			switch {
+			case want != want || got != got:
+				if (want != want) != (got != got) {
+					t.Errorf("Pow %v (%v) = %v, want %v", beta, x, got, want)
+				}
+			case want == 0 || got == 0 || math.IsInf(float64(want), 0) || math.IsInf(float64(got), 0) || exact:
+				if math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("Pow %v (%v) = %v (%#x), want %v (%#x)", beta, x, got, math.Float32bits(got), want, math.Float32bits(want))
+				}
+			default:
+				if d := math.Abs(float64(got) - float64(want)); d > ulp32(float64(want)) {
+					t.Errorf("Pow %v (%v) = %v, want %v within an ulp", beta, x, got, want)
+				}
+			}
+		}
+	}
+	if got := Eltwise(Pow, 0, 1.5, 4); got == got {
+		t.Errorf("Pow 1.5 (4) = %v, want NaN (not a beta plans take)", got)
+	}
+}

@@ -17,6 +17,7 @@ var kindNames = [...]string{
 	LeakyReLU:   "LeakyReLU",
 	Log:         "Log",
 	Mish:        "Mish",
+	Pow:         "Pow",
 	Sigmoid:     "Sigmoid",
 	SoftPlus:    "SoftPlus",
 	ReLU:        "ReLU",
@@ -65,5 +66,5 @@ func (k Kind) usesAlpha() bool {
 }
 
 func (k Kind) usesBeta() bool {
-	return k == Clamp || k == HardSigmoid || k == SoftPlus
+	return k == Clamp || k == HardSigmoid || k == SoftPlus || k == Pow
 }

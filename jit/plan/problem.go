@@ -42,6 +42,7 @@ const (
 	LeakyReLU
 	Log
 	Mish
+	Pow
 	Sigmoid
 	SoftPlus
 	ReLU
@@ -67,7 +68,8 @@ func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
 //
 // Eltwise parameters: Clamp: Alpha=min, Beta=max. Elu, LeakyReLU: Alpha.
 // HardSigmoid: y = max(0, min(1, Alpha*x + Beta)). SoftPlus: Beta
-// (y = log(1 + exp(Beta*x)) / Beta). Round: nearest, ties to even.
+// (y = log(1 + exp(Beta*x)) / Beta). Pow: Beta (y = x^Beta, one of
+// PowBetas). Round: nearest, ties to even.
 //
 // Binary ops compute result OP operand (the result is always the left
 // operand). The operand is addressed over the dst index space with

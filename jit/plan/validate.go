@@ -321,6 +321,9 @@ func checkPostOps(ops []PostOp, reduce []bool, withStrides bool) error {
 		if !op.Kind.Valid() {
 			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
 		}
+		if op.Kind == Pow && !IsPowBeta(op.Beta) {
+			return graph.Errorf(graph.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, PowBetasText)
+		}
 		if !op.Kind.IsBinary() {
 			if op.BinDT != dtypes.Undef || len(op.BinStrides) != 0 {
 				return graph.Errorf(graph.InvalidArguments,

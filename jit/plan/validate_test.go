@@ -329,3 +329,23 @@ func TestCountOverflowMessages(t *testing.T) {
 		}
 	}
 }
+
+// A Pow post-op with a beta outside PowBetas is refused, and the error
+// says which betas are taken.
+func TestPowBetaRefused(t *testing.T) {
+	for _, beta := range []float32{1.5, -3, 4, 0.25, float32(math.Inf(1)), float32(math.NaN())} {
+		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
+		err := p.Validate()
+		if !errors.Is(err, graph.Unimplemented) || err == nil || !strings.Contains(err.Error(), PowBetasText) {
+			t.Errorf("Pow beta %v: Validate() = %v, want Unimplemented naming the betas taken", beta, err)
+		}
+	}
+	for _, beta := range PowBetas {
+		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
+		if err := p.Validate(); err != nil {
+			t.Errorf("Pow beta %v: Validate() = %v", beta, err)
+		}
+	}
+}
