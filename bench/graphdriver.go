@@ -1041,7 +1041,7 @@ func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.Logi
 	rp := refPostOp{}
 	elt := map[graph.OpKind]string{graph.Abs: "abs", graph.Clamp: "clip", graph.Elu: "elu", graph.Exp: "exp",
 		graph.HardSigmoid: "hardsigmoid", graph.HardSwish: "hardswish", graph.LeakyReLU: "relu", graph.Log: "log",
-		graph.Mish: "mish", graph.Sigmoid: "logistic", graph.SoftPlus: "soft_relu", graph.ReLU: "relu",
+		graph.Mish: "mish", graph.Pow: "pow", graph.Sigmoid: "logistic", graph.SoftPlus: "soft_relu", graph.ReLU: "relu",
 		graph.Round: "round", graph.Sqrt: "sqrt", graph.Square: "square", graph.Tanh: "tanh"}
 	bin := map[graph.OpKind]string{graph.Add: "add", graph.Multiply: "mul", graph.Maximum: "max",
 		graph.Minimum: "min", graph.Divide: "div", graph.Subtract: "sub"}
@@ -1075,6 +1075,8 @@ func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.Logi
 		rp.g.alpha, rp.g.beta = f("alpha"), f("beta")
 	case graph.HardSwish:
 		rp.g.alpha, rp.g.beta = 1.0/6, 0.5
+	case graph.Pow:
+		rp.g.alpha, rp.g.beta = 1, f("beta")
 	case graph.SoftPlus:
 		rp.g.alpha = f("beta")
 		if rp.g.alpha == 0 || math.IsNaN(rp.g.alpha) {

@@ -118,7 +118,8 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           fused post-ops in benchdnn syntax. Eltwise KIND[:ALPHA[:BETA]]:
                           abs, clip:MIN:MAX (clip_v2 too), elu:ALPHA, exp, gelu_erf,
                           gelu_tanh, hardsigmoid:ALPHA:BETA, hardswish (alpha 1/6, beta 1/2
-                          only), log, logistic, mish, relu[:ALPHA] (leaky when ALPHA != 0),
+                          only), log, logistic, mish, pow:1:BETA (alpha 1; BETA 0, 1, 2,
+                          3, -1, -2, 0.5 or -0.5), relu[:ALPHA] (leaky when ALPHA != 0),
                           round, soft_relu[:ALPHA] (0 = 1), sqrt, square, tanh.
                           Binary KIND:DT[:POLICY[:TAG]]: add, mul, max, min, div, sub with
                           DT f32/bf16/f16/s8/u8/s32 and POLICY common (scalar, default), per_oc /

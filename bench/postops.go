@@ -374,6 +374,17 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 		g.kind = graph.Sigmoid
 	case "mish":
 		g.kind = graph.Mish
+	case "pow":
+		// benchdnn's pow is alpha * x^beta; oneDNN Graph's Pow has beta
+		// only.
+		if p.Alpha != 1 {
+			return unimpl(fmt.Sprintf("alpha %v: oneDNN Graph's Pow computes x^beta with no scale (alpha 1)", p.Alpha))
+		}
+		if !plan.IsPowBeta(p.Beta) {
+			return unimpl(fmt.Sprintf("beta %v: %s", p.Beta, plan.PowBetasText))
+		}
+		g.kind = graph.Pow
+		g.attrs["beta"] = p.Beta
 	case "relu":
 		g.kind = graph.ReLU
 		if p.Alpha != 0 {

@@ -81,6 +81,7 @@ func TestPostOpsToGraph(t *testing.T) {
 		{"gelu_tanh", graph.GELU}, {"clip_v2:0:6", graph.Clamp}, {"soft_relu", graph.SoftPlus},
 		{"hardswish", graph.HardSwish}, {"mul:bf16:per_oc", graph.Multiply}, {"sub:f16", graph.Subtract},
 		{"add:s8", graph.Add}, {"max:u8:per_oc", graph.Maximum}, {"div:s32:per_tensor", graph.Divide},
+		{"pow:1", graph.Pow}, {"pow:1:-0.5", graph.Pow}, {"pow:1:3", graph.Pow},
 	} {
 		ops, err := ParsePostOps(c.in)
 		if err != nil {
@@ -91,7 +92,7 @@ func TestPostOpsToGraph(t *testing.T) {
 			t.Errorf("%s -> %v, %v; want %v", c.in, g.kind, err, c.kind)
 		}
 	}
-	for _, in := range []string{"linear:2:1", "pow:1", "swish", "prelu", "dw:k3s1p1", "relu_dst",
+	for _, in := range []string{"linear:2:1", "pow", "pow:2:2", "pow:1:1.5", "swish", "prelu", "dw:k3s1p1", "relu_dst",
 		"ge:f32", "hardswish:0.5:0.5"} {
 		ops, err := ParsePostOps(in)
 		if err != nil {

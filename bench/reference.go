@@ -35,6 +35,8 @@ func refEltwise(name string, alpha, beta, x float64) float64 {
 		return 1 / (1 + math.Exp(-x))
 	case "mish":
 		return x * math.Tanh(softplus(x, 1))
+	case "pow":
+		return alpha * math.Pow(x, beta)
 	case "relu":
 		if x > 0 {
 			return x

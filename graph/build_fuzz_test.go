@@ -39,7 +39,7 @@ var (
 		graph.ReduceMean, graph.ReduceMean, graph.ReduceMean, graph.ReduceMean,
 		graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd, graph.ReduceL1, graph.ReduceL2,
 		graph.Abs, graph.Clamp, graph.Elu, graph.Exp, graph.GELU, graph.HardSigmoid, graph.HardSwish,
-		graph.LeakyReLU, graph.Log, graph.Mish, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
+		graph.LeakyReLU, graph.Log, graph.Mish, graph.Pow, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
 		graph.Sqrt, graph.Square, graph.Tanh,
 		graph.Add, graph.Multiply, graph.Maximum, graph.Minimum, graph.Divide, graph.Subtract,
 		graph.MatMul, graph.SoftMax, graph.StaticReshape, graph.StaticTranspose,

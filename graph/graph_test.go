@@ -332,6 +332,8 @@ func TestEltwiseAttrValues(t *testing.T) {
 		{"HardSigmoid alpha NaN", elt(HardSigmoid, "alpha", nan, "beta", float32(0.5)), `attribute "alpha" is NaN`},
 		{"HardSigmoid beta NaN", elt(HardSigmoid, "alpha", float32(0.2), "beta", nan), `attribute "beta" is NaN`},
 		{"GELU unknown mode", elt(GELU, "mode", "gelu"), `mode "gelu", want "gelu_erf" or "gelu_tanh"`},
+		{"Pow beta NaN", elt(Pow, "beta", nan), `attribute "beta" is NaN; Pow needs a number`},
+		{"Pow without beta", elt(Pow), `required attribute "beta" (f32) is missing`},
 		{"Add unknown auto_broadcast", NewOp(1, Add, "e").AddInput(NewLogicalTensor(0, f32, []int64{2})).
 			AddInput(NewLogicalTensor(2, f32, []int64{2})).AddOutput(NewLogicalTensor(1, f32, []int64{2})).
 			SetAttr("auto_broadcast", "bidirectional"), `auto_broadcast "bidirectional", want "numpy" or "none"`},
@@ -350,6 +352,7 @@ func TestEltwiseAttrValues(t *testing.T) {
 		elt(SoftPlus), elt(SoftPlus, "beta", float32(-2)), elt(SoftPlus, "beta", float32(1e-30)),
 		elt(Elu, "alpha", inf), elt(LeakyReLU, "alpha", -inf), elt(HardSigmoid, "alpha", float32(0), "beta", inf),
 		elt(GELU), elt(GELU, "mode", "gelu_tanh"),
+		elt(Pow, "beta", float32(-0.5)), elt(Pow, "beta", float32(1.5)), elt(Pow, "beta", -inf),
 	}
 	for _, op := range accepted {
 		if err := New().AddOp(op); err != nil {

@@ -1181,3 +1181,22 @@ func BenchmarkWriteJSON(b *testing.B) {
 		}
 	}
 }
+
+// A Pow op keeps its beta through WriteJSON and ReadJSON.
+func TestJSONRoundTripPow(t *testing.T) {
+	g := New()
+	mean := NewLogicalTensorAny(1, dtypes.F32, nil)
+	if err := g.AddOp(NewOp(1, ReduceMean, "mean").AddInput(NewLogicalTensor(0, dtypes.F32, []int64{4, 8})).
+		AddOutput(mean).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.AddOp(NewOp(2, Pow, "rsqrt").AddInput(mean).AddOutput(NewLogicalTensorAny(2, dtypes.F32, nil)).
+		SetAttr("beta", float32(-0.5))); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, g)
+	b := string(writeJSON(t, g))
+	if !strings.Contains(b, `"Pow"`) || !strings.Contains(b, `-0.5`) {
+		t.Errorf("WriteJSON of a Pow:\n%s", b)
+	}
+}

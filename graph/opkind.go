@@ -29,6 +29,7 @@ const (
 	LeakyReLU
 	Log
 	Mish
+	Pow
 	Sigmoid
 	SoftPlus
 	ReLU
@@ -68,7 +69,7 @@ var opKindNames = [numOpKinds]string{
 	ReduceMean: "ReduceMean", ReduceSum: "ReduceSum", ReduceMax: "ReduceMax", ReduceMin: "ReduceMin",
 	ReduceProd: "ReduceProd", ReduceL1: "ReduceL1", ReduceL2: "ReduceL2",
 	Abs: "Abs", Clamp: "Clamp", Elu: "Elu", Exp: "Exp", GELU: "GELU", HardSigmoid: "HardSigmoid",
-	HardSwish: "HardSwish", LeakyReLU: "LeakyReLU", Log: "Log", Mish: "Mish", Sigmoid: "Sigmoid",
+	HardSwish: "HardSwish", LeakyReLU: "LeakyReLU", Log: "Log", Mish: "Mish", Pow: "Pow", Sigmoid: "Sigmoid",
 	SoftPlus: "SoftPlus", ReLU: "ReLU", Round: "Round", Sqrt: "Sqrt", Square: "Square", Tanh: "Tanh",
 	Add: "Add", Multiply: "Multiply", Maximum: "Maximum", Minimum: "Minimum", Divide: "Divide", Subtract: "Subtract",
 	MatMul: "MatMul", Convolution: "Convolution", SoftMax: "SoftMax", TypeCast: "TypeCast", Reorder: "Reorder",

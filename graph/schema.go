@@ -61,6 +61,7 @@ func init() {
 		GELU:        {{name: "mode", typ: AttrString, def: def(Attr{Type: AttrString, S: "gelu_erf"})}},
 		HardSigmoid: {{name: "alpha", typ: AttrF32, required: true}, {name: "beta", typ: AttrF32, required: true}},
 		LeakyReLU:   {{name: "alpha", typ: AttrF32, required: true}},
+		Pow:         {{name: "beta", typ: AttrF32, required: true}},
 		SoftPlus:    {{name: "beta", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1})}},
 	}
 	for k := Abs; k <= Tanh; k++ {

@@ -445,6 +445,8 @@ func postOpOf(op *graph.Op) (plan.PostOp, error) {
 		return plan.PostOp{Kind: plan.HardSigmoid, Alpha: f("alpha"), Beta: f("beta")}, nil
 	case graph.SoftPlus:
 		return plan.PostOp{Kind: plan.SoftPlus, Beta: f("beta")}, nil
+	case graph.Pow:
+		return plan.PostOp{Kind: plan.Pow, Beta: f("beta")}, nil
 	case graph.GELU:
 		switch mode, _ := op.Str("mode"); mode {
 		case "gelu_erf":

@@ -65,6 +65,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 			why = fmt.Sprintf("its output is %s; with src %s a fused chain must end in %s", dt, srcDT, want)
 		case next.Kind.IsEltwise() && next.Inputs[0].ID != cur.ID:
 			why = "it does not read the chain's output as its input"
+		case next.Kind == graph.Pow && !plan.IsPowBeta(powBeta(next)):
+			why = fmt.Sprintf("it is Pow with beta %v, and %s", powBeta(next), plan.PowBetasText)
 		case next.Kind.IsBinary() && binaries == plan.MaxBinary:
 			why = fmt.Sprintf("the chain already holds %d binary post-ops", plan.MaxBinary)
 		case next.Kind.IsBinary():
@@ -79,6 +81,12 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 		chain = append(chain, next)
 		cur = next.Outputs[0]
 	}
+}
+
+// powBeta is a Pow op's exponent.
+func powBeta(op *graph.Op) float32 {
+	b, _ := op.Float("beta")
+	return b
 }
 
 // uniqueOps is ops without repeats (an op that reads a tensor twice is

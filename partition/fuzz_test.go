@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/jit/kerneltest"
+	"github.com/gdnn/gdnn/jit/plan"
 )
 
 // This file holds the fuzz targets of the public compile-and-execute API
@@ -36,7 +37,7 @@ type fop struct {
 // fusedKinds lists every post-op the fused kernel takes.
 var fusedKinds = []graph.OpKind{
 	graph.Abs, graph.Clamp, graph.Elu, graph.Exp, graph.GELU, graph.HardSigmoid, graph.HardSwish,
-	graph.LeakyReLU, graph.Log, graph.Mish, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
+	graph.LeakyReLU, graph.Log, graph.Mish, graph.Pow, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
 	graph.Sqrt, graph.Square, graph.Tanh,
 	graph.Add, graph.Multiply, graph.Maximum, graph.Minimum, graph.Divide, graph.Subtract,
 }
@@ -94,7 +95,7 @@ func addFop(g *graph.Graph, id uint64, cur graph.LogicalTensor, f fop, operand g
 		op.SetAttr("alpha", f.alpha)
 	case graph.HardSigmoid:
 		op.SetAttr("alpha", f.alpha).SetAttr("beta", f.beta)
-	case graph.SoftPlus:
+	case graph.SoftPlus, graph.Pow:
 		op.SetAttr("beta", f.beta)
 	case graph.GELU:
 		op.SetAttr("mode", f.mode)
@@ -171,6 +172,8 @@ func refApply(f *fop, x, b float64) float64 {
 			return 0
 		}
 		return x * math.Tanh(refSoftplus(x))
+	case graph.Pow:
+		return math.Pow(x, be)
 	case graph.Sigmoid:
 		return 1 / (1 + math.Exp(-x))
 	case graph.SoftPlus:
@@ -256,6 +259,11 @@ var criticalPoints = []float64{0, -0.7517915246935645, -1.1923729, -1.5}
 func applyRange(r refRange, f *fop, b float64) refRange {
 	if r.nan == nanMust || (math.IsInf(r.lo, -1) && math.IsInf(r.hi, 1)) {
 		return r // no constraint stays no constraint
+	}
+	if f.kind == graph.Pow && f.beta == -1 && r.lo <= 0 && r.hi >= 0 {
+		// 1/x over an interval holding a zero (of either sign) reaches
+		// both infinities: no constraint.
+		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: r.nan}
 	}
 	samples := []float64{r.lo, r.hi}
 	if mid := r.lo/2 + r.hi/2; !math.IsInf(mid, 0) && !math.IsNaN(mid) {
@@ -711,6 +719,9 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		f.alpha, f.beta = params[fb.intn(len(params))], params[fb.intn(len(params))]
 		if f.kind == graph.SoftPlus && f.beta == 0 {
 			f.beta = 1 // AddOp refuses beta 0
+		}
+		if f.kind == graph.Pow && !plan.IsPowBeta(f.beta) {
+			f.beta = plan.PowBetas[fb.intn(len(plan.PowBetas))] // others stay unfused
 		}
 		if f.kind == graph.Clamp && f.alpha > f.beta {
 			f.alpha, f.beta = f.beta, f.alpha // AddOp refuses min > max

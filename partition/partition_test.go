@@ -341,6 +341,24 @@ func fusedChains(t *testing.T, isa jit.ISA) {
 			{f: func(x, _ float64) float64 { return x }},
 		}, 6)
 	})
+	t.Run("RMSNorm's statistic: Add eps then Pow -0.5", func(t *testing.T) {
+		eps := graph.NewLogicalTensor(20, dtypes.F32, []int64{1})
+		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
+			a := graph.NewLogicalTensorAny(11, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(10, graph.Add, "").AddInput(cur).AddInput(eps).AddOutput(a)))
+			p := graph.NewLogicalTensorAny(12, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(11, graph.Pow, "").AddInput(a).AddOutput(p).SetAttr("beta", float32(-0.5))))
+			c := graph.NewLogicalTensorAny(13, dtypes.F32, nil)
+			must(t, g.AddOp(graph.NewOp(12, graph.Pow, "").AddInput(p).AddOutput(c).SetAttr("beta", float32(3))))
+			return c
+		})
+		epsBuf := newBuffer(eps, func() float64 { return 2 })
+		runChain(t, isa, g, last, in, []buffer{epsBuf}, []refPostOp{
+			{f: func(x, b float64) float64 { return x + b }, operand: &epsBuf},
+			{f: func(x, _ float64) float64 { return math.Pow(x, -0.5) }},
+			{f: func(x, _ float64) float64 { return x * x * x }},
+		}, 4)
+	})
 	t.Run("full-tensor Divide with strided operand", func(t *testing.T) {
 		den := graph.NewLogicalTensorStrided(20, dtypes.F16, []int64{2, 8, 1, 1}, []int64{1, 2, 1, 1})
 		g, last := chainGraph(t, src, func(g *graph.Graph, cur graph.LogicalTensor) graph.LogicalTensor {
@@ -419,6 +437,9 @@ func TestUnfusedOpsSayWhy(t *testing.T) {
 			return graph.NewOp(2, graph.Add, "").AddInput(m).AddInput(graph.NewLogicalTensor(9, f32, []int64{4, 5})).
 				AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
 		}, "do not broadcast onto 4x1", 0, 0},
+		{"Pow with a beta gdnn does not compute", func(m graph.LogicalTensor) *graph.Op {
+			return graph.NewOp(2, graph.Pow, "").AddInput(m).AddOutput(graph.NewLogicalTensorAny(3, f32, nil)).SetAttr("beta", float32(1.5))
+		}, "it is Pow with beta 1.5, and gdnn computes x^beta for beta 0, 1, 2, 3, -1, -2, 0.5 and -0.5", 0, 0},
 		{"mean times itself", func(m graph.LogicalTensor) *graph.Op {
 			return graph.NewOp(2, graph.Multiply, "").AddInput(m).AddInput(m).AddOutput(graph.NewLogicalTensorAny(3, f32, nil))
 		}, "both its operands are the chain's output", 0, 0},
