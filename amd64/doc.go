@@ -48,7 +48,7 @@
 //     package vfn's post-ops (below): max and min are made exact (NaN propagates, +0 > -0) as
 //     described below; ReLU and LeakyReLU test with ordered/unordered
 //     compares so that NaN and -0 come out as the reference gives them.
-//   - HardSigmoid and HardSwish run in f64 with the reference's
+//   - HardSigmoid, HardSwish and Pow run in f64 with the reference's
 //     operations (f64.go), again for bit-identical results. Exp is a
 //     vector exp in f32 (exp.go; the algorithm is package jit/vexp's,
 //     the same on arm64): Cody-Waite reduction by ln2 in two FMAs, a

@@ -69,9 +69,9 @@
 //     fewer registers (vfn.go's schedule). Every program fits in every
 //     kernel shape (TestVFNRegisters): the runtime decides by kind, not
 //     by plan, whether post-ops need a pass of their own.
-//   - HardSigmoid and HardSwish run in f64 with the reference's
+//   - HardSigmoid, HardSwish and Pow run in f64 with the reference's
 //     operations in its order (f64.go): the four lanes widened to two
-//     registers of 2D (FCVTL, FCVTL2), FMUL/FADD/FDIV there, the clamps
+//     registers of 2D (FCVTL, FCVTL2), FMUL/FADD/FDIV/FSQRT there, the clamps
 //     and HardSwish's ends as compares and selects (not FMAX/FMIN, for
 //     -0, as in Clamp), and one narrowing (FCVTN, FCVTN2) that rounds
 //     as float32(...) does, so the results are bit-identical too.
