@@ -22,8 +22,7 @@ import (
 // exact, a NaN's bits kept (quietened, as for the exp). Every non-NaN
 // result must also be vfn.Model's bits: each step rounds as the model
 // rounds it (FMLA is the model's single-rounding FMA, and the exp's code
-// gives vexp.Model's bits but on the few inputs where vexp.Model's FMA,
-// rounded twice, is an ulp off: docs/RELIABILITY.md lists them).
+// gives vexp.Model's bits: both round an FMA once, vexp.FMA32).
 func TestVFNSweep(t *testing.T) {
 	needARM64(t)
 	step := uint32(1 << 14)

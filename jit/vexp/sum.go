@@ -78,7 +78,7 @@ func sumFactors(x float32) (p, scale float32) {
 	f := t - n
 	p = f32(SumPoly[SumPolyDegree])
 	for k := SumPolyDegree - 1; k >= 0; k-- {
-		p = fma(p, f, f32(SumPoly[k]))
+		p = FMA32(p, f, f32(SumPoly[k]))
 	}
 	return p, f32(math.Float32bits(n+f32(SumScaleBits)) << MantBits)
 }

@@ -49,6 +49,9 @@ func Sweep(step uint32) []float32 {
 		math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
 		f32(0x7fc00000), f32(0xffc00000), f32(0x7f800001), f32(0xff800001), // quiet and signalling NaNs
 		f32(0x7fa5a5a5), f32(0xffd0beef), f32(0x7fffffff), f32(0xffffffff), // payloads
+		// where an FMA's float64 sum lands on a tie of f32 values: the
+		// hardware's single rounding (FMA32) and a double one part ways
+		f32(0x343ffffd), f32(0xbb07a86a), f32(0xc110352e),
 	}
 	edges := []float32{
 		float32(math.Log(math.MaxFloat32)),                 // the last finite result

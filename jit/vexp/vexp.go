@@ -47,19 +47,18 @@ var Poly = [PolyDegree + 1]uint32{
 }
 
 // Model computes e^x by the emitters' steps, rounding every step to f32
-// (an FMA is computed in float64 and then rounded, which may differ from
-// a single f32 rounding in the last bit in rare cases).
+// (an FMA once, FMA32).
 func Model(x float32) float32 {
 	if x != x {
 		return x
 	}
 	x = min(max(x, f32(LoBits)), f32(HiBits))
 	n := float32(math.RoundToEven(float64(x * f32(Log2eBits))))
-	r := fma(n, f32(NegLn2Hi), x)
-	r = fma(n, f32(NegLn2Lo), r)
+	r := FMA32(n, f32(NegLn2Hi), x)
+	r = FMA32(n, f32(NegLn2Lo), r)
 	p := f32(Poly[PolyDegree])
 	for k := PolyDegree - 1; k >= 0; k-- {
-		p = fma(p, r, f32(Poly[k]))
+		p = FMA32(p, r, f32(Poly[k]))
 	}
 	n1 := int32(n) >> 1
 	n2 := int32(n) - n1
@@ -71,7 +70,3 @@ func Model(x float32) float32 {
 func pow2(n int32) float32 { return f32(uint32(n)<<MantBits + OneBits) }
 
 func f32(b uint32) float32 { return math.Float32frombits(b) }
-
-func fma(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
-}

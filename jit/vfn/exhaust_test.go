@@ -16,9 +16,8 @@ import (
 // SampleInput picks them; kerneltest.ExhaustStride), in GOMAXPROCS
 // goroutines, and holds each result to the contract (Check, vexp.Check,
 // vlog.Check). The emitters' code gives the model's bits (package
-// arm64's TestProgramsExhaustive checks NEON's on a sample; vexp.Model's
-// FMA, rounded twice, is an ulp off on a few inputs, which
-// docs/RELIABILITY.md lists), so this speaks for them too. It logs, per
+// arm64's TestProgramsExhaustive checks NEON's on a sample; every model
+// rounds an FMA once, vexp.FMA32), so this speaks for them too. It logs, per
 // op, the worst error in ulps, the first inputs at it and the
 // histogram. It runs only with one of the flags.
 func TestModelExhaustive(t *testing.T) {

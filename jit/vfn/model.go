@@ -1,9 +1,6 @@
 package vfn
 
 import (
-	"math"
-	"math/big"
-
 	"github.com/gdnn/gdnn/jit/vexp"
 )
 
@@ -40,7 +37,7 @@ func eval(s Step, v []float32) float32 {
 	case Div:
 		return a / b
 	case FMA:
-		return fma(a, b, v[s.C])
+		return vexp.FMA32(a, b, v[s.C])
 	case Abs:
 		return f32(bits(a) &^ (1 << 31))
 	case Neg:
@@ -54,7 +51,7 @@ func eval(s Step, v []float32) float32 {
 	case Poly:
 		p := f32(s.Coef[len(s.Coef)-1])
 		for i := len(s.Coef) - 2; i >= 0; i-- {
-			p = fma(p, a, f32(s.Coef[i]))
+			p = vexp.FMA32(p, a, f32(s.Coef[i]))
 		}
 		return p
 	case SelLT:
@@ -71,45 +68,6 @@ func eval(s Step, v []float32) float32 {
 		return vexp.Model(a)
 	}
 	panic("vfn: unknown op")
-}
-
-// fma returns a*b + c rounded once to f32. The product is exact in
-// float64 and the float64 sum rounds once; rounding that to f32 rounds
-// twice, which differs from one rounding only where the float64 sum
-// lands on a tie of f32 values, so those (rare) cases are redone exactly.
-func fma(a, b, c float32) float32 {
-	s := math.FMA(float64(a), float64(b), float64(c))
-	r := float32(s)
-	if math.IsInf(float64(r), 0) || s == float64(r) || s != s {
-		return r
-	}
-	lo, hi := math.Nextafter32(r, float32(math.Inf(-1))), math.Nextafter32(r, float32(math.Inf(1)))
-	if !isTie(s, r, lo, hi) {
-		return r
-	}
-	// Exactly: a*b + c spans up to about 2^256 (the product) down to
-	// 2^-149 (a subnormal c), some 410 bits; 200 bits rounded a tiny c
-	// away (3x + 2^-126 with 3x a tie of f32 values came out as 3x, then
-	// rounded to even).
-	var x, y, z big.Float
-	x.SetPrec(fmaPrec).SetFloat64(float64(a))
-	y.SetPrec(fmaPrec).SetFloat64(float64(b))
-	z.SetPrec(fmaPrec).SetFloat64(float64(c))
-	x.Mul(&x, &y).Add(&x, &z)
-	f, _ := x.Float32()
-	if f == 0 {
-		return float32(s) // the sign of an exact zero: IEEE's, as float64's
-	}
-	return f
-}
-
-// fmaPrec is enough bits for any a*b + c of f32 values to be exact.
-const fmaPrec = 512
-
-// isTie reports whether s lies exactly halfway between r and one of its
-// neighbours lo, hi (the only place a second rounding can go wrong).
-func isTie(s float64, r, lo, hi float32) bool {
-	return s == (float64(r)+float64(lo))/2 || s == (float64(r)+float64(hi))/2
 }
 
 // Values runs program p on x as Model does and returns every value of

@@ -109,32 +109,12 @@ func Model(x float32) float32 {
 	r := f32(u&MantMask+OffBits) - 1
 	p := f32(Poly[PolyDegree])
 	for i := PolyDegree - 1; i >= 0; i-- {
-		p = fma(p, r, f32(Poly[i]))
+		p = vexp.FMA32(p, r, f32(Poly[i]))
 	}
 	c := p * r
 	c *= r
-	c = fma(k, f32(Ln2LoBits), c)
-	return fma(k, f32(Ln2HiBits), r+c)
+	c = vexp.FMA32(k, f32(Ln2LoBits), c)
+	return vexp.FMA32(k, f32(Ln2HiBits), r+c)
 }
 
 func f32(b uint32) float32 { return math.Float32frombits(b) }
-
-// fma returns a*b + c rounded once to f32, as the hardware's FMA does.
-// a*b is exact in float64; the float64 sum is made round-to-odd (its
-// last bit set when inexact), which then rounds to f32 correctly, where
-// rounding the float64 sum to nearest twice could not.
-func fma(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	t := s - p
-	e := (p - (s - t)) + (float64(c) - t) // s's rounding error, exact
-	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
-		if (e > 0) == (s > 0) {
-			bits++ // away from zero, toward the exact sum
-		} else {
-			bits--
-		}
-		s = math.Float64frombits(bits)
-	}
-	return float32(s)
-}
