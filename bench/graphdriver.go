@@ -967,9 +967,9 @@ type reading struct {
 
 // readReduction finds the reduction in a partition's ops and what it
 // computes, or says why gdnnbench has no reference for them: the
-// reduction must come first or after one pre-op that feeds it, Abs or
-// Square, or Exp before a ReduceSum whose Log follows (log-sum-exp): the
-// pre-ops gdnn fuses.
+// reduction must come first or after one pre-op that feeds it, Abs or a
+// square (graph.Op.IsSquare), or Exp before a ReduceSum whose Log follows
+// (log-sum-exp): the pre-ops gdnn fuses.
 func readReduction(ops []*graph.Op) (reading, string) {
 	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
 	if ri < 0 || ri > 1 {
@@ -980,8 +980,10 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	rd := reading{op: red, kind: k, root: root, src: red.Inputs[0], post: ri + 1, val: red.Outputs[0].ID}
 	if ri == 1 {
 		pre := ops[0]
-		names := map[graph.OpKind]string{graph.Abs: "abs", graph.Square: "square"}
-		name, ok := names[pre.Kind]
+		name, ok := "abs", pre.Kind == graph.Abs
+		if pre.IsSquare() {
+			name, ok = "square", true
+		}
 		lse := pre.Kind == graph.Exp && red.Kind == graph.ReduceSum && len(ops) > 2 && ops[2].Kind == graph.Log &&
 			len(ops[2].Inputs) == 1 && ops[2].Inputs[0].ID == red.Outputs[0].ID && len(ops[2].Outputs) == 1
 		if !ok && !lse || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {

@@ -543,8 +543,8 @@ const preOpCase = `{
 }`
 
 // TestGraphEveryReduceKind runs every Reduce* op, alone and with a fused
-// Add, in each float type, and the Abs/Square pre-op fusions: each must
-// be checked and PASS.
+// Add, in each float type, and the pre-op fusions (Abs, the square's
+// three forms, log-sum-exp): each must be checked and PASS.
 func TestGraphEveryReduceKind(t *testing.T) {
 	for _, k := range []string{"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1", "ReduceL2"} {
 		setKind := func(doc map[string]any) { doc["graph"].([]any)[0].(map[string]any)["kind"] = k }
@@ -576,11 +576,35 @@ func TestGraphEveryReduceKind(t *testing.T) {
 			}
 		}
 	}
+	// The square as ONNX exporters write it: Pow with beta 2, and a
+	// Multiply of a tensor by itself.
+	squares := map[string]func(op map[string]any){
+		"Pow": func(op map[string]any) {
+			op["attrs"] = map[string]any{"beta": map[string]any{"type": "f32", "value": 2}}
+		},
+		"Multiply": func(op map[string]any) {
+			in := op["inputs"].([]any)
+			op["inputs"] = append(in, in[0])
+		},
+	}
+	for pre, set := range squares {
+		edit := func(doc map[string]any) {
+			op := doc["graph"].([]any)[0].(map[string]any)
+			op["kind"] = pre
+			set(op)
+			doc["graph"].([]any)[1].(map[string]any)["kind"] = "ReduceMean"
+		}
+		code, out, errw := runGraph(t, writeCase(t, preOpCase, edit), "--dt=f32,bf16,f16")
+		if code != 0 || summary(t, out)[1] != "3" {
+			t.Errorf("%s -> ReduceMean: exit %d\n%s%s", pre, code, out, errw)
+		}
+	}
 }
 
 // TestReadReduction checks what the graph driver reads of a partition's
 // ops, and its refusals: no reduction, two ops before it, a pre-op other
-// than Abs and Square (Exp only as log-sum-exp: before a ReduceSum whose
+// than Abs and a square (Square, Pow with beta 2, x*x; Exp only as
+// log-sum-exp: before a ReduceSum whose
 // output a Log takes), a pre-op before a reduction that has its own
 // (ReduceL1), and a pre-op that does not feed the reduction.
 func TestReadReduction(t *testing.T) {
@@ -596,6 +620,12 @@ func TestReadReduction(t *testing.T) {
 	if why != "" || !rd.kind.lse || rd.post != 3 || rd.val != 4 || rd.src.ID != 1 {
 		t.Errorf("Exp -> ReduceSum -> Log: %+v %q", rd, why)
 	}
+	for _, sq := range []*graph.Op{op(0, graph.Pow, 5, 6).SetAttr("beta", float32(2)), op(0, graph.Multiply, 5, 6).AddInput(lt(5))} {
+		rd, why = readReduction([]*graph.Op{sq, op(1, graph.ReduceSum, 6, 7)})
+		if why != "" || rd.kind.pre != "square" || rd.src.ID != 5 {
+			t.Errorf("%s -> ReduceSum: %+v %q", sq.Kind, rd, why)
+		}
+	}
 	rd, why = readReduction([]*graph.Op{op(0, graph.ReduceL2, 1, 2)})
 	if why != "" || rd.post != 1 || rd.kind.pre != "square" || !rd.root || rd.src.ID != 1 {
 		t.Errorf("ReduceL2: %+v %q", rd, why)
@@ -608,6 +638,8 @@ func TestReadReduction(t *testing.T) {
 		"log elsewhere":  {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3), op(2, graph.Log, 9, 4)},
 		"abs before l1":  {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
 		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
+		"pow, beta 3":    {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
+		"x times y":      {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
 	} {
 		if _, why := readReduction(ops); why == "" {
 			t.Errorf("%s: accepted", name)

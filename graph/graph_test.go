@@ -660,3 +660,33 @@ func TestMessagesNameTheRealProblem(t *testing.T) {
 		t.Errorf("Attr{Type: 42}: %v", err)
 	}
 }
+
+// IsSquare names the three ways a graph writes x*x, and nothing else.
+func TestIsSquare(t *testing.T) {
+	x := NewLogicalTensorAny(1, dtypes.F32, nil)
+	y := NewLogicalTensorAny(2, dtypes.F32, nil)
+	op := func(k OpKind, ins ...LogicalTensor) *Op {
+		o := NewOp(3, k, "")
+		for _, in := range ins {
+			o.AddInput(in)
+		}
+		return o
+	}
+	for _, c := range []struct {
+		op   *Op
+		want bool
+	}{
+		{op(Square, x), true},
+		{op(Pow, x).SetAttr("beta", float32(2)), true},
+		{op(Multiply, x, x), true},
+		{op(Pow, x).SetAttr("beta", float32(3)), false},
+		{op(Pow, x), false}, // no beta
+		{op(Multiply, x, y), false},
+		{op(Add, x, x), false},
+		{op(Abs, x), false},
+	} {
+		if got := c.op.IsSquare(); got != c.want {
+			t.Errorf("%s with inputs %d: IsSquare %v, want %v", c.op.Kind, len(c.op.Inputs), got, c.want)
+		}
+	}
+}

@@ -126,6 +126,23 @@ func (o *Op) Str(name string) (string, bool) {
 	return a.S, ok && a.Type == AttrString
 }
 
+// IsSquare reports whether the op computes x*x of its one input tensor:
+// a Square, a Pow with beta 2 (as ONNX exporters write x**2), or a
+// Multiply of a tensor by itself (as they write x*x). Each rounds the
+// exact square once, so the three compute the same values.
+func (o *Op) IsSquare() bool {
+	switch o.Kind {
+	case Square:
+		return true
+	case Pow:
+		b, ok := o.Float("beta")
+		return ok && b == 2
+	case Multiply:
+		return len(o.Inputs) == 2 && o.Inputs[0].ID == o.Inputs[1].ID
+	}
+	return false
+}
+
 // String names the op for messages: `op 3 (ReduceMean "mean0")`.
 func (o *Op) String() string {
 	if o == nil {

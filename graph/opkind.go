@@ -5,8 +5,8 @@ import "fmt"
 // OpKind is the kind of an op, named as in oneDNN Graph.
 type OpKind int
 
-// Op kinds. gdnn compiles the Reduce* ops, the Abs and Square pre-ops
-// fused before them and the eltwise/binary ops that may be fused after
+// Op kinds. gdnn compiles the Reduce* ops, the Abs and square pre-ops
+// (Op.IsSquare) fused before them and the eltwise/binary ops that may be fused after
 // them, and takes 8-bit integer data through a Dequantize before and a
 // Quantize after a reduction (see QuantParamsOf); the other kinds exist so that realistic graphs can be
 // described, partitioned and handed back to the caller as unsupported.

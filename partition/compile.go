@@ -381,7 +381,7 @@ func portIndex(ports []graph.LogicalTensor, id uint64) int {
 	return -1
 }
 
-// reductionOf maps a reduction op, and the Abs or Square pre-op fused
+// reductionOf maps a reduction op, and the Abs or square pre-op fused
 // before it (nil if none), onto what the kernel computes: the pre-op is
 // the per-element transform.
 func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
@@ -410,10 +410,10 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 	if r.Transform != plan.TransformNone || r.Combine == plan.CombineMul {
 		return r, graph.Errorf(graph.Unimplemented, "%s: a %s pre-op before %s is not one transform", pre, pre.Kind, red.Kind)
 	}
-	switch pre.Kind {
-	case graph.Abs:
+	switch {
+	case pre.Kind == graph.Abs:
 		r.Transform = plan.TransformAbs
-	case graph.Square:
+	case pre.IsSquare():
 		r.Transform = plan.TransformSquare
 	default:
 		return r, graph.Errorf(graph.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)

@@ -647,7 +647,10 @@ func fillBuffer(lt graph.LogicalTensor, gen func() float64) buffer {
 // graph API: the reduction and its pre-op, src, axes, keep_dims, data
 // types and a post-op chain.
 type genProblem struct {
-	kind     redKind
+	kind redKind
+	// squareAs writes a Square pre-op another way: as a Pow with beta 2
+	// or a Multiply of src by itself (0: as a Square).
+	squareAs graph.OpKind
 	src      graph.LogicalTensor
 	dstDT    dtypes.DataType
 	axes     []int64
@@ -752,6 +755,9 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		p.ops = append(p.ops, f)
 	}
 	p.kind = genKinds[fb.intn(len(genKinds))]
+	if p.kind.pre == graph.Square {
+		p.squareAs = []graph.OpKind{0, graph.Pow, graph.Multiply}[fb.intn(3)]
+	}
 	return p
 }
 
@@ -769,7 +775,20 @@ func (p *genProblem) build() (*graph.Graph, uint64, error) {
 	src := p.src
 	if p.kind.pre != 0 {
 		pre := graph.NewLogicalTensorAny(3, p.src.DataType, nil)
-		if err := g.AddOp(graph.NewOp(3, p.kind.pre, "pre").AddInput(p.src).AddOutput(pre)); err != nil {
+		op := graph.NewOp(3, p.kind.pre, "pre").AddInput(p.src).AddOutput(pre)
+		switch p.squareAs {
+		case graph.Pow:
+			if p.kind.pre != graph.Square {
+				return nil, 0, fmt.Errorf("squareAs %s with pre-op %s", p.squareAs, p.kind.pre)
+			}
+			op = graph.NewOp(3, graph.Pow, "pre").AddInput(p.src).AddOutput(pre).SetAttr("beta", float32(2))
+		case graph.Multiply:
+			if p.kind.pre != graph.Square {
+				return nil, 0, fmt.Errorf("squareAs %s with pre-op %s", p.squareAs, p.kind.pre)
+			}
+			op = graph.NewOp(3, graph.Multiply, "pre").AddInput(p.src).AddInput(p.src).AddOutput(pre)
+		}
+		if err := g.AddOp(op); err != nil {
 			return nil, 0, err
 		}
 		src = pre
@@ -897,10 +916,10 @@ func checkJITvsInterp(t *testing.T, p genProblem, r *rand.Rand, rate int) {
 		dst, impl, err := p.run(src, operands)
 		jit.SetMaxISA(prev)
 		if err != nil {
-			t.Fatalf("cap %s: %s %s %v axes %v keep %v ops %d: %v", isa, p.kind, p.src, p.dstDT, p.axes, p.keep, len(p.ops), err)
+			t.Fatalf("cap %s: %s (square as %s) %s %v axes %v keep %v ops %d: %v", isa, p.kind, p.squareAs, p.src, p.dstDT, p.axes, p.keep, len(p.ops), err)
 		}
 		if msg := verifyKind(p.kind, src, p.reduce, p.keep, ops, dst); msg != "" {
-			t.Fatalf("cap %s (%s): %s %s axes %v keep %v -> %s: %s", isa, impl, p.kind, p.src, p.axes, p.keep, p.dstDT, msg)
+			t.Fatalf("cap %s (%s): %s (square as %s) %s axes %v keep %v -> %s: %s", isa, impl, p.kind, p.squareAs, p.src, p.axes, p.keep, p.dstDT, msg)
 		}
 		results, impls = append(results, dst), append(impls, impl)
 	}

@@ -31,7 +31,10 @@ func TestKindsDifferential(t *testing.T) {
 					b[j] = byte(r.IntN(256))
 				}
 				p := genFromBytes(&fuzzBytes{b: b}, r)
-				p.kind = k
+				p.kind, p.squareAs = k, 0
+				if k.pre == graph.Square { // every form of the square
+					p.squareAs = []graph.OpKind{0, graph.Pow, graph.Multiply}[i%3]
+				}
 				checkJITvsInterp(t, p, r, i%4)
 			}
 		})
@@ -212,22 +215,31 @@ func TestKindsDeterministicAcrossThreadCounts(t *testing.T) {
 }
 
 // addPre adds src(0) -> pre (op 3, tensor 3) -> red (op 1, tensor 1) with
-// the given axes, and returns the reduction's output.
+// the given axes, and returns the reduction's output. A Pow pre-op has
+// beta 2 and a Multiply multiplies src by itself: the square's other forms.
 func addPre(t *testing.T, g *graph.Graph, pre, red graph.OpKind, src graph.LogicalTensor, axes []int64) graph.LogicalTensor {
 	t.Helper()
 	out := graph.NewLogicalTensorAny(1, src.DataType, nil)
 	in := src
 	if pre != 0 {
 		in = graph.NewLogicalTensorAny(3, src.DataType, nil)
-		must(t, g.AddOp(graph.NewOp(3, pre, "pre").AddInput(src).AddOutput(in)))
+		op := graph.NewOp(3, pre, "pre").AddInput(src).AddOutput(in)
+		switch pre {
+		case graph.Pow:
+			op.SetAttr("beta", float32(2))
+		case graph.Multiply:
+			op.AddInput(src)
+		}
+		must(t, g.AddOp(op))
 	}
 	must(t, g.AddOp(graph.NewOp(1, red, "red").AddInput(in).AddOutput(out).SetAttr("axes", axes)))
 	return out
 }
 
 // An Abs or Square pre-op fuses into a ReduceSum, ReduceMean, ReduceMax or
-// ReduceMin as its transform; where it does not fuse, its own partition
-// says why.
+// ReduceMin as its transform, and so do a Pow with beta 2 and a Multiply
+// of a tensor by itself (ONNX's ways to write a square); where a pre-op
+// does not fuse, its own partition says why.
 func TestPreOpFusion(t *testing.T) {
 	f32 := dtypes.F32
 	data := []float64{1, -2, 3, -4, 0.5, -0.25}
@@ -239,6 +251,10 @@ func TestPreOpFusion(t *testing.T) {
 		{graph.Square, graph.ReduceSum, []float64{14, 16.3125}},
 		{graph.Square, graph.ReduceMean, []float64{14.0 / 3, 16.3125 / 3}},
 		{graph.Square, graph.ReduceMax, []float64{9, 16}},
+		{graph.Pow, graph.ReduceMean, []float64{14.0 / 3, 16.3125 / 3}},
+		{graph.Pow, graph.ReduceSum, []float64{14, 16.3125}},
+		{graph.Multiply, graph.ReduceMean, []float64{14.0 / 3, 16.3125 / 3}},
+		{graph.Multiply, graph.ReduceMin, []float64{1, 0.0625}},
 		{graph.Abs, graph.ReduceSum, []float64{6, 4.75}},
 		{graph.Abs, graph.ReduceMean, []float64{2, 4.75 / 3}},
 		{graph.Abs, graph.ReduceMax, []float64{3, 4}},
@@ -261,8 +277,12 @@ func TestPreOpFusion(t *testing.T) {
 			cp, err := parts[0].Compile([]graph.LogicalTensor{src}, parts[0].Outputs())
 			must(t, err)
 			line := cp.verboseLine(0)
+			transform := "square"
+			if c.pre == graph.Abs {
+				transform = "abs"
+			}
 			if want := c.pre.String() + "+" + c.red.String() + "+ReLU"; !strings.Contains(line, want) ||
-				!strings.Contains(line, " alg:"+strings.ToLower(c.pre.String())+">") {
+				!strings.Contains(line, " alg:"+transform+">") {
 				t.Errorf("verbose line %q does not name the fused pre-op", line)
 			}
 			out, _ := cp.QueryLogicalTensor(2)
@@ -296,7 +316,22 @@ func TestPreOpFusion(t *testing.T) {
 		{"Abs before ReduceProd", func(g *graph.Graph) { addPre(t, g, graph.Abs, graph.ReduceProd, src, []int64{1}) },
 			"Abs before ReduceProd would not be one per-element transform"},
 		{"Sqrt", func(g *graph.Graph) { addPre(t, g, graph.Sqrt, graph.ReduceSum, src, []int64{1}) },
-			"Sqrt is not a pre-op gdnn fuses (Abs and Square are, and Exp as log-sum-exp)"},
+			"Sqrt is not a pre-op gdnn fuses (Abs and Square are, Pow with beta 2 and Multiply of a tensor by itself as squares, and Exp as log-sum-exp)"},
+		{"Pow with beta 3", func(g *graph.Graph) {
+			p := graph.NewLogicalTensorAny(3, f32, nil)
+			must(t, g.AddOp(graph.NewOp(3, graph.Pow, "pre").AddInput(src).AddOutput(p).SetAttr("beta", float32(3))))
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "red").AddInput(p).
+				AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).SetAttr("axes", []int64{1})))
+		}, "it is Pow with beta 3, and a Pow fuses before a reduction only as a square (beta 2)"},
+		{"Pow with beta 2 before ReduceL2", func(g *graph.Graph) { addPre(t, g, graph.Pow, graph.ReduceL2, src, []int64{1}) },
+			"Pow before ReduceL2 would not be one per-element transform"},
+		{"Multiply of two tensors", func(g *graph.Graph) {
+			m := graph.NewLogicalTensorAny(3, f32, nil)
+			other := graph.NewLogicalTensor(5, f32, []int64{2, 3})
+			must(t, g.AddOp(graph.NewOp(3, graph.Multiply, "pre").AddInput(src).AddInput(other).AddOutput(m)))
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "red").AddInput(m).
+				AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).SetAttr("axes", []int64{1})))
+		}, "a Multiply fuses before a reduction only as a square, both inputs the same tensor"},
 		{"Exp without Log", func(g *graph.Graph) { addPre(t, g, graph.Exp, graph.ReduceSum, src, []int64{1}) },
 			"Exp fuses before a ReduceSum only as log-sum-exp, with a Log as the sum's only consumer"},
 		{"Exp before ReduceMax", func(g *graph.Graph) { addPre(t, g, graph.Exp, graph.ReduceMax, src, []int64{1}) },
@@ -661,4 +696,73 @@ func TestTensorReadTwice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An RMSNorm statistic as ONNX exporters write it, Pow(x, 2) or Mul(x, x)
+// -> ReduceMean -> Add eps -> Sqrt (or Pow -0.5), is one partition and
+// computes sqrt(mean(x²) + eps) on every ISA.
+func TestExportedRMSNormStatistic(t *testing.T) {
+	f32 := dtypes.F32
+	const rows, cols = 5, 67
+	src := graph.NewLogicalTensor(0, f32, []int64{rows, cols})
+	eps := graph.NewLogicalTensor(20, f32, []int64{1})
+	r := rand.New(rand.NewPCG(7, 11))
+	data := make([]float64, rows*cols)
+	for i := range data {
+		data[i] = float64(float32(r.Float64()*8 - 4))
+	}
+	const epsVal = 1e-3
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		for _, sq := range []graph.OpKind{graph.Pow, graph.Multiply} {
+			for _, last := range []graph.OpKind{graph.Sqrt, graph.Pow} {
+				name := fmt.Sprintf("%s -> ReduceMean -> Add -> %s", sq, last)
+				g := graph.New()
+				m := graph.NewLogicalTensorAny(1, f32, nil)
+				p := graph.NewLogicalTensorAny(3, f32, nil)
+				pre := graph.NewOp(3, sq, "").AddInput(src).AddOutput(p)
+				if sq == graph.Pow {
+					pre.SetAttr("beta", float32(2))
+				} else {
+					pre.AddInput(src)
+				}
+				must(t, g.AddOp(pre))
+				must(t, g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(p).AddOutput(m).
+					SetAttr("axes", []int64{-1}).SetAttr("keep_dims", true)))
+				a := graph.NewLogicalTensorAny(4, f32, nil)
+				must(t, g.AddOp(graph.NewOp(4, graph.Add, "").AddInput(m).AddInput(eps).AddOutput(a)))
+				out := graph.NewLogicalTensorAny(5, f32, nil)
+				fin := graph.NewOp(5, last, "").AddInput(a).AddOutput(out)
+				if last == graph.Pow {
+					fin.SetAttr("beta", float32(-0.5))
+				}
+				must(t, g.AddOp(fin))
+				must(t, g.Finalize())
+				part := onlySupported(t, g, Fusion)
+				if len(part.Ops()) != 4 || len(part.Inputs()) != 2 {
+					t.Fatalf("%s: %v with inputs %v, want the four ops reading src and eps", name, part, part.Inputs())
+				}
+				cp, err := part.Compile([]graph.LogicalTensor{src, eps}, part.Outputs())
+				must(t, err)
+				o, _ := cp.QueryLogicalTensor(5)
+				res := make([]float32, rows)
+				st, _ := NewTensor(src, toF32(data))
+				et, _ := NewTensor(eps, []float32{epsVal})
+				dt, _ := NewTensor(o, res)
+				must(t, cp.Execute([]Tensor{st, et}, []Tensor{dt}))
+				for i := range rows {
+					s := 0.0
+					for _, x := range data[i*cols : (i+1)*cols] {
+						s += x * x
+					}
+					want := math.Sqrt(s/cols + epsVal)
+					if last == graph.Pow {
+						want = 1 / want
+					}
+					if math.Abs(float64(res[i])-want) > 1e-5*want {
+						t.Errorf("%s: row %d = %v, want %v", name, i, res[i], want)
+					}
+				}
+			}
+		}
+	})
 }

@@ -7,7 +7,8 @@
 // gdnn compiles reduction partitions: a ReduceSum, ReduceMean, ReduceMax,
 // ReduceMin, ReduceProd, ReduceL1 or ReduceL2 alone, or (with the Fusion
 // policy) preceded by an Abs or Square pre-op that becomes the reduction's
-// per-element transform (Square -> ReduceSum is a sum of squares) and
+// per-element transform (Square -> ReduceSum is a sum of squares; a Pow
+// with beta 2 or a Multiply of a tensor by itself is a Square) and
 // followed by a chain of eltwise and binary post-ops. 8-bit integer data
 // enters as in oneDNN Graph: a Dequantize (s8/u8 -> f32) feeding the
 // reduction and a Quantize (f32 -> s8/u8) after the chain fuse into the
@@ -33,8 +34,8 @@ import (
 type Policy int
 
 const (
-	// Fusion fuses a reduction with an Abs or Square pre-op and the chain
-	// of post-ops that follows it.
+	// Fusion fuses a reduction with an Abs or Square pre-op (or another
+	// form of a square) and the chain of post-ops that follows it.
 	Fusion Policy = iota
 	// Debug puts every op in a partition of its own.
 	Debug
@@ -207,7 +208,7 @@ func supports(ops []*graph.Op) (bool, string) {
 	switch {
 	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
 		return true, ""
-	case head.Kind == graph.Abs || head.Kind == graph.Square:
+	case head.Kind == graph.Abs || head.IsSquare():
 		return false, fmt.Sprintf("%s: gdnn compiles %s only fused with a reduction (as its pre-op or a post-op)", head, head.Kind)
 	case head.Kind.IsEltwise() || head.Kind.IsBinary():
 		return false, fmt.Sprintf("%s: gdnn compiles %s only as a post-op fused after a reduction", head, head.Kind)
@@ -224,11 +225,12 @@ func supports(ops []*graph.Op) (bool, string) {
 // preOpTarget returns the reduction a unary eltwise op feeds as a fusible
 // pre-op, or nil, and when op feeds a reduction it is not fused with, why.
 // Abs and Square fuse into a ReduceSum, ReduceMean, ReduceMax or
-// ReduceMin, whose transform they become. An Exp feeding a ReduceSum
-// followed by a Log is log-sum-exp, which compiles to plan.LogSumExp (the
+// ReduceMin, whose transform they become; so do the other ways a graph
+// writes a square (see graph.Op.IsSquare). An Exp feeding a ReduceSum followed by
+// a Log is log-sum-exp, which compiles to plan.LogSumExp (the
 // max-shifted, stable form), Log included.
 func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
-	if !op.Kind.IsEltwise() || len(op.Outputs) != 1 {
+	if !op.Kind.IsEltwise() && op.Kind != graph.Multiply || len(op.Outputs) != 1 {
 		return nil, ""
 	}
 	cons := g.Consumers(op.Outputs[0].ID)
@@ -256,6 +258,8 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	switch out := op.Outputs[0].DataType; {
 	case red.Inputs[0].ID != op.Outputs[0].ID:
 		why = "it does not feed the reduction's src"
+	case op.Kind == graph.Multiply && !op.IsSquare():
+		why = "a Multiply fuses before a reduction only as a square, both inputs the same tensor"
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case !out.IsFloat():
@@ -266,8 +270,10 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 		why = "Exp fuses before a ReduceSum only as log-sum-exp, with a Log as the sum's only consumer"
 	case op.Kind == graph.Exp:
 		why = "Exp fuses only as log-sum-exp (Exp -> ReduceSum -> Log)"
-	case op.Kind != graph.Abs && op.Kind != graph.Square:
-		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are, and Exp as log-sum-exp)", op.Kind)
+	case op.Kind == graph.Pow && !op.IsSquare():
+		why = fmt.Sprintf("it is Pow with beta %v, and a Pow fuses before a reduction only as a square (beta 2)", powBeta(op))
+	case op.Kind != graph.Abs && !op.IsSquare():
+		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are, Pow with beta 2 and Multiply of a tensor by itself as squares, and Exp as log-sum-exp)", op.Kind)
 	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
 		why = fmt.Sprintf("%s before %s would not be one per-element transform", op.Kind, red.Kind)
 	}
