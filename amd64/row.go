@@ -429,13 +429,17 @@ func (g *gen) prefetchAhead(span int64) {
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
-// masked tail. bf16 rows of plain sums go two vectors per load first
-// (rowPairs: its lanes mix elements, and its masked pair adds zeros).
+// masked tail. A row of a 16-bit max or min goes a register of words at a
+// time first (rowWords), and bf16 rows of other kinds two vectors per
+// load (rowPairs: its lanes mix elements, and its masked pair adds zeros).
 func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	V := int64(g.V)
 	vb := V * g.ssz
-	base := int64(0) // elements done by rowPairs
-	if g.bf16Pairs() && (U >= 2 || n > 1) {
+	base := int64(0) // elements done by rowWords or rowPairs
+	switch {
+	case g.wordsMinMax() && n == 1:
+		base = g.rowWords(rk, U, acc, rowOff, chunk, fold)
+	case g.bf16Pairs() && (U >= 2 || n > 1):
 		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
 	}
 	left := rk - base
