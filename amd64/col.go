@@ -272,6 +272,14 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	if g.bf16Pairs() && !zeroSum && len(red) > 0 && (narrow || g.zen) {
 		pairs = nv / 2
 	}
+	// A 16-bit max or min takes the first pairs of full vectors as words
+	// (words.go), as many as there are registers for.
+	wp := 0
+	if !zeroSum && len(red) > 0 {
+		if wp = g.wordPairs(nv, tail, U); wp > 0 {
+			pairs = 0
+		}
+	}
 	prefetch := narrow
 	if n := len(red); narrow && !g.avx512 {
 		prefetch = red[n-1].SrcStride*g.ssz <= pfMaxStride
@@ -298,6 +306,20 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	var pc pairConsts
 	if pairs > 0 {
 		pc = g.newPairConsts()
+	}
+	// Word pair p of unroll slot u keeps its unsigned minimum and maximum
+	// in the pair's two accumulators, and its signed maximum in a
+	// temporary of its own.
+	var words []wordRegs
+	mkWords := g.mark()
+	if wp > 0 {
+		t := g.tmp()
+		for i := range wp * U {
+			p, u := i/U, i%U
+			r := wordRegs{umin: acc(2*p, u), umax: acc(2*p+1, u), smax: g.tmp(), t: t}
+			g.wordsInit(r)
+			words = append(words, r)
+		}
 	}
 	var pfDist int64
 	// Full vectors whose lines are prefetched (whole 64-byte lines), one
@@ -341,6 +363,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 				g.op(x86.APREFETCHT0, g.m(rSrc, off+int64(k)*vb+pfDist))
 			}
 			switch {
+			case k < 2*wp && k%2 == 0:
+				g.wordsLoad(words[k/2*U+u], g.m(rSrc, off+int64(k)*vb))
+			case k < 2*wp:
+				// Taken with k-1.
 			case k < 2*pairs && k%2 == 0:
 				g.combinePair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
 			case k < 2*pairs:
@@ -384,6 +410,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			})
 		}
 	}
+	for _, r := range words {
+		g.wordsToColumns(r)
+	}
+	g.release(mkWords)
 	for k := 0; k < K; k++ {
 		g.sumTree(groups[k])
 	}

@@ -45,7 +45,10 @@ import (
 // is, is taken from the exact code. AVX2's min keeps its exact
 // three instructions: its NaN-free form would give +0 where -0 is right,
 // and +0 outputs, which a test would have to send to the exact code, are
-// common (the minimum of non-negative data).
+// common (the minimum of non-negative data). Nor does AVX2 speculate on
+// a plain max of 16-bit src, but row by row: its rows and column blocks
+// are exact as words (words.go), which need more registers than
+// NaN-free code has.
 //
 // The NaN-free code ends by testing the flag: zero means no NaN met any
 // combine (and no -0 was written), so every result is the exact one, and
@@ -96,6 +99,12 @@ func speculates(pl *plan.Plan, o Options) bool {
 		return false
 	}
 	c := pl.Reduction.Combine
+	if !o.AVX512 && wordsPlan(pl) && !pl.RowByRow {
+		// Its rows and column blocks are exact as words (words.go), and
+		// AVX2's NaN-free code has too few registers to take them so.
+		// Row-by-row plans combine into partials in memory, not as words.
+		return false
+	}
 	return c == plan.CombineMax || o.AVX512 && c == plan.CombineMin
 }
 

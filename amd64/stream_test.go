@@ -137,20 +137,26 @@ func TestMaskedPairChoice(t *testing.T) {
 
 // TestWidePairBlocks pins where column blocks wider than narrowBytes take
 // bf16 pair loads: on AVX-512 under Options.Zen, for every kind that pair
-// loads serve (a sum and a max here), with no widening left and no
-// prefetch; not without Zen, nor for f16.
+// loads serve (a sum and a max of |x| here), with no widening left and no
+// prefetch; not without Zen, nor for f16. A plain max or min takes words
+// (words.go), widened once at the end.
 func TestWidePairBlocks(t *testing.T) {
+	absMax := plan.AlgMax.Reduction(0, 0)
+	absMax.Transform = plan.TransformAbs
 	cases := []struct {
-		name string
-		sdt  dtypes.DataType
-		red  plan.Reduction
-		o    Options
-		want bool
+		name  string
+		sdt   dtypes.DataType
+		red   plan.Reduction
+		o     Options
+		want  bool
+		words bool
 	}{
-		{"bf16 sum, avx512, zen", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, true},
-		{"bf16 max, avx512, zen", dtypes.BF16, plan.AlgMax.Reduction(0, 0), Options{AVX512: true, Zen: true}, true},
-		{"bf16 sum, avx512", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true}, false},
-		{"f16 sum, avx512, zen", dtypes.F16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, false},
+		{"bf16 sum, avx512, zen", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, true, false},
+		{"bf16 max of |x|, avx512, zen", dtypes.BF16, absMax, Options{AVX512: true, Zen: true}, true, false},
+		{"bf16 sum, avx512", dtypes.BF16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true}, false, false},
+		{"f16 sum, avx512, zen", dtypes.F16, plan.AlgSum.Reduction(0, 0), Options{AVX512: true, Zen: true}, false, false},
+		{"bf16 max, avx512, zen", dtypes.BF16, plan.AlgMax.Reduction(0, 0), Options{AVX512: true, Zen: true}, false, true},
+		{"f16 min, avx2", dtypes.F16, plan.AlgMin.Reduction(0, 0), Options{}, false, true},
 	}
 	for _, c := range cases {
 		// 512 columns of rows 4096 apart: two blocks of 16 vectors, 512
@@ -161,13 +167,30 @@ func TestWidePairBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		pairs, widen, prefetch := 0, false, false
+		pairs, words, widen, prefetch := 0, 0, false, false
 		for _, ins := range disassemble(t, code.Text) {
 			if strings.HasPrefix(ins, "vmovdqu32") && strings.Contains(ins, "(%rsi)") {
 				pairs++
 			}
+			if strings.HasPrefix(ins, "vpminuw") {
+				words++
+			}
 			widen = widen || strings.HasPrefix(ins, "vpmovzxwd") || strings.HasPrefix(ins, "vcvtph2ps")
 			prefetch = prefetch || strings.HasPrefix(ins, "prefetch")
+		}
+		if c.words {
+			// Every pair of the block's 16 (AVX2: 8) vectors as words.
+			want := 8
+			if !c.o.AVX512 {
+				want = 4
+			}
+			if speculates(pl, c.o) {
+				want *= 2 // the NaN-free code and the exact code
+			}
+			if words != want {
+				t.Errorf("%s: %d VPMINUW, want %d", c.name, words, want)
+			}
+			continue
 		}
 		if got := pairs > 0 && !widen; got != c.want || prefetch {
 			t.Errorf("%s: pair loads only = %v (%d pair loads, widening %v), prefetch %v; want %v and no prefetch",

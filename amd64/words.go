@@ -2,8 +2,10 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/jit/kernelshape"
 	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
@@ -29,33 +31,23 @@ import (
 // instructions per V values. The winners are widened once, at the end of
 // the row, into the float accumulators.
 
-// wordsMinMax reports whether a row sweep takes its whole vectors as
-// words (rowWords): a max or min of bf16 or f16 src with no transform.
+// wordsMinMax reports whether rows and column blocks take their whole
+// vectors as words (rowWords, colBlock): see wordsPlan.
 func (g *gen) wordsMinMax() bool {
-	c := g.red.Combine
-	return (g.sdt == dtypes.BF16 || g.sdt == dtypes.F16) && g.red.Transform == plan.TransformNone &&
+	return g.red.Combine != plan.CombineFirst && wordsPlan(&plan.Plan{SrcDT: g.sdt, Reduction: g.red})
+}
+
+// wordsPlan reports whether pl is a max or min of bf16 or f16 src with
+// no transform: the plans whose src is taken as words.
+func wordsPlan(pl *plan.Plan) bool {
+	c, sdt := pl.Reduction.Combine, pl.SrcDT
+	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && pl.Reduction.Transform == plan.TransformNone &&
 		(c == plan.CombineMax || c == plan.CombineMin)
 }
 
-// wordRegs are rowWords' registers: the three accumulators and a
-// temporary.
+// wordRegs are the registers of words: the three accumulators and a
+// temporary for the loads.
 type wordRegs struct{ umin, umax, smax, t int }
-
-// takeWordRegs takes rowWords' four registers, or reports that there are
-// not four. AVX2 NaN-free code has three temporaries; no src vector is
-// pending once checkPending has run, so the pending register is the
-// fourth.
-func (g *gen) takeWordRegs() (wordRegs, bool) {
-	free := g.tmpHi - g.tmpNext
-	switch {
-	case free >= 4:
-		return wordRegs{g.tmp(), g.tmp(), g.tmp(), g.tmp()}, true
-	case free == 3 && g.nanFree && !g.avx512:
-		g.checkPending()
-		return wordRegs{g.tmp(), g.tmp(), g.tmp(), yPending}, true
-	}
-	return wordRegs{}, false
-}
 
 // rowWords reduces one row of rk 16-bit values as words (see above), 2V
 // values a load, U/2 loads an iteration, and combines the winners into
@@ -70,33 +62,22 @@ func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(in
 	if iters == 0 {
 		return 0
 	}
-	mk := g.mark()
-	defer g.release(mk)
-	r, ok := g.takeWordRegs()
-	if !ok {
+	if g.tmpHi-g.tmpNext < 4 {
 		return 0
 	}
-	// The identities: every word is at most 0xFFFF unsigned, at least 0
-	// unsigned and at least 0x8000 signed.
-	g.constant(r.umin, 0xFFFFFFFF)
-	g.zero(r.umax)
-	g.constant(r.smax, 0x80008000)
+	mk := g.mark()
+	defer g.release(mk)
+	r := wordRegs{g.tmp(), g.tmp(), g.tmp(), g.tmp()}
+	g.wordsInit(r)
 	st := g.streams(1, Up, iters, vb)
 	pf := g.rowPrefetch(1)
-	mov := x86.AVMOVDQU
-	if g.avx512 {
-		mov = x86.AVMOVDQU16
-	}
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for up := 0; up < Up; up++ {
 			off := rowOff(0) + st.offset(up, vb)
 			if pf {
 				g.prefetchLine(off, int64(up)*vb)
 			}
-			g.op(mov, g.m(rSrc, off), g.vr(r.t))
-			g.op(x86.AVPMINUW, g.vr(r.t), g.vr(r.umin), g.vr(r.umin))
-			g.op(x86.AVPMAXUW, g.vr(r.t), g.vr(r.umax), g.vr(r.umax))
-			g.op(x86.AVPMAXSW, g.vr(r.t), g.vr(r.smax), g.vr(r.smax))
+			g.wordsLoad(r, g.m(rSrc, off))
 		}
 	}, fold)
 	w := g.wordsWinner(r)
@@ -152,33 +133,85 @@ func (g *gen) wordsWinner(r wordRegs) int {
 	return r.smax
 }
 
-// wordsInto widens the 2V winning words in w to f32, exactly, and
-// combines them into accA and accB (which may be the same register),
-// with the src checks of NaN-free code. Uses r's registers but w's and
-// r.t as it likes.
+// wordsInto widens the 2V winning words in w to f32 and combines them
+// into accA and accB (which may be the same register), with the src
+// checks of NaN-free code. Clobbers r's registers.
 func (g *gen) wordsInto(r wordRegs, w, accA, accB int) {
-	var free []int
-	for _, x := range []int{r.umin, r.umax, r.smax} {
-		if x != w {
-			free = append(free, x)
-		}
-	}
-	e, c := free[0], free[1]
-	if g.sdt == dtypes.F16 {
-		g.op(x86.AVCVTPH2PS, g.hr(w), g.vr(e))
-		if g.avx512 {
-			g.op(x86.AVEXTRACTI32X8, imm(1), g.vr(w), g.hr(c))
-		} else {
-			g.op(x86.AVEXTRACTI128, imm(1), g.vr(w), g.xr(c))
-		}
-		g.op(x86.AVCVTPH2PS, g.hr(c), g.vr(w))
+	g.wordsToF32(w, w, r.umax) // w is r.umin or r.smax
+	g.combine(accA, w)
+	g.combine(accB, r.umax)
+}
+
+// wordsToF32 widens the 2V words in w to f32, exactly and in order: the
+// first V into lo, the others into hi (lo may be w; hi may not).
+func (g *gen) wordsToF32(w, lo, hi int) {
+	if g.avx512 {
+		g.op(x86.AVEXTRACTI32X8, imm(1), g.vr(w), g.hr(hi))
 	} else {
-		// The even words shifted up, the odd ones with the low half
-		// cleared: each the f32 of its bf16 (splitPair).
-		g.op(x86.AVPSLLD, imm(16), g.vr(w), g.vr(e))
-		g.constant(c, 0xFFFF0000)
-		g.op(g.pand(), g.vr(c), g.vr(w), g.vr(w))
+		g.op(x86.AVEXTRACTI128, imm(1), g.vr(w), g.xr(hi))
 	}
-	g.combine(accA, e)
-	g.combine(accB, w)
+	g.widen16(g.sdt, hi)
+	if lo != w {
+		g.op(x86.AVMOVAPS, g.vr(w), g.vr(lo))
+	}
+	g.widen16(g.sdt, lo)
+}
+
+// wordsLoad combines the 2V words at addr into r's accumulators.
+func (g *gen) wordsLoad(r wordRegs, addr obj.Addr) {
+	if g.avx512 {
+		g.op(x86.AVMOVDQU16, addr, g.vr(r.t))
+	} else {
+		g.op(x86.AVMOVDQU, addr, g.vr(r.t))
+	}
+	g.op(x86.AVPMINUW, g.vr(r.t), g.vr(r.umin), g.vr(r.umin))
+	g.op(x86.AVPMAXUW, g.vr(r.t), g.vr(r.umax), g.vr(r.umax))
+	g.op(x86.AVPMAXSW, g.vr(r.t), g.vr(r.smax), g.vr(r.smax))
+}
+
+// wordsInit sets r's accumulators to their identities: every word is at
+// most 0xFFFF unsigned, at least 0 unsigned and at least 0x8000 signed.
+func (g *gen) wordsInit(r wordRegs) {
+	g.constant(r.umin, 0xFFFFFFFF)
+	g.zero(r.umax)
+	g.constant(r.smax, 0x80008000)
+}
+
+// wordPairs is how many pairs of a column block's nv full vectors and
+// tail (U rows an iteration) colBlock takes as words: each pair and row
+// takes a temporary beside its two accumulators, and one more is the
+// load's; four are left for the block's other vectors, if any (a
+// partial vector of AVX2's exact max takes that many).
+func (g *gen) wordPairs(nv, tail, U int) int {
+	if !g.wordsMinMax() {
+		return 0
+	}
+	free := g.tmpHi - g.tmpNext
+	for wp := nv / 2; wp > 0; wp-- {
+		need := wp*U + 1
+		if 2*wp < nv || tail > 0 {
+			need += 4
+		}
+		if need <= free {
+			return wp
+		}
+	}
+	return 0
+}
+
+// wordsToColumns turns a column block's word accumulators r into its f32
+// accumulators: the winners' first V words into r.umin, the others into
+// r.umax, in order, each as it would have been combined into the
+// identity (NaN-free code flags a NaN among them, as combine does).
+func (g *gen) wordsToColumns(r wordRegs) {
+	w := g.wordsWinner(r)
+	g.wordsToF32(w, r.umin, r.umax)
+	switch {
+	case !g.nanFree:
+	case g.avx512:
+		g.op(x86.AVCMPPS, imm(3), g.vr(r.umax), g.vr(r.umin), kreg(kCheck))
+		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
+	default:
+		g.fail(graph.Errorf(graph.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
+	}
 }

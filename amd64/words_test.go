@@ -10,13 +10,14 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// TestWordsMinMax runs 16-bit max and min rows, which rowWords takes as
-// words, over rows built to part a wrong choice from the right one: all
-// values of one sign, only zeros of both signs, infinities, and NaNs of
-// either sign at any place, among ordinary values. Rows of whole
-// registers, with tails, long and short; every ISA, NaN-free and paced
-// code; bf16 and f16 in, f32 and the src type out; bit for bit with the
-// reference.
+// TestWordsMinMax runs 16-bit max and min rows and columns, which
+// rowWords and colBlock take as words, over outputs built to part a wrong
+// choice from the right one: all values of one sign, only zeros of both
+// signs, infinities, and NaNs of either sign at any place, among ordinary
+// values. Rows of whole registers, with tails, long and short; column
+// blocks of whole pairs, odd vectors and tails; every ISA, NaN-free and
+// paced code; bf16 and f16 in, f32 and the src type out; bit for bit
+// with the reference.
 func TestWordsMinMax(t *testing.T) {
 	r := rand.New(rand.NewSource(29))
 	negZero := math.Copysign(0, -1)
@@ -52,22 +53,30 @@ func TestWordsMinMax(t *testing.T) {
 		}
 		return x
 	}
-	fill := func(sdt dtypes.DataType, rows, cols int64) []byte {
+	// fill gives each output (a row, or with columns a column) a class of
+	// values, and a third of them a NaN somewhere.
+	fill := func(sdt dtypes.DataType, rows, cols int64, columns bool) []byte {
 		src := make([]byte, rows*cols*int64(sdt.Size()))
-		for i := range rows {
+		outs, n := rows, cols // outputs, and elements of each
+		at := func(o, e int64) int64 { return o*cols + e }
+		if columns {
+			outs, n = cols, rows
+			at = func(o, e int64) int64 { return e*cols + o }
+		}
+		for o := range outs {
 			class := r.Intn(4)
-			for j := range cols {
-				dtypes.StoreF32(sdt, src, i*cols+j, float32(value(class)))
+			for e := range n {
+				dtypes.StoreF32(sdt, src, at(o, e), float32(value(class)))
 			}
 			if r.Intn(3) == 0 {
-				// A NaN of either sign, anywhere in the row: quiet, or
-				// the word just past an infinity's.
+				// A NaN of either sign, anywhere: quiet, or the word
+				// just past an infinity's.
 				nans := []uint16{0x7fc0, 0x7f81}
 				if sdt == dtypes.F16 {
 					nans = []uint16{0x7e00, 0x7c01}
 				}
 				w := nans[r.Intn(2)] | uint16(r.Intn(2))<<15
-				binary.LittleEndian.PutUint16(src[2*(i*cols+r.Int63n(cols)):], w)
+				binary.LittleEndian.PutUint16(src[2*at(o, r.Int63n(n)):], w)
 			}
 		}
 		return src
@@ -83,8 +92,17 @@ func TestWordsMinMax(t *testing.T) {
 		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
 			for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F16} {
 				for _, ddt := range []dtypes.DataType{dtypes.F32, sdt} {
-					for _, shape := range [][2]int64{{40, 16}, {24, 32}, {9, 64}, {9, 100}, {6, 257}, {4, 1000}, {2, 4096}} {
-						p := twoD(alg.Reduction(0, 0), sdt, ddt, shape[0], shape[1], false)
+					for _, c := range []struct {
+						shape   [2]int64
+						columns bool
+					}{
+						{[2]int64{40, 16}, false}, {[2]int64{24, 32}, false}, {[2]int64{9, 64}, false}, {[2]int64{9, 100}, false},
+						{[2]int64{6, 257}, false}, {[2]int64{4, 1000}, false}, {[2]int64{2, 4096}, false},
+						{[2]int64{16, 32}, true}, {[2]int64{33, 64}, true}, {[2]int64{7, 130}, true}, {[2]int64{64, 256}, true},
+						{[2]int64{5, 600}, true}, {[2]int64{3, 1030}, true},
+					} {
+						shape := c.shape
+						p := twoD(alg.Reduction(0, 0), sdt, ddt, shape[0], shape[1], c.columns)
 						pl, err := plan.Canonicalize(p)
 						if err != nil {
 							t.Fatal(err)
@@ -92,14 +110,14 @@ func TestWordsMinMax(t *testing.T) {
 						pl.FromMemory = isa.o.Zen
 						k := compile(t, pl, isa.o)
 						for range 6 {
-							src := fill(sdt, shape[0], shape[1])
+							src := fill(sdt, shape[0], shape[1], c.columns)
 							db, _ := p.DstBytes()
 							dst0 := make([]byte, db)
 							want, written := reference(p, src, dst0, nil)
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, 0)
 							if d := compareExact(ddt, got, want, written, false); d != "" {
-								t.Fatalf("%s %v %v -> %v %v: %s", isa.name, alg, sdt, ddt, shape, d)
+								t.Fatalf("%s %v %v -> %v %v columns %v: %s", isa.name, alg, sdt, ddt, shape, c.columns, d)
 							}
 						}
 						k.Release()
