@@ -169,6 +169,10 @@ func elemF32(dt dtypes.DataType, b []byte, off int64) float32 {
 	return float32(math.NaN()) // no other src type: leave U to decide
 }
 
+// maxLSEChunks bounds the chunks (programs) of one log-sum-exp (see
+// logSumExp): 64 budgets of src, as large as the anchor shapes.
+const maxLSEChunks = 64
+
 // program is a sequence of phases on scratch buffers of its own
 // (bufScratch + i is its buffer i, of scratch[i] bytes), which a call of
 // its segment runs whole on one thread: a chunk of a log-sum-exp.
@@ -205,6 +209,11 @@ func (dc *decomposer) logSumExp(pl *plan.Plan, srcBuf, dstBuf, depth int) error 
 	}
 	size := o.Size
 	chunk := max(least, callBudget/max(it, 1))
+	// Each chunk is a program of its own, a few KiB of phases: at most
+	// maxLSEChunks of them, so that a described src of any size compiles
+	// in bounded memory and time. Past maxLSEChunks call budgets of src the
+	// chunks grow, and with them the shifted pass's Y scratch.
+	chunk = max(chunk, ceilDiv(size, maxLSEChunks))
 	if chunk >= size {
 		return dc.lseProgram(pl, srcBuf, dstBuf, depth, 0)
 	}

@@ -32,6 +32,20 @@ func openMean(t *testing.T, dt dtypes.DataType, axes []int64, keep bool) *Partit
 	return onlySupported(t, g, Fusion)
 }
 
+// openLogSumExp is Exp -> ReduceSum -> Log over src 0 (dims and strides
+// open), into tensor 1: log-sum-exp, whose compile cuts it into chunks.
+func openLogSumExp(t *testing.T, dt dtypes.DataType, axes []int64) *Partition {
+	t.Helper()
+	g := graph.New()
+	src := graph.LogicalTensor{ID: 0, DataType: dt, Layout: graph.LayoutStrided, Property: graph.PropertyVariable}
+	e, s := graph.NewLogicalTensorAny(3, dt, nil), graph.NewLogicalTensorAny(4, dt, nil)
+	must(t, g.AddOp(graph.NewOp(3, graph.Exp, "").AddInput(src).AddOutput(e)))
+	must(t, g.AddOp(graph.NewOp(4, graph.ReduceSum, "").AddInput(e).AddOutput(s).SetAttr("axes", axes)))
+	must(t, g.AddOp(graph.NewOp(1, graph.Log, "").AddInput(s).AddOutput(graph.NewLogicalTensorAny(1, dt, nil))))
+	must(t, g.Finalize())
+	return onlySupported(t, g, Fusion)
+}
+
 // allocDuring returns the bytes the Go heap handed out while f ran.
 func allocDuring(f func()) uint64 {
 	var a, b runtime.MemStats
@@ -176,8 +190,26 @@ func TestScratchIsBoundedForBroadcastSrc(t *testing.T) {
 // actually have is refused before anything is allocated or touched.
 func TestAllocationIsBoundedByTheCaller(t *testing.T) {
 	f32 := dtypes.F32
+	var runs []struct {
+		isa jit.ISA
+		lse bool // log-sum-exp, which compiles in chunks, instead of the mean
+	}
 	for _, isa := range isaCaps() {
-		t.Run(isa.String(), func(t *testing.T) {
+		runs = append(runs, struct {
+			isa jit.ISA
+			lse bool
+		}{isa, false}, struct {
+			isa jit.ISA
+			lse bool
+		}{isa, true})
+	}
+	for _, run := range runs {
+		isa, lse := run.isa, run.lse
+		name := isa.String()
+		if lse {
+			name += "/log-sum-exp"
+		}
+		t.Run(name, func(t *testing.T) {
 			prev := jit.SetMaxISA(isa)
 			defer jit.SetMaxISA(prev)
 			cases := []struct {
@@ -189,10 +221,14 @@ func TestAllocationIsBoundedByTheCaller(t *testing.T) {
 				{"2^31 outputs", []int64{1}, graph.NewLogicalTensor(0, f32, []int64{1 << 31, 2})},
 				{"2^40 outputs of a broadcast src", []int64{2}, graph.NewLogicalTensorStrided(0, f32, []int64{1 << 20, 1 << 20, 3}, []int64{0, 0, 1})},
 				{"2^62 elements per output, broadcast", []int64{0, 1}, graph.NewLogicalTensorStrided(0, f32, []int64{1 << 31, 1 << 31}, []int64{0, 0})},
+				{"2^50 empty reductions", []int64{0}, graph.NewLogicalTensor(0, f32, []int64{0, 1 << 50})},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					p := openMean(t, f32, c.axes, false)
+					if lse {
+						p = openLogSumExp(t, f32, c.axes)
+					}
 					var cp *CompiledPartition
 					var err error
 					alloc := allocDuring(func() {

@@ -12,10 +12,9 @@ import (
 // that canonicalise alike share.
 const DefaultCacheCapacity = 4096
 
-// compiled is one cache entry: a kernel and the spans it addresses.
+// compiled is one cache entry: a kernel.
 type compiled struct {
-	k                *jit.Kernel
-	srcSpan, dstSpan int64 // elements
+	k *jit.Kernel
 }
 
 // cache maps problems to kernels. Lookups take the read lock only, so

@@ -148,13 +148,8 @@ func (k *key) compile() (*compiled, error) {
 		DstStrides: append([]int64(nil), k.dstStrides[:r]...),
 		Reduce:     make([]bool, r),
 	}
-	kept, keptStrides := make([]int64, 0, r), make([]int64, 0, r)
 	for i := range r {
 		p.Reduce[i] = k.reduce&(1<<i) != 0
-		if !p.Reduce[i] {
-			kept = append(kept, p.Dims[i])
-			keptStrides = append(keptStrides, p.DstStrides[i])
-		}
 	}
 	for _, pk := range k.post[:k.npost] {
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Kind(pk.kind),
@@ -168,12 +163,5 @@ func (k *key) compile() (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{k: kern}
-	if c.srcSpan, err = plan.SpanElems(p.Dims, p.SrcStrides); err != nil {
-		return nil, err
-	}
-	if c.dstSpan, err = plan.SpanElems(kept, keptStrides); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return &compiled{k: kern}, nil
 }

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"math"
 	"strconv"
 	"unsafe"
 
@@ -171,16 +172,25 @@ func dstDims(dims []int, reduce uint32, keep bool) []int {
 }
 
 // run is every call's path: resolve data types and shape into a key,
-// find (or compile) its kernel, check the slices cover the spans the
-// kernel addresses, and run it on byte views of the slices.
+// check the slices cover the spans it addresses (before any compile, so
+// that a refused call costs nothing), find (or compile) its kernel, and
+// run it on byte views of the slices.
 func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
 	var k key
 	k.op = op
-	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, op)
+	// Type names the ~uint16 side: a float32 slice beside one is f32.
+	srcNamed, dstNamed := s.srcDT, s.dstDT
+	if s.srcByType && !is16[S]() && is16[D]() {
+		srcNamed = dtypes.Undef
+	}
+	if s.dstByType && !is16[D]() && is16[S]() {
+		dstNamed = dtypes.Undef
+	}
+	srcDT, err := elemType[S]("src", srcNamed, s.srcByType, op)
 	if err != nil {
 		return err
 	}
-	dstDT, err := elemType[D]("dst", s.dstDT, s.dstByType, op)
+	dstDT, err := elemType[D]("dst", dstNamed, s.dstByType, op)
 	if err != nil {
 		return err
 	}
@@ -199,17 +209,12 @@ func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s
 		return err
 	}
 	k.post, k.npost = s.post, s.npost
+	if err := k.checkSpans(op, len(src), len(dst), dims, s.keep); err != nil {
+		return err
+	}
 	c, err := lookup(&k)
 	if err != nil {
 		return err
-	}
-	if int64(len(src)) < c.srcSpan {
-		return graph.Errorf(graph.InvalidArguments, "reduce.%v: src holds %d elements, dims %s with strides %s address %d",
-			op, len(src), ints(dims), int64s(k.srcStrides[:k.rank]), c.srcSpan)
-	}
-	if int64(len(dst)) < c.dstSpan {
-		return graph.Errorf(graph.InvalidArguments, "reduce.%v: dst holds %d elements, dst dims %s address %d",
-			op, len(dst), ints(dstDims(dims, k.reduce, s.keep)), c.dstSpan)
 	}
 	return c.k.Run(bytesOf(src), bytesOf(dst), nil)
 }
@@ -244,6 +249,12 @@ func elemType[E Elem](what string, named dtypes.DataType, byType bool, op Op) (d
 		return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
 	}
 	return named, nil
+}
+
+// is16 reports whether E is a 16-bit element type (bf16 or f16 data).
+func is16[E Elem]() bool {
+	var z E
+	return unsafe.Sizeof(z) == 2
 }
 
 // intType is the integer data type of E (s8, u8 or s32), or Undef for
@@ -297,4 +308,41 @@ func int64s(s []int64) string {
 		b = strconv.AppendInt(b, v, 10)
 	}
 	return string(append(b, ']'))
+}
+
+// span is the elements n dims with strides address (saturating), 0 when
+// a dim is 0; dims whose bit is set in skip are left out.
+func span(dims, strides *[graph.MaxRank]int64, n int, skip uint32) int64 {
+	for i := range n {
+		if skip&(1<<i) == 0 && dims[i] == 0 {
+			return 0
+		}
+	}
+	sp := int64(1)
+	for i := range n {
+		if skip&(1<<i) != 0 {
+			continue
+		}
+		t := plan.MulSat(dims[i]-1, strides[i])
+		if sp > math.MaxInt64-t {
+			return math.MaxInt64
+		}
+		sp += t
+	}
+	return sp
+}
+
+// checkSpans refuses slices shorter than the spans k's strides address,
+// before anything is compiled.
+func (k *key) checkSpans(op Op, nsrc, ndst int, dims []int, keep bool) error {
+	r := int(k.rank)
+	if sp := span(&k.dims, &k.srcStrides, r, 0); int64(nsrc) < sp {
+		return graph.Errorf(graph.InvalidArguments, "reduce.%v: src holds %d elements, dims %s with strides %s address %d",
+			op, nsrc, ints(dims), int64s(k.srcStrides[:r]), sp)
+	}
+	if sp := span(&k.dims, &k.dstStrides, r, k.reduce); int64(ndst) < sp {
+		return graph.Errorf(graph.InvalidArguments, "reduce.%v: dst holds %d elements, dst dims %s address %d",
+			op, ndst, ints(dstDims(dims, k.reduce, keep)), sp)
+	}
+	return nil
 }
