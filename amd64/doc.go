@@ -94,6 +94,13 @@
 //     combines only its lanes (a masked memory operand, a masked move or
 //     a blend), so the lanes past a tail never enter a max, min or
 //     product; sums add the zeros the load leaves there.
+//   - A max or min of bf16 or f16 src is taken as words (words.go):
+//     sign and magnitude make the float max or min follow from the
+//     words' unsigned minimum and maximum and signed maximum, kept in
+//     three integer accumulators, exactly, NaN and -0 included, with no
+//     widening until the row's or column block's end. AVX2 does not
+//     speculate on such plans (but row by row): its NaN-free code has
+//     too few registers for the words.
 //   - Tricks that hold for plain sums only (packed rows, whose lanes
 //     hold zeros; the masked last pair of a bf16 row, which reads zeros;
 //     memory-operand adds; the two-level summation cut) are used for
