@@ -63,7 +63,9 @@ func TestRefusals(t *testing.T) {
 		{"Pow beta NaN", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostPow, 0, float32(math.NaN()))) }, graph.InvalidArguments,
 			"Pow post-op: beta is NaN"},
 		{"Pow beta 1.5", func() error { return Mean(dst, f32, []int{2, 3}, nil, Post(PostPow, 0, 1.5)) }, graph.Unimplemented,
-			"Pow with beta 1.5; gdnn computes x^beta for beta 0, 1, 2, 3, -1, -2, 0.5 and -0.5"},
+			"option 0: Pow post-op with beta 1.5; gdnn computes x^beta for beta 0, 1, 2, 3, -1, -2, 0.5 and -0.5"},
+		{"Pow beta 0.25 after LogSum's own Log", func() error { return LogSum(dst, f32, []int{2, 3}, nil, Post(PostPow, 0, 0.25)) }, graph.Unimplemented,
+			"reduce.LogSum: option 0: Pow post-op with beta 0.25"},
 		{"too many post-ops", func() error {
 			r := Post(PostReLU, 0, 0)
 			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)

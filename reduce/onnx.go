@@ -49,8 +49,8 @@ var onnxOps = [...]string{
 // NewONNXNode returns the node of ONNX op type opType ("ReduceMean", ...,
 // "ReduceLogSumExp") at opset, with ONNX's default attributes
 // (keepdims 1, no axes, noop_with_empty_axes 0). An op type that is not a
-// Reduce* op is an InvalidArguments error; an opset outside 1 to
-// MaxONNXOpset is Unimplemented.
+// Reduce* op, or an opset below 1, is an InvalidArguments error; an opset
+// past MaxONNXOpset is Unimplemented.
 func NewONNXNode(opType string, opset int) (ONNXNode, error) {
 	for op, name := range onnxOps {
 		if name == opType {
@@ -75,7 +75,10 @@ func (n ONNXNode) check() error {
 	if n.Op >= opCount {
 		return graph.Errorf(graph.InvalidArguments, "reduce: ONNX node with unknown op %v", n.Op)
 	}
-	if n.Opset < 1 || n.Opset > MaxONNXOpset {
+	if n.Opset < 1 {
+		return graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d: ONNX's opsets start at 1", onnxOps[n.Op], n.Opset)
+	}
+	if n.Opset > MaxONNXOpset {
 		return graph.Errorf(graph.Unimplemented, "reduce: %s at opset %d: gdnn implements opsets 1 to %d",
 			onnxOps[n.Op], n.Opset, MaxONNXOpset)
 	}

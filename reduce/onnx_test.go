@@ -126,9 +126,9 @@ func TestONNXRefusals(t *testing.T) {
 		msg    string
 	}{
 		{"not a Reduce op", func() error { _, err := NewONNXNode("ReduceMedian", 18); return err }, graph.InvalidArguments, `"ReduceMedian" is not an ONNX Reduce* op`},
-		{"opset 0", func() error { _, err := NewONNXNode("ReduceMean", 0); return err }, graph.Unimplemented, "ReduceMean at opset 0"},
+		{"opset 0", func() error { _, err := NewONNXNode("ReduceMean", 0); return err }, graph.InvalidArguments, "ReduceMean at opset 0: ONNX's opsets start at 1"},
 		{"opset past the newest", func() error { _, err := NewONNXNode("ReduceMean", 23); return err }, graph.Unimplemented, "opsets 1 to 22"},
-		{"hand-made node with a bad opset", func() error { return RunONNX(ONNXNode{Op: OpSum}, dst, src, dims, nil) }, graph.Unimplemented, "ReduceSum at opset 0"},
+		{"hand-made node with a bad opset", func() error { return RunONNX(ONNXNode{Op: OpSum}, dst, src, dims, nil) }, graph.InvalidArguments, "ReduceSum at opset 0"},
 		{"hand-made node with a bad op", func() error { return RunONNX(ONNXNode{Op: 42, Opset: 18}, dst, src, dims, nil) }, graph.InvalidArguments, "unknown op Op(42)"},
 		{"axes attribute at opset 18", func() error { return RunONNX(attr18, dst, src, dims, nil) }, graph.InvalidArguments, "ReduceMean at opset 18 takes axes as an input"},
 		{"axes input at opset 11", func() error { return RunONNX(node("ReduceMean", 11), dst, src, dims, []int64{1}) }, graph.InvalidArguments, "takes axes as an attribute"},

@@ -203,6 +203,9 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			if msg := PostKind(o.post.kind).paramsProblem(math.Float32frombits(o.post.alpha), math.Float32frombits(o.post.beta)); msg != "" {
 				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: %v post-op: %s", op, i, PostKind(o.post.kind), msg)
 			}
+			if beta := math.Float32frombits(o.post.beta); PostKind(o.post.kind) == PostPow && !plan.IsPowBeta(beta) {
+				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: Pow post-op with beta %v; %s", op, i, beta, plan.PowBetasText)
+			}
 			if user == MaxPostOps {
 				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)
 			}
