@@ -99,7 +99,7 @@ func speculates(pl *plan.Plan, o Options) bool {
 		return false
 	}
 	c := pl.Reduction.Combine
-	if !o.AVX512 && wordsPlan(pl) && !pl.RowByRow {
+	if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
 		// Its rows and column blocks are exact as words (words.go), and
 		// AVX2's NaN-free code has too few registers to take them so.
 		// Row-by-row plans combine into partials in memory, not as words.

@@ -386,7 +386,7 @@ func TestNaNFreeCoverage(t *testing.T) {
 								t.Fatal(err)
 							}
 							pl.FromMemory = o.Zen
-							if !o.AVX512 && wordsPlan(pl) && !pl.RowByRow {
+							if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
 								// Exact as words; AVX2 does not speculate.
 								if speculates(pl, o) {
 									t.Errorf("%+v %v of %v %v: AVX2 speculates on a plan taken as words", o, alg, sdt, c)

@@ -32,16 +32,14 @@ import (
 // the row, into the float accumulators.
 
 // wordsMinMax reports whether rows and column blocks take their whole
-// vectors as words (rowWords, colBlock): see wordsPlan.
-func (g *gen) wordsMinMax() bool {
-	return g.red.Combine != plan.CombineFirst && wordsPlan(&plan.Plan{SrcDT: g.sdt, Reduction: g.red})
-}
+// vectors as words (rowWords, colBlock).
+func (g *gen) wordsMinMax() bool { return wordsKind(g.sdt, g.red) }
 
-// wordsPlan reports whether pl is a max or min of bf16 or f16 src with
-// no transform: the plans whose src is taken as words.
-func wordsPlan(pl *plan.Plan) bool {
-	c, sdt := pl.Reduction.Combine, pl.SrcDT
-	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && pl.Reduction.Transform == plan.TransformNone &&
+// wordsKind reports whether red over src of type sdt is taken as words: a
+// max or min of bf16 or f16 with no transform.
+func wordsKind(sdt dtypes.DataType, red plan.Reduction) bool {
+	c := red.Combine
+	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && red.Transform == plan.TransformNone &&
 		(c == plan.CombineMax || c == plan.CombineMin)
 }
 
