@@ -94,7 +94,8 @@
 //     combines only its lanes (a masked memory operand, a masked move or
 //     a blend), so the lanes past a tail never enter a max, min or
 //     product; sums add the zeros the load leaves there.
-//   - A max or min of bf16 or f16 src is taken as words (words.go):
+//   - A max or min of bf16 or f16 src, or of its magnitudes, is taken
+//     as words (words.go):
 //     sign and magnitude make the float max or min follow from the
 //     words' unsigned minimum and maximum and signed maximum, kept in
 //     three integer accumulators, exactly, NaN and -0 included, with no

@@ -36,10 +36,11 @@ import (
 func (g *gen) wordsMinMax() bool { return wordsKind(g.sdt, g.red) }
 
 // wordsKind reports whether red over src of type sdt is taken as words: a
-// max or min of bf16 or f16 with no transform.
+// max or min of bf16 or f16, of the values or of their magnitudes (|x|
+// is the word with its sign cleared).
 func wordsKind(sdt dtypes.DataType, red plan.Reduction) bool {
-	c := red.Combine
-	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && red.Transform == plan.TransformNone &&
+	c, t := red.Combine, red.Transform
+	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && (t == plan.TransformNone || t == plan.TransformAbs) &&
 		(c == plan.CombineMax || c == plan.CombineMin)
 }
 
@@ -155,12 +156,17 @@ func (g *gen) wordsToF32(w, lo, hi int) {
 	g.widen16(g.sdt, lo)
 }
 
-// wordsLoad combines the 2V words at addr into r's accumulators.
+// wordsLoad combines the 2V words at addr (their magnitudes, for |x|)
+// into r's accumulators.
 func (g *gen) wordsLoad(r wordRegs, addr obj.Addr) {
 	if g.avx512 {
 		g.op(x86.AVMOVDQU16, addr, g.vr(r.t))
 	} else {
 		g.op(x86.AVMOVDQU, addr, g.vr(r.t))
+	}
+	if g.red.Transform == plan.TransformAbs {
+		g.op(x86.AVPSLLW, imm(1), g.vr(r.t), g.vr(r.t))
+		g.op(x86.AVPSRLW, imm(1), g.vr(r.t), g.vr(r.t))
 	}
 	g.op(x86.AVPMINUW, g.vr(r.t), g.vr(r.umin), g.vr(r.umin))
 	g.op(x86.AVPMAXUW, g.vr(r.t), g.vr(r.umax), g.vr(r.umax))

@@ -10,7 +10,8 @@ import (
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
-// TestWordsMinMax runs 16-bit max and min rows and columns, which
+// TestWordsMinMax runs 16-bit max and min rows and columns, of the values
+// and of their magnitudes, which
 // rowWords and colBlock take as words, over outputs built to part a wrong
 // choice from the right one: all values of one sign, only zeros of both
 // signs, infinities, and NaNs of either sign at any place, among ordinary
@@ -89,7 +90,7 @@ func TestWordsMinMax(t *testing.T) {
 		opts = append(opts, isa, zen)
 	}
 	for _, isa := range opts {
-		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
+		for _, red := range wordReductions() {
 			for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F16} {
 				for _, ddt := range []dtypes.DataType{dtypes.F32, sdt} {
 					for _, c := range []struct {
@@ -102,7 +103,7 @@ func TestWordsMinMax(t *testing.T) {
 						{[2]int64{5, 600}, true}, {[2]int64{3, 1030}, true},
 					} {
 						shape := c.shape
-						p := twoD(alg.Reduction(0, 0), sdt, ddt, shape[0], shape[1], c.columns)
+						p := twoD(red, sdt, ddt, shape[0], shape[1], c.columns)
 						pl, err := plan.Canonicalize(p)
 						if err != nil {
 							t.Fatal(err)
@@ -117,7 +118,7 @@ func TestWordsMinMax(t *testing.T) {
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, 0)
 							if d := compareExact(ddt, got, want, written, false); d != "" {
-								t.Fatalf("%s %v %v -> %v %v columns %v: %s", isa.name, alg, sdt, ddt, shape, c.columns, d)
+								t.Fatalf("%s %v %v -> %v %v columns %v: %s", isa.name, red, sdt, ddt, shape, c.columns, d)
 							}
 						}
 						k.Release()
@@ -126,4 +127,18 @@ func TestWordsMinMax(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wordReductions are the reductions taken as words: max and min, of the
+// values and of their magnitudes.
+func wordReductions() []plan.Reduction {
+	var out []plan.Reduction
+	for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
+		for _, t := range []plan.Transform{plan.TransformNone, plan.TransformAbs} {
+			red := alg.Reduction(0, 0)
+			red.Transform = t
+			out = append(out, red)
+		}
+	}
+	return out
 }
