@@ -46,9 +46,9 @@ import (
 // three instructions: its NaN-free form would give +0 where -0 is right,
 // and +0 outputs, which a test would have to send to the exact code, are
 // common (the minimum of non-negative data). Nor does AVX2 speculate on
-// a plain max of 16-bit src, but row by row: its rows and column blocks
-// are exact as words (words.go), which need more registers than
-// NaN-free code has.
+// a max of 16-bit src (or of its magnitudes), but row by row: its rows
+// and column blocks are exact as words (words.go), which need more
+// registers than NaN-free code has.
 //
 // The NaN-free code ends by testing the flag: zero means no NaN met any
 // combine (and no -0 was written), so every result is the exact one, and

@@ -170,7 +170,8 @@ func elemF32(dt dtypes.DataType, b []byte, off int64) float32 {
 }
 
 // maxLSEChunks bounds the chunks (programs) of one log-sum-exp (see
-// logSumExp): 64 budgets of src, as large as the anchor shapes.
+// logSumExp): srcs up to 64 call budgets (the anchor shapes) keep chunks
+// of one budget.
 const maxLSEChunks = 64
 
 // program is a sequence of phases on scratch buffers of its own

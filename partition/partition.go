@@ -222,13 +222,13 @@ func supports(ops []*graph.Op) (bool, string) {
 	return false, fmt.Sprintf("%s: gdnn does not compile %s; run it outside gdnn", head, head.Kind)
 }
 
-// preOpTarget returns the reduction a unary eltwise op feeds as a fusible
-// pre-op, or nil, and when op feeds a reduction it is not fused with, why.
-// Abs and Square fuse into a ReduceSum, ReduceMean, ReduceMax or
-// ReduceMin, whose transform they become; so do the other ways a graph
-// writes a square (see graph.Op.IsSquare). An Exp feeding a ReduceSum followed by
-// a Log is log-sum-exp, which compiles to plan.LogSumExp (the
-// max-shifted, stable form), Log included.
+// preOpTarget returns the reduction a unary eltwise op (or a Multiply)
+// feeds as a fusible pre-op, or nil, and when op feeds a reduction it is
+// not fused with, why. Abs and Square fuse into a ReduceSum, ReduceMean,
+// ReduceMax or ReduceMin, whose transform they become; so do the other
+// ways a graph writes a square (graph.Op.IsSquare). An Exp feeding a
+// ReduceSum followed by a Log is log-sum-exp, which compiles to
+// plan.LogSumExp (the max-shifted, stable form), Log included.
 func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
 	if !op.Kind.IsEltwise() && op.Kind != graph.Multiply || len(op.Outputs) != 1 {
 		return nil, ""
