@@ -1,6 +1,6 @@
 package reduce_test
 
-// Adversarial checks of package reduce against the ONNX operator spec
+// Checks of package reduce against the ONNX operator spec
 // and against a float64 reference written here, independently of gdnn's
 // own oracle packages (jit/interp, the bench references).
 
