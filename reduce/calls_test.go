@@ -1,9 +1,7 @@
 package reduce_test
 
-// Regression tests for what adversarial testing of package reduce
-// found: refused calls that compiled first, reduce.Type refusing a
-// float32 slice beside a ~uint16 one, and the rule for 8-bit sums into
-// s32.
+// Calls at the edges of package reduce: refusals that must cost nothing,
+// reduce.Type beside a float32 slice, and what an 8-bit sum into s32 is.
 
 import (
 	"errors"
