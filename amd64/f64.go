@@ -70,8 +70,8 @@ func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 	})
 }
 
-// hardSwish: v = x/6 + 0.5; v <= 0: +0; v >= 1: x; else x*v. NaN stays
-// NaN (every compare is false and x*v is NaN).
+// hardSwish: v = x/6 + 0.5; v <= 0 (x <= -3): -0; v >= 1: x; else x*v.
+// NaN stays NaN (every compare is false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
 	g.inF64(r, func(d, c int) {
 		mk := g.mark()
@@ -88,10 +88,11 @@ func (g *gen) hardSwish(r int) {
 			g.op(x86.AVCMPPD, imm(29), g.vr(c), g.vr(v), k) // GE_OQ
 			g.op(x86.AKNOTB, k, k)
 			g.op(x86.AVMULPD, g.vr(v), g.vr(d), k, g.vr(d))
-			// d = v <= 0 ? +0 : d; not-less-or-equal keeps NaN
+			// d = v <= 0 ? -0 : d; an ordered compare keeps NaN
 			g.zero(c)
-			g.op(x86.AVCMPPD, imm(22), g.vr(c), g.vr(v), k) // NLE_UQ
-			g.opz(x86.AVMOVAPD, g.vr(d), k, g.vr(d))
+			g.op(x86.AVCMPPD, imm(18), g.vr(c), g.vr(v), k) // LE_OQ
+			g.constF64(c, math.Copysign(0, -1))
+			g.op(x86.AVMOVAPD, g.vr(c), k, g.vr(d))
 			return
 		}
 		m := g.tmp()
@@ -100,7 +101,8 @@ func (g *gen) hardSwish(r int) {
 		g.op(x86.AVBLENDVPD, g.vr(m), g.vr(d), g.vr(c), g.vr(d))
 		g.zero(c)
 		g.op(x86.AVCMPPD, imm(22), g.vr(c), g.vr(v), g.vr(m)) // !(v <= 0), NaN included
-		g.op(x86.AVANDPD, g.vr(m), g.vr(d), g.vr(d))
+		g.constF64(c, math.Copysign(0, -1))
+		g.op(x86.AVBLENDVPD, g.vr(m), g.vr(d), g.vr(c), g.vr(d))
 	})
 }
 

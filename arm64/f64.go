@@ -58,8 +58,8 @@ func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 	})
 }
 
-// hardSwish: v = x/6 + 0.5; v >= 1: x itself; v <= 0: +0; else x*v.
-// NaN stays NaN (both compares are false and x*v is NaN).
+// hardSwish: v = x/6 + 0.5; v >= 1: x itself; v <= 0 (x <= -3): -0;
+// else x*v. NaN stays NaN (both compares are false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
 	g.inF64(r, func(d, c int) {
 		mk := g.mark()
@@ -74,7 +74,8 @@ func (g *gen) hardSwish(r int) {
 		g.fop(opFMUL2D, c, d, v)
 		g.vop(arm64.AVBIF, arr16B, d, c, m) // d where v >= 1, else x*v
 		g.word(rr(opFCMLE02D, m, v))        // v <= 0, -0 included
-		g.fop(opBIC, d, d, m)
+		g.constF64(c, math.Copysign(0, -1))
+		g.vop(arm64.AVBIT, arr16B, d, c, m) // -0 where v <= 0
 	})
 }
 

@@ -70,7 +70,7 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 		case next.Kind.IsBinary() && binaries == plan.MaxBinary:
 			why = fmt.Sprintf("the chain already holds %d binary post-ops", plan.MaxBinary)
 		case next.Kind.IsBinary():
-			why = binaryFusible(g, next, cur, taken)
+			why = binaryFusible(g, red, next, cur, taken)
 		}
 		if why != "" {
 			return chain, []*graph.Op{next}, fmt.Sprintf("not fused after %s: %s", red, why)
@@ -117,7 +117,7 @@ func chainType(srcDT, dt dtypes.DataType) bool {
 // the kernel supports, and that the other operand broadcasts onto cur
 // (so the op's output has cur's shape) where the shapes are known. It
 // returns why not, or "".
-func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) string {
+func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) string {
 	var other graph.LogicalTensor
 	switch cur.ID {
 	case op.Inputs[0].ID:
@@ -136,14 +136,56 @@ func binaryFusible(g *graph.Graph, op *graph.Op, cur graph.LogicalTensor, taken 
 	if p := g.Producer(other.ID); p != nil && !taken[p.ID] {
 		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the reduction", other.ID, p)
 	}
-	if mode, _ := op.Str("auto_broadcast"); mode == "none" && cur.KnownDims() && other.KnownDims() &&
-		!slices.Equal(cur.Dims, other.Dims) {
+	mode, _ := op.Str("auto_broadcast")
+	if len(red.Inputs) == 2 {
+		return runTimeAxesOperand(g, red, other, mode)
+	}
+	if mode == "none" && cur.KnownDims() && other.KnownDims() && !slices.Equal(cur.Dims, other.Dims) {
 		return fmt.Sprintf("auto_broadcast is none and its other operand's dims %s differ from %s",
 			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
 	}
 	if !broadcastsOnto(other.Dims, cur.Dims) {
 		return fmt.Sprintf("its other operand's dims %s do not broadcast onto %s without enlarging it",
 			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
+	}
+	return ""
+}
+
+// runTimeAxesOperand says why a binary op's other operand does not fuse
+// after red, whose axes arrive at Execute, or "" when it does. The
+// reduction's output dims are not known before then: any dim may be
+// reduced, and with keep_dims false the rank drops by the number of
+// axes. So only an operand of ones, of a rank the output has whatever
+// the axes, is sure not to enlarge it; anything else is left to the
+// caller, whose op by op result broadcasts as the axes make it.
+func runTimeAxesOperand(g *graph.Graph, red *graph.Op, other graph.LogicalTensor, mode string) string {
+	if mode == "none" {
+		return "auto_broadcast is none, and with axes given at execute time the reduction's dims cannot be known to equal its other operand's"
+	}
+	rank := -1 // the least rank the output can have; -1: unknown
+	src := red.Inputs[0]
+	if src.Dims == nil {
+		if p := g.Producer(src.ID); p != nil && (p.Kind.IsEltwise() || p.IsSquare()) {
+			src = p.Inputs[0] // a pre-op keeps its input's dims
+		}
+	}
+	if src.Dims != nil {
+		rank = len(src.Dims)
+		if keep, _ := red.Bool("keep_dims"); !keep {
+			ax := red.Inputs[1]
+			switch {
+			case len(ax.Dims) == 0 && ax.Dims != nil:
+				rank-- // a scalar axes tensor: one axis
+			case len(ax.Dims) == 1 && ax.Dims[0] >= 0:
+				rank -= int(ax.Dims[0])
+			default:
+				rank = 0
+			}
+		}
+	}
+	if !other.KnownDims() || len(other.Dims) > max(rank, 0) || slices.ContainsFunc(other.Dims, func(d int64) bool { return d != 1 }) {
+		return fmt.Sprintf("with axes given at execute time, its other operand's dims %s could enlarge the reduction's output: only an operand of ones, of a rank the output has whatever the axes, broadcasts onto it for every axes",
+			graph.DimsString(other.Dims))
 	}
 	return ""
 }

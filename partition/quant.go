@@ -160,11 +160,19 @@ type affine struct {
 	c, a, d []float64
 	div     bool
 	chDim   int // -1: per tensor
+	// plusZero: the map ends in an add even where d is all zeros, so that
+	// a zero comes out +0. A sum or mean of dequantized values is +0 where
+	// it is zero (a sum from +0), where (r + c) * a with a negative scale
+	// would give -0.
+	plusZero bool
 }
+
+// addsD reports whether the map's last step, + d, is emitted.
+func (m *affine) addsD() bool { return m.plusZero || needed(m.d, 0) }
 
 func (m *affine) postOps() int {
 	n := 0
-	for _, used := range []bool{needed(m.c, 0), needed(m.a, 1), needed(m.d, 0)} {
+	for _, used := range []bool{needed(m.c, 0), needed(m.a, 1), m.addsD()} {
 		if used {
 			n++
 		}
@@ -315,18 +323,31 @@ func lower(dq, q *graph.Op, ctx lowerCtx) (quantLowering, string) {
 				return l, fmt.Sprintf("%s of dequantized data is not a map of the reduction of the integers (the product of (x - zp) * scale)", ctx.red.Kind)
 			}
 		}
-		if ctx.red.Kind == graph.ReduceMax || ctx.red.Kind == graph.ReduceMin {
-			neg, pos := false, false
-			for _, s := range p.Scales {
-				neg = neg || s < 0
-				pos = pos || s > 0
-			}
+		neg, pos, zero := false, false, false
+		for _, s := range p.Scales {
+			neg = neg || s < 0
+			pos = pos || s > 0
+			zero = zero || s == 0
+		}
+		switch ctx.red.Kind {
+		case graph.ReduceMax, graph.ReduceMin:
 			if neg && pos {
 				return l, fmt.Sprintf("%s with per-channel scales of both signs is a max for some channels and a min for others", ctx.red.Kind)
 			}
+			// Over nothing the max is -Inf whatever the scale, where the
+			// map would give -Inf * 0 = NaN.
+			if zero && ctx.n < 0 {
+				return l, fmt.Sprintf("%s of data dequantized with a zero scale: over a reduced axis of size 0 it is not a map of the max of the integers, and the axes are not known yet", ctx.red.Kind)
+			}
 			l.swapMinMax = neg
+		case graph.ReduceSum, graph.ReduceMean:
+			m.plusZero = neg
 		}
-		l.pre = m
+		if ctx.n != 0 || ctx.red.Kind != graph.ReduceMax && ctx.red.Kind != graph.ReduceMin {
+			l.pre = m
+		} else {
+			l.swapMinMax = false // over nothing: the identity, no map
+		}
 		descs = append(descs, "dequant:"+qDesc(dq.Inputs[0].DataType, p))
 	}
 	if q != nil {
@@ -464,7 +485,7 @@ func (r *recipe) emit(m *affine) {
 			step(plan.Multiply, m.a)
 		}
 	}
-	if needed(m.d, 0) {
+	if m.addsD() {
 		step(plan.Add, m.d)
 	}
 }

@@ -12,8 +12,8 @@ import (
 // evaluated in float64 and rounded once to float32, so they are within one
 // f32 ulp of the exact value; the others are single correctly rounded f32
 // operations. Where a textbook formula would give NaN at ±Inf (∞·0) the
-// function returns its limit instead: GELU and Mish give -0 at -Inf,
-// HardSwish gives 0 at -Inf.
+// function returns its limit instead: GELU, Mish and HardSwish give -0
+// at -Inf.
 
 // Eltwise applies the unary post-op k with parameters alpha, beta to x.
 // Parameter use follows PostOp: Clamp(min=alpha, max=beta),
@@ -72,10 +72,12 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 		v := float64(alpha)*d + float64(beta)
 		return float32(clamp01(v))
 	case HardSwish:
+		// oneDNN Graph's x * min(max(x+3, 0), 6) / 6: where the factor
+		// is 0, x <= -3, and x * 0 is -0 (the limit at -Inf too).
 		v := d/6 + 0.5
 		switch {
 		case v <= 0:
-			return 0
+			return float32(math.Copysign(0, -1))
 		case v >= 1:
 			return x
 		}
