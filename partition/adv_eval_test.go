@@ -80,18 +80,7 @@ func advSat(x, lo, hi float64) float64 {
 // pre is graph.Abs, graph.Square, graph.Exp (log-sum-exp, Log included)
 // or 0.
 func advReduce(kind, pre graph.OpKind, src advVal, reduce []bool, keep bool) advVal {
-	var outDims []int64
-	for i, d := range src.dims {
-		switch {
-		case !reduce[i]:
-			outDims = append(outDims, d)
-		case keep:
-			outDims = append(outDims, 1)
-		}
-	}
-	if outDims == nil {
-		outDims = []int64{}
-	}
+	outDims := advKeptDims(src.dims, reduce, keep)
 	n := advNum(outDims)
 	groups := make([][]float64, n)
 	// map each src element to its output index
@@ -514,4 +503,32 @@ func advLSE(sum *graph.Op, src advVal, axVals []int64) advVal {
 	}
 	keep, _ := sum.Bool("keep_dims")
 	return advReduce(graph.ReduceSum, graph.Exp, src, reduce, keep)
+}
+
+// advReduceMask marks the dims of a rank-dim tensor that axes (some
+// negative) reduce.
+func advReduceMask(rank int, axes []int64) []bool {
+	reduce := make([]bool, rank)
+	for _, ax := range axes {
+		if ax < 0 {
+			ax += int64(rank)
+		}
+		reduce[ax] = true
+	}
+	return reduce
+}
+
+// advKeptDims is a reduction's output dims: the kept dims, and with keep
+// a 1 for each reduced one (never nil: rank 0 is []).
+func advKeptDims(dims []int64, reduce []bool, keep bool) []int64 {
+	out := []int64{}
+	for i, d := range dims {
+		switch {
+		case !reduce[i]:
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
 }

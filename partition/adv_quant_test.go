@@ -108,25 +108,8 @@ func (a *advGen) buildQuant() error {
 	if err := a.add(red); err != nil {
 		return err
 	}
-	reduce := make([]bool, rank)
-	for _, ax := range axes {
-		if ax < 0 {
-			ax += int64(rank)
-		}
-		reduce[ax] = true
-	}
-	var outDims []int64
-	for i, d := range dims {
-		switch {
-		case !reduce[i]:
-			outDims = append(outDims, d)
-		case keep:
-			outDims = append(outDims, 1)
-		}
-	}
-	if outDims == nil {
-		outDims = []int64{}
-	}
+	reduce := advReduceMask(rank, axes)
+	outDims := advKeptDims(dims, reduce, keep)
 	for i, n := 0, r.IntN(4); i < n; i++ {
 		out := graph.NewLogicalTensorAny(a.tid(), dtypes.F32, nil)
 		var op *graph.Op

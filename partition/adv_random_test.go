@@ -276,25 +276,8 @@ func (a *advGen) build() error {
 		return err
 	}
 	// out dims, for operand shapes
-	reduce := make([]bool, rank)
-	for _, ax := range axes {
-		if ax < 0 {
-			ax += int64(rank)
-		}
-		reduce[ax] = true
-	}
-	var outDims []int64
-	for i, d := range dims {
-		switch {
-		case !reduce[i]:
-			outDims = append(outDims, d)
-		case keep:
-			outDims = append(outDims, 1)
-		}
-	}
-	if outDims == nil {
-		outDims = []int64{}
-	}
+	reduce := advReduceMask(rank, axes)
+	outDims := advKeptDims(dims, reduce, keep)
 	if pre == graph.Exp {
 		t := graph.NewLogicalTensorAny(a.tid(), redDT, nil)
 		if err := a.add(graph.NewOp(a.oid(), graph.Log, "log").AddInput(cur).AddOutput(t)); err != nil {
