@@ -572,83 +572,57 @@ func TestIntegerAgainstIndependentReference(t *testing.T) {
 // s8, u8 or s32 dst (dstKind 0, 1, 2) of dn elements preset to 99, and
 // returns the dst as float64 and the dst type's range.
 func advRunInt(c advCase, x []float64, srcKind, dstKind, dn int, opts []reduce.Option) (got []float64, lo, hi float64, err error) {
-	run := func(call func() error) { err = advCatch(call) }
-	into := func(src any) {
-		switch dstKind {
-		case 0:
-			d := make([]int8, dn)
-			for i := range d {
-				d[i] = 99
-			}
-			switch s := src.(type) {
-			case []int8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []uint8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []float32:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			}
-			for _, v := range d {
-				got = append(got, float64(v))
-			}
-			lo, hi = -128, 127
-		case 1:
-			d := make([]uint8, dn)
-			for i := range d {
-				d[i] = 99
-			}
-			switch s := src.(type) {
-			case []int8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []uint8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []float32:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			}
-			for _, v := range d {
-				got = append(got, float64(v))
-			}
-			lo, hi = 0, 255
-		default:
-			d := make([]int32, dn)
-			for i := range d {
-				d[i] = 99
-			}
-			switch s := src.(type) {
-			case []int8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []uint8:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			case []float32:
-				run(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
-			}
-			for _, v := range d {
-				got = append(got, float64(v))
-			}
-			lo, hi = math.MinInt32, math.MaxInt32
-		}
-	}
+	var src any
 	switch srcKind {
 	case 0:
-		s := make([]int8, len(x))
-		for i := range s {
-			s[i] = int8(x[i])
-		}
-		into(s)
+		src = advConvert[int8](x)
 	case 1:
-		s := make([]uint8, len(x))
-		for i := range s {
-			s[i] = uint8(x[i])
-		}
-		into(s)
+		src = advConvert[uint8](x)
 	default:
-		s := make([]float32, len(x))
-		for i := range s {
-			s[i] = float32(x[i])
-		}
-		into(s)
+		src = advConvert[float32](x)
 	}
-	return got, lo, hi, err
+	switch dstKind {
+	case 0:
+		got, err = advIntoDst[int8](c, src, dn, opts)
+		return got, -128, 127, err
+	case 1:
+		got, err = advIntoDst[uint8](c, src, dn, opts)
+		return got, 0, 255, err
+	}
+	got, err = advIntoDst[int32](c, src, dn, opts)
+	return got, math.MinInt32, math.MaxInt32, err
+}
+
+// advConvert converts x to a slice of E.
+func advConvert[E int8 | uint8 | float32](x []float64) []E {
+	s := make([]E, len(x))
+	for i := range s {
+		s[i] = E(x[i])
+	}
+	return s
+}
+
+// advIntoDst runs c on src (an []int8, []uint8 or []float32) into a dst
+// of dn elements of type D preset to 99, and returns the dst as float64.
+func advIntoDst[D int8 | uint8 | int32](c advCase, src any, dn int, opts []reduce.Option) ([]float64, error) {
+	d := make([]D, dn)
+	for i := range d {
+		d[i] = 99
+	}
+	var err error
+	switch s := src.(type) {
+	case []int8:
+		err = advCatch(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
+	case []uint8:
+		err = advCatch(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
+	case []float32:
+		err = advCatch(func() error { return reduce.Reduce(c.op, d, s, c.dims, c.axes, opts...) })
+	}
+	got := make([]float64, len(d))
+	for i, v := range d {
+		got[i] = float64(v)
+	}
+	return got, err
 }
 
 // TestSpecialValuesAgainstIEEE puts NaN, infinities, signed zeros and
