@@ -10,6 +10,7 @@ package partition_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
@@ -531,4 +532,20 @@ func advKeptDims(dims []int64, reduce []bool, keep bool) []int64 {
 		}
 	}
 	return out
+}
+
+// advRandomAxes draws each of rank dims as an axis with probability 1/2,
+// half of them counted from the end (negative).
+func advRandomAxes(r *rand.Rand, rank int) []int64 {
+	var axes []int64
+	for i := range rank {
+		if r.IntN(2) == 0 {
+			ax := int64(i)
+			if r.IntN(2) == 0 {
+				ax -= int64(rank)
+			}
+			axes = append(axes, ax)
+		}
+	}
+	return axes
 }

@@ -84,16 +84,7 @@ func (a *advGen) buildQuant() error {
 		}
 		in = t
 	}
-	var axes []int64
-	for i := range rank {
-		if r.IntN(2) == 0 {
-			ax := int64(i)
-			if r.IntN(2) == 0 {
-				ax -= int64(rank)
-			}
-			axes = append(axes, ax)
-		}
-	}
+	axes := advRandomAxes(r, rank)
 	keep := r.IntN(2) == 0
 	red := graph.NewOp(a.oid(), kind, "red").AddInput(in).SetAttr("keep_dims", keep)
 	if r.IntN(4) == 0 {

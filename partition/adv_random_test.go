@@ -218,16 +218,7 @@ func (a *advGen) build() error {
 		redIn = t
 	}
 	// axes
-	var axes []int64
-	for i := range rank {
-		if r.IntN(2) == 0 {
-			ax := int64(i)
-			if r.IntN(2) == 0 {
-				ax -= int64(rank)
-			}
-			axes = append(axes, ax)
-		}
-	}
+	axes := advRandomAxes(r, rank)
 	r.Shuffle(len(axes), func(i, j int) { axes[i], axes[j] = axes[j], axes[i] })
 	keep := r.IntN(2) == 0
 	redDT := srcDT
