@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/jit/kerneltest"
 	"github.com/gdnn/gdnn/jit/plan"
 )
 
@@ -92,7 +93,7 @@ func TestWordsMinMax(t *testing.T) {
 	for _, isa := range opts {
 		for _, red := range wordReductions() {
 			for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F16} {
-				for _, ddt := range []dtypes.DataType{dtypes.F32, sdt} {
+				for _, ddt := range []dtypes.DataType{dtypes.F32, kerneltest.OutputDT(sdt)} {
 					for _, c := range []struct {
 						shape   [2]int64
 						columns bool
