@@ -1,8 +1,10 @@
 package reduce
 
 import (
+	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -214,9 +216,24 @@ func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s
 	}
 	c, err := lookup(&k)
 	if err != nil {
+		return inCall(op, err)
+	}
+	return inCall(op, c.k.Run(bytesOf(src), bytesOf(dst), nil))
+}
+
+// inCall names the call in an error of the layers below ("plan: ...",
+// "jit: ..."), which speak of plans, so that every refusal a caller
+// sees starts "reduce.<Op>:"; its status stays.
+func inCall(op Op, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *graph.Error
+	if !errors.As(err, &e) || strings.HasPrefix(e.Msg, "reduce") {
 		return err
 	}
-	return c.k.Run(bytesOf(src), bytesOf(dst), nil)
+	msg := strings.TrimPrefix(strings.TrimPrefix(e.Msg, "plan: "), "jit: ")
+	return graph.Errorf(e.Status, "reduce.%v: %s", op, msg)
 }
 
 // elemType is the data type of E's elements: f32 for ~float32 (named

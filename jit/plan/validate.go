@@ -62,7 +62,14 @@ func (p *Problem) Validate() error {
 		}
 	}
 	if SelfOverlaps(kept, keptStrides) {
-		return graph.Errorf(graph.InvalidArguments, "plan: dst strides %v make outputs of dims %v overlap", p.DstStrides, p.Dims)
+		// In dst's terms: its dims (the kept ones) and their strides.
+		var dd, ds []int64
+		for i, d := range p.Dims {
+			if !p.Reduce[i] {
+				dd, ds = append(dd, d), append(ds, p.DstStrides[i])
+			}
+		}
+		return graph.Errorf(graph.InvalidArguments, "plan: dst strides %v make the outputs of dst dims %v overlap", ds, dd)
 	}
 	// The element count bounds every product of dims the runners use
 	// (elements per output, outputs) and must fit. With a zero dim there
