@@ -283,18 +283,19 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 }
 
 // reductionOf returns the reduction op of a partition gdnn must support:
-// the first op, or the second after an Abs or Square pre-op; nil if none.
+// the first op, or the second after an Abs or square pre-op (Square, Pow
+// with beta 2, a tensor times itself); nil if none.
 func reductionOf(ops []*graph.Op) *graph.Op {
 	switch {
 	case ops[0].Kind.IsReduction():
 		return ops[0]
-	case len(ops) > 1 && ops[1].Kind.IsReduction() && (ops[0].Kind == graph.Abs || ops[0].Kind == graph.Square):
+	case len(ops) > 1 && ops[1].Kind.IsReduction() && (ops[0].Kind == graph.Abs || ops[0].IsSquare()):
 		return ops[1]
 	}
 	return nil
 }
 
-// onesResult is what a reduction of n ones gives (Abs and Square of one
+// onesResult is what a reduction of n ones gives (|x| and x*x of one
 // are one): n for sums and L1, sqrt(n) for L2, 1 otherwise; over an
 // empty extent the kind's empty result.
 func onesResult(k graph.OpKind, n int64) float64 {
