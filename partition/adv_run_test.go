@@ -65,20 +65,23 @@ func advLoad(dt dtypes.DataType, b []byte, e int64) float64 {
 	panic(dt.String())
 }
 
+// advOffset is the element offset, by strides, of the e-th element of
+// dims in row-major order.
+func advOffset(e int64, dims, strides []int64) int64 {
+	off := int64(0)
+	for i := len(dims) - 1; i >= 0; i-- {
+		off += e % dims[i] * strides[i]
+		e /= dims[i]
+	}
+	return off
+}
+
 // advReadStrided reads a strided tensor into a dense value.
 func advReadStrided(lt graph.LogicalTensor, b []byte) advVal {
 	n := advNum(lt.Dims)
 	out := advVal{dims: append([]int64{}, lt.Dims...), v: make([]float64, n)}
-	idx := make([]int64, len(lt.Dims))
 	for e := int64(0); e < n; e++ {
-		r := e
-		off := int64(0)
-		for i := len(lt.Dims) - 1; i >= 0; i-- {
-			idx[i] = r % lt.Dims[i]
-			r /= lt.Dims[i]
-			off += idx[i] * lt.Strides[i]
-		}
-		out.v[e] = advLoad(lt.DataType, b, off)
+		out.v[e] = advLoad(lt.DataType, b, advOffset(e, lt.Dims, lt.Strides))
 	}
 	return out
 }
@@ -249,15 +252,8 @@ func advStridedCopy(id uint64, dt dtypes.DataType, v advVal) (graph.LogicalTenso
 		buf[i] = 0x7f // NaN-ish garbage for floats
 	}
 	n := advNum(v.dims)
-	idx := make([]int64, len(v.dims))
 	for e := int64(0); e < n; e++ {
-		r := e
-		off := int64(0)
-		for i := len(v.dims) - 1; i >= 0; i-- {
-			idx[i] = r % v.dims[i]
-			r /= v.dims[i]
-			off += idx[i] * st[i]
-		}
+		off := advOffset(e, v.dims, st)
 		copy(buf[off*sz:], advBytes(dt, v.v[e:e+1]))
 	}
 	return lt, buf
