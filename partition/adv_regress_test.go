@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -130,6 +131,44 @@ func TestAdvDequantZeroScaleEmptyMax(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A Dequantize whose scale is -0 fused before a max, min, sum or mean:
+// op by op every value is (x - zp) * -0, -0 where x > zp and +0 where
+// x < zp; the max of a mix is +0 and the min -0 (README, Semantics), and
+// a sum or mean, which starts from +0, is +0. A -0 scale is negative for
+// the map as any other: it turns max into min and back, and a sum's map
+// ends in + 0.
+func TestAdvDequantNegativeZeroScale(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	for _, c := range []struct {
+		kind graph.OpKind
+		x    []int8
+		want float64
+	}{
+		{graph.ReduceMax, []int8{3, 5}, negZero},
+		{graph.ReduceMax, []int8{-3, 5}, 0},
+		{graph.ReduceMin, []int8{-3, 5}, negZero},
+		{graph.ReduceMin, []int8{-3, -5}, 0},
+		{graph.ReduceSum, []int8{3, 5}, 0},
+		{graph.ReduceMean, []int8{3, 5}, 0},
+	} {
+		t.Run(fmt.Sprintf("%s%v", c.kind, c.x), func(t *testing.T) {
+			advEachISA(t, func(t *testing.T) {
+				g := graph.New()
+				x := graph.NewLogicalTensor(1, dtypes.S8, []int64{1, 2})
+				xf := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
+				r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+				mustAdv(t, g.AddOp(graph.NewOp(1, graph.Dequantize, "dq").AddInput(x).AddOutput(xf).SetAttr("scales", []float32{float32(negZero)})))
+				mustAdv(t, g.AddOp(graph.NewOp(2, c.kind, "red").AddInput(xf).AddOutput(r).SetAttr("axes", []int64{1})))
+				got, err := advRunOne(t, g, map[uint64]any{1: c.x}, 0, nil)
+				mustAdv(t, err)
+				if got[0] != 0 || math.Signbit(float64(got[0])) != math.Signbit(c.want) {
+					t.Errorf("%s(dequantize(%v, scale -0)) = %v (sign bit %v), want %v", c.kind, c.x, got[0], math.Signbit(float64(got[0])), c.want)
+				}
+			})
+		})
+	}
 }
 
 // auto_broadcast none requires both operands to have the same dims

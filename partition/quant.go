@@ -323,9 +323,11 @@ func lower(dq, q *graph.Op, ctx lowerCtx) (quantLowering, string) {
 				return l, fmt.Sprintf("%s of dequantized data is not a map of the reduction of the integers (the product of (x - zp) * scale)", ctx.red.Kind)
 			}
 		}
+		// A -0 scale counts as negative: (x - zp) * -0 has the sign
+		// opposite to x - zp's, as with any negative scale.
 		neg, pos, zero := false, false, false
 		for _, s := range p.Scales {
-			neg = neg || s < 0
+			neg = neg || math.Signbit(float64(s))
 			pos = pos || s > 0
 			zero = zero || s == 0
 		}
