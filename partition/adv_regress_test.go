@@ -1,8 +1,10 @@
 package partition_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +170,55 @@ func TestAdvDequantNegativeZeroScale(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// An operand whose dims are not known when partitioning fuses; if its
+// dims at compile broadcast the reduction's output to larger ones, the
+// graph is valid but the fused partition cannot write that shape: Compile
+// says unimplemented, names the operand and says how to keep the op
+// apart. Dims that do not enlarge compile and run.
+func TestAdvOperandEnlargingAtCompile(t *testing.T) {
+	build := func() *partition.Partition {
+		g := graph.New()
+		src := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 3})
+		r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+		w := graph.NewLogicalTensorAny(4, dtypes.F32, nil)
+		o := graph.NewLogicalTensorAny(5, dtypes.F32, nil)
+		mustAdv(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "").AddInput(src).AddOutput(r).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
+		mustAdv(t, g.AddOp(graph.NewOp(2, graph.Add, "").AddInput(w).AddInput(r).AddOutput(o)))
+		mustAdv(t, g.Finalize())
+		parts, err := partition.Get(g, partition.Fusion)
+		mustAdv(t, err)
+		if len(parts) != 1 || !parts[0].IsSupported() {
+			t.Fatalf("partitions %v, want ReduceSum -> Add fused", parts)
+		}
+		return parts[0]
+	}
+	src := graph.NewLogicalTensor(1, dtypes.F32, []int64{4, 3})
+	p := build()
+	_, err := p.Compile([]graph.LogicalTensor{src, graph.NewLogicalTensor(4, dtypes.F32, []int64{4, 5})}, p.Outputs())
+	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "tensor 4 (4x5) broadcasts the reduction's output 4x1 to 4x5") ||
+		!strings.Contains(err.Error(), "partition of its own") {
+		t.Errorf("Compile with an operand of 4x5 after a 4x1 reduction: %v, want unimplemented naming tensor 4", err)
+	}
+	p = build()
+	w := graph.NewLogicalTensor(4, dtypes.F32, []int64{4, 1})
+	cp, err := p.Compile([]graph.LogicalTensor{src, w}, p.Outputs())
+	mustAdv(t, err)
+	out, err := cp.QueryLogicalTensor(5)
+	mustAdv(t, err)
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	wv, res := []float32{1, 2, 3, 4}, make([]float32, 4)
+	ts, err := partition.NewTensor(src, x)
+	mustAdv(t, err)
+	tw, err := partition.NewTensor(w, wv)
+	mustAdv(t, err)
+	tr, err := partition.NewTensor(out, res)
+	mustAdv(t, err)
+	mustAdv(t, cp.Execute([]partition.Tensor{ts, tw}, []partition.Tensor{tr}))
+	if want := []float32{7, 17, 27, 37}; !slices.Equal(res, want) {
+		t.Errorf("ReduceSum -> Add with a 4x1 operand = %v, want %v", res, want)
 	}
 }
 

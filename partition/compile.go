@@ -122,6 +122,25 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	return c, nil
 }
 
+// enlarges refuses a binary op of the chain whose other operand
+// broadcasts the chain's dims (chain: the output of the op before it,
+// tensor chainID) to larger ones (out): a graph may do that, but a fused
+// partition writes the reduction's output shape, element for element.
+// The partitioner keeps such an op apart when it knows the operand's
+// dims; this one's were not known then.
+func enlarges(op *graph.Op, ins []graph.LogicalTensor, chainID uint64, chain, out []int64) error {
+	if !op.Kind.IsBinary() || chain == nil || slices.Equal(chain, out) {
+		return nil
+	}
+	other := ins[0]
+	if op.Inputs[0].ID == chainID {
+		other = ins[1]
+	}
+	return graph.Errorf(graph.Unimplemented, "%s's operand tensor %d (%s) broadcasts the reduction's output %s to %s, "+
+		"which a fused partition does not write; with tensor %d's dims known when partitioning, %s runs in a partition of its own",
+		op, other.ID, graph.DimsString(other.Dims), graph.DimsString(chain), graph.DimsString(out), other.ID, op)
+}
+
 // verboseLine describes a compile in the user's terms, like ONEDNN_VERBOSE:
 //
 //	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [operands] dst_<dt>:<dims>:<strides>,axes:<a>[ keep_dims] alg:<reduction>,<ops>,<ms>[,<reason>]
@@ -213,6 +232,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		known[t.ID] = t
 	}
 	var last []int64
+	var lastID uint64
 	for _, op := range p.ops {
 		opIns := make([]graph.LogicalTensor, len(op.Inputs))
 		for i, t := range op.Inputs {
@@ -230,8 +250,11 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		if o.Dims, err = graph.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
 			return nil, err
 		}
+		if err := enlarges(op, opIns, lastID, last, o.Dims); err != nil {
+			return nil, err
+		}
 		known[o.ID] = o
-		last = o.Dims
+		last, lastID = o.Dims, o.ID
 	}
 	out := &outs[0]
 	if out.DataType != p.outputs[0].DataType {

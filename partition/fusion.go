@@ -192,7 +192,8 @@ func runTimeAxesOperand(g *graph.Graph, red *graph.Op, other graph.LogicalTensor
 
 // broadcastsOnto reports whether an operand of dims b, broadcast numpy
 // style, fits a tensor of dims out without enlarging it. Unknown dims
-// are given the benefit of the doubt here and checked again at compile.
+// are given the benefit of the doubt here and checked again at compile
+// (enlarges).
 func broadcastsOnto(b, out []int64) bool {
 	if b == nil || out == nil {
 		return true
