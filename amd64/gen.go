@@ -52,6 +52,8 @@ type gen struct {
 
 	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
 
+	testedLoops bool // Loop tests its counter at the top of every iteration (see Loop)
+
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
@@ -232,6 +234,11 @@ func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
 // Loop emits body n times (n known when the code is generated), moving
 // the pointers by s after each iteration and back by n*s at the end (the
 // rewind stays pending, so it merges into whatever move follows).
+//
+// With g.testedLoops each iteration also tests the counter at its top
+// and jumps back unconditionally at its end, as oneDNN's reduction loops
+// do: two instructions more per iteration, which keep fewer of a paced
+// row sweep's loads in the reorder window (see pacedRows).
 func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
 	switch {
 	case n <= 0:
@@ -243,13 +250,22 @@ func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
 	c := g.Counter()
 	g.flush()
 	g.op(x86.AMOVQ, imm(n), reg(c))
-	top := g.NewLabel()
+	top, done := g.NewLabel(), g.NewLabel()
 	g.label(top)
+	if g.testedLoops {
+		g.op(x86.ATESTQ, reg(c), reg(c))
+		g.Jump(x86.AJEQ, done)
+	}
 	body()
 	g.ptrs.Advance(s, 1)
 	g.flush()
 	g.op(x86.ADECQ, reg(c))
-	g.Jump(x86.AJNE, top)
+	if g.testedLoops {
+		g.Jump(obj.AJMP, top)
+		g.Place(done)
+	} else {
+		g.Jump(x86.AJNE, top)
+	}
 	g.freeCounter(c)
 	g.ptrs.Advance(s, -n)
 }

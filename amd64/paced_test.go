@@ -3,6 +3,8 @@ package amd64
 import (
 	"bytes"
 	"math/rand"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -69,6 +71,39 @@ func TestPacedRowsGate(t *testing.T) {
 			}
 			if got := !bytes.Equal(emit(false, true), emit(true, true)); got != c.paced {
 				t.Errorf("avx512 %v, %v of %v: paced %v, want %v", avx512, c.red, c.sdt, got, c.paced)
+			}
+		}
+	}
+}
+
+// TestPacedRowsLoopShape checks the paced row loop's shape: it tests its
+// counter at the top and jumps back at the end (Loop's testedLoops),
+// two instructions more per vector than the loop that ends in JNE, which
+// every other row sweep keeps.
+func TestPacedRowsLoopShape(t *testing.T) {
+	for _, avx512 := range []bool{false, true} {
+		pl, err := plan.Canonicalize(twoD(plan.AlgSum.Reduction(0, 0), dtypes.F32, dtypes.F32, 16, 65536, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, paced := range []bool{false, true} {
+			q := pl.Clone()
+			q.FromMemory = true
+			code, err := Emit(q, Options{AVX512: avx512, Zen: paced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := disassemble(t, code.Text)
+			add := slices.IndexFunc(ins, func(s string) bool { return strings.HasPrefix(s, "vaddps (%rsi)") })
+			if add < 2 || add+4 > len(ins) {
+				t.Fatalf("avx512 %v paced %v: no row loop adding from memory in\n%s", avx512, paced, strings.Join(ins, "\n"))
+			}
+			// The loop: [test; je;] the adds, the pointer step, dec, then jmp or jne.
+			end := add + slices.IndexFunc(ins[add:], func(s string) bool { return strings.HasPrefix(s, "dec") }) + 1
+			tested := strings.HasPrefix(ins[add-2], "test") && strings.HasPrefix(ins[add-1], "je") && strings.HasPrefix(ins[end], "jmp")
+			plain := strings.HasPrefix(ins[end], "jne")
+			if paced && !tested || !paced && !plain {
+				t.Errorf("avx512 %v paced %v: row loop\n%s", avx512, paced, strings.Join(ins[add-2:end+1], "\n"))
 			}
 		}
 	}

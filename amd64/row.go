@@ -453,6 +453,8 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
 	st := g.streams(n, U, iters, vb)
 	pf := g.rowPrefetch(n)
+	g.testedLoops = g.pacedRows()
+	defer func() { g.testedLoops = false }()
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
@@ -574,8 +576,12 @@ func (g *gen) rowAccumulators() int {
 // than when one chain of adds holds them back; at two threads the DRAM
 // bounds both forms alike, and from L3 the chain costs a little, hence
 // FromMemory (docs/PERFORMANCE-log.md, "Paced row sweeps", has the
-// figures). Intel cores are left alone: their single-core streams
-// need the loads in flight.
+// figures). The loop also takes oneDNN's shape, a counter test at its top
+// and a jump back at its end (Loop's testedLoops): with two instructions
+// more per vector the reorder window holds fewer of its loads again, and
+// a full reduction from DRAM at one thread reads as fast as oneDNN's
+// ("Paced loops in oneDNN's shape"). Intel cores are left alone: their
+// single-core streams need the loads in flight.
 func (g *gen) pacedRows() bool {
 	return g.zen && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
 }
