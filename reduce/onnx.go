@@ -18,7 +18,8 @@ import "github.com/gdnn/gdnn/graph"
 //     the optional int64 second input from then on.
 //
 // Negative axes (ONNX allows them from opset 11) are taken at every
-// opset. Data types follow gdnn's: f32, bf16 and f16 data.
+// opset. Data types follow gdnn's: f32, bf16 and f16 data, and s8 and
+// u8 (which ONNX itself takes for ReduceMax and ReduceMin only).
 type ONNXNode struct {
 	Op                Op
 	Opset             int
@@ -28,10 +29,13 @@ type ONNXNode struct {
 }
 
 // MaxONNXOpset is the newest opset whose Reduce* semantics gdnn knows:
-// the last changes to the ops were at opset 18 (axes as an input,
-// noop_with_empty_axes) and ReduceMax/ReduceMin 20 (bool data, which gdnn
-// does not take).
-const MaxONNXOpset = 22
+// that of ONNX 1.22. The last changes to the ops were at opset 18 (axes
+// as an input, noop_with_empty_axes) and ReduceMax/ReduceMin 20 (bool
+// data, which gdnn does not take); opsets 21 to 27 changed no Reduce*
+// op, so a node at any of them runs the op's version 18 or 20 (ReduceSum:
+// 13), as at opset 20. A later opset is refused as Unimplemented, since
+// it may change the ops in ways gdnn cannot know.
+const MaxONNXOpset = 27
 
 var onnxOps = [...]string{
 	OpMean:      "ReduceMean",

@@ -127,7 +127,7 @@ func TestONNXRefusals(t *testing.T) {
 	}{
 		{"not a Reduce op", func() error { _, err := NewONNXNode("ReduceMedian", 18); return err }, graph.InvalidArguments, `"ReduceMedian" is not an ONNX Reduce* op`},
 		{"opset 0", func() error { _, err := NewONNXNode("ReduceMean", 0); return err }, graph.InvalidArguments, "ReduceMean at opset 0: ONNX's opsets start at 1"},
-		{"opset past the newest", func() error { _, err := NewONNXNode("ReduceMean", 23); return err }, graph.Unimplemented, "opsets 1 to 22"},
+		{"opset past the newest", func() error { _, err := NewONNXNode("ReduceMean", MaxONNXOpset+1); return err }, graph.Unimplemented, "opsets 1 to 27"},
 		{"hand-made node with a bad opset", func() error { return RunONNX(ONNXNode{Op: OpSum}, dst, src, dims, nil) }, graph.InvalidArguments, "ReduceSum at opset 0"},
 		{"hand-made node with a bad op", func() error { return RunONNX(ONNXNode{Op: 42, Opset: 18}, dst, src, dims, nil) }, graph.InvalidArguments, "unknown op Op(42)"},
 		{"axes attribute at opset 18", func() error { return RunONNX(attr18, dst, src, dims, nil) }, graph.InvalidArguments, "ReduceMean at opset 18 takes axes as an input"},
@@ -170,5 +170,48 @@ func TestONNXAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per RunONNX, want 0", allocs)
+	}
+}
+
+// onnxVersions is each Reduce* op's schema versions in ONNX, through
+// opset 27 (ONNX 1.22: docs/Operators.md and onnx/defs/operator_sets.h).
+// No opset from 21 to 27 has a Reduce* schema of its own.
+var onnxVersions = map[Op][]int{
+	OpMean: {1, 11, 13, 18}, OpSum: {1, 11, 13}, OpMax: {1, 11, 12, 13, 18, 20}, OpMin: {1, 11, 12, 13, 18, 20},
+	OpProd: {1, 11, 13, 18}, OpL1: {1, 11, 13, 18}, OpL2: {1, 11, 13, 18}, OpSumSquare: {1, 11, 13, 18},
+	OpLogSum: {1, 11, 13, 18}, OpLogSumExp: {1, 11, 13, 18},
+}
+
+// TestONNXVersions checks that MaxONNXOpset is no newer than the opsets
+// onnxVersions was checked through, and that at every opset a node takes
+// its axes as ONNX's schema in force at that opset does: an input from
+// ReduceSum-13 and the others' version 18 on.
+func TestONNXVersions(t *testing.T) {
+	const checkedThrough = 27
+	if MaxONNXOpset > checkedThrough {
+		t.Fatalf("MaxONNXOpset is %d, but onnxVersions was checked through opset %d only: check ONNX's changelog for Reduce* changes first",
+			MaxONNXOpset, checkedThrough)
+	}
+	for op := range opCount {
+		versions := onnxVersions[op]
+		if len(versions) == 0 {
+			t.Fatalf("%s: no ONNX versions", onnxOps[op])
+		}
+		for opset := 1; opset <= MaxONNXOpset; opset++ {
+			since := 0
+			for _, v := range versions {
+				if v <= opset {
+					since = v
+				}
+			}
+			n, err := NewONNXNode(onnxOps[op], opset)
+			if err != nil {
+				t.Fatalf("%s-%d: %v", onnxOps[op], opset, err)
+			}
+			want := since >= 18 || op == OpSum && since >= 13
+			if n.AxesInput() != want {
+				t.Errorf("%s at opset %d (schema %d): AxesInput %v, want %v", onnxOps[op], opset, since, n.AxesInput(), want)
+			}
+		}
 	}
 }
