@@ -269,7 +269,7 @@ func TestAddOpValidation(t *testing.T) {
 		// oneDNN's End has no attributes, so any one is refused by name.
 		{"attribute on End", nil, NewOp(1, End, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).SetAttr("axes", []int64{0}),
 			InvalidGraphOp, `unknown attribute "axes" for End`},
-		{"unsupported Go attr value", nil, mean(1, 0, 1).SetAttr("axes", []uint8{1}), InvalidArguments, "unsupported Go value type"},
+		{"unsupported Go attr value", nil, mean(1, 0, 1).SetAttr("axes", []uint8{1}), InvalidArguments, "unsupported Go value type []uint8 (SetAttr takes int64, int, []int64, []int,"},
 		{"eltwise changes type", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{2})).
 			AddOutput(NewLogicalTensor(1, dtypes.BF16, []int64{2})), InvalidDataType, "keeps the data type"},
 		{"negative dim", nil, NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, f32, []int64{-5})).

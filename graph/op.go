@@ -48,7 +48,7 @@ func (o *Op) SetAttr(name string, v any) *Op {
 	a, ok := attrOf(v)
 	if !ok {
 		if o.attrErr == nil {
-			o.attrErr = Errorf(InvalidArguments, "%s: attribute %q: unsupported Go value type %T", o, name, v)
+			o.attrErr = Errorf(InvalidArguments, "%s: attribute %q: unsupported Go value type %T (SetAttr takes int64, int, []int64, []int, float32, float64, []float32, bool, string or an Attr)", o, name, v)
 			if at, isAttr := v.(Attr); isAttr {
 				o.attrErr = Errorf(InvalidArguments, "%s: attribute %q: an Attr of unknown type %d", o, name, int(at.Type))
 			}
