@@ -49,6 +49,9 @@ Global options (kept by --reset):
                           GPU memory and oneDNN's ISA dispatch (--max-isa caps gdnn's).
   --allow-enum-tags-only=BOOL
                           accepted for compatibility; gdnn takes any valid tag.
+  --buffer-prefix, --cold-cache, --fast-ref, --check-ref-impl, --attr-same-pd-check,
+  --mem-check, --num-streams, --stream-kind, --execution-mode
+                          benchdnn's, not implemented: an error (exit status 2) says why.
   --table[=BOOL|only]     (gdnn) print a table of every problem at the end; "only"
                           also drops the per-problem lines of problems that passed.
   --bw-probe=auto|go|lib  (gdnn) read-bandwidth probe behind %bwpct%, measured over a

@@ -78,6 +78,11 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--attr-post-ops=nope", "2x3:2x1"}, 2, "unknown post-op kind"},
 		{[]string{"--reduction", "--perf-template=%nope%", "2x3:2x1"}, 2, "unknown token"},
 		{[]string{"--reduction", "--mode=Q", "2x3:2x1"}, 2, "mode"},
+		// benchdnn's options and tokens that gdnnbench lacks say so.
+		{[]string{"--cold-cache=all", "--reduction", "2x3:2x1"}, 2, "argument 1: unimplemented: --cold-cache=all: benchdnn's --cold-cache is not implemented by gdnnbench"},
+		{[]string{"--reduction", "--fast-ref=false", "2x3:2x1"}, 2, "argument 2: unimplemented: --fast-ref=false: benchdnn's --fast-ref is not implemented"},
+		{[]string{"--graph", "--ctx-init=2", "--case=x.json"}, 2, "benchdnn's --ctx-init is not implemented by gdnnbench: gdnn's threads are set by --threads"},
+		{[]string{"--reduction", "--perf-template=%-clocks%", "2x3:2x1"}, 2, "unimplemented: perf template: benchdnn's %-clocks% is not implemented by gdnnbench"},
 		{[]string{"--reduction", "--batch=/nonexistent/file", "2x3:2x1"}, 2, "cannot find batch file"},
 		// Files that never end are refused at a bound, not read into memory.
 		{[]string{"--reduction", "--batch=/dev/zero", "2x3:2x1"}, 2, "larger than 16 MiB"},

@@ -121,6 +121,28 @@ func TemplateHeader(tpl string) string {
 	}
 }
 
+// benchdnnTokens are benchdnn's perf template tokens (knobs_perf_report.md)
+// that gdnnbench does not expand, with why.
+var benchdnnTokens = map[string]string{
+	"clocks":     "gdnnbench does not read the CPU's cycle counter",
+	"freq":       "gdnnbench does not read the CPU's cycle counter",
+	"cpdtime":    "gdnn has no primitive descriptor; %ctime% is the compile time",
+	"cptime":     "gdnn's primitive creation is its compile: use %ctime%",
+	"cfg":        "not a reduction or graph driver token in benchdnn",
+	"bia_dt":     "not a reduction or graph driver token in benchdnn",
+	"tag":        "not a reduction or graph driver token in benchdnn (reduction: %stag% and %dtag%)",
+	"wtag":       "not a reduction or graph driver token in benchdnn",
+	"stat_tag":   "not a reduction or graph driver token in benchdnn",
+	"activation": "not a reduction or graph driver token in benchdnn",
+	"axis":       "not a reduction or graph driver token in benchdnn",
+	"dir":        "not a reduction or graph driver token in benchdnn",
+	"direction":  "not a reduction or graph driver token in benchdnn",
+	"flags":      "not a reduction or graph driver token in benchdnn",
+	"group":      "not a reduction or graph driver token in benchdnn",
+	"mb":         "not a reduction or graph driver token in benchdnn",
+	"prop":       "not a reduction or graph driver token in benchdnn",
+}
+
 // measured are the tokens that take the time and unit modifiers.
 var measured = map[string]bool{"time": true, "bw": true, "ibytes": true, "obytes": true, "iobytes": true,
 	"ops": true, "flops": true, "ctime": true, "bwpct": true, "rbw": true}
@@ -180,6 +202,9 @@ func expandToken(tok string, d *PerfData) (string, error) {
 			tok, tok[1:], tok[1:], tok[1:], tok[1:], tok[1:])
 	}
 	if !measured[name] {
+		if why, ok := benchdnnTokens[name]; ok {
+			return "", graph.Errorf(graph.Unimplemented, "perf template: benchdnn's %%%s%% is not implemented by gdnnbench: %s", tok, why)
+		}
 		return "", graph.Errorf(graph.InvalidArguments, "perf template: unknown token %%%s%% (see --help for the list)", tok)
 	}
 	div := map[byte]float64{0: 1, 'K': 1e3, 'M': 1e6, 'G': 1e9}[unit]

@@ -245,10 +245,33 @@ func (r *runner) processOne(a Arg) error {
 		if handled, err := r.graphOption(a, name, val, hasVal); handled || err != nil {
 			return err
 		}
-	default:
+	}
+	if why, ok := benchdnnUnimplemented[name]; ok {
+		return &InputError{Where: a.Where, Err: graph.Errorf(graph.Unimplemented,
+			"%s: benchdnn's --%s is not implemented by gdnnbench: %s", t, name, why)}
+	}
+	if r.driver == "" {
 		return inputErr(a, "unknown option %q (driver options need --reduction or --graph first)", t)
 	}
 	return inputErr(a, "unknown option for the %s driver: %q", r.driver, t)
+}
+
+// benchdnnUnimplemented are benchdnn's common options that gdnnbench does
+// not take (knobs_common.md), with why: an input error that says so, not
+// "unknown option".
+var benchdnnUnimplemented = map[string]string{
+	"buffer-prefix":      "buffers hold gdnnbench's own exact and random fills",
+	"mem-check":          "a problem larger than half the memory gdnn may use is always SKIPPED",
+	"stream-kind":        "a DPC++ and OpenCL setting; gdnn runs on the CPU",
+	"num-streams":        "a GPU setting; gdnn runs on the CPU",
+	"execution-mode":     "a SYCL Graph setting; gdnn runs on the CPU",
+	"attr-same-pd-check": "gdnn has no primitive descriptors (--impl and --skip-impl filter by implementation)",
+	"check-ref-impl":     "gdnn has no reference implementation; --skip-impl=interp leaves out what its interpreter runs",
+	"fast-ref":           "the reference is always gdnnbench's float64 one",
+	"fast-ref-gpu":       "the reference is always gdnnbench's float64 one",
+	"cold-cache":         "executes are timed back to back, with whatever the caches hold",
+	"ctx-init":           "gdnn's threads are set by --threads",
+	"ctx-exe":            "gdnn's threads are set by --threads",
 }
 
 // globalOption handles options that --reset keeps.
