@@ -62,6 +62,10 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 		case "-":
 			o.Dims = []int64{}
 		default:
+			if isTagLike(shape) {
+				return nil, graph.Errorf(graph.InvalidArguments,
+					"--in-shapes %q: shape %q is a tag: strides follow a '*' (%d:*%s keeps the shape)", s, shape, e.id, shape)
+			}
 			if o.Dims, err = parseXList(shape); err != nil {
 				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: shape %q: %v", s, shape, err)
 			}
@@ -83,6 +87,17 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// isTagLike reports whether s is letters a to l only, as a plain tag
+// such as acdb is (and no shape is).
+func isTagLike(s string) bool {
+	for _, c := range s {
+		if c < 'a' || c > 'l' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // parseXList parses "AxBxC" non-negative integers.

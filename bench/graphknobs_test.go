@@ -2,6 +2,7 @@ package bench
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -27,6 +28,10 @@ func TestParseInShapes(t *testing.T) {
 		if _, err := ParseInShapes(bad); err == nil {
 			t.Errorf("ParseInShapes(%q) succeeded", bad)
 		}
+	}
+	// A tag where the shape goes says where strides go.
+	if _, err := ParseInShapes("1:acdb"); err == nil || !strings.Contains(err.Error(), `shape "acdb" is a tag: strides follow a '*' (1:*acdb keeps the shape)`) {
+		t.Errorf("ParseInShapes(1:acdb): %v", err)
 	}
 }
 
