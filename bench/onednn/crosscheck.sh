@@ -17,7 +17,7 @@
 # Env:   GDNN_MAX_CPU_ISA (avx512, avx2, none = the interpreter), EDGE (0.15), BUILD
 #        (/tmp/gdnn-crosscheck-build), OMP_NUM_THREADS (oneDNN's threads), ARGS (more flags
 #        for the Go side, e.g. "-v" for every problem, "-index 42" to rerun problem 42,
-#        "-alg mul", "-max-elems 65536").
+#        "-alg mul", "-dt f32:s8", "-max-elems 65536"; N counts problems drawn, filtered or not).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

@@ -742,6 +742,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every problem")
 	only := flag.String("alg", "", "only this alg")
 	index := flag.Int("index", -1, "run only problem number INDEX of the seed's sequence (a repro)")
+	onlyDT := flag.String("dt", "", "only problems with these data types, SDT:DDT (e.g. f32:s8)")
 	flag.Parse()
 	if *onednnPath == "" {
 		fmt.Fprintln(os.Stderr, "crosscheck: -onednn is required (bench/onednn/crosscheck.sh builds it)")
@@ -773,7 +774,7 @@ func main() {
 		}
 		r := rand.New(rand.NewSource(*seed*1_000_003 + int64(i)))
 		pr := gen(r, *maxElems, *edge)
-		if *only != "" && pr.alg != *only {
+		if (*only != "" && pr.alg != *only) || (*onlyDT != "" && *onlyDT != pr.sdt.String()+":"+pr.ddt.String()) {
 			continue
 		}
 		src := fillSrc(r, pr)
