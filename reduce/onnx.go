@@ -94,31 +94,65 @@ func (n ONNXNode) check() error {
 // come from n.Axes and the input must be nil. opts may name data types
 // and strides; keepdims is the node's (a KeepDims option is an error).
 func RunONNX[D, S Elem](n ONNXNode, dst []D, src []S, dims []int, axes []int64, opts ...Option) error {
-	if err := n.check(); err != nil {
+	axes, err := n.axesOf(axes)
+	if err != nil {
 		return err
-	}
-	name := onnxOps[n.Op]
-	if n.AxesInput() {
-		if n.Axes != nil {
-			return graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an input, not an attribute", name, n.Opset)
-		}
-	} else {
-		if axes != nil {
-			return graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an attribute, not an input", name, n.Opset)
-		}
-		if n.NoopWithEmptyAxes {
-			return graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d has no noop_with_empty_axes attribute", name, n.Opset)
-		}
-		axes = n.Axes
 	}
 	var s settings
 	if err := s.apply(n.Op, opts, true); err != nil {
 		return err
 	}
-	s.keep = n.KeepDims
-	s.allIfEmpty = !n.NoopWithEmptyAxes
+	n.set(&s)
+	return run(n.Op, dst, src, dims, nil, axes, &s)
+}
+
+// DstDims returns the dims of node n's dst for src dims and the node's
+// axes input (as for RunONNX): what dst must hold, by ONNX's rules (no
+// axes reduce every dim, unless noop_with_empty_axes; keepdims). It
+// checks the node, dims and axes as RunONNX does.
+func (n ONNXNode) DstDims(dims []int, axes []int64) ([]int, error) {
+	axes, err := n.axesOf(axes)
+	if err != nil {
+		return nil, err
+	}
+	var s settings
+	n.set(&s)
+	var k key
+	if err := k.setShape(onnxOps[n.Op]+".DstDims", dims, nil, axes, &s); err != nil {
+		return nil, err
+	}
+	return dstDims(dims, k.reduce, s.keep), nil
+}
+
+// axesOf checks n and returns the axes it reduces over, given its axes
+// input: the input where the opset has one, else n.Axes (and the input
+// must be nil); never nil, so that the int64 path takes them.
+func (n ONNXNode) axesOf(axes []int64) ([]int64, error) {
+	if err := n.check(); err != nil {
+		return nil, err
+	}
+	name := onnxOps[n.Op]
+	if n.AxesInput() {
+		if n.Axes != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an input, not an attribute", name, n.Opset)
+		}
+	} else {
+		if axes != nil {
+			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an attribute, not an input", name, n.Opset)
+		}
+		if n.NoopWithEmptyAxes {
+			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d has no noop_with_empty_axes attribute", name, n.Opset)
+		}
+		axes = n.Axes
+	}
 	if axes == nil {
 		axes = []int64{} // the int64 path, with no axes
 	}
-	return run(n.Op, dst, src, dims, nil, axes, &s)
+	return axes, nil
+}
+
+// set puts the node's keepdims and empty-axes rule into s.
+func (n ONNXNode) set(s *settings) {
+	s.keep = n.KeepDims
+	s.allIfEmpty = !n.NoopWithEmptyAxes
 }

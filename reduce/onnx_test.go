@@ -3,6 +3,7 @@ package reduce
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,6 +213,70 @@ func TestONNXVersions(t *testing.T) {
 			if n.AxesInput() != want {
 				t.Errorf("%s at opset %d (schema %d): AxesInput %v, want %v", onnxOps[op], opset, since, n.AxesInput(), want)
 			}
+		}
+	}
+}
+
+// TestONNXDstDims checks ONNXNode.DstDims against ONNX's rules and
+// against RunONNX: a dst of exactly that many elements runs, one element
+// fewer is refused; and it refuses what RunONNX refuses.
+func TestONNXDstDims(t *testing.T) {
+	dims := []int{2, 3, 4}
+	src := make([]float32, 24)
+	node := func(op string, opset int, keep, noop bool, attr []int64) ONNXNode {
+		n, err := NewONNXNode(op, opset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.KeepDims, n.NoopWithEmptyAxes, n.Axes = keep, noop, attr
+		return n
+	}
+	for _, c := range []struct {
+		name  string
+		n     ONNXNode
+		input []int64
+		want  []int
+	}{
+		{"no axes, keepdims", node("ReduceSum", 13, true, false, nil), nil, []int{1, 1, 1}},
+		{"no axes", node("ReduceMax", 18, false, false, nil), nil, []int{}},
+		{"empty axes input", node("ReduceMean", 18, false, false, nil), []int64{}, []int{}},
+		{"noop_with_empty_axes", node("ReduceL2", 18, false, true, nil), nil, []int{2, 3, 4}},
+		{"axes input", node("ReduceProd", 18, true, false, nil), []int64{-1, 0}, []int{1, 3, 1}},
+		{"axes attribute", node("ReduceMin", 11, false, false, []int64{1}), nil, []int{2, 4}},
+		{"axes attribute, keepdims", node("ReduceLogSumExp", 1, true, false, []int64{2}), nil, []int{2, 3, 1}},
+	} {
+		got, err := c.n.DstDims(dims, c.input)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: DstDims = %v, want %v", c.name, got, c.want)
+		}
+		size := 1
+		for _, d := range got {
+			size *= d
+		}
+		if err := RunONNX(c.n, make([]float32, size), src, dims, c.input); err != nil {
+			t.Errorf("%s: RunONNX into %d elements: %v", c.name, size, err)
+		}
+		if err := RunONNX(c.n, make([]float32, size-1), src, dims, c.input); err == nil {
+			t.Errorf("%s: RunONNX into %d elements succeeded", c.name, size-1)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		n     ONNXNode
+		input []int64
+		want  string
+	}{
+		{"axis out of range", node("ReduceSum", 13, true, false, nil), []int64{3}, "axes[0] = 3 is out of range"},
+		{"axes attribute at opset 18", node("ReduceMean", 18, true, false, []int64{0}), nil, "takes axes as an input"},
+		{"axes input at opset 11", node("ReduceMean", 11, true, false, nil), []int64{0}, "takes axes as an attribute"},
+		{"bad opset", ONNXNode{Op: OpSum}, nil, "ReduceSum at opset 0"},
+	} {
+		_, err := c.n.DstDims(dims, c.input)
+		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: DstDims error %v, want InvalidArguments with %q", c.name, err, c.want)
 		}
 	}
 }
