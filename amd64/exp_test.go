@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gdnn/gdnn/jit/plan"
@@ -45,6 +46,30 @@ func TestSumExpSweep(t *testing.T) {
 			return vexp.CheckSumSweep(xs, got)
 		}
 		return vexp.CheckSumModelSweep(xs, got)
+	})
+}
+
+// TestExpOfZero runs both exps on 37 zeros of both signs (full vectors,
+// a tail and the scalar path) under every ISA this CPU has: e^0 must be
+// exactly 1 from each, not just within its contract, so that a
+// log-sum-exp of [0, -Inf, ...] is exactly 0.
+func TestExpOfZero(t *testing.T) {
+	xs := make([]float32, 37)
+	for i := range xs {
+		xs[i] = float32(math.Copysign(0, float64(i%2*-2+1)))
+	}
+	one := func(_, got float32) (int64, bool) { return 0, math.Float32bits(got) == vexp.OneBits }
+	p, src := vexp.SweepProblem(xs)
+	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweepOf("exp", math.Exp, one, xs, got) })
+	p, src = vexp.SumSweepProblem(xs)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Stage = plan.Unshifted | plan.SkipFinalize
+	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
+	sweepPlan(t, pl, src, "x 2^-24 of e^x", func(_ Options, got []byte) (int64, []string, int) {
+		return vexp.CheckSweepOf("exp for sums", math.Exp, one, xs, got)
 	})
 }
 

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -330,4 +331,70 @@ func TestLogSumExpOfOne(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLogSumExpOfZeroAndNegInf: a log-sum-exp whose only finite term is
+// 0 (a masked attention row: 0 where it attends, -Inf elsewhere) is
+// exactly +0 on every ISA, which needs e^0 exactly 1 in the exp that
+// sums it. Rows that start with 0 run the unshifted pass (the exp for
+// sums); those that start with -Inf skip it (the sample guard) and run
+// the shifted phases (the Exp post-op's exp of x - max). The 0 comes
+// first, in the middle or last, in rows of 1 to 300 elements (so in a
+// vector's first lane, a tail lane and the scalar path) and, reduced
+// over the outer axis, in every lane across 19 columns; budgets split
+// the long rows into partial sums.
+func TestLogSumExpOfZeroAndNegInf(t *testing.T) {
+	ninf := float32(math.Inf(-1))
+	at := map[string]func(n int64) int64{
+		"first":  func(int64) int64 { return 0 },
+		"middle": func(n int64) int64 { return n / 2 },
+		"last":   func(n int64) int64 { return n - 1 },
+	}
+	var ran []string
+	forEachISA(t, func(t *testing.T) {
+		ran = append(ran, EffectiveISA().String())
+		for name, zero := range at {
+			for _, n := range []int64{1, 2, 3, 7, 16, 17, 37, 300} {
+				for _, filler := range []float32{ninf, -200} {
+					for _, dt := range floatTypes {
+						for _, columns := range []bool{false, true} {
+							// Rows [3, n] reduced over n, or columns [n, 19]
+							// reduced over n.
+							dims, strides, reduce, dstStrides := []int64{3, n}, []int64{n, 1}, []bool{false, true}, []int64{1, 0}
+							if columns {
+								dims, strides, reduce, dstStrides = []int64{n, 19}, []int64{19, 1}, []bool{true, false}, []int64{0, 1}
+							}
+							outs := dims[0] * dims[1] / n
+							src := make([]byte, dims[0]*dims[1]*esz(dt))
+							for i := range dims[0] * dims[1] {
+								j := i % n // the element's index along the reduced axis
+								if columns {
+									j = i / 19
+								}
+								dtypes.StoreF32(dt, src, i, map[bool]float32{true: 0, false: filler}[j == zero(n)])
+							}
+							c := &tcase{p: &plan.Problem{Reduction: plan.LogSumExp, SrcDT: dt, DstDT: dtypes.F32, Dims: dims,
+								SrcStrides: strides, Reduce: reduce, DstStrides: dstStrides}, src: src, dstN: outs * 4}
+							for _, budget := range []int64{1 << 20, 256} {
+								withBudget(t, budget)
+								what := fmt.Sprintf("%v over %d (0 %s, the rest %v, columns %v, budget %d)", dt, n, name, filler, columns, budget)
+								sampled := lseSampled.Load()
+								got := c.run(t)
+								if skipped := lseSampled.Load() != sampled; skipped != (zero(n) != 0) {
+									t.Errorf("%s: unshifted pass skipped %v, want %v", what, skipped, zero(n) != 0)
+								}
+								for i := range outs {
+									if b := binary.LittleEndian.Uint32(got[4*i:]); b != 0 {
+										t.Errorf("%s: output %d is %v (bits %#x), want +0", what, i, math.Float32frombits(b), b)
+										break
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+	t.Logf("ran on %v", ran)
 }

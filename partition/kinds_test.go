@@ -471,6 +471,61 @@ func TestLogSumExp(t *testing.T) {
 	})
 }
 
+// TestLogSumExpOfMaskedRows: Exp -> ReduceSum -> Log over masked rows,
+// whose only finite element is 0 (first, in the middle, last; in rows of
+// 37, so in a tail lane too, and in a row of one), gives exactly +0 on
+// every ISA and the interpreter: e^0 is exactly 1 in the exp that sums
+// it. Rows that start with 0 take the unshifted pass, which the exp for
+// sums runs; the others take the shifted one, so each kind runs alone.
+func TestLogSumExpOfMaskedRows(t *testing.T) {
+	f32, ninf := dtypes.F32, float32(math.Inf(-1))
+	masked := func(width, zero int) []float32 {
+		row := make([]float32, width)
+		for i := range row {
+			row[i] = map[bool]float32{true: 0, false: ninf}[i == zero]
+		}
+		return row
+	}
+	var ran []string
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		ran = append(ran, isa.String())
+		for _, c := range []struct {
+			name  string
+			width int
+			zeros []int // where each row's 0 is
+		}{
+			{"0 first", 37, []int{0, 0, 0}},
+			{"0 elsewhere", 37, []int{36, 18, 1}},
+			{"[0]", 1, []int{0, 0, 0}},
+		} {
+			src := graph.NewLogicalTensor(0, f32, []int64{int64(len(c.zeros)), int64(c.width)})
+			g := graph.New()
+			sum := addPre(t, g, graph.Exp, graph.ReduceSum, src, []int64{1})
+			must(t, g.AddOp(graph.NewOp(2, graph.Log, "").AddInput(sum).AddOutput(graph.NewLogicalTensorAny(2, f32, nil))))
+			must(t, g.Finalize())
+			p := onlySupported(t, g, Fusion)
+			cp, err := p.Compile([]graph.LogicalTensor{src}, p.Outputs())
+			must(t, err)
+			wantImpl(t, cp, isa)
+			var in []float32
+			for _, z := range c.zeros {
+				in = append(in, masked(c.width, z)...)
+			}
+			out, _ := cp.QueryLogicalTensor(2)
+			res := make([]float32, len(c.zeros))
+			st, _ := NewTensor(src, in)
+			dt, _ := NewTensor(out, res)
+			must(t, cp.Execute([]Tensor{st}, []Tensor{dt}))
+			for i, r := range res {
+				if math.Float32bits(r) != 0 {
+					t.Errorf("%s: log-sum-exp of row %d is %v (bits %#x), want +0", c.name, i, r, math.Float32bits(r))
+				}
+			}
+		}
+	})
+	t.Logf("ran on %v", ran)
+}
+
 // Two graphs that differ only in the reduction's kind, or in a pre-op,
 // compile to different partitions: the compiled-partition cache must not
 // hand one the other's kernel.

@@ -96,6 +96,59 @@ func TestSumModel(t *testing.T) {
 	t.Logf("largest error %d x 2^-24", worst)
 }
 
+// TestExpOfZero: both exps give e^0 (and e^-0) exactly 1, the Exp
+// post-op's by its c0 = 1 and r = 0, the exp for sums' by its c0 = 1 and
+// f = 0: a log-sum-exp of [0, -Inf, ...] is then exactly 0.
+func TestExpOfZero(t *testing.T) {
+	if SumPoly[0] != OneBits || Poly[0] != OneBits {
+		t.Errorf("c0 is %#x (SumPoly) and %#x (Poly), want 1's bits %#x", SumPoly[0], Poly[0], OneBits)
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1))} {
+		if got := SumModel(x); math.Float32bits(got) != OneBits {
+			t.Errorf("SumModel(%v) = %v (bits %#x), want 1", x, got, math.Float32bits(got))
+		}
+		if got := Model(x); math.Float32bits(got) != OneBits {
+			t.Errorf("Model(%v) = %v (bits %#x), want 1", x, got, math.Float32bits(got))
+		}
+	}
+}
+
+// TestSumPoly holds SumPoly, evaluated as the emitters do (Horner's rule
+// with FMAs, FMA32), to SumPolyError against 2^f: at every f32 f in
+// [1/32, 1], which holds all of its error's peaks, and every 251st
+// below (every 31st above and 4001st below with -short).
+func TestSumPoly(t *testing.T) {
+	above, below := uint32(1), uint32(251)
+	if testing.Short() {
+		above, below = 31, 4001
+	}
+	lo, hi := math.Float32bits(1.0/32), math.Float32bits(1)
+	var worst float64
+	var at float32
+	check := func(b uint32) {
+		f := f32(b)
+		p := f32(SumPoly[SumPolyDegree])
+		for k := SumPolyDegree - 1; k >= 0; k-- {
+			p = FMA32(p, f, f32(SumPoly[k]))
+		}
+		want := math.Exp2(float64(f))
+		if e := math.Abs(float64(p)-want) / want / 0x1p-24; e > worst {
+			worst, at = e, f
+		}
+	}
+	for b := uint32(0); b < lo; b += below {
+		check(b)
+	}
+	for b := lo; b < hi; b += above {
+		check(b)
+	}
+	check(hi)
+	if worst > SumPolyError {
+		t.Errorf("SumPoly's error at f = %v is %.4f x 2^-24, above SumPolyError = %v", at, worst, SumPolyError)
+	}
+	t.Logf("largest error %.4f x 2^-24, at f = %v", worst, at)
+}
+
 // TestSumScale checks step 4's 2^n: for every n the clamp allows, the
 // bits of n + SumScaleBits shifted into the exponent field are those of
 // 2^n (+Inf's at n = 128).
