@@ -34,13 +34,10 @@ func TestSumExpSweep(t *testing.T) {
 	if testing.Short() {
 		xs = vexp.Sweep(1 << 16)
 	}
-	p, src := vexp.SumSweepProblem(xs)
-	pl, err := plan.Canonicalize(p)
+	pl, src, err := vexp.SumSweepPlan(xs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
 	sweepPlan(t, pl, src, "x 2^-24 of e^x", func(o Options, got []byte) (int64, []string, int) {
 		if o.AVX512 {
 			return vexp.CheckSumSweep(xs, got)
@@ -61,13 +58,10 @@ func TestExpOfZero(t *testing.T) {
 	one := func(_, got float32) (int64, bool) { return 0, math.Float32bits(got) == vexp.OneBits }
 	p, src := vexp.SweepProblem(xs)
 	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vexp.CheckSweepOf("exp", math.Exp, one, xs, got) })
-	p, src = vexp.SumSweepProblem(xs)
-	pl, err := plan.Canonicalize(p)
+	pl, src, err := vexp.SumSweepPlan(xs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl.Stage = plan.Unshifted | plan.SkipFinalize
-	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
 	sweepPlan(t, pl, src, "x 2^-24 of e^x", func(_ Options, got []byte) (int64, []string, int) {
 		return vexp.CheckSweepOf("exp for sums", math.Exp, one, xs, got)
 	})

@@ -29,22 +29,6 @@
 
 #include "onednn_tags.h"
 
-static int parse_dims(const char *s, const char *end, dnnl_dims_t d) {
-    int n = 0;
-    while (s < end) {
-        char *e;
-        long v = strtol(s, &e, 10);
-        if (e == s || v <= 0 || n >= DNNL_MAX_NDIMS) return -1;
-        d[n++] = v;
-        s = e;
-        if (s < end) {
-            if (*s != 'x') return -1;
-            s++;
-        }
-    }
-    return n;
-}
-
 static int parse_dt(const char *s, dnnl_data_type_t *dt) {
     static const struct { const char *n; dnnl_data_type_t dt; } t[] = {
         {"f32", dnnl_f32}, {"bf16", dnnl_bf16}, {"f16", dnnl_f16}, {"s8", dnnl_s8}, {"u8", dnnl_u8}, {"s32", dnnl_s32}};
@@ -53,7 +37,6 @@ static int parse_dt(const char *s, dnnl_data_type_t *dt) {
     return -1;
 }
 
-static size_t dt_size(dnnl_data_type_t dt) { return dt == dnnl_f32 || dt == dnnl_s32 ? 4 : dt == dnnl_s8 || dt == dnnl_u8 ? 1 : 2; }
 
 // find_tag expands benchdnn's x for rank nd ("abx" is plain) and looks the name up.
 static int find_tag(const char *t, int nd, dnnl_format_tag_t *tag) {
@@ -137,14 +120,7 @@ static void run(char *line) {
     read_exact(src_l, n_src * ses);
     if (has_sum) read_exact(dst_l, n_dst * des);
 
-    static const struct { const char *name; dnnl_alg_kind_t alg; } algs[] = {
-        {"mean", dnnl_reduction_mean}, {"sum", dnnl_reduction_sum}, {"max", dnnl_reduction_max},
-        {"min", dnnl_reduction_min}, {"mul", dnnl_reduction_mul}, {"norm_lp_max", dnnl_reduction_norm_lp_max},
-        {"norm_lp_sum", dnnl_reduction_norm_lp_sum}, {"norm_lp_power_p_max", dnnl_reduction_norm_lp_power_p_max},
-        {"norm_lp_power_p_sum", dnnl_reduction_norm_lp_power_p_sum}};
-    dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
-    for (size_t k = 0; k < sizeof algs / sizeof algs[0]; k++)
-        if (!strcmp(alg_s, algs[k].name)) alg = algs[k].alg;
+    dnnl_alg_kind_t alg = alg_of(alg_s);
     dnnl_format_tag_t stag, dtag;
     if (alg == dnnl_alg_kind_undef) { printf("NO unknown_alg\n"); goto out; }
     if (find_tag(stag_s, nd, &stag) || find_tag(dtag_s, nd, &dtag)) { printf("NO unknown_tag\n"); goto out; }

@@ -54,22 +54,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int parse_dims(const char *s, const char *end, dnnl_dims_t d) {
-    int n = 0;
-    while (s < end) {
-        char *e;
-        long v = strtol(s, &e, 10);
-        if (e == s || v <= 0 || n >= DNNL_MAX_NDIMS) return -1;
-        d[n++] = v;
-        s = e;
-        if (s < end) {
-            if (*s != 'x') return -1;
-            s++;
-        }
-    }
-    return n;
-}
-
 static dnnl_data_type_t parse_dt(const char *s) {
     if (!strcmp(s, "s8")) return dnnl_s8;
     if (!strcmp(s, "u8")) return dnnl_u8;
@@ -81,7 +65,6 @@ static dnnl_data_type_t parse_dt(const char *s) {
     exit(1);
 }
 
-static size_t dt_size(dnnl_data_type_t dt) { return dt == dnnl_f32 || dt == dnnl_s32 ? 4 : dt == dnnl_s8 || dt == dnnl_u8 ? 1 : 2; }
 
 // tag_of expands benchdnn's x (the spatial dims) for rank nd and looks the
 // name up in oneDNN's tag list; "" and abx mean plain.
@@ -244,14 +227,7 @@ int main(int argc, char **argv) {
     printf("stag=%s dtag=%s ", *stag_s ? stag_s : "abx", *dtag_s ? dtag_s : "abx");
 
     dnnl_reduction_desc_t rd;
-    static const struct { const char *name; dnnl_alg_kind_t alg; } algs[] = {
-        {"mean", dnnl_reduction_mean}, {"sum", dnnl_reduction_sum}, {"max", dnnl_reduction_max},
-        {"min", dnnl_reduction_min}, {"mul", dnnl_reduction_mul}, {"norm_lp_max", dnnl_reduction_norm_lp_max},
-        {"norm_lp_sum", dnnl_reduction_norm_lp_sum}, {"norm_lp_power_p_max", dnnl_reduction_norm_lp_power_p_max},
-        {"norm_lp_power_p_sum", dnnl_reduction_norm_lp_power_p_sum}};
-    dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
-    for (size_t k = 0; k < sizeof algs / sizeof algs[0]; k++)
-        if (!strcmp(alg_s, algs[k].name)) alg = algs[k].alg;
+    dnnl_alg_kind_t alg = alg_of(alg_s);
     if (alg == dnnl_alg_kind_undef) { fprintf(stderr, "unknown --alg %s\n", alg_s); return 1; }
     if (alg != dnnl_reduction_mean) check = 0; // the built-in reference check is a mean
     printf("alg=%s ", alg_s);

@@ -1,7 +1,41 @@
-// onednn_tags.h - oneDNN 2.x format tag names and their enum values, shared by
-// onednn_reduce_ext.c and crosscheck.c (include after <oneapi/dnnl/dnnl.h>).
+// onednn_tags.h - oneDNN 2.x format tag names and their enum values, and the dims and
+// data-type helpers, shared by onednn_reduce_ext.c and crosscheck.c (include after
+// <stdlib.h>, <string.h> and <oneapi/dnnl/dnnl.h>).
 #ifndef GDNN_ONEDNN_TAGS_H
 #define GDNN_ONEDNN_TAGS_H
+
+// parse_dims reads "AxBx..." between s and end into d: the number of dims, or -1.
+static int parse_dims(const char *s, const char *end, dnnl_dims_t d) {
+    int n = 0;
+    while (s < end) {
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s || v <= 0 || n >= DNNL_MAX_NDIMS) return -1;
+        d[n++] = v;
+        s = e;
+        if (s < end) {
+            if (*s != 'x') return -1;
+            s++;
+        }
+    }
+    return n;
+}
+
+// dt_size is the bytes of one element of dt.
+static size_t dt_size(dnnl_data_type_t dt) { return dt == dnnl_f32 || dt == dnnl_s32 ? 4 : dt == dnnl_s8 || dt == dnnl_u8 ? 1 : 2; }
+
+// alg_of is the reduction alg benchdnn names s (--alg), or dnnl_alg_kind_undef.
+static dnnl_alg_kind_t alg_of(const char *s) {
+    static const struct { const char *name; dnnl_alg_kind_t alg; } algs[] = {
+        {"mean", dnnl_reduction_mean}, {"sum", dnnl_reduction_sum}, {"max", dnnl_reduction_max},
+        {"min", dnnl_reduction_min}, {"mul", dnnl_reduction_mul}, {"norm_lp_max", dnnl_reduction_norm_lp_max},
+        {"norm_lp_sum", dnnl_reduction_norm_lp_sum}, {"norm_lp_power_p_max", dnnl_reduction_norm_lp_power_p_max},
+        {"norm_lp_power_p_sum", dnnl_reduction_norm_lp_power_p_sum}};
+    for (size_t k = 0; k < sizeof algs / sizeof algs[0]; k++)
+        if (!strcmp(s, algs[k].name)) return algs[k].alg;
+    return dnnl_alg_kind_undef;
+}
+
 static const struct { const char *name; dnnl_format_tag_t tag; } tag_table[] = {
     {"a", dnnl_a},
     {"ab", dnnl_ab},

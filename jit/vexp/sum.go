@@ -135,19 +135,25 @@ func CheckSum(x, got float32) (int64, bool) {
 	return int64(math.Ceil(e / 0x1p-24)), e <= SumError(x)
 }
 
-// SumSweepProblem returns the problem of an unshifted log-sum-exp with
-// one term per output over xs, and its src bytes: run as the stage
-// plan.Unshifted|plan.SkipFinalize, its outputs are the exp for sums of
-// xs, for CheckSumSweep.
-func SumSweepProblem(xs []float32) (*plan.Problem, []byte) {
+// SumSweepPlan returns the plan of an unshifted log-sum-exp with one
+// term per output over xs, as the stage plan.Unshifted|plan.SkipFinalize
+// (so that its outputs are the exp for sums of xs, for CheckSumSweep),
+// and its src bytes.
+func SumSweepPlan(xs []float32) (*plan.Plan, []byte, error) {
 	p, src := IdentityProblem(plan.Exp, xs)
 	p.PostOps, p.Reduction = nil, plan.LogSumExp
 	p.Dims, p.SrcStrides = append(p.Dims, 1), append(p.SrcStrides, 1)
 	p.Reduce, p.DstStrides = append(p.Reduce, true), append(p.DstStrides, 0)
-	return p, src
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl.Stage = plan.Unshifted | plan.SkipFinalize
+	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
+	return pl, src, nil
 }
 
-// CheckSumSweep holds dst, SumSweepProblem's output for xs, to CheckSum,
+// CheckSumSweep holds dst, SumSweepPlan's output for xs, to CheckSum,
 // as CheckSweep does the Exp post-op's.
 func CheckSumSweep(xs []float32, dst []byte) (worst int64, bad []string, nbad int) {
 	return CheckSweepOf("exp for sums", math.Exp, CheckSum, xs, dst)
