@@ -89,6 +89,19 @@ func advRunOne(t *testing.T, g *graph.Graph, inputs map[uint64]any, axesID uint6
 	return res, cp.Execute(tens, []partition.Tensor{dt})
 }
 
+// advDequantReduce builds s8 tensor 1 (dims) -> Dequantize (scale) ->
+// reduction kind over axis 1 -> tensor 3, which it returns for ops to
+// follow.
+func advDequantReduce(t *testing.T, dims []int64, scale float32, kind graph.OpKind) (*graph.Graph, graph.LogicalTensor) {
+	g := graph.New()
+	x := graph.NewLogicalTensor(1, dtypes.S8, dims)
+	xf := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
+	r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+	mustAdv(t, g.AddOp(graph.NewOp(1, graph.Dequantize, "dq").AddInput(x).AddOutput(xf).SetAttr("scales", []float32{scale})))
+	mustAdv(t, g.AddOp(graph.NewOp(2, kind, "red").AddInput(xf).AddOutput(r).SetAttr("axes", []int64{1})))
+	return g, r
+}
+
 // A Dequantize with a negative scale fused before a ReduceSum: the sum of
 // (x - zp) * scale over x = [3, -3] is -3 + 3 = +0 op by op (an IEEE sum
 // of values of both signs that cancel is +0, and the README's Semantics
@@ -97,13 +110,8 @@ func advRunOne(t *testing.T, g *graph.Graph, inputs map[uint64]any, axesID uint6
 // ends in + 0.
 func TestAdvDequantReduceSumZeroSign(t *testing.T) {
 	advEachISA(t, func(t *testing.T) {
-		g := graph.New()
-		x := graph.NewLogicalTensor(1, dtypes.S8, []int64{1, 2})
-		xf := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
-		r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+		g, r := advDequantReduce(t, []int64{1, 2}, -1, graph.ReduceSum)
 		o := graph.NewLogicalTensorAny(4, dtypes.F32, nil)
-		mustAdv(t, g.AddOp(graph.NewOp(1, graph.Dequantize, "dq").AddInput(x).AddOutput(xf).SetAttr("scales", []float32{-1})))
-		mustAdv(t, g.AddOp(graph.NewOp(2, graph.ReduceSum, "sum").AddInput(xf).AddOutput(r).SetAttr("axes", []int64{1})))
 		mustAdv(t, g.AddOp(graph.NewOp(3, graph.Pow, "inv").AddInput(r).AddOutput(o).SetAttr("beta", float32(-1))))
 		got, err := advRunOne(t, g, map[uint64]any{1: []int8{3, -3}}, 0, nil)
 		mustAdv(t, err)
@@ -119,12 +127,7 @@ func TestAdvDequantReduceSumZeroSign(t *testing.T) {
 // over nothing the partition applies no map.
 func TestAdvDequantZeroScaleEmptyMax(t *testing.T) {
 	advEachISA(t, func(t *testing.T) {
-		g := graph.New()
-		x := graph.NewLogicalTensor(1, dtypes.S8, []int64{2, 0})
-		xf := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
-		r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
-		mustAdv(t, g.AddOp(graph.NewOp(1, graph.Dequantize, "dq").AddInput(x).AddOutput(xf).SetAttr("scales", []float32{0})))
-		mustAdv(t, g.AddOp(graph.NewOp(2, graph.ReduceMax, "max").AddInput(xf).AddOutput(r).SetAttr("axes", []int64{1})))
+		g, _ := advDequantReduce(t, []int64{2, 0}, 0, graph.ReduceMax)
 		got, err := advRunOne(t, g, map[uint64]any{1: []int8{}}, 0, nil)
 		mustAdv(t, err)
 		for i, v := range got {
@@ -157,12 +160,7 @@ func TestAdvDequantNegativeZeroScale(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s%v", c.kind, c.x), func(t *testing.T) {
 			advEachISA(t, func(t *testing.T) {
-				g := graph.New()
-				x := graph.NewLogicalTensor(1, dtypes.S8, []int64{1, 2})
-				xf := graph.NewLogicalTensorAny(2, dtypes.F32, nil)
-				r := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
-				mustAdv(t, g.AddOp(graph.NewOp(1, graph.Dequantize, "dq").AddInput(x).AddOutput(xf).SetAttr("scales", []float32{float32(negZero)})))
-				mustAdv(t, g.AddOp(graph.NewOp(2, c.kind, "red").AddInput(xf).AddOutput(r).SetAttr("axes", []int64{1})))
+				g, _ := advDequantReduce(t, []int64{1, 2}, float32(negZero), c.kind)
 				got, err := advRunOne(t, g, map[uint64]any{1: c.x}, 0, nil)
 				mustAdv(t, err)
 				if got[0] != 0 || math.Signbit(float64(got[0])) != math.Signbit(c.want) {
