@@ -690,3 +690,21 @@ func TestIsSquare(t *testing.T) {
 		}
 	}
 }
+
+// SoftMax's second output (oneDNN's stats) is valid in oneDNN's schema
+// but not implemented: AddOp says Unimplemented, naming it, while a
+// third output is malformed.
+func TestSoftMaxStatsOutputUnimplemented(t *testing.T) {
+	x := NewLogicalTensor(0, dtypes.F32, []int64{2, 4})
+	op := NewOp(0, SoftMax, "sm").AddInput(x).
+		AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil)).
+		AddOutput(NewLogicalTensorAny(2, dtypes.F32, nil))
+	err := New().AddOp(op)
+	if !errors.Is(err, Unimplemented) || !strings.Contains(err.Error(), "stats output") {
+		t.Fatalf("SoftMax with a stats output: %v, want unimplemented naming the stats output", err)
+	}
+	op.AddOutput(NewLogicalTensorAny(3, dtypes.F32, nil))
+	if err := New().AddOp(op); !errors.Is(err, InvalidGraphOp) {
+		t.Fatalf("SoftMax with 3 outputs: %v, want invalid_graph_op", err)
+	}
+}

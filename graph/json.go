@@ -819,7 +819,7 @@ var oneDNNOpKinds = []string{
 	"LeakyReLU", "Log", "LogSoftmax", "LogSoftmaxBackward", "MatMul", "Maximum", "MaxPool",
 	"MaxPoolBackward", "Minimum", "Mish", "MishBackward", "Multiply", "Pow", "PReLU", "PReLUBackward",
 	"Quantize", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
-	"ReduceSum", "ReLU", "ReLUBackward", "Reorder", "Round", "Select", "Sigmoid", "SigmoidBackward",
+	"ReduceSum", "ReLU", "ReLUBackward", "Reorder", "RMSNorm", "Round", "Select", "Sigmoid", "SigmoidBackward",
 	"SoftMax", "SoftMaxBackward", "SoftPlus", "SoftPlusBackward", "Sqrt", "SqrtBackward", "Square",
 	"SquaredDifference", "StaticReshape", "StaticTranspose", "Subtract", "Tanh", "TanhBackward",
 	"TypeCast", "Wildcard",

@@ -182,6 +182,24 @@ type dumpTensor struct {
 	Stride []int64 `json:"stride"`
 }
 
+// unimplementedShared are the shared oneDNN cases whose ops or outputs
+// gdnn does not implement yet: ReadJSON must refuse each of them as
+// Unimplemented (a valid case gdnn cannot run), and load every other.
+var unimplementedShared = map[string]bool{
+	"gnorm.json":            true, // GroupNorm
+	"lnorm_3d_bwd.json":     true, // LayerNormBackward
+	"lnorm_bwd.json":        true,
+	"logsoftmax.json":       true, // LogSoftmax
+	"logsoftmax_bwd.json":   true, // LogSoftmaxBackward
+	"rmsnorm.json":          true, // RMSNorm
+	"softmax_bwd.json":      true, // SoftMaxBackward
+	"softmax_bwd_d_3d.json": true,
+	"softmax_w_stats.json":  true, // SoftMax's stats output
+}
+
+// sharedJSONFiles lists the shared oneDNN cases under op/f32 and
+// pattern/f32 that ReadJSON loads; TestReadJSONSharedUnimplemented
+// checks the others.
 func sharedJSONFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -190,12 +208,36 @@ func sharedJSONFiles(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, m...)
+		for _, f := range m {
+			if !unimplementedShared[filepath.Base(f)] {
+				files = append(files, f)
+			}
+		}
 	}
 	if len(files) < 14 {
 		t.Fatalf("found %d shared JSON files, want the 14 of op/f32 and pattern/f32", len(files))
 	}
 	return files
+}
+
+func TestReadJSONSharedUnimplemented(t *testing.T) {
+	seen := 0
+	for name := range unimplementedShared {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(sharedPath(t, "op/f32"), name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen++
+			_, err = ReadJSON(bytes.NewReader(b))
+			if !errors.Is(err, Unimplemented) {
+				t.Fatalf("ReadJSON(%s) = %v, want an unimplemented error", name, err)
+			}
+		})
+	}
+	if seen != len(unimplementedShared) {
+		t.Fatalf("read %d of the %d unimplemented cases", seen, len(unimplementedShared))
+	}
 }
 
 func TestReadJSONSharedAll(t *testing.T) {

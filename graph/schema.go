@@ -20,7 +20,11 @@ type schema struct {
 	minIn, maxIn int
 	minOut       int
 	maxOut       int
-	attrs        []attrSpec
+	// oneDNNOut names the outputs past maxOut that oneDNN's schema has
+	// and gdnn does not implement (SoftMax's stats): an op with them is
+	// Unimplemented, not malformed.
+	oneDNNOut []string
+	attrs     []attrSpec
 	// strictAttrs rejects attributes not listed (kinds gdnn compiles, and
 	// End, which oneDNN defines with none, so a misplaced attribute there
 	// is a mistake, never a newer oneDNN's); other kinds accept unknown
@@ -88,7 +92,7 @@ func init() {
 			{name: "data_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "NXC"})},
 			{name: "weights_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "XIO"})},
 		}}
-	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, types: floatTypes, infer: inferSame,
+	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, oneDNNOut: []string{"stats"}, types: floatTypes, infer: inferSame,
 		attrs: []attrSpec{{name: "axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: 1})}}}
 	schemas[TypeCast] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, types: floatTypes, infer: inferSame}
 	schemas[Reorder] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferSame}
@@ -130,6 +134,10 @@ func checkSchema(op *Op) error {
 	}
 	if n := len(op.Inputs); n < s.minIn || n > s.maxIn {
 		return Errorf(InvalidGraphOp, "%s: has %d inputs, %s takes %s", op, n, op.Kind, countRange(s.minIn, s.maxIn))
+	}
+	if n := len(op.Outputs); n > s.maxOut && n <= s.maxOut+len(s.oneDNNOut) {
+		return Errorf(Unimplemented, "%s: has %d outputs; its %s output is a oneDNN output that gdnn does not implement",
+			op, n, s.oneDNNOut[n-s.maxOut-1])
 	}
 	if n := len(op.Outputs); n < s.minOut || n > s.maxOut {
 		return Errorf(InvalidGraphOp, "%s: has %d outputs, %s takes %s", op, n, op.Kind, countRange(s.minOut, s.maxOut))
