@@ -19,7 +19,7 @@
 # (A..I), QUIET_PCT, QUIET_MAX, QUIET_TOTAL. Others:
 #   ANCHORS=<repo>/../shared/anchors   where run_all.sh lives
 #   GDNN_ANCHOR_THREADS="2 1"          gdnn thread counts measured
-#   BENCH_COUNT=10 BENCH_TIME=1s       go test -count / -benchtime for ./jit
+#   BENCH_COUNT=10 BENCH_TIME=1s       go test -count / -benchtime for ./internal/jit
 #   KINDS=1                            run bench/kinds_side_by_side.sh (every alg beside
 #                                      oneDNN's; its own knobs: ALGS, DTS, THREADS; it uses
 #                                      ROUNDS, TIME and SHAPES too); KINDS=0 skips it
@@ -93,12 +93,12 @@ echo "== gdnnbench --plot (built-in batch)" >&2
 # The jit benchmarks: compile of an uncached kernel, Run on a cached one.
 BENCHES="BenchmarkCompileNew BenchmarkRunTiny"
 echo "== jit benchmarks ($BENCHES, -count ${BENCH_COUNT:-10})" >&2
-listed="$(cd "$REPO" && go test -list 'Benchmark' ./jit)"
+listed="$(cd "$REPO" && go test -list 'Benchmark' ./internal/jit)"
 for b in $BENCHES; do
-  grep -qx "$b" <<<"$listed" || echo "perf_report.sh: warning: ./jit has no $b; the report will say so" >&2
+  grep -qx "$b" <<<"$listed" || echo "perf_report.sh: warning: ./internal/jit has no $b; the report will say so" >&2
 done
 (cd "$REPO" && go test -run '^$' -bench "^(${BENCHES// /|})\$" -count "${BENCH_COUNT:-10}" \
-  -benchtime "${BENCH_TIME:-1s}" ./jit) > "$OUT/jit-bench.txt"
+  -benchtime "${BENCH_TIME:-1s}" ./internal/jit) > "$OUT/jit-bench.txt"
 # benchstat (median and confidence interval) when the module proxy is reachable.
 benchstat_flag=()
 if (cd "$OUT" && go run golang.org/x/perf/cmd/benchstat@latest jit-bench.txt) > "$OUT/benchstat.txt" 2> "$OUT/benchstat.err"; then

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/partition"
 )
 

@@ -4,15 +4,15 @@ import (
 	"errors"
 
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/blocked"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/blocked"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/layout"
 )
 
 // Blocked layouts (graph.LayoutBlocked: a oneDNN format tag with inner
 // blocks) are taken for the reduction's src and for the partition's
 // output; binary post-op operands stay strided. Such a partition runs
-// through package jit/blocked, which turns the blocks into strided dims
+// through package internal/blocked, which turns the blocks into strided dims
 // of plain problems for the same kernels.
 
 // blockedLayout parses a blocked tensor's tag for its rank, which needs

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/oracle"
+	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/layout"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // DefaultCompiledPartitionCacheCapacity is the number of compiled

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // CompiledPartition is a partition compiled for concrete input shapes. It

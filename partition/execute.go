@@ -8,8 +8,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // maxAxesKernels bounds the kernels one compiled partition keeps for

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // maxPostOps bounds the length of a fused chain.

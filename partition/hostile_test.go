@@ -15,8 +15,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/execmem"
+	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // openMean returns the supported partition of src(0) -> ReduceMean(axes,

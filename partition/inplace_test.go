@@ -9,7 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // sumGraph builds src(0) -> ReduceSum(axes, keep_dims) -> Add(acc) ->

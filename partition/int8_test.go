@@ -9,7 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // int8Graph builds src (2x3, type sdt) -> op over axis 1 -> [ReLU (f32) ->

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gdnn/gdnn/jit/kerneltest"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // isaCaps are the ISA caps to run the end-to-end tests under: every JIT

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // sharedGraphDir holds oneDNN's benchdnn graph cases; CI lays shared/

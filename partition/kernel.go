@@ -1,14 +1,14 @@
 package partition
 
 import (
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/blocked"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/blocked"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // kernel runs one reduction on raw buffers: the jit runtime's kernel for
 // strided tensors (which falls back to the interpreter by itself), or a
-// blocked-layout kernel (package jit/blocked) when the src or the output
+// blocked-layout kernel (package internal/blocked) when the src or the output
 // is blocked. Concrete types rather than an interface, so that the
 // operand list Execute builds may stay on its stack.
 type kernel struct {

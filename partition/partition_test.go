@@ -14,7 +14,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // meanGraph builds src(0) -> ReduceMean(op 1, axes attr) -> dst(1).

@@ -7,13 +7,13 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // Int8 enters a graph as oneDNN Graph takes it: a Dequantize (s8/u8 ->
 // f32) before a reduction and, optionally, a Quantize (f32 -> s8/u8)
 // after its post-op chain. Both fuse into the reduction's partition, so
-// the plan reads the 8-bit src itself (summing it exactly, see jit/interp)
+// the plan reads the 8-bit src itself (summing it exactly, see internal/interp)
 // and writes the 8-bit dst, and no f32 intermediate reaches memory.
 //
 // A per-tensor Dequantize is linear in x, so it moves behind the

@@ -17,9 +17,9 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/execmem"
-	"github.com/gdnn/gdnn/jit/kerneltest"
+	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 var (

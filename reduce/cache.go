@@ -3,7 +3,7 @@ package reduce
 import (
 	"sync"
 
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // DefaultCacheCapacity is how many compiled problems the cache keeps by

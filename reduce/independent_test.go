@@ -2,7 +2,7 @@ package reduce_test
 
 // Checks of package reduce against the ONNX operator spec
 // and against a float64 reference written here, independently of gdnn's
-// own oracle packages (jit/interp, the bench references).
+// own oracle packages (internal/interp, the bench references).
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/reduce"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit/oracle"
+	"github.com/gdnn/gdnn/internal/oracle"
 )
 
 // quint8 is a framework's own u8 type: its Go type says u8.
@@ -23,7 +23,7 @@ var int8Pairs = [][2]dtypes.DataType{
 }
 
 // TestInt8AgainstOracle runs every kind over 8-bit src into every dst
-// type, on the interpreter and every ISA, against jit/oracle: integer
+// type, on the interpreter and every ISA, against internal/oracle: integer
 // results are the oracle's value rounded to nearest even and saturated
 // (within one where the value sits within rounding error of a tie),
 // float results within the dst type's tolerance.

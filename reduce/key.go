@@ -5,8 +5,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // key identifies a compiled kernel: everything a call's problem is made

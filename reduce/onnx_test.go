@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/graph"
-	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // TestONNXOpsets runs every Reduce* op at every opset from 1 to

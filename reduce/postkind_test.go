@@ -3,7 +3,7 @@ package reduce
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // postKindOf returns the PostKind of the unary plan kind k.

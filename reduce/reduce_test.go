@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/jit"
-	"github.com/gdnn/gdnn/jit/oracle"
-	"github.com/gdnn/gdnn/jit/plan"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/oracle"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // bf16 and f16 are a framework's own 16-bit types: named types whose
@@ -65,7 +65,7 @@ var typePairs = [][2]dtypes.DataType{
 }
 
 // TestAgainstOracle runs every kind, type pair and shape case on the
-// interpreter and every ISA, and checks dst against jit/oracle's float64
+// interpreter and every ISA, and checks dst against internal/oracle's float64
 // reference (then the post-ops, in f32) within the dst type's tolerance,
 // and that no element outside the outputs is written.
 func TestAgainstOracle(t *testing.T) {

@@ -2,7 +2,7 @@
 # crosscheck.sh - gdnn's reduction results beside oneDNN 2.x's own, element by element.
 #
 # Builds the oneDNN side (bench/onednn/crosscheck.c, gcc, -ldnnl: Debian's libdnnl-dev) and the
-# Go side (bench/onednn/crosscheck), then runs N random benchdnn-style problems from SEED on
+# Go side (internal/crosscheck), then runs N random benchdnn-style problems from SEED on
 # both libraries with the same src bytes: every alg (sum, max, min, mul, mean and the four Lp
 # norms with p 1, 2 and 3 and several eps), f32, bf16, f16, s8 and u8 src into the dst types
 # oneDNN takes, plain, permuted and blocked tags (aBx8b, aBx16b, ABx16a16b, ABcd32a16b, ...),
@@ -26,6 +26,6 @@ SEED=${2:-1}
 BUILD=${BUILD:-/tmp/gdnn-crosscheck-build}
 mkdir -p "$BUILD"
 gcc -O2 -Wall "$HERE/crosscheck.c" -o "$BUILD/crosscheck_onednn" -ldnnl
-(cd "$ROOT" && go build -o "$BUILD/crosscheck" ./bench/onednn/crosscheck)
+(cd "$ROOT" && go build -o "$BUILD/crosscheck" ./internal/crosscheck)
 # shellcheck disable=SC2086
 exec "$BUILD/crosscheck" -onednn "$BUILD/crosscheck_onednn" -n "$N" -seed "$SEED" -edge "${EDGE:-0.15}" ${ARGS:-}

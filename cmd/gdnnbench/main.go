@@ -9,7 +9,7 @@ import (
 	_ "embed"
 	"os"
 
-	"github.com/gdnn/gdnn/bench"
+	"github.com/gdnn/gdnn/internal/bench"
 )
 
 // defaultBatch is the built-in batch run when no arguments are given.

@@ -20,7 +20,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	raw := fs.String("raw", "", "run_all.sh RESULTS.raw.txt (required)")
 	harness := fs.String("harness", "", "run_all.sh RESULTS.txt (required)")
-	bench := fs.String("bench", "", "`go test -bench` output of ./jit (required)")
+	bench := fs.String("bench", "", "`go test -bench` output of ./internal/jit (required)")
 	benchstat := fs.String("benchstat", "", "benchstat output of the same file (optional)")
 	cmd := fs.String("cmd", "bench/perf_report.sh", "the command line that produced the inputs")
 	rev := fs.String("rev", "", "gdnn revision measured (optional)")

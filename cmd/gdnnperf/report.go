@@ -172,7 +172,7 @@ func jitFigure(b *benchRuns, name, unit string) string {
 	xs := b.ns[name]
 	m := median(xs)
 	if !m.ok {
-		return fmt.Sprintf("%s: not in the benchmark output (missing from ./jit)", name)
+		return fmt.Sprintf("%s: not in the benchmark output (missing from ./internal/jit)", name)
 	}
 	v := m.v
 	if unit == "µs" {
@@ -274,12 +274,12 @@ func renderLatency(sb *strings.Builder, rows []row) {
 
 func renderJIT(sb *strings.Builder, b *benchRuns, benchstat string) {
 	sb.WriteString("## JIT compile and execute overhead\n\n")
-	fmt.Fprintf(sb, "`go test -bench` in ./jit (cpu: %s); median of the runs.\n\n", orDash(b.cpu))
+	fmt.Fprintf(sb, "`go test -bench` in ./internal/jit (cpu: %s); median of the runs.\n\n", orDash(b.cpu))
 	t := [][]string{{"benchmark", "measures", "median", "runs"}}
 	for _, jb := range jitBenches {
 		xs := b.ns[jb.name]
 		m := median(xs)
-		val := "missing from ./jit"
+		val := "missing from ./internal/jit"
 		if m.ok {
 			v := m.v
 			if jb.unit == "µs" {

@@ -1,0 +1,227 @@
+package amd64
+
+import (
+	"errors"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/vfn"
+)
+
+// checkProblem emits p for every ISA, runs it whole and in blocks of the
+// outermost loop, and compares with the float64 reference and with the
+// interpreter. Inputs are exact (see fillExact), so every comparison is
+// bit for bit (any NaN matches any NaN), except the machine code's
+// results of a problem ending in Exp or Log (vexp.Near).
+func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
+	t.Helper()
+	checkProblemPaced(t, r, p, specials, false)
+}
+
+// checkProblemPaced is checkProblem; with paced, the plan is marked
+// plan.FromMemory and compiled with Options.Zen.
+func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, paced bool) {
+	t.Helper()
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatalf("Canonicalize(%+v): %v", p, err)
+	}
+	pl.FromMemory = paced
+	src, dst0, bins := buffers(t, r, p, specials)
+	want, written := reference(p, src, dst0, bins)
+
+	viaInterp := append([]byte(nil), dst0...)
+	if err := interp.Run(pl, src, viaInterp, bins); err != nil {
+		t.Fatalf("interp.Run: %v", err)
+	}
+	// The interpreter is held to the same standard except for the sign
+	// of a zero mean of one element, which it does not pin down.
+	if d := compareExact(p.DstDT, viaInterp, want, written, true); d != "" {
+		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
+	}
+	for _, isa := range isas(t) {
+		isa.o.Zen = paced
+		k := compile(t, pl, isa.o)
+		blocks := []int64{0}
+		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
+			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
+		}
+		for _, blk := range blocks {
+			got := append([]byte(nil), dst0...)
+			k.RunBlocks(pl, src, got, bins, blk)
+			if d := compareNear(p.DstDT, got, want, written, false, vfn.Tolerance(p.PostOps)); d != "" {
+				k.Release()
+				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
+			}
+		}
+		k.Release()
+	}
+}
+
+// TestRandomPlans runs thousands of random problems: ranks 0-6, dims
+// including 0 and 1 and vector-width edges, permuted and padded strides,
+// every dtype pair, chains of supported post-ops with scalar, full and
+// partial broadcast operands, some ending in Exp or Log.
+func TestRandomPlans(t *testing.T) {
+	n := 6000
+	if testing.Short() {
+		n = 300
+	}
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < n; i++ {
+		p := withTrailingNear(r, randProblem(r, 6000))
+		checkProblem(t, r, p, i%5 == 0)
+	}
+}
+
+// TestEveryPostOpEmitted checks that every unary post-op kind has JIT
+// code: Emit gives no Unimplemented for any of them (GELUErf, the last
+// without, now has a package vfn program).
+func TestEveryPostOpEmitted(t *testing.T) {
+	for k := plan.Abs; k < plan.Add; k++ {
+		p := &plan.Problem{SrcDT: 1, DstDT: 1, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{{Kind: k, Alpha: 0, Beta: 1}}}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatalf("%v: %v", k, err)
+		}
+		for _, o := range []Options{{}, {AVX512: true}} {
+			if _, err = Emit(pl, o); err != nil {
+				t.Errorf("Emit with %v, %+v: %v", k, o, err)
+			}
+		}
+	}
+}
+
+// TestDeepPlans checks the loop-depth limits with plan.MaxBinary
+// operands: a plan within them (every general register in use) runs
+// correctly; one past the general registers (Covers' Registers) or past
+// maxDepth is reported as Unimplemented, never miscompiled.
+func TestDeepPlans(t *testing.T) {
+	// Build a plan by hand: loops that no canonicalisation would merge
+	// (padded strides), n outer and m reduced, plan.MaxBinary binary
+	// operands.
+	mk := func(nOuter, nRed int) *plan.Plan {
+		pl := &plan.Plan{SrcDT: 1, DstDT: 1}
+		nb := plan.MaxBinary
+		stride := int64(1)
+		for i := 0; i < nRed; i++ {
+			pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
+			stride *= 3
+		}
+		dstStride := int64(1)
+		for i := 0; i < nOuter; i++ {
+			l := plan.Loop{Size: 2, SrcStride: stride, DstStride: dstStride, BinStrides: make([]int64, nb)}
+			for j := range l.BinStrides {
+				l.BinStrides[j] = dstStride
+			}
+			pl.Outer = append([]plan.Loop{l}, pl.Outer...)
+			stride *= 3
+			dstStride *= 3
+		}
+		for i := 0; i < nb; i++ {
+			pl.PostOps = append(pl.PostOps, plan.PostOp{Kind: plan.Add, BinDT: 1})
+		}
+		pl.N = 1 << nRed
+		pl.Div = pl.N
+		pl.Outputs = 1 << nOuter
+		return pl
+	}
+	r := rand.New(rand.NewSource(5))
+	ok := mk(2, 3)
+	sb, _ := ok.SrcBytes()
+	db, _ := ok.DstBytes()
+	src, want := make([]byte, sb), make([]byte, db)
+	fillExact(r, ok.SrcDT, src, false, 1)
+	var bins [][]byte
+	for i := 0; i < plan.MaxBinary; i++ {
+		bb, _ := ok.BinBytes(i)
+		b := make([]byte, bb)
+		fillExact(r, ok.SrcDT, b, false, 1)
+		bins = append(bins, b)
+	}
+	if err := interp.Run(ok, src, want, bins); err != nil {
+		t.Fatal(err)
+	}
+	written := map[int64]bool{}
+	for i := int64(0); i < db/4; i++ {
+		written[i] = true
+	}
+	for _, isa := range isas(t) {
+		k := compile(t, ok, isa.o)
+		got := make([]byte, db)
+		k.RunBlocks(ok, src, got, bins, 0)
+		k.Release()
+		if d := compareExact(ok.DstDT, got, want, written, true); d != "" {
+			t.Errorf("%s: 2 outer, 3 reduced loops, %d operands: %s", isa.name, plan.MaxBinary, d)
+		}
+		for _, c := range [][2]int{{maxDepth + 1, 1}, {1, maxDepth + 1}, {maxDepth, maxDepth}, {3, 3}} {
+			_, err := Emit(mk(c[0], c[1]), isa.o)
+			if !errors.Is(err, graph.Unimplemented) {
+				t.Errorf("%s: %d outer, %d reduced loops, %d operands: got %v, want Unimplemented", isa.name, c[0], c[1], plan.MaxBinary, err)
+			}
+		}
+	}
+}
+
+// TestConcurrentEmit emits plans from several goroutines at once (the
+// kernel cache compiles concurrently) and checks each result is the
+// bytes a lone Emit produces: the assembler context is per call, and the
+// backend's global tables are filled once.
+func TestConcurrentEmit(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	var plans []*plan.Plan
+	for len(plans) < 16 {
+		pl, err := plan.Canonicalize(randProblem(r, 4000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, pl)
+	}
+	want := make([]plan.Code, len(plans))
+	for i, pl := range plans {
+		b, err := Emit(pl, Options{AVX512: i%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func() {
+			for rep := 0; rep < 5; rep++ {
+				for i, pl := range plans {
+					b, err := Emit(pl, Options{AVX512: i%2 == 0})
+					if err == nil && (string(b.Text) != string(want[i].Text) || b.Totals != want[i].Totals) {
+						err = graph.Errorf(graph.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// FuzzPlans drives the random-plan differential test from fuzzer-chosen
+// seeds: go test -fuzz FuzzPlans ./amd64.
+func FuzzPlans(f *testing.F) {
+	for _, s := range []int64{1, 2, 3, 42} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, seed int64, specials bool) {
+		r := rand.New(rand.NewSource(seed))
+		checkProblem(t, r, withTrailingNear(r, randProblem(r, 6000)), specials)
+	})
+}

@@ -1,0 +1,103 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// maxDepth bounds the Outer and the Reduced loops of a plan (each).
+// Canonical plans merge contiguous loops, so real problems need two or
+// three; the general registers (14, of which 2+binary count are pointers)
+// are the hard limit, and running out of them is reported too.
+const maxDepth = 5
+
+// pointerAndCounterRegisters is how many general registers binary
+// operands' pointers and loop counters share: all 16 but SP, BP, the src
+// and dst pointers and the scratch register AX (see newGen).
+const pointerAndCounterRegisters = 11
+
+// Covers returns what the generator emits code for under options o. The
+// column kernel sums rows of nacc vectors whole (16 zmm: 256 lanes; 8
+// ymm: 64 lanes). Every kind with vector code but log-sum-exp is reduced
+// row by row on AVX2, and on AVX-512 for 16-bit src (see rowbyrow.go and
+// jit's rowByRow: on Intel cores f32 AVX-512 column blocks read 1 KiB of
+// each row per visit and gain nothing from it), and for f32 src too on
+// Zen cores (Options.Zen), where two threads read such rows faster one at
+// a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row"). Zen cores
+// take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
+func Covers(o Options) kernelshape.Covers {
+	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
+		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType, Registers: pointerAndCounterRegisters}
+	if o.AVX512 {
+		c.WholeRowLanes = 256
+	}
+	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
+		return rowByRowKind(r, o.Zen) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
+	}
+	return c
+}
+
+// Emit returns x86-64 machine code for pl, following the kernel ABI of
+// internal/plan/abi.go (Code.Totals: call it with a LongArgs block). A plan
+// the generator does not cover (a post-op kind it does not emit, a loop
+// nest too deep for the registers, a stride too large for a 32-bit
+// displacement) gives an error satisfying
+// errors.Is(err, graph.Unimplemented) that names what is missing; the
+// runtime then uses the interpreter.
+func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
+	if err := kernelshape.Check(pl, Covers(o)); err != nil {
+		return plan.Code{}, err
+	}
+	var g *gen
+	if speculates(pl, o) {
+		g = emitSpeculating(pl, o)
+	}
+	if g == nil {
+		g = newGen(pl, o)
+		kernelshape.Generate(pl, g)
+	}
+	if g.err != nil {
+		return plan.Code{}, g.err
+	}
+	text, err := g.assemble()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text, Totals: g.usesTotals}, nil
+}
+
+// Prologue loads the argument block: src, the binary operands, Count
+// (into cnt, when the plan has Outer loops), the totals' address (see
+// reserveTotals) and last dst, which replaces the block pointer in DI.
+func (g *gen) Prologue(cnt int16) {
+	if g.nanFree {
+		g.nanFreePrologue()
+	}
+	g.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
+	for i := 0; i < g.nbin; i++ {
+		g.op(x86.AMOVQ, mem(rDI, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
+	}
+	if cnt != 0 {
+		g.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
+	}
+	g.reserveTotals()
+	g.op(x86.AMOVQ, mem(rDI, plan.ArgDst), reg(rDst))
+	g.pro = g.Add(&obj.Prog{As: obj.ANOP})
+}
+
+// Return leaves the kernel (NaN-free code: unless a NaN was met, see
+// speculate.go). VZEROUPPER avoids the AVX-SSE transition
+// penalty in the Go code that runs next.
+func (g *gen) Return() {
+	if g.nanFree && g.pro != nil {
+		g.nanFreeReturn()
+	}
+	g.op(x86.AVZEROUPPER)
+	g.op(obj.ARET)
+}
+
+// ceilDiv is a/b rounded up, for a >= 0, b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

@@ -1,0 +1,243 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/vfn"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// epilogue turns the combined values in register r into outputs: the
+// finalize (unless the plan writes partials), the post-ops, conversion to
+// dst and the store. Lanes
+// that map to unit-stride dst (and unit-stride or broadcast operands) are
+// done as one vector; any other layout lane by lane. r is clobbered.
+func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
+	if g.nanFree && !g.avx512 {
+		g.negZeroCheck(r)
+	}
+	g.finalize(r)
+	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
+		g.finish(r, lm)
+		return
+	}
+	mk := g.mark()
+	t := g.tmp()
+	for j := 0; j < lm.N; j++ {
+		g.laneBcast(t, r, j)
+		g.finish(t, lm.Lane(j))
+	}
+	g.release(mk)
+}
+
+// finish applies the post-ops to r and stores it (vector or bcast layout).
+func (g *gen) finish(r int, lm kernelshape.LaneMap) {
+	bin := 0
+	for _, op := range g.pl.PostOps {
+		if !op.Kind.IsBinary() {
+			g.eltwise(op, r)
+			continue
+		}
+		mk := g.mark()
+		t := g.tmp()
+		n := lm.N
+		if lm.BinStep[bin] == 0 {
+			n = bcast
+		}
+		g.load(g.bdt[bin], t, g.m(g.binReg[bin], lm.BinOff[bin]), n)
+		g.binary(op.Kind, r, t)
+		g.release(mk)
+		bin++
+	}
+	g.store(g.ddt, r, g.m(rDst, lm.DstOff), lm.N)
+}
+
+// supportedKind reports whether the kernel can apply post-op kind k:
+// the kinds with a package vfn program among them.
+func supportedKind(k plan.Kind) bool {
+	switch k {
+	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
+		plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log, plan.Pow,
+		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
+		return true
+	}
+	return vfn.Has(k)
+}
+
+// eltwise applies a unary post-op to r, matching plan.Eltwise exactly
+// (NaN in, the same NaN out; signed zeros as the reference gives them).
+func (g *gen) eltwise(op plan.PostOp, r int) {
+	mk := g.mark()
+	defer g.release(mk)
+	x := g.vr(r)
+	switch op.Kind {
+	case plan.Abs:
+		t := g.tmp()
+		g.constant(t, 0x7fffffff)
+		g.op(g.pand(), g.vr(t), x, x)
+	case plan.Clamp:
+		// VMAXPS returns its second source (x) when either is NaN or
+		// both are zero: max(alpha, x) then min(beta, x) is exactly
+		// "if x < alpha {alpha}; if x > beta {beta}".
+		t := g.tmp()
+		g.constF32(t, op.Alpha)
+		g.op(x86.AVMAXPS, x, g.vr(t), x)
+		g.constF32(t, op.Beta)
+		g.op(x86.AVMINPS, x, g.vr(t), x)
+	case plan.Square:
+		g.op(x86.AVMULPS, x, x, x)
+	case plan.Sqrt:
+		g.op(x86.AVSQRTPS, x, x)
+	case plan.Round:
+		g.roundEven(x)
+	case plan.ReLU:
+		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
+		// everything else (including -0) becomes +0.
+		t := g.tmp()
+		g.zero(t)
+		if g.avx512 {
+			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, kreg(6))
+			g.opz(x86.AVMOVUPS, x, kreg(6), x)
+		} else {
+			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, g.vr(t))
+			g.op(x86.AVPAND, g.vr(t), x, x)
+		}
+	case plan.LeakyReLU:
+		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
+		t := g.tmp()
+		g.zero(t)
+		if g.avx512 {
+			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, kreg(6))
+			g.constF32(t, op.Alpha)
+			g.op(x86.AVMULPS, g.vr(t), x, kreg(6), x)
+		} else {
+			a := g.tmp()
+			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, g.vr(t))
+			g.constF32(a, op.Alpha)
+			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
+			g.op(x86.AVBLENDVPS, g.vr(t), g.vr(a), x, x)
+		}
+	case plan.HardSigmoid:
+		g.hardSigmoid(op, r)
+	case plan.HardSwish:
+		g.hardSwish(r)
+	case plan.Pow:
+		g.pow(op.Beta, r)
+	case plan.Exp:
+		g.exp(r)
+	case plan.Log:
+		g.log(r)
+	default:
+		if p, ok := programFor(op); ok {
+			g.program(p, r)
+			return
+		}
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
+	}
+}
+
+// binary sets r = r OP t for a binary post-op (the mean on the left),
+// matching plan.Binary: Maximum and Minimum give NaN when either side is
+// NaN and order +0 above -0. t is clobbered.
+func (g *gen) binary(k plan.Kind, r, t int) {
+	x, y := g.vr(r), g.vr(t)
+	switch k {
+	case plan.Add:
+		g.op(x86.AVADDPS, y, x, x)
+	case plan.Subtract:
+		g.op(x86.AVSUBPS, y, x, x)
+	case plan.Multiply:
+		g.op(x86.AVMULPS, y, x, x)
+	case plan.Divide:
+		g.op(x86.AVDIVPS, y, x, x)
+	case plan.Minimum, plan.Maximum:
+		if g.avx512 && k == plan.Maximum {
+			g.rangeExact(k, y, x, nil)
+			return
+		}
+		g.minMax(k, x, y)
+	default:
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: binary post-op %v is not emitted", k))
+	}
+}
+
+// rangeExact sets x = x max/min y (y a register or memory, read under
+// the opmask mask when not nil) with plan.Binary's semantics, in three
+// instructions where VMAXPS both ways round, AND and the NaN fix-up took
+// five. VRANGEPS (AVX512DQ; bits 1:0 of the immediate select min 00 or
+// max 01, bits 3:2 = 01 take the sign from the compare result) orders
+// -0 below +0 in either order, but treats a quiet NaN in either source as
+// missing (IEEE minNum/maxNum: measured on Zen 4, as the SDM's table
+// says), so the lanes where either side is NaN are found first with an
+// unordered compare and set to all-ones (a NaN) after. x stays a register
+// and y is not written. TestMaxMinAllPairs checks every pair of special
+// values on the CPU.
+func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
+	ctl := rangeCtl(k)
+	if mask == nil {
+		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
+		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
+	} else {
+		g.op(x86.AVCMPPS, imm(3), y, x, *mask, kreg(6))
+		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
+	}
+	g.op(x86.AVPTERNLOGD, imm(0xFF), x, x, kreg(6), x)
+}
+
+// rangeCtl is VRANGEPS's immediate for k: bits 1:0 select min (00) or
+// max (01), bits 3:2 = 01 take the sign from the compare result.
+func rangeCtl(k plan.Kind) int64 {
+	if k == plan.Maximum {
+		return 0b0101
+	}
+	return 0b0100
+}
+
+// minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS
+// and VMINPS: AVX2's max and min, and AVX-512's exact min, whose three
+// instructions ran faster on Zen 4 than rangeExact's three
+// (docs/PERFORMANCE-log.md, "Max and min after VRANGEPS"); y is clobbered.
+func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
+	switch k {
+	case plan.Minimum:
+		// VMINPS(a, b) is a < b ? a : b, else b. Taken both ways round
+		// the two agree unless the inputs are equal (then OR picks -0
+		// from a signed-zero pair) or one is NaN (then one of the two
+		// is that NaN, and OR with a NaN is a NaN).
+		mk := g.mark()
+		u := g.tmp()
+		g.op(x86.AVMINPS, y, x, g.vr(u))
+		g.op(x86.AVMINPS, x, y, y)
+		g.op(g.por(), g.vr(u), y, x)
+		g.release(mk)
+	case plan.Maximum:
+		// As Minimum with AND for the zeros (+0 wins); AND cannot keep
+		// a NaN, so unordered lanes are set to all-ones (a NaN).
+		mk := g.mark()
+		u, m := g.tmp(), g.tmp()
+		g.op(x86.AVCMPPS, imm(3), y, x, g.vr(m))
+		g.op(x86.AVMAXPS, y, x, g.vr(u))
+		g.op(x86.AVMAXPS, x, y, y)
+		g.op(x86.AVPAND, g.vr(u), y, x)
+		g.op(x86.AVPOR, g.vr(m), x, x)
+		g.release(mk)
+	}
+}
+
+// pand and por are the bitwise AND and OR of the width in use (the EVEX
+// forms need an element size).
+func (g *gen) pand() obj.As {
+	if g.avx512 {
+		return x86.AVPANDD
+	}
+	return x86.AVPAND
+}
+
+func (g *gen) por() obj.As {
+	if g.avx512 {
+		return x86.AVPORD
+	}
+	return x86.AVPOR
+}

@@ -1,0 +1,289 @@
+package amd64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// gen holds the state of one kernel being generated: the ISA parameters
+// (the vector width is the only thing most of the code looks at), the
+// plan's data types, the register assignment and the pointer bookkeeping.
+type gen struct {
+	*asm
+	avx512 bool
+	bf16   bool
+	zen    bool // Options.Zen
+	V      int  // f32 lanes per vector: 16 (zmm) or 8 (ymm)
+	nacc   int  // accumulator registers are vector registers 0..nacc-1
+
+	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
+
+	pl       *plan.Plan
+	red      plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
+	add      bool           // the combine is a sum
+	sdt, ddt dtypes.DataType
+	ssz, dsz int64 // element sizes in bytes
+	nbin     int
+	bdt      [plan.MaxBinary]dtypes.DataType
+	bsz      [plan.MaxBinary]int64
+	binReg   [plan.MaxBinary]int16
+
+	// ptrs holds the pointer increments not yet emitted; memory
+	// operands fold them into their displacement (see m).
+	ptrs *kernelshape.Pointers
+
+	gprFree []int16 // counters not in use
+
+	tot        int16 // running totals pointer (see reserveTotals), 0: none
+	totArgs    int   // vector register holding the argument block's address when tot has no register, 0: none
+	totRegs    []int // the running totals' registers, nil: in memory
+	cut        bool  // some sum is cut into runs
+	usesTotals bool  // some running totals are in memory: call with LongArgs
+
+	tmpPeak int // one past the highest temporary taken so far
+
+	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
+
+	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
+
+	testedLoops bool // Loop tests its counter at the top of every iteration (see Loop)
+
+	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
+	kpats []kpat     // hoisted opmask bit patterns (see kbits)
+	pro   *obj.Prog  // prologue insertion point for hoisted masks
+	kNext int        // next free opmask register for hoisting
+	kLast int        // last opmask register hoisting may take
+
+	// nanFree: this code assumes that no NaN reaches a max or min (see
+	// speculate.go); exact is where the exact code starts, jumped to
+	// when the assumption failed.
+	nanFree bool
+	exact   *obj.Prog
+	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
+	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (watchesNaN)
+
+	err error // first generation error
+}
+
+// maskSlot is an AVX2 tail mask for n lanes hoisted into the prologue.
+type maskSlot struct {
+	n   int
+	reg obj.Addr
+}
+
+// kpat is an opmask bit pattern hoisted into the prologue.
+type kpat struct {
+	bits uint32
+	reg  obj.Addr
+}
+
+// Pointer registers. DI carries the argument block on entry and becomes
+// the dst pointer once the other fields are loaded; AX is scratch for
+// constants and large increments.
+const (
+	rSrc     = rSI
+	rDst     = rDI
+	rScratch = rAX
+)
+
+// fail records the first error; generation goes on harmlessly and Emit
+// returns the error.
+func (g *gen) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+// newGen prepares the generator for pl under options o.
+func newGen(pl *plan.Plan, o Options) *gen { return newGenOn(newAsm(), pl, o) }
+
+// newGenOn prepares a generator for pl under options o that appends to a.
+func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
+	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, zen: o.Zen, pl: pl}
+	if g.avx512 {
+		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
+		g.kNext, g.kLast = 1, 5
+	} else {
+		// Y14 and Y15 hold hoisted tail masks.
+		g.V, g.nacc, g.tmpLo, g.tmpHi = 8, 8, 8, 14
+	}
+	g.tmpNext = g.tmpLo
+	g.red = pl.Reduction
+	if pl.Stage&plan.SkipTransform != 0 {
+		g.red.Transform = plan.TransformNone
+	}
+	g.add = g.red.Combine == plan.CombineAdd
+	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
+	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			g.bdt[g.nbin] = op.BinDT
+			g.bsz[g.nbin] = int64(op.BinDT.Size())
+			g.nbin++
+		}
+	}
+	// Binary operand pointers take R8-R11, then BX and CX; counters come
+	// from whatever is not a pointer or scratch, the unused operand
+	// registers first.
+	bins := [plan.MaxBinary]int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11, rBX, rCX}
+	copy(g.binReg[:g.nbin], bins[:g.nbin])
+	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX}
+	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+		g.gprFree = append(g.gprFree, bins[i])
+	}
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	return g
+}
+
+// Vector register operands. vr is the full width (zmm or ymm), hr the
+// half width that holds V 16-bit values (ymm or xmm), xr the xmm.
+func (g *gen) vr(i int) obj.Addr {
+	if g.avx512 {
+		return reg(x86.REG_Z0 + int16(i))
+	}
+	return reg(x86.REG_Y0 + int16(i))
+}
+
+func (g *gen) hr(i int) obj.Addr {
+	if g.avx512 {
+		return reg(x86.REG_Y0 + int16(i))
+	}
+	return reg(x86.REG_X0 + int16(i))
+}
+
+func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
+
+// tmp allocates a temporary vector register; mark/release free them in
+// stack order.
+func (g *gen) tmp() int {
+	if g.tmpNext >= g.tmpHi {
+		g.fail(graph.Errorf(graph.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
+		return g.tmpLo
+	}
+	g.tmpNext++
+	g.tmpPeak = max(g.tmpPeak, g.tmpNext)
+	return g.tmpNext - 1
+}
+
+func (g *gen) mark() int     { return g.tmpNext }
+func (g *gen) release(m int) { g.tmpNext = m }
+
+// Counter takes a general register for a loop counter.
+func (g *gen) Counter() int16 {
+	n := len(g.gprFree)
+	if n == 0 {
+		g.fail(graph.Errorf(graph.Unimplemented,
+			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
+			len(g.pl.Outer), len(g.pl.Reduced), 2+g.nbin))
+		return rBX
+	}
+	r := g.gprFree[n-1]
+	g.gprFree = g.gprFree[:n-1]
+	return r
+}
+
+func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+
+// fits32 reports whether v fits a sign-extended 32-bit field.
+func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+// m returns the memory operand off(r) with r's pending increment folded
+// in. A displacement past 32 bits flushes r first.
+func (g *gen) m(r int16, off int64) obj.Addr {
+	if !fits32(g.ptrs.Pending(r) + off) {
+		if d := g.ptrs.Take(r); d != 0 {
+			g.addImm(r, d)
+		}
+		if !fits32(off) {
+			g.fail(graph.Errorf(graph.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
+		}
+	}
+	return mem(r, g.ptrs.Pending(r)+off)
+}
+
+// addImm emits r += d.
+func (g *gen) addImm(r int16, d int64) {
+	if fits32(d) {
+		g.op(x86.AADDQ, imm(d), reg(r))
+		return
+	}
+	g.op(x86.AMOVQ, imm(d), reg(rScratch))
+	g.op(x86.AADDQ, reg(rScratch), reg(r))
+}
+
+// flush emits every pending pointer increment.
+func (g *gen) flush() { g.ptrs.Flush(g.addImm) }
+
+// label places l after flushing pending increments.
+func (g *gen) label(l *obj.Prog) {
+	g.flush()
+	g.Place(l)
+}
+
+// StepsOf converts a plan loop's element strides to byte steps.
+func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
+	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
+}
+
+// Loop emits body n times (n known when the code is generated), moving
+// the pointers by s after each iteration and back by n*s at the end (the
+// rewind stays pending, so it merges into whatever move follows).
+//
+// With g.testedLoops each iteration also tests the counter at its top
+// and jumps back unconditionally at its end, as oneDNN's reduction loops
+// do: two instructions more per iteration, which keep fewer of a paced
+// row sweep's loads in the reorder window (see pacedRows).
+func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
+	switch {
+	case n <= 0:
+		return
+	case n == 1:
+		body()
+		return
+	}
+	c := g.Counter()
+	g.flush()
+	g.op(x86.AMOVQ, imm(n), reg(c))
+	top, done := g.NewLabel(), g.NewLabel()
+	g.label(top)
+	if g.testedLoops {
+		g.op(x86.ATESTQ, reg(c), reg(c))
+		g.Jump(x86.AJEQ, done)
+	}
+	body()
+	g.ptrs.Advance(s, 1)
+	g.flush()
+	g.op(x86.ADECQ, reg(c))
+	if g.testedLoops {
+		g.Jump(obj.AJMP, top)
+		g.Place(done)
+	} else {
+		g.Jump(x86.AJNE, top)
+	}
+	g.freeCounter(c)
+	g.ptrs.Advance(s, -n)
+}
+
+// CountLoop emits body Args.Count times (the outermost Outer loop), the
+// counter having been loaded into c by the prologue. Nothing runs for a
+// count <= 0. The pointers are not rewound: the kernel ends after it.
+func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
+	g.flush()
+	done := g.NewLabel()
+	g.op(x86.ATESTQ, reg(c), reg(c))
+	g.Jump(x86.AJLE, done)
+	top := g.NewLabel()
+	g.label(top)
+	body()
+	g.ptrs.Advance(s, 1)
+	g.flush()
+	g.op(x86.ADECQ, reg(c))
+	g.Jump(x86.AJNE, top)
+	g.Place(done)
+}

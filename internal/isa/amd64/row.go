@@ -1,0 +1,866 @@
+package amd64
+
+import (
+	"sort"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// The row shape: [kept..., reduced...], each output the sum of rows of
+// src. With a contiguous innermost reduced loop (vector mode) a row is
+// summed a vector at a time, with U independent accumulators and a masked
+// tail; otherwise (element mode) an element at a time, broadcast into
+// every lane, with U accumulators.
+//
+// Short rows would make the per-output horizontal sum and epilogue the
+// cost. So when rows are short (see row), V outputs (consecutive
+// iterations of the innermost kept loop L) are summed at once, one
+// accumulator each, transposed into one vector and finished together.
+// Rows of at most V/2 (V/4) elements go two (four) to a register, saving
+// transpose levels (packSkip); AVX-512 bf16 rows of up to V go two to a
+// register at two elements per lane (pairPacked), and rows of V+1 to
+// 2V-1 are one masked load at two elements per lane (rowPairs).
+// Rows of 2 to 4 elements back to back (channel means of RGB or RGBA
+// data) go faster still on AVX-512, gathered 16 at a time (gather).
+
+// rowPlan is the row shape's choice for one kernel.
+type rowPlan struct {
+	kernelshape.Rows
+	group   int        // outputs summed at once (1 or V)
+	rowStep int64      // bytes between consecutive outputs' rows (L's src step)
+	gather  *gatherIdx // gather's index registers, nil when not used
+}
+
+// Row emits the row and element shapes.
+func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
+	rp := rowPlan{Rows: kernelshape.RowsOf(red, zeroSum), group: 1}
+	if len(k.Loops) == 0 {
+		g.rowGroup(&rp, 1, kernelshape.LaneMap{N: bcast})
+		return
+	}
+	outer, L, lcount := k.SplitInnermost()
+	rp.rowStep = L.SrcStride * g.ssz
+	// Short rows: V rows at once (one accumulator chain each) beat
+	// per-output horizontal sums; longer rows amortise those and stream
+	// better one at a time. Measured on [65536/rk, rk]: grouping wins up
+	// to rk 64 for every type, breaks even for f32 around 128, and still
+	// wins for bf16/f16 (cheap loads, costlier per-output work) at 240
+	// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
+	// (moved from code comments)").
+	groupMax := int64(256)
+	if g.sdt == dtypes.F32 {
+		groupMax = 96
+	}
+	if rp.Vec && rp.Len <= groupMax && L.Size >= int64(g.V/2) &&
+		fits32(int64(g.V-1)*rp.rowStep+rp.Len*g.ssz) {
+		rp.group = g.V
+	}
+	if g.gatherRows(&rp) {
+		rp.gather = g.hoistGather(int(rp.Len))
+	}
+	sL := g.StepsOf(&L)
+	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
+}
+
+// rowL emits the innermost kept loop L in groups of rp.group outputs, or
+// of V gathered rows.
+func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
+	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
+	one := func() { group(1) }
+	switch {
+	case rp.gather != nil:
+		// The last rows of an uncounted loop, fewer than V, go in a
+		// transposing group.
+		g.groupLoop(L.Size, g.V, sL, count, cnt, func(m int) {
+			if m == g.V {
+				g.gather(rp.gather, kernelshape.Outputs(m, sL))
+			} else {
+				group(m)
+			}
+		}, one)
+	case count && rp.group == 1:
+		g.CountLoop(cnt, sL, one)
+	default:
+		g.groupLoop(L.Size, rp.group, sL, count, cnt, group, one)
+	}
+}
+
+// rowGroup sums n outputs (1, or up to V when grouping) whose rows start
+// rp.rowStep bytes apart, and finishes them with lane map lm.
+func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
+	// Accumulator registers: for one output, U of them (0..U-1); for a
+	// group, one per output, placed so the transpose leaves output j in
+	// lane j.
+	U := 1
+	var regOf []int
+	var lo []int // packed groups: each row's first lane in its register
+	skip := 0    // transpose levels the packing saves
+	nzero := 1
+	single := rp.group == 1 || n == 1 // one output, U accumulators
+	if single && rp.Vec && !rp.ZeroSum && g.sadRows() {
+		g.sadRow(rp, lm)
+		return
+	}
+	if single {
+		switch {
+		case rp.Vec:
+			U = int(min(int64(g.rowAccumulators()), max(1, ceilDiv(rp.Len, int64(g.V)))))
+		case rp.Elem != nil:
+			U = int(min(4, max(1, rp.Elem.Size)))
+			// Unrolled elements are addressed by displacement.
+			for U > 1 && !fits32(int64(U-1)*rp.Elem.SrcStride*g.ssz) {
+				U--
+			}
+		}
+		regOf = []int{0}
+		nzero = U
+	} else {
+		order, _ := transposeOrder(g.V)
+		regOf = make([]int, n)
+		for lane := 0; lane < n; lane++ {
+			regOf[lane] = order[lane]
+		}
+		nzero = g.V
+		if skip = g.packSkip(rp); skip > 0 {
+			blocks, _ := packedBlocks(g.V, skip)
+			lo = make([]int, n)
+			for lane := 0; lane < n; lane++ {
+				b := blocks[order[lane]]
+				regOf[lane], lo[lane] = b.reg, b.lo
+			}
+			nzero = g.V >> skip
+		}
+	}
+	g.initAccs(nzero)
+	acc := func(row, u int) int { return regOf[row] + u }
+	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
+	// Each group of accumulators sums into one running total when the
+	// sums are cut into runs: one output's U, or one register each.
+	groups := kernelshape.Groups(nzero, 1, func(p, _ int) int { return p })
+	if single {
+		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
+	}
+	runs := kernelshape.Runs{Level: -1}
+	switch {
+	case rp.ZeroSum:
+	case lo == nil && rp.Vec:
+		// Both sweep loops (rowSweep's, rowPairs') take about
+		// rk/(V*U) iterations of one add into each accumulator.
+		runs = g.runsOf(rp.Outer, rp.Len/int64(g.V*U), 1)
+	case lo == nil && rp.Elem != nil:
+		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
+	default:
+		runs = g.runsOf(rp.Outer, 0, 1)
+	}
+	mk := g.mark()
+	if !runs.None() {
+		g.placeTotals(groups, 0)
+	}
+
+	if !rp.ZeroSum {
+		// Few outer reduced iterations ([2, N, 2] over [0, 2]): each
+		// one's lines, like a group's. With many, the lines pfAhead on
+		// would be used only after them all.
+		its := int64(1)
+		for _, l := range rp.Outer {
+			its *= l.Size
+		}
+		pf := n > 1 && its <= 4
+		chunk := runs.SweepChunk(rp.Outer)
+		fold := func() { g.foldRun(groups) }
+		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
+			if pf {
+				g.prefetchGroup(rp)
+			}
+			switch {
+			case lo != nil:
+				g.packedSweep(int(rp.Len), regOf, lo, rowOff)
+			case rp.Vec:
+				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold)
+			case rp.Elem != nil:
+				g.elemSweep(rp.Elem, U, chunk, fold)
+			default:
+				// Nothing reduced: the element combined with the
+				// identity (a sum of one -0 is +0, as in the
+				// interpreter).
+				g.accum(g.sdt, 0, g.m(rSrc, 0), bcast)
+			}
+		})
+	}
+
+	if single {
+		g.sumTree(groups[0])
+	}
+	if !runs.None() {
+		g.addTotals(groups)
+	}
+	g.release(mk)
+	if single {
+		if rp.Vec {
+			g.hsum(0)
+		}
+		g.epilogue(0, lm)
+		return
+	}
+	regs := make([]int, g.V>>skip)
+	for p := range regs {
+		regs[p] = p
+	}
+	g.epilogue(g.transposeFrom(regs, skip), lm)
+}
+
+// packSkip returns how many transpose levels a group of short rows saves
+// by packing: rows of at most V/2 (V/4) elements go two (four) to a
+// register, each into the lanes that the first (two) levels would have
+// summed it into (see packedSweep), where a level costs 3 instructions
+// per register pair. AVX-512 bf16 rows take twice as many elements
+// (pairPacked). Rows of up to 2 elements keep 2 levels: 8 to a register
+// would need 8 opmasks. Only plain sums pack: the packed loads leave
+// zeros in lanes no row fills, and add untransformed elements. 8-bit rows
+// do not pack: the packed loads move 16- and 32-bit elements.
+func (g *gen) packSkip(rp *rowPlan) int {
+	if !rp.Vec || !g.plainSum() || g.ssz == 1 {
+		return 0
+	}
+	maxSkip := 2
+	if !g.avx512 && g.sdt == dtypes.F32 {
+		// AVX2 f32 packs at most two rows to a register; four
+		// (rows of 2) were not measured.
+		maxSkip = 1
+	}
+	skip := 0
+	for skip < maxSkip && rp.Len <= int64(g.V>>(skip+1)) {
+		skip++
+	}
+	if skip == 0 && g.pairPacked(rp.Len) {
+		skip = 1
+	}
+	return skip
+}
+
+// pairPacked reports whether packed groups load bf16 rows of rk elements
+// at two elements per lane: 32 words to a zmm, the even words shifted up
+// and the odd ones masked (as in rowPairs), both exact f32, added into
+// the lanes. A lane then sums two neighbours of one row, which the row
+// sum does not mind. This packs rows of 9 to 16 two to a register:
+// [10922, 12] bf16 (in L2, 1 thread) ran faster so than one row to a
+// register. Shorter rows keep one element per lane: packed four to a
+// zmm, their 64-byte masked loads ran slower from L3 (rows of 5 to 7, 2
+// threads, 8 of 9 alternating runs) than the 32-byte ones of two to a
+// register (docs/PERFORMANCE-log.md, "Figures behind the generators'
+// choices (moved from code comments)").
+func (g *gen) pairPacked(rk int64) bool {
+	return g.avx512 && g.sdt == dtypes.BF16 && rk > int64(g.V/2) && rk <= int64(g.V)
+}
+
+// packedSweep adds rows of rk elements (row r, for each r of regOf, at
+// byte offset rowOff(r)) into lanes lo[r]..lo[r]+rk-1 of register
+// regOf[r]. On AVX-512, by masked loads from lo[r] elements before each
+// row, which read and fault on no other element: f32 rows add straight
+// from memory, merge-masked; 16-bit rows sharing a register are merged
+// into one temporary first, so one conversion and one add serve them
+// all. AVX2 builds each register from the rows' bytes (packedInserts).
+func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
+	rowsIn := make([][]int, g.V) // each register's rows, in row order
+	for row, q := range regOf {
+		rowsIn[q] = append(rowsIn[q], row)
+	}
+	if !g.avx512 {
+		g.packedInserts(rk, rowsIn, lo, rowOff)
+		return
+	}
+	per, load := 1, g.hr
+	if g.pairPacked(int64(rk)) {
+		per, load = 2, g.vr
+	}
+	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.ssz) }
+	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << (per * lo[row])) }
+	if g.sdt == dtypes.F32 {
+		for row, q := range regOf {
+			g.op(x86.AVADDPS, addr(row), g.vr(q), mask(row), g.vr(q))
+		}
+		return
+	}
+	mk := g.mark()
+	defer g.release(mk)
+	t := g.tmp()
+	for q, rows := range rowsIn {
+		if len(rows) == 0 {
+			continue
+		}
+		// The first load clears the lanes no row fills.
+		g.opz(x86.AVMOVDQU16, addr(rows[0]), mask(rows[0]), load(t))
+		for _, row := range rows[1:] {
+			g.op(x86.AVMOVDQU16, addr(row), mask(row), load(t))
+		}
+		if per == 2 {
+			e := g.tmp()
+			g.op(x86.AVPSLLD, imm(16), g.vr(t), g.vr(e))
+			g.opz(x86.AVMOVDQU16, g.vr(t), g.kbits(0xAAAAAAAA), g.vr(t))
+			g.vadd(q, e)
+			g.vadd(q, t)
+			g.release(e)
+		} else {
+			g.widen16(g.sdt, t)
+			g.vadd(q, t)
+		}
+	}
+}
+
+// xpiece is a row's bytes bound for a 16-byte register: n bytes from
+// src offset src, to byte off.
+type xpiece struct {
+	src    int64
+	off, n int
+}
+
+// packedInserts is packedSweep for AVX2, which has no merging loads: the
+// 16-byte halves of each register are built from the rows' bytes by
+// exact-size moves and inserts (VPINSRQ/D/W), a 16-bit half then widened
+// to the whole register, f32 halves joined by VINSERTF128; one add per
+// register. No byte outside a row is read.
+func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) int64) {
+	mk := g.mark()
+	defer g.release(mk)
+	t, u := g.tmp(), g.tmp()
+	half := 16 / int(g.ssz) // lanes per 16 bytes of src
+	for q, rows := range rowsIn {
+		if len(rows) == 0 {
+			continue
+		}
+		var lowP, highP []xpiece
+		for _, row := range rows {
+			p := xpiece{src: rowOff(row), off: lo[row] * int(g.ssz), n: rk * int(g.ssz)}
+			if lo[row] < half {
+				lowP = append(lowP, p)
+			} else {
+				p.off -= 16
+				highP = append(highP, p)
+			}
+		}
+		g.fillXmm(t, lowP)
+		if g.sdt == dtypes.F32 {
+			if highP != nil {
+				g.fillXmm(u, highP)
+				g.op(x86.AVINSERTF128, imm(1), g.xr(u), g.vr(t), g.vr(t))
+			}
+		} else {
+			g.widen16(g.sdt, t)
+		}
+		g.vadd(q, t)
+	}
+}
+
+// fillXmm sets xmm x (and clears the rest of its register) to the
+// pieces, zeros elsewhere: a zeroing move when a piece starts the
+// register, else a clear, then inserts of 8, 4 and 2 bytes.
+func (g *gen) fillXmm(x int, pcs []xpiece) {
+	sort.Slice(pcs, func(i, j int) bool { return pcs[i].off < pcs[j].off })
+	xr := g.xr(x)
+	if len(pcs) == 0 || pcs[0].off != 0 || pcs[0].n < 4 {
+		g.op(x86.AVPXOR, xr, xr, xr)
+	} else {
+		p := &pcs[0]
+		w := 4
+		switch {
+		case p.n >= 16:
+			g.op(x86.AVMOVDQU, g.m(rSrc, p.src), xr)
+			w = 16
+		case p.n >= 8:
+			g.op(x86.AVMOVQ, g.m(rSrc, p.src), xr)
+			w = 8
+		default:
+			g.op(x86.AVMOVD, g.m(rSrc, p.src), xr)
+		}
+		p.src += int64(w)
+		p.off += w
+		p.n -= w
+	}
+	for _, p := range pcs {
+		for p.n > 0 {
+			switch {
+			case p.off%8 == 0 && p.n >= 8:
+				g.op(x86.AVPINSRQ, imm(int64(p.off/8)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+8, p.off+8, p.n-8
+			case p.off%4 == 0 && p.n >= 4:
+				g.op(x86.AVPINSRD, imm(int64(p.off/4)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+4, p.off+4, p.n-4
+			default:
+				g.op(x86.AVPINSRW, imm(int64(p.off/2)), g.m(rSrc, p.src), xr, xr)
+				p.src, p.off, p.n = p.src+2, p.off+2, p.n-2
+			}
+		}
+	}
+}
+
+// Groups of rows shorter than a cache line are prefetched pfAhead bytes
+// ahead, a line at a time. Such a group takes about 80 instructions per
+// few lines (16 rows of 3 f32 are 3 lines), so the reorder window holds
+// too few lines' loads to keep memory busy: [4194304, 3] reduced over
+// its rows ran slowly without it (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)"). A
+// prefetch never faults, so the ones past the end of src are harmless.
+const pfAhead = 2048
+
+// prefetchGroup prefetches the lines of the group pfAhead bytes ahead,
+// when its rows are shorter than a line.
+func (g *gen) prefetchGroup(rp *rowPlan) {
+	if rp.rowStep <= 0 || rp.rowStep >= 64 {
+		return
+	}
+	g.prefetchAhead(int64(g.V) * rp.rowStep)
+}
+
+// prefetchAhead prefetches the lines of span bytes at the src pointer,
+// pfAhead bytes ahead, one prefetch per 64 bytes (none when the
+// displacements would not fit in 32 bits).
+func (g *gen) prefetchAhead(span int64) {
+	if !fits32(pfAhead + span) {
+		return
+	}
+	for off := int64(0); off < span; off += 64 {
+		g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
+	}
+}
+
+// rowSweep adds one contiguous row of rk elements for each of n outputs:
+// U vectors per output per iteration, then the leftover vectors, then a
+// masked tail. A row of a 16-bit max or min goes a register of words at a
+// time first (rowWords), and bf16 rows of other kinds two vectors per
+// load (rowPairs: its lanes mix elements, and its masked pair adds zeros).
+func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
+	V := int64(g.V)
+	vb := V * g.ssz
+	base := int64(0) // elements done by rowWords or rowPairs
+	switch {
+	case g.wordsMinMax() && n == 1:
+		base = g.rowWords(rk, U, acc, rowOff, chunk, fold)
+	case g.bf16Pairs() && (U >= 2 || n > 1):
+		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
+	}
+	left := rk - base
+	full, tail := left/V, int(left%V)
+	if full > 0 && g.absMask == 0 {
+		mk := g.mark()
+		g.holdAbsMask()
+		defer func() { g.absMask = 0; g.release(mk) }()
+	}
+	iters, remv := full/int64(U), int(full%int64(U))
+	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
+	st := g.streams(n, U, iters, vb)
+	pf := g.rowPrefetch(n)
+	g.testedLoops = g.pacedRows()
+	defer func() { g.testedLoops = false }()
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
+		for u := 0; u < U; u++ {
+			for row := 0; row < n; row++ {
+				off := rowOff(row) + base*g.ssz + st.offset(u, vb)
+				if pf {
+					g.prefetchLine(off, int64(u)*vb)
+				}
+				g.accum(g.sdt, acc(row, u), g.m(rSrc, off), g.V)
+			}
+		}
+	}, fold)
+	for u := 0; u < remv; u++ {
+		for row := 0; row < n; row++ {
+			g.accum(g.sdt, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
+		}
+	}
+	if tail > 0 {
+		for row := 0; row < n; row++ {
+			g.accum(g.sdt, acc(row, remv%U), at(row, full), tail)
+		}
+	}
+}
+
+// rowPairs reduces bf16 rows a full register of 2V values at a time
+// (splitPair): the even elements are the dwords shifted left by 16, the
+// odd ones the dwords with the low half cleared, both exact f32. Lanes
+// then mix neighbouring elements, which a row reduction does not mind,
+// and a load feeds two combines instead of one (a sum takes 4
+// instructions per 2V elements instead of 6). On AVX-512 a last
+// V+1..2V-1 elements of a sum are one masked pair load too, instead of a
+// vector and a masked tail (5 instructions instead of 7: rows of 17 to
+// 31 bf16 are all such a pair); the zeros it reads past the row are the
+// identity of sums only.
+// It returns how many elements of each row it reduced.
+func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
+	V2 := 2 * int64(g.V)
+	pb := V2 * g.ssz // bytes per pair load
+	Up := max(1, U/2)
+	iters := rk / V2 / int64(Up)
+	done := iters * int64(Up) * V2
+	last := 0 // elements of the masked pair, or 0
+	if rest := rk - done; g.avx512 && g.zeroIsIdentity() && rest > int64(g.V) && rest < V2 {
+		last = int(rest)
+	}
+	if iters == 0 && last == 0 {
+		return 0
+	}
+	st := g.streams(n, Up, iters, pb)
+	pf := g.rowPrefetch(n)
+	mk := g.mark()
+	defer g.release(mk)
+	pc := g.newPairConsts()
+	// Accumulators: even half into acc(row, 2up), odd into acc(row, 2up+1),
+	// or both into acc(row, 0) when there is only one (groups).
+	even, odd := func(up int) int { return 0 }, func(up int) int { return 0 }
+	if U >= 2 {
+		even, odd = func(up int) int { return 2 * up }, func(up int) int { return 2*up + 1 }
+	}
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * pb}, chunk, func() {
+		for up := 0; up < Up; up++ {
+			for row := 0; row < n; row++ {
+				off := rowOff(row) + st.offset(up, pb)
+				if pf {
+					g.prefetchLine(off, int64(up)*pb)
+				}
+				addr := g.m(rSrc, off)
+				m2 := g.mark()
+				e, o := g.tmp(), g.tmp()
+				if !g.avx512 {
+					g.op(x86.AVMOVDQU, addr, g.vr(o))
+					addr = g.vr(o)
+				}
+				g.splitPair(pc, e, o, addr)
+				g.combineHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
+				g.release(m2)
+			}
+		}
+	}, fold)
+	if last > 0 {
+		for row := 0; row < n; row++ {
+			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
+		}
+	}
+	return done + int64(last)
+}
+
+// readStreams is how a row loop with several loads per iteration spreads
+// them over a row: per consecutive loads in each of the row's streams,
+// the streams apart by gap bytes.
+type readStreams struct {
+	per int
+	gap int64
+}
+
+// offset is the byte offset, from the loop's pointer, of load u of an
+// iteration, each load unit bytes.
+func (s readStreams) offset(u int, unit int64) int64 {
+	return int64(u/s.per)*s.gap + int64(u%s.per)*unit
+}
+
+// rowAccumulators is the number of accumulators a row sweep of one
+// output adds into: 8, enough to hide the add's latency, except where the
+// sweep is paced.
+func (g *gen) rowAccumulators() int {
+	if g.pacedRows() {
+		return 64 / (g.V * 4)
+	}
+	return 8
+}
+
+// pacedRows reports whether the row sweeps read at the pace of their adds:
+// one 64-byte line per add's latency (one zmm accumulator, or two ymm), on
+// a core that streams DRAM best that way (Options.Zen), for an f32 src
+// read from DRAM (plan.FromMemory), but not for log-sum-exp's exp,
+// which its arithmetic bounds, not memory.
+//
+// Why: with 8 accumulators the loads of a sweep run as far ahead as the
+// reorder window lets them, and a Zen 4 core then streams DRAM slower
+// than when one chain of adds holds them back; at two threads the DRAM
+// bounds both forms alike, and from L3 the chain costs a little, hence
+// FromMemory (docs/PERFORMANCE-log.md, "Paced row sweeps", has the
+// figures). The loop also takes oneDNN's shape, a counter test at its top
+// and a jump back at its end (Loop's testedLoops): with two instructions
+// more per vector the reorder window holds fewer of its loads again, and
+// a full reduction from DRAM at one thread reads as fast as oneDNN's
+// ("Paced loops in oneDNN's shape"). Intel cores are left alone: their
+// single-core streams need the loads in flight.
+func (g *gen) pacedRows() bool {
+	return g.zen && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
+}
+
+// minStreamedRow is the shortest row, in bytes, read as several streams.
+const minStreamedRow = 256 << 10
+
+// streams chooses how the loop over one long f32 row reads it: iters
+// iterations of slots loads of unit bytes. The row is cut into 2 equal
+// parts read side by side, each part's loads feeding its own
+// accumulators: rows of 256 KiB and more ([64, 1048576], [128, 131072],
+// [16777216]) ran a little faster so at 2 threads, and [64, 1048576] at
+// 1 thread too. Shorter rows keep one stream (2 streams of rows of 8 KiB
+// lost for bf16), and so do groups of rows (n > 1) and 16-bit rows,
+// which read ahead with software prefetch instead (rowPrefetch): that
+// beat 2 or 4 streams. Figures: docs/PERFORMANCE-log.md, "Figures behind
+// the generators' choices (moved from code comments)".
+func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
+	one := readStreams{per: slots}
+	const S = 2
+	if g.sdt != dtypes.F32 || n != 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
+		return one
+	}
+	st := readStreams{per: slots / S, gap: iters * int64(slots/S) * unit}
+	if !fits32(int64(S) * st.gap) {
+		return one
+	}
+	return st
+}
+
+// 16-bit rows summed one output at a time are prefetched rowAhead bytes
+// ahead, one prefetch per 64 bytes read, when a call reads at least
+// minPrefetchedCall bytes.
+//
+// Why: a 16-bit sum takes four or five instructions per 64-byte line
+// (convert both halves, two adds) where an f32 sum takes one, and from
+// L3 or DRAM it waits on memory, probably because with four or five
+// times the instructions per line the reorder window holds fewer loads
+// in flight. In a C probe over 32 MiB (1 thread) an f32 sum ran well
+// ahead of the same loop with three more instructions per line and of a
+// bf16 pair sum, and a PREFETCHT0 64 KiB ahead won most of the gap back
+// for the bf16 sum. On the JIT, one stream and a prefetch 16 KiB ahead
+// beat 4 (bf16) or 2 (f16) streams and none over [16777216] (32 MiB; 1
+// and 2 threads), [256, 65536] and [1024, 4096], bf16 and f16, and
+// [33554432] bf16 (64 MiB), on AVX2 too; from DRAM ([64, 1048576] bf16,
+// 128 MiB) it changed nothing. 4 KiB ahead lost, 8, 32 and 64 KiB
+// gained less. f32 sums lost with the prefetch, and so did sums of data
+// in L2 ([131072] and [64, 1024] bf16), hence minPrefetchedCall. Figures:
+// docs/PERFORMANCE-log.md, "Figures behind the generators' choices
+// (moved from code comments)".
+const (
+	rowAhead          = 16 << 10
+	minPrefetchedCall = 512 << 10
+)
+
+// rowPrefetch reports whether the row loops of n outputs prefetch: those
+// of 16-bit sums, and those whose elements go through exp (an unshifted
+// log-sum-exp) whatever their size: at some twenty instructions per
+// vector, the reorder window holds too few loads to keep memory busy
+// (docs/PERFORMANCE-log.md has the figures), and a prefetch per line costs
+// little beside them. Not on Zen cores (Options.Zen): their hardware
+// prefetchers keep these rows' loads ahead alone, from L3 and from DRAM,
+// and the prefetch instructions only took issue slots from the loop
+// (docs/PERFORMANCE-log.md, "Zen 4: rows without software prefetch").
+func (g *gen) rowPrefetch(n int) bool {
+	if n != 1 || g.zen {
+		return false
+	}
+	return g.red.Transform == plan.TransformExp || g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
+}
+
+// prefetchLine prefetches rowAhead bytes past the load at displacement
+// off, whose offset in its iteration is at, when at starts a 64-byte
+// line of the iteration (AVX2 and f16 loads are less than a line).
+func (g *gen) prefetchLine(off, at int64) {
+	if at%64 == 0 && fits32(off+rowAhead) {
+		g.op(x86.APREFETCHT0, g.m(rSrc, off+rowAhead))
+	}
+}
+
+// elemSweep adds the elements of the strided innermost reduced loop e,
+// U at a time into accumulators 0..U-1.
+func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
+	sb := e.SrcStride * g.ssz
+	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
+	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
+		for u := 0; u < U; u++ {
+			g.accum(g.sdt, u, g.m(rSrc, int64(u)*sb), bcast)
+		}
+	}, fold)
+	for u := 0; u < rem; u++ {
+		g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
+	}
+}
+
+// groupLoop emits a kept loop of n iterations with steps s in groups of
+// G: chunk(m) emits m iterations at the pointers (m == G: a full group),
+// one a single iteration. A counted loop (Args.Count in cnt) goes through
+// countGroups, a fixed one through kernelshape.Chunks.
+func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int16, chunk func(m int), one func()) {
+	if count {
+		g.countGroups(G, s, cnt, func() { chunk(G) }, one)
+		return
+	}
+	kernelshape.Chunks(g, g.ptrs, n, G, s, chunk)
+}
+
+// countGroups runs the count-driven L loop in groups of G iterations
+// (group emits one at the pointers, one a single iteration). When Count
+// is not a multiple of G the last group is moved back to end at
+// iteration Count-1: it recomputes (and rewrites, with the same values)
+// up to G-1 iterations of the previous group instead of finishing one at
+// a time. Counts below G run single iterations. Not when an operand may
+// be the dst itself (plan.Plan.DstOperand): the rewrite would read
+// operand elements the group before it overwrote.
+func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
+	backOff := fits32(sL.Src) && fits32(sL.Dst) && !g.pl.HasDstOperand()
+	for i := 0; i < g.nbin; i++ {
+		backOff = backOff && fits32(sL.Bin[i])
+	}
+	g.flush()
+	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
+	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
+	g.Jump(x86.AJLT, singles)
+	g.label(top)
+	group()
+	g.ptrs.Advance(sL, int64(G))
+	g.flush()
+	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
+	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
+	g.Jump(x86.AJGE, top)
+	if !backOff {
+		g.Place(singles)
+		g.CountLoop(cnt, sL, one)
+		return
+	}
+	// 0 <= cnt < G here.
+	g.op(x86.ATESTQ, reg(cnt), reg(cnt))
+	g.Jump(x86.AJEQ, done)
+	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt)) // -(outputs to step back)
+	back := func(p int16, step int64) {
+		if step == 0 {
+			return
+		}
+		g.op(x86.AIMUL3Q, imm(step), reg(cnt), reg(rScratch))
+		g.op(x86.AADDQ, reg(rScratch), reg(p))
+	}
+	back(rSrc, sL.Src)
+	back(rDst, sL.Dst)
+	for i := 0; i < g.nbin; i++ {
+		back(g.binReg[i], sL.Bin[i])
+	}
+	group()
+	g.flush()
+	g.Jump(obj.AJMP, done)
+	g.Place(singles)
+	g.CountLoop(cnt, sL, one)
+	g.Place(done)
+}
+
+// gatherRows reports whether rows go through gather: AVX-512, one
+// contiguous reduced run of 2 to 4, rows back to back, grouped (so that
+// the last rows of a loop can go in a transposing group). At 2 threads
+// gather ran faster than what ran before it for rows of 3 (the groups),
+// of 2 (V/2 from one load, flatSums) and of 4 (flatSums for 16-bit data,
+// the groups for f32), for f32, bf16 and f16, except [4194304, 4] f32,
+// memory-bound, which ran the same (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)"). Rows of 5
+// to 8 would need more index registers than the epilogues can spare.
+func (g *gen) gatherRows(rp *rowPlan) bool {
+	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && rp.Len >= 2 && rp.Len <= 4 && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
+}
+
+// gatherIdx holds the registers of gather's permute indices: for element
+// r of a row, one VPERMT2PS step per vector after the first (rows of 4:
+// gather4's one index, in reg[0][0]).
+type gatherIdx struct {
+	rk  int
+	reg [3][2]int
+}
+
+// hoistGather takes the top temporaries for good (rk*(rk-1) for rows of
+// 2 and 3, one for rows of 4) and builds gather's indices in them in the
+// prologue. For 16 rows of rk (16*rk elements in vectors v0..v[rk-1]),
+// element rk*j+r goes to lane j: the first step picks it from v0:v1 when
+// it is below 32, each later step c keeps the lane or picks it from v[c].
+func (g *gen) hoistGather(rk int) *gatherIdx {
+	gi := &gatherIdx{rk: rk}
+	if rk == 4 {
+		// gather4's one index: lanes 0, 4, 8, 12 of each table.
+		var idx [16]int
+		for j := 0; j < 8; j++ {
+			idx[j] = 4 * j
+		}
+		g.tmpHi--
+		reg := g.tmpHi
+		gi.reg[0][0] = reg
+		g.InsertAfter(&g.pro, func() { g.index16(reg, idx) })
+		return gi
+	}
+	for r := 0; r < rk; r++ {
+		for c := 1; c < rk; c++ {
+			var idx [16]int
+			for j := range idx {
+				e := rk*j + r
+				switch {
+				case c == 1 && e < 32:
+					idx[j] = e
+				case c > 1 && e >= 16*c && e < 16*(c+1):
+					idx[j] = 16 + e - 16*c
+				default:
+					idx[j] = j
+				}
+			}
+			g.tmpHi--
+			reg := g.tmpHi
+			gi.reg[r][c-1] = reg
+			g.InsertAfter(&g.pro, func() { g.index16(reg, idx) })
+		}
+	}
+	return gi
+}
+
+// gather sums 16 rows of gi.rk elements back to back at the src pointer:
+// rk loads, then for each element of a row rk-1 VPERMT2PS gather it from
+// all 16 rows into one vector, and rk combines (from the identity, in row
+// order like the interpreter) leave the 16 results in lane order for one
+// epilogue.
+func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
+	if gi.rk == 4 {
+		g.gather4(gi.reg[0][0], lm)
+		return
+	}
+	mk := g.mark()
+	defer g.release(mk)
+	var v [3]int
+	vb := int64(g.V) * g.ssz
+	for k := 0; k < gi.rk; k++ {
+		v[k] = g.tmp()
+		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.transform(v[k])
+	}
+	s, t := g.tmp(), g.tmp()
+	g.initAcc(s)
+	for r := 0; r < gi.rk; r++ {
+		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
+		for c := 1; c < gi.rk; c++ {
+			g.op(x86.AVPERMT2PS, g.vr(v[c]), g.vr(gi.reg[r][c-1]), g.vr(t))
+		}
+		g.combine(s, t)
+	}
+	g.epilogue(s, lm)
+}
+
+// gather4 sums 16 rows of 4 elements back to back at the src pointer:
+// four loads; each 128-bit lane is one row, summed within the lane by two
+// VPERMILPS swaps and combines (pairwise, like the transposing groups);
+// two VPERMT2PS with index idx take lanes 0, 4, 8, 12 of two vectors
+// each, and a VSHUFF32X4 joins the halves. Combining the results with the
+// identity turns a -0 sum into +0, as the interpreter's sums from +0 give.
+func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
+	mk := g.mark()
+	defer g.release(mk)
+	var v [4]int
+	vb := int64(g.V) * g.ssz
+	t := g.tmp()
+	for k := range v {
+		v[k] = g.tmp()
+		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.transform(v[k])
+		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
+		g.combine(v[k], t)
+		g.op(x86.AVPERMILPS, imm(0x4E), g.vr(v[k]), g.vr(t))
+		g.combine(v[k], t)
+	}
+	g.op(x86.AVPERMT2PS, g.vr(v[1]), g.vr(idx), g.vr(v[0]))
+	g.op(x86.AVPERMT2PS, g.vr(v[3]), g.vr(idx), g.vr(v[2]))
+	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
+	g.initAcc(v[1])
+	g.combine(v[1], t)
+	g.epilogue(v[1], lm)
+}

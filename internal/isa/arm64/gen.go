@@ -1,0 +1,224 @@
+package arm64
+
+import (
+	"slices"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
+)
+
+// lanes (V in comments) is the number of f32 lanes in a NEON register.
+// A "vector" of any data type is V elements: a Q register of f32, or
+// four 16-bit values (half a Q register, or a D register) or four bytes
+// (an S register) widened into a Q register of f32.
+const lanes = 4
+
+// Vector register assignment: accumulators, temporaries (allocated in
+// stack order) and hoisted constants (set once in the prologue).
+const (
+	nacc    = 16 // v0..v15
+	tmpLo   = 16 // v16..v25
+	tmpHi   = 26
+	constLo = 26 // v26..v31
+	constHi = 32
+)
+
+// General registers. R0 carries the argument block on entry and after
+// the prologue points at the running totals, if the kernel keeps any.
+// R16 and R17 are scratch for constants and addresses; R18 (platform),
+// R28 (g), R29 (frame pointer) and R30 (LR) are never touched, and R27
+// is left to the assembler (its REGTMP).
+var (
+	rArgs  = xr(0)
+	rSrc   = xr(1)
+	rDst   = xr(2)
+	binRgs = [plan.MaxBinary]int16{xr(3), xr(4), xr(5), xr(6), xr(7), xr(8)}
+	rTmp   = xr(16)
+	rAddr  = xr(17)
+)
+
+// gen holds the state of one kernel being generated: the plan's data
+// types, the register assignment and the pointer bookkeeping.
+type gen struct {
+	*asm
+
+	pl       *plan.Plan
+	sdt, ddt dtypes.DataType
+	ssz, dsz int64 // element sizes in bytes
+	nbin     int
+	bdt      [plan.MaxBinary]dtypes.DataType
+	bsz      [plan.MaxBinary]int64
+	binReg   [plan.MaxBinary]int16
+
+	// ptrs holds the pointer increments not yet emitted. Memory
+	// accesses fold them into their offset (post-increment loads add
+	// to them, see ld1Post).
+	ptrs *kernelshape.Pointers
+
+	gprFree []int16 // loop counters not in use
+	gprLog  []int16 // every counter handed out, in order
+	tmpNext int     // next free temporary vector register
+
+	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
+	usesTotals bool // some sum is cut into runs: call with LongArgs
+
+	consts []constSlot // hoisted vector constants
+	pro    *obj.Prog   // prologue insertion point for hoisted constants
+
+	// rAddr, when addrOK, holds pointer register addrBase plus addrOff
+	// bytes (physical), so that runs of accesses at offsets the
+	// instructions cannot encode from the pointer (rows that are not
+	// 16-byte aligned, far rows) share one address computation. Anything
+	// that moves addrBase, and every label, forgets it.
+	addrOK   bool
+	addrBase int16
+	addrOff  int64
+
+	err error // first generation error
+}
+
+// constSlot is a vector constant hoisted into the prologue.
+type constSlot struct {
+	bits uint32
+	reg  int
+}
+
+// fail records the first error; generation goes on harmlessly and Emit
+// returns the error.
+func (g *gen) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+// newGen prepares the generator for pl.
+func newGen(pl *plan.Plan) *gen {
+	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo}
+	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
+	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			g.bdt[g.nbin] = op.BinDT
+			g.bsz[g.nbin] = int64(op.BinDT.Size())
+			g.binReg[g.nbin] = binRgs[g.nbin]
+			g.nbin++
+		}
+	}
+	for i := 26; i >= 19; i-- {
+		g.gprFree = append(g.gprFree, xr(i))
+	}
+	for i := 15; i >= 9; i-- {
+		g.gprFree = append(g.gprFree, xr(i))
+	}
+	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+		g.gprFree = append(g.gprFree, binRgs[i])
+	}
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	return g
+}
+
+// tmp allocates a temporary vector register; mark/release free them in
+// stack order.
+func (g *gen) tmp() int {
+	if g.tmpNext >= tmpHi {
+		g.fail(graph.Errorf(graph.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
+		return tmpLo
+	}
+	g.tmpNext++
+	return g.tmpNext - 1
+}
+
+// tmps allocates n consecutive temporaries (LD1 register lists need
+// consecutive registers) and returns the first.
+func (g *gen) tmps(n int) int {
+	first := g.tmp()
+	for i := 1; i < n; i++ {
+		g.tmp()
+	}
+	return first
+}
+
+func (g *gen) mark() int     { return g.tmpNext }
+func (g *gen) release(m int) { g.tmpNext = m }
+
+// Counter takes a general register for a loop counter.
+func (g *gen) Counter() int16 {
+	n := len(g.gprFree)
+	if n == 0 {
+		used := slices.Compact(slices.Sorted(slices.Values(g.gprLog)))
+		g.fail(graph.Errorf(graph.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
+			len(used)))
+		return xr(7)
+	}
+	r := g.gprFree[n-1]
+	g.gprFree = g.gprFree[:n-1]
+	g.gprLog = append(g.gprLog, r)
+	return r
+}
+
+// counterAvoiding takes a free general register that is not in avoid,
+// if there is one.
+func (g *gen) counterAvoiding(avoid []int16) (int16, bool) {
+	for i := len(g.gprFree) - 1; i >= 0; i-- {
+		r := g.gprFree[i]
+		if !slices.Contains(avoid, r) {
+			g.gprFree = slices.Delete(g.gprFree, i, i+1)
+			g.gprLog = append(g.gprLog, r)
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+
+// movImm sets general register r to v with MOVZ or MOVN and MOVKs, one
+// instruction per 16-bit chunk that differs from the background (the
+// assembler would put such constants in a literal pool).
+func (g *gen) movImm(r int16, v int64) {
+	u := uint64(v)
+	zeros, ones := 0, 0
+	for s := 0; s < 64; s += 16 {
+		switch (u >> s) & 0xffff {
+		case 0:
+			zeros++
+		case 0xffff:
+			ones++
+		}
+	}
+	inverted := ones > zeros
+	background := uint64(0)
+	if inverted {
+		background = 0xffff
+	}
+	first := true
+	for s := 0; s < 64; s += 16 {
+		c := (u >> s) & 0xffff
+		if c == background && !(first && s == 48) {
+			continue
+		}
+		as, op, field := arm64.AMOVK, uint32(opMOVK), c
+		switch {
+		case first && inverted:
+			as, op, field = arm64.AMOVN, opMOVN, ^c&0xffff
+		case first:
+			as, op = arm64.AMOVZ, opMOVZ
+		}
+		if s == 48 && field >= 0x8000 {
+			g.word(movWide(op, int(r-arm64.REG_R0), field, s))
+		} else {
+			g.op(as, imm(int64(field<<s)), reg(r))
+		}
+		first = false
+	}
+}
+
+// addImm emits r += d.
+func (g *gen) addImm(r int16, d int64) {
+	g.addTo(r, r, d)
+	g.moved(r)
+}

@@ -1,0 +1,261 @@
+package arm64
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// Random problems and exact data for the differential tests. Nothing
+// here is specific to AArch64.
+
+// kinds are the post-op kinds the emitter supports.
+var kinds = []plan.Kind{
+	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
+	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract, plan.Pow,
+}
+
+// vfnKinds are the post-op kinds with a program of package vfn.
+var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh, plan.GELUErf}
+
+// withTrailingNear appends an Exp post-op to p one time in eight, a Log
+// one time in eight and a kind of package vfn (Elu with a random alpha,
+// SoftPlus with a random nonzero beta) one time in four: always last,
+// where vfn.Tolerance bounds the outputs (an op after it could magnify
+// the difference without bound).
+func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
+	switch r.Intn(8) {
+	case 0:
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
+	case 1:
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
+	case 2, 3:
+		p.PostOps = append(p.PostOps, randomVFN(r))
+	}
+	return p
+}
+
+// randomVFN draws a post-op of a kind with a vfn program and random
+// parameters: Elu's alpha in [-3, 3], SoftPlus's beta of either sign
+// and magnitudes from 2^-10 to 2^10, never 0.
+func randomVFN(r *rand.Rand) plan.PostOp {
+	op := plan.PostOp{Kind: vfnKinds[r.Intn(len(vfnKinds))]}
+	switch op.Kind {
+	case plan.Elu:
+		op.Alpha = float32(r.Intn(25)-12) / 4
+	case plan.SoftPlus:
+		op.Beta = float32(math.Ldexp(1+r.Float64(), r.Intn(21)-10))
+		if r.Intn(3) == 0 {
+			op.Beta = -op.Beta
+		}
+	}
+	return op
+}
+
+// exactFiller fills buffers with multiples of 1/4 in [-4, 4] (every f16
+// and bf16 holds them exactly): sums of up to 2^20 of them are exact in
+// f32 in any order, so the kernel's summation order cannot change a bit
+// and results compare exactly. Half of the zeros are -0. With specials,
+// one element in rate is NaN, +Inf or -Inf.
+type exactFiller struct {
+	r    *rand.Rand
+	rate int
+}
+
+func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
+	if dt.IsInt8() {
+		// Any value of the type: sums of up to 2^16 of them are exact
+		// in f32. Integers have no specials.
+		lo, hi := intRange(dt)
+		fillInts(f.r, dt, b, lo, hi)
+		return
+	}
+	if dt == dtypes.S32 {
+		// Only operands are s32: any value (beyond 2^24 the load rounds
+		// to f32, as the reference does), small ones most of the time.
+		for i := int64(0); i < int64(len(b)/4); i++ {
+			v := int32(f.r.Intn(65) - 32)
+			if f.r.Intn(4) == 0 {
+				v = int32(f.r.Uint32())
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		}
+		return
+	}
+	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
+		v := float32(f.r.Intn(33)-16) / 4
+		if v == 0 && f.r.Intn(2) == 0 {
+			v = float32(math.Copysign(0, -1))
+		}
+		if specials && f.r.Intn(f.rate) == 0 {
+			v = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[f.r.Intn(3)]
+		}
+		dtypes.StoreF32(dt, b, i, v)
+	}
+}
+
+// intRange is the range of the 8-bit integer type dt.
+func intRange(dt dtypes.DataType) (lo, hi int) {
+	if dt == dtypes.S8 {
+		return math.MinInt8, math.MaxInt8
+	}
+	return 0, math.MaxUint8
+}
+
+// fillInts fills the 8-bit integer buffer b with values drawn uniformly
+// from [lo, hi] intersected with dt's range (a range outside it gives
+// dt's values nearest to it).
+func fillInts(r *rand.Rand, dt dtypes.DataType, b []byte, lo, hi int) {
+	tlo, thi := intRange(dt)
+	lo, hi = min(max(lo, tlo), thi), min(max(hi, tlo), thi)
+	for i := range b {
+		b[i] = byte(lo + r.Intn(hi-lo+1))
+	}
+}
+
+// dimSizes are the interesting sizes: 0, 1, around the vector width (4),
+// the row grouping limit (256 elements) and the column block (64 lanes).
+var dimSizes = []int64{0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67}
+
+// randomProblem draws a problem of at most maxElems src elements: rank
+// 0-5, permuted and padded strides, every dtype pair (8-bit integer
+// src a third of the time), up to three
+// post-ops with scalar, full and partially broadcast operands.
+func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
+	rank := r.Intn(6)
+	dims := make([]int64, rank)
+	for {
+		total := int64(1)
+		for i := range dims {
+			dims[i] = dimSizes[r.Intn(len(dimSizes))]
+			if r.Intn(25) == 0 {
+				dims[i] = int64(100 + r.Intn(200))
+			}
+			total *= max(dims[i], 1)
+		}
+		if total <= maxElems {
+			break
+		}
+	}
+	p := &plan.Problem{Dims: dims, Reduce: make([]bool, rank)}
+	for i := range p.Reduce {
+		p.Reduce[i] = r.Intn(2) == 0
+	}
+	pr := pairs[r.Intn(len(pairs))]
+	if r.Intn(3) == 0 {
+		pr = intPairs[r.Intn(len(intPairs))]
+	}
+	p.SrcDT, p.DstDT = pr[0], pr[1]
+	p.SrcStrides = stridesFor(r, dims, r.Intn(3) == 0)
+	kd := dstDims(p)
+	p.DstStrides = stridesFor(r, kd, r.Intn(5) == 0)
+	for i := range p.DstStrides {
+		if p.Reduce[i] {
+			p.DstStrides[i] = 0
+		}
+	}
+	nbin := 0
+	for range r.Intn(4) {
+		op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
+		switch op.Kind {
+		case plan.Clamp:
+			op.Alpha = float32(r.Intn(13)-8) / 4
+			op.Beta = op.Alpha + float32(r.Intn(13)-2)/4
+		case plan.LeakyReLU:
+			op.Alpha = float32(r.Intn(17)-8) / 8
+		case plan.HardSigmoid:
+			op.Alpha = float32(r.Intn(17)-8) / 8
+			op.Beta = float32(r.Intn(9)-4) / 8
+		case plan.Pow:
+			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
+		}
+		if op.Kind.IsBinary() {
+			if nbin == plan.MaxBinary {
+				continue
+			}
+			nbin++
+			op.BinDT = operandTypes[r.Intn(len(operandTypes))]
+			op.BinStrides = operandStrides(r, kd)
+		}
+		p.PostOps = append(p.PostOps, op)
+	}
+	return p
+}
+
+// dstDims is p's dims with the reduced ones set to 1.
+func dstDims(p *plan.Problem) []int64 {
+	d := append([]int64(nil), p.Dims...)
+	for i := range d {
+		if p.Reduce[i] {
+			d[i] = 1
+		}
+	}
+	return d
+}
+
+// stridesFor lays dims out in a random order (plain half of the time),
+// with padding between some dims and, when padded, sometimes a
+// non-unit innermost stride.
+func stridesFor(r *rand.Rand, dims []int64, padded bool) []int64 {
+	order := r.Perm(len(dims))
+	if r.Intn(2) == 0 {
+		for i := range order {
+			order[i] = i
+		}
+	}
+	st := make([]int64, len(dims))
+	s := int64(1)
+	if padded && r.Intn(4) == 0 {
+		s = 2
+	}
+	// One dim in a padded layout may be padded far (past the 4 KiB of a
+	// 12-bit immediate), so pointer steps and offsets need more than one
+	// instruction.
+	far := -1
+	if padded && r.Intn(6) == 0 {
+		far = r.Intn(max(len(dims), 1))
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		d := order[i]
+		st[d] = s
+		ext := max(dims[d], 1)
+		switch {
+		case i == far:
+			ext += int64(1000 + r.Intn(200))
+		case padded && r.Intn(3) == 0:
+			ext += int64(1 + r.Intn(3))
+		}
+		s *= ext
+	}
+	return st
+}
+
+// operandStrides draws a binary operand layout over the dst dims kd:
+// a scalar, a full tensor, or broadcast over a random subset of dims.
+func operandStrides(r *rand.Rand, kd []int64) []int64 {
+	switch r.Intn(3) {
+	case 0:
+		return make([]int64, len(kd))
+	case 1:
+		return stridesFor(r, kd, false)
+	}
+	d := append([]int64(nil), kd...)
+	for i := range d {
+		if r.Intn(2) == 0 {
+			d[i] = 1
+		}
+	}
+	st := stridesFor(r, d, false)
+	for i := range st {
+		if d[i] == 1 {
+			st[i] = 0
+		}
+	}
+	return st
+}
+
+// newRand returns a deterministic generator.
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }

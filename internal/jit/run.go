@@ -1,0 +1,409 @@
+package jit
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// inlineBytes: a phase that reads less than this runs on the calling
+// goroutine; handing it to workers would cost more than it saves.
+const inlineBytes = 64 << 10
+
+// maxUnits is how many sub-plans Run holds in a stack array (blocks: 1;
+// tiles: 2; a two-stage split: up to 4 stage-1 variants plus stage 2's
+// own split; a post-op pass: one or two more); more, from nested
+// two-stage splits, go to the heap.
+const maxUnits = 16
+
+// Run executes the kernel: src holds the plan's src elements, dst receives
+// its outputs and bins holds one operand buffer per binary post-op, all
+// starting at the plan's first element (little-endian f32, or the uint16
+// bits of bf16/f16). Buffers too short for the spans the plan addresses,
+// or a wrong number of operands, are an InvalidArguments error naming the
+// buffer; Run never touches memory outside the buffers. dst must not
+// overlap src or the operands, except that an operand may be dst itself
+// where InPlace allows it (see inplace.go); other overlaps are an
+// InvalidArguments error. Run may be called concurrently.
+func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
+	if k == nil || k.pl == nil {
+		return graph.Errorf(graph.InvalidArguments, "jit: Run of a nil kernel")
+	}
+	if len(bins) != len(k.binBytes) {
+		return graph.Errorf(graph.InvalidArguments, "jit: %d binary operand buffers given, the plan has %d binary post-ops",
+			len(bins), len(k.binBytes))
+	}
+	if int64(len(src)) < k.srcBytes {
+		return graph.Errorf(graph.InvalidArguments, "jit: src buffer holds %d bytes, the plan reads %d", len(src), k.srcBytes)
+	}
+	if int64(len(dst)) < k.dstBytes {
+		return graph.Errorf(graph.InvalidArguments, "jit: dst buffer holds %d bytes, the plan writes %d", len(dst), k.dstBytes)
+	}
+	for i, b := range bins {
+		if int64(len(b)) < k.binBytes[i] {
+			return graph.Errorf(graph.InvalidArguments, "jit: binary operand %d holds %d bytes, the plan reads %d",
+				i, len(b), k.binBytes[i])
+		}
+	}
+	if err := k.checkAliasing(src, dst, bins); err != nil {
+		return err
+	}
+	if len(k.dec.phases) == 0 {
+		return nil
+	}
+	verbose := verboseLevel() > 0
+	var t0 time.Time
+	if verbose {
+		t0 = time.Now()
+	}
+
+	var held [maxUnits]*entry
+	ents := held[:0]
+	if len(k.units) > maxUnits {
+		ents = make([]*entry, 0, len(k.units)) // only nested two-stage schedules get here
+	}
+	ents = ents[:len(k.units)]
+	defer func() {
+		for _, e := range ents {
+			if e != nil {
+				e.release()
+			}
+		}
+	}()
+	for i, u := range k.units {
+		e, err := u.acquire(k.isa)
+		if err != nil {
+			return err
+		}
+		ents[i] = e
+	}
+
+	// Fields set one by one: a composite literal would be built in a
+	// temporary and copied, twice the stores of a struct this size.
+	var x execution
+	x.k, x.src, x.dst = k, src, dst
+	copy(x.bins[:], bins)
+	// Most plans have no scratch: they skip the pools and the deferred
+	// release, a sizeable part of a tiny Run.
+	var scratch scratchHandles
+	if len(k.dec.scratch) > 0 {
+		x.takeScratch(k.dec.scratch, &scratch)
+		defer scratch.release()
+	}
+
+	threads := 1
+	if err := x.runPhases(k.dec.phases, func(ph *phase) error {
+		n, err := x.runPhase(ph, ents)
+		threads = max(threads, n)
+		return err
+	}); err != nil {
+		return err
+	}
+	// The kernels saw the buffers only as addresses: keep them reachable
+	// until every call has returned.
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(bins)
+
+	if verbose {
+		verboseln("gdnn_verbose,exec,cpu,reduction," + k.Impl() + "," + k.pl.String() + "," +
+			k.schedule() + " threads:" + itoa(int64(threads)) + "," + ms(time.Since(t0)))
+	}
+	return nil
+}
+
+// execution is the buffers of one Run. Workers get a copy through a job;
+// it is never written after the phases start, except the scratch
+// buffers' contents. The entries the Run holds travel separately, so
+// that the inline path keeps them in a stack array (no allocation).
+//
+// Handing the caller's slices to worker goroutines also makes them escape
+// to the heap in every caller, which matters: kernels get raw addresses,
+// and the Go heap never moves while a goroutine stack can. The operand
+// slices are copied into an array, so that the caller's list of them
+// (not their data) may stay on its stack.
+type execution struct {
+	k       *Kernel
+	src     []byte
+	dst     []byte
+	bins    [plan.MaxBinary][]byte
+	scratch [maxScratch][]byte
+	more    [][]byte // scratch buffers past maxScratch
+}
+
+// scratchHandles are the pool handles of an execution's scratch buffers.
+// They sit in an array, as the buffers do, so that a Run with a scratch
+// schedule (post-op pass, log-sum-exp, two stages) allocates nothing
+// either; nested two-stage schedules may need more, which go to the heap.
+type scratchHandles struct {
+	first [maxScratch]*[]byte
+	more  []*[]byte
+}
+
+// takeScratch gives x scratch buffers of the given sizes from the pools,
+// recording their handles in h.
+func (x *execution) takeScratch(sizes []int64, h *scratchHandles) {
+	for i, n := range sizes {
+		b, p := getScratch(n)
+		if i < maxScratch {
+			x.scratch[i], h.first[i] = b, p
+		} else {
+			x.more, h.more = append(x.more, b), append(h.more, p)
+		}
+	}
+}
+
+// release returns the buffers of h to the pools.
+func (h *scratchHandles) release() {
+	for _, p := range h.first {
+		if p != nil { // no call for the slots a Run leaves empty
+			putScratch(p)
+		}
+	}
+	for _, p := range h.more {
+		putScratch(p)
+	}
+}
+
+// maxScratch is how many scratch buffers a Run keeps in arrays: a
+// post-op pass takes one, log-sum-exp three (a chunk's program as many),
+// each two-stage split one.
+const maxScratch = 6
+
+// buf returns buffer id b of the execution.
+func (x *execution) buf(b int) []byte {
+	switch b {
+	case bufSrc:
+		return x.src
+	case bufDst:
+		return x.dst
+	}
+	if b >= bufBins {
+		return x.bins[b-bufBins]
+	}
+	if i := b - bufScratch; i < maxScratch {
+		return x.scratch[i]
+	}
+	return x.more[b-bufScratch-maxScratch]
+}
+
+// runPhase runs every call of ph, inline or on the worker pool, and
+// returns how many goroutines took part.
+func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
+	threads := Threads()
+	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes {
+		return 1, x.inline(ph, ents)
+	}
+	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
+	helpers := int(min(int64(threads-1), ph.tasks-1))
+	j.splitLanes(helpers + 1)
+	offer(j, helpers)
+	j.work(0)
+	n := retract(j)
+	j.wait(n)
+	if p := j.err.Load(); p != nil {
+		return n + 1, *p
+	}
+	return n + 1, nil
+}
+
+// inline runs every call of ph on the calling goroutine.
+func (x *execution) inline(ph *phase, ents []*entry) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(&err)
+	for t := int64(0); t < ph.tasks; t++ {
+		if err := x.task(ph, ents, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// catchFault turns a panic during the calls, above all a memory fault in
+// kernel code (which SetPanicOnFault makes a panic instead of a fatal
+// error), into a RuntimeError: a kernel bug fails one Run, not the
+// process. Buffer spans are checked before any call, so a correct kernel
+// never faults.
+func catchFault(err *error) {
+	catchFaultInto(err, recover())
+}
+
+// catchFaultInto sets *err for a recovered panic value r (nil: no panic).
+func catchFaultInto(err *error, r any) {
+	if r != nil {
+		*err = graph.Errorf(graph.RuntimeError, "jit: kernel failed: %v", r)
+	}
+}
+
+// task runs call t of ph with the kernels ents.
+func (x *execution) task(ph *phase, ents []*entry, t int64) error {
+	si := 0
+	for t >= ph.segs[si].tasks {
+		t -= ph.segs[si].tasks
+		si++
+	}
+	s := &ph.segs[si]
+	if s.progs != nil {
+		return x.program(s.progs[t], ents)
+	}
+	srcOff, dstOff, binOff, count := s.at(t)
+	e := ents[s.unit]
+	src, dst := x.buf(s.srcBuf), x.buf(s.dstBuf)
+	if e.code != nil {
+		a := plan.Args{Src: addr(src, srcOff), Dst: addr(dst, dstOff), Count: count}
+		for i := range s.nbins {
+			a.Bins[i] = addr(x.buf(s.bins[i]), binOff[i])
+		}
+		ran := false
+		if e.long {
+			ran = callLong(e.code, &a)
+		} else {
+			ran = e.code.Call(unsafe.Pointer(&a))
+		}
+		if !ran { // a reference-count bug: fail loudly rather than leave dst unwritten
+			return graph.Errorf(graph.RuntimeError, "jit: the code of %v was released while a Run held it", e.pl)
+		}
+		if countCalls.Load() {
+			countCall(e)
+		}
+		return nil
+	}
+	pl := e.pl
+	if s.blocked && count != s.bsize {
+		pl = s.lastPlan
+	}
+	var bb [plan.MaxBinary][]byte
+	for i := range s.nbins {
+		bb[i] = tail(x.buf(s.bins[i]), binOff[i])
+	}
+	return interp.Run(pl, tail(src, srcOff), tail(dst, dstOff), bb[:s.nbins])
+}
+
+// program runs p whole on the calling goroutine, its phases one after
+// the other, on scratch buffers of its own.
+func (x *execution) program(p *program, ents []*entry) error {
+	y := *x
+	y.more = nil
+	var scratch scratchHandles
+	y.takeScratch(p.scratch, &scratch)
+	defer scratch.release()
+	return y.runPhases(p.phases, func(ph *phase) error {
+		for t := int64(0); t < ph.tasks; t++ {
+			if err := y.task(ph, ents, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// callLong calls code that keeps running totals with a LongArgs block
+// holding a, and reports whether it ran. It is a function of its own so
+// that only these calls clear the block's 1 KiB of totals.
+//
+//go:noinline
+func callLong(code *execmem.Code, a *plan.Args) bool {
+	la := plan.LongArgs{Args: *a}
+	return code.Call(unsafe.Pointer(&la))
+}
+
+// addr is the address of byte off of b. A call that reads nothing from a
+// buffer (an empty reduction) may be given an offset past its end; the
+// address is then never dereferenced, so plain arithmetic is fine.
+func addr(b []byte, off int64) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) + uintptr(off)
+}
+
+// tail returns b from byte off on, empty when off is past the end (see
+// addr: nothing is read there).
+func tail(b []byte, off int64) []byte {
+	if off >= int64(len(b)) {
+		return b[len(b):]
+	}
+	return b[off:]
+}
+
+// job is one phase shared with pool workers. Its calls are cut into one
+// contiguous lane per goroutine offered the job (the caller's, and one per
+// helper slot), so that each thread reads neighbouring memory call after
+// call instead of every other call, which made a 32 MiB bf16 full
+// reduction faster at 2 threads (docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices (moved from code comments)"). A
+// goroutine works its own lane first and then takes calls from the other
+// lanes: work never waits for a helper
+// that comes late or not at all. Which goroutine runs a call never changes
+// its result.
+type job struct {
+	x        execution
+	ph       *phase
+	ents     []*entry
+	lanes    []lane
+	slots    atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
+	finished atomic.Int64 // helpers done with the job (see wait)
+	offered  int
+	wg       sync.WaitGroup
+	err      atomic.Pointer[error]
+}
+
+// lane is a contiguous run of a job's calls: next is the first call not
+// yet taken, end the call after the last.
+type lane struct {
+	next atomic.Int64
+	end  int64
+	_    [48]byte // 64 bytes per lane: concurrent takers rarely share a line
+}
+
+// splitLanes cuts the job's calls into n contiguous lanes of (nearly)
+// equal length.
+func (j *job) splitLanes(n int) {
+	j.lanes = make([]lane, n)
+	tasks := j.ph.tasks
+	for i := range j.lanes {
+		j.lanes[i].next.Store(tasks * int64(i) / int64(n))
+		j.lanes[i].end = tasks * int64(i+1) / int64(n)
+	}
+}
+
+// take returns the next call of lane l, or false when it has none left.
+func (j *job) take(l int) (int64, bool) {
+	ln := &j.lanes[l]
+	if ln.next.Load() >= ln.end {
+		return 0, false
+	}
+	t := ln.next.Add(1) - 1
+	return t, t < ln.end
+}
+
+// work runs calls, starting with lane own and then helping with the
+// others, until none are left (or one failed).
+func (j *job) work(own int) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		var err error
+		catchFaultInto(&err, recover())
+		if err != nil {
+			j.err.CompareAndSwap(nil, &err)
+		}
+	}()
+	for i := range j.lanes {
+		l := (own + i) % len(j.lanes)
+		for j.err.Load() == nil {
+			t, ok := j.take(l)
+			if !ok {
+				break
+			}
+			if err := j.x.task(j.ph, j.ents, t); err != nil {
+				j.err.CompareAndSwap(nil, &err)
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,193 @@
+// Package oracle is the float64 reference that gdnn's backends are tested
+// against: it computes a plan.Problem index by index, walking the
+// problem's own dims and strides (not its canonical plan, so that a
+// canonicalisation bug shows up too), with the float64 semantics of
+// plan.Reduction. It is plain and slow on purpose, and imported by tests
+// only.
+package oracle
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// Output is one output of a problem before its post-ops.
+type Output struct {
+	Dst   int64   // dst element offset
+	Bins  []int64 // element offset in each binary operand, in post-op order
+	Acc   float64 // the combined value: identity, then every transformed element, in float64
+	Value float64 // the reduction's result: Acc finalized in float64
+	// Mag bounds the magnitude of what was combined: the sum of the
+	// transformed elements' magnitudes for sums, their largest for the
+	// other combines. Tolerances of f32 sums scale with it.
+	Mag float64
+	N   int64 // elements reduced into this output
+}
+
+// Reduce computes every output of p from src (little-endian elements of
+// p.SrcDT), in dst index order (the kept dims' odometer, last dim
+// fastest). The dims p reduces have size 1 in dst.
+func Reduce(p *plan.Problem, src []byte) []Output {
+	rank := len(p.Dims)
+	var kept, red []int
+	for d := range rank {
+		if p.Reduce[d] {
+			red = append(red, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	n := int64(1)
+	for _, d := range red {
+		n *= p.Dims[d]
+	}
+	for _, d := range kept {
+		if p.Dims[d] == 0 {
+			return nil
+		}
+	}
+	var binStrides [][]int64
+	for _, op := range p.PostOps {
+		if op.Kind.IsBinary() {
+			binStrides = append(binStrides, op.BinStrides)
+		}
+	}
+	r := p.Reduction
+	var outs []Output
+	idx := make([]int64, rank)
+	for {
+		o := Output{N: n, Bins: make([]int64, len(binStrides))}
+		for _, d := range kept {
+			o.Dst += idx[d] * p.DstStrides[d]
+			for j, s := range binStrides {
+				o.Bins[j] += idx[d] * s[d]
+			}
+		}
+		// each calls f with every element reduced into this output.
+		each := func(f func(x float64)) {
+			if n == 0 {
+				return
+			}
+			ridx := make([]int64, rank)
+			copy(ridx, idx)
+			for {
+				off := int64(0)
+				for d := range rank {
+					off += ridx[d] * p.SrcStrides[d]
+				}
+				f(Get(p.SrcDT, src, off))
+				if !step(ridx, p.Dims, red) {
+					return
+				}
+			}
+		}
+		if r.IsLogSumExp() {
+			// Two passes, as plan.LogSumExp says (max is NaN when
+			// any element is, and so is then the result).
+			m := math.Inf(-1)
+			each(func(x float64) { m = max(m, x) })
+			shift, s := plan.LSEShift(m), 0.0
+			each(func(x float64) {
+				e := math.Exp(x - shift)
+				s += e
+				o.Mag += e
+			})
+			o.Acc, o.Value = s, shift+math.Log(s)
+			outs = append(outs, o)
+			if !step(idx, p.Dims, kept) {
+				return outs
+			}
+			continue
+		}
+		acc := float64(r.Identity())
+		each(func(e float64) {
+			x := r.TransformF64(e)
+			acc = r.CombineF64(acc, x)
+			if r.Combine == plan.CombineAdd {
+				o.Mag += math.Abs(x)
+			} else {
+				o.Mag = math.Max(o.Mag, math.Abs(x))
+			}
+		})
+		o.Acc, o.Value = acc, r.FinalizeF64(acc, n)
+		outs = append(outs, o)
+		if !step(idx, p.Dims, kept) {
+			return outs
+		}
+	}
+}
+
+// step advances the odometer idx over the dims listed in which (last
+// fastest) and reports false after the last index.
+func step(idx, dims []int64, which []int) bool {
+	for k := len(which) - 1; k >= 0; k-- {
+		d := which[k]
+		if idx[d]++; idx[d] < dims[d] {
+			return true
+		}
+		idx[d] = 0
+	}
+	return false
+}
+
+// Get reads element i of data type dt from b, widened exactly: an s32
+// directly, as f32 cannot hold every s32, the others by dtypes.LoadF32.
+func Get(dt dtypes.DataType, b []byte, i int64) float64 {
+	if dt == dtypes.S32 {
+		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return float64(dtypes.LoadF32(dt, b, i))
+}
+
+// Put writes v as element i of data type dt in b, rounded to f32 and then
+// to dt by dtypes.StoreF32 (gdnn's rounding of results: to nearest even;
+// integers saturate).
+func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
+	dtypes.StoreF32(dt, b, i, float32(v))
+}
+
+// FinalizeF32 is r's finalize as the JIT kernels compute it: in f32, on
+// the combined value rounded to f32 (a true f32 division by n for the
+// mean, an f32 add or NaN-propagating max of eps, a correctly rounded f32
+// square root). Where the combined value is exact in f32 (as the
+// emitters' tests arrange), kernels must match it to the bit.
+func FinalizeF32(r plan.Reduction, acc float32, n int64) float32 {
+	eps := r.Eps
+	switch r.Finalize {
+	case plan.FinalizeMean:
+		return acc / float32(n)
+	case plan.FinalizeAddEps, plan.FinalizeRootAddEps:
+		acc += eps
+	case plan.FinalizeMaxEps, plan.FinalizeRootMaxEps:
+		acc = float32(math.Max(float64(eps), float64(acc)))
+	}
+	if (r.Finalize == plan.FinalizeRootAddEps || r.Finalize == plan.FinalizeRootMaxEps) && r.P == 2 {
+		acc = float32(math.Sqrt(float64(acc)))
+	}
+	return acc
+}
+
+// Reductions are the reductions the backends' tests draw from: every
+// oneDNN alg (Lp norms at p 1, 2 and 3, with and without eps), fused
+// pre-ops (|x| before a max, x*x before a mean) and log-sum-exp. Emitter
+// tests keep those with vector code (kernelshape.VectorReduction).
+func Reductions() []plan.Reduction {
+	return []plan.Reduction{
+		plan.AlgSum.Reduction(0, 0),
+		plan.AlgMul.Reduction(0, 0),
+		plan.AlgMax.Reduction(0, 0),
+		plan.AlgMin.Reduction(0, 0),
+		plan.AlgNormLpMax.Reduction(2, 0.25),
+		plan.AlgNormLpSum.Reduction(1, 0.5),
+		plan.AlgNormLpSum.Reduction(2, 0),
+		plan.AlgNormLpSum.Reduction(3, 0),
+		plan.AlgNormLpPowerPMax.Reduction(1, 3),
+		plan.AlgNormLpPowerPSum.Reduction(2, 0.5),
+		{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+		{Transform: plan.TransformSquare}, // mean of squares
+		plan.LogSumExp,
+	}
+}

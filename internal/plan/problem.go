@@ -1,0 +1,152 @@
+// Package plan describes one reduction problem (with its fused post-ops)
+// over concrete shapes and strides, and turns it into a canonical plan: the
+// loop nest that the interpreter runs and the code emitters specialise.
+// It has no run-time state: it is pure description.
+package plan
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+)
+
+// MaxRank is the largest tensor rank gdnn accepts (the graph's limit).
+const MaxRank = graph.MaxRank
+
+// Problem is a reduction over src (the mean unless Reduction says
+// otherwise), followed by post-ops, written to dst. All strides are in elements, not bytes. The dst has the src's rank here
+// (reduced dims have size 1 in dst; their DstStrides entry is ignored);
+// dropping them for keep_dims=false is the caller's view, not the kernel's.
+type Problem struct {
+	Reduction
+	SrcDT, DstDT dtypes.DataType
+	Dims         []int64 // src dims; rank 0 is a scalar
+	SrcStrides   []int64 // per src dim
+	Reduce       []bool  // per src dim: true where the dim is reduced
+	DstStrides   []int64 // per src dim; ignored where Reduce is true
+	PostOps      []PostOp
+}
+
+// Kind is the kind of a fused post-op.
+type Kind int
+
+// Post-op kinds: oneDNN's reduction fusion list.
+const (
+	Abs Kind = iota + 1
+	Clamp
+	Elu
+	Exp
+	GELUErf
+	GELUTanh
+	HardSigmoid
+	HardSwish
+	LeakyReLU
+	Log
+	Mish
+	Pow
+	Sigmoid
+	SoftPlus
+	ReLU
+	Round
+	Sqrt
+	Square
+	Tanh
+
+	Add
+	Multiply
+	Maximum
+	Minimum
+	Divide
+	Subtract
+)
+
+// IsBinary reports whether k takes a second operand.
+func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
+
+// PostOp is one fused op applied to the f32 result (mean, sum, ...)
+// before the final
+// conversion to the dst data type.
+//
+// Eltwise parameters: Clamp: Alpha=min, Beta=max. Elu, LeakyReLU: Alpha.
+// HardSigmoid: y = max(0, min(1, Alpha*x + Beta)). SoftPlus: Beta
+// (y = log(1 + exp(Beta*x)) / Beta). Pow: Beta (y = x^Beta, one of
+// PowBetas). Round: nearest, ties to even.
+//
+// Binary ops compute result OP operand (the result is always the left
+// operand). The operand is addressed over the dst index space with
+// BinStrides (elements, one per src dim; 0 where it is broadcast; ignored
+// where the dim is reduced), so scalar, per-channel and full broadcast are
+// all the same thing.
+type PostOp struct {
+	Kind        Kind
+	Alpha, Beta float32
+	BinDT       dtypes.DataType
+	BinStrides  []int64
+}
+
+// Loop is one level of a canonical loop nest.
+type Loop struct {
+	Size       int64
+	SrcStride  int64   // elements
+	DstStride  int64   // elements; 0 in a reduced loop
+	BinStrides []int64 // one per binary post-op, in PostOps order; 0 in a reduced loop
+}
+
+// Plan is the canonical form of a Problem: size-1 dims dropped, loops
+// ordered by src stride, neighbours that are both kept or both reduced and
+// contiguous in every tensor merged. It runs as
+//
+//	for each Outer index (outermost first):
+//	  for each Inner index (if HasInner):
+//	    acc = combine over the Reduced loops of transform(src), from the identity
+//	    dst = convert(postops(finalize(acc)))
+//
+// (transform, combine, identity and finalize are the Reduction's; for the
+// mean: none, +, +0 and /Div).
+//
+// with Inner being the kept loop that has a smaller src stride than every
+// reduced loop (the vector dimension of an [O,R,I] kernel). Two problems
+// with equal Keys run the same code.
+type Plan struct {
+	Reduction
+	Stage        Stage // which parts of the alg this plan applies (0: all)
+	SrcDT, DstDT dtypes.DataType
+	Outer        []Loop // kept loops outside the reduction, outermost first
+	Reduced      []Loop // reduced loops, outermost first
+	Inner        Loop   // the kept inner run; meaningful when HasInner
+	HasInner     bool
+	PostOps      []PostOp // BinStrides moved into the loops; nil here
+	N            int64    // elements per output: product of reduced sizes (0: an empty reduction)
+	Outputs      int64    // number of dst elements written (0: nothing to do)
+
+	// Div is what the mean's finalize divides each sum by: N (Canonicalize
+	// sets it so), also in a later stage of a split reduction, whose own
+	// N counts partials. Other algs and plans that SkipFinalize ignore it.
+	// The runtime splits long reductions into a stage that writes f32
+	// partial results (SkipFinalize) and a stage that combines the
+	// partials in a fixed order and finalizes (SkipTransform). The division is a true division, never a multiplication by
+	// 1/N: the JIT kernels divide the f32 sum by f32(Div), as oneDNN does;
+	// the interpreter divides its float64 sum and rounds once to f32.
+	Div int64
+
+	// RowByRow asks the emitter to reduce the rows of a column plan one
+	// after the other into the f32 dst, as an accumulator row, instead of
+	// in blocks of columns held in registers down all the rows. The
+	// runtime sets it on stage-1 plans of long reductions over wide,
+	// contiguous rows in a large src, which are read best as one stream
+	// (see rowByRow in internal/jit/decompose.go). Each output
+	// still takes its rows in order, in one chain (the runtime keeps such
+	// plans short); the interpreter and emitters without the form ignore
+	// it, and emitters take it only where the plan has the shape the form
+	// needs.
+	RowByRow bool
+
+	// FromMemory says the plan is part of a problem whose src is too large
+	// for the caches, so that its loads are served by DRAM. The runtime
+	// sets it on every sub-plan of a problem reading at least 32 MiB of
+	// src. An emitter may then read at the pace the memory serves best
+	// (amd64 on AMD cores paces its row sweeps: see paced in
+	// internal/isa/amd64/row.go); that changes the order of a sum's adds, not what is
+	// summed, and it is in the key, so results still do not depend on the
+	// thread count.
+	FromMemory bool
+}
