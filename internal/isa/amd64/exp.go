@@ -263,3 +263,17 @@ func (g *gen) keepNaN(x, orig, scratch obj.Addr) {
 	g.op(x86.AVCMPPS, imm(3), orig, orig, scratch)
 	g.op(x86.AVBLENDVPS, scratch, orig, x, x)
 }
+
+// ConstTables returns the address of every constant table made so far
+// (loadTable puts one into a kernel's code) with its contents. The
+// addresses differ from process to process; a test that compares code
+// across processes replaces them with the contents.
+func ConstTables() map[uintptr][]uint32 {
+	m := map[uintptr][]uint32{}
+	add := func(t []uint32) { m[uintptr(unsafe.Pointer(&t[0]))] = t }
+	for _, t := range [][]uint32{expConsts, sumExpConsts, logConsts, signMasks} {
+		add(t)
+	}
+	constTables.Range(func(_, t any) bool { add(t.([]uint32)); return true })
+	return m
+}
