@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gdnn/gdnn/internal/ops"
+)
 
 // OpKind is the kind of an op, named as in oneDNN Graph.
 type OpKind int
@@ -65,16 +69,35 @@ const (
 	numOpKinds
 )
 
+// opKindNames names the kinds that package ops's table does not
+// describe; init names the eltwise and binary ones from the table.
 var opKindNames = [numOpKinds]string{
 	ReduceMean: "ReduceMean", ReduceSum: "ReduceSum", ReduceMax: "ReduceMax", ReduceMin: "ReduceMin",
 	ReduceProd: "ReduceProd", ReduceL1: "ReduceL1", ReduceL2: "ReduceL2",
-	Abs: "Abs", Clamp: "Clamp", Elu: "Elu", Exp: "Exp", GELU: "GELU", HardSigmoid: "HardSigmoid",
-	HardSwish: "HardSwish", LeakyReLU: "LeakyReLU", Log: "Log", Mish: "Mish", Pow: "Pow", Sigmoid: "Sigmoid",
-	SoftPlus: "SoftPlus", ReLU: "ReLU", Round: "Round", Sqrt: "Sqrt", Square: "Square", Tanh: "Tanh",
-	Add: "Add", Multiply: "Multiply", Maximum: "Maximum", Minimum: "Minimum", Divide: "Divide", Subtract: "Subtract",
 	MatMul: "MatMul", Convolution: "Convolution", SoftMax: "SoftMax", TypeCast: "TypeCast", Reorder: "Reorder",
 	StaticTranspose: "StaticTranspose", StaticReshape: "StaticReshape", LayerNorm: "LayerNorm",
 	Wildcard: "Wildcard", End: "End", Dequantize: "Dequantize", Quantize: "Quantize",
+}
+
+// postOpKinds maps each eltwise and binary op kind to the table's kind
+// (GELU to its default mode's).
+var postOpKinds [numOpKinds]ops.Kind
+
+// init takes the names of the eltwise and binary kinds, Abs to Subtract,
+// from package ops's table, whose graph ops are in the same order (one
+// OpKind per graph op: GELU's modes share one).
+func init() {
+	k := Abs
+	for _, pk := range ops.Kinds() {
+		if op := pk.Op(); op.Mode != "" && op.Mode != ops.Modes(op.GraphOp)[0] {
+			continue
+		}
+		opKindNames[k], postOpKinds[k] = pk.Op().GraphOp, pk
+		k++
+	}
+	if k != Subtract+1 {
+		panic("graph: the eltwise and binary op kinds are not package ops's graph ops")
+	}
 }
 
 // String returns oneDNN's name of the op kind ("ReduceMean", "Add", ...).

@@ -1,9 +1,8 @@
 package graph
 
 import (
-	"math"
-
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // attrSpec describes one attribute an op kind accepts.
@@ -59,17 +58,24 @@ func init() {
 		schemas[k] = &schema{minIn: 1, maxIn: 2, minOut: 1, maxOut: 1, attrs: reduceAttrs, strictAttrs: true,
 			types: reduceTypes, infer: inferReduce}
 	}
-	eltAttrs := map[OpKind][]attrSpec{
-		Clamp:       {{name: "min", typ: AttrF32, required: true}, {name: "max", typ: AttrF32, required: true}},
-		Elu:         {{name: "alpha", typ: AttrF32, required: true}},
-		GELU:        {{name: "mode", typ: AttrString, def: def(Attr{Type: AttrString, S: "gelu_erf"})}},
-		HardSigmoid: {{name: "alpha", typ: AttrF32, required: true}, {name: "beta", typ: AttrF32, required: true}},
-		LeakyReLU:   {{name: "alpha", typ: AttrF32, required: true}},
-		Pow:         {{name: "beta", typ: AttrF32, required: true}},
-		SoftPlus:    {{name: "beta", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1})}},
+	eltAttrs := func(k OpKind) []attrSpec {
+		op := postOpKinds[k].Op()
+		var a []attrSpec
+		for _, name := range []string{op.Alpha, op.Beta} {
+			if name != "" {
+				a = append(a, attrSpec{name: name, typ: AttrF32, required: true})
+			}
+		}
+		if op.BetaDefault != nil {
+			a[len(a)-1] = attrSpec{name: op.Beta, typ: AttrF32, def: def(Attr{Type: AttrF32, F: *op.BetaDefault})}
+		}
+		if op.Mode != "" {
+			a = append(a, attrSpec{name: "mode", typ: AttrString, def: def(Attr{Type: AttrString, S: op.Mode})})
+		}
+		return a
 	}
 	for k := Abs; k <= Tanh; k++ {
-		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: eltAttrs[k], strictAttrs: true,
+		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: eltAttrs(k), strictAttrs: true,
 			values: eltwiseValues, types: sameFloatTypes, infer: inferSame}
 	}
 	for k := Add; k <= Subtract; k++ {
@@ -178,35 +184,25 @@ func checkSchema(op *Op) error {
 }
 
 // eltwiseValues refuses the attributes of an eltwise op that leave it
-// without a meaning: a NaN in any f32 one; Clamp with min above max
-// (oneDNN's clip requires min <= max); SoftPlus with beta 0, for
-// log(1+exp(beta*x))/beta divides by zero at every x, or infinite, which
-// gives Inf/Inf (NaN) on half the line; a GELU mode oneDNN does not list. Infinite Clamp bounds (an
-// open side) and the infinite alphas and betas of the other kinds, which
-// oneDNN takes, are accepted.
+// without a meaning (package ops's ParamsProblem says which) and a mode
+// oneDNN does not list.
 func eltwiseValues(op *Op) error {
-	s := schemaOf(op.Kind)
-	for _, sp := range s.attrs {
-		if v, ok := op.Float(sp.name); ok && sp.typ == AttrF32 && v != v {
-			return Errorf(InvalidGraphOp, "%s: attribute %q is NaN; %s needs a number", op, sp.name, op.Kind)
+	info := postOpKinds[op.Kind].Op()
+	if info.Mode != "" {
+		mode, _ := op.Str("mode")
+		if _, ok := ops.OfGraphOp(info.GraphOp, mode); !ok {
+			return Errorf(InvalidGraphOp, "%s: mode %q, want %s", op, mode, ops.ModesText(info.GraphOp))
 		}
 	}
-	switch op.Kind {
-	case Clamp:
-		lo, _ := op.Float("min")
-		hi, _ := op.Float("max")
-		if lo > hi {
-			return Errorf(InvalidGraphOp, "%s: min %v is above max %v; Clamp needs min <= max", op, lo, hi)
-		}
-	case GELU:
-		if mode, _ := op.Str("mode"); mode != "gelu_erf" && mode != "gelu_tanh" {
-			return Errorf(InvalidGraphOp, "%s: mode %q, want \"gelu_erf\" or \"gelu_tanh\"", op, mode)
-		}
-	case SoftPlus:
-		if b, _ := op.Float("beta"); b == 0 || math.IsInf(float64(b), 0) {
-			return Errorf(InvalidGraphOp, "%s: beta is %v; SoftPlus computes log(1+exp(beta*x))/beta and needs a finite, nonzero beta",
-				op, b)
-		}
+	var alpha, beta float32
+	if info.Alpha != "" {
+		alpha, _ = op.Float(info.Alpha)
+	}
+	if info.Beta != "" {
+		beta, _ = op.Float(info.Beta)
+	}
+	if msg := postOpKinds[op.Kind].ParamsProblem(alpha, beta, false); msg != "" {
+		return Errorf(InvalidGraphOp, "%s: %s", op, msg)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -444,43 +445,26 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 	return r, nil
 }
 
-// postOpOf maps a graph op onto the kernel's post-op description.
+// postOpOf maps a graph op onto the kernel's post-op description, by
+// package ops's table: the kind of its op kind and mode, its parameters
+// from the attributes the table names.
 func postOpOf(op *graph.Op) (plan.PostOp, error) {
-	f := func(name string) float32 { v, _ := op.Float(name); return v }
-	simple := map[graph.OpKind]plan.Kind{
-		graph.Abs: plan.Abs, graph.Exp: plan.Exp, graph.HardSwish: plan.HardSwish, graph.Log: plan.Log,
-		graph.Mish: plan.Mish, graph.Sigmoid: plan.Sigmoid, graph.ReLU: plan.ReLU, graph.Round: plan.Round,
-		graph.Sqrt: plan.Sqrt, graph.Square: plan.Square, graph.Tanh: plan.Tanh,
-		graph.Add: plan.Add, graph.Multiply: plan.Multiply, graph.Maximum: plan.Maximum,
-		graph.Minimum: plan.Minimum, graph.Divide: plan.Divide, graph.Subtract: plan.Subtract,
-	}
-	if k, ok := simple[op.Kind]; ok {
-		return plan.PostOp{Kind: k}, nil
-	}
-	switch op.Kind {
-	case graph.Clamp:
-		return plan.PostOp{Kind: plan.Clamp, Alpha: f("min"), Beta: f("max")}, nil
-	case graph.Elu:
-		return plan.PostOp{Kind: plan.Elu, Alpha: f("alpha")}, nil
-	case graph.LeakyReLU:
-		return plan.PostOp{Kind: plan.LeakyReLU, Alpha: f("alpha")}, nil
-	case graph.HardSigmoid:
-		return plan.PostOp{Kind: plan.HardSigmoid, Alpha: f("alpha"), Beta: f("beta")}, nil
-	case graph.SoftPlus:
-		return plan.PostOp{Kind: plan.SoftPlus, Beta: f("beta")}, nil
-	case graph.Pow:
-		return plan.PostOp{Kind: plan.Pow, Beta: f("beta")}, nil
-	case graph.GELU:
-		switch mode, _ := op.Str("mode"); mode {
-		case "gelu_erf":
-			return plan.PostOp{Kind: plan.GELUErf}, nil
-		case "gelu_tanh":
-			return plan.PostOp{Kind: plan.GELUTanh}, nil
-		default:
-			return plan.PostOp{}, graph.Errorf(graph.InvalidArguments, "%s: mode %q, want gelu_erf or gelu_tanh", op, mode)
+	mode, _ := op.Str("mode")
+	k, ok := ops.OfGraphOp(op.Kind.String(), mode)
+	if !ok {
+		if modes := ops.Modes(op.Kind.String()); modes != nil {
+			return plan.PostOp{}, graph.Errorf(graph.InvalidArguments, "%s: mode %q, want %s", op, mode, ops.ModesText(op.Kind.String()))
 		}
+		return plan.PostOp{}, graph.Errorf(graph.Unimplemented, "%s: %s is not a fusible post-op", op, op.Kind)
 	}
-	return plan.PostOp{}, graph.Errorf(graph.Unimplemented, "%s: %s is not a fusible post-op", op, op.Kind)
+	po := plan.PostOp{Kind: k}
+	if name := k.Op().Alpha; name != "" {
+		po.Alpha, _ = op.Float(name)
+	}
+	if name := k.Op().Beta; name != "" {
+		po.Beta, _ = op.Float(name)
+	}
+	return po, nil
 }
 
 // matchPorts orders the given tensors like the ports, matching by id.

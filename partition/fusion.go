@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -65,8 +66,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 			why = fmt.Sprintf("its output is %s; with src %s a fused chain must end in %s", dt, srcDT, want)
 		case next.Kind.IsEltwise() && next.Inputs[0].ID != cur.ID:
 			why = "it does not read the chain's output as its input"
-		case next.Kind == graph.Pow && !plan.IsPowBeta(powBeta(next)):
-			why = fmt.Sprintf("it is Pow with beta %v, and %s", powBeta(next), plan.PowBetasText)
+		case next.Kind == graph.Pow && !ops.IsPowBeta(powBeta(next)):
+			why = fmt.Sprintf("it is Pow with beta %v, and %s", powBeta(next), ops.PowBetasText)
 		case next.Kind.IsBinary() && binaries == plan.MaxBinary:
 			why = fmt.Sprintf("the chain already holds %d binary post-ops", plan.MaxBinary)
 		case next.Kind.IsBinary():

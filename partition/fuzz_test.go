@@ -13,7 +13,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kerneltest"
-	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // This file holds the fuzz targets of the public compile-and-execute API
@@ -723,8 +723,8 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 		if f.kind == graph.SoftPlus && f.beta == 0 {
 			f.beta = 1 // AddOp refuses beta 0
 		}
-		if f.kind == graph.Pow && !plan.IsPowBeta(f.beta) {
-			f.beta = plan.PowBetas[fb.intn(len(plan.PowBetas))] // others stay unfused
+		if f.kind == graph.Pow && !ops.IsPowBeta(f.beta) {
+			f.beta = ops.PowBetas[fb.intn(len(ops.PowBetas))] // others stay unfused
 		}
 		if f.kind == graph.Clamp && f.alpha > f.beta {
 			f.alpha, f.beta = f.beta, f.alpha // AddOp refuses min > max

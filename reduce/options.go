@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -126,24 +127,11 @@ func (k PostKind) String() string {
 }
 
 // paramsProblem describes what leaves post-op k with parameters alpha and
-// beta without a meaning, as the graph API's AddOp refuses it: a NaN
-// parameter the kind uses; Clamp with alpha (min) above beta (max);
-// SoftPlus with beta 0 or infinite, for log(1+exp(beta*x))/beta divides
-// by zero (or gives Inf/Inf). It returns "" for usable parameters.
+// beta without a meaning, as the graph API's AddOp refuses it (package
+// ops's rules), or "" for usable parameters.
 func (k PostKind) paramsProblem(alpha, beta float32) string {
-	usesAlpha := k == PostClamp || k == PostElu || k == PostHardSigmoid || k == PostLeakyReLU
-	usesBeta := k == PostClamp || k == PostHardSigmoid || k == PostSoftPlus || k == PostPow
-	switch {
-	case usesAlpha && alpha != alpha:
-		return "alpha is NaN"
-	case usesBeta && beta != beta:
-		return "beta is NaN"
-	case k == PostClamp && alpha > beta:
-		return fmt.Sprintf("min (alpha) %v is above max (beta) %v; Clamp needs min <= max", alpha, beta)
-	case k == PostSoftPlus && (beta == 0 || math.IsInf(float64(beta), 0)):
-		return fmt.Sprintf("beta is %v; SoftPlus computes log(1+exp(beta*x))/beta and needs a finite, nonzero beta", beta)
-	}
-	return ""
+	pk, _ := k.planKind()
+	return pk.ParamsProblem(alpha, beta, true)
 }
 
 // postKey is a post-op as a key field: float parameters as bits, so that
@@ -203,8 +191,8 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			if msg := PostKind(o.post.kind).paramsProblem(math.Float32frombits(o.post.alpha), math.Float32frombits(o.post.beta)); msg != "" {
 				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: %v post-op: %s", op, i, PostKind(o.post.kind), msg)
 			}
-			if beta := math.Float32frombits(o.post.beta); PostKind(o.post.kind) == PostPow && !plan.IsPowBeta(beta) {
-				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: Pow post-op with beta %v; %s", op, i, beta, plan.PowBetasText)
+			if beta := math.Float32frombits(o.post.beta); PostKind(o.post.kind) == PostPow && !ops.IsPowBeta(beta) {
+				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: Pow post-op with beta %v; %s", op, i, beta, ops.PowBetasText)
 			}
 			if user == MaxPostOps {
 				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)

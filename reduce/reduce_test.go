@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -93,7 +94,7 @@ func TestPowAgainstOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, isa := range isas() {
 		withISA(t, isa)
-		for _, beta := range plan.PowBetas {
+		for _, beta := range ops.PowBetas {
 			for _, op := range []Op{OpMax, OpMin, OpL2} {
 				for ci, c := range shapeCases[:4] {
 					for _, tp := range typePairs {

@@ -5,11 +5,12 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/gdnn/gdnn/internal/jit"
 	"runtime"
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // bwProbe measures this machine's read bandwidth at a given buffer size,

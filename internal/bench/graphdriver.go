@@ -15,6 +15,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -1041,33 +1042,20 @@ func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.Logi
 		return float64(v)
 	}
 	rp := refPostOp{}
-	elt := map[graph.OpKind]string{graph.Abs: "abs", graph.Clamp: "clip", graph.Elu: "elu", graph.Exp: "exp",
-		graph.HardSigmoid: "hardsigmoid", graph.HardSwish: "hardswish", graph.LeakyReLU: "relu", graph.Log: "log",
-		graph.Mish: "mish", graph.Pow: "pow", graph.Sigmoid: "logistic", graph.SoftPlus: "soft_relu", graph.ReLU: "relu",
-		graph.Round: "round", graph.Sqrt: "sqrt", graph.Square: "square", graph.Tanh: "tanh"}
-	bin := map[graph.OpKind]string{graph.Add: "add", graph.Multiply: "mul", graph.Maximum: "max",
-		graph.Minimum: "min", graph.Divide: "div", graph.Subtract: "sub"}
-	if name, ok := bin[op.Kind]; ok {
-		rp.g.bin = name
+	mode, _ := op.Str("mode")
+	k, ok := ops.OfGraphOp(op.Kind.String(), mode)
+	if !ok {
+		return rp, nil, graph.Errorf(graph.Unimplemented, "%s: gdnnbench has no reference for %s", op, op.Kind)
+	}
+	if k.IsBinary() {
+		rp.g.bin = k.Op().Bench
 		other := op.Inputs[1]
 		if op.Inputs[0].ID != chainVal {
 			other, rp.swapped = op.Inputs[0], true
 		}
 		return rp, &other, nil
 	}
-	if op.Kind == graph.GELU {
-		mode, _ := op.Str("mode")
-		if mode != "gelu_erf" && mode != "gelu_tanh" {
-			return rp, nil, graph.Errorf(graph.Unimplemented, "%s: GELU mode %q", op, mode)
-		}
-		rp.g.elt = mode
-		return rp, nil, nil
-	}
-	name, ok := elt[op.Kind]
-	if !ok {
-		return rp, nil, graph.Errorf(graph.Unimplemented, "%s: gdnnbench has no reference for %s", op, op.Kind)
-	}
-	rp.g.elt = name
+	rp.g.elt = k.Op().Bench
 	switch op.Kind {
 	case graph.Clamp:
 		rp.g.alpha, rp.g.beta = f("min"), f("max")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -380,8 +381,8 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 		if p.Alpha != 1 {
 			return unimpl(fmt.Sprintf("alpha %v: oneDNN Graph's Pow computes x^beta with no scale (alpha 1)", p.Alpha))
 		}
-		if !plan.IsPowBeta(p.Beta) {
-			return unimpl(fmt.Sprintf("beta %v: %s", p.Beta, plan.PowBetasText))
+		if !ops.IsPowBeta(p.Beta) {
+			return unimpl(fmt.Sprintf("beta %v: %s", p.Beta, ops.PowBetasText))
 		}
 		g.kind = graph.Pow
 		g.attrs["beta"] = p.Beta

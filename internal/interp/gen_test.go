@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -78,7 +79,7 @@ func randEltwise(r *rand.Rand) plan.PostOp {
 	case plan.SoftPlus:
 		op.Beta = []float32{1, 2, 0.5, -1}[r.IntN(4)]
 	case plan.Pow:
-		op.Beta = plan.PowBetas[r.IntN(len(plan.PowBetas))]
+		op.Beta = ops.PowBetas[r.IntN(len(ops.PowBetas))]
 	}
 	return op
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -275,7 +276,7 @@ func drawCodeProblem(r *rand.Rand) *plan.Problem {
 		case plan.SoftPlus:
 			op.Beta = 1
 		case plan.Pow:
-			op.Beta = plan.PowBetas[r.IntN(len(plan.PowBetas))]
+			op.Beta = ops.PowBetas[r.IntN(len(ops.PowBetas))]
 		}
 		if k.IsBinary() {
 			if nbin == plan.MaxBinary {

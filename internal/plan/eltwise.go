@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math"
-	"slices"
 )
 
 // Post-op arithmetic shared by every backend: the interpreter calls these
@@ -18,7 +17,7 @@ import (
 // Eltwise applies the unary post-op k with parameters alpha, beta to x.
 // Parameter use follows PostOp: Clamp(min=alpha, max=beta),
 // Elu(alpha), HardSigmoid(alpha, beta), LeakyReLU(alpha), SoftPlus(beta),
-// Pow(beta: one of PowBetas, see pow);
+// Pow(beta: one of ops.PowBetas, see pow);
 // HardSwish is oneDNN Graph's fixed x*max(0, min(1, x/6+1/2)). SoftPlus
 // with beta 0 divides by zero (±Inf or NaN) and Clamp with alpha > beta
 // gives beta; the graph and reduce APIs refuse both before a plan is made.
@@ -179,18 +178,7 @@ func clamp01(v float64) float64 {
 	return v
 }
 
-// PowBetas are the exponents of the Pow post-ops plans take: the ones a
-// few exact steps compute (x*x, 1/x, a square root, ...). Any other
-// beta would need a vector pow of its own.
-var PowBetas = []float32{0, 1, 2, 3, -1, -2, 0.5, -0.5}
-
-// PowBetasText says which Pow post-ops plans take.
-const PowBetasText = "gdnn computes x^beta for beta 0, 1, 2, 3, -1, -2, 0.5 and -0.5"
-
-// IsPowBeta reports whether beta is one of PowBetas.
-func IsPowBeta(beta float32) bool { return slices.Contains(PowBetas, beta) }
-
-// pow is x^beta for the betas of PowBetas, in float64 and rounded once,
+// pow is x^beta for the betas of ops.PowBetas, in float64 and rounded once,
 // by the steps the kernels take; the zeros and infinities are IEEE pow's
 // (Go's math.Pow's): 0 and -0 to the power 0.5 are +0, -Inf to the power
 // 0.5 is +Inf and to -0.5 is +0. x^0 is 1 for every x but a NaN, which

@@ -3,6 +3,8 @@ package plan
 import (
 	"math"
 	"testing"
+
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // ulp32 returns the spacing of float32 values at |x| (the subnormal
@@ -254,41 +256,7 @@ func TestBinary(t *testing.T) {
 	}
 }
 
-func TestKindNames(t *testing.T) {
-	seen := map[string]Kind{}
-	for k := Abs; k <= Subtract; k++ {
-		s := k.String()
-		if prev, dup := seen[s]; dup {
-			t.Errorf("%d and %d share the name %q", prev, k, s)
-		}
-		seen[s] = k
-		if got, ok := ParseKind(s); !ok || got != k {
-			t.Errorf("ParseKind(%q) = %v, %v; want %v", s, got, ok, k)
-		}
-		if k.IsBinary() != (k >= Add) {
-			t.Errorf("%v.IsBinary() = %v", k, k.IsBinary())
-		}
-	}
-	if GELUErf.String() != "GELU" || Clamp.String() != "Clamp" || Multiply.String() != "Multiply" {
-		t.Errorf("names: %v %v %v", GELUErf, Clamp, Multiply)
-	}
-	if k, ok := ParseKind("GELUErf"); !ok || k != GELUErf {
-		t.Errorf("ParseKind(GELUErf) = %v, %v", k, ok)
-	}
-	for _, bad := range []string{"", "relu", "Gelu", "Linear"} {
-		if k, ok := ParseKind(bad); ok {
-			t.Errorf("ParseKind(%q) = %v, want not found", bad, k)
-		}
-	}
-	if s := Kind(0).String(); s != "Kind(0)" {
-		t.Errorf("Kind(0) = %q", s)
-	}
-	if Kind(0).Valid() || Kind(Subtract+1).Valid() {
-		t.Error("invalid kinds report valid")
-	}
-}
-
-// TestPow holds Pow, for every beta of PowBetas, to IEEE pow (Go's
+// TestPow holds Pow, for every beta of ops.PowBetas, to IEEE pow (Go's
 // math.Pow) rounded to f32: the same bits for 0, 1, 2, -1 and 0.5
 // (one rounding of an exact or correctly rounded value), within one
 // ulp for the others, and the same zeros, infinities and NaNs for all
@@ -301,7 +269,7 @@ func TestPow(t *testing.T) {
 	for b := uint32(0); b < 1<<31; b += 999983 {
 		xs = append(xs, math.Float32frombits(b), math.Float32frombits(b|1<<31))
 	}
-	for _, beta := range PowBetas {
+	for _, beta := range ops.PowBetas {
 		exact := beta == 0 || beta == 1 || beta == 2 || beta == -1 || beta == 0.5
 		for _, x := range xs {
 			got := Eltwise(Pow, 0, beta, x)

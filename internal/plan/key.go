@@ -67,7 +67,7 @@ func appendLoop(b []byte, l *Loop, kept bool) []byte {
 // distinct from "0"); all NaNs look alike, as they compute alike.
 func appendPostOp(b []byte, op *PostOp) []byte {
 	b = append(b, op.Kind.String()...)
-	a, be := op.Kind.usesAlpha(), op.Kind.usesBeta()
+	a, be := op.Kind.UsesAlpha(), op.Kind.UsesBeta()
 	if a || be {
 		b = append(b, '(')
 		if a {

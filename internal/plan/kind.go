@@ -1,70 +1,38 @@
 package plan
 
-import "fmt"
+import "github.com/gdnn/gdnn/internal/ops"
 
-// kindNames holds oneDNN Graph's op name for every post-op kind. The two
-// GELU modes are one op ("GELU" with a mode attribute) in oneDNN; they get
-// distinct names here so that names, and so plan keys, tell them apart.
-var kindNames = [...]string{
-	Abs:         "Abs",
-	Clamp:       "Clamp",
-	Elu:         "Elu",
-	Exp:         "Exp",
-	GELUErf:     "GELU",
-	GELUTanh:    "GELUTanh",
-	HardSigmoid: "HardSigmoid",
-	HardSwish:   "HardSwish",
-	LeakyReLU:   "LeakyReLU",
-	Log:         "Log",
-	Mish:        "Mish",
-	Pow:         "Pow",
-	Sigmoid:     "Sigmoid",
-	SoftPlus:    "SoftPlus",
-	ReLU:        "ReLU",
-	Round:       "Round",
-	Sqrt:        "Sqrt",
-	Square:      "Square",
-	Tanh:        "Tanh",
-	Add:         "Add",
-	Multiply:    "Multiply",
-	Maximum:     "Maximum",
-	Minimum:     "Minimum",
-	Divide:      "Divide",
-	Subtract:    "Subtract",
-}
+// Kind is the kind of a fused post-op. Package ops is the table that
+// describes every kind (names, parameters and their rules); the names
+// here let plans and the code that builds them say plan.ReLU.
+type Kind = ops.Kind
 
-// Valid reports whether k is one of the named post-op kinds.
-func (k Kind) Valid() bool { return k >= Abs && k <= Subtract }
+// The post-op kinds (see package ops).
+const (
+	Abs         = ops.Abs
+	Clamp       = ops.Clamp
+	Elu         = ops.Elu
+	Exp         = ops.Exp
+	GELUErf     = ops.GELUErf
+	GELUTanh    = ops.GELUTanh
+	HardSigmoid = ops.HardSigmoid
+	HardSwish   = ops.HardSwish
+	LeakyReLU   = ops.LeakyReLU
+	Log         = ops.Log
+	Mish        = ops.Mish
+	Pow         = ops.Pow
+	Sigmoid     = ops.Sigmoid
+	SoftPlus    = ops.SoftPlus
+	ReLU        = ops.ReLU
+	Round       = ops.Round
+	Sqrt        = ops.Sqrt
+	Square      = ops.Square
+	Tanh        = ops.Tanh
 
-// String returns oneDNN Graph's op name for k ("Abs", "Clamp", ...);
-// GELUErf is "GELU" (oneDNN's default mode) and GELUTanh is "GELUTanh".
-func (k Kind) String() string {
-	if !k.Valid() {
-		return fmt.Sprintf("Kind(%d)", int(k))
-	}
-	return kindNames[k]
-}
-
-// ParseKind returns the kind whose String is name. It also accepts
-// "GELUErf" for GELUErf. Names are case-sensitive, as in oneDNN Graph.
-func ParseKind(name string) (Kind, bool) {
-	if name == "GELUErf" {
-		return GELUErf, true
-	}
-	for k := Abs; k <= Subtract; k++ {
-		if kindNames[k] == name {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
-// usesAlpha and usesBeta report whether an eltwise kind reads the
-// parameter; the others ignore it, so it stays out of plan keys.
-func (k Kind) usesAlpha() bool {
-	return k == Clamp || k == Elu || k == HardSigmoid || k == LeakyReLU
-}
-
-func (k Kind) usesBeta() bool {
-	return k == Clamp || k == HardSigmoid || k == SoftPlus || k == Pow
-}
+	Add      = ops.Add
+	Multiply = ops.Multiply
+	Maximum  = ops.Maximum
+	Minimum  = ops.Minimum
+	Divide   = ops.Divide
+	Subtract = ops.Subtract
+)

@@ -26,42 +26,6 @@ type Problem struct {
 	PostOps      []PostOp
 }
 
-// Kind is the kind of a fused post-op.
-type Kind int
-
-// Post-op kinds: oneDNN's reduction fusion list.
-const (
-	Abs Kind = iota + 1
-	Clamp
-	Elu
-	Exp
-	GELUErf
-	GELUTanh
-	HardSigmoid
-	HardSwish
-	LeakyReLU
-	Log
-	Mish
-	Pow
-	Sigmoid
-	SoftPlus
-	ReLU
-	Round
-	Sqrt
-	Square
-	Tanh
-
-	Add
-	Multiply
-	Maximum
-	Minimum
-	Divide
-	Subtract
-)
-
-// IsBinary reports whether k takes a second operand.
-func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
-
 // PostOp is one fused op applied to the f32 result (mean, sum, ...)
 // before the final
 // conversion to the dst data type.
@@ -69,7 +33,7 @@ func (k Kind) IsBinary() bool { return k >= Add && k <= Subtract }
 // Eltwise parameters: Clamp: Alpha=min, Beta=max. Elu, LeakyReLU: Alpha.
 // HardSigmoid: y = max(0, min(1, Alpha*x + Beta)). SoftPlus: Beta
 // (y = log(1 + exp(Beta*x)) / Beta). Pow: Beta (y = x^Beta, one of
-// PowBetas). Round: nearest, ties to even.
+// ops.PowBetas). Round: nearest, ties to even.
 //
 // Binary ops compute result OP operand (the result is always the left
 // operand). The operand is addressed over the dst index space with

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // MaxLoops bounds the loops of one Plan (Outer, Reduced and Inner
@@ -321,15 +322,15 @@ func IsOperandType(t dtypes.DataType) bool { return IsDstType(t) }
 // kept (reduce holds the Problem's flags; strides of reduced dims are
 // ignored); for a Plan the binary strides live in the loops, so the ops
 // must carry none.
-func checkPostOps(ops []PostOp, reduce []bool, withStrides bool) error {
+func checkPostOps(postOps []PostOp, reduce []bool, withStrides bool) error {
 	rank := len(reduce)
 	nb := 0
-	for i, op := range ops {
+	for i, op := range postOps {
 		if !op.Kind.Valid() {
 			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
 		}
-		if op.Kind == Pow && !IsPowBeta(op.Beta) {
-			return graph.Errorf(graph.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, PowBetasText)
+		if op.Kind == Pow && !ops.IsPowBeta(op.Beta) {
+			return graph.Errorf(graph.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, ops.PowBetasText)
 		}
 		if !op.Kind.IsBinary() {
 			if op.BinDT != dtypes.Undef || len(op.BinStrides) != 0 {

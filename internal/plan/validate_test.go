@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // wantStatus fails unless err carries status s (nil s: no error).
@@ -330,18 +331,18 @@ func TestCountOverflowMessages(t *testing.T) {
 	}
 }
 
-// A Pow post-op with a beta outside PowBetas is refused, and the error
+// A Pow post-op with a beta outside ops.PowBetas is refused, and the error
 // says which betas are taken.
 func TestPowBetaRefused(t *testing.T) {
 	for _, beta := range []float32{1.5, -3, 4, 0.25, float32(math.Inf(1)), float32(math.NaN())} {
 		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
 		err := p.Validate()
-		if !errors.Is(err, graph.Unimplemented) || err == nil || !strings.Contains(err.Error(), PowBetasText) {
+		if !errors.Is(err, graph.Unimplemented) || err == nil || !strings.Contains(err.Error(), ops.PowBetasText) {
 			t.Errorf("Pow beta %v: Validate() = %v, want Unimplemented naming the betas taken", beta, err)
 		}
 	}
-	for _, beta := range PowBetas {
+	for _, beta := range ops.PowBetas {
 		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
 		if err := p.Validate(); err != nil {

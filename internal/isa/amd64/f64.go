@@ -106,7 +106,7 @@ func (g *gen) hardSwish(r int) {
 	})
 }
 
-// pow: x^beta for plan.PowBetas by plan.Eltwise's steps. 0 gives 1 (a
+// pow: x^beta for ops.PowBetas by plan.Eltwise's steps. 0 gives 1 (a
 // NaN stays itself), 1 leaves x, 2 is one product in f32 (exact in f64,
 // so the same rounding); the others run in f64 lanes.
 func (g *gen) pow(beta float32, r int) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
@@ -162,7 +163,7 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Alpha = float32(r.Intn(9)-4) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
 		case plan.Pow:
-			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
+			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
 		}
 		if k.IsBinary() {
 			if nbin == plan.MaxBinary {

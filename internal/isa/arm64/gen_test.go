@@ -6,6 +6,7 @@ import (
 	"math/rand"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -170,7 +171,7 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 			op.Alpha = float32(r.Intn(17)-8) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
 		case plan.Pow:
-			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
+			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
 		}
 		if op.Kind.IsBinary() {
 			if nbin == plan.MaxBinary {

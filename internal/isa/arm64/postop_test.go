@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
@@ -55,7 +56,7 @@ func TestPostOpSpecials(t *testing.T) {
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
-	for _, beta := range plan.PowBetas {
+	for _, beta := range ops.PowBetas {
 		cases = append(cases, opCase{plan.Pow, 0, beta})
 	}
 	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
