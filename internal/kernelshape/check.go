@@ -4,6 +4,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/vfn"
 )
 
 // Covers declares what an emitter generates code for, and the facts of
@@ -129,4 +130,17 @@ func VectorReduction(r plan.Reduction) bool {
 		return r.P == 1 || r.P == 2
 	}
 	return true
+}
+
+// VectorPostOp reports whether post-op kind k has vector code on every
+// emitter: the kinds each lowers with its own instructions, and those
+// with a package vfn program, which each lowers from the one program.
+func VectorPostOp(k plan.Kind) bool {
+	switch k {
+	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
+		plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log, plan.Pow,
+		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
+		return true
+	}
+	return vfn.Has(k)
 }

@@ -29,7 +29,7 @@ const pointerAndCounterRegisters = 11
 // a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row"). Zen cores
 // take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
 func Covers(o Options) kernelshape.Covers {
-	c := kernelshape.Covers{Arch: "amd64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
+	c := kernelshape.Covers{Arch: "amd64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType, Registers: pointerAndCounterRegisters}
 	if o.AVX512 {
 		c.WholeRowLanes = 256

@@ -4,7 +4,6 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
-	"github.com/gdnn/gdnn/internal/vfn"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -52,18 +51,6 @@ func (g *gen) finish(r int, lm kernelshape.LaneMap) {
 		bin++
 	}
 	g.store(g.ddt, r, g.m(rDst, lm.DstOff), lm.N)
-}
-
-// supportedKind reports whether the kernel can apply post-op kind k:
-// the kinds with a package vfn program among them.
-func supportedKind(k plan.Kind) bool {
-	switch k {
-	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
-		plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log, plan.Pow,
-		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
-		return true
-	}
-	return vfn.Has(k)
 }
 
 // eltwise applies a unary post-op to r, matching plan.Eltwise exactly

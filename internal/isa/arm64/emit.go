@@ -18,7 +18,7 @@ const maxDepth = 5
 // type a plan takes (floats, s8, u8) and stores every dst type (floats,
 // s8, u8, s32), in any pair, and binary operands of every type a plan
 // takes (floats, s8, u8, s32).
-var Covers = kernelshape.Covers{Arch: "arm64", PostOp: supportedKind, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
+var Covers = kernelshape.Covers{Arch: "arm64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 	WholeRowLanes: 64, DataTypes: dataTypes, Operands: plan.IsOperandType}
 
 // dataTypes reports whether the generator loads src and stores dst.
