@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -100,8 +101,21 @@ func checkPlotPath(path string) error {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--plot=%s is a folder", path)
+	} else if err == nil {
+		// An existing file: it must open for writing (it is not truncated here).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("--plot=%s cannot be written: %v", path, errors.Unwrap(err))
+		}
+		return f.Close()
 	}
-	return nil
+	// A new file: the folder must take one.
+	f, err := os.CreateTemp(filepath.Dir(path), ".gdnnbench-plot-*")
+	if err != nil {
+		return fmt.Errorf("--plot=%s cannot be written: folder %s takes no new file: %v", path, filepath.Dir(path), errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // addPlotPoint records a timed problem for the chart, and measures the
