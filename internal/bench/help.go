@@ -68,9 +68,16 @@ Global options (kept by --reset):
                           machine's bandwidth for cache-resident sizes); "auto" (default)
                           is lib when a JIT ISA is in force and go otherwise.
                           %bwpct% above 100% means the problem read faster than the probe
-                          at that power of two: its data stays in a cache between executes,
-                          or it sits just below a cache size that the probe's buffer
-                          exceeds; --plot draws both so that such a figure explains itself.
+                          at that power of two. While its src fits a cache, the cache explains
+                          it: the data stay there between executes, or the src sits just below
+                          a cache size that the probe's buffer exceeds. Past the caches (src
+                          over twice the largest cache the OS reports) nothing does but a probe
+                          slowed by other work: a problem reading over 20% faster than the
+                          probe has it measured again (the faster measurement is kept, and
+                          used from there on), and if it still beats it, the probe is flagged
+                          "probe measured under load (busy machine)" in a warning, in --table
+                          (the figure marked *) and in --plot. --plot draws the probe so that
+                          such a figure explains itself.
   --plot=FILE.svg         (gdnn, whole run) draw the run's timed problems (P or CP mode) as a bandwidth
                           chart: each problem's GB/s at its src size (log scale), one mark
                           per problem numbered by its index and coloured by impl, over the

@@ -52,6 +52,9 @@ type runner struct {
 	timed    int                 // problems timed (P mode)
 	// plotProbes are the probes plotPts were compared with.
 	plotProbes []*bwProbe
+	// caches are the CPU's data caches, once cachesRead (cacheLevels).
+	caches     []cacheLevel
+	cachesRead bool
 	// srcOverride, when set (by tests), replaces the src data of every
 	// correctness check after the fill, so that chosen values (every 8-bit
 	// value, ties, sums past the s32 range) go through the whole driver.
@@ -688,6 +691,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
 		r.checkTiming(idx, repro, res.perf.Time)
+		r.checkProbe(idx, res.perf)
 		r.timed++
 		if r.g.plot != "" {
 			r.addPlotPoint(res.perf)
