@@ -375,7 +375,7 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 				xOf(p.bytes)-3.5, yOf(p.gbs)-3.5, colour, esc(c.name), fmtBytes(p.bytes), fmtNum(p.gbs), esc(why))
 			if p.busy {
 				fmt.Fprintf(&b, `<text class="busy" x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="middle">under load</text>`+"\n",
-					xOf(p.bytes), yOf(p.gbs)+16, busyColour)
+					xOf(p.bytes), min(yOf(p.gbs)+16, plotTop+plotH-4), busyColour)
 			}
 		}
 		b.WriteString("</g>\n")

@@ -60,7 +60,7 @@ func (r *runner) checkProbe(idx int, d *PerfData) {
 		return
 	}
 	was := d.ReadBW
-	now := r.bw.remeasure(d.ProbeBytes)
+	now, again := r.bw.remeasure(d.ProbeBytes)
 	d.ReadBW = now
 	r.prog.clear()
 	size := fmtBytes(int64(1) << bucket(d.ProbeBytes))
@@ -73,20 +73,21 @@ func (r *runner) checkProbe(idx int, d *PerfData) {
 	d.ProbeBusy = true
 	r.bw.markBusy(d.ProbeBytes)
 	fmt.Fprintf(r.errw, "gdnnbench: warning: problem %d: %s: past the caches (%s %s) the problem read %s GB/s, %.0f%% of the "+
-		"read-bandwidth probe at %s (%s GB/s, measured again: first %s GB/s); no cache explains that, so its %%bwpct%% is not worth reading\n",
-		idx, busyProbeLabel, llc.name, fmtBytes(llc.bytes), fmtNum(bw/1e9), 100*bw/now, size, fmtNum(now/1e9), fmtNum(was/1e9))
+		"read-bandwidth probe at %s (%s GB/s first, %s GB/s measured again; the faster is kept); no cache explains that, so its %%bwpct%% is not worth reading\n",
+		idx, busyProbeLabel, llc.name, fmtBytes(llc.bytes), fmtNum(bw/1e9), 100*bw/now, size, fmtNum(was/1e9), fmtNum(again/1e9))
 }
 
 // remeasure measures the probe at n bytes again and keeps the faster of
 // that and the earlier measurement (load only slows a probe), returning
-// it.
-func (p *bwProbe) remeasure(n int64) float64 {
+// the one kept and the new one.
+func (p *bwProbe) remeasure(n int64) (kept, again float64) {
 	b := bucket(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := max(p.measure(int64(1)<<b), p.cache[b])
-	p.cache[b] = v
-	return v
+	again = p.measure(int64(1) << b)
+	kept = max(again, p.cache[b])
+	p.cache[b] = kept
+	return kept, again
 }
 
 // markBusy flags the probe's point at n bytes as measured under load.
