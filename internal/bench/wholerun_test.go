@@ -162,3 +162,23 @@ func TestHelpAnywhere(t *testing.T) {
 		t.Errorf("--bogus --help: exit %d, stderr %q", code, errw)
 	}
 }
+
+// TestGraphRefusedBeforeAnyCase: a missing case file or a malformed graph
+// knob after a good case stops the run before the good case runs, and
+// --summary after the cases applies to them.
+func TestGraphRefusedBeforeAnyCase(t *testing.T) {
+	good := writeCase(t, sumAddDroppedCase, nil)
+	code, out, errw := runMain(t, "--graph", "--case="+good, "--summary=no-impl")
+	if code != 0 || !strings.Contains(out, "0:PASSED") || strings.Contains(out, implHead) {
+		t.Fatalf("good case with --summary=no-impl after it: exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"--case=" + filepath.Join(t.TempDir(), "nothere.json"), "argument 3: "},
+		{"--mb=-1", `--mb: "-1" is not a non-negative integer`},
+	} {
+		code, out, errw := runMain(t, "--graph", "--case="+good, c.arg, "--case="+good)
+		if code != 2 || strings.Contains(out, "PASSED") || !strings.Contains(errw, c.want) || !strings.Contains(errw, "(no problem was run)") {
+			t.Errorf("%s: exit %d, want 2 with %q and no case run\nstdout %q\nstderr %q", c.arg, code, c.want, out, errw)
+		}
+	}
+}
