@@ -30,6 +30,9 @@ import (
 type bwProbe struct {
 	mu    sync.Mutex
 	cache map[int]float64
+	// busy are the buckets measured under load: a problem past the caches
+	// read faster than the probe there, even re-measured (checkProbe).
+	busy map[int]bool
 	// lib, when set, measures bytes/s for a buffer of n bytes with gdnn.
 	lib  func(n int64) (float64, error)
 	name string
@@ -62,7 +65,13 @@ func (p *bwProbe) readBW(n int64) float64 {
 	if v, ok := p.cache[b]; ok {
 		return v
 	}
-	size := int64(1) << b
+	v := p.measure(int64(1) << b)
+	p.cache[b] = v
+	return v
+}
+
+// measure times the probe over a buffer of size bytes.
+func (p *bwProbe) measure(size int64) float64 {
 	var v float64
 	if p.lib != nil {
 		if lv, err := p.lib(size); err == nil {
@@ -72,7 +81,6 @@ func (p *bwProbe) readBW(n int64) float64 {
 	if v == 0 {
 		v = goReadBW(size)
 	}
-	p.cache[b] = v
 	return v
 }
 
@@ -83,7 +91,7 @@ func (p *bwProbe) points() []probePoint {
 	var out []probePoint
 	for b, v := range p.cache {
 		if v > 0 {
-			out = append(out, probePoint{int64(1) << b, v / 1e9})
+			out = append(out, probePoint{int64(1) << b, v / 1e9, p.busy[b]})
 		}
 	}
 	slices.SortFunc(out, func(a, b probePoint) int { return cmp.Compare(a.bytes, b.bytes) })

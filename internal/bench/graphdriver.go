@@ -37,7 +37,7 @@ func (r *runner) graphOption(a Arg, name, val string, hasVal bool) (bool, error)
 	items := splitList(val)
 	switch name {
 	case "case":
-		r.lastProb = true
+		r.trailing = nil
 		return true, r.runGraphCase(a, val)
 	case "mb":
 		s.mb = def.mb

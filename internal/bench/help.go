@@ -8,9 +8,15 @@ const HelpText = `Usage: gdnnbench [global options] --reduction [reduction optio
 gdnnbench is a benchdnn-compatible driver for gdnn: it reads oneDNN's benchdnn
 batch files and options unchanged, runs each problem through gdnn's
 partition/compile/execute, checks results against a float64 reference and
-measures performance. Options apply to the problems that follow them; a list
-value (A,B,C) runs every combination; an empty value (--sdt=) restores the
-default.
+measures performance. Options apply to the problems that follow them, as in
+benchdnn, except the whole-run output options --plot, --summary and --table,
+which take effect wherever they stand (after --batch=FILE, or inside it; the
+last value given wins). A list value (A,B,C) runs every combination; an empty
+value (--sdt=) restores the default. Every option and batch file is read
+before the first problem runs: an unknown option, a malformed value, a
+--plot file that cannot be written or a missing batch or case file stops the
+run there, with exit status 2 and nothing run. An option after the last
+problem that applies per problem (--sdt=bf16 at the end) gets a warning.
 
 Global options (kept by --reset):
   --mode=MODE             C correctness (default), P performance, CP both, L list,
@@ -52,8 +58,8 @@ Global options (kept by --reset):
   --buffer-prefix, --cold-cache, --fast-ref, --check-ref-impl, --attr-same-pd-check,
   --mem-check, --num-streams, --stream-kind, --execution-mode
                           benchdnn's, not implemented: an error (exit status 2) says why.
-  --table[=BOOL|only]     (gdnn) print a table of every problem at the end; "only"
-                          also drops the per-problem lines of problems that passed.
+  --table[=BOOL|only]     (gdnn, whole run) print a table of every problem at the end;
+                          "only" also drops the per-problem lines of problems that passed.
   --bw-probe=auto|go|lib  (gdnn) read-bandwidth probe behind %bwpct%, measured over a
                           buffer of the src size (power-of-two buckets, cached per run):
                           "lib" times gdnn's own contiguous f32 sum over the buffer (vector
@@ -62,16 +68,24 @@ Global options (kept by --reset):
                           machine's bandwidth for cache-resident sizes); "auto" (default)
                           is lib when a JIT ISA is in force and go otherwise.
                           %bwpct% above 100% means the problem read faster than the probe
-                          at that power of two: its data stays in a cache between executes,
-                          or it sits just below a cache size that the probe's buffer
-                          exceeds; --plot draws both so that such a figure explains itself.
-  --plot=FILE.svg         (gdnn) draw the run's timed problems (P or CP mode) as a bandwidth
+                          at that power of two. While its src fits a cache, the cache explains
+                          it: the data stay there between executes, or the src sits just below
+                          a cache size that the probe's buffer exceeds. Past the caches (src
+                          over twice the largest cache the OS reports) nothing does but a probe
+                          slowed by other work: a problem reading over 20% faster than the
+                          probe has it measured again (the faster measurement is kept, and
+                          used from there on), and if it still beats it, the probe is flagged
+                          "probe measured under load (busy machine)" in a warning, in --table
+                          (the figure marked *) and in --plot. --plot draws the probe so that
+                          such a figure explains itself.
+  --plot=FILE.svg         (gdnn, whole run) draw the run's timed problems (P or CP mode) as a bandwidth
                           chart: each problem's GB/s at its src size (log scale), one mark
                           per problem numbered by its index and coloured by impl, over the
                           read-bandwidth probe it was compared with at every power of two
                           (and the cache sizes, where the OS gives them), with a table of
                           index, impl, GB/s, %readBW and problem. A mark above the probe
-                          line is a %readBW above 100%. Empty: no chart.
+                          line is a %readBW above 100%. Empty: no chart. FILE must be
+                          writable (checked before the run).
   --case-dir=DIR          (gdnn) folder searched first for --case files.
   --batch=FILE            read options and problems from FILE: whitespace-separated
                           tokens, '#' starts a comment. A relative FILE is looked up as
@@ -84,7 +98,7 @@ Global options (kept by --reset):
                           $GDNN_BENCHDNN_INPUTS (a path list), then inputs and ../inputs
                           beside the gdnnbench executable.
   --summary=[no-]S[+[no-]S...]
-                          what is printed about the whole run before the tests line, as
+                          (whole run) what is printed before the tests line, as
                           benchdnn: failures (up to ten FAILED or INVALID_ARGUMENTS result
                           lines, not in P mode; default on), impl (a table of implementations
                           and how many problems each ran; on), impl-csv (the same as a
@@ -92,7 +106,8 @@ Global options (kept by --reset):
                           (UNIMPLEMENTED results grouped by reason; on). Each value starts
                           from these defaults; e.g. --summary=no-impl+impl-csv.
   --reset                 restore the driver options to their defaults (the perf
-                          template is kept, as in benchdnn).
+                          template is kept, as in benchdnn; it stays a driver option
+                          that applies to the problems after it).
   --help                  this text.
 
 Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4:2x1x3x1

@@ -29,6 +29,7 @@ type PerfData struct {
 	CTimeMs                    float64 // partition compile time
 	ReadBW                     float64 // probed read bandwidth at the src byte size, bytes/s (0: not probed)
 	ProbeBytes                 int64   // the src byte size ReadBW was probed for
+	ProbeBusy                  bool    // ReadBW was measured under load (checkProbe)
 	Threads                    int
 }
 

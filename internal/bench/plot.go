@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -18,9 +19,11 @@ import (
 // probe measured at each power of two, with the CPU's cache sizes marked
 // where the OS tells them. %readBW is a problem's GB/s over the probe at
 // the power of two at or above its src size; a mark above the probe line
-// shows where a figure above 100% comes from: a problem whose data stays
-// in a cache between executes, or one that sits just below a cache size
-// while its probe point is already past it.
+// shows where a figure above 100% comes from: below the caches, a problem
+// whose data stays in a cache between executes, or one that sits just
+// below a cache size while its probe point is already past it; past the
+// caches, a probe measured under load (checkProbe), which the mark, its
+// row and the probe point then say.
 
 // plotPoint is one timed problem.
 type plotPoint struct {
@@ -31,6 +34,9 @@ type plotPoint struct {
 	gbs   float64 // y: GB/s at the min time
 	pct   float64 // of the probe; 0 when not probed
 	probe int     // index in runner.plotProbes of the probe it was compared with (-1: none)
+	// busy: the problem, past the caches, beat the probe even re-measured:
+	// the probe was measured under load (checkProbe).
+	busy bool
 }
 
 // probeCurve is one probe's measurements, drawn as a line.
@@ -39,10 +45,12 @@ type probeCurve struct {
 	pts  []probePoint
 }
 
-// probePoint is the probe's read bandwidth for a buffer of bytes.
+// probePoint is the probe's read bandwidth for a buffer of bytes; busy
+// when it was measured under load (checkProbe).
 type probePoint struct {
 	bytes int64
 	gbs   float64
+	busy  bool
 }
 
 // cacheLevel is a data cache and its size.
@@ -53,7 +61,7 @@ type cacheLevel struct {
 
 // plotPointOf makes the chart's point for a perf result.
 func plotPointOf(d *PerfData) plotPoint {
-	p := plotPoint{idx: d.Idx, label: problemLabel(d), impl: d.Impl, bytes: d.ProbeBytes, probe: -1}
+	p := plotPoint{idx: d.Idx, label: problemLabel(d), impl: d.Impl, bytes: d.ProbeBytes, probe: -1, busy: d.ProbeBusy}
 	if p.bytes <= 0 {
 		p.bytes = d.IBytes
 	}
@@ -100,8 +108,21 @@ func checkPlotPath(path string) error {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--plot=%s is a folder", path)
+	} else if err == nil {
+		// An existing file: it must open for writing (it is not truncated here).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("--plot=%s cannot be written: %v", path, errors.Unwrap(err))
+		}
+		return f.Close()
 	}
-	return nil
+	// A new file: the folder must take one.
+	f, err := os.CreateTemp(filepath.Dir(path), ".gdnnbench-plot-*")
+	if err != nil {
+		return fmt.Errorf("--plot=%s cannot be written: folder %s takes no new file: %v", path, filepath.Dir(path), errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // addPlotPoint records a timed problem for the chart, and measures the
@@ -139,7 +160,7 @@ func (r *runner) writePlot() error {
 	if err != nil {
 		return fmt.Errorf("--plot: %v", err)
 	}
-	err = writeBandwidthSVG(f, r.plotPts, curves, dataCaches("/sys/devices/system/cpu/cpu0/cache"), title, sub)
+	err = writeBandwidthSVG(f, r.plotPts, curves, r.cacheLevels(), title, sub)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -212,6 +233,7 @@ const (
 	plotFont    = "DejaVu Sans, Verdana, sans-serif"
 	plotMono    = "DejaVu Sans Mono, Menlo, monospace"
 	probeColour = "#555555"
+	busyColour  = "#c0392b" // a probe point measured under load
 )
 
 // implColour gives each implementation a colour that stays the same from
@@ -265,7 +287,8 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 
 	sorted := slices.Clone(pts)
 	slices.SortStableFunc(sorted, func(a, b plotPoint) int { return cmp.Compare(a.idx, b.idx) })
-	tableTop := plotTop + plotH + 110
+	notes := plotNotes(pts, caches)
+	tableTop := plotTop + plotH + 58 + 16*len(notes) + 20
 	height := tableTop + 28 + plotRowH*len(sorted) + 20
 	rows := make([]string, len(sorted))
 	width := plotW
@@ -275,6 +298,9 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 			pct = fmt.Sprintf("%.0f%%", p.pct)
 		}
 		rows[i] = fmt.Sprintf("%5d  %-12s %9s %8s  %s", p.idx, p.impl, strconv.FormatFloat(p.gbs, 'f', 1, 64), pct, p.label)
+		if p.busy {
+			rows[i] += "  (" + busyProbeLabel + ")"
+		}
 		// Widen the picture (not the plot) for long rows: about 7.3 px a
 		// character at the table's 12 px monospace.
 		width = max(width, plotLeft+int(7.3*float64(len([]rune(rows[i]))+2))+20)
@@ -341,8 +367,16 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 		}
 		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.TrimSpace(path.String()), probeColour, probeDash(i))
 		for _, p := range c.pts {
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="7" height="7" fill="white" stroke="%s" stroke-width="1.5"><title>%s probe, %s: %s GB/s</title></rect>`+"\n",
-				xOf(p.bytes)-3.5, yOf(p.gbs)-3.5, probeColour, esc(c.name), fmtBytes(p.bytes), fmtNum(p.gbs))
+			colour, why := probeColour, ""
+			if p.busy {
+				colour, why = busyColour, ", "+busyProbeLabel
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="7" height="7" fill="white" stroke="%s" stroke-width="1.5"><title>%s probe, %s: %s GB/s%s</title></rect>`+"\n",
+				xOf(p.bytes)-3.5, yOf(p.gbs)-3.5, colour, esc(c.name), fmtBytes(p.bytes), fmtNum(p.gbs), esc(why))
+			if p.busy {
+				fmt.Fprintf(&b, `<text class="busy" x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="middle">under load</text>`+"\n",
+					xOf(p.bytes), min(yOf(p.gbs)+16, plotTop+plotH-4), busyColour)
+			}
 		}
 		b.WriteString("</g>\n")
 	}
@@ -363,7 +397,11 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 		lb := placeLabel(x, y, len(strconv.Itoa(p.idx)), placed)
 		placed = append(placed, lb)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#222">%d</text>`, lb.x, lb.y+lb.h, p.idx)
-		fmt.Fprintf(&b, `<title>%d %s (%s): %s GB/s%s</title></g>`+"\n", p.idx, esc(p.label), esc(p.impl), fmtNum(p.gbs), pctText(p.pct))
+		why := ""
+		if p.busy {
+			why = "; " + busyProbeLabel
+		}
+		fmt.Fprintf(&b, `<title>%d %s (%s): %s GB/s%s%s</title></g>`+"\n", p.idx, esc(p.label), esc(p.impl), fmtNum(p.gbs), pctText(p.pct), esc(why))
 	}
 	b.WriteString("</g>\n")
 
@@ -394,10 +432,7 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 			lx, y, lx+24, y, lx+32, y+4)
 	}
 	b.WriteString("</g>\n")
-	for i, l := range []string{
-		"%readBW = GB/s over the probe at the power of two at or above the src size. A mark above the probe line beats the probe:",
-		"its data stays in a cache between executes, or the probe point past a cache size is slower than the problem below it.",
-	} {
+	for i, l := range notes {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" fill="#444">%s</text>`+"\n", plotLeft, plotTop+plotH+58+16*i, esc(l))
 	}
 
@@ -412,6 +447,34 @@ func writeBandwidthSVG(w io.Writer, pts []plotPoint, curves []probeCurve, caches
 	b.WriteString("</g>\n</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// plotNotes explain a mark above the probe line: a cache below the
+// caches; past them, a probe measured under load, flagged on the marks
+// that beat even the re-measured probe (checkProbe).
+func plotNotes(pts []plotPoint, caches []cacheLevel) []string {
+	notes := []string{
+		"%readBW = GB/s over the probe at the power of two at or above the src size. A mark above the probe line beats the probe;",
+		"while its data fit a cache, the cache explains it: the data stay there between executes, or the probe point past a cache size",
+		"is slower than the problem below it.",
+	}
+	if len(caches) == 0 {
+		notes = append(notes, "The OS gives no cache sizes here, so a mark above the probe is not checked for a probe measured under load.")
+	} else {
+		notes = append(notes, fmt.Sprintf("Past the caches (over %dx the %s %s) no cache explains it: the probe is measured again, and a mark still over %.0f%% above it is flagged",
+			pastCachesFactor, caches[len(caches)-1].name, fmtBytes(caches[len(caches)-1].bytes), 100*probeSlack),
+			"\""+busyProbeLabel+"\": the probe read slower than the machine can, its %readBW is not worth reading.")
+	}
+	n := 0
+	for _, p := range pts {
+		if p.busy {
+			n++
+		}
+	}
+	if n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d problems flagged: %s.", n, len(pts), busyProbeLabel))
+	}
+	return notes
 }
 
 // labelBox is where a mark's index is drawn (top-left corner and size).

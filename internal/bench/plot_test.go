@@ -64,7 +64,7 @@ func TestBandwidthSVG(t *testing.T) {
 		{idx: 1, label: "odd<&>\"name'", impl: "interp", bytes: 3 << 20, gbs: 12.5, pct: 10, probe: 0},
 		{idx: 7, label: "8x8:8x1", impl: "jit:avx2", bytes: 256, gbs: 3, probe: -1},
 	}
-	curves := []probeCurve{{name: "lib", pts: []probePoint{{4096, 60}, {8192, 90}, {1 << 20, 120}, {4 << 20, 70}}}}
+	curves := []probeCurve{{name: "lib", pts: []probePoint{{4096, 60, false}, {8192, 90, false}, {1 << 20, 120, false}, {4 << 20, 70, false}}}}
 	caches := []cacheLevel{{"L1", 32 << 10}, {"L2", 1 << 20}, {"L3", 32 << 20}}
 	var buf bytes.Buffer
 	if err := writeBandwidthSVG(&buf, pts, curves, caches, "title <x>", "AMD EPYC, 2 threads"); err != nil {
@@ -81,7 +81,7 @@ func TestBandwidthSVG(t *testing.T) {
 		}
 	}
 	// L3 (32M) lies beyond the x range (up to 4M): not drawn.
-	if strings.Contains(text, "L3") {
+	if strings.Contains(buf.String(), ">L3 32M<") {
 		t.Errorf("a cache size outside the plotted range is drawn")
 	}
 	// Degenerate input still gives a well-formed chart.

@@ -10,7 +10,7 @@ import (
 
 // Progress on stderr: a run longer than progressDelay shows "[i/N]
 // elapsed, ETA" lines, N being the problem count found by a dry pass
-// over the arguments before the run (countProblems). On a terminal the
+// over the arguments before the run (dryRun). On a terminal the
 // line is redrawn in place, at most every progressTTYEvery, and erased
 // before anything else is printed; elsewhere (a log file, a pipe, CI) a
 // full line is written every progressLogEvery, so that a long batch is
@@ -170,20 +170,17 @@ func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
 }
 
-// countProblems runs the arguments dry: options are parsed and problems
-// counted (after --match, with every knob combination and nested batch
-// file) but nothing is compiled, run or printed, and options with effects
-// outside the runner (--max-isa, --threads) are not applied. It returns
-// the count up to the end or the first malformed argument (where the real
-// run stops too).
-func countProblems(args []Arg) (n int) {
-	c := newRunner(io.Discard, io.Discard)
-	c.counting = true
-	defer func() {
-		if recover() != nil {
-			n = 0 // unknown
-		}
-	}()
-	c.process(args)
+// countProblems is the number of problems the dry pass (dryRun) finds:
+// options are parsed and problems counted (after --match, with every
+// knob combination and nested batch file) but nothing is compiled, run or
+// printed, and options with effects outside the runner (--max-isa,
+// --threads) are not applied. It counts up to the end or the first
+// malformed argument (which the run refuses before any problem); 0 when
+// unknown.
+func countProblems(args []Arg) int {
+	c, _ := dryRun(args)
+	if c == nil {
+		return 0
+	}
 	return c.stats.Tests
 }

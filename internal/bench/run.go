@@ -30,12 +30,16 @@ type runner struct {
 	gr        graphSettings
 	stats     Stats
 	depth     int
-	lastProb  bool
-	perfTpls  map[string]bool // templates whose header was printed
-	bw        *bwProbe
-	rows      []tableRow
-	prog      *progress // nil in a counting pass
-	// counting: a dry pass that only counts problems (countProblems).
+	// trailing are the options read since the last problem (the whole-run
+	// ones and --batch aside): at the end, options no problem followed.
+	trailing []Arg
+	// wholeRunSet: the whole-run options were taken from the dry pass.
+	wholeRunSet bool
+	perfTpls    map[string]bool // templates whose header was printed
+	bw          *bwProbe
+	rows        []tableRow
+	prog        *progress // nil in a counting pass
+	// counting: the dry pass that reads every argument before the run (dryRun).
 	counting bool
 	started  time.Time
 	perfMin  float64 // total of min times, ms (benchdnn's "total perf")
@@ -48,10 +52,67 @@ type runner struct {
 	timed    int                 // problems timed (P mode)
 	// plotProbes are the probes plotPts were compared with.
 	plotProbes []*bwProbe
+	// caches are the CPU's data caches, once cachesRead (cacheLevels).
+	caches     []cacheLevel
+	cachesRead bool
 	// srcOverride, when set (by tests), replaces the src data of every
 	// correctness check after the fill, so that chosen values (every 8-bit
 	// value, ties, sums past the s32 range) go through the whole driver.
 	srcOverride func(src buffer, dims, strides []int64)
+}
+
+// wholeRunOptions are the options that say how the whole run is
+// reported, not how a problem runs: --plot (the chart written at the
+// end), --summary (the sections printed before the tests line) and
+// --table (the table printed at the end; "only" also drops the lines of
+// problems that passed). Each takes the last value given anywhere on the
+// command line or in a batch file, before or after the problems (the dry
+// pass finds it). Every other option applies, as in benchdnn, to the
+// problems that follow it.
+var wholeRunOptions = map[string]bool{"plot": true, "summary": true, "table": true}
+
+// wholeRunFrom takes the whole-run options' final values from the dry
+// pass dry; the run then skips them where they stand.
+func (r *runner) wholeRunFrom(dry *runner) {
+	r.g.plot, r.g.summary = dry.g.plot, dry.g.summary
+	r.g.table, r.g.tableOnly = dry.g.table, dry.g.tableOnly
+	r.wholeRunSet = true
+}
+
+// dryRun reads args as the run will, without compiling, running or
+// printing anything, and returns the dry runner (its
+// problem count and final whole-run options) or the first malformed
+// argument's error. A panic in the dry pass gives neither (the run
+// reports it).
+func dryRun(args []Arg) (c *runner, err error) {
+	c = newRunner(io.Discard, io.Discard)
+	c.counting = true
+	defer func() {
+		if recover() != nil {
+			c, err = nil, nil
+		}
+	}()
+	err = c.process(args)
+	return c, err
+}
+
+// trailingWarning says which options after the last problem had no
+// problem to apply to ("" when none).
+func trailingWarning(opts []Arg) string {
+	if len(opts) == 0 {
+		return ""
+	}
+	const most = 3
+	var names []string
+	for i, a := range opts {
+		if i == most {
+			names = append(names, fmt.Sprintf("and %d more", len(opts)-most))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", a.Text, a.Where))
+	}
+	return "no problem follows " + strings.Join(names, ", ") +
+		": options apply to the problems after them (only --plot, --summary and --table apply to the whole run wherever they stand)"
 }
 
 // maxBatchDepth bounds nested --batch files (a file including itself).
@@ -104,11 +165,28 @@ func runWith(args []Arg, stdout, stderr io.Writer, setup func(*runner)) (status 
 		fmt.Fprintln(stderr, "gdnnbench: no arguments (try --help)")
 		return 2
 	}
-	r.prog = newProgress(stderr, countProblems(args))
+	// The dry pass reads every option and batch file first: malformed
+	// input is refused before any problem runs, and the whole-run
+	// options take their last values wherever they stand.
+	dry, err := dryRun(args)
+	if errors.Is(err, errHelp) {
+		io.WriteString(stdout, HelpText)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gdnnbench: %v (no problem was run)\n", err)
+		return 2
+	}
+	total := 0
+	if dry != nil {
+		total = dry.stats.Tests
+		r.wholeRunFrom(dry)
+	}
+	r.prog = newProgress(stderr, total)
 	r.prog.tickEvery(progressTTYEvery)
 	defer r.prog.close() // before the recover above prints
 	r.load = loadAvg()
-	err := r.process(args)
+	err = r.process(args)
 	r.prog.close()
 	if errors.Is(err, errHelp) {
 		return 0
@@ -117,8 +195,8 @@ func runWith(args []Arg, stdout, stderr io.Writer, setup func(*runner)) (status 
 		fmt.Fprintf(stderr, "gdnnbench: %v\n", err)
 		return 2
 	}
-	if !r.lastProb {
-		fmt.Fprintf(stderr, "gdnnbench: warning: no problem found after the last option\n")
+	if w := trailingWarning(r.trailing); w != "" {
+		fmt.Fprintf(stderr, "gdnnbench: warning: %s\n", w)
 	}
 	if err := r.finish(); err != nil {
 		fmt.Fprintf(stderr, "gdnnbench: %v\n", err)
@@ -179,14 +257,14 @@ func (r *runner) processOne(a Arg) error {
 			return inputErr(a, "verbosity %q: want -vN with N a non-negative integer", t)
 		}
 		r.g.verbose = n
-		r.lastProb = false
+		r.trailing = append(r.trailing, a)
 		return nil
 	}
 	if !strings.HasPrefix(t, "--") {
 		if strings.HasPrefix(t, "-") {
 			return inputErr(a, "options should be passed with the `--` prefix, got %q", t)
 		}
-		r.lastProb = true
+		r.trailing = nil
 		switch r.driver {
 		case "reduction":
 			return r.runReductionDesc(a)
@@ -195,8 +273,15 @@ func (r *runner) processOne(a Arg) error {
 		}
 		return inputErr(a, "problem %q given before a driver was chosen (--reduction or --graph)", t)
 	}
-	r.lastProb = false
 	name, val, hasVal := strings.Cut(t[2:], "=")
+	if wholeRunOptions[name] {
+		if r.wholeRunSet {
+			// The dry pass has read every occurrence and set the last.
+			return nil
+		}
+	} else if name != "batch" {
+		r.trailing = append(r.trailing, a)
+	}
 	needVal := func() error {
 		if !hasVal {
 			return inputErr(a, "option --%s needs a value (--%s=VALUE)", name, name)
@@ -606,6 +691,7 @@ func (r *runner) report(idx int, repro string, res result, tpl string) {
 		r.perfMin += res.perf.Time.Min
 		r.perfAvg += res.perf.Time.Avg
 		r.checkTiming(idx, repro, res.perf.Time)
+		r.checkProbe(idx, res.perf)
 		r.timed++
 		if r.g.plot != "" {
 			r.addPlotPoint(res.perf)

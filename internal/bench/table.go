@@ -43,6 +43,7 @@ func shorten(s string, n int) string {
 // the default batch.
 func printTable(w io.Writer, rows []tableRow) {
 	cells := [][]string{{"shape", "axes", "alg", "sdt:ddt", "stag", "post-ops", "impl", "min us", "avg us", "GB/s", "%readBW", "runs", "status"}}
+	busy := false
 	for _, r := range rows {
 		minUs, avgUs, gbs, pct, runs := "-", "-", "-", "-", "-"
 		if p := r.perf; p != nil {
@@ -53,6 +54,10 @@ func printTable(w io.Writer, rows []tableRow) {
 				gbs = fmt.Sprintf("%.1f", bw/1e9)
 				if p.ReadBW > 0 {
 					pct = fmt.Sprintf("%.0f%%", 100*bw/p.ReadBW)
+					if p.ProbeBusy {
+						pct += "*"
+						busy = true
+					}
 				}
 			}
 			runs = fmt.Sprint(p.Time.Times)
@@ -92,5 +97,8 @@ func printTable(w io.Writer, rows []tableRow) {
 		if j == 0 {
 			fmt.Fprintln(w, strings.Repeat("-", len(b.String())))
 		}
+	}
+	if busy {
+		fmt.Fprintf(w, "* %s: past the caches the problem read faster than the probe, even measured again; that %%readBW is not worth reading\n", busyProbeLabel)
 	}
 }
