@@ -126,30 +126,6 @@ func TestRefusedBeforeAnyProblem(t *testing.T) {
 	}
 }
 
-// TestPlotFileNotWritable: an existing --plot file that cannot be opened
-// for writing, or a folder that takes no new file, is refused before the
-// run (root may write anywhere: skipped).
-func TestPlotFileNotWritable(t *testing.T) {
-	if os.Geteuid() == 0 || runtime.GOOS == "windows" {
-		t.Skip("permissions do not bind root (or on Windows)")
-	}
-	dir := t.TempDir()
-	ro := filepath.Join(dir, "ro.svg")
-	if err := os.WriteFile(ro, nil, 0o444); err != nil {
-		t.Fatal(err)
-	}
-	roDir := filepath.Join(dir, "rodir")
-	if err := os.Mkdir(roDir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{ro, filepath.Join(roDir, "x.svg")} {
-		code, out, errw := runMain(t, "--reduction", "2x3:2x1", "--plot="+p)
-		if code != 2 || strings.Contains(out, "PASSED") || !strings.Contains(errw, "--plot="+p+" cannot be written") {
-			t.Errorf("--plot=%s: exit %d\nstdout %q\nstderr %q", p, code, out, errw)
-		}
-	}
-}
-
 // TestHelpAnywhere: --help prints the help and runs nothing, wherever it
 // stands (after a malformed option, that option's error wins).
 func TestHelpAnywhere(t *testing.T) {
