@@ -25,10 +25,11 @@ import (
 //  3. when even one output's reduction is too long, two stages: stage 1
 //     writes f32 partial sums of fixed-size chunks (Div 1, no post-ops)
 //     into scratch, stage 2 adds each output's partials in a fixed order,
-//     divides by the true N and applies post-ops and the conversion.
+//     finalizes them (a mean divides by the true N) and applies post-ops
+//     and the conversion.
 //
 // Before any of these, a plan whose post-ops alone keep it from the
-// emitter of the kernel's ISA is cut into means and a post-op pass (see
+// emitter of the kernel's ISA is cut into results and a post-op pass (see
 // postpass.go); the decomposition then depends on the ISA as well.
 
 // callBudget is the bytes one call may read (or write): about 1 MiB. A
@@ -64,7 +65,7 @@ const (
 // or two stages (callBudget stays every call's bound). Each output is
 // still summed by one call, or in chunks as larger plans are; an emitter
 // may sum the rows of a smaller block another way (AVX2 groups short rows
-// by the block's size), so the last bits of a mean can differ from the
+// by the block's size), so the last bits of a sum can differ from the
 // single call's, the same for every thread count. Against the single
 // call, such plans ran faster at 2 threads whichever tool cut them
 // (blocks, tiles, two stages; f32 and bf16, AVX-512 and AVX2), and a
@@ -85,8 +86,8 @@ func splitBudget(total int64) int64 {
 // stays long against its dispatch.
 const parallelCalls = 4
 
-// maxScratchBytes bounds one scratch buffer (partial sums, or the means of
-// a post-op pass); a schedule that needs more is refused (Compile
+// maxScratchBytes bounds one scratch buffer (partial sums, or the results
+// of a post-op pass); a schedule that needs more is refused (Compile
 // returns OutOfMemory) or not used. Dense
 // tensors need far less: partial sums are at most about 1/512 of the src
 // (bf16 chunks of 1024 rows, 1 KiB wide; see twoStage), 1/32 when summed
@@ -177,8 +178,8 @@ type decomposition struct {
 	scratch []int64 // bytes of each scratch buffer
 	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage", "rowbyrow"
 
-	// postpass says the post-ops run in a pass of their own over means in
-	// scratch; post[i] marks the sub-plans of that pass (they may run on
+	// postpass says the post-ops run in a pass of their own over results
+	// in scratch; post[i] marks the sub-plans of that pass (they may run on
 	// the interpreter without the kernel counting as interpreted).
 	postpass bool
 	post     []bool

@@ -19,7 +19,7 @@ import "github.com/gdnn/gdnn/internal/plan"
 // measured"; docs/PERFORMANCE-log.md, "Figures behind the generators'
 // choices (moved from code comments)"). So chains short enough for the
 // tolerance stay whole: the reference allows
-// (4*ceil(log2(N+1)) + 8) units for a mean of N elements, of which the
+// (4*ceil(log2(N+1)) + 8) units for a sum or mean of N elements, of which the
 // final adds across accumulators and lanes take up to 8, so a chain of
 // up to 4*ceil(log2(N+1)) adds is left uncut (see uncut).
 

@@ -138,7 +138,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	}
 }
 
-// binary sets r = r OP t for a binary post-op (the mean on the left),
+// binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary: Maximum and Minimum give NaN when either side is
 // NaN and order +0 above -0. t is clobbered.
 func (g *gen) binary(k plan.Kind, r, t int) {
