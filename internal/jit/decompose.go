@@ -49,7 +49,7 @@ var callBudget int64 = 1 << 20
 // 4096x4096 and 2x8192x4096 reduced over their rows ran faster on
 // AVX-512 (f32, bf16, f16; 1 and 2 threads) and on AVX2 as two stages of
 // 1 KiB-wide chunks than as 64- to 128-lane tiles (docs/PERFORMANCE-log.md,
-// "Figures behind the generators' choices (moved from code comments)").
+// "Figures behind the generators' choices").
 const (
 	minTile     = 16
 	stageTile   = 64
@@ -73,7 +73,7 @@ const (
 // one call: blocks of an eighth of a budget ran about as fast as one
 // call, the pool's hand-off costing about what a second thread saves.
 // Figures: docs/PERFORMANCE-log.md, "Figures behind the generators'
-// choices (moved from code comments)".
+// choices".
 func splitBudget(total int64) int64 {
 	if total < callBudget/2 || total > callBudget {
 		return callBudget
@@ -477,9 +477,8 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // sessions' runs. And not with the src in L3: 8-20 MiB of bf16 ran slower
 // than as tiles (2 threads), hence rowByRowMinBytes (an L3 holds 32 MiB
 // on the fleet's cores). Figures: docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)" ("Zen 4:
-// f32 row by row" has the f32 ones and why Zen cores take f32 row by
-// row). A log-sum-exp's chunks (lse.go) are smaller, but read a src that
+// behind the generators' choices" ("Zen 4: f32 row by row" has the f32
+// ones and why Zen cores take f32 row by row). A log-sum-exp's chunks (lse.go) are smaller, but read a src that
 // large from memory: its unshifted pass is taken row by row where the
 // emitter takes it (Zen cores; see amd64's rowByRowKind).
 //

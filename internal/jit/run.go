@@ -336,10 +336,9 @@ func tail(b []byte, off int64) []byte {
 // helper slot), so that each thread reads neighbouring memory call after
 // call instead of every other call, which made a 32 MiB bf16 full
 // reduction faster at 2 threads (docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)"). A
-// goroutine works its own lane first and then takes calls from the other
-// lanes: work never waits for a helper
-// that comes late or not at all. Which goroutine runs a call never changes
+// behind the generators' choices"). A goroutine works its own lane first
+// and then takes calls from the other lanes: work never waits for a
+// helper that comes late or not at all. Which goroutine runs a call never changes
 // its result.
 type job struct {
 	x        execution
