@@ -196,8 +196,8 @@ func rangeCtl(k plan.Kind) int64 {
 }
 
 // minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS
-// and VMINPS: AVX2's max and min, and AVX-512's exact min, whose three
-// instructions ran faster on Zen 4 than rangeExact's three
+// and VMINPS: AVX2's max and min, and AVX-512's exact min, for which
+// these three instructions are faster than rangeExact's three
 // (docs/PERFORMANCE-log.md, "Max and min after VRANGEPS"); y is clobbered.
 func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
 	switch k {
