@@ -37,9 +37,10 @@ var bulkPath = func() bulkKernels {
 // those with a few integer operations, leaving zeros, subnormals, Inf and
 // NaN to the scalar code.
 // The bf16 loops are simple enough as they are: their per-element NaN test
-// is a branch the predictor never misses on tensor data, and neither the
-// four-element grouping nor 64-bit words (two or four values per word)
-// made them faster on Zen 4.
+// is a branch the predictor never misses on tensor data, so the f16
+// loops' four-element grouping, or 64-bit words, have nothing to save
+// there (docs/PERFORMANCE-log.md, "dtypes: the pure-Go bulk
+// conversions").
 
 // bitsOf views float32 values as their bit patterns: the same memory.
 func bitsOf(f []float32) []uint32 {

@@ -82,7 +82,7 @@ func inferReduce(op *Op, in []LogicalTensor) ([][]int64, error) {
 	}
 	if !fromAttr {
 		ax := in[1]
-		if ax.Dims != nil && len(ax.Dims) > 1 {
+		if len(ax.Dims) > 1 {
 			return nil, Errorf(InvalidShape, "%s: axes tensor %d has rank %d, want a 1-D tensor (or rank 0: one axis)", op, ax.ID, len(ax.Dims))
 		}
 		if ax.KnownDims() && src.Dims != nil && ax.NumElements() > int64(len(src.Dims)) {

@@ -245,7 +245,7 @@ func checkTensor(op *Op, t LogicalTensor, _ int) error {
 	if t.Property < PropertyUndef || t.Property > PropertyConstant {
 		return Errorf(InvalidArguments, "%s: tensor %d has property %s", op, t.ID, t.Property)
 	}
-	if t.Dims != nil && len(t.Dims) > MaxRank {
+	if len(t.Dims) > MaxRank {
 		return Errorf(InvalidShape, "%s: tensor %d has rank %d, more than the supported %d", op, t.ID, len(t.Dims), MaxRank)
 	}
 	for i, d := range t.Dims {

@@ -326,12 +326,6 @@ func (r refRange) String() string {
 	return fmt.Sprintf("[%g, %g]", r.lo, r.hi)
 }
 
-// refRanges computes the legal result of every output of a ReduceMean
-// problem (in row-major order of the output dims) and the output dims.
-func refRanges(src buffer, reduce []bool, keep bool, ops []fop) ([]refRange, []int64) {
-	return kindRanges(redKind{}, src, reduce, keep, ops)
-}
-
 // refAcc gathers what the reference needs of one output's elements, after
 // the transform (see transformRef).
 type refAcc struct {
@@ -1318,9 +1312,9 @@ func FuzzExecute(f *testing.F) {
 		var inT, outT []Tensor
 		for _, s := range given {
 			if s.lt.ID == out.ID || s.lt.ID == out.ID+1000 {
-				outT = append(outT, Tensor{lt: s.lt, buf: s.buf})
+				outT = append(outT, Tensor(s))
 			} else {
-				inT = append(inT, Tensor{lt: s.lt, buf: s.buf})
+				inT = append(inT, Tensor(s))
 			}
 		}
 

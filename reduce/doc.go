@@ -7,17 +7,20 @@
 //
 // The kinds are ONNX's Reduce* set: Mean, Sum, Max, Min, Prod, L1, L2,
 // SumSquare, LogSum (log of the sum) and LogSumExp (computed stably). Each
-// is generic over the element types gdnn takes: ~float32 (f32), and
-// ~uint16 for bf16 or f16, whose type a framework's `type BFloat16 uint16`
-// does not carry, so it is named by an option (Type, SrcType, DstType);
-// and 8-bit integer data: ~int8 (s8) and ~uint8 (u8) for src or dst,
-// ~int32 (s32) for dst, whose Go types say what they are (an option that
-// names one must name that type). src and dst types are independent
-// within gdnn's rules, the graph API's: a float src goes to its own
-// type, f32, s8, u8 or s32; s8 and u8 src go to any dst. An integer dst
-// is rounded to nearest even and saturated, NaN to 0 (a u8 mean of 2
-// and 3 is 2; an s8 sum past 127 is 127 in s8, exact in s32). Quantized data with scales and zero points is the graph API's
-// (package partition: Dequantize -> Reduce* -> Quantize in one partition).
+// is generic over a dst and a src element type, constrained by Dst and
+// Src: ~float32 (f32), and ~uint16 for bf16 or f16, whose type a
+// framework's `type BFloat16 uint16` does not carry, so it is named by an
+// option (Type, SrcType, DstType); and integer data, whose Go types say
+// what they are (an option that names one must name that type): ~int8
+// (s8) and ~uint8 (u8) for src or dst, ~int32 (s32) for dst only, so an
+// []int32 src does not compile. src and dst types are otherwise
+// independent within gdnn's rules, the graph API's, checked at run time:
+// a float src goes to its own type, f32, s8, u8 or s32; s8 and u8 src go
+// to any dst. An integer dst is rounded to nearest even and saturated,
+// NaN to 0 (a u8 mean of 2 and 3 is 2; an s8 sum past 127 is 127 in s8,
+// exact in s32). Quantized data with scales and zero points is the graph
+// API's (package partition: Dequantize -> Reduce* -> Quantize in one
+// partition).
 //
 // Shapes and axes: dims are the src dims (rank 0 to graph.MaxRank); axes
 // name the reduced dims, negative ones counting from the end

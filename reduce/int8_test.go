@@ -138,7 +138,7 @@ func plan64Span(dims, strides []int64) (int64, error) {
 
 // runInt8 runs op on src into a fresh dst of dstLen elements of type ddt,
 // and returns both as bytes.
-func runInt8[S Elem](op Op, src []S, ddt dtypes.DataType, dstLen int64, c shapeCase, opts []Option) ([]byte, []byte, error) {
+func runInt8[S Src](op Op, src []S, ddt dtypes.DataType, dstLen int64, c shapeCase, opts []Option) ([]byte, []byte, error) {
 	switch ddt {
 	case dtypes.S8:
 		dst := make([]int8, dstLen)
@@ -190,14 +190,22 @@ func TestInt8Semantics(t *testing.T) {
 	}
 }
 
-// TestInt8Refusals: what the engine does not take is a clear error.
+// TestInt8Refusals: what the engine does not take is a clear error at
+// run time. An s32 src never gets that far: Src has no ~int32, so
+// Sum(dst, []int32{...}, ...) does not compile; what remains is naming s32
+// (or another wrong type) for a src of another type.
 func TestInt8Refusals(t *testing.T) {
 	cases := []struct {
 		name string
 		run  func() error
 		want string
 	}{
-		{"s32 src", func() error { return Sum(make([]int32, 1), []int32{1, 2}, []int{2}, []int{0}) }, "src is s32"},
+		{"s32 named src", func() error {
+			return Sum(make([]int32, 1), []int8{1, 2}, []int{2}, []int{0}, SrcType(dtypes.S32))
+		}, "src is a s8 slice but its type is named s32"},
+		{"s32 named float src", func() error {
+			return Sum(make([]int32, 1), []float32{1, 2}, []int{2}, []int{0}, SrcType(dtypes.S32))
+		}, "src is a 32-bit float slice but its type is named s32"},
 		{"named mismatch", func() error {
 			return Sum(make([]int32, 1), []int8{1, 2}, []int{2}, []int{0}, SrcType(dtypes.U8))
 		}, "src is a s8 slice but its type is named u8"},

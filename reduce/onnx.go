@@ -93,7 +93,7 @@ func (n ONNXNode) check() error {
 // input (nil when absent) where the opset has one; before that, axes
 // come from n.Axes and the input must be nil. opts may name data types
 // and strides; keepdims is the node's (a KeepDims option is an error).
-func RunONNX[D, S Elem](n ONNXNode, dst []D, src []S, dims []int, axes []int64, opts ...Option) error {
+func RunONNX[D Dst, S Src](n ONNXNode, dst []D, src []S, dims []int, axes []int64, opts ...Option) error {
 	axes, err := n.axesOf(axes)
 	if err != nil {
 		return err

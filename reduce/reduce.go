@@ -13,12 +13,20 @@ import (
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// Elem is the element types gdnn takes: f32 as ~float32, bf16 and f16 as
-// ~uint16 (their bits), whose data type an option names; and 8-bit
-// integer data: s8 as ~int8 and u8 as ~uint8 (src or dst), s32 as ~int32
-// (dst only). An integer slice's type is its Go type's; an option may
-// name it too, and must then name that type.
-type Elem interface {
+// Src is the element types a src may have: f32 as ~float32, bf16 and
+// f16 as ~uint16 (their bits), whose data type an option names, and
+// 8-bit integer data, s8 as ~int8 and u8 as ~uint8. An integer slice's
+// type is its Go type's; an option may name it too, and must then name
+// that type. A src of any other element type (an []int32, say: gdnn
+// reduces no s32 data) does not compile.
+type Src interface {
+	~float32 | ~uint16 | ~int8 | ~uint8
+}
+
+// Dst is the element types a dst may have: those of Src, and s32 as
+// ~int32. Which dst a src may go to is checked at run time (see the
+// package doc): a float src goes to its own type, f32, s8, u8 or s32.
+type Dst interface {
 	~float32 | ~uint16 | ~int8 | ~uint8 | ~int32
 }
 
@@ -81,60 +89,60 @@ func (op Op) reduction() (plan.Reduction, plan.Kind) {
 // Mean writes the mean of src over axes to dst. dims are src's dims; axes
 // may be negative (counting from the end); see the package doc for the
 // options and the semantics of empty axes.
-func Mean[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Mean[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpMean, dst, src, dims, axes, opts...)
 }
 
 // Sum writes the sum of src over axes to dst (see Mean).
-func Sum[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Sum[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpSum, dst, src, dims, axes, opts...)
 }
 
 // Max writes the largest element of src over axes to dst; NaN wins (see Mean).
-func Max[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Max[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpMax, dst, src, dims, axes, opts...)
 }
 
 // Min writes the smallest element of src over axes to dst; NaN wins (see Mean).
-func Min[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Min[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpMin, dst, src, dims, axes, opts...)
 }
 
 // Prod writes the product of src over axes to dst (see Mean).
-func Prod[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Prod[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpProd, dst, src, dims, axes, opts...)
 }
 
 // L1 writes the sum of |x| over axes to dst (see Mean).
-func L1[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func L1[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpL1, dst, src, dims, axes, opts...)
 }
 
 // L2 writes sqrt(sum x*x) over axes to dst (see Mean).
-func L2[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func L2[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpL2, dst, src, dims, axes, opts...)
 }
 
 // SumSquare writes the sum of x*x over axes to dst (see Mean).
-func SumSquare[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func SumSquare[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpSumSquare, dst, src, dims, axes, opts...)
 }
 
 // LogSum writes log(sum x) over axes to dst (see Mean).
-func LogSum[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func LogSum[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpLogSum, dst, src, dims, axes, opts...)
 }
 
 // LogSumExp writes log(sum exp x) over axes to dst, computed as
 // m + log(sum exp(x - m)) with m the largest element, so that nothing
 // overflows; an empty reduction gives -Inf (see Mean).
-func LogSumExp[D, S Elem](dst []D, src []S, dims, axes []int, opts ...Option) error {
+func LogSumExp[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpLogSumExp, dst, src, dims, axes, opts...)
 }
 
 // Reduce runs the reduction op, chosen at run time; Mean(...) is
 // Reduce(OpMean, ...).
-func Reduce[D, S Elem](op Op, dst []D, src []S, dims, axes []int, opts ...Option) error {
+func Reduce[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, opts ...Option) error {
 	var s settings
 	if err := s.apply(op, opts, false); err != nil {
 		return err
@@ -177,7 +185,7 @@ func dstDims(dims []int, reduce uint32, keep bool) []int {
 // check the slices cover the spans it addresses (before any compile, so
 // that a refused call costs nothing), find (or compile) its kernel, and
 // run it on byte views of the slices.
-func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
+func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
 	var k key
 	k.op = op
 	// Type names the ~uint16 side: a float32 slice beside one is f32.
@@ -197,8 +205,6 @@ func run[D, S Elem](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s
 		return err
 	}
 	switch {
-	case srcDT == dtypes.S32:
-		return graph.Errorf(graph.InvalidDataType, "reduce.%v: src is s32; src must be f32, bf16, f16, s8 or u8", op)
 	case srcDT.IsInt8():
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
@@ -240,7 +246,7 @@ func inCall(op Op, err error) error {
 // f32 or not at all), bf16 or f16 for ~uint16 as named, s8, u8 or s32 for
 // the integers (named so or not at all; byType: named by Type, which
 // integer slices ignore).
-func elemType[E Elem](what string, named dtypes.DataType, byType bool, op Op) (dtypes.DataType, error) {
+func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dtypes.DataType, error) {
 	var z E
 	if dt := intType[E](); dt != dtypes.Undef {
 		if named != dtypes.Undef && named != dt && !byType {
@@ -269,7 +275,7 @@ func elemType[E Elem](what string, named dtypes.DataType, byType bool, op Op) (d
 }
 
 // is16 reports whether E is a 16-bit element type (bf16 or f16 data).
-func is16[E Elem]() bool {
+func is16[E Dst]() bool {
 	var z E
 	return unsafe.Sizeof(z) == 2
 }
@@ -277,7 +283,7 @@ func is16[E Elem]() bool {
 // intType is the integer data type of E (s8, u8 or s32), or Undef for
 // the float element types. E(1)/2 is 0 only for integers; E(0)-1 is
 // negative only for signed types.
-func intType[E Elem]() dtypes.DataType {
+func intType[E Dst]() dtypes.DataType {
 	var one, zero E = 1, 0
 	if one/2 != 0 {
 		return dtypes.Undef // float32
@@ -295,7 +301,7 @@ func intType[E Elem]() dtypes.DataType {
 }
 
 // bytesOf views s as bytes, without copying.
-func bytesOf[E Elem](s []E) []byte {
+func bytesOf[E Dst](s []E) []byte {
 	if len(s) == 0 {
 		return nil
 	}

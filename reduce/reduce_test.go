@@ -211,7 +211,7 @@ const sentinel = 12288.0
 
 // runTyped runs op on src into a fresh dst of dstLen elements of type
 // ddt filled with the sentinel, and returns both as bytes.
-func runTyped[S Elem](op Op, src []S, ddt dtypes.DataType, dstLen int64, c shapeCase, opts []Option) ([]byte, []byte, error) {
+func runTyped[S Src](op Op, src []S, ddt dtypes.DataType, dstLen int64, c shapeCase, opts []Option) ([]byte, []byte, error) {
 	switch ddt {
 	case dtypes.F32:
 		dst := make([]float32, dstLen)

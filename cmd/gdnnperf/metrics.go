@@ -107,15 +107,3 @@ func (d *dataset) pctReadBW(k seriesKey, srcBytes, dstBytes int64) opt {
 	}
 	return median(xs)
 }
-
-// readBW is the median over rounds of readbw best GB/s at the roofline
-// size for a shape's src bytes and a thread count.
-func (d *dataset) readBW(shape string, srcBytes int64, threads int) opt {
-	var xs []float64
-	for _, r := range d.rounds {
-		if bw, ok := d.probe(r, shape, srcBytes, threads); ok {
-			xs = append(xs, bw)
-		}
-	}
-	return median(xs)
-}

@@ -12,7 +12,6 @@ import (
 
 var (
 	int8Types = []dtypes.DataType{dtypes.S8, dtypes.U8}
-	intDsts   = []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32}
 	int8Dsts  = []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32, dtypes.F32, dtypes.BF16, dtypes.F16}
 	int8Algs  = []string{"sum", "mul", "max", "min", "mean"}
 )

@@ -165,8 +165,8 @@ func (e *exec) nbins() int {
 	return n
 }
 
-// block computes the outputs at one Outer index: one mean, or with an
-// Inner loop a row of means accumulated rowCap at a time.
+// block computes the outputs at one Outer index: one result, or with an
+// Inner loop a row of results accumulated rowCap at a time.
 func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
 	if !e.hasInner {
 		e.row[0] = e.sum(so)

@@ -111,7 +111,6 @@ func TestInterpInt8EveryValue(t *testing.T) {
 				if ddt.IsInt() {
 					want = intClamp(math.RoundToEven(m), ddt)
 				} else {
-					want = float64(float32(m))
 					b := make([]byte, 4)
 					oracle.Put(ddt, b, 0, m)
 					want = oracle.Get(ddt, b, 0)

@@ -25,10 +25,11 @@ import (
 //  3. when even one output's reduction is too long, two stages: stage 1
 //     writes f32 partial sums of fixed-size chunks (Div 1, no post-ops)
 //     into scratch, stage 2 adds each output's partials in a fixed order,
-//     divides by the true N and applies post-ops and the conversion.
+//     finalizes them (a mean divides by the true N) and applies post-ops
+//     and the conversion.
 //
 // Before any of these, a plan whose post-ops alone keep it from the
-// emitter of the kernel's ISA is cut into means and a post-op pass (see
+// emitter of the kernel's ISA is cut into results and a post-op pass (see
 // postpass.go); the decomposition then depends on the ISA as well.
 
 // callBudget is the bytes one call may read (or write): about 1 MiB. A
@@ -44,11 +45,10 @@ var callBudget int64 = 1 << 20
 // instead. At the 1 MiB budget it keeps a call's part of each row at
 // 1 KiB or more, and a stage-1 call of a long reduction is that wide too
 // (see twoStage). A tile a few lines wide running down thousands of rows
-// is a pattern the hardware prefetchers and DRAM pages serve poorly:
-// 4096x4096 and 2x8192x4096 reduced over their rows ran faster on
-// AVX-512 (f32, bf16, f16; 1 and 2 threads) and on AVX2 as two stages of
-// 1 KiB-wide chunks than as 64- to 128-lane tiles (docs/PERFORMANCE-log.md,
-// "Figures behind the generators' choices (moved from code comments)").
+// is a pattern the hardware prefetchers and DRAM pages serve poorly, so
+// tall reductions are faster as two stages of 1 KiB-wide chunks, on
+// AVX-512 and AVX2 alike (docs/PERFORMANCE-log.md, "Figures behind the
+// generators' choices").
 const (
 	minTile     = 16
 	stageTile   = 64
@@ -64,15 +64,13 @@ const (
 // or two stages (callBudget stays every call's bound). Each output is
 // still summed by one call, or in chunks as larger plans are; an emitter
 // may sum the rows of a smaller block another way (AVX2 groups short rows
-// by the block's size), so the last bits of a mean can differ from the
-// single call's, the same for every thread count. Against the single
-// call, such plans ran faster at 2 threads whichever tool cut them
-// (blocks, tiles, two stages; f32 and bf16, AVX-512 and AVX2), and a
-// little slower at 1 thread, the full reduction most. Smaller plans stay
-// one call: blocks of an eighth of a budget ran about as fast as one
-// call, the pool's hand-off costing about what a second thread saves.
+// by the block's size), so the last bits of a sum can differ from the
+// single call's, the same for every thread count. The cut pays where a
+// second thread shares the calls, whichever tool makes it, and costs a
+// little on one thread. Smaller plans stay one call: cut, they gain
+// nothing, the pool's hand-off costing about what a second thread saves.
 // Figures: docs/PERFORMANCE-log.md, "Figures behind the generators'
-// choices (moved from code comments)".
+// choices".
 func splitBudget(total int64) int64 {
 	if total < callBudget/2 || total > callBudget {
 		return callBudget
@@ -85,8 +83,8 @@ func splitBudget(total int64) int64 {
 // stays long against its dispatch.
 const parallelCalls = 4
 
-// maxScratchBytes bounds one scratch buffer (partial sums, or the means of
-// a post-op pass); a schedule that needs more is refused (Compile
+// maxScratchBytes bounds one scratch buffer (partial sums, or the results
+// of a post-op pass); a schedule that needs more is refused (Compile
 // returns OutOfMemory) or not used. Dense
 // tensors need far less: partial sums are at most about 1/512 of the src
 // (bf16 chunks of 1024 rows, 1 KiB wide; see twoStage), 1/32 when summed
@@ -177,8 +175,8 @@ type decomposition struct {
 	scratch []int64 // bytes of each scratch buffer
 	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage", "rowbyrow"
 
-	// postpass says the post-ops run in a pass of their own over means in
-	// scratch; post[i] marks the sub-plans of that pass (they may run on
+	// postpass says the post-ops run in a pass of their own over results
+	// in scratch; post[i] marks the sub-plans of that pass (they may run on
 	// the interpreter without the kernel counting as interpreted).
 	postpass bool
 	post     []bool
@@ -449,10 +447,8 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 // Such rows are kept whole in every call, and a long reduction is split
 // into two stages instead of Inner tiles: tiles would have each call read
 // a part of every row, a strided pattern the hardware prefetchers follow
-// poorly (GAP over NHWC, 32x3136x256 reduced over the 3136 rows, ran
-// faster with whole rows at 2 threads, bf16 more than f32;
-// docs/PERFORMANCE-log.md, "Figures behind the generators' choices (moved
-// from code comments)").
+// poorly (docs/PERFORMANCE-log.md, "Figures behind the generators'
+// choices", has a global average pool over NHWC both ways).
 func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 	// A row must also leave room for 4 rows per call (see twoStage).
 	if !pl.HasInner || pl.Inner.SrcStride != 1 || plan.MulSat(4*esz(pl.SrcDT), pl.Inner.Size) > callBudget {
@@ -467,20 +463,17 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // emitters take it). A chunk of back-to-back rows is then read as one
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.
-// Over 8x512x4096 over axis 1 (32 MiB of bf16 or f16, 64 MiB of f32)
-// this ran faster for 16-bit src on AVX-512 (1 and 2 threads) and for
-// 16-bit and f32 src on AVX2 (2 threads). Not f32 on AVX-512, whose
-// column blocks read 1 KiB of each row per visit (16-bit ones 512 bytes,
-// AVX2 ones 384 bytes or less): row by row ran a little slower at 1
-// thread and no better at 2 (by the machine's DRAM state) in two
-// sessions' runs. And not with the src in L3: 8-20 MiB of bf16 ran slower
-// than as tiles (2 threads), hence rowByRowMinBytes (an L3 holds 32 MiB
-// on the fleet's cores). Figures: docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)" ("Zen 4:
-// f32 row by row" has the f32 ones and why Zen cores take f32 row by
-// row). A log-sum-exp's chunks (lse.go) are smaller, but read a src that
-// large from memory: its unshifted pass is taken row by row where the
-// emitter takes it (Zen cores; see amd64's rowByRowKind).
+// That pays for 16-bit src on AVX-512 and for every src on AVX2, whose
+// column blocks read 512 bytes of each row per visit or less. Not for f32
+// on AVX-512 on Intel cores, whose column blocks read 1 KiB of each row
+// per visit and gain nothing from it. Nor with the src in L3, where tiles
+// are faster, hence rowByRowMinBytes (an L3 holds 32 MiB on the fleet's
+// cores). Figures: docs/PERFORMANCE-log.md, "Figures
+// behind the generators' choices" ("Zen 4: f32 row by row" has the f32
+// ones and why Zen cores take f32 row by row). A log-sum-exp's chunks
+// (lse.go) are smaller, but read a src that large from memory: its
+// unshifted pass is taken row by row where the emitter takes it (Zen
+// cores; see amd64's rowByRowKind).
 //
 // A chunk has at most rowByRowChunk rows: each of its sums is one chain
 // of adds (the form does not cut sums into runs, see

@@ -6,10 +6,16 @@
 // package internal/execmem, or the pure-Go interpreter (package internal/interp)
 // when there is no JIT for the plan, the ISA is capped to none, or
 // executable memory is refused; each emitter declares what it covers
-// (kernelshape.Covers). A plan refused only for its post-ops (those
-// needing a transcendental other than Exp and Log have no machine code)
-// keeps machine code for its reduction: the results go to scratch and a
-// pass on the interpreter applies the post-ops. A log-sum-exp runs in
+// (kernelshape.Covers). Both emitters have machine code for every
+// post-op kind (Exp and Log from packages internal/vexp and
+// internal/vlog, the other transcendental ones from internal/vfn's
+// programs). A plan an emitter refuses only for its post-ops (on amd64,
+// binary operands whose pointers, beside a deep loop nest, need more
+// general registers than the kernel has: kernelshape.Covers.Registers)
+// keeps machine code for its reduction: the results go to f32 scratch
+// and a post-op pass, a copy plan with no reduced loops, applies the
+// post-ops, as machine code where the emitter covers that plan and on the
+// interpreter where it does not (postpass.go). A log-sum-exp runs in
 // chunks of about 1 MiB of src (lse.go): one unshifted pass (exp, sum and
 // log in one kernel), and, in a chunk where that pass is not exact, a
 // max, an exp pass and a sum with its Log; all machine code. Kernels

@@ -18,7 +18,7 @@ import (
 // before it is written:
 //
 //   - only the last phase of a schedule writes dst; earlier ones (the
-//     means of a post-op pass, stage-1 partial sums, a log-sum-exp's max
+//     results of a post-op pass, stage-1 partial sums, a log-sum-exp's max
 //     and exponentials) write scratch, so nothing overwrites dst before
 //     the phase that reads the operand;
 //   - in that phase each output is written by exactly one call, which

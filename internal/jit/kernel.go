@@ -56,8 +56,9 @@ func (u *unit) acquire(isa ISA) (*entry, error) {
 // when the JIT cannot serve a sub-plan (no JIT ISA, the emitter does not
 // cover it, executable memory refused) that sub-plan runs in the
 // interpreter and Why says so. A plan the emitter refuses only for its
-// post-ops still gets machine code for its reduction: the means go to
-// scratch and a separate pass, on the interpreter, applies the post-ops.
+// post-ops still gets machine code for its reduction: the results go to
+// scratch and a separate pass applies the post-ops (machine code where
+// the emitter covers that pass, else the interpreter).
 // Errors: an invalid plan, or an emitter failure other than
 // Unimplemented.
 func Compile(pl *plan.Plan) (*Kernel, error) {
@@ -156,7 +157,7 @@ func (k *Kernel) ISA() ISA {
 // Impl names the implementation: "jit:avx512", "jit:avx2" or "jit:neon"
 // when machine code runs every call, "interp" when the interpreter runs
 // any of them (Why says which and why). The one exception is a post-op
-// pass: its interpreted calls only apply post-ops to means the machine
+// pass: its interpreted calls only apply post-ops to results the machine
 // code computed, so they leave Impl naming the JIT (Why still says so).
 func (k *Kernel) Impl() string {
 	if k == nil {

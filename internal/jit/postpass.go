@@ -11,12 +11,14 @@ import (
 // post-ops (today's have code for every kind: the transcendental ones
 // from package vfn's programs), and amd64 has too few general
 // registers for six operands' pointers beside a deep loop nest
-// (kernelshape.Covers.Registers). Running such a plan wholly in the
+// (kernelshape.Covers.Registers): today the latter is what sends a plan
+// here. Running such a plan wholly in the
 // interpreter would run its reduction, by far the larger part of the
 // work, at interpreter speed. Instead the plan is run as two phases:
 //
-//	A (means): the plan without post-ops, dst f32, alg kept, writing its
-//	  results (means, sums, ...) densely into an f32 scratch buffer; machine code.
+//	A (results): the plan without post-ops, dst f32, alg kept, writing
+//	  its results (means, sums, maxima, ...) densely into an f32 scratch
+//	  buffer; machine code.
 //	B (post-op pass): a copy plan (AlgCopy: no reduced loops, N = 1)
 //	  from that scratch to the caller's dst and binary operands, applying
 //	  the post-ops and the dst conversion; the interpreter runs it (or
@@ -27,14 +29,15 @@ import (
 // the thread count.
 //
 // Semantics: B applies plan.Eltwise / plan.Binary in f32 to the f32
-// mean, exactly as a fully interpreted plan does. What differs is the
-// mean itself: the machine code sums in f32 (in fixed blocks) and divides
-// in f32, where the interpreter sums in float64; the two means differ by
-// a few f32 ulps of the sum's magnitude, the same difference as between
-// any JIT kernel and the interpreter. A post-op scales that by its
-// condition number (|x f'(x) / f(x)|), which for these post-ops is small
-// except near their zeros (Log near 1, Tanh, GELU and Mish near 0, where
-// the absolute error stays that of the mean).
+// result, exactly as a fully interpreted plan does. What differs is the
+// result itself: the machine code sums in f32 (in fixed blocks) and, for
+// a mean, divides in f32, where the interpreter sums in float64; the two
+// results differ by a few f32 ulps of the sum's magnitude, the same
+// difference as between any JIT kernel and the interpreter (max and min
+// are exact on both). A post-op scales that by its condition number
+// (|x f'(x) / f(x)|), which for these post-ops is small except near their
+// zeros (Log near 1, Tanh, GELU and Mish near 0, where the absolute error
+// stays that of the result).
 
 // wantPostPass reports whether pl should run as results + post-op pass
 // on isa: the emitter declares that it does not cover pl but covers it
@@ -72,7 +75,7 @@ func keptLoops(pl *plan.Plan) (kept []plan.Loop, dense []int64, ok bool) {
 
 // meansPlan returns phase A of pl: its loops with dense f32 dst strides,
 // no post-ops and no binary strides, Div kept. outputs is the number of
-// means written; ok is false when their scratch would be too large.
+// results written; ok is false when their scratch would be too large.
 func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
 	_, dense, ok := keptLoops(pl)
 	if !ok {
@@ -97,7 +100,7 @@ func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
 }
 
 // postPassPlan returns phase B of pl: a copy (plan.AlgCopy) over pl's kept
-// loops reading the dense f32 means and writing pl's dst with pl's
+// loops reading the dense f32 results and writing pl's dst with pl's
 // post-ops and binary operands. Its innermost loop becomes Inner, so
 // that the interpreter handles it a row at a time.
 func postPassPlan(pl *plan.Plan) *plan.Plan {
@@ -122,7 +125,7 @@ func (dc *decomposer) postPass(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	a, outputs, ok := meansPlan(pl)
 	if !ok {
 		// wantPostPass checked the same bound.
-		return graph.Errorf(graph.OutOfMemory, "jit: means of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
+		return graph.Errorf(graph.OutOfMemory, "jit: the results of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
 	}
 	sbuf := bufScratch + len(dc.d.scratch)
 	dc.d.scratch = append(dc.d.scratch, outputs*4)

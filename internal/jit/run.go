@@ -334,13 +334,11 @@ func tail(b []byte, off int64) []byte {
 // job is one phase shared with pool workers. Its calls are cut into one
 // contiguous lane per goroutine offered the job (the caller's, and one per
 // helper slot), so that each thread reads neighbouring memory call after
-// call instead of every other call, which made a 32 MiB bf16 full
-// reduction faster at 2 threads (docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)"). A
+// call instead of every other call, a stream the prefetchers serve better
+// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices"). A
 // goroutine works its own lane first and then takes calls from the other
-// lanes: work never waits for a helper
-// that comes late or not at all. Which goroutine runs a call never changes
-// its result.
+// lanes: work never waits for a helper that comes late or not at all.
+// Which goroutine runs a call never changes its result.
 type job struct {
 	x        execution
 	ph       *phase

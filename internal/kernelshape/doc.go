@@ -1,4 +1,4 @@
-// Package kernelshape is the part of a ReduceMean kernel generator that
+// Package kernelshape is the part of a reduction kernel generator that
 // does not depend on the instruction set: which plans an emitter takes,
 // the loop nest around the kernel body and which shape (row or column)
 // runs inside it, how far each loop moves each pointer, which pointer

@@ -52,7 +52,8 @@ type Nest struct {
 // loops, the shape the plan calls for, return.
 //
 // A kept loop of size 0 means no output, and the kernel only returns. A
-// reduced loop of size 0 means nothing is summed (every mean is 0/Div):
+// reduced loop of size 0 means nothing is reduced (every output is the
+// combine's identity, finalized: a mean is 0/Div, a max -Inf):
 // the shapes get no reduced loops and zeroSum. A contiguous Inner is
 // the column shape; a strided one is just one more kept loop for the
 // row and element shapes, innermost so that its outputs group.

@@ -17,11 +17,11 @@ import "github.com/gdnn/gdnn/internal/plan"
 // A cut costs a fold per run, which shows on column and row sums that
 // run from L2 and fold every 16 adds (docs/RELIABILITY.md, "Figures
 // measured"; docs/PERFORMANCE-log.md, "Figures behind the generators'
-// choices (moved from code comments)"). So chains short enough for the
-// tolerance stay whole: the reference allows
-// (4*ceil(log2(N+1)) + 8) units for a mean of N elements, of which the
-// final adds across accumulators and lanes take up to 8, so a chain of
-// up to 4*ceil(log2(N+1)) adds is left uncut (see uncut).
+// choices"). So chains short enough for the tolerance stay whole: the
+// reference allows (4*ceil(log2(N+1)) + 8) units for a sum or mean of N
+// elements, of which the final adds across accumulators and lanes take
+// up to 8, so a chain of up to 4*ceil(log2(N+1)) adds is left uncut (see
+// uncut).
 
 // minRun is the shortest run, and the longest chain always left whole:
 // shorter runs would fold more often than they add.

@@ -8,7 +8,8 @@ import "sort"
 //   - a kept dim of size 0 leaves nothing to compute: the plan has
 //     Outputs 0, N 0, Div 0 and a single Outer loop of size 0 (so a runner
 //     that only walks loops also does nothing);
-//   - a reduced dim of size 0 makes every mean 0/0 = NaN: the reduced dims
+//   - a reduced dim of size 0 leaves every output the combine's identity,
+//     finalized (a sum 0, a max -Inf, a mean 0/0 = NaN): the reduced dims
 //     become a single Reduced loop of size 0 (nothing is read, so the kept
 //     loops' src strides are set to 0), N = Div = 0;
 //   - loops are ordered by src stride, largest first (ties: larger dst

@@ -123,7 +123,7 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 	return float32(math.NaN())
 }
 
-// Binary applies the binary post-op k to the mean a (the left operand) and
+// Binary applies the binary post-op k to the result a (the left operand) and
 // the operand b. Each is one correctly rounded f32 operation; Maximum and
 // Minimum return NaN when either input is NaN, and order +0 above -0.
 // For a unary or unknown k it returns NaN.

@@ -84,11 +84,6 @@ func imm(v int64) obj.Addr { return asmkit.Imm(v) }
 // mem is the memory operand off(base).
 func mem(base int16, off int64) obj.Addr { return asmkit.Mem(base, off) }
 
-// memIdx is the memory operand off(base)(index*scale).
-func memIdx(base, index int16, scale int16, off int64) obj.Addr {
-	return obj.Addr{Type: obj.TYPE_MEM, Reg: base, Index: index, Scale: scale, Offset: off}
-}
-
 // General-purpose registers by their Go names.
 const (
 	rAX = x86.REG_AX

@@ -125,7 +125,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	}
 }
 
-// binary sets r = r OP t for a binary post-op (the mean on the left),
+// binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary: Maximum and Minimum give NaN when either side is
 // NaN and order +0 above -0. t is clobbered.
 func (g *gen) binary(k plan.Kind, r, t int) {
@@ -183,8 +183,8 @@ func rangeCtl(k plan.Kind) int64 {
 }
 
 // minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS
-// and VMINPS: AVX2's max and min, and AVX-512's exact min, whose three
-// instructions ran faster on Zen 4 than rangeExact's three
+// and VMINPS: AVX2's max and min, and AVX-512's exact min, for which
+// these three instructions are faster than rangeExact's three
 // (docs/PERFORMANCE-log.md, "Max and min after VRANGEPS"); y is clobbered.
 func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
 	switch k {

@@ -157,11 +157,6 @@ func packedBlocks(V, skip int) (blocks []laneBlock, ok bool) {
 	return blocks, true
 }
 
-// transpose emits the levels over the V registers in regs (position p is
-// regs[p]) and returns the register holding the result. The inputs are
-// clobbered.
-func (g *gen) transpose(regs []int) int { return g.transposeFrom(regs, 0) }
-
 // transposeFrom emits the levels from level skip on, over the V>>skip
 // registers in regs laid out as those levels expect (see packedBlocks).
 func (g *gen) transposeFrom(regs []int, skip int) int {

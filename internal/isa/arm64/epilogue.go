@@ -111,7 +111,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	}
 }
 
-// binary sets r = r OP t for a binary post-op (the mean on the left),
+// binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary. FMAX and FMIN already give NaN when either side
 // is NaN and order -0 below +0, as the reference does.
 func (g *gen) binary(k plan.Kind, r, t int) {

@@ -38,7 +38,7 @@ var combineTable = [...]combineOps{
 func (g *gen) isAdd() bool { return g.pl.Combine == plan.CombineAdd }
 
 // initAcc sets accumulator r to the combine's identity: +0 for sums (an
-// EOR, as the mean always had), else a copy of the hoisted constant.
+// EOR), else a copy of the hoisted constant.
 func (g *gen) initAcc(r int) {
 	id := g.pl.Identity()
 	if id == 0 && !math.Signbit(float64(id)) {
