@@ -1034,7 +1034,7 @@ func keepDimsView(view []int64, reduced []bool) []int64 {
 }
 
 // refOpOf maps a fused graph op to its reference post-op. chainVal is the
-// id of the tensor carrying the mean chain; a binary op returns its other
+// id of the tensor carrying the reduction's chain; a binary op returns its other
 // input as operand.
 func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.LogicalTensor, error) {
 	f := func(name string) float64 {

@@ -123,7 +123,7 @@ func (p Problem) Reduced() []bool {
 	return r
 }
 
-// Axes returns the reduced dims as ReduceMean axes.
+// Axes returns the reduced dims as a Reduce* op's axes.
 func (p Problem) Axes() []int64 {
 	axes := []int64{}
 	for i, r := range p.Reduced() {

@@ -875,7 +875,7 @@ func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
 	return need
 }
 
-// knobMet reports whether gdnn's ReduceMean already satisfies a value of
+// knobMet reports whether gdnn's reductions already satisfies a value of
 // a benchdnn attribute or context knob: it computes in f32 and rounds to
 // nearest even (any fpmath mode, and accumulation modes that allow f32),
 // is deterministic whether asked to be or not, owns its scratch and runs

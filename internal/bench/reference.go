@@ -95,7 +95,7 @@ type refPostOp struct {
 	g       graphPostOp
 	operand buffer
 	view    []int64 // operand strides over the dst dims, 0 where broadcast
-	// swapped: the mean chain is the right operand (graph Subtract(x, mean)).
+	// swapped: the reduction's chain is the right operand (graph Subtract(x, r)).
 	swapped bool
 	// sum: the operand is the dst before the run, taken as
 	// scale * (dst - zp) in f32, as oneDNN's sum post-op computes it.
