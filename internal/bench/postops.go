@@ -310,7 +310,7 @@ type graphPostOp struct {
 }
 
 // toGraph translates a post-op to the graph op gdnn fuses after a
-// ReduceMean. Post-ops outside gdnn's fusion list give an error with
+// reduction. Post-ops outside gdnn's fusion list give an error with
 // status graph.Unimplemented that says why.
 func (p PostOp) toGraph() (graphPostOp, error) {
 	g := graphPostOp{attrs: map[string]any{}, alpha: float64(p.Alpha), beta: float64(p.Beta)}
