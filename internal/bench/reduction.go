@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -572,7 +573,7 @@ func (r *runner) allocIO(b *built, c redCase) error {
 		return err
 	}
 	if !sameDims(b.outLT.Dims, c.prb.Dst) {
-		return graph.Errorf(graph.RuntimeError, "compiled dst dims %v, want %v", b.outLT.Dims, c.prb.Dst)
+		return status.Errorf(status.RuntimeError, "compiled dst dims %v, want %v", b.outLT.Dims, c.prb.Dst)
 	}
 	ospan, err := spanOf(b.outLT.Dims, b.outLT.Strides)
 	if err != nil {
