@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -248,7 +249,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 			return nil, err
 		}
 		o := op.Outputs[0].Clone()
-		if o.Dims, err = graph.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
+		if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
 			return nil, err
 		}
 		if err := enlarges(op, opIns, lastID, last, o.Dims); err != nil {
@@ -262,7 +263,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		return nil, status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s",
 			out.ID, out.DataType, p.outputs[0].DataType)
 	}
-	if out.Dims, err = graph.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
+	if out.Dims, err = shape.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
 		return nil, err
 	}
 	c := &CompiledPartition{p: p, inputs: ins, recipe: r, run: &runState{}}
@@ -273,7 +274,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 		if err := settleLayout(out); err != nil {
 			return nil, err
 		}
-		reduce, err := graph.NormalizeAxes(r.redOp, r.axes, len(ins[0].Dims))
+		reduce, err := shape.NormalizeAxes(r.redOp, r.redOp.Inputs[0].ID, r.axes, len(ins[0].Dims))
 		if err != nil {
 			return nil, err
 		}
@@ -516,7 +517,7 @@ func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
 		return t, status.Errorf(status.InvalidShape, "input tensor %d has dims %s; Compile needs concrete input dims", t.ID, graph.DimsString(t.Dims))
 	}
 	if port.Dims != nil {
-		if _, err := graph.MergeDims(&graph.Op{}, t.ID, port.Dims, t.Dims); err != nil {
+		if _, err := shape.MergeDims(&graph.Op{}, t.ID, port.Dims, t.Dims); err != nil {
 			return t, status.Errorf(status.InvalidShape, "input tensor %d has dims %s, the graph says %s",
 				t.ID, graph.DimsString(t.Dims), graph.DimsString(port.Dims))
 		}
@@ -581,7 +582,7 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 	src := c.inputs[0]
 	r := c.recipe
 	outRank := len(out.Dims)
-	want := graph.ReduceDims(src.Dims, reduce, r.keepDims)
+	want := shape.ReduceDims(src.Dims, reduce, r.keepDims)
 	if len(want) != outRank {
 		return kernel{}, status.Errorf(status.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
 			out.ID, graph.DimsString(out.Dims), graph.DimsString(want))

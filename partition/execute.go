@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -241,11 +242,11 @@ func (c *CompiledPartition) readAxes(axesT *Tensor) (runTimeAxes, error) {
 // axesFor checks axes against the src and works out the output dims.
 func (c *CompiledPartition) axesFor(axes []int64) (runTimeAxes, error) {
 	src := c.inputs[0]
-	reduce, err := graph.NormalizeAxes(c.recipe.redOp, axes, len(src.Dims))
+	reduce, err := shape.NormalizeAxes(c.recipe.redOp, c.recipe.redOp.Inputs[0].ID, axes, len(src.Dims))
 	if err != nil {
 		return runTimeAxes{}, err
 	}
-	return runTimeAxes{axes: axes, reduce: reduce, dims: graph.ReduceDims(src.Dims, reduce, c.recipe.keepDims)}, nil
+	return runTimeAxes{axes: axes, reduce: reduce, dims: shape.ReduceDims(src.Dims, reduce, c.recipe.keepDims)}, nil
 }
 
 // axesList prints axes as a list, "[0 -1]".

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
@@ -442,7 +443,7 @@ func statedOutputDims(g0 *graph.Graph, c graphCase) map[uint64][]int64 {
 // dims gdnn compiles: buildGraphPartition compiles with g's own tensors,
 // and Compile infers the same chain from them, so a separate check of the
 // compiled tensors would find nothing new. Agreement follows
-// graph.MergeDims, the rule Finalize applies to dims given through the
+// shape.MergeDims, the rule Finalize applies to dims given through the
 // API: same rank, and each dim gdnn infers equal to the stated one; a dim
 // or rank gdnn cannot infer (e.g. axes given as a tensor) contradicts
 // nothing. A disagreement is InvalidShape, reported as INVALID_ARGUMENTS
@@ -464,7 +465,7 @@ func checkStatedOutputs(g *graph.Graph, stated map[uint64][]int64) error {
 				continue
 			}
 			got, _ := g.Tensor(t.ID)
-			if _, err := graph.MergeDims(op, t.ID, want, got.Dims); err != nil {
+			if _, err := shape.MergeDims(op, t.ID, want, got.Dims); err != nil {
 				return status.Errorf(status.InvalidShape, "%s: output tensor %d has shape %s in the case, but gdnn infers %s",
 					op, t.ID, graph.DimsString(want), graph.DimsString(got.Dims))
 			}
@@ -783,7 +784,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			if err != nil {
 				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 			}
-			prb := Problem{Src: gp.b.srcLT.Dims, Dst: graph.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
+			prb := Problem{Src: gp.b.srcLT.Dims, Dst: shape.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
 			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: gp.b.fill.kind.name, stag: "-", dtag: "-"}, idx, res.impl, t)
 			perf.Driver, perf.DT, perf.Desc = "graph", c.dt, c.caseArg
 		}
@@ -865,7 +866,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if err != nil {
 		return fail(err)
 	}
-	reduced, err := graph.NormalizeAxes(red, axes, len(srcLT.Dims))
+	reduced, err := shape.NormalizeAxes(red, red.Inputs[0].ID, axes, len(srcLT.Dims))
 	if err != nil {
 		return fail(err)
 	}
@@ -875,7 +876,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		return fail(err)
 	}
 	keep, _ := red.Bool("keep_dims")
-	meanDims := graph.ReduceDims(srcLT.Dims, reduced, keep)
+	meanDims := shape.ReduceDims(srcLT.Dims, reduced, keep)
 	if !sameDims(meanDims, b.outLT.Dims) {
 		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops broadcast the reduction from %v to %v; gdnnbench's reference covers same-shape chains",
 			meanDims, b.outLT.Dims)}

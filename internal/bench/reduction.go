@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
@@ -745,7 +746,7 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 		exact = mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
 		ref, errs = reduceValues(k, acc, mag, n, exact)
 	}
-	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
+	dstDims := shape.ReduceDims(b.srcLT.Dims, b.reduced, true)
 	chainOutput(ref, dstDims, b.chain, exact, errs)
 	trh, floor := threshold(ddt, b.chain)
 	if k.norm {
