@@ -484,7 +484,7 @@ func TestNamesRoundTrip(t *testing.T) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	for ty := AttrS64; ty <= AttrString; ty++ {
-		if got, ok := ParseAttrType(ty.String()); !ok || got != ty {
+		if got, ok := parseAttrType(ty.String()); !ok || got != ty {
 			t.Errorf("attr type %v", ty)
 		}
 	}
