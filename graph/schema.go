@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // attrSpec describes one attribute an op kind accepts.
@@ -279,8 +278,8 @@ func checkTensor(op *Op, t LogicalTensor, _ int) error {
 	return nil
 }
 
-// MaxRank (12) is the largest tensor rank gdnn accepts.
-const MaxRank = shape.MaxRank
+// MaxRank is the largest tensor rank gdnn accepts.
+const MaxRank = 12
 
 func isFloat(t dtypes.DataType) bool { return t.IsFloat() }
 

@@ -9,9 +9,16 @@ import (
 	"github.com/gdnn/gdnn/internal/shape"
 )
 
-// UnknownDim (-1) marks a dimension whose size is not known yet; it
-// becomes known at compile time from the concrete input shapes.
-const UnknownDim = shape.UnknownDim
+// UnknownDim marks a dimension whose size is not known yet; it becomes
+// known at compile time from the concrete input shapes.
+const UnknownDim int64 = -1
+
+// internal/shape has UnknownDim and MaxRank for the layers below graph;
+// these lines do not compile where the two disagree.
+var (
+	_ = [1]struct{}{}[UnknownDim-shape.UnknownDim]
+	_ = [1]struct{}{}[MaxRank-shape.MaxRank]
+)
 
 // Layout says how a logical tensor's elements are placed in memory.
 type Layout int
