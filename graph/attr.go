@@ -32,8 +32,8 @@ func (t AttrType) String() string {
 	return fmt.Sprintf("AttrType(%d)", int(t))
 }
 
-// ParseAttrType returns the attribute type named s.
-func ParseAttrType(s string) (AttrType, bool) {
+// parseAttrType returns the attribute type named s (graph JSON's spelling).
+func parseAttrType(s string) (AttrType, bool) {
 	for t, n := range attrTypeNames {
 		if n == s {
 			return t, true

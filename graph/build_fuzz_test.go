@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -114,7 +115,7 @@ func checkErr(t *testing.T, what string, err error) {
 // are executed too. Every failure must be a *graph.Error with a status.
 // Every success must be consistent: a topological op order, every op in
 // exactly one partition, a ReduceMean's inferred output dims equal to
-// graph.ReduceDims of its axes, a compiled output of the reduction's dims
+// shape.ReduceDims of its axes, a compiled output of the reduction's dims
 // and the partition's data type, and on data of all ones an output that is
 // 1 everywhere (no post-ops) or the same value everywhere (post-ops).
 func FuzzGraphBuild(f *testing.F) {
@@ -223,11 +224,11 @@ func checkFinalized(t *testing.T, g *graph.Graph) {
 		}
 		axes, _ := op.Ints("axes")
 		keep, _ := op.Bool("keep_dims")
-		reduce, err := graph.NormalizeAxes(op, axes, len(op.Inputs[0].Dims))
+		reduce, err := shape.NormalizeAxes(op, op.Inputs[0].ID, axes, len(op.Inputs[0].Dims))
 		if err != nil {
 			t.Fatalf("%s finalized with invalid axes %v: %v", op, axes, err)
 		}
-		want := graph.ReduceDims(op.Inputs[0].Dims, reduce, keep)
+		want := shape.ReduceDims(op.Inputs[0].Dims, reduce, keep)
 		if got := op.Outputs[0].Dims; !slices.Equal(got, want) {
 			t.Fatalf("%s: inferred output dims %s, want %s", op, graph.DimsString(got), graph.DimsString(want))
 		}
@@ -369,10 +370,10 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 	var reduce []bool
 	if len(mean.Inputs) == 1 {
 		axes, _ := mean.Ints("axes")
-		if reduce, err = graph.NormalizeAxes(mean, axes, len(src.Dims)); err != nil {
+		if reduce, err = shape.NormalizeAxes(mean, mean.Inputs[0].ID, axes, len(src.Dims)); err != nil {
 			t.Fatalf("compiled with invalid axes: %v", err)
 		}
-		if want := graph.ReduceDims(src.Dims, reduce, keep); !slices.Equal(out.Dims, want) {
+		if want := shape.ReduceDims(src.Dims, reduce, keep); !slices.Equal(out.Dims, want) {
 			t.Fatalf("compiled output dims %s, the reduction gives %s", graph.DimsString(out.Dims), graph.DimsString(want))
 		}
 	}
@@ -416,7 +417,7 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 	if reduce == nil {
 		return // invalid run-time axes: FuzzExecute covers their errors
 	}
-	outLT := graph.NewLogicalTensor(out.ID, out.DataType, graph.ReduceDims(src.Dims, reduce, keep))
+	outLT := graph.NewLogicalTensor(out.ID, out.DataType, shape.ReduceDims(src.Dims, reduce, keep))
 	if out.KnownDims() {
 		outLT = out
 	}

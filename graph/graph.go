@@ -24,6 +24,8 @@ package graph
 import (
 	"slices"
 	"sort"
+
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // Graph is a set of ops connected through logical tensor ids. Add ops with
@@ -198,7 +200,7 @@ func (g *Graph) inferShapes() error {
 		}
 		for i := range op.Outputs {
 			t := &op.Outputs[i]
-			if t.Dims, err = MergeDims(op, t.ID, t.Dims, outs[i]); err != nil {
+			if t.Dims, err = shape.MergeDims(op, t.ID, t.Dims, outs[i]); err != nil {
 				return err
 			}
 			if t.Layout == LayoutStrided && t.Strides == nil && t.KnownDims() {
@@ -238,35 +240,6 @@ func InferOutputs(op *Op, inputs []LogicalTensor) ([][]int64, error) {
 		return out, nil
 	}
 	return s.infer(op, inputs)
-}
-
-// MergeDims combines the dims a user gave for tensor tid with the dims
-// inferred for it: each known value must agree; an unknown one takes the
-// other's value.
-func MergeDims(op *Op, tid uint64, given, inferred []int64) ([]int64, error) {
-	switch {
-	case inferred == nil:
-		return cloneDims(given), nil
-	case given == nil:
-		return cloneDims(inferred), nil
-	case len(given) != len(inferred):
-		return nil, Errorf(InvalidShape, "%s: output tensor %d is given as %s (rank %d) but the op computes %s (rank %d)",
-			op, tid, DimsString(given), len(given), DimsString(inferred), len(inferred))
-	}
-	out := make([]int64, len(given))
-	for i := range given {
-		a, b := given[i], inferred[i]
-		switch {
-		case a < 0:
-			out[i] = b
-		case b < 0 || a == b:
-			out[i] = a
-		default:
-			return nil, Errorf(InvalidShape, "%s: output tensor %d is given as %s but the op computes %s (dim %d: %d vs %d)",
-				op, tid, DimsString(given), DimsString(inferred), i, a, b)
-		}
-	}
-	return out, nil
 }
 
 // Finalized reports whether Finalize has succeeded.

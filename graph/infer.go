@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/gdnn/gdnn/internal/shape"
+
 // inferSame gives the first output the first input's dims (eltwise ops,
 // SoftMax, TypeCast, Reorder, LayerNorm's dst).
 func inferSame(op *Op, in []LogicalTensor) ([][]int64, error) {
@@ -11,10 +13,10 @@ func inferSame(op *Op, in []LogicalTensor) ([][]int64, error) {
 	return out, nil
 }
 
-// BroadcastDims returns the numpy-style broadcast of a and b: right
+// broadcastDims returns the numpy-style broadcast of a and b: right
 // aligned, each pair equal or one of them 1. Unknown dims stay unknown
 // unless the other side decides them.
-func BroadcastDims(op *Op, a, b LogicalTensor) ([]int64, error) {
+func broadcastDims(op *Op, a, b LogicalTensor) ([]int64, error) {
 	if a.Dims == nil || b.Dims == nil {
 		return nil, nil
 	}
@@ -53,7 +55,7 @@ func inferBroadcast(op *Op, in []LogicalTensor) ([][]int64, error) {
 	mode, _ := op.Str("auto_broadcast")
 	switch mode {
 	case "numpy":
-		d, err := BroadcastDims(op, in[0], in[1])
+		d, err := broadcastDims(op, in[0], in[1])
 		return [][]int64{d}, err
 	case "none":
 		a, b := in[0], in[1]
@@ -88,7 +90,7 @@ func inferMatMul(op *Op, in []LogicalTensor) ([][]int64, error) {
 	if ka >= 0 && kb >= 0 && ka != kb {
 		return nil, Errorf(InvalidShape, "%s: inner dims differ: %d (tensor %d) vs %d (tensor %d)", op, ka, a.ID, kb, b.ID)
 	}
-	batch, err := BroadcastDims(op,
+	batch, err := broadcastDims(op,
 		LogicalTensor{ID: a.ID, Dims: a.Dims[:len(a.Dims)-2]},
 		LogicalTensor{ID: b.ID, Dims: b.Dims[:len(b.Dims)-2]})
 	if err != nil {
@@ -163,7 +165,7 @@ func inferTranspose(op *Op, in []LogicalTensor) ([][]int64, error) {
 		return nil, Errorf(InvalidShape, "%s: order has %d entries, tensor %d has rank %d", op, len(order), src.ID, len(src.Dims))
 	}
 	// order must be a permutation: each axis once, in range.
-	if _, err := NormalizeAxes(&Op{ID: op.ID, Kind: op.Kind, Name: op.Name, Inputs: in}, order, len(order)); err != nil {
+	if _, err := shape.NormalizeAxes(&Op{ID: op.ID, Kind: op.Kind, Name: op.Name, Inputs: in}, in[0].ID, order, len(order)); err != nil {
 		return nil, err
 	}
 	out := make([]int64, len(order))

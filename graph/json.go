@@ -652,7 +652,7 @@ func (r *jsonReader) attr(path string) (Attr, error) {
 			if err != nil {
 				return err
 			}
-			t, ok := ParseAttrType(s)
+			t, ok := parseAttrType(s)
 			if !ok {
 				return pathErr(InvalidArguments, p, "unknown attribute type %s, want one of s64, s64[], f32, f32[], bool, string", quoteShort(s))
 			}

@@ -1,58 +1,6 @@
 package graph
 
-import "fmt"
-
-// NormalizeAxes checks the reduction axes of op for a src of the given
-// rank and returns which dims are reduced. Negative axes count from the
-// end; the range is [-rank, rank-1]; an axis named twice (after
-// normalisation) is an error. Empty axes reduce nothing (identity).
-func NormalizeAxes(op *Op, axes []int64, rank int) ([]bool, error) {
-	reduce := make([]bool, max(rank, 0))
-	for i, a := range axes {
-		n := a
-		if n < 0 {
-			n += int64(rank)
-		}
-		if rank <= 0 {
-			return nil, Errorf(InvalidArguments, "%s: axes[%d] = %d, but %s is a scalar (rank 0): it has no dims to reduce, so its axes must be empty",
-				op, i, a, srcName(op))
-		}
-		if n < 0 || n >= int64(rank) {
-			return nil, Errorf(InvalidArguments, "%s: axes[%d] = %d is out of range [%d, %d] for %s of rank %d",
-				op, i, a, -rank, rank-1, srcName(op), rank)
-		}
-		if reduce[n] {
-			return nil, Errorf(InvalidArguments, "%s: axes[%d] = %d names dim %d twice (axes %v)", op, i, a, n, axes)
-		}
-		reduce[n] = true
-	}
-	return reduce, nil
-}
-
-// srcName names op's src tensor for a message ("the src" when op has
-// none).
-func srcName(op *Op) string {
-	if op == nil || len(op.Inputs) == 0 {
-		return "the src"
-	}
-	return fmt.Sprintf("src tensor %d", op.Inputs[0].ID)
-}
-
-// ReduceDims returns the dst dims of a reduction of src over the dims
-// marked in reduce: 1 there with keepDims, dropped otherwise. Dims past
-// the end of reduce are kept.
-func ReduceDims(src []int64, reduce []bool, keepDims bool) []int64 {
-	out := make([]int64, 0, len(src))
-	for i, d := range src {
-		switch {
-		case i >= len(reduce) || !reduce[i]:
-			out = append(out, d)
-		case keepDims:
-			out = append(out, 1)
-		}
-	}
-	return out
-}
+import "github.com/gdnn/gdnn/internal/shape"
 
 // ReduceAxesAttr returns the axes of a reduction op that has them as an
 // attribute (or neither an attribute nor an axes input: the default, empty
@@ -94,11 +42,11 @@ func inferReduce(op *Op, in []LogicalTensor) ([][]int64, error) {
 		return [][]int64{nil}, nil
 	}
 	if fromAttr {
-		reduce, err := NormalizeAxes(op, axes, len(src.Dims))
+		reduce, err := shape.NormalizeAxes(op, op.Inputs[0].ID, axes, len(src.Dims))
 		if err != nil {
 			return nil, err
 		}
-		return [][]int64{ReduceDims(src.Dims, reduce, keep)}, nil
+		return [][]int64{shape.ReduceDims(src.Dims, reduce, keep)}, nil
 	}
 	// Axes arrive at execute time: the rank is known when keep_dims is set
 	// or the number of axes is; which dims shrink is not.

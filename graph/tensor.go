@@ -2,17 +2,23 @@ package graph
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // UnknownDim marks a dimension whose size is not known yet; it becomes
 // known at compile time from the concrete input shapes.
 const UnknownDim int64 = -1
+
+// internal/shape has UnknownDim and MaxRank for the layers below graph;
+// these lines do not compile where the two disagree.
+var (
+	_ = [1]struct{}{}[UnknownDim-shape.UnknownDim]
+	_ = [1]struct{}{}[MaxRank-shape.MaxRank]
+)
 
 // Layout says how a logical tensor's elements are placed in memory.
 type Layout int
@@ -244,23 +250,7 @@ func (t LogicalTensor) String() string {
 // for UnknownDim and for oneDNN 3.x's unknown value -2^63, "scalar" for
 // rank 0, "unknown-rank" for nil). Other negative values, which no valid
 // tensor has, are printed as they are, so that a message shows them.
-func DimsString(d []int64) string {
-	if d == nil {
-		return "unknown-rank"
-	}
-	if len(d) == 0 {
-		return "scalar"
-	}
-	parts := make([]string, len(d))
-	for i, v := range d {
-		if v == UnknownDim || v == math.MinInt64 {
-			parts[i] = "?"
-		} else {
-			parts[i] = strconv.FormatInt(v, 10)
-		}
-	}
-	return strings.Join(parts, "x")
-}
+func DimsString(d []int64) string { return shape.DimsString(d) }
 
 // sameContents reports whether a and b describe the same tensor; used to
 // accept the same id appearing in several ops.

@@ -17,7 +17,7 @@ package layout
 import (
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // aliases maps oneDNN's named format tags to their letter form.
@@ -66,10 +66,10 @@ func Parse(tag string, rank int) (Layout, error) {
 		return l, nil
 	}
 	if tag == "" || tag == "undef" {
-		return l, graph.Errorf(graph.InvalidArguments, "tag %q: empty or undef tag", tag)
+		return l, status.Errorf(status.InvalidArguments, "tag %q: empty or undef tag", tag)
 	}
 	if rank < 0 || rank > maxDims {
-		return l, graph.Errorf(graph.InvalidArguments, "tag %q: rank %d is outside 0..%d", tag, rank, maxDims)
+		return l, status.Errorf(status.InvalidArguments, "tag %q: rank %d is outside 0..%d", tag, rank, maxDims)
 	}
 	t := tag
 	if a, ok := aliases[t]; ok {
@@ -87,19 +87,19 @@ func Parse(tag string, rank int) (Layout, error) {
 		switch {
 		case c == 'x':
 			if xPos >= 0 {
-				return l, graph.Errorf(graph.InvalidArguments, "tag %q: 'x' appears twice", tag)
+				return l, status.Errorf(status.InvalidArguments, "tag %q: 'x' appears twice", tag)
 			}
 			xPos = len(letters)
 		case c >= 'a' && c <= 'l', c >= 'A' && c <= 'L':
 			d := dimOf(c)
 			if seen[d] {
-				return l, graph.Errorf(graph.InvalidArguments, "tag %q: dim %c appears twice", tag, c)
+				return l, status.Errorf(status.InvalidArguments, "tag %q: dim %c appears twice", tag, c)
 			}
 			seen[d] = true
 			upper[d] = c <= 'L'
 			letters = append(letters, d)
 		default:
-			return l, graph.Errorf(graph.InvalidArguments, "tag %q: unexpected character %q", tag, c)
+			return l, status.Errorf(status.InvalidArguments, "tag %q: unexpected character %q", tag, c)
 		}
 	}
 	blocks, err := parseBlocks(tag, inner, upper)
@@ -108,12 +108,12 @@ func Parse(tag string, rank int) (Layout, error) {
 	}
 	for d, up := range upper {
 		if up && !hasBlock(blocks, d) {
-			return l, graph.Errorf(graph.InvalidArguments, "tag %q: dim %c is blocked but has no inner block", tag, rune('A'+d))
+			return l, status.Errorf(status.InvalidArguments, "tag %q: dim %c is blocked but has no inner block", tag, rune('A'+d))
 		}
 	}
 	for _, b := range blocks {
 		if b.Dim >= rank {
-			return l, graph.Errorf(graph.InvalidArguments, "tag %q blocks dim %c, but the tensor has rank %d", tag, rune('a'+b.Dim), rank)
+			return l, status.Errorf(status.InvalidArguments, "tag %q blocks dim %c, but the tensor has rank %d", tag, rune('a'+b.Dim), rank)
 		}
 	}
 	if xPos >= 0 {
@@ -136,11 +136,11 @@ func Parse(tag string, rank int) (Layout, error) {
 		l.Order = append(append(append(l.Order, before...), rest...), after...)
 	} else {
 		if len(letters) != rank {
-			return l, graph.Errorf(graph.InvalidArguments, "tag %q describes %d dims but the tensor has rank %d", tag, len(letters), rank)
+			return l, status.Errorf(status.InvalidArguments, "tag %q describes %d dims but the tensor has rank %d", tag, len(letters), rank)
 		}
 		for d := 0; d < rank; d++ {
 			if !seen[d] {
-				return l, graph.Errorf(graph.InvalidArguments, "tag %q: dim %c is missing", tag, rune('a'+d))
+				return l, status.Errorf(status.InvalidArguments, "tag %q: dim %c is missing", tag, rune('a'+d))
 			}
 		}
 		l.Order = letters
@@ -177,22 +177,22 @@ func parseBlocks(tag, inner string, upper map[int]bool) ([]Block, error) {
 			i++
 		}
 		if i == 0 || i == len(inner) || inner[0] == '0' || i > 5 {
-			return nil, graph.Errorf(graph.InvalidArguments, "tag %q: malformed inner block %q (want SIZE then a dim letter)", tag, inner)
+			return nil, status.Errorf(status.InvalidArguments, "tag %q: malformed inner block %q (want SIZE then a dim letter)", tag, inner)
 		}
 		size := int64(0)
 		for _, c := range inner[:i] {
 			size = size*10 + int64(c-'0')
 		}
 		if size > maxBlock {
-			return nil, graph.Errorf(graph.InvalidArguments, "tag %q: inner block of %d is more than %d", tag, size, maxBlock)
+			return nil, status.Errorf(status.InvalidArguments, "tag %q: inner block of %d is more than %d", tag, size, maxBlock)
 		}
 		c := rune(inner[i])
 		if c < 'a' || c > 'l' || !upper[int(c-'a')] {
-			return nil, graph.Errorf(graph.InvalidArguments, "tag %q: inner block names dim %q, which the tag does not block", tag, c)
+			return nil, status.Errorf(status.InvalidArguments, "tag %q: inner block names dim %q, which the tag does not block", tag, c)
 		}
 		d := int(c - 'a')
 		if hasBlock(blocks, d) {
-			return nil, graph.Errorf(graph.Unimplemented, "tag %q blocks dim %c twice; gdnn takes one block per dim", tag, c)
+			return nil, status.Errorf(status.Unimplemented, "tag %q blocks dim %c twice; gdnn takes one block per dim", tag, c)
 		}
 		blocks = append(blocks, Block{Dim: d, Size: size})
 		inner = inner[i+1:]
@@ -234,16 +234,16 @@ func (l Layout) Strides(dims []int64) []int64 {
 // layout whose padded size overflows is an InvalidArguments error.
 func (l Layout) Desc(dims []int64) (Desc, error) {
 	if l.Any {
-		return Desc{}, graph.Errorf(graph.InvalidArguments, "layout any has no memory description")
+		return Desc{}, status.Errorf(status.InvalidArguments, "layout any has no memory description")
 	}
 	if len(dims) != len(l.Order) {
-		return Desc{}, graph.Errorf(graph.InvalidArguments, "tag %q is for rank %d, the tensor has rank %d", l.Tag, len(l.Order), len(dims))
+		return Desc{}, status.Errorf(status.InvalidArguments, "tag %q is for rank %d, the tensor has rank %d", l.Tag, len(l.Order), len(dims))
 	}
 	r := len(dims)
 	d := Desc{Dims: append([]int64(nil), dims...), Block: make([]int64, r), Outer: make([]int64, r), Inner: make([]int64, r)}
 	for i, n := range dims {
 		if n < 0 {
-			return Desc{}, graph.Errorf(graph.InvalidArguments, "dim %d is %d", i, n)
+			return Desc{}, status.Errorf(status.InvalidArguments, "dim %d is %d", i, n)
 		}
 		d.Block[i] = l.BlockOf(i)
 	}
@@ -258,7 +258,7 @@ func (l Layout) Desc(dims []int64) (Desc, error) {
 		d.Outer[k] = acc
 		n := ceilDiv(dims[k], d.Block[k])
 		if n > 0 && acc > maxElems/n {
-			return Desc{}, graph.Errorf(graph.InvalidArguments, "tag %q over dims %v addresses more than %d elements", l.Tag, dims, maxElems)
+			return Desc{}, status.Errorf(status.InvalidArguments, "tag %q over dims %v addresses more than %d elements", l.Tag, dims, maxElems)
 		}
 		if n > 0 {
 			acc *= n

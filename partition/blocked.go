@@ -6,6 +6,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/blocked"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/layout"
 )
 
@@ -20,10 +21,10 @@ import (
 func blockedLayout(t graph.LogicalTensor) (layout.Layout, error) {
 	l, err := layout.Parse(t.Tag, len(t.Dims))
 	if err != nil {
-		return layout.Layout{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
+		return layout.Layout{}, status.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
 	}
 	if l.Any {
-		return layout.Layout{}, graph.Errorf(graph.InvalidArguments, "tensor %d: layout blocked with tag any; use graph.LayoutAny", t.ID)
+		return layout.Layout{}, status.Errorf(status.InvalidArguments, "tensor %d: layout blocked with tag any; use graph.LayoutAny", t.ID)
 	}
 	return l, nil
 }
@@ -37,7 +38,7 @@ func blockedDesc(t graph.LogicalTensor) (layout.Desc, error) {
 	}
 	d, err := l.Desc(t.Dims)
 	if err != nil {
-		return layout.Desc{}, graph.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
+		return layout.Desc{}, status.Errorf(statusOf(err), "tensor %d: %s", t.ID, msgOf(err))
 	}
 	return d, nil
 }
@@ -80,16 +81,16 @@ func blockedKernel(p *plan.Problem, src, out graph.LogicalTensor, outDim []int) 
 
 // statusOf and msgOf take an error of package layout apart, so that the
 // message can name the tensor and keep the status.
-func statusOf(err error) graph.Status {
-	var e *graph.Error
+func statusOf(err error) status.Status {
+	var e *status.Error
 	if errors.As(err, &e) {
 		return e.Status
 	}
-	return graph.InvalidArguments
+	return status.InvalidArguments
 }
 
 func msgOf(err error) string {
-	var e *graph.Error
+	var e *status.Error
 	if errors.As(err, &e) {
 		return e.Msg
 	}

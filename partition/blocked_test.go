@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/oracle"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/layout"
 )
 
@@ -73,7 +74,7 @@ func TestBlockedAgainstPlain(t *testing.T) {
 		for _, a := range axes {
 			reduce[a] = true
 		}
-		odims := graph.ReduceDims(dims, reduce, keep)
+		odims := shape.ReduceDims(dims, reduce, keep)
 		if !keep || len(odims) < 2 {
 			dtag = "abx"
 		}
@@ -312,7 +313,7 @@ func TestBlockedRunTimeAxes(t *testing.T) {
 		if err := cp.Execute([]Tensor{st, at}, []Tensor{ot}); err != nil {
 			t.Fatal(err)
 		}
-		od := graph.ReduceDims(dims, []bool{false, axis == 1, axis == 2}, true)
+		od := shape.ReduceDims(dims, []bool{false, axis == 1, axis == 2}, true)
 		i := 0
 		eachIndex(od, func(idx []int64) {
 			want := 0.0
@@ -365,7 +366,7 @@ func TestQueryWithAxesKeepsCompiledLayout(t *testing.T) {
 			must(t, err)
 			out, err := cp.QueryLogicalTensorWithAxes(1, []int64{c.axis})
 			must(t, err)
-			od := graph.ReduceDims(dims, []bool{false, c.axis == 1, c.axis == 2}, true)
+			od := shape.ReduceDims(dims, []bool{false, c.axis == 1, c.axis == 2}, true)
 			offset := func(idx []int64) int64 {
 				var o int64
 				for i, s := range out.Strides {

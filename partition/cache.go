@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // DefaultCompiledPartitionCacheCapacity is the number of compiled
@@ -22,7 +23,7 @@ const DefaultCompiledPartitionCacheCapacity = 1024
 // recently used entries; a CompiledPartition already handed out stays valid.
 func SetCompiledPartitionCacheCapacity(n int) (int, error) {
 	if n < 0 {
-		return compiledCache.capacity(), graph.Errorf(graph.InvalidArguments,
+		return compiledCache.capacity(), status.Errorf(status.InvalidArguments,
 			"compiled partition cache capacity %d is negative", n)
 	}
 	return compiledCache.setCapacity(n), nil

@@ -13,6 +13,8 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // CompiledPartition is a partition compiled for concrete input shapes. It
@@ -87,10 +89,10 @@ type recipe struct {
 // partition again after it builds another such copy.
 func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
 	if p == nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "Compile on a nil partition")
+		return nil, status.Errorf(status.InvalidArguments, "Compile on a nil partition")
 	}
 	if !p.supported {
-		return nil, graph.Errorf(graph.Unimplemented, "partition %d is not supported: %s", p.id, p.reason)
+		return nil, status.Errorf(status.Unimplemented, "partition %d is not supported: %s", p.id, p.reason)
 	}
 	key := cacheKey(p, inputs, outputs)
 	if c := compiledCache.get(key); c != nil {
@@ -137,7 +139,7 @@ func enlarges(op *graph.Op, ins []graph.LogicalTensor, chainID uint64, chain, ou
 	if op.Inputs[0].ID == chainID {
 		other = ins[1]
 	}
-	return graph.Errorf(graph.Unimplemented, "%s's operand tensor %d (%s) broadcasts the reduction's output %s to %s, "+
+	return status.Errorf(status.Unimplemented, "%s's operand tensor %d (%s) broadcasts the reduction's output %s to %s, "+
 		"which a fused partition does not write; with tensor %d's dims known when partitioning, %s runs in a partition of its own",
 		op, other.ID, graph.DimsString(other.Dims), graph.DimsString(chain), graph.DimsString(out), other.ID, op)
 }
@@ -248,7 +250,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 			return nil, err
 		}
 		o := op.Outputs[0].Clone()
-		if o.Dims, err = graph.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
+		if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
 			return nil, err
 		}
 		if err := enlarges(op, opIns, lastID, last, o.Dims); err != nil {
@@ -259,21 +261,21 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	}
 	out := &outs[0]
 	if out.DataType != p.outputs[0].DataType {
-		return nil, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, the partition produces %s",
+		return nil, status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s",
 			out.ID, out.DataType, p.outputs[0].DataType)
 	}
-	if out.Dims, err = graph.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
+	if out.Dims, err = shape.MergeDims(p.ops[len(p.ops)-1], out.ID, out.Dims, last); err != nil {
 		return nil, err
 	}
 	c := &CompiledPartition{p: p, inputs: ins, recipe: r, run: &runState{}}
 	if r.axesPort < 0 {
 		if !out.KnownDims() {
-			return nil, graph.Errorf(graph.InvalidShape, "output tensor %d: dims %s could not be inferred", out.ID, graph.DimsString(out.Dims))
+			return nil, status.Errorf(status.InvalidShape, "output tensor %d: dims %s could not be inferred", out.ID, graph.DimsString(out.Dims))
 		}
 		if err := settleLayout(out); err != nil {
 			return nil, err
 		}
-		reduce, err := graph.NormalizeAxes(r.redOp, r.axes, len(ins[0].Dims))
+		reduce, err := shape.NormalizeAxes(r.redOp, r.redOp.Inputs[0].ID, r.axes, len(ins[0].Dims))
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +285,7 @@ func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	} else {
 		ax := ins[r.axesPort]
 		if len(ax.Dims) > 1 || ax.NumElements() > int64(len(ins[0].Dims)) {
-			return nil, graph.Errorf(graph.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor (or rank 0: one axis) of at most %d axes",
+			return nil, status.Errorf(status.InvalidShape, "axes tensor %d has dims %s; want a 1-D tensor (or rank 0: one axis) of at most %d axes",
 				ax.ID, graph.DimsString(ax.Dims), len(ins[0].Dims))
 		}
 		switch {
@@ -367,7 +369,7 @@ func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
 			ql, why = lower(dq, q, ctx)
 		}
 		if why != "" {
-			return nil, graph.Errorf(graph.Unimplemented, "partition %d: %s", p.id, why)
+			return nil, status.Errorf(status.Unimplemented, "partition %d: %s", p.id, why)
 		}
 		if ql.swapMinMax {
 			r.red = swapMinMax(r.red)
@@ -426,13 +428,13 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 	case graph.ReduceL2:
 		r = plan.Reduction{Transform: plan.TransformSquare, Combine: plan.CombineAdd, Finalize: plan.FinalizeRootAddEps, P: 2}
 	default:
-		return r, graph.Errorf(graph.Unimplemented, "%s: %s is not a reduction gdnn compiles", red, red.Kind)
+		return r, status.Errorf(status.Unimplemented, "%s: %s is not a reduction gdnn compiles", red, red.Kind)
 	}
 	if pre == nil {
 		return r, nil
 	}
 	if r.Transform != plan.TransformNone || r.Combine == plan.CombineMul {
-		return r, graph.Errorf(graph.Unimplemented, "%s: a %s pre-op before %s is not one transform", pre, pre.Kind, red.Kind)
+		return r, status.Errorf(status.Unimplemented, "%s: a %s pre-op before %s is not one transform", pre, pre.Kind, red.Kind)
 	}
 	switch {
 	case pre.Kind == graph.Abs:
@@ -440,7 +442,7 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 	case pre.IsSquare():
 		r.Transform = plan.TransformSquare
 	default:
-		return r, graph.Errorf(graph.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)
+		return r, status.Errorf(status.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)
 	}
 	return r, nil
 }
@@ -453,9 +455,9 @@ func postOpOf(op *graph.Op) (plan.PostOp, error) {
 	k, ok := ops.OfGraphOp(op.Kind.String(), mode)
 	if !ok {
 		if modes := ops.Modes(op.Kind.String()); modes != nil {
-			return plan.PostOp{}, graph.Errorf(graph.InvalidArguments, "%s: mode %q, want %s", op, mode, ops.ModesText(op.Kind.String()))
+			return plan.PostOp{}, status.Errorf(status.InvalidArguments, "%s: mode %q, want %s", op, mode, ops.ModesText(op.Kind.String()))
 		}
-		return plan.PostOp{}, graph.Errorf(graph.Unimplemented, "%s: %s is not a fusible post-op", op, op.Kind)
+		return plan.PostOp{}, status.Errorf(status.Unimplemented, "%s: %s is not a fusible post-op", op, op.Kind)
 	}
 	po := plan.PostOp{Kind: k}
 	if name := k.Op().Alpha; name != "" {
@@ -474,17 +476,17 @@ func matchPorts(what string, ports, given []graph.LogicalTensor) ([]graph.Logica
 	for _, t := range given {
 		i := portIndex(ports, t.ID)
 		if i < 0 {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.ID, what)
+			return nil, status.Errorf(status.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.ID, what)
 		}
 		if found[i] {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is given twice", what, t.ID)
+			return nil, status.Errorf(status.InvalidArguments, "%s tensor %d is given twice", what, t.ID)
 		}
 		found[i] = true
 		out[i] = t.Clone()
 	}
 	for i, ok := range found {
 		if !ok {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
+			return nil, status.Errorf(status.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
 		}
 	}
 	return out, nil
@@ -493,14 +495,14 @@ func matchPorts(what string, ports, given []graph.LogicalTensor) ([]graph.Logica
 // concreteInput checks an input given to Compile against its port.
 func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
 	if t.DataType != port.DataType {
-		return t, graph.Errorf(graph.InvalidDataType, "input tensor %d is %s, the partition expects %s", t.ID, t.DataType, port.DataType)
+		return t, status.Errorf(status.InvalidDataType, "input tensor %d is %s, the partition expects %s", t.ID, t.DataType, port.DataType)
 	}
 	if !t.KnownDims() {
-		return t, graph.Errorf(graph.InvalidShape, "input tensor %d has dims %s; Compile needs concrete input dims", t.ID, graph.DimsString(t.Dims))
+		return t, status.Errorf(status.InvalidShape, "input tensor %d has dims %s; Compile needs concrete input dims", t.ID, graph.DimsString(t.Dims))
 	}
 	if port.Dims != nil {
-		if _, err := graph.MergeDims(&graph.Op{}, t.ID, port.Dims, t.Dims); err != nil {
-			return t, graph.Errorf(graph.InvalidShape, "input tensor %d has dims %s, the graph says %s",
+		if _, err := shape.MergeDims(&graph.Op{}, t.ID, port.Dims, t.Dims); err != nil {
+			return t, status.Errorf(status.InvalidShape, "input tensor %d has dims %s, the graph says %s",
 				t.ID, graph.DimsString(t.Dims), graph.DimsString(port.Dims))
 		}
 	}
@@ -520,7 +522,7 @@ func concreteInput(port, t graph.LogicalTensor) (graph.LogicalTensor, error) {
 func readStrides(t *graph.LogicalTensor) (strides []int64, given bool, err error) {
 	switch {
 	case t.Layout != graph.LayoutStrided && t.Layout != graph.LayoutAny && t.Layout != graph.LayoutUndef:
-		return nil, false, graph.Errorf(graph.InvalidArguments, "tensor %d has layout %s", t.ID, t.Layout)
+		return nil, false, status.Errorf(status.InvalidArguments, "tensor %d has layout %s", t.ID, t.Layout)
 	case t.Layout != graph.LayoutStrided || t.Strides == nil:
 		return graph.DenseStrides(t.Dims), false, nil
 	}
@@ -542,7 +544,7 @@ func settleLayout(t *graph.LogicalTensor) error {
 	}
 	t.Layout, t.Strides = graph.LayoutStrided, strides
 	if len(t.Strides) != len(t.Dims) {
-		return graph.Errorf(graph.InvalidShape, "tensor %d has %d dims but %d strides", t.ID, len(t.Dims), len(t.Strides))
+		return status.Errorf(status.InvalidShape, "tensor %d has %d dims but %d strides", t.ID, len(t.Dims), len(t.Strides))
 	}
 	for i, s := range t.Strides {
 		if s < 0 {
@@ -551,7 +553,7 @@ func settleLayout(t *graph.LogicalTensor) error {
 				// Dense row-major strides overflow to unknown.
 				why = fmt.Sprintf(" (dims %s: more than 2^63 elements)", graph.DimsString(t.Dims))
 			}
-			return graph.Errorf(graph.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative%s", t.ID, i, s, why)
+			return status.Errorf(status.InvalidShape, "tensor %d stride %d is %d; strides must be known and non-negative%s", t.ID, i, s, why)
 		}
 	}
 	_, err = spanBytes(*t)
@@ -564,14 +566,14 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 	src := c.inputs[0]
 	r := c.recipe
 	outRank := len(out.Dims)
-	want := graph.ReduceDims(src.Dims, reduce, r.keepDims)
+	want := shape.ReduceDims(src.Dims, reduce, r.keepDims)
 	if len(want) != outRank {
-		return kernel{}, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+		return kernel{}, status.Errorf(status.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
 			out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
 	}
 	for i := range want {
 		if want[i] != out.Dims[i] {
-			return kernel{}, graph.Errorf(graph.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
+			return kernel{}, status.Errorf(status.InvalidShape, "output tensor %d has dims %s, the reduction gives %s",
 				out.ID, graph.DimsString(out.Dims), graph.DimsString(want))
 		}
 	}
@@ -613,7 +615,7 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 			} else {
 				operand := c.inputs[port]
 				if operand.Layout == graph.LayoutBlocked {
-					return kernel{}, graph.Errorf(graph.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn takes blocked layouts for the src and the output only",
+					return kernel{}, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn takes blocked layouts for the src and the output only",
 						operand.ID, operand.Tag)
 				}
 				strides, err := operandStrides(operand, out, outDim, reduce)
@@ -640,12 +642,12 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 func operandStrides(b, out graph.LogicalTensor, outDim []int, reduce []bool) ([]int64, error) {
 	off := len(out.Dims) - len(b.Dims)
 	if off < 0 {
-		return nil, graph.Errorf(graph.InvalidShape, "binary operand tensor %d has rank %d, more than the output's %d",
+		return nil, status.Errorf(status.InvalidShape, "binary operand tensor %d has rank %d, more than the output's %d",
 			b.ID, len(b.Dims), len(out.Dims))
 	}
 	for k, d := range b.Dims {
 		if d != 1 && d != out.Dims[off+k] {
-			return nil, graph.Errorf(graph.InvalidShape, "binary operand tensor %d (%s) does not broadcast onto output tensor %d (%s)",
+			return nil, status.Errorf(status.InvalidShape, "binary operand tensor %d (%s) does not broadcast onto output tensor %d (%s)",
 				b.ID, graph.DimsString(b.Dims), out.ID, graph.DimsString(out.Dims))
 		}
 	}
@@ -665,7 +667,7 @@ func operandStrides(b, out graph.LogicalTensor, outDim []int, reduce []bool) ([]
 // memory (a stride 0 on a dim of size > 1, or interleaved strides).
 func checkNoSelfOverlap(t graph.LogicalTensor) error {
 	if plan.SelfOverlaps(t.Dims, t.Strides) {
-		return graph.Errorf(graph.InvalidArguments, "output tensor %d: strides %s make elements overlap",
+		return status.Errorf(status.InvalidArguments, "output tensor %d: strides %s make elements overlap",
 			t.ID, graph.DimsString(t.Strides))
 	}
 	return nil
@@ -685,7 +687,7 @@ func (c *CompiledPartition) QueryLogicalTensor(id uint64) (graph.LogicalTensor, 
 			return ts[i].Clone(), nil
 		}
 	}
-	return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments, "tensor %d is not a port of partition %d", id, c.p.id)
+	return graph.LogicalTensor{}, status.Errorf(status.InvalidArguments, "tensor %d is not a port of partition %d", id, c.p.id)
 }
 
 // QueryLogicalTensorWithAxes returns the concrete description of a port
@@ -710,7 +712,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 		return graph.LogicalTensor{}, err
 	}
 	if c.recipe.axesPort < 0 {
-		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments,
+		return graph.LogicalTensor{}, status.Errorf(status.InvalidArguments,
 			"QueryLogicalTensorWithAxes: partition %d has its axes as an attribute, not a run-time tensor; use QueryLogicalTensor", c.p.id)
 	}
 	lt, err := c.QueryLogicalTensor(id)
@@ -718,7 +720,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 		return lt, err
 	}
 	if n := c.inputs[c.recipe.axesPort].NumElements(); int64(len(axes)) != n {
-		return graph.LogicalTensor{}, graph.Errorf(graph.InvalidArguments,
+		return graph.LogicalTensor{}, status.Errorf(status.InvalidArguments,
 			"QueryLogicalTensorWithAxes: %d axes given; the axes tensor %d holds %d", len(axes), c.inputs[c.recipe.axesPort].ID, n)
 	}
 	ax, err := c.axesFor(slices.Clone(axes))
@@ -727,7 +729,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 	}
 	if lt.KnownDims() {
 		if !slices.Equal(lt.Dims, ax.dims) {
-			return graph.LogicalTensor{}, graph.Errorf(graph.InvalidShape,
+			return graph.LogicalTensor{}, status.Errorf(status.InvalidShape,
 				"output tensor %d was compiled with dims %s; for axes %s the partition gives %s",
 				id, graph.DimsString(lt.Dims), axesList(axes), graph.DimsString(ax.dims))
 		}
@@ -748,7 +750,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 		err = checkNoSelfOverlap(out)
 	}
 	if err != nil {
-		return graph.LogicalTensor{}, graph.Errorf(statusOf(err), "QueryLogicalTensorWithAxes: axes %s give output tensor %d dims %s, which its compiled layout cannot describe: %s",
+		return graph.LogicalTensor{}, status.Errorf(statusOf(err), "QueryLogicalTensorWithAxes: axes %s give output tensor %d dims %s, which its compiled layout cannot describe: %s",
 			axesList(axes), id, graph.DimsString(ax.dims), msgOf(err))
 	}
 	return out, nil
@@ -766,9 +768,9 @@ func knownStrides(strides []int64) bool {
 func (c *CompiledPartition) usable(what string) error {
 	switch {
 	case c == nil:
-		return graph.Errorf(graph.InvalidArguments, "%s on a nil compiled partition", what)
+		return status.Errorf(status.InvalidArguments, "%s on a nil compiled partition", what)
 	case c.p == nil || c.recipe == nil || c.run == nil:
-		return graph.Errorf(graph.InvalidArguments, "%s on a zero CompiledPartition: get one from Partition.Compile", what)
+		return status.Errorf(status.InvalidArguments, "%s on a zero CompiledPartition: get one from Partition.Compile", what)
 	}
 	return nil
 }

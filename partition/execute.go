@@ -10,6 +10,8 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // maxAxesKernels bounds the kernels one compiled partition keeps for
@@ -97,13 +99,13 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	}
 	for i, t := range ins {
 		if jit.Overlap(dst, t.buf) && !inPlace(k, c.recipe.binPorts, i, dst, t.buf) {
-			return graph.Errorf(graph.InvalidArguments, "output tensor %d overlaps input tensor %d in memory "+
+			return status.Errorf(status.InvalidArguments, "output tensor %d overlaps input tensor %d in memory "+
 				"(only the operand of a binary post-op may share the output's memory, and only as the output itself: "+
 				"the same buffer, data type size and strides)", outLT.ID, c.inputs[i].ID)
 		}
 	}
 	if err := k.Run(ins[0].buf, dst, bins); err != nil {
-		return graph.Errorf(graph.RuntimeError, "partition %d: %v", c.p.id, err)
+		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil
 }
@@ -120,20 +122,20 @@ func matchTensors(what string, ports []graph.LogicalTensor, given []Tensor, buf 
 	for j := range given {
 		t := &given[j]
 		if t.lt.DataType == dtypes.Undef && t.buf == nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor at position %d is a zero Tensor: make tensors with NewTensor", what, j)
+			return nil, status.Errorf(status.InvalidArguments, "%s tensor at position %d is a zero Tensor: make tensors with NewTensor", what, j)
 		}
 		i := portIndex(ports, t.lt.ID)
 		if i < 0 {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.lt.ID, what)
+			return nil, status.Errorf(status.InvalidArguments, "%s tensor %d is not an %s port of the partition", what, t.lt.ID, what)
 		}
 		if out[i] != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s tensor %d is given twice", what, t.lt.ID)
+			return nil, status.Errorf(status.InvalidArguments, "%s tensor %d is given twice", what, t.lt.ID)
 		}
 		out[i] = t
 	}
 	for i, t := range out {
 		if t == nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
+			return nil, status.Errorf(status.InvalidArguments, "%s port tensor %d is not given", what, ports[i].ID)
 		}
 	}
 	return out, nil
@@ -148,7 +150,7 @@ func outputLayout(compiled graph.LogicalTensor, t *Tensor, ax runTimeAxes) (grap
 	if !compiled.KnownDims() {
 		lt = t.lt.Clone()
 		if lt.DataType != compiled.DataType {
-			return lt, graph.Errorf(graph.InvalidDataType, "output tensor %d is %s, compiled as %s", lt.ID, lt.DataType, compiled.DataType)
+			return lt, status.Errorf(status.InvalidDataType, "output tensor %d is %s, compiled as %s", lt.ID, lt.DataType, compiled.DataType)
 		}
 	}
 	if ax.dims != nil && !slices.Equal(lt.Dims, ax.dims) {
@@ -156,7 +158,7 @@ func outputLayout(compiled graph.LogicalTensor, t *Tensor, ax runTimeAxes) (grap
 		if compiled.KnownDims() {
 			how = "was compiled with dims"
 		}
-		return lt, graph.Errorf(graph.InvalidShape, "output tensor %d %s %s; for axes %s the partition gives %s (QueryLogicalTensorWithAxes describes it)",
+		return lt, status.Errorf(status.InvalidShape, "output tensor %d %s %s; for axes %s the partition gives %s (QueryLogicalTensorWithAxes describes it)",
 			lt.ID, how, graph.DimsString(lt.Dims), axesList(ax.axes), graph.DimsString(ax.dims))
 	}
 	if compiled.KnownDims() {
@@ -170,39 +172,39 @@ func outputLayout(compiled graph.LogicalTensor, t *Tensor, ax runTimeAxes) (grap
 func checkTensor(what string, want *graph.LogicalTensor, t *Tensor, need int64) error {
 	lt := &t.lt
 	if t.buf == nil {
-		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has a nil buffer", what, want.ID)
+		return status.Errorf(status.InvalidArguments, "%s tensor %d has a nil buffer", what, want.ID)
 	}
 	if lt.DataType != want.DataType {
-		return graph.Errorf(graph.InvalidDataType, "%s tensor %d is %s, compiled as %s", what, want.ID, lt.DataType, want.DataType)
+		return status.Errorf(status.InvalidDataType, "%s tensor %d is %s, compiled as %s", what, want.ID, lt.DataType, want.DataType)
 	}
 	if !slices.Equal(lt.Dims, want.Dims) {
-		return graph.Errorf(graph.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
+		return status.Errorf(status.InvalidShape, "%s tensor %d has dims %s, compiled as %s",
 			what, want.ID, graph.DimsString(lt.Dims), graph.DimsString(want.Dims))
 	}
 	if lt.Layout == graph.LayoutBlocked || want.Layout == graph.LayoutBlocked {
 		if lt.Layout != want.Layout || lt.Tag != want.Tag {
-			return graph.Errorf(graph.InvalidShape, "%s tensor %d has layout %s, compiled as %s", what, want.ID, layoutName(lt), layoutName(want))
+			return status.Errorf(status.InvalidShape, "%s tensor %d has layout %s, compiled as %s", what, want.ID, layoutName(lt), layoutName(want))
 		}
 		if int64(len(t.buf)) < need {
-			return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, %s) needs %d bytes, its buffer has %d",
+			return status.Errorf(status.InvalidArguments, "%s tensor %d (%s, %s) needs %d bytes, its buffer has %d",
 				what, want.ID, graph.DimsString(want.Dims), layoutName(want), need, len(t.buf))
 		}
 		return nil
 	}
 	strides, given, err := readStrides(lt)
 	if err != nil {
-		return graph.Errorf(graph.InvalidArguments, "%s tensor %d has layout %s", what, want.ID, lt.Layout)
+		return status.Errorf(status.InvalidArguments, "%s tensor %d has layout %s", what, want.ID, lt.Layout)
 	}
 	how := ""
 	if !given {
 		how = " (dense: it gives no strides)"
 	}
 	if !slices.Equal(strides, want.Strides) {
-		return graph.Errorf(graph.InvalidShape, "%s tensor %d has strides %s%s, compiled as %s",
+		return status.Errorf(status.InvalidShape, "%s tensor %d has strides %s%s, compiled as %s",
 			what, want.ID, graph.DimsString(strides), how, graph.DimsString(want.Strides))
 	}
 	if int64(len(t.buf)) < need {
-		return graph.Errorf(graph.InvalidArguments, "%s tensor %d (%s, strides %s) needs %d bytes, its buffer has %d",
+		return status.Errorf(status.InvalidArguments, "%s tensor %d (%s, strides %s) needs %d bytes, its buffer has %d",
 			what, want.ID, graph.DimsString(want.Dims), graph.DimsString(want.Strides), need, len(t.buf))
 	}
 	return nil
@@ -240,11 +242,11 @@ func (c *CompiledPartition) readAxes(axesT *Tensor) (runTimeAxes, error) {
 // axesFor checks axes against the src and works out the output dims.
 func (c *CompiledPartition) axesFor(axes []int64) (runTimeAxes, error) {
 	src := c.inputs[0]
-	reduce, err := graph.NormalizeAxes(c.recipe.redOp, axes, len(src.Dims))
+	reduce, err := shape.NormalizeAxes(c.recipe.redOp, c.recipe.redOp.Inputs[0].ID, axes, len(src.Dims))
 	if err != nil {
 		return runTimeAxes{}, err
 	}
-	return runTimeAxes{axes: axes, reduce: reduce, dims: graph.ReduceDims(src.Dims, reduce, c.recipe.keepDims)}, nil
+	return runTimeAxes{axes: axes, reduce: reduce, dims: shape.ReduceDims(src.Dims, reduce, c.recipe.keepDims)}, nil
 }
 
 // axesList prints axes as a list, "[0 -1]".

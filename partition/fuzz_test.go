@@ -14,6 +14,7 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // This file holds the fuzz targets of the public compile-and-execute API
@@ -508,7 +509,7 @@ func kindRanges(k redKind, src buffer, reduce []bool, keep bool, ops []fop) ([]r
 		}
 		accs[o].add(transformRef(k, load(src.lt.DataType, src.bytes, offset(idx, src.lt.Strides))))
 	})
-	outDims := graph.ReduceDims(dims, reduce, keep)
+	outDims := shape.ReduceDims(dims, reduce, keep)
 	res := make([]refRange, 0, nOut)
 	i := 0
 	forEachIndex(outDims, func(oidx []int64) {
@@ -709,7 +710,7 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 			p.axes = append(p.axes, a)
 		}
 	}
-	outDims := graph.ReduceDims(dims, p.reduce, p.keep)
+	outDims := shape.ReduceDims(dims, p.reduce, p.keep)
 	params := []float32{0, 1, -1, 0.5, 2, -0.1, 3}
 	for range fb.intn(4) {
 		f := fop{kind: fusedKinds[fb.intn(len(fusedKinds))]}
@@ -974,7 +975,7 @@ func execFixtures(t testing.TB) []*execFixture {
 			t.Fatalf("%s: %v", name, err)
 		}
 		o, _ := c.QueryLogicalTensor(last)
-		reduce, _ := graph.NormalizeAxes(c.recipe.redOp, axes, len(src.Dims))
+		reduce, _ := shape.NormalizeAxes(c.recipe.redOp, c.recipe.redOp.Inputs[0].ID, axes, len(src.Dims))
 		fx = append(fx, &execFixture{name: name, kind: kind, c: c, src: src, operands: operands, out: o, reduce: reduce, keep: keep, ops: ops})
 	}
 	anyOut := graph.NewLogicalTensorAny(0, dtypes.F32, nil)
@@ -1207,7 +1208,7 @@ func FuzzExecute(f *testing.F) {
 				reduce = make([]bool, 3)
 				reduce[(axis+3)%3] = true
 			}
-			out = graph.NewLogicalTensor(out.ID, dtypes.F32, graph.ReduceDims(fx.src.Dims, reduce, true))
+			out = graph.NewLogicalTensor(out.ID, dtypes.F32, shape.ReduceDims(fx.src.Dims, reduce, true))
 			ab := make([]byte, 4)
 			ab[0], ab[1], ab[2], ab[3] = byte(axis), byte(axis>>8), byte(axis>>16), byte(axis>>24)
 			ins = append(ins, slot{*fx.axes, ab})

@@ -17,6 +17,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // openMean returns the supported partition of src(0) -> ReduceMean(axes,
@@ -453,7 +454,7 @@ func runFixtureErr(fx *execFixture, seed uint64) string {
 		axis := int32(seed % 3)
 		reduce = make([]bool, 3)
 		reduce[axis] = true
-		out = graph.NewLogicalTensor(out.ID, dtypes.F32, graph.ReduceDims(fx.src.Dims, reduce, true))
+		out = graph.NewLogicalTensor(out.ID, dtypes.F32, shape.ReduceDims(fx.src.Dims, reduce, true))
 		ts = append(ts, Tensor{lt: *fx.axes, buf: []byte{byte(axis), 0, 0, 0}})
 	}
 	dst := newBuffer(out, func() float64 { return 7 })

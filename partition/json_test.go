@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // sharedGraphDir holds oneDNN's benchdnn graph cases; CI lays shared/
@@ -234,7 +235,7 @@ func TestOneDNNReductionJSON(t *testing.T) {
 				cur = op.Outputs[0].ID
 			}
 			axes, _ := red.Ints("axes")
-			reduce, err := graph.NormalizeAxes(red, axes, len(in[0].Dims))
+			reduce, err := shape.NormalizeAxes(red, red.Inputs[0].ID, axes, len(in[0].Dims))
 			must(t, err)
 			keep, _ := red.Bool("keep_dims")
 			want, _ := kindRanges(kinds[red.Kind], src, reduce, keep, ops)

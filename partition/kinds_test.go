@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // TestKindsDifferential runs random problems of every reduction kind and
@@ -675,7 +676,7 @@ func TestKindsWithAxesTensor(t *testing.T) {
 				for _, a := range axes {
 					reduce[(a+3)%3] = true
 				}
-				out := graph.NewLogicalTensor(1, dtypes.F32, graph.ReduceDims(src.Dims, reduce, false))
+				out := graph.NewLogicalTensor(1, dtypes.F32, shape.ReduceDims(src.Dims, reduce, false))
 				dst := newBuffer(out, func() float64 { return 0 })
 				at, _ := NewTensor(axesLT, axes[:])
 				must(t, c.Execute([]Tensor{{lt: src, buf: data.bytes}, at}, []Tensor{{lt: out, buf: dst.bytes}}))

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Policy selects how ops are grouped into partitions.
@@ -110,13 +111,13 @@ func cloneTensors(ts []graph.LogicalTensor) []graph.LogicalTensor {
 // Every op except End belongs to exactly one partition.
 func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 	if g == nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "partition.Get: graph is nil")
+		return nil, status.Errorf(status.InvalidArguments, "partition.Get: graph is nil")
 	}
 	if !g.Finalized() {
-		return nil, graph.Errorf(graph.InvalidGraph, "partition.Get: the graph is not finalized; call Finalize first")
+		return nil, status.Errorf(status.InvalidGraph, "partition.Get: the graph is not finalized; call Finalize first")
 	}
 	if policy != Fusion && policy != Debug {
-		return nil, graph.Errorf(graph.InvalidArguments, "partition.Get: unknown policy %d", int(policy))
+		return nil, status.Errorf(status.InvalidArguments, "partition.Get: unknown policy %d", int(policy))
 	}
 	taken := map[uint64]bool{}
 	notFused := map[uint64]string{} // why an op next to a reduction was not fused with it

@@ -15,6 +15,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // meanGraph builds src(0) -> ReduceMean(op 1, axes attr) -> dst(1).
@@ -82,7 +83,7 @@ func runMean(t *testing.T, sdt, ddt dtypes.DataType, src graph.LogicalTensor, ax
 	dt, err := NewTensor(out, dst.bytes)
 	must(t, err)
 	must(t, c.Execute([]Tensor{st}, []Tensor{dt}))
-	reduce, err := graph.NormalizeAxes(p.Ops()[0], axes, len(src.Dims))
+	reduce, err := shape.NormalizeAxes(p.Ops()[0], p.Ops()[0].Inputs[0].ID, axes, len(src.Dims))
 	must(t, err)
 	want, wantDims := reference(in, reduce, keep, nil)
 	if graph.DimsString(wantDims) != graph.DimsString(out.Dims) {
@@ -224,8 +225,8 @@ func testAxesTensor(t *testing.T, axDT dtypes.DataType, prop graph.Property) {
 	st, _ := NewTensor(src, in.bytes)
 	// A different axes value on each execute must still be right.
 	for _, axis := range []int64{1, 0, -1, 1, 2} {
-		reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
-		outDims := graph.ReduceDims(src.Dims, reduce, true)
+		reduce, _ := shape.NormalizeAxes(p.Ops()[0], p.Ops()[0].Inputs[0].ID, []int64{axis}, 3)
+		outDims := shape.ReduceDims(src.Dims, reduce, true)
 		out := graph.NewLogicalTensor(1, dtypes.F32, outDims)
 		dst := newBuffer(out, func() float64 { return 0 })
 		at, err := NewTensor(axesLT, axesData(axDT, axis))
@@ -726,8 +727,8 @@ func TestRunTimeAxesExpectedOutput(t *testing.T) {
 			in := newBuffer(src, uniform(newRand(5), -1, 1))
 			st, _ := NewTensor(src, in.bytes)
 			for _, axis := range []int64{0, 1, -1} {
-				reduce, _ := graph.NormalizeAxes(p.Ops()[0], []int64{axis}, 3)
-				want := graph.ReduceDims(src.Dims, reduce, keep)
+				reduce, _ := shape.NormalizeAxes(p.Ops()[0], p.Ops()[0].Inputs[0].ID, []int64{axis}, 3)
+				want := shape.ReduceDims(src.Dims, reduce, keep)
 				out, err := c.QueryLogicalTensorWithAxes(1, []int64{axis})
 				must(t, err)
 				if !slices.Equal(out.Dims, want) || !out.Concrete() || out.DataType != dtypes.F32 {

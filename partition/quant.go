@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // Int8 enters a graph as oneDNN Graph takes it: a Dequantize (s8/u8 ->
@@ -256,7 +257,7 @@ func newLowerCtx(core []*graph.Op, srcDims []int64) (lowerCtx, string) {
 	case !fromAttr:
 		ctx.runTimeAxes = true
 	case srcDims != nil:
-		if ctx.reduce, err = graph.NormalizeAxes(red, axes, len(srcDims)); err != nil {
+		if ctx.reduce, err = shape.NormalizeAxes(red, red.Inputs[0].ID, axes, len(srcDims)); err != nil {
 			return ctx, err.Error()
 		}
 		n := int64(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // qcase is one random int8 graph: src (s8/u8) -> Dequantize -> Reduce* ->
@@ -104,7 +105,7 @@ func randQCase(r *rand.Rand) qcase {
 	c.relu = r.IntN(3) == 0
 	c.add = r.IntN(4) == 0
 	c.quant = r.IntN(3) != 0
-	c.outDims = graph.ReduceDims(c.dims, c.reduce, c.keep)
+	c.outDims = shape.ReduceDims(c.dims, c.reduce, c.keep)
 	c.qAxis = -1
 	if c.quant {
 		c.qDT = []dtypes.DataType{dtypes.S8, dtypes.U8}[r.IntN(2)]
@@ -489,7 +490,7 @@ func TestInt8GAPVerbose(t *testing.T) {
 	c := qcase{srcDT: dtypes.U8, dims: []int64{2, 3, 3, 4}, axes: []int64{1, 2}, reduce: []bool{false, true, true, false},
 		keep: true, kind: graph.ReduceMean, dqScales: []float32{0.5}, dqZps: []int64{10}, dqAxis: -1,
 		quant: true, qDT: dtypes.U8, qScales: []float32{0.25}, qZps: []int64{3}, qAxis: -1}
-	c.outDims = graph.ReduceDims(c.dims, c.reduce, c.keep)
+	c.outDims = shape.ReduceDims(c.dims, c.reduce, c.keep)
 	for i := range 72 {
 		c.srcVals = append(c.srcVals, int64(i*7%256))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // buffer is test data: float64 values as stored (rounded to the dtype),
@@ -145,7 +146,7 @@ func reference(src buffer, reduce []bool, keepDims bool, post []refPostOp) ([]fl
 		sum[o] += load(src.lt.DataType, src.bytes, offset(idx, src.lt.Strides))
 		cnt[o]++
 	})
-	outDims := graph.ReduceDims(dims, reduce, keepDims)
+	outDims := shape.ReduceDims(dims, reduce, keepDims)
 	res := make([]float64, nOut)
 	i := 0
 	forEachIndex(outDims, func(oidx []int64) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/x448/float16"
 )
 
@@ -40,13 +41,13 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		return Tensor{}, err
 	}
 	if data == nil {
-		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is nil", lt.ID)
+		return Tensor{}, status.Errorf(status.InvalidArguments, "NewTensor: tensor %d: data is nil", lt.ID)
 	}
 	// reflect, not a type switch: a switch would only see the named types
 	// gdnn knows, and a framework's []BFloat16 is none of them.
 	v := reflect.ValueOf(data)
 	if v.Kind() != reflect.Slice {
-		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: unsupported data type %T (want a slice)", lt.ID, data)
+		return Tensor{}, status.Errorf(status.InvalidArguments, "NewTensor: tensor %d: unsupported data type %T (want a slice)", lt.ID, data)
 	}
 	elem := v.Type().Elem()
 	var ok bool
@@ -68,11 +69,11 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 	case elem.Kind() == reflect.Uint8:
 		ok = true
 	default:
-		return Tensor{}, graph.Errorf(graph.InvalidArguments,
+		return Tensor{}, status.Errorf(status.InvalidArguments,
 			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int32, int64, int8 or byte, or of a type based on one)", lt.ID, data)
 	}
 	if !ok {
-		return Tensor{}, graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
+		return Tensor{}, status.Errorf(status.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
 	}
 	var buf []byte
 	if !v.IsNil() {
@@ -82,7 +83,7 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		// A nil slice is Go's empty slice: data enough for a tensor of
 		// no elements (zero run-time axes), and for nothing else.
 		if !lt.KnownDims() || lt.NumElements() != 0 {
-			return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
+			return Tensor{}, status.Errorf(status.InvalidArguments, "NewTensor: tensor %d: data is a nil slice", lt.ID)
 		}
 		buf = []byte{}
 	}
@@ -92,15 +93,15 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		// Dense row-major, as Execute reads a tensor without strides.
 		settled = lt.Clone()
 		if err := settleLayout(&settled); err != nil {
-			return Tensor{}, graph.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
+			return Tensor{}, status.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
 		}
 	}
 	need, err := spanBytes(settled)
 	if err != nil {
-		return Tensor{}, graph.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
+		return Tensor{}, status.Errorf(statusOf(err), "NewTensor: %s", msgOf(err))
 	}
 	if int64(len(buf)) < need {
-		return Tensor{}, graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d (%s) needs %d bytes, data has %d",
+		return Tensor{}, status.Errorf(status.InvalidArguments, "NewTensor: tensor %d (%s) needs %d bytes, data has %d",
 			lt.ID, graph.DimsString(lt.Dims), need, len(buf))
 	}
 	return t, nil
@@ -112,36 +113,36 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 // non-negative stride per dim, or a blocked layout without a tag.
 func checkDescriptor(lt graph.LogicalTensor) error {
 	if !lt.DataType.Valid() {
-		return graph.Errorf(graph.InvalidDataType, "NewTensor: tensor %d has data type %s", lt.ID, lt.DataType)
+		return status.Errorf(status.InvalidDataType, "NewTensor: tensor %d has data type %s", lt.ID, lt.DataType)
 	}
 	if len(lt.Dims) > graph.MaxRank {
-		return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has rank %d, more than the supported %d", lt.ID, len(lt.Dims), graph.MaxRank)
+		return status.Errorf(status.InvalidShape, "NewTensor: tensor %d has rank %d, more than the supported %d", lt.ID, len(lt.Dims), graph.MaxRank)
 	}
 	for i, d := range lt.Dims {
 		if d < graph.UnknownDim {
-			return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d dim %d is %d (negative)", lt.ID, i, d)
+			return status.Errorf(status.InvalidShape, "NewTensor: tensor %d dim %d is %d (negative)", lt.ID, i, d)
 		}
 	}
 	if !lt.KnownDims() {
-		return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has dims %s; a tensor with data needs known dims", lt.ID, graph.DimsString(lt.Dims))
+		return status.Errorf(status.InvalidShape, "NewTensor: tensor %d has dims %s; a tensor with data needs known dims", lt.ID, graph.DimsString(lt.Dims))
 	}
 	switch lt.Layout {
 	case graph.LayoutStrided:
 		if lt.Strides != nil && len(lt.Strides) != len(lt.Dims) {
-			return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d has %d dims but %d strides", lt.ID, len(lt.Dims), len(lt.Strides))
+			return status.Errorf(status.InvalidShape, "NewTensor: tensor %d has %d dims but %d strides", lt.ID, len(lt.Dims), len(lt.Strides))
 		}
 		for i, s := range lt.Strides {
 			if s < 0 {
-				return graph.Errorf(graph.InvalidShape, "NewTensor: tensor %d stride %d is %d; strides must be known and non-negative", lt.ID, i, s)
+				return status.Errorf(status.InvalidShape, "NewTensor: tensor %d stride %d is %d; strides must be known and non-negative", lt.ID, i, s)
 			}
 		}
 	case graph.LayoutAny, graph.LayoutUndef:
 	case graph.LayoutBlocked:
 		if lt.Tag == "" {
-			return graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d has layout blocked but no format tag", lt.ID)
+			return status.Errorf(status.InvalidArguments, "NewTensor: tensor %d has layout blocked but no format tag", lt.ID)
 		}
 	default:
-		return graph.Errorf(graph.InvalidArguments, "NewTensor: tensor %d has layout %s", lt.ID, lt.Layout)
+		return status.Errorf(status.InvalidArguments, "NewTensor: tensor %d has layout %s", lt.ID, lt.Layout)
 	}
 	return nil
 }
@@ -172,7 +173,7 @@ func bytesOf[T any](s []T) []byte {
 // tensor QueryLogicalTensor returns.
 func MemSize(lt graph.LogicalTensor) (int64, error) {
 	if !lt.KnownDims() {
-		return 0, graph.Errorf(graph.InvalidShape, "MemSize: tensor %d has dims %s, not known", lt.ID, graph.DimsString(lt.Dims))
+		return 0, status.Errorf(status.InvalidShape, "MemSize: tensor %d has dims %s, not known", lt.ID, graph.DimsString(lt.Dims))
 	}
 	t := lt.Clone()
 	if err := settleLayout(&t); err != nil {
@@ -192,7 +193,7 @@ func spanBytes(lt graph.LogicalTensor) (int64, error) {
 		}
 		size := int64(lt.DataType.Size())
 		if size == 0 {
-			return 0, graph.Errorf(graph.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
+			return 0, status.Errorf(status.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
 		}
 		return d.Span() * size, nil
 	}
@@ -203,14 +204,14 @@ func spanBytes(lt graph.LogicalTensor) (int64, error) {
 	for i, d := range lt.Dims {
 		s := lt.Strides[i]
 		if s != 0 && d-1 > (maxSpan-elems)/s {
-			return 0, graph.Errorf(graph.InvalidArguments, "tensor %d: dims %s with strides %s address more than %d elements",
+			return 0, status.Errorf(status.InvalidArguments, "tensor %d: dims %s with strides %s address more than %d elements",
 				lt.ID, graph.DimsString(lt.Dims), graph.DimsString(lt.Strides), maxSpan)
 		}
 		elems += (d - 1) * s
 	}
 	size := int64(lt.DataType.Size())
 	if size == 0 {
-		return 0, graph.Errorf(graph.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
+		return 0, status.Errorf(status.InvalidDataType, "tensor %d has data type %s", lt.ID, lt.DataType)
 	}
 	return elems * size, nil
 }

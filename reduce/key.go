@@ -7,6 +7,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // key identifies a compiled kernel: everything a call's problem is made
@@ -35,12 +36,12 @@ type key struct {
 func (k *key) setShape(fn string, dims, axes []int, axes64 []int64, s *settings) error {
 	r := len(dims)
 	if r > graph.MaxRank {
-		return graph.Errorf(graph.InvalidShape, "reduce.%s: rank %d exceeds the maximum %d", fn, r, graph.MaxRank)
+		return status.Errorf(status.InvalidShape, "reduce.%s: rank %d exceeds the maximum %d", fn, r, graph.MaxRank)
 	}
 	k.rank = uint8(r)
 	for i, d := range dims {
 		if d < 0 {
-			return graph.Errorf(graph.InvalidShape, "reduce.%s: dim %d is %d in dims %s", fn, i, d, ints(dims))
+			return status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d in dims %s", fn, i, d, ints(dims))
 		}
 		k.dims[i] = int64(d)
 	}
@@ -56,14 +57,14 @@ func (k *key) setShape(fn string, dims, axes []int, axes64 []int64, s *settings)
 			a = int64(axes[i])
 		}
 		if a < -int64(r) || a >= int64(r) {
-			return graph.Errorf(graph.InvalidArguments, "reduce.%s: axes[%d] = %d is out of range [%d, %d] for dims %s",
+			return status.Errorf(status.InvalidArguments, "reduce.%s: axes[%d] = %d is out of range [%d, %d] for dims %s",
 				fn, i, a, -r, r-1, ints(dims))
 		}
 		if a < 0 {
 			a += int64(r)
 		}
 		if k.reduce&(1<<a) != 0 {
-			return graph.Errorf(graph.InvalidArguments, "reduce.%s: axes[%d] names dim %d twice", fn, i, a)
+			return status.Errorf(status.InvalidArguments, "reduce.%s: axes[%d] names dim %d twice", fn, i, a)
 		}
 		k.reduce |= 1 << a
 	}
@@ -73,11 +74,11 @@ func (k *key) setShape(fn string, dims, axes []int, axes64 []int64, s *settings)
 
 	if s.hasSrcStr {
 		if len(s.srcStrides) != r {
-			return graph.Errorf(graph.InvalidShape, "reduce.%s: %d src strides for %d dims %s", fn, len(s.srcStrides), r, ints(dims))
+			return status.Errorf(status.InvalidShape, "reduce.%s: %d src strides for %d dims %s", fn, len(s.srcStrides), r, ints(dims))
 		}
 		for i, st := range s.srcStrides {
 			if st < 0 {
-				return graph.Errorf(graph.InvalidArguments, "reduce.%s: src stride %d is negative (%d)", fn, i, st)
+				return status.Errorf(status.InvalidArguments, "reduce.%s: src stride %d is negative (%d)", fn, i, st)
 			}
 			k.srcStrides[i] = int64(st)
 		}
@@ -97,7 +98,7 @@ func (k *key) setShape(fn string, dims, axes []int, axes64 []int64, s *settings)
 	}
 	if s.hasDstStr {
 		if len(s.dstStrides) != dr {
-			return graph.Errorf(graph.InvalidShape, "reduce.%s: %d dst strides for %d dst dims %s", fn, len(s.dstStrides), dr,
+			return status.Errorf(status.InvalidShape, "reduce.%s: %d dst strides for %d dst dims %s", fn, len(s.dstStrides), dr,
 				ints(dstDims(dims, k.reduce, s.keep)))
 		}
 		j := 0
@@ -107,7 +108,7 @@ func (k *key) setShape(fn string, dims, axes []int, axes64 []int64, s *settings)
 			}
 			st := s.dstStrides[j]
 			if st < 0 {
-				return graph.Errorf(graph.InvalidArguments, "reduce.%s: dst stride %d is negative (%d)", fn, j, st)
+				return status.Errorf(status.InvalidArguments, "reduce.%s: dst stride %d is negative (%d)", fn, j, st)
 			}
 			if k.reduce&(1<<i) == 0 {
 				k.dstStrides[i] = int64(st)

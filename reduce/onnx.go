@@ -1,6 +1,6 @@
 package reduce
 
-import "github.com/gdnn/gdnn/graph"
+import "github.com/gdnn/gdnn/internal/status"
 
 // ONNXNode is an ONNX Reduce* node: its op, the model's opset and the
 // node's attributes. Make one with NewONNXNode (which sets ONNX's
@@ -62,7 +62,7 @@ func NewONNXNode(opType string, opset int) (ONNXNode, error) {
 			return n, n.check()
 		}
 	}
-	return ONNXNode{}, graph.Errorf(graph.InvalidArguments, "reduce: %q is not an ONNX Reduce* op", opType)
+	return ONNXNode{}, status.Errorf(status.InvalidArguments, "reduce: %q is not an ONNX Reduce* op", opType)
 }
 
 // AxesInput reports whether, at the node's opset, axes are the node's
@@ -77,13 +77,13 @@ func (n ONNXNode) AxesInput() bool {
 // check checks the node's op and opset.
 func (n ONNXNode) check() error {
 	if n.Op >= opCount {
-		return graph.Errorf(graph.InvalidArguments, "reduce: ONNX node with unknown op %v", n.Op)
+		return status.Errorf(status.InvalidArguments, "reduce: ONNX node with unknown op %v", n.Op)
 	}
 	if n.Opset < 1 {
-		return graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d: ONNX's opsets start at 1", onnxOps[n.Op], n.Opset)
+		return status.Errorf(status.InvalidArguments, "reduce: %s at opset %d: ONNX's opsets start at 1", onnxOps[n.Op], n.Opset)
 	}
 	if n.Opset > MaxONNXOpset {
-		return graph.Errorf(graph.Unimplemented, "reduce: %s at opset %d: gdnn implements opsets 1 to %d",
+		return status.Errorf(status.Unimplemented, "reduce: %s at opset %d: gdnn implements opsets 1 to %d",
 			onnxOps[n.Op], n.Opset, MaxONNXOpset)
 	}
 	return nil
@@ -134,14 +134,14 @@ func (n ONNXNode) axesOf(axes []int64) ([]int64, error) {
 	name := onnxOps[n.Op]
 	if n.AxesInput() {
 		if n.Axes != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an input, not an attribute", name, n.Opset)
+			return nil, status.Errorf(status.InvalidArguments, "reduce: %s at opset %d takes axes as an input, not an attribute", name, n.Opset)
 		}
 	} else {
 		if axes != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d takes axes as an attribute, not an input", name, n.Opset)
+			return nil, status.Errorf(status.InvalidArguments, "reduce: %s at opset %d takes axes as an attribute, not an input", name, n.Opset)
 		}
 		if n.NoopWithEmptyAxes {
-			return nil, graph.Errorf(graph.InvalidArguments, "reduce: %s at opset %d has no noop_with_empty_axes attribute", name, n.Opset)
+			return nil, status.Errorf(status.InvalidArguments, "reduce: %s at opset %d has no noop_with_empty_axes attribute", name, n.Opset)
 		}
 		axes = n.Axes
 	}

@@ -5,9 +5,9 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Option changes one setting of a call. Options are plain values (no
@@ -157,7 +157,7 @@ type settings struct {
 // attribute decides).
 func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 	if op >= opCount {
-		return graph.Errorf(graph.InvalidArguments, "reduce: unknown op %v", op)
+		return status.Errorf(status.InvalidArguments, "reduce: unknown op %v", op)
 	}
 	if _, post := op.reduction(); post != 0 {
 		s.post[0] = postKey{kind: int32(post)}
@@ -169,7 +169,7 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 		switch o.what {
 		case optKeepDims:
 			if onnx {
-				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: KeepDims with an ONNX node: keepdims is the node's attribute", op, i)
+				return status.Errorf(status.InvalidArguments, "reduce.%v: option %d: KeepDims with an ONNX node: keepdims is the node's attribute", op, i)
 			}
 			s.keep = o.b
 		case optType:
@@ -186,22 +186,22 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 		case optPost:
 			k, ok := PostKind(o.post.kind).planKind()
 			if !ok {
-				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: unknown post-op kind %d", op, i, o.post.kind)
+				return status.Errorf(status.InvalidArguments, "reduce.%v: option %d: unknown post-op kind %d", op, i, o.post.kind)
 			}
 			if msg := PostKind(o.post.kind).paramsProblem(math.Float32frombits(o.post.alpha), math.Float32frombits(o.post.beta)); msg != "" {
-				return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d: %v post-op: %s", op, i, PostKind(o.post.kind), msg)
+				return status.Errorf(status.InvalidArguments, "reduce.%v: option %d: %v post-op: %s", op, i, PostKind(o.post.kind), msg)
 			}
 			if beta := math.Float32frombits(o.post.beta); PostKind(o.post.kind) == PostPow && !ops.IsPowBeta(beta) {
-				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: Pow post-op with beta %v; %s", op, i, beta, ops.PowBetasText)
+				return status.Errorf(status.Unimplemented, "reduce.%v: option %d: Pow post-op with beta %v; %s", op, i, beta, ops.PowBetasText)
 			}
 			if user == MaxPostOps {
-				return graph.Errorf(graph.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)
+				return status.Errorf(status.Unimplemented, "reduce.%v: option %d: more than %d post-ops", op, i, MaxPostOps)
 			}
 			user++
 			s.post[s.npost] = postKey{kind: int32(k), alpha: o.post.alpha, beta: o.post.beta}
 			s.npost++
 		default:
-			return graph.Errorf(graph.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
+			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Src is the element types a src may have: f32 as ~float32, bf16 and
@@ -209,7 +210,7 @@ func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
 	case dstDT != srcDT && dstDT != dtypes.F32 && !dstDT.IsInt():
-		return graph.Errorf(graph.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type, f32, s8, u8 or s32 (any type for s8 or u8 src)", op, dstDT, srcDT)
+		return status.Errorf(status.InvalidDataType, "reduce.%v: dst type %v for src type %v: dst must be the src type, f32, s8, u8 or s32 (any type for s8 or u8 src)", op, dstDT, srcDT)
 	}
 	k.srcDT, k.dstDT = uint16(srcDT), uint16(dstDT)
 	k.isa = uint8(jit.EffectiveISA())
@@ -234,12 +235,12 @@ func inCall(op Op, err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *graph.Error
+	var e *status.Error
 	if !errors.As(err, &e) || strings.HasPrefix(e.Msg, "reduce") {
 		return err
 	}
 	msg := strings.TrimPrefix(strings.TrimPrefix(e.Msg, "plan: "), "jit: ")
-	return graph.Errorf(e.Status, "reduce.%v: %s", op, msg)
+	return status.Errorf(e.Status, "reduce.%v: %s", op, msg)
 }
 
 // elemType is the data type of E's elements: f32 for ~float32 (named
@@ -250,13 +251,13 @@ func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dt
 	var z E
 	if dt := intType[E](); dt != dtypes.Undef {
 		if named != dtypes.Undef && named != dt && !byType {
-			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
 		}
 		return dt, nil
 	}
 	if unsafe.Sizeof(z) == 4 {
 		if named != dtypes.Undef && named != dtypes.F32 {
-			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 32-bit float slice but its type is named %v", op, what, named)
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 32-bit float slice but its type is named %v", op, what, named)
 		}
 		return dtypes.F32, nil
 	}
@@ -266,10 +267,10 @@ func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dt
 			if what == "dst" {
 				opt = "DstType"
 			}
-			return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.%s)",
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.%s)",
 				op, what, opt)
 		}
-		return 0, graph.Errorf(graph.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
+		return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
 	}
 	return named, nil
 }
@@ -360,11 +361,11 @@ func span(dims, strides *[graph.MaxRank]int64, n int, skip uint32) int64 {
 func (k *key) checkSpans(op Op, nsrc, ndst int, dims []int, keep bool) error {
 	r := int(k.rank)
 	if sp := span(&k.dims, &k.srcStrides, r, 0); int64(nsrc) < sp {
-		return graph.Errorf(graph.InvalidArguments, "reduce.%v: src holds %d elements, dims %s with strides %s address %d",
+		return status.Errorf(status.InvalidArguments, "reduce.%v: src holds %d elements, dims %s with strides %s address %d",
 			op, nsrc, ints(dims), int64s(k.srcStrides[:r]), sp)
 	}
 	if sp := span(&k.dims, &k.dstStrides, r, k.reduce); int64(ndst) < sp {
-		return graph.Errorf(graph.InvalidArguments, "reduce.%v: dst holds %d elements, dst dims %s address %d",
+		return status.Errorf(status.InvalidArguments, "reduce.%v: dst holds %d elements, dst dims %s address %d",
 			op, ndst, ints(dstDims(dims, k.reduce, keep)), sp)
 	}
 	return nil

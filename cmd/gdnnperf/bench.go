@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // benchRuns holds `go test -bench` results: ns/op per run, by benchmark
@@ -36,14 +36,14 @@ func parseBench(r io.Reader) (*benchRuns, error) {
 			}
 			v, err := strconv.ParseFloat(f[i-1], 64)
 			if err != nil || v < 0 {
-				return nil, graph.Errorf(graph.InvalidArguments, "benchmark line %d: ns/op value %q", ln, f[i-1])
+				return nil, status.Errorf(status.InvalidArguments, "benchmark line %d: ns/op value %q", ln, f[i-1])
 			}
 			name := benchName(f[0])
 			b.ns[name] = append(b.ns[name], v)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "reading benchmark results: %v", err)
+		return nil, status.Errorf(status.InvalidArguments, "reading benchmark results: %v", err)
 	}
 	return b, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // seriesKey names one measured configuration; its values are per round.
@@ -56,7 +56,7 @@ func newDataset(recs []record) (*dataset, error) {
 				return nil, err
 			}
 			if old, ok := d.prb[r.shape]; ok && old != p {
-				return nil, graph.Errorf(graph.InvalidArguments, "shape %s has two problems: %s and %s", r.shape, old, p)
+				return nil, status.Errorf(status.InvalidArguments, "shape %s has two problems: %s and %s", r.shape, old, p)
 			}
 			d.prb[r.shape] = p
 			if !seenShape[r.shape] {
@@ -97,7 +97,7 @@ func (d *dataset) add(r record) error {
 		}
 		dt := r.kv["sdt"] + ":" + r.kv["ddt"]
 		if r.kv["sdt"] == "" || r.kv["ddt"] == "" {
-			return graph.Errorf(graph.InvalidArguments, "round %d shape %s %s: no sdt/ddt", r.round, r.shape, r.tool)
+			return status.Errorf(status.InvalidArguments, "round %d shape %s %s: no sdt/ddt", r.round, r.shape, r.tool)
 		}
 		ik := seriesKey{r.tool, r.shape, dt, 0}
 		if r.tool == "onednn" && r.kv["status"] != "ok" {
@@ -112,7 +112,7 @@ func (d *dataset) add(r record) error {
 	case "numpy":
 		dt := map[string]string{"f32": "f32:f32", "f16": "f16:f16"}[r.kv["dtype"]]
 		if dt == "" {
-			return graph.Errorf(graph.InvalidArguments, "round %d shape %s numpy: dtype %q is not f32 or f16", r.round, r.shape, r.kv["dtype"])
+			return status.Errorf(status.InvalidArguments, "round %d shape %s numpy: dtype %q is not f32 or f16", r.round, r.shape, r.kv["dtype"])
 		}
 		return d.addTime(r, seriesKey{"numpy", r.shape, dt, 1})
 	default:
@@ -129,7 +129,7 @@ func (d *dataset) addTime(r record, k seriesKey) error {
 		return err
 	}
 	if v <= 0 {
-		return graph.Errorf(graph.InvalidArguments, "round %d shape %s %s: median_us=%v is not positive", r.round, r.shape, r.tool, v)
+		return status.Errorf(status.InvalidArguments, "round %d shape %s %s: median_us=%v is not positive", r.round, r.shape, r.tool, v)
 	}
 	m := d.us[k]
 	if m == nil {
@@ -137,7 +137,7 @@ func (d *dataset) addTime(r record, k seriesKey) error {
 		d.us[k] = m
 	}
 	if _, dup := m[r.round]; dup {
-		return graph.Errorf(graph.InvalidArguments, "round %d shape %s: two %s results for %s threads=%d", r.round, r.shape, r.tool, k.dt, k.threads)
+		return status.Errorf(status.InvalidArguments, "round %d shape %s: two %s results for %s threads=%d", r.round, r.shape, r.tool, k.dt, k.threads)
 	}
 	m[r.round] = v
 	return nil
@@ -152,16 +152,16 @@ type problem struct {
 func parsePrb(s string) (problem, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
-		return problem{}, graph.Errorf(graph.InvalidArguments, "problem %q is not SRC:DST", s)
+		return problem{}, status.Errorf(status.InvalidArguments, "problem %q is not SRC:DST", s)
 	}
 	src, err1 := parseDims(a)
 	dst, err2 := parseDims(b)
 	if err1 != nil || err2 != nil || len(src) != len(dst) {
-		return problem{}, graph.Errorf(graph.InvalidArguments, "problem %q: dims must be positive integers of equal rank", s)
+		return problem{}, status.Errorf(status.InvalidArguments, "problem %q: dims must be positive integers of equal rank", s)
 	}
 	for i := range src {
 		if dst[i] != src[i] && dst[i] != 1 {
-			return problem{}, graph.Errorf(graph.InvalidArguments, "problem %q: dst dim %d is %d, want 1 or %d", s, i, dst[i], src[i])
+			return problem{}, status.Errorf(status.InvalidArguments, "problem %q: dst dim %d is %d, want 1 or %d", s, i, dst[i], src[i])
 		}
 	}
 	return problem{src, dst}, nil
@@ -172,7 +172,7 @@ func parseDims(s string) ([]int64, error) {
 	for _, f := range strings.Split(s, "x") {
 		v, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || v < 1 || v > 1<<40 {
-			return nil, graph.Errorf(graph.InvalidArguments, "dim %q", f)
+			return nil, status.Errorf(status.InvalidArguments, "dim %q", f)
 		}
 		dims = append(dims, v)
 	}
@@ -186,7 +186,7 @@ func (p problem) bytes(dt string) (src, dst int64, err error) {
 	sdt, err1 := dtypes.Parse(a)
 	ddt, err2 := dtypes.Parse(b)
 	if err1 != nil || err2 != nil {
-		return 0, 0, graph.Errorf(graph.InvalidArguments, "data type pair %q", dt)
+		return 0, 0, status.Errorf(status.InvalidArguments, "data type pair %q", dt)
 	}
 	return nelem(p.src) * int64(sdt.Size()), nelem(p.dst) * int64(ddt.Size()), nil
 }

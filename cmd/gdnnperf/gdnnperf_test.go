@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Synthetic harness results with known numbers, three rounds.
@@ -300,7 +300,7 @@ func TestParseBench(t *testing.T) {
 	if ts := summarize(nil, nil, slow); ts[len(ts)-1].v != notMet {
 		t.Errorf("compile target with a 250 µs median: %v", ts[len(ts)-1].v)
 	}
-	if _, err := parseBench(strings.NewReader("BenchmarkX-2 10 abc ns/op\n")); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := parseBench(strings.NewReader("BenchmarkX-2 10 abc ns/op\n")); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("bad ns/op: %v", err)
 	}
 }
@@ -320,7 +320,7 @@ func TestBadRawInput(t *testing.T) {
 		if err == nil {
 			_, err = newDataset(recs)
 		}
-		if !errors.Is(err, graph.InvalidArguments) {
+		if !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("%q: err %v, want invalid_arguments", in, err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // kindKey names one configuration of bench/kinds_side_by_side.sh's output.
@@ -38,7 +38,7 @@ func parseKinds(r io.Reader) (*kindRuns, error) {
 	for _, rec := range recs {
 		th, err := strconv.Atoi(rec.kv["threads"])
 		if err != nil || th < 1 || rec.kv["alg"] == "" || rec.kv["dt"] == "" {
-			return nil, graph.Errorf(graph.InvalidArguments, "kinds: round %d shape %s: want alg, dt and threads, got %v", rec.round, rec.shape, rec.kv)
+			return nil, status.Errorf(status.InvalidArguments, "kinds: round %d shape %s: want alg, dt and threads, got %v", rec.round, rec.shape, rec.kv)
 		}
 		key := kindKey{rec.shape, rec.kv["alg"], rec.kv["dt"], th}
 		if _, seen := k.onednn[key]; !seen {
@@ -52,7 +52,7 @@ func parseKinds(r io.Reader) (*kindRuns, error) {
 			}
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil || !(v > 0) {
-				return nil, graph.Errorf(graph.InvalidArguments, "kinds: round %d shape %s: %s=%q is not a positive time", rec.round, rec.shape, tool, s)
+				return nil, status.Errorf(status.InvalidArguments, "kinds: round %d shape %s: %s=%q is not a positive time", rec.round, rec.shape, tool, s)
 			}
 			m[rec.round] = v
 		}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func main() {
@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
 	rf, err := os.Open(raw)
 	if err != nil {
-		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: %v", raw, err)
+		return "", status.Errorf(status.InvalidArguments, "raw results %s: %v", raw, err)
 	}
 	defer rf.Close()
 	recs, err := parseRaw(rf)
@@ -69,15 +69,15 @@ func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial b
 	}
 	d.l3 = l3
 	if len(d.shapes) == 0 {
-		return "", graph.Errorf(graph.InvalidArguments, "raw results %s: no measurements", raw)
+		return "", status.Errorf(status.InvalidArguments, "raw results %s: no measurements", raw)
 	}
 	h, err := os.ReadFile(harness)
 	if err != nil {
-		return "", graph.Errorf(graph.InvalidArguments, "harness output %s: %v", harness, err)
+		return "", status.Errorf(status.InvalidArguments, "harness output %s: %v", harness, err)
 	}
 	bf, err := os.Open(bench)
 	if err != nil {
-		return "", graph.Errorf(graph.InvalidArguments, "benchmark output %s: %v", bench, err)
+		return "", status.Errorf(status.InvalidArguments, "benchmark output %s: %v", bench, err)
 	}
 	defer bf.Close()
 	br, err := parseBench(bf)
@@ -87,14 +87,14 @@ func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial b
 	var bs []byte
 	if benchstat != "" {
 		if bs, err = os.ReadFile(benchstat); err != nil {
-			return "", graph.Errorf(graph.InvalidArguments, "benchstat output %s: %v", benchstat, err)
+			return "", status.Errorf(status.InvalidArguments, "benchstat output %s: %v", benchstat, err)
 		}
 	}
 	var kr *kindRuns
 	if kinds != "" {
 		kf, err := os.Open(kinds)
 		if err != nil {
-			return "", graph.Errorf(graph.InvalidArguments, "kinds output %s: %v", kinds, err)
+			return "", status.Errorf(status.InvalidArguments, "kinds output %s: %v", kinds, err)
 		}
 		defer kf.Close()
 		if kr, err = parseKinds(kf); err != nil {

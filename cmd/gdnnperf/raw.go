@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // record is one raw harness line, 'round=R shape=S TOOL key=value ...'.
@@ -44,17 +44,17 @@ func parseRaw(r io.Reader) ([]record, error) {
 		}
 		rd, err := strconv.Atoi(rec.kv["round"])
 		if err != nil || rd < 1 {
-			return nil, graph.Errorf(graph.InvalidArguments, "raw line %d: round %q is not a positive integer", ln, rec.kv["round"])
+			return nil, status.Errorf(status.InvalidArguments, "raw line %d: round %q is not a positive integer", ln, rec.kv["round"])
 		}
 		rec.round = rd
 		rec.shape = rec.kv["shape"]
 		if rec.shape == "" || rec.tool == "" {
-			return nil, graph.Errorf(graph.InvalidArguments, "raw line %d: no shape or tool in %q", ln, sc.Text())
+			return nil, status.Errorf(status.InvalidArguments, "raw line %d: no shape or tool in %q", ln, sc.Text())
 		}
 		recs = append(recs, rec)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "reading raw results: %v", err)
+		return nil, status.Errorf(status.InvalidArguments, "reading raw results: %v", err)
 	}
 	return recs, nil
 }
@@ -64,11 +64,11 @@ func parseRaw(r io.Reader) ([]record, error) {
 func (r record) num(k string) (float64, error) {
 	s, ok := r.kv[k]
 	if !ok {
-		return 0, graph.Errorf(graph.InvalidArguments, "round %d shape %s %s: no %s", r.round, r.shape, r.tool, k)
+		return 0, status.Errorf(status.InvalidArguments, "round %d shape %s %s: no %s", r.round, r.shape, r.tool, k)
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v != v {
-		return 0, graph.Errorf(graph.InvalidArguments, "round %d shape %s %s: %s=%q is not a number", r.round, r.shape, r.tool, k, s)
+		return 0, status.Errorf(status.InvalidArguments, "round %d shape %s %s: %s=%q is not a number", r.round, r.shape, r.tool, k, s)
 	}
 	return v, nil
 }

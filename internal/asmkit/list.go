@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/objabi"
 )
@@ -125,7 +125,7 @@ func (l *List) Assemble() (*obj.LSym, error) {
 		if len(l.diags) == 0 {
 			for _, r := range sym.R {
 				if r.Siz > 0 {
-					return nil, graph.Errorf(graph.RuntimeError,
+					return nil, status.Errorf(status.RuntimeError,
 						"%s: kernel needs a relocation of %d bytes at offset %d", l.prefix, r.Siz, r.Off)
 				}
 			}
@@ -134,5 +134,5 @@ func (l *List) Assemble() (*obj.LSym, error) {
 	}
 	n := len(l.diags)
 	shown := l.diags[:min(n, 3)]
-	return nil, graph.Errorf(graph.RuntimeError, "%s: assembler reported %d problem(s): %v", l.prefix, n, shown)
+	return nil, status.Errorf(status.RuntimeError, "%s: assembler reported %d problem(s): %v", l.prefix, n, shown)
 }

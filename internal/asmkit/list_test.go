@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -53,7 +53,7 @@ func TestDiagnosticIsError(t *testing.T) {
 	l.Add(&obj.Prog{As: x86.AMOVQ, From: Reg(x86.REG_AX), To: Imm(1)})
 	l.Add(&obj.Prog{As: obj.ARET})
 	_, err := l.Assemble()
-	if !errors.Is(err, graph.RuntimeError) || !strings.Contains(err.Error(), "test: assembler reported 1 problem(s)") {
+	if !errors.Is(err, status.RuntimeError) || !strings.Contains(err.Error(), "test: assembler reported 1 problem(s)") {
 		t.Errorf("unencodable instruction: got %v, want a RuntimeError naming one problem", err)
 	}
 
@@ -64,7 +64,7 @@ func TestDiagnosticIsError(t *testing.T) {
 		l.Diag("bad suffix %d", i)
 	}
 	_, err = l.Assemble()
-	if !errors.Is(err, graph.RuntimeError) || !strings.Contains(err.Error(), "test: assembler reported 5 problem(s): [bad suffix 0 bad suffix 1 bad suffix 2]") {
+	if !errors.Is(err, status.RuntimeError) || !strings.Contains(err.Error(), "test: assembler reported 5 problem(s): [bad suffix 0 bad suffix 1 bad suffix 2]") {
 		t.Errorf("recorded problems: got %v, want the count and the first three", err)
 	}
 }
@@ -76,7 +76,7 @@ func TestRelocationIsError(t *testing.T) {
 	l.Add(&obj.Prog{As: x86.ALEAQ, From: obj.Addr{Type: obj.TYPE_MEM, Name: obj.NAME_EXTERN, Sym: f}, To: Reg(x86.REG_AX)})
 	l.Add(&obj.Prog{As: obj.ARET})
 	_, err := l.Assemble()
-	if !errors.Is(err, graph.RuntimeError) || !strings.Contains(err.Error(), "test: kernel needs a relocation of 4 bytes") {
+	if !errors.Is(err, status.RuntimeError) || !strings.Contains(err.Error(), "test: kernel needs a relocation of 4 bytes") {
 		t.Errorf("relocation: got %v, want a RuntimeError naming the relocation", err)
 	}
 }

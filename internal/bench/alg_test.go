@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // TestPlanAlg checks how every benchdnn alg is built from gdnn ops, and
@@ -141,7 +142,7 @@ func f32Reduce(b *built, ddt dtypes.DataType) buffer {
 	k := b.fill.kind
 	dims := b.srcLT.Dims
 	_, oview, n, _ := reductionViews(dims, b.reduced)
-	outs := graph.ReduceDims(dims, b.reduced, true)
+	outs := shape.ReduceDims(dims, b.reduced, true)
 	nOut, _ := numElements(outs)
 	acc := make([]float32, nOut)
 	for i := range acc {
@@ -217,7 +218,7 @@ func TestReferencePerAlg(t *testing.T) {
 					b := algBuilt(t, a.alg, a.p, a.eps, dt[0], dt[1], sh.dims, sh.reduced)
 					fillSrc(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, mode, b.fill, uint64(si)+3)
 					out := f32Reduce(b, dt[1])
-					outDims := graph.ReduceDims(sh.dims, sh.reduced, true)
+					outDims := shape.ReduceDims(sh.dims, sh.reduced, true)
 					strides := graph.DenseStrides(outDims)
 					ref, allow := reductionReference(b, dt[1], mode)
 					if chk := compareOutput(out, outDims, strides, ref, allow); chk.errors != 0 {

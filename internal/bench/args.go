@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Arg is one command-line or batch-file token and where it came from.
@@ -42,7 +42,7 @@ func (e *InputError) Error() string {
 func (e *InputError) Unwrap() error { return e.Err }
 
 func inputErr(a Arg, format string, args ...any) error {
-	return &InputError{Where: a.Where, Err: graph.Errorf(graph.InvalidArguments, format, args...)}
+	return &InputError{Where: a.Where, Err: status.Errorf(status.InvalidArguments, format, args...)}
 }
 
 // wrapInput attaches a's position to err (unless it already has one).

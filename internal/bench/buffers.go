@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // buffer is the memory of one tensor in its data type: f32 in f32,
@@ -24,7 +24,7 @@ type buffer struct {
 // for every dim: a tensor whose layout is still to be chosen has no span.
 func spanOf(dims, strides []int64) (int64, error) {
 	if len(strides) != len(dims) {
-		return 0, graph.Errorf(graph.InvalidArguments, "%d strides for %d dims: the layout is not resolved", len(strides), len(dims))
+		return 0, status.Errorf(status.InvalidArguments, "%d strides for %d dims: the layout is not resolved", len(strides), len(dims))
 	}
 	span := int64(1)
 	for i, d := range dims {
@@ -32,10 +32,10 @@ func spanOf(dims, strides []int64) (int64, error) {
 			return 0, nil
 		}
 		if strides[i] < 0 {
-			return 0, graph.Errorf(graph.Unimplemented, "negative stride %d in dim %d", strides[i], i)
+			return 0, status.Errorf(status.Unimplemented, "negative stride %d in dim %d", strides[i], i)
 		}
 		if d > 1 && strides[i] > (maxElements-span)/(d-1) {
-			return 0, graph.Errorf(graph.OutOfMemory, "strides %v over dims %v span more than %d elements", strides, dims, int64(maxElements))
+			return 0, status.Errorf(status.OutOfMemory, "strides %v over dims %v span more than %d elements", strides, dims, int64(maxElements))
 		}
 		span += (d - 1) * strides[i]
 	}
@@ -79,7 +79,7 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 			b.s32[i] = -0x21524111
 		}
 	default:
-		return b, graph.Errorf(graph.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
+		return b, status.Errorf(status.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
 	}
 	return b, nil
 }

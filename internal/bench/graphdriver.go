@@ -16,6 +16,8 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/shape"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -299,7 +301,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	shapeOf := map[uint64]*ShapeOverride{}
 	for i, o := range shapes {
 		if _, ok := inputs[o.ID]; !ok {
-			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d is not an input of the graph", o.ID)
+			return nil, status.Errorf(status.InvalidArguments, "--in-shapes: tensor %d is not an input of the graph", o.ID)
 		}
 		shapeOf[o.ID] = &shapes[i]
 	}
@@ -331,7 +333,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	}
 	for id := range dto.PerID {
 		if _, ok := inputs[id]; !ok && !produced[id] {
-			return nil, graph.Errorf(graph.InvalidArguments, "--dt: tensor %d is not in the graph", id)
+			return nil, status.Errorf(status.InvalidArguments, "--dt: tensor %d is not in the graph", id)
 		}
 	}
 	g := graph.New()
@@ -361,7 +363,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			}
 			seenKind[op.ID] = true
 			if !(op.Kind.IsBinary() && k.Kind.IsBinary() || op.Kind.IsEltwise() && k.Kind.IsEltwise()) {
-				return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: %s cannot become %s (binary ops change to binary kinds, eltwise ops to eltwise kinds)", op, k.Kind)
+				return nil, status.Errorf(status.InvalidArguments, "--op-kind: %s cannot become %s (binary ops change to binary kinds, eltwise ops to eltwise kinds)", op, k.Kind)
 			}
 			op.Kind = k.Kind
 		}
@@ -375,7 +377,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 				t, ok = cur.Type, true
 			}
 			if !ok {
-				return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs: %s has no attribute %q to override", op, a.Name)
+				return nil, status.Errorf(status.InvalidArguments, "--op-attrs: %s has no attribute %q to override", op, a.Name)
 			}
 			v, err := typedAttr(t, a.Value)
 			if err != nil {
@@ -389,12 +391,12 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	}
 	for _, a := range attrs {
 		if !seenOps[a.OpID] {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs: op %d is not in the graph", a.OpID)
+			return nil, status.Errorf(status.InvalidArguments, "--op-attrs: op %d is not in the graph", a.OpID)
 		}
 	}
 	for _, k := range kinds {
 		if !k.Remove && !seenKind[k.OpID] {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
 		}
 	}
 	if err := g.Finalize(); err != nil {
@@ -464,8 +466,8 @@ func checkStatedOutputs(g *graph.Graph, stated map[uint64][]int64) error {
 				continue
 			}
 			got, _ := g.Tensor(t.ID)
-			if _, err := graph.MergeDims(op, t.ID, want, got.Dims); err != nil {
-				return graph.Errorf(graph.InvalidShape, "%s: output tensor %d has shape %s in the case, but gdnn infers %s",
+			if _, err := shape.MergeDims(op, t.ID, want, got.Dims); err != nil {
+				return status.Errorf(status.InvalidShape, "%s: output tensor %d has shape %s in the case, but gdnn infers %s",
 					op, t.ID, graph.DimsString(want), graph.DimsString(got.Dims))
 			}
 		}
@@ -494,7 +496,7 @@ func tensorProperties(g *graph.Graph, val string) (map[uint64]graph.Property, er
 	props := map[uint64]graph.Property{}
 	for _, e := range entries {
 		if !inGraph[e.ID] {
-			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property: tensor %d is not in the graph", e.ID)
+			return nil, status.Errorf(status.InvalidArguments, "--tensor-property: tensor %d is not in the graph", e.ID)
 		}
 		switch e.Name {
 		case "undef":
@@ -504,7 +506,7 @@ func tensorProperties(g *graph.Graph, val string) (map[uint64]graph.Property, er
 		case "constant":
 			props[e.ID] = graph.PropertyConstant
 		case "host_scalar":
-			return nil, graph.Errorf(graph.Unimplemented, "--tensor-property: tensor %d: property host_scalar (a scalar in host memory) is not supported by gdnn", e.ID)
+			return nil, status.Errorf(status.Unimplemented, "--tensor-property: tensor %d: property host_scalar (a scalar in host memory) is not supported by gdnn", e.ID)
 		}
 	}
 	return props, nil
@@ -541,7 +543,7 @@ func rewriteInput(t graph.LogicalTensor, o *ShapeOverride, mb int64) (graph.Logi
 				return t, err
 			}
 			if l.Any {
-				return t, graph.Errorf(graph.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", t.ID)
+				return t, status.Errorf(status.InvalidArguments, "--in-shapes: tensor %d: an input cannot have layout any", t.ID)
 			}
 			if err := plainOnly(l, "--in-shapes"); err != nil {
 				return t, err
@@ -549,7 +551,7 @@ func rewriteInput(t graph.LogicalTensor, o *ShapeOverride, mb int64) (graph.Logi
 			tagOrder = l.Order
 		case o.Strides != nil:
 			if len(o.Strides) != len(dims) {
-				return t, graph.Errorf(graph.InvalidShape, "--in-shapes: tensor %d: %d strides for rank %d", t.ID, len(o.Strides), len(dims))
+				return t, status.Errorf(status.InvalidShape, "--in-shapes: tensor %d: %d strides for rank %d", t.ID, len(o.Strides), len(dims))
 			}
 			strides = o.Strides
 		default:
@@ -637,15 +639,15 @@ func removeOps(g *graph.Graph, kinds []KindOverride) (*graph.Graph, error) {
 		op, ok := g.Op(k.OpID)
 		switch {
 		case !ok:
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind: op %d is not in the graph", k.OpID)
 		case len(op.Outputs) != 1 || !op.Kind.IsEltwise() && !op.Kind.IsBinary():
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind: %s cannot be removed (undef removes binary and eltwise ops)", op)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind: %s cannot be removed (undef removes binary and eltwise ops)", op)
 		}
 		pass := op.Inputs[0]
 		if op.Kind.IsBinary() {
 			a, b := g.Producer(op.Inputs[0].ID) != nil, g.Producer(op.Inputs[1].ID) != nil
 			if a == b {
-				return nil, graph.Errorf(graph.InvalidArguments,
+				return nil, status.Errorf(status.InvalidArguments,
 					"--op-kind: %s cannot be removed: %s of its inputs is produced by another op, so which one to pass on is not known",
 					op, map[bool]string{true: "each", false: "neither"}[a])
 			}
@@ -783,7 +785,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			if err != nil {
 				return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 			}
-			prb := Problem{Src: gp.b.srcLT.Dims, Dst: graph.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
+			prb := Problem{Src: gp.b.srcLT.Dims, Dst: shape.ReduceDims(gp.b.srcLT.Dims, gp.b.reduced, true)}
 			perf = r.perfData(gp.b, redCase{prb: prb, sdt: gp.sdt, ddt: gp.ddt, alg: gp.b.fill.kind.name, stag: "-", dtag: "-"}, idx, res.impl, t)
 			perf.Driver, perf.DT, perf.Desc = "graph", c.dt, c.caseArg
 		}
@@ -842,13 +844,13 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	for _, t := range p.Inputs() {
 		ct, ok := g.Tensor(t.ID)
 		if !ok {
-			return fail(graph.Errorf(graph.InvalidGraph, "partition input %d is not in the graph", t.ID))
+			return fail(status.Errorf(status.InvalidGraph, "partition input %d is not in the graph", t.ID))
 		}
 		ins = append(ins, ct)
 	}
 	outs := p.Outputs()
 	if len(outs) != 1 {
-		return fail(graph.Errorf(graph.Unimplemented, "partition has %d outputs, gdnnbench checks one", len(outs)))
+		return fail(status.Errorf(status.Unimplemented, "partition has %d outputs, gdnnbench checks one", len(outs)))
 	}
 	outAny := graph.NewLogicalTensorAny(outs[0].ID, outs[0].DataType, nil)
 	t0 := time.Now()
@@ -865,7 +867,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if err != nil {
 		return fail(err)
 	}
-	reduced, err := graph.NormalizeAxes(red, axes, len(srcLT.Dims))
+	reduced, err := shape.NormalizeAxes(red, red.Inputs[0].ID, axes, len(srcLT.Dims))
 	if err != nil {
 		return fail(err)
 	}
@@ -875,7 +877,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		return fail(err)
 	}
 	keep, _ := red.Bool("keep_dims")
-	meanDims := graph.ReduceDims(srcLT.Dims, reduced, keep)
+	meanDims := shape.ReduceDims(srcLT.Dims, reduced, keep)
 	if !sameDims(meanDims, b.outLT.Dims) {
 		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("post-ops broadcast the reduction from %v to %v; gdnnbench's reference covers same-shape chains",
 			meanDims, b.outLT.Dims)}
@@ -906,7 +908,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			seen[operand.ID] = len(b.opLTs)
 			lt, err := cp.QueryLogicalTensor(operand.ID)
 			if err != nil {
-				return fail(graph.Errorf(graph.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
+				return fail(status.Errorf(status.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
 			}
 			span, err := spanOf(lt.Dims, lt.Strides)
 			if err != nil {
@@ -932,7 +934,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	// The partition's input ports beyond src and operands (e.g. none today)
 	// must all be accounted for.
 	if len(ins) != 1+len(b.opLTs) {
-		return fail(graph.Errorf(graph.Unimplemented, "partition has %d inputs; gdnnbench feeds src and binary operands only", len(ins)))
+		return fail(status.Errorf(status.Unimplemented, "partition has %d inputs; gdnnbench feeds src and binary operands only", len(ins)))
 	}
 	span, err := spanOf(srcLT.Dims, srcLT.Strides)
 	if err != nil {
@@ -1045,7 +1047,7 @@ func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.Logi
 	mode, _ := op.Str("mode")
 	k, ok := ops.OfGraphOp(op.Kind.String(), mode)
 	if !ok {
-		return rp, nil, graph.Errorf(graph.Unimplemented, "%s: gdnnbench has no reference for %s", op, op.Kind)
+		return rp, nil, status.Errorf(status.Unimplemented, "%s: gdnnbench has no reference for %s", op, op.Kind)
 	}
 	if k.IsBinary() {
 		rp.g.bin = k.Op().Bench
@@ -1070,7 +1072,7 @@ func refOpOf(op *graph.Op, chainVal uint64, dst []int64) (refPostOp, *graph.Logi
 	case graph.SoftPlus:
 		rp.g.alpha = f("beta")
 		if rp.g.alpha == 0 || math.IsNaN(rp.g.alpha) {
-			return rp, nil, graph.Errorf(graph.InvalidArguments, "%s: SoftPlus beta %v", op, rp.g.alpha)
+			return rp, nil, status.Errorf(status.InvalidArguments, "%s: SoftPlus beta %v", op, rp.g.alpha)
 		}
 	}
 	return rp, nil, nil

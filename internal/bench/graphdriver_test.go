@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -234,10 +235,10 @@ func TestGraphBatchGoesOnAfterStridelessCase(t *testing.T) {
 // TestSpanOfUnresolvedLayout checks that a tensor without strides is an
 // error value for spanOf, not an index panic.
 func TestSpanOfUnresolvedLayout(t *testing.T) {
-	if _, err := spanOf([]int64{2, 3}, nil); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := spanOf([]int64{2, 3}, nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("no strides: err %v, want InvalidArguments", err)
 	}
-	if _, err := spanOf([]int64{2, 3}, []int64{3}); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := spanOf([]int64{2, 3}, []int64{3}); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("1 stride for 2 dims: err %v, want InvalidArguments", err)
 	}
 	if n, err := spanOf([]int64{2, 3}, []int64{1, 2}); err != nil || n != 6 {

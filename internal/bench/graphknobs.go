@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // ShapeOverride is one --in-shapes entry: new dims and/or strides for a
@@ -33,7 +34,7 @@ func idEntries(knob, s, form string) ([]idEntry, error) {
 		idStr, rest, ok := strings.Cut(e, ":")
 		id, err := strconv.ParseUint(idStr, 10, 64)
 		if !ok || err != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "--%s %q: entry %q wants %s", knob, s, e, form)
+			return nil, status.Errorf(status.InvalidArguments, "--%s %q: entry %q wants %s", knob, s, e, form)
 		}
 		out = append(out, idEntry{id, rest, e})
 	}
@@ -63,26 +64,26 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 			o.Dims = []int64{}
 		default:
 			if isTagLike(shape) {
-				return nil, graph.Errorf(graph.InvalidArguments,
+				return nil, status.Errorf(status.InvalidArguments,
 					"--in-shapes %q: shape %q is a tag: strides follow a '*' (%d:*%s keeps the shape)", s, shape, e.id, shape)
 			}
 			if o.Dims, err = parseXList(shape); err != nil {
-				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: shape %q: %v", s, shape, err)
+				return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: shape %q: %v", s, shape, err)
 			}
 		}
 		if hasStrides {
 			if strides == "" {
-				return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q has '*' but no strides", s, e.text)
+				return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: entry %q has '*' but no strides", s, e.text)
 			}
 			if strides[0] >= '0' && strides[0] <= '9' {
 				if o.Strides, err = parseXList(strides); err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: strides %q: %v", s, strides, err)
+					return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: strides %q: %v", s, strides, err)
 				}
 			} else {
 				o.Tag = strides
 			}
 		} else if o.KeepDims {
-			return nil, graph.Errorf(graph.InvalidArguments, "--in-shapes %q: entry %q changes nothing", s, e.text)
+			return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: entry %q changes nothing", s, e.text)
 		}
 		out = append(out, o)
 	}
@@ -104,13 +105,13 @@ func isTagLike(s string) bool {
 func parseXList(s string) ([]int64, error) {
 	f := strings.Split(s, "x")
 	if len(f) > graph.MaxRank {
-		return nil, graph.Errorf(graph.InvalidShape, "rank %d exceeds %d", len(f), graph.MaxRank)
+		return nil, status.Errorf(status.InvalidShape, "rank %d exceeds %d", len(f), graph.MaxRank)
 	}
 	out := make([]int64, len(f))
 	for i, v := range f {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return nil, graph.Errorf(graph.InvalidArguments, "element %d is %q, want a non-negative integer", i, v)
+			return nil, status.Errorf(status.InvalidArguments, "element %d is %q, want a non-negative integer", i, v)
 		}
 		out[i] = n
 	}
@@ -140,7 +141,7 @@ func ParseTensorProperty(s string) ([]PropertyOverride, error) {
 	var out []PropertyOverride
 	for _, e := range entries {
 		if !slices.Contains(tensorPropertyNames, e.rest) {
-			return nil, graph.Errorf(graph.InvalidArguments, "--tensor-property %q: property %q, want one of %s",
+			return nil, status.Errorf(status.InvalidArguments, "--tensor-property %q: property %q, want one of %s",
 				s, e.rest, strings.Join(tensorPropertyNames, ", "))
 		}
 		out = append(out, PropertyOverride{ID: e.id, Name: e.rest})
@@ -168,12 +169,12 @@ func ParseOpAttrs(s string) ([]AttrOverride, error) {
 	var out []AttrOverride
 	for _, e := range entries {
 		if e.rest == "" {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: entry %q wants %s", s, e.text, form)
+			return nil, status.Errorf(status.InvalidArguments, "--op-attrs %q: entry %q wants %s", s, e.text, form)
 		}
 		for _, kv := range strings.Split(e.rest, "*") {
 			name, val, ok := strings.Cut(kv, ":")
 			if !ok || name == "" || val == "" {
-				return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs %q: %q wants NAME:VALUE", s, kv)
+				return nil, status.Errorf(status.InvalidArguments, "--op-attrs %q: %q wants NAME:VALUE", s, kv)
 			}
 			out = append(out, AttrOverride{OpID: e.id, Name: name, Value: val})
 		}
@@ -207,10 +208,10 @@ func ParseOpKinds(s string) ([]KindOverride, error) {
 		}
 		k, err := graph.ParseOpKind(e.rest)
 		if err != nil {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind %q: entry %q: %v", s, e.text, err)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind %q: entry %q: %v", s, e.text, err)
 		}
 		if !k.IsBinary() && !k.IsEltwise() {
-			return nil, graph.Errorf(graph.InvalidArguments, "--op-kind %q: %s is not a binary or eltwise op kind, the only kinds --op-kind changes", s, k)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind %q: %s is not a binary or eltwise op kind, the only kinds --op-kind changes", s, k)
 		}
 		out = append(out, KindOverride{OpID: e.id, Kind: k})
 	}
@@ -226,7 +227,7 @@ var knownAttrTypes = map[string]graph.AttrType{
 // typedAttr converts an --op-attrs value to the attribute type t.
 func typedAttr(t graph.AttrType, v string) (any, error) {
 	bad := func() (any, error) {
-		return nil, graph.Errorf(graph.InvalidArguments, "--op-attrs value %q is not a %s", v, t)
+		return nil, status.Errorf(status.InvalidArguments, "--op-attrs value %q is not a %s", v, t)
 	}
 	switch t {
 	case graph.AttrS64:
@@ -290,7 +291,7 @@ func ParseDT(s string) (DTOverride, error) {
 	if !strings.Contains(s, ":") {
 		dt, err := dtypes.Parse(s)
 		if err != nil || !dt.IsFloat() {
-			return o, graph.Errorf(graph.InvalidArguments, "--dt %q: want undef, f32, bf16 or f16", s)
+			return o, status.Errorf(status.InvalidArguments, "--dt %q: want undef, f32, bf16 or f16", s)
 		}
 		o.All = dt
 		return o, nil
@@ -301,7 +302,7 @@ func ParseDT(s string) (DTOverride, error) {
 		id, err := strconv.ParseUint(idStr, 10, 64)
 		dt, derr := dtypes.Parse(dtStr)
 		if err != nil || derr != nil || !dt.Valid() {
-			return o, graph.Errorf(graph.InvalidArguments, "--dt %q: entry %q wants ID:DT", s, e)
+			return o, status.Errorf(status.InvalidArguments, "--dt %q: entry %q wants ID:DT", s, e)
 		}
 		o.PerID[id] = dt
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 var (
@@ -32,7 +33,7 @@ func TestInt8ReferencePerAlg(t *testing.T) {
 						b.fill.dst = ddt
 						fillSrc(b.src, dims, b.srcLT.Strides, reduced, mode, b.fill, 9)
 						out := f32Reduce(b, ddt)
-						outDims := graph.ReduceDims(dims, reduced, true)
+						outDims := shape.ReduceDims(dims, reduced, true)
 						ref, allow := reductionReference(b, ddt, mode)
 						chk := compareOutput(out, outDims, graph.DenseStrides(outDims), ref, allow)
 						if chk.errors != 0 {

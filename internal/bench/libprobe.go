@@ -3,6 +3,7 @@ package bench
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -26,7 +27,7 @@ func libReadBW(n int64) (float64, error) {
 		return 0, err
 	}
 	if len(parts) != 1 {
-		return 0, graph.Errorf(graph.Unimplemented, "probe graph gave %d partitions", len(parts))
+		return 0, status.Errorf(status.Unimplemented, "probe graph gave %d partitions", len(parts))
 	}
 	cp, err := parts[0].Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{dst})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // memLimit is how many bytes one problem may allocate, and what bounds
@@ -128,7 +128,7 @@ func readCgroupLimit(file string) int64 {
 // needs more than memLimit bytes.
 func checkMemory(need int64) error {
 	if limit, what := memLimit(); need > limit {
-		return graph.Errorf(graph.OutOfMemory, "the problem needs %.1f GB, more than the %.1f GB limit (%s)",
+		return status.Errorf(status.OutOfMemory, "the problem needs %.1f GB, more than the %.1f GB limit (%s)",
 			float64(need)/1e9, float64(limit)/1e9, what)
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestMemLimitOf(t *testing.T) {
@@ -30,7 +30,7 @@ func TestMemLimitOf(t *testing.T) {
 	}
 	limit, what := memLimit()
 	err := checkMemory(limit + 1)
-	if !errors.Is(err, graph.OutOfMemory) || !strings.Contains(err.Error(), what) {
+	if !errors.Is(err, status.OutOfMemory) || !strings.Contains(err.Error(), what) {
 		t.Errorf("checkMemory(limit+1) = %v, want OutOfMemory naming %q", err, what)
 	}
 	if err := checkMemory(limit); err != nil {

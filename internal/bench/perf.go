@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Timing summarises the timed executes of one problem (milliseconds per
@@ -83,7 +83,7 @@ func ExpandTemplate(tpl string, d *PerfData) (string, error) {
 		rest := tpl[i+1:]
 		j := strings.IndexByte(rest, '%')
 		if j < 0 {
-			return "", graph.Errorf(graph.InvalidArguments, "perf template: unterminated token %q", tpl[i:])
+			return "", status.Errorf(status.InvalidArguments, "perf template: unterminated token %q", tpl[i:])
 		}
 		v, err := expandToken(rest[:j], d)
 		if err != nil {
@@ -198,15 +198,15 @@ func expandToken(tok string, d *PerfData) (string, error) {
 	}
 	mode, unit, name := splitModifiers(tok)
 	if strings.HasPrefix(tok, "@") && measured[tok[1:]] {
-		return "", graph.Errorf(graph.InvalidArguments,
+		return "", status.Errorf(status.InvalidArguments,
 			"perf template: in %%%s%% the @ stands for a modifier: write %%-%s%% (min), %%0%s%% (average), %%+%s%% (max), %%~%s%% (median) or %%%s%% (min)",
 			tok, tok[1:], tok[1:], tok[1:], tok[1:], tok[1:])
 	}
 	if !measured[name] {
 		if why, ok := benchdnnTokens[name]; ok {
-			return "", graph.Errorf(graph.Unimplemented, "perf template: benchdnn's %%%s%% is not implemented by gdnnbench: %s", tok, why)
+			return "", status.Errorf(status.Unimplemented, "perf template: benchdnn's %%%s%% is not implemented by gdnnbench: %s", tok, why)
 		}
-		return "", graph.Errorf(graph.InvalidArguments, "perf template: unknown token %%%s%% (see --help for the list)", tok)
+		return "", status.Errorf(status.InvalidArguments, "perf template: unknown token %%%s%% (see --help for the list)", tok)
 	}
 	div := map[byte]float64{0: 1, 'K': 1e3, 'M': 1e6, 'G': 1e9}[unit]
 	ms := map[byte]float64{'-': d.Time.Min, '0': d.Time.Avg, '+': d.Time.Max, '~': d.Time.Median}[mode]

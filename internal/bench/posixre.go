@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // compileMatch compiles a --match pattern in benchdnn's dialect. On Linux
@@ -59,11 +59,11 @@ type breParser struct {
 }
 
 func badMatch(format string, args ...any) error {
-	return graph.Errorf(graph.InvalidArguments, "--match: "+format, args...)
+	return status.Errorf(status.InvalidArguments, "--match: "+format, args...)
 }
 
 func unimplMatch(format string, args ...any) error {
-	return graph.Errorf(graph.Unimplemented, "--match: "+format, args...)
+	return status.Errorf(status.Unimplemented, "--match: "+format, args...)
 }
 
 func translateBRE(pattern string) (string, error) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // breCases were checked against glibc's regcomp(pattern, 0) + regexec,
@@ -90,32 +90,32 @@ func TestMatchBRE(t *testing.T) {
 func TestMatchBRERefused(t *testing.T) {
 	cases := []struct {
 		pattern string
-		status  graph.Status
+		status  status.Status
 	}{
-		{`\(a`, graph.InvalidArguments},
-		{`a\)`, graph.InvalidArguments},
-		{`a\`, graph.InvalidArguments},
-		{"[a", graph.InvalidArguments},
-		{"[]", graph.InvalidArguments},
-		{"[z-a]", graph.InvalidArguments},
-		{"[[:nope:]]", graph.InvalidArguments},
-		{"[[:alpha:]-z]", graph.InvalidArguments},
-		{"[a-[:alpha:]]", graph.InvalidArguments},
-		{"[[:alpha:]", graph.InvalidArguments},
-		{`a\{2`, graph.InvalidArguments},
-		{`a\{x\}`, graph.InvalidArguments},
-		{`a\{3,2\}`, graph.InvalidArguments},
-		{`a\{\}`, graph.InvalidArguments},
-		{`a\{99999\}`, graph.InvalidArguments},
-		{`\(a\)\1`, graph.Unimplemented},
-		{`\<sdt`, graph.Unimplemented},
-		{`sdt\>`, graph.Unimplemented},
-		{`a\{1001\}`, graph.Unimplemented},
-		{`a\{1,1001\}`, graph.Unimplemented},
-		{"[[.space.]]", graph.InvalidArguments},
-		{"a**", graph.InvalidArguments},
-		{`a*\{2\}`, graph.InvalidArguments},
-		{`a\+*`, graph.InvalidArguments},
+		{`\(a`, status.InvalidArguments},
+		{`a\)`, status.InvalidArguments},
+		{`a\`, status.InvalidArguments},
+		{"[a", status.InvalidArguments},
+		{"[]", status.InvalidArguments},
+		{"[z-a]", status.InvalidArguments},
+		{"[[:nope:]]", status.InvalidArguments},
+		{"[[:alpha:]-z]", status.InvalidArguments},
+		{"[a-[:alpha:]]", status.InvalidArguments},
+		{"[[:alpha:]", status.InvalidArguments},
+		{`a\{2`, status.InvalidArguments},
+		{`a\{x\}`, status.InvalidArguments},
+		{`a\{3,2\}`, status.InvalidArguments},
+		{`a\{\}`, status.InvalidArguments},
+		{`a\{99999\}`, status.InvalidArguments},
+		{`\(a\)\1`, status.Unimplemented},
+		{`\<sdt`, status.Unimplemented},
+		{`sdt\>`, status.Unimplemented},
+		{`a\{1001\}`, status.Unimplemented},
+		{`a\{1,1001\}`, status.Unimplemented},
+		{"[[.space.]]", status.InvalidArguments},
+		{"a**", status.InvalidArguments},
+		{`a*\{2\}`, status.InvalidArguments},
+		{`a\+*`, status.InvalidArguments},
 	}
 	for _, c := range cases {
 		re, err := compileMatch(c.pattern)
@@ -138,7 +138,7 @@ func TestMatchBRENoPanic(t *testing.T) {
 	alpha := []rune(`a\(){}[]^$*+?|.-:=1,`)
 	var rec func(p []rune)
 	rec = func(p []rune) {
-		if _, err := compileMatch(string(p)); err != nil && !errors.Is(err, graph.InvalidArguments) && !errors.Is(err, graph.Unimplemented) {
+		if _, err := compileMatch(string(p)); err != nil && !errors.Is(err, status.InvalidArguments) && !errors.Is(err, status.Unimplemented) {
 			t.Errorf("%q: error without a status: %v", string(p), err)
 		}
 		if len(p) < 3 {

@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // postOpClass groups benchdnn's post-op kinds by their syntax.
@@ -114,25 +115,25 @@ func ParsePostOps(s string) ([]PostOp, error) {
 		fields := strings.Split(entry, ":")
 		info, ok := postOpNames[strings.ToLower(fields[0])]
 		if !ok {
-			return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: unknown post-op kind %q", s, fields[0])
+			return nil, status.Errorf(status.InvalidArguments, "post-ops %q: unknown post-op kind %q", s, fields[0])
 		}
 		p := PostOp{Kind: info.canon, class: info.class, Tag: "any", Raw: entry}
 		args := fields[1:]
 		for i, a := range args {
 			if a == "" {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q has an empty argument %d", s, entry, i+1)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q has an empty argument %d", s, entry, i+1)
 			}
 		}
 		switch info.class {
 		case classEltwise:
 			if len(args) > 2 {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: eltwise entry %q takes at most ALPHA:BETA", s, entry)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: eltwise entry %q takes at most ALPHA:BETA", s, entry)
 			}
 			vals := make([]float32, len(args))
 			for i, a := range args {
 				v, err := parseF32(a)
 				if err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
 				}
 				vals[i] = v
 			}
@@ -145,11 +146,11 @@ func ParsePostOps(s string) ([]PostOp, error) {
 			p.NParams = len(vals)
 		case classBinary:
 			if len(args) == 0 || len(args) > 3 {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: binary entry %q wants DT[:POLICY[:TAG]]", s, entry)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: binary entry %q wants DT[:POLICY[:TAG]]", s, entry)
 			}
 			dt, err := dtypes.Parse(args[0])
 			if err != nil || !dt.Valid() {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: unknown data type %q", s, entry, args[0])
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: unknown data type %q", s, entry, args[0])
 			}
 			p.BinDT = dt
 			if len(args) > 1 {
@@ -159,52 +160,52 @@ func ParsePostOps(s string) ([]PostOp, error) {
 				} else if m, ok := policyMasks[strings.ToLower(args[1])]; ok {
 					p.Policy, p.Mask = strings.ToLower(args[1]), m
 				} else {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: unknown policy %q", s, entry, args[1])
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: unknown policy %q", s, entry, args[1])
 				}
 			}
 			if len(args) > 2 {
-				if _, err := ResolveTag(args[2], tagProbeRank(args[2])); err != nil && !isStatus(err, graph.Unimplemented) {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
+				if _, err := ResolveTag(args[2], tagProbeRank(args[2])); err != nil && !isStatus(err, status.Unimplemented) {
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
 				}
 				p.Tag = args[2]
 			}
 		case classSum:
 			if len(args) > 3 {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: sum entry %q wants [SCALE[:ZERO_POINT[:DT]]]", s, entry)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: sum entry %q wants [SCALE[:ZERO_POINT[:DT]]]", s, entry)
 			}
 			p.Scale = 1
 			if len(args) > 0 {
 				v, err := parseF32(args[0])
 				if err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: scale %v", s, entry, err)
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: scale %v", s, entry, err)
 				}
 				p.Scale = v
 			}
 			if len(args) > 1 {
 				v, err := strconv.ParseInt(args[1], 10, 32)
 				if err != nil {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: zero point %q is not a 32-bit integer", s, entry, args[1])
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: zero point %q is not a 32-bit integer", s, entry, args[1])
 				}
 				p.ZeroPoint = v
 			}
 			if len(args) > 2 {
 				dt, err := dtypes.Parse(args[2])
 				if err != nil || !dt.Valid() {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: unknown data type %q", s, entry, args[2])
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: unknown data type %q", s, entry, args[2])
 				}
 				p.SumDT = dt
 			}
 		case classDW:
 			if len(args) == 0 || len(args) > 2 {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: depthwise entry %q wants kKsSpP[:DT]", s, entry)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: depthwise entry %q wants kKsSpP[:DT]", s, entry)
 			}
 		case classPrelu:
 			if len(args) > 1 {
-				return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: prelu entry %q wants [POLICY]", s, entry)
+				return nil, status.Errorf(status.InvalidArguments, "post-ops %q: prelu entry %q wants [POLICY]", s, entry)
 			}
 			if len(args) == 1 {
 				if _, ok := policyMasks[strings.ToLower(args[0])]; !ok {
-					return nil, graph.Errorf(graph.InvalidArguments, "post-ops %q: entry %q: unknown policy %q", s, entry, args[0])
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: unknown policy %q", s, entry, args[0])
 				}
 			}
 		}
@@ -315,7 +316,7 @@ type graphPostOp struct {
 func (p PostOp) toGraph() (graphPostOp, error) {
 	g := graphPostOp{attrs: map[string]any{}, alpha: float64(p.Alpha), beta: float64(p.Beta)}
 	unimpl := func(why string) (graphPostOp, error) {
-		return g, graph.Errorf(graph.Unimplemented, "post-op %q: %s", p.Raw, why)
+		return g, status.Errorf(status.Unimplemented, "post-op %q: %s", p.Raw, why)
 	}
 	switch p.class {
 	case classSum:
@@ -348,7 +349,7 @@ func (p PostOp) toGraph() (graphPostOp, error) {
 	case "clip", "clip_v2":
 		g.kind, g.elt = graph.Clamp, "clip"
 		if p.Alpha > p.Beta {
-			return g, graph.Errorf(graph.InvalidArguments, "post-op %q: clip lower bound %g is above the upper bound %g", p.Raw, p.Alpha, p.Beta)
+			return g, status.Errorf(status.InvalidArguments, "post-op %q: clip lower bound %g is above the upper bound %g", p.Raw, p.Alpha, p.Beta)
 		}
 		g.attrs["min"], g.attrs["max"] = p.Alpha, p.Beta
 	case "elu":
@@ -426,10 +427,10 @@ func (p PostOp) sumDT(ddt dtypes.DataType) (dtypes.DataType, error) {
 		dt = ddt
 	}
 	if !plan.IsOperandType(dt) {
-		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s: gdnn reads a sum's previous dst as f32, bf16, f16, s8, u8 or s32", p.Raw, dt)
+		return dt, status.Errorf(status.Unimplemented, "post-op %q: sum data type %s: gdnn reads a sum's previous dst as f32, bf16, f16, s8, u8 or s32", p.Raw, dt)
 	}
 	if dt.Size() != ddt.Size() {
-		return dt, graph.Errorf(graph.Unimplemented, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)
+		return dt, status.Errorf(status.Unimplemented, "post-op %q: sum data type %s has another size than the dst's %s", p.Raw, dt, ddt)
 	}
 	return dt, nil
 }

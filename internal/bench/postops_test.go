@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestParsePostOpsRoundTrip(t *testing.T) {
@@ -98,12 +99,12 @@ func TestPostOpsToGraph(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if _, err := ops[0].toGraph(); !errors.Is(err, graph.Unimplemented) {
+		if _, err := ops[0].toGraph(); !errors.Is(err, status.Unimplemented) {
 			t.Errorf("%s -> %v, want unimplemented", in, err)
 		}
 	}
 	ops, _ := ParsePostOps("clip:2:1")
-	if _, err := ops[0].toGraph(); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := ops[0].toGraph(); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("clip with min > max -> %v, want invalid_arguments", err)
 	}
 }

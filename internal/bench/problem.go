@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Problem is a reduction problem descriptor "SRCDIMS:DSTDIMS[_nNAME]":
@@ -27,12 +28,12 @@ func ParseProblem(s string) (Problem, error) {
 		dimsPart = strings.TrimSuffix(dimsPart, "_")
 	}
 	if dimsPart == "" || dimsPart[0] < '0' || dimsPart[0] > '9' {
-		return p, graph.Errorf(graph.InvalidArguments,
+		return p, status.Errorf(status.InvalidArguments,
 			"problem %q: dims must start with an integer (want SRCDIMS:DSTDIMS, e.g. 2x16x3x4:2x1x3x1)", s)
 	}
 	parts := strings.Split(dimsPart, ":")
 	if len(parts) != 2 {
-		return p, graph.Errorf(graph.InvalidArguments,
+		return p, status.Errorf(status.InvalidArguments,
 			"problem %q: has %d ':'-separated tensors, want 2 (SRCDIMS:DSTDIMS)", s, len(parts))
 	}
 	var err error
@@ -43,7 +44,7 @@ func ParseProblem(s string) (Problem, error) {
 		return p, err
 	}
 	if len(p.Src) != len(p.Dst) {
-		return p, graph.Errorf(graph.InvalidShape,
+		return p, status.Errorf(status.InvalidShape,
 			"problem %q: src has rank %d but dst has rank %d; they must match", s, len(p.Src), len(p.Dst))
 	}
 	return p, nil
@@ -58,7 +59,7 @@ func ParseProblem(s string) (Problem, error) {
 func (p Problem) Check() error {
 	for i := range p.Src {
 		if i < len(p.Dst) && p.Dst[i] != p.Src[i] && p.Dst[i] != 1 {
-			return graph.Errorf(graph.InvalidShape,
+			return status.Errorf(status.InvalidShape,
 				"dst dim %d is %d; it must equal src dim %d (%d) or be 1", i, p.Dst[i], i, p.Src[i])
 		}
 	}
@@ -67,7 +68,7 @@ func (p Problem) Check() error {
 		dims []int64
 	}{{"src", p.Src}, {"dst", p.Dst}} {
 		if n, ok := numElements(t.dims); !ok || n > maxElements {
-			return graph.Errorf(graph.OutOfMemory, "%s has more than %d elements", t.what, int64(maxElements))
+			return status.Errorf(status.OutOfMemory, "%s has more than %d elements", t.what, int64(maxElements))
 		}
 	}
 	return nil
@@ -76,18 +77,18 @@ func (p Problem) Check() error {
 // parseDims parses "AxBxC" (what says which tensor, for messages).
 func parseDims(input, what, s string) ([]int64, error) {
 	if s == "" {
-		return nil, graph.Errorf(graph.InvalidArguments, "problem %q: %s dims are empty", input, what)
+		return nil, status.Errorf(status.InvalidArguments, "problem %q: %s dims are empty", input, what)
 	}
 	fields := strings.Split(s, "x")
 	if len(fields) > graph.MaxRank {
-		return nil, graph.Errorf(graph.InvalidShape, "problem %q: %s has rank %d, more than the maximum %d",
+		return nil, status.Errorf(status.InvalidShape, "problem %q: %s has rank %d, more than the maximum %d",
 			input, what, len(fields), graph.MaxRank)
 	}
 	dims := make([]int64, len(fields))
 	for i, f := range fields {
 		v, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || v < 0 || strconv.FormatInt(v, 10) != f {
-			return nil, graph.Errorf(graph.InvalidArguments,
+			return nil, status.Errorf(status.InvalidArguments,
 				"problem %q: %s dim %d is %q, want a non-negative integer", input, what, i, f)
 		}
 		dims[i] = v

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestParseProblem(t *testing.T) {
@@ -50,7 +50,7 @@ func TestParseProblem(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseProblem(%q) error %v, want one containing %q", c.in, err, c.want)
 		}
-		var ge *graph.Error
+		var ge *status.Error
 		if err != nil && !errors.As(err, &ge) {
 			t.Errorf("ParseProblem(%q) error %T is not a *graph.Error", c.in, err)
 		}
@@ -82,17 +82,17 @@ func TestProblemAxesAndString(t *testing.T) {
 func TestProblemCheck(t *testing.T) {
 	for _, c := range []struct {
 		in     string
-		status graph.Status
+		status status.Status
 		want   string
 	}{
 		{"2x3:2x1", 0, ""},
 		{"2x3:2x3", 0, ""},
 		{"0x5:0x1", 0, ""},
-		{"2x3:2x2", graph.InvalidShape, "dst dim 1 is 2; it must equal src dim 1 (3) or be 1"},
-		{"4x4:3x1", graph.InvalidShape, "dst dim 0 is 3"},
-		{"99999999999x99999999999:1x1", graph.OutOfMemory, "src has more than 17179869184 elements"},
+		{"2x3:2x2", status.InvalidShape, "dst dim 1 is 2; it must equal src dim 1 (3) or be 1"},
+		{"4x4:3x1", status.InvalidShape, "dst dim 0 is 3"},
+		{"99999999999x99999999999:1x1", status.OutOfMemory, "src has more than 17179869184 elements"},
 		{"131072x131072:131072x1", 0, ""}, // 2^34 elements: the limit itself
-		{"131072x131073:131072x1", graph.OutOfMemory, "src has more than"},
+		{"131072x131073:131072x1", status.OutOfMemory, "src has more than"},
 	} {
 		p, err := ParseProblem(c.in)
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/shape"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -572,7 +574,7 @@ func (r *runner) allocIO(b *built, c redCase) error {
 		return err
 	}
 	if !sameDims(b.outLT.Dims, c.prb.Dst) {
-		return graph.Errorf(graph.RuntimeError, "compiled dst dims %v, want %v", b.outLT.Dims, c.prb.Dst)
+		return status.Errorf(status.RuntimeError, "compiled dst dims %v, want %v", b.outLT.Dims, c.prb.Dst)
 	}
 	ospan, err := spanOf(b.outLT.Dims, b.outLT.Strides)
 	if err != nil {
@@ -744,7 +746,7 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 		exact = mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
 		ref, errs = reduceValues(k, acc, mag, n, exact)
 	}
-	dstDims := graph.ReduceDims(b.srcLT.Dims, b.reduced, true)
+	dstDims := shape.ReduceDims(b.srcLT.Dims, b.reduced, true)
 	chainOutput(ref, dstDims, b.chain, exact, errs)
 	trh, floor := threshold(ddt, b.chain)
 	if k.norm {

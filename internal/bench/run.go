@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -332,7 +332,7 @@ func (r *runner) processOne(a Arg) error {
 		}
 	}
 	if why, ok := benchdnnUnimplemented[name]; ok {
-		return &InputError{Where: a.Where, Err: graph.Errorf(graph.Unimplemented,
+		return &InputError{Where: a.Where, Err: status.Errorf(status.Unimplemented,
 			"%s: benchdnn's --%s is not implemented by gdnnbench: %s", t, name, why)}
 	}
 	if r.driver == "" {
@@ -645,11 +645,11 @@ type result struct {
 // failures FAILED.
 func stateOf(err error) string {
 	switch {
-	case errors.Is(err, graph.Unimplemented), errors.Is(err, graph.InvalidDataType):
+	case errors.Is(err, status.Unimplemented), errors.Is(err, status.InvalidDataType):
 		return "UNIMPLEMENTED"
-	case errors.Is(err, graph.OutOfMemory):
+	case errors.Is(err, status.OutOfMemory):
 		return "SKIPPED"
-	case errors.Is(err, graph.RuntimeError):
+	case errors.Is(err, status.RuntimeError):
 		return "FAILED"
 	}
 	return "INVALID_ARGUMENTS"
@@ -742,7 +742,7 @@ func threads() int { return jit.Threads() }
 // reasonOf is an error's message without the status prefix (the state
 // already says it).
 func reasonOf(err error) string {
-	var ge *graph.Error
+	var ge *status.Error
 	if errors.As(err, &ge) {
 		return ge.Msg
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Mode is benchdnn's --mode: which of list/init/run/correctness/
@@ -39,7 +39,7 @@ func ParseMode(s string) (Mode, error) {
 	case "CP", "PC":
 		m.Corr, m.Perf = true, true
 	default:
-		return m, graph.Errorf(graph.InvalidArguments, "mode %q: want one of L, I, R, C, P, F, B, CP", s)
+		return m, status.Errorf(status.InvalidArguments, "mode %q: want one of L, I, R, C, P, F, B, CP", s)
 	}
 	return m, nil
 }
@@ -168,7 +168,7 @@ func parseTagList(a Arg, opt, v string, def []string) ([]string, error) {
 		return def, nil
 	}
 	for _, t := range items {
-		if _, err := ResolveTag(t, tagProbeRank(t)); err != nil && !errors.Is(err, graph.Unimplemented) {
+		if _, err := ResolveTag(t, tagProbeRank(t)); err != nil && !errors.Is(err, status.Unimplemented) {
 			return nil, inputErr(a, "--%s: unknown or invalid tag %q: %v", opt, t, err)
 		}
 	}
@@ -261,4 +261,4 @@ func implMatches(impl string, list []string) bool {
 	return false
 }
 
-func isStatus(err error, s graph.Status) bool { return errors.Is(err, s) }
+func isStatus(err error, s status.Status) bool { return errors.Is(err, s) }

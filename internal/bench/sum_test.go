@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestParseSumPostOp(t *testing.T) {
@@ -52,19 +53,19 @@ func TestParseSumPostOp(t *testing.T) {
 		op     PostOp
 		ddt    dtypes.DataType
 		wantDT dtypes.DataType
-		want   graph.Status
+		want   status.Status
 	}{
 		{ops[0], dtypes.BF16, dtypes.BF16, 0},
 		{ops[0], dtypes.S8, dtypes.S8, 0},
 		{ops[0], dtypes.S32, dtypes.S32, 0},
 		{ops[1], dtypes.F32, dtypes.S32, 0},
 		{ops[1], dtypes.S32, dtypes.S32, 0},
-		{ops[1], dtypes.U8, 0, graph.Unimplemented},
-		{ops[2], dtypes.BF16, 0, graph.Unimplemented},
+		{ops[1], dtypes.U8, 0, status.Unimplemented},
+		{ops[2], dtypes.BF16, 0, status.Unimplemented},
 		{ops[3], dtypes.F32, dtypes.F32, 0},
 		{ops[4], dtypes.F32, dtypes.F32, 0},
 		{ops[5], dtypes.S8, dtypes.U8, 0},
-		{ops[5], dtypes.F16, 0, graph.Unimplemented},
+		{ops[5], dtypes.F16, 0, status.Unimplemented},
 	} {
 		dt, err := c.op.sumDT(c.ddt)
 		if c.want == 0 {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // summarySettings are benchdnn's --summary=[no-]SETTING[+...] (a global
@@ -50,7 +50,7 @@ func parseSummary(v string) (summarySettings, error) {
 		case "unimplemented":
 			s.unimpl = on
 		default:
-			return s, graph.Errorf(graph.InvalidArguments,
+			return s, status.Errorf(status.InvalidArguments,
 				"--summary: unknown setting %q (want [no-]failures, [no-]impl, [no-]impl-csv or [no-]unimplemented, joined by +)", item)
 		}
 	}

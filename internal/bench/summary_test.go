@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestParseSummary(t *testing.T) {
@@ -30,7 +30,7 @@ func TestParseSummary(t *testing.T) {
 		}
 	}
 	for _, v := range []string{"bogus", "impl+", "no-", "impl,failures"} {
-		if _, err := parseSummary(v); !errors.Is(err, graph.InvalidArguments) {
+		if _, err := parseSummary(v); !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("%q: %v, want invalid_arguments", v, err)
 		}
 	}

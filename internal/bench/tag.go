@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/layout"
 )
 
@@ -24,7 +24,7 @@ func ResolveTag(tag string, rank int) (Layout, error) {
 // ones (binary post-op operands, the graph driver's --in-shapes).
 func plainOnly(l Layout, what string) error {
 	if l.Blocked() {
-		return graph.Errorf(graph.Unimplemented, "%s: blocked layout %q is not supported there (strided layouts only)", what, l.Tag)
+		return status.Errorf(status.Unimplemented, "%s: blocked layout %q is not supported there (strided layouts only)", what, l.Tag)
 	}
 	return nil
 }

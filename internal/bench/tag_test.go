@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestResolveTag(t *testing.T) {
@@ -55,12 +55,12 @@ func TestResolveTag(t *testing.T) {
 		if err != nil || !l.Blocked() {
 			t.Errorf("ResolveTag(%q, %d) = %+v, %v, want a blocked layout", tag, rank, l, err)
 		}
-		if err := plainOnly(l, "test"); !errors.Is(err, graph.Unimplemented) {
+		if err := plainOnly(l, "test"); !errors.Is(err, status.Unimplemented) {
 			t.Errorf("plainOnly(%q) = %v, want unimplemented", tag, err)
 		}
 	}
 	for _, tag := range []string{"", "undef", "abq", "aab", "abcd", "ab16", "aB16c", "axxb", "a0b", "ab!"} {
-		if _, err := ResolveTag(tag, 3); !errors.Is(err, graph.InvalidArguments) {
+		if _, err := ResolveTag(tag, 3); !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("ResolveTag(%q, 3) = %v, want invalid_arguments", tag, err)
 		}
 	}

@@ -41,9 +41,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/layout"
 )
 
@@ -90,14 +90,14 @@ type piece struct {
 // graph.InvalidArguments.
 func Compile(p *plan.Problem, src, dst layout.Desc) (*Kernel, error) {
 	if p == nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "blocked: Compile of a nil problem")
+		return nil, status.Errorf(status.InvalidArguments, "blocked: Compile of a nil problem")
 	}
 	rank := len(p.Dims)
 	if err := checkDesc("src", src, p.Dims); err != nil {
 		return nil, err
 	}
 	if len(p.Reduce) != rank {
-		return nil, graph.Errorf(graph.InvalidArguments, "blocked: %d reduce flags for rank %d", len(p.Reduce), rank)
+		return nil, status.Errorf(status.InvalidArguments, "blocked: %d reduce flags for rank %d", len(p.Reduce), rank)
 	}
 	want := make([]int64, rank)
 	for i, d := range p.Dims {
@@ -111,7 +111,7 @@ func Compile(p *plan.Problem, src, dst layout.Desc) (*Kernel, error) {
 	}
 	ssz, dsz := int64(p.SrcDT.Size()), int64(p.DstDT.Size())
 	if ssz == 0 || dsz == 0 {
-		return nil, graph.Errorf(graph.InvalidDataType, "blocked: data types %s:%s", p.SrcDT, p.DstDT)
+		return nil, status.Errorf(status.InvalidDataType, "blocked: data types %s:%s", p.SrcDT, p.DstDT)
 	}
 	k := &Kernel{nbin: p.BinaryCount(), srcBytes: src.Span() * ssz, dstBytes: dst.Span() * dsz}
 	if dst.Padded() {
@@ -192,14 +192,14 @@ func cmpDesc(a, b int64) int {
 func checkDesc(what string, d layout.Desc, dims []int64) error {
 	r := len(dims)
 	if len(d.Dims) != r || len(d.Block) != r || len(d.Outer) != r || len(d.Inner) != r {
-		return graph.Errorf(graph.InvalidArguments, "blocked: %s description has rank %d, want %d", what, len(d.Dims), r)
+		return status.Errorf(status.InvalidArguments, "blocked: %s description has rank %d, want %d", what, len(d.Dims), r)
 	}
 	for i := range dims {
 		if d.Dims[i] != dims[i] {
-			return graph.Errorf(graph.InvalidArguments, "blocked: %s dims %v, want %v", what, d.Dims, dims)
+			return status.Errorf(status.InvalidArguments, "blocked: %s dims %v, want %v", what, d.Dims, dims)
 		}
 		if d.Block[i] < 1 || d.Outer[i] < 0 || d.Inner[i] < 0 {
-			return graph.Errorf(graph.InvalidArguments, "blocked: %s dim %d has block %d, strides %d and %d",
+			return status.Errorf(status.InvalidArguments, "blocked: %s dim %d has block %d, strides %d and %d",
 				what, i, d.Block[i], d.Outer[i], d.Inner[i])
 		}
 	}
@@ -273,7 +273,7 @@ func boxes(p *plan.Problem, src, dst layout.Desc, ops []plan.PostOp) ([]box, err
 		}
 		for j := 1; j < len(rad); j++ {
 			if rad[j-1]%rad[j] != 0 {
-				return nil, graph.Errorf(graph.Unimplemented,
+				return nil, status.Errorf(status.Unimplemented,
 					"blocked: dim %d is blocked by %d and by %d; gdnn splits a dim only where one block divides the other", i, rad[j-1], rad[j])
 			}
 		}
@@ -331,7 +331,7 @@ func boxes(p *plan.Problem, src, dst layout.Desc, ops []plan.PostOp) ([]box, err
 			}
 		}
 		if len(q.Dims) > plan.MaxRank {
-			return nil, graph.Errorf(graph.Unimplemented, "blocked: the layouts split %d dims into %d, more than the %d a plan takes",
+			return nil, status.Errorf(status.Unimplemented, "blocked: the layouts split %d dims into %d, more than the %d a plan takes",
 				rank, len(q.Dims), plan.MaxRank)
 		}
 		pl, err := plan.Canonicalize(q)
@@ -420,16 +420,16 @@ func (k *Kernel) InPlace(j int) bool {
 // InPlace allows it.
 func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	if k == nil {
-		return graph.Errorf(graph.InvalidArguments, "blocked: Run of a nil kernel")
+		return status.Errorf(status.InvalidArguments, "blocked: Run of a nil kernel")
 	}
 	if int64(len(src)) < k.srcBytes {
-		return graph.Errorf(graph.InvalidArguments, "blocked: src buffer holds %d bytes, the layout spans %d", len(src), k.srcBytes)
+		return status.Errorf(status.InvalidArguments, "blocked: src buffer holds %d bytes, the layout spans %d", len(src), k.srcBytes)
 	}
 	if int64(len(dst)) < k.dstBytes {
-		return graph.Errorf(graph.InvalidArguments, "blocked: dst buffer holds %d bytes, the layout spans %d", len(dst), k.dstBytes)
+		return status.Errorf(status.InvalidArguments, "blocked: dst buffer holds %d bytes, the layout spans %d", len(dst), k.dstBytes)
 	}
 	if len(bins) != k.nbin {
-		return graph.Errorf(graph.InvalidArguments, "blocked: %d binary operand buffers given, the problem has %d", len(bins), k.nbin)
+		return status.Errorf(status.InvalidArguments, "blocked: %d binary operand buffers given, the problem has %d", len(bins), k.nbin)
 	}
 	// Check every operand before anything is written: a box's kernel
 	// checks only its own part, after earlier boxes (and the clear of a
@@ -437,15 +437,15 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	for i, b := range bins {
 		for _, bx := range k.main {
 			if bx.bins[i] > int64(len(b)) {
-				return graph.Errorf(graph.InvalidArguments, "blocked: binary operand %d holds %d bytes, a box starts at %d", i, len(b), bx.bins[i])
+				return status.Errorf(status.InvalidArguments, "blocked: binary operand %d holds %d bytes, a box starts at %d", i, len(b), bx.bins[i])
 			}
 		}
 		if jit.Overlap(b, dst[:k.dstBytes]) && !k.InPlace(i) {
-			return graph.Errorf(graph.InvalidArguments, "blocked: binary operand %d shares memory with dst, and the kernel cannot read it in place", i)
+			return status.Errorf(status.InvalidArguments, "blocked: binary operand %d shares memory with dst, and the kernel cannot read it in place", i)
 		}
 	}
 	if jit.Overlap(src[:k.srcBytes], dst[:k.dstBytes]) {
-		return graph.Errorf(graph.InvalidArguments, "blocked: src and dst share memory")
+		return status.Errorf(status.InvalidArguments, "blocked: src and dst share memory")
 	}
 	if k.clearDst > 0 {
 		clear(dst[:k.clearDst])
@@ -469,7 +469,7 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	for _, b := range k.main {
 		for i, off := range b.bins {
 			if off > int64(len(bins[i])) {
-				return graph.Errorf(graph.InvalidArguments, "blocked: binary operand %d holds %d bytes, a box starts at %d", i, len(bins[i]), off)
+				return status.Errorf(status.InvalidArguments, "blocked: binary operand %d holds %d bytes, a box starts at %d", i, len(bins[i]), off)
 			}
 			sub[i] = bins[i][off:]
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/layout"
 )
 
@@ -377,42 +378,42 @@ func TestRefusals(t *testing.T) {
 	p := plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{2, 20}, Reduce: []bool{false, true}}
 	src := newTensor(t, "aBx16b", p.Dims, dtypes.F32)
 	dst := newTensor(t, "abx", []int64{2, 1}, dtypes.F32)
-	if _, err := Compile(nil, src.d, dst.d); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(nil, src.d, dst.d); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("nil problem: %v", err)
 	}
-	if _, err := Compile(&p, dst.d, dst.d); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(&p, dst.d, dst.d); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("src dims wrong: %v", err)
 	}
-	if _, err := Compile(&p, src.d, src.d); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(&p, src.d, src.d); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("dst dims wrong: %v", err)
 	}
 	bad := src.d
 	bad.Block = []int64{1, 0}
-	if _, err := Compile(&p, bad, dst.d); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(&p, bad, dst.d); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("block 0: %v", err)
 	}
 	// Blocks 16 and 12 on one kept dim: no strided digits express both.
 	q := p
 	q.Reduce = []bool{true, false}
 	d12 := layout.Desc{Dims: []int64{1, 20}, Block: []int64{1, 12}, Outer: []int64{0, 12}, Inner: []int64{0, 1}}
-	if _, err := Compile(&q, src.d, d12); !errors.Is(err, graph.Unimplemented) {
+	if _, err := Compile(&q, src.d, d12); !errors.Is(err, status.Unimplemented) {
 		t.Errorf("blocks 16 and 12: %v", err)
 	}
 	k, err := Compile(&p, src.d, dst.d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Run(src.buf[:len(src.buf)-1], dst.buf, nil); !errors.Is(err, graph.InvalidArguments) {
+	if err := k.Run(src.buf[:len(src.buf)-1], dst.buf, nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("short src: %v", err)
 	}
-	if err := k.Run(src.buf, dst.buf[:1], nil); !errors.Is(err, graph.InvalidArguments) {
+	if err := k.Run(src.buf, dst.buf[:1], nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("short dst: %v", err)
 	}
-	if err := k.Run(src.buf, dst.buf, [][]byte{{1}}); !errors.Is(err, graph.InvalidArguments) {
+	if err := k.Run(src.buf, dst.buf, [][]byte{{1}}); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("extra operand: %v", err)
 	}
 	var nk *Kernel
-	if err := nk.Run(src.buf, dst.buf, nil); !errors.Is(err, graph.InvalidArguments) {
+	if err := nk.Run(src.buf, dst.buf, nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("nil kernel: %v", err)
 	}
 }

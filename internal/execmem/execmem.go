@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Code is one block of machine code mapped read+execute.
@@ -74,7 +74,7 @@ func injected(op string) error {
 // graph.Unimplemented on platforms without executable-memory support.
 func New(code []byte) (*Code, error) {
 	if len(code) == 0 {
-		return nil, graph.Errorf(graph.InvalidArguments, "execmem: code is empty (0 bytes)")
+		return nil, status.Errorf(status.InvalidArguments, "execmem: code is empty (0 bytes)")
 	}
 	mem, err := mapCode(code)
 	if err != nil {

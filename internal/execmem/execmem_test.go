@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // supported reports whether this platform maps code (else New must say
@@ -99,7 +99,7 @@ func TestCallRunsKernel(t *testing.T) {
 	code := storeKernel(t)
 	c, err := New(code)
 	if !supported() {
-		if !errors.Is(err, graph.Unimplemented) {
+		if !errors.Is(err, status.Unimplemented) {
 			t.Fatalf("New on %s/%s: err %v, want Unimplemented", runtime.GOOS, runtime.GOARCH, err)
 		}
 		return
@@ -280,10 +280,10 @@ func TestFailHook(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		op   string
-		want graph.Status
+		want status.Status
 	}{
-		{"mmap", graph.OutOfMemory},
-		{"mprotect", graph.RuntimeError},
+		{"mmap", status.OutOfMemory},
+		{"mprotect", status.RuntimeError},
 	} {
 		t.Run(tc.op, func(t *testing.T) {
 			before := MappedBytes()
@@ -337,7 +337,7 @@ func TestSetFailHookRestoresPrevious(t *testing.T) {
 }
 
 func TestNewEmpty(t *testing.T) {
-	if _, err := New(nil); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "0 bytes") {
+	if _, err := New(nil); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "0 bytes") {
 		t.Fatalf("New(nil): %v, want InvalidArguments naming 0 bytes", err)
 	}
 }

@@ -5,7 +5,7 @@ package execmem
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // mapCode maps code read-write, copies it in, makes the instruction cache
@@ -15,11 +15,11 @@ func mapCode(code []byte) ([]byte, error) {
 	page := unix.Getpagesize()
 	size := (len(code) + page - 1) / page * page
 	if err := injected("mmap"); err != nil {
-		return nil, graph.Errorf(graph.OutOfMemory, "execmem: mmap of %d bytes refused: %v", size, err)
+		return nil, status.Errorf(status.OutOfMemory, "execmem: mmap of %d bytes refused: %v", size, err)
 	}
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
-		return nil, graph.Errorf(graph.OutOfMemory, "execmem: mmap of %d bytes: %v", size, err)
+		return nil, status.Errorf(status.OutOfMemory, "execmem: mmap of %d bytes: %v", size, err)
 	}
 	copy(mem, code)
 	// Coherence first, then the flip: the bytes are final before any thread
@@ -27,11 +27,11 @@ func mapCode(code []byte) ([]byte, error) {
 	flushICache(mem[:len(code)])
 	if err := injected("mprotect"); err != nil {
 		_ = unix.Munmap(mem)
-		return nil, graph.Errorf(graph.RuntimeError, "execmem: mprotect(PROT_READ|PROT_EXEC) of %d bytes refused: %v", size, err)
+		return nil, status.Errorf(status.RuntimeError, "execmem: mprotect(PROT_READ|PROT_EXEC) of %d bytes refused: %v", size, err)
 	}
 	if err := unix.Mprotect(mem, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		_ = unix.Munmap(mem)
-		return nil, graph.Errorf(graph.RuntimeError, "execmem: mprotect(PROT_READ|PROT_EXEC) of %d bytes: %v", size, err)
+		return nil, status.Errorf(status.RuntimeError, "execmem: mprotect(PROT_READ|PROT_EXEC) of %d bytes: %v", size, err)
 	}
 	return mem, nil
 }
@@ -39,7 +39,7 @@ func mapCode(code []byte) ([]byte, error) {
 // unmap removes a mapping made by mapCode.
 func unmap(mem []byte) error {
 	if err := unix.Munmap(mem); err != nil {
-		return graph.Errorf(graph.RuntimeError, "execmem: munmap of %d bytes: %v", len(mem), err)
+		return status.Errorf(status.RuntimeError, "execmem: munmap of %d bytes: %v", len(mem), err)
 	}
 	return nil
 }

@@ -5,13 +5,13 @@ package execmem
 import (
 	"runtime"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // mapCode reports that this platform has no executable-memory support in
 // gdnn; callers fall back to the interpreter.
 func mapCode(code []byte) ([]byte, error) {
-	return nil, graph.Errorf(graph.Unimplemented, "execmem: no executable memory on %s/%s (%d code bytes not mapped)",
+	return nil, status.Errorf(status.Unimplemented, "execmem: no executable memory on %s/%s (%d code bytes not mapped)",
 		runtime.GOOS, runtime.GOARCH, len(code))
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // problem2D returns an f32 4x6 mean over axis 1 with a per-row Add
@@ -34,21 +34,21 @@ func TestRunErrors(t *testing.T) {
 		pl       *plan.Plan
 		src, dst []byte
 		bins     [][]byte
-		status   graph.Status
+		status   status.Status
 		msg      string // what the message must name
 	}{
 		{"ok", pl, src, dst, [][]byte{bin}, 0, ""},
 		{"longer buffers are fine", pl, make([]byte, 200), make([]byte, 99), [][]byte{make([]byte, 9)}, 0, ""},
-		{"nil plan", nil, src, dst, [][]byte{bin}, graph.InvalidArguments, "nil plan"},
-		{"invalid plan", bad, src, dst, [][]byte{bin}, graph.InvalidArguments, "negative stride"},
-		{"no operands", pl, src, dst, nil, graph.InvalidArguments, "0 binary operand buffers given, the plan has 1"},
-		{"two operands", pl, src, dst, [][]byte{bin, bin}, graph.InvalidArguments, "2 binary operand buffers"},
-		{"short src", pl, src[:95], dst, [][]byte{bin}, graph.InvalidArguments, "src buffer has 95 bytes, needs 96"},
-		{"nil src", pl, nil, dst, [][]byte{bin}, graph.InvalidArguments, "src buffer is nil, needs 96 bytes"},
-		{"short dst", pl, src, dst[:12], [][]byte{bin}, graph.InvalidArguments, "dst buffer has 12 bytes, needs 16"},
-		{"nil dst", pl, src, nil, [][]byte{bin}, graph.InvalidArguments, "dst buffer is nil"},
-		{"short operand", pl, src, dst, [][]byte{bin[:7]}, graph.InvalidArguments, "binary operand 0 buffer has 7 bytes, needs 8"},
-		{"nil operand", pl, src, dst, [][]byte{nil}, graph.InvalidArguments, "binary operand 0 buffer is nil"},
+		{"nil plan", nil, src, dst, [][]byte{bin}, status.InvalidArguments, "nil plan"},
+		{"invalid plan", bad, src, dst, [][]byte{bin}, status.InvalidArguments, "negative stride"},
+		{"no operands", pl, src, dst, nil, status.InvalidArguments, "0 binary operand buffers given, the plan has 1"},
+		{"two operands", pl, src, dst, [][]byte{bin, bin}, status.InvalidArguments, "2 binary operand buffers"},
+		{"short src", pl, src[:95], dst, [][]byte{bin}, status.InvalidArguments, "src buffer has 95 bytes, needs 96"},
+		{"nil src", pl, nil, dst, [][]byte{bin}, status.InvalidArguments, "src buffer is nil, needs 96 bytes"},
+		{"short dst", pl, src, dst[:12], [][]byte{bin}, status.InvalidArguments, "dst buffer has 12 bytes, needs 16"},
+		{"nil dst", pl, src, nil, [][]byte{bin}, status.InvalidArguments, "dst buffer is nil"},
+		{"short operand", pl, src, dst, [][]byte{bin[:7]}, status.InvalidArguments, "binary operand 0 buffer has 7 bytes, needs 8"},
+		{"nil operand", pl, src, dst, [][]byte{nil}, status.InvalidArguments, "binary operand 0 buffer is nil"},
 	}
 	for _, tc := range tests {
 		for i := range tc.dst {
@@ -76,10 +76,10 @@ func TestRunErrors(t *testing.T) {
 func TestRunProblemErrors(t *testing.T) {
 	p := problem2D(dtypes.S64)
 	err := RunProblem(p, make([]byte, 96), make([]byte, 16), [][]byte{make([]byte, 32)})
-	if !errors.Is(err, graph.InvalidDataType) {
+	if !errors.Is(err, status.InvalidDataType) {
 		t.Errorf("s64 operand: %v, want invalid_data_type", err)
 	}
-	if err := RunProblem(nil, nil, nil, nil); !errors.Is(err, graph.InvalidArguments) {
+	if err := RunProblem(nil, nil, nil, nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("nil problem: %v, want invalid_arguments", err)
 	}
 }
@@ -92,7 +92,7 @@ func TestEmptyTensors(t *testing.T) {
 	if err := RunProblem(p, nil, nil, [][]byte{nil}); err != nil {
 		t.Errorf("empty dst: %v", err)
 	}
-	if err := RunProblem(p, nil, nil, nil); !errors.Is(err, graph.InvalidArguments) {
+	if err := RunProblem(p, nil, nil, nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("empty dst without operand: %v, want invalid_arguments", err)
 	}
 	// A zero-size reduced dim: no src is read, every output is NaN (0/0)

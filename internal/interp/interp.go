@@ -18,8 +18,8 @@ package interp
 import (
 	"fmt"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Run executes pl reading src and the binary operands bins (one per binary
@@ -32,14 +32,14 @@ import (
 // state between calls and may be called concurrently.
 func Run(pl *plan.Plan, src, dst []byte, bins [][]byte) error {
 	if pl == nil {
-		return graph.Errorf(graph.InvalidArguments, "interp: nil plan")
+		return status.Errorf(status.InvalidArguments, "interp: nil plan")
 	}
 	if err := pl.Validate(); err != nil {
 		return err
 	}
 	nb := pl.BinaryCount()
 	if len(bins) != nb {
-		return graph.Errorf(graph.InvalidArguments, "interp: %d binary operand buffers given, the plan has %d binary post-ops",
+		return status.Errorf(status.InvalidArguments, "interp: %d binary operand buffers given, the plan has %d binary post-ops",
 			len(bins), nb)
 	}
 	need, err := pl.SrcBytes()
@@ -86,7 +86,7 @@ func checkBuf(name string, b []byte, need int64) error {
 		return nil
 	}
 	if b == nil {
-		return graph.Errorf(graph.InvalidArguments, "interp: %s buffer is nil, needs %d bytes", name, need)
+		return status.Errorf(status.InvalidArguments, "interp: %s buffer is nil, needs %d bytes", name, need)
 	}
-	return graph.Errorf(graph.InvalidArguments, "interp: %s buffer has %d bytes, needs %d", name, len(b), need)
+	return status.Errorf(status.InvalidArguments, "interp: %s buffer has %d bytes, needs %d", name, len(b), need)
 }

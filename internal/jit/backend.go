@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // emit turns pl into machine code for isa. It is the one place that maps
@@ -20,17 +20,17 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 	switch isa {
 	case AVX512, AVX2:
 		if runtime.GOARCH != "amd64" {
-			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+			return plan.Code{}, status.Errorf(status.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
 		f := cpuFeatures()
 		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen})
 	case NEON:
 		if runtime.GOARCH != "arm64" {
-			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
+			return plan.Code{}, status.Errorf(status.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
 		return arm64.Emit(pl)
 	}
-	return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
+	return plan.Code{}, status.Errorf(status.Unimplemented, "jit: no emitter for ISA %s", isa)
 }
 
 // coversOf returns what the emitter of isa declares it covers. The
@@ -69,7 +69,7 @@ func build(pl *plan.Plan, isa ISA) (*entry, error) {
 	}
 	code, err := emitter(pl, isa)
 	if err != nil {
-		if errors.Is(err, graph.Unimplemented) {
+		if errors.Is(err, status.Unimplemented) {
 			e.why = fmt.Sprintf("%s emitter: %v", isa, err)
 			return e, nil
 		}

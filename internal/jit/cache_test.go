@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // retCode returns n bytes of machine code that returns at once (the rest
@@ -160,7 +160,7 @@ func TestReleasedCodeIsAnError(t *testing.T) {
 	if err := k.units[0].e.Load().code.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Run(make([]byte, 24), make([]byte, 8), nil); !errors.Is(err, graph.RuntimeError) {
+	if err := k.Run(make([]byte, 24), make([]byte, 8), nil); !errors.Is(err, status.RuntimeError) {
 		t.Errorf("Run on released code: %v, want RuntimeError", err)
 	}
 }
@@ -288,7 +288,7 @@ func TestFallbackISACappedToNone(t *testing.T) {
 func TestFallbackEmitterUnimplemented(t *testing.T) {
 	requireJIT(t)
 	withEmitter(t, func(pl *plan.Plan, isa ISA) (plan.Code, error) {
-		return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
+		return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter covers no plan")
 	})
 	fallbackCase(t, "test emitter covers no plan")
 }
@@ -310,10 +310,10 @@ func TestFallbackExecMemRefused(t *testing.T) {
 func TestEmitterErrorIsReturned(t *testing.T) {
 	requireJIT(t)
 	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
-		return plan.Code{}, graph.Errorf(graph.InvalidArguments, "test emitter rejects the plan")
+		return plan.Code{}, status.Errorf(status.InvalidArguments, "test emitter rejects the plan")
 	})
 	_, err := Compile(rowPlan(t, 2, 2))
-	if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "rejects") {
+	if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "rejects") {
 		t.Fatalf("Compile with a failing emitter: %v, want its InvalidArguments error", err)
 	}
 }
@@ -348,7 +348,7 @@ func TestKernelFaultIsAnError(t *testing.T) {
 		withThreads(t, threads)
 		k := compileOK(t, rowPlan(t, 1000, 100)) // 400 KB: blocks on the pool when threads > 1
 		err := k.Run(make([]byte, 400000), make([]byte, 4000), nil)
-		if !errors.Is(err, graph.RuntimeError) || !strings.Contains(err.Error(), "kernel failed") {
+		if !errors.Is(err, status.RuntimeError) || !strings.Contains(err.Error(), "kernel failed") {
 			t.Errorf("threads %d: faulting kernel gave %v, want RuntimeError", threads, err)
 		}
 	}

@@ -16,12 +16,12 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // The machine code gdnn emits is pinned by hashes: TestEmittedCodeHashes
@@ -172,7 +172,7 @@ func hashProblemCode(t *testing.T, h hash.Hash, c codeConfig, p *plan.Problem, b
 		// code does not.
 		code, err := c.emit(sub)
 		if err != nil {
-			if !errors.Is(err, graph.Unimplemented) {
+			if !errors.Is(err, status.Unimplemented) {
 				t.Fatalf("%s: %s: %v", c.name, sub.Key(), err)
 			}
 			fmt.Fprintf(h, "refused: %v\n", err)

@@ -2,9 +2,9 @@ package jit
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // The work of one Run is cut into calls by a decomposition that depends
@@ -328,7 +328,7 @@ func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 // stages.
 func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	if depth > maxStages {
-		return graph.Errorf(graph.Unimplemented, "jit: reduction of %d elements needs more than %d summation stages", pl.N, maxStages)
+		return status.Errorf(status.Unimplemented, "jit: reduction of %d elements needs more than %d summation stages", pl.N, maxStages)
 	}
 	srcSz, dstSz, binSz := esz(pl.SrcDT), esz(pl.DstDT), binSizes(pl)
 	// Bytes one output costs: its reduction's reads, or its write.

@@ -3,7 +3,7 @@ package jit
 import (
 	"unsafe"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // In-place binary operands: oneDNN's sum post-op.
@@ -52,7 +52,7 @@ func (k *Kernel) InPlace(i int) bool {
 func (k *Kernel) checkAliasing(src, dst []byte, bins [][]byte) error {
 	d := dst[:k.dstBytes]
 	if Overlap(src[:k.srcBytes], d) {
-		return graph.Errorf(graph.InvalidArguments, "jit: src and dst share memory")
+		return status.Errorf(status.InvalidArguments, "jit: src and dst share memory")
 	}
 	for i, b := range bins {
 		b = b[:k.binBytes[i]]
@@ -60,11 +60,11 @@ func (k *Kernel) checkAliasing(src, dst []byte, bins [][]byte) error {
 			continue
 		}
 		if !k.inPlace[i] {
-			return graph.Errorf(graph.InvalidArguments,
+			return status.Errorf(status.InvalidArguments,
 				"jit: binary operand %d shares memory with dst, and its data type or strides do not address dst's elements one for one", i)
 		}
 		if unsafe.SliceData(b) != unsafe.SliceData(d) {
-			return graph.Errorf(graph.InvalidArguments,
+			return status.Errorf(status.InvalidArguments,
 				"jit: binary operand %d shares memory with dst but does not start at dst's first element (in place, the operand must be dst itself)", i)
 		}
 	}

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // inPlaceSpec draws a problem whose post-op chain holds an Add of a full,
@@ -185,7 +185,7 @@ func TestInPlaceRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := k.Run(tc.src, tc.dst, [][]byte{tc.bin0})
-		if !errors.Is(err, graph.InvalidArguments) {
+		if !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("%s: got %v, want InvalidArguments", tc.name, err)
 		}
 	}
@@ -207,7 +207,7 @@ func TestInPlaceRefusals(t *testing.T) {
 		}
 		dst := make([]byte, max(c.dstN, int64(len(c.bins[0]))))
 		err := k.Run(c.src, dst, [][]byte{dst[:len(c.bins[0])]})
-		if !errors.Is(err, graph.InvalidArguments) {
+		if !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("%s: got %v, want InvalidArguments", tc.name, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // ISA is an instruction set the JIT can emit code for.
@@ -54,7 +54,7 @@ func ParseISA(s string) (ISA, error) {
 	case n == "neon" || n == "asimd" || n == "simd":
 		return NEON, nil
 	}
-	return None, graph.Errorf(graph.InvalidArguments, "unknown ISA %q (want none, avx2, avx512, neon or all)", s)
+	return None, status.Errorf(status.InvalidArguments, "unknown ISA %q (want none, avx2, avx512, neon or all)", s)
 }
 
 // topISA is the most capable ISA gdnn knows for goarch.

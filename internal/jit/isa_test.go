@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestISANames(t *testing.T) {
@@ -26,7 +26,7 @@ func TestISANames(t *testing.T) {
 			t.Errorf("ParseISA(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := ParseISA("sse41"); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), `"sse41"`) {
+	if _, err := ParseISA("sse41"); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), `"sse41"`) {
 		t.Errorf("ParseISA(sse41): %v, want InvalidArguments naming the value", err)
 	}
 	if s := ISA(9).String(); s != "isa(9)" {

@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Kernel is a compiled plan, ready to Run. It is safe for concurrent use.
@@ -63,7 +63,7 @@ func (u *unit) acquire(isa ISA) (*entry, error) {
 // Unimplemented.
 func Compile(pl *plan.Plan) (*Kernel, error) {
 	if pl == nil {
-		return nil, graph.Errorf(graph.InvalidArguments, "jit: Compile of a nil plan")
+		return nil, status.Errorf(status.InvalidArguments, "jit: Compile of a nil plan")
 	}
 	if err := pl.Validate(); err != nil {
 		return nil, err

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // The log-sum-exp program. plan.LogSumExp shifts each output's elements
@@ -286,7 +286,7 @@ func (dc *decomposer) lseProgram(pl *plan.Plan, srcBuf, dstBuf, depth int, whole
 	r, outputs, ok := meansPlan(pl)
 	yBytes := plan.MulSat(plan.MulSat(outputs, max(pl.N, 1)), 4)
 	if !ok || yBytes > maxScratchBytes {
-		return graph.Errorf(graph.OutOfMemory, "jit: log-sum-exp of %v needs %d bytes of scratch, more than %d", pl, yBytes, int64(maxScratchBytes))
+		return status.Errorf(status.OutOfMemory, "jit: log-sum-exp of %v needs %d bytes of scratch, more than %d", pl, yBytes, int64(maxScratchBytes))
 	}
 	dc.d.lse = true
 	rBuf := dstBuf

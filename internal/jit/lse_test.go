@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // TestLogSumExpWithOperands runs log-sum-exp followed by binary post-ops
@@ -208,7 +208,7 @@ func TestLogSumExpScratchBound(t *testing.T) {
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("reduce %v: %v", tc.reduce, err)
-		case !tc.ok && !errors.Is(err, graph.OutOfMemory):
+		case !tc.ok && !errors.Is(err, status.OutOfMemory):
 			t.Errorf("reduce %v: got %v, want OutOfMemory", tc.reduce, err)
 		}
 	}

@@ -2,9 +2,9 @@ package jit
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // The post-op pass. An emitter may have no vector code for some
@@ -125,7 +125,7 @@ func (dc *decomposer) postPass(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	a, outputs, ok := meansPlan(pl)
 	if !ok {
 		// wantPostPass checked the same bound.
-		return graph.Errorf(graph.OutOfMemory, "jit: the results of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
+		return status.Errorf(status.OutOfMemory, "jit: the results of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
 	}
 	sbuf := bufScratch + len(dc.d.scratch)
 	dc.d.scratch = append(dc.d.scratch, outputs*4)

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // transcendental lists the post-op kinds that the post-op pass tests
@@ -34,7 +34,7 @@ func withoutTranscendental(t *testing.T) {
 	withEmitter(t, func(pl *plan.Plan, isa ISA) (plan.Code, error) {
 		for _, op := range pl.PostOps {
 			if lacks(op.Kind) {
-				return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter: no %v", op.Kind)
+				return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter: no %v", op.Kind)
 			}
 		}
 		return emit(pl, isa)
@@ -278,7 +278,7 @@ func checkClose(t *testing.T, c *tcase, got, want []byte) {
 // only those the emitters happen to lack.
 func refuseWithPostOps(pl *plan.Plan, isa ISA) (plan.Code, error) {
 	if len(pl.PostOps) > 0 {
-		return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter: no post-ops")
+		return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter: no post-ops")
 	}
 	return emit(pl, isa)
 }
@@ -324,7 +324,7 @@ func TestPostPassRule(t *testing.T) {
 		})
 		t.Run("emitter refuses everything", func(t *testing.T) {
 			withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
-				return plan.Code{}, graph.Errorf(graph.Unimplemented, "test emitter covers no plan")
+				return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter covers no plan")
 			})
 			withCoverage(t, func(ISA) kernelshape.Covers { return coversOf(None) })
 			k := gelu.compile(t)
@@ -435,11 +435,11 @@ func TestPostPassErrorsNameTheValue(t *testing.T) {
 			t.Fatalf("%s: want the post-op pass", k.schedule())
 		}
 		err := k.Run(c.src, c.newDst()[:7], c.bins)
-		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "dst buffer holds 7 bytes, the plan writes 8") {
+		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "dst buffer holds 7 bytes, the plan writes 8") {
 			t.Errorf("short dst: %v", err)
 		}
 		err = k.Run(c.src, c.newDst(), [][]byte{c.bins[0][:3]})
-		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "binary operand 0 holds 3 bytes") {
+		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "binary operand 0 holds 3 bytes") {
 			t.Errorf("short operand: %v", err)
 		}
 	})

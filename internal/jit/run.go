@@ -8,10 +8,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // inlineBytes: a phase that reads less than this runs on the calling
@@ -35,21 +35,21 @@ const maxUnits = 16
 // InvalidArguments error. Run may be called concurrently.
 func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	if k == nil || k.pl == nil {
-		return graph.Errorf(graph.InvalidArguments, "jit: Run of a nil kernel")
+		return status.Errorf(status.InvalidArguments, "jit: Run of a nil kernel")
 	}
 	if len(bins) != len(k.binBytes) {
-		return graph.Errorf(graph.InvalidArguments, "jit: %d binary operand buffers given, the plan has %d binary post-ops",
+		return status.Errorf(status.InvalidArguments, "jit: %d binary operand buffers given, the plan has %d binary post-ops",
 			len(bins), len(k.binBytes))
 	}
 	if int64(len(src)) < k.srcBytes {
-		return graph.Errorf(graph.InvalidArguments, "jit: src buffer holds %d bytes, the plan reads %d", len(src), k.srcBytes)
+		return status.Errorf(status.InvalidArguments, "jit: src buffer holds %d bytes, the plan reads %d", len(src), k.srcBytes)
 	}
 	if int64(len(dst)) < k.dstBytes {
-		return graph.Errorf(graph.InvalidArguments, "jit: dst buffer holds %d bytes, the plan writes %d", len(dst), k.dstBytes)
+		return status.Errorf(status.InvalidArguments, "jit: dst buffer holds %d bytes, the plan writes %d", len(dst), k.dstBytes)
 	}
 	for i, b := range bins {
 		if int64(len(b)) < k.binBytes[i] {
-			return graph.Errorf(graph.InvalidArguments, "jit: binary operand %d holds %d bytes, the plan reads %d",
+			return status.Errorf(status.InvalidArguments, "jit: binary operand %d holds %d bytes, the plan reads %d",
 				i, len(b), k.binBytes[i])
 		}
 	}
@@ -239,7 +239,7 @@ func catchFault(err *error) {
 // catchFaultInto sets *err for a recovered panic value r (nil: no panic).
 func catchFaultInto(err *error, r any) {
 	if r != nil {
-		*err = graph.Errorf(graph.RuntimeError, "jit: kernel failed: %v", r)
+		*err = status.Errorf(status.RuntimeError, "jit: kernel failed: %v", r)
 	}
 }
 
@@ -269,7 +269,7 @@ func (x *execution) task(ph *phase, ents []*entry, t int64) error {
 			ran = e.code.Call(unsafe.Pointer(&a))
 		}
 		if !ran { // a reference-count bug: fail loudly rather than leave dst unwritten
-			return graph.Errorf(graph.RuntimeError, "jit: the code of %v was released while a Run held it", e.pl)
+			return status.Errorf(status.RuntimeError, "jit: the code of %v was released while a Run held it", e.pl)
 		}
 		if countCalls.Load() {
 			countCall(e)

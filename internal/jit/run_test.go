@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 var floatTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
@@ -420,22 +420,22 @@ func TestRunChecksBuffers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := k.Run(tc.src, tc.dst, tc.bins)
-		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), tc.wantInMsg) {
+		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), tc.wantInMsg) {
 			t.Errorf("%s: err %v, want InvalidArguments containing %q", tc.name, err, tc.wantInMsg)
 		}
 	}
 	var nilK *Kernel
-	if err := nilK.Run(c.src, dst, c.bins); !errors.Is(err, graph.InvalidArguments) {
+	if err := nilK.Run(c.src, dst, c.bins); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("nil kernel Run: %v", err)
 	}
 	if nilK.Plan() != nil || nilK.ISA() != None || nilK.Impl() != "" || nilK.Why() != "" {
 		t.Errorf("nil kernel: Plan %v, ISA %v, Impl %q, Why %q", nilK.Plan(), nilK.ISA(), nilK.Impl(), nilK.Why())
 	}
-	if _, err := Compile(nil); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("Compile(nil): %v", err)
 	}
 	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32}
-	if _, err := Compile(bad); !errors.Is(err, graph.InvalidDataType) {
+	if _, err := Compile(bad); !errors.Is(err, status.InvalidDataType) {
 		t.Errorf("Compile(s32 plan): %v, want InvalidDataType", err)
 	}
 }
@@ -499,7 +499,7 @@ func TestCompileRecomputesCounts(t *testing.T) {
 		})
 	}
 	overflow := &plan.Plan{SrcDT: f32, DstDT: f32, Reduced: []plan.Loop{{Size: 1 << 40}, {Size: 1 << 40}}, N: 1, Outputs: 1, Div: 1}
-	if _, err := Compile(overflow); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Compile(overflow); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("2^80 elements per output: %v, want InvalidArguments", err)
 	}
 }

@@ -2,8 +2,8 @@ package jit
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // twoStage adds stage 1 (f32 partial results of reduction chunks into a
@@ -90,7 +90,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), f32)
 	if scratchBytes > maxScratchBytes {
-		return graph.Errorf(graph.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
+		return status.Errorf(status.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
 	}
 	sbuf := bufScratch + len(dc.d.scratch)
 	dc.d.scratch = append(dc.d.scratch, scratchBytes)

@@ -2,8 +2,8 @@ package kernelshape
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
 
@@ -89,28 +89,28 @@ func Check(pl *plan.Plan, c Covers) error {
 		return err
 	}
 	if !c.TakesDataTypes(pl.SrcDT, pl.DstDT) {
-		return graph.Errorf(graph.Unimplemented, "%s: %v to %v has no JIT code", c.Arch, pl.SrcDT, pl.DstDT)
+		return status.Errorf(status.Unimplemented, "%s: %v to %v has no JIT code", c.Arch, pl.SrcDT, pl.DstDT)
 	}
 	if pl.ShiftedLogSumExp() {
-		return graph.Errorf(graph.Unimplemented, "%s: a log-sum-exp runs as phases (a max, then exp and sum), not one kernel", c.Arch)
+		return status.Errorf(status.Unimplemented, "%s: a log-sum-exp runs as phases (a max, then exp and sum), not one kernel", c.Arch)
 	}
 	if !c.Reduction(pl.Reduction) {
-		return graph.Errorf(graph.Unimplemented, "%s: reduction %v has no JIT code", c.Arch, pl.Reduction)
+		return status.Errorf(status.Unimplemented, "%s: reduction %v has no JIT code", c.Arch, pl.Reduction)
 	}
 	for i, op := range pl.PostOps {
 		if !c.PostOp(op.Kind) {
-			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) has no JIT code", c.Arch, i, op.Kind)
+			return status.Errorf(status.Unimplemented, "%s: post-op %d (%v) has no JIT code", c.Arch, i, op.Kind)
 		}
 		if op.Kind.IsBinary() && !c.TakesOperand(op.BinDT) {
-			return graph.Errorf(graph.Unimplemented, "%s: post-op %d (%v) reads a %v operand, which has no JIT code", c.Arch, i, op.Kind, op.BinDT)
+			return status.Errorf(status.Unimplemented, "%s: post-op %d (%v) reads a %v operand, which has no JIT code", c.Arch, i, op.Kind, op.BinDT)
 		}
 	}
 	if n := RegistersNeeded(pl); c.Registers > 0 && pl.BinaryCount() > 0 && n > c.Registers {
-		return graph.Errorf(graph.Unimplemented, "%s: %d binary operands and %d outer and %d reduced loops need %d general registers, %d are free",
+		return status.Errorf(status.Unimplemented, "%s: %d binary operands and %d outer and %d reduced loops need %d general registers, %d are free",
 			c.Arch, pl.BinaryCount(), len(pl.Outer), len(pl.Reduced), n, c.Registers)
 	}
 	if len(pl.Outer) > c.MaxDepth || len(pl.Reduced) > c.MaxDepth {
-		return graph.Errorf(graph.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",
+		return status.Errorf(status.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",
 			c.Arch, len(pl.Outer), len(pl.Reduced), c.MaxDepth)
 	}
 	return nil

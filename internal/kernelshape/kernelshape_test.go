@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // recorder is an Emitter that writes down what it is asked to emit.
@@ -132,32 +132,32 @@ func TestCheck(t *testing.T) {
 	if err := Check(ok, all); err != nil {
 		t.Errorf("valid plan: %v", err)
 	}
-	if err := Check(&plan.Plan{}, all); err == nil || errors.Is(err, graph.Unimplemented) {
+	if err := Check(&plan.Plan{}, all); err == nil || errors.Is(err, status.Unimplemented) {
 		t.Errorf("invalid plan: got %v, want Validate's error", err)
 	}
 	relu := *ok
 	relu.PostOps = []plan.PostOp{{Kind: plan.ReLU}}
 	err := Check(&relu, none)
-	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: post-op 0 (ReLU) has no JIT code") {
+	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: post-op 0 (ReLU) has no JIT code") {
 		t.Errorf("unsupported post-op: got %v", err)
 	}
 	deep := *ok
 	deep.Reduced = []plan.Loop{{Size: 2, SrcStride: 4}, {Size: 2, SrcStride: 1}}
 	deep.N, deep.Div = 4, 4
 	err = Check(&deep, all)
-	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: 0 outer and 2 reduced loops exceed the supported depth 1") {
+	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: 0 outer and 2 reduced loops exceed the supported depth 1") {
 		t.Errorf("deep plan: got %v", err)
 	}
 	sum := *ok
 	sum.Reduction = plan.AlgSum.Reduction(0, 0)
 	err = Check(&sum, all)
-	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction sum has no JIT code") {
+	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: reduction sum has no JIT code") {
 		t.Errorf("uncovered alg: got %v", err)
 	}
 	lp := *ok
 	lp.Reduction = plan.AlgNormLpSum.Reduction(3, 0.5)
 	err = Check(&lp, all)
-	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: reduction pow>sum>root_add_eps(p=3,eps=0.5) has no JIT code") {
+	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: reduction pow>sum>root_add_eps(p=3,eps=0.5) has no JIT code") {
 		t.Errorf("uncovered Lp alg: got %v", err)
 	}
 	// Log-sum-exp: one kernel only unshifted, whatever the emitter covers.
@@ -166,7 +166,7 @@ func TestCheck(t *testing.T) {
 	lse := *ok
 	lse.Reduction = plan.LogSumExp
 	err = Check(&lse, vec)
-	if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), "x: a log-sum-exp runs as phases") {
+	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: a log-sum-exp runs as phases") {
 		t.Errorf("shifted log-sum-exp: got %v", err)
 	}
 	lse.Stage = plan.Unshifted
@@ -178,7 +178,7 @@ func TestCheck(t *testing.T) {
 		q.SrcDT, q.DstDT = dt[0], dt[1]
 		err = Check(&q, all) // nil DataTypes: floats only
 		want := fmt.Sprintf("x: %v to %v has no JIT code", dt[0], dt[1])
-		if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: got %v, want %q", dt, err, want)
 		}
 		ints := all
@@ -212,7 +212,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Registers %d: %v", c.registers, err)
 		}
 		want := "x: 2 binary operands and 1 outer and 1 reduced loops need 6 general registers, 5 are free"
-		if !c.ok && (!errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want)) {
+		if !c.ok && (!errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), want)) {
 			t.Errorf("Registers %d: got %v, want %q", c.registers, err, want)
 		}
 	}
@@ -232,7 +232,7 @@ func TestCheck(t *testing.T) {
 		q.Outer = []plan.Loop{{Size: 1, DstStride: 1, BinStrides: []int64{1, 1}}}
 		err = Check(&q, all) // nil Operands: floats only
 		want := fmt.Sprintf("x: post-op 2 (Multiply) reads a %v operand, which has no JIT code", bdt)
-		if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v operand: got %v, want %q", bdt, err, want)
 		}
 		ints := all

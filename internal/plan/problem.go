@@ -6,11 +6,11 @@ package plan
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/shape"
 )
 
 // MaxRank is the largest tensor rank gdnn accepts (the graph's limit).
-const MaxRank = graph.MaxRank
+const MaxRank = shape.MaxRank
 
 // Problem is a reduction over src (the mean unless Reduction says
 // otherwise), followed by post-ops, written to dst. All strides are in elements, not bytes. The dst has the src's rank here

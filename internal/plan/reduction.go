@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Reduction says what a reduction computes, in the four parts of oneDNN's
@@ -273,23 +273,23 @@ func (r Reduction) Identity() float32 {
 // Validate checks every part and, where they are read, p and eps.
 func (r Reduction) Validate() error {
 	if r.Transform >= transformCount || r.Combine >= combineCount || r.Finalize >= finalizeCount {
-		return graph.Errorf(graph.InvalidArguments, "plan: unknown reduction parts (transform %d, combine %d, finalize %d)",
+		return status.Errorf(status.InvalidArguments, "plan: unknown reduction parts (transform %d, combine %d, finalize %d)",
 			int(r.Transform), int(r.Combine), int(r.Finalize))
 	}
 	if r.Combine == CombineFirst && (r.Transform != TransformNone || r.Finalize != FinalizeNone) {
-		return graph.Errorf(graph.InvalidArguments, "plan: a copy has no transform and no finalize")
+		return status.Errorf(status.InvalidArguments, "plan: a copy has no transform and no finalize")
 	}
 	if (r.Transform == TransformExp || r.Finalize == FinalizeLog) && !r.IsLogSumExp() {
-		return graph.Errorf(graph.InvalidArguments, "plan: exp and log make a log-sum-exp only as a whole (%v)", r)
+		return status.Errorf(status.InvalidArguments, "plan: exp and log make a log-sum-exp only as a whole (%v)", r)
 	}
 	if r.Finalize == FinalizeMean && r.Combine != CombineAdd {
-		return graph.Errorf(graph.InvalidArguments, "plan: a mean divides a sum, not a %s", combineNames[r.Combine])
+		return status.Errorf(status.InvalidArguments, "plan: a mean divides a sum, not a %s", combineNames[r.Combine])
 	}
 	if p := float64(r.P); r.readsP() && (math.IsNaN(p) || math.IsInf(p, 0) || p <= 0) {
-		return graph.Errorf(graph.InvalidArguments, "plan: reduction %v needs a finite p > 0, got %v", r, r.P)
+		return status.Errorf(status.InvalidArguments, "plan: reduction %v needs a finite p > 0, got %v", r, r.P)
 	}
 	if e := float64(r.Eps); r.readsEps() && (math.IsNaN(e) || math.IsInf(e, 0)) {
-		return graph.Errorf(graph.InvalidArguments, "plan: reduction %v needs a finite eps, got %v", r, r.Eps)
+		return status.Errorf(status.InvalidArguments, "plan: reduction %v needs a finite eps, got %v", r, r.Eps)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 func TestAlgReductions(t *testing.T) {
@@ -127,7 +127,7 @@ func TestReductionRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := c.r.Validate()
-		if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want InvalidArguments %q", c.r, err, c.want)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // SpanElems returns how many elements a tensor with these dims and strides
@@ -13,14 +13,14 @@ import (
 // dims or strides, unequal lengths and a span past int64 are errors.
 func SpanElems(dims, strides []int64) (int64, error) {
 	if len(dims) != len(strides) {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: %d dims but %d strides", len(dims), len(strides))
+		return 0, status.Errorf(status.InvalidArguments, "plan: %d dims but %d strides", len(dims), len(strides))
 	}
 	for i, d := range dims {
 		if d < 0 {
-			return 0, graph.Errorf(graph.InvalidShape, "plan: dim %d has negative size %d", i, d)
+			return 0, status.Errorf(status.InvalidShape, "plan: dim %d has negative size %d", i, d)
 		}
 		if strides[i] < 0 {
-			return 0, graph.Errorf(graph.InvalidArguments, "plan: stride %d is negative (%d)", i, strides[i])
+			return 0, status.Errorf(status.InvalidArguments, "plan: stride %d is negative (%d)", i, strides[i])
 		}
 		if d == 0 {
 			return 0, nil
@@ -33,7 +33,7 @@ func SpanElems(dims, strides []int64) (int64, error) {
 			span, ok = addSize(span, t)
 		}
 		if !ok {
-			return 0, graph.Errorf(graph.InvalidArguments, "plan: span of dims %v with strides %v overflows int64", dims, strides)
+			return 0, status.Errorf(status.InvalidArguments, "plan: span of dims %v with strides %v overflows int64", dims, strides)
 		}
 	}
 	return span, nil
@@ -42,11 +42,11 @@ func SpanElems(dims, strides []int64) (int64, error) {
 // spanBytes turns an element span into bytes of dt, overflow-checked.
 func spanBytes(what string, elems int64, dt dtypes.DataType) (int64, error) {
 	if !IsDstType(dt) && !IsSrcType(dt) {
-		return 0, graph.Errorf(graph.InvalidDataType, "plan: %s data type %v is not f32, bf16, f16, s8, u8 or s32", what, dt)
+		return 0, status.Errorf(status.InvalidDataType, "plan: %s data type %v is not f32, bf16, f16, s8, u8 or s32", what, dt)
 	}
 	b, ok := mulSize(elems, int64(dt.Size()))
 	if !ok {
-		return 0, graph.Errorf(graph.OutOfMemory, "plan: %s spans %d %v elements, more than 2^63 bytes", what, elems, dt)
+		return 0, status.Errorf(status.OutOfMemory, "plan: %s spans %d %v elements, more than 2^63 bytes", what, elems, dt)
 	}
 	return b, nil
 }
@@ -54,7 +54,7 @@ func spanBytes(what string, elems int64, dt dtypes.DataType) (int64, error) {
 // SrcBytes returns the fewest bytes a src buffer of p must hold.
 func (p *Problem) SrcBytes() (int64, error) {
 	if p == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil problem")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil problem")
 	}
 	n, err := SpanElems(p.Dims, p.SrcStrides)
 	if err != nil {
@@ -67,7 +67,7 @@ func (p *Problem) SrcBytes() (int64, error) {
 // view has the src's kept dims and size 1 in every reduced dim.
 func (p *Problem) DstBytes() (int64, error) {
 	if p == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil problem")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil problem")
 	}
 	n, err := p.keptSpan("dst", p.DstStrides)
 	if err != nil {
@@ -81,7 +81,7 @@ func (p *Problem) DstBytes() (int64, error) {
 // order of Run's bins and of Loop.BinStrides.
 func (p *Problem) BinBytes(i int) (int64, error) {
 	if p == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil problem")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil problem")
 	}
 	op, err := nthBinary(p.PostOps, i)
 	if err != nil {
@@ -98,7 +98,7 @@ func (p *Problem) BinBytes(i int) (int64, error) {
 // have size 1, so their strides do not matter).
 func (p *Problem) keptSpan(what string, strides []int64) (int64, error) {
 	if len(p.Reduce) != len(p.Dims) || len(strides) != len(p.Dims) {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: %s has %d strides and %d reduce flags for rank %d",
+		return 0, status.Errorf(status.InvalidArguments, "plan: %s has %d strides and %d reduce flags for rank %d",
 			what, len(strides), len(p.Reduce), len(p.Dims))
 	}
 	dims := make([]int64, len(p.Dims))
@@ -124,7 +124,7 @@ func nthBinary(ops []PostOp, i int) (*PostOp, error) {
 			n++
 		}
 	}
-	return nil, graph.Errorf(graph.InvalidArguments, "plan: binary post-op %d requested, there are %d", i, n)
+	return nil, status.Errorf(status.InvalidArguments, "plan: binary post-op %d requested, there are %d", i, n)
 }
 
 // countBinary returns how many of ops are binary.
@@ -198,7 +198,7 @@ func (pl *Plan) span(what string, withReduced bool, pick func(*Loop) int64) (int
 	// computes the byte offsets of the other loops' blocks.
 	switch {
 	case a.overflow:
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: %s span overflows int64 in plan %v", what, pl)
+		return 0, status.Errorf(status.InvalidArguments, "plan: %s span overflows int64 in plan %v", what, pl)
 	case a.empty:
 		return 0, nil
 	}
@@ -228,15 +228,15 @@ func (pl *Plan) checkSigns() error {
 
 func checkLoopSigns(what string, i int, l *Loop) error {
 	if l.Size < 0 {
-		return graph.Errorf(graph.InvalidShape, "plan: %s loop %d has negative size %d", what, i, l.Size)
+		return status.Errorf(status.InvalidShape, "plan: %s loop %d has negative size %d", what, i, l.Size)
 	}
 	if l.SrcStride < 0 || l.DstStride < 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has a negative stride (src %d, dst %d)",
+		return status.Errorf(status.InvalidArguments, "plan: %s loop %d has a negative stride (src %d, dst %d)",
 			what, i, l.SrcStride, l.DstStride)
 	}
 	for j, s := range l.BinStrides {
 		if s < 0 {
-			return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has negative binary stride %d (%d)", what, i, j, s)
+			return status.Errorf(status.InvalidArguments, "plan: %s loop %d has negative binary stride %d (%d)", what, i, j, s)
 		}
 	}
 	return nil
@@ -246,7 +246,7 @@ func checkLoopSigns(what string, i int, l *Loop) error {
 // span of every loop over the src strides.
 func (pl *Plan) SrcBytes() (int64, error) {
 	if pl == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil plan")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil plan")
 	}
 	if err := pl.checkSigns(); err != nil {
 		return 0, err
@@ -262,7 +262,7 @@ func (pl *Plan) SrcBytes() (int64, error) {
 // span of the kept loops over the dst strides.
 func (pl *Plan) DstBytes() (int64, error) {
 	if pl == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil plan")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil plan")
 	}
 	if err := pl.checkSigns(); err != nil {
 		return 0, err
@@ -278,7 +278,7 @@ func (pl *Plan) DstBytes() (int64, error) {
 // (counting binary post-ops only) must hold for pl.
 func (pl *Plan) BinBytes(i int) (int64, error) {
 	if pl == nil {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: nil plan")
+		return 0, status.Errorf(status.InvalidArguments, "plan: nil plan")
 	}
 	op, err := nthBinary(pl.PostOps, i)
 	if err != nil {
@@ -290,7 +290,7 @@ func (pl *Plan) BinBytes(i int) (int64, error) {
 	short := func(l *Loop) bool { return len(l.BinStrides) <= i }
 	bad := slices.ContainsFunc(pl.Outer, func(l Loop) bool { return short(&l) })
 	if bad || (pl.HasInner && short(&pl.Inner)) {
-		return 0, graph.Errorf(graph.InvalidArguments, "plan: a kept loop lacks the stride of binary operand %d", i)
+		return 0, status.Errorf(status.InvalidArguments, "plan: a kept loop lacks the stride of binary operand %d", i)
 	}
 	n, err := pl.span("binary operand", false, func(l *Loop) int64 { return l.BinStrides[i] })
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // MaxLoops bounds the loops of one Plan (Outer, Reduced and Inner
@@ -21,26 +21,26 @@ const MaxLoops = 2 * MaxRank
 // MaxBinary of them) and tensor sizes whose byte counts fit in int64.
 func (p *Problem) Validate() error {
 	if p == nil {
-		return graph.Errorf(graph.InvalidArguments, "plan: nil problem")
+		return status.Errorf(status.InvalidArguments, "plan: nil problem")
 	}
 	rank := len(p.Dims)
 	if rank > MaxRank {
-		return graph.Errorf(graph.InvalidShape, "plan: rank %d exceeds the maximum %d", rank, MaxRank)
+		return status.Errorf(status.InvalidShape, "plan: rank %d exceeds the maximum %d", rank, MaxRank)
 	}
 	if len(p.SrcStrides) != rank || len(p.Reduce) != rank || len(p.DstStrides) != rank {
-		return graph.Errorf(graph.InvalidArguments,
+		return status.Errorf(status.InvalidArguments,
 			"plan: rank %d but %d src strides, %d reduce flags, %d dst strides",
 			rank, len(p.SrcStrides), len(p.Reduce), len(p.DstStrides))
 	}
 	for i, d := range p.Dims {
 		if d < 0 {
-			return graph.Errorf(graph.InvalidShape, "plan: dim %d has negative size %d", i, d)
+			return status.Errorf(status.InvalidShape, "plan: dim %d has negative size %d", i, d)
 		}
 		if p.SrcStrides[i] < 0 {
-			return graph.Errorf(graph.InvalidArguments, "plan: src stride of dim %d is negative (%d)", i, p.SrcStrides[i])
+			return status.Errorf(status.InvalidArguments, "plan: src stride of dim %d is negative (%d)", i, p.SrcStrides[i])
 		}
 		if !p.Reduce[i] && p.DstStrides[i] < 0 {
-			return graph.Errorf(graph.InvalidArguments, "plan: dst stride of dim %d is negative (%d)", i, p.DstStrides[i])
+			return status.Errorf(status.InvalidArguments, "plan: dst stride of dim %d is negative (%d)", i, p.DstStrides[i])
 		}
 	}
 	if err := checkDataTypes(p.SrcDT, p.DstDT); err != nil {
@@ -50,7 +50,7 @@ func (p *Problem) Validate() error {
 		return err
 	}
 	if p.Combine == CombineFirst && slices.Contains(p.Reduce, true) {
-		return graph.Errorf(graph.InvalidArguments, "plan: a copy reduces no dim")
+		return status.Errorf(status.InvalidArguments, "plan: a copy reduces no dim")
 	}
 	if err := checkPostOps(p.PostOps, p.Reduce, true); err != nil {
 		return err
@@ -70,7 +70,7 @@ func (p *Problem) Validate() error {
 				dd, ds = append(dd, d), append(ds, p.DstStrides[i])
 			}
 		}
-		return graph.Errorf(graph.InvalidArguments, "plan: dst strides %v make the outputs of dst dims %v overlap", ds, dd)
+		return status.Errorf(status.InvalidArguments, "plan: dst strides %v make the outputs of dst dims %v overlap", ds, dd)
 	}
 	// The element count bounds every product of dims the runners use
 	// (elements per output, outputs) and must fit. With a zero dim there
@@ -81,7 +81,7 @@ func (p *Problem) Validate() error {
 		counted, what = func(i int) bool { return !p.Reduce[i] }, "output count (the kept dims' product)"
 	}
 	if _, ok := dimsProduct(p.Dims, counted); !ok {
-		return graph.Errorf(graph.InvalidArguments, "plan: %s of dims %v overflows int64", what, p.Dims)
+		return status.Errorf(status.InvalidArguments, "plan: %s of dims %v overflows int64", what, p.Dims)
 	}
 	if _, err := p.SrcBytes(); err != nil {
 		return err
@@ -107,7 +107,7 @@ func (p *Problem) Validate() error {
 // them, see SetCounts).
 func (pl *Plan) Validate() error {
 	if pl == nil {
-		return graph.Errorf(graph.InvalidArguments, "plan: nil plan")
+		return status.Errorf(status.InvalidArguments, "plan: nil plan")
 	}
 	if err := checkDataTypes(pl.SrcDT, pl.DstDT); err != nil {
 		return err
@@ -124,10 +124,10 @@ func (pl *Plan) Validate() error {
 		loops++
 	}
 	if loops > MaxLoops {
-		return graph.Errorf(graph.Unimplemented, "plan: %d loops exceed the maximum %d", loops, MaxLoops)
+		return status.Errorf(status.Unimplemented, "plan: %d loops exceed the maximum %d", loops, MaxLoops)
 	}
 	if pl.N < 0 || pl.Outputs < 0 || pl.Div < 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: negative count (N %d, Outputs %d, Div %d)", pl.N, pl.Outputs, pl.Div)
+		return status.Errorf(status.InvalidArguments, "plan: negative count (N %d, Outputs %d, Div %d)", pl.N, pl.Outputs, pl.Div)
 	}
 	for i := range pl.Outer {
 		if err := checkLoop("outer", i, &pl.Outer[i], nb, false); err != nil {
@@ -161,7 +161,7 @@ func (pl *Plan) Validate() error {
 		sizes, strides = append(sizes, pl.Inner.Size), append(strides, pl.Inner.DstStride)
 	}
 	if SelfOverlaps(sizes, strides) {
-		return graph.Errorf(graph.InvalidArguments, "plan: kept loops write some dst elements twice in plan %v", pl)
+		return status.Errorf(status.InvalidArguments, "plan: kept loops write some dst elements twice in plan %v", pl)
 	}
 	for i := range nb {
 		if _, err := pl.BinBytes(i); err != nil {
@@ -189,7 +189,7 @@ func (pl *Plan) SetCounts() error {
 		for _, l := range loops {
 			var ok bool
 			if n, ok = mulSize(n, l.Size); !ok {
-				return 0, graph.Errorf(graph.InvalidArguments, "plan: the product of the %s loop sizes overflows int64 in plan %v", what, pl)
+				return 0, status.Errorf(status.InvalidArguments, "plan: the product of the %s loop sizes overflows int64 in plan %v", what, pl)
 			}
 		}
 		return n, nil
@@ -254,34 +254,34 @@ func SelfOverlaps(dims, strides []int64) bool {
 // checkLoop checks one loop of a plan.
 func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 	if l.Size < 0 {
-		return graph.Errorf(graph.InvalidShape, "plan: %s loop %d has negative size %d", what, i, l.Size)
+		return status.Errorf(status.InvalidShape, "plan: %s loop %d has negative size %d", what, i, l.Size)
 	}
 	if l.SrcStride < 0 || l.DstStride < 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has a negative stride (src %d, dst %d)",
+		return status.Errorf(status.InvalidArguments, "plan: %s loop %d has a negative stride (src %d, dst %d)",
 			what, i, l.SrcStride, l.DstStride)
 	}
 	if reduced {
 		if l.DstStride != 0 {
-			return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has dst stride %d, want 0", i, l.DstStride)
+			return status.Errorf(status.InvalidArguments, "plan: reduced loop %d has dst stride %d, want 0", i, l.DstStride)
 		}
 		if len(l.BinStrides) != 0 && len(l.BinStrides) != nb {
-			return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has %d binary strides for %d binary post-ops",
+			return status.Errorf(status.InvalidArguments, "plan: reduced loop %d has %d binary strides for %d binary post-ops",
 				i, len(l.BinStrides), nb)
 		}
 		for j, s := range l.BinStrides {
 			if s != 0 {
-				return graph.Errorf(graph.InvalidArguments, "plan: reduced loop %d has binary stride %d = %d, want 0", i, j, s)
+				return status.Errorf(status.InvalidArguments, "plan: reduced loop %d has binary stride %d = %d, want 0", i, j, s)
 			}
 		}
 		return nil
 	}
 	if len(l.BinStrides) != nb {
-		return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has %d binary strides for %d binary post-ops",
+		return status.Errorf(status.InvalidArguments, "plan: %s loop %d has %d binary strides for %d binary post-ops",
 			what, i, len(l.BinStrides), nb)
 	}
 	for j, s := range l.BinStrides {
 		if s < 0 {
-			return graph.Errorf(graph.InvalidArguments, "plan: %s loop %d has negative binary stride %d (%d)", what, i, j, s)
+			return status.Errorf(status.InvalidArguments, "plan: %s loop %d has negative binary stride %d (%d)", what, i, j, s)
 		}
 	}
 	return nil
@@ -291,13 +291,13 @@ func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 // {f32, bf16, f16, s8, u8, s32}.
 func checkDataTypes(src, dst dtypes.DataType) error {
 	if !IsSrcType(src) {
-		return graph.Errorf(graph.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8 or u8", src)
+		return status.Errorf(status.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8 or u8", src)
 	}
 	// Any dst: the graph and the driver check which pairs a user may ask
 	// for, and the runtime's second stage of a split reduction turns f32
 	// partial results into the user's dst.
 	if !IsDstType(dst) {
-		return graph.Errorf(graph.InvalidDataType, "plan: dst data type %v is not f32, bf16, f16, s8, u8 or s32", dst)
+		return status.Errorf(status.InvalidDataType, "plan: dst data type %v is not f32, bf16, f16, s8, u8 or s32", dst)
 	}
 	return nil
 }
@@ -327,14 +327,14 @@ func checkPostOps(postOps []PostOp, reduce []bool, withStrides bool) error {
 	nb := 0
 	for i, op := range postOps {
 		if !op.Kind.Valid() {
-			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
+			return status.Errorf(status.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
 		}
 		if op.Kind == Pow && !ops.IsPowBeta(op.Beta) {
-			return graph.Errorf(graph.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, ops.PowBetasText)
+			return status.Errorf(status.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, ops.PowBetasText)
 		}
 		if !op.Kind.IsBinary() {
 			if op.BinDT != dtypes.Undef || len(op.BinStrides) != 0 {
-				return graph.Errorf(graph.InvalidArguments,
+				return status.Errorf(status.InvalidArguments,
 					"plan: post-op %d (%v) is unary but has a binary operand (data type %v, %d strides)",
 					i, op.Kind, op.BinDT, len(op.BinStrides))
 			}
@@ -342,27 +342,27 @@ func checkPostOps(postOps []PostOp, reduce []bool, withStrides bool) error {
 		}
 		nb++
 		if nb > MaxBinary {
-			return graph.Errorf(graph.Unimplemented, "plan: post-op %d (%v) is binary post-op %d, at most %d are supported",
+			return status.Errorf(status.Unimplemented, "plan: post-op %d (%v) is binary post-op %d, at most %d are supported",
 				i, op.Kind, nb, MaxBinary)
 		}
 		if !IsOperandType(op.BinDT) {
-			return graph.Errorf(graph.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16, f16, s8, u8 or s32",
+			return status.Errorf(status.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16, f16, s8, u8 or s32",
 				i, op.Kind, op.BinDT)
 		}
 		if !withStrides {
 			if len(op.BinStrides) != 0 {
-				return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) of a plan carries %d strides; they belong in the loops",
+				return status.Errorf(status.InvalidArguments, "plan: post-op %d (%v) of a plan carries %d strides; they belong in the loops",
 					i, op.Kind, len(op.BinStrides))
 			}
 			continue
 		}
 		if len(op.BinStrides) != rank {
-			return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) has %d operand strides for rank %d",
+			return status.Errorf(status.InvalidArguments, "plan: post-op %d (%v) has %d operand strides for rank %d",
 				i, op.Kind, len(op.BinStrides), rank)
 		}
 		for j, s := range op.BinStrides {
 			if s < 0 && !reduce[j] {
-				return graph.Errorf(graph.InvalidArguments, "plan: post-op %d (%v) operand stride of dim %d is negative (%d)",
+				return status.Errorf(status.InvalidArguments, "plan: post-op %d (%v) operand stride of dim %d is negative (%d)",
 					i, op.Kind, j, s)
 			}
 		}
@@ -378,22 +378,22 @@ func (pl *Plan) checkReduction() error {
 		return err
 	}
 	if pl.Stage&^(SkipTransform|SkipFinalize|Unshifted) != 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: unknown stage flags %#x", int(pl.Stage))
+		return status.Errorf(status.InvalidArguments, "plan: unknown stage flags %#x", int(pl.Stage))
 	}
 	if pl.Stage&Unshifted != 0 && !pl.IsLogSumExp() {
-		return graph.Errorf(graph.InvalidArguments, "plan: only a log-sum-exp is unshifted (%v)", pl.Reduction)
+		return status.Errorf(status.InvalidArguments, "plan: only a log-sum-exp is unshifted (%v)", pl.Reduction)
 	}
 	if pl.Stage&Unshifted != 0 && (pl.DstDT != dtypes.F32 || len(pl.PostOps) > 0) {
-		return graph.Errorf(graph.InvalidArguments, "plan: an unshifted log-sum-exp writes f32 results with no post-ops (dst %v, %d post-ops), which the runtime checks", pl.DstDT, len(pl.PostOps))
+		return status.Errorf(status.InvalidArguments, "plan: an unshifted log-sum-exp writes f32 results with no post-ops (dst %v, %d post-ops), which the runtime checks", pl.DstDT, len(pl.PostOps))
 	}
 	if pl.ShiftedLogSumExp() && pl.Stage != 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: a log-sum-exp is not split into stages unless unshifted")
+		return status.Errorf(status.InvalidArguments, "plan: a log-sum-exp is not split into stages unless unshifted")
 	}
 	if pl.Combine == CombineFirst && len(pl.Reduced) > 0 {
-		return graph.Errorf(graph.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))
+		return status.Errorf(status.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))
 	}
 	if pl.Stage&SkipFinalize != 0 && (pl.DstDT != dtypes.F32 || len(pl.PostOps) > 0) {
-		return graph.Errorf(graph.InvalidArguments, "plan: a stage that writes partials needs an f32 dst and no post-ops (dst %v, %d post-ops)", pl.DstDT, len(pl.PostOps))
+		return status.Errorf(status.InvalidArguments, "plan: a stage that writes partials needs an f32 dst and no post-ops (dst %v, %d post-ops)", pl.DstDT, len(pl.PostOps))
 	}
 	return nil
 }

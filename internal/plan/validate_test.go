@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // wantStatus fails unless err carries status s (nil s: no error).
-func wantStatus(t *testing.T, name string, err error, s graph.Status) {
+func wantStatus(t *testing.T, name string, err error, s status.Status) {
 	t.Helper()
 	if s == 0 {
 		if err != nil {
@@ -45,46 +45,46 @@ func TestProblemValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		p    *Problem
-		want graph.Status
+		want status.Status
 	}{
 		{"valid", edit(func(*Problem) {}), 0},
-		{"nil", nil, graph.InvalidArguments},
-		{"rank 13", plain(make([]int64, 13)), graph.InvalidShape},
+		{"nil", nil, status.InvalidArguments},
+		{"rank 13", plain(make([]int64, 13)), status.InvalidShape},
 		{"rank 12", plain([]int64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 11), 0},
-		{"short src strides", edit(func(p *Problem) { p.SrcStrides = p.SrcStrides[:3] }), graph.InvalidArguments},
-		{"short reduce", edit(func(p *Problem) { p.Reduce = p.Reduce[:2] }), graph.InvalidArguments},
-		{"long dst strides", edit(func(p *Problem) { p.DstStrides = append(p.DstStrides, 1) }), graph.InvalidArguments},
-		{"negative dim", edit(func(p *Problem) { p.Dims[1] = -3 }), graph.InvalidShape},
-		{"negative src stride", edit(func(p *Problem) { p.SrcStrides[3] = -1 }), graph.InvalidArguments},
-		{"negative kept dst stride", edit(func(p *Problem) { p.DstStrides[0] = -1 }), graph.InvalidArguments},
+		{"short src strides", edit(func(p *Problem) { p.SrcStrides = p.SrcStrides[:3] }), status.InvalidArguments},
+		{"short reduce", edit(func(p *Problem) { p.Reduce = p.Reduce[:2] }), status.InvalidArguments},
+		{"long dst strides", edit(func(p *Problem) { p.DstStrides = append(p.DstStrides, 1) }), status.InvalidArguments},
+		{"negative dim", edit(func(p *Problem) { p.Dims[1] = -3 }), status.InvalidShape},
+		{"negative src stride", edit(func(p *Problem) { p.SrcStrides[3] = -1 }), status.InvalidArguments},
+		{"negative kept dst stride", edit(func(p *Problem) { p.DstStrides[0] = -1 }), status.InvalidArguments},
 		{"negative reduced dst stride is ignored", edit(func(p *Problem) { p.DstStrides[2] = -1 }), 0},
-		{"src s32", edit(func(p *Problem) { p.SrcDT = dtypes.S32 }), graph.InvalidDataType},
-		{"src undef", edit(func(p *Problem) { p.SrcDT = dtypes.Undef }), graph.InvalidDataType},
+		{"src s32", edit(func(p *Problem) { p.SrcDT = dtypes.S32 }), status.InvalidDataType},
+		{"src undef", edit(func(p *Problem) { p.SrcDT = dtypes.Undef }), status.InvalidDataType},
 		{"f16 to bf16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.F16, dtypes.BF16 }), 0},
 		{"f32 to f16", edit(func(p *Problem) { p.DstDT = dtypes.F16 }), 0},
-		{"dst s64", edit(func(p *Problem) { p.DstDT = dtypes.S64 }), graph.InvalidDataType},
-		{"src s64", edit(func(p *Problem) { p.SrcDT = dtypes.S64 }), graph.InvalidDataType},
-		{"dst boolean", edit(func(p *Problem) { p.DstDT = dtypes.Boolean }), graph.InvalidDataType},
-		{"dst undef", edit(func(p *Problem) { p.DstDT = dtypes.Undef }), graph.InvalidDataType},
+		{"dst s64", edit(func(p *Problem) { p.DstDT = dtypes.S64 }), status.InvalidDataType},
+		{"src s64", edit(func(p *Problem) { p.SrcDT = dtypes.S64 }), status.InvalidDataType},
+		{"dst boolean", edit(func(p *Problem) { p.DstDT = dtypes.Boolean }), status.InvalidDataType},
+		{"dst undef", edit(func(p *Problem) { p.DstDT = dtypes.Undef }), status.InvalidDataType},
 		{"bf16 to f32", edit(func(p *Problem) { p.SrcDT = dtypes.BF16 }), 0},
 		{"f16 to f16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.F16, dtypes.F16 }), 0},
-		{"unknown post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{Kind: 99}} }), graph.InvalidArguments},
-		{"zero post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{}} }), graph.InvalidArguments},
+		{"unknown post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{Kind: 99}} }), status.InvalidArguments},
+		{"zero post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{}} }), status.InvalidArguments},
 		{"unary with operand", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: ReLU, BinDT: dtypes.F32, BinStrides: make([]int64, 4)}}
-		}), graph.InvalidArguments},
+		}), status.InvalidArguments},
 		{"binary s8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S8)} }), 0},
 		{"binary u8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.U8)} }), 0},
 		{"binary s32 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S32)} }), 0},
-		{"binary s64 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S64)} }), graph.InvalidDataType},
-		{"binary boolean operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Boolean)} }), graph.InvalidDataType},
-		{"binary without data type", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Undef)} }), graph.InvalidDataType},
+		{"binary s64 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S64)} }), status.InvalidDataType},
+		{"binary boolean operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Boolean)} }), status.InvalidDataType},
+		{"binary without data type", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Undef)} }), status.InvalidDataType},
 		{"binary short strides", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}
-		}), graph.InvalidArguments},
+		}), status.InvalidArguments},
 		{"binary negative kept stride", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, -1, 0, 0}}}
-		}), graph.InvalidArguments},
+		}), status.InvalidArguments},
 		{"binary negative reduced stride is ignored", edit(func(p *Problem) {
 			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, -1, 0}}}
 		}), 0},
@@ -97,10 +97,10 @@ func TestProblemValidate(t *testing.T) {
 			for range MaxBinary + 1 {
 				p.PostOps = append(p.PostOps, scalarAdd(dtypes.F32))
 			}
-		}), graph.Unimplemented},
+		}), status.Unimplemented},
 		{"element count overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{1 << 32, 1 << 32}, SrcStrides: []int64{0, 0}, Reduce: axes(2, 1), DstStrides: []int64{1, 0}},
-			graph.InvalidArguments},
+			status.InvalidArguments},
 		{"no outputs beside huge reduced dims", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{0, 1 << 32, 1 << 32}, SrcStrides: []int64{0, 0, 0}, Reduce: axes(3, 1, 2), DstStrides: []int64{1, 0, 0}},
 			0},
@@ -109,22 +109,22 @@ func TestProblemValidate(t *testing.T) {
 			0},
 		{"outputs overflow beside an empty reduction", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{1 << 32, 1 << 32, 0}, SrcStrides: []int64{0, 0, 1}, Reduce: axes(3, 2), DstStrides: []int64{1 << 32, 1, 0}},
-			graph.InvalidArguments},
+			status.InvalidArguments},
 		{"src span overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{3}, SrcStrides: []int64{big}, Reduce: axes(1, 0), DstStrides: []int64{0}},
-			graph.InvalidArguments},
+			status.InvalidArguments},
 		{"src bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{2}, SrcStrides: []int64{big}, Reduce: axes(1, 0), DstStrides: []int64{0}},
-			graph.OutOfMemory},
+			status.OutOfMemory},
 		{"dst bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{big, 0}},
-			graph.OutOfMemory},
+			status.OutOfMemory},
 		{"operand bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{1, 0},
 			PostOps: []PostOp{{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{math.MaxInt64 / 2, 0}}}},
-			graph.OutOfMemory},
-		{"kept dst overlap", edit(func(p *Problem) { p.DstStrides[0] = 1 }), graph.InvalidArguments},
-		{"kept dst stride 0", edit(func(p *Problem) { p.DstStrides[1] = 0 }), graph.InvalidArguments},
+			status.OutOfMemory},
+		{"kept dst overlap", edit(func(p *Problem) { p.DstStrides[0] = 1 }), status.InvalidArguments},
+		{"kept dst stride 0", edit(func(p *Problem) { p.DstStrides[1] = 0 }), status.InvalidArguments},
 		{"permuted dst", edit(func(p *Problem) { p.DstStrides[0], p.DstStrides[1] = 1, 2 }), 0},
 		{"huge stride on size-1 dim is fine", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{1, 5}, SrcStrides: []int64{math.MaxInt64, 1}, Reduce: axes(2, 1), DstStrides: []int64{math.MaxInt64, 0}},
@@ -156,35 +156,35 @@ func TestPlanValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		pl   *Plan
-		want graph.Status
+		want status.Status
 	}{
 		{"canonical", base(), 0},
-		{"nil", nil, graph.InvalidArguments},
-		{"bad dst type", edit(func(pl *Plan) { pl.DstDT = dtypes.F64 }), graph.InvalidDataType},
-		{"bad src type", edit(func(pl *Plan) { pl.SrcDT = dtypes.S32 }), graph.InvalidDataType},
-		{"negative size", edit(func(pl *Plan) { pl.Outer[0].Size = -1 }), graph.InvalidShape},
-		{"negative inner stride", edit(func(pl *Plan) { pl.Inner.SrcStride = -1 }), graph.InvalidArguments},
-		{"reduced with dst stride", edit(func(pl *Plan) { pl.Reduced[0].DstStride = 1 }), graph.InvalidArguments},
-		{"reduced with operand stride", edit(func(pl *Plan) { pl.Reduced[0].BinStrides[0] = 1 }), graph.InvalidArguments},
+		{"nil", nil, status.InvalidArguments},
+		{"bad dst type", edit(func(pl *Plan) { pl.DstDT = dtypes.F64 }), status.InvalidDataType},
+		{"bad src type", edit(func(pl *Plan) { pl.SrcDT = dtypes.S32 }), status.InvalidDataType},
+		{"negative size", edit(func(pl *Plan) { pl.Outer[0].Size = -1 }), status.InvalidShape},
+		{"negative inner stride", edit(func(pl *Plan) { pl.Inner.SrcStride = -1 }), status.InvalidArguments},
+		{"reduced with dst stride", edit(func(pl *Plan) { pl.Reduced[0].DstStride = 1 }), status.InvalidArguments},
+		{"reduced with operand stride", edit(func(pl *Plan) { pl.Reduced[0].BinStrides[0] = 1 }), status.InvalidArguments},
 		{"reduced without operand strides", edit(func(pl *Plan) { pl.Reduced[0].BinStrides = nil }), 0},
-		{"kept without operand strides", edit(func(pl *Plan) { pl.Outer[0].BinStrides = nil }), graph.InvalidArguments},
-		{"negative operand stride", edit(func(pl *Plan) { pl.Inner.BinStrides[0] = -2 }), graph.InvalidArguments},
-		{"post-op keeps strides", edit(func(pl *Plan) { pl.PostOps[0].BinStrides = []int64{1} }), graph.InvalidArguments},
-		{"negative div", edit(func(pl *Plan) { pl.Div = -1 }), graph.InvalidArguments},
-		{"dst written twice", edit(func(pl *Plan) { pl.Outer[0].DstStride = 4 }), graph.InvalidArguments},
+		{"kept without operand strides", edit(func(pl *Plan) { pl.Outer[0].BinStrides = nil }), status.InvalidArguments},
+		{"negative operand stride", edit(func(pl *Plan) { pl.Inner.BinStrides[0] = -2 }), status.InvalidArguments},
+		{"post-op keeps strides", edit(func(pl *Plan) { pl.PostOps[0].BinStrides = []int64{1} }), status.InvalidArguments},
+		{"negative div", edit(func(pl *Plan) { pl.Div = -1 }), status.InvalidArguments},
+		{"dst written twice", edit(func(pl *Plan) { pl.Outer[0].DstStride = 4 }), status.InvalidArguments},
 		{"empty loop does not hide an overflowing span", edit(func(pl *Plan) {
 			pl.Reduced[0].Size = 0
 			pl.Outer[0].SrcStride = math.MaxInt64 / 2
-		}), graph.InvalidArguments},
+		}), status.InvalidArguments},
 		{"counts are informative", edit(func(pl *Plan) { pl.N, pl.Outputs = 7, 0 }), 0},
 		{"div 1 block", edit(func(pl *Plan) { pl.Div = 1; pl.Outer[0].Size = 2; pl.PostOps = nil; stripBins(pl) }), 0},
 		{"too many loops", edit(func(pl *Plan) {
 			for len(pl.Outer)+len(pl.Reduced)+1 <= MaxLoops {
 				pl.Outer = append(pl.Outer, Loop{Size: 1, BinStrides: []int64{0}})
 			}
-		}), graph.Unimplemented},
-		{"src bytes overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 6 }), graph.OutOfMemory},
-		{"src span overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 2 }), graph.InvalidArguments},
+		}), status.Unimplemented},
+		{"src bytes overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 6 }), status.OutOfMemory},
+		{"src span overflow", edit(func(pl *Plan) { pl.Reduced[0].SrcStride = math.MaxInt64 / 2 }), status.InvalidArguments},
 	}
 	for _, tc := range tests {
 		wantStatus(t, tc.name, tc.pl.Validate(), tc.want)
@@ -206,7 +206,7 @@ func TestSpanElems(t *testing.T) {
 	tests := []struct {
 		dims, strides []int64
 		want          int64
-		status        graph.Status
+		status        status.Status
 	}{
 		{nil, nil, 1, 0},
 		{[]int64{2, 3}, []int64{3, 1}, 6, 0},
@@ -214,12 +214,12 @@ func TestSpanElems(t *testing.T) {
 		{[]int64{2, 3}, []int64{1, 2}, 6, 0},  // column-major
 		{[]int64{4}, []int64{0}, 1, 0},        // broadcast
 		{[]int64{4, 0}, []int64{1 << 62, 1}, 0, 0},
-		{[]int64{2}, []int64{math.MaxInt64}, 0, graph.InvalidArguments},
-		{[]int64{2, 2}, []int64{math.MaxInt64/2 + 1, math.MaxInt64/2 + 1}, 0, graph.InvalidArguments},
+		{[]int64{2}, []int64{math.MaxInt64}, 0, status.InvalidArguments},
+		{[]int64{2, 2}, []int64{math.MaxInt64/2 + 1, math.MaxInt64/2 + 1}, 0, status.InvalidArguments},
 		{[]int64{2, 2}, []int64{math.MaxInt64 / 2, math.MaxInt64 / 2}, math.MaxInt64, 0},
-		{[]int64{2}, []int64{1, 1}, 0, graph.InvalidArguments},
-		{[]int64{-1}, []int64{1}, 0, graph.InvalidShape},
-		{[]int64{2}, []int64{-1}, 0, graph.InvalidArguments},
+		{[]int64{2}, []int64{1, 1}, 0, status.InvalidArguments},
+		{[]int64{-1}, []int64{1}, 0, status.InvalidShape},
+		{[]int64{2}, []int64{-1}, 0, status.InvalidArguments},
 	}
 	for _, tc := range tests {
 		got, err := SpanElems(tc.dims, tc.strides)
@@ -255,9 +255,9 @@ func TestProblemBytes(t *testing.T) {
 	n, err = p.BinBytes(1)
 	check("BinBytes(1)", n, err, 32*2)
 	_, err = p.BinBytes(2)
-	wantStatus(t, "BinBytes(2)", err, graph.InvalidArguments)
+	wantStatus(t, "BinBytes(2)", err, status.InvalidArguments)
 	_, err = p.BinBytes(-1)
-	wantStatus(t, "BinBytes(-1)", err, graph.InvalidArguments)
+	wantStatus(t, "BinBytes(-1)", err, status.InvalidArguments)
 	if p.BinaryCount() != 2 {
 		t.Errorf("BinaryCount = %d, want 2", p.BinaryCount())
 	}
@@ -274,9 +274,9 @@ func TestProblemBytes(t *testing.T) {
 		}
 	}
 	_, err = (*Problem)(nil).SrcBytes()
-	wantStatus(t, "nil SrcBytes", err, graph.InvalidArguments)
+	wantStatus(t, "nil SrcBytes", err, status.InvalidArguments)
 	_, err = (*Plan)(nil).DstBytes()
-	wantStatus(t, "nil plan DstBytes", err, graph.InvalidArguments)
+	wantStatus(t, "nil plan DstBytes", err, status.InvalidArguments)
 }
 
 func TestSelfOverlaps(t *testing.T) {
@@ -338,7 +338,7 @@ func TestPowBetaRefused(t *testing.T) {
 		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
 		err := p.Validate()
-		if !errors.Is(err, graph.Unimplemented) || err == nil || !strings.Contains(err.Error(), ops.PowBetasText) {
+		if !errors.Is(err, status.Unimplemented) || err == nil || !strings.Contains(err.Error(), ops.PowBetasText) {
 			t.Errorf("Pow beta %v: Validate() = %v, want Unimplemented naming the betas taken", beta, err)
 		}
 	}

@@ -2,9 +2,9 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -522,7 +522,7 @@ func (g *gen) combinePair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	switch {
 	case !g.avx512:
 		if n != 2*g.V {
-			g.fail(graph.Errorf(graph.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
+			g.fail(status.Errorf(status.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
 		}
 		g.op(x86.AVMOVDQU, addr, g.vr(o))
 	case n == 2*g.V:

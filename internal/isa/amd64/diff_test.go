@@ -5,9 +5,9 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
 
@@ -160,7 +160,7 @@ func TestDeepPlans(t *testing.T) {
 		}
 		for _, c := range [][2]int{{maxDepth + 1, 1}, {1, maxDepth + 1}, {maxDepth, maxDepth}, {3, 3}} {
 			_, err := Emit(mk(c[0], c[1]), isa.o)
-			if !errors.Is(err, graph.Unimplemented) {
+			if !errors.Is(err, status.Unimplemented) {
 				t.Errorf("%s: %d outer, %d reduced loops, %d operands: got %v, want Unimplemented", isa.name, c[0], c[1], plan.MaxBinary, err)
 			}
 		}
@@ -196,7 +196,7 @@ func TestConcurrentEmit(t *testing.T) {
 				for i, pl := range plans {
 					b, err := Emit(pl, Options{AVX512: i%2 == 0})
 					if err == nil && (string(b.Text) != string(want[i].Text) || b.Totals != want[i].Totals) {
-						err = graph.Errorf(graph.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
+						err = status.Errorf(status.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
 					}
 					if err != nil {
 						errs <- err

@@ -1,9 +1,9 @@
 package amd64
 
 import (
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -121,7 +121,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(graph.Errorf(graph.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
+		g.fail(status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}
 }
 
@@ -146,7 +146,7 @@ func (g *gen) binary(k plan.Kind, r, t int) {
 		}
 		g.minMax(k, x, y)
 	default:
-		g.fail(graph.Errorf(graph.Unimplemented, "amd64: binary post-op %v is not emitted", k))
+		g.fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
 	}
 }
 

@@ -4,9 +4,9 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -163,7 +163,7 @@ func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
 // stack order.
 func (g *gen) tmp() int {
 	if g.tmpNext >= g.tmpHi {
-		g.fail(graph.Errorf(graph.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
+		g.fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
 		return g.tmpLo
 	}
 	g.tmpNext++
@@ -178,7 +178,7 @@ func (g *gen) release(m int) { g.tmpNext = m }
 func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
-		g.fail(graph.Errorf(graph.Unimplemented,
+		g.fail(status.Errorf(status.Unimplemented,
 			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
 			len(g.pl.Outer), len(g.pl.Reduced), 2+g.nbin))
 		return rBX
@@ -201,7 +201,7 @@ func (g *gen) m(r int16, off int64) obj.Addr {
 			g.addImm(r, d)
 		}
 		if !fits32(off) {
-			g.fail(graph.Errorf(graph.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
+			g.fail(status.Errorf(status.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
 		}
 	}
 	return mem(r, g.ptrs.Pending(r)+off)

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // kindReductions are oracle.Reductions the emitter covers, but
@@ -192,7 +192,7 @@ func checkSpecial(t *testing.T, isa isaCase, red plan.Reduction, vals []float32,
 func TestUncoveredReductions(t *testing.T) {
 	for _, red := range []plan.Reduction{plan.AlgNormLpSum.Reduction(3, 0), plan.AlgNormLpPowerPSum.Reduction(0.5, 0)} {
 		pl := &plan.Plan{Reduction: red, SrcDT: dtypes.F32, DstDT: dtypes.F32, Reduced: []plan.Loop{{Size: 8, SrcStride: 1}}, N: 8, Outputs: 1, Div: 8}
-		if _, err := Emit(pl, Options{AVX512: true}); !errors.Is(err, graph.Unimplemented) {
+		if _, err := Emit(pl, Options{AVX512: true}); !errors.Is(err, status.Unimplemented) {
 			t.Errorf("%v: got %v, want Unimplemented", red, err)
 		}
 	}

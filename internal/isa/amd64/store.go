@@ -2,7 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -16,7 +16,7 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		n = 1
 	}
 	if n <= 0 || n > g.V {
-		g.fail(graph.Errorf(graph.RuntimeError, "amd64: store of %d lanes", n))
+		g.fail(status.Errorf(status.RuntimeError, "amd64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {

@@ -4,8 +4,8 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -176,7 +176,7 @@ func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	case n > 0 && n < g.V:
 		g.loadPart(dt, r, addr, n)
 	default:
-		g.fail(graph.Errorf(graph.RuntimeError, "amd64: load of %d lanes", n))
+		g.fail(status.Errorf(status.RuntimeError, "amd64: load of %d lanes", n))
 	}
 }
 

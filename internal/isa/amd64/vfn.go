@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"sync"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -262,7 +262,7 @@ func (g *gen) step(st *stepForm, dst int) {
 		}
 		g.expCore(dst)
 	default:
-		g.fail(graph.Errorf(graph.Unimplemented, "amd64: program step %d is not emitted", st.op))
+		g.fail(status.Errorf(status.Unimplemented, "amd64: program step %d is not emitted", st.op))
 	}
 }
 

@@ -2,9 +2,9 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -216,6 +216,6 @@ func (g *gen) wordsToColumns(r wordRegs) {
 		g.op(x86.AVCMPPS, imm(3), g.vr(r.umax), g.vr(r.umin), kreg(kCheck))
 		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	default:
-		g.fail(graph.Errorf(graph.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
+		g.fail(status.Errorf(status.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
 	}
 }

@@ -1,7 +1,7 @@
 package arm64
 
 import (
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -110,6 +110,6 @@ func (g *gen) fpMem(load bool, size int64, v int, x ref) {
 			g.word(ldstUnscaled(load, size, v, int(base-arm64.REG_R0), off))
 		}
 	default:
-		g.fail(graph.Errorf(graph.RuntimeError, "arm64: memory access of %d bytes", size))
+		g.fail(status.Errorf(status.RuntimeError, "arm64: memory access of %d bytes", size))
 	}
 }

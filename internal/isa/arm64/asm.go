@@ -1,8 +1,8 @@
 package arm64
 
 import (
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/asmkit"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -69,7 +69,7 @@ func (a *asm) assemble() ([]byte, error) {
 	end := last.Pc + 4
 	// The pool would be linked in after the RET.
 	if last.As != obj.ARET || last.Link != nil || sym.Size != (end+15)&^15 || int64(len(sym.P)) < end {
-		return nil, graph.Errorf(graph.RuntimeError,
+		return nil, status.Errorf(status.RuntimeError,
 			"arm64: kernel of %d bytes does not end at its RET (offset %d): a literal pool was emitted", sym.Size, end)
 	}
 	return sym.P[:end:end], nil

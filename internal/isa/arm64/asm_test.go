@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
@@ -15,13 +15,13 @@ func TestAssembleErrors(t *testing.T) {
 	bad := newAsm()
 	bad.op(arm64.AVMOVI, imm(1), varng(8, arr4S)) // MOVI takes a byte arrangement here
 	bad.ret()
-	if _, err := bad.assemble(); !errors.Is(err, graph.RuntimeError) {
+	if _, err := bad.assemble(); !errors.Is(err, status.RuntimeError) {
 		t.Errorf("unencodable instruction: got %v, want RuntimeError", err)
 	}
 	pool := newAsm()
 	pool.op(arm64.AFMOVS, mem(xr(1), 12000000), reg(arm64.REG_F3)) // offset via the literal pool
 	pool.ret()
-	if _, err := pool.assemble(); !errors.Is(err, graph.RuntimeError) {
+	if _, err := pool.assemble(); !errors.Is(err, status.RuntimeError) {
 		t.Errorf("literal pool: got %v, want RuntimeError", err)
 	}
 	good := newAsm()

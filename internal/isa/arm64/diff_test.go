@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
 
@@ -151,11 +151,11 @@ func TestEveryPostOpEmitted(t *testing.T) {
 
 // TestInvalidPlans checks that malformed plans are errors, not panics.
 func TestInvalidPlans(t *testing.T) {
-	if _, err := Emit(nil); !errors.Is(err, graph.InvalidArguments) {
+	if _, err := Emit(nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("Emit(nil): got %v, want InvalidArguments", err)
 	}
 	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32, Div: 1}
-	if _, err := Emit(bad); !errors.Is(err, graph.InvalidDataType) {
+	if _, err := Emit(bad); !errors.Is(err, status.InvalidDataType) {
 		t.Errorf("Emit(s32 plan): got %v, want InvalidDataType", err)
 	}
 	neg := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32, Div: 1, Reduced: []plan.Loop{{Size: -1, SrcStride: 1}}}
@@ -198,7 +198,7 @@ func deepPlan(nOuter, nRed int) *plan.Plan {
 // reported as Unimplemented, never miscompiled; runs on every GOARCH.
 func TestDeepPlanLimits(t *testing.T) {
 	for _, c := range [][2]int{{maxDepth + 1, 1}, {1, maxDepth + 1}} {
-		if _, err := Emit(deepPlan(c[0], c[1])); !errors.Is(err, graph.Unimplemented) {
+		if _, err := Emit(deepPlan(c[0], c[1])); !errors.Is(err, status.Unimplemented) {
 			t.Errorf("%d outer, %d reduced loops: got %v, want Unimplemented", c[0], c[1], err)
 		}
 	}
@@ -288,7 +288,7 @@ func TestConcurrentEmit(t *testing.T) {
 				for i, pl := range plans {
 					b, err := Emit(pl)
 					if err == nil && (string(b.Text) != string(want[i].Text) || b.Totals != want[i].Totals) {
-						err = graph.Errorf(graph.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
+						err = status.Errorf(status.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
 					}
 					if err != nil {
 						errs <- err

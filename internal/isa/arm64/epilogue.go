@@ -3,9 +3,9 @@ package arm64
 import (
 	"math"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
@@ -107,7 +107,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(graph.Errorf(graph.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
+		g.fail(status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
 	}
 }
 
@@ -129,6 +129,6 @@ func (g *gen) binary(k plan.Kind, r, t int) {
 	case plan.Minimum:
 		g.fop(opFMIN, r, r, t)
 	default:
-		g.fail(graph.Errorf(graph.Unimplemented, "arm64: binary post-op %v is not emitted", k))
+		g.fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
 	}
 }

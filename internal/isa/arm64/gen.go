@@ -4,9 +4,9 @@ import (
 	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -125,7 +125,7 @@ func newGen(pl *plan.Plan) *gen {
 // stack order.
 func (g *gen) tmp() int {
 	if g.tmpNext >= tmpHi {
-		g.fail(graph.Errorf(graph.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
+		g.fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
 		return tmpLo
 	}
 	g.tmpNext++
@@ -150,7 +150,7 @@ func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
 		used := slices.Compact(slices.Sorted(slices.Values(g.gprLog)))
-		g.fail(graph.Errorf(graph.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
+		g.fail(status.Errorf(status.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
 			len(used)))
 		return xr(7)
 	}

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
 
@@ -458,7 +458,7 @@ func TestUnsupportedReductions(t *testing.T) {
 		{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3},
 	} {
 		_, err := Emit(mk(red))
-		if !errors.Is(err, graph.Unimplemented) || !strings.Contains(err.Error(), red.String()) {
+		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), red.String()) {
 			t.Errorf("Emit of %v: got %v, want Unimplemented naming it", red, err)
 		}
 	}

@@ -3,9 +3,9 @@ package arm64
 import (
 	"slices"
 
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -101,7 +101,7 @@ func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
 // encodes CMP $0 against the wrong register, so 0 is not allowed).
 func (g *gen) cmpImm(r int16, v int64) {
 	if v <= 0 || v >= 4096 {
-		g.fail(graph.Errorf(graph.RuntimeError, "arm64: compare with %d", v))
+		g.fail(status.Errorf(status.RuntimeError, "arm64: compare with %d", v))
 	}
 	g.Add(&obj.Prog{As: arm64.ACMP, From: imm(v), Reg: r})
 }

@@ -2,7 +2,7 @@ package arm64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
@@ -15,7 +15,7 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 		n = 1
 	}
 	if n <= 0 || n > lanes {
-		g.fail(graph.Errorf(graph.RuntimeError, "arm64: store of %d lanes", n))
+		g.fail(status.Errorf(status.RuntimeError, "arm64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {

@@ -2,9 +2,9 @@ package arm64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -101,7 +101,7 @@ func (g *gen) load(dt dtypes.DataType, r int, x ref, n int) {
 		g.loadPart(sz, r, x, n)
 		g.toF32(dt, r)
 	default:
-		g.fail(graph.Errorf(graph.RuntimeError, "arm64: load of %d lanes", n))
+		g.fail(status.Errorf(status.RuntimeError, "arm64: load of %d lanes", n))
 	}
 }
 

@@ -1,7 +1,7 @@
 package arm64
 
 import (
-	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -260,7 +260,7 @@ func (a *alloc) step(i int, s vfn.Step) {
 		a.free = append(a.free, q, p, n)
 		a.reg[v] = d
 	default:
-		g.fail(graph.Errorf(graph.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
+		g.fail(status.Errorf(status.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
 		a.reg[v] = a.get(nil)
 	}
 	if a.last[v] < 0 && a.owned[v] {

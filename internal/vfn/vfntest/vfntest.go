@@ -13,12 +13,12 @@ import (
 
 	"encoding/binary"
 	"fmt"
-	"github.com/gdnn/gdnn/graph"
 	"math"
 	"math/rand/v2"
 	"strings"
 
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vexp"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
@@ -385,8 +385,8 @@ func Check(t testing.TB, xs []float32, progs []*vfn.Program, run func(p *vfn.Pro
 	for _, p := range progs {
 		got, err := run(p)
 		if err != nil {
-			var e *graph.Error
-			if !errors.As(err, &e) || e.Status != graph.Unimplemented {
+			var e *status.Error
+			if !errors.As(err, &e) || e.Status != status.Unimplemented {
 				t.Errorf("%s\n: refused other than as Unimplemented: %v", GoString(p), err)
 			}
 			refused++
