@@ -94,3 +94,32 @@ func DeepOutputs(nOuter int) map[int64]bool {
 	}
 	return outs
 }
+
+// PlanMaker returns a function that canonicalizes the problem of the
+// given types, dims, src strides, reduced dims, dst strides and post-ops
+// (a failure fails t), for tables of hand-written plans.
+func PlanMaker(t testing.TB) func(sdt, ddt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
+	return func(sdt, ddt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
+		t.Helper()
+		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, PostOps: ops})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+}
+
+// Plans returns the canonical plans of n problems that draw draws (a
+// failure fails t).
+func Plans(t testing.TB, n int, draw func() *plan.Problem) []*plan.Plan {
+	t.Helper()
+	var plans []*plan.Plan
+	for len(plans) < n {
+		pl, err := plan.Canonicalize(draw())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, pl)
+	}
+	return plans
+}

@@ -1,7 +1,9 @@
 package kerneltest
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -157,4 +159,30 @@ func (tg Target) Run(t testing.TB, pl *plan.Plan, src, dst0 []byte, bins [][]byt
 	got := append([]byte(nil), dst0...)
 	k.RunBlocks(pl, src, got, bins, 0)
 	return got
+}
+
+// CheckRealisticData runs long reductions of ordinary (inexact) values
+// (FillNearOne, drawn from r) over each of shapes (dense, Dims with Axes
+// reduced) for each src:dst pair under each target, and holds the
+// results to the reference (Reference) within the relative tolerance
+// that tol gives for the plan and dst type: an emitter's bound on its
+// summation error (CheckRelative).
+func CheckRealisticData(t testing.TB, targets []Target, r *rand.Rand, shapes []Anchor, pairs [][2]dtypes.DataType, tol func(pl *plan.Plan, dst dtypes.DataType) float64) {
+	t.Helper()
+	for _, s := range shapes {
+		for _, pair := range pairs {
+			p := DenseProblem(s.Dims, s.Axes, pair[0])
+			p.DstDT = pair[1]
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, _ := p.SrcBytes()
+			db, _ := p.DstBytes()
+			src, dst0 := make([]byte, sb), make([]byte, db)
+			FillNearOne(r, p.SrcDT, src)
+			want, written := Reference(p, src, dst0, nil)
+			CheckRelative(t, fmt.Sprint(s.Name, " ", s.Dims, " ", s.Axes, " ", pair), targets, p, pl, src, dst0, want, written, tol(pl, p.DstDT))
+		}
+	}
 }
