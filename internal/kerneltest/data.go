@@ -164,9 +164,9 @@ func OperandStrides(r *rand.Rand, kd []int64, layout func([]int64) []int64) []in
 	return st
 }
 
-// FillNearOne fills b, float elements of type dt, with values uniform
+// fillNearOne fills b, float elements of type dt, with values uniform
 // in [0.5, 1.5) (r.Float32), the anchors' input distribution.
-func FillNearOne(r *rand.Rand, dt dtypes.DataType, b []byte) {
+func fillNearOne(r *rand.Rand, dt dtypes.DataType, b []byte) {
 	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
 		dtypes.StoreF32(dt, b, i, 0.5+r.Float32())
 	}

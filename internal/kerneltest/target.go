@@ -115,11 +115,11 @@ func CheckFenced(t testing.TB, what string, targets []Target, p *plan.Problem, p
 	}
 }
 
-// CheckRelative runs pl, the canonical plan of p, through the kernel of
+// checkRelative runs pl, the canonical plan of p, through the kernel of
 // each target whole from dst0 and holds every output (written) to want
 // within the relative tolerance tol; a difference is fatal, what names
 // the case in its message.
-func CheckRelative(t testing.TB, what string, targets []Target, p *plan.Problem, pl *plan.Plan, src, dst0, want []byte, written map[int64]bool, tol float64) {
+func checkRelative(t testing.TB, what string, targets []Target, p *plan.Problem, pl *plan.Plan, src, dst0, want []byte, written map[int64]bool, tol float64) {
 	t.Helper()
 	for _, tg := range targets {
 		k := tg.Compile(t, pl)
@@ -162,11 +162,11 @@ func (tg Target) Run(t testing.TB, pl *plan.Plan, src, dst0 []byte, bins [][]byt
 }
 
 // CheckRealisticData runs long reductions of ordinary (inexact) values
-// (FillNearOne, drawn from r) over each of shapes (dense, Dims with Axes
+// (fillNearOne, drawn from r) over each of shapes (dense, Dims with Axes
 // reduced) for each src:dst pair under each target, and holds the
 // results to the reference (Reference) within the relative tolerance
 // that tol gives for the plan and dst type: an emitter's bound on its
-// summation error (CheckRelative).
+// summation error (checkRelative).
 func CheckRealisticData(t testing.TB, targets []Target, r *rand.Rand, shapes []Anchor, pairs [][2]dtypes.DataType, tol func(pl *plan.Plan, dst dtypes.DataType) float64) {
 	t.Helper()
 	for _, s := range shapes {
@@ -180,9 +180,9 @@ func CheckRealisticData(t testing.TB, targets []Target, r *rand.Rand, shapes []A
 			sb, _ := p.SrcBytes()
 			db, _ := p.DstBytes()
 			src, dst0 := make([]byte, sb), make([]byte, db)
-			FillNearOne(r, p.SrcDT, src)
+			fillNearOne(r, p.SrcDT, src)
 			want, written := Reference(p, src, dst0, nil)
-			CheckRelative(t, fmt.Sprint(s.Name, " ", s.Dims, " ", s.Axes, " ", pair), targets, p, pl, src, dst0, want, written, tol(pl, p.DstDT))
+			checkRelative(t, fmt.Sprint(s.Name, " ", s.Dims, " ", s.Axes, " ", pair), targets, p, pl, src, dst0, want, written, tol(pl, p.DstDT))
 		}
 	}
 }
