@@ -79,39 +79,27 @@ func randDim(r *rand.Rand) int64 {
 	}
 }
 
-// randProblem draws a problem of at most maxElems src elements.
+// randProblem draws a problem of at most maxElems src elements
+// (kerneltest.RandomProblem): ranks 0-6, dims of randDim, any of
+// allPairs, permuted and padded layouts, post-ops of genKinds.
 func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
-	rank := r.Intn(7)
-	dims := make([]int64, rank)
-	for {
-		total := int64(1)
-		for i := range dims {
-			dims[i] = randDim(r)
-			total *= max(dims[i], 1)
-		}
-		if total <= maxElems {
-			break
-		}
-	}
-	p := &plan.Problem{Dims: dims, Reduce: make([]bool, rank)}
-	for i := range p.Reduce {
-		p.Reduce[i] = r.Intn(2) == 0
-	}
-	pair := allPairs[r.Intn(len(allPairs))]
-	p.SrcDT, p.DstDT = pair[0], pair[1]
-	p.SrcStrides = layout(r, dims, perm(r, rank), true)
-	p.DstStrides = layout(r, kerneltest.KeptDims(p), perm(r, rank), r.Intn(4) == 0)
-	for i := range p.DstStrides {
-		if p.Reduce[i] {
-			p.DstStrides[i] = 0
-		}
-	}
-	nops := r.Intn(4)
-	nbin := 0
-	for i := 0; i < nops; i++ {
-		k := genKinds[r.Intn(len(genKinds))]
-		op := plan.PostOp{Kind: k}
-		switch k {
+	return kerneltest.RandomProblem(r, maxElems, problemDraw)
+}
+
+// problemDraw is randProblem's distribution.
+var problemDraw = kerneltest.ProblemDraw{
+	Rank: func(r *rand.Rand) int { return r.Intn(7) },
+	Dim:  randDim,
+	Pair: func(r *rand.Rand) [2]dtypes.DataType { return allPairs[r.Intn(len(allPairs))] },
+	SrcStrides: func(r *rand.Rand, dims []int64) []int64 {
+		return layout(r, dims, perm(r, len(dims)), true)
+	},
+	DstStrides: func(r *rand.Rand, kd []int64) []int64 {
+		return layout(r, kd, perm(r, len(kd)), r.Intn(4) == 0)
+	},
+	Kinds: genKinds,
+	Params: func(r *rand.Rand, op *plan.PostOp) {
+		switch op.Kind {
 		case plan.Clamp:
 			op.Alpha = float32(r.Intn(9)-6) / 4
 			op.Beta = op.Alpha + float32(r.Intn(12))/4
@@ -123,23 +111,14 @@ func randProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		case plan.Pow:
 			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
 		}
-		if k.IsBinary() {
-			if nbin == plan.MaxBinary {
-				continue
-			}
-			nbin++
-			op.BinDT = kerneltest.OperandTypes[r.Intn(len(kerneltest.OperandTypes))]
-			op.BinStrides = binStrides(r, p)
-		}
-		p.PostOps = append(p.PostOps, op)
-	}
-	return p
+	},
+	Layout: func(r *rand.Rand, d []int64) []int64 { return layout(r, d, perm(r, len(d)), false) },
 }
 
 // binStrides draws an operand layout: scalar, full, or broadcast over a
 // random subset of the kept dims.
 func binStrides(r *rand.Rand, p *plan.Problem) []int64 {
-	return kerneltest.OperandStrides(r, kerneltest.KeptDims(p), func(d []int64) []int64 { return layout(r, d, perm(r, len(d)), false) })
+	return kerneltest.OperandStrides(r, kerneltest.KeptDims(p), func(d []int64) []int64 { return problemDraw.Layout(r, d) })
 }
 
 // perm is a random permutation, identity half of the time (plain layout).

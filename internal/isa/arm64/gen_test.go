@@ -85,46 +85,36 @@ func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 // the row grouping limit (256 elements) and the column block (64 lanes).
 var dimSizes = []int64{0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67}
 
-// randomProblem draws a problem of at most maxElems src elements: rank
-// 0-5, permuted and padded strides, every dtype pair (8-bit integer
-// src a third of the time), up to three
-// post-ops with scalar, full and partially broadcast operands.
+// randomProblem draws a problem of at most maxElems src elements
+// (kerneltest.RandomProblem): rank 0-5, dims of dimSizes (now and then
+// 100-299), permuted and padded strides, every dtype pair (8-bit integer
+// src a third of the time), up to three post-ops with scalar, full and
+// partially broadcast operands.
 func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
-	rank := r.Intn(6)
-	dims := make([]int64, rank)
-	for {
-		total := int64(1)
-		for i := range dims {
-			dims[i] = dimSizes[r.Intn(len(dimSizes))]
-			if r.Intn(25) == 0 {
-				dims[i] = int64(100 + r.Intn(200))
-			}
-			total *= max(dims[i], 1)
+	return kerneltest.RandomProblem(r, maxElems, problemDraw)
+}
+
+// problemDraw is randomProblem's distribution.
+var problemDraw = kerneltest.ProblemDraw{
+	Rank: func(r *rand.Rand) int { return r.Intn(6) },
+	Dim: func(r *rand.Rand) int64 {
+		d := dimSizes[r.Intn(len(dimSizes))]
+		if r.Intn(25) == 0 {
+			d = int64(100 + r.Intn(200))
 		}
-		if total <= maxElems {
-			break
+		return d
+	},
+	Pair: func(r *rand.Rand) [2]dtypes.DataType {
+		pr := pairs[r.Intn(len(pairs))]
+		if r.Intn(3) == 0 {
+			pr = intPairs[r.Intn(len(intPairs))]
 		}
-	}
-	p := &plan.Problem{Dims: dims, Reduce: make([]bool, rank)}
-	for i := range p.Reduce {
-		p.Reduce[i] = r.Intn(2) == 0
-	}
-	pr := pairs[r.Intn(len(pairs))]
-	if r.Intn(3) == 0 {
-		pr = intPairs[r.Intn(len(intPairs))]
-	}
-	p.SrcDT, p.DstDT = pr[0], pr[1]
-	p.SrcStrides = stridesFor(r, dims, r.Intn(3) == 0)
-	kd := kerneltest.KeptDims(p)
-	p.DstStrides = stridesFor(r, kd, r.Intn(5) == 0)
-	for i := range p.DstStrides {
-		if p.Reduce[i] {
-			p.DstStrides[i] = 0
-		}
-	}
-	nbin := 0
-	for range r.Intn(4) {
-		op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
+		return pr
+	},
+	SrcStrides: func(r *rand.Rand, dims []int64) []int64 { return stridesFor(r, dims, r.Intn(3) == 0) },
+	DstStrides: func(r *rand.Rand, kd []int64) []int64 { return stridesFor(r, kd, r.Intn(5) == 0) },
+	Kinds:      kinds,
+	Params: func(r *rand.Rand, op *plan.PostOp) {
 		switch op.Kind {
 		case plan.Clamp:
 			op.Alpha = float32(r.Intn(13)-8) / 4
@@ -137,17 +127,8 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		case plan.Pow:
 			op.Beta = plan.PowBetas[r.Intn(len(plan.PowBetas))]
 		}
-		if op.Kind.IsBinary() {
-			if nbin == plan.MaxBinary {
-				continue
-			}
-			nbin++
-			op.BinDT = kerneltest.OperandTypes[r.Intn(len(kerneltest.OperandTypes))]
-			op.BinStrides = operandStrides(r, kd)
-		}
-		p.PostOps = append(p.PostOps, op)
-	}
-	return p
+	},
+	Layout: func(r *rand.Rand, d []int64) []int64 { return stridesFor(r, d, false) },
 }
 
 // stridesFor lays dims out in a random order (plain half of the time),
