@@ -1,7 +1,13 @@
 // Package kerneltest runs emitted kernels on byte buffers for the
 // emitters' tests (packages amd64 and arm64): it maps the code
 // executable and calls it with the argument block of internal/plan/abi.go.
-// It is imported only by tests.
+// It also holds what the two emitters' tests share: exact data and
+// buffers (data.go), the reference and the comparisons with it
+// (expect.go, compare.go), the checks of a plan's kernels on each of an
+// emitter's configurations (Target: target.go, sweeps.go, lse.go), guard
+// pages (fence.go), hand-built and concurrent plans (emit.go), the
+// anchors' benchmarks and the objdump runner. It is imported only by
+// tests.
 package kerneltest
 
 import (

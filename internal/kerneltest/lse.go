@@ -1,6 +1,7 @@
 package kerneltest
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -83,5 +84,55 @@ func CheckUnshifted(t testing.TB, what string, pl *plan.Plan, p *plan.Problem, s
 		if !(g == want || math.Abs(g-want) <= tol) {
 			t.Fatalf("%s: output %d (dst %d, n %d) = %v, want %v (tolerance %g)\nplan %v", what, i, o.Dst, o.N, g, want, tol, pl)
 		}
+	}
+}
+
+// UnshiftedPlan makes p an unshifted log-sum-exp's problem
+// (UnshiftedProblem) and returns its canonical plan as a kernel of stage
+// st computes it: a stage keeps its alg (Canonicalize's OfOne rewrites
+// whole reductions).
+func UnshiftedPlan(t testing.TB, p *plan.Problem, st plan.Stage) *plan.Plan {
+	t.Helper()
+	UnshiftedProblem(p)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Stage = st
+	pl.Reduction = plan.LogSumExp
+	return pl
+}
+
+// CheckUnshiftedBlocks runs k, the kernel named name of pl (an unshifted
+// log-sum-exp plan of p), on src whole (block 0) and in each of blocks
+// iterations of the outermost loop, each into a new dst of db bytes, and
+// holds the results to CheckUnshifted.
+func CheckUnshiftedBlocks(t testing.TB, name string, k *Kernel, pl *plan.Plan, p *plan.Problem, src []byte, db int64, blocks []int64) {
+	t.Helper()
+	for _, blk := range blocks {
+		got := make([]byte, db)
+		k.RunBlocks(pl, src, got, nil, blk)
+		CheckUnshifted(t, fmt.Sprintf("%s, blocks of %d", name, blk), pl, p, src, got)
+	}
+}
+
+// CheckUnshiftedFenced is CheckUnshiftedBlocks under each target with
+// src0 and a dst of db bytes next to guard pages (Fence), at their end
+// and then at their start: no exp may read past src, and no lane past a
+// tail may be summed (exp turns its zero into a 1). what names the case.
+func CheckUnshiftedFenced(t testing.TB, what string, targets []Target, pl *plan.Plan, p *plan.Problem, src0 []byte, db int64, blocks []int64) {
+	t.Helper()
+	for _, atEnd := range []bool{true, false} {
+		fence := NewFence(t, atEnd)
+		src, dst := fence.Place(src0), fence.Place(make([]byte, db))
+		for _, tg := range targets {
+			k := tg.Compile(t, pl)
+			for _, blk := range blocks {
+				k.RunBlocks(pl, src, dst, nil, blk)
+				CheckUnshifted(t, fmt.Sprintf("%s%s, blocks of %d", what, tg.Name, blk), pl, p, src, dst)
+			}
+			k.Release()
+		}
+		fence.Free()
 	}
 }

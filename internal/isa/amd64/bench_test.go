@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -14,47 +13,7 @@ import (
 // each anchor shape and data type, JIT (each ISA) beside the interpreter.
 // Bytes are src + dst, so MB/s reads as bandwidth.
 func BenchmarkAnchors(b *testing.B) {
-	isaList := isas(b)
-	for _, a := range kerneltest.Anchors {
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-			p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
-			pl, err := plan.Canonicalize(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sb, _ := p.SrcBytes()
-			db, _ := p.DstBytes()
-			var src, dst []byte
-			alloc := func() {
-				if src == nil {
-					src = make([]byte, sb)
-					fillExact(rand.New(rand.NewSource(1)), dt, src, false, 1)
-					dst = make([]byte, db)
-				}
-			}
-			for _, isa := range isaList {
-				b.Run(a.Name+"/"+dt.String()+"/jit-"+isa.name, func(b *testing.B) {
-					alloc()
-					k := compile(b, pl, isa.o)
-					defer k.Release()
-					b.SetBytes(sb + db)
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						k.RunBlocks(pl, src, dst, nil, 0)
-					}
-				})
-			}
-			b.Run(a.Name+"/"+dt.String()+"/interp", func(b *testing.B) {
-				alloc()
-				b.SetBytes(sb + db)
-				for i := 0; i < b.N; i++ {
-					if err := interp.Run(pl, src, dst, nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	kerneltest.BenchAnchors(b, targets(b), "jit-", func(r *rand.Rand, dt dtypes.DataType, src []byte) { fillExact(r, dt, src, false, 1) })
 }
 
 // BenchmarkEmit measures code generation (golang-asm dominates) for the
@@ -103,7 +62,7 @@ func emitBench(b *testing.B, name string, pl *plan.Plan, o Options) {
 // src type): u8 global average pooling (E, F), s8 row means (C, G), an s8
 // full reduction (H). Bytes are src + dst.
 func BenchmarkInt8Anchors(b *testing.B) {
-	isaList := isas(b)
+	tgs := targets(b)
 	rows := []struct {
 		name string
 		dt   dtypes.DataType
@@ -124,17 +83,11 @@ func BenchmarkInt8Anchors(b *testing.B) {
 			}
 			sb, _ := p.SrcBytes()
 			db, _ := p.DstBytes()
-			for _, isa := range isaList {
-				b.Run(a.Name+"/"+dt.String()+"/jit-"+isa.name, func(b *testing.B) {
+			for _, tg := range tgs {
+				b.Run(a.Name+"/"+dt.String()+"/jit-"+tg.Name, func(b *testing.B) {
 					src, dst := make([]byte, sb), make([]byte, db)
 					fillExact(rand.New(rand.NewSource(1)), dt, src, false, 1)
-					k := compile(b, pl, isa.o)
-					defer k.Release()
-					b.SetBytes(sb + db)
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						k.RunBlocks(pl, src, dst, nil, 0)
-					}
+					kerneltest.BenchKernel(b, tg, pl, src, dst)
 				})
 			}
 		}

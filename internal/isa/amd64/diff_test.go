@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -31,33 +32,22 @@ func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, pa
 	}
 	pl.FromMemory = paced
 	src, dst0, bins := buffers(t, r, p, specials)
-	want, written := reference(p, src, dst0, bins)
+	want, written := kerneltest.Reference(p, src, dst0, bins)
 
-	viaInterp := append([]byte(nil), dst0...)
-	if err := interp.Run(pl, src, viaInterp, bins); err != nil {
-		t.Fatalf("interp.Run: %v", err)
-	}
 	// The interpreter is held to the same standard except for the sign
 	// of a zero mean of one element, which it does not pin down.
-	if d := compareExact(p.DstDT, viaInterp, want, written, true); d != "" {
-		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
-	}
+	kerneltest.CheckInterp(t, p, pl, src, dst0, bins, want, written, true)
 	for _, isa := range isas(t) {
 		isa.o.Zen = paced
-		k := compile(t, pl, isa.o)
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
 			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
 		}
-		for _, blk := range blocks {
-			got := append([]byte(nil), dst0...)
-			k.RunBlocks(pl, src, got, bins, blk)
-			if d := compareNear(p.DstDT, got, want, written, false, vfn.Tolerance(p.PostOps)); d != "" {
-				k.Release()
-				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
-			}
-		}
-		k.Release()
+		func() {
+			k := compile(t, pl, isa.o)
+			defer k.Release()
+			kerneltest.CheckBlocks(t, isa.name, k, p, pl, src, dst0, bins, blocks, want, written, false, vfn.Tolerance(p.PostOps))
+		}()
 	}
 }
 
@@ -101,35 +91,7 @@ func TestEveryPostOpEmitted(t *testing.T) {
 // correctly; one past the general registers (Covers' Registers) or past
 // maxDepth is reported as Unimplemented, never miscompiled.
 func TestDeepPlans(t *testing.T) {
-	// Build a plan by hand: loops that no canonicalisation would merge
-	// (padded strides), n outer and m reduced, plan.MaxBinary binary
-	// operands.
-	mk := func(nOuter, nRed int) *plan.Plan {
-		pl := &plan.Plan{SrcDT: 1, DstDT: 1}
-		nb := plan.MaxBinary
-		stride := int64(1)
-		for i := 0; i < nRed; i++ {
-			pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
-			stride *= 3
-		}
-		dstStride := int64(1)
-		for i := 0; i < nOuter; i++ {
-			l := plan.Loop{Size: 2, SrcStride: stride, DstStride: dstStride, BinStrides: make([]int64, nb)}
-			for j := range l.BinStrides {
-				l.BinStrides[j] = dstStride
-			}
-			pl.Outer = append([]plan.Loop{l}, pl.Outer...)
-			stride *= 3
-			dstStride *= 3
-		}
-		for i := 0; i < nb; i++ {
-			pl.PostOps = append(pl.PostOps, plan.PostOp{Kind: plan.Add, BinDT: 1})
-		}
-		pl.N = 1 << nRed
-		pl.Div = pl.N
-		pl.Outputs = 1 << nOuter
-		return pl
-	}
+	mk := kerneltest.DeepPlan
 	r := rand.New(rand.NewSource(5))
 	ok := mk(2, 3)
 	sb, _ := ok.SrcBytes()
@@ -155,7 +117,7 @@ func TestDeepPlans(t *testing.T) {
 		got := make([]byte, db)
 		k.RunBlocks(ok, src, got, bins, 0)
 		k.Release()
-		if d := compareExact(ok.DstDT, got, want, written, true); d != "" {
+		if d := kerneltest.CompareExact(ok.DstDT, got, want, written, true); d != "" {
 			t.Errorf("%s: 2 outer, 3 reduced loops, %d operands: %s", isa.name, plan.MaxBinary, d)
 		}
 		for _, c := range [][2]int{{maxDepth + 1, 1}, {1, maxDepth + 1}, {maxDepth, maxDepth}, {3, 3}} {
@@ -173,45 +135,10 @@ func TestDeepPlans(t *testing.T) {
 // backend's global tables are filled once.
 func TestConcurrentEmit(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
-	var plans []*plan.Plan
-	for len(plans) < 16 {
-		pl, err := plan.Canonicalize(randProblem(r, 4000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans = append(plans, pl)
-	}
-	want := make([]plan.Code, len(plans))
-	for i, pl := range plans {
-		b, err := Emit(pl, Options{AVX512: i%2 == 0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = b
-	}
-	errs := make(chan error, 8)
-	for w := 0; w < 8; w++ {
-		go func() {
-			for rep := 0; rep < 5; rep++ {
-				for i, pl := range plans {
-					b, err := Emit(pl, Options{AVX512: i%2 == 0})
-					if err == nil && (string(b.Text) != string(want[i].Text) || b.Totals != want[i].Totals) {
-						err = status.Errorf(status.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for w := 0; w < 8; w++ {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	plans := kerneltest.Plans(t, 16, func() *plan.Problem { return randProblem(r, 4000) })
+	kerneltest.CheckConcurrentEmit(t, plans, 8, 5, func(i int, pl *plan.Plan) (plan.Code, error) {
+		return Emit(pl, Options{AVX512: i%2 == 0})
+	})
 }
 
 // FuzzPlans drives the random-plan differential test from fuzzer-chosen

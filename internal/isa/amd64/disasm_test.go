@@ -2,14 +2,12 @@ package amd64
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -20,25 +18,8 @@ var evexReg = regexp.MustCompile(`mm(1[6-9]|2[0-9]|3[01])\b`)
 // instruction mnemonics with their operands, one per instruction.
 func disassemble(t *testing.T, code []byte) []string {
 	t.Helper()
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("objdump not installed")
-	}
-	f := filepath.Join(t.TempDir(), "k.bin")
-	if err := os.WriteFile(f, code, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
 	var ins []string
-	for _, line := range strings.Split(string(out), "\n") {
-		// "   1c:\t62 f1 7c 48 58 06 \tvaddps (%rsi),%zmm0,%zmm0"
-		parts := strings.Split(line, "\t")
-		if len(parts) < 3 || !strings.HasSuffix(strings.TrimSpace(parts[0]), ":") {
-			continue
-		}
+	for _, parts := range kerneltest.Objdump(t, "objdump", "apt-get install binutils", "i386:x86-64", code) {
 		ins = append(ins, strings.TrimSpace(strings.Join(parts[2:], " ")))
 	}
 	return ins
@@ -49,13 +30,7 @@ func disassemble(t *testing.T, code []byte) []string {
 // shape are there, AVX2 code has no EVEX (zmm, opmask) instruction, and
 // the kernel ends in VZEROUPPER; RET.
 func TestDisassembly(t *testing.T) {
-	mk := func(sdt, ddt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
-		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, PostOps: ops})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pl
-	}
+	mk := kerneltest.PlanMaker(t)
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	cases := []struct {
 		name string

@@ -21,26 +21,11 @@ func runGuarded(t *testing.T, r *rand.Rand, p *plan.Problem, isaList []isaCase, 
 		t.Fatalf("Canonicalize: %v", err)
 	}
 	src0, dst0, bins0 := buffers(t, r, p, false)
-	want, written := reference(p, src0, dst0, bins0)
-	for _, atEnd := range []bool{true, false} {
-		fence := kerneltest.NewFence(t, atEnd)
-		src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
-		if len(blocks) == 0 {
-			blocks = []int64{0}
-		}
-		for _, isa := range isaList {
-			k := compile(t, pl, isa.o)
-			for _, block := range blocks {
-				copy(dst, dst0)
-				k.RunBlocks(pl, src, dst, bins, block)
-				if d := compareExact(p.DstDT, dst, want, written, false); d != "" {
-					t.Fatalf("%s, blocks of %d: %s\nproblem %+v\nplan %v", isa.name, block, d, p, pl)
-				}
-			}
-			k.Release()
-		}
-		fence.Free()
+	want, written := kerneltest.Reference(p, src0, dst0, bins0)
+	if len(blocks) == 0 {
+		blocks = []int64{0}
 	}
+	kerneltest.CheckFenced(t, "", targetsOf(isaList), p, pl, src0, dst0, bins0, blocks, want, written)
 }
 
 // guardShapes lists problems of every kernel shape with the tail length
@@ -130,7 +115,7 @@ func TestHugeStrides(t *testing.T) {
 		}
 		db, _ := p.DstBytes()
 		dst0 := make([]byte, db)
-		want, written := reference(p, m, dst0, nil)
+		want, written := kerneltest.Reference(p, m, dst0, nil)
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +125,7 @@ func TestHugeStrides(t *testing.T) {
 			got := append([]byte(nil), dst0...)
 			k.RunBlocks(pl, m, got, nil, 0)
 			k.Release()
-			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
+			if d := kerneltest.CompareExact(p.DstDT, got, want, written, false); d != "" {
 				t.Errorf("%s %v strides %v: %s", isa.name, p.Dims, p.SrcStrides, d)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -37,37 +37,19 @@ func checkGiven(t *testing.T, p *plan.Problem, src []byte, bins [][]byte) {
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
-	db, err := p.DstBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst0 := make([]byte, db)
-	for i := range dst0 {
-		dst0[i] = 0xA5
-	}
-	want, written := reference(p, src, dst0, bins)
-	viaInterp := append([]byte(nil), dst0...)
-	if err := interp.Run(pl, src, viaInterp, bins); err != nil {
-		t.Fatalf("interp.Run: %v", err)
-	}
-	if d := compareExact(p.DstDT, viaInterp, want, written, true); d != "" {
-		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v", d, p)
-	}
+	dst0 := kerneltest.Dst(t, p, 0xA5)
+	want, written := kerneltest.Reference(p, src, dst0, bins)
+	kerneltest.CheckInterp(t, p, pl, src, dst0, bins, want, written, true)
 	for _, isa := range isas(t) {
-		k := compile(t, pl, isa.o)
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 2 {
 			blocks = append(blocks, pl.Outer[0].Size/2+1)
 		}
-		for _, blk := range blocks {
-			got := append([]byte(nil), dst0...)
-			k.RunBlocks(pl, src, got, bins, blk)
-			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
-				k.Release()
-				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", isa.name, blk, d, p, pl)
-			}
-		}
-		k.Release()
+		func() {
+			k := compile(t, pl, isa.o)
+			defer k.Release()
+			kerneltest.CheckBlocks(t, isa.name, k, p, pl, src, dst0, bins, blocks, want, written, false, 0)
+		}()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -78,21 +79,18 @@ func TestKindStages(t *testing.T) {
 		// rewrite of a whole reduction of one element (OfOne) is not one.
 		pl.Stage, pl.Reduction = stage, p.Reduction
 		src, dst0, bins := buffers(t, r, p, i%3 == 0)
-		want, written := reference(&ref, src, dst0, bins)
+		want, written := kerneltest.Reference(&ref, src, dst0, bins)
 		viaInterp := append([]byte(nil), dst0...)
 		if err := interp.Run(pl, src, viaInterp, bins); err != nil {
 			t.Fatal(err)
 		}
-		if d := compareExact(p.DstDT, viaInterp, want, written, true); d != "" {
+		if d := kerneltest.CompareExact(p.DstDT, viaInterp, want, written, true); d != "" {
 			t.Fatalf("interpreter, stage %d: %s\nplan %v", stage, d, pl)
 		}
-		for _, isa := range isas(t) {
-			k := compile(t, pl, isa.o)
-			got := append([]byte(nil), dst0...)
-			k.RunBlocks(pl, src, got, bins, 0)
-			k.Release()
-			if d := compareExact(p.DstDT, got, want, written, false); d != "" {
-				t.Fatalf("%s, stage %d: %s\nplan %v", isa.name, stage, d, pl)
+		for _, tg := range targets(t) {
+			got := tg.Run(t, pl, src, dst0, bins)
+			if d := kerneltest.CompareExact(p.DstDT, got, want, written, false); d != "" {
+				t.Fatalf("%s, stage %d: %s\nplan %v", tg.Name, stage, d, pl)
 			}
 		}
 	}
@@ -167,7 +165,7 @@ func checkSpecial(t *testing.T, isa isaCase, red plan.Reduction, vals []float32,
 		}
 		dtypes.StoreF32(dtypes.F32, src, i, v)
 	}
-	want, written := reference(p, src, dst, nil)
+	want, written := kerneltest.Reference(p, src, dst, nil)
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +328,6 @@ func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
 			p.PostOps = append(p.PostOps, plan.PostOp{Kind: unary[r.Intn(len(unary))]})
 		}
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: binary[r.Intn(len(binary))],
-			BinDT: operandTypes[r.Intn(len(operandTypes))], BinStrides: binStrides(r, p)})
+			BinDT: kerneltest.OperandTypes[r.Intn(len(kerneltest.OperandTypes))], BinStrides: binStrides(r, p)})
 	}
 }

@@ -3,7 +3,7 @@ package amd64
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/internal/vlog"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 // TestLogSweep runs the Log post-op on a dense sweep of the f32 bit
@@ -14,16 +14,5 @@ import (
 // which both widths follow. The problem is an identity over the inputs,
 // so lanes, tails and the scalar path all meet specials.
 func TestLogSweep(t *testing.T) {
-	xs := vlog.Sweep(4099)
-	if testing.Short() {
-		xs = vlog.Sweep(1 << 16)
-	}
-	p, src := vlog.SweepProblem(xs)
-	sweepISAs(t, p, src, func(got []byte) (int64, []string, int) {
-		worst, bad, nbad := vlog.CheckSweep(xs, got)
-		if d := vlog.CheckModel(xs, got); d != "" {
-			bad = append(bad, d)
-		}
-		return worst, bad, nbad
-	})
+	kerneltest.CheckLogSweep(t, targets(t), 4099, 1<<16)
 }

@@ -31,13 +31,7 @@ func TestUnshiftedLogSumExp(t *testing.T) {
 func checkUnshiftedProblem(t *testing.T, r *rand.Rand, st plan.Stage) {
 	t.Helper()
 	p := randProblem(r, 3000)
-	kerneltest.UnshiftedProblem(p)
-	pl, err := plan.Canonicalize(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl.Stage = st
-	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
+	pl := kerneltest.UnshiftedPlan(t, p, st)
 	src, _, _ := buffers(t, r, p, false)
 	kerneltest.FillUnshifted(r, st, p.SrcDT, src)
 	db, _ := p.DstBytes()
@@ -47,11 +41,7 @@ func checkUnshiftedProblem(t *testing.T, r *rand.Rand, st plan.Stage) {
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
 			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
 		}
-		for _, blk := range blocks {
-			got := make([]byte, db)
-			k.RunBlocks(pl, src, got, nil, blk)
-			kerneltest.CheckUnshifted(t, fmt.Sprintf("%s, blocks of %d", isa.name, blk), pl, p, src, got)
-		}
+		kerneltest.CheckUnshiftedBlocks(t, isa.name, k, pl, p, src, db, blocks)
 		k.Release()
 	}
 }
@@ -73,32 +63,16 @@ func FuzzUnshiftedLogSumExp(f *testing.F) {
 // and dst at a page's end and at its start: no exp may read past src,
 // and no lane past a tail may be summed (exp turns its zero into a 1).
 func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
-	isaList := isas(t)
+	tgs := targets(t)
 	r := rand.New(rand.NewSource(22))
 	for tail := int64(0); tail <= 33; tail++ {
 		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8} {
 			for _, p := range guardShapes(tail, sdt, dtypes.F32) {
-				kerneltest.UnshiftedProblem(p)
-				pl, err := plan.Canonicalize(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pl.Stage = plan.Unshifted
-				pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
+				pl := kerneltest.UnshiftedPlan(t, p, plan.Unshifted)
 				src0, _, _ := buffers(t, r, p, false)
 				kerneltest.FillUnshifted(r, pl.Stage, sdt, src0)
 				db, _ := p.DstBytes()
-				for _, atEnd := range []bool{true, false} {
-					fence := kerneltest.NewFence(t, atEnd)
-					src, dst := fence.Place(src0), fence.Place(make([]byte, db))
-					for _, isa := range isaList {
-						k := compile(t, pl, isa.o)
-						k.RunBlocks(pl, src, dst, nil, 0)
-						k.Release()
-						kerneltest.CheckUnshifted(t, fmt.Sprintf("%s tail %d", isa.name, tail), pl, p, src, dst)
-					}
-					fence.Free()
-				}
+				kerneltest.CheckUnshiftedFenced(t, fmt.Sprintf("tail %d: ", tail), tgs, pl, p, src0, db, []int64{0})
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -26,7 +26,7 @@ var specialValues = []float32{
 // The problem is an identity ([A, B], nothing reduced) with src varying
 // along A and the operand along B, so every pair meets once.
 func TestPostOpSpecials(t *testing.T) {
-	isaList := isas(t)
+	tgs := targets(t)
 	type opCase struct {
 		kind        plan.Kind
 		alpha, beta float32
@@ -67,31 +67,21 @@ func TestPostOpSpecials(t *testing.T) {
 					SrcStrides: []int64{1, 0}, Reduce: []bool{false, false}, DstStrides: []int64{B, 1},
 					PostOps: []plan.PostOp{op},
 				}
-				src := make([]byte, A*int64(p.SrcDT.Size()))
-				for i, v := range specialValues {
-					dtypes.StoreF32(p.SrcDT, src, int64(i), v)
-				}
+				src := kerneltest.Store(p.SrcDT, specialValues)
 				var bins [][]byte
 				if c.kind.IsBinary() {
-					b := make([]byte, B*int64(op.BinDT.Size()))
-					for i, v := range specialValues {
-						dtypes.StoreF32(op.BinDT, b, int64(i), v)
-					}
-					bins = [][]byte{b}
+					bins = [][]byte{kerneltest.Store(op.BinDT, specialValues)}
 				}
 				dst0 := make([]byte, A*B*int64(p.DstDT.Size()))
-				want, written := reference(p, src, dst0, bins)
+				want, written := kerneltest.Reference(p, src, dst0, bins)
 				pl, err := plan.Canonicalize(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, isa := range isaList {
-					k := compile(t, pl, isa.o)
-					got := append([]byte(nil), dst0...)
-					k.RunBlocks(pl, src, got, bins, 0)
-					k.Release()
-					if d := compareNear(p.DstDT, got, want, written, false, vfn.Tolerance(p.PostOps)); d != "" {
-						t.Errorf("%s %v(%v,%v) %v:%v operand %v: %s", isa.name, c.kind, c.alpha, c.beta,
+				for _, tg := range tgs {
+					got := tg.Run(t, pl, src, dst0, bins)
+					if d := kerneltest.CompareNear(p.DstDT, got, want, written, false, vfn.Tolerance(p.PostOps)); d != "" {
+						t.Errorf("%s %v(%v,%v) %v:%v operand %v: %s", tg.Name, c.kind, c.alpha, c.beta,
 							pair[0], pair[1], op.BinDT, d)
 					}
 				}

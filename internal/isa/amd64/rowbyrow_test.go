@@ -89,7 +89,7 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 	if err := interp.Run(pl, src0, viaInterp, nil); err != nil {
 		t.Fatalf("%s: interp.Run: %v", name, err)
 	}
-	if d := compareExact(dtypes.F32, viaInterp, want, written, false); d != "" {
+	if d := kerneltest.CompareExact(dtypes.F32, viaInterp, want, written, false); d != "" {
 		t.Fatalf("%s: interpreter: %s", name, d)
 	}
 	for _, atEnd := range []bool{true, false} {
@@ -102,7 +102,7 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 			k := compile(t, pl, isa.o)
 			k.RunBlocks(pl, src, dst, nil, 0)
 			k.Release()
-			if d := compareExact(dtypes.F32, dst, want, written, false); d != "" {
+			if d := kerneltest.CompareExact(dtypes.F32, dst, want, written, false); d != "" {
 				t.Fatalf("%s, %s: %s", name, isa.name, d)
 			}
 		}

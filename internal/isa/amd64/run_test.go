@@ -60,6 +60,23 @@ func isas(t testing.TB) []isaCase {
 	return out
 }
 
+// targets are the configurations of isas as kerneltest's targets, for
+// the checks shared with package arm64.
+func targets(t testing.TB) []kerneltest.Target {
+	t.Helper()
+	return targetsOf(isas(t))
+}
+
+// targetsOf is targets for the configurations isaList.
+func targetsOf(isaList []isaCase) []kerneltest.Target {
+	var out []kerneltest.Target
+	for _, isa := range isaList {
+		out = append(out, kerneltest.Target{Name: isa.name, Options: isa.o,
+			Compile: func(t testing.TB, pl *plan.Plan) *kerneltest.Kernel { return compile(t, pl, isa.o) }})
+	}
+	return out
+}
+
 // hasRequired reports whether this CPU runs the configuration req
 // (a kerneltest.RequireEnv value).
 func hasRequired(req string) bool {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -273,11 +274,11 @@ func TestNaNFreeFallback(t *testing.T) {
 						}
 						db, _ := p.DstBytes()
 						dst0 := make([]byte, db)
-						want, written := reference(p, src, dst0, nil)
+						want, written := kerneltest.Reference(p, src, dst0, nil)
 						for _, blk := range []int64{0, 5} {
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, blk)
-							if d := compareExact(ddt, got, want, written, false); d != "" {
+							if d := kerneltest.CompareExact(ddt, got, want, written, false); d != "" {
 								t.Fatalf("%s %v %v -> %v columns %v paced %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, ddt, colsFirst, shape.paced, at, blk, d)
 							}
 						}
@@ -321,10 +322,10 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 							src := fill(sdt, shape[0]*shape[1])
 							db, _ := p.DstBytes()
 							dst0 := make([]byte, db)
-							want, written := reference(p, src, dst0, nil)
+							want, written := kerneltest.Reference(p, src, dst0, nil)
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, 0)
-							if d := compareExact(dtypes.F32, got, want, written, false); d != "" {
+							if d := kerneltest.CompareExact(dtypes.F32, got, want, written, false); d != "" {
 								t.Fatalf("%s %v %v %v columns %v: %s", isa.name, alg, sdt, shape, colsFirst, d)
 							}
 						}
@@ -350,7 +351,7 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 						}
 						got := make([]byte, w*4)
 						k.RunBlocks(pl, src, got, nil, 0)
-						if d := compareExact(dtypes.F32, got, want, written, false); d != "" {
+						if d := kerneltest.CompareExact(dtypes.F32, got, want, written, false); d != "" {
 							t.Fatalf("%s %v %v row by row, width %d: %s", isa.name, alg, sdt, w, d)
 						}
 					}

@@ -30,7 +30,7 @@ func TestProgramSweep(t *testing.T) {
 	for _, op := range vfn.SweepOps() {
 		p, src := vfn.SweepProblem(op, xs)
 		prog, _ := vfn.For(op)
-		sweepISAs(t, p, src, func(got []byte) (int64, []string, int) {
+		kerneltest.SweepProblem(t, targets(t), p, src, func(got []byte) (int64, []string, int) {
 			worst, bad, nbad := vfn.CheckSweep(op, xs, got)
 			off := 0
 			for i, x := range xs {
@@ -58,7 +58,7 @@ func TestProgramZeroSigns(t *testing.T) {
 	xs := vfn.SignInputs()
 	for _, op := range vfn.SweepOps() {
 		p, src := vfn.SignProblem(op, xs)
-		sweepISAs(t, p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
+		kerneltest.SweepProblem(t, targets(t), p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
 	}
 }
 
@@ -115,15 +115,7 @@ func TestRandomPrograms(t *testing.T) {
 			progs := vfntest.Programs(3, n, live)
 			vfntest.Check(t, xs, progs, func(prog *vfn.Program) ([]byte, error) {
 				cur = prog
-				b, err := Emit(pl, isa.o)
-				if err != nil {
-					return nil, err
-				}
-				k := kerneltest.Map(t, b)
-				defer k.Release()
-				got := make([]byte, len(src))
-				k.RunBlocks(pl, src, got, nil, 0)
-				return got, nil
+				return kerneltest.RunIdentity(t, pl, src, func(pl *plan.Plan) (plan.Code, error) { return Emit(pl, isa.o) })
 			})
 		})
 	}

@@ -257,7 +257,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 			}
 			for _, c := range cases {
 				watchFill(r, src, c.pattern, c.at)
-				want, written := reference(p, src, dst0, bins)
+				want, written := kerneltest.Reference(p, src, dst0, bins)
 				viaInterp := append([]byte(nil), dst0...)
 				if err := interp.Run(pl, src, viaInterp, bins); err != nil {
 					t.Fatal(err)
@@ -265,7 +265,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 				what := func(name string, blk int64) string {
 					return fmt.Sprintf("%s: %v of %+v f32 -> %v, post %v, %q at %d, blocks of %d", name, alg, s, ddt, post, c.pattern, c.at, blk)
 				}
-				if d := compareExact(ddt, viaInterp, want, written, false); d != "" {
+				if d := kerneltest.CompareExact(ddt, viaInterp, want, written, false); d != "" {
 					t.Fatalf("%s: interpreter: %s", what("interp", 0), d)
 				}
 				blocks := []int64{0, 1}
@@ -278,10 +278,10 @@ func TestWatchSumAdversarial(t *testing.T) {
 						got := append([]byte(nil), dst0...)
 						codes[i].RunBlocks(k.pl, src, got, bins, blk)
 						runs++
-						if d := compareExact(ddt, got, want, written, false); d != "" {
+						if d := kerneltest.CompareExact(ddt, got, want, written, false); d != "" {
 							t.Fatalf("%s: reference: %s", what(k.name, blk), d)
 						}
-						if d := compareExact(ddt, got, viaInterp, written, false); d != "" {
+						if d := kerneltest.CompareExact(ddt, got, viaInterp, written, false); d != "" {
 							t.Fatalf("%s: interpreter: %s", what(k.name, blk), d)
 						}
 						if i%4 == 0 {
@@ -304,7 +304,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 // but for NaN payloads, which the emitter does not pin down (doc.go).
 func diffBits(dt dtypes.DataType, a, b []byte) string {
 	for i := int64(0); i < int64(len(a)/dt.Size()); i++ {
-		if !sameValue(dt, a, b, i, false) {
+		if !kerneltest.SameValue(dt, a, b, i, false) {
 			return fmt.Sprintf("dst[%d] = %v, want %v", i, dtypes.LoadF32(dt, a, i), dtypes.LoadF32(dt, b, i))
 		}
 	}

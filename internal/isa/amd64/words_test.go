@@ -115,10 +115,10 @@ func TestWordsMinMax(t *testing.T) {
 							src := fill(sdt, shape[0], shape[1], c.columns)
 							db, _ := p.DstBytes()
 							dst0 := make([]byte, db)
-							want, written := reference(p, src, dst0, nil)
+							want, written := kerneltest.Reference(p, src, dst0, nil)
 							got := append([]byte(nil), dst0...)
 							k.RunBlocks(pl, src, got, nil, 0)
-							if d := compareExact(ddt, got, want, written, false); d != "" {
+							if d := kerneltest.CompareExact(ddt, got, want, written, false); d != "" {
 								t.Fatalf("%s %v %v -> %v %v columns %v: %s", isa.name, red, sdt, ddt, shape, c.columns, d)
 							}
 						}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -25,26 +26,14 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, srcSpecials, binS
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
 	src, dst0, bins := buffersFor(t, exactFiller{r, 16}.fill, p, srcSpecials, binSpecials)
-	want, outs := refResult(p, src, dst0, bins)
+	want, outs := kerneltest.Reference(p, src, dst0, bins)
 
-	viaInterp := append([]byte(nil), dst0...)
-	if err := interp.Run(pl, src, viaInterp, bins); err != nil {
-		t.Fatalf("interp.Run: %v", err)
-	}
 	// The interpreter starts its sums at -0, so a mean of -0 values is
 	// -0 there and +0 here: its zero signs are not compared.
-	if d := diffResult(p.DstDT, viaInterp, want, outs, false); d != "" {
-		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v\nplan %v", d, p, pl)
-	}
+	kerneltest.CheckInterp(t, p, pl, src, dst0, bins, want, outs, true)
 	k := compile(t, pl)
 	defer k.Release()
-	for _, blk := range blocks {
-		got := append([]byte(nil), dst0...)
-		k.RunBlocks(pl, src, got, bins, blk)
-		if d := diffNear(p.DstDT, got, want, outs, true, vfn.Tolerance(p.PostOps)); d != "" {
-			t.Fatalf("neon (blocks of %d): %s\nproblem %+v\nplan %v", blk, d, p, pl)
-		}
-	}
+	kerneltest.CheckBlocks(t, "neon", k, p, pl, src, dst0, bins, blocks, want, outs, false, vfn.Tolerance(p.PostOps))
 }
 
 // TestRandomPlans runs random problems: ranks 0-5, dims including 0 and
@@ -164,35 +153,10 @@ func TestInvalidPlans(t *testing.T) {
 	}
 }
 
-// deepPlan builds a plan by hand with loops that no canonicalisation
-// would merge (padded strides): nOuter outer and nRed reduced loops of
-// size 2, and four Add post-ops with full operands.
-func deepPlan(nOuter, nRed int) *plan.Plan {
-	pl := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32}
-	nb := plan.MaxBinary
-	stride := int64(1)
-	for i := 0; i < nRed; i++ {
-		pl.Reduced = append([]plan.Loop{{Size: 2, SrcStride: stride, BinStrides: make([]int64, nb)}}, pl.Reduced...)
-		stride *= 3
-	}
-	dstStride := int64(1)
-	for i := 0; i < nOuter; i++ {
-		l := plan.Loop{Size: 2, SrcStride: stride, DstStride: dstStride, BinStrides: make([]int64, nb)}
-		for j := range l.BinStrides {
-			l.BinStrides[j] = dstStride
-		}
-		pl.Outer = append([]plan.Loop{l}, pl.Outer...)
-		stride *= 3
-		dstStride *= 3
-	}
-	for i := 0; i < nb; i++ {
-		pl.PostOps = append(pl.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32})
-	}
-	pl.N = 1 << nRed
-	pl.Div = pl.N
-	pl.Outputs = 1 << nOuter
-	return pl
-}
+// deepPlan is kerneltest.DeepPlan: nOuter outer and nRed reduced loops
+// of size 2 that no canonicalisation would merge, and plan.MaxBinary Add
+// post-ops with full operands.
+var deepPlan = kerneltest.DeepPlan
 
 // TestDeepPlanLimits checks that plans past the loop-depth limit are
 // reported as Unimplemented, never miscompiled; runs on every GOARCH.
@@ -231,32 +195,15 @@ func TestDeepPlans(t *testing.T) {
 		}
 		// Every element of dst spans outputs (the dst layout is 3^k
 		// with size 2: some bytes are gaps), so compare outputs only.
-		outs := map[int64]bool{}
-		for o := newOdometer(make2s(c[0])); !o.done; o.next() {
-			var off, s int64 = 0, 1
-			for i := len(o.idx) - 1; i >= 0; i-- {
-				off += o.idx[i] * s
-				s *= 3
-			}
-			outs[off] = true
-		}
+		outs := kerneltest.DeepOutputs(c[0])
 		k := compile(t, pl)
 		got := make([]byte, db)
 		k.RunBlocks(pl, src, got, bins, 0)
 		k.Release()
-		if d := diffResult(pl.DstDT, got, want, outs, false); d != "" {
+		if d := kerneltest.CompareExact(pl.DstDT, got, want, outs, true); d != "" {
 			t.Errorf("%d outer, %d reduced loops, %d operands: %s", c[0], c[1], plan.MaxBinary, d)
 		}
 	}
-}
-
-// make2s returns n dims of size 2.
-func make2s(n int) []int64 {
-	d := make([]int64, n)
-	for i := range d {
-		d[i] = 2
-	}
-	return d
 }
 
 // TestConcurrentEmit emits plans from several goroutines at once (the
@@ -265,45 +212,8 @@ func make2s(n int) []int64 {
 // backend's global tables are filled once.
 func TestConcurrentEmit(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
-	var plans []*plan.Plan
-	for len(plans) < 12 {
-		pl, err := plan.Canonicalize(randomProblem(r, 3000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans = append(plans, pl)
-	}
-	want := make([]plan.Code, len(plans))
-	for i, pl := range plans {
-		b, err := Emit(pl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = b
-	}
-	errs := make(chan error, 4)
-	for w := 0; w < 4; w++ {
-		go func() {
-			for rep := 0; rep < 3; rep++ {
-				for i, pl := range plans {
-					b, err := Emit(pl)
-					if err == nil && (string(b.Text) != string(want[i].Text) || b.Totals != want[i].Totals) {
-						err = status.Errorf(status.RuntimeError, "plan %d: concurrent Emit gave different bytes", i)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for w := 0; w < 4; w++ {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	plans := kerneltest.Plans(t, 12, func() *plan.Problem { return randomProblem(r, 3000) })
+	kerneltest.CheckConcurrentEmit(t, plans, 4, 3, func(_ int, pl *plan.Plan) (plan.Code, error) { return Emit(pl) })
 }
 
 // TestCountZero calls kernels of every shape with Count 0 and -1: the

@@ -1,14 +1,12 @@
 package arm64
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -26,25 +24,9 @@ type insn struct {
 // disassemble runs objdump over code and returns its instructions.
 func disassemble(t *testing.T, code []byte) []insn {
 	t.Helper()
-	od, err := exec.LookPath(objdumpName)
-	if err != nil {
-		t.Skipf("%s not installed (apt-get install binutils-aarch64-linux-gnu)", objdumpName)
-	}
-	f := filepath.Join(t.TempDir(), "k.bin")
-	if err := os.WriteFile(f, code, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(od, "-D", "-b", "binary", "-m", "aarch64", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objdump: %v\n%s", err, out)
-	}
 	var ins []insn
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, parts := range kerneltest.Objdump(t, objdumpName, "apt-get install binutils-aarch64-linux-gnu", "aarch64", code) {
 		// "   1c:\t4e30d400 \tfadd\tv0.4s, v0.4s, v16.4s"
-		parts := strings.Split(line, "\t")
-		if len(parts) < 3 || !strings.HasSuffix(strings.TrimSpace(parts[0]), ":") {
-			continue
-		}
 		var w uint32
 		for _, c := range strings.TrimSpace(parts[1]) {
 			w = w<<4 | uint32(strings.IndexRune("0123456789abcdef", c))
@@ -71,13 +53,7 @@ var reserved = regexp.MustCompile(`\b([xw](18|28|29|30)|sp|wsp)\b`)
 // instructions of each shape are there, no reserved register appears,
 // and the kernel ends in its only RET.
 func TestDisassembly(t *testing.T) {
-	mk := func(sdt, ddt dtypes.DataType, dims, ss []int64, red []bool, ds []int64, ops ...plan.PostOp) *plan.Plan {
-		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, PostOps: ops})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pl
-	}
+	mk := kerneltest.PlanMaker(t)
 	f32, bf16, f16 := dtypes.F32, dtypes.BF16, dtypes.F16
 	cases := []struct {
 		name string

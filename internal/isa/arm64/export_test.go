@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -34,12 +35,9 @@ func Shapes(n int64, sdt, ddt, bdt dtypes.DataType) []Shape {
 // sentinel dst, the reference result and its output elements.
 func Buffers(t testing.TB, seed int64, p *plan.Problem) (src, dst []byte, bins [][]byte, want []byte, outs map[int64]bool) {
 	src, dst, bins = buffersFor(t, exactFiller{rand.New(rand.NewSource(seed)), 16}.fill, p, false, false)
-	want, outs = refResult(p, src, dst, bins)
+	want, outs = kerneltest.Reference(p, src, dst, bins)
 	return src, dst, bins, want, outs
 }
-
-// DiffResult is diffResult.
-var DiffResult = diffResult
 
 // Reduction is a named reduction the emitter covers.
 type Reduction struct {

@@ -1,11 +1,11 @@
 package arm64
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -70,97 +70,52 @@ func (f exactFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 	if dt.IsInt8() {
 		// Any value of the type: sums of up to 2^16 of them are exact
 		// in f32. Integers have no specials.
-		lo, hi := intRange(dt)
-		fillInts(f.r, dt, b, lo, hi)
+		lo, hi := kerneltest.IntRange(dt)
+		kerneltest.FillInts(f.r, dt, b, lo, hi)
 		return
 	}
 	if dt == dtypes.S32 {
-		// Only operands are s32: any value (beyond 2^24 the load rounds
-		// to f32, as the reference does), small ones most of the time.
-		for i := int64(0); i < int64(len(b)/4); i++ {
-			v := int32(f.r.Intn(65) - 32)
-			if f.r.Intn(4) == 0 {
-				v = int32(f.r.Uint32())
-			}
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-		}
+		// Only operands are s32.
+		kerneltest.FillS32(f.r, b)
 		return
 	}
-	for i := int64(0); i < int64(len(b)/dt.Size()); i++ {
-		v := float32(f.r.Intn(33)-16) / 4
-		if v == 0 && f.r.Intn(2) == 0 {
-			v = float32(math.Copysign(0, -1))
-		}
-		if specials && f.r.Intn(f.rate) == 0 {
-			v = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[f.r.Intn(3)]
-		}
-		dtypes.StoreF32(dt, b, i, v)
-	}
-}
-
-// intRange is the range of the 8-bit integer type dt.
-func intRange(dt dtypes.DataType) (lo, hi int) {
-	if dt == dtypes.S8 {
-		return math.MinInt8, math.MaxInt8
-	}
-	return 0, math.MaxUint8
-}
-
-// fillInts fills the 8-bit integer buffer b with values drawn uniformly
-// from [lo, hi] intersected with dt's range (a range outside it gives
-// dt's values nearest to it).
-func fillInts(r *rand.Rand, dt dtypes.DataType, b []byte, lo, hi int) {
-	tlo, thi := intRange(dt)
-	lo, hi = min(max(lo, tlo), thi), min(max(hi, tlo), thi)
-	for i := range b {
-		b[i] = byte(lo + r.Intn(hi-lo+1))
-	}
+	kerneltest.FillGrid(f.r, dt, b, 4, 4, specials, f.rate)
 }
 
 // dimSizes are the interesting sizes: 0, 1, around the vector width (4),
 // the row grouping limit (256 elements) and the column block (64 lanes).
 var dimSizes = []int64{0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67}
 
-// randomProblem draws a problem of at most maxElems src elements: rank
-// 0-5, permuted and padded strides, every dtype pair (8-bit integer
-// src a third of the time), up to three
-// post-ops with scalar, full and partially broadcast operands.
+// randomProblem draws a problem of at most maxElems src elements
+// (kerneltest.RandomProblem): rank 0-5, dims of dimSizes (now and then
+// 100-299), permuted and padded strides, every dtype pair (8-bit integer
+// src a third of the time), up to three post-ops with scalar, full and
+// partially broadcast operands.
 func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
-	rank := r.Intn(6)
-	dims := make([]int64, rank)
-	for {
-		total := int64(1)
-		for i := range dims {
-			dims[i] = dimSizes[r.Intn(len(dimSizes))]
-			if r.Intn(25) == 0 {
-				dims[i] = int64(100 + r.Intn(200))
-			}
-			total *= max(dims[i], 1)
+	return kerneltest.RandomProblem(r, maxElems, problemDraw)
+}
+
+// problemDraw is randomProblem's distribution.
+var problemDraw = kerneltest.ProblemDraw{
+	Rank: func(r *rand.Rand) int { return r.Intn(6) },
+	Dim: func(r *rand.Rand) int64 {
+		d := dimSizes[r.Intn(len(dimSizes))]
+		if r.Intn(25) == 0 {
+			d = int64(100 + r.Intn(200))
 		}
-		if total <= maxElems {
-			break
+		return d
+	},
+	Pair: func(r *rand.Rand) [2]dtypes.DataType {
+		pr := pairs[r.Intn(len(pairs))]
+		if r.Intn(3) == 0 {
+			pr = intPairs[r.Intn(len(intPairs))]
 		}
-	}
-	p := &plan.Problem{Dims: dims, Reduce: make([]bool, rank)}
-	for i := range p.Reduce {
-		p.Reduce[i] = r.Intn(2) == 0
-	}
-	pr := pairs[r.Intn(len(pairs))]
-	if r.Intn(3) == 0 {
-		pr = intPairs[r.Intn(len(intPairs))]
-	}
-	p.SrcDT, p.DstDT = pr[0], pr[1]
-	p.SrcStrides = stridesFor(r, dims, r.Intn(3) == 0)
-	kd := dstDims(p)
-	p.DstStrides = stridesFor(r, kd, r.Intn(5) == 0)
-	for i := range p.DstStrides {
-		if p.Reduce[i] {
-			p.DstStrides[i] = 0
-		}
-	}
-	nbin := 0
-	for range r.Intn(4) {
-		op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
+		return pr
+	},
+	SrcStrides: func(r *rand.Rand, dims []int64) []int64 { return stridesFor(r, dims, r.Intn(3) == 0) },
+	DstStrides: func(r *rand.Rand, kd []int64) []int64 { return stridesFor(r, kd, r.Intn(5) == 0) },
+	Kinds:      kinds,
+	Params: func(r *rand.Rand, op *plan.PostOp) {
 		switch op.Kind {
 		case plan.Clamp:
 			op.Alpha = float32(r.Intn(13)-8) / 4
@@ -173,28 +128,8 @@ func randomProblem(r *rand.Rand, maxElems int64) *plan.Problem {
 		case plan.Pow:
 			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
 		}
-		if op.Kind.IsBinary() {
-			if nbin == plan.MaxBinary {
-				continue
-			}
-			nbin++
-			op.BinDT = operandTypes[r.Intn(len(operandTypes))]
-			op.BinStrides = operandStrides(r, kd)
-		}
-		p.PostOps = append(p.PostOps, op)
-	}
-	return p
-}
-
-// dstDims is p's dims with the reduced ones set to 1.
-func dstDims(p *plan.Problem) []int64 {
-	d := append([]int64(nil), p.Dims...)
-	for i := range d {
-		if p.Reduce[i] {
-			d[i] = 1
-		}
-	}
-	return d
+	},
+	Layout: func(r *rand.Rand, d []int64) []int64 { return stridesFor(r, d, false) },
 }
 
 // stridesFor lays dims out in a random order (plain half of the time),
@@ -237,25 +172,7 @@ func stridesFor(r *rand.Rand, dims []int64, padded bool) []int64 {
 // operandStrides draws a binary operand layout over the dst dims kd:
 // a scalar, a full tensor, or broadcast over a random subset of dims.
 func operandStrides(r *rand.Rand, kd []int64) []int64 {
-	switch r.Intn(3) {
-	case 0:
-		return make([]int64, len(kd))
-	case 1:
-		return stridesFor(r, kd, false)
-	}
-	d := append([]int64(nil), kd...)
-	for i := range d {
-		if r.Intn(2) == 0 {
-			d[i] = 1
-		}
-	}
-	st := stridesFor(r, d, false)
-	for i := range st {
-		if d[i] == 1 {
-			st[i] = 0
-		}
-	}
-	return st
+	return kerneltest.OperandStrides(r, kd, func(d []int64) []int64 { return stridesFor(r, d, false) })
 }
 
 // newRand returns a deterministic generator.

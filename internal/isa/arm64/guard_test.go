@@ -17,21 +17,8 @@ func runFenced(t *testing.T, r *rand.Rand, name string, p *plan.Problem) {
 		t.Fatalf("Canonicalize: %v", err)
 	}
 	src0, dst0, bins0 := buffersFor(t, exactFiller{r, 16}.fill, p, false, false)
-	want, outs := refResult(p, src0, dst0, bins0)
-	k := compile(t, pl)
-	defer k.Release()
-	for _, after := range []bool{true, false} {
-		fence := kerneltest.NewFence(t, after)
-		src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
-		for _, blk := range []int64{0, 3} {
-			copy(dst, dst0)
-			k.RunBlocks(pl, src, dst, bins, blk)
-			if d := diffResult(p.DstDT, dst, want, outs, true); d != "" {
-				t.Fatalf("%s (blocks of %d): %s\nproblem %+v\nplan %v", name, blk, d, p, pl)
-			}
-		}
-		fence.Free()
-	}
+	want, outs := kerneltest.Reference(p, src0, dst0, bins0)
+	kerneltest.CheckFenced(t, name+": ", targets(t), p, pl, src0, dst0, bins0, []int64{0, 3}, want, outs)
 }
 
 // TestGuardPages runs every kernel shape with every tail length 0..2V+3

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -26,33 +26,12 @@ func checkData(t *testing.T, p *plan.Problem, src []byte, bins [][]byte, blocks 
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
-	db, err := p.DstBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst0 := make([]byte, db)
-	for i := range dst0 {
-		dst0[i] = 0x5A
-	}
+	dst0 := kerneltest.Dst(t, p, 0x5A)
 	want, outs := kindResult(p, 0, src, dst0, bins)
-	viaInterp := append([]byte(nil), dst0...)
-	if err := interp.Run(pl, src, viaInterp, bins); err != nil {
-		t.Fatalf("interp.Run: %v", err)
-	}
-	if d := diffResult(p.DstDT, viaInterp, want, outs, true); d != "" {
-		t.Fatalf("interpreter disagrees with the reference: %s\nproblem %+v", d, p)
-	}
+	kerneltest.CheckInterp(t, p, pl, src, dst0, bins, want, outs, false)
 	k := compile(t, pl)
 	defer k.Release()
-	var got []byte
-	for _, blk := range blocks {
-		got = append([]byte(nil), dst0...)
-		k.RunBlocks(pl, src, got, bins, blk)
-		if d := diffResult(p.DstDT, got, want, outs, true); d != "" {
-			t.Fatalf("neon (blocks of %d): %s\nproblem %+v\nplan %v", blk, d, p, pl)
-		}
-	}
-	return got
+	return kerneltest.CheckBlocks(t, "neon", k, p, pl, src, dst0, bins, blocks, want, outs, false, 0)
 }
 
 // intAt reads element i of integer type dt.
@@ -93,7 +72,7 @@ func TestInt8EveryValue(t *testing.T) {
 				v := dtypes.LoadF32(pr[0], src, i*ss)
 				want := v
 				if pr[1].IsInt8() {
-					lo, hi := intRange(pr[1])
+					lo, hi := kerneltest.IntRange(pr[1])
 					want = min(max(v, float32(lo)), float32(hi))
 				}
 				if w := dtypes.LoadF32(pr[1], got, i); w != want {
@@ -157,7 +136,7 @@ func TestInt8MeanTies(t *testing.T) {
 			p := &plan.Problem{SrcDT: pr[0], DstDT: pr[1], Dims: []int64{rows, w}, SrcStrides: []int64{w, 1},
 				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
 			src := make([]byte, rows*w)
-			lo, hi := intRange(pr[0])
+			lo, hi := kerneltest.IntRange(pr[0])
 			for i := range rows {
 				// Mostly rows whose sum is w/2 modulo w: a mean on .5.
 				for {
@@ -191,7 +170,7 @@ func TestInt8MeanTies(t *testing.T) {
 func TestInt8Saturation(t *testing.T) {
 	needARM64(t)
 	for _, sdt := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
-		lo, hi := intRange(sdt)
+		lo, hi := kerneltest.IntRange(sdt)
 		for _, ddt := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
 			for _, n := range []int64{2, 3, 37, 300} {
 				// Row 0 all hi, row 1 all lo, row 2 alternating.
@@ -203,7 +182,7 @@ func TestInt8Saturation(t *testing.T) {
 					src[2*n+j] = byte([2]int{lo, hi}[j%2])
 				}
 				got := checkData(t, p, src, nil, []int64{0, 1})
-				dlo, dhi := intRange(ddt)
+				dlo, dhi := kerneltest.IntRange(ddt)
 				if want := int64(min(max(hi*int(n), dlo), dhi)); intAt(ddt, got, 0) != want {
 					t.Errorf("%v -> %v, %d x %d: got %d, want %d", sdt, ddt, n, hi, intAt(ddt, got, 0), want)
 				}
@@ -288,7 +267,7 @@ func TestInt8SpecialsThroughPostOps(t *testing.T) {
 			got := checkData(t, p, src, [][]byte{bin}, []int64{0, 3})
 			// NaN in either post-op gives 0; an infinity (Abs: +Inf)
 			// the top of the range.
-			_, hi := intRange(pr[1])
+			_, hi := kerneltest.IntRange(pr[1])
 			if pr[1] == dtypes.S32 {
 				hi = math.MaxInt32
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -49,7 +50,7 @@ func TestRuntimeRunsNEON(t *testing.T) {
 		}
 		// Long reductions are split and their partial sums added in
 		// another order; with exact data that changes no bit.
-		if d := arm64.DiffResult(s.P.DstDT, dst, want, outs, true); d != "" {
+		if d := kerneltest.CompareExact(s.P.DstDT, dst, want, outs, false); d != "" {
 			t.Errorf("%s %v: %s", s.Name, pl, d)
 		}
 	}
@@ -104,7 +105,7 @@ func TestRuntimeRunsNEONKinds(t *testing.T) {
 				if err := k.Run(src, dst, bins); err != nil {
 					t.Fatalf("%s %s: Run: %v", c.Name, s.Name, err)
 				}
-				if d := arm64.DiffResult(s.P.DstDT, dst, want, outs, true); d != "" {
+				if d := kerneltest.CompareExact(s.P.DstDT, dst, want, outs, false); d != "" {
 					t.Errorf("%s %s %v, %d threads: %s", c.Name, s.Name, pl, th, d)
 				}
 				if first == nil {

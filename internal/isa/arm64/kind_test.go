@@ -110,13 +110,13 @@ func (f signFiller) fill(dt dtypes.DataType, b []byte, specials bool) {
 		// -1..1 for sign 0.
 		switch {
 		case f.sign > 0:
-			fillInts(f.r, dt, b, 1, 16)
+			kerneltest.FillInts(f.r, dt, b, 1, 16)
 		case f.sign < 0 && dt == dtypes.U8:
-			fillInts(f.r, dt, b, 0, 16)
+			kerneltest.FillInts(f.r, dt, b, 0, 16)
 		case f.sign < 0:
-			fillInts(f.r, dt, b, -16, -1)
+			kerneltest.FillInts(f.r, dt, b, -16, -1)
 		default:
-			fillInts(f.r, dt, b, -1, 1)
+			kerneltest.FillInts(f.r, dt, b, -1, 1)
 		}
 		return
 	}
@@ -156,7 +156,7 @@ func fillerFor(r *rand.Rand, red plan.Reduction, tails, long bool) func(dtypes.D
 	}
 	return func(dt dtypes.DataType, b []byte, specials bool) {
 		if dt.IsInt8() {
-			fillInts(r, dt, b, -lim, lim)
+			kerneltest.FillInts(r, dt, b, -lim, lim)
 			return
 		}
 		f(dt, b, specials)
@@ -191,29 +191,7 @@ func kindResult(p *plan.Problem, st plan.Stage, src, dst []byte, bins [][]byte) 
 	if st&plan.SkipFinalize != 0 {
 		q.Finalize = plan.FinalizeNone
 	}
-	want = append([]byte(nil), dst...)
-	outs = map[int64]bool{}
-	var binDT []dtypes.DataType
-	for _, op := range p.PostOps {
-		if op.Kind.IsBinary() {
-			binDT = append(binDT, op.BinDT)
-		}
-	}
-	for _, o := range oracle.Reduce(&q, src) {
-		v := float32(o.Value)
-		bi := 0
-		for _, op := range p.PostOps {
-			if !op.Kind.IsBinary() {
-				v = plan.Eltwise(op.Kind, op.Alpha, op.Beta, v)
-				continue
-			}
-			v = plan.Binary(op.Kind, v, dtypes.LoadF32(binDT[bi], bins[bi], o.Bins[bi]))
-			bi++
-		}
-		dtypes.StoreF32(p.DstDT, want, o.Dst, v)
-		outs[o.Dst] = true
-	}
-	return want, outs
+	return kerneltest.Expect(p, oracle.Reduce(&q, src), dst, bins, func(o oracle.Output) float32 { return float32(o.Value) })
 }
 
 // checkKind runs p (its Reduction set) as a plan of stage st through
@@ -237,7 +215,7 @@ func checkKind(t *testing.T, r *rand.Rand, name string, p *plan.Problem, st plan
 	if err := interp.Run(pl, src0, viaInterp, bins0); err != nil {
 		t.Fatalf("%s: interp.Run: %v", name, err)
 	}
-	if d := diffResult(p.DstDT, viaInterp, want, outs, true); d != "" {
+	if d := kerneltest.CompareExact(p.DstDT, viaInterp, want, outs, false); d != "" {
 		t.Fatalf("%s: interpreter disagrees with the oracle: %s\nproblem %+v\nplan %v", name, d, p, pl)
 	}
 	k := compile(t, pl)
@@ -252,7 +230,7 @@ func checkKind(t *testing.T, r *rand.Rand, name string, p *plan.Problem, st plan
 	for _, blk := range blocks {
 		copy(dst, dst0)
 		k.RunBlocks(pl, src, dst, bins, blk)
-		if d := diffNear(p.DstDT, dst, want, outs, true, vfn.Tolerance(p.PostOps)); d != "" {
+		if d := kerneltest.CompareNear(p.DstDT, dst, want, outs, false, vfn.Tolerance(p.PostOps)); d != "" {
 			t.Fatalf("%s: neon (blocks of %d): %s\nproblem %+v\nplan %v", name, blk, d, p, pl)
 		}
 	}
@@ -368,11 +346,8 @@ func TestKindsSpecials(t *testing.T) {
 					}
 					src, dst0, _ := buffersFor(t, fill, s.p, false, false)
 					want, outs := kindResult(s.p, 0, src, dst0, nil)
-					k := compile(t, pl)
-					got := append([]byte(nil), dst0...)
-					k.RunBlocks(pl, src, got, nil, 0)
-					k.Release()
-					if d := diffResult(s.p.DstDT, got, want, outs, true); d != "" {
+					got := neon.Run(t, pl, src, dst0, nil)
+					if d := kerneltest.CompareExact(s.p.DstDT, got, want, outs, false); d != "" {
 						t.Fatalf("%s %s, values %v, n %d: %s", c.name, s.name, set, n, d)
 					}
 				}
@@ -424,10 +399,7 @@ func TestKindsRealistic(t *testing.T) {
 			if red.r.Combine == plan.CombineMax || red.r.Combine == plan.CombineMin {
 				tol = 0
 			}
-			k := compile(t, pl)
-			got := append([]byte(nil), dst0...)
-			k.RunBlocks(pl, src, got, nil, 0)
-			k.Release()
+			got := neon.Run(t, pl, src, dst0, nil)
 			for i := range outs {
 				g, w := float64(dtypes.LoadF32(p.DstDT, got, i)), float64(dtypes.LoadF32(p.DstDT, want, i))
 				if math.Abs(g-w) > tol*math.Abs(w) {
@@ -552,12 +524,12 @@ func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
 			unary = append(unary, k)
 		}
 	}
-	kd := dstDims(p)
+	kd := kerneltest.KeptDims(p)
 	for p.BinaryCount() < nbin {
 		if r.Intn(2) == 0 {
 			p.PostOps = append(p.PostOps, plan.PostOp{Kind: unary[r.Intn(len(unary))]})
 		}
 		p.PostOps = append(p.PostOps, plan.PostOp{Kind: binary[r.Intn(len(binary))],
-			BinDT: operandTypes[r.Intn(len(operandTypes))], BinStrides: operandStrides(r, kd)})
+			BinDT: kerneltest.OperandTypes[r.Intn(len(kerneltest.OperandTypes))], BinStrides: operandStrides(r, kd)})
 	}
 }

@@ -3,7 +3,7 @@ package arm64
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/internal/vlog"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 // TestLogSweep runs the Log post-op on a sweep of the f32 bit patterns
@@ -14,17 +14,5 @@ import (
 // over the inputs, so lanes, tails and the scalar path all meet
 // specials.
 func TestLogSweep(t *testing.T) {
-	needARM64(t)
-	xs := vlog.Sweep(1 << 14)
-	if testing.Short() {
-		xs = vlog.Sweep(1 << 17)
-	}
-	p, src := vlog.SweepProblem(xs)
-	sweepNEON(t, p, src, func(got []byte) (int64, []string, int) {
-		worst, bad, nbad := vlog.CheckSweep(xs, got)
-		if d := vlog.CheckModel(xs, got); d != "" {
-			bad = append(bad, d)
-		}
-		return worst, bad, nbad
-	})
+	kerneltest.CheckLogSweep(t, targets(t), 1<<14, 1<<17)
 }

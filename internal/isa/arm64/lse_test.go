@@ -14,13 +14,7 @@ import (
 // log-sum-exp of stage st, and src filled for it.
 func unshiftedPlan(t *testing.T, r *rand.Rand, p *plan.Problem, st plan.Stage) (*plan.Plan, []byte, int64) {
 	t.Helper()
-	kerneltest.UnshiftedProblem(p)
-	pl, err := plan.Canonicalize(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl.Stage = st
-	pl.Reduction = plan.LogSumExp // a stage keeps its alg: OfOne rewrites whole reductions
+	pl := kerneltest.UnshiftedPlan(t, p, st)
 	fill := func(dt dtypes.DataType, b []byte, _ bool) { kerneltest.FillUnshifted(r, st, dt, b) }
 	src, dst, _ := buffersFor(t, fill, p, false, false)
 	return pl, src, int64(len(dst))
@@ -42,11 +36,7 @@ func TestUnshiftedLogSumExp(t *testing.T) {
 		p := randomProblem(r, 3000)
 		pl, src, db := unshiftedPlan(t, r, p, st)
 		k := compile(t, pl)
-		for _, blk := range []int64{0, 1 + r.Int63n(9)} {
-			got := make([]byte, db)
-			k.RunBlocks(pl, src, got, nil, blk)
-			kerneltest.CheckUnshifted(t, fmt.Sprintf("neon, blocks of %d", blk), pl, p, src, got)
-		}
+		kerneltest.CheckUnshiftedBlocks(t, "neon", k, pl, p, src, db, []int64{0, 1 + r.Int63n(9)})
 		k.Release()
 	}
 }
@@ -62,17 +52,7 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 		for _, sdt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8} {
 			for _, s := range shapes(n, sdt, dtypes.F32, dtypes.F32) {
 				pl, src0, db := unshiftedPlan(t, r, s.p, plan.Unshifted)
-				k := compile(t, pl)
-				for _, after := range []bool{true, false} {
-					fence := kerneltest.NewFence(t, after)
-					src, dst := fence.Place(src0), fence.Place(make([]byte, db))
-					for _, blk := range []int64{0, 3} {
-						k.RunBlocks(pl, src, dst, nil, blk)
-						kerneltest.CheckUnshifted(t, fmt.Sprintf("%s tail %d, blocks of %d", s.name, n, blk), pl, s.p, src, dst)
-					}
-					fence.Free()
-				}
-				k.Release()
+				kerneltest.CheckUnshiftedFenced(t, fmt.Sprintf("%s tail %d: ", s.name, n), targets(t), pl, s.p, src0, db, []int64{0, 3})
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -82,27 +82,16 @@ func TestPostOpSpecials(t *testing.T) {
 					SrcStrides: []int64{1, 0}, Reduce: []bool{false, false}, DstStrides: []int64{B, 1},
 					PostOps: ops,
 				}
-				src := make([]byte, A*int64(p.SrcDT.Size()))
-				for i, v := range specialValues {
-					dtypes.StoreF32(p.SrcDT, src, int64(i), v)
-				}
-				var bins [][]byte
-				b := make([]byte, B*int64(bdt.Size()))
-				for i, v := range specialValues {
-					dtypes.StoreF32(bdt, b, int64(i), v)
-				}
-				bins = [][]byte{b}
+				src := kerneltest.Store(p.SrcDT, specialValues)
+				bins := [][]byte{kerneltest.Store(bdt, specialValues)}
 				dst0 := make([]byte, A*B*int64(p.DstDT.Size()))
-				want, outs := refResult(p, src, dst0, bins)
+				want, outs := kerneltest.Reference(p, src, dst0, bins)
 				pl, err := plan.Canonicalize(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				k := compile(t, pl)
-				got := append([]byte(nil), dst0...)
-				k.RunBlocks(pl, src, got, bins, 0)
-				k.Release()
-				if d := diffNear(p.DstDT, got, want, outs, true, vfn.Tolerance(p.PostOps)); d != "" {
+				got := neon.Run(t, pl, src, dst0, bins)
+				if d := kerneltest.CompareNear(p.DstDT, got, want, outs, false, vfn.Tolerance(p.PostOps)); d != "" {
 					t.Errorf("%v(%v,%v) %v:%v operand %v: %s", c.kind, c.alpha, c.beta, pr[0], pr[1], bdt, d)
 				}
 			}
@@ -136,22 +125,15 @@ func TestConversionSpecials(t *testing.T) {
 			Reduce: []bool{false}, DstStrides: []int64{1},
 			PostOps: []plan.PostOp{{Kind: plan.Add, BinDT: f32, BinStrides: []int64{1}}}}
 		src := make([]byte, n*int64(dt.Size()))
-		b := make([]byte, 4*n)
-		for i, v := range vals {
-			dtypes.StoreF32(f32, b, int64(i), v)
-		}
-		bins := [][]byte{b}
+		bins := [][]byte{kerneltest.Store(f32, vals)}
 		dst0 := make([]byte, n*int64(dt.Size()))
-		want, outs := refResult(p, src, dst0, bins)
+		want, outs := kerneltest.Reference(p, src, dst0, bins)
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := compile(t, pl)
-		got := append([]byte(nil), dst0...)
-		k.RunBlocks(pl, src, got, bins, 0)
-		k.Release()
-		if d := diffResult(dt, got, want, outs, true); d != "" {
+		got := neon.Run(t, pl, src, dst0, bins)
+		if d := kerneltest.CompareExact(dt, got, want, outs, false); d != "" {
 			t.Errorf("conversion to %v: %s", dt, d)
 		}
 	}

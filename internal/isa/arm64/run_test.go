@@ -30,3 +30,14 @@ func compile(t testing.TB, pl *plan.Plan) *kerneltest.Kernel {
 	}
 	return kerneltest.Map(t, b)
 }
+
+// targets is NEON as kerneltest's only target, for the checks shared
+// with package amd64; it skips t unless the binary runs on arm64.
+func targets(t testing.TB) []kerneltest.Target {
+	t.Helper()
+	needARM64(t)
+	return []kerneltest.Target{neon}
+}
+
+// neon is the emitter's target: its kernels, compiled.
+var neon = kerneltest.Target{Name: "neon", Compile: compile}

@@ -37,7 +37,7 @@ func TestVFNSweep(t *testing.T) {
 				t.Fatalf("no program for %v", op.Kind)
 			}
 			p, src := vfn.SweepProblem(op, xs)
-			sweepNEON(t, p, src, func(got []byte) (int64, []string, int) {
+			kerneltest.SweepProblem(t, targets(t), p, src, func(got []byte) (int64, []string, int) {
 				worst, bad, nbad := vfn.CheckSweep(op, xs, got)
 				if d := checkVFNModel(prog, xs, got); d != "" {
 					bad = append(bad, d)
@@ -58,7 +58,7 @@ func TestVFNZeroSigns(t *testing.T) {
 	xs := vfn.SignInputs()
 	for _, op := range vfn.SweepOps() {
 		p, src := vfn.SignProblem(op, xs)
-		sweepNEON(t, p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
+		kerneltest.SweepProblem(t, targets(t), p, src, func(got []byte) (int64, []string, int) { return vfn.CheckSigns(op, xs, got) })
 	}
 }
 
@@ -139,14 +139,6 @@ func TestRandomPrograms(t *testing.T) {
 	t.Cleanup(func() { programFor = vfn.For })
 	vfntest.Check(t, xs, progs, func(prog *vfn.Program) ([]byte, error) {
 		cur = prog
-		b, err := Emit(pl)
-		if err != nil {
-			return nil, err
-		}
-		k := kerneltest.Map(t, b)
-		defer k.Release()
-		got := make([]byte, len(src))
-		k.RunBlocks(pl, src, got, nil, 0)
-		return got, nil
+		return kerneltest.RunIdentity(t, pl, src, Emit)
 	})
 }
