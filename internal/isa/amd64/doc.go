@@ -155,7 +155,7 @@ type Options struct {
 	// memory pipeline differs from Intel's where it was first tuned: the
 	// row sweeps of plans marked FromMemory read at about one 64-byte line
 	// per add's latency, since these cores stream DRAM fastest with few
-	// loads in flight (pacedRows in row.go), long f32 reductions over
+	// loads in flight (Conf.Paced, conf.go), long f32 reductions over
 	// wide rows are taken row by row on AVX-512 too (Covers), row sweeps
 	// leave prefetching to the hardware (rowPrefetch), and AVX-512 bf16
 	// column blocks of any width take pair loads (colBlock).

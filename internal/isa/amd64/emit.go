@@ -34,9 +34,8 @@ func Covers(o Options) kernelshape.Covers {
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}
-	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
-		return rowByRowKind(r, o.Zen) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
-	}
+	t := o.Target()
+	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool { return takesRowByRow(t, sdt, r) }
 	return c
 }
 
@@ -52,7 +51,7 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 		return plan.Code{}, err
 	}
 	var g *gen
-	if speculates(pl, o) {
+	if Choose(pl, o.Target()).NaNFree {
 		g = emitSpeculating(pl, o)
 	}
 	if g == nil {

@@ -192,8 +192,12 @@ func TestRowByRowPrefetch(t *testing.T) {
 		{true, 4, 1 << 20, 1 << 20, 1 << 20}, // no room in L1: rowByRowAhead
 	}
 	for _, c := range cases {
-		g := &gen{zen: c.zen, ssz: c.ssz}
-		if got := g.rowByRowPrefetch(c.rowBytes, c.rb); got != c.want {
+		cf := Conf{tune: intelTuning}
+		if c.zen {
+			cf.tune = zenTuning
+		}
+		cf.f.ssz = c.ssz
+		if got := cf.rowByRowPrefetch(c.rowBytes, c.rb); got != c.want {
 			t.Errorf("zen %v, %d-byte elements: rowByRowPrefetch(%d, %d) = %d, want %d", c.zen, c.ssz, c.rowBytes, c.rb, got, c.want)
 		}
 	}
@@ -212,7 +216,7 @@ func TestRowByRowAhead(t *testing.T) {
 		{8192, math.MaxInt32, 0},
 	}
 	for _, c := range cases {
-		if got := rowByRowAhead(c.rowBytes, c.rb); got != c.want {
+		if got := intelTuning.rowByRowAhead(c.rowBytes, c.rb); got != c.want {
 			t.Errorf("rowByRowAhead(%d, %d) = %d, want %d", c.rowBytes, c.rb, got, c.want)
 		}
 	}

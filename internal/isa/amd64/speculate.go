@@ -29,7 +29,7 @@ import (
 //   - then the exact code, the same kernel as without speculation.
 //
 // In AVX-512 kernels of f32 plans read from memory on Zen cores
-// (watchesNaN) each src vector is added into a watch accumulator, Z30,
+// (Conf.Watch) each src vector is added into a watch accumulator, Z30,
 // instead (rangeWatched): the sum of the src is NaN when a NaN is in
 // it, and a sum that found both infinities is too, which costs that call
 // its exact run and nothing else. Their row sweeps (pacedRows: one
@@ -92,22 +92,6 @@ const (
 	yPending = 11
 )
 
-// speculates reports whether pl is emitted as NaN-free code followed by
-// exact code under options o.
-func speculates(pl *plan.Plan, o Options) bool {
-	if pl.HasDstOperand() {
-		return false
-	}
-	c := pl.Reduction.Combine
-	if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
-		// Its rows and column blocks are exact as words (words.go), and
-		// AVX2's NaN-free code has too few registers to take them so.
-		// Row-by-row plans combine into partials in memory, not as words.
-		return false
-	}
-	return c == plan.CombineMax || o.AVX512 && c == plan.CombineMin
-}
-
 // emitSpeculating generates pl as NaN-free code followed by the exact code
 // for the same plan. The exact code is left out when the NaN-free code
 // returns without a test (a plan with nothing to compute). It returns
@@ -118,7 +102,7 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	g.nanFree = true
 	if o.AVX512 {
 		g.kLast, g.tmpHi = kCheck-1, rPending
-		if g.watchesNaN() {
+		if g.conf.Watch {
 			g.watch, g.tmpHi = true, rWatch
 		}
 	} else {
@@ -144,17 +128,6 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 	}
 	g.usesTotals = g.usesTotals || e.usesTotals
 	return g
-}
-
-// watchesNaN reports whether NaN-free AVX-512 code checks its whole f32
-// src vectors by a watch sum (rangeWatched) instead of compares in pairs:
-// in plans whose row sweeps are paced to memory (pacedRows), and in the
-// column blocks of such plans too (GAP over NHWC from DRAM ran faster
-// so), but not in row-by-row plans (8x512x4096 over axis 1 ran slower
-// with the sum at one thread; docs/PERFORMANCE-log.md, "Max and min rows
-// paced to memory").
-func (g *gen) watchesNaN() bool {
-	return g.avx512 && g.pacedRows() && !g.pl.RowByRow
 }
 
 // nanFreePrologue starts NaN-free code: no NaN seen yet, and the

@@ -388,12 +388,12 @@ func TestNaNFreeCoverage(t *testing.T) {
 							pl.FromMemory = o.Zen
 							if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
 								// Exact as words; AVX2 does not speculate.
-								if speculates(pl, o) {
+								if Choose(pl, o.Target()).NaNFree {
 									t.Errorf("%+v %v of %v %v: AVX2 speculates on a plan taken as words", o, alg, sdt, c)
 								}
 								continue
 							}
-							if !speculates(pl, o) || emitSpeculating(pl, o) == nil {
+							if !Choose(pl, o.Target()).NaNFree || emitSpeculating(pl, o) == nil {
 								t.Errorf("%+v %v %v of %v %v, columns %v: no NaN-free code", o, alg, tr, sdt, c, colsFirst)
 							}
 						}

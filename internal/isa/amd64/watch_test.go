@@ -16,7 +16,7 @@ import (
 // n f32 elements (pad elements apart more than n), outer rows or, with
 // nested, an outer reduced loop too, which cuts each output's src into
 // several row sweeps; or, with columns, the columns of [n, rows], which
-// the gate of the watch sum (watchesNaN) lets take it too.
+// the gate of the watch sum (Conf.Watch) lets take it too.
 type watchShape struct {
 	rows, n, pad int64
 	nested       bool
