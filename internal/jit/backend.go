@@ -22,8 +22,7 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 		if runtime.GOARCH != "amd64" {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
-		f := cpuFeatures()
-		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen})
+		return amd64.Emit(pl, amd64Options(isa))
 	case NEON:
 		if runtime.GOARCH != "arm64" {
 			return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
@@ -31,6 +30,26 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 		return arm64.Emit(pl)
 	}
 	return plan.Code{}, graph.Errorf(graph.Unimplemented, "jit: no emitter for ISA %s", isa)
+}
+
+// amd64Options are the emitter options of isa (AVX512 or AVX2) on this
+// machine's cores.
+func amd64Options(isa ISA) amd64.Options {
+	f := cpuFeatures()
+	return amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen}
+}
+
+// confOf is the configuration the emitter of isa chooses for pl, in its
+// one-line form (GDNN_VERBOSE=2), or "" for the interpreter. The
+// choosers are pure, so this is what emit lowered.
+func confOf(pl *plan.Plan, isa ISA) string {
+	switch isa {
+	case AVX512, AVX2:
+		return amd64.Choose(pl, amd64Options(isa).Target()).String()
+	case NEON:
+		return arm64.Choose(pl).String()
+	}
+	return ""
 }
 
 // coversOf returns what the emitter of isa declares it covers. The
@@ -81,6 +100,7 @@ func build(pl *plan.Plan, isa ISA) (*entry, error) {
 		return e, nil
 	}
 	e.code, e.impl, e.bytes = c, "jit:"+isa.String(), pageBytes(c.Len())
+	e.conf = confOf(pl, isa)
 	e.long = code.Totals
 	return e, nil
 }

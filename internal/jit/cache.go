@@ -44,6 +44,7 @@ type entry struct {
 	long  bool          // the code keeps running totals: call it with a LongArgs
 	impl  string        // "jit:avx512", ..., or "interp"
 	why   string        // why the interpreter, else ""
+	conf  string        // the emitter's configuration of the code (Conf.String), else ""
 	bytes int64         // executable bytes accounted (whole pages)
 	state atomic.Int64  // runs holding the entry | evictedBit
 	used  atomic.Bool   // run since it last reached the back of the LRU list (see trimLocked)

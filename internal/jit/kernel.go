@@ -114,6 +114,9 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 			}
 			line := "gdnn_verbose,compile_sub,cpu,reduction," + e.impl + "," + sub.String() +
 				",code:" + itoa(int64(e.code.Len())) + "B cache:" + state
+			if e.conf != "" {
+				line += ",conf:" + e.conf
+			}
 			if e.why != "" {
 				line += ",fallback: " + e.why
 			}

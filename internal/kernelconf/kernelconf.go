@@ -55,7 +55,14 @@ type Target struct {
 	Family Family
 }
 
-func (t Target) String() string { return t.ISA.String() + "/" + t.Family.String() }
+// String is the ISA and, on amd64, the family ("avx512/zen"): no NEON
+// family is tuned apart.
+func (t Target) String() string {
+	if t.ISA == NEON {
+		return t.ISA.String()
+	}
+	return t.ISA.String() + "/" + t.Family.String()
+}
 
 // Shape is the kernel shape a plan is lowered to.
 type Shape uint8

@@ -599,8 +599,8 @@ func (c Conf) String() string {
 		add(true, "u=%d", c.RowU)
 		add(c.Paced, "paced")
 		add(c.Group > 1 && c.GroupPrefetch, "pf-group=%d", c.tune.pfAhead)
-		add(c.Shape == kernelconf.Row && c.RowPrefetch, "pf-row=%d", c.tune.rowAhead)
-		add(c.Shape == kernelconf.Row && c.Streams > 1, "streams=%d", c.Streams)
+		add(c.Shape == kernelconf.Row && c.Group == 1 && c.RowPrefetch, "pf-row=%d", c.tune.rowAhead)
+		add(c.Shape == kernelconf.Row && c.Group == 1 && c.Streams > 1, "streams=%d", c.Streams)
 		add(c.SADRows, "sad")
 	case kernelconf.Column, kernelconf.FlatColumn:
 		add(c.OuterGroup >= 2, "outer=%d", c.OuterGroup)
