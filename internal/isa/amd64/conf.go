@@ -598,7 +598,7 @@ func (c Conf) String() string {
 		add(c.Group > 1 && c.PackSkip > 0 && c.PairPacked, "pair-packed")
 		add(true, "u=%d", c.RowU)
 		add(c.Paced, "paced")
-		add(c.Group > 1 && c.GroupPrefetch, "pf-group=%d", c.tune.pfAhead)
+		add(c.Group > 1 && !c.Gather && c.GroupPrefetch, "pf-group=%d", c.tune.pfAhead)
 		add(c.Shape == kernelconf.Row && c.Group == 1 && c.RowPrefetch, "pf-row=%d", c.tune.rowAhead)
 		add(c.Shape == kernelconf.Row && c.Group == 1 && c.Streams > 1, "streams=%d", c.Streams)
 		add(c.SADRows, "sad")
