@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -173,7 +174,7 @@ func (c *cache) trimLocked() []*entry {
 // that compiles of different plans overlap; when two goroutines build the
 // same key, the first insert wins and the loser's copy is freed. hit
 // reports whether the entry was found.
-func (c *cache) acquire(pl *plan.Plan, key string, isa ISA) (e *entry, hit bool, err error) {
+func (c *cache) acquire(pl *plan.Plan, h kernelconf.Hints, key string, isa ISA) (e *entry, hit bool, err error) {
 	k := cacheKey{key, isa}
 	c.mu.Lock()
 	if e := c.m[k]; e != nil {
@@ -186,7 +187,7 @@ func (c *cache) acquire(pl *plan.Plan, key string, isa ISA) (e *entry, hit bool,
 	c.stats.Misses++
 	c.mu.Unlock()
 
-	e, err = build(pl, isa)
+	e, err = build(pl, h, isa)
 	if err != nil {
 		return nil, false, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -48,7 +49,7 @@ type codeConfig struct {
 	name string
 	isa  ISA
 	cov  kernelshape.Covers
-	emit func(*plan.Plan) (plan.Code, error)
+	emit func(*plan.Plan, kernelconf.Hints) (plan.Code, error)
 }
 
 func codeConfigs() []codeConfig {
@@ -57,7 +58,7 @@ func codeConfigs() []codeConfig {
 		if o.AVX512 {
 			isa = AVX512
 		}
-		return codeConfig{name, isa, amd64.Covers(o), func(pl *plan.Plan) (plan.Code, error) { return amd64.Emit(pl, o) }}
+		return codeConfig{name, isa, amd64.Covers(o), func(pl *plan.Plan, h kernelconf.Hints) (plan.Code, error) { return amd64.EmitHinted(pl, h, o) }}
 	}
 	return []codeConfig{
 		x86("avx512-bf16-zen", amd64.Options{AVX512: true, BF16: true, Zen: true}),
@@ -66,7 +67,7 @@ func codeConfigs() []codeConfig {
 		x86("avx512", amd64.Options{AVX512: true}),
 		x86("avx2-zen", amd64.Options{Zen: true}),
 		x86("avx2", amd64.Options{}),
-		{"neon", NEON, arm64.Covers, arm64.Emit},
+		{"neon", NEON, arm64.Covers, func(pl *plan.Plan, _ kernelconf.Hints) (plan.Code, error) { return arm64.Emit(pl) }},
 	}
 }
 
@@ -160,16 +161,16 @@ func hashProblemCode(t *testing.T, h hash.Hash, c codeConfig, p *plan.Problem, b
 	}
 	fmt.Fprintf(h, "split %s phases %d\n", d.split, len(d.phases))
 	codeSplits[d.split]++
-	for _, sub := range d.plans {
-		if sub.FromMemory {
+	for _, h := range d.hints {
+		if h.FromMemory {
 			codeSplits["from memory"]++
 			break
 		}
 	}
-	for _, sub := range d.plans {
+	for i, sub := range d.plans {
 		// The plan's key is not hashed: its spelling may change while the
 		// code does not.
-		code, err := c.emit(sub)
+		code, err := c.emit(sub, d.hints[i])
 		if err != nil {
 			if !errors.Is(err, graph.Unimplemented) {
 				t.Fatalf("%s: %s: %v", c.name, sub.Key(), err)

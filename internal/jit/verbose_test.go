@@ -98,7 +98,7 @@ func TestVerboseConf(t *testing.T) {
 			}
 			continue
 		}
-		want := confOf(u.pl, k.isa)
+		want := confOf(u.pl, u.hints, k.isa)
 		if !strings.Contains(subs[i], ",conf:"+want) {
 			t.Errorf("compile_sub line %q lacks conf %q", subs[i], want)
 		}

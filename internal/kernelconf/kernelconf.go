@@ -91,3 +91,55 @@ func (s Shape) String() string {
 	}
 	return "shape?"
 }
+
+// Hints are what the runtime knows of a plan's place in a problem that
+// the plan, a pure description of one kernel's loops, does not say. The
+// runtime passes them to the emitter with the plan; they change how the
+// kernel reads, never what it computes, and a kernel's cache key
+// includes them (Key).
+type Hints struct {
+	// RowByRow asks for the rows of a column plan to be reduced one
+	// after the other into the f32 dst, as an accumulator row, instead
+	// of in blocks of columns held in registers down all the rows. The
+	// runtime sets it on stage-1 plans of long reductions over wide,
+	// contiguous rows in a large src, which are read best as one stream
+	// (rowByRow in internal/jit/decompose.go). Each output still takes
+	// its rows in order, in one chain; the interpreter and emitters
+	// without the form ignore it, and emitters take it only where the
+	// plan has the shape the form needs.
+	RowByRow bool
+	// FromMemory says the plan is part of a problem whose src is too
+	// large for the caches, so that its loads are served by DRAM (the
+	// runtime sets it on every sub-plan of a problem reading at least 32
+	// MiB of src). An emitter may then read at the pace the memory
+	// serves best (amd64 on Zen cores paces its row sweeps): that changes
+	// the order of a sum's adds, not what is summed, and it is in the
+	// key, so results still do not depend on the thread count.
+	FromMemory bool
+}
+
+// Key is the hints' part of a kernel's cache key, appended to the plan's
+// (plan.Plan.Key).
+func (h Hints) Key() string {
+	s := ""
+	if h.RowByRow {
+		s += ";rowbyrow"
+	}
+	if h.FromMemory {
+		s += ";mem"
+	}
+	return s
+}
+
+// String is the hints for verbose output: " rowbyrow", " frommemory",
+// both or "".
+func (h Hints) String() string {
+	s := ""
+	if h.RowByRow {
+		s += " rowbyrow"
+	}
+	if h.FromMemory {
+		s += " frommemory"
+	}
+	return s
+}

@@ -40,6 +40,7 @@ func (o Options) Target() kernelconf.Target {
 // that a shape does not read keep their zero values.
 type Conf struct {
 	Target kernelconf.Target
+	Hints  kernelconf.Hints // the runtime's, which the choices weigh
 	Shape  kernelconf.Shape
 
 	// NaNFree: a max or min kernel is emitted twice, NaN-free code first
@@ -103,10 +104,11 @@ func (f *facts) plainProduct() bool {
 	return f.red.Combine == plan.CombineMul && f.red.Transform == plan.TransformNone
 }
 
-// Choose returns the configuration of pl's kernel on target t. It is
-// pure: the same plan and target give the same Conf.
-func Choose(pl *plan.Plan, t kernelconf.Target) Conf {
-	c := Conf{Target: t, tune: tuningOf(t.Family)}
+// Choose returns the configuration of pl's kernel on target t, under
+// the runtime's hints h. It is pure: the same plan, hints and target
+// give the same Conf.
+func Choose(pl *plan.Plan, h kernelconf.Hints, t kernelconf.Target) Conf {
+	c := Conf{Target: t, Hints: h, tune: tuningOf(t.Family)}
 	f := &c.f
 	f.pl = pl
 	f.avx512 = t.ISA == kernelconf.AVX512 || t.ISA == kernelconf.AVX512BF16
@@ -123,14 +125,14 @@ func Choose(pl *plan.Plan, t kernelconf.Target) Conf {
 	f.add = f.red.Combine == plan.CombineAdd
 	f.lay = kernelshape.LayoutOf(pl)
 
-	c.NaNFree = speculates(pl, f.avx512)
+	c.NaNFree = speculates(pl, h, f.avx512)
 	c.Words = wordsKind(f.sdt, f.red)
 	c.BF16Pairs = c.bf16Pairs()
 	c.SADRows = f.plainSum() && f.sdt.IsInt8()
 	c.AbsMask = f.sdt == dtypes.F32 && f.add && f.red.Transform == plan.TransformAbs
 	c.AbsMaskCols = c.AbsMask && f.avx512
 	c.Paced = c.pacedRows()
-	c.Watch = f.avx512 && c.Paced && !pl.RowByRow
+	c.Watch = f.avx512 && c.Paced && !h.RowByRow
 	c.RowAcc = c.tune.rowAccumulators
 	if c.Paced {
 		c.RowAcc = 64 / (f.V * 4) // one line per add's latency
@@ -155,12 +157,12 @@ func Choose(pl *plan.Plan, t kernelconf.Target) Conf {
 // exact code: max kernels, and min kernels on AVX-512, unless an
 // operand may be dst itself (the exact run would read what the first
 // overwrote).
-func speculates(pl *plan.Plan, avx512 bool) bool {
+func speculates(pl *plan.Plan, h kernelconf.Hints, avx512 bool) bool {
 	if pl.HasDstOperand() {
 		return false
 	}
 	c := pl.Reduction.Combine
-	if !avx512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
+	if !avx512 && wordsKind(pl.SrcDT, pl.Reduction) && !h.RowByRow {
 		// Its rows and column blocks are exact as words (words.go), and
 		// AVX2's NaN-free code has too few registers to take them so.
 		// Row-by-row plans combine into partials in memory, not as words.
@@ -188,11 +190,11 @@ func (c *Conf) bf16Pairs() bool {
 }
 
 // pacedRows reports whether row sweeps read at the pace of their adds
-// (tuning.pacedRows): f32 src read from DRAM (plan.FromMemory), but not
+// (tuning.pacedRows): f32 src read from DRAM (Hints.FromMemory), but not
 // log-sum-exp's exp, which its arithmetic bounds, not memory.
 func (c *Conf) pacedRows() bool {
 	f := &c.f
-	return c.tune.pacedRows && f.pl.FromMemory && f.sdt == dtypes.F32 && f.red.Transform != plan.TransformExp
+	return c.tune.pacedRows && c.Hints.FromMemory && f.sdt == dtypes.F32 && f.red.Transform != plan.TransformExp
 }
 
 // rowPrefetch reports whether single outputs' row loops prefetch
@@ -336,7 +338,7 @@ func (c *Conf) chooseColumn() {
 	pl, red, zeroSum := f.pl, f.lay.Reduced, f.lay.ZeroSum
 	n := len(red)
 	W := pl.Inner.Size
-	if pl.RowByRow && !zeroSum && len(f.lay.Kept) == 0 && n == 1 &&
+	if c.Hints.RowByRow && !zeroSum && len(f.lay.Kept) == 0 && n == 1 &&
 		pl.Stage&plan.SkipFinalize != 0 && rowByRowKind(f.red, c.tune) && pl.Inner.DstStride == 1 {
 		// The plan asks to be reduced row by row and has the shape that
 		// needs: no kept loops around the outputs, one reduced loop that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vfn"
 )
@@ -22,14 +23,13 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 }
 
 // checkProblemPaced is checkProblem; with paced, the plan is marked
-// plan.FromMemory and compiled with Options.Zen.
+// read from memory (Hints.FromMemory) and compiled with Options.Zen.
 func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, paced bool) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
-	pl.FromMemory = paced
 	src, dst0, bins := buffers(t, r, p, specials)
 	want, written := reference(p, src, dst0, bins)
 
@@ -44,7 +44,7 @@ func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, pa
 	}
 	for _, isa := range isas(t) {
 		isa.o.Zen = paced
-		k := compile(t, pl, isa.o)
+		k := compileHinted(t, pl, kernelconf.Hints{FromMemory: paced}, isa.o)
 		blocks := []int64{0}
 		if len(pl.Outer) > 0 && pl.Outer[0].Size > 1 {
 			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -100,12 +101,15 @@ func (g *gen) fail(err error) {
 	}
 }
 
-// newGen prepares the generator for pl under options o.
-func newGen(pl *plan.Plan, o Options) *gen { return newGenOn(newAsm(), pl, o) }
+// newGen prepares the generator for pl under options o, with no hints.
+func newGen(pl *plan.Plan, o Options) *gen {
+	return newGenConf(newAsm(), pl, Choose(pl, kernelconf.Hints{}, o.Target()))
+}
 
-// newGenOn prepares a generator for pl under options o that appends to a.
-func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
-	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, pl: pl, conf: Choose(pl, o.Target())}
+// newGenConf prepares a generator that lowers configuration c of pl and
+// appends to a.
+func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
+	g := &gen{asm: a, avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16, pl: pl, conf: c}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext, g.kLast = 1, 5

@@ -182,7 +182,7 @@ func TestUnshiftedLogSumExpRowByRow(t *testing.T) {
 						for _, isa := range isas(t) {
 							o := isa.o
 							o.Zen = true
-							k := compile(t, pl, o)
+							k := compileHinted(t, pl, byRow, o)
 							k.RunBlocks(pl, src, dst, nil, 0)
 							k.Release()
 							what := fmt.Sprintf("%v rows %d of %d, stride %d, %s, zen, guard at end %v", sdt, rows, w, stride, isa.name, atEnd)

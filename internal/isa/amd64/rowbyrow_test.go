@@ -13,9 +13,10 @@ import (
 )
 
 // rowByRowPlan is a stage-1 plan as the runtime makes for row-by-row
-// sums: rows rows of w lanes, stride apart, summed into w f32 lanes.
+// sums (emitted with byRow): rows rows of w lanes, stride apart, summed
+// into w f32 lanes.
 func rowByRowPlan(sdt dtypes.DataType, rows, stride, w int64) *plan.Plan {
-	return &plan.Plan{Stage: plan.SkipFinalize, SrcDT: sdt, DstDT: dtypes.F32, Div: 1, RowByRow: true, N: rows, Outputs: w,
+	return &plan.Plan{Stage: plan.SkipFinalize, SrcDT: sdt, DstDT: dtypes.F32, Div: 1, N: rows, Outputs: w,
 		Reduced:  []plan.Loop{{Size: rows, SrcStride: stride}},
 		HasInner: true, Inner: plan.Loop{Size: w, SrcStride: 1, DstStride: 1}}
 }
@@ -99,7 +100,7 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 			for i := range dst {
 				dst[i] = 0xA5
 			}
-			k := compile(t, pl, isa.o)
+			k := compileHinted(t, pl, byRow, isa.o)
 			k.RunBlocks(pl, src, dst, nil, 0)
 			k.Release()
 			if d := compareExact(dtypes.F32, dst, want, written, false); d != "" {
@@ -155,8 +156,7 @@ func TestRowByRowChoice(t *testing.T) {
 			marked := base()
 			c.edit(marked)
 			plain := marked.Clone()
-			plain.RowByRow = false
-			a, err := Emit(marked, o)
+			a, err := EmitHinted(marked, byRow, o)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}

@@ -32,10 +32,10 @@ import (
 // (Conf.Watch) each src vector is added into a watch accumulator, Z30,
 // instead (rangeWatched): the sum of the src is NaN when a NaN is in
 // it, and a sum that found both infinities is too, which costs that call
-// its exact run and nothing else. Their row sweeps (pacedRows: one
+// its exact run and nothing else. Their row sweeps (Conf.Paced: one
 // accumulator, one vector per iteration) have no second vector to pair
-// a compare with, and a compare and a KORW per vector made them run
-// slower from DRAM than the sum of the same bytes.
+// a compare with, and a compare and a KORW per vector cost them their
+// pace (docs/PERFORMANCE-log.md, "Max and min rows paced to memory").
 //
 // VMAXPS also returns its second source when both are zeros, so AVX2's
 // NaN-free max can give -0 where +0 is right; it never gives +0 where -0
@@ -97,10 +97,10 @@ const (
 // returns without a test (a plan with nothing to compute). It returns
 // nil when the NaN-free code cannot be generated (it has fewer
 // registers): then the exact code alone is the kernel.
-func emitSpeculating(pl *plan.Plan, o Options) *gen {
-	g := newGen(pl, o)
+func emitSpeculating(pl *plan.Plan, c Conf) *gen {
+	g := newGenConf(newAsm(), pl, c)
 	g.nanFree = true
-	if o.AVX512 {
+	if g.avx512 {
 		g.kLast, g.tmpHi = kCheck-1, rPending
 		if g.conf.Watch {
 			g.watch, g.tmpHi = true, rWatch
@@ -116,12 +116,12 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 		return g
 	}
 	g.Place(g.exact)
-	if o.AVX512 {
+	if g.avx512 {
 		g.op(x86.AKMOVQ, kreg(kArgs), reg(rDI))
 	} else {
 		g.op(x86.AVMOVQ, g.xr(yArgs), reg(rDI))
 	}
-	e := newGenOn(g.asm, pl, o)
+	e := newGenConf(g.asm, pl, c)
 	kernelshape.Generate(pl, e)
 	if e.err != nil {
 		g.fail(e.err)

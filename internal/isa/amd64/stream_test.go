@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -183,7 +184,7 @@ func TestWidePairBlocks(t *testing.T) {
 			if !c.o.AVX512 {
 				want = 4
 			}
-			if Choose(pl, c.o.Target()).NaNFree {
+			if Choose(pl, kernelconf.Hints{}, c.o.Target()).NaNFree {
 				want *= 2 // the NaN-free code and the exact code
 			}
 			if words != want {
