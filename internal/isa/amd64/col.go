@@ -286,12 +286,10 @@ func (g *gen) splitPair(pc pairConsts, e, o int, src obj.Addr) {
 // there is one), clobbering e and o. A plain sum's odd add is
 // VFMADD231PS by 1.0: o*1 is exact, so it rounds as VADDPS does, bit for
 // bit, but it issues on the FMA pipes, beside the even add on the add
-// pipes. Pair sums are short of add pipes, not of loads: bf16 sums in L2
-// (1 thread, [262144] and [256, 1024] over rows) ran faster so, on
-// AVX-512 and AVX2; sums from L3 or DRAM ran as before
-// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
-// (moved from code comments)"). NaN-free max and min (speculate.go)
-// check both halves with one compare.
+// pipes: pair sums in L2 are short of add pipes, not of loads
+// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices":
+// "bf16 pair sums' odd add as an FMA by 1.0"). NaN-free max and min
+// (speculate.go) check both halves with one compare.
 func (g *gen) combineHalves(pc pairConsts, even, odd, e, o int) {
 	if g.plainSum() {
 		g.vadd(even, e)
