@@ -50,8 +50,10 @@ type Conf struct {
 	// Words: 16-bit max and min are taken as words (words.go).
 	Words bool
 	// BF16Pairs: bf16 src is taken a pair load at a time (rowPairs,
-	// combinePair).
-	BF16Pairs bool
+	// combinePair). PairTail: a row's last V+1 to 2V-1 elements are one
+	// masked pair load (AVX-512), whose zeros past the row only a sum's
+	// identity allows (not exp's: exp(0) is 1).
+	BF16Pairs, PairTail bool
 	// SADRows: single outputs' 8-bit rows are summed by VPSADBW (sadrow.go).
 	SADRows bool
 	// AbsMask: an f32 L1 sum takes each whole vector's |x| from memory in
@@ -128,6 +130,7 @@ func Choose(pl *plan.Plan, h kernelconf.Hints, t kernelconf.Target) Conf {
 	c.NaNFree = speculates(pl, h, f.avx512)
 	c.Words = wordsKind(f.sdt, f.red)
 	c.BF16Pairs = c.bf16Pairs()
+	c.PairTail = c.BF16Pairs && f.avx512 && f.add && f.red.Transform != plan.TransformExp
 	c.SADRows = f.plainSum() && f.sdt.IsInt8()
 	c.AbsMask = f.sdt == dtypes.F32 && f.add && f.red.Transform == plan.TransformAbs
 	c.AbsMaskCols = c.AbsMask && f.avx512

@@ -411,7 +411,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	iters := rk / V2 / int64(Up)
 	done := iters * int64(Up) * V2
 	last := 0 // elements of the masked pair, or 0
-	if rest := rk - done; g.avx512 && g.zeroIsIdentity() && rest > int64(g.V) && rest < V2 {
+	if rest := rk - done; g.conf.PairTail && rest > int64(g.V) && rest < V2 {
 		last = int(rest)
 	}
 	if iters == 0 && last == 0 {
