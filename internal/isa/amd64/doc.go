@@ -138,8 +138,12 @@
 //     and column blocks of one masked vector over rows less than a line
 //     apart), which the hardware prefetchers do not follow, and 16-bit
 //     rows in calls of 512 KiB or more, which read from L3 and DRAM far
-//     slower than f32 rows without it (TestPrefetchChoice lists the
+//     slower than f32 rows without it (TestChoose tables the
 //     cases).
+//
+// Every such choice is made before a byte is emitted: Choose (conf.go)
+// turns a plan, the runtime's hints and the target into a Conf, weighing
+// the core family's figures (tuning.go), and the shapes lower the Conf.
 package amd64
 
 // Options selects the instruction set the code may use.
