@@ -8,22 +8,22 @@ import (
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
-// emit turns pl into machine code for isa. It is the one place that maps
+// emit turns pl, with the runtime's hints h, into machine code for isa. It is the one place that maps
 // an ISA to an emitter: the emitters are plain packages that know nothing
 // of this runtime, and nothing registers itself at init time.
-func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
+func emit(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 	switch isa {
 	case AVX512, AVX2:
 		if runtime.GOARCH != "amd64" {
 			return plan.Code{}, status.Errorf(status.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
 		}
-		f := cpuFeatures()
-		return amd64.Emit(pl, amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen})
+		return amd64.EmitHinted(pl, h, amd64Options(isa))
 	case NEON:
 		if runtime.GOARCH != "arm64" {
 			return plan.Code{}, status.Errorf(status.Unimplemented, "jit: %s code cannot run on GOARCH %s", isa, runtime.GOARCH)
@@ -31,6 +31,26 @@ func emit(pl *plan.Plan, isa ISA) (plan.Code, error) {
 		return arm64.Emit(pl)
 	}
 	return plan.Code{}, status.Errorf(status.Unimplemented, "jit: no emitter for ISA %s", isa)
+}
+
+// amd64Options are the emitter options of isa (AVX512 or AVX2) on this
+// machine's cores.
+func amd64Options(isa ISA) amd64.Options {
+	f := cpuFeatures()
+	return amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen}
+}
+
+// confOf is the configuration the emitter of isa chooses for pl and h, in its
+// one-line form (GDNN_VERBOSE=2), or "" for the interpreter. The
+// choosers are pure, so this is what emit lowered.
+func confOf(pl *plan.Plan, h kernelconf.Hints, isa ISA) string {
+	switch isa {
+	case AVX512, AVX2:
+		return amd64.Choose(pl, h, amd64Options(isa).Target()).String()
+	case NEON:
+		return arm64.Choose(pl).String()
+	}
+	return ""
 }
 
 // coversOf returns what the emitter of isa declares it covers. The
@@ -56,18 +76,18 @@ var coverage = coversOf
 // code cannot be mapped) independently of what the real emitters cover.
 var emitter = emit
 
-// build compiles pl for isa into a fresh, uncached entry. Anything that
+// build compiles pl, with hints h, for isa into a fresh, uncached entry. Anything that
 // stops the JIT and is not the plan's fault (no JIT ISA, the emitter does
 // not cover the plan, executable memory refused) gives an interpreter
 // entry that says why; only an emitter error of another status (a plan
 // the emitter finds malformed) is returned.
-func build(pl *plan.Plan, isa ISA) (*entry, error) {
+func build(pl *plan.Plan, h kernelconf.Hints, isa ISA) (*entry, error) {
 	e := &entry{pl: pl, impl: "interp"}
 	if isa == None {
 		e.why = noJITReason()
 		return e, nil
 	}
-	code, err := emitter(pl, isa)
+	code, err := emitter(pl, h, isa)
 	if err != nil {
 		if errors.Is(err, status.Unimplemented) {
 			e.why = fmt.Sprintf("%s emitter: %v", isa, err)
@@ -81,6 +101,7 @@ func build(pl *plan.Plan, isa ISA) (*entry, error) {
 		return e, nil
 	}
 	e.code, e.impl, e.bytes = c, "jit:"+isa.String(), pageBytes(c.Len())
+	e.conf = confOf(pl, h, isa)
 	e.long = code.Totals
 	return e, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -44,6 +45,7 @@ type entry struct {
 	long  bool          // the code keeps running totals: call it with a LongArgs
 	impl  string        // "jit:avx512", ..., or "interp"
 	why   string        // why the interpreter, else ""
+	conf  string        // the emitter's configuration of the code (Conf.String), else ""
 	bytes int64         // executable bytes accounted (whole pages)
 	state atomic.Int64  // runs holding the entry | evictedBit
 	used  atomic.Bool   // run since it last reached the back of the LRU list (see trimLocked)
@@ -172,7 +174,7 @@ func (c *cache) trimLocked() []*entry {
 // that compiles of different plans overlap; when two goroutines build the
 // same key, the first insert wins and the loser's copy is freed. hit
 // reports whether the entry was found.
-func (c *cache) acquire(pl *plan.Plan, key string, isa ISA) (e *entry, hit bool, err error) {
+func (c *cache) acquire(pl *plan.Plan, h kernelconf.Hints, key string, isa ISA) (e *entry, hit bool, err error) {
 	k := cacheKey{key, isa}
 	c.mu.Lock()
 	if e := c.m[k]; e != nil {
@@ -185,7 +187,7 @@ func (c *cache) acquire(pl *plan.Plan, key string, isa ISA) (e *entry, hit bool,
 	c.stats.Misses++
 	c.mu.Unlock()
 
-	e, err = build(pl, isa)
+	e, err = build(pl, h, isa)
 	if err != nil {
 		return nil, false, err
 	}

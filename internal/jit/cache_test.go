@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -36,7 +37,7 @@ func retCode(n int) []byte {
 
 // withEmitter substitutes the emitter for the test and empties the cache
 // around it, so its kernels reach no other test.
-func withEmitter(t *testing.T, f func(*plan.Plan, ISA) (plan.Code, error)) {
+func withEmitter(t *testing.T, f func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error)) {
 	freshCache(t)
 	old := emitter
 	emitter = f
@@ -86,7 +87,7 @@ func compileOK(t *testing.T, pl *plan.Plan) *Kernel {
 
 func TestCacheHitMissAndEntryBound(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
 	prevE, prevB := SetCacheCapacity(2, 1<<30)
 	defer SetCacheCapacity(prevE, prevB)
 	page := int64(os.Getpagesize())
@@ -130,7 +131,7 @@ func TestCacheHitMissAndEntryBound(t *testing.T) {
 // up for eviction, and the next least recent goes instead.
 func TestRunGivesASecondChance(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
 	prevE, prevB := SetCacheCapacity(2, 1<<30)
 	defer SetCacheCapacity(prevE, prevB)
 	a := compileOK(t, rowPlan(t, 2, 3))
@@ -155,7 +156,7 @@ func TestRunGivesASecondChance(t *testing.T) {
 // RuntimeError instead of leaving dst unwritten.
 func TestReleasedCodeIsAnError(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: retCode(64)}, nil })
 	k := compileOK(t, rowPlan(t, 2, 3))
 	if err := k.units[0].e.Load().code.Release(); err != nil {
 		t.Fatal(err)
@@ -168,7 +169,9 @@ func TestReleasedCodeIsAnError(t *testing.T) {
 func TestCacheByteBound(t *testing.T) {
 	requireJIT(t)
 	page := int64(os.Getpagesize())
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(int(page) + 1)}, nil }) // two pages each
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) {
+		return plan.Code{Text: retCode(int(page) + 1)}, nil
+	}) // two pages each
 	prevE, prevB := SetCacheCapacity(100, 5*page)
 	defer SetCacheCapacity(prevE, prevB)
 	m0 := execmem.MappedBytes()
@@ -197,7 +200,7 @@ func TestCacheByteBound(t *testing.T) {
 // compiles it again on its next Run.
 func TestEvictionWaitsForRuns(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
 	page := int64(os.Getpagesize())
 	k := compileOK(t, rowPlan(t, 3, 7))
 	m0 := execmem.MappedBytes()
@@ -287,7 +290,7 @@ func TestFallbackISACappedToNone(t *testing.T) {
 
 func TestFallbackEmitterUnimplemented(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(pl *plan.Plan, isa ISA) (plan.Code, error) {
+	withEmitter(t, func(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 		return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter covers no plan")
 	})
 	fallbackCase(t, "test emitter covers no plan")
@@ -297,7 +300,7 @@ func TestFallbackExecMemRefused(t *testing.T) {
 	requireJIT(t)
 	// The substitute code would compute nothing: a right result proves it
 	// never ran and the interpreter did.
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: retCode(16)}, nil })
 	defer execmem.SetFailHook(func(op string) error {
 		if op == "mprotect" {
 			return errors.New("PROT_EXEC forbidden by policy")
@@ -309,7 +312,7 @@ func TestFallbackExecMemRefused(t *testing.T) {
 
 func TestEmitterErrorIsReturned(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) {
 		return plan.Code{}, status.Errorf(status.InvalidArguments, "test emitter rejects the plan")
 	})
 	_, err := Compile(rowPlan(t, 2, 2))
@@ -342,7 +345,7 @@ func faultCode() []byte {
 // worker pool: Run must return a RuntimeError and the process live on.
 func TestKernelFaultIsAnError(t *testing.T) {
 	requireJIT(t)
-	withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) { return plan.Code{Text: faultCode()}, nil })
+	withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) { return plan.Code{Text: faultCode()}, nil })
 	withBudget(t, 4096)
 	for _, threads := range []int{1, 2} {
 		withThreads(t, threads)

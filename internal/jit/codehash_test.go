@@ -18,6 +18,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -49,7 +50,7 @@ type codeConfig struct {
 	name string
 	isa  ISA
 	cov  kernelshape.Covers
-	emit func(*plan.Plan) (plan.Code, error)
+	emit func(*plan.Plan, kernelconf.Hints) (plan.Code, error)
 }
 
 func codeConfigs() []codeConfig {
@@ -58,7 +59,7 @@ func codeConfigs() []codeConfig {
 		if o.AVX512 {
 			isa = AVX512
 		}
-		return codeConfig{name, isa, amd64.Covers(o), func(pl *plan.Plan) (plan.Code, error) { return amd64.Emit(pl, o) }}
+		return codeConfig{name, isa, amd64.Covers(o), func(pl *plan.Plan, h kernelconf.Hints) (plan.Code, error) { return amd64.EmitHinted(pl, h, o) }}
 	}
 	return []codeConfig{
 		x86("avx512-bf16-zen", amd64.Options{AVX512: true, BF16: true, Zen: true}),
@@ -67,7 +68,7 @@ func codeConfigs() []codeConfig {
 		x86("avx512", amd64.Options{AVX512: true}),
 		x86("avx2-zen", amd64.Options{Zen: true}),
 		x86("avx2", amd64.Options{}),
-		{"neon", NEON, arm64.Covers, arm64.Emit},
+		{"neon", NEON, arm64.Covers, func(pl *plan.Plan, _ kernelconf.Hints) (plan.Code, error) { return arm64.Emit(pl) }},
 	}
 }
 
@@ -161,16 +162,16 @@ func hashProblemCode(t *testing.T, h hash.Hash, c codeConfig, p *plan.Problem, b
 	}
 	fmt.Fprintf(h, "split %s phases %d\n", d.split, len(d.phases))
 	codeSplits[d.split]++
-	for _, sub := range d.plans {
-		if sub.FromMemory {
+	for _, h := range d.hints {
+		if h.FromMemory {
 			codeSplits["from memory"]++
 			break
 		}
 	}
-	for _, sub := range d.plans {
+	for i, sub := range d.plans {
 		// The plan's key is not hashed: its spelling may change while the
 		// code does not.
-		code, err := c.emit(sub)
+		code, err := c.emit(sub, d.hints[i])
 		if err != nil {
 			if !errors.Is(err, status.Unimplemented) {
 				t.Fatalf("%s: %s: %v", c.name, sub.Key(), err)

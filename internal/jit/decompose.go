@@ -2,6 +2,7 @@ package jit
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -170,7 +171,8 @@ func (ph *phase) calls() int64 {
 // of a plan.
 type decomposition struct {
 	phases  []phase
-	plans   []*plan.Plan // the distinct sub-plans, indexed by segment.unit
+	plans   []*plan.Plan       // the distinct sub-plans, indexed by segment.unit
+	hints   []kernelconf.Hints // each sub-plan's hints for its emitter
 	keys    []string
 	scratch []int64 // bytes of each scratch buffer
 	split   string  // what was done, for verbose output: "single", "blocks", "tiles", "2stage", "rowbyrow"
@@ -238,6 +240,21 @@ type decomposer struct {
 	// is added: the src bytes of the whole plan the chunk is part of,
 	// whose src it reads from where that src is (rowByRow).
 	unshiftedSrcBytes int64
+	// mem is the FromMemory hint of the sub-plans being added: a
+	// problem's src too large for the caches is read from DRAM by every
+	// sub-plan that reads it, not by those that read what an earlier
+	// phase wrote (see withMem).
+	mem bool
+}
+
+// withMem adds sub-plans by f with the FromMemory hint mem, then
+// restores the hint of the plans around them.
+func (dc *decomposer) withMem(mem bool, f func() error) error {
+	old := dc.mem
+	dc.mem = mem
+	err := f()
+	dc.mem = old
+	return err
 }
 
 // fromMemoryBytes is the smallest src, in bytes, that fromMemory calls
@@ -245,7 +262,7 @@ type decomposer struct {
 // at two threads a reduction also keeps its partial results there.
 var fromMemoryBytes int64 = 32 << 20
 
-// fromMemory reports whether pl reads its src from DRAM (plan.FromMemory):
+// fromMemory reports whether pl reads its src from DRAM (Hints.FromMemory):
 // a src of at least fromMemoryBytes that is read element by element, each
 // element once (a broadcast view that reads a small buffer many times
 // stays in the caches).
@@ -268,25 +285,30 @@ func decompose(pl *plan.Plan, isa ISA) (*decomposition, error) {
 		dc.d.split = "empty"
 		return &dc.d, nil
 	}
-	if fromMemory(pl) {
-		pl = pl.Clone()
-		pl.FromMemory = true
-	}
+	dc.mem = fromMemory(pl)
 	if err := dc.add(pl, bufSrc, bufDst, 0); err != nil {
 		return nil, err
 	}
 	return &dc.d, nil
 }
 
-// unit returns the index of sub-plan pl, adding it when new (segments of
-// equal plans share one compiled kernel).
+// unit returns the index of sub-plan pl, under the FromMemory hint of
+// the plans being added, adding it when new (segments of equal plans
+// share one compiled kernel).
 func (dc *decomposer) unit(pl *plan.Plan) int {
-	k := pl.Key()
+	return dc.unitHinted(pl, kernelconf.Hints{FromMemory: dc.mem})
+}
+
+// unitHinted is unit with hints h: plans and hints alike share a kernel,
+// and the key (plan.Plan.Key, Hints.Key) tells the others apart.
+func (dc *decomposer) unitHinted(pl *plan.Plan, h kernelconf.Hints) int {
+	k := pl.Key() + h.Key()
 	if i, ok := dc.index[k]; ok {
 		return i
 	}
 	dc.index[k] = len(dc.d.plans)
 	dc.d.plans = append(dc.d.plans, pl)
+	dc.d.hints = append(dc.d.hints, h)
 	dc.d.keys = append(dc.d.keys, k)
 	dc.d.post = append(dc.d.post, false)
 	return len(dc.d.plans) - 1
@@ -459,7 +481,7 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 
 // Long reductions over wide contiguous rows in a large src are taken in
 // two stages of full-width chunks, each chunk a row at a time into its f32
-// row of partial results, which stays in L1 (plan.RowByRow; the amd64
+// row of partial results, which stays in L1 (Hints.RowByRow; the amd64
 // emitters take it). A chunk of back-to-back rows is then read as one
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.

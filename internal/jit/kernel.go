@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -30,9 +31,10 @@ type Kernel struct {
 
 // unit is one sub-plan of a Kernel and the cache entry last seen for it.
 type unit struct {
-	pl  *plan.Plan
-	key string
-	e   atomic.Pointer[entry]
+	pl    *plan.Plan
+	hints kernelconf.Hints // the runtime's hints to the emitter
+	key   string
+	e     atomic.Pointer[entry]
 }
 
 // acquire returns the unit's entry with a reference held, re-compiling
@@ -41,7 +43,7 @@ func (u *unit) acquire(isa ISA) (*entry, error) {
 	if e := u.e.Load(); e != nil && e.tryAcquire() {
 		return e, nil
 	}
-	e, _, err := kernels.acquire(u.pl, u.key, isa)
+	e, _, err := kernels.acquire(u.pl, u.hints, u.key, isa)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +100,8 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 	}
 	hits := 0
 	for i, sub := range k.dec.plans {
-		u := &unit{pl: sub, key: k.dec.keys[i]}
-		e, hit, err := kernels.acquire(sub, u.key, k.isa)
+		u := &unit{pl: sub, hints: k.dec.hints[i], key: k.dec.keys[i]}
+		e, hit, err := kernels.acquire(sub, u.hints, u.key, k.isa)
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +115,11 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 			if hit {
 				state = "hit"
 			}
-			line := "gdnn_verbose,compile_sub,cpu,reduction," + e.impl + "," + sub.String() +
+			line := "gdnn_verbose,compile_sub,cpu,reduction," + e.impl + "," + sub.String() + u.hints.String() +
 				",code:" + itoa(int64(e.code.Len())) + "B cache:" + state
+			if e.conf != "" {
+				line += ",conf:" + e.conf
+			}
 			if e.why != "" {
 				line += ",fallback: " + e.why
 			}

@@ -381,7 +381,7 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 	counts(y)
 	if r.N > 0 { // an empty reduction has no Y: S sums nothing
 		dc.binBufs = []int{mBuf}
-		err := dc.addSplit(y, srcBuf, yBuf, depth)
+		err := dc.withMem(false, func() error { return dc.addSplit(y, srcBuf, yBuf, depth) })
 		dc.binBufs = nil
 		if err != nil {
 			return err
@@ -408,9 +408,8 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 	// S reads Y, which the Y phase has just written: it comes from
 	// memory only when Y itself is too large for the caches, not
 	// whenever the src is.
-	s.FromMemory = fromMemory(s)
 	dc.binBufs = []int{mBuf}
-	err := dc.add(s, yBuf, rBuf, depth)
+	err := dc.withMem(fromMemory(s), func() error { return dc.add(s, yBuf, rBuf, depth) })
 	dc.binBufs = nil
 	return err
 }

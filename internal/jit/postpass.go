@@ -142,7 +142,8 @@ func (dc *decomposer) addPostOps(pl *plan.Plan, sbuf, dstBuf, depth int) error {
 	// The split names how the reduction was scheduled; the post-op
 	// pass's own blocks do not change it.
 	split, first := dc.d.split, len(dc.d.phases)
-	if err := dc.addSplit(postPassPlan(pl), sbuf, dstBuf, depth); err != nil {
+	// Phase B reads the means phase A wrote, from the caches.
+	if err := dc.withMem(false, func() error { return dc.addSplit(postPassPlan(pl), sbuf, dstBuf, depth) }); err != nil {
 		return err
 	}
 	dc.d.split = split

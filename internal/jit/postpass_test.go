@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/oracle"
@@ -31,13 +32,13 @@ var transcendental = []plan.Kind{plan.GELUErf}
 // code, and the other kinds stay in the kernels.
 func withoutTranscendental(t *testing.T) {
 	lacks := func(k plan.Kind) bool { return slices.Contains(transcendental, k) }
-	withEmitter(t, func(pl *plan.Plan, isa ISA) (plan.Code, error) {
+	withEmitter(t, func(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 		for _, op := range pl.PostOps {
 			if lacks(op.Kind) {
 				return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter: no %v", op.Kind)
 			}
 		}
-		return emit(pl, isa)
+		return emit(pl, h, isa)
 	})
 	withCoverage(t, func(isa ISA) kernelshape.Covers {
 		c := coversOf(isa)
@@ -276,11 +277,11 @@ func checkClose(t *testing.T, c *tcase, got, want []byte) {
 // refuseWithPostOps is the real emitter, except that it refuses every
 // plan with post-ops: with it the rule shows for any post-op kind, not
 // only those the emitters happen to lack.
-func refuseWithPostOps(pl *plan.Plan, isa ISA) (plan.Code, error) {
+func refuseWithPostOps(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 	if len(pl.PostOps) > 0 {
 		return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter: no post-ops")
 	}
-	return emit(pl, isa)
+	return emit(pl, h, isa)
 }
 
 // coverNoPostOps is what the real emitters declare, less every post-op:
@@ -323,7 +324,7 @@ func TestPostPassRule(t *testing.T) {
 			checkRef(t, inKernel, checkPostPassRuns(t, inKernel, k), "ReLU, Add in a post-op pass")
 		})
 		t.Run("emitter refuses everything", func(t *testing.T) {
-			withEmitter(t, func(*plan.Plan, ISA) (plan.Code, error) {
+			withEmitter(t, func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error) {
 				return plan.Code{}, status.Errorf(status.Unimplemented, "test emitter covers no plan")
 			})
 			withCoverage(t, func(ISA) kernelshape.Covers { return coversOf(None) })

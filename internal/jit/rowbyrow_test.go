@@ -70,7 +70,7 @@ func TestRowByRowSchedule(t *testing.T) {
 		for i, ph := range d.phases {
 			for _, s := range ph.segs {
 				sub := d.plans[s.unit]
-				if !sub.RowByRow || zen && sub.Stage&plan.SkipTransform != 0 {
+				if !d.hints[s.unit].RowByRow || zen && sub.Stage&plan.SkipTransform != 0 {
 					// On Zen cores a stage 2 over many rows of f32 partial
 					// sums may be taken row by row itself.
 					continue
@@ -147,8 +147,8 @@ func TestRowByRowRuns(t *testing.T) {
 			what := fmt.Sprintf("%v %v %v->%v", kinds[i], s.dims, s.sdt, s.ddt)
 			want := k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != f32t || cpuFeatures().zen)
 			got := false
-			for _, pl := range k.dec.plans {
-				got = got || pl.RowByRow
+			for _, h := range k.dec.hints {
+				got = got || h.RowByRow
 			}
 			if got != want {
 				t.Fatalf("%s: summed row by row %v, want %v (%s)", what, got, want, k.schedule())
@@ -225,8 +225,8 @@ func TestRowByRowRandom(t *testing.T) {
 			c.p.Reduction = red
 			k := c.compile(t)
 			byRow := false
-			for _, pl := range k.dec.plans {
-				byRow = byRow || pl.RowByRow
+			for _, h := range k.dec.hints {
+				byRow = byRow || h.RowByRow
 			}
 			if rowByRowKind(red) && (k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != dtypes.F32 || cpuFeatures().zen)) {
 				eligible++
@@ -258,7 +258,7 @@ func rowByRowPlans(d *decomposition, phases []phase) (unshifted, others int) {
 				unshifted, others = unshifted+u, others+o
 			}
 			switch sub := d.plans[s.unit]; {
-			case len(s.progs) > 0 || !sub.RowByRow:
+			case len(s.progs) > 0 || !d.hints[s.unit].RowByRow:
 			case sub.Stage&plan.Unshifted != 0:
 				unshifted++
 			default:

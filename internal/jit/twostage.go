@@ -2,6 +2,7 @@ package jit
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -13,7 +14,7 @@ import (
 // of about one budget, see splitBudget).
 //
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
-// at most rowByRowChunk of them per chunk, and marks its plans RowByRow.
+// at most rowByRowChunk of them per chunk, and hints its plans RowByRow.
 //
 // Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
@@ -114,7 +115,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 
 	stage1 := func(rows, width int64) *plan.Plan {
 		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipFinalize,
-			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1, RowByRow: rowByRow, FromMemory: pl.FromMemory}
+			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
@@ -160,7 +161,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	var segs []segment
 	for _, v := range variants {
-		seg := segment{unit: dc.unit(stage1(v.rows, v.width)), srcBuf: srcBuf, dstBuf: sbuf,
+		seg := segment{unit: dc.unitHinted(stage1(v.rows, v.width), kernelconf.Hints{RowByRow: rowByRow, FromMemory: dc.mem}), srcBuf: srcBuf, dstBuf: sbuf,
 			srcOff: v.src, dstOff: v.dst}
 		seg.loops = append(append([]rtLoop(nil), loops...),
 			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * f32})
@@ -192,5 +193,6 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	counts(s2)
 	s2 = s2.Clone() // own every slice: the caller's plan stays untouched
-	return dc.add(s2, sbuf, dstBuf, depth+1)
+	// Stage 2 reads the partials stage 1 wrote, from the caches.
+	return dc.withMem(false, func() error { return dc.add(s2, sbuf, dstBuf, depth+1) })
 }

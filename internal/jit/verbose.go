@@ -33,7 +33,11 @@ import (
 // by their kernel calls, those that a Run may skip included); <ms> is wall time in milliseconds. Level 2 adds,
 // before each compile line, one line per sub-plan of the schedule:
 //
-//	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,fallback: <why>]
+//	gdnn_verbose,compile_sub,cpu,reduction,<impl>,<sub-plan>,code:<bytes>B cache:<hit|miss>[,conf:<conf>][,fallback: <why>]
+//
+// <conf> is the configuration the emitter chose for the sub-plan's code
+// (amd64.Conf, arm64.Conf: the target, the kernel shape and its choices,
+// e.g. "avx512/intel row group=16 pack=1 u=1 pf-group=2048").
 
 var (
 	verboseOnce sync.Once

@@ -60,3 +60,51 @@ func TestVerboseLines(t *testing.T) {
 		t.Errorf("verbose 0 still printed %q", buf.String())
 	}
 }
+
+// TestVerboseConf checks that GDNN_VERBOSE=2 prints each JIT-compiled
+// sub-plan's configuration on its compile_sub line: the emitter's target,
+// shape and choices, as the chooser gives them.
+func TestVerboseConf(t *testing.T) {
+	var buf bytes.Buffer
+	verboseMu.Lock()
+	oldOut := verboseOut
+	verboseOut = &buf
+	verboseMu.Unlock()
+	prev := SetVerbose(2)
+	defer func() {
+		SetVerbose(prev)
+		verboseMu.Lock()
+		verboseOut = oldOut
+		verboseMu.Unlock()
+	}()
+	r := rand.New(rand.NewPCG(43, 44))
+	// Rows of 5 f32: a group of V outputs on every vector ISA.
+	c := spec{dims: []int64{4096, 5}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32}.build(t, r)
+	k := c.compile(t)
+	var subs []string
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if strings.HasPrefix(l, "gdnn_verbose,compile_sub,") {
+			subs = append(subs, l)
+		}
+	}
+	if len(subs) != len(k.units) || len(subs) == 0 {
+		t.Fatalf("want %d compile_sub lines, got:\n%s", len(k.units), buf.String())
+	}
+	for i, u := range k.units {
+		e := u.e.Load()
+		if !strings.HasPrefix(e.impl, "jit:") {
+			if strings.Contains(subs[i], ",conf:") {
+				t.Errorf("interpreter line with a conf: %q", subs[i])
+			}
+			continue
+		}
+		want := confOf(u.pl, u.hints, k.isa)
+		if !strings.Contains(subs[i], ",conf:"+want) {
+			t.Errorf("compile_sub line %q lacks conf %q", subs[i], want)
+		}
+		t.Log(subs[i])
+		if !regexp.MustCompile(`^(avx512|avx512_bf16|avx2)/(intel|zen) row group=(16|8) |^neon row group=4 `).MatchString(want) {
+			t.Errorf("conf %q is not rows of 5 in groups", want)
+		}
+	}
+}

@@ -75,8 +75,8 @@ func testFromMemorySpecials(t *testing.T, rowByRow bool) {
 				withBudget(t, budget)
 				k := c.compile(t)
 				splits[k.dec.split]++
-				for _, sub := range k.dec.plans {
-					if sub.FromMemory {
+				for _, h := range k.dec.hints {
+					if h.FromMemory {
 						fromMemory++
 					}
 				}

@@ -19,7 +19,7 @@ type Covers struct {
 	// WholeRowLanes is the widest contiguous Inner row the column
 	// kernel sums whole, in its accumulator registers.
 	WholeRowLanes int64
-	// RowByRow reports whether the emitter sums a stage-1 plan marked
+	// RowByRow reports whether the emitter sums a stage-1 plan hinted
 	// RowByRow a row at a time (and the form pays there), by src data
 	// type and reduction. Nil: never.
 	RowByRow func(dtypes.DataType, plan.Reduction) bool

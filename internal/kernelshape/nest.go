@@ -58,7 +58,8 @@ type Nest struct {
 // the column shape; a strided one is just one more kept loop for the
 // row and element shapes, innermost so that its outputs group.
 func Generate(pl *plan.Plan, e Emitter) {
-	if !hasWork(pl) {
+	lay := LayoutOf(pl)
+	if !lay.Work {
 		e.Return()
 		return
 	}
@@ -67,25 +68,40 @@ func Generate(pl *plan.Plan, e Emitter) {
 		cnt = e.Counter()
 	}
 	e.Prologue(cnt)
+	k := Nest{Loops: lay.Kept, Counted: len(pl.Outer) > 0, Cnt: cnt}
+	if lay.Column {
+		e.Column(k, lay.Reduced, lay.ZeroSum)
+	} else {
+		e.Row(k, lay.Reduced, lay.ZeroSum)
+	}
+	e.Return()
+}
 
-	red := pl.Reduced
-	zeroSum := false
-	for _, l := range red {
+// Layout is what Generate hands the shapes, known before any code is
+// emitted, so that an emitter's chooser sees the loops its shapes will.
+type Layout struct {
+	Work    bool        // some output is written (no kept loop of size 0)
+	Column  bool        // a contiguous Inner: the column shape, else the row shape
+	Kept    []plan.Loop // the kept loops around the shape (the row shape's end with a strided Inner)
+	Reduced []plan.Loop // the reduced loops; nil when ZeroSum
+	ZeroSum bool        // a reduced loop of size 0: nothing is summed
+}
+
+// LayoutOf returns the layout Generate gives pl's shape.
+func LayoutOf(pl *plan.Plan) Layout {
+	lay := Layout{Work: hasWork(pl), Reduced: pl.Reduced, Kept: pl.Outer}
+	for _, l := range pl.Reduced {
 		if l.Size == 0 {
-			zeroSum, red = true, nil
+			lay.ZeroSum, lay.Reduced = true, nil
 			break
 		}
 	}
-	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	if pl.HasInner && pl.Inner.SrcStride == 1 {
-		e.Column(k, red, zeroSum)
-	} else {
-		if pl.HasInner {
-			k.Loops = append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
-		}
-		e.Row(k, red, zeroSum)
+		lay.Column = true
+	} else if pl.HasInner {
+		lay.Kept = append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
 	}
-	e.Return()
+	return lay
 }
 
 // hasWork reports whether any output is written: no kept loop of size 0.

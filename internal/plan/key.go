@@ -7,8 +7,9 @@ import (
 
 // Key returns a compact string that determines the computation of pl:
 // data types, every loop's size and strides (in nesting order), Div, the
-// alg with the parameters it reads, the stage, RowByRow, FromMemory and the post-ops with the parameters they use. Plans with
-// equal keys run the same code; canonical plans of equivalent problems
+// alg with the parameters it reads, the stage and the post-ops with the parameters they use (the runtime's
+// hints to an emitter, kernelconf.Hints, key apart with Hints.Key). Plans with
+// equal keys and hints run the same code; canonical plans of equivalent problems
 // have equal keys.
 // Strides a loop does not use (dst and operand strides of reduced loops)
 // and parameters a post-op ignores are left out.
@@ -35,12 +36,6 @@ func (pl *Plan) Key() string {
 	}
 	if pl.Stage != 0 {
 		b = strconv.AppendInt(append(b, ";s"...), int64(pl.Stage), 10)
-	}
-	if pl.RowByRow {
-		b = append(b, ";rowbyrow"...)
-	}
-	if pl.FromMemory {
-		b = append(b, ";mem"...)
 	}
 	for _, op := range pl.PostOps {
 		b = appendPostOp(append(b, ';'), &op)
@@ -122,12 +117,6 @@ func (pl *Plan) String() string {
 	}
 	if pl.Stage&Unshifted != 0 {
 		sb.WriteString(" unshifted")
-	}
-	if pl.RowByRow {
-		sb.WriteString(" rowbyrow")
-	}
-	if pl.FromMemory {
-		sb.WriteString(" frommemory")
 	}
 	if len(pl.PostOps) > 0 {
 		sb.WriteString(" post[")

@@ -91,26 +91,4 @@ type Plan struct {
 	// 1/N: the JIT kernels divide the f32 sum by f32(Div), as oneDNN does;
 	// the interpreter divides its float64 sum and rounds once to f32.
 	Div int64
-
-	// RowByRow asks the emitter to reduce the rows of a column plan one
-	// after the other into the f32 dst, as an accumulator row, instead of
-	// in blocks of columns held in registers down all the rows. The
-	// runtime sets it on stage-1 plans of long reductions over wide,
-	// contiguous rows in a large src, which are read best as one stream
-	// (see rowByRow in internal/jit/decompose.go). Each output
-	// still takes its rows in order, in one chain (the runtime keeps such
-	// plans short); the interpreter and emitters without the form ignore
-	// it, and emitters take it only where the plan has the shape the form
-	// needs.
-	RowByRow bool
-
-	// FromMemory says the plan is part of a problem whose src is too large
-	// for the caches, so that its loads are served by DRAM. The runtime
-	// sets it on every sub-plan of a problem reading at least 32 MiB of
-	// src. An emitter may then read at the pace the memory serves best
-	// (amd64 on AMD cores paces its row sweeps: see paced in
-	// internal/isa/amd64/row.go); that changes the order of a sum's adds, not what is
-	// summed, and it is in the key, so results still do not depend on the
-	// thread count.
-	FromMemory bool
 }

@@ -1,7 +1,7 @@
 package amd64
 
 import (
-	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -26,18 +26,14 @@ import (
 // [N, 2, 2] over axis 1), AVX-512 sums several iterations from one load
 // (see flatOuter).
 
-// chainTarget is how many independent add chains a loop body should have
-// to cover the FP add latency at two adds per cycle.
-const chainTarget = 8
-
 // Column emits the kept loops k around the column shape.
 func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
-	if g.rowByRowShape(k, red, zeroSum) {
+	if g.conf.Shape == kernelconf.RowByRow {
 		g.reduceRowByRow(red[0])
 		return
 	}
 	one := func() { g.column(red, zeroSum) }
-	G := g.outerGroup(k, red, zeroSum)
+	G := g.conf.OuterGroup
 	if G < 2 {
 		k.Emit(g, one)
 		return
@@ -47,30 +43,6 @@ func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	outer.Emit(g, func() {
 		g.groupLoop(L.Size, G, sL, counted, k.Cnt, func(m int) { g.flatOuter(red, m) }, one)
 	})
-}
-
-// outerGroup returns how many iterations of the innermost kept loop of k
-// flatOuter sums at once, or 0 where it does not apply. It needs AVX-512,
-// one reduced loop whose rows are back to back (stride W, the Inner
-// width), iterations back to back (stride P = R*W) of at most V/2 lanes,
-// and outputs and operands laid out alike along the loop and Inner, so
-// that the packed results map to dst with one step.
-func (g *gen) outerGroup(k kernelshape.Nest, red []plan.Loop, zeroSum bool) int {
-	if !g.avx512 || zeroSum || len(red) != 1 || len(k.Loops) == 0 {
-		return 0
-	}
-	in, L := g.pl.Inner, k.Loops[len(k.Loops)-1]
-	W := in.Size
-	P := red[0].Size * W
-	if red[0].SrcStride != W || L.SrcStride != P || P > int64(g.V/2) || L.DstStride != W*in.DstStride {
-		return 0
-	}
-	for b := 0; b < g.nbin; b++ {
-		if L.BinStrides[b] != W*in.BinStrides[b] {
-			return 0
-		}
-	}
-	return g.V / int(P)
 }
 
 // flatOuter sums m consecutive iterations of the innermost kept loop
@@ -116,91 +88,16 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
 	si := g.StepsOf(&in)
-	n := len(red)
-	if !zeroSum {
-		g.prefetchKept()
+	if g.conf.PrefetchKept {
+		g.op(x86.APREFETCHT0, g.m(rSrc, g.conf.tune.pfAhead))
 	}
-	if !zeroSum && n > 0 && W <= int64(g.V/2) && red[n-1].SrcStride == W {
+	if g.conf.Shape == kernelconf.FlatColumn {
 		g.flatColumn(red, W, si)
 		return
 	}
 	// Inner in blocks of nacc vectors; the last block holds what is left:
 	// m/V full vectors and a partial one of m%V lanes.
-	kernelshape.Chunks(g, g.ptrs, W, g.colAcc()*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
-}
-
-// colAcc is how many accumulators a column block may use: nacc, or 12 on
-// AVX2 when nothing needs more than the two temporaries that leaves (f32
-// in and out, sums with no exp, no post-ops, a finalize of one constant
-// at most). A wider block reads more of each strided row per visit,
-// which the hardware prefetchers follow better: 12 instead of 8 ran
-// 1024x4096 f32 over rows, and the middle axis of 8x512x4096 and of
-// 16x1568x4096, faster at 2 threads (docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)").
-func (g *gen) colAcc() int {
-	if !g.avx512 && g.sdt == dtypes.F32 && g.ddt == dtypes.F32 && len(g.pl.PostOps) == 0 && g.add && g.red.Transform != plan.TransformExp && !g.finalizeNeedsTemps() {
-		return avx2WideAcc
-	}
-	return g.nacc
-}
-
-// avx2WideAcc is colAcc's AVX2 accumulator count: ymm0-11, leaving
-// ymm12-13 as temporaries (ymm14-15 hold hoisted tail masks).
-const avx2WideAcc = 12
-
-// prefetchKept prefetches pfAhead bytes ahead of an iteration of the
-// innermost kept loop when its iterations are less than a line apart
-// ([4194304, 2, 2] over axis 1: 16 bytes and some 20 instructions each,
-// too many per line for the reorder window to keep memory busy; it ran
-// faster with the prefetch: docs/PERFORMANCE-log.md, "Figures behind the
-// generators' choices (moved from code comments)"). Iterations sharing a
-// line prefetch it again, which costs little.
-func (g *gen) prefetchKept() {
-	n := len(g.pl.Outer)
-	if n == 0 {
-		return
-	}
-	if step := g.pl.Outer[n-1].SrcStride * g.ssz; step <= 0 || step >= 64 {
-		return
-	}
-	g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead))
-}
-
-// narrowBytes is the widest 16-bit column block, in bytes per row, that
-// is summed with pair loads (bf16, AVX-512) and software prefetch; pfRows
-// is how many rows ahead the prefetch reads (16 measured best for
-// 256-byte rows, 4 and 8 slower). AVX2 blocks (at most 128 bytes of a
-// 16-bit row) are prefetched only when rows are at most pfMaxStride bytes
-// apart; see colBlock.
-const (
-	narrowBytes = 256
-	pfRows      = 16
-	pfMaxStride = 4096
-)
-
-// pfRowsBusy is how many rows ahead a block whose elements take more
-// than the plain sum's one instruction each prefetches (or as many as one
-// iteration of its loop loads, if more): a row of such a block takes long
-// enough that four cover the memory's latency, and prefetching further
-// ahead ran slower (rows 16 KiB apart; see docs/PERFORMANCE-log.md).
-// AVX2 blocks whose elements go through exp (about three times AVX-512's
-// instructions per element) ran fastest at pfRows and keep it.
-const pfRowsBusy = 4
-
-// busyBlock reports whether an f32 column block over rows rb bytes apart
-// is prefetched because its elements cost more than a plain sum's one
-// instruction each (abs and add, a square and add, max and min with
-// their NaN and signed-zero handling, more of it on AVX2, which has no
-// VRANGEPS): rows at least a page apart put each row's few lines in a new
-// page, which the hardware prefetchers do not follow, so the loads in
-// flight are what the reorder window holds, and it holds fewer of them
-// the more instructions each takes. Over rows 16 KiB apart these kinds
-// fell well behind the sum without the prefetch and came close to it with
-// it (docs/PERFORMANCE-log.md). Sums, means and products, one instruction
-// per vector from memory, keep the hardware's prefetch alone (products
-// ran the same either way). Exp blocks are prefetched on their own terms.
-func (g *gen) busyBlock(rb int64) bool {
-	return g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp && !g.plainSum() && !g.plainProduct() && rb >= pfMaxStride
+	kernelshape.Chunks(g, g.ptrs, W, g.conf.ColAcc*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
 }
 
 // colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
@@ -216,24 +113,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 		return g.V
 	}
-	rows := int64(1)
-	if n := len(red); n > 0 {
-		rows = red[n-1].Size
-	}
-	U := max(1, min(g.colAcc()/K, (chainTarget+K-1)/K, int(min(rows, 64))))
-	if zeroSum {
-		U = 1
-	}
+	bc := g.conf.colBlock(nv, tail)
+	U := bc.U
 	vb := int64(g.V) * g.ssz
-	if n := len(red); n > 0 {
-		// Unrolled rows are addressed by displacement: keep them in 32 bits.
-		for U > 1 && !fits32(int64(U-1)*red[n-1].SrcStride*g.ssz+int64(K)*vb) {
-			U--
-		}
-	}
 	acc := func(k, u int) int { return u*K + k }
 	g.initAccs(K * U)
-	// Accumulators past tmpLo (see colAcc) hold the temporaries off
+	// Accumulators past tmpLo (see Conf.ColAcc) hold the temporaries off
 	// until the block is finished, and count as taken (placeSumExp must
 	// not give them to constants).
 	if K*U > g.tmpNext {
@@ -241,37 +126,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		g.tmpNext = K * U
 		g.tmpPeak = max(g.tmpPeak, g.tmpNext)
 	}
-	// Narrow 16-bit blocks (at most narrowBytes per row, as the runtime's
-	// Inner tiles of a wide Inner are) get two things on AVX-512. bf16
-	// full vectors 2p and 2p+1 are taken from one pair load (combinePair),
-	// the rest one vector at a time. And every 64-byte line of the full
-	// vectors is prefetched pfRows rows ahead in the main loop: the
-	// hardware prefetchers follow a few lines per strided row poorly (a
-	// 32x3136x128-of-256 bf16 tile ran faster with both). A prefetch
-	// never faults, so the ones past the last row are harmless. Wider
-	// blocks, which the hardware prefetchers keep up with, ran slower
-	// with both on the Xeon and keep the plain path (docs/PERFORMANCE-log.md,
-	// "Pair loads in wide bf16 blocks").
-	//
-	// AVX2 blocks are always narrow (8 vectors). bf16 ones get the pairs
-	// (bf16 over rows, 1 thread: [512, 128] and [1024, 4096] ran faster,
-	// from DRAM a little), and all get the prefetch where rows are at
-	// most pfMaxStride bytes apart: GAP over NHWC bf16/f16 (512-byte rows)
-	// and rows of 1-4 KiB ran faster with it. Rows 8 KiB apart gained
-	// only where the data came from DRAM and lost where it sat in L3
-	// (1024x4096 and 2048x4096 reduced over rows). The figures of this
-	// paragraph and of the tile above: docs/PERFORMANCE-log.md, "Figures
-	// behind the generators' choices (moved from code comments)".
-	//
-	// On Zen cores (Options.Zen) wider bf16 blocks take the pair loads
-	// too, without the prefetch: there the widening (VPMOVZXWD, VPSLLD
-	// and the add per vector) is what bounds them, from L3 as from L2
-	// (docs/PERFORMANCE-log.md, "Zen 4: pair loads in wide bf16 blocks").
-	narrow := g.ssz == 2 && !zeroSum && len(red) > 0 && int64(nv)*vb <= narrowBytes
-	pairs := 0
-	if g.bf16Pairs() && !zeroSum && len(red) > 0 && (narrow || g.zen) {
-		pairs = nv / 2
-	}
+	pairs := bc.Pairs
 	// A 16-bit max or min takes the first pairs of full vectors as words
 	// (words.go), as many as there are registers for.
 	wp := 0
@@ -280,27 +135,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			pairs = 0
 		}
 	}
-	prefetch := narrow
-	if n := len(red); narrow && !g.avx512 {
-		prefetch = red[n-1].SrcStride*g.ssz <= pfMaxStride
-	}
-	// Blocks whose elements go through exp (an unshifted log-sum-exp) are
-	// prefetched too, at any width: its twenty-odd instructions per vector
-	// leave the reorder window too few loads to keep memory busy. So are
-	// the f32 blocks of the other kinds that take more than one
-	// instruction per vector, over rows a page or more apart (busyBlock).
-	expBlock := g.red.Transform == plan.TransformExp
-	busy := false
-	if n := len(red); !zeroSum && n > 0 {
-		busy = g.busyBlock(red[n-1].SrcStride * g.ssz)
-		prefetch = prefetch || expBlock || busy
-	}
 	mk := g.mark()
 	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
 	// with the sign mask (g.absMask, see accum), instead of a load and two
 	// shifts: fewer instructions per vector, so more loads in flight (see
-	// busyBlock).
-	if g.avx512 && !zeroSum && len(red) > 0 {
+	// Conf.Busy).
+	if g.conf.AbsMaskCols && !zeroSum && len(red) > 0 {
 		g.holdAbsMask()
 	}
 	var pc pairConsts
@@ -321,40 +161,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			words = append(words, r)
 		}
 	}
-	var pfDist int64
 	// Full vectors whose lines are prefetched (whole 64-byte lines), one
 	// prefetch per line.
 	perLine := max(1, int(64/vb))
-	pfVecs := 0
-	if prefetch {
-		pfVecs = nv / perLine * perLine
-	}
-	if n := len(red); pfVecs > 0 {
-		rowsAhead := int64(pfRows)
-		if (g.avx512 && expBlock) || busy {
-			rowsAhead = int64(max(pfRowsBusy, U)) // past the rows an iteration loads
-		}
-		pfDist = rowsAhead * red[n-1].SrcStride * g.ssz
-		if !fits32(pfDist + int64(U)*red[n-1].SrcStride*g.ssz + int64(K)*vb) {
-			pfDist = 0
-		}
-	}
-	// A block of one masked vector (an Inner narrower than V that
-	// flatColumn does not take) whose rows are less than a line apart is
-	// a dense stream of masked loads, which the hardware prefetchers do
-	// not follow (see flatPrefetch): every line of it is prefetched
-	// pfAhead bytes ahead, once per loop iteration of U rows. [N, W]
-	// over axis 0 with W = 9..15 (32-64 MiB of src, 2 threads) read far
-	// slower than W = 8 and 16 (full loads), and nearly as fast with the
-	// prefetch (docs/PERFORMANCE-log.md, "Figures behind the generators'
-	// choices (moved from code comments)"). Rows a line or more apart are
-	// followed: [4M, 15] f32 with rows 16 apart ran as fast as [4M, 16].
-	var streamSpan int64
-	if n := len(red); n > 0 && !zeroSum && nv == 0 && g.flatPrefetch(int64(tail)) {
-		if rb := red[n-1].SrcStride * g.ssz; rb > 0 && rb < 64 {
-			streamSpan = int64(U) * rb
-		}
-	}
+	pfVecs, pfDist, streamSpan := bc.PfVecs, bc.PfDist, bc.StreamSpan
 	// addRow adds the K vectors of the row at byte offset off into the
 	// accumulators of unroll slot u, prefetching when pf.
 	addRow := func(u int, off int64, pf bool) {
@@ -471,26 +281,15 @@ func (g *gen) splitPair(pc pairConsts, e, o int, src obj.Addr) {
 	}
 }
 
-// bf16Pairs reports whether bf16 src is taken a pair load at a time
-// (combinePair, rowPairs): any kind but log-sum-exp's sums of exp (whose exp
-// wants a vector at a time) and a copy.
-func (g *gen) bf16Pairs() bool {
-	t := g.red.Transform
-	return g.sdt == dtypes.BF16 && g.red.Combine != plan.CombineFirst &&
-		(t == plan.TransformNone || t == plan.TransformAbs || t == plan.TransformSquare)
-}
-
 // combineHalves combines the even halves e and the odd halves o of a
 // pair load into the accumulators even and odd (the same register when
 // there is one), clobbering e and o. A plain sum's odd add is
 // VFMADD231PS by 1.0: o*1 is exact, so it rounds as VADDPS does, bit for
 // bit, but it issues on the FMA pipes, beside the even add on the add
-// pipes. Pair sums are short of add pipes, not of loads: bf16 sums in L2
-// (1 thread, [262144] and [256, 1024] over rows) ran faster so, on
-// AVX-512 and AVX2; sums from L3 or DRAM ran as before
-// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
-// (moved from code comments)"). NaN-free max and min (speculate.go)
-// check both halves with one compare.
+// pipes: pair sums in L2 are short of add pipes, not of loads
+// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices":
+// "bf16 pair sums' odd add as an FMA by 1.0"). NaN-free max and min
+// (speculate.go) check both halves with one compare.
 func (g *gen) combineHalves(pc pairConsts, even, odd, e, o int) {
 	if g.plainSum() {
 		g.vadd(even, e)
@@ -588,7 +387,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	M := (int64(g.V) / W) * W
 	total := last.Size * W
 	nfull, remT := total/M, int(total%M)
-	U := int(max(1, min(chainTarget, int64(g.nacc), nfull)))
+	U := g.conf.FlatU
 	g.initAccs(U)
 	mb := M * g.ssz
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
@@ -602,7 +401,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	fold := func() { g.foldRun(groups) }
 	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
 		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, runs.SweepChunk(red[:n-1]), func() {
-			if g.flatPrefetch(M) {
+			if g.conf.FlatPrefetch {
 				g.prefetchAhead(int64(U) * mb)
 			}
 			for u := 0; u < U; u++ {
@@ -623,19 +422,6 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	g.release(mk)
 	g.fold(0, int(W), int(M/W))
 	g.epilogue(0, kernelshape.Outputs(int(W), si))
-}
-
-// flatPrefetch reports whether a dense stream of M-lane loads (flatColumn,
-// and colBlock's single masked vector) is prefetched, a line per 64
-// bytes, pfAhead bytes ahead: when the loads are masked (M < V; AVX2
-// 16-bit loads are exact-size moves instead).
-// The hardware prefetchers did not follow a stream of masked loads:
-// [N, W] over axis 0 with W = 3, 5 or 7 (32 MiB of bf16, 64 MiB of f32,
-// 2 threads) read far slower than W = 4 or 8 (full loads), and about as
-// fast with the prefetch (docs/PERFORMANCE-log.md, "Figures behind the
-// generators' choices (moved from code comments)").
-func (g *gen) flatPrefetch(M int64) bool {
-	return M < int64(g.V) && (g.avx512 || g.sdt == dtypes.F32)
 }
 
 // fold combines lanes l + j*w (j < q) into lane l, for l < w: halving

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -23,14 +24,13 @@ func checkProblem(t *testing.T, r *rand.Rand, p *plan.Problem, specials bool) {
 }
 
 // checkProblemPaced is checkProblem; with paced, the plan is marked
-// plan.FromMemory and compiled with Options.Zen.
+// read from memory (Hints.FromMemory) and compiled with Options.Zen.
 func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, paced bool) {
 	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
-	pl.FromMemory = paced
 	src, dst0, bins := buffers(t, r, p, specials)
 	want, written := kerneltest.Reference(p, src, dst0, bins)
 
@@ -44,7 +44,7 @@ func checkProblemPaced(t *testing.T, r *rand.Rand, p *plan.Problem, specials, pa
 			blocks = append(blocks, 1+r.Int63n(pl.Outer[0].Size))
 		}
 		func() {
-			k := compile(t, pl, isa.o)
+			k := compileHinted(t, pl, kernelconf.Hints{FromMemory: paced}, isa.o)
 			defer k.Release()
 			kerneltest.CheckBlocks(t, isa.name, k, p, pl, src, dst0, bins, blocks, want, written, false, vfn.Tolerance(p.PostOps))
 		}()

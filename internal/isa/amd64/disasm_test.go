@@ -105,7 +105,8 @@ func TestDisassembly(t *testing.T) {
 	}
 }
 
-// TestPrefetchChoice checks where software prefetch is emitted: groups of
+// TestPrefetchChoice checks that the prefetch Choose decides is emitted
+// (TestChoose has the choices without emitting): groups of
 // rows shorter than a line (any ISA, under at most 4 outer reduced
 // iterations), column kernels whose kept iterations are less than a line
 // apart, 16-bit column blocks of AVX2 with rows at most pfMaxStride bytes

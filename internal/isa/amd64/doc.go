@@ -24,7 +24,7 @@
 //     is read as one flat stream and its lanes folded by index mod Inner,
 //     and when a whole kept iteration is at most half a vector, several
 //     iterations come from one load (flatSums, AVX-512). A stage-1 plan
-//     marked RowByRow is reduced a row at a time into its f32 dst row
+//     hinted RowByRow is reduced a row at a time into its f32 dst row
 //     instead, reading back-to-back rows as one prefetched stream
 //     (rowbyrow.go);
 //   - element: nothing is contiguous. One element at a time, several
@@ -138,8 +138,12 @@
 //     and column blocks of one masked vector over rows less than a line
 //     apart), which the hardware prefetchers do not follow, and 16-bit
 //     rows in calls of 512 KiB or more, which read from L3 and DRAM far
-//     slower than f32 rows without it (TestPrefetchChoice lists the
+//     slower than f32 rows without it (TestChoose tables the
 //     cases).
+//
+// Every such choice is made before a byte is emitted: Choose (conf.go)
+// turns a plan, the runtime's hints and the target into a Conf, weighing
+// the core family's figures (tuning.go), and the shapes lower the Conf.
 package amd64
 
 // Options selects the instruction set the code may use.
@@ -153,9 +157,9 @@ type Options struct {
 	BF16 bool
 	// Zen tunes the code for AMD's Zen cores (Zen 3 and later), whose
 	// memory pipeline differs from Intel's where it was first tuned: the
-	// row sweeps of plans marked FromMemory read at about one 64-byte line
+	// row sweeps of plans hinted FromMemory read at about one 64-byte line
 	// per add's latency, since these cores stream DRAM fastest with few
-	// loads in flight (pacedRows in row.go), long f32 reductions over
+	// loads in flight (Conf.Paced, conf.go), long f32 reductions over
 	// wide rows are taken row by row on AVX-512 too (Covers), row sweeps
 	// leave prefetching to the hardware (rowPrefetch), and AVX-512 bf16
 	// column blocks of any width take pair loads (colBlock).

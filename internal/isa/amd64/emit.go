@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -34,9 +35,8 @@ func Covers(o Options) kernelshape.Covers {
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}
-	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
-		return rowByRowKind(r, o.Zen) && (!o.AVX512 || sdt.Size() == 2 || o.Zen)
-	}
+	t := o.Target()
+	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool { return takesRowByRow(t, sdt, r) }
 	return c
 }
 
@@ -48,15 +48,23 @@ func Covers(o Options) kernelshape.Covers {
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
 // runtime then uses the interpreter.
 func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
+	return EmitHinted(pl, kernelconf.Hints{}, o)
+}
+
+// EmitHinted is Emit with the runtime's hints h of pl's place in its
+// problem (read from DRAM, a stage-1 plan to reduce row by row), which
+// Choose weighs with the plan.
+func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
 	if err := kernelshape.Check(pl, Covers(o)); err != nil {
 		return plan.Code{}, err
 	}
+	c := Choose(pl, h, o.Target())
 	var g *gen
-	if speculates(pl, o) {
-		g = emitSpeculating(pl, o)
+	if c.NaNFree {
+		g = emitSpeculating(pl, c)
 	}
 	if g == nil {
-		g = newGen(pl, o)
+		g = newGenConf(newAsm(), pl, c)
 		kernelshape.Generate(pl, g)
 	}
 	if g.err != nil {

@@ -60,7 +60,7 @@ func TestOuterGroupChoice(t *testing.T) {
 		}
 		g := newGen(pl, c.o)
 		k := kernelshape.Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0}
-		if got := g.outerGroup(k, pl.Reduced, false); got != c.wantG {
+		if got := g.conf.OuterGroup; got != c.wantG {
 			t.Errorf("%s (%v): outerGroup = %d, want %d", c.name, pl, got, c.wantG)
 		}
 		if _, _, counted := k.SplitInnermost(); counted != c.counted {
@@ -103,7 +103,7 @@ func TestGatherRowsChoice(t *testing.T) {
 		if c.group {
 			rp.group = g.V
 		}
-		if got := g.gatherRows(&rp); got != c.want {
+		if got := g.conf.gatherRows(rp.Rows, rp.rowStep, rp.group); got != c.want {
 			t.Errorf("%v rows of %d (pad %d, grouped %v, avx512 %v): gatherRows = %v, want %v",
 				c.dt, c.rk, c.pad, c.group, c.o.AVX512, got, c.want)
 		}

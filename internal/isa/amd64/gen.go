@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -18,7 +19,7 @@ type gen struct {
 	*asm
 	avx512 bool
 	bf16   bool
-	zen    bool // Options.Zen
+	conf   Conf // what Choose decided for the plan: the shapes lower it
 	V      int  // f32 lanes per vector: 16 (zmm) or 8 (ymm)
 	nacc   int  // accumulator registers are vector registers 0..nacc-1
 
@@ -66,7 +67,7 @@ type gen struct {
 	nanFree bool
 	exact   *obj.Prog
 	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
-	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (watchesNaN)
+	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (Conf.Watch)
 
 	err error // first generation error
 }
@@ -100,12 +101,15 @@ func (g *gen) fail(err error) {
 	}
 }
 
-// newGen prepares the generator for pl under options o.
-func newGen(pl *plan.Plan, o Options) *gen { return newGenOn(newAsm(), pl, o) }
+// newGen prepares the generator for pl under options o, with no hints.
+func newGen(pl *plan.Plan, o Options) *gen {
+	return newGenConf(newAsm(), pl, Choose(pl, kernelconf.Hints{}, o.Target()))
+}
 
-// newGenOn prepares a generator for pl under options o that appends to a.
-func newGenOn(a *asm, pl *plan.Plan, o Options) *gen {
-	g := &gen{asm: a, avx512: o.AVX512, bf16: o.AVX512 && o.BF16, zen: o.Zen, pl: pl}
+// newGenConf prepares a generator that lowers configuration c of pl and
+// appends to a.
+func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
+	g := &gen{asm: a, avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16, pl: pl, conf: c}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext, g.kLast = 1, 5
@@ -238,7 +242,7 @@ func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
 // With g.testedLoops each iteration also tests the counter at its top
 // and jumps back unconditionally at its end, as oneDNN's reduction loops
 // do: two instructions more per iteration, which keep fewer of a paced
-// row sweep's loads in the reorder window (see pacedRows).
+// row sweep's loads in the reorder window (see Conf.Paced).
 func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
 	switch {
 	case n <= 0:

@@ -146,7 +146,7 @@ func TestWideAVX2Columns(t *testing.T) {
 		return &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{o, rows, w}, SrcStrides: []int64{rows * w, w, 1},
 			Reduce: []bool{false, true, false}, DstStrides: []int64{w, 0, 1}, PostOps: ops}
 	}
-	for w := int64(9); w <= 2*avx2WideAcc*8+9; w++ {
+	for w := int64(9); w <= int64(2*intelTuning.avx2WideAcc*8+9); w++ {
 		runGuarded(t, r, col(f32, f32, 3, 5, w), isaList, 0, 2)
 	}
 	relu := plan.PostOp{Kind: plan.ReLU}
@@ -154,7 +154,7 @@ func TestWideAVX2Columns(t *testing.T) {
 		p    *plan.Problem
 		want int
 	}{
-		{col(f32, f32, 3, 5, 200), avx2WideAcc},
+		{col(f32, f32, 3, 5, 200), intelTuning.avx2WideAcc},
 		{col(f32, f32, 3, 5, 200, relu), 8},
 		{col(f32, dtypes.BF16, 3, 5, 200), 8},
 		{col(dtypes.F16, f32, 3, 5, 200), 8},
@@ -163,10 +163,10 @@ func TestWideAVX2Columns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := newGen(pl, Options{}).colAcc(); got != c.want {
+		if got := newGen(pl, Options{}).conf.ColAcc; got != c.want {
 			t.Errorf("%v: colAcc = %d, want %d", pl, got, c.want)
 		}
-		if got := newGen(pl, Options{AVX512: true}).colAcc(); got != 16 {
+		if got := newGen(pl, Options{AVX512: true}).conf.ColAcc; got != 16 {
 			t.Errorf("%v: AVX-512 colAcc = %d, want 16", pl, got)
 		}
 	}

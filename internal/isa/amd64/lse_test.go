@@ -80,7 +80,7 @@ func TestUnshiftedLogSumExpGuardPages(t *testing.T) {
 
 // TestUnshiftedLogSumExpPrefetches checks that row and column kernels
 // whose elements go through exp prefetch src ahead (rowPrefetch,
-// colBlock; an AVX-512 column block pfRowsBusy rows ahead), on both ISAs,
+// colBlock; an AVX-512 column block intelTuning.pfRowsBusy rows ahead), on both ISAs,
 // except rows on Zen cores, and that the same plans as sums do not; and
 // that on AVX-512 their exp reads its constants from registers
 // (placeSumExp), not memory.
@@ -89,7 +89,7 @@ func TestUnshiftedLogSumExpPrefetches(t *testing.T) {
 		dims   []int64
 		axes   []int
 		rowsPf string // a prefetch of the column block's first line, "" for rows
-	}{{[]int64{64, 3136}, []int{1}, ""}, {[]int64{3136, 256}, []int{0}, fmt.Sprintf("prefetcht0 %#x(%%rsi)", pfRowsBusy*256*4)}} {
+	}{{[]int64{64, 3136}, []int{1}, ""}, {[]int64{3136, 256}, []int{0}, fmt.Sprintf("prefetcht0 %#x(%%rsi)", intelTuning.pfRowsBusy*256*4)}} {
 		for _, lse := range []bool{true, false} {
 			pl, err := plan.Canonicalize(kerneltest.DenseProblem(a.dims, a.axes, dtypes.F32))
 			if err != nil {
@@ -156,7 +156,7 @@ func TestUnshiftedLogSumExpRowByRow(t *testing.T) {
 						for _, isa := range isas(t) {
 							o := isa.o
 							o.Zen = true
-							k := compile(t, pl, o)
+							k := compileHinted(t, pl, byRow, o)
 							k.RunBlocks(pl, src, dst, nil, 0)
 							k.Release()
 							what := fmt.Sprintf("%v rows %d of %d, stride %d, %s, zen, guard at end %v", sdt, rows, w, stride, isa.name, atEnd)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -58,9 +59,7 @@ func TestPacedRowsGate(t *testing.T) {
 				pl.Stage = plan.Unshifted
 			}
 			emit := func(mem, paced bool) []byte {
-				q := pl.Clone()
-				q.FromMemory = mem
-				code, err := Emit(q, Options{AVX512: avx512, Zen: paced})
+				code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: mem}, Options{AVX512: avx512, Zen: paced})
 				if err != nil {
 					t.Fatalf("%v %v: %v", c.red, c.sdt, err)
 				}
@@ -87,9 +86,7 @@ func TestPacedRowsLoopShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, paced := range []bool{false, true} {
-			q := pl.Clone()
-			q.FromMemory = true
-			code, err := Emit(q, Options{AVX512: avx512, Zen: paced})
+			code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: true}, Options{AVX512: avx512, Zen: paced})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -222,13 +222,13 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 }
 
 // holdAbsMask puts the sign mask 0x7FFFFFFF into a temporary and keeps
-// it in g.absMask, for an f32 L1 sum to take each whole vector's |x|
-// from memory in one AND (accum) instead of a load and two shifts. Its
-// caller resets g.absMask where it releases the temporary. Nothing is
-// held for other reductions, or where fewer than three temporaries are
-// left (the kernel would run out of them).
+// it in g.absMask, for an f32 L1 sum (Conf.AbsMask) to take each whole
+// vector's |x| from memory in one AND (accum) instead of a load and two
+// shifts. Its caller resets g.absMask where it releases the temporary.
+// Nothing is held for other reductions, or where fewer than three
+// temporaries are left (the kernel would run out of them).
 func (g *gen) holdAbsMask() {
-	if g.sdt != dtypes.F32 || !g.add || g.red.Transform != plan.TransformAbs || g.absMask > 0 || g.tmpHi-g.tmpNext < 3 {
+	if !g.conf.AbsMask || g.absMask > 0 || g.tmpHi-g.tmpNext < 3 {
 		return
 	}
 	g.absMask = g.tmp()
@@ -282,9 +282,9 @@ func (g *gen) finalize(r int) {
 	}
 }
 
-// finalizeNeedsTemps reports whether finalize needs more than one
+// finalizeNeedsTemps reports whether pl's finalize needs more than one
 // temporary (a NaN-propagating max of eps, a log).
-func (g *gen) finalizeNeedsTemps() bool {
-	f := g.pl.Finalize
-	return g.pl.Stage&plan.SkipFinalize == 0 && (f == plan.FinalizeMaxEps || f == plan.FinalizeRootMaxEps || f == plan.FinalizeLog)
+func finalizeNeedsTemps(pl *plan.Plan) bool {
+	f := pl.Finalize
+	return pl.Stage&plan.SkipFinalize == 0 && (f == plan.FinalizeMaxEps || f == plan.FinalizeRootMaxEps || f == plan.FinalizeLog)
 }

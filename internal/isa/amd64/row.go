@@ -44,22 +44,8 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	}
 	outer, L, lcount := k.SplitInnermost()
 	rp.rowStep = L.SrcStride * g.ssz
-	// Short rows: V rows at once (one accumulator chain each) beat
-	// per-output horizontal sums; longer rows amortise those and stream
-	// better one at a time. Measured on [65536/rk, rk]: grouping wins up
-	// to rk 64 for every type, breaks even for f32 around 128, and still
-	// wins for bf16/f16 (cheap loads, costlier per-output work) at 240
-	// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices
-	// (moved from code comments)").
-	groupMax := int64(256)
-	if g.sdt == dtypes.F32 {
-		groupMax = 96
-	}
-	if rp.Vec && rp.Len <= groupMax && L.Size >= int64(g.V/2) &&
-		fits32(int64(g.V-1)*rp.rowStep+rp.Len*g.ssz) {
-		rp.group = g.V
-	}
-	if g.gatherRows(&rp) {
+	rp.group = g.conf.Group
+	if g.conf.Gather {
 		rp.gather = g.hoistGather(int(rp.Len))
 	}
 	sL := g.StepsOf(&L)
@@ -101,21 +87,12 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	skip := 0    // transpose levels the packing saves
 	nzero := 1
 	single := rp.group == 1 || n == 1 // one output, U accumulators
-	if single && rp.Vec && !rp.ZeroSum && g.sadRows() {
+	if single && rp.Vec && !rp.ZeroSum && g.conf.SADRows {
 		g.sadRow(rp, lm)
 		return
 	}
 	if single {
-		switch {
-		case rp.Vec:
-			U = int(min(int64(g.rowAccumulators()), max(1, ceilDiv(rp.Len, int64(g.V)))))
-		case rp.Elem != nil:
-			U = int(min(4, max(1, rp.Elem.Size)))
-			// Unrolled elements are addressed by displacement.
-			for U > 1 && !fits32(int64(U-1)*rp.Elem.SrcStride*g.ssz) {
-				U--
-			}
-		}
+		U = g.conf.RowU
 		regOf = []int{0}
 		nzero = U
 	} else {
@@ -125,7 +102,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 			regOf[lane] = order[lane]
 		}
 		nzero = g.V
-		if skip = g.packSkip(rp); skip > 0 {
+		if skip = g.conf.PackSkip; skip > 0 {
 			blocks, _ := packedBlocks(g.V, skip)
 			lo = make([]int, n)
 			for lane := 0; lane < n; lane++ {
@@ -162,14 +139,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	}
 
 	if !rp.ZeroSum {
-		// Few outer reduced iterations ([2, N, 2] over [0, 2]): each
-		// one's lines, like a group's. With many, the lines pfAhead on
-		// would be used only after them all.
-		its := int64(1)
-		for _, l := range rp.Outer {
-			its *= l.Size
-		}
-		pf := n > 1 && its <= 4
+		pf := n > 1 && g.conf.GroupPrefetch
 		chunk := runs.SweepChunk(rp.Outer)
 		fold := func() { g.foldRun(groups) }
 		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
@@ -213,50 +183,6 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	g.epilogue(g.transposeFrom(regs, skip), lm)
 }
 
-// packSkip returns how many transpose levels a group of short rows saves
-// by packing: rows of at most V/2 (V/4) elements go two (four) to a
-// register, each into the lanes that the first (two) levels would have
-// summed it into (see packedSweep), where a level costs 3 instructions
-// per register pair. AVX-512 bf16 rows take twice as many elements
-// (pairPacked). Rows of up to 2 elements keep 2 levels: 8 to a register
-// would need 8 opmasks. Only plain sums pack: the packed loads leave
-// zeros in lanes no row fills, and add untransformed elements. 8-bit rows
-// do not pack: the packed loads move 16- and 32-bit elements.
-func (g *gen) packSkip(rp *rowPlan) int {
-	if !rp.Vec || !g.plainSum() || g.ssz == 1 {
-		return 0
-	}
-	maxSkip := 2
-	if !g.avx512 && g.sdt == dtypes.F32 {
-		// AVX2 f32 packs at most two rows to a register; four
-		// (rows of 2) were not measured.
-		maxSkip = 1
-	}
-	skip := 0
-	for skip < maxSkip && rp.Len <= int64(g.V>>(skip+1)) {
-		skip++
-	}
-	if skip == 0 && g.pairPacked(rp.Len) {
-		skip = 1
-	}
-	return skip
-}
-
-// pairPacked reports whether packed groups load bf16 rows of rk elements
-// at two elements per lane: 32 words to a zmm, the even words shifted up
-// and the odd ones masked (as in rowPairs), both exact f32, added into
-// the lanes. A lane then sums two neighbours of one row, which the row
-// sum does not mind. This packs rows of 9 to 16 two to a register:
-// [10922, 12] bf16 (in L2, 1 thread) ran faster so than one row to a
-// register. Shorter rows keep one element per lane: packed four to a
-// zmm, their 64-byte masked loads ran slower from L3 (rows of 5 to 7, 2
-// threads, 8 of 9 alternating runs) than the 32-byte ones of two to a
-// register (docs/PERFORMANCE-log.md, "Figures behind the generators'
-// choices (moved from code comments)").
-func (g *gen) pairPacked(rk int64) bool {
-	return g.avx512 && g.sdt == dtypes.BF16 && rk > int64(g.V/2) && rk <= int64(g.V)
-}
-
 // packedSweep adds rows of rk elements (row r, for each r of regOf, at
 // byte offset rowOff(r)) into lanes lo[r]..lo[r]+rk-1 of register
 // regOf[r]. On AVX-512, by masked loads from lo[r] elements before each
@@ -274,7 +200,7 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 		return
 	}
 	per, load := 1, g.hr
-	if g.pairPacked(int64(rk)) {
+	if g.conf.PairPacked {
 		per, load = 2, g.vr
 	}
 	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.ssz) }
@@ -397,21 +323,9 @@ func (g *gen) fillXmm(x int, pcs []xpiece) {
 	}
 }
 
-// Groups of rows shorter than a cache line are prefetched pfAhead bytes
-// ahead, a line at a time. Such a group takes about 80 instructions per
-// few lines (16 rows of 3 f32 are 3 lines), so the reorder window holds
-// too few lines' loads to keep memory busy: [4194304, 3] reduced over
-// its rows ran slowly without it (docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)"). A
-// prefetch never faults, so the ones past the end of src are harmless.
-const pfAhead = 2048
-
-// prefetchGroup prefetches the lines of the group pfAhead bytes ahead,
-// when its rows are shorter than a line.
+// prefetchGroup prefetches the lines of the group pfAhead bytes ahead
+// (Conf.GroupPrefetch).
 func (g *gen) prefetchGroup(rp *rowPlan) {
-	if rp.rowStep <= 0 || rp.rowStep >= 64 {
-		return
-	}
 	g.prefetchAhead(int64(g.V) * rp.rowStep)
 }
 
@@ -419,11 +333,12 @@ func (g *gen) prefetchGroup(rp *rowPlan) {
 // pfAhead bytes ahead, one prefetch per 64 bytes (none when the
 // displacements would not fit in 32 bits).
 func (g *gen) prefetchAhead(span int64) {
-	if !fits32(pfAhead + span) {
+	ahead := g.conf.tune.pfAhead
+	if !fits32(ahead + span) {
 		return
 	}
 	for off := int64(0); off < span; off += 64 {
-		g.op(x86.APREFETCHT0, g.m(rSrc, pfAhead+off))
+		g.op(x86.APREFETCHT0, g.m(rSrc, ahead+off))
 	}
 }
 
@@ -437,9 +352,9 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	vb := V * g.ssz
 	base := int64(0) // elements done by rowWords or rowPairs
 	switch {
-	case g.wordsMinMax() && n == 1:
+	case g.conf.Words && n == 1:
 		base = g.rowWords(rk, U, acc, rowOff, chunk, fold)
-	case g.bf16Pairs() && (U >= 2 || n > 1):
+	case g.conf.BF16Pairs && (U >= 2 || n > 1):
 		base = g.rowPairs(rk, U, n, acc, rowOff, chunk, fold)
 	}
 	left := rk - base
@@ -451,9 +366,9 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
-	st := g.streams(n, U, iters, vb)
-	pf := g.rowPrefetch(n)
-	g.testedLoops = g.pacedRows()
+	st := g.conf.streams(n, U, iters, vb)
+	pf := n == 1 && g.conf.RowPrefetch
+	g.testedLoops = g.conf.Paced
 	defer func() { g.testedLoops = false }()
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
@@ -496,14 +411,14 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	iters := rk / V2 / int64(Up)
 	done := iters * int64(Up) * V2
 	last := 0 // elements of the masked pair, or 0
-	if rest := rk - done; g.avx512 && g.zeroIsIdentity() && rest > int64(g.V) && rest < V2 {
+	if rest := rk - done; g.conf.PairTail && rest > int64(g.V) && rest < V2 {
 		last = int(rest)
 	}
 	if iters == 0 && last == 0 {
 		return 0
 	}
-	st := g.streams(n, Up, iters, pb)
-	pf := g.rowPrefetch(n)
+	st := g.conf.streams(n, Up, iters, pb)
+	pf := n == 1 && g.conf.RowPrefetch
 	mk := g.mark()
 	defer g.release(mk)
 	pc := g.newPairConsts()
@@ -555,110 +470,12 @@ func (s readStreams) offset(u int, unit int64) int64 {
 	return int64(u/s.per)*s.gap + int64(u%s.per)*unit
 }
 
-// rowAccumulators is the number of accumulators a row sweep of one
-// output adds into: 8, enough to hide the add's latency, except where the
-// sweep is paced.
-func (g *gen) rowAccumulators() int {
-	if g.pacedRows() {
-		return 64 / (g.V * 4)
-	}
-	return 8
-}
-
-// pacedRows reports whether the row sweeps read at the pace of their adds:
-// one 64-byte line per add's latency (one zmm accumulator, or two ymm), on
-// a core that streams DRAM best that way (Options.Zen), for an f32 src
-// read from DRAM (plan.FromMemory), but not for log-sum-exp's exp,
-// which its arithmetic bounds, not memory.
-//
-// Why: with 8 accumulators the loads of a sweep run as far ahead as the
-// reorder window lets them, and a Zen 4 core then streams DRAM slower
-// than when one chain of adds holds them back; at two threads the DRAM
-// bounds both forms alike, and from L3 the chain costs a little, hence
-// FromMemory (docs/PERFORMANCE-log.md, "Paced row sweeps", has the
-// figures). The loop also takes oneDNN's shape, a counter test at its top
-// and a jump back at its end (Loop's testedLoops): with two instructions
-// more per vector the reorder window holds fewer of its loads again, and
-// a full reduction from DRAM at one thread reads as fast as oneDNN's
-// ("Paced loops in oneDNN's shape"). Intel cores are left alone: their
-// single-core streams need the loads in flight.
-func (g *gen) pacedRows() bool {
-	return g.zen && g.pl.FromMemory && g.sdt == dtypes.F32 && g.red.Transform != plan.TransformExp
-}
-
-// minStreamedRow is the shortest row, in bytes, read as several streams.
-const minStreamedRow = 256 << 10
-
-// streams chooses how the loop over one long f32 row reads it: iters
-// iterations of slots loads of unit bytes. The row is cut into 2 equal
-// parts read side by side, each part's loads feeding its own
-// accumulators: rows of 256 KiB and more ([64, 1048576], [128, 131072],
-// [16777216]) ran a little faster so at 2 threads, and [64, 1048576] at
-// 1 thread too. Shorter rows keep one stream (2 streams of rows of 8 KiB
-// lost for bf16), and so do groups of rows (n > 1) and 16-bit rows,
-// which read ahead with software prefetch instead (rowPrefetch): that
-// beat 2 or 4 streams. Figures: docs/PERFORMANCE-log.md, "Figures behind
-// the generators' choices (moved from code comments)".
-func (g *gen) streams(n, slots int, iters, unit int64) readStreams {
-	one := readStreams{per: slots}
-	const S = 2
-	if g.sdt != dtypes.F32 || n != 1 || slots%S != 0 || iters*int64(slots)*unit < minStreamedRow {
-		return one
-	}
-	st := readStreams{per: slots / S, gap: iters * int64(slots/S) * unit}
-	if !fits32(int64(S) * st.gap) {
-		return one
-	}
-	return st
-}
-
-// 16-bit rows summed one output at a time are prefetched rowAhead bytes
-// ahead, one prefetch per 64 bytes read, when a call reads at least
-// minPrefetchedCall bytes.
-//
-// Why: a 16-bit sum takes four or five instructions per 64-byte line
-// (convert both halves, two adds) where an f32 sum takes one, and from
-// L3 or DRAM it waits on memory, probably because with four or five
-// times the instructions per line the reorder window holds fewer loads
-// in flight. In a C probe over 32 MiB (1 thread) an f32 sum ran well
-// ahead of the same loop with three more instructions per line and of a
-// bf16 pair sum, and a PREFETCHT0 64 KiB ahead won most of the gap back
-// for the bf16 sum. On the JIT, one stream and a prefetch 16 KiB ahead
-// beat 4 (bf16) or 2 (f16) streams and none over [16777216] (32 MiB; 1
-// and 2 threads), [256, 65536] and [1024, 4096], bf16 and f16, and
-// [33554432] bf16 (64 MiB), on AVX2 too; from DRAM ([64, 1048576] bf16,
-// 128 MiB) it changed nothing. 4 KiB ahead lost, 8, 32 and 64 KiB
-// gained less. f32 sums lost with the prefetch, and so did sums of data
-// in L2 ([131072] and [64, 1024] bf16), hence minPrefetchedCall. Figures:
-// docs/PERFORMANCE-log.md, "Figures behind the generators' choices
-// (moved from code comments)".
-const (
-	rowAhead          = 16 << 10
-	minPrefetchedCall = 512 << 10
-)
-
-// rowPrefetch reports whether the row loops of n outputs prefetch: those
-// of 16-bit sums, and those whose elements go through exp (an unshifted
-// log-sum-exp) whatever their size: at some twenty instructions per
-// vector, the reorder window holds too few loads to keep memory busy
-// (docs/PERFORMANCE-log.md has the figures), and a prefetch per line costs
-// little beside them. Not on Zen cores (Options.Zen): their hardware
-// prefetchers keep these rows' loads ahead alone, from L3 and from DRAM,
-// and the prefetch instructions only took issue slots from the loop
-// (docs/PERFORMANCE-log.md, "Zen 4: rows without software prefetch").
-func (g *gen) rowPrefetch(n int) bool {
-	if n != 1 || g.zen {
-		return false
-	}
-	return g.red.Transform == plan.TransformExp || g.ssz == 2 && g.pl.N*g.pl.Outputs*g.ssz >= minPrefetchedCall
-}
-
 // prefetchLine prefetches rowAhead bytes past the load at displacement
 // off, whose offset in its iteration is at, when at starts a 64-byte
 // line of the iteration (AVX2 and f16 loads are less than a line).
 func (g *gen) prefetchLine(off, at int64) {
-	if at%64 == 0 && fits32(off+rowAhead) {
-		g.op(x86.APREFETCHT0, g.m(rSrc, off+rowAhead))
+	if ahead := g.conf.tune.rowAhead; at%64 == 0 && fits32(off+ahead) {
+		g.op(x86.APREFETCHT0, g.m(rSrc, off+ahead))
 	}
 }
 
@@ -740,19 +557,6 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	g.Place(singles)
 	g.CountLoop(cnt, sL, one)
 	g.Place(done)
-}
-
-// gatherRows reports whether rows go through gather: AVX-512, one
-// contiguous reduced run of 2 to 4, rows back to back, grouped (so that
-// the last rows of a loop can go in a transposing group). At 2 threads
-// gather ran faster than what ran before it for rows of 3 (the groups),
-// of 2 (V/2 from one load, flatSums) and of 4 (flatSums for 16-bit data,
-// the groups for f32), for f32, bf16 and f16, except [4194304, 4] f32,
-// memory-bound, which ran the same (docs/PERFORMANCE-log.md, "Figures
-// behind the generators' choices (moved from code comments)"). Rows of 5
-// to 8 would need more index registers than the epilogues can spare.
-func (g *gen) gatherRows(rp *rowPlan) bool {
-	return g.avx512 && rp.Vec && len(rp.Outer) == 0 && rp.Len >= 2 && rp.Len <= 4 && rp.rowStep == rp.Len*g.ssz && rp.group == g.V
 }
 
 // gatherIdx holds the registers of gather's permute indices: for element

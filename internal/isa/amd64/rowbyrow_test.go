@@ -13,9 +13,10 @@ import (
 )
 
 // rowByRowPlan is a stage-1 plan as the runtime makes for row-by-row
-// sums: rows rows of w lanes, stride apart, summed into w f32 lanes.
+// sums (emitted with byRow): rows rows of w lanes, stride apart, summed
+// into w f32 lanes.
 func rowByRowPlan(sdt dtypes.DataType, rows, stride, w int64) *plan.Plan {
-	return &plan.Plan{Stage: plan.SkipFinalize, SrcDT: sdt, DstDT: dtypes.F32, Div: 1, RowByRow: true, N: rows, Outputs: w,
+	return &plan.Plan{Stage: plan.SkipFinalize, SrcDT: sdt, DstDT: dtypes.F32, Div: 1, N: rows, Outputs: w,
 		Reduced:  []plan.Loop{{Size: rows, SrcStride: stride}},
 		HasInner: true, Inner: plan.Loop{Size: w, SrcStride: 1, DstStride: 1}}
 }
@@ -99,7 +100,7 @@ func testRowByRow(t *testing.T, r *rand.Rand, red plan.Reduction, sdt dtypes.Dat
 			for i := range dst {
 				dst[i] = 0xA5
 			}
-			k := compile(t, pl, isa.o)
+			k := compileHinted(t, pl, byRow, isa.o)
 			k.RunBlocks(pl, src, dst, nil, 0)
 			k.Release()
 			if d := kerneltest.CompareExact(dtypes.F32, dst, want, written, false); d != "" {
@@ -155,8 +156,7 @@ func TestRowByRowChoice(t *testing.T) {
 			marked := base()
 			c.edit(marked)
 			plain := marked.Clone()
-			plain.RowByRow = false
-			a, err := Emit(marked, o)
+			a, err := EmitHinted(marked, byRow, o)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -192,8 +192,12 @@ func TestRowByRowPrefetch(t *testing.T) {
 		{true, 4, 1 << 20, 1 << 20, 1 << 20}, // no room in L1: rowByRowAhead
 	}
 	for _, c := range cases {
-		g := &gen{zen: c.zen, ssz: c.ssz}
-		if got := g.rowByRowPrefetch(c.rowBytes, c.rb); got != c.want {
+		cf := Conf{tune: intelTuning}
+		if c.zen {
+			cf.tune = zenTuning
+		}
+		cf.f.ssz = c.ssz
+		if got := cf.rowByRowPrefetch(c.rowBytes, c.rb); got != c.want {
 			t.Errorf("zen %v, %d-byte elements: rowByRowPrefetch(%d, %d) = %d, want %d", c.zen, c.ssz, c.rowBytes, c.rb, got, c.want)
 		}
 	}
@@ -212,7 +216,7 @@ func TestRowByRowAhead(t *testing.T) {
 		{8192, math.MaxInt32, 0},
 	}
 	for _, c := range cases {
-		if got := rowByRowAhead(c.rowBytes, c.rb); got != c.want {
+		if got := intelTuning.rowByRowAhead(c.rowBytes, c.rb); got != c.want {
 			t.Errorf("rowByRowAhead(%d, %d) = %d, want %d", c.rowBytes, c.rb, got, c.want)
 		}
 	}

@@ -17,10 +17,6 @@ import (
 // exact, and it is rounded to f32 once, to nearest even, as the
 // interpreter rounds its exact sum.
 
-// sadRows reports whether single-output rows are summed by sadRow: plain
-// sums (sum, mean; also a split's first stage) of 8-bit src.
-func (g *gen) sadRows() bool { return g.plainSum() && g.sdt.IsInt8() }
-
 // sadRow sums the rows of one output (rp.Vec: contiguous rows of rp.Len
 // bytes, under the reduced loops rp.Outer) and finishes it with lm.
 func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {

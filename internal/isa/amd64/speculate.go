@@ -29,13 +29,13 @@ import (
 //   - then the exact code, the same kernel as without speculation.
 //
 // In AVX-512 kernels of f32 plans read from memory on Zen cores
-// (watchesNaN) each src vector is added into a watch accumulator, Z30,
+// (Conf.Watch) each src vector is added into a watch accumulator, Z30,
 // instead (rangeWatched): the sum of the src is NaN when a NaN is in
 // it, and a sum that found both infinities is too, which costs that call
-// its exact run and nothing else. Their row sweeps (pacedRows: one
+// its exact run and nothing else. Their row sweeps (Conf.Paced: one
 // accumulator, one vector per iteration) have no second vector to pair
-// a compare with, and a compare and a KORW per vector made them run
-// slower from DRAM than the sum of the same bytes.
+// a compare with, and a compare and a KORW per vector cost them their
+// pace (docs/PERFORMANCE-log.md, "Max and min rows paced to memory").
 //
 // VMAXPS also returns its second source when both are zeros, so AVX2's
 // NaN-free max can give -0 where +0 is right; it never gives +0 where -0
@@ -92,33 +92,17 @@ const (
 	yPending = 11
 )
 
-// speculates reports whether pl is emitted as NaN-free code followed by
-// exact code under options o.
-func speculates(pl *plan.Plan, o Options) bool {
-	if pl.HasDstOperand() {
-		return false
-	}
-	c := pl.Reduction.Combine
-	if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
-		// Its rows and column blocks are exact as words (words.go), and
-		// AVX2's NaN-free code has too few registers to take them so.
-		// Row-by-row plans combine into partials in memory, not as words.
-		return false
-	}
-	return c == plan.CombineMax || o.AVX512 && c == plan.CombineMin
-}
-
 // emitSpeculating generates pl as NaN-free code followed by the exact code
 // for the same plan. The exact code is left out when the NaN-free code
 // returns without a test (a plan with nothing to compute). It returns
 // nil when the NaN-free code cannot be generated (it has fewer
 // registers): then the exact code alone is the kernel.
-func emitSpeculating(pl *plan.Plan, o Options) *gen {
-	g := newGen(pl, o)
+func emitSpeculating(pl *plan.Plan, c Conf) *gen {
+	g := newGenConf(newAsm(), pl, c)
 	g.nanFree = true
-	if o.AVX512 {
+	if g.avx512 {
 		g.kLast, g.tmpHi = kCheck-1, rPending
-		if g.watchesNaN() {
+		if g.conf.Watch {
 			g.watch, g.tmpHi = true, rWatch
 		}
 	} else {
@@ -132,29 +116,18 @@ func emitSpeculating(pl *plan.Plan, o Options) *gen {
 		return g
 	}
 	g.Place(g.exact)
-	if o.AVX512 {
+	if g.avx512 {
 		g.op(x86.AKMOVQ, kreg(kArgs), reg(rDI))
 	} else {
 		g.op(x86.AVMOVQ, g.xr(yArgs), reg(rDI))
 	}
-	e := newGenOn(g.asm, pl, o)
+	e := newGenConf(g.asm, pl, c)
 	kernelshape.Generate(pl, e)
 	if e.err != nil {
 		g.fail(e.err)
 	}
 	g.usesTotals = g.usesTotals || e.usesTotals
 	return g
-}
-
-// watchesNaN reports whether NaN-free AVX-512 code checks its whole f32
-// src vectors by a watch sum (rangeWatched) instead of compares in pairs:
-// in plans whose row sweeps are paced to memory (pacedRows), and in the
-// column blocks of such plans too (GAP over NHWC from DRAM ran faster
-// so), but not in row-by-row plans (8x512x4096 over axis 1 ran slower
-// with the sum at one thread; docs/PERFORMANCE-log.md, "Max and min rows
-// paced to memory").
-func (g *gen) watchesNaN() bool {
-	return g.avx512 && g.pacedRows() && !g.pl.RowByRow
 }
 
 // nanFreePrologue starts NaN-free code: no NaN seen yet, and the

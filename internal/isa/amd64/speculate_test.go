@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -43,8 +44,17 @@ func TestNaNFreeCode(t *testing.T) {
 	scalar := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{0, 0}}
 	avx512, avx2 := Options{AVX512: true}, Options{}
 	avx512Zen := Options{AVX512: true, Zen: true}
+	hints := map[*plan.Plan]kernelconf.Hints{}
 	paced := func(pl *plan.Plan) *plan.Plan {
-		pl.FromMemory = true
+		h := hints[pl]
+		h.FromMemory = true
+		hints[pl] = h
+		return pl
+	}
+	rowByRow := func(pl *plan.Plan) *plan.Plan {
+		h := hints[pl]
+		h.RowByRow = true
+		hints[pl] = h
 		return pl
 	}
 	cases := []struct {
@@ -69,7 +79,7 @@ func TestNaNFreeCode(t *testing.T) {
 		{"min rows paced", paced(rows(plan.AlgMin, f32)), avx512Zen, true},
 		{"max rows bf16 paced", paced(rows(plan.AlgMax, bf16)), avx512Zen, true}, // not paced: compared in pairs
 		{"max columns paced", paced(cols(plan.AlgMax, f32)), avx512Zen, true},    // checked by a watch sum
-		{"max row by row paced", paced(kind(rowByRowPlan(f32, 300, 96, 80), plan.Reduction{Combine: plan.CombineMax, Finalize: plan.FinalizeNone})),
+		{"max row by row paced", paced(rowByRow(kind(rowByRowPlan(f32, 300, 96, 80), plan.Reduction{Combine: plan.CombineMax, Finalize: plan.FinalizeNone}))),
 			avx512Zen, true}, // compared in pairs
 		{"sum rows", rows(plan.AlgSum, f32), avx512, false},
 		{"max rows, operand may be dst", rows(plan.AlgMax, f32, likeDst), avx512, false},
@@ -78,12 +88,13 @@ func TestNaNFreeCode(t *testing.T) {
 		if c.pl.HasDstOperand() != strings.Contains(c.name, "may be dst") {
 			t.Fatalf("%s: HasDstOperand %v", c.name, c.pl.HasDstOperand())
 		}
-		code, err := Emit(c.pl, c.o)
+		h := hints[c.pl]
+		code, err := EmitHinted(c.pl, h, c.o)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		ins := disassemble(t, code.Text)
-		g := newGen(c.pl, c.o)
+		g := newGenConf(newAsm(), c.pl, Choose(c.pl, h, c.o.Target()))
 		kernelshape.Generate(c.pl, g)
 		plain, err := g.assemble()
 		if err != nil {
@@ -149,7 +160,7 @@ func TestNaNFreeCode(t *testing.T) {
 		// f32 plans read from memory on Zen add each src vector into the
 		// watch sum Z30, tested once, but row by row; other f32 src vectors
 		// are compared in pairs (with Z31).
-		watched := c.o.AVX512 && c.pl.SrcDT == f32 && c.pl.FromMemory && c.o.Zen && !c.pl.RowByRow
+		watched := c.o.AVX512 && c.pl.SrcDT == f32 && h.FromMemory && c.o.Zen && !h.RowByRow
 		for w, want := range map[string]bool{
 			",%zmm31,%k4":                   c.o.AVX512 && c.pl.SrcDT == f32 && !watched,
 			"vpxord %zmm30,%zmm30,%zmm30":   watched,
@@ -166,7 +177,7 @@ func TestNaNFreeCode(t *testing.T) {
 				t.Errorf("%s: NaN-free code uses the watch sum's Z30 in %q", c.name, in)
 			}
 		}
-		if gs := emitSpeculating(c.pl, c.o); watched && (gs == nil || !gs.watch || gs.tmpHi > rWatch) {
+		if gs := emitSpeculating(c.pl, Choose(c.pl, h, c.o.Target())); watched && (gs == nil || !gs.watch || gs.tmpHi > rWatch) {
 			t.Errorf("%s: the watch sum's Z30 is not kept from the temporaries", c.name)
 		}
 		// The NaN checks never touch the scratch opmasks (a check placed
@@ -239,11 +250,11 @@ func TestNaNFreeFallback(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					o := isa.o
+					o, h := isa.o, kernelconf.Hints{}
 					if shape.paced { // read from memory on Zen: f32 src checked by a watch sum
-						pl.FromMemory, o.Zen = true, true
+						h.FromMemory, o.Zen = true, true
 					}
-					k := compile(t, pl, o)
+					k := compileHinted(t, pl, h, o)
 					sb, _ := p.SrcBytes()
 					n := sb / int64(sdt.Size())
 					// -2: no NaN, but +Inf and -Inf, whose sum is NaN.
@@ -337,7 +348,7 @@ func TestNaNFreeSignedZeros(t *testing.T) {
 					rows := int64(6)
 					pl := rowByRowPlan(sdt, rows, w, w)
 					pl.Reduction = alg.Reduction(0, 0)
-					k := compile(t, pl, isa.o)
+					k := compileHinted(t, pl, byRow, isa.o)
 					for range 4 {
 						src := fill(sdt, rows*w)
 						want, written := make([]byte, w*4), map[int64]bool{}
@@ -386,15 +397,15 @@ func TestNaNFreeCoverage(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							pl.FromMemory = o.Zen
-							if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) && !pl.RowByRow {
+							h := kernelconf.Hints{FromMemory: o.Zen}
+							if !o.AVX512 && wordsKind(pl.SrcDT, pl.Reduction) {
 								// Exact as words; AVX2 does not speculate.
-								if speculates(pl, o) {
+								if Choose(pl, h, o.Target()).NaNFree {
 									t.Errorf("%+v %v of %v %v: AVX2 speculates on a plan taken as words", o, alg, sdt, c)
 								}
 								continue
 							}
-							if !speculates(pl, o) || emitSpeculating(pl, o) == nil {
+							if c := Choose(pl, h, o.Target()); !c.NaNFree || emitSpeculating(pl, c) == nil {
 								t.Errorf("%+v %v %v of %v %v, columns %v: no NaN-free code", o, alg, tr, sdt, c, colsFirst)
 							}
 						}

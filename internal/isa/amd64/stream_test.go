@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -19,7 +20,7 @@ func rowProblem(sdt, ddt dtypes.DataType, rows, rk int64) *plan.Problem {
 // of at least minStreamedRow bytes, one output at a time; 16-bit rows
 // are prefetched instead (TestPrefetchChoice).
 func TestStreamChoice(t *testing.T) {
-	const long = minStreamedRow
+	long := intelTuning.minStreamedRow
 	cases := []struct {
 		sdt        dtypes.DataType
 		n, slots   int
@@ -44,7 +45,7 @@ func TestStreamChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGen(pl, Options{AVX512: true})
-		st := g.streams(c.n, c.slots, c.iters, c.unit)
+		st := g.conf.streams(c.n, c.slots, c.iters, c.unit)
 		wantGap := int64(0)
 		if c.wantGapSet {
 			wantGap = c.iters * int64(c.wantPer) * c.unit
@@ -73,7 +74,7 @@ func TestStreamedRows(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(11))
 	for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F16, dtypes.F32} {
-		elems := int64(minStreamedRow) / int64(sdt.Size())
+		elems := intelTuning.minStreamedRow / int64(sdt.Size())
 		for _, rk := range []int64{elems - 256, elems - 1, elems, elems + 1, elems + 31, elems + 33, elems + 255, 3*elems + 77} {
 			for _, rows := range []int64{1, 2} {
 				runGuarded(t, r, rowProblem(sdt, sdt, rows, rk), isaList)
@@ -183,7 +184,7 @@ func TestWidePairBlocks(t *testing.T) {
 			if !c.o.AVX512 {
 				want = 4
 			}
-			if speculates(pl, c.o) {
+			if Choose(pl, kernelconf.Hints{}, c.o.Target()).NaNFree {
 				want *= 2 // the NaN-free code and the exact code
 			}
 			if words != want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -16,7 +17,7 @@ import (
 // n f32 elements (pad elements apart more than n), outer rows or, with
 // nested, an outer reduced loop too, which cuts each output's src into
 // several row sweeps; or, with columns, the columns of [n, rows], which
-// the gate of the watch sum (watchesNaN) lets take it too.
+// the gate of the watch sum (Conf.Watch) lets take it too.
 type watchShape struct {
 	rows, n, pad int64
 	nested       bool
@@ -175,17 +176,16 @@ func TestWatchSumAdversarial(t *testing.T) {
 			type kern struct {
 				name  string
 				pl    *plan.Plan
+				h     kernelconf.Hints
 				o     Options
 				paced bool
 			}
 			var ks []kern
 			for _, isa := range isas(t) {
 				for _, zm := range [][2]bool{{false, false}, {true, true}, {true, false}, {false, true}} {
-					q := pl.Clone()
-					q.FromMemory = zm[1]
 					o := isa.o
 					o.Zen = zm[0]
-					ks = append(ks, kern{fmt.Sprintf("%s zen %v fromMemory %v", isa.name, zm[0], zm[1]), q, o, zm[0] && zm[1]})
+					ks = append(ks, kern{fmt.Sprintf("%s zen %v fromMemory %v", isa.name, zm[0], zm[1]), pl, kernelconf.Hints{FromMemory: zm[1]}, o, zm[0] && zm[1]})
 				}
 			}
 			sb, _ := p.SrcBytes()
@@ -248,7 +248,7 @@ func TestWatchSumAdversarial(t *testing.T) {
 			}
 			codes := make([]*kerneltest.Kernel, len(ks))
 			for i, k := range ks {
-				codes[i] = compile(t, k.pl, k.o)
+				codes[i] = compileHinted(t, k.pl, k.h, k.o)
 			}
 			src := make([]byte, sb)
 			dst0 := make([]byte, db)

@@ -31,19 +31,6 @@ import (
 // instructions per V values. The winners are widened once, at the end of
 // the row, into the float accumulators.
 
-// wordsMinMax reports whether rows and column blocks take their whole
-// vectors as words (rowWords, colBlock).
-func (g *gen) wordsMinMax() bool { return wordsKind(g.sdt, g.red) }
-
-// wordsKind reports whether red over src of type sdt is taken as words: a
-// max or min of bf16 or f16, of the values or of their magnitudes (|x|
-// is the word with its sign cleared).
-func wordsKind(sdt dtypes.DataType, red plan.Reduction) bool {
-	c, t := red.Combine, red.Transform
-	return (sdt == dtypes.BF16 || sdt == dtypes.F16) && (t == plan.TransformNone || t == plan.TransformAbs) &&
-		(c == plan.CombineMax || c == plan.CombineMin)
-}
-
 // wordRegs are the registers of words: the three accumulators and a
 // temporary for the loads.
 type wordRegs struct{ umin, umax, smax, t int }
@@ -68,8 +55,8 @@ func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(in
 	defer g.release(mk)
 	r := wordRegs{g.tmp(), g.tmp(), g.tmp(), g.tmp()}
 	g.wordsInit(r)
-	st := g.streams(1, Up, iters, vb)
-	pf := g.rowPrefetch(1)
+	st := g.conf.streams(1, Up, iters, vb)
+	pf := g.conf.RowPrefetch
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for up := 0; up < Up; up++ {
 			off := rowOff(0) + st.offset(up, vb)
@@ -187,7 +174,7 @@ func (g *gen) wordsInit(r wordRegs) {
 // load's; four are left for the block's other vectors, if any (a
 // partial vector of AVX2's exact max takes that many).
 func (g *gen) wordPairs(nv, tail, U int) int {
-	if !g.wordsMinMax() {
+	if !g.conf.Words {
 		return 0
 	}
 	free := g.tmpHi - g.tmpNext

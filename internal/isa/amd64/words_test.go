@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -109,8 +110,7 @@ func TestWordsMinMax(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						pl.FromMemory = isa.o.Zen
-						k := compile(t, pl, isa.o)
+						k := compileHinted(t, pl, kernelconf.Hints{FromMemory: isa.o.Zen}, isa.o)
 						for range 6 {
 							src := fill(sdt, shape[0], shape[1], c.columns)
 							db, _ := p.DstBytes()

@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -15,10 +16,6 @@ import (
 // is read as one flat stream instead, V lanes per load, so that lane l
 // always holds Inner index l mod W, and the lanes are folded at the end.
 
-// chainTarget is how many independent add chains a loop body should have
-// to cover the FP add latency.
-const chainTarget = 8
-
 // Column emits the kept loops k around the column shape.
 func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	k.Emit(g, func() { g.column(red, zeroSum) })
@@ -29,8 +26,7 @@ func (g *gen) column(red []plan.Loop, zeroSum bool) {
 	in := g.pl.Inner
 	W := in.Size
 	si := g.StepsOf(&in)
-	n := len(red)
-	if !zeroSum && n > 0 && W <= lanes/2 && red[n-1].SrcStride == W {
+	if g.conf.Shape == kernelconf.FlatColumn {
 		g.flatColumn(red, W, si)
 		return
 	}
@@ -52,14 +48,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 		return lanes
 	}
-	rows := int64(1)
-	if n := len(red); n > 0 {
-		rows = red[n-1].Size
-	}
-	U := max(1, min(nacc/K, (chainTarget+K-1)/K, int(min(rows, 64))))
-	if zeroSum {
-		U = 1
-	}
+	U := g.conf.colBlockU(nv, tail)
 	acc := func(k, u int) int { return u*K + k }
 	for i := 0; i < K*U; i++ {
 		g.initAcc(i)
@@ -131,7 +120,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	last := red[n-1]
 	elems := last.Size * W
 	nfull := elems / lanes
-	U := int(max(1, min(chainTarget, nfull)))
+	U := g.conf.FlatU
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
 	for _, r := range regs {

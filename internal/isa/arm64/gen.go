@@ -47,6 +47,7 @@ type gen struct {
 	*asm
 
 	pl       *plan.Plan
+	conf     Conf // what Choose decided for the plan: the shapes lower it
 	sdt, ddt dtypes.DataType
 	ssz, dsz int64 // element sizes in bytes
 	nbin     int
@@ -97,7 +98,7 @@ func (g *gen) fail(err error) {
 
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
-	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo}
+	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo, conf: Choose(pl)}
 	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
 	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
 	for _, op := range pl.PostOps {

@@ -13,7 +13,7 @@ import (
 // element at a time into lane 0, with U accumulators.
 //
 // Short rows would make the per-output horizontal sum and epilogue the
-// cost. So when rows are at most 256 elements, V outputs (consecutive
+// cost. So when rows are short (Conf.Group), V outputs (consecutive
 // iterations of the innermost kept loop L) are summed at once, one or
 // two accumulators each (four for pairwise 8-bit sums), and three FADDPs turn the four accumulators
 // into one vector holding the four sums, which is finished as a vector.
@@ -34,9 +34,7 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	}
 	outer, L, lcount := k.SplitInnermost()
 	rp.rowStep = L.SrcStride * g.ssz
-	if rp.Vec && rp.Len <= 256 && L.Size >= lanes/2 {
-		rp.group = lanes
-	}
+	rp.group = g.conf.Group
 	sL := g.StepsOf(&L)
 	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
 }
@@ -60,19 +58,10 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	single := rp.group == 1 || n == 1
 	U := 1 // accumulators per output
-	switch {
-	case !single:
-		if rp.Len >= 2*lanes {
-			U = 2
-		}
-		// Pairwise 8-bit sums take 16 bytes (four vectors) at once.
-		if rp.Len >= 4*lanes && g.pairSums() {
-			U = 4
-		}
-	case rp.Vec:
-		U = int(min(8, max(1, ceilDiv(rp.Len, lanes))))
-	case rp.Elem != nil:
-		U = int(min(4, max(1, rp.Elem.Size)))
+	if single {
+		U = g.conf.RowU
+	} else {
+		U = g.conf.GroupU
 	}
 	rows := 1
 	if !single {

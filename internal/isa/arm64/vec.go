@@ -3,7 +3,6 @@ package arm64
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
-	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
@@ -345,7 +344,7 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 	for i := 0; i < len(accs); i += run {
 		k := min(run, len(accs)-i)
 		mk := g.mark()
-		if xi := x.plus(int64(i) * vb); mix && g.pairSums() {
+		if xi := x.plus(int64(i) * vb); mix && g.conf.PairSums {
 			g.accumQuads(dt, accs[i:i+k], xi)
 		} else {
 			for j, r := range g.loadVecs(dt, k, xi) {
@@ -354,12 +353,6 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 		}
 		g.release(mk)
 	}
-}
-
-// pairSums reports whether 8-bit data may be summed pairwise in integers
-// before the conversion to f32: sums of untransformed src only.
-func (g *gen) pairSums() bool {
-	return g.sdt.IsInt8() && g.isAdd() && (g.pl.Transform == plan.TransformNone || g.pl.Stage&plan.SkipTransform != 0)
 }
 
 // accumQuads adds len(accs) vectors of 8-bit data at x into accs with
