@@ -7,7 +7,7 @@ import "github.com/gdnn/gdnn/internal/kernelconf"
 // (intelTuning, zenTuning), so that tuning for a new family is a new
 // table, not a search through the generator. Section titles are those
 // of docs/PERFORMANCE-log.md; "Figures" is its section "Figures behind
-// the generators' choices (moved from code comments)".
+// the generators' choices".
 type tuning struct {
 	// groupMaxF32 and groupMax are the longest rows (elements, f32 and other src) summed
 	// V outputs at once (one accumulator chain each, transposed) rather
