@@ -163,9 +163,9 @@ func (g *gen) hr(i int) obj.Addr {
 
 func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
 
-// tmp allocates a temporary vector register; mark/release free them in
+// Tmp allocates a temporary vector register; Mark/Release free them in
 // stack order.
-func (g *gen) tmp() int {
+func (g *gen) Tmp() int {
 	if g.tmpNext >= g.tmpHi {
 		g.fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
 		return g.tmpLo
@@ -175,8 +175,8 @@ func (g *gen) tmp() int {
 	return g.tmpNext - 1
 }
 
-func (g *gen) mark() int     { return g.tmpNext }
-func (g *gen) release(m int) { g.tmpNext = m }
+func (g *gen) Mark() int     { return g.tmpNext }
+func (g *gen) Release(m int) { g.tmpNext = m }
 
 // Counter takes a general register for a loop counter.
 func (g *gen) Counter() int16 {

@@ -133,7 +133,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	default:
 		runs = g.runsOf(rp.Outer, 0, 1)
 	}
-	mk := g.mark()
+	mk := g.Mark()
 	if !runs.None() {
 		g.placeTotals(groups, 0)
 	}
@@ -168,19 +168,19 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	if !runs.None() {
 		g.addTotals(groups)
 	}
-	g.release(mk)
+	g.Release(mk)
 	if single {
 		if rp.Vec {
 			g.hsum(0)
 		}
-		g.epilogue(0, lm)
+		kernelshape.Epilogue(g, 0, lm)
 		return
 	}
 	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
 	}
-	g.epilogue(g.transposeFrom(regs, skip), lm)
+	kernelshape.Epilogue(g, g.transposeFrom(regs, skip), lm)
 }
 
 // packedSweep adds rows of rk elements (row r, for each r of regOf, at
@@ -211,9 +211,9 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 		}
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for q, rows := range rowsIn {
 		if len(rows) == 0 {
 			continue
@@ -224,12 +224,12 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 			g.op(x86.AVMOVDQU16, addr(row), mask(row), load(t))
 		}
 		if per == 2 {
-			e := g.tmp()
+			e := g.Tmp()
 			g.op(x86.AVPSLLD, imm(16), g.vr(t), g.vr(e))
 			g.opz(x86.AVMOVDQU16, g.vr(t), g.kbits(0xAAAAAAAA), g.vr(t))
 			g.vadd(q, e)
 			g.vadd(q, t)
-			g.release(e)
+			g.Release(e)
 		} else {
 			g.widen16(g.sdt, t)
 			g.vadd(q, t)
@@ -250,9 +250,9 @@ type xpiece struct {
 // to the whole register, f32 halves joined by VINSERTF128; one add per
 // register. No byte outside a row is read.
 func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) int64) {
-	mk := g.mark()
-	defer g.release(mk)
-	t, u := g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t, u := g.Tmp(), g.Tmp()
 	half := 16 / int(g.ssz) // lanes per 16 bytes of src
 	for q, rows := range rowsIn {
 		if len(rows) == 0 {
@@ -360,9 +360,9 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	left := rk - base
 	full, tail := left/V, int(left%V)
 	if full > 0 && g.absMask == 0 {
-		mk := g.mark()
+		mk := g.Mark()
 		g.holdAbsMask()
-		defer func() { g.absMask = 0; g.release(mk) }()
+		defer func() { g.absMask = 0; g.Release(mk) }()
 	}
 	iters, remv := full/int64(U), int(full%int64(U))
 	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
@@ -419,8 +419,8 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	st := g.conf.streams(n, Up, iters, pb)
 	pf := n == 1 && g.conf.RowPrefetch
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	pc := g.newPairConsts()
 	// Accumulators: even half into acc(row, 2up), odd into acc(row, 2up+1),
 	// or both into acc(row, 0) when there is only one (groups).
@@ -436,15 +436,15 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 					g.prefetchLine(off, int64(up)*pb)
 				}
 				addr := g.m(rSrc, off)
-				m2 := g.mark()
-				e, o := g.tmp(), g.tmp()
+				m2 := g.Mark()
+				e, o := g.Tmp(), g.Tmp()
 				if !g.avx512 {
 					g.op(x86.AVMOVDQU, addr, g.vr(o))
 					addr = g.vr(o)
 				}
 				g.splitPair(pc, e, o, addr)
 				g.combineHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
-				g.release(m2)
+				g.Release(m2)
 			}
 		}
 	}, fold)
@@ -619,16 +619,16 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		g.gather4(gi.reg[0][0], lm)
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	var v [3]int
 	vb := int64(g.V) * g.ssz
 	for k := 0; k < gi.rk; k++ {
-		v[k] = g.tmp()
+		v[k] = g.Tmp()
 		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 	}
-	s, t := g.tmp(), g.tmp()
+	s, t := g.Tmp(), g.Tmp()
 	g.initAcc(s)
 	for r := 0; r < gi.rk; r++ {
 		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
@@ -637,7 +637,7 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		}
 		g.combine(s, t)
 	}
-	g.epilogue(s, lm)
+	kernelshape.Epilogue(g, s, lm)
 }
 
 // gather4 sums 16 rows of 4 elements back to back at the src pointer:
@@ -647,13 +647,13 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 // each, and a VSHUFF32X4 joins the halves. Combining the results with the
 // identity turns a -0 sum into +0, as the interpreter's sums from +0 give.
 func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	var v [4]int
 	vb := int64(g.V) * g.ssz
-	t := g.tmp()
+	t := g.Tmp()
 	for k := range v {
-		v[k] = g.tmp()
+		v[k] = g.Tmp()
 		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
@@ -666,5 +666,5 @@ func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
 	g.initAcc(v[1])
 	g.combine(v[1], t)
-	g.epilogue(v[1], lm)
+	kernelshape.Epilogue(g, v[1], lm)
 }

@@ -65,7 +65,7 @@ func (g *gen) placeTotals(groups [][]int, zero int) {
 	g.totRegs = nil
 	if g.tmpHi-g.tmpNext >= len(groups)+totalSpare {
 		for range groups {
-			g.totRegs = append(g.totRegs, g.tmp())
+			g.totRegs = append(g.totRegs, g.Tmp())
 		}
 	} else {
 		g.usesTotals = true

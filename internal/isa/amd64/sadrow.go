@@ -26,12 +26,12 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 	for u := 0; u < U; u++ {
 		g.zero(u)
 	}
-	mk := g.mark()
-	z, t := g.tmp(), g.tmp()
+	mk := g.Mark()
+	z, t := g.Tmp(), g.Tmp()
 	g.zero(z)
 	bias := -1
 	if g.sdt == dtypes.S8 {
-		bias = g.tmp()
+		bias = g.Tmp()
 		g.constant(bias, 0x80808080)
 	}
 	xor := x86.AVPXOR
@@ -100,10 +100,10 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 		g.op(x86.AVMOVQ, reg(rScratch), g.xr(t))
 		g.op(x86.AVPSUBQ, g.xr(t), g.xr(0), g.xr(0))
 	}
-	g.release(mk)
+	g.Release(mk)
 	// To f32, rounded to nearest even (MXCSR's default), in every lane.
 	g.op(x86.AVMOVQ, g.xr(0), reg(rScratch))
 	g.op(x86.AVCVTSI2SSQ, reg(rScratch), g.xr(0), g.xr(0))
 	g.op(x86.AVBROADCASTSS, g.xr(0), g.vr(0))
-	g.epilogue(0, lm)
+	kernelshape.Epilogue(g, 0, lm)
 }

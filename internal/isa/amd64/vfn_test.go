@@ -70,7 +70,7 @@ func TestProgramTemps(t *testing.T) {
 		for _, op := range vfn.SweepOps() {
 			p, _ := vfn.For(op)
 			g := newGen(&plan.Plan{}, Options{AVX512: avx512})
-			r := g.tmp()
+			r := g.Tmp()
 			g.tmpPeak = g.tmpNext
 			g.program(p, r)
 			if used := g.tmpPeak - g.tmpNext; g.err != nil || used > programTemps {

@@ -51,9 +51,9 @@ func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(in
 	if g.tmpHi-g.tmpNext < 4 {
 		return 0
 	}
-	mk := g.mark()
-	defer g.release(mk)
-	r := wordRegs{g.tmp(), g.tmp(), g.tmp(), g.tmp()}
+	mk := g.Mark()
+	defer g.Release(mk)
+	r := wordRegs{g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp()}
 	g.wordsInit(r)
 	st := g.conf.streams(1, Up, iters, vb)
 	pf := g.conf.RowPrefetch

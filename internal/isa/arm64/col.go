@@ -107,7 +107,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		g.addTotals(groups)
 	}
 	for k := 0; k < K; k++ {
-		g.epilogue(acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
+		kernelshape.Epilogue(g, acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
 	}
 }
 
@@ -139,15 +139,15 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		g.addTotals(groups)
 	}
 	g.fold(0, int(W), lanes/int(W))
-	g.epilogue(0, kernelshape.Outputs(int(W), si))
+	kernelshape.Epilogue(g, 0, kernelshape.Outputs(int(W), si))
 }
 
 // fold combines lanes l + j*w (j < q) into lane l, for l < w, halving
 // q with a rotation and a combine each time; q = V/w is 4 or 2.
 func (g *gen) fold(r, w, q int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for ; q > 1; q /= 2 {
 		g.rotate(t, r, (q/2)*w)
 		g.combine(r, t)

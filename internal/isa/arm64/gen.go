@@ -122,9 +122,9 @@ func newGen(pl *plan.Plan) *gen {
 	return g
 }
 
-// tmp allocates a temporary vector register; mark/release free them in
+// Tmp allocates a temporary vector register; Mark/Release free them in
 // stack order.
-func (g *gen) tmp() int {
+func (g *gen) Tmp() int {
 	if g.tmpNext >= tmpHi {
 		g.fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
 		return tmpLo
@@ -136,15 +136,15 @@ func (g *gen) tmp() int {
 // tmps allocates n consecutive temporaries (LD1 register lists need
 // consecutive registers) and returns the first.
 func (g *gen) tmps(n int) int {
-	first := g.tmp()
+	first := g.Tmp()
 	for i := 1; i < n; i++ {
-		g.tmp()
+		g.Tmp()
 	}
 	return first
 }
 
-func (g *gen) mark() int     { return g.tmpNext }
-func (g *gen) release(m int) { g.tmpNext = m }
+func (g *gen) Mark() int     { return g.tmpNext }
+func (g *gen) Release(m int) { g.tmpNext = m }
 
 // Counter takes a general register for a loop counter.
 func (g *gen) Counter() int16 {

@@ -119,10 +119,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		if rp.Vec {
 			g.hcombine(0)
 		}
-		g.epilogue(0, lm)
+		kernelshape.Epilogue(g, 0, lm)
 		return
 	}
-	g.epilogue(g.transpose4(heads), lm)
+	kernelshape.Epilogue(g, g.transpose4(heads), lm)
 }
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:

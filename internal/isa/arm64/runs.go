@@ -51,9 +51,9 @@ func (g *gen) clearTotals(groups [][]int, zero int) {
 // foldRun ends a run: each group's registers summed into its first,
 // added into its total, and all cleared.
 func (g *gen) foldRun(groups [][]int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for i, regs := range groups {
 		g.combineTree(regs)
 		g.fpMem(true, 16, t, total(i))
@@ -68,9 +68,9 @@ func (g *gen) foldRun(groups [][]int) {
 // addTotals adds each group's total into its first register, once the
 // group has been summed there.
 func (g *gen) addTotals(groups [][]int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for i, regs := range groups {
 		g.fpMem(true, 16, t, total(i))
 		g.vadd(regs[0], t)
