@@ -53,7 +53,8 @@ type gen struct {
 
 	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
 
-	testedLoops bool // Loop tests its counter at the top of every iteration (see Loop)
+	testedLoops bool        // Loop tests its counter at the top of every iteration (see Loop)
+	loopExits   []*obj.Prog // per open Loop, innermost last: where a tested loop leaves, nil for others
 
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
@@ -192,7 +193,7 @@ func (g *gen) Counter() int16 {
 	return r
 }
 
-func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+func (g *gen) FreeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
 
 // fits32 reports whether v fits a sign-extended 32-bit field.
 func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
@@ -221,12 +222,12 @@ func (g *gen) addImm(r int16, d int64) {
 	g.op(x86.AADDQ, reg(rScratch), reg(r))
 }
 
-// flush emits every pending pointer increment.
-func (g *gen) flush() { g.ptrs.Flush(g.addImm) }
+// Flush emits every pending pointer increment.
+func (g *gen) Flush() { g.ptrs.Flush(g.addImm) }
 
 // label places l after flushing pending increments.
 func (g *gen) label(l *obj.Prog) {
-	g.flush()
+	g.Flush()
 	g.Place(l)
 }
 
@@ -235,59 +236,64 @@ func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
 	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
 }
 
-// Loop emits body n times (n known when the code is generated), moving
-// the pointers by s after each iteration and back by n*s at the end (the
-// rewind stays pending, so it merges into whatever move follows).
+// Loop emits body n times (see kernelshape.Loop).
 //
 // With g.testedLoops each iteration also tests the counter at its top
 // and jumps back unconditionally at its end, as oneDNN's reduction loops
 // do: two instructions more per iteration, which keep fewer of a paced
 // row sweep's loads in the reorder window (see Conf.Paced).
-func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
-	switch {
-	case n <= 0:
-		return
-	case n == 1:
-		body()
-		return
-	}
-	c := g.Counter()
-	g.flush()
+func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) { kernelshape.Loop(g, n, s, body) }
+
+// CountLoop emits body Args.Count times (see kernelshape.CountLoop).
+func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
+	kernelshape.CountLoop(g, c, s, body)
+}
+
+// The loops' primitives (kernelshape.Counters).
+
+// Pointers are the kernel's pointers and their pending moves.
+func (g *gen) Pointers() *kernelshape.Pointers { return g.ptrs }
+
+// PlaceLabel places l.
+func (g *gen) PlaceLabel(l *obj.Prog) { g.Place(l) }
+
+// EnterLoop sets c to n and places top; tested loops test c there and
+// leave for the label LeaveLoop places after the loop.
+func (g *gen) EnterLoop(c int16, n int64, top *obj.Prog) {
 	g.op(x86.AMOVQ, imm(n), reg(c))
-	top, done := g.NewLabel(), g.NewLabel()
 	g.label(top)
+	var done *obj.Prog
 	if g.testedLoops {
+		done = g.NewLabel()
 		g.op(x86.ATESTQ, reg(c), reg(c))
 		g.Jump(x86.AJEQ, done)
 	}
-	body()
-	g.ptrs.Advance(s, 1)
-	g.flush()
-	g.op(x86.ADECQ, reg(c))
-	if g.testedLoops {
-		g.Jump(obj.AJMP, top)
-		g.Place(done)
-	} else {
-		g.Jump(x86.AJNE, top)
-	}
-	g.freeCounter(c)
-	g.ptrs.Advance(s, -n)
+	g.loopExits = append(g.loopExits, done)
 }
 
-// CountLoop emits body Args.Count times (the outermost Outer loop), the
-// counter having been loaded into c by the prologue. Nothing runs for a
-// count <= 0. The pointers are not rewound: the kernel ends after it.
-func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
-	g.flush()
-	done := g.NewLabel()
+// LeaveLoop ends an iteration of the loop EnterLoop began.
+func (g *gen) LeaveLoop(c int16, top *obj.Prog) {
+	done := g.loopExits[len(g.loopExits)-1]
+	g.loopExits = g.loopExits[:len(g.loopExits)-1]
+	if done == nil {
+		g.Repeat(c, top)
+		return
+	}
+	g.Flush()
+	g.op(x86.ADECQ, reg(c))
+	g.Jump(obj.AJMP, top)
+	g.Place(done)
+}
+
+// SkipUnlessPositive jumps to done when c <= 0.
+func (g *gen) SkipUnlessPositive(c int16, done *obj.Prog) {
 	g.op(x86.ATESTQ, reg(c), reg(c))
 	g.Jump(x86.AJLE, done)
-	top := g.NewLabel()
-	g.label(top)
-	body()
-	g.ptrs.Advance(s, 1)
-	g.flush()
+}
+
+// Repeat counts c down and jumps to top while it is not 0.
+func (g *gen) Repeat(c int16, top *obj.Prog) {
+	g.Flush()
 	g.op(x86.ADECQ, reg(c))
 	g.Jump(x86.AJNE, top)
-	g.Place(done)
 }

@@ -519,14 +519,14 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	for i := 0; i < g.nbin; i++ {
 		backOff = backOff && fits32(sL.Bin[i])
 	}
-	g.flush()
+	g.Flush()
 	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
 	g.Jump(x86.AJLT, singles)
 	g.label(top)
 	group()
 	g.ptrs.Advance(sL, int64(G))
-	g.flush()
+	g.Flush()
 	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
 	g.Jump(x86.AJGE, top)
@@ -552,7 +552,7 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 		back(g.binReg[i], sL.Bin[i])
 	}
 	group()
-	g.flush()
+	g.Flush()
 	g.Jump(obj.AJMP, done)
 	g.Place(singles)
 	g.CountLoop(cnt, sL, one)

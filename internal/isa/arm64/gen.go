@@ -67,6 +67,8 @@ type gen struct {
 	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
 	usesTotals bool // some sum is cut into runs: call with LongArgs
 
+	loopHeads []loopHead // per open Loop, innermost last
+
 	consts []constSlot // hoisted vector constants
 	pro    *obj.Prog   // prologue insertion point for hoisted constants
 
@@ -175,7 +177,7 @@ func (g *gen) counterAvoiding(avoid []int16) (int16, bool) {
 	return 0, false
 }
 
-func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+func (g *gen) FreeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
 
 // movImm sets general register r to v with MOVZ or MOVN and MOVKs, one
 // instruction per 16-bit chunk that differs from the background (the

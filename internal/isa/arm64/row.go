@@ -182,21 +182,21 @@ func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 // elements the group before it overwrote; the last outputs then run
 // singly.
 func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
-	g.flush()
+	g.Flush()
 	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.cmpImm(cnt, int64(G))
 	g.Jump(arm64.ABLT, singles)
 	g.label(top)
 	g.rowGroup(rp, G, lm)
 	g.ptrs.Advance(sL, int64(G))
-	g.flush()
+	g.Flush()
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt))
 	g.cmpImm(cnt, int64(G))
 	g.Jump(arm64.ABGE, top)
 	if g.pl.HasDstOperand() {
-		g.place(singles)
+		g.PlaceLabel(singles)
 		g.CountLoop(cnt, sL, one)
-		g.place(done)
+		g.PlaceLabel(done)
 		return
 	}
 	// 0 <= cnt < G here.
@@ -217,9 +217,9 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 		back(g.binReg[i], sL.Bin[i])
 	}
 	g.rowGroup(rp, G, lm)
-	g.flush()
+	g.Flush()
 	g.Jump(arm64.AB, done)
-	g.place(singles)
+	g.PlaceLabel(singles)
 	g.CountLoop(cnt, sL, one)
-	g.place(done)
+	g.PlaceLabel(done)
 }
