@@ -64,8 +64,8 @@ func (a *asm) raw(b ...byte) {
 	}
 }
 
-// assemble encodes the list.
-func (a *asm) assemble() ([]byte, error) {
+// Text encodes the list.
+func (a *asm) Text() ([]byte, error) {
 	sym, err := a.Assemble()
 	if err != nil {
 		return nil, err

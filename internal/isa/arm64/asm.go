@@ -56,11 +56,11 @@ func (a *asm) ret() *obj.Prog {
 	return a.Add(&obj.Prog{As: obj.ARET, To: reg(arm64.REGLINK)})
 }
 
-// assemble encodes the list. Besides asmkit's checks, any literal pool
+// Text encodes the list. Besides asmkit's checks, any literal pool
 // (data the assembler would place after the code, for constants and
 // offsets it cannot encode in the instruction) is an error. The backend
 // pads the code to 16 bytes with zero words; they are cut off.
-func (a *asm) assemble() ([]byte, error) {
+func (a *asm) Text() ([]byte, error) {
 	sym, err := a.Assemble()
 	if err != nil {
 		return nil, err

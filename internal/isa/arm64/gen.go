@@ -90,6 +90,12 @@ type constSlot struct {
 	reg  int
 }
 
+// Err is the first generation error.
+func (g *gen) Err() error { return g.err }
+
+// UsesTotals reports whether the kernel is called with LongArgs.
+func (g *gen) UsesTotals() bool { return g.usesTotals }
+
 // fail records the first error; generation goes on harmlessly and Emit
 // returns the error.
 func (g *gen) fail(err error) {
