@@ -67,7 +67,7 @@ func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 	defer g.Release(mk)
 	s, v, t := g.Tmp(), g.Tmp(), g.Tmp()
 	g.initAcc(v)
-	g.accum(g.sdt, v, g.m(rSrc, 0), m*P)
+	g.accum(g.SrcDT, v, g.m(rSrc, 0), m*P)
 	g.op(x86.AVMOVAPS, g.vr(v), g.vr(s))
 	for r := 1; r < R; r++ {
 		g.rotate(t, v, r*W)
@@ -115,7 +115,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	bc := g.conf.colBlock(nv, tail)
 	U := bc.U
-	vb := int64(g.V) * g.ssz
+	vb := int64(g.V) * g.SrcSize
 	acc := func(k, u int) int { return u*K + k }
 	g.initAccs(K * U)
 	// Accumulators past tmpLo (see Conf.ColAcc) hold the temporaries off
@@ -182,7 +182,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			case k < 2*pairs:
 				// Summed with k-1.
 			default:
-				g.accum(g.sdt, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
+				g.accum(g.SrcDT, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
 			}
 		}
 	}
@@ -195,11 +195,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			// Nothing reduced: the element combined with the
 			// identity (a sum of one -0 is +0, as in the interpreter).
 			for k := 0; k < K; k++ {
-				g.accum(g.sdt, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
+				g.accum(g.SrcDT, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
 			}
 		} else {
 			last := red[n-1]
-			rb := last.SrcStride * g.ssz
+			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
 			runs = g.runsOf(red[:n-1], iters, 1)
 			if !runs.None() {
@@ -207,7 +207,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			}
 			chunk := runs.SweepChunk(red[:n-1])
 			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					g.prefetchAhead(streamSpan)
 					for u := 0; u < U; u++ {
@@ -389,7 +389,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	nfull, remT := total/M, int(total%M)
 	U := g.conf.FlatU
 	g.initAccs(U)
-	mb := M * g.ssz
+	mb := M * g.SrcSize
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
 	iters, remv := nfull/int64(U), int(nfull%int64(U))
@@ -399,20 +399,20 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		g.placeTotals(groups, 0)
 	}
 	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
 		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, runs.SweepChunk(red[:n-1]), func() {
 			if g.conf.FlatPrefetch {
 				g.prefetchAhead(int64(U) * mb)
 			}
 			for u := 0; u < U; u++ {
-				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
+				g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*mb), int(M))
 			}
 		}, fold)
 		for u := 0; u < remv; u++ {
-			g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
+			g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
 		}
 		if remT > 0 {
-			g.accum(g.sdt, remv%U, g.m(rSrc, nfull*mb), remT)
+			g.accum(g.SrcDT, remv%U, g.m(rSrc, nfull*mb), remT)
 		}
 	})
 	g.sumTree(regs)

@@ -76,7 +76,7 @@ func (g *gen) Prologue(cnt int16) {
 		g.nanFreePrologue()
 	}
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		g.op(x86.AMOVQ, mem(rDI, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
 	}
 	if cnt != 0 {

@@ -23,16 +23,16 @@ func (g *gen) SingleLanes() int { return bcast }
 
 // Operands are the plan's post-ops and operand sizes.
 func (g *gen) Operands() kernelshape.Operands {
-	return kernelshape.Operands{PostOps: g.pl.PostOps, DstSize: g.dsz, BinSizes: g.bsz[:g.nbin]}
+	return kernelshape.Operands{PostOps: g.pl.PostOps, DstSize: g.DstSize, BinSizes: g.BinSizes()}
 }
 
 // LoadOperand loads n lanes of binary operand i at off into r.
 func (g *gen) LoadOperand(i, r int, off int64, n int) {
-	g.load(g.bdt[i], r, g.m(g.binReg[i], off), n)
+	g.load(g.BinDT[i], r, g.m(g.binReg[i], off), n)
 }
 
 // StoreDst stores n lanes of r to dst at off.
-func (g *gen) StoreDst(r int, off int64, n int) { g.store(g.ddt, r, g.m(rDst, off), n) }
+func (g *gen) StoreDst(r int, off int64, n int) { g.store(g.DstDT, r, g.m(rDst, off), n) }
 
 // Eltwise applies a unary post-op to r, matching plan.Eltwise exactly
 // (NaN in, the same NaN out; signed zeros as the reference gives them).

@@ -3,7 +3,6 @@ package amd64
 import (
 	"math"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -25,15 +24,11 @@ type gen struct {
 
 	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
 
-	pl       *plan.Plan
-	red      plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
-	add      bool           // the combine is a sum
-	sdt, ddt dtypes.DataType
-	ssz, dsz int64 // element sizes in bytes
-	nbin     int
-	bdt      [plan.MaxBinary]dtypes.DataType
-	bsz      [plan.MaxBinary]int64
-	binReg   [plan.MaxBinary]int16
+	pl  *plan.Plan
+	red plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
+	add bool           // the combine is a sum
+	kernelshape.Types
+	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted; memory
 	// operands fold them into their displacement (see m).
@@ -130,25 +125,17 @@ func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
 		g.red.Transform = plan.TransformNone
 	}
 	g.add = g.red.Combine == plan.CombineAdd
-	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
-	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
-	for _, op := range pl.PostOps {
-		if op.Kind.IsBinary() {
-			g.bdt[g.nbin] = op.BinDT
-			g.bsz[g.nbin] = int64(op.BinDT.Size())
-			g.nbin++
-		}
-	}
+	g.Types = kernelshape.TypesOf(pl)
 	// Binary operand pointers take R8-R11, then BX and CX; counters come
 	// from whatever is not a pointer or scratch, the unused operand
 	// registers first.
 	bins := [plan.MaxBinary]int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11, rBX, rCX}
-	copy(g.binReg[:g.nbin], bins[:g.nbin])
+	copy(g.binReg[:g.NBin], bins[:g.NBin])
 	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX}
-	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := plan.MaxBinary - 1; i >= g.NBin; i-- {
 		g.gprFree = append(g.gprFree, bins[i])
 	}
-	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.NBin])
 	return g
 }
 
@@ -191,7 +178,7 @@ func (g *gen) Counter() int16 {
 	if n == 0 {
 		g.fail(status.Errorf(status.Unimplemented,
 			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
-			len(g.pl.Outer), len(g.pl.Reduced), 2+g.nbin))
+			len(g.pl.Outer), len(g.pl.Reduced), 2+g.NBin))
 		return rBX
 	}
 	r := g.gprFree[n-1]
@@ -235,11 +222,6 @@ func (g *gen) Flush() { g.ptrs.Flush(g.addImm) }
 func (g *gen) label(l *obj.Prog) {
 	g.Flush()
 	g.Place(l)
-}
-
-// StepsOf converts a plan loop's element strides to byte steps.
-func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
-	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
 }
 
 // Loop emits body n times (see kernelshape.Loop).

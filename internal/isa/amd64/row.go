@@ -43,7 +43,7 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 		return
 	}
 	outer, L, lcount := k.SplitInnermost()
-	rp.rowStep = L.SrcStride * g.ssz
+	rp.rowStep = L.SrcStride * g.SrcSize
 	rp.group = g.conf.Group
 	if g.conf.Gather {
 		rp.gather = g.hoistGather(int(rp.Len))
@@ -142,7 +142,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		pf := n > 1 && g.conf.GroupPrefetch
 		chunk := runs.SweepChunk(rp.Outer)
 		fold := func() { g.foldRun(groups) }
-		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
+		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.SrcSize, runs, fold, func() {
 			if pf {
 				g.prefetchGroup(rp)
 			}
@@ -157,7 +157,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 				// Nothing reduced: the element combined with the
 				// identity (a sum of one -0 is +0, as in the
 				// interpreter).
-				g.accum(g.sdt, 0, g.m(rSrc, 0), bcast)
+				g.accum(g.SrcDT, 0, g.m(rSrc, 0), bcast)
 			}
 		})
 	}
@@ -203,9 +203,9 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 	if g.conf.PairPacked {
 		per, load = 2, g.vr
 	}
-	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.ssz) }
+	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.SrcSize) }
 	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << (per * lo[row])) }
-	if g.sdt == dtypes.F32 {
+	if g.SrcDT == dtypes.F32 {
 		for row, q := range regOf {
 			g.op(x86.AVADDPS, addr(row), g.vr(q), mask(row), g.vr(q))
 		}
@@ -231,7 +231,7 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 			g.vadd(q, t)
 			g.Release(e)
 		} else {
-			g.widen16(g.sdt, t)
+			g.widen16(g.SrcDT, t)
 			g.vadd(q, t)
 		}
 	}
@@ -253,14 +253,14 @@ func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) i
 	mk := g.Mark()
 	defer g.Release(mk)
 	t, u := g.Tmp(), g.Tmp()
-	half := 16 / int(g.ssz) // lanes per 16 bytes of src
+	half := 16 / int(g.SrcSize) // lanes per 16 bytes of src
 	for q, rows := range rowsIn {
 		if len(rows) == 0 {
 			continue
 		}
 		var lowP, highP []xpiece
 		for _, row := range rows {
-			p := xpiece{src: rowOff(row), off: lo[row] * int(g.ssz), n: rk * int(g.ssz)}
+			p := xpiece{src: rowOff(row), off: lo[row] * int(g.SrcSize), n: rk * int(g.SrcSize)}
 			if lo[row] < half {
 				lowP = append(lowP, p)
 			} else {
@@ -269,13 +269,13 @@ func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) i
 			}
 		}
 		g.fillXmm(t, lowP)
-		if g.sdt == dtypes.F32 {
+		if g.SrcDT == dtypes.F32 {
 			if highP != nil {
 				g.fillXmm(u, highP)
 				g.op(x86.AVINSERTF128, imm(1), g.xr(u), g.vr(t), g.vr(t))
 			}
 		} else {
-			g.widen16(g.sdt, t)
+			g.widen16(g.SrcDT, t)
 		}
 		g.vadd(q, t)
 	}
@@ -349,7 +349,7 @@ func (g *gen) prefetchAhead(span int64) {
 // load (rowPairs: its lanes mix elements, and its masked pair adds zeros).
 func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	V := int64(g.V)
-	vb := V * g.ssz
+	vb := V * g.SrcSize
 	base := int64(0) // elements done by rowWords or rowPairs
 	switch {
 	case g.conf.Words && n == 1:
@@ -365,7 +365,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 		defer func() { g.absMask = 0; g.Release(mk) }()
 	}
 	iters, remv := full/int64(U), int(full%int64(U))
-	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
+	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.SrcSize+vec*vb) }
 	st := g.conf.streams(n, U, iters, vb)
 	pf := n == 1 && g.conf.RowPrefetch
 	g.testedLoops = g.conf.Paced
@@ -373,22 +373,22 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
-				off := rowOff(row) + base*g.ssz + st.offset(u, vb)
+				off := rowOff(row) + base*g.SrcSize + st.offset(u, vb)
 				if pf {
 					g.prefetchLine(off, int64(u)*vb)
 				}
-				g.accum(g.sdt, acc(row, u), g.m(rSrc, off), g.V)
+				g.accum(g.SrcDT, acc(row, u), g.m(rSrc, off), g.V)
 			}
 		}
 	}, fold)
 	for u := 0; u < remv; u++ {
 		for row := 0; row < n; row++ {
-			g.accum(g.sdt, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
+			g.accum(g.SrcDT, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
 		}
 	}
 	if tail > 0 {
 		for row := 0; row < n; row++ {
-			g.accum(g.sdt, acc(row, remv%U), at(row, full), tail)
+			g.accum(g.SrcDT, acc(row, remv%U), at(row, full), tail)
 		}
 	}
 }
@@ -406,7 +406,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 // It returns how many elements of each row it reduced.
 func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	V2 := 2 * int64(g.V)
-	pb := V2 * g.ssz // bytes per pair load
+	pb := V2 * g.SrcSize // bytes per pair load
 	Up := max(1, U/2)
 	iters := rk / V2 / int64(Up)
 	done := iters * int64(Up) * V2
@@ -450,7 +450,7 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}, fold)
 	if last > 0 {
 		for row := 0; row < n; row++ {
-			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
+			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.SrcSize), last)
 		}
 	}
 	return done + int64(last)
@@ -482,15 +482,15 @@ func (g *gen) prefetchLine(off, at int64) {
 // elemSweep adds the elements of the strided innermost reduced loop e,
 // U at a time into accumulators 0..U-1.
 func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
-	sb := e.SrcStride * g.ssz
+	sb := e.SrcStride * g.SrcSize
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
-			g.accum(g.sdt, u, g.m(rSrc, int64(u)*sb), bcast)
+			g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*sb), bcast)
 		}
 	}, fold)
 	for u := 0; u < rem; u++ {
-		g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
+		g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
 	}
 }
 
@@ -516,7 +516,7 @@ func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int
 // operand elements the group before it overwrote.
 func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
 	backOff := fits32(sL.Src) && fits32(sL.Dst) && !g.pl.HasDstOperand()
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		backOff = backOff && fits32(sL.Bin[i])
 	}
 	g.Flush()
@@ -548,7 +548,7 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	}
 	back(rSrc, sL.Src)
 	back(rDst, sL.Dst)
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		back(g.binReg[i], sL.Bin[i])
 	}
 	group()
@@ -622,10 +622,10 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	var v [3]int
-	vb := int64(g.V) * g.ssz
+	vb := int64(g.V) * g.SrcSize
 	for k := 0; k < gi.rk; k++ {
 		v[k] = g.Tmp()
-		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.load(g.SrcDT, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 	}
 	s, t := g.Tmp(), g.Tmp()
@@ -650,11 +650,11 @@ func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	var v [4]int
-	vb := int64(g.V) * g.ssz
+	vb := int64(g.V) * g.SrcSize
 	t := g.Tmp()
 	for k := range v {
 		v[k] = g.Tmp()
-		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		g.load(g.SrcDT, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
 		g.combine(v[k], t)

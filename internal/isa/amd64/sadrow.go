@@ -30,7 +30,7 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 	z, t := g.Tmp(), g.Tmp()
 	g.zero(z)
 	bias := -1
-	if g.sdt == dtypes.S8 {
+	if g.SrcDT == dtypes.S8 {
 		bias = g.Tmp()
 		g.constant(bias, 0x80808080)
 	}
@@ -62,7 +62,7 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 		g.op(x86.AVPADDQ, g.vr(t), g.vr(acc), g.vr(acc))
 	}
 	fed := full * B // bytes summed per row, padding included
-	kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, kernelshape.Runs{Level: -1}, nil, func() {
+	kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.SrcSize, kernelshape.Runs{Level: -1}, nil, func() {
 		iters, remv := full/int64(U), int(full%int64(U))
 		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * B}, 0, func() {
 			for u := 0; u < U; u++ {

@@ -53,7 +53,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	for i := 0; i < K*U; i++ {
 		g.initAcc(i)
 	}
-	vb := lanes * g.ssz
+	vb := lanes * g.SrcSize
 	// sweepRow adds row u at byte offset off: the full vectors as runs,
 	// then the partial one.
 	sweepRow := func(u int, off int64) {
@@ -61,11 +61,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		for k := range accs {
 			accs[k] = acc(k, u)
 		}
-		g.accumRun(g.sdt, accs, at(rSrc, off), false)
+		g.accumRun(g.SrcDT, accs, at(rSrc, off), false)
 		if tail > 0 {
 			// Lanes past the tail are never outputs, and a column
 			// never mixes lanes: no identity fill needed.
-			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail, false)
+			g.accum(g.SrcDT, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail, false)
 		}
 	}
 	// One running total per vector of the block, when the sums are cut
@@ -80,7 +80,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			sweepRow(0, 0)
 		} else {
 			last := red[n-1]
-			rb := last.SrcStride * g.ssz
+			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
 			runs = g.runsOf(red[:n-1], iters, 1)
 			if !runs.None() {
@@ -88,7 +88,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			}
 			chunk := runs.SweepChunk(red[:n-1])
 			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					for u := 0; u < U; u++ {
 						sweepRow(u, int64(u)*rb)
@@ -131,7 +131,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 		g.clearTotals(groups, 0)
 	}
 	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
 		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold, W == 1)
 	})
 	g.combineTree(regs)

@@ -46,7 +46,7 @@ func Emit(pl *plan.Plan) (plan.Code, error) {
 // after it as the body asks for them.
 func (g *gen) Prologue(cnt int16) {
 	g.op(arm64.AMOVD, mem(rArgs, plan.ArgSrc), reg(rSrc))
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		g.op(arm64.AMOVD, mem(rArgs, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
 	}
 	if cnt != 0 {

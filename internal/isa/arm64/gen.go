@@ -3,7 +3,6 @@ package arm64
 import (
 	"slices"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -46,14 +45,10 @@ var (
 type gen struct {
 	*asm
 
-	pl       *plan.Plan
-	conf     Conf // what Choose decided for the plan: the shapes lower it
-	sdt, ddt dtypes.DataType
-	ssz, dsz int64 // element sizes in bytes
-	nbin     int
-	bdt      [plan.MaxBinary]dtypes.DataType
-	bsz      [plan.MaxBinary]int64
-	binReg   [plan.MaxBinary]int16
+	pl   *plan.Plan
+	conf Conf // what Choose decided for the plan: the shapes lower it
+	kernelshape.Types
+	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted. Memory
 	// accesses fold them into their offset (post-increment loads add
@@ -107,26 +102,18 @@ func (g *gen) fail(err error) {
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
 	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo, conf: Choose(pl)}
-	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
-	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
-	for _, op := range pl.PostOps {
-		if op.Kind.IsBinary() {
-			g.bdt[g.nbin] = op.BinDT
-			g.bsz[g.nbin] = int64(op.BinDT.Size())
-			g.binReg[g.nbin] = binRgs[g.nbin]
-			g.nbin++
-		}
-	}
+	g.Types = kernelshape.TypesOf(pl)
+	copy(g.binReg[:g.NBin], binRgs[:g.NBin])
 	for i := 26; i >= 19; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
 	for i := 15; i >= 9; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
-	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := plan.MaxBinary - 1; i >= g.NBin; i-- {
 		g.gprFree = append(g.gprFree, binRgs[i])
 	}
-	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.NBin])
 	return g
 }
 

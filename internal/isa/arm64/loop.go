@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/gdnn/gdnn/internal/kernelshape"
-	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
@@ -20,11 +19,6 @@ func (g *gen) Flush() { g.ptrs.Flush(g.addImm) }
 func (g *gen) label(l *obj.Prog) {
 	g.Flush()
 	g.PlaceLabel(l)
-}
-
-// StepsOf converts a plan loop's element strides to byte steps.
-func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
-	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
 }
 
 // Loop emits body n times (see kernelshape.Loop).
