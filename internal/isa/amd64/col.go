@@ -201,13 +201,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			last := red[n-1]
 			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-			runs = g.runsOf(red[:n-1], iters, 1)
-			if !runs.None() {
-				g.placeTotals(groups, acc(0, 0))
-			}
-			chunk := runs.SweepChunk(red[:n-1])
-			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
+			runs = kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, acc(0, 0), func(chunk int, fold func()) {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					g.prefetchAhead(streamSpan)
 					for u := 0; u < U; u++ {
@@ -393,14 +387,9 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
 	iters, remv := nfull/int64(U), int(nfull%int64(U))
-	runs := g.runsOf(red[:n-1], iters, 1)
 	mk := g.Mark()
-	if !runs.None() {
-		g.placeTotals(groups, 0)
-	}
-	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
-		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, runs.SweepChunk(red[:n-1]), func() {
+	runs := kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
+		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, chunk, func() {
 			if g.conf.FlatPrefetch {
 				g.prefetchAhead(int64(U) * mb)
 			}

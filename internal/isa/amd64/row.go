@@ -121,28 +121,20 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	if single {
 		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
 	}
-	runs := kernelshape.Runs{Level: -1}
+	var iters int64 // the sweep loop's iterations of one add into each accumulator
 	switch {
-	case rp.ZeroSum:
 	case lo == nil && rp.Vec:
 		// Both sweep loops (rowSweep's, rowPairs') take about
-		// rk/(V*U) iterations of one add into each accumulator.
-		runs = g.runsOf(rp.Outer, rp.Len/int64(g.V*U), 1)
+		// rk/(V*U).
+		iters = rp.Len / int64(g.V*U)
 	case lo == nil && rp.Elem != nil:
-		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
-	default:
-		runs = g.runsOf(rp.Outer, 0, 1)
+		iters = rp.Elem.Size / int64(U)
 	}
 	mk := g.Mark()
-	if !runs.None() {
-		g.placeTotals(groups, 0)
-	}
-
+	runs := kernelshape.Runs{Level: -1}
 	if !rp.ZeroSum {
 		pf := n > 1 && g.conf.GroupPrefetch
-		chunk := runs.SweepChunk(rp.Outer)
-		fold := func() { g.foldRun(groups) }
-		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.SrcSize, runs, fold, func() {
+		runs = kernelshape.SumRuns(g, rp.Outer, iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
 			if pf {
 				g.prefetchGroup(rp)
 			}

@@ -82,13 +82,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			last := red[n-1]
 			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-			runs = g.runsOf(red[:n-1], iters, 1)
-			if !runs.None() {
-				g.clearTotals(groups, acc(0, 0))
-			}
-			chunk := runs.SweepChunk(red[:n-1])
-			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
+			runs = kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, acc(0, 0), func(chunk int, fold func()) {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					for u := 0; u < U; u++ {
 						sweepRow(u, int64(u)*rb)
@@ -126,13 +120,8 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	for _, r := range regs {
 		g.initAcc(r)
 	}
-	runs := g.runsOf(red[:n-1], nfull/int64(U), 1)
-	if !runs.None() {
-		g.clearTotals(groups, 0)
-	}
-	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.SrcSize, runs, fold, func() {
-		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold, W == 1)
+	runs := kernelshape.SumRuns(g, red[:n-1], nfull/int64(U), 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
+		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, chunk, fold, W == 1)
 	})
 	g.combineTree(regs)
 	if !runs.None() {

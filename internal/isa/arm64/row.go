@@ -75,24 +75,16 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	// Each output's U accumulators sum into one running total when the
 	// sums are cut into runs.
 	groups := kernelshape.Groups(rows, U, acc)
-	runs := kernelshape.Runs{Level: -1}
+	var iters int64 // the sweep loop's iterations of one add into each accumulator
 	switch {
-	case rp.ZeroSum:
 	case rp.Vec:
-		runs = g.runsOf(rp.Outer, rp.Len/int64(lanes*U), 1)
+		iters = rp.Len / int64(lanes*U)
 	case rp.Elem != nil:
-		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
-	default:
-		runs = g.runsOf(rp.Outer, 0, 1)
+		iters = rp.Elem.Size / int64(U)
 	}
-	if !runs.None() {
-		g.clearTotals(groups, 0)
-	}
-
+	runs := kernelshape.Runs{Level: -1}
 	if !rp.ZeroSum {
-		chunk := runs.SweepChunk(rp.Outer)
-		fold := func() { g.foldRun(groups) }
-		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.SrcSize, runs, fold, func() {
+		runs = kernelshape.SumRuns(g, rp.Outer, iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
 			switch {
 			case rp.Vec:
 				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold, true)
