@@ -11,23 +11,45 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// gen holds the state of one kernel being generated: the ISA parameters
-// (the vector width is the only thing most of the code looks at), the
-// plan's data types, the register assignment and the pointer bookkeeping.
+// gen holds the state of one kernel being generated, grouped by what
+// it is about: the vector unit (fixed by the target), what Choose decided,
+// the plan's facts, the registers and pointers, the running totals,
+// what is hoisted into the prologue, and NaN speculation.
 type gen struct {
 	*asm
+	unit
+	conf Conf // what Choose decided for the plan: the shapes lower it
+	planFacts
+	regState
+	totalState
+	hoisted
+	speculation
+
+	err error // first generation error
+}
+
+// unit is the vector unit the code is for (the vector width is the only
+// thing most of the code looks at).
+type unit struct {
 	avx512 bool
 	bf16   bool
-	conf   Conf // what Choose decided for the plan: the shapes lower it
-	V      int  // f32 lanes per vector: 16 (zmm) or 8 (ymm)
-	nacc   int  // accumulator registers are vector registers 0..nacc-1
+	V      int // f32 lanes per vector: 16 (zmm) or 8 (ymm)
+	nacc   int // accumulator registers are vector registers 0..nacc-1
+}
 
-	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
-
+// planFacts are the plan's, as the shapes read them.
+type planFacts struct {
 	pl  *plan.Plan
 	red plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
 	add bool           // the combine is a sum
 	kernelshape.Types
+}
+
+// regState is the register assignment and the pointer bookkeeping.
+type regState struct {
+	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
+	tmpPeak               int // one past the highest temporary taken so far
+
 	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted; memory
@@ -36,36 +58,40 @@ type gen struct {
 
 	gprFree []int16 // counters not in use
 
-	tot        int16 // running totals pointer (see reserveTotals), 0: none
-	totArgs    int   // vector register holding the argument block's address when tot has no register, 0: none
-	totRegs    []int // the running totals' registers, nil: in memory
-	cut        bool  // some sum is cut into runs
-	usesTotals bool  // some running totals are in memory: call with LongArgs
-
-	tmpPeak int // one past the highest temporary taken so far
-
 	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
 
 	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
 
 	testedLoops bool        // Loop tests its counter at the top of every iteration (see Loop)
 	loopExits   []*obj.Prog // per open Loop, innermost last: where a tested loop leaves, nil for others
+}
 
+// totalState is where the running totals are (see runs.go).
+type totalState struct {
+	tot        int16 // running totals pointer (see reserveTotals), 0: none
+	totArgs    int   // vector register holding the argument block's address when tot has no register, 0: none
+	totRegs    []int // the running totals' registers, nil: in memory
+	cut        bool  // some sum is cut into runs
+	usesTotals bool  // some running totals are in memory: call with LongArgs
+}
+
+// hoisted is what the body has put into the prologue.
+type hoisted struct {
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
 	kLast int        // last opmask register hoisting may take
+}
 
-	// nanFree: this code assumes that no NaN reaches a max or min (see
-	// speculate.go); exact is where the exact code starts, jumped to
-	// when the assumption failed.
+// speculation is the state of NaN-free code: it assumes that no NaN
+// reaches a max or min (see speculate.go); exact is where the exact code
+// starts, jumped to when the assumption failed.
+type speculation struct {
 	nanFree bool
 	exact   *obj.Prog
 	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
 	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (Conf.Watch)
-
-	err error // first generation error
 }
 
 // maskSlot is an AVX2 tail mask for n lanes hoisted into the prologue.
@@ -111,7 +137,7 @@ func newGen(pl *plan.Plan, o Options) *gen {
 // newGenConf prepares a generator that lowers configuration c of pl and
 // appends to a.
 func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
-	g := &gen{asm: a, avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16, pl: pl, conf: c}
+	g := &gen{asm: a, unit: unit{avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16}, conf: c, planFacts: planFacts{pl: pl}}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext, g.kLast = 1, 5
