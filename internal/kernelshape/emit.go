@@ -29,3 +29,18 @@ func Emit(pl *plan.Plan, cov Covers, build func() Built) (plan.Code, error) {
 	}
 	return plan.Code{Text: text, Totals: b.UsesTotals()}, nil
 }
+
+// FirstErr keeps a kernel's first generation error: generation goes on
+// harmlessly after a failure, and Emit returns that error. Both
+// emitters embed it.
+type FirstErr struct{ err error }
+
+// Fail records err unless an error was recorded before.
+func (f *FirstErr) Fail(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// Err is the first error recorded, nil when none.
+func (f *FirstErr) Err() error { return f.err }

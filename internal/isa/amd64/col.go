@@ -315,7 +315,7 @@ func (g *gen) combinePair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	switch {
 	case !g.avx512:
 		if n != 2*g.V {
-			g.fail(status.Errorf(status.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
+			g.Fail(status.Errorf(status.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
 		}
 		g.op(x86.AVMOVDQU, addr, g.vr(o))
 	case n == 2*g.V:

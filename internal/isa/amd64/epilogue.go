@@ -102,7 +102,7 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}
 }
 
@@ -127,7 +127,7 @@ func (g *gen) Binary(k plan.Kind, r, t int) {
 		}
 		g.minMax(k, x, y)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
 	}
 }
 

@@ -25,7 +25,7 @@ type gen struct {
 	hoisted
 	speculation
 
-	err error // first generation error
+	kernelshape.FirstErr // the first generation error
 }
 
 // unit is the vector unit the code is for (the vector width is the only
@@ -115,19 +115,8 @@ const (
 	rScratch = rAX
 )
 
-// Err is the first generation error.
-func (g *gen) Err() error { return g.err }
-
 // UsesTotals reports whether the kernel is called with LongArgs.
 func (g *gen) UsesTotals() bool { return g.usesTotals }
-
-// fail records the first error; generation goes on harmlessly and Emit
-// returns the error.
-func (g *gen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
-}
 
 // newGen prepares the generator for pl under options o, with no hints.
 func newGen(pl *plan.Plan, o Options) *gen {
@@ -187,7 +176,7 @@ func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
 // stack order.
 func (g *gen) Tmp() int {
 	if g.tmpNext >= g.tmpHi {
-		g.fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
 		return g.tmpLo
 	}
 	g.tmpNext++
@@ -202,7 +191,7 @@ func (g *gen) Release(m int) { g.tmpNext = m }
 func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
-		g.fail(status.Errorf(status.Unimplemented,
+		g.Fail(status.Errorf(status.Unimplemented,
 			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
 			len(g.pl.Outer), len(g.pl.Reduced), 2+g.NBin))
 		return rBX
@@ -225,7 +214,7 @@ func (g *gen) m(r int16, off int64) obj.Addr {
 			g.addImm(r, d)
 		}
 		if !fits32(off) {
-			g.fail(status.Errorf(status.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
+			g.Fail(status.Errorf(status.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
 		}
 	}
 	return mem(r, g.ptrs.Pending(r)+off)

@@ -109,7 +109,7 @@ func emitSpeculating(pl *plan.Plan, c Conf) *gen {
 		g.tmpHi = yPending
 	}
 	kernelshape.Generate(pl, g)
-	if g.err != nil {
+	if g.Err() != nil {
 		return nil
 	}
 	if g.exact == nil {
@@ -123,8 +123,8 @@ func emitSpeculating(pl *plan.Plan, c Conf) *gen {
 	}
 	e := newGenConf(g.asm, pl, c)
 	kernelshape.Generate(pl, e)
-	if e.err != nil {
-		g.fail(e.err)
+	if e.Err() != nil {
+		g.Fail(e.Err())
 	}
 	g.usesTotals = g.usesTotals || e.usesTotals
 	return g

@@ -16,7 +16,7 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		n = 1
 	}
 	if n <= 0 || n > g.V {
-		g.fail(status.Errorf(status.RuntimeError, "amd64: store of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {

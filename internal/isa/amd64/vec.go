@@ -176,7 +176,7 @@ func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	case n > 0 && n < g.V:
 		g.loadPart(dt, r, addr, n)
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "amd64: load of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: load of %d lanes", n))
 	}
 }
 

@@ -262,7 +262,7 @@ func (g *gen) step(st *stepForm, dst int) {
 		}
 		g.expCore(dst)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "amd64: program step %d is not emitted", st.op))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: program step %d is not emitted", st.op))
 	}
 }
 

@@ -203,6 +203,6 @@ func (g *gen) wordsToColumns(r wordRegs) {
 		g.op(x86.AVCMPPS, imm(3), g.vr(r.umax), g.vr(r.umin), kreg(kCheck))
 		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
 	}
 }

@@ -110,6 +110,6 @@ func (g *gen) fpMem(load bool, size int64, v int, x ref) {
 			g.word(ldstUnscaled(load, size, v, int(base-arm64.REG_R0), off))
 		}
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "arm64: memory access of %d bytes", size))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: memory access of %d bytes", size))
 	}
 }

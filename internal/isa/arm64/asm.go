@@ -75,16 +75,13 @@ func (a *asm) Text() ([]byte, error) {
 	return sym.P[:end:end], nil
 }
 
-// Operand constructors.
-
-// reg is a register operand.
-func reg(r int16) obj.Addr { return asmkit.Reg(r) }
-
-// imm is an immediate operand.
-func imm(v int64) obj.Addr { return asmkit.Imm(v) }
-
-// mem is the memory operand off(base).
-func mem(base int16, off int64) obj.Addr { return asmkit.Mem(base, off) }
+// Operand constructors: a register, an immediate, the memory operand
+// off(base).
+var (
+	reg = asmkit.Reg
+	imm = asmkit.Imm
+	mem = asmkit.Mem
+)
 
 // Arrangements of a vector register, as golang-asm numbers them.
 const (

@@ -81,7 +81,7 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
 	}
 }
 
@@ -103,6 +103,6 @@ func (g *gen) Binary(k plan.Kind, r, t int) {
 	case plan.Minimum:
 		g.fop(opFMIN, r, r, t)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
 	}
 }

@@ -76,7 +76,7 @@ type gen struct {
 	addrBase int16
 	addrOff  int64
 
-	err error // first generation error
+	kernelshape.FirstErr // the first generation error
 }
 
 // constSlot is a vector constant hoisted into the prologue.
@@ -85,19 +85,8 @@ type constSlot struct {
 	reg  int
 }
 
-// Err is the first generation error.
-func (g *gen) Err() error { return g.err }
-
 // UsesTotals reports whether the kernel is called with LongArgs.
 func (g *gen) UsesTotals() bool { return g.usesTotals }
-
-// fail records the first error; generation goes on harmlessly and Emit
-// returns the error.
-func (g *gen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
-}
 
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
@@ -121,7 +110,7 @@ func newGen(pl *plan.Plan) *gen {
 // stack order.
 func (g *gen) Tmp() int {
 	if g.tmpNext >= tmpHi {
-		g.fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
 		return tmpLo
 	}
 	g.tmpNext++
@@ -146,7 +135,7 @@ func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
 		used := slices.Compact(slices.Sorted(slices.Values(g.gprLog)))
-		g.fail(status.Errorf(status.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
 			len(used)))
 		return xr(7)
 	}

@@ -99,7 +99,7 @@ func (g *gen) Repeat(c int16, top *obj.Prog) {
 // encodes CMP $0 against the wrong register, so 0 is not allowed).
 func (g *gen) cmpImm(r int16, v int64) {
 	if v <= 0 || v >= 4096 {
-		g.fail(status.Errorf(status.RuntimeError, "arm64: compare with %d", v))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: compare with %d", v))
 	}
 	g.Add(&obj.Prog{As: arm64.ACMP, From: imm(v), Reg: r})
 }

@@ -15,7 +15,7 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 		n = 1
 	}
 	if n <= 0 || n > lanes {
-		g.fail(status.Errorf(status.RuntimeError, "arm64: store of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {

@@ -100,7 +100,7 @@ func (g *gen) load(dt dtypes.DataType, r int, x ref, n int) {
 		g.loadPart(sz, r, x, n)
 		g.toF32(dt, r)
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "arm64: load of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: load of %d lanes", n))
 	}
 }
 

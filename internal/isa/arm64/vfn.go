@@ -260,7 +260,7 @@ func (a *alloc) step(i int, s vfn.Step) {
 		a.free = append(a.free, q, p, n)
 		a.reg[v] = d
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
 		a.reg[v] = a.get(nil)
 	}
 	if a.last[v] < 0 && a.owned[v] {
