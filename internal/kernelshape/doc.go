@@ -23,9 +23,12 @@
 //     lane where the lanes are not contiguous. FinalizeGuard is the
 //     optional check amd64's speculative code needs.
 //
-// So a new post-op touches the emitters' Eltwise only, a new combine
-// their accumulate and combine primitives, and a new loop shape this
-// package once. Nothing here emits an instruction itself (a Label is the
+// So a new post-op with a package vfn program touches no emitter, and
+// one with instructions of its own each emitter's Eltwise; a new combine
+// touches the emitters' accumulate and combine primitives, not the
+// shapes; and a new loop shape built from these primitives is written
+// here once (a primitive it needs that they lack is one method on each
+// emitter). Nothing here emits an instruction itself (a Label is the
 // assembler's, handed back untouched): everything is plain arithmetic
 // over an internal/plan.Plan and calls through the interfaces. Two
 // emitters given the same plan therefore walk the same loops in the same
