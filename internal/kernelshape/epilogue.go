@@ -9,7 +9,10 @@ import "github.com/gdnn/gdnn/internal/plan"
 // emitter folds its pending pointer moves in.
 type Finisher interface {
 	// Tmp takes a temporary vector register; Release(Mark()) frees,
-	// in stack order, every one taken since the Mark.
+	// in stack order, every one taken since the Mark. How many there
+	// are is the emitter's (amd64 has fewer under speculation or with
+	// totals in registers): one too many records an error that Emit
+	// returns, and generation goes on harmlessly.
 	Tmp() int
 	Mark() int
 	Release(mark int)

@@ -10,7 +10,8 @@ type Label = *obj.Prog
 // counter registers, the pointers, labels and the count-down branch.
 type Counters interface {
 	// Counter takes a general register for a loop counter;
-	// FreeCounter gives it back.
+	// FreeCounter gives it back. Running out records an error, as Tmp
+	// does.
 	Counter() int16
 	FreeCounter(c int16)
 	// Pointers are the kernel's pointers and their pending moves.
