@@ -134,7 +134,7 @@ func EmitReducedRuns(lp Looper, ptrs *Pointers, red []plan.Loop, srcSize int64, 
 			RunLoop(lp, ptrs, red[level].Size, s, r.Chunk, inner, flush)
 			return
 		}
-		lp.Loop(red[level].Size, s, inner)
+		Loop(lp, red[level].Size, s, inner)
 	}
 	emit(0)
 }
@@ -145,11 +145,11 @@ func EmitReducedRuns(lp Looper, ptrs *Pointers, red []plan.Loop, srcSize int64, 
 // the kernel's final fold. chunk <= 0 emits a plain loop.
 func RunLoop(lp Looper, ptrs *Pointers, n int64, s Steps, chunk int, body, flush func()) {
 	if chunk <= 0 || n < int64(chunk) {
-		lp.Loop(n, s, body)
+		Loop(lp, n, s, body)
 		return
 	}
 	Chunks(lp, ptrs, n, chunk, s, func(m int) {
-		lp.Loop(int64(m), s, body)
+		Loop(lp, int64(m), s, body)
 		if m == chunk {
 			flush()
 		}
@@ -161,7 +161,6 @@ func RunLoop(lp Looper, ptrs *Pointers, n int64, s Steps, chunk int, body, flush
 // LongArgs block).
 type Totals interface {
 	Looper
-	Pointers() *Pointers
 	// RunsOf chooses the cut of a sum over the reduced loops outer
 	// around a sweep of iters iterations, perIter adds into each
 	// accumulator per iteration (RunsOf, or no cut where the emitter

@@ -62,7 +62,7 @@ type regState struct {
 
 	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
 
-	testedLoops bool        // Loop tests its counter at the top of every iteration (see Loop)
+	testedLoops bool        // loops test their counter at the top of every iteration (see EnterLoop)
 	loopExits   []*obj.Prog // per open Loop, innermost last: where a tested loop leaves, nil for others
 }
 
@@ -239,20 +239,8 @@ func (g *gen) label(l *obj.Prog) {
 	g.Place(l)
 }
 
-// Loop emits body n times (see kernelshape.Loop).
-//
-// With g.testedLoops each iteration also tests the counter at its top
-// and jumps back unconditionally at its end, as oneDNN's reduction loops
-// do: two instructions more per iteration, which keep fewer of a paced
-// row sweep's loads in the reorder window (see Conf.Paced).
-func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) { kernelshape.Loop(g, n, s, body) }
-
-// CountLoop emits body Args.Count times (see kernelshape.CountLoop).
-func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
-	kernelshape.CountLoop(g, c, s, body)
-}
-
-// The loops' primitives (kernelshape.Counters).
+// The loops' primitives (kernelshape.Counters): kernelshape.Loop and
+// CountLoop emit the loops.
 
 // Pointers are the kernel's pointers and their pending moves.
 func (g *gen) Pointers() *kernelshape.Pointers { return g.ptrs }
@@ -260,8 +248,12 @@ func (g *gen) Pointers() *kernelshape.Pointers { return g.ptrs }
 // PlaceLabel places l.
 func (g *gen) PlaceLabel(l *obj.Prog) { g.Place(l) }
 
-// EnterLoop sets c to n and places top; tested loops test c there and
-// leave for the label LeaveLoop places after the loop.
+// EnterLoop sets c to n and places top. With g.testedLoops each
+// iteration also tests the counter at its top (leaving for the label
+// LeaveLoop places after the loop) and jumps back unconditionally at its
+// end, as oneDNN's reduction loops do: two instructions more per
+// iteration, which keep fewer of a paced row sweep's loads in the
+// reorder window (see Conf.Paced).
 func (g *gen) EnterLoop(c int16, n int64, top *obj.Prog) {
 	g.op(x86.AMOVQ, imm(n), reg(c))
 	g.label(top)

@@ -69,7 +69,7 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 			}
 		}, one)
 	case count && rp.group == 1:
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 	default:
 		g.groupLoop(L.Size, rp.group, sL, count, cnt, group, one)
 	}
@@ -524,7 +524,7 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	g.Jump(x86.AJGE, top)
 	if !backOff {
 		g.Place(singles)
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 		return
 	}
 	// 0 <= cnt < G here.
@@ -547,7 +547,7 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	g.Flush()
 	g.Jump(obj.AJMP, done)
 	g.Place(singles)
-	g.CountLoop(cnt, sL, one)
+	kernelshape.CountLoop(g, cnt, sL, one)
 	g.Place(done)
 }
 

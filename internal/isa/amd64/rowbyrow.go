@@ -53,7 +53,7 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 	if red.Size > 1 {
 		step := kernelshape.Steps{Src: rb}
 		g.ptrs.Advance(step, 1)
-		g.Loop(red.Size-1, step, func() { sweep(false) })
+		kernelshape.Loop(g, red.Size-1, step, func() { sweep(false) })
 	}
 	if g.nanFree && !g.avx512 {
 		// The partials, once complete, checked for -0 as the epilogue

@@ -21,15 +21,8 @@ func (g *gen) label(l *obj.Prog) {
 	g.PlaceLabel(l)
 }
 
-// Loop emits body n times (see kernelshape.Loop).
-func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) { kernelshape.Loop(g, n, s, body) }
-
-// CountLoop emits body Args.Count times (see kernelshape.CountLoop).
-func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
-	kernelshape.CountLoop(g, c, s, body)
-}
-
-// The loops' primitives (kernelshape.Counters).
+// The loops' primitives (kernelshape.Counters): kernelshape.Loop and
+// CountLoop emit the loops.
 
 // Pointers are the kernel's pointers and their pending moves.
 func (g *gen) Pointers() *kernelshape.Pointers { return g.ptrs }

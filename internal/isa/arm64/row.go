@@ -47,7 +47,7 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 	case !count:
 		kernelshape.Chunks(g, g.ptrs, L.Size, rp.group, sL, group)
 	case rp.group == 1:
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 	default:
 		g.countGroups(rp, rp.group, sL, cnt, kernelshape.Outputs(rp.group, sL), one)
 	}
@@ -187,7 +187,7 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	g.Jump(arm64.ABGE, top)
 	if g.pl.HasDstOperand() {
 		g.PlaceLabel(singles)
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 		g.PlaceLabel(done)
 		return
 	}
@@ -212,6 +212,6 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	g.Flush()
 	g.Jump(arm64.AB, done)
 	g.PlaceLabel(singles)
-	g.CountLoop(cnt, sL, one)
+	kernelshape.CountLoop(g, cnt, sL, one)
 	g.PlaceLabel(done)
 }
