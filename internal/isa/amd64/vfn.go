@@ -11,7 +11,7 @@ import (
 )
 
 // programFor returns the package vfn program of a unary post-op (the
-// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// dispatch in Eltwise): vfn.For, which tests replace to have arbitrary
 // programs lowered under a kind that has one (TestRandomPrograms).
 var programFor = vfn.For
 

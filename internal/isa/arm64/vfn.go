@@ -14,7 +14,7 @@ var binOps = map[vfn.Op]uint32{vfn.Add: opFADD, vfn.Sub: opFSUB, vfn.Mul: opFMUL
 	vfn.Min: opFMIN, vfn.Max: opFMAX}
 
 // programFor returns the package vfn program of a unary post-op (the
-// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// dispatch in Eltwise): vfn.For, which tests replace to have arbitrary
 // programs lowered under a kind that has one (TestRandomPrograms).
 var programFor = vfn.For
 
