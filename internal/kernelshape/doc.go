@@ -4,9 +4,33 @@
 // runs inside it, how far each loop moves each pointer, which pointer
 // moves are still pending, and where the lanes of a result vector go.
 //
-// The emitters (packages amd64 and arm64) supply the instructions
-// through the Emitter interface; everything here is plain arithmetic over
-// a internal/plan.Plan and never touches the assembler. Two emitters given the
-// same plan therefore walk the same loops in the same order, which is
-// what lets their tests share one reference.
+// It also holds the parts of a kernel that are the same logic on every
+// instruction set, written once against small interfaces the emitters
+// (packages amd64 and arm64) implement with their instructions:
+//
+//   - Emit (emit.go): check the plan against Covers, build, assemble;
+//     an emitter's kernel is a Built.
+//   - Generate (nest.go): prologue, the kept loops, the row or column
+//     shape, return, over an Emitter.
+//   - Loop and CountLoop (loop.go), over Counters: counter registers,
+//     pointer steps and rewinds, labels and the count-down branch.
+//     amd64's tested loops and arm64's step registers live behind
+//     EnterLoop and LeaveLoop.
+//   - SumRuns (runs.go), over Totals: long sums cut into runs folded
+//     into running totals, wherever each emitter keeps them.
+//   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with
+//     their binary operands loaded as a LaneMap says, store; lane by
+//     lane where the lanes are not contiguous. FinalizeGuard is the
+//     optional check amd64's speculative code needs.
+//
+// So a new post-op with a package vfn program touches no emitter, and
+// one with instructions of its own each emitter's Eltwise; a new combine
+// touches the emitters' accumulate and combine primitives, not the
+// shapes; and a new loop shape built from these primitives is written
+// here once (a primitive it needs that they lack is one method on each
+// emitter). Nothing here emits an instruction itself (a Label is the
+// assembler's, handed back untouched): everything is plain arithmetic
+// over an internal/plan.Plan and calls through the interfaces. Two
+// emitters given the same plan therefore walk the same loops in the same
+// order, which is what lets their tests share one reference.
 package kernelshape

@@ -10,29 +10,47 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj"
 )
 
-// recorder is an Emitter that writes down what it is asked to emit.
+// recorder is an Emitter that writes down what it is asked to emit: its
+// loops as "loop n {" (or "count r<c> {") and "}", and the pointer moves
+// they emit. Its pointers are its own, apart from any a test passes to
+// Chunks or RunLoop.
 type recorder struct {
 	log  []string
 	next int16
+	ptrs *Pointers
 }
 
 func (r *recorder) add(format string, args ...any) {
 	r.log = append(r.log, fmt.Sprintf(format, args...))
 }
 
-func (r *recorder) Loop(n int64, s Steps, body func()) {
-	r.add("loop %d src %d {", n, s.Src)
-	body()
-	r.add("}")
+func (r *recorder) Pointers() *Pointers {
+	if r.ptrs == nil {
+		r.ptrs = NewPointers(101, 102, nil)
+	}
+	return r.ptrs
 }
 
-func (r *recorder) CountLoop(cnt int16, s Steps, body func()) {
-	r.add("count r%d src %d {", cnt, s.Src)
-	body()
-	r.add("}")
+func (r *recorder) Flush() {
+	r.Pointers().Flush(func(p int16, d int64) {
+		if p == 101 {
+			r.add("src %+d", d)
+		} else {
+			r.add("dst %+d", d)
+		}
+	})
 }
+
+func (r *recorder) FreeCounter(int16)                   {}
+func (r *recorder) NewLabel() Label                     { return &obj.Prog{} }
+func (r *recorder) PlaceLabel(Label)                    {}
+func (r *recorder) EnterLoop(_ int16, n int64, _ Label) { r.add("loop %d {", n) }
+func (r *recorder) LeaveLoop(c int16, top Label)        { r.Repeat(c, top) }
+func (r *recorder) SkipUnlessPositive(c int16, _ Label) { r.add("count r%d {", c) }
+func (r *recorder) Repeat(int16, Label)                 { r.Flush(); r.add("}") }
 
 func (r *recorder) StepsOf(l *plan.Loop) Steps { return StepsOf(l, 4, 2, nil) }
 func (r *recorder) Counter() int16             { r.next++; return r.next }
@@ -55,7 +73,7 @@ func TestGenerate(t *testing.T) {
 		want []string
 	}{
 		{"column", plan.Plan{Outer: []plan.Loop{outer}, Reduced: []plan.Loop{red}, HasInner: true, Inner: plan.Loop{Size: 7, SrcStride: 1, DstStride: 1}},
-			[]string{"prologue r1", "count r1 src 400 {", "column 1 reduced zeroSum false", "}", "return"}},
+			[]string{"prologue r1", "count r1 {", "column 1 reduced zeroSum false", "src +400", "dst +20", "}", "return"}},
 		{"row", plan.Plan{Outer: []plan.Loop{outer}, Reduced: []plan.Loop{red}},
 			[]string{"prologue r1", "row 1 kept counted true reduced 1 zeroSum false", "return"}},
 		{"strided Inner is a kept loop", plan.Plan{Reduced: []plan.Loop{red}, HasInner: true, Inner: plan.Loop{Size: 7, SrcStride: 2, DstStride: 1}},
@@ -79,7 +97,7 @@ func TestNest(t *testing.T) {
 	k := Nest{Loops: []plan.Loop{{Size: 2, SrcStride: 1}, {Size: 3, SrcStride: 5}}, Counted: true, Cnt: 9}
 	r := &recorder{}
 	k.Emit(r, func() { r.add("body") })
-	want := []string{"count r9 src 4 {", "loop 3 src 20 {", "body", "}", "}"}
+	want := []string{"count r9 {", "loop 3 {", "body", "src +20", "}", "src -56", "}"}
 	if !reflect.DeepEqual(r.log, want) {
 		t.Errorf("Emit: got %q, want %q", r.log, want)
 	}
@@ -95,7 +113,7 @@ func TestNest(t *testing.T) {
 
 	r = &recorder{}
 	EmitReduced(r, []plan.Loop{{Size: 4, SrcStride: 8}, {Size: 6, SrcStride: 1}}, 2, func() { r.add("body") })
-	want = []string{"loop 4 src 16 {", "loop 6 src 2 {", "body", "}", "}"}
+	want = []string{"loop 4 {", "loop 6 {", "body", "src +2", "}", "src +4", "}"}
 	if !reflect.DeepEqual(r.log, want) {
 		t.Errorf("EmitReduced: got %q, want %q", r.log, want)
 	}
@@ -107,9 +125,9 @@ func TestChunks(t *testing.T) {
 		c    int
 		want []string
 	}{
-		{10, 4, []string{"loop 2 src 16 {", "chunk 4 at 0", "}", "chunk 2 at 8"}},
-		{8, 4, []string{"loop 2 src 16 {", "chunk 4 at 0", "}"}},
-		{3, 4, []string{"loop 0 src 16 {", "chunk 4 at 0", "}", "chunk 3 at 0"}},
+		{10, 4, []string{"loop 2 {", "chunk 4 at 0", "src +16", "}", "chunk 2 at 8"}},
+		{8, 4, []string{"loop 2 {", "chunk 4 at 0", "src +16", "}"}},
+		{3, 4, []string{"chunk 3 at 0"}},
 	} {
 		r := &recorder{}
 		ptrs := NewPointers(1, 2, nil)

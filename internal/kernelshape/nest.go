@@ -2,18 +2,11 @@ package kernelshape
 
 import "github.com/gdnn/gdnn/internal/plan"
 
-// Looper emits loops with an instruction set's counters and branches.
+// Looper is what the loop nests here need of an instruction set: the
+// loops' primitives (Loop and CountLoop emit the loops themselves) and
+// the byte steps of a plan loop.
 type Looper interface {
-	// Loop emits body n times (n known when the code is generated),
-	// moving the pointers by s after each iteration and back by n*s
-	// at the end. n <= 0 emits nothing; n == 1 emits body once, with
-	// no loop.
-	Loop(n int64, s Steps, body func())
-	// CountLoop emits body Args.Count times, the count having been
-	// loaded into register cnt by the prologue; nothing runs for a
-	// count <= 0. The pointers are not rewound: the kernel ends after
-	// it.
-	CountLoop(cnt int16, s Steps, body func())
+	Counters
 	// StepsOf converts a plan loop's element strides to byte steps.
 	StepsOf(l *plan.Loop) Steps
 }
@@ -125,10 +118,10 @@ func (k Nest) emit(lp Looper, level int, body func()) {
 	s := lp.StepsOf(&k.Loops[level])
 	inner := func() { k.emit(lp, level+1, body) }
 	if level == 0 && k.Counted {
-		lp.CountLoop(k.Cnt, s, inner)
+		CountLoop(lp, k.Cnt, s, inner)
 		return
 	}
-	lp.Loop(k.Loops[level].Size, s, inner)
+	Loop(lp, k.Loops[level].Size, s, inner)
 }
 
 // SplitInnermost returns the loops around k's innermost loop, the
@@ -150,7 +143,7 @@ func EmitReduced(lp Looper, red []plan.Loop, srcSize int64, body func()) {
 		body()
 		return
 	}
-	lp.Loop(red[0].Size, Steps{Src: red[0].SrcStride * srcSize}, func() { EmitReduced(lp, red[1:], srcSize, body) })
+	Loop(lp, red[0].Size, Steps{Src: red[0].SrcStride * srcSize}, func() { EmitReduced(lp, red[1:], srcSize, body) })
 }
 
 // Chunks emits n iterations of a loop with steps s in chunks of c
@@ -159,7 +152,7 @@ func EmitReduced(lp Looper, red []plan.Loop, srcSize int64, body func()) {
 // pointers; the pointers end where they started.
 func Chunks(lp Looper, ptrs *Pointers, n int64, c int, s Steps, chunk func(m int)) {
 	full, rest := n/int64(c), int(n%int64(c))
-	lp.Loop(full, s.Scaled(int64(c)), func() { chunk(c) })
+	Loop(lp, full, s.Scaled(int64(c)), func() { chunk(c) })
 	if rest > 0 {
 		ptrs.Advance(s, full*int64(c))
 		chunk(rest)

@@ -134,7 +134,7 @@ func EmitReducedRuns(lp Looper, ptrs *Pointers, red []plan.Loop, srcSize int64, 
 			RunLoop(lp, ptrs, red[level].Size, s, r.Chunk, inner, flush)
 			return
 		}
-		lp.Loop(red[level].Size, s, inner)
+		Loop(lp, red[level].Size, s, inner)
 	}
 	emit(0)
 }
@@ -145,13 +145,47 @@ func EmitReducedRuns(lp Looper, ptrs *Pointers, red []plan.Loop, srcSize int64, 
 // the kernel's final fold. chunk <= 0 emits a plain loop.
 func RunLoop(lp Looper, ptrs *Pointers, n int64, s Steps, chunk int, body, flush func()) {
 	if chunk <= 0 || n < int64(chunk) {
-		lp.Loop(n, s, body)
+		Loop(lp, n, s, body)
 		return
 	}
 	Chunks(lp, ptrs, n, chunk, s, func(m int) {
-		lp.Loop(int64(m), s, body)
+		Loop(lp, int64(m), s, body)
 		if m == chunk {
 			flush()
 		}
 	})
+}
+
+// Totals is what an instruction set supplies to SumRuns: its loops, the
+// pointers, and running totals it keeps where it can (registers or the
+// LongArgs block).
+type Totals interface {
+	Looper
+	// RunsOf chooses the cut of a sum over the reduced loops outer
+	// around a sweep of iters iterations, perIter adds into each
+	// accumulator per iteration (RunsOf, or no cut where the emitter
+	// has no place for totals).
+	RunsOf(outer []plan.Loop, iters, perIter int64) Runs
+	// PlaceTotals places one running total per group and clears it from
+	// register zero, which holds +0.
+	PlaceTotals(groups [][]int, zero int)
+	// FoldRun ends a run: each group summed into its first register,
+	// added into its total, and all cleared.
+	FoldRun(groups [][]int)
+}
+
+// SumRuns emits the reduced loops outer (src moving by srcSize-byte
+// elements) around sweep, the sums of groups cut into runs as
+// t.RunsOf(outer, iters, perIter) says: the totals are placed before the
+// loops (from register zero) and each run is folded into them. sweep
+// gets the chunk of its own loop (0: no cut there, see RunLoop) and the
+// fold. The caller adds the totals in once each group is summed.
+func SumRuns(t Totals, outer []plan.Loop, iters, perIter, srcSize int64, groups [][]int, zero int, sweep func(chunk int, fold func())) Runs {
+	r := t.RunsOf(outer, iters, perIter)
+	if !r.None() {
+		t.PlaceTotals(groups, zero)
+	}
+	fold := func() { t.FoldRun(groups) }
+	EmitReducedRuns(t, t.Pointers(), outer, srcSize, r, fold, func() { sweep(r.SweepChunk(outer), fold) })
+	return r
 }

@@ -110,11 +110,11 @@ func TestRunLoop(t *testing.T) {
 		chunk int
 		want  []string
 	}{
-		{10, 4, []string{"loop 2 src 16 {", "loop 4 src 4 {", "body", "}", "fold", "}", "loop 2 src 4 {", "body", "}"}},
-		{8, 4, []string{"loop 2 src 16 {", "loop 4 src 4 {", "body", "}", "fold", "}"}},
-		{5, 1, []string{"loop 5 src 4 {", "loop 1 src 4 {", "body", "}", "fold", "}"}},
-		{3, 4, []string{"loop 3 src 4 {", "body", "}"}},
-		{10, 0, []string{"loop 10 src 4 {", "body", "}"}},
+		{10, 4, []string{"loop 2 {", "loop 4 {", "body", "src +4", "}", "fold", "}", "src -32", "loop 2 {", "body", "src +4", "}"}},
+		{8, 4, []string{"loop 2 {", "loop 4 {", "body", "src +4", "}", "fold", "}"}},
+		{5, 1, []string{"loop 5 {", "body", "fold", "src +4", "}"}},
+		{3, 4, []string{"loop 3 {", "body", "src +4", "}"}},
+		{10, 0, []string{"loop 10 {", "body", "src +4", "}"}},
 	} {
 		r := &recorder{}
 		ptrs := NewPointers(1, 2, nil)
@@ -134,11 +134,11 @@ func TestEmitReducedRuns(t *testing.T) {
 		runs Runs
 		want []string
 	}{
-		{Runs{Level: -1}, []string{"loop 6 src 40 {", "loop 3 src 4 {", "sweep", "}", "}"}},
-		{Runs{Level: 0, Chunk: 2}, []string{"loop 3 src 80 {", "loop 2 src 40 {", "loop 3 src 4 {", "sweep", "}", "}", "fold", "}"}},
-		{Runs{Level: 1, Chunk: 3}, []string{"loop 6 src 40 {", "loop 1 src 12 {", "loop 3 src 4 {", "sweep", "}", "fold", "}", "}"}},
+		{Runs{Level: -1}, []string{"loop 6 {", "loop 3 {", "sweep", "src +4", "}", "src +28", "}"}},
+		{Runs{Level: 0, Chunk: 2}, []string{"loop 3 {", "loop 2 {", "loop 3 {", "sweep", "src +4", "}", "src +28", "}", "fold", "}"}},
+		{Runs{Level: 1, Chunk: 3}, []string{"loop 6 {", "loop 3 {", "sweep", "src +4", "}", "fold", "src +28", "}"}},
 		// The sweep's own loop is cut by the sweep (RunLoop).
-		{Runs{Level: 2, Chunk: 8}, []string{"loop 6 src 40 {", "loop 3 src 4 {", "sweep", "}", "}"}},
+		{Runs{Level: 2, Chunk: 8}, []string{"loop 6 {", "loop 3 {", "sweep", "src +4", "}", "src +28", "}"}},
 	} {
 		r := &recorder{}
 		ptrs := NewPointers(1, 2, nil)

@@ -64,8 +64,8 @@ func (a *asm) raw(b ...byte) {
 	}
 }
 
-// assemble encodes the list.
-func (a *asm) assemble() ([]byte, error) {
+// Text encodes the list.
+func (a *asm) Text() ([]byte, error) {
 	sym, err := a.Assemble()
 	if err != nil {
 		return nil, err
@@ -73,16 +73,13 @@ func (a *asm) assemble() ([]byte, error) {
 	return sym.P, nil
 }
 
-// Operand constructors.
-
-// reg is a register operand.
-func reg(r int16) obj.Addr { return asmkit.Reg(r) }
-
-// imm is an immediate operand.
-func imm(v int64) obj.Addr { return asmkit.Imm(v) }
-
-// mem is the memory operand off(base).
-func mem(base int16, off int64) obj.Addr { return asmkit.Mem(base, off) }
+// Operand constructors: a register, an immediate, the memory operand
+// off(base).
+var (
+	reg = asmkit.Reg
+	imm = asmkit.Imm
+	mem = asmkit.Mem
+)
 
 // General-purpose registers by their Go names.
 const (

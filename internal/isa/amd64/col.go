@@ -63,11 +63,11 @@ func (g *gen) flatOuter(red []plan.Loop, m int) {
 // interpreter. A compress packs them into lanes g*W + i.
 func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 	P := R * W
-	mk := g.mark()
-	defer g.release(mk)
-	s, v, t := g.tmp(), g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	s, v, t := g.Tmp(), g.Tmp(), g.Tmp()
 	g.initAcc(v)
-	g.accum(g.sdt, v, g.m(rSrc, 0), m*P)
+	g.accum(g.SrcDT, v, g.m(rSrc, 0), m*P)
 	g.op(x86.AVMOVAPS, g.vr(v), g.vr(s))
 	for r := 1; r < R; r++ {
 		g.rotate(t, v, r*W)
@@ -80,7 +80,7 @@ func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 		}
 	}
 	g.op(x86.AVCOMPRESSPS, g.vr(s), g.kbits(bits), g.vr(v))
-	g.epilogue(v, lm)
+	kernelshape.Epilogue(g, v, lm)
 }
 
 // column emits the column shape for one iteration of the kept loops.
@@ -115,14 +115,14 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	bc := g.conf.colBlock(nv, tail)
 	U := bc.U
-	vb := int64(g.V) * g.ssz
+	vb := int64(g.V) * g.SrcSize
 	acc := func(k, u int) int { return u*K + k }
 	g.initAccs(K * U)
 	// Accumulators past tmpLo (see Conf.ColAcc) hold the temporaries off
 	// until the block is finished, and count as taken (placeSumExp must
 	// not give them to constants).
 	if K*U > g.tmpNext {
-		defer g.release(g.mark())
+		defer g.Release(g.Mark())
 		g.tmpNext = K * U
 		g.tmpPeak = max(g.tmpPeak, g.tmpNext)
 	}
@@ -135,7 +135,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			pairs = 0
 		}
 	}
-	mk := g.mark()
+	mk := g.Mark()
 	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
 	// with the sign mask (g.absMask, see accum), instead of a load and two
 	// shifts: fewer instructions per vector, so more loads in flight (see
@@ -151,12 +151,12 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	// in the pair's two accumulators, and its signed maximum in a
 	// temporary of its own.
 	var words []wordRegs
-	mkWords := g.mark()
+	mkWords := g.Mark()
 	if wp > 0 {
-		t := g.tmp()
+		t := g.Tmp()
 		for i := range wp * U {
 			p, u := i/U, i%U
-			r := wordRegs{umin: acc(2*p, u), umax: acc(2*p+1, u), smax: g.tmp(), t: t}
+			r := wordRegs{umin: acc(2*p, u), umax: acc(2*p+1, u), smax: g.Tmp(), t: t}
 			g.wordsInit(r)
 			words = append(words, r)
 		}
@@ -182,7 +182,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			case k < 2*pairs:
 				// Summed with k-1.
 			default:
-				g.accum(g.sdt, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
+				g.accum(g.SrcDT, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
 			}
 		}
 	}
@@ -195,19 +195,13 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			// Nothing reduced: the element combined with the
 			// identity (a sum of one -0 is +0, as in the interpreter).
 			for k := 0; k < K; k++ {
-				g.accum(g.sdt, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
+				g.accum(g.SrcDT, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
 			}
 		} else {
 			last := red[n-1]
-			rb := last.SrcStride * g.ssz
+			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-			runs = g.runsOf(red[:n-1], iters, 1)
-			if !runs.None() {
-				g.placeTotals(groups, acc(0, 0))
-			}
-			chunk := runs.SweepChunk(red[:n-1])
-			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+			runs = kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, acc(0, 0), func(chunk int, fold func()) {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					g.prefetchAhead(streamSpan)
 					for u := 0; u < U; u++ {
@@ -223,20 +217,20 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	for _, r := range words {
 		g.wordsToColumns(r)
 	}
-	g.release(mkWords)
+	g.Release(mkWords)
 	for k := 0; k < K; k++ {
 		g.sumTree(groups[k])
 	}
 	if !runs.None() {
 		g.addTotals(groups)
 	}
-	g.release(mk)
+	g.Release(mk)
 	g.absMask = 0
 	for p := 0; p < pairs; p++ {
 		g.deinterleave(acc(2*p, 0), acc(2*p+1, 0))
 	}
 	for k := 0; k < K; k++ {
-		g.epilogue(acc(k, 0), kernelshape.Block(k, g.V, width(k), si))
+		kernelshape.Epilogue(g, acc(k, 0), kernelshape.Block(k, g.V, width(k), si))
 	}
 }
 
@@ -247,14 +241,14 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 type pairConsts struct{ hiMask, one int }
 
 func (g *gen) newPairConsts() pairConsts {
-	pc := pairConsts{hiMask: g.tmp()}
+	pc := pairConsts{hiMask: g.Tmp()}
 	if g.red.Transform == plan.TransformAbs {
 		g.constant(pc.hiMask, 0x7FFF0000)
 	} else {
 		g.constant(pc.hiMask, 0xFFFF0000)
 	}
 	if g.plainSum() {
-		pc.one = g.tmp()
+		pc.one = g.Tmp()
 		g.constant(pc.one, 0x3f800000)
 	}
 	return pc
@@ -316,12 +310,12 @@ func (g *gen) combineHalves(pc pairConsts, even, odd, e, o int) {
 // straight from memory, takes four); deinterleave restores the order of
 // columns.
 func (g *gen) combinePair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
-	mk := g.mark()
-	e, o := g.tmp(), g.tmp()
+	mk := g.Mark()
+	e, o := g.Tmp(), g.Tmp()
 	switch {
 	case !g.avx512:
 		if n != 2*g.V {
-			g.fail(status.Errorf(status.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
+			g.Fail(status.Errorf(status.Unimplemented, "amd64: AVX2 pair load of %d bf16 values", n))
 		}
 		g.op(x86.AVMOVDQU, addr, g.vr(o))
 	case n == 2*g.V:
@@ -331,16 +325,16 @@ func (g *gen) combinePair(pc pairConsts, even, odd int, addr obj.Addr, n int) {
 	}
 	g.splitPair(pc, e, o, g.vr(o))
 	g.combineHalves(pc, even, odd, e, o)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // deinterleave turns the pair results of combinePair (lane i of even is value
 // 2i, lane i of odd value 2i+1) into two vectors in value order: values
 // 0..V-1 into even, V..2V-1 into odd.
 func (g *gen) deinterleave(even, odd int) {
-	mk := g.mark()
-	defer g.release(mk)
-	lo, hi := g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	lo, hi := g.Tmp(), g.Tmp()
 	if !g.avx512 {
 		// Per 128-bit half: lo = [e0 o0 e1 o1 | e4 o4 e5 o5] (values
 		// 0-3 | 8-11), hi = values 4-7 | 12-15; then the halves joined.
@@ -389,39 +383,34 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	nfull, remT := total/M, int(total%M)
 	U := g.conf.FlatU
 	g.initAccs(U)
-	mb := M * g.ssz
+	mb := M * g.SrcSize
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
 	iters, remv := nfull/int64(U), int(nfull%int64(U))
-	runs := g.runsOf(red[:n-1], iters, 1)
-	mk := g.mark()
-	if !runs.None() {
-		g.placeTotals(groups, 0)
-	}
-	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
-		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, runs.SweepChunk(red[:n-1]), func() {
+	mk := g.Mark()
+	runs := kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
+		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, chunk, func() {
 			if g.conf.FlatPrefetch {
 				g.prefetchAhead(int64(U) * mb)
 			}
 			for u := 0; u < U; u++ {
-				g.accum(g.sdt, u, g.m(rSrc, int64(u)*mb), int(M))
+				g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*mb), int(M))
 			}
 		}, fold)
 		for u := 0; u < remv; u++ {
-			g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
+			g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
 		}
 		if remT > 0 {
-			g.accum(g.sdt, remv%U, g.m(rSrc, nfull*mb), remT)
+			g.accum(g.SrcDT, remv%U, g.m(rSrc, nfull*mb), remT)
 		}
 	})
 	g.sumTree(regs)
 	if !runs.None() {
 		g.addTotals(groups)
 	}
-	g.release(mk)
+	g.Release(mk)
 	g.fold(0, int(W), int(M/W))
-	g.epilogue(0, kernelshape.Outputs(int(W), si))
+	kernelshape.Epilogue(g, 0, kernelshape.Outputs(int(W), si))
 }
 
 // fold combines lanes l + j*w (j < q) into lane l, for l < w: halving
@@ -430,16 +419,16 @@ func (g *gen) fold(r, w, q int) {
 	if q <= 1 {
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	if q%2 == 1 {
-		e := g.tmp()
+		e := g.Tmp()
 		g.rotate(e, r, (q-1)*w)
 		g.fold(r, w, q-1)
 		g.combineAcc(r, e)
 		return
 	}
-	t := g.tmp()
+	t := g.Tmp()
 	g.rotate(t, r, (q/2)*w)
 	g.combineAcc(r, t)
 	g.fold(r, w, q/2)

@@ -19,7 +19,7 @@ import (
 // is a method of Conf here, a pure function of the Conf and that
 // geometry. What stays with the emitter is whether a choice fits the
 // registers left at that point (wordPairs, rowWords, holdAbsMask,
-// placeTotals): register allocation, not a choice of code.
+// PlaceTotals): register allocation, not a choice of code.
 
 // Target returns the target options o select.
 func (o Options) Target() kernelconf.Target {

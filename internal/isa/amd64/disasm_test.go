@@ -238,7 +238,7 @@ func TestVCVTNEPS2BF16Encoding(t *testing.T) {
 		g.vcvtneps2bf16(p[0], p[1])
 	}
 	g.Return()
-	code, err := g.assemble()
+	code, err := g.Text()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,26 +55,17 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // problem (read from DRAM, a stage-1 plan to reduce row by row), which
 // Choose weighs with the plan.
 func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
-	if err := kernelshape.Check(pl, Covers(o)); err != nil {
-		return plan.Code{}, err
-	}
-	c := Choose(pl, h, o.Target())
-	var g *gen
-	if c.NaNFree {
-		g = emitSpeculating(pl, c)
-	}
-	if g == nil {
-		g = newGenConf(newAsm(), pl, c)
+	return kernelshape.Emit(pl, Covers(o), func() kernelshape.Built {
+		c := Choose(pl, h, o.Target())
+		if c.NaNFree {
+			if g := emitSpeculating(pl, c); g != nil {
+				return g
+			}
+		}
+		g := newGenConf(newAsm(), pl, c)
 		kernelshape.Generate(pl, g)
-	}
-	if g.err != nil {
-		return plan.Code{}, g.err
-	}
-	text, err := g.assemble()
-	if err != nil {
-		return plan.Code{}, err
-	}
-	return plan.Code{Text: text, Totals: g.usesTotals}, nil
+		return g
+	})
 }
 
 // Prologue loads the argument block: src, the binary operands, Count
@@ -85,7 +76,7 @@ func (g *gen) Prologue(cnt int16) {
 		g.nanFreePrologue()
 	}
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		g.op(x86.AMOVQ, mem(rDI, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
 	}
 	if cnt != 0 {

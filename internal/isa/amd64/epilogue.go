@@ -8,67 +8,48 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// epilogue turns the combined values in register r into outputs: the
-// finalize (unless the plan writes partials), the post-ops, conversion to
-// dst and the store. Lanes
-// that map to unit-stride dst (and unit-stride or broadcast operands) are
-// done as one vector; any other layout lane by lane. r is clobbered.
-func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
+// The epilogue is kernelshape.Epilogue; these are its primitives.
+
+// GuardFinalize flags -0 outputs of AVX2 NaN-free code (see negZeroCheck)
+// before Finalize.
+func (g *gen) GuardFinalize(r int) {
 	if g.nanFree && !g.avx512 {
 		g.negZeroCheck(r)
 	}
-	g.finalize(r)
-	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
-		g.finish(r, lm)
-		return
-	}
-	mk := g.mark()
-	t := g.tmp()
-	for j := 0; j < lm.N; j++ {
-		g.laneBcast(t, r, j)
-		g.finish(t, lm.Lane(j))
-	}
-	g.release(mk)
 }
 
-// finish applies the post-ops to r and stores it (vector or bcast layout).
-func (g *gen) finish(r int, lm kernelshape.LaneMap) {
-	bin := 0
-	for _, op := range g.pl.PostOps {
-		if !op.Kind.IsBinary() {
-			g.eltwise(op, r)
-			continue
-		}
-		mk := g.mark()
-		t := g.tmp()
-		n := lm.N
-		if lm.BinStep[bin] == 0 {
-			n = bcast
-		}
-		g.load(g.bdt[bin], t, g.m(g.binReg[bin], lm.BinOff[bin]), n)
-		g.binary(op.Kind, r, t)
-		g.release(mk)
-		bin++
-	}
-	g.store(g.ddt, r, g.m(rDst, lm.DstOff), lm.N)
+// SingleLanes: a single output fills every lane (see kernelshape.Finisher).
+func (g *gen) SingleLanes() int { return bcast }
+
+// Operands are the plan's post-ops and operand sizes.
+func (g *gen) Operands() kernelshape.Operands {
+	return kernelshape.Operands{PostOps: g.pl.PostOps, DstSize: g.DstSize, BinSizes: g.BinSizes()}
 }
 
-// eltwise applies a unary post-op to r, matching plan.Eltwise exactly
+// LoadOperand loads n lanes of binary operand i at off into r.
+func (g *gen) LoadOperand(i, r int, off int64, n int) {
+	g.load(g.BinDT[i], r, g.m(g.binReg[i], off), n)
+}
+
+// StoreDst stores n lanes of r to dst at off.
+func (g *gen) StoreDst(r int, off int64, n int) { g.store(g.DstDT, r, g.m(rDst, off), n) }
+
+// Eltwise applies a unary post-op to r, matching plan.Eltwise exactly
 // (NaN in, the same NaN out; signed zeros as the reference gives them).
-func (g *gen) eltwise(op plan.PostOp, r int) {
-	mk := g.mark()
-	defer g.release(mk)
+func (g *gen) Eltwise(op plan.PostOp, r int) {
+	mk := g.Mark()
+	defer g.Release(mk)
 	x := g.vr(r)
 	switch op.Kind {
 	case plan.Abs:
-		t := g.tmp()
+		t := g.Tmp()
 		g.constant(t, 0x7fffffff)
 		g.op(g.pand(), g.vr(t), x, x)
 	case plan.Clamp:
 		// VMAXPS returns its second source (x) when either is NaN or
 		// both are zero: max(alpha, x) then min(beta, x) is exactly
 		// "if x < alpha {alpha}; if x > beta {beta}".
-		t := g.tmp()
+		t := g.Tmp()
 		g.constF32(t, op.Alpha)
 		g.op(x86.AVMAXPS, x, g.vr(t), x)
 		g.constF32(t, op.Beta)
@@ -82,7 +63,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 	case plan.ReLU:
 		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
 		// everything else (including -0) becomes +0.
-		t := g.tmp()
+		t := g.Tmp()
 		g.zero(t)
 		if g.avx512 {
 			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, kreg(6))
@@ -93,14 +74,14 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		}
 	case plan.LeakyReLU:
 		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
-		t := g.tmp()
+		t := g.Tmp()
 		g.zero(t)
 		if g.avx512 {
 			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, kreg(6))
 			g.constF32(t, op.Alpha)
 			g.op(x86.AVMULPS, g.vr(t), x, kreg(6), x)
 		} else {
-			a := g.tmp()
+			a := g.Tmp()
 			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, g.vr(t))
 			g.constF32(a, op.Alpha)
 			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
@@ -121,14 +102,14 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind))
 	}
 }
 
-// binary sets r = r OP t for a binary post-op (the result on the left),
+// Binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary: Maximum and Minimum give NaN when either side is
 // NaN and order +0 above -0. t is clobbered.
-func (g *gen) binary(k plan.Kind, r, t int) {
+func (g *gen) Binary(k plan.Kind, r, t int) {
 	x, y := g.vr(r), g.vr(t)
 	switch k {
 	case plan.Add:
@@ -146,7 +127,7 @@ func (g *gen) binary(k plan.Kind, r, t int) {
 		}
 		g.minMax(k, x, y)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
 	}
 }
 
@@ -193,23 +174,23 @@ func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
 		// the two agree unless the inputs are equal (then OR picks -0
 		// from a signed-zero pair) or one is NaN (then one of the two
 		// is that NaN, and OR with a NaN is a NaN).
-		mk := g.mark()
-		u := g.tmp()
+		mk := g.Mark()
+		u := g.Tmp()
 		g.op(x86.AVMINPS, y, x, g.vr(u))
 		g.op(x86.AVMINPS, x, y, y)
 		g.op(g.por(), g.vr(u), y, x)
-		g.release(mk)
+		g.Release(mk)
 	case plan.Maximum:
 		// As Minimum with AND for the zeros (+0 wins); AND cannot keep
 		// a NaN, so unordered lanes are set to all-ones (a NaN).
-		mk := g.mark()
-		u, m := g.tmp(), g.tmp()
+		mk := g.Mark()
+		u, m := g.Tmp(), g.Tmp()
 		g.op(x86.AVCMPPS, imm(3), y, x, g.vr(m))
 		g.op(x86.AVMAXPS, y, x, g.vr(u))
 		g.op(x86.AVMAXPS, x, y, y)
 		g.op(x86.AVPAND, g.vr(u), y, x)
 		g.op(x86.AVPOR, g.vr(m), x, x)
-		g.release(mk)
+		g.Release(mk)
 	}
 }
 

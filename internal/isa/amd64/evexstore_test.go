@@ -52,7 +52,7 @@ func TestEVEXScalarStoreOffsets(t *testing.T) {
 		c.store(a, x, mem(x86.REG_DI, c.off))
 		a.op(x86.AVZEROUPPER)
 		a.op(obj.ARET)
-		code, err := a.assemble()
+		code, err := a.Text()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -108,7 +108,7 @@ func TestEVEXConvertToF16(t *testing.T) {
 	a.op(x86.AVMOVDQU16, reg(x86.REG_Y17), mem(x86.REG_DI, 0))
 	a.op(x86.AVZEROUPPER)
 	a.op(obj.ARET)
-	code, err := a.assemble()
+	code, err := a.Text()
 	if err != nil {
 		t.Fatal(err)
 	}

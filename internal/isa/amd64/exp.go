@@ -65,9 +65,9 @@ func tableConst(i int) obj.Addr { return mem(rScratch, int64(i*lanesPerConst*4))
 // two halves of the algorithm's step 5 do (the first product is exact):
 // the same bits, in one instruction instead of nine.
 func (g *gen) exp(r int) {
-	mk := g.mark()
-	defer g.release(mk)
-	orig := g.vr(g.tmp())
+	mk := g.Mark()
+	defer g.Release(mk)
+	orig := g.vr(g.Tmp())
 	g.loadTable(expConsts)
 	g.op(x86.AVMOVAPS, g.vr(r), orig)
 	n := g.expSteps(r)
@@ -86,10 +86,10 @@ func (g *gen) expCore(r int) {
 // temporaries; it returns the first, free again, as scratch for exp's
 // NaN fix-up.
 func (g *gen) expSteps(r int) obj.Addr {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	x := g.vr(r)
-	n, p := g.vr(g.tmp()), g.vr(g.tmp())
+	n, p := g.vr(g.Tmp()), g.vr(g.Tmp())
 
 	g.op(x86.AVMINPS, tableConst(constHi), x, x)
 	g.op(x86.AVMAXPS, tableConst(constLo), x, x)
@@ -151,10 +151,10 @@ func (g *gen) expForSum(r int) { g.expForSumInto(r, -1) }
 // the FMA rounds once where the product and the add would have rounded
 // once between them, and gives the same bits with one instruction fewer.
 func (g *gen) expForSumInto(r, acc int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	x := g.vr(r)
-	n, p := g.vr(g.tmp()), g.vr(g.tmp())
+	n, p := g.vr(g.Tmp()), g.vr(g.Tmp())
 
 	if g.avx512 {
 		g.placeSumExp()

@@ -28,9 +28,9 @@ func (g *gen) constF64(r int, v float64) {
 // address in one needs), and narrows the results back into r, rounding
 // to nearest even.
 func (g *gen) inF64(r int, f func(d, s int)) {
-	mk := g.mark()
-	defer g.release(mk)
-	lo, hi := g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	lo, hi := g.Tmp(), g.Tmp()
 	if g.avx512 {
 		g.op(x86.AVCVTPS2PD, g.hr(r), g.vr(lo))
 		g.op(x86.AVEXTRACTF32X8, imm(1), g.vr(r), g.hr(hi))
@@ -74,9 +74,9 @@ func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 // NaN stays NaN (every compare is false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
 	g.inF64(r, func(d, c int) {
-		mk := g.mark()
-		defer g.release(mk)
-		v := g.tmp()
+		mk := g.Mark()
+		defer g.Release(mk)
+		v := g.Tmp()
 		g.constF64(c, 6)
 		g.op(x86.AVDIVPD, g.vr(c), g.vr(d), g.vr(v))
 		g.constF64(c, 0.5)
@@ -95,7 +95,7 @@ func (g *gen) hardSwish(r int) {
 			g.op(x86.AVMOVAPD, g.vr(c), k, g.vr(d))
 			return
 		}
-		m := g.tmp()
+		m := g.Tmp()
 		g.op(x86.AVCMPPD, imm(29), g.vr(c), g.vr(v), g.vr(m)) // v >= 1
 		g.op(x86.AVMULPD, g.vr(v), g.vr(d), g.vr(c))          // c = d*v
 		g.op(x86.AVBLENDVPD, g.vr(m), g.vr(d), g.vr(c), g.vr(d))
@@ -118,9 +118,9 @@ func (g *gen) pow(beta float32, r int) {
 		g.op(x86.AVMULPS, x, x, x)
 		return
 	case 0:
-		mk := g.mark()
-		defer g.release(mk)
-		t, s := g.tmp(), g.tmp()
+		mk := g.Mark()
+		defer g.Release(mk)
+		t, s := g.Tmp(), g.Tmp()
 		g.constF32(t, 1)
 		g.keepNaN(g.vr(t), x, g.vr(s))
 		g.op(x86.AVMOVAPS, g.vr(t), x)
@@ -152,8 +152,8 @@ func (g *gen) pow(beta float32, r int) {
 // (where the root is a NaN); c is scratch. 1/d after it is x^-0.5,
 // +Inf at either zero and +0 at -Inf.
 func (g *gen) sqrtPow(d, c int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	g.constF64(c, math.Inf(-1))
 	if g.avx512 {
 		k := kreg(6)
@@ -165,7 +165,7 @@ func (g *gen) sqrtPow(d, c int) {
 		g.op(x86.AVMOVAPD, g.vr(c), k, g.vr(d))
 		return
 	}
-	m := g.tmp()
+	m := g.Tmp()
 	g.op(x86.AVCMPPD, imm(0), g.vr(c), g.vr(d), g.vr(m))
 	g.op(x86.AVSQRTPD, g.vr(d), g.vr(d))
 	g.zero(c)

@@ -99,7 +99,7 @@ func TestGatherRowsChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGen(pl, c.o)
-		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: 1, rowStep: pl.Outer[0].SrcStride * g.ssz}
+		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: 1, rowStep: pl.Outer[0].SrcStride * g.SrcSize}
 		if c.group {
 			rp.group = g.V
 		}

@@ -3,7 +3,6 @@ package amd64
 import (
 	"math"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -12,28 +11,46 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// gen holds the state of one kernel being generated: the ISA parameters
-// (the vector width is the only thing most of the code looks at), the
-// plan's data types, the register assignment and the pointer bookkeeping.
+// gen holds the state of one kernel being generated, grouped by what
+// it is about: the vector unit (fixed by the target), what Choose decided,
+// the plan's facts, the registers and pointers, the running totals,
+// what is hoisted into the prologue, and NaN speculation.
 type gen struct {
 	*asm
+	unit
+	conf Conf // what Choose decided for the plan: the shapes lower it
+	planFacts
+	regState
+	totalState
+	hoisted
+	speculation
+
+	kernelshape.FirstErr // the first generation error
+}
+
+// unit is the vector unit the code is for (the vector width is the only
+// thing most of the code looks at).
+type unit struct {
 	avx512 bool
 	bf16   bool
-	conf   Conf // what Choose decided for the plan: the shapes lower it
-	V      int  // f32 lanes per vector: 16 (zmm) or 8 (ymm)
-	nacc   int  // accumulator registers are vector registers 0..nacc-1
+	V      int // f32 lanes per vector: 16 (zmm) or 8 (ymm)
+	nacc   int // accumulator registers are vector registers 0..nacc-1
+}
 
+// planFacts are the plan's, as the shapes read them.
+type planFacts struct {
+	pl  *plan.Plan
+	red plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
+	add bool           // the combine is a sum
+	kernelshape.Types
+}
+
+// regState is the register assignment and the pointer bookkeeping.
+type regState struct {
 	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
+	tmpPeak               int // one past the highest temporary taken so far
 
-	pl       *plan.Plan
-	red      plan.Reduction // how src elements are transformed and combined (no transform when src holds partials)
-	add      bool           // the combine is a sum
-	sdt, ddt dtypes.DataType
-	ssz, dsz int64 // element sizes in bytes
-	nbin     int
-	bdt      [plan.MaxBinary]dtypes.DataType
-	bsz      [plan.MaxBinary]int64
-	binReg   [plan.MaxBinary]int16
+	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted; memory
 	// operands fold them into their displacement (see m).
@@ -41,35 +58,40 @@ type gen struct {
 
 	gprFree []int16 // counters not in use
 
+	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
+
+	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
+
+	testedLoops bool        // loops test their counter at the top of every iteration (see EnterLoop)
+	loopExits   []*obj.Prog // per open Loop, innermost last: where a tested loop leaves, nil for others
+}
+
+// totalState is where the running totals are (see runs.go).
+type totalState struct {
 	tot        int16 // running totals pointer (see reserveTotals), 0: none
 	totArgs    int   // vector register holding the argument block's address when tot has no register, 0: none
 	totRegs    []int // the running totals' registers, nil: in memory
 	cut        bool  // some sum is cut into runs
 	usesTotals bool  // some running totals are in memory: call with LongArgs
+}
 
-	tmpPeak int // one past the highest temporary taken so far
-
-	sumExp sumExpPlace // where the exp for sums' constants are (see sumExpConst)
-
-	absMask int // a temporary holding 0x7FFFFFFF while > 0 (see holdAbsMask)
-
-	testedLoops bool // Loop tests its counter at the top of every iteration (see Loop)
-
+// hoisted is what the body has put into the prologue.
+type hoisted struct {
 	masks []maskSlot // hoisted AVX2 tail masks (see vmask)
 	kpats []kpat     // hoisted opmask bit patterns (see kbits)
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
 	kLast int        // last opmask register hoisting may take
+}
 
-	// nanFree: this code assumes that no NaN reaches a max or min (see
-	// speculate.go); exact is where the exact code starts, jumped to
-	// when the assumption failed.
+// speculation is the state of NaN-free code: it assumes that no NaN
+// reaches a max or min (see speculate.go); exact is where the exact code
+// starts, jumped to when the assumption failed.
+type speculation struct {
 	nanFree bool
 	exact   *obj.Prog
 	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
 	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (Conf.Watch)
-
-	err error // first generation error
 }
 
 // maskSlot is an AVX2 tail mask for n lanes hoisted into the prologue.
@@ -93,13 +115,8 @@ const (
 	rScratch = rAX
 )
 
-// fail records the first error; generation goes on harmlessly and Emit
-// returns the error.
-func (g *gen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
-}
+// UsesTotals reports whether the kernel is called with LongArgs.
+func (g *gen) UsesTotals() bool { return g.usesTotals }
 
 // newGen prepares the generator for pl under options o, with no hints.
 func newGen(pl *plan.Plan, o Options) *gen {
@@ -109,7 +126,7 @@ func newGen(pl *plan.Plan, o Options) *gen {
 // newGenConf prepares a generator that lowers configuration c of pl and
 // appends to a.
 func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
-	g := &gen{asm: a, avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16, pl: pl, conf: c}
+	g := &gen{asm: a, unit: unit{avx512: c.f.avx512, bf16: c.Target.ISA == kernelconf.AVX512BF16}, conf: c, planFacts: planFacts{pl: pl}}
 	if g.avx512 {
 		g.V, g.nacc, g.tmpLo, g.tmpHi = 16, 16, 16, 32
 		g.kNext, g.kLast = 1, 5
@@ -123,25 +140,17 @@ func newGenConf(a *asm, pl *plan.Plan, c Conf) *gen {
 		g.red.Transform = plan.TransformNone
 	}
 	g.add = g.red.Combine == plan.CombineAdd
-	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
-	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
-	for _, op := range pl.PostOps {
-		if op.Kind.IsBinary() {
-			g.bdt[g.nbin] = op.BinDT
-			g.bsz[g.nbin] = int64(op.BinDT.Size())
-			g.nbin++
-		}
-	}
+	g.Types = kernelshape.TypesOf(pl)
 	// Binary operand pointers take R8-R11, then BX and CX; counters come
 	// from whatever is not a pointer or scratch, the unused operand
 	// registers first.
 	bins := [plan.MaxBinary]int16{x86.REG_R8, x86.REG_R9, x86.REG_R10, x86.REG_R11, rBX, rCX}
-	copy(g.binReg[:g.nbin], bins[:g.nbin])
+	copy(g.binReg[:g.NBin], bins[:g.NBin])
 	g.gprFree = []int16{x86.REG_R15, x86.REG_R14, x86.REG_R13, x86.REG_R12, rDX}
-	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := plan.MaxBinary - 1; i >= g.NBin; i-- {
 		g.gprFree = append(g.gprFree, bins[i])
 	}
-	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.NBin])
 	return g
 }
 
@@ -163,11 +172,11 @@ func (g *gen) hr(i int) obj.Addr {
 
 func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
 
-// tmp allocates a temporary vector register; mark/release free them in
+// Tmp allocates a temporary vector register; Mark/Release free them in
 // stack order.
-func (g *gen) tmp() int {
+func (g *gen) Tmp() int {
 	if g.tmpNext >= g.tmpHi {
-		g.fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
 		return g.tmpLo
 	}
 	g.tmpNext++
@@ -175,16 +184,16 @@ func (g *gen) tmp() int {
 	return g.tmpNext - 1
 }
 
-func (g *gen) mark() int     { return g.tmpNext }
-func (g *gen) release(m int) { g.tmpNext = m }
+func (g *gen) Mark() int     { return g.tmpNext }
+func (g *gen) Release(m int) { g.tmpNext = m }
 
 // Counter takes a general register for a loop counter.
 func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
-		g.fail(status.Errorf(status.Unimplemented,
+		g.Fail(status.Errorf(status.Unimplemented,
 			"amd64: loop nest of %d outer and %d reduced loops needs more counters than the general registers left beside %d pointers",
-			len(g.pl.Outer), len(g.pl.Reduced), 2+g.nbin))
+			len(g.pl.Outer), len(g.pl.Reduced), 2+g.NBin))
 		return rBX
 	}
 	r := g.gprFree[n-1]
@@ -192,7 +201,7 @@ func (g *gen) Counter() int16 {
 	return r
 }
 
-func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+func (g *gen) FreeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
 
 // fits32 reports whether v fits a sign-extended 32-bit field.
 func fits32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
@@ -205,7 +214,7 @@ func (g *gen) m(r int16, off int64) obj.Addr {
 			g.addImm(r, d)
 		}
 		if !fits32(off) {
-			g.fail(status.Errorf(status.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
+			g.Fail(status.Errorf(status.Unimplemented, "amd64: displacement %d does not fit 32 bits", off))
 		}
 	}
 	return mem(r, g.ptrs.Pending(r)+off)
@@ -221,73 +230,65 @@ func (g *gen) addImm(r int16, d int64) {
 	g.op(x86.AADDQ, reg(rScratch), reg(r))
 }
 
-// flush emits every pending pointer increment.
-func (g *gen) flush() { g.ptrs.Flush(g.addImm) }
+// Flush emits every pending pointer increment.
+func (g *gen) Flush() { g.ptrs.Flush(g.addImm) }
 
 // label places l after flushing pending increments.
 func (g *gen) label(l *obj.Prog) {
-	g.flush()
+	g.Flush()
 	g.Place(l)
 }
 
-// StepsOf converts a plan loop's element strides to byte steps.
-func (g *gen) StepsOf(l *plan.Loop) kernelshape.Steps {
-	return kernelshape.StepsOf(l, g.ssz, g.dsz, g.bsz[:g.nbin])
-}
+// The loops' primitives (kernelshape.Counters): kernelshape.Loop and
+// CountLoop emit the loops.
 
-// Loop emits body n times (n known when the code is generated), moving
-// the pointers by s after each iteration and back by n*s at the end (the
-// rewind stays pending, so it merges into whatever move follows).
-//
-// With g.testedLoops each iteration also tests the counter at its top
-// and jumps back unconditionally at its end, as oneDNN's reduction loops
-// do: two instructions more per iteration, which keep fewer of a paced
-// row sweep's loads in the reorder window (see Conf.Paced).
-func (g *gen) Loop(n int64, s kernelshape.Steps, body func()) {
-	switch {
-	case n <= 0:
-		return
-	case n == 1:
-		body()
-		return
-	}
-	c := g.Counter()
-	g.flush()
+// Pointers are the kernel's pointers and their pending moves.
+func (g *gen) Pointers() *kernelshape.Pointers { return g.ptrs }
+
+// PlaceLabel places l.
+func (g *gen) PlaceLabel(l *obj.Prog) { g.Place(l) }
+
+// EnterLoop sets c to n and places top. With g.testedLoops each
+// iteration also tests the counter at its top (leaving for the label
+// LeaveLoop places after the loop) and jumps back unconditionally at its
+// end, as oneDNN's reduction loops do: two instructions more per
+// iteration, which keep fewer of a paced row sweep's loads in the
+// reorder window (see Conf.Paced).
+func (g *gen) EnterLoop(c int16, n int64, top *obj.Prog) {
 	g.op(x86.AMOVQ, imm(n), reg(c))
-	top, done := g.NewLabel(), g.NewLabel()
 	g.label(top)
+	var done *obj.Prog
 	if g.testedLoops {
+		done = g.NewLabel()
 		g.op(x86.ATESTQ, reg(c), reg(c))
 		g.Jump(x86.AJEQ, done)
 	}
-	body()
-	g.ptrs.Advance(s, 1)
-	g.flush()
-	g.op(x86.ADECQ, reg(c))
-	if g.testedLoops {
-		g.Jump(obj.AJMP, top)
-		g.Place(done)
-	} else {
-		g.Jump(x86.AJNE, top)
-	}
-	g.freeCounter(c)
-	g.ptrs.Advance(s, -n)
+	g.loopExits = append(g.loopExits, done)
 }
 
-// CountLoop emits body Args.Count times (the outermost Outer loop), the
-// counter having been loaded into c by the prologue. Nothing runs for a
-// count <= 0. The pointers are not rewound: the kernel ends after it.
-func (g *gen) CountLoop(c int16, s kernelshape.Steps, body func()) {
-	g.flush()
-	done := g.NewLabel()
+// LeaveLoop ends an iteration of the loop EnterLoop began.
+func (g *gen) LeaveLoop(c int16, top *obj.Prog) {
+	done := g.loopExits[len(g.loopExits)-1]
+	g.loopExits = g.loopExits[:len(g.loopExits)-1]
+	if done == nil {
+		g.Repeat(c, top)
+		return
+	}
+	g.Flush()
+	g.op(x86.ADECQ, reg(c))
+	g.Jump(obj.AJMP, top)
+	g.Place(done)
+}
+
+// SkipUnlessPositive jumps to done when c <= 0.
+func (g *gen) SkipUnlessPositive(c int16, done *obj.Prog) {
 	g.op(x86.ATESTQ, reg(c), reg(c))
 	g.Jump(x86.AJLE, done)
-	top := g.NewLabel()
-	g.label(top)
-	body()
-	g.ptrs.Advance(s, 1)
-	g.flush()
+}
+
+// Repeat counts c down and jumps to top while it is not 0.
+func (g *gen) Repeat(c int16, top *obj.Prog) {
+	g.Flush()
 	g.op(x86.ADECQ, reg(c))
 	g.Jump(x86.AJNE, top)
-	g.Place(done)
 }

@@ -90,10 +90,10 @@ func (g *gen) loadBytes(r int, addr obj.Addr, n int) {
 // 0x7fffffff, and lanes below -2^31 already give 0x80000000. NaN lanes,
 // which convert to 0x80000000 too, are cleared.
 func (g *gen) storeInt(dt dtypes.DataType, r int, addr obj.Addr, n int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	x := g.vr(r)
-	i, c := g.tmp(), g.tmp()
+	i, c := g.Tmp(), g.Tmp()
 	src := x
 	if dt != dtypes.S32 {
 		lo, hi := float32(-128), float32(127)

@@ -58,10 +58,10 @@ func newLogConsts() []uint32 {
 // and sets the specials with one VFIXUPIMMPS; AVX2 does both as the
 // algorithm's steps 1 to 3 say. The same m and k, so the same bits.
 func (g *gen) log(r int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	x := g.vr(r)
-	orig, k, p := g.vr(g.tmp()), g.vr(g.tmp()), g.vr(g.tmp())
+	orig, k, p := g.vr(g.Tmp()), g.vr(g.Tmp()), g.vr(g.Tmp())
 	c := tableConst
 
 	g.loadTable(logConsts)

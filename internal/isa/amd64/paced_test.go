@@ -76,7 +76,7 @@ func TestPacedRowsGate(t *testing.T) {
 }
 
 // TestPacedRowsLoopShape checks the paced row loop's shape: it tests its
-// counter at the top and jumps back at the end (Loop's testedLoops),
+// counter at the top and jumps back at the end (EnterLoop's testedLoops),
 // two instructions more per vector than the loop that ends in JNE, which
 // every other row sweep keeps.
 func TestPacedRowsLoopShape(t *testing.T) {

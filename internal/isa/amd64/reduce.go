@@ -79,7 +79,7 @@ func (g *gen) combine(r, s int) {
 			g.maxFast(r, s)
 			return
 		}
-		g.binary(g.rangeKind(), r, s)
+		g.Binary(g.rangeKind(), r, s)
 	case plan.CombineFirst:
 		g.op(x86.AVMOVAPS, y, x)
 	}
@@ -163,11 +163,11 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 	}
 	if g.absMask > 0 && dt == dtypes.F32 && n == g.V {
 		// |x| from memory in one AND with the sign mask (holdAbsMask).
-		mk := g.mark()
-		t := g.tmp()
+		mk := g.Mark()
+		t := g.Tmp()
 		g.op(g.pand(), addr, g.vr(g.absMask), g.vr(t))
 		g.vadd(acc, t)
-		g.release(mk)
+		g.Release(mk)
 		return
 	}
 	if g.plainSum() && dt == dtypes.F32 && g.avx512 && n > 0 && n < g.V {
@@ -209,8 +209,8 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		g.rangeExact(plan.Maximum, addr, g.vr(acc), mask)
 		return
 	}
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	g.load(dt, t, addr, n)
 	if n == bcast || n == g.V || g.zeroIsIdentity() || g.red.Combine == plan.CombineFirst {
 		g.transformCombine(acc, t)
@@ -218,7 +218,7 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 		g.transform(t)
 		g.combineLanes(acc, t, n)
 	}
-	g.release(mk)
+	g.Release(mk)
 }
 
 // holdAbsMask puts the sign mask 0x7FFFFFFF into a temporary and keeps
@@ -231,7 +231,7 @@ func (g *gen) holdAbsMask() {
 	if !g.conf.AbsMask || g.absMask > 0 || g.tmpHi-g.tmpNext < 3 {
 		return
 	}
-	g.absMask = g.tmp()
+	g.absMask = g.Tmp()
 	g.constant(g.absMask, 0x7fffffff)
 }
 
@@ -239,7 +239,7 @@ func (g *gen) holdAbsMask() {
 // others: the combine into a copy, then a masked move (AVX-512) or a
 // blend (AVX2) back.
 func (g *gen) combineLanes(acc, t, n int) {
-	u := g.tmp()
+	u := g.Tmp()
 	g.op(x86.AVMOVAPS, g.vr(acc), g.vr(u))
 	g.combine(u, t)
 	if g.avx512 {
@@ -249,30 +249,30 @@ func (g *gen) combineLanes(acc, t, n int) {
 	g.op(x86.AVBLENDVPS, g.vmask(n), g.vr(u), g.vr(acc), g.vr(acc))
 }
 
-// finalize applies the reduction's finalize to r, unless the plan writes
+// Finalize applies the reduction's finalize to r, unless the plan writes
 // partials: the mean's true f32 division by Div, the Lp norms' eps (added,
 // or taken as a floor with NaN winning, as math.Max does) and root.
-func (g *gen) finalize(r int) {
+func (g *gen) Finalize(r int) {
 	if g.pl.Stage&plan.SkipFinalize != 0 {
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	red := g.pl.Reduction
 	switch red.Finalize {
 	case plan.FinalizeMean:
-		t := g.tmp()
+		t := g.Tmp()
 		g.constF32(t, float32(g.pl.Div))
 		g.op(x86.AVDIVPS, g.vr(t), g.vr(r), g.vr(r))
 		return
 	case plan.FinalizeAddEps, plan.FinalizeRootAddEps:
-		t := g.tmp()
+		t := g.Tmp()
 		g.constF32(t, red.Eps)
 		g.op(x86.AVADDPS, g.vr(t), g.vr(r), g.vr(r))
 	case plan.FinalizeMaxEps, plan.FinalizeRootMaxEps:
-		t := g.tmp()
+		t := g.Tmp()
 		g.constF32(t, red.Eps)
-		g.binary(plan.Maximum, r, t)
+		g.Binary(plan.Maximum, r, t)
 	case plan.FinalizeLog:
 		g.log(r)
 		return

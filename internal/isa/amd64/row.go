@@ -43,7 +43,7 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 		return
 	}
 	outer, L, lcount := k.SplitInnermost()
-	rp.rowStep = L.SrcStride * g.ssz
+	rp.rowStep = L.SrcStride * g.SrcSize
 	rp.group = g.conf.Group
 	if g.conf.Gather {
 		rp.gather = g.hoistGather(int(rp.Len))
@@ -69,7 +69,7 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 			}
 		}, one)
 	case count && rp.group == 1:
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 	default:
 		g.groupLoop(L.Size, rp.group, sL, count, cnt, group, one)
 	}
@@ -121,28 +121,20 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	if single {
 		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
 	}
-	runs := kernelshape.Runs{Level: -1}
+	var iters int64 // the sweep loop's iterations of one add into each accumulator
 	switch {
-	case rp.ZeroSum:
 	case lo == nil && rp.Vec:
 		// Both sweep loops (rowSweep's, rowPairs') take about
-		// rk/(V*U) iterations of one add into each accumulator.
-		runs = g.runsOf(rp.Outer, rp.Len/int64(g.V*U), 1)
+		// rk/(V*U).
+		iters = rp.Len / int64(g.V*U)
 	case lo == nil && rp.Elem != nil:
-		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
-	default:
-		runs = g.runsOf(rp.Outer, 0, 1)
+		iters = rp.Elem.Size / int64(U)
 	}
-	mk := g.mark()
-	if !runs.None() {
-		g.placeTotals(groups, 0)
-	}
-
+	mk := g.Mark()
+	runs := kernelshape.Runs{Level: -1}
 	if !rp.ZeroSum {
 		pf := n > 1 && g.conf.GroupPrefetch
-		chunk := runs.SweepChunk(rp.Outer)
-		fold := func() { g.foldRun(groups) }
-		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
+		runs = kernelshape.SumRuns(g, rp.Outer, iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
 			if pf {
 				g.prefetchGroup(rp)
 			}
@@ -157,7 +149,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 				// Nothing reduced: the element combined with the
 				// identity (a sum of one -0 is +0, as in the
 				// interpreter).
-				g.accum(g.sdt, 0, g.m(rSrc, 0), bcast)
+				g.accum(g.SrcDT, 0, g.m(rSrc, 0), bcast)
 			}
 		})
 	}
@@ -168,19 +160,19 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	if !runs.None() {
 		g.addTotals(groups)
 	}
-	g.release(mk)
+	g.Release(mk)
 	if single {
 		if rp.Vec {
 			g.hsum(0)
 		}
-		g.epilogue(0, lm)
+		kernelshape.Epilogue(g, 0, lm)
 		return
 	}
 	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
 	}
-	g.epilogue(g.transposeFrom(regs, skip), lm)
+	kernelshape.Epilogue(g, g.transposeFrom(regs, skip), lm)
 }
 
 // packedSweep adds rows of rk elements (row r, for each r of regOf, at
@@ -203,17 +195,17 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 	if g.conf.PairPacked {
 		per, load = 2, g.vr
 	}
-	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.ssz) }
+	addr := func(row int) obj.Addr { return g.m(rSrc, rowOff(row)-int64(per*lo[row])*g.SrcSize) }
 	mask := func(row int) obj.Addr { return g.kbits((uint32(1)<<rk - 1) << (per * lo[row])) }
-	if g.sdt == dtypes.F32 {
+	if g.SrcDT == dtypes.F32 {
 		for row, q := range regOf {
 			g.op(x86.AVADDPS, addr(row), g.vr(q), mask(row), g.vr(q))
 		}
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for q, rows := range rowsIn {
 		if len(rows) == 0 {
 			continue
@@ -224,14 +216,14 @@ func (g *gen) packedSweep(rk int, regOf, lo []int, rowOff func(int) int64) {
 			g.op(x86.AVMOVDQU16, addr(row), mask(row), load(t))
 		}
 		if per == 2 {
-			e := g.tmp()
+			e := g.Tmp()
 			g.op(x86.AVPSLLD, imm(16), g.vr(t), g.vr(e))
 			g.opz(x86.AVMOVDQU16, g.vr(t), g.kbits(0xAAAAAAAA), g.vr(t))
 			g.vadd(q, e)
 			g.vadd(q, t)
-			g.release(e)
+			g.Release(e)
 		} else {
-			g.widen16(g.sdt, t)
+			g.widen16(g.SrcDT, t)
 			g.vadd(q, t)
 		}
 	}
@@ -250,17 +242,17 @@ type xpiece struct {
 // to the whole register, f32 halves joined by VINSERTF128; one add per
 // register. No byte outside a row is read.
 func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) int64) {
-	mk := g.mark()
-	defer g.release(mk)
-	t, u := g.tmp(), g.tmp()
-	half := 16 / int(g.ssz) // lanes per 16 bytes of src
+	mk := g.Mark()
+	defer g.Release(mk)
+	t, u := g.Tmp(), g.Tmp()
+	half := 16 / int(g.SrcSize) // lanes per 16 bytes of src
 	for q, rows := range rowsIn {
 		if len(rows) == 0 {
 			continue
 		}
 		var lowP, highP []xpiece
 		for _, row := range rows {
-			p := xpiece{src: rowOff(row), off: lo[row] * int(g.ssz), n: rk * int(g.ssz)}
+			p := xpiece{src: rowOff(row), off: lo[row] * int(g.SrcSize), n: rk * int(g.SrcSize)}
 			if lo[row] < half {
 				lowP = append(lowP, p)
 			} else {
@@ -269,13 +261,13 @@ func (g *gen) packedInserts(rk int, rowsIn [][]int, lo []int, rowOff func(int) i
 			}
 		}
 		g.fillXmm(t, lowP)
-		if g.sdt == dtypes.F32 {
+		if g.SrcDT == dtypes.F32 {
 			if highP != nil {
 				g.fillXmm(u, highP)
 				g.op(x86.AVINSERTF128, imm(1), g.xr(u), g.vr(t), g.vr(t))
 			}
 		} else {
-			g.widen16(g.sdt, t)
+			g.widen16(g.SrcDT, t)
 		}
 		g.vadd(q, t)
 	}
@@ -349,7 +341,7 @@ func (g *gen) prefetchAhead(span int64) {
 // load (rowPairs: its lanes mix elements, and its masked pair adds zeros).
 func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
 	V := int64(g.V)
-	vb := V * g.ssz
+	vb := V * g.SrcSize
 	base := int64(0) // elements done by rowWords or rowPairs
 	switch {
 	case g.conf.Words && n == 1:
@@ -360,12 +352,12 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	left := rk - base
 	full, tail := left/V, int(left%V)
 	if full > 0 && g.absMask == 0 {
-		mk := g.mark()
+		mk := g.Mark()
 		g.holdAbsMask()
-		defer func() { g.absMask = 0; g.release(mk) }()
+		defer func() { g.absMask = 0; g.Release(mk) }()
 	}
 	iters, remv := full/int64(U), int(full%int64(U))
-	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.ssz+vec*vb) }
+	at := func(row int, vec int64) obj.Addr { return g.m(rSrc, rowOff(row)+base*g.SrcSize+vec*vb) }
 	st := g.conf.streams(n, U, iters, vb)
 	pf := n == 1 && g.conf.RowPrefetch
 	g.testedLoops = g.conf.Paced
@@ -373,22 +365,22 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(st.per) * vb}, chunk, func() {
 		for u := 0; u < U; u++ {
 			for row := 0; row < n; row++ {
-				off := rowOff(row) + base*g.ssz + st.offset(u, vb)
+				off := rowOff(row) + base*g.SrcSize + st.offset(u, vb)
 				if pf {
 					g.prefetchLine(off, int64(u)*vb)
 				}
-				g.accum(g.sdt, acc(row, u), g.m(rSrc, off), g.V)
+				g.accum(g.SrcDT, acc(row, u), g.m(rSrc, off), g.V)
 			}
 		}
 	}, fold)
 	for u := 0; u < remv; u++ {
 		for row := 0; row < n; row++ {
-			g.accum(g.sdt, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
+			g.accum(g.SrcDT, acc(row, u), at(row, iters*int64(U)+int64(u)), g.V)
 		}
 	}
 	if tail > 0 {
 		for row := 0; row < n; row++ {
-			g.accum(g.sdt, acc(row, remv%U), at(row, full), tail)
+			g.accum(g.SrcDT, acc(row, remv%U), at(row, full), tail)
 		}
 	}
 }
@@ -406,7 +398,7 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 // It returns how many elements of each row it reduced.
 func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	V2 := 2 * int64(g.V)
-	pb := V2 * g.ssz // bytes per pair load
+	pb := V2 * g.SrcSize // bytes per pair load
 	Up := max(1, U/2)
 	iters := rk / V2 / int64(Up)
 	done := iters * int64(Up) * V2
@@ -419,8 +411,8 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	st := g.conf.streams(n, Up, iters, pb)
 	pf := n == 1 && g.conf.RowPrefetch
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	pc := g.newPairConsts()
 	// Accumulators: even half into acc(row, 2up), odd into acc(row, 2up+1),
 	// or both into acc(row, 0) when there is only one (groups).
@@ -436,21 +428,21 @@ func (g *gen) rowPairs(rk int64, U, n int, acc func(row, u int) int, rowOff func
 					g.prefetchLine(off, int64(up)*pb)
 				}
 				addr := g.m(rSrc, off)
-				m2 := g.mark()
-				e, o := g.tmp(), g.tmp()
+				m2 := g.Mark()
+				e, o := g.Tmp(), g.Tmp()
 				if !g.avx512 {
 					g.op(x86.AVMOVDQU, addr, g.vr(o))
 					addr = g.vr(o)
 				}
 				g.splitPair(pc, e, o, addr)
 				g.combineHalves(pc, acc(row, even(up)), acc(row, odd(up)), e, o)
-				g.release(m2)
+				g.Release(m2)
 			}
 		}
 	}, fold)
 	if last > 0 {
 		for row := 0; row < n; row++ {
-			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.ssz), last)
+			g.combinePair(pc, acc(row, even(0)), acc(row, odd(0)), g.m(rSrc, rowOff(row)+done*g.SrcSize), last)
 		}
 	}
 	return done + int64(last)
@@ -482,15 +474,15 @@ func (g *gen) prefetchLine(off, at int64) {
 // elemSweep adds the elements of the strided innermost reduced loop e,
 // U at a time into accumulators 0..U-1.
 func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
-	sb := e.SrcStride * g.ssz
+	sb := e.SrcStride * g.SrcSize
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
-			g.accum(g.sdt, u, g.m(rSrc, int64(u)*sb), bcast)
+			g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*sb), bcast)
 		}
 	}, fold)
 	for u := 0; u < rem; u++ {
-		g.accum(g.sdt, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
+		g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
 	}
 }
 
@@ -516,23 +508,23 @@ func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int
 // operand elements the group before it overwrote.
 func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
 	backOff := fits32(sL.Src) && fits32(sL.Dst) && !g.pl.HasDstOperand()
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		backOff = backOff && fits32(sL.Bin[i])
 	}
-	g.flush()
+	g.Flush()
 	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
 	g.Jump(x86.AJLT, singles)
 	g.label(top)
 	group()
 	g.ptrs.Advance(sL, int64(G))
-	g.flush()
+	g.Flush()
 	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
 	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
 	g.Jump(x86.AJGE, top)
 	if !backOff {
 		g.Place(singles)
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 		return
 	}
 	// 0 <= cnt < G here.
@@ -548,14 +540,14 @@ func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one fun
 	}
 	back(rSrc, sL.Src)
 	back(rDst, sL.Dst)
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		back(g.binReg[i], sL.Bin[i])
 	}
 	group()
-	g.flush()
+	g.Flush()
 	g.Jump(obj.AJMP, done)
 	g.Place(singles)
-	g.CountLoop(cnt, sL, one)
+	kernelshape.CountLoop(g, cnt, sL, one)
 	g.Place(done)
 }
 
@@ -619,16 +611,16 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		g.gather4(gi.reg[0][0], lm)
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	var v [3]int
-	vb := int64(g.V) * g.ssz
+	vb := int64(g.V) * g.SrcSize
 	for k := 0; k < gi.rk; k++ {
-		v[k] = g.tmp()
-		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		v[k] = g.Tmp()
+		g.load(g.SrcDT, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 	}
-	s, t := g.tmp(), g.tmp()
+	s, t := g.Tmp(), g.Tmp()
 	g.initAcc(s)
 	for r := 0; r < gi.rk; r++ {
 		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
@@ -637,7 +629,7 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		}
 		g.combine(s, t)
 	}
-	g.epilogue(s, lm)
+	kernelshape.Epilogue(g, s, lm)
 }
 
 // gather4 sums 16 rows of 4 elements back to back at the src pointer:
@@ -647,14 +639,14 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 // each, and a VSHUFF32X4 joins the halves. Combining the results with the
 // identity turns a -0 sum into +0, as the interpreter's sums from +0 give.
 func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	var v [4]int
-	vb := int64(g.V) * g.ssz
-	t := g.tmp()
+	vb := int64(g.V) * g.SrcSize
+	t := g.Tmp()
 	for k := range v {
-		v[k] = g.tmp()
-		g.load(g.sdt, v[k], g.m(rSrc, int64(k)*vb), g.V)
+		v[k] = g.Tmp()
+		g.load(g.SrcDT, v[k], g.m(rSrc, int64(k)*vb), g.V)
 		g.transform(v[k])
 		g.op(x86.AVPERMILPS, imm(0xB1), g.vr(v[k]), g.vr(t))
 		g.combine(v[k], t)
@@ -666,5 +658,5 @@ func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
 	g.initAcc(v[1])
 	g.combine(v[1], t)
-	g.epilogue(v[1], lm)
+	kernelshape.Epilogue(g, v[1], lm)
 }

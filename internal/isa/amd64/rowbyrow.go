@@ -29,13 +29,13 @@ import (
 func (g *gen) reduceRowByRow(red plan.Loop) {
 	W := g.pl.Inner.Size
 	si := g.StepsOf(&g.pl.Inner)
-	rb := red.SrcStride * g.ssz
+	rb := red.SrcStride * g.SrcSize
 	pf := g.conf.RowByRowAhead
 	sweep := func(first bool) {
 		kernelshape.Chunks(g, g.ptrs, W, g.conf.tune.rowByRowVecs*g.V, si, func(m int) {
 			for v := 0; v*g.V < m; v++ {
 				n := min(g.V, m-v*g.V)
-				src, dst := int64(v*g.V)*g.ssz, int64(v*g.V)*4
+				src, dst := int64(v*g.V)*g.SrcSize, int64(v*g.V)*4
 				if pf != 0 && src%64 == 0 {
 					g.op(x86.APREFETCHT0, g.m(rSrc, src+pf))
 				}
@@ -44,7 +44,7 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 				} else {
 					g.load(dtypes.F32, v, g.m(rDst, dst), n)
 				}
-				g.accum(g.sdt, v, g.m(rSrc, src), n)
+				g.accum(g.SrcDT, v, g.m(rSrc, src), n)
 				g.store(dtypes.F32, v, g.m(rDst, dst), n)
 			}
 		})
@@ -53,7 +53,7 @@ func (g *gen) reduceRowByRow(red plan.Loop) {
 	if red.Size > 1 {
 		step := kernelshape.Steps{Src: rb}
 		g.ptrs.Advance(step, 1)
-		g.Loop(red.Size-1, step, func() { sweep(false) })
+		kernelshape.Loop(g, red.Size-1, step, func() { sweep(false) })
 	}
 	if g.nanFree && !g.avx512 {
 		// The partials, once complete, checked for -0 as the epilogue

@@ -46,10 +46,10 @@ func (g *gen) reserveTotals() {
 	g.op(x86.AVMOVQ, reg(rDI), g.xr(g.totArgs))
 }
 
-// runsOf chooses the cut of a sum over the reduced loops outer around a
+// RunsOf chooses the cut of a sum over the reduced loops outer around a
 // sweep loop of iters iterations, perIter adds into each accumulator
 // per iteration (no cut without the totals' address, see reserveTotals).
-func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
+func (g *gen) RunsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if g.tot == 0 && g.totArgs == 0 {
 		return kernelshape.Runs{Level: -1}
 	}
@@ -58,14 +58,14 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	return r
 }
 
-// placeTotals puts the running totals of the groups in temporaries when
+// PlaceTotals puts the running totals of the groups in temporaries when
 // enough are free, else in memory, and clears them (from register zero,
 // which holds +0). The caller releases the temporaries after addTotals.
-func (g *gen) placeTotals(groups [][]int, zero int) {
+func (g *gen) PlaceTotals(groups [][]int, zero int) {
 	g.totRegs = nil
 	if g.tmpHi-g.tmpNext >= len(groups)+totalSpare {
 		for range groups {
-			g.totRegs = append(g.totRegs, g.tmp())
+			g.totRegs = append(g.totRegs, g.Tmp())
 		}
 	} else {
 		g.usesTotals = true
@@ -99,9 +99,9 @@ func (g *gen) total(i int) obj.Addr {
 	return mem(rScratch, plan.ArgTotals+off)
 }
 
-// foldRun ends a run: each group's registers summed into its first,
+// FoldRun ends a run: each group's registers summed into its first,
 // added into its total, and all cleared.
-func (g *gen) foldRun(groups [][]int) {
+func (g *gen) FoldRun(groups [][]int) {
 	g.loadTotalsAddr()
 	for i, regs := range groups {
 		g.sumTree(regs)

@@ -62,8 +62,8 @@ func TestRunningTotals(t *testing.T) {
 			}{{Options{AVX512: true}, c.avx512}, {Options{}, c.avx2}} {
 				g := newGen(pl, isa.o)
 				kernelshape.Generate(pl, g)
-				if g.err != nil {
-					t.Fatalf("%s, %d operands, %+v: %v", c.name, nbin, isa.o, g.err)
+				if g.Err() != nil {
+					t.Fatalf("%s, %d operands, %+v: %v", c.name, nbin, isa.o, g.Err())
 				}
 				got := none
 				switch {

@@ -26,12 +26,12 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 	for u := 0; u < U; u++ {
 		g.zero(u)
 	}
-	mk := g.mark()
-	z, t := g.tmp(), g.tmp()
+	mk := g.Mark()
+	z, t := g.Tmp(), g.Tmp()
 	g.zero(z)
 	bias := -1
-	if g.sdt == dtypes.S8 {
-		bias = g.tmp()
+	if g.SrcDT == dtypes.S8 {
+		bias = g.Tmp()
 		g.constant(bias, 0x80808080)
 	}
 	xor := x86.AVPXOR
@@ -62,7 +62,7 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 		g.op(x86.AVPADDQ, g.vr(t), g.vr(acc), g.vr(acc))
 	}
 	fed := full * B // bytes summed per row, padding included
-	kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, kernelshape.Runs{Level: -1}, nil, func() {
+	kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.SrcSize, kernelshape.Runs{Level: -1}, nil, func() {
 		iters, remv := full/int64(U), int(full%int64(U))
 		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * B}, 0, func() {
 			for u := 0; u < U; u++ {
@@ -100,10 +100,10 @@ func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
 		g.op(x86.AVMOVQ, reg(rScratch), g.xr(t))
 		g.op(x86.AVPSUBQ, g.xr(t), g.xr(0), g.xr(0))
 	}
-	g.release(mk)
+	g.Release(mk)
 	// To f32, rounded to nearest even (MXCSR's default), in every lane.
 	g.op(x86.AVMOVQ, g.xr(0), reg(rScratch))
 	g.op(x86.AVCVTSI2SSQ, reg(rScratch), g.xr(0), g.xr(0))
 	g.op(x86.AVBROADCASTSS, g.xr(0), g.vr(0))
-	g.epilogue(0, lm)
+	kernelshape.Epilogue(g, 0, lm)
 }

@@ -109,7 +109,7 @@ func emitSpeculating(pl *plan.Plan, c Conf) *gen {
 		g.tmpHi = yPending
 	}
 	kernelshape.Generate(pl, g)
-	if g.err != nil {
+	if g.Err() != nil {
 		return nil
 	}
 	if g.exact == nil {
@@ -123,8 +123,8 @@ func emitSpeculating(pl *plan.Plan, c Conf) *gen {
 	}
 	e := newGenConf(g.asm, pl, c)
 	kernelshape.Generate(pl, e)
-	if e.err != nil {
-		g.fail(e.err)
+	if e.Err() != nil {
+		g.Fail(e.Err())
 	}
 	g.usesTotals = g.usesTotals || e.usesTotals
 	return g
@@ -189,11 +189,11 @@ func (g *gen) maxPaired(dt dtypes.DataType, acc int, addr obj.Addr) {
 		g.pending = true
 		return
 	}
-	mk := g.mark()
-	u := g.vr(g.tmp())
+	mk := g.Mark()
+	u := g.vr(g.Tmp())
 	y := addr
 	if dt != dtypes.F32 || g.red.Transform != plan.TransformNone {
-		t := g.tmp()
+		t := g.Tmp()
 		g.load(dt, t, addr, g.V)
 		g.transform(t)
 		y = g.vr(t)
@@ -201,7 +201,7 @@ func (g *gen) maxPaired(dt dtypes.DataType, acc int, addr obj.Addr) {
 	g.op(x86.AVCMPPS, imm(3), y, p, u)
 	g.op(x86.AVMAXPS, y, x, x)
 	g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
-	g.release(mk)
+	g.Release(mk)
 	g.pending = false
 }
 
@@ -227,12 +227,12 @@ func (g *gen) pairFast(even, odd, e, o int) {
 // negZeroCheck ORs the lanes of r that hold -0 into Y13 (AVX2 NaN-free
 // code), so that a -0 maxFast may have given for +0 is never written.
 func (g *gen) negZeroCheck(r int) {
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	g.constant(t, 0x80000000)
 	g.op(x86.AVPCMPEQD, g.vr(r), g.vr(t), g.vr(t))
 	g.op(x86.AVPOR, g.vr(t), g.vr(yNaN), g.vr(yNaN))
-	g.release(mk)
+	g.Release(mk)
 }
 
 // rangeFast sets x = x max/min y (y a register or memory, read under the
@@ -296,11 +296,11 @@ func (g *gen) checkPending() {
 	}
 	g.pending = false
 	if !g.avx512 {
-		mk := g.mark()
-		p, u := g.vr(yPending), g.vr(g.tmp())
+		mk := g.Mark()
+		p, u := g.vr(yPending), g.vr(g.Tmp())
 		g.op(x86.AVCMPPS, imm(3), p, p, u)
 		g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
-		g.release(mk)
+		g.Release(mk)
 		return
 	}
 	p := g.vr(rPending)

@@ -96,7 +96,7 @@ func TestNaNFreeCode(t *testing.T) {
 		ins := disassemble(t, code.Text)
 		g := newGenConf(newAsm(), c.pl, Choose(c.pl, h, c.o.Target()))
 		kernelshape.Generate(c.pl, g)
-		plain, err := g.assemble()
+		plain, err := g.Text()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -16,7 +16,7 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		n = 1
 	}
 	if n <= 0 || n > g.V {
-		g.fail(status.Errorf(status.RuntimeError, "amd64: store of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {
@@ -27,8 +27,8 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		g.storeInt(dt, r, addr, n)
 		return
 	}
-	mk := g.mark()
-	h := g.tmp() // the 16-bit values, in the half register of h
+	mk := g.Mark()
+	h := g.Tmp() // the 16-bit values, in the half register of h
 	if dt == dtypes.F16 {
 		// Immediate 0: round to nearest even whatever MXCSR says.
 		g.op(x86.AVCVTPS2PH, imm(0), g.vr(r), g.hr(h))
@@ -36,7 +36,7 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		g.toBF16(h, r)
 	}
 	g.storeWords(h, addr, n)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // storeF32 writes n f32 lanes of r.
@@ -49,9 +49,9 @@ func (g *gen) storeF32(r int, addr obj.Addr, n int) {
 	case g.avx512:
 		g.op(x86.AVMOVUPS, g.vr(r), g.vmask(n), addr)
 	default:
-		mk := g.mark()
+		mk := g.Mark()
 		g.op(x86.AVMASKMOVPS, g.vr(r), g.vmask(n), addr)
-		g.release(mk)
+		g.Release(mk)
 	}
 }
 
@@ -94,9 +94,9 @@ func (g *gen) toBF16(h, r int) {
 		g.toBF16Native(h, r)
 		return
 	}
-	mk := g.mark()
-	hi := g.tmp()
-	c := g.tmp()
+	mk := g.Mark()
+	hi := g.Tmp()
+	c := g.Tmp()
 	x := g.vr(r)
 	or := x86.AVPOR
 	if g.avx512 {
@@ -118,7 +118,7 @@ func (g *gen) toBF16(h, r int) {
 		g.op(x86.AVEXTRACTI128, imm(1), g.vr(h), g.xr(c))
 		g.op(x86.AVPACKUSDW, g.xr(c), g.xr(h), g.xr(h))
 	}
-	g.release(mk)
+	g.Release(mk)
 }
 
 // bf16Round sets the dwords of h to the bf16 bits of the f32 lanes of r,
@@ -146,11 +146,11 @@ func (g *gen) bf16Round(h, hi, c, r int) {
 // the integer sequence, on a branch that normal data never takes.
 func (g *gen) toBF16Native(h, r int) {
 	g.vcvtneps2bf16(h, r)
-	mk := g.mark()
-	defer g.release(mk)
-	d := g.tmp()
-	hi := g.tmp()
-	c := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	d := g.Tmp()
+	hi := g.Tmp()
+	c := g.Tmp()
 	k := kreg(6)
 	g.constant(c, 0x7f800000)
 	g.op(x86.AVPTESTNMD, g.vr(c), g.vr(r), k)

@@ -160,8 +160,8 @@ func packedBlocks(V, skip int) (blocks []laneBlock, ok bool) {
 // transposeFrom emits the levels from level skip on, over the V>>skip
 // registers in regs laid out as those levels expect (see packedBlocks).
 func (g *gen) transposeFrom(regs []int, skip int) int {
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	cur := append([]int(nil), regs...)
 	for _, lv := range transposeLevels(g.V)[skip:] {
 		var next []int
@@ -174,6 +174,6 @@ func (g *gen) transposeFrom(regs []int, skip int) int {
 		}
 		cur = next
 	}
-	g.release(mk)
+	g.Release(mk)
 	return cur[0]
 }

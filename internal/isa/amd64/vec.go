@@ -67,7 +67,7 @@ func (g *gen) vmask(n int) obj.Addr {
 		g.masks = append(g.masks, maskSlot{n, g.vr(r)})
 		return g.vr(r)
 	}
-	t := g.tmp() // freed by the caller's release
+	t := g.Tmp() // freed by the caller's release
 	g.setYMask(t, n)
 	return g.vr(t)
 }
@@ -176,7 +176,7 @@ func (g *gen) load(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	case n > 0 && n < g.V:
 		g.loadPart(dt, r, addr, n)
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "amd64: load of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: load of %d lanes", n))
 	}
 }
 
@@ -195,10 +195,10 @@ func (g *gen) loadPart(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 		return
 	}
 	if dt == dtypes.F32 {
-		mk := g.mark()
+		mk := g.Mark()
 		k := g.vmask(n)
 		g.op(x86.AVMASKMOVPS, addr, k, g.vr(r))
-		g.release(mk)
+		g.Release(mk)
 		return
 	}
 	g.loadBytes(r, addr, 2*n) // n words: the same moves, counted in bytes
@@ -215,35 +215,35 @@ func (g *gen) rotate(dst, src, d int) {
 		g.op(x86.AVALIGND, imm(int64(d)), g.vr(src), g.vr(src), g.vr(dst))
 		return
 	}
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	idx := make([]int, g.V)
 	for i := range idx {
 		idx[i] = (i + d) % g.V
 	}
 	g.byteIndex(t, idx)
 	g.op(x86.AVPERMPS, g.vr(src), g.vr(t), g.vr(dst))
-	g.release(mk)
+	g.Release(mk)
 }
 
-// laneBcast sets every lane of dst to lane j of src.
-func (g *gen) laneBcast(dst, src, j int) {
+// LaneBcast sets every lane of dst to lane j of src.
+func (g *gen) LaneBcast(dst, src, j int) {
 	if j == 0 {
 		g.op(x86.AVBROADCASTSS, g.xr(src), g.vr(dst))
 		return
 	}
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	g.constant(t, uint32(j))
 	g.op(x86.AVPERMPS, g.vr(src), g.vr(t), g.vr(dst))
-	g.release(mk)
+	g.Release(mk)
 }
 
 // hsum sets every lane of r to the combination of r's lanes: a butterfly
 // of swaps at distance V/2, ..., 1, which leaves the total in every lane.
 func (g *gen) hsum(r int) {
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	if g.avx512 {
 		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
 		g.combineAcc(r, t)
@@ -257,7 +257,7 @@ func (g *gen) hsum(r int) {
 	g.combineAcc(r, t)
 	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
 	g.combineAcc(r, t)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // sumTree combines registers regs[1:] into regs[0] pairwise.

@@ -11,7 +11,7 @@ import (
 )
 
 // programFor returns the package vfn program of a unary post-op (the
-// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// dispatch in Eltwise): vfn.For, which tests replace to have arbitrary
 // programs lowered under a kind that has one (TestRandomPrograms).
 var programFor = vfn.For
 
@@ -26,8 +26,8 @@ var programFor = vfn.For
 // beside r (TestProgramTemps), which AVX2 kernels have. A NaN x comes out as it went in. r is the
 // input, and holds the result at the end.
 func (g *gen) program(p *vfn.Program, r int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	tab, row := programConsts(p)
 	last := p.LastUse()
 	at := make([]int, len(p.Steps)+1) // each value's register; -1 for a constant
@@ -39,7 +39,7 @@ func (g *gen) program(p *vfn.Program, r int) {
 			free = free[:n-1]
 			return t
 		}
-		return g.tmp()
+		return g.Tmp()
 	}
 	for i, s := range p.Steps {
 		if s.Op == vfn.Const {
@@ -100,7 +100,7 @@ func (g *gen) program(p *vfn.Program, r int) {
 			for k, f := range free {
 				if f == g.tmpNext-1 {
 					free = append(free[:k], free[k+1:]...)
-					g.release(f)
+					g.Release(f)
 					shrunk = true
 					break
 				}
@@ -237,23 +237,23 @@ func (g *gen) step(st *stepForm, dst int) {
 		g.loadTable(signMasks)
 		g.op(g.pxor(), tableConst(signBit), x[0], d)
 	case vfn.OrSign:
-		mk := g.mark()
-		t := g.vr(g.tmp())
+		mk := g.Mark()
+		t := g.vr(g.Tmp())
 		g.loadTable(signMasks)
 		g.op(g.pand(), tableConst(signBit), x[1], t)
 		g.op(g.por(), t, x[0], d)
-		g.release(mk)
+		g.Release(mk)
 	case vfn.Poly:
 		g.loadTable(cachedTable(st.coef))
 		if dst != st.regs[0] {
 			g.horner(tableConst, len(st.coef)-1, x[0], d)
 			return
 		}
-		mk := g.mark()
-		p := g.vr(g.tmp())
+		mk := g.Mark()
+		p := g.vr(g.Tmp())
 		g.horner(tableConst, len(st.coef)-1, d, p)
 		g.op(x86.AVMOVAPS, p, d)
-		g.release(mk)
+		g.Release(mk)
 	case vfn.SelLT, vfn.SelLE:
 		g.sel(st, dst)
 	case vfn.Exp:
@@ -262,7 +262,7 @@ func (g *gen) step(st *stepForm, dst int) {
 		}
 		g.expCore(dst)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "amd64: program step %d is not emitted", st.op))
+		g.Fail(status.Errorf(status.Unimplemented, "amd64: program step %d is not emitted", st.op))
 	}
 }
 
@@ -289,11 +289,11 @@ func (g *gen) sel(st *stepForm, dst int) {
 		}
 		return
 	}
-	mk := g.mark()
-	m := g.vr(g.tmp())
+	mk := g.Mark()
+	m := g.vr(g.Tmp())
 	g.op(x86.AVCMPPS, imm(pred), x[1], x[0], m)
 	g.op(x86.AVBLENDVPS, m, x[2], x[3], d) // d = m ? c : e
-	g.release(mk)
+	g.Release(mk)
 }
 
 // signMasks is the table of the sign-bit masks (absMask, signBit) that

@@ -70,12 +70,12 @@ func TestProgramTemps(t *testing.T) {
 		for _, op := range vfn.SweepOps() {
 			p, _ := vfn.For(op)
 			g := newGen(&plan.Plan{}, Options{AVX512: avx512})
-			r := g.tmp()
+			r := g.Tmp()
 			g.tmpPeak = g.tmpNext
 			g.program(p, r)
-			if used := g.tmpPeak - g.tmpNext; g.err != nil || used > programTemps {
+			if used := g.tmpPeak - g.tmpNext; g.Err() != nil || used > programTemps {
 				t.Errorf("AVX-512 %v, %v: %d temporaries beside the input (err %v), want at most %d",
-					avx512, op, used, g.err, programTemps)
+					avx512, op, used, g.Err(), programTemps)
 			}
 		}
 	}

@@ -42,7 +42,7 @@ type wordRegs struct{ umin, umax, smax, t int }
 // rest is rowSweep's.
 func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	W := 2 * int64(g.V)
-	vb := W * g.ssz
+	vb := W * g.SrcSize
 	Up := max(1, U/2)
 	iters := rk / W / int64(Up)
 	if iters == 0 {
@@ -51,9 +51,9 @@ func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(in
 	if g.tmpHi-g.tmpNext < 4 {
 		return 0
 	}
-	mk := g.mark()
-	defer g.release(mk)
-	r := wordRegs{g.tmp(), g.tmp(), g.tmp(), g.tmp()}
+	mk := g.Mark()
+	defer g.Release(mk)
+	r := wordRegs{g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp()}
 	g.wordsInit(r)
 	st := g.conf.streams(1, Up, iters, vb)
 	pf := g.conf.RowPrefetch
@@ -76,7 +76,7 @@ func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(in
 // where any was seen, in its own bits. Clobbers the others.
 func (g *gen) wordsWinner(r wordRegs) int {
 	inf := uint32(0x7f80) // +Inf's word; NaNs with the sign clear are above it
-	if g.sdt == dtypes.F16 {
+	if g.SrcDT == dtypes.F16 {
 		inf = 0x7c00
 	}
 	k := kreg(6)
@@ -136,11 +136,11 @@ func (g *gen) wordsToF32(w, lo, hi int) {
 	} else {
 		g.op(x86.AVEXTRACTI128, imm(1), g.vr(w), g.xr(hi))
 	}
-	g.widen16(g.sdt, hi)
+	g.widen16(g.SrcDT, hi)
 	if lo != w {
 		g.op(x86.AVMOVAPS, g.vr(w), g.vr(lo))
 	}
-	g.widen16(g.sdt, lo)
+	g.widen16(g.SrcDT, lo)
 }
 
 // wordsLoad combines the 2V words at addr (their magnitudes, for |x|)
@@ -203,6 +203,6 @@ func (g *gen) wordsToColumns(r wordRegs) {
 		g.op(x86.AVCMPPS, imm(3), g.vr(r.umax), g.vr(r.umin), kreg(kCheck))
 		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: words in AVX2 NaN-free code, which speculates leaves out"))
 	}
 }

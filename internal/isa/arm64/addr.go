@@ -79,10 +79,10 @@ func (g *gen) moved(r int16) {
 	}
 }
 
-// place appends label l; control may arrive from elsewhere, so rAddr's
+// PlaceLabel appends label l; control may arrive from elsewhere, so rAddr's
 // contents are unknown after it. Labels go through here, never through
 // the list's own Place.
-func (g *gen) place(l *obj.Prog) {
+func (g *gen) PlaceLabel(l *obj.Prog) {
 	g.addrOK = false
 	g.Place(l)
 }
@@ -110,6 +110,6 @@ func (g *gen) fpMem(load bool, size int64, v int, x ref) {
 			g.word(ldstUnscaled(load, size, v, int(base-arm64.REG_R0), off))
 		}
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "arm64: memory access of %d bytes", size))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: memory access of %d bytes", size))
 	}
 }

@@ -56,11 +56,11 @@ func (a *asm) ret() *obj.Prog {
 	return a.Add(&obj.Prog{As: obj.ARET, To: reg(arm64.REGLINK)})
 }
 
-// assemble encodes the list. Besides asmkit's checks, any literal pool
+// Text encodes the list. Besides asmkit's checks, any literal pool
 // (data the assembler would place after the code, for constants and
 // offsets it cannot encode in the instruction) is an error. The backend
 // pads the code to 16 bytes with zero words; they are cut off.
-func (a *asm) assemble() ([]byte, error) {
+func (a *asm) Text() ([]byte, error) {
 	sym, err := a.Assemble()
 	if err != nil {
 		return nil, err
@@ -75,16 +75,13 @@ func (a *asm) assemble() ([]byte, error) {
 	return sym.P[:end:end], nil
 }
 
-// Operand constructors.
-
-// reg is a register operand.
-func reg(r int16) obj.Addr { return asmkit.Reg(r) }
-
-// imm is an immediate operand.
-func imm(v int64) obj.Addr { return asmkit.Imm(v) }
-
-// mem is the memory operand off(base).
-func mem(base int16, off int64) obj.Addr { return asmkit.Mem(base, off) }
+// Operand constructors: a register, an immediate, the memory operand
+// off(base).
+var (
+	reg = asmkit.Reg
+	imm = asmkit.Imm
+	mem = asmkit.Mem
+)
 
 // Arrangements of a vector register, as golang-asm numbers them.
 const (

@@ -53,7 +53,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	for i := 0; i < K*U; i++ {
 		g.initAcc(i)
 	}
-	vb := lanes * g.ssz
+	vb := lanes * g.SrcSize
 	// sweepRow adds row u at byte offset off: the full vectors as runs,
 	// then the partial one.
 	sweepRow := func(u int, off int64) {
@@ -61,11 +61,11 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		for k := range accs {
 			accs[k] = acc(k, u)
 		}
-		g.accumRun(g.sdt, accs, at(rSrc, off), false)
+		g.accumRun(g.SrcDT, accs, at(rSrc, off), false)
 		if tail > 0 {
 			// Lanes past the tail are never outputs, and a column
 			// never mixes lanes: no identity fill needed.
-			g.accum(g.sdt, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail, false)
+			g.accum(g.SrcDT, acc(nv, u), at(rSrc, off+int64(nv)*vb), tail, false)
 		}
 	}
 	// One running total per vector of the block, when the sums are cut
@@ -80,15 +80,9 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 			sweepRow(0, 0)
 		} else {
 			last := red[n-1]
-			rb := last.SrcStride * g.ssz
+			rb := last.SrcStride * g.SrcSize
 			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-			runs = g.runsOf(red[:n-1], iters, 1)
-			if !runs.None() {
-				g.clearTotals(groups, acc(0, 0))
-			}
-			chunk := runs.SweepChunk(red[:n-1])
-			fold := func() { g.foldRun(groups) }
-			kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
+			runs = kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, acc(0, 0), func(chunk int, fold func()) {
 				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
 					for u := 0; u < U; u++ {
 						sweepRow(u, int64(u)*rb)
@@ -107,7 +101,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		g.addTotals(groups)
 	}
 	for k := 0; k < K; k++ {
-		g.epilogue(acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
+		kernelshape.Epilogue(g, acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
 	}
 }
 
@@ -126,28 +120,23 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	for _, r := range regs {
 		g.initAcc(r)
 	}
-	runs := g.runsOf(red[:n-1], nfull/int64(U), 1)
-	if !runs.None() {
-		g.clearTotals(groups, 0)
-	}
-	fold := func() { g.foldRun(groups) }
-	kernelshape.EmitReducedRuns(g, g.ptrs, red[:n-1], g.ssz, runs, fold, func() {
-		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, runs.SweepChunk(red[:n-1]), fold, W == 1)
+	runs := kernelshape.SumRuns(g, red[:n-1], nfull/int64(U), 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
+		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, chunk, fold, W == 1)
 	})
 	g.combineTree(regs)
 	if !runs.None() {
 		g.addTotals(groups)
 	}
 	g.fold(0, int(W), lanes/int(W))
-	g.epilogue(0, kernelshape.Outputs(int(W), si))
+	kernelshape.Epilogue(g, 0, kernelshape.Outputs(int(W), si))
 }
 
 // fold combines lanes l + j*w (j < q) into lane l, for l < w, halving
 // q with a rotation and a combine each time; q = V/w is 4 or 2.
 func (g *gen) fold(r, w, q int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for ; q > 1; q /= 2 {
 		g.rotate(t, r, (q/2)*w)
 		g.combine(r, t)

@@ -33,19 +33,11 @@ func dataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && pl
 // graph.Unimplemented) that names what is missing; the runtime then uses
 // the interpreter. Code.Totals: call the code with a LongArgs block.
 func Emit(pl *plan.Plan) (plan.Code, error) {
-	if err := kernelshape.Check(pl, Covers); err != nil {
-		return plan.Code{}, err
-	}
-	g := newGen(pl)
-	kernelshape.Generate(pl, g)
-	if g.err != nil {
-		return plan.Code{}, g.err
-	}
-	text, err := g.assemble()
-	if err != nil {
-		return plan.Code{}, err
-	}
-	return plan.Code{Text: text, Totals: g.usesTotals}, nil
+	return kernelshape.Emit(pl, Covers, func() kernelshape.Built {
+		g := newGen(pl)
+		kernelshape.Generate(pl, g)
+		return g
+	})
 }
 
 // Prologue loads the argument block: src, the binary operands, Count
@@ -54,7 +46,7 @@ func Emit(pl *plan.Plan) (plan.Code, error) {
 // after it as the body asks for them.
 func (g *gen) Prologue(cnt int16) {
 	g.op(arm64.AMOVD, mem(rArgs, plan.ArgSrc), reg(rSrc))
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		g.op(arm64.AMOVD, mem(rArgs, plan.ArgBins+8*int64(i)), reg(g.binReg[i]))
 	}
 	if cnt != 0 {

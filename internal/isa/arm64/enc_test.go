@@ -160,7 +160,7 @@ func TestImmediates(t *testing.T) {
 		g.addImm(xr(9), v)
 		g.op(arm64.AMOVD, reg(xr(9)), mem(rDst, 8))
 		g.ret()
-		code, err := g.assemble()
+		code, err := g.Text()
 		if err != nil {
 			t.Fatalf("%#x: %v", v, err)
 		}

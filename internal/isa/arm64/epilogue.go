@@ -9,56 +9,30 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
-// epilogue turns the combined values in register r into outputs: the
-// finalize (the mean's true f32 division by Div), the post-ops,
-// conversion to dst and the store. Lanes that map to unit-stride dst
-// (and unit-stride or broadcast operands) are done as one vector; any
-// other layout lane by lane. r is clobbered.
-func (g *gen) epilogue(r int, lm kernelshape.LaneMap) {
-	g.finalize(r)
-	if lm.N == bcast || lm.Contiguous(g.dsz, g.bsz[:g.nbin]) {
-		g.finish(r, lm)
-		return
-	}
-	mk := g.mark()
-	t := g.tmp()
-	for j := 0; j < lm.N; j++ {
-		g.laneBcast(t, r, j)
-		g.finish(t, lm.Lane(j))
-	}
-	g.release(mk)
+// The epilogue is kernelshape.Epilogue; these are its primitives.
+
+// SingleLanes: a single output sits in lane 0 alone, so its operand is
+// one element (see kernelshape.Finisher).
+func (g *gen) SingleLanes() int { return 1 }
+
+// Operands are the plan's post-ops and operand sizes.
+func (g *gen) Operands() kernelshape.Operands {
+	return kernelshape.Operands{PostOps: g.pl.PostOps, DstSize: g.DstSize, BinSizes: g.BinSizes()}
 }
 
-// finish applies the post-ops to r and stores it (vector or bcast layout).
-func (g *gen) finish(r int, lm kernelshape.LaneMap) {
-	bin := 0
-	for _, op := range g.pl.PostOps {
-		if !op.Kind.IsBinary() {
-			g.eltwise(op, r)
-			continue
-		}
-		mk := g.mark()
-		t := g.tmp()
-		n := lm.N
-		switch {
-		case n == bcast:
-			n = 1 // only lane 0 is an output
-		case lm.BinStep[bin] == 0:
-			n = bcast
-		}
-		g.load(g.bdt[bin], t, at(g.binReg[bin], lm.BinOff[bin]), n)
-		g.binary(op.Kind, r, t)
-		g.release(mk)
-		bin++
-	}
-	g.store(g.ddt, r, at(rDst, lm.DstOff), lm.N)
+// LoadOperand loads n lanes of binary operand i at off into r.
+func (g *gen) LoadOperand(i, r int, off int64, n int) {
+	g.load(g.BinDT[i], r, at(g.binReg[i], off), n)
 }
 
-// eltwise applies a unary post-op to r, matching plan.Eltwise exactly
+// StoreDst stores n lanes of r to dst at off.
+func (g *gen) StoreDst(r int, off int64, n int) { g.store(g.DstDT, r, at(rDst, off), n) }
+
+// Eltwise applies a unary post-op to r, matching plan.Eltwise exactly
 // (NaN in, a NaN out; signed zeros as the reference gives them).
-func (g *gen) eltwise(op plan.PostOp, r int) {
-	mk := g.mark()
-	defer g.release(mk)
+func (g *gen) Eltwise(op plan.PostOp, r int) {
+	mk := g.Mark()
+	defer g.Release(mk)
 	switch op.Kind {
 	case plan.Abs:
 		g.word(rr(opFABS, r, r))
@@ -67,7 +41,7 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		// below +0, but the reference only replaces x when x < alpha
 		// or x > beta, so Clamp(-0) with alpha +0 stays -0. The
 		// compares are false for NaN, which therefore passes through.
-		m := g.tmp()
+		m := g.Tmp()
 		a := g.vconst(math.Float32bits(op.Alpha))
 		g.fop(opFCMGT, m, a, r) // alpha > x
 		g.vop(arm64.AVBIT, arr16B, r, a, m)
@@ -82,13 +56,13 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 		g.word(rr(opFRINTN, r, r))
 	case plan.ReLU:
 		// x <= 0 (ordered, so not NaN; -0 too) becomes +0.
-		m := g.tmp()
+		m := g.Tmp()
 		g.word(rr(opFCMLE0, m, r))
 		g.fop(opBIC, r, r, m)
 	case plan.LeakyReLU:
 		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
-		m := g.tmp()
-		t := g.tmp()
+		m := g.Tmp()
+		t := g.Tmp()
 		g.word(rr(opFCMLT0, m, r))
 		g.fop(opFMUL, t, r, g.vconst(math.Float32bits(op.Alpha)))
 		g.vop(arm64.AVBIT, arr16B, r, t, m)
@@ -107,14 +81,14 @@ func (g *gen) eltwise(op plan.PostOp, r int) {
 			g.program(p, r)
 			return
 		}
-		g.fail(status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind))
 	}
 }
 
-// binary sets r = r OP t for a binary post-op (the result on the left),
+// Binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary. FMAX and FMIN already give NaN when either side
 // is NaN and order -0 below +0, as the reference does.
-func (g *gen) binary(k plan.Kind, r, t int) {
+func (g *gen) Binary(k plan.Kind, r, t int) {
 	switch k {
 	case plan.Add:
 		g.fop(opFADD, r, r, t)
@@ -129,6 +103,6 @@ func (g *gen) binary(k plan.Kind, r, t int) {
 	case plan.Minimum:
 		g.fop(opFMIN, r, r, t)
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
 	}
 }

@@ -9,9 +9,9 @@ import (
 // says why each step is there), the same steps as amd64's exp, in four
 // temporaries and the constants.
 func (g *gen) exp(r int) {
-	mk := g.mark()
-	defer g.release(mk)
-	g.expWith(r, g.tmp(), g.tmp(), g.tmp(), g.tmp())
+	mk := g.Mark()
+	defer g.Release(mk)
+	g.expWith(r, g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp())
 }
 
 // expWith is exp in the scratch registers orig, n, p, q the caller
@@ -74,9 +74,9 @@ func (g *gen) expForSum(r int) { g.expForSumInto(r, -1) }
 // exact (package vexp's step 4), so one FMLA gives the bits of the
 // product and then the add.
 func (g *gen) expForSumInto(r, acc int) {
-	mk := g.mark()
-	defer g.release(mk)
-	n, p, q := g.tmp(), g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	n, p, q := g.Tmp(), g.Tmp(), g.Tmp()
 
 	g.withConst(vexp.HiBits, func(c int) { g.fop(opFMIN, r, r, c) })
 	g.withConst(vexp.SumLoBits, func(c int) { g.fop(opFMAX, r, r, c) })
@@ -116,9 +116,9 @@ func (g *gen) horner(coeffs []uint32, x, p, q int) (int, int) {
 // hoisted constant while the slots last, else a temporary freed after f,
 // so that a long run of constants never exhausts the temporaries.
 func (g *gen) withConst(bits uint32, f func(c int)) {
-	mk := g.mark()
+	mk := g.Mark()
 	f(g.vconst(bits))
-	g.release(mk)
+	g.Release(mk)
 }
 
 // constInto sets d to bits in every lane: a copy of the hoisted constant

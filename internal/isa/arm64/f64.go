@@ -27,9 +27,9 @@ func (g *gen) constF64(r int, v float64) {
 // clobber s, which is r, free until the results are narrowed back into
 // it), and narrows with FPCR's rounding, nearest even.
 func (g *gen) inF64(r int, f func(d, s int)) {
-	mk := g.mark()
-	defer g.release(mk)
-	lo, hi := g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	lo, hi := g.Tmp(), g.Tmp()
 	g.word(rr(opFCVTL2D, lo, r))
 	g.word(rr(opFCVTL22D, hi, r))
 	f(lo, r)
@@ -43,9 +43,9 @@ func (g *gen) inF64(r int, f func(d, s int)) {
 // anything else (NaN, -0, 0 and 1 themselves) stays.
 func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 	g.inF64(r, func(d, c int) {
-		mk := g.mark()
-		defer g.release(mk)
-		m := g.tmp()
+		mk := g.Mark()
+		defer g.Release(mk)
+		m := g.Tmp()
 		g.constF64(c, float64(op.Alpha))
 		g.fop(opFMUL2D, d, d, c)
 		g.constF64(c, float64(op.Beta))
@@ -62,9 +62,9 @@ func (g *gen) hardSigmoid(op plan.PostOp, r int) {
 // else x*v. NaN stays NaN (both compares are false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
 	g.inF64(r, func(d, c int) {
-		mk := g.mark()
-		defer g.release(mk)
-		v, m := g.tmp(), g.tmp()
+		mk := g.Mark()
+		defer g.Release(mk)
+		v, m := g.Tmp(), g.Tmp()
 		g.constF64(c, 6)
 		g.fop(opFDIV2D, v, d, c)
 		g.constF64(c, 0.5)
@@ -90,9 +90,9 @@ func (g *gen) pow(beta float32, r int) {
 		g.fop(opFMUL, r, r, r)
 		return
 	case 0:
-		mk := g.mark()
-		defer g.release(mk)
-		m := g.tmp()
+		mk := g.Mark()
+		defer g.Release(mk)
+		m := g.Tmp()
 		g.fop(opFCMEQ, m, r, r) // not a NaN
 		g.vop(arm64.AVBIT, arr16B, r, g.vconst(math.Float32bits(1)), m)
 		return
@@ -123,9 +123,9 @@ func (g *gen) pow(beta float32, r int) {
 // (where the root is a NaN); c is scratch. 1/d after it is x^-0.5,
 // +Inf at either zero and +0 at -Inf.
 func (g *gen) sqrtPow(d, c int) {
-	mk := g.mark()
-	defer g.release(mk)
-	m := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	m := g.Tmp()
 	g.constF64(c, math.Inf(-1))
 	g.fop(opFCMEQ2D, m, d, c) // d == -Inf
 	g.word(rr(opFSQRT2D, d, d))

@@ -3,7 +3,6 @@ package arm64
 import (
 	"slices"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -46,14 +45,10 @@ var (
 type gen struct {
 	*asm
 
-	pl       *plan.Plan
-	conf     Conf // what Choose decided for the plan: the shapes lower it
-	sdt, ddt dtypes.DataType
-	ssz, dsz int64 // element sizes in bytes
-	nbin     int
-	bdt      [plan.MaxBinary]dtypes.DataType
-	bsz      [plan.MaxBinary]int64
-	binReg   [plan.MaxBinary]int16
+	pl   *plan.Plan
+	conf Conf // what Choose decided for the plan: the shapes lower it
+	kernelshape.Types
+	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted. Memory
 	// accesses fold them into their offset (post-increment loads add
@@ -67,6 +62,8 @@ type gen struct {
 	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
 	usesTotals bool // some sum is cut into runs: call with LongArgs
 
+	loopHeads []loopHead // per open Loop, innermost last
+
 	consts []constSlot // hoisted vector constants
 	pro    *obj.Prog   // prologue insertion point for hoisted constants
 
@@ -79,7 +76,7 @@ type gen struct {
 	addrBase int16
 	addrOff  int64
 
-	err error // first generation error
+	kernelshape.FirstErr // the first generation error
 }
 
 // constSlot is a vector constant hoisted into the prologue.
@@ -88,45 +85,32 @@ type constSlot struct {
 	reg  int
 }
 
-// fail records the first error; generation goes on harmlessly and Emit
-// returns the error.
-func (g *gen) fail(err error) {
-	if g.err == nil {
-		g.err = err
-	}
-}
+// UsesTotals reports whether the kernel is called with LongArgs.
+func (g *gen) UsesTotals() bool { return g.usesTotals }
 
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
 	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo, conf: Choose(pl)}
-	g.sdt, g.ddt = pl.SrcDT, pl.DstDT
-	g.ssz, g.dsz = int64(pl.SrcDT.Size()), int64(pl.DstDT.Size())
-	for _, op := range pl.PostOps {
-		if op.Kind.IsBinary() {
-			g.bdt[g.nbin] = op.BinDT
-			g.bsz[g.nbin] = int64(op.BinDT.Size())
-			g.binReg[g.nbin] = binRgs[g.nbin]
-			g.nbin++
-		}
-	}
+	g.Types = kernelshape.TypesOf(pl)
+	copy(g.binReg[:g.NBin], binRgs[:g.NBin])
 	for i := 26; i >= 19; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
 	for i := 15; i >= 9; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
 	}
-	for i := plan.MaxBinary - 1; i >= g.nbin; i-- {
+	for i := plan.MaxBinary - 1; i >= g.NBin; i-- {
 		g.gprFree = append(g.gprFree, binRgs[i])
 	}
-	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.nbin])
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.NBin])
 	return g
 }
 
-// tmp allocates a temporary vector register; mark/release free them in
+// Tmp allocates a temporary vector register; Mark/Release free them in
 // stack order.
-func (g *gen) tmp() int {
+func (g *gen) Tmp() int {
 	if g.tmpNext >= tmpHi {
-		g.fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
 		return tmpLo
 	}
 	g.tmpNext++
@@ -136,22 +120,22 @@ func (g *gen) tmp() int {
 // tmps allocates n consecutive temporaries (LD1 register lists need
 // consecutive registers) and returns the first.
 func (g *gen) tmps(n int) int {
-	first := g.tmp()
+	first := g.Tmp()
 	for i := 1; i < n; i++ {
-		g.tmp()
+		g.Tmp()
 	}
 	return first
 }
 
-func (g *gen) mark() int     { return g.tmpNext }
-func (g *gen) release(m int) { g.tmpNext = m }
+func (g *gen) Mark() int     { return g.tmpNext }
+func (g *gen) Release(m int) { g.tmpNext = m }
 
 // Counter takes a general register for a loop counter.
 func (g *gen) Counter() int16 {
 	n := len(g.gprFree)
 	if n == 0 {
 		used := slices.Compact(slices.Sorted(slices.Values(g.gprLog)))
-		g.fail(status.Errorf(status.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: loop nest needs more than the %d general registers free for counters",
 			len(used)))
 		return xr(7)
 	}
@@ -175,7 +159,7 @@ func (g *gen) counterAvoiding(avoid []int16) (int16, bool) {
 	return 0, false
 }
 
-func (g *gen) freeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
+func (g *gen) FreeCounter(r int16) { g.gprFree = append(g.gprFree, r) }
 
 // movImm sets general register r to v with MOVZ or MOVN and MOVKs, one
 // instruction per 16-bit chunk that differs from the background (the

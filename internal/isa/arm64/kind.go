@@ -45,10 +45,10 @@ func (g *gen) initAcc(r int) {
 		g.zero(r)
 		return
 	}
-	mk := g.mark()
+	mk := g.Mark()
 	c := g.vconst(math.Float32bits(id))
 	g.vmov(r, c)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // vmov sets d = s.
@@ -73,12 +73,12 @@ func (g *gen) pairwise(d, n, m int) {
 		g.fop(op, d, n, m)
 		return
 	}
-	mk := g.mark()
-	ev, od := g.tmp(), g.tmp()
+	mk := g.Mark()
+	ev, od := g.Tmp(), g.Tmp()
 	g.vop(arm64.AVUZP1, arr4S, ev, n, m)
 	g.vop(arm64.AVUZP2, arr4S, od, n, m)
 	g.fop(combineTable[g.pl.Combine].vert, d, ev, od)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // transform applies the per-element transform to a freshly loaded
@@ -127,24 +127,24 @@ func (g *gen) fillIdentity(r, n int) {
 	if g.zeroIsIdentity() || n >= lanes {
 		return
 	}
-	mk := g.mark()
+	mk := g.Mark()
 	c := g.vconst(math.Float32bits(g.pl.Identity()))
 	for j := n; j < lanes; j++ {
 		g.op(arm64.AVMOV, velem(c, arm64.ARNG_S, 0), velem(r, arm64.ARNG_S, j))
 	}
-	g.release(mk)
+	g.Release(mk)
 }
 
-// finalize turns the combined values in r into the reduction's results,
+// Finalize turns the combined values in r into the reduction's results,
 // unless the plan writes partials for a later stage: the mean's true f32
 // division by Div; max(eps, x) with FMAX (NaN-propagating, as math.Max)
 // or eps + x; then the root, FSQRT for P 2 (P 1 has none).
-func (g *gen) finalize(r int) {
+func (g *gen) Finalize(r int) {
 	if g.pl.Stage&plan.SkipFinalize != 0 {
 		return
 	}
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	eps := func() int { return g.vconst(math.Float32bits(g.pl.Eps)) }
 	switch g.pl.Finalize {
 	case plan.FinalizeMean:

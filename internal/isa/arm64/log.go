@@ -9,9 +9,9 @@ import (
 // says why each step is there), the same steps as amd64's AVX2 log, in
 // four temporaries and the constants.
 func (g *gen) log(r int) {
-	mk := g.mark()
-	defer g.release(mk)
-	orig, k, p, q := g.tmp(), g.tmp(), g.tmp(), g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	orig, k, p, q := g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp()
 
 	// Subnormal x scaled by 2^23 in r, k's start (-23 or 0) in q.
 	g.vmov(orig, r)

@@ -33,7 +33,7 @@ func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 		return
 	}
 	outer, L, lcount := k.SplitInnermost()
-	rp.rowStep = L.SrcStride * g.ssz
+	rp.rowStep = L.SrcStride * g.SrcSize
 	rp.group = g.conf.Group
 	sL := g.StepsOf(&L)
 	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
@@ -47,7 +47,7 @@ func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, c
 	case !count:
 		kernelshape.Chunks(g, g.ptrs, L.Size, rp.group, sL, group)
 	case rp.group == 1:
-		g.CountLoop(cnt, sL, one)
+		kernelshape.CountLoop(g, cnt, sL, one)
 	default:
 		g.countGroups(rp, rp.group, sL, cnt, kernelshape.Outputs(rp.group, sL), one)
 	}
@@ -75,24 +75,16 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 	// Each output's U accumulators sum into one running total when the
 	// sums are cut into runs.
 	groups := kernelshape.Groups(rows, U, acc)
-	runs := kernelshape.Runs{Level: -1}
+	var iters int64 // the sweep loop's iterations of one add into each accumulator
 	switch {
-	case rp.ZeroSum:
 	case rp.Vec:
-		runs = g.runsOf(rp.Outer, rp.Len/int64(lanes*U), 1)
+		iters = rp.Len / int64(lanes*U)
 	case rp.Elem != nil:
-		runs = g.runsOf(rp.Outer, rp.Elem.Size/int64(U), 1)
-	default:
-		runs = g.runsOf(rp.Outer, 0, 1)
+		iters = rp.Elem.Size / int64(U)
 	}
-	if !runs.None() {
-		g.clearTotals(groups, 0)
-	}
-
+	runs := kernelshape.Runs{Level: -1}
 	if !rp.ZeroSum {
-		chunk := runs.SweepChunk(rp.Outer)
-		fold := func() { g.foldRun(groups) }
-		kernelshape.EmitReducedRuns(g, g.ptrs, rp.Outer, g.ssz, runs, fold, func() {
+		runs = kernelshape.SumRuns(g, rp.Outer, iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
 			switch {
 			case rp.Vec:
 				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold, true)
@@ -102,7 +94,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 				// Nothing reduced: the result is the element itself
 				// combined with the identity (a sum adds it to +0, as
 				// the interpreter does: -0 becomes +0). Lane 0 only.
-				g.accum(g.sdt, 0, at(rSrc, 0), 1, false)
+				g.accum(g.SrcDT, 0, at(rSrc, 0), 1, false)
 			}
 		})
 	}
@@ -119,10 +111,10 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 		if rp.Vec {
 			g.hcombine(0)
 		}
-		g.epilogue(0, lm)
+		kernelshape.Epilogue(g, 0, lm)
 		return
 	}
-	g.epilogue(g.transpose4(heads), lm)
+	kernelshape.Epilogue(g, g.transpose4(heads), lm)
 }
 
 // rowSweep adds one contiguous row of rk elements for each of n outputs:
@@ -130,7 +122,7 @@ func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
 // partial tail. mix says whether all lanes of an output's accumulators
 // are combined into it (see accumRun).
 func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func(), mix bool) {
-	vb := lanes * g.ssz
+	vb := lanes * g.SrcSize
 	full, tail := rk/lanes, int(rk%lanes)
 	iters, remv := full/int64(U), int(full%int64(U))
 	accs := func(row, k int) []int {
@@ -142,18 +134,18 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 	}
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * vb}, chunk, func() {
 		for row := 0; row < n; row++ {
-			g.accumRun(g.sdt, accs(row, U), at(rSrc, rowOff(row)), mix)
+			g.accumRun(g.SrcDT, accs(row, U), at(rSrc, rowOff(row)), mix)
 		}
 	}, fold)
 	if remv > 0 {
 		for row := 0; row < n; row++ {
-			g.accumRun(g.sdt, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb), mix)
+			g.accumRun(g.SrcDT, accs(row, remv), at(rSrc, rowOff(row)+iters*int64(U)*vb), mix)
 		}
 	}
 	if tail > 0 {
 		for row := 0; row < n; row++ {
 			// The tail's lanes are mixed by the horizontal combine.
-			g.accum(g.sdt, acc(row, remv%U), at(rSrc, rowOff(row)+full*vb), tail, true)
+			g.accum(g.SrcDT, acc(row, remv%U), at(rSrc, rowOff(row)+full*vb), tail, true)
 		}
 	}
 }
@@ -161,15 +153,15 @@ func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func
 // elemSweep adds the elements of the strided innermost reduced loop e,
 // U at a time into lane 0 of accumulators 0..U-1.
 func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
-	sb := e.SrcStride * g.ssz
+	sb := e.SrcStride * g.SrcSize
 	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
 	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
 		for u := 0; u < U; u++ {
-			g.accum(g.sdt, u, at(rSrc, int64(u)*sb), 1, false)
+			g.accum(g.SrcDT, u, at(rSrc, int64(u)*sb), 1, false)
 		}
 	}, fold)
 	for u := 0; u < rem; u++ {
-		g.accum(g.sdt, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1, false)
+		g.accum(g.SrcDT, u, at(rSrc, (iters*int64(U)+int64(u))*sb), 1, false)
 	}
 }
 
@@ -182,21 +174,21 @@ func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
 // elements the group before it overwrote; the last outputs then run
 // singly.
 func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, lm kernelshape.LaneMap, one func()) {
-	g.flush()
+	g.Flush()
 	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
 	g.cmpImm(cnt, int64(G))
 	g.Jump(arm64.ABLT, singles)
 	g.label(top)
 	g.rowGroup(rp, G, lm)
 	g.ptrs.Advance(sL, int64(G))
-	g.flush()
+	g.Flush()
 	g.op3(arm64.ASUB, imm(int64(G)), cnt, reg(cnt))
 	g.cmpImm(cnt, int64(G))
 	g.Jump(arm64.ABGE, top)
 	if g.pl.HasDstOperand() {
-		g.place(singles)
-		g.CountLoop(cnt, sL, one)
-		g.place(done)
+		g.PlaceLabel(singles)
+		kernelshape.CountLoop(g, cnt, sL, one)
+		g.PlaceLabel(done)
 		return
 	}
 	// 0 <= cnt < G here.
@@ -213,13 +205,13 @@ func (g *gen) countGroups(rp *rowPlan, G int, sL kernelshape.Steps, cnt int16, l
 	}
 	back(rSrc, sL.Src)
 	back(rDst, sL.Dst)
-	for i := 0; i < g.nbin; i++ {
+	for i := 0; i < g.NBin; i++ {
 		back(g.binReg[i], sL.Bin[i])
 	}
 	g.rowGroup(rp, G, lm)
-	g.flush()
+	g.Flush()
 	g.Jump(arm64.AB, done)
-	g.place(singles)
-	g.CountLoop(cnt, sL, one)
-	g.place(done)
+	g.PlaceLabel(singles)
+	kernelshape.CountLoop(g, cnt, sL, one)
+	g.PlaceLabel(done)
 }

@@ -23,10 +23,10 @@ func (g *gen) reserveTotals() {
 	g.totals = true
 }
 
-// runsOf chooses the cut of a sum over the reduced loops outer around a
+// RunsOf chooses the cut of a sum over the reduced loops outer around a
 // sweep loop of iters iterations, perIter adds into each accumulator
 // per iteration (no cut when rArgs does not point at totals).
-func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
+func (g *gen) RunsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 	if !g.totals {
 		return kernelshape.Runs{Level: -1}
 	}
@@ -40,20 +40,20 @@ func (g *gen) runsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 // total is the location of running total i.
 func total(i int) ref { return at(rArgs, int64(i)*16) }
 
-// clearTotals sets the totals of the groups to +0 from register zero,
+// PlaceTotals sets the totals of the groups to +0 from register zero,
 // which holds +0.
-func (g *gen) clearTotals(groups [][]int, zero int) {
+func (g *gen) PlaceTotals(groups [][]int, zero int) {
 	for i := range groups {
 		g.fpMem(false, 16, zero, total(i))
 	}
 }
 
-// foldRun ends a run: each group's registers summed into its first,
+// FoldRun ends a run: each group's registers summed into its first,
 // added into its total, and all cleared.
-func (g *gen) foldRun(groups [][]int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+func (g *gen) FoldRun(groups [][]int) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for i, regs := range groups {
 		g.combineTree(regs)
 		g.fpMem(true, 16, t, total(i))
@@ -68,9 +68,9 @@ func (g *gen) foldRun(groups [][]int) {
 // addTotals adds each group's total into its first register, once the
 // group has been summed there.
 func (g *gen) addTotals(groups [][]int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
 	for i, regs := range groups {
 		g.fpMem(true, 16, t, total(i))
 		g.vadd(regs[0], t)

@@ -15,7 +15,7 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 		n = 1
 	}
 	if n <= 0 || n > lanes {
-		g.fail(status.Errorf(status.RuntimeError, "arm64: store of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: store of %d lanes", n))
 		return
 	}
 	if dt == dtypes.F32 {
@@ -26,8 +26,8 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 		g.storeInt(dt, r, x, n)
 		return
 	}
-	mk := g.mark()
-	h := g.tmp() // the 16-bit values, in the low half of h
+	mk := g.Mark()
+	h := g.Tmp() // the 16-bit values, in the low half of h
 	if dt == dtypes.F16 {
 		// FCVTN rounds as FPCR says; Go runs with round to nearest
 		// even, no flush to zero and no default NaN.
@@ -36,7 +36,7 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 		g.toBF16(h, r)
 	}
 	g.storeLanes(2, h, x, n)
-	g.release(mk)
+	g.Release(mk)
 }
 
 // storeInt writes the f32 lanes of r to x as integers of type dt (s32,
@@ -47,9 +47,9 @@ func (g *gen) store(dt dtypes.DataType, r int, x ref, n int) {
 // [0, 255]). Saturating twice is saturating once: every step's range
 // holds the next one's.
 func (g *gen) storeInt(dt dtypes.DataType, r int, x ref, n int) {
-	mk := g.mark()
-	defer g.release(mk)
-	h := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	h := g.Tmp()
 	g.word(rr(opFCVTNS, h, r))
 	switch dt {
 	case dtypes.S32:
@@ -76,12 +76,12 @@ func (g *gen) storeLanes(sz int64, r int, x ref, n int) {
 	first := min(n, 2)
 	g.fpMem(false, sz*int64(first), r, x)
 	if n == 3 {
-		mk := g.mark()
-		t := g.tmp()
+		mk := g.Mark()
+		t := g.Tmp()
 		ea := elemArr(sz)
 		g.op(arm64.AVMOV, velem(r, ea, 2), velem(t, ea, 0))
 		g.fpMem(false, sz, t, x.plus(2*sz))
-		g.release(mk)
+		g.Release(mk)
 	}
 }
 
@@ -92,10 +92,10 @@ func (g *gen) storeLanes(sz int64, r int, x ref, n int) {
 // payload with the quiet bit set. The high halves of the four words are
 // then gathered with UZP2.
 func (g *gen) toBF16(h, r int) {
-	mk := g.mark()
-	defer g.release(mk)
-	t := g.tmp()
-	m := g.tmp()
+	mk := g.Mark()
+	defer g.Release(mk)
+	t := g.Tmp()
+	m := g.Tmp()
 	g.vshift(arm64.AVSHL, t, r, 15) // lsb of the kept half to bit 31
 	g.vshift(arm64.AVUSHR, t, t, 31)
 	g.vop(arm64.AVADD, arr4S, h, r, g.vconst(0x7fff))

@@ -60,7 +60,7 @@ func (g *gen) vconst(bits uint32) int {
 		g.consts = append(g.consts, constSlot{bits, r})
 		return r
 	}
-	t := g.tmp()
+	t := g.Tmp()
 	g.setConst(t, bits)
 	return t
 }
@@ -100,7 +100,7 @@ func (g *gen) load(dt dtypes.DataType, r int, x ref, n int) {
 		g.loadPart(sz, r, x, n)
 		g.toF32(dt, r)
 	default:
-		g.fail(status.Errorf(status.RuntimeError, "arm64: load of %d lanes", n))
+		g.Fail(status.Errorf(status.RuntimeError, "arm64: load of %d lanes", n))
 	}
 }
 
@@ -123,12 +123,12 @@ func (g *gen) loadPart(sz int64, r int, x ref, n int) {
 	first := min(n, 2)
 	g.fpMem(true, sz*int64(first), r, x)
 	if n == 3 {
-		mk := g.mark()
-		t := g.tmp()
+		mk := g.Mark()
+		t := g.Tmp()
 		g.fpMem(true, sz, t, x.plus(2*sz))
 		ea := elemArr(sz)
 		g.op(arm64.AVMOV, velem(t, ea, 0), velem(r, ea, 2))
-		g.release(mk)
+		g.Release(mk)
 	}
 }
 
@@ -169,14 +169,14 @@ func (g *gen) loadVecs(dt dtypes.DataType, k int, x ref) []int {
 	if pairs > 0 {
 		l := g.loadQs(x, pairs, arr8H)
 		for i := 0; i < pairs; i++ {
-			hi := g.tmp()
+			hi := g.Tmp()
 			g.widenHigh(dt, hi, l+i)
 			g.widenLow(dt, l+i, l+i)
 			regs[2*i], regs[2*i+1] = l+i, hi
 		}
 	}
 	if k%2 == 1 {
-		t := g.tmp()
+		t := g.Tmp()
 		g.fpMem(true, 8, t, x.plus(int64(pairs)*16))
 		g.widenLow(dt, t, t)
 		regs[k-1] = t
@@ -211,11 +211,11 @@ func (g *gen) loadVecs8(dt dtypes.DataType, k int, x ref) []int {
 		l := g.loadQs(x, quads, arr16B)
 		for i := 0; i < quads; i++ {
 			lo := l + i
-			hi := g.tmp()
+			hi := g.Tmp()
 			g.widen8(dt, hi, lo, true)
 			g.widen8(dt, lo, lo, false)
 			for _, h := range []int{lo, hi} {
-				up := g.tmp()
+				up := g.Tmp()
 				g.widen16(dt, up, h, true)
 				g.widen16(dt, h, h, false)
 				regs = append(regs, h, up)
@@ -224,9 +224,9 @@ func (g *gen) loadVecs8(dt dtypes.DataType, k int, x ref) []int {
 	}
 	rest := int64(quads) * 16
 	if k%4 >= 2 {
-		t := g.tmp()
+		t := g.Tmp()
 		g.fpMem(true, 8, t, x.plus(rest))
-		up := g.tmp()
+		up := g.Tmp()
 		g.widen8(dt, t, t, false)
 		g.widen16(dt, up, t, true)
 		g.widen16(dt, t, t, false)
@@ -234,7 +234,7 @@ func (g *gen) loadVecs8(dt dtypes.DataType, k int, x ref) []int {
 		rest += 8
 	}
 	if k%2 == 1 {
-		t := g.tmp()
+		t := g.Tmp()
 		g.fpMem(true, 4, t, x.plus(rest))
 		g.widen8(dt, t, t, false)
 		g.widen16(dt, t, t, false)
@@ -313,8 +313,8 @@ func (g *gen) widenHigh(dt dtypes.DataType, d, s int) {
 // only where the upper lanes are never outputs and never mixed (column
 // tails, element mode's lane 0).
 func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
-	mk := g.mark()
-	t := g.tmp()
+	mk := g.Mark()
+	t := g.Tmp()
 	g.load(dt, t, x, n)
 	if n == bcast || n == lanes || !fill {
 		g.transformCombine(acc, t)
@@ -323,7 +323,7 @@ func (g *gen) accum(dt dtypes.DataType, acc int, x ref, n int, fill bool) {
 		g.fillIdentity(t, n)
 		g.combine(acc, t)
 	}
-	g.release(mk)
+	g.Release(mk)
 }
 
 // accumRun combines len(accs) consecutive full vectors at x,
@@ -343,7 +343,7 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 	vb := lanes * int64(dt.Size())
 	for i := 0; i < len(accs); i += run {
 		k := min(run, len(accs)-i)
-		mk := g.mark()
+		mk := g.Mark()
 		if xi := x.plus(int64(i) * vb); mix && g.conf.PairSums {
 			g.accumQuads(dt, accs[i:i+k], xi)
 		} else {
@@ -351,7 +351,7 @@ func (g *gen) accumRun(dt dtypes.DataType, accs []int, x ref, mix bool) {
 				g.transformCombine(accs[i+j], r)
 			}
 		}
-		g.release(mk)
+		g.Release(mk)
 	}
 }
 
@@ -404,8 +404,8 @@ func (g *gen) rotate(dst, src, d int) {
 		RestArgs: []obj.Addr{v16b(src)}, To: v16b(dst)})
 }
 
-// laneBcast sets every lane of dst to lane j of src.
-func (g *gen) laneBcast(dst, src, j int) {
+// LaneBcast sets every lane of dst to lane j of src.
+func (g *gen) LaneBcast(dst, src, j int) {
 	g.op(arm64.AVDUP, velem(src, arm64.ARNG_S, j), v4s(dst))
 }
 

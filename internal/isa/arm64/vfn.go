@@ -14,7 +14,7 @@ var binOps = map[vfn.Op]uint32{vfn.Add: opFADD, vfn.Sub: opFSUB, vfn.Mul: opFMUL
 	vfn.Min: opFMIN, vfn.Max: opFMAX}
 
 // programFor returns the package vfn program of a unary post-op (the
-// epilogue's dispatch): vfn.For, which tests replace to have arbitrary
+// dispatch in Eltwise): vfn.For, which tests replace to have arbitrary
 // programs lowered under a kind that has one (TestRandomPrograms).
 var programFor = vfn.For
 
@@ -36,8 +36,8 @@ var programFor = vfn.For
 // (tmp's fail), though no program does in any kernel shape
 // (TestVFNRegisters).
 func (g *gen) program(p *vfn.Program, r int) {
-	mk := g.mark()
-	defer g.release(mk)
+	mk := g.Mark()
+	defer g.Release(mk)
 	a := &alloc{g: g, p: p, last: p.LastUse(), reg: make([]int, len(p.Steps)+1), owned: make([]bool, len(p.Steps)+1)}
 	a.reg[vfn.X] = r
 	for i, s := range p.Steps {
@@ -71,7 +71,7 @@ func (a *alloc) get(avoid []vfn.Val) int {
 			return f
 		}
 	}
-	return a.g.tmp()
+	return a.g.Tmp()
 }
 
 // scratch returns a pool register for a step's scratch, not d: the
@@ -83,7 +83,7 @@ func (a *alloc) scratch(d int) int {
 			return f
 		}
 	}
-	return a.g.tmp()
+	return a.g.Tmp()
 }
 
 // live reports whether register f holds a value still to be read.
@@ -135,7 +135,7 @@ func (a *alloc) src(v vfn.Val) int {
 	if a.reg[v] >= 0 {
 		return a.reg[v]
 	}
-	t := a.g.tmp()
+	t := a.g.Tmp()
 	a.g.setConst(t, a.p.Steps[v-1].Bits)
 	return t
 }
@@ -181,9 +181,9 @@ func (a *alloc) step(i int, s vfn.Step) {
 		op := binOps[s.Op]
 		a.dies(i, s.A, s.B)
 		d := a.get(nil)
-		mk := g.mark()
+		mk := g.Mark()
 		g.fop(op, d, a.src(s.A), a.src(s.B))
-		g.release(mk)
+		g.Release(mk)
 		a.reg[v] = d
 	case vfn.Abs, vfn.Neg:
 		op := uint32(opFABS)
@@ -192,20 +192,20 @@ func (a *alloc) step(i int, s vfn.Step) {
 		}
 		a.dies(i, s.A)
 		d := a.get(nil)
-		mk := g.mark()
+		mk := g.Mark()
 		g.word(rr(op, d, a.src(s.A)))
-		g.release(mk)
+		g.Release(mk)
 		a.reg[v] = d
 	case vfn.OrSign:
 		// d = A | (B & sign): B's sign bit into scratch first, so that
 		// the result may take either operand's register.
 		a.dies(i, s.A, s.B)
 		d := a.get(nil)
-		mk := g.mark()
-		t := g.tmp()
+		mk := g.Mark()
+		t := g.Tmp()
 		g.withConst(signBit, func(c int) { g.vop(arm64.AVAND, arr16B, t, a.src(s.B), c) })
 		g.vop(arm64.AVORR, arr16B, d, a.src(s.A), t)
-		g.release(mk)
+		g.Release(mk)
 		a.reg[v] = d
 	case vfn.FMA:
 		// FMLA accumulates A*B into a copy of C (or C's own register if
@@ -218,18 +218,18 @@ func (a *alloc) step(i int, s vfn.Step) {
 			d = a.get([]vfn.Val{s.A, s.B})
 			a.into(d, s.C)
 		}
-		mk := g.mark()
+		mk := g.Mark()
 		g.vop(arm64.AVFMLA, arr4S, d, a.src(s.A), a.src(s.B))
-		g.release(mk)
+		g.Release(mk)
 		a.dies(i, s.A, s.B, s.C)
 		a.reg[v] = d
 	case vfn.Poly:
 		// Horner's rule alternates two registers, reading A throughout.
 		p := a.get([]vfn.Val{s.A})
 		q := a.get([]vfn.Val{s.A})
-		mk := g.mark()
+		mk := g.Mark()
 		p, q = g.horner(s.Coef, a.src(s.A), p, q)
-		g.release(mk)
+		g.Release(mk)
 		a.free = append(a.free, q)
 		a.dies(i, s.A)
 		a.reg[v] = p
@@ -243,12 +243,12 @@ func (a *alloc) step(i int, s vfn.Step) {
 		}
 		a.dies(i, s.A, s.B)
 		d := a.get([]vfn.Val{s.C, s.D})
-		mk := g.mark()
+		mk := g.Mark()
 		g.fop(op, d, a.src(s.B), a.src(s.A))
-		g.release(mk)
-		mk = g.mark()
+		g.Release(mk)
+		mk = g.Mark()
 		g.vop(arm64.AVBSL, arr16B, d, a.src(s.C), a.src(s.D))
-		g.release(mk)
+		g.Release(mk)
 		a.dies(i, s.A, s.B, s.C, s.D)
 		a.reg[v] = d
 	case vfn.Exp:
@@ -260,7 +260,7 @@ func (a *alloc) step(i int, s vfn.Step) {
 		a.free = append(a.free, q, p, n)
 		a.reg[v] = d
 	default:
-		g.fail(status.Errorf(status.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: vfn op %d is not emitted", s.Op))
 		a.reg[v] = a.get(nil)
 	}
 	if a.last[v] < 0 && a.owned[v] {
