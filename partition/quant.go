@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/shape"
 )
@@ -469,7 +470,7 @@ func (r *recipe) emit(m *affine) {
 	if m == nil {
 		return
 	}
-	step := func(kind plan.Kind, v []float64) {
+	step := func(kind ops.Kind, v []float64) {
 		data := make([]float32, len(v))
 		for i, x := range v {
 			data[i] = float32(x)
@@ -479,17 +480,17 @@ func (r *recipe) emit(m *affine) {
 		r.binPorts = append(r.binPorts, -len(r.consts))
 	}
 	if needed(m.c, 0) {
-		step(plan.Add, m.c)
+		step(ops.Add, m.c)
 	}
 	if needed(m.a, 1) {
 		if m.div {
-			step(plan.Divide, m.a)
+			step(ops.Divide, m.a)
 		} else {
-			step(plan.Multiply, m.a)
+			step(ops.Multiply, m.a)
 		}
 	}
 	if m.addsD() {
-		step(plan.Add, m.d)
+		step(ops.Add, m.d)
 	}
 }
 

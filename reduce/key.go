@@ -6,6 +6,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -153,7 +154,7 @@ func (k *key) compile() (*compiled, error) {
 		p.Reduce[i] = k.reduce&(1<<i) != 0
 	}
 	for _, pk := range k.post[:k.npost] {
-		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Kind(pk.kind),
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: ops.Kind(pk.kind),
 			Alpha: math.Float32frombits(pk.alpha), Beta: math.Float32frombits(pk.beta)})
 	}
 	pl, err := plan.Canonicalize(p)

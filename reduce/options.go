@@ -6,7 +6,6 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
-	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -102,16 +101,16 @@ const (
 )
 
 // postKinds maps each PostKind to the plan's kind.
-var postKinds = [...]plan.Kind{
-	PostAbs: plan.Abs, PostClamp: plan.Clamp, PostElu: plan.Elu, PostExp: plan.Exp,
-	PostGELU: plan.GELUErf, PostGELUTanh: plan.GELUTanh, PostHardSigmoid: plan.HardSigmoid,
-	PostHardSwish: plan.HardSwish, PostLeakyReLU: plan.LeakyReLU, PostLog: plan.Log, PostMish: plan.Mish,
-	PostSigmoid: plan.Sigmoid, PostSoftPlus: plan.SoftPlus, PostReLU: plan.ReLU, PostRound: plan.Round,
-	PostSqrt: plan.Sqrt, PostSquare: plan.Square, PostTanh: plan.Tanh, PostPow: plan.Pow,
+var postKinds = [...]ops.Kind{
+	PostAbs: ops.Abs, PostClamp: ops.Clamp, PostElu: ops.Elu, PostExp: ops.Exp,
+	PostGELU: ops.GELUErf, PostGELUTanh: ops.GELUTanh, PostHardSigmoid: ops.HardSigmoid,
+	PostHardSwish: ops.HardSwish, PostLeakyReLU: ops.LeakyReLU, PostLog: ops.Log, PostMish: ops.Mish,
+	PostSigmoid: ops.Sigmoid, PostSoftPlus: ops.SoftPlus, PostReLU: ops.ReLU, PostRound: ops.Round,
+	PostSqrt: ops.Sqrt, PostSquare: ops.Square, PostTanh: ops.Tanh, PostPow: ops.Pow,
 }
 
 // planKind returns k's plan kind, or false for a value that names none.
-func (k PostKind) planKind() (plan.Kind, bool) {
+func (k PostKind) planKind() (ops.Kind, bool) {
 	if k == 0 || int(k) >= len(postKinds) {
 		return 0, false
 	}

@@ -3,11 +3,11 @@ package reduce
 import (
 	"testing"
 
-	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // postKindOf returns the PostKind of the unary plan kind k.
-func postKindOf(t *testing.T, k plan.Kind) PostKind {
+func postKindOf(t *testing.T, k ops.Kind) PostKind {
 	t.Helper()
 	for pk := PostKind(1); int(pk) < len(postKinds); pk++ {
 		if postKinds[pk] == k {
@@ -22,7 +22,7 @@ func postKindOf(t *testing.T, k plan.Kind) PostKind {
 // offered, once, under oneDNN Graph's name, and that no other value
 // names one.
 func TestPostKinds(t *testing.T) {
-	seen := map[plan.Kind]PostKind{}
+	seen := map[ops.Kind]PostKind{}
 	for pk := PostKind(1); int(pk) < len(postKinds); pk++ {
 		k, ok := pk.planKind()
 		if !ok || !k.Valid() || k.IsBinary() {
@@ -36,7 +36,7 @@ func TestPostKinds(t *testing.T) {
 			t.Errorf("PostKind %d is %q, want %q", pk, pk.String(), k.String())
 		}
 	}
-	for k := plan.Abs; k.Valid(); k++ {
+	for k := ops.Abs; k.Valid(); k++ {
 		if _, ok := seen[k]; !ok && !k.IsBinary() {
 			t.Errorf("unary post-op %v has no PostKind", k)
 		}

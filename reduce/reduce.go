@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -63,7 +64,7 @@ func (op Op) String() string {
 
 // reduction returns what op computes in plan terms, and the post-op it
 // adds (LogSum is a sum followed by Log).
-func (op Op) reduction() (plan.Reduction, plan.Kind) {
+func (op Op) reduction() (plan.Reduction, ops.Kind) {
 	switch op {
 	case OpSum:
 		return plan.AlgSum.Reduction(0, 0), 0
@@ -80,7 +81,7 @@ func (op Op) reduction() (plan.Reduction, plan.Kind) {
 	case OpSumSquare:
 		return plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeNone}, 0
 	case OpLogSum:
-		return plan.AlgSum.Reduction(0, 0), plan.Log
+		return plan.AlgSum.Reduction(0, 0), ops.Log
 	case OpLogSumExp:
 		return plan.LogSumExp, 0
 	}

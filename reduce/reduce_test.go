@@ -76,7 +76,7 @@ func TestAgainstOracle(t *testing.T) {
 		for op := range opCount {
 			for ci, c := range shapeCases {
 				for _, tp := range typePairs {
-					for _, post := range [][]plan.PostOp{nil, {{Kind: plan.Clamp, Alpha: -0.5, Beta: 100}}} {
+					for _, post := range [][]plan.PostOp{nil, {{Kind: ops.Clamp, Alpha: -0.5, Beta: 100}}} {
 						what := fmt.Sprintf("%v %v case %d %v:%v post %v", isa, op, ci, tp[0], tp[1], post)
 						checkCase(t, r, op, c, tp, post, what)
 					}
@@ -99,7 +99,7 @@ func TestPowAgainstOracle(t *testing.T) {
 				for ci, c := range shapeCases[:4] {
 					for _, tp := range typePairs {
 						what := fmt.Sprintf("%v %v Pow %v case %d %v:%v", isa, op, beta, ci, tp[0], tp[1])
-						checkCase(t, r, op, c, tp, []plan.PostOp{{Kind: plan.Pow, Beta: beta}}, what)
+						checkCase(t, r, op, c, tp, []plan.PostOp{{Kind: ops.Pow, Beta: beta}}, what)
 					}
 				}
 			}
@@ -241,9 +241,9 @@ func runTyped[S Src](op Op, src []S, ddt dtypes.DataType, dstLen int64, c shapeC
 // given.
 func problemOf(op Op, c shapeCase, tp [2]dtypes.DataType) *plan.Problem {
 	r := len(c.dims)
-	red, post := refReductions[op], plan.Kind(0)
+	red, post := refReductions[op], ops.Kind(0)
 	if op == OpLogSum {
-		post = plan.Log
+		post = ops.Log
 	}
 	p := &plan.Problem{Reduction: red, SrcDT: tp[0], DstDT: tp[1], Reduce: make([]bool, r)}
 	for _, a := range c.axes {

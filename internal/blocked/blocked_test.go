@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -136,10 +137,10 @@ func randomProblem(r *rand.Rand) problem {
 		stag: tags[r.IntN(len(tags))], dtag: tags[r.IntN(len(tags))],
 	}
 	if r.IntN(3) == 0 {
-		c.p.PostOps = append(c.p.PostOps, plan.PostOp{Kind: plan.ReLU})
+		c.p.PostOps = append(c.p.PostOps, plan.PostOp{Kind: ops.ReLU})
 	}
 	if r.IntN(3) == 0 {
-		c.p.PostOps = append(c.p.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32})
+		c.p.PostOps = append(c.p.PostOps, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32})
 	}
 	return c
 }

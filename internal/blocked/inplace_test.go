@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -43,7 +44,7 @@ func TestInPlaceOperand(t *testing.T) {
 					s[d] = dst.d.Outer[d]
 				}
 			}
-			p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: s}}
+			p.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: s}}
 			prev := jit.SetMaxISA(isa)
 			k, err := Compile(&p, src.d, dst.d)
 			jit.SetMaxISA(prev)
@@ -81,7 +82,7 @@ func TestAliasingRefused(t *testing.T) {
 	p := plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims, Reduce: []bool{false, false, true}}
 	src := newTensor(t, "abx", dims, dtypes.F32)
 	dst := newTensor(t, "aBx16b", dstDims(&p), dtypes.F32)
-	p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: []int64{dst.d.Outer[0], 1, 0}}}
+	p.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{dst.d.Outer[0], 1, 0}}}
 	k, err := Compile(&p, src.d, dst.d)
 	if err != nil {
 		t.Fatal(err)

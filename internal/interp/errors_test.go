@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -16,7 +17,7 @@ func problem2D(dt dtypes.DataType) *plan.Problem {
 	return &plan.Problem{
 		SrcDT: dtypes.F32, DstDT: dtypes.F32,
 		Dims: []int64{4, 6}, SrcStrides: []int64{6, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
-		PostOps: []plan.PostOp{{Kind: plan.Add, BinDT: dt, BinStrides: []int64{1, 0}}},
+		PostOps: []plan.PostOp{{Kind: ops.Add, BinDT: dt, BinStrides: []int64{1, 0}}},
 	}
 }
 

@@ -66,19 +66,19 @@ func randLayout(r *rand.Rand, dims []int64, pad bool) []int64 {
 
 // randEltwise returns a unary post-op with parameters in useful ranges.
 func randEltwise(r *rand.Rand) plan.PostOp {
-	op := plan.PostOp{Kind: plan.Abs + plan.Kind(r.IntN(int(plan.Tanh-plan.Abs+1)))}
+	op := plan.PostOp{Kind: ops.Abs + ops.Kind(r.IntN(int(ops.Tanh-ops.Abs+1)))}
 	switch op.Kind {
-	case plan.Clamp:
+	case ops.Clamp:
 		op.Alpha, op.Beta = -2*r.Float32(), 3*r.Float32()
-	case plan.Elu:
+	case ops.Elu:
 		op.Alpha = 2 * r.Float32()
-	case plan.HardSigmoid:
+	case ops.HardSigmoid:
 		op.Alpha, op.Beta = r.Float32(), r.Float32()
-	case plan.LeakyReLU:
+	case ops.LeakyReLU:
 		op.Alpha = 2*r.Float32() - 1
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		op.Beta = []float32{1, 2, 0.5, -1}[r.IntN(4)]
-	case plan.Pow:
+	case ops.Pow:
 		op.Beta = ops.PowBetas[r.IntN(len(ops.PowBetas))]
 	}
 	return op
@@ -148,7 +148,7 @@ func randProblem(r *rand.Rand, limit int64, withPostOps bool) *plan.Problem {
 		if nb < plan.MaxBinary && r.IntN(5) < 2 {
 			nb++
 			p.PostOps = append(p.PostOps, plan.PostOp{
-				Kind:       plan.Add + plan.Kind(r.IntN(int(plan.Subtract-plan.Add+1))),
+				Kind:       ops.Add + ops.Kind(r.IntN(int(ops.Subtract-ops.Add+1))),
 				BinDT:      floatTypes[r.IntN(3)],
 				BinStrides: randBinaryStrides(r, p.Dims, p.Reduce),
 			})

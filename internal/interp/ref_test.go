@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -99,9 +100,9 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 	}
 	var y float64
 	switch op.Kind {
-	case plan.Abs:
+	case ops.Abs:
 		y = math.Abs(x)
-	case plan.Clamp:
+	case ops.Clamp:
 		y = x
 		if y < a {
 			y = a
@@ -109,14 +110,14 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 		if y > b {
 			y = b
 		}
-	case plan.Elu:
+	case ops.Elu:
 		y = x
 		if x <= 0 {
 			y = a * math.Expm1(x)
 		}
-	case plan.Exp:
+	case ops.Exp:
 		y = math.Exp(x)
-	case plan.GELUErf:
+	case ops.GELUErf:
 		switch {
 		case math.IsInf(x, 1):
 			y = x
@@ -126,7 +127,7 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 			// Phi(x) = erfc(-x/sqrt2)/2 stays accurate in the left tail.
 			y = x * math.Erfc(-x/math.Sqrt2) / 2
 		}
-	case plan.GELUTanh:
+	case ops.GELUTanh:
 		switch {
 		case math.IsInf(x, 1):
 			y = x
@@ -140,9 +141,9 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 				y = x * e / (1 + e)
 			}
 		}
-	case plan.HardSigmoid:
+	case ops.HardSigmoid:
 		y = math.Max(0, math.Min(1, a*x+b))
-	case plan.HardSwish:
+	case ops.HardSwish:
 		switch {
 		case math.IsInf(x, -1):
 			y = 0
@@ -151,14 +152,14 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 		default:
 			y = x * math.Max(0, math.Min(1, x/6+0.5))
 		}
-	case plan.LeakyReLU:
+	case ops.LeakyReLU:
 		y = x
 		if x < 0 {
 			y = a * x
 		}
-	case plan.Log:
+	case ops.Log:
 		y = math.Log(x)
-	case plan.Mish:
+	case ops.Mish:
 		switch {
 		case math.IsInf(x, -1):
 			y = math.Copysign(0, -1)
@@ -167,25 +168,25 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 		default:
 			y = x * math.Tanh(math.Log1p(math.Exp(x)))
 		}
-	case plan.Pow:
+	case ops.Pow:
 		y = math.Pow(x, b)
-	case plan.Sigmoid:
+	case ops.Sigmoid:
 		y = 1 / (1 + math.Exp(-x))
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		if t := b * x; t > 40 {
 			y = x // log(1+e^t) = t to float64 precision
 		} else {
 			y = math.Log1p(math.Exp(t)) / b
 		}
-	case plan.ReLU:
+	case ops.ReLU:
 		y = math.Max(x, 0)
-	case plan.Round:
+	case ops.Round:
 		y = math.RoundToEven(x)
-	case plan.Sqrt:
+	case ops.Sqrt:
 		y = math.Sqrt(x)
-	case plan.Square:
+	case ops.Square:
 		y = x * x
-	case plan.Tanh:
+	case ops.Tanh:
 		y = math.Tanh(x)
 	default:
 		panic("refEltwise: kind " + op.Kind.String())
@@ -196,27 +197,27 @@ func refEltwise(op plan.PostOp, x float64) float64 {
 // refBinary applies a binary post-op to f32 values; float64 holds the
 // exact sum, difference and product of two f32 values, and a correctly
 // rounded quotient, so one more rounding gives the f32 result.
-func refBinary(k plan.Kind, a, b float64) float64 {
+func refBinary(k ops.Kind, a, b float64) float64 {
 	switch k {
-	case plan.Add:
+	case ops.Add:
 		return to32(a + b)
-	case plan.Subtract:
+	case ops.Subtract:
 		return to32(a - b)
-	case plan.Multiply:
+	case ops.Multiply:
 		return to32(a * b)
-	case plan.Divide:
+	case ops.Divide:
 		return to32(a / b)
-	case plan.Maximum, plan.Minimum:
+	case ops.Maximum, ops.Minimum:
 		if math.IsNaN(a) || math.IsNaN(b) {
 			return math.NaN()
 		}
 		if a == b { // +0 is the larger zero
-			if (k == plan.Maximum) != math.Signbit(a) {
+			if (k == ops.Maximum) != math.Signbit(a) {
 				return a
 			}
 			return b
 		}
-		if (a > b) == (k == plan.Maximum) {
+		if (a > b) == (k == ops.Maximum) {
 			return a
 		}
 		return b
@@ -226,10 +227,10 @@ func refBinary(k plan.Kind, a, b float64) float64 {
 
 // exactKinds are post-ops that are one correctly rounded f32 operation, so
 // the oracle and the interpreter must agree bit for bit through them.
-var exactKinds = map[plan.Kind]bool{
-	plan.Abs: true, plan.Clamp: true, plan.LeakyReLU: true, plan.ReLU: true, plan.Round: true,
-	plan.Sqrt: true, plan.Square: true,
-	plan.Add: true, plan.Multiply: true, plan.Maximum: true, plan.Minimum: true, plan.Divide: true, plan.Subtract: true,
+var exactKinds = map[ops.Kind]bool{
+	ops.Abs: true, ops.Clamp: true, ops.LeakyReLU: true, ops.ReLU: true, ops.Round: true,
+	ops.Sqrt: true, ops.Square: true,
+	ops.Add: true, ops.Multiply: true, ops.Maximum: true, ops.Minimum: true, ops.Divide: true, ops.Subtract: true,
 }
 
 // refOut is the oracle's value of one dst element.

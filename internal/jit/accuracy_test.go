@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -67,7 +68,7 @@ func TestSumsOfEqualTerms(t *testing.T) {
 			p := &plan.Problem{SrcDT: s.dt, DstDT: dtypes.F32, Dims: s.dims, SrcStrides: s.src, Reduce: s.red, DstStrides: ds}
 			var bins [][]byte
 			for range nbin {
-				p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: make([]int64, len(s.dims))})
+				p.PostOps = append(p.PostOps, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: make([]int64, len(s.dims))})
 				bins = append(bins, make([]byte, 4))
 			}
 			checkEqualTerms(t, fmt.Sprintf("%s, %d operands", s.name, nbin), p, bins, span, nOut, bound, caps)

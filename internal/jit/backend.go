@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/internal/isa/arm64"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -63,7 +64,7 @@ func coversOf(isa ISA) kernelshape.Covers {
 	case NEON:
 		return arm64.Covers
 	}
-	return kernelshape.Covers{Arch: "interp", PostOp: func(plan.Kind) bool { return false },
+	return kernelshape.Covers{Arch: "interp", PostOp: func(ops.Kind) bool { return false },
 		Reduction: func(plan.Reduction) bool { return false }, WholeRowLanes: 64}
 }
 

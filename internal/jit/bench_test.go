@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkCompileNew(b *testing.B) {
 	defer SetCacheCapacity(prevE, prevB)
 	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dtypes.BF16, DstDT: dtypes.BF16,
 		Dims: []int64{64, 1024}, SrcStrides: []int64{1024, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
-		PostOps: []plan.PostOp{{Kind: plan.ReLU}}})
+		PostOps: []plan.PostOp{{Kind: ops.ReLU}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func BenchmarkPostPass(b *testing.B) {
 					}
 					withThreads(b, th)
 					s := spec{dims: []int64{1024, 4096}, reduce: []bool{false, true}, sdt: dt, ddt: dt,
-						post: []plan.PostOp{{Kind: plan.GELUErf}}}
+						post: []plan.PostOp{{Kind: ops.GELUErf}}}
 					c := s.build(b, rand.New(rand.NewPCG(1, 1)))
 					k := c.compile(b)
 					if path == "jit" && !k.dec.postpass {
@@ -150,9 +151,9 @@ func BenchmarkLogPostOp(b *testing.B) {
 		s    spec
 	}{
 		{"sum", spec{dims: []int64{1024, 4096}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{{Kind: plan.Log}}}},
+			post: []plan.PostOp{{Kind: ops.Log}}}},
 		{"eltwise", spec{dims: []int64{1024, 1024}, reduce: []bool{false, false}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{{Kind: plan.Log}}}},
+			post: []plan.PostOp{{Kind: ops.Log}}}},
 	} {
 		for _, th := range threadCounts {
 			b.Run(fmt.Sprintf("%s/t%d", s.name, th), func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -262,7 +263,7 @@ func fallbackCase(t *testing.T, wantWhy string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(31, 32))
 	c := spec{dims: []int64{6, 40}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.F32,
-		post: []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, r)
+		post: []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}}}.build(t, r)
 	k := c.compile(t)
 	if k.Impl() != "interp" || !strings.Contains(k.Why(), wantWhy) {
 		t.Fatalf("Impl %q Why %q, want interp because of %q", k.Impl(), k.Why(), wantWhy)

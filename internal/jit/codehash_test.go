@@ -265,18 +265,18 @@ func drawCodeProblem(r *rand.Rand) *plan.Problem {
 	p.DstStrides = codeLayout(r, kept)
 	nbin := 0
 	for range r.IntN(4) {
-		k := plan.Kind(1 + r.IntN(int(plan.Subtract)))
+		k := ops.Kind(1 + r.IntN(int(ops.Subtract)))
 		op := plan.PostOp{Kind: k}
 		switch k {
-		case plan.Clamp:
+		case ops.Clamp:
 			op.Alpha, op.Beta = -0.5, 2
-		case plan.Elu, plan.LeakyReLU:
+		case ops.Elu, ops.LeakyReLU:
 			op.Alpha = 0.25
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			op.Alpha, op.Beta = 0.2, 0.5
-		case plan.SoftPlus:
+		case ops.SoftPlus:
 			op.Beta = 1
-		case plan.Pow:
+		case ops.Pow:
 			op.Beta = ops.PowBetas[r.IntN(len(ops.PowBetas))]
 		}
 		if k.IsBinary() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
@@ -17,19 +18,19 @@ import (
 // of every dst type. The problems reduce nothing, so the value reaching
 // Exp is the same on both sides and only the exp itself may differ.
 func TestExpInKernel(t *testing.T) {
-	checkInKernel(t, plan.Exp, -110, 95, 61)
+	checkInKernel(t, ops.Exp, -110, 95, 61)
 }
 
 // TestLogInKernel is TestExpInKernel for Log (vlog.MaxULP is
 // vexp.MaxULP, so vexp.Near holds its results too), over inputs of both
 // signs (negative ones give a NaN) and near 1.
 func TestLogInKernel(t *testing.T) {
-	checkInKernel(t, plan.Log, -1, 8, 65)
+	checkInKernel(t, ops.Log, -1, 8, 65)
 }
 
 // checkInKernel runs a post-op of kind alone on src values in [lo, hi]
 // drawn from seed (see TestExpInKernel).
-func checkInKernel(t *testing.T, kind plan.Kind, lo, hi float32, seed uint64) {
+func checkInKernel(t *testing.T, kind ops.Kind, lo, hi float32, seed uint64) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		withBudget(t, 4096)
 		r := rand.New(rand.NewPCG(seed, seed+1))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -122,7 +123,7 @@ func TestLogSumExpFromMemoryMarks(t *testing.T) {
 					sub, mem := d.plans[s.unit], d.hints[s.unit].FromMemory
 					switch {
 					case sub.Stage&plan.SkipTransform != 0 || sub.Reduction == plan.Copy:
-					case sub.SrcDT == dtypes.F32 && len(sub.PostOps) > 0 && sub.PostOps[0].Kind == plan.Log:
+					case sub.SrcDT == dtypes.F32 && len(sub.PostOps) > 0 && sub.PostOps[0].Kind == ops.Log:
 						sums++
 						if mem {
 							t.Errorf("%s: sums of Y %v marked FromMemory", isa, sub)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -213,42 +214,42 @@ func (c *tcase) run(t testing.TB) []byte {
 func refPost(op plan.PostOp, x, b float64) float64 {
 	alpha, beta := float64(op.Alpha), float64(op.Beta)
 	switch op.Kind {
-	case plan.Elu:
+	case ops.Elu:
 		if x > 0 {
 			return x
 		}
 		return alpha * (math.Exp(x) - 1)
-	case plan.Exp:
+	case ops.Exp:
 		return math.Exp(x)
-	case plan.GELUErf:
+	case ops.GELUErf:
 		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
-	case plan.GELUTanh:
+	case ops.GELUTanh:
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-	case plan.Log:
+	case ops.Log:
 		return math.Log(x)
-	case plan.Mish:
+	case ops.Mish:
 		return x * math.Tanh(math.Log(1+math.Exp(x)))
-	case plan.Sigmoid:
+	case ops.Sigmoid:
 		return 1 / (1 + math.Exp(-x))
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		return math.Log(1+math.Exp(beta*x)) / beta
-	case plan.Tanh:
+	case ops.Tanh:
 		return math.Tanh(x)
-	case plan.ReLU:
+	case ops.ReLU:
 		return math.Max(x, 0)
-	case plan.Abs:
+	case ops.Abs:
 		return math.Abs(x)
-	case plan.Square:
+	case ops.Square:
 		return x * x
-	case plan.Add:
+	case ops.Add:
 		return x + b
-	case plan.Subtract:
+	case ops.Subtract:
 		return x - b
-	case plan.Multiply:
+	case ops.Multiply:
 		return x * b
-	case plan.Maximum:
+	case ops.Maximum:
 		return math.Max(x, b)
-	case plan.Minimum:
+	case ops.Minimum:
 		return math.Min(x, b)
 	}
 	panic(fmt.Sprintf("test: no float64 reference for %v", op.Kind))

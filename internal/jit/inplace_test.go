@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -36,7 +37,7 @@ func inPlaceSpec(r *rand.Rand) (s spec, sumAt int) {
 		s.dpad = int64(1 + r.IntN(2))
 	}
 	s.post, s.binBcast = nil, nil
-	others := []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Sigmoid}, {Kind: plan.Multiply, BinDT: dtypes.F32}, {Kind: plan.Square}}
+	others := []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Sigmoid}, {Kind: ops.Multiply, BinDT: dtypes.F32}, {Kind: ops.Square}}
 	n := r.IntN(3)
 	pos := r.IntN(n + 1)
 	sumAt = -1
@@ -47,7 +48,7 @@ func inPlaceSpec(r *rand.Rand) (s spec, sumAt int) {
 		if i == pos {
 			// The sum's operand is read with the dst's type, or another
 			// type of the same size.
-			op = plan.PostOp{Kind: plan.Add, BinDT: s.ddt}
+			op = plan.PostOp{Kind: ops.Add, BinDT: s.ddt}
 			if r.IntN(2) == 0 {
 				op.BinDT = sameSize[s.ddt]
 			}
@@ -166,7 +167,7 @@ func TestInPlaceRefusals(t *testing.T) {
 		return s.build(t, r)
 	}
 	// A full operand of the dst's type: in place allowed.
-	c := mk(plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32})
+	c := mk(plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32})
 	k := c.compile(t)
 	if !k.InPlace(0) {
 		t.Fatal("a full f32 operand of an f32 dst is not in place")
@@ -196,9 +197,9 @@ func TestInPlaceRefusals(t *testing.T) {
 		s    spec
 	}{
 		{"broadcast operand", spec{dims: []int64{8, 32}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}}, binBcast: [][]bool{{true, false}}}},
+			post: []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}}, binBcast: [][]bool{{true, false}}}},
 		{"bf16 operand of an f32 dst", spec{dims: []int64{8, 32}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.BF16}}, binBcast: [][]bool{{false, false}}}},
+			post: []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.BF16}}, binBcast: [][]bool{{false, false}}}},
 	} {
 		c := tc.s.build(t, r)
 		k := c.compile(t)
@@ -224,7 +225,7 @@ func TestSixBinaries(t *testing.T) {
 		for _, dims := range [][]int64{{16, 300}, {300, 16}, {5, 7, 9}} {
 			s := spec{dims: dims, reduce: make([]bool, len(dims)), sdt: dtypes.F32, ddt: dtypes.F32, lo: -1, hi: 1}
 			s.reduce[1] = true
-			kinds := []plan.Kind{plan.Maximum, plan.Add, plan.Multiply, plan.Add, plan.Subtract, plan.Minimum}
+			kinds := []ops.Kind{ops.Maximum, ops.Add, ops.Multiply, ops.Add, ops.Subtract, ops.Minimum}
 			for i, k := range kinds {
 				s.post = append(s.post, plan.PostOp{Kind: k, BinDT: dtypes.F32})
 				bc := make([]bool, len(dims))
@@ -265,7 +266,7 @@ func TestSixBinaries(t *testing.T) {
 // amd64; the sums of the others are long enough to be cut. Every ISA
 // matches the reference, bit-identically at 1 and 2 threads.
 func TestSixBinariesDeep(t *testing.T) {
-	kinds := []plan.Kind{plan.Add, plan.Multiply, plan.Add, plan.Subtract, plan.Maximum, plan.Minimum}
+	kinds := []ops.Kind{ops.Add, ops.Multiply, ops.Add, ops.Subtract, ops.Maximum, ops.Minimum}
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(6, 7))
 		cases := []*tcase{blockedSixOperands(t, r, kinds)}
@@ -310,7 +311,7 @@ func TestSixBinariesDeep(t *testing.T) {
 // src in benchdnn's aBcde8b layout and dst in aBcde16b, followed by the
 // binary post-ops kinds of f32 operands broadcast per dim 0, per channel,
 // per dims 2, 3 and 0-1, and per tensor.
-func blockedSixOperands(t *testing.T, r *rand.Rand, kinds []plan.Kind) *tcase {
+func blockedSixOperands(t *testing.T, r *rand.Rand, kinds []ops.Kind) *tcase {
 	t.Helper()
 	// Dims: n, the channel's block of 16, its half of the block, d,
 	// the channel within the half, h, w.
@@ -366,7 +367,7 @@ func TestSumIsOnePass(t *testing.T) {
 				s.sdt = dtypes.F32
 			}
 			s.ddt = s.sdt
-			s.post = []plan.PostOp{{Kind: plan.Add, BinDT: s.ddt}, {Kind: plan.ReLU}}
+			s.post = []plan.PostOp{{Kind: ops.Add, BinDT: s.ddt}, {Kind: ops.ReLU}}
 			s.binBcast = [][]bool{make([]bool, len(s.dims))}
 			c := s.build(t, r)
 			withDstOperand(c, 0, r)
@@ -374,8 +375,8 @@ func TestSumIsOnePass(t *testing.T) {
 			if !k.InPlace(0) || len(k.dec.phases) != 1 || len(k.units) != 1 {
 				t.Fatalf("%v: in place %v, %d phases, %d kernels; want one phase of one kernel", s.dims, k.InPlace(0), len(k.dec.phases), len(k.units))
 			}
-			if ops := k.units[0].pl.PostOps; len(ops) != 2 || ops[0].Kind != plan.Add {
-				t.Fatalf("%v: the kernel's post-ops are %v, want the Add and the ReLU", s.dims, ops)
+			if post := k.units[0].pl.PostOps; len(post) != 2 || post[0].Kind != ops.Add {
+				t.Fatalf("%v: the kernel's post-ops are %v, want the Add and the ReLU", s.dims, post)
 			}
 			if EffectiveISA() != None && k.Impl() == "interp" {
 				t.Errorf("%v: runs on the interpreter: %s", s.dims, k.Why())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -55,7 +56,7 @@ func kindsThroughRuntime(t *testing.T, r *rand.Rand, pairs [][2]dtypes.DataType)
 	for _, red := range kindReductions {
 		for si, s := range shapes {
 			for _, dt := range pairs {
-				for _, post := range [][]plan.PostOp{nil, {{Kind: plan.Sigmoid}}} {
+				for _, post := range [][]plan.PostOp{nil, {{Kind: ops.Sigmoid}}} {
 					s.sdt, s.ddt, s.post = dt[0], dt[1], post
 					s.lo, s.hi = -1.5, 1.5
 					if red.Combine == plan.CombineMul {

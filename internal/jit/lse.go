@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -340,7 +341,7 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 	dc.d.scratch = append(dc.d.scratch, r.Outputs*4, yBytes)
 
 	mx.Reduction = plan.AlgMax.Reduction(0, 0)
-	mx.PostOps = []plan.PostOp{{Kind: plan.Clamp, Alpha: -math.MaxFloat32, Beta: math.MaxFloat32}}
+	mx.PostOps = []plan.PostOp{{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: math.MaxFloat32}}
 	if err := dc.addSplit(mx, srcBuf, mBuf, depth); err != nil {
 		return err
 	}
@@ -369,7 +370,7 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 		n = plan.MulSat(n, ys[i].l.Size)
 	}
 	y := &plan.Plan{Reduction: plan.Copy, SrcDT: r.SrcDT, DstDT: dtypes.F32,
-		PostOps: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}, {Kind: plan.Exp}}}
+		PostOps: []plan.PostOp{{Kind: ops.Subtract, BinDT: dtypes.F32}, {Kind: ops.Exp}}}
 	for i, e := range ys {
 		l := plan.Loop{Size: e.l.Size, SrcStride: e.l.SrcStride, DstStride: yStride[i], BinStrides: []int64{e.mStr}}
 		if i == len(ys)-1 {
@@ -391,7 +392,7 @@ func (dc *decomposer) lseShifted(r *plan.Plan, srcBuf, rBuf int, yBytes int64, d
 	// S: r's loops over Y, with M as its operand.
 	s := r.Clone()
 	s.Reduction, s.SrcDT = plan.AlgSum.Reduction(0, 0), dtypes.F32
-	s.PostOps = []plan.PostOp{{Kind: plan.Log}, {Kind: plan.Add, BinDT: dtypes.F32}}
+	s.PostOps = []plan.PostOp{{Kind: ops.Log}, {Kind: ops.Add, BinDT: dtypes.F32}}
 	k := 0
 	for i := range s.Outer {
 		s.Outer[i].SrcStride, s.Outer[i].BinStrides = yStride[k], []int64{dense[i]}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -27,7 +28,7 @@ func TestLogSumExpWithOperands(t *testing.T) {
 		{dims: []int64{4, 200, 33}, reduce: []bool{false, true, false}, binBcast: [][]bool{{false, false, false}, {true, false, false}}},
 	} {
 		s.sdt, s.ddt, s.lo, s.hi = dtypes.F32, dtypes.F32, -30, 60
-		s.post = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.ReLU}, {Kind: plan.Multiply, BinDT: dtypes.BF16}}
+		s.post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.ReLU}, {Kind: ops.Multiply, BinDT: dtypes.BF16}}
 		c := s.build(t, r)
 		c.p.Reduction = plan.LogSumExp
 		for _, isa := range testISAs() {
@@ -76,7 +77,7 @@ func TestLogSumExpChunks(t *testing.T) {
 	} {
 		s := tc.s
 		s.sdt, s.ddt, s.lo, s.hi = dtypes.F32, dtypes.F32, -30, 60
-		s.post = []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}, {Kind: plan.Multiply, BinDT: dtypes.BF16}}
+		s.post = []plan.PostOp{{Kind: ops.Subtract, BinDT: dtypes.F32}, {Kind: ops.Multiply, BinDT: dtypes.BF16}}
 		c := s.build(t, r)
 		c.p.Reduction = plan.LogSumExp
 		for _, isa := range testISAs() {
@@ -231,7 +232,7 @@ func TestLogSumExpShiftsWhereNeeded(t *testing.T) {
 	// without post-ops, straight into dst, here one with gaps.
 	specs := []spec{
 		{dims: []int64{12, cols}, reduce: []bool{false, true}, ddt: dtypes.F32, lo: -3, hi: 3,
-			binBcast: [][]bool{{false, true}}, post: []plan.PostOp{{Kind: plan.Subtract, BinDT: dtypes.F32}}},
+			binBcast: [][]bool{{false, true}}, post: []plan.PostOp{{Kind: ops.Subtract, BinDT: dtypes.F32}}},
 		{dims: []int64{12, cols}, reduce: []bool{false, true}, ddt: dtypes.F32, lo: -3, hi: 3, dpad: 2},
 	}
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())

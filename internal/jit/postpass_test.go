@@ -14,6 +14,7 @@ import (
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -23,7 +24,7 @@ import (
 // take away from the emitters (withoutTranscendental), so that plans with
 // them take the post-op pass: every kind has vector code now, GELUErf
 // last, but the pass remains for emitters that lack one.
-var transcendental = []plan.Kind{plan.GELUErf}
+var transcendental = []ops.Kind{ops.GELUErf}
 
 // withoutTranscendental makes the emitter, for the test, refuse every
 // plan with a transcendental post-op and declare that it does not cover
@@ -31,7 +32,7 @@ var transcendental = []plan.Kind{plan.GELUErf}
 // post-op pass then runs on the interpreter, its reduction on machine
 // code, and the other kinds stay in the kernels.
 func withoutTranscendental(t *testing.T) {
-	lacks := func(k plan.Kind) bool { return slices.Contains(transcendental, k) }
+	lacks := func(k ops.Kind) bool { return slices.Contains(transcendental, k) }
 	withEmitter(t, func(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 		for _, op := range pl.PostOps {
 			if lacks(op.Kind) {
@@ -43,14 +44,14 @@ func withoutTranscendental(t *testing.T) {
 	withCoverage(t, func(isa ISA) kernelshape.Covers {
 		c := coversOf(isa)
 		has := c.PostOp
-		c.PostOp = func(k plan.Kind) bool { return !lacks(k) && has(k) }
+		c.PostOp = func(k ops.Kind) bool { return !lacks(k) && has(k) }
 		return c
 	})
 }
 
 // inKernel lists the transcendental post-op kinds the emitters apply in
 // the reduction's own kernel, from package vfn's programs.
-var inKernel = []plan.Kind{plan.Elu, plan.GELUTanh, plan.Mish, plan.Sigmoid, plan.SoftPlus, plan.Tanh}
+var inKernel = []ops.Kind{ops.Elu, ops.GELUTanh, ops.Mish, ops.Sigmoid, ops.SoftPlus, ops.Tanh}
 
 // forEachJITISA runs f under every JIT ISA this machine has (the cap set
 // to it); the post-op pass exists only where there is machine code.
@@ -70,11 +71,11 @@ func forEachJITISA(t *testing.T, f func(t *testing.T, isa ISA)) {
 
 // postOp returns a unary post-op of kind k with the parameters the tests
 // use (Elu's alpha, SoftPlus's beta).
-func postOp(k plan.Kind) plan.PostOp {
+func postOp(k ops.Kind) plan.PostOp {
 	switch k {
-	case plan.Elu:
+	case ops.Elu:
 		return plan.PostOp{Kind: k, Alpha: 0.7}
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		return plan.PostOp{Kind: k, Beta: 1.5}
 	}
 	return plan.PostOp{Kind: k}
@@ -110,33 +111,33 @@ func postPassCases() []postPassCase {
 	}
 	return append(cs,
 		postPassCase{"many outputs", spec{dims: []int64{3, 24000, 4}, reduce: []bool{false, false, true}, sdt: bf16, ddt: bf16,
-			lo: -1, hi: 1, post: []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f32}},
+			lo: -1, hi: 1, post: []plan.PostOp{postOp(ops.GELUErf), {Kind: ops.Add, BinDT: f32}},
 			binBcast: [][]bool{{true, false, false}}}, "blocks", true},
 		postPassCase{"mixed row", spec{dims: []int64{20, 513}, reduce: []bool{false, true}, sdt: bf16, ddt: bf16,
-			post: []plan.PostOp{{Kind: plan.Square}, postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16},
-				postOp(plan.Sigmoid), {Kind: plan.Multiply, BinDT: f32}},
+			post: []plan.PostOp{{Kind: ops.Square}, postOp(ops.GELUErf), {Kind: ops.Add, BinDT: f16},
+				postOp(ops.Sigmoid), {Kind: ops.Multiply, BinDT: f32}},
 			binBcast: [][]bool{{true, true}, {false, false}}}, "blocks", false},
 		postPassCase{"mixed nhwc strided dst", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false},
 			sdt: f16, ddt: f16, lo: -1, hi: 1, dorder: []int{3, 1, 2, 0}, dpad: 3,
-			post:     []plan.PostOp{postOp(plan.Mish), {Kind: plan.Maximum, BinDT: bf16}, postOp(plan.GELUErf), {Kind: plan.Abs}},
+			post:     []plan.PostOp{postOp(ops.Mish), {Kind: ops.Maximum, BinDT: bf16}, postOp(ops.GELUErf), {Kind: ops.Abs}},
 			binBcast: [][]bool{{true, false, false, false}}}, "tiles", false},
 		postPassCase{"permuted src and dst", spec{dims: []int64{9, 40, 11}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32,
 			order: []int{2, 0, 1}, pad: 1, dorder: []int{2, 0, 1}, dpad: 2,
-			post:     []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Subtract, BinDT: f32}, {Kind: plan.ReLU}},
+			post:     []plan.PostOp{postOp(ops.GELUErf), {Kind: ops.Subtract, BinDT: f32}, {Kind: ops.ReLU}},
 			binBcast: [][]bool{{false, false, true}}}, "blocks", false},
 		postPassCase{"scalar output", spec{dims: []int64{400}, reduce: []bool{true}, sdt: f32, ddt: f16,
-			post: []plan.PostOp{postOp(plan.GELUErf), postOp(plan.Sigmoid), postOp(plan.Log)}}, "single", false},
+			post: []plan.PostOp{postOp(ops.GELUErf), postOp(ops.Sigmoid), postOp(ops.Log)}}, "single", false},
 		postPassCase{"empty reduction", spec{dims: []int64{5, 0}, reduce: []bool{false, true}, sdt: bf16, ddt: bf16,
-			post: []plan.PostOp{postOp(plan.GELUErf)}}, "single", false},
+			post: []plan.PostOp{postOp(ops.GELUErf)}}, "single", false},
 		postPassCase{"tiles column", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32, lo: -1, hi: 1,
-			post: []plan.PostOp{postOp(plan.Tanh), postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles", false},
+			post: []plan.PostOp{postOp(ops.Tanh), postOp(ops.GELUErf), {Kind: ops.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles", false},
 		postPassCase{"2stage full", spec{dims: []int64{50000}, reduce: []bool{true}, sdt: f32, ddt: bf16, lo: -1, hi: 1,
-			post: []plan.PostOp{postOp(plan.GELUErf)}}, "2stage", false},
+			post: []plan.PostOp{postOp(ops.GELUErf)}}, "2stage", false},
 		postPassCase{"2stage rows", spec{dims: []int64{3, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32, lo: -1, hi: 1,
-			post:     []plan.PostOp{{Kind: plan.Multiply, BinDT: bf16}, postOp(plan.Elu), postOp(plan.GELUErf), postOp(plan.SoftPlus)},
+			post:     []plan.PostOp{{Kind: ops.Multiply, BinDT: bf16}, postOp(ops.Elu), postOp(ops.GELUErf), postOp(ops.SoftPlus)},
 			binBcast: [][]bool{{false, true}}}, "2stage", false},
 		postPassCase{"2stage inner", spec{dims: []int64{3000, 70}, reduce: []bool{true, false}, sdt: f16, ddt: f16,
-			post:     []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: f16}},
+			post:     []plan.PostOp{postOp(ops.GELUErf), {Kind: ops.Add, BinDT: f16}},
 			binBcast: [][]bool{{false, false}}}, "2stage", false},
 	)
 }
@@ -195,7 +196,7 @@ func TestPostOpsInKernel(t *testing.T) {
 				s := spec{dims: []int64{37, 300}, reduce: []bool{false, true}, sdt: dt[0], ddt: kerneltest.OutputDT(dt[1]),
 					lo: -3, hi: 3, post: []plan.PostOp{postOp(k)}}
 				if (i+j)%2 == 1 {
-					s.post = []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32}, postOp(k)}
+					s.post = []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32}, postOp(k)}
 					s.binBcast = [][]bool{{false, true}}
 				}
 				c := s.build(t, r)
@@ -288,7 +289,7 @@ func refuseWithPostOps(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, e
 // the declaration refuseWithPostOps goes with.
 func coverNoPostOps(isa ISA) kernelshape.Covers {
 	c := coversOf(isa)
-	c.PostOp = func(plan.Kind) bool { return false }
+	c.PostOp = func(ops.Kind) bool { return false }
 	return c
 }
 
@@ -299,10 +300,10 @@ func TestPostPassRule(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		r := rand.New(rand.NewPCG(53, 54))
 		inKernel := spec{dims: []int64{30, 70}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.BF16,
-			post:     []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Add, BinDT: dtypes.F32}},
+			post:     []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Add, BinDT: dtypes.F32}},
 			binBcast: [][]bool{{false, false}}}.build(t, r)
 		gelu := spec{dims: []int64{30, 70}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{postOp(plan.GELUErf)}}.build(t, r)
+			post: []plan.PostOp{postOp(ops.GELUErf)}}.build(t, r)
 
 		t.Run("covered post-ops", func(t *testing.T) {
 			freshCache(t)
@@ -360,7 +361,7 @@ func TestPostPassScratchBound(t *testing.T) {
 				Reduced:  []plan.Loop{{Size: 2, SrcStride: 1}},
 				Inner:    plan.Loop{Size: inner, DstStride: 1},
 				HasInner: true,
-				PostOps:  []plan.PostOp{postOp(plan.GELUErf)}, N: 2, Outputs: outer * inner, Div: 2}
+				PostOps:  []plan.PostOp{postOp(ops.GELUErf)}, N: 2, Outputs: outer * inner, Div: 2}
 		}
 		for _, tc := range []struct {
 			outer, inner int64
@@ -411,7 +412,7 @@ func TestPostPassVerbose(t *testing.T) {
 		}()
 		withBudget(t, 4096)
 		c := spec{dims: []int64{40, 300}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-			post: []plan.PostOp{postOp(plan.GELUErf)}}.build(t, rand.New(rand.NewPCG(55, 56)))
+			post: []plan.PostOp{postOp(ops.GELUErf)}}.build(t, rand.New(rand.NewPCG(55, 56)))
 		c.compile(t)
 		line := buf.String()
 		for _, want := range []string{",jit:" + isa.String() + ",", "split:blocks+postpass ",
@@ -430,7 +431,7 @@ func TestPostPassErrorsNameTheValue(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		withoutTranscendental(t)
 		c := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.BF16,
-			post: []plan.PostOp{postOp(plan.GELUErf), {Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
+			post: []plan.PostOp{postOp(ops.GELUErf), {Kind: ops.Add, BinDT: dtypes.F32}}}.build(t, rand.New(rand.NewPCG(57, 58)))
 		k := c.compile(t)
 		if !k.dec.postpass {
 			t.Fatalf("%s: want the post-op pass", k.schedule())

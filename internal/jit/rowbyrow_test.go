@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -127,7 +128,7 @@ func TestRowByRowRuns(t *testing.T) {
 	specs := []spec{
 		{dims: []int64{3, 900, 700}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
 		{dims: []int64{2, 1000, 4096}, reduce: []bool{false, true, false}, sdt: f16, ddt: f32t,
-			post: []plan.PostOp{{Kind: plan.ReLU}}},
+			post: []plan.PostOp{{Kind: ops.ReLU}}},
 		{dims: []int64{1030, 257}, reduce: []bool{true, false}, sdt: f32t, ddt: f16, lo: -1, hi: 1},
 		{dims: []int64{2, 600, 3, 999}, reduce: []bool{false, true, false, false}, sdt: bf16, ddt: f32t,
 			order: []int{0, 2, 1, 3}},
@@ -180,7 +181,7 @@ var rowByRowKinds = func() []plan.Reduction {
 // exercising it.
 func TestRowByRowRandom(t *testing.T) {
 	withSizeBound(t, &rowByRowMinBytes, 0)
-	kinds := []plan.Kind{plan.ReLU, plan.Abs, plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Subtract}
+	kinds := []ops.Kind{ops.ReLU, ops.Abs, ops.Square, ops.Add, ops.Multiply, ops.Maximum, ops.Subtract}
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(31, 32))
 		const cases = 16
@@ -315,10 +316,10 @@ func TestLogSumExpRowByRow(t *testing.T) {
 		for i, s := range []spec{
 			{dims: []int64{2, 300, 700}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32},
 			{dims: []int64{3, 260, 701}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16, pad: 3,
-				post: []plan.PostOp{{Kind: plan.ReLU}}},
+				post: []plan.PostOp{{Kind: ops.ReLU}}},
 			{dims: []int64{2, 400, 1000}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32}, // with overflows: shifted
 			{dims: []int64{2, 300, 1500}, reduce: []bool{false, true, false}, sdt: dtypes.F16, ddt: f32,
-				post: []plan.PostOp{{Kind: plan.Add, BinDT: f32}}, binBcast: [][]bool{{true, true, false}}},
+				post: []plan.PostOp{{Kind: ops.Add, BinDT: f32}}, binBcast: [][]bool{{true, true, false}}},
 		} {
 			if s.lo == 0 && s.hi == 0 {
 				s.lo, s.hi = -3, 3

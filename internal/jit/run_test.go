@@ -16,6 +16,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -47,7 +48,7 @@ func randomSpec(r *rand.Rand) spec {
 	if r.IntN(2) == 0 {
 		s.lo, s.hi = -1, 1
 	}
-	kinds := []plan.Kind{plan.ReLU, plan.Abs, plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Subtract}
+	kinds := []ops.Kind{ops.ReLU, ops.Abs, ops.Square, ops.Add, ops.Multiply, ops.Maximum, ops.Minimum, ops.Subtract}
 	for range r.IntN(3) {
 		k := kinds[r.IntN(len(kinds))]
 		op := plan.PostOp{Kind: k}
@@ -121,12 +122,12 @@ func bigShapes() []struct {
 		{"blocks outer peeled [3,50,40,30] r3", spec{dims: []int64{3, 50, 40, 30}, reduce: []bool{false, false, false, true}, sdt: bf16, ddt: bf16,
 			order: []int{0, 1, 2, 3}, pad: 1}, "blocks"},
 		{"tiles [64,4099] r0", spec{dims: []int64{64, 4099}, reduce: []bool{true, false}, sdt: f32, ddt: f32,
-			post: []plan.PostOp{{Kind: plan.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles"},
+			post: []plan.PostOp{{Kind: ops.Add, BinDT: f16}}, binBcast: [][]bool{{false, false}}}, "tiles"},
 		{"tiles nhwc [4,7,7,300] r12", spec{dims: []int64{4, 7, 7, 300}, reduce: []bool{false, true, true, false}, sdt: f16, ddt: f32}, "tiles"},
 		{"2stage whole rows nhwc [4,8,16,48] r12", spec{dims: []int64{4, 8, 16, 48}, reduce: []bool{false, true, true, false}, sdt: bf16, ddt: bf16}, "2stage"},
 		{"2stage full [100003]", spec{dims: []int64{100003}, reduce: []bool{true}, sdt: f32, ddt: f32, lo: -1, hi: 1}, "2stage"},
 		{"2stage rows [6,20000] r1", spec{dims: []int64{6, 20000}, reduce: []bool{false, true}, sdt: bf16, ddt: f32,
-			post: []plan.PostOp{{Kind: plan.Multiply, BinDT: f32}, {Kind: plan.ReLU}}, binBcast: [][]bool{{true, false}}}, "2stage"},
+			post: []plan.PostOp{{Kind: ops.Multiply, BinDT: f32}, {Kind: ops.ReLU}}, binBcast: [][]bool{{true, false}}}, "2stage"},
 		{"2stage inner [5000,100] r0", spec{dims: []int64{5000, 100}, reduce: []bool{true, false}, sdt: f32, ddt: f32}, "2stage"},
 		{"2stage split reduced [3,40,30,70] r123", spec{dims: []int64{3, 40, 30, 70}, reduce: []bool{false, true, true, true}, sdt: f16, ddt: f16,
 			order: []int{0, 2, 1, 3}, pad: 2}, "2stage"},
@@ -403,7 +404,7 @@ func TestCallBudget(t *testing.T) {
 func TestRunChecksBuffers(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	c := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.BF16, ddt: dtypes.F32,
-		post: []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}}}.build(t, r)
+		post: []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}}}.build(t, r)
 	k := c.compile(t)
 	dst := c.newDst()
 	cases := []struct {
@@ -648,7 +649,7 @@ func checkAtSmallBudgets(t *testing.T, c *tcase, what string) {
 func TestPostOpPassAtSmallBudgets(t *testing.T) {
 	withoutTranscendental(t)
 	c := spec{dims: []int64{50, 3}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
-		post: []plan.PostOp{{Kind: plan.GELUErf}}}.build(t, rand.New(rand.NewPCG(3, 4)))
+		post: []plan.PostOp{{Kind: ops.GELUErf}}}.build(t, rand.New(rand.NewPCG(3, 4)))
 	c.p.Reduction = plan.AlgSum.Reduction(0, 0)
 	checkAtSmallBudgets(t, c, "post-op pass")
 }

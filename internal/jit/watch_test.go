@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -67,7 +68,7 @@ func testFromMemorySpecials(t *testing.T, rowByRow bool) {
 		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
 			s := spec{dims: sh.dims, reduce: sh.reduce, sdt: dtypes.F32, ddt: floatTypes[si%3]}
 			if si%4 == 1 {
-				s.post = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.ReLU}}
+				s.post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.ReLU}}
 			}
 			c := s.build(t, r)
 			c.p.Reduction = alg.Reduction(0, 0)

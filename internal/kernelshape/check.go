@@ -2,6 +2,7 @@ package kernelshape
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -13,7 +14,7 @@ import (
 // runtime.
 type Covers struct {
 	Arch      string                    // prefixes error messages ("amd64")
-	PostOp    func(plan.Kind) bool      // post-op kinds it emits
+	PostOp    func(ops.Kind) bool       // post-op kinds it emits
 	Reduction func(plan.Reduction) bool // reductions (with their parameters) it emits
 	MaxDepth  int                       // Outer and Reduced loops it nests (each)
 	// WholeRowLanes is the widest contiguous Inner row the column
@@ -135,11 +136,11 @@ func VectorReduction(r plan.Reduction) bool {
 // VectorPostOp reports whether post-op kind k has vector code on every
 // emitter: the kinds each lowers with its own instructions, and those
 // with a package vfn program, which each lowers from the one program.
-func VectorPostOp(k plan.Kind) bool {
+func VectorPostOp(k ops.Kind) bool {
 	switch k {
-	case plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU,
-		plan.Round, plan.Sqrt, plan.Square, plan.Exp, plan.Log, plan.Pow,
-		plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract:
+	case ops.Abs, ops.Clamp, ops.HardSigmoid, ops.HardSwish, ops.LeakyReLU, ops.ReLU,
+		ops.Round, ops.Sqrt, ops.Square, ops.Exp, ops.Log, ops.Pow,
+		ops.Add, ops.Multiply, ops.Maximum, ops.Minimum, ops.Divide, ops.Subtract:
 		return true
 	}
 	return vfn.Has(k)

@@ -1,6 +1,9 @@
 package kernelshape
 
-import "github.com/gdnn/gdnn/internal/plan"
+import (
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
 
 // Finisher is what an instruction set supplies to Epilogue: vector
 // registers by number, temporaries in stack order, and the operations
@@ -28,7 +31,7 @@ type Finisher interface {
 	LoadOperand(i, r int, off int64, n int)
 	// Binary sets r = r OP t for binary post-op k, as plan.Binary does;
 	// t is clobbered.
-	Binary(k plan.Kind, r, t int)
+	Binary(k ops.Kind, r, t int)
 	// StoreDst writes n lanes of r (Bcast: one output) to dst, off bytes
 	// past its pointer, converted to dst's type; r is left unchanged.
 	StoreDst(r int, off int64, n int)

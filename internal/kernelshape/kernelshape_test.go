@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -143,9 +144,9 @@ func TestChunks(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	meanOnly := func(r plan.Reduction) bool { return r.IsMean() }
-	all := Covers{Arch: "x", PostOp: func(plan.Kind) bool { return true }, Reduction: meanOnly, MaxDepth: 1}
+	all := Covers{Arch: "x", PostOp: func(ops.Kind) bool { return true }, Reduction: meanOnly, MaxDepth: 1}
 	none := all
-	none.PostOp = func(plan.Kind) bool { return false }
+	none.PostOp = func(ops.Kind) bool { return false }
 	ok := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32, Reduced: []plan.Loop{{Size: 2, SrcStride: 1}}, N: 2, Outputs: 1, Div: 2}
 	if err := Check(ok, all); err != nil {
 		t.Errorf("valid plan: %v", err)
@@ -154,7 +155,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("invalid plan: got %v, want Validate's error", err)
 	}
 	relu := *ok
-	relu.PostOps = []plan.PostOp{{Kind: plan.ReLU}}
+	relu.PostOps = []plan.PostOp{{Kind: ops.ReLU}}
 	err := Check(&relu, none)
 	if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "x: post-op 0 (ReLU) has no JIT code") {
 		t.Errorf("unsupported post-op: got %v", err)
@@ -209,7 +210,7 @@ func TestCheck(t *testing.T) {
 	// of a sum of 20 take 6 general registers.
 	regs := *ok
 	regs.Reduction = plan.AlgSum.Reduction(0, 0)
-	regs.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.Add, BinDT: dtypes.F32}}
+	regs.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.Add, BinDT: dtypes.F32}}
 	regs.Outer = []plan.Loop{{Size: 2, SrcStride: 40, DstStride: 2, BinStrides: []int64{0, 2}}}
 	regs.Inner, regs.HasInner = plan.Loop{Size: 2, SrcStride: 1, DstStride: 1, BinStrides: []int64{0, 1}}, true
 	regs.Reduced = []plan.Loop{{Size: 20, SrcStride: 2, BinStrides: []int64{0, 0}}}
@@ -246,7 +247,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, bdt := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32} {
 		q := *ok
-		q.PostOps = []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Add, BinDT: dtypes.F32}, {Kind: plan.Multiply, BinDT: bdt}}
+		q.PostOps = []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.Multiply, BinDT: bdt}}
 		q.Outer = []plan.Loop{{Size: 1, DstStride: 1, BinStrides: []int64{1, 1}}}
 		err = Check(&q, all) // nil Operands: floats only
 		want := fmt.Sprintf("x: post-op 2 (Multiply) reads a %v operand, which has no JIT code", bdt)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 )
@@ -34,7 +35,7 @@ func (f *finisher) Eltwise(op plan.PostOp, r int) {
 func (f *finisher) LoadOperand(i, r int, off int64, n int) {
 	f.add("v%d = bin%d+%d x%d", r, i, off, n)
 }
-func (f *finisher) Binary(k plan.Kind, r, t int)     { f.add("v%d %v= v%d", r, k, t) }
+func (f *finisher) Binary(k ops.Kind, r, t int)      { f.add("v%d %v= v%d", r, k, t) }
 func (f *finisher) StoreDst(r int, off int64, n int) { f.add("dst+%d = v%d x%d", off, r, n) }
 func (f *finisher) SingleLanes() int                 { return f.one }
 func (f *finisher) Operands() Operands               { return f.ops }
@@ -45,7 +46,7 @@ type guarded struct{ *finisher }
 func (g guarded) GuardFinalize(r int) { g.add("guard v%d", r) }
 
 func TestEpilogue(t *testing.T) {
-	ops := Operands{PostOps: []plan.PostOp{{Kind: plan.ReLU}, {Kind: plan.Add}, {Kind: plan.Multiply}},
+	ops := Operands{PostOps: []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Add}, {Kind: ops.Multiply}},
 		DstSize: 4, BinSizes: []int64{4, 2}}
 	s := Steps{Dst: 4, Bin: [plan.MaxBinary]int64{4, 0}}
 	cases := []struct {

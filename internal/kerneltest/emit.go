@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -31,7 +32,7 @@ func DeepPlan(nOuter, nRed int) *plan.Plan {
 		dstStride *= 3
 	}
 	for i := 0; i < nb; i++ {
-		pl.PostOps = append(pl.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32})
+		pl.PostOps = append(pl.PostOps, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32})
 	}
 	pl.N = 1 << nRed
 	pl.Div = pl.N

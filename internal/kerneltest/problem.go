@@ -4,6 +4,7 @@ import (
 	"math/rand"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -20,7 +21,7 @@ type ProblemDraw struct {
 	SrcStrides, DstStrides func(r *rand.Rand, dims []int64) []int64
 	// Kinds are the post-op kinds drawn from, Params draws op's
 	// parameters by its kind.
-	Kinds  []plan.Kind
+	Kinds  []ops.Kind
 	Params func(r *rand.Rand, op *plan.PostOp)
 	// Layout lays out a binary operand's dims (OperandStrides).
 	Layout func(r *rand.Rand, dims []int64) []int64

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // L is a compact loop for the tables: size, src stride, dst stride.
@@ -121,9 +122,9 @@ func TestCanonicalizeBinaryStrides(t *testing.T) {
 	// and a full-broadcast Multiply (operand NxCx1x1 dense).
 	p := plain([]int64{2, 3, 4, 5}, 2, 3)
 	p.PostOps = []PostOp{
-		{Kind: ReLU},
-		{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, 0, 0}},
-		{Kind: Multiply, BinDT: dtypes.BF16, BinStrides: []int64{3, 1, 0, 0}},
+		{Kind: ops.ReLU},
+		{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, 0, 0}},
+		{Kind: ops.Multiply, BinDT: dtypes.BF16, BinStrides: []int64{3, 1, 0, 0}},
 	}
 	pl, err := Canonicalize(p)
 	if err != nil {
@@ -220,15 +221,15 @@ func TestKeys(t *testing.T) {
 		p.PostOps = []PostOp{op}
 		return p
 	}
-	different["relu"] = withOp(PostOp{Kind: ReLU})
-	different["clamp 0 6"] = withOp(PostOp{Kind: Clamp, Alpha: 0, Beta: 6})
-	different["clamp 0 5"] = withOp(PostOp{Kind: Clamp, Alpha: 0, Beta: 5})
-	different["clamp -0 6"] = withOp(PostOp{Kind: Clamp, Alpha: float32(negZero()), Beta: 6})
-	different["gelu erf"] = withOp(PostOp{Kind: GELUErf})
-	different["gelu tanh"] = withOp(PostOp{Kind: GELUTanh})
-	different["add f32 scalar"] = withOp(PostOp{Kind: Add, BinDT: dtypes.F32, BinStrides: make([]int64, 4)})
-	different["add bf16 scalar"] = withOp(PostOp{Kind: Add, BinDT: dtypes.BF16, BinStrides: make([]int64, 4)})
-	different["add f32 channel"] = withOp(PostOp{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, 0, 0}})
+	different["relu"] = withOp(PostOp{Kind: ops.ReLU})
+	different["clamp 0 6"] = withOp(PostOp{Kind: ops.Clamp, Alpha: 0, Beta: 6})
+	different["clamp 0 5"] = withOp(PostOp{Kind: ops.Clamp, Alpha: 0, Beta: 5})
+	different["clamp -0 6"] = withOp(PostOp{Kind: ops.Clamp, Alpha: float32(negZero()), Beta: 6})
+	different["gelu erf"] = withOp(PostOp{Kind: ops.GELUErf})
+	different["gelu tanh"] = withOp(PostOp{Kind: ops.GELUTanh})
+	different["add f32 scalar"] = withOp(PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: make([]int64, 4)})
+	different["add bf16 scalar"] = withOp(PostOp{Kind: ops.Add, BinDT: dtypes.BF16, BinStrides: make([]int64, 4)})
+	different["add f32 channel"] = withOp(PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, 0, 0}})
 	seen := map[string]string{k0: "base"}
 	for name, p := range different {
 		k := key(p)
@@ -238,7 +239,7 @@ func TestKeys(t *testing.T) {
 		seen[k] = name
 	}
 	// Parameters a post-op ignores do not split keys.
-	if key(withOp(PostOp{Kind: ReLU, Alpha: 3})) != key(withOp(PostOp{Kind: ReLU})) {
+	if key(withOp(PostOp{Kind: ops.ReLU, Alpha: 3})) != key(withOp(PostOp{Kind: ops.ReLU})) {
 		t.Error("ReLU alpha changes the key though ReLU ignores it")
 	}
 	// Div is part of the key: the runtime edits it for partial sums.
@@ -254,7 +255,7 @@ func negZero() float64 { z := 0.0; return -z }
 
 func TestClone(t *testing.T) {
 	p := plain([]int64{2, 3, 4, 5}, 1)
-	p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 0, 5, 1}}}
+	p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, 0, 5, 1}}}
 	pl, err := Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +269,7 @@ func TestClone(t *testing.T) {
 	c.Outer[0].BinStrides[0] = 99
 	c.Reduced[0].SrcStride = 7
 	c.Inner.BinStrides[0] = 42
-	c.PostOps[0].Kind = Subtract
+	c.PostOps[0].Kind = ops.Subtract
 	c.Div = 3
 	if pl.Key() != key {
 		t.Errorf("editing the clone changed the original: %v", pl)
@@ -280,7 +281,7 @@ func TestClone(t *testing.T) {
 
 func TestString(t *testing.T) {
 	p := plain([]int64{72, 240}, 1)
-	p.PostOps = []PostOp{{Kind: ReLU}, {Kind: Clamp, Alpha: 0, Beta: 6}}
+	p.PostOps = []PostOp{{Kind: ops.ReLU}, {Kind: ops.Clamp, Alpha: 0, Beta: 6}}
 	pl, err := Canonicalize(p)
 	if err != nil {
 		t.Fatal(err)

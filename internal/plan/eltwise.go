@@ -2,6 +2,8 @@ package plan
 
 import (
 	"math"
+
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // Post-op arithmetic shared by every backend: the interpreter calls these
@@ -22,15 +24,15 @@ import (
 // with beta 0 divides by zero (±Inf or NaN) and Clamp with alpha > beta
 // gives beta; the graph and reduce APIs refuse both before a plan is made.
 // For a binary or unknown k it returns NaN.
-func Eltwise(k Kind, alpha, beta, x float32) float32 {
+func Eltwise(k ops.Kind, alpha, beta, x float32) float32 {
 	if x != x {
 		return x
 	}
 	d := float64(x)
 	switch k {
-	case Abs:
+	case ops.Abs:
 		return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
-	case Clamp:
+	case ops.Clamp:
 		// Compare-and-replace rather than math.Min/Max so that a NaN x
 		// (handled above) and the alpha > beta case behave as oneDNN's
 		// clip: max with alpha first, then min with beta.
@@ -41,21 +43,21 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 			x = beta
 		}
 		return x
-	case Elu:
+	case ops.Elu:
 		if x > 0 {
 			return x
 		}
 		return float32(float64(alpha) * math.Expm1(d))
-	case Exp:
+	case ops.Exp:
 		return float32(math.Exp(d))
-	case GELUErf:
+	case ops.GELUErf:
 		if math.IsInf(d, 0) {
 			return geluInf(x)
 		}
 		// 1+erf(z) = erfc(-z) keeps full precision in the left tail
 		// where 1+erf cancels.
 		return float32(0.5 * d * math.Erfc(-d/math.Sqrt2))
-	case GELUTanh:
+	case ops.GELUTanh:
 		if math.IsInf(d, 0) {
 			return geluInf(x)
 		}
@@ -65,12 +67,12 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 		// GOARCH rounds alike.
 		u := math.Sqrt(2/math.Pi) * (d + float64(0.044715*d*d*d))
 		return float32(d / (1 + math.Exp(-2*u)))
-	case HardSigmoid:
+	case ops.HardSigmoid:
 		// alpha*x is exact in float64 (two 24-bit significands), so a
 		// fused multiply-add gives the same result as separate steps.
 		v := float64(alpha)*d + float64(beta)
 		return float32(clamp01(v))
-	case HardSwish:
+	case ops.HardSwish:
 		// oneDNN Graph's x * min(max(x+3, 0), 6) / 6: where the factor
 		// is 0, x <= -3, and x * 0 is -0 (the limit at -Inf too).
 		v := d/6 + 0.5
@@ -81,43 +83,43 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 			return x
 		}
 		return float32(d * v)
-	case LeakyReLU:
+	case ops.LeakyReLU:
 		if x >= 0 {
 			return x
 		}
 		return float32(float64(alpha) * d)
-	case Log:
+	case ops.Log:
 		return float32(math.Log(d))
-	case Pow:
+	case ops.Pow:
 		return pow(beta, d)
-	case Mish:
+	case ops.Mish:
 		if math.IsInf(d, -1) {
 			return float32(math.Copysign(0, -1))
 		}
 		return float32(d * math.Tanh(softplus(d)))
-	case Sigmoid:
+	case ops.Sigmoid:
 		if d >= 0 {
 			return float32(1 / (1 + math.Exp(-d)))
 		}
 		e := math.Exp(d)
 		return float32(e / (1 + e))
-	case SoftPlus:
+	case ops.SoftPlus:
 		b := float64(beta)
 		return float32(softplus(b*d) / b)
-	case ReLU:
+	case ops.ReLU:
 		if x > 0 {
 			return x
 		}
 		return 0
-	case Round:
+	case ops.Round:
 		return float32(math.RoundToEven(d))
-	case Sqrt:
+	case ops.Sqrt:
 		// Rounding a float64 square root to float32 is correctly
 		// rounded (53 >= 2*24+2), so this matches a native f32 sqrt.
 		return float32(math.Sqrt(d))
-	case Square:
+	case ops.Square:
 		return x * x
-	case Tanh:
+	case ops.Tanh:
 		return float32(math.Tanh(d))
 	}
 	return float32(math.NaN())
@@ -127,24 +129,24 @@ func Eltwise(k Kind, alpha, beta, x float32) float32 {
 // the operand b. Each is one correctly rounded f32 operation; Maximum and
 // Minimum return NaN when either input is NaN, and order +0 above -0.
 // For a unary or unknown k it returns NaN.
-func Binary(k Kind, a, b float32) float32 {
+func Binary(k ops.Kind, a, b float32) float32 {
 	switch k {
-	case Add:
+	case ops.Add:
 		return a + b
-	case Multiply:
+	case ops.Multiply:
 		return a * b
-	case Maximum, Minimum:
+	case ops.Maximum, ops.Minimum:
 		// math.Max(x, +Inf) is +Inf even for a NaN x; NaN must win.
 		if a != a || b != b {
 			return float32(math.NaN())
 		}
-		if k == Maximum {
+		if k == ops.Maximum {
 			return float32(math.Max(float64(a), float64(b)))
 		}
 		return float32(math.Min(float64(a), float64(b)))
-	case Divide:
+	case ops.Divide:
 		return a / b
-	case Subtract:
+	case ops.Subtract:
 		return a - b
 	}
 	return float32(math.NaN())

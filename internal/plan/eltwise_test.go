@@ -21,64 +21,64 @@ func ulp32(x float64) float64 {
 // textbook holds each eltwise formula as written in oneDNN's docs,
 // evaluated in float64. It is accurate where the test uses it (see
 // eltwiseRange); the far tails are checked with spot values instead.
-var textbook = map[Kind]func(a, b, x float64) float64{
-	Abs:   func(_, _, x float64) float64 { return math.Abs(x) },
-	Clamp: func(a, b, x float64) float64 { return math.Min(math.Max(x, a), b) },
-	Elu: func(a, _, x float64) float64 {
+var textbook = map[ops.Kind]func(a, b, x float64) float64{
+	ops.Abs:   func(_, _, x float64) float64 { return math.Abs(x) },
+	ops.Clamp: func(a, b, x float64) float64 { return math.Min(math.Max(x, a), b) },
+	ops.Elu: func(a, _, x float64) float64 {
 		if x > 0 {
 			return x
 		}
 		return a * (math.Exp(x) - 1)
 	},
-	Exp:     func(_, _, x float64) float64 { return math.Exp(x) },
-	GELUErf: func(_, _, x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
-	GELUTanh: func(_, _, x float64) float64 {
+	ops.Exp:     func(_, _, x float64) float64 { return math.Exp(x) },
+	ops.GELUErf: func(_, _, x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+	ops.GELUTanh: func(_, _, x float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	},
-	HardSigmoid: func(a, b, x float64) float64 { return math.Max(0, math.Min(1, a*x+b)) },
-	HardSwish:   func(_, _, x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) },
-	LeakyReLU: func(a, _, x float64) float64 {
+	ops.HardSigmoid: func(a, b, x float64) float64 { return math.Max(0, math.Min(1, a*x+b)) },
+	ops.HardSwish:   func(_, _, x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) },
+	ops.LeakyReLU: func(a, _, x float64) float64 {
 		if x >= 0 {
 			return x
 		}
 		return a * x
 	},
-	Log:      func(_, _, x float64) float64 { return math.Log(x) },
-	Mish:     func(_, _, x float64) float64 { return x * math.Tanh(math.Log(1+math.Exp(x))) },
-	Sigmoid:  func(_, _, x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-	SoftPlus: func(_, b, x float64) float64 { return math.Log(1+math.Exp(b*x)) / b },
-	ReLU:     func(_, _, x float64) float64 { return math.Max(x, 0) },
-	Round:    func(_, _, x float64) float64 { return math.RoundToEven(x) },
-	Sqrt:     func(_, _, x float64) float64 { return math.Sqrt(x) },
-	Square:   func(_, _, x float64) float64 { return x * x },
-	Tanh:     func(_, _, x float64) float64 { return math.Tanh(x) },
+	ops.Log:      func(_, _, x float64) float64 { return math.Log(x) },
+	ops.Mish:     func(_, _, x float64) float64 { return x * math.Tanh(math.Log(1+math.Exp(x))) },
+	ops.Sigmoid:  func(_, _, x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	ops.SoftPlus: func(_, b, x float64) float64 { return math.Log(1+math.Exp(b*x)) / b },
+	ops.ReLU:     func(_, _, x float64) float64 { return math.Max(x, 0) },
+	ops.Round:    func(_, _, x float64) float64 { return math.RoundToEven(x) },
+	ops.Sqrt:     func(_, _, x float64) float64 { return math.Sqrt(x) },
+	ops.Square:   func(_, _, x float64) float64 { return x * x },
+	ops.Tanh:     func(_, _, x float64) float64 { return math.Tanh(x) },
 }
 
 // eltwiseRange is where the textbook formula loses no precision: the
 // left tails of GELU, Mish and SoftPlus cancel (1+erf, 1+tanh,
 // log(1+tiny)) and their right tails overflow exp. For SoftPlus the range
 // is of beta*x.
-func eltwiseRange(k Kind) (lo, hi float64) {
+func eltwiseRange(k ops.Kind) (lo, hi float64) {
 	switch k {
-	case GELUErf, GELUTanh:
+	case ops.GELUErf, ops.GELUTanh:
 		return -4, 30
-	case Mish:
+	case ops.Mish:
 		return -15, 30
-	case SoftPlus:
+	case ops.SoftPlus:
 		return -5, 30
-	case Exp:
+	case ops.Exp:
 		return -80, 80
 	}
 	return -100, 100
 }
 
 func TestEltwiseAgainstFormulas(t *testing.T) {
-	params := map[Kind][][2]float32{
-		Clamp:       {{-1, 2}, {0, 6}, {3, 1}},
-		Elu:         {{1, 0}, {0.5, 0}, {-2, 0}},
-		HardSigmoid: {{0.2, 0.5}, {1.0 / 6, 0.5}, {-1, 0.25}},
-		LeakyReLU:   {{0.01, 0}, {0.2, 0}, {-3, 0}},
-		SoftPlus:    {{0, 1}, {0, 2}, {0, -0.5}},
+	params := map[ops.Kind][][2]float32{
+		ops.Clamp:       {{-1, 2}, {0, 6}, {3, 1}},
+		ops.Elu:         {{1, 0}, {0.5, 0}, {-2, 0}},
+		ops.HardSigmoid: {{0.2, 0.5}, {1.0 / 6, 0.5}, {-1, 0.25}},
+		ops.LeakyReLU:   {{0.01, 0}, {0.2, 0}, {-3, 0}},
+		ops.SoftPlus:    {{0, 1}, {0, 2}, {0, -0.5}},
 	}
 	for k, f := range textbook {
 		ps := params[k]
@@ -90,7 +90,7 @@ func TestEltwiseAgainstFormulas(t *testing.T) {
 			n := 0
 			for i := 0; i <= 4000; i++ {
 				x := float32(lo + (hi-lo)*float64(i)/4000)
-				if k == SoftPlus {
+				if k == ops.SoftPlus {
 					x /= ab[1] // so that beta*x spans [lo, hi]
 				}
 				got := Eltwise(k, ab[0], ab[1], x)
@@ -119,70 +119,70 @@ func TestEltwiseSpecialValues(t *testing.T) {
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	negz := float32(math.Copysign(0, -1))
 	tests := []struct {
-		k       Kind
+		k       ops.Kind
 		a, b, x float32
 		want    float64
 	}{
-		{Abs, 0, 0, -inf, math.Inf(1)},
-		{Abs, 0, 0, negz, 0},
-		{Clamp, -1, 2, inf, 2},
-		{Clamp, -1, 2, -inf, -1},
-		{Elu, 1, 0, -inf, -1},
-		{Elu, 1, 0, inf, math.Inf(1)},
-		{Exp, 0, 0, -inf, 0},
-		{Exp, 0, 0, 89, math.Inf(1)}, // past f32's range
-		{Exp, 0, 0, 0, 1},
-		{GELUErf, 0, 0, -inf, 0},
-		{GELUErf, 0, 0, inf, math.Inf(1)},
-		{GELUErf, 0, 0, 0, 0},
+		{ops.Abs, 0, 0, -inf, math.Inf(1)},
+		{ops.Abs, 0, 0, negz, 0},
+		{ops.Clamp, -1, 2, inf, 2},
+		{ops.Clamp, -1, 2, -inf, -1},
+		{ops.Elu, 1, 0, -inf, -1},
+		{ops.Elu, 1, 0, inf, math.Inf(1)},
+		{ops.Exp, 0, 0, -inf, 0},
+		{ops.Exp, 0, 0, 89, math.Inf(1)}, // past f32's range
+		{ops.Exp, 0, 0, 0, 1},
+		{ops.GELUErf, 0, 0, -inf, 0},
+		{ops.GELUErf, 0, 0, inf, math.Inf(1)},
+		{ops.GELUErf, 0, 0, 0, 0},
 		// Left-tail spot values from 100-digit arithmetic, where 1+erf
 		// and 1+tanh cancel in float64.
-		{GELUErf, 0, 0, -10, -7.619853024160526066e-23},
-		{GELUErf, 0, 0, -5, -1.4332578593959695584e-6},
-		{GELUTanh, 0, 0, -10, -1.2040923482098059937e-37},
-		{GELUTanh, 0, 0, -5, -2.2917961966295060456e-7},
-		{GELUTanh, 0, 0, -inf, 0},
-		{GELUTanh, 0, 0, inf, math.Inf(1)},
-		{HardSigmoid, 0.2, 0.5, -inf, 0},
-		{HardSigmoid, 0.2, 0.5, inf, 1},
-		{HardSwish, 0, 0, -inf, 0},
-		{HardSwish, 0, 0, inf, math.Inf(1)},
-		{HardSwish, 0, 0, -3, 0},
-		{HardSwish, 0, 0, 3, 3},
-		{HardSwish, 0, 0, 1, 1.0 * (1.0/6 + 0.5)},
-		{LeakyReLU, 0.1, 0, -inf, math.Inf(-1)},
-		{Log, 0, 0, 0, math.Inf(-1)},
-		{Log, 0, 0, -1, math.NaN()},
-		{Log, 0, 0, inf, math.Inf(1)},
-		{Mish, 0, 0, -inf, 0},
-		{Mish, 0, 0, inf, math.Inf(1)},
-		{Mish, 0, 0, 1, 0.86509838826731034612},
-		{Mish, 0, 0, -50, -9.6437492398195889146e-21},
-		{Mish, 0, 0, -100, -3.720075976020835963e-42}, // f32 subnormal
-		{Sigmoid, 0, 0, -inf, 0},
-		{Sigmoid, 0, 0, inf, 1},
-		{Sigmoid, 0, 0, 0, 0.5},
-		{Sigmoid, 0, 0, -100, 3.720075976020835963e-44},
-		{SoftPlus, 0, 1, 100, 100}, // exp(100) would overflow f32
-		{SoftPlus, 0, 1, 1e30, 1e30},
-		{SoftPlus, 0, 1, -inf, 0},
-		{SoftPlus, 0, 1, inf, math.Inf(1)},
-		{SoftPlus, 0, 0, 1, math.Inf(1)}, // beta 0 divides by zero, as in oneDNN
-		{ReLU, 0, 0, -inf, 0},
-		{ReLU, 0, 0, -2, 0},
-		{ReLU, 0, 0, 2, 2},
-		{Round, 0, 0, 2.5, 2},
-		{Round, 0, 0, 3.5, 4},
-		{Round, 0, 0, -2.5, -2},
-		{Round, 0, 0, -inf, math.Inf(-1)},
-		{Sqrt, 0, 0, -1, math.NaN()},
-		{Sqrt, 0, 0, inf, math.Inf(1)},
-		{Square, 0, 0, -inf, math.Inf(1)},
-		{Square, 0, 0, 2e19, math.Inf(1)},
-		{Tanh, 0, 0, -inf, -1},
-		{Tanh, 0, 0, inf, 1},
-		{Abs + 100, 0, 0, 1, math.NaN()}, // unknown kind
-		{Add, 0, 0, 1, math.NaN()},       // binary kind is not eltwise
+		{ops.GELUErf, 0, 0, -10, -7.619853024160526066e-23},
+		{ops.GELUErf, 0, 0, -5, -1.4332578593959695584e-6},
+		{ops.GELUTanh, 0, 0, -10, -1.2040923482098059937e-37},
+		{ops.GELUTanh, 0, 0, -5, -2.2917961966295060456e-7},
+		{ops.GELUTanh, 0, 0, -inf, 0},
+		{ops.GELUTanh, 0, 0, inf, math.Inf(1)},
+		{ops.HardSigmoid, 0.2, 0.5, -inf, 0},
+		{ops.HardSigmoid, 0.2, 0.5, inf, 1},
+		{ops.HardSwish, 0, 0, -inf, 0},
+		{ops.HardSwish, 0, 0, inf, math.Inf(1)},
+		{ops.HardSwish, 0, 0, -3, 0},
+		{ops.HardSwish, 0, 0, 3, 3},
+		{ops.HardSwish, 0, 0, 1, 1.0 * (1.0/6 + 0.5)},
+		{ops.LeakyReLU, 0.1, 0, -inf, math.Inf(-1)},
+		{ops.Log, 0, 0, 0, math.Inf(-1)},
+		{ops.Log, 0, 0, -1, math.NaN()},
+		{ops.Log, 0, 0, inf, math.Inf(1)},
+		{ops.Mish, 0, 0, -inf, 0},
+		{ops.Mish, 0, 0, inf, math.Inf(1)},
+		{ops.Mish, 0, 0, 1, 0.86509838826731034612},
+		{ops.Mish, 0, 0, -50, -9.6437492398195889146e-21},
+		{ops.Mish, 0, 0, -100, -3.720075976020835963e-42}, // f32 subnormal
+		{ops.Sigmoid, 0, 0, -inf, 0},
+		{ops.Sigmoid, 0, 0, inf, 1},
+		{ops.Sigmoid, 0, 0, 0, 0.5},
+		{ops.Sigmoid, 0, 0, -100, 3.720075976020835963e-44},
+		{ops.SoftPlus, 0, 1, 100, 100}, // exp(100) would overflow f32
+		{ops.SoftPlus, 0, 1, 1e30, 1e30},
+		{ops.SoftPlus, 0, 1, -inf, 0},
+		{ops.SoftPlus, 0, 1, inf, math.Inf(1)},
+		{ops.SoftPlus, 0, 0, 1, math.Inf(1)}, // beta 0 divides by zero, as in oneDNN
+		{ops.ReLU, 0, 0, -inf, 0},
+		{ops.ReLU, 0, 0, -2, 0},
+		{ops.ReLU, 0, 0, 2, 2},
+		{ops.Round, 0, 0, 2.5, 2},
+		{ops.Round, 0, 0, 3.5, 4},
+		{ops.Round, 0, 0, -2.5, -2},
+		{ops.Round, 0, 0, -inf, math.Inf(-1)},
+		{ops.Sqrt, 0, 0, -1, math.NaN()},
+		{ops.Sqrt, 0, 0, inf, math.Inf(1)},
+		{ops.Square, 0, 0, -inf, math.Inf(1)},
+		{ops.Square, 0, 0, 2e19, math.Inf(1)},
+		{ops.Tanh, 0, 0, -inf, -1},
+		{ops.Tanh, 0, 0, inf, 1},
+		{ops.Abs + 100, 0, 0, 1, math.NaN()}, // unknown kind
+		{ops.Add, 0, 0, 1, math.NaN()},       // binary kind is not eltwise
 	}
 	for _, tc := range tests {
 		got := float64(Eltwise(tc.k, tc.a, tc.b, tc.x))
@@ -197,7 +197,7 @@ func TestEltwiseSpecialValues(t *testing.T) {
 		}
 	}
 	// NaN propagates through every eltwise kind.
-	for k := Abs; k <= Tanh; k++ {
+	for k := ops.Abs; k <= ops.Tanh; k++ {
 		if got := Eltwise(k, 0.5, 1, nan); !math.IsNaN(float64(got)) {
 			t.Errorf("%v(NaN) = %v, want NaN", k, got)
 		}
@@ -207,12 +207,12 @@ func TestEltwiseSpecialValues(t *testing.T) {
 func TestBinary(t *testing.T) {
 	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.1, -3.75, 1e-40, 3e38, -3e38,
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 7, 1.0 / 3}
-	ref := map[Kind]func(a, b float64) float64{
-		Add:      func(a, b float64) float64 { return a + b },
-		Multiply: func(a, b float64) float64 { return a * b },
-		Divide:   func(a, b float64) float64 { return a / b },
-		Subtract: func(a, b float64) float64 { return a - b },
-		Maximum: func(a, b float64) float64 {
+	ref := map[ops.Kind]func(a, b float64) float64{
+		ops.Add:      func(a, b float64) float64 { return a + b },
+		ops.Multiply: func(a, b float64) float64 { return a * b },
+		ops.Divide:   func(a, b float64) float64 { return a / b },
+		ops.Subtract: func(a, b float64) float64 { return a - b },
+		ops.Maximum: func(a, b float64) float64 {
 			if a != a || b != b {
 				return math.NaN()
 			}
@@ -221,7 +221,7 @@ func TestBinary(t *testing.T) {
 			}
 			return b
 		},
-		Minimum: func(a, b float64) float64 {
+		ops.Minimum: func(a, b float64) float64 {
 			if a != a || b != b {
 				return math.NaN()
 			}
@@ -251,7 +251,7 @@ func TestBinary(t *testing.T) {
 			}
 		}
 	}
-	if got := Binary(ReLU, 1, 2); !math.IsNaN(float64(got)) {
+	if got := Binary(ops.ReLU, 1, 2); !math.IsNaN(float64(got)) {
 		t.Errorf("Binary(ReLU) = %v, want NaN", got)
 	}
 }
@@ -272,7 +272,7 @@ func TestPow(t *testing.T) {
 	for _, beta := range ops.PowBetas {
 		exact := beta == 0 || beta == 1 || beta == 2 || beta == -1 || beta == 0.5
 		for _, x := range xs {
-			got := Eltwise(Pow, 0, beta, x)
+			got := Eltwise(ops.Pow, 0, beta, x)
 			want := float32(math.Pow(float64(x), float64(beta)))
 			if x != x {
 				want = x
@@ -293,7 +293,7 @@ func TestPow(t *testing.T) {
 			}
 		}
 	}
-	if got := Eltwise(Pow, 0, 1.5, 4); got == got {
+	if got := Eltwise(ops.Pow, 0, 1.5, 4); got == got {
 		t.Errorf("Pow 1.5 (4) = %v, want NaN (not a beta plans take)", got)
 	}
 }

@@ -6,6 +6,7 @@ package plan
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/shape"
 )
 
@@ -41,7 +42,7 @@ type Problem struct {
 // where the dim is reduced), so scalar, per-channel and full broadcast are
 // all the same thing.
 type PostOp struct {
-	Kind        Kind
+	Kind        ops.Kind
 	Alpha, Beta float32
 	BinDT       dtypes.DataType
 	BinStrides  []int64

@@ -329,7 +329,7 @@ func checkPostOps(postOps []PostOp, reduce []bool, withStrides bool) error {
 		if !op.Kind.Valid() {
 			return status.Errorf(status.InvalidArguments, "plan: post-op %d has unknown kind %d", i, int(op.Kind))
 		}
-		if op.Kind == Pow && !ops.IsPowBeta(op.Beta) {
+		if op.Kind == ops.Pow && !ops.IsPowBeta(op.Beta) {
 			return status.Errorf(status.Unimplemented, "plan: post-op %d is Pow with beta %v; %s", i, op.Beta, ops.PowBetasText)
 		}
 		if !op.Kind.IsBinary() {

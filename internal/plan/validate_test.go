@@ -40,7 +40,7 @@ func TestProblemValidate(t *testing.T) {
 		return p
 	}
 	scalarAdd := func(dt dtypes.DataType) PostOp {
-		return PostOp{Kind: Add, BinDT: dt, BinStrides: make([]int64, 4)}
+		return PostOp{Kind: ops.Add, BinDT: dt, BinStrides: make([]int64, 4)}
 	}
 	tests := []struct {
 		name string
@@ -71,7 +71,7 @@ func TestProblemValidate(t *testing.T) {
 		{"unknown post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{Kind: 99}} }), status.InvalidArguments},
 		{"zero post-op", edit(func(p *Problem) { p.PostOps = []PostOp{{}} }), status.InvalidArguments},
 		{"unary with operand", edit(func(p *Problem) {
-			p.PostOps = []PostOp{{Kind: ReLU, BinDT: dtypes.F32, BinStrides: make([]int64, 4)}}
+			p.PostOps = []PostOp{{Kind: ops.ReLU, BinDT: dtypes.F32, BinStrides: make([]int64, 4)}}
 		}), status.InvalidArguments},
 		{"binary s8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.S8)} }), 0},
 		{"binary u8 operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.U8)} }), 0},
@@ -80,13 +80,13 @@ func TestProblemValidate(t *testing.T) {
 		{"binary boolean operand", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Boolean)} }), status.InvalidDataType},
 		{"binary without data type", edit(func(p *Problem) { p.PostOps = []PostOp{scalarAdd(dtypes.Undef)} }), status.InvalidDataType},
 		{"binary short strides", edit(func(p *Problem) {
-			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}
+			p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}
 		}), status.InvalidArguments},
 		{"binary negative kept stride", edit(func(p *Problem) {
-			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, -1, 0, 0}}}
+			p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, -1, 0, 0}}}
 		}), status.InvalidArguments},
 		{"binary negative reduced stride is ignored", edit(func(p *Problem) {
-			p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, -1, 0}}}
+			p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{0, 1, -1, 0}}}
 		}), 0},
 		{"MaxBinary binary", edit(func(p *Problem) {
 			for range MaxBinary {
@@ -121,7 +121,7 @@ func TestProblemValidate(t *testing.T) {
 			status.OutOfMemory},
 		{"operand bytes overflow", &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32,
 			Dims: []int64{2, 2}, SrcStrides: []int64{2, 1}, Reduce: axes(2, 1), DstStrides: []int64{1, 0},
-			PostOps: []PostOp{{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{math.MaxInt64 / 2, 0}}}},
+			PostOps: []PostOp{{Kind: ops.Add, BinDT: dtypes.F16, BinStrides: []int64{math.MaxInt64 / 2, 0}}}},
 			status.OutOfMemory},
 		{"kept dst overlap", edit(func(p *Problem) { p.DstStrides[0] = 1 }), status.InvalidArguments},
 		{"kept dst stride 0", edit(func(p *Problem) { p.DstStrides[1] = 0 }), status.InvalidArguments},
@@ -141,7 +141,7 @@ func TestProblemValidate(t *testing.T) {
 func TestPlanValidate(t *testing.T) {
 	base := func() *Plan {
 		p := plain([]int64{4, 6, 8}, 1)
-		p.PostOps = []PostOp{{Kind: Add, BinDT: dtypes.F32, BinStrides: []int64{8, 0, 1}}}
+		p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{8, 0, 1}}}
 		pl, err := Canonicalize(p)
 		if err != nil {
 			t.Fatal(err)
@@ -236,9 +236,9 @@ func TestProblemBytes(t *testing.T) {
 	p := plain([]int64{4, 6, 8}, 1)
 	p.SrcDT = dtypes.BF16
 	p.PostOps = []PostOp{
-		{Kind: Add, BinDT: dtypes.F16, BinStrides: []int64{1, 0, 0}},
-		{Kind: Exp},
-		{Kind: Multiply, BinDT: dtypes.BF16, BinStrides: []int64{1, 99, 4}},
+		{Kind: ops.Add, BinDT: dtypes.F16, BinStrides: []int64{1, 0, 0}},
+		{Kind: ops.Exp},
+		{Kind: ops.Multiply, BinDT: dtypes.BF16, BinStrides: []int64{1, 99, 4}},
 	}
 	check := func(name string, got int64, err error, want int64) {
 		t.Helper()
@@ -336,7 +336,7 @@ func TestCountOverflowMessages(t *testing.T) {
 func TestPowBetaRefused(t *testing.T) {
 	for _, beta := range []float32{1.5, -3, 4, 0.25, float32(math.Inf(1)), float32(math.NaN())} {
 		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
-			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: ops.Pow, Beta: beta}}}
 		err := p.Validate()
 		if !errors.Is(err, status.Unimplemented) || err == nil || !strings.Contains(err.Error(), ops.PowBetasText) {
 			t.Errorf("Pow beta %v: Validate() = %v, want Unimplemented naming the betas taken", beta, err)
@@ -344,7 +344,7 @@ func TestPowBetaRefused(t *testing.T) {
 	}
 	for _, beta := range ops.PowBetas {
 		p := &Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
-			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: Pow, Beta: beta}}}
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []PostOp{{Kind: ops.Pow, Beta: beta}}}
 		if err := p.Validate(); err != nil {
 			t.Errorf("Pow beta %v: Validate() = %v", beta, err)
 		}

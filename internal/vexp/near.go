@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -19,9 +20,9 @@ import (
 // is held to the same MaxULP, so Near serves problems ending in Log
 // (vlog.EndsInLog) too.
 
-// EndsInExp reports whether Exp is the last of ops.
-func EndsInExp(ops []plan.PostOp) bool {
-	return len(ops) > 0 && ops[len(ops)-1].Kind == plan.Exp
+// EndsInExp reports whether Exp is the last of postOps.
+func EndsInExp(postOps []plan.PostOp) bool {
+	return len(postOps) > 0 && postOps[len(postOps)-1].Kind == ops.Exp
 }
 
 // Near reports whether a and b, one element of dt each (its

@@ -3,6 +3,7 @@ package vexp
 import (
 	"math"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -140,7 +141,7 @@ func CheckSum(x, got float32) (int64, bool) {
 // (so that its outputs are the exp for sums of xs, for CheckSumSweep),
 // and its src bytes.
 func SumSweepPlan(xs []float32) (*plan.Plan, []byte, error) {
-	p, src := IdentityProblem(plan.Exp, xs)
+	p, src := IdentityProblem(ops.Exp, xs)
 	p.PostOps, p.Reduction = nil, plan.LogSumExp
 	p.Dims, p.SrcStrides = append(p.Dims, 1), append(p.SrcStrides, 1)
 	p.Reduce, p.DstStrides = append(p.Reduce, true), append(p.DstStrides, 0)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -125,11 +126,11 @@ func PostOpInput(x float32) float32 {
 // SweepProblem returns the problem that applies Exp to xs (an identity
 // over len(xs) f32 elements with one post-op, so that lanes, tails and
 // the scalar path all meet the specials) and its src bytes.
-func SweepProblem(xs []float32) (*plan.Problem, []byte) { return IdentityProblem(plan.Exp, xs) }
+func SweepProblem(xs []float32) (*plan.Problem, []byte) { return IdentityProblem(ops.Exp, xs) }
 
 // IdentityProblem returns the problem that applies the unary post-op
 // kind to xs, as SweepProblem does Exp, and its src bytes.
-func IdentityProblem(kind plan.Kind, xs []float32) (*plan.Problem, []byte) {
+func IdentityProblem(kind ops.Kind, xs []float32) (*plan.Problem, []byte) {
 	n := int64(len(xs))
 	p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n}, SrcStrides: []int64{1},
 		Reduce: []bool{false}, DstStrides: []int64{1}, PostOps: []plan.PostOp{{Kind: kind}}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
 	"github.com/gdnn/gdnn/internal/vlog"
@@ -26,32 +27,32 @@ import (
 // (package arm64's TestProgramsExhaustive with -vfn.stride), held to
 // the bound and to Model's bits, and Model on a denser one
 // (TestModelExhaustive). 0 for a kind with no program.
-func MaxULP(k plan.Kind) int64 {
+func MaxULP(k ops.Kind) int64 {
 	switch k {
-	case plan.Sigmoid, plan.Tanh, plan.Elu:
+	case ops.Sigmoid, ops.Tanh, ops.Elu:
 		return 2
-	case plan.GELUErf:
+	case ops.GELUErf:
 		return 4
-	case plan.SoftPlus, plan.Mish, plan.GELUTanh:
+	case ops.SoftPlus, ops.Mish, ops.GELUTanh:
 		return 5
 	}
 	return 0
 }
 
 // Tolerance returns how many f32 ulps a test that compares machine code
-// with plan.Eltwise allows in the outputs of a post-op chain ops: the
+// with plan.Eltwise allows in the outputs of a post-op chain: the
 // bound of its last op where that is near rather than exact (an Exp, a
 // Log or a kind with a program here), else 0, bit for bit. Tests put
 // such an op last: an op after it could magnify the difference without
 // bound (a Subtract of a close operand).
-func Tolerance(ops []plan.PostOp) int64 {
-	if len(ops) == 0 {
+func Tolerance(postOps []plan.PostOp) int64 {
+	if len(postOps) == 0 {
 		return 0
 	}
-	switch k := ops[len(ops)-1].Kind; {
-	case k == plan.Exp:
+	switch k := postOps[len(postOps)-1].Kind; {
+	case k == ops.Exp:
 		return vexp.MaxULP
-	case k == plan.Log:
+	case k == ops.Log:
 		return vlog.MaxULP
 	default:
 		return MaxULP(k)
@@ -61,7 +62,7 @@ func Tolerance(ops []plan.PostOp) int64 {
 // Near reports whether kind k's machine code may give a post-op chain
 // that ends in it results Tolerance apart from the reference: Exp, Log
 // and the kinds with a program.
-func Near(k plan.Kind) bool { return k == plan.Exp || k == plan.Log || Has(k) }
+func Near(k ops.Kind) bool { return k == ops.Exp || k == ops.Log || Has(k) }
 
 // Sweep returns inputs for a test of the programs over the f32 bit
 // patterns: vexp.Sweep(step) (the specials, the exp's edges, a dense
@@ -171,10 +172,10 @@ func checkSweep(op plan.PostOp, xs []float32, dst []byte, in func(float32) float
 // sizes (beta 1 is the APIs' default).
 func SweepOps() []plan.PostOp {
 	return []plan.PostOp{
-		{Kind: plan.Sigmoid}, {Kind: plan.Tanh}, {Kind: plan.Mish}, {Kind: plan.GELUTanh}, {Kind: plan.GELUErf},
-		{Kind: plan.Elu, Alpha: 1}, {Kind: plan.Elu, Alpha: 0.3}, {Kind: plan.Elu, Alpha: -2.5}, {Kind: plan.Elu, Alpha: 0},
-		{Kind: plan.SoftPlus, Beta: 1}, {Kind: plan.SoftPlus, Beta: 0.37}, {Kind: plan.SoftPlus, Beta: -2.5},
-		{Kind: plan.SoftPlus, Beta: 1e-3}, {Kind: plan.SoftPlus, Beta: 3e5},
-		{Kind: plan.SoftPlus, Beta: 1e-30}, {Kind: plan.SoftPlus, Beta: -1e-38},
+		{Kind: ops.Sigmoid}, {Kind: ops.Tanh}, {Kind: ops.Mish}, {Kind: ops.GELUTanh}, {Kind: ops.GELUErf},
+		{Kind: ops.Elu, Alpha: 1}, {Kind: ops.Elu, Alpha: 0.3}, {Kind: ops.Elu, Alpha: -2.5}, {Kind: ops.Elu, Alpha: 0},
+		{Kind: ops.SoftPlus, Beta: 1}, {Kind: ops.SoftPlus, Beta: 0.37}, {Kind: ops.SoftPlus, Beta: -2.5},
+		{Kind: ops.SoftPlus, Beta: 1e-3}, {Kind: ops.SoftPlus, Beta: 3e5},
+		{Kind: ops.SoftPlus, Beta: 1e-30}, {Kind: ops.SoftPlus, Beta: -1e-38},
 	}
 }

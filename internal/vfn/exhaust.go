@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
 	"github.com/gdnn/gdnn/internal/vlog"
@@ -22,17 +23,17 @@ import (
 // ExhaustiveOps returns the post-ops the exhaustive runs cover: SweepOps,
 // then Exp and Log.
 func ExhaustiveOps() []plan.PostOp {
-	return append(SweepOps(), plan.PostOp{Kind: plan.Exp}, plan.PostOp{Kind: plan.Log})
+	return append(SweepOps(), plan.PostOp{Kind: ops.Exp}, plan.PostOp{Kind: ops.Log})
 }
 
 // OpName names op with its parameter, for test names and logs.
 func OpName(op plan.PostOp) string {
 	switch op.Kind {
-	case plan.GELUErf:
+	case ops.GELUErf:
 		return "GELUErf"
-	case plan.Elu:
+	case ops.Elu:
 		return fmt.Sprintf("Elu,alpha=%v", op.Alpha)
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		return fmt.Sprintf("SoftPlus,beta=%v", op.Beta)
 	}
 	return op.Kind.String()
@@ -43,9 +44,9 @@ func OpName(op plan.PostOp) string {
 // vexp.PostOpInput) and the result.
 func CheckerFor(op plan.PostOp) func(x, got float32) (int64, bool) {
 	switch op.Kind {
-	case plan.Exp:
+	case ops.Exp:
 		return vexp.Check
-	case plan.Log:
+	case ops.Log:
 		return vlog.Check
 	}
 	return func(x, got float32) (int64, bool) { return Check(op, x, got) }
@@ -56,9 +57,9 @@ func CheckerFor(op plan.PostOp) func(x, got float32) (int64, bool) {
 // an op with none.
 func ModelFor(op plan.PostOp) (func(x float32) float32, bool) {
 	switch op.Kind {
-	case plan.Exp:
+	case ops.Exp:
 		return vexp.Model, true
-	case plan.Log:
+	case ops.Log:
 		return vlog.Model, true
 	}
 	p, ok := For(op)

@@ -3,6 +3,7 @@ package vfn
 import (
 	"math"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -11,19 +12,19 @@ import (
 func For(op plan.PostOp) (*Program, bool) {
 	b := &builder{p: Program{Kind: op.Kind}}
 	switch op.Kind {
-	case plan.Sigmoid:
+	case ops.Sigmoid:
 		b.sigmoid()
-	case plan.Tanh:
+	case ops.Tanh:
 		b.tanh()
-	case plan.Elu:
+	case ops.Elu:
 		b.elu(op.Alpha)
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		b.softPlus(op.Beta)
-	case plan.Mish:
+	case ops.Mish:
 		b.mish()
-	case plan.GELUTanh:
+	case ops.GELUTanh:
 		b.geluTanh()
-	case plan.GELUErf:
+	case ops.GELUErf:
 		b.geluErf()
 	default:
 		return nil, false
@@ -32,7 +33,7 @@ func For(op plan.PostOp) (*Program, bool) {
 }
 
 // Has reports whether kind k has a program.
-func Has(k plan.Kind) bool {
+func Has(k ops.Kind) bool {
 	_, ok := For(plan.PostOp{Kind: k, Beta: 1})
 	return ok
 }

@@ -21,7 +21,7 @@ package vfn
 import (
 	"math"
 
-	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/ops"
 )
 
 // Op is what a Step computes.
@@ -62,7 +62,7 @@ type Step struct {
 
 // Program computes one post-op from x; its result is its last value.
 type Program struct {
-	Kind  plan.Kind
+	Kind  ops.Kind
 	Steps []Step
 }
 

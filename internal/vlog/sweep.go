@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
 )
@@ -73,7 +74,7 @@ func Check(x, got float32) (ulps int64, ok bool) {
 // SweepProblem returns the problem that applies Log to xs (an identity
 // over len(xs) f32 elements with one post-op, so that lanes, tails and
 // the scalar path all meet the specials) and its src bytes.
-func SweepProblem(xs []float32) (*plan.Problem, []byte) { return vexp.IdentityProblem(plan.Log, xs) }
+func SweepProblem(xs []float32) (*plan.Problem, []byte) { return vexp.IdentityProblem(ops.Log, xs) }
 
 // CheckSweep holds dst, the SweepProblem's output for xs, to Check (a
 // signalling NaN in xs is expected quietened, as for the exp: see

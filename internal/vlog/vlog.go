@@ -44,6 +44,7 @@ package vlog
 import (
 	"math"
 
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vexp"
 )
@@ -82,8 +83,8 @@ const MaxULP = vexp.MaxULP
 
 // EndsInLog reports whether Log is the last of ops (see vexp.EndsInExp
 // for why tests put it last).
-func EndsInLog(ops []plan.PostOp) bool {
-	return len(ops) > 0 && ops[len(ops)-1].Kind == plan.Log
+func EndsInLog(postOps []plan.PostOp) bool {
+	return len(postOps) > 0 && postOps[len(postOps)-1].Kind == ops.Log
 }
 
 // Model computes log(x) by the emitters' steps, rounding every step to

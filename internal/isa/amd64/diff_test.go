@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -71,7 +72,7 @@ func TestRandomPlans(t *testing.T) {
 // code: Emit gives no Unimplemented for any of them (GELUErf, the last
 // without, now has a package vfn program).
 func TestEveryPostOpEmitted(t *testing.T) {
-	for k := plan.Abs; k < plan.Add; k++ {
+	for k := ops.Abs; k < ops.Add; k++ {
 		p := &plan.Problem{SrcDT: 1, DstDT: 1, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{{Kind: k, Alpha: 0, Beta: 1}}}
 		pl, err := plan.Canonicalize(p)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -43,7 +44,7 @@ func TestDisassembly(t *testing.T) {
 		{"row long avx2 bf16", mk(bf16, bf16, []int64{4, 1000}, []int64{1000, 1}, []bool{false, true}, []int64{1, 0}),
 			Options{}, []string{"vpmovzxwd", "vpslld", "vperm2f128", "vpackusdw", "vpextrw"}},
 		{"column f16 avx512 native bf16 off", mk(f16, f16, []int64{64, 100}, []int64{100, 1}, []bool{true, false}, []int64{0, 1},
-			plan.PostOp{Kind: plan.Maximum, BinDT: f32, BinStrides: []int64{0, 1}}),
+			plan.PostOp{Kind: ops.Maximum, BinDT: f32, BinStrides: []int64{0, 1}}),
 			Options{AVX512: true}, []string{"vcvtph2ps", "vcvtps2ph", "vcmpunordps", "vrangeps", "vpternlogd", "%k"}},
 		{"column bf16 native", mk(bf16, bf16, []int64{8, 40}, []int64{40, 1}, []bool{true, false}, []int64{0, 1}),
 			Options{AVX512: true, BF16: true}, []string{"vcvtneps2bf16", "vptestnmd", "vmovdqu16"}},
@@ -60,18 +61,18 @@ func TestDisassembly(t *testing.T) {
 		{"flat column avx2 f32", mk(f32, f32, []int64{100, 3}, []int64{3, 1}, []bool{true, false}, []int64{0, 1}),
 			Options{}, []string{"vmaskmovps", "vpermps"}},
 		{"element avx2", mk(f32, f32, []int64{5, 9}, []int64{18, 2}, []bool{false, true}, []int64{1, 0},
-			plan.PostOp{Kind: plan.Round}), Options{}, []string{"vbroadcastss", "vroundps"}},
-		{"exp avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
+			plan.PostOp{Kind: ops.Round}), Options{}, []string{"vbroadcastss", "vroundps"}},
+		{"exp avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Exp}),
 			Options{AVX512: true}, []string{"vminps (%rax),%zmm0", "vrndscaleps $0x0", "vfmadd231ps 0xc0(%rax)", "vfmadd213ps 0x140(%rax)",
 				"vscalefps %zmm17,%zmm18,%zmm0", "vcmpunordps %zmm", "vmovaps %zmm16,%zmm0{%k6}"}},
-		{"exp avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
+		{"exp avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Exp}),
 			Options{}, []string{"vminps (%rax),%ymm0", "vroundps $0x0", "vfmadd231ps 0xc0(%rax)", "vfmadd213ps 0x140(%rax)", "vcvtps2dq",
 				"vpsrad $0x1", "vpslld $0x17", "vpaddd 0x140(%rax)", "vcmpunordps %ymm", "vblendvps"}},
-		{"log avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+		{"log avx512", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Log}),
 			Options{AVX512: true}, []string{"vgetexpps %zmm0,%zmm17", "vgetmantps $0x0,%zmm0,%zmm0", "vcmpge_oqps 0xc0(%rax),%zmm0,%k6",
 				"vmulps 0x100(%rax),%zmm0,%zmm0{%k6}", "vaddps (%rax),%zmm17,%zmm17{%k6}", "vfmadd213ps 0x3c0(%rax)",
 				"vfmadd231ps 0x80(%rax),%zmm17,%zmm0", "vfixupimmps $0x0,0x140(%rax),%zmm16,%zmm0"}},
-		{"log avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+		{"log avx2", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Log}),
 			Options{}, []string{"vcmpltps 0x180(%rax),%ymm0", "vblendvps %ymm10,%ymm9,%ymm0,%ymm0", "vandps 0x200(%rax)",
 				"vpsubd 0x240(%rax)", "vpsrad $0x17", "vcvtdq2ps", "vpaddd 0x240(%rax)", "vfmadd213ps 0x3c0(%rax)", "vcmpleps 0x2c0(%rax)",
 				"vblendvps %ymm10,0x300(%rax)", "vcmpnleps 0x380(%rax)"}},

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -41,11 +42,11 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 	defer g.Release(mk)
 	x := g.vr(r)
 	switch op.Kind {
-	case plan.Abs:
+	case ops.Abs:
 		t := g.Tmp()
 		g.constant(t, 0x7fffffff)
 		g.op(g.pand(), g.vr(t), x, x)
-	case plan.Clamp:
+	case ops.Clamp:
 		// VMAXPS returns its second source (x) when either is NaN or
 		// both are zero: max(alpha, x) then min(beta, x) is exactly
 		// "if x < alpha {alpha}; if x > beta {beta}".
@@ -54,13 +55,13 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 		g.op(x86.AVMAXPS, x, g.vr(t), x)
 		g.constF32(t, op.Beta)
 		g.op(x86.AVMINPS, x, g.vr(t), x)
-	case plan.Square:
+	case ops.Square:
 		g.op(x86.AVMULPS, x, x, x)
-	case plan.Sqrt:
+	case ops.Sqrt:
 		g.op(x86.AVSQRTPS, x, x)
-	case plan.Round:
+	case ops.Round:
 		g.roundEven(x)
-	case plan.ReLU:
+	case ops.ReLU:
 		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
 		// everything else (including -0) becomes +0.
 		t := g.Tmp()
@@ -72,7 +73,7 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, g.vr(t))
 			g.op(x86.AVPAND, g.vr(t), x, x)
 		}
-	case plan.LeakyReLU:
+	case ops.LeakyReLU:
 		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
 		t := g.Tmp()
 		g.zero(t)
@@ -87,15 +88,15 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
 			g.op(x86.AVBLENDVPS, g.vr(t), g.vr(a), x, x)
 		}
-	case plan.HardSigmoid:
+	case ops.HardSigmoid:
 		g.hardSigmoid(op, r)
-	case plan.HardSwish:
+	case ops.HardSwish:
 		g.hardSwish(r)
-	case plan.Pow:
+	case ops.Pow:
 		g.pow(op.Beta, r)
-	case plan.Exp:
+	case ops.Exp:
 		g.exp(r)
-	case plan.Log:
+	case ops.Log:
 		g.log(r)
 	default:
 		if p, ok := programFor(op); ok {
@@ -109,19 +110,19 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 // Binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary: Maximum and Minimum give NaN when either side is
 // NaN and order +0 above -0. t is clobbered.
-func (g *gen) Binary(k plan.Kind, r, t int) {
+func (g *gen) Binary(k ops.Kind, r, t int) {
 	x, y := g.vr(r), g.vr(t)
 	switch k {
-	case plan.Add:
+	case ops.Add:
 		g.op(x86.AVADDPS, y, x, x)
-	case plan.Subtract:
+	case ops.Subtract:
 		g.op(x86.AVSUBPS, y, x, x)
-	case plan.Multiply:
+	case ops.Multiply:
 		g.op(x86.AVMULPS, y, x, x)
-	case plan.Divide:
+	case ops.Divide:
 		g.op(x86.AVDIVPS, y, x, x)
-	case plan.Minimum, plan.Maximum:
-		if g.avx512 && k == plan.Maximum {
+	case ops.Minimum, ops.Maximum:
+		if g.avx512 && k == ops.Maximum {
 			g.rangeExact(k, y, x, nil)
 			return
 		}
@@ -142,7 +143,7 @@ func (g *gen) Binary(k plan.Kind, r, t int) {
 // unordered compare and set to all-ones (a NaN) after. x stays a register
 // and y is not written. TestMaxMinAllPairs checks every pair of special
 // values on the CPU.
-func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
+func (g *gen) rangeExact(k ops.Kind, y, x obj.Addr, mask *obj.Addr) {
 	ctl := rangeCtl(k)
 	if mask == nil {
 		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
@@ -156,8 +157,8 @@ func (g *gen) rangeExact(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
 
 // rangeCtl is VRANGEPS's immediate for k: bits 1:0 select min (00) or
 // max (01), bits 3:2 = 01 take the sign from the compare result.
-func rangeCtl(k plan.Kind) int64 {
-	if k == plan.Maximum {
+func rangeCtl(k ops.Kind) int64 {
+	if k == ops.Maximum {
 		return 0b0101
 	}
 	return 0b0100
@@ -167,9 +168,9 @@ func rangeCtl(k plan.Kind) int64 {
 // and VMINPS: AVX2's max and min, and AVX-512's exact min, for which
 // these three instructions are faster than rangeExact's three
 // (docs/PERFORMANCE-log.md, "Max and min after VRANGEPS"); y is clobbered.
-func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
+func (g *gen) minMax(k ops.Kind, x, y obj.Addr) {
 	switch k {
-	case plan.Minimum:
+	case ops.Minimum:
 		// VMINPS(a, b) is a < b ? a : b, else b. Taken both ways round
 		// the two agree unless the inputs are equal (then OR picks -0
 		// from a signed-zero pair) or one is NaN (then one of the two
@@ -180,7 +181,7 @@ func (g *gen) minMax(k plan.Kind, x, y obj.Addr) {
 		g.op(x86.AVMINPS, x, y, y)
 		g.op(g.por(), g.vr(u), y, x)
 		g.Release(mk)
-	case plan.Maximum:
+	case ops.Maximum:
 		// As Minimum with AND for the zeros (+0 wins); AND cannot keep
 		// a NaN, so unordered lanes are set to all-ones (a NaN).
 		mk := g.Mark()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -26,7 +27,7 @@ func outerProblem(sdt, ddt dtypes.DataType, O, R, W int64, bs []int64, nested bo
 		}
 	}
 	if bs != nil {
-		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: sdt, BinStrides: bs}, {Kind: plan.ReLU}}
+		p.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: sdt, BinStrides: bs}, {Kind: ops.ReLU}}
 	}
 	return p
 }
@@ -119,14 +120,14 @@ func TestGatherRowsChoice(t *testing.T) {
 func TestGatherRows(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(19))
-	op := func(k plan.Kind) plan.PostOp {
+	op := func(k ops.Kind) plan.PostOp {
 		o := plan.PostOp{Kind: k}
 		switch k {
-		case plan.Clamp:
+		case ops.Clamp:
 			o.Alpha, o.Beta = -1, 2
-		case plan.LeakyReLU:
+		case ops.LeakyReLU:
 			o.Alpha = 0.1
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			o.Alpha, o.Beta = 0.2, 0.5
 		}
 		if k.IsBinary() {
@@ -143,7 +144,7 @@ func TestGatherRows(t *testing.T) {
 			}
 			for _, k := range genKinds {
 				p := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{37, rk}, SrcStrides: []int64{rk, 1},
-					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op(k), op(plan.HardSwish)}}
+					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op(k), op(ops.HardSwish)}}
 				runGuarded(t, r, p, isaList, 0, 7)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"golang.org/x/sys/unix"
 )
@@ -44,7 +45,7 @@ func guardShapes(t int64, sdt, ddt dtypes.DataType) []*plan.Problem {
 		if ddt == dtypes.S32 {
 			bdt = dtypes.S32
 		}
-		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: bdt, BinStrides: bs}}
+		p.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: bdt, BinStrides: bs}}
 		return p
 	}
 	return []*plan.Problem{
@@ -149,7 +150,7 @@ func TestWideAVX2Columns(t *testing.T) {
 	for w := int64(9); w <= int64(2*intelTuning.avx2WideAcc*8+9); w++ {
 		runGuarded(t, r, col(f32, f32, 3, 5, w), isaList, 0, 2)
 	}
-	relu := plan.PostOp{Kind: plan.ReLU}
+	relu := plan.PostOp{Kind: ops.ReLU}
 	for _, c := range []struct {
 		p    *plan.Problem
 		want int

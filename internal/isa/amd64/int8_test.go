@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -79,7 +80,7 @@ func TestInt8EveryValue(t *testing.T) {
 		}
 		for _, ddt := range intDsts() {
 			for _, c := range scales {
-				op := []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0}}}
+				op := []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0}}}
 				for _, n := range []int64{256, 259, 7} {
 					for _, stride := range []int64{1, 3} {
 						p := &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{n}, SrcStrides: []int64{stride},
@@ -93,7 +94,7 @@ func TestInt8EveryValue(t *testing.T) {
 				copy(col, src[:259])
 				p := &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{2, 259}, SrcStrides: []int64{259, 1},
 					Reduce: []bool{true, false}, DstStrides: []int64{0, 1},
-					PostOps: []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}}}
+					PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}}}
 				checkGiven(t, p, col, [][]byte{f32Bytes(c)})
 			}
 		}
@@ -167,7 +168,7 @@ func TestInt8Saturation(t *testing.T) {
 			// its edge.
 			checkGiven(t, &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{int64(len(edges)), 3}, SrcStrides: []int64{3, 1},
 				Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: plan.AlgMean.Reduction(0, 0),
-				PostOps: []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}}},
+				PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}}},
 				ones, [][]byte{f32Bytes(edges...)})
 		}
 	}
@@ -180,18 +181,18 @@ func TestInt8Saturation(t *testing.T) {
 func TestInt8NaNAndInfinities(t *testing.T) {
 	src := []byte{0, 0, 3, 0, 0x80, 0x80, 5, 0xff, 1, 0xfe, 0, 0} // s8 rows of 2: 0, 3, -256, 4, -1, 0
 	for _, ddt := range []dtypes.DataType{dtypes.S8, dtypes.U8, dtypes.S32} {
-		for _, ops := range [][]plan.PostOp{
-			{{Kind: plan.Divide, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}},
-			{{Kind: plan.Sqrt}},
-			{{Kind: plan.Sqrt}, {Kind: plan.Divide, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}},
+		for _, post := range [][]plan.PostOp{
+			{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}},
+			{{Kind: ops.Sqrt}},
+			{{Kind: ops.Sqrt}, {Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}},
 		} {
 			var bins [][]byte
-			if len(ops) > 0 && ops[len(ops)-1].Kind == plan.Divide {
+			if len(post) > 0 && post[len(post)-1].Kind == ops.Divide {
 				bins = [][]byte{f32Bytes(0)}
 			}
 			for _, sdt := range []dtypes.DataType{dtypes.S8, dtypes.U8} {
 				checkGiven(t, &plan.Problem{SrcDT: sdt, DstDT: ddt, Dims: []int64{6, 2}, SrcStrides: []int64{2, 1},
-					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: ops}, src, bins)
+					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: post}, src, bins)
 			}
 		}
 	}

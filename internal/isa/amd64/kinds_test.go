@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -315,11 +316,11 @@ func fitsRegisters(t *testing.T, p *plan.Problem) bool {
 // withBinaries appends post-ops to p, a random unary one before each
 // binary one half of the time, until p has nbin binary post-ops.
 func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
-	var unary, binary []plan.Kind
+	var unary, binary []ops.Kind
 	for _, k := range genKinds {
 		if k.IsBinary() {
 			binary = append(binary, k)
-		} else if k != plan.Clamp && k != plan.LeakyReLU && k != plan.HardSigmoid {
+		} else if k != ops.Clamp && k != ops.LeakyReLU && k != ops.HardSigmoid {
 			unary = append(unary, k)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -38,9 +39,9 @@ func TestMaxMinAllPairs(t *testing.T) {
 	np := nv * nv
 	pair := func(i int64) (a, b float32) { return vals[i/nv], vals[i%nv] }
 	for _, isa := range isas(t) {
-		for _, k := range []plan.Kind{plan.Maximum, plan.Minimum} {
+		for _, k := range []ops.Kind{ops.Maximum, ops.Minimum} {
 			alg, id := plan.AlgMax, float32(math.Inf(-1))
-			if k == plan.Minimum {
+			if k == ops.Minimum {
 				alg, id = plan.AlgMin, float32(math.Inf(1))
 			}
 			red := alg.Reduction(0, 0)
@@ -88,7 +89,7 @@ func TestMaxMinAllPairs(t *testing.T) {
 
 // checkPairs runs p on src (and the binary operand bin, if any) and
 // checks output i against plan.Binary(k, pair(i)).
-func checkPairs(t *testing.T, isa isaCase, k plan.Kind, p *plan.Problem, src, bin []float32, pair func(int64) (a, b float32)) {
+func checkPairs(t *testing.T, isa isaCase, k ops.Kind, p *plan.Problem, src, bin []float32, pair func(int64) (a, b float32)) {
 	t.Helper()
 	enc := func(v []float32) []byte {
 		b := make([]byte, 4*len(v))

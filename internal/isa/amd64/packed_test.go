@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -93,8 +94,8 @@ func TestPackedRows(t *testing.T) {
 					// outer reduced loop, the operand per output.
 					outer := &plan.Problem{SrcDT: pair[0], DstDT: pair[1], Dims: []int64{3, n, rk},
 						SrcStrides: []int64{n*rs + 1, rs, 1}, Reduce: []bool{true, false, true}, DstStrides: []int64{0, 1, 0},
-						PostOps: []plan.PostOp{{Kind: plan.Add, BinDT: pair[0], BinStrides: []int64{0, 1, 0}},
-							{Kind: plan.HardSwish}, {Kind: plan.Clamp, Alpha: -1, Beta: 2}}}
+						PostOps: []plan.PostOp{{Kind: ops.Add, BinDT: pair[0], BinStrides: []int64{0, 1, 0}},
+							{Kind: ops.HardSwish}, {Kind: ops.Clamp, Alpha: -1, Beta: 2}}}
 					for name, p := range map[string]*plan.Problem{"rows": rows, "outer": outer} {
 						t.Run(fmt.Sprintf("%v:%v/%s/%dx%d+%d", pair[0], pair[1], name, n, rk, pad), func(t *testing.T) {
 							runGuarded(t, r, p, isaList, 0, 5, 16)

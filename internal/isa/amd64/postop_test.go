@@ -28,28 +28,28 @@ var specialValues = []float32{
 func TestPostOpSpecials(t *testing.T) {
 	tgs := targets(t)
 	type opCase struct {
-		kind        plan.Kind
+		kind        ops.Kind
 		alpha, beta float32
 	}
 	var cases []opCase
 	for _, k := range genKinds {
 		switch k {
-		case plan.Clamp:
+		case ops.Clamp:
 			cases = append(cases, opCase{k, -1, 2}, opCase{k, 0, 0}, opCase{k, 3, -3})
-		case plan.LeakyReLU:
+		case ops.LeakyReLU:
 			cases = append(cases, opCase{k, 0.1, 0}, opCase{k, -2, 0}, opCase{k, 0, 0})
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			cases = append(cases, opCase{k, 0.2, 0.5}, opCase{k, -1.7, 0.3}, opCase{k, 0, 0.25}, opCase{k, 1e30, -1})
 		default:
 			cases = append(cases, opCase{k, 0, 0})
 		}
 	}
 	for _, beta := range ops.PowBetas {
-		cases = append(cases, opCase{plan.Pow, 0, beta})
+		cases = append(cases, opCase{ops.Pow, 0, beta})
 	}
-	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0}, opCase{plan.Sigmoid, 0, 0},
-		opCase{plan.Tanh, 0, 0}, opCase{plan.Mish, 0, 0}, opCase{plan.GELUTanh, 0, 0}, opCase{plan.Elu, 1, 0}, opCase{plan.Elu, -0.5, 0},
-		opCase{plan.Elu, 0, 0}, opCase{plan.SoftPlus, 0, 1}, opCase{plan.SoftPlus, 0, -3}, opCase{plan.SoftPlus, 0, 1e-3})
+	cases = append(cases, opCase{ops.Exp, 0, 0}, opCase{ops.Log, 0, 0}, opCase{ops.Sigmoid, 0, 0},
+		opCase{ops.Tanh, 0, 0}, opCase{ops.Mish, 0, 0}, opCase{ops.GELUTanh, 0, 0}, opCase{ops.Elu, 1, 0}, opCase{ops.Elu, -0.5, 0},
+		opCase{ops.Elu, 0, 0}, opCase{ops.SoftPlus, 0, 1}, opCase{ops.SoftPlus, 0, -3}, opCase{ops.SoftPlus, 0, 1e-3})
 	A := int64(len(specialValues))
 	for _, c := range cases {
 		for _, pair := range dtPairs {

@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -38,11 +39,11 @@ func (g *gen) rangeFromMemory() bool {
 }
 
 // rangeKind is the binary op of a max or min combine.
-func (g *gen) rangeKind() plan.Kind {
+func (g *gen) rangeKind() ops.Kind {
 	if g.red.Combine == plan.CombineMin {
-		return plan.Minimum
+		return ops.Minimum
 	}
-	return plan.Maximum
+	return ops.Maximum
 }
 
 // initAcc sets accumulator r to the reduction's identity.
@@ -206,7 +207,7 @@ func (g *gen) accum(dt dtypes.DataType, acc int, addr obj.Addr, n int) {
 			g.rangeFast(g.rangeKind(), addr, g.vr(acc), mask)
 			return
 		}
-		g.rangeExact(plan.Maximum, addr, g.vr(acc), mask)
+		g.rangeExact(ops.Maximum, addr, g.vr(acc), mask)
 		return
 	}
 	mk := g.Mark()
@@ -272,7 +273,7 @@ func (g *gen) Finalize(r int) {
 	case plan.FinalizeMaxEps, plan.FinalizeRootMaxEps:
 		t := g.Tmp()
 		g.constF32(t, red.Eps)
-		g.Binary(plan.Maximum, r, t)
+		g.Binary(ops.Maximum, r, t)
 	case plan.FinalizeLog:
 		g.log(r)
 		return

@@ -36,9 +36,9 @@ var int8Pairs = func() [][2]dtypes.DataType {
 var allPairs = append(append([][2]dtypes.DataType(nil), dtPairs...), int8Pairs...)
 
 // genKinds are the post-op kinds the emitter supports.
-var genKinds = []plan.Kind{
-	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt, plan.Square,
-	plan.Pow, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract,
+var genKinds = []ops.Kind{
+	ops.Abs, ops.Clamp, ops.HardSigmoid, ops.HardSwish, ops.LeakyReLU, ops.ReLU, ops.Round, ops.Sqrt, ops.Square,
+	ops.Pow, ops.Add, ops.Multiply, ops.Maximum, ops.Minimum, ops.Divide, ops.Subtract,
 }
 
 // layout returns strides for dims laid out outermost-first in order
@@ -101,15 +101,15 @@ var problemDraw = kerneltest.ProblemDraw{
 	Kinds: genKinds,
 	Params: func(r *rand.Rand, op *plan.PostOp) {
 		switch op.Kind {
-		case plan.Clamp:
+		case ops.Clamp:
 			op.Alpha = float32(r.Intn(9)-6) / 4
 			op.Beta = op.Alpha + float32(r.Intn(12))/4
-		case plan.LeakyReLU:
+		case ops.LeakyReLU:
 			op.Alpha = float32(r.Intn(9)-4) / 8
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			op.Alpha = float32(r.Intn(9)-4) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
-		case plan.Pow:
+		case ops.Pow:
 			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
 		}
 	},
@@ -234,12 +234,12 @@ func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
 // randomNearOp returns Exp, Log or one of vfn's kinds, with random
 // parameters where it takes them.
 func randomNearOp(r *rand.Rand) plan.PostOp {
-	kinds := []plan.Kind{plan.Exp, plan.Log, plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh}
+	kinds := []ops.Kind{ops.Exp, ops.Log, ops.Sigmoid, ops.Tanh, ops.Elu, ops.SoftPlus, ops.Mish, ops.GELUTanh}
 	op := plan.PostOp{Kind: kinds[r.Intn(len(kinds))]}
 	switch op.Kind {
-	case plan.Elu:
+	case ops.Elu:
 		op.Alpha = float32(r.Intn(17)-8) / 4
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		op.Beta = []float32{1, 1, 0.5, -1, 3, -0.25}[r.Intn(6)]
 	}
 	return op

@@ -9,6 +9,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -139,7 +140,7 @@ func TestRowByRowChoice(t *testing.T) {
 		}, true, true},
 		{"a whole mean (finalized)", func(p *plan.Plan) { p.Stage, p.Div = 0, 64 }, false, false},
 		{"bf16 dst", func(p *plan.Plan) { p.Stage, p.DstDT = 0, dtypes.BF16 }, false, false},
-		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: plan.ReLU}} }, false, false},
+		{"post-op", func(p *plan.Plan) { p.Stage, p.PostOps = 0, []plan.PostOp{{Kind: ops.ReLU}} }, false, false},
 		{"strided dst", func(p *plan.Plan) { p.Inner.DstStride = 2 }, false, false},
 		{"kept outer loop", func(p *plan.Plan) {
 			p.Outer = []plan.Loop{{Size: 2, SrcStride: 64 * 4096, DstStride: 4096}}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -96,7 +97,7 @@ func withOperands(p *plan.Problem, nbin int) *plan.Problem {
 		if i%2 == 1 {
 			copy(st, p.DstStrides)
 		}
-		q.PostOps = append(q.PostOps, plan.PostOp{Kind: plan.Add, BinDT: dtypes.F32, BinStrides: st})
+		q.PostOps = append(q.PostOps, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: st})
 	}
 	return &q
 }

@@ -3,6 +3,7 @@ package amd64
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
@@ -239,7 +240,7 @@ func (g *gen) negZeroCheck(r int) {
 // opmask mask when not nil) by VRANGEPS alone, and ORs the lanes where
 // either side is NaN into K0: exact when no lane is (see rangeExact for
 // the immediate). x stays a register and y is not written.
-func (g *gen) rangeFast(k plan.Kind, y, x obj.Addr, mask *obj.Addr) {
+func (g *gen) rangeFast(k ops.Kind, y, x obj.Addr, mask *obj.Addr) {
 	ctl := rangeCtl(k)
 	if mask == nil {
 		g.op(x86.AVCMPPS, imm(3), y, x, kreg(kCheck))

@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -40,8 +41,8 @@ func TestNaNFreeCode(t *testing.T) {
 		return mk(alg, sdt, []int64{300, 70}, []int64{70, 1}, []bool{true, false}, []int64{0, 1})
 	}
 	// An operand addressing dst's elements one for one may be dst itself.
-	likeDst := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{1, 0}}
-	scalar := plan.PostOp{Kind: plan.Add, BinDT: f32, BinStrides: []int64{0, 0}}
+	likeDst := plan.PostOp{Kind: ops.Add, BinDT: f32, BinStrides: []int64{1, 0}}
+	scalar := plan.PostOp{Kind: ops.Add, BinDT: f32, BinStrides: []int64{0, 0}}
 	avx512, avx2 := Options{AVX512: true}, Options{}
 	avx512Zen := Options{AVX512: true, Zen: true}
 	hints := map[*plan.Plan]kernelconf.Hints{}

@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -156,9 +157,9 @@ func TestWatchSumAdversarial(t *testing.T) {
 	}
 	posts := [][]plan.PostOp{
 		nil,
-		{{Kind: plan.Add, BinDT: dtypes.F32}},
-		{{Kind: plan.Maximum, BinDT: dtypes.BF16}, {Kind: plan.ReLU}},
-		{{Kind: plan.Multiply, BinDT: dtypes.F32}, {Kind: plan.Clamp, Alpha: -2, Beta: 1e38}},
+		{{Kind: ops.Add, BinDT: dtypes.F32}},
+		{{Kind: ops.Maximum, BinDT: dtypes.BF16}, {Kind: ops.ReLU}},
+		{{Kind: ops.Multiply, BinDT: dtypes.F32}, {Kind: ops.Clamp, Alpha: -2, Beta: 1e38}},
 	}
 	patterns := []string{"finite", "huge+", "huge-", "huge+ then -inf", "zeros", "-0", "+inf", "-inf",
 		"nan", "nan in huge", "+inf at", "-inf at", "both infs", "nan and infs"}

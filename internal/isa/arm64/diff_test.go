@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -74,7 +75,7 @@ func shapes(n int64, sdt, ddt, bdt dtypes.DataType) []shape {
 				bs[i] = 0
 			}
 		}
-		p.PostOps = []plan.PostOp{{Kind: plan.Add, BinDT: bdt, BinStrides: bs}}
+		p.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: bdt, BinStrides: bs}}
 		return p
 	}
 	w := 64 + n // past one column block (16 vectors)
@@ -125,7 +126,7 @@ func TestShapes(t *testing.T) {
 // TestEveryPostOpEmitted checks that every unary post-op kind has NEON
 // code: the transcendental ones from package vfn's programs.
 func TestEveryPostOpEmitted(t *testing.T) {
-	for k := plan.Abs; k < plan.Add; k++ {
+	for k := ops.Abs; k < ops.Add; k++ {
 		p := &plan.Problem{SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{{Kind: k, Beta: 1}}}
 		pl, err := plan.Canonicalize(p)
@@ -250,9 +251,9 @@ func TestManyConstants(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(9))
 	ops := []plan.PostOp{
-		{Kind: plan.Clamp, Alpha: -3.5, Beta: 3.25}, {Kind: plan.LeakyReLU, Alpha: 0.375},
-		{Kind: plan.Clamp, Alpha: -2.75, Beta: 2.5}, {Kind: plan.LeakyReLU, Alpha: -0.625},
-		{Kind: plan.Clamp, Alpha: -1.5, Beta: 1.75},
+		{Kind: ops.Clamp, Alpha: -3.5, Beta: 3.25}, {Kind: ops.LeakyReLU, Alpha: 0.375},
+		{Kind: ops.Clamp, Alpha: -2.75, Beta: 2.5}, {Kind: ops.LeakyReLU, Alpha: -0.625},
+		{Kind: ops.Clamp, Alpha: -1.5, Beta: 1.75},
 	}
 	for _, n := range []int64{3, 9} {
 		for _, s := range shapes(n, dtypes.BF16, dtypes.BF16, dtypes.F16) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -63,33 +64,33 @@ func TestDisassembly(t *testing.T) {
 		{"row grouped f32", mk(f32, f32, []int64{72, 240}, []int64{240, 1}, []bool{false, true}, []int64{1, 0}),
 			[]string{"ld1 {v16.4s-v19.4s}, [x1], #64", "fadd v", "faddp v0.4s, v0.4s, v2.4s", "fdiv v0.4s, v0.4s, v26.4s", "str q0, [x2]"}},
 		{"row long bf16", mk(bf16, bf16, []int64{4, 1000}, []int64{1000, 1}, []bool{false, true}, []int64{1, 0},
-			plan.PostOp{Kind: plan.Round}),
+			plan.PostOp{Kind: ops.Round}),
 			[]string{"ld1 {v16.8h-v19.8h}, [x1], #64", "shll2 v20.4s, v16.8h, #16", "shll v16.4s, v16.4h, #16", "faddp", "frintn", "ushr", "uzp2", "bif", "str h"}},
 		{"column f16 max", mk(f16, f16, []int64{64, 100}, []int64{100, 1}, []bool{true, false}, []int64{0, 1},
-			plan.PostOp{Kind: plan.Maximum, BinDT: f32, BinStrides: []int64{0, 1}}),
+			plan.PostOp{Kind: ops.Maximum, BinDT: f32, BinStrides: []int64{0, 1}}),
 			[]string{"ld1 {v16.8h-v19.8h}, [x1], #64", "fcvtl2 v20.4s, v16.8h", "fcvtl v16.4s, v16.4h", "ldr d16, [x1]", "fcvtn", "fmax", "ldr q16, [x3, #16]", "str d"}},
 		{"column bf16 wide", mk(bf16, f32, []int64{8, 300}, []int64{300, 1}, []bool{true, false}, []int64{0, 1},
-			plan.PostOp{Kind: plan.Clamp, Alpha: -1, Beta: 1}),
+			plan.PostOp{Kind: ops.Clamp, Alpha: -1, Beta: 1}),
 			[]string{"shll", "fcmgt", "bit v", "str q"}},
 		{"flat column f32", mk(f32, f32, []int64{100, 2}, []int64{2, 1}, []bool{true, false}, []int64{0, 1},
-			plan.PostOp{Kind: plan.LeakyReLU, Alpha: 0.5}),
+			plan.PostOp{Kind: ops.LeakyReLU, Alpha: 0.5}),
 			[]string{"ext v", "fcmlt", "fmul", "str d"}},
 		{"element f32", mk(f32, f32, []int64{5, 9}, []int64{18, 2}, []bool{false, true}, []int64{1, 0},
-			plan.PostOp{Kind: plan.ReLU}, plan.PostOp{Kind: plan.Sqrt}, plan.PostOp{Kind: plan.Abs}),
+			plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.Sqrt}, plan.PostOp{Kind: ops.Abs}),
 			[]string{"ldr s", "fcmle", "bic v", "fsqrt", "fabs", "str s"}},
 		{"strided dst f16 operand", mk(f32, f32, []int64{4, 7}, []int64{7, 1}, []bool{true, false}, []int64{0, 2},
-			plan.PostOp{Kind: plan.Divide, BinDT: f16, BinStrides: []int64{0, 3}}, plan.PostOp{Kind: plan.Subtract, BinDT: bf16, BinStrides: []int64{0, 0}},
-			plan.PostOp{Kind: plan.Minimum, BinDT: f32, BinStrides: []int64{0, 1}}, plan.PostOp{Kind: plan.Square}),
+			plan.PostOp{Kind: ops.Divide, BinDT: f16, BinStrides: []int64{0, 3}}, plan.PostOp{Kind: ops.Subtract, BinDT: bf16, BinStrides: []int64{0, 0}},
+			plan.PostOp{Kind: ops.Minimum, BinDT: f32, BinStrides: []int64{0, 1}}, plan.PostOp{Kind: ops.Square}),
 			[]string{"dup v", "ldr h", "fdiv", "fsub", "fmin", "fmul"}},
-		{"exp f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Exp}),
+		{"exp f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Exp}),
 			[]string{"fmin v", "fmax v", "frintn v", "fmla v", "fcvtns v", "sshr v", "#1", "sub v", "shl v", "#23", "add v",
 				"fcmeq v", "bif v"}},
 		{"hardsigmoid hardswish f16", mk(f16, f16, []int64{40}, []int64{1}, []bool{false}, []int64{1},
-			plan.PostOp{Kind: plan.HardSigmoid, Alpha: 0.2, Beta: 0.5}, plan.PostOp{Kind: plan.HardSwish}),
+			plan.PostOp{Kind: ops.HardSigmoid, Alpha: 0.2, Beta: 0.5}, plan.PostOp{Kind: ops.HardSwish}),
 			[]string{".2d, v8.2s", ".2d, v8.4s", "mov x16, #0x4018000000000000", ".2d, x16", "fmul v16.2d", "fadd v16.2d",
 				"fcmlt v18.2d, v16.2d, #0.0", "fcmgt v18.2d", "fdiv v18.2d", "fcmge v19.2d", "bif v16.16b", "fcmle v19.2d",
 				"bic v17.16b", "fcvtn v8.2s", "fcvtn2 v8.4s"}},
-		{"log f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: plan.Log}),
+		{"log f32", mk(f32, f32, []int64{40}, []int64{1}, []bool{false}, []int64{1}, plan.PostOp{Kind: ops.Log}),
 			[]string{"fcmgt v", "fmul v", "bit v", "and v", "sub v", "sshr v", "#23", "scvtf v", "add v", "fsub v", "fmla v",
 				"fadd v", "fcmle v", "fcmlt v", "bif v"}},
 	}

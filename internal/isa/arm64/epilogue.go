@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
@@ -34,9 +35,9 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	switch op.Kind {
-	case plan.Abs:
+	case ops.Abs:
 		g.word(rr(opFABS, r, r))
-	case plan.Clamp:
+	case ops.Clamp:
 		// Compare and select rather than FMAX/FMIN: those order -0
 		// below +0, but the reference only replaces x when x < alpha
 		// or x > beta, so Clamp(-0) with alpha +0 stays -0. The
@@ -48,33 +49,33 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 		b := g.vconst(math.Float32bits(op.Beta))
 		g.fop(opFCMGT, m, r, b) // x > beta
 		g.vop(arm64.AVBIT, arr16B, r, b, m)
-	case plan.Square:
+	case ops.Square:
 		g.fop(opFMUL, r, r, r)
-	case plan.Sqrt:
+	case ops.Sqrt:
 		g.word(rr(opFSQRT, r, r))
-	case plan.Round:
+	case ops.Round:
 		g.word(rr(opFRINTN, r, r))
-	case plan.ReLU:
+	case ops.ReLU:
 		// x <= 0 (ordered, so not NaN; -0 too) becomes +0.
 		m := g.Tmp()
 		g.word(rr(opFCMLE0, m, r))
 		g.fop(opBIC, r, r, m)
-	case plan.LeakyReLU:
+	case ops.LeakyReLU:
 		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
 		m := g.Tmp()
 		t := g.Tmp()
 		g.word(rr(opFCMLT0, m, r))
 		g.fop(opFMUL, t, r, g.vconst(math.Float32bits(op.Alpha)))
 		g.vop(arm64.AVBIT, arr16B, r, t, m)
-	case plan.HardSigmoid:
+	case ops.HardSigmoid:
 		g.hardSigmoid(op, r)
-	case plan.HardSwish:
+	case ops.HardSwish:
 		g.hardSwish(r)
-	case plan.Pow:
+	case ops.Pow:
 		g.pow(op.Beta, r)
-	case plan.Exp:
+	case ops.Exp:
 		g.exp(r)
-	case plan.Log:
+	case ops.Log:
 		g.log(r)
 	default:
 		if p, ok := programFor(op); ok {
@@ -88,19 +89,19 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 // Binary sets r = r OP t for a binary post-op (the result on the left),
 // matching plan.Binary. FMAX and FMIN already give NaN when either side
 // is NaN and order -0 below +0, as the reference does.
-func (g *gen) Binary(k plan.Kind, r, t int) {
+func (g *gen) Binary(k ops.Kind, r, t int) {
 	switch k {
-	case plan.Add:
+	case ops.Add:
 		g.fop(opFADD, r, r, t)
-	case plan.Subtract:
+	case ops.Subtract:
 		g.fop(opFSUB, r, r, t)
-	case plan.Multiply:
+	case ops.Multiply:
 		g.fop(opFMUL, r, r, t)
-	case plan.Divide:
+	case ops.Divide:
 		g.fop(opFDIV, r, r, t)
-	case plan.Maximum:
+	case ops.Maximum:
 		g.fop(opFMAX, r, r, t)
-	case plan.Minimum:
+	case ops.Minimum:
 		g.fop(opFMIN, r, r, t)
 	default:
 		g.Fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))

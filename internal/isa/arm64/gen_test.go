@@ -14,13 +14,13 @@ import (
 // here is specific to AArch64.
 
 // kinds are the post-op kinds the emitter supports.
-var kinds = []plan.Kind{
-	plan.Abs, plan.Clamp, plan.HardSigmoid, plan.HardSwish, plan.LeakyReLU, plan.ReLU, plan.Round, plan.Sqrt,
-	plan.Square, plan.Add, plan.Multiply, plan.Maximum, plan.Minimum, plan.Divide, plan.Subtract, plan.Pow,
+var kinds = []ops.Kind{
+	ops.Abs, ops.Clamp, ops.HardSigmoid, ops.HardSwish, ops.LeakyReLU, ops.ReLU, ops.Round, ops.Sqrt,
+	ops.Square, ops.Add, ops.Multiply, ops.Maximum, ops.Minimum, ops.Divide, ops.Subtract, ops.Pow,
 }
 
 // vfnKinds are the post-op kinds with a program of package vfn.
-var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, plan.Mish, plan.GELUTanh, plan.GELUErf}
+var vfnKinds = []ops.Kind{ops.Sigmoid, ops.Tanh, ops.Elu, ops.SoftPlus, ops.Mish, ops.GELUTanh, ops.GELUErf}
 
 // withTrailingNear appends an Exp post-op to p one time in eight, a Log
 // one time in eight and a kind of package vfn (Elu with a random alpha,
@@ -30,9 +30,9 @@ var vfnKinds = []plan.Kind{plan.Sigmoid, plan.Tanh, plan.Elu, plan.SoftPlus, pla
 func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
 	switch r.Intn(8) {
 	case 0:
-		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Exp})
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: ops.Exp})
 	case 1:
-		p.PostOps = append(p.PostOps, plan.PostOp{Kind: plan.Log})
+		p.PostOps = append(p.PostOps, plan.PostOp{Kind: ops.Log})
 	case 2, 3:
 		p.PostOps = append(p.PostOps, randomVFN(r))
 	}
@@ -45,9 +45,9 @@ func withTrailingNear(r *rand.Rand, p *plan.Problem) *plan.Problem {
 func randomVFN(r *rand.Rand) plan.PostOp {
 	op := plan.PostOp{Kind: vfnKinds[r.Intn(len(vfnKinds))]}
 	switch op.Kind {
-	case plan.Elu:
+	case ops.Elu:
 		op.Alpha = float32(r.Intn(25)-12) / 4
-	case plan.SoftPlus:
+	case ops.SoftPlus:
 		op.Beta = float32(math.Ldexp(1+r.Float64(), r.Intn(21)-10))
 		if r.Intn(3) == 0 {
 			op.Beta = -op.Beta
@@ -117,15 +117,15 @@ var problemDraw = kerneltest.ProblemDraw{
 	Kinds:      kinds,
 	Params: func(r *rand.Rand, op *plan.PostOp) {
 		switch op.Kind {
-		case plan.Clamp:
+		case ops.Clamp:
 			op.Alpha = float32(r.Intn(13)-8) / 4
 			op.Beta = op.Alpha + float32(r.Intn(13)-2)/4
-		case plan.LeakyReLU:
+		case ops.LeakyReLU:
 			op.Alpha = float32(r.Intn(17)-8) / 8
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			op.Alpha = float32(r.Intn(17)-8) / 8
 			op.Beta = float32(r.Intn(9)-4) / 8
-		case plan.Pow:
+		case ops.Pow:
 			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
 		}
 	},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -215,7 +216,7 @@ func TestInt8Saturation(t *testing.T) {
 	for _, scale := range []float32{3e9, -3e9, 1e30, -1e30} {
 		p := &plan.Problem{SrcDT: dtypes.S8, DstDT: dtypes.S32, Dims: []int64{5, 6}, SrcStrides: []int64{6, 1},
 			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: plan.AlgSum.Reduction(0, 0),
-			PostOps: []plan.PostOp{{Kind: plan.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}}}
+			PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 0}}}}
 		src := []byte{1, 1, 1, 1, 1, 1, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 			127, 127, 127, 127, 127, 127}
 		bin := make([]byte, 4)
@@ -251,11 +252,11 @@ func TestInt8SpecialsThroughPostOps(t *testing.T) {
 		if !pr[1].IsInt() {
 			continue
 		}
-		for _, kind := range []plan.Kind{plan.Add, plan.Divide} {
+		for _, kind := range []ops.Kind{ops.Add, ops.Divide} {
 			m := int64(len(specials))
 			p := &plan.Problem{SrcDT: pr[0], DstDT: pr[1], Dims: []int64{m, 5}, SrcStrides: []int64{5, 1},
 				Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
-				PostOps: []plan.PostOp{{Kind: kind, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}, {Kind: plan.Abs}}}
+				PostOps: []plan.PostOp{{Kind: kind, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}, {Kind: ops.Abs}}}
 			src := make([]byte, 5*m)
 			for i := range src {
 				src[i] = byte(1 + i%7)
@@ -276,7 +277,7 @@ func TestInt8SpecialsThroughPostOps(t *testing.T) {
 			}
 			// Add ±Inf, or Divide by ±0, gives an infinity.
 			inf := []int{1, 2}
-			if kind == plan.Divide {
+			if kind == ops.Divide {
 				inf = []int{3, 4}
 			}
 			for _, i := range inf {

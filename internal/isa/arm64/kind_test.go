@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -516,11 +517,11 @@ func TestManyBinaryOperands(t *testing.T) {
 // withBinaries appends post-ops to p, a random unary one before each
 // binary one half of the time, until p has nbin binary post-ops.
 func withBinaries(r *rand.Rand, p *plan.Problem, nbin int) {
-	var unary, binary []plan.Kind
+	var unary, binary []ops.Kind
 	for _, k := range kinds {
 		if k.IsBinary() {
 			binary = append(binary, k)
-		} else if k != plan.Clamp && k != plan.LeakyReLU {
+		} else if k != ops.Clamp && k != ops.LeakyReLU {
 			unary = append(unary, k)
 		}
 	}

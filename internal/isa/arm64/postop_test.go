@@ -33,18 +33,18 @@ var specialValues = []float32{
 func TestPostOpSpecials(t *testing.T) {
 	needARM64(t)
 	type opCase struct {
-		kind        plan.Kind
+		kind        ops.Kind
 		alpha, beta float32
 	}
 	var cases []opCase
 	for _, k := range kinds {
 		switch k {
-		case plan.Clamp:
+		case ops.Clamp:
 			cases = append(cases, opCase{k, -1, 2}, opCase{k, 0, 0}, opCase{k, float32(math.Copysign(0, -1)), 1},
 				opCase{k, 3, -3})
-		case plan.LeakyReLU:
+		case ops.LeakyReLU:
 			cases = append(cases, opCase{k, 0.1, 0}, opCase{k, -2, 0}, opCase{k, 0, 0})
-		case plan.HardSigmoid:
+		case ops.HardSigmoid:
 			// 1e30 sends every special but 0 and -0 outside [0, 1],
 			// 1e30*x far past f32's range (f64 holds it); -1.7 reverses the
 			// slope; 0 gives beta, or NaN for ±Inf. Alpha 1 with
@@ -57,9 +57,9 @@ func TestPostOpSpecials(t *testing.T) {
 		}
 	}
 	for _, beta := range ops.PowBetas {
-		cases = append(cases, opCase{plan.Pow, 0, beta})
+		cases = append(cases, opCase{ops.Pow, 0, beta})
 	}
-	cases = append(cases, opCase{plan.Exp, 0, 0}, opCase{plan.Log, 0, 0})
+	cases = append(cases, opCase{ops.Exp, 0, 0}, opCase{ops.Log, 0, 0})
 	for _, op := range vfn.SweepOps() {
 		cases = append(cases, opCase{op.Kind, op.Alpha, op.Beta})
 	}
@@ -72,7 +72,7 @@ func TestPostOpSpecials(t *testing.T) {
 				// mean and an operand (which also makes -0 means).
 				B := A
 				op := plan.PostOp{Kind: c.kind, Alpha: c.alpha, Beta: c.beta}
-				ops := []plan.PostOp{{Kind: plan.Multiply, BinDT: bdt, BinStrides: []int64{0, 1}}, op}
+				ops := []plan.PostOp{{Kind: ops.Multiply, BinDT: bdt, BinStrides: []int64{0, 1}}, op}
 				if c.kind.IsBinary() {
 					op.BinDT, op.BinStrides = bdt, []int64{0, 1}
 					ops = []plan.PostOp{op}
@@ -123,7 +123,7 @@ func TestConversionSpecials(t *testing.T) {
 	for _, dt := range floatTypes[1:] {
 		p := &plan.Problem{SrcDT: dt, DstDT: dt, Dims: []int64{n}, SrcStrides: []int64{1},
 			Reduce: []bool{false}, DstStrides: []int64{1},
-			PostOps: []plan.PostOp{{Kind: plan.Add, BinDT: f32, BinStrides: []int64{1}}}}
+			PostOps: []plan.PostOp{{Kind: ops.Add, BinDT: f32, BinStrides: []int64{1}}}}
 		src := make([]byte, n*int64(dt.Size()))
 		bins := [][]byte{kerneltest.Store(f32, vals)}
 		dst0 := make([]byte, n*int64(dt.Size()))

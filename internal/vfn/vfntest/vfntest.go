@@ -17,7 +17,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/internal/vexp"
 	"github.com/gdnn/gdnn/internal/vfn"
@@ -26,7 +26,7 @@ import (
 // Kind is the post-op kind the tests run random programs under: one
 // with a program, so that the emitters accept the plan and dispatch it
 // to their program lowering.
-const Kind = plan.Sigmoid
+const Kind = ops.Sigmoid
 
 // Config bounds a random program.
 type Config struct {
@@ -89,8 +89,8 @@ func Inputs(rng *rand.Rand, n int) []float32 {
 	return xs
 }
 
-// ops are the step kinds a random program draws from, with weights.
-var ops = []struct {
+// stepKinds are the step kinds a random program draws from, with weights.
+var stepKinds = []struct {
 	op vfn.Op
 	w  int
 }{
@@ -112,7 +112,7 @@ func Random(rng *rand.Rand, cfg Config) *vfn.Program {
 		return p.Result()
 	}
 	total := 0
-	for _, o := range ops {
+	for _, o := range stepKinds {
 		if o.op != vfn.Exp || cfg.Exp {
 			total += o.w
 		}
@@ -121,7 +121,7 @@ func Random(rng *rand.Rand, cfg Config) *vfn.Program {
 	for k := 0; k < n; k++ {
 		var op vfn.Op
 		w := rng.IntN(total)
-		for _, o := range ops {
+		for _, o := range stepKinds {
 			if o.op == vfn.Exp && !cfg.Exp {
 				continue
 			}
