@@ -2,6 +2,7 @@ package kerneltest
 
 import (
 	"math/rand"
+	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -74,4 +75,25 @@ func RandomProblem(r *rand.Rand, maxElems int64, d ProblemDraw) *plan.Problem {
 		p.PostOps = append(p.PostOps, op)
 	}
 	return p
+}
+
+// DensePlan canonicalises the problem that reduces src dims (element
+// strides ss) of type dt over red by r into a dense dst of type dt over
+// the kept dims, innermost last: the plans the emitters' choice and
+// disassembly tests name by their shape alone.
+func DensePlan(t testing.TB, dt dtypes.DataType, dims, ss []int64, red []bool, r plan.Reduction) *plan.Plan {
+	t.Helper()
+	ds := make([]int64, len(dims))
+	s := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		if !red[i] {
+			ds[i] = s
+			s *= dims[i]
+		}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, Reduction: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
 }

@@ -35,25 +35,6 @@ func compileHinted(t testing.TB, pl *plan.Plan, h kernelconf.Hints, o Options) *
 	return k
 }
 
-// choicePlan canonicalises a problem of src dims and strides with a
-// dense dst over the kept dims, reduced by r.
-func choicePlan(t *testing.T, dt dtypes.DataType, dims, ss []int64, red []bool, r plan.Reduction) *plan.Plan {
-	t.Helper()
-	ds := make([]int64, len(dims))
-	s := int64(1)
-	for i := len(dims) - 1; i >= 0; i-- {
-		if !red[i] {
-			ds[i] = s
-			s *= dims[i]
-		}
-	}
-	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds, Reduction: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pl
-}
-
 // TestChoose is the table of choices: plans built with the plan package
 // and targets, against the Conf Choose gives them, in its one-line form
 // (the fields each shape reads), with no code emitted.
@@ -62,10 +43,10 @@ func TestChoose(t *testing.T) {
 	sum, max, min := plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0)
 	l1, l2, mul := plan.AlgNormLpSum.Reduction(1, 0), plan.AlgNormLpSum.Reduction(2, 0), plan.AlgMul.Reduction(0, 0)
 	rows := func(dt dtypes.DataType, n, rk int64, r plan.Reduction) *plan.Plan {
-		return choicePlan(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true}, r)
+		return kerneltest.DensePlan(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true}, r)
 	}
 	cols := func(dt dtypes.DataType, rs, stride, w int64, r plan.Reduction) *plan.Plan {
-		return choicePlan(t, dt, []int64{rs, w}, []int64{stride, 1}, []bool{true, false}, r)
+		return kerneltest.DensePlan(t, dt, []int64{rs, w}, []int64{stride, 1}, []bool{true, false}, r)
 	}
 	// Stage-1 plans of partials, which the runtime may take row by row.
 	stage1 := func(pl *plan.Plan) *plan.Plan {
@@ -105,15 +86,15 @@ func TestChoose(t *testing.T) {
 		{rows(bf16, 64, 1000, max), none, intel512, "avx512/intel row u=8 words bf16-pairs nan-free"},
 		{rows(bf16, 64, 1000, max), none, intel2, "avx2/intel row u=8 words bf16-pairs"},
 		{rows(f32, 64, 1000, min), none, intel2, "avx2/intel row u=8 streams=2"},
-		{choicePlan(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, sum), none, intel512, "avx512/intel row group=16 pack=2 u=1 pf-group=2048"},
-		{choicePlan(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, sum), none, intel512, "avx512/intel row group=16 pack=2 u=1"},
-		{choicePlan(t, f32, []int64{64, 7}, []int64{14, 2}, []bool{false, true}, sum), none, intel512, "avx512/intel element u=4"},
+		{kerneltest.DensePlan(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, sum), none, intel512, "avx512/intel row group=16 pack=2 u=1 pf-group=2048"},
+		{kerneltest.DensePlan(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, sum), none, intel512, "avx512/intel row group=16 pack=2 u=1"},
+		{kerneltest.DensePlan(t, f32, []int64{64, 7}, []int64{14, 2}, []bool{false, true}, sum), none, intel512, "avx512/intel element u=4"},
 		// Columns: blocks of 16 (AVX2: 8, or 12 for plain f32 sums)
 		// vectors, flat streams of narrow Inners, several kept
 		// iterations per load, prefetch where measured to pay.
-		{choicePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, sum), none, intel512, "avx512/intel flat-column outer=4 u=1 pf-kept=2048"},
-		{choicePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, sum), none, intel2, "avx2/intel flat-column u=1 pf-kept=2048"},
-		{choicePlan(t, f32, []int64{4096, 4, 4}, []int64{16, 4, 1}, []bool{false, true, false}, sum), none, intel512, "avx512/intel flat-column u=1"},
+		{kerneltest.DensePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, sum), none, intel512, "avx512/intel flat-column outer=4 u=1 pf-kept=2048"},
+		{kerneltest.DensePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, sum), none, intel2, "avx2/intel flat-column u=1 pf-kept=2048"},
+		{kerneltest.DensePlan(t, f32, []int64{4096, 4, 4}, []int64{16, 4, 1}, []bool{false, true, false}, sum), none, intel512, "avx512/intel flat-column u=1"},
 		{cols(f32, 1024, 4096, 4096, sum), none, intel2, "avx2/intel column acc=12 block=12v0:u1 block=8v0:u1"},
 		{cols(f32, 1024, 4096, 4096, sum), none, intel512, "avx512/intel column acc=16 block=16v0:u1"},
 		{cols(bf16, 3136, 256, 64, sum), none, intel2, "avx2/intel column acc=8 block=8v0:u1,pairs4,pf8192 bf16-pairs"},

@@ -121,10 +121,10 @@ func TestPrefetchChoice(t *testing.T) {
 	avx512, avx2 := Options{AVX512: true}, Options{}
 	zen512, zen2 := Options{AVX512: true, Zen: true}, Options{Zen: true}
 	rows := func(dt dtypes.DataType, n, rk int64) *plan.Plan {
-		return canon(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true})
+		return kerneltest.DensePlan(t, dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true}, plan.Reduction{})
 	}
 	cols := func(dt dtypes.DataType, r, stride, w int64) *plan.Plan {
-		return canon(t, dt, []int64{r, w}, []int64{stride, 1}, []bool{true, false})
+		return kerneltest.DensePlan(t, dt, []int64{r, w}, []int64{stride, 1}, []bool{true, false}, plan.Reduction{})
 	}
 	cases := []struct {
 		name string
@@ -150,11 +150,11 @@ func TestPrefetchChoice(t *testing.T) {
 		{"rows of 5 f32, avx512, zen (groups)", rows(f32, 4096, 5), zen512, true},
 		{"bf16 columns 256 B wide, avx512, zen", cols(bf16, 512, 4096, 128), zen512, true},
 		{"one row of 256K-1 bf16, avx512", rows(bf16, 1, 256<<10-1), avx512, false},
-		{"rows of 2 under 2 far rows, avx512", canon(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, true},
-		{"rows of 2 under 64 far rows, avx512", canon(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}), avx512, false},
-		{"columns 2x2 per output row, avx512", canon(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}), avx512, true},
-		{"columns 2x2 per output row, avx2", canon(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}), avx2, true},
-		{"columns 4x4 per output row, avx512", canon(t, f32, []int64{4096, 4, 4}, []int64{16, 4, 1}, []bool{false, true, false}), avx512, false},
+		{"rows of 2 under 2 far rows, avx512", kerneltest.DensePlan(t, f32, []int64{2, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, plan.Reduction{}), avx512, true},
+		{"rows of 2 under 64 far rows, avx512", kerneltest.DensePlan(t, f32, []int64{64, 4096, 2}, []int64{8192, 2, 1}, []bool{true, false, true}, plan.Reduction{}), avx512, false},
+		{"columns 2x2 per output row, avx512", kerneltest.DensePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, plan.Reduction{}), avx512, true},
+		{"columns 2x2 per output row, avx2", kerneltest.DensePlan(t, f32, []int64{4096, 2, 2}, []int64{4, 2, 1}, []bool{false, true, false}, plan.Reduction{}), avx2, true},
+		{"columns 4x4 per output row, avx512", kerneltest.DensePlan(t, f32, []int64{4096, 4, 4}, []int64{16, 4, 1}, []bool{false, true, false}, plan.Reduction{}), avx512, false},
 		{"bf16 columns 512 B apart, avx2", cols(bf16, 3136, 256, 64), avx2, true},
 		{"f16 columns 4 KiB apart, avx2", cols(f16, 512, 2048, 64), avx2, true},
 		{"bf16 columns 8 KiB apart, avx2", cols(bf16, 512, 4096, 64), avx2, false},
@@ -200,32 +200,6 @@ func TestPrefetchChoice(t *testing.T) {
 // kind returns pl with its reduction set to r.
 func kind(pl *plan.Plan, r plan.Reduction) *plan.Plan {
 	pl.Reduction = r
-	return pl
-}
-
-// canon canonicalises a dense-output problem of src dims and strides.
-func canon(t *testing.T, dt dtypes.DataType, dims, ss []int64, red []bool) *plan.Plan {
-	t.Helper()
-	var ds []int64
-	for i := range dims {
-		if red[i] {
-			ds = append(ds, 0)
-		} else {
-			ds = append(ds, 1)
-		}
-	}
-	// Dense dst strides over the kept dims, innermost last.
-	s := int64(1)
-	for i := len(dims) - 1; i >= 0; i-- {
-		if !red[i] {
-			ds[i] = s
-			s *= dims[i]
-		}
-	}
-	pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return pl
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelconf"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -161,7 +162,7 @@ func TestWidePairBlocks(t *testing.T) {
 	for _, c := range cases {
 		// 512 columns of rows 4096 apart: two blocks of 16 vectors, 512
 		// bytes of each row, twice narrowBytes.
-		pl := canon(t, c.sdt, []int64{1024, 512}, []int64{4096, 1}, []bool{true, false})
+		pl := kerneltest.DensePlan(t, c.sdt, []int64{1024, 512}, []int64{4096, 1}, []bool{true, false}, plan.Reduction{})
 		pl.Reduction = c.red
 		code, err := Emit(pl, c.o)
 		if err != nil {

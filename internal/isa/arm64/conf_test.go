@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -13,20 +14,7 @@ import (
 func TestChoose(t *testing.T) {
 	f32, bf16, u8 := dtypes.F32, dtypes.BF16, dtypes.U8
 	canon := func(dt dtypes.DataType, dims, ss []int64, red []bool) *plan.Plan {
-		t.Helper()
-		ds := make([]int64, len(dims))
-		s := int64(1)
-		for i := len(dims) - 1; i >= 0; i-- {
-			if !red[i] {
-				ds[i] = s
-				s *= dims[i]
-			}
-		}
-		pl, err := plan.Canonicalize(&plan.Problem{SrcDT: dt, DstDT: dt, Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pl
+		return kerneltest.DensePlan(t, dt, dims, ss, red, plan.Reduction{})
 	}
 	rows := func(dt dtypes.DataType, n, rk int64) *plan.Plan {
 		return canon(dt, []int64{n, rk}, []int64{rk, 1}, []bool{false, true})
