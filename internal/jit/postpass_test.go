@@ -398,18 +398,7 @@ func TestPostPassScratchBound(t *testing.T) {
 func TestPostPassVerbose(t *testing.T) {
 	forEachJITISA(t, func(t *testing.T, isa ISA) {
 		withoutTranscendental(t)
-		var buf bytes.Buffer
-		verboseMu.Lock()
-		oldOut := verboseOut
-		verboseOut = &buf
-		verboseMu.Unlock()
-		prev := SetVerbose(1)
-		defer func() {
-			SetVerbose(prev)
-			verboseMu.Lock()
-			verboseOut = oldOut
-			verboseMu.Unlock()
-		}()
+		buf := captureVerbose(t, 1)
 		withBudget(t, 4096)
 		c := spec{dims: []int64{40, 300}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
 			post: []plan.PostOp{postOp(ops.GELUErf)}}.build(t, rand.New(rand.NewPCG(55, 56)))

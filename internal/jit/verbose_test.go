@@ -10,19 +10,26 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 )
 
-func TestVerboseLines(t *testing.T) {
-	var buf bytes.Buffer
+// captureVerbose sends verbose output at level to the buffer it returns
+// until the test ends, then restores the level and the writer.
+func captureVerbose(t testing.TB, level int) *bytes.Buffer {
+	buf := &bytes.Buffer{}
 	verboseMu.Lock()
 	oldOut := verboseOut
-	verboseOut = &buf
+	verboseOut = buf
 	verboseMu.Unlock()
-	prev := SetVerbose(1)
-	defer func() {
+	prev := SetVerbose(level)
+	t.Cleanup(func() {
 		SetVerbose(prev)
 		verboseMu.Lock()
 		verboseOut = oldOut
 		verboseMu.Unlock()
-	}()
+	})
+	return buf
+}
+
+func TestVerboseLines(t *testing.T) {
+	buf := captureVerbose(t, 1)
 	withBudget(t, 4096)
 	withThreads(t, 2)
 	r := rand.New(rand.NewPCG(41, 42))
@@ -65,18 +72,7 @@ func TestVerboseLines(t *testing.T) {
 // sub-plan's configuration on its compile_sub line: the emitter's target,
 // shape and choices, as the chooser gives them.
 func TestVerboseConf(t *testing.T) {
-	var buf bytes.Buffer
-	verboseMu.Lock()
-	oldOut := verboseOut
-	verboseOut = &buf
-	verboseMu.Unlock()
-	prev := SetVerbose(2)
-	defer func() {
-		SetVerbose(prev)
-		verboseMu.Lock()
-		verboseOut = oldOut
-		verboseMu.Unlock()
-	}()
+	buf := captureVerbose(t, 2)
 	r := rand.New(rand.NewPCG(43, 44))
 	// Rows of 5 f32: a group of V outputs on every vector ISA.
 	c := spec{dims: []int64{4096, 5}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32}.build(t, r)

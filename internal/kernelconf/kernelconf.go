@@ -120,26 +120,20 @@ type Hints struct {
 
 // Key is the hints' part of a kernel's cache key, appended to the plan's
 // (plan.Plan.Key).
-func (h Hints) Key() string {
-	s := ""
-	if h.RowByRow {
-		s += ";rowbyrow"
-	}
-	if h.FromMemory {
-		s += ";mem"
-	}
-	return s
-}
+func (h Hints) Key() string { return h.spell(";rowbyrow", ";mem") }
 
 // String is the hints for verbose output: " rowbyrow", " frommemory",
 // both or "".
-func (h Hints) String() string {
+func (h Hints) String() string { return h.spell(" rowbyrow", " frommemory") }
+
+// spell joins the words of the hints that are set.
+func (h Hints) spell(rowByRow, fromMemory string) string {
 	s := ""
 	if h.RowByRow {
-		s += " rowbyrow"
+		s += rowByRow
 	}
 	if h.FromMemory {
-		s += " frommemory"
+		s += fromMemory
 	}
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Kind is an op that runs on each result of a reduction.
@@ -201,15 +202,7 @@ func ModesText(graphOp string) string {
 	case 1:
 		return q[0]
 	}
-	return fmt.Sprintf("%s or %s", joinComma(q[:len(q)-1]), q[len(q)-1])
-}
-
-func joinComma(s []string) string {
-	out := s[0]
-	for _, x := range s[1:] {
-		out += ", " + x
-	}
-	return out
+	return fmt.Sprintf("%s or %s", strings.Join(q[:len(q)-1], ", "), q[len(q)-1])
 }
 
 // ParamsProblem says what leaves kind k with parameters alpha and beta
