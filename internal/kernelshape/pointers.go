@@ -43,6 +43,16 @@ func (p *Pointers) Advance(s Steps, k int64) {
 	}
 }
 
+// Each calls f(r, d) for every pointer r, in the order of Regs, with d
+// its move in steps s.
+func (p *Pointers) Each(s Steps, f func(r int16, d int64)) {
+	f(p.regs[0], s.Src)
+	f(p.regs[1], s.Dst)
+	for i, r := range p.regs[2:] {
+		f(r, s.Bin[i])
+	}
+}
+
 // Flush calls add(r, d) for every pointer r with a pending move d != 0,
 // in the order of Regs so that the code is deterministic, and forgets
 // the moves.

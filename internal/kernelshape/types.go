@@ -29,6 +29,10 @@ func TypesOf(pl *plan.Plan) Types {
 	return t
 }
 
+// ElemTypes returns t: the emitters embed Types, and so hand it to the
+// shapes here.
+func (t *Types) ElemTypes() *Types { return t }
+
 // BinSizes are the binary operands' element sizes.
 func (t *Types) BinSizes() []int64 { return t.BinSize[:t.NBin] }
 

@@ -41,7 +41,7 @@ func (g *gen) Column(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
 	outer, L, counted := k.SplitInnermost()
 	sL := g.StepsOf(&L)
 	outer.Emit(g, func() {
-		g.groupLoop(L.Size, G, sL, counted, k.Cnt, func(m int) { g.flatOuter(red, m) }, one)
+		kernelshape.GroupLoop(g, L.Size, G, sL, counted, k.Cnt, func(m int) { g.flatOuter(red, m) }, one)
 	})
 }
 
@@ -117,7 +117,7 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	U := bc.U
 	vb := int64(g.V) * g.SrcSize
 	acc := func(k, u int) int { return u*K + k }
-	g.initAccs(K * U)
+	g.InitAccs(K * U)
 	// Accumulators past tmpLo (see Conf.ColAcc) hold the temporaries off
 	// until the block is finished, and count as taken (placeSumExp must
 	// not give them to constants).
@@ -219,10 +219,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 	}
 	g.Release(mkWords)
 	for k := 0; k < K; k++ {
-		g.sumTree(groups[k])
+		kernelshape.CombineTree(g, groups[k])
 	}
 	if !runs.None() {
-		g.addTotals(groups)
+		g.AddTotals(groups)
 	}
 	g.Release(mk)
 	g.absMask = 0
@@ -382,7 +382,7 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	total := last.Size * W
 	nfull, remT := total/M, int(total%M)
 	U := g.conf.FlatU
-	g.initAccs(U)
+	g.InitAccs(U)
 	mb := M * g.SrcSize
 	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
 	regs := groups[0]
@@ -404,9 +404,9 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 			g.accum(g.SrcDT, remv%U, g.m(rSrc, nfull*mb), remT)
 		}
 	})
-	g.sumTree(regs)
+	kernelshape.CombineTree(g, regs)
 	if !runs.None() {
-		g.addTotals(groups)
+		g.AddTotals(groups)
 	}
 	g.Release(mk)
 	g.fold(0, int(W), int(M/W))
@@ -425,11 +425,11 @@ func (g *gen) fold(r, w, q int) {
 		e := g.Tmp()
 		g.rotate(e, r, (q-1)*w)
 		g.fold(r, w, q-1)
-		g.combineAcc(r, e)
+		g.CombineAcc(r, e)
 		return
 	}
 	t := g.Tmp()
 	g.rotate(t, r, (q/2)*w)
-	g.combineAcc(r, t)
+	g.CombineAcc(r, t)
 	g.fold(r, w, q/2)
 }

@@ -100,11 +100,11 @@ func TestGatherRowsChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGen(pl, c.o)
-		rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: 1, rowStep: pl.Outer[0].SrcStride * g.SrcSize}
+		rp := kernelshape.RowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), Group: 1, RowStep: pl.Outer[0].SrcStride * g.SrcSize}
 		if c.group {
-			rp.group = g.V
+			rp.Group = g.V
 		}
-		if got := g.conf.gatherRows(rp.Rows, rp.rowStep, rp.group); got != c.want {
+		if got := g.conf.gatherRows(rp.Rows, rp.RowStep, rp.Group); got != c.want {
 			t.Errorf("%v rows of %d (pad %d, grouped %v, avx512 %v): gatherRows = %v, want %v",
 				c.dt, c.rk, c.pad, c.group, c.o.AVX512, got, c.want)
 		}

@@ -292,3 +292,39 @@ func (g *gen) Repeat(c int16, top *obj.Prog) {
 	g.op(x86.ADECQ, reg(c))
 	g.Jump(x86.AJNE, top)
 }
+
+// The group loops' primitives (kernelshape.GroupCounter).
+
+func (g *gen) BranchBelow(c int16, n int64, l *obj.Prog) {
+	g.op(x86.ACMPQ, reg(c), imm(n))
+	g.Jump(x86.AJLT, l)
+}
+
+func (g *gen) BranchAtLeast(c int16, n int64, l *obj.Prog) {
+	g.op(x86.ACMPQ, reg(c), imm(n))
+	g.Jump(x86.AJGE, l)
+}
+
+func (g *gen) BranchIfZero(c int16, l *obj.Prog) {
+	g.op(x86.ATESTQ, reg(c), reg(c))
+	g.Jump(x86.AJEQ, l)
+}
+
+func (g *gen) SubImm(c int16, n int64) { g.op(x86.ASUBQ, imm(n), reg(c)) }
+
+// StepBack multiplies by an immediate: every step must fit 32 bits
+// (CanStepBack).
+func (g *gen) StepBack(p int16, step int64, c int16) {
+	g.op(x86.AIMUL3Q, imm(step), reg(c), reg(rScratch))
+	g.op(x86.AADDQ, reg(rScratch), reg(p))
+}
+
+func (g *gen) CanStepBack(s kernelshape.Steps) bool {
+	ok := true
+	g.ptrs.Each(s, func(_ int16, d int64) { ok = ok && fits32(d) })
+	return ok
+}
+
+func (g *gen) DstOperand() bool { return g.pl.HasDstOperand() }
+
+func (g *gen) Goto(l *obj.Prog) { g.Jump(obj.AJMP, l) }

@@ -66,7 +66,7 @@ func TestPackSkipChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := newGen(pl, c.o)
-			rp := rowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), group: g.V}
+			rp := kernelshape.RowPlan{Rows: kernelshape.RowsOf(pl.Reduced, false), Group: g.V}
 			if got := g.conf.packSkip(rp.Rows); got != c.want[i] {
 				t.Errorf("%v rows of %d at stride %d, avx512 %v: packSkip = %d, want %d", dt, c.rk, c.stride, c.o.AVX512, got, c.want[i])
 			}

@@ -49,9 +49,9 @@ func (g *gen) rangeKind() ops.Kind {
 // initAcc sets accumulator r to the reduction's identity.
 func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
 
-// initAccs sets accumulators 0..n-1 to the identity: a zero is one
+// InitAccs sets accumulators 0..n-1 to the identity: a zero is one
 // instruction each, another identity is built once and copied.
-func (g *gen) initAccs(n int) {
+func (g *gen) InitAccs(n int) {
 	for i := 0; i < n; i++ {
 		if i == 0 || g.red.Identity() == 0 {
 			g.initAcc(i)
@@ -86,12 +86,12 @@ func (g *gen) combine(r, s int) {
 	}
 }
 
-// combineAcc sets r = r ⊕ s where s holds combined values only (another
+// CombineAcc sets r = r ⊕ s where s holds combined values only (another
 // accumulator, lanes of one or of r itself), never src that no combine
 // has taken yet. NaN-free code then needs no check: a NaN in s was
 // flagged when its src came in (combine's checks are for src), so a max
 // or min is the one instruction.
-func (g *gen) combineAcc(r, s int) {
+func (g *gen) CombineAcc(r, s int) {
 	if !g.nanFree {
 		g.combine(r, s)
 		return
@@ -104,7 +104,7 @@ func (g *gen) combineAcc(r, s int) {
 	g.op(x86.AVMAXPS, y, x, x) // AVX2 speculates max only
 }
 
-// combineTo sets dst = a ⊕ b of combined values, as combineAcc; a and b
+// combineTo sets dst = a ⊕ b of combined values, as CombineAcc; a and b
 // may be clobbered.
 func (g *gen) combineTo(dst, a, b int) {
 	switch g.red.Combine {
@@ -116,7 +116,7 @@ func (g *gen) combineTo(dst, a, b int) {
 		if dst != a {
 			g.op(x86.AVMOVAPS, g.vr(a), g.vr(dst))
 		}
-		g.combineAcc(dst, b)
+		g.CombineAcc(dst, b)
 	}
 }
 

@@ -10,169 +10,91 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// The row shape: [kept..., reduced...], each output the sum of rows of
-// src. With a contiguous innermost reduced loop (vector mode) a row is
-// summed a vector at a time, with U independent accumulators and a masked
-// tail; otherwise (element mode) an element at a time, broadcast into
-// every lane, with U accumulators.
-//
-// Short rows would make the per-output horizontal sum and epilogue the
-// cost. So when rows are short (see row), V outputs (consecutive
-// iterations of the innermost kept loop L) are summed at once, one
-// accumulator each, transposed into one vector and finished together.
-// Rows of at most V/2 (V/4) elements go two (four) to a register, saving
-// transpose levels (packSkip); AVX-512 bf16 rows of up to V go two to a
-// register at two elements per lane (pairPacked), and rows of V+1 to
-// 2V-1 are one masked load at two elements per lane (rowPairs).
-// Rows of 2 to 4 elements back to back (channel means of RGB or RGBA
-// data) go faster still on AVX-512, gathered 16 at a time (gather).
-
-// rowPlan is the row shape's choice for one kernel.
-type rowPlan struct {
-	kernelshape.Rows
-	group   int        // outputs summed at once (1 or V)
-	rowStep int64      // bytes between consecutive outputs' rows (L's src step)
-	gather  *gatherIdx // gather's index registers, nil when not used
-}
+// The row shape is kernelshape.Row's; these are its amd64 primitives.
+// Rows of at most V/2 (V/4) elements go two (four) to a register in a
+// transposing group, saving transpose levels (packSkip); AVX-512 bf16
+// rows of up to V go two to a register at two elements per lane
+// (pairPacked), and rows of V+1 to 2V-1 are one masked load at two
+// elements per lane (rowPairs). Rows of 2 to 4 elements back to back
+// (channel means of RGB or RGBA data) go faster still on AVX-512,
+// gathered 16 at a time (gather).
 
 // Row emits the row and element shapes.
 func (g *gen) Row(k kernelshape.Nest, red []plan.Loop, zeroSum bool) {
-	rp := rowPlan{Rows: kernelshape.RowsOf(red, zeroSum), group: 1}
-	if len(k.Loops) == 0 {
-		g.rowGroup(&rp, 1, kernelshape.LaneMap{N: bcast})
-		return
-	}
-	outer, L, lcount := k.SplitInnermost()
-	rp.rowStep = L.SrcStride * g.SrcSize
-	rp.group = g.conf.Group
-	if g.conf.Gather {
-		rp.gather = g.hoistGather(int(rp.Len))
-	}
-	sL := g.StepsOf(&L)
-	outer.Emit(g, func() { g.rowL(&rp, L, sL, lcount, k.Cnt) })
+	kernelshape.Row(g, k, red, zeroSum, g.conf.Group)
 }
 
-// rowL emits the innermost kept loop L in groups of rp.group outputs, or
-// of V gathered rows.
-func (g *gen) rowL(rp *rowPlan, L plan.Loop, sL kernelshape.Steps, count bool, cnt int16) {
-	group := func(n int) { g.rowGroup(rp, n, kernelshape.Outputs(n, sL)) }
-	one := func() { group(1) }
-	switch {
-	case rp.gather != nil:
-		// The last rows of an uncounted loop, fewer than V, go in a
-		// transposing group.
-		g.groupLoop(L.Size, g.V, sL, count, cnt, func(m int) {
-			if m == g.V {
-				g.gather(rp.gather, kernelshape.Outputs(m, sL))
-			} else {
-				group(m)
-			}
-		}, one)
-	case count && rp.group == 1:
-		kernelshape.CountLoop(g, cnt, sL, one)
-	default:
-		g.groupLoop(L.Size, rp.group, sL, count, cnt, group, one)
+// Lanes is V.
+func (g *gen) Lanes() int { return g.V }
+
+// RowGather hoists the gathers' indices when the configuration gathers.
+func (g *gen) RowGather(rp *kernelshape.RowPlan) (int, func(kernelshape.LaneMap)) {
+	if !g.conf.Gather {
+		return 0, nil
 	}
+	gi := g.hoistGather(int(rp.Len))
+	return g.V, func(lm kernelshape.LaneMap) { g.gather(gi, lm) }
 }
 
-// rowGroup sums n outputs (1, or up to V when grouping) whose rows start
-// rp.rowStep bytes apart, and finishes them with lane map lm.
-func (g *gen) rowGroup(rp *rowPlan, n int, lm kernelshape.LaneMap) {
-	// Accumulator registers: for one output, U of them (0..U-1); for a
-	// group, one per output, placed so the transpose leaves output j in
-	// lane j.
-	U := 1
-	var regOf []int
-	var lo []int // packed groups: each row's first lane in its register
-	skip := 0    // transpose levels the packing saves
-	nzero := 1
-	single := rp.group == 1 || n == 1 // one output, U accumulators
-	if single && rp.Vec && !rp.ZeroSum && g.conf.SADRows {
-		g.sadRow(rp, lm)
-		return
+// SingleRow sums a row of bytes by SAD when the configuration says so.
+func (g *gen) SingleRow(rp *kernelshape.RowPlan, lm kernelshape.LaneMap) bool {
+	if !rp.Vec || rp.ZeroSum || !g.conf.SADRows {
+		return false
 	}
+	g.sadRow(rp, lm)
+	return true
+}
+
+// RowAccs lays the accumulators out: for one output, U of them
+// (0..U-1); for a group, one per output, placed so that the transpose
+// leaves output j in lane j, or packed several rows to a register.
+func (g *gen) RowAccs(single bool, n int) kernelshape.RowAccs {
 	if single {
-		U = g.conf.RowU
-		regOf = []int{0}
-		nzero = U
-	} else {
-		order, _ := transposeOrder(g.V)
-		regOf = make([]int, n)
+		U := g.conf.RowU
+		return kernelshape.RowAccs{U: U, Acc: func(_, u int) int { return u }, Init: U,
+			Groups: kernelshape.Groups(1, U, func(_, u int) int { return u })}
+	}
+	order, _ := transposeOrder(g.V)
+	regOf := make([]int, n)
+	copy(regOf, order)
+	nzero := g.V
+	var lo []int
+	if skip := g.conf.PackSkip; skip > 0 {
+		blocks, _ := packedBlocks(g.V, skip)
+		lo = make([]int, n)
 		for lane := 0; lane < n; lane++ {
-			regOf[lane] = order[lane]
+			b := blocks[order[lane]]
+			regOf[lane], lo[lane] = b.reg, b.lo
 		}
-		nzero = g.V
-		if skip = g.conf.PackSkip; skip > 0 {
-			blocks, _ := packedBlocks(g.V, skip)
-			lo = make([]int, n)
-			for lane := 0; lane < n; lane++ {
-				b := blocks[order[lane]]
-				regOf[lane], lo[lane] = b.reg, b.lo
-			}
-			nzero = g.V >> skip
-		}
+		nzero = g.V >> skip
 	}
-	g.initAccs(nzero)
-	acc := func(row, u int) int { return regOf[row] + u }
-	rowOff := func(row int) int64 { return int64(row) * rp.rowStep }
-	// Each group of accumulators sums into one running total when the
-	// sums are cut into runs: one output's U, or one register each.
-	groups := kernelshape.Groups(nzero, 1, func(p, _ int) int { return p })
-	if single {
-		groups = kernelshape.Groups(1, U, func(_, u int) int { return u })
-	}
-	var iters int64 // the sweep loop's iterations of one add into each accumulator
-	switch {
-	case lo == nil && rp.Vec:
-		// Both sweep loops (rowSweep's, rowPairs') take about
-		// rk/(V*U).
-		iters = rp.Len / int64(g.V*U)
-	case lo == nil && rp.Elem != nil:
-		iters = rp.Elem.Size / int64(U)
-	}
-	mk := g.Mark()
-	runs := kernelshape.Runs{Level: -1}
-	if !rp.ZeroSum {
-		pf := n > 1 && g.conf.GroupPrefetch
-		runs = kernelshape.SumRuns(g, rp.Outer, iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
-			if pf {
-				g.prefetchGroup(rp)
-			}
-			switch {
-			case lo != nil:
-				g.packedSweep(int(rp.Len), regOf, lo, rowOff)
-			case rp.Vec:
-				g.rowSweep(rp.Len, U, n, acc, rowOff, chunk, fold)
-			case rp.Elem != nil:
-				g.elemSweep(rp.Elem, U, chunk, fold)
-			default:
-				// Nothing reduced: the element combined with the
-				// identity (a sum of one -0 is +0, as in the
-				// interpreter).
-				g.accum(g.SrcDT, 0, g.m(rSrc, 0), bcast)
-			}
-		})
-	}
+	return kernelshape.RowAccs{U: 1, Acc: func(row, u int) int { return regOf[row] + u }, Init: nzero,
+		Groups: kernelshape.Groups(nzero, 1, func(p, _ int) int { return p }), Lo: lo}
+}
 
-	if single {
-		g.sumTree(groups[0])
-	}
-	if !runs.None() {
-		g.addTotals(groups)
-	}
-	g.Release(mk)
-	if single {
-		if rp.Vec {
-			g.hsum(0)
-		}
-		kernelshape.Epilogue(g, 0, lm)
-		return
+// Transpose transposes a group's registers, packed or not.
+func (g *gen) Transpose(a kernelshape.RowAccs) int {
+	skip := 0
+	if a.Lo != nil {
+		skip = g.conf.PackSkip
 	}
 	regs := make([]int, g.V>>skip)
 	for p := range regs {
 		regs[p] = p
 	}
-	kernelshape.Epilogue(g, g.transposeFrom(regs, skip), lm)
+	return g.transposeFrom(regs, skip)
+}
+
+// AddElement adds one src element, broadcast into every lane.
+func (g *gen) AddElement(acc int, off int64) { g.accum(g.SrcDT, acc, g.m(rSrc, off), bcast) }
+
+// PackedSweep adds packed rows (see packedSweep).
+func (g *gen) PackedSweep(rk int, n int, a kernelshape.RowAccs, rowOff func(int) int64) {
+	regOf := make([]int, n)
+	for row := range regOf {
+		regOf[row] = a.Acc(row, 0)
+	}
+	g.packedSweep(rk, regOf, a.Lo, rowOff)
 }
 
 // packedSweep adds rows of rk elements (row r, for each r of regOf, at
@@ -315,10 +237,12 @@ func (g *gen) fillXmm(x int, pcs []xpiece) {
 	}
 }
 
-// prefetchGroup prefetches the lines of the group pfAhead bytes ahead
-// (Conf.GroupPrefetch).
-func (g *gen) prefetchGroup(rp *rowPlan) {
-	g.prefetchAhead(int64(g.V) * rp.rowStep)
+// PrefetchGroup prefetches the lines of the group pfAhead bytes ahead,
+// when the configuration says so (Conf.GroupPrefetch).
+func (g *gen) PrefetchGroup(rp *kernelshape.RowPlan) {
+	if g.conf.GroupPrefetch {
+		g.prefetchAhead(int64(g.V) * rp.RowStep)
+	}
 }
 
 // prefetchAhead prefetches the lines of span bytes at the src pointer,
@@ -334,12 +258,13 @@ func (g *gen) prefetchAhead(span int64) {
 	}
 }
 
-// rowSweep adds one contiguous row of rk elements for each of n outputs:
+// RowSweep adds one contiguous row of rk elements for each of n outputs:
 // U vectors per output per iteration, then the leftover vectors, then a
 // masked tail. A row of a 16-bit max or min goes a register of words at a
 // time first (rowWords), and bf16 rows of other kinds two vectors per
 // load (rowPairs: its lanes mix elements, and its masked pair adds zeros).
-func (g *gen) rowSweep(rk int64, U, n int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) {
+func (g *gen) RowSweep(rk int64, n int, a kernelshape.RowAccs, rowOff func(int) int64, chunk int, fold func()) {
+	U, acc := a.U, a.Acc
 	V := int64(g.V)
 	vb := V * g.SrcSize
 	base := int64(0) // elements done by rowWords or rowPairs
@@ -469,86 +394,6 @@ func (g *gen) prefetchLine(off, at int64) {
 	if ahead := g.conf.tune.rowAhead; at%64 == 0 && fits32(off+ahead) {
 		g.op(x86.APREFETCHT0, g.m(rSrc, off+ahead))
 	}
-}
-
-// elemSweep adds the elements of the strided innermost reduced loop e,
-// U at a time into accumulators 0..U-1.
-func (g *gen) elemSweep(e *plan.Loop, U int, chunk int, fold func()) {
-	sb := e.SrcStride * g.SrcSize
-	iters, rem := e.Size/int64(U), int(e.Size%int64(U))
-	kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * sb}, chunk, func() {
-		for u := 0; u < U; u++ {
-			g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*sb), bcast)
-		}
-	}, fold)
-	for u := 0; u < rem; u++ {
-		g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*sb), bcast)
-	}
-}
-
-// groupLoop emits a kept loop of n iterations with steps s in groups of
-// G: chunk(m) emits m iterations at the pointers (m == G: a full group),
-// one a single iteration. A counted loop (Args.Count in cnt) goes through
-// countGroups, a fixed one through kernelshape.Chunks.
-func (g *gen) groupLoop(n int64, G int, s kernelshape.Steps, count bool, cnt int16, chunk func(m int), one func()) {
-	if count {
-		g.countGroups(G, s, cnt, func() { chunk(G) }, one)
-		return
-	}
-	kernelshape.Chunks(g, g.ptrs, n, G, s, chunk)
-}
-
-// countGroups runs the count-driven L loop in groups of G iterations
-// (group emits one at the pointers, one a single iteration). When Count
-// is not a multiple of G the last group is moved back to end at
-// iteration Count-1: it recomputes (and rewrites, with the same values)
-// up to G-1 iterations of the previous group instead of finishing one at
-// a time. Counts below G run single iterations. Not when an operand may
-// be the dst itself (plan.Plan.DstOperand): the rewrite would read
-// operand elements the group before it overwrote.
-func (g *gen) countGroups(G int, sL kernelshape.Steps, cnt int16, group, one func()) {
-	backOff := fits32(sL.Src) && fits32(sL.Dst) && !g.pl.HasDstOperand()
-	for i := 0; i < g.NBin; i++ {
-		backOff = backOff && fits32(sL.Bin[i])
-	}
-	g.Flush()
-	top, singles, done := g.NewLabel(), g.NewLabel(), g.NewLabel()
-	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
-	g.Jump(x86.AJLT, singles)
-	g.label(top)
-	group()
-	g.ptrs.Advance(sL, int64(G))
-	g.Flush()
-	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt))
-	g.op(x86.ACMPQ, reg(cnt), imm(int64(G)))
-	g.Jump(x86.AJGE, top)
-	if !backOff {
-		g.Place(singles)
-		kernelshape.CountLoop(g, cnt, sL, one)
-		return
-	}
-	// 0 <= cnt < G here.
-	g.op(x86.ATESTQ, reg(cnt), reg(cnt))
-	g.Jump(x86.AJEQ, done)
-	g.op(x86.ASUBQ, imm(int64(G)), reg(cnt)) // -(outputs to step back)
-	back := func(p int16, step int64) {
-		if step == 0 {
-			return
-		}
-		g.op(x86.AIMUL3Q, imm(step), reg(cnt), reg(rScratch))
-		g.op(x86.AADDQ, reg(rScratch), reg(p))
-	}
-	back(rSrc, sL.Src)
-	back(rDst, sL.Dst)
-	for i := 0; i < g.NBin; i++ {
-		back(g.binReg[i], sL.Bin[i])
-	}
-	group()
-	g.Flush()
-	g.Jump(obj.AJMP, done)
-	g.Place(singles)
-	kernelshape.CountLoop(g, cnt, sL, one)
-	g.Place(done)
 }
 
 // gatherIdx holds the registers of gather's permute indices: for element

@@ -60,7 +60,7 @@ func (g *gen) RunsOf(outer []plan.Loop, iters, perIter int64) kernelshape.Runs {
 
 // PlaceTotals puts the running totals of the groups in temporaries when
 // enough are free, else in memory, and clears them (from register zero,
-// which holds +0). The caller releases the temporaries after addTotals.
+// which holds +0). The caller releases the temporaries after AddTotals.
 func (g *gen) PlaceTotals(groups [][]int, zero int) {
 	g.totRegs = nil
 	if g.tmpHi-g.tmpNext >= len(groups)+totalSpare {
@@ -104,7 +104,7 @@ func (g *gen) total(i int) obj.Addr {
 func (g *gen) FoldRun(groups [][]int) {
 	g.loadTotalsAddr()
 	for i, regs := range groups {
-		g.sumTree(regs)
+		kernelshape.CombineTree(g, regs)
 		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))
 		g.op(x86.AVMOVUPS, g.vr(regs[0]), g.total(i))
 		for _, r := range regs {
@@ -113,9 +113,9 @@ func (g *gen) FoldRun(groups [][]int) {
 	}
 }
 
-// addTotals adds each group's total into its first register, once the
+// AddTotals adds each group's total into its first register, once the
 // group has been summed there. The totals are then done with.
-func (g *gen) addTotals(groups [][]int) {
+func (g *gen) AddTotals(groups [][]int) {
 	g.loadTotalsAddr()
 	for i, regs := range groups {
 		g.op(x86.AVADDPS, g.total(i), g.vr(regs[0]), g.vr(regs[0]))

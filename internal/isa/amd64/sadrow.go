@@ -19,7 +19,7 @@ import (
 
 // sadRow sums the rows of one output (rp.Vec: contiguous rows of rp.Len
 // bytes, under the reduced loops rp.Outer) and finishes it with lm.
-func (g *gen) sadRow(rp *rowPlan, lm kernelshape.LaneMap) {
+func (g *gen) sadRow(rp *kernelshape.RowPlan, lm kernelshape.LaneMap) {
 	B := int64(4 * g.V) // bytes per full vector
 	full, tail := rp.Len/B, int(rp.Len%B)
 	U := int(min(4, max(1, full)))

@@ -239,33 +239,23 @@ func (g *gen) LaneBcast(dst, src, j int) {
 	g.Release(mk)
 }
 
-// hsum sets every lane of r to the combination of r's lanes: a butterfly
+// HCombine sets every lane of r to the combination of r's lanes: a butterfly
 // of swaps at distance V/2, ..., 1, which leaves the total in every lane.
-func (g *gen) hsum(r int) {
+func (g *gen) HCombine(r int) {
 	mk := g.Mark()
 	t := g.Tmp()
 	if g.avx512 {
 		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
-		g.combineAcc(r, t)
+		g.CombineAcc(r, t)
 		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
-		g.combineAcc(r, t)
+		g.CombineAcc(r, t)
 	} else {
 		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
-		g.combineAcc(r, t)
+		g.CombineAcc(r, t)
 	}
 	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
-	g.combineAcc(r, t)
+	g.CombineAcc(r, t)
 	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
-	g.combineAcc(r, t)
+	g.CombineAcc(r, t)
 	g.Release(mk)
-}
-
-// sumTree combines registers regs[1:] into regs[0] pairwise.
-func (g *gen) sumTree(regs []int) {
-	for n := len(regs); n > 1; n = (n + 1) / 2 {
-		h := (n + 1) / 2
-		for i := 0; i+h < n; i++ {
-			g.combineAcc(regs[i], regs[i+h])
-		}
-	}
 }

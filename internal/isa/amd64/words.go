@@ -39,7 +39,7 @@ type wordRegs struct{ umin, umax, smax, t int }
 // values a load, U/2 loads an iteration, and combines the winners into
 // the accumulators acc(0, 0) and acc(0, 1) (acc(0, 0) alone when U is 1).
 // It returns how many elements it reduced: whole iterations only, the
-// rest is rowSweep's.
+// rest is RowSweep's.
 func (g *gen) rowWords(rk int64, U int, acc func(row, u int) int, rowOff func(int) int64, chunk int, fold func()) int64 {
 	W := 2 * int64(g.V)
 	vb := W * g.SrcSize

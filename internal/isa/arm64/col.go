@@ -95,10 +95,10 @@ func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelsha
 		}
 	}
 	for k := 0; k < K; k++ {
-		g.combineTree(groups[k])
+		kernelshape.CombineTree(g, groups[k])
 	}
 	if !runs.None() {
-		g.addTotals(groups)
+		g.AddTotals(groups)
 	}
 	for k := 0; k < K; k++ {
 		kernelshape.Epilogue(g, acc(k, 0), kernelshape.Block(k, lanes, width(k), si))
@@ -123,9 +123,9 @@ func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
 	runs := kernelshape.SumRuns(g, red[:n-1], nfull/int64(U), 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
 		g.rowSweep(elems, U, 1, func(_, u int) int { return u }, func(int) int64 { return 0 }, chunk, fold, W == 1)
 	})
-	g.combineTree(regs)
+	kernelshape.CombineTree(g, regs)
 	if !runs.None() {
-		g.addTotals(groups)
+		g.AddTotals(groups)
 	}
 	g.fold(0, int(W), lanes/int(W))
 	kernelshape.Epilogue(g, 0, kernelshape.Outputs(int(W), si))

@@ -162,3 +162,10 @@ func (g *gen) Finalize(r int) {
 		g.word(rr(opFSQRT, r, r))
 	}
 }
+
+// InitAccs sets accumulators 0..n-1 to the combine's identity.
+func (g *gen) InitAccs(n int) {
+	for i := 0; i < n; i++ {
+		g.initAcc(i)
+	}
+}

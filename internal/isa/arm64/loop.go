@@ -96,3 +96,33 @@ func (g *gen) cmpImm(r int16, v int64) {
 	}
 	g.Add(&obj.Prog{As: arm64.ACMP, From: imm(v), Reg: r})
 }
+
+// The group loops' primitives (kernelshape.GroupCounter).
+
+func (g *gen) BranchBelow(c int16, n int64, l *obj.Prog) {
+	g.cmpImm(c, n)
+	g.Jump(arm64.ABLT, l)
+}
+
+func (g *gen) BranchAtLeast(c int16, n int64, l *obj.Prog) {
+	g.cmpImm(c, n)
+	g.Jump(arm64.ABGE, l)
+}
+
+func (g *gen) BranchIfZero(c int16, l *obj.Prog) { g.jumpReg(arm64.ACBZ, c, l) }
+
+func (g *gen) SubImm(c int16, n int64) { g.op3(arm64.ASUB, imm(n), c, reg(c)) }
+
+func (g *gen) StepBack(p int16, step int64, c int16) {
+	g.movImm(rTmp, step)
+	g.op3(arm64.AMUL, reg(rTmp), c, reg(rTmp))
+	g.op3(arm64.AADD, reg(rTmp), p, reg(p))
+	g.moved(p)
+}
+
+// CanStepBack is always true: StepBack takes any step through a register.
+func (g *gen) CanStepBack(kernelshape.Steps) bool { return true }
+
+func (g *gen) DstOperand() bool { return g.pl.HasDstOperand() }
+
+func (g *gen) Goto(l *obj.Prog) { g.Jump(arm64.AB, l) }

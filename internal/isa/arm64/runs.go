@@ -55,7 +55,7 @@ func (g *gen) FoldRun(groups [][]int) {
 	defer g.Release(mk)
 	t := g.Tmp()
 	for i, regs := range groups {
-		g.combineTree(regs)
+		kernelshape.CombineTree(g, regs)
 		g.fpMem(true, 16, t, total(i))
 		g.vadd(regs[0], t)
 		g.fpMem(false, 16, regs[0], total(i))
@@ -65,9 +65,9 @@ func (g *gen) FoldRun(groups [][]int) {
 	}
 }
 
-// addTotals adds each group's total into its first register, once the
+// AddTotals adds each group's total into its first register, once the
 // group has been summed there.
-func (g *gen) addTotals(groups [][]int) {
+func (g *gen) AddTotals(groups [][]int) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	t := g.Tmp()

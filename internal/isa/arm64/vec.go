@@ -409,22 +409,15 @@ func (g *gen) LaneBcast(dst, src, j int) {
 	g.op(arm64.AVDUP, velem(src, arm64.ARNG_S, j), v4s(dst))
 }
 
-// hcombine sets every lane of r to the combine of r's lanes: two
+// HCombine sets every lane of r to the combine of r's lanes: two
 // pairwise combines (FADDP for sums).
-func (g *gen) hcombine(r int) {
+func (g *gen) HCombine(r int) {
 	g.pairwise(r, r, r)
 	g.pairwise(r, r, r)
 }
 
-// combineTree combines registers regs[1:] into regs[0] pairwise.
-func (g *gen) combineTree(regs []int) {
-	for n := len(regs); n > 1; n = (n + 1) / 2 {
-		h := (n + 1) / 2
-		for i := 0; i+h < n; i++ {
-			g.combine(regs[i], regs[i+h])
-		}
-	}
-}
+// CombineAcc sets accumulator r = r op s (kernelshape.Combiner).
+func (g *gen) CombineAcc(r, s int) { g.combine(r, s) }
 
 // transpose4 combines the lanes of each of the four registers regs and
 // puts the result of regs[j] in lane j of regs[0]: pairwise combines of
