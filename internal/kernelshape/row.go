@@ -51,11 +51,13 @@ type RowEmitter interface {
 	// RowAccs lays out the accumulators of one output (single) or of a
 	// group of n outputs.
 	RowAccs(single bool, n int) RowAccs
-	// RowSweep adds one contiguous row of rk elements for each of n
-	// outputs (row r at byte offset rowOff(r)) into a's accumulators:
-	// U vectors per output per iteration of a loop cut as RunLoop cuts
-	// it (chunk, fold), then the leftover vectors, then a partial tail.
-	RowSweep(rk int64, n int, a RowAccs, rowOff func(int) int64, chunk int, fold func())
+	// AddVectors adds len(accs) vectors of m lanes each, back to back
+	// off bytes past the src pointer, into accs; mix says their lanes
+	// may be combined with one another (a single output).
+	AddVectors(accs []int, off int64, m int, mix bool)
+	// AddPartial adds n lanes (fewer than a vector) at off into the
+	// first n lanes of acc; its other lanes keep their values.
+	AddPartial(acc int, off int64, n int)
 	// AddElement combines the src element off bytes past the src
 	// pointer into accumulator acc (element mode).
 	AddElement(acc int, off int64)
@@ -64,6 +66,15 @@ type RowEmitter interface {
 	// Transpose combines the lanes of each output of a group laid out as
 	// a says and returns the register holding output j in lane j.
 	Transpose(a RowAccs) int
+}
+
+// RowSweeper is optional: an instruction set with a row sweep of its own
+// (amd64's streams, prefetches, words and bf16 pairs) in place of
+// PlainRowSweep.
+type RowSweeper interface {
+	// RowSweep adds one contiguous row of rk elements for each of n
+	// outputs, as PlainRowSweep does.
+	RowSweep(rk int64, n int, a RowAccs, rowOff func(int) int64, chunk int, fold func())
 }
 
 // RowGatherer is optional: an instruction set that sums a whole group
@@ -169,7 +180,11 @@ func rowGroup(e RowEmitter, rp *RowPlan, n int, lm LaneMap) {
 			case a.Lo != nil:
 				e.(RowPacker).PackedSweep(int(rp.Len), n, a, rowOff)
 			case rp.Vec:
-				e.RowSweep(rp.Len, n, a, rowOff, chunk, fold)
+				if sw, ok := e.(RowSweeper); ok {
+					sw.RowSweep(rp.Len, n, a, rowOff, chunk, fold)
+				} else {
+					PlainRowSweep(e, rp.Len, n, a, rowOff, chunk, fold)
+				}
 			case rp.Elem != nil:
 				ElemSweep(e, rp.Elem, a.U, chunk, fold)
 			default:
@@ -190,6 +205,41 @@ func rowGroup(e RowEmitter, rp *RowPlan, n int, lm LaneMap) {
 		return
 	}
 	Epilogue(e, e.Transpose(a), lm)
+}
+
+// PlainRowSweep adds one contiguous row of rk elements for each of n
+// outputs (row r at byte offset rowOff(r)) into a's accumulators: U
+// vectors per output per iteration of a loop cut as RunLoop cuts it
+// (chunk, fold), then the leftover vectors, then a partial tail. The
+// lanes of an output mix freely: its horizontal combine folds them.
+func PlainRowSweep(e RowEmitter, rk int64, n int, a RowAccs, rowOff func(int) int64, chunk int, fold func()) {
+	V := int64(e.Lanes())
+	vb := V * e.ElemTypes().SrcSize
+	full, tail := rk/V, int(rk%V)
+	U := a.U
+	iters, remv := full/int64(U), int(full%int64(U))
+	accs := func(row, k int) []int {
+		regs := make([]int, k)
+		for u := range regs {
+			regs[u] = a.Acc(row, u)
+		}
+		return regs
+	}
+	RunLoop(e, e.Pointers(), iters, Steps{Src: int64(U) * vb}, chunk, func() {
+		for row := 0; row < n; row++ {
+			e.AddVectors(accs(row, U), rowOff(row), int(V), true)
+		}
+	}, fold)
+	if remv > 0 {
+		for row := 0; row < n; row++ {
+			e.AddVectors(accs(row, remv), rowOff(row)+iters*int64(U)*vb, int(V), true)
+		}
+	}
+	if tail > 0 {
+		for row := 0; row < n; row++ {
+			e.AddPartial(a.Acc(row, remv%U), rowOff(row)+full*vb, tail)
+		}
+	}
 }
 
 // ElemSweep adds the elements of the strided innermost reduced loop l,

@@ -9,17 +9,12 @@ import (
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
-// The column shape: [kept..., reduced..., Inner] with Inner contiguous in
-// src. Blocks of up to nacc vectors of Inner are accumulated over the
-// reduced rows with vertical adds, rows unrolled U ways into separate
-// accumulators when the block is narrow (latency hiding), and finished a
-// vector at a time; the last vector of Inner is masked.
-//
-// A narrow Inner (at most V/2 lanes) whose rows are back to back in src
-// is read as one flat stream instead: M = floor(V/W)*W lanes per load, so
-// that lane l always holds Inner index l mod W, and the lanes are folded
-// at the end. A 3-wide Inner then runs at 15/16 of the vector width
-// instead of 3/16.
+// The column shape is kernelshape.Column's; these are its amd64
+// primitives. A flat stream loads M = floor(V/W)*W lanes, so that a
+// 3-wide Inner runs at 15/16 of the vector width instead of 3/16. A block
+// takes a 16-bit max or min as words (words.go) and bf16 vectors in pairs
+// (splitPair), prefetches the rows its configuration says, and an f32 L1
+// sum takes |x| from memory with a held sign mask.
 //
 // When a whole iteration of the innermost kept loop is that small too
 // (rows and iterations back to back, at most V/2 lanes each, as in
@@ -85,152 +80,139 @@ func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 
 // column emits the column shape for one iteration of the kept loops.
 func (g *gen) column(red []plan.Loop, zeroSum bool) {
-	in := g.pl.Inner
-	W := in.Size
-	si := g.StepsOf(&in)
 	if g.conf.PrefetchKept {
 		g.op(x86.APREFETCHT0, g.m(rSrc, g.conf.tune.pfAhead))
 	}
-	if g.conf.Shape == kernelconf.FlatColumn {
-		g.flatColumn(red, W, si)
-		return
-	}
-	// Inner in blocks of nacc vectors; the last block holds what is left:
-	// m/V full vectors and a partial one of m%V lanes.
-	kernelshape.Chunks(g, g.ptrs, W, g.conf.ColAcc*g.V, si, func(m int) { g.colBlock(red, zeroSum, m/g.V, m%g.V, si) })
+	c := kernelshape.ColumnConf{Flat: g.conf.Shape == kernelconf.FlatColumn, BlockVecs: g.conf.ColAcc}
+	kernelshape.Column(g, c, g.pl.Inner, red, zeroSum)
 }
 
-// colBlock sums nv full vectors of Inner plus, when tail > 0, one vector
-// of tail lanes, over all reduced rows, and finishes them.
-func (g *gen) colBlock(red []plan.Loop, zeroSum bool, nv, tail int, si kernelshape.Steps) {
-	K := nv
-	if tail > 0 {
-		K++
-	}
-	width := func(k int) int {
-		if k == nv {
-			return tail
-		}
-		return g.V
-	}
-	bc := g.conf.colBlock(nv, tail)
-	U := bc.U
-	vb := int64(g.V) * g.SrcSize
-	acc := func(k, u int) int { return u*K + k }
-	g.InitAccs(K * U)
+// colBlock is the amd64 lowering of one column block.
+type colBlock struct {
+	g       *gen
+	conf    colBlockConf
+	reduces bool // some row is added: not a zero sum, and a reduced loop
+	l       kernelshape.BlockLayout
+	pairs   int        // pair loads of full vectors 2p, 2p+1
+	words   []wordRegs // word pair p of unroll slot u: words[p*U+u]
+	pc      pairConsts // pair loads' constants
+	vb      int64      // bytes per full vector
+	perLine int        // full vectors per 64-byte line
+	mk      int        // the block's temporaries
+	mkWords int        // the words' temporaries
+	hold    bool       // the accumulators hold temporaries off until End
+	held    int        // the mark End releases
+}
+
+// ColumnBlock configures a block of nv full vectors and a tail.
+func (g *gen) ColumnBlock(nv, tail int) kernelshape.ColumnBlock {
+	lay := g.conf.f.lay
+	return &colBlock{g: g, conf: g.conf.colBlock(nv, tail), reduces: !lay.ZeroSum && len(lay.Reduced) > 0}
+}
+
+func (b *colBlock) U() int { return b.conf.U }
+
+// Begin takes the temporaries the block keeps and sets up its constants
+// and word accumulators.
+func (b *colBlock) Begin(l kernelshape.BlockLayout) {
+	g := b.g
+	b.l = l
+	b.vb = int64(g.V) * g.SrcSize
+	b.perLine = max(1, int(64/b.vb))
 	// Accumulators past tmpLo (see Conf.ColAcc) hold the temporaries off
 	// until the block is finished, and count as taken (placeSumExp must
 	// not give them to constants).
-	if K*U > g.tmpNext {
-		defer g.Release(g.Mark())
-		g.tmpNext = K * U
+	if l.K*l.U > g.tmpNext {
+		b.hold, b.held = true, g.Mark()
+		g.tmpNext = l.K * l.U
 		g.tmpPeak = max(g.tmpPeak, g.tmpNext)
 	}
-	pairs := bc.Pairs
+	b.pairs = b.conf.Pairs
 	// A 16-bit max or min takes the first pairs of full vectors as words
 	// (words.go), as many as there are registers for.
 	wp := 0
-	if !zeroSum && len(red) > 0 {
-		if wp = g.wordPairs(nv, tail, U); wp > 0 {
-			pairs = 0
+	if b.reduces {
+		if wp = g.wordPairs(l.NV, l.Tail, l.U); wp > 0 {
+			b.pairs = 0
 		}
 	}
-	mk := g.Mark()
+	b.mk = g.Mark()
 	// An f32 L1 sum on AVX-512 takes each |x| from memory in one VPANDD
 	// with the sign mask (g.absMask, see accum), instead of a load and two
 	// shifts: fewer instructions per vector, so more loads in flight (see
 	// Conf.Busy).
-	if g.conf.AbsMaskCols && !zeroSum && len(red) > 0 {
+	if g.conf.AbsMaskCols && b.reduces {
 		g.holdAbsMask()
 	}
-	var pc pairConsts
-	if pairs > 0 {
-		pc = g.newPairConsts()
+	if b.pairs > 0 {
+		b.pc = g.newPairConsts()
 	}
 	// Word pair p of unroll slot u keeps its unsigned minimum and maximum
 	// in the pair's two accumulators, and its signed maximum in a
 	// temporary of its own.
-	var words []wordRegs
-	mkWords := g.Mark()
+	b.mkWords = g.Mark()
 	if wp > 0 {
 		t := g.Tmp()
-		for i := range wp * U {
-			p, u := i/U, i%U
-			r := wordRegs{umin: acc(2*p, u), umax: acc(2*p+1, u), smax: g.Tmp(), t: t}
+		for i := range wp * l.U {
+			p, u := i/l.U, i%l.U
+			r := wordRegs{umin: l.Acc(2*p, u), umax: l.Acc(2*p+1, u), smax: g.Tmp(), t: t}
 			g.wordsInit(r)
-			words = append(words, r)
+			b.words = append(b.words, r)
 		}
 	}
-	// Full vectors whose lines are prefetched (whole 64-byte lines), one
-	// prefetch per line.
-	perLine := max(1, int(64/vb))
-	pfVecs, pfDist, streamSpan := bc.PfVecs, bc.PfDist, bc.StreamSpan
-	// addRow adds the K vectors of the row at byte offset off into the
-	// accumulators of unroll slot u, prefetching when pf.
-	addRow := func(u int, off int64, pf bool) {
-		for k := 0; k < K; k++ {
-			if pf && pfDist != 0 && k < pfVecs && k%perLine == 0 {
-				g.op(x86.APREFETCHT0, g.m(rSrc, off+int64(k)*vb+pfDist))
-			}
-			switch {
-			case k < 2*wp && k%2 == 0:
-				g.wordsLoad(words[k/2*U+u], g.m(rSrc, off+int64(k)*vb))
-			case k < 2*wp:
-				// Taken with k-1.
-			case k < 2*pairs && k%2 == 0:
-				g.combinePair(pc, acc(k, u), acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
-			case k < 2*pairs:
-				// Summed with k-1.
-			default:
-				g.accum(g.SrcDT, acc(k, u), g.m(rSrc, off+int64(k)*vb), width(k))
-			}
+}
+
+// LoopTop prefetches a stream of masked rows ahead (StreamSpan).
+func (b *colBlock) LoopTop() { b.g.prefetchAhead(b.conf.StreamSpan) }
+
+// AddRow adds the K vectors of the row at byte offset off into the
+// accumulators of unroll slot u, prefetching the lines of the first
+// PfVecs vectors when the row is one of the loop's.
+func (b *colBlock) AddRow(u int, off int64, inLoop bool) {
+	g, l, vb := b.g, b.l, b.vb
+	wp := len(b.words) / max(1, l.U)
+	for k := 0; k < l.K; k++ {
+		if inLoop && b.conf.PfDist != 0 && k < b.conf.PfVecs && k%b.perLine == 0 {
+			g.op(x86.APREFETCHT0, g.m(rSrc, off+int64(k)*vb+b.conf.PfDist))
+		}
+		switch {
+		case k < 2*wp && k%2 == 0:
+			g.wordsLoad(b.words[k/2*l.U+u], g.m(rSrc, off+int64(k)*vb))
+		case k < 2*wp:
+			// Taken with k-1.
+		case k < 2*b.pairs && k%2 == 0:
+			g.combinePair(b.pc, l.Acc(k, u), l.Acc(k+1, u), g.m(rSrc, off+int64(k)*vb), 2*g.V)
+		case k < 2*b.pairs:
+			// Summed with k-1.
+		default:
+			g.accum(g.SrcDT, l.Acc(k, u), g.m(rSrc, off+int64(k)*vb), l.Width(k))
 		}
 	}
-	// One running total per vector of the block, when the sums are cut
-	// into runs.
-	groups := kernelshape.Groups(K, U, acc)
-	runs := kernelshape.Runs{Level: -1}
-	if !zeroSum {
-		if n := len(red); n == 0 {
-			// Nothing reduced: the element combined with the
-			// identity (a sum of one -0 is +0, as in the interpreter).
-			for k := 0; k < K; k++ {
-				g.accum(g.SrcDT, acc(k, 0), g.m(rSrc, int64(k)*vb), width(k))
-			}
-		} else {
-			last := red[n-1]
-			rb := last.SrcStride * g.SrcSize
-			iters, rem := last.Size/int64(U), int(last.Size%int64(U))
-			runs = kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, acc(0, 0), func(chunk int, fold func()) {
-				kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * rb}, chunk, func() {
-					g.prefetchAhead(streamSpan)
-					for u := 0; u < U; u++ {
-						addRow(u, int64(u)*rb, true)
-					}
-				}, fold)
-				for u := 0; u < rem; u++ {
-					addRow(u, (iters*int64(U)+int64(u))*rb, false)
-				}
-			})
-		}
+}
+
+// Swept turns the word accumulators into f32 ones.
+func (b *colBlock) Swept() {
+	for _, r := range b.words {
+		b.g.wordsToColumns(r)
 	}
-	for _, r := range words {
-		g.wordsToColumns(r)
-	}
-	g.Release(mkWords)
-	for k := 0; k < K; k++ {
-		kernelshape.CombineTree(g, groups[k])
-	}
-	if !runs.None() {
-		g.AddTotals(groups)
-	}
-	g.Release(mk)
+	b.g.Release(b.mkWords)
+}
+
+// Combined releases the block's constants and restores the order of
+// pair-loaded columns.
+func (b *colBlock) Combined() {
+	g := b.g
+	g.Release(b.mk)
 	g.absMask = 0
-	for p := 0; p < pairs; p++ {
-		g.deinterleave(acc(2*p, 0), acc(2*p+1, 0))
+	for p := 0; p < b.pairs; p++ {
+		g.deinterleave(b.l.Acc(2*p, 0), b.l.Acc(2*p+1, 0))
 	}
-	for k := 0; k < K; k++ {
-		kernelshape.Epilogue(g, acc(k, 0), kernelshape.Block(k, g.V, width(k), si))
+}
+
+// End gives back the temporaries the accumulators held.
+func (b *colBlock) End() {
+	if b.hold {
+		b.g.Release(b.held)
 	}
 }
 
@@ -372,50 +354,33 @@ func (g *gen) index16(r int, idx [16]int) {
 	g.op(x86.AVPMOVZXBD, g.xr(r), g.vr(r))
 }
 
-// flatColumn sums a narrow Inner of W lanes whose rows are contiguous, as
-// one stream of M-lane loads per innermost reduced loop, then folds lane
-// l + j*W into lane l.
-func (g *gen) flatColumn(red []plan.Loop, W int64, si kernelshape.Steps) {
-	n := len(red)
-	last := red[n-1]
-	M := (int64(g.V) / W) * W
-	total := last.Size * W
-	nfull, remT := total/M, int(total%M)
-	U := g.conf.FlatU
-	g.InitAccs(U)
-	mb := M * g.SrcSize
-	groups := kernelshape.Groups(1, U, func(_, u int) int { return u })
-	regs := groups[0]
-	iters, remv := nfull/int64(U), int(nfull%int64(U))
-	mk := g.Mark()
-	runs := kernelshape.SumRuns(g, red[:n-1], iters, 1, g.SrcSize, groups, 0, func(chunk int, fold func()) {
-		kernelshape.RunLoop(g, g.ptrs, iters, kernelshape.Steps{Src: int64(U) * mb}, chunk, func() {
-			if g.conf.FlatPrefetch {
-				g.prefetchAhead(int64(U) * mb)
-			}
-			for u := 0; u < U; u++ {
-				g.accum(g.SrcDT, u, g.m(rSrc, int64(u)*mb), int(M))
-			}
-		}, fold)
-		for u := 0; u < remv; u++ {
-			g.accum(g.SrcDT, u, g.m(rSrc, (iters*int64(U)+int64(u))*mb), int(M))
-		}
-		if remT > 0 {
-			g.accum(g.SrcDT, remv%U, g.m(rSrc, nfull*mb), remT)
-		}
-	})
-	kernelshape.CombineTree(g, regs)
-	if !runs.None() {
-		g.AddTotals(groups)
+// FlatLanes is M = floor(V/w)*w.
+func (g *gen) FlatLanes(w int64) int64 { return (int64(g.V) / w) * w }
+
+// FlatU is the flat stream's accumulators.
+func (g *gen) FlatU() int { return g.conf.FlatU }
+
+// PrefetchStream prefetches a flat stream when the configuration says
+// so (Conf.FlatPrefetch).
+func (g *gen) PrefetchStream(span int64) {
+	if g.conf.FlatPrefetch {
+		g.prefetchAhead(span)
 	}
-	g.Release(mk)
-	g.fold(0, int(W), int(M/W))
-	kernelshape.Epilogue(g, 0, kernelshape.Outputs(int(W), si))
 }
 
-// fold combines lanes l + j*w (j < q) into lane l, for l < w: halving
+// AddVectors adds vectors of m lanes back to back, one accum each.
+func (g *gen) AddVectors(accs []int, off int64, m int, _ bool) {
+	for i, a := range accs {
+		g.accum(g.SrcDT, a, g.m(rSrc, off+int64(i*m)*g.SrcSize), m)
+	}
+}
+
+// AddPartial adds n lanes, masked.
+func (g *gen) AddPartial(acc int, off int64, n int) { g.accum(g.SrcDT, acc, g.m(rSrc, off), n) }
+
+// Fold combines lanes l + j*w (j < q) into lane l, for l < w: halving
 // while q is even, peeling the last block while q is odd.
-func (g *gen) fold(r, w, q int) {
+func (g *gen) Fold(r, w, q int) {
 	if q <= 1 {
 		return
 	}
@@ -424,12 +389,12 @@ func (g *gen) fold(r, w, q int) {
 	if q%2 == 1 {
 		e := g.Tmp()
 		g.rotate(e, r, (q-1)*w)
-		g.fold(r, w, q-1)
+		g.Fold(r, w, q-1)
 		g.CombineAcc(r, e)
 		return
 	}
 	t := g.Tmp()
 	g.rotate(t, r, (q/2)*w)
 	g.CombineAcc(r, t)
-	g.fold(r, w, q/2)
+	g.Fold(r, w, q/2)
 }

@@ -81,8 +81,8 @@ type Conf struct {
 	ColAcc        int  // accumulators a column block may use
 	PrefetchKept  bool // kept iterations less than a line apart prefetch pfAhead
 	Busy          bool // f32 blocks of costly kinds over far rows prefetch (busyBlock)
-	FlatU         int  // flatColumn's accumulators
-	FlatPrefetch  bool // flatColumn's masked stream prefetches pfAhead
+	FlatU         int  // the flat column's accumulators (kernelshape.Column)
+	FlatPrefetch  bool // the flat column's masked stream prefetches pfAhead
 	RowByRowAhead int64
 
 	tune tuning
@@ -433,7 +433,7 @@ func (c *Conf) busyBlock(rb int64) bool {
 	return f.sdt == dtypes.F32 && f.red.Transform != plan.TransformExp && !f.plainSum() && !f.plainProduct() && rb >= c.tune.pfMaxStride
 }
 
-// flatPrefetch reports whether a dense stream of M-lane loads (flatColumn,
+// flatPrefetch reports whether a dense stream of M-lane loads (the flat column,
 // and colBlock's single masked vector) prefetches, a line per 64 bytes,
 // pfAhead ahead: when the loads are masked (M < V; AVX2 16-bit loads are
 // exact-size moves instead), which the hardware prefetchers do not
@@ -518,7 +518,7 @@ func (c *Conf) colBlock(nv, tail int) colBlockConf {
 		}
 	}
 	// A block of one masked vector (an Inner narrower than V that
-	// flatColumn does not take) whose rows are less than a line apart is
+	// the flat column does not take) whose rows are less than a line apart is
 	// a dense stream of masked loads: every line of it is prefetched
 	// pfAhead ahead, once per loop iteration of U rows (Figures: "A
 	// column block of one masked vector prefetched"). Rows a line or

@@ -48,7 +48,7 @@ type Conf struct {
 	RowU   int // accumulators of one output (vector or element unroll)
 
 	// The column shape.
-	FlatU int // flatColumn's accumulators
+	FlatU int // the flat column's accumulators (kernelshape.Column)
 
 	tune tuning
 	lay  kernelshape.Layout
