@@ -61,7 +61,7 @@ func (g *gen) flatSums(m, R, W int, lm kernelshape.LaneMap) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	s, v, t := g.Tmp(), g.Tmp(), g.Tmp()
-	g.initAcc(v)
+	g.InitAcc(v)
 	g.accum(g.SrcDT, v, g.m(rSrc, 0), m*P)
 	g.op(x86.AVMOVAPS, g.vr(v), g.vr(s))
 	for r := 1; r < R; r++ {

@@ -32,7 +32,7 @@
 //
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and
-// finalize: accumulators start at the identity (initAcc), elements are
+// finalize: accumulators start at the identity (InitAcc), elements are
 // loaded, transformed (|x|, x*x) and combined (add, mul, max, min) by
 // accum, partial results are merged by combine in every tree, transpose,
 // fold and gather, and every shape ends in the same epilogue: the

@@ -10,7 +10,7 @@ import (
 
 // The reduction hooks: everything the kernel shapes need to know about
 // what they reduce, in the manner of oneDNN's init_acc, compute_op and
-// finalize. The shapes start accumulators with initAcc, take elements in
+// finalize. The shapes start accumulators with InitAcc, take elements in
 // with accum, merge partial results (horizontal reductions, transposes,
 // folds, trees) with combine, and end in the epilogue's finalize; a new
 // reduction is a case in these functions, not a new shape.
@@ -46,15 +46,15 @@ func (g *gen) rangeKind() ops.Kind {
 	return ops.Maximum
 }
 
-// initAcc sets accumulator r to the reduction's identity.
-func (g *gen) initAcc(r int) { g.constF32(r, g.red.Identity()) }
+// InitAcc sets accumulator r to the reduction's identity.
+func (g *gen) InitAcc(r int) { g.constF32(r, g.red.Identity()) }
 
 // InitAccs sets accumulators 0..n-1 to the identity: a zero is one
 // instruction each, another identity is built once and copied.
 func (g *gen) InitAccs(n int) {
 	for i := 0; i < n; i++ {
 		if i == 0 || g.red.Identity() == 0 {
-			g.initAcc(i)
+			g.InitAcc(i)
 		} else {
 			g.op(x86.AVMOVAPS, g.vr(0), g.vr(i))
 		}

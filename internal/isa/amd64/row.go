@@ -466,7 +466,7 @@ func (g *gen) gather(gi *gatherIdx, lm kernelshape.LaneMap) {
 		g.transform(v[k])
 	}
 	s, t := g.Tmp(), g.Tmp()
-	g.initAcc(s)
+	g.InitAcc(s)
 	for r := 0; r < gi.rk; r++ {
 		g.op(x86.AVMOVAPS, g.vr(v[0]), g.vr(t))
 		for c := 1; c < gi.rk; c++ {
@@ -501,7 +501,7 @@ func (g *gen) gather4(idx int, lm kernelshape.LaneMap) {
 	g.op(x86.AVPERMT2PS, g.vr(v[1]), g.vr(idx), g.vr(v[0]))
 	g.op(x86.AVPERMT2PS, g.vr(v[3]), g.vr(idx), g.vr(v[2]))
 	g.op(x86.AVSHUFF32X4, imm(0x44), g.vr(v[2]), g.vr(v[0]), g.vr(t))
-	g.initAcc(v[1])
+	g.InitAcc(v[1])
 	g.combine(v[1], t)
 	kernelshape.Epilogue(g, v[1], lm)
 }

@@ -56,7 +56,7 @@ func (g *gen) expWith(r, orig, n, p, q int) {
 // constant if there is (or can be) one, else scratch, set to it, which
 // the caller has free.
 func (g *gen) constIn(bits uint32, scratch int) int {
-	if g.hoisted(bits) || constLo+len(g.consts) < constHi {
+	if g.isHoisted(bits) || constLo+len(g.consts) < constHi {
 		return g.vconst(bits)
 	}
 	g.setConst(scratch, bits)
@@ -124,15 +124,15 @@ func (g *gen) withConst(bits uint32, f func(c int)) {
 // constInto sets d to bits in every lane: a copy of the hoisted constant
 // if there is (or can be) one, else built in d itself.
 func (g *gen) constInto(d int, bits uint32) {
-	if g.hoisted(bits) || constLo+len(g.consts) < constHi {
+	if g.isHoisted(bits) || constLo+len(g.consts) < constHi {
 		g.vmov(d, g.vconst(bits))
 		return
 	}
 	g.setConst(d, bits)
 }
 
-// hoisted reports whether bits is a hoisted constant already.
-func (g *gen) hoisted(bits uint32) bool {
+// isHoisted reports whether bits is a hoisted constant already.
+func (g *gen) isHoisted(bits uint32) bool {
 	for _, s := range g.consts {
 		if s.bits == bits {
 			return true

@@ -40,14 +40,28 @@ var (
 	rAddr  = xr(17)
 )
 
-// gen holds the state of one kernel being generated: the plan's data
-// types, the register assignment and the pointer bookkeeping.
+// gen holds the state of one kernel being generated, grouped as amd64's
+// is: what Choose decided, the plan's facts, the registers and pointers,
+// the running totals and what is hoisted into the prologue.
 type gen struct {
 	*asm
-
-	pl   *plan.Plan
 	conf Conf // what Choose decided for the plan: the shapes lower it
+	planFacts
+	regState
+	totalState
+	hoisted
+
+	kernelshape.FirstErr // the first generation error
+}
+
+// planFacts are the plan's, as the shapes read them.
+type planFacts struct {
+	pl *plan.Plan
 	kernelshape.Types
+}
+
+// regState is the register assignment and the pointer bookkeeping.
+type regState struct {
 	binReg [plan.MaxBinary]int16
 
 	// ptrs holds the pointer increments not yet emitted. Memory
@@ -59,24 +73,32 @@ type gen struct {
 	gprLog  []int16 // every counter handed out, in order
 	tmpNext int     // next free temporary vector register
 
-	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
-	usesTotals bool // some sum is cut into runs: call with LongArgs
-
 	loopHeads []loopHead // per open Loop, innermost last
 
-	consts []constSlot // hoisted vector constants
-	pro    *obj.Prog   // prologue insertion point for hoisted constants
+	addrCache
+}
 
-	// rAddr, when addrOK, holds pointer register addrBase plus addrOff
-	// bytes (physical), so that runs of accesses at offsets the
-	// instructions cannot encode from the pointer (rows that are not
-	// 16-byte aligned, far rows) share one address computation. Anything
-	// that moves addrBase, and every label, forgets it.
+// addrCache is what rAddr holds: when addrOK, pointer register addrBase
+// plus addrOff bytes (physical), so that runs of accesses at offsets the
+// instructions cannot encode from the pointer (rows that are not 16-byte
+// aligned, far rows) share one address computation. Anything that moves
+// addrBase, and every label, forgets it.
+type addrCache struct {
 	addrOK   bool
 	addrBase int16
 	addrOff  int64
+}
 
-	kernelshape.FirstErr // the first generation error
+// totalState is where the running totals are (see runs.go).
+type totalState struct {
+	totals     bool // rArgs points at LongArgs.Totals (see reserveTotals)
+	usesTotals bool // some sum is cut into runs: call with LongArgs
+}
+
+// hoisted is what the body has put into the prologue.
+type hoisted struct {
+	consts []constSlot // hoisted vector constants
+	pro    *obj.Prog   // prologue insertion point for hoisted constants
 }
 
 // constSlot is a vector constant hoisted into the prologue.
@@ -90,8 +112,8 @@ func (g *gen) UsesTotals() bool { return g.usesTotals }
 
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
-	g := &gen{asm: newAsm(), pl: pl, tmpNext: tmpLo, conf: Choose(pl)}
-	g.Types = kernelshape.TypesOf(pl)
+	g := &gen{asm: newAsm(), conf: Choose(pl), planFacts: planFacts{pl: pl, Types: kernelshape.TypesOf(pl)}}
+	g.tmpNext = tmpLo
 	copy(g.binReg[:g.NBin], binRgs[:g.NBin])
 	for i := 26; i >= 19; i-- {
 		g.gprFree = append(g.gprFree, xr(i))

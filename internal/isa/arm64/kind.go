@@ -9,7 +9,7 @@ import (
 
 // The reduction's parts (plan.Reduction) as NEON code, in the three
 // places oneDNN's reduction kernels have them: the accumulators start at
-// the combine's identity (initAcc), each loaded vector is transformed and
+// the combine's identity (InitAcc), each loaded vector is transformed and
 // combined into an accumulator (transform, combine), and the epilogue
 // finalizes (finalize). Every place that merges partial results (the
 // accumulate, trees across accumulators, horizontal and pairwise
@@ -37,9 +37,9 @@ var combineTable = [...]combineOps{
 // fills unused lanes harmlessly and whose long chains are cut into runs.
 func (g *gen) isAdd() bool { return g.pl.Combine == plan.CombineAdd }
 
-// initAcc sets accumulator r to the combine's identity: +0 for sums (an
+// InitAcc sets accumulator r to the combine's identity: +0 for sums (an
 // EOR), else a copy of the hoisted constant.
-func (g *gen) initAcc(r int) {
+func (g *gen) InitAcc(r int) {
 	id := g.pl.Identity()
 	if id == 0 && !math.Signbit(float64(id)) {
 		g.zero(r)
@@ -166,6 +166,6 @@ func (g *gen) Finalize(r int) {
 // InitAccs sets accumulators 0..n-1 to the combine's identity.
 func (g *gen) InitAccs(n int) {
 	for i := 0; i < n; i++ {
-		g.initAcc(i)
+		g.InitAcc(i)
 	}
 }

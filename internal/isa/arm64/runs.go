@@ -60,7 +60,7 @@ func (g *gen) FoldRun(groups [][]int) {
 		g.vadd(regs[0], t)
 		g.fpMem(false, 16, regs[0], total(i))
 		for _, r := range regs {
-			g.initAcc(r)
+			g.InitAcc(r)
 		}
 	}
 }

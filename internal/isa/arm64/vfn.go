@@ -170,7 +170,7 @@ func (a *alloc) step(i int, s vfn.Step) {
 	a.owned[v] = true
 	switch s.Op {
 	case vfn.Const:
-		if g.hoisted(s.Bits) || constLo+len(g.consts) < constHi {
+		if g.isHoisted(s.Bits) || constLo+len(g.consts) < constHi {
 			a.reg[v], a.owned[v] = g.vconst(s.Bits), false
 		} else {
 			a.reg[v], a.owned[v] = -1, false
