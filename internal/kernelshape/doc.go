@@ -15,13 +15,32 @@
 //   - Loop and CountLoop (loop.go), over Counters: counter registers,
 //     pointer steps and rewinds, labels and the count-down branch.
 //     amd64's tested loops and arm64's step registers live behind
-//     EnterLoop and LeaveLoop.
+//     EnterLoop and LeaveLoop. GroupLoop and CountGroups (groups.go)
+//     run a kept loop in groups, the last group stepped back.
+//   - Row (row.go), over a RowEmitter: groups of short rows, their
+//     accumulators, the vector, element and nothing-reduced sweeps, the
+//     horizontal combine or transpose, the epilogue. Column (column.go),
+//     over a ColumnEmitter: blocks of Inner and flat streams of narrow
+//     Inner. RowByRow (rowbyrow.go): a column plan a row at a time
+//     through dst.
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded
 //     into running totals, wherever each emitter keeps them.
 //   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with
 //     their binary operands loaded as a LaneMap says, store; lane by
 //     lane where the lanes are not contiguous. FinalizeGuard is the
 //     optional check amd64's speculative code needs.
+//
+// The interfaces are small sets of primitives (init, add vectors, add a
+// partial vector, combine, horizontal combine, transpose, fold, load
+// and store, eltwise and binary lowering, loops), as XNNPACK's templates
+// are written over per-ISA primitives. What only one instruction set has
+// is an optional interface the shapes look for: amd64's gathers
+// (RowGatherer), byte sums by SAD (RowSingle), packed rows (RowPacker),
+// its own row sweep with streams, words and pairs (RowSweeper) and its
+// prefetches; a column block's words and pairs are amd64's ColumnBlock.
+// amd64's flatOuter (several kept iterations from one AVX-512 load) and
+// the NaN-free check of row-by-row partials stay in amd64: no other
+// instruction set has their instructions.
 //
 // So a new post-op with a package vfn program touches no emitter, and
 // one with instructions of its own each emitter's Eltwise; a new combine

@@ -43,19 +43,27 @@
 //
 // What is the same logic as on arm64 is written once in package
 // internal/kernelshape, and this package supplies its primitives: Emit's
-// skeleton (kernelshape.Emit), the loop nest (Generate), the loops
-// (kernelshape.Loop over EnterLoop/LeaveLoop/Repeat in gen.go; tested
-// loops for paced sweeps are EnterLoop's), the running totals' cut
-// (kernelshape.SumRuns over RunsOf/PlaceTotals/FoldRun, runs.go, totals
-// in registers when they fit) and the epilogue (kernelshape.Epilogue
-// over Finalize, Eltwise, Binary, LoadOperand, StoreDst, epilogue.go; a
-// single output fills every lane, SingleLanes, and NaN-free AVX2 code
-// checks for -0 first, GuardFinalize). What stays here is what only x86
-// has or does its own way: gathers, SAD rows, 16-bit words two to a
-// lane, packed and paired rows, row by row, NaN speculation (opmask and
-// Y13 flags, the exact fallback) and the register limits of 16 general
+// skeleton (kernelshape.Emit), the loop nest (Generate), the loops and
+// group loops (kernelshape.Loop and CountGroups over EnterLoop/LeaveLoop/
+// Repeat and the branches in gen.go; tested loops for paced sweeps are
+// EnterLoop's), the row shape (kernelshape.Row over RowAccs, AddVectors,
+// AddPartial, AddElement, HCombine, Transpose, row.go), the column shape
+// (kernelshape.Column over ColumnBlock, FlatLanes, Fold, col.go), row by
+// row (kernelshape.RowByRow, rowbyrow.go), the running totals' cut
+// (kernelshape.SumRuns over RunsOf/PlaceTotals/FoldRun/AddTotals,
+// runs.go, totals in registers when they fit) and the epilogue
+// (kernelshape.Epilogue over Finalize, Eltwise, Binary, LoadOperand,
+// StoreDst, epilogue.go; a single output fills every lane, SingleLanes,
+// and NaN-free AVX2 code checks for -0 first, GuardFinalize). What only
+// x86 has it supplies as the shapes' optional capabilities: gathers
+// (RowGather), SAD rows (SingleRow), packed rows (PackedSweep), its own
+// row sweep (RowSweep: two streams, paced loops, prefetch, 16-bit words
+// two to a lane, bf16 pairs), a column block's words, pairs and
+// prefetches (ColumnBlock). What stays here besides: several kept
+// iterations from one load (flatOuter), NaN speculation (opmask and Y13
+// flags, the exact fallback) and the register limits of 16 general
 // registers (counters versus totals, see reserveTotals).
-//
+
 // Decisions worth knowing:
 //
 //   - Results are bit-identical to plan.Eltwise / plan.Binary and the

@@ -36,17 +36,21 @@
 //
 // What is the same logic as on amd64 is written once in package
 // internal/kernelshape, and this package supplies its primitives: Emit's
-// skeleton (kernelshape.Emit), the loop nest (Generate), the loops
-// (kernelshape.Loop over EnterLoop/LeaveLoop/Repeat, loop.go), the
-// running totals' cut (kernelshape.SumRuns over RunsOf/PlaceTotals/
-// FoldRun, runs.go) and the epilogue (kernelshape.Epilogue over
-// Finalize, Eltwise, Binary, LoadOperand, StoreDst, epilogue.go). A
-// single output sits in lane 0 alone, so its binary operand is one
-// element (SingleLanes). What stays here is what NEON does its own way:
-// the row and column shapes' sweeps (LD1 runs with post-increment,
-// pairwise 8-bit sums, FADDP transposes), the step registers of loops
-// whose pointer steps need two ADDs, and the addressing through R17.
-//
+// skeleton (kernelshape.Emit), the loop nest (Generate), the loops and
+// group loops (kernelshape.Loop and CountGroups over EnterLoop/LeaveLoop/
+// Repeat and the branches of loop.go), the row shape (kernelshape.Row
+// over RowAccs, AddVectors, AddPartial, AddElement, HCombine, Transpose,
+// row.go), the column shape (kernelshape.Column over ColumnBlock,
+// FlatLanes, Fold, col.go), the running totals' cut (kernelshape.SumRuns
+// over RunsOf/PlaceTotals/FoldRun/AddTotals, runs.go) and the epilogue
+// (kernelshape.Epilogue over Finalize, Eltwise, Binary, LoadOperand,
+// StoreDst, epilogue.go). A single output sits in lane 0 alone, so its
+// binary operand is one element (SingleLanes). What stays here is what
+// NEON does its own way: the primitives themselves (LD1 runs with
+// post-increment, pairwise 8-bit sums, FADDP transposes), the step
+// registers of loops whose pointer steps need two ADDs, and the
+// addressing through R17.
+
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed
 // (FABS, FMUL x,x) and combined (FADD, FMUL, FMAX, FMIN), and every
