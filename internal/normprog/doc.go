@@ -1,0 +1,29 @@
+// Package normprog runs normalizations (softmax, log-softmax, layer
+// norm, RMS norm, L2 normalization) as programs of compiled reduction
+// kernels: a statistics pass (a max, a sum of exps, a mean, a variance,
+// a norm) into a small scratch of one value per row, then a pass that
+// maps src with the statistics broadcast back along the normalized dims
+// (binary post-ops whose operand stride is 0 there), plus the caller's
+// post-ops, into dst.
+//
+// Every pass is an internal/plan.Plan compiled by internal/jit, so each
+// runs as machine code on every instruction set the reductions have
+// (AVX-512, AVX2, NEON), or in the interpreter where they do not, and no
+// kernel shape is written for normalizations alone.
+//
+// Softmax of a row, for instance, is four passes:
+//
+//	M = max(x)                       (a max reduction)
+//	Y = exp(x - M)                   (a copy with post-ops Subtract M, Exp)
+//	S = sum(Y)                       (a sum reduction over Y)
+//	dst = Y / S                      (a copy of Y with post-op Divide S)
+//
+// Run over a whole large tensor, that would read src and Y from memory
+// several times. So a program runs in chunks of its outermost kept dim,
+// each a few hundred KiB of src, and one worker runs every pass of a
+// chunk: the second read of src and every read of Y are served by that
+// core's caches, and src is read from memory once, dst written once.
+// Chunks are fixed by the description alone, and a chunk's passes do not
+// depend on which worker runs them, so results are the same for every
+// thread count.
+package normprog

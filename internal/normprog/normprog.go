@@ -1,0 +1,562 @@
+package normprog
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// Kind is a normalization.
+type Kind uint8
+
+// The normalizations.
+const (
+	// Softmax is exp(x - max) / sum(exp(x - max)) over the normalized
+	// dims: a row with some -Inf gives exact 0s there, an all -Inf row
+	// NaN.
+	Softmax Kind = iota + 1
+	// LogSoftmax is x - max - log(sum(exp(x - max))).
+	LogSoftmax
+	// LayerNorm is (x - mean) / sqrt(variance + Epsilon) [* gamma]
+	// [+ beta], the variance the mean of (x - mean)^2: no cancellation.
+	LayerNorm
+	// RMSNorm is x / sqrt(mean(x^2) + Epsilon) [* gamma] [+ beta].
+	RMSNorm
+	// L2Norm is x / max(sqrt(sum(x^2)), Epsilon), as PyTorch's
+	// normalize; Epsilon 0 divides by the norm itself.
+	L2Norm
+)
+
+var kindNames = [...]string{Softmax: "softmax", LogSoftmax: "logsoftmax", LayerNorm: "layernorm", RMSNorm: "rmsnorm", L2Norm: "l2norm"}
+
+func (k Kind) String() string {
+	if k >= Softmax && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + itoa(int64(k)) + ")"
+}
+
+// Operand is a tensor read over the src's index space: strides in
+// elements, one per dim, 0 where it is broadcast.
+type Operand struct {
+	DT      dtypes.DataType
+	Strides []int64
+}
+
+// Desc is one normalization of a strided tensor into dst.
+type Desc struct {
+	Kind         Kind
+	SrcDT, DstDT dtypes.DataType // f32, bf16 or f16
+	Dims         []int64
+	SrcStrides   []int64 // elements, one per dim, none negative
+	DstStrides   []int64
+	Norm         []bool  // per dim: normalized over (softmax's axis, layer norm's trailing dims)
+	Epsilon      float32 // LayerNorm, RMSNorm and L2Norm
+	// Gamma and Beta scale and shift the result (LayerNorm and RMSNorm;
+	// nil: none).
+	Gamma, Beta *Operand
+	// PostOps follow the normalization, their binary operands over the
+	// src's index space as in plan.Problem.
+	PostOps []plan.PostOp
+}
+
+// chunkBytes is about how much src one chunk reads: with its f32 copy Y
+// and dst it stays in a core's L2.
+const chunkBytes = 256 << 10
+
+// Program is a compiled Desc, ready to Run; safe for concurrent use.
+type Program struct {
+	d        Desc
+	chunkDim int   // the dim cut into chunks; -1: one chunk
+	chunk    int64 // its iterations per chunk
+	full     *passes
+	last     *passes // the last, shorter chunk (nil: none)
+	nChunks  int64
+	eps      []byte // Epsilon as one f32, the operand that adds it
+}
+
+// passes are one chunk's kernels in order, and its scratch.
+type passes struct {
+	steps   []step
+	scratch []int64 // bytes of each scratch buffer
+}
+
+// ref names a buffer of Run: the caller's, a scratch one, or eps.
+type ref struct {
+	kind refKind
+	i    int
+}
+
+type refKind uint8
+
+const (
+	rSrc refKind = iota
+	rDst
+	rGamma
+	rBeta
+	rBin // the caller's binary post-op operand i
+	rScratch
+	rEps
+)
+
+// step is one kernel and the buffers it reads and writes.
+type step struct {
+	k    *jit.Kernel
+	src  ref
+	dst  ref
+	bins []ref
+}
+
+// Compile validates d and compiles its passes.
+func Compile(d *Desc) (*Program, error) {
+	if d == nil {
+		return nil, status.Errorf(status.InvalidArguments, "normprog: Compile of a nil description")
+	}
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	p := &Program{d: cloneDesc(d), chunkDim: -1}
+	p.eps = make([]byte, 4)
+	putF32(p.eps, d.Epsilon)
+	p.chooseChunks()
+	var err error
+	dims := append([]int64(nil), d.Dims...)
+	if p.chunkDim >= 0 {
+		dims[p.chunkDim] = p.chunk
+	}
+	if p.full, err = p.build(dims); err != nil {
+		return nil, err
+	}
+	if p.chunkDim >= 0 {
+		if rem := d.Dims[p.chunkDim] % p.chunk; rem > 0 {
+			dims[p.chunkDim] = rem
+			if p.last, err = p.build(dims); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// chooseChunks cuts the kept dim with the largest src stride (the
+// outermost in memory) into chunks of about chunkBytes of src.
+func (p *Program) chooseChunks() {
+	d := &p.d
+	best := -1
+	for i, n := range d.Dims {
+		if !d.Norm[i] && n > 1 && (best < 0 || d.SrcStrides[i] > d.SrcStrides[best]) {
+			best = i
+		}
+	}
+	p.nChunks = 1
+	if best < 0 {
+		return
+	}
+	per := int64(d.SrcDT.Size()) // src bytes of one iteration of best
+	for i, n := range d.Dims {
+		if i != best {
+			per = plan.MulSat(per, n)
+		}
+	}
+	c := max(1, chunkBytes/max(per, 1))
+	if c >= d.Dims[best] {
+		return
+	}
+	p.chunkDim, p.chunk = best, c
+	p.nChunks = (d.Dims[best] + c - 1) / c
+}
+
+// build compiles the passes of one chunk of dims.
+func (p *Program) build(dims []int64) (*passes, error) {
+	d := &p.d
+	ps := &passes{}
+	order := srcOrder(d)
+	rowStr := dense(dims, order, func(i int) bool { return !d.Norm[i] }) // one f32 per row
+	allStr := dense(dims, order, func(int) bool { return true })         // one f32 per element
+	none := make([]bool, len(dims))
+	rows, elems := int64(1), int64(1)
+	for i, n := range dims {
+		elems = plan.MulSat(elems, n)
+		if !d.Norm[i] {
+			rows = plan.MulSat(rows, n)
+		}
+	}
+	scratch := func(n int64) ref {
+		ps.scratch = append(ps.scratch, plan.MulSat(n, 4))
+		return ref{rScratch, len(ps.scratch) - 1}
+	}
+	add := func(pr *plan.Problem, src, dst ref, bins ...ref) error {
+		pl, err := plan.Canonicalize(pr)
+		if err != nil {
+			return err
+		}
+		k, err := jit.Compile(pl)
+		if err != nil {
+			return err
+		}
+		ps.steps = append(ps.steps, step{k: k, src: src, dst: dst, bins: bins})
+		return nil
+	}
+	stat := func(s []int64) plan.PostOp { return plan.PostOp{Kind: ops.Subtract, BinDT: dtypes.F32, BinStrides: s} }
+	bin := func(k ops.Kind, s []int64) plan.PostOp { return plan.PostOp{Kind: k, BinDT: dtypes.F32, BinStrides: s} }
+	src := ref{rSrc, 0}
+	f32 := dtypes.F32
+	// rowDims are dims with the normalized ones of size 1: a row buffer
+	// as a tensor of its own.
+	rowDims := append([]int64(nil), dims...)
+	for i := range rowDims {
+		if d.Norm[i] {
+			rowDims[i] = 1
+		}
+	}
+	// finish maps src (or Y) into dst with the leading post-ops lead and
+	// their operands, then gamma, beta and the caller's post-ops.
+	finish := func(from ref, fromDT dtypes.DataType, fromStr []int64, lead []plan.PostOp, bins []ref) error {
+		post := append([]plan.PostOp(nil), lead...)
+		if d.Gamma != nil {
+			post = append(post, plan.PostOp{Kind: ops.Multiply, BinDT: d.Gamma.DT, BinStrides: d.Gamma.Strides})
+			bins = append(bins, ref{rGamma, 0})
+		}
+		if d.Beta != nil {
+			post = append(post, plan.PostOp{Kind: ops.Add, BinDT: d.Beta.DT, BinStrides: d.Beta.Strides})
+			bins = append(bins, ref{rBeta, 0})
+		}
+		nb := 0
+		for _, op := range d.PostOps {
+			post = append(post, op)
+			if op.Kind.IsBinary() {
+				bins = append(bins, ref{rBin, nb})
+				nb++
+			}
+		}
+		if len(bins) > plan.MaxBinary {
+			return status.Errorf(status.Unimplemented, "normprog: %s with %d binary operands after its statistics, more than %d",
+				d.Kind, len(bins), plan.MaxBinary)
+		}
+		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: d.DstDT, Dims: dims, SrcStrides: fromStr,
+			Reduce: none, DstStrides: d.DstStrides, PostOps: post}, from, ref{rDst, 0}, bins...)
+	}
+	var err error
+	switch d.Kind {
+	case Softmax, LogSoftmax:
+		m, y, s := scratch(rows), scratch(elems), scratch(rows)
+		steps := []func() error{
+			func() error {
+				return add(&plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, m)
+			},
+			func() error {
+				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
+					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(rowStr), {Kind: ops.Exp}}}, src, y, m)
+			},
+			func() error {
+				pr := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
+					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr}
+				if d.Kind == LogSoftmax {
+					pr.PostOps = []plan.PostOp{{Kind: ops.Log}}
+				}
+				return add(pr, y, s)
+			},
+			func() error {
+				if d.Kind == Softmax {
+					return finish(y, f32, allStr, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{s})
+				}
+				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(rowStr), stat(rowStr)}, []ref{m, s})
+			},
+		}
+		err = run(steps)
+	case LayerNorm:
+		mu, y, v, sd := scratch(rows), scratch(elems), scratch(rows), scratch(rows)
+		err = run([]func() error{
+			func() error {
+				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, mu)
+			},
+			func() error {
+				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
+					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(rowStr), {Kind: ops.Square}}}, src, y, mu)
+			},
+			func() error {
+				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
+					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr}, y, v)
+			},
+			func() error { return p.rootPlusEps(add, rowDims, rowStr, v, sd) },
+			func() error {
+				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(rowStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
+			},
+		})
+	case RMSNorm:
+		ms, r := scratch(rows), scratch(rows)
+		err = run([]func() error{
+			func() error {
+				red := plan.AlgMean.Reduction(0, 0)
+				red.Transform = plan.TransformSquare
+				return add(&plan.Problem{Reduction: red, SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, ms)
+			},
+			func() error { return p.rootPlusEps(add, rowDims, rowStr, ms, r) },
+			func() error {
+				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{r})
+			},
+		})
+	case L2Norm:
+		n := scratch(rows)
+		err = run([]func() error{
+			func() error {
+				return add(&plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(2, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr,
+					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: math.MaxFloat32}}}, src, n)
+			},
+			func() error {
+				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{n})
+			},
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// rootPlusEps adds the pass sqrt(x + Epsilon) from row buffer from into
+// row buffer to.
+func (p *Program) rootPlusEps(add func(*plan.Problem, ref, ref, ...ref) error, rowDims, rowStr []int64, from, to ref) error {
+	zero := make([]int64, len(rowDims))
+	post := []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: zero}, {Kind: ops.Sqrt}}
+	return add(&plan.Problem{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: rowDims, SrcStrides: rowStr,
+		Reduce: make([]bool, len(rowDims)), DstStrides: rowStr, PostOps: post}, from, to, ref{rEps, 0})
+}
+
+// run calls each of fs in order until one fails.
+func run(fs []func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// srcOrder lists the dims from the largest src stride to the smallest
+// (ties: the later dim inner), the order dense scratch follows so that
+// it is written as src is read.
+func srcOrder(d *Desc) []int {
+	order := make([]int, len(d.Dims))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return d.SrcStrides[order[a]] > d.SrcStrides[order[b]] })
+	return order
+}
+
+// dense returns dense strides over the dims keep accepts, in order
+// (outermost first), and 0 for the others.
+func dense(dims []int64, order []int, keep func(int) bool) []int64 {
+	s := make([]int64, len(dims))
+	n := int64(1)
+	for k := len(order) - 1; k >= 0; k-- {
+		if i := order[k]; keep(i) {
+			s[i] = n
+			n = plan.MulSat(n, dims[i])
+		}
+	}
+	return s
+}
+
+// Impl names the implementation of the program's kernels: one impl, or
+// several joined by "+" where passes differ.
+func (p *Program) Impl() string {
+	var names []string
+	for _, s := range p.full.steps {
+		if n := s.k.Impl(); len(names) == 0 || !contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// Why says why the interpreter runs some pass, or "".
+func (p *Program) Why() string {
+	for _, s := range p.full.steps {
+		if w := s.k.Why(); w != "" {
+			return w
+		}
+	}
+	return ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, t := range ss {
+		if t == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Run normalizes src into dst. gamma and beta are read where the Desc
+// has them (else ignored), bins holds one buffer per binary post-op. All
+// start at the tensor's first element. Buffers shorter than their spans
+// are an InvalidArguments error; dst must not overlap src.
+func (p *Program) Run(src, dst, gamma, beta []byte, bins [][]byte) error {
+	if p == nil || p.full == nil {
+		return status.Errorf(status.InvalidArguments, "normprog: Run of a nil program")
+	}
+	if err := p.checkBuffers(src, dst, gamma, beta, bins); err != nil {
+		return err
+	}
+	workers := int(min(int64(jit.Threads()), p.nChunks))
+	var (
+		next    int64
+		mu      sync.Mutex
+		firstEr error
+		wg      sync.WaitGroup
+	)
+	take := func() (int64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= p.nChunks || firstEr != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	fail := func(err error) {
+		mu.Lock()
+		if firstEr == nil {
+			firstEr = err
+		}
+		mu.Unlock()
+	}
+	work := func() {
+		defer wg.Done()
+		var scratch [][]byte
+		for {
+			c, ok := take()
+			if !ok {
+				return
+			}
+			ps := p.full
+			if p.last != nil && c == p.nChunks-1 {
+				ps = p.last
+			}
+			scratch = grow(scratch, ps.scratch)
+			if err := p.runChunk(ps, c, scratch, src, dst, gamma, beta, bins); err != nil {
+				fail(err)
+				return
+			}
+		}
+	}
+	wg.Add(workers)
+	for w := 1; w < workers; w++ {
+		go work()
+	}
+	work()
+	wg.Wait()
+	return firstEr
+}
+
+// grow returns scratch buffers of at least sizes bytes, reusing bufs.
+func grow(bufs [][]byte, sizes []int64) [][]byte {
+	for len(bufs) < len(sizes) {
+		bufs = append(bufs, nil)
+	}
+	for i, n := range sizes {
+		if int64(cap(bufs[i])) < n {
+			bufs[i] = make([]byte, n)
+		}
+		bufs[i] = bufs[i][:n]
+	}
+	return bufs
+}
+
+// runChunk runs chunk c's passes.
+func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, src, dst, gamma, beta []byte, bins [][]byte) error {
+	d := &p.d
+	start := int64(0)
+	if p.chunkDim >= 0 {
+		start = c * p.chunk
+	}
+	at := func(b []byte, strides []int64, dt dtypes.DataType) []byte {
+		if p.chunkDim < 0 || len(b) == 0 {
+			return b
+		}
+		return b[start*strides[p.chunkDim]*int64(dt.Size()):]
+	}
+	buf := func(r ref) []byte {
+		switch r.kind {
+		case rSrc:
+			return at(src, d.SrcStrides, d.SrcDT)
+		case rDst:
+			return at(dst, d.DstStrides, d.DstDT)
+		case rGamma:
+			return at(gamma, d.Gamma.Strides, d.Gamma.DT)
+		case rBeta:
+			return at(beta, d.Beta.Strides, d.Beta.DT)
+		case rBin:
+			op := binaryOp(d.PostOps, r.i)
+			return at(bins[r.i], op.BinStrides, op.BinDT)
+		case rScratch:
+			return scratch[r.i]
+		}
+		return p.eps
+	}
+	var opnds [plan.MaxBinary][]byte
+	for _, s := range ps.steps {
+		bs := opnds[:len(s.bins)]
+		for i, r := range s.bins {
+			bs[i] = buf(r)
+		}
+		if err := s.k.Run(buf(s.src), buf(s.dst), bs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// binaryOp is the i-th binary post-op of ops.
+func binaryOp(ops []plan.PostOp, i int) plan.PostOp {
+	for _, op := range ops {
+		if op.Kind.IsBinary() {
+			if i == 0 {
+				return op
+			}
+			i--
+		}
+	}
+	return plan.PostOp{}
+}
+
+func putF32(b []byte, v float32) {
+	u := math.Float32bits(v)
+	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}
+
+func itoa(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	var b [20]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,163 @@
+package normprog
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// validate checks d: its kind, data types, ranks, dims and strides, the
+// normalized dims, epsilon and the operands.
+func validate(d *Desc) error {
+	bad := func(format string, args ...any) error {
+		return status.Errorf(status.InvalidArguments, "normprog: "+format, args...)
+	}
+	if d.Kind < Softmax || d.Kind > L2Norm {
+		return bad("unknown normalization %v", d.Kind)
+	}
+	for _, dt := range []dtypes.DataType{d.SrcDT, d.DstDT} {
+		if dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
+			return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
+		}
+	}
+	r := len(d.Dims)
+	if r == 0 || r > plan.MaxRank {
+		return bad("%s of rank %d, want 1 to %d", d.Kind, r, plan.MaxRank)
+	}
+	if len(d.SrcStrides) != r || len(d.DstStrides) != r || len(d.Norm) != r {
+		return bad("%s: %d dims with %d src strides, %d dst strides and %d normalized flags",
+			d.Kind, r, len(d.SrcStrides), len(d.DstStrides), len(d.Norm))
+	}
+	anyNorm := false
+	for i := range d.Dims {
+		if d.Dims[i] < 0 || d.SrcStrides[i] < 0 || d.DstStrides[i] < 0 {
+			return bad("%s: dim %d has size %d, src stride %d, dst stride %d; none may be negative",
+				d.Kind, i, d.Dims[i], d.SrcStrides[i], d.DstStrides[i])
+		}
+		anyNorm = anyNorm || d.Norm[i]
+	}
+	if !anyNorm {
+		return bad("%s normalizes over no dim", d.Kind)
+	}
+	eps := float64(d.Epsilon)
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 {
+		return bad("%s: epsilon %v, want a finite value >= 0", d.Kind, d.Epsilon)
+	}
+	for _, o := range []struct {
+		name string
+		op   *Operand
+	}{{"gamma", d.Gamma}, {"beta", d.Beta}} {
+		if o.op == nil {
+			continue
+		}
+		if d.Kind != LayerNorm && d.Kind != RMSNorm {
+			return bad("%s takes no %s", d.Kind, o.name)
+		}
+		if len(o.op.Strides) != r {
+			return bad("%s: %s has %d strides for %d dims", d.Kind, o.name, len(o.op.Strides), r)
+		}
+		for i, s := range o.op.Strides {
+			if s < 0 {
+				return bad("%s: %s stride %d of dim %d is negative", d.Kind, o.name, s, i)
+			}
+		}
+		if o.op.DT != dtypes.F32 && o.op.DT != dtypes.BF16 && o.op.DT != dtypes.F16 {
+			return status.Errorf(status.Unimplemented, "normprog: %s %s of %v data, want f32, bf16 or f16", d.Kind, o.name, o.op.DT)
+		}
+	}
+	for i, op := range d.PostOps {
+		if op.Kind.IsBinary() && len(op.BinStrides) != r {
+			return bad("%s: post-op %d (%v) has %d operand strides for %d dims", d.Kind, i, op.Kind, len(op.BinStrides), r)
+		}
+	}
+	return nil
+}
+
+// cloneDesc copies d, so that the caller may change it afterwards.
+func cloneDesc(d *Desc) Desc {
+	c := *d
+	c.Dims = append([]int64(nil), d.Dims...)
+	c.SrcStrides = append([]int64(nil), d.SrcStrides...)
+	c.DstStrides = append([]int64(nil), d.DstStrides...)
+	c.Norm = append([]bool(nil), d.Norm...)
+	for _, o := range []**Operand{&c.Gamma, &c.Beta} {
+		if *o != nil {
+			cp := **o
+			cp.Strides = append([]int64(nil), cp.Strides...)
+			*o = &cp
+		}
+	}
+	c.PostOps = append([]plan.PostOp(nil), d.PostOps...)
+	for i := range c.PostOps {
+		c.PostOps[i].BinStrides = append([]int64(nil), c.PostOps[i].BinStrides...)
+	}
+	return c
+}
+
+// span is the bytes a tensor of dims with strides addresses, elements
+// of size bytes: 0 when a dim is 0.
+func span(dims, strides []int64, size int64) int64 {
+	last := int64(0)
+	for i, n := range dims {
+		if n == 0 {
+			return 0
+		}
+		ext := plan.MulSat(n-1, strides[i])
+		if last > math.MaxInt64-ext {
+			return math.MaxInt64
+		}
+		last += ext
+	}
+	return plan.MulSat(last+1, size)
+}
+
+// checkBuffers refuses buffers shorter than the spans the program
+// addresses, and a dst that overlaps src.
+func (p *Program) checkBuffers(src, dst, gamma, beta []byte, bins [][]byte) error {
+	d := &p.d
+	short := func(name string, b []byte, dims, strides []int64, dt dtypes.DataType) error {
+		if need := span(dims, strides, int64(dt.Size())); int64(len(b)) < need {
+			return status.Errorf(status.InvalidArguments, "normprog: %s buffer holds %d bytes, the %s reads %d", name, len(b), d.Kind, need)
+		}
+		return nil
+	}
+	if err := short("src", src, d.Dims, d.SrcStrides, d.SrcDT); err != nil {
+		return err
+	}
+	if err := short("dst", dst, d.Dims, d.DstStrides, d.DstDT); err != nil {
+		return err
+	}
+	if d.Gamma != nil {
+		if err := short("gamma", gamma, d.Dims, d.Gamma.Strides, d.Gamma.DT); err != nil {
+			return err
+		}
+	}
+	if d.Beta != nil {
+		if err := short("beta", beta, d.Dims, d.Beta.Strides, d.Beta.DT); err != nil {
+			return err
+		}
+	}
+	nb := 0
+	for _, op := range d.PostOps {
+		if !op.Kind.IsBinary() {
+			continue
+		}
+		if nb >= len(bins) {
+			return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have more", len(bins))
+		}
+		if err := short("binary operand", bins[nb], d.Dims, op.BinStrides, op.BinDT); err != nil {
+			return err
+		}
+		nb++
+	}
+	if nb != len(bins) {
+		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(bins), nb)
+	}
+	if jit.Overlap(src, dst) {
+		return status.Errorf(status.InvalidArguments, "normprog: dst overlaps src; a normalization reads every row twice")
+	}
+	return nil
+}
