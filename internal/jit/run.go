@@ -33,7 +33,15 @@ const maxUnits = 16
 // overlap src or the operands, except that an operand may be dst itself
 // where InPlace allows it (see inplace.go); other overlaps are an
 // InvalidArguments error. Run may be called concurrently.
-func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
+func (k *Kernel) Run(src, dst []byte, bins [][]byte) error { return k.run(src, dst, bins, false) }
+
+// RunInline is Run on the calling goroutine alone, for callers that
+// spread their own work over goroutines (package internal/normprog runs
+// a chunk's kernels one after the other on one core): the worker pool is
+// neither woken nor left spinning. Results are Run's, bit for bit.
+func (k *Kernel) RunInline(src, dst []byte, bins [][]byte) error { return k.run(src, dst, bins, true) }
+
+func (k *Kernel) run(src, dst []byte, bins [][]byte, serial bool) error {
 	if k == nil || k.pl == nil {
 		return status.Errorf(status.InvalidArguments, "jit: Run of a nil kernel")
 	}
@@ -89,7 +97,7 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 	// Fields set one by one: a composite literal would be built in a
 	// temporary and copied, twice the stores of a struct this size.
 	var x execution
-	x.k, x.src, x.dst = k, src, dst
+	x.k, x.src, x.dst, x.serial = k, src, dst, serial
 	copy(x.bins[:], bins)
 	// Most plans have no scratch: they skip the pools and the deferred
 	// release, a sizeable part of a tiny Run.
@@ -137,6 +145,7 @@ type execution struct {
 	bins    [plan.MaxBinary][]byte
 	scratch [maxScratch][]byte
 	more    [][]byte // scratch buffers past maxScratch
+	serial  bool     // every phase inline (RunInline)
 }
 
 // scratchHandles are the pool handles of an execution's scratch buffers.
@@ -199,7 +208,7 @@ func (x *execution) buf(b int) []byte {
 // returns how many goroutines took part.
 func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 	threads := Threads()
-	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes {
+	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes || x.serial {
 		return 1, x.inline(ph, ents)
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}

@@ -32,9 +32,14 @@ const (
 	// L2Norm is x / max(sqrt(sum(x^2)), Epsilon), as PyTorch's
 	// normalize; Epsilon 0 divides by the norm itself.
 	L2Norm
+	// GroupNorm is LayerNorm over each group of Groups consecutive
+	// channels of dim ChanDim and the dims marked Norm (the spatial
+	// ones), gamma and beta per channel.
+	GroupNorm
 )
 
-var kindNames = [...]string{Softmax: "softmax", LogSoftmax: "logsoftmax", LayerNorm: "layernorm", RMSNorm: "rmsnorm", L2Norm: "l2norm"}
+var kindNames = [...]string{Softmax: "softmax", LogSoftmax: "logsoftmax", LayerNorm: "layernorm", RMSNorm: "rmsnorm",
+	L2Norm: "l2norm", GroupNorm: "groupnorm"}
 
 func (k Kind) String() string {
 	if k >= Softmax && int(k) < len(kindNames) {
@@ -58,7 +63,19 @@ type Desc struct {
 	SrcStrides   []int64 // elements, one per dim, none negative
 	DstStrides   []int64
 	Norm         []bool  // per dim: normalized over (softmax's axis, layer norm's trailing dims)
-	Epsilon      float32 // LayerNorm, RMSNorm and L2Norm
+	Epsilon      float32 // LayerNorm, RMSNorm, GroupNorm and L2Norm
+	// InfAsZero is softmax's "inf_as_zero" mode: a row whose every
+	// element is -Inf gives 0s, not NaN.
+	InfAsZero bool
+	// Groups and ChanDim are GroupNorm's: ChanDim's size is a multiple
+	// of Groups.
+	Groups  int64
+	ChanDim int
+	// Mean and Var, when not nil, receive LayerNorm's and GroupNorm's
+	// statistics as f32 (oneDNN's keep_stats): strides over the dims,
+	// 0 along the normalized ones (GroupNorm: over the dims with
+	// ChanDim split into [Groups, channels per group], see Split).
+	Mean, Var *Operand
 	// Gamma and Beta scale and shift the result (LayerNorm and RMSNorm;
 	// nil: none).
 	Gamma, Beta *Operand
@@ -73,6 +90,7 @@ const chunkBytes = 256 << 10
 
 // Program is a compiled Desc, ready to Run; safe for concurrent use.
 type Program struct {
+	kind     Kind // d.Kind, but GroupNorm's: d is its LayerNorm over split dims
 	d        Desc
 	chunkDim int   // the dim cut into chunks; -1: one chunk
 	chunk    int64 // its iterations per chunk
@@ -104,6 +122,8 @@ const (
 	rBin // the caller's binary post-op operand i
 	rScratch
 	rEps
+	rMean
+	rVar
 )
 
 // step is one kernel and the buffers it reads and writes.
@@ -122,12 +142,18 @@ func Compile(d *Desc) (*Program, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
-	p := &Program{d: cloneDesc(d), chunkDim: -1}
+	p := &Program{kind: d.Kind, d: cloneDesc(d), chunkDim: -1}
+	if d.Kind == GroupNorm {
+		p.d = splitGroups(d)
+	}
+	if err := checkStats(&p.d); err != nil {
+		return nil, err
+	}
 	p.eps = make([]byte, 4)
 	putF32(p.eps, d.Epsilon)
 	p.chooseChunks()
 	var err error
-	dims := append([]int64(nil), d.Dims...)
+	dims := append([]int64(nil), p.d.Dims...)
 	if p.chunkDim >= 0 {
 		dims[p.chunkDim] = p.chunk
 	}
@@ -135,7 +161,7 @@ func Compile(d *Desc) (*Program, error) {
 		return nil, err
 	}
 	if p.chunkDim >= 0 {
-		if rem := d.Dims[p.chunkDim] % p.chunk; rem > 0 {
+		if rem := p.d.Dims[p.chunkDim] % p.chunk; rem > 0 {
 			dims[p.chunkDim] = rem
 			if p.last, err = p.build(dims); err != nil {
 				return nil, err
@@ -249,8 +275,14 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		m, y, s := scratch(rows), scratch(elems), scratch(rows)
 		steps := []func() error{
 			func() error {
-				return add(&plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, m)
+				pr := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}
+				if d.InfAsZero {
+					// An all -Inf row's max made finite: its exps are
+					// then 0, not NaN.
+					pr.PostOps = []plan.PostOp{{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}}
+				}
+				return add(pr, src, m)
 			},
 			func() error {
 				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
@@ -259,8 +291,14 @@ func (p *Program) build(dims []int64) (*passes, error) {
 			func() error {
 				pr := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
 					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr}
-				if d.Kind == LogSoftmax {
+				switch {
+				case d.Kind == LogSoftmax:
 					pr.PostOps = []plan.PostOp{{Kind: ops.Log}}
+				case d.InfAsZero:
+					// A row with a finite max sums at least exp(0) = 1;
+					// an all -Inf row sums 0, made 1 so that its 0s
+					// divide to 0.
+					pr.PostOps = []plan.PostOp{{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}}
 				}
 				return add(pr, y, s)
 			},
@@ -273,23 +311,33 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		}
 		err = run(steps)
 	case LayerNorm:
-		mu, y, v, sd := scratch(rows), scratch(elems), scratch(rows), scratch(rows)
+		// The statistics go to the caller's Mean and Var where it
+		// keeps them, else to scratch.
+		mu, muStr := scratch(rows), rowStr
+		if d.Mean != nil {
+			mu, muStr = ref{rMean, 0}, d.Mean.Strides
+		}
+		v, vStr := scratch(rows), rowStr
+		if d.Var != nil {
+			v, vStr = ref{rVar, 0}, d.Var.Strides
+		}
+		y, sd := scratch(elems), scratch(rows)
 		err = run([]func() error{
 			func() error {
 				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, mu)
+					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: muStr}, src, mu)
 			},
 			func() error {
 				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
-					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(rowStr), {Kind: ops.Square}}}, src, y, mu)
+					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(muStr), {Kind: ops.Square}}}, src, y, mu)
 			},
 			func() error {
 				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
-					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr}, y, v)
+					SrcStrides: allStr, Reduce: d.Norm, DstStrides: vStr}, y, v)
 			},
-			func() error { return p.rootPlusEps(add, rowDims, rowStr, v, sd) },
+			func() error { return p.rootPlusEps(add, rowDims, vStr, rowStr, v, sd) },
 			func() error {
-				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(rowStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
+				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(muStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
 			},
 		})
 	case RMSNorm:
@@ -301,7 +349,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				return add(&plan.Problem{Reduction: red, SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
 					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, ms)
 			},
-			func() error { return p.rootPlusEps(add, rowDims, rowStr, ms, r) },
+			func() error { return p.rootPlusEps(add, rowDims, rowStr, rowStr, ms, r) },
 			func() error {
 				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{r})
 			},
@@ -325,13 +373,13 @@ func (p *Program) build(dims []int64) (*passes, error) {
 	return ps, nil
 }
 
-// rootPlusEps adds the pass sqrt(x + Epsilon) from row buffer from into
-// row buffer to.
-func (p *Program) rootPlusEps(add func(*plan.Problem, ref, ref, ...ref) error, rowDims, rowStr []int64, from, to ref) error {
+// rootPlusEps adds the pass sqrt(x + Epsilon) from the row values at
+// from (strides fromStr) into the row buffer to (strides toStr).
+func (p *Program) rootPlusEps(add func(*plan.Problem, ref, ref, ...ref) error, rowDims, fromStr, toStr []int64, from, to ref) error {
 	zero := make([]int64, len(rowDims))
 	post := []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: zero}, {Kind: ops.Sqrt}}
-	return add(&plan.Problem{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: rowDims, SrcStrides: rowStr,
-		Reduce: make([]bool, len(rowDims)), DstStrides: rowStr, PostOps: post}, from, to, ref{rEps, 0})
+	return add(&plan.Problem{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: rowDims, SrcStrides: fromStr,
+		Reduce: make([]bool, len(rowDims)), DstStrides: toStr, PostOps: post}, from, to, ref{rEps, 0})
 }
 
 // run calls each of fs in order until one fails.
@@ -401,15 +449,23 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// Run normalizes src into dst. gamma and beta are read where the Desc
-// has them (else ignored), bins holds one buffer per binary post-op. All
-// start at the tensor's first element. Buffers shorter than their spans
-// are an InvalidArguments error; dst must not overlap src.
-func (p *Program) Run(src, dst, gamma, beta []byte, bins [][]byte) error {
+// Buffers are a Run's tensors, each from its first element: Gamma,
+// Beta, Mean and Var where the Desc has them (else ignored), Bins one
+// per binary post-op.
+type Buffers struct {
+	Src, Dst    []byte
+	Gamma, Beta []byte
+	Mean, Var   []byte
+	Bins        [][]byte
+}
+
+// Run normalizes b.Src into b.Dst. Buffers shorter than their spans are
+// an InvalidArguments error; dst must not overlap src.
+func (p *Program) Run(b Buffers) error {
 	if p == nil || p.full == nil {
 		return status.Errorf(status.InvalidArguments, "normprog: Run of a nil program")
 	}
-	if err := p.checkBuffers(src, dst, gamma, beta, bins); err != nil {
+	if err := p.checkBuffers(&b); err != nil {
 		return err
 	}
 	workers := int(min(int64(jit.Threads()), p.nChunks))
@@ -448,7 +504,7 @@ func (p *Program) Run(src, dst, gamma, beta []byte, bins [][]byte) error {
 				ps = p.last
 			}
 			scratch = grow(scratch, ps.scratch)
-			if err := p.runChunk(ps, c, scratch, src, dst, gamma, beta, bins); err != nil {
+			if err := p.runChunk(ps, c, scratch, &b); err != nil {
 				fail(err)
 				return
 			}
@@ -478,31 +534,35 @@ func grow(bufs [][]byte, sizes []int64) [][]byte {
 }
 
 // runChunk runs chunk c's passes.
-func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, src, dst, gamma, beta []byte, bins [][]byte) error {
+func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) error {
 	d := &p.d
 	start := int64(0)
 	if p.chunkDim >= 0 {
 		start = c * p.chunk
 	}
-	at := func(b []byte, strides []int64, dt dtypes.DataType) []byte {
-		if p.chunkDim < 0 || len(b) == 0 {
-			return b
+	at := func(buf []byte, strides []int64, dt dtypes.DataType) []byte {
+		if p.chunkDim < 0 || len(buf) == 0 {
+			return buf
 		}
-		return b[start*strides[p.chunkDim]*int64(dt.Size()):]
+		return buf[start*strides[p.chunkDim]*int64(dt.Size()):]
 	}
 	buf := func(r ref) []byte {
 		switch r.kind {
 		case rSrc:
-			return at(src, d.SrcStrides, d.SrcDT)
+			return at(b.Src, d.SrcStrides, d.SrcDT)
 		case rDst:
-			return at(dst, d.DstStrides, d.DstDT)
+			return at(b.Dst, d.DstStrides, d.DstDT)
 		case rGamma:
-			return at(gamma, d.Gamma.Strides, d.Gamma.DT)
+			return at(b.Gamma, d.Gamma.Strides, d.Gamma.DT)
 		case rBeta:
-			return at(beta, d.Beta.Strides, d.Beta.DT)
+			return at(b.Beta, d.Beta.Strides, d.Beta.DT)
+		case rMean:
+			return at(b.Mean, d.Mean.Strides, dtypes.F32)
+		case rVar:
+			return at(b.Var, d.Var.Strides, dtypes.F32)
 		case rBin:
 			op := binaryOp(d.PostOps, r.i)
-			return at(bins[r.i], op.BinStrides, op.BinDT)
+			return at(b.Bins[r.i], op.BinStrides, op.BinDT)
 		case rScratch:
 			return scratch[r.i]
 		}
@@ -514,7 +574,7 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, src, dst, gamm
 		for i, r := range s.bins {
 			bs[i] = buf(r)
 		}
-		if err := s.k.Run(buf(s.src), buf(s.dst), bs); err != nil {
+		if err := s.k.RunInline(buf(s.src), buf(s.dst), bs); err != nil {
 			return err
 		}
 	}

@@ -286,7 +286,7 @@ func TestProgramsAgainstFloat64(t *testing.T) {
 					}
 				}
 				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
-				if err := p.Run(src, dst, gamma, beta, bins); err != nil {
+				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins}); err != nil {
 					t.Fatalf("%s: Run: %v", c.name, err)
 				}
 				want := reference(d, src, gamma, beta, bins)
@@ -331,7 +331,7 @@ func TestSoftmaxInfinities(t *testing.T) {
 			}
 		}
 		dst := make([]byte, 48)
-		if err := p.Run(src, dst, nil, nil, nil); err != nil {
+		if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
 			t.Fatal(err)
 		}
 		got := func(i int64) float32 { return dtypes.LoadF32(dtypes.F32, dst, i) }
@@ -369,7 +369,7 @@ func TestLayerNormNoCancellation(t *testing.T) {
 			t.Fatal(err)
 		}
 		dst := make([]byte, len(src))
-		if err := p.Run(src, dst, nil, nil, nil); err != nil {
+		if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
 			t.Fatal(err)
 		}
 		want := reference(d, src, nil, nil, nil)
@@ -398,7 +398,7 @@ func TestThreadCountBitIdentity(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8} {
 		prev := jit.SetThreads(n)
 		dst := make([]byte, len(src))
-		if err := p.Run(src, dst, nil, nil, nil); err != nil {
+		if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
 			t.Fatal(err)
 		}
 		jit.SetThreads(prev)
@@ -470,14 +470,14 @@ func TestRefusals(t *testing.T) {
 		{"dst is src", buf, buf, nil, "overlaps"},
 	}
 	for _, c := range runs {
-		err := p.Run(c.src, c.dst, nil, nil, c.bins)
+		err := p.Run(Buffers{Src: c.src, Dst: c.dst, Bins: c.bins})
 		var e *status.Error
 		if !errors.As(err, &e) || e.Status != status.InvalidArguments {
 			t.Errorf("%s: Run gives %v, want InvalidArguments", c.name, err)
 		}
 	}
 	var nilp *Program
-	if err := nilp.Run(buf, buf, nil, nil, nil); err == nil {
+	if err := nilp.Run(Buffers{Src: buf, Dst: buf}); err == nil {
 		t.Error("Run of a nil program succeeds")
 	}
 }

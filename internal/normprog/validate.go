@@ -15,7 +15,7 @@ func validate(d *Desc) error {
 	bad := func(format string, args ...any) error {
 		return status.Errorf(status.InvalidArguments, "normprog: "+format, args...)
 	}
-	if d.Kind < Softmax || d.Kind > L2Norm {
+	if d.Kind < Softmax || d.Kind > GroupNorm {
 		return bad("unknown normalization %v", d.Kind)
 	}
 	for _, dt := range []dtypes.DataType{d.SrcDT, d.DstDT} {
@@ -53,7 +53,7 @@ func validate(d *Desc) error {
 		if o.op == nil {
 			continue
 		}
-		if d.Kind != LayerNorm && d.Kind != RMSNorm {
+		if d.Kind != LayerNorm && d.Kind != RMSNorm && d.Kind != GroupNorm {
 			return bad("%s takes no %s", d.Kind, o.name)
 		}
 		if len(o.op.Strides) != r {
@@ -66,6 +66,42 @@ func validate(d *Desc) error {
 		}
 		if o.op.DT != dtypes.F32 && o.op.DT != dtypes.BF16 && o.op.DT != dtypes.F16 {
 			return status.Errorf(status.Unimplemented, "normprog: %s %s of %v data, want f32, bf16 or f16", d.Kind, o.name, o.op.DT)
+		}
+	}
+	if d.InfAsZero && d.Kind != Softmax {
+		return bad("%s has no inf_as_zero mode", d.Kind)
+	}
+	if d.Kind == GroupNorm {
+		if d.ChanDim < 0 || d.ChanDim >= r || d.Norm[d.ChanDim] {
+			return bad("groupnorm: channel dim %d of rank %d (it may not be a normalized dim)", d.ChanDim, r)
+		}
+		if c := d.Dims[d.ChanDim]; d.Groups <= 0 || c%d.Groups != 0 {
+			return bad("groupnorm: %d groups do not divide %d channels", d.Groups, c)
+		}
+	} else if d.Groups != 0 {
+		return bad("%s takes no groups", d.Kind)
+	}
+	statRank := r
+	if d.Kind == GroupNorm {
+		statRank = r + 1
+	}
+	for _, o := range []struct {
+		name string
+		op   *Operand
+	}{{"mean", d.Mean}, {"variance", d.Var}} {
+		if o.op == nil {
+			continue
+		}
+		if d.Kind != LayerNorm && d.Kind != GroupNorm {
+			return bad("%s keeps no %s", d.Kind, o.name)
+		}
+		if o.op.DT != dtypes.F32 || len(o.op.Strides) != statRank {
+			return bad("%s: %s is %v with %d strides, want f32 with %d", d.Kind, o.name, o.op.DT, len(o.op.Strides), statRank)
+		}
+		for _, s := range o.op.Strides {
+			if s < 0 {
+				return bad("%s: %s has a negative stride", d.Kind, o.name)
+			}
 		}
 	}
 	for i, op := range d.PostOps {
@@ -83,7 +119,7 @@ func cloneDesc(d *Desc) Desc {
 	c.SrcStrides = append([]int64(nil), d.SrcStrides...)
 	c.DstStrides = append([]int64(nil), d.DstStrides...)
 	c.Norm = append([]bool(nil), d.Norm...)
-	for _, o := range []**Operand{&c.Gamma, &c.Beta} {
+	for _, o := range []**Operand{&c.Gamma, &c.Beta, &c.Mean, &c.Var} {
 		if *o != nil {
 			cp := **o
 			cp.Strides = append([]int64(nil), cp.Strides...)
@@ -116,28 +152,29 @@ func span(dims, strides []int64, size int64) int64 {
 
 // checkBuffers refuses buffers shorter than the spans the program
 // addresses, and a dst that overlaps src.
-func (p *Program) checkBuffers(src, dst, gamma, beta []byte, bins [][]byte) error {
+func (p *Program) checkBuffers(b *Buffers) error {
 	d := &p.d
-	short := func(name string, b []byte, dims, strides []int64, dt dtypes.DataType) error {
-		if need := span(dims, strides, int64(dt.Size())); int64(len(b)) < need {
-			return status.Errorf(status.InvalidArguments, "normprog: %s buffer holds %d bytes, the %s reads %d", name, len(b), d.Kind, need)
+	short := func(name string, buf []byte, strides []int64, dt dtypes.DataType) error {
+		if need := span(d.Dims, strides, int64(dt.Size())); int64(len(buf)) < need {
+			return status.Errorf(status.InvalidArguments, "normprog: %s buffer holds %d bytes, the %s addresses %d", name, len(buf), p.kind, need)
 		}
 		return nil
 	}
-	if err := short("src", src, d.Dims, d.SrcStrides, d.SrcDT); err != nil {
+	if err := short("src", b.Src, d.SrcStrides, d.SrcDT); err != nil {
 		return err
 	}
-	if err := short("dst", dst, d.Dims, d.DstStrides, d.DstDT); err != nil {
+	if err := short("dst", b.Dst, d.DstStrides, d.DstDT); err != nil {
 		return err
 	}
-	if d.Gamma != nil {
-		if err := short("gamma", gamma, d.Dims, d.Gamma.Strides, d.Gamma.DT); err != nil {
-			return err
-		}
-	}
-	if d.Beta != nil {
-		if err := short("beta", beta, d.Dims, d.Beta.Strides, d.Beta.DT); err != nil {
-			return err
+	for _, o := range []struct {
+		name string
+		op   *Operand
+		buf  []byte
+	}{{"gamma", d.Gamma, b.Gamma}, {"beta", d.Beta, b.Beta}, {"mean", d.Mean, b.Mean}, {"variance", d.Var, b.Var}} {
+		if o.op != nil {
+			if err := short(o.name, o.buf, o.op.Strides, o.op.DT); err != nil {
+				return err
+			}
 		}
 	}
 	nb := 0
@@ -145,19 +182,72 @@ func (p *Program) checkBuffers(src, dst, gamma, beta []byte, bins [][]byte) erro
 		if !op.Kind.IsBinary() {
 			continue
 		}
-		if nb >= len(bins) {
-			return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have more", len(bins))
+		if nb >= len(b.Bins) {
+			return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have more", len(b.Bins))
 		}
-		if err := short("binary operand", bins[nb], d.Dims, op.BinStrides, op.BinDT); err != nil {
+		if err := short("binary operand", b.Bins[nb], op.BinStrides, op.BinDT); err != nil {
 			return err
 		}
 		nb++
 	}
-	if nb != len(bins) {
-		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(bins), nb)
+	if nb != len(b.Bins) {
+		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(b.Bins), nb)
 	}
-	if jit.Overlap(src, dst) {
+	if jit.Overlap(b.Src, b.Dst) {
 		return status.Errorf(status.InvalidArguments, "normprog: dst overlaps src; a normalization reads every row twice")
 	}
 	return nil
+}
+
+// checkStats refuses statistics outputs that vary along a normalized
+// dim (of the split dims, for GroupNorm): one value per row.
+func checkStats(d *Desc) error {
+	for _, o := range []struct {
+		name string
+		op   *Operand
+	}{{"mean", d.Mean}, {"variance", d.Var}} {
+		if o.op == nil {
+			continue
+		}
+		for i, s := range o.op.Strides {
+			if d.Norm[i] && s != 0 && d.Dims[i] > 1 {
+				return status.Errorf(status.InvalidArguments, "normprog: %s stride %d along normalized dim %d, want 0: one value per row",
+					o.name, s, i)
+			}
+		}
+	}
+	return nil
+}
+
+// splitGroups returns GroupNorm d as the LayerNorm it computes: dim
+// ChanDim split into [Groups, channels per group], the channels and the
+// Norm dims normalized; every stride of the split dim split alike. Mean
+// and Var are already over the split dims.
+func splitGroups(d *Desc) Desc {
+	c := cloneDesc(d)
+	g, k := d.Groups, d.ChanDim
+	per := d.Dims[k] / g
+	split := func(s []int64) []int64 {
+		out := append([]int64(nil), s[:k]...)
+		out = append(out, s[k]*per, s[k])
+		return append(out, s[k+1:]...)
+	}
+	c.Kind = LayerNorm
+	c.Dims = split(d.Dims)
+	c.Dims[k], c.Dims[k+1] = g, per
+	c.SrcStrides, c.DstStrides = split(d.SrcStrides), split(d.DstStrides)
+	norm := append([]bool(nil), d.Norm[:k]...)
+	c.Norm = append(append(norm, false, true), d.Norm[k+1:]...)
+	for _, o := range []*Operand{c.Gamma, c.Beta} {
+		if o != nil {
+			o.Strides = split(o.Strides)
+		}
+	}
+	for i := range c.PostOps {
+		if c.PostOps[i].Kind.IsBinary() {
+			c.PostOps[i].BinStrides = split(c.PostOps[i].BinStrides)
+		}
+	}
+	c.Groups, c.ChanDim = 0, 0
+	return c
 }

@@ -1,0 +1,164 @@
+package normprog
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// benchShapes are issue 50's anchor shapes that normprog runs: the
+// normalized dims are the innermost ones.
+var benchShapes = []struct {
+	label string
+	kind  Kind
+	dims  []int64
+	norm  int // how many trailing dims are normalized
+}{
+	{"S1", Softmax, []int64{32, 12, 128, 128}, 1},
+	{"S2", Softmax, []int64{8, 32000}, 1},
+	{"S2log", LogSoftmax, []int64{8, 32000}, 1},
+	{"S4", RMSNorm, []int64{1, 4096}, 1},
+	{"S5", RMSNorm, []int64{4, 512, 4096}, 1},
+	{"S6", LayerNorm, []int64{32, 128, 768}, 1},
+	{"S8", L2Norm, []int64{256, 384}, 1},
+}
+
+func benchDesc(kind Kind, dims []int64, norm int, dt dtypes.DataType) *Desc {
+	r := len(dims)
+	n := make([]bool, r)
+	for i := r - norm; i < r; i++ {
+		n[i] = true
+	}
+	s := denseStrides(dims, identity(r))
+	d := &Desc{Kind: kind, SrcDT: dt, DstDT: dt, Dims: dims, Norm: n, SrcStrides: s, DstStrides: s}
+	if kind == LayerNorm || kind == RMSNorm || kind == L2Norm {
+		d.Epsilon = 1e-5
+	}
+	if kind == LayerNorm || kind == RMSNorm {
+		g := make([]int64, r)
+		g[r-1] = 1
+		d.Gamma = &Operand{DT: dtypes.F32, Strides: g}
+	}
+	return d
+}
+
+// BenchmarkPrograms times each anchor shape through normprog, f32 and
+// bf16; bytes are src read plus dst written.
+func BenchmarkPrograms(b *testing.B) {
+	for _, s := range benchShapes {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+			b.Run(s.label+"/"+dt.String(), func(b *testing.B) {
+				d := benchDesc(s.kind, s.dims, s.norm, dt)
+				p, err := Compile(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := spanElems(d.Dims, d.SrcStrides)
+				src := fill(rand.New(rand.NewPCG(1, 2)), dt, n, 4)
+				dst := make([]byte, len(src))
+				var gamma []byte
+				if d.Gamma != nil {
+					gamma = fill(rand.New(rand.NewPCG(3, 4)), dtypes.F32, d.Dims[len(d.Dims)-1], 2)
+				}
+				b.SetBytes(int64(2 * len(src)))
+				b.ResetTimer()
+				for range b.N {
+					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPlainGo times the loops a Go program writes by hand for the
+// same f32 shapes, on one goroutine: the baseline gdnn replaces.
+func BenchmarkPlainGo(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.label+"/f32", func(b *testing.B) {
+			total := int64(1)
+			for _, n := range s.dims {
+				total *= n
+			}
+			w := int(s.dims[len(s.dims)-1])
+			x := make([]float32, total)
+			for i := range x {
+				x[i] = rand.Float32()*8 - 4
+			}
+			y := make([]float32, total)
+			gamma := make([]float32, w)
+			for i := range gamma {
+				gamma[i] = rand.Float32()
+			}
+			b.SetBytes(8 * total)
+			b.ResetTimer()
+			for range b.N {
+				for r := 0; r < len(x); r += w {
+					plainRow(s.kind, x[r:r+w], y[r:r+w], gamma)
+				}
+			}
+		})
+	}
+}
+
+// plainRow is one row of kind k as a straightforward Go loop.
+func plainRow(k Kind, x, y, gamma []float32) {
+	switch k {
+	case Softmax, LogSoftmax:
+		m := float32(math.Inf(-1))
+		for _, v := range x {
+			m = max(m, v)
+		}
+		var s float32
+		for i, v := range x {
+			e := float32(math.Exp(float64(v - m)))
+			y[i] = e
+			s += e
+		}
+		if k == Softmax {
+			for i := range y {
+				y[i] /= s
+			}
+			return
+		}
+		ls := float32(math.Log(float64(s)))
+		for i, v := range x {
+			y[i] = v - m - ls
+		}
+	case LayerNorm:
+		var mean float32
+		for _, v := range x {
+			mean += v
+		}
+		mean /= float32(len(x))
+		var vr float32
+		for _, v := range x {
+			vr += (v - mean) * (v - mean)
+		}
+		rstd := 1 / float32(math.Sqrt(float64(vr/float32(len(x))+1e-5)))
+		for i, v := range x {
+			y[i] = (v - mean) * rstd * gamma[i]
+		}
+	case RMSNorm:
+		var ss float32
+		for _, v := range x {
+			ss += v * v
+		}
+		r := 1 / float32(math.Sqrt(float64(ss/float32(len(x))+1e-5)))
+		for i, v := range x {
+			y[i] = v * r * gamma[i]
+		}
+	case L2Norm:
+		var ss float32
+		for _, v := range x {
+			ss += v * v
+		}
+		n := max(float32(math.Sqrt(float64(ss))), 1e-5)
+		for i, v := range x {
+			y[i] = v / n
+		}
+	}
+}
