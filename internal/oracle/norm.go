@@ -1,12 +1,15 @@
-package norm
+package oracle
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/norm"
 )
 
-// The float64 oracle: written apart from the executor, index by index.
+// Norm is the float64 oracle of the normalization ops, written apart
+// from package norm's executor, index by index.
 // It enumerates every element of src by its full multi-index, groups the
 // elements into rows by what a row keeps fixed (the dims outside the
 // normalized ones; for GroupNorm the batch and the channel's group), and
@@ -14,12 +17,15 @@ import (
 // strides walks or scratch. It is slow (it looks every element up from
 // its multi-index) and meant for small problems.
 
-// oracleOut is the oracle's result: dst values by dst offset, and the
-// statistics by their offsets.
-type oracleOut struct {
-	dst       map[int64]float64
-	mean, vr  map[int64]float64
-	magnitude map[int64]float64 // dst offset -> the row's scale, for tolerances
+// NormResult is Norm's result, each value by its element offset in its
+// tensor.
+type NormResult struct {
+	Dst       map[int64]float64
+	Mean, Var map[int64]float64
+	// Magnitude is, by dst offset, the largest magnitude of the row's
+	// results (and of its gamma-scaled terms and beta), at least 1: the
+	// scale a tolerance of the row's float64 error relates to.
+	Magnitude map[int64]float64
 }
 
 func offsetOf(idx, strides []int64) int64 {
@@ -55,29 +61,30 @@ func forEachIndex(dims []int64, f func(idx []int64)) {
 	}
 }
 
-func loadAt(dt dtypes.DataType, b []byte, off int64) float64 {
+func loadNorm(dt dtypes.DataType, b []byte, off int64) float64 {
 	return float64(dtypes.LoadF32(dt, b, off))
 }
 
-// oracle computes p over the buffers.
-func oracle(p *Problem, b Buffers) oracleOut {
+// Norm computes p over the buffers b (p must be a problem norm.New
+// accepts). Rows with no elements are left out.
+func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 	rank := len(p.Dims)
-	axis, _ := AxisIn(p.Axis, rank)
+	axis, _ := norm.AxisIn(p.Axis, rank)
 	type elem struct{ idx []int64 }
 	rowOf := map[string][]elem{}
 	var order []string
 	key := func(idx []int64) string {
 		var k []int64
 		switch p.Kind {
-		case Softmax, LogSoftmax:
+		case norm.Softmax, norm.LogSoftmax:
 			for d, v := range idx {
 				if d != axis {
 					k = append(k, v)
 				}
 			}
-		case LayerNorm, RMSNorm:
+		case norm.LayerNorm, norm.RMSNorm:
 			k = append(k, idx[:axis]...)
-		case GroupNorm:
+		case norm.GroupNorm:
 			cg := p.Dims[axis] / p.Groups
 			k = []int64{idx[0], idx[axis] / cg}
 		}
@@ -90,31 +97,31 @@ func oracle(p *Problem, b Buffers) oracleOut {
 		}
 		rowOf[k] = append(rowOf[k], elem{idx})
 	})
-	out := oracleOut{dst: map[int64]float64{}, mean: map[int64]float64{}, vr: map[int64]float64{}, magnitude: map[int64]float64{}}
+	out := NormResult{Dst: map[int64]float64{}, Mean: map[int64]float64{}, Var: map[int64]float64{}, Magnitude: map[int64]float64{}}
 	for _, k := range order {
 		row := rowOf[k]
 		n := float64(len(row))
 		x := make([]float64, len(row))
 		for i, e := range row {
-			x[i] = loadAt(p.Src.DT, b.Src, offsetOf(e.idx, p.Src.Strides))
+			x[i] = loadNorm(p.Src.DT, b.Src, offsetOf(e.idx, p.Src.Strides))
 		}
-		param := func(o Operand, buf []byte, idx []int64) (float64, bool) {
+		param := func(o norm.Operand, buf []byte, idx []int64) (float64, bool) {
 			if !o.Present() {
 				return 0, false
 			}
 			var pidx []int64
-			if p.Kind == GroupNorm {
+			if p.Kind == norm.GroupNorm {
 				pidx = []int64{idx[axis]}
 			} else {
 				pidx = idx[axis:]
 			}
-			return loadAt(o.DT, buf, offsetOf(pidx, o.Strides)), true
+			return loadNorm(o.DT, buf, offsetOf(pidx, o.Strides)), true
 		}
 		y := make([]float64, len(row))
 		scale := 1.0
 		var mean, variance float64
 		switch p.Kind {
-		case Softmax, LogSoftmax:
+		case norm.Softmax, norm.LogSoftmax:
 			m := math.Inf(-1)
 			hasNaN := false
 			for _, v := range x {
@@ -131,7 +138,7 @@ func oracle(p *Problem, b Buffers) oracleOut {
 				s += math.Exp(v - m)
 			}
 			for i, v := range x {
-				if p.Kind == Softmax {
+				if p.Kind == norm.Softmax {
 					y[i] = math.Exp(v-m) / s
 					if math.IsInf(m, -1) && p.InfAsZero {
 						y[i] = 0
@@ -141,8 +148,8 @@ func oracle(p *Problem, b Buffers) oracleOut {
 					scale = math.Max(scale, math.Abs(y[i]))
 				}
 			}
-		case LayerNorm, GroupNorm, RMSNorm:
-			if p.Kind != RMSNorm {
+		case norm.LayerNorm, norm.GroupNorm, norm.RMSNorm:
+			if p.Kind != norm.RMSNorm {
 				s := 0.0
 				for _, v := range x {
 					s += v
@@ -160,7 +167,7 @@ func oracle(p *Problem, b Buffers) oracleOut {
 			}
 			ms /= n
 			for i, v := range x {
-				if p.Kind == RMSNorm {
+				if p.Kind == norm.RMSNorm {
 					y[i] = v / math.Sqrt(ms+float64(p.Eps))
 				} else {
 					y[i] = (v - mean) / math.Sqrt(variance+float64(p.Eps))
@@ -178,16 +185,16 @@ func oracle(p *Problem, b Buffers) oracleOut {
 		}
 		for i, e := range row {
 			off := offsetOf(e.idx, p.Dst.Strides)
-			out.dst[off] = y[i]
-			out.magnitude[off] = scale
+			out.Dst[off] = y[i]
+			out.Magnitude[off] = scale
 		}
 		if p.Mean.Present() {
 			sidx := row[0].idx[:axis]
-			if p.Kind == GroupNorm {
+			if p.Kind == norm.GroupNorm {
 				sidx = []int64{row[0].idx[0], row[0].idx[axis] / (p.Dims[axis] / p.Groups)}
 			}
-			out.mean[offsetOf(sidx, p.Mean.Strides)] = mean
-			out.vr[offsetOf(sidx, p.Var.Strides)] = variance
+			out.Mean[offsetOf(sidx, p.Mean.Strides)] = mean
+			out.Var[offsetOf(sidx, p.Var.Strides)] = variance
 		}
 	}
 	return out
@@ -195,7 +202,7 @@ func oracle(p *Problem, b Buffers) oracleOut {
 
 func appendInts(b []byte, v []int64) []byte {
 	for _, x := range v {
-		b = appendInt(b, x)
+		b = strconv.AppendInt(b, x, 10)
 		b = append(b, ',')
 	}
 	return b
