@@ -3,7 +3,7 @@ package graph
 import "github.com/gdnn/gdnn/internal/shape"
 
 // inferSame gives the first output the first input's dims (eltwise ops,
-// SoftMax, TypeCast, Reorder, LayerNorm's dst).
+// TypeCast, Reorder).
 func inferSame(op *Op, in []LogicalTensor) ([][]int64, error) {
 	out := make([][]int64, len(op.Outputs))
 	out[0] = cloneDims(in[0].Dims)

@@ -176,22 +176,33 @@ type dumpOp struct {
 }
 
 type dumpTensor struct {
-	ID     uint64  `json:"id"`
-	DType  string  `json:"dtype"`
-	Shape  []int64 `json:"shape"`
-	Stride []int64 `json:"stride"`
+	ID       uint64  `json:"id"`
+	DType    string  `json:"dtype"`
+	Shape    []int64 `json:"shape"`
+	Stride   []int64 `json:"stride"`
+	Property string  `json:"property_type"`
+}
+
+// property is the tensor's property_type (undef when the dump has none).
+func (d dumpTensor) property(t *testing.T) Property {
+	t.Helper()
+	if d.Property == "" {
+		return PropertyUndef
+	}
+	p, err := parseProperty("", d.Property)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // unimplementedShared are the shared oneDNN cases whose ops or outputs
 // gdnn does not implement yet: ReadJSON must refuse each of them as
 // Unimplemented (a valid case gdnn cannot run), and load every other.
 var unimplementedShared = map[string]bool{
-	"gnorm.json":            true, // GroupNorm
 	"lnorm_3d_bwd.json":     true, // LayerNormBackward
 	"lnorm_bwd.json":        true,
-	"logsoftmax.json":       true, // LogSoftmax
 	"logsoftmax_bwd.json":   true, // LogSoftmaxBackward
-	"rmsnorm.json":          true, // RMSNorm
 	"softmax_bwd.json":      true, // SoftMaxBackward
 	"softmax_bwd_d_3d.json": true,
 	"softmax_w_stats.json":  true, // SoftMax's stats output
@@ -279,10 +290,10 @@ func TestReadJSONSharedAll(t *testing.T) {
 					}
 				}
 				for i, wt := range want.Inputs {
-					checkTensorIs(t, fmt.Sprintf("op %d input %d", want.ID, i), op.Inputs[i], wt.ID, mustParseDT(t, wt.DType), wt.Shape, wt.Stride, LayoutStrided, PropertyUndef)
+					checkTensorIs(t, fmt.Sprintf("op %d input %d", want.ID, i), op.Inputs[i], wt.ID, mustParseDT(t, wt.DType), wt.Shape, wt.Stride, LayoutStrided, wt.property(t))
 				}
 				for i, wt := range want.Outputs {
-					checkTensorIs(t, fmt.Sprintf("op %d output %d", want.ID, i), op.Outputs[i], wt.ID, mustParseDT(t, wt.DType), wt.Shape, wt.Stride, LayoutStrided, PropertyUndef)
+					checkTensorIs(t, fmt.Sprintf("op %d output %d", want.ID, i), op.Outputs[i], wt.ID, mustParseDT(t, wt.DType), wt.Shape, wt.Stride, LayoutStrided, wt.property(t))
 				}
 			}
 		})
@@ -403,8 +414,39 @@ func decodeGeneric(t *testing.T, b []byte) map[string]any {
 	return m
 }
 
-// WriteJSON must reproduce oneDNN's own dumps: the same graph section,
-// and the same ports where the dump lists them.
+// floatsAsValues replaces every number written with a fraction or an
+// exponent by its float64 value, so that 1e-05 (a dump's spelling) and
+// 0.00001 (encoding/json's) compare equal; integers (ids, dims) stay text.
+func floatsAsValues(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = floatsAsValues(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = floatsAsValues(e)
+		}
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			f, err := x.Float64()
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return v
+}
+
+// dumpInputPortsPartial are dumps whose input_ports list leaves out graph
+// inputs: rmsnorm.json lists src (0) but not gamma (2), which no op
+// produces either. WriteJSON lists every graph input; there the dump's
+// must be among them.
+var dumpInputPortsPartial = map[string]bool{"rmsnorm.json": true}
+
+// WriteJSON must reproduce oneDNN's own dumps: the same graph section
+// (numbers compared by value), and the same ports where the dump lists
+// them.
 func TestWriteJSONMatchesDumps(t *testing.T) {
 	for _, f := range sharedJSONFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -414,11 +456,17 @@ func TestWriteJSONMatchesDumps(t *testing.T) {
 			}
 			want := decodeGeneric(t, raw)
 			got := decodeGeneric(t, writeJSON(t, readJSONFile(t, f)))
-			if !reflect.DeepEqual(got["graph"], want["graph"]) {
+			if !reflect.DeepEqual(floatsAsValues(got["graph"]), floatsAsValues(want["graph"])) {
 				t.Errorf("graph section differs from the dump:\n got %v\nwant %v", got["graph"], want["graph"])
 			}
 			for _, k := range []string{"engine_kind", "fpmath_mode", "input_ports", "output_ports"} {
-				if w, ok := want[k]; ok && !reflect.DeepEqual(got[k], w) {
+				if w, ok := want[k]; ok && k == "input_ports" && dumpInputPortsPartial[filepath.Base(f)] {
+					for _, id := range w.([]any) {
+						if !slices.Contains(got[k].([]any), id) {
+							t.Errorf("input_ports = %v lacks the dump's %v", got[k], id)
+						}
+					}
+				} else if ok && !reflect.DeepEqual(got[k], w) {
 					t.Errorf("%s = %v, the dump has %v", k, got[k], w)
 				}
 			}

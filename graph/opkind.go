@@ -12,7 +12,9 @@ type OpKind int
 // Op kinds. gdnn compiles the Reduce* ops, the Abs and square pre-ops
 // (Op.IsSquare) fused before them and the eltwise/binary ops that may be fused after
 // them, and takes 8-bit integer data through a Dequantize before and a
-// Quantize after a reduction (see QuantParamsOf); the other kinds exist so that realistic graphs can be
+// Quantize after a reduction (see QuantParamsOf); it compiles the
+// normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm)
+// each alone. The other kinds exist so that realistic graphs can be
 // described, partitioned and handed back to the caller as unsupported.
 const (
 	ReduceMean OpKind = iota + 1
@@ -66,6 +68,13 @@ const (
 	Dequantize
 	Quantize
 
+	// The normalization ops besides SoftMax and LayerNorm (listed above
+	// with the kinds gdnn once only described): each compiles into a
+	// partition of its own.
+	LogSoftmax
+	RMSNorm
+	GroupNorm
+
 	numOpKinds
 )
 
@@ -77,6 +86,7 @@ var opKindNames = [numOpKinds]string{
 	MatMul: "MatMul", Convolution: "Convolution", SoftMax: "SoftMax", TypeCast: "TypeCast", Reorder: "Reorder",
 	StaticTranspose: "StaticTranspose", StaticReshape: "StaticReshape", LayerNorm: "LayerNorm",
 	Wildcard: "Wildcard", End: "End", Dequantize: "Dequantize", Quantize: "Quantize",
+	LogSoftmax: "LogSoftmax", RMSNorm: "RMSNorm", GroupNorm: "GroupNorm",
 }
 
 // postOpKinds maps each eltwise and binary op kind to the table's kind
@@ -126,6 +136,16 @@ func (k OpKind) IsReduction() bool { return k >= ReduceMean && k <= ReduceL2 }
 
 // IsEltwise reports whether k is a unary eltwise op of the reduction fusion list.
 func (k OpKind) IsEltwise() bool { return k >= Abs && k <= Tanh }
+
+// IsNormalization reports whether k is one of the normalization ops:
+// SoftMax, LogSoftmax, LayerNorm, RMSNorm or GroupNorm.
+func (k OpKind) IsNormalization() bool {
+	switch k {
+	case SoftMax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm:
+		return true
+	}
+	return false
+}
 
 // IsBinary reports whether k is a binary op of the reduction fusion list.
 func (k OpKind) IsBinary() bool { return k >= Add && k <= Subtract }

@@ -98,8 +98,6 @@ func init() {
 			{name: "data_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "NXC"})},
 			{name: "weights_format", typ: AttrString, def: def(Attr{Type: AttrString, S: "XIO"})},
 		}}
-	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, oneDNNOut: []string{"stats"}, types: floatTypes, infer: inferSame,
-		attrs: []attrSpec{{name: "axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: 1})}}}
 	schemas[TypeCast] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, types: floatTypes, infer: inferSame}
 	schemas[Reorder] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferSame}
 	schemas[StaticTranspose] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, infer: inferTranspose,
@@ -108,13 +106,6 @@ func init() {
 		attrs: []attrSpec{
 			{name: "shape", typ: AttrS64s, required: true},
 			{name: "special_zero", typ: AttrBool, required: true},
-		}}
-	schemas[LayerNorm] = &schema{minIn: 1, maxIn: 3, minOut: 1, maxOut: 3, types: floatTypes, infer: inferSame,
-		attrs: []attrSpec{
-			{name: "keep_stats", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})},
-			{name: "begin_norm_axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: -1})},
-			{name: "use_affine", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})},
-			{name: "epsilon", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1e-5})},
 		}}
 	for _, k := range []OpKind{Dequantize, Quantize} {
 		schemas[k] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, attrs: quantAttrs, strictAttrs: true,

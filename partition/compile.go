@@ -24,7 +24,8 @@ type CompiledPartition struct {
 	inputs  []graph.LogicalTensor // concrete, in port order
 	outputs []graph.LogicalTensor // concrete, except dims that depend on run-time axes
 	recipe  *recipe
-	kern    kernel // compiled once when the axes are known at compile time
+	kern    kernel   // compiled once when the axes are known at compile time
+	norm    *normRun // a normalization partition's executor (recipe and kern unused)
 
 	// Bytes each port's buffer must hold, worked out once (the overflow
 	// checks divide); outNeed is -1 when the output's dims depend on
@@ -152,6 +153,9 @@ func enlarges(op *graph.Op, ins []graph.LogicalTensor, chainID uint64, chain, ou
 // compiled here (the runtime's own lines say "fallback: <why>" per plan;
 // this one says it once, for the partition the user compiled).
 func (c *CompiledPartition) verboseLine(d time.Duration) string {
+	if c.norm != nil {
+		return c.normVerboseLine(d)
+	}
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.Impl() + "," + strconv.Itoa(c.p.id) + ",")
 	for i, t := range c.inputs {
@@ -212,6 +216,9 @@ func tensorDesc(t graph.LogicalTensor) string {
 }
 
 func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
+	if p.ops[0].Kind.IsNormalization() {
+		return p.compileNorm(inputs, outputs)
+	}
 	ins, err := matchPorts("input", p.inputs, inputs)
 	if err != nil {
 		return nil, err
@@ -711,7 +718,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 	if err := c.usable("QueryLogicalTensorWithAxes"); err != nil {
 		return graph.LogicalTensor{}, err
 	}
-	if c.recipe.axesPort < 0 {
+	if c.norm != nil || c.recipe.axesPort < 0 {
 		return graph.LogicalTensor{}, status.Errorf(status.InvalidArguments,
 			"QueryLogicalTensorWithAxes: partition %d has its axes as an attribute, not a run-time tensor; use QueryLogicalTensor", c.p.id)
 	}
@@ -769,7 +776,7 @@ func (c *CompiledPartition) usable(what string) error {
 	switch {
 	case c == nil:
 		return status.Errorf(status.InvalidArguments, "%s on a nil compiled partition", what)
-	case c.p == nil || c.recipe == nil || c.run == nil:
+	case c.p == nil || c.recipe == nil && c.norm == nil || c.run == nil:
 		return status.Errorf(status.InvalidArguments, "%s on a zero CompiledPartition: get one from Partition.Compile", what)
 	}
 	return nil
@@ -812,6 +819,9 @@ func (c *CompiledPartition) Impl() string {
 	if c.usable("Impl") != nil {
 		return defaultImpl()
 	}
+	if c.norm != nil {
+		return "interp"
+	}
 	if c.kern.ok() {
 		return c.kern.Impl()
 	}
@@ -833,6 +843,9 @@ func (c *CompiledPartition) Impl() string {
 func (c *CompiledPartition) Reason() string {
 	if c.usable("Reason") != nil {
 		return ""
+	}
+	if c.norm != nil {
+		return c.norm.reason()
 	}
 	k := c.kern
 	if !k.ok() {

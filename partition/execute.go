@@ -40,6 +40,9 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if err := c.usable("Execute"); err != nil {
 		return err
 	}
+	if c.norm != nil {
+		return c.executeNorm(inputs, outputs)
+	}
 	// Ports are few (src, axes, binary operands; one output): order
 	// pointers to the given tensors in stack arrays, so that Execute
 	// neither allocates nor copies tensors.

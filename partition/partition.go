@@ -15,7 +15,10 @@
 // same partition, which then reads and writes the 8-bit tensors with no
 // f32 intermediate in memory (quant.go says what lowers and what does
 // not; what does not stays a partition of its own whose Reason says
-// why). Every other op
+// why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
+// GroupNorm) compile each in a partition of its own, with no fused
+// neighbours, and run on a pure-Go reference executor: Impl says
+// "interp" and Reason why. Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
 //
@@ -208,6 +211,8 @@ func supports(ops []*graph.Op) (bool, string) {
 	head := ops[0]
 	switch {
 	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
+		return true, ""
+	case head.Kind.IsNormalization() && len(ops) == 1:
 		return true, ""
 	case head.Kind == graph.Abs || head.IsSquare():
 		return false, fmt.Sprintf("%s: gdnn compiles %s only fused with a reduction (as its pre-op or a post-op)", head, head.Kind)

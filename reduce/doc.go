@@ -33,6 +33,15 @@
 // for LogSum).
 // ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX.
 //
+// The normalizations feed their statistics back into the input: Softmax,
+// LogSoftmax, LayerNorm, RMSNorm and GroupNorm, generic over Float
+// element types (src, dst, gamma and beta each its own), with dims and
+// the axis or begin_norm_axis of oneDNN Graph's ops and the options that
+// apply (Type, SrcType, DstType, ParamType, SrcStrides, DstStrides,
+// InfAsZero, Stats). They run on gdnn's pure-Go reference executor, not
+// yet on machine code, and do not use the kernel cache below; the
+// README's Semantics section states their rules.
+//
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.
 // A slice may be longer than the span its strides address; a shorter one

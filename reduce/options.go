@@ -14,11 +14,12 @@ import (
 // A later option overrides an earlier one of the same setting, except
 // that post-ops add up.
 type Option struct {
-	what optKind
-	b    bool
-	dt   dtypes.DataType
-	ints []int
-	post postKey
+	what  optKind
+	b     bool
+	dt    dtypes.DataType
+	ints  []int
+	post  postKey
+	stats [2][]float32
 }
 
 type optKind uint8
@@ -31,6 +32,9 @@ const (
 	optSrcStrides
 	optDstStrides
 	optPost
+	optParamType
+	optInfAsZero
+	optStats
 )
 
 // MaxPostOps is how many post-ops (Post) one call may carry.
@@ -199,6 +203,8 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			user++
 			s.post[s.npost] = postKey{kind: int32(k), alpha: o.post.alpha, beta: o.post.beta}
 			s.npost++
+		case optParamType, optInfAsZero, optStats:
+			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is a normalization's (ParamType, InfAsZero, Stats)", op, i)
 		default:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
 		}

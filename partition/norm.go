@@ -1,0 +1,237 @@
+package partition
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/shape"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// A normalization partition (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
+// GroupNorm) is one op alone: the partitioner fuses nothing into it yet.
+// It compiles into the reference executor of package internal/norm, which
+// is pure Go: Impl says "interp" and Reason why, on every machine.
+
+// normRun is what a compiled normalization partition runs.
+type normRun struct {
+	op   *graph.Op
+	exec *norm.Exec
+	// in[i] is the input port of the op's input i (gamma and beta may be
+	// one tensor, one port).
+	in      []int
+	outNeed []int64 // bytes each output's buffer must hold
+}
+
+// normAxis is the dim a normalization op's rows start from or run along
+// (graph's rules: the softmax axis, begin_norm_axis, GroupNorm's channel
+// dim by data_format), for a src of the given rank.
+func normAxis(op *graph.Op, rank int) int64 {
+	switch op.Kind {
+	case graph.LayerNorm, graph.RMSNorm:
+		a, _ := op.Int("begin_norm_axis")
+		return a
+	case graph.GroupNorm:
+		if f, _ := op.Str("data_format"); f == "NCX" {
+			return 1
+		}
+		return int64(rank - 1)
+	}
+	a, _ := op.Int("axis")
+	return a
+}
+
+var normKindOf = map[graph.OpKind]norm.Kind{
+	graph.SoftMax: norm.Softmax, graph.LogSoftmax: norm.LogSoftmax, graph.LayerNorm: norm.LayerNorm,
+	graph.RMSNorm: norm.RMSNorm, graph.GroupNorm: norm.GroupNorm,
+}
+
+// compileNorm compiles a normalization partition: concrete inputs,
+// outputs inferred (dense where their layout is any), and the executor
+// for them.
+func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
+	op := p.ops[0]
+	ins, err := matchPorts("input", p.inputs, inputs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ins {
+		if ins[i], err = concreteInput(p.inputs[i], ins[i]); err != nil {
+			return nil, err
+		}
+		if ins[i].Layout == graph.LayoutBlocked {
+			return nil, status.Errorf(status.Unimplemented, "%s: input tensor %d has blocked layout %q; gdnn's normalization ops take strided tensors", op, ins[i].ID, ins[i].Tag)
+		}
+	}
+	outs, err := matchPorts("output", p.outputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	r := &normRun{op: op, in: make([]int, len(op.Inputs))}
+	opIns := make([]graph.LogicalTensor, len(op.Inputs))
+	for i, t := range op.Inputs {
+		r.in[i] = portIndex(p.inputs, t.ID)
+		opIns[i] = ins[r.in[i]]
+	}
+	dims, err := graph.InferOutputs(op, opIns)
+	if err != nil {
+		return nil, err
+	}
+	for i := range outs {
+		o := &outs[i]
+		if o.DataType != p.outputs[i].DataType {
+			return nil, status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s", o.ID, o.DataType, p.outputs[i].DataType)
+		}
+		if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims[i]); err != nil {
+			return nil, err
+		}
+		if !o.KnownDims() {
+			return nil, status.Errorf(status.InvalidShape, "output tensor %d: dims %s could not be inferred", o.ID, graph.DimsString(o.Dims))
+		}
+		if o.Layout == graph.LayoutBlocked {
+			return nil, status.Errorf(status.Unimplemented, "%s: output tensor %d has blocked layout %q; gdnn's normalization ops write strided tensors", op, o.ID, o.Tag)
+		}
+		if err := settleLayout(o); err != nil {
+			return nil, err
+		}
+	}
+	src := opIns[0]
+	pr := &norm.Problem{
+		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
+		Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
+		Dst: norm.Operand{DT: outs[0].DataType, Strides: outs[0].Strides},
+	}
+	pr.Groups, _ = op.Int("groups")
+	pr.Eps, _ = op.Float("epsilon")
+	mode, _ := op.Str("mode")
+	pr.InfAsZero = op.Kind == graph.SoftMax && mode == "inf_as_zero"
+	if len(opIns) > 1 {
+		pr.Gamma = norm.Operand{DT: opIns[1].DataType, Strides: opIns[1].Strides}
+	}
+	if len(opIns) > 2 {
+		pr.Beta = norm.Operand{DT: opIns[2].DataType, Strides: opIns[2].Strides}
+	}
+	if len(outs) == 3 {
+		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
+		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
+	}
+	if r.exec, err = norm.New(pr); err != nil {
+		return nil, opErr(op, err)
+	}
+	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
+	c.inNeed = make([]int64, len(ins))
+	for i := range ins {
+		if c.inNeed[i], err = spanBytes(ins[i]); err != nil {
+			return nil, err
+		}
+	}
+	r.outNeed = make([]int64, len(outs))
+	for i := range outs {
+		if r.outNeed[i], err = spanBytes(outs[i]); err != nil {
+			return nil, err
+		}
+	}
+	c.outNeed = r.outNeed[0]
+	return c, nil
+}
+
+// opErr names op in an error of the executor, keeping its status.
+func opErr(op *graph.Op, err error) error {
+	var e *status.Error
+	if errors.As(err, &e) {
+		return status.Errorf(e.Status, "%s: %s", op, e.Msg)
+	}
+	return err
+}
+
+// executeNorm runs a compiled normalization partition (see Execute).
+func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
+	r := c.norm
+	var inBuf, outBuf [maxPorts]*Tensor
+	ins, err := matchTensors("input", c.inputs, inputs, inBuf[:0])
+	if err != nil {
+		return err
+	}
+	outs, err := matchTensors("output", c.outputs, outputs, outBuf[:0])
+	if err != nil {
+		return err
+	}
+	for i, t := range ins {
+		if err := checkTensor("input", &c.inputs[i], t, c.inNeed[i]); err != nil {
+			return err
+		}
+	}
+	for i, t := range outs {
+		if err := checkTensor("output", &c.outputs[i], t, r.outNeed[i]); err != nil {
+			return err
+		}
+	}
+	// Every row is read whole before its results are written, but rows
+	// of one layout are not rows of another: no output may share memory
+	// with an input or another output.
+	for i, o := range outs {
+		for j, t := range ins {
+			if jit.Overlap(o.buf, t.buf) {
+				return status.Errorf(status.InvalidArguments, "output tensor %d overlaps input tensor %d in memory; a normalization partition does not run in place",
+					c.outputs[i].ID, c.inputs[j].ID)
+			}
+		}
+		for j := range i {
+			if jit.Overlap(o.buf, outs[j].buf) {
+				return status.Errorf(status.InvalidArguments, "output tensors %d and %d overlap in memory", c.outputs[j].ID, c.outputs[i].ID)
+			}
+		}
+	}
+	b := norm.Buffers{Src: ins[r.in[0]].buf, Dst: outs[0].buf}
+	if len(r.in) > 1 {
+		b.Gamma = ins[r.in[1]].buf
+	}
+	if len(r.in) > 2 {
+		b.Beta = ins[r.in[2]].buf
+	}
+	if len(outs) == 3 {
+		b.Mean, b.Var = outs[1].buf, outs[2].buf
+	}
+	if err := r.exec.Run(b, jit.Threads()); err != nil {
+		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
+	}
+	return nil
+}
+
+// normReason is Reason for a normalization partition.
+func (r *normRun) reason() string {
+	return "interpreter: " + r.op.Kind.String() + " has no machine code yet; the normalization ops run on gdnn's pure-Go reference executor"
+}
+
+// normVerboseLine describes the compile of a normalization partition:
+//
+//	gdnn_verbose,compile,cpu,partition,interp,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>,<ms>,<reason>
+func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
+	var b strings.Builder
+	b.WriteString("gdnn_verbose,compile,cpu,partition,interp," + strconv.Itoa(c.p.id) + ",")
+	for i, t := range c.inputs {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(tensorDesc(t))
+	}
+	for _, t := range c.outputs {
+		b.WriteString(" dst_" + tensorDesc(t))
+	}
+	op := c.norm.op
+	b.WriteString(",")
+	for i, name := range op.AttrNames() {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		a, _ := op.Attr(name)
+		b.WriteString(name + ":" + a.String())
+	}
+	b.WriteString("," + op.Kind.String() + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64) + "," + c.norm.reason())
+	return b.String()
+}

@@ -1,0 +1,361 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/oracle"
+)
+
+// normProblemOf describes a compiled normalization op for the oracle,
+// reading the op's attributes as oneDNN Graph defines them.
+func normProblemOf(t *testing.T, op *graph.Op, ins, outs []graph.LogicalTensor) *norm.Problem {
+	t.Helper()
+	src := ins[0]
+	p := &norm.Problem{Dims: src.Dims, Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
+		Dst: norm.Operand{DT: outs[0].DataType, Strides: outs[0].Strides}}
+	switch op.Kind {
+	case graph.SoftMax:
+		p.Kind, p.Axis = norm.Softmax, 1
+		mode, _ := op.Str("mode")
+		p.InfAsZero = mode == "inf_as_zero"
+	case graph.LogSoftmax:
+		p.Kind, p.Axis = norm.LogSoftmax, -1
+	case graph.LayerNorm:
+		p.Kind, p.Axis = norm.LayerNorm, -1
+	case graph.RMSNorm:
+		p.Kind, p.Axis = norm.RMSNorm, -1
+	case graph.GroupNorm:
+		p.Kind, p.Axis = norm.GroupNorm, int64(len(src.Dims)-1)
+		if f, _ := op.Str("data_format"); f == "NCX" {
+			p.Axis = 1
+		}
+		p.Groups, _ = op.Int("groups")
+	}
+	for _, name := range []string{"axis", "begin_norm_axis"} {
+		if a, ok := op.Attr(name); ok {
+			p.Axis = a.I
+		}
+	}
+	p.Eps = 1e-5
+	if a, ok := op.Attr("epsilon"); ok {
+		p.Eps = a.F
+	}
+	if len(ins) > 1 {
+		p.Gamma = norm.Operand{DT: ins[1].DataType, Strides: ins[1].Strides}
+	}
+	if len(ins) > 2 {
+		p.Beta = norm.Operand{DT: ins[2].DataType, Strides: ins[2].Strides}
+	}
+	if len(outs) == 3 {
+		p.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
+		p.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
+	}
+	return p
+}
+
+// runNormPartitions compiles and executes every partition of g, each of
+// which must be one normalization op, on random data, and checks the
+// results against the float64 oracle.
+func runNormPartitions(t *testing.T, g *graph.Graph, seed uint64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	for _, p := range parts {
+		ops := p.Ops()
+		if !p.IsSupported() || len(ops) != 1 || !ops[0].Kind.IsNormalization() {
+			t.Fatalf("%v: want a supported partition of one normalization op", p)
+		}
+		op := ops[0]
+		var outs []graph.LogicalTensor
+		for _, o := range p.Outputs() {
+			outs = append(outs, graph.NewLogicalTensorAny(o.ID, o.DataType, nil))
+		}
+		c, err := p.Compile(p.Inputs(), outs)
+		must(t, err)
+		if c.Impl() != "interp" || !strings.Contains(c.Reason(), "no machine code") {
+			t.Errorf("%v: impl %q, reason %q; want the interpreter, saying so", p, c.Impl(), c.Reason())
+		}
+		// The op's inputs in its own order (ports hold each tensor once).
+		var ins, couts []graph.LogicalTensor
+		var inT, outT []Tensor
+		bufs := map[uint64][]byte{}
+		for _, lt := range c.Inputs() {
+			n, err := MemSize(lt)
+			must(t, err)
+			b := make([]byte, n)
+			for i := range n / int64(lt.DataType.Size()) {
+				v := 4 * (2*r.Float64() - 1)
+				if lt.ID != op.Inputs[0].ID {
+					v = 1 + v/8 // gamma near 1, beta near 1
+				}
+				dtypes.StoreF32(lt.DataType, b, i, float32(v))
+			}
+			bufs[lt.ID] = b
+			tt, err := NewTensor(lt, b)
+			must(t, err)
+			inT = append(inT, tt)
+		}
+		for _, in := range op.Inputs {
+			lt, err := c.QueryLogicalTensor(in.ID)
+			must(t, err)
+			ins = append(ins, lt)
+		}
+		before := map[uint64][]byte{}
+		for id, b := range bufs {
+			before[id] = slices.Clone(b)
+		}
+		for _, o := range outs {
+			lt, err := c.QueryLogicalTensor(o.ID)
+			must(t, err)
+			n, err := MemSize(lt)
+			must(t, err)
+			b := make([]byte, n)
+			bufs[lt.ID] = b
+			tt, err := NewTensor(lt, b)
+			must(t, err)
+			outT = append(outT, tt)
+			couts = append(couts, lt)
+		}
+		must(t, c.Execute(inT, outT))
+		pr := normProblemOf(t, op, ins, couts)
+		nb := norm.Buffers{Src: before[ins[0].ID], Dst: bufs[couts[0].ID]}
+		if len(ins) > 1 {
+			nb.Gamma = before[ins[1].ID]
+		}
+		if len(ins) > 2 {
+			nb.Beta = before[ins[2].ID]
+		}
+		want := oracle.Norm(pr, nb)
+		dt := couts[0].DataType
+		rel := map[dtypes.DataType]float64{dtypes.F32: 1.0 / (1 << 23), dtypes.BF16: 1.0 / 128, dtypes.F16: 1.0 / 1024}[dt]
+		for off, w := range want.Dst {
+			got := float64(dtypes.LoadF32(dt, nb.Dst, off))
+			if math.IsNaN(w) != math.IsNaN(got) || math.Abs(got-w) > rel*math.Abs(w)+1e-12*want.Magnitude[off]+1.0/(1<<24) {
+				t.Fatalf("%v: dst[%d] = %v, want %v", p, off, got, w)
+			}
+		}
+		for i, m := range []map[int64]float64{want.Mean, want.Var} {
+			if len(couts) < 3 {
+				break
+			}
+			for off, w := range m {
+				got := float64(dtypes.LoadF32(dtypes.F32, bufs[couts[1+i].ID], off))
+				if math.Abs(got-w) > 1e-6*math.Abs(w)+1e-30 {
+					t.Fatalf("%v: statistic %d [%d] = %v, want %v", p, i, off, got, w)
+				}
+			}
+		}
+	}
+}
+
+// TestNormPartitionsRandom: each normalization op, with random dims,
+// axes, layouts (permuted and padded inputs), data types and optional
+// ports, is a supported partition of its own whose results match the
+// oracle.
+func TestNormPartitionsRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	dts := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
+	n := 40
+	if testing.Short() {
+		n = 10
+	}
+	for i := range n {
+		for _, k := range []graph.OpKind{graph.SoftMax, graph.LogSoftmax, graph.LayerNorm, graph.RMSNorm, graph.GroupNorm} {
+			rank := 2 + r.IntN(3)
+			dims := make([]int64, rank)
+			for d := range dims {
+				dims[d] = int64(1 + r.IntN(6))
+			}
+			groups := int64(1 + r.IntN(2))
+			if k == graph.GroupNorm {
+				dims[1] *= groups
+			}
+			src := graph.NewLogicalTensor(0, dts[r.IntN(3)], dims)
+			if r.IntN(2) == 0 {
+				// Channels last: dim 1 innermost in memory.
+				order := append([]int{0}, append(seq(2, rank), 1)...)
+				src = graph.NewLogicalTensorStrided(0, src.DataType, dims, stridesInOrder(dims, order))
+			}
+			op := graph.NewOp(1, k, "op").AddInput(src).AddOutput(graph.NewLogicalTensorAny(10, dts[r.IntN(3)], nil))
+			axis := int64(r.IntN(rank))
+			affine, stats := r.IntN(2) == 0, r.IntN(2) == 0
+			var pdims []int64
+			switch k {
+			case graph.SoftMax:
+				op.SetAttr("axis", axis).SetAttr("mode", []string{"none", "inf_as_zero"}[r.IntN(2)])
+			case graph.LogSoftmax:
+				op.SetAttr("axis", axis-int64(rank))
+			case graph.LayerNorm, graph.RMSNorm:
+				op.SetAttr("begin_norm_axis", axis).SetAttr("use_affine", affine).SetAttr("epsilon", float32(0.01))
+				pdims = dims[axis:]
+			case graph.GroupNorm:
+				op.SetAttr("groups", groups).SetAttr("use_affine", affine).SetAttr("data_format", "NCX")
+				pdims = []int64{dims[1]}
+			}
+			if k == graph.LayerNorm || k == graph.GroupNorm {
+				op.SetAttr("keep_stats", stats)
+				if stats {
+					op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).AddOutput(graph.NewLogicalTensorAny(12, dtypes.F32, nil))
+				}
+			}
+			if affine && k != graph.SoftMax && k != graph.LogSoftmax {
+				op.AddInput(graph.NewLogicalTensor(1, dts[r.IntN(3)], pdims))
+				if k != graph.RMSNorm {
+					op.AddInput(graph.NewLogicalTensor(2, dts[r.IntN(3)], pdims))
+				}
+			}
+			g := graph.New()
+			must(t, g.AddOp(op))
+			must(t, g.Finalize())
+			t.Run(fmt.Sprintf("%d/%v", i, k), func(t *testing.T) { runNormPartitions(t, g, uint64(i)) })
+		}
+	}
+}
+
+func seq(lo, hi int) []int {
+	var s []int
+	for i := lo; i < hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// stridesInOrder lays dims out densely with order[0] outermost and the
+// last of order innermost.
+func stridesInOrder(dims []int64, order []int) []int64 {
+	s := make([]int64, len(dims))
+	acc := int64(1)
+	for k := len(order) - 1; k >= 0; k-- {
+		s[order[k]] = acc
+		acc *= dims[order[k]]
+	}
+	return s
+}
+
+// shrunk returns a copy of g0 (read from JSON, not finalized) with every
+// dim mapped by small (values not in it kept), each strided tensor keeping
+// its order of strides, densely.
+func shrunk(t *testing.T, g0 *graph.Graph, small map[int64]int64) *graph.Graph {
+	t.Helper()
+	fix := func(lt graph.LogicalTensor) graph.LogicalTensor {
+		old := lt.Strides
+		for i, d := range lt.Dims {
+			if s, ok := small[d]; ok {
+				lt.Dims[i] = s
+			}
+		}
+		if lt.Layout == graph.LayoutStrided && len(old) == len(lt.Dims) {
+			order := seq(0, len(old))
+			sort.SliceStable(order, func(a, b int) bool { return old[order[a]] > old[order[b]] })
+			lt.Strides = stridesInOrder(lt.Dims, order)
+		}
+		return lt
+	}
+	g := graph.New()
+	for _, op := range g0.Ops() {
+		c := op.Clone()
+		for i := range c.Inputs {
+			c.Inputs[i] = fix(c.Inputs[i])
+		}
+		for i := range c.Outputs {
+			c.Outputs[i] = fix(c.Outputs[i])
+		}
+		must(t, g.AddOp(c))
+	}
+	must(t, g.Finalize())
+	return g
+}
+
+// TestNormSharedJSONCases runs oneDNN's graph cases of the normalization
+// ops gdnn compiles, with their dims shrunk (batch and spatial dims made
+// small, channels kept divisible by the groups) so that the float64
+// oracle can check every element.
+func TestNormSharedJSONCases(t *testing.T) {
+	small := map[int64]int64{64: 2, 128: 3, 28: 7, 384: 5, 1024: 16, 320: 64, 48: 5}
+	for i, name := range []string{"softmax.json", "logsoftmax.json", "lnorm.json", "lnorm_3d.json", "lnorm_ks.json", "rmsnorm.json", "gnorm.json"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := os.Open(filepath.Join(sharedGraphDir, "op", "f32", name))
+			if err != nil {
+				t.Fatalf("oneDNN's graph cases are expected beside the checkout: %v", err)
+			}
+			defer f.Close()
+			g0, err := graph.ReadJSON(f)
+			must(t, err)
+			runNormPartitions(t, shrunk(t, g0, small), uint64(i))
+		})
+	}
+}
+
+// TestNormNotFused: a normalization op next to a reduction stays in a
+// partition of its own, and the reduction's chain stops before it.
+func TestNormNotFused(t *testing.T) {
+	f32 := dtypes.F32
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "sum").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 6})).
+		AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(2, graph.SoftMax, "sm").AddInput(graph.NewLogicalTensorAny(1, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(2, f32, nil)).SetAttr("axis", 0)))
+	must(t, g.AddOp(graph.NewOp(3, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(2, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(3, f32, nil))))
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 3 || len(parts[1].Ops()) != 1 || !parts[1].IsSupported() || parts[2].IsSupported() {
+		t.Fatalf("partitions %v; want the sum, the softmax alone (supported) and the ReLU (unsupported)", parts)
+	}
+}
+
+// TestNormExecuteRefusals: what Execute refuses for a normalization
+// partition, before anything runs.
+func TestNormExecuteRefusals(t *testing.T) {
+	f32 := dtypes.F32
+	x := graph.NewLogicalTensor(0, f32, []int64{2, 8})
+	g := graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.LayerNorm, "ln").AddInput(x).AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(2, f32, nil)).AddOutput(graph.NewLogicalTensorAny(3, f32, nil)).SetAttr("use_affine", false)))
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	c, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs())
+	must(t, err)
+	if _, err := c.QueryLogicalTensorWithAxes(1, nil); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("QueryLogicalTensorWithAxes: %v", err)
+	}
+	lts := c.Outputs()
+	buf := make([]float32, 16)
+	src, _ := NewTensor(x, buf)
+	dst, _ := NewTensor(lts[0], buf) // dst over src: not in place
+	mean, _ := NewTensor(lts[1], make([]float32, 2))
+	vr, _ := NewTensor(lts[2], make([]float32, 2))
+	if err := c.Execute([]Tensor{src}, []Tensor{dst, mean, vr}); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "overlaps input tensor 0") {
+		t.Errorf("dst over src: %v", err)
+	}
+	dst, _ = NewTensor(lts[0], make([]float32, 16))
+	if err := c.Execute([]Tensor{src}, []Tensor{dst, mean}); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "port tensor 3 is not given") {
+		t.Errorf("missing variance: %v", err)
+	}
+	if err := c.Execute([]Tensor{src}, []Tensor{dst, mean, mean}); !errors.Is(err, graph.InvalidArguments) {
+		t.Errorf("mean twice: %v", err)
+	}
+	short, _ := NewTensor(graph.NewLogicalTensor(1, f32, []int64{2, 8}), make([]float32, 16))
+	if err := c.Execute([]Tensor{src}, []Tensor{short, mean, vr}); err != nil {
+		t.Errorf("a dense dst: %v", err)
+	}
+	wrong, _ := NewTensor(graph.NewLogicalTensor(1, f32, []int64{2, 4}), make([]float32, 8))
+	if err := c.Execute([]Tensor{src}, []Tensor{wrong, mean, vr}); !errors.Is(err, graph.InvalidShape) {
+		t.Errorf("dst of other dims: %v", err)
+	}
+}

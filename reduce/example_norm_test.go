@@ -1,0 +1,121 @@
+package reduce_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/reduce"
+)
+
+// Attention weights: the softmax of one head's scores over the keys,
+// with a causal mask (-Inf where a query may not see a key), which gives
+// exactly 0 there.
+func ExampleSoftmax_attention() {
+	heads, queries, keys := 1, 3, 3
+	scores := []float32{
+		0.5, 0, 0,
+		1, 1, 0,
+		2, 0, 1,
+	}
+	for q := range queries {
+		for k := q + 1; k < keys; k++ {
+			scores[q*keys+k] = float32(math.Inf(-1))
+		}
+	}
+	weights := make([]float32, len(scores))
+	err := reduce.Softmax(weights, scores, []int{heads, queries, keys}, -1)
+	for q := range queries {
+		fmt.Printf("%.4f\n", weights[q*keys:(q+1)*keys])
+	}
+	fmt.Println(err)
+	// Output:
+	// [1.0000 0.0000 0.0000]
+	// [0.5000 0.5000 0.0000]
+	// [0.6652 0.0900 0.2447]
+	// <nil>
+}
+
+// A transformer block's RMSNorm, as in Llama, on bf16 activations: the
+// block's output plus the residual, normalized over the hidden dim and
+// scaled by the learned weight, with eps 1e-6.
+func ExampleRMSNorm_transformer() {
+	seq, hidden := 2, 4
+	out := []float32{1, -2, 2, -4, 0.5, 0.5, 0.5, 0.5}
+	residual := []float32{0, 0, 1, 0, 0.5, -0.5, 0.5, -0.5}
+	x := make([]BFloat16, seq*hidden)
+	for i := range x {
+		x[i] = BFloat16(dtypes.F32ToBF16(out[i] + residual[i]))
+	}
+	weight := make([]BFloat16, hidden)
+	for i, w := range []float32{1, 1, 0.5, 2} {
+		weight[i] = BFloat16(dtypes.F32ToBF16(w))
+	}
+	y := make([]BFloat16, len(x))
+	err := reduce.RMSNorm(y, x, weight, []int{seq, hidden}, -1, 1e-6,
+		reduce.Type(dtypes.BF16), reduce.ParamType(dtypes.BF16))
+	for i := range seq {
+		row := make([]float32, hidden)
+		for j := range row {
+			row[j] = dtypes.BF16ToF32(uint16(y[i*hidden+j]))
+		}
+		fmt.Println(row)
+	}
+	fmt.Println(err)
+	// Output:
+	// [0.36523438 -0.73046875 0.546875 -2.921875]
+	// [1.4140625 0 0.70703125 0]
+	// <nil>
+}
+
+// LayerNorm over the hidden dim of a [batch, seq, hidden] tensor, with a
+// scale and a shift, and each row's mean and variance for a backward
+// pass.
+func ExampleLayerNorm() {
+	batch, seq, hidden := 1, 2, 4
+	x := []float32{
+		1, 2, 3, 4,
+		10, 10, 10, 14,
+	}
+	gamma := []float32{1, 1, 1, 1}
+	beta := []float32{0, 0, 0, 1}
+	y := make([]float32, len(x))
+	mean, variance := make([]float32, batch*seq), make([]float32, batch*seq)
+	err := reduce.LayerNorm(y, x, gamma, beta, []int{batch, seq, hidden}, -1, 0, reduce.Stats(mean, variance))
+	fmt.Printf("%.4f\n%.4f\n", y[:hidden], y[hidden:])
+	fmt.Println(mean, variance, err)
+	// Output:
+	// [-1.3416 -0.4472 0.4472 2.3416]
+	// [-0.5774 -0.5774 -0.5774 2.7321]
+	// [2.5 11] [1.25 3] <nil>
+}
+
+// GroupNorm of an NHWC feature map: 4 channels in 2 groups, each group
+// normalized over its channels and every pixel; no scale or shift, so
+// gamma and beta are nil (typed, so that their element type is known).
+func ExampleGroupNorm_nhwc() {
+	n, h, w, c := 1, 1, 2, 4
+	x := []float32{
+		1, 3, 10, 10,
+		1, 3, 20, 40,
+	}
+	y := make([]float32, len(x))
+	err := reduce.GroupNorm(y, x, []float32(nil), nil, []int{n, h, w, c}, 2, -1, 0)
+	fmt.Printf("%.4f\n%.4f\n", y[:c], y[c:])
+	fmt.Println(err)
+	// Output:
+	// [-1.0000 1.0000 -0.8165 -0.8165]
+	// [-1.0000 1.0000 0.0000 1.6330]
+	// <nil>
+}
+
+// Log-probabilities of a classifier's logits: log-softmax over the
+// classes, x - max - log(sum exp(x - max)), so that large logits do not
+// overflow.
+func ExampleLogSoftmax() {
+	logits := []float32{1000, 1000, 999}
+	logp := make([]float32, len(logits))
+	err := reduce.LogSoftmax(logp, logits, []int{1, 3}, 1)
+	fmt.Printf("%.4f %v\n", logp, err)
+	// Output: [-0.8620 -0.8620 -1.8620] <nil>
+}

@@ -1,0 +1,307 @@
+package reduce
+
+import (
+	"errors"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// Float is the element types of normalization data (src, dst, gamma,
+// beta): f32 as ~float32, and bf16 or f16 as ~uint16 (their bits), whose
+// data type an option names: Type, SrcType and DstType as for the
+// reductions, ParamType for gamma and beta.
+type Float interface {
+	~float32 | ~uint16
+}
+
+// ParamType names the data type of ~uint16 gamma and beta slices of a
+// normalization: dtypes.BF16 or dtypes.F16 (a ~float32 slice is f32).
+func ParamType(dt dtypes.DataType) Option { return Option{what: optParamType, dt: dt} }
+
+// InfAsZero makes Softmax give 0s for a row whose elements are all -Inf
+// (a fully masked attention row), where it gives NaN by default: oneDNN
+// Graph's SoftMax mode "inf_as_zero".
+func InfAsZero(on bool) Option { return Option{what: optInfAsZero, b: on} }
+
+// Stats has LayerNorm and GroupNorm also write each row's mean and
+// (biased) variance, in f32: mean and variance hold one value per row,
+// dense, in the order of the dims before the normalized ones (LayerNorm)
+// or [N, groups] (GroupNorm). The slices are written during the call only.
+func Stats(mean, variance []float32) Option {
+	return Option{what: optStats, stats: [2][]float32{mean, variance}}
+}
+
+// Softmax writes exp(x - m) / sum exp(x - m) over axis to dst, m the
+// largest element along it, so that nothing overflows: a row of 1000s
+// gives equal shares, and -Inf elements (masked out) give exactly 0. A
+// row of -Inf only gives NaN, or 0s with InfAsZero; a NaN gives a row of
+// NaN. dims are src's, which dst has too; axis may be negative. Options:
+// Type, SrcType and DstType (naming 16-bit slices), SrcStrides,
+// DstStrides and InfAsZero. dst must not overlap src.
+//
+// The normalizations run on gdnn's pure-Go reference executor, with
+// threads over rows (jit.SetThreads) and results bit-identical for any
+// thread count; they have no machine code yet, and each call allocates
+// its scratch.
+func Softmax[D, S Float](dst []D, src []S, dims []int, axis int, opts ...Option) error {
+	return runNorm("Softmax", norm.Softmax, dst, src, []float32(nil), nil, dims, axis, 0, 0, opts)
+}
+
+// LogSoftmax writes x - m - log(sum exp(x - m)) over axis to dst, m the
+// largest element along it (a -Inf element gives -Inf, a row of -Inf
+// only NaN). See Softmax for dims, axis and the options (InfAsZero
+// excepted).
+func LogSoftmax[D, S Float](dst []D, src []S, dims []int, axis int, opts ...Option) error {
+	return runNorm("LogSoftmax", norm.LogSoftmax, dst, src, []float32(nil), nil, dims, axis, 0, 0, opts)
+}
+
+// LayerNorm writes (x - mean) / sqrt(variance + eps) * gamma + beta to
+// dst, with the mean and the biased variance of each row: the elements of
+// src's dims from beginNormAxis (which may be negative) to the last.
+// gamma and beta hold one value per element of those dims, dense; either
+// may be nil (no scale, no shift), and otherwise must hold exactly that
+// many values. eps must be finite and non-negative. Stats also writes the
+// rows' means and variances. Options: as Softmax's (InfAsZero
+// excepted), ParamType and Stats.
+func LayerNorm[D, S, P Float](dst []D, src []S, gamma, beta []P, dims []int, beginNormAxis int, eps float32, opts ...Option) error {
+	return runNorm("LayerNorm", norm.LayerNorm, dst, src, gamma, beta, dims, beginNormAxis, 0, eps, opts)
+}
+
+// RMSNorm writes x / sqrt(mean(x²) + eps) * gamma to dst, over the rows of
+// src's dims from beginNormAxis to the last (see LayerNorm; RMSNorm has
+// no beta and no Stats).
+func RMSNorm[D, S, P Float](dst []D, src []S, gamma []P, dims []int, beginNormAxis int, eps float32, opts ...Option) error {
+	return runNorm("RMSNorm", norm.RMSNorm, dst, src, gamma, nil, dims, beginNormAxis, 0, eps, opts)
+}
+
+// GroupNorm writes LayerNorm's formula to dst over each group of
+// channels: dim 0 is the batch, chanAxis the channels (1 for NCHW, -1 for
+// NHWC; never 0), split into groups consecutive groups (groups must
+// divide the channels); a row is one batch element's group of channels
+// with every other dim. gamma and beta hold one value per channel (or
+// are nil). See LayerNorm for eps and the options.
+func GroupNorm[D, S, P Float](dst []D, src []S, gamma, beta []P, dims []int, groups, chanAxis int, eps float32, opts ...Option) error {
+	return runNorm("GroupNorm", norm.GroupNorm, dst, src, gamma, beta, dims, chanAxis, groups, eps, opts)
+}
+
+// normSettings is a normalization call's options, resolved.
+type normSettings struct {
+	srcDT, dstDT, paramDT  dtypes.DataType
+	srcByType, dstByType   bool
+	srcStrides, dstStrides []int
+	hasSrcStr, hasDstStr   bool
+	infAsZero              bool
+	mean, variance         []float32
+	hasStats               bool
+}
+
+func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
+	for i := range opts {
+		o := &opts[i]
+		switch o.what {
+		case optType:
+			s.srcDT, s.dstDT = o.dt, o.dt
+			s.srcByType, s.dstByType = true, true
+		case optSrcType:
+			s.srcDT, s.srcByType = o.dt, false
+		case optDstType:
+			s.dstDT, s.dstByType = o.dt, false
+		case optParamType:
+			s.paramDT = o.dt
+		case optSrcStrides:
+			s.srcStrides, s.hasSrcStr = o.ints, true
+		case optDstStrides:
+			s.dstStrides, s.hasDstStr = o.ints, true
+		case optInfAsZero:
+			if k != norm.Softmax {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: InfAsZero is Softmax's", fn, i)
+			}
+			s.infAsZero = o.b
+		case optStats:
+			if !k.HasStats() {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: Stats is LayerNorm's and GroupNorm's", fn, i)
+			}
+			s.mean, s.variance, s.hasStats = o.stats[0], o.stats[1], true
+		case optKeepDims:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: KeepDims is the reductions'; a normalization's dst has src's dims", fn, i)
+		case optPost:
+			return status.Errorf(status.Unimplemented, "reduce.%s: option %d: post-ops after a normalization are not implemented", fn, i)
+		default:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d is the zero Option; make options with Type, SrcStrides, ...", fn, i)
+		}
+	}
+	return nil
+}
+
+// normType is the data type of a Float slice: f32 for ~float32 (named
+// f32 or not at all), bf16 or f16 for ~uint16 as named.
+func normType[E Float](fn, what, opt string, named dtypes.DataType) (dtypes.DataType, error) {
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		if named != dtypes.Undef && named != dtypes.F32 {
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%s: %s is a 32-bit float slice but its type is named %v", fn, what, named)
+		}
+		return dtypes.F32, nil
+	}
+	switch named {
+	case dtypes.BF16, dtypes.F16:
+		return named, nil
+	case dtypes.Undef:
+		return 0, status.Errorf(status.InvalidDataType, "reduce.%s: %s is a 16-bit slice: name its type bf16 or f16 (reduce.%s)", fn, what, opt)
+	}
+	return 0, status.Errorf(status.InvalidDataType, "reduce.%s: %s is a 16-bit slice but its type is named %v, not bf16 or f16", fn, what, named)
+}
+
+// runNorm is every normalization call's path: resolve the options, data
+// types and layouts into a norm.Problem, check the slices, and run it.
+func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, beta []P, dims []int, axis, groups int, eps float32, opts []Option) error {
+	var s normSettings
+	if err := s.apply(fn, k, opts); err != nil {
+		return err
+	}
+	// Type names the ~uint16 side: a float32 slice beside one is f32.
+	srcNamed, dstNamed := s.srcDT, s.dstDT
+	if s.srcByType && !is16[S]() {
+		srcNamed = dtypes.Undef
+	}
+	if s.dstByType && !is16[D]() {
+		dstNamed = dtypes.Undef
+	}
+	srcDT, err := normType[S](fn, "src", "SrcType", srcNamed)
+	if err != nil {
+		return err
+	}
+	dstDT, err := normType[D](fn, "dst", "DstType", dstNamed)
+	if err != nil {
+		return err
+	}
+	rank := len(dims)
+	if rank > norm.MaxRank {
+		return status.Errorf(status.InvalidShape, "reduce.%s: %d dims, more than %d", fn, rank, norm.MaxRank)
+	}
+	d64 := make([]int64, rank)
+	for i, d := range dims {
+		d64[i] = int64(d)
+	}
+	p := &norm.Problem{Kind: k, Dims: d64, Axis: int64(axis), Groups: int64(groups), Eps: eps, InfAsZero: s.infAsZero}
+	if p.Src.Strides, err = stridesOf(fn, "src", s.srcStrides, s.hasSrcStr, d64); err != nil {
+		return err
+	}
+	if p.Dst.Strides, err = stridesOf(fn, "dst", s.dstStrides, s.hasDstStr, d64); err != nil {
+		return err
+	}
+	p.Src.DT, p.Dst.DT = srcDT, dstDT
+	buf := norm.Buffers{Src: bytesOf(src), Dst: bytesOf(dst)}
+	if ax, ok := norm.AxisIn(p.Axis, rank); ok && (k != norm.GroupNorm || ax != 0) && groups >= 0 {
+		if gamma != nil || beta != nil {
+			pdims := norm.ParamDims(k, d64, ax)
+			n := elements(pdims)
+			paramDT, err := normType[P](fn, "gamma", "ParamType", s.paramDT)
+			if err != nil {
+				return err
+			}
+			for _, c := range []struct {
+				name string
+				s    []P
+				o    *norm.Operand
+				b    *[]byte
+			}{{"gamma", gamma, &p.Gamma, &buf.Gamma}, {"beta", beta, &p.Beta, &buf.Beta}} {
+				if c.s == nil {
+					continue
+				}
+				if int64(len(c.s)) != n {
+					return status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; src dims %s want %d (%s)",
+						fn, c.name, len(c.s), ints(dims), n, paramWhat(k, pdims))
+				}
+				*c.o = norm.Operand{DT: paramDT, Strides: normDense(pdims)}
+				*c.b = bytesOf(c.s)
+			}
+		}
+		if s.hasStats {
+			sdims := norm.StatsDims(k, d64, ax, int64(groups))
+			n := elements(sdims)
+			if int64(len(s.mean)) < n || int64(len(s.variance)) < n {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: mean holds %d values and variance %d; there are %d rows",
+					fn, len(s.mean), len(s.variance), n)
+			}
+			p.Mean = norm.Operand{DT: dtypes.F32, Strides: normDense(sdims)}
+			p.Var = p.Mean
+			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
+		}
+	}
+	e, err := norm.New(p)
+	if err != nil {
+		return inNormCall(fn, err)
+	}
+	// The executor reads a row whole before writing it, but rows of two
+	// layouts are not the same rows: nothing written may share memory
+	// with anything else.
+	named := []struct {
+		name string
+		b    []byte
+	}{{"dst", buf.Dst}, {"mean", buf.Mean}, {"variance", buf.Var}, {"src", buf.Src}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
+	for i := range 3 {
+		for j := range named {
+			if j != i && jit.Overlap(named[i].b, named[j].b) {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: %s overlaps %s in memory (a normalization does not run in place)",
+					fn, named[i].name, named[j].name)
+			}
+		}
+	}
+	return inNormCall(fn, e.Run(buf, jit.Threads()))
+}
+
+// paramWhat says what gamma and beta scale.
+func paramWhat(k norm.Kind, pdims []int64) string {
+	if k == norm.GroupNorm {
+		return "one per channel"
+	}
+	return "one per element of the normalized dims " + int64s(pdims)
+}
+
+// inNormCall names the call in an executor's error, keeping its status.
+func inNormCall(fn string, err error) error {
+	var e *status.Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	return status.Errorf(e.Status, "reduce.%s: %s", fn, e.Msg)
+}
+
+// stridesOf is a tensor's strides: the option's (one per dim, in
+// elements), or dense row-major.
+func stridesOf(fn, what string, given []int, has bool, dims []int64) ([]int64, error) {
+	if !has {
+		return normDense(dims), nil
+	}
+	if len(given) != len(dims) {
+		return nil, status.Errorf(status.InvalidShape, "reduce.%s: %d %s strides for %d dims", fn, len(given), what, len(dims))
+	}
+	out := make([]int64, len(given))
+	for i, s := range given {
+		out[i] = int64(s)
+	}
+	return out, nil
+}
+
+func normDense(dims []int64) []int64 {
+	s := make([]int64, len(dims))
+	acc := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = acc
+		acc *= max(dims[i], 1)
+	}
+	return s
+}
+
+func elements(dims []int64) int64 {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
