@@ -820,7 +820,7 @@ func (c *CompiledPartition) Impl() string {
 		return defaultImpl()
 	}
 	if c.norm != nil {
-		return "interp"
+		return c.norm.exec.Impl()
 	}
 	if c.kern.ok() {
 		return c.kern.Impl()

@@ -9,19 +9,22 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
 // A normalization partition (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) is one op alone: the partitioner fuses nothing into it yet.
-// It compiles into the reference executor of package internal/norm, which
-// is pure Go: Impl says "interp" and Reason why, on every machine.
+// It compiles into a program of reduction kernels (internal/normprog):
+// machine code where the reductions have it, Impl says which and Reason
+// why the interpreter runs any of it. A problem a program cannot take
+// runs on the pure-Go reference executor of package internal/norm.
 
 // normRun is what a compiled normalization partition runs.
 type normRun struct {
 	op   *graph.Op
-	exec *norm.Exec
+	exec *normprog.Exec
 	// in[i] is the input port of the op's input i (gamma and beta may be
 	// one tensor, one port).
 	in      []int
@@ -120,7 +123,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
 	}
-	if r.exec, err = norm.New(pr); err != nil {
+	if r.exec, err = normprog.New(pr); err != nil {
 		return nil, opErr(op, err)
 	}
 	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
@@ -203,17 +206,15 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	return nil
 }
 
-// normReason is Reason for a normalization partition.
-func (r *normRun) reason() string {
-	return "interpreter: " + r.op.Kind.String() + " has no machine code yet; the normalization ops run on gdnn's pure-Go reference executor"
-}
+// reason is Reason for a normalization partition.
+func (r *normRun) reason() string { return r.exec.Reason() }
 
 // normVerboseLine describes the compile of a normalization partition:
 //
 //	gdnn_verbose,compile,cpu,partition,interp,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>,<ms>,<reason>
 func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 	var b strings.Builder
-	b.WriteString("gdnn_verbose,compile,cpu,partition,interp," + strconv.Itoa(c.p.id) + ",")
+	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.norm.exec.Impl() + "," + strconv.Itoa(c.p.id) + ",")
 	for i, t := range c.inputs {
 		if i > 0 {
 			b.WriteString(" ")

@@ -17,8 +17,8 @@
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) compile each in a partition of its own, with no fused
-// neighbours, and run on a pure-Go reference executor: Impl says
-// "interp" and Reason why. Every other op
+// neighbours, and run as programs of compiled reduction kernels
+// (machine code where the reductions have it; Impl and Reason say). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
 //

@@ -38,9 +38,10 @@
 // element types (src, dst, gamma and beta each its own), with dims and
 // the axis or begin_norm_axis of oneDNN Graph's ops and the options that
 // apply (Type, SrcType, DstType, ParamType, SrcStrides, DstStrides,
-// InfAsZero, Stats). They run on gdnn's pure-Go reference executor, not
-// yet on machine code, and do not use the kernel cache below; the
-// README's Semantics section states their rules.
+// InfAsZero, Stats). They run as programs of the reductions' machine
+// code (the interpreter where there is none) and are compiled at each
+// call, not kept in the kernel cache below; the README's Semantics
+// section states their rules.
 //
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.

@@ -7,6 +7,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -43,10 +44,10 @@ func Stats(mean, variance []float32) Option {
 // Type, SrcType and DstType (naming 16-bit slices), SrcStrides,
 // DstStrides and InfAsZero. dst must not overlap src.
 //
-// The normalizations run on gdnn's pure-Go reference executor, with
-// threads over rows (jit.SetThreads) and results bit-identical for any
-// thread count; they have no machine code yet, and each call allocates
-// its scratch.
+// The normalizations run as programs of compiled reduction kernels:
+// machine code wherever the reductions have it, threads over chunks of
+// rows (jit.SetThreads) and results bit-identical for any thread count;
+// each call compiles its program and allocates its scratch.
 func Softmax[D, S Float](dst []D, src []S, dims []int, axis int, opts ...Option) error {
 	return runNorm("Softmax", norm.Softmax, dst, src, []float32(nil), nil, dims, axis, 0, 0, opts)
 }
@@ -233,7 +234,7 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
 		}
 	}
-	e, err := norm.New(p)
+	e, err := normprog.New(p)
 	if err != nil {
 		return inNormCall(fn, err)
 	}

@@ -344,13 +344,10 @@ const minParallel = 1 << 15
 // A buffer shorter than the span its strides address is an error and
 // nothing is written.
 func (e *Exec) Run(b Buffers, threads int) error {
-	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var}
-	names := [nOperands]string{"src", "dst", "gamma", "beta", "mean", "variance"}
-	for i, buf := range bufs {
-		if int64(len(buf)) < e.need[i] {
-			return status.Errorf(status.InvalidArguments, "%s holds %d bytes; its dims and strides address %d", names[i], len(buf), e.need[i])
-		}
+	if err := e.Check(b); err != nil {
+		return err
 	}
+	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var}
 	if e.rows == 0 {
 		return nil
 	}
@@ -373,6 +370,20 @@ func (e *Exec) Run(b Buffers, threads int) error {
 	}
 	e.runRows(0, e.rows/workers, &bufs)
 	wg.Wait()
+	return nil
+}
+
+// Check refuses buffers shorter than the spans the problem addresses,
+// as Run does first; other executors of the same problem call it too, so
+// that every one refuses in the same words.
+func (e *Exec) Check(b Buffers) error {
+	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var}
+	names := [nOperands]string{"src", "dst", "gamma", "beta", "mean", "variance"}
+	for i, buf := range bufs {
+		if int64(len(buf)) < e.need[i] {
+			return status.Errorf(status.InvalidArguments, "%s holds %d bytes; its dims and strides address %d", names[i], len(buf), e.need[i])
+		}
+	}
 	return nil
 }
 

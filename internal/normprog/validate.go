@@ -39,7 +39,7 @@ func validate(d *Desc) error {
 		}
 		anyNorm = anyNorm || d.Norm[i]
 	}
-	if !anyNorm {
+	if !anyNorm && d.Kind != GroupNorm { // a group's channels are normalized over, with or without other dims
 		return bad("%s normalizes over no dim", d.Kind)
 	}
 	eps := float64(d.Epsilon)

@@ -23,9 +23,30 @@ type NormResult struct {
 	Dst       map[int64]float64
 	Mean, Var map[int64]float64
 	// Magnitude is, by dst offset, the largest magnitude of the row's
-	// results (and of its gamma-scaled terms and beta), at least 1: the
-	// scale a tolerance of the row's float64 error relates to.
+	// results (and of its gamma-scaled terms and beta; for LayerNorm and
+	// GroupNorm also of its inputs in result units, max|x|·|gamma|/σ),
+	// at least 1: the scale a tolerance of the row's float64 error
+	// relates to.
 	Magnitude map[int64]float64
+	// Bound is, by dst offset, how far a result computed in f32 (the
+	// machine-code programs of package internal/normprog) may be from
+	// Dst before the rounding to dst's type: the reductions' two-level
+	// sums' (4·ceil(log2(n+1)) + 8) units of 2^-24 for a row of n, and 8
+	// more for the exp, log, root, division and subtractions, of the
+	// larger of the result and Magnitude.
+	Bound map[int64]float64
+}
+
+// NormTolerance is how far a normalization result of dst type dt may
+// be from the oracle's want, given its Bound: the bound, and one unit
+// in the last place of dt (a value near a rounding boundary may round
+// either way).
+func NormTolerance(dt dtypes.DataType, want, bound float64) float64 {
+	ulp := map[dtypes.DataType]float64{dtypes.BF16: 1.0 / 128, dtypes.F16: 1.0 / 1024}[dt]
+	if ulp == 0 {
+		ulp = 1.0 / (1 << 23)
+	}
+	return bound + ulp*math.Abs(want) + 1.0/(1<<24)
 }
 
 func offsetOf(idx, strides []int64) int64 {
@@ -97,7 +118,8 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 		}
 		rowOf[k] = append(rowOf[k], elem{idx})
 	})
-	out := NormResult{Dst: map[int64]float64{}, Mean: map[int64]float64{}, Var: map[int64]float64{}, Magnitude: map[int64]float64{}}
+	out := NormResult{Dst: map[int64]float64{}, Mean: map[int64]float64{}, Var: map[int64]float64{}, Magnitude: map[int64]float64{},
+		Bound: map[int64]float64{}}
 	for _, k := range order {
 		row := rowOf[k]
 		n := float64(len(row))
@@ -166,6 +188,16 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 				ms += v * v
 			}
 			ms /= n
+			// The mean's f32 error is relative to the inputs, which the
+			// division by σ scales into result units (gamma's too).
+			inScale := 0.0
+			if p.Kind != norm.RMSNorm {
+				maxX := 0.0
+				for _, v := range x {
+					maxX = math.Max(maxX, math.Abs(v))
+				}
+				inScale = maxX / math.Sqrt(variance+float64(p.Eps))
+			}
 			for i, v := range x {
 				if p.Kind == norm.RMSNorm {
 					y[i] = v / math.Sqrt(ms+float64(p.Eps))
@@ -175,18 +207,24 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 				g, hasG := param(p.Gamma, b.Gamma, row[i].idx)
 				bt, _ := param(p.Beta, b.Beta, row[i].idx)
 				if hasG {
-					scale = math.Max(scale, math.Abs(y[i]*g))
+					scale = math.Max(scale, math.Max(math.Abs(y[i]*g), inScale*math.Abs(g)))
 					y[i] = y[i]*g + bt
 				} else {
+					scale = math.Max(scale, inScale)
 					y[i] += bt
 				}
 				scale = math.Max(scale, math.Abs(bt))
 			}
 		}
+		units := 16.0
+		for m := 1.0; m < n+1; m *= 2 {
+			units += 4
+		}
 		for i, e := range row {
 			off := offsetOf(e.idx, p.Dst.Strides)
 			out.Dst[off] = y[i]
 			out.Magnitude[off] = scale
+			out.Bound[off] = units / (1 << 24) * math.Max(math.Abs(y[i]), scale)
 		}
 		if p.Mean.Present() {
 			sidx := row[0].idx[:axis]
@@ -198,6 +236,13 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 		}
 	}
 	return out
+}
+
+// NormStatTolerance is how far a kept mean or variance computed in f32
+// may be from the oracle's want: 64 units of 2^-24 of the larger of it
+// and 1 (the tests' data are of order 1), plus 1e-6 of it.
+func NormStatTolerance(want float64) float64 {
+	return 1e-6*math.Abs(want) + 64.0/(1<<24)*math.Max(1, math.Abs(want))
 }
 
 func appendInts(b []byte, v []int64) []byte {

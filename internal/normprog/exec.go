@@ -1,0 +1,148 @@
+package normprog
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/norm"
+)
+
+// Exec runs a norm.Problem: as a compiled Program where this package
+// takes the problem, else on package norm's reference executor, which
+// also checks every problem first (so both refuse the same things with
+// the same words). Safe for concurrent Runs.
+type Exec struct {
+	ref  *norm.Exec
+	prog *Program
+	why  string // why the reference executor runs the problem ("": prog does)
+}
+
+// New checks p and compiles it.
+func New(p *norm.Problem) (*Exec, error) {
+	ref, err := norm.New(p)
+	if err != nil {
+		return nil, err
+	}
+	e := &Exec{ref: ref}
+	d, why := descOf(p)
+	if d != nil {
+		prog, err := Compile(d)
+		if err == nil {
+			e.prog = prog
+			return e, nil
+		}
+		// What the reference executor accepts it runs, whatever a
+		// program lacks.
+		why = err.Error()
+	}
+	e.why = why
+	return e, nil
+}
+
+// Run runs the problem over b, on up to threads goroutines where the
+// reference executor runs it (a Program takes jit.Threads).
+func (e *Exec) Run(b norm.Buffers, threads int) error {
+	if e.prog == nil {
+		return e.ref.Run(b, threads)
+	}
+	if err := e.ref.Check(b); err != nil {
+		return err
+	}
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var})
+}
+
+// Impl names what runs the problem: the Program's kernels ("jit:avx512",
+// ...) or "interp".
+func (e *Exec) Impl() string {
+	if e.prog == nil {
+		return "interp"
+	}
+	return e.prog.Impl()
+}
+
+// Reason says why the interpreter runs the problem or part of it, or ""
+// when machine code runs all of it.
+func (e *Exec) Reason() string {
+	switch {
+	case e.prog == nil:
+		return "interpreter: " + e.why
+	case e.prog.Why() != "":
+		return "interpreter: " + e.prog.Why()
+	}
+	return ""
+}
+
+// descOf is p (which norm.New accepted) as a Desc, or nil and why the
+// reference executor runs it.
+func descOf(p *norm.Problem) (*Desc, string) {
+	for _, n := range p.Dims {
+		if n == 0 {
+			return nil, "a problem with an empty dim runs on the reference executor"
+		}
+	}
+	for _, o := range []norm.Operand{p.Mean, p.Var} {
+		if o.Present() && o.DT != dtypes.F32 {
+			return nil, "statistics of " + o.DT.String() + " run on the reference executor"
+		}
+	}
+	r := len(p.Dims)
+	axis, _ := norm.AxisIn(p.Axis, r)
+	d := &Desc{SrcDT: p.Src.DT, DstDT: p.Dst.DT, Dims: p.Dims, SrcStrides: p.Src.Strides, DstStrides: p.Dst.Strides,
+		Norm: make([]bool, r), Epsilon: p.Eps, InfAsZero: p.InfAsZero}
+	// over spreads an operand's strides over its own dims (those from
+	// first on, or only dim at when single) to strides over every dim.
+	over := func(s []int64, first int, single bool) []int64 {
+		out := make([]int64, r)
+		if single {
+			out[axis] = s[0]
+			return out
+		}
+		copy(out[first:], s)
+		return out
+	}
+	switch p.Kind {
+	case norm.Softmax, norm.LogSoftmax:
+		d.Kind = Softmax
+		if p.Kind == norm.LogSoftmax {
+			d.Kind = LogSoftmax
+		}
+		d.Norm[axis] = true
+	case norm.LayerNorm, norm.RMSNorm:
+		d.Kind = LayerNorm
+		if p.Kind == norm.RMSNorm {
+			d.Kind = RMSNorm
+		}
+		for i := axis; i < r; i++ {
+			d.Norm[i] = true
+		}
+		if p.Mean.Present() {
+			d.Mean = &Operand{DT: dtypes.F32, Strides: append(append([]int64(nil), p.Mean.Strides...), make([]int64, r-axis)...)}
+			d.Var = &Operand{DT: dtypes.F32, Strides: append(append([]int64(nil), p.Var.Strides...), make([]int64, r-axis)...)}
+		}
+	case norm.GroupNorm:
+		d.Kind, d.Groups, d.ChanDim = GroupNorm, p.Groups, axis
+		for i := 1; i < r; i++ {
+			d.Norm[i] = i != axis
+		}
+		if p.Mean.Present() {
+			// [N, groups] over the split dims: N is dim 0, the groups
+			// sit where the channels were.
+			for _, o := range []struct {
+				from norm.Operand
+				to   **Operand
+			}{{p.Mean, &d.Mean}, {p.Var, &d.Var}} {
+				s := make([]int64, r+1)
+				s[0], s[axis] = o.from.Strides[0], o.from.Strides[1]
+				*o.to = &Operand{DT: dtypes.F32, Strides: s}
+			}
+		}
+	default:
+		return nil, "no program for " + p.Kind.String()
+	}
+	single := p.Kind == norm.GroupNorm
+	if p.Gamma.Present() {
+		d.Gamma = &Operand{DT: p.Gamma.DT, Strides: over(p.Gamma.Strides, axis, single)}
+	}
+	if p.Beta.Present() {
+		d.Beta = &Operand{DT: p.Beta.DT, Strides: over(p.Beta.Strides, axis, single)}
+	}
+	return d, ""
+}
