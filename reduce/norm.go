@@ -234,7 +234,7 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
 		}
 	}
-	e, err := normprog.New(p)
+	e, err := normprog.Cached(p)
 	if err != nil {
 		return inNormCall(fn, err)
 	}

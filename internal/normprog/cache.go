@@ -1,0 +1,89 @@
+package normprog
+
+import (
+	"container/list"
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
+)
+
+// cacheCap bounds the compiled problems Cached keeps: a framework calls a
+// few shapes over and over, and each entry holds only kernel names (the
+// machine code is the kernel cache's).
+const cacheCap = 256
+
+// cache keeps Execs by their problem and ISA, least recently used
+// dropped first.
+var cache = struct {
+	sync.Mutex
+	byKey map[string]*list.Element
+	order list.List // front: most recently used
+}{byKey: map[string]*list.Element{}}
+
+type cached struct {
+	key string
+	e   *Exec
+}
+
+// Cached is New for callers that run the same problems again and again
+// (package reduce's one-call functions): a problem compiled before, for
+// the ISA in effect now, comes back without compiling again. Refusals
+// are not kept.
+func Cached(p *norm.Problem) (*Exec, error) {
+	key := problemKey(p)
+	cache.Lock()
+	if el, ok := cache.byKey[key]; ok {
+		cache.order.MoveToFront(el)
+		e := el.Value.(*cached).e
+		cache.Unlock()
+		return e, nil
+	}
+	cache.Unlock()
+	e, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	cache.Lock()
+	defer cache.Unlock()
+	if _, ok := cache.byKey[key]; !ok {
+		cache.byKey[key] = cache.order.PushFront(&cached{key, e})
+		for cache.order.Len() > cacheCap {
+			old := cache.order.Back()
+			cache.order.Remove(old)
+			delete(cache.byKey, old.Value.(*cached).key)
+		}
+	}
+	return e, nil
+}
+
+// problemKey spells every field of p that a program depends on, and the
+// ISA it is compiled for.
+func problemKey(p *norm.Problem) string {
+	b := make([]byte, 0, 256)
+	put := func(v int64) { b = binary.AppendVarint(b, v) }
+	put(int64(jit.EffectiveISA()))
+	put(int64(p.Kind))
+	put(p.Axis)
+	put(p.Groups)
+	put(int64(math.Float32bits(p.Eps)))
+	if p.InfAsZero {
+		put(1)
+	} else {
+		put(0)
+	}
+	ints := func(s []int64) {
+		put(int64(len(s)))
+		for _, v := range s {
+			put(v)
+		}
+	}
+	ints(p.Dims)
+	for _, o := range []norm.Operand{p.Src, p.Dst, p.Gamma, p.Beta, p.Mean, p.Var} {
+		put(int64(o.DT))
+		ints(o.Strides)
+	}
+	return string(b)
+}
