@@ -18,7 +18,8 @@ const maxPostOps = 32
 // as its first input (or as either input of a commutative binary op), is
 // an eltwise op of the reduction fusion list or a binary op whose other
 // operand broadcasts onto the chain's output without changing its shape,
-// and keeps the data type rule of the fused kernel (chainType).
+// and keeps the data type rule of the fused kernel (chainType; after a
+// normalization, any float type).
 // A binary op's other operand must be ready before the chain starts (a
 // graph input, or the output of an op in an earlier partition, in taken):
 // otherwise the fused partition could not keep its place in topological
@@ -55,7 +56,7 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 			why = fmt.Sprintf("it reads the chain's %s output, which a fused chain never rounds mid-way", cur.DataType)
 		case len(chain) > maxPostOps:
 			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
-		case !chainType(srcDT, dt):
+		case !chainType(srcDT, dt) && !(red.Kind.IsNormalization() && (dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16)):
 			want := srcDT.String() + ", f32, s8, u8 or s32"
 			switch {
 			case srcDT == dtypes.F32:
@@ -114,6 +115,19 @@ func chainType(srcDT, dt dtypes.DataType) bool {
 	return dt == srcDT || dt == dtypes.F32
 }
 
+// normChain returns the chain fuseChain gives after a normalization op,
+// cut before the first op whose output is an integer type: a fused
+// normalization ends in f32, bf16 or f16 (the Quantize after it is not
+// fused yet). cut is that op, with why; nil when nothing was cut.
+func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) {
+	for i, op := range chain[1:] {
+		if dt := op.Outputs[0].DataType; dt.IsInt() {
+			return chain[:i+1], op, fmt.Sprintf("not fused after %s: its output is %s, and a fused normalization ends in f32, bf16 or f16", chain[0], dt)
+		}
+	}
+	return chain, nil, ""
+}
+
 // binaryFusible checks that op reads the chain tensor cur in a position
 // the kernel supports, and that the other operand broadcasts onto cur
 // (so the op's output has cur's shape) where the shapes are known. It
@@ -138,7 +152,7 @@ func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, t
 		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the reduction", other.ID, p)
 	}
 	mode, _ := op.Str("auto_broadcast")
-	if len(red.Inputs) == 2 {
+	if red.Kind.IsReduction() && len(red.Inputs) == 2 {
 		return runTimeAxesOperand(g, red, other, mode)
 	}
 	if mode == "none" && cur.KnownDims() && other.KnownDims() && !slices.Equal(cur.Dims, other.Dims) {

@@ -10,12 +10,15 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/normprog"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
 // A normalization partition (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
-// GroupNorm) is one op alone: the partitioner fuses nothing into it yet.
+// GroupNorm) is the op and the eltwise and binary ops after it, its
+// post-ops (fuseChain's rules, ending in a float type; none where it
+// keeps its statistics).
 // It compiles into a program of reduction kernels (internal/normprog):
 // machine code where the reductions have it, Impl says which and Reason
 // why the interpreter runs any of it. A problem a program cannot take
@@ -27,8 +30,9 @@ type normRun struct {
 	exec *normprog.Exec
 	// in[i] is the input port of the op's input i (gamma and beta may be
 	// one tensor, one port).
-	in      []int
-	outNeed []int64 // bytes each output's buffer must hold
+	in       []int
+	binPorts []int   // the input port of each fused binary post-op's operand
+	outNeed  []int64 // bytes each output's buffer must hold
 }
 
 // normAxis is the dim a normalization op's rows start from or run along
@@ -123,7 +127,11 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
 	}
-	if r.exec, err = normprog.New(pr); err != nil {
+	post, err := r.postOps(p, ins, outs[0])
+	if err != nil {
+		return nil, err
+	}
+	if r.exec, err = normprog.New(pr, post); err != nil {
 		return nil, opErr(op, err)
 	}
 	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
@@ -141,6 +149,44 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	}
 	c.outNeed = r.outNeed[0]
 	return c, nil
+}
+
+// postOps are the partition's ops after the normalization as post-ops,
+// binary operands broadcast numpy style onto the output (which has src's
+// dims), and their ports in r.binPorts.
+func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.LogicalTensor) ([]plan.PostOp, error) {
+	var post []plan.PostOp
+	cur := p.ops[0].Outputs[0].ID
+	same := make([]int, len(out.Dims)) // output dim i is src dim i
+	for i := range same {
+		same[i] = i
+	}
+	for _, op := range p.ops[1:] {
+		po, err := postOpOf(op)
+		if err != nil {
+			return nil, err
+		}
+		if po.Kind.IsBinary() {
+			other := op.Inputs[1]
+			if other.ID == cur {
+				other = op.Inputs[0]
+			}
+			port := portIndex(p.inputs, other.ID)
+			operand := ins[port]
+			if operand.Layout == graph.LayoutBlocked {
+				return nil, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn's normalization ops take strided tensors",
+					operand.ID, operand.Tag)
+			}
+			if po.BinStrides, err = operandStrides(operand, out, same, make([]bool, len(same))); err != nil {
+				return nil, err
+			}
+			po.BinDT = operand.DataType
+			r.binPorts = append(r.binPorts, port)
+		}
+		post = append(post, po)
+		cur = op.Outputs[0].ID
+	}
+	return post, nil
 }
 
 // opErr names op in an error of the executor, keeping its status.
@@ -200,7 +246,11 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	if len(outs) == 3 {
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
 	}
-	if err := r.exec.Run(b, jit.Threads()); err != nil {
+	bins := make([][]byte, len(r.binPorts))
+	for i, port := range r.binPorts {
+		bins[i] = ins[port].buf
+	}
+	if err := r.exec.Run(b, bins, jit.Threads()); err != nil {
 		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil
@@ -211,7 +261,7 @@ func (r *normRun) reason() string { return r.exec.Reason() }
 
 // normVerboseLine describes the compile of a normalization partition:
 //
-//	gdnn_verbose,compile,cpu,partition,interp,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>,<ms>,<reason>
+//	gdnn_verbose,compile,cpu,partition,interp,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>[+<post-op>...],<ms>,<reason>
 func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.norm.exec.Impl() + "," + strconv.Itoa(c.p.id) + ",")
@@ -233,6 +283,13 @@ func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 		a, _ := op.Attr(name)
 		b.WriteString(name + ":" + a.String())
 	}
-	b.WriteString("," + op.Kind.String() + "," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64) + "," + c.norm.reason())
+	b.WriteString(",")
+	for i, o := range c.p.ops {
+		if i > 0 {
+			b.WriteString("+")
+		}
+		b.WriteString(o.Kind.String())
+	}
+	b.WriteString("," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64) + "," + c.norm.reason())
 	return b.String()
 }

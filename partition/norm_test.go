@@ -16,7 +16,9 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // normProblemOf describes a compiled normalization op for the oracle,
@@ -304,9 +306,11 @@ func TestNormSharedJSONCases(t *testing.T) {
 	}
 }
 
-// TestNormNotFused: a normalization op next to a reduction stays in a
-// partition of its own, and the reduction's chain stops before it.
-func TestNormNotFused(t *testing.T) {
+// TestNormFusion: a normalization op next to a reduction is not fused
+// into the reduction's chain, but the eltwise and binary ops after it
+// are its post-ops, up to an integer output; results match the oracle
+// followed by the post-ops.
+func TestNormFusion(t *testing.T) {
 	f32 := dtypes.F32
 	g := graph.New()
 	must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "sum").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 6})).
@@ -318,8 +322,87 @@ func TestNormNotFused(t *testing.T) {
 	must(t, g.Finalize())
 	parts, err := Get(g, Fusion)
 	must(t, err)
-	if len(parts) != 3 || len(parts[1].Ops()) != 1 || !parts[1].IsSupported() || parts[2].IsSupported() {
-		t.Fatalf("partitions %v; want the sum, the softmax alone (supported) and the ReLU (unsupported)", parts)
+	if len(parts) != 2 || len(parts[1].Ops()) != 2 || !parts[1].IsSupported() {
+		t.Fatalf("partitions %v; want the sum, then the softmax with its ReLU (supported)", parts)
+	}
+
+	// LayerNorm -> Multiply by a per-channel operand -> GELU -> Add of a
+	// per-row operand, bf16 out.
+	const rows, ch = 5, 12
+	g = graph.New()
+	x := graph.NewLogicalTensor(10, f32, []int64{rows, ch})
+	must(t, g.AddOp(graph.NewOp(1, graph.LayerNorm, "ln").AddInput(x).AddOutput(graph.NewLogicalTensorAny(11, f32, nil)).
+		SetAttr("begin_norm_axis", int64(1)).SetAttr("use_affine", false).SetAttr("keep_stats", false).SetAttr("epsilon", float32(1e-5))))
+	w := graph.NewLogicalTensor(12, f32, []int64{ch})
+	must(t, g.AddOp(graph.NewOp(2, graph.Multiply, "mul").AddInput(graph.NewLogicalTensorAny(11, f32, nil)).AddInput(w).
+		AddOutput(graph.NewLogicalTensorAny(13, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(3, graph.GELU, "gelu").AddInput(graph.NewLogicalTensorAny(13, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(14, f32, nil))))
+	bias := graph.NewLogicalTensor(15, f32, []int64{rows, 1})
+	must(t, g.AddOp(graph.NewOp(4, graph.Add, "add").AddInput(bias).AddInput(graph.NewLogicalTensorAny(14, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(16, dtypes.BF16, nil))))
+	must(t, g.Finalize())
+	parts, err = Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 1 || len(parts[0].Ops()) != 4 || !parts[0].IsSupported() {
+		t.Fatalf("partitions %v; want LayerNorm with three post-ops", parts)
+	}
+	p := parts[0]
+	out := graph.NewLogicalTensorAny(16, dtypes.BF16, nil)
+	c, err := p.Compile(p.Inputs(), []graph.LogicalTensor{out})
+	must(t, err)
+	if jit.EffectiveISA() != jit.None && c.Reason() != "" {
+		t.Errorf("fused LayerNorm: impl %q, reason %q; want machine code", c.Impl(), c.Reason())
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	vals := func(n int, lim float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32((r.Float64()*2 - 1) * lim)
+		}
+		return v
+	}
+	xs, ws, bs := vals(rows*ch, 3), vals(ch, 2), vals(rows, 1)
+	byID := map[uint64][]float32{10: xs, 12: ws, 15: bs}
+	var inT []Tensor
+	for _, lt := range c.Inputs() {
+		tt, err := NewTensor(lt, bytesOf(byID[lt.ID]))
+		must(t, err)
+		inT = append(inT, tt)
+	}
+	dst := make([]byte, rows*ch*2)
+	lt, err := c.QueryLogicalTensor(16)
+	must(t, err)
+	ot, err := NewTensor(lt, dst)
+	must(t, err)
+	must(t, c.Execute(inT, []Tensor{ot}))
+	pr := &norm.Problem{Kind: norm.LayerNorm, Dims: []int64{rows, ch}, Axis: 1, Eps: 1e-5,
+		Src: norm.Operand{DT: f32, Strides: []int64{ch, 1}}, Dst: norm.Operand{DT: f32, Strides: []int64{ch, 1}}}
+	want := oracle.Norm(pr, norm.Buffers{Src: bytesOf(xs)})
+	for i := int64(0); i < rows*ch; i++ {
+		y := float32(want.Dst[i]) * ws[i%ch]
+		y = plan.Eltwise(ops.GELUErf, 0, 0, y)
+		y += bs[i/ch]
+		got := dtypes.LoadF32(dtypes.BF16, dst, i)
+		if math.Abs(float64(got-y)) > oracle.NormTolerance(dtypes.BF16, float64(y), 64*want.Bound[i]*(1+math.Abs(float64(ws[i%ch])))) {
+			t.Fatalf("element %d is %v, want %v", i, got, y)
+		}
+	}
+}
+
+// TestNormChainEndsInFloat: the chain after a normalization is cut
+// before an op with an integer output, saying why.
+func TestNormChainEndsInFloat(t *testing.T) {
+	f32 := dtypes.F32
+	sm := graph.NewOp(1, graph.SoftMax, "sm").AddOutput(graph.NewLogicalTensorAny(1, f32, nil))
+	relu := graph.NewOp(2, graph.ReLU, "relu").AddOutput(graph.NewLogicalTensorAny(2, f32, nil))
+	abs := graph.NewOp(3, graph.Abs, "abs").AddOutput(graph.NewLogicalTensorAny(3, dtypes.U8, nil))
+	kept, cut, why := normChain([]*graph.Op{sm, relu, abs})
+	if len(kept) != 2 || cut != abs || !strings.Contains(why, "u8") {
+		t.Errorf("normChain keeps %d ops, cuts %v (%q); want 2, the Abs, naming u8", len(kept), cut, why)
+	}
+	if kept, cut, _ := normChain([]*graph.Op{sm, relu}); len(kept) != 2 || cut != nil {
+		t.Errorf("normChain of a float chain keeps %d ops and cuts %v", len(kept), cut)
 	}
 }
 

@@ -16,8 +16,8 @@
 // f32 intermediate in memory (quant.go says what lowers and what does
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
-// GroupNorm) compile each in a partition of its own, with no fused
-// neighbours, and run as programs of compiled reduction kernels
+// GroupNorm) compile with the eltwise and binary ops after them as their
+// post-ops, and run as programs of compiled reduction kernels
 // (machine code where the reductions have it; Impl and Reason say). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
@@ -131,7 +131,20 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		ops := []*graph.Op{op}
 		reason := ""
-		if policy == Fusion {
+		if policy == Fusion && op.Kind.IsNormalization() {
+			// Eltwise and binary ops after a normalization are its
+			// post-ops, where it has one output (no kept statistics).
+			if len(op.Outputs) == 1 {
+				chain, stop, why := fuseChain(g, op, taken)
+				for _, s := range stop {
+					notFused[s.ID] = why
+				}
+				var cut *graph.Op
+				if ops, cut, why = normChain(chain); cut != nil {
+					notFused[cut.ID] = why
+				}
+			}
+		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
 			switch {
 			case op.Kind == graph.Dequantize:
@@ -212,8 +225,8 @@ func supports(ops []*graph.Op) (bool, string) {
 	switch {
 	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
 		return true, ""
-	case head.Kind.IsNormalization() && len(ops) == 1:
-		return true, ""
+	case head.Kind.IsNormalization():
+		return true, "" // the ops after it are its fused post-ops
 	case head.Kind == graph.Abs || head.IsSquare():
 		return false, fmt.Sprintf("%s: gdnn compiles %s only fused with a reduction (as its pre-op or a post-op)", head, head.Kind)
 	case head.Kind.IsEltwise() || head.Kind.IsBinary():

@@ -253,7 +253,7 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 			}
 		}
 	}
-	return inNormCall(fn, e.Run(buf, jit.Threads()))
+	return inNormCall(fn, e.Run(buf, nil, jit.Threads()))
 }
 
 // paramWhat says what gamma and beta scale.

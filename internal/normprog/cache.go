@@ -42,7 +42,7 @@ func Cached(p *norm.Problem) (*Exec, error) {
 		return e, nil
 	}
 	cache.Unlock()
-	e, err := New(p)
+	e, err := New(p, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package normprog
 import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Exec runs a norm.Problem: as a compiled Program where this package
@@ -10,20 +12,25 @@ import (
 // also checks every problem first (so both refuse the same things with
 // the same words). Safe for concurrent Runs.
 type Exec struct {
-	ref  *norm.Exec
-	prog *Program
-	why  string // why the reference executor runs the problem ("": prog does)
+	ref   *norm.Exec
+	prog  *Program
+	why   string // why the reference executor runs the problem ("": prog does)
+	nbins int    // the fused post-ops' binary operands
 }
 
-// New checks p and compiles it.
-func New(p *norm.Problem) (*Exec, error) {
+// New checks p and compiles it, with post-ops fused after it (binary
+// operands over src's dims, as in plan.Problem). The reference executor
+// has no post-ops: a fused problem that no program takes is refused,
+// unless it writes no dst element.
+func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 	ref, err := norm.New(p)
 	if err != nil {
 		return nil, err
 	}
-	e := &Exec{ref: ref}
+	e := &Exec{ref: ref, nbins: binaryCount(post)}
 	d, why := descOf(p)
 	if d != nil {
+		d.PostOps = post
 		prog, err := Compile(d)
 		if err == nil {
 			e.prog = prog
@@ -33,20 +40,46 @@ func New(p *norm.Problem) (*Exec, error) {
 		// program lacks.
 		why = err.Error()
 	}
+	if len(post) > 0 && elements(p.Dims) > 0 {
+		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
+	}
 	e.why = why
 	return e, nil
 }
 
-// Run runs the problem over b, on up to threads goroutines where the
-// reference executor runs it (a Program takes jit.Threads).
-func (e *Exec) Run(b norm.Buffers, threads int) error {
+// binaryCount is how many of post are binary.
+func binaryCount(post []plan.PostOp) int {
+	n := 0
+	for _, op := range post {
+		if op.Kind.IsBinary() {
+			n++
+		}
+	}
+	return n
+}
+
+func elements(dims []int64) int64 {
+	n := int64(1)
+	for _, d := range dims {
+		n = plan.MulSat(n, d)
+	}
+	return n
+}
+
+// Run runs the problem over b, the fused post-ops' binary operands in
+// bins, on up to threads goroutines where the reference executor runs it
+// (a Program takes jit.Threads).
+func (e *Exec) Run(b norm.Buffers, bins [][]byte, threads int) error {
+	if len(bins) != e.nbins {
+		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
+	}
 	if e.prog == nil {
 		return e.ref.Run(b, threads)
 	}
 	if err := e.ref.Check(b); err != nil {
 		return err
 	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var})
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins})
 }
 
 // Impl names what runs the problem: the Program's kernels ("jit:avx512",
