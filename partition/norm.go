@@ -261,7 +261,7 @@ func (r *normRun) reason() string { return r.exec.Reason() }
 
 // normVerboseLine describes the compile of a normalization partition:
 //
-//	gdnn_verbose,compile,cpu,partition,interp,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>[+<post-op>...],<ms>,<reason>
+//	gdnn_verbose,compile,cpu,partition,<impl>,<id>,src_<dt>:<dims>:<strides> [gamma beta] dst_... [dst_mean dst_variance],<attrs>,<op>[+<post-op>...],<ms>,<reason>
 func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.norm.exec.Impl() + "," + strconv.Itoa(c.p.id) + ",")
