@@ -65,18 +65,39 @@ func CommandArgs(args []string) []Arg {
 
 // TokenizeBatch splits batch-file text into tokens as benchdnn does:
 // whitespace separates tokens and a token starting with '#' comments out
-// the rest of its line. name labels positions (file:line:col, 1-based);
-// dir is recorded for resolving relative paths.
+// the rest of its line. A token ending in '\' (or a lone '\') continues
+// into the next token, joined without the backslash, as benchdnn's
+// shell-style line break: oneDNN's test_lnorm_int8 spreads one --dt list
+// over three lines that way. name labels positions (file:line:col,
+// 1-based; a joined token has its first part's); dir is recorded for
+// resolving relative paths.
 func TokenizeBatch(text, name, dir string) []Arg {
 	var out []Arg
 	line, col := 1, 0
 	var cur []rune
 	startLine, startCol := 0, 0
 	comment := false
+	continued := false // the last token ended in '\'
 	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, Arg{Text: string(cur), Where: fmt.Sprintf("%s:%d:%d", name, startLine, startCol), Dir: dir})
-			cur = cur[:0]
+		if len(cur) == 0 {
+			return
+		}
+		t := string(cur)
+		cur = cur[:0]
+		if continued && len(out) > 0 {
+			out[len(out)-1].Text += t
+		} else {
+			out = append(out, Arg{Text: t, Where: fmt.Sprintf("%s:%d:%d", name, startLine, startCol), Dir: dir})
+		}
+		last := &out[len(out)-1]
+		continued = strings.HasSuffix(last.Text, "\\")
+		if continued {
+			last.Text = strings.TrimSuffix(last.Text, "\\")
+			if last.Text == "" {
+				// A lone backslash: the tokens either side of it join.
+				out = out[:len(out)-1]
+				continued = len(out) > 0
+			}
 		}
 	}
 	for _, r := range text {

@@ -329,3 +329,25 @@ func TestReadCapped(t *testing.T) {
 		t.Errorf("missing file: err %v, want an open error", err)
 	}
 }
+
+// TestTokenizeBatchContinuation: a token ending in '\' joins the next one,
+// as benchdnn's shell-style line break (oneDNN's test_lnorm_int8).
+func TestTokenizeBatchContinuation(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"--dt=a,b, \\\n   c,d, \\\n e\n--x", "--dt=a,b,c,d,e|--x"},
+		{"--dt=a,b,\\\nc", "--dt=a,b,c"},
+		{"p \\ q r", "pq|r"},
+		{"p \\\n \\\n q", "pq"},
+		{"\\ p", "p"},
+		{"p \\", "p"},
+		{"p # \\\nq", "p|q"},
+	} {
+		var got []string
+		for _, a := range TokenizeBatch(c.in, "f", "") {
+			got = append(got, a.Text)
+		}
+		if g := strings.Join(got, "|"); g != c.want {
+			t.Errorf("%q: tokens %q, want %q", c.in, g, c.want)
+		}
+	}
+}
