@@ -88,7 +88,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--reduction", "--batch=/dev/zero", "2x3:2x1"}, 2, "larger than 16 MiB"},
 		{[]string{"--graph", "--case=/dev/zero"}, 2, "larger than 64 MiB"},
 		{[]string{"2x3:2x1"}, 2, "before a driver"},
-		{[]string{"--sdt=f32"}, 2, "need --reduction or --graph"},
+		{[]string{"--sdt=f32"}, 2, "need a driver first: --reduction, --graph, --softmax, --lnorm or --gnorm"},
 		{[]string{"--reduction", "--max-isa=sse9"}, 2, "max-isa"},
 		{[]string{"--graph", "--case=/nonexistent.json"}, 2, "no such file"},
 		// A tag for the wrong rank is an invalid problem: counted, exit 1.

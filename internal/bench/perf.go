@@ -21,7 +21,9 @@ type PerfData struct {
 	Desc                       string // the descriptor alone
 	Sdt, Ddt, Stag, Dtag, Alg  string
 	Attr                       string // --attr-post-ops value
-	DT                         string // graph driver --dt
+	DT                         string // graph driver --dt; lnorm and gnorm SRC:DST
+	Dir, Axis, Flags           string // the normalization drivers' --dir, --axis (softmax), --flags
+	Tag, StatTag               string // lnorm and gnorm --tag (SRC:DST), lnorm --stat_tag
 	Idx                        int
 	IBytes, OBytes             int64
 	Ops                        float64 // adds and divides: one per src element plus one per dst element
@@ -44,6 +46,7 @@ const (
 // TemplateTokens documents every %token% ExpandTemplate knows, for --help.
 const TemplateTokens = `  Problem: %driver% %engine% %impl% %name% %prb% %desc% %DESC% %sdt% %ddt% %stag% %dtag%
            %alg% %attr% %dt% %idx% %threads% %times%
+           %dir% %axis% %flags% %tag% %stat_tag% (the normalization drivers)
   Measured (take modifiers): %@time% (ms per execute) %@bw% (iobytes/time) %@ibytes% %@obytes%
            %@iobytes% %@ops% %@flops% (ops/time) %@ctime% (compile ms)
            %@bwpct% (bw as % of the probed read bandwidth at the src byte size) %@rbw% (that probe)
@@ -189,6 +192,16 @@ func expandToken(tok string, d *PerfData) (string, error) {
 		return d.Attr, nil
 	case "dt":
 		return d.DT, nil
+	case "dir":
+		return d.Dir, nil
+	case "axis":
+		return d.Axis, nil
+	case "flags":
+		return d.Flags, nil
+	case "tag":
+		return d.Tag, nil
+	case "stat_tag":
+		return d.StatTag, nil
 	case "idx":
 		return strconv.Itoa(d.Idx), nil
 	case "threads":

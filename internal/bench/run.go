@@ -25,11 +25,17 @@ type Stats struct {
 type runner struct {
 	out, errw io.Writer
 	g         globalSettings
-	driver    string // "reduction" or "graph"
+	driver    string // "reduction", "graph", "softmax", "lnorm" or "gnorm"
 	red       redSettings
 	gr        graphSettings
-	stats     Stats
-	depth     int
+	// norm are the normalization drivers' settings, each made when its
+	// driver is first chosen (normS).
+	norm map[string]*normSettings
+	// normBackend, when set (by tests), builds what normalization problems
+	// run on in place of gdnn's graph (graphNormBackend).
+	normBackend normBackendFunc
+	stats       Stats
+	depth       int
 	// trailing are the options read since the last problem (the whole-run
 	// ones and --batch aside): at the end, options no problem followed.
 	trailing []Arg
@@ -270,8 +276,10 @@ func (r *runner) processOne(a Arg) error {
 			return r.runReductionDesc(a)
 		case "graph":
 			return inputErr(a, "the graph driver takes its case as --case=FILE.json, not %q", t)
+		case "softmax", "lnorm", "gnorm":
+			return r.runNormDesc(a)
 		}
-		return inputErr(a, "problem %q given before a driver was chosen (--reduction or --graph)", t)
+		return inputErr(a, "problem %q given before a driver was chosen (--reduction, --graph, --softmax, --lnorm or --gnorm)", t)
 	}
 	name, val, hasVal := strings.Cut(t[2:], "=")
 	if wholeRunOptions[name] {
@@ -289,7 +297,7 @@ func (r *runner) processOne(a Arg) error {
 		return nil
 	}
 	switch name {
-	case "reduction", "graph":
+	case "reduction", "graph", "softmax", "lnorm", "gnorm":
 		if hasVal {
 			return inputErr(a, "driver option --%s takes no value", name)
 		}
@@ -316,6 +324,10 @@ func (r *runner) processOne(a Arg) error {
 		}
 		r.red = defaultRed(r.red.perfTpl)
 		r.gr = defaultGraph(r.gr.perfTpl)
+		if normDrivers[r.driver] {
+			s := r.normS()
+			*s = defaultNorm(r.driver, s.perfTpl)
+		}
 		return nil
 	}
 	if handled, err := r.globalOption(a, name, val, hasVal); handled || err != nil {
@@ -330,13 +342,17 @@ func (r *runner) processOne(a Arg) error {
 		if handled, err := r.graphOption(a, name, val, hasVal); handled || err != nil {
 			return err
 		}
+	case "softmax", "lnorm", "gnorm":
+		if handled, err := r.normOption(a, name, val, hasVal); handled || err != nil {
+			return err
+		}
 	}
 	if why, ok := benchdnnUnimplemented[name]; ok {
 		return &InputError{Where: a.Where, Err: status.Errorf(status.Unimplemented,
 			"%s: benchdnn's --%s is not implemented by gdnnbench: %s", t, name, why)}
 	}
 	if r.driver == "" {
-		return inputErr(a, "unknown option %q (driver options need --reduction or --graph first)", t)
+		return inputErr(a, "unknown option %q (driver options need a driver first: --reduction, --graph, --softmax, --lnorm or --gnorm)", t)
 	}
 	return inputErr(a, "unknown option for the %s driver: %q", r.driver, t)
 }

@@ -1,0 +1,455 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+)
+
+// The normalization drivers' float64 references, fills and comparison,
+// after benchdnn's (tests/benchdnn/{softmax,lnorm,gnorm}/*.cpp). Tensors
+// here are float64 slices in logical row-major order; loadLogical and
+// storeLogical move them to and from buffers in any strided layout.
+
+// refSoftmax computes softmax (log: log-softmax) of x over axis of dims,
+// shifted by the row's max as benchdnn's reference is: softmax is
+// exp(x-max)/sum(exp(x-max)), log-softmax x-max-log(sum). A row whose max
+// is -Inf (all -Inf) gives NaN, or 0 with infAsZero (oneDNN's
+// softmax_accurate_inf_as_zero, Graph's mode "inf_as_zero").
+func refSoftmax(x []float64, dims []int64, axis int, log, infAsZero bool) []float64 {
+	outer, n, inner := splitAt(dims, axis)
+	out := make([]float64, len(x))
+	for o := int64(0); o < outer; o++ {
+		for in := int64(0); in < inner; in++ {
+			at := func(k int64) int64 { return (o*n+k)*inner + in }
+			mx := math.Inf(-1)
+			for k := int64(0); k < n; k++ {
+				mx = math.Max(mx, x[at(k)])
+			}
+			if math.IsInf(mx, -1) {
+				v := math.NaN()
+				if infAsZero {
+					v = 0
+				}
+				for k := int64(0); k < n; k++ {
+					out[at(k)] = v
+				}
+				continue
+			}
+			sum := 0.0
+			for k := int64(0); k < n; k++ {
+				sum += math.Exp(x[at(k)] - mx)
+			}
+			for k := int64(0); k < n; k++ {
+				if log {
+					out[at(k)] = x[at(k)] - mx - math.Log(sum)
+				} else {
+					out[at(k)] = math.Exp(x[at(k)]-mx) / sum
+				}
+			}
+		}
+	}
+	return out
+}
+
+// splitAt returns the sizes before, at and after dim axis of dims.
+func splitAt(dims []int64, axis int) (outer, n, inner int64) {
+	outer, n, inner = 1, 1, 1
+	for i, d := range dims {
+		switch {
+		case i < axis:
+			outer *= d
+		case i == axis:
+			n = d
+		default:
+			inner *= d
+		}
+	}
+	return outer, n, inner
+}
+
+// refLayerNorm normalizes each of rows rows of l consecutive elements of
+// x as benchdnn's layer normalization does: mean = sum(x)/l (0 for RMS
+// norm), variance = sum((x-mean)^2)/l, dst = gamma*(x-mean)/sqrt(variance
+// + eps) + beta, epsilon inside the square root; gamma and beta (per
+// element of a row) are optional (nil).
+func refLayerNorm(x []float64, rows, l int64, eps float64, gamma, beta []float64, rms bool) (dst, mean, variance []float64) {
+	dst = make([]float64, len(x))
+	mean, variance = make([]float64, rows), make([]float64, rows)
+	for r := int64(0); r < rows; r++ {
+		row := x[r*l : (r+1)*l]
+		m, v := meanVar(row, rms)
+		mean[r], variance[r] = m, v
+		den := math.Sqrt(v + eps)
+		for c, xv := range row {
+			y := (xv - m) / den
+			if gamma != nil {
+				y *= gamma[c]
+			}
+			if beta != nil {
+				y += beta[c]
+			}
+			dst[r*l+int64(c)] = y
+		}
+	}
+	return dst, mean, variance
+}
+
+// meanVar returns the mean (0 when zeroMean) and the biased variance
+// about it of vals, summed in float64 in two passes.
+func meanVar(vals []float64, zeroMean bool) (m, v float64) {
+	if len(vals) == 0 {
+		return 0, 0
+	}
+	if !zeroMean {
+		for _, x := range vals {
+			m += x
+		}
+		m /= float64(len(vals))
+	}
+	for _, x := range vals {
+		v += (x - m) * (x - m)
+	}
+	return m, v / float64(len(vals))
+}
+
+// refGroupNorm normalizes x of logical dims [n, c, spatial...] (channels
+// second) per batch and group of c/groups channels over the channels and
+// the spatial dims, as benchdnn's group normalization: mean and variance
+// per (n, group) (dims [n, groups]), dst = gamma[ch]*(x-mean)/sqrt(
+// variance + eps) + beta[ch] with per-channel gamma and beta (nil: absent).
+func refGroupNorm(x []float64, n, c, spatial, groups int64, eps float64, gamma, beta []float64) (dst, mean, variance []float64) {
+	dst = make([]float64, len(x))
+	mean, variance = make([]float64, n*groups), make([]float64, n*groups)
+	cg := c / groups
+	for b := int64(0); b < n; b++ {
+		for g := int64(0); g < groups; g++ {
+			lo := (b*c + g*cg) * spatial
+			hi := lo + cg*spatial
+			m, v := meanVar(x[lo:hi], false)
+			mean[b*groups+g], variance[b*groups+g] = m, v
+			den := math.Sqrt(v + eps)
+			for i := lo; i < hi; i++ {
+				ch := (i / spatial) % c
+				y := (x[i] - m) / den
+				if gamma != nil {
+					y *= gamma[ch]
+				}
+				if beta != nil {
+					y += beta[ch]
+				}
+				dst[i] = y
+			}
+		}
+	}
+	return dst, mean, variance
+}
+
+// loadLogical reads a tensor of dims through strides into logical order.
+func loadLogical(b buffer, dims, strides []int64) []float64 {
+	n, _ := numElements(dims)
+	out := make([]float64, n)
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) { out[pos] = b.get(offs[0]) })
+	return out
+}
+
+// storeLogical writes vals (logical order) through strides, rounding to
+// the buffer's type.
+func storeLogical(b buffer, dims, strides []int64, vals []float64) {
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) { b.set(offs[0], vals[pos]) })
+}
+
+// lowestOf is the most negative finite value of dt (benchdnn's lowest_dt).
+func lowestOf(dt dtypes.DataType) float64 {
+	switch dt {
+	case dtypes.BF16:
+		return -float64(math.Float32frombits(0x7f7f0000))
+	case dtypes.F16:
+		return -65504
+	case dtypes.S8:
+		return -128
+	case dtypes.U8:
+		return 0
+	}
+	return -math.MaxFloat32
+}
+
+// softmaxFill is the softmax drivers' fill: in each row (the elements
+// along the axis), a run of 1-2 values of a+2, 2-5 of a+1 and 5-8 of a at
+// a random place (fewer where the axis is shorter), every other element
+// the lowest value of the src and dst types, whose exp is 0. benchdnn's
+// "essence of testing" has two modes, both filled here on every problem
+// (benchdnn alternates them per 64 rows, which most shapes never reach):
+// negative (a = -88: every value negative, so that a max taken of
+// magnitudes, not signed values, shows) and overflow (a = 88: exp(90)
+// overflows f32, so an implementation that does not subtract the max
+// gives inf or NaN).
+func softmaxFill(dims []int64, axis int, negative bool, lowest float64, seed uint64) []float64 {
+	outer, n, inner := splitAt(dims, axis)
+	a := 88.0
+	if negative {
+		a = -88
+	}
+	top := []float64{a + 2, a + 1, a}
+	vals := make([]float64, outer*n*inner)
+	row := int64(0)
+	for o := int64(0); o < outer; o++ {
+		for in := int64(0); in < inner; in++ {
+			rnd := func(k, lo, hi int64) int64 {
+				return lo + int64(splitmix64(seed^uint64(row)*0x9E3779B97F4A7C15^uint64(k))%uint64(hi-lo+1))
+			}
+			cnt := []int64{rnd(0, 1, 2), rnd(1, 2, 5), rnd(2, 5, 8)}
+			sum := cnt[0] + cnt[1] + cnt[2]
+			// Trim from the last kind until the run fits the axis, as
+			// benchdnn does.
+			for i := 2; sum > n && i >= 0; i-- {
+				cut := min(cnt[i], sum-n)
+				cnt[i] -= cut
+				sum -= cut
+			}
+			start := rnd(3, 0, n-sum)
+			kind := 0
+			for k := int64(0); k < n; k++ {
+				v := lowest
+				if k >= start && k < start+sum {
+					for cnt[kind] == 0 {
+						kind++
+					}
+					v = top[kind]
+					cnt[kind]--
+				}
+				vals[(o*n+k)*inner+in] = v
+			}
+			row++
+		}
+	}
+	return vals
+}
+
+// digitsOf is the precision of dt in bits (benchdnn's digits_dt).
+func digitsOf(dt dtypes.DataType) int64 {
+	switch dt {
+	case dtypes.BF16:
+		return 8
+	case dtypes.F16:
+		return 11
+	}
+	return 24
+}
+
+// flipCoin is benchdnn's deterministic coin: true with probability p.
+func flipCoin(seed uint64, p float64) bool {
+	const bigPrime, prime = 1000003, 753737
+	return float64((seed*prime)%bigPrime) < p*bigPrime
+}
+
+// statsFill fills rows of l elements so that each row's mean and
+// variance are exact in the src type's precision whatever the order of
+// the sums, as benchdnn's lnorm and gnorm fills (cfg_t): pairs of values
+// m(1+f) and m(1-f) (f a multiple of 2^-flex) average to the row's mean m
+// = 2^(r%7)/4, and their squared deviations, L of them, fit the type's
+// digits. Where L is too long for that, f32 data (benchdnn's ALG_0) take
+// mean 0 and zeros at a density that keeps the sums exact, and 16-bit
+// data (ALG_2) take m ± 1/4 or m ± 1. An odd row ends with m itself.
+func statsFill(rows, l int64, dt dtypes.DataType, seed uint64) []float64 {
+	const minFlex = 3
+	exact := digitsOf(dt)
+	logL := int64(0)
+	for int64(1)<<logL < l {
+		logL++
+	}
+	free := (exact-logL)/2 - 1
+	want := min(6, exact/2)
+	alg := 1
+	switch {
+	case free >= minFlex:
+	case want == exact/2:
+		alg = 2
+	default:
+		alg = 0
+	}
+	flex := want
+	if alg == 1 {
+		flex = min(exact, free)
+	}
+	mask := int64(1)<<flex - 1
+	density := 1.0
+	if alg == 0 {
+		density = float64(int64(1)<<(exact-2*flex)) / float64(l)
+	}
+	vals := make([]float64, rows*l)
+	for r := int64(0); r < rows; r++ {
+		m := 0.0
+		if alg != 0 {
+			m = 0.25 * float64(int64(1)<<(r%7))
+		}
+		bigger := false
+		for c := int64(0); c < l; c++ {
+			var v float64
+			if alg == 2 {
+				sign := 1.0
+				if c%2 == 1 {
+					sign = -1
+				} else {
+					bigger = splitmix64(seed^uint64(r*l+c))&1 == 1
+				}
+				shift := sign * 0.25
+				v = m + shift
+				if bigger {
+					v += 3 * shift
+				}
+			} else {
+				k := c + r*239*2 // even at the start of each pair
+				if alg == 0 && !flipCoin(uint64(k/2)*257, density) {
+					vals[r*l+c] = 0
+					continue
+				}
+				gen := (k / 2 * 1637) & mask
+				f := float64(gen) / float64(int64(1)<<flex)
+				if k%2 == 1 {
+					f = -f
+				}
+				v = m * (1 + f)
+				if alg == 0 {
+					v = f
+				}
+			}
+			if c == l-1 && l%2 == 1 {
+				v = m
+			}
+			vals[r*l+c] = v
+		}
+	}
+	return vals
+}
+
+// scaleFill and shiftFill are benchdnn's per-channel scale and shift:
+// powers of two from 1/8 to 8, and -1, 0, 1 times 2^(c%7)/512, exact in
+// every type.
+func scaleFill(c int64) []float64 {
+	v := make([]float64, c)
+	for i := range v {
+		v[i] = float64(int64(1)<<(i%7)) / 8
+	}
+	return v
+}
+
+func shiftFill(c int64) []float64 {
+	v := make([]float64, c)
+	for i := range v {
+		v[i] = float64(i%3-1) * float64(int64(1)<<(i%7)) / 512
+	}
+	return v
+}
+
+// normRule is how an output is compared with its reference: benchdnn's
+// compare_t (utils/compare.cpp) with a driver's threshold.
+type normRule struct {
+	trh float64 // relative threshold (absolute where |expected| <= 1e-5)
+	// slack: the relative error of gdnn's f32 computation before it
+	// rounds to a 16-bit dst, which that rounding may expose as one step
+	// of the dst type at a rounding boundary. Where benchdnn's threshold
+	// is 0 (softmax into bf16 or f16 under strict accumulation), it
+	// compares with its own f32 result rounded the same way; gdnnbench's
+	// reference is float64, so any value that the interval ref*(1 ±
+	// slack) rounds to is accepted.
+	slack float64
+	// absF32: softmax's additional check, an absolute difference below
+	// f32's epsilon passes (softmax_add_check).
+	absF32 bool
+	// shift, per logical element (nil: no shift): lnorm's and gnorm's
+	// additional check for cancellation in gamma*x + beta, which judges
+	// the error against |expected - beta| where that is the larger.
+	shift []float64
+}
+
+const epsF32 = 1.0 / (1 << 23)
+
+// compareNorm compares got (logical dims, read through strides) with
+// ref under rule: the reference is rounded to got's type first; then
+// exact, tiny (|exp| <= 1e-5 and off by less than f32's epsilon), within
+// the relative threshold, or within the driver's additional checks. NaN
+// must meet NaN and an infinity the same infinity.
+func compareNorm(got buffer, dims, strides []int64, ref []float64, rule normRule, what string) checkResult {
+	var c checkResult
+	flt := 0x1p-126
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+		c.total++
+		g, want := got.get(offs[0]), ref[pos]
+		exp := roundTo(got.dt, want)
+		diff := math.Abs(g - exp)
+		rel := diff / math.Max(math.Abs(exp), flt)
+		if math.Abs(exp) <= flt {
+			rel = diff
+		}
+		var ok bool
+		switch {
+		case math.IsNaN(want) || math.IsNaN(g):
+			ok = math.IsNaN(want) && math.IsNaN(g)
+		case math.IsInf(exp, 0) || math.IsInf(g, 0):
+			ok = g == exp
+		case g == exp:
+			ok = true
+		case math.Abs(exp) <= 1e-5 && diff < epsF32:
+			ok = true
+		case math.Abs(exp) > 1e-5 && rel <= rule.trh, math.Abs(exp) <= 1e-5 && diff <= rule.trh:
+			ok = true
+		case rule.absF32 && diff < epsF32:
+			ok = true
+		case rule.slack > 0 && g >= roundTo(got.dt, want-rule.slack*math.Abs(want)) && g <= roundTo(got.dt, want+rule.slack*math.Abs(want)):
+			ok = true
+		case rule.shift != nil:
+			beta := rule.shift[pos]
+			d := math.Abs(exp - beta)
+			if d/math.Max(math.Abs(exp), 1e-38) > 1 {
+				ok = diff/math.Max(d, flt) <= rule.trh
+			}
+		}
+		if r := rel / math.Max(rule.trh, 1e-30); r > c.worst && !math.IsNaN(r) {
+			c.worst = r
+		}
+		if !ok {
+			if c.errors < maxMismatchLines {
+				c.lines = append(c.lines, fmt.Sprintf("[%6d][%s] exp_f64:%14.7g exp:%14.7g got:%14.7g diff:%10.3g rdiff:%10.3g trh:%10.3g",
+					pos, what, want, exp, g, diff, rel, rule.trh))
+			}
+			c.errors++
+		}
+	})
+	return c
+}
+
+// softmaxRule is benchdnn's softmax threshold (softmax.cpp setup_cmp,
+// forward, x86): an f32 dst allows 10 epsilons (log-softmax 50), since
+// exp, the sum and the division (log) round a few times; a bf16 or f16
+// dst allows nothing beyond the rounding of an f32 result under strict
+// accumulation (benchdnn's default; the data's few non-zero terms keep
+// the f32 result that close), and one epsilon of the type (log-softmax 5)
+// with --attr-acc-mode=relaxed or any.
+func softmaxRule(ddt dtypes.DataType, log bool, accMode string) normRule {
+	coeff := 1.0
+	if log {
+		coeff = 5
+	}
+	rule := normRule{absF32: true, slack: coeff * 10 * epsF32}
+	switch {
+	case ddt == dtypes.F32:
+		rule.trh = coeff * 10 * epsilon(ddt)
+	case accMode == "relaxed" || accMode == "any":
+		rule.trh = coeff * epsilon(ddt)
+	}
+	return rule
+}
+
+// statsRule is benchdnn's lnorm (5e-7) and gnorm (6e-7) threshold for a
+// dst of type dt: base times 2^(24 - digits of dt), the base being a few
+// f32 roundings of the normalization y = gamma*(x-mean)/sqrt(var+eps) +
+// beta. benchdnn requires the mean and variance outputs exactly, which
+// its fill makes possible for an implementation that sums in two passes;
+// gdnnbench gives them the f32 dst threshold instead, since gdnn's ops
+// may keep running statistics whose last bit depends on the order of
+// the updates, which is no error.
+func statsRule(dt dtypes.DataType, base float64) normRule {
+	return normRule{trh: base * float64(int64(1)<<(24-digitsOf(dt)))}
+}
