@@ -1,8 +1,8 @@
 // Command gdnnbench is a benchdnn-compatible benchmark and correctness
-// driver for gdnn. It runs oneDNN's benchdnn reduction and graph inputs
-// unchanged; with no arguments it runs a built-in batch of representative
-// ReduceMean shapes (f32, bf16, f16; correctness and performance) and
-// prints a table. See gdnnbench --help.
+// driver for gdnn. It runs oneDNN's benchdnn reduction, graph, softmax,
+// lnorm and gnorm inputs unchanged; with no arguments it runs a built-in
+// batch of representative ReduceMean shapes (f32, bf16, f16; correctness
+// and performance) and prints a table. See gdnnbench --help.
 package main
 
 import (

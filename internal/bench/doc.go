@@ -5,10 +5,14 @@
 // checks the results against a float64 reference computed here, and
 // measures performance.
 //
-// Two drivers exist, as in benchdnn: --reduction (one of benchdnn's
+// Five drivers exist, as in benchdnn: --reduction (one of benchdnn's
 // reduction algs, built from gdnn's Reduce* ops with their pre-ops and
-// post-ops, per problem described as SRC:DST dims) and --graph (a oneDNN
-// graph JSON case with shape/attribute/data-type knobs). Main is the whole
+// post-ops, per problem described as SRC:DST dims), --graph (a oneDNN
+// graph JSON case with shape/attribute/data-type knobs) and the
+// normalization drivers --softmax, --lnorm and --gnorm (normdriver.go:
+// options and problems; normrun.go: one SoftMax, LogSoftmax, LayerNorm,
+// RMSNorm or GroupNorm op per problem; normref.go: benchdnn's fills,
+// float64 references and thresholds). Main is the whole
 // command; the pieces (ParseProblem, ResolveTag, ParsePostOps,
 // ExpandTemplate, ...) are exported so that tests and other tools share them.
 //

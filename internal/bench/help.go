@@ -3,6 +3,7 @@ package bench
 // HelpText is printed by --help: every option gdnnbench knows.
 const HelpText = `Usage: gdnnbench [global options] --reduction [reduction options] PROBLEM ...
        gdnnbench [global options] --graph [graph options] --case=FILE.json ...
+       gdnnbench [global options] --softmax|--lnorm|--gnorm [options] PROBLEM ...
        gdnnbench                  (no arguments: the built-in default batch, with a table)
 
 gdnnbench is a benchdnn-compatible driver for gdnn: it reads oneDNN's benchdnn
@@ -195,7 +196,45 @@ Graph driver (--graph):
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
   case's output shapes are not checked.
 
-Correctness (C): every problem runs twice. First with an exact fill: small
+Normalization drivers (--softmax, --lnorm, --gnorm), benchdnn's options and batch
+files (driver_softmax.md, driver_lnorm.md, driver_gnorm.md); each problem is one
+gdnn graph op (SoftMax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm) partitioned,
+compiled and executed alone:
+  --softmax PROBLEM = NxNx...[_nNAME], e.g. 2x19x17x13:
+    --dir=FWD_D|FWD_I, --sdt=DT, --ddt=DT, --stag=TAG, --dtag=TAG (default any),
+    --alg=SOFTMAX|LOGSOFTMAX|SOFTMAX_INF_AS_ZERO (softmax_accurate, softmax_log; SoftMax
+    with mode none or inf_as_zero, LogSoftmax), --axis=N (default 1), --mb=N, --inplace=BOOL.
+  --lnorm PROBLEM = NxNx...[_nNAME], normalized over the last dim (LayerNorm,
+    begin_norm_axis -1, epsilon 1/16):
+    --dir, --dt=SRC[:DST], --tag=SRC[:DST] (dst any by default), --stat_tag=TAG (mean
+    and variance, kept in FWD_D), --ss_dt=DT (gamma and beta), --flags=[G][C][H][M]:
+    C scale and H shift (use_affine; one alone runs with the other neutral: ones or
+    zeros), M RMS norm (RMSNorm), G global statistics (UNIMPLEMENTED), --inplace.
+  --gnorm PROBLEM = gGmbNicC[idD][ihH][iwW][_epsF][_nNAME] (mb 2, eps 1/16 by default),
+    GroupNorm with data_format NCX over logical dims N, C, spatial:
+    --dir, --dt=SRC[:DST], --tag=SRC[:DST] (one tag: dst the same), --flags=[G][C][H],
+    --mb=N, --inplace.
+  All three: --attr-scales, --attr-zero-points, --attr-post-ops, --attr-dropout,
+  --attr-acc-mode, --attr-fpmath, --attr-deterministic, --attr-scratchpad,
+  --attr-rounding-mode, --attr-precomputed-reductions, --ctx-init, --ctx-exe (lists, each
+  item a problem, as in benchdnn), --match, --impl, --skip-impl, --perf-template
+  (csv: benchdnn's columns for the driver).
+  UNIMPLEMENTED, with the reason: BWD_* directions, data types other than f32, bf16
+  and f16 (s8, u8, f64, f8_*), global statistics (G), RMS norm with a shift (MH),
+  scales, zero points, post-ops, dropout, a user scratchpad, thread contexts, blocked
+  layouts, in place (--inplace=true; SKIPPED as in benchdnn where src and dst differ in
+  type or layout), and any op or partition gdnn does not compile yet.
+  Correctness (C), as benchdnn: softmax is filled twice, with rows of a few values
+  a+2, a+1, a (a = -88: all negative; a = 88: past exp's f32 range) among the lowest
+  value of the types, and compared with a float64 reference shifted by the max; an
+  f32 dst may be 10 epsilons off (log-softmax 50), a bf16 or f16 dst must be the
+  reference rounded (either neighbour at a rounding boundary), or one epsilon of the
+  type (5 for log-softmax) with --attr-acc-mode=relaxed or any. lnorm and gnorm data
+  make each row's (group's) mean and variance exact in the src type; dst, mean and
+  variance may be 5e-7 (lnorm) or 6e-7 (gnorm) relative off, times 2^(24 - the dst
+  type's bits), with benchdnn's allowance where gamma*x + beta cancels.
+
+Correctness (C) of --reduction: every problem runs twice. First with an exact fill: small
 integers scaled by a power of two, bounded so that every partial sum (of the
 values, their magnitudes or squares) of each output is exact in f32 in any
 summation order; for products at most 30 (10 with f16) factors per output
@@ -229,7 +268,8 @@ allowed f32 interval rounds to passes.
 Performance (P): one warm-up execute, then timed executes until
 --max-ms-per-prb has passed (at least 5) or exactly --fix-times-per-prb;
 executes shorter than 20 us are timed in back-to-back groups. Times are per
-execute in ms; bytes are src + operands (in) and dst (out).
+execute in ms; bytes are src + operands (in) and dst (out); for the normalization
+drivers src, gamma and beta (in), dst, mean and variance (out), each once.
 Noise: a problem whose median time is more than 10% above its min (over at
 least 5 executes) gets a warning on stderr, as does a problem run again
 (--repeats-per-prb, or the same repro line later) whose min is more than 1.5x
