@@ -487,8 +487,7 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 		lowest := math.Max(lowestOf(b.sdt), lowestOf(b.ddt))
 		vals = softmaxFill(dims, b.axis, negative, lowest, seed)
 	case "lnorm":
-		l := dims[rank-1]
-		vals = statsFill(int64(len(statsOf(dims, l))), l, b.sdt, seed)
+		vals = statsFill(rows(dims[:rank-1]), dims[rank-1], b.sdt, seed)
 	case "gnorm":
 		spatial := int64(1)
 		for _, d := range dims[2:] {
@@ -508,8 +507,7 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 		dst = refSoftmax(x, dims, b.axis, b.op == "LogSoftmax", b.infAsZero)
 		rule = softmaxRule(b.ddt, b.op == "LogSoftmax", b.c.attrs["attr-acc-mode"])
 	case "lnorm":
-		l := dims[rank-1]
-		dst, mean, vari = refLayerNorm(x, int64(len(x))/max(l, 1), l, float64(b.eps), gamma, beta, b.rms)
+		dst, mean, vari = refLayerNorm(x, rows(dims[:rank-1]), dims[rank-1], float64(b.eps), gamma, beta, b.rms)
 		rule = statsRule(b.ddt, 5e-7)
 		if beta != nil {
 			rule.shift = broadcastLast(beta, int64(len(x)))
@@ -566,13 +564,12 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 	return nil
 }
 
-// statsOf returns a placeholder slice with one entry per row of l.
-func statsOf(dims []int64, l int64) []struct{} {
+// rows is the number of elements of dims (the rows of a layer
+// normalization: every dim before the normalized one), 0 for an empty
+// tensor.
+func rows(dims []int64) int64 {
 	n, _ := numElements(dims)
-	if l == 0 {
-		return nil
-	}
-	return make([]struct{}, n/l)
+	return n
 }
 
 // broadcastLast repeats v (one value per element of the last dim) to n
