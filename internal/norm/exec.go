@@ -239,7 +239,7 @@ func New(p *Problem) (*Exec, error) {
 			e.need[i] = plan.MulSat(sp, int64(op.o.DT.Size()))
 		}
 	} else if len(statsDims) > 0 && e.rows > 0 && p.Mean.Present() {
-		// Rows of no elements still have statistics (NaN, 0/0).
+		// Rows of no elements still have statistics (0, as oneDNN).
 		for _, i := range []int{oMean, oVar} {
 			sp := int64(1)
 			for j, d := range ops[i].dims {
@@ -592,8 +592,12 @@ func logSoftmax(x []float64) {
 // meanVar returns the row's mean and its biased variance, computed in two
 // passes (the mean, then the squares of the distances to it), so that a
 // large mean does not cancel the variance away as E[x²] - E[x]² would.
-// An empty row gives NaN for both (0/0).
+// An empty row gives 0 for both, as oneDNN does (benchdnn checks it),
+// not 0/0.
 func meanVar(x []float64) (mean, variance float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
 	n := float64(len(x))
 	s := 0.0
 	for _, v := range x {
