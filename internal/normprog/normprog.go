@@ -97,7 +97,8 @@ type Program struct {
 	full     *passes
 	last     *passes // the last, shorter chunk (nil: none)
 	nChunks  int64
-	eps      []byte // Epsilon as one f32, the operand that adds it
+	eps      []byte    // Epsilon as one f32, the operand that adds it
+	scratch  sync.Pool // *[][]byte: a worker's scratch buffers, kept between Runs
 }
 
 // passes are one chunk's kernels in order, and its scratch.
@@ -494,6 +495,10 @@ func (p *Program) Run(b Buffers) error {
 	work := func() {
 		defer wg.Done()
 		var scratch [][]byte
+		if s, ok := p.scratch.Get().(*[][]byte); ok {
+			scratch = *s
+		}
+		defer func() { p.scratch.Put(&scratch) }()
 		for {
 			c, ok := take()
 			if !ok {
