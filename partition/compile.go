@@ -216,7 +216,7 @@ func tensorDesc(t graph.LogicalTensor) string {
 }
 
 func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
-	if p.ops[0].Kind.IsNormalization() {
+	if p.norm != nil {
 		return p.compileNorm(inputs, outputs)
 	}
 	ins, err := matchPorts("input", p.inputs, inputs)

@@ -62,7 +62,7 @@ var normKindOf = map[graph.OpKind]norm.Kind{
 // outputs inferred (dense where their layout is any), and the executor
 // for them.
 func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
-	op := p.ops[0]
+	op := p.norm
 	ins, err := matchPorts("input", p.inputs, inputs)
 	if err != nil {
 		return nil, err
@@ -156,12 +156,12 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 // dims), and their ports in r.binPorts.
 func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.LogicalTensor) ([]plan.PostOp, error) {
 	var post []plan.PostOp
-	cur := p.ops[0].Outputs[0].ID
+	cur := p.norm.Outputs[0].ID
 	same := make([]int, len(out.Dims)) // output dim i is src dim i
 	for i := range same {
 		same[i] = i
 	}
-	for _, op := range p.ops[1:] {
+	for _, op := range p.ops[p.post:] {
 		po, err := postOpOf(op)
 		if err != nil {
 			return nil, err
@@ -284,6 +284,9 @@ func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 		b.WriteString(name + ":" + a.String())
 	}
 	b.WriteString(",")
+	if c.p.pattern != "" {
+		b.WriteString(c.p.pattern + ": ")
+	}
 	for i, o := range c.p.ops {
 		if i > 0 {
 			b.WriteString("+")

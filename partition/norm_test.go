@@ -447,3 +447,78 @@ func TestNormExecuteRefusals(t *testing.T) {
 		t.Errorf("dst of other dims: %v", err)
 	}
 }
+
+// softmaxOps adds the decomposed softmax of x over axis to g (tensor
+// ids from 100), and returns the id of its output.
+func softmaxOps(t *testing.T, g *graph.Graph, x graph.LogicalTensor, axis int64, sumAxis int64) uint64 {
+	f32 := dtypes.F32
+	any := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, f32, nil) }
+	must(t, g.AddOp(graph.NewOp(100, graph.ReduceMax, "max").AddInput(x).AddOutput(any(101)).
+		SetAttr("axes", []int64{axis}).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(102, graph.Subtract, "sub").AddInput(x).AddInput(any(101)).AddOutput(any(103))))
+	must(t, g.AddOp(graph.NewOp(104, graph.Exp, "exp").AddInput(any(103)).AddOutput(any(105))))
+	must(t, g.AddOp(graph.NewOp(106, graph.ReduceSum, "sum").AddInput(any(105)).AddOutput(any(107)).
+		SetAttr("axes", []int64{sumAxis}).SetAttr("keep_dims", true)))
+	must(t, g.AddOp(graph.NewOp(108, graph.Divide, "div").AddInput(any(105)).AddInput(any(107)).AddOutput(any(109))))
+	return 109
+}
+
+// TestSoftmaxPattern: the five ops exporters write for softmax are one
+// partition that computes SoftMax, with the ReLU after it fused; results
+// match the oracle. A pattern whose sum runs over another axis is not
+// recognized.
+func TestSoftmaxPattern(t *testing.T) {
+	f32 := dtypes.F32
+	const rows, n = 6, 37
+	x := graph.NewLogicalTensor(1, f32, []int64{rows, n})
+	g := graph.New()
+	out := softmaxOps(t, g, x, -1, 1)
+	must(t, g.AddOp(graph.NewOp(110, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(out, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(111, f32, nil))))
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 1 || len(parts[0].Ops()) != 6 || !parts[0].IsSupported() {
+		t.Fatalf("partitions %v; want one supported partition of the six ops", parts)
+	}
+	p := parts[0]
+	c, err := p.Compile(p.Inputs(), []graph.LogicalTensor{graph.NewLogicalTensorAny(111, f32, nil)})
+	must(t, err)
+	if jit.EffectiveISA() != jit.None && (c.Reason() != "" || !strings.HasPrefix(c.Impl(), "jit:")) {
+		t.Errorf("softmax pattern: impl %q, reason %q; want machine code", c.Impl(), c.Reason())
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	xs := make([]float32, rows*n)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64() * 5)
+	}
+	in, err := NewTensor(c.Inputs()[0], bytesOf(xs))
+	must(t, err)
+	dst := make([]float32, rows*n)
+	lt, err := c.QueryLogicalTensor(111)
+	must(t, err)
+	ot, err := NewTensor(lt, bytesOf(dst))
+	must(t, err)
+	must(t, c.Execute([]Tensor{in}, []Tensor{ot}))
+	pr := &norm.Problem{Kind: norm.Softmax, Dims: []int64{rows, n}, Axis: 1,
+		Src: norm.Operand{DT: f32, Strides: []int64{n, 1}}, Dst: norm.Operand{DT: f32, Strides: []int64{n, 1}}}
+	want := oracle.Norm(pr, norm.Buffers{Src: bytesOf(xs)})
+	for i, w := range want.Dst {
+		if got := float64(dst[i]); math.Abs(got-w) > oracle.NormTolerance(f32, w, want.Bound[i]) {
+			t.Fatalf("element %d is %v, want %v", i, got, w)
+		}
+	}
+
+	g = graph.New()
+	softmaxOps(t, g, x, 1, 0)
+	must(t, g.Finalize())
+	parts, err = Get(g, Fusion)
+	must(t, err)
+	for _, p := range parts {
+		for _, op := range p.Ops() {
+			if op.Kind == graph.ReduceMax && len(p.Ops()) >= 5 {
+				t.Fatalf("a softmax pattern with its sum over another axis is recognized: %v", parts)
+			}
+		}
+	}
+}

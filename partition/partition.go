@@ -68,6 +68,12 @@ type Partition struct {
 	supported bool
 	reason    string
 	fpmath    string
+	// norm is the normalization the partition computes (nil: none), its
+	// post-ops ops[post:]: ops[0] itself, or the op a recognized pattern
+	// of ops[:post] computes (pattern names it).
+	norm    *graph.Op
+	post    int
+	pattern string
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -131,7 +137,23 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		ops := []*graph.Op{op}
 		reason := ""
-		if policy == Fusion && op.Kind.IsNormalization() {
+		var pat *normPattern
+		if policy == Fusion {
+			pat = matchSoftmax(g, op, taken)
+		}
+		if pat != nil {
+			// The pattern's ops, then the chain after the op it computes.
+			ops = pat.ops
+			chain, stop, why := fuseChain(g, pat.op, taken)
+			for _, s := range stop {
+				notFused[s.ID] = why
+			}
+			chain, cut, why := normChain(chain)
+			if cut != nil {
+				notFused[cut.ID] = why
+			}
+			ops = append(ops, chain[1:]...)
+		} else if policy == Fusion && op.Kind.IsNormalization() {
 			// Eltwise and binary ops after a normalization are its
 			// post-ops, where it has one output (no kept statistics).
 			if len(op.Outputs) == 1 {
@@ -184,6 +206,10 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			taken[o.ID] = true
 		}
 		p := newPartition(len(parts), ops, g.FPMath)
+		if pat != nil {
+			p.norm, p.post, p.pattern = pat.op, len(pat.ops), pat.name
+			p.supported, p.reason = true, ""
+		}
 		if reason != "" {
 			p.supported, p.reason = false, reason
 		}
@@ -198,6 +224,9 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 // newPartition works out the ports and whether gdnn supports the ops.
 func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 	p := &Partition{id: id, ops: ops, fpmath: fpmath}
+	if ops[0].Kind.IsNormalization() {
+		p.norm, p.post = ops[0], 1
+	}
 	inside := map[uint64]bool{}
 	for _, op := range ops {
 		for _, t := range op.Outputs {
