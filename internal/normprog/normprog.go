@@ -2,7 +2,9 @@ package normprog
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -45,7 +47,7 @@ func (k Kind) String() string {
 	if k >= Softmax && int(k) < len(kindNames) {
 		return kindNames[k]
 	}
-	return "Kind(" + itoa(int64(k)) + ")"
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Operand is a tensor read over the src's index space: strides in
@@ -151,7 +153,7 @@ func Compile(d *Desc) (*Program, error) {
 		return nil, err
 	}
 	p.eps = make([]byte, 4)
-	putF32(p.eps, d.Epsilon)
+	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
 	p.chooseChunks()
 	var err error
 	dims := append([]int64(nil), p.d.Dims...)
@@ -424,7 +426,7 @@ func dense(dims []int64, order []int, keep func(int) bool) []int64 {
 func (p *Program) Impl() string {
 	var names []string
 	for _, s := range p.full.steps {
-		if n := s.k.Impl(); len(names) == 0 || !contains(names, n) {
+		if n := s.k.Impl(); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
@@ -439,15 +441,6 @@ func (p *Program) Why() string {
 		}
 	}
 	return ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, t := range ss {
-		if t == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Buffers are a Run's tensors, each from its first element: Gamma,
@@ -597,31 +590,4 @@ func binaryOp(ops []plan.PostOp, i int) plan.PostOp {
 		}
 	}
 	return plan.PostOp{}
-}
-
-func putF32(b []byte, v float32) {
-	u := math.Float32bits(v)
-	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-}
-
-func itoa(v int64) string {
-	if v == 0 {
-		return "0"
-	}
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	var b [20]byte
-	i := len(b)
-	for v > 0 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }
