@@ -12,6 +12,13 @@ import (
 // the input.
 const rowCap = 512
 
+// shortRuns is the longest reduction whose outputs are computed as rows
+// of accumulators even without an Inner loop: the row's elements are
+// then gathered across its outputs, which costs less than the setup of
+// a run per output when the runs are this short
+// (docs/PERFORMANCE-log.md).
+const shortRuns = 8
+
 // loop is a plan.Loop with int sizes and strides. Run has checked that the
 // plan's spans fit the buffers, so every offset a loop of size > 1 can
 // produce fits in an int.
@@ -26,10 +33,10 @@ type loop struct {
 //
 // The outputs are computed a row at a time: the row is the plan's Inner
 // loop, or where it has none its innermost Outer loop. With an Inner
-// loop (or nothing to reduce) each reduced index brings a whole row of
-// src elements, which the row's accumulators take in together
-// (accumulate); otherwise each output of the row reduces its own runs of
-// src (reduceOne). Either way the finalize, post-ops and stores then run
+// loop (or little to reduce: shortRuns) each reduced index brings a
+// whole row of src elements, which the row's accumulators take in
+// together (accumulate); otherwise each output of the row reduces its
+// own runs of src (reduceOne). Either way the finalize, post-ops and stores then run
 // over the whole row (emit).
 type exec struct {
 	src      view
@@ -113,7 +120,7 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 	default:
 		e.row = loop{size: 1}
 	}
-	e.rowAcc = pl.HasInner || len(e.reds) == 0
+	e.rowAcc = pl.HasInner || len(e.reds) == 0 || pl.N <= shortRuns
 	e.src.set(pl.SrcDT, src)
 	k := 0
 	for _, op := range pl.PostOps {
