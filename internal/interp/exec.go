@@ -10,7 +10,7 @@ import (
 // rowCap bounds the row of outputs computed together: longer rows are
 // done rowCap outputs at a time, so scratch memory does not grow with
 // the input.
-const rowCap = 512
+const rowCap = 1024
 
 // shortRuns is the longest reduction whose outputs are computed as rows
 // of accumulators even without an Inner loop: the row's elements are
@@ -36,8 +36,8 @@ type loop struct {
 // loop (or little to reduce: shortRuns) each reduced index brings a
 // whole row of src elements, which the row's accumulators take in
 // together (accumulate); otherwise each output of the row reduces its
-// own runs of src (reduceOne). Either way the finalize, post-ops and stores then run
-// over the whole row (emit).
+// own runs of src (reduceOne). Either way the finalize, post-ops and
+// stores then run over the whole row (emit).
 type exec struct {
 	src      view
 	bins     [plan.MaxBinary]view
