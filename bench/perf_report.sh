@@ -5,7 +5,8 @@
 # side with oneDNN, numpy, naive Go and the read-bandwidth probe on the same
 # machine in the same rounds (gdnn enters through bench/anchors_extra.sh as
 # EXTRA_CMD, at 2 threads and at 1 thread). Then the jit package's compile
-# and execute-overhead benchmarks run, and cmd/gdnnperf turns all of it into
+# and execute-overhead benchmarks run, and reduce's benchmark of the
+# interpreter against plain Go loops, and cmd/gdnnperf turns all of it into
 # docs/PERFORMANCE.md (tables, ratios and a MET / NOT MET target summary).
 #
 # Usage: bench/perf_report.sh [--install] [--trial] [--out FILE]
@@ -23,6 +24,10 @@
 #   KINDS=1                            run bench/kinds_side_by_side.sh (every alg beside
 #                                      oneDNN's; its own knobs: ALGS, DTS, THREADS; it uses
 #                                      ROUNDS, TIME and SHAPES too); KINDS=0 skips it
+#   INTERP=1 INTERP_COUNT=6 INTERP_TIME=200ms
+#                                      run reduce's BenchmarkInterpVsNaive (the interpreter
+#                                      against plain Go loops, about 45 minutes); INTERP=0 skips it.
+#                                      Its section alone: go run ./cmd/gdnnperf -interp FILE
 #   L3_BYTES=33554432                  the L3 of the roofline rule: a src of half of it or more
 #                                      is compared with the 256 MiB (DRAM) probe. The default is
 #                                      a Zen 3/4 CCD's 32 MiB: the fleet's hypervisor reports an
@@ -115,6 +120,15 @@ if [ "${KINDS:-1}" = 1 ]; then
   kinds_flag=(-kinds "$OUT/kinds.txt")
 fi
 
+# The interpreter against plain Go loops, every anchor shape, kind and src type.
+interp_flag=()
+if [ "${INTERP:-1}" = 1 ]; then
+  echo "== interpreter against plain Go (-count ${INTERP_COUNT:-6})" >&2
+  (cd "$REPO" && go test -run '^$' -bench '^BenchmarkInterpVsNaive$' -count "${INTERP_COUNT:-6}" \
+    -benchtime "${INTERP_TIME:-200ms}" -timeout 4h ./reduce) > "$OUT/interp-bench.txt"
+  interp_flag=(-interp "$OUT/interp-bench.txt")
+fi
+
 # The revision measured; uncommitted changes are named (git is only read).
 # An earlier report in the output file is not a change to what is measured.
 # A report outside the repository (--out /tmp/...) is no pathspec git takes.
@@ -131,7 +145,7 @@ trial_flag=()
 [ "$trial" = 1 ] && trial_flag=(-trial)
 mkdir -p "$(dirname "$report")"
 (cd "$REPO" && go run ./cmd/gdnnperf -raw "$OUT/RESULTS.raw.txt" -harness "$OUT/RESULTS.txt" \
-  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" "${kinds_flag[@]}" -plot perf-bandwidth.svg \
+  -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" "${kinds_flag[@]}" "${interp_flag[@]}" -plot perf-bandwidth.svg \
   -l3 "${L3_BYTES:-33554432}" \
   -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
 cp "$OUT/perf-bandwidth.svg" "$(dirname "$report")/perf-bandwidth.svg"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -27,9 +28,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trial := fs.Bool("trial", false, "label the report a trial run")
 	plot := fs.String("plot", "", "gdnnbench --plot chart to embed, as a path relative to the report (optional)")
 	kinds := fs.String("kinds", "", "bench/kinds_side_by_side.sh output (optional)")
+	interp := fs.String("interp", "", "`go test -bench InterpVsNaive` output of ./reduce (optional; given alone, only its section is written)")
 	l3 := fs.Int64("l3", 0, "L3 `bytes`: a src of half of it or more is compared with the 256 MiB (DRAM) probe; 0: every src with the probe at its own size")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *interp != "" && *raw == "" && *harness == "" && *bench == "" && fs.NArg() == 0 {
+		return writeOut(stdout, stderr, func() (string, error) { return interpSection(*interp) })
 	}
 	if *raw == "" || *harness == "" || *bench == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "gdnnperf: need -raw, -harness and -bench, and no other arguments")
@@ -40,7 +45,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gdnnperf: -l3 must not be negative")
 		return 2
 	}
-	out, err := build(*raw, *harness, *bench, *benchstat, *kinds, *cmd, *rev, *plot, *trial, *l3)
+	return writeOut(stdout, stderr, func() (string, error) {
+		return build(*raw, *harness, *bench, *benchstat, *kinds, *interp, *cmd, *rev, *plot, *trial, *l3)
+	})
+}
+
+// writeOut writes what make returns to stdout and returns the exit status.
+func writeOut(stdout, stderr io.Writer, make func() (string, error)) int {
+	out, err := make()
 	if err != nil {
 		fmt.Fprintln(stderr, "gdnnperf:", err)
 		return 1
@@ -52,8 +64,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// readInterp reads the interpreter benchmark's output file.
+func readInterp(path string) (*interpRuns, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, status.Errorf(status.InvalidArguments, "interpreter benchmark output %s: %v", path, err)
+	}
+	defer f.Close()
+	return parseInterp(f)
+}
+
+// interpSection renders the interpreter's section alone, to replace that
+// section of a report without measuring the rest again.
+func interpSection(path string) (string, error) {
+	ir, err := readInterp(path)
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	renderInterp(&sb, ir)
+	return sb.String(), nil
+}
+
 // build reads the files and renders the report.
-func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
+func build(raw, harness, bench, benchstat, kinds, interp, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
 	rf, err := os.Open(raw)
 	if err != nil {
 		return "", status.Errorf(status.InvalidArguments, "raw results %s: %v", raw, err)
@@ -101,5 +135,12 @@ func build(raw, harness, bench, benchstat, kinds, cmd, rev, plot string, trial b
 			return "", err
 		}
 	}
-	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), kinds: kr, cmd: cmd, rev: rev, plot: plot, trial: trial})
+	var ir *interpRuns
+	if interp != "" {
+		if ir, err = readInterp(interp); err != nil {
+			return "", err
+		}
+	}
+	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), kinds: kr, interp: ir,
+		cmd: cmd, rev: rev, plot: plot, trial: trial})
 }

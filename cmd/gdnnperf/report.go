@@ -27,8 +27,9 @@ type inputs struct {
 	bench     *benchRuns
 	benchstat string // benchstat output, or ""
 	cmd, rev  string
-	plot      string    // gdnnbench --plot chart beside the report, or ""
-	kinds     *kindRuns // kinds_side_by_side.sh runs, or nil
+	plot      string      // gdnnbench --plot chart beside the report, or ""
+	kinds     *kindRuns   // kinds_side_by_side.sh runs, or nil
+	interp    *interpRuns // reduce's BenchmarkInterpVsNaive runs, or nil
 	trial     bool
 }
 
@@ -72,7 +73,11 @@ func render(in inputs) (string, error) {
 		P("(the harness's quiet gate gave up waiting); those figures may understate every tool's speed, gdnn's included.")
 		P("")
 	}
-	renderTargets(&sb, summarize(rows, lowp, in.bench), in.bench)
+	ts := summarize(rows, lowp, in.bench)
+	if in.interp != nil {
+		ts = append(ts, in.interp.target())
+	}
+	renderTargets(&sb, ts, in.bench)
 	renderReading(&sb, in.data.l3)
 	renderPlot(&sb, in.plot)
 	renderShapes(&sb, in.data, rows)
@@ -82,6 +87,7 @@ func render(in inputs) (string, error) {
 		srcBytes[r.shape+" "+r.dt] = r.srcBytes
 	}
 	renderKinds(&sb, in.kinds, srcBytes)
+	renderInterp(&sb, in.interp)
 	renderLatency(&sb, rows)
 	renderJIT(&sb, in.bench, in.benchstat)
 	P("## Changes measured one by one")

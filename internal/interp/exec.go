@@ -1,18 +1,23 @@
 package interp
 
 import (
-	"encoding/binary"
-	"math"
 	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// rowCap bounds the row of accumulators an [O,R,I] walk keeps: Inner runs
-// longer than this are done rowCap outputs at a time, so scratch memory
-// does not grow with the input.
-const rowCap = 512
+// rowCap bounds the row of outputs computed together: longer rows are
+// done rowCap outputs at a time, so scratch memory does not grow with
+// the input.
+const rowCap = 1024
+
+// shortRuns is the longest reduction whose outputs are computed as rows
+// of accumulators even without an Inner loop: the row's elements are
+// then gathered across its outputs, which costs less than the setup of
+// a run per output when the runs are this short
+// (docs/PERFORMANCE-log.md).
+const shortRuns = 8
 
 // loop is a plan.Loop with int sizes and strides. Run has checked that the
 // plan's spans fit the buffers, so every offset a loop of size > 1 can
@@ -23,8 +28,16 @@ type loop struct {
 }
 
 // exec is the per-call state: the views, the plan's loops with size-1
-// loops dropped, and the accumulator row. It comes from a pool, so a call
+// loops dropped, and the scratch rows. It comes from a pool, so a call
 // allocates nothing in the steady state.
+//
+// The outputs are computed a row at a time: the row is the plan's Inner
+// loop, or where it has none its innermost Outer loop. With an Inner
+// loop (or little to reduce: shortRuns) each reduced index brings a
+// whole row of src elements, which the row's accumulators take in
+// together (accumulate); otherwise each output of the row reduces its
+// own runs of src (reduceOne). Either way the finalize, post-ops and
+// stores then run over the whole row (emit).
 type exec struct {
 	src      view
 	bins     [plan.MaxBinary]view
@@ -32,19 +45,24 @@ type exec struct {
 	dstDT    dtypes.DataType
 	ops      []plan.PostOp
 	red      plan.Reduction // the plan's reduction (no transform when src holds partials)
-	plain    bool           // a sum of untransformed elements: the typed fast loops apply
+	k        kernel         // the loops that combine src elements
 	lse      bool           // a log-sum-exp (lseRow computes it whole)
-	id       float64        // the accumulators' start (the alg's identity)
 	finalize bool           // the plan applies the alg's finalize
 	div      int64          // the mean's divisor
 	outer    []loop
 	reds     []loop
-	inner    loop
-	hasInner bool
+	row      loop // the row of outputs
+	rowAcc   bool // the row takes in whole rows of src (accumulate), else reduceOne per output
 	emptyRed bool // a reduced loop has size 0: every sum is over nothing
 	loopBuf  [plan.MaxLoops]loop
-	row      [rowCap]float64
-	shift    [rowCap]float64 // log-sum-exp shifts of a row
+
+	acc   [rowCap]float64    // the row's accumulators, then its combined values
+	acc32 [rowCap]float32    // kMax and kMin accumulators
+	out   [rowCap]float32    // the row's results, through the post-ops
+	shift [rowCap]float64    // log-sum-exp shifts of a row
+	bufs  [8][rowCap]float32 // widened src rows
+	wide  [rowCap]float64    // transformed elements (kWide)
+	seen  [rowCap]bool       // outputs whose first NaN firstNaNs has found
 }
 
 var execPool = sync.Pool{New: func() any { return new(exec) }}
@@ -67,9 +85,8 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 	}
 	e.lse = pl.ShiftedLogSumExp()
 	e.finalize = pl.Stage&plan.SkipFinalize == 0 && e.red.Finalize != plan.FinalizeNone && !e.lse
-	e.plain = e.red.Combine == plan.CombineAdd && e.red.Transform == plan.TransformNone
-	e.id = float64(e.red.Identity())
-	e.emptyRed, e.hasInner = false, false
+	e.k = kernelOf(e.red)
+	e.emptyRed = false
 	for _, l := range pl.Reduced {
 		e.emptyRed = e.emptyRed || l.Size == 0
 	}
@@ -83,12 +100,6 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 		}
 	}
 	e.outer = buf
-	if pl.HasInner {
-		if pl.Inner.Size == 0 {
-			return false
-		}
-		e.inner, e.hasInner = e.conv(&pl.Inner), true
-	}
 	e.reds = buf[len(buf):]
 	if !e.emptyRed {
 		for _, l := range pl.Reduced {
@@ -97,6 +108,19 @@ func (e *exec) init(pl *plan.Plan, src, dst []byte, bins [][]byte) bool {
 			}
 		}
 	}
+	switch {
+	case pl.HasInner:
+		if pl.Inner.Size == 0 {
+			return false
+		}
+		e.row = e.conv(&pl.Inner)
+	case len(e.outer) > 0:
+		e.row = e.outer[len(e.outer)-1]
+		e.outer = e.outer[:len(e.outer)-1]
+	default:
+		e.row = loop{size: 1}
+	}
+	e.rowAcc = pl.HasInner || len(e.reds) == 0 || pl.N <= shortRuns
 	e.src.set(pl.SrcDT, src)
 	k := 0
 	for _, op := range pl.PostOps {
@@ -122,7 +146,7 @@ func (e *exec) conv(l *plan.Loop) loop {
 }
 
 // run walks the Outer loops (an odometer, innermost fastest) and computes
-// the block of outputs under each Outer index.
+// the row of outputs under each Outer index.
 func (e *exec) run() {
 	var idx [plan.MaxLoops]int
 	var bo [plan.MaxBinary]int
@@ -165,153 +189,23 @@ func (e *exec) nbins() int {
 	return n
 }
 
-// block computes the outputs at one Outer index: one result, or with an
-// Inner loop a row of results accumulated rowCap at a time.
+// block computes the row of outputs at one Outer index, rowCap outputs
+// at a time.
 func (e *exec) block(so, do int, bo *[plan.MaxBinary]int) {
-	if !e.hasInner {
-		e.row[0] = e.sum(so)
-		e.emit(e.row[:1], do, bo, &loop{})
-		return
-	}
-	in := &e.inner
-	for i0 := 0; i0 < in.size; i0 += rowCap {
-		row := e.row[:min(rowCap, in.size-i0)]
+	rl := &e.row
+	for i0 := 0; i0 < rl.size; i0 += rowCap {
+		acc := e.acc[:min(rowCap, rl.size-i0)]
+		base := so + i0*rl.src
 		if e.lse {
-			e.lseRow(row, so+i0*in.src, in.src)
+			e.lseRow(acc, base)
 		} else {
-			for j := range row {
-				row[j] = e.id
-			}
-			e.rows(row, so+i0*in.src)
+			e.reduceRow(e.k, acc, base)
 		}
 		var b [plan.MaxBinary]int
 		for j := range b {
-			b[j] = bo[j] + i0*in.bin[j]
+			b[j] = bo[j] + i0*rl.bin[j]
 		}
-		e.emit(row, do+i0*in.dst, &b, in)
-	}
-}
-
-// sum returns the combination over the Reduced loops of src starting at
-// base, from the identity.
-func (e *exec) sum(base int) float64 {
-	if e.lse {
-		row := [1]float64{}
-		e.lseRow(row[:], base, 0)
-		return row[0]
-	}
-	if e.emptyRed {
-		return e.id
-	}
-	if len(e.reds) == 0 {
-		// One element, combined with the identity: a one-element sum
-		// turns -0 into +0, as in the JIT.
-		return e.red.CombineF64(e.id, e.red.TransformF64(float64(e.src.at(base))))
-	}
-	last := &e.reds[len(e.reds)-1]
-	o := odometer{loops: e.reds[:len(e.reds)-1], off: base}
-	s := e.id
-	for {
-		if e.plain {
-			s += e.src.sum(o.off, last.size, last.src)
-		} else {
-			s = e.src.fold(&e.red, s, o.off, last.size, last.src)
-		}
-		if !o.next() {
-			return s
-		}
-	}
-}
-
-// rows combines, for every index of the Reduced loops, the row of Inner
-// elements at that index into acc.
-func (e *exec) rows(acc []float64, base int) {
-	stride := e.inner.src
-	if e.plain {
-		e.forRows(base, func(off int) { e.src.addRow(acc, off, stride) })
-		return
-	}
-	e.forRows(base, func(off int) { e.src.foldRow(&e.red, acc, off, stride) })
-}
-
-// forRows calls f with the src offset of every index of the Reduced
-// loops from base, in order (none when a reduced loop is empty).
-func (e *exec) forRows(base int, f func(off int)) {
-	if e.emptyRed {
-		return
-	}
-	if len(e.reds) == 0 {
-		f(base)
-		return
-	}
-	last := &e.reds[len(e.reds)-1]
-	o := odometer{loops: e.reds[:len(e.reds)-1], off: base}
-	for {
-		off := o.off
-		for range last.size {
-			f(off)
-			off += last.src
-		}
-		if !o.next() {
-			return
-		}
-	}
-}
-
-// emit turns combined values into outputs: finalize, post-ops,
-// conversion, store. Output
-// j is written at dst element do + j*in.dst and reads binary operand k at
-// bo[k] + j*in.bin[k].
-func (e *exec) emit(sums []float64, do int, bo *[plan.MaxBinary]int, in *loop) {
-	if len(e.ops) == 0 {
-		e.storeRow(sums, do, in.dst)
-		return
-	}
-	for j, s := range sums {
-		m := float32(e.fin(s))
-		k := 0
-		for i := range e.ops {
-			op := &e.ops[i]
-			if op.Kind.IsBinary() {
-				m = plan.Binary(op.Kind, m, e.bins[k].at(bo[k]+j*in.bin[k]))
-				k++
-			} else {
-				m = plan.Eltwise(op.Kind, op.Alpha, op.Beta, m)
-			}
-		}
-		dtypes.StoreF32(e.dstDT, e.dst, int64(do+j*in.dst), m)
-	}
-}
-
-// fin applies the reduction's finalize where the plan does (for a mean
-// the true division, in float64, rounded once to f32 by the caller).
-func (e *exec) fin(s float64) float64 {
-	if !e.finalize {
-		return s
-	}
-	return e.red.FinalizeF64(s, e.div)
-}
-
-// storeRow is emit without post-ops, with the data type switch hoisted
-// out of the loop (an identity copy is all emit).
-func (e *exec) storeRow(sums []float64, do, stride int) {
-	switch e.dstDT {
-	case dtypes.F32:
-		for j, s := range sums {
-			binary.LittleEndian.PutUint32(e.dst[4*(do+j*stride):], math.Float32bits(float32(e.fin(s))))
-		}
-	case dtypes.BF16:
-		for j, s := range sums {
-			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToBF16(float32(e.fin(s))))
-		}
-	case dtypes.F16:
-		for j, s := range sums {
-			binary.LittleEndian.PutUint16(e.dst[2*(do+j*stride):], dtypes.F32ToF16(float32(e.fin(s))))
-		}
-	default:
-		for j, s := range sums {
-			dtypes.StoreF32(e.dstDT, e.dst, int64(do+j*stride), float32(e.fin(s)))
-		}
+		e.emit(acc, do+i0*rl.dst, &b)
 	}
 }
 

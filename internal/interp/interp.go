@@ -1,18 +1,26 @@
 // Package interp runs canonical reduction plans in pure Go. It is the
-// fallback for every plan the JIT does not compile and the oracle the
-// JIT's results are checked against, so it favours plain, checkable code
-// over speed, while still special-casing the innermost loops.
+// fallback for every plan the JIT does not compile, the whole of gdnn
+// where no machine code can run (the platforms gdnn emits no code for,
+// an instruction set capped to none), and the oracle the JIT's results
+// are checked against. So it is checkable first, and then at least as
+// fast as a plain Go loop over the same data (reduce's
+// BenchmarkInterpVsNaive): each plan is walked a row of outputs at a time,
+// its elements widened to f32 a run at a time and combined by typed loops
+// chosen once per call (kernel.go), never through a per-element switch,
+// interface or closure.
 //
 // Arithmetic: each src element is widened to f32 exactly, transformed and
-// combined in float64 with the plan's plan.Reduction (sums with several
-// independent accumulators, each starting at +0 as in oneDNN and the JIT,
-// so a mean of -0 values is +0); the result is the finalize in float64
-// (for the mean float32(sum / float64(Div))) rounded once to f32, unless
-// the plan writes partials; post-ops run in order in f32
-// (plan.Eltwise, plan.Binary, operands widened to f32); the result is
-// rounded to the dst data type, ties to even. float64 accumulation keeps a
-// sum of 10^8 f32 values within about 1e-8 relative of the exact sum, well
-// inside the final f32 rounding.
+// combined in float64 with the plan's plan.Reduction: sums and products
+// in several independent chains (each sum starting at +0 as in oneDNN
+// and the JIT, so a mean of -0 values is +0); maxima and minima, which
+// are exact, as the sequential fold orders them (the first NaN wins, +0
+// is above -0). The result is the finalize in float64 (for the mean
+// float32(sum / float64(Div))) rounded once to f32, unless the plan
+// writes partials; post-ops run in order in f32 (plan.Eltwise,
+// plan.Binary, operands widened to f32), over a row of results at a
+// time; the result is rounded to the dst data type, ties to even.
+// float64 accumulation keeps a sum of 10^8 f32 values within about 1e-8
+// relative of the exact sum, well inside the final f32 rounding.
 package interp
 
 import (
