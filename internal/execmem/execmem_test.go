@@ -305,3 +305,67 @@ func TestNewEmpty(t *testing.T) {
 		t.Fatalf("New(nil): %v, want InvalidArguments naming 0 bytes", err)
 	}
 }
+
+// faultKernel returns a kernel that loads from an unmapped address.
+func faultKernel() []byte {
+	switch runtime.GOARCH {
+	case "amd64":
+		return []byte{
+			0x48, 0xb8, 0, 0, 0, 0, 0, 0x10, 0, 0, // MOVQ $0x100000000000, AX
+			0x48, 0x8b, 0x00, // MOVQ (AX), AX
+			0xc5, 0xf8, 0x77, 0xc3, // VZEROUPPER; RET
+		}
+	case "arm64":
+		var b []byte
+		for _, w := range []uint32{0xd2c20001, 0xf9400022, 0xd65f03c0} { // MOVZ X1, #0x1000, LSL #32; LDR X2, [X1]; RET
+			b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+		}
+		return b
+	}
+	return []byte{0}
+}
+
+// callRecovering calls c with SetPanicOnFault on, as the jit runtime
+// does, and returns what it panicked with.
+func callRecovering(c *Code, args unsafe.Pointer) (r any) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { r = recover() }()
+	c.Call(args)
+	return nil
+}
+
+// TestFaultIsAPanic calls a kernel that faults: the fault must become a
+// panic on the calling goroutine, which recovers, again and again (on
+// Linux and macOS the runtime's signal handling does it, on Windows
+// vehHandler), and the thread then runs kernels as before.
+func TestFaultIsAPanic(t *testing.T) {
+	if !supported() {
+		t.Skip("no executable memory on this platform (TestCallRunsKernel checks the error)")
+	}
+	bad, err := New(faultKernel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Release()
+	good, err := New(storeKernel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Release()
+	var args plan.Args
+	for i := 0; i < 3; i++ {
+		r := callRecovering(bad, unsafe.Pointer(&args))
+		if r == nil {
+			t.Fatalf("call %d of a faulting kernel did not panic", i)
+		}
+		if i == 0 {
+			t.Logf("panic: %v", r)
+		}
+		dst := heapPair()
+		a := plan.Args{Dst: uintptr(unsafe.Pointer(dst)), Count: int64(i)}
+		if r := callRecovering(good, unsafe.Pointer(&a)); r != nil || dst[0] != 42 || dst[1] != int64(i) {
+			t.Fatalf("after fault %d: panic %v, dst %v", i, r, *dst)
+		}
+		runtime.KeepAlive(dst)
+	}
+}

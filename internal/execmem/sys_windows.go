@@ -27,6 +27,9 @@ var flushInstructionCache = windows.NewLazySystemDLL("kernel32.dll").NewProc("Fl
 // mitigation) may not make memory executable: VirtualProtect fails with
 // ERROR_DYNAMIC_CODE_BLOCKED, and the error says so.
 func mapCode(code []byte) ([]byte, error) {
+	// A handler that cannot be installed costs only the recovery of a
+	// faulting kernel, not the machine code.
+	_ = catchKernelFaults()
 	page := os.Getpagesize()
 	size := (len(code) + page - 1) / page * page
 	if err := injected("mmap"); err != nil {
