@@ -67,5 +67,5 @@ func kernelFault(code, addr uintptr) {
 	panic(status.Errorf(status.RuntimeError, "execmem: kernel raised %s (%#x) at address %#x", name, code, addr))
 }
 
-// kernelFault is called from fault_windows_amd64.s only.
-var _ = kernelFault
+// jitFault and kernelFault are called from fault_windows_amd64.s only.
+var _, _ = jitFault, kernelFault

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -67,15 +68,26 @@ func entitlementBlob(op uintptr) ([]byte, error) {
 	}
 }
 
-// csops calls csops(2) on this process. golang.org/x/sys/unix has no
-// wrapper for it, so it goes through the system-call trap (Syscall6, as
-// package syscall's Syscall6 does on darwin); csops' number and
-// arguments have been stable since Mac OS X 10.5, and an error refuses
-// executable memory rather than guessing.
+// csops calls csops(2) on this process through libSystem, as
+// golang.org/x/sys/unix calls the functions it wraps (it has no wrapper
+// for csops): the runtime's syscall6 calls the C function on the system
+// stack and returns errno when it returns -1. macOS's system-call
+// numbers are not a stable interface; libSystem's functions are.
 func csops(op uintptr, buf unsafe.Pointer, size uintptr) error {
-	_, _, e := unix.Syscall6(unix.SYS_CSOPS, uintptr(os.Getpid()), op, uintptr(buf), size, 0, 0)
+	_, _, e := syscall_syscall6(libc_csops_trampoline_addr, uintptr(os.Getpid()), op, uintptr(buf), size, 0, 0)
 	if e != 0 {
 		return e
 	}
 	return nil
 }
+
+// syscall_syscall6 is implemented in the runtime (runtime/sys_darwin.go).
+//
+//go:linkname syscall_syscall6 syscall.syscall6
+func syscall_syscall6(fn, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err syscall.Errno)
+
+// libc_csops_trampoline_addr is the address of a jump to libSystem's
+// csops (csops_darwin.s).
+var libc_csops_trampoline_addr uintptr
+
+//go:cgo_import_dynamic libc_csops csops "/usr/lib/libSystem.B.dylib"
