@@ -23,6 +23,10 @@ var flushInstructionCache = windows.NewLazySystemDLL("kernel32.dll").NewProc("Fl
 // stores, but FlushInstructionCache is what Windows documents for code
 // written at run time, and it costs one call per kernel.
 //
+// VirtualAlloc reserves address space in 64 KiB granules, so each kernel
+// holds that much of it; only the committed pages take memory, and
+// MappedBytes counts those, as on the other OSes.
+//
 // A process under Arbitrary Code Guard (the ProcessDynamicCodePolicy
 // mitigation) may not make memory executable: VirtualProtect fails with
 // ERROR_DYNAMIC_CODE_BLOCKED, and the error says so.
