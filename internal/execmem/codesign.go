@@ -13,13 +13,14 @@ import (
 // A process signed with the hardened runtime (what notarization asks
 // for) runs pages that were written at run time and then made executable
 // only if it holds one of the entitlements in unsignedExecEntitlements;
-// without one, macOS does not fail the mprotect but kills the process
-// when it first executes such a page, which no fallback can catch. So
-// New asks first, through csops(2): the process's code-signing flags say
-// whether the hardened runtime is on (csRuntime), and its entitlements
-// say whether unsigned executable memory is allowed. The decision is
-// made here, in code that the tests run on every OS; the darwin file
-// only reads the flags and the entitlement blobs.
+// without one, macOS may let the mprotect pass (some versions refuse it
+// instead) and kill the process when it first executes such a page,
+// which no fallback can catch. So New asks first, through csops(2): the
+// process's code-signing flags say whether the hardened runtime is on
+// (csRuntime), and its entitlements say whether unsigned executable
+// memory is allowed. The decision is made here, in code that the tests
+// run on every OS; the darwin file only reads the flags and the
+// entitlement blobs.
 //
 // com.apple.security.cs.allow-jit is not enough: it allows MAP_JIT
 // mappings, and gdnn maps without MAP_JIT (write, then read+execute,
@@ -134,6 +135,6 @@ func codeSigningVerdict(flags uint32, xml []byte, xmlErr error, der []byte, derE
 		why = fmt.Sprintf(" (unread: %v)", unread)
 	}
 	return status.Errorf(status.RuntimeError, "execmem: the process runs under macOS's hardened runtime without the %s entitlement, "+
-		"so macOS would kill it on the first call of code gdnn maps (allow-jit covers MAP_JIT memory only, which gdnn does not use)%s",
+		"so macOS would refuse the code gdnn maps or kill the process at its first call (allow-jit covers MAP_JIT memory only, which gdnn does not use)%s",
 		unsignedExecEntitlements[0], why)
 }
