@@ -57,7 +57,8 @@ func wantImpl(t *testing.T, c *CompiledPartition, isa jit.ISA) {
 
 // TestMain fails the package at once when GDNN_TEST_REQUIRE_ISA asks for
 // what this CPU lacks; under it, it counts the calls of AVX-512 code and
-// reports them after the tests (the marker .ci/avx512 reads). Only
+// reports them after the tests (the marker .ci/avx512 reads), and under
+// GDNN_TEST_COUNT_CALLS=1 the calls of every ISA. Only
 // "avx512" applies here: the runtime picks AVX512_BF16 rounding by
 // itself where the CPU has it, so the bf16 configuration is proven by
 // the emitter tests (package amd64).
@@ -76,10 +77,21 @@ func TestMain(m *testing.M) {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)
 	}
-	if req != "" {
+	if req != "" || kerneltest.CountCalls() {
 		jit.SetCallCounting(true)
 	}
 	code := m.Run()
 	kerneltest.Report("partition", jit.CallCount(jit.AVX512))
+	kerneltest.ReportCalls("partition", implCalls()...)
 	os.Exit(code)
+}
+
+// implCalls are the calls counted per JIT ISA, for
+// kerneltest.ReportCalls.
+func implCalls() []kerneltest.ImplCalls {
+	var out []kerneltest.ImplCalls
+	for _, isa := range []jit.ISA{jit.AVX512, jit.AVX2, jit.NEON} {
+		out = append(out, kerneltest.ImplCalls{Impl: "jit:" + isa.String(), N: jit.CallCount(isa)})
+	}
+	return out
 }

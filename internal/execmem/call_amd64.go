@@ -7,8 +7,3 @@ import "unsafe"
 //
 //go:noescape
 func call(code, args unsafe.Pointer)
-
-// flushICache is not needed on amd64: x86 keeps instruction fetch coherent
-// with stores, and the mprotect system call that follows the copy
-// serialises the writing thread.
-func flushICache(b []byte) {}

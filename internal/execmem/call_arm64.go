@@ -10,16 +10,20 @@ import "unsafe"
 func call(code, args unsafe.Pointer)
 
 // flushICacheRange makes the instruction cache coherent with stores to
-// [addr, addr+n) (flush_arm64.s).
+// [addr, addr+n), striding dline and iline bytes (flush_arm64.s).
 //
 //go:noescape
-func flushICacheRange(addr unsafe.Pointer, n uintptr)
+func flushICacheRange(addr unsafe.Pointer, n, dline, iline uintptr)
 
 // flushICache makes freshly written code visible to instruction fetch:
-// arm64 instruction caches are not coherent with data stores.
+// arm64 instruction caches are not coherent with data stores. mapCode
+// calls it for every kernel it maps: code memory is never rewritten in
+// place, and a fresh mapping may sit where freed code was (stale lines
+// of that address go with the invalidation too).
 func flushICache(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	flushICacheRange(unsafe.Pointer(&b[0]), uintptr(len(b)))
+	dline, iline := cacheLines()
+	flushICacheRange(unsafe.Pointer(&b[0]), uintptr(len(b)), dline, iline)
 }

@@ -5,6 +5,15 @@
 // flipped to read+execute. No mapping is ever writable and executable at
 // once (W^X), so gdnn runs on kernels that forbid such mappings.
 //
+// Where: linux/amd64, linux/arm64, darwin/amd64, darwin/arm64 and
+// freebsd/amd64 through mmap and mprotect (sys_unix.go), windows/amd64
+// through VirtualAlloc and VirtualProtect (sys_windows.go). Elsewhere New
+// fails with Unimplemented; where the OS refuses executable memory
+// (macOS's hardened runtime without the entitlement for unsigned
+// executable memory, codesign.go; Windows's Arbitrary Code Guard;
+// SELinux or PaX on Linux) it fails with RuntimeError, saying why. The
+// callers then run the interpreter.
+//
 // A kernel is called through a few lines of per-GOARCH assembly (the
 // trampoline) with a single argument: a pointer to the plan.Args block
 // (amd64: in DI; arm64: in R0). The kernel contract (registers it may
@@ -45,7 +54,9 @@ func MappedBytes() int64 { return mapped.Load() }
 var failHook atomic.Pointer[func(op string) error]
 
 // SetFailHook installs f as the fault-injection hook: New calls f("mmap")
-// before mapping and f("mprotect") before making the mapping executable,
+// before mapping and f("mprotect") before making the mapping executable
+// (the steps are named so on every OS; on Windows they are VirtualAlloc
+// and VirtualProtect),
 // and fails with f's error when it returns one. It exists so that tests can
 // show the callers' fallbacks work when executable memory is refused (for
 // example by a hardened kernel). f == nil removes the hook. The returned

@@ -1,12 +1,11 @@
 package execmem
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,29 @@ import (
 // supported reports whether this platform maps code (else New must say
 // Unimplemented).
 func supported() bool {
-	return runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+	switch runtime.GOOS + "/" + runtime.GOARCH {
+	case "linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "freebsd/amd64", "windows/amd64":
+		return true
+	}
+	return false
+}
+
+// stepCall is the system call a fail-hook step stands for on this OS,
+// which New's error names.
+func stepCall(op string) string {
+	if runtime.GOOS == "windows" {
+		return map[string]string{"mmap": "VirtualAlloc", "mprotect": "VirtualProtect"}[op]
+	}
+	return op
+}
+
+// writeFaults reports whether storing b at p faults. b is the byte that
+// is there, so a store that lands changes nothing the test runs.
+func writeFaults(p unsafe.Pointer, b byte) (faulted bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { faulted = recover() != nil }()
+	*(*byte)(p) = b
+	return false
 }
 
 // storeKernel returns a hand-assembled kernel that follows the plan ABI:
@@ -163,50 +184,6 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 }
 
-// mapping is one line of /proc/self/maps.
-type mapping struct {
-	lo, hi uintptr
-	perms  string
-	line   string
-}
-
-func readMaps(t *testing.T) []mapping {
-	t.Helper()
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		t.Fatalf("open /proc/self/maps: %v", err)
-	}
-	defer f.Close()
-	var out []mapping
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		lohi := strings.SplitN(fields[0], "-", 2)
-		lo, err1 := strconv.ParseUint(lohi[0], 16, 64)
-		hi, err2 := strconv.ParseUint(lohi[1], 16, 64)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("bad maps line %q", sc.Text())
-		}
-		out = append(out, mapping{uintptr(lo), uintptr(hi), fields[1], sc.Text()})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read /proc/self/maps: %v", err)
-	}
-	return out
-}
-
-func covering(ms []mapping, addr uintptr) *mapping {
-	for i := range ms {
-		if ms[i].lo <= addr && addr < ms[i].hi {
-			return &ms[i]
-		}
-	}
-	return nil
-}
-
 func TestWXorXAndRelease(t *testing.T) {
 	if !supported() {
 		t.Skip("no executable memory on this platform (TestCallRunsKernel checks the error)")
@@ -224,21 +201,13 @@ func TestWXorXAndRelease(t *testing.T) {
 	if got := MappedBytes() - before; got != 5*page {
 		t.Errorf("MappedBytes grew by %d, want %d (5 pages)", got, 5*page)
 	}
-	ms := readMaps(t)
-	for _, m := range ms {
-		if strings.Contains(m.perms, "w") && strings.Contains(m.perms, "x") {
-			t.Errorf("mapping is writable and executable: %s", m.line)
-		}
-	}
+	first := storeKernel(t)[0]
 	for i, c := range codes {
-		m := covering(ms, uintptr(c.entry))
-		if m == nil {
-			t.Fatalf("code %d at %p: no mapping covers it", i, c.entry)
-		}
-		if !strings.HasPrefix(m.perms, "r-x") {
-			t.Errorf("code %d mapping perms %q, want r-x: %s", i, m.perms, m.line)
+		if !writeFaults(c.entry, first) {
+			t.Errorf("code %d at %p: a store to it did not fault (writable code memory)", i, c.entry)
 		}
 	}
+	checkExecutable(t, codes)
 	addrs := make([]uintptr, len(codes))
 	for i, c := range codes {
 		addrs[i] = uintptr(c.entry)
@@ -252,12 +221,7 @@ func TestWXorXAndRelease(t *testing.T) {
 	if got := MappedBytes(); got != before {
 		t.Errorf("MappedBytes after Release = %d, want %d", got, before)
 	}
-	ms = readMaps(t)
-	for i, a := range addrs {
-		if m := covering(ms, a); m != nil && strings.Contains(m.perms, "x") {
-			t.Errorf("code %d still executable after Release: %s", i, m.line)
-		}
-	}
+	checkReleased(t, addrs)
 	// A Call after Release runs nothing and does not crash.
 	dst := heapPair()
 	args := plan.Args{Dst: uintptr(unsafe.Pointer(dst)), Count: 3}
@@ -300,7 +264,7 @@ func TestFailHook(t *testing.T) {
 			if c != nil || !errors.Is(err, tc.want) {
 				t.Fatalf("New with %s refused: code %v, err %v; want nil, %v", tc.op, c, err, tc.want)
 			}
-			if !strings.Contains(err.Error(), tc.op) || !strings.Contains(err.Error(), "refused by test hook") {
+			if !strings.Contains(err.Error(), stepCall(tc.op)) || !strings.Contains(err.Error(), "refused by test hook") {
 				t.Errorf("error %q does not name the step and the cause", err)
 			}
 			if asked[len(asked)-1] != tc.op {
@@ -339,5 +303,69 @@ func TestSetFailHookRestoresPrevious(t *testing.T) {
 func TestNewEmpty(t *testing.T) {
 	if _, err := New(nil); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "0 bytes") {
 		t.Fatalf("New(nil): %v, want InvalidArguments naming 0 bytes", err)
+	}
+}
+
+// faultKernel returns a kernel that loads from an unmapped address.
+func faultKernel() []byte {
+	switch runtime.GOARCH {
+	case "amd64":
+		return []byte{
+			0x48, 0xb8, 0, 0, 0, 0, 0, 0x10, 0, 0, // MOVQ $0x100000000000, AX
+			0x48, 0x8b, 0x00, // MOVQ (AX), AX
+			0xc5, 0xf8, 0x77, 0xc3, // VZEROUPPER; RET
+		}
+	case "arm64":
+		var b []byte
+		for _, w := range []uint32{0xd2c20001, 0xf9400022, 0xd65f03c0} { // MOVZ X1, #0x1000, LSL #32; LDR X2, [X1]; RET
+			b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+		}
+		return b
+	}
+	return []byte{0}
+}
+
+// callRecovering calls c with SetPanicOnFault on, as the jit runtime
+// does, and returns what it panicked with.
+func callRecovering(c *Code, args unsafe.Pointer) (r any) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { r = recover() }()
+	c.Call(args)
+	return nil
+}
+
+// TestFaultIsAPanic calls a kernel that faults: the fault must become a
+// panic on the calling goroutine, which recovers, again and again (on
+// Linux and macOS the runtime's signal handling does it, on Windows
+// vehHandler), and the thread then runs kernels as before.
+func TestFaultIsAPanic(t *testing.T) {
+	if !supported() {
+		t.Skip("no executable memory on this platform (TestCallRunsKernel checks the error)")
+	}
+	bad, err := New(faultKernel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Release()
+	good, err := New(storeKernel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Release()
+	var args plan.Args
+	for i := 0; i < 3; i++ {
+		r := callRecovering(bad, unsafe.Pointer(&args))
+		if r == nil {
+			t.Fatalf("call %d of a faulting kernel did not panic", i)
+		}
+		if i == 0 {
+			t.Logf("panic: %v", r)
+		}
+		dst := heapPair()
+		a := plan.Args{Dst: uintptr(unsafe.Pointer(dst)), Count: int64(i)}
+		if r := callRecovering(good, unsafe.Pointer(&a)); r != nil || dst[0] != 42 || dst[1] != int64(i) {
+			t.Fatalf("after fault %d: panic %v, dst %v", i, r, *dst)
+		}
+		runtime.KeepAlive(dst)
 	}
 }

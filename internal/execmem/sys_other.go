@@ -1,4 +1,4 @@
-//go:build !(linux && (amd64 || arm64))
+//go:build !((linux && (amd64 || arm64)) || (darwin && (amd64 || arm64)) || (freebsd && amd64) || (windows && amd64))
 
 package execmem
 

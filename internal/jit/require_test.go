@@ -24,7 +24,8 @@ func hasRequired(req string) bool {
 
 // TestMain fails the package at once when GDNN_TEST_REQUIRE_ISA asks for
 // what this CPU lacks; under it, it counts the calls of AVX-512 code and
-// reports them after the tests (the marker .ci/avx512 reads).
+// reports them after the tests (the marker .ci/avx512 reads), and under
+// GDNN_TEST_COUNT_CALLS=1 the calls of every ISA (kerneltest.ReportCalls).
 func TestMain(m *testing.M) {
 	err := kerneltest.CheckRequired(hasRequired)
 	if err == nil {
@@ -34,12 +35,22 @@ func TestMain(m *testing.M) {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)
 	}
-	if req, _ := kerneltest.Required(); req != "" {
+	if req, _ := kerneltest.Required(); req != "" || kerneltest.CountCalls() {
 		SetCallCounting(true)
 	}
 	code := m.Run()
 	kerneltest.Report("jit", CallCount(AVX512))
+	kerneltest.ReportCalls("jit", implCalls()...)
 	os.Exit(code)
+}
+
+// implCalls are the calls counted per JIT ISA, for ReportCalls.
+func implCalls() []kerneltest.ImplCalls {
+	var out []kerneltest.ImplCalls
+	for _, isa := range []ISA{AVX512, AVX2, NEON} {
+		out = append(out, kerneltest.ImplCalls{Impl: "jit:" + isa.String(), N: CallCount(isa)})
+	}
+	return out
 }
 
 // testISAs are the ISAs the differential tests run under: every one this

@@ -25,7 +25,7 @@ func ExhaustStride(t testing.TB, cmd, long string) uint32 {
 		return 1
 	case n == 0:
 		t.Skipf("opt-in, %s for all 2^32 inputs: %s -vfn.all (or -vfn.stride=N, N a power of two, every N-th input) -timeout 0 -v", long, cmd)
-	case n&(n-1) != 0 || n >= 1<<32:
+	case n&(n-1) != 0 || uint64(n) >= 1<<32:
 		t.Fatalf("-vfn.stride=%d: want a power of two below 2^32", n)
 	}
 	return uint32(*exhaustStride)

@@ -1,16 +1,15 @@
 package kerneltest
 
 import (
+	"os"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
-// Fence places copies of buffers next to inaccessible (PROT_NONE) pages,
-// for guard-page tests: each copy's last byte is the last before such a
-// page (atEnd), or its first byte the first after one. A kernel that
-// reads or writes one byte outside its tensors faults, and the test dies
-// with it.
+// Fence places copies of buffers next to inaccessible pages (PROT_NONE,
+// PAGE_NOACCESS on Windows), for guard-page tests: each copy's last byte
+// is the last before such a page (atEnd), or its first byte the first
+// after one. A kernel that reads or writes one byte outside its tensors
+// faults, and the test dies with it.
 type Fence struct {
 	t       testing.TB
 	atEnd   bool
@@ -28,19 +27,19 @@ func (f *Fence) Place(b []byte) []byte {
 	if n == 0 {
 		return b
 	}
-	page := unix.Getpagesize()
+	page := os.Getpagesize()
 	data := (n + page - 1) / page * page
-	m, err := unix.Mmap(-1, 0, data+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	m, err := mapPages(data + page)
 	if err != nil {
-		f.t.Fatalf("mmap: %v", err)
+		f.t.Fatalf("fence: %v", err)
 	}
 	f.mapping = append(f.mapping, m)
 	guard, buf := m[data:], m[data-n:data:data]
 	if !f.atEnd {
 		guard, buf = m[:page], m[page:page+n:page+n]
 	}
-	if err := unix.Mprotect(guard, unix.PROT_NONE); err != nil {
-		f.t.Fatalf("mprotect: %v", err)
+	if err := noAccess(guard); err != nil {
+		f.t.Fatalf("fence: %v", err)
 	}
 	copy(buf, b)
 	return buf
@@ -58,7 +57,7 @@ func (f *Fence) PlaceEach(bs [][]byte) [][]byte {
 // Free unmaps every buffer the fence placed.
 func (f *Fence) Free() {
 	for _, m := range f.mapping {
-		_ = unix.Munmap(m)
+		_ = unmapPages(m)
 	}
 	f.mapping = nil
 }

@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -56,6 +57,40 @@ func Report(pkg string, calls int64) {
 	if req, _ := Required(); req != "" {
 		fmt.Printf("gdnn-kernels: %s %d calls on jit:avx512 (%s)\n", pkg, calls, req)
 	}
+}
+
+// CountEnv names the environment variable ("1") under which the test
+// packages of the runtime (jit, partition, reduce) count the calls of
+// machine code per ISA, whatever ISA runs, and print them after their
+// tests (ReportCalls): the marker CI's windows/amd64 stage, which runs
+// the tests under wine, reads to show that machine code ran there.
+const CountEnv = "GDNN_TEST_COUNT_CALLS"
+
+// CountCalls reports whether CountEnv asks for counts.
+func CountCalls() bool { return os.Getenv(CountEnv) == "1" }
+
+// ImplCalls is how many calls of one implementation's machine code a
+// package's tests made (Impl as in the verbose lines: "jit:avx512").
+type ImplCalls struct {
+	Impl string
+	N    int64
+}
+
+// ReportCalls prints, when CountEnv asks for it, one marker line with
+// the calls pkg's tests made per implementation and the platform:
+//
+//	gdnn-calls: partition windows/amd64 jit:avx512 24521 jit:avx2 0 jit:neon 0
+//
+// It prints nothing otherwise.
+func ReportCalls(pkg string, calls ...ImplCalls) {
+	if !CountCalls() {
+		return
+	}
+	line := fmt.Sprintf("gdnn-calls: %s %s/%s", pkg, runtime.GOOS, runtime.GOARCH)
+	for _, c := range calls {
+		line += fmt.Sprintf(" %s %d", c.Impl, c.N)
+	}
+	fmt.Println(line)
 }
 
 // AVX512Calls counts calls of kernels whose Count points at it; the

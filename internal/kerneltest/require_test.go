@@ -1,6 +1,9 @@
 package kerneltest
 
 import (
+	"io"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -58,5 +61,32 @@ func TestF32OutputsOnly(t *testing.T) {
 	t.Setenv(OutputsEnv, "f16")
 	if _, err := F32OutputsOnly(); err == nil || !strings.Contains(err.Error(), `"f16"`) {
 		t.Errorf("f16: error %v, want one naming the value", err)
+	}
+}
+
+// TestReportCalls checks the marker CI's wine stage reads: one line
+// under GDNN_TEST_COUNT_CALLS=1, nothing without it.
+func TestReportCalls(t *testing.T) {
+	capture := func() string {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout := os.Stdout
+		os.Stdout = w
+		ReportCalls("pkg", ImplCalls{"jit:avx512", 12}, ImplCalls{"jit:avx2", 0})
+		os.Stdout = stdout
+		w.Close()
+		b, _ := io.ReadAll(r)
+		return string(b)
+	}
+	t.Setenv(CountEnv, "")
+	if out := capture(); out != "" {
+		t.Errorf("without %s: printed %q", CountEnv, out)
+	}
+	t.Setenv(CountEnv, "1")
+	want := "gdnn-calls: pkg " + runtime.GOOS + "/" + runtime.GOARCH + " jit:avx512 12 jit:avx2 0\n"
+	if out := capture(); out != want {
+		t.Errorf("printed %q, want %q", out, want)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
-	"golang.org/x/sys/unix"
 )
 
 // runGuarded runs p for every ISA with src, dst and operands next to
@@ -104,7 +103,7 @@ func TestHugeStrides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := unix.Mmap(-1, 0, int(sb), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_NORESERVE)
+		m, free, err := kerneltest.Sparse(sb)
 		if err != nil {
 			t.Skipf("cannot map %d sparse bytes: %v", sb, err)
 		}
@@ -130,7 +129,7 @@ func TestHugeStrides(t *testing.T) {
 				t.Errorf("%s %v strides %v: %s", isa.name, p.Dims, p.SrcStrides, d)
 			}
 		}
-		_ = unix.Munmap(m)
+		free()
 	}
 }
 

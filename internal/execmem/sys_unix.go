@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build (linux && (amd64 || arm64)) || (darwin && (amd64 || arm64)) || (freebsd && amd64)
 
 package execmem
 
@@ -11,7 +11,17 @@ import (
 // mapCode maps code read-write, copies it in, makes the instruction cache
 // coherent with the new bytes and flips the mapping to read+execute. On
 // any failure the mapping is removed again, so nothing leaks.
+//
+// Linux, macOS and FreeBSD do this the same way, through mmap and
+// mprotect. macOS needs no MAP_JIT for it: MAP_JIT is for memory that is
+// writable and executable at once (switched per thread), which gdnn never
+// has. What macOS checks instead is the code-signing policy: under the
+// hardened runtime, pages made executable this way run only with an
+// entitlement (execPolicy).
 func mapCode(code []byte) ([]byte, error) {
+	if err := execPolicy(); err != nil {
+		return nil, err
+	}
 	page := unix.Getpagesize()
 	size := (len(code) + page - 1) / page * page
 	if err := injected("mmap"); err != nil {
