@@ -35,15 +35,17 @@ var naiveShapes = []struct {
 // with the instruction set capped to none (what runs where gdnn has no
 // machine code: macOS, Windows) on one thread, against the plain-Go loops
 // of naive_test.go, side by side: every anchor shape, every kind, f32,
-// bf16 and f16 src, f32 dst. The plain-Go figure is the faster of its two
-// loop orders, rowacc and strided, chosen per problem by timing both
-// first (-v logs the choice). Compare with
+// bf16 and f16 src, f32 dst, each cell's interpreter and then its plain
+// Go. The plain-Go figure is the faster of its two loop orders, rowacc
+// and strided, chosen per problem by timing both first (-v logs the
+// choice). One run of it is one round, about five minutes; take rounds
+// as separate runs, so that each cell's pair stays moments apart:
 //
-//	go test -run - -bench InterpVsNaive -benchtime 200ms -count 6 ./reduce > out.txt
-//	benchstat -col /impl out.txt
+//	go test -c -o /tmp/reduce.test ./reduce && cd reduce
+//	for i in 1 2 3 4 5 6; do /tmp/reduce.test -test.run - -test.bench InterpVsNaive -test.benchtime 200ms; done > out.txt
+//	benchstat -col /impl out.txt       # or: go run ./cmd/gdnnperf -interp out.txt
 //
-// (-bench 'InterpVsNaive/shape=B/' and the like for a part; about 25
-// minutes for all of it.)
+// (-test.bench 'InterpVsNaive/shape=B/' and the like for a part.)
 func BenchmarkInterpVsNaive(b *testing.B) {
 	defer jit.SetMaxISA(jit.SetMaxISA(jit.None))
 	defer jit.SetThreads(jit.SetThreads(1))

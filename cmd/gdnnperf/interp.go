@@ -108,15 +108,18 @@ func interpName(name string) (interpCell, string, bool) {
 	return c, impl, len(kv) == 4 && c.shape != "" && c.kind != "" && c.dt != "" && (impl == "interp" || impl == "plainGo")
 }
 
-// ratio is t(plain Go) / t(interpreter) of the medians over the runs,
-// as benchstat compares them (go test -count takes a cell's runs of one
-// one after the other, then those of the other).
+// ratio is the median over rounds of t(plain Go) / t(interpreter), run
+// i of one paired with run i of the other: perf_report.sh runs the
+// benchmark once per round (-count 1), which times each cell's
+// interpreter and then its plain Go, so a pair is measured moments
+// apart and drifts in the machine's load cancel out.
 func (ir *interpRuns) ratio(c interpCell) opt {
-	in, pg := median(ir.times[c]["interp"]), median(ir.times[c]["plainGo"])
-	if !in.ok || !pg.ok {
-		return opt{}
+	in, pg := ir.times[c]["interp"], ir.times[c]["plainGo"]
+	var rs []float64
+	for i := range min(len(in), len(pg)) {
+		rs = append(rs, pg[i]/in[i])
 	}
-	return some(pg.v / in.v)
+	return median(rs)
 }
 
 // shapes returns the shapes measured, in order.
@@ -175,10 +178,10 @@ func renderInterp(sb *strings.Builder, ir *interpRuns) {
 	P("one thread) and, right after it, the loops a Go programmer writes by hand (`reduce/naive_test.go`, the")
 	P("anchors' gonaive style: one float32 running value per output, bf16 and f16 widened element by element")
 	P("with the dtypes conversions; the faster of its rowacc and strided loop orders), on every anchor shape,")
-	P("kind and src type (f32 dst). Cells are t(plain Go) / t(interpreter) of the medians over %d runs each, from", ir.rounds())
-	P("the thread's %s (wall time where the OS gives no thread CPU time, which other work on a", ir.metric)
-	P("shared machine disturbs more): above 1 the interpreter is faster; **bold** below the target of %.1fx.", interpTarget)
-	P("cpu: %s.", ir.cpu)
+	P("kind and src type (f32 dst). Each of %d rounds runs the benchmark once, taking each cell's interpreter", ir.rounds())
+	P("and then its plain Go; cells are the median over rounds of t(plain Go) / t(interpreter), from the thread's")
+	P("%s (wall time where the OS gives no thread CPU time, which other work on a shared machine", ir.metric)
+	P("disturbs more): above 1 the interpreter is faster; **bold** below the target of %.1fx. cpu: %s.", interpTarget, ir.cpu)
 	P("")
 	for _, dt := range interpDTs {
 		rows := [][]string{append([]string{dt}, shapes...)}

@@ -26,9 +26,9 @@ BenchmarkInterpVsNaive/shape=A/kind=Max/dt=f32/impl=plainGo-2   100  9000 ns/op 
 PASS
 `
 
-// TestInterpSection checks the ratios (of the medians, from cpu-ns/op),
-// the target's verdict and misses, and the section written alone by
-// -interp.
+// TestInterpSection checks the ratios (the median of the paired
+// rounds' ratios, from cpu-ns/op), the target's verdict and misses, and
+// the section written alone by -interp.
 func TestInterpSection(t *testing.T) {
 	ir, err := parseInterp(strings.NewReader(interpOut))
 	if err != nil {
@@ -37,7 +37,7 @@ func TestInterpSection(t *testing.T) {
 	if ir.metric != "cpu-ns/op" || ir.cpu != "AMD EPYC" || ir.rounds() != 2 {
 		t.Errorf("metric %q, cpu %q, rounds %d", ir.metric, ir.cpu, ir.rounds())
 	}
-	if x := ir.ratio(interpCell{"A", "Mean", "f32"}); !x.ok || x.v != 3 { // 15000 / 5000
+	if x := ir.ratio(interpCell{"A", "Mean", "f32"}); !x.ok || x.v != 3 { // rounds 2x and 4x
 		t.Errorf("A Mean f32 ratio %v, want 3", x)
 	}
 	tg := ir.target()
