@@ -251,7 +251,8 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 		if len(ops) == 0 || (policy == partition.Debug && len(ops) != 1) {
 			t.Fatalf("%s: %v has %d ops", policy, p, len(ops))
 		}
-		norm := len(ops) == 1 && ops[0].Kind.IsNormalization()
+		// A normalization op heads its partition, its post-ops after it.
+		norm := ops[0].Kind.IsNormalization()
 		if p.IsSupported() != (reductionOf(ops) != nil || norm) || (p.Reason() == "") != p.IsSupported() {
 			t.Fatalf("%v: supported %v, reason %q", p, p.IsSupported(), p.Reason())
 		}
