@@ -384,11 +384,24 @@ func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
 		r.quant = ql.desc
 	}
 	r.emit(ql.pre)
-	cur := ops[first-1].Outputs[0].ID
-	for _, op := range ops[first:] {
+	post, ports, err := p.chainPostOps(ops[first:], ops[first-1].Outputs[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	r.postOps = append(r.postOps, post...)
+	r.binPorts = append(r.binPorts, ports...)
+	r.emit(ql.post)
+	return r, nil
+}
+
+// chainPostOps reads the fused ops of a chain as post-ops: cur is the
+// chain tensor the first of them reads, and each binary op's other
+// operand gives its BinDT and, in ports, its input port.
+func (p *Partition) chainPostOps(ops []*graph.Op, cur uint64) (post []plan.PostOp, ports []int, err error) {
+	for _, op := range ops {
 		po, err := postOpOf(op)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if op.Kind.IsBinary() {
 			other := op.Inputs[1]
@@ -396,13 +409,12 @@ func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
 				other = op.Inputs[0]
 			}
 			po.BinDT = other.DataType
-			r.binPorts = append(r.binPorts, portIndex(p.inputs, other.ID))
+			ports = append(ports, portIndex(p.inputs, other.ID))
 		}
-		r.postOps = append(r.postOps, po)
+		post = append(post, po)
 		cur = op.Outputs[0].ID
 	}
-	r.emit(ql.post)
-	return r, nil
+	return post, ports, nil
 }
 
 func portIndex(ports []graph.LogicalTensor, id uint64) int {

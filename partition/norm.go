@@ -155,37 +155,31 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 // binary operands broadcast numpy style onto the output (which has src's
 // dims), and their ports in r.binPorts.
 func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.LogicalTensor) ([]plan.PostOp, error) {
-	var post []plan.PostOp
-	cur := p.norm.Outputs[0].ID
+	post, ports, err := p.chainPostOps(p.ops[p.post:], p.norm.Outputs[0].ID)
+	if err != nil {
+		return nil, err
+	}
 	same := make([]int, len(out.Dims)) // output dim i is src dim i
 	for i := range same {
 		same[i] = i
 	}
-	for _, op := range p.ops[p.post:] {
-		po, err := postOpOf(op)
-		if err != nil {
+	bin := 0
+	for i := range post {
+		if !post[i].Kind.IsBinary() {
+			continue
+		}
+		operand := ins[ports[bin]]
+		bin++
+		if operand.Layout == graph.LayoutBlocked {
+			return nil, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn's normalization ops take strided tensors",
+				operand.ID, operand.Tag)
+		}
+		if post[i].BinStrides, err = operandStrides(operand, out, same, make([]bool, len(same))); err != nil {
 			return nil, err
 		}
-		if po.Kind.IsBinary() {
-			other := op.Inputs[1]
-			if other.ID == cur {
-				other = op.Inputs[0]
-			}
-			port := portIndex(p.inputs, other.ID)
-			operand := ins[port]
-			if operand.Layout == graph.LayoutBlocked {
-				return nil, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn's normalization ops take strided tensors",
-					operand.ID, operand.Tag)
-			}
-			if po.BinStrides, err = operandStrides(operand, out, same, make([]bool, len(same))); err != nil {
-				return nil, err
-			}
-			po.BinDT = operand.DataType
-			r.binPorts = append(r.binPorts, port)
-		}
-		post = append(post, po)
-		cur = op.Outputs[0].ID
+		post[i].BinDT = operand.DataType
 	}
+	r.binPorts = ports
 	return post, nil
 }
 
@@ -246,7 +240,8 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	if len(outs) == 3 {
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
 	}
-	bins := make([][]byte, len(r.binPorts))
+	var binBuf [plan.MaxBinary][]byte
+	bins := binBuf[:len(r.binPorts)]
 	for i, port := range r.binPorts {
 		bins[i] = ins[port].buf
 	}
