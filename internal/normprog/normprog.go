@@ -103,10 +103,13 @@ type Program struct {
 	scratch  sync.Pool // *[][]byte: a worker's scratch buffers, kept between Runs
 }
 
-// passes are one chunk's kernels in order, and its scratch.
+// passes are one chunk's kernels in order, and its scratch; or its one
+// fused kernel (see fused.go), which reads src, gamma, beta and the
+// caller's operands and writes dst.
 type passes struct {
 	steps   []step
 	scratch []int64 // bytes of each scratch buffer
+	fused   *jit.NormKernel
 }
 
 // ref names a buffer of Run: the caller's, a scratch one, or eps.
@@ -205,6 +208,9 @@ func (p *Program) chooseChunks() {
 // build compiles the passes of one chunk of dims.
 func (p *Program) build(dims []int64) (*passes, error) {
 	d := &p.d
+	if k, err := p.fused(dims); k != nil || err != nil {
+		return &passes{fused: k}, err
+	}
 	ps := &passes{}
 	order := srcOrder(d)
 	rowStr := dense(dims, order, func(i int) bool { return !d.Norm[i] }) // one f32 per row
@@ -424,6 +430,9 @@ func dense(dims []int64, order []int, keep func(int) bool) []int64 {
 // Impl names the implementation of the program's kernels: one impl, or
 // several joined by "+" where passes differ.
 func (p *Program) Impl() string {
+	if p.full.fused != nil {
+		return p.full.fused.Impl()
+	}
 	var names []string
 	for _, s := range p.full.steps {
 		if n := s.k.Impl(); !slices.Contains(names, n) {
@@ -567,6 +576,19 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		return p.eps
 	}
 	var opnds [plan.MaxBinary][]byte
+	if ps.fused != nil {
+		bs := opnds[:0]
+		if d.Gamma != nil {
+			bs = append(bs, buf(ref{rGamma, 0}))
+		}
+		if d.Beta != nil {
+			bs = append(bs, buf(ref{rBeta, 0}))
+		}
+		for i := range len(b.Bins) {
+			bs = append(bs, buf(ref{rBin, i}))
+		}
+		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs)
+	}
 	for _, s := range ps.steps {
 		bs := opnds[:len(s.bins)]
 		for i, r := range s.bins {

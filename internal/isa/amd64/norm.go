@@ -1,0 +1,121 @@
+package amd64
+
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// The fused normalization kernel is kernelshape.NormRows; these are its
+// primitives, beside the epilogue's (LoadOperand, Eltwise, StoreDst).
+
+// EmitNorm returns x86-64 machine code for the fused normalization n,
+// called as a reduction kernel is (plan.Args, Count rows of its first
+// Outer loop). A post-op or data type the emitter lacks is an
+// Unimplemented error.
+func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
+	if err := checkNorm(n); err != nil {
+		return plan.Code{}, err
+	}
+	c := Conf{Target: o.Target()}
+	c.f.avx512 = o.AVX512
+	g := newGenConf(newAsm(), n.Plan, c)
+	kernelshape.NormRows(g, n)
+	if err := g.Err(); err != nil {
+		return plan.Code{}, err
+	}
+	text, err := g.Text()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text}, nil
+}
+
+// checkNorm refuses what the fused kernel's primitives do not emit.
+func checkNorm(n *kernelshape.Norm) error {
+	pl := n.Plan
+	if pl == nil || len(pl.Reduced) != 1 || len(pl.Outer) > maxDepth {
+		return status.Errorf(status.InvalidArguments, "amd64: a fused normalization needs one row loop and at most %d row loops", maxDepth)
+	}
+	if !isFloat(pl.SrcDT) || !takesDataTypes(pl.SrcDT, pl.DstDT) {
+		return status.Errorf(status.Unimplemented, "amd64: fused normalization of %v into %v", pl.SrcDT, pl.DstDT)
+	}
+	for _, op := range pl.PostOps {
+		if !kernelshape.VectorPostOp(op.Kind) {
+			return status.Errorf(status.Unimplemented, "amd64: post-op %v is not emitted", op.Kind)
+		}
+	}
+	if len(pl.Outer)+pl.BinaryCount()+1 > pointerAndCounterRegisters {
+		return status.Errorf(status.Unimplemented, "amd64: a fused normalization of %d row loops and %d operands needs more general registers",
+			len(pl.Outer), pl.BinaryCount())
+	}
+	return nil
+}
+
+// NormRegs: the accumulator registers are the shape's.
+func (g *gen) NormRegs() int { return g.nacc }
+
+// LoadSrc loads n lanes of src at off into r.
+func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, g.m(rSrc, off), n) }
+
+// SetConst broadcasts v into r.
+func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
+
+// Copy sets dst = src.
+func (g *gen) Copy(dst, src int) { g.op(x86.AVMOVAPS, g.vr(src), g.vr(dst)) }
+
+// Arith sets r = r OP s: Binary's four arithmetic kinds leave s as it is.
+func (g *gen) Arith(k ops.Kind, r, s int) { g.Binary(k, r, s) }
+
+// Accumulate combines the first n lanes of t into acc: AVX-512 merges
+// under an opmask, AVX2 blends the combine back.
+func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
+	if n == g.V {
+		g.Binary(k, acc, t)
+		return
+	}
+	mk := g.Mark()
+	u := g.Tmp()
+	g.op(x86.AVMOVAPS, g.vr(acc), g.vr(u))
+	g.Binary(k, u, t)
+	if g.avx512 {
+		g.op(x86.AVMOVAPS, g.vr(u), g.vmask(n), g.vr(acc))
+	} else {
+		g.op(x86.AVBLENDVPS, g.vmask(n), g.vr(u), g.vr(acc), g.vr(acc))
+	}
+	g.Release(mk)
+}
+
+// HReduce leaves the sum or max of r's lanes in every lane, as HCombine
+// does for the plan's combine.
+func (g *gen) HReduce(k ops.Kind, r int) {
+	mk := g.Mark()
+	t := g.Tmp()
+	step := func() {
+		g.Binary(k, r, t)
+	}
+	if g.avx512 {
+		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
+		step()
+		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
+		step()
+	} else {
+		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
+		step()
+	}
+	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
+	step()
+	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
+	step()
+	g.Release(mk)
+}
+
+var _ kernelshape.NormEmitter = (*gen)(nil)
+
+// isFloat reports whether dt is f32, bf16 or f16.
+func isFloat(dt dtypes.DataType) bool {
+	return dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16
+}

@@ -1,0 +1,130 @@
+package jit
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/isa/amd64"
+	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// NormKernel is a fused normalization's machine code (the shape
+// kernelshape.NormRows): each call normalizes the rows of its plan,
+// reading each row's src from memory once. It owns its code, which is
+// unmapped once the kernel is unreachable. Safe for concurrent use.
+type NormKernel struct {
+	code  *execmem.Code
+	isa   ISA
+	count int64   // rows of the first Outer loop (1: none)
+	spans []int64 // bytes each call reads or writes: src, dst, then each binary operand
+}
+
+// CompileNorm compiles n for the effective ISA. Where no emitter takes n
+// (the interpreter, a post-op or type the emitter lacks, executable
+// memory refused) it returns a nil kernel and says why; an error is a
+// malformed n.
+func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
+	if n == nil || n.Plan == nil || len(n.Plan.Reduced) != 1 {
+		return nil, "", status.Errorf(status.InvalidArguments, "jit: a fused normalization needs a plan with one row loop")
+	}
+	isa := EffectiveISA()
+	var code plan.Code
+	var err error
+	switch {
+	case isa == None:
+		return nil, noJITReason(), nil
+	case (isa == AVX512 || isa == AVX2) && runtime.GOARCH == "amd64":
+		code, err = amd64.EmitNorm(n, amd64Options(isa))
+	case isa == NEON && runtime.GOARCH == "arm64":
+		code, err = arm64.EmitNorm(n)
+	default:
+		return nil, fmt.Sprintf("jit: no fused normalization emitter for %s on %s", isa, runtime.GOARCH), nil
+	}
+	if err != nil {
+		if errors.Is(err, status.Unimplemented) {
+			return nil, fmt.Sprintf("%s emitter: %v", isa, err), nil
+		}
+		return nil, "", err
+	}
+	c, err := execmem.New(code.Text)
+	if err != nil {
+		return nil, fmt.Sprintf("executable memory: %v", err), nil
+	}
+	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan)}
+	if len(n.Plan.Outer) > 0 {
+		k.count = n.Plan.Outer[0].Size
+	}
+	runtime.AddCleanup(k, func(c *execmem.Code) { _ = c.Release() }, c)
+	return k, "", nil
+}
+
+// normSpans are the bytes one call touches in src, dst and each binary
+// operand: one past the last element, from the first.
+func normSpans(pl *plan.Plan) []int64 {
+	loops := append(append([]plan.Loop(nil), pl.Outer...), pl.Reduced...)
+	span := func(size int64, stride func(l *plan.Loop) int64) int64 {
+		last := int64(0)
+		for i := range loops {
+			if loops[i].Size == 0 {
+				return 0
+			}
+			last += (loops[i].Size - 1) * stride(&loops[i])
+		}
+		return (last + 1) * size
+	}
+	out := []int64{
+		span(int64(pl.SrcDT.Size()), func(l *plan.Loop) int64 { return l.SrcStride }),
+		span(int64(pl.DstDT.Size()), func(l *plan.Loop) int64 { return l.DstStride }),
+	}
+	b := 0
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			i := b
+			out = append(out, span(int64(op.BinDT.Size()), func(l *plan.Loop) int64 { return l.BinStrides[i] }))
+			b++
+		}
+	}
+	return out
+}
+
+// ISA is the instruction set the kernel's code is for.
+func (k *NormKernel) ISA() ISA { return k.isa }
+
+// Impl names the implementation, as Kernel.Impl does.
+func (k *NormKernel) Impl() string { return "jit:" + k.isa.String() }
+
+// Run normalizes the kernel's rows of src into dst on the calling
+// goroutine, bins one per binary post-op, each from its first element.
+// A buffer shorter than its span is an InvalidArguments error.
+func (k *NormKernel) Run(src, dst []byte, bins [][]byte) (err error) {
+	if len(bins) != len(k.spans)-2 {
+		return status.Errorf(status.InvalidArguments, "jit: %d binary operands given, the fused normalization has %d", len(bins), len(k.spans)-2)
+	}
+	bufs := append([][]byte{src, dst}, bins...)
+	for i, b := range bufs {
+		if int64(len(b)) < k.spans[i] {
+			return status.Errorf(status.InvalidArguments, "jit: buffer %d of a fused normalization has %d bytes, its span %d", i, len(b), k.spans[i])
+		}
+	}
+	if k.spans[0] == 0 {
+		return nil
+	}
+	a := plan.Args{Src: addr(src, 0), Dst: addr(dst, 0), Count: k.count}
+	for i, b := range bins {
+		a.Bins[i] = addr(b, 0)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(&err)
+	if !k.code.Call(unsafe.Pointer(&a)) {
+		return status.Errorf(status.RuntimeError, "jit: the fused normalization's code was released")
+	}
+	runtime.KeepAlive(k)
+	return nil
+}

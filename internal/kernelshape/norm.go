@@ -1,0 +1,253 @@
+package kernelshape
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// The fused normalization shape: each row of a contiguous normalized
+// extent is read by a statistics sweep (or two), and then by a map sweep
+// that writes dst with the statistics broadcast back, so that where a
+// row fits in a core's cache src is read from memory once. The plan is
+// a map: its Outer loops are the rows (the first counted, Args.Count),
+// its one Reduced loop the row of N elements, contiguous in src and dst;
+// its post-ops (gamma, beta, then the caller's) follow the
+// normalization, each binary operand either contiguous along the row
+// (its Reduced loop stride 1) or broadcast along it (0).
+//
+// Per row, in registers:
+//
+//	softmax:     m = max(x); s = sum(exp(x - m)); dst = exp(x - m) * (1/s)
+//	log-softmax: m = max(x); s = sum(exp(x - m)); dst = (x - m) - log(s)
+//	layer norm:  mu = sum(x)/N; v = sum((x - mu)^2)/N; dst = (x - mu) * (1/sqrt(v + eps))
+//	RMS norm:    dst = x * (1/sqrt(sum(x^2)/N + eps))
+//	L2 norm:     dst = x * (1/max(sqrt(sum(x^2)), eps))
+//
+// The variance sums squared distances from the mean, so there is no
+// cancellation; softmax's max makes every exp at most 1, a -Inf element
+// exp(-Inf) = 0 exactly, an all -Inf row NaN (inf_as_zero: the max
+// clamped to the finite range and the sum to at least 1, so 0s). Every
+// row takes the same instructions in the same order whichever call (or
+// thread) runs it.
+
+// NormKind is the normalization a fused kernel computes.
+type NormKind uint8
+
+// The fused normalizations.
+const (
+	NormSoftmax NormKind = iota + 1
+	NormLogSoftmax
+	NormLayer
+	NormRMS
+	NormL2
+)
+
+// Norm is a fused normalization kernel: the map plan Plan (see above)
+// and what its statistics are.
+type Norm struct {
+	Kind      NormKind
+	Plan      *plan.Plan
+	Epsilon   float32
+	InfAsZero bool // softmax: an all -Inf row gives 0s
+}
+
+// NormEmitter is what an instruction set supplies to NormRows. Vector
+// registers 0..NormRegs()-1 are the shape's own; temporaries come from
+// Tmp.
+type NormEmitter interface {
+	Looper
+	Finisher
+	// Prologue loads the argument block (Args.Count into cnt when it
+	// is not 0); Return leaves the kernel.
+	Prologue(cnt int16)
+	Return()
+	Lanes() int
+	ElemTypes() *Types
+	// NormRegs is how many vector registers (from 0) NormRows may use
+	// as it likes: at least 8.
+	NormRegs() int
+	// LoadSrc loads n lanes (0 < n <= V) of src, off bytes past its
+	// pointer, into r as f32; lanes n and up are 0.
+	LoadSrc(r int, off int64, n int)
+	// SetConst sets every lane of r to v.
+	SetConst(r int, v float32)
+	// Copy sets dst = src.
+	Copy(dst, src int)
+	// Arith sets r = r OP s for Add, Subtract, Multiply and Divide; s
+	// is unchanged.
+	Arith(k ops.Kind, r, s int)
+	// Accumulate sets the first n lanes of acc to acc OP t (Add, or
+	// Maximum as plan.Binary has it), the others unchanged; t is
+	// clobbered.
+	Accumulate(k ops.Kind, acc, t, n int)
+	// HReduce sets every lane of r to the OP (Add or Maximum) of its
+	// lanes.
+	HReduce(k ops.Kind, r int)
+}
+
+// normAccs is how many accumulators a statistics sweep keeps, and
+// normMapVecs how many vectors a map sweep step takes: enough
+// independent chains to hide the adds' and the loads' latency.
+const (
+	normAccs    = 4
+	normMapVecs = 2
+)
+
+// NormRows emits the whole fused kernel for n through e.
+func NormRows(e NormEmitter, n *Norm) {
+	pl := n.Plan
+	var cnt int16
+	if len(pl.Outer) > 0 {
+		cnt = e.Counter()
+	}
+	e.Prologue(cnt)
+	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
+	row := pl.Reduced[0]
+	k.Emit(e, func() { normRow(e, n, &row) })
+	e.Return()
+}
+
+// Registers of a row: the accumulators 0..normAccs-1, then the
+// statistics the map sweep reads.
+const (
+	regShift = normAccs     // m or mu: subtracted from x
+	regScale = normAccs + 1 // 1/s, 1/sd or log(s)
+)
+
+// normRow emits one row's statistics and map.
+func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
+	N := row.Size
+	sub := func(t int) { e.Arith(ops.Subtract, t, regShift) }
+	square := func(t int) { e.Arith(ops.Multiply, t, t) }
+	// byN divides register 0 by N, as a mean's finalize does (a true
+	// division).
+	byN := func() {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, float32(N))
+		e.Arith(ops.Divide, 0, t)
+		e.Release(mk)
+	}
+	// recip sets regScale to 1/register 0.
+	recip := func() {
+		e.SetConst(regScale, 1)
+		e.Arith(ops.Divide, regScale, 0)
+	}
+	rootPlusEps := func() {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, n.Epsilon)
+		e.Arith(ops.Add, 0, t)
+		e.Release(mk)
+		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+	}
+	var pre func(t int) // the map's first steps, before the post-ops
+	switch n.Kind {
+	case NormSoftmax, NormLogSoftmax:
+		normSweep(e, N, ops.Maximum, nil)
+		e.Copy(regShift, 0)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
+		}
+		normSweep(e, N, ops.Add, func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) })
+		if n.Kind == NormLogSoftmax {
+			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			e.Copy(regScale, 0)
+			pre = func(t int) { sub(t); e.Arith(ops.Subtract, t, regScale) }
+			break
+		}
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
+		}
+		recip()
+		pre = func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t); e.Arith(ops.Multiply, t, regScale) }
+	case NormLayer:
+		normSweep(e, N, ops.Add, nil)
+		byN()
+		e.Copy(regShift, 0)
+		normSweep(e, N, ops.Add, func(t int) { sub(t); square(t) })
+		byN()
+		rootPlusEps()
+		recip()
+		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
+	case NormRMS:
+		normSweep(e, N, ops.Add, square)
+		byN()
+		rootPlusEps()
+		recip()
+		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+	case NormL2:
+		normSweep(e, N, ops.Add, square)
+		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: math.MaxFloat32}, 0)
+		recip()
+		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+	}
+	normMap(e, row, pre)
+}
+
+// normSweep combines f(x) (x itself when f is nil) over a row of N
+// elements with k (Add or Maximum) into every lane of register 0:
+// normAccs accumulators over whole vectors, the last vector partial.
+func normSweep(e NormEmitter, N int64, k ops.Kind, f func(t int)) {
+	V := int64(e.Lanes())
+	vb := V * e.ElemTypes().SrcSize
+	id := float32(0)
+	if k == ops.Maximum {
+		id = float32(math.Inf(-1))
+	}
+	for u := range normAccs {
+		e.SetConst(u, id)
+	}
+	take := func(acc int, off int64, m int) {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.LoadSrc(t, off, m)
+		if f != nil {
+			f(t)
+		}
+		e.Accumulate(k, acc, t, m)
+		e.Release(mk)
+	}
+	full, tail := N/V, int(N%V)
+	iters, rem := full/normAccs, int(full%normAccs)
+	Loop(e, iters, Steps{Src: normAccs * vb}, func() {
+		for u := range normAccs {
+			take(u, int64(u)*vb, int(V))
+		}
+	})
+	for u := range rem {
+		take(u, (iters*normAccs+int64(u))*vb, int(V))
+	}
+	if tail > 0 {
+		take(rem, full*vb, tail)
+	}
+	for h := normAccs / 2; h > 0; h /= 2 {
+		for u := range h {
+			e.Accumulate(k, u, u+h, int(V))
+		}
+	}
+	e.HReduce(k, 0)
+}
+
+// normMap maps the row: each vector of src through pre, then the plan's
+// post-ops with their operands (contiguous along the row or broadcast),
+// stored to dst.
+func normMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
+	V := e.Lanes()
+	opnds := e.Operands()
+	s := e.StepsOf(row)
+	Chunks(e, e.Pointers(), row.Size, normMapVecs*V, s, func(m int) {
+		for v := 0; v*V < m; v++ {
+			mk := e.Mark()
+			t := e.Tmp()
+			l := Block(v, V, min(V, m-v*V), s)
+			e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
+			pre(t)
+			finish(e, opnds, t, l)
+			e.Release(mk)
+		}
+	})
+}

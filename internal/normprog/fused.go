@@ -1,0 +1,118 @@
+package normprog
+
+import (
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// The fused kernel: where the normalized dims are one contiguous run of
+// src and dst (the innermost dims of a row-major tensor, say) and every
+// operand of the map is contiguous along that run or broadcast along
+// it, a chunk is one call of a kernel that reads each row for its
+// statistics and then maps it (kernelshape.NormRows), with no scratch:
+// src is read from memory once and no f32 copy is written. Everything
+// else (normalized dims elsewhere, GroupNorm, kept statistics, the
+// interpreter) runs as the program of passes.
+
+// fusedKinds maps the kinds the fused kernel computes.
+var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
+	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2}
+
+// fused compiles the fused kernel of one chunk of dims, or returns nil
+// when the description or the ISA has none (then the passes run).
+func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
+	d := &p.d
+	kind, ok := fusedKinds[p.kind]
+	if !ok || d.Mean != nil || d.Var != nil || p.kind == LogSoftmax && d.InfAsZero {
+		return nil, nil
+	}
+	run := normRun(d, dims)
+	if run == nil || !alongRun(d.DstStrides, run, dims, false) {
+		return nil, nil
+	}
+	// The map's post-ops, as the passes' last one has them.
+	var post []plan.PostOp
+	if d.Gamma != nil {
+		post = append(post, plan.PostOp{Kind: ops.Multiply, BinDT: d.Gamma.DT, BinStrides: d.Gamma.Strides})
+	}
+	if d.Beta != nil {
+		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: d.Beta.DT, BinStrides: d.Beta.Strides})
+	}
+	post = append(post, d.PostOps...)
+	if binaries(post) > plan.MaxBinary {
+		return nil, nil
+	}
+	// The operands' strides along the run: 1 (contiguous) or 0.
+	var along []int64
+	for _, op := range post {
+		if !op.Kind.IsBinary() {
+			continue
+		}
+		switch {
+		case alongRun(op.BinStrides, run, dims, false):
+			along = append(along, 1)
+		case alongRun(op.BinStrides, run, dims, true):
+			along = append(along, 0)
+		default:
+			return nil, nil
+		}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: d.DstDT, Dims: dims,
+		SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: d.DstStrides, PostOps: post})
+	if err != nil || len(pl.Reduced) != 1 || pl.HasInner || pl.Reduced[0].SrcStride != 1 {
+		return nil, nil
+	}
+	pl.Reduced[0].DstStride = 1
+	pl.Reduced[0].BinStrides = along
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// binaries counts the binary post-ops of post.
+func binaries(post []plan.PostOp) int {
+	n := 0
+	for _, op := range post {
+		if op.Kind.IsBinary() {
+			n++
+		}
+	}
+	return n
+}
+
+// normRun returns the normalized dims of size > 1 from the outermost to
+// the innermost when they are one dense run of src ending in stride 1,
+// else nil.
+func normRun(d *Desc, dims []int64) []int {
+	var run []int
+	for _, i := range srcOrder(d) {
+		if d.Norm[i] && dims[i] > 1 {
+			run = append(run, i)
+		}
+	}
+	if len(run) == 0 || !alongRun(d.SrcStrides, run, dims, false) {
+		return nil
+	}
+	return run
+}
+
+// alongRun reports whether strides are dense over run (innermost 1), or,
+// with zero, all 0 there.
+func alongRun(strides []int64, run []int, dims []int64, zero bool) bool {
+	want := int64(1)
+	for k := len(run) - 1; k >= 0; k-- {
+		i := run[k]
+		switch {
+		case zero && strides[i] != 0:
+			return false
+		case !zero && strides[i] != want:
+			return false
+		}
+		want *= dims[i]
+	}
+	return true
+}
