@@ -3,6 +3,7 @@ package kernelshape
 import (
 	"math"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -69,8 +70,10 @@ type NormEmitter interface {
 	// as it likes: at least 8.
 	NormRegs() int
 	// LoadSrc loads n lanes (0 < n <= V) of src, off bytes past its
-	// pointer, into r as f32; lanes n and up are 0.
+	// pointer, into r as f32; lanes n and up are 0. LoadDst does so
+	// from an f32 dst.
 	LoadSrc(r int, off int64, n int)
+	LoadDst(r int, off int64, n int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// Copy sets dst = src.
@@ -146,12 +149,15 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	var pre func(t int) // the map's first steps, before the post-ops
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
-		normSweep(e, N, ops.Maximum, nil)
+		normSweep(e, N, ops.Maximum, false, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
 		}
-		normSweep(e, N, ops.Add, func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) })
+		// An f32 dst keeps the exps the sum takes, and the map scales
+		// them: one exp per element, not two.
+		keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
+		normSweep(e, N, ops.Add, keep, func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) })
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(regScale, 0)
@@ -163,37 +169,44 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		}
 		recip()
 		pre = func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t); e.Arith(ops.Multiply, t, regScale) }
+		if keep {
+			pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+		}
+		normMap(e, row, keep, pre)
+		return
 	case NormLayer:
-		normSweep(e, N, ops.Add, nil)
+		normSweep(e, N, ops.Add, false, nil)
 		byN()
 		e.Copy(regShift, 0)
-		normSweep(e, N, ops.Add, func(t int) { sub(t); square(t) })
+		normSweep(e, N, ops.Add, false, func(t int) { sub(t); square(t) })
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweep(e, N, ops.Add, square)
+		normSweep(e, N, ops.Add, false, square)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	case NormL2:
-		normSweep(e, N, ops.Add, square)
+		normSweep(e, N, ops.Add, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: math.MaxFloat32}, 0)
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMap(e, row, pre)
+	normMap(e, row, false, pre)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
 // elements with k (Add or Maximum) into every lane of register 0:
 // normAccs accumulators over whole vectors, the last vector partial.
-func normSweep(e NormEmitter, N int64, k ops.Kind, f func(t int)) {
+// With keep, f(x) is also stored to the f32 dst.
+func normSweep(e NormEmitter, N int64, k ops.Kind, keep bool, f func(t int)) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
+	db := V * 4 // an f32 dst's vector
 	id := float32(0)
 	if k == ops.Maximum {
 		id = float32(math.Inf(-1))
@@ -208,12 +221,19 @@ func normSweep(e NormEmitter, N int64, k ops.Kind, f func(t int)) {
 		if f != nil {
 			f(t)
 		}
+		if keep {
+			e.StoreDst(t, off/vb*db, m)
+		}
 		e.Accumulate(k, acc, t, m)
 		e.Release(mk)
 	}
 	full, tail := N/V, int(N%V)
 	iters, rem := full/normAccs, int(full%normAccs)
-	Loop(e, iters, Steps{Src: normAccs * vb}, func() {
+	step := Steps{Src: normAccs * vb}
+	if keep {
+		step.Dst = normAccs * db
+	}
+	Loop(e, iters, step, func() {
 		for u := range normAccs {
 			take(u, int64(u)*vb, int(V))
 		}
@@ -232,10 +252,10 @@ func normSweep(e NormEmitter, N int64, k ops.Kind, f func(t int)) {
 	e.HReduce(k, 0)
 }
 
-// normMap maps the row: each vector of src through pre, then the plan's
-// post-ops with their operands (contiguous along the row or broadcast),
-// stored to dst.
-func normMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
+// normMap maps the row: each vector of src (with fromDst, of the f32
+// dst) through pre, then the plan's post-ops with their operands
+// (contiguous along the row or broadcast), stored to dst.
+func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
@@ -244,7 +264,11 @@ func normMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
 			mk := e.Mark()
 			t := e.Tmp()
 			l := Block(v, V, min(V, m-v*V), s)
-			e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
+			if fromDst {
+				e.LoadDst(t, l.DstOff, l.N)
+			} else {
+				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
+			}
 			pre(t)
 			finish(e, opnds, t, l)
 			e.Release(mk)

@@ -61,6 +61,9 @@ func (g *gen) NormRegs() int { return g.nacc }
 // LoadSrc loads n lanes of src at off into r.
 func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, g.m(rSrc, off), n) }
 
+// LoadDst loads n lanes of the f32 dst at off into r.
+func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, g.m(rDst, off), n) }
+
 // SetConst broadcasts v into r.
 func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
 

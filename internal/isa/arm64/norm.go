@@ -1,12 +1,99 @@
 package arm64
 
 import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
-// EmitNorm returns NEON machine code for the fused normalization n.
+// The fused normalization kernel is kernelshape.NormRows; these are its
+// primitives, beside the epilogue's (LoadOperand, Eltwise, StoreDst), as
+// amd64 has them.
+
+// EmitNorm returns NEON machine code for the fused normalization n,
+// called as a reduction kernel is (plan.Args, Count rows of its first
+// Outer loop). A post-op or data type the emitter lacks is an
+// Unimplemented error.
 func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
-	return plan.Code{}, status.Errorf(status.Unimplemented, "arm64: fused normalization")
+	pl := n.Plan
+	if pl == nil || len(pl.Reduced) != 1 || len(pl.Outer) > maxDepth {
+		return plan.Code{}, status.Errorf(status.InvalidArguments, "arm64: a fused normalization needs one row loop and at most %d row loops", maxDepth)
+	}
+	if !isFloat(pl.SrcDT) || !dataTypes(pl.SrcDT, pl.DstDT) {
+		return plan.Code{}, status.Errorf(status.Unimplemented, "arm64: fused normalization of %v into %v", pl.SrcDT, pl.DstDT)
+	}
+	for _, op := range pl.PostOps {
+		if !kernelshape.VectorPostOp(op.Kind) {
+			return plan.Code{}, status.Errorf(status.Unimplemented, "arm64: post-op %v is not emitted", op.Kind)
+		}
+	}
+	g := newGen(pl)
+	kernelshape.NormRows(g, n)
+	if err := g.Err(); err != nil {
+		return plan.Code{}, err
+	}
+	text, err := g.Text()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text}, nil
 }
+
+// isFloat reports whether dt is f32, bf16 or f16.
+func isFloat(dt dtypes.DataType) bool {
+	return dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16
+}
+
+// NormRegs: the accumulator registers are the shape's.
+func (g *gen) NormRegs() int { return nacc }
+
+// LoadSrc loads n lanes of src at off into r.
+func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, at(rSrc, off), n) }
+
+// LoadDst loads n lanes of the f32 dst at off into r.
+func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, at(rDst, off), n) }
+
+// SetConst broadcasts v into r.
+func (g *gen) SetConst(r int, v float32) { g.setConst(r, math.Float32bits(v)) }
+
+// Copy sets dst = src.
+func (g *gen) Copy(dst, src int) { g.vmov(dst, src) }
+
+// Arith sets r = r OP s: Binary's four arithmetic kinds leave s as it is.
+func (g *gen) Arith(k ops.Kind, r, s int) { g.Binary(k, r, s) }
+
+// Accumulate combines the first n lanes of t into acc: the lanes of t
+// past n are set to the identity first (NEON has no lane masks).
+func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
+	if n < lanes {
+		id := float32(0)
+		if k == ops.Maximum {
+			id = float32(math.Inf(-1))
+		}
+		mk := g.Mark()
+		c := g.vconst(math.Float32bits(id))
+		for j := n; j < lanes; j++ {
+			g.op(arm64.AVMOV, velem(c, arm64.ARNG_S, 0), velem(t, arm64.ARNG_S, j))
+		}
+		g.Release(mk)
+	}
+	g.Binary(k, acc, t)
+}
+
+// HReduce leaves the sum or max of r's lanes in every lane: two pairwise
+// combines (FADDP, FMAXP: NaN-propagating).
+func (g *gen) HReduce(k ops.Kind, r int) {
+	op := combineTable[plan.CombineAdd].pair
+	if k == ops.Maximum {
+		op = combineTable[plan.CombineMax].pair
+	}
+	g.fop(op, r, r, r)
+	g.fop(op, r, r, r)
+}
+
+var _ kernelshape.NormEmitter = (*gen)(nil)
