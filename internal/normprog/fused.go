@@ -61,6 +61,13 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	}
 	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: d.DstDT, Dims: dims,
 		SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: d.DstStrides, PostOps: post})
+	if err == nil && len(run) == 0 && len(pl.Reduced) == 0 {
+		// Rows of one element: a row loop of 1, the rows all kept loops.
+		if pl.HasInner {
+			pl.Outer, pl.HasInner = append(pl.Outer, pl.Inner), false
+		}
+		pl.Reduced = []plan.Loop{{Size: 1, SrcStride: 1}}
+	}
 	if err != nil || len(pl.Reduced) != 1 || pl.HasInner || pl.Reduced[0].SrcStride != 1 {
 		return nil, nil
 	}
@@ -85,16 +92,16 @@ func binaries(post []plan.PostOp) int {
 }
 
 // normRun returns the normalized dims of size > 1 from the outermost to
-// the innermost when they are one dense run of src ending in stride 1,
-// else nil.
+// the innermost when they are one dense run of src ending in stride 1
+// (empty, not nil, when every one has size 1), else nil.
 func normRun(d *Desc, dims []int64) []int {
-	var run []int
+	run := []int{}
 	for _, i := range srcOrder(d) {
 		if d.Norm[i] && dims[i] > 1 {
 			run = append(run, i)
 		}
 	}
-	if len(run) == 0 || !alongRun(d.SrcStrides, run, dims, false) {
+	if !alongRun(d.SrcStrides, run, dims, false) {
 		return nil
 	}
 	return run

@@ -1,10 +1,15 @@
 package normprog
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/oracle"
 )
 
 // TestFusedChosen: the anchor shapes whose normalized dims are innermost
@@ -25,4 +30,106 @@ func TestFusedChosen(t *testing.T) {
 		}
 		jit.SetMaxISA(prev)
 	}
+}
+
+// TestFusedGuarded runs the fused kernel over every tail length of a
+// vector and more, rows back to back and apart, every kind and float type
+// pair, with its tensors next to guard pages (at their end and at their
+// start), against the float64 oracle and the reference executor.
+func TestFusedGuarded(t *testing.T) {
+	kinds := []norm.Kind{norm.Softmax, norm.LogSoftmax, norm.LayerNorm, norm.RMSNorm}
+	dts := [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.BF16}}
+	for _, isa := range isas() {
+		prev := jit.SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(7, uint64(isa)))
+		for _, k := range kinds {
+			for _, n := range []int64{1, 2, 3, 7, 15, 16, 17, 33, 64, 100, 257} {
+				for li, dims := range [][]int64{{5, n}, {1, n}, {2, 3, n}} {
+					dt := dts[r.IntN(len(dts))]
+					p := &norm.Problem{Kind: k, Dims: dims, Axis: -1, Eps: 1e-5}
+					if k == norm.LayerNorm && li == 2 {
+						p.Axis = -2 // the last two dims: one run of 3n
+					}
+					rank := len(dims)
+					srcStr := denseStrides(dims, identity(rank))
+					if li == 0 {
+						srcStr[0] = n + 3 // rows apart
+					}
+					p.Src = norm.Operand{DT: dt[0], Strides: srcStr}
+					p.Dst = norm.Operand{DT: dt[1], Strides: denseStrides(dims, identity(rank))}
+					axis, _ := norm.AxisIn(p.Axis, rank)
+					pd := norm.ParamDims(k, dims, axis)
+					if k.HasEpsilon() {
+						p.Gamma = norm.Operand{DT: dtypes.F32, Strides: denseStrides(pd, identity(len(pd)))}
+						if k == norm.LayerNorm {
+							p.Beta = norm.Operand{DT: dt[0], Strides: denseStrides(pd, identity(len(pd)))}
+						}
+					}
+					if k == norm.Softmax {
+						p.InfAsZero = r.IntN(2) == 0
+					}
+					center, spread := 0.0, 20.0
+					if k == norm.LayerNorm && r.IntN(2) == 0 {
+						center, spread = 1e4, 1
+					}
+					var b norm.Buffers
+					b.Src = fillAround(r, dt[0], spanElems(dims, srcStr), center, spread)
+					if k == norm.Softmax && n > 2 {
+						dtypes.StoreF32(dt[0], b.Src, 1, float32(math.Inf(-1)))
+					}
+					b.Dst = make([]byte, spanElems(dims, p.Dst.Strides)*int64(dt[1].Size()))
+					if p.Gamma.Present() {
+						b.Gamma = fillAround(r, dtypes.F32, spanElems(pd, p.Gamma.Strides), 1, 0.5)
+					}
+					if p.Beta.Present() {
+						b.Beta = fillAround(r, dt[0], spanElems(pd, p.Beta.Strides), 0, 0.5)
+					}
+					e, err := New(p, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fused := e.prog != nil && e.prog.full.fused != nil; fused != (isa != jit.None) {
+						t.Fatalf("%v %v on %v: fused %v", k, dims, isa, fused)
+					}
+					want := oracle.Norm(p, b)
+					ref, err := norm.New(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rb := b
+					rb.Dst = make([]byte, len(b.Dst))
+					if err := ref.Run(rb, 1); err != nil {
+						t.Fatal(err)
+					}
+					for _, atEnd := range []bool{true, false} {
+						f := kerneltest.NewFence(t, atEnd)
+						fb := norm.Buffers{Src: f.Place(b.Src), Dst: f.Place(b.Dst), Gamma: f.Place(b.Gamma), Beta: f.Place(b.Beta)}
+						if err := e.Run(fb, nil, 1); err != nil {
+							t.Fatalf("%v %v on %v: %v", k, dims, isa, err)
+						}
+						for off, w := range want.Dst {
+							got := float64(dtypes.LoadF32(dt[1], fb.Dst, off))
+							tol := oracle.NormTolerance(dt[1], w, want.Bound[off])
+							refv := float64(dtypes.LoadF32(dt[1], rb.Dst, off))
+							if math.IsNaN(w) != math.IsNaN(got) || !math.IsNaN(w) && (math.Abs(got-w) > tol || math.Abs(got-refv) > 2*tol) {
+								t.Fatalf("%v %v %v:%v on %v: dst[%d] = %v, want %v (reference executor %v, tolerance %g)",
+									k, dims, dt[0], dt[1], isa, off, got, w, refv, tol)
+							}
+						}
+						f.Free()
+					}
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}
+
+// fillAround returns n elements of dt around center, spread either side.
+func fillAround(r *rand.Rand, dt dtypes.DataType, n int64, center, spread float64) []byte {
+	b := make([]byte, n*int64(dt.Size()))
+	for i := range n {
+		dtypes.StoreF32(dt, b, i, float32(center+(r.Float64()*2-1)*spread))
+	}
+	return b
 }
