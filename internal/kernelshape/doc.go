@@ -23,6 +23,9 @@
 //     over a ColumnEmitter: blocks of Inner and flat streams of narrow
 //     Inner. RowByRow (rowbyrow.go): a column plan a row at a time
 //     through dst.
+//   - NormRows (norm.go), over a NormEmitter: a fused normalization,
+//     each row's statistics in registers and then its map (softmax,
+//     log-softmax, layer norm, RMS norm, L2 normalization).
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded
 //     into running totals, wherever each emitter keeps them.
 //   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with

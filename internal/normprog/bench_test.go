@@ -3,7 +3,9 @@ package normprog
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
 )
@@ -64,11 +66,11 @@ func BenchmarkPrograms(b *testing.B) {
 				}
 				b.SetBytes(int64(2 * len(src)))
 				b.ResetTimer()
-				for range b.N {
+				timed(b, func() {
 					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
 						b.Fatal(err)
 					}
-				}
+				})
 			})
 		}
 	}
@@ -95,11 +97,11 @@ func BenchmarkPlainGo(b *testing.B) {
 			}
 			b.SetBytes(8 * total)
 			b.ResetTimer()
-			for range b.N {
+			timed(b, func() {
 				for r := 0; r < len(x); r += w {
 					plainRow(s.kind, x[r:r+w], y[r:r+w], gamma)
 				}
-			}
+			})
 		})
 	}
 }
@@ -161,4 +163,20 @@ func plainRow(k Kind, x, y, gamma []float32) {
 			y[i] = v / n
 		}
 	}
+}
+
+// timed runs f b.N times and reports, beside the mean (ns/op), the
+// median of the runs (med-ns/op): on a machine shared with other work
+// the mean takes in the runs that were descheduled, as the median of
+// oneDNN's anchor does not.
+func timed(b *testing.B, f func()) {
+	ts := make([]time.Duration, b.N)
+	for i := range b.N {
+		t0 := time.Now()
+		f()
+		ts[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	slices.Sort(ts)
+	b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds()), "med-ns/op")
 }

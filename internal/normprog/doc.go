@@ -26,4 +26,13 @@
 // Chunks are fixed by the description alone, and a chunk's passes do not
 // depend on which worker runs them, so results are the same for every
 // thread count.
+//
+// Where the normalized dims are one contiguous run of src and dst (the
+// innermost dims of a row-major tensor) and every operand is contiguous
+// or broadcast along it, a chunk is instead one call of a fused kernel
+// (fused.go, the shape internal/kernelshape.NormRows): per row a
+// statistics sweep or two in registers, then the map, so no f32 copy is
+// written and a row is read from memory once. The passes remain for everything else: normalized
+// dims elsewhere (softmax over channels), GroupNorm, kept statistics,
+// and the interpreter.
 package normprog
