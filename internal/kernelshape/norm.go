@@ -117,6 +117,7 @@ func NormRows(e NormEmitter, n *Norm) {
 const (
 	regShift = normAccs     // m or mu: subtracted from x
 	regScale = normAccs + 1 // 1/s, 1/sd or log(s)
+	regHeld  = normAccs + 2 // the first vector of a row held in registers
 )
 
 // normRow emits one row's statistics and map.
@@ -154,10 +155,18 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
 		}
-		// An f32 dst keeps the exps the sum takes, and the map scales
+		// A softmax row that fits the spare registers keeps its exps
+		// there, and an f32 dst keeps them in dst; the map then scales
 		// them: one exp per element, not two.
-		keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
-		normSweep(e, N, ops.Add, keep, func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) })
+		V := int64(e.Lanes())
+		expShifted := func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) }
+		held := n.Kind == NormSoftmax && N <= int64(e.NormRegs()-regHeld)*V
+		keep := n.Kind == NormSoftmax && !held && e.ElemTypes().DstDT == dtypes.F32
+		if held {
+			normHeldSweep(e, N, expShifted)
+		} else {
+			normSweep(e, N, ops.Add, keep, expShifted)
+		}
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(regScale, 0)
@@ -168,11 +177,15 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
 		}
 		recip()
-		pre = func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t); e.Arith(ops.Multiply, t, regScale) }
-		if keep {
-			pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+		scale := func(t int) { e.Arith(ops.Multiply, t, regScale) }
+		switch {
+		case held:
+			normHeldMap(e, row, scale)
+		case keep:
+			normMap(e, row, true, scale)
+		default:
+			normMap(e, row, false, func(t int) { expShifted(t); scale(t) })
 		}
-		normMap(e, row, keep, pre)
 		return
 	case NormLayer:
 		normSweep(e, N, ops.Add, false, nil)
@@ -244,12 +257,55 @@ func normSweep(e NormEmitter, N int64, k ops.Kind, keep bool, f func(t int)) {
 	if tail > 0 {
 		take(rem, full*vb, tail)
 	}
+	normCombine(e, k)
+}
+
+// normHeldSweep sums f(x) over a row of N elements that fits registers
+// regHeld..NormRegs()-1 into every lane of register 0, leaving f(x) of
+// vector v in register regHeld+v; the vectors go to the accumulators in
+// normSweep's order, so the sum is the same.
+func normHeldSweep(e NormEmitter, N int64, f func(t int)) {
+	V := e.Lanes()
+	vb := int64(V) * e.ElemTypes().SrcSize
+	for u := range normAccs {
+		e.SetConst(u, 0)
+	}
+	for v := 0; int64(v*V) < N; v++ {
+		m := int(min(int64(V), N-int64(v*V)))
+		r := regHeld + v
+		e.LoadSrc(r, int64(v)*vb, m)
+		f(r)
+		mk := e.Mark()
+		t := e.Tmp()
+		e.Copy(t, r)
+		e.Accumulate(ops.Add, v%normAccs, t, m)
+		e.Release(mk)
+	}
+	normCombine(e, ops.Add)
+}
+
+// normCombine combines the accumulators pairwise into register 0 and
+// its lanes into every lane.
+func normCombine(e NormEmitter, k ops.Kind) {
 	for h := normAccs / 2; h > 0; h /= 2 {
 		for u := range h {
-			e.Accumulate(k, u, u+h, int(V))
+			e.Accumulate(k, u, u+h, e.Lanes())
 		}
 	}
 	e.HReduce(k, 0)
+}
+
+// normHeldMap maps a row held in registers (normHeldSweep) through pre
+// and the post-ops into dst.
+func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
+	V := e.Lanes()
+	opnds := e.Operands()
+	s := e.StepsOf(row)
+	for v := 0; int64(v*V) < row.Size; v++ {
+		r := regHeld + v
+		pre(r)
+		finish(e, opnds, r, Block(v, V, int(min(int64(V), row.Size-int64(v*V))), s))
+	}
 }
 
 // normMap maps the row: each vector of src (with fromDst, of the f32

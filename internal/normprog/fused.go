@@ -1,6 +1,8 @@
 package normprog
 
 import (
+	"slices"
+
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -16,6 +18,10 @@ import (
 // else (normalized dims elsewhere, GroupNorm, kept statistics, the
 // interpreter) runs as the program of passes.
 
+// useFused is false in tests that compare the fused kernel with the
+// passes.
+var useFused = true
+
 // fusedKinds maps the kinds the fused kernel computes.
 var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
 	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2}
@@ -25,7 +31,7 @@ var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax,
 func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
-	if !ok || d.Mean != nil || d.Var != nil || p.kind == LogSoftmax && d.InfAsZero {
+	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)

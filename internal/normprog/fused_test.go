@@ -3,13 +3,16 @@ package normprog
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // TestFusedChosen: the anchor shapes whose normalized dims are innermost
@@ -132,4 +135,77 @@ func fillAround(r *rand.Rand, dt dtypes.DataType, n int64, center, spread float6
 		dtypes.StoreF32(dt, b, i, float32(center+(r.Float64()*2-1)*spread))
 	}
 	return b
+}
+
+// TestFusedMatchesPasses: with post-ops (an operand per row, one per
+// element, and a ReLU) the fused kernel gives what the passes give, on
+// every JIT ISA.
+func TestFusedMatchesPasses(t *testing.T) {
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		prev := jit.SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(9, uint64(isa)))
+		tested := 0
+		for _, c := range cases() {
+			d := c.d
+			rank := len(d.Dims)
+			if !slices.Equal(d.SrcStrides, denseStrides(d.Dims, identity(rank))) {
+				continue
+			}
+			perRow := make([]int64, rank)
+			n := int64(1)
+			for i := rank - 1; i >= 0; i-- {
+				if !d.Norm[i] {
+					perRow[i] = n
+					n *= d.Dims[i]
+				}
+			}
+			d.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow},
+				{Kind: ops.Multiply, BinDT: dtypes.BF16, BinStrides: d.DstStrides}, {Kind: ops.ReLU}}
+			fused, err := Compile(&d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			useFused = false
+			passes, err := Compile(&d)
+			useFused = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fused.full.fused == nil {
+				continue // normalized dims not innermost
+			}
+			if passes.full.fused != nil {
+				t.Fatalf("%s: the passes run the fused kernel", c.name)
+			}
+			tested++
+			src := fill(r, d.SrcDT, spanElems(d.Dims, d.SrcStrides), 20)
+			var gamma, beta []byte
+			if d.Gamma != nil {
+				gamma = fill(r, d.Gamma.DT, spanElems(d.Dims, d.Gamma.Strides), 2)
+				beta = fill(r, d.Beta.DT, spanElems(d.Dims, d.Beta.Strides), 2)
+			}
+			bins := [][]byte{fill(r, dtypes.F32, spanElems(d.Dims, perRow), 1), fill(r, dtypes.BF16, spanElems(d.Dims, d.DstStrides), 2)}
+			out := func(p *Program) []byte {
+				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
+				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins}); err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				return dst
+			}
+			got, want := out(fused), out(passes)
+			for i := range spanElems(d.Dims, d.DstStrides) {
+				g, w := float64(dtypes.LoadF32(d.DstDT, got, i)), float64(dtypes.LoadF32(d.DstDT, want, i))
+				if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 4*tolerance(&d, w) {
+					t.Fatalf("%s on %v: element %d is %v, the passes give %v", c.name, isa, i, g, w)
+				}
+			}
+		}
+		if tested < 50 {
+			t.Errorf("%v: %d cases took the fused kernel", isa, tested)
+		}
+		jit.SetMaxISA(prev)
+	}
 }
