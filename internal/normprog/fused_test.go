@@ -80,6 +80,15 @@ func TestFusedGuarded(t *testing.T) {
 					if k == norm.Softmax && n > 2 {
 						dtypes.StoreF32(dt[0], b.Src, 1, float32(math.Inf(-1)))
 					}
+					if li == 0 && n > 3 {
+						// Row 1 holds a NaN; softmax's row 3 is all -Inf.
+						dtypes.StoreF32(dt[0], b.Src, srcStr[0]+2, float32(math.NaN()))
+						if k == norm.Softmax {
+							for j := range n {
+								dtypes.StoreF32(dt[0], b.Src, 3*srcStr[0]+j, float32(math.Inf(-1)))
+							}
+						}
+					}
 					b.Dst = make([]byte, spanElems(dims, p.Dst.Strides)*int64(dt[1].Size()))
 					if p.Gamma.Present() {
 						b.Gamma = fillAround(r, dtypes.F32, spanElems(pd, p.Gamma.Strides), 1, 0.5)
