@@ -29,9 +29,14 @@ import (
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
 // exp(-Inf) = 0 exactly, an all -Inf row NaN (inf_as_zero: the max
-// clamped to the finite range and the sum to at least 1, so 0s). Every
-// row takes the same instructions in the same order whichever call (or
-// thread) runs it.
+// clamped to the finite range and the sum to at least 1, so 0s). The map
+// multiplies by a reciprocal (one true division a row; its operand is a
+// root or a sum of at least 1, so it is infinite only for a 0, where x/0
+// would be no better). Softmax's exps are computed once where a row fits
+// the spare registers (kept there) or dst is f32 (kept in dst, then
+// scaled); otherwise the map computes them again. Every row takes the
+// same instructions in the same order whichever call (or thread) runs
+// it.
 
 // NormKind is the normalization a fused kernel computes.
 type NormKind uint8
