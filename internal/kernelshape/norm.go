@@ -86,14 +86,26 @@ type NormEmitter interface {
 	// Arith sets r = r OP s for Add, Subtract, Multiply and Divide; s
 	// is unchanged.
 	Arith(k ops.Kind, r, s int)
-	// Accumulate sets the first n lanes of acc to acc OP t (Add, or
-	// Maximum as plan.Binary has it), the others unchanged; t is
-	// clobbered.
-	Accumulate(k ops.Kind, acc, t, n int)
-	// HReduce sets every lane of r to the OP (Add or Maximum) of its
-	// lanes.
-	HReduce(k ops.Kind, r int)
+	// Accumulate sets the first n lanes of acc to acc c t, the others
+	// unchanged; t is clobbered.
+	Accumulate(c NormCombine, acc, t, n int)
+	// HReduce sets every lane of r to the combine c of its lanes.
+	HReduce(c NormCombine, r int)
 }
+
+// NormCombine is how a statistics sweep combines.
+type NormCombine uint8
+
+const (
+	// NormSum adds.
+	NormSum NormCombine = iota
+	// NormMaxAny takes the larger, and where either side is a NaN or
+	// both are zeros, either side: softmax's max, whose NaN its sum of
+	// exps takes in anyway (exp(NaN - m) is NaN) and whose zero's sign
+	// no exp sees. One instruction where plan.Binary's Maximum is
+	// three (amd64).
+	NormMaxAny
+)
 
 // normAccs is how many accumulators a statistics sweep keeps, and
 // normMapVecs how many vectors a map sweep step takes: enough
@@ -155,7 +167,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	var pre func(t int) // the map's first steps, before the post-ops
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
-		normSweep(e, N, ops.Maximum, false, nil)
+		normSweep(e, N, NormMaxAny, false, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
@@ -170,7 +182,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		if held {
 			normHeldSweep(e, N, expShifted)
 		} else {
-			normSweep(e, N, ops.Add, keep, expShifted)
+			normSweep(e, N, NormSum, keep, expShifted)
 		}
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
@@ -193,22 +205,22 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		}
 		return
 	case NormLayer:
-		normSweep(e, N, ops.Add, false, nil)
+		normSweep(e, N, NormSum, false, nil)
 		byN()
 		e.Copy(regShift, 0)
-		normSweep(e, N, ops.Add, false, func(t int) { sub(t); square(t) })
+		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) })
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweep(e, N, ops.Add, false, square)
+		normSweep(e, N, NormSum, false, square)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	case NormL2:
-		normSweep(e, N, ops.Add, false, square)
+		normSweep(e, N, NormSum, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: math.MaxFloat32}, 0)
 		recip()
@@ -218,20 +230,14 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
-// elements with k (Add or Maximum) into every lane of register 0:
+// elements with k into every lane of register 0:
 // normAccs accumulators over whole vectors, the last vector partial.
 // With keep, f(x) is also stored to the f32 dst.
-func normSweep(e NormEmitter, N int64, k ops.Kind, keep bool, f func(t int)) {
+func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
 	db := V * 4 // an f32 dst's vector
-	id := float32(0)
-	if k == ops.Maximum {
-		id = float32(math.Inf(-1))
-	}
-	for u := range normAccs {
-		e.SetConst(u, id)
-	}
+	normInit(e, k)
 	take := func(acc int, off int64, m int) {
 		mk := e.Mark()
 		t := e.Tmp()
@@ -272,9 +278,7 @@ func normSweep(e NormEmitter, N int64, k ops.Kind, keep bool, f func(t int)) {
 func normHeldSweep(e NormEmitter, N int64, f func(t int)) {
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
-	for u := range normAccs {
-		e.SetConst(u, 0)
-	}
+	normInit(e, NormSum)
 	for v := 0; int64(v*V) < N; v++ {
 		m := int(min(int64(V), N-int64(v*V)))
 		r := regHeld + v
@@ -283,15 +287,27 @@ func normHeldSweep(e NormEmitter, N int64, f func(t int)) {
 		mk := e.Mark()
 		t := e.Tmp()
 		e.Copy(t, r)
-		e.Accumulate(ops.Add, v%normAccs, t, m)
+		e.Accumulate(NormSum, v%normAccs, t, m)
 		e.Release(mk)
 	}
-	normCombine(e, ops.Add)
+	normCombine(e, NormSum)
+}
+
+// normInit sets the accumulators to k's identity.
+func normInit(e NormEmitter, k NormCombine) {
+	id := float32(0)
+	if k == NormMaxAny {
+		id = float32(math.Inf(-1))
+	}
+	e.SetConst(0, id)
+	for u := 1; u < normAccs; u++ {
+		e.Copy(u, 0)
+	}
 }
 
 // normCombine combines the accumulators pairwise into register 0 and
 // its lanes into every lane.
-func normCombine(e NormEmitter, k ops.Kind) {
+func normCombine(e NormEmitter, k NormCombine) {
 	for h := normAccs / 2; h > 0; h /= 2 {
 		for u := range h {
 			e.Accumulate(k, u, u+h, e.Lanes())

@@ -73,17 +73,27 @@ func (g *gen) Copy(dst, src int) { g.op(x86.AVMOVAPS, g.vr(src), g.vr(dst)) }
 // Arith sets r = r OP s: Binary's four arithmetic kinds leave s as it is.
 func (g *gen) Arith(k ops.Kind, r, s int) { g.Binary(k, r, s) }
 
+// normOp sets r = r c s: VADDPS, or VMAXPS (which returns s where
+// either is NaN or both are zeros: NormMaxAny allows it).
+func (g *gen) normOp(c kernelshape.NormCombine, r, s int) {
+	as := x86.AVADDPS
+	if c == kernelshape.NormMaxAny {
+		as = x86.AVMAXPS
+	}
+	g.op(as, g.vr(s), g.vr(r), g.vr(r))
+}
+
 // Accumulate combines the first n lanes of t into acc: AVX-512 merges
 // under an opmask, AVX2 blends the combine back.
-func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
+func (g *gen) Accumulate(c kernelshape.NormCombine, acc, t, n int) {
 	if n == g.V {
-		g.Binary(k, acc, t)
+		g.normOp(c, acc, t)
 		return
 	}
 	mk := g.Mark()
 	u := g.Tmp()
 	g.op(x86.AVMOVAPS, g.vr(acc), g.vr(u))
-	g.Binary(k, u, t)
+	g.normOp(c, u, t)
 	if g.avx512 {
 		g.op(x86.AVMOVAPS, g.vr(u), g.vmask(n), g.vr(acc))
 	} else {
@@ -92,14 +102,12 @@ func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
 	g.Release(mk)
 }
 
-// HReduce leaves the sum or max of r's lanes in every lane, as HCombine
+// HReduce leaves the combine of r's lanes in every lane, as HCombine
 // does for the plan's combine.
-func (g *gen) HReduce(k ops.Kind, r int) {
+func (g *gen) HReduce(c kernelshape.NormCombine, r int) {
 	mk := g.Mark()
 	t := g.Tmp()
-	step := func() {
-		g.Binary(k, r, t)
-	}
+	step := func() { g.normOp(c, r, t) }
 	if g.avx512 {
 		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
 		step()

@@ -68,11 +68,12 @@ func (g *gen) Copy(dst, src int) { g.vmov(dst, src) }
 func (g *gen) Arith(k ops.Kind, r, s int) { g.Binary(k, r, s) }
 
 // Accumulate combines the first n lanes of t into acc: the lanes of t
-// past n are set to the identity first (NEON has no lane masks).
-func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
+// past n are set to the identity first (NEON has no lane masks). FMAX
+// propagates NaNs, more than NormMaxAny asks.
+func (g *gen) Accumulate(c kernelshape.NormCombine, acc, t, n int) {
 	if n < lanes {
 		id := float32(0)
-		if k == ops.Maximum {
+		if c == kernelshape.NormMaxAny {
 			id = float32(math.Inf(-1))
 		}
 		mk := g.Mark()
@@ -82,14 +83,18 @@ func (g *gen) Accumulate(k ops.Kind, acc, t, n int) {
 		}
 		g.Release(mk)
 	}
-	g.Binary(k, acc, t)
+	if c == kernelshape.NormMaxAny {
+		g.fop(opFMAX, acc, acc, t)
+		return
+	}
+	g.fop(opFADD, acc, acc, t)
 }
 
 // HReduce leaves the sum or max of r's lanes in every lane: two pairwise
 // combines (FADDP, FMAXP: NaN-propagating).
-func (g *gen) HReduce(k ops.Kind, r int) {
+func (g *gen) HReduce(c kernelshape.NormCombine, r int) {
 	op := combineTable[plan.CombineAdd].pair
-	if k == ops.Maximum {
+	if c == kernelshape.NormMaxAny {
 		op = combineTable[plan.CombineMax].pair
 	}
 	g.fop(op, r, r, r)
