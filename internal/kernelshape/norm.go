@@ -135,6 +135,7 @@ const (
 	regShift = normAccs     // m or mu: subtracted from x
 	regScale = normAccs + 1 // 1/s, 1/sd or log(s)
 	regHeld  = normAccs + 2 // the first vector of a row held in registers
+	regTotal = normAccs + 2 // a long sum's running total (rows not held)
 )
 
 // normRow emits one row's statistics and map.
@@ -257,18 +258,37 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	if keep {
 		step.Dst = normAccs * db
 	}
-	Loop(e, iters, step, func() {
+	// A long sum is cut into runs, as the reductions' are (runs.go):
+	// each run's accumulators are summed into a running total in
+	// register regTotal and start again from zero.
+	chunk := 0
+	if k == NormSum {
+		chunk = RunsOf(N, nil, iters, 1).SweepChunk(nil)
+	}
+	if chunk > 0 {
+		e.SetConst(regTotal, 0)
+	}
+	fold := func() {
+		normTree(e, k)
+		e.Accumulate(NormSum, regTotal, 0, int(V))
+		normInit(e, k)
+	}
+	RunLoop(e, e.Pointers(), iters, step, chunk, func() {
 		for u := range normAccs {
 			take(u, int64(u)*vb, int(V))
 		}
-	})
+	}, fold)
 	for u := range rem {
 		take(u, (iters*normAccs+int64(u))*vb, int(V))
 	}
 	if tail > 0 {
 		take(rem, full*vb, tail)
 	}
-	normCombine(e, k)
+	normTree(e, k)
+	if chunk > 0 {
+		e.Accumulate(NormSum, 0, regTotal, int(V))
+	}
+	e.HReduce(k, 0)
 }
 
 // normHeldSweep sums f(x) over a row of N elements that fits registers
@@ -290,7 +310,8 @@ func normHeldSweep(e NormEmitter, N int64, f func(t int)) {
 		e.Accumulate(NormSum, v%normAccs, t, m)
 		e.Release(mk)
 	}
-	normCombine(e, NormSum)
+	normTree(e, NormSum)
+	e.HReduce(NormSum, 0)
 }
 
 // normInit sets the accumulators to k's identity.
@@ -305,15 +326,13 @@ func normInit(e NormEmitter, k NormCombine) {
 	}
 }
 
-// normCombine combines the accumulators pairwise into register 0 and
-// its lanes into every lane.
-func normCombine(e NormEmitter, k NormCombine) {
+// normTree combines the accumulators pairwise into register 0.
+func normTree(e NormEmitter, k NormCombine) {
 	for h := normAccs / 2; h > 0; h /= 2 {
 		for u := range h {
 			e.Accumulate(k, u, u+h, e.Lanes())
 		}
 	}
-	e.HReduce(k, 0)
 }
 
 // normHeldMap maps a row held in registers (normHeldSweep) through pre

@@ -11,8 +11,9 @@ import (
 )
 
 // cacheCap bounds the compiled problems Cached keeps: a framework calls a
-// few shapes over and over, and each entry holds only kernel names (the
-// machine code is the kernel cache's).
+// few shapes over and over, and each entry holds kernel names (the
+// passes' machine code is the kernel cache's) or a fused kernel's own
+// code, a page or two.
 const cacheCap = 256
 
 // cache keeps Execs by their problem and ISA, least recently used

@@ -218,3 +218,42 @@ func TestFusedMatchesPasses(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestFusedLongRows: rows long enough that the sums are cut into runs,
+// of data whose rounding errors all lean one way (nearly constant), stay
+// within the float64 oracle's bound on every ISA.
+func TestFusedLongRows(t *testing.T) {
+	const n = 100003
+	for _, isa := range isas() {
+		prev := jit.SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(11, uint64(isa)))
+		for _, k := range []norm.Kind{norm.Softmax, norm.LogSoftmax, norm.LayerNorm, norm.RMSNorm} {
+			dims := []int64{2, n}
+			str := denseStrides(dims, identity(2))
+			p := &norm.Problem{Kind: k, Dims: dims, Axis: -1, Eps: 1e-5, Src: norm.Operand{DT: dtypes.F32, Strides: str},
+				Dst: norm.Operand{DT: dtypes.F32, Strides: str}}
+			var b norm.Buffers
+			spread := 0.0 // a constant row: every rounding of a sum leans the same way
+			if k == norm.Softmax || k == norm.LogSoftmax {
+				spread = 1
+			}
+			b.Src = fillAround(r, dtypes.F32, 2*n, 0.1, spread)
+			b.Dst = make([]byte, 8*n)
+			e, err := New(p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Run(b, nil, 1); err != nil {
+				t.Fatal(err)
+			}
+			want := oracle.Norm(p, b)
+			for off, w := range want.Dst {
+				got := float64(dtypes.LoadF32(dtypes.F32, b.Dst, off))
+				if tol := oracle.NormTolerance(dtypes.F32, w, want.Bound[off]); math.IsNaN(got) || math.Abs(got-w) > tol {
+					t.Fatalf("%v on %v: dst[%d] = %v, want %v (tolerance %g)", k, isa, off, got, w, tol)
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}
