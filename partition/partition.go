@@ -17,7 +17,9 @@
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) compile with the eltwise and binary ops after them as their
-// post-ops, and run as programs of compiled reduction kernels
+// post-ops, a residual sum Add(x, skip) [-> Add(bias)] in front of a
+// LayerNorm or RMSNorm fuses into its partition (prefuse.go), and they
+// run as programs of compiled reduction kernels
 // (machine code where the reductions have it; Impl and Reason say). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
@@ -59,7 +61,8 @@ func (p Policy) String() string {
 // Partition is a group of ops that compiles and executes as one unit.
 // Its input ports are the tensors it reads from outside (the reduction's
 // src, or its pre-op's; its axes tensor if any; the second operands of
-// binary post-ops, in that order); its output port is the last op's output.
+// binary post-ops, in that order); its output ports are the last op's
+// outputs, then a fused residual sum the graph reads elsewhere.
 type Partition struct {
 	id        int
 	ops       []*graph.Op
@@ -74,6 +77,10 @@ type Partition struct {
 	norm    *graph.Op
 	post    int
 	pattern string
+	// res is the residual sum the normalization reads (nil: none), its
+	// Adds ops[:post-1]; where the graph reads the sum elsewhere, it is
+	// the last output port.
+	res *residual
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -138,33 +145,24 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		ops := []*graph.Op{op}
 		reason := ""
 		var pat *normPattern
+		var res *residual
 		if policy == Fusion {
 			pat = matchSoftmax(g, op, taken)
 		}
-		if pat != nil {
+		var resOps []*graph.Op
+		if policy == Fusion && pat == nil {
+			resOps, res = fuseResidual(g, op, taken, notFused)
+		}
+		if res != nil {
+			ops = resOps
+		} else if pat != nil {
 			// The pattern's ops, then the chain after the op it computes.
-			ops = pat.ops
-			chain, stop, why := fuseChain(g, pat.op, taken)
-			for _, s := range stop {
-				notFused[s.ID] = why
-			}
-			chain, cut, why := normChain(chain)
-			if cut != nil {
-				notFused[cut.ID] = why
-			}
-			ops = append(ops, chain[1:]...)
+			ops = append(pat.ops, normPostOps(g, pat.op, taken, notFused)[1:]...)
 		} else if policy == Fusion && op.Kind.IsNormalization() {
 			// Eltwise and binary ops after a normalization are its
 			// post-ops, where it has one output (no kept statistics).
 			if len(op.Outputs) == 1 {
-				chain, stop, why := fuseChain(g, op, taken)
-				for _, s := range stop {
-					notFused[s.ID] = why
-				}
-				var cut *graph.Op
-				if ops, cut, why = normChain(chain); cut != nil {
-					notFused[cut.ID] = why
-				}
+				ops = normPostOps(g, op, taken, notFused)
 			}
 		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
@@ -209,6 +207,9 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		if pat != nil {
 			p.norm, p.post, p.pattern = pat.op, len(pat.ops), pat.name
 			p.supported, p.reason = true, ""
+		}
+		if res != nil {
+			p.setResidual(res)
 		}
 		if reason != "" {
 			p.supported, p.reason = false, reason

@@ -84,6 +84,9 @@ type Desc struct {
 	// PostOps follow the normalization, their binary operands over the
 	// src's index space as in plan.Problem.
 	PostOps []plan.PostOp
+	// Residual, when not nil, is the sum src is computed from (LayerNorm
+	// and RMSNorm; see Residual).
+	Residual *Residual
 }
 
 // chunkBytes is about how much src one chunk reads: with its f32 copy Y
@@ -107,6 +110,7 @@ type Program struct {
 type passes struct {
 	steps   []step
 	scratch []int64 // bytes of each scratch buffer
+	sum     int     // the scratch buffer holding a residual sum (-1: none)
 }
 
 // ref names a buffer of Run: the caller's, a scratch one, or eps.
@@ -127,6 +131,9 @@ const (
 	rEps
 	rMean
 	rVar
+	rX // a Residual's operands
+	rSkip
+	rResBias
 )
 
 // step is one kernel and the buffers it reads and writes.
@@ -145,6 +152,9 @@ func Compile(d *Desc) (*Program, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
+	if err := validateResidual(d); err != nil {
+		return nil, err
+	}
 	p := &Program{kind: d.Kind, d: cloneDesc(d), chunkDim: -1}
 	if d.Kind == GroupNorm {
 		p.d = splitGroups(d)
@@ -152,6 +162,7 @@ func Compile(d *Desc) (*Program, error) {
 	if err := checkStats(&p.d); err != nil {
 		return nil, err
 	}
+	sumLayout(&p.d)
 	p.eps = make([]byte, 4)
 	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
 	p.chooseChunks()
@@ -271,6 +282,9 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		}
 		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: d.DstDT, Dims: dims, SrcStrides: fromStr,
 			Reduce: none, DstStrides: d.DstStrides, PostOps: post}, from, ref{rDst, 0}, bins...)
+	}
+	if err := p.addResidual(ps, dims, add); err != nil {
+		return nil, err
 	}
 	var err error
 	switch d.Kind {
@@ -445,12 +459,15 @@ func (p *Program) Why() string {
 
 // Buffers are a Run's tensors, each from its first element: Gamma,
 // Beta, Mean and Var where the Desc has them (else ignored), Bins one
-// per binary post-op.
+// per binary post-op. With a Residual, X, Skip and Bias are its
+// operands, and Src receives the sum (where the Residual keeps it; else
+// Src is not used).
 type Buffers struct {
-	Src, Dst    []byte
-	Gamma, Beta []byte
-	Mean, Var   []byte
-	Bins        [][]byte
+	Src, Dst      []byte
+	Gamma, Beta   []byte
+	Mean, Var     []byte
+	Bins          [][]byte
+	X, Skip, Bias []byte
 }
 
 // Run normalizes b.Src into b.Dst. Buffers shorter than their spans are
@@ -545,6 +562,9 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		return buf[start*strides[p.chunkDim]*int64(dt.Size()):]
 	}
 	buf := func(r ref) []byte {
+		if b, ok := p.residualBuf(r, ps, scratch, b, at); ok {
+			return b
+		}
 		switch r.kind {
 		case rSrc:
 			return at(b.Src, d.SrcStrides, d.SrcDT)

@@ -1,0 +1,402 @@
+package partition
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/oracle"
+)
+
+// residualGraph is h = x + skip [+ bias]; y = norm(h, gamma [, beta])
+// [then a ReLU]; with readSum, h is also read by an Abs (as the next
+// residual would be). Tensor ids: x 1, skip 2, bias 3, gamma 4, beta 5,
+// x+skip 10, h 11, y 12, ReLU's 13, Abs's 14.
+type residualGraph struct {
+	kind          graph.OpKind
+	dims          []int64
+	dt, sumDT     dtypes.DataType
+	bias, readSum bool
+	relu          bool
+}
+
+func (rg residualGraph) String() string {
+	return fmt.Sprintf("%s/%v/%v:%v/bias=%v/readSum=%v/relu=%v", rg.kind, rg.dims, rg.dt, rg.sumDT, rg.bias, rg.readSum, rg.relu)
+}
+
+// normDims are the dims of gamma, beta and the bias: the last one.
+func (rg residualGraph) normDims() []int64 { return rg.dims[len(rg.dims)-1:] }
+
+func (rg residualGraph) build(t *testing.T) *graph.Graph {
+	t.Helper()
+	g := graph.New()
+	any := func(id uint64, dt dtypes.DataType) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, dt, nil) }
+	x, skip := graph.NewLogicalTensor(1, rg.dt, rg.dims), graph.NewLogicalTensor(2, rg.dt, rg.dims)
+	must(t, g.AddOp(graph.NewOp(1, graph.Add, "residual").AddInput(x).AddInput(skip).AddOutput(any(10, rg.sumDT))))
+	h := uint64(10)
+	if rg.bias {
+		must(t, g.AddOp(graph.NewOp(2, graph.Add, "bias").AddInput(any(10, rg.sumDT)).
+			AddInput(graph.NewLogicalTensor(3, dtypes.F32, rg.normDims())).AddOutput(any(11, rg.sumDT))))
+		h = 11
+	}
+	op := graph.NewOp(3, rg.kind, "norm").AddInput(any(h, rg.sumDT)).AddInput(graph.NewLogicalTensor(4, dtypes.F32, rg.normDims())).
+		AddOutput(any(12, rg.sumDT)).SetAttr("begin_norm_axis", int64(-1)).SetAttr("epsilon", float32(1e-5))
+	if rg.kind == graph.LayerNorm {
+		op.AddInput(graph.NewLogicalTensor(5, dtypes.F32, rg.normDims())).SetAttr("keep_stats", false)
+	}
+	must(t, g.AddOp(op))
+	if rg.relu {
+		must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "relu").AddInput(any(12, rg.sumDT)).AddOutput(any(13, rg.sumDT))))
+	}
+	if rg.readSum {
+		must(t, g.AddOp(graph.NewOp(5, graph.Abs, "next").AddInput(any(h, rg.sumDT)).AddOutput(any(14, rg.sumDT))))
+	}
+	must(t, g.Finalize())
+	return g
+}
+
+// residualData is random data for every input tensor of rg.
+func residualData(rg residualGraph, r *rand.Rand) map[uint64][]byte {
+	n := int64(1)
+	for _, d := range rg.dims {
+		n *= d
+	}
+	c := rg.normDims()[0]
+	gen := func(dt dtypes.DataType, n int64, lo, hi float64) []byte {
+		b := make([]byte, n*int64(dt.Size()))
+		for i := range n {
+			dtypes.StoreF32(dt, b, i, float32(lo+(hi-lo)*r.Float64()))
+		}
+		return b
+	}
+	return map[uint64][]byte{1: gen(rg.dt, n, -3, 3), 2: gen(rg.dt, n, -3, 3), 3: gen(dtypes.F32, c, -1, 1),
+		4: gen(dtypes.F32, c, 0.5, 1.5), 5: gen(dtypes.F32, c, -1, 1)}
+}
+
+// runPartition compiles p (outputs of layout any) and executes it on
+// data; it returns the outputs by tensor id.
+func runPartition(t *testing.T, p *Partition, data map[uint64][]byte) (*CompiledPartition, map[uint64][]byte) {
+	t.Helper()
+	var outs []graph.LogicalTensor
+	for _, o := range p.Outputs() {
+		outs = append(outs, graph.NewLogicalTensorAny(o.ID, o.DataType, nil))
+	}
+	c, err := p.Compile(p.Inputs(), outs)
+	must(t, err)
+	var inT, outT []Tensor
+	for _, lt := range c.Inputs() {
+		tt, err := NewTensor(lt, data[lt.ID])
+		must(t, err)
+		inT = append(inT, tt)
+	}
+	got := map[uint64][]byte{}
+	for _, lt := range c.Outputs() {
+		n, err := MemSize(lt)
+		must(t, err)
+		got[lt.ID] = make([]byte, n)
+		tt, err := NewTensor(lt, got[lt.ID])
+		must(t, err)
+		outT = append(outT, tt)
+	}
+	must(t, c.Execute(inT, outT))
+	return c, got
+}
+
+// opByOp runs rg as a framework would without the fusion: the sum in
+// f32 by hand, rounded once to the sum's type (the fused rule; op by op
+// a 16-bit sum would be rounded after each Add), then the normalization
+// (and ReLU) as gdnn's partition of its own. It returns the sum and the
+// normalization's (or ReLU's) output.
+func opByOp(t *testing.T, rg residualGraph, data map[uint64][]byte) (sum, y []byte) {
+	t.Helper()
+	n := int64(len(data[1]) / rg.dt.Size())
+	c := int64(len(data[3]) / 4)
+	sum = make([]byte, n*int64(rg.sumDT.Size()))
+	for i := range n {
+		v := dtypes.LoadF32(rg.dt, data[1], i) + dtypes.LoadF32(rg.dt, data[2], i)
+		if rg.bias {
+			v += dtypes.LoadF32(dtypes.F32, data[3], i%c)
+		}
+		dtypes.StoreF32(rg.sumDT, sum, i, v)
+	}
+	g := graph.New()
+	h := graph.NewLogicalTensor(10, rg.sumDT, rg.dims)
+	op := graph.NewOp(3, rg.kind, "norm").AddInput(h).AddInput(graph.NewLogicalTensor(4, dtypes.F32, rg.normDims())).
+		AddOutput(graph.NewLogicalTensorAny(12, rg.sumDT, nil)).SetAttr("begin_norm_axis", int64(-1)).SetAttr("epsilon", float32(1e-5))
+	if rg.kind == graph.LayerNorm {
+		op.AddInput(graph.NewLogicalTensor(5, dtypes.F32, rg.normDims())).SetAttr("keep_stats", false)
+	}
+	must(t, g.AddOp(op))
+	last := uint64(12)
+	if rg.relu {
+		must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(12, rg.sumDT, nil)).
+			AddOutput(graph.NewLogicalTensorAny(13, rg.sumDT, nil))))
+		last = 13
+	}
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 1 {
+		t.Fatalf("the normalization alone: partitions %v", parts)
+	}
+	in := map[uint64][]byte{10: sum, 4: data[4], 5: data[5]}
+	_, out := runPartition(t, parts[0], in)
+	return sum, out[last]
+}
+
+// TestResidualNormFusion: x + skip [+ bias] -> LayerNorm or RMSNorm
+// [-> ReLU] is one partition, the sum an output where the graph reads
+// it; its results equal, bit for bit, the sums computed in f32 and the
+// normalization run as a partition of its own (the same kernels over
+// the same data), and the float64 oracle's within its bounds; on every
+// ISA and for any thread count.
+func TestResidualNormFusion(t *testing.T) {
+	var cases []residualGraph
+	for _, kind := range []graph.OpKind{graph.RMSNorm, graph.LayerNorm} {
+		for _, dts := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}} {
+			for v := range 8 {
+				dims := []int64{3, 5, 40}
+				if v >= 6 {
+					dims = []int64{96, 1100} // several chunks
+				}
+				cases = append(cases, residualGraph{kind: kind, dims: dims, dt: dts[0], sumDT: dts[1],
+					bias: v&1 != 0, readSum: v&2 != 0, relu: v&4 != 0 || v == 6})
+			}
+		}
+	}
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		r := rand.New(rand.NewPCG(21, uint64(isa)))
+		for _, rg := range cases {
+			g := rg.build(t)
+			parts, err := Get(g, Fusion)
+			must(t, err)
+			p := parts[0]
+			nOps := 2 + map[bool]int{true: 1}[rg.bias] + map[bool]int{true: 1}[rg.relu]
+			if !p.IsSupported() || len(p.Ops()) != nOps {
+				t.Fatalf("%v: first partition %v; want %d ops fused", rg, p, nOps)
+			}
+			wantOuts := 1 + map[bool]int{true: 1}[rg.readSum]
+			if len(p.Outputs()) != wantOuts {
+				t.Fatalf("%v: %d output ports, want %d", rg, len(p.Outputs()), wantOuts)
+			}
+			if rg.readSum && len(parts) != 2 {
+				t.Fatalf("%v: partitions %v; want the fused one and the Abs", rg, parts)
+			}
+			data := residualData(rg, r)
+			var first map[uint64][]byte
+			for _, threads := range []int{1, 2, 3} {
+				prev := jit.SetThreads(threads)
+				c, got := runPartition(t, p, data)
+				jit.SetThreads(prev)
+				wantImpl(t, c, isa)
+				if !strings.Contains(c.verboseLine(time.Millisecond), "residual Add") {
+					t.Errorf("%v: the verbose line %q does not name the fusion", rg, c.verboseLine(time.Millisecond))
+				}
+				if first == nil {
+					first = got
+					continue
+				}
+				for id := range got {
+					if !bytes.Equal(got[id], first[id]) {
+						t.Fatalf("%v: %d threads: output %d differs from 1 thread's", rg, threads, id)
+					}
+				}
+			}
+			sum, y := opByOp(t, rg, data)
+			last := uint64(12)
+			if rg.relu {
+				last = 13
+			}
+			if !bytes.Equal(first[last], y) {
+				t.Errorf("%v: the fused result differs from the sum then the normalization", rg)
+			}
+			h := uint64(10)
+			if rg.bias {
+				h = 11
+			}
+			if rg.readSum && !bytes.Equal(first[h], sum) {
+				t.Errorf("%v: the sum output differs from the sum computed in f32", rg)
+			}
+			checkResidualOracle(t, rg, sum, data, first[last])
+		}
+	})
+}
+
+// checkResidualOracle compares y with the float64 oracle's normalization
+// of sum.
+func checkResidualOracle(t *testing.T, rg residualGraph, sum []byte, data map[uint64][]byte, y []byte) {
+	t.Helper()
+	dense := graph.DenseStrides(rg.dims)
+	pr := &norm.Problem{Kind: norm.RMSNorm, Dims: rg.dims, Axis: -1, Eps: 1e-5,
+		Src: norm.Operand{DT: rg.sumDT, Strides: dense}, Dst: norm.Operand{DT: dtypes.F32, Strides: dense},
+		Gamma: norm.Operand{DT: dtypes.F32, Strides: []int64{1}}}
+	b := norm.Buffers{Src: sum, Gamma: data[4]}
+	if rg.kind == graph.LayerNorm {
+		pr.Kind = norm.LayerNorm
+		pr.Beta = norm.Operand{DT: dtypes.F32, Strides: []int64{1}}
+		b.Beta = data[5]
+	}
+	want := oracle.Norm(pr, b)
+	for i, w := range want.Dst {
+		if rg.relu {
+			w = math.Max(w, 0)
+		}
+		got := float64(dtypes.LoadF32(rg.sumDT, y, int64(i)))
+		if math.Abs(got-w) > oracle.NormTolerance(rg.sumDT, w, 2*want.Bound[i]) {
+			t.Fatalf("%v: element %d is %v, the oracle's %v", rg, i, got, w)
+		}
+	}
+}
+
+// TestResidualNearMisses: what looks like a residual sum before a
+// normalization but does not fuse stays op by op, the Add's partition
+// saying why.
+func TestResidualNearMisses(t *testing.T) {
+	f32 := dtypes.F32
+	any := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, f32, nil) }
+	rms := func(src uint64, gamma graph.LogicalTensor) *graph.Op {
+		in := any(src)
+		if src == gamma.ID {
+			in = gamma
+		}
+		return graph.NewOp(3, graph.RMSNorm, "rms").AddInput(in).AddInput(gamma).AddOutput(any(12))
+	}
+	gamma := graph.NewLogicalTensor(4, f32, []int64{8})
+	cases := []struct {
+		name  string
+		ops   func() []*graph.Op
+		fused bool
+		why   string
+	}{
+		{"x plus a broadcast row", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{8})).AddOutput(any(10)),
+				rms(10, gamma)}
+		}, false, "a residual Add adds two tensors of one known shape"},
+		{"x plus a tensor that enlarges it", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{1, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				rms(10, gamma)}
+		}, false, "one known shape"},
+		{"a bias that enlarges the sum", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				graph.NewOp(2, graph.Add, "bias").AddInput(any(10)).AddInput(graph.NewLogicalTensor(3, f32, []int64{2, 4, 8})).AddOutput(any(11)),
+				rms(11, gamma)}
+		}, false, "do not broadcast onto"},
+		{"x + skip read besides the bias Add", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				graph.NewOp(2, graph.Add, "bias").AddInput(any(10)).AddInput(graph.NewLogicalTensor(3, f32, []int64{8})).AddOutput(any(11)),
+				rms(11, gamma),
+				graph.NewOp(5, graph.Abs, "other").AddInput(any(10)).AddOutput(any(14))}
+		}, false, "is read by 2 ops"},
+		{"gamma computed after the Add", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				graph.NewOp(6, graph.Abs, "gamma").AddInput(any(10)).AddOutput(graph.NewLogicalTensor(15, f32, []int64{4, 8})),
+				graph.NewOp(3, graph.LayerNorm, "ln").AddInput(any(10)).AddInput(graph.NewLogicalTensor(15, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(16, f32, []int64{4, 8})).AddOutput(any(12)).SetAttr("begin_norm_axis", int64(0)).
+					SetAttr("keep_stats", false)}
+		}, false, "runs after"},
+		{"an s32 operand", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, dtypes.S32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				rms(10, gamma)}
+		}, false, "tensor 1 is s32"},
+		{"the sum as the norm's src and its gamma", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{8})).AddOutput(graph.NewLogicalTensor(10, f32, []int64{8})),
+				rms(10, graph.NewLogicalTensor(10, f32, []int64{8}))}
+		}, false, "as its gamma or beta"},
+		{"the sum read by another op", func() []*graph.Op {
+			return []*graph.Op{
+				graph.NewOp(1, graph.Add, "add").AddInput(graph.NewLogicalTensor(1, f32, []int64{4, 8})).
+					AddInput(graph.NewLogicalTensor(2, f32, []int64{4, 8})).AddOutput(any(10)),
+				rms(10, gamma),
+				graph.NewOp(5, graph.Abs, "next").AddInput(any(10)).AddOutput(any(14))}
+		}, true, ""},
+	}
+	for _, c := range cases {
+		g := graph.New()
+		for _, op := range c.ops() {
+			must(t, g.AddOp(op))
+		}
+		must(t, g.Finalize())
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		var add *Partition
+		for _, p := range parts {
+			if p.Ops()[0].Kind == graph.Add && p.Ops()[0].ID == 1 {
+				add = p
+			}
+		}
+		if add == nil {
+			t.Fatalf("%s: no partition starts at the Add: %v", c.name, parts)
+		}
+		if fused := add.IsSupported() && add.norm != nil; fused != c.fused {
+			t.Errorf("%s: %v; fused %v, want %v", c.name, add, fused, c.fused)
+		}
+		if !c.fused && !strings.Contains(add.Reason(), c.why) {
+			t.Errorf("%s: reason %q; want it to say %q", c.name, add.Reason(), c.why)
+		}
+		checkTopological(t, g, parts)
+	}
+}
+
+// TestResidualCompileRefusals: concrete inputs that break the fusion's
+// shape rules are refused at compile.
+func TestResidualCompileRefusals(t *testing.T) {
+	rg := residualGraph{kind: graph.RMSNorm, dims: []int64{4, 8}, dt: dtypes.F32, sumDT: dtypes.F32, readSum: true}
+	g := rg.build(t)
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	p := parts[0]
+	ins := p.Inputs()
+	for i := range ins {
+		if ins[i].ID == 2 {
+			ins[i] = graph.NewLogicalTensor(2, dtypes.F32, []int64{4, 9})
+		}
+	}
+	if _, err := p.Compile(ins, p.Outputs()); err == nil {
+		t.Error("a skip of other dims than x compiles")
+	}
+	c, err := p.Compile(p.Inputs(), p.Outputs())
+	must(t, err)
+	x := make([]float32, 32)
+	var inT []Tensor
+	for _, lt := range c.Inputs() {
+		n, _ := MemSize(lt)
+		buf := make([]byte, n)
+		if lt.ID == 1 {
+			buf = bytesOf(x)
+		}
+		tt, err := NewTensor(lt, buf)
+		must(t, err)
+		inT = append(inT, tt)
+	}
+	outs := c.Outputs()
+	dst, err := NewTensor(outs[0], make([]float32, 32))
+	must(t, err)
+	sumOverX, err := NewTensor(outs[1], x)
+	must(t, err)
+	if err := c.Execute(inT, []Tensor{dst, sumOverX}); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "overlaps") {
+		t.Errorf("the sum over x: %v", err)
+	}
+}
