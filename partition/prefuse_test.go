@@ -36,7 +36,7 @@ func (rg residualGraph) String() string {
 // normDims are the dims of gamma, beta and the bias: the last one.
 func (rg residualGraph) normDims() []int64 { return rg.dims[len(rg.dims)-1:] }
 
-func (rg residualGraph) build(t *testing.T) *graph.Graph {
+func (rg residualGraph) build(t testing.TB) *graph.Graph {
 	t.Helper()
 	g := graph.New()
 	any := func(id uint64, dt dtypes.DataType) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, dt, nil) }
@@ -84,30 +84,14 @@ func residualData(rg residualGraph, r *rand.Rand) map[uint64][]byte {
 
 // runPartition compiles p (outputs of layout any) and executes it on
 // data; it returns the outputs by tensor id.
-func runPartition(t *testing.T, p *Partition, data map[uint64][]byte) (*CompiledPartition, map[uint64][]byte) {
+func runPartition(t testing.TB, p *Partition, data map[uint64][]byte) (*CompiledPartition, map[uint64][]byte) {
 	t.Helper()
-	var outs []graph.LogicalTensor
-	for _, o := range p.Outputs() {
-		outs = append(outs, graph.NewLogicalTensorAny(o.ID, o.DataType, nil))
-	}
-	c, err := p.Compile(p.Inputs(), outs)
-	must(t, err)
-	var inT, outT []Tensor
-	for _, lt := range c.Inputs() {
-		tt, err := NewTensor(lt, data[lt.ID])
-		must(t, err)
-		inT = append(inT, tt)
-	}
+	c, in, outs := executable(t, p, data)
+	must(t, c.Execute(in, outs))
 	got := map[uint64][]byte{}
-	for _, lt := range c.Outputs() {
-		n, err := MemSize(lt)
-		must(t, err)
-		got[lt.ID] = make([]byte, n)
-		tt, err := NewTensor(lt, got[lt.ID])
-		must(t, err)
-		outT = append(outT, tt)
+	for i, lt := range c.Outputs() {
+		got[lt.ID] = outs[i].buf
 	}
-	must(t, c.Execute(inT, outT))
 	return c, got
 }
 
