@@ -8,7 +8,8 @@
 // ReduceMin, ReduceProd, ReduceL1 or ReduceL2 alone, or (with the Fusion
 // policy) preceded by an Abs or Square pre-op that becomes the reduction's
 // per-element transform (Square -> ReduceSum is a sum of squares; a Pow
-// with beta 2 or a Multiply of a tensor by itself is a Square) and
+// with beta 2 or a Multiply of a tensor by itself is a Square) or by a
+// Multiply by a broadcast operand (a mask; ReduceSum and ReduceMean), and
 // followed by a chain of eltwise and binary post-ops. 8-bit integer data
 // enters as in oneDNN Graph: a Dequantize (s8/u8 -> f32) feeding the
 // reduction and a Quantize (f32 -> s8/u8) after the chain fuse into the
@@ -211,6 +212,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		if res != nil {
 			p.setResidual(res)
 		}
+		p.maskedSrcFirst()
 		if reason != "" {
 			p.supported, p.reason = false, reason
 		}
@@ -277,7 +279,9 @@ func supports(ops []*graph.Op) (bool, string) {
 // ReduceMax or ReduceMin, whose transform they become; so do the other
 // ways a graph writes a square (graph.Op.IsSquare). An Exp feeding a
 // ReduceSum followed by a Log is log-sum-exp, which compiles to
-// plan.LogSumExp (the max-shifted, stable form), Log included.
+// plan.LogSumExp (the max-shifted, stable form), Log included. A
+// Multiply by a broadcast operand fuses before a ReduceSum or ReduceMean
+// (maskFusible).
 func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
 	if !op.Kind.IsEltwise() && op.Kind != graph.Multiply || len(op.Outputs) != 1 {
 		return nil, ""
@@ -308,7 +312,10 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	case red.Inputs[0].ID != op.Outputs[0].ID:
 		why = "it does not feed the reduction's src"
 	case op.Kind == graph.Multiply && !op.IsSquare():
-		why = "a Multiply fuses before a reduction only as a square, both inputs the same tensor"
+		why = maskFusible(g, op, red, taken)
+		if why == "" {
+			return red, ""
+		}
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case !out.IsFloat():

@@ -9,6 +9,8 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/normprog"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/preop"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -224,4 +226,81 @@ func (r *normRun) run(p *Partition, b norm.Buffers, ins, outs []*Tensor, bins []
 		bias = ins[r.resIn[2]].buf
 	}
 	return r.exec.RunResidual(b, ins[r.resIn[0]].buf, ins[r.resIn[1]].buf, bias, bins)
+}
+
+// A Multiply by a broadcast operand before a ReduceSum or ReduceMean is
+// masked pooling (x [B,T,H] times mask [B,T,1], averaged over T) or a
+// weighted sum: the Multiply fuses as the reduction's pre-op, and the
+// partition runs as an internal/preop program that multiplies and
+// reduces each chunk of x in cache, so x is read from memory once and
+// the product never written.
+
+// maskFusible says why the Multiply op does not fuse before the
+// reduction red, or "". One of its operands (the src) has the product's
+// dims, the other (the mask) broadcasts onto it without enlarging it;
+// both are known, float, and ready before the group's place in
+// topological order; red is a ReduceSum or ReduceMean with its axes an
+// attribute.
+func maskFusible(g *graph.Graph, op, red *graph.Op, taken map[uint64]bool) string {
+	if red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean {
+		return fmt.Sprintf("a Multiply of two tensors fuses before ReduceSum and ReduceMean only, not %s", red.Kind)
+	}
+	if len(red.Inputs) != 1 {
+		return "a Multiply of two tensors fuses only before a reduction whose axes are an attribute"
+	}
+	if dt := op.Outputs[0].DataType; !dt.IsFloat() {
+		return fmt.Sprintf("its output is %s, and a fused pre-op's result stays f32 (the rounding and saturation to %s would be lost)", dt, dt)
+	}
+	a, b := op.Inputs[0], op.Inputs[1]
+	if !a.KnownDims() || !b.KnownDims() {
+		return fmt.Sprintf("its operands' dims %s and %s are not known", graph.DimsString(a.Dims), graph.DimsString(b.Dims))
+	}
+	if !broadcastsOnto(b.Dims, a.Dims) && !broadcastsOnto(a.Dims, b.Dims) {
+		return fmt.Sprintf("neither of its operands' dims %s and %s broadcasts onto the other without enlarging it; the fused Multiply reads one tensor of the product's dims",
+			graph.DimsString(a.Dims), graph.DimsString(b.Dims))
+	}
+	for _, t := range op.Inputs {
+		if dt := t.DataType; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
+			return fmt.Sprintf("its operand %d is %s; a fused Multiply reads f32, bf16 or f16", t.ID, dt)
+		}
+		if p := g.Producer(t.ID); p != nil && !taken[p.ID] {
+			return fmt.Sprintf("its operand %d is produced by %s, which runs after it", t.ID, p)
+		}
+	}
+	return ""
+}
+
+// maskedSrcFirst makes the src of a fused Multiply by a broadcast
+// operand (the operand of the product's dims) p's first input port, the
+// tensor the reduction reads.
+func (p *Partition) maskedSrcFirst() {
+	if !p.supported || len(p.ops) < 2 || p.ops[0].Kind != graph.Multiply || p.ops[0].IsSquare() || !p.ops[1].Kind.IsReduction() {
+		return
+	}
+	a, b := p.ops[0].Inputs[0], p.ops[0].Inputs[1]
+	if !broadcastsOnto(b.Dims, a.Dims) && p.inputs[0].ID == a.ID {
+		p.inputs[0], p.inputs[1] = p.inputs[1], p.inputs[0]
+	}
+}
+
+// maskedKernel compiles the problem of a reduction after a Multiply by
+// a broadcast operand (c.recipe.mask), its post-ops' operands in pr.
+func (c *CompiledPartition) maskedKernel(pr *plan.Problem, blockedIO bool) (kernel, error) {
+	src, mask := c.inputs[0], c.inputs[c.recipe.mask]
+	if blockedIO || mask.Layout == graph.LayoutBlocked {
+		return kernel{}, status.Errorf(status.Unimplemented, "a reduction after a fused Multiply takes strided tensors, not blocked layouts")
+	}
+	same := make([]int, len(src.Dims))
+	for i := range same {
+		same[i] = i
+	}
+	strides, err := operandStrides(mask, src, same, make([]bool, len(same)))
+	if err != nil {
+		return kernel{}, err
+	}
+	prog, err := preop.Compile(&preop.Desc{Problem: *pr, OpDT: mask.DataType, OpStrides: strides})
+	if err != nil {
+		return kernel{}, err
+	}
+	return kernel{m: prog}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -382,5 +383,247 @@ func TestResidualCompileRefusals(t *testing.T) {
 	must(t, err)
 	if err := c.Execute(inT, []Tensor{dst, sumOverX}); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "overlaps") {
 		t.Errorf("the sum over x: %v", err)
+	}
+}
+
+// maskedGraph is y = Reduce{Sum,Mean}(Multiply(x, mask), axes) [-> ReLU],
+// the operands in the given order (x first unless swap). Tensor ids: x 1,
+// mask 2, product 10, y 11, ReLU's 12.
+func maskedGraph(t testing.TB, kind graph.OpKind, x, mask graph.LogicalTensor, axes []int64, keep, swap, relu bool) *graph.Graph {
+	g := graph.New()
+	a, b := x, mask
+	if swap {
+		a, b = mask, x
+	}
+	f32 := dtypes.F32
+	must(t, g.AddOp(graph.NewOp(1, graph.Multiply, "mask").AddInput(a).AddInput(b).AddOutput(graph.NewLogicalTensorAny(10, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(2, kind, "pool").AddInput(graph.NewLogicalTensorAny(10, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(11, f32, nil)).SetAttr("axes", axes).SetAttr("keep_dims", keep)))
+	if relu {
+		must(t, g.AddOp(graph.NewOp(3, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(11, f32, nil)).
+			AddOutput(graph.NewLogicalTensorAny(12, f32, nil))))
+	}
+	must(t, g.Finalize())
+	return g
+}
+
+// TestMaskedReduceFusion: Multiply(x, mask) -> ReduceSum or ReduceMean
+// [-> ReLU] is one partition (the verbose line says pre:multiply); on
+// grid data (exact sums) it equals the float64 result and the Multiply
+// done by hand then the reduction's own partition, bit for bit, on every
+// ISA and for any thread count.
+func TestMaskedReduceFusion(t *testing.T) {
+	type mcase struct {
+		dims, maskDims []int64
+		axes           []int64
+		kind           graph.OpKind
+		dt             dtypes.DataType
+		keep, swap     bool
+	}
+	var cases []mcase
+	for _, kind := range []graph.OpKind{graph.ReduceMean, graph.ReduceSum} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+			cases = append(cases,
+				mcase{[]int64{8, 128, 384}, []int64{8, 128, 1}, []int64{1}, kind, dt, false, false}, // S9
+				mcase{[]int64{3, 7, 19}, []int64{3, 7, 1}, []int64{-2}, kind, dt, true, true},
+				mcase{[]int64{4, 6, 33}, []int64{33}, []int64{2}, kind, dt, false, false},         // weights over H
+				mcase{[]int64{5, 9, 16}, []int64{5, 9, 16}, []int64{0, 1}, kind, dt, false, true}) // reduce over two dims
+		}
+	}
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		r := rand.New(rand.NewPCG(31, uint64(isa)))
+		for _, c := range cases {
+			name := fmt.Sprintf("%s/%v/%v*%v/axes%v", c.kind, c.dt, c.dims, c.maskDims, c.axes)
+			x, mask := graph.NewLogicalTensor(1, c.dt, c.dims), graph.NewLogicalTensor(2, c.dt, c.maskDims)
+			relu := c.swap
+			g := maskedGraph(t, c.kind, x, mask, c.axes, c.keep, c.swap, relu)
+			parts, err := Get(g, Fusion)
+			must(t, err)
+			// The reduction reads x, the operand of the product's dims
+			// (either, where both have them).
+			if len(parts) != 1 || !parts[0].IsSupported() || parts[0].Inputs()[0].ID != 1 && !slices.Equal(c.dims, c.maskDims) {
+				t.Fatalf("%s: partitions %v (inputs %v); want one supported partition reading x first", name, parts, parts[0].Inputs())
+			}
+			grid := func(dt dtypes.DataType, n int64, den int, mul bool) []byte {
+				b := make([]byte, n*int64(dt.Size()))
+				for i := range n {
+					v := float32(r.IntN(8*den+1)-4*den) / float32(den)
+					if mul {
+						v = float32(r.IntN(2)) // a 0/1 mask
+					}
+					dtypes.StoreF32(dt, b, i, v)
+				}
+				return b
+			}
+			data := map[uint64][]byte{1: grid(c.dt, x.NumElements(), 8, false), 2: grid(c.dt, mask.NumElements(), 1, true)}
+			var first map[uint64][]byte
+			out := uint64(11)
+			if relu {
+				out = 12
+			}
+			for _, threads := range []int{1, 2, 3} {
+				prev := jit.SetThreads(threads)
+				cp, got := runPartition(t, parts[0], data)
+				jit.SetThreads(prev)
+				wantImpl(t, cp, isa)
+				if line := cp.verboseLine(time.Millisecond); !strings.Contains(line, "pre:multiply") {
+					t.Errorf("%s: the verbose line %q does not name the fused Multiply", name, line)
+				}
+				if first == nil {
+					first = got
+				} else if !bytes.Equal(got[out], first[out]) {
+					t.Fatalf("%s: %d threads: the result differs from 1 thread's", name, threads)
+				}
+			}
+			prod, want := maskedExpect(c.dims, c.maskDims, c.axes, c.kind == graph.ReduceMean, relu, c.dt, data[1], data[2])
+			for i, w := range want {
+				if got := dtypes.LoadF32(dtypes.F32, first[out], int64(i)); got != w {
+					t.Fatalf("%s: element %d is %v, want %v", name, i, got, w)
+				}
+			}
+			// The same reduction op by op: the product by hand, then
+			// the reduction (and ReLU) as a partition of its own.
+			g2 := graph.New()
+			op := graph.NewOp(2, c.kind, "pool").AddInput(graph.NewLogicalTensor(10, dtypes.F32, c.dims)).
+				AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).SetAttr("axes", c.axes).SetAttr("keep_dims", c.keep)
+			must(t, g2.AddOp(op))
+			if relu {
+				must(t, g2.AddOp(graph.NewOp(3, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).
+					AddOutput(graph.NewLogicalTensorAny(12, dtypes.F32, nil))))
+			}
+			must(t, g2.Finalize())
+			_, alone := runPartition(t, onlySupported(t, g2, Fusion), map[uint64][]byte{10: prod})
+			if !bytes.Equal(alone[out], first[out]) {
+				t.Errorf("%s: the fused result differs from the Multiply then the reduction", name)
+			}
+		}
+	})
+}
+
+// maskedExpect is the product (f32, dense) and, in float64, its sum or
+// mean over axes [then ReLU], in the output's row-major order.
+func maskedExpect(dims, maskDims, axes []int64, mean, relu bool, dt dtypes.DataType, x, mask []byte) ([]byte, []float32) {
+	r := len(dims)
+	red := make([]bool, r)
+	for _, a := range axes {
+		red[(a+int64(r))%int64(r)] = true
+	}
+	off := r - len(maskDims)
+	ms := graph.DenseStrides(maskDims)
+	xs := graph.DenseStrides(dims)
+	var outDims []int64
+	for i, d := range dims {
+		if !red[i] {
+			outDims = append(outDims, d)
+		}
+	}
+	os := graph.DenseStrides(outDims)
+	n := 1
+	for _, d := range outDims {
+		n *= int(d)
+	}
+	sums := make([]float64, n)
+	prod := make([]byte, 4*graph.NewLogicalTensor(0, dtypes.F32, dims).NumElements())
+	count := int64(1)
+	for i, d := range dims {
+		if red[i] {
+			count *= d
+		}
+	}
+	idx := make([]int64, r)
+	var rec func(k int)
+	rec = func(k int) {
+		if k == r {
+			mi, oi, j := int64(0), int64(0), 0
+			for i, v := range idx {
+				if i >= off && maskDims[i-off] != 1 {
+					mi += v * ms[i-off]
+				}
+				if !red[i] {
+					oi += v * os[j]
+					j++
+				}
+			}
+			p := dtypes.LoadF32(dt, x, dot64(idx, xs)) * dtypes.LoadF32(dt, mask, mi)
+			dtypes.StoreF32(dtypes.F32, prod, dot64(idx, xs), p)
+			sums[oi] += float64(p)
+			return
+		}
+		for v := range dims[k] {
+			idx[k] = v
+			rec(k + 1)
+		}
+	}
+	rec(0)
+	want := make([]float32, n)
+	for i, s := range sums {
+		w := float32(s) // exact: grid data
+		if mean {
+			w /= float32(count)
+		}
+		if relu && w < 0 {
+			w = 0
+		}
+		want[i] = w
+	}
+	return prod, want
+}
+
+func dot64(a, b []int64) int64 {
+	s := int64(0)
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// TestMaskedReduceNearMisses: a Multiply that does not fuse before a
+// reduction stays op by op, its partition saying why.
+func TestMaskedReduceNearMisses(t *testing.T) {
+	f32 := dtypes.F32
+	cases := []struct {
+		name    string
+		x, mask graph.LogicalTensor
+		kind    graph.OpKind
+		why     string
+	}{
+		{"a mask that enlarges x", graph.NewLogicalTensor(1, f32, []int64{2, 1, 6}), graph.NewLogicalTensor(2, f32, []int64{2, 4, 1}),
+			graph.ReduceMean, "neither of its operands"},
+		{"a ReduceMax", graph.NewLogicalTensor(1, f32, []int64{2, 4, 6}), graph.NewLogicalTensor(2, f32, []int64{2, 4, 1}),
+			graph.ReduceMax, "ReduceSum and ReduceMean only"},
+		{"unknown dims", graph.NewLogicalTensor(1, f32, []int64{2, -1, 6}), graph.NewLogicalTensor(2, f32, []int64{2, 4, 1}),
+			graph.ReduceSum, "not known"},
+		{"an s32 mask", graph.NewLogicalTensor(1, f32, []int64{2, 4, 6}), graph.NewLogicalTensor(2, dtypes.S32, []int64{2, 4, 1}),
+			graph.ReduceSum, "is s32"},
+	}
+	for _, c := range cases {
+		g := maskedGraph(t, c.kind, c.x, c.mask, []int64{1}, false, false, false)
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		if len(parts) != 2 || parts[0].IsSupported() || !strings.Contains(parts[0].Reason(), c.why) {
+			t.Errorf("%s: partitions %v; want the Multiply alone, unsupported, saying %q", c.name, parts, c.why)
+		}
+	}
+	// Axes as a tensor.
+	g := graph.New()
+	x, mask := graph.NewLogicalTensor(1, f32, []int64{2, 4, 6}), graph.NewLogicalTensor(2, f32, []int64{2, 4, 1})
+	must(t, g.AddOp(graph.NewOp(1, graph.Multiply, "mask").AddInput(x).AddInput(mask).AddOutput(graph.NewLogicalTensorAny(10, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(2, graph.ReduceSum, "pool").AddInput(graph.NewLogicalTensorAny(10, f32, nil)).
+		AddInput(graph.NewLogicalTensor(3, dtypes.S64, []int64{1})).AddOutput(graph.NewLogicalTensorAny(11, f32, nil))))
+	must(t, g.Finalize())
+	parts, err := Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 2 || parts[0].IsSupported() || !strings.Contains(parts[0].Reason(), "axes are an attribute") {
+		t.Errorf("axes as a tensor: partitions %v; want the Multiply alone, saying why", parts)
+	}
+	// A non-broadcastable mask is refused by the graph itself.
+	g = graph.New()
+	err = g.AddOp(graph.NewOp(1, graph.Multiply, "mask").AddInput(graph.NewLogicalTensor(1, f32, []int64{2, 4, 6})).
+		AddInput(graph.NewLogicalTensor(2, f32, []int64{2, 4, 3})).AddOutput(graph.NewLogicalTensorAny(10, f32, nil)))
+	if err == nil {
+		err = g.Finalize()
+	}
+	if err == nil {
+		t.Error("a Multiply of dims 2x4x6 and 2x4x3 is accepted")
 	}
 }

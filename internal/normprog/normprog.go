@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/chunk"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -189,28 +190,8 @@ func Compile(d *Desc) (*Program, error) {
 // outermost in memory) into chunks of about chunkBytes of src.
 func (p *Program) chooseChunks() {
 	d := &p.d
-	best := -1
-	for i, n := range d.Dims {
-		if !d.Norm[i] && n > 1 && (best < 0 || d.SrcStrides[i] > d.SrcStrides[best]) {
-			best = i
-		}
-	}
-	p.nChunks = 1
-	if best < 0 {
-		return
-	}
-	per := int64(d.SrcDT.Size()) // src bytes of one iteration of best
-	for i, n := range d.Dims {
-		if i != best {
-			per = plan.MulSat(per, n)
-		}
-	}
-	c := max(1, chunkBytes/max(per, 1))
-	if c >= d.Dims[best] {
-		return
-	}
-	p.chunkDim, p.chunk = best, c
-	p.nChunks = (d.Dims[best] + c - 1) / c
+	ct := chunk.Choose(d.Dims, d.SrcStrides, func(i int) bool { return !d.Norm[i] }, int64(d.SrcDT.Size()), chunkBytes)
+	p.chunkDim, p.chunk, p.nChunks = ct.Dim, ct.Size, ct.N
 }
 
 // build compiles the passes of one chunk of dims.
@@ -479,59 +460,21 @@ func (p *Program) Run(b Buffers) error {
 	if err := p.checkBuffers(&b); err != nil {
 		return err
 	}
-	workers := int(min(int64(jit.Threads()), p.nChunks))
-	var (
-		next    int64
-		mu      sync.Mutex
-		firstEr error
-		wg      sync.WaitGroup
-	)
-	take := func() (int64, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= p.nChunks || firstEr != nil {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	fail := func(err error) {
-		mu.Lock()
-		if firstEr == nil {
-			firstEr = err
-		}
-		mu.Unlock()
-	}
-	work := func() {
-		defer wg.Done()
-		var scratch [][]byte
+	get := func() *[][]byte {
 		if s, ok := p.scratch.Get().(*[][]byte); ok {
-			scratch = *s
+			return s
 		}
-		defer func() { p.scratch.Put(&scratch) }()
-		for {
-			c, ok := take()
-			if !ok {
-				return
-			}
-			ps := p.full
-			if p.last != nil && c == p.nChunks-1 {
-				ps = p.last
-			}
-			scratch = grow(scratch, ps.scratch)
-			if err := p.runChunk(ps, c, scratch, &b); err != nil {
-				fail(err)
-				return
-			}
+		return new([][]byte)
+	}
+	put := func(s *[][]byte) { p.scratch.Put(s) }
+	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), get, put, func(s *[][]byte, c int64) error {
+		ps := p.full
+		if p.last != nil && c == p.nChunks-1 {
+			ps = p.last
 		}
-	}
-	wg.Add(workers)
-	for w := 1; w < workers; w++ {
-		go work()
-	}
-	work()
-	wg.Wait()
-	return firstEr
+		*s = grow(*s, ps.scratch)
+		return p.runChunk(ps, c, *s, &b)
+	})
 }
 
 // grow returns scratch buffers of at least sizes bytes, reusing bufs.
