@@ -90,3 +90,53 @@ func executable(b testing.TB, p *Partition, data map[uint64][]byte) (*CompiledPa
 func f32View(b []byte) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
+
+// BenchmarkMaskedMeanPooling is issue S9: x [8,128,384] f32 times a mask
+// [8,128,1], averaged over the 128 tokens: fused, against the Multiply in
+// plain Go then the ReduceMean partition, and the ReduceMean partition
+// alone (of a product computed before).
+func BenchmarkMaskedMeanPooling(b *testing.B) {
+	dims, maskDims := []int64{8, 128, 384}, []int64{8, 128, 1}
+	r := rand.New(rand.NewPCG(3, 4))
+	x, mask := make([]float32, 8*128*384), make([]float32, 8*128)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for i := range mask {
+		mask[i] = float32(r.IntN(2))
+	}
+	data := map[uint64][]byte{1: bytesOf(x), 2: bytesOf(mask)}
+	b.Run("fused", func(b *testing.B) {
+		g := maskedGraph(b, graph.ReduceMean, graph.NewLogicalTensor(1, dtypes.F32, dims), graph.NewLogicalTensor(2, dtypes.F32, maskDims),
+			[]int64{1}, false, false, false)
+		c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
+		b.SetBytes(int64(len(data[1])))
+		executeLoop(b, c, in, outs)
+	})
+	g := graph.New()
+	must(b, g.AddOp(graph.NewOp(2, graph.ReduceMean, "pool").AddInput(graph.NewLogicalTensor(10, dtypes.F32, dims)).
+		AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).SetAttr("axes", []int64{1}).SetAttr("keep_dims", false)))
+	must(b, g.Finalize())
+	prod := make([]float32, len(x))
+	data[10] = bytesOf(prod)
+	c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
+	b.Run("multiply_then_reducemean", func(b *testing.B) {
+		b.SetBytes(int64(len(data[1])))
+		b.ReportAllocs()
+		for b.Loop() {
+			for bt, m := range mask {
+				row, dst := x[bt*384:(bt+1)*384], prod[bt*384:(bt+1)*384]
+				for h, v := range row {
+					dst[h] = v * m
+				}
+			}
+			if err := c.Execute(in, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reducemean_alone", func(b *testing.B) {
+		b.SetBytes(int64(len(data[1])))
+		executeLoop(b, c, in, outs)
+	})
+}
