@@ -29,7 +29,7 @@ func BenchmarkResidualRMSNorm(b *testing.B) {
 			must(b, err)
 			c, in, outs := executable(b, parts[0], data)
 			b.SetBytes(int64(len(data[1])))
-			executeLoop(b, c, in, outs)
+			cpuLoop(b, func() error { return c.Execute(in, outs) })
 		})
 	}
 	rg := residualGraph{kind: graph.RMSNorm, dims: dims, dt: dtypes.F32, sumDT: dtypes.F32}
@@ -45,19 +45,16 @@ func BenchmarkResidualRMSNorm(b *testing.B) {
 	x, skip, sum := f32View(data[1]), f32View(data[2]), f32View(data[10])
 	b.Run("add_then_rmsnorm", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		b.ReportAllocs()
-		for b.Loop() {
+		cpuLoop(b, func() error {
 			for i := range sum {
 				sum[i] = x[i] + skip[i]
 			}
-			if err := c.Execute(in, outs); err != nil {
-				b.Fatal(err)
-			}
-		}
+			return c.Execute(in, outs)
+		})
 	})
 	b.Run("rmsnorm_alone", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		executeLoop(b, c, in, outs)
+		cpuLoop(b, func() error { return c.Execute(in, outs) })
 	})
 }
 
@@ -111,7 +108,7 @@ func BenchmarkMaskedMeanPooling(b *testing.B) {
 			[]int64{1}, false, false, false)
 		c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
 		b.SetBytes(int64(len(data[1])))
-		executeLoop(b, c, in, outs)
+		cpuLoop(b, func() error { return c.Execute(in, outs) })
 	})
 	g := graph.New()
 	must(b, g.AddOp(graph.NewOp(2, graph.ReduceMean, "pool").AddInput(graph.NewLogicalTensor(10, dtypes.F32, dims)).
@@ -122,21 +119,18 @@ func BenchmarkMaskedMeanPooling(b *testing.B) {
 	c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
 	b.Run("multiply_then_reducemean", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		b.ReportAllocs()
-		for b.Loop() {
+		cpuLoop(b, func() error {
 			for bt, m := range mask {
 				row, dst := x[bt*384:(bt+1)*384], prod[bt*384:(bt+1)*384]
 				for h, v := range row {
 					dst[h] = v * m
 				}
 			}
-			if err := c.Execute(in, outs); err != nil {
-				b.Fatal(err)
-			}
-		}
+			return c.Execute(in, outs)
+		})
 	})
 	b.Run("reducemean_alone", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		executeLoop(b, c, in, outs)
+		cpuLoop(b, func() error { return c.Execute(in, outs) })
 	})
 }

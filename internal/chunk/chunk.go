@@ -99,3 +99,32 @@ func Run[S any](ct Cut, threads int, get func() S, put func(S), f func(s S, c in
 	wg.Wait()
 	return first
 }
+
+// Stash keeps what Run's goroutines used (their scratch) for the next
+// Run. Unlike a sync.Pool it never drops an item, and any goroutine
+// takes any item: a Pool keeps an item put by a goroutine on one P
+// where a goroutine on another P cannot take it, and the scratch would
+// be allocated again on many Runs. It holds at most as many items as
+// Runs ever used at once. The zero Stash is empty and ready.
+type Stash[S any] struct {
+	mu    sync.Mutex
+	items []S
+}
+
+// Get returns a kept item, or the zero S when none is left.
+func (s *Stash[S]) Get() S {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var it S
+	if n := len(s.items); n > 0 {
+		it, s.items = s.items[n-1], s.items[:n-1]
+	}
+	return it
+}
+
+// Put keeps it for a later Get.
+func (s *Stash[S]) Put(it S) {
+	s.mu.Lock()
+	s.items = append(s.items, it)
+	s.mu.Unlock()
+}

@@ -72,3 +72,25 @@ func TestRun(t *testing.T) {
 		t.Errorf("error at chunk 3: %v after %d chunks; want it after 4", err, ran)
 	}
 }
+
+func TestStash(t *testing.T) {
+	var s Stash[*int]
+	if s.Get() != nil {
+		t.Fatal("an empty stash gives an item")
+	}
+	a, b := new(int), new(int)
+	s.Put(a)
+	s.Put(b)
+	got := map[*int]bool{s.Get(): true, s.Get(): true}
+	if !got[a] || !got[b] || s.Get() != nil {
+		t.Errorf("the stash gave %v back for %p and %p", got, a, b)
+	}
+	// Items put by one goroutine are taken by any other.
+	done := make(chan *int)
+	go func() { s.Put(a); done <- nil }()
+	<-done
+	go func() { done <- s.Get() }()
+	if <-done != a {
+		t.Error("an item put by one goroutine is not taken by another")
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/chunk"
@@ -103,8 +102,8 @@ type Program struct {
 	full     *passes
 	last     *passes // the last, shorter chunk (nil: none)
 	nChunks  int64
-	eps      []byte    // Epsilon as one f32, the operand that adds it
-	scratch  sync.Pool // *[][]byte: a worker's scratch buffers, kept between Runs
+	eps      []byte                 // Epsilon as one f32, the operand that adds it
+	scratch  chunk.Stash[*[][]byte] // a worker's scratch buffers, kept between Runs
 }
 
 // passes are one chunk's kernels in order, and its scratch.
@@ -163,6 +162,7 @@ func Compile(d *Desc) (*Program, error) {
 	if err := checkStats(&p.d); err != nil {
 		return nil, err
 	}
+	mergeKept(&p.d)
 	sumLayout(&p.d)
 	p.eps = make([]byte, 4)
 	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
@@ -461,13 +461,12 @@ func (p *Program) Run(b Buffers) error {
 		return err
 	}
 	get := func() *[][]byte {
-		if s, ok := p.scratch.Get().(*[][]byte); ok {
+		if s := p.scratch.Get(); s != nil {
 			return s
 		}
 		return new([][]byte)
 	}
-	put := func(s *[][]byte) { p.scratch.Put(s) }
-	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), get, put, func(s *[][]byte, c int64) error {
+	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), get, p.scratch.Put, func(s *[][]byte, c int64) error {
 		ps := p.full
 		if p.last != nil && c == p.nChunks-1 {
 			ps = p.last

@@ -20,7 +20,6 @@ package preop
 
 import (
 	"sort"
-	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/chunk"
@@ -49,8 +48,8 @@ type Program struct {
 	d       Desc
 	cut     chunk.Cut
 	full    *pair
-	last    *pair // the last, shorter chunk (nil: none)
-	scratch sync.Pool
+	last    *pair                // the last, shorter chunk (nil: none)
+	scratch chunk.Stash[*[]byte] // a worker's scratch, kept between Runs
 }
 
 // pair is one chunk's kernels: the product into scratch, then the
@@ -193,13 +192,12 @@ func (p *Program) Run(src, dst, op []byte, bins [][]byte) error {
 	var binArr [plan.MaxBinary][]byte
 	bs := binArr[:copy(binArr[:], bins)]
 	get := func() *[]byte {
-		if s, ok := p.scratch.Get().(*[]byte); ok {
+		if s := p.scratch.Get(); s != nil {
 			return s
 		}
 		return new([]byte)
 	}
-	put := func(s *[]byte) { p.scratch.Put(s) }
-	return chunk.Run(p.cut, jit.Threads(), get, put, func(s *[]byte, c int64) error {
+	return chunk.Run(p.cut, jit.Threads(), get, p.scratch.Put, func(s *[]byte, c int64) error {
 		return p.runChunk(c, s, src, dst, op, bs)
 	})
 }
