@@ -25,5 +25,11 @@
 // core's caches, and src is read from memory once, dst written once.
 // Chunks are fixed by the description alone, and a chunk's passes do not
 // depend on which worker runs them, so results are the same for every
-// thread count.
+// thread count. Neighbouring kept dims that every operand walks as one
+// are merged first (merge.go), so that the dim cut into chunks is long
+// enough to cut finely.
+//
+// A LayerNorm or RMSNorm may normalize a residual sum x + skip [+ bias]
+// (Residual): each chunk's first pass writes its part of the sum, and
+// the passes above read it from cache.
 package normprog
