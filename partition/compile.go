@@ -472,6 +472,10 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 		r.Transform = plan.TransformAbs
 	case pre.IsSquare():
 		r.Transform = plan.TransformSquare
+	case pre.Kind == graph.Multiply:
+		// A Multiply by a broadcast operand (prefuse.go) is not a
+		// transform: its partitions compile without a Quantize.
+		return r, status.Errorf(status.Unimplemented, "%s: a Multiply by a broadcast operand before %s fuses only without a Quantize after it", pre, red.Kind)
 	default:
 		return r, status.Errorf(status.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)
 	}

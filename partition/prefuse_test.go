@@ -28,10 +28,24 @@ type residualGraph struct {
 	dt, sumDT     dtypes.DataType
 	bias, readSum bool
 	relu          bool
+	stats         bool // LayerNorm keeps its mean (15) and variance (16)
 }
 
 func (rg residualGraph) String() string {
-	return fmt.Sprintf("%s/%v/%v:%v/bias=%v/readSum=%v/relu=%v", rg.kind, rg.dims, rg.dt, rg.sumDT, rg.bias, rg.readSum, rg.relu)
+	return fmt.Sprintf("%s/%v/%v:%v/bias=%v/readSum=%v/relu=%v/stats=%v", rg.kind, rg.dims, rg.dt, rg.sumDT, rg.bias, rg.readSum, rg.relu, rg.stats)
+}
+
+// normOp is rg's normalization of tensor src.
+func (rg residualGraph) normOp(src graph.LogicalTensor) *graph.Op {
+	op := graph.NewOp(3, rg.kind, "norm").AddInput(src).AddInput(graph.NewLogicalTensor(4, dtypes.F32, rg.normDims())).
+		AddOutput(graph.NewLogicalTensorAny(12, rg.sumDT, nil)).SetAttr("begin_norm_axis", int64(-1)).SetAttr("epsilon", float32(1e-5))
+	if rg.kind == graph.LayerNorm {
+		op.AddInput(graph.NewLogicalTensor(5, dtypes.F32, rg.normDims())).SetAttr("keep_stats", rg.stats)
+		if rg.stats {
+			op.AddOutput(graph.NewLogicalTensorAny(15, dtypes.F32, nil)).AddOutput(graph.NewLogicalTensorAny(16, dtypes.F32, nil))
+		}
+	}
+	return op
 }
 
 // normDims are the dims of gamma, beta and the bias: the last one.
@@ -49,12 +63,7 @@ func (rg residualGraph) build(t testing.TB) *graph.Graph {
 			AddInput(graph.NewLogicalTensor(3, dtypes.F32, rg.normDims())).AddOutput(any(11, rg.sumDT))))
 		h = 11
 	}
-	op := graph.NewOp(3, rg.kind, "norm").AddInput(any(h, rg.sumDT)).AddInput(graph.NewLogicalTensor(4, dtypes.F32, rg.normDims())).
-		AddOutput(any(12, rg.sumDT)).SetAttr("begin_norm_axis", int64(-1)).SetAttr("epsilon", float32(1e-5))
-	if rg.kind == graph.LayerNorm {
-		op.AddInput(graph.NewLogicalTensor(5, dtypes.F32, rg.normDims())).SetAttr("keep_stats", false)
-	}
-	must(t, g.AddOp(op))
+	must(t, g.AddOp(rg.normOp(any(h, rg.sumDT))))
 	if rg.relu {
 		must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "relu").AddInput(any(12, rg.sumDT)).AddOutput(any(13, rg.sumDT))))
 	}
@@ -101,7 +110,7 @@ func runPartition(t testing.TB, p *Partition, data map[uint64][]byte) (*Compiled
 // a 16-bit sum would be rounded after each Add), then the normalization
 // (and ReLU) as gdnn's partition of its own. It returns the sum and the
 // normalization's (or ReLU's) output.
-func opByOp(t *testing.T, rg residualGraph, data map[uint64][]byte) (sum, y []byte) {
+func opByOp(t *testing.T, rg residualGraph, data map[uint64][]byte) (sum []byte, out map[uint64][]byte) {
 	t.Helper()
 	n := int64(len(data[1]) / rg.dt.Size())
 	c := int64(len(data[3]) / 4)
@@ -114,18 +123,10 @@ func opByOp(t *testing.T, rg residualGraph, data map[uint64][]byte) (sum, y []by
 		dtypes.StoreF32(rg.sumDT, sum, i, v)
 	}
 	g := graph.New()
-	h := graph.NewLogicalTensor(10, rg.sumDT, rg.dims)
-	op := graph.NewOp(3, rg.kind, "norm").AddInput(h).AddInput(graph.NewLogicalTensor(4, dtypes.F32, rg.normDims())).
-		AddOutput(graph.NewLogicalTensorAny(12, rg.sumDT, nil)).SetAttr("begin_norm_axis", int64(-1)).SetAttr("epsilon", float32(1e-5))
-	if rg.kind == graph.LayerNorm {
-		op.AddInput(graph.NewLogicalTensor(5, dtypes.F32, rg.normDims())).SetAttr("keep_stats", false)
-	}
-	must(t, g.AddOp(op))
-	last := uint64(12)
+	must(t, g.AddOp(rg.normOp(graph.NewLogicalTensor(10, rg.sumDT, rg.dims))))
 	if rg.relu {
 		must(t, g.AddOp(graph.NewOp(4, graph.ReLU, "relu").AddInput(graph.NewLogicalTensorAny(12, rg.sumDT, nil)).
 			AddOutput(graph.NewLogicalTensorAny(13, rg.sumDT, nil))))
-		last = 13
 	}
 	must(t, g.Finalize())
 	parts, err := Get(g, Fusion)
@@ -134,8 +135,8 @@ func opByOp(t *testing.T, rg residualGraph, data map[uint64][]byte) (sum, y []by
 		t.Fatalf("the normalization alone: partitions %v", parts)
 	}
 	in := map[uint64][]byte{10: sum, 4: data[4], 5: data[5]}
-	_, out := runPartition(t, parts[0], in)
-	return sum, out[last]
+	_, out = runPartition(t, parts[0], in)
+	return sum, out
 }
 
 // TestResidualNormFusion: x + skip [+ bias] -> LayerNorm or RMSNorm
@@ -156,6 +157,10 @@ func TestResidualNormFusion(t *testing.T) {
 				cases = append(cases, residualGraph{kind: kind, dims: dims, dt: dts[0], sumDT: dts[1],
 					bias: v&1 != 0, readSum: v&2 != 0, relu: v&4 != 0 || v == 6})
 			}
+			if kind == graph.LayerNorm {
+				cases = append(cases, residualGraph{kind: kind, dims: []int64{4, 6, 70}, dt: dts[0], sumDT: dts[1],
+					bias: true, readSum: true, stats: true})
+			}
 		}
 	}
 	forEachISA(t, func(t *testing.T, isa jit.ISA) {
@@ -169,7 +174,7 @@ func TestResidualNormFusion(t *testing.T) {
 			if !p.IsSupported() || len(p.Ops()) != nOps {
 				t.Fatalf("%v: first partition %v; want %d ops fused", rg, p, nOps)
 			}
-			wantOuts := 1 + map[bool]int{true: 1}[rg.readSum]
+			wantOuts := 1 + map[bool]int{true: 1}[rg.readSum] + map[bool]int{true: 2}[rg.stats]
 			if len(p.Outputs()) != wantOuts {
 				t.Fatalf("%v: %d output ports, want %d", rg, len(p.Outputs()), wantOuts)
 			}
@@ -196,13 +201,15 @@ func TestResidualNormFusion(t *testing.T) {
 					}
 				}
 			}
-			sum, y := opByOp(t, rg, data)
+			sum, alone := opByOp(t, rg, data)
 			last := uint64(12)
 			if rg.relu {
 				last = 13
 			}
-			if !bytes.Equal(first[last], y) {
-				t.Errorf("%v: the fused result differs from the sum then the normalization", rg)
+			for id, y := range alone {
+				if !bytes.Equal(first[id], y) {
+					t.Errorf("%v: output %d differs from the sum then the normalization", rg, id)
+				}
 			}
 			h := uint64(10)
 			if rg.bias {
@@ -615,6 +622,22 @@ func TestMaskedReduceNearMisses(t *testing.T) {
 	must(t, err)
 	if len(parts) != 2 || parts[0].IsSupported() || !strings.Contains(parts[0].Reason(), "axes are an attribute") {
 		t.Errorf("axes as a tensor: partitions %v; want the Multiply alone, saying why", parts)
+	}
+	// A Quantize after the pooling stays a partition of its own.
+	g = graph.New()
+	must(t, g.AddOp(graph.NewOp(1, graph.Multiply, "mask").AddInput(x).AddInput(mask).AddOutput(graph.NewLogicalTensorAny(10, f32, nil))))
+	must(t, g.AddOp(graph.NewOp(2, graph.ReduceMean, "pool").AddInput(graph.NewLogicalTensorAny(10, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(11, f32, nil)).SetAttr("axes", []int64{1})))
+	must(t, g.AddOp(graph.NewOp(3, graph.Quantize, "q").AddInput(graph.NewLogicalTensorAny(11, f32, nil)).
+		AddOutput(graph.NewLogicalTensorAny(12, dtypes.S8, nil)).SetAttr("scales", []float32{0.5}).SetAttr("zps", []int64{0}).
+		SetAttr("qtype", "per_tensor")))
+	must(t, g.Finalize())
+	parts, err = Get(g, Fusion)
+	must(t, err)
+	if len(parts) != 2 || len(parts[0].Ops()) != 2 || parts[1].IsSupported() || !strings.Contains(parts[1].Reason(), "fuses only without a Quantize") {
+		t.Errorf("a Quantize after masked pooling: partitions %v; want it alone, saying why", parts)
+	} else if _, err := parts[0].Compile(parts[0].Inputs(), parts[0].Outputs()); err != nil {
+		t.Errorf("the masked pooling before a Quantize: %v", err)
 	}
 	// A non-broadcastable mask is refused by the graph itself.
 	g = graph.New()
