@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/preop"
+	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -258,6 +259,27 @@ func maskFusible(g *graph.Graph, op, red *graph.Op, taken map[uint64]bool) strin
 	if !broadcastsOnto(b.Dims, a.Dims) && !broadcastsOnto(a.Dims, b.Dims) {
 		return fmt.Sprintf("neither of its operands' dims %s and %s broadcasts onto the other without enlarging it; the fused Multiply reads one tensor of the product's dims",
 			graph.DimsString(a.Dims), graph.DimsString(b.Dims))
+	}
+	// The program cuts kept dims into chunks: with none (or only dims
+	// of size 1) kept, its scratch would hold the whole product.
+	src := a
+	if !broadcastsOnto(b.Dims, a.Dims) {
+		src = b
+	}
+	axes, _, err := graph.ReduceAxesAttr(red)
+	if err != nil {
+		return err.Error()
+	}
+	reduce, err := shape.NormalizeAxes(red, src.ID, axes, len(src.Dims))
+	if err != nil {
+		return err.Error()
+	}
+	kept := false
+	for i, n := range src.Dims {
+		kept = kept || !reduce[i] && n > 1
+	}
+	if !kept {
+		return "the reduction keeps no dim to cut into chunks; a fused Multiply would hold the whole product in scratch"
 	}
 	for _, t := range op.Inputs {
 		if dt := t.DataType; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {

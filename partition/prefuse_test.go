@@ -434,7 +434,8 @@ func TestMaskedReduceFusion(t *testing.T) {
 				mcase{[]int64{8, 128, 384}, []int64{8, 128, 1}, []int64{1}, kind, dt, false, false}, // S9
 				mcase{[]int64{3, 7, 19}, []int64{3, 7, 1}, []int64{-2}, kind, dt, true, true},
 				mcase{[]int64{4, 6, 33}, []int64{33}, []int64{2}, kind, dt, false, false},         // weights over H
-				mcase{[]int64{5, 9, 16}, []int64{5, 9, 16}, []int64{0, 1}, kind, dt, false, true}) // reduce over two dims
+				mcase{[]int64{5, 9, 16}, []int64{5, 9, 16}, []int64{0, 1}, kind, dt, false, true}, // reduce over two dims
+				mcase{[]int64{5, 9, 16}, []int64{16}, []int64{2}, kind, dt, true, true})           // the src second
 		}
 	}
 	forEachISA(t, func(t *testing.T, isa jit.ISA) {
@@ -602,6 +603,8 @@ func TestMaskedReduceNearMisses(t *testing.T) {
 			graph.ReduceSum, "not known"},
 		{"an s32 mask", graph.NewLogicalTensor(1, f32, []int64{2, 4, 6}), graph.NewLogicalTensor(2, dtypes.S32, []int64{2, 4, 1}),
 			graph.ReduceSum, "is s32"},
+		{"nothing kept", graph.NewLogicalTensor(1, f32, []int64{1, 400, 1}), graph.NewLogicalTensor(2, f32, []int64{1, 400, 1}),
+			graph.ReduceSum, "keeps no dim"},
 	}
 	for _, c := range cases {
 		g := maskedGraph(t, c.kind, c.x, c.mask, []int64{1}, false, false, false)
