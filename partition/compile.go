@@ -73,8 +73,11 @@ type recipe struct {
 	// binPorts holds the input port of each binary post-op's operand, in
 	// order; a negative entry -k names consts[k-1] instead (see constIndex).
 	binPorts []int
-	consts   []constOperand // operands of a Dequantize's or Quantize's maps
-	quant    string         // what of them fused, for the verbose line
+	// mask is the input port of a Multiply pre-op's broadcast operand
+	// (prefuse.go; -1: none), then binPorts[0] too.
+	mask   int
+	consts []constOperand // operands of a Dequantize's or Quantize's maps
+	quant  string         // what of them fused, for the verbose line
 }
 
 // Compile compiles a supported partition for the given input tensors
@@ -178,6 +181,9 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	}
 	// What the fused ops compute, pre-op included: "alg:abs>max".
 	b.WriteString(" alg:" + c.recipe.red.String())
+	if c.recipe.mask >= 0 {
+		b.WriteString(" pre:multiply")
+	}
 	if c.recipe.quant != "" {
 		b.WriteString(" " + c.recipe.quant)
 	}
@@ -347,7 +353,7 @@ func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
 	if !red.Kind.IsReduction() {
 		pre, red = red, ops[1]
 	}
-	r := &recipe{redOp: red, axesPort: -1}
+	r := &recipe{redOp: red, axesPort: -1, mask: -1}
 	first := 1
 	if pre != nil {
 		first = 2
@@ -357,6 +363,12 @@ func (p *Partition) makeRecipe(srcDims []int64) (*recipe, error) {
 		// Exp -> ReduceSum -> Log (partition.go checked the three):
 		// log-sum-exp, computed shifted by the max; the Log is part of it.
 		r.red, first = plan.LogSumExp, 3
+	} else if pre != nil && pre.Kind == graph.Multiply && !pre.IsSquare() {
+		if r.red, err = reductionOf(nil, red); err != nil {
+			return nil, err
+		}
+		r.mask = portIndex(p.inputs, otherInput(pre, p.inputs[0].ID).ID)
+		r.binPorts = []int{r.mask}
 	} else if r.red, err = reductionOf(pre, red); err != nil {
 		return nil, err
 	}
@@ -460,6 +472,10 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 		r.Transform = plan.TransformAbs
 	case pre.IsSquare():
 		r.Transform = plan.TransformSquare
+	case pre.Kind == graph.Multiply:
+		// A Multiply by a broadcast operand (prefuse.go) is not a
+		// transform: its partitions compile without a Quantize.
+		return r, status.Errorf(status.Unimplemented, "%s: a Multiply by a broadcast operand before %s fuses only without a Quantize after it", pre, red.Kind)
 	default:
 		return r, status.Errorf(status.Unimplemented, "%s: %s is not a pre-op gdnn fuses", pre, pre.Kind)
 	}
@@ -625,6 +641,9 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 		}
 	}
 	bin := 0
+	if r.mask >= 0 {
+		bin = 1 // binPorts[0] is the mask
+	}
 	for _, po := range r.postOps {
 		if po.Kind.IsBinary() {
 			port := r.binPorts[bin]
@@ -645,6 +664,9 @@ func (c *CompiledPartition) kernelFor(reduce []bool, out graph.LogicalTensor) (k
 			}
 		}
 		p.PostOps = append(p.PostOps, po)
+	}
+	if r.mask >= 0 {
+		return c.maskedKernel(p, blockedIO)
 	}
 	if blockedIO {
 		return blockedKernel(p, src, out, outDim)

@@ -128,6 +128,20 @@ func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) 
 	return chain, nil, ""
 }
 
+// normPostOps is nrm and the post-ops fused after it (fuseChain cut by
+// normChain); why the chain stops goes to notFused.
+func normPostOps(g *graph.Graph, nrm *graph.Op, taken map[uint64]bool, notFused map[uint64]string) []*graph.Op {
+	chain, stop, why := fuseChain(g, nrm, taken)
+	for _, s := range stop {
+		notFused[s.ID] = why
+	}
+	chain, cut, why := normChain(chain)
+	if cut != nil {
+		notFused[cut.ID] = why
+	}
+	return chain
+}
+
 // binaryFusible checks that op reads the chain tensor cur in a position
 // the kernel supports, and that the other operand broadcasts onto cur
 // (so the op's output has cur's shape) where the shapes are known. It

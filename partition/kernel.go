@@ -4,6 +4,7 @@ import (
 	"github.com/gdnn/gdnn/internal/blocked"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/preop"
 )
 
 // kernel runs one reduction on raw buffers: the jit runtime's kernel for
@@ -14,15 +15,19 @@ import (
 type kernel struct {
 	j *jit.Kernel
 	b *blocked.Kernel
+	m *preop.Program // a reduction after a Multiply by a broadcast operand, bins[0]
 }
 
 // ok reports whether k holds a compiled kernel.
-func (k kernel) ok() bool { return k.j != nil || k.b != nil }
+func (k kernel) ok() bool { return k.j != nil || k.b != nil || k.m != nil }
 
 // Run runs the kernel (see jit.Kernel.Run).
 func (k kernel) Run(src, dst []byte, bins [][]byte) error {
 	if k.b != nil {
 		return k.b.Run(src, dst, bins)
+	}
+	if k.m != nil {
+		return k.m.Run(src, dst, bins[0], bins[1:])
 	}
 	return k.j.Run(src, dst, bins)
 }
@@ -33,6 +38,9 @@ func (k kernel) InPlace(j int) bool {
 	if k.b != nil {
 		return k.b.InPlace(j)
 	}
+	if k.m != nil {
+		return k.m.InPlace(j)
+	}
 	return k.j != nil && k.j.InPlace(j)
 }
 
@@ -40,6 +48,9 @@ func (k kernel) InPlace(j int) bool {
 func (k kernel) Impl() string {
 	if k.b != nil {
 		return k.b.Impl()
+	}
+	if k.m != nil {
+		return k.m.Impl()
 	}
 	return k.j.Impl()
 }
@@ -49,6 +60,9 @@ func (k kernel) Impl() string {
 func (k kernel) Why() string {
 	if k.b != nil {
 		return k.b.Why()
+	}
+	if k.m != nil {
+		return k.m.Why()
 	}
 	return k.j.Why()
 }

@@ -326,13 +326,13 @@ func TestPreOpFusion(t *testing.T) {
 		}, "it is Pow with beta 3, and a Pow fuses before a reduction only as a square (beta 2)"},
 		{"Pow with beta 2 before ReduceL2", func(g *graph.Graph) { addPre(t, g, graph.Pow, graph.ReduceL2, src, []int64{1}) },
 			"Pow before ReduceL2 would not be one per-element transform"},
-		{"Multiply of two tensors", func(g *graph.Graph) {
+		{"Multiply of two tensors before ReduceMax", func(g *graph.Graph) {
 			m := graph.NewLogicalTensorAny(3, f32, nil)
 			other := graph.NewLogicalTensor(5, f32, []int64{2, 3})
 			must(t, g.AddOp(graph.NewOp(3, graph.Multiply, "pre").AddInput(src).AddInput(other).AddOutput(m)))
-			must(t, g.AddOp(graph.NewOp(1, graph.ReduceSum, "red").AddInput(m).
+			must(t, g.AddOp(graph.NewOp(1, graph.ReduceMax, "red").AddInput(m).
 				AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).SetAttr("axes", []int64{1})))
-		}, "a Multiply fuses before a reduction only as a square, both inputs the same tensor"},
+		}, "a Multiply of two tensors fuses before ReduceSum and ReduceMean only, not ReduceMax"},
 		{"Exp without Log", func(g *graph.Graph) { addPre(t, g, graph.Exp, graph.ReduceSum, src, []int64{1}) },
 			"Exp fuses before a ReduceSum only as log-sum-exp, with a Log as the sum's only consumer"},
 		{"Exp before ReduceMax", func(g *graph.Graph) { addPre(t, g, graph.Exp, graph.ReduceMax, src, []int64{1}) },

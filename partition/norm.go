@@ -33,6 +33,9 @@ type normRun struct {
 	in       []int
 	binPorts []int   // the input port of each fused binary post-op's operand
 	outNeed  []int64 // bytes each output's buffer must hold
+	// resIn are the input ports of a residual sum's x, skip and bias
+	// (-1: none); the sum is src (in[0] is -1).
+	resIn [3]int
 }
 
 // normAxis is the dim a normalization op's rows start from or run along
@@ -83,11 +86,20 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	opIns := make([]graph.LogicalTensor, len(op.Inputs))
 	for i, t := range op.Inputs {
 		r.in[i] = portIndex(p.inputs, t.ID)
+		if i == 0 && p.res != nil {
+			if opIns[0], err = r.residualSum(p, ins); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		opIns[i] = ins[r.in[i]]
 	}
 	dims, err := graph.InferOutputs(op, opIns)
 	if err != nil {
 		return nil, err
+	}
+	if p.res != nil && p.res.out {
+		dims = append(dims, opIns[0].Dims)
 	}
 	for i := range outs {
 		o := &outs[i]
@@ -108,6 +120,9 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		}
 	}
 	src := opIns[0]
+	if p.res != nil && p.res.out {
+		src.Strides = outs[len(outs)-1].Strides
+	}
 	pr := &norm.Problem{
 		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
 		Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
@@ -123,7 +138,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	if len(opIns) > 2 {
 		pr.Beta = norm.Operand{DT: opIns[2].DataType, Strides: opIns[2].Strides}
 	}
-	if len(outs) == 3 {
+	if len(op.Outputs) == 3 {
 		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
 	}
@@ -131,7 +146,13 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	if err != nil {
 		return nil, err
 	}
-	if r.exec, err = normprog.New(pr, post); err != nil {
+	var res *normprog.Residual
+	if p.res != nil {
+		if res, err = r.residualOf(p, ins, src); err != nil {
+			return nil, err
+		}
+	}
+	if r.exec, err = normprog.NewResidual(pr, res, post); err != nil {
 		return nil, opErr(op, err)
 	}
 	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
@@ -230,14 +251,17 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 			}
 		}
 	}
-	b := norm.Buffers{Src: ins[r.in[0]].buf, Dst: outs[0].buf}
+	b := norm.Buffers{Dst: outs[0].buf}
+	if r.in[0] >= 0 {
+		b.Src = ins[r.in[0]].buf
+	}
 	if len(r.in) > 1 {
 		b.Gamma = ins[r.in[1]].buf
 	}
 	if len(r.in) > 2 {
 		b.Beta = ins[r.in[2]].buf
 	}
-	if len(outs) == 3 {
+	if len(r.op.Outputs) == 3 {
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
 	}
 	var binBuf [plan.MaxBinary][]byte
@@ -245,7 +269,7 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	for i, port := range r.binPorts {
 		bins[i] = ins[port].buf
 	}
-	if err := r.exec.Run(b, bins, jit.Threads()); err != nil {
+	if err := r.run(c.p, b, ins, outs, bins); err != nil {
 		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil

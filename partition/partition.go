@@ -8,7 +8,8 @@
 // ReduceMin, ReduceProd, ReduceL1 or ReduceL2 alone, or (with the Fusion
 // policy) preceded by an Abs or Square pre-op that becomes the reduction's
 // per-element transform (Square -> ReduceSum is a sum of squares; a Pow
-// with beta 2 or a Multiply of a tensor by itself is a Square) and
+// with beta 2 or a Multiply of a tensor by itself is a Square) or by a
+// Multiply by a broadcast operand (a mask; ReduceSum and ReduceMean), and
 // followed by a chain of eltwise and binary post-ops. 8-bit integer data
 // enters as in oneDNN Graph: a Dequantize (s8/u8 -> f32) feeding the
 // reduction and a Quantize (f32 -> s8/u8) after the chain fuse into the
@@ -17,7 +18,9 @@
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) compile with the eltwise and binary ops after them as their
-// post-ops, and run as programs of compiled reduction kernels
+// post-ops, a residual sum Add(x, skip) [-> Add(bias)] in front of a
+// LayerNorm or RMSNorm fuses into its partition (prefuse.go), and they
+// run as programs of compiled reduction kernels
 // (machine code where the reductions have it; Impl and Reason say). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
@@ -59,7 +62,8 @@ func (p Policy) String() string {
 // Partition is a group of ops that compiles and executes as one unit.
 // Its input ports are the tensors it reads from outside (the reduction's
 // src, or its pre-op's; its axes tensor if any; the second operands of
-// binary post-ops, in that order); its output port is the last op's output.
+// binary post-ops, in that order); its output ports are the last op's
+// outputs, then a fused residual sum the graph reads elsewhere.
 type Partition struct {
 	id        int
 	ops       []*graph.Op
@@ -74,6 +78,10 @@ type Partition struct {
 	norm    *graph.Op
 	post    int
 	pattern string
+	// res is the residual sum the normalization reads (nil: none), its
+	// Adds ops[:post-1]; where the graph reads the sum elsewhere, it is
+	// the last output port.
+	res *residual
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -138,33 +146,24 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		ops := []*graph.Op{op}
 		reason := ""
 		var pat *normPattern
+		var res *residual
 		if policy == Fusion {
 			pat = matchSoftmax(g, op, taken)
 		}
-		if pat != nil {
+		var resOps []*graph.Op
+		if policy == Fusion && pat == nil {
+			resOps, res = fuseResidual(g, op, taken, notFused)
+		}
+		if res != nil {
+			ops = resOps
+		} else if pat != nil {
 			// The pattern's ops, then the chain after the op it computes.
-			ops = pat.ops
-			chain, stop, why := fuseChain(g, pat.op, taken)
-			for _, s := range stop {
-				notFused[s.ID] = why
-			}
-			chain, cut, why := normChain(chain)
-			if cut != nil {
-				notFused[cut.ID] = why
-			}
-			ops = append(ops, chain[1:]...)
+			ops = append(pat.ops, normPostOps(g, pat.op, taken, notFused)[1:]...)
 		} else if policy == Fusion && op.Kind.IsNormalization() {
 			// Eltwise and binary ops after a normalization are its
 			// post-ops, where it has one output (no kept statistics).
 			if len(op.Outputs) == 1 {
-				chain, stop, why := fuseChain(g, op, taken)
-				for _, s := range stop {
-					notFused[s.ID] = why
-				}
-				var cut *graph.Op
-				if ops, cut, why = normChain(chain); cut != nil {
-					notFused[cut.ID] = why
-				}
+				ops = normPostOps(g, op, taken, notFused)
 			}
 		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
@@ -210,6 +209,10 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			p.norm, p.post, p.pattern = pat.op, len(pat.ops), pat.name
 			p.supported, p.reason = true, ""
 		}
+		if res != nil {
+			p.setResidual(res)
+		}
+		p.maskedSrcFirst()
 		if reason != "" {
 			p.supported, p.reason = false, reason
 		}
@@ -276,7 +279,9 @@ func supports(ops []*graph.Op) (bool, string) {
 // ReduceMax or ReduceMin, whose transform they become; so do the other
 // ways a graph writes a square (graph.Op.IsSquare). An Exp feeding a
 // ReduceSum followed by a Log is log-sum-exp, which compiles to
-// plan.LogSumExp (the max-shifted, stable form), Log included.
+// plan.LogSumExp (the max-shifted, stable form), Log included. A
+// Multiply by a broadcast operand fuses before a ReduceSum or ReduceMean
+// (maskFusible).
 func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
 	if !op.Kind.IsEltwise() && op.Kind != graph.Multiply || len(op.Outputs) != 1 {
 		return nil, ""
@@ -307,7 +312,10 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	case red.Inputs[0].ID != op.Outputs[0].ID:
 		why = "it does not feed the reduction's src"
 	case op.Kind == graph.Multiply && !op.IsSquare():
-		why = "a Multiply fuses before a reduction only as a square, both inputs the same tensor"
+		why = maskFusible(g, op, red, taken)
+		if why == "" {
+			return red, ""
+		}
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case !out.IsFloat():

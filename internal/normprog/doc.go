@@ -25,14 +25,20 @@
 // core's caches, and src is read from memory once, dst written once.
 // Chunks are fixed by the description alone, and a chunk's passes do not
 // depend on which worker runs them, so results are the same for every
-// thread count.
+// thread count. Neighbouring kept dims that every operand walks as one
+// are merged first (merge.go), so that the dim cut into chunks is long
+// enough to cut finely.
 //
 // Where the normalized dims are one contiguous run of src and dst (the
 // innermost dims of a row-major tensor) and every operand is contiguous
 // or broadcast along it, a chunk is instead one call of a fused kernel
 // (fused.go, the shape internal/kernelshape.NormRows): per row a
 // statistics sweep or two in registers, then the map, so no f32 copy is
-// written and a row is read from memory once. The passes remain for everything else: normalized
-// dims elsewhere (softmax over channels), GroupNorm, kept statistics,
-// and the interpreter.
+// written and a row is read from memory once. The passes remain for
+// everything else: normalized dims elsewhere (softmax over channels),
+// GroupNorm, kept statistics, a residual sum, and the interpreter.
+//
+// A LayerNorm or RMSNorm may normalize a residual sum x + skip [+ bias]
+// (Residual): each chunk's first pass writes its part of the sum, and
+// the passes above read it from cache.
 package normprog

@@ -16,6 +16,7 @@ type Exec struct {
 	prog  *Program
 	why   string // why the reference executor runs the problem ("": prog does)
 	nbins int    // the fused post-ops' binary operands
+	res   bool   // the src is a Residual sum (RunResidual)
 }
 
 // New checks p and compiles it, with post-ops fused after it (binary
@@ -23,14 +24,24 @@ type Exec struct {
 // has no post-ops: a fused problem that no program takes is refused,
 // unless it writes no dst element.
 func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
+	return NewResidual(p, nil, post)
+}
+
+// NewResidual is New for a LayerNorm or RMSNorm whose src is the sum res
+// (nil: none; see Residual), p.Src the sum's type and, where res keeps
+// the sum, its layout. It runs with RunResidual. The reference executor
+// computes no sum: a problem no program takes is refused, unless it has
+// no element.
+func NewResidual(p *norm.Problem, res *Residual, post []plan.PostOp) (*Exec, error) {
 	ref, err := norm.New(p)
 	if err != nil {
 		return nil, err
 	}
-	e := &Exec{ref: ref, nbins: binaryCount(post)}
+	e := &Exec{ref: ref, nbins: binaryCount(post), res: res != nil}
 	d, why := descOf(p)
 	if d != nil {
 		d.PostOps = post
+		d.Residual = res
 		prog, err := Compile(d)
 		if err == nil {
 			e.prog = prog
@@ -39,6 +50,9 @@ func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 		// What the reference executor accepts it runs, whatever a
 		// program lacks.
 		why = err.Error()
+	}
+	if res != nil && elements(p.Dims) > 0 {
+		return nil, status.Errorf(status.Unimplemented, "%s after a fused residual sum: %s", p.Kind, why)
 	}
 	if len(post) > 0 && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
@@ -73,6 +87,9 @@ func (e *Exec) Run(b norm.Buffers, bins [][]byte, threads int) error {
 	if len(bins) != e.nbins {
 		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
 	}
+	if e.res {
+		return status.Errorf(status.InvalidArguments, "the problem has a residual sum: run it with RunResidual")
+	}
 	if e.prog == nil {
 		return e.ref.Run(b, threads)
 	}
@@ -80,6 +97,23 @@ func (e *Exec) Run(b norm.Buffers, bins [][]byte, threads int) error {
 		return err
 	}
 	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins})
+}
+
+// RunResidual runs a problem of NewResidual: b.Src receives the sum
+// where the Residual keeps it, x, skip and bias are the sum's operands
+// (bias nil where it has none). The program checks every buffer.
+func (e *Exec) RunResidual(b norm.Buffers, x, skip, bias []byte, bins [][]byte) error {
+	if !e.res {
+		return status.Errorf(status.InvalidArguments, "the problem has no residual sum: run it with Run")
+	}
+	if len(bins) != e.nbins {
+		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
+	}
+	if e.prog == nil {
+		return nil // no element (NewResidual)
+	}
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins,
+		X: x, Skip: skip, Bias: bias})
 }
 
 // Impl names what runs the problem: the Program's kernels ("jit:avx512",

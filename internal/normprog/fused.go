@@ -31,7 +31,7 @@ var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax,
 func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
-	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || p.kind == LogSoftmax && d.InfAsZero {
+	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || d.Residual != nil || p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/chunk"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -84,6 +84,9 @@ type Desc struct {
 	// PostOps follow the normalization, their binary operands over the
 	// src's index space as in plan.Problem.
 	PostOps []plan.PostOp
+	// Residual, when not nil, is the sum src is computed from (LayerNorm
+	// and RMSNorm; see Residual).
+	Residual *Residual
 }
 
 // chunkBytes is about how much src one chunk reads: with its f32 copy Y
@@ -99,8 +102,8 @@ type Program struct {
 	full     *passes
 	last     *passes // the last, shorter chunk (nil: none)
 	nChunks  int64
-	eps      []byte    // Epsilon as one f32, the operand that adds it
-	scratch  sync.Pool // *[][]byte: a worker's scratch buffers, kept between Runs
+	eps      []byte                 // Epsilon as one f32, the operand that adds it
+	scratch  chunk.Stash[*[][]byte] // a worker's scratch buffers, kept between Runs
 }
 
 // passes are one chunk's kernels in order, and its scratch; or its one
@@ -110,6 +113,7 @@ type passes struct {
 	steps   []step
 	scratch []int64 // bytes of each scratch buffer
 	fused   *jit.NormKernel
+	sum     int // the scratch buffer holding a residual sum (-1: none)
 }
 
 // ref names a buffer of Run: the caller's, a scratch one, or eps.
@@ -130,6 +134,9 @@ const (
 	rEps
 	rMean
 	rVar
+	rX // a Residual's operands
+	rSkip
+	rResBias
 )
 
 // step is one kernel and the buffers it reads and writes.
@@ -148,6 +155,9 @@ func Compile(d *Desc) (*Program, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
+	if err := validateResidual(d); err != nil {
+		return nil, err
+	}
 	p := &Program{kind: d.Kind, d: cloneDesc(d), chunkDim: -1}
 	if d.Kind == GroupNorm {
 		p.d = splitGroups(d)
@@ -155,6 +165,8 @@ func Compile(d *Desc) (*Program, error) {
 	if err := checkStats(&p.d); err != nil {
 		return nil, err
 	}
+	mergeKept(&p.d)
+	sumLayout(&p.d)
 	p.eps = make([]byte, 4)
 	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
 	p.chooseChunks()
@@ -181,28 +193,8 @@ func Compile(d *Desc) (*Program, error) {
 // outermost in memory) into chunks of about chunkBytes of src.
 func (p *Program) chooseChunks() {
 	d := &p.d
-	best := -1
-	for i, n := range d.Dims {
-		if !d.Norm[i] && n > 1 && (best < 0 || d.SrcStrides[i] > d.SrcStrides[best]) {
-			best = i
-		}
-	}
-	p.nChunks = 1
-	if best < 0 {
-		return
-	}
-	per := int64(d.SrcDT.Size()) // src bytes of one iteration of best
-	for i, n := range d.Dims {
-		if i != best {
-			per = plan.MulSat(per, n)
-		}
-	}
-	c := max(1, chunkBytes/max(per, 1))
-	if c >= d.Dims[best] {
-		return
-	}
-	p.chunkDim, p.chunk = best, c
-	p.nChunks = (d.Dims[best] + c - 1) / c
+	ct := chunk.Choose(d.Dims, d.SrcStrides, func(i int) bool { return !d.Norm[i] }, int64(d.SrcDT.Size()), chunkBytes)
+	p.chunkDim, p.chunk, p.nChunks = ct.Dim, ct.Size, ct.N
 }
 
 // build compiles the passes of one chunk of dims.
@@ -277,6 +269,9 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		}
 		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: d.DstDT, Dims: dims, SrcStrides: fromStr,
 			Reduce: none, DstStrides: d.DstStrides, PostOps: post}, from, ref{rDst, 0}, bins...)
+	}
+	if err := p.addResidual(ps, dims, add); err != nil {
+		return nil, err
 	}
 	var err error
 	switch d.Kind {
@@ -454,12 +449,15 @@ func (p *Program) Why() string {
 
 // Buffers are a Run's tensors, each from its first element: Gamma,
 // Beta, Mean and Var where the Desc has them (else ignored), Bins one
-// per binary post-op.
+// per binary post-op. With a Residual, X, Skip and Bias are its
+// operands, and Src receives the sum (where the Residual keeps it; else
+// Src is not used).
 type Buffers struct {
-	Src, Dst    []byte
-	Gamma, Beta []byte
-	Mean, Var   []byte
-	Bins        [][]byte
+	Src, Dst      []byte
+	Gamma, Beta   []byte
+	Mean, Var     []byte
+	Bins          [][]byte
+	X, Skip, Bias []byte
 }
 
 // Run normalizes b.Src into b.Dst. Buffers shorter than their spans are
@@ -471,59 +469,20 @@ func (p *Program) Run(b Buffers) error {
 	if err := p.checkBuffers(&b); err != nil {
 		return err
 	}
-	workers := int(min(int64(jit.Threads()), p.nChunks))
-	var (
-		next    int64
-		mu      sync.Mutex
-		firstEr error
-		wg      sync.WaitGroup
-	)
-	take := func() (int64, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= p.nChunks || firstEr != nil {
-			return 0, false
+	get := func() *[][]byte {
+		if s := p.scratch.Get(); s != nil {
+			return s
 		}
-		next++
-		return next - 1, true
+		return new([][]byte)
 	}
-	fail := func(err error) {
-		mu.Lock()
-		if firstEr == nil {
-			firstEr = err
+	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), get, p.scratch.Put, func(s *[][]byte, c int64) error {
+		ps := p.full
+		if p.last != nil && c == p.nChunks-1 {
+			ps = p.last
 		}
-		mu.Unlock()
-	}
-	work := func() {
-		defer wg.Done()
-		var scratch [][]byte
-		if s, ok := p.scratch.Get().(*[][]byte); ok {
-			scratch = *s
-		}
-		defer func() { p.scratch.Put(&scratch) }()
-		for {
-			c, ok := take()
-			if !ok {
-				return
-			}
-			ps := p.full
-			if p.last != nil && c == p.nChunks-1 {
-				ps = p.last
-			}
-			scratch = grow(scratch, ps.scratch)
-			if err := p.runChunk(ps, c, scratch, &b); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}
-	wg.Add(workers)
-	for w := 1; w < workers; w++ {
-		go work()
-	}
-	work()
-	wg.Wait()
-	return firstEr
+		*s = grow(*s, ps.scratch)
+		return p.runChunk(ps, c, *s, &b)
+	})
 }
 
 // grow returns scratch buffers of at least sizes bytes, reusing bufs.
@@ -554,6 +513,9 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		return buf[start*strides[p.chunkDim]*int64(dt.Size()):]
 	}
 	buf := func(r ref) []byte {
+		if b, ok := p.residualBuf(r, ps, scratch, b, at); ok {
+			return b
+		}
 		switch r.kind {
 		case rSrc:
 			return at(b.Src, d.SrcStrides, d.SrcDT)

@@ -126,6 +126,17 @@ func cloneDesc(d *Desc) Desc {
 			*o = &cp
 		}
 	}
+	if d.Residual != nil {
+		res := *d.Residual
+		res.X.Strides = append([]int64(nil), res.X.Strides...)
+		res.Skip.Strides = append([]int64(nil), res.Skip.Strides...)
+		if res.Bias != nil {
+			bias := *res.Bias
+			bias.Strides = append([]int64(nil), bias.Strides...)
+			res.Bias = &bias
+		}
+		c.Residual = &res
+	}
 	c.PostOps = append([]plan.PostOp(nil), d.PostOps...)
 	for i := range c.PostOps {
 		c.PostOps[i].BinStrides = append([]int64(nil), c.PostOps[i].BinStrides...)
@@ -160,7 +171,12 @@ func (p *Program) checkBuffers(b *Buffers) error {
 		}
 		return nil
 	}
-	if err := short("src", b.Src, d.SrcStrides, d.SrcDT); err != nil {
+	if d.Residual == nil || d.Residual.KeepSum {
+		if err := short("src", b.Src, d.SrcStrides, d.SrcDT); err != nil {
+			return err
+		}
+	}
+	if err := p.checkResidual(b, short); err != nil {
 		return err
 	}
 	if err := short("dst", b.Dst, d.DstStrides, d.DstDT); err != nil {

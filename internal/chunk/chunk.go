@@ -1,0 +1,130 @@
+// Package chunk cuts a strided problem into chunks along one kept dim
+// and runs the chunks on goroutines, for the programs of compiled
+// kernels (internal/normprog, internal/preop) whose passes over one
+// chunk stay in a core's cache. Chunks depend on the problem alone and
+// each runs whole on one goroutine, so results do not depend on the
+// thread count.
+package chunk
+
+import (
+	"sync"
+
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// Cut is how a problem is cut: Dim's iterations in chunks of Size, N
+// chunks (the last may be shorter); Dim -1 is one chunk of everything.
+type Cut struct {
+	Dim  int
+	Size int64
+	N    int64
+}
+
+// Choose cuts the dim with the largest stride among those of size > 1
+// that kept accepts into chunks of about budget bytes, an element costing
+// elemBytes.
+func Choose(dims, strides []int64, kept func(int) bool, elemBytes, budget int64) Cut {
+	best := -1
+	for i, n := range dims {
+		if kept(i) && n > 1 && (best < 0 || strides[i] > strides[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Cut{Dim: -1, N: 1}
+	}
+	per := elemBytes // bytes of one iteration of best
+	for i, n := range dims {
+		if i != best {
+			per = plan.MulSat(per, n)
+		}
+	}
+	c := max(1, budget/max(per, 1))
+	if c >= dims[best] {
+		return Cut{Dim: -1, N: 1}
+	}
+	return Cut{Dim: best, Size: c, N: (dims[best] + c - 1) / c}
+}
+
+// Start is chunk c's first iteration of the cut dim.
+func (ct Cut) Start(c int64) int64 {
+	if ct.Dim < 0 {
+		return 0
+	}
+	return c * ct.Size
+}
+
+// Run calls f(s, c) for every chunk c on up to threads goroutines; the
+// first error stops the others before their next chunk and is returned.
+// get gives a goroutine what it keeps between its chunks (scratch), put
+// takes it back after.
+func Run[S any](ct Cut, threads int, get func() S, put func(S), f func(s S, c int64) error) error {
+	workers := int(min(int64(max(threads, 1)), ct.N))
+	var (
+		next  int64
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	take := func(err error) (int64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && first == nil {
+			first = err
+		}
+		if next >= ct.N || first != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	work := func() {
+		defer wg.Done()
+		s := get()
+		defer put(s)
+		var err error
+		for {
+			c, ok := take(err)
+			if !ok {
+				return
+			}
+			err = f(s, c)
+		}
+	}
+	wg.Add(workers)
+	for range workers - 1 {
+		go work()
+	}
+	work()
+	wg.Wait()
+	return first
+}
+
+// Stash keeps what Run's goroutines used (their scratch) for the next
+// Run. Unlike a sync.Pool it never drops an item, and any goroutine
+// takes any item: a Pool keeps an item put by a goroutine on one P
+// where a goroutine on another P cannot take it, and the scratch would
+// be allocated again on many Runs. It holds at most as many items as
+// Runs ever used at once. The zero Stash is empty and ready.
+type Stash[S any] struct {
+	mu    sync.Mutex
+	items []S
+}
+
+// Get returns a kept item, or the zero S when none is left.
+func (s *Stash[S]) Get() S {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var it S
+	if n := len(s.items); n > 0 {
+		it, s.items = s.items[n-1], s.items[:n-1]
+	}
+	return it
+}
+
+// Put keeps it for a later Get.
+func (s *Stash[S]) Put(it S) {
+	s.mu.Lock()
+	s.items = append(s.items, it)
+	s.mu.Unlock()
+}

@@ -1,0 +1,96 @@
+package chunk
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+func TestChoose(t *testing.T) {
+	all := func(int) bool { return true }
+	cases := []struct {
+		name          string
+		dims, strides []int64
+		kept          func(int) bool
+		elem, budget  int64
+		want          Cut
+	}{
+		{"rows of 1 KiB in 4 KiB", []int64{10, 256}, []int64{256, 1}, func(i int) bool { return i == 0 }, 4, 4096, Cut{0, 4, 3}},
+		{"fits whole", []int64{10, 256}, []int64{256, 1}, func(i int) bool { return i == 0 }, 4, 1 << 20, Cut{Dim: -1, N: 1}},
+		{"nothing kept", []int64{10, 256}, []int64{256, 1}, func(int) bool { return false }, 4, 16, Cut{Dim: -1, N: 1}},
+		{"the outermost in memory", []int64{8, 6}, []int64{1, 8}, all, 4, 64, Cut{1, 2, 3}},
+		{"a row larger than the budget", []int64{3, 100}, []int64{100, 1}, func(i int) bool { return i == 0 }, 4, 16, Cut{0, 1, 3}},
+		{"size-1 dims are not cut", []int64{1, 9}, []int64{9, 1}, all, 4, 8, Cut{1, 2, 5}},
+	}
+	for _, c := range cases {
+		if got := Choose(c.dims, c.strides, c.kept, c.elem, c.budget); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if s := (Cut{0, 4, 3}).Start(2); s != 8 {
+		t.Errorf("Start(2) = %d, want 8", s)
+	}
+	if s := (Cut{Dim: -1, N: 1}).Start(0); s != 0 {
+		t.Errorf("Start of one chunk = %d", s)
+	}
+}
+
+func TestRun(t *testing.T) {
+	for _, threads := range []int{0, 1, 2, 5, 100} {
+		var mu sync.Mutex
+		seen := map[int64]int{}
+		states := 0
+		err := Run(Cut{0, 3, 17}, threads, func() int { mu.Lock(); defer mu.Unlock(); states++; return states }, func(int) {},
+			func(_ int, c int64) error {
+				mu.Lock()
+				seen[c]++
+				mu.Unlock()
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) != 17 || states > max(threads, 1) {
+			t.Errorf("%d threads: %d chunks run, %d states", threads, len(seen), states)
+		}
+		for c, n := range seen {
+			if n != 1 {
+				t.Errorf("%d threads: chunk %d ran %d times", threads, c, n)
+			}
+		}
+	}
+	boom := errors.New("boom")
+	ran := 0
+	err := Run(Cut{0, 1, 10}, 1, func() int { return 0 }, func(int) {}, func(_ int, c int64) error {
+		ran++
+		if c == 3 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || ran != 4 {
+		t.Errorf("error at chunk 3: %v after %d chunks; want it after 4", err, ran)
+	}
+}
+
+func TestStash(t *testing.T) {
+	var s Stash[*int]
+	if s.Get() != nil {
+		t.Fatal("an empty stash gives an item")
+	}
+	a, b := new(int), new(int)
+	s.Put(a)
+	s.Put(b)
+	got := map[*int]bool{s.Get(): true, s.Get(): true}
+	if !got[a] || !got[b] || s.Get() != nil {
+		t.Errorf("the stash gave %v back for %p and %p", got, a, b)
+	}
+	// Items put by one goroutine are taken by any other.
+	done := make(chan *int)
+	go func() { s.Put(a); done <- nil }()
+	<-done
+	go func() { done <- s.Get() }()
+	if <-done != a {
+		t.Error("an item put by one goroutine is not taken by another")
+	}
+}
