@@ -85,9 +85,11 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		r.in[i] = portIndex(p.inputs, t.ID)
 		opIns[i] = ins[r.in[i]]
 	}
-	dims, err := graph.InferOutputs(op, opIns)
-	if err != nil {
-		return nil, err
+	dims := [][]int64{opIns[0].Dims} // a decomposed normalization's output has x's dims
+	if p.dec == nil {
+		if dims, err = graph.InferOutputs(op, opIns); err != nil {
+			return nil, err
+		}
 	}
 	for i := range outs {
 		o := &outs[i]
@@ -107,6 +109,38 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 			return nil, err
 		}
 	}
+	post, err := r.postOps(p, ins, outs[0])
+	if err != nil {
+		return nil, err
+	}
+	if p.dec != nil {
+		err = p.dec.compile(op, opIns[0], opIns[1], outs[0], post, r)
+	} else {
+		r.exec, err = normprog.New(normProblem(op, opIns, outs), post)
+	}
+	if err != nil {
+		return nil, opErr(op, err)
+	}
+	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
+	c.inNeed = make([]int64, len(ins))
+	for i := range ins {
+		if c.inNeed[i], err = spanBytes(ins[i]); err != nil {
+			return nil, err
+		}
+	}
+	r.outNeed = make([]int64, len(outs))
+	for i := range outs {
+		if r.outNeed[i], err = spanBytes(outs[i]); err != nil {
+			return nil, err
+		}
+	}
+	c.outNeed = r.outNeed[0]
+	return c, nil
+}
+
+// normProblem is the problem a normalization op computes over its
+// concrete inputs and outputs.
+func normProblem(op *graph.Op, opIns, outs []graph.LogicalTensor) *norm.Problem {
 	src := opIns[0]
 	pr := &norm.Problem{
 		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
@@ -127,28 +161,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
 	}
-	post, err := r.postOps(p, ins, outs[0])
-	if err != nil {
-		return nil, err
-	}
-	if r.exec, err = normprog.New(pr, post); err != nil {
-		return nil, opErr(op, err)
-	}
-	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
-	c.inNeed = make([]int64, len(ins))
-	for i := range ins {
-		if c.inNeed[i], err = spanBytes(ins[i]); err != nil {
-			return nil, err
-		}
-	}
-	r.outNeed = make([]int64, len(outs))
-	for i := range outs {
-		if r.outNeed[i], err = spanBytes(outs[i]); err != nil {
-			return nil, err
-		}
-	}
-	c.outNeed = r.outNeed[0]
-	return c, nil
+	return pr
 }
 
 // postOps are the partition's ops after the normalization as post-ops,
@@ -231,11 +244,18 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 		}
 	}
 	b := norm.Buffers{Src: ins[r.in[0]].buf, Dst: outs[0].buf}
-	if len(r.in) > 1 {
+	var eps []byte
+	switch {
+	case c.p.dec != nil:
+		eps = ins[r.in[1]].buf // a decomposed normalization's inputs are x and eps
+		if err := checkEps(r.op, ins[r.in[1]]); err != nil {
+			return err
+		}
+	case len(r.in) > 1:
 		b.Gamma = ins[r.in[1]].buf
-	}
-	if len(r.in) > 2 {
-		b.Beta = ins[r.in[2]].buf
+		if len(r.in) > 2 {
+			b.Beta = ins[r.in[2]].buf
+		}
 	}
 	if len(outs) == 3 {
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
@@ -245,7 +265,7 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	for i, port := range r.binPorts {
 		bins[i] = ins[port].buf
 	}
-	if err := r.exec.Run(b, bins, jit.Threads()); err != nil {
+	if err := r.exec.RunEps(b, eps, bins, jit.Threads()); err != nil {
 		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil

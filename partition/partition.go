@@ -74,6 +74,7 @@ type Partition struct {
 	norm    *graph.Op
 	post    int
 	pattern string
+	dec     *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -139,7 +140,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		reason := ""
 		var pat *normPattern
 		if policy == Fusion {
-			pat = matchSoftmax(g, op, taken)
+			pat = matchPattern(g, op, taken)
 		}
 		if pat != nil {
 			// The pattern's ops, then the chain after the op it computes.
@@ -207,7 +208,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		p := newPartition(len(parts), ops, g.FPMath)
 		if pat != nil {
-			p.norm, p.post, p.pattern = pat.op, len(pat.ops), pat.name
+			p.norm, p.post, p.pattern, p.dec = pat.op, len(pat.ops), pat.name, pat.dec
 			p.supported, p.reason = true, ""
 		}
 		if reason != "" {

@@ -47,6 +47,28 @@ func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 	return e, nil
 }
 
+// FromDesc compiles d with post-ops fused after it, as an Exec with no
+// reference executor: d must be one a Program takes. A d of no element
+// compiles to an Exec that writes nothing.
+func FromDesc(d *Desc, post []plan.PostOp) (*Exec, error) {
+	e := &Exec{nbins: binaryCount(post)}
+	if elements(d.Dims) == 0 {
+		if err := validate(d); err != nil {
+			return nil, err
+		}
+		e.why = "a problem with an empty dim writes nothing"
+		return e, nil
+	}
+	c := *d
+	c.PostOps = post
+	prog, err := Compile(&c)
+	if err != nil {
+		return nil, err
+	}
+	e.prog = prog
+	return e, nil
+}
+
 // binaryCount is how many of post are binary.
 func binaryCount(post []plan.PostOp) int {
 	n := 0
@@ -70,16 +92,26 @@ func elements(dims []int64) int64 {
 // bins, on up to threads goroutines where the reference executor runs it
 // (a Program takes jit.Threads).
 func (e *Exec) Run(b norm.Buffers, bins [][]byte, threads int) error {
+	return e.RunEps(b, nil, bins, threads)
+}
+
+// RunEps is Run with the run-time epsilon of a Desc that has one
+// (FromDesc).
+func (e *Exec) RunEps(b norm.Buffers, eps []byte, bins [][]byte, threads int) error {
 	if len(bins) != e.nbins {
 		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
 	}
-	if e.prog == nil {
+	switch {
+	case e.prog == nil && e.ref == nil:
+		return nil // FromDesc of no element
+	case e.prog == nil:
 		return e.ref.Run(b, threads)
+	case e.ref != nil:
+		if err := e.ref.Check(b); err != nil {
+			return err
+		}
 	}
-	if err := e.ref.Check(b); err != nil {
-		return err
-	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins})
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Eps: eps, Bins: bins})
 }
 
 // Impl names what runs the problem: the Program's kernels ("jit:avx512",
