@@ -117,8 +117,9 @@ func chainType(srcDT, dt dtypes.DataType) bool {
 
 // normChain returns the chain fuseChain gives after a normalization op,
 // cut before the first op whose output is an integer type: a fused
-// normalization ends in f32, bf16 or f16 (the Quantize after it is not
-// fused yet). cut is that op, with why; nil when nothing was cut.
+// normalization's post-ops end in f32, bf16 or f16 (an integer output
+// comes only from the Quantize normTail adds). cut is that op, with why;
+// nil when nothing was cut.
 func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) {
 	for i, op := range chain[1:] {
 		if dt := op.Outputs[0].DataType; dt.IsInt() {

@@ -31,8 +31,9 @@ type normRun struct {
 	// in[i] is the input port of the op's input i (gamma and beta may be
 	// one tensor, one port).
 	in       []int
-	binPorts []int   // the input port of each fused binary post-op's operand
-	outNeed  []int64 // bytes each output's buffer must hold
+	binPorts []int    // the input port of each fused binary post-op's operand, or -1-i for consts[i]
+	consts   [][]byte // a fused Quantize's scale and zero point, one f32 each
+	outNeed  []int64  // bytes each output's buffer must hold
 }
 
 // normAxis is the dim a normalization op's rows start from or run along
@@ -116,7 +117,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	if p.dec != nil {
 		err = p.dec.compile(op, opIns[0], opIns[1], outs[0], post, r)
 	} else {
-		r.exec, err = normprog.New(normProblem(op, opIns, outs), post)
+		r.exec, err = normprog.NewInto(normProblem(op, opIns, outs), post, outs[0].DataType)
 	}
 	if err != nil {
 		return nil, opErr(op, err)
@@ -145,7 +146,7 @@ func normProblem(op *graph.Op, opIns, outs []graph.LogicalTensor) *norm.Problem 
 	pr := &norm.Problem{
 		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
 		Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
-		Dst: norm.Operand{DT: outs[0].DataType, Strides: outs[0].Strides},
+		Dst: norm.Operand{DT: floatDst(outs[0].DataType), Strides: outs[0].Strides},
 	}
 	pr.Groups, _ = op.Int("groups")
 	pr.Eps, _ = op.Float("epsilon")
@@ -168,10 +169,11 @@ func normProblem(op *graph.Op, opIns, outs []graph.LogicalTensor) *norm.Problem 
 // binary operands broadcast numpy style onto the output (which has src's
 // dims), and their ports in r.binPorts.
 func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.LogicalTensor) ([]plan.PostOp, error) {
-	post, ports, err := p.chainPostOps(p.ops[p.post:], p.norm.Outputs[0].ID)
+	post, ports, consts, err := p.tailPostOps(p.ops[p.post:], p.norm.Outputs[0].ID)
 	if err != nil {
 		return nil, err
 	}
+	r.consts = consts
 	same := make([]int, len(out.Dims)) // output dim i is src dim i
 	for i := range same {
 		same[i] = i
@@ -181,8 +183,13 @@ func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.Log
 		if !post[i].Kind.IsBinary() {
 			continue
 		}
-		operand := ins[ports[bin]]
+		port := ports[bin]
 		bin++
+		if port < 0 {
+			post[i].BinStrides = make([]int64, len(same)) // a constant: one value for every element
+			continue
+		}
+		operand := ins[port]
 		if operand.Layout == graph.LayoutBlocked {
 			return nil, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn's normalization ops take strided tensors",
 				operand.ID, operand.Tag)
@@ -263,6 +270,10 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	var binBuf [plan.MaxBinary][]byte
 	bins := binBuf[:len(r.binPorts)]
 	for i, port := range r.binPorts {
+		if port < 0 {
+			bins[i] = r.consts[-1-port]
+			continue
+		}
 		bins[i] = ins[port].buf
 	}
 	if err := r.exec.RunEps(b, eps, bins, jit.Threads()); err != nil {

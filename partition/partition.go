@@ -17,8 +17,12 @@
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) compile with the eltwise and binary ops after them as their
-// post-ops, and run as programs of compiled reduction kernels
-// (machine code where the reductions have it; Impl and Reason say). Every other op
+// post-ops, then a TypeCast and its post-ops and a per-tensor Quantize
+// (norm_tail.go), and run as programs of compiled reduction kernels
+// (machine code where the reductions have it; Impl and Reason say). The
+// softmax, layer norm, RMS norm and L2 normalization that exporters
+// write as several ops are each recognized as one such partition
+// (pattern.go, pattern_norm.go). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
 //
@@ -153,6 +157,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			if cut != nil {
 				notFused[cut.ID] = why
 			}
+			chain = normTail(g, chain, taken, notFused)
 			ops = append(ops, chain[1:]...)
 		} else if policy == Fusion && op.Kind.IsNormalization() {
 			// Eltwise and binary ops after a normalization are its
@@ -166,6 +171,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 				if ops, cut, why = normChain(chain); cut != nil {
 					notFused[cut.ID] = why
 				}
+				ops = normTail(g, ops, taken, notFused)
 			}
 		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
@@ -266,7 +272,7 @@ func supports(ops []*graph.Op) (bool, string) {
 	case head.Kind == graph.Dequantize:
 		return false, fmt.Sprintf("%s: gdnn compiles Dequantize only fused before a reduction (with the Fusion policy)", head)
 	case head.Kind == graph.Quantize:
-		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction (with the Fusion policy)", head)
+		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction or a normalization (with the Fusion policy)", head)
 	}
 	return false, fmt.Sprintf("%s: gdnn does not compile %s; run it outside gdnn", head, head.Kind)
 }

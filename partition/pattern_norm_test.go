@@ -304,8 +304,16 @@ func evalOps(t *testing.T, g *graph.Graph, vals map[uint64][]float64, dims map[u
 			od = xd
 			out = make([]float64, len(x))
 			beta, _ := op.Float("beta")
+			var q graph.QuantParams
+			if k == graph.Quantize {
+				q, _ = graph.QuantParamsOf(op, len(xd))
+			}
 			for i, v := range x {
 				switch k {
+				case graph.TypeCast:
+					out[i] = v
+				case graph.Quantize: // before the rounding and saturation
+					out[i] = v/float64(q.Scales[0]) + float64(q.Zps[0])
 				case graph.Square:
 					out[i] = v * v
 				case graph.Sqrt:
@@ -573,4 +581,73 @@ func TestNormPatternsJSON(t *testing.T) {
 			t.Errorf("%s: after the JSON round trip %v, want %v (pattern %q)", c.name, parts, want, c.want)
 		}
 	}
+}
+
+// TestNormPatternQuantized: a decomposed RMS norm, its gamma, a TypeCast
+// and a per-tensor Quantize to s8 are one partition, which writes the
+// s8 output: the ops' float64 result, rounded and saturated, on every
+// ISA.
+func TestNormPatternQuantized(t *testing.T) {
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		f32 := dtypes.F32
+		b := newPatternGraph(t, f32)
+		x := graph.NewLogicalTensor(1, f32, []int64{6, 40})
+		eps := graph.NewLogicalTensor(2, f32, []int64{1})
+		y := rmsNormOps([]int64{-1}, 1, true)(b, x, eps)
+		y = b.bin(graph.Multiply, y, graph.NewLogicalTensor(3, f32, []int64{40}))
+		y = b.op(graph.TypeCast, []graph.LogicalTensor{y})
+		q := graph.NewOp(b.next, graph.Quantize, "").AddInput(y).AddOutput(graph.NewLogicalTensorAny(b.next, dtypes.S8, nil)).
+			SetAttr("qtype", "per_tensor").SetAttr("scales", []float32{0.05}).SetAttr("zps", []int64{-4}).SetAttr("axis", int64(0))
+		must(t, b.g.AddOp(q))
+		must(t, b.g.Finalize())
+		parts, err := Get(b.g, Fusion)
+		must(t, err)
+		if len(parts) != 1 || parts[0].pattern != rmsPow || len(parts[0].Ops()) != 8 {
+			t.Fatalf("%v; want one partition of the pattern, the Multiply, the TypeCast and the Quantize", parts)
+		}
+		p := parts[0]
+		cp, err := p.Compile(p.Inputs(), []graph.LogicalTensor{graph.NewLogicalTensorAny(q.Outputs[0].ID, dtypes.S8, nil)})
+		must(t, err)
+		wantImpl(t, cp, isa)
+		r := rand.New(rand.NewPCG(8, 9))
+		vals := map[uint64][]float64{}
+		var ins []Tensor
+		for _, lt := range cp.Inputs() {
+			v := make([]float32, elems(lt.Dims))
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			if lt.ID == 2 {
+				v[0] = 1e-5
+			}
+			f := make([]float64, len(v))
+			for i := range v {
+				f[i] = float64(v[i])
+			}
+			vals[lt.ID] = f
+			tn, err := NewTensor(lt, v)
+			must(t, err)
+			ins = append(ins, tn)
+		}
+		lt, err := cp.QueryLogicalTensor(q.Outputs[0].ID)
+		must(t, err)
+		dst := make([]int8, 6*40)
+		ot, err := NewTensor(lt, dst)
+		must(t, err)
+		must(t, cp.Execute(ins, []Tensor{ot}))
+		evalOps(t, b.g, vals, map[uint64][]int64{1: x.Dims, 2: eps.Dims, 3: {40}}, func(v float64) float64 { return v })
+		spread := 0
+		for i, w := range vals[q.Outputs[0].ID] {
+			w = math.Min(math.Max(w, -128), 127)
+			if got := float64(dst[i]); math.Abs(got-w) > 0.5+1e-3 {
+				t.Fatalf("element %d is %v, want %v rounded", i, got, w)
+			}
+			if dst[i] != dst[0] {
+				spread++
+			}
+		}
+		if spread == 0 {
+			t.Fatal("every output is the same: the test checks nothing")
+		}
+	})
 }

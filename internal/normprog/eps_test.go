@@ -17,49 +17,45 @@ import (
 // that value, on every ISA, for each kind with an epsilon; L2Norm also
 // with the epsilon added to the norm. Each Run reads the value anew.
 func TestRunTimeEpsilon(t *testing.T) {
-	for _, isa := range isas() {
-		t.Run(isa.String(), func(t *testing.T) {
-			prev := jit.SetMaxISA(isa)
-			defer jit.SetMaxISA(prev)
-			r := rand.New(rand.NewPCG(7, uint64(isa)))
-			for ci, c := range cases() {
-				if c.d.Kind != LayerNorm && c.d.Kind != RMSNorm && c.d.Kind != L2Norm {
-					continue
+	eachISA(t, func(t *testing.T, isa jit.ISA) {
+		r := rand.New(rand.NewPCG(7, uint64(isa)))
+		for ci, c := range cases() {
+			if c.d.Kind != LayerNorm && c.d.Kind != RMSNorm && c.d.Kind != L2Norm {
+				continue
+			}
+			d := c.d
+			d.EpsDT = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[ci%3]
+			d.EpsAdded = d.Kind == L2Norm && ci%2 == 0
+			d.Epsilon = 123 // ignored: the operand's value counts
+			p, err := Compile(&d)
+			if err != nil {
+				t.Fatalf("%s: Compile: %v", c.name, err)
+			}
+			if isa != jit.None && p.Why() != "" {
+				t.Errorf("%s: runs in the interpreter on %v: %s", c.name, isa, p.Why())
+			}
+			src := fill(r, d.SrcDT, spanElems(d.Dims, d.SrcStrides), 4)
+			gamma, beta, bins := fillOperands(r, &d)
+			for _, v := range []float32{1e-5, 0.5} {
+				eps := make([]byte, d.EpsDT.Size())
+				dtypes.StoreF32(d.EpsDT, eps, 0, v)
+				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
+				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Eps: eps, Bins: bins}); err != nil {
+					t.Fatalf("%s: Run: %v", c.name, err)
 				}
-				d := c.d
-				d.EpsDT = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[ci%3]
-				d.EpsAdded = d.Kind == L2Norm && ci%2 == 0
-				d.Epsilon = 123 // ignored: the operand's value counts
-				p, err := Compile(&d)
-				if err != nil {
-					t.Fatalf("%s: Compile: %v", c.name, err)
-				}
-				if isa != jit.None && p.Why() != "" {
-					t.Errorf("%s: runs in the interpreter on %v: %s", c.name, isa, p.Why())
-				}
-				src := fill(r, d.SrcDT, spanElems(d.Dims, d.SrcStrides), 4)
-				gamma, beta, bins := fillOperands(r, &d)
-				for _, v := range []float32{1e-5, 0.5} {
-					eps := make([]byte, d.EpsDT.Size())
-					dtypes.StoreF32(d.EpsDT, eps, 0, v)
-					dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
-					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Eps: eps, Bins: bins}); err != nil {
-						t.Fatalf("%s: Run: %v", c.name, err)
-					}
-					ref := d
-					ref.Epsilon = dtypes.LoadF32(d.EpsDT, eps, 0)
-					want := reference(&ref, src, gamma, beta, bins)
-					for i, w := range want {
-						got := float64(dtypes.LoadF32(d.DstDT, dst, int64(i)))
-						if math.Abs(got-w) > tolerance(&d, w) || math.IsNaN(got) != math.IsNaN(w) {
-							t.Fatalf("%s (eps %v, %v, added %v) on %v: element %d is %g, want %g",
-								c.name, v, d.EpsDT, d.EpsAdded, p.Impl(), i, got, w)
-						}
+				ref := d
+				ref.Epsilon = dtypes.LoadF32(d.EpsDT, eps, 0)
+				want := reference(&ref, src, gamma, beta, bins)
+				for i, w := range want {
+					got := float64(dtypes.LoadF32(d.DstDT, dst, int64(i)))
+					if math.Abs(got-w) > tolerance(&d, w) || math.IsNaN(got) != math.IsNaN(w) {
+						t.Fatalf("%s (eps %v, %v, added %v) on %v: element %d is %g, want %g",
+							c.name, v, d.EpsDT, d.EpsAdded, p.Impl(), i, got, w)
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestRunTimeEpsilonRefused: a run-time epsilon that is NaN, infinite or
@@ -132,4 +128,15 @@ func fillOperands(r *rand.Rand, d *Desc) (gamma, beta []byte, bins [][]byte) {
 		}
 	}
 	return gamma, beta, bins
+}
+
+// eachISA runs f under each ISA cap this machine has, as a subtest.
+func eachISA(t *testing.T, f func(t *testing.T, isa jit.ISA)) {
+	for _, isa := range isas() {
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := jit.SetMaxISA(isa)
+			defer jit.SetMaxISA(prev)
+			f(t, isa)
+		})
+	}
 }

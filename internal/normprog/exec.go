@@ -23,6 +23,15 @@ type Exec struct {
 // has no post-ops: a fused problem that no program takes is refused,
 // unless it writes no dst element.
 func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
+	return NewInto(p, post, p.Dst.DT)
+}
+
+// NewInto is New with the post-ops' result stored as dstDT: p.Dst.DT, or
+// s8 or u8 after post-ops that quantize it (p is then the float problem
+// before them, whose dst strides are the s8 or u8 dst's). The reference
+// executor writes no integers: such a problem runs as a program, or not
+// at all (unless it writes no dst element).
+func NewInto(p *norm.Problem, post []plan.PostOp, dstDT dtypes.DataType) (*Exec, error) {
 	ref, err := norm.New(p)
 	if err != nil {
 		return nil, err
@@ -30,7 +39,7 @@ func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 	e := &Exec{ref: ref, nbins: binaryCount(post)}
 	d, why := descOf(p)
 	if d != nil {
-		d.PostOps = post
+		d.PostOps, d.DstDT = post, dstDT
 		prog, err := Compile(d)
 		if err == nil {
 			e.prog = prog
@@ -40,10 +49,13 @@ func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 		// program lacks.
 		why = err.Error()
 	}
-	if len(post) > 0 && elements(p.Dims) > 0 {
+	if (len(post) > 0 || dstDT != p.Dst.DT) && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
 	}
 	e.why = why
+	if dstDT != p.Dst.DT {
+		e.ref = nil // of no element: nothing to write
+	}
 	return e, nil
 }
 
@@ -106,7 +118,9 @@ func (e *Exec) RunEps(b norm.Buffers, eps []byte, bins [][]byte, threads int) er
 		return nil // FromDesc of no element
 	case e.prog == nil:
 		return e.ref.Run(b, threads)
-	case e.ref != nil:
+	case e.ref != nil && e.prog.d.DstDT.IsFloat():
+		// (An s8 or u8 dst is not the reference's f32 one: the
+		// program's own checks cover it.)
 		if err := e.ref.Check(b); err != nil {
 			return err
 		}

@@ -59,8 +59,11 @@ type Operand struct {
 
 // Desc is one normalization of a strided tensor into dst.
 type Desc struct {
-	Kind         Kind
-	SrcDT, DstDT dtypes.DataType // f32, bf16 or f16
+	Kind Kind
+	// SrcDT is f32, bf16 or f16; DstDT too, or s8 or u8 (the post-ops'
+	// f32 result rounded to nearest even and saturated, as after a
+	// Quantize whose scale and zero point are post-ops).
+	SrcDT, DstDT dtypes.DataType
 	Dims         []int64
 	SrcStrides   []int64 // elements, one per dim, none negative
 	DstStrides   []int64
@@ -274,9 +277,23 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				nb++
 			}
 		}
-		if len(bins) > plan.MaxBinary {
-			return status.Errorf(status.Unimplemented, "normprog: %s with %d binary operands after its statistics, more than %d",
-				d.Kind, len(bins), plan.MaxBinary)
+		// A kernel takes plan.MaxBinary operands: the post-ops past them
+		// map an f32 scratch copy of the chunk in further passes (from
+		// the core's cache, as Y is).
+		for len(bins) > plan.MaxBinary {
+			cut, nb := 0, 0
+			for nb < plan.MaxBinary || !post[cut].Kind.IsBinary() {
+				if post[cut].Kind.IsBinary() {
+					nb++
+				}
+				cut++
+			}
+			y := scratch(elems)
+			if err := add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: f32, Dims: dims, SrcStrides: fromStr,
+				Reduce: none, DstStrides: allStr, PostOps: post[:cut]}, from, y, bins[:nb]...); err != nil {
+				return err
+			}
+			from, fromDT, fromStr, post, bins = y, f32, allStr, post[cut:], bins[nb:]
 		}
 		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: d.DstDT, Dims: dims, SrcStrides: fromStr,
 			Reduce: none, DstStrides: d.DstStrides, PostOps: post}, from, ref{rDst, 0}, bins...)

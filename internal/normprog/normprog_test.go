@@ -230,6 +230,12 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 				case ops.Add:
 					y += float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
 					nb++
+				case ops.Divide:
+					y /= float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
+					nb++
+				case ops.Multiply:
+					y *= float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
+					nb++
 				case ops.ReLU:
 					y = math.Max(y, 0)
 				}

@@ -19,10 +19,11 @@ func validate(d *Desc) error {
 	if d.Kind < Softmax || d.Kind > GroupNorm {
 		return bad("unknown normalization %v", d.Kind)
 	}
-	for _, dt := range []dtypes.DataType{d.SrcDT, d.DstDT} {
-		if dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
-			return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
-		}
+	if dt := d.SrcDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
+		return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
+	}
+	if dt := d.DstDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 && !dt.IsInt8() {
+		return status.Errorf(status.Unimplemented, "normprog: %s into %v data, want f32, bf16, f16, s8 or u8", d.Kind, dt)
 	}
 	r := len(d.Dims)
 	if r == 0 || r > plan.MaxRank {
