@@ -21,13 +21,13 @@ import (
 // patternGraph builds decomposed normalizations: tensors from id 100,
 // ops from id 1, x is tensor 1 and eps tensor 2.
 type patternGraph struct {
-	t    *testing.T
+	t    testing.TB
 	g    *graph.Graph
 	dt   dtypes.DataType // of x and every intermediate
 	next uint64
 }
 
-func newPatternGraph(t *testing.T, dt dtypes.DataType) *patternGraph {
+func newPatternGraph(t testing.TB, dt dtypes.DataType) *patternGraph {
 	return &patternGraph{t: t, g: graph.New(), dt: dt, next: 100}
 }
 
@@ -222,6 +222,19 @@ func TestNormPatternsPartition(t *testing.T) {
 			p := parts[0]
 			if p.pattern != c.want {
 				t.Errorf("%s: pattern %q, want %q", c.name, p.pattern, c.want)
+			}
+			// x is one port however many ops read it: the program reads
+			// it in its passes only.
+			ids := []uint64{1, 2}
+			if affine {
+				ids = append(ids, 3, 4)
+			}
+			var got []uint64
+			for _, in := range p.Inputs() {
+				got = append(got, in.ID)
+			}
+			if !slices.Equal(got, ids) {
+				t.Errorf("%s: input ports %v, want %v", c.name, got, ids)
 			}
 			cp, err := p.Compile(p.Inputs(), []graph.LogicalTensor{graph.NewLogicalTensorAny(y.ID, dtypes.F32, nil)})
 			must(t, err)
@@ -513,7 +526,7 @@ func TestNormPatternHostileEps(t *testing.T) {
 		ot, err := NewTensor(lt, dst)
 		must(t, err)
 		err = cp.Execute([]Tensor{xt, et}, []Tensor{ot})
-		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "epsilon tensor 2") {
+		if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "tensor 2") {
 			t.Errorf("epsilon %v: Execute gives %v, want an error naming the epsilon", e, err)
 		}
 		if dst[0] != 42 {
