@@ -142,7 +142,7 @@ func isFloatType(dt dtypes.DataType) bool {
 // intermediate of float type), the synthetic op over x and eps whose
 // output is the last op's, and what it computes.
 func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x, eps graph.LogicalTensor, dec *decomposed, taken map[uint64]bool) *normPattern {
-	if !isFloatType(x.DataType) {
+	if !isFloatType(x.DataType) || eps.ID == x.ID { // (x as its own eps: a one-element x read as both)
 		return nil
 	}
 	for _, op := range ops {
