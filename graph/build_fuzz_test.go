@@ -129,6 +129,10 @@ func FuzzGraphBuild(f *testing.F) {
 	// Divide(x, ...): a decomposed L2 normalization.
 	f.Add([]byte{2, 9, 1, 1, 1, 0, 2, 4, 5, 5, 2, 2, 0, 15, 0, 2, 2, 0, 1, 1, 7,
 		30, 2, 1, 0, 3, 0, 1, 0, 5, 2, 4, 0, 15, 0, 2, 0, 32, 3, 1, 1, 1, 1, 4, 1, 5, 0, 15, 0, 2, 0})
+	// Square(x) -> ReduceMean over the last dim -> Add(eps of dims [1]) ->
+	// Sqrt -> Divide(x, ...): a decomposed RMS norm.
+	f.Add([]byte{4, 26, 1, 1, 1, 0, 2, 4, 5, 5, 2, 2, 0, 15, 0, 2, 0, 0, 2, 1, 1, 0, 3, 0, 15, 0, 2, 2, 0, 1, 1, 7,
+		28, 3, 1, 0, 4, 0, 1, 0, 5, 2, 5, 0, 15, 0, 2, 0, 25, 4, 1, 0, 6, 0, 15, 0, 2, 0, 32, 5, 1, 1, 1, 1, 6, 1, 7, 0, 15, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fb := &buildBytes{b: data}
 		g := graph.New()
