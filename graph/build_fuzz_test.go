@@ -125,6 +125,14 @@ func FuzzGraphBuild(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 4, 3, 2, 2, 1, 1, 1, 6, 0, 0, 1, 17, 4, 1, 14, 8, 0, 5, 5, 1, 2, 0, 5, 1, 0, 12})
 	f.Add([]byte{3, 1, 3, 1, 0, 3, 7, 5, 6, 0, 0, 1, 0, 9, 12, 9, 0, 2, 8, 0, 3, 2, 9, 0, 1, 1, 20, 3, 4, 7, 9})
 	f.Add([]byte{5, 0, 0, 0, 0, 14, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 1, 2, 2})
+	// ReduceL2(x) over the last dim -> Maximum(n, eps of dims [1]) ->
+	// Divide(x, ...): a decomposed L2 normalization.
+	f.Add([]byte{2, 9, 1, 1, 1, 0, 2, 4, 5, 5, 2, 2, 0, 15, 0, 2, 2, 0, 1, 1, 7,
+		30, 2, 1, 0, 3, 0, 1, 0, 5, 2, 4, 0, 15, 0, 2, 0, 32, 3, 1, 1, 1, 1, 4, 1, 5, 0, 15, 0, 2, 0})
+	// Square(x) -> ReduceMean over the last dim -> Add(eps of dims [1]) ->
+	// Sqrt -> Divide(x, ...): a decomposed RMS norm.
+	f.Add([]byte{4, 26, 1, 1, 1, 0, 2, 4, 5, 5, 2, 2, 0, 15, 0, 2, 0, 0, 2, 1, 1, 0, 3, 0, 15, 0, 2, 2, 0, 1, 1, 7,
+		28, 3, 1, 0, 4, 0, 1, 0, 5, 2, 5, 0, 15, 0, 2, 0, 25, 4, 1, 0, 6, 0, 15, 0, 2, 0, 32, 5, 1, 1, 1, 1, 6, 1, 7, 0, 15, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fb := &buildBytes{b: data}
 		g := graph.New()
@@ -299,6 +307,21 @@ func reductionOf(ops []*graph.Op) *graph.Op {
 	return nil
 }
 
+// rereadSrc returns the id of the first op's src when a later op of the
+// group reads it again (a decomposed normalization: x is reduced, then
+// mapped with the statistic), else -1.
+func rereadSrc(ops []*graph.Op) int64 {
+	x := ops[0].Inputs[0].ID
+	for _, op := range ops[1:] {
+		for _, in := range op.Inputs {
+			if in.ID == x {
+				return int64(x)
+			}
+		}
+	}
+	return -1
+}
+
 // onesResult is what a reduction of n ones gives (|x| and x*x of one
 // are one): n for sums and L1, sqrt(n) for L2, 1 otherwise; over an
 // empty extent the kind's empty result.
@@ -363,6 +386,20 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 	mean := reductionOf(ops)
 	if mean == nil {
 		return // a normalization: compiled, as its partition must
+	}
+	if x := rereadSrc(ops); x >= 0 {
+		// A normalization the graph spells out in ops (softmax, layer
+		// norm, RMS norm, L2): its output has its src's dims.
+		out, err := c.QueryLogicalTensor(outPort.ID)
+		if err != nil {
+			t.Fatalf("QueryLogicalTensor(%d): %v", outPort.ID, err)
+		}
+		for _, in := range ins {
+			if in.ID == uint64(x) && !slices.Equal(in.Dims, out.Dims) {
+				t.Fatalf("%v: compiled output dims %s, its src's %s", p, graph.DimsString(out.Dims), graph.DimsString(in.Dims))
+			}
+		}
+		return
 	}
 	keep, _ := mean.Bool("keep_dims")
 	out, err := c.QueryLogicalTensor(outPort.ID)

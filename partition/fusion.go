@@ -117,8 +117,9 @@ func chainType(srcDT, dt dtypes.DataType) bool {
 
 // normChain returns the chain fuseChain gives after a normalization op,
 // cut before the first op whose output is an integer type: a fused
-// normalization ends in f32, bf16 or f16 (the Quantize after it is not
-// fused yet). cut is that op, with why; nil when nothing was cut.
+// normalization's post-ops end in f32, bf16 or f16 (an integer output
+// comes only from the Quantize normTail adds). cut is that op, with why;
+// nil when nothing was cut.
 func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) {
 	for i, op := range chain[1:] {
 		if dt := op.Outputs[0].DataType; dt.IsInt() {
@@ -129,7 +130,8 @@ func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) 
 }
 
 // normPostOps is nrm and the post-ops fused after it (fuseChain cut by
-// normChain); why the chain stops goes to notFused.
+// normChain, then the TypeCast and Quantize of normTail); why the chain
+// stops goes to notFused.
 func normPostOps(g *graph.Graph, nrm *graph.Op, taken map[uint64]bool, notFused map[uint64]string) []*graph.Op {
 	chain, stop, why := fuseChain(g, nrm, taken)
 	for _, s := range stop {
@@ -139,7 +141,7 @@ func normPostOps(g *graph.Graph, nrm *graph.Op, taken map[uint64]bool, notFused 
 	if cut != nil {
 		notFused[cut.ID] = why
 	}
-	return chain
+	return normTail(g, chain, taken, notFused)
 }
 
 // binaryFusible checks that op reads the chain tensor cur in a position

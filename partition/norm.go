@@ -31,8 +31,9 @@ type normRun struct {
 	// in[i] is the input port of the op's input i (gamma and beta may be
 	// one tensor, one port).
 	in       []int
-	binPorts []int   // the input port of each fused binary post-op's operand
-	outNeed  []int64 // bytes each output's buffer must hold
+	binPorts []int    // the input port of each fused binary post-op's operand, or -1-i for consts[i]
+	consts   [][]byte // a fused Quantize's scale and zero point, one f32 each
+	outNeed  []int64  // bytes each output's buffer must hold
 	// resIn are the input ports of a residual sum's x, skip and bias
 	// (-1: none); the sum is src (in[0] is -1).
 	resIn [3]int
@@ -94,9 +95,11 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		}
 		opIns[i] = ins[r.in[i]]
 	}
-	dims, err := graph.InferOutputs(op, opIns)
-	if err != nil {
-		return nil, err
+	dims := [][]int64{opIns[0].Dims} // a decomposed normalization's output has x's dims
+	if p.dec == nil {
+		if dims, err = graph.InferOutputs(op, opIns); err != nil {
+			return nil, err
+		}
 	}
 	if p.res != nil && p.res.out {
 		dims = append(dims, opIns[0].Dims)
@@ -119,40 +122,27 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 			return nil, err
 		}
 	}
-	src := opIns[0]
-	if p.res != nil && p.res.out {
-		src.Strides = outs[len(outs)-1].Strides
-	}
-	pr := &norm.Problem{
-		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
-		Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
-		Dst: norm.Operand{DT: outs[0].DataType, Strides: outs[0].Strides},
-	}
-	pr.Groups, _ = op.Int("groups")
-	pr.Eps, _ = op.Float("epsilon")
-	mode, _ := op.Str("mode")
-	pr.InfAsZero = op.Kind == graph.SoftMax && mode == "inf_as_zero"
-	if len(opIns) > 1 {
-		pr.Gamma = norm.Operand{DT: opIns[1].DataType, Strides: opIns[1].Strides}
-	}
-	if len(opIns) > 2 {
-		pr.Beta = norm.Operand{DT: opIns[2].DataType, Strides: opIns[2].Strides}
-	}
-	if len(op.Outputs) == 3 {
-		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
-		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
-	}
 	post, err := r.postOps(p, ins, outs[0])
 	if err != nil {
 		return nil, err
 	}
-	var res *normprog.Residual
-	if p.res != nil {
-		if res, err = r.residualOf(p, ins, src); err != nil {
-			return nil, err
+	if p.dec != nil {
+		err = p.dec.compile(op, opIns[0], opIns[1], outs[0], post, r)
+	} else {
+		src := opIns[0]
+		if p.res != nil && p.res.out {
+			src.Strides = outs[len(outs)-1].Strides
 		}
+		var res *normprog.Residual
+		if p.res != nil {
+			if res, err = r.residualOf(p, ins, src); err != nil {
+				return nil, err
+			}
+		}
+		pIns := append([]graph.LogicalTensor{src}, opIns[1:]...)
+		r.exec, err = normprog.NewFused(normProblem(op, pIns, outs), res, post, outs[0].DataType)
 	}
-	if r.exec, err = normprog.NewResidual(pr, res, post); err != nil {
+	if err != nil {
 		return nil, opErr(op, err)
 	}
 	c := &CompiledPartition{p: p, inputs: ins, outputs: outs, norm: r, run: &runState{}}
@@ -172,14 +162,41 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	return c, nil
 }
 
+// normProblem is the problem a normalization op computes over its
+// concrete inputs and outputs.
+func normProblem(op *graph.Op, opIns, outs []graph.LogicalTensor) *norm.Problem {
+	src := opIns[0]
+	pr := &norm.Problem{
+		Kind: normKindOf[op.Kind], Dims: src.Dims, Axis: normAxis(op, len(src.Dims)),
+		Src: norm.Operand{DT: src.DataType, Strides: src.Strides},
+		Dst: norm.Operand{DT: floatDst(outs[0].DataType), Strides: outs[0].Strides},
+	}
+	pr.Groups, _ = op.Int("groups")
+	pr.Eps, _ = op.Float("epsilon")
+	mode, _ := op.Str("mode")
+	pr.InfAsZero = op.Kind == graph.SoftMax && mode == "inf_as_zero"
+	if len(opIns) > 1 {
+		pr.Gamma = norm.Operand{DT: opIns[1].DataType, Strides: opIns[1].Strides}
+	}
+	if len(opIns) > 2 {
+		pr.Beta = norm.Operand{DT: opIns[2].DataType, Strides: opIns[2].Strides}
+	}
+	if len(op.Outputs) == 3 {
+		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
+		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
+	}
+	return pr
+}
+
 // postOps are the partition's ops after the normalization as post-ops,
 // binary operands broadcast numpy style onto the output (which has src's
 // dims), and their ports in r.binPorts.
 func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.LogicalTensor) ([]plan.PostOp, error) {
-	post, ports, err := p.chainPostOps(p.ops[p.post:], p.norm.Outputs[0].ID)
+	post, ports, consts, err := p.tailPostOps(p.ops[p.post:], p.norm.Outputs[0].ID)
 	if err != nil {
 		return nil, err
 	}
+	r.consts = consts
 	same := make([]int, len(out.Dims)) // output dim i is src dim i
 	for i := range same {
 		same[i] = i
@@ -189,8 +206,13 @@ func (r *normRun) postOps(p *Partition, ins []graph.LogicalTensor, out graph.Log
 		if !post[i].Kind.IsBinary() {
 			continue
 		}
-		operand := ins[ports[bin]]
+		port := ports[bin]
 		bin++
+		if port < 0 {
+			post[i].BinStrides = make([]int64, len(same)) // a constant: one value for every element
+			continue
+		}
+		operand := ins[port]
 		if operand.Layout == graph.LayoutBlocked {
 			return nil, status.Errorf(status.Unimplemented, "binary operand tensor %d: blocked layout %q; gdnn's normalization ops take strided tensors",
 				operand.ID, operand.Tag)
@@ -255,11 +277,18 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	if r.in[0] >= 0 {
 		b.Src = ins[r.in[0]].buf
 	}
-	if len(r.in) > 1 {
+	var eps []byte
+	switch {
+	case c.p.dec != nil:
+		eps = ins[r.in[1]].buf // a decomposed normalization's inputs are x and eps
+		if err := checkEps(r.op, ins[r.in[1]]); err != nil {
+			return err
+		}
+	case len(r.in) > 1:
 		b.Gamma = ins[r.in[1]].buf
-	}
-	if len(r.in) > 2 {
-		b.Beta = ins[r.in[2]].buf
+		if len(r.in) > 2 {
+			b.Beta = ins[r.in[2]].buf
+		}
 	}
 	if len(r.op.Outputs) == 3 {
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
@@ -267,9 +296,13 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	var binBuf [plan.MaxBinary][]byte
 	bins := binBuf[:len(r.binPorts)]
 	for i, port := range r.binPorts {
+		if port < 0 {
+			bins[i] = r.consts[-1-port]
+			continue
+		}
 		bins[i] = ins[port].buf
 	}
-	if err := r.run(c.p, b, ins, outs, bins); err != nil {
+	if err := r.run(c.p, b, eps, ins, outs, bins); err != nil {
 		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil

@@ -18,10 +18,13 @@
 // not; what does not stays a partition of its own whose Reason says
 // why). The normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) compile with the eltwise and binary ops after them as their
-// post-ops, a residual sum Add(x, skip) [-> Add(bias)] in front of a
-// LayerNorm or RMSNorm fuses into its partition (prefuse.go), and they
-// run as programs of compiled reduction kernels
-// (machine code where the reductions have it; Impl and Reason say). Every other op
+// post-ops, then a TypeCast and its post-ops and a per-tensor Quantize
+// (norm_tail.go); a residual sum Add(x, skip) [-> Add(bias)] in front of
+// a LayerNorm or RMSNorm fuses into its partition (prefuse.go). They run
+// as programs of compiled reduction kernels (machine code where the
+// reductions have it; Impl and Reason say). The softmax, layer norm, RMS
+// norm and L2 normalization that exporters write as several ops are each
+// recognized as one such partition (pattern.go, pattern_norm.go). Every other op
 // becomes a partition of its own that reports it is not supported, and
 // why it was not fused, so that a framework can run it itself.
 //
@@ -82,6 +85,7 @@ type Partition struct {
 	// Adds ops[:post-1]; where the graph reads the sum elsewhere, it is
 	// the last output port.
 	res *residual
+	dec     *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -148,7 +152,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		var pat *normPattern
 		var res *residual
 		if policy == Fusion {
-			pat = matchSoftmax(g, op, taken)
+			pat = matchPattern(g, op, taken)
 		}
 		var resOps []*graph.Op
 		if policy == Fusion && pat == nil {
@@ -206,7 +210,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		p := newPartition(len(parts), ops, g.FPMath)
 		if pat != nil {
-			p.norm, p.post, p.pattern = pat.op, len(pat.ops), pat.name
+			p.norm, p.post, p.pattern, p.dec = pat.op, len(pat.ops), pat.name, pat.dec
 			p.supported, p.reason = true, ""
 		}
 		if res != nil {
@@ -268,7 +272,7 @@ func supports(ops []*graph.Op) (bool, string) {
 	case head.Kind == graph.Dequantize:
 		return false, fmt.Sprintf("%s: gdnn compiles Dequantize only fused before a reduction (with the Fusion policy)", head)
 	case head.Kind == graph.Quantize:
-		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction (with the Fusion policy)", head)
+		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction or a normalization (with the Fusion policy)", head)
 	}
 	return false, fmt.Sprintf("%s: gdnn does not compile %s; run it outside gdnn", head, head.Kind)
 }

@@ -23,6 +23,7 @@ type normPattern struct {
 	name string
 	ops  []*graph.Op
 	op   *graph.Op
+	dec  *decomposed // what op computes where it is no graph op's (nil: op's kind says)
 }
 
 // matchSoftmax returns the softmax that starts at mx, or nil. Every

@@ -212,12 +212,13 @@ func (r *normRun) residualOf(p *Partition, ins []graph.LogicalTensor, sum graph.
 	return nr, nil
 }
 
-// run runs a compiled normalization partition's executor: with a
-// residual sum, from its operands, the sum into the last output where
-// the graph reads it.
-func (r *normRun) run(p *Partition, b norm.Buffers, ins, outs []*Tensor, bins [][]byte) error {
+// run runs a compiled normalization partition's executor, eps the
+// run-time epsilon of a decomposed one (else nil): with a residual sum,
+// from its operands, the sum into the last output where the graph reads
+// it.
+func (r *normRun) run(p *Partition, b norm.Buffers, eps []byte, ins, outs []*Tensor, bins [][]byte) error {
 	if p.res == nil {
-		return r.exec.Run(b, bins, jit.Threads())
+		return r.exec.RunEps(b, eps, bins, jit.Threads())
 	}
 	if p.res.out {
 		b.Src = outs[len(outs)-1].buf

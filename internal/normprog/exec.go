@@ -24,15 +24,18 @@ type Exec struct {
 // has no post-ops: a fused problem that no program takes is refused,
 // unless it writes no dst element.
 func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
-	return NewResidual(p, nil, post)
+	return NewFused(p, nil, post, p.Dst.DT)
 }
 
-// NewResidual is New for a LayerNorm or RMSNorm whose src is the sum res
-// (nil: none; see Residual), p.Src the sum's type and, where res keeps
-// the sum, its layout. It runs with RunResidual. The reference executor
-// computes no sum: a problem no program takes is refused, unless it has
-// no element.
-func NewResidual(p *norm.Problem, res *Residual, post []plan.PostOp) (*Exec, error) {
+// NewFused is New with what may be fused around the normalization: res,
+// the residual sum that is its src (nil: none; see Residual; p.Src is
+// the sum's type and, where res keeps the sum, its layout; it runs with
+// RunResidual), and dstDT, the type the post-ops' result is stored as:
+// p.Dst.DT, or s8 or u8 after post-ops that quantize it (p is then the
+// float problem before them, whose dst strides are the s8 or u8 dst's).
+// The reference executor computes no sum and writes no integers: such a
+// problem runs as a program, or not at all (unless it has no element).
+func NewFused(p *norm.Problem, res *Residual, post []plan.PostOp, dstDT dtypes.DataType) (*Exec, error) {
 	ref, err := norm.New(p)
 	if err != nil {
 		return nil, err
@@ -40,7 +43,7 @@ func NewResidual(p *norm.Problem, res *Residual, post []plan.PostOp) (*Exec, err
 	e := &Exec{ref: ref, nbins: binaryCount(post), res: res != nil}
 	d, why := descOf(p)
 	if d != nil {
-		d.PostOps = post
+		d.PostOps, d.DstDT = post, dstDT
 		d.Residual = res
 		prog, err := Compile(d)
 		if err == nil {
@@ -54,10 +57,35 @@ func NewResidual(p *norm.Problem, res *Residual, post []plan.PostOp) (*Exec, err
 	if res != nil && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s after a fused residual sum: %s", p.Kind, why)
 	}
-	if len(post) > 0 && elements(p.Dims) > 0 {
+	if (len(post) > 0 || dstDT != p.Dst.DT) && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
 	}
 	e.why = why
+	if dstDT != p.Dst.DT {
+		e.ref = nil // of no element: nothing to write
+	}
+	return e, nil
+}
+
+// FromDesc compiles d with post-ops fused after it, as an Exec with no
+// reference executor: d must be one a Program takes. A d of no element
+// compiles to an Exec that writes nothing.
+func FromDesc(d *Desc, post []plan.PostOp) (*Exec, error) {
+	e := &Exec{nbins: binaryCount(post)}
+	if elements(d.Dims) == 0 {
+		if err := validate(d); err != nil {
+			return nil, err
+		}
+		e.why = "a problem with an empty dim writes nothing"
+		return e, nil
+	}
+	c := *d
+	c.PostOps = post
+	prog, err := Compile(&c)
+	if err != nil {
+		return nil, err
+	}
+	e.prog = prog
 	return e, nil
 }
 
@@ -84,19 +112,31 @@ func elements(dims []int64) int64 {
 // bins, on up to threads goroutines where the reference executor runs it
 // (a Program takes jit.Threads).
 func (e *Exec) Run(b norm.Buffers, bins [][]byte, threads int) error {
+	return e.RunEps(b, nil, bins, threads)
+}
+
+// RunEps is Run with the run-time epsilon of a Desc that has one
+// (FromDesc).
+func (e *Exec) RunEps(b norm.Buffers, eps []byte, bins [][]byte, threads int) error {
 	if len(bins) != e.nbins {
 		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
 	}
 	if e.res {
 		return status.Errorf(status.InvalidArguments, "the problem has a residual sum: run it with RunResidual")
 	}
-	if e.prog == nil {
+	switch {
+	case e.prog == nil && e.ref == nil:
+		return nil // FromDesc of no element
+	case e.prog == nil:
 		return e.ref.Run(b, threads)
+	case e.ref != nil && e.prog.d.DstDT.IsFloat():
+		// (An s8 or u8 dst is not the reference's f32 one: the
+		// program's own checks cover it.)
+		if err := e.ref.Check(b); err != nil {
+			return err
+		}
 	}
-	if err := e.ref.Check(b); err != nil {
-		return err
-	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins})
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Eps: eps, Bins: bins})
 }
 
 // RunResidual runs a problem of NewResidual: b.Src receives the sum

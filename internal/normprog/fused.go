@@ -3,6 +3,7 @@ package normprog
 import (
 	"slices"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -31,7 +32,8 @@ var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax,
 func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
-	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || d.Residual != nil || p.kind == LogSoftmax && d.InfAsZero {
+	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || d.Residual != nil ||
+		d.EpsDT != dtypes.Undef || d.EpsAdded || !d.DstDT.IsFloat() || p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)

@@ -59,8 +59,11 @@ type Operand struct {
 
 // Desc is one normalization of a strided tensor into dst.
 type Desc struct {
-	Kind         Kind
-	SrcDT, DstDT dtypes.DataType // f32, bf16 or f16
+	Kind Kind
+	// SrcDT is f32, bf16 or f16; DstDT too, or s8 or u8 (the post-ops'
+	// f32 result rounded to nearest even and saturated, as after a
+	// Quantize whose scale and zero point are post-ops).
+	SrcDT, DstDT dtypes.DataType
 	Dims         []int64
 	SrcStrides   []int64 // elements, one per dim, none negative
 	DstStrides   []int64
@@ -69,6 +72,15 @@ type Desc struct {
 	// InfAsZero is softmax's "inf_as_zero" mode: a row whose every
 	// element is -Inf gives 0s, not NaN.
 	InfAsZero bool
+	// EpsDT, when not Undef, makes epsilon a run-time operand: one
+	// element of this type (f32, bf16 or f16) in Buffers.Eps, which
+	// every Run reads in place of Epsilon (a graph that spells a
+	// normalization out in ops has its epsilon as a tensor). Run
+	// refuses a NaN, infinite or negative value.
+	EpsDT dtypes.DataType
+	// EpsAdded makes L2Norm divide by norm + epsilon (an exporter's
+	// spelling), not by max(norm, epsilon).
+	EpsAdded bool
 	// Groups and ChanDim are GroupNorm's: ChanDim's size is a multiple
 	// of Groups.
 	Groups  int64
@@ -263,9 +275,23 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				nb++
 			}
 		}
-		if len(bins) > plan.MaxBinary {
-			return status.Errorf(status.Unimplemented, "normprog: %s with %d binary operands after its statistics, more than %d",
-				d.Kind, len(bins), plan.MaxBinary)
+		// A kernel takes plan.MaxBinary operands: the post-ops past them
+		// map an f32 scratch copy of the chunk in further passes (from
+		// the core's cache, as Y is).
+		for len(bins) > plan.MaxBinary {
+			cut, nb := 0, 0
+			for nb < plan.MaxBinary || !post[cut].Kind.IsBinary() {
+				if post[cut].Kind.IsBinary() {
+					nb++
+				}
+				cut++
+			}
+			y := scratch(elems)
+			if err := add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: f32, Dims: dims, SrcStrides: fromStr,
+				Reduce: none, DstStrides: allStr, PostOps: post[:cut]}, from, y, bins[:nb]...); err != nil {
+				return err
+			}
+			from, fromDT, fromStr, post, bins = y, f32, allStr, post[cut:], bins[nb:]
 		}
 		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: fromDT, DstDT: d.DstDT, Dims: dims, SrcStrides: fromStr,
 			Reduce: none, DstStrides: d.DstStrides, PostOps: post}, from, ref{rDst, 0}, bins...)
@@ -362,9 +388,20 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		n := scratch(rows)
 		err = run([]func() error{
 			func() error {
-				return add(&plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(2, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+				pr := &plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(2, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
 					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr,
-					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: math.MaxFloat32}}}, src, n)
+					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: math.MaxFloat32}}}
+				if d.EpsDT == dtypes.Undef && !d.EpsAdded {
+					return add(pr, src, n)
+				}
+				// The run-time epsilon, or the one added to the norm, is
+				// a binary operand broadcast to every row.
+				k := ops.Maximum
+				if d.EpsAdded {
+					k = ops.Add
+				}
+				pr.PostOps = []plan.PostOp{{Kind: k, BinDT: p.epsDT(), BinStrides: make([]int64, len(dims))}}
+				return add(pr, src, n, ref{rEps, 0})
 			},
 			func() error {
 				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{n})
@@ -381,9 +418,18 @@ func (p *Program) build(dims []int64) (*passes, error) {
 // from (strides fromStr) into the row buffer to (strides toStr).
 func (p *Program) rootPlusEps(add func(*plan.Problem, ref, ref, ...ref) error, rowDims, fromStr, toStr []int64, from, to ref) error {
 	zero := make([]int64, len(rowDims))
-	post := []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: zero}, {Kind: ops.Sqrt}}
+	post := []plan.PostOp{{Kind: ops.Add, BinDT: p.epsDT(), BinStrides: zero}, {Kind: ops.Sqrt}}
 	return add(&plan.Problem{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: rowDims, SrcStrides: fromStr,
 		Reduce: make([]bool, len(rowDims)), DstStrides: toStr, PostOps: post}, from, to, ref{rEps, 0})
+}
+
+// epsDT is the type of the epsilon operand: the run-time one's, or f32
+// for Epsilon held by the program.
+func (p *Program) epsDT() dtypes.DataType {
+	if p.d.EpsDT != dtypes.Undef {
+		return p.d.EpsDT
+	}
+	return dtypes.F32
 }
 
 // run calls each of fs in order until one fails.
@@ -448,14 +494,15 @@ func (p *Program) Why() string {
 }
 
 // Buffers are a Run's tensors, each from its first element: Gamma,
-// Beta, Mean and Var where the Desc has them (else ignored), Bins one
-// per binary post-op. With a Residual, X, Skip and Bias are its
+// Beta, Mean, Var and Eps where the Desc has them (else ignored), Bins
+// one per binary post-op. With a Residual, X, Skip and Bias are its
 // operands, and Src receives the sum (where the Residual keeps it; else
 // Src is not used).
 type Buffers struct {
 	Src, Dst      []byte
 	Gamma, Beta   []byte
 	Mean, Var     []byte
+	Eps           []byte // the run-time epsilon (Desc.EpsDT)
 	Bins          [][]byte
 	X, Skip, Bias []byte
 }
@@ -534,6 +581,9 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 			return at(b.Bins[r.i], op.BinStrides, op.BinDT)
 		case rScratch:
 			return scratch[r.i]
+		}
+		if d.EpsDT != dtypes.Undef {
+			return b.Eps
 		}
 		return p.eps
 	}

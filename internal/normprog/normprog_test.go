@@ -214,6 +214,9 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 				y = x / math.Sqrt(ss/n+float64(d.Epsilon))
 			case L2Norm:
 				y = x / math.Max(math.Sqrt(ss), float64(d.Epsilon))
+				if d.EpsAdded {
+					y = x / (math.Sqrt(ss) + float64(d.Epsilon))
+				}
 			}
 			if d.Gamma != nil {
 				y *= float64(dtypes.LoadF32(d.Gamma.DT, gamma, off(d.Gamma.Strides)))
@@ -226,6 +229,12 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 				switch op.Kind {
 				case ops.Add:
 					y += float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
+					nb++
+				case ops.Divide:
+					y /= float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
+					nb++
+				case ops.Multiply:
+					y *= float64(dtypes.LoadF32(op.BinDT, bins[nb], off(op.BinStrides)))
 					nb++
 				case ops.ReLU:
 					y = math.Max(y, 0)
@@ -274,17 +283,7 @@ func TestProgramsAgainstFloat64(t *testing.T) {
 					lim = 30
 				}
 				src := fill(r, d.SrcDT, spanElems(d.Dims, d.SrcStrides), lim)
-				var gamma, beta []byte
-				if d.Gamma != nil {
-					gamma = fill(r, d.Gamma.DT, spanElems(d.Dims, d.Gamma.Strides), 2)
-					beta = fill(r, d.Beta.DT, spanElems(d.Dims, d.Beta.Strides), 2)
-				}
-				var bins [][]byte
-				for _, op := range d.PostOps {
-					if op.Kind.IsBinary() {
-						bins = append(bins, fill(r, op.BinDT, spanElems(d.Dims, op.BinStrides), 1))
-					}
-				}
+				gamma, beta, bins := fillOperands(r, d)
 				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
 				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins}); err != nil {
 					t.Fatalf("%s: Run: %v", c.name, err)

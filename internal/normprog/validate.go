@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -18,10 +19,11 @@ func validate(d *Desc) error {
 	if d.Kind < Softmax || d.Kind > GroupNorm {
 		return bad("unknown normalization %v", d.Kind)
 	}
-	for _, dt := range []dtypes.DataType{d.SrcDT, d.DstDT} {
-		if dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
-			return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
-		}
+	if dt := d.SrcDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
+		return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
+	}
+	if dt := d.DstDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 && !dt.IsInt8() {
+		return status.Errorf(status.Unimplemented, "normprog: %s into %v data, want f32, bf16, f16, s8 or u8", d.Kind, dt)
 	}
 	r := len(d.Dims)
 	if r == 0 || r > plan.MaxRank {
@@ -45,6 +47,9 @@ func validate(d *Desc) error {
 	eps := float64(d.Epsilon)
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 {
 		return bad("%s: epsilon %v, want a finite value >= 0", d.Kind, d.Epsilon)
+	}
+	if err := validateEps(d); err != nil {
+		return err
 	}
 	for _, o := range []struct {
 		name string
@@ -108,6 +113,39 @@ func validate(d *Desc) error {
 		if op.Kind.IsBinary() && len(op.BinStrides) != r {
 			return bad("%s: post-op %d (%v) has %d operand strides for %d dims", d.Kind, i, op.Kind, len(op.BinStrides), r)
 		}
+	}
+	return nil
+}
+
+// validateEps checks the run-time epsilon's type and EpsAdded: only the
+// kinds with an epsilon take one, only L2Norm adds it to its norm.
+func validateEps(d *Desc) error {
+	if d.EpsDT != dtypes.Undef {
+		if d.Kind == Softmax || d.Kind == LogSoftmax {
+			return status.Errorf(status.InvalidArguments, "normprog: %s takes no epsilon", d.Kind)
+		}
+		if d.EpsDT != dtypes.F32 && d.EpsDT != dtypes.BF16 && d.EpsDT != dtypes.F16 {
+			return status.Errorf(status.Unimplemented, "normprog: %s: a run-time epsilon of %v data, want f32, bf16 or f16", d.Kind, d.EpsDT)
+		}
+	}
+	if d.EpsAdded && d.Kind != L2Norm {
+		return status.Errorf(status.InvalidArguments, "normprog: %s does not add its epsilon to a norm (only l2norm does)", d.Kind)
+	}
+	return nil
+}
+
+// checkEps refuses a run-time epsilon buffer too short for one element,
+// or whose value is not one a normalization may add (norm.EpsilonProblem).
+func (p *Program) checkEps(eps []byte) error {
+	dt := p.d.EpsDT
+	if dt == dtypes.Undef {
+		return nil
+	}
+	if len(eps) < dt.Size() {
+		return status.Errorf(status.InvalidArguments, "normprog: epsilon buffer holds %d bytes, want one %v element", len(eps), dt)
+	}
+	if why := norm.EpsilonProblem(dtypes.LoadF32(dt, eps, 0)); why != "" {
+		return status.Errorf(status.InvalidArguments, "normprog: %s: run-time %s", p.kind, why)
 	}
 	return nil
 }
@@ -208,6 +246,9 @@ func (p *Program) checkBuffers(b *Buffers) error {
 	}
 	if nb != len(b.Bins) {
 		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(b.Bins), nb)
+	}
+	if err := p.checkEps(b.Eps); err != nil {
+		return err
 	}
 	if jit.Overlap(b.Src, b.Dst) {
 		return status.Errorf(status.InvalidArguments, "normprog: dst overlaps src; a normalization reads every row twice")
