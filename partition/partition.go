@@ -85,7 +85,7 @@ type Partition struct {
 	// Adds ops[:post-1]; where the graph reads the sum elsewhere, it is
 	// the last output port.
 	res *residual
-	dec     *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
+	dec *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
 }
 
 // ID returns the partition's index in the list Get returned.
