@@ -41,7 +41,10 @@
 // InfAsZero, Stats). They run as programs of the reductions' machine
 // code (the interpreter where there is none) and are compiled at each
 // call, not kept in the kernel cache below; the README's Semantics
-// section states their rules.
+// section states their rules. LpNormalize (x / max(||x||_p, eps), p 1 or
+// 2) and MaskedMean (sum(x·mask) / sum(mask): mean pooling over the
+// tokens a padded batch really has) complete what sentence-embedding
+// and transformer code writes by hand.
 //
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.

@@ -119,3 +119,28 @@ func ExampleLogSoftmax() {
 	fmt.Printf("%.4f %v\n", logp, err)
 	// Output: [-0.8620 -0.8620 -1.8620] <nil>
 }
+
+// Sentence embeddings as sentence-transformers makes them: the mean of
+// each sentence's token embeddings over its real tokens only (the
+// attention mask), then L2-normalized so that a dot product is the
+// cosine similarity.
+func ExampleMaskedMean_sentenceEmbedding() {
+	batch, seq, hidden := 2, 3, 2
+	tokens := []float32{
+		1, 2, 3, 4, 100, 100, // sentence 0: two tokens, then padding
+		3, 0, 0, 4, 3, 8,
+	}
+	mask := []uint8{
+		1, 1, 0,
+		1, 1, 1,
+	}
+	pooled := make([]float32, batch*hidden)
+	err := reduce.MaskedMean(pooled, tokens, mask, []int{batch, seq, hidden}, 1)
+	fmt.Println(pooled, err)
+	emb := make([]float32, len(pooled))
+	err = reduce.LpNormalize(emb, pooled, []int{batch, hidden}, -1, 2, 1e-12)
+	fmt.Println(emb, err)
+	// Output:
+	// [2 3 2 4] <nil>
+	// [0.5547002 0.8320503 0.4472136 0.8944272] <nil>
+}

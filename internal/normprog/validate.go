@@ -15,7 +15,7 @@ func validate(d *Desc) error {
 	bad := func(format string, args ...any) error {
 		return status.Errorf(status.InvalidArguments, "normprog: "+format, args...)
 	}
-	if d.Kind < Softmax || d.Kind > GroupNorm {
+	if d.Kind < Softmax || d.Kind > L1Norm {
 		return bad("unknown normalization %v", d.Kind)
 	}
 	for _, dt := range []dtypes.DataType{d.SrcDT, d.DstDT} {
