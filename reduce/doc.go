@@ -31,7 +31,8 @@
 // LogSumExp, except that a -0 comes out +0 from Mean, Sum and LogSumExp,
 // as a sum from +0 gives it; |x| for L1 and L2, x*x for SumSquare, log x
 // for LogSum).
-// ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX.
+// ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX, and
+// ONNX's normalization nodes through ONNXNorm and RunONNXNorm.
 //
 // The normalizations feed their statistics back into the input: Softmax,
 // LogSoftmax, LayerNorm, RMSNorm and GroupNorm, generic over Float

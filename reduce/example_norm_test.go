@@ -144,3 +144,23 @@ func ExampleMaskedMean_sentenceEmbedding() {
 	// [2 3 2 4] <nil>
 	// [0.5547002 0.8320503 0.4472136 0.8944272] <nil>
 }
+
+// An ONNX model's nodes run with ONNX's semantics: here a Softmax at
+// opset 11, which coerces its input to 2-D at axis 1 (so each batch
+// element's whole [2, 2] block is one row), and the same node at opset
+// 13, which normalizes over the last axis only.
+func ExampleRunONNXNorm() {
+	x := []float32{0, 0, 0, 0, 1, 1, 1, 1}
+	dims := []int{2, 2, 2}
+	y := make([]float32, len(x))
+	for _, opset := range []int{11, 13} {
+		node, err := reduce.NewONNXNorm("Softmax", opset)
+		if err == nil {
+			err = reduce.RunONNXNorm(node, y, x, []float32(nil), nil, dims)
+		}
+		fmt.Println(opset, y, err)
+	}
+	// Output:
+	// 11 [0.25 0.25 0.25 0.25 0.25 0.25 0.25 0.25] <nil>
+	// 13 [0.5 0.5 0.5 0.5 0.5 0.5 0.5 0.5] <nil>
+}
