@@ -2,7 +2,9 @@ package reduce
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -134,21 +136,23 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	mean := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: io.dstDT, Dims: io.dims,
 		SrcStrides: ystr, Reduce: reduce, DstStrides: dstr,
 		PostOps: []plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}}
-	var ks [3]*jit.Kernel
-	for i, pr := range []*plan.Problem{count, product, mean} {
-		pl, err := plan.Canonicalize(pr)
-		if err != nil {
-			return inNormCall(fn, err)
-		}
-		if ks[i], err = jit.Compile(pl); err != nil {
-			return inNormCall(fn, err)
-		}
+	ks, err := maskedKernels.get([]*plan.Problem{count, product, mean})
+	if err != nil {
+		return inNormCall(fn, err)
 	}
 	if elements(io.dims) == 0 && elements(io.dims[:ax])*elements(io.dims[ax+1:]) == 0 {
 		return nil // no element read, none written
 	}
-	cnt := make([]byte, 4*max(elements(io.dims[:ax]), 1))
-	y := make([]byte, 4*elements(io.dims))
+	sp, _ := maskedScratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
+	}
+	defer maskedScratch.Put(sp)
+	nc, ny := 4*max(elements(io.dims[:ax]), 1), 4*elements(io.dims)
+	if int64(cap(*sp)) < nc+ny {
+		*sp = make([]byte, nc+ny)
+	}
+	cnt, y := (*sp)[:nc:nc], (*sp)[nc:nc+ny]
 	if err := ks[0].Run(maskB, cnt, nil); err != nil {
 		return inNormCall(fn, err)
 	}
@@ -156,6 +160,59 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 		return inNormCall(fn, err)
 	}
 	return inNormCall(fn, ks[2].Run(y, dstB, [][]byte{cnt}))
+}
+
+// maskedScratch keeps MaskedMean's scratch (the counts, then the f32
+// product) between calls.
+var maskedScratch sync.Pool
+
+// maskedKernels keeps MaskedMean's compiled kernels by their problems'
+// keys and the instruction set, so that a call with a shape seen before
+// compiles nothing; a full cache is emptied, as lpPrograms is.
+var maskedKernels = kernelsCache{byKey: map[string][]*jit.Kernel{}}
+
+type kernelsCache struct {
+	sync.Mutex
+	byKey map[string][]*jit.Kernel
+}
+
+// get returns the kernels of prs, compiling them on a miss.
+func (c *kernelsCache) get(prs []*plan.Problem) ([]*jit.Kernel, error) {
+	var b strings.Builder
+	fmt.Fprint(&b, jit.EffectiveISA())
+	for _, pr := range prs {
+		// Field by field: the embedded Reduction's String would stand
+		// for the whole Problem under %v.
+		fmt.Fprintf(&b, "|%#v %v %v %v %v %v %v", pr.Reduction, pr.SrcDT, pr.DstDT, pr.Dims, pr.SrcStrides, pr.Reduce, pr.DstStrides)
+		for _, op := range pr.PostOps {
+			fmt.Fprintf(&b, " %v %v %v %v %v", op.Kind, op.Alpha, op.Beta, op.BinDT, op.BinStrides)
+		}
+	}
+	key := b.String()
+	c.Lock()
+	ks, ok := c.byKey[key]
+	c.Unlock()
+	if ok {
+		return ks, nil
+	}
+	for _, pr := range prs {
+		pl, err := plan.Canonicalize(pr)
+		if err != nil {
+			return nil, err
+		}
+		k, err := jit.Compile(pl)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	c.Lock()
+	defer c.Unlock()
+	if len(c.byKey) >= 256 {
+		clear(c.byKey)
+	}
+	c.byKey[key] = ks
+	return ks, nil
 }
 
 // smallestNormal is the least normal f32, the least count MaskedMean
