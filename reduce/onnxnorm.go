@@ -143,10 +143,9 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if s.hasSrcStr || s.hasDstStr {
 			return status.Errorf(status.Unimplemented, "reduce.%s: strides with the 2-D coercion of opset %d", fn, n.Opset)
 		}
-		ax, ok := norm.AxisIn(n.Axis, len(dims))
-		if !ok {
-			return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for input of rank %d",
-				fn, n.Axis, -len(dims), len(dims)-1, len(dims))
+		ax, err := axisIn(fn, n.Axis, len(dims))
+		if err != nil {
+			return err
 		}
 		return runNorm(fn, k, y, x, []float32(nil), nil, []int{prodInts(dims[:ax]), prodInts(dims[ax:])}, 1, 0, 0, opts)
 	case "LayerNormalization":

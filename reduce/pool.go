@@ -47,10 +47,9 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 	if err != nil {
 		return err
 	}
-	ax, ok := norm.AxisIn(int64(axis), len(dims))
-	if !ok {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
-			fn, axis, -len(dims), len(dims)-1, len(dims))
+	ax, err := axisIn(fn, int64(axis), len(dims))
+	if err != nil {
+		return err
 	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
 	if jit.Overlap(srcB, dstB) {
@@ -95,10 +94,9 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	if err != nil {
 		return err
 	}
-	ax, ok := norm.AxisIn(int64(axis), len(dims))
-	if !ok {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
-			fn, axis, -len(dims), len(dims)-1, len(dims))
+	ax, err := axisIn(fn, int64(axis), len(dims))
+	if err != nil {
+		return err
 	}
 	var mz M
 	maskDT := dtypes.F32
@@ -213,6 +211,17 @@ func (c *kernelsCache) get(prs []*plan.Problem) ([]*jit.Kernel, error) {
 	}
 	c.byKey[key] = ks
 	return ks, nil
+}
+
+// axisIn is axis of a tensor of rank dims counted from the front, or
+// fn's error for an axis out of range.
+func axisIn(fn string, axis int64, rank int) (int, error) {
+	ax, ok := norm.AxisIn(axis, rank)
+	if !ok {
+		return 0, status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
+			fn, axis, -rank, rank-1, rank)
+	}
+	return ax, nil
 }
 
 // smallestNormal is the least normal f32, the least count MaskedMean

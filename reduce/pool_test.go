@@ -12,9 +12,9 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// lpRef is x / max(||x||_p, eps) over axis of dense dims, in float64.
-func lpRef(x []float64, dims []int, axis, p int, eps float64) []float64 {
-	outer, n, inner := 1, dims[axis], 1
+// around returns the sizes before, at and after dim axis of dims.
+func around(dims []int, axis int) (outer, n, inner int) {
+	outer, n, inner = 1, dims[axis], 1
 	for i, d := range dims {
 		if i < axis {
 			outer *= d
@@ -22,6 +22,12 @@ func lpRef(x []float64, dims []int, axis, p int, eps float64) []float64 {
 			inner *= d
 		}
 	}
+	return outer, n, inner
+}
+
+// lpRef is x / max(||x||_p, eps) over axis of dense dims, in float64.
+func lpRef(x []float64, dims []int, axis, p int, eps float64) []float64 {
+	outer, n, inner := around(dims, axis)
 	out := make([]float64, len(x))
 	for o := range outer {
 		for in := range inner {
@@ -161,14 +167,7 @@ func TestLpNormalizeSpecials(t *testing.T) {
 // maskedMeanRef is sum(x·mask)/max(sum(mask), tiny) over axis, x dense
 // over dims, mask dense over dims[:axis+1].
 func maskedMeanRef(x, mask []float64, dims []int, axis int) []float64 {
-	outer, n, inner := 1, dims[axis], 1
-	for i, d := range dims {
-		if i < axis {
-			outer *= d
-		} else if i > axis {
-			inner *= d
-		}
-	}
+	outer, n, inner := around(dims, axis)
 	out := make([]float64, outer*inner)
 	for o := range outer {
 		cnt := 0.0
