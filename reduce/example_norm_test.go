@@ -164,3 +164,18 @@ func ExampleRunONNXNorm() {
 	// 11 [0.25 0.25 0.25 0.25 0.25 0.25 0.25 0.25] <nil>
 	// 13 [0.5 0.5 0.5 0.5 0.5 0.5 0.5 0.5] <nil>
 }
+
+// L1 normalization of each row, and what eps does to a row of zeros:
+// PyTorch's normalize (eps 1e-12) gives 0s, ONNX's LpNormalization (no
+// eps) gives 0/0.
+func ExampleLpNormalize() {
+	x := []float32{1, 3, 0, 0}
+	y := make([]float32, len(x))
+	for _, eps := range []float32{1e-12, 0} {
+		err := reduce.LpNormalize(y, x, []int{2, 2}, -1, 1, eps)
+		fmt.Println(y, err)
+	}
+	// Output:
+	// [0.25 0.75 0 0] <nil>
+	// [0.25 0.75 NaN NaN] <nil>
+}
