@@ -31,7 +31,8 @@
 // LogSumExp, except that a -0 comes out +0 from Mean, Sum and LogSumExp,
 // as a sum from +0 gives it; |x| for L1 and L2, x*x for SumSquare, log x
 // for LogSum).
-// ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX.
+// ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX, and
+// ONNX's normalization nodes through ONNXNorm and RunONNXNorm.
 //
 // The normalizations feed their statistics back into the input: Softmax,
 // LogSoftmax, LayerNorm, RMSNorm and GroupNorm, generic over Float
@@ -41,7 +42,10 @@
 // InfAsZero, Stats). They run as programs of the reductions' machine
 // code (the interpreter where there is none) and are compiled at each
 // call, not kept in the kernel cache below; the README's Semantics
-// section states their rules.
+// section states their rules. LpNormalize (x / max(||x||_p, eps), p 1 or
+// 2) and MaskedMean (sum(x·mask) / sum(mask): mean pooling over the
+// tokens a padded batch really has) complete what sentence-embedding
+// and transformer code writes by hand.
 //
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.

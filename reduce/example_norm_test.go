@@ -119,3 +119,63 @@ func ExampleLogSoftmax() {
 	fmt.Printf("%.4f %v\n", logp, err)
 	// Output: [-0.8620 -0.8620 -1.8620] <nil>
 }
+
+// Sentence embeddings as sentence-transformers makes them: the mean of
+// each sentence's token embeddings over its real tokens only (the
+// attention mask), then L2-normalized so that a dot product is the
+// cosine similarity.
+func ExampleMaskedMean_sentenceEmbedding() {
+	batch, seq, hidden := 2, 3, 2
+	tokens := []float32{
+		1, 2, 3, 4, 100, 100, // sentence 0: two tokens, then padding
+		3, 0, 0, 4, 3, 8,
+	}
+	mask := []uint8{
+		1, 1, 0,
+		1, 1, 1,
+	}
+	pooled := make([]float32, batch*hidden)
+	err := reduce.MaskedMean(pooled, tokens, mask, []int{batch, seq, hidden}, 1)
+	fmt.Println(pooled, err)
+	emb := make([]float32, len(pooled))
+	err = reduce.LpNormalize(emb, pooled, []int{batch, hidden}, -1, 2, 1e-12)
+	fmt.Println(emb, err)
+	// Output:
+	// [2 3 2 4] <nil>
+	// [0.5547002 0.8320503 0.4472136 0.8944272] <nil>
+}
+
+// An ONNX model's nodes run with ONNX's semantics: here a Softmax at
+// opset 11, which coerces its input to 2-D at axis 1 (so each batch
+// element's whole [2, 2] block is one row), and the same node at opset
+// 13, which normalizes over the last axis only.
+func ExampleRunONNXNorm() {
+	x := []float32{0, 0, 0, 0, 1, 1, 1, 1}
+	dims := []int{2, 2, 2}
+	y := make([]float32, len(x))
+	for _, opset := range []int{11, 13} {
+		node, err := reduce.NewONNXNorm("Softmax", opset)
+		if err == nil {
+			err = reduce.RunONNXNorm(node, y, x, []float32(nil), nil, dims)
+		}
+		fmt.Println(opset, y, err)
+	}
+	// Output:
+	// 11 [0.25 0.25 0.25 0.25 0.25 0.25 0.25 0.25] <nil>
+	// 13 [0.5 0.5 0.5 0.5 0.5 0.5 0.5 0.5] <nil>
+}
+
+// L1 normalization of each row, and what eps does to a row of zeros:
+// PyTorch's normalize (eps 1e-12) gives 0s, ONNX's LpNormalization (no
+// eps) gives 0/0.
+func ExampleLpNormalize() {
+	x := []float32{1, 3, 0, 0}
+	y := make([]float32, len(x))
+	for _, eps := range []float32{1e-12, 0} {
+		err := reduce.LpNormalize(y, x, []int{2, 2}, -1, 1, eps)
+		fmt.Println(y, err)
+	}
+	// Output:
+	// [0.25 0.75 0 0] <nil>
+	// [0.25 0.75 NaN NaN] <nil>
+}

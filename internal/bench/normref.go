@@ -362,6 +362,12 @@ type normRule struct {
 	// additional check for cancellation in gamma*x + beta, which judges
 	// the error against |expected - beta| where that is the larger.
 	shift []float64
+	// floor: below it |expected| the threshold applies absolutely (a
+	// fused op that approximates, as threshold gives it; 0: 1e-5).
+	floor float64
+	// step: the output is quantized, and one step off passes (a value
+	// at a rounding boundary of the quantization).
+	step bool
 }
 
 const epsF32 = 1.0 / (1 << 23)
@@ -394,6 +400,10 @@ func compareNorm(got buffer, dims, strides []int64, ref []float64, rule normRule
 		case math.Abs(exp) <= 1e-5 && diff < epsF32:
 			ok = true
 		case math.Abs(exp) > 1e-5 && rel <= rule.trh, math.Abs(exp) <= 1e-5 && diff <= rule.trh:
+			ok = true
+		case math.Abs(exp) <= rule.floor && diff <= rule.trh:
+			ok = true
+		case rule.step && diff <= 1:
 			ok = true
 		case rule.absF32 && diff < epsF32:
 			ok = true

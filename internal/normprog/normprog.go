@@ -38,10 +38,12 @@ const (
 	// channels of dim ChanDim and the dims marked Norm (the spatial
 	// ones), gamma and beta per channel.
 	GroupNorm
+	// L1Norm is x / max(sum(|x|), Epsilon): L2Norm with p = 1.
+	L1Norm
 )
 
 var kindNames = [...]string{Softmax: "softmax", LogSoftmax: "logsoftmax", LayerNorm: "layernorm", RMSNorm: "rmsnorm",
-	L2Norm: "l2norm", GroupNorm: "groupnorm"}
+	L2Norm: "l2norm", GroupNorm: "groupnorm", L1Norm: "l1norm"}
 
 func (k Kind) String() string {
 	if k >= Softmax && int(k) < len(kindNames) {
@@ -68,7 +70,7 @@ type Desc struct {
 	SrcStrides   []int64 // elements, one per dim, none negative
 	DstStrides   []int64
 	Norm         []bool  // per dim: normalized over (softmax's axis, layer norm's trailing dims)
-	Epsilon      float32 // LayerNorm, RMSNorm, GroupNorm and L2Norm
+	Epsilon      float32 // LayerNorm, RMSNorm, GroupNorm, L1Norm and L2Norm
 	// InfAsZero is softmax's "inf_as_zero" mode: a row whose every
 	// element is -Inf gives 0s, not NaN.
 	InfAsZero bool
@@ -384,13 +386,16 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{r})
 			},
 		})
-	case L2Norm:
-		n := scratch(rows)
+	case L1Norm, L2Norm:
+		n, lp := scratch(rows), float32(2)
+		if d.Kind == L1Norm {
+			lp = 1
+		}
 		err = run([]func() error{
 			func() error {
-				pr := &plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(2, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
+				pr := &plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(lp, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
 					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr,
-					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: math.MaxFloat32}}}
+					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: float32(math.Inf(1))}}}
 				if d.EpsDT == dtypes.Undef && !d.EpsAdded {
 					return add(pr, src, n)
 				}

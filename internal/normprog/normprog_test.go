@@ -79,13 +79,13 @@ func cases() []tcase {
 		{[]int64{64}, []bool{true}},
 	}
 	var out []tcase
-	for _, k := range []Kind{Softmax, LogSoftmax, LayerNorm, RMSNorm, L2Norm} {
+	for _, k := range []Kind{Softmax, LogSoftmax, LayerNorm, RMSNorm, L2Norm, L1Norm} {
 		for si, sh := range shapes {
 			for _, dts := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
 				for li, perm := range [][]int{identity(len(sh.dims)), reversed(len(sh.dims))} {
 					d := Desc{Kind: k, SrcDT: dts[0], DstDT: dts[1], Dims: sh.dims, Norm: sh.norm,
 						SrcStrides: denseStrides(sh.dims, perm), DstStrides: denseStrides(sh.dims, identity(len(sh.dims)))}
-					if k == LayerNorm || k == RMSNorm || k == L2Norm {
+					if k == LayerNorm || k == RMSNorm || k == L2Norm || k == L1Norm {
 						d.Epsilon = 1e-5
 					}
 					if (k == LayerNorm || k == RMSNorm) && si%2 == 0 {
@@ -183,8 +183,9 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 		var xs []float64
 		each(normd, func() { xs = append(xs, float64(dtypes.LoadF32(d.SrcDT, src, off(d.SrcStrides)))) })
 		n := float64(len(xs))
-		m, s, mean, ss := math.Inf(-1), 0.0, 0.0, 0.0
+		m, s, mean, ss, sa := math.Inf(-1), 0.0, 0.0, 0.0, 0.0
 		for _, x := range xs {
+			sa += math.Abs(x)
 			if x > m || math.IsNaN(x) {
 				m = x
 			}
@@ -217,6 +218,8 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 				if d.EpsAdded {
 					y = x / (math.Sqrt(ss) + float64(d.Epsilon))
 				}
+			case L1Norm:
+				y = x / math.Max(sa, float64(d.Epsilon))
 			}
 			if d.Gamma != nil {
 				y *= float64(dtypes.LoadF32(d.Gamma.DT, gamma, off(d.Gamma.Strides)))

@@ -16,7 +16,7 @@ func validate(d *Desc) error {
 	bad := func(format string, args ...any) error {
 		return status.Errorf(status.InvalidArguments, "normprog: "+format, args...)
 	}
-	if d.Kind < Softmax || d.Kind > GroupNorm {
+	if d.Kind < Softmax || d.Kind > L1Norm {
 		return bad("unknown normalization %v", d.Kind)
 	}
 	if dt := d.SrcDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {

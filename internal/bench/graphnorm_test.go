@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// normGraphJSON is a normalization graph case: op kind with attrs on src [2,
+// 6, 3, 5] (ids: src 0, gamma 1, beta 2, dst 3, mean 4, variance 5),
+// gamma and beta of pdims where given, then post (a fused op on dst:
+// its JSON, or "").
+func normGraphJSON(kind, attrs string, pdims string, stats bool, post string) string {
+	t := func(id int, shape, stride string) string {
+		return `{"id": ` + itoa(id) + `, "dtype": "f32", "shape": ` + shape + `, "stride": ` + stride +
+			`, "layout_type": "strided", "property_type": "undef"}`
+	}
+	ins := t(0, "[2, 6, 3, 5]", "[90, 15, 5, 1]")
+	if pdims != "" {
+		ins += ", " + t(1, pdims, "null") + ", " + t(2, pdims, "null")
+		if kind == "RMSNorm" {
+			ins = t(0, "[2, 6, 3, 5]", "[90, 15, 5, 1]") + ", " + t(1, pdims, "null")
+		}
+	}
+	outs := t(3, "[2, 6, 3, 5]", "[90, 15, 5, 1]")
+	if kind == "LayerNorm" || kind == "GroupNorm" {
+		attrs += `, "keep_stats": {"type": "bool", "value": ` + map[bool]string{true: "1", false: "0"}[stats] + `}`
+	}
+	if stats {
+		outs += `, {"id": 4, "dtype": "f32", "shape": [2, 6, 3], "layout_type": "any", "property_type": "undef"}` +
+			`, {"id": 5, "dtype": "f32", "shape": [2, 6, 3], "layout_type": "any", "property_type": "undef"}`
+	}
+	doc := `{"version": "3.0.0", "engine_kind": "cpu", "graph": [
+	  {"id": 0, "name": "norm", "kind": "` + kind + `", "attrs": {` + attrs + `}, "inputs": [` + ins + `], "outputs": [` + outs + `]}`
+	if post != "" {
+		doc += ", " + post
+	}
+	return doc + "]}"
+}
+
+func itoa(i int) string { return string(rune('0' + i)) }
+
+const (
+	softmaxAttrs = `"axis": {"type": "s64", "value": 1}`
+	lnormAttrs   = `"begin_norm_axis": {"type": "s64", "value": -2}, "use_affine": {"type": "bool", "value": 1},
+	  "epsilon": {"type": "f32", "value": 0.0625}`
+	gnormAttrs = `"groups": {"type": "s64", "value": 3}, "use_affine": {"type": "bool", "value": 1},
+	  "epsilon": {"type": "f32", "value": 1e-5}, "data_format": {"type": "string", "value": "NCX"}`
+	dstIn    = `{"id": 3, "dtype": "f32", "shape": [2, 6, 3, 5], "stride": [90, 15, 5, 1], "layout_type": "strided", "property_type": "undef"}`
+	mulPost  = `{"id": 1, "name": "mul", "kind": "Multiply", "attrs": {}, "inputs": [` + dstIn + `, {"id": 7, "dtype": "f32", "shape": [1, 6, 1, 1], "stride": [6, 1, 1, 1], "layout_type": "strided", "property_type": "undef"}], "outputs": [{"id": 8, "dtype": "f32", "shape": [2, 6, 3, 5], "layout_type": "any", "property_type": "undef"}]}`
+	geluPost = `{"id": 1, "name": "gelu", "kind": "GELU", "attrs": {}, "inputs": [` + dstIn + `], "outputs": [{"id": 8, "dtype": "f32", "shape": [2, 6, 3, 5], "layout_type": "any", "property_type": "undef"}]}`
+)
+
+// TestGraphNormPartitions: every normalization op, alone (with its
+// statistics where it keeps them) and with a fused op after it, passes
+// the check in f32, bf16 and f16.
+func TestGraphNormPartitions(t *testing.T) {
+	for name, doc := range map[string]string{
+		"SoftMax":            normGraphJSON("SoftMax", softmaxAttrs, "", false, ""),
+		"LogSoftmax":         normGraphJSON("LogSoftmax", `"axis": {"type": "s64", "value": -1}`, "", false, ""),
+		"LayerNorm":          normGraphJSON("LayerNorm", lnormAttrs, "[3, 5]", false, ""),
+		"LayerNorm stats":    normGraphJSON("LayerNorm", strings.Replace(lnormAttrs, "-2", "-1", 1), "[5]", true, ""),
+		"RMSNorm":            normGraphJSON("RMSNorm", `"begin_norm_axis": {"type": "s64", "value": -1}, "use_affine": {"type": "bool", "value": 1}`, "[5]", false, ""),
+		"GroupNorm":          normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, ""),
+		"SoftMax+Multiply":   normGraphJSON("SoftMax", softmaxAttrs, "", false, mulPost),
+		"LayerNorm+GELU":     normGraphJSON("LayerNorm", lnormAttrs, "[3, 5]", false, geluPost),
+		"GroupNorm+Multiply": normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, mulPost),
+	} {
+		dts, want := "--dt=f32,bf16,f16", "3"
+		if strings.Contains(name, "stats") {
+			dts, want = "--dt=f32", "1" // --dt would make the statistics 16-bit too
+		}
+		code, out, errw := runGraph(t, writeCase(t, doc, nil), dts)
+		if code != 0 || summary(t, out)[1] != want {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errw)
+		}
+	}
+}
+
+// TestGraphNormCheckCanFail: a wrong element of dst or of a statistic
+// fails the check.
+func TestGraphNormCheckCanFail(t *testing.T) {
+	for _, c := range []struct {
+		doc string
+		out func(n *graphNorm) int
+	}{
+		{normGraphJSON("SoftMax", softmaxAttrs, "", false, mulPost), func(n *graphNorm) int { return n.dst }},
+		{normGraphJSON("LayerNorm", strings.Replace(lnormAttrs, "-2", "-1", 1), "[5]", true, ""), func(n *graphNorm) int { return n.vari }},
+		{normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, geluPost), func(n *graphNorm) int { return n.dst }},
+	} {
+		path := writeCase(t, c.doc, nil)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := loadGraph(graphCase{file: path}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := partition.Get(g, partition.Fusion)
+		if err != nil || len(parts) != 1 {
+			t.Fatalf("%d partitions, %v", len(parts), err)
+		}
+		n, fail := buildGraphNorm(g, parts[0])
+		if fail != nil {
+			t.Fatal(fail.reason)
+		}
+		r := newRunner(io.Discard, io.Discard)
+		n.fill(false, 3)
+		if err := n.exec(0); err != nil {
+			t.Fatal(err)
+		}
+		if f := r.compareGraphNorm(n, false); f != nil {
+			t.Fatalf("%s: the unchanged output fails: %s", n.op.Kind, f.reason)
+		}
+		b := n.outBufs[0][c.out(n)]
+		b.set(1, b.get(1)*1.001+1e-3)
+		if f := r.compareGraphNorm(n, false); f == nil || f.state != "FAILED" {
+			t.Errorf("%s: a changed output passes", n.op.Kind)
+		}
+	}
+}
+
+// TestGraphNormRefusals: what gdnnbench's reference does not cover is
+// UNIMPLEMENTED with the reason, never a wrong verdict.
+func TestGraphNormRefusals(t *testing.T) {
+	nxc := strings.Replace(strings.Replace(gnormAttrs, "NCX", "NXC", 1), `"value": 3`, `"value": 5`, 1)
+	doc := strings.Replace(normGraphJSON("GroupNorm", nxc, "[5]", false, ""), "[6]", "[5]", 1)
+	code, out, _ := runGraph(t, writeCase(t, doc, nil))
+	if code != 0 || summary(t, out)[3] != "1" || !strings.Contains(out, "data_format NCX") {
+		t.Errorf("GroupNorm NXC: exit %d\n%s", code, out)
+	}
+	if graph.GroupNorm.String() != "GroupNorm" {
+		t.Fatal("op name")
+	}
+}

@@ -1,0 +1,304 @@
+package reduce
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// ONNXNorm is an ONNX normalization node: its op type, the model's
+// opset and the node's attributes. Make one with NewONNXNorm (which sets
+// ONNX's defaults), set the attributes the node carries, and run it with
+// RunONNXNorm. The op types and how each runs:
+//
+//   - Softmax, LogSoftmax: from opset 13 over Axis (default -1); before
+//     13 the input is coerced to 2-D at Axis (default 1), so the
+//     normalized row is every dim from Axis on, flattened.
+//   - LayerNormalization (opset 17): LayerNorm from Axis (default -1),
+//     Epsilon (default 1e-5); Scale required, B optional. The optional
+//     outputs Mean and InvStdDev (1/sqrt(variance + epsilon)) come
+//     through the Stats option: Stats(mean, invStdDev).
+//   - RMSNormalization (opset 23): RMSNorm from Axis (default -1),
+//     Epsilon (default 1e-5), Scale required.
+//   - GroupNormalization (opset 18, changed at 21): NumGroups groups of
+//     the channels (dim 1), Epsilon (default 1e-5); scale and bias hold
+//     one value per group at opset 18 and one per channel from 21.
+//   - InstanceNormalization: each channel (dim 1) of each batch element
+//     over the spatial dims, Epsilon (default 1e-5), scale and B per
+//     channel.
+//   - LpNormalization: x / ||x||_P over Axis (default -1), P 1 or 2
+//     (default 2), no epsilon: a row of 0s gives NaN, as ONNX's
+//     definition divides by the norm itself.
+//   - MeanVarianceNormalization (opset 9): (x - mean) / (sqrt(variance) +
+//     1e-9) over Axes (default [0, 2, 3]; empty: every dim).
+//
+// StashType (LayerNormalization, RMSNormalization, GroupNormalization
+// from 21) must be 1 (float): gdnn's statistics are f32 or better. The
+// statistics are computed without cancellation (the mean of (x - mean)²),
+// where ONNX's function bodies for GroupNormalization and
+// MeanVarianceNormalization write E[x²] - E[x]²: on data far from 0 gdnn
+// is the more accurate, and their results differ there by that
+// cancellation only. Scale and B must have the shapes named above
+// (ONNX's unidirectional broadcast of a smaller Scale is not taken).
+type ONNXNorm struct {
+	OpType    string
+	Opset     int
+	Axis      int64   // axis (Softmax, LogSoftmax, LayerNormalization, RMSNormalization, LpNormalization)
+	Epsilon   float32 // epsilon
+	StashType int64   // stash_type
+	NumGroups int64   // num_groups (GroupNormalization)
+	P         int64   // p (LpNormalization)
+	Axes      []int64 // axes (MeanVarianceNormalization)
+}
+
+// onnxNormSince is the opset each op type appeared at.
+var onnxNormSince = map[string]int{
+	"Softmax": 1, "LogSoftmax": 1, "LayerNormalization": 17, "RMSNormalization": 23, "GroupNormalization": 18,
+	"InstanceNormalization": 1, "LpNormalization": 1, "MeanVarianceNormalization": 9,
+}
+
+// NewONNXNorm returns the node of ONNX op type opType at opset, with
+// ONNX's default attributes. An op type that is not one of ONNXNorm's, or
+// an opset before the op existed, is an InvalidArguments error; an opset
+// past MaxONNXOpset is Unimplemented.
+func NewONNXNorm(opType string, opset int) (ONNXNorm, error) {
+	n := ONNXNorm{OpType: opType, Opset: opset, Axis: -1, Epsilon: 1e-5, StashType: 1, P: 2}
+	if err := n.check(); err != nil {
+		return ONNXNorm{}, err
+	}
+	switch opType {
+	case "Softmax", "LogSoftmax":
+		if opset < 13 {
+			n.Axis = 1
+		}
+	case "MeanVarianceNormalization":
+		n.Axes = []int64{0, 2, 3}
+	}
+	return n, nil
+}
+
+// check checks the node's op type and opset.
+func (n ONNXNorm) check() error {
+	since, ok := onnxNormSince[n.OpType]
+	if !ok {
+		return status.Errorf(status.InvalidArguments, "reduce: %q is not an ONNX normalization op gdnn runs", n.OpType)
+	}
+	if n.Opset < since {
+		return status.Errorf(status.InvalidArguments, "reduce: %s at opset %d: the op exists from opset %d", n.OpType, n.Opset, since)
+	}
+	if n.Opset > MaxONNXOpset {
+		return status.Errorf(status.Unimplemented, "reduce: %s at opset %d: gdnn implements opsets up to %d", n.OpType, n.Opset, MaxONNXOpset)
+	}
+	return nil
+}
+
+// RunONNXNorm runs node n on x (dims) into y: scale and bias are the
+// node's scale (Scale) and bias (B) inputs, nil where the node has none.
+// opts name data types (Type, SrcType, DstType, ParamType), strides
+// where the op keeps src's dims as they are (SrcStrides, DstStrides: not
+// with the 2-D coercion of Softmax before opset 13 nor with
+// MeanVarianceNormalization), and LayerNormalization's Mean and
+// InvStdDev outputs (Stats).
+func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims []int, opts ...Option) error {
+	if err := n.check(); err != nil {
+		return err
+	}
+	fn := "RunONNXNorm(" + n.OpType + ")"
+	var s normSettings
+	if err := s.apply(fn, 0, dropStats(opts)); err != nil {
+		return err
+	}
+	wantParams := map[string][2]bool{ // scale, bias: required?
+		"LayerNormalization": {true, false}, "RMSNormalization": {true, false},
+		"GroupNormalization": {true, true}, "InstanceNormalization": {true, true},
+	}[n.OpType]
+	takes := n.OpType == "LayerNormalization" || n.OpType == "GroupNormalization" || n.OpType == "InstanceNormalization"
+	switch {
+	case wantParams[0] && scale == nil:
+		return status.Errorf(status.InvalidArguments, "reduce.%s: the scale input is required", fn)
+	case wantParams[1] && bias == nil:
+		return status.Errorf(status.InvalidArguments, "reduce.%s: the bias input is required", fn)
+	case !wantParams[0] && scale != nil, !takes && bias != nil:
+		return status.Errorf(status.InvalidArguments, "reduce.%s: the op has no scale or bias input", fn)
+	}
+	if len(dropStats(opts)) != len(opts) && n.OpType != "LayerNormalization" {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: Stats receives LayerNormalization's Mean and InvStdDev; %s has no such outputs", fn, n.OpType)
+	}
+	if n.OpType == "LayerNormalization" || n.OpType == "RMSNormalization" || n.OpType == "GroupNormalization" && n.Opset >= 21 {
+		if n.StashType != 1 {
+			return status.Errorf(status.Unimplemented, "reduce.%s: stash_type %d; gdnn computes statistics in f32 (stash_type 1)", fn, n.StashType)
+		}
+	}
+	switch n.OpType {
+	case "Softmax", "LogSoftmax":
+		k := norm.Softmax
+		if n.OpType == "LogSoftmax" {
+			k = norm.LogSoftmax
+		}
+		if n.Opset >= 13 {
+			return runNorm(fn, k, y, x, []float32(nil), nil, dims, int(n.Axis), 0, 0, opts)
+		}
+		if s.hasSrcStr || s.hasDstStr {
+			return status.Errorf(status.Unimplemented, "reduce.%s: strides with the 2-D coercion of opset %d", fn, n.Opset)
+		}
+		ax, err := axisIn(fn, n.Axis, len(dims))
+		if err != nil {
+			return err
+		}
+		return runNorm(fn, k, y, x, []float32(nil), nil, []int{prodInts(dims[:ax]), prodInts(dims[ax:])}, 1, 0, 0, opts)
+	case "LayerNormalization":
+		return onnxLayerNorm(fn, n, y, x, scale, bias, dims, opts)
+	case "RMSNormalization":
+		return runNorm(fn, norm.RMSNorm, y, x, scale, nil, dims, int(n.Axis), 0, n.Epsilon, opts)
+	case "GroupNormalization":
+		if n.NumGroups <= 0 || len(dims) < 2 || dims[1] <= 0 || int64(dims[1])%n.NumGroups != 0 {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: num_groups %d for input dims %s; want a positive divisor of the channels (dim 1)",
+				fn, n.NumGroups, ints(dims))
+		}
+		if n.Opset < 21 {
+			// Per group: each group's value spread over its channels.
+			per := int64(dims[1]) / n.NumGroups
+			for _, p := range []*[]P{&scale, &bias} {
+				if int64(len(*p)) != n.NumGroups {
+					return status.Errorf(status.InvalidShape, "reduce.%s: scale and bias hold one value per group at opset %d: %d, not %d",
+						fn, n.Opset, n.NumGroups, len(*p))
+				}
+				wide := make([]P, dims[1])
+				for c := range wide {
+					wide[c] = (*p)[int64(c)/per]
+				}
+				*p = wide
+			}
+		}
+		return runNorm(fn, norm.GroupNorm, y, x, scale, bias, dims, 1, int(n.NumGroups), n.Epsilon, opts)
+	case "InstanceNormalization":
+		if len(dims) < 2 || dims[1] <= 0 {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: input dims %s; want [N, C, ...] with C > 0", fn, ints(dims))
+		}
+		return runNorm(fn, norm.GroupNorm, y, x, scale, bias, dims, 1, dims[1], n.Epsilon, opts)
+	case "LpNormalization":
+		if n.P != 1 && n.P != 2 {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: p is %d; ONNX defines 1 and 2", fn, n.P)
+		}
+		return LpNormalize(y, x, dims, int(n.Axis), int(n.P), 0, opts...)
+	}
+	return onnxMVN(fn, n, y, x, dims, opts)
+}
+
+// dropStats is opts without a Stats option, which only
+// LayerNormalization takes (and onnxLayerNorm checks).
+func dropStats(opts []Option) []Option {
+	out := make([]Option, 0, len(opts))
+	for _, o := range opts {
+		if o.what != optStats {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func prodInts(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+// onnxLayerNorm is LayerNormalization: LayerNorm, with the variances a
+// Stats option receives turned into ONNX's InvStdDev.
+func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bias []P, dims []int, opts []Option) error {
+	var inv []float32
+	for _, o := range opts {
+		if o.what == optStats {
+			inv = o.stats[1]
+		}
+	}
+	if err := runNorm(fn, norm.LayerNorm, y, x, scale, bias, dims, int(n.Axis), 0, n.Epsilon, opts); err != nil {
+		return err
+	}
+	ax, _ := norm.AxisIn(n.Axis, len(dims))
+	for i := range min(len(inv), prodInts(dims[:ax])) {
+		inv[i] = float32(1 / math.Sqrt(float64(inv[i])+float64(n.Epsilon)))
+	}
+	return nil
+}
+
+// onnxMVN is MeanVarianceNormalization: the mean and variance of each
+// row by the LayerNorm program over a view of x with the normalized axes
+// last, then (x - mean) / (sqrt(variance) + 1e-9) in Go, since ONNX adds
+// its epsilon to the root, where no gdnn kernel's map has it.
+func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts []Option) error {
+	io, err := resolveIO[D, S](fn, dims, opts)
+	if err != nil {
+		return err
+	}
+	for _, o := range opts {
+		if o.what == optSrcStrides || o.what == optDstStrides {
+			return status.Errorf(status.Unimplemented, "reduce.%s: strides with MeanVarianceNormalization", fn)
+		}
+	}
+	r := len(dims)
+	normed := make([]bool, r)
+	for _, a := range n.Axes {
+		ax, ok := norm.AxisIn(a, r)
+		if !ok || normed[ax] {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: axes %v for input of rank %d: out of range or repeated", fn, n.Axes, r)
+		}
+		normed[ax] = true
+	}
+	if len(n.Axes) == 0 {
+		for i := range normed {
+			normed[i] = true
+		}
+	}
+	// The view: kept dims first, then the normalized ones, each with its
+	// dense stride in x (and y, which has x's layout).
+	dense := normDense(io.dims)
+	var vdims, vstr []int
+	rows := 1
+	for _, want := range []bool{false, true} {
+		for i := range r {
+			if normed[i] == want {
+				vdims, vstr = append(vdims, dims[i]), append(vstr, int(dense[i]))
+				if !want {
+					rows *= dims[i]
+				}
+			}
+		}
+	}
+	kept := r - len(n.Axes)
+	if len(n.Axes) == 0 {
+		kept = 0
+	}
+	if prodInts(dims) == 0 {
+		return runNorm(fn, norm.LayerNorm, y, x, []float32(nil), nil, vdims, kept, 0, 0, opts)
+	}
+	mean, variance := make([]float32, rows), make([]float32, rows)
+	view := append(opts[:len(opts):len(opts)], SrcStrides(vstr), DstStrides(vstr), Stats(mean, variance))
+	if err := runNorm(fn, norm.LayerNorm, y, x, []float32(nil), nil, vdims, kept, 0, 0, view); err != nil {
+		return err
+	}
+	xb, yb := bytesOf(x), bytesOf(y)
+	idx := make([]int, r)
+	rowLen := prodInts(vdims[kept:])
+	for e := range prodInts(vdims) {
+		off := 0
+		for d := range r {
+			off += idx[d] * vstr[d]
+		}
+		row := e / rowLen
+		v := float64(dtypes.LoadF32(io.srcDT, xb, int64(off)))
+		out := (v - float64(mean[row])) / (math.Sqrt(float64(variance[row])) + 1e-9)
+		dtypes.StoreF32(io.dstDT, yb, int64(off), float32(out))
+		for d := r - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < vdims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return nil
+}

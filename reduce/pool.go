@@ -1,0 +1,346 @@
+package reduce
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/normprog"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// LpNormalize writes x / max(||x||_p, eps) over axis to dst, the norm
+// taken along axis (p 1: the sum of |x|; p 2: the square root of the sum
+// of x²), as PyTorch's torch.nn.functional.normalize does (its default
+// eps is 1e-12). eps 0 divides by the norm itself, as ONNX's
+// LpNormalization does, so that a row of 0s gives NaN (0/0); with eps >
+// 0 it gives 0s. A row holding an infinity gives NaN for it (Inf/Inf)
+// and ±0 elsewhere, a NaN a row of NaN. dims are src's, which dst has
+// too; axis may be negative; eps must be finite and non-negative; p must
+// be 1 or 2. Options: Type, SrcType, DstType, SrcStrides and DstStrides,
+// as Softmax's. It runs as two passes of the reductions' machine code
+// (the interpreter where there is none): the norm of each row, then x
+// divided by it, threads over chunks of rows.
+func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps float32, opts ...Option) error {
+	const fn = "LpNormalize"
+	var kind normprog.Kind
+	switch p {
+	case 1:
+		kind = normprog.L1Norm
+	case 2:
+		kind = normprog.L2Norm
+	default:
+		return status.Errorf(status.InvalidArguments, "reduce.%s: p is %d; want 1 or 2", fn, p)
+	}
+	if msg := norm.EpsilonProblem(eps); msg != "" {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: %s", fn, msg)
+	}
+	io, err := resolveIO[D, S](fn, dims, opts)
+	if err != nil {
+		return err
+	}
+	ax, err := axisIn(fn, int64(axis), len(dims))
+	if err != nil {
+		return err
+	}
+	srcB, dstB := bytesOf(src), bytesOf(dst)
+	if jit.Overlap(srcB, dstB) {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory (LpNormalize does not run in place)", fn)
+	}
+	d := &normprog.Desc{Kind: kind, SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides,
+		DstStrides: io.dstStrides, Norm: make([]bool, len(dims)), Epsilon: eps}
+	d.Norm[ax] = true
+	if elements(io.dims) == 0 {
+		// Nothing to write; the slices must still be what the dims say.
+		return nil
+	}
+	prog, err := lpPrograms.get(d)
+	if err != nil {
+		return inNormCall(fn, err)
+	}
+	return inNormCall(fn, prog.Run(normprog.Buffers{Src: srcB, Dst: dstB}))
+}
+
+// MaskedMean writes the mean over axis of the elements of src that mask
+// keeps, sum(x·mask) / sum(mask), to dst: masked mean pooling of token
+// embeddings, which divides by the tokens a row has, not by its padded
+// length. mask holds one value per element of src's dims up to and
+// including axis, dense (for src [batch, seq, hidden] and axis 1, a
+// [batch, seq] attention mask), and is broadcast over the dims after
+// axis; its values are 1 (keep) and 0 (padding), or non-negative weights,
+// which make it the weighted mean. dst has src's dims without axis. A
+// row whose mask is all 0 (no token) gives 0s: the count is taken as at
+// least the smallest normal f32 (as sentence-transformers clamps it to
+// 1e-9), and its sum is 0. x·mask is an IEEE product, so an infinity or
+// NaN under a 0 of the mask still gives NaN, as the framework code it
+// replaces does. Options: Type, SrcType, DstType (src and dst: Float),
+// SrcStrides and DstStrides (dst's over its own dims).
+//
+// It runs as three kernels of the reductions' machine code (the
+// interpreter where there is none), each over the whole tensor with
+// threads: the count per row, the product x·mask into an f32 scratch the
+// size of src, and its sum divided by the count.
+func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dims []int, axis int, opts ...Option) error {
+	const fn = "MaskedMean"
+	io, err := resolveIO[D, S](fn, dims, opts, axis)
+	if err != nil {
+		return err
+	}
+	ax, err := axisIn(fn, int64(axis), len(dims))
+	if err != nil {
+		return err
+	}
+	var mz M
+	maskDT := dtypes.F32
+	if unsafe.Sizeof(mz) == 1 {
+		maskDT = dtypes.U8
+	}
+	mdims := io.dims[:ax+1]
+	if n := elements(mdims); int64(len(mask)) != n {
+		return status.Errorf(status.InvalidShape, "reduce.%s: mask holds %d values; src dims %s and axis %d want %d (dims %s)",
+			fn, len(mask), ints(dims), axis, n, int64s(mdims))
+	}
+	srcB, dstB, maskB := bytesOf(src), bytesOf(dst), maskBytes(mask)
+	for _, b := range [][]byte{srcB, maskB} {
+		if jit.Overlap(dstB, b) {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src or mask in memory", fn)
+		}
+	}
+	r := len(io.dims)
+	// Strides over src's dims: the mask's (dense over its dims, 0 after
+	// axis), the count's (dense over the dims before axis), and a dense
+	// f32 product.
+	mstr := append(normDense(mdims), make([]int64, r-ax-1)...)
+	cstr := append(normDense(io.dims[:ax]), make([]int64, r-ax)...)
+	ystr := normDense(io.dims)
+	reduce := make([]bool, r)
+	reduce[ax] = true
+	// dst's strides given over its own dims go over src's, 0 at axis.
+	dstr := append(append(append([]int64(nil), io.dstStrides[:ax]...), 0), io.dstStrides[ax:]...)
+	count := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: maskDT, DstDT: dtypes.F32, Dims: mdims,
+		SrcStrides: normDense(mdims), Reduce: reduce[:ax+1], DstStrides: append(normDense(io.dims[:ax]), 0),
+		PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: smallestNormal, Beta: float32(math.Inf(1))}}}
+	product := &plan.Problem{Reduction: plan.Copy, SrcDT: io.srcDT, DstDT: dtypes.F32, Dims: io.dims, SrcStrides: io.srcStrides,
+		Reduce: make([]bool, r), DstStrides: ystr,
+		PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: maskDT, BinStrides: mstr}}}
+	mean := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: io.dstDT, Dims: io.dims,
+		SrcStrides: ystr, Reduce: reduce, DstStrides: dstr,
+		PostOps: []plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}}
+	ks, err := maskedKernels.get([]*plan.Problem{count, product, mean})
+	if err != nil {
+		return inNormCall(fn, err)
+	}
+	if elements(io.dims) == 0 && elements(io.dims[:ax])*elements(io.dims[ax+1:]) == 0 {
+		return nil // no element read, none written
+	}
+	sp, _ := maskedScratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
+	}
+	defer maskedScratch.Put(sp)
+	nc, ny := 4*max(elements(io.dims[:ax]), 1), 4*elements(io.dims)
+	if int64(cap(*sp)) < nc+ny {
+		*sp = make([]byte, nc+ny)
+	}
+	cnt, y := (*sp)[:nc:nc], (*sp)[nc:nc+ny]
+	if err := ks[0].Run(maskB, cnt, nil); err != nil {
+		return inNormCall(fn, err)
+	}
+	if err := ks[1].Run(srcB, y, [][]byte{maskB}); err != nil {
+		return inNormCall(fn, err)
+	}
+	return inNormCall(fn, ks[2].Run(y, dstB, [][]byte{cnt}))
+}
+
+// maskedScratch keeps MaskedMean's scratch (the counts, then the f32
+// product) between calls.
+var maskedScratch sync.Pool
+
+// maskedKernels keeps MaskedMean's compiled kernels by their problems'
+// keys and the instruction set, so that a call with a shape seen before
+// compiles nothing; a full cache is emptied, as lpPrograms is.
+var maskedKernels = kernelsCache{byKey: map[string][]*jit.Kernel{}}
+
+type kernelsCache struct {
+	sync.Mutex
+	byKey map[string][]*jit.Kernel
+}
+
+// get returns the kernels of prs, compiling them on a miss.
+func (c *kernelsCache) get(prs []*plan.Problem) ([]*jit.Kernel, error) {
+	var b strings.Builder
+	fmt.Fprint(&b, jit.EffectiveISA())
+	for _, pr := range prs {
+		// Field by field: the embedded Reduction's String would stand
+		// for the whole Problem under %v.
+		fmt.Fprintf(&b, "|%#v %v %v %v %v %v %v", pr.Reduction, pr.SrcDT, pr.DstDT, pr.Dims, pr.SrcStrides, pr.Reduce, pr.DstStrides)
+		for _, op := range pr.PostOps {
+			fmt.Fprintf(&b, " %v %v %v %v %v", op.Kind, op.Alpha, op.Beta, op.BinDT, op.BinStrides)
+		}
+	}
+	key := b.String()
+	c.Lock()
+	ks, ok := c.byKey[key]
+	c.Unlock()
+	if ok {
+		return ks, nil
+	}
+	for _, pr := range prs {
+		pl, err := plan.Canonicalize(pr)
+		if err != nil {
+			return nil, err
+		}
+		k, err := jit.Compile(pl)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	c.Lock()
+	defer c.Unlock()
+	if len(c.byKey) >= 256 {
+		clear(c.byKey)
+	}
+	c.byKey[key] = ks
+	return ks, nil
+}
+
+// axisIn is axis of a tensor of rank dims counted from the front, or
+// fn's error for an axis out of range.
+func axisIn(fn string, axis int64, rank int) (int, error) {
+	ax, ok := norm.AxisIn(axis, rank)
+	if !ok {
+		return 0, status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
+			fn, axis, -rank, rank-1, rank)
+	}
+	return ax, nil
+}
+
+// smallestNormal is the least normal f32, the least count MaskedMean
+// divides by.
+const smallestNormal = 0x1p-126
+
+// maskBytes is mask's memory.
+func maskBytes[M ~float32 | ~uint8](s []M) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z M
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// ioSettings are the resolved data types, dims and layouts of a call
+// with a Float src and dst and no parameters.
+type ioSettings struct {
+	srcDT, dstDT           dtypes.DataType
+	dims                   []int64
+	srcStrides, dstStrides []int64
+}
+
+// resolveIO resolves opts (Type, SrcType, DstType, SrcStrides,
+// DstStrides; anything else is refused) for fn over src dims. dst has
+// src's dims, or those without dropped when one is given.
+func resolveIO[D, S Float](fn string, dims []int, opts []Option, dropped ...int) (ioSettings, error) {
+	var io ioSettings
+	var s normSettings
+	if err := s.apply(fn, 0, opts); err != nil {
+		return io, err
+	}
+	if s.paramDT != dtypes.Undef {
+		return io, status.Errorf(status.InvalidArguments, "reduce.%s: ParamType names gamma and beta; %s has none", fn, fn)
+	}
+	srcNamed, dstNamed := s.srcDT, s.dstDT
+	if s.srcByType && !is16[S]() {
+		srcNamed = dtypes.Undef
+	}
+	if s.dstByType && !is16[D]() {
+		dstNamed = dtypes.Undef
+	}
+	var err error
+	if io.srcDT, err = normType[S](fn, "src", "SrcType", srcNamed); err != nil {
+		return io, err
+	}
+	if io.dstDT, err = normType[D](fn, "dst", "DstType", dstNamed); err != nil {
+		return io, err
+	}
+	if len(dims) > norm.MaxRank {
+		return io, status.Errorf(status.InvalidShape, "reduce.%s: %d dims, more than %d", fn, len(dims), norm.MaxRank)
+	}
+	io.dims = make([]int64, len(dims))
+	for i, d := range dims {
+		if d < 0 {
+			return io, status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, d)
+		}
+		io.dims[i] = int64(d)
+	}
+	ddims := io.dims
+	if len(dropped) > 0 {
+		if ax, ok := norm.AxisIn(int64(dropped[0]), len(dims)); ok {
+			ddims = append(append([]int64(nil), io.dims[:ax]...), io.dims[ax+1:]...)
+		}
+	}
+	if io.srcStrides, err = stridesOf(fn, "src", s.srcStrides, s.hasSrcStr, io.dims); err != nil {
+		return io, err
+	}
+	io.dstStrides, err = stridesOf(fn, "dst", s.dstStrides, s.hasDstStr, ddims)
+	return io, err
+}
+
+// lpPrograms keeps LpNormalize's compiled programs by description and
+// instruction set, so that a call with a problem seen before compiles
+// nothing; bounded as the normalizations' cache is.
+var lpPrograms = progCache{byKey: map[string]*normprog.Program{}}
+
+type progCache struct {
+	sync.Mutex
+	byKey map[string]*normprog.Program
+}
+
+// get returns d's program, compiling it on a miss; refusals are not
+// kept. A full cache is emptied, not trimmed: a framework cycles through
+// a few shapes.
+func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
+	b := make([]byte, 0, 128)
+	put := func(v int64) { b = binary.AppendVarint(b, v) }
+	put(int64(jit.EffectiveISA()))
+	put(int64(d.Kind))
+	put(int64(d.SrcDT))
+	put(int64(d.DstDT))
+	put(int64(math.Float32bits(d.Epsilon)))
+	for i := range d.Dims {
+		put(d.Dims[i])
+		put(d.SrcStrides[i])
+		put(d.DstStrides[i])
+		if d.Norm[i] {
+			put(1)
+		} else {
+			put(0)
+		}
+	}
+	key := string(b)
+	c.Lock()
+	p, ok := c.byKey[key]
+	c.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := normprog.Compile(d)
+	if err != nil {
+		return nil, err
+	}
+	c.Lock()
+	defer c.Unlock()
+	if len(c.byKey) >= 256 {
+		clear(c.byKey)
+	}
+	c.byKey[key] = p
+	return p, nil
+}
