@@ -139,15 +139,15 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 	if Overlap(src[:srcNeed], dst[:dstNeed]) {
 		return status.Errorf(status.InvalidArguments, "jit: dst overlaps src")
 	}
-	top := pl.Inner
+	// Calls cut the outermost Outer loop; a plan without one is one call.
+	top, chunk, calls := plan.Loop{Size: 1}, int64(1), int64(1)
 	if len(pl.Outer) > 0 {
 		top = pl.Outer[0]
-	}
-	perIter := pl.SrcSpan() * int64(pl.SrcDT.Size()) / top.Size
-	chunk := max(1, argCallBytes/max(perIter, 1))
-	calls := (top.Size + chunk - 1) / chunk
-	if threads := int64(Threads()); calls < threads && top.Size >= threads && pl.SrcSpan()*int64(pl.SrcDT.Size()) >= inlineBytes {
-		chunk = (top.Size + threads - 1) / threads
+		perIter := max(srcNeed/top.Size, 1)
+		chunk = max(1, argCallBytes/perIter)
+		if threads := int64(Threads()); chunk*threads > top.Size && srcNeed >= inlineBytes {
+			chunk = max(1, (top.Size+threads-1)/threads)
+		}
 		calls = (top.Size + chunk - 1) / chunk
 	}
 	do := func(t int64) error {
