@@ -74,6 +74,9 @@ type Partition struct {
 	norm    *graph.Op
 	post    int
 	pattern string
+	// arg is the index reduction the partition computes (nil: none),
+	// the last of its ops; an Abs before it is its pre-op.
+	arg *graph.Op
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -166,6 +169,8 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 					notFused[cut.ID] = why
 				}
 			}
+		} else if arg := absBeforeArg(g, op, taken); policy == Fusion && arg != nil {
+			ops = []*graph.Op{op, arg}
 		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
 			switch {
@@ -227,6 +232,9 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 	if ops[0].Kind.IsNormalization() {
 		p.norm, p.post = ops[0], 1
 	}
+	if last := ops[len(ops)-1]; last.Kind.IsArg() {
+		p.arg = last
+	}
 	inside := map[uint64]bool{}
 	for _, op := range ops {
 		for _, t := range op.Outputs {
@@ -252,6 +260,8 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 func supports(ops []*graph.Op) (bool, string) {
 	head := ops[0]
 	switch {
+	case ops[len(ops)-1].Kind.IsArg():
+		return true, "" // alone, or after its Abs pre-op
 	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
 		return true, ""
 	case head.Kind.IsNormalization():

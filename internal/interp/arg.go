@@ -2,6 +2,7 @@ package interp
 
 import (
 	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -18,7 +19,10 @@ import (
 // argScan returns the index of the winner among the n elements of src
 // stride elements apart from element off: the largest (min: smallest),
 // NaN above (below) all, the first of equals (last: the last).
-type argScan func(src []byte, off, n, stride int64, min, last bool) int64
+type argScan func(src []byte, off, n, stride int64, f argFlags) int64
+
+// argFlags are a plan's rules: Min, Last, and Abs (compare |x|).
+type argFlags struct{ min, last, abs bool }
 
 // argScans is the scanner of each src type: a new type is one entry.
 var argScans = map[dtypes.DataType]argScan{
@@ -57,26 +61,44 @@ func wins[T ordered](x, best T, min, last bool) bool {
 }
 
 // scanAs scans src viewed as elements of T.
-func scanAs[T ordered](src []byte, off, n, stride int64, min, last bool) int64 {
+func scanAs[T ordered](src []byte, off, n, stride int64, f argFlags) int64 {
 	var z T
 	elems := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/int(unsafe.Sizeof(z)))
-	return scan(func(i int64) T { return elems[i] }, off, n, stride, min, last)
+	if f.abs {
+		if one := T(1); one/2 == 0 {
+			// Integers: magnitudes as uint64, which holds every one.
+			return scan(func(i int64) uint64 { return magnitude(elems[i]) }, off, n, stride, f)
+		}
+		return scan(func(i int64) float64 { return math.Abs(float64(elems[i])) }, off, n, stride, f)
+	}
+	return scan(func(i int64) T { return elems[i] }, off, n, stride, f)
+}
+
+// magnitude is |x| of an integer, exactly.
+func magnitude[T ordered](x T) uint64 {
+	if x < 0 {
+		return -uint64(int64(x))
+	}
+	return uint64(x)
 }
 
 // scanWidened scans 16-bit float bits widened to f32 by widen.
 func scanWidened(widen func(uint16) float32) argScan {
-	return func(src []byte, off, n, stride int64, min, last bool) int64 {
+	return func(src []byte, off, n, stride int64, f argFlags) int64 {
 		elems := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2)
-		return scan(func(i int64) float32 { return widen(elems[i]) }, off, n, stride, min, last)
+		if f.abs {
+			return scan(func(i int64) float32 { return float32(math.Abs(float64(widen(elems[i])))) }, off, n, stride, f)
+		}
+		return scan(func(i int64) float32 { return widen(elems[i]) }, off, n, stride, f)
 	}
 }
 
 // scan is the loop every scanner runs; at is inlined into it.
-func scan[T ordered](at func(int64) T, off, n, stride int64, min, last bool) int64 {
+func scan[T ordered](at func(int64) T, off, n, stride int64, f argFlags) int64 {
 	best, bi := at(off), int64(0)
 	for i := int64(1); i < n; i++ {
 		off += stride
-		if x := at(off); wins(x, best, min, last) {
+		if x := at(off); wins(x, best, f.min, f.last) {
 			best, bi = x, i
 		}
 	}
@@ -112,6 +134,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 	if pl.IdxDT == dtypes.S64 {
 		store = func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
 	}
+	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
 	var idx [plan.MaxLoops]int64
 	for {
 		var s, d int64
@@ -120,7 +143,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 			d += idx[k] * l.DstStride
 		}
 		for j := int64(0); j < inner.Size; j++ {
-			store(d+j*inner.DstStride, sc(src, s+j*inner.SrcStride, pl.R, pl.RStride, pl.Min, pl.Last))
+			store(d+j*inner.DstStride, sc(src, s+j*inner.SrcStride, pl.R, pl.RStride, f))
 		}
 		k := len(pl.Outer) - 1
 		for ; k >= 0; k-- {

@@ -29,7 +29,7 @@ func argISAs() []ISA {
 // permuted (strided axes), dst dense or padded.
 func randomArgProblem(r *rand.Rand) *plan.ArgProblem {
 	rank := 1 + r.IntN(4)
-	p := &plan.ArgProblem{Min: r.IntN(2) == 0, Last: r.IntN(2) == 0, Axis: r.IntN(rank),
+	p := &plan.ArgProblem{Min: r.IntN(2) == 0, Last: r.IntN(2) == 0, Abs: r.IntN(4) == 0, Axis: r.IntN(rank),
 		Dims: make([]int64, rank), SrcStrides: make([]int64, rank), DstStrides: make([]int64, rank)}
 	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
 	p.SrcDT = srcTypes[r.IntN(len(srcTypes))]
@@ -87,6 +87,8 @@ func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 	for i := range n {
 		v := float32(r.IntN(2*span+1) - span)
 		switch {
+		case dt == dtypes.S8 && r.IntN(30) == 0:
+			v = float32(-128 + 255*r.IntN(2))
 		case dt.IsFloat() && nanRate > 0 && r.IntN(nanRate) == 0:
 			v = float32(math.NaN())
 		case dt.IsFloat() && r.IntN(40) == 0:

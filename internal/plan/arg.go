@@ -14,8 +14,11 @@ import (
 // first index wins, or the last with Last. The dst has the src's rank
 // (the axis has size 1 there; its DstStrides entry is ignored): dropping
 // it for keep_dims=false is the caller's view. Strides are in elements.
+// With Abs the elements are compared by magnitude (|x|: a fused Abs
+// pre-op).
 type ArgProblem struct {
 	Min, Last    bool
+	Abs          bool
 	SrcDT, IdxDT dtypes.DataType
 	Dims         []int64
 	SrcStrides   []int64
@@ -35,6 +38,7 @@ type ArgProblem struct {
 // column kernel). Loop.BinStrides is unused.
 type ArgPlan struct {
 	Min, Last    bool
+	Abs          bool
 	SrcDT, IdxDT dtypes.DataType
 	Outer        []Loop
 	Inner        Loop
@@ -130,7 +134,7 @@ func CanonicalizeArg(p *ArgProblem) (*ArgPlan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	pl := &ArgPlan{Min: p.Min, Last: p.Last, SrcDT: p.SrcDT, IdxDT: p.IdxDT,
+	pl := &ArgPlan{Min: p.Min, Last: p.Last, Abs: p.Abs, SrcDT: p.SrcDT, IdxDT: p.IdxDT,
 		R: p.Dims[p.Axis], RStride: p.SrcStrides[p.Axis], Outputs: 1}
 	if pl.R == 1 {
 		pl.RStride = 0
@@ -211,6 +215,7 @@ func (pl *ArgPlan) Key() string {
 	}
 	flag(pl.Min, 'n')
 	flag(pl.Last, 'l')
+	flag(pl.Abs, 'a')
 	b = append(b, ' ')
 	b = append(b, pl.SrcDT.String()...)
 	b = append(b, ':')

@@ -25,6 +25,7 @@ type argGen struct {
 	min      bool
 	last     bool
 	cur      int
+	abs      bool // compare |x| (pl.Abs)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
 	minMaxOp ops.Kind
@@ -65,7 +66,7 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	o := Options{AVX512: avx512}
 	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, minMaxOp: kind}
+	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, minMaxOp: kind}
 	if avx512 {
 		a.accs, a.idxBase = [2]int{8, 8}, 8
 	} else {
@@ -117,6 +118,11 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	x := a.Tmp()
 	a.load(a.SrcDT, x, a.m(rSrc, off), n)
 	xv, bv := a.vr(x), a.vr(u)
+	if a.abs {
+		// |x|: the sign bit shifted out (no register for a mask).
+		a.op(x86.AVPSLLD, imm(1), xv, xv)
+		a.op(x86.AVPSRLD, imm(1), xv, xv)
+	}
 	first, last := int64(cmpNLE), int64(cmpGE)
 	if a.min {
 		first, last = cmpNGE, cmpLE

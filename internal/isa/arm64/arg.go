@@ -31,6 +31,7 @@ const (
 type argGen struct {
 	*gen
 	min, last bool
+	abs       bool // compare |x| (pl.Abs)
 	cur       int
 }
 
@@ -56,7 +57,7 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
 	g := newGen(like)
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, min: pl.Min, last: pl.Last}
+	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs}
 	a.cur = g.Tmp()
 	kernelshape.Arg(pl, a, g.SrcSize)
 	if err := g.Err(); err != nil {
@@ -101,6 +102,9 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
 	x, m, t := a.Tmp(), a.Tmp(), a.Tmp()
 	a.load(a.SrcDT, x, at(rSrc, off), n)
+	if a.abs {
+		a.word(rr(opFABS, x, x))
+	}
 	hi, lo := x, u // ArgMax: x wins over u when larger
 	if a.min {
 		hi, lo = u, x
