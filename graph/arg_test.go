@@ -36,6 +36,7 @@ func TestArgOps(t *testing.T) {
 		{graph.ArgMax, map[string]any{"axis": int64(-1), "keep_dims": true}, "8x1"},
 		{graph.ArgMin, map[string]any{"select_last_index": true}, "32000"},
 		{graph.ArgMin, map[string]any{"axis": int64(0), "keep_dims": true}, "1x32000"},
+		{graph.ArgMax, map[string]any{"axes": []int64{1}}, "8"},
 	} {
 		g, err := argGraph(tc.kind, dtypes.F32, dtypes.S64, tc.attrs)
 		if err != nil {
@@ -79,8 +80,11 @@ func TestArgOpRefusals(t *testing.T) {
 		{"s32 src", dtypes.S32, dtypes.S64, nil, graph.InvalidDataType},
 		{"axis out of range", dtypes.F32, dtypes.S32, map[string]any{"axis": int64(2)}, graph.InvalidArguments},
 		{"axis below -rank", dtypes.F32, dtypes.S32, map[string]any{"axis": int64(-3)}, graph.InvalidArguments},
-		{"unknown attribute", dtypes.F32, dtypes.S32, map[string]any{"axes": []int64{1}}, graph.InvalidGraphOp},
+		{"unknown attribute", dtypes.F32, dtypes.S32, map[string]any{"keepdims": true}, graph.InvalidGraphOp},
 		{"axis of the wrong type", dtypes.F32, dtypes.S32, map[string]any{"axis": []int64{1}}, graph.InvalidGraphOp},
+		{"axis and axes", dtypes.F32, dtypes.S32, map[string]any{"axis": int64(1), "axes": []int64{1}}, graph.InvalidGraphOp},
+		{"two axes", dtypes.F32, dtypes.S32, map[string]any{"axes": []int64{0, 1}}, graph.InvalidGraphOp},
+		{"axes out of range", dtypes.F32, dtypes.S32, map[string]any{"axes": []int64{2}}, graph.InvalidArguments},
 	} {
 		_, err := argGraph(graph.ArgMax, tc.sdt, tc.idt, tc.attrs)
 		if !errors.Is(err, tc.want) {

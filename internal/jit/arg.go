@@ -60,7 +60,7 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 	if k := argCache.m[key]; k != nil {
 		return k, nil
 	}
-	k, err := buildArg(pl, isa)
+	k, err := buildArg(splitInner(pl), isa)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +73,26 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 		runtime.SetFinalizer(k, func(k *ArgKernel) { _ = k.code.Release() })
 	}
 	return k, nil
+}
+
+// argInnerBlock is the width of the blocks splitInner cuts a wide
+// contiguous Inner into.
+const argInnerBlock = 512
+
+// splitInner returns pl with a wide contiguous Inner and no Outer loop
+// cut into an Outer loop of blocks of argInnerBlock outputs, which Run
+// then hands to threads as it does any outer loop (a column kernel's
+// blocks are independent). Other plans are returned as they are.
+func splitInner(pl *plan.ArgPlan) *plan.ArgPlan {
+	in := pl.Inner
+	if !pl.HasInner || len(pl.Outer) > 0 || in.SrcStride != 1 || in.DstStride != 1 ||
+		in.Size < 2*argInnerBlock || in.Size%argInnerBlock != 0 {
+		return pl
+	}
+	out := *pl
+	out.Outer = []plan.Loop{{Size: in.Size / argInnerBlock, SrcStride: argInnerBlock, DstStride: argInnerBlock}}
+	out.Inner.Size = argInnerBlock
+	return &out
 }
 
 // emitArg is the emitter of isa for index reductions; tests substitute it.

@@ -162,3 +162,42 @@ func words(b []byte, dt dtypes.DataType) []int64 {
 	}
 	return out
 }
+
+// TestArgSplitInner checks the plans whose wide Inner the runtime cuts
+// into blocks for threads, against the interpreter on the uncut plan,
+// at several thread counts.
+func TestArgSplitInner(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 6))
+	for _, dims := range [][]int64{{37, 1024}, {3, 4096}, {1, 1536}} {
+		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
+			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp := splitInner(pl); len(sp.Outer) != 1 || sp.Inner.Size != argInnerBlock {
+			t.Fatalf("%v: not split: %s", dims, sp.Key())
+		}
+		src := argSrc(r, p.SrcDT, pl.SrcSpan())
+		want := make([]byte, 4*dims[1])
+		if err := interp.RunArg(pl, src, want); err != nil {
+			t.Fatal(err)
+		}
+		k, err := CompileArg(pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range []int{1, 2, 5} {
+			prev := SetThreads(th)
+			got := make([]byte, len(want))
+			err := k.Run(src, got)
+			SetThreads(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%v, %d threads (%s): indices differ", dims, th, k.Impl())
+			}
+		}
+	}
+}

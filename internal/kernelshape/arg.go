@@ -67,6 +67,17 @@ type ArgEmitter interface {
 	ArgStoreFirst()
 }
 
+// ArgPrefetcher is optional: an instruction set whose column shape
+// prefetches the rows ahead (amd64: each row is a page or more from the
+// last, where the hardware prefetchers do not follow).
+type ArgPrefetcher interface {
+	// PrefetchSrc prefetches the line off bytes past the src pointer.
+	PrefetchSrc(off int64)
+}
+
+// argPrefetchRows is how many rows ahead a column block prefetches.
+const argPrefetchRows = 8
+
 // ArgShape is which of the three shapes a plan takes.
 type ArgShape uint8
 
@@ -137,7 +148,13 @@ func argColumn(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 			e.ArgInit(int(i))
 		}
 		e.ArgSetCur(0)
+		pf, prefetch := e.(ArgPrefetcher)
 		Loop(e, pl.R, rStep, func() {
+			if prefetch && pl.R > argPrefetchRows {
+				for b := int64(0); b < n*v*s.Src; b += 64 {
+					pf.PrefetchSrc(argPrefetchRows*rStep.Src + b)
+				}
+			}
 			for i := range n {
 				e.ArgUpdate(int(i), i*v*s.Src, int(v))
 			}

@@ -25,7 +25,7 @@ type argGen struct {
 	min      bool
 	last     bool
 	cur      int
-	abs      bool // compare |x| (pl.Abs)
+	abs      bool   // compare |x| (pl.Abs)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
 	minMaxOp ops.Kind
