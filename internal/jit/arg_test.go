@@ -117,36 +117,55 @@ func TestArgKernels(t *testing.T) {
 		n = 100
 	}
 	for i := range n {
-		p := randomArgProblem(r)
-		pl, err := plan.CanonicalizeArg(p)
-		if err != nil {
-			t.Fatalf("%+v: %v", p, err)
+		checkArgProblem(t, r, randomArgProblem(r), isas, i%2 == 0)
+	}
+}
+
+// FuzzArgKernels is TestArgKernels on problems drawn from the fuzzer's
+// seeds, under every ISA here.
+func FuzzArgKernels(f *testing.F) {
+	for seed := range uint64(8) {
+		f.Add(seed, false)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, atEnd bool) {
+		r := rand.New(rand.NewPCG(seed, 51))
+		checkArgProblem(t, r, randomArgProblem(r), argISAs(), atEnd)
+	})
+}
+
+// checkArgProblem runs p on random data under each of isas, src and dst
+// against guard pages (after them with atEnd, else before), and checks
+// the indices against the interpreter's.
+func checkArgProblem(t *testing.T, r *rand.Rand, p *plan.ArgProblem, isas []ISA, atEnd bool) {
+	t.Helper()
+	pl, err := plan.CanonicalizeArg(p)
+	if err != nil {
+		t.Fatalf("%+v: %v", p, err)
+	}
+	src := argSrc(r, p.SrcDT, pl.SrcSpan())
+	want := make([]byte, pl.DstSpan()*int64(p.IdxDT.Size()))
+	for j := range want {
+		want[j] = 0xA5
+	}
+	got0 := bytes.Clone(want)
+	if err := interp.RunArg(pl, src, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, isa := range isas {
+		k, err := buildArg(pl, isa)
+		if err != nil || k.code == nil {
+			t.Fatalf("%s %s: not compiled: %v %s", isa, pl.Key(), err, k.why)
 		}
-		src := argSrc(r, p.SrcDT, pl.SrcSpan())
-		want := make([]byte, pl.DstSpan()*int64(p.IdxDT.Size()))
-		for j := range want {
-			want[j] = 0xA5
+		f := kerneltest.NewFence(t, atEnd)
+		got := f.Place(bytes.Clone(got0))
+		if err := k.Run(f.Place(src), got); err != nil {
+			t.Fatalf("%s %s: %v", isa, pl.Key(), err)
 		}
-		got0 := bytes.Clone(want)
-		if err := interp.RunArg(pl, src, want); err != nil {
-			t.Fatal(err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, p.IdxDT), words(want, p.IdxDT))
 		}
-		for _, isa := range isas {
-			k, err := buildArg(pl, isa)
-			if err != nil || k.code == nil {
-				t.Fatalf("%s %s: not compiled: %v %s", isa, pl.Key(), err, k.why)
-			}
-			f := kerneltest.NewFence(t, i%2 == 0)
-			got := f.Place(bytes.Clone(got0))
-			if err := k.Run(f.Place(src), got); err != nil {
-				t.Fatalf("%s %s: %v", isa, pl.Key(), err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, p.IdxDT), words(want, p.IdxDT))
-			}
-			f.Free()
-			_ = k.code.Release()
-		}
+		f.Free()
+		_ = k.code.Release()
 	}
 }
 
