@@ -67,9 +67,22 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
 	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, minMaxOp: kind}
-	if avx512 {
+	column := kernelshape.ArgShapeOf(pl, g.V) == kernelshape.ArgColumn
+	switch {
+	case avx512 && column:
+		// A column takes 768 bytes of each row per visit: twelve
+		// accumulators (indices in z12..z23), temporaries from z24.
+		a.accs, a.idxBase = [2]int{8, 12}, 12
+		g.tmpLo, g.tmpNext = 24, 24
+	case avx512:
 		a.accs, a.idxBase = [2]int{8, 8}, 8
-	} else {
+	case column:
+		// A column takes more of each row per visit: six accumulators
+		// (indices in y6..y11) and the temporaries above them, where a
+		// row's combine would need more.
+		a.accs, a.idxBase = [2]int{4, 6}, 6
+		g.tmpLo, g.tmpNext, g.tmpHi = 12, 12, 16
+	default:
 		a.accs, a.idxBase = [2]int{4, 4}, 4
 	}
 	a.cur = g.Tmp()
