@@ -182,26 +182,23 @@ func CanonicalizeArg(p *ArgProblem) (*ArgPlan, error) {
 
 // SrcSpan is how many src elements pl spans from its first one.
 func (pl *ArgPlan) SrcSpan() int64 {
-	span := int64(1) + (pl.R-1)*pl.RStride
-	for _, l := range pl.Outer {
-		span += (l.Size - 1) * l.SrcStride
-	}
-	if pl.HasInner {
-		span += (pl.Inner.Size - 1) * pl.Inner.SrcStride
-	}
-	return span
+	return pl.span(func(l *Loop) int64 { return l.SrcStride }) + (pl.R-1)*pl.RStride
 }
 
 // DstSpan is how many index elements dst spans from its first output.
-func (pl *ArgPlan) DstSpan() int64 {
-	span := int64(1)
-	for _, l := range pl.Outer {
-		span += (l.Size - 1) * l.DstStride
+func (pl *ArgPlan) DstSpan() int64 { return pl.span(func(l *Loop) int64 { return l.DstStride }) }
+
+// span is 1 plus the reach of the kept loops, their strides as stride
+// picks them.
+func (pl *ArgPlan) span(stride func(l *Loop) int64) int64 {
+	n := int64(1)
+	for i := range pl.Outer {
+		n += (pl.Outer[i].Size - 1) * stride(&pl.Outer[i])
 	}
 	if pl.HasInner {
-		span += (pl.Inner.Size - 1) * pl.Inner.DstStride
+		n += (pl.Inner.Size - 1) * stride(&pl.Inner)
 	}
-	return span
+	return n
 }
 
 // Key is a string that two plans share exactly when they run the same
