@@ -45,9 +45,11 @@ var (
 		graph.Add, graph.Multiply, graph.Maximum, graph.Minimum, graph.Divide, graph.Subtract,
 		graph.MatMul, graph.SoftMax, graph.StaticReshape, graph.StaticTranspose,
 		graph.Convolution, graph.LayerNorm, graph.Wildcard, graph.End, graph.OpKind(0), graph.OpKind(999),
+		graph.ArgMax, graph.ArgMin,
 	}
 	fuzzAttrNames = []string{"axes", "keep_dims", "min", "max", "alpha", "beta", "mode", "auto_broadcast",
-		"order", "shape", "special_zero", "strides", "pads_begin", "pads_end", "dilations", "bogus"}
+		"order", "shape", "special_zero", "strides", "pads_begin", "pads_end", "dilations", "bogus",
+		"axis", "select_last_index"}
 	fuzzAttrValues = []any{
 		[]int64{0}, []int64{-1}, []int64{1, 2}, []int64{0, 0}, []int64{5}, []int64{}, []int64{-1 << 62, 3},
 		true, false, float32(0.5), float32(-1), float32(math.NaN()), float32(math.Inf(1)), int64(2),

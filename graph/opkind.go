@@ -75,6 +75,13 @@ const (
 	RMSNorm
 	GroupNorm
 
+	// ArgMax and ArgMin, a gdnn extension (oneDNN Graph has no index
+	// reduction): the index of the largest (smallest) element along
+	// one axis, with ONNX's meaning (graph/arg.go). Each compiles into
+	// a partition of its own, after an Abs where one feeds it.
+	ArgMax
+	ArgMin
+
 	numOpKinds
 )
 
@@ -87,6 +94,7 @@ var opKindNames = [numOpKinds]string{
 	StaticTranspose: "StaticTranspose", StaticReshape: "StaticReshape", LayerNorm: "LayerNorm",
 	Wildcard: "Wildcard", End: "End", Dequantize: "Dequantize", Quantize: "Quantize",
 	LogSoftmax: "LogSoftmax", RMSNorm: "RMSNorm", GroupNorm: "GroupNorm",
+	ArgMax: "ArgMax", ArgMin: "ArgMin",
 }
 
 // postOpKinds maps each eltwise and binary op kind to the table's kind

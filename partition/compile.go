@@ -26,6 +26,7 @@ type CompiledPartition struct {
 	recipe  *recipe
 	kern    kernel   // compiled once when the axes are known at compile time
 	norm    *normRun // a normalization partition's executor (recipe and kern unused)
+	arg     *argRun  // an index reduction partition's executor (recipe and kern unused)
 
 	// Bytes each port's buffer must hold, worked out once (the overflow
 	// checks divide); outNeed is -1 when the output's dims depend on
@@ -159,6 +160,9 @@ func (c *CompiledPartition) verboseLine(d time.Duration) string {
 	if c.norm != nil {
 		return c.normVerboseLine(d)
 	}
+	if c.arg != nil {
+		return c.argVerboseLine(d)
+	}
 	var b strings.Builder
 	b.WriteString("gdnn_verbose,compile,cpu,partition," + c.Impl() + "," + strconv.Itoa(c.p.id) + ",")
 	for i, t := range c.inputs {
@@ -224,6 +228,9 @@ func tensorDesc(t graph.LogicalTensor) string {
 func (p *Partition) compile(inputs, outputs []graph.LogicalTensor) (*CompiledPartition, error) {
 	if p.norm != nil {
 		return p.compileNorm(inputs, outputs)
+	}
+	if p.arg != nil {
+		return p.compileArg(inputs, outputs)
 	}
 	ins, err := matchPorts("input", p.inputs, inputs)
 	if err != nil {
@@ -752,7 +759,7 @@ func (c *CompiledPartition) QueryLogicalTensorWithAxes(id uint64, axes []int64) 
 	if err := c.usable("QueryLogicalTensorWithAxes"); err != nil {
 		return graph.LogicalTensor{}, err
 	}
-	if c.norm != nil || c.recipe.axesPort < 0 {
+	if c.norm != nil || c.arg != nil || c.recipe.axesPort < 0 {
 		return graph.LogicalTensor{}, status.Errorf(status.InvalidArguments,
 			"QueryLogicalTensorWithAxes: partition %d has its axes as an attribute, not a run-time tensor; use QueryLogicalTensor", c.p.id)
 	}
@@ -810,7 +817,7 @@ func (c *CompiledPartition) usable(what string) error {
 	switch {
 	case c == nil:
 		return status.Errorf(status.InvalidArguments, "%s on a nil compiled partition", what)
-	case c.p == nil || c.recipe == nil && c.norm == nil || c.run == nil:
+	case c.p == nil || c.recipe == nil && c.norm == nil && c.arg == nil || c.run == nil:
 		return status.Errorf(status.InvalidArguments, "%s on a zero CompiledPartition: get one from Partition.Compile", what)
 	}
 	return nil
@@ -856,6 +863,9 @@ func (c *CompiledPartition) Impl() string {
 	if c.norm != nil {
 		return c.norm.exec.Impl()
 	}
+	if c.arg != nil {
+		return c.arg.kern.Impl()
+	}
 	if c.kern.ok() {
 		return c.kern.Impl()
 	}
@@ -880,6 +890,9 @@ func (c *CompiledPartition) Reason() string {
 	}
 	if c.norm != nil {
 		return c.norm.reason()
+	}
+	if c.arg != nil {
+		return c.arg.reason()
 	}
 	k := c.kern
 	if !k.ok() {

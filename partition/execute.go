@@ -43,6 +43,9 @@ func (c *CompiledPartition) Execute(inputs, outputs []Tensor) error {
 	if c.norm != nil {
 		return c.executeNorm(inputs, outputs)
 	}
+	if c.arg != nil {
+		return c.executeArg(inputs, outputs)
+	}
 	// Ports are few (src, axes, binary operands; one output): order
 	// pointers to the given tensors in stack arrays, so that Execute
 	// neither allocates nor copies tensors.

@@ -86,6 +86,9 @@ type Partition struct {
 	// the last output port.
 	res *residual
 	dec *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
+	// arg is the index reduction the partition computes (nil: none),
+	// the last of its ops; an Abs before it is its pre-op.
+	arg *graph.Op
 }
 
 // ID returns the partition's index in the list Get returned.
@@ -169,6 +172,8 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			if len(op.Outputs) == 1 {
 				ops = normPostOps(g, op, taken, notFused)
 			}
+		} else if arg := absBeforeArg(g, op, taken); policy == Fusion && arg != nil {
+			ops = []*graph.Op{op, arg}
 		} else if policy == Fusion {
 			red, dq := op, (*graph.Op)(nil)
 			switch {
@@ -234,6 +239,9 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 	if ops[0].Kind.IsNormalization() {
 		p.norm, p.post = ops[0], 1
 	}
+	if last := ops[len(ops)-1]; last.Kind.IsArg() {
+		p.arg = last
+	}
 	inside := map[uint64]bool{}
 	for _, op := range ops {
 		for _, t := range op.Outputs {
@@ -259,6 +267,8 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 func supports(ops []*graph.Op) (bool, string) {
 	head := ops[0]
 	switch {
+	case ops[len(ops)-1].Kind.IsArg():
+		return true, "" // alone, or after its Abs pre-op
 	case head.Kind.IsReduction(), len(ops) > 1 && ops[1].Kind.IsReduction():
 		return true, ""
 	case head.Kind.IsNormalization():

@@ -34,6 +34,12 @@
 // ONNX nodes run with ONNX's semantics through ONNXNode and RunONNX, and
 // ONNX's normalization nodes through ONNXNorm and RunONNXNorm.
 //
+// The index reductions ArgMax and ArgMin write the index along one axis
+// of the largest (smallest) element to an Index dst (~int32 or ~int64):
+// NaN wins, the first of equal elements wins unless SelectLastIndex
+// (README, "Index reductions"). ArgMinMax is GoMLX's backend call;
+// ONNXArgNode and RunONNXArg run ONNX's ArgMax and ArgMin nodes.
+//
 // The normalizations feed their statistics back into the input: Softmax,
 // LogSoftmax, LayerNorm, RMSNorm and GroupNorm, generic over Float
 // element types (src, dst, gamma and beta each its own), with dims and

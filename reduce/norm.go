@@ -131,6 +131,8 @@ func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: KeepDims is the reductions'; a normalization's dst has src's dims", fn, i)
 		case optPost:
 			return status.Errorf(status.Unimplemented, "reduce.%s: option %d: post-ops after a normalization are not implemented", fn, i)
+		case optSelectLast:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d is an index reduction's (SelectLastIndex)", fn, i)
 		default:
 			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d is the zero Option; make options with Type, SrcStrides, ...", fn, i)
 		}

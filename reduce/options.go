@@ -205,6 +205,8 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			s.npost++
 		case optParamType, optInfAsZero, optStats:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is a normalization's (ParamType, InfAsZero, Stats)", op, i)
+		case optSelectLast:
+			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is an index reduction's (SelectLastIndex)", op, i)
 		default:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
 		}

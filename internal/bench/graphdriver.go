@@ -740,6 +740,9 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	if c.expectedN != 0 && len(parts) != c.expectedN {
 		return result{state: "FAILED", reason: fmt.Sprintf("expected %d partitions, got %d", c.expectedN, len(parts))}
 	}
+	if ops := parts[0].Ops(); len(parts) == 1 && ops[len(ops)-1].Kind.IsArg() {
+		return r.doGraphArg(idx, c, parts[0])
+	}
 	var res result
 	var perf *PerfData
 	for pi, p := range parts {

@@ -213,7 +213,7 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
 	helpers := int(min(int64(threads-1), ph.tasks-1))
-	j.splitLanes(helpers + 1)
+	j.splitLanes(helpers+1, ph.tasks)
 	offer(j, helpers)
 	j.work(0)
 	n := retract(j)
@@ -340,7 +340,16 @@ func tail(b []byte, off int64) []byte {
 	return b[off:]
 }
 
-// job is one phase shared with pool workers. Its calls are cut into one
+// call runs call t of the job: of its phase, or its do.
+func (j *job) call(t int64) error {
+	if j.do != nil {
+		return j.do(t)
+	}
+	return j.x.task(j.ph, j.ents, t)
+}
+
+// job is one phase shared with pool workers (or, with do, calls of
+// another kind: do runs call t). Its calls are cut into one
 // contiguous lane per goroutine offered the job (the caller's, and one per
 // helper slot), so that each thread reads neighbouring memory call after
 // call instead of every other call, a stream the prefetchers serve better
@@ -358,6 +367,7 @@ type job struct {
 	offered  int
 	wg       sync.WaitGroup
 	err      atomic.Pointer[error]
+	do       func(t int64) error
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
@@ -368,11 +378,10 @@ type lane struct {
 	_    [48]byte // 64 bytes per lane: concurrent takers rarely share a line
 }
 
-// splitLanes cuts the job's calls into n contiguous lanes of (nearly)
-// equal length.
-func (j *job) splitLanes(n int) {
+// splitLanes cuts the job's tasks calls into n contiguous lanes of
+// (nearly) equal length.
+func (j *job) splitLanes(n int, tasks int64) {
 	j.lanes = make([]lane, n)
-	tasks := j.ph.tasks
 	for i := range j.lanes {
 		j.lanes[i].next.Store(tasks * int64(i) / int64(n))
 		j.lanes[i].end = tasks * int64(i+1) / int64(n)
@@ -407,7 +416,7 @@ func (j *job) work(own int) {
 			if !ok {
 				break
 			}
-			if err := j.x.task(j.ph, j.ents, t); err != nil {
+			if err := j.call(t); err != nil {
 				j.err.CompareAndSwap(nil, &err)
 				return
 			}

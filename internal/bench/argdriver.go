@@ -1,0 +1,261 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// The graph driver's index reductions (ArgMax, ArgMin, alone or after a
+// fused Abs: a gdnn extension, so benchdnn has no driver for them): the
+// check is exact (the reference picks the winner of each row in float64,
+// where every src value is exact), over data with many ties and NaNs; the
+// timing is over random data.
+
+// argCase is a compiled index reduction partition with its buffers.
+type argCase struct {
+	cp       *partition.CompiledPartition
+	op       *graph.Op
+	abs      bool
+	in, out  graph.LogicalTensor
+	vals     []float64 // src values, over the input's span
+	src, dst partition.Tensor
+	srcData  any // the src slice, of the src type
+	dstData  any // []int32 or []int64
+}
+
+// doGraphArg runs an index reduction partition under the modes.
+func (r *runner) doGraphArg(idx int, c graphCase, p *partition.Partition) result {
+	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	if err != nil {
+		return result{state: stateOf(err), reason: reasonOf(err)}
+	}
+	impl := cp.Impl()
+	if why := r.implFilter(impl, r.gr.impl, r.gr.skip); why != "" {
+		return result{state: "SKIPPED", reason: why, impl: impl}
+	}
+	if r.g.mode.Init {
+		r.implNote(cp, "")
+		return result{state: "INITIALIZED", impl: impl}
+	}
+	ops := p.Ops()
+	a := &argCase{cp: cp, op: ops[len(ops)-1], abs: len(ops) == 2, in: cp.Inputs()[0], out: cp.Outputs()[0]}
+	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err), impl: impl} }
+	if err := a.alloc(); err != nil {
+		return fail(err)
+	}
+	exec := func() error {
+		return cp.Execute([]partition.Tensor{a.src}, []partition.Tensor{a.dst})
+	}
+	res := result{state: "PASSED", impl: impl}
+	if r.g.mode.Exec {
+		a.fill(uint64(idx), false)
+		if err := exec(); err != nil {
+			return fail(err)
+		}
+		res.state = "EXECUTED"
+	}
+	if r.g.mode.Corr {
+		for _, ties := range []bool{true, false} {
+			a.fill(uint64(idx)+1, ties)
+			if err := exec(); err != nil {
+				return fail(err)
+			}
+			if msg := a.check(); msg != "" {
+				return result{state: "FAILED", reason: msg, impl: impl}
+			}
+		}
+	}
+	if r.g.mode.Perf {
+		if !r.g.mode.Corr {
+			a.fill(uint64(idx)+1, false)
+		}
+		t, err := measure(exec, r.g.maxMs, r.g.fixTimes)
+		if err != nil {
+			return fail(err)
+		}
+		sdt, ddt := a.in.DataType, a.out.DataType
+		d := &PerfData{Driver: "graph", Engine: "cpu", Impl: impl, Name: a.op.Name, Desc: c.caseArg, DT: c.dt,
+			Sdt: sdt.String(), Ddt: ddt.String(), Stag: "-", Dtag: "-", Alg: a.op.Kind.String(), Idx: idx,
+			IBytes: int64(sdt.Size()) * a.in.NumElements(), OBytes: int64(ddt.Size()) * a.out.NumElements(),
+			Ops: float64(a.in.NumElements()), Time: t, Threads: threads()}
+		d.ProbeBytes = d.IBytes
+		d.ReadBW = r.readBW(d.ProbeBytes)
+		res.perf = d
+	}
+	r.implNote(cp, "")
+	return res
+}
+
+// alloc makes the src and dst tensors over the compiled layouts.
+func (a *argCase) alloc() error {
+	span, err := spanOf(a.in.Dims, a.in.Strides)
+	if err != nil {
+		return err
+	}
+	ospan, err := spanOf(a.out.Dims, a.out.Strides)
+	if err != nil {
+		return err
+	}
+	if err := checkMemory(span*int64(a.in.DataType.Size()+8) + ospan*8); err != nil {
+		return err
+	}
+	a.vals = make([]float64, span)
+	var src any
+	switch a.in.DataType {
+	case dtypes.F32:
+		src = make([]float32, span)
+	case dtypes.BF16, dtypes.F16:
+		src = make([]uint16, span)
+	case dtypes.S8:
+		src = make([]int8, span)
+	case dtypes.U8:
+		src = make([]uint8, span)
+	default:
+		return status.Errorf(status.Unimplemented, "gdnnbench has no %v data for index reductions", a.in.DataType)
+	}
+	a.srcData = src
+	if a.src, err = partition.NewTensor(a.in, src); err != nil {
+		return err
+	}
+	if a.out.DataType == dtypes.S32 {
+		a.dstData = make([]int32, ospan)
+	} else {
+		a.dstData = make([]int64, ospan)
+	}
+	a.dst, err = partition.NewTensor(a.out, a.dstData)
+	return err
+}
+
+// fill sets src: with ties, small integers with NaNs and infinities
+// where the type has them (many equal winners); else uniform in [-1, 1)
+// as the src type holds them.
+func (a *argCase) fill(seed uint64, ties bool) {
+	rng := rand.New(rand.NewPCG(seed, 51))
+	dt := a.in.DataType
+	for i := range a.vals {
+		v := rng.Float64()*2 - 1
+		if ties || dt.IsInt8() {
+			v = float64(rng.IntN(9) - 4)
+			if dt == dtypes.U8 {
+				v = float64(rng.IntN(5))
+			}
+			if dt.IsFloat() && rng.IntN(200) == 0 {
+				v = math.NaN()
+			}
+			if dt.IsFloat() && rng.IntN(100) == 0 {
+				v = math.Inf(1 - 2*rng.IntN(2))
+			}
+		}
+		switch s := a.srcData.(type) {
+		case []float32:
+			s[i] = float32(v)
+			v = float64(s[i])
+		case []uint16:
+			if dt == dtypes.BF16 {
+				s[i] = dtypes.F32ToBF16(float32(v))
+				v = float64(dtypes.BF16ToF32(s[i]))
+			} else {
+				s[i] = dtypes.F32ToF16(float32(v))
+				v = float64(dtypes.F16ToF32(s[i]))
+			}
+		case []int8:
+			s[i] = int8(v)
+		case []uint8:
+			s[i] = uint8(v)
+		}
+		a.vals[i] = v
+	}
+}
+
+// check compares every output with the reference and describes the
+// first mismatch ("" when all match).
+func (a *argCase) check() string {
+	dims, strides := a.in.Dims, a.in.Strides
+	rank := len(dims)
+	axis, err := graph.ArgAxis(a.op, rank)
+	if err != nil {
+		return err.Error()
+	}
+	keep, _ := a.op.Bool("keep_dims")
+	last, _ := a.op.Bool("select_last_index")
+	min := a.op.Kind == graph.ArgMin
+	// dst strides per src dim (0 at the axis).
+	dstStr := make([]int64, rank)
+	j := 0
+	for i := range rank {
+		if i == axis && !keep {
+			continue
+		}
+		if i != axis {
+			dstStr[i] = a.out.Strides[j]
+		}
+		j++
+	}
+	pos := make([]int64, rank)
+	row := make([]float64, dims[axis])
+	for {
+		var so, do int64
+		for i := range rank {
+			so += pos[i] * strides[i]
+			do += pos[i] * dstStr[i]
+		}
+		for k := range row {
+			row[k] = a.vals[so+int64(k)*strides[axis]]
+		}
+		want := argWinner(row, min, last, a.abs)
+		var got int64
+		switch d := a.dstData.(type) {
+		case []int32:
+			got = int64(d[do])
+		case []int64:
+			got = d[do]
+		}
+		if got != want {
+			return fmt.Sprintf("output at %v is %d, want %d", pos, got, want)
+		}
+		i := rank - 1
+		for ; i >= 0; i-- {
+			if i == axis {
+				continue
+			}
+			if pos[i]++; pos[i] < dims[i] {
+				break
+			}
+			pos[i] = 0
+		}
+		if i < 0 {
+			return ""
+		}
+	}
+}
+
+// argWinner is the index of the winner of row: the largest value (min:
+// the smallest), NaN above (below) all, the first of equals (last: the
+// last), compared by magnitude with abs.
+func argWinner(row []float64, min, last, abs bool) int64 {
+	key := func(x float64) float64 {
+		if abs {
+			x = math.Abs(x)
+		}
+		if min {
+			x = -x
+		}
+		return x
+	}
+	best, bi := key(row[0]), int64(0)
+	for i := 1; i < len(row); i++ {
+		x := key(row[i])
+		better := x > best || math.IsNaN(x) && !math.IsNaN(best)
+		tie := x == best || math.IsNaN(x) && math.IsNaN(best)
+		if better || tie && last {
+			best, bi = x, int64(i)
+		}
+	}
+	return bi
+}

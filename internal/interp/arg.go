@@ -1,0 +1,159 @@
+package interp
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// An index reduction (plan.ArgPlan) runs one typed scan per output:
+// the scanner of the src type, chosen once per call from argScans, walks
+// the R elements of the axis in order and keeps the winner and its
+// index. Comparisons are in the src type itself (bf16 and f16 widened to
+// f32, exactly), so integer types of any width compare exactly.
+
+// argScan returns the index of the winner among the n elements of src
+// stride elements apart from element off: the largest (min: smallest),
+// NaN above (below) all, the first of equals (last: the last).
+type argScan func(src []byte, off, n, stride int64, f argFlags) int64
+
+// argFlags are a plan's rules: Min, Last, and Abs (compare |x|).
+type argFlags struct{ min, last, abs bool }
+
+// argScans is the scanner of each src type: a new type is one entry.
+var argScans = map[dtypes.DataType]argScan{
+	dtypes.F32:  scanAs[float32],
+	dtypes.S8:   scanAs[int8],
+	dtypes.U8:   scanAs[uint8],
+	dtypes.BF16: scanWidened(dtypes.BF16ToF32),
+	dtypes.F16:  scanWidened(dtypes.F16ToF32),
+}
+
+// ordered is the element types a scan compares directly.
+type ordered interface {
+	~float32 | ~float64 | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64
+}
+
+// wins reports whether x replaces best. x != x is NaN (never true for
+// integers): a NaN beats a number; among NaNs, and among equal numbers,
+// the later one wins only under last.
+func wins[T ordered](x, best T, min, last bool) bool {
+	if x != x {
+		return last || best == best
+	}
+	if best != best {
+		return false
+	}
+	if last {
+		if min {
+			return x <= best
+		}
+		return x >= best
+	}
+	if min {
+		return x < best
+	}
+	return x > best
+}
+
+// scanAs scans src viewed as elements of T.
+func scanAs[T ordered](src []byte, off, n, stride int64, f argFlags) int64 {
+	var z T
+	elems := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/int(unsafe.Sizeof(z)))
+	if f.abs {
+		if one := T(1); one/2 == 0 {
+			// Integers: magnitudes as uint64, which holds every one.
+			return scan(func(i int64) uint64 { return magnitude(elems[i]) }, off, n, stride, f)
+		}
+		return scan(func(i int64) float64 { return math.Abs(float64(elems[i])) }, off, n, stride, f)
+	}
+	return scan(func(i int64) T { return elems[i] }, off, n, stride, f)
+}
+
+// magnitude is |x| of an integer, exactly.
+func magnitude[T ordered](x T) uint64 {
+	if x < 0 {
+		return -uint64(int64(x))
+	}
+	return uint64(x)
+}
+
+// scanWidened scans 16-bit float bits widened to f32 by widen.
+func scanWidened(widen func(uint16) float32) argScan {
+	return func(src []byte, off, n, stride int64, f argFlags) int64 {
+		elems := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2)
+		if f.abs {
+			return scan(func(i int64) float32 { return float32(math.Abs(float64(widen(elems[i])))) }, off, n, stride, f)
+		}
+		return scan(func(i int64) float32 { return widen(elems[i]) }, off, n, stride, f)
+	}
+}
+
+// scan is the loop every scanner runs; at is inlined into it.
+func scan[T ordered](at func(int64) T, off, n, stride int64, f argFlags) int64 {
+	best, bi := at(off), int64(0)
+	for i := int64(1); i < n; i++ {
+		off += stride
+		if x := at(off); wins(x, best, f.min, f.last) {
+			best, bi = x, i
+		}
+	}
+	return bi
+}
+
+// RunArg executes the index reduction pl, reading src and writing the
+// indices to dst (little-endian s32 or s64), both starting at the plan's
+// first element. It checks that the buffers hold the spans the plan
+// addresses, and returns an InvalidArguments error otherwise.
+func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
+	if pl == nil {
+		return status.Errorf(status.InvalidArguments, "interp: nil plan")
+	}
+	sc := argScans[pl.SrcDT]
+	if sc == nil || !plan.IsArgIndexType(pl.IdxDT) {
+		return status.Errorf(status.InvalidDataType, "interp: index reduction of %v to %v", pl.SrcDT, pl.IdxDT)
+	}
+	if pl.Outputs == 0 {
+		return nil
+	}
+	if err := checkBuf("src", src, pl.SrcSpan()*int64(pl.SrcDT.Size())); err != nil {
+		return err
+	}
+	if err := checkBuf("dst", dst, pl.DstSpan()*int64(pl.IdxDT.Size())); err != nil {
+		return err
+	}
+	inner := plan.Loop{Size: 1}
+	if pl.HasInner {
+		inner = pl.Inner
+	}
+	store := func(at, v int64) { binary.LittleEndian.PutUint32(dst[4*at:], uint32(v)) }
+	if pl.IdxDT == dtypes.S64 {
+		store = func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
+	}
+	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
+	var idx [plan.MaxLoops]int64
+	for {
+		var s, d int64
+		for k, l := range pl.Outer {
+			s += idx[k] * l.SrcStride
+			d += idx[k] * l.DstStride
+		}
+		for j := int64(0); j < inner.Size; j++ {
+			store(d+j*inner.DstStride, sc(src, s+j*inner.SrcStride, pl.R, pl.RStride, f))
+		}
+		k := len(pl.Outer) - 1
+		for ; k >= 0; k-- {
+			if idx[k]++; idx[k] < pl.Outer[k].Size {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package amd64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// Index reductions (kernelshape.Arg): the primitives of an ArgEmitter
+// over the reduction generator's loops, pointers, loads and max/min.
+// Accumulator u is the values in vector register u and the indices in
+// register argIdx+u; cur is a temporary held for the whole kernel.
+
+// argGen is the generator of one index reduction kernel.
+type argGen struct {
+	*gen
+	apl      *plan.ArgPlan
+	min      bool
+	last     bool
+	cur      int
+	abs      bool   // compare |x| (pl.Abs)
+	accs     [2]int // accumulators of the row and the column shapes
+	idxBase  int    // register of accumulator 0's indices
+	minMaxOp ops.Kind
+}
+
+// VCMPPS predicates.
+const (
+	cmpEQ    = 0x00 // equal, ordered
+	cmpLE    = 0x02 // <=, ordered
+	cmpUnord = 0x03 // either NaN
+	cmpNLE   = 0x06 // not <=: >, or either NaN
+	cmpOrd   = 0x07 // neither NaN
+	cmpNGE   = 0x09 // not >=: <, or either NaN
+	cmpGE    = 0x0D // >=, ordered
+)
+
+// EmitArg returns x86-64 machine code for the index reduction pl: AVX-512
+// or AVX2 (avx512 false), following the kernel ABI of plan.Args.
+func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
+	if pl == nil {
+		return nil, status.Errorf(status.InvalidArguments, "amd64: nil plan")
+	}
+	if plan.ArgSrcTypes[pl.SrcDT] != dtypes.F32 || !plan.IsArgIndexType(pl.IdxDT) {
+		return nil, status.Errorf(status.Unimplemented, "amd64: no index reduction kernel of %v to %v", pl.SrcDT, pl.IdxDT)
+	}
+	if len(pl.Outer)+1 > maxDepth {
+		return nil, status.Errorf(status.Unimplemented, "amd64: index reduction with %d kept loops", len(pl.Outer)+1)
+	}
+	kind := ops.Maximum
+	red := plan.AlgMax.Reduction(0, 0)
+	if pl.Min {
+		kind, red = ops.Minimum, plan.AlgMin.Reduction(0, 0)
+	}
+	// The generator is made for a max (min) of the src type: its loads
+	// widen src to f32 lanes and its combine is the NaN-wins max (min).
+	like := &plan.Plan{Reduction: red, SrcDT: pl.SrcDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
+		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
+	o := Options{AVX512: avx512}
+	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
+	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
+	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, minMaxOp: kind}
+	column := kernelshape.ArgShapeOf(pl, g.V) == kernelshape.ArgColumn
+	switch {
+	case avx512 && column:
+		// A column takes 768 bytes of each row per visit: twelve
+		// accumulators (indices in z12..z23), temporaries from z24.
+		a.accs, a.idxBase = [2]int{8, 12}, 12
+		g.tmpLo, g.tmpNext = 24, 24
+	case avx512:
+		a.accs, a.idxBase = [2]int{8, 8}, 8
+	case column:
+		// A column takes more of each row per visit: six accumulators
+		// (indices in y6..y11) and the temporaries above them, where a
+		// row's combine would need more.
+		a.accs, a.idxBase = [2]int{4, 6}, 6
+		g.tmpLo, g.tmpNext, g.tmpHi = 12, 12, 16
+	default:
+		a.accs, a.idxBase = [2]int{4, 4}, 4
+	}
+	a.cur = g.Tmp()
+	kernelshape.Arg(pl, a, g.SrcSize)
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return g.Text()
+}
+
+// ArgAccs is 4 accumulators for rows, 8 (AVX2: 4) for columns.
+func (a *argGen) ArgAccs(column bool) int {
+	if column {
+		return a.accs[1]
+	}
+	return a.accs[0]
+}
+
+func (a *argGen) idx(u int) int { return a.idxBase + u }
+
+// ArgInit sets accumulator u to (identity, 0).
+func (a *argGen) ArgInit(u int) {
+	inf := math.Inf(-1)
+	if a.min {
+		inf = math.Inf(1)
+	}
+	a.constF32(u, float32(inf))
+	a.zero(a.idx(u))
+}
+
+// ArgSetCur sets cur to v in every lane.
+func (a *argGen) ArgSetCur(v int64) { a.constant(a.cur, uint32(v)) }
+
+// ArgAddCur adds v to every lane of cur.
+func (a *argGen) ArgAddCur(v int64) {
+	mk := a.Mark()
+	t := a.Tmp()
+	a.constant(t, uint32(v))
+	a.op(x86.AVPADDD, a.vr(t), a.vr(a.cur), a.vr(a.cur))
+	a.Release(mk)
+}
+
+// ArgUpdate loads n elements and takes the winning lanes into u.
+func (a *argGen) ArgUpdate(u int, off int64, n int) {
+	mk := a.Mark()
+	x := a.Tmp()
+	a.load(a.SrcDT, x, a.m(rSrc, off), n)
+	xv, bv := a.vr(x), a.vr(u)
+	if a.abs {
+		// |x|: the sign bit shifted out (no register for a mask).
+		a.op(x86.AVPSLLD, imm(1), xv, xv)
+		a.op(x86.AVPSRLD, imm(1), xv, xv)
+	}
+	first, last := int64(cmpNLE), int64(cmpGE)
+	if a.min {
+		first, last = cmpNGE, cmpLE
+	}
+	if a.avx512 {
+		k1, k2 := kreg(6), kreg(7)
+		if a.last {
+			// x wins if it is >= best, or NaN.
+			a.op(x86.AVCMPPS, imm(last), bv, xv, k1)
+			a.op(x86.AVCMPPS, imm(cmpUnord), xv, xv, k2)
+			a.op(x86.AKORW, k2, k1, k1)
+		} else {
+			// x wins if best is not NaN and x is not <= best (x is
+			// larger, or NaN).
+			a.op(x86.AVCMPPS, imm(cmpOrd), bv, bv, k1)
+			a.op(x86.AVCMPPS, imm(first), bv, xv, k1, k1)
+		}
+		a.op(x86.AVMOVAPS, xv, k1, bv)
+		a.op(x86.AVMOVDQA32, a.vr(a.cur), k1, a.vr(a.idx(u)))
+		a.Release(mk)
+		return
+	}
+	m, t := a.Tmp(), a.Tmp()
+	if a.last {
+		a.op(x86.AVCMPPS, imm(last), bv, xv, a.vr(m))
+		a.op(x86.AVCMPPS, imm(cmpUnord), xv, xv, a.vr(t))
+		a.op(x86.AVORPS, a.vr(t), a.vr(m), a.vr(m))
+	} else {
+		a.op(x86.AVCMPPS, imm(cmpOrd), bv, bv, a.vr(m))
+		a.op(x86.AVCMPPS, imm(first), bv, xv, a.vr(t))
+		a.op(x86.AVANDPS, a.vr(t), a.vr(m), a.vr(m))
+	}
+	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
+	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.cur), a.vr(a.idx(u)), a.vr(a.idx(u)))
+	a.Release(mk)
+}
+
+// ArgStoreColumn stores u's V indices at off bytes past dst.
+func (a *argGen) ArgStoreColumn(u int, off int64) {
+	r := a.idx(u)
+	if a.DstDT == dtypes.S32 {
+		if a.avx512 {
+			a.op(x86.AVMOVDQU32, a.vr(r), a.m(rDst, off))
+		} else {
+			a.op(x86.AVMOVDQU, a.vr(r), a.m(rDst, off))
+		}
+		return
+	}
+	// s64: the indices are below 2^31, so zero-extension is exact.
+	mk := a.Mark()
+	t, h := a.Tmp(), a.Tmp()
+	half := int64(a.V / 2 * 8)
+	a.op(x86.AVPMOVZXDQ, a.hr(r), a.vr(t))
+	if a.avx512 {
+		a.op(x86.AVEXTRACTI32X8, imm(1), a.vr(r), a.hr(h))
+		a.op(x86.AVMOVDQU64, a.vr(t), a.m(rDst, off))
+		a.op(x86.AVPMOVZXDQ, a.hr(h), a.vr(t))
+		a.op(x86.AVMOVDQU64, a.vr(t), a.m(rDst, off+half))
+	} else {
+		a.op(x86.AVEXTRACTI128, imm(1), a.vr(r), a.hr(h))
+		a.op(x86.AVMOVDQU, a.vr(t), a.m(rDst, off))
+		a.op(x86.AVPMOVZXDQ, a.hr(h), a.vr(t))
+		a.op(x86.AVMOVDQU, a.vr(t), a.m(rDst, off+half))
+	}
+	a.Release(mk)
+}
+
+// storeLane0 stores lane 0 of r's indices at the dst pointer.
+func (a *argGen) storeLane0(r int) {
+	if a.DstDT == dtypes.S32 {
+		a.op(x86.AVMOVD, a.xr(r), a.m(rDst, 0))
+		return
+	}
+	a.op(x86.AVPMOVZXDQ, a.xr(r), a.xr(r))
+	a.op(x86.AVMOVQ, a.xr(r), a.m(rDst, 0))
+}
+
+// ArgStoreFirst stores lane 0 of accumulator 0's indices.
+func (a *argGen) ArgStoreFirst() { a.storeLane0(a.idx(0)) }
+
+// ArgFinishRow combines accumulators 0..n-1: w, the winning value (the
+// NaN-wins max or min of every lane), then among the lanes holding w
+// (NaN: any NaN) the smallest (last: largest) index, u*V+lane added.
+func (a *argGen) ArgFinishRow(n int) {
+	mk := a.Mark()
+	w, t := a.Tmp(), a.Tmp()
+	a.op(x86.AVMOVAPS, a.vr(0), a.vr(w))
+	for u := 1; u < n; u++ {
+		a.op(x86.AVMOVAPS, a.vr(u), a.vr(t))
+		a.Binary(a.minMaxOp, w, t)
+	}
+	a.HCombine(w)
+	lane, res := a.Tmp(), a.Tmp()
+	a.iota(lane)
+	sentinel, pick := uint32(math.MaxInt32), x86.AVPMINSD
+	if a.last {
+		sentinel, pick = math.MaxUint32, x86.AVPMAXSD
+	}
+	a.constant(res, sentinel)
+	for u := range n {
+		iu := a.idx(u)
+		a.op(x86.AVPADDD, a.vr(lane), a.vr(iu), a.vr(iu))
+		if u > 0 {
+			a.broadcast(t, int64(u*a.V))
+			a.op(x86.AVPADDD, a.vr(t), a.vr(iu), a.vr(iu))
+		}
+		if a.avx512 {
+			k1, k2 := kreg(6), kreg(7)
+			a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), k1)
+			a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), k2)
+			a.op(x86.AKORW, k2, k1, k1)
+			a.op(pick, a.vr(iu), a.vr(res), k1, a.vr(res))
+			continue
+		}
+		a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), a.vr(t))
+		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), a.vr(u))
+		a.op(x86.AVORPS, a.vr(t), a.vr(u), a.vr(u))
+		a.constant(t, sentinel)
+		a.op(x86.AVBLENDVPS, a.vr(u), a.vr(iu), a.vr(t), a.vr(t))
+		a.op(pick, a.vr(t), a.vr(res), a.vr(res))
+	}
+	a.hcombineInt(pick, res, t)
+	a.storeLane0(res)
+	a.Release(mk)
+}
+
+// broadcast sets every lane of r to v.
+func (a *argGen) broadcast(r int, v int64) { a.constant(r, uint32(v)) }
+
+// iota sets r's lanes to 0, 1, ..., V-1.
+func (a *argGen) iota(r int) {
+	a.op(x86.AMOVQ, imm(0x0706050403020100), reg(rScratch))
+	a.op(x86.AVMOVQ, reg(rScratch), a.xr(r))
+	if a.avx512 {
+		a.op(x86.AMOVQ, imm(0x0F0E0D0C0B0A0908), reg(rScratch))
+		a.op(x86.AVPINSRQ, imm(1), reg(rScratch), a.xr(r), a.xr(r))
+	}
+	a.op(x86.AVPMOVZXBD, a.xr(r), a.vr(r))
+}
+
+// hcombineInt sets lane 0 of r to the pick (VPMINSD, VPMAXSD) of its
+// lanes, a butterfly as HCombine's; t is clobbered.
+func (a *argGen) hcombineInt(pick obj.As, r, t int) {
+	if a.avx512 {
+		a.op(x86.AVSHUFI32X4, imm(0x4E), a.vr(r), a.vr(r), a.vr(t))
+		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+		a.op(x86.AVSHUFI32X4, imm(0xB1), a.vr(r), a.vr(r), a.vr(t))
+		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+	} else {
+		a.op(x86.AVPERM2I128, imm(0x01), a.vr(r), a.vr(r), a.vr(t))
+		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+	}
+	a.op(x86.AVPSHUFD, imm(0x4E), a.vr(r), a.vr(t))
+	a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+	a.op(x86.AVPSHUFD, imm(0xB1), a.vr(r), a.vr(t))
+	a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+}

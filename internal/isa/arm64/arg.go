@@ -1,0 +1,196 @@
+package arm64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
+)
+
+// Index reductions (kernelshape.Arg): the primitives of an ArgEmitter,
+// as amd64's, over the reduction generator's loops, pointers, loads and
+// max/min. Accumulator u is the values in v<u> and the indices in
+// v<8+u>; cur is a temporary held for the whole kernel.
+
+// Integer and bitwise vector ops the Go 1.15 assembler does not spell
+// (4S unless the name says otherwise).
+const (
+	opORN    = 0x4EE01C00 // Vd.16B = Vn OR NOT Vm
+	opSMAX   = 0x4EA06400 // signed max
+	opSMIN   = 0x4EA06C00 // signed min
+	opSMAXV  = 0x4EB0A800 // Sd = signed max of Vn's lanes
+	opSMINV  = 0x4EB1A800 // Sd = signed min of Vn's lanes
+	opUXTL2S = 0x2F20A400 // Vd.2D = u64(Vn.2S) (USHLL #0)
+	opUXTL4S = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
+)
+
+// argGen is the generator of one index reduction kernel.
+type argGen struct {
+	*gen
+	min, last bool
+	abs       bool // compare |x| (pl.Abs)
+	cur       int
+}
+
+// argIdx is the register of accumulator 0's indices.
+const argIdx = 8
+
+// EmitArg returns arm64 machine code for the index reduction pl,
+// following the kernel ABI of plan.Args.
+func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
+	if pl == nil {
+		return nil, status.Errorf(status.InvalidArguments, "arm64: nil plan")
+	}
+	if plan.ArgSrcTypes[pl.SrcDT] != dtypes.F32 || !plan.IsArgIndexType(pl.IdxDT) {
+		return nil, status.Errorf(status.Unimplemented, "arm64: no index reduction kernel of %v to %v", pl.SrcDT, pl.IdxDT)
+	}
+	red := plan.AlgMax.Reduction(0, 0)
+	if pl.Min {
+		red = plan.AlgMin.Reduction(0, 0)
+	}
+	// The generator is made for a max (min) of the src type: its loads
+	// widen src to f32 lanes and its combine is the NaN-wins max (min).
+	like := &plan.Plan{Reduction: red, SrcDT: pl.SrcDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
+		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
+	g := newGen(like)
+	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
+	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs}
+	a.cur = g.Tmp()
+	kernelshape.Arg(pl, a, g.SrcSize)
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return g.Text()
+}
+
+// Lanes is V.
+func (a *argGen) Lanes() int { return lanes }
+
+// ArgAccs is 4 accumulators for rows, 8 for columns.
+func (a *argGen) ArgAccs(column bool) int {
+	if column {
+		return 8
+	}
+	return 4
+}
+
+// ArgInit sets accumulator u to (identity, 0).
+func (a *argGen) ArgInit(u int) {
+	inf := math.Inf(-1)
+	if a.min {
+		inf = math.Inf(1)
+	}
+	a.vmov(u, a.vconst(math.Float32bits(float32(inf))))
+	a.zero(argIdx + u)
+}
+
+// ArgSetCur sets cur to v in every lane.
+func (a *argGen) ArgSetCur(v int64) { a.setConst(a.cur, uint32(v)) }
+
+// ArgAddCur adds v to every lane of cur.
+func (a *argGen) ArgAddCur(v int64) {
+	mk := a.Mark()
+	a.vop(arm64.AVADD, arr4S, a.cur, a.cur, a.vconst(uint32(v)))
+	a.Release(mk)
+}
+
+// ArgUpdate loads n elements and takes the winning lanes into u.
+func (a *argGen) ArgUpdate(u int, off int64, n int) {
+	mk := a.Mark()
+	x, m, t := a.Tmp(), a.Tmp(), a.Tmp()
+	a.load(a.SrcDT, x, at(rSrc, off), n)
+	if a.abs {
+		a.word(rr(opFABS, x, x))
+	}
+	hi, lo := x, u // ArgMax: x wins over u when larger
+	if a.min {
+		hi, lo = u, x
+	}
+	if a.last {
+		// x wins if it is >= best (<= for ArgMin), or NaN.
+		a.fop(opFCMGE, m, hi, lo)
+		a.fop(opFCMEQ, t, x, x)
+		a.word(rrr(opORN, m, m, t))
+	} else {
+		// x wins if best is not NaN and best >= x fails (x <= best for
+		// ArgMin): x is larger (smaller), or NaN.
+		a.fop(opFCMEQ, m, u, u)
+		a.fop(opFCMGE, t, lo, hi)
+		a.word(rrr(opBIC, m, m, t))
+	}
+	a.vop(arm64.AVBIT, arr16B, u, x, m)
+	a.vop(arm64.AVBIT, arr16B, argIdx+u, a.cur, m)
+	a.Release(mk)
+}
+
+// ArgStoreColumn stores u's V indices at off bytes past dst.
+func (a *argGen) ArgStoreColumn(u int, off int64) {
+	r := argIdx + u
+	if a.DstDT == dtypes.S32 {
+		a.fpMem(false, 16, r, at(rDst, off))
+		return
+	}
+	// s64: the indices are below 2^31, so zero-extension is exact.
+	mk := a.Mark()
+	t := a.Tmp()
+	a.word(rr(opUXTL2S, t, r))
+	a.fpMem(false, 16, t, at(rDst, off))
+	a.word(rr(opUXTL4S, t, r))
+	a.fpMem(false, 16, t, at(rDst, off+16))
+	a.Release(mk)
+}
+
+// storeLane0 stores lane 0 of r's indices at the dst pointer.
+func (a *argGen) storeLane0(r int) {
+	if a.DstDT == dtypes.S32 {
+		a.fpMem(false, 4, r, at(rDst, 0))
+		return
+	}
+	a.word(rr(opUXTL2S, r, r))
+	a.fpMem(false, 8, r, at(rDst, 0))
+}
+
+// ArgStoreFirst stores lane 0 of accumulator 0's indices.
+func (a *argGen) ArgStoreFirst() { a.storeLane0(argIdx) }
+
+// ArgFinishRow combines accumulators 0..n-1: w, the winning value (the
+// NaN-wins max or min of every lane), then among the lanes holding w
+// (NaN: any NaN) the smallest (last: largest) index, u*V+lane added.
+func (a *argGen) ArgFinishRow(n int) {
+	mk := a.Mark()
+	w, t, m, lane, res := a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp()
+	a.vmov(w, 0)
+	for u := 1; u < n; u++ {
+		a.combine(w, u)
+	}
+	a.HCombine(w)
+	a.movImm(rTmp, 1<<32)
+	a.op(arm64.AVMOV, reg(rTmp), velem(lane, arm64.ARNG_D, 0))
+	a.movImm(rTmp, 3<<32|2)
+	a.op(arm64.AVMOV, reg(rTmp), velem(lane, arm64.ARNG_D, 1))
+	sentinel, pick, across := uint32(math.MaxInt32), uint32(opSMIN), uint32(opSMINV)
+	if a.last {
+		sentinel, pick, across = math.MaxUint32, opSMAX, opSMAXV
+	}
+	a.setConst(res, sentinel)
+	for u := range n {
+		iu := argIdx + u
+		a.vop(arm64.AVADD, arr4S, iu, iu, lane)
+		if u > 0 {
+			a.setConst(t, uint32(u*lanes))
+			a.vop(arm64.AVADD, arr4S, iu, iu, t)
+		}
+		a.fop(opFCMEQ, m, u, w)
+		a.fop(opFCMEQ, t, u, u)
+		a.word(rrr(opORN, m, m, t))
+		a.setConst(t, sentinel)
+		a.vop(arm64.AVBIT, arr16B, t, iu, m)
+		a.word(rrr(pick, res, res, t))
+	}
+	a.word(rr(across, res, res))
+	a.storeLane0(res)
+	a.Release(mk)
+}

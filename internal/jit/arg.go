@@ -1,0 +1,207 @@
+package jit
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/internal/execmem"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/isa/amd64"
+	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// Index reductions (ArgMax, ArgMin: plan.ArgPlan) have kernels of their
+// own: one pass over src keeping each lane's winner and its index
+// (kernelshape.Arg). A kernel runs its plan once, except that the
+// outermost loop (Outer[0], or Inner when there is no Outer loop) runs
+// Args.Count iterations; Run cuts that loop into calls of about
+// argCallBytes of src, handed to the worker pool like a reduction's
+// phase. Each output is computed whole by one call, so results do not
+// depend on the thread count.
+
+// ArgKernel is a compiled index reduction.
+type ArgKernel struct {
+	pl   *plan.ArgPlan
+	code *execmem.Code // nil: the interpreter runs it
+	isa  ISA
+	why  string // why the interpreter runs it
+}
+
+// argCallBytes is about how much src one call reads.
+const argCallBytes = 256 << 10
+
+// argCache keeps compiled index kernels by plan key and ISA. Kernels are
+// small and plans few, so it only bounds its size: past argCacheMax a
+// kernel is compiled for its caller alone and unmapped when collected.
+var argCache struct {
+	sync.Mutex
+	m map[string]*ArgKernel
+}
+
+const argCacheMax = 1024
+
+// CompileArg returns the kernel of pl for the effective ISA: machine code
+// where its emitter covers pl, the interpreter otherwise (Impl and Why
+// say which and why).
+func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
+	if pl == nil {
+		return nil, status.Errorf(status.InvalidArguments, "jit: nil plan")
+	}
+	isa := EffectiveISA()
+	key := fmt.Sprintf("%s|%d", pl.Key(), isa)
+	argCache.Lock()
+	defer argCache.Unlock()
+	if k := argCache.m[key]; k != nil {
+		return k, nil
+	}
+	k, err := buildArg(splitInner(pl), isa)
+	if err != nil {
+		return nil, err
+	}
+	if argCache.m == nil {
+		argCache.m = map[string]*ArgKernel{}
+	}
+	if len(argCache.m) < argCacheMax {
+		argCache.m[key] = k
+	} else if k.code != nil {
+		runtime.SetFinalizer(k, func(k *ArgKernel) { _ = k.code.Release() })
+	}
+	return k, nil
+}
+
+// argInnerBlock is the width of the blocks splitInner cuts a wide
+// contiguous Inner into.
+const argInnerBlock = 512
+
+// splitInner returns pl with a wide contiguous Inner and no Outer loop
+// cut into an Outer loop of blocks of argInnerBlock outputs, which Run
+// then hands to threads as it does any outer loop (a column kernel's
+// blocks are independent). Other plans are returned as they are.
+func splitInner(pl *plan.ArgPlan) *plan.ArgPlan {
+	in := pl.Inner
+	if !pl.HasInner || len(pl.Outer) > 0 || in.SrcStride != 1 || in.DstStride != 1 ||
+		in.Size < 2*argInnerBlock || in.Size%argInnerBlock != 0 {
+		return pl
+	}
+	out := *pl
+	out.Outer = []plan.Loop{{Size: in.Size / argInnerBlock, SrcStride: argInnerBlock, DstStride: argInnerBlock}}
+	out.Inner.Size = argInnerBlock
+	return &out
+}
+
+// emitArg is the emitter of isa for index reductions; tests substitute it.
+var emitArg = func(pl *plan.ArgPlan, isa ISA) ([]byte, error) {
+	switch {
+	case (isa == AVX512 || isa == AVX2) && runtime.GOARCH == "amd64":
+		return amd64.EmitArg(pl, isa == AVX512)
+	case isa == NEON && runtime.GOARCH == "arm64":
+		return arm64.EmitArg(pl)
+	}
+	return nil, status.Errorf(status.Unimplemented, "jit: no %s emitter on GOARCH %s", isa, runtime.GOARCH)
+}
+
+// buildArg compiles pl for isa; anything that stops the JIT and is not
+// the plan's fault leaves the interpreter, saying why.
+func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
+	k := &ArgKernel{pl: pl, isa: None}
+	if isa == None {
+		k.why = noJITReason()
+		return k, nil
+	}
+	text, err := emitArg(pl, isa)
+	if err != nil {
+		if errors.Is(err, status.Unimplemented) {
+			k.why = fmt.Sprintf("%s emitter: %v", isa, err)
+			return k, nil
+		}
+		return nil, err
+	}
+	c, err := execmem.New(text)
+	if err != nil {
+		k.why = fmt.Sprintf("executable memory: %v", err)
+		return k, nil
+	}
+	k.code, k.isa = c, isa
+	return k, nil
+}
+
+// Impl is "jit:<isa>" for machine code, "interp" for the interpreter.
+func (k *ArgKernel) Impl() string {
+	if k.code == nil {
+		return "interp"
+	}
+	return "jit:" + k.isa.String()
+}
+
+// Why says why the interpreter runs the kernel ("" for machine code).
+func (k *ArgKernel) Why() string { return k.why }
+
+// Plan returns the kernel's plan.
+func (k *ArgKernel) Plan() *plan.ArgPlan { return k.pl }
+
+// Run runs the kernel on src and dst, both starting at the plan's first
+// element, after checking that they hold the spans the plan addresses.
+func (k *ArgKernel) Run(src, dst []byte) error {
+	pl := k.pl
+	if k.code == nil || pl.Outputs == 0 {
+		return interp.RunArg(pl, src, dst)
+	}
+	srcNeed, dstNeed := pl.SrcSpan()*int64(pl.SrcDT.Size()), pl.DstSpan()*int64(pl.IdxDT.Size())
+	if int64(len(src)) < srcNeed || int64(len(dst)) < dstNeed {
+		return status.Errorf(status.InvalidArguments, "jit: src has %d bytes and dst %d; the plan needs %d and %d", len(src), len(dst), srcNeed, dstNeed)
+	}
+	if Overlap(src[:srcNeed], dst[:dstNeed]) {
+		return status.Errorf(status.InvalidArguments, "jit: dst overlaps src")
+	}
+	// Calls cut the outermost Outer loop; a plan without one is one call.
+	top, chunk, calls := plan.Loop{Size: 1}, int64(1), int64(1)
+	if len(pl.Outer) > 0 {
+		top = pl.Outer[0]
+		perIter := max(srcNeed/top.Size, 1)
+		chunk = max(1, argCallBytes/perIter)
+		if threads := int64(Threads()); chunk*threads > top.Size && srcNeed >= inlineBytes {
+			chunk = max(1, (top.Size+threads-1)/threads)
+		}
+		calls = (top.Size + chunk - 1) / chunk
+	}
+	do := func(t int64) error {
+		first := t * chunk
+		a := plan.Args{
+			Src:   uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(first*top.SrcStride*int64(pl.SrcDT.Size())),
+			Dst:   uintptr(unsafe.Pointer(unsafe.SliceData(dst))) + uintptr(first*top.DstStride*int64(pl.IdxDT.Size())),
+			Count: min(chunk, top.Size-first),
+		}
+		k.code.Call(unsafe.Pointer(&a))
+		runtime.KeepAlive(src)
+		runtime.KeepAlive(dst)
+		return nil
+	}
+	threads := Threads()
+	if threads <= 1 || calls <= 1 {
+		var err error
+		func() {
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer catchFault(&err)
+			for t := range calls {
+				_ = do(t)
+			}
+		}()
+		return err
+	}
+	j := &job{do: do}
+	helpers := int(min(int64(threads-1), calls-1))
+	j.splitLanes(helpers+1, calls)
+	offer(j, helpers)
+	j.work(0)
+	j.wait(retract(j))
+	if p := j.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

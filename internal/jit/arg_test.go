@@ -1,0 +1,222 @@
+package jit
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// argISAs are the JIT ISAs this machine runs (capped by GDNN_MAX_CPU_ISA).
+func argISAs() []ISA {
+	var out []ISA
+	for _, isa := range []ISA{AVX512, AVX2, NEON} {
+		if supported(isa) && rank(isa) <= rank(EffectiveISA()) {
+			out = append(out, isa)
+		}
+	}
+	return out
+}
+
+// randomArgProblem draws an index reduction: rank 1 to 4, dims around
+// the vector widths, the axis anywhere, strides dense, padded or
+// permuted (strided axes), dst dense or padded.
+func randomArgProblem(r *rand.Rand) *plan.ArgProblem {
+	rank := 1 + r.IntN(4)
+	p := &plan.ArgProblem{Min: r.IntN(2) == 0, Last: r.IntN(2) == 0, Abs: r.IntN(4) == 0, Axis: r.IntN(rank),
+		Dims: make([]int64, rank), SrcStrides: make([]int64, rank), DstStrides: make([]int64, rank)}
+	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
+	p.SrcDT = srcTypes[r.IntN(len(srcTypes))]
+	p.IdxDT = []dtypes.DataType{dtypes.S32, dtypes.S64}[r.IntN(2)]
+	for i := range p.Dims {
+		switch r.IntN(5) {
+		case 0:
+			p.Dims[i] = 1
+		case 1:
+			p.Dims[i] = int64(30 + r.IntN(200))
+		default:
+			p.Dims[i] = int64(1 + r.IntN(20))
+		}
+	}
+	for {
+		n := int64(1)
+		for _, d := range p.Dims {
+			n *= d
+		}
+		if n <= 1<<15 {
+			break
+		}
+		i := r.IntN(rank)
+		p.Dims[i] = max(1, p.Dims[i]/2)
+	}
+	order := r.Perm(rank)
+	if r.IntN(2) == 0 {
+		for i := range order {
+			order[i] = i
+		}
+	}
+	st := int64(1 + r.IntN(2))
+	for k := rank - 1; k >= 0; k-- {
+		i := order[k]
+		p.SrcStrides[i] = st
+		st *= p.Dims[i] + int64(r.IntN(2))
+	}
+	st = 1
+	for i := rank - 1; i >= 0; i-- {
+		if i == p.Axis {
+			continue
+		}
+		p.DstStrides[i] = st
+		st *= p.Dims[i] + int64(r.IntN(2)*r.IntN(2))
+	}
+	return p
+}
+
+// argSrc fills n elements of dt with values from a narrow range (ties),
+// NaNs and infinities for the float types.
+func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
+	b := make([]byte, n*int64(dt.Size()))
+	span := 1 + r.IntN(6)
+	nanRate := []int{0, 3, 50}[r.IntN(3)]
+	for i := range n {
+		v := float32(r.IntN(2*span+1) - span)
+		switch {
+		case dt == dtypes.S8 && r.IntN(30) == 0:
+			v = float32(-128 + 255*r.IntN(2))
+		case dt.IsFloat() && nanRate > 0 && r.IntN(nanRate) == 0:
+			v = float32(math.NaN())
+		case dt.IsFloat() && r.IntN(40) == 0:
+			v = float32(math.Inf(1 - 2*r.IntN(2)))
+		case dt == dtypes.U8:
+			v = float32(r.IntN(span + 1))
+		}
+		dtypes.StoreF32(dt, b, i, v)
+	}
+	return b
+}
+
+// TestArgKernels runs random index reductions on every ISA here, with src
+// and dst against guard pages on either side, and checks the indices
+// against the interpreter (itself checked against an exact reference in
+// package reduce).
+func TestArgKernels(t *testing.T) {
+	isas := argISAs()
+	if len(isas) == 0 {
+		t.Skip("no JIT ISA on this machine")
+	}
+	t.Logf("ISAs: %v", isas)
+	r := rand.New(rand.NewPCG(51, 4))
+	n := 400
+	if testing.Short() {
+		n = 100
+	}
+	for i := range n {
+		checkArgProblem(t, r, randomArgProblem(r), isas, i%2 == 0)
+	}
+}
+
+// FuzzArgKernels is TestArgKernels on problems drawn from the fuzzer's
+// seeds, under every ISA here.
+func FuzzArgKernels(f *testing.F) {
+	for seed := range uint64(8) {
+		f.Add(seed, false)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, atEnd bool) {
+		r := rand.New(rand.NewPCG(seed, 51))
+		checkArgProblem(t, r, randomArgProblem(r), argISAs(), atEnd)
+	})
+}
+
+// checkArgProblem runs p on random data under each of isas, src and dst
+// against guard pages (after them with atEnd, else before), and checks
+// the indices against the interpreter's.
+func checkArgProblem(t *testing.T, r *rand.Rand, p *plan.ArgProblem, isas []ISA, atEnd bool) {
+	t.Helper()
+	pl, err := plan.CanonicalizeArg(p)
+	if err != nil {
+		t.Fatalf("%+v: %v", p, err)
+	}
+	src := argSrc(r, p.SrcDT, pl.SrcSpan())
+	want := make([]byte, pl.DstSpan()*int64(p.IdxDT.Size()))
+	for j := range want {
+		want[j] = 0xA5
+	}
+	got0 := bytes.Clone(want)
+	if err := interp.RunArg(pl, src, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, isa := range isas {
+		k, err := buildArg(pl, isa)
+		if err != nil || k.code == nil {
+			t.Fatalf("%s %s: not compiled: %v %s", isa, pl.Key(), err, k.why)
+		}
+		f := kerneltest.NewFence(t, atEnd)
+		got := f.Place(bytes.Clone(got0))
+		if err := k.Run(f.Place(src), got); err != nil {
+			t.Fatalf("%s %s: %v", isa, pl.Key(), err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, p.IdxDT), words(want, p.IdxDT))
+		}
+		f.Free()
+		_ = k.code.Release()
+	}
+}
+
+// words reads a dst buffer as indices.
+func words(b []byte, dt dtypes.DataType) []int64 {
+	var out []int64
+	for i := 0; i+dt.Size() <= len(b); i += dt.Size() {
+		if dt == dtypes.S64 {
+			out = append(out, int64(binary.LittleEndian.Uint64(b[i:])))
+		} else {
+			out = append(out, int64(int32(binary.LittleEndian.Uint32(b[i:]))))
+		}
+	}
+	return out
+}
+
+// TestArgSplitInner checks the plans whose wide Inner the runtime cuts
+// into blocks for threads, against the interpreter on the uncut plan,
+// at several thread counts.
+func TestArgSplitInner(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 6))
+	for _, dims := range [][]int64{{37, 1024}, {3, 4096}, {1, 1536}} {
+		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
+			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp := splitInner(pl); len(sp.Outer) != 1 || sp.Inner.Size != argInnerBlock {
+			t.Fatalf("%v: not split: %s", dims, sp.Key())
+		}
+		src := argSrc(r, p.SrcDT, pl.SrcSpan())
+		want := make([]byte, 4*dims[1])
+		if err := interp.RunArg(pl, src, want); err != nil {
+			t.Fatal(err)
+		}
+		k, err := CompileArg(pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range []int{1, 2, 5} {
+			prev := SetThreads(th)
+			got := make([]byte, len(want))
+			err := k.Run(src, got)
+			SetThreads(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%v, %d threads (%s): indices differ", dims, th, k.Impl())
+			}
+		}
+	}
+}

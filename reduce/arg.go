@@ -1,0 +1,201 @@
+package reduce
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// Index is the element types an index reduction (ArgMax, ArgMin) writes:
+// s32 as ~int32, s64 as ~int64. Any other dst does not compile.
+type Index interface {
+	~int32 | ~int64
+}
+
+// SelectLastIndex makes ArgMax and ArgMin return the last index of the
+// winner where several elements tie (default false: the first), as
+// ONNX's select_last_index.
+func SelectLastIndex(last bool) Option { return Option{what: optSelectLast, b: last} }
+
+// optSelectLast is SelectLastIndex's kind: past the kinds of options.go,
+// which the reductions refuse.
+const optSelectLast optKind = 64
+
+// ArgMax writes to dst the index along axis of the largest element of
+// src (dims; axis may be negative, counting from the end). NaN is larger
+// than every number, so the first NaN wins; among equal elements (+0 and
+// -0 are equal) the first index wins, or the last with
+// SelectLastIndex(true). dst holds src's dims without axis (with it as 1
+// under KeepDims(true)). Options: KeepDims, Type or SrcType (a ~uint16
+// src's bf16 or f16), SrcStrides, DstStrides, SelectLastIndex. An axis of
+// size 0 is an InvalidShape error (there is nothing to pick), and so is an
+// s32 dst for an axis longer than 2^31.
+func ArgMax[I Index, S Src](dst []I, src []S, dims []int, axis int, opts ...Option) error {
+	return argRun("ArgMax", false, dst, src, dims, axis, opts)
+}
+
+// ArgMin writes the index of the smallest element, NaN smaller than
+// every number (see ArgMax).
+func ArgMin[I Index, S Src](dst []I, src []S, dims []int, axis int, opts ...Option) error {
+	return argRun("ArgMin", true, dst, src, dims, axis, opts)
+}
+
+// ArgMinMax is GoMLX's backend call ArgMinMax(x, axis, outputDType,
+// isMin) over gdnn's buffers: the index along axis of the smallest
+// (isMin) or largest element of src, written to dst as outputDType
+// (dtypes.S32 or dtypes.S64, little-endian), axis dropped. NaN wins,
+// and the first of equal elements, as in XLA. opts are ArgMax's
+// (KeepDims(true) keeps the axis as a dim of 1).
+func ArgMinMax[S Src](dst []byte, src []S, dims []int, axis int, outputDType dtypes.DataType, isMin bool, opts ...Option) error {
+	name := "ArgMax"
+	if isMin {
+		name = "ArgMin"
+	}
+	switch outputDType {
+	case dtypes.S32:
+		return argRun(name, isMin, viewAs[int32](dst), src, dims, axis, opts)
+	case dtypes.S64:
+		return argRun(name, isMin, viewAs[int64](dst), src, dims, axis, opts)
+	}
+	return status.Errorf(status.InvalidDataType, "reduce.ArgMinMax: output type %v, want s32 or s64", outputDType)
+}
+
+// viewAs views b as whole elements of I (a partial last element is left
+// out, and the span check then reports dst too small).
+func viewAs[I Index](b []byte) []I {
+	var z I
+	n := len(b) / sizeOf(z)
+	if n == 0 {
+		return nil
+	}
+	return unsafeSlice[I](b, n)
+}
+
+// argKey identifies a compiled index reduction, as key does a reduction.
+type argKey struct {
+	dims       [graph.MaxRank]int64
+	srcStrides [graph.MaxRank]int64
+	dstStrides [graph.MaxRank]int64
+	srcDT      dtypes.DataType
+	idxDT      dtypes.DataType
+	rank, axis uint8
+	min, last  bool
+	isa        uint8
+}
+
+// argKernels caches index kernels by problem (jit keeps their code).
+var argKernels sync.Map
+
+// argRun is ArgMax's and ArgMin's path: resolve the types, shape and
+// options into a problem, check the slices hold its spans, find or
+// compile its kernel and run it.
+func argRun[I Index, S Src](fn string, min bool, dst []I, src []S, dims []int, axis int, opts []Option) error {
+	var s settings
+	last := false
+	rest := make([]Option, 0, len(opts))
+	for i, o := range opts {
+		switch o.what {
+		case optSelectLast:
+			last = o.b
+		case optDstType, optPost, optParamType, optInfAsZero, optStats:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: an index reduction takes KeepDims, Type, SrcType, SrcStrides, DstStrides and SelectLastIndex only", fn, i)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	if err := renamed(s.apply(OpMax, rest, false), fn); err != nil {
+		return err
+	}
+	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, OpMax)
+	if err != nil {
+		return renamed(err, fn)
+	}
+	if _, ok := plan.ArgSrcTypes[srcDT]; !ok {
+		return status.Errorf(status.InvalidDataType, "reduce.%s: src type %v: an index reduction takes %s", fn, srcDT, plan.ArgSrcTypeNames())
+	}
+	idxDT := dtypes.S32
+	var zi I
+	if sizeOf(zi) == 8 {
+		idxDT = dtypes.S64
+	}
+	var k key
+	if err := k.setShape(fn, dims, []int{axis}, nil, &s); err != nil {
+		return err
+	}
+	r := int(k.rank)
+	ak := argKey{dims: k.dims, srcStrides: k.srcStrides, dstStrides: k.dstStrides, srcDT: srcDT, idxDT: idxDT,
+		rank: k.rank, min: min, last: last, isa: uint8(jit.EffectiveISA())}
+	ax := axis
+	if ax < 0 {
+		ax += r
+	}
+	ak.axis = uint8(ax)
+	var kern *jit.ArgKernel
+	if c, ok := argKernels.Load(ak); ok {
+		kern = c.(*jit.ArgKernel)
+	} else {
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{Min: min, Last: last, SrcDT: srcDT, IdxDT: idxDT,
+			Dims: k.dims[:r:r], SrcStrides: k.srcStrides[:r:r], DstStrides: k.dstStrides[:r:r], Axis: ax})
+		if err != nil {
+			return argInCall(fn, err)
+		}
+		if kern, err = jit.CompileArg(pl); err != nil {
+			return argInCall(fn, err)
+		}
+		argKernels.Store(ak, kern)
+	}
+	pl := kern.Plan()
+	if pl.Outputs == 0 {
+		return nil
+	}
+	if need := pl.SrcSpan(); int64(len(src)) < need {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: src has %d elements; dims %s with its strides address %d", fn, len(src), ints(dims), need)
+	}
+	if need := pl.DstSpan(); int64(len(dst)) < need {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst has %d elements; dims %s want %d", fn, len(dst), ints(dstDims(dims, 1<<ax, s.keep)), need)
+	}
+	return argInCall(fn, kern.Run(bytesOf(src), idxBytes(dst)))
+}
+
+// renamed names the call fn in an error that speaks of reduce.Max (the
+// settings and element types are resolved as Max's).
+func renamed(err error, fn string) error {
+	var e *status.Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	return status.Errorf(e.Status, "%s", strings.Replace(e.Msg, "reduce.Max", "reduce."+fn, 1))
+}
+
+// argInCall names the call in an error of the layers below.
+func argInCall(fn string, err error) error {
+	var e *status.Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	msg := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(e.Msg, "plan: "), "jit: "), "interp: ")
+	return status.Errorf(e.Status, "reduce.%s: %s", fn, msg)
+}
+
+func sizeOf[T any](z T) int { return int(unsafe.Sizeof(z)) }
+
+// unsafeSlice views the first n elements of I in b.
+func unsafeSlice[I Index](b []byte, n int) []I {
+	return unsafe.Slice((*I)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// idxBytes views s as bytes, without copying.
+func idxBytes[I Index](s []I) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z I
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*sizeOf(z))
+}

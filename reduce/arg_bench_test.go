@@ -1,0 +1,67 @@
+package reduce
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// argBenchShapes are ArgMax's benchmark shapes: logits [8,32000] and
+// the anchor shapes C and D (../shared/anchors/run_all.sh).
+var argBenchShapes = []struct {
+	name string
+	dims []int
+	axis int
+}{
+	{"logits8x32000", []int{8, 32000}, 1},
+	{"C1024x4096ax1", []int{1024, 4096}, 1},
+	{"D1024x4096ax0", []int{1024, 4096}, 0},
+}
+
+// BenchmarkArgMax measures ArgMax over f32 on the benchmark shapes
+// (bytes: src read once).
+func BenchmarkArgMax(b *testing.B) {
+	for _, sh := range argBenchShapes {
+		src, dst := argBenchData(sh.dims, sh.axis)
+		b.Run(sh.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkArgMaxGoScan is the hand-written Go scan ArgMax is measured
+// against: the first index of the largest element of each row.
+func BenchmarkArgMaxGoScan(b *testing.B) {
+	for _, sh := range argBenchShapes[:2] {
+		src, dst := argBenchData(sh.dims, sh.axis)
+		b.Run(sh.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(src)))
+			n := sh.dims[1]
+			for b.Loop() {
+				for r := range sh.dims[0] {
+					row := src[r*n : (r+1)*n]
+					best, bi := row[0], 0
+					for i, x := range row {
+						if x > best {
+							best, bi = x, i
+						}
+					}
+					dst[r] = int64(bi)
+				}
+			}
+		})
+	}
+}
+
+func argBenchData(dims []int, axis int) ([]float32, []int64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, dims[0]*dims[1])
+	for i := range src {
+		src[i] = r.Float32()
+	}
+	return src, make([]int64, dims[1-axis])
+}
