@@ -223,7 +223,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	case NormL2:
 		normSweep(e, N, NormSum, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
-		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: math.MaxFloat32}, 0)
+		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
