@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -90,8 +91,13 @@ type argKey struct {
 	isa        uint8
 }
 
-// argKernels caches index kernels by problem (jit keeps their code).
-var argKernels sync.Map
+// argKernels caches index kernels by problem (jit keeps their code), up
+// to DefaultCacheCapacity problems; past that a call compiles (or finds
+// in jit's cache) its kernel each time.
+var (
+	argKernels    sync.Map
+	argKernelsLen atomic.Int64
+)
 
 // argRun is ArgMax's and ArgMin's path: resolve the types, shape and
 // options into a problem, check the slices hold its spans, find or
@@ -149,7 +155,11 @@ func argRun[I Index, S Src](fn string, min bool, dst []I, src []S, dims []int, a
 		if kern, err = jit.CompileArg(pl); err != nil {
 			return argInCall(fn, err)
 		}
-		argKernels.Store(ak, kern)
+		if argKernelsLen.Load() < DefaultCacheCapacity {
+			if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
+				argKernelsLen.Add(1)
+			}
+		}
 	}
 	pl := kern.Plan()
 	if pl.Outputs == 0 {

@@ -3,6 +3,8 @@ package reduce
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // argBenchShapes are ArgMax's benchmark shapes: logits [8,32000] and
@@ -21,6 +23,24 @@ var argBenchShapes = []struct {
 // (bytes: src read once).
 func BenchmarkArgMax(b *testing.B) {
 	for _, sh := range argBenchShapes {
+		src, dst := argBenchData(sh.dims, sh.axis)
+		b.Run(sh.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkArgMaxInterp is BenchmarkArgMax on the interpreter (the
+// ISA capped to none), one thread, over the shapes the Go scan takes.
+func BenchmarkArgMaxInterp(b *testing.B) {
+	prevISA, prevThreads := jit.SetMaxISA(jit.None), jit.SetThreads(1)
+	defer func() { jit.SetMaxISA(prevISA); jit.SetThreads(prevThreads) }()
+	for _, sh := range argBenchShapes[:2] {
 		src, dst := argBenchData(sh.dims, sh.axis)
 		b.Run(sh.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))

@@ -71,7 +71,45 @@ func scanAs[T ordered](src []byte, off, n, stride int64, f argFlags) int64 {
 		}
 		return scan(func(i int64) float64 { return math.Abs(float64(elems[i])) }, off, n, stride, f)
 	}
-	return scan(func(i int64) T { return elems[i] }, off, n, stride, f)
+	return scanDirect(elems, off, n, stride, f)
+}
+
+// scanDirect is scan over elements compared as they are, the common
+// case, written out per rule so that the loop holds one comparison and,
+// where it fails, the NaN test (never true for integers).
+func scanDirect[T ordered](e []T, off, n, stride int64, f argFlags) int64 {
+	best, bi := e[off], int64(0)
+	switch {
+	case stride == 1 && !f.min && !f.last:
+		// A contiguous row, ArgMax's usual case: ranged, no bounds checks.
+		for i, x := range e[off+1 : off+n] {
+			if x > best || x != x && best == best {
+				best, bi = x, int64(i)+1
+			}
+		}
+	case !f.min && !f.last:
+		for i := int64(1); i < n; i++ {
+			off += stride
+			if x := e[off]; x > best || x != x && best == best {
+				best, bi = x, i
+			}
+		}
+	case f.min && !f.last:
+		for i := int64(1); i < n; i++ {
+			off += stride
+			if x := e[off]; x < best || x != x && best == best {
+				best, bi = x, i
+			}
+		}
+	default:
+		for i := int64(1); i < n; i++ {
+			off += stride
+			if x := e[off]; wins(x, best, f.min, true) {
+				best, bi = x, i
+			}
+		}
+	}
+	return bi
 }
 
 // magnitude is |x| of an integer, exactly.
