@@ -426,11 +426,15 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	body.Outer = nil
 	counts(body)
 
-	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 {
+	exact := plan.IsExact(pl.SrcDT, pl.Reduction)
+	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 || exact {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.
 		// (A plan that sums one element, or none, has no stages to cut it
-		// into.)
+		// into.) An exact plan's iteration is one call whatever its cost:
+		// its partial results would need integer scratch, which the
+		// stages do not have, and it runs in the interpreter, whose calls
+		// are Go code that the scheduler can preempt.
 		dc.setSplit("single")
 		dc.phase(segment{unit: dc.unit(body), srcBuf: srcBuf, dstBuf: dstBuf, loops: outer,
 			srcBytes: plan.MulSat(plan.MulSat(perOut, innerW), outerCount)})
