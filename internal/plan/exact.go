@@ -83,6 +83,16 @@ func IsExact(src dtypes.DataType, r Reduction) bool {
 	return src.IsExact()
 }
 
+// CheckExact checks the data types of an exact reduction r (IsExact, or
+// a bitwise or logical r of any src): a kind exact data has, src data it
+// takes, a dst it writes.
+func CheckExact(src, dst dtypes.DataType, r Reduction) error {
+	if !IsExact(src, r) {
+		return status.Errorf(status.InvalidDataType, "plan: %v reduces integer or boolean data, not %v", r, src)
+	}
+	return checkExact(src, dst, r, 0, 0)
+}
+
 // checkExact checks an exact reduction r from src to dst: one of
 // exactKinds, for that src and dst, with no post-ops and no stages.
 func checkExact(src, dst dtypes.DataType, r Reduction, posts int, stage Stage) error {
@@ -114,5 +124,8 @@ func exactDstText(k exactKind, src dtypes.DataType) string {
 			names = append(names, t.String())
 		}
 	}
-	return strings.Join(names, " or ")
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
