@@ -21,6 +21,12 @@ import (
 // call, by type and kind; the logical and and or stop at the first
 // element that decides them.
 
+// exactRowCap bounds the row of Inner outputs reduced together: rows of
+// src that long are read whole per reduced index (a few pages, which the
+// prefetchers follow), and the accumulators (32 KiB of 64-bit ones) stay
+// in L1 or L2.
+const exactRowCap = 4096
+
 // integer is the element types of exact data (Boolean is read as uint8).
 type integer interface {
 	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64
@@ -124,7 +130,7 @@ func exactTyped[T integer](pl *plan.Plan, src, dst []byte) {
 	if pl.HasInner {
 		r.inner = pl.Inner
 	}
-	w := int(min(r.inner.Size, rowCap))
+	w := int(min(r.inner.Size, exactRowCap))
 	r.row = make([]T, w)
 	if r.op == exMean {
 		r.wide = make([]wide128, w)
@@ -136,8 +142,8 @@ func exactTyped[T integer](pl *plan.Plan, src, dst []byte) {
 // offset d (elements).
 func (r *exactRun[T]) walk(l int, s, d int64) {
 	if l == len(r.outer) {
-		for j := int64(0); j < r.inner.Size; j += rowCap {
-			w := min(r.inner.Size-j, rowCap)
+		for j := int64(0); j < r.inner.Size; j += exactRowCap {
+			w := min(r.inner.Size-j, exactRowCap)
 			r.rowOf(s+j*r.inner.SrcStride, d+j*r.inner.DstStride, int(w))
 		}
 		return
@@ -309,47 +315,64 @@ func combineStrided[T integer](op exactOp, a T, x []T, s, n, st int) T {
 	return a
 }
 
-// combineDense is combineRun over contiguous elements: four independent
-// chains where the combine has a latency to hide.
+// combineDense is combineRun over contiguous elements: eight independent
+// chains where the combine has a latency to hide, so that the loop runs
+// near one element per cycle.
 func combineDense[T integer](op exactOp, a T, x []T) T {
 	switch op {
 	case exAdd:
-		var b, c, d T
-		for len(x) >= 4 {
-			a, b, c, d = a+x[0], b+x[1], c+x[2], d+x[3]
-			x = x[4:]
+		var b, c, d, e, f, g, h T
+		for len(x) >= 8 {
+			y := x[:8:8]
+			a, b, c, d = a+y[0], b+y[1], c+y[2], d+y[3]
+			e, f, g, h = e+y[4], f+y[5], g+y[6], h+y[7]
+			x = x[8:]
 		}
 		for _, v := range x {
 			a += v
 		}
-		return a + b + c + d
+		return a + b + c + d + e + f + g + h
 	case exMax:
-		b, c, d := a, a, a
-		for len(x) >= 4 {
-			a, b, c, d = max(a, x[0]), max(b, x[1]), max(c, x[2]), max(d, x[3])
-			x = x[4:]
+		b, c, d, e, f, g, h := a, a, a, a, a, a, a
+		for len(x) >= 8 {
+			y := x[:8:8]
+			a, b, c, d = max(a, y[0]), max(b, y[1]), max(c, y[2]), max(d, y[3])
+			e, f, g, h = max(e, y[4]), max(f, y[5]), max(g, y[6]), max(h, y[7])
+			x = x[8:]
 		}
 		for _, v := range x {
 			a = max(a, v)
 		}
-		return max(a, b, c, d)
+		return max(a, b, c, d, e, f, g, h)
 	case exMin:
-		b, c, d := a, a, a
-		for len(x) >= 4 {
-			a, b, c, d = min(a, x[0]), min(b, x[1]), min(c, x[2]), min(d, x[3])
-			x = x[4:]
+		b, c, d, e, f, g, h := a, a, a, a, a, a, a
+		for len(x) >= 8 {
+			y := x[:8:8]
+			a, b, c, d = min(a, y[0]), min(b, y[1]), min(c, y[2]), min(d, y[3])
+			e, f, g, h = min(e, y[4]), min(f, y[5]), min(g, y[6]), min(h, y[7])
+			x = x[8:]
 		}
 		for _, v := range x {
 			a = min(a, v)
 		}
-		return min(a, b, c, d)
+		return min(a, b, c, d, e, f, g, h)
 	case exAll, exAny:
-		// 64 elements at a time: the or of a block tells whether it holds
-		// a nonzero, and the and of their truths whether it holds a zero.
+		// Blocks of 256 elements: the or of a block says whether it holds
+		// a nonzero (any), its truths' and whether it holds a zero (all);
+		// a decided row stops at the block that decided it.
 		for len(x) > 0 {
-			blk := x[:min(len(x), 64)]
-			if a = combineStrided(op, a, blk, 0, len(blk), 1); a == 0 && op == exAll || a != 0 && op == exAny {
-				return a
+			blk := x[:min(len(x), 256)]
+			var or T
+			zero := false
+			for _, v := range blk {
+				or |= v
+				zero = zero || v == 0
+			}
+			if op == exAny && or != 0 {
+				return 1
+			}
+			if op == exAll && zero {
+				return 0
 			}
 			x = x[len(blk):]
 		}
@@ -360,6 +383,10 @@ func combineDense[T integer](op exactOp, a T, x []T) T {
 
 // combineRow combines x[s+j*is] into acc[j] for every j.
 func combineRow[T integer](op exactOp, acc []T, x []T, s, is int) {
+	if is == 1 && (op == exAdd || op == exMax || op == exMin) {
+		combineRowDense(op, acc, x[s:s+len(acc)])
+		return
+	}
 	switch op {
 	case exAdd:
 		for j := range acc {
@@ -410,6 +437,25 @@ func combineRow[T integer](op exactOp, acc []T, x []T, s, is int) {
 	case exCopy:
 		for j := range acc {
 			acc[j] = x[s+j*is]
+		}
+	}
+}
+
+// combineRowDense combines x[j] into acc[j] for every j: add, max, min.
+func combineRowDense[T integer](op exactOp, acc []T, x []T) {
+	x = x[:len(acc)]
+	switch op {
+	case exAdd:
+		for j, v := range x {
+			acc[j] += v
+		}
+	case exMax:
+		for j, v := range x {
+			acc[j] = max(acc[j], v)
+		}
+	case exMin:
+		for j, v := range x {
+			acc[j] = min(acc[j], v)
 		}
 	}
 }
