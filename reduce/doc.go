@@ -27,7 +27,7 @@
 // Integer data wider than 8 bits, booleans, and the bitwise and logical
 // kinds of any integer data are reduced exactly, in integer arithmetic:
 // Sum and Prod wrap around in two's complement at the type's width (as
-// numpy, XLA and ONNX Runtime do) into a dst of the src's type; Max and
+// numpy and XLA do; ONNX Runtime saturates) into a dst of the src's type; Max and
 // Min are exact (of booleans: any and all); Mean divides the exact sum by
 // the count in float64 and truncates toward zero, saturated, into the
 // src's type (ONNX Runtime's integer mean), or rounds once into an f32

@@ -3,7 +3,9 @@ package jit
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
@@ -43,6 +45,57 @@ func TestExactRuntime(t *testing.T) {
 						t.Fatalf("%v: %v", pl, err)
 					}
 					kerneltest.CheckExact(t, fmt.Sprintf("%v %v threads %d", pl, c, threads), p, src, fd, 0x5a)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkExactAnchors times the sum, max and min of s32 and s64 data
+// beside f32's on the anchor shapes B, C, D, E, G and H, at each of
+// benchThreads: the f32 kernels are machine code, the integer ones the
+// interpreter's exact loops. Bytes per op are src plus dst, so that
+// MB/s compares with readbw's at the same bytes.
+func BenchmarkExactAnchors(b *testing.B) {
+	for _, a := range kerneltest.Anchors {
+		if !strings.Contains("BCDEGH", a.Name) {
+			continue
+		}
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.S32, dtypes.S64} {
+			var src, dst []byte
+			for _, kind := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin} {
+				p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
+				p.Reduction = kind.Reduction(0, 0)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, th := range benchThreads() {
+					b.Run(fmt.Sprintf("%s/%v/%v/t%d", a.Name, dt, kind, th), func(b *testing.B) {
+						withThreads(b, th)
+						if src == nil {
+							sb, _ := p.SrcBytes()
+							db, _ := p.DstBytes()
+							src, dst = make([]byte, sb), make([]byte, db)
+							for i := range src {
+								src[i] = byte(i * 7 % 13) // small values of every type
+							}
+						}
+						k, err := Compile(pl)
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.SetBytes(int64(len(src) + len(dst)))
+						var calls []time.Duration
+						for b.Loop() {
+							t0 := time.Now()
+							if err := k.Run(src, dst, nil); err != nil {
+								b.Fatal(err)
+							}
+							calls = append(calls, time.Since(t0))
+						}
+						reportCallTimes(b, calls)
+					})
 				}
 			}
 		}

@@ -10,8 +10,8 @@ import (
 
 // Exact reductions: integer and boolean data reduced in integer
 // arithmetic, with no rounding anywhere. A sum and a product wrap around
-// in two's complement at the dst's width, as numpy, XLA and ONNX Runtime
-// compute them; max and min are exact; the mean is ONNX Runtime's (the
+// in two's complement at the dst's width, as numpy and XLA compute them
+// (ONNX Runtime 1.30 saturates instead: see the README); max and min are exact; the mean is ONNX Runtime's (the
 // sum in float64, divided by the count, truncated toward zero and
 // saturated to an integer dst, or rounded once to an f32 or f64 dst); the
 // bitwise reductions combine the bits, the logical ones the truth of each
