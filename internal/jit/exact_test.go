@@ -22,6 +22,16 @@ func TestExactRuntime(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	fence := kerneltest.NewFence(t, true)
 	defer fence.Free()
+	splits := map[string]int{}
+	defer func() {
+		// The budget is small enough that every split exact plans take
+		// is taken (no tiles: an Inner run is read whole, see decompose).
+		for _, s := range []string{"single", "blocks", "2stage"} {
+			if splits[s] == 0 {
+				t.Errorf("no exact plan was split as %q (splits: %v)", s, splits)
+			}
+		}
+	}()
 	for _, sdt := range kerneltest.ExactTypes {
 		for range 6 {
 			for _, c := range kerneltest.ExactPairs(r, sdt) {
@@ -34,6 +44,7 @@ func TestExactRuntime(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: %v", pl, err)
 				}
+				splits[k.dec.split]++
 				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) && (k.Impl() != "interp" || k.Why() == "") {
 					t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
 				}
