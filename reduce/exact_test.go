@@ -85,3 +85,20 @@ func TestExactRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestExactONNX runs ONNX's ReduceSum over an int64 attention mask
+// through the ONNX entry (no axes: every dim, keepdims 1).
+func TestExactONNX(t *testing.T) {
+	n, err := reduce.NewONNXNode("ReduceSum", 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int64, 1)
+	if err := reduce.RunONNX(n, dst, []int64{1, 1, 0, 1, 1, 1}, []int{2, 3}, nil); err != nil || dst[0] != 5 {
+		t.Fatalf("ReduceSum-13 of the mask: %v, %v; want 5", dst, err)
+	}
+	m, _ := reduce.NewONNXNode("ReduceMax", 18)
+	if err := reduce.RunONNX(m, dst, []int64{-5, math.MinInt64, -7}, []int{3}, []int64{0}); err != nil || dst[0] != -5 {
+		t.Fatalf("ReduceMax-18: %v, %v; want -5", dst, err)
+	}
+}

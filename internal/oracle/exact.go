@@ -40,22 +40,9 @@ type ExactOutput struct {
 // dst index order, as the bytes of its dst element.
 func ReduceExact(p *plan.Problem, src []byte) []ExactOutput {
 	rank := len(p.Dims)
-	var kept, red []int
-	for d := range rank {
-		if p.Reduce[d] {
-			red = append(red, d)
-		} else {
-			kept = append(kept, d)
-		}
-	}
-	for _, d := range kept {
-		if p.Dims[d] == 0 {
-			return nil
-		}
-	}
-	n := int64(1)
-	for _, d := range red {
-		n *= p.Dims[d]
+	kept, red, n, empty := dimsOf(p)
+	if empty {
+		return nil
 	}
 	r, sdt := p.Reduction, p.SrcDT
 	var outs []ExactOutput
