@@ -118,6 +118,7 @@ type exactRun[T integer] struct {
 	wide  []wide128   // the mean's
 }
 
+// exactTyped runs pl over src elements of type T.
 func exactTyped[T integer](pl *plan.Plan, src, dst []byte) {
 	r := exactRun[T]{op: exactOpOf(pl), x: intView[T](src), dst: dst, dstDT: pl.DstDT, outer: pl.Outer, n: 1,
 		last: plan.Loop{Size: 1}, inner: plan.Loop{Size: 1}}
