@@ -15,8 +15,9 @@ type DataType int
 // and the ops fused with them; S8 and U8 data are reduced too (through
 // Dequantize and Quantize, or as a gdnn extension straight into a
 // reduction), and S32 takes integer results and binary operands; S32 and
-// S64 carry axes; the others exist so that realistic graphs can be
-// described.
+// S64 carry axes. The integers S16 to U64 and Boolean are reduced exactly,
+// in integer arithmetic (see IsExact); U32, U64, S16 and U16 are gdnn
+// extensions (oneDNN Graph has no such types), named as oneDNN would.
 const (
 	Undef DataType = iota
 	F32
@@ -28,6 +29,10 @@ const (
 	U8
 	Boolean
 	F64
+	U32
+	U64
+	S16
+	U16
 )
 
 var names = [...]string{
@@ -41,10 +46,15 @@ var names = [...]string{
 	U8:      "u8",
 	Boolean: "boolean",
 	F64:     "f64",
+	U32:     "u32",
+	U64:     "u64",
+	S16:     "s16",
+	U16:     "u16",
 }
 
 var sizes = [...]int{
 	Undef: 0, F32: 4, BF16: 2, F16: 2, S32: 4, S64: 8, S8: 1, U8: 1, Boolean: 1, F64: 8,
+	U32: 4, U64: 8, S16: 2, U16: 2,
 }
 
 // String returns the oneDNN name of t ("f32", "bf16", ...).

@@ -26,6 +26,10 @@ var dataTypes = []struct {
 	{dtypes.U8, "u8", 1, true, false},
 	{dtypes.Boolean, "boolean", 1, true, false},
 	{dtypes.F64, "f64", 8, true, false},
+	{dtypes.U32, "u32", 4, true, false},
+	{dtypes.U64, "u64", 8, true, false},
+	{dtypes.S16, "s16", 2, true, false},
+	{dtypes.U16, "u16", 2, true, false},
 }
 
 func TestDataTypeTable(t *testing.T) {

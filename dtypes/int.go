@@ -12,6 +12,37 @@ func (t DataType) IsInt8() bool { return t == S8 || t == U8 }
 // IsInt reports whether t is one of the integer reduction types s8, u8, s32.
 func (t DataType) IsInt() bool { return t == S8 || t == U8 || t == S32 }
 
+// integer is what the exact integer paths need to know of an integer
+// type: whether it is signed. Boolean is an unsigned byte holding 0 or 1.
+type integer struct{ signed bool }
+
+// integers lists the integer data types and Boolean; one entry per type
+// keeps every question about them in one place.
+var integers = map[DataType]integer{
+	S8: {signed: true}, U8: {}, S16: {signed: true}, U16: {},
+	S32: {signed: true}, U32: {}, S64: {signed: true}, U64: {}, Boolean: {},
+}
+
+// IsInteger reports whether t is one of the integer types s8, u8, s16,
+// u16, s32, u32, s64 and u64 (Boolean is not).
+func (t DataType) IsInteger() bool {
+	_, ok := integers[t]
+	return ok && t != Boolean
+}
+
+// IsSigned reports whether t is a signed integer type.
+func (t DataType) IsSigned() bool { return integers[t].signed }
+
+// IsExact reports whether data of type t is reduced in exact integer
+// arithmetic, whatever the reduction: the integers wider than 8 bits and
+// Boolean. (s8 and u8 data reduce in f32, as oneDNN's reduction does,
+// except in the bitwise and logical reductions, which are exact for
+// every integer type.)
+func (t DataType) IsExact() bool {
+	_, ok := integers[t]
+	return ok && !t.IsInt8()
+}
+
 // roundSat rounds f to nearest even and clamps it to [lo, hi]; NaN gives 0.
 func roundSat(f float32, lo, hi float64) float64 {
 	if f != f {

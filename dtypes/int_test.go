@@ -102,3 +102,25 @@ func TestIntRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerKinds pins which types are integers, signed and exact.
+func TestIntegerKinds(t *testing.T) {
+	cases := []struct {
+		t                      dtypes.DataType
+		integer, signed, exact bool
+	}{
+		{dtypes.F32, false, false, false}, {dtypes.BF16, false, false, false}, {dtypes.F16, false, false, false},
+		{dtypes.F64, false, false, false}, {dtypes.Undef, false, false, false},
+		{dtypes.S8, true, true, false}, {dtypes.U8, true, false, false},
+		{dtypes.S16, true, true, true}, {dtypes.U16, true, false, true},
+		{dtypes.S32, true, true, true}, {dtypes.U32, true, false, true},
+		{dtypes.S64, true, true, true}, {dtypes.U64, true, false, true},
+		{dtypes.Boolean, false, false, true},
+	}
+	for _, c := range cases {
+		if c.t.IsInteger() != c.integer || c.t.IsSigned() != c.signed || c.t.IsExact() != c.exact {
+			t.Errorf("%v: IsInteger %v IsSigned %v IsExact %v, want %v %v %v", c.t,
+				c.t.IsInteger(), c.t.IsSigned(), c.t.IsExact(), c.integer, c.signed, c.exact)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func TestArgOpRefusals(t *testing.T) {
 		want     graph.Status
 	}{
 		{"f32 index", dtypes.F32, dtypes.F32, nil, graph.InvalidDataType},
-		{"s32 src", dtypes.S32, dtypes.S64, nil, graph.InvalidDataType},
+		{"boolean src", dtypes.Boolean, dtypes.S64, nil, graph.InvalidDataType},
 		{"axis out of range", dtypes.F32, dtypes.S32, map[string]any{"axis": int64(2)}, graph.InvalidArguments},
 		{"axis below -rank", dtypes.F32, dtypes.S32, map[string]any{"axis": int64(-3)}, graph.InvalidArguments},
 		{"unknown attribute", dtypes.F32, dtypes.S32, map[string]any{"keepdims": true}, graph.InvalidGraphOp},

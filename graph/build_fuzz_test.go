@@ -33,12 +33,14 @@ func (f *buildBytes) intn(n int) int {
 // ranks past MaxRank, strides that point far outside any buffer).
 var (
 	fuzzDTypes = []dtypes.DataType{dtypes.F32, dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S32, dtypes.S8,
-		dtypes.Undef, dtypes.DataType(99)}
+		dtypes.S64, dtypes.U32, dtypes.S16, dtypes.U64, dtypes.Boolean, dtypes.Undef, dtypes.DataType(99)}
 	fuzzDims    = []int64{1, 2, 3, 4, 7, 16, 0, -1, -1, -2, 1 << 31, 1 << 40, math.MaxInt64}
 	fuzzStrides = []int64{0, 1, 2, 5, -1, -2, 1 << 62}
 	fuzzKinds   = []graph.OpKind{
 		graph.ReduceMean, graph.ReduceMean, graph.ReduceMean, graph.ReduceMean,
 		graph.ReduceSum, graph.ReduceMax, graph.ReduceMin, graph.ReduceProd, graph.ReduceL1, graph.ReduceL2,
+		graph.ReduceBitwiseAnd, graph.ReduceBitwiseOr, graph.ReduceBitwiseXor,
+		graph.ReduceLogicalAnd, graph.ReduceLogicalOr, graph.ReduceLogicalXor,
 		graph.Abs, graph.Clamp, graph.Elu, graph.Exp, graph.GELU, graph.HardSigmoid, graph.HardSwish,
 		graph.LeakyReLU, graph.Log, graph.Mish, graph.Pow, graph.Sigmoid, graph.SoftPlus, graph.ReLU, graph.Round,
 		graph.Sqrt, graph.Square, graph.Tanh,
@@ -438,7 +440,11 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 			valid := true
 			for k := int64(0); k < n; k++ {
 				a := int64(fb.intn(2*len(src.Dims)+3)) - int64(len(src.Dims)) - 1
-				binary.LittleEndian.PutUint32(buf[4*k:], uint32(int32(a)))
+				if lt.DataType == dtypes.S64 {
+					binary.LittleEndian.PutUint64(buf[8*k:], uint64(a))
+				} else {
+					binary.LittleEndian.PutUint32(buf[4*k:], uint32(int32(a)))
+				}
 				if a < 0 {
 					a += int64(len(src.Dims))
 				}
@@ -492,6 +498,9 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 		}
 	}
 	want := onesResult(mean.Kind, count)
+	if exact := exactOnes(mean, count, outLT.DataType); !math.IsNaN(exact) || isExact(mean) && outLT.DataType.IsFloat() {
+		want = exact
+	}
 	switch outLT.DataType { // rounded to nearest even and saturated
 	case dtypes.S8:
 		want = float64(dtypes.F32ToS8(float32(want)))
@@ -550,8 +559,75 @@ func fillOnes(dt dtypes.DataType, b []byte) {
 			binary.LittleEndian.PutUint16(b[i:], dtypes.F32ToF16(1))
 		case dtypes.S8, dtypes.U8:
 			b[i] = 1
+		default:
+			if dt.IsInteger() || dt == dtypes.Boolean {
+				b[i] = 1 // little-endian 1, the other bytes 0
+			}
 		}
 	}
+}
+
+// isExact reports whether red reduces exactly (integer or boolean data
+// wider than 8 bits, or a bitwise or logical kind).
+func isExact(red *graph.Op) bool {
+	switch red.Kind {
+	case graph.ReduceBitwiseAnd, graph.ReduceBitwiseOr, graph.ReduceBitwiseXor,
+		graph.ReduceLogicalAnd, graph.ReduceLogicalOr, graph.ReduceLogicalXor:
+		return true
+	}
+	return red.Inputs[0].DataType.IsExact()
+}
+
+// exactOnes is an exact reduction's result over n ones into dst type
+// dt, or NaN for a reduction that is not exact (and an exact mean of
+// nothing into a float dst).
+func exactOnes(red *graph.Op, n int64, dt dtypes.DataType) float64 {
+	if !isExact(red) {
+		return math.NaN()
+	}
+	src := red.Inputs[0].DataType
+	bits := 8 * src.Size()
+	least, largest := 0.0, math.Ldexp(1, bits)-1
+	if src.IsSigned() {
+		least, largest = -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
+	}
+	if n == 0 {
+		switch red.Kind {
+		case graph.ReduceProd, graph.ReduceLogicalAnd:
+			return 1
+		case graph.ReduceMax:
+			if src == dtypes.Boolean {
+				return 0
+			}
+			return least
+		case graph.ReduceMin:
+			if src == dtypes.Boolean {
+				return 1
+			}
+			return largest
+		case graph.ReduceBitwiseAnd:
+			if src.IsSigned() {
+				return -1
+			}
+			return largest
+		case graph.ReduceMean:
+			if dt.IsFloat() {
+				return math.NaN()
+			}
+		}
+		return 0
+	}
+	switch red.Kind {
+	case graph.ReduceSum: // n wraps around at the type's width
+		w := math.Mod(float64(n), math.Ldexp(1, bits))
+		if w > largest {
+			w -= math.Ldexp(1, bits)
+		}
+		return w
+	case graph.ReduceBitwiseXor, graph.ReduceLogicalXor:
+		return float64(n % 2)
+	}
+	return 1
 }
 
 // readAll reads n dense elements of a reduction's dst type.
@@ -571,6 +647,16 @@ func readAll(dt dtypes.DataType, b []byte, n int64) []float64 {
 			out[i] = float64(b[i])
 		case dtypes.S32:
 			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case dtypes.S16:
+			out[i] = float64(int16(binary.LittleEndian.Uint16(b[2*i:])))
+		case dtypes.U32:
+			out[i] = float64(binary.LittleEndian.Uint32(b[4*i:]))
+		case dtypes.S64:
+			out[i] = float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
+		case dtypes.U64:
+			out[i] = float64(binary.LittleEndian.Uint64(b[8*i:]))
+		case dtypes.Boolean:
+			out[i] = float64(b[i])
 		}
 	}
 	return out

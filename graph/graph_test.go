@@ -199,7 +199,7 @@ func TestDataTypeRules(t *testing.T) {
 	}{
 		{dtypes.F32, dtypes.F32, true}, {dtypes.BF16, dtypes.BF16, true}, {dtypes.BF16, dtypes.F32, true},
 		{dtypes.F16, dtypes.F16, true}, {dtypes.F16, dtypes.F32, true},
-		{dtypes.F32, dtypes.BF16, false}, {dtypes.BF16, dtypes.F16, false}, {dtypes.S32, dtypes.S32, false},
+		{dtypes.F32, dtypes.BF16, false}, {dtypes.BF16, dtypes.F16, false},
 		{dtypes.Undef, dtypes.F32, false},
 		// 8-bit integer src (a gdnn extension, as oneDNN's reduction
 		// primitive): any reduction dst type.
@@ -207,7 +207,10 @@ func TestDataTypeRules(t *testing.T) {
 		{dtypes.S8, dtypes.S32, true}, {dtypes.U8, dtypes.BF16, true}, {dtypes.U8, dtypes.F16, true},
 		{dtypes.U8, dtypes.U8, true}, {dtypes.U8, dtypes.S32, true},
 		{dtypes.U8, dtypes.S64, false}, {dtypes.S8, dtypes.Boolean, false}, {dtypes.S8, dtypes.F64, false},
-		{dtypes.S32, dtypes.F32, false}, {dtypes.S64, dtypes.S32, false},
+		// Wider integers and booleans (gdnn extensions), reduced exactly: the
+		// mean into the src type, f32 or f64.
+		{dtypes.S32, dtypes.S32, true}, {dtypes.S32, dtypes.F32, true}, {dtypes.S64, dtypes.F64, true},
+		{dtypes.U16, dtypes.U16, true}, {dtypes.S64, dtypes.S32, false}, {dtypes.Boolean, dtypes.Boolean, false},
 		// Float src into an integer dst (a gdnn extension, as oneDNN's
 		// reduction primitive).
 		{dtypes.F32, dtypes.S8, true}, {dtypes.BF16, dtypes.S32, true}, {dtypes.F16, dtypes.U8, true},
@@ -232,8 +235,11 @@ func TestDataTypeRules(t *testing.T) {
 		if c.src == dtypes.U8 && c.dst == dtypes.S64 && !strings.HasSuffix(err.Error(), "dst tensor 1 is s64; with src u8 it must be s8, u8, s32, f32, bf16 or f16") {
 			t.Errorf("u8->s64: %v", err)
 		}
-		if c.src == dtypes.S32 && !strings.HasSuffix(err.Error(), "src tensor 0 is s32, want f32, bf16, f16, s8 or u8") {
-			t.Errorf("s32 src: %v", err)
+		if c.src == dtypes.S64 && c.dst == dtypes.S32 && !strings.HasSuffix(err.Error(), "a mean of s64 data writes s64, f32 or f64, not s32") {
+			t.Errorf("s64->s32: %v", err)
+		}
+		if c.src == dtypes.Boolean && !strings.HasSuffix(err.Error(), "a mean of boolean data has no meaning (max, min and the logical reductions take booleans)") {
+			t.Errorf("boolean mean: %v", err)
 		}
 	}
 }

@@ -865,7 +865,7 @@ func TestReadJSONUnknownDType(t *testing.T) {
 		{"f8_e4m3", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "f8_e4m3", "shape": [2, 8, 4]`, Unimplemented, []string{"graph[0].inputs[0].dtype", `"f8_e4m3"`}},
 		{"undef", `"dtype": "f32", "shape": [-1, -1, -1]`, `"dtype": "undef", "shape": [-1, -1, -1]`, InvalidDataType, []string{"graph[2].outputs[0].dtype", `"undef"`}},
 		// A known data type the op does not take: the schema's error, at the op's path.
-		{"s32 for ReduceMean", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "s32", "shape": [2, 8, 4]`, InvalidDataType, []string{"graph[0]", "s32"}},
+		{"boolean for ReduceMean", `"dtype": "f32", "shape": [2, 8, 4]`, `"dtype": "boolean", "shape": [2, 8, 4]`, InvalidDataType, []string{"graph[0]", "boolean"}},
 	})
 }
 

@@ -81,6 +81,15 @@ const (
 	// a partition of its own, after an Abs where one feeds it.
 	ArgMax
 	ArgMin
+	// The reductions of integer and boolean data only (gdnn extensions,
+	// GoMLX's names): the bitwise and, or and xor of integers, and the
+	// logical ones (all, any, odd) of the elements' truth (nonzero).
+	ReduceBitwiseAnd
+	ReduceBitwiseOr
+	ReduceBitwiseXor
+	ReduceLogicalAnd
+	ReduceLogicalOr
+	ReduceLogicalXor
 
 	numOpKinds
 )
@@ -95,6 +104,8 @@ var opKindNames = [numOpKinds]string{
 	Wildcard: "Wildcard", End: "End", Dequantize: "Dequantize", Quantize: "Quantize",
 	LogSoftmax: "LogSoftmax", RMSNorm: "RMSNorm", GroupNorm: "GroupNorm",
 	ArgMax: "ArgMax", ArgMin: "ArgMin",
+	ReduceBitwiseAnd: "ReduceBitwiseAnd", ReduceBitwiseOr: "ReduceBitwiseOr", ReduceBitwiseXor: "ReduceBitwiseXor",
+	ReduceLogicalAnd: "ReduceLogicalAnd", ReduceLogicalOr: "ReduceLogicalOr", ReduceLogicalXor: "ReduceLogicalXor",
 }
 
 // postOpKinds maps each eltwise and binary op kind to the table's kind
@@ -140,7 +151,9 @@ func ParseOpKind(s string) (OpKind, error) {
 }
 
 // IsReduction reports whether k is one of the Reduce* ops.
-func (k OpKind) IsReduction() bool { return k >= ReduceMean && k <= ReduceL2 }
+func (k OpKind) IsReduction() bool {
+	return k >= ReduceMean && k <= ReduceL2 || k >= ReduceBitwiseAnd && k <= ReduceLogicalXor
+}
 
 // IsEltwise reports whether k is a unary eltwise op of the reduction fusion list.
 func (k OpKind) IsEltwise() bool { return k >= Abs && k <= Tanh }

@@ -1,8 +1,13 @@
 package graph
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // attrSpec describes one attribute an op kind accepts.
@@ -54,7 +59,10 @@ var (
 var schemas = map[OpKind]*schema{}
 
 func init() {
-	for k := ReduceMean; k <= ReduceL2; k++ {
+	for k := ReduceMean; k < numOpKinds; k++ {
+		if !k.IsReduction() {
+			continue
+		}
 		schemas[k] = &schema{minIn: 1, maxIn: 2, minOut: 1, maxOut: 1, attrs: reduceAttrs, strictAttrs: true,
 			types: reduceTypes, infer: inferReduce}
 	}
@@ -366,6 +374,14 @@ func sameFloatTypes(op *Op) error {
 // s32; ONNX's axes input is int64).
 func reduceTypes(op *Op) error {
 	src, dst := op.Inputs[0], op.Outputs[0]
+	if r := exactReductions[op.Kind]; plan.IsExact(src.DataType, r) || r.IsBitwise() || r.Transform == plan.TransformNonzero {
+		var e *status.Error
+		if err := plan.CheckExact(src.DataType, dst.DataType, r); errors.As(err, &e) {
+			return Errorf(e.Status, "%s: src tensor %d is %s, dst tensor %d is %s: %s", op, src.ID, src.DataType, dst.ID, dst.DataType,
+				strings.TrimPrefix(e.Msg, "plan: "))
+		}
+		return axesTypes(op)
+	}
 	switch {
 	case src.DataType.IsInt8():
 		if !dst.DataType.IsFloat() && !dst.DataType.IsInt() {
@@ -373,7 +389,7 @@ func reduceTypes(op *Op) error {
 				op, dst.ID, dst.DataType, src.DataType)
 		}
 	case !isFloat(src.DataType):
-		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, s8 or u8", op, src.ID, src.DataType)
+		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, an integer type or boolean", op, src.ID, src.DataType)
 	case dst.DataType != src.DataType && dst.DataType != dtypes.F32 && !dst.DataType.IsInt():
 		want := src.DataType.String() + ", f32, s8, u8 or s32"
 		if src.DataType == dtypes.F32 {
@@ -382,6 +398,23 @@ func reduceTypes(op *Op) error {
 		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be %s",
 			op, dst.ID, dst.DataType, src.DataType, want)
 	}
+	return axesTypes(op)
+}
+
+// exactReductions are the Reduce* ops' reductions, as plan.CheckExact
+// reads them to say which integer and boolean data each takes and
+// writes.
+var exactReductions = map[OpKind]plan.Reduction{
+	ReduceMean: plan.AlgMean.Reduction(0, 0), ReduceSum: plan.AlgSum.Reduction(0, 0),
+	ReduceMax: plan.AlgMax.Reduction(0, 0), ReduceMin: plan.AlgMin.Reduction(0, 0), ReduceProd: plan.AlgMul.Reduction(0, 0),
+	ReduceL1: plan.AlgNormLpSum.Reduction(1, 0), ReduceL2: plan.AlgNormLpSum.Reduction(2, 0),
+	ReduceBitwiseAnd: plan.Bitwise(plan.CombineAnd), ReduceBitwiseOr: plan.Bitwise(plan.CombineOr),
+	ReduceBitwiseXor: plan.Bitwise(plan.CombineXor),
+	ReduceLogicalAnd: plan.LogicalAnd, ReduceLogicalOr: plan.LogicalOr, ReduceLogicalXor: plan.LogicalXor,
+}
+
+// axesTypes checks a reduction's axes input: s32 or s64.
+func axesTypes(op *Op) error {
 	if len(op.Inputs) == 2 {
 		if ax := op.Inputs[1]; ax.DataType != dtypes.S32 && ax.DataType != dtypes.S64 {
 			return Errorf(InvalidDataType, "%s: axes tensor %d is %s, want s32 or s64", op, ax.ID, ax.DataType)

@@ -465,6 +465,18 @@ func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
 		r = plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineAdd, Finalize: plan.FinalizeNone}
 	case graph.ReduceL2:
 		r = plan.Reduction{Transform: plan.TransformSquare, Combine: plan.CombineAdd, Finalize: plan.FinalizeRootAddEps, P: 2}
+	case graph.ReduceBitwiseAnd:
+		r = plan.Bitwise(plan.CombineAnd)
+	case graph.ReduceBitwiseOr:
+		r = plan.Bitwise(plan.CombineOr)
+	case graph.ReduceBitwiseXor:
+		r = plan.Bitwise(plan.CombineXor)
+	case graph.ReduceLogicalAnd:
+		r = plan.LogicalAnd
+	case graph.ReduceLogicalOr:
+		r = plan.LogicalOr
+	case graph.ReduceLogicalXor:
+		r = plan.LogicalXor
 	default:
 		return r, status.Errorf(status.Unimplemented, "%s: %s is not a reduction gdnn compiles", red, red.Kind)
 	}

@@ -52,6 +52,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 		}
 		why := ""
 		switch dt := next.Outputs[0].DataType; {
+		case exactReduction(red):
+			why = fmt.Sprintf("%s reduces %s data exactly, in integer arithmetic, and a fused chain's post-ops compute in f32", red.Kind, srcDT)
 		case cur.DataType.IsInt():
 			why = fmt.Sprintf("it reads the chain's %s output, which a fused chain never rounds mid-way", cur.DataType)
 		case len(chain) > maxPostOps:
@@ -83,6 +85,17 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 		chain = append(chain, next)
 		cur = next.Outputs[0]
 	}
+}
+
+// exactReduction reports whether red reduces exactly (plan.IsExact): an
+// integer or boolean src wider than 8 bits, or a bitwise or logical kind.
+func exactReduction(red *graph.Op) bool {
+	switch red.Kind {
+	case graph.ReduceBitwiseAnd, graph.ReduceBitwiseOr, graph.ReduceBitwiseXor,
+		graph.ReduceLogicalAnd, graph.ReduceLogicalOr, graph.ReduceLogicalXor:
+		return true
+	}
+	return red.Kind.IsReduction() && red.Inputs[0].DataType.IsExact()
 }
 
 // powBeta is a Pow op's exponent.

@@ -21,9 +21,9 @@ type Tensor struct {
 
 // NewTensor wraps data for the logical tensor lt without copying it. data
 // is a slice whose element type is, or has as its underlying type:
-// float32 (f32), uint16 (the bits of bf16 or f16), int32 (s32), int64
-// (s64), int8 (s8), or byte (u8, or raw little-endian elements of any
-// type). So a
+// float32 (f32), uint16 (the bits of bf16 or f16, or u16), int8, int16,
+// int32, int64, uint32, uint64 (s8, s16, s32, s64, u32, u64), bool
+// (boolean), or byte (u8, or raw little-endian elements of any type). So a
 // framework's own types work as they are: a []BFloat16 with
 // `type BFloat16 uint16` for bf16 or f16 data, a []F with `type F float32`
 // for f32. float16.Float16 is f16 only.
@@ -57,20 +57,14 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 	case elem.Kind() == reflect.Float32:
 		ok = dt == dtypes.F32
 	case elem.Kind() == reflect.Uint16:
-		ok = dt == dtypes.BF16 || dt == dtypes.F16
-	case elem.Kind() == reflect.Int8:
-		ok = dt == dtypes.S8
-	case elem.Kind() == reflect.Int32:
-		ok = dt == dtypes.S32
-	case elem.Kind() == reflect.Int64:
-		ok = dt == dtypes.S64
-	case elem.Kind() == reflect.Int8:
-		ok = dt == dtypes.S8
+		ok = dt == dtypes.BF16 || dt == dtypes.F16 || dt == dtypes.U16
 	case elem.Kind() == reflect.Uint8:
 		ok = true
+	case int(elem.Kind()) < len(kindTypes) && kindTypes[elem.Kind()] != dtypes.Undef:
+		ok = dt == kindTypes[elem.Kind()]
 	default:
 		return Tensor{}, status.Errorf(status.InvalidArguments,
-			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int32, int64, int8 or byte, or of a type based on one)", lt.ID, data)
+			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, byte, an integer type, bool, or a type based on one)", lt.ID, data)
 	}
 	if !ok {
 		return Tensor{}, status.Errorf(status.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)
@@ -105,6 +99,13 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 			lt.ID, graph.DimsString(lt.Dims), need, len(buf))
 	}
 	return t, nil
+}
+
+// kindTypes are the data types of the Go element kinds that name one
+// (uint16 and byte hold the bits of several).
+var kindTypes = [...]dtypes.DataType{
+	reflect.Int8: dtypes.S8, reflect.Int16: dtypes.S16, reflect.Int32: dtypes.S32, reflect.Int64: dtypes.S64,
+	reflect.Uint32: dtypes.U32, reflect.Uint64: dtypes.U64, reflect.Bool: dtypes.Boolean,
 }
 
 // checkDescriptor refuses a logical tensor that no Execute could take

@@ -20,6 +20,13 @@ type Index interface {
 	~int32 | ~int64
 }
 
+// ArgSrc is the element types ArgMax and ArgMin compare: Src's but bool
+// (ONNX's ArgMax and ArgMin take no booleans). []uint16 is bf16 unless
+// Type or SrcType says f16 or u16, as for Src.
+type ArgSrc interface {
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64
+}
+
 // SelectLastIndex makes ArgMax and ArgMin return the last index of the
 // winner where several elements tie (default false: the first), as
 // ONNX's select_last_index.
@@ -38,13 +45,13 @@ const optSelectLast optKind = 64
 // src's bf16 or f16), SrcStrides, DstStrides, SelectLastIndex. An axis of
 // size 0 is an InvalidShape error (there is nothing to pick), and so is an
 // s32 dst for an axis longer than 2^31.
-func ArgMax[I Index, S Src](dst []I, src []S, dims []int, axis int, opts ...Option) error {
+func ArgMax[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...Option) error {
 	return argRun("ArgMax", false, dst, src, dims, axis, opts)
 }
 
 // ArgMin writes the index of the smallest element, NaN smaller than
 // every number (see ArgMax).
-func ArgMin[I Index, S Src](dst []I, src []S, dims []int, axis int, opts ...Option) error {
+func ArgMin[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...Option) error {
 	return argRun("ArgMin", true, dst, src, dims, axis, opts)
 }
 
@@ -54,7 +61,7 @@ func ArgMin[I Index, S Src](dst []I, src []S, dims []int, axis int, opts ...Opti
 // (dtypes.S32 or dtypes.S64, little-endian), axis dropped. NaN wins,
 // and the first of equal elements, as in XLA. opts are ArgMax's
 // (KeepDims(true) keeps the axis as a dim of 1).
-func ArgMinMax[S Src](dst []byte, src []S, dims []int, axis int, outputDType dtypes.DataType, isMin bool, opts ...Option) error {
+func ArgMinMax[S ArgSrc](dst []byte, src []S, dims []int, axis int, outputDType dtypes.DataType, isMin bool, opts ...Option) error {
 	name := "ArgMax"
 	if isMin {
 		name = "ArgMin"
@@ -102,7 +109,7 @@ var (
 // argRun is ArgMax's and ArgMin's path: resolve the types, shape and
 // options into a problem, check the slices hold its spans, find or
 // compile its kernel and run it.
-func argRun[I Index, S Src](fn string, min bool, dst []I, src []S, dims []int, axis int, opts []Option) error {
+func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int, axis int, opts []Option) error {
 	var s settings
 	last := false
 	rest := make([]Option, 0, len(opts))

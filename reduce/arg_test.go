@@ -112,7 +112,7 @@ func argValues(r *rand.Rand, n int, dt dtypes.DataType, nanRate int) []float64 {
 	for i := range v {
 		x := float64(r.IntN(2*span+1) - span)
 		switch {
-		case dt == dtypes.U8:
+		case dt == dtypes.U8 || dt.IsInteger() && !dt.IsSigned():
 			x = float64(r.IntN(span + 1))
 		case dt.IsFloat() && nanRate > 0 && r.IntN(nanRate) == 0:
 			x = math.NaN()
@@ -127,7 +127,7 @@ func argValues(r *rand.Rand, n int, dt dtypes.DataType, nanRate int) []float64 {
 }
 
 // encode stores values as elements of dt in a slice of E.
-func encode[E Src](vals []float64, dt dtypes.DataType) []E {
+func encode[E ArgSrc](vals []float64, dt dtypes.DataType) []E {
 	out := make([]E, len(vals))
 	for i, v := range vals {
 		switch dt {
@@ -144,7 +144,7 @@ func encode[E Src](vals []float64, dt dtypes.DataType) []E {
 
 // checkArg runs one case for src type E (named dt) both ways and with
 // both tie rules, against argRef.
-func checkArg[I Index, E Src](t *testing.T, r *rand.Rand, c argCase, dt dtypes.DataType, nanRate int) {
+func checkArg[I Index, E ArgSrc](t *testing.T, r *rand.Rand, c argCase, dt dtypes.DataType, nanRate int) {
 	t.Helper()
 	rank := len(c.dims)
 	span := 1
@@ -227,6 +227,11 @@ func TestArgRandom(t *testing.T) {
 		checkArg[int64, uint16](t, r, c, dtypes.F16, nanRate)
 		checkArg[int32, int8](t, r, c, dtypes.S8, 0)
 		checkArg[int32, uint8](t, r, c, dtypes.U8, 0)
+		checkArg[int64, int16](t, r, c, dtypes.S16, 0)
+		checkArg[int32, int32](t, r, c, dtypes.S32, 0)
+		checkArg[int64, uint32](t, r, c, dtypes.U32, 0)
+		checkArg[int64, int64](t, r, c, dtypes.S64, 0)
+		checkArg[int32, uint64](t, r, c, dtypes.U64, 0)
 	}
 }
 

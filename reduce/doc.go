@@ -6,19 +6,37 @@
 //	err := reduce.Mean(dst, src, []int{batch, seq, hidden}, []int{-1})
 //
 // The kinds are ONNX's Reduce* set: Mean, Sum, Max, Min, Prod, L1, L2,
-// SumSquare, LogSum (log of the sum) and LogSumExp (computed stably). Each
+// SumSquare, LogSum (log of the sum) and LogSumExp (computed stably), and
+// for integer and boolean data (gdnn extensions, GoMLX's names)
+// BitwiseAnd, BitwiseOr, BitwiseXor, LogicalAnd (all), LogicalOr (any)
+// and LogicalXor. Each
 // is generic over a dst and a src element type, constrained by Dst and
 // Src: ~float32 (f32), and ~uint16 for bf16 or f16, whose type a
 // framework's `type BFloat16 uint16` does not carry, so it is named by an
 // option (Type, SrcType, DstType); and integer data, whose Go types say
 // what they are (an option that names one must name that type): ~int8
-// (s8) and ~uint8 (u8) for src or dst, ~int32 (s32) for dst only, so an
-// []int32 src does not compile. src and dst types are otherwise
+// (s8) and ~uint8 (u8), ~int16, ~int32, ~uint32, ~int64, ~uint64 (s16,
+// s32, u32, s64, u64), ~bool (boolean), and u16 as ~uint16 named U16.
+// src and dst types are otherwise
 // independent within gdnn's rules, the graph API's, checked at run time:
 // a float src goes to its own type, f32, s8, u8 or s32; s8 and u8 src go
 // to any dst. An integer dst is rounded to nearest even and saturated,
 // NaN to 0 (a u8 mean of 2 and 3 is 2; an s8 sum past 127 is 127 in s8,
-// exact in s32). Quantized data with scales and zero points is the graph
+// exact in s32).
+//
+// Integer data wider than 8 bits, booleans, and the bitwise and logical
+// kinds of any integer data are reduced exactly, in integer arithmetic:
+// Sum and Prod wrap around in two's complement at the type's width (as
+// numpy and XLA do; ONNX Runtime saturates) into a dst of the src's type; Max and
+// Min are exact (of booleans: any and all); Mean divides the exact sum by
+// the count in float64 and truncates toward zero, saturated, into the
+// src's type (ONNX Runtime's integer mean), or rounds once into an f32
+// dst; the logical kinds write 1 or 0 to a bool or u8 dst, and LogicalAnd
+// and LogicalOr stop reading a row once it is decided. Every other kind
+// of such data (L1, L2, SumSquare, LogSum, LogSumExp; a Sum or Prod of
+// bools) is refused with an error that names it. These reductions run in
+// the interpreter's typed loops, with no machine code yet.
+// Quantized data with scales and zero points is the graph
 // API's (package partition: Dequantize -> Reduce* -> Quantize in one
 // partition).
 //

@@ -42,9 +42,9 @@ func TestRefusals(t *testing.T) {
 			"reduce.Sum: src and dst share memory"},
 		{"overlapping dst", func() error { return Mean(dst, f32, []int{2, 3}, []int{0}, DstStrides([]int{0})) }, graph.InvalidArguments,
 			"reduce.Mean: dst strides [0] make the outputs of dst dims [3] overlap"},
-		{"uint16 src without a type", func() error { return Mean(dst, u16, []int{2, 3}, nil) }, graph.InvalidDataType, "src is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.SrcType)"},
+		{"uint16 src without a type", func() error { return Mean(dst, u16, []int{2, 3}, nil) }, graph.InvalidDataType, "src is a 16-bit slice: name its type bf16, f16 or u16 (reduce.Type or reduce.SrcType)"},
 		{"uint16 dst without a type", func() error { return Mean(u16, f32, []int{2, 3}, nil) }, graph.InvalidDataType, "reduce.DstType"},
-		{"uint16 named f32", func() error { return Mean(dst, u16, []int{2, 3}, nil, SrcType(dtypes.F32)) }, graph.InvalidDataType, "named f32, not bf16 or f16"},
+		{"uint16 named f32", func() error { return Mean(dst, u16, []int{2, 3}, nil, SrcType(dtypes.F32)) }, graph.InvalidDataType, "named f32, not bf16, f16 or u16"},
 		{"float32 named bf16", func() error { return Mean(dst, f32, []int{2, 3}, nil, Type(dtypes.BF16)) }, graph.InvalidDataType, "src is a 32-bit float slice but its type is named bf16"},
 		{"bf16 to f16", func() error {
 			return Mean(u16, u16, []int{2, 3}, nil, SrcType(dtypes.BF16), DstType(dtypes.F16))
@@ -73,7 +73,7 @@ func TestRefusals(t *testing.T) {
 			r := Post(PostReLU, 0, 0)
 			return Mean(dst, f32, []int{2, 3}, nil, r, r, r, r, r)
 		}, graph.Unimplemented, "option 4: more than 4 post-ops"},
-		{"unknown op", func() error { return Reduce(opCount, dst, f32, []int{2, 3}, nil) }, graph.InvalidArguments, "unknown op Op(10)"},
+		{"unknown op", func() error { return Reduce(opEnd, dst, f32, []int{2, 3}, nil) }, graph.InvalidArguments, "unknown op Op(16)"},
 		{"DstDims bad axis", func() error { _, err := DstDims([]int{2, 3}, []int{5}); return err }, graph.InvalidArguments, "reduce.DstDims: axes[0] = 5"},
 	}
 	for _, c := range cases {

@@ -127,3 +127,27 @@ func ExampleRunONNX_logSumExp() {
 	fmt.Printf("%.4f %v\n", reduced, err)
 	// Output: [0.6931 1000.6932] <nil>
 }
+
+// The token counts of an int64 attention mask [batch, seq] (1 for a
+// token, 0 for padding), as ONNX models compute them with ReduceSum: an
+// exact integer sum.
+func ExampleSum_int64Mask() {
+	mask := []int64{
+		1, 1, 1, 0, 0,
+		1, 1, 1, 1, 1,
+	}
+	counts := make([]int64, 2)
+	err := reduce.Sum(counts, mask, []int{2, 5}, []int{1})
+	fmt.Println(counts, err)
+	// Output: [3 5] <nil>
+}
+
+// Whether every row of a boolean tensor is all true, and whether any is.
+func ExampleLogicalAnd() {
+	valid := []bool{true, true, true, false, true, true}
+	all, any := make([]bool, 2), make([]bool, 2)
+	err1 := reduce.LogicalAnd(all, valid, []int{2, 3}, []int{1})
+	err2 := reduce.LogicalOr(any, valid, []int{2, 3}, []int{1})
+	fmt.Println(all, any, err1, err2)
+	// Output: [true false] [true true] <nil> <nil>
+}

@@ -212,7 +212,7 @@ func TestInt8Refusals(t *testing.T) {
 		{"f32 src f16 dst", func() error {
 			return Sum(make([]uint16, 1), []float32{1, 2}, []int{2}, []int{0}, DstType(dtypes.F16))
 		}, "dst must be the src type, f32, s8, u8 or s32"},
-		{"16-bit dst unnamed", func() error { return Sum(make([]uint16, 1), []int8{1, 2}, []int{2}, []int{0}) }, "name its type bf16 or f16"},
+		{"16-bit dst unnamed", func() error { return Sum(make([]uint16, 1), []int8{1, 2}, []int{2}, []int{0}) }, "name its type bf16, f16 or u16"},
 	}
 	for _, c := range cases {
 		err := c.run()

@@ -55,7 +55,7 @@ func (n ONNXArgNode) check() error {
 // RunONNXArg runs node n on src (dims) into dst. opts may name src's
 // data type and strides; keepdims and select_last_index are the node's
 // (a KeepDims or SelectLastIndex option is an error).
-func RunONNXArg[I Index, S Src](n ONNXArgNode, dst []I, src []S, dims []int, opts ...Option) error {
+func RunONNXArg[I Index, S ArgSrc](n ONNXArgNode, dst []I, src []S, dims []int, opts ...Option) error {
 	if err := n.check(); err != nil {
 		return err
 	}

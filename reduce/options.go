@@ -159,7 +159,7 @@ type settings struct {
 // apply resolves opts for op into s; onnx refuses KeepDims (the node's
 // attribute decides).
 func (s *settings) apply(op Op, opts []Option, onnx bool) error {
-	if op >= opCount {
+	if op >= opEnd {
 		return status.Errorf(status.InvalidArguments, "reduce: unknown op %v", op)
 	}
 	if _, post := op.reduction(); post != 0 {

@@ -3,6 +3,7 @@ package reduce
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -16,20 +17,25 @@ import (
 )
 
 // Src is the element types a src may have: f32 as ~float32, bf16 and
-// f16 as ~uint16 (their bits), whose data type an option names, and
-// 8-bit integer data, s8 as ~int8 and u8 as ~uint8. An integer slice's
-// type is its Go type's; an option may name it too, and must then name
-// that type. A src of any other element type (an []int32, say: gdnn
-// reduces no s32 data) does not compile.
+// f16 as ~uint16 (their bits), whose data type an option names, 8-bit
+// integer data, s8 as ~int8 and u8 as ~uint8, and (a gdnn extension)
+// integer and boolean data reduced exactly: s16, s32, u32, s64 and u64 as
+// ~int16, ~int32, ~uint32, ~int64 and ~uint64, booleans as ~bool, and u16
+// as ~uint16 named U16 by an option. An integer slice's type is its Go
+// type's; an option may name it too, and must then name that type. A src
+// of any other element type does not compile. Which reductions each type
+// takes is checked at run time (see the package doc): a sum of bools, an
+// L2 norm of integers are refused.
 type Src interface {
-	~float32 | ~uint16 | ~int8 | ~uint8
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool
 }
 
-// Dst is the element types a dst may have: those of Src, and s32 as
-// ~int32. Which dst a src may go to is checked at run time (see the
-// package doc): a float src goes to its own type, f32, s8, u8 or s32.
+// Dst is the element types a dst may have: those of Src. Which dst a src
+// may go to is checked at run time (see the package doc): a float src
+// goes to its own type, f32, s8, u8 or s32; integer data to its own type
+// (the mean also to f32), the logical reductions to bool or u8.
 type Dst interface {
-	~float32 | ~uint16 | ~int8 | ~uint8 | ~int32
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool
 }
 
 // Op is a reduction kind, for callers that choose it at run time (Reduce,
@@ -48,15 +54,28 @@ const (
 	OpSumSquare           // sum x*x
 	OpLogSum              // log(sum x)
 	OpLogSumExp           // log(sum exp x), computed stably
-	opCount
+	opCount               // ONNX's Reduce* kinds end here
 )
 
-var opNames = [...]string{"Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "SumSquare", "LogSum", "LogSumExp"}
+// The kinds of integer and boolean data only (gdnn extensions, GoMLX's
+// ReduceBitwise* and ReduceLogical*).
+const (
+	OpBitwiseAnd Op = opCount + iota // and of the bits
+	OpBitwiseOr                      // or of the bits
+	OpBitwiseXor                     // xor of the bits
+	OpLogicalAnd                     // all: 1 if every element is nonzero (true)
+	OpLogicalOr                      // any: 1 if some element is nonzero
+	OpLogicalXor                     // 1 if an odd number of elements are nonzero
+	opEnd
+)
+
+var opNames = [...]string{"Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "SumSquare", "LogSum", "LogSumExp",
+	"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LogicalAnd", "LogicalOr", "LogicalXor"}
 
 // String returns the kind's name as this package spells its function
 // ("Mean", "LogSumExp").
 func (op Op) String() string {
-	if op >= opCount {
+	if op >= opEnd {
 		return "Op(" + strconv.Itoa(int(op)) + ")"
 	}
 	return opNames[op]
@@ -84,6 +103,18 @@ func (op Op) reduction() (plan.Reduction, ops.Kind) {
 		return plan.AlgSum.Reduction(0, 0), ops.Log
 	case OpLogSumExp:
 		return plan.LogSumExp, 0
+	case OpBitwiseAnd:
+		return plan.Bitwise(plan.CombineAnd), 0
+	case OpBitwiseOr:
+		return plan.Bitwise(plan.CombineOr), 0
+	case OpBitwiseXor:
+		return plan.Bitwise(plan.CombineXor), 0
+	case OpLogicalAnd:
+		return plan.LogicalAnd, 0
+	case OpLogicalOr:
+		return plan.LogicalOr, 0
+	case OpLogicalXor:
+		return plan.LogicalXor, 0
 	}
 	return plan.Reduction{}, 0 // the mean
 }
@@ -140,6 +171,41 @@ func LogSum[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) er
 // overflows; an empty reduction gives -Inf (see Mean).
 func LogSumExp[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
 	return Reduce(OpLogSumExp, dst, src, dims, axes, opts...)
+}
+
+// BitwiseAnd writes the and of the bits of src's integers over axes to
+// dst (see Mean).
+func BitwiseAnd[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpBitwiseAnd, dst, src, dims, axes, opts...)
+}
+
+// BitwiseOr writes the or of the bits (see BitwiseAnd).
+func BitwiseOr[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpBitwiseOr, dst, src, dims, axes, opts...)
+}
+
+// BitwiseXor writes the xor of the bits (see BitwiseAnd).
+func BitwiseXor[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpBitwiseXor, dst, src, dims, axes, opts...)
+}
+
+// LogicalAnd writes whether every element of src over axes is nonzero
+// (true), to a bool or u8 dst (see Mean); it stops reading a row at its
+// first zero.
+func LogicalAnd[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpLogicalAnd, dst, src, dims, axes, opts...)
+}
+
+// LogicalOr writes whether some element is nonzero (see LogicalAnd); it
+// stops reading a row at its first nonzero.
+func LogicalOr[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpLogicalOr, dst, src, dims, axes, opts...)
+}
+
+// LogicalXor writes whether an odd number of elements are nonzero (see
+// LogicalAnd).
+func LogicalXor[D Dst, S Src](dst []D, src []S, dims, axes []int, opts ...Option) error {
+	return Reduce(OpLogicalXor, dst, src, dims, axes, opts...)
 }
 
 // Reduce runs the reduction op, chosen at run time; Mean(...) is
@@ -206,7 +272,10 @@ func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64
 	if err != nil {
 		return err
 	}
+	red, _ := op.reduction()
 	switch {
+	case plan.IsExact(srcDT, red) || red.IsBitwise() || red.Transform == plan.TransformNonzero:
+		// Exact data: the plan's table says which dst each kind writes.
 	case srcDT.IsInt8():
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
@@ -245,61 +314,54 @@ func inCall(op Op, err error) error {
 }
 
 // elemType is the data type of E's elements: f32 for ~float32 (named
-// f32 or not at all), bf16 or f16 for ~uint16 as named, s8, u8 or s32 for
-// the integers (named so or not at all; byType: named by Type, which
-// integer slices ignore).
+// f32 or not at all), bf16, f16 or u16 for ~uint16 as named, the integer
+// or boolean type of the other element types (named so or not at all;
+// byType: named by Type, which integer slices ignore).
 func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dtypes.DataType, error) {
-	var z E
 	if dt := intType[E](); dt != dtypes.Undef {
 		if named != dtypes.Undef && named != dt && !byType {
 			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
 		}
 		return dt, nil
 	}
-	if unsafe.Sizeof(z) == 4 {
+	if !is16[E]() {
 		if named != dtypes.Undef && named != dtypes.F32 {
 			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 32-bit float slice but its type is named %v", op, what, named)
 		}
 		return dtypes.F32, nil
 	}
-	if named != dtypes.BF16 && named != dtypes.F16 {
+	if named != dtypes.BF16 && named != dtypes.F16 && named != dtypes.U16 {
 		if named == dtypes.Undef {
 			opt := "SrcType"
 			if what == "dst" {
 				opt = "DstType"
 			}
-			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice: name its type bf16 or f16 (reduce.Type or reduce.%s)",
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice: name its type bf16, f16 or u16 (reduce.Type or reduce.%s)",
 				op, what, opt)
 		}
-		return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16 or f16", op, what, named)
+		return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 16-bit slice but its type is named %v, not bf16, f16 or u16", op, what, named)
 	}
 	return named, nil
 }
 
-// is16 reports whether E is a 16-bit element type (bf16 or f16 data).
-func is16[E Dst]() bool {
-	var z E
-	return unsafe.Sizeof(z) == 2
+// is16 reports whether E is a ~uint16 element type (bf16, f16 or u16
+// data, as an option names it).
+func is16[E Dst]() bool { return reflect.TypeFor[E]().Kind() == reflect.Uint16 }
+
+// intTypes are the data types of the Go integer and boolean kinds.
+var intTypes = [...]dtypes.DataType{
+	reflect.Int8: dtypes.S8, reflect.Uint8: dtypes.U8, reflect.Int16: dtypes.S16,
+	reflect.Int32: dtypes.S32, reflect.Uint32: dtypes.U32, reflect.Int64: dtypes.S64, reflect.Uint64: dtypes.U64,
+	reflect.Bool: dtypes.Boolean,
 }
 
-// intType is the integer data type of E (s8, u8 or s32), or Undef for
-// the float element types. E(1)/2 is 0 only for integers; E(0)-1 is
-// negative only for signed types.
+// intType is the integer or boolean data type of E, or Undef for the
+// float element types and ~uint16 (whose type an option names).
 func intType[E Dst]() dtypes.DataType {
-	var one, zero E = 1, 0
-	if one/2 != 0 {
-		return dtypes.Undef // float32
+	if k := reflect.TypeFor[E]().Kind(); int(k) < len(intTypes) {
+		return intTypes[k]
 	}
-	switch unsafe.Sizeof(zero) {
-	case 4:
-		return dtypes.S32
-	case 1:
-		if zero-one < 0 {
-			return dtypes.S8
-		}
-		return dtypes.U8
-	}
-	return dtypes.Undef // uint16: bf16 or f16 bits
+	return dtypes.Undef
 }
 
 // bytesOf views s as bytes, without copying.

@@ -17,6 +17,17 @@ type buffer struct {
 	s8  []int8
 	u8  []uint8
 	s32 []int32
+	// raw holds the other integer types and boolean (s16, u16, u32, s64,
+	// u64: gdnn extensions reduced exactly), little-endian.
+	raw []byte
+}
+
+// rawTypes are the data types a buffer keeps in raw: each one's range,
+// for set's saturation.
+var rawTypes = map[dtypes.DataType]struct{ lo, hi float64 }{
+	dtypes.S16: {math.MinInt16, math.MaxInt16}, dtypes.U16: {0, math.MaxUint16},
+	dtypes.U32: {0, math.MaxUint32}, dtypes.S64: {math.MinInt64, math.MaxInt64},
+	dtypes.U64: {0, math.MaxUint64}, dtypes.Boolean: {0, 1},
 }
 
 // spanOf returns how many elements a tensor with dims and strides spans
@@ -79,7 +90,13 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 			b.s32[i] = -0x21524111
 		}
 	default:
-		return b, status.Errorf(status.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
+		if _, ok := rawTypes[dt]; !ok {
+			return b, status.Errorf(status.Unimplemented, "data type %s has no buffer support in gdnnbench", dt)
+		}
+		b.raw = largePageSlice[byte](n * int64(dt.Size()))
+		for i := range b.raw {
+			b.raw[i] = 0xa5
+		}
 	}
 	return b, nil
 }
@@ -96,6 +113,9 @@ func (b buffer) data() any {
 	case dtypes.S32:
 		return b.s32
 	}
+	if b.raw != nil {
+		return b.raw
+	}
 	return b.u16
 }
 
@@ -110,6 +130,8 @@ func (b buffer) bytes() []byte {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s8))), len(b.s8))
 	case b.s32 != nil:
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s32))), 4*len(b.s32))
+	case b.raw != nil:
+		return b.raw
 	}
 	return b.u8
 }
@@ -135,6 +157,8 @@ func (b buffer) as(dt dtypes.DataType) buffer {
 		v.u8 = raw
 	case dtypes.S32:
 		v.s32 = unsafe.Slice((*int32)(p), len(raw)/4)
+	default:
+		v.raw = raw
 	}
 	return v
 }
@@ -155,6 +179,17 @@ func (b buffer) set(i int64, v float64) {
 		b.u8[i] = uint8(intRound(v, 0, math.MaxUint8))
 	case dtypes.S32:
 		b.s32[i] = int32(intRound(v, math.MinInt32, math.MaxInt32))
+	default:
+		r := rawTypes[b.dt]
+		w := intRound(v, r.lo, r.hi)
+		u := uint64(int64(w))
+		if w >= 1<<63 {
+			u = uint64(w)
+		}
+		sz := int64(b.dt.Size())
+		for k := range sz {
+			b.raw[i*sz+k] = byte(u >> (8 * k))
+		}
 	}
 }
 
@@ -179,9 +214,26 @@ func (b buffer) get(i int64) float64 {
 		return float64(b.u8[i])
 	case dtypes.S32:
 		return float64(b.s32[i])
-	default:
+	case dtypes.F16:
 		return float64(dtypes.F16ToF32(b.u16[i]))
 	}
+	// An s64 or u64 past 2^53 rounds to nearest even.
+	u := b.rawBits(i)
+	if b.dt.IsSigned() {
+		sh := 64 - 8*uint(b.dt.Size())
+		return float64(int64(u<<sh) >> sh)
+	}
+	return float64(u)
+}
+
+// rawBits returns the bits of element i of a raw buffer, zero-extended.
+func (b buffer) rawBits(i int64) uint64 {
+	sz := int64(b.dt.Size())
+	var u uint64
+	for k := sz - 1; k >= 0; k-- {
+		u = u<<8 | uint64(b.raw[i*sz+k])
+	}
+	return u
 }
 
 // bits returns the raw bits of element i (for bitwise comparisons).
@@ -195,6 +247,9 @@ func (b buffer) bits(i int64) uint32 {
 		return uint32(b.u8[i])
 	case dtypes.S32:
 		return uint32(b.s32[i])
+	}
+	if b.raw != nil {
+		return uint32(b.rawBits(i)) // the low half of a 64-bit element
 	}
 	return uint32(b.u16[i])
 }

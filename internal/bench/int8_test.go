@@ -221,7 +221,7 @@ func TestInt8Driver(t *testing.T) {
 		{[]string{"--sdt=f16", "--ddt=u8", "--alg=norm_lp_power_p_sum", "--p=2", "--eps=0.5"}, "PASSED", ""},
 		{[]string{"--sdt=f32", "--ddt=s8", "--alg=sum"}, "PASSED", ""},
 		{[]string{"--sdt=bf16", "--ddt=u8", "--alg=mean"}, "PASSED", ""},
-		{[]string{"--sdt=s32", "--ddt=f32", "--alg=sum"}, "UNIMPLEMENTED", "data types s32:f32; gdnn's reductions read f32, bf16, f16, s8 and u8"},
+		{[]string{"--sdt=s32", "--ddt=f32", "--alg=sum"}, "UNIMPLEMENTED", "--alg=sum of s32 data into f32: a sum of s32 data writes s32, not f32"},
 		{[]string{"--sdt=u8", "--ddt=u8", "--alg=amax"}, "UNIMPLEMENTED", "--alg=amax of u8 data"},
 	}
 	for _, c := range cases {

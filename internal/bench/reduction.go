@@ -232,7 +232,13 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	}
 	if r.g.mode.Corr {
 		for _, mode := range []fillMode{fillExact, fillRandom} {
-			if fail := r.checkOnce(b, c, mode, uint64(idx)+1, exec); fail != nil {
+			check := r.checkOnce
+			if red, ok := exactCase(c); ok {
+				check = func(b *built, c redCase, mode fillMode, seed uint64, exec func(int) error) *result {
+					return r.checkExact(b, c, red, mode, seed, exec)
+				}
+			}
+			if fail := check(b, c, mode, uint64(idx)+1, exec); fail != nil {
 				fail.impl = res.impl
 				return *fail
 			}
@@ -540,6 +546,13 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 // and s8 and u8 src into s8, u8, s32, f32, bf16 or f16, without a pre-op
 // (benchdnn's amax of integers would need Abs of s8 data).
 func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
+	if r := exactAlgs[ap.kind.name]; sdt.IsExact() && ap.pre == 0 {
+		// Integer and boolean data (gdnn extensions), reduced exactly.
+		if err := plan.CheckExact(sdt, ddt, r); err != nil {
+			return fmt.Sprintf("--alg=%s of %s data into %s: %s", ap.kind.name, sdt, ddt, strings.TrimPrefix(reasonOf(err), "plan: "))
+		}
+		return ""
+	}
 	switch {
 	case sdt.IsInt8() && ap.pre != 0:
 		return fmt.Sprintf("--alg=%s of %s data: gdnn's %s pre-op takes f32, bf16 and f16", ap.kind.name, sdt, ap.pre)
@@ -549,6 +562,13 @@ func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
 		return fmt.Sprintf("data types %s:%s; gdnn's reductions read f32, bf16, f16, s8 and u8", sdt, ddt)
 	}
 	return ""
+}
+
+// exactAlgs are the algs exact data takes, as plan.CheckExact reads
+// them (the norms are skipped before: invalid for integer src).
+var exactAlgs = map[string]plan.Reduction{
+	"sum": plan.AlgSum.Reduction(0, 0), "mul": plan.AlgMul.Reduction(0, 0), "max": plan.AlgMax.Reduction(0, 0),
+	"min": plan.AlgMin.Reduction(0, 0), "mean": plan.AlgMean.Reduction(0, 0),
 }
 
 // broadcastView returns an operand's strides with 0 where it broadcasts.

@@ -52,7 +52,7 @@ func TestSummaryOutput(t *testing.T) {
 	unimplHead := "= Unimplemented reasons (--summary=no-unimplemented to disable) ="
 	failHead := "= Failed cases summary (--summary=no-failures to disable) ="
 	for _, want := range []string{implHead, " : 2 (100%) ", unimplHead,
-		"     2 x data types s32:f32; gdnn's reductions read f32, bf16, f16, s8 and u8 (first: problem 1)\n", failHead,
+		"     2 x --alg=sum of s32 data into f32: a sum of s32 data writes s32, not f32 (first: problem 1)\n", failHead,
 		"\n4:INVALID_ARGUMENTS (dst dim 0 is 3; it must equal src dim 0 (4) or be 1) __REPRO: --reduction 4x4:3x1\n",
 		"\n(... 12 more cases ...)\n============================\ntests:26 "} {
 		if !strings.Contains(out, want) {

@@ -31,6 +31,13 @@ var argScans = map[dtypes.DataType]argScan{
 	dtypes.U8:   scanAs[uint8],
 	dtypes.BF16: scanWidened(dtypes.BF16ToF32),
 	dtypes.F16:  scanWidened(dtypes.F16ToF32),
+	dtypes.S16:  scanAs[int16],
+	dtypes.U16:  scanAs[uint16],
+	dtypes.S32:  scanAs[int32],
+	dtypes.U32:  scanAs[uint32],
+	dtypes.S64:  scanAs[int64],
+	dtypes.U64:  scanAs[uint64],
+	dtypes.F64:  scanAs[float64],
 }
 
 // ordered is the element types a scan compares directly.

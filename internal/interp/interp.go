@@ -71,6 +71,10 @@ func Run(pl *plan.Plan, src, dst []byte, bins [][]byte) error {
 			return checkBuf(fmt.Sprintf("binary operand %d", i), b, need)
 		}
 	}
+	if plan.IsExact(pl.SrcDT, pl.Reduction) {
+		runExact(pl, src, dst)
+		return nil
+	}
 	e := getExec()
 	defer putExec(e)
 	if e.init(pl, src, dst, bins) {

@@ -426,7 +426,14 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	body.Outer = nil
 	counts(body)
 
-	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 {
+	// An exact mean is one call per Outer iteration whatever its cost: its
+	// partial sums would need 128 bits (see partials). So is an exact plan
+	// with an Inner run: the interpreter reads whole rows of it per
+	// reduced index, which tiles would cut into strided pieces. Exact
+	// plans run in the interpreter, whose calls are Go code the scheduler
+	// can preempt.
+	exactWhole := plan.IsExact(pl.SrcDT, pl.Reduction) && (pl.IsMean() || pl.HasInner)
+	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 || exactWhole {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.
 		// (A plan that sums one element, or none, has no stages to cut it
@@ -436,7 +443,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 			srcBytes: plan.MulSat(plan.MulSat(perOut, innerW), outerCount)})
 		return nil
 	}
-	if dc.rowByRow(pl) {
+	if dc.rowByRow(pl) && !plan.IsExact(pl.SrcDT, pl.Reduction) {
 		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about

@@ -435,9 +435,9 @@ func TestRunChecksBuffers(t *testing.T) {
 	if _, err := Compile(nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("Compile(nil): %v", err)
 	}
-	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32}
+	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.BF16} // an s32 mean writes s32, f32 or f64
 	if _, err := Compile(bad); !errors.Is(err, status.InvalidDataType) {
-		t.Errorf("Compile(s32 plan): %v, want InvalidDataType", err)
+		t.Errorf("Compile(s32 plan to bf16): %v, want InvalidDataType", err)
 	}
 }
 

@@ -7,6 +7,22 @@ import (
 	"github.com/gdnn/gdnn/internal/status"
 )
 
+// partials returns the data type of pl's partial results and the stage
+// flags of its two stages. A float plan's partials are f32, transformed
+// and combined but not finalized (SkipFinalize), and stage 2 combines
+// them (SkipTransform). An exact plan (plan.IsExact; never a mean, which
+// is not split) has partials of its dst type, which its own reduction
+// combines again with no stage flags: sums, products and the bitwise
+// combines in the dst's two's complement width are associative, max and
+// min too, and the logical ones write partial truths of 0 and 1, whose
+// truths are themselves.
+func partials(pl *plan.Plan) (dt dtypes.DataType, skipFinalize, skipTransform plan.Stage) {
+	if plan.IsExact(pl.SrcDT, pl.Reduction) {
+		return pl.DstDT, 0, 0
+	}
+	return dtypes.F32, plan.SkipFinalize, plan.SkipTransform
+}
+
 // twoStage adds stage 1 (f32 partial results of reduction chunks into a
 // new scratch buffer: transformed and combined, not finalized) and stage 2
 // (partials combined and finalized, post-ops, conversion).
@@ -22,7 +38,8 @@ import (
 func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, target int64, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
-	const f32 = 4
+	partDT, skipFinalize, skipTransform := partials(pl)
+	f32 := esz(partDT) // the partials' element size (named for the float plans' f32)
 	budget := callBudget
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
@@ -114,8 +131,8 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	loops = append(loops, chunkLoops...)
 
 	stage1 := func(rows, width int64) *plan.Plan {
-		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipFinalize,
-			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
+		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | skipFinalize,
+			SrcDT: pl.SrcDT, DstDT: partDT, Div: 1}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
@@ -177,8 +194,8 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	dc.phase(segs...)
 
 	// Stage 2: the same outputs over the partials.
-	s2 := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipTransform,
-		SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
+	s2 := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | skipTransform,
+		SrcDT: partDT, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
 	nbin := pl.BinaryCount()
 	stride := plan.MulSat(C, I)
 	for i := len(pl.Outer) - 1; i >= 0; i-- {

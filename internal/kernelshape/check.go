@@ -118,12 +118,13 @@ func Check(pl *plan.Plan, c Covers) error {
 }
 
 // VectorReduction reports whether reduction r has vector code on every
-// emitter: every combine; no transform, |x|, x*x or exp (|x|^p for other
+// emitter: every float combine; no transform, |x|, x*x or exp (|x|^p for other
 // p needs pow); finalizes whose root is of p 1 (none) or 2 (a square
 // root), and log. Exp and log make an unshifted log-sum-exp (Check
-// refuses a shifted one, which the runtime runs as phases).
+// refuses a shifted one, which the runtime runs as phases). The bitwise
+// and logical reductions of integer data have none yet.
 func VectorReduction(r plan.Reduction) bool {
-	if r.Transform == plan.TransformPow {
+	if r.Transform == plan.TransformPow || r.Transform == plan.TransformNonzero || r.IsBitwise() {
 		return false
 	}
 	switch r.Finalize {

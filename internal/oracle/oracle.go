@@ -32,22 +32,9 @@ type Output struct {
 // fastest). The dims p reduces have size 1 in dst.
 func Reduce(p *plan.Problem, src []byte) []Output {
 	rank := len(p.Dims)
-	var kept, red []int
-	for d := range rank {
-		if p.Reduce[d] {
-			red = append(red, d)
-		} else {
-			kept = append(kept, d)
-		}
-	}
-	n := int64(1)
-	for _, d := range red {
-		n *= p.Dims[d]
-	}
-	for _, d := range kept {
-		if p.Dims[d] == 0 {
-			return nil
-		}
+	kept, red, n, empty := dimsOf(p)
+	if empty {
+		return nil
 	}
 	var binStrides [][]int64
 	for _, op := range p.PostOps {
@@ -118,6 +105,22 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			return outs
 		}
 	}
+}
+
+// dimsOf splits p's dims into the kept and the reduced ones and counts
+// the elements n of each output; empty says a kept dim is 0 (no outputs).
+func dimsOf(p *plan.Problem) (kept, red []int, n int64, empty bool) {
+	n = 1
+	for d, size := range p.Dims {
+		if p.Reduce[d] {
+			red = append(red, d)
+			n *= size
+		} else {
+			kept = append(kept, d)
+			empty = empty || size == 0
+		}
+	}
+	return kept, red, n, empty
 }
 
 // step advances the odometer idx over the dims listed in which (last

@@ -54,6 +54,9 @@ type ArgPlan struct {
 var ArgSrcTypes = map[dtypes.DataType]dtypes.DataType{
 	dtypes.F32: dtypes.F32, dtypes.BF16: dtypes.F32, dtypes.F16: dtypes.F32,
 	dtypes.S8: dtypes.F32, dtypes.U8: dtypes.F32,
+	// Wider integers and f64 compare in their own type: the interpreter's.
+	dtypes.S16: dtypes.S16, dtypes.U16: dtypes.U16, dtypes.S32: dtypes.S32, dtypes.U32: dtypes.U32,
+	dtypes.S64: dtypes.S64, dtypes.U64: dtypes.U64, dtypes.F64: dtypes.F64,
 }
 
 // IsArgIndexType reports whether t can hold an index reduction's result.

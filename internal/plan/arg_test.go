@@ -42,7 +42,7 @@ func TestArgProblemRefusals(t *testing.T) {
 		edit func(p *ArgProblem)
 		want status.Status
 	}{
-		{"s32 src", func(p *ArgProblem) { p.SrcDT = dtypes.S32 }, status.InvalidDataType},
+		{"boolean src", func(p *ArgProblem) { p.SrcDT = dtypes.Boolean }, status.InvalidDataType},
 		{"f32 index", func(p *ArgProblem) { p.IdxDT = dtypes.F32 }, status.InvalidDataType},
 		{"axis past the rank", func(p *ArgProblem) { p.Axis = 2 }, status.InvalidArguments},
 		{"negative axis", func(p *ArgProblem) { p.Axis = -1 }, status.InvalidArguments},

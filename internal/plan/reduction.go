@@ -31,11 +31,12 @@ type Transform uint8
 
 // The transforms.
 const (
-	TransformNone   Transform = iota
-	TransformAbs              // |x|
-	TransformSquare           // x*x
-	TransformPow              // |x|^P (P other than 1 and 2: see Alg.Reduction)
-	TransformExp              // exp(x - max): log-sum-exp only (see LogSumExp)
+	TransformNone    Transform = iota
+	TransformAbs               // |x|
+	TransformSquare            // x*x
+	TransformPow               // |x|^P (P other than 1 and 2: see Alg.Reduction)
+	TransformExp               // exp(x - max): log-sum-exp only (see LogSumExp)
+	TransformNonzero           // 1 where x != 0, else 0: the logical reductions' truth (exact data only)
 	transformCount
 )
 
@@ -52,6 +53,12 @@ const (
 	CombineMax
 	CombineMin
 	CombineFirst
+	// The bitwise combines of integer data (exact data only): ReduceBitwiseAnd,
+	// Or and Xor, and after TransformNonzero the logical ReduceLogicalAnd,
+	// Or and Xor.
+	CombineAnd
+	CombineOr
+	CombineXor
 	combineCount
 )
 
@@ -257,7 +264,9 @@ func (r Reduction) readsEps() bool {
 
 // Identity is the value an accumulator starts from: the combine's neutral
 // element, and so the result of reducing nothing (before the finalize).
-// Sums start at +0, so a sum is never -0.
+// Sums start at +0, so a sum is never -0. It is the float data's; exact
+// data's identities are the interpreter's (the bitwise combines have none
+// in f32).
 func (r Reduction) Identity() float32 {
 	switch r.Combine {
 	case CombineMul:
@@ -391,8 +400,8 @@ func (r Reduction) root(x float64) float64 {
 }
 
 var (
-	transformNames = [...]string{"", "abs", "square", "pow", "exp"}
-	combineNames   = [...]string{"sum", "mul", "max", "min", "copy"}
+	transformNames = [...]string{"", "abs", "square", "pow", "exp", "nonzero"}
+	combineNames   = [...]string{"sum", "mul", "max", "min", "copy", "and", "or", "xor"}
 	finalizeNames  = [...]string{"mean", "", "root_max_eps", "root_add_eps", "max_eps", "add_eps", "log"}
 )
 

@@ -41,7 +41,7 @@ func SpanElems(dims, strides []int64) (int64, error) {
 
 // spanBytes turns an element span into bytes of dt, overflow-checked.
 func spanBytes(what string, elems int64, dt dtypes.DataType) (int64, error) {
-	if !IsDstType(dt) && !IsSrcType(dt) {
+	if !IsDstType(dt) && !IsSrcType(dt) && !dt.IsExact() && !dt.IsInteger() && dt != dtypes.F64 {
 		return 0, status.Errorf(status.InvalidDataType, "plan: %s data type %v is not f32, bf16, f16, s8, u8 or s32", what, dt)
 	}
 	b, ok := mulSize(elems, int64(dt.Size()))

@@ -43,7 +43,7 @@ func (p *Problem) Validate() error {
 			return status.Errorf(status.InvalidArguments, "plan: dst stride of dim %d is negative (%d)", i, p.DstStrides[i])
 		}
 	}
-	if err := checkDataTypes(p.SrcDT, p.DstDT); err != nil {
+	if err := checkDataTypes(p.SrcDT, p.DstDT, p.Reduction, len(p.PostOps), 0); err != nil {
 		return err
 	}
 	if err := p.Reduction.Validate(); err != nil {
@@ -109,7 +109,7 @@ func (pl *Plan) Validate() error {
 	if pl == nil {
 		return status.Errorf(status.InvalidArguments, "plan: nil plan")
 	}
-	if err := checkDataTypes(pl.SrcDT, pl.DstDT); err != nil {
+	if err := checkDataTypes(pl.SrcDT, pl.DstDT, pl.Reduction, len(pl.PostOps), pl.Stage); err != nil {
 		return err
 	}
 	if err := pl.checkReduction(); err != nil {
@@ -288,8 +288,15 @@ func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 }
 
 // checkDataTypes enforces src in {f32, bf16, f16, s8, u8} and dst in
-// {f32, bf16, f16, s8, u8, s32}.
-func checkDataTypes(src, dst dtypes.DataType) error {
+// {f32, bf16, f16, s8, u8, s32}, or for an exact reduction (IsExact) what
+// checkExact says; posts is the number of post-ops and stage the plan's.
+func checkDataTypes(src, dst dtypes.DataType, r Reduction, posts int, stage Stage) error {
+	if IsExact(src, r) {
+		return checkExact(src, dst, r, posts, stage)
+	}
+	if r.Transform == TransformNonzero || r.IsBitwise() {
+		return status.Errorf(status.InvalidDataType, "plan: %v reduces integer or boolean data, not %v", r, src)
+	}
 	if !IsSrcType(src) {
 		return status.Errorf(status.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8 or u8", src)
 	}

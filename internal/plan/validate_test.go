@@ -58,12 +58,13 @@ func TestProblemValidate(t *testing.T) {
 		{"negative src stride", edit(func(p *Problem) { p.SrcStrides[3] = -1 }), status.InvalidArguments},
 		{"negative kept dst stride", edit(func(p *Problem) { p.DstStrides[0] = -1 }), status.InvalidArguments},
 		{"negative reduced dst stride is ignored", edit(func(p *Problem) { p.DstStrides[2] = -1 }), 0},
-		{"src s32", edit(func(p *Problem) { p.SrcDT = dtypes.S32 }), status.InvalidDataType},
+		{"src s32 to bf16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.S32, dtypes.BF16 }), status.InvalidDataType},
 		{"src undef", edit(func(p *Problem) { p.SrcDT = dtypes.Undef }), status.InvalidDataType},
 		{"f16 to bf16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.F16, dtypes.BF16 }), 0},
 		{"f32 to f16", edit(func(p *Problem) { p.DstDT = dtypes.F16 }), 0},
 		{"dst s64", edit(func(p *Problem) { p.DstDT = dtypes.S64 }), status.InvalidDataType},
-		{"src s64", edit(func(p *Problem) { p.SrcDT = dtypes.S64 }), status.InvalidDataType},
+		{"src s64 to f32", edit(func(p *Problem) { p.SrcDT = dtypes.S64 }), 0}, // an exact mean
+		{"src s64 to bf16", edit(func(p *Problem) { p.SrcDT, p.DstDT = dtypes.S64, dtypes.BF16 }), status.InvalidDataType},
 		{"dst boolean", edit(func(p *Problem) { p.DstDT = dtypes.Boolean }), status.InvalidDataType},
 		{"dst undef", edit(func(p *Problem) { p.DstDT = dtypes.Undef }), status.InvalidDataType},
 		{"bf16 to f32", edit(func(p *Problem) { p.SrcDT = dtypes.BF16 }), 0},
@@ -161,7 +162,51 @@ func TestPlanValidate(t *testing.T) {
 		{"canonical", base(), 0},
 		{"nil", nil, status.InvalidArguments},
 		{"bad dst type", edit(func(pl *Plan) { pl.DstDT = dtypes.F64 }), status.InvalidDataType},
-		{"bad src type", edit(func(pl *Plan) { pl.SrcDT = dtypes.S32 }), status.InvalidDataType},
+		{"bad src type", edit(func(pl *Plan) { pl.SrcDT = dtypes.Undef }), status.InvalidDataType},
+		{"s32 mean with post-ops", edit(func(pl *Plan) { pl.SrcDT = dtypes.S32 }), status.Unimplemented},
+		{"s32 mean", edit(func(pl *Plan) { pl.SrcDT = dtypes.S32; pl.PostOps = nil; stripBins(pl) }), 0},
+		{"s64 mean to f64", edit(func(pl *Plan) { pl.SrcDT, pl.DstDT = dtypes.S64, dtypes.F64; pl.PostOps = nil; stripBins(pl) }), 0},
+		{"s64 mean to s32", edit(func(pl *Plan) { pl.SrcDT, pl.DstDT = dtypes.S64, dtypes.S32; pl.PostOps = nil; stripBins(pl) }), status.InvalidDataType},
+		{"u32 sum to f32", edit(func(pl *Plan) {
+			pl.SrcDT, pl.Reduction = dtypes.U32, AlgSum.Reduction(0, 0)
+			pl.PostOps = nil
+			stripBins(pl)
+		}), status.InvalidDataType},
+		{"s32 L1", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction = dtypes.S32, dtypes.S32, AlgNormLpSum.Reduction(1, 0)
+			pl.PostOps = nil
+			stripBins(pl)
+		}), status.Unimplemented},
+		{"boolean sum", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction = dtypes.Boolean, dtypes.Boolean, AlgSum.Reduction(0, 0)
+			pl.PostOps = nil
+			stripBins(pl)
+		}), status.InvalidDataType},
+		{"boolean all", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction = dtypes.Boolean, dtypes.Boolean, LogicalAnd
+			pl.PostOps = nil
+			stripBins(pl)
+		}), 0},
+		{"u8 any to u8", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction = dtypes.U8, dtypes.U8, LogicalOr
+			pl.PostOps = nil
+			stripBins(pl)
+		}), 0},
+		{"s8 bitwise xor", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction = dtypes.S8, dtypes.S8, Bitwise(CombineXor)
+			pl.PostOps = nil
+			stripBins(pl)
+		}), 0},
+		{"f32 bitwise and", edit(func(pl *Plan) {
+			pl.Reduction = Bitwise(CombineAnd)
+			pl.PostOps = nil
+			stripBins(pl)
+		}), status.InvalidDataType},
+		{"s32 max in stages", edit(func(pl *Plan) {
+			pl.SrcDT, pl.DstDT, pl.Reduction, pl.Stage = dtypes.S32, dtypes.S32, AlgMax.Reduction(0, 0), SkipTransform
+			pl.PostOps = nil
+			stripBins(pl)
+		}), status.InvalidArguments},
 		{"negative size", edit(func(pl *Plan) { pl.Outer[0].Size = -1 }), status.InvalidShape},
 		{"negative inner stride", edit(func(pl *Plan) { pl.Inner.SrcStride = -1 }), status.InvalidArguments},
 		{"reduced with dst stride", edit(func(pl *Plan) { pl.Reduced[0].DstStride = 1 }), status.InvalidArguments},

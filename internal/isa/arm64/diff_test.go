@@ -144,9 +144,13 @@ func TestInvalidPlans(t *testing.T) {
 	if _, err := Emit(nil); !errors.Is(err, status.InvalidArguments) {
 		t.Errorf("Emit(nil): got %v, want InvalidArguments", err)
 	}
-	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32, Div: 1}
+	bad := &plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.BF16, Div: 1}
 	if _, err := Emit(bad); !errors.Is(err, status.InvalidDataType) {
-		t.Errorf("Emit(s32 plan): got %v, want InvalidDataType", err)
+		t.Errorf("Emit(s32 plan to bf16): got %v, want InvalidDataType", err)
+	}
+	// An exact plan (an s32 mean into f32) is valid, and has no NEON code.
+	if _, err := Emit(&plan.Plan{SrcDT: dtypes.S32, DstDT: dtypes.F32, Div: 1}); !errors.Is(err, status.Unimplemented) {
+		t.Errorf("Emit(s32 mean): got %v, want Unimplemented", err)
 	}
 	neg := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32, Div: 1, Reduced: []plan.Loop{{Size: -1, SrcStride: 1}}}
 	if _, err := Emit(neg); err == nil {

@@ -1,0 +1,114 @@
+package jit
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// TestExactRuntime runs exact plans (integer and boolean data) through
+// the runtime: its blocks and single calls, at one and two threads, with
+// src and dst against guard pages, checked against the exact oracle.
+// They run in the interpreter on every ISA (Why says so).
+func TestExactRuntime(t *testing.T) {
+	freshCache(t)
+	withBudget(t, 2048) // small shapes take the blocked paths
+	r := rand.New(rand.NewSource(7))
+	fence := kerneltest.NewFence(t, true)
+	defer fence.Free()
+	splits := map[string]int{}
+	defer func() {
+		// The budget is small enough that every split exact plans take
+		// is taken (no tiles: an Inner run is read whole, see decompose).
+		for _, s := range []string{"single", "blocks", "2stage"} {
+			if splits[s] == 0 {
+				t.Errorf("no exact plan was split as %q (splits: %v)", s, splits)
+			}
+		}
+	}()
+	for _, sdt := range kerneltest.ExactTypes {
+		for range 6 {
+			for _, c := range kerneltest.ExactPairs(r, sdt) {
+				p := kerneltest.RandomExactProblem(r, 20000, sdt, c)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := Compile(pl)
+				if err != nil {
+					t.Fatalf("%v: %v", pl, err)
+				}
+				splits[k.dec.split]++
+				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) && (k.Impl() != "interp" || k.Why() == "") {
+					t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
+				}
+				src, dst0, _ := kerneltest.Buffers(t, p, 0x5a, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) }, nil)
+				for _, threads := range []int{1, 2} {
+					withThreads(t, threads)
+					fs, fd := fence.Place(src), fence.Place(dst0)
+					if err := k.Run(fs, fd, nil); err != nil {
+						t.Fatalf("%v: %v", pl, err)
+					}
+					kerneltest.CheckExact(t, fmt.Sprintf("%v %v threads %d", pl, c, threads), p, src, fd, 0x5a)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkExactAnchors times the sum, max and min of s32 and s64 data
+// beside f32's on the anchor shapes B, C, D, E, G and H, at each of
+// benchThreads: the f32 kernels are machine code, the integer ones the
+// interpreter's exact loops. Bytes per op are src plus dst, so that
+// MB/s compares with readbw's at the same bytes.
+func BenchmarkExactAnchors(b *testing.B) {
+	for _, a := range kerneltest.Anchors {
+		if !strings.Contains("BCDEGH", a.Name) {
+			continue
+		}
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.S32, dtypes.S64} {
+			var src, dst []byte
+			for _, kind := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin} {
+				p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
+				p.Reduction = kind.Reduction(0, 0)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, th := range benchThreads() {
+					b.Run(fmt.Sprintf("%s/%v/%v/t%d", a.Name, dt, kind, th), func(b *testing.B) {
+						withThreads(b, th)
+						if src == nil {
+							sb, _ := p.SrcBytes()
+							db, _ := p.DstBytes()
+							src, dst = make([]byte, sb), make([]byte, db)
+							for i := range src {
+								src[i] = byte(i * 7 % 13) // small values of every type
+							}
+						}
+						k, err := Compile(pl)
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.SetBytes(int64(len(src) + len(dst)))
+						var calls []time.Duration
+						for b.Loop() {
+							t0 := time.Now()
+							if err := k.Run(src, dst, nil); err != nil {
+								b.Fatal(err)
+							}
+							calls = append(calls, time.Since(t0))
+						}
+						reportCallTimes(b, calls)
+					})
+				}
+			}
+		}
+	}
+}
