@@ -41,6 +41,7 @@ func Example_decomposedRMSNorm() {
 	}
 	fmt.Println(len(parts), "partition:", parts[0])
 	p := parts[0]
+	fmt.Println(p.Pattern())
 	cp, err := p.Compile(p.Inputs(), p.Outputs())
 	if err != nil {
 		panic(err)
@@ -66,5 +67,6 @@ func Example_decomposedRMSNorm() {
 	fmt.Printf("%.4f\n", res)
 	// Output:
 	// 1 partition: partition 0 [Multiply(10) -> ReduceMean(11) -> Add(12) -> Pow(13) -> Multiply(14) -> Multiply(15)] supported
+	// rmsnorm from Square, ReduceMean, Add eps, Pow -0.5, Multiply
 	// [0.3651 0.7303 0.5477 2.9212 -1.0000 -1.0000 0.5000 2.0000]
 }

@@ -110,6 +110,13 @@ func (p *Partition) IsSupported() bool { return p.supported }
 // Reason says why the partition is not supported ("" when it is).
 func (p *Partition) Reason() string { return p.reason }
 
+// Pattern names the fused form the partition was recognized as, or ""
+// for a single op with the ops fused before and after it: a
+// normalization spelled out in ops ("rmsnorm from ..."), or a residual
+// sum before a normalization ("residual Add before RMSNorm"). The
+// verbose compile line names it too.
+func (p *Partition) Pattern() string { return p.pattern }
+
 // String describes the partition, e.g. "partition 0 [Square(1) -> ReduceSum(2) -> ReLU(3)] supported".
 func (p *Partition) String() string {
 	names := make([]string, len(p.ops))

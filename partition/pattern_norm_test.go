@@ -241,6 +241,9 @@ func TestNormPatternsPartition(t *testing.T) {
 			if line := cp.verboseLine(0); !strings.Contains(line, ","+c.want+": ") {
 				t.Errorf("%s: verbose line %q does not name the pattern", c.name, line)
 			}
+			if p.Pattern() != c.want {
+				t.Errorf("%s: Pattern() %q, want %q", c.name, p.Pattern(), c.want)
+			}
 			if jit.EffectiveISA() != jit.None && (cp.Reason() != "" || !strings.HasPrefix(cp.Impl(), "jit:")) {
 				t.Errorf("%s: impl %q, reason %q; want machine code", c.name, cp.Impl(), cp.Reason())
 			}

@@ -188,6 +188,9 @@ func TestResidualNormFusion(t *testing.T) {
 				c, got := runPartition(t, p, data)
 				jit.SetThreads(prev)
 				wantImpl(t, c, isa)
+				if !strings.HasPrefix(p.Pattern(), "residual Add") {
+					t.Errorf("%v: Pattern() %q does not name the fusion", rg, p.Pattern())
+				}
 				if !strings.Contains(c.verboseLine(time.Millisecond), "residual Add") {
 					t.Errorf("%v: the verbose line %q does not name the fusion", rg, c.verboseLine(time.Millisecond))
 				}
