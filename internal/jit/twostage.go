@@ -1,13 +1,12 @@
 package jit
 
 import (
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
-// twoStage adds stage 1 (f32 partial results of reduction chunks into a
+// twoStage adds stage 1 (partial results of reduction chunks into a
 // new scratch buffer: transformed and combined, not finalized) and stage 2
 // (partials combined and finalized, post-ops, conversion).
 // Stage-1 chunks are about target bytes (callBudget, or less for a plan
@@ -16,13 +15,13 @@ import (
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
 // at most rowByRowChunk of them per chunk, and hints its plans RowByRow.
 //
-// Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
+// Scratch layout: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
 func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, target int64, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
-	const f32 = 4
+	psz := esz(plan.PartialType(pl.SrcDT)) // the partials' element size
 	budget := callBudget
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
@@ -89,7 +88,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	for _, l := range red[:k] {
 		C = plan.MulSat(C, l.Size)
 	}
-	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), f32)
+	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), psz)
 	if scratchBytes > maxScratchBytes {
 		return status.Errorf(status.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
 	}
@@ -102,20 +101,20 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	var loops []rtLoop
 	denseO := plan.MulSat(C, I) // partials per outer output
 	for i := len(pl.Outer) - 1; i >= 0; i-- {
-		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * f32}}, loops...)
+		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * psz}}, loops...)
 		denseO = plan.MulSat(denseO, pl.Outer[i].Size)
 	}
 	denseR := plan.MulSat(nb, I)
 	var chunkLoops []rtLoop
 	for i := k - 1; i >= 0; i-- {
-		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * f32}}, chunkLoops...)
+		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * psz}}, chunkLoops...)
 		denseR = plan.MulSat(denseR, red[i].Size)
 	}
 	loops = append(loops, chunkLoops...)
 
 	stage1 := func(rows, width int64) *plan.Plan {
 		s := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipFinalize,
-			SrcDT: pl.SrcDT, DstDT: dtypes.F32, Div: 1}
+			SrcDT: pl.SrcDT, DstDT: plan.PartialType(pl.SrcDT), Div: 1}
 		s.Reduced = append(s.Reduced, plan.Loop{Size: rows, SrcStride: red[k].SrcStride})
 		for _, l := range red[k+1:] {
 			s.Reduced = append(s.Reduced, plan.Loop{Size: l.Size, SrcStride: l.SrcStride})
@@ -152,21 +151,21 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 				innerSrc = pl.Inner.SrcStride
 			}
 			variants = append(variants, variant{rows, remW, blocks, 1,
-				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*f32})
+				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*psz})
 		}
 	}
 	add(c, fullB, 0, 0)
 	if rc != c {
-		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*f32)
+		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*psz)
 	}
 	var segs []segment
 	for _, v := range variants {
 		seg := segment{unit: dc.unitHinted(stage1(v.rows, v.width), kernelconf.Hints{RowByRow: rowByRow, FromMemory: dc.mem}), srcBuf: srcBuf, dstBuf: sbuf,
 			srcOff: v.src, dstOff: v.dst}
 		seg.loops = append(append([]rtLoop(nil), loops...),
-			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * f32})
+			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * psz})
 		if pl.HasInner {
-			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * f32})
+			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * psz})
 		}
 		seg.srcBytes = plan.MulSat(plan.MulSat(plan.MulSat(plan.MulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
 		for _, l := range chunkLoops {
@@ -178,7 +177,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 
 	// Stage 2: the same outputs over the partials.
 	s2 := &plan.Plan{Reduction: pl.Reduction, Stage: pl.Stage | plan.SkipTransform,
-		SrcDT: dtypes.F32, DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
+		SrcDT: plan.PartialType(pl.SrcDT), DstDT: pl.DstDT, Div: pl.Div, PostOps: pl.PostOps}
 	nbin := pl.BinaryCount()
 	stride := plan.MulSat(C, I)
 	for i := len(pl.Outer) - 1; i >= 0; i-- {

@@ -1,0 +1,325 @@
+package interp
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// Plans over f64 src (plan.IsWide) run here, in float64 from end to end:
+// each element is transformed and combined in float64 with the plan's
+// plan.Reduction, sums in two levels (runs of wideChunk elements summed
+// in four chains, each run's sum added to a running total), products
+// sequentially, maxima and minima as the sequential fold orders them (the
+// first NaN wins, +0 is above -0); the finalize and the post-ops are
+// plan.FinalizeF64, plan.EltwiseF64 and plan.BinaryF64, operands widened
+// exactly; the result is stored with plan.StoreF64 (f64 as it is, f32
+// rounded once to nearest even). A log-sum-exp is shifted by each
+// output's largest element, as plan.LogSumExp says, clamped to the
+// finite f64 range. f64 data never passes through f32.
+
+// wideChunk is the length of the runs a two-level sum adds up before it
+// adds their sum to the running total: error grows with the square root
+// of the length, as in the f32 sums, not with the length.
+const wideChunk = 1024
+
+// wideExec is one Run of a wide plan.
+type wideExec struct {
+	red      plan.Reduction
+	lse      bool // a shifted log-sum-exp
+	finalize bool
+	div      int64
+	ops      []plan.PostOp
+	srcRaw   []byte
+	src      []float64 // srcRaw as float64, when aligned on a little-endian machine
+	dst      []byte
+	dstDT    dtypes.DataType
+	bins     [plan.MaxBinary][]byte
+	binDT    [plan.MaxBinary]dtypes.DataType
+	nbin     int
+	kept     []loop // Outer, then Inner
+	reds     []loop // reduced loops of size > 1
+	empty    bool   // a reduced loop has size 0
+	buf      [wideChunk]float64
+}
+
+// runWide runs pl (a validated wide plan whose buffers Run has checked).
+func runWide(pl *plan.Plan, src, dst []byte, bins [][]byte) {
+	w := &wideExec{red: pl.Reduction, lse: pl.ShiftedLogSumExp(), div: pl.Div, ops: pl.PostOps,
+		srcRaw: src, dst: dst, dstDT: pl.DstDT}
+	if pl.Stage&plan.SkipTransform != 0 {
+		w.red.Transform = plan.TransformNone
+	}
+	w.finalize = pl.Stage&plan.SkipFinalize == 0 && w.red.Finalize != plan.FinalizeNone && !w.lse
+	if littleEndian && len(src) >= 8 && uintptr(unsafe.Pointer(unsafe.SliceData(src)))%8 == 0 {
+		w.src = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/8)
+	}
+	for _, op := range pl.PostOps {
+		if op.Kind.IsBinary() {
+			w.bins[w.nbin], w.binDT[w.nbin] = bins[w.nbin], op.BinDT
+			w.nbin++
+		}
+	}
+	conv := func(l *plan.Loop) loop {
+		c := loop{size: int(l.Size), src: int(l.SrcStride), dst: int(l.DstStride)}
+		for j, s := range l.BinStrides {
+			c.bin[j] = int(s)
+		}
+		return c
+	}
+	for _, l := range pl.Outer {
+		if l.Size == 0 {
+			return
+		}
+		w.kept = append(w.kept, conv(&l))
+	}
+	if pl.HasInner {
+		if pl.Inner.Size == 0 {
+			return
+		}
+		w.kept = append(w.kept, conv(&pl.Inner))
+	}
+	for _, l := range pl.Reduced {
+		w.empty = w.empty || l.Size == 0
+		if l.Size > 1 {
+			w.reds = append(w.reds, conv(&l))
+		}
+	}
+	if w.empty {
+		w.reds = nil
+	}
+	w.walk()
+}
+
+// walk computes every output, the kept loops as an odometer.
+func (w *wideExec) walk() {
+	var idx [plan.MaxLoops]int
+	var bo [plan.MaxBinary]int
+	so, do := 0, 0
+	for {
+		w.output(so, do, &bo)
+		k := len(w.kept) - 1
+		for ; k >= 0; k-- {
+			l := &w.kept[k]
+			if idx[k]++; idx[k] < l.size {
+				so += l.src
+				do += l.dst
+				for j := range w.nbin {
+					bo[j] += l.bin[j]
+				}
+				break
+			}
+			idx[k] = 0
+			so -= (l.size - 1) * l.src
+			do -= (l.size - 1) * l.dst
+			for j := range w.nbin {
+				bo[j] -= (l.size - 1) * l.bin[j]
+			}
+		}
+		if k < 0 {
+			return
+		}
+	}
+}
+
+// output computes and stores the output whose reduction starts at src
+// element so.
+func (w *wideExec) output(so, do int, bo *[plan.MaxBinary]int) {
+	var v float64
+	switch {
+	case w.lse:
+		m := w.reduce(plan.Reduction{Combine: plan.CombineMax}, so, 0)
+		shift := math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, m))
+		v = shift + math.Log(w.reduce(w.red, so, shift))
+	default:
+		v = w.reduce(w.red, so, 0)
+		if w.finalize {
+			v = w.red.FinalizeF64(v, w.div)
+		}
+	}
+	k := 0
+	for i := range w.ops {
+		op := &w.ops[i]
+		if op.Kind.IsBinary() {
+			v = plan.BinaryF64(op.Kind, v, plan.LoadF64(w.binDT[k], w.bins[k], int64(bo[k])))
+			k++
+			continue
+		}
+		v = plan.EltwiseF64(op.Kind, op.Alpha, op.Beta, v)
+	}
+	plan.StoreF64(w.dstDT, w.dst, int64(do), v)
+}
+
+// reduce combines the elements of one output, from src element base,
+// with r (its transform, then its combine; an exp transform subtracts
+// shift first), from r's identity.
+func (w *wideExec) reduce(r plan.Reduction, base int, shift float64) float64 {
+	var s sum2
+	a := float64(r.Identity())
+	if w.empty {
+		return a
+	}
+	var last loop
+	outer := w.reds
+	if len(outer) > 0 {
+		last = outer[len(outer)-1]
+		outer = outer[:len(outer)-1]
+	} else {
+		last = loop{size: 1, src: 1}
+	}
+	o := odometer{loops: outer, off: base}
+	for {
+		off := o.off
+		for n := last.size; n > 0; {
+			c := min(n, wideChunk)
+			x := w.elems(off, c, last.src)
+			if r.Transform != plan.TransformNone {
+				x = transformWide(&r, x, w.buf[:c], shift)
+			}
+			switch r.Combine {
+			case plan.CombineAdd:
+				s.add(x)
+			case plan.CombineMul:
+				for _, v := range x {
+					a *= v
+				}
+			case plan.CombineMax:
+				a = maxWide(a, x)
+			case plan.CombineMin:
+				a = minWide(a, x)
+			default: // CombineFirst: a copy's one element
+				a = x[0]
+			}
+			off += c * last.src
+			n -= c
+		}
+		if !o.next() {
+			break
+		}
+	}
+	if r.Combine == plan.CombineAdd {
+		return s.value()
+	}
+	return a
+}
+
+// elems returns n src elements from element off, stride apart: the src
+// itself where contiguous and aligned, else a copy in w.buf.
+func (w *wideExec) elems(off, n, stride int) []float64 {
+	buf := w.buf[:n]
+	if w.src != nil {
+		if stride == 1 {
+			return w.src[off : off+n]
+		}
+		for i := range buf {
+			buf[i] = w.src[off+i*stride]
+		}
+		return buf
+	}
+	for i := range buf {
+		buf[i] = plan.LoadF64(dtypes.F64, w.srcRaw, int64(off+i*stride))
+	}
+	return buf
+}
+
+// transformWide writes r's transform of each element of x (x - shift
+// for an exp) into out, which may be x itself, and returns it.
+func transformWide(r *plan.Reduction, x, out []float64, shift float64) []float64 {
+	out = out[:len(x)]
+	switch r.Transform {
+	case plan.TransformAbs:
+		for i, v := range x {
+			out[i] = math.Abs(v)
+		}
+	case plan.TransformSquare:
+		for i, v := range x {
+			out[i] = v * v
+		}
+	case plan.TransformExp:
+		for i, v := range x {
+			out[i] = math.Exp(v - shift)
+		}
+	default:
+		for i, v := range x {
+			out[i] = r.TransformF64(v)
+		}
+	}
+	return out
+}
+
+// sum2 is a two-level sum: runs of up to wideChunk elements are summed
+// in four chains into part, and part joins the total every wideChunk
+// elements.
+type sum2 struct {
+	tot, part float64
+	n         int
+}
+
+func (s *sum2) add(x []float64) {
+	for len(x) > 0 {
+		c := min(len(x), wideChunk-s.n)
+		s.part += sum4(x[:c])
+		s.n += c
+		x = x[c:]
+		if s.n == wideChunk {
+			s.tot += s.part
+			s.part, s.n = 0, 0
+		}
+	}
+}
+
+func (s *sum2) value() float64 { return s.tot + s.part }
+
+// sum4 sums x in four independent chains, each from +0.
+func sum4(x []float64) float64 {
+	var a0, a1, a2, a3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a0 += x[i]
+		a1 += x[i+1]
+		a2 += x[i+2]
+		a3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		a0 += x[i]
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// maxWide is plan.CombineF64's max folded over x from a.
+func maxWide(a float64, x []float64) float64 {
+	if a != a {
+		return a
+	}
+	for _, v := range x {
+		switch {
+		case v > a:
+			a = v
+		case v != v:
+			return v
+		case v == 0 && a == 0 && !math.Signbit(v):
+			a = v
+		}
+	}
+	return a
+}
+
+// minWide is plan.CombineF64's min folded over x from a.
+func minWide(a float64, x []float64) float64 {
+	if a != a {
+		return a
+	}
+	for _, v := range x {
+		switch {
+		case v < a:
+			a = v
+		case v != v:
+			return v
+		case v == 0 && a == 0 && math.Signbit(v):
+			a = v
+		}
+	}
+	return a
+}
