@@ -139,9 +139,9 @@ func TestHostileTensorsAtAddOp(t *testing.T) {
 		{"strides count", graph.NewLogicalTensorStrided(0, f32, []int64{4, 4}, []int64{1}), graph.InvalidShape, "2 dims but 1 strides"},
 		{"layout 7", graph.LogicalTensor{ID: 0, DataType: f32, Dims: []int64{4}, Layout: graph.Layout(7)}, graph.InvalidArguments, "layout"},
 		{"data type 99", graph.NewLogicalTensor(0, dtypes.DataType(99), []int64{4}), graph.InvalidDataType, "data type"},
-		{"s32 src", graph.NewLogicalTensor(0, dtypes.S32, []int64{4}), graph.InvalidDataType, "src tensor 0 is s32, want f32, bf16, f16, s8 or u8"},
-		{"s64 src", graph.NewLogicalTensor(0, dtypes.S64, []int64{4}), graph.InvalidDataType, "src tensor 0 is s64, want f32, bf16, f16, s8 or u8"},
-		{"boolean src", graph.NewLogicalTensor(0, dtypes.Boolean, []int64{4}), graph.InvalidDataType, "src tensor 0 is boolean, want f32, bf16, f16, s8 or u8"},
+		{"s32 src", graph.NewLogicalTensor(0, dtypes.S32, []int64{4}), graph.InvalidDataType, "src tensor 0 is s32, want f32, bf16, f16, f64, s8 or u8"},
+		{"s64 src", graph.NewLogicalTensor(0, dtypes.S64, []int64{4}), graph.InvalidDataType, "src tensor 0 is s64, want f32, bf16, f16, f64, s8 or u8"},
+		{"boolean src", graph.NewLogicalTensor(0, dtypes.Boolean, []int64{4}), graph.InvalidDataType, "src tensor 0 is boolean, want f32, bf16, f16, f64, s8 or u8"},
 		{"property 9", graph.NewLogicalTensor(0, f32, []int64{4}).WithProperty(graph.Property(9)), graph.InvalidArguments, "property"},
 	}
 	for _, c := range cases {

@@ -21,7 +21,7 @@ type Tensor struct {
 
 // NewTensor wraps data for the logical tensor lt without copying it. data
 // is a slice whose element type is, or has as its underlying type:
-// float32 (f32), uint16 (the bits of bf16 or f16), int32 (s32), int64
+// float32 (f32), float64 (f64), uint16 (the bits of bf16 or f16), int32 (s32), int64
 // (s64), int8 (s8), or byte (u8, or raw little-endian elements of any
 // type). So a
 // framework's own types work as they are: a []BFloat16 with
@@ -56,6 +56,8 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = dt == dtypes.F16
 	case elem.Kind() == reflect.Float32:
 		ok = dt == dtypes.F32
+	case elem.Kind() == reflect.Float64:
+		ok = dt == dtypes.F64
 	case elem.Kind() == reflect.Uint16:
 		ok = dt == dtypes.BF16 || dt == dtypes.F16
 	case elem.Kind() == reflect.Int8:
@@ -70,7 +72,7 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = true
 	default:
 		return Tensor{}, status.Errorf(status.InvalidArguments,
-			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, int32, int64, int8 or byte, or of a type based on one)", lt.ID, data)
+			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, float64, uint16, int32, int64, int8 or byte, or of a type based on one)", lt.ID, data)
 	}
 	if !ok {
 		return Tensor{}, status.Errorf(status.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)

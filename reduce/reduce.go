@@ -19,17 +19,19 @@ import (
 // f16 as ~uint16 (their bits), whose data type an option names, and
 // 8-bit integer data, s8 as ~int8 and u8 as ~uint8. An integer slice's
 // type is its Go type's; an option may name it too, and must then name
-// that type. A src of any other element type (an []int32, say: gdnn
-// reduces no s32 data) does not compile.
+// that type. f64 as ~float64 is reduced in float64 from end to end, into
+// an f64 or an f32 dst. A src of any other element type (an []int32, say:
+// gdnn reduces no s32 data) does not compile.
 type Src interface {
-	~float32 | ~uint16 | ~int8 | ~uint8
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~float64
 }
 
 // Dst is the element types a dst may have: those of Src, and s32 as
 // ~int32. Which dst a src may go to is checked at run time (see the
-// package doc): a float src goes to its own type, f32, s8, u8 or s32.
+// package doc): a float src goes to its own type, f32, s8, u8 or s32; an
+// f64 src to f64 or f32, and only an f64 src to f64.
 type Dst interface {
-	~float32 | ~uint16 | ~int8 | ~uint8 | ~int32
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int32 | ~float64
 }
 
 // Op is a reduction kind, for callers that choose it at run time (Reduce,
@@ -207,6 +209,10 @@ func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64
 		return err
 	}
 	switch {
+	case plan.IsWide(srcDT) || plan.IsWide(dstDT):
+		if !plan.WideDst(srcDT, dstDT) {
+			return status.Errorf(status.InvalidDataType, "reduce.%v: dst type %v for src type %v: an f64 src goes to f64 or f32, and only an f64 src to f64", op, dstDT, srcDT)
+		}
 	case srcDT.IsInt8():
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
@@ -255,6 +261,12 @@ func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dt
 			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
 		}
 		return dt, nil
+	}
+	if unsafe.Sizeof(z) == 8 {
+		if named != dtypes.Undef && named != dtypes.F64 {
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 64-bit float slice but its type is named %v", op, what, named)
+		}
+		return dtypes.F64, nil
 	}
 	if unsafe.Sizeof(z) == 4 {
 		if named != dtypes.Undef && named != dtypes.F32 {
