@@ -115,9 +115,11 @@ Reduction driver (--reduction), PROBLEM = SRCDIMS:DSTDIMS[_nNAME], e.g. 2x16x3x4
 (each dst dim equals the src dim or is 1 where the dim is reduced; a problem
 where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
   --sdt=DT, --ddt=DT      src/dst data types (default f32). gdnn computes f32, bf16, f16
-                          into the src type, f32, s8, u8 or s32, and s8, u8 into s8, u8,
-                          s32, f32, bf16, f16; other pairs (s32 src, bf16 into f16 and
-                          f16 into bf16) are UNIMPLEMENTED. The Lp norms of integer src
+                          into the src type, f32, s8, u8 or s32, s8, u8 into s8, u8,
+                          s32, f32, bf16, f16, and (a gdnn extension) f64 into f64 or
+                          f32, in float64 throughout, checked against a compensated
+                          float64 reference; other pairs (s32 src, bf16 into f16, f16
+                          into bf16, f64 into 16-bit or integer types) are UNIMPLEMENTED. The Lp norms of integer src
                           are an invalid case (SKIPPED, as in benchdnn).
   --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any
                           (default dst: gdnn chooses), permutations such as acdb or bac,
