@@ -12,8 +12,8 @@ import (
 // within a rounding or two of the exact sum for the fills' data) and each
 // output is allowed what gdnn's two-level float64 sum may err, 2^-53 of
 // the sum of magnitudes per addition a value goes through (at most
-// 256 + N/1024 + 8 of them: runs of 1024 in four chains, then the runs'
-// sums), not f32's 2^-24; products 2^-53 per factor; max and min
+// 1024 + N/1024 + 8 of them: runs of 1024 elements or reduced indices,
+// then the runs' sums), not f32's 2^-24; products 2^-53 per factor; max and min
 // exactly; log-sum-exp with the same bound on its sum of exps. The post-op
 // chain is carried in float64 (chainOutputs, wide) and the result is
 // compared with benchdnn's rule at f64's epsilon, 2^-52 (4e-6 after the
@@ -47,7 +47,7 @@ func (w *wideSum) value() float64 {
 // wideSumBound bounds gdnn's two-level float64 sum of n terms whose
 // magnitudes sum to mag.
 func wideSumBound(n int64, mag float64) float64 {
-	return u64 * mag * (264 + float64(n)/1024)
+	return u64 * mag * (1032 + float64(n)/1024)
 }
 
 // wideReference is reductionReference for f64 src.

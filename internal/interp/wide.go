@@ -10,8 +10,9 @@ import (
 
 // Plans over f64 src (plan.IsWide) run here, in float64 from end to end:
 // each element is transformed and combined in float64 with the plan's
-// plan.Reduction, sums in two levels (runs of wideChunk elements summed
-// in four chains, each run's sum added to a running total), products
+// plan.Reduction, sums in two levels (runs of wideChunk elements, summed
+// in eight chains along a row or one chain per output across a row of
+// outputs, each run's sum added to a running total), products
 // sequentially, maxima and minima as the sequential fold orders them (the
 // first NaN wins, +0 is above -0); the finalize and the post-ops are
 // plan.FinalizeF64, plan.EltwiseF64 and plan.BinaryF64, operands widened
@@ -42,7 +43,12 @@ type wideExec struct {
 	kept     []loop // Outer, then Inner
 	reds     []loop // reduced loops of size > 1
 	empty    bool   // a reduced loop has size 0
+	rows     bool   // the last kept loop is the plan's Inner: outputs are computed a row at a time
 	buf      [wideChunk]float64
+	// A row of outputs: its accumulators (a sum's current runs), a
+	// sum's totals, and a log-sum-exp's shifts.
+	acc, tot, shift [wideChunk]float64
+	acc2            [wideChunk]float64 // transformed elements of a row
 }
 
 // runWide runs pl (a validated wide plan whose buffers Run has checked).
@@ -80,6 +86,7 @@ func runWide(pl *plan.Plan, src, dst []byte, bins [][]byte) {
 			return
 		}
 		w.kept = append(w.kept, conv(&pl.Inner))
+		w.rows = true
 	}
 	for _, l := range pl.Reduced {
 		w.empty = w.empty || l.Size == 0
@@ -98,11 +105,19 @@ func (w *wideExec) walk() {
 	var idx [plan.MaxLoops]int
 	var bo [plan.MaxBinary]int
 	so, do := 0, 0
+	kept := w.kept
+	if w.rows {
+		kept = kept[:len(kept)-1] // the row loop is walked by row
+	}
 	for {
-		w.output(so, do, &bo)
-		k := len(w.kept) - 1
+		if w.rows {
+			w.row(so, do, &bo)
+		} else {
+			w.output(so, do, &bo)
+		}
+		k := len(kept) - 1
 		for ; k >= 0; k-- {
-			l := &w.kept[k]
+			l := &kept[k]
 			if idx[k]++; idx[k] < l.size {
 				so += l.src
 				do += l.dst
@@ -131,13 +146,123 @@ func (w *wideExec) output(so, do int, bo *[plan.MaxBinary]int) {
 	switch {
 	case w.lse:
 		m := w.reduce(plan.Reduction{Combine: plan.CombineMax}, so, 0)
-		shift := math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, m))
+		shift := lseShift(m)
 		v = shift + math.Log(w.reduce(w.red, so, shift))
 	default:
 		v = w.reduce(w.red, so, 0)
-		if w.finalize {
-			v = w.red.FinalizeF64(v, w.div)
+	}
+	w.emit(v, do, bo)
+}
+
+// lseShift is plan.LSEShift over the finite f64 range.
+func lseShift(m float64) float64 { return math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, m)) }
+
+// row computes and stores the row of outputs (the Inner loop) whose
+// first output's reduction starts at src element so, wideChunk outputs
+// at a time: each reduced index brings a row of src elements, which the
+// row's accumulators take in together (a sum's in runs of wideChunk
+// indices, each run's sums then added to the totals).
+func (w *wideExec) row(so, do int, bo *[plan.MaxBinary]int) {
+	in := &w.kept[len(w.kept)-1]
+	for j0 := 0; j0 < in.size; j0 += wideChunk {
+		n := min(wideChunk, in.size-j0)
+		base := so + j0*in.src
+		acc := w.acc[:n]
+		if w.lse {
+			w.rowReduce(plan.Reduction{Combine: plan.CombineMax}, base, in.src, w.shift[:n], nil)
+			for j, m := range w.shift[:n] {
+				w.shift[j] = lseShift(m)
+			}
+			w.rowReduce(w.red, base, in.src, acc, w.shift[:n])
+			for j, s := range acc {
+				acc[j] = w.shift[j] + math.Log(s)
+			}
+		} else {
+			w.rowReduce(w.red, base, in.src, acc, nil)
 		}
+		var b [plan.MaxBinary]int
+		for j, v := range acc {
+			for k := range w.nbin {
+				b[k] = bo[k] + (j0+j)*in.bin[k]
+			}
+			w.emit(v, do+(j0+j)*in.dst, &b)
+		}
+	}
+}
+
+// rowReduce sets acc[j] to the combine of output j's elements by r (an
+// exp transform subtracting shift[j]), the outputs stride elements apart
+// from src element base.
+func (w *wideExec) rowReduce(r plan.Reduction, base, stride int, acc, shift []float64) {
+	id := float64(r.Identity())
+	for j := range acc {
+		acc[j] = id
+	}
+	if w.empty {
+		return
+	}
+	add := r.Combine == plan.CombineAdd
+	tot := w.tot[:len(acc)]
+	if add {
+		clear(tot)
+	}
+	o := odometer{loops: w.reds, off: base}
+	runs := 0
+	for {
+		x := w.elems(o.off, len(acc), stride)
+		switch {
+		case shift != nil:
+			t := w.acc2[:len(x)]
+			for j, v := range x {
+				t[j] = math.Exp(v - shift[j])
+			}
+			x = t
+		case r.Transform != plan.TransformNone:
+			x = transformWide(&r, x, w.acc2[:len(x)], 0)
+		}
+		switch r.Combine {
+		case plan.CombineAdd:
+			for j, v := range x {
+				acc[j] += v
+			}
+		case plan.CombineMul:
+			for j, v := range x {
+				acc[j] *= v
+			}
+		case plan.CombineMax:
+			for j, v := range x {
+				acc[j] = max1(acc[j], v)
+			}
+		case plan.CombineMin:
+			for j, v := range x {
+				acc[j] = min1(acc[j], v)
+			}
+		default:
+			copy(acc, x)
+		}
+		if runs++; add && runs == wideChunk {
+			for j, v := range acc {
+				tot[j] += v
+				acc[j] = 0
+			}
+			runs = 0
+		}
+		if !o.next() {
+			break
+		}
+	}
+	if add {
+		for j, v := range acc {
+			acc[j] = tot[j] + v
+		}
+	}
+}
+
+// emit finalizes v, applies the post-ops and stores the result at dst
+// element do, reading binary operand k at element bo[k].
+func (w *wideExec) emit(v float64, do int, bo *[plan.MaxBinary]int) {
+	if w.finalize {
+		v = w.red.FinalizeF64(v, w.div)
 	}
 	k := 0
 	for i := range w.ops {
@@ -250,7 +375,7 @@ func transformWide(r *plan.Reduction, x, out []float64, shift float64) []float64
 }
 
 // sum2 is a two-level sum: runs of up to wideChunk elements are summed
-// in four chains into part, and part joins the total every wideChunk
+// in eight chains into part, and part joins the total every wideChunk
 // elements.
 type sum2 struct {
 	tot, part float64
@@ -260,7 +385,7 @@ type sum2 struct {
 func (s *sum2) add(x []float64) {
 	for len(x) > 0 {
 		c := min(len(x), wideChunk-s.n)
-		s.part += sum4(x[:c])
+		s.part += sum8(x[:c])
 		s.n += c
 		x = x[c:]
 		if s.n == wideChunk {
@@ -272,54 +397,73 @@ func (s *sum2) add(x []float64) {
 
 func (s *sum2) value() float64 { return s.tot + s.part }
 
-// sum4 sums x in four independent chains, each from +0.
-func sum4(x []float64) float64 {
-	var a0, a1, a2, a3 float64
+// sum8 sums x in eight independent chains, each from +0: enough to
+// keep two adders busy through their latency.
+func sum8(x []float64) float64 {
+	var a0, a1, a2, a3, a4, a5, a6, a7 float64
 	i := 0
-	for ; i+4 <= len(x); i += 4 {
+	for ; i+8 <= len(x); i += 8 {
 		a0 += x[i]
 		a1 += x[i+1]
 		a2 += x[i+2]
 		a3 += x[i+3]
+		a4 += x[i+4]
+		a5 += x[i+5]
+		a6 += x[i+6]
+		a7 += x[i+7]
 	}
 	for ; i < len(x); i++ {
 		a0 += x[i]
 	}
-	return (a0 + a1) + (a2 + a3)
+	return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }
 
-// maxWide is plan.CombineF64's max folded over x from a.
+// maxWide is plan.CombineF64's max folded over x from a: the first NaN
+// wins, +0 is above -0.
 func maxWide(a float64, x []float64) float64 {
-	if a != a {
-		return a
-	}
 	for _, v := range x {
-		switch {
-		case v > a:
-			a = v
-		case v != v:
-			return v
-		case v == 0 && a == 0 && !math.Signbit(v):
-			a = v
+		if a != a {
+			return a
 		}
+		a = max1(a, v)
 	}
 	return a
 }
 
 // minWide is plan.CombineF64's min folded over x from a.
 func minWide(a float64, x []float64) float64 {
-	if a != a {
-		return a
-	}
 	for _, v := range x {
-		switch {
-		case v < a:
-			a = v
-		case v != v:
-			return v
-		case v == 0 && a == 0 && math.Signbit(v):
-			a = v
+		if a != a {
+			return a
 		}
+		a = min1(a, v)
+	}
+	return a
+}
+
+// max1 is plan.CombineF64's max of a and v: a NaN a stays, else a NaN v
+// wins; +0 is above -0.
+func max1(a, v float64) float64 {
+	switch {
+	case a != a:
+		return a
+	case v > a, v != v:
+		return v
+	case v == 0 && a == 0 && !math.Signbit(v):
+		return v
+	}
+	return a
+}
+
+// min1 is plan.CombineF64's min of a and v.
+func min1(a, v float64) float64 {
+	switch {
+	case a != a:
+		return a
+	case v < a, v != v:
+		return v
+	case v == 0 && a == 0 && math.Signbit(v):
+		return v
 	}
 	return a
 }

@@ -255,12 +255,13 @@ func (e *exactSum) value(f float64) float64 {
 }
 
 // WideTol bounds the error of an f64 sum of o's elements (o.Mag the sum
-// of their magnitudes) summed in two levels, runs of at most 1024 in four
-// chains and the runs' sums in one (as gdnn's interpreter and kernels
-// do): each addition errs by at most 2^-53 of a partial sum, which is at
-// most o.Mag, and an element goes through at most 256 + N/1024 + 8
-// additions. Any intermediate rounding to f32 (2^-24) exceeds it by
-// about 2^20 for sums shorter than 2^28.
+// of their magnitudes) summed in two levels, as gdnn's interpreter does:
+// runs of at most 1024 elements (along a row, in eight chains; across a
+// row of outputs, one chain per output over 1024 reduced indices), then
+// the runs' sums in one chain. Each addition errs by at most 2^-53 of a
+// partial sum, which is at most o.Mag, and an element goes through at
+// most 1024 + N/1024 + 8 additions. An intermediate rounding to f32
+// (2^-24) exceeds it by about 2^18 for sums shorter than 2^28.
 func WideTol(o Output) float64 {
-	return math.Ldexp(o.Mag, -53) * (264 + float64(o.N)/1024)
+	return math.Ldexp(o.Mag, -53) * (1032 + float64(o.N)/1024)
 }
