@@ -85,3 +85,30 @@ func TestF64Refusals(t *testing.T) {
 		}
 	}
 }
+
+// TestF64ONNX: an ONNX ReduceSum and ReduceLogSumExp over double data
+// (keepdims 1, axes as an input at opset 18).
+func TestF64ONNX(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5, 6} // 2x3
+	for _, c := range []struct {
+		op   string
+		want []float64
+	}{
+		{"ReduceSum", []float64{6, 15}},
+		{"ReduceLogSumExp", []float64{3 + math.Log(1+math.Exp(-1)+math.Exp(-2)), 6 + math.Log(1+math.Exp(-1)+math.Exp(-2))}},
+	} {
+		n, err := NewONNXNode(c.op, 18)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float64, 2)
+		if err := RunONNX(n, y, x, []int{2, 3}, []int64{1}); err != nil {
+			t.Fatalf("%s: %v", c.op, err)
+		}
+		for i := range y {
+			if math.Abs(y[i]-c.want[i]) > 1e-15*math.Abs(c.want[i]) {
+				t.Errorf("%s: %v, want %v", c.op, y, c.want)
+			}
+		}
+	}
+}

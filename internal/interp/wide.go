@@ -2,6 +2,7 @@ package interp
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -51,10 +52,20 @@ type wideExec struct {
 	acc2            [wideChunk]float64 // transformed elements of a row
 }
 
+// widePool keeps wideExecs (their rows are 40 KiB) between calls, so a
+// call allocates nothing in the steady state.
+var widePool = sync.Pool{New: func() any { return new(wideExec) }}
+
 // runWide runs pl (a validated wide plan whose buffers Run has checked).
 func runWide(pl *plan.Plan, src, dst []byte, bins [][]byte) {
-	w := &wideExec{red: pl.Reduction, lse: pl.ShiftedLogSumExp(), div: pl.Div, ops: pl.PostOps,
-		srcRaw: src, dst: dst, dstDT: pl.DstDT}
+	w := widePool.Get().(*wideExec)
+	defer func() {
+		w.ops, w.srcRaw, w.src, w.dst, w.bins = nil, nil, nil, nil, [plan.MaxBinary][]byte{}
+		widePool.Put(w)
+	}()
+	w.red, w.lse, w.div, w.ops = pl.Reduction, pl.ShiftedLogSumExp(), pl.Div, pl.PostOps
+	w.srcRaw, w.src, w.dst, w.dstDT = src, nil, dst, pl.DstDT
+	w.nbin, w.kept, w.reds, w.empty, w.rows = 0, w.kept[:0], w.reds[:0], false, false
 	if pl.Stage&plan.SkipTransform != 0 {
 		w.red.Transform = plan.TransformNone
 	}
@@ -95,7 +106,7 @@ func runWide(pl *plan.Plan, src, dst []byte, bins [][]byte) {
 		}
 	}
 	if w.empty {
-		w.reds = nil
+		w.reds = w.reds[:0]
 	}
 	w.walk()
 }

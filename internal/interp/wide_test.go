@@ -85,3 +85,17 @@ func TestWideRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestWideNoAllocs: a wide Run allocates nothing once warm.
+func TestWideNoAllocs(t *testing.T) {
+	p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+		Dims: []int64{64, 1024}, SrcStrides: []int64{1024, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := make([]byte, 8*64*1024), make([]byte, 8*64)
+	if n := testing.AllocsPerRun(20, func() { _ = interp.Run(pl, src, dst, nil) }); n != 0 {
+		t.Errorf("%v allocations per Run", n)
+	}
+}

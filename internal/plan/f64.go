@@ -193,7 +193,8 @@ func geluInf64(x float64) float64 {
 	return math.Copysign(0, -1)
 }
 
-// pow64 is pow in float64, not rounded to f32.
+// pow64 is x^beta in float64 for the betas of ops.PowBetas (pow's steps,
+// not rounded to f32); another beta gives NaN.
 func pow64(beta float32, d float64) float64 {
 	switch beta {
 	case 0:
