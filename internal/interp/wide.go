@@ -14,8 +14,8 @@ import (
 // plan.Reduction, sums in two levels (runs of wideChunk elements, summed
 // in eight chains along a row or one chain per output across a row of
 // outputs, each run's sum added to a running total), products
-// sequentially, maxima and minima as the sequential fold orders them (the
-// first NaN wins, +0 is above -0); the finalize and the post-ops are
+// sequentially, maxima and minima with Go's max and min (a NaN wins, its
+// payload not kept; +0 is above -0); the finalize and the post-ops are
 // plan.FinalizeF64, plan.EltwiseF64 and plan.BinaryF64, operands widened
 // exactly; the result is stored with plan.StoreF64 (f64 as it is, f32
 // rounded once to nearest even). A log-sum-exp is shifted by each
@@ -242,11 +242,11 @@ func (w *wideExec) rowReduce(r plan.Reduction, base, stride int, acc, shift []fl
 			}
 		case plan.CombineMax:
 			for j, v := range x {
-				acc[j] = max1(acc[j], v)
+				acc[j] = max(acc[j], v)
 			}
 		case plan.CombineMin:
 			for j, v := range x {
-				acc[j] = min1(acc[j], v)
+				acc[j] = min(acc[j], v)
 			}
 		default:
 			copy(acc, x)
@@ -429,52 +429,30 @@ func sum8(x []float64) float64 {
 	return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 }
 
-// maxWide is plan.CombineF64's max folded over x from a: the first NaN
-// wins, +0 is above -0.
+// maxWide is plan.CombineF64's max folded over x from a, with Go's max,
+// which has its semantics (a NaN wins, +0 is above -0; which NaN's
+// payload is kept is not defined), in four chains.
 func maxWide(a float64, x []float64) float64 {
-	for _, v := range x {
-		if a != a {
-			return a
-		}
-		a = max1(a, v)
+	a0, a1, a2, a3 := a, a, a, a
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a0, a1, a2, a3 = max(a0, x[i]), max(a1, x[i+1]), max(a2, x[i+2]), max(a3, x[i+3])
 	}
-	return a
+	for ; i < len(x); i++ {
+		a0 = max(a0, x[i])
+	}
+	return max(max(a0, a1), max(a2, a3))
 }
 
-// minWide is plan.CombineF64's min folded over x from a.
+// minWide is maxWide for the min.
 func minWide(a float64, x []float64) float64 {
-	for _, v := range x {
-		if a != a {
-			return a
-		}
-		a = min1(a, v)
+	a0, a1, a2, a3 := a, a, a, a
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a0, a1, a2, a3 = min(a0, x[i]), min(a1, x[i+1]), min(a2, x[i+2]), min(a3, x[i+3])
 	}
-	return a
-}
-
-// max1 is plan.CombineF64's max of a and v: a NaN a stays, else a NaN v
-// wins; +0 is above -0.
-func max1(a, v float64) float64 {
-	switch {
-	case a != a:
-		return a
-	case v > a, v != v:
-		return v
-	case v == 0 && a == 0 && !math.Signbit(v):
-		return v
+	for ; i < len(x); i++ {
+		a0 = min(a0, x[i])
 	}
-	return a
-}
-
-// min1 is plan.CombineF64's min of a and v.
-func min1(a, v float64) float64 {
-	switch {
-	case a != a:
-		return a
-	case v < a, v != v:
-		return v
-	case v == 0 && a == 0 && math.Signbit(v):
-		return v
-	}
-	return a
+	return min(min(a0, a1), min(a2, a3))
 }
