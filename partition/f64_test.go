@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/partition"
 )
 
@@ -40,6 +41,13 @@ func TestF64Chain(t *testing.T) {
 	p := parts[0]
 	cp, err := p.Compile(p.Inputs(), p.Outputs())
 	mustF64(t, err)
+	// f64 has no machine code yet: the interpreter runs it, and says why.
+	if cp.Impl() != "interp" || cp.Reason() == "" {
+		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
+	}
+	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 to f64 has no JIT code") {
+		t.Errorf("reason %q does not name f64", cp.Reason())
+	}
 	lt, err := cp.QueryLogicalTensor(out.ID)
 	mustF64(t, err)
 	xs := make([]float64, rows*cols)

@@ -1,21 +1,26 @@
 package kerneltest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // Bounds is the set of values an output may take: [Lo, Hi] (NaN: only
 // NaN), and NaN too where MayNaN.
 type Bounds struct {
 	Lo, Hi float64
+	Mid    float64 // the oracle's own value carried through the same steps
 	MayNaN bool
 }
 
@@ -54,7 +59,7 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 			b = b.through(f)
 		}
 		if p.DstDT != dtypes.F64 {
-			b.Lo, b.Hi = float64(float32(b.Lo)), float64(float32(b.Hi))
+			b.Lo, b.Hi, b.Mid = float64(float32(b.Lo)), float64(float32(b.Hi)), float64(float32(b.Mid))
 		}
 		out[o.Dst] = b
 	}
@@ -81,10 +86,11 @@ func accBounds(r plan.Reduction, o oracle.Output) Bounds {
 	if math.IsInf(v, 0) || v != v || math.IsInf(tol, 0) || tol != tol {
 		tol = 0
 	}
-	return Bounds{Lo: v - tol, Hi: v + tol}
+	return Bounds{Lo: v - tol, Hi: v + tol, Mid: v}
 }
 
-// through carries b through f: f at both ends and at the midpoint,
+// through carries b through f: f at both ends, at the midpoint and at
+// the oracle's own value,
 // widened by 2^-40 of the largest for f's own rounding unless b is a
 // single value (which every backend computes with f itself). NaN at
 // some of the points but not all makes NaN acceptable besides the
@@ -95,7 +101,7 @@ func (b Bounds) through(f func(float64) float64) Bounds {
 	}
 	var ys []float64
 	nan := false
-	for _, x := range [...]float64{b.Lo, b.Hi, b.Lo/2 + b.Hi/2} {
+	for _, x := range [...]float64{b.Lo, b.Hi, b.Lo/2 + b.Hi/2, b.Mid} {
 		if y := f(x); y == y {
 			ys = append(ys, y)
 		} else {
@@ -103,9 +109,9 @@ func (b Bounds) through(f func(float64) float64) Bounds {
 		}
 	}
 	if len(ys) == 0 {
-		return Bounds{Lo: math.NaN(), Hi: math.NaN(), MayNaN: true}
+		return Bounds{Lo: math.NaN(), Hi: math.NaN(), Mid: math.NaN(), MayNaN: true}
 	}
-	out := Bounds{Lo: ys[0], Hi: ys[0], MayNaN: b.MayNaN || nan}
+	out := Bounds{Lo: ys[0], Hi: ys[0], Mid: f(b.Mid), MayNaN: b.MayNaN || nan}
 	for _, y := range ys {
 		out.Lo, out.Hi = math.Min(out.Lo, y), math.Max(out.Hi, y)
 	}
@@ -248,4 +254,27 @@ func FillWide(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
 		}
 		plan.StoreF64(dt, b, i, v)
 	}
+}
+
+// CheckWideRefused draws an f64 problem from r and checks that emit,
+// an emitter's Emit, refuses its plan as Unimplemented, naming the data
+// types (the emitters have no f64 lanes: the interpreter runs f64), and
+// that the interpreter's result matches the oracle (CheckWide).
+func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
+	t.Helper()
+	p := WideProblem(r, 4000)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := emit(pl); !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "has no JIT code") {
+		t.Fatalf("%v: emitting an f64 plan gave %v, want Unimplemented naming the data types", pl, err)
+	}
+	src, dst, bins := Buffers(t, p, 0xa5,
+		func(dt dtypes.DataType, b []byte) { FillWide(r, dt, b, true) },
+		func(dt dtypes.DataType, b []byte) { FillWide(r, dt, b, false) })
+	if err := interp.Run(pl, src, dst, bins); err != nil {
+		t.Fatal(err)
+	}
+	CheckWide(t, "interp", p, src, dst, bins, 0xa5)
 }
