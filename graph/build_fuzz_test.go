@@ -32,7 +32,7 @@ func (f *buildBytes) intn(n int) int {
 // (unknown and invalid data types, negative and int64-overflowing dims,
 // ranks past MaxRank, strides that point far outside any buffer).
 var (
-	fuzzDTypes = []dtypes.DataType{dtypes.F32, dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S32, dtypes.S8,
+	fuzzDTypes = []dtypes.DataType{dtypes.F32, dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S32, dtypes.S8, dtypes.F64,
 		dtypes.S64, dtypes.U32, dtypes.S16, dtypes.U64, dtypes.Boolean, dtypes.Undef, dtypes.DataType(99)}
 	fuzzDims    = []int64{1, 2, 3, 4, 7, 16, 0, -1, -1, -2, 1 << 31, 1 << 40, math.MaxInt64}
 	fuzzStrides = []int64{0, 1, 2, 5, -1, -2, 1 << 62}
@@ -509,7 +509,7 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 	case dtypes.S32:
 		want = float64(dtypes.F32ToS32(float32(want)))
 	}
-	ulp := map[dtypes.DataType]float64{dtypes.F32: 0x1p-23, dtypes.BF16: 0x1p-7, dtypes.F16: 0x1p-10}[outLT.DataType]
+	ulp := map[dtypes.DataType]float64{dtypes.F32: 0x1p-23, dtypes.BF16: 0x1p-7, dtypes.F16: 0x1p-10, dtypes.F64: 0x1p-52}[outLT.DataType]
 	vals := readAll(outLT.DataType, dst, n)
 	for k, v := range vals {
 		same := v == vals[0] || (math.IsNaN(v) && math.IsNaN(vals[0]))
@@ -559,6 +559,8 @@ func fillOnes(dt dtypes.DataType, b []byte) {
 			binary.LittleEndian.PutUint16(b[i:], dtypes.F32ToF16(1))
 		case dtypes.S8, dtypes.U8:
 			b[i] = 1
+		case dtypes.F64:
+			binary.LittleEndian.PutUint64(b[i:], math.Float64bits(1))
 		default:
 			if dt.IsInteger() || dt == dtypes.Boolean {
 				b[i] = 1 // little-endian 1, the other bytes 0
@@ -647,6 +649,8 @@ func readAll(dt dtypes.DataType, b []byte, n int64) []float64 {
 			out[i] = float64(b[i])
 		case dtypes.S32:
 			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case dtypes.F64:
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		case dtypes.S16:
 			out[i] = float64(int16(binary.LittleEndian.Uint16(b[2*i:])))
 		case dtypes.U32:

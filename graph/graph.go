@@ -8,9 +8,11 @@
 // ReduceProd, ReduceL1, ReduceL2: axes and keep_dims attributes or an s32
 // or s64 axes input; src f32, bf16 or f16 with dst the src type or f32, or, as a
 // gdnn extension mirroring oneDNN's reduction primitive, src s8 or u8 with
-// dst s8, u8, s32, f32, bf16 or f16), the unary eltwise and binary ops
-// fused before and after them (computing in f32; the last of a chain may
-// store to s8, u8 or s32, rounding to nearest even and saturating), the
+// dst s8, u8, s32, f32, bf16 or f16; and, a gdnn extension too, src f64
+// with dst f64 or f32, computed in float64), the unary eltwise and binary
+// ops fused before and after them (computing in f32, or in float64 over
+// f64 src; the last of a chain may store to s8, u8 or s32, rounding to
+// nearest even and saturating), the
 // Dequantize and Quantize ops through which 8-bit data enters and leaves
 // them as oneDNN Graph takes it (see QuantParamsOf), and other kinds
 // (MatMul, SoftMax, ...) that package partition hands back as

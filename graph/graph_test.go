@@ -215,6 +215,9 @@ func TestDataTypeRules(t *testing.T) {
 		// reduction primitive).
 		{dtypes.F32, dtypes.S8, true}, {dtypes.BF16, dtypes.S32, true}, {dtypes.F16, dtypes.U8, true},
 		{dtypes.F32, dtypes.S64, false},
+		// f64 (a gdnn extension): computed in float64, into f64 or f32.
+		{dtypes.F64, dtypes.F64, true}, {dtypes.F64, dtypes.F32, true}, {dtypes.F64, dtypes.BF16, false},
+		{dtypes.F64, dtypes.S32, false}, {dtypes.F32, dtypes.F64, false}, {dtypes.BF16, dtypes.F64, false},
 	}
 	for _, c := range cases {
 		op := NewOp(7, ReduceMean, "").AddInput(NewLogicalTensor(0, c.src, []int64{4})).
@@ -240,6 +243,12 @@ func TestDataTypeRules(t *testing.T) {
 		}
 		if c.src == dtypes.Boolean && !strings.HasSuffix(err.Error(), "a mean of boolean data has no meaning (max, min and the logical reductions take booleans)") {
 			t.Errorf("boolean mean: %v", err)
+		}
+		if c.src == dtypes.F64 && c.dst == dtypes.S32 && !strings.HasSuffix(err.Error(), "dst tensor 1 is s32; with src f64 it must be f64 or f32") {
+			t.Errorf("f64->s32: %v", err)
+		}
+		if c.src == dtypes.F32 && c.dst == dtypes.F64 && !strings.HasSuffix(err.Error(), "dst tensor 1 is f64, which takes an f64 src (src f32)") {
+			t.Errorf("f32->f64: %v", err)
 		}
 	}
 }
@@ -575,9 +584,9 @@ func TestIntOutputOfPostOps(t *testing.T) {
 		{"relu f32->u8", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.U8, []int64{4})), ""},
 		{"add f32->s32", NewOp(1, Add, "").AddInput(f32).AddInput(b).AddOutput(NewLogicalTensor(1, dtypes.S32, []int64{4})), ""},
 		{"relu bf16->s8", NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, dtypes.BF16, []int64{4})).
-			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "output tensor 1 is s8, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "output tensor 1 is s8, want f32, bf16, f16, f64, or s8, u8 or s32 from an f32 input"},
 		{"relu s8->s8", NewOp(1, ReLU, "").AddInput(NewLogicalTensor(0, dtypes.S8, []int64{4})).
-			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 0 is s8, want f32, bf16 or f16"},
+			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), "input tensor 0 is s8, want f32, bf16, f16 or f64"},
 		{"add s8 operand", NewOp(1, Add, "").AddInput(f32).AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).
 			AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})), ""},
 		{"mul s32 left operand", NewOp(1, Multiply, "").AddInput(NewLogicalTensor(2, dtypes.S32, []int64{4})).AddInput(f32).
@@ -586,17 +595,17 @@ func TestIntOutputOfPostOps(t *testing.T) {
 			AddInput(NewLogicalTensor(2, dtypes.U8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.BF16, []int64{4})), ""},
 		{"add u8 operand to bf16 into s8", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.BF16, []int64{4})).
 			AddInput(NewLogicalTensor(2, dtypes.U8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})),
-			"output tensor 1 is s8, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+			"output tensor 1 is s8, want f32, bf16, f16, f64, or s8, u8 or s32 from an f32 input"},
 		{"add two integers", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.S32, []int64{4})).
 			AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})),
 			"input tensors 0 and 2 are s32 and s8; at most one input may be an integer"},
 		{"add s64 operand", NewOp(1, Add, "").AddInput(f32).AddInput(NewLogicalTensor(2, dtypes.S64, []int64{4})).
-			AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})), "input tensor 2 is s64, want f32, bf16 or f16"},
+			AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})), "input tensor 2 is s64, want f32, bf16, f16 or f64"},
 		{"add s64 beside s8", NewOp(1, Add, "").AddInput(NewLogicalTensor(0, dtypes.S64, []int64{4})).
 			AddInput(NewLogicalTensor(2, dtypes.S8, []int64{4})).AddOutput(NewLogicalTensor(1, dtypes.F32, []int64{4})),
-			"input tensor 0 is s64, want f32, bf16 or f16"},
+			"input tensor 0 is s64, want f32, bf16, f16 or f64"},
 		{"relu f32->s64", NewOp(1, ReLU, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S64, []int64{4})),
-			"output tensor 1 is s64, want f32, bf16, f16, or s8, u8 or s32 from an f32 input"},
+			"output tensor 1 is s64, want f32, bf16, f16, f64, or s8, u8 or s32 from an f32 input"},
 		{"softmax f32->s8", NewOp(1, SoftMax, "").AddInput(f32).AddOutput(NewLogicalTensor(1, dtypes.S8, []int64{4})),
 			"output tensor 1 is s8, want f32, bf16 or f16"},
 	}

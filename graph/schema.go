@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -276,23 +277,30 @@ func checkTensor(op *Op, t LogicalTensor, _ int) error {
 // MaxRank is the largest tensor rank gdnn accepts.
 const MaxRank = 12
 
-func isFloat(t dtypes.DataType) bool { return t.IsFloat() }
+// isFloat reports whether t is float data an op takes: f32, bf16, f16,
+// or f64 (a gdnn extension: reductions and their fused ops compute f64
+// data in float64).
+func isFloat(t dtypes.DataType) bool { return t.IsFloat() || t == dtypes.F64 }
+
+// wideDsts is the table of the dst types a Reduce* op over f64 src may
+// have: its reductions compute in float64 and round once.
+var wideDsts = map[dtypes.DataType][]dtypes.DataType{dtypes.F64: {dtypes.F64, dtypes.F32}}
 
 // floatTypes: every input f32, bf16 or f16; every output too, except that
 // an eltwise or binary op's output may be s8, u8 or s32 (see intOutput).
 func floatTypes(op *Op) error {
 	for _, t := range op.Inputs {
 		if !isFloat(t.DataType) {
-			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16", op, t.ID, t.DataType)
+			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16, f16 or f64", op, t.ID, t.DataType)
 		}
 	}
 	for _, t := range op.Outputs {
 		if isFloat(t.DataType) || intOutput(op, t) {
 			continue
 		}
-		want := "f32, bf16 or f16"
+		want := "f32, bf16, f16 or f64"
 		if op.Kind.IsEltwise() || op.Kind.IsBinary() {
-			want = "f32, bf16, f16, or s8, u8 or s32 from an f32 input"
+			want = "f32, bf16, f16, f64, or s8, u8 or s32 from an f32 input"
 		}
 		return Errorf(InvalidDataType, "%s: output tensor %d is %s, want %s", op, t.ID, t.DataType, want)
 	}
@@ -329,7 +337,7 @@ func binaryTypes(op *Op) error {
 	a, b := op.Inputs[0], op.Inputs[1]
 	for _, t := range op.Inputs {
 		if !isFloat(t.DataType) && !t.DataType.IsInt() {
-			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16 (one of the two inputs may be s8, u8 or s32)",
+			return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16, f16 or f64 (one of the two inputs may be s8, u8 or s32)",
 				op, t.ID, t.DataType)
 		}
 	}
@@ -345,11 +353,11 @@ func binaryTypes(op *Op) error {
 		f = b
 	}
 	if !isFloat(f.DataType) {
-		return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16 or f16", op, f.ID, f.DataType)
+		return Errorf(InvalidDataType, "%s: input tensor %d is %s, want f32, bf16, f16 or f64", op, f.ID, f.DataType)
 	}
 	out := op.Outputs[0]
 	if !isFloat(out.DataType) && !intOutput(op, out) {
-		return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16, f16, or s8, u8 or s32 from an f32 input",
+		return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16, f16, f64, or s8, u8 or s32 from an f32 input",
 			op, out.ID, out.DataType)
 	}
 	return nil
@@ -366,7 +374,8 @@ func sameFloatTypes(op *Op) error {
 	return nil
 }
 
-// reduceTypes: src f32/bf16/f16 with dst the same as src, or f32; or, as
+// reduceTypes: src f32/bf16/f16 with dst the same as src, or f32; src
+// f64 with dst f64 or f32 (wideDsts); or, as
 // gdnn extensions mirroring oneDNN's reduction primitive, src f32/bf16/f16
 // with dst s8, u8 or s32, and src s8/u8 with dst s8, u8, s32, f32, bf16
 // or f16 (computed in f32 or exactly, then rounded to nearest even and
@@ -382,14 +391,20 @@ func reduceTypes(op *Op) error {
 		}
 		return axesTypes(op)
 	}
+	wide, srcWide := wideDsts[src.DataType]
 	switch {
+	case srcWide && !slices.Contains(wide, dst.DataType):
+		return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be f64 or f32", op, dst.ID, dst.DataType, src.DataType)
+	case srcWide:
+	case dst.DataType == dtypes.F64:
+		return Errorf(InvalidDataType, "%s: dst tensor %d is f64, which takes an f64 src (src %s)", op, dst.ID, src.DataType)
 	case src.DataType.IsInt8():
 		if !dst.DataType.IsFloat() && !dst.DataType.IsInt() {
 			return Errorf(InvalidDataType, "%s: dst tensor %d is %s; with src %s it must be s8, u8, s32, f32, bf16 or f16",
 				op, dst.ID, dst.DataType, src.DataType)
 		}
 	case !isFloat(src.DataType):
-		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, an integer type or boolean", op, src.ID, src.DataType)
+		return Errorf(InvalidDataType, "%s: src tensor %d is %s, want f32, bf16, f16, f64, an integer type or boolean", op, src.ID, src.DataType)
 	case dst.DataType != src.DataType && dst.DataType != dtypes.F32 && !dst.DataType.IsInt():
 		want := src.DataType.String() + ", f32, s8, u8 or s32"
 		if src.DataType == dtypes.F32 {

@@ -199,7 +199,7 @@ func TestNewTensor(t *testing.T) {
 		{f32, make([]uint16, 12), graph.InvalidDataType},
 		{bf, make([]float16.Float16, 2), graph.InvalidDataType},
 		{s32, make([]float32, 2), graph.InvalidDataType},
-		{f32, []float64{1}, graph.InvalidArguments},
+		{f32, []float64{1}, graph.InvalidDataType},
 		{f32, make([]byte, 23), graph.InvalidArguments},
 	}
 	for _, c := range bad {
@@ -297,6 +297,7 @@ func TestNewTensorNamedTypes(t *testing.T) {
 	f16 := graph.NewLogicalTensor(2, dtypes.F16, []int64{2})
 	s32 := graph.NewLogicalTensor(3, dtypes.S32, []int64{2})
 	s64 := graph.NewLogicalTensor(4, dtypes.S64, []int64{2})
+	f64 := graph.NewLogicalTensor(5, dtypes.F64, []int64{2})
 	ok := []struct {
 		lt   graph.LogicalTensor
 		data any
@@ -310,6 +311,7 @@ func TestNewTensorNamedTypes(t *testing.T) {
 		{s64, []int64T{2, -1}, []byte{2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		{s64, []int64{2, -1}, []byte{2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
 		{bf, []byteT{1, 2, 3, 4}, []byte{1, 2, 3, 4}},
+		{f64, []float64T{1, -2}, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0}},
 	}
 	for _, c := range ok {
 		tt, err := NewTensor(c.lt, c.data)
@@ -340,7 +342,7 @@ func TestNewTensorNamedTypes(t *testing.T) {
 		{bf, []float32T{1}, graph.InvalidDataType, "tensor 1 is bf16 but data is []partition.float32T"},
 		{s32, []int64T{1, 2}, graph.InvalidDataType, "tensor 3 is s32 but data is []partition.int64T"},
 		{s64, []int32T{1, 2, 3, 4}, graph.InvalidDataType, "tensor 4 is s64 but data is []partition.int32T"},
-		{f32, []float64T{1}, graph.InvalidArguments, "unsupported data type []partition.float64T"},
+		{f32, []float64T{1}, graph.InvalidDataType, "tensor 0 is f32 but data is []partition.float64T"},
 		{bf, []int16T{1, 2}, graph.InvalidDataType, "tensor 1 is bf16 but data is []partition.int16T"},
 		{f32, []complex64{1}, graph.InvalidArguments, "unsupported data type []complex64"},
 		{f32, float32(1), graph.InvalidArguments, "unsupported data type float32 (want a slice)"},

@@ -65,6 +65,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 				want = "f32, s8, u8 or s32"
 			case srcDT.IsInt8():
 				want = "s8, u8, s32, f32, bf16 or f16"
+			case plan.IsWide(srcDT):
+				want = srcDT.String() + " or f32"
 			}
 			why = fmt.Sprintf("its output is %s; with src %s a fused chain must end in %s", dt, srcDT, want)
 		case next.Kind.IsEltwise() && next.Inputs[0].ID != cur.ID:
@@ -73,6 +75,8 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 			why = fmt.Sprintf("it is Pow with beta %v, and %s", powBeta(next), ops.PowBetasText)
 		case next.Kind.IsBinary() && binaries == plan.MaxBinary:
 			why = fmt.Sprintf("the chain already holds %d binary post-ops", plan.MaxBinary)
+		case next.Kind.IsBinary() && wideOperand(next) && !plan.IsWide(srcDT):
+			why = fmt.Sprintf("it reads an f64 operand, and only a chain over f64 src computes in f64 (src %s)", srcDT)
 		case next.Kind.IsBinary():
 			why = binaryFusible(g, red, next, cur, taken)
 		}
@@ -119,13 +123,22 @@ func uniqueOps(ops []*graph.Op) []*graph.Op {
 // chainType reports whether a fused chain over a src of type srcDT may
 // produce dt: any integer type a reduction may store (s8, u8, s32), the
 // post-ops computing in f32 before the final rounding; besides, the src's
-// type or f32 for float data, and any float type for 8-bit integer data.
+// type or f32 for float data, and any float type for 8-bit integer data;
+// f64 data gives f64 or f32 (plan.WideDst), and f64 comes from f64 only.
 // An integer tensor ends a chain (see the loop above).
 func chainType(srcDT, dt dtypes.DataType) bool {
+	if plan.IsWide(srcDT) || plan.IsWide(dt) {
+		return plan.WideDst(srcDT, dt) // f64 data: an f64 or f32 result
+	}
 	if dt.IsInt() || srcDT.IsInt8() && dt.IsFloat() {
 		return true
 	}
 	return dt == srcDT || dt == dtypes.F32
+}
+
+// wideOperand reports whether the binary op reads an f64 tensor.
+func wideOperand(op *graph.Op) bool {
+	return plan.IsWide(op.Inputs[0].DataType) || plan.IsWide(op.Inputs[1].DataType)
 }
 
 // normChain returns the chain fuseChain gives after a normalization op,

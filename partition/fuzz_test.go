@@ -217,6 +217,7 @@ const (
 type refRange struct {
 	lo, hi float64
 	nan    int
+	wide   bool // the chain computes in float64 (f64 src): no f32 rounding between post-ops
 }
 
 // Tolerances of the reference, stated once:
@@ -264,7 +265,7 @@ func applyRange(r refRange, f *fop, b float64) refRange {
 	if f.kind == graph.Pow && f.beta == -1 && r.lo <= 0 && r.hi >= 0 {
 		// 1/x over an interval holding a zero (of either sign) reaches
 		// both infinities: no constraint.
-		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: r.nan}
+		return refRange{lo: math.Inf(-1), hi: math.Inf(1), nan: r.nan, wide: r.wide}
 	}
 	samples := []float64{r.lo, r.hi}
 	if mid := r.lo/2 + r.hi/2; !math.IsInf(mid, 0) && !math.IsNaN(mid) {
@@ -275,12 +276,15 @@ func applyRange(r refRange, f *fop, b float64) refRange {
 			samples = append(samples, c)
 		}
 	}
-	out := refRange{lo: math.Inf(1), hi: math.Inf(-1), nan: r.nan}
+	out := refRange{lo: math.Inf(1), hi: math.Inf(-1), nan: r.nan, wide: r.wide}
 	finite := 0
 	for _, s := range samples {
 		// gdnn evaluates post-ops in f32: an intermediate past the f32
 		// range is infinite for the ops that follow.
-		v := float64(float32(refApply(f, s, b)))
+		v := refApply(f, s, b)
+		if !r.wide {
+			v = float64(float32(v))
+		}
 		if math.IsNaN(v) {
 			out.nan = max(out.nan, nanOK)
 			continue
@@ -296,6 +300,9 @@ func applyRange(r refRange, f *fop, b float64) refRange {
 
 // roundTo rounds a float64 to the value gdnn stores for dt (via f32, RNE).
 func roundTo(dt dtypes.DataType, v float64) float64 {
+	if dt == dtypes.F64 {
+		return v
+	}
 	f := float32(v)
 	switch dt {
 	case dtypes.BF16:
@@ -514,6 +521,7 @@ func kindRanges(k redKind, src buffer, reduce []bool, keep bool, ops []fop) ([]r
 	i := 0
 	forEachIndex(outDims, func(oidx []int64) {
 		r := reduceRange(k, accs[i])
+		r.wide = src.lt.DataType == dtypes.F64
 		i++
 		for k := range ops {
 			f := &ops[k]
@@ -696,6 +704,7 @@ func genFromBytes(fb *fuzzBytes, r *rand.Rand) genProblem {
 	pairs := [][2]dtypes.DataType{
 		{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.BF16, dtypes.F32},
 		{dtypes.F16, dtypes.F16}, {dtypes.F16, dtypes.F32},
+		{dtypes.F64, dtypes.F64}, {dtypes.F64, dtypes.F32},
 	}
 	pair := pairs[fb.intn(len(pairs))]
 	p := genProblem{src: graph.NewLogicalTensorStrided(0, pair[0], dims, strides), dstDT: kerneltest.OutputDT(pair[1]), keep: fb.intn(2) == 1}

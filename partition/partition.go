@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -339,8 +340,10 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 		}
 	case axesBy != nil:
 		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
-	case !out.IsFloat():
+	case !out.IsFloat() && !plan.IsWide(out):
 		why = fmt.Sprintf("its output is %s, and a fused pre-op's result stays f32 (the rounding and saturation to %s would be lost)", out, out)
+	case plan.IsWide(out) != plan.IsWide(op.Inputs[0].DataType):
+		why = fmt.Sprintf("its input is %s and its output %s, and a fused pre-op keeps f64 data in f64 and other data out of it", op.Inputs[0].DataType, out)
 	case op.Kind == graph.Exp && isLogSumExp(g, red):
 		// log-sum-exp (see logSumExpLog)
 	case op.Kind == graph.Exp && red.Kind == graph.ReduceSum:

@@ -43,6 +43,8 @@ func store(dt dtypes.DataType, b []byte, i int64, v float64) {
 		b[i] = byte(dtypes.F32ToS8(float32(v)))
 	case dtypes.U8:
 		b[i] = dtypes.F32ToU8(float32(v))
+	case dtypes.F64:
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
 	}
 }
 
@@ -60,6 +62,8 @@ func load(dt dtypes.DataType, b []byte, i int64) float64 {
 		return float64(b[i])
 	case dtypes.S32:
 		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	case dtypes.F64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	panic("load: dtype")
 }

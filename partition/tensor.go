@@ -21,9 +21,10 @@ type Tensor struct {
 
 // NewTensor wraps data for the logical tensor lt without copying it. data
 // is a slice whose element type is, or has as its underlying type:
-// float32 (f32), uint16 (the bits of bf16 or f16, or u16), int8, int16,
-// int32, int64, uint32, uint64 (s8, s16, s32, s64, u32, u64), bool
-// (boolean), or byte (u8, or raw little-endian elements of any type). So a
+// float32 (f32), float64 (f64), uint16 (the bits of bf16 or f16, or
+// u16), int8, int16, int32, int64, uint32, uint64 (s8, s16, s32, s64, u32,
+// u64), bool (boolean), or byte (u8, or raw little-endian elements of any
+// type). So a
 // framework's own types work as they are: a []BFloat16 with
 // `type BFloat16 uint16` for bf16 or f16 data, a []F with `type F float32`
 // for f32. float16.Float16 is f16 only.
@@ -56,6 +57,8 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = dt == dtypes.F16
 	case elem.Kind() == reflect.Float32:
 		ok = dt == dtypes.F32
+	case elem.Kind() == reflect.Float64:
+		ok = dt == dtypes.F64
 	case elem.Kind() == reflect.Uint16:
 		ok = dt == dtypes.BF16 || dt == dtypes.F16 || dt == dtypes.U16
 	case elem.Kind() == reflect.Uint8:
@@ -64,7 +67,7 @@ func NewTensor(lt graph.LogicalTensor, data any) (Tensor, error) {
 		ok = dt == kindTypes[elem.Kind()]
 	default:
 		return Tensor{}, status.Errorf(status.InvalidArguments,
-			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, uint16, byte, an integer type, bool, or a type based on one)", lt.ID, data)
+			"NewTensor: tensor %d: unsupported data type %T (want a slice of float32, float64, uint16, byte, an integer type, bool, or a type based on one)", lt.ID, data)
 	}
 	if !ok {
 		return Tensor{}, status.Errorf(status.InvalidDataType, "NewTensor: tensor %d is %s but data is %T", lt.ID, lt.DataType, data)

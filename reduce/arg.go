@@ -24,7 +24,7 @@ type Index interface {
 // (ONNX's ArgMax and ArgMin take no booleans). []uint16 is bf16 unless
 // Type or SrcType says f16 or u16, as for Src.
 type ArgSrc interface {
-	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float64
 }
 
 // SelectLastIndex makes ArgMax and ArgMin return the last index of the

@@ -16,8 +16,9 @@
 // option (Type, SrcType, DstType); and integer data, whose Go types say
 // what they are (an option that names one must name that type): ~int8
 // (s8) and ~uint8 (u8), ~int16, ~int32, ~uint32, ~int64, ~uint64 (s16,
-// s32, u32, s64, u64), ~bool (boolean), and u16 as ~uint16 named U16.
-// src and dst types are otherwise
+// s32, u32, s64, u64), ~bool (boolean), u16 as ~uint16 named U16, and
+// ~float64 (f64), reduced in float64 from end to end (two-level sums,
+// post-ops in float64) into an f64 or an f32 dst. src and dst types are otherwise
 // independent within gdnn's rules, the graph API's, checked at run time:
 // a float src goes to its own type, f32, s8, u8 or s32; s8 and u8 src go
 // to any dst. An integer dst is rounded to nearest even and saturated,

@@ -151,3 +151,17 @@ func ExampleLogicalAnd() {
 	fmt.Println(all, any, err1, err2)
 	// Output: [true false] [true true] <nil> <nil>
 }
+
+// An f64 sum keeps what f32 would lose: 1 + 1e-9 four thousand times is
+// 4000.000004 in float64 (4000 in f32). f64 data is reduced in float64
+// from end to end; a []float32 dst takes the result rounded once.
+func ExampleSum_f64() {
+	x := make([]float64, 2*4000)
+	for i := range x {
+		x[i] = 1 + 1e-9
+	}
+	y := make([]float64, 2)
+	err := reduce.Sum(y, x, []int{2, 4000}, []int{1})
+	fmt.Printf("%.6f %v\n", y, err)
+	// Output: [4000.000004 4000.000004] <nil>
+}

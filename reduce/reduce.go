@@ -18,24 +18,26 @@ import (
 
 // Src is the element types a src may have: f32 as ~float32, bf16 and
 // f16 as ~uint16 (their bits), whose data type an option names, 8-bit
-// integer data, s8 as ~int8 and u8 as ~uint8, and (a gdnn extension)
-// integer and boolean data reduced exactly: s16, s32, u32, s64 and u64 as
-// ~int16, ~int32, ~uint32, ~int64 and ~uint64, booleans as ~bool, and u16
-// as ~uint16 named U16 by an option. An integer slice's type is its Go
-// type's; an option may name it too, and must then name that type. A src
-// of any other element type does not compile. Which reductions each type
-// takes is checked at run time (see the package doc): a sum of bools, an
-// L2 norm of integers are refused.
+// integer data, s8 as ~int8 and u8 as ~uint8, f64 as ~float64 (reduced in
+// float64 from end to end, into an f64 or an f32 dst), and (a gdnn
+// extension) integer and boolean data reduced exactly: s16, s32, u32, s64
+// and u64 as ~int16, ~int32, ~uint32, ~int64 and ~uint64, booleans as
+// ~bool, and u16 as ~uint16 named U16 by an option. An integer slice's
+// type is its Go type's; an option may name it too, and must then name
+// that type. A src of any other element type does not compile. Which
+// reductions each type takes is checked at run time (see the package
+// doc): a sum of bools, an L2 norm of integers are refused.
 type Src interface {
-	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool | ~float64
 }
 
 // Dst is the element types a dst may have: those of Src. Which dst a src
 // may go to is checked at run time (see the package doc): a float src
-// goes to its own type, f32, s8, u8 or s32; integer data to its own type
-// (the mean also to f32), the logical reductions to bool or u8.
+// goes to its own type, f32, s8, u8 or s32; an f64 src to f64 or f32, and
+// only an f64 src to f64; integer data to its own type (the mean also to
+// f32 or f64), the logical reductions to bool or u8.
 type Dst interface {
-	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool
+	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~bool | ~float64
 }
 
 // Op is a reduction kind, for callers that choose it at run time (Reduce,
@@ -276,6 +278,10 @@ func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64
 	switch {
 	case plan.IsExact(srcDT, red) || red.IsBitwise() || red.Transform == plan.TransformNonzero:
 		// Exact data: the plan's table says which dst each kind writes.
+	case plan.IsWide(srcDT) || plan.IsWide(dstDT):
+		if !plan.WideDst(srcDT, dstDT) {
+			return status.Errorf(status.InvalidDataType, "reduce.%v: dst type %v for src type %v: an f64 src goes to f64 or f32, and only an f64 src to f64", op, dstDT, srcDT)
+		}
 	case srcDT.IsInt8():
 		// 8-bit data may go to any dst: an integer one is rounded to
 		// nearest even and saturated.
@@ -323,6 +329,12 @@ func elemType[E Dst](what string, named dtypes.DataType, byType bool, op Op) (dt
 			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a %v slice but its type is named %v", op, what, dt, named)
 		}
 		return dt, nil
+	}
+	if reflect.TypeFor[E]().Kind() == reflect.Float64 {
+		if named != dtypes.Undef && named != dtypes.F64 {
+			return 0, status.Errorf(status.InvalidDataType, "reduce.%v: %s is a 64-bit float slice but its type is named %v", op, what, named)
+		}
+		return dtypes.F64, nil
 	}
 	if !is16[E]() {
 		if named != dtypes.Undef && named != dtypes.F32 {

@@ -9,10 +9,12 @@ import (
 )
 
 // buffer is the memory of one tensor in its data type: f32 in f32,
-// bf16/f16 as their bit patterns in u16, s8, u8 and s32 as themselves.
+// bf16/f16 as their bit patterns in u16, s8, u8, s32 and f64 as
+// themselves.
 type buffer struct {
 	dt  dtypes.DataType
 	f32 []float32
+	f64 []float64
 	u16 []uint16
 	s8  []int8
 	u8  []uint8
@@ -64,6 +66,12 @@ func newBuffer(dt dtypes.DataType, n int64) (buffer, error) {
 		for i := range b.f32 {
 			b.f32[i] = nan
 		}
+	case dtypes.F64:
+		b.f64 = largePageSlice[float64](n)
+		nan := math.NaN()
+		for i := range b.f64 {
+			b.f64[i] = nan
+		}
 	case dtypes.BF16, dtypes.F16:
 		b.u16 = largePageSlice[uint16](n)
 		nan := uint16(0x7fc1)
@@ -112,6 +120,8 @@ func (b buffer) data() any {
 		return b.u8
 	case dtypes.S32:
 		return b.s32
+	case dtypes.F64:
+		return b.f64
 	}
 	if b.raw != nil {
 		return b.raw
@@ -130,6 +140,8 @@ func (b buffer) bytes() []byte {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s8))), len(b.s8))
 	case b.s32 != nil:
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.s32))), 4*len(b.s32))
+	case b.f64 != nil:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
 	case b.raw != nil:
 		return b.raw
 	}
@@ -157,6 +169,8 @@ func (b buffer) as(dt dtypes.DataType) buffer {
 		v.u8 = raw
 	case dtypes.S32:
 		v.s32 = unsafe.Slice((*int32)(p), len(raw)/4)
+	case dtypes.F64:
+		v.f64 = unsafe.Slice((*float64)(p), len(raw)/8)
 	default:
 		v.raw = raw
 	}
@@ -179,6 +193,8 @@ func (b buffer) set(i int64, v float64) {
 		b.u8[i] = uint8(intRound(v, 0, math.MaxUint8))
 	case dtypes.S32:
 		b.s32[i] = int32(intRound(v, math.MinInt32, math.MaxInt32))
+	case dtypes.F64:
+		b.f64[i] = v
 	default:
 		r := rawTypes[b.dt]
 		w := intRound(v, r.lo, r.hi)
@@ -214,6 +230,9 @@ func (b buffer) get(i int64) float64 {
 		return float64(b.u8[i])
 	case dtypes.S32:
 		return float64(b.s32[i])
+	case dtypes.F64:
+		return b.f64[i]
+	default:
 	case dtypes.F16:
 		return float64(dtypes.F16ToF32(b.u16[i]))
 	}
@@ -237,28 +256,32 @@ func (b buffer) rawBits(i int64) uint64 {
 }
 
 // bits returns the raw bits of element i (for bitwise comparisons).
-func (b buffer) bits(i int64) uint32 {
+func (b buffer) bits(i int64) uint64 {
 	switch b.dt {
 	case dtypes.F32:
-		return math.Float32bits(b.f32[i])
+		return uint64(math.Float32bits(b.f32[i]))
+	case dtypes.F64:
+		return math.Float64bits(b.f64[i])
 	case dtypes.S8:
-		return uint32(uint8(b.s8[i]))
+		return uint64(uint8(b.s8[i]))
 	case dtypes.U8:
-		return uint32(b.u8[i])
+		return uint64(b.u8[i])
 	case dtypes.S32:
-		return uint32(b.s32[i])
+		return uint64(uint32(b.s32[i]))
 	}
 	if b.raw != nil {
-		return uint32(b.rawBits(i)) // the low half of a 64-bit element
+		return b.rawBits(i)
 	}
-	return uint32(b.u16[i])
+	return uint64(b.u16[i])
 }
 
-// roundTo rounds v to dt as a store of gdnn's f32 result would: through
-// f32, then to nearest even, saturating for the integer types (NaN, which
+// roundTo rounds v to dt as a store of gdnn's f32 result would (f64
+// keeps v, as gdnn's float64 result): through f32, then to nearest even, saturating for the integer types (NaN, which
 // has no integer, is 0), as oneDNN quantizes.
 func roundTo(dt dtypes.DataType, v float64) float64 {
 	switch dt {
+	case dtypes.F64:
+		return v
 	case dtypes.BF16:
 		return float64(math.Float32frombits(uint32(dtypes.F32ToBF16(float32(v))) << 16))
 	case dtypes.F16:

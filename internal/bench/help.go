@@ -118,9 +118,12 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           into the src type, f32, s8, u8 or s32, and s8, u8 into s8, u8,
                           s32, f32, bf16, f16; s16, u16, s32, u32, s64, u64 (gdnn
                           extensions) exactly into their own type (the mean also into
-                          f32), checked byte for byte; other pairs (bf16 into f16, f16
-                          into bf16, s32 sum into f32) are UNIMPLEMENTED. The Lp norms of
-                          integer src are an invalid case (SKIPPED, as in benchdnn).
+                          f32), checked byte for byte; f64 (a gdnn extension) into f64
+                          or f32, in float64 throughout, checked against a compensated
+                          float64 reference; other pairs (bf16 into f16, f16 into bf16,
+                          s32 sum into f32, f64 into 16-bit or integer types) are
+                          UNIMPLEMENTED. The Lp norms of integer src are an invalid case
+                          (SKIPPED, as in benchdnn).
   --stag=TAG, --dtag=TAG  layouts: abx (plain, default src), axb (channels last), any
                           (default dst: gdnn chooses), permutations such as acdb or bac,
                           and named tags (nchw, nhwc, ...). Blocked tags (aBx16b,

@@ -11,7 +11,7 @@ const hugePage = 2 << 20
 // do with theirs (oneDNN's driver, numpy, the read-bandwidth probe). With
 // THP in its common "madvise" mode a plain Go allocation gets 4 KiB pages,
 // and the TLB misses of a large src would be timed as part of the kernel.
-func largePageSlice[T uint16 | float32 | int8 | uint8 | int32](n int64) []T {
+func largePageSlice[T uint16 | float32 | int8 | uint8 | int32 | float64](n int64) []T {
 	var zero T
 	size := int64(unsafe.Sizeof(zero))
 	if n*size < hugePage {

@@ -196,7 +196,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 	if res.state != "" {
 		return res
 	}
-	if ap.kind.norm && !c.sdt.IsFloat() {
+	if ap.kind.norm && !c.sdt.IsFloat() && !plan.IsWide(c.sdt) {
 		// As benchdnn (skip_invalid_prb): the norms make no sense for
 		// integer src; a float src into an integer dst runs.
 		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s of %s src", c.alg, c.sdt)}
@@ -543,6 +543,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 
 // unimplementedTypes says why gdnn does not run a pair of data types for
 // ap, or "": gdnn reduces f32, bf16 and f16 src into the src type or f32,
+// f64 src into f64 or f32 (a gdnn extension),
 // and s8 and u8 src into s8, u8, s32, f32, bf16 or f16, without a pre-op
 // (benchdnn's amax of integers would need Abs of s8 data).
 func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
@@ -554,6 +555,11 @@ func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
 		return ""
 	}
 	switch {
+	case plan.IsWide(sdt) || plan.IsWide(ddt):
+		if plan.WideDst(sdt, ddt) {
+			return ""
+		}
+		return fmt.Sprintf("data types %s:%s; gdnn reduces f64 data (a gdnn extension) into f64 or f32, and only f64 data into f64", sdt, ddt)
 	case sdt.IsInt8() && ap.pre != 0:
 		return fmt.Sprintf("--alg=%s of %s data: gdnn's %s pre-op takes f32, bf16 and f16", ap.kind.name, sdt, ap.pre)
 	case (sdt.IsInt8() || sdt.IsFloat()) && (ddt.IsFloat() || ddt.IsInt()):
@@ -754,6 +760,9 @@ func fillName(m fillMode) string {
 // reductionReference computes the float64 reference of a built reduction
 // for the data currently in its buffers, and the error allowed per output.
 func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
+	if plan.IsWide(b.src.dt) {
+		return wideReference(b, ddt)
+	}
 	k := b.fill.kind
 	var ref, errs []float64
 	exact := false // log-sum-exp never is

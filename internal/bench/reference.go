@@ -109,6 +109,13 @@ type refPostOp struct {
 // bound per value on entry and is updated to bound the error after the
 // chain (interval propagation plus one f32 rounding per op).
 func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bool, errs []float64) {
+	chainOutputs(vals, dstDims, chain, roundF32, false, errs)
+}
+
+// chainOutputs is chainOutput, for a chain that computes in float64
+// (wide: an f64 src) too: operands are then read exactly, a result
+// rounds by 2^-53 of itself and nothing overflows at the f32 range.
+func chainOutputs(vals []float64, dstDims []int64, chain []refPostOp, roundF32, wide bool, errs []float64) {
 	if len(chain) == 0 {
 		return
 	}
@@ -119,7 +126,11 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			views[i] = make([]int64, len(dstDims))
 		}
 	}
-	const u = 1.0 / (1 << 24)
+	u := 1.0 / (1 << 24)
+	overflow := f32Overflow
+	if wide {
+		u, overflow = 1.0/(1<<53), math.Inf(1)
+	}
 	forEachIndex(dstDims, views, func(pos int64, offs []int64) {
 		x := vals[pos]
 		for i, p := range chain {
@@ -136,7 +147,10 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			if p.g.bin != "" {
 				// Read as f32, as gdnn and oneDNN's reference do (an
 				// s32 beyond 2^24 rounds).
-				operand := float64(float32(p.operand.get(offs[i])))
+				operand := p.operand.get(offs[i])
+				if !wide {
+					operand = float64(float32(operand))
+				}
 				if p.sum {
 					operand = float64(p.scale * (float32(operand) - p.zp))
 				}
@@ -166,11 +180,11 @@ func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bo
 			case math.IsInf(y, 0) || math.IsNaN(e):
 				// ±Inf in float64 is ±Inf in f32; a NaN interval stays
 				// NaN, which no result matches.
-			case math.Abs(y)-e >= f32Overflow:
+			case math.Abs(y)-e >= overflow:
 				// gdnn's f32 value is past the range whatever the error:
 				// ±Inf, exactly, as every later op sees it.
 				y, e = math.Copysign(math.Inf(1), y), 0
-			case math.Abs(y)+e >= f32Overflow:
+			case math.Abs(y)+e >= overflow:
 				// It may or may not overflow: an infinite allowance with
 				// a finite reference accepts any result (compareOutput).
 				e = math.Inf(1)
@@ -194,6 +208,8 @@ const f32Overflow = 0x1p128 - 0x1p103
 // epsilon is benchdnn's per-type threshold: 2^(1-digits).
 func epsilon(dt dtypes.DataType) float64 {
 	switch dt {
+	case dtypes.F64:
+		return 1.0 / (1 << 52)
 	case dtypes.BF16:
 		return 1.0 / (1 << 7)
 	case dtypes.F16:
@@ -207,6 +223,9 @@ func epsilon(dt dtypes.DataType) float64 {
 func minNormal(dt dtypes.DataType) float64 {
 	if dt == dtypes.F16 {
 		return 1.0 / (1 << 14)
+	}
+	if dt == dtypes.F64 {
+		return 0x1p-1022
 	}
 	return 0x1p-126
 }

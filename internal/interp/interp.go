@@ -21,6 +21,9 @@
 // time; the result is rounded to the dst data type, ties to even.
 // float64 accumulation keeps a sum of 10^8 f32 values within about 1e-8
 // relative of the exact sum, well inside the final f32 rounding.
+//
+// Plans over f64 src compute in float64 throughout, post-ops included,
+// and never round to f32 on the way (wide.go).
 package interp
 
 import (
@@ -73,6 +76,10 @@ func Run(pl *plan.Plan, src, dst []byte, bins [][]byte) error {
 	}
 	if plan.IsExact(pl.SrcDT, pl.Reduction) {
 		runExact(pl, src, dst)
+		return nil
+	}
+	if plan.IsWide(pl.SrcDT) {
+		runWide(pl, src, dst, bins)
 		return nil
 	}
 	e := getExec()

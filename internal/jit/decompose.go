@@ -337,6 +337,13 @@ func (dc *decomposer) setSplit(s string) {
 // depth counts two-stage nesting (stage 2 of a stage 2 happens only for
 // enormous reductions, but it is handled rather than refused).
 func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
+	if pl.ShiftedLogSumExp() && plan.IsWide(pl.SrcDT) {
+		// The interpreter computes an f64 log-sum-exp whole, shifted;
+		// its phases (lse.go) are f32's.
+		dc.setSplit("single")
+		dc.phase(segment{unit: dc.unit(pl), srcBuf: srcBuf, dstBuf: dstBuf, srcBytes: plan.MulSat(pl.N, plan.MulSat(pl.Outputs, esz(pl.SrcDT)))})
+		return nil
+	}
 	if pl.ShiftedLogSumExp() {
 		return dc.logSumExp(pl, srcBuf, dstBuf, depth)
 	}
@@ -539,7 +546,7 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	// schedules need less).
 	return chunk >= minRowByRowChunk && pl.Reduced[0].SrcStride >= pl.Inner.Size &&
 		large >= rowByRowMinBytes &&
-		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), 4) <= maxScratchBytes
+		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), esz(plan.PartialType(pl.SrcDT))) <= maxScratchBytes
 }
 
 // longRows reports whether pl's Inner rows are contiguous and its

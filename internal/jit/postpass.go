@@ -1,7 +1,6 @@
 package jit
 
 import (
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -82,7 +81,7 @@ func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
 		return nil, 0, false
 	}
 	a = pl.Clone()
-	a.DstDT, a.PostOps = dtypes.F32, nil
+	a.DstDT, a.PostOps = plan.PartialType(pl.SrcDT), nil
 	outputs = 1
 	for i := range a.Outer {
 		a.Outer[i].DstStride, a.Outer[i].BinStrides = dense[i], nil
@@ -105,7 +104,7 @@ func meansPlan(pl *plan.Plan) (a *plan.Plan, outputs int64, ok bool) {
 // that the interpreter handles it a row at a time.
 func postPassPlan(pl *plan.Plan) *plan.Plan {
 	kept, dense, _ := keptLoops(pl)
-	b := &plan.Plan{Reduction: plan.Copy, SrcDT: dtypes.F32, DstDT: pl.DstDT, PostOps: pl.PostOps, Div: 1}
+	b := &plan.Plan{Reduction: plan.Copy, SrcDT: plan.PartialType(pl.SrcDT), DstDT: pl.DstDT, PostOps: pl.PostOps, Div: 1}
 	for i, l := range kept {
 		l.SrcStride = dense[i]
 		if i == len(kept)-1 {
@@ -128,7 +127,7 @@ func (dc *decomposer) postPass(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 		return status.Errorf(status.OutOfMemory, "jit: the results of %v need more than %d bytes of scratch", pl, int64(maxScratchBytes))
 	}
 	sbuf := bufScratch + len(dc.d.scratch)
-	dc.d.scratch = append(dc.d.scratch, outputs*4)
+	dc.d.scratch = append(dc.d.scratch, outputs*esz(plan.PartialType(pl.SrcDT)))
 	dc.d.postpass = true
 	if err := dc.add(a, srcBuf, sbuf, depth); err != nil {
 		return err

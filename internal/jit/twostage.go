@@ -8,7 +8,8 @@ import (
 )
 
 // partials returns the data type of pl's partial results and the stage
-// flags of its two stages. A float plan's partials are f32, transformed
+// flags of its two stages. A float plan's partials are f32 (f64 for f64
+// data: plan.PartialType), transformed
 // and combined but not finalized (SkipFinalize), and stage 2 combines
 // them (SkipTransform). An exact plan (plan.IsExact; never a mean, which
 // is not split) has partials of its dst type, which its own reduction
@@ -20,10 +21,10 @@ func partials(pl *plan.Plan) (dt dtypes.DataType, skipFinalize, skipTransform pl
 	if plan.IsExact(pl.SrcDT, pl.Reduction) {
 		return pl.DstDT, 0, 0
 	}
-	return dtypes.F32, plan.SkipFinalize, plan.SkipTransform
+	return plan.PartialType(pl.SrcDT), plan.SkipFinalize, plan.SkipTransform
 }
 
-// twoStage adds stage 1 (f32 partial results of reduction chunks into a
+// twoStage adds stage 1 (partial results of reduction chunks into a
 // new scratch buffer: transformed and combined, not finalized) and stage 2
 // (partials combined and finalized, post-ops, conversion).
 // Stage-1 chunks are about target bytes (callBudget, or less for a plan
@@ -32,14 +33,14 @@ func partials(pl *plan.Plan) (dt dtypes.DataType, skipFinalize, skipTransform pl
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
 // at most rowByRowChunk of them per chunk, and hints its plans RowByRow.
 //
-// Scratch layout, f32: [outer outputs O][chunks C][inner lanes I], so that
+// Scratch layout: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
 // outer output o sits at (o*C + j)*I + i.
 func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, srcBuf, dstBuf, depth int, target int64, rowByRow bool) error {
 	dc.setSplit("2stage")
 	srcSz := esz(pl.SrcDT)
 	partDT, skipFinalize, skipTransform := partials(pl)
-	f32 := esz(partDT) // the partials' element size (named for the float plans' f32)
+	psz := esz(partDT) // the partials' element size
 	budget := callBudget
 
 	// A chunk row (w lanes) is at most a quarter of the budget, so each
@@ -106,7 +107,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	for _, l := range red[:k] {
 		C = plan.MulSat(C, l.Size)
 	}
-	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), f32)
+	scratchBytes := plan.MulSat(plan.MulSat(plan.MulSat(outerCount, C), I), psz)
 	if scratchBytes > maxScratchBytes {
 		return status.Errorf(status.OutOfMemory, "jit: two-stage reduction would need %d bytes of partial sums", scratchBytes)
 	}
@@ -119,13 +120,13 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	var loops []rtLoop
 	denseO := plan.MulSat(C, I) // partials per outer output
 	for i := len(pl.Outer) - 1; i >= 0; i-- {
-		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * f32}}, loops...)
+		loops = append([]rtLoop{{size: pl.Outer[i].Size, src: pl.Outer[i].SrcStride * srcSz, dst: denseO * psz}}, loops...)
 		denseO = plan.MulSat(denseO, pl.Outer[i].Size)
 	}
 	denseR := plan.MulSat(nb, I)
 	var chunkLoops []rtLoop
 	for i := k - 1; i >= 0; i-- {
-		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * f32}}, chunkLoops...)
+		chunkLoops = append([]rtLoop{{size: red[i].Size, src: red[i].SrcStride * srcSz, dst: denseR * psz}}, chunkLoops...)
 		denseR = plan.MulSat(denseR, red[i].Size)
 	}
 	loops = append(loops, chunkLoops...)
@@ -169,21 +170,21 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 				innerSrc = pl.Inner.SrcStride
 			}
 			variants = append(variants, variant{rows, remW, blocks, 1,
-				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*f32})
+				src0 + fullT*w*innerSrc*srcSz, dst0 + fullT*w*psz})
 		}
 	}
 	add(c, fullB, 0, 0)
 	if rc != c {
-		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*f32)
+		add(rc, 1, fullB*c*red[k].SrcStride*srcSz, fullB*I*psz)
 	}
 	var segs []segment
 	for _, v := range variants {
 		seg := segment{unit: dc.unitHinted(stage1(v.rows, v.width), kernelconf.Hints{RowByRow: rowByRow, FromMemory: dc.mem}), srcBuf: srcBuf, dstBuf: sbuf,
 			srcOff: v.src, dstOff: v.dst}
 		seg.loops = append(append([]rtLoop(nil), loops...),
-			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * f32})
+			rtLoop{size: v.blocks, src: c * red[k].SrcStride * srcSz, dst: I * psz})
 		if pl.HasInner {
-			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * f32})
+			seg.loops = append(seg.loops, rtLoop{size: v.tiles, src: w * pl.Inner.SrcStride * srcSz, dst: w * psz})
 		}
 		seg.srcBytes = plan.MulSat(plan.MulSat(plan.MulSat(plan.MulSat(v.rows, it/max(w, 1)), v.width), v.blocks*v.tiles), outerCount)
 		for _, l := range chunkLoops {

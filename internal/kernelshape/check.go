@@ -146,3 +146,15 @@ func VectorPostOp(k ops.Kind) bool {
 	}
 	return vfn.Has(k)
 }
+
+// F32Lanes reports whether a plan with src type src and dst type dst
+// computes in f32 lanes, as every emitter's kernels do: every pair a plan
+// takes but f64 (plan.IsWide), whose plans compute in float64 and run on
+// the interpreter.
+func F32Lanes(src, dst dtypes.DataType) bool {
+	return plan.IsSrcType(src) && plan.IsDstType(dst) && !plan.IsWide(src) && !plan.IsWide(dst)
+}
+
+// F32Operand reports whether a binary operand of type t is read into f32
+// lanes: every operand type a plan takes but f64.
+func F32Operand(t dtypes.DataType) bool { return plan.IsOperandType(t) && !plan.IsWide(t) }

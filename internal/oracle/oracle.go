@@ -9,6 +9,7 @@ package oracle
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -43,6 +44,9 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 		}
 	}
 	r := p.Reduction
+	// An f64 src's sums are exact (exactSum), rounded once: a float64
+	// sum would be no better than the code under test.
+	wide := plan.IsWide(p.SrcDT)
 	var outs []Output
 	idx := make([]int64, rank)
 	for {
@@ -77,11 +81,21 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			m := math.Inf(-1)
 			each(func(x float64) { m = max(m, x) })
 			shift, s := plan.LSEShift(m), 0.0
+			if wide {
+				shift = math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, m))
+			}
+			var ex exactSum
 			each(func(x float64) {
 				e := math.Exp(x - shift)
 				s += e
+				if wide {
+					ex.add(e)
+				}
 				o.Mag += e
 			})
+			if wide {
+				s = ex.value(s)
+			}
 			o.Acc, o.Value = s, shift+math.Log(s)
 			outs = append(outs, o)
 			if !step(idx, p.Dims, kept) {
@@ -90,15 +104,22 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			continue
 		}
 		acc := float64(r.Identity())
+		var ex exactSum
 		each(func(e float64) {
 			x := r.TransformF64(e)
 			acc = r.CombineF64(acc, x)
+			if wide && r.Combine == plan.CombineAdd {
+				ex.add(x)
+			}
 			if r.Combine == plan.CombineAdd {
 				o.Mag += math.Abs(x)
 			} else {
 				o.Mag = math.Max(o.Mag, math.Abs(x))
 			}
 		})
+		if wide && r.Combine == plan.CombineAdd {
+			acc = ex.value(acc)
+		}
 		o.Acc, o.Value = acc, r.FinalizeF64(acc, n)
 		outs = append(outs, o)
 		if !step(idx, p.Dims, kept) {
@@ -139,6 +160,9 @@ func step(idx, dims []int64, which []int) bool {
 // Get reads element i of data type dt from b, widened exactly: an s32
 // directly, as f32 cannot hold every s32, the others by dtypes.LoadF32.
 func Get(dt dtypes.DataType, b []byte, i int64) float64 {
+	if plan.IsWide(dt) {
+		return plan.LoadF64(dt, b, i)
+	}
 	if dt == dtypes.S32 {
 		return float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
@@ -147,8 +171,12 @@ func Get(dt dtypes.DataType, b []byte, i int64) float64 {
 
 // Put writes v as element i of data type dt in b, rounded to f32 and then
 // to dt by dtypes.StoreF32 (gdnn's rounding of results: to nearest even;
-// integers saturate).
+// integers saturate); an f64 dt takes v as it is.
 func Put(dt dtypes.DataType, b []byte, i int64, v float64) {
+	if plan.IsWide(dt) {
+		plan.StoreF64(dt, b, i, v)
+		return
+	}
 	dtypes.StoreF32(dt, b, i, float32(v))
 }
 
@@ -193,4 +221,50 @@ func Reductions() []plan.Reduction {
 		{Transform: plan.TransformSquare}, // mean of squares
 		plan.LogSumExp,
 	}
+}
+
+// exactSum adds float64 values exactly (a big.Float wide enough for any
+// sum of finite float64 values of up to 2^40 terms); value rounds the sum
+// once to float64. A non-finite term makes the float64 sum f of the same
+// terms the answer (Inf or NaN, as IEEE says).
+type exactSum struct {
+	sum     *big.Float
+	special bool
+}
+
+// exactPrec covers float64's exponents (2^-1074 to 2^1024) and 2^40 terms.
+const exactPrec = 1074 + 1024 + 64
+
+func (e *exactSum) add(x float64) {
+	if math.IsInf(x, 0) || x != x {
+		e.special = true
+		return
+	}
+	if e.sum == nil {
+		e.sum = new(big.Float).SetPrec(exactPrec)
+	}
+	e.sum.Add(e.sum, new(big.Float).SetFloat64(x))
+}
+
+// value is the exact sum rounded to nearest even, or f where a term was
+// not finite or there were none. An exact 0 is +0, as the sums' +0 start
+// makes it.
+func (e *exactSum) value(f float64) float64 {
+	if e.special || e.sum == nil {
+		return f
+	}
+	v, _ := e.sum.Float64()
+	return v
+}
+
+// WideTol bounds the error of an f64 sum of o's elements (o.Mag the sum
+// of their magnitudes) summed in two levels, as gdnn's interpreter does:
+// runs of at most 1024 elements (along a row, in eight chains; across a
+// row of outputs, one chain per output over 1024 reduced indices), then
+// the runs' sums in one chain. Each addition errs by at most 2^-53 of a
+// partial sum, which is at most o.Mag, and an element goes through at
+// most 1024 + N/1024 + 8 additions. An intermediate rounding to f32
+// (2^-24) exceeds it by about 2^18 for sums shorter than 2^28.
+func WideTol(o Output) float64 {
+	return math.Ldexp(o.Mag, -53) * (1032 + float64(o.N)/1024)
 }

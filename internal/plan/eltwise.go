@@ -185,32 +185,4 @@ func clamp01(v float64) float64 {
 // (Go's math.Pow's): 0 and -0 to the power 0.5 are +0, -Inf to the power
 // 0.5 is +Inf and to -0.5 is +0. x^0 is 1 for every x but a NaN, which
 // stays itself as in every post-op. Another beta gives NaN.
-func pow(beta float32, d float64) float32 {
-	switch beta {
-	case 0:
-		return 1
-	case 1:
-		return float32(d)
-	case 2:
-		return float32(d * d)
-	case 3:
-		return float32(d * d * d)
-	case -1:
-		return float32(1 / d)
-	case -2:
-		return float32(1 / (d * d))
-	case 0.5, -0.5:
-		var s float64
-		switch {
-		case math.IsInf(d, -1):
-			s = math.Inf(1)
-		case d != 0:
-			s = math.Sqrt(d)
-		}
-		if beta < 0 {
-			s = 1 / s
-		}
-		return float32(s)
-	}
-	return float32(math.NaN())
-}
+func pow(beta float32, d float64) float32 { return float32(pow64(beta, d)) }

@@ -52,6 +52,9 @@ func (p *Problem) Validate() error {
 	if p.Combine == CombineFirst && slices.Contains(p.Reduce, true) {
 		return status.Errorf(status.InvalidArguments, "plan: a copy reduces no dim")
 	}
+	if err := checkWideOperands(p.SrcDT, p.PostOps); err != nil {
+		return err
+	}
 	if err := checkPostOps(p.PostOps, p.Reduce, true); err != nil {
 		return err
 	}
@@ -113,6 +116,9 @@ func (pl *Plan) Validate() error {
 		return err
 	}
 	if err := pl.checkReduction(); err != nil {
+		return err
+	}
+	if err := checkWideOperands(pl.SrcDT, pl.PostOps); err != nil {
 		return err
 	}
 	if err := checkPostOps(pl.PostOps, nil, false); err != nil {
@@ -287,9 +293,11 @@ func checkLoop(what string, i int, l *Loop, nb int, reduced bool) error {
 	return nil
 }
 
-// checkDataTypes enforces src in {f32, bf16, f16, s8, u8} and dst in
-// {f32, bf16, f16, s8, u8, s32}, or for an exact reduction (IsExact) what
-// checkExact says; posts is the number of post-ops and stage the plan's.
+// checkDataTypes enforces src in {f32, bf16, f16, s8, u8, f64} and dst
+// in {f32, bf16, f16, s8, u8, s32, f64}, an f64 src going to f64 or f32
+// and an f64 dst coming from an f64 src (f64.go), or for an exact
+// reduction (IsExact) what checkExact says; posts is the number of
+// post-ops and stage the plan's.
 func checkDataTypes(src, dst dtypes.DataType, r Reduction, posts int, stage Stage) error {
 	if IsExact(src, r) {
 		return checkExact(src, dst, r, posts, stage)
@@ -298,31 +306,45 @@ func checkDataTypes(src, dst dtypes.DataType, r Reduction, posts int, stage Stag
 		return status.Errorf(status.InvalidDataType, "plan: %v reduces integer or boolean data, not %v", r, src)
 	}
 	if !IsSrcType(src) {
-		return status.Errorf(status.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8 or u8", src)
+		return status.Errorf(status.InvalidDataType, "plan: src data type %v is not f32, bf16, f16, s8, u8 or f64", src)
+	}
+	if (IsWide(src) || IsWide(dst)) && !WideDst(src, dst) {
+		return status.Errorf(status.InvalidDataType, "plan: src data type %v with dst data type %v: an f64 src goes to f64 or f32, and an f64 dst comes from an f64 src", src, dst)
 	}
 	// Any dst: the graph and the driver check which pairs a user may ask
 	// for, and the runtime's second stage of a split reduction turns f32
 	// partial results into the user's dst.
 	if !IsDstType(dst) {
-		return status.Errorf(status.InvalidDataType, "plan: dst data type %v is not f32, bf16, f16, s8, u8 or s32", dst)
+		return status.Errorf(status.InvalidDataType, "plan: dst data type %v is not f32, bf16, f16, s8, u8, s32 or f64", dst)
 	}
 	return nil
 }
 
 // IsSrcType reports whether plans read src elements of type t: the float
-// types and the 8-bit integers.
-func IsSrcType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt8() }
+// types, the 8-bit integers and f64.
+func IsSrcType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt8() || IsWide(t) }
 
 // IsDstType reports whether plans write dst elements of type t: the float
-// types and the integers s8, u8 and s32 (rounded to nearest even and
-// saturated, see dtypes.F32ToS8).
-func IsDstType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt() }
+// types, the integers s8, u8 and s32 (rounded to nearest even and
+// saturated, see dtypes.F32ToS8), and f64.
+func IsDstType(t dtypes.DataType) bool { return t.IsFloat() || t.IsInt() || IsWide(t) }
 
 // IsOperandType reports whether plans read binary operands of type t:
 // the types they write (an operand may be the dst itself, oneDNN's sum
 // post-op on an integer dst), widened to f32 as oneDNN's binary post-ops
 // read theirs.
 func IsOperandType(t dtypes.DataType) bool { return IsDstType(t) }
+
+// checkWideOperands refuses an f64 binary operand beside a src that is
+// not f64: its post-ops compute in f32 and would round it.
+func checkWideOperands(src dtypes.DataType, postOps []PostOp) error {
+	for i, op := range postOps {
+		if op.Kind.IsBinary() && IsWide(op.BinDT) && !IsWide(src) {
+			return status.Errorf(status.InvalidDataType, "plan: post-op %d (%v) reads a %v operand, which needs an f64 src (src %v)", i, op.Kind, op.BinDT, src)
+		}
+	}
+	return nil
+}
 
 // checkPostOps checks kinds, binary operand types and, for a Problem
 // (withStrides), one binary stride per dim, non-negative where the dim is
@@ -353,7 +375,7 @@ func checkPostOps(postOps []PostOp, reduce []bool, withStrides bool) error {
 				i, op.Kind, nb, MaxBinary)
 		}
 		if !IsOperandType(op.BinDT) {
-			return status.Errorf(status.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16, f16, s8, u8 or s32",
+			return status.Errorf(status.InvalidDataType, "plan: post-op %d (%v) operand data type %v is not f32, bf16, f16, s8, u8, s32 or f64",
 				i, op.Kind, op.BinDT)
 		}
 		if !withStrides {
@@ -399,8 +421,11 @@ func (pl *Plan) checkReduction() error {
 	if pl.Combine == CombineFirst && len(pl.Reduced) > 0 {
 		return status.Errorf(status.InvalidArguments, "plan: a copy has %d reduced loops, want none", len(pl.Reduced))
 	}
-	if pl.Stage&SkipFinalize != 0 && (pl.DstDT != dtypes.F32 || len(pl.PostOps) > 0) {
-		return status.Errorf(status.InvalidArguments, "plan: a stage that writes partials needs an f32 dst and no post-ops (dst %v, %d post-ops)", pl.DstDT, len(pl.PostOps))
+	if pl.Stage&Unshifted != 0 && IsWide(pl.SrcDT) {
+		return status.Errorf(status.InvalidArguments, "plan: a log-sum-exp over %v is computed shifted, never unshifted", pl.SrcDT)
+	}
+	if pt := PartialType(pl.SrcDT); pl.Stage&SkipFinalize != 0 && (pl.DstDT != pt || len(pl.PostOps) > 0) {
+		return status.Errorf(status.InvalidArguments, "plan: a stage that writes partials needs an %v dst and no post-ops (src %v, dst %v, %d post-ops)", pt, pl.SrcDT, pl.DstDT, len(pl.PostOps))
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ const pointerAndCounterRegisters = 11
 // take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: plan.IsOperandType, Registers: pointerAndCounterRegisters}
+		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: kernelshape.F32Operand, Registers: pointerAndCounterRegisters}
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}

@@ -2,7 +2,7 @@ package amd64
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
@@ -15,8 +15,9 @@ import (
 
 // takesDataTypes reports whether the generator loads src type src and
 // stores dst type dst: every src type plans take (the floats, s8, u8)
-// with every dst type (the floats, s8, u8, s32).
-func takesDataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && plan.IsDstType(dst) }
+// with every dst type (the floats, s8, u8, s32), f64 aside
+// (kernelshape.F32Lanes).
+func takesDataTypes(src, dst dtypes.DataType) bool { return kernelshape.F32Lanes(src, dst) }
 
 // loadInt8 is load for s8 and u8: n == bcast one byte in every lane,
 // n == V a full vector of V bytes, 0 < n < V the first n bytes, zeros

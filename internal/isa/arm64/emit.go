@@ -17,12 +17,12 @@ const maxDepth = 5
 // rows of 64 lanes whole; it has no row-by-row form. It loads every src
 // type a plan takes (floats, s8, u8) and stores every dst type (floats,
 // s8, u8, s32), in any pair, and binary operands of every type a plan
-// takes (floats, s8, u8, s32).
+// takes (floats, s8, u8, s32); not f64 (kernelshape.F32Lanes).
 var Covers = kernelshape.Covers{Arch: "arm64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-	WholeRowLanes: 64, DataTypes: dataTypes, Operands: plan.IsOperandType}
+	WholeRowLanes: 64, DataTypes: dataTypes, Operands: kernelshape.F32Operand}
 
 // dataTypes reports whether the generator loads src and stores dst.
-func dataTypes(src, dst dtypes.DataType) bool { return plan.IsSrcType(src) && plan.IsDstType(dst) }
+func dataTypes(src, dst dtypes.DataType) bool { return kernelshape.F32Lanes(src, dst) }
 
 // Emit returns AArch64 machine code for pl, following the kernel ABI of
 // internal/plan/abi.go: the argument block in R0; R0-R17 and R19-R26 and all

@@ -1,0 +1,69 @@
+package jit
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// TestWideSchedules runs random f64 problems through Compile and Run on
+// every ISA, under budgets that take every split (blocks, tiles, two
+// stages with f64 partials), against the exact oracle; and checks that
+// 1 and 3 threads give the same bits, and that src, dst and operands
+// placed against guard pages are never read or written past.
+func TestWideSchedules(t *testing.T) {
+	r := rand.New(rand.NewSource(64))
+	n := 120
+	if testing.Short() {
+		n = 40
+	}
+	splits := map[string]bool{}
+	defer func() {
+		for _, s := range []string{"blocks", "tiles", "2stage"} {
+			if !splits[s] {
+				t.Errorf("no problem took the %s split", s)
+			}
+		}
+	}()
+	for i := range n {
+		p := kerneltest.WideProblem(r, 1<<14)
+		withBudget(t, []int64{1 << 20, 4096, 512}[i%3])
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, dst0, bins := kerneltest.Buffers(t, p, 0xa5,
+			func(dt dtypes.DataType, b []byte) { kerneltest.FillWide(r, dt, b, i%4 == 0) },
+			func(dt dtypes.DataType, b []byte) { kerneltest.FillWide(r, dt, b, false) })
+		for _, isa := range testISAs() {
+			prev := SetMaxISA(isa)
+			k, err := Compile(pl)
+			SetMaxISA(prev)
+			if err != nil {
+				t.Fatalf("%v: %v", p, err)
+			}
+			splits[k.dec.split] = true
+			var first []byte
+			for _, threads := range []int{1, 3} {
+				withThreads(t, threads)
+				f := kerneltest.NewFence(t, i%2 == 0)
+				fsrc, fdst, fbins := f.Place(src), f.Place(dst0), f.PlaceEach(bins)
+				if err := k.Run(fsrc, fdst, fbins); err != nil {
+					t.Fatalf("%v on %v: %v", p, isa, err)
+				}
+				got := append([]byte(nil), fdst...)
+				f.Free()
+				kerneltest.CheckWide(t, isa.String()+" "+k.Impl(), p, src, got, bins, 0xa5)
+				if first == nil {
+					first = got
+				} else if !bytes.Equal(first, got) {
+					t.Errorf("%v on %v: 1 and 3 threads differ", p, isa)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package kerneltest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/oracle"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// Bounds is the set of values an output may take: [Lo, Hi] (NaN: only
+// NaN), and NaN too where MayNaN.
+type Bounds struct {
+	Lo, Hi float64
+	Mid    float64 // the oracle's own value carried through the same steps
+	MayNaN bool
+}
+
+// WideBounds returns, for each output of p (an f64 src problem), keyed
+// by its dst element, the values its dst element may take: the oracle's
+// exact result (exact sums, oracle.WideTol) widened by that tolerance
+// carried through the finalize and the post-ops in float64 (each
+// evaluated at both ends of the interval and its midpoint, plus 2^-40 of
+// its value for the post-ops' own rounding where the interval is not a
+// single value), then rounded to the dst type.
+func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
+	out := map[int64]Bounds{}
+	var binDT []dtypes.DataType
+	for _, op := range p.PostOps {
+		if op.Kind.IsBinary() {
+			binDT = append(binDT, op.BinDT)
+		}
+	}
+	r := p.Reduction
+	for _, o := range oracle.Reduce(p, src) {
+		b := accBounds(r, o)
+		if !r.IsLogSumExp() {
+			b = b.through(func(x float64) float64 { return r.FinalizeF64(x, o.N) })
+		}
+		bi := 0
+		for _, op := range p.PostOps {
+			var f func(float64) float64
+			if op.Kind.IsBinary() {
+				y := oracle.Get(binDT[bi], bins[bi], o.Bins[bi])
+				k := op.Kind
+				f = func(x float64) float64 { return plan.BinaryF64(k, x, y) }
+				bi++
+			} else {
+				f = func(x float64) float64 { return plan.EltwiseF64(op.Kind, op.Alpha, op.Beta, x) }
+			}
+			b = b.through(f)
+		}
+		if p.DstDT != dtypes.F64 {
+			b.Lo, b.Hi, b.Mid = float64(float32(b.Lo)), float64(float32(b.Hi)), float64(float32(b.Mid))
+		}
+		out[o.Dst] = b
+	}
+	return out
+}
+
+// accBounds is the interval of o's combined value (a log-sum-exp's
+// result): exact for max, min and copies, within WideTol for sums, within
+// N+1 roundings for products (whose order may differ from the oracle's).
+func accBounds(r plan.Reduction, o oracle.Output) Bounds {
+	v := o.Acc
+	if r.IsLogSumExp() {
+		v = o.Value
+	}
+	var tol float64
+	switch {
+	case r.IsLogSumExp():
+		tol = oracle.WideTol(o)/o.Acc + math.Ldexp(math.Abs(v), -50)
+	case r.Combine == plan.CombineAdd:
+		tol = oracle.WideTol(o)
+	case r.Combine == plan.CombineMul:
+		tol = math.Abs(v) * math.Ldexp(float64(o.N+1), -52)
+	}
+	if math.IsInf(v, 0) || v != v || math.IsInf(tol, 0) || tol != tol {
+		tol = 0
+	}
+	return Bounds{Lo: v - tol, Hi: v + tol, Mid: v}
+}
+
+// through carries b through f: f at both ends, at the midpoint and at
+// the oracle's own value,
+// widened by 2^-40 of the largest for f's own rounding unless b is a
+// single value (which every backend computes with f itself). NaN at
+// some of the points but not all makes NaN acceptable besides the
+// others; an equal infinity at all three stays itself.
+func (b Bounds) through(f func(float64) float64) Bounds {
+	if b.Lo != b.Lo {
+		return b
+	}
+	var ys []float64
+	nan := false
+	for _, x := range [...]float64{b.Lo, b.Hi, b.Lo/2 + b.Hi/2, b.Mid} {
+		if y := f(x); y == y {
+			ys = append(ys, y)
+		} else {
+			nan = true
+		}
+	}
+	if len(ys) == 0 {
+		return Bounds{Lo: math.NaN(), Hi: math.NaN(), Mid: math.NaN(), MayNaN: true}
+	}
+	out := Bounds{Lo: ys[0], Hi: ys[0], Mid: f(b.Mid), MayNaN: b.MayNaN || nan}
+	for _, y := range ys {
+		out.Lo, out.Hi = math.Min(out.Lo, y), math.Max(out.Hi, y)
+	}
+	if b.Lo == b.Hi && !b.MayNaN || math.IsInf(out.Lo, 0) && out.Lo == out.Hi {
+		return out
+	}
+	m := math.Ldexp(math.Max(math.Abs(out.Lo), math.Abs(out.Hi)), -40) + math.SmallestNonzeroFloat64
+	out.Lo, out.Hi = out.Lo-m, out.Hi+m
+	return out
+}
+
+// CheckWide compares got, p's dst, with WideBounds: every output within
+// its bounds, and every other dst byte still the sentinel.
+func CheckWide(t testing.TB, what string, p *plan.Problem, src, got []byte, bins [][]byte, sentinel byte) {
+	t.Helper()
+	if msg := WideMismatch(p, src, got, bins, sentinel); msg != "" {
+		t.Errorf("%s: %v %v->%v dims %v strides %v reduce %v post-ops %+v: %s", what, p.Reduction, p.SrcDT, p.DstDT, p.Dims, p.SrcStrides, p.Reduce, p.PostOps, msg)
+	}
+}
+
+// WideMismatch is CheckWide's comparison: "" when got matches, else the
+// first mismatch.
+func WideMismatch(p *plan.Problem, src, got []byte, bins [][]byte, sentinel byte) string {
+	want := WideBounds(p, src, bins)
+	sz := int64(p.DstDT.Size())
+	for i := int64(0); i < int64(len(got))/sz; i++ {
+		b, ok := want[i]
+		if !ok {
+			for k := i * sz; k < (i+1)*sz; k++ {
+				if got[k] != sentinel {
+					return fmt.Sprintf("dst element %d is no output but was written", i)
+				}
+			}
+			continue
+		}
+		v := oracle.Get(p.DstDT, got, i)
+		switch {
+		case v != v:
+			if !b.MayNaN && b.Lo == b.Lo {
+				return fmt.Sprintf("dst element %d is NaN, want [%v, %v]", i, b.Lo, b.Hi)
+			}
+		case b.Lo != b.Lo || v < b.Lo || v > b.Hi:
+			return fmt.Sprintf("dst element %d is %v, want [%v, %v] (NaN allowed: %v)", i, v, b.Lo, b.Hi, b.MayNaN)
+		}
+	}
+	return ""
+}
+
+// WideDraw is the distribution of WideProblem: ranks up to 5, dims up to
+// 9 (a tenth of them 0 or long, to 3000), plain or permuted src and dst
+// layouts, f64 or f32 dst, and any post-op kind.
+var WideDraw = ProblemDraw{
+	Rank: func(r *rand.Rand) int { return r.Intn(6) },
+	Dim: func(r *rand.Rand) int64 {
+		switch r.Intn(20) {
+		case 0:
+			return 0
+		case 1:
+			return 1000 + r.Int63n(2000)
+		}
+		return 1 + r.Int63n(9)
+	},
+	Pair: func(r *rand.Rand) [2]dtypes.DataType {
+		return [...][2]dtypes.DataType{{dtypes.F64, dtypes.F64}, {dtypes.F64, dtypes.F64}, {dtypes.F64, dtypes.F32}}[r.Intn(3)]
+	},
+	SrcStrides: func(r *rand.Rand, dims []int64) []int64 { return randomLayout(r, dims) },
+	DstStrides: func(r *rand.Rand, dims []int64) []int64 { return randomLayout(r, dims) },
+	Kinds:      ops.Kinds(),
+	Params: func(r *rand.Rand, op *plan.PostOp) {
+		op.Alpha = float32(r.Intn(9)-4) / 8
+		op.Beta = float32(r.Intn(9)-4) / 8
+		switch op.Kind {
+		case ops.Clamp:
+			op.Beta = op.Alpha + float32(r.Intn(12))/4
+		case ops.SoftPlus:
+			op.Beta = float32(1 + r.Intn(3))
+		case ops.Pow:
+			op.Beta = ops.PowBetas[r.Intn(len(ops.PowBetas))]
+		}
+	},
+	Layout: randomLayout,
+}
+
+// randomLayout lays dims out densely, in order or in a random order.
+func randomLayout(r *rand.Rand, dims []int64) []int64 {
+	order := r.Perm(len(dims))
+	if r.Intn(2) == 0 {
+		for i := range order {
+			order[i] = i
+		}
+	}
+	st := make([]int64, len(dims))
+	s := int64(1)
+	for k := len(order) - 1; k >= 0; k-- {
+		st[order[k]] = s
+		s *= max(dims[order[k]], 1)
+	}
+	return st
+}
+
+// WideProblem draws a problem over f64 src by WideDraw, with one of
+// oracle.Reductions and half of its binary operands f64 (the rest of
+// OperandTypes).
+func WideProblem(r *rand.Rand, maxElems int64) *plan.Problem {
+	p := RandomProblem(r, maxElems, WideDraw)
+	rs := oracle.Reductions()
+	p.Reduction = rs[r.Intn(len(rs))]
+	for i := range p.PostOps {
+		if p.PostOps[i].Kind.IsBinary() && r.Intn(2) == 0 {
+			p.PostOps[i].BinDT = dtypes.F64
+		}
+	}
+	return p
+}
+
+// FillWide fills b, elements of dt (f64, or any operand type), with
+// normally distributed values of magnitudes 2^-20 to 2^20 that f32 cannot
+// hold (integers for integer types); with specials, one element in 64 is
+// NaN, +Inf or -Inf, and zeros are -0 half of the time.
+func FillWide(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
+	if dt != dtypes.F64 {
+		switch {
+		case dt == dtypes.S32:
+			FillS32(r, b)
+			return
+		case dt.IsInt8():
+			FillInts(r, dt, b, -100, 100)
+			return
+		}
+		FillGrid(r, dt, b, 8, 8, specials, 64)
+		return
+	}
+	for i := int64(0); i < int64(len(b)/8); i++ {
+		v := math.Ldexp(r.NormFloat64(), r.Intn(41)-20)
+		switch {
+		case r.Intn(50) == 0:
+			v = math.Copysign(0, float64(r.Intn(2)*2-1))
+		case specials && r.Intn(64) == 0:
+			v = [...]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[r.Intn(3)]
+		}
+		plan.StoreF64(dt, b, i, v)
+	}
+}
+
+// CheckWideRefused draws an f64 problem from r and checks that emit,
+// an emitter's Emit, refuses its plan as Unimplemented, naming the data
+// types (the emitters have no f64 lanes: the interpreter runs f64), and
+// that the interpreter's result matches the oracle (CheckWide).
+func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
+	t.Helper()
+	p := WideProblem(r, 4000)
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := emit(pl); !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "has no JIT code") {
+		t.Fatalf("%v: emitting an f64 plan gave %v, want Unimplemented naming the data types", pl, err)
+	}
+	src, dst, bins := Buffers(t, p, 0xa5,
+		func(dt dtypes.DataType, b []byte) { FillWide(r, dt, b, true) },
+		func(dt dtypes.DataType, b []byte) { FillWide(r, dt, b, false) })
+	if err := interp.Run(pl, src, dst, bins); err != nil {
+		t.Fatal(err)
+	}
+	CheckWide(t, "interp", p, src, dst, bins, 0xa5)
+}

@@ -1,0 +1,111 @@
+package partition_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/jit"
+	"github.com/gdnn/gdnn/partition"
+)
+
+// TestF64Chain compiles Square -> ReduceMean -> Add(eps, f64) -> Pow(-0.5)
+// over f64 data (an RMSNorm's statistic) into one partition and checks it
+// against float64 arithmetic: every step in float64, nothing rounded to
+// f32 (values 1 + k*2^-40 would all be 1 in f32).
+func TestF64Chain(t *testing.T) {
+	const rows, cols = 3, 5000
+	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{rows, cols})
+	sq := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
+	ms := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
+	eps := graph.NewLogicalTensor(3, dtypes.F64, []int64{1})
+	add := graph.NewLogicalTensorAny(4, dtypes.F64, nil)
+	out := graph.NewLogicalTensorAny(5, dtypes.F64, nil)
+	g := graph.New()
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.Square, "").AddInput(x).AddOutput(sq),
+		graph.NewOp(1, graph.ReduceMean, "").AddInput(sq).AddOutput(ms).SetAttr("axes", []int64{1}).SetAttr("keep_dims", true),
+		graph.NewOp(2, graph.Add, "").AddInput(ms).AddInput(eps).AddOutput(add),
+		graph.NewOp(3, graph.Pow, "").AddInput(add).AddOutput(out).SetAttr("beta", float32(-0.5)),
+	} {
+		mustF64(t, g.AddOp(op))
+	}
+	mustF64(t, g.Finalize())
+	parts, err := partition.Get(g, partition.Fusion)
+	mustF64(t, err)
+	if len(parts) != 1 || !parts[0].IsSupported() {
+		t.Fatalf("partitions %v, want one supported", parts)
+	}
+	p := parts[0]
+	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	mustF64(t, err)
+	// f64 has no machine code yet: the interpreter runs it, and says why.
+	if cp.Impl() != "interp" || cp.Reason() == "" {
+		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
+	}
+	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 to f64 has no JIT code") {
+		t.Errorf("reason %q does not name f64", cp.Reason())
+	}
+	lt, err := cp.QueryLogicalTensor(out.ID)
+	mustF64(t, err)
+	xs := make([]float64, rows*cols)
+	for i := range xs {
+		xs[i] = 1 + math.Ldexp(float64(i%7), -40)
+	}
+	ys := make([]float64, rows)
+	e := []float64{1e-12}
+	xt, err := partition.NewTensor(x, xs)
+	mustF64(t, err)
+	et, err := partition.NewTensor(eps, e)
+	mustF64(t, err)
+	yt, err := partition.NewTensor(lt, ys)
+	mustF64(t, err)
+	ins := []partition.Tensor{xt, et}
+	if p.Inputs()[0].ID != x.ID {
+		ins = []partition.Tensor{et, xt}
+	}
+	mustF64(t, cp.Execute(ins, []partition.Tensor{yt}))
+	for r := range rows {
+		s := 0.0
+		for _, v := range xs[r*cols : (r+1)*cols] {
+			s += v * v
+		}
+		want := 1 / math.Sqrt(s/cols+1e-12)
+		if math.Abs(ys[r]-want) > 1e-14 {
+			t.Errorf("row %d: %v, want %v", r, ys[r], want)
+		}
+		if ys[r] == float64(float32(ys[r])) {
+			t.Errorf("row %d: %v is an f32 value", r, ys[r])
+		}
+	}
+}
+
+// TestF64OperandNotFused: an f64 operand after an f32 reduction stays out
+// of the partition, with the reason.
+func TestF64OperandNotFused(t *testing.T) {
+	x := graph.NewLogicalTensor(0, dtypes.F32, []int64{2, 4})
+	m := graph.NewLogicalTensorAny(1, dtypes.F32, nil)
+	b := graph.NewLogicalTensor(2, dtypes.F64, []int64{1})
+	y := graph.NewLogicalTensorAny(3, dtypes.F32, nil)
+	g := graph.New()
+	mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceSum, "").AddInput(x).AddOutput(m).SetAttr("axes", []int64{1})))
+	mustF64(t, g.AddOp(graph.NewOp(1, graph.Add, "").AddInput(m).AddInput(b).AddOutput(y)))
+	mustF64(t, g.Finalize())
+	parts, err := partition.Get(g, partition.Fusion)
+	mustF64(t, err)
+	for _, p := range parts {
+		if strings.Contains(p.Reason(), "it reads an f64 operand, and only a chain over f64 src computes in f64 (src f32)") {
+			return
+		}
+	}
+	t.Errorf("partitions %v: no reason names the f64 operand", parts)
+}
+
+func mustF64(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
