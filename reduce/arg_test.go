@@ -232,6 +232,7 @@ func TestArgRandom(t *testing.T) {
 		checkArg[int64, uint32](t, r, c, dtypes.U32, 0)
 		checkArg[int64, int64](t, r, c, dtypes.S64, 0)
 		checkArg[int32, uint64](t, r, c, dtypes.U64, 0)
+		checkArg[int64, float64](t, r, c, dtypes.F64, nanRate)
 	}
 }
 
