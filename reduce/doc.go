@@ -64,9 +64,10 @@
 // element types (src, dst, gamma and beta each its own), with dims and
 // the axis or begin_norm_axis of oneDNN Graph's ops and the options that
 // apply (Type, SrcType, DstType, ParamType, SrcStrides, DstStrides,
-// InfAsZero, Stats). They run as programs of the reductions' machine
-// code (the interpreter where there is none) and are compiled at each
-// call, not kept in the kernel cache below; the README's Semantics
+// InfAsZero, Stats). They run as machine code (a fused kernel per row
+// where the normalized dims are innermost, else programs of the
+// reductions' kernels; the interpreter where there is none), compiled
+// once per problem and kept in a cache of their own; the README's Semantics
 // section states their rules. LpNormalize (x / max(||x||_p, eps), p 1 or
 // 2) and MaskedMean (sum(x·mask) / sum(mask): mean pooling over the
 // tokens a padded batch really has) complete what sentence-embedding
