@@ -127,7 +127,11 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		return nil, err
 	}
 	if p.dec != nil {
-		err = p.dec.compile(op, opIns[0], opIns[1], outs[0], post, r)
+		var eps *graph.LogicalTensor
+		if len(opIns) > 1 {
+			eps = &opIns[1]
+		}
+		err = p.dec.compile(op, opIns[0], eps, outs[0], post, r)
 	} else {
 		src := opIns[0]
 		if p.res != nil && p.res.out {
@@ -279,11 +283,12 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 	}
 	var eps []byte
 	switch {
-	case c.p.dec != nil:
+	case c.p.dec != nil && len(r.in) > 1:
 		eps = ins[r.in[1]].buf // a decomposed normalization's inputs are x and eps
 		if err := checkEps(r.op, ins[r.in[1]]); err != nil {
 			return err
 		}
+	case c.p.dec != nil: // an L2 normalization with no eps
 	case len(r.in) > 1:
 		b.Gamma = ins[r.in[1]].buf
 		if len(r.in) > 2 {

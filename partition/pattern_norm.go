@@ -141,8 +141,8 @@ func isFloatType(dt dtypes.DataType) bool {
 // newDecomposed builds the pattern's result: its ops (none taken, each
 // intermediate of float type), the synthetic op over x and eps whose
 // output is the last op's, and what it computes.
-func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x, eps graph.LogicalTensor, dec *decomposed, taken map[uint64]bool) *normPattern {
-	if !isFloatType(x.DataType) || eps.ID == x.ID { // (x as its own eps: a one-element x read as both)
+func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x graph.LogicalTensor, eps *graph.LogicalTensor, dec *decomposed, taken map[uint64]bool) *normPattern {
+	if !isFloatType(x.DataType) || eps != nil && eps.ID == x.ID { // (x as its own eps: a one-element x read as both)
 		return nil
 	}
 	for _, op := range ops {
@@ -157,7 +157,11 @@ func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x, eps graph
 		}
 	}
 	last := ops[len(ops)-1]
-	op := graph.NewOp(ops[0].ID, kind, name).AddInput(x).AddInput(eps).AddOutput(last.Outputs[0]).SetAttr("axes", axes)
+	op := graph.NewOp(ops[0].ID, kind, name).AddInput(x)
+	if eps != nil {
+		op.AddInput(*eps)
+	}
+	op.AddOutput(last.Outputs[0]).SetAttr("axes", axes)
 	return &normPattern{name: name, ops: ops, op: op, dec: dec}
 }
 
@@ -208,7 +212,7 @@ func matchLayerNorm(g *graph.Graph, m *graph.Op, taken map[uint64]bool) *normPat
 		return nil
 	}
 	return newDecomposed("layernorm from ReduceMean, Subtract, Square, ReduceMean, Add eps, Sqrt, Divide", graph.LayerNorm,
-		[]*graph.Op{m, sub, sq, v, add, sqrt, div}, x, eps, &decomposed{kind: normprog.LayerNorm, norm: mask}, taken)
+		[]*graph.Op{m, sub, sq, v, add, sqrt, div}, x, &eps, &decomposed{kind: normprog.LayerNorm, norm: mask}, taken)
 }
 
 // matchRMSNorm returns the RMS norm that starts at its square, or nil:
@@ -247,11 +251,11 @@ func matchRMSNorm(g *graph.Graph, sq *graph.Op, taken map[uint64]bool) *normPatt
 	switch {
 	case isUnary(root, ms, kindIs(graph.Sqrt)):
 		if o, ok := binaryOf(last, graph.Divide, x.ID, true); ok && o.ID == root.Outputs[0].ID {
-			return newDecomposed("rmsnorm from Square, ReduceMean, Add eps, Sqrt, Divide", graph.RMSNorm, ops, x, eps, dec, taken)
+			return newDecomposed("rmsnorm from Square, ReduceMean, Add eps, Sqrt, Divide", graph.RMSNorm, ops, x, &eps, dec, taken)
 		}
 	case isUnary(root, ms, powOf(-0.5)):
 		if o, ok := binaryOf(last, graph.Multiply, x.ID, false); ok && o.ID == root.Outputs[0].ID {
-			return newDecomposed("rmsnorm from Square, ReduceMean, Add eps, Pow -0.5, Multiply", graph.RMSNorm, ops, x, eps, dec, taken)
+			return newDecomposed("rmsnorm from Square, ReduceMean, Add eps, Pow -0.5, Multiply", graph.RMSNorm, ops, x, &eps, dec, taken)
 		}
 	}
 	return nil
@@ -296,7 +300,22 @@ func matchL2Norm(g *graph.Graph, first *graph.Op, taken map[uint64]bool) *normPa
 		return nil
 	}
 	n := ops[len(ops)-1].Outputs[0].ID
-	bound := onlyConsumer(g, n)
+	name := "l2 normalization from "
+	if first.Kind == graph.ReduceL2 {
+		name += "ReduceL2, "
+	} else {
+		name += "Square, ReduceSum, Sqrt, "
+	}
+	// RMSNorm stands for the kind: a normalization whose chain takes
+	// any float type (ReduceL2's would follow a reduction's rules).
+	dec := &decomposed{kind: normprog.L2Norm, norm: mask}
+	next := onlyConsumer(g, n)
+	if o, ok := binaryOf(next, graph.Divide, x.ID, true); ok && o.ID == n {
+		// No eps (ONNX's LpNormalization, exported): x over its norm
+		// itself, so a row of zeros gives NaN, as the ops do.
+		return newDecomposed(name+"Divide", graph.RMSNorm, append(ops, next), x, nil, dec, taken)
+	}
+	bound := next
 	if bound == nil || bound.Kind != graph.Maximum && bound.Kind != graph.Add {
 		return nil
 	}
@@ -309,34 +328,33 @@ func matchL2Norm(g *graph.Graph, first *graph.Op, taken map[uint64]bool) *normPa
 		return nil
 	}
 	ops = append(ops, bound, div)
-	name := "l2 normalization from "
-	if len(ops) == 3 {
-		name += "ReduceL2, "
-	} else {
-		name += "Square, ReduceSum, Sqrt, "
-	}
 	if bound.Kind == graph.Add {
 		name += "Add eps, Divide"
 	} else {
 		name += "Maximum eps, Divide"
 	}
-	dec := &decomposed{kind: normprog.L2Norm, norm: mask, epsAdded: bound.Kind == graph.Add}
-	// RMSNorm stands for the kind: a normalization whose chain takes
-	// any float type (ReduceL2's would follow a reduction's rules).
-	return newDecomposed(name, graph.RMSNorm, ops, x, eps, dec, taken)
+	dec.epsAdded = bound.Kind == graph.Add
+	return newDecomposed(name, graph.RMSNorm, ops, x, &eps, dec, taken)
 }
 
 // compile builds the program of a decomposed normalization of src into
-// dst with its run-time epsilon and the chain's post-ops, into r.
-func (dec *decomposed) compile(op *graph.Op, src, eps, dst graph.LogicalTensor, post []plan.PostOp, r *normRun) error {
+// dst with its run-time epsilon (nil: none, as an L2 normalization may
+// have) and the chain's post-ops, into r.
+func (dec *decomposed) compile(op *graph.Op, src graph.LogicalTensor, eps *graph.LogicalTensor, dst graph.LogicalTensor, post []plan.PostOp, r *normRun) error {
+	d := &normprog.Desc{Kind: dec.kind, SrcDT: src.DataType, DstDT: dst.DataType, Dims: src.Dims,
+		SrcStrides: src.Strides, DstStrides: dst.Strides, Norm: dec.norm}
+	if eps == nil {
+		var err error
+		r.exec, err = normprog.FromDesc(d, post)
+		return err
+	}
+	d.EpsDT, d.EpsAdded = eps.DataType, dec.epsAdded
 	for _, n := range eps.Dims {
 		if n != 1 {
 			return status.Errorf(status.InvalidShape, "%s: epsilon tensor %d has dims %s, want a scalar (every dim 1)",
 				op, eps.ID, graph.DimsString(eps.Dims))
 		}
 	}
-	d := &normprog.Desc{Kind: dec.kind, SrcDT: src.DataType, DstDT: dst.DataType, Dims: src.Dims,
-		SrcStrides: src.Strides, DstStrides: dst.Strides, Norm: dec.norm, EpsDT: eps.DataType, EpsAdded: dec.epsAdded}
 	var err error
 	r.exec, err = normprog.FromDesc(d, post)
 	return err

@@ -667,3 +667,64 @@ func TestNormPatternQuantized(t *testing.T) {
 		}
 	})
 }
+
+// TestL2NormWithoutEps: x divided by its L2 norm, with no eps (ONNX's
+// LpNormalization as exporters write it), is one partition whose only
+// input is x; a row of zeros gives NaN, as the ops do.
+func TestL2NormWithoutEps(t *testing.T) {
+	const rows, n = 6, 130
+	for _, reduceL2 := range []bool{true, false} {
+		b := newPatternGraph(t, dtypes.F32)
+		x := graph.NewLogicalTensor(1, dtypes.F32, []int64{rows, n})
+		var norm graph.LogicalTensor
+		if reduceL2 {
+			norm = b.reduce(graph.ReduceL2, x, []int64{1})
+		} else {
+			norm = b.op(graph.Sqrt, []graph.LogicalTensor{b.reduce(graph.ReduceSum, b.square(x, 2), []int64{-1})})
+		}
+		y := b.bin(graph.Divide, x, norm)
+		must(t, b.g.Finalize())
+		parts, err := Get(b.g, Fusion)
+		must(t, err)
+		if len(parts) != 1 || !parts[0].IsSupported() {
+			t.Fatalf("reduceL2=%v: partitions %v; want one supported", reduceL2, parts)
+		}
+		p := parts[0]
+		if want := "Divide"; !strings.HasPrefix(p.Pattern(), "l2 normalization from ") || !strings.HasSuffix(p.Pattern(), ", Sqrt, "+want) && !strings.HasSuffix(p.Pattern(), "ReduceL2, "+want) {
+			t.Errorf("reduceL2=%v: Pattern() %q", reduceL2, p.Pattern())
+		}
+		if ins := p.Inputs(); len(ins) != 1 || ins[0].ID != x.ID {
+			t.Fatalf("reduceL2=%v: input ports %v; want x alone", reduceL2, ins)
+		}
+		src := make([]float32, rows*n)
+		r := rand.New(rand.NewPCG(7, 1))
+		for i := range src {
+			if i/n != 2 { // row 2 stays zero
+				src[i] = float32(r.NormFloat64())
+			}
+		}
+		forEachISA(t, func(t *testing.T, isa jit.ISA) {
+			out := make([]float32, rows*n)
+			cp, err := p.Compile(p.Inputs(), []graph.LogicalTensor{graph.NewLogicalTensor(y.ID, dtypes.F32, []int64{rows, n})})
+			must(t, err)
+			wantImpl(t, cp, isa)
+			in, err := NewTensor(p.Inputs()[0], src)
+			must(t, err)
+			o, err := NewTensor(cp.Outputs()[0], out)
+			must(t, err)
+			must(t, cp.Execute([]Tensor{in}, []Tensor{o}))
+			for i := range rows {
+				ss := 0.0
+				for j := range n {
+					ss += float64(src[i*n+j]) * float64(src[i*n+j])
+				}
+				for j := range n {
+					want, got := float64(src[i*n+j])/math.Sqrt(ss), float64(out[i*n+j])
+					if math.IsNaN(want) != math.IsNaN(got) || math.Abs(got-want) > 1e-6 {
+						t.Fatalf("reduceL2=%v: y[%d][%d] = %v, want %v", reduceL2, i, j, got, want)
+					}
+				}
+			}
+		})
+	}
+}

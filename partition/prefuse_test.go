@@ -666,20 +666,19 @@ func TestMaskedReduceNearMisses(t *testing.T) {
 	}
 }
 
-// closeOutputs reports whether a and b, tensors of dt, agree within four
-// units in the last place of dt (relative, or absolute below 1), and the
-// first element where they do not.
+// closeOutputs reports whether a and b, tensors of dt, agree within 32
+// units in the last place of f32, or two of a 16-bit dt (relative, or
+// absolute below 1), and the first element where they do not. The
+// float64 oracle bounds each of them; this only says that they are the
+// same computation.
 func closeOutputs(dt dtypes.DataType, a, b []byte) (int64, bool) {
-	if len(a) != len(b) {
+	if len(a) != len(b) || dt.Size() == 0 {
 		return -1, false
 	}
-	ulp := map[dtypes.DataType]float64{dtypes.F32: 0x1p-23, dtypes.BF16: 0x1p-7, dtypes.F16: 0x1p-10}[dt]
-	if dt.Size() == 0 {
-		return -1, false
-	}
+	tol := map[dtypes.DataType]float64{dtypes.F32: 32 * 0x1p-23, dtypes.BF16: 2 * 0x1p-7, dtypes.F16: 2 * 0x1p-10}[dt]
 	for i := int64(0); i < int64(len(a)/dt.Size()); i++ {
 		x, y := float64(dtypes.LoadF32(dt, a, i)), float64(dtypes.LoadF32(dt, b, i))
-		if math.IsNaN(x) != math.IsNaN(y) || math.Abs(x-y) > 4*ulp*math.Max(1, math.Abs(y)) {
+		if math.IsNaN(x) != math.IsNaN(y) || math.Abs(x-y) > tol*math.Max(1, math.Abs(y)) {
 			return i, false
 		}
 	}
