@@ -232,7 +232,6 @@ func (b buffer) get(i int64) float64 {
 		return float64(b.s32[i])
 	case dtypes.F64:
 		return b.f64[i]
-	default:
 	case dtypes.F16:
 		return float64(dtypes.F16ToF32(b.u16[i]))
 	}
