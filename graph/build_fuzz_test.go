@@ -249,8 +249,8 @@ func checkFinalized(t *testing.T, g *graph.Graph) {
 
 // checkPartitions checks that every op but End is in exactly one
 // partition, ids are indexes, only reduction partitions (headed by the
-// reduction or by an Abs or Square pre-op) and normalization ops alone
-// are supported, fused ops form a producer-consumer chain and the ports are
+// reduction or by an Abs or Square pre-op), index reductions (alone or
+// after an Abs) and normalization ops are supported, fused ops form a producer-consumer chain and the ports are
 // the chain's outside inputs and last outputs.
 func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, parts []*partition.Partition) {
 	t.Helper()
@@ -265,7 +265,7 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 		}
 		// A normalization op heads its partition, its post-ops after it.
 		norm := ops[0].Kind.IsNormalization()
-		if p.IsSupported() != (reductionOf(ops) != nil || norm) || (p.Reason() == "") != p.IsSupported() {
+		if p.IsSupported() != (reductionOf(ops) != nil || norm || isIndexReduction(ops)) || (p.Reason() == "") != p.IsSupported() {
 			t.Fatalf("%v: supported %v, reason %q", p, p.IsSupported(), p.Reason())
 		}
 		inside := map[uint64]bool{}
@@ -296,6 +296,12 @@ func checkPartitions(t *testing.T, g *graph.Graph, policy partition.Policy, part
 			t.Fatalf("%s: %s is in %d partitions", policy, op, seen[op.ID])
 		}
 	}
+}
+
+// isIndexReduction reports whether ops are an ArgMax or ArgMin, alone
+// or after its Abs pre-op: a partition gdnn must support.
+func isIndexReduction(ops []*graph.Op) bool {
+	return ops[len(ops)-1].Kind.IsArg() && (len(ops) == 1 || len(ops) == 2 && ops[0].Kind == graph.Abs)
 }
 
 // reductionOf returns the reduction op of a partition gdnn must support:
@@ -389,7 +395,7 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 	ops := p.Ops()
 	mean := reductionOf(ops)
 	if mean == nil {
-		return // a normalization: compiled, as its partition must
+		return // a normalization or an index reduction: compiled, as its partition must
 	}
 	if x := rereadSrc(ops); x >= 0 {
 		// A normalization the graph spells out in ops (softmax, layer
