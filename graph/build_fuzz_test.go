@@ -504,7 +504,7 @@ func compileAndRun(t *testing.T, fb *buildBytes, p *partition.Partition) {
 		}
 	}
 	want := onesResult(mean.Kind, count)
-	if exact := exactOnes(mean, count, outLT.DataType); !math.IsNaN(exact) || isExact(mean) && outLT.DataType.IsFloat() {
+	if exact := exactOnes(mean, count, outLT.DataType); !math.IsNaN(exact) || isExact(mean) && (outLT.DataType.IsFloat() || outLT.DataType == dtypes.F64) {
 		want = exact
 	}
 	switch outLT.DataType { // rounded to nearest even and saturated
@@ -619,7 +619,7 @@ func exactOnes(red *graph.Op, n int64, dt dtypes.DataType) float64 {
 			}
 			return largest
 		case graph.ReduceMean:
-			if dt.IsFloat() {
+			if dt.IsFloat() || dt == dtypes.F64 {
 				return math.NaN()
 			}
 		}
