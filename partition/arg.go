@@ -9,7 +9,6 @@ import (
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
-	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -63,19 +62,7 @@ func (p *Partition) compileArg(inputs, outputs []graph.LogicalTensor) (*Compiled
 		return nil, err
 	}
 	o := &outs[0]
-	if o.DataType != p.outputs[0].DataType {
-		return nil, status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s", o.ID, o.DataType, p.outputs[0].DataType)
-	}
-	if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims[0]); err != nil {
-		return nil, err
-	}
-	if !o.KnownDims() {
-		return nil, status.Errorf(status.InvalidShape, "output tensor %d: dims %s could not be inferred", o.ID, graph.DimsString(o.Dims))
-	}
-	if o.Layout == graph.LayoutBlocked {
-		return nil, status.Errorf(status.Unimplemented, "%s: output tensor %d has blocked layout %q; gdnn's index reductions write strided tensors", op, o.ID, o.Tag)
-	}
-	if err := settleLayout(o); err != nil {
+	if err := settleOutput(op, o, p.outputs[0].DataType, dims[0], "index reductions"); err != nil {
 		return nil, err
 	}
 	rank := len(src.Dims)

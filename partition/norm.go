@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
@@ -105,20 +106,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		dims = append(dims, opIns[0].Dims)
 	}
 	for i := range outs {
-		o := &outs[i]
-		if o.DataType != p.outputs[i].DataType {
-			return nil, status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s", o.ID, o.DataType, p.outputs[i].DataType)
-		}
-		if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims[i]); err != nil {
-			return nil, err
-		}
-		if !o.KnownDims() {
-			return nil, status.Errorf(status.InvalidShape, "output tensor %d: dims %s could not be inferred", o.ID, graph.DimsString(o.Dims))
-		}
-		if o.Layout == graph.LayoutBlocked {
-			return nil, status.Errorf(status.Unimplemented, "%s: output tensor %d has blocked layout %q; gdnn's normalization ops write strided tensors", op, o.ID, o.Tag)
-		}
-		if err := settleLayout(o); err != nil {
+		if err := settleOutput(op, &outs[i], p.outputs[i].DataType, dims[i], "normalization ops"); err != nil {
 			return nil, err
 		}
 	}
@@ -352,4 +340,24 @@ func (c *CompiledPartition) normVerboseLine(d time.Duration) string {
 	}
 	b.WriteString("," + strconv.FormatFloat(d.Seconds()*1e3, 'f', 4, 64) + "," + c.norm.reason())
 	return b.String()
+}
+
+// settleOutput checks the caller's output tensor o of op against the
+// partition's type want and the inferred dims, and gives it its strided
+// layout; what names the ops in the refusal of a blocked layout.
+func settleOutput(op *graph.Op, o *graph.LogicalTensor, want dtypes.DataType, dims []int64, what string) error {
+	if o.DataType != want {
+		return status.Errorf(status.InvalidDataType, "output tensor %d is %s, the partition produces %s", o.ID, o.DataType, want)
+	}
+	var err error
+	if o.Dims, err = shape.MergeDims(op, o.ID, o.Dims, dims); err != nil {
+		return err
+	}
+	if !o.KnownDims() {
+		return status.Errorf(status.InvalidShape, "output tensor %d: dims %s could not be inferred", o.ID, graph.DimsString(o.Dims))
+	}
+	if o.Layout == graph.LayoutBlocked {
+		return status.Errorf(status.Unimplemented, "%s: output tensor %d has blocked layout %q; gdnn's %s write strided tensors", op, o.ID, o.Tag, what)
+	}
+	return settleLayout(o)
 }
