@@ -12,6 +12,7 @@ import (
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -31,7 +32,13 @@ type ArgKernel struct {
 	code *execmem.Code // nil: the interpreter runs it
 	isa  ISA
 	why  string // why the interpreter runs it
+	// rows: the kernel is called with a plan.IndexArgs block, whose
+	// scratch its row-by-row column uses (kernelshape.ArgRowByRow).
+	rows bool
 }
+
+// indexArgs keeps the argument blocks of row-by-row kernels' calls.
+var indexArgs = sync.Pool{New: func() any { return new(plan.IndexArgs) }}
 
 // argCallBytes is about how much src one call reads.
 const argCallBytes = 256 << 10
@@ -75,24 +82,31 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 	return k, nil
 }
 
-// argInnerBlock is the width of the blocks splitInner cuts a wide
-// contiguous Inner into.
-const argInnerBlock = 512
+// argInnerBlocks are the widths splitInner may cut a wide contiguous
+// Inner into, widest first: a row-by-row column (kernelshape.ArgRowByRow)
+// reads each row's run of a block as one stream, so the wider the
+// better, as long as there are blocks for two threads.
+var argInnerBlocks = []int64{plan.IndexScratchOutputs, 1024, 512}
 
 // splitInner returns pl with a wide contiguous Inner and no Outer loop
-// cut into an Outer loop of blocks of argInnerBlock outputs, which Run
-// then hands to threads as it does any outer loop (a column kernel's
-// blocks are independent). Other plans are returned as they are.
+// cut into an Outer loop of blocks of the widest of argInnerBlocks that
+// divides it at least twice, which Run then hands to threads as it does
+// any outer loop (a column kernel's blocks are independent). Other
+// plans are returned as they are.
 func splitInner(pl *plan.ArgPlan) *plan.ArgPlan {
 	in := pl.Inner
-	if !pl.HasInner || len(pl.Outer) > 0 || in.SrcStride != 1 || in.DstStride != 1 ||
-		in.Size < 2*argInnerBlock || in.Size%argInnerBlock != 0 {
+	if !pl.HasInner || len(pl.Outer) > 0 || in.SrcStride != 1 || in.DstStride != 1 {
 		return pl
 	}
-	out := *pl
-	out.Outer = []plan.Loop{{Size: in.Size / argInnerBlock, SrcStride: argInnerBlock, DstStride: argInnerBlock}}
-	out.Inner.Size = argInnerBlock
-	return &out
+	for _, b := range argInnerBlocks {
+		if in.Size >= 2*b && in.Size%b == 0 {
+			out := *pl
+			out.Outer = []plan.Loop{{Size: in.Size / b, SrcStride: b, DstStride: b}}
+			out.Inner.Size = b
+			return &out
+		}
+	}
+	return pl
 }
 
 // emitArg is the emitter of isa for index reductions; tests substitute it.
@@ -127,7 +141,7 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 		k.why = fmt.Sprintf("executable memory: %v", err)
 		return k, nil
 	}
-	k.code, k.isa = c, isa
+	k.code, k.isa, k.rows = c, isa, kernelshape.ArgRowByRow(pl)
 	return k, nil
 }
 
@@ -177,7 +191,14 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 			Dst:   uintptr(unsafe.Pointer(unsafe.SliceData(dst))) + uintptr(first*top.DstStride*int64(pl.IdxDT.Size())),
 			Count: min(chunk, top.Size-first),
 		}
-		k.code.Call(unsafe.Pointer(&a))
+		if k.rows {
+			ia := indexArgs.Get().(*plan.IndexArgs)
+			ia.Args = a
+			k.code.Call(unsafe.Pointer(ia))
+			indexArgs.Put(ia)
+		} else {
+			k.code.Call(unsafe.Pointer(&a))
+		}
 		runtime.KeepAlive(src)
 		runtime.KeepAlive(dst)
 		return nil

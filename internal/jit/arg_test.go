@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -187,15 +188,19 @@ func words(b []byte, dt dtypes.DataType) []int64 {
 // at several thread counts.
 func TestArgSplitInner(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 6))
-	for _, dims := range [][]int64{{37, 1024}, {3, 4096}, {1, 1536}} {
+	for _, c := range []struct {
+		dims  []int64
+		block int64
+	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 2048}, {[]int64{1, 1536}, 512}, {[]int64{12, 3072}, 1024}, {[]int64{9, 6144}, 2048}} {
+		dims := c.dims
 		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
 			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}
 		pl, err := plan.CanonicalizeArg(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sp := splitInner(pl); len(sp.Outer) != 1 || sp.Inner.Size != argInnerBlock {
-			t.Fatalf("%v: not split: %s", dims, sp.Key())
+		if sp := splitInner(pl); len(sp.Outer) != 1 || sp.Inner.Size != c.block {
+			t.Fatalf("%v: not split into blocks of %d: %s", dims, c.block, sp.Key())
 		}
 		src := argSrc(r, p.SrcDT, pl.SrcSpan())
 		want := make([]byte, 4*dims[1])
@@ -217,6 +222,54 @@ func TestArgSplitInner(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%v, %d threads (%s): indices differ", dims, th, k.Impl())
 			}
+		}
+	}
+}
+
+// TestArgRowByRow checks column plans that go row by row through the
+// scratch (kernelshape.ArgRowByRow) on every ISA here: widths at the
+// threshold, past the scratch's block with remainders below and above a
+// vector, row counts of each remainder of the row group, kept loops
+// outside, padded rows, every src and index type, ties and NaNs.
+func TestArgRowByRow(t *testing.T) {
+	isas := argISAs()
+	if len(isas) == 0 {
+		t.Skip("no JIT ISA on this machine")
+	}
+	t.Logf("ISAs: %v", isas)
+	r := rand.New(rand.NewPCG(51, 8))
+	shapes := [][]int64{{8, 256}, {9, 257}, {10, 300}, {11, 511}, {40, 2048}, {11, 2049}, {10, 2063}, {9, 4296}, {33, 1000}, {3, 17, 700}, {2, 12, 2050}}
+	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
+	for i, dims := range shapes {
+		for j := range 4 {
+			rank := len(dims)
+			p := &plan.ArgProblem{SrcDT: srcTypes[(i+j)%len(srcTypes)], IdxDT: []dtypes.DataType{dtypes.S32, dtypes.S64}[j%2],
+				Min: j&2 != 0, Last: (i+j)%2 == 1, Abs: (i+j)%3 == 0, Axis: rank - 2, Dims: dims,
+				SrcStrides: make([]int64, rank), DstStrides: make([]int64, rank)}
+			pad := int64(i % 2 * (1 + j))
+			st := int64(1)
+			for k := rank - 1; k >= 0; k-- {
+				p.SrcStrides[k] = st
+				st *= dims[k]
+				if k == rank-1 {
+					st += pad
+				}
+			}
+			st = 1
+			for k := rank - 1; k >= 0; k-- {
+				if k != p.Axis {
+					p.DstStrides[k] = st
+					st *= dims[k]
+				}
+			}
+			pl, err := plan.CanonicalizeArg(p)
+			if err != nil {
+				t.Fatalf("%+v: %v", p, err)
+			}
+			if !kernelshape.ArgRowByRow(pl) {
+				t.Fatalf("%v: %s does not go row by row", dims, pl.Key())
+			}
+			checkArgProblem(t, r, p, isas, j%2 == 0)
 		}
 	}
 }

@@ -18,6 +18,17 @@ import "github.com/gdnn/gdnn/internal/plan"
 //     left are whole vectors, then one vector stepped back to end at
 //     the last output (outputs already written are written again,
 //     alike).
+//     A wide column of many rows goes row by row instead (ArgRowByRow):
+//     the block's registers would visit each row for only a few lines
+//     before the next row, a page or more further on, which the
+//     hardware prefetchers follow poorly. There the best values and
+//     indices of a block of up to plan.IndexScratchOutputs outputs stay
+//     in a scratch that fits in L1; ArgRowsGroup rows at a time, each
+//     run of a few vectors is loaded from the scratch, takes those
+//     rows' elements in order, and is stored back, so that each row's
+//     part of the block is read as one contiguous stream and every
+//     output still takes its rows in order. The block's indices are
+//     then stored to dst.
 //   - Row (the axis contiguous, at least V long): the lanes of
 //     accumulator u hold elements u*V+lane of each block of U*V; cur is
 //     the block's start, and the lane's offset is added at the end. The
@@ -58,6 +69,13 @@ type ArgEmitter interface {
 	// ArgStoreColumn stores accumulator u's V indices off bytes past the
 	// dst pointer.
 	ArgStoreColumn(u int, off int64)
+	// ArgLoadScratch loads accumulator u's V values off bytes past the
+	// scratch pointer and its indices plan.IndexScratchOutputs*4 bytes
+	// further; ArgStoreScratch stores them. The scratch pointer is the
+	// third of Pointers (Steps.Bin[0]) in a row-by-row column's kernel,
+	// set up by the emitter's Prologue (plan.IndexArgs).
+	ArgLoadScratch(u int, off int64)
+	ArgStoreScratch(u int, off int64)
 	// ArgFinishRow combines accumulators 0..n-1 of a row, their lanes
 	// offset by u*V+lane, and stores the winner's index at the dst
 	// pointer.
@@ -77,6 +95,29 @@ type ArgPrefetcher interface {
 
 // argPrefetchRows is how many rows ahead a column block prefetches.
 const argPrefetchRows = 8
+
+// ArgRowsGroup is how many rows a row-by-row column takes per visit of
+// its scratch: the scratch's loads and stores are shared by that many
+// rows' loads.
+const ArgRowsGroup = 4
+
+// argRowsVecs is how many vectors of each row a row-by-row column takes
+// per visit of its scratch (at most ArgAccs(true)).
+const argRowsVecs = 6
+
+// argRowsMinOutputs is the narrowest column that goes row by row: one
+// wider than any instruction set's register block (AVX-512: 12 vectors
+// of 16), whose rows' runs are too short for the prefetchers.
+const argRowsMinOutputs = 256
+
+// ArgRowByRow reports whether pl takes the column shape row by row
+// through a scratch (its kernel is called with a plan.IndexArgs block),
+// on every instruction set: the width it asks for is more than any
+// V.
+func ArgRowByRow(pl *plan.ArgPlan) bool {
+	in := pl.Inner
+	return pl.HasInner && in.SrcStride == 1 && in.DstStride == 1 && in.Size >= argRowsMinOutputs && pl.R >= 2*ArgRowsGroup
+}
 
 // ArgShape is which of the three shapes a plan takes.
 type ArgShape uint8
@@ -120,6 +161,10 @@ func Arg(pl *plan.ArgPlan, e ArgEmitter, srcSize int64) {
 	rStep := Steps{Src: pl.RStride * srcSize}
 	switch shape {
 	case ArgColumn:
+		if ArgRowByRow(pl) {
+			k.Emit(e, func() { argColumnRows(e, pl, rStep) })
+			break
+		}
 		k.Emit(e, func() { argColumn(e, pl, rStep) })
 	case ArgRow:
 		k.Emit(e, func() { argRow(e, pl, srcSize) })
@@ -164,21 +209,103 @@ func argColumn(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 			e.ArgStoreColumn(int(i), i*v*s.Dst)
 		}
 	}
-	full := pl.Inner.Size / (u * v)
-	Loop(e, full, s.Scaled(u*v), func() { block(u) })
-	at := func(i int64, n int64) {
+	argVectors(e, pl.Inner.Size, u, s, block)
+}
+
+// argVectors emits body over w outputs (w >= V) at steps s per output:
+// a loop over runs of u vectors, then the whole vectors left, then one
+// vector stepped back to end at the last output (its outputs already
+// done are done again, alike). body(n) emits n vectors at the pointers.
+func argVectors(e ArgEmitter, w, u int64, s Steps, body func(n int64)) {
+	v := int64(e.Lanes())
+	full := w / (u * v)
+	Loop(e, full, s.Scaled(u*v), func() { body(u) })
+	at := func(i, n int64) {
 		e.Pointers().Advance(s, i)
-		block(n)
+		body(n)
 		e.Pointers().Advance(s, -i)
 	}
-	// The rest: whole vectors, then one vector stepped back to end at
-	// the last output.
 	done := full * u * v
-	if nv := (pl.Inner.Size - done) / v; nv > 0 {
+	if nv := (w - done) / v; nv > 0 {
 		at(done, nv)
 	}
-	if pl.Inner.Size%v != 0 {
-		at(pl.Inner.Size-v, 1)
+	if w%v != 0 {
+		at(w-v, 1)
+	}
+}
+
+// argColumnRows emits the row-by-row column: the inner loop in blocks
+// of up to plan.IndexScratchOutputs outputs, each initialising the
+// scratch, taking the R rows ArgRowsGroup at a time and storing its
+// indices.
+func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
+	v := int64(e.Lanes())
+	u := min(int64(e.ArgAccs(true)), argRowsVecs)
+	s := e.StepsOf(&pl.Inner)
+	s.Bin[0] = 4 // the scratch: an f32 value (and an s32 index) per output
+	vec := func(i int64) int64 { return i * v * 4 }
+	block := func(w int64) {
+		argVectors(e, w, u, s, func(n int64) {
+			for i := range n {
+				e.ArgInit(int(i))
+				e.ArgStoreScratch(int(i), vec(i))
+			}
+		})
+		group := func(k int64) {
+			argVectors(e, w, u, s, func(n int64) {
+				for i := range n {
+					e.ArgLoadScratch(int(i), vec(i))
+				}
+				for r := range k {
+					if r > 0 {
+						e.ArgAddCur(1)
+					}
+					for i := range n {
+						e.ArgUpdate(int(i), r*rStep.Src+i*v*s.Src, int(v))
+					}
+				}
+				if k > 1 {
+					e.ArgAddCur(1 - k)
+				}
+				for i := range n {
+					e.ArgStoreScratch(int(i), vec(i))
+				}
+			})
+		}
+		e.ArgSetCur(0)
+		groups := pl.R / ArgRowsGroup
+		Loop(e, groups, rStep.Scaled(ArgRowsGroup), func() {
+			group(ArgRowsGroup)
+			e.ArgAddCur(ArgRowsGroup)
+		})
+		if rest := pl.R % ArgRowsGroup; rest > 0 {
+			e.Pointers().Advance(rStep, groups*ArgRowsGroup)
+			group(rest)
+			e.Pointers().Advance(rStep, -groups*ArgRowsGroup)
+		}
+		argVectors(e, w, u, s, func(n int64) {
+			for i := range n {
+				e.ArgLoadScratch(int(i), vec(i))
+				e.ArgStoreColumn(int(i), i*v*s.Dst)
+			}
+		})
+	}
+	// Blocks of the scratch's width, then the outputs left as one block,
+	// stepped back to V wide when fewer.
+	const W = plan.IndexScratchOutputs
+	bs := Steps{Src: W * s.Src, Dst: W * s.Dst}
+	full := pl.Inner.Size / W
+	Loop(e, full, bs, func() { block(W) })
+	rest := pl.Inner.Size - full*W
+	first := full * W
+	if rest > 0 && rest < v {
+		first, rest = pl.Inner.Size-v, v
+	}
+	if rest > 0 {
+		at := Steps{Src: s.Src, Dst: s.Dst}
+		e.Pointers().Advance(at, first)
+		block(rest)
+		e.Pointers().Advance(at, -first)
 	}
 }
 

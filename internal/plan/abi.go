@@ -46,6 +46,23 @@ const TotalsLen = 256
 // ArgTotals is the byte offset of LongArgs.Totals.
 const ArgTotals = ArgBins + 8*MaxBinary
 
+// IndexArgs is the argument block of an index reduction kernel whose
+// column goes row by row (kernelshape.ArgRowByRow): Args, then scratch
+// for the best values and indices of a block of up to
+// IndexScratchOutputs outputs, which the kernel aligns to 64 bytes (it
+// need not be cleared; the kernel initialises what it reads).
+type IndexArgs struct {
+	Args
+	Scratch [2*IndexScratchOutputs + 16]uint32
+}
+
+// IndexScratchOutputs is how many outputs an IndexArgs scratch holds: the
+// values (f32) first, then as many indices (s32).
+const IndexScratchOutputs = 2048
+
+// ArgIndexScratch is the byte offset of IndexArgs.Scratch.
+const ArgIndexScratch = ArgBins + 8*MaxBinary
+
 // Code is what an emitter returns: machine code, and whether it must be
 // called with a LongArgs block.
 type Code struct {

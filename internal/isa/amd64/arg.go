@@ -28,6 +28,7 @@ type argGen struct {
 	abs      bool   // compare |x| (pl.Abs)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
+	scr      int16  // the scratch pointer of a row-by-row column (0: none)
 	minMaxOp ops.Kind
 }
 
@@ -85,6 +86,10 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	default:
 		a.accs, a.idxBase = [2]int{4, 4}, 4
 	}
+	if kernelshape.ArgRowByRow(pl) {
+		a.scr = g.Counter()
+		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
+	}
 	a.cur = g.Tmp()
 	kernelshape.Arg(pl, a, g.SrcSize)
 	if err := g.Err(); err != nil {
@@ -102,6 +107,32 @@ func (a *argGen) ArgAccs(column bool) int {
 }
 
 func (a *argGen) idx(u int) int { return a.idxBase + u }
+
+// Prologue sets up the scratch pointer of a row-by-row column (the
+// IndexArgs scratch rounded up to 64 bytes, so that no vector straddles
+// two lines) before the argument block's pointer is replaced by dst.
+func (a *argGen) Prologue(cnt int16) {
+	if a.scr != 0 {
+		a.op(x86.ALEAQ, mem(rDI, plan.ArgIndexScratch+63), reg(a.scr))
+		a.op(x86.AANDQ, imm(-64), reg(a.scr))
+	}
+	a.gen.Prologue(cnt)
+}
+
+// scratchIdx is how far the scratch's indices are past its values.
+const scratchIdx = plan.IndexScratchOutputs * 4
+
+// ArgLoadScratch loads u's values and indices from the scratch.
+func (a *argGen) ArgLoadScratch(u int, off int64) {
+	a.load(dtypes.F32, u, a.m(a.scr, off), a.V)
+	a.load(dtypes.F32, a.idx(u), a.m(a.scr, off+scratchIdx), a.V)
+}
+
+// ArgStoreScratch stores u's values and indices to the scratch.
+func (a *argGen) ArgStoreScratch(u int, off int64) {
+	a.store(dtypes.F32, u, a.m(a.scr, off), a.V)
+	a.store(dtypes.F32, a.idx(u), a.m(a.scr, off+scratchIdx), a.V)
+}
 
 // ArgInit sets accumulator u to (identity, 0).
 func (a *argGen) ArgInit(u int) {

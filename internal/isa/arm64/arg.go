@@ -33,6 +33,7 @@ type argGen struct {
 	min, last bool
 	abs       bool // compare |x| (pl.Abs)
 	cur       int
+	scr       int16 // the scratch pointer of a row-by-row column (0: none)
 }
 
 // argIdx is the register of accumulator 0's indices.
@@ -58,12 +59,42 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	g := newGen(like)
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
 	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs}
+	if kernelshape.ArgRowByRow(pl) {
+		a.scr = g.Counter()
+		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
+	}
 	a.cur = g.Tmp()
 	kernelshape.Arg(pl, a, g.SrcSize)
 	if err := g.Err(); err != nil {
 		return nil, err
 	}
 	return g.Text()
+}
+
+// Prologue sets up the scratch pointer of a row-by-row column (the
+// IndexArgs scratch rounded up to 64 bytes, as amd64's) and loads the
+// argument block.
+func (a *argGen) Prologue(cnt int16) {
+	if a.scr != 0 {
+		a.op3(arm64.AADD, imm(plan.ArgIndexScratch+63), rArgs, reg(a.scr))
+		a.op3(arm64.AAND, imm(-64), a.scr, reg(a.scr))
+	}
+	a.gen.Prologue(cnt)
+}
+
+// scratchIdx is how far the scratch's indices are past its values.
+const scratchIdx = plan.IndexScratchOutputs * 4
+
+// ArgLoadScratch loads u's values and indices from the scratch.
+func (a *argGen) ArgLoadScratch(u int, off int64) {
+	a.fpMem(true, 16, u, at(a.scr, off))
+	a.fpMem(true, 16, argIdx+u, at(a.scr, off+scratchIdx))
+}
+
+// ArgStoreScratch stores u's values and indices to the scratch.
+func (a *argGen) ArgStoreScratch(u int, off int64) {
+	a.fpMem(false, 16, u, at(a.scr, off))
+	a.fpMem(false, 16, argIdx+u, at(a.scr, off+scratchIdx))
 }
 
 // Lanes is V.
