@@ -191,7 +191,7 @@ func TestArgSplitInner(t *testing.T) {
 	for _, c := range []struct {
 		dims  []int64
 		block int64
-	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 2048}, {[]int64{1, 1536}, 512}, {[]int64{12, 3072}, 1024}, {[]int64{9, 6144}, 2048}} {
+	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 2048}, {[]int64{1, 1536}, 512}, {[]int64{64, 3072}, 1024}, {[]int64{70, 6144}, 2048}} {
 		dims := c.dims
 		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
 			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}
@@ -238,7 +238,7 @@ func TestArgRowByRow(t *testing.T) {
 	}
 	t.Logf("ISAs: %v", isas)
 	r := rand.New(rand.NewPCG(51, 8))
-	shapes := [][]int64{{8, 256}, {9, 257}, {10, 300}, {11, 511}, {40, 2048}, {11, 2049}, {10, 2063}, {9, 4296}, {33, 1000}, {3, 17, 700}, {2, 12, 2050}}
+	shapes := [][]int64{{64, 256}, {65, 257}, {66, 300}, {67, 511}, {64, 2048}, {67, 2049}, {66, 2063}, {65, 4296}, {99, 1000}, {3, 70, 700}, {2, 68, 2050}}
 	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
 	for i, dims := range shapes {
 		for j := range 4 {

@@ -110,13 +110,19 @@ const argRowsVecs = 6
 // of 16), whose rows' runs are too short for the prefetchers.
 const argRowsMinOutputs = 256
 
+// argRowsMinRows is the fewest rows a row-by-row column takes: with
+// fewer, a register block's sweep is short and the scratch's loads and
+// stores cost more than they save (docs/PERFORMANCE-log.md, "Zen 4:
+// ArgMax and ArgMin, the column row by row").
+const argRowsMinRows = 64
+
 // ArgRowByRow reports whether pl takes the column shape row by row
 // through a scratch (its kernel is called with a plan.IndexArgs block),
 // on every instruction set: the width it asks for is more than any
 // V.
 func ArgRowByRow(pl *plan.ArgPlan) bool {
 	in := pl.Inner
-	return pl.HasInner && in.SrcStride == 1 && in.DstStride == 1 && in.Size >= argRowsMinOutputs && pl.R >= 2*ArgRowsGroup
+	return pl.HasInner && in.SrcStride == 1 && in.DstStride == 1 && in.Size >= argRowsMinOutputs && pl.R >= argRowsMinRows
 }
 
 // ArgShape is which of the three shapes a plan takes.
