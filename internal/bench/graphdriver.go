@@ -746,8 +746,8 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	var res result
 	var perf *PerfData
 	for pi, p := range parts {
-		if p.Ops()[0].Kind.IsNormalization() {
-			np, fail := r.doGraphNorm(g, p, c, idx, pi, len(parts), &res)
+		if dec := readDecomposition(p); dec != nil || p.Ops()[0].Kind.IsNormalization() {
+			np, fail := r.doGraphNorm(g, p, dec, c, idx, pi, len(parts), &res)
 			if fail != nil {
 				return *fail
 			}
