@@ -722,6 +722,12 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	if r.g.mode.List {
 		return result{state: "LISTED"}
 	}
+	data, notes := benchdnnPorts(data)
+	if r.g.verbose >= 1 {
+		for _, n := range notes {
+			fmt.Fprintf(r.out, "%s: %s\n", c.file, n)
+		}
+	}
 	g, err := loadGraph(c, data)
 	if err != nil {
 		return result{state: stateOf(err), reason: reasonOf(err)}

@@ -204,7 +204,9 @@ Graph driver (--graph):
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
-  case's output shapes are not checked.
+  case's output shapes are not checked. As benchdnn, the driver takes the graph's
+  inputs from its ops: input_ports and output_ports entries that name no tensor of
+  the graph, and input ports an op produces, are ignored (said at -v1).
 
 Normalization drivers (--softmax, --lnorm, --gnorm), benchdnn's options and batch
 files (driver_softmax.md, driver_lnorm.md, driver_gnorm.md); each problem is one
