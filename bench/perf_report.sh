@@ -8,6 +8,10 @@
 # and execute-overhead benchmarks run, and reduce's benchmark of the
 # interpreter against plain Go loops, and cmd/gdnnperf turns all of it into
 # docs/PERFORMANCE.md (tables, ratios and a MET / NOT MET target summary).
+# The sections measured apart and written by hand (ArgMax, integer and f64
+# data, normalizations, ...) live in docs/PERFORMANCE-*.md (the list is
+# cmd/gdnnperf's handWritten); each regeneration copies them in at their
+# places, so edit those files, not the report.
 #
 # Usage: bench/perf_report.sh [--install] [--trial] [--out FILE]
 #   --install  when root, apt-get install the missing prerequisites
@@ -152,7 +156,7 @@ trial_flag=()
 mkdir -p "$(dirname "$report")"
 (cd "$REPO" && go run ./cmd/gdnnperf -raw "$OUT/RESULTS.raw.txt" -harness "$OUT/RESULTS.txt" \
   -bench "$OUT/jit-bench.txt" "${benchstat_flag[@]}" "${trial_flag[@]}" "${kinds_flag[@]}" "${interp_flag[@]}" -plot perf-bandwidth.svg \
-  -l3 "${L3_BYTES:-33554432}" \
+  -l3 "${L3_BYTES:-33554432}" -sections "$REPO/docs" \
   -cmd "$CMDLINE" -rev "$REV") > "$OUT/PERFORMANCE.md"
 cp "$OUT/perf-bandwidth.svg" "$(dirname "$report")/perf-bandwidth.svg"
 cp "$OUT/PERFORMANCE.md" "$report"

@@ -14,6 +14,7 @@ import (
 	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/preop"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -84,10 +85,12 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 // replaces does. Options: Type, SrcType, DstType (src and dst: Float),
 // SrcStrides and DstStrides (dst's over its own dims).
 //
-// It runs as three kernels of the reductions' machine code (the
-// interpreter where there is none), each over the whole tensor with
-// threads: the count per row, the product x·mask into an f32 scratch the
-// size of src, and its sum divided by the count.
+// It runs as a kernel of the reductions' machine code (the interpreter
+// where there is none) that counts each row's mask, then the fused
+// Multiply -> ReduceSum program of internal/preop (the one a partition
+// of x·mask before its reduction runs): per chunk of the kept dims, the
+// product x·mask into an f32 scratch that stays in cache and its sum
+// divided by the count, so that x is read from memory once.
 func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dims []int, axis int, opts ...Option) error {
 	const fn = "MaskedMean"
 	io, err := resolveIO[D, S](fn, dims, opts, axis)
@@ -116,11 +119,9 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	}
 	r := len(io.dims)
 	// Strides over src's dims: the mask's (dense over its dims, 0 after
-	// axis), the count's (dense over the dims before axis), and a dense
-	// f32 product.
+	// axis) and the count's (dense over the dims before axis).
 	mstr := append(normDense(mdims), make([]int64, r-ax-1)...)
 	cstr := append(normDense(io.dims[:ax]), make([]int64, r-ax)...)
-	ystr := normDense(io.dims)
 	reduce := make([]bool, r)
 	reduce[ax] = true
 	// dst's strides given over its own dims go over src's, 0 at axis.
@@ -128,13 +129,10 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	count := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: maskDT, DstDT: dtypes.F32, Dims: mdims,
 		SrcStrides: normDense(mdims), Reduce: reduce[:ax+1], DstStrides: append(normDense(io.dims[:ax]), 0),
 		PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: smallestNormal, Beta: float32(math.Inf(1))}}}
-	product := &plan.Problem{Reduction: plan.Copy, SrcDT: io.srcDT, DstDT: dtypes.F32, Dims: io.dims, SrcStrides: io.srcStrides,
-		Reduce: make([]bool, r), DstStrides: ystr,
-		PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: maskDT, BinStrides: mstr}}}
-	mean := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: io.dstDT, Dims: io.dims,
-		SrcStrides: ystr, Reduce: reduce, DstStrides: dstr,
-		PostOps: []plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}}
-	ks, err := maskedKernels.get([]*plan.Problem{count, product, mean})
+	mean := &preop.Desc{OpDT: maskDT, OpStrides: mstr, Problem: plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0),
+		SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides, Reduce: reduce, DstStrides: dstr,
+		PostOps: []plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}}}
+	mp, err := maskedPrograms.get(count, mean)
 	if err != nil {
 		return inNormCall(fn, err)
 	}
@@ -146,39 +144,42 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 		sp = new([]byte)
 	}
 	defer maskedScratch.Put(sp)
-	nc, ny := 4*max(elements(io.dims[:ax]), 1), 4*elements(io.dims)
-	if int64(cap(*sp)) < nc+ny {
-		*sp = make([]byte, nc+ny)
+	nc := 4 * max(elements(io.dims[:ax]), 1)
+	if int64(cap(*sp)) < nc {
+		*sp = make([]byte, nc)
 	}
-	cnt, y := (*sp)[:nc:nc], (*sp)[nc:nc+ny]
-	if err := ks[0].Run(maskB, cnt, nil); err != nil {
+	cnt := (*sp)[:nc:nc]
+	if err := mp.count.Run(maskB, cnt, nil); err != nil {
 		return inNormCall(fn, err)
 	}
-	if err := ks[1].Run(srcB, y, [][]byte{maskB}); err != nil {
-		return inNormCall(fn, err)
-	}
-	return inNormCall(fn, ks[2].Run(y, dstB, [][]byte{cnt}))
+	return inNormCall(fn, mp.mean.Run(srcB, dstB, maskB, [][]byte{cnt}))
 }
 
-// maskedScratch keeps MaskedMean's scratch (the counts, then the f32
-// product) between calls.
+// maskedScratch keeps MaskedMean's scratch (the counts) between calls.
 var maskedScratch sync.Pool
 
-// maskedKernels keeps MaskedMean's compiled kernels by their problems'
-// keys and the instruction set, so that a call with a shape seen before
-// compiles nothing; a full cache is emptied, as lpPrograms is.
-var maskedKernels = kernelsCache{byKey: map[string][]*jit.Kernel{}}
-
-type kernelsCache struct {
-	sync.Mutex
-	byKey map[string][]*jit.Kernel
+// maskedProgram is MaskedMean's compiled work: the count per row, then
+// the sum of x·mask divided by it.
+type maskedProgram struct {
+	count *jit.Kernel
+	mean  *preop.Program
 }
 
-// get returns the kernels of prs, compiling them on a miss.
-func (c *kernelsCache) get(prs []*plan.Problem) ([]*jit.Kernel, error) {
+// maskedPrograms keeps MaskedMean's compiled programs by their
+// descriptions and the instruction set, so that a call with a shape seen
+// before compiles nothing; a full cache is emptied, as lpPrograms is.
+var maskedPrograms = maskedCache{byKey: map[string]*maskedProgram{}}
+
+type maskedCache struct {
+	sync.Mutex
+	byKey map[string]*maskedProgram
+}
+
+// get returns the program of count and mean, compiling it on a miss.
+func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram, error) {
 	var b strings.Builder
 	fmt.Fprint(&b, jit.EffectiveISA())
-	for _, pr := range prs {
+	for _, pr := range []*plan.Problem{count, &mean.Problem} {
 		// Field by field: the embedded Reduction's String would stand
 		// for the whole Problem under %v.
 		fmt.Fprintf(&b, "|%#v %v %v %v %v %v %v", pr.Reduction, pr.SrcDT, pr.DstDT, pr.Dims, pr.SrcStrides, pr.Reduce, pr.DstStrides)
@@ -186,31 +187,32 @@ func (c *kernelsCache) get(prs []*plan.Problem) ([]*jit.Kernel, error) {
 			fmt.Fprintf(&b, " %v %v %v %v %v", op.Kind, op.Alpha, op.Beta, op.BinDT, op.BinStrides)
 		}
 	}
+	fmt.Fprintf(&b, "|%v %v", mean.OpDT, mean.OpStrides)
 	key := b.String()
 	c.Lock()
-	ks, ok := c.byKey[key]
+	mp, ok := c.byKey[key]
 	c.Unlock()
 	if ok {
-		return ks, nil
+		return mp, nil
 	}
-	for _, pr := range prs {
-		pl, err := plan.Canonicalize(pr)
-		if err != nil {
-			return nil, err
-		}
-		k, err := jit.Compile(pl)
-		if err != nil {
-			return nil, err
-		}
-		ks = append(ks, k)
+	pl, err := plan.Canonicalize(count)
+	if err != nil {
+		return nil, err
+	}
+	mp = &maskedProgram{}
+	if mp.count, err = jit.Compile(pl); err != nil {
+		return nil, err
+	}
+	if mp.mean, err = preop.Compile(mean); err != nil {
+		return nil, err
 	}
 	c.Lock()
 	defer c.Unlock()
 	if len(c.byKey) >= 256 {
 		clear(c.byKey)
 	}
-	c.byKey[key] = ks
-	return ks, nil
+	c.byKey[key] = mp
+	return mp, nil
 }
 
 // axisIn is axis of a tensor of rank dims counted from the front, or

@@ -7,13 +7,14 @@
 // read-bandwidth limit, the low-precision speed-ups, the JIT compile and
 // execute-overhead figures, the interpreter's ratios to plain Go, and a
 // summary that marks every performance target MET or NOT MET from those
-// figures.
+// figures. Given -sections (the docs folder), it copies in the sections
+// written by hand from measurements of their own (sections.go).
 //
 // Usage:
 //
 //	gdnnperf -raw OUT/RESULTS.raw.txt -harness OUT/RESULTS.txt -bench jit-bench.txt \
 //	    [-benchstat benchstat.txt] [-kinds kinds.txt] [-interp interp-bench.txt] \
-//	    [-cmd "command line"] [-rev REV] [-trial] > docs/PERFORMANCE.md
+//	    [-sections docs] [-cmd "command line"] [-rev REV] [-trial] > docs/PERFORMANCE.md
 //	gdnnperf -interp interp-bench.txt   # the interpreter's section alone
 //
 // bench/perf_report.sh runs the whole pipeline.

@@ -29,6 +29,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plot := fs.String("plot", "", "gdnnbench --plot chart to embed, as a path relative to the report (optional)")
 	kinds := fs.String("kinds", "", "bench/kinds_side_by_side.sh output (optional)")
 	interp := fs.String("interp", "", "`go test -bench InterpVsNaive` output of ./reduce (optional; given alone, only its section is written)")
+	secDir := fs.String("sections", "", "`dir`ectory of the hand-written sections (docs; optional: without it the report has none)")
 	l3 := fs.Int64("l3", 0, "L3 `bytes`: a src of half of it or more is compared with the 256 MiB (DRAM) probe; 0: every src with the probe at its own size")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -46,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return writeOut(stdout, stderr, func() (string, error) {
-		return build(*raw, *harness, *bench, *benchstat, *kinds, *interp, *cmd, *rev, *plot, *trial, *l3)
+		return build(*raw, *harness, *bench, *benchstat, *kinds, *interp, *secDir, *cmd, *rev, *plot, *trial, *l3)
 	})
 }
 
@@ -87,7 +88,7 @@ func interpSection(path string) (string, error) {
 }
 
 // build reads the files and renders the report.
-func build(raw, harness, bench, benchstat, kinds, interp, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
+func build(raw, harness, bench, benchstat, kinds, interp, secDir, cmd, rev, plot string, trial bool, l3 int64) (string, error) {
 	rf, err := os.Open(raw)
 	if err != nil {
 		return "", status.Errorf(status.InvalidArguments, "raw results %s: %v", raw, err)
@@ -141,6 +142,12 @@ func build(raw, harness, bench, benchstat, kinds, interp, cmd, rev, plot string,
 			return "", err
 		}
 	}
+	var sec sections
+	if secDir != "" {
+		if sec, err = readSections(secDir); err != nil {
+			return "", err
+		}
+	}
 	return render(inputs{data: d, harness: string(h), bench: br, benchstat: string(bs), kinds: kr, interp: ir,
-		cmd: cmd, rev: rev, plot: plot, trial: trial})
+		sections: sec, cmd: cmd, rev: rev, plot: plot, trial: trial})
 }

@@ -30,6 +30,7 @@ type inputs struct {
 	plot      string      // gdnnbench --plot chart beside the report, or ""
 	kinds     *kindRuns   // kinds_side_by_side.sh runs, or nil
 	interp    *interpRuns // reduce's BenchmarkInterpVsNaive runs, or nil
+	sections  sections    // the hand-written sections, or nil
 	trial     bool
 }
 
@@ -77,7 +78,8 @@ func render(in inputs) (string, error) {
 	if in.interp != nil {
 		ts = append(ts, in.interp.target())
 	}
-	renderTargets(&sb, ts, in.bench)
+	renderTargets(&sb, ts, in.bench, in.sections)
+	in.sections.write(&sb, "targets")
 	renderReading(&sb, in.data.l3)
 	renderPlot(&sb, in.plot)
 	renderShapes(&sb, in.data, rows)
@@ -87,12 +89,16 @@ func render(in inputs) (string, error) {
 		srcBytes[r.shape+" "+r.dt] = r.srcBytes
 	}
 	renderKinds(&sb, in.kinds, srcBytes)
+	in.sections.write(&sb, "kinds")
 	renderInterp(&sb, in.interp)
+	in.sections.write(&sb, "interp")
 	renderLatency(&sb, rows)
 	renderJIT(&sb, in.bench, in.benchstat)
+	in.sections.write(&sb, "jit")
 	P("## Changes measured one by one")
 	P("")
-	P("This report is regenerated whole by the command above. What single changes gained, with")
+	P("This report is regenerated whole by the command above, the hand-written sections (measured apart)")
+	P("copied in from their files (`docs/PERFORMANCE-*.md`, named at each). What single changes gained, with")
 	P("before/after benchstat, and what was measured and not kept, is in [PERFORMANCE-log.md](PERFORMANCE-log.md),")
 	P("newest last.")
 	P("")
@@ -154,13 +160,19 @@ func harnessHeader(s string) []string {
 	return out
 }
 
-func renderTargets(sb *strings.Builder, ts []target, b *benchRuns) {
+// renderTargets writes the targets table, the hand-written rows (judged
+// from measurements of their own) after the generated ones.
+func renderTargets(sb *strings.Builder, ts []target, b *benchRuns, s sections) {
 	fmt.Fprintf(sb, "## Targets\n\n")
+	if s != nil {
+		fmt.Fprintf(sb, "<!-- the last rows of the table are docs/PERFORMANCE-targets.md, copied in by bench/perf_report.sh -->\n")
+	}
 	rows := [][]string{{"target", "verdict", "figures"}}
 	for _, t := range ts {
 		rows = append(rows, []string{t.name, "**" + t.v.String() + "**", t.figures})
 	}
 	mdTable(sb, 3, rows)
+	s.write(sb, "targets-rows")
 	fmt.Fprintf(sb, "\nFigures with no numeric target:")
 	sep := " "
 	for _, jb := range jitBenches {

@@ -722,6 +722,12 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	if r.g.mode.List {
 		return result{state: "LISTED"}
 	}
+	data, notes := benchdnnPorts(data)
+	if r.g.verbose >= 1 {
+		for _, n := range notes {
+			fmt.Fprintf(r.out, "%s: %s\n", c.file, n)
+		}
+	}
 	g, err := loadGraph(c, data)
 	if err != nil {
 		return result{state: stateOf(err), reason: reasonOf(err)}
@@ -746,8 +752,8 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	var res result
 	var perf *PerfData
 	for pi, p := range parts {
-		if p.Ops()[0].Kind.IsNormalization() {
-			np, fail := r.doGraphNorm(g, p, c, idx, pi, len(parts), &res)
+		if dec := readDecomposition(p); dec != nil || p.Ops()[0].Kind.IsNormalization() {
+			np, fail := r.doGraphNorm(g, p, dec, c, idx, pi, len(parts), &res)
 			if fail != nil {
 				return *fail
 			}

@@ -17,30 +17,33 @@ import (
 // softmax, lnorm and gnorm drivers do (so that a layer norm's mean and
 // variance are exact), computes the normalization with those drivers'
 // float64 references, applies the fused ops in float64, and compares with
-// the drivers' thresholds, widened for the fused ops.
+// the drivers' thresholds, widened for the fused ops. A normalization
+// written out in ops (graphdecomposed.go) is checked the same way, its
+// ops evaluated one by one in float64 in place of the driver's reference.
 
 // graphNorm is a supported normalization partition of a graph case,
 // compiled, with its buffers.
 type graphNorm struct {
 	cp      *partition.CompiledPartition
-	op      *graph.Op   // the normalization
+	op      *graph.Op   // the normalization (a decomposed one's stand-in)
 	chain   []*graph.Op // the ops fused after it
+	dec     *decomposition
 	ins     []graph.LogicalTensor
 	inBufs  []buffer
 	outs    []graph.LogicalTensor
 	outBufs [2][]buffer // the second set for bitwise mode
-	// Indexes into ins (src, gamma, beta; -1: absent) and outs (dst,
-	// mean, variance; -1: absent).
-	src, gamma, beta int
-	dst, mean, vari  int
-	ctimeMs          float64
-	inTs, outTs      [2][]partition.Tensor
+	// Indexes into ins (src, gamma, beta, a decomposed normalization's
+	// eps; -1: absent) and outs (dst, mean, variance; -1: absent).
+	src, gamma, beta, eps int
+	dst, mean, vari       int
+	ctimeMs               float64
+	inTs, outTs           [2][]partition.Tensor
 }
 
 // buildGraphNorm compiles partition p of g (its first op a
-// normalization) with the graph's input shapes and allocates its
+// normalization, or its first ops a decomposed one: dec) with the graph's input shapes and allocates its
 // buffers, or says why gdnnbench does not check it.
-func buildGraphNorm(g *graph.Graph, p *partition.Partition) (*graphNorm, *result) {
+func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) (*graphNorm, *result) {
 	fail := func(err error) (*graphNorm, *result) {
 		return nil, &result{state: stateOf(err), reason: reasonOf(err)}
 	}
@@ -48,7 +51,14 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition) (*graphNorm, *result
 		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf(format, args...)}
 	}
 	ops := p.Ops()
-	n := &graphNorm{op: ops[0], chain: ops[1:], src: -1, gamma: -1, beta: -1, dst: -1, mean: -1, vari: -1}
+	n := &graphNorm{op: ops[0], chain: ops[1:], src: -1, gamma: -1, beta: -1, eps: -1, dst: -1, mean: -1, vari: -1}
+	epsID := uint64(math.MaxUint64)
+	if dec != nil {
+		n.op, n.chain, n.dec = dec.standIn(), ops[len(dec.ops):], dec
+		if t, ok := dec.eps(); ok {
+			epsID = t.ID
+		}
+	}
 	if n.op.Kind == graph.GroupNorm {
 		if f, _ := n.op.Str("data_format"); f == "NXC" {
 			return unimpl("gdnnbench's GroupNorm reference takes data_format NCX (channels in dim 1)")
@@ -98,6 +108,8 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition) (*graphNorm, *result
 			n.gamma = i
 		case inputID(n.op, 2):
 			n.beta = i
+		case epsID:
+			n.eps = i
 		}
 	}
 	for _, o := range outAny {
@@ -117,7 +129,7 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition) (*graphNorm, *result
 		}
 		n.outs = append(n.outs, lt)
 	}
-	if n.src < 0 || n.dst < 0 {
+	if n.src < 0 || n.dst < 0 || epsID != math.MaxUint64 && n.eps < 0 {
 		return unimpl("the partition does not read the normalization's src or write the chain's result")
 	}
 	if !sameDims(n.outs[n.dst].Dims, n.ins[n.src].Dims) {
@@ -212,6 +224,11 @@ func (n *graphNorm) isSoftmax() bool {
 	return n.op.Kind == graph.SoftMax || n.op.Kind == graph.LogSoftmax
 }
 
+// decomposedEps is the epsilon gdnnbench gives a decomposed
+// normalization's eps tensor: benchdnn's lnorm default, exact in every
+// float type.
+const decomposedEps = 1.0 / 16
+
 // axisOf is the op's axis attribute attr (def where absent, which the
 // schema's default makes rare), counted from the front.
 func (n *graphNorm) axisOf(attr string, def int64) int {
@@ -233,13 +250,15 @@ func (n *graphNorm) fill(negative bool, seed uint64) {
 	src := n.ins[n.src]
 	dims := src.Dims
 	var vals []float64
-	switch n.op.Kind {
-	case graph.SoftMax, graph.LogSoftmax:
+	switch {
+	case n.isSoftmax():
 		lowest := math.Max(lowestOf(src.DataType), lowestOf(n.op.Outputs[0].DataType))
 		vals = softmaxFill(dims, n.axisOf("axis", 1), negative, lowest, seed)
-	case graph.GroupNorm:
+	case n.op.Kind == graph.GroupNorm:
 		groups, _ := n.op.Int("groups")
 		vals = statsFill(dims[0]*groups, rows(dims[1:])/max(groups, 1), src.DataType, seed)
+	case n.dec != nil:
+		vals = n.dec.fillStats(seed)
 	default:
 		b := n.axisOf("begin_norm_axis", -1)
 		vals = statsFill(rows(dims[:b]), rows(dims[b:]), src.DataType, seed)
@@ -252,6 +271,8 @@ func (n *graphNorm) fill(negative bool, seed uint64) {
 			storeLogical(n.inBufs[i], lt.Dims, lt.Strides, scaleFill(rows(lt.Dims)))
 		case n.beta:
 			storeLogical(n.inBufs[i], lt.Dims, lt.Strides, shiftFill(rows(lt.Dims)))
+		case n.eps:
+			storeLogical(n.inBufs[i], lt.Dims, lt.Strides, []float64{decomposedEps})
 		default:
 			fillOperand(n.inBufs[i], lt.Dims, lt.Strides, seed+uint64(i)+1)
 		}
@@ -292,13 +313,31 @@ func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
 	var vals, mean, vari []float64
 	var rule normRule
 	base := 5e-7
-	switch n.op.Kind {
-	case graph.SoftMax, graph.LogSoftmax:
+	switch {
+	case n.dec != nil:
+		ins := map[uint64]f64Tensor{src.ID: {dims: dims, v: x}}
+		if n.eps >= 0 {
+			lt := n.ins[n.eps]
+			ins[lt.ID] = f64Tensor{dims: lt.Dims, v: loadLogical(n.inBufs[n.eps], lt.Dims, lt.Strides)}
+		}
+		out, err := n.dec.eval(ins)
+		if err != nil {
+			return &result{state: stateOf(err), reason: reasonOf(err)}
+		}
+		vals = out.v
+		rule = statsRule(dst.DataType, base)
+		if n.dec.softmax {
+			rule = softmaxRule(dst.DataType, false, "")
+		}
+		if n.dec.has16BitStep() {
+			rule.slack = math.Max(rule.slack, epsilon(dst.DataType))
+		}
+	case n.op.Kind == graph.SoftMax, n.op.Kind == graph.LogSoftmax:
 		mode, _ := n.op.Str("mode")
 		log := n.op.Kind == graph.LogSoftmax
 		vals = refSoftmax(x, dims, n.axisOf("axis", 1), log, mode == "inf_as_zero")
 		rule = softmaxRule(dst.DataType, log, "")
-	case graph.GroupNorm:
+	case n.op.Kind == graph.GroupNorm:
 		groups, _ := n.op.Int("groups")
 		spatial := rows(dims) / max(dims[0]*dims[1], 1)
 		vals, mean, vari = refGroupNorm(x, dims[0], dims[1], spatial, groups, eps, gamma, beta)
@@ -459,6 +498,9 @@ func (r *runner) perfGraphNorm(n *graphNorm, c graphCase, idx int, impl string, 
 		IBytes: bytes(n.ins), OBytes: bytes(n.outs), Ops: float64(2 * max(src.NumElements(), 0)),
 		Time: t, CTimeMs: n.ctimeMs, Threads: threads(),
 	}
+	if n.dec != nil {
+		d.Alg = n.dec.name
+	}
 	d.ProbeBytes = int64(src.DataType.Size()) * max(src.NumElements(), 0)
 	d.ReadBW = r.readBW(d.ProbeBytes)
 	return d
@@ -468,8 +510,8 @@ func (r *runner) perfGraphNorm(n *graphNorm, c graphCase, idx int, impl string, 
 // the current modes, as doGraph runs a reduction partition; res.impl
 // gets its implementation. It returns the perf data of a timed run (a
 // case of one partition) or the result that ends the case.
-func (r *runner) doGraphNorm(g *graph.Graph, p *partition.Partition, c graphCase, idx, pi, np int, res *result) (*PerfData, *result) {
-	n, fail := buildGraphNorm(g, p)
+func (r *runner) doGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition, c graphCase, idx, pi, np int, res *result) (*PerfData, *result) {
+	n, fail := buildGraphNorm(g, p, dec)
 	if fail != nil {
 		return nil, fail
 	}

@@ -105,7 +105,7 @@ func TestGraphNormCheckCanFail(t *testing.T) {
 		if err != nil || len(parts) != 1 {
 			t.Fatalf("%d partitions, %v", len(parts), err)
 		}
-		n, fail := buildGraphNorm(g, parts[0])
+		n, fail := buildGraphNorm(g, parts[0], nil)
 		if fail != nil {
 			t.Fatal(fail.reason)
 		}

@@ -195,11 +195,18 @@ Graph driver (--graph):
   --match, --impl, --skip-impl, --perf-template as for --reduction.
   Partitions of every Reduce* op (Sum, Prod, Max, Min, Mean, L1, L2), with an Abs or
   Square pre-op and fused post-ops, and log-sum-exp (Exp -> ReduceSum -> Log, then
-  post-ops) are checked; partitions gdnn does not support are UNIMPLEMENTED.
+  post-ops) are checked, and so are normalization partitions: a SoftMax, LogSoftmax,
+  LayerNorm, RMSNorm or GroupNorm op, or one written out in ops that gdnn fuses
+  (softmax; layer norm; RMS norm; L2 normalization by ReduceL2 or Sqrt(ReduceSum of
+  a square), with no eps, Maximum eps or Add eps; eps a scalar input, given 1/16),
+  checked against the ops evaluated in float64, with the ops fused after them;
+  partitions gdnn does not support are UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
-  case's output shapes are not checked.
+  case's output shapes are not checked. As benchdnn, the driver takes the graph's
+  inputs from its ops: input_ports and output_ports entries that name no tensor of
+  the graph, and input ports an op produces, are ignored (said at -v1).
 
 Normalization drivers (--softmax, --lnorm, --gnorm), benchdnn's options and batch
 files (driver_softmax.md, driver_lnorm.md, driver_gnorm.md); each problem is one

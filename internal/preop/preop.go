@@ -71,9 +71,11 @@ func Compile(d *Desc) (*Program, error) {
 	if len(d.OpStrides) != len(pr.Dims) {
 		return nil, status.Errorf(status.InvalidArguments, "preop: the operand has %d strides for %d dims", len(d.OpStrides), len(pr.Dims))
 	}
+	// A u8 operand (a mask of 0s and 1s as tokenizers give it) is exact
+	// in f32, as the float types are.
 	for _, dt := range []dtypes.DataType{pr.SrcDT, d.OpDT} {
-		if dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
-			return nil, status.Errorf(status.Unimplemented, "preop: a %v src or operand; the product is computed for f32, bf16 and f16", dt)
+		if dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 && (dt != dtypes.U8 || dt == pr.SrcDT) {
+			return nil, status.Errorf(status.Unimplemented, "preop: a %v src or operand; the product is computed for f32, bf16 and f16 (and a u8 operand)", dt)
 		}
 	}
 	if pr.BinaryCount() >= plan.MaxBinary {

@@ -131,6 +131,11 @@ func cases() []tcase {
 				}
 				out = append(out, tcase{name: fmt.Sprintf("%s/%v/%v", sh.name, dts, alg), dims: sh.dims, perm: sh.perm, opDims: opDims,
 					reduce: sh.reduce, keep: i != 2, alg: alg, dts: dts, opDT: opDT, post: i == 1})
+				if i != 0 {
+					// A u8 operand (a tokenizer's mask) beside 16-bit data.
+					out = append(out, tcase{name: fmt.Sprintf("%s/%v/%v/u8 operand", sh.name, dts, alg), dims: sh.dims, perm: sh.perm, opDims: opDims,
+						reduce: sh.reduce, keep: i != 2, alg: alg, dts: dts, opDT: dtypes.U8, post: i == 1})
+				}
 			}
 		}
 	}
@@ -200,6 +205,11 @@ func TestAgainstReference(t *testing.T) {
 				kerneltest.FillGrid(r, pr.SrcDT, src, 8, 4, false, 0)
 				op := make([]byte, spanOf(pr.Dims, d.OpStrides)*int64(d.OpDT.Size()))
 				kerneltest.FillGrid(r, d.OpDT, op, 2, 2, false, 0)
+				if d.OpDT == dtypes.U8 {
+					for i := range op {
+						op[i] = byte(r.Intn(4))
+					}
+				}
 				ref := *pr
 				ref.SrcDT, ref.SrcStrides = dtypes.F32, rowMajor(pr.Dims)
 				_, dst, bins := kerneltest.Buffers(t, &ref, 0x5a, func(dtypes.DataType, []byte) {}, func(dt dtypes.DataType, b []byte) { kerneltest.FillGrid(r, dt, b, 8, 4, false, 0) })
@@ -272,6 +282,7 @@ func TestRefusals(t *testing.T) {
 		{"operand strides", func(d *Desc) { d.OpStrides = d.OpStrides[:2] }, status.InvalidArguments},
 		{"s8 operand", func(d *Desc) { d.OpDT = dtypes.S8 }, status.Unimplemented},
 		{"s8 src", func(d *Desc) { d.Problem.SrcDT = dtypes.S8 }, status.Unimplemented},
+		{"u8 src", func(d *Desc) { d.Problem.SrcDT = dtypes.U8 }, status.Unimplemented},
 		{"bad problem", func(d *Desc) { d.Problem.Reduce = d.Problem.Reduce[:1] }, status.InvalidArguments},
 		{"six binary post-ops", func(d *Desc) {
 			for range plan.MaxBinary {
