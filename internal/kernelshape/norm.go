@@ -29,7 +29,9 @@ import (
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
 // exp(-Inf) = 0 exactly, an all -Inf row NaN (inf_as_zero: the max
-// clamped to the finite range and the sum to at least 1, so 0s). The map
+// clamped to the finite range and the sum to at least 1, so 0s). The
+// exp is ExpShifted, the cheaper exp of sums of exps: x - m is at most
+// 0, so its error is small beside 1 (see NormEmitter). The map
 // multiplies by a reciprocal (one true division a row; its operand is a
 // root or a sum of at least 1, so it is infinite only for a 0, where x/0
 // would be no better). Softmax's exps are computed once where a row fits
@@ -79,6 +81,12 @@ type NormEmitter interface {
 	// from an f32 dst.
 	LoadSrc(r int, off int64, n int)
 	LoadDst(r int, off int64, n int)
+	// ExpShifted sets every lane of r to e^r where r is a softmax's
+	// x - m: at most 0, -Inf or a NaN. It is package vexp's exp for
+	// sums, whose error, SumError(r) of e^r, is at most 4 units of 2^-24
+	// absolute since e^r <= 1; it gives +0 for -Inf exactly, and e^r
+	// or +0 below the exp for sums' range, and keeps a NaN a NaN.
+	ExpShifted(r int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// Copy sets dst = src.
@@ -177,7 +185,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		// there, and an f32 dst keeps them in dst; the map then scales
 		// them: one exp per element, not two.
 		V := int64(e.Lanes())
-		expShifted := func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) }
+		expShifted := func(t int) { sub(t); e.ExpShifted(t) }
 		held := n.Kind == NormSoftmax && N <= int64(e.NormRegs()-regHeld)*V
 		keep := n.Kind == NormSoftmax && !held && e.ElemTypes().DstDT == dtypes.F32
 		if held {
