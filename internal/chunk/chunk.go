@@ -1,7 +1,7 @@
 // Package chunk cuts a strided problem into chunks along one kept dim
-// and runs the chunks on goroutines, for the programs of compiled
-// kernels (internal/normprog, internal/preop) whose passes over one
-// chunk stay in a core's cache. Chunks depend on the problem alone and
+// and runs the chunks on jit's pool of goroutines, for the programs of
+// compiled kernels (internal/normprog, internal/preop) whose passes over
+// one chunk stay in a core's cache. Chunks depend on the problem alone and
 // each runs whole on one goroutine, so results do not depend on the
 // thread count.
 package chunk
@@ -9,6 +9,7 @@ package chunk
 import (
 	"sync"
 
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -54,50 +55,26 @@ func (ct Cut) Start(c int64) int64 {
 	return c * ct.Size
 }
 
-// Run calls f(s, c) for every chunk c on up to threads goroutines; the
-// first error stops the others before their next chunk and is returned.
-// get gives a goroutine what it keeps between its chunks (scratch), put
-// takes it back after.
+// Run calls f(s, c) for every chunk c on up to threads goroutines (the
+// caller and jit's pool workers); the first error stops the others
+// before their next chunk and is returned. get gives a goroutine what it
+// keeps between its chunks (scratch), put takes it back after.
 func Run[S any](ct Cut, threads int, get func() S, put func(S), f func(s S, c int64) error) error {
-	workers := int(min(int64(max(threads, 1)), ct.N))
-	var (
-		next  int64
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	take := func(err error) (int64, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil && first == nil {
-			first = err
+	threads = int(min(int64(max(threads, 1)), ct.N))
+	states := make([]S, threads)
+	got := make([]bool, threads)
+	err := jit.Parallel(threads, ct.N, func(w int, c int64) error {
+		if !got[w] {
+			states[w], got[w] = get(), true
 		}
-		if next >= ct.N || first != nil {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	work := func() {
-		defer wg.Done()
-		s := get()
-		defer put(s)
-		var err error
-		for {
-			c, ok := take(err)
-			if !ok {
-				return
-			}
-			err = f(s, c)
+		return f(states[w], c)
+	})
+	for w, ok := range got {
+		if ok {
+			put(states[w])
 		}
 	}
-	wg.Add(workers)
-	for range workers - 1 {
-		go work()
-	}
-	work()
-	wg.Wait()
-	return first
+	return err
 }
 
 // Stash keeps what Run's goroutines used (their scratch) for the next

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"unsafe"
 
@@ -184,7 +183,7 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 		}
 		calls = (top.Size + chunk - 1) / chunk
 	}
-	do := func(t int64) error {
+	do := func(_ int, t int64) error {
 		first := t * chunk
 		a := plan.Args{
 			Src:   uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(first*top.SrcStride*int64(pl.SrcDT.Size())),
@@ -203,26 +202,5 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 		runtime.KeepAlive(dst)
 		return nil
 	}
-	threads := Threads()
-	if threads <= 1 || calls <= 1 {
-		var err error
-		func() {
-			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-			defer catchFault(&err)
-			for t := range calls {
-				_ = do(t)
-			}
-		}()
-		return err
-	}
-	j := &job{do: do}
-	helpers := int(min(int64(threads-1), calls-1))
-	j.splitLanes(helpers+1, calls)
-	offer(j, helpers)
-	j.work(0)
-	j.wait(retract(j))
-	if p := j.err.Load(); p != nil {
-		return *p
-	}
-	return nil
+	return Parallel(Threads(), calls, do)
 }

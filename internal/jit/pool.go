@@ -2,6 +2,7 @@ package jit
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,4 +136,39 @@ func (j *job) claim() (int, bool) {
 			return int(n), true
 		}
 	}
+}
+
+// Parallel runs do(w, t) for every call t in [0, calls) on up to threads
+// goroutines (Threads(), say): the caller and idle pool workers, each
+// owning a contiguous lane of calls first (see job). w, below threads,
+// names the goroutine that runs the call: no two calls with the same w
+// run at once, so do may keep per-w state. It returns the first error (a
+// fault in a kernel is a RuntimeError); the calls not started then are
+// not run. Which goroutine runs a call must not change its result.
+//
+// The pool's workers spin a while after each job, so that a run of
+// short calls (a chunked normalization of a few hundred µs) is not
+// delayed by waking a parked goroutine, as a goroutine started per Run
+// would be.
+func Parallel(threads int, calls int64, do func(w int, t int64) error) (err error) {
+	if threads <= 1 || calls <= 1 {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer catchFault(&err)
+		for t := range calls {
+			if err := do(0, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	j := &job{do: do}
+	helpers := int(min(int64(threads-1), calls-1))
+	j.splitLanes(helpers+1, calls)
+	offer(j, helpers)
+	j.work(0)
+	j.wait(retract(j))
+	if p := j.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

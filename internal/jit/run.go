@@ -340,17 +340,18 @@ func tail(b []byte, off int64) []byte {
 	return b[off:]
 }
 
-// call runs call t of the job: of its phase, or its do.
-func (j *job) call(t int64) error {
+// call runs call t of the job on the goroutine that owns lane w: of
+// its phase, or its do.
+func (j *job) call(w int, t int64) error {
 	if j.do != nil {
-		return j.do(t)
+		return j.do(w, t)
 	}
 	return j.x.task(j.ph, j.ents, t)
 }
 
 // job is one phase shared with pool workers (or, with do, calls of
-// another kind: do runs call t). Its calls are cut into one
-// contiguous lane per goroutine offered the job (the caller's, and one per
+// another kind: do runs call t on the goroutine that owns lane w). Its
+// calls are cut into one contiguous lane per goroutine offered the job (the caller's, and one per
 // helper slot), so that each thread reads neighbouring memory call after
 // call instead of every other call, a stream the prefetchers serve better
 // (docs/PERFORMANCE-log.md, "Figures behind the generators' choices"). A
@@ -367,7 +368,7 @@ type job struct {
 	offered  int
 	wg       sync.WaitGroup
 	err      atomic.Pointer[error]
-	do       func(t int64) error
+	do       func(w int, t int64) error
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
@@ -416,7 +417,7 @@ func (j *job) work(own int) {
 			if !ok {
 				break
 			}
-			if err := j.call(t); err != nil {
+			if err := j.call(own, t); err != nil {
 				j.err.CompareAndSwap(nil, &err)
 				return
 			}

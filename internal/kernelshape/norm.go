@@ -29,12 +29,15 @@ import (
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
 // exp(-Inf) = 0 exactly, an all -Inf row NaN (inf_as_zero: the max
-// clamped to the finite range and the sum to at least 1, so 0s). The map
+// clamped to the finite range and the sum to at least 1, so 0s). The
+// exp is ExpShifted, the cheaper exp of sums of exps: x - m is at most
+// 0, so its error is small beside 1 (see NormEmitter). The map
 // multiplies by a reciprocal (one true division a row; its operand is a
 // root or a sum of at least 1, so it is infinite only for a 0, where x/0
-// would be no better). Softmax's exps are computed once where a row fits
-// the spare registers (kept there) or dst is f32 (kept in dst, then
-// scaled); otherwise the map computes them again. Every row takes the
+// would be no better). A softmax or log-softmax row that fits the spare
+// registers is loaded once and kept there (softmax's exps, log-softmax's
+// x - m); otherwise softmax's exps are kept in an f32 dst and then
+// scaled, or computed again by the map. Every row takes the
 // same instructions in the same order whichever call (or thread) runs
 // it.
 
@@ -79,6 +82,12 @@ type NormEmitter interface {
 	// from an f32 dst.
 	LoadSrc(r int, off int64, n int)
 	LoadDst(r int, off int64, n int)
+	// ExpShifted sets every lane of r to e^r where r is a softmax's
+	// x - m: at most 0, -Inf or a NaN. It is package vexp's exp for
+	// sums, whose error, SumError(r) of e^r, is at most 4 units of 2^-24
+	// absolute since e^r <= 1; it gives +0 for -Inf exactly, and e^r
+	// or +0 below the exp for sums' range, and keeps a NaN a NaN.
+	ExpShifted(r int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// Copy sets dst = src.
@@ -168,27 +177,40 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	var pre func(t int) // the map's first steps, before the post-ops
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
-		normSweep(e, N, NormMaxAny, false, nil)
+		// A row that fits the spare registers is loaded once and kept
+		// there: softmax keeps its exps, log-softmax x - m. Else an f32
+		// dst keeps softmax's exps; the map then scales them: one exp
+		// per element, not two.
+		V := int64(e.Lanes())
+		held := N <= int64(e.NormRegs()-regHeld)*V
+		keep := n.Kind == NormSoftmax && !held && e.ElemTypes().DstDT == dtypes.F32
+		if held {
+			normHeldLoad(e, N)
+		} else {
+			normSweep(e, N, NormMaxAny, false, nil)
+		}
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
 		}
-		// A softmax row that fits the spare registers keeps its exps
-		// there, and an f32 dst keeps them in dst; the map then scales
-		// them: one exp per element, not two.
-		V := int64(e.Lanes())
-		expShifted := func(t int) { sub(t); e.Eltwise(plan.PostOp{Kind: ops.Exp}, t) }
-		held := n.Kind == NormSoftmax && N <= int64(e.NormRegs()-regHeld)*V
-		keep := n.Kind == NormSoftmax && !held && e.ElemTypes().DstDT == dtypes.F32
-		if held {
-			normHeldSweep(e, N, expShifted)
-		} else {
+		expShifted := func(t int) { sub(t); e.ExpShifted(t) }
+		switch {
+		case held && n.Kind == NormSoftmax:
+			normHeldSweep(e, N, expShifted, nil)
+		case held:
+			normHeldSweep(e, N, sub, e.ExpShifted)
+		default:
 			normSweep(e, N, NormSum, keep, expShifted)
 		}
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(regScale, 0)
-			pre = func(t int) { sub(t); e.Arith(ops.Subtract, t, regScale) }
+			lessLog := func(t int) { e.Arith(ops.Subtract, t, regScale) }
+			if held {
+				normHeldMap(e, row, lessLog)
+				return
+			}
+			pre = func(t int) { sub(t); lessLog(t) }
 			break
 		}
 		if n.InfAsZero {
@@ -291,27 +313,58 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	e.HReduce(k, 0)
 }
 
-// normHeldSweep sums f(x) over a row of N elements that fits registers
-// regHeld..NormRegs()-1 into every lane of register 0, leaving f(x) of
-// vector v in register regHeld+v; the vectors go to the accumulators in
-// normSweep's order, so the sum is the same.
-func normHeldSweep(e NormEmitter, N int64, f func(t int)) {
+// normHeldLoad loads a row of N elements that fits registers
+// regHeld..NormRegs()-1 into them, vector v in register regHeld+v, and
+// leaves its max in every lane of register 0; the vectors go to the
+// accumulators in normSweep's order.
+func normHeldLoad(e NormEmitter, N int64) {
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
-	normInit(e, NormSum)
+	normInit(e, NormMaxAny)
 	for v := 0; int64(v*V) < N; v++ {
 		m := int(min(int64(V), N-int64(v*V)))
 		r := regHeld + v
 		e.LoadSrc(r, int64(v)*vb, m)
-		f(r)
+		normHeldAccumulate(e, NormMaxAny, v, r, m)
+	}
+	normTree(e, NormMaxAny)
+	e.HReduce(NormMaxAny, 0)
+}
+
+// normHeldSweep applies keep to each vector of a row held in registers
+// (normHeldLoad) in place, and sums f of the result (the result itself
+// when f is nil) into every lane of register 0; the vectors go to the
+// accumulators in normSweep's order, so the sum is the same.
+func normHeldSweep(e NormEmitter, N int64, keep, f func(t int)) {
+	V := e.Lanes()
+	normInit(e, NormSum)
+	for v := 0; int64(v*V) < N; v++ {
+		r := regHeld + v
+		keep(r)
+		if f == nil {
+			normHeldAccumulate(e, NormSum, v, r, int(min(int64(V), N-int64(v*V))))
+			continue
+		}
 		mk := e.Mark()
 		t := e.Tmp()
 		e.Copy(t, r)
-		e.Accumulate(NormSum, v%normAccs, t, m)
+		f(t)
+		e.Accumulate(NormSum, v%normAccs, t, int(min(int64(V), N-int64(v*V))))
 		e.Release(mk)
 	}
 	normTree(e, NormSum)
 	e.HReduce(NormSum, 0)
+}
+
+// normHeldAccumulate combines the first m lanes of held vector v, in
+// register r, into its accumulator through a copy (Accumulate clobbers
+// its operand).
+func normHeldAccumulate(e NormEmitter, k NormCombine, v, r, m int) {
+	mk := e.Mark()
+	t := e.Tmp()
+	e.Copy(t, r)
+	e.Accumulate(k, v%normAccs, t, m)
+	e.Release(mk)
 }
 
 // normInit sets the accumulators to k's identity.

@@ -19,6 +19,7 @@ var benchShapes = []struct {
 	norm  int // how many trailing dims are normalized
 }{
 	{"S1", Softmax, []int64{32, 12, 128, 128}, 1},
+	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1},
 	{"S2", Softmax, []int64{8, 32000}, 1},
 	{"S2log", LogSoftmax, []int64{8, 32000}, 1},
 	{"S4", RMSNorm, []int64{1, 4096}, 1},

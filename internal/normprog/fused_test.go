@@ -257,3 +257,74 @@ func TestFusedLongRows(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestFusedSoftmaxExpRange: the softmax's exp (kernelshape's
+// ExpShifted) over the whole range of x - m, from 0 down past where e^x
+// leaves f32 (-104) to -Inf, on every ISA and each way the kernel keeps
+// its exps (in registers, in an f32 dst, computed again for a bf16 dst):
+// every result within the oracle's tolerance, a -Inf element exactly +0
+// and a NaN row NaN; log-softmax's over the same rows.
+func TestFusedSoftmaxExpRange(t *testing.T) {
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		prev := jit.SetMaxISA(isa)
+		for _, k := range []norm.Kind{norm.Softmax, norm.LogSoftmax} {
+			for _, c := range []struct {
+				n   int64
+				dst dtypes.DataType
+			}{{150, dtypes.F32}, {203, dtypes.F32}, {203, dtypes.BF16}} {
+				dims := []int64{3, c.n}
+				p := &norm.Problem{Kind: k, Dims: dims, Axis: -1, Src: norm.Operand{DT: dtypes.F32, Strides: denseStrides(dims, identity(2))},
+					Dst: norm.Operand{DT: c.dst, Strides: denseStrides(dims, identity(2))}}
+				var b norm.Buffers
+				b.Src = make([]byte, 4*3*c.n)
+				for j := range c.n {
+					// Row 0 from 3 down to 3 - 0.6 (n-1), row 1 the same
+					// shifted by 50, row 2 with a NaN.
+					x := 3 - 0.6*float32(j)
+					dtypes.StoreF32(dtypes.F32, b.Src, j, x)
+					dtypes.StoreF32(dtypes.F32, b.Src, c.n+j, x+50)
+					dtypes.StoreF32(dtypes.F32, b.Src, 2*c.n+j, x)
+				}
+				ninf := []int64{5, c.n - 1, c.n + 7}
+				for _, o := range ninf {
+					dtypes.StoreF32(dtypes.F32, b.Src, o, float32(math.Inf(-1)))
+				}
+				dtypes.StoreF32(dtypes.F32, b.Src, 2*c.n+9, float32(math.NaN()))
+				b.Dst = make([]byte, 3*c.n*int64(c.dst.Size()))
+				e, err := New(p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.prog == nil || e.prog.full.fused == nil {
+					t.Fatalf("%v on %v: not the fused kernel", k, isa)
+				}
+				if err := e.Run(b, nil, 1); err != nil {
+					t.Fatal(err)
+				}
+				want := oracle.Norm(p, b)
+				for off, w := range want.Dst {
+					got := float64(dtypes.LoadF32(c.dst, b.Dst, off))
+					if off >= 2*c.n {
+						if !math.IsNaN(got) {
+							t.Fatalf("%v n=%d %v on %v: dst[%d] = %v in the row with a NaN", k, c.n, c.dst, isa, off, got)
+						}
+						continue
+					}
+					if slices.Contains(ninf, off) {
+						if k == norm.Softmax && (got != 0 || math.Signbit(got)) || k == norm.LogSoftmax && !math.IsInf(got, -1) {
+							t.Fatalf("%v n=%d %v on %v: dst[%d] = %v for -Inf", k, c.n, c.dst, isa, off, got)
+						}
+						continue
+					}
+					if tol := oracle.NormTolerance(c.dst, w, want.Bound[off]); math.IsNaN(got) || math.Abs(got-w) > tol {
+						t.Fatalf("%v n=%d %v on %v: dst[%d] = %v, want %v (tolerance %g)", k, c.n, c.dst, isa, off, got, w, tol)
+					}
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}

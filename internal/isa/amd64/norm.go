@@ -64,6 +64,9 @@ func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, g.m(rSrc, of
 // LoadDst loads n lanes of the f32 dst at off into r.
 func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, g.m(rDst, off), n) }
 
+// ExpShifted sets r to e^r for a softmax's r = x - m (expShifted).
+func (g *gen) ExpShifted(r int) { g.expShifted(r) }
+
 // SetConst broadcasts v into r.
 func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
 

@@ -96,6 +96,33 @@ func (g *gen) expForSumInto(r, acc int) {
 	g.fop(opFMUL, r, p, n)
 }
 
+// expShifted sets every lane of r, a softmax's x - m (at most 0, -Inf
+// or a NaN), to e^r by the exp for sums, and -Inf to +0 exactly (see
+// kernelshape.NormEmitter's ExpShifted), as amd64's AVX2 code does: only
+// the lower clamp (r is at most 0), then the lanes below it set to +0,
+// where the clamp would give e^-87. FCMGT is false for a NaN, which FMAX
+// keeps, so it stays a NaN. Four temporaries and the constants.
+func (g *gen) expShifted(r int) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	n, p, q, below := g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp()
+
+	g.withConst(vexp.SumLoBits, func(c int) {
+		g.fop(opFCMGT, below, c, r) // -87 > x
+		g.fop(opFMAX, r, r, c)
+	})
+	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, r, r, c) }) // t
+	g.word(rr(opFRINTM, n, r))                                          // floor(t)
+	g.fop(opFSUB, r, r, n)                                              // f = t - n
+
+	p, _ = g.horner(vexp.SumPoly[:], r, p, q)
+
+	g.withConst(vexp.SumScaleBits, func(c int) { g.fop(opFADD, n, n, c) }) // n + 127 in the low bits
+	g.vshift(arm64.AVSHL, n, n, vexp.MantBits)
+	g.fop(opFMUL, r, p, n)
+	g.fop(opBIC, r, r, below) // +0 below the clamp
+}
+
 // horner computes the polynomial with coefficients coeffs (c0 first) at
 // x, by Horner's rule, in the temporaries p and q, and returns them with
 // the result in the first: FMLA accumulates into its destination, so
