@@ -31,7 +31,7 @@ import (
 //     element twice). The accumulators are then combined, and their
 //     lanes.
 //   - Element (otherwise): one element at a time into lane 0 of
-//     accumulator 0.
+//     accumulator 0 (a long f64 sum in runs, its total in accumulator 1).
 //
 // f64 sums keep the two levels of the f32 kernels (runs.go): when a
 // lane's chain of adds would be long, the accumulators take runs of
@@ -277,22 +277,40 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		kept = append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
 	}
 	nest := Nest{Loops: kept, Counted: len(pl.Outer) > 0, Cnt: cnt}
-	sz := int64(k.Bytes)
 	switch shape {
 	case NativeColumn:
 		nest.Emit(e, func() { nativeColumn(e, pl, k, lay.Reduced, lay.ZeroSum) })
 	case NativeRow:
 		nest.Emit(e, func() { nativeRow(e, k, lay.Reduced) })
 	default:
-		nest.Emit(e, func() {
-			e.NativeInit(0)
-			if !lay.ZeroSum {
-				EmitReduced(e, lay.Reduced, sz, func() { e.NativeLoad(0, 0, 1) })
-			}
-			e.NativeStoreFirst()
-		})
+		nest.Emit(e, func() { nativeElement(e, k, lay.Reduced, lay.ZeroSum) })
 	}
 	e.Return()
+}
+
+// nativeElement emits one output an element at a time into lane 0 of
+// accumulator 0 (none when zero: nothing is reduced), a long f64 sum in
+// runs added into accumulator 1.
+func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool) {
+	n := int64(1)
+	for _, l := range red {
+		n = plan.MulSat(n, l.Size)
+	}
+	run := int64(0)
+	if !zero && len(red) > 0 {
+		run = NativeRun(k, n)
+	}
+	e.NativeInit(0)
+	if run > 0 {
+		e.NativeInit(1)
+	}
+	if !zero {
+		nativeSweep(e, red, int64(k.Bytes), run, func() { e.NativeLoad(0, 0, 1) }, func() { nativeFold(e, 1, 1) })
+	}
+	if run > 0 {
+		e.NativeCombine(0, 1)
+	}
+	e.NativeStoreFirst()
 }
 
 // nativeSweep emits the reduced loops red around body, the innermost

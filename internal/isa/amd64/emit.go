@@ -55,6 +55,9 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // problem (read from DRAM, a stage-1 plan to reduce row by row), which
 // Choose weighs with the plan.
 func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
+	if isNative(pl) {
+		return emitNative(pl, o)
+	}
 	return kernelshape.Emit(pl, Covers(o), func() kernelshape.Built {
 		c := Choose(pl, h, o.Target())
 		if c.NaNFree {
