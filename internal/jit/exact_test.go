@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -15,7 +16,8 @@ import (
 // TestExactRuntime runs exact plans (integer and boolean data) through
 // the runtime: its blocks and single calls, at one and two threads, with
 // src and dst against guard pages, checked against the exact oracle.
-// They run in the interpreter on every ISA (Why says so).
+// Those the native kernel takes run as machine code, the others in the
+// interpreter (Why says so).
 func TestExactRuntime(t *testing.T) {
 	freshCache(t)
 	withBudget(t, 2048) // small shapes take the blocked paths
@@ -45,8 +47,8 @@ func TestExactRuntime(t *testing.T) {
 					t.Fatalf("%v: %v", pl, err)
 				}
 				splits[k.dec.split]++
-				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) && (k.Impl() != "interp" || k.Why() == "") {
-					t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
+				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) {
+					checkNativeImpl(t, pl, k)
 				}
 				src, dst0, _ := kerneltest.Buffers(t, p, 0x5a, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) }, nil)
 				for _, threads := range []int{1, 2} {
@@ -110,5 +112,22 @@ func BenchmarkExactAnchors(b *testing.B) {
 				}
 			}
 		}
+	}
+}
+
+// checkNativeImpl checks that k, compiled from the exact or f64 plan pl
+// without post-ops, runs machine code where the native kernel of its
+// ISA takes pl (kernelshape.NativeKindOf; AVX2 has no 64-bit integer
+// product), else the interpreter, saying why.
+func checkNativeImpl(t *testing.T, pl *plan.Plan, k *Kernel) {
+	t.Helper()
+	kind, err := kernelshape.NativeKindOf(pl)
+	native := err == nil && k.ISA() != None &&
+		!(k.ISA() == AVX2 && kind.Op == kernelshape.NativeMul && !kind.Float && kind.Bytes == 8)
+	if native && k.Impl() != "jit:"+k.ISA().String() {
+		t.Errorf("%v: impl %q, why %q; want machine code", pl, k.Impl(), k.Why())
+	}
+	if !native && (k.Impl() != "interp" || k.Why() == "") {
+		t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
 	}
 }

@@ -38,6 +38,20 @@ type Covers struct {
 	// post-ops in a pass of their own and its reduction, with every
 	// register for its loops, stays machine code.
 	Registers int
+	// Native reports whether the emitter's native kernel (native.go)
+	// takes a plan of kind k. Nil: no native kernel, f64 and exact data
+	// run in the interpreter.
+	Native func(k NativeKind) bool
+}
+
+// TakesNative reports whether c's native kernel takes pl: a kind
+// NativeKindOf accepts and the emitter's Native does.
+func (c Covers) TakesNative(pl *plan.Plan) bool {
+	if c.Native == nil {
+		return false
+	}
+	k, err := NativeKindOf(pl)
+	return err == nil && c.Native(k)
 }
 
 // RegistersNeeded bounds how many general registers a kernel for pl

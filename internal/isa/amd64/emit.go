@@ -35,6 +35,7 @@ func Covers(o Options) kernelshape.Covers {
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}
+	c.Native = func(k kernelshape.NativeKind) bool { return nativeTakes(k, o.AVX512) == nil }
 	t := o.Target()
 	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool { return takesRowByRow(t, sdt, r) }
 	return c
