@@ -64,17 +64,18 @@ func TestExactRuntime(t *testing.T) {
 	}
 }
 
-// BenchmarkExactAnchors times the sum, max and min of s32 and s64 data
-// beside f32's on the anchor shapes B, C, D, E, G and H, at each of
-// benchThreads: the f32 kernels are machine code, the integer ones the
-// interpreter's exact loops. Bytes per op are src plus dst, so that
-// MB/s compares with readbw's at the same bytes.
+// BenchmarkExactAnchors times the sum, max and min of f64, s32 and s64
+// data beside f32's on the anchor shapes B, C, D, E, G and H, at each of
+// benchThreads: f32 in its own kernels, f64 and the integers in the
+// native kernel (the interpreter's where the ISA has none). Bytes per op
+// are src plus dst, so that MB/s compares with readbw's at the same
+// bytes.
 func BenchmarkExactAnchors(b *testing.B) {
 	for _, a := range kerneltest.Anchors {
 		if !strings.Contains("BCDEGH", a.Name) {
 			continue
 		}
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.S32, dtypes.S64} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.F64, dtypes.S32, dtypes.S64} {
 			var src, dst []byte
 			for _, kind := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin} {
 				p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
