@@ -28,7 +28,9 @@ const pointerAndCounterRegisters = 11
 // each row per visit and gain nothing from it), and for f32 src too on
 // Zen cores (Options.Zen), where two threads read such rows faster one at
 // a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row"). Zen cores
-// take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
+// take log-sum-exp's unshifted sums of exp so too (rowByRowKind). The
+// native kernel's kinds (Covers.Native) are those the ISA has the
+// instructions for (nativeTakes).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: kernelshape.F32Operand, Registers: pointerAndCounterRegisters}
@@ -47,7 +49,9 @@ func Covers(o Options) kernelshape.Covers {
 // nest too deep for the registers, a stride too large for a 32-bit
 // displacement) gives an error satisfying
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
-// runtime then uses the interpreter.
+// runtime then uses the interpreter. Plans over f64 and exact data
+// (integers, booleans, the bitwise and logical reductions) go to the
+// native kernel (native.go), which computes in lanes of their own type.
 func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	return EmitHinted(pl, kernelconf.Hints{}, o)
 }
