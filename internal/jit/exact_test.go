@@ -65,7 +65,8 @@ func TestExactRuntime(t *testing.T) {
 }
 
 // BenchmarkExactAnchors times the sum, max and min of f64, s32 and s64
-// data beside f32's on the anchor shapes B, C, D, E, G and H, at each of
+// data beside f32's on the anchor shapes B, C, D, E, G and H, and beside
+// f32's over as many bytes as the 64-bit types read (f32x2), at each of
 // benchThreads: f32 in its own kernels, f64 and the integers in the
 // native kernel (the interpreter's where the ISA has none). Bytes per op
 // are src plus dst, so that MB/s compares with readbw's at the same
@@ -75,17 +76,27 @@ func BenchmarkExactAnchors(b *testing.B) {
 		if !strings.Contains("BCDEGH", a.Name) {
 			continue
 		}
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.F64, dtypes.S32, dtypes.S64} {
+		// f32x2 is f32 over the shape with its first reduced axis twice
+		// as long: the bytes of the 64-bit types' src.
+		double := append([]int64(nil), a.Dims...)
+		double[a.Axes[0]] *= 2
+		for _, c := range []struct {
+			name string
+			dt   dtypes.DataType
+			dims []int64
+		}{{"f32", dtypes.F32, a.Dims}, {"f64", dtypes.F64, a.Dims}, {"s32", dtypes.S32, a.Dims}, {"s64", dtypes.S64, a.Dims},
+			{"f32x2", dtypes.F32, double}} {
+			dt := c.dt
 			var src, dst []byte
 			for _, kind := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin} {
-				p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
+				p := kerneltest.DenseProblem(c.dims, a.Axes, dt)
 				p.Reduction = kind.Reduction(0, 0)
 				pl, err := plan.Canonicalize(p)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for _, th := range benchThreads() {
-					b.Run(fmt.Sprintf("%s/%v/%v/t%d", a.Name, dt, kind, th), func(b *testing.B) {
+					b.Run(fmt.Sprintf("%s/%s/%v/t%d", a.Name, c.name, kind, th), func(b *testing.B) {
 						withThreads(b, th)
 						if src == nil {
 							sb, _ := p.SrcBytes()

@@ -246,9 +246,12 @@ func NativeShapeOf(pl *plan.Plan, v int) NativeShape {
 // iterations each add once into every lane) of an f64 sum whose lanes
 // each take chain adds in all, or 0 when the chain is left whole: the
 // power of two at or above the square root of chain, at least minRun, as
-// runs.go cuts f32 sums.
+// runs.go cuts f32 sums. Chains of up to nativeUncut adds stay whole:
+// f64 sums are held to 2^-53 (1032 + N/1024) of the sum of magnitudes
+// (the interpreter's two levels of runs of 1024), which such a chain and
+// the combines after it keep.
 func NativeRun(k NativeKind, chain int64) int64 {
-	if !k.Float || k.Op != NativeAdd || chain <= uncut(chain) {
+	if !k.Float || k.Op != NativeAdd || chain <= nativeUncut {
 		return 0
 	}
 	r := int64(minRun)
@@ -257,6 +260,10 @@ func NativeRun(k NativeKind, chain int64) int64 {
 	}
 	return r
 }
+
+// nativeUncut is the longest chain of f64 adds left whole: 1032 less the
+// combines of the accumulators' lanes and the stages after them.
+const nativeUncut = 1000
 
 // Native emits the whole kernel of pl through e (the ABI of plan.Args:
 // Count runs the outermost Outer loop; a plan without one runs once).
