@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -127,15 +126,13 @@ func BenchmarkExactAnchors(b *testing.B) {
 	}
 }
 
-// checkNativeImpl checks that k, compiled from the exact or f64 plan pl
-// without post-ops, runs machine code where the native kernel of its
-// ISA takes pl (kernelshape.NativeKindOf; AVX2 has no 64-bit integer
-// product), else the interpreter, saying why.
+// checkNativeImpl checks that k, compiled from the exact or f64 plan pl,
+// runs machine code where the native kernel of its ISA takes pl (its
+// Covers.Native: on AVX2 not a 64-bit integer product; an ISA with no
+// native kernel, none), else the interpreter, saying why.
 func checkNativeImpl(t *testing.T, pl *plan.Plan, k *Kernel) {
 	t.Helper()
-	kind, err := kernelshape.NativeKindOf(pl)
-	native := err == nil && k.ISA() != None &&
-		!(k.ISA() == AVX2 && kind.Op == kernelshape.NativeMul && !kind.Float && kind.Bytes == 8)
+	native := k.ISA() != None && coverage(k.ISA()).TakesNative(pl)
 	if native && k.Impl() != "jit:"+k.ISA().String() {
 		t.Errorf("%v: impl %q, why %q; want machine code", pl, k.Impl(), k.Why())
 	}
