@@ -112,11 +112,11 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 		op, ok := nativeFloatOps[r.Combine]
 		switch {
 		case transform != plan.TransformNone:
-			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the %v transform of f64 data runs in the interpreter", transform)
+			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (a transform) runs in the interpreter", r)
 		case !ok:
-			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the %v combine of f64 data runs in the interpreter", r.Combine)
+			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its combine) runs in the interpreter", r)
 		case finalize != plan.FinalizeNone && finalize != plan.FinalizeMean:
-			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the %v finalize of f64 data runs in the interpreter", finalize)
+			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its finalize) runs in the interpreter", r)
 		}
 		k.Op, k.Mean = op, finalize == plan.FinalizeMean
 		return k, nil
@@ -143,7 +143,7 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	}
 	op, ok := nativeIntOps[r.Combine]
 	if !ok {
-		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the %v combine of %v data runs in the interpreter", r.Combine, src)
+		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of %v data (its combine) runs in the interpreter", r, src)
 	}
 	k.Op = op
 	return k, nil
