@@ -435,11 +435,12 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 
 	// An exact mean is one call per Outer iteration whatever its cost: its
 	// partial sums would need 128 bits (see partials). So is an exact plan
-	// with an Inner run: the interpreter reads whole rows of it per
-	// reduced index, which tiles would cut into strided pieces. Exact
-	// plans run in the interpreter, whose calls are Go code the scheduler
-	// can preempt.
-	exactWhole := plan.IsExact(pl.SrcDT, pl.Reduction) && (pl.IsMean() || pl.HasInner)
+	// with an Inner run that the emitter's native kernel does not take:
+	// the interpreter reads whole rows of it per reduced index, which
+	// tiles would cut into strided pieces. Interpreted calls are Go code
+	// the scheduler can preempt. The native kernel's are split as a float
+	// plan's are.
+	exactWhole := plan.IsExact(pl.SrcDT, pl.Reduction) && (pl.IsMean() || pl.HasInner && !dc.cov.TakesNative(pl))
 	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 || exactWhole {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.

@@ -15,7 +15,8 @@ import (
 // TestExactRuntime runs exact plans (integer and boolean data) through
 // the runtime: its blocks and single calls, at one and two threads, with
 // src and dst against guard pages, checked against the exact oracle.
-// They run in the interpreter on every ISA (Why says so).
+// Those the native kernel takes run as machine code, the others in the
+// interpreter (Why says so).
 func TestExactRuntime(t *testing.T) {
 	freshCache(t)
 	withBudget(t, 2048) // small shapes take the blocked paths
@@ -45,8 +46,8 @@ func TestExactRuntime(t *testing.T) {
 					t.Fatalf("%v: %v", pl, err)
 				}
 				splits[k.dec.split]++
-				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) && (k.Impl() != "interp" || k.Why() == "") {
-					t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
+				if pl.Outputs > 0 && plan.IsExact(pl.SrcDT, pl.Reduction) {
+					checkNativeImpl(t, pl, k)
 				}
 				src, dst0, _ := kerneltest.Buffers(t, p, 0x5a, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) }, nil)
 				for _, threads := range []int{1, 2} {
@@ -62,27 +63,39 @@ func TestExactRuntime(t *testing.T) {
 	}
 }
 
-// BenchmarkExactAnchors times the sum, max and min of s32 and s64 data
-// beside f32's on the anchor shapes B, C, D, E, G and H, at each of
-// benchThreads: the f32 kernels are machine code, the integer ones the
-// interpreter's exact loops. Bytes per op are src plus dst, so that
-// MB/s compares with readbw's at the same bytes.
+// BenchmarkExactAnchors times the sum, max and min of f64, s32 and s64
+// data beside f32's on the anchor shapes B, C, D, E, G and H, and beside
+// f32's over as many bytes as the 64-bit types read (f32x2), at each of
+// benchThreads: f32 in its own kernels, f64 and the integers in the
+// native kernel (the interpreter's where the ISA has none). Bytes per op
+// are src plus dst, so that MB/s compares with readbw's at the same
+// bytes.
 func BenchmarkExactAnchors(b *testing.B) {
 	for _, a := range kerneltest.Anchors {
 		if !strings.Contains("BCDEGH", a.Name) {
 			continue
 		}
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.S32, dtypes.S64} {
+		// f32x2 is f32 over the shape with its first reduced axis twice
+		// as long: the bytes of the 64-bit types' src.
+		double := append([]int64(nil), a.Dims...)
+		double[a.Axes[0]] *= 2
+		for _, c := range []struct {
+			name string
+			dt   dtypes.DataType
+			dims []int64
+		}{{"f32", dtypes.F32, a.Dims}, {"f64", dtypes.F64, a.Dims}, {"s32", dtypes.S32, a.Dims}, {"s64", dtypes.S64, a.Dims},
+			{"f32x2", dtypes.F32, double}} {
+			dt := c.dt
 			var src, dst []byte
 			for _, kind := range []plan.Alg{plan.AlgSum, plan.AlgMax, plan.AlgMin} {
-				p := kerneltest.DenseProblem(a.Dims, a.Axes, dt)
+				p := kerneltest.DenseProblem(c.dims, a.Axes, dt)
 				p.Reduction = kind.Reduction(0, 0)
 				pl, err := plan.Canonicalize(p)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for _, th := range benchThreads() {
-					b.Run(fmt.Sprintf("%s/%v/%v/t%d", a.Name, dt, kind, th), func(b *testing.B) {
+					b.Run(fmt.Sprintf("%s/%s/%v/t%d", a.Name, c.name, kind, th), func(b *testing.B) {
 						withThreads(b, th)
 						if src == nil {
 							sb, _ := p.SrcBytes()
@@ -110,5 +123,20 @@ func BenchmarkExactAnchors(b *testing.B) {
 				}
 			}
 		}
+	}
+}
+
+// checkNativeImpl checks that k, compiled from the exact or f64 plan pl,
+// runs machine code where the native kernel of its ISA takes pl (its
+// Covers.Native: on AVX2 not a 64-bit integer product; an ISA with no
+// native kernel, none), else the interpreter, saying why.
+func checkNativeImpl(t *testing.T, pl *plan.Plan, k *Kernel) {
+	t.Helper()
+	native := k.ISA() != None && coverage(k.ISA()).TakesNative(pl)
+	if native && k.Impl() != "jit:"+k.ISA().String() {
+		t.Errorf("%v: impl %q, why %q; want machine code", pl, k.Impl(), k.Why())
+	}
+	if !native && (k.Impl() != "interp" || k.Why() == "") {
+		t.Errorf("%v: impl %q, why %q; want the interpreter, saying why", pl, k.Impl(), k.Why())
 	}
 }

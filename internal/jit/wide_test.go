@@ -47,6 +47,9 @@ func TestWideSchedules(t *testing.T) {
 				t.Fatalf("%v: %v", p, err)
 			}
 			splits[k.dec.split] = true
+			if pl.Outputs > 0 {
+				checkNativeImpl(t, pl, k)
+			}
 			var first []byte
 			for _, threads := range []int{1, 3} {
 				withThreads(t, threads)
@@ -58,6 +61,73 @@ func TestWideSchedules(t *testing.T) {
 				got := append([]byte(nil), fdst...)
 				f.Free()
 				kerneltest.CheckWide(t, isa.String()+" "+k.Impl(), p, src, got, bins, 0xa5)
+				if first == nil {
+					first = got
+				} else if !bytes.Equal(first, got) {
+					t.Errorf("%v on %v: 1 and 3 threads differ", p, isa)
+				}
+			}
+		}
+	}
+}
+
+// TestNativeWideSchedules runs f64 sums, means, maxima, minima and
+// products with no post-ops (the plans the native kernel takes) through
+// Compile and Run on every ISA, under budgets that take every split,
+// against the oracle's bounds: machine code on every ISA but the
+// interpreter's, the same bits at 1 and 3 threads, guard pages after src
+// and dst.
+func TestNativeWideSchedules(t *testing.T) {
+	r := rand.New(rand.NewSource(65))
+	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), plan.AlgMax.Reduction(0, 0),
+		plan.AlgMin.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
+	splits := map[string]bool{}
+	defer func() {
+		for _, s := range []string{"blocks", "tiles", "2stage"} {
+			if !splits[s] {
+				t.Errorf("no problem took the %s split", s)
+			}
+		}
+	}()
+	for i := range 120 {
+		p := kerneltest.RandomProblem(r, 1<<14, kerneltest.WideDraw)
+		p.PostOps = nil
+		p.Reduction = reds[i%len(reds)]
+		withBudget(t, []int64{1 << 20, 4096, 512}[i%3])
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, dst0, _ := kerneltest.Buffers(t, p, 0xa5, func(dt dtypes.DataType, b []byte) {
+			kerneltest.FillWide(r, dt, b, i%4 == 0)
+			if p.Reduction.Combine == plan.CombineMul {
+				for j := int64(0); j < int64(len(b)/8); j++ {
+					plan.StoreF64(dt, b, j, 1+r.NormFloat64()/64)
+				}
+			}
+		}, nil)
+		for _, isa := range testISAs() {
+			prev := SetMaxISA(isa)
+			k, err := Compile(pl)
+			SetMaxISA(prev)
+			if err != nil {
+				t.Fatalf("%v: %v", p, err)
+			}
+			splits[k.dec.split] = true
+			if pl.Outputs > 0 {
+				checkNativeImpl(t, pl, k)
+			}
+			var first []byte
+			for _, threads := range []int{1, 3} {
+				withThreads(t, threads)
+				f := kerneltest.NewFence(t, true)
+				fsrc, fdst := f.Place(src), f.Place(dst0)
+				if err := k.Run(fsrc, fdst, nil); err != nil {
+					t.Fatalf("%v on %v: %v", p, isa, err)
+				}
+				got := append([]byte(nil), fdst...)
+				f.Free()
+				kerneltest.CheckWide(t, isa.String()+" "+k.Impl(), p, src, got, nil, 0xa5)
 				if first == nil {
 					first = got
 				} else if !bytes.Equal(first, got) {

@@ -38,6 +38,20 @@ type Covers struct {
 	// post-ops in a pass of their own and its reduction, with every
 	// register for its loops, stays machine code.
 	Registers int
+	// Native reports whether the emitter's native kernel (native.go)
+	// takes a plan of kind k. Nil: no native kernel, f64 and exact data
+	// run in the interpreter.
+	Native func(k NativeKind) bool
+}
+
+// TakesNative reports whether c's native kernel takes pl: a kind
+// NativeKindOf accepts and the emitter's Native does.
+func (c Covers) TakesNative(pl *plan.Plan) bool {
+	if c.Native == nil {
+		return false
+	}
+	k, err := NativeKindOf(pl)
+	return err == nil && c.Native(k)
 }
 
 // RegistersNeeded bounds how many general registers a kernel for pl
@@ -122,7 +136,8 @@ func Check(pl *plan.Plan, c Covers) error {
 // p needs pow); finalizes whose root is of p 1 (none) or 2 (a square
 // root), and log. Exp and log make an unshifted log-sum-exp (Check
 // refuses a shifted one, which the runtime runs as phases). The bitwise
-// and logical reductions of integer data have none yet.
+// and logical reductions of integer data have none in f32 lanes: they are
+// exact, the native kernel's (native.go) or the interpreter's.
 func VectorReduction(r plan.Reduction) bool {
 	if r.Transform == plan.TransformPow || r.Transform == plan.TransformNonzero || r.IsBitwise() {
 		return false
@@ -148,9 +163,9 @@ func VectorPostOp(k ops.Kind) bool {
 }
 
 // F32Lanes reports whether a plan with src type src and dst type dst
-// computes in f32 lanes, as every emitter's kernels do: every pair a plan
-// takes but f64 (plan.IsWide), whose plans compute in float64 and run on
-// the interpreter.
+// computes in f32 lanes, as every emitter's kernels but the native one
+// (native.go) do: every pair a plan takes but f64 (plan.IsWide), whose
+// plans compute in float64, in the native kernel or the interpreter.
 func F32Lanes(src, dst dtypes.DataType) bool {
 	return plan.IsSrcType(src) && plan.IsDstType(dst) && !plan.IsWide(src) && !plan.IsWide(dst)
 }

@@ -26,6 +26,10 @@
 //   - NormRows (norm.go), over a NormEmitter: a fused normalization,
 //     each row's statistics in registers and then its map (softmax,
 //     log-softmax, layer norm, RMS norm, L2 normalization).
+//   - Native (native.go), over a NativeEmitter: f64 and exact data
+//     (integers, booleans) in lanes of their own type, in a column, row
+//     or element shape, as the index reduction's Arg (arg.go) over an
+//     ArgEmitter.
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded
 //     into running totals, wherever each emitter keeps them.
 //   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with

@@ -30,6 +30,12 @@
 //   - element: nothing is contiguous. One element at a time, several
 //     accumulators; correct rather than fast.
 //
+// Plans over f64 and exact data (integers, booleans; plan.IsWide,
+// plan.IsExact) take a generator of their own instead, the native kernel
+// (kernelshape.Native over native.go's primitives): lanes of the src's
+// own type, 8 to 64 bits, in the same column, row and element shapes,
+// no post-ops.
+//
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and
 // finalize: accumulators start at the identity (InitAcc), elements are

@@ -28,15 +28,22 @@ const pointerAndCounterRegisters = 11
 // each row per visit and gain nothing from it), and for f32 src too on
 // Zen cores (Options.Zen), where two threads read such rows faster one at
 // a time (docs/PERFORMANCE-log.md, "Zen 4: f32 row by row"). Zen cores
-// take log-sum-exp's unshifted sums of exp so too (rowByRowKind).
+// take log-sum-exp's unshifted sums of exp so too (rowByRowKind). The
+// native kernel's kinds (Covers.Native) are those the ISA has the
+// instructions for (nativeTakes).
 func Covers(o Options) kernelshape.Covers {
 	c := kernelshape.Covers{Arch: "amd64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
 		WholeRowLanes: 64, DataTypes: takesDataTypes, Operands: kernelshape.F32Operand, Registers: pointerAndCounterRegisters}
 	if o.AVX512 {
 		c.WholeRowLanes = 256
 	}
+	c.Native = func(k kernelshape.NativeKind) bool { return nativeTakes(k, o.AVX512) == nil }
 	t := o.Target()
-	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool { return takesRowByRow(t, sdt, r) }
+	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction) bool {
+		// The native kernel has no row-by-row form: its column blocks
+		// sweep the rows.
+		return !plan.IsWide(sdt) && !plan.IsExact(sdt, r) && takesRowByRow(t, sdt, r)
+	}
 	return c
 }
 
@@ -46,7 +53,9 @@ func Covers(o Options) kernelshape.Covers {
 // nest too deep for the registers, a stride too large for a 32-bit
 // displacement) gives an error satisfying
 // errors.Is(err, graph.Unimplemented) that names what is missing; the
-// runtime then uses the interpreter.
+// runtime then uses the interpreter. Plans over f64 and exact data
+// (integers, booleans, the bitwise and logical reductions) go to the
+// native kernel (native.go), which computes in lanes of their own type.
 func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 	return EmitHinted(pl, kernelconf.Hints{}, o)
 }
@@ -55,6 +64,9 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // problem (read from DRAM, a stage-1 plan to reduce row by row), which
 // Choose weighs with the plan.
 func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
+	if isNative(pl) {
+		return emitNative(pl, o)
+	}
 	return kernelshape.Emit(pl, Covers(o), func() kernelshape.Built {
 		c := Choose(pl, h, o.Target())
 		if c.NaNFree {

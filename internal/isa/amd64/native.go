@@ -1,0 +1,500 @@
+package amd64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/x86"
+)
+
+// Native reductions (kernelshape.Native): f64 and exact data in lanes of
+// their own type. Accumulator u is vector register u (AVX-512: 16 of
+// them, AVX2: 8), temporaries above them. The lanes are 8, 16, 32 or 64
+// bits wide: V is the vector's bytes over the lane's.
+//
+// What AVX2 lacks: a 64-bit integer max and min (VPMAXSQ, VPMAXUQ are
+// AVX-512), taken as VPCMPGTQ and a blend, the unsigned ones with the
+// sign bits flipped first; and a 64-bit multiply (VPMULLQ is
+// AVX512DQ), so an s64 or u64 product runs in the interpreter on AVX2.
+
+// nativeGen is the generator of one native kernel.
+type nativeGen struct {
+	*gen
+	k     kernelshape.NativeKind
+	lanes int // V in the kind's lanes
+	accs  int
+	ones  int // a temporary holding 1 in every byte (logical xor, truths), held for the kernel
+	sign  int // AVX2 u64 max, min: the sign bits, held for the kernel
+}
+
+// isNative reports whether pl is for the native kernel: f64 or exact
+// data.
+func isNative(pl *plan.Plan) bool {
+	return plan.IsWide(pl.SrcDT) || plan.IsExact(pl.SrcDT, pl.Reduction)
+}
+
+// nativeTakes reports why the instruction set (avx512 or AVX2) cannot
+// take kind k, or nil.
+func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {
+	if !avx512 && k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
+		return status.Errorf(status.Unimplemented, "amd64: AVX2 has no 64-bit integer multiply (VPMULLQ is AVX512DQ): the product runs in the interpreter")
+	}
+	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 1 {
+		return status.Errorf(status.Unimplemented, "amd64: no byte multiply")
+	}
+	return nil
+}
+
+// emitNative returns the native kernel of pl, or an Unimplemented error
+// for a plan it does not take.
+func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
+	k, err := kernelshape.CheckNative(pl, "amd64", maxDepth, func(k kernelshape.NativeKind) error { return nativeTakes(k, o.AVX512) })
+	if err != nil {
+		return plan.Code{}, err
+	}
+	// The loops' generator, made for an f32 plan of the same loops: the
+	// native kernel uses its loops, pointers and registers only.
+	like := pl.Clone()
+	like.SrcDT, like.DstDT, like.PostOps = dtypes.F32, dtypes.F32, nil
+	like.Reduction, like.Stage = plan.AlgSum.Reduction(0, 0), 0
+	g := newGenConf(newAsm(), pl, Choose(like, kernelconf.Hints{}, o.Target()))
+	g.Types = kernelshape.TypesOf(pl)
+	g.add = false
+	n := &nativeGen{gen: g, k: k}
+	vbytes := 32
+	if g.avx512 {
+		vbytes = 64
+		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 16, 16, 16, 32
+	} else {
+		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 8, 8, 8, 16
+	}
+	n.lanes = vbytes / k.Bytes
+	if k.Op == kernelshape.NativeOdd || k.Store == kernelshape.StoreTruth {
+		n.ones = g.Tmp()
+	}
+	if !g.avx512 && !k.Float && !k.Signed && k.Bytes == 8 && (k.Op == kernelshape.NativeMax || k.Op == kernelshape.NativeMin) {
+		n.sign = g.Tmp()
+	}
+	kernelshape.Native(pl, k, n)
+	if err := g.Err(); err != nil {
+		return plan.Code{}, err
+	}
+	text, err := g.Text()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text}, nil
+}
+
+// NativeLanes is V in the kind's lanes.
+func (n *nativeGen) NativeLanes() int { return n.lanes }
+
+// NativeAccs is every accumulator register, for both shapes.
+func (n *nativeGen) NativeAccs(bool) int { return n.accs }
+
+// Prologue loads src, Count and dst, and the constants held for the
+// kernel.
+func (n *nativeGen) Prologue(cnt int16) {
+	n.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
+	if cnt != 0 {
+		n.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
+	}
+	n.op(x86.AMOVQ, mem(rDI, plan.ArgDst), reg(rDst))
+	n.pro = n.Add(&obj.Prog{As: obj.ANOP})
+	if n.ones != 0 {
+		n.pattern(n.ones, 0x0101010101010101)
+	}
+	if n.sign != 0 {
+		n.pattern(n.sign, 1<<63)
+	}
+}
+
+// pattern sets every 64 bits of r to p.
+func (n *nativeGen) pattern(r int, p uint64) {
+	switch p {
+	case 0:
+		n.zero(r)
+		return
+	case math.MaxUint64:
+		if n.avx512 {
+			n.op(x86.AVPTERNLOGD, imm(0xFF), n.vr(r), n.vr(r), n.vr(r))
+		} else {
+			n.op(x86.AVPCMPEQD, n.vr(r), n.vr(r), n.vr(r))
+		}
+		return
+	}
+	n.op(x86.AMOVQ, imm(int64(p)), reg(rScratch))
+	if n.avx512 {
+		n.op(x86.AVPBROADCASTQ, reg(rScratch), n.vr(r))
+		return
+	}
+	n.op(x86.AVMOVQ, reg(rScratch), n.xr(r))
+	n.op(x86.AVPBROADCASTQ, n.xr(r), n.vr(r))
+}
+
+// replicate repeats the lane value v (Bytes wide) across 64 bits.
+func (n *nativeGen) replicate(v uint64) uint64 {
+	b := uint(n.k.Bytes * 8)
+	if b == 64 {
+		return v
+	}
+	v &= 1<<b - 1
+	var p uint64
+	for s := uint(0); s < 64; s += b {
+		p |= v << s
+	}
+	return p
+}
+
+// identity is the combine's identity as a lane value.
+func (n *nativeGen) identity() uint64 {
+	b := uint(n.k.Bytes * 8)
+	all := uint64(math.MaxUint64) >> (64 - b)
+	signBit := uint64(1) << (b - 1)
+	switch n.k.Op {
+	case kernelshape.NativeMul:
+		if n.k.Float {
+			return math.Float64bits(1)
+		}
+		return 1
+	case kernelshape.NativeAnd, kernelshape.NativeAll:
+		return all
+	case kernelshape.NativeMax:
+		switch {
+		case n.k.Float:
+			return math.Float64bits(math.Inf(-1))
+		case n.k.Signed:
+			return signBit
+		}
+		return 0
+	case kernelshape.NativeMin:
+		switch {
+		case n.k.Float:
+			return math.Float64bits(math.Inf(1))
+		case n.k.Signed:
+			return all &^ signBit
+		}
+		return all
+	}
+	return 0
+}
+
+// NativeInit sets accumulator u to the identity.
+func (n *nativeGen) NativeInit(u int) { n.pattern(u, n.replicate(n.identity())) }
+
+// NativeLoad combines a whole vector, or one element into lane 0 (the
+// other lanes the identity), into accumulator u.
+func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	addr := n.m(rSrc, off)
+	if cnt == n.lanes {
+		if n.memOperand() {
+			n.combine(u, addr)
+			return
+		}
+		t := n.Tmp()
+		n.op(n.move(), addr, n.vr(t))
+		n.combine(u, n.vr(t))
+		return
+	}
+	t := n.Tmp()
+	n.NativeInit(t)
+	n.loadFirst(t, addr)
+	n.combine(u, n.vr(t))
+}
+
+// loadFirst loads the element at addr into lane 0 of t, the other lanes
+// kept, reading only the element's bytes.
+func (n *nativeGen) loadFirst(t int, addr obj.Addr) {
+	if n.avx512 {
+		// A merge-masked load of lane 0 (masked lanes do not fault).
+		n.op(n.maskedMove(), addr, n.kbits(1), n.vr(t))
+		return
+	}
+	mk := n.Mark()
+	defer n.Release(mk)
+	s := n.Tmp()
+	if n.k.Bytes == 8 {
+		n.op(x86.AVMOVQ, addr, n.xr(s))
+		n.op(x86.AVPBLENDD, imm(0b11), n.vr(s), n.vr(t), n.vr(t))
+		return
+	}
+	// A dword of the element and the identity's other bytes.
+	switch n.k.Bytes {
+	case 1:
+		n.op(x86.AMOVBLZX, addr, reg(rScratch))
+	case 2:
+		n.op(x86.AMOVWLZX, addr, reg(rScratch))
+	default:
+		n.op(x86.AMOVL, addr, reg(rScratch))
+	}
+	if n.k.Bytes < 4 {
+		rest := uint32(n.replicate(n.identity())) &^ (1<<(8*n.k.Bytes) - 1)
+		if rest != 0 {
+			n.op(x86.AORL, imm(int64(int32(rest))), reg(rScratch))
+		}
+	}
+	n.op(x86.AVMOVD, reg(rScratch), n.xr(s))
+	n.op(x86.AVPBLENDD, imm(0b1), n.vr(s), n.vr(t), n.vr(t))
+}
+
+// memOperand reports whether the combine reads a whole vector straight
+// from memory.
+func (n *nativeGen) memOperand() bool {
+	switch n.k.Op {
+	case kernelshape.NativeOdd:
+		return false
+	case kernelshape.NativeMax, kernelshape.NativeMin:
+		return !n.k.Float && (n.avx512 || n.k.Bytes < 8)
+	}
+	return true
+}
+
+// move is the whole-vector load, store and register copy.
+func (n *nativeGen) move() obj.As {
+	if n.avx512 {
+		return x86.AVMOVDQU64
+	}
+	return x86.AVMOVDQU
+}
+
+// maskedMove is AVX-512's masked load of the lane width.
+func (n *nativeGen) maskedMove() obj.As {
+	switch n.k.Bytes {
+	case 1:
+		return x86.AVMOVDQU8
+	case 2:
+		return x86.AVMOVDQU16
+	case 4:
+		return x86.AVMOVDQU32
+	}
+	return x86.AVMOVDQU64
+}
+
+// NativeCombine combines accumulator from into u.
+func (n *nativeGen) NativeCombine(u, from int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	if n.k.Op == kernelshape.NativeOdd {
+		// Both hold truths already: xor them.
+		n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), n.vr(from), n.vr(u), n.vr(u))
+		return
+	}
+	if !n.memOperand() {
+		// The combine clobbers its operand.
+		t := n.Tmp()
+		n.op(n.move(), n.vr(from), n.vr(t))
+		n.combine(u, n.vr(t))
+		return
+	}
+	n.combine(u, n.vr(from))
+}
+
+// bitwise picks the VEX (AVX2) or EVEX (AVX-512) spelling.
+func (n *nativeGen) bitwise(vex, evex obj.As) obj.As {
+	if n.avx512 {
+		return evex
+	}
+	return vex
+}
+
+// intOps are the integer instructions by lane width: add, multiply,
+// signed max and min, unsigned max and min.
+var intOps = map[int][6]obj.As{
+	1: {x86.AVPADDB, 0, x86.AVPMAXSB, x86.AVPMINSB, x86.AVPMAXUB, x86.AVPMINUB},
+	2: {x86.AVPADDW, x86.AVPMULLW, x86.AVPMAXSW, x86.AVPMINSW, x86.AVPMAXUW, x86.AVPMINUW},
+	4: {x86.AVPADDD, x86.AVPMULLD, x86.AVPMAXSD, x86.AVPMINSD, x86.AVPMAXUD, x86.AVPMINUD},
+	8: {x86.AVPADDQ, x86.AVPMULLQ, x86.AVPMAXSQ, x86.AVPMINSQ, x86.AVPMAXUQ, x86.AVPMINUQ},
+}
+
+// combine sets u = u op x, x a register (clobbered where memOperand is
+// false) or, where memOperand is true, memory.
+func (n *nativeGen) combine(u int, x obj.Addr) {
+	acc := n.vr(u)
+	k := n.k
+	if k.Float {
+		switch k.Op {
+		case kernelshape.NativeAdd:
+			n.op(x86.AVADDPD, x, acc, acc)
+		case kernelshape.NativeMul:
+			n.op(x86.AVMULPD, x, acc, acc)
+		default:
+			n.minMaxF64(k.Op, acc, x)
+		}
+		return
+	}
+	ops := intOps[k.Bytes]
+	switch k.Op {
+	case kernelshape.NativeAdd:
+		n.op(ops[0], x, acc, acc)
+	case kernelshape.NativeMul:
+		n.op(ops[1], x, acc, acc)
+	case kernelshape.NativeMax, kernelshape.NativeMin:
+		if k.Bytes == 8 && !n.avx512 {
+			n.minMax64(k.Op, acc, x)
+			return
+		}
+		i := 2
+		if k.Op == kernelshape.NativeMin {
+			i++
+		}
+		if !k.Signed {
+			i += 2
+		}
+		n.op(ops[i], x, acc, acc)
+	case kernelshape.NativeAnd:
+		n.op(n.bitwise(x86.AVPAND, x86.AVPANDQ), x, acc, acc)
+	case kernelshape.NativeOr:
+		n.op(n.bitwise(x86.AVPOR, x86.AVPORQ), x, acc, acc)
+	case kernelshape.NativeXor:
+		n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), x, acc, acc)
+	case kernelshape.NativeAll:
+		n.op(x86.AVPMINUB, x, acc, acc)
+	case kernelshape.NativeAny:
+		n.op(x86.AVPMAXUB, x, acc, acc)
+	case kernelshape.NativeOdd:
+		// Each byte's truth, min(x, 1) unsigned, xored in.
+		n.op(x86.AVPMINUB, n.vr(n.ones), x, x)
+		n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), x, acc, acc)
+	}
+}
+
+// minMaxF64 sets acc = acc max/min y (a register, clobbered) in f64
+// lanes as plan.Binary has it: NaN wins, -0 below +0. AVX-512's max is
+// VRANGEPD with the NaN lanes set after (rangeExact's steps); the others
+// take VMAXPD or VMINPD both ways round (minMax's steps).
+func (n *nativeGen) minMaxF64(op kernelshape.NativeOp, acc, y obj.Addr) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	if n.avx512 && op == kernelshape.NativeMax {
+		n.op(x86.AVCMPPD, imm(3), y, acc, kreg(6))
+		n.op(x86.AVRANGEPD, imm(0b0101), y, acc, acc)
+		n.op(x86.AVPTERNLOGQ, imm(0xFF), acc, acc, kreg(6), acc)
+		return
+	}
+	u := n.Tmp()
+	if op == kernelshape.NativeMin {
+		n.op(x86.AVMINPD, y, acc, n.vr(u))
+		n.op(x86.AVMINPD, acc, y, y)
+		n.op(n.bitwise(x86.AVPOR, x86.AVPORQ), n.vr(u), y, acc)
+		return
+	}
+	m := n.Tmp()
+	n.op(x86.AVCMPPD, imm(3), y, acc, n.vr(m))
+	n.op(x86.AVMAXPD, y, acc, n.vr(u))
+	n.op(x86.AVMAXPD, acc, y, y)
+	n.op(x86.AVPAND, n.vr(u), y, acc)
+	n.op(x86.AVPOR, n.vr(m), acc, acc)
+}
+
+// minMax64 sets acc = acc max/min x (a register, clobbered) in 64-bit
+// integer lanes on AVX2: a VPCMPGTQ mask and a blend; unsigned lanes are
+// compared with their sign bits flipped.
+func (n *nativeGen) minMax64(op kernelshape.NativeOp, acc, x obj.Addr) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	m := n.Tmp()
+	a, b := acc, x
+	if !n.k.Signed {
+		fa, fx := n.Tmp(), n.Tmp()
+		n.op(x86.AVPXOR, n.vr(n.sign), acc, n.vr(fa))
+		n.op(x86.AVPXOR, n.vr(n.sign), x, n.vr(fx))
+		a, b = n.vr(fa), n.vr(fx)
+	}
+	// m: the lanes where x wins (x > acc for max, acc > x for min).
+	if op == kernelshape.NativeMax {
+		n.op(x86.AVPCMPGTQ, a, b, n.vr(m))
+	} else {
+		n.op(x86.AVPCMPGTQ, b, a, n.vr(m))
+	}
+	n.op(x86.AVBLENDVPD, n.vr(m), x, acc, acc)
+}
+
+// finalize turns accumulator r's lanes into results: an f64 mean divided
+// by Div, a truth made 0 or 1.
+func (n *nativeGen) finalize(r int) {
+	switch {
+	case n.k.Mean:
+		mk := n.Mark()
+		t := n.Tmp()
+		n.pattern(t, math.Float64bits(float64(n.pl.Div)))
+		n.op(x86.AVDIVPD, n.vr(t), n.vr(r), n.vr(r))
+		n.Release(mk)
+	case n.k.Store == kernelshape.StoreTruth && n.k.Op != kernelshape.NativeOdd:
+		n.op(x86.AVPMINUB, n.vr(n.ones), n.vr(r), n.vr(r))
+	}
+}
+
+// NativeStoreColumn finalizes accumulator u and stores its V lanes.
+func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	t := n.Tmp()
+	n.op(n.move(), n.vr(u), n.vr(t))
+	n.finalize(t)
+	addr := n.m(rDst, off)
+	if n.k.Store == kernelshape.StoreF32 {
+		if n.avx512 {
+			n.op(x86.AVCVTPD2PS, n.vr(t), n.hr(t))
+			n.op(x86.AVMOVUPS, n.hr(t), addr)
+		} else {
+			n.op(x86.AVCVTPD2PSY, n.vr(t), n.xr(t))
+			n.op(x86.AVMOVUPS, n.xr(t), addr)
+		}
+		return
+	}
+	n.op(n.move(), n.vr(t), addr)
+}
+
+// NativeStoreFirst combines accumulator 0's lanes (a butterfly of swaps
+// at half the width, ..., one lane), finalizes lane 0 and stores it.
+func (n *nativeGen) NativeStoreFirst() {
+	mk := n.Mark()
+	defer n.Release(mk)
+	r, t := n.Tmp(), n.Tmp()
+	n.op(n.move(), n.vr(0), n.vr(r))
+	step := func(shuffle func()) {
+		shuffle()
+		n.NativeCombine(r, t)
+	}
+	if n.avx512 {
+		step(func() { n.op(x86.AVSHUFI64X2, imm(0x4E), n.vr(r), n.vr(r), n.vr(t)) })
+		step(func() { n.op(x86.AVSHUFI64X2, imm(0xB1), n.vr(r), n.vr(r), n.vr(t)) })
+	} else {
+		step(func() { n.op(x86.AVPERM2I128, imm(0x01), n.vr(r), n.vr(r), n.vr(t)) })
+	}
+	step(func() { n.op(x86.AVPSHUFD, imm(0x4E), n.vr(r), n.vr(t)) })
+	if n.k.Bytes <= 4 {
+		step(func() { n.op(x86.AVPSHUFD, imm(0xB1), n.vr(r), n.vr(t)) })
+	}
+	if n.k.Bytes <= 2 {
+		step(func() { n.op(x86.AVPSRLD, imm(16), n.vr(r), n.vr(t)) })
+	}
+	if n.k.Bytes == 1 {
+		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
+	}
+	n.finalize(r)
+	addr := n.m(rDst, 0)
+	switch {
+	case n.k.Store == kernelshape.StoreF32:
+		n.op(x86.AVCVTSD2SS, n.xr(r), n.xr(r), n.xr(r))
+		n.op(x86.AVMOVSS, n.xr(r), addr)
+	case n.k.Bytes == 8:
+		n.op(x86.AVMOVQ, n.xr(r), addr)
+	case n.k.Bytes == 4:
+		n.op(x86.AVMOVD, n.xr(r), addr)
+	default:
+		n.op(x86.AVMOVD, n.xr(r), reg(rScratch))
+		if n.k.Bytes == 2 {
+			n.op(x86.AMOVW, reg(rScratch), addr)
+		} else {
+			n.op(x86.AMOVB, reg(rScratch), addr)
+		}
+	}
+}

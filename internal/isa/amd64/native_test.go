@@ -1,0 +1,304 @@
+package amd64
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// The native kernel (native.go) against the exact oracle and the
+// interpreter (integers: the same bytes), and for f64 against the
+// oracle's bounds, on every ISA this CPU runs, next to guard pages.
+
+// nativeWanted reports whether the native kernel of o should take pl:
+// nil, or the refusal it should give.
+func nativeWanted(pl *plan.Plan, o Options) error {
+	k, err := kernelshape.NativeKindOf(pl)
+	if err != nil {
+		return err
+	}
+	return nativeTakes(k, o.AVX512)
+}
+
+// runNative emits pl for each ISA and checks the refusal or the results:
+// fenced at the end and at the start of the buffers, whole and in calls
+// of one outermost Outer iteration. check compares a dst. It returns
+// how many ISAs ran machine code.
+func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, check func(name string, dst []byte)) int {
+	t.Helper()
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatalf("Canonicalize: %v", err)
+	}
+	if !isNative(pl) {
+		return 0 // an 8-bit copy, say: f32 lanes, tested elsewhere
+	}
+	ran := 0
+	for _, isa := range isaList {
+		code, err := Emit(pl, isa.o)
+		want := nativeWanted(pl, isa.o)
+		switch {
+		case want != nil && err == nil:
+			t.Fatalf("%s: %v was emitted, want the refusal %v", isa.name, pl, want)
+		case want != nil:
+			if !errors.Is(err, status.Unimplemented) {
+				t.Fatalf("%s: %v refused with %v, want Unimplemented", isa.name, pl, err)
+			}
+			continue
+		case err != nil:
+			t.Fatalf("%s: Emit(%v): %v", isa.name, pl, err)
+		}
+		ran++
+		dst0 := kerneltest.Dst(t, p, 0xa5)
+		for _, atEnd := range []bool{true, false} {
+			fence := kerneltest.NewFence(t, atEnd)
+			src, dst := fence.Place(src0), fence.Place(dst0)
+			k := kerneltest.Map(t, code)
+			if isa.o.AVX512 {
+				k.Count = &kerneltest.AVX512Calls
+			}
+			for _, blk := range []int64{0, 1} {
+				copy(dst, dst0)
+				k.RunBlocks(pl, src, dst, nil, blk)
+				check(fmt.Sprintf("%s (blocks of %d, guard after %v) %v", isa.name, blk, atEnd, pl), dst)
+			}
+			k.Release()
+			fence.Free()
+		}
+	}
+	return ran
+}
+
+// checkNativeExact runs the exact problem p on src against the oracle and
+// the interpreter, byte for byte.
+func checkNativeExact(t *testing.T, isaList []isaCase, p *plan.Problem, src []byte) int {
+	t.Helper()
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatalf("Canonicalize: %v", err)
+	}
+	ref := kerneltest.Dst(t, p, 0xa5)
+	if err := interp.Run(pl, src, ref, nil); err != nil {
+		t.Fatalf("interp: %v", err)
+	}
+	return runNative(t, isaList, p, src, func(name string, dst []byte) {
+		kerneltest.CheckExact(t, name, p, src, dst, 0xa5)
+		if !bytes.Equal(dst, ref) {
+			t.Fatalf("%s: dst differs from the interpreter's", name)
+		}
+	})
+}
+
+// nativeShapes are problems of each shape of n elements per output: row
+// (contiguous reduction), column (contiguous Inner n wide), element
+// (strided reduction), a row under a strided reduced loop, and a strided
+// Inner.
+func nativeShapes(n int64) [][3][]int64 {
+	// dims, src strides, reduce (1) or keep (0)
+	return [][3][]int64{
+		{{3, n}, {n, 1}, {0, 1}},
+		{{5, n}, {n, 1}, {1, 0}},
+		{{3, 2*n + 40}, {2*n + 40, 1}, {1, 0}},
+		{{2, n}, {3 * n, 3}, {0, 1}},
+		{{3, 4, n}, {4 * n, n, 1}, {0, 1, 1}},
+		{{n, 3}, {1, n}, {1, 0}},
+		{{n}, {1}, {1}},
+	}
+}
+
+// problemOf builds a dense-dst problem from a shape.
+func problemOf(s [3][]int64, sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Problem {
+	dims, ss := s[0], s[1]
+	p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: dims, SrcStrides: ss, Reduce: make([]bool, len(dims))}
+	for i, v := range s[2] {
+		p.Reduce[i] = v == 1
+	}
+	p.DstStrides = make([]int64, len(dims))
+	st := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		if !p.Reduce[i] {
+			p.DstStrides[i] = st
+			st *= dims[i]
+		}
+	}
+	return p
+}
+
+// TestNativeExactShapes runs every exact reduction of every exact type in
+// every shape, with every length from 0 to past two vectors of bytes.
+func TestNativeExactShapes(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(51))
+	ran := 0
+	for _, sdt := range kerneltest.ExactTypes {
+		for _, n := range []int64{0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 129, 200} {
+			for _, c := range kerneltest.ExactPairs(r, sdt) {
+				for _, s := range nativeShapes(n) {
+					p := problemOf(s, sdt, c.DstDT, c.Reduction)
+					sb, err := p.SrcBytes()
+					if err != nil {
+						t.Fatal(err)
+					}
+					src := make([]byte, sb)
+					kerneltest.FillExact(r, sdt, src)
+					ran += checkNativeExact(t, isaList, p, src)
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativeExactRandom runs random exact problems (any rank, layout and
+// padding).
+func TestNativeExactRandom(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(52))
+	for i := range 300 {
+		sdt := kerneltest.ExactTypes[i%len(kerneltest.ExactTypes)]
+		cs := kerneltest.ExactPairs(r, sdt)
+		p := kerneltest.RandomExactProblem(r, 20000, sdt, cs[r.Intn(len(cs))])
+		sb, err := p.SrcBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := make([]byte, sb)
+		kerneltest.FillExact(r, sdt, src)
+		checkNativeExact(t, isaList, p, src)
+	}
+}
+
+// TestNativeRefusals checks that what the native kernel does not take is
+// refused as Unimplemented with a reason: an integer mean, a copy, a
+// logical reduction of wide data, f64 post-ops, an f64 Lp norm, and on
+// AVX2 a 64-bit product.
+func TestNativeRefusals(t *testing.T) {
+	mk := func(sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Plan {
+		p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 64}, SrcStrides: []int64{64, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	withPost := mk(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0))
+	withPost.PostOps = []plan.PostOp{{Kind: 0}}
+	for _, c := range []struct {
+		pl   *plan.Plan
+		o    Options
+		says string
+	}{
+		{mk(dtypes.S32, dtypes.S32, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "mean"},
+		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), Options{AVX512: true}, "transform"},
+		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
+		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
+	} {
+		_, err := Emit(c.pl, c.o)
+		if !errors.Is(err, status.Unimplemented) || !bytes.Contains([]byte(err.Error()), []byte(c.says)) {
+			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming %q", c.pl, c.o, err, c.says)
+		}
+	}
+	if _, err := Emit(mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{AVX512: true}); err != nil {
+		t.Errorf("AVX-512 s64 product: %v", err)
+	}
+}
+
+// TestNativeWideShapes runs f64 sums, products, maxima, minima and means
+// in every shape into f64 and f32 dst, against the oracle's bounds, with
+// and without NaN, infinities and signed zeros.
+func TestNativeWideShapes(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(53))
+	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
+		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
+	ran := 0
+	for _, n := range []int64{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 65, 200, 3000} {
+		for _, red := range reds {
+			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+				for _, specials := range []bool{false, true} {
+					for _, s := range nativeShapes(n) {
+						p := problemOf(s, dtypes.F64, ddt, red)
+						sb, err := p.SrcBytes()
+						if err != nil {
+							t.Fatal(err)
+						}
+						src := make([]byte, sb)
+						kerneltest.FillWide(r, dtypes.F64, src, specials)
+						if red.Combine == plan.CombineMul {
+							fillNearOne64(r, src)
+						}
+						ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+							kerneltest.CheckWide(t, name, p, src, dst, nil, 0xa5)
+						})
+					}
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// fillNearOne64 fills f64 src with values near 1, so that long products
+// neither overflow nor underflow (whose order would then matter).
+func fillNearOne64(r *rand.Rand, b []byte) {
+	for i := int64(0); i < int64(len(b)/8); i++ {
+		plan.StoreF64(dtypes.F64, b, i, 1+r.NormFloat64()/64)
+	}
+}
+
+// TestNativeMaxMinSpecials checks f64 max and min over every pair of
+// special values in one row and one column: NaN wins, -0 below +0.
+func TestNativeMaxMinSpecials(t *testing.T) {
+	isaList := isas(t)
+	vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1, math.SmallestNonzeroFloat64}
+	for _, red := range []plan.Reduction{plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0)} {
+		for _, a := range vals {
+			for _, b := range vals {
+				for _, s := range [][3][]int64{{{2, 9}, {9, 1}, {0, 1}}, {{9, 8}, {8, 1}, {1, 0}}} {
+					p := problemOf(s, dtypes.F64, dtypes.F64, red)
+					sb, _ := p.SrcBytes()
+					src := make([]byte, sb)
+					for i := int64(0); i < sb/8; i++ {
+						v := 0.5
+						switch i % 5 {
+						case 1:
+							v = a
+						case 3:
+							v = b
+						}
+						plan.StoreF64(dtypes.F64, src, i, v)
+					}
+					pl, _ := plan.Canonicalize(p)
+					ref := kerneltest.Dst(t, p, 0xa5)
+					if err := interp.Run(pl, src, ref, nil); err != nil {
+						t.Fatal(err)
+					}
+					runNative(t, isaList, p, src, func(name string, dst []byte) {
+						for i := int64(0); i < int64(len(dst)/8); i++ {
+							g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
+							if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+								t.Fatalf("%s: %v of %v and %v: dst[%d] = %v, interpreter %v", name, red, a, b, i, g, w)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package kernelshape
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// nativePlan is the canonical plan of 4 rows of 64 reduced along the
+// rows, src sdt into dst ddt by r.
+func nativePlan(t *testing.T, sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Plan {
+	t.Helper()
+	p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 64}, SrcStrides: []int64{64, 1},
+		Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// TestNativeKindOf checks the kinds the native kernel reads off plans,
+// and every refusal: Unimplemented, naming what it does not take.
+func TestNativeKindOf(t *testing.T) {
+	sum, mean := plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)
+	for _, c := range []struct {
+		sdt, ddt dtypes.DataType
+		r        plan.Reduction
+		want     NativeKind
+	}{
+		{dtypes.F64, dtypes.F64, sum, NativeKind{Op: NativeAdd, Bytes: 8, Float: true}},
+		{dtypes.F64, dtypes.F32, mean, NativeKind{Op: NativeAdd, Bytes: 8, Float: true, Mean: true, Store: StoreF32}},
+		{dtypes.F64, dtypes.F64, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeMin, Bytes: 8, Float: true}},
+		{dtypes.S16, dtypes.S16, plan.AlgMax.Reduction(0, 0), NativeKind{Op: NativeMax, Bytes: 2, Signed: true}},
+		{dtypes.U32, dtypes.U32, plan.AlgMul.Reduction(0, 0), NativeKind{Op: NativeMul, Bytes: 4}},
+		{dtypes.U8, dtypes.U8, plan.Bitwise(plan.CombineXor), NativeKind{Op: NativeXor, Bytes: 1}},
+		{dtypes.Boolean, dtypes.Boolean, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeAll, Bytes: 1, Store: StoreTruth}},
+		{dtypes.S8, dtypes.U8, plan.LogicalOr, NativeKind{Op: NativeAny, Bytes: 1, Signed: true, Store: StoreTruth}},
+		{dtypes.Boolean, dtypes.U8, plan.LogicalXor, NativeKind{Op: NativeOdd, Bytes: 1, Store: StoreTruth}},
+	} {
+		pl := nativePlan(t, c.sdt, c.ddt, c.r)
+		got, err := NativeKindOf(pl)
+		if err != nil || got != c.want {
+			t.Errorf("NativeKindOf(%v) = %+v, %v; want %+v", pl, got, err, c.want)
+		}
+	}
+	// A partial of a split f64 mean is not divided: SkipFinalize.
+	part := nativePlan(t, dtypes.F64, dtypes.F64, mean)
+	part.Stage = plan.SkipFinalize
+	if k, err := NativeKindOf(part); err != nil || k.Mean {
+		t.Errorf("stage-1 f64 mean: %+v, %v; want a sum, not divided", k, err)
+	}
+
+	addEps := nativePlan(t, dtypes.F64, dtypes.F64, sum)
+	addEps.Reduction = plan.Reduction{Finalize: plan.FinalizeAddEps, Eps: 0.5}
+	copyPlan := nativePlan(t, dtypes.S32, dtypes.S32, sum)
+	copyPlan.Reduction = plan.Copy
+	post := nativePlan(t, dtypes.F64, dtypes.F64, sum)
+	post.PostOps = []plan.PostOp{{Kind: ops.ReLU}}
+	for _, c := range []struct {
+		pl   *plan.Plan
+		says string
+	}{
+		{nativePlan(t, dtypes.F32, dtypes.F32, sum), "f32 lanes"},
+		{post, "post-ops"},
+		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), "transform"},
+		{addEps, "finalize"},
+		{copyPlan, "copy"},
+		{nativePlan(t, dtypes.S64, dtypes.S64, mean), "mean"},
+		{nativePlan(t, dtypes.U16, dtypes.Boolean, plan.LogicalAnd), "logical"},
+	} {
+		_, err := NativeKindOf(c.pl)
+		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("NativeKindOf(%v) = %v, want Unimplemented naming %q", c.pl, err, c.says)
+		}
+	}
+}
+
+// TestNativeShapeOf checks which shape plans take with 8 lanes.
+func TestNativeShapeOf(t *testing.T) {
+	mk := func(dims, ss []int64, red []bool, ds []int64) *plan.Plan {
+		p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.S64, DstDT: dtypes.S64,
+			Dims: dims, SrcStrides: ss, Reduce: red, DstStrides: ds}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	for _, c := range []struct {
+		pl   *plan.Plan
+		want NativeShape
+	}{
+		{mk([]int64{3, 64}, []int64{64, 1}, []bool{false, true}, []int64{1, 0}), NativeRow},
+		{mk([]int64{3, 7}, []int64{7, 1}, []bool{false, true}, []int64{1, 0}), NativeElement},
+		{mk([]int64{5, 64}, []int64{64, 1}, []bool{true, false}, []int64{0, 1}), NativeColumn},
+		{mk([]int64{5, 7}, []int64{7, 1}, []bool{true, false}, []int64{0, 1}), NativeElement},
+		{mk([]int64{2, 64}, []int64{192, 3}, []bool{false, true}, []int64{1, 0}), NativeElement},
+	} {
+		if got := NativeShapeOf(c.pl, 8); got != c.want {
+			t.Errorf("NativeShapeOf(%v) = %d, want %d", c.pl, got, c.want)
+		}
+	}
+}
+
+// TestNativeRun checks where f64 sums are cut into runs: only past
+// nativeUncut adds a lane, in runs of about the square root; never for
+// other kinds.
+func TestNativeRun(t *testing.T) {
+	f64 := NativeKind{Op: NativeAdd, Bytes: 8, Float: true}
+	for _, c := range []struct {
+		k     NativeKind
+		chain int64
+		want  int64
+	}{
+		{f64, 16, 0},
+		{f64, nativeUncut, 0},
+		{f64, nativeUncut + 1, 32},
+		{f64, 1 << 20, 1024},
+		{NativeKind{Op: NativeMax, Bytes: 8, Float: true}, 1 << 20, 0},
+		{NativeKind{Op: NativeAdd, Bytes: 8}, 1 << 20, 0},
+	} {
+		if got := NativeRun(c.k, c.chain); got != c.want {
+			t.Errorf("NativeRun(%+v, %d) = %d, want %d", c.k, c.chain, got, c.want)
+		}
+	}
+}
