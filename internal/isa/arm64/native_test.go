@@ -189,9 +189,10 @@ func nativeShapes(n int64, sdt, ddt dtypes.DataType, red plan.Reduction) []shape
 	}
 }
 
-// nativeTails are the extents the shapes take: around each lane count
+// nativeTails are the extents the shapes take: none (no outputs, or an
+// empty reduction: the identity, a mean's NaN), around each lane count
 // (2, 4, 8, 16) and the blocks of accumulators.
-var nativeTails = []int64{1, 2, 3, 5, 8, 15, 16, 17, 35, 129}
+var nativeTails = []int64{0, 1, 2, 3, 5, 8, 15, 16, 17, 35, 129}
 
 // TestNativeExactShapes runs every shape with every exact type,
 // reduction and tail, next to guard pages, against the oracle and the
