@@ -277,8 +277,13 @@ func (n *nativeGen) finalize(r int) {
 }
 
 // NativeStoreColumn finalizes a copy of accumulator u and stores its V
-// lanes: 16 bytes, or 8 of f32 results.
+// lanes: 16 bytes, or 8 of f32 results. Lanes stored as they are need
+// no copy.
 func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+	if !n.k.Mean && n.k.Store == kernelshape.StoreLane {
+		n.fpMem(false, 16, u, at(rDst, off))
+		return
+	}
 	mk := n.Mark()
 	defer n.Release(mk)
 	t := n.Tmp()

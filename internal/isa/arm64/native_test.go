@@ -460,7 +460,7 @@ func TestNativeDisassembly(t *testing.T) {
 		{"column f64 mean", col(dtypes.F64, dtypes.F64, plan.AlgMean.Reduction(0, 0)), []string{"fadd v15.2d", "fdiv v16.2d, v16.2d, v28.2d", "str q16, [x2"}},
 		{"column f64 max", col(dtypes.F64, dtypes.F64, mx), []string{"mov x16, #0xfff0000000000000", "dup v26.2d, x16", "fmax v0.2d"}},
 		{"row s16 product", row(dtypes.S16, dtypes.S16, mul), []string{"mul v0.8h", "ext v17.16b, v16.16b, v16.16b, #2", "str h16, [x2]"}},
-		{"column u32 min", col(dtypes.U32, dtypes.U32, mn), []string{"umin v0.4s", "str q16, [x2"}},
+		{"column u32 min", col(dtypes.U32, dtypes.U32, mn), []string{"umin v0.4s", "str q0, [x2]", "str q15, [x2, #240]"}},
 		{"row s64 max", row(dtypes.S64, dtypes.S64, mx), []string{"cmgt v18.2d", "bit v0.16b", "str d16, [x2]"}},
 		{"column u64 min", col(dtypes.U64, dtypes.U64, mn), []string{"cmhi v17.2d", "bit v0.16b"}},
 		{"row u8 logical xor", row(dtypes.U8, dtypes.Boolean, plan.LogicalXor), []string{"cmtst v16.16b", "eor v0.16b", "ext v17.16b, v16.16b, v16.16b, #1", "umin v16.16b, v16.16b, v27.16b", "str b16, [x2]"}},
