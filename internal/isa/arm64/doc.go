@@ -50,6 +50,16 @@
 // post-increment, pairwise 8-bit sums, FADDP transposes), the step
 // registers of loops whose pointer steps need two ADDs, and the
 // addressing through R17.
+//
+// Plans of f64 and exact data (integers, booleans, the bitwise and
+// logical reductions) take the native kernel instead (kernelshape.Native
+// over NativeInit, NativeLoad, NativeCombine, NativeStoreColumn,
+// NativeStoreFirst, native.go): lanes of the data's own type, 2 of f64
+// or 64-bit integers, 4, 8 or 16 of the narrower ones, so that integer
+// sums and products wrap as the interpreter's and f64 never passes
+// through f32. NEON has no 64-bit lane multiply (an s64 or u64 product
+// runs in the interpreter) and no 64-bit max or min (a compare, CMGT or
+// CMHI, and BIT).
 
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed

@@ -17,9 +17,14 @@ const maxDepth = 5
 // rows of 64 lanes whole; it has no row-by-row form. It loads every src
 // type a plan takes (floats, s8, u8) and stores every dst type (floats,
 // s8, u8, s32), in any pair, and binary operands of every type a plan
-// takes (floats, s8, u8, s32); not f64 (kernelshape.F32Lanes).
+// takes (floats, s8, u8, s32); not f64 (kernelshape.F32Lanes). These
+// are the kernels in f32 lanes: plans of f64 and exact data are the
+// native kernel's (native.go), which Emit sends them to first and which
+// checks them itself (kernelshape.CheckNative); Native is the kinds it
+// takes.
 var Covers = kernelshape.Covers{Arch: "arm64", PostOp: kernelshape.VectorPostOp, Reduction: kernelshape.VectorReduction, MaxDepth: maxDepth,
-	WholeRowLanes: 64, DataTypes: dataTypes, Operands: kernelshape.F32Operand}
+	WholeRowLanes: 64, DataTypes: dataTypes, Operands: kernelshape.F32Operand,
+	Native: func(k kernelshape.NativeKind) bool { return nativeTakes(k) == nil }}
 
 // dataTypes reports whether the generator loads src and stores dst.
 func dataTypes(src, dst dtypes.DataType) bool { return kernelshape.F32Lanes(src, dst) }
@@ -31,8 +36,14 @@ func dataTypes(src, dst dtypes.DataType) bool { return kernelshape.F32Lanes(src,
 // not cover (a post-op kind it does not emit, a loop nest too deep for
 // the registers) gives an error satisfying errors.Is(err,
 // graph.Unimplemented) that names what is missing; the runtime then uses
-// the interpreter. Code.Totals: call the code with a LongArgs block.
+// the interpreter. Plans of f64 or exact data (plan.IsWide,
+// plan.IsExact) get the native kernel (emitNative), or an Unimplemented
+// error for what it does not take. Code.Totals: call the code with a
+// LongArgs block.
 func Emit(pl *plan.Plan) (plan.Code, error) {
+	if pl != nil && isNative(pl) {
+		return emitNative(pl)
+	}
 	return kernelshape.Emit(pl, Covers, func() kernelshape.Built {
 		g := newGen(pl)
 		kernelshape.Generate(pl, g)

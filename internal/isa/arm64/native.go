@@ -1,0 +1,319 @@
+package arm64
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj"
+	"github.com/twitchyliquid64/golang-asm/obj/arm64"
+)
+
+// Native reductions (kernelshape.Native): f64 and exact data in lanes of
+// their own type, as amd64's. Accumulator u is v<u> (v0..v15),
+// temporaries v16..v25, and the constants held for the whole kernel
+// (the identity, a byte of 1 in every lane, the mean's divisor) v26 up.
+// A 128-bit register holds 2 lanes of 64 bits, 4 of 32, 8 of 16 or 16
+// bytes.
+//
+// What NEON lacks: a 64-bit integer max and min (SMAX, UMAX stop at
+// 32-bit lanes), taken as CMGT or CMHI and a bit insert; and a 64-bit
+// lane multiply, so an s64 or u64 product runs in the interpreter.
+// FMAX and FMIN (not the NM forms) are plan.CombineF64's f64 max and
+// min: a NaN on either side gives NaN, and -0 is below +0.
+
+// nativeGen is the generator of one native kernel.
+type nativeGen struct {
+	*gen
+	k     kernelshape.NativeKind
+	lanes int   // V in the kind's lanes
+	size  int64 // log2 of the lane's bytes: the size field of the integer ops
+	id    int   // the combine's identity in every lane
+	ones  int   // 1 in every byte (truths)
+	div   int   // the mean's divisor in both f64 lanes
+}
+
+// isNative reports whether pl is for the native kernel: f64 or exact
+// data.
+func isNative(pl *plan.Plan) bool {
+	return plan.IsWide(pl.SrcDT) || plan.IsExact(pl.SrcDT, pl.Reduction)
+}
+
+// nativeTakes reports why NEON cannot take kind k, or nil.
+func nativeTakes(k kernelshape.NativeKind) error {
+	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
+		return status.Errorf(status.Unimplemented, "arm64: NEON has no 64-bit lane multiply: the product runs in the interpreter")
+	}
+	return nil
+}
+
+// emitNative returns the native kernel of pl, or an Unimplemented error
+// for a plan it does not take.
+func emitNative(pl *plan.Plan) (plan.Code, error) {
+	k, err := kernelshape.CheckNative(pl, "arm64", maxDepth, nativeTakes)
+	if err != nil {
+		return plan.Code{}, err
+	}
+	// The loops' generator, made for an f32 max of the same loops: the
+	// native kernel uses its loops, pointers and registers only.
+	like := pl.Clone()
+	like.SrcDT, like.DstDT, like.PostOps = dtypes.F32, dtypes.F32, nil
+	like.Reduction, like.Stage = plan.AlgMax.Reduction(0, 0), 0
+	g := newGen(like)
+	g.pl = pl
+	g.Types = kernelshape.TypesOf(pl)
+	n := &nativeGen{gen: g, k: k, lanes: 16 / k.Bytes}
+	for b := k.Bytes; b > 1; b >>= 1 {
+		n.size++
+	}
+	n.id = constLo
+	if k.Store == kernelshape.StoreTruth {
+		n.ones = constLo + 1
+	}
+	if k.Mean {
+		n.div = constLo + 2
+	}
+	kernelshape.Native(pl, k, n)
+	if err := g.Err(); err != nil {
+		return plan.Code{}, err
+	}
+	text, err := g.Text()
+	if err != nil {
+		return plan.Code{}, err
+	}
+	return plan.Code{Text: text}, nil
+}
+
+// NativeLanes is V in the kind's lanes.
+func (n *nativeGen) NativeLanes() int { return n.lanes }
+
+// NativeAccs is every accumulator register for columns (each block
+// stores its outputs whole), half of them for rows, whose blocks of U*V
+// elements would otherwise leave long tails.
+func (n *nativeGen) NativeAccs(column bool) int {
+	if column {
+		return nacc
+	}
+	return nacc / 2
+}
+
+// Prologue loads src, Count and dst, and sets the constants held for the
+// kernel.
+func (n *nativeGen) Prologue(cnt int16) {
+	n.op(arm64.AMOVD, mem(rArgs, plan.ArgSrc), reg(rSrc))
+	if cnt != 0 {
+		n.op(arm64.AMOVD, mem(rArgs, plan.ArgCount), reg(cnt))
+	}
+	n.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
+	n.pro = n.Add(&obj.Prog{As: obj.ANOP})
+	n.pattern(n.id, n.replicate(n.identity()))
+	if n.ones != 0 {
+		n.pattern(n.ones, 0x0101010101010101)
+	}
+	if n.div != 0 {
+		n.pattern(n.div, math.Float64bits(float64(n.pl.Div)))
+	}
+}
+
+// pattern sets every 64 bits of r to p.
+func (n *nativeGen) pattern(r int, p uint64) {
+	if p == 0 {
+		n.zero(r)
+		return
+	}
+	n.movImm(rTmp, int64(p))
+	n.op(arm64.AVMOV, reg(rTmp), varng(r, arr2D))
+}
+
+// replicate repeats the lane value v (Bytes wide) across 64 bits.
+func (n *nativeGen) replicate(v uint64) uint64 {
+	b := uint(n.k.Bytes * 8)
+	if b == 64 {
+		return v
+	}
+	v &= 1<<b - 1
+	var p uint64
+	for s := uint(0); s < 64; s += b {
+		p |= v << s
+	}
+	return p
+}
+
+// identity is the combine's identity as a lane value.
+func (n *nativeGen) identity() uint64 {
+	b := uint(n.k.Bytes * 8)
+	all := uint64(math.MaxUint64) >> (64 - b)
+	signBit := uint64(1) << (b - 1)
+	switch n.k.Op {
+	case kernelshape.NativeMul:
+		if n.k.Float {
+			return math.Float64bits(1)
+		}
+		return 1
+	case kernelshape.NativeAnd, kernelshape.NativeAll:
+		return all
+	case kernelshape.NativeMax:
+		switch {
+		case n.k.Float:
+			return math.Float64bits(math.Inf(-1))
+		case n.k.Signed:
+			return signBit
+		}
+		return 0
+	case kernelshape.NativeMin:
+		switch {
+		case n.k.Float:
+			return math.Float64bits(math.Inf(1))
+		case n.k.Signed:
+			return all &^ signBit
+		}
+		return all
+	}
+	return 0
+}
+
+// NativeInit sets accumulator u to the identity.
+func (n *nativeGen) NativeInit(u int) { n.vmov(u, n.id) }
+
+// NativeLoad combines a whole vector, or one element into lane 0 (the
+// other lanes kept), into accumulator u.
+func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	x := n.Tmp()
+	if cnt == n.lanes {
+		n.fpMem(true, 16, x, at(rSrc, off))
+		n.truth(x)
+		n.combine(u, x)
+		return
+	}
+	// The element alone (zeros above it) combined with a copy of u,
+	// whose lane 0 then goes back into u.
+	n.fpMem(true, int64(n.k.Bytes), x, at(rSrc, off))
+	n.truth(x)
+	t := n.Tmp()
+	n.vmov(t, u)
+	n.combine(t, x)
+	ea := [...]int16{arm64.ARNG_B, arm64.ARNG_H, arm64.ARNG_S, arm64.ARNG_D}[n.size]
+	n.op(arm64.AVMOV, velem(t, ea, 0), velem(u, ea, 0))
+}
+
+// truth turns a loaded vector of a logical xor into each byte's truth,
+// all ones where the byte is nonzero; the others combine the data.
+func (n *nativeGen) truth(x int) {
+	if n.k.Op == kernelshape.NativeOdd {
+		n.word(rrr(opCMTST16B, x, x, x))
+	}
+}
+
+// NativeCombine combines accumulator from into u.
+func (n *nativeGen) NativeCombine(u, from int) { n.combine(u, from) }
+
+// combine sets u = u op x lane by lane; x is kept.
+func (n *nativeGen) combine(u, x int) {
+	k := n.k
+	if k.Float {
+		op := map[kernelshape.NativeOp]uint32{kernelshape.NativeAdd: opFADD2D, kernelshape.NativeMul: opFMUL2D,
+			kernelshape.NativeMax: opFMAX2D, kernelshape.NativeMin: opFMIN2D}[k.Op]
+		n.fop(op, u, u, x)
+		return
+	}
+	switch k.Op {
+	case kernelshape.NativeAdd:
+		n.fop(intOp(opADDB, n.size), u, u, x)
+	case kernelshape.NativeMul:
+		n.fop(intOp(opMULB, n.size), u, u, x)
+	case kernelshape.NativeMax, kernelshape.NativeMin:
+		if k.Bytes == 8 {
+			n.minMax64(u, x)
+			return
+		}
+		op := map[[2]bool]uint32{{true, true}: opSMAXB, {true, false}: opSMINB,
+			{false, true}: opUMAXB, {false, false}: opUMINB}[[2]bool{k.Signed, k.Op == kernelshape.NativeMax}]
+		n.fop(intOp(op, n.size), u, u, x)
+	case kernelshape.NativeAnd:
+		n.fop(opAND, u, u, x)
+	case kernelshape.NativeOr:
+		n.fop(opORR, u, u, x)
+	case kernelshape.NativeXor, kernelshape.NativeOdd:
+		n.fop(opEOR, u, u, x)
+	case kernelshape.NativeAll:
+		n.fop(intOp(opUMINB, 0), u, u, x)
+	case kernelshape.NativeAny:
+		n.fop(intOp(opUMAXB, 0), u, u, x)
+	}
+}
+
+// minMax64 sets u = u max/min x in 64-bit integer lanes: m marks the
+// lanes where x wins (x > u for max, u > x for min; CMGT signed, CMHI
+// unsigned), and BIT inserts x there.
+func (n *nativeGen) minMax64(u, x int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	m := n.Tmp()
+	op := uint32(opCMGT2D)
+	if !n.k.Signed {
+		op = opCMHI2D
+	}
+	if n.k.Op == kernelshape.NativeMax {
+		n.fop(op, m, x, u)
+	} else {
+		n.fop(op, m, u, x)
+	}
+	n.vop(arm64.AVBIT, arr16B, u, x, m)
+}
+
+// finalize turns the lanes of r into results: an f64 mean divided by
+// Div, a truth made 0 or 1 (the unsigned min with 1).
+func (n *nativeGen) finalize(r int) {
+	switch {
+	case n.k.Mean:
+		n.fop(opFDIV2D, r, r, n.div)
+	case n.k.Store == kernelshape.StoreTruth:
+		n.fop(intOp(opUMINB, 0), r, r, n.ones)
+	}
+}
+
+// NativeStoreColumn finalizes a copy of accumulator u and stores its V
+// lanes: 16 bytes, or 8 of f32 results. Lanes stored as they are need
+// no copy.
+func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+	if !n.k.Mean && n.k.Store == kernelshape.StoreLane {
+		n.fpMem(false, 16, u, at(rDst, off))
+		return
+	}
+	mk := n.Mark()
+	defer n.Release(mk)
+	t := n.Tmp()
+	n.vmov(t, u)
+	n.finalize(t)
+	if n.k.Store == kernelshape.StoreF32 {
+		n.word(rr(opFCVTN2D, t, t))
+		n.fpMem(false, 8, t, at(rDst, off))
+		return
+	}
+	n.fpMem(false, 16, t, at(rDst, off))
+}
+
+// NativeStoreFirst combines accumulator 0's lanes (a butterfly of
+// rotations by half the register, a quarter, ..., one lane: afterwards
+// every lane holds the combine of all), finalizes lane 0 and stores it.
+func (n *nativeGen) NativeStoreFirst() {
+	mk := n.Mark()
+	defer n.Release(mk)
+	r, t := n.Tmp(), n.Tmp()
+	n.vmov(r, 0)
+	for b := 8; b >= n.k.Bytes; b /= 2 {
+		n.word(ext(t, r, r, b))
+		n.combine(r, t)
+	}
+	n.finalize(r)
+	if n.k.Store == kernelshape.StoreF32 {
+		n.word(rr(opFCVTN2D, r, r))
+		n.fpMem(false, 4, r, at(rDst, 0))
+		return
+	}
+	n.fpMem(false, int64(n.k.Bytes), r, at(rDst, 0))
+}

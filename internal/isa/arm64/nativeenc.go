@@ -1,0 +1,39 @@
+package arm64
+
+// Raw encodings of the native kernels (native.go): integer arithmetic in
+// lanes of 8, 16, 32 and 64 bits, the compares of the 64-bit max and min
+// (NEON has no SMAX, UMAX on 2D), the bitwise ops, the f64 max and min,
+// the byte truth test and EXT. Each is checked against binutils
+// (native_test.go, TestNativeWords).
+
+// Integer vector ops by lane width: the 16B form, with the lane's log2
+// bytes in bits 22-23 (intOp). MUL and the max and min have no 2D form.
+const (
+	opADDB  = 0x4E208400 // Vd = Vn + Vm (wraps)
+	opMULB  = 0x4E209C00 // Vd = low half of Vn * Vm
+	opSMAXB = 0x4E206400 // signed max
+	opSMINB = 0x4E206C00 // signed min
+	opUMAXB = 0x6E206400 // unsigned max
+	opUMINB = 0x6E206C00 // unsigned min
+)
+
+// intOp is the integer op base (a 16B form) for lanes of 1<<size bytes.
+func intOp(base uint32, size int64) uint32 { return base | uint32(size)<<22 }
+
+// Fixed-width ops.
+const (
+	opCMGT2D   = 0x4EE03400 // all-ones where signed n > m
+	opCMHI2D   = 0x6EE03400 // all-ones where unsigned n > m
+	opAND      = 0x4E201C00 // Vd.16B = Vn AND Vm
+	opORR      = 0x4EA01C00 // Vd.16B = Vn OR Vm
+	opEOR      = 0x6E201C00 // Vd.16B = Vn XOR Vm
+	opFMAX2D   = 0x4E60F400 // NaN if either is NaN; max(-0, +0) = +0
+	opFMIN2D   = 0x4EE0F400 // NaN if either is NaN; min(-0, +0) = -0
+	opCMTST16B = 0x4E208C00 // all-ones where Vn AND Vm != 0, bytes
+)
+
+// ext encodes EXT Vd.16B, Vn.16B, Vm.16B, #b: bytes b.. of n followed by
+// the first b bytes of m.
+func ext(d, n, m, b int) uint32 {
+	return 0x6E000000 | uint32(m&31)<<16 | uint32(b&15)<<11 | uint32(n&31)<<5 | uint32(d&31)
+}
