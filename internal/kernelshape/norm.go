@@ -25,6 +25,10 @@ import (
 //	layer norm:  mu = sum(x)/N; v = sum((x - mu)^2)/N; dst = (x - mu) * (1/sqrt(v + eps))
 //	RMS norm:    dst = x * (1/sqrt(sum(x^2)/N + eps))
 //	L2 norm:     dst = x * (1/max(sqrt(sum(x^2)), eps))
+//	             (EpsAdded: dst = x * (1/(sqrt(sum(x^2)) + eps)))
+//
+// eps is the kernel's constant, or with EpsArg the f32 the call passes
+// in plan.NormArgs.Eps (a graph's epsilon tensor), kept in a register.
 //
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
@@ -57,6 +61,11 @@ type Norm struct {
 	Plan      *plan.Plan
 	Epsilon   float32
 	InfAsZero bool // softmax: an all -Inf row gives 0s
+	// EpsArg makes the kernel read its epsilon from the argument block
+	// (plan.NormArgs.Eps) in place of Epsilon.
+	EpsArg bool
+	// EpsAdded makes L2 norm divide by norm + eps, not max(norm, eps).
+	EpsAdded bool
 }
 
 // NormEmitter is what an instruction set supplies to NormRows. Vector
@@ -69,6 +78,10 @@ type NormEmitter interface {
 	// is not 0); Return leaves the kernel.
 	Prologue(cnt int16)
 	Return()
+	// LoadEps sets every lane of r to plan.NormArgs.Eps; it comes
+	// before Prologue, while the argument block is where the call put
+	// it.
+	LoadEps(r int)
 	Lanes() int
 	ElemTypes() *Types
 	// NormRegs is how many vector registers (from 0) NormRows may use
@@ -122,6 +135,9 @@ func NormRows(e NormEmitter, n *Norm) {
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
 	}
+	if n.EpsArg {
+		e.LoadEps(regEps)
+	}
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	row := pl.Reduced[0]
@@ -136,6 +152,7 @@ const (
 	regScale = normAccs + 1 // 1/s, 1/sd or log(s)
 	regHeld  = normAccs + 2 // the first vector of a row held in registers
 	regTotal = normAccs + 2 // a long sum's running total (rows not held)
+	regEps   = normAccs + 3 // a run-time eps (no softmax: nothing held)
 )
 
 // normRow emits one row's statistics and map.
@@ -157,12 +174,21 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		e.SetConst(regScale, 1)
 		e.Arith(ops.Divide, regScale, 0)
 	}
-	rootPlusEps := func() {
+	// withEps sets register 0 to register 0 k eps (as plan.Binary
+	// does): the run-time eps from its register, or the constant.
+	withEps := func(k ops.Kind) {
 		mk := e.Mark()
 		t := e.Tmp()
-		e.SetConst(t, n.Epsilon)
-		e.Arith(ops.Add, 0, t)
+		if n.EpsArg {
+			e.Copy(t, regEps)
+		} else {
+			e.SetConst(t, n.Epsilon)
+		}
+		e.Binary(k, 0, t)
 		e.Release(mk)
+	}
+	rootPlusEps := func() {
+		withEps(ops.Add)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 	}
 	var pre func(t int) // the map's first steps, before the post-ops
@@ -223,7 +249,16 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	case NormL2:
 		normSweep(e, N, NormSum, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
-		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
+		// As the passes have it: a constant floor is a Clamp, a
+		// run-time one a Maximum, an added eps an Add.
+		switch {
+		case n.EpsAdded:
+			withEps(ops.Add)
+		case n.EpsArg:
+			withEps(ops.Maximum)
+		default:
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
+		}
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}

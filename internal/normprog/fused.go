@@ -33,7 +33,7 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
 	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || d.Residual != nil ||
-		d.EpsDT != dtypes.Undef || d.EpsAdded || !d.DstDT.IsFloat() || p.kind == LogSoftmax && d.InfAsZero {
+		!d.DstDT.IsFloat() || p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)
@@ -81,7 +81,8 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	}
 	pl.Reduced[0].DstStride = 1
 	pl.Reduced[0].BinStrides = along
-	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero})
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded})
 	if err != nil {
 		return nil, err
 	}

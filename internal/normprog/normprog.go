@@ -604,7 +604,11 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		for i := range len(b.Bins) {
 			bs = append(bs, buf(ref{rBin, i}))
 		}
-		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs)
+		eps := d.Epsilon
+		if d.EpsDT != dtypes.Undef {
+			eps = dtypes.LoadF32(d.EpsDT, b.Eps, 0) // checked by Run
+		}
+		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs, eps)
 	}
 	for _, s := range ps.steps {
 		bs := opnds[:len(s.bins)]

@@ -102,3 +102,7 @@ func (g *gen) HReduce(c kernelshape.NormCombine, r int) {
 }
 
 var _ kernelshape.NormEmitter = (*gen)(nil)
+
+// LoadEps broadcasts NormArgs.Eps into r (rArgs still points at the
+// argument block).
+func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, at(rArgs, plan.ArgEps), bcast) }
