@@ -30,6 +30,14 @@ import (
 // eps is the kernel's constant, or with EpsArg the f32 the call passes
 // in plan.NormArgs.Eps (a graph's epsilon tensor), kept in a register.
 //
+// With a residual sum (a transformer's x + skip [+ bias] before its
+// LayerNorm or RMSNorm), x is that sum: the first statistics sweep forms
+// it from the plan's leading binary operands (f32 adds, as plan.Binary
+// does them), stores it to src rounded to src's type, and sweeps it;
+// the sweeps after it read it back from src, which the row has just
+// filled, so that where a row fits a core's L1 the operands are read
+// from memory once and the sum is written once.
+//
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
 // exp(-Inf) = 0 exactly, an all -Inf row NaN (inf_as_zero: the max
@@ -66,6 +74,11 @@ type Norm struct {
 	EpsArg bool
 	// EpsAdded makes L2 norm divide by norm + eps, not max(norm, eps).
 	EpsAdded bool
+	// Residual, when not 0, is how many of the plan's first post-ops
+	// (all binary Adds: x, skip, then perhaps bias) are the operands of
+	// a residual sum that src receives (LayerNorm and RMS norm); the map
+	// applies the post-ops after them.
+	Residual int
 }
 
 // NormEmitter is what an instruction set supplies to NormRows. Vector
@@ -92,6 +105,9 @@ type NormEmitter interface {
 	// from an f32 dst.
 	LoadSrc(r int, off int64, n int)
 	LoadDst(r int, off int64, n int)
+	// StoreSrc writes n lanes of r to src, off bytes past its pointer,
+	// converted to src's type (a residual sum); r is unchanged.
+	StoreSrc(r int, off int64, n int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// Copy sets dst = src.
@@ -158,6 +174,10 @@ const (
 // normRow emits one row's statistics and map.
 func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	N := row.Size
+	var res *residualSum
+	if n.Residual > 0 {
+		res = &residualSum{n: n.Residual, steps: e.StepsOf(row)}
+	}
 	sub := func(t int) { e.Arith(ops.Subtract, t, regShift) }
 	square := func(t int) { e.Arith(ops.Multiply, t, t) }
 	// byN divides register 0 by N, as a mean's finalize does (a true
@@ -194,7 +214,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	var pre func(t int) // the map's first steps, before the post-ops
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
-		normSweep(e, N, NormMaxAny, false, nil)
+		normSweep(e, N, NormMaxAny, false, nil, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
@@ -209,7 +229,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		if held {
 			normHeldSweep(e, N, expShifted)
 		} else {
-			normSweep(e, N, NormSum, keep, expShifted)
+			normSweep(e, N, NormSum, keep, expShifted, nil)
 		}
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
@@ -226,28 +246,28 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		case held:
 			normHeldMap(e, row, scale)
 		case keep:
-			normMap(e, row, true, scale)
+			normMap(e, row, true, scale, 0)
 		default:
-			normMap(e, row, false, func(t int) { expShifted(t); scale(t) })
+			normMap(e, row, false, func(t int) { expShifted(t); scale(t) }, 0)
 		}
 		return
 	case NormLayer:
-		normSweep(e, N, NormSum, false, nil)
+		normSweep(e, N, NormSum, false, nil, res)
 		byN()
 		e.Copy(regShift, 0)
-		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) })
+		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) }, nil)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweep(e, N, NormSum, false, square)
+		normSweep(e, N, NormSum, false, square, res)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	case NormL2:
-		normSweep(e, N, NormSum, false, square)
+		normSweep(e, N, NormSum, false, square, nil)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 		// As the passes have it: a constant floor is a Clamp, a
 		// run-time one a Maximum, an added eps an Add.
@@ -262,14 +282,15 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMap(e, row, false, pre)
+	normMap(e, row, false, pre, n.Residual)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
 // elements with k into every lane of register 0:
 // normAccs accumulators over whole vectors, the last vector partial.
-// With keep, f(x) is also stored to the f32 dst.
-func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) {
+// With keep, f(x) is also stored to the f32 dst. With res, x is the
+// residual sum, formed here and stored to src.
+func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int), res *residualSum) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
 	db := V * 4 // an f32 dst's vector
@@ -277,7 +298,15 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	take := func(acc int, off int64, m int) {
 		mk := e.Mark()
 		t := e.Tmp()
-		e.LoadSrc(t, off, m)
+		if res != nil {
+			res.form(e, t, off/e.ElemTypes().SrcSize, m)
+			e.StoreSrc(t, off, m)
+			if e.ElemTypes().SrcDT != dtypes.F32 {
+				e.LoadSrc(t, off, m) // the sum as src's type rounds it
+			}
+		} else {
+			e.LoadSrc(t, off, m)
+		}
 		if f != nil {
 			f(t)
 		}
@@ -292,6 +321,11 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	step := Steps{Src: normAccs * vb}
 	if keep {
 		step.Dst = normAccs * db
+	}
+	if res != nil {
+		for i := range res.n {
+			step.Bin[i] = normAccs * V * res.steps.Bin[i]
+		}
 	}
 	// A long sum is cut into runs, as the reductions' are (runs.go):
 	// each run's accumulators are summed into a running total in
@@ -370,6 +404,33 @@ func normTree(e NormEmitter, k NormCombine) {
 	}
 }
 
+// residualSum is what the first sweep of a row reads to form a residual
+// sum: the plan's first n binary operands, with the row's steps.
+type residualSum struct {
+	n     int
+	steps Steps
+}
+
+// form sets the m lanes of r from element j of the row on to the sum
+// of the operands, in order, as the passes add them.
+func (rs *residualSum) form(e NormEmitter, r int, j int64, m int) {
+	load := func(i, r int) {
+		n := m
+		if rs.steps.Bin[i] == 0 {
+			n = Bcast
+		}
+		e.LoadOperand(i, r, j*rs.steps.Bin[i], n)
+	}
+	load(0, r)
+	mk := e.Mark()
+	t := e.Tmp()
+	for i := 1; i < rs.n; i++ {
+		load(i, t)
+		e.Binary(ops.Add, r, t)
+	}
+	e.Release(mk)
+}
+
 // normHeldMap maps a row held in registers (normHeldSweep) through pre
 // and the post-ops into dst.
 func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
@@ -384,9 +445,9 @@ func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
 }
 
 // normMap maps the row: each vector of src (with fromDst, of the f32
-// dst) through pre, then the plan's post-ops with their operands
-// (contiguous along the row or broadcast), stored to dst.
-func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
+// dst) through pre, then the plan's post-ops from post-op from on with
+// their operands (contiguous along the row or broadcast), stored to dst.
+func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
@@ -401,7 +462,7 @@ func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)
-			finish(e, opnds, t, l)
+			finishFrom(e, opnds, from, t, l)
 			e.Release(mk)
 		}
 	})

@@ -134,3 +134,6 @@ func isFloat(dt dtypes.DataType) bool {
 // LoadEps broadcasts NormArgs.Eps into r (DI still points at the
 // argument block).
 func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, mem(rDI, plan.ArgEps), bcast) }
+
+// StoreSrc stores n lanes of r to src at off (a residual sum).
+func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, g.m(rSrc, off), n) }
