@@ -38,7 +38,7 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
 	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil ||
-		!d.DstDT.IsFloat() || p.kind == LogSoftmax && d.InfAsZero {
+		p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)
