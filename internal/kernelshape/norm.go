@@ -214,7 +214,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	var pre func(t int) // the map's first steps, before the post-ops
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
-		normSweep(e, N, NormMaxAny, false, nil, nil)
+		normSweep(e, N, NormMaxAny, false, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
@@ -229,7 +229,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		if held {
 			normHeldSweep(e, N, expShifted)
 		} else {
-			normSweep(e, N, NormSum, keep, expShifted, nil)
+			normSweep(e, N, NormSum, keep, expShifted)
 		}
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
@@ -246,28 +246,28 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		case held:
 			normHeldMap(e, row, scale)
 		case keep:
-			normMap(e, row, true, scale, 0)
+			normMap(e, row, true, scale)
 		default:
-			normMap(e, row, false, func(t int) { expShifted(t); scale(t) }, 0)
+			normMap(e, row, false, func(t int) { expShifted(t); scale(t) })
 		}
 		return
 	case NormLayer:
-		normSweep(e, N, NormSum, false, nil, res)
+		normSweepOf(e, N, NormSum, false, nil, res)
 		byN()
 		e.Copy(regShift, 0)
-		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) }, nil)
+		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) })
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweep(e, N, NormSum, false, square, res)
+		normSweepOf(e, N, NormSum, false, square, res)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	case NormL2:
-		normSweep(e, N, NormSum, false, square, nil)
+		normSweep(e, N, NormSum, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 		// As the passes have it: a constant floor is a Clamp, a
 		// run-time one a Maximum, an added eps an Add.
@@ -282,15 +282,20 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMap(e, row, false, pre, n.Residual)
+	normMapFrom(e, row, false, pre, n.Residual)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
 // elements with k into every lane of register 0:
 // normAccs accumulators over whole vectors, the last vector partial.
-// With keep, f(x) is also stored to the f32 dst. With res, x is the
-// residual sum, formed here and stored to src.
-func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int), res *residualSum) {
+// With keep, f(x) is also stored to the f32 dst.
+func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) {
+	normSweepOf(e, N, k, keep, f, nil)
+}
+
+// normSweepOf is normSweep where, with res, x is the residual sum,
+// formed here and stored to src.
+func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int), res *residualSum) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
 	db := V * 4 // an f32 dst's vector
@@ -445,9 +450,15 @@ func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
 }
 
 // normMap maps the row: each vector of src (with fromDst, of the f32
-// dst) through pre, then the plan's post-ops from post-op from on with
-// their operands (contiguous along the row or broadcast), stored to dst.
-func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int) {
+// dst) through pre, then the plan's post-ops with their operands
+// (contiguous along the row or broadcast), stored to dst.
+func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
+	normMapFrom(e, row, fromDst, pre, 0)
+}
+
+// normMapFrom is normMap with the post-ops from post-op from on (those
+// before are a residual sum's operands).
+func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
