@@ -96,6 +96,7 @@ func heapPair() *[2]int64 {
 func TestArgsLayoutMatchesABI(t *testing.T) {
 	var a plan.Args
 	var la plan.LongArgs
+	var na plan.NormArgs
 	checks := []struct {
 		name      string
 		got, want uintptr
@@ -108,6 +109,7 @@ func TestArgsLayoutMatchesABI(t *testing.T) {
 		{"sizeof(Args)", unsafe.Sizeof(a), plan.ArgBins + 8*plan.MaxBinary},
 		{"LongArgs.Totals", unsafe.Offsetof(la.Totals), plan.ArgTotals},
 		{"sizeof(LongArgs)", unsafe.Sizeof(la), plan.ArgTotals + 4*plan.TotalsLen},
+		{"NormArgs.Eps", unsafe.Offsetof(na.Eps), plan.ArgEps},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

@@ -101,9 +101,11 @@ func (k *NormKernel) ISA() ISA { return k.isa }
 func (k *NormKernel) Impl() string { return "jit:" + k.isa.String() }
 
 // Run normalizes the kernel's rows of src into dst on the calling
-// goroutine, bins one per binary post-op, each from its first element.
-// A buffer shorter than its span is an InvalidArguments error.
-func (k *NormKernel) Run(src, dst []byte, bins [][]byte) (err error) {
+// goroutine, bins one per binary post-op, each from its first element;
+// eps is the epsilon of a kernel compiled to read it at run time
+// (kernelshape.Norm.EpsArg), else unused. A buffer shorter than its
+// span is an InvalidArguments error.
+func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error) {
 	if len(bins) != len(k.spans)-2 {
 		return status.Errorf(status.InvalidArguments, "jit: %d binary operands given, the fused normalization has %d", len(bins), len(k.spans)-2)
 	}
@@ -116,7 +118,7 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte) (err error) {
 	if k.spans[0] == 0 {
 		return nil
 	}
-	a := plan.Args{Src: addr(src, 0), Dst: addr(dst, 0), Count: k.count}
+	a := plan.NormArgs{Args: plan.Args{Src: addr(src, 0), Dst: addr(dst, 0), Count: k.count}, Eps: eps}
 	for i, b := range bins {
 		a.Bins[i] = addr(b, 0)
 	}

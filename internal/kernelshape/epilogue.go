@@ -86,9 +86,19 @@ func Epilogue(f Finisher, r int, lm LaneMap) {
 
 // finish applies the post-ops to r and stores it (vector or Bcast
 // layout).
-func finish(f Finisher, ops Operands, r int, lm LaneMap) {
+func finish(f Finisher, ops Operands, r int, lm LaneMap) { finishFrom(f, ops, 0, r, lm) }
+
+// finishFrom is finish with the post-ops from from on (those before it
+// are binary operands read elsewhere: a residual sum's).
+func finishFrom(f Finisher, ops Operands, from, r int, lm LaneMap) {
 	bin := 0
-	for _, op := range ops.PostOps {
+	for i, op := range ops.PostOps {
+		if i < from {
+			if op.Kind.IsBinary() {
+				bin++
+			}
+			continue
+		}
 		if !op.Kind.IsBinary() {
 			f.Eltwise(op, r)
 			continue

@@ -25,6 +25,18 @@ import (
 //	layer norm:  mu = sum(x)/N; v = sum((x - mu)^2)/N; dst = (x - mu) * (1/sqrt(v + eps))
 //	RMS norm:    dst = x * (1/sqrt(sum(x^2)/N + eps))
 //	L2 norm:     dst = x * (1/max(sqrt(sum(x^2)), eps))
+//	             (EpsAdded: dst = x * (1/(sqrt(sum(x^2)) + eps)))
+//
+// eps is the kernel's constant, or with EpsArg the f32 the call passes
+// in plan.NormArgs.Eps (a graph's epsilon tensor), kept in a register.
+//
+// With a residual sum (a transformer's x + skip [+ bias] before its
+// LayerNorm or RMSNorm), x is that sum: the first statistics sweep forms
+// it from the plan's leading binary operands (f32 adds, as plan.Binary
+// does them), stores it to src rounded to src's type, and sweeps it;
+// the sweeps after it read it back from src, which the row has just
+// filled, so that where a row fits a core's L1 the operands are read
+// from memory once and the sum is written once.
 //
 // The variance sums squared distances from the mean, so there is no
 // cancellation; softmax's max makes every exp at most 1, a -Inf element
@@ -60,6 +72,16 @@ type Norm struct {
 	Plan      *plan.Plan
 	Epsilon   float32
 	InfAsZero bool // softmax: an all -Inf row gives 0s
+	// EpsArg makes the kernel read its epsilon from the argument block
+	// (plan.NormArgs.Eps) in place of Epsilon.
+	EpsArg bool
+	// EpsAdded makes L2 norm divide by norm + eps, not max(norm, eps).
+	EpsAdded bool
+	// Residual, when not 0, is how many of the plan's first post-ops
+	// (all binary Adds: x, skip, then perhaps bias) are the operands of
+	// a residual sum that src receives (LayerNorm and RMS norm); the map
+	// applies the post-ops after them.
+	Residual int
 }
 
 // NormEmitter is what an instruction set supplies to NormRows. Vector
@@ -72,6 +94,10 @@ type NormEmitter interface {
 	// is not 0); Return leaves the kernel.
 	Prologue(cnt int16)
 	Return()
+	// LoadEps sets every lane of r to plan.NormArgs.Eps; it comes
+	// before Prologue, while the argument block is where the call put
+	// it.
+	LoadEps(r int)
 	Lanes() int
 	ElemTypes() *Types
 	// NormRegs is how many vector registers (from 0) NormRows may use
@@ -88,6 +114,9 @@ type NormEmitter interface {
 	// absolute since e^r <= 1; it gives +0 for -Inf exactly, and e^r
 	// or +0 below the exp for sums' range, and keeps a NaN a NaN.
 	ExpShifted(r int)
+	// StoreSrc writes n lanes of r to src, off bytes past its pointer,
+	// converted to src's type (a residual sum); r is unchanged.
+	StoreSrc(r int, off int64, n int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// Copy sets dst = src.
@@ -131,6 +160,9 @@ func NormRows(e NormEmitter, n *Norm) {
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
 	}
+	if n.EpsArg {
+		e.LoadEps(regEps)
+	}
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	row := pl.Reduced[0]
@@ -145,11 +177,16 @@ const (
 	regScale = normAccs + 1 // 1/s, 1/sd or log(s)
 	regHeld  = normAccs + 2 // the first vector of a row held in registers
 	regTotal = normAccs + 2 // a long sum's running total (rows not held)
+	regEps   = normAccs + 3 // a run-time eps (no softmax: nothing held)
 )
 
 // normRow emits one row's statistics and map.
 func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	N := row.Size
+	var res *residualSum
+	if n.Residual > 0 {
+		res = &residualSum{n: n.Residual, steps: e.StepsOf(row)}
+	}
 	sub := func(t int) { e.Arith(ops.Subtract, t, regShift) }
 	square := func(t int) { e.Arith(ops.Multiply, t, t) }
 	// byN divides register 0 by N, as a mean's finalize does (a true
@@ -166,12 +203,21 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		e.SetConst(regScale, 1)
 		e.Arith(ops.Divide, regScale, 0)
 	}
-	rootPlusEps := func() {
+	// withEps sets register 0 to register 0 k eps (as plan.Binary
+	// does): the run-time eps from its register, or the constant.
+	withEps := func(k ops.Kind) {
 		mk := e.Mark()
 		t := e.Tmp()
-		e.SetConst(t, n.Epsilon)
-		e.Arith(ops.Add, 0, t)
+		if n.EpsArg {
+			e.Copy(t, regEps)
+		} else {
+			e.SetConst(t, n.Epsilon)
+		}
+		e.Binary(k, 0, t)
 		e.Release(mk)
+	}
+	rootPlusEps := func() {
+		withEps(ops.Add)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 	}
 	var pre func(t int) // the map's first steps, before the post-ops
@@ -228,7 +274,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		}
 		return
 	case NormLayer:
-		normSweep(e, N, NormSum, false, nil)
+		normSweepOf(e, N, NormSum, false, nil, res)
 		byN()
 		e.Copy(regShift, 0)
 		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) })
@@ -237,7 +283,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweep(e, N, NormSum, false, square)
+		normSweepOf(e, N, NormSum, false, square, res)
 		byN()
 		rootPlusEps()
 		recip()
@@ -245,11 +291,20 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	case NormL2:
 		normSweep(e, N, NormSum, false, square)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
-		e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
+		// As the passes have it: a constant floor is a Clamp, a
+		// run-time one a Maximum, an added eps an Add.
+		switch {
+		case n.EpsAdded:
+			withEps(ops.Add)
+		case n.EpsArg:
+			withEps(ops.Maximum)
+		default:
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
+		}
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMap(e, row, false, pre)
+	normMapFrom(e, row, false, pre, n.Residual)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
@@ -257,6 +312,12 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 // normAccs accumulators over whole vectors, the last vector partial.
 // With keep, f(x) is also stored to the f32 dst.
 func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) {
+	normSweepOf(e, N, k, keep, f, nil)
+}
+
+// normSweepOf is normSweep where, with res, x is the residual sum,
+// formed here and stored to src.
+func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int), res *residualSum) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
 	db := V * 4 // an f32 dst's vector
@@ -264,7 +325,15 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	take := func(acc int, off int64, m int) {
 		mk := e.Mark()
 		t := e.Tmp()
-		e.LoadSrc(t, off, m)
+		if res != nil {
+			res.form(e, t, off/e.ElemTypes().SrcSize, m)
+			e.StoreSrc(t, off, m)
+			if e.ElemTypes().SrcDT != dtypes.F32 {
+				e.LoadSrc(t, off, m) // the sum as src's type rounds it
+			}
+		} else {
+			e.LoadSrc(t, off, m)
+		}
 		if f != nil {
 			f(t)
 		}
@@ -279,6 +348,11 @@ func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) 
 	step := Steps{Src: normAccs * vb}
 	if keep {
 		step.Dst = normAccs * db
+	}
+	if res != nil {
+		for i := range res.n {
+			step.Bin[i] = normAccs * V * res.steps.Bin[i]
+		}
 	}
 	// A long sum is cut into runs, as the reductions' are (runs.go):
 	// each run's accumulators are summed into a running total in
@@ -388,6 +462,33 @@ func normTree(e NormEmitter, k NormCombine) {
 	}
 }
 
+// residualSum is what the first sweep of a row reads to form a residual
+// sum: the plan's first n binary operands, with the row's steps.
+type residualSum struct {
+	n     int
+	steps Steps
+}
+
+// form sets the m lanes of r from element j of the row on to the sum
+// of the operands, in order, as the passes add them.
+func (rs *residualSum) form(e NormEmitter, r int, j int64, m int) {
+	load := func(i, r int) {
+		n := m
+		if rs.steps.Bin[i] == 0 {
+			n = Bcast
+		}
+		e.LoadOperand(i, r, j*rs.steps.Bin[i], n)
+	}
+	load(0, r)
+	mk := e.Mark()
+	t := e.Tmp()
+	for i := 1; i < rs.n; i++ {
+		load(i, t)
+		e.Binary(ops.Add, r, t)
+	}
+	e.Release(mk)
+}
+
 // normHeldMap maps a row held in registers (normHeldSweep) through pre
 // and the post-ops into dst.
 func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
@@ -405,6 +506,12 @@ func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
 // dst) through pre, then the plan's post-ops with their operands
 // (contiguous along the row or broadcast), stored to dst.
 func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
+	normMapFrom(e, row, fromDst, pre, 0)
+}
+
+// normMapFrom is normMap with the post-ops from post-op from on (those
+// before are a residual sum's operands).
+func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
@@ -419,7 +526,7 @@ func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)
-			finish(e, opnds, t, l)
+			finishFrom(e, opnds, from, t, l)
 			e.Release(mk)
 		}
 	})

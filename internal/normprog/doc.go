@@ -34,11 +34,14 @@
 // or broadcast along it, a chunk is instead one call of a fused kernel
 // (fused.go, the shape internal/kernelshape.NormRows): per row a
 // statistics sweep or two in registers, then the map, so no f32 copy is
-// written and a row is read from memory once. The passes remain for
-// everything else: normalized dims elsewhere (softmax over channels),
-// GroupNorm, kept statistics, a residual sum, and the interpreter.
+// written and a row is read from memory once. The kernel takes a
+// run-time epsilon (read from its argument block at each call), an s8 or
+// u8 dst, and a residual sum. The passes remain for everything else:
+// normalized dims elsewhere (softmax over channels), GroupNorm, kept
+// statistics, and the interpreter.
 //
 // A LayerNorm or RMSNorm may normalize a residual sum x + skip [+ bias]
-// (Residual): each chunk's first pass writes its part of the sum, and
-// the passes above read it from cache.
+// (Residual). The fused kernel forms each row's sum in its first sweep
+// and reads it back from cache; as passes, each chunk's first pass
+// writes its part of the sum, and the passes above read it from cache.
 package normprog

@@ -140,3 +140,97 @@ func eachISA(t *testing.T, f func(t *testing.T, isa jit.ISA)) {
 		})
 	}
 }
+
+// TestRunTimeEpsilonFused: a run-time epsilon (each type, and L2Norm's
+// floor and added forms) keeps the fused kernel wherever the constant
+// one takes it, on every JIT ISA, and the kernel gives what the passes
+// give and the float64 reference gives with the value read at that Run.
+// Rows of zeros (the floor and the added eps decide the result) and a
+// NaN are among them.
+func TestRunTimeEpsilonFused(t *testing.T) {
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := jit.SetMaxISA(isa)
+			defer jit.SetMaxISA(prev)
+			r := rand.New(rand.NewPCG(13, uint64(isa)))
+			tested := 0
+			for ci, c := range cases() {
+				if c.d.Kind != LayerNorm && c.d.Kind != RMSNorm && c.d.Kind != L2Norm {
+					continue
+				}
+				constant, err := Compile(&c.d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, added := range []bool{false, true} {
+					if added && c.d.Kind != L2Norm {
+						continue
+					}
+					d := c.d
+					d.EpsDT = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[ci%3]
+					d.EpsAdded = added
+					d.Epsilon = 123 // ignored: the operand's value counts
+					fused, err := Compile(&d)
+					if err != nil {
+						t.Fatalf("%s: %v", c.name, err)
+					}
+					if (fused.full.fused != nil) != (constant.full.fused != nil) {
+						t.Fatalf("%s: fused %v with a run-time epsilon, %v with a constant one",
+							c.name, fused.full.fused != nil, constant.full.fused != nil)
+					}
+					if fused.full.fused == nil {
+						continue
+					}
+					useFused = false
+					passes, err := Compile(&d)
+					useFused = true
+					if err != nil {
+						t.Fatal(err)
+					}
+					tested++
+					n := spanElems(d.Dims, d.SrcStrides)
+					src := fill(r, d.SrcDT, n, 4)
+					// The first row (of the first normalized dim's run)
+					// zeros, and a NaN in the last element.
+					for i := range min(n, d.Dims[len(d.Dims)-1]) {
+						dtypes.StoreF32(d.SrcDT, src, i, 0)
+					}
+					if ci%4 == 0 {
+						dtypes.StoreF32(d.SrcDT, src, n-1, float32(math.NaN()))
+					}
+					gamma, beta, bins := fillOperands(r, &d)
+					for _, v := range []float32{1e-5, 0, 0.5} {
+						eps := make([]byte, d.EpsDT.Size())
+						dtypes.StoreF32(d.EpsDT, eps, 0, v)
+						out := func(p *Program) []byte {
+							dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
+							if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Eps: eps, Bins: bins}); err != nil {
+								t.Fatalf("%s: Run: %v", c.name, err)
+							}
+							return dst
+						}
+						got, pass := out(fused), out(passes)
+						ref := d
+						ref.Epsilon = dtypes.LoadF32(d.EpsDT, eps, 0)
+						want := reference(&ref, src, gamma, beta, bins)
+						for i, w := range want {
+							g := float64(dtypes.LoadF32(d.DstDT, got, int64(i)))
+							pv := float64(dtypes.LoadF32(d.DstDT, pass, int64(i)))
+							if math.IsNaN(g) != math.IsNaN(pv) || math.IsNaN(g) != math.IsNaN(w) ||
+								!math.IsNaN(w) && (math.Abs(g-w) > tolerance(&d, w) || math.Abs(g-pv) > 2*tolerance(&d, w)) {
+								t.Fatalf("%s (eps %v of %v, added %v): element %d is %g, the passes give %g, float64 %g",
+									c.name, v, d.EpsDT, added, i, g, pv, w)
+							}
+						}
+					}
+				}
+			}
+			if tested < 20 {
+				t.Errorf("%d cases took the fused kernel", tested)
+			}
+		})
+	}
+}

@@ -18,6 +18,11 @@ import (
 // src is read from memory once and no f32 copy is written. Everything
 // else (normalized dims elsewhere, GroupNorm, kept statistics, the
 // interpreter) runs as the program of passes.
+//
+// A residual sum's operands lead the kernel's binary operands; the
+// kernel forms the sum in its first sweep and writes it to src (the
+// caller's sum, or one row of scratch that every row reuses), from
+// where its later sweeps read it while it is in cache.
 
 // useFused is false in tests that compare the fused kernel with the
 // passes.
@@ -32,16 +37,26 @@ var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax,
 func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
-	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil || d.Residual != nil ||
-		d.EpsDT != dtypes.Undef || d.EpsAdded || !d.DstDT.IsFloat() || p.kind == LogSoftmax && d.InfAsZero {
+	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil ||
+		p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
 	run := normRun(d, dims)
 	if run == nil || !alongRun(d.DstStrides, run, dims, false) {
 		return nil, nil
 	}
-	// The map's post-ops, as the passes' last one has them.
+	// The residual sum's operands, then the map's post-ops, as the
+	// passes' last one has them.
 	var post []plan.PostOp
+	nres := 0
+	if res := d.Residual; res != nil {
+		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: res.X.DT, BinStrides: res.X.Strides},
+			plan.PostOp{Kind: ops.Add, BinDT: res.Skip.DT, BinStrides: res.Skip.Strides})
+		if res.Bias != nil {
+			post = append(post, plan.PostOp{Kind: ops.Add, BinDT: res.Bias.DT, BinStrides: res.Bias.Strides})
+		}
+		nres = len(post)
+	}
 	if d.Gamma != nil {
 		post = append(post, plan.PostOp{Kind: ops.Multiply, BinDT: d.Gamma.DT, BinStrides: d.Gamma.Strides})
 	}
@@ -81,7 +96,15 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	}
 	pl.Reduced[0].DstStride = 1
 	pl.Reduced[0].BinStrides = along
-	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero})
+	if res := d.Residual; res != nil && !res.KeepSum {
+		// A sum nobody keeps needs only the row being normalized: one
+		// row of scratch, which every row reuses while it is in L1.
+		for i := range pl.Outer {
+			pl.Outer[i].SrcStride = 0
+		}
+	}
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres})
 	if err != nil {
 		return nil, err
 	}

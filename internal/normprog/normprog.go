@@ -215,7 +215,17 @@ func (p *Program) chooseChunks() {
 func (p *Program) build(dims []int64) (*passes, error) {
 	d := &p.d
 	if k, err := p.fused(dims); k != nil || err != nil {
-		return &passes{fused: k}, err
+		ps := &passes{fused: k, sum: -1}
+		if d.Residual != nil && !d.Residual.KeepSum {
+			row := int64(1)
+			for i, n := range dims {
+				if d.Norm[i] {
+					row = plan.MulSat(row, n)
+				}
+			}
+			ps.scratch, ps.sum = []int64{plan.MulSat(row, int64(d.SrcDT.Size()))}, 0
+		}
+		return ps, err
 	}
 	ps := &passes{}
 	order := srcOrder(d)
@@ -595,6 +605,12 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 	var opnds [plan.MaxBinary][]byte
 	if ps.fused != nil {
 		bs := opnds[:0]
+		if d.Residual != nil {
+			bs = append(bs, buf(ref{rX, 0}), buf(ref{rSkip, 0}))
+			if d.Residual.Bias != nil {
+				bs = append(bs, buf(ref{rResBias, 0}))
+			}
+		}
 		if d.Gamma != nil {
 			bs = append(bs, buf(ref{rGamma, 0}))
 		}
@@ -604,7 +620,11 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		for i := range len(b.Bins) {
 			bs = append(bs, buf(ref{rBin, i}))
 		}
-		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs)
+		eps := d.Epsilon
+		if d.EpsDT != dtypes.Undef {
+			eps = dtypes.LoadF32(d.EpsDT, b.Eps, 0) // checked by Run
+		}
+		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs, eps)
 	}
 	for _, s := range ps.steps {
 		bs := opnds[:len(s.bins)]

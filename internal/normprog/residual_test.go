@@ -11,6 +11,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -226,6 +228,117 @@ func TestResidualRefusals(t *testing.T) {
 		var e *status.Error
 		if !errors.As(err, &e) || e.Status != status.InvalidArguments || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Run gives %v, want InvalidArguments naming %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestResidualFused: a residual sum before a LayerNorm or RMSNorm whose
+// normalized dims are innermost runs as the fused kernel on every JIT
+// ISA (with a run-time epsilon too), rows short, long and cut into
+// runs; the sum it keeps is bit for bit x + skip [+ bias] rounded once,
+// as the passes write it, and dst is what the passes give and the
+// float64 reference of that sum gives.
+func TestResidualFused(t *testing.T) {
+	type shape struct {
+		dims  []int64
+		nNorm int
+	}
+	shapes := []shape{{[]int64{7, 33}, 1}, {[]int64{5, 1}, 1}, {[]int64{3, 17}, 1}, {[]int64{2, 3, 4, 9}, 2}, {[]int64{300, 1000}, 1},
+		{[]int64{64}, 1}, {[]int64{2, 40009}, 1}}
+	dtss := [][3]dtypes.DataType{{dtypes.F32, dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16, dtypes.BF16},
+		{dtypes.F16, dtypes.F16, dtypes.F32}, {dtypes.F16, dtypes.F32, dtypes.F16}, {dtypes.F32, dtypes.BF16, dtypes.F32}}
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := jit.SetMaxISA(isa)
+			defer jit.SetMaxISA(prev)
+			r := rand.New(rand.NewPCG(17, uint64(isa)))
+			// Every operand the kernel takes (x, skip, bias, gamma,
+			// beta and a per-row Add) over three row loops that do not
+			// merge (x's rows apart).
+			d := residualCase(LayerNorm, []int64{3, 4, 5, 40}, 1, dtypes.F32, dtypes.F32, dtypes.F32, true, true, false)
+			d.Residual.X.Strides = []int64{1100, 250, 48, 1}
+			d.Beta = &Operand{DT: dtypes.BF16, Strides: d.Gamma.Strides}
+			d.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{20, 5, 1, 0}}}
+			checkResidualFused(t, r, "every operand", d)
+			for _, k := range []Kind{LayerNorm, RMSNorm} {
+				for si, sh := range shapes {
+					for di, dts := range dtss {
+						for v := range 4 {
+							if sh.dims[0]*sh.dims[len(sh.dims)-1] > 10000 && v != di%4 {
+								continue // the large shapes: one variant per type combination
+							}
+							bias, keep := v&1 != 0, v&2 != 0
+							d := residualCase(k, sh.dims, sh.nNorm, dts[0], dts[1], dts[2], bias, keep, false)
+							if (si+di+v)%3 == 0 {
+								d.EpsDT = dtypes.F32
+							}
+							name := fmt.Sprintf("%s/%v/%v/bias=%v/keep=%v/eps=%v", k, sh.dims, dts, bias, keep, d.EpsDT)
+							checkResidualFused(t, r, name, d)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkResidualFused runs d as the fused kernel and as the passes on the
+// same random data and compares them, and the fused one with the float64
+// reference.
+func checkResidualFused(t *testing.T, r *rand.Rand, name string, d *Desc) {
+	t.Helper()
+	fused, err := Compile(d)
+	if err != nil {
+		t.Fatalf("%s: Compile: %v", name, err)
+	}
+	if fused.full.fused == nil {
+		t.Fatalf("%s: the passes run, not the fused kernel", name)
+	}
+	useFused = false
+	passes, err := Compile(d)
+	useFused = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := d.Residual
+	x := fill(r, res.X.DT, spanElems(d.Dims, res.X.Strides), 3)
+	skip := fill(r, res.Skip.DT, spanElems(d.Dims, res.Skip.Strides), 3)
+	var bias []byte
+	if res.Bias != nil {
+		bias = fill(r, res.Bias.DT, spanElems(d.Dims, res.Bias.Strides), 1)
+	}
+	gamma, beta, bins := fillOperands(r, d)
+	eps := f32Bytes(0.01)
+	run := func(p *Program) (dst, sum []byte) {
+		dst = make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
+		if res.KeepSum {
+			sum = make([]byte, spanElems(d.Dims, d.SrcStrides)*int64(d.SrcDT.Size()))
+		}
+		if err := p.Run(Buffers{Src: sum, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins, X: x, Skip: skip, Bias: bias, Eps: eps}); err != nil {
+			t.Fatalf("%s: Run: %v", name, err)
+		}
+		return dst, sum
+	}
+	got, gotSum := run(fused)
+	pass, passSum := run(passes)
+	wantSum := residualSum(d, x, skip, bias)
+	if res.KeepSum && (!bytes.Equal(gotSum, wantSum) || !bytes.Equal(gotSum, passSum)) {
+		t.Fatalf("%s: the fused kernel's sum differs from x + skip [+ bias] rounded once (passes equal: %v)",
+			name, bytes.Equal(passSum, wantSum))
+	}
+	ref := *d
+	if d.EpsDT != dtypes.Undef {
+		ref.Epsilon = dtypes.LoadF32(dtypes.F32, eps, 0)
+	}
+	want := reference(&ref, wantSum, gamma, beta, bins)
+	for i, w := range want {
+		g := float64(dtypes.LoadF32(d.DstDT, got, int64(i)))
+		pv := float64(dtypes.LoadF32(d.DstDT, pass, int64(i)))
+		if math.IsNaN(g) || math.Abs(g-w) > tolerance(d, w) || math.Abs(g-pv) > 2*tolerance(d, w) {
+			t.Fatalf("%s: element %d is %g, the passes give %g, float64 %g", name, i, g, pv, w)
 		}
 	}
 }

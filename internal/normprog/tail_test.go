@@ -3,6 +3,7 @@ package normprog
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -104,5 +105,128 @@ func TestManyBinaryPostOps(t *testing.T) {
 			}
 		}
 		jit.SetMaxISA(prev)
+	}
+}
+
+// TestQuantizedFused: into s8 and u8 after a fused Quantize, every kind
+// the fused kernel computes keeps it wherever an f32 dst does, on every
+// JIT ISA, also after a residual sum and with a run-time epsilon; its
+// integers are the passes' (one apart at most where the two f32 results
+// straddle a rounding boundary: the kernel multiplies by a reciprocal
+// where the passes divide) and the float64 result rounded and saturated.
+func TestQuantizedFused(t *testing.T) {
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := jit.SetMaxISA(isa)
+			defer jit.SetMaxISA(prev)
+			r := rand.New(rand.NewPCG(23, uint64(isa)))
+			var descs []Desc
+			for ci, c := range cases() {
+				if c.d.Kind == L1Norm || ci%2 != 0 {
+					continue
+				}
+				descs = append(descs, c.d)
+			}
+			for i, k := range []Kind{LayerNorm, RMSNorm} {
+				d := residualCase(k, []int64{6, 100}, 1, dtypes.BF16, dtypes.F32, dtypes.F32, i == 0, i == 1, false)
+				d.EpsDT = dtypes.F16
+				descs = append(descs, *d)
+			}
+			tested := 0
+			for di, d := range descs {
+				asF32, err := Compile(&d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.DstDT = []dtypes.DataType{dtypes.S8, dtypes.U8}[di%2]
+				zero := make([]int64, len(d.Dims))
+				d.PostOps = append(append([]plan.PostOp(nil), d.PostOps...),
+					plan.PostOp{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: zero},
+					plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: zero})
+				fused, err := Compile(&d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (fused.full.fused != nil) != (asF32.full.fused != nil) {
+					t.Fatalf("%v %v into %v: fused %v, into f32 %v", d.Kind, d.Dims, d.DstDT, fused.full.fused != nil, asF32.full.fused != nil)
+				}
+				if fused.full.fused == nil {
+					continue
+				}
+				tested++
+				useFused = false
+				passes, err := Compile(&d)
+				useFused = true
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := fill(r, d.SrcDT, spanElems(d.Dims, d.SrcStrides), 4)
+				var x, skip []byte
+				var bias []byte
+				if res := d.Residual; res != nil {
+					x = fill(r, res.X.DT, spanElems(d.Dims, res.X.Strides), 3)
+					skip = fill(r, res.Skip.DT, spanElems(d.Dims, res.Skip.Strides), 3)
+					if res.Bias != nil {
+						bias = fill(r, res.Bias.DT, spanElems(d.Dims, res.Bias.Strides), 1)
+					}
+					if !res.KeepSum {
+						src = nil
+					}
+				}
+				gamma, beta, bins := fillOperands(r, &d)
+				scale, zp := float32(1.0/64), float32(map[dtypes.DataType]float64{dtypes.S8: 3, dtypes.U8: 128}[d.DstDT])
+				if d.Kind == LayerNorm || d.Kind == RMSNorm {
+					scale = 1.0 / 32
+				}
+				bins[len(bins)-2], bins[len(bins)-1] = f32Bytes(scale), f32Bytes(zp)
+				eps := f32Bytes(0)
+				if d.EpsDT != dtypes.Undef {
+					eps = make([]byte, 2)
+					dtypes.StoreF32(d.EpsDT, eps, 0, 0.01)
+				}
+				run := func(p *Program) ([]byte, []byte) {
+					dst := make([]byte, spanElems(d.Dims, d.DstStrides))
+					sum := append([]byte(nil), src...)
+					if err := p.Run(Buffers{Src: sum, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins, Eps: eps, X: x, Skip: skip, Bias: bias}); err != nil {
+						t.Fatalf("%v %v: Run: %v", d.Kind, d.Dims, err)
+					}
+					return dst, sum
+				}
+				got, sum := run(fused)
+				pass, _ := run(passes)
+				ref := d
+				ref.DstDT = dtypes.F32
+				if d.EpsDT != dtypes.Undef {
+					ref.Epsilon = dtypes.LoadF32(d.EpsDT, eps, 0)
+				}
+				normed := src
+				if d.Residual != nil {
+					normed = residualSum(&d, x, skip, bias)
+					if d.Residual.KeepSum && !slices.Equal(sum, normed) {
+						t.Fatalf("%v %v into %v: the sum kept differs from x + skip [+ bias]", d.Kind, d.Dims, d.DstDT)
+					}
+				}
+				want := reference(&ref, normed, gamma, beta, bins)
+				lo, hi := -128.0, 127.0
+				if d.DstDT == dtypes.U8 {
+					lo, hi = 0, 255
+				}
+				for i, w := range want {
+					g := float64(dtypes.LoadF32(d.DstDT, got, int64(i)))
+					pv := float64(dtypes.LoadF32(d.DstDT, pass, int64(i)))
+					sat := math.Min(math.Max(w, lo), hi)
+					if math.Abs(g-pv) > 1 || math.Abs(g-sat) > 0.5+tolerance(&ref, w)/float64(scale) {
+						t.Fatalf("%v %v into %v: element %d is %v, the passes give %v, float64 %v",
+							d.Kind, d.Dims, d.DstDT, i, g, pv, w)
+					}
+				}
+			}
+			if tested < 20 {
+				t.Errorf("%d descriptions took the fused kernel", tested)
+			}
+		})
 	}
 }

@@ -69,3 +69,16 @@ type Code struct {
 	Text   []byte
 	Totals bool
 }
+
+// NormArgs is the argument block of a fused normalization kernel: Args,
+// then the values the kernel reads at run time rather than from its code.
+type NormArgs struct {
+	Args
+	// Eps is the epsilon of a kernel built to read it here (a graph's
+	// epsilon tensor, which may change between runs), as f32.
+	Eps float32
+	_   uint32
+}
+
+// ArgEps is the byte offset of NormArgs.Eps.
+const ArgEps = ArgBins + 8*MaxBinary

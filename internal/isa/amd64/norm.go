@@ -133,3 +133,10 @@ var _ kernelshape.NormEmitter = (*gen)(nil)
 func isFloat(dt dtypes.DataType) bool {
 	return dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16
 }
+
+// LoadEps broadcasts NormArgs.Eps into r (DI still points at the
+// argument block).
+func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, mem(rDI, plan.ArgEps), bcast) }
+
+// StoreSrc stores n lanes of r to src at off (a residual sum).
+func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, g.m(rSrc, off), n) }

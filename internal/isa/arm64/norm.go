@@ -105,3 +105,10 @@ func (g *gen) HReduce(c kernelshape.NormCombine, r int) {
 }
 
 var _ kernelshape.NormEmitter = (*gen)(nil)
+
+// LoadEps broadcasts NormArgs.Eps into r (rArgs still points at the
+// argument block).
+func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, at(rArgs, plan.ArgEps), bcast) }
+
+// StoreSrc stores n lanes of r to src at off (a residual sum).
+func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, at(rSrc, off), n) }

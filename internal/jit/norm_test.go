@@ -1,0 +1,147 @@
+package jit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// normPlan is the fused kernel's plan for rows of n contiguous f32
+// elements, with the given post-ops (their operands contiguous along the
+// row).
+func normPlan(t *testing.T, rows, n int64, post []plan.PostOp) *plan.Plan {
+	t.Helper()
+	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32,
+		Dims: []int64{rows, n}, SrcStrides: []int64{n, 1}, Reduce: []bool{false, true}, DstStrides: []int64{n, 1}, PostOps: post})
+	if err != nil || len(pl.Reduced) != 1 || pl.HasInner {
+		t.Fatalf("plan of %dx%d: %v %v", rows, n, pl, err)
+	}
+	pl.Reduced[0].DstStride = 1
+	pl.Reduced[0].BinStrides = make([]int64, len(post))
+	for i := range post {
+		pl.Reduced[0].BinStrides[i] = 1
+	}
+	return pl
+}
+
+// TestNormKernelRunTimeEpsAndResidual: the fused normalization kernel
+// reads its epsilon from the argument block at each call (RMS norm,
+// layer norm, L2 norm with eps as a floor and added) and forms a
+// residual sum x + skip into src (bit for bit the f32 sum) before
+// normalizing it, on every JIT ISA this machine runs, against float64.
+func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
+	const rows = 3
+	t.Logf("ISAs: %v", argISAs())
+	for _, isa := range argISAs() {
+		prev := SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(5, uint64(isa)))
+		for _, n := range []int64{3, 17, 64, 100} {
+			vals := func() []float32 {
+				v := make([]float32, rows*n)
+				for i := range v {
+					v[i] = float32(r.Float64()*8 - 4)
+				}
+				return v
+			}
+			for _, c := range []struct {
+				kind     kernelshape.NormKind
+				added    bool
+				residual bool
+			}{{kernelshape.NormRMS, false, false}, {kernelshape.NormLayer, false, false}, {kernelshape.NormL2, false, false},
+				{kernelshape.NormL2, true, false}, {kernelshape.NormLayer, false, true}, {kernelshape.NormRMS, false, true}} {
+				var post []plan.PostOp
+				nres := 0
+				if c.residual {
+					add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{n, 1}}
+					post, nres = []plan.PostOp{add, add}, 2
+				}
+				k, why, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: normPlan(t, rows, n, post), EpsArg: true,
+					EpsAdded: c.added, Epsilon: 123, Residual: nres})
+				if err != nil || k == nil {
+					t.Fatalf("%v: %v %s", isa, err, why)
+				}
+				x, skip := vals(), vals()
+				src := x
+				var bins [][]byte
+				if c.residual {
+					src = make([]float32, rows*n) // receives the sum
+					bins = [][]byte{f32Bytes(x), f32Bytes(skip)}
+				}
+				srcB := f32Bytes(src)
+				for _, eps := range []float32{0.5, 1e-5} {
+					dst := make([]byte, 4*rows*n)
+					if err := k.Run(srcB, dst, bins, eps); err != nil {
+						t.Fatal(err)
+					}
+					for row := range int64(rows) {
+						sum := make([]float64, n)
+						for j := range n {
+							i := row*n + j
+							sum[j] = float64(x[i])
+							if c.residual {
+								s := x[i] + skip[i]
+								if got := dtypes.LoadF32(dtypes.F32, srcB, i); got != s {
+									t.Fatalf("%v %v n=%d: sum[%d] = %v, want %v", isa, c.kind, n, i, got, s)
+								}
+								sum[j] = float64(s)
+							}
+						}
+						want := normRef(c.kind, c.added, sum, float64(eps))
+						for j := range n {
+							got := float64(dtypes.LoadF32(dtypes.F32, dst, row*n+j))
+							if math.Abs(got-want[j]) > 1e-5*math.Abs(want[j])+1e-6 {
+								t.Fatalf("%v %v (added %v, residual %v) n=%d eps %v: dst[%d] = %v, want %v",
+									isa, c.kind, c.added, c.residual, n, eps, row*n+j, got, want[j])
+							}
+						}
+					}
+				}
+			}
+		}
+		SetMaxISA(prev)
+	}
+}
+
+// normRef normalizes one row in float64.
+func normRef(k kernelshape.NormKind, added bool, x []float64, eps float64) []float64 {
+	n := float64(len(x))
+	mean, ss := 0.0, 0.0
+	for _, v := range x {
+		mean += v / n
+		ss += v * v
+	}
+	var shift, div float64
+	switch k {
+	case kernelshape.NormLayer:
+		v := 0.0
+		for _, e := range x {
+			v += (e - mean) * (e - mean) / n
+		}
+		shift, div = mean, math.Sqrt(v+eps)
+	case kernelshape.NormRMS:
+		div = math.Sqrt(ss/n + eps)
+	case kernelshape.NormL2:
+		div = math.Max(math.Sqrt(ss), eps)
+		if added {
+			div = math.Sqrt(ss) + eps
+		}
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = (v - shift) / div
+	}
+	return out
+}
+
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		dtypes.StoreF32(dtypes.F32, b, int64(i), x)
+	}
+	return b
+}
