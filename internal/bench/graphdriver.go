@@ -323,10 +323,21 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 		}
 		inputs[id] = rewritten
 	}
+	// As benchdnn's --dt (flex_rewrite.cpp, dt_rewrite_norm), a LayerNorm
+	// or GroupNorm has only its src and dst retyped: gamma, beta and the
+	// statistics keep their types (f32 statistics under 16-bit data).
+	normKept := map[uint64]bool{}
+	for _, op := range g0.Ops() {
+		if op.Kind == graph.LayerNorm || op.Kind == graph.GroupNorm {
+			for _, t := range append(append([]graph.LogicalTensor(nil), op.Inputs[min(1, len(op.Inputs)):]...), op.Outputs[min(1, len(op.Outputs)):]...) {
+				normKept[t.ID] = true
+			}
+		}
+	}
 	retype := func(t graph.LogicalTensor) graph.LogicalTensor {
 		if dt, ok := dto.PerID[t.ID]; ok {
 			t.DataType = dt
-		} else if dto.All != dtypes.Undef && t.DataType.IsFloat() {
+		} else if dto.All != dtypes.Undef && t.DataType.IsFloat() && !normKept[t.ID] {
 			t.DataType = dto.All
 		}
 		return t

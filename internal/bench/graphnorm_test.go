@@ -70,12 +70,8 @@ func TestGraphNormPartitions(t *testing.T) {
 		"LayerNorm+GELU":     normGraphJSON("LayerNorm", lnormAttrs, "[3, 5]", false, geluPost),
 		"GroupNorm+Multiply": normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, mulPost),
 	} {
-		dts, want := "--dt=f32,bf16,f16", "3"
-		if strings.Contains(name, "stats") {
-			dts, want = "--dt=f32", "1" // --dt would make the statistics 16-bit too
-		}
-		code, out, errw := runGraph(t, writeCase(t, doc, nil), dts)
-		if code != 0 || summary(t, out)[1] != want {
+		code, out, errw := runGraph(t, writeCase(t, doc, nil), "--dt=f32,bf16,f16")
+		if code != 0 || summary(t, out)[1] != "3" {
 			t.Errorf("%s: exit %d\n%s%s", name, code, out, errw)
 		}
 	}
@@ -136,5 +132,39 @@ func TestGraphNormRefusals(t *testing.T) {
 	}
 	if graph.GroupNorm.String() != "GroupNorm" {
 		t.Fatal("op name")
+	}
+}
+
+// TestGraphNormDT: --dt retypes a LayerNorm's or GroupNorm's src and dst
+// only, as benchdnn's does: gamma, beta and the statistics keep their
+// types; the other ops' float tensors all take it.
+func TestGraphNormDT(t *testing.T) {
+	for _, kind := range []string{"LayerNorm", "GroupNorm"} {
+		attrs := strings.Replace(lnormAttrs, "-2", "-1", 1)
+		pdims := "[5]"
+		if kind == "GroupNorm" {
+			attrs, pdims = gnormAttrs, "[6]"
+		}
+		path := writeCase(t, normGraphJSON(kind, attrs, pdims, kind == "LayerNorm", geluPost), nil)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := loadGraph(graphCase{file: path, dt: "bf16"}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[uint64]string{0: "bf16", 1: "f32", 2: "f32", 3: "bf16", 8: "bf16"} {
+			if lt, ok := g.Tensor(id); !ok || lt.DataType.String() != want {
+				t.Errorf("%s: tensor %d is %v, want %s", kind, id, lt.DataType, want)
+			}
+		}
+		if kind == "LayerNorm" {
+			for _, id := range []uint64{4, 5} {
+				if lt, ok := g.Tensor(id); !ok || lt.DataType.String() != "f32" {
+					t.Errorf("%s: statistic %d is %v, want f32", kind, id, lt.DataType)
+				}
+			}
+		}
 	}
 }

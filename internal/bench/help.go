@@ -184,7 +184,9 @@ Graph driver (--graph):
                           keeps its attributes (set the new kind's with --op-attrs).
                           KIND undef removes the op: its consumers read its input (of a
                           binary op, the one another op produces).
-  --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors.
+  --dt=DT | ID:DT[+...]   retype every float tensor (f32, bf16, f16), or given tensors; of a
+                          LayerNorm or GroupNorm only src and dst, as benchdnn (gamma, beta
+                          and the statistics keep their types).
   --mb=N                  override the minibatch (0: keep): dim 0 of the inputs it flows
                           from, also over an --in-shapes shape; layouts keep their dim order.
   --expected-n-partitions=N
