@@ -1,6 +1,8 @@
 package kernelshape
 
 import (
+	"math"
+
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -493,4 +495,47 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop) {
 		e.NativeCombine(0, int(first))
 	}
 	e.NativeStoreFirst()
+}
+
+// IdentityPattern is the combine's identity (NativeEmitter.NativeInit)
+// as a lane value, repeated across 64 bits: what every emitter
+// broadcasts into an accumulator.
+func (k NativeKind) IdentityPattern() uint64 {
+	b := uint(k.Bytes * 8)
+	all := uint64(math.MaxUint64) >> (64 - b)
+	signBit := uint64(1) << (b - 1)
+	var v uint64
+	switch k.Op {
+	case NativeMul:
+		v = 1
+		if k.Float {
+			v = math.Float64bits(1)
+		}
+	case NativeAnd, NativeAll:
+		v = all
+	case NativeMax:
+		switch {
+		case k.Float:
+			v = math.Float64bits(math.Inf(-1))
+		case k.Signed:
+			v = signBit
+		}
+	case NativeMin:
+		switch {
+		case k.Float:
+			v = math.Float64bits(math.Inf(1))
+		case k.Signed:
+			v = all &^ signBit
+		default:
+			v = all
+		}
+	}
+	if b == 64 {
+		return v
+	}
+	var p uint64
+	for s := uint(0); s < 64; s += b {
+		p |= v << s
+	}
+	return p
 }

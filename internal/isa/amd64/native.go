@@ -137,55 +137,8 @@ func (n *nativeGen) pattern(r int, p uint64) {
 	n.op(x86.AVPBROADCASTQ, n.xr(r), n.vr(r))
 }
 
-// replicate repeats the lane value v (Bytes wide) across 64 bits.
-func (n *nativeGen) replicate(v uint64) uint64 {
-	b := uint(n.k.Bytes * 8)
-	if b == 64 {
-		return v
-	}
-	v &= 1<<b - 1
-	var p uint64
-	for s := uint(0); s < 64; s += b {
-		p |= v << s
-	}
-	return p
-}
-
-// identity is the combine's identity as a lane value.
-func (n *nativeGen) identity() uint64 {
-	b := uint(n.k.Bytes * 8)
-	all := uint64(math.MaxUint64) >> (64 - b)
-	signBit := uint64(1) << (b - 1)
-	switch n.k.Op {
-	case kernelshape.NativeMul:
-		if n.k.Float {
-			return math.Float64bits(1)
-		}
-		return 1
-	case kernelshape.NativeAnd, kernelshape.NativeAll:
-		return all
-	case kernelshape.NativeMax:
-		switch {
-		case n.k.Float:
-			return math.Float64bits(math.Inf(-1))
-		case n.k.Signed:
-			return signBit
-		}
-		return 0
-	case kernelshape.NativeMin:
-		switch {
-		case n.k.Float:
-			return math.Float64bits(math.Inf(1))
-		case n.k.Signed:
-			return all &^ signBit
-		}
-		return all
-	}
-	return 0
-}
-
 // NativeInit sets accumulator u to the identity.
-func (n *nativeGen) NativeInit(u int) { n.pattern(u, n.replicate(n.identity())) }
+func (n *nativeGen) NativeInit(u int) { n.pattern(u, n.k.IdentityPattern()) }
 
 // NativeLoad combines a whole vector, or one element into lane 0 (the
 // other lanes the identity), into accumulator u.
@@ -235,7 +188,7 @@ func (n *nativeGen) loadFirst(t int, addr obj.Addr) {
 		n.op(x86.AMOVL, addr, reg(rScratch))
 	}
 	if n.k.Bytes < 4 {
-		rest := uint32(n.replicate(n.identity())) &^ (1<<(8*n.k.Bytes) - 1)
+		rest := uint32(n.k.IdentityPattern()) &^ (1<<(8*n.k.Bytes) - 1)
 		if rest != 0 {
 			n.op(x86.AORL, imm(int64(int32(rest))), reg(rScratch))
 		}

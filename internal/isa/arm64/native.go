@@ -108,7 +108,7 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	n.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
 	n.pro = n.Add(&obj.Prog{As: obj.ANOP})
-	n.pattern(n.id, n.replicate(n.identity()))
+	n.pattern(n.id, n.k.IdentityPattern())
 	if n.ones != 0 {
 		n.pattern(n.ones, 0x0101010101010101)
 	}
@@ -125,53 +125,6 @@ func (n *nativeGen) pattern(r int, p uint64) {
 	}
 	n.movImm(rTmp, int64(p))
 	n.op(arm64.AVMOV, reg(rTmp), varng(r, arr2D))
-}
-
-// replicate repeats the lane value v (Bytes wide) across 64 bits.
-func (n *nativeGen) replicate(v uint64) uint64 {
-	b := uint(n.k.Bytes * 8)
-	if b == 64 {
-		return v
-	}
-	v &= 1<<b - 1
-	var p uint64
-	for s := uint(0); s < 64; s += b {
-		p |= v << s
-	}
-	return p
-}
-
-// identity is the combine's identity as a lane value.
-func (n *nativeGen) identity() uint64 {
-	b := uint(n.k.Bytes * 8)
-	all := uint64(math.MaxUint64) >> (64 - b)
-	signBit := uint64(1) << (b - 1)
-	switch n.k.Op {
-	case kernelshape.NativeMul:
-		if n.k.Float {
-			return math.Float64bits(1)
-		}
-		return 1
-	case kernelshape.NativeAnd, kernelshape.NativeAll:
-		return all
-	case kernelshape.NativeMax:
-		switch {
-		case n.k.Float:
-			return math.Float64bits(math.Inf(-1))
-		case n.k.Signed:
-			return signBit
-		}
-		return 0
-	case kernelshape.NativeMin:
-		switch {
-		case n.k.Float:
-			return math.Float64bits(math.Inf(1))
-		case n.k.Signed:
-			return all &^ signBit
-		}
-		return all
-	}
-	return 0
 }
 
 // NativeInit sets accumulator u to the identity.
