@@ -48,10 +48,10 @@ func benchDesc(kind Kind, dims []int64, norm int, dt dtypes.DataType) *Desc {
 }
 
 // BenchmarkPrograms times each anchor shape through normprog, f32 and
-// bf16; bytes are src read plus dst written.
+// bf16 and f16; bytes are src read plus dst written.
 func BenchmarkPrograms(b *testing.B) {
 	for _, s := range benchShapes {
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			b.Run(s.label+"/"+dt.String(), func(b *testing.B) {
 				d := benchDesc(s.kind, s.dims, s.norm, dt)
 				p, err := Compile(d)
@@ -169,15 +169,22 @@ func plainRow(k Kind, x, y, gamma []float32) {
 // timed runs f b.N times and reports, beside the mean (ns/op), the
 // median of the runs (med-ns/op): on a machine shared with other work
 // the mean takes in the runs that were descheduled, as the median of
-// oneDNN's anchor does not.
+// oneDNN's anchor does not. With the benchmark on one thread (-cpu 1)
+// it also reports the process's CPU time per run (cpu-ns/op), which the
+// time other processes take from it does not count.
 func timed(b *testing.B, f func()) {
 	ts := make([]time.Duration, b.N)
+	c0 := cpuTime()
 	for i := range b.N {
 		t0 := time.Now()
 		f()
 		ts[i] = time.Since(t0)
 	}
+	c := cpuTime() - c0
 	b.StopTimer()
 	slices.Sort(ts)
 	b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds()), "med-ns/op")
+	if c0 != 0 {
+		b.ReportMetric(float64(c.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }

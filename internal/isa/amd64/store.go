@@ -142,8 +142,10 @@ func (g *gen) bf16Round(h, hi, c, r int) {
 
 // toBF16Native converts with VCVTNEPS2BF16. That instruction flushes
 // subnormal inputs and outputs to zero (it ignores MXCSR), which gdnn's
-// rounding does not; so lanes whose exponent field is 0 are redone with
-// the integer sequence, on a branch that normal data never takes.
+// rounding does not; so subnormal lanes are redone with the integer
+// sequence, on a branch that normal data never takes. VFPCLASSPS finds
+// them in one instruction with no constant, and leaves zeros (which the
+// instruction converts exactly, as common data has them) off the branch.
 func (g *gen) toBF16Native(h, r int) {
 	g.vcvtneps2bf16(h, r)
 	mk := g.Mark()
@@ -152,8 +154,7 @@ func (g *gen) toBF16Native(h, r int) {
 	hi := g.Tmp()
 	c := g.Tmp()
 	k := kreg(6)
-	g.constant(c, 0x7f800000)
-	g.op(x86.AVPTESTNMD, g.vr(c), g.vr(r), k)
+	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(r), k)
 	// No flush here: the caller may hold memory operands with pending
 	// pointer increments folded in, and the skipped block only touches
 	// registers, so both paths leave the pointers alike.
@@ -164,6 +165,10 @@ func (g *gen) toBF16Native(h, r int) {
 	g.op(x86.AVPMOVDW, g.vr(d), k, g.hr(h))
 	g.Place(skip)
 }
+
+// fpclassDenormal is VFPCLASSPS's category of subnormal inputs (its
+// bit 5), read from the bits alone whatever MXCSR's DAZ says.
+const fpclassDenormal = 0x20
 
 // vcvtneps2bf16 emits VCVTNEPS2BF16 ymm(h), zmm(r), which the assembler
 // does not know: EVEX.512.F3.0F38.W0 72 /r. It rounds to nearest even
