@@ -174,6 +174,9 @@ func CheckNative(pl *plan.Plan, arch string, maxDepth int, takes func(NativeKind
 	if err := takes(k); err != nil {
 		return NativeKind{}, err
 	}
+	if err := CheckNativeRuns(pl, k); err != nil {
+		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", arch, err)
+	}
 	if len(pl.Outer) > maxDepth || len(pl.Reduced) > maxDepth {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",
 			arch, len(pl.Outer), len(pl.Reduced), maxDepth)
@@ -246,26 +249,47 @@ func NativeShapeOf(pl *plan.Plan, v int) NativeShape {
 
 // NativeRun returns the run length (iterations of the loop whose
 // iterations each add once into every lane) of an f64 sum whose lanes
-// each take chain adds in all, or 0 when the chain is left whole: the
-// power of two at or above the square root of chain, at least minRun, as
-// runs.go cuts f32 sums. Chains of up to nativeUncut adds stay whole:
-// f64 sums are held to 2^-53 (1032 + N/1024) of the sum of magnitudes
-// (the interpreter's two levels of runs of 1024), which such a chain and
-// the combines after it keep.
+// each take chain adds in all, or 0 when the chain is left whole. f64
+// sums are held to 2^-53 (1032 + N/1024) of the sum of magnitudes, the
+// bound of the interpreter's two levels of runs of 1024: so a run is
+// nativeRunLen adds, and each run is added once into its lane's running
+// total, as the interpreter's are. Chains of up to nativeUncut adds stay
+// whole (those adds and the combines of the lanes after them keep the
+// bound).
 func NativeRun(k NativeKind, chain int64) int64 {
 	if !k.Float || k.Op != NativeAdd || chain <= nativeUncut {
 		return 0
 	}
-	r := int64(minRun)
-	for r*r < chain {
-		r *= 2
-	}
-	return r
+	return nativeRunLen
 }
 
 // nativeUncut is the longest chain of f64 adds left whole: 1032 less the
 // combines of the accumulators' lanes and the stages after them.
 const nativeUncut = 1000
+
+// nativeRunLen is the length of the runs a longer chain is cut into.
+const nativeRunLen = 1024
+
+// CheckNativeRuns refuses an f64 sum the native kernel would cut into
+// runs (NativeRun) over more than one reduced loop: its shapes cut only
+// the innermost reduced loop, folding after each pass of it, so a short
+// innermost loop under a long one would fold once per pass, a chain of
+// totals past the bound. Such a sum runs in the interpreter.
+func CheckNativeRuns(pl *plan.Plan, k NativeKind) error {
+	red := LayoutOf(pl).Reduced
+	if len(red) < 2 {
+		return nil
+	}
+	n := int64(1)
+	for _, l := range red {
+		n = plan.MulSat(n, l.Size)
+	}
+	if NativeRun(k, n) == 0 {
+		return nil
+	}
+	return status.Errorf(status.Unimplemented,
+		"native kernel: an f64 sum of %d elements over %d reduced loops (cut into runs of the innermost one only) runs in the interpreter", n, len(red))
+}
 
 // Native emits the whole kernel of pl through e (the ABI of plan.Args:
 // Count runs the outermost Outer loop; a plan without one runs once).

@@ -109,8 +109,8 @@ func TestNativeShapeOf(t *testing.T) {
 }
 
 // TestNativeRun checks where f64 sums are cut into runs: only past
-// nativeUncut adds a lane, in runs of about the square root; never for
-// other kinds.
+// nativeUncut adds a lane, in runs of nativeRunLen (the interpreter's
+// 1024) however long the chain; never for other kinds.
 func TestNativeRun(t *testing.T) {
 	f64 := NativeKind{Op: NativeAdd, Bytes: 8, Float: true}
 	for _, c := range []struct {
@@ -120,13 +120,54 @@ func TestNativeRun(t *testing.T) {
 	}{
 		{f64, 16, 0},
 		{f64, nativeUncut, 0},
-		{f64, nativeUncut + 1, 32},
+		{f64, nativeUncut + 1, 1024},
 		{f64, 1 << 20, 1024},
+		{f64, 1<<62 + 1, 1024},
 		{NativeKind{Op: NativeMax, Bytes: 8, Float: true}, 1 << 20, 0},
 		{NativeKind{Op: NativeAdd, Bytes: 8}, 1 << 20, 0},
 	} {
 		if got := NativeRun(c.k, c.chain); got != c.want {
 			t.Errorf("NativeRun(%+v, %d) = %d, want %d", c.k, c.chain, got, c.want)
+		}
+	}
+}
+
+// TestCheckNativeRuns checks that an f64 sum long enough to be cut into
+// runs over more than one reduced loop is refused (the shapes would fold
+// after every pass of a short innermost loop), and that one reduced
+// loop, short sums and other kinds are taken.
+func TestCheckNativeRuns(t *testing.T) {
+	sum, max := plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0)
+	for _, c := range []struct {
+		name    string
+		dims    []int64
+		strides []int64
+		reduce  []bool
+		r       plan.Reduction
+		refused bool
+	}{
+		{"two reduced loops, long", []int64{20000, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, sum, true},
+		{"two reduced loops, short", []int64{200, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, sum, false},
+		{"one reduced loop, long", []int64{20000, 4}, []int64{4, 1}, []bool{true, false}, sum, false},
+		{"two reduced loops, max", []int64{20000, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, max, false},
+	} {
+		p := &plan.Problem{Reduction: c.r, SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: c.dims, SrcStrides: c.strides, Reduce: c.reduce}
+		p.DstStrides = make([]int64, len(c.dims))
+		for i := range c.dims {
+			if !c.reduce[i] {
+				p.DstStrides[i] = 1
+			}
+		}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, err = CheckNative(pl, "test", 4, func(NativeKind) error { return nil })
+		if c.refused != (err != nil) {
+			t.Errorf("%s: CheckNative = %v, want refused %v", c.name, err, c.refused)
+		}
+		if err != nil && !errors.Is(err, status.Unimplemented) {
+			t.Errorf("%s: %v is not Unimplemented", c.name, err)
 		}
 	}
 }

@@ -27,6 +27,9 @@ func nativeWanted(pl *plan.Plan, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := kernelshape.CheckNativeRuns(pl, k); err != nil {
+		return err
+	}
 	return nativeTakes(k, o.AVX512)
 }
 

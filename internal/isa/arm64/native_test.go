@@ -23,14 +23,14 @@ import (
 const nativeSentinel = 0xa5
 
 // nativeRefused reports whether NEON's native kernel refuses pl by
-// design: what kernelshape.NativeKindOf refuses of a native plan, and the 64-bit integer
-// product NEON has no instruction for.
+// design: what kernelshape.NativeKindOf and CheckNativeRuns refuse of a
+// native plan, and the 64-bit integer product NEON has no instruction for.
 func nativeRefused(pl *plan.Plan) bool {
 	if !isNative(pl) {
 		return false // the f32 kernels' (an s8 or u8 copy)
 	}
 	k, err := kernelshape.NativeKindOf(pl)
-	return err != nil || k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8
+	return err != nil || kernelshape.CheckNativeRuns(pl, k) != nil || k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8
 }
 
 // runNative emits pl, runs it over src (fenced at the end of its pages
