@@ -34,6 +34,9 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	if n == nil || n.Plan == nil || len(n.Plan.Reduced) != 1 {
 		return nil, "", status.Errorf(status.InvalidArguments, "jit: a fused normalization needs a plan with one row loop")
 	}
+	if err := n.Check(); err != nil {
+		return nil, "", err
+	}
 	isa := EffectiveISA()
 	var code plan.Code
 	var err error

@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // normPlan is the fused kernel's plan for rows of n contiguous f32
@@ -144,4 +146,31 @@ func f32Bytes(v []float32) []byte {
 		dtypes.StoreF32(dtypes.F32, b, int64(i), x)
 	}
 	return b
+}
+
+// TestNormKernelResidualRefusals checks that a residual sum CompileNorm
+// cannot emit (a kind other than layer or RMS norm, a count of operands
+// other than 2 or 3, operands that are not Adds) is an InvalidArguments
+// error, not a kernel that drops post-ops.
+func TestNormKernelResidualRefusals(t *testing.T) {
+	add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{8, 1}}
+	mul := plan.PostOp{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{8, 1}}
+	for _, c := range []struct {
+		name     string
+		kind     kernelshape.NormKind
+		post     []plan.PostOp
+		residual int
+	}{
+		{"softmax", kernelshape.NormSoftmax, []plan.PostOp{add, add}, 2},
+		{"l2", kernelshape.NormL2, []plan.PostOp{add, add}, 2},
+		{"one operand", kernelshape.NormRMS, []plan.PostOp{add, add}, 1},
+		{"more operands than post-ops", kernelshape.NormLayer, []plan.PostOp{add, add}, 3},
+		{"four operands", kernelshape.NormLayer, []plan.PostOp{add, add, add, add}, 4},
+		{"a multiply", kernelshape.NormRMS, []plan.PostOp{add, mul}, 2},
+	} {
+		_, _, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: normPlan(t, 4, 8, c.post), Residual: c.residual})
+		if !errors.Is(err, status.InvalidArguments) {
+			t.Errorf("%s: CompileNorm = %v, want InvalidArguments", c.name, err)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // The fused normalization shape: each row of a contiguous normalized
@@ -82,6 +83,28 @@ type Norm struct {
 	// a residual sum that src receives (LayerNorm and RMS norm); the map
 	// applies the post-ops after them.
 	Residual int
+}
+
+// Check reports why n is not a fused normalization NormRows can emit:
+// a residual sum is LayerNorm's and RMS norm's only, and its operands
+// are the plan's first post-ops, binary Adds (x, skip, perhaps a bias),
+// which the map skips; anything else would drop post-ops silently.
+func (n *Norm) Check() error {
+	if n.Residual == 0 {
+		return nil
+	}
+	if n.Kind != NormLayer && n.Kind != NormRMS {
+		return status.Errorf(status.InvalidArguments, "fused normalization: a residual sum comes before a layer or RMS norm only")
+	}
+	if n.Residual < 2 || n.Residual > 3 || n.Residual > len(n.Plan.PostOps) {
+		return status.Errorf(status.InvalidArguments, "fused normalization: a residual sum has 2 or 3 operands, not %d (of %d post-ops)", n.Residual, len(n.Plan.PostOps))
+	}
+	for _, op := range n.Plan.PostOps[:n.Residual] {
+		if op.Kind != ops.Add {
+			return status.Errorf(status.InvalidArguments, "fused normalization: a residual sum's operands are binary Adds, not %v", op.Kind)
+		}
+	}
+	return nil
 }
 
 // NormEmitter is what an instruction set supplies to NormRows. Vector
