@@ -45,6 +45,12 @@ import (
 // takes no post-ops, and an integer mean (a 128-bit exact sum in the
 // interpreter) is refused: the interpreter runs them.
 
+// IsNative reports whether pl is for the native kernel: f64 or exact
+// data.
+func IsNative(pl *plan.Plan) bool {
+	return plan.IsWide(pl.SrcDT) || plan.IsExact(pl.SrcDT, pl.Reduction)
+}
+
 // NativeOp is what a native kernel combines.
 type NativeOp uint8
 

@@ -64,7 +64,7 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // problem (read from DRAM, a stage-1 plan to reduce row by row), which
 // Choose weighs with the plan.
 func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
-	if isNative(pl) {
+	if kernelshape.IsNative(pl) {
 		return emitNative(pl, o)
 	}
 	return kernelshape.Emit(pl, Covers(o), func() kernelshape.Built {

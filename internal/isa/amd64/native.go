@@ -32,12 +32,6 @@ type nativeGen struct {
 	sign  int // AVX2 u64 max, min: the sign bits, held for the kernel
 }
 
-// isNative reports whether pl is for the native kernel: f64 or exact
-// data.
-func isNative(pl *plan.Plan) bool {
-	return plan.IsWide(pl.SrcDT) || plan.IsExact(pl.SrcDT, pl.Reduction)
-}
-
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
 // take kind k, or nil.
 func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {

@@ -43,7 +43,7 @@ func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, ch
 	if err != nil {
 		t.Fatalf("Canonicalize: %v", err)
 	}
-	if !isNative(pl) {
+	if !kernelshape.IsNative(pl) {
 		return 0 // an 8-bit copy, say: f32 lanes, tested elsewhere
 	}
 	ran := 0

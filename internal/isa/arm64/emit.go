@@ -41,7 +41,7 @@ func dataTypes(src, dst dtypes.DataType) bool { return kernelshape.F32Lanes(src,
 // error for what it does not take. Code.Totals: call the code with a
 // LongArgs block.
 func Emit(pl *plan.Plan) (plan.Code, error) {
-	if pl != nil && isNative(pl) {
+	if pl != nil && kernelshape.IsNative(pl) {
 		return emitNative(pl)
 	}
 	return kernelshape.Emit(pl, Covers, func() kernelshape.Built {

@@ -35,12 +35,6 @@ type nativeGen struct {
 	div   int   // the mean's divisor in both f64 lanes
 }
 
-// isNative reports whether pl is for the native kernel: f64 or exact
-// data.
-func isNative(pl *plan.Plan) bool {
-	return plan.IsWide(pl.SrcDT) || plan.IsExact(pl.SrcDT, pl.Reduction)
-}
-
 // nativeTakes reports why NEON cannot take kind k, or nil.
 func nativeTakes(k kernelshape.NativeKind) error {
 	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {

@@ -26,7 +26,7 @@ const nativeSentinel = 0xa5
 // design: what kernelshape.NativeKindOf and CheckNativeRuns refuse of a
 // native plan, and the 64-bit integer product NEON has no instruction for.
 func nativeRefused(pl *plan.Plan) bool {
-	if !isNative(pl) {
+	if !kernelshape.IsNative(pl) {
 		return false // the f32 kernels' (an s8 or u8 copy)
 	}
 	k, err := kernelshape.NativeKindOf(pl)
@@ -108,7 +108,7 @@ func checkNativeExact(t *testing.T, r *rand.Rand, what string, p *plan.Problem, 
 			t.Fatalf("%s: dst differs from the interpreter's\nproblem %+v\nplan %v", name, p, pl)
 		}
 	}
-	return isNative(pl)
+	return kernelshape.IsNative(pl)
 }
 
 // nativeExactKinds is how many (reduction, src type) pairs of exact
