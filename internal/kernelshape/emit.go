@@ -20,14 +20,27 @@ func Emit(pl *plan.Plan, cov Covers, build func() Built) (plan.Code, error) {
 		return plan.Code{}, err
 	}
 	b := build()
-	if err := b.Err(); err != nil {
-		return plan.Code{}, err
-	}
-	text, err := b.Text()
+	text, err := Assemble(b)
 	if err != nil {
 		return plan.Code{}, err
 	}
 	return plan.Code{Text: text, Totals: b.UsesTotals()}, nil
+}
+
+// Assembled is a generated kernel to assemble: its first generation
+// error and its machine code.
+type Assembled interface {
+	Err() error
+	Text() ([]byte, error)
+}
+
+// Assemble returns b's machine code, or its first generation error
+// (then nothing is assembled), or the assembler's.
+func Assemble(b Assembled) ([]byte, error) {
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	return b.Text()
 }
 
 // FirstErr keeps a kernel's first generation error: generation goes on

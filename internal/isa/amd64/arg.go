@@ -92,10 +92,7 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	}
 	a.cur = g.Tmp()
 	kernelshape.Arg(pl, a, g.SrcSize)
-	if err := g.Err(); err != nil {
-		return nil, err
-	}
-	return g.Text()
+	return kernelshape.Assemble(g)
 }
 
 // ArgAccs is 4 accumulators for rows, 8 (AVX2: 4) for columns.

@@ -75,10 +75,7 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 		n.sign = g.Tmp()
 	}
 	kernelshape.Native(pl, k, n)
-	if err := g.Err(); err != nil {
-		return plan.Code{}, err
-	}
-	text, err := g.Text()
+	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err
 	}

@@ -24,10 +24,7 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	c.f.avx512 = o.AVX512
 	g := newGenConf(newAsm(), n.Plan, c)
 	kernelshape.NormRows(g, n)
-	if err := g.Err(); err != nil {
-		return plan.Code{}, err
-	}
-	text, err := g.Text()
+	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err
 	}

@@ -65,10 +65,7 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	}
 	a.cur = g.Tmp()
 	kernelshape.Arg(pl, a, g.SrcSize)
-	if err := g.Err(); err != nil {
-		return nil, err
-	}
-	return g.Text()
+	return kernelshape.Assemble(g)
 }
 
 // Prologue sets up the scratch pointer of a row-by-row column (the

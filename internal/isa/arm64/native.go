@@ -70,10 +70,7 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 		n.div = constLo + 2
 	}
 	kernelshape.Native(pl, k, n)
-	if err := g.Err(); err != nil {
-		return plan.Code{}, err
-	}
-	text, err := g.Text()
+	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err
 	}

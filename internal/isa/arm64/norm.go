@@ -34,10 +34,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 	}
 	g := newGen(pl)
 	kernelshape.NormRows(g, n)
-	if err := g.Err(); err != nil {
-		return plan.Code{}, err
-	}
-	text, err := g.Text()
+	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err
 	}
