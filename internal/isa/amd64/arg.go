@@ -143,7 +143,7 @@ func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 	a.Jump(x86.AJEQ, l)
 }
 
-// ArgAccs is 4 accumulators for rows, 8 (AVX2: 4) for columns.
+// ArgAccs is the accumulators of the row and the column shapes (a.accs).
 func (a *argGen) ArgAccs(column bool) int {
 	if column {
 		return a.accs[1]
