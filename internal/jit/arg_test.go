@@ -143,8 +143,13 @@ func checkArgProblem(t *testing.T, r *rand.Rand, p *plan.ArgProblem, isas []ISA,
 	if err != nil {
 		t.Fatalf("%+v: %v", p, err)
 	}
-	src := argSrc(r, p.SrcDT, pl.SrcSpan())
-	want := make([]byte, pl.DstSpan()*int64(p.IdxDT.Size()))
+	checkArgSrc(t, pl, argSrc(r, p.SrcDT, pl.SrcSpan()), isas, atEnd)
+}
+
+// checkArgSrc runs pl on src under each of isas, as checkArgProblem.
+func checkArgSrc(t *testing.T, pl *plan.ArgPlan, src []byte, isas []ISA, atEnd bool) {
+	t.Helper()
+	want := make([]byte, pl.DstSpan()*int64(pl.IdxDT.Size()))
 	for j := range want {
 		want[j] = 0xA5
 	}
@@ -163,7 +168,7 @@ func checkArgProblem(t *testing.T, r *rand.Rand, p *plan.ArgProblem, isas []ISA,
 			t.Fatalf("%s %s: %v", isa, pl.Key(), err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, p.IdxDT), words(want, p.IdxDT))
+			t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, pl.IdxDT), words(want, pl.IdxDT))
 		}
 		f.Free()
 		_ = k.code.Release()
@@ -270,6 +275,95 @@ func TestArgRowByRow(t *testing.T) {
 				t.Fatalf("%v: %s does not go row by row", dims, pl.Key())
 			}
 			checkArgProblem(t, r, p, isas, j%2 == 0)
+		}
+	}
+}
+
+// TestArgNaNRerun places NaNs where a kernel that runs a block or a row
+// with the one-compare update and reruns it exactly on a NaN would go
+// wrong if the rerun were missed or misplaced: the first and last
+// element of a row or column, the stepped-back tail, a column in a
+// later block than the first, one column of many, two NaNs (the first
+// wins, or the last with select_last_index), and +Inf beside -Inf with
+// no NaN. The other elements are few values (ties), -0 and +0.
+func TestArgNaNRerun(t *testing.T) {
+	isas := argISAs()
+	if len(isas) == 0 {
+		t.Skip("no JIT ISA on this machine")
+	}
+	t.Logf("ISAs: %v", isas)
+	r := rand.New(rand.NewPCG(51, 10))
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	for _, c := range []struct {
+		dims []int64
+		axis int
+		at   [][2]int64 // (row, column) of each NaN; -1: the last
+	}{
+		// Rows (axis 1): the first, last and tail elements, one row of several.
+		{[]int64{3, 1000}, 1, [][2]int64{{0, 0}}},
+		{[]int64{3, 1000}, 1, [][2]int64{{2, -1}}},
+		{[]int64{3, 1000}, 1, [][2]int64{{1, 999 - 5}, {1, 998}}},
+		{[]int64{2, 37}, 1, [][2]int64{{1, 36}}},
+		{[]int64{2, 37}, 1, [][2]int64{{0, 3}, {0, 35}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 31999}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 7}, {0, 16000}}},
+		// Columns (axis 0) held in registers: the first, last, tail column.
+		{[]int64{50, 200}, 0, [][2]int64{{0, 0}}},
+		{[]int64{50, 200}, 0, [][2]int64{{49, 199}}},
+		{[]int64{50, 200}, 0, [][2]int64{{20, 101}, {30, 101}}},
+		{[]int64{9, 45}, 0, [][2]int64{{8, 44}}},
+		{[]int64{9, 45}, 0, [][2]int64{{0, 40}}},
+		// Columns row by row: one column of many, in a later block, in the
+		// block of the outputs left.
+		{[]int64{70, 4500}, 0, [][2]int64{{0, 0}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{69, 4499}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{33, 2048}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{3, 4097}, {68, 4097}}},
+		{[]int64{67, 2063}, 0, [][2]int64{{66, 2062}}},
+		{[]int64{67, 2063}, 0, [][2]int64{{65, 2047}, {1, 2050}}},
+	} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+			for v := range 5 {
+				p := &plan.ArgProblem{SrcDT: dt, IdxDT: []dtypes.DataType{dtypes.S32, dtypes.S64}[v%2],
+					Min: v&1 != 0, Last: v&2 != 0, Abs: v == 4, Axis: c.axis, Dims: c.dims,
+					SrcStrides: []int64{c.dims[1], 1}, DstStrides: []int64{0, 0}}
+				p.DstStrides[1-c.axis] = 1
+				pl, err := plan.CanonicalizeArg(p)
+				if err != nil {
+					t.Fatalf("%+v: %v", p, err)
+				}
+				n := c.dims[0] * c.dims[1]
+				vals := make([]float32, n)
+				for i := range vals {
+					vals[i] = float32(r.IntN(7) - 3)
+					if vals[i] == 0 && r.IntN(2) == 0 {
+						vals[i] = float32(math.Copysign(0, -1))
+					}
+				}
+				if v == 3 {
+					// +Inf and -Inf in every column and row, no NaN: a
+					// witness that sums may turn NaN with no NaN loaded.
+					for i := range vals {
+						if r.IntN(9) == 0 {
+							vals[i] = inf * float32(1-2*r.IntN(2))
+						}
+					}
+				} else {
+					for _, a := range c.at {
+						row, col := a[0], a[1]
+						if col < 0 {
+							col = c.dims[1] - 1
+						}
+						vals[row*c.dims[1]+col] = nan
+					}
+				}
+				src := make([]byte, n*int64(dt.Size()))
+				for i, x := range vals {
+					dtypes.StoreF32(dt, src, int64(i), x)
+				}
+				t.Run("", func(t *testing.T) { checkArgSrc(t, pl, src, isas, v%2 == 0) })
+			}
 		}
 	}
 }

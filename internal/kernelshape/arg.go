@@ -42,6 +42,32 @@ import "github.com/gdnn/gdnn/internal/plan"
 //
 // Every src type is compared in f32 lanes (plan.ArgSrcTypes), exactly,
 // and the index is an s32 lane, stored as s32 or s64.
+//
+// The update that keeps NaN's rule (a NaN wins, and the first NaN stays)
+// takes two compares per vector: no one compare predicate tells a NaN in
+// x from a NaN in the best value. Most data holds no NaN, so each
+// column block and each row first runs with the one-compare update
+// (ArgOrdered: an ordered compare, exact when nothing is NaN) while the
+// emitter folds every loaded vector into NaN witnesses (ArgWatched); a
+// witness that ends NaN (a NaN was loaded, or, on some instruction
+// sets, infinities of both signs met) reruns that block or row with the
+// exact update (ArgExact), writing its outputs again. An integer src
+// holds no NaN and takes the one-compare update with no witness.
+
+// ArgUpdateKind is which update ArgUpdate emits.
+type ArgUpdateKind uint8
+
+// The updates.
+const (
+	// ArgExact is exact for every input, NaNs included.
+	ArgExact ArgUpdateKind = iota
+	// ArgOrdered compares once, with the ordered predicate: exact when
+	// no element is NaN.
+	ArgOrdered
+	// ArgWatched is ArgOrdered that also folds each loaded vector into
+	// the NaN witnesses (ArgClearWitness, ArgSkipUnlessNaN).
+	ArgWatched
+)
 
 // ArgEmitter is what an instruction set supplies to Arg.
 type ArgEmitter interface {
@@ -64,8 +90,15 @@ type ArgEmitter interface {
 	ArgAddCur(v int64)
 	// ArgUpdate loads n elements (V, or Bcast: one element in every lane)
 	// off bytes past the src pointer and takes each lane that wins into
-	// accumulator u, with cur as its index.
+	// accumulator u, with cur as its index, by the update last set with
+	// ArgSetUpdate (ArgExact at first).
 	ArgUpdate(u int, off int64, n int)
+	ArgSetUpdate(k ArgUpdateKind)
+	// ArgClearWitness sets the NaN witnesses to 0. ArgSkipUnlessNaN
+	// branches to l unless one of them is NaN (every NaN loaded since
+	// the clear makes one NaN; a NaN may also come of other values).
+	ArgClearWitness()
+	ArgSkipUnlessNaN(l Label)
 	// ArgStoreColumn stores accumulator u's V indices off bytes past the
 	// dst pointer.
 	ArgStoreColumn(u int, off int64)
@@ -173,7 +206,7 @@ func Arg(pl *plan.ArgPlan, e ArgEmitter, srcSize int64) {
 		}
 		k.Emit(e, func() { argColumn(e, pl, rStep) })
 	case ArgRow:
-		k.Emit(e, func() { argRow(e, pl, srcSize) })
+		k.Emit(e, func() { argChecked(e, pl, func() { argRow(e, pl, srcSize) }) })
 	default:
 		k.Emit(e, func() {
 			e.ArgInit(0)
@@ -186,6 +219,27 @@ func Arg(pl *plan.ArgPlan, e ArgEmitter, srcSize int64) {
 		})
 	}
 	e.Return()
+}
+
+// argChecked emits body, which writes its outputs from src alone, with
+// the one-compare update: watched, and run again exactly when a witness
+// is NaN, for a src that can hold NaN; only ordered for one that cannot.
+func argChecked(e ArgEmitter, pl *plan.ArgPlan, body func()) {
+	if !pl.SrcDT.IsFloat() {
+		e.ArgSetUpdate(ArgOrdered)
+		body()
+		return
+	}
+	e.ArgSetUpdate(ArgWatched)
+	e.ArgClearWitness()
+	body()
+	e.Flush()
+	done := e.NewLabel()
+	e.ArgSkipUnlessNaN(done)
+	e.ArgSetUpdate(ArgExact)
+	body()
+	e.Flush()
+	e.PlaceLabel(done)
 }
 
 // argColumn emits the inner loop in blocks of U vectors, each sweeping
@@ -215,7 +269,7 @@ func argColumn(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 			e.ArgStoreColumn(int(i), i*v*s.Dst)
 		}
 	}
-	argVectors(e, pl.Inner.Size, u, s, block)
+	argVectors(e, pl.Inner.Size, u, s, func(n int64) { argChecked(e, pl, func() { block(n) }) })
 }
 
 // argVectors emits body over w outputs (w >= V) at steps s per output:
@@ -301,7 +355,7 @@ func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 	const W = plan.IndexScratchOutputs
 	bs := Steps{Src: W * s.Src, Dst: W * s.Dst}
 	full := pl.Inner.Size / W
-	Loop(e, full, bs, func() { block(W) })
+	Loop(e, full, bs, func() { argChecked(e, pl, func() { block(W) }) })
 	rest := pl.Inner.Size - full*W
 	first := full * W
 	if rest > 0 && rest < v {
@@ -310,7 +364,7 @@ func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 	if rest > 0 {
 		at := Steps{Src: s.Src, Dst: s.Dst}
 		e.Pointers().Advance(at, first)
-		block(rest)
+		argChecked(e, pl, func() { block(rest) })
 		e.Pointers().Advance(at, -first)
 	}
 }

@@ -30,17 +30,26 @@ type argGen struct {
 	idxBase  int    // register of accumulator 0's indices
 	scr      int16  // the scratch pointer of a row-by-row column (0: none)
 	minMaxOp ops.Kind
+	update   kernelshape.ArgUpdateKind
+	wit      []int // the NaN witnesses (a src that can hold NaN)
 }
+
+// argWitnesses is how many NaN witnesses a float src's kernel folds its
+// loads into, in turn: each VADDPS chain is then a fraction of a row's
+// or a block's loads long.
+const argWitnesses = 4
 
 // VCMPPS predicates.
 const (
 	cmpEQ    = 0x00 // equal, ordered
+	cmpLTOrd = 0x01 // <, ordered
 	cmpLE    = 0x02 // <=, ordered
 	cmpUnord = 0x03 // either NaN
 	cmpNLE   = 0x06 // not <=: >, or either NaN
 	cmpOrd   = 0x07 // neither NaN
 	cmpNGE   = 0x09 // not >=: <, or either NaN
 	cmpGE    = 0x0D // >=, ordered
+	cmpGTOrd = 0x0E // >, ordered
 )
 
 // EmitArg returns x86-64 machine code for the index reduction pl: AVX-512
@@ -78,24 +87,63 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	case avx512:
 		a.accs, a.idxBase = [2]int{8, 8}, 8
 	case column:
-		// A column takes more of each row per visit: six accumulators
-		// (indices in y6..y11) and the temporaries above them, where a
-		// row's combine would need more.
-		a.accs, a.idxBase = [2]int{4, 6}, 6
-		g.tmpLo, g.tmpNext, g.tmpHi = 12, 12, 16
+		// A column takes more of each row per visit: five accumulators
+		// (indices in y5..y9) and the six temporaries above them (cur,
+		// two NaN witnesses and the exact update's three), where a row's
+		// combine would need more. No arg kernel holds tail masks.
+		a.accs, a.idxBase = [2]int{4, 5}, 5
+		g.tmpLo, g.tmpNext, g.tmpHi = 10, 10, 16
 	default:
 		a.accs, a.idxBase = [2]int{4, 4}, 4
+		g.tmpHi = 16
 	}
 	if kernelshape.ArgRowByRow(pl) {
 		a.scr = g.Counter()
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
 	}
 	a.cur = g.Tmp()
+	if pl.SrcDT.IsFloat() {
+		nw := argWitnesses
+		if !avx512 {
+			nw = 2
+		}
+		for range nw {
+			a.wit = append(a.wit, g.Tmp())
+		}
+	}
 	kernelshape.Arg(pl, a, g.SrcSize)
 	return kernelshape.Assemble(g)
 }
 
-// ArgAccs is 4 accumulators for rows, 8 (AVX2: 4) for columns.
+// ArgSetUpdate sets the update ArgUpdate emits.
+func (a *argGen) ArgSetUpdate(k kernelshape.ArgUpdateKind) { a.update = k }
+
+// ArgClearWitness zeroes the NaN witnesses.
+func (a *argGen) ArgClearWitness() {
+	for _, w := range a.wit {
+		a.zero(w)
+	}
+}
+
+// ArgSkipUnlessNaN sums the witnesses (a NaN stays NaN) and jumps to l
+// unless a lane of the sum is unordered.
+func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
+	w := a.wit[0]
+	for _, o := range a.wit[1:] {
+		a.op(x86.AVADDPS, a.vr(o), a.vr(w), a.vr(w))
+	}
+	if a.avx512 {
+		k := kreg(6)
+		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(w), a.vr(w), k)
+		a.op(x86.AKORTESTW, k, k)
+	} else {
+		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(w), a.vr(w), a.vr(w))
+		a.op(x86.AVPTEST, a.vr(w), a.vr(w))
+	}
+	a.Jump(x86.AJEQ, l)
+}
+
+// ArgAccs is the accumulators of the row and the column shapes (a.accs).
 func (a *argGen) ArgAccs(column bool) int {
 	if column {
 		return a.accs[1]
@@ -168,6 +216,11 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	if a.min {
 		first, last = cmpNGE, cmpLE
 	}
+	if a.update != kernelshape.ArgExact {
+		a.updateOrdered(u, x)
+		a.Release(mk)
+		return
+	}
 	if a.avx512 {
 		k1, k2 := kreg(6), kreg(7)
 		if a.last {
@@ -199,6 +252,37 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
 	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.cur), a.vr(a.idx(u)), a.vr(a.idx(u)))
 	a.Release(mk)
+}
+
+// updateOrdered takes the lanes of x that win into u by one ordered
+// compare (x > best, >= with select_last_index; < and <= for ArgMin),
+// exact when no element is NaN, and adds x into a witness when watched.
+func (a *argGen) updateOrdered(u, x int) {
+	pred := int64(cmpGTOrd)
+	switch {
+	case a.min && a.last:
+		pred = cmpLE
+	case a.min:
+		pred = cmpLTOrd
+	case a.last:
+		pred = cmpGE
+	}
+	xv, bv := a.vr(x), a.vr(u)
+	if a.update == kernelshape.ArgWatched {
+		w := a.vr(a.wit[u%len(a.wit)])
+		a.op(x86.AVADDPS, xv, w, w)
+	}
+	if a.avx512 {
+		k := kreg(6)
+		a.op(x86.AVCMPPS, imm(pred), bv, xv, k)
+		a.op(x86.AVMOVAPS, xv, k, bv)
+		a.op(x86.AVMOVDQA32, a.vr(a.cur), k, a.vr(a.idx(u)))
+		return
+	}
+	m := a.Tmp()
+	a.op(x86.AVCMPPS, imm(pred), bv, xv, a.vr(m))
+	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
+	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.cur), a.vr(a.idx(u)), a.vr(a.idx(u)))
 }
 
 // ArgStoreColumn stores u's V indices at off bytes past dst.

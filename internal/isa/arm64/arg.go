@@ -25,6 +25,8 @@ const (
 	opSMINV  = 0x4EB1A800 // Sd = signed min of Vn's lanes
 	opUXTL2S = 0x2F20A400 // Vd.2D = u64(Vn.2S) (USHLL #0)
 	opUXTL4S = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
+	opFMAXV  = 0x6E30F800 // Sd = max of Vn's lanes, NaN if any is NaN
+	opFCMPS  = 0x1E202000 // flags of Sn compared with Sm (V: unordered)
 )
 
 // argGen is the generator of one index reduction kernel.
@@ -34,7 +36,13 @@ type argGen struct {
 	abs       bool // compare |x| (pl.Abs)
 	cur       int
 	scr       int16 // the scratch pointer of a row-by-row column (0: none)
+	update    kernelshape.ArgUpdateKind
+	wit       []int // the NaN witnesses (a src that can hold NaN)
 }
+
+// argWitnesses is how many NaN witnesses a float src's kernel folds its
+// loads into, in turn, as amd64's.
+const argWitnesses = 2
 
 // argIdx is the register of accumulator 0's indices.
 const argIdx = 8
@@ -64,8 +72,36 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
 	}
 	a.cur = g.Tmp()
+	if pl.SrcDT.IsFloat() {
+		for range argWitnesses {
+			a.wit = append(a.wit, g.Tmp())
+		}
+	}
 	kernelshape.Arg(pl, a, g.SrcSize)
 	return kernelshape.Assemble(g)
+}
+
+// ArgSetUpdate sets the update ArgUpdate emits.
+func (a *argGen) ArgSetUpdate(k kernelshape.ArgUpdateKind) { a.update = k }
+
+// ArgClearWitness zeroes the NaN witnesses.
+func (a *argGen) ArgClearWitness() {
+	for _, w := range a.wit {
+		a.zero(w)
+	}
+}
+
+// ArgSkipUnlessNaN folds the witnesses by FMAX (NaN-propagating, so
+// a witness is NaN exactly when a NaN was loaded) and branches to l
+// unless the result is unordered.
+func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
+	w := a.wit[0]
+	for _, o := range a.wit[1:] {
+		a.fop(opFMAX, w, w, o)
+	}
+	a.word(rr(opFMAXV, w, w))
+	a.word(rrr(opFCMPS, 0, w, w))
+	a.Jump(arm64.ABVC, l)
 }
 
 // Prologue sets up the scratch pointer of a row-by-row column (the
@@ -137,12 +173,25 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	if a.min {
 		hi, lo = u, x
 	}
-	if a.last {
+	switch {
+	case a.update != kernelshape.ArgExact:
+		// One ordered compare, exact when no element is NaN: x wins if
+		// it is larger (smaller), or not smaller with select_last_index.
+		if a.update == kernelshape.ArgWatched {
+			w := a.wit[u%len(a.wit)]
+			a.fop(opFMAX, w, w, x)
+		}
+		cmp := uint32(opFCMGT)
+		if a.last {
+			cmp = opFCMGE
+		}
+		a.fop(cmp, m, hi, lo)
+	case a.last:
 		// x wins if it is >= best (<= for ArgMin), or NaN.
 		a.fop(opFCMGE, m, hi, lo)
 		a.fop(opFCMEQ, t, x, x)
 		a.word(rrr(opORN, m, m, t))
-	} else {
+	default:
 		// x wins if best is not NaN and best >= x fails (x <= best for
 		// ArgMin): x is larger (smaller), or NaN.
 		a.fop(opFCMEQ, m, u, u)
