@@ -29,7 +29,7 @@ type inPlaceCase struct {
 // beta (1, 2) when params, dst 10 (then mean 11 and variance 12 when
 // stats), and with post a ReLU and an Add of tensor 5 (src's dims) after
 // it (output 21).
-func normOpGraph(t *testing.T, kind graph.OpKind, dims []int64, dt dtypes.DataType, params, stats, post bool, attrs ...any) *graph.Graph {
+func normOpGraph(t testing.TB, kind graph.OpKind, dims []int64, dt dtypes.DataType, params, stats, post bool, attrs ...any) *graph.Graph {
 	src := graph.NewLogicalTensor(0, dt, dims)
 	op := graph.NewOp(1, kind, "norm").AddInput(src)
 	for i := 0; i+1 < len(attrs); i += 2 {
@@ -220,4 +220,49 @@ func TestNormInPlace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkNormInPlace times Execute with dst its own buffer and with
+// dst the src buffer, side by side: a softmax over the last dim of
+// [512, 1024] f32 (the fused kernel, which runs in place as it is) and a
+// layer norm of [512, 1024] f32 keeping its statistics (the passes, whose
+// last pass reads a copy of each chunk in place).
+func BenchmarkNormInPlace(b *testing.B) {
+	dims := []int64{512, 1024}
+	for _, c := range []struct {
+		name string
+		g    func(t testing.TB) *graph.Graph
+	}{
+		{"softmax-fused", func(t testing.TB) *graph.Graph {
+			return normOpGraph(t, graph.SoftMax, dims, dtypes.F32, false, false, false, "axis", int64(-1))
+		}},
+		{"layernorm-stats-passes", func(t testing.TB) *graph.Graph {
+			return normOpGraph(t, graph.LayerNorm, dims, dtypes.F32, true, true, false,
+				"begin_norm_axis", int64(-1), "use_affine", true, "keep_stats", true)
+		}},
+	} {
+		g := c.g(b)
+		p := onlySupported(b, g, Fusion)
+		data := map[uint64][]byte{}
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, lt := range p.Inputs() {
+			n, err := MemSize(lt)
+			must(b, err)
+			buf := make([]byte, n)
+			for i := range n / 4 {
+				dtypes.StoreF32(dtypes.F32, buf, i, float32(r.Float64()*2-1))
+			}
+			data[lt.ID] = buf
+		}
+		cp, ins, outs := executable(b, p, data)
+		if !strings.HasPrefix(cp.Impl(), "jit:") {
+			b.Fatalf("%s runs on %s", c.name, cp.Impl())
+		}
+		inPlace := slices.Clone(outs)
+		dst, err := NewTensor(outs[0].lt, ins[0].buf)
+		must(b, err)
+		inPlace[0] = dst
+		b.Run(c.name+"/mode=out", func(b *testing.B) { executeLoop(b, cp, ins, outs) })
+		b.Run(c.name+"/mode=in", func(b *testing.B) { executeLoop(b, cp, ins, inPlace) })
+	}
 }

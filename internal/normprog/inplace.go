@@ -105,12 +105,7 @@ func (p *Program) inPlaceCopy(ps *passes, c int64, scratch *[][]byte, buf func(r
 	if in.kind == rX {
 		strides, dt = d.Residual.X.Strides, d.Residual.X.DT
 	}
-	dims := d.Dims
-	if p.chunkDim >= 0 {
-		dims = slices.Clone(d.Dims)
-		dims[p.chunkDim] = min(p.chunk, d.Dims[p.chunkDim]-c*p.chunk)
-	}
-	n := span(dims, strides, int64(dt.Size()))
+	n := p.chunkSpan(c, strides, int64(dt.Size()))
 	slot := len(ps.scratch)
 	for len(*scratch) <= slot {
 		*scratch = append(*scratch, nil)
@@ -121,4 +116,17 @@ func (p *Program) inPlaceCopy(ps *passes, c int64, scratch *[][]byte, buf func(r
 	cp = (*scratch)[slot][:n]
 	copy(cp, buf(in)[:n])
 	return in, cp, true
+}
+
+// chunkSpan is span for chunk c of an operand of the program's dims:
+// the bytes from its first element to its last.
+func (p *Program) chunkSpan(c int64, strides []int64, size int64) int64 {
+	last := int64(0)
+	for i, n := range p.d.Dims {
+		if i == p.chunkDim {
+			n = min(p.chunk, n-c*p.chunk)
+		}
+		last += (n - 1) * strides[i]
+	}
+	return (last + 1) * size
 }
