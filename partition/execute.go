@@ -324,8 +324,8 @@ func sameStart(a, b []byte) bool {
 // sameTensor reports whether output o (compiled as lo) is input i
 // (compiled as li) itself: the same first byte, data type, dims and
 // strides, in a layout where no two elements share memory. A
-// normalization may run in place only so (see executeNorm), as a
-// reduction's sum post-op operand may be its output only so (inPlace).
+// normalization runs in place only so (see executeNorm); a reduction's
+// sum post-op operand has its own rule (inPlace).
 func sameTensor(o, i *Tensor, lo, li *graph.LogicalTensor) bool {
 	return sameStart(o.buf, i.buf) && lo.DataType == li.DataType && slices.Equal(lo.Dims, li.Dims) &&
 		slices.Equal(lo.Strides, li.Strides) && !plan.SelfOverlaps(lo.Dims, lo.Strides)

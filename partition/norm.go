@@ -251,7 +251,7 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 		}
 	}
 	// In place: dst (or a kept residual sum) may be the tensor it is
-	// computed from itself (see normInPlace); rows of one layout are not
+	// computed from itself (see normRun.inPlace); rows of one layout are not
 	// rows of another, so any other sharing of memory is refused.
 	for i, o := range outs {
 		for j, t := range ins {
