@@ -31,8 +31,12 @@ const maxAxesKernels = 64
 // size and its layout addresses the output's elements one for one (the
 // same dims, or broadcast only where the output has size 1, and the same
 // strides). Each output element's operand is then read in the same pass,
-// before that element is stored. Any other sharing of memory between the
-// output and an input is an InvalidArguments error. A tensor without strides (or of layout any) is read as dense
+// before that element is stored. A normalization partition's output may
+// be its src itself (with a residual sum before it, its dst or kept sum
+// may be x or skip itself): the same buffer, data type, dims and strides,
+// as oneDNN runs softmax and the normalizations in place. Any other
+// sharing of memory between an output and an input is an
+// InvalidArguments error. A tensor without strides (or of layout any) is read as dense
 // row-major, as Compile reads one, so it matches only a dense compiled
 // layout; tensors made from QueryLogicalTensor always match. Axes given as a tensor are read and checked on every call.
 // Execute is safe for concurrent use.
@@ -308,7 +312,23 @@ func inPlace(k kernel, binPorts []int, i int, dst, b []byte) bool {
 			found = true
 		}
 	}
-	return found && unsafe.SliceData(dst) == unsafe.SliceData(b)
+	return found && sameStart(dst, b)
+}
+
+// sameStart reports whether two buffers start at the same byte: the one
+// overlap in place admits, the operand being the output itself.
+func sameStart(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// sameTensor reports whether output o (compiled as lo) is input i
+// (compiled as li) itself: the same first byte, data type, dims and
+// strides, in a layout where no two elements share memory. A
+// normalization runs in place only so (see executeNorm); a reduction's
+// sum post-op operand has its own rule (inPlace).
+func sameTensor(o, i *Tensor, lo, li *graph.LogicalTensor) bool {
+	return sameStart(o.buf, i.buf) && lo.DataType == li.DataType && slices.Equal(lo.Dims, li.Dims) &&
+		slices.Equal(lo.Strides, li.Strides) && !plan.SelfOverlaps(lo.Dims, lo.Strides)
 }
 
 // layoutName names a tensor's layout in messages: the tag of a blocked

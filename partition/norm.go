@@ -36,7 +36,8 @@ type normRun struct {
 	consts   [][]byte // a fused Quantize's scale and zero point, one f32 each
 	outNeed  []int64  // bytes each output's buffer must hold
 	// resIn are the input ports of a residual sum's x, skip and bias
-	// (-1: none); the sum is src (in[0] is -1).
+	// (-1: none, all of them without a residual sum); the sum is src
+	// (in[0] is -1).
 	resIn [3]int
 }
 
@@ -84,7 +85,7 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 	if err != nil {
 		return nil, err
 	}
-	r := &normRun{op: op, in: make([]int, len(op.Inputs))}
+	r := &normRun{op: op, in: make([]int, len(op.Inputs)), resIn: [3]int{-1, -1, -1}}
 	opIns := make([]graph.LogicalTensor, len(op.Inputs))
 	for i, t := range op.Inputs {
 		r.in[i] = portIndex(p.inputs, t.ID)
@@ -249,13 +250,14 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 			return err
 		}
 	}
-	// Every row is read whole before its results are written, but rows
-	// of one layout are not rows of another: no output may share memory
-	// with an input or another output.
+	// In place: dst (or a kept residual sum) may be the tensor it is
+	// computed from itself (see normRun.inPlace); rows of one layout are not
+	// rows of another, so any other sharing of memory is refused.
 	for i, o := range outs {
 		for j, t := range ins {
-			if jit.Overlap(o.buf, t.buf) {
-				return status.Errorf(status.InvalidArguments, "output tensor %d overlaps input tensor %d in memory; a normalization partition does not run in place",
+			if jit.Overlap(o.buf, t.buf) && !(r.inPlace(i, j) && sameTensor(o, t, &c.outputs[i], &c.inputs[j])) {
+				return status.Errorf(status.InvalidArguments, "output tensor %d overlaps input tensor %d in memory; a normalization runs in place "+
+					"only with its output given as its src (or a residual sum's x or skip) itself: the same buffer, data type, dims and strides",
 					c.outputs[i].ID, c.inputs[j].ID)
 			}
 		}
@@ -299,6 +301,39 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 		return status.Errorf(status.RuntimeError, "partition %d: %v", c.p.id, err)
 	}
 	return nil
+}
+
+// inPlace reports whether output out may be input port in itself: dst
+// and src, or with a residual sum, dst or the kept sum (the last output)
+// and x or skip. The executors read each of these only before they write
+// the same elements (internal/normprog/inplace.go; package norm's
+// reference executor gathers a row before it scatters it). The port must
+// have no other role (gamma, beta, a post-op's operand, epsilon, both x
+// and skip), which would be read after dst is written.
+func (r *normRun) inPlace(out, in int) bool {
+	roles := 0
+	for _, p := range r.in {
+		if p == in {
+			roles++
+		}
+	}
+	for _, p := range r.binPorts {
+		if p == in {
+			roles++
+		}
+	}
+	for _, p := range r.resIn {
+		if p == in {
+			roles++
+		}
+	}
+	if roles != 1 {
+		return false
+	}
+	if r.resIn[0] < 0 {
+		return out == 0 && r.in[0] == in
+	}
+	return (out == 0 || out == len(r.outNeed)-1 && len(r.op.Outputs) < len(r.outNeed)) && (r.resIn[0] == in || r.resIn[1] == in)
 }
 
 // reason is Reason for a normalization partition.

@@ -423,9 +423,9 @@ func TestNormExecuteRefusals(t *testing.T) {
 		t.Errorf("QueryLogicalTensorWithAxes: %v", err)
 	}
 	lts := c.Outputs()
-	buf := make([]float32, 16)
-	src, _ := NewTensor(x, buf)
-	dst, _ := NewTensor(lts[0], buf) // dst over src: not in place
+	buf := make([]float32, 17)
+	src, _ := NewTensor(x, buf[:16])
+	dst, _ := NewTensor(lts[0], buf[1:]) // dst over src shifted by one element: not in place
 	mean, _ := NewTensor(lts[1], make([]float32, 2))
 	vr, _ := NewTensor(lts[2], make([]float32, 2))
 	if err := c.Execute([]Tensor{src}, []Tensor{dst, mean, vr}); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "overlaps input tensor 0") {

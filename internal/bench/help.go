@@ -236,8 +236,9 @@ compiled and executed alone:
   UNIMPLEMENTED, with the reason: BWD_* directions, data types other than f32, bf16
   and f16 (s8, u8, f64, f8_*), global statistics (G), RMS norm with a shift (MH),
   scales, zero points, post-ops, dropout, a user scratchpad, thread contexts, blocked
-  layouts, in place (--inplace=true; SKIPPED as in benchdnn where src and dst differ in
-  type or layout), and any op or partition gdnn does not compile yet.
+  layouts, and any op or partition gdnn does not compile yet. In place (--inplace=true)
+  dst is the src buffer, as benchdnn allocates it (SKIPPED as in benchdnn where src and
+  dst differ in type or layout).
   Correctness (C), as benchdnn: softmax is filled twice, with rows of a few values
   a+2, a+1, a (a = -88: all negative; a = 88: past exp's f32 range) among the lowest
   value of the types, and compared with a float64 reference shifted by the max; an

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,9 +103,6 @@ func unimplementedNorm(c *normCase) result {
 	if not != nil {
 		return un("gdnn does not implement %s with normalization ops (no fused scales, zero points, post-ops or dropout; threads by --threads)", strings.Join(not, " "))
 	}
-	if c.inplace {
-		return un("--inplace=true: gdnn's normalization partitions refuse an output that overlaps an input")
-	}
 	return result{}
 }
 
@@ -199,7 +197,12 @@ func buildNorm(c *normCase) (*normBuilt, error) {
 		return nil, err
 	}
 	b.dstLT = graph.NewLogicalTensorAny(10, b.ddt, dims)
-	if !dl.Any {
+	switch {
+	case c.inplace:
+		// benchdnn's in place: dst is src's memory, so src's layout
+		// (unimplementedNorm has skipped other types and layouts).
+		b.dstLT = graph.NewLogicalTensorStrided(10, b.ddt, dims, b.srcLT.Strides)
+	case !dl.Any:
 		b.dstLT = graph.NewLogicalTensorStrided(10, b.ddt, dims, dl.Strides(dims))
 	}
 	if b.scale {
@@ -398,6 +401,12 @@ func (b *normBuilt) alloc(n int) error {
 	for i := 0; i < n; i++ {
 		if b.dst[i], err = mk(b.dstLT); err != nil {
 			return err
+		}
+		if i == 0 && b.c.inplace {
+			// In place, as benchdnn allocates it: dst is the src buffer.
+			// (The second dst of bitwise mode keeps a copy of the first
+			// run's results, see runTwiceInPlace.)
+			b.dst[0] = b.src
 		}
 		if b.keepStats {
 			if b.mean[i], err = mk(b.meanLT); err != nil {
@@ -627,10 +636,12 @@ func (r *runner) doNorm(idx int, c normCase) result {
 	switch {
 	case r.g.mode.Bitwise:
 		b.fillRandomNorm(7)
-		for i := 0; i < 2; i++ {
-			if err := exec.Run(b, i); err != nil {
-				return fail(err)
-			}
+		run := b.runTwice
+		if c.inplace {
+			run = b.runTwiceInPlace
+		}
+		if err := run(exec); err != nil {
+			return fail(err)
 		}
 		pairs := [][2]buffer{{b.dst[0], b.dst[1]}}
 		lts := []graph.LogicalTensor{b.dstLT}
@@ -679,6 +690,33 @@ func (r *runner) doNorm(idx int, c normCase) result {
 		res.state = "PASSED"
 	}
 	return res
+}
+
+// runTwice runs exec into each of b's two dst sets (bitwise mode).
+func (b *normBuilt) runTwice(exec normExec) error {
+	for i := 0; i < 2; i++ {
+		if err := exec.Run(b, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runTwiceInPlace is runTwice for a problem in place, whose dst is its
+// src: the first run's results are copied to the second dst set, src is
+// filled again, and the second run leaves its results in the first.
+func (b *normBuilt) runTwiceInPlace(exec normExec) error {
+	src := slices.Clone(b.src.bytes())
+	if err := exec.Run(b, 0); err != nil {
+		return err
+	}
+	copy(b.dst[1].bytes(), b.dst[0].bytes())
+	if b.keepStats {
+		copy(b.mean[1].bytes(), b.mean[0].bytes())
+		copy(b.vari[1].bytes(), b.vari[0].bytes())
+	}
+	copy(b.src.bytes(), src)
+	return exec.Run(b, 0)
 }
 
 // normPerf is a timed problem's perf data: bytes read (src, gamma,

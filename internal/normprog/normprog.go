@@ -523,7 +523,8 @@ type Buffers struct {
 }
 
 // Run normalizes b.Src into b.Dst. Buffers shorter than their spans are
-// an InvalidArguments error; dst must not overlap src.
+// an InvalidArguments error; dst may be src itself, but overlap it no
+// other way (see inplace.go).
 func (p *Program) Run(b Buffers) error {
 	if p == nil || p.full == nil {
 		return status.Errorf(status.InvalidArguments, "normprog: Run of a nil program")
@@ -543,7 +544,7 @@ func (p *Program) Run(b Buffers) error {
 			ps = p.last
 		}
 		*s = grow(*s, ps.scratch)
-		return p.runChunk(ps, c, *s, &b)
+		return p.runChunk(ps, c, s, &b)
 	})
 }
 
@@ -561,8 +562,9 @@ func grow(bufs [][]byte, sizes []int64) [][]byte {
 	return bufs
 }
 
-// runChunk runs chunk c's passes.
-func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) error {
+// runChunk runs chunk c's passes, with its worker's scratch buffers.
+func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
+	scratch := *s
 	d := &p.d
 	start := int64(0)
 	if p.chunkDim >= 0 {
@@ -626,12 +628,21 @@ func (p *Program) runChunk(ps *passes, c int64, scratch [][]byte, b *Buffers) er
 		}
 		return ps.fused.Run(buf(ref{rSrc, 0}), buf(ref{rDst, 0}), bs, eps)
 	}
-	for _, s := range ps.steps {
-		bs := opnds[:len(s.bins)]
-		for i, r := range s.bins {
+	if in, cp, ok := p.inPlaceCopy(ps, c, s, buf); ok {
+		orig := buf
+		buf = func(r ref) []byte {
+			if r == in {
+				return cp
+			}
+			return orig(r)
+		}
+	}
+	for _, st := range ps.steps {
+		bs := opnds[:len(st.bins)]
+		for i, r := range st.bins {
 			bs[i] = buf(r)
 		}
-		if err := s.k.RunInline(buf(s.src), buf(s.dst), bs); err != nil {
+		if err := st.k.RunInline(buf(st.src), buf(st.dst), bs); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -460,6 +461,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 64)
+	wide := make([]byte, 128)
 	runs := []struct {
 		name          string
 		src, dst      []byte
@@ -469,13 +471,13 @@ func TestRefusals(t *testing.T) {
 		{"short src", buf[:60], make([]byte, 64), nil, "src buffer"},
 		{"short dst", buf, make([]byte, 8), nil, "dst buffer"},
 		{"extra operand", buf, make([]byte, 64), [][]byte{buf}, "operand"},
-		{"dst is src", buf, buf, nil, "overlaps"},
+		{"dst is src shifted", wide[:64], wide[4:], nil, "dst overlaps src without being src itself"},
 	}
 	for _, c := range runs {
 		err := p.Run(Buffers{Src: c.src, Dst: c.dst, Bins: c.bins})
 		var e *status.Error
-		if !errors.As(err, &e) || e.Status != status.InvalidArguments {
-			t.Errorf("%s: Run gives %v, want InvalidArguments", c.name, err)
+		if !errors.As(err, &e) || e.Status != status.InvalidArguments || !strings.Contains(err.Error(), c.wantSubstring) {
+			t.Errorf("%s: Run gives %v, want InvalidArguments naming %q", c.name, err, c.wantSubstring)
 		}
 	}
 	var nilp *Program

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -126,7 +125,7 @@ func (p *Program) residualBuf(r ref, ps *passes, scratch [][]byte, b *Buffers, a
 }
 
 // checkResidual refuses residual operand buffers shorter than their
-// spans, and a sum or dst that overlaps an operand of the sum.
+// spans (checkAliasing, outputs that overlap them).
 func (p *Program) checkResidual(b *Buffers, short func(string, []byte, []int64, dtypes.DataType) error) error {
 	res := p.d.Residual
 	if res == nil {
@@ -143,14 +142,6 @@ func (p *Program) checkResidual(b *Buffers, short func(string, []byte, []int64, 
 		}
 		if err := short(in.name, in.buf, in.op.Strides, in.op.DT); err != nil {
 			return err
-		}
-		for _, out := range []struct {
-			name string
-			buf  []byte
-		}{{"dst", b.Dst}, {"sum", b.Src}} {
-			if jit.Overlap(out.buf, in.buf) {
-				return status.Errorf(status.InvalidArguments, "normprog: %s overlaps %s", out.name, in.name)
-			}
 		}
 	}
 	return nil

@@ -213,6 +213,7 @@ func TestResidualRefusals(t *testing.T) {
 	buf := func() []byte { return make([]byte, 64) }
 	gamma := make([]byte, 32)
 	x := buf()
+	wide := make([]byte, 128)
 	runs := []struct {
 		name, want string
 		b          Buffers
@@ -220,8 +221,10 @@ func TestResidualRefusals(t *testing.T) {
 		{"short x", "residual x buffer", Buffers{Src: buf(), Dst: buf(), Gamma: gamma, X: x[:60], Skip: buf(), Bias: gamma}},
 		{"short bias", "residual bias buffer", Buffers{Src: buf(), Dst: buf(), Gamma: gamma, X: x, Skip: buf(), Bias: gamma[:4]}},
 		{"no sum", "src buffer", Buffers{Dst: buf(), Gamma: gamma, X: x, Skip: buf(), Bias: gamma}},
-		{"dst is x", "dst overlaps residual x", Buffers{Src: buf(), Dst: x, Gamma: gamma, X: x, Skip: buf(), Bias: gamma}},
-		{"sum is skip", "sum overlaps residual skip", Buffers{Src: x, Dst: buf(), Gamma: gamma, X: buf(), Skip: x, Bias: gamma}},
+		{"dst is x shifted", "dst overlaps residual x without being it", Buffers{Src: buf(), Dst: wide[4:], Gamma: gamma, X: wide[:64], Skip: buf(), Bias: gamma}},
+		{"sum is skip shifted", "sum overlaps residual skip without being it", Buffers{Src: wide[8:], Dst: buf(), Gamma: gamma, X: buf(), Skip: wide[:64], Bias: gamma}},
+		{"dst is bias", "dst overlaps residual bias", Buffers{Src: buf(), Dst: wide[:64], Gamma: gamma, X: buf(), Skip: buf(), Bias: wide[:32]}},
+		{"sum is dst", "the sum overlaps dst", Buffers{Src: x, Dst: x, Gamma: gamma, X: buf(), Skip: buf(), Bias: gamma}},
 	}
 	for _, c := range runs {
 		err := p.Run(c.b)

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
-	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -200,7 +199,8 @@ func span(dims, strides []int64, size int64) int64 {
 }
 
 // checkBuffers refuses buffers shorter than the spans the program
-// addresses, and a dst that overlaps src.
+// addresses, and outputs that overlap inputs other than in place (see
+// checkAliasing).
 func (p *Program) checkBuffers(b *Buffers) error {
 	d := &p.d
 	short := func(name string, buf []byte, strides []int64, dt dtypes.DataType) error {
@@ -250,10 +250,7 @@ func (p *Program) checkBuffers(b *Buffers) error {
 	if err := p.checkEps(b.Eps); err != nil {
 		return err
 	}
-	if jit.Overlap(b.Src, b.Dst) {
-		return status.Errorf(status.InvalidArguments, "normprog: dst overlaps src; a normalization reads every row twice")
-	}
-	return nil
+	return p.checkAliasing(b)
 }
 
 // checkStats refuses statistics outputs that vary along a normalized
