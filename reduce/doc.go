@@ -76,7 +76,9 @@
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.
 // A slice may be longer than the span its strides address; a shorter one
-// is an error. dst must not overlap src.
+// is an error. dst must not overlap src, except that a normalization
+// (Softmax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm, LpNormalize) runs
+// in place when dst is src itself: the same slice, type and strides.
 //
 // Errors are graph.Errorf values with oneDNN's statuses
 // (errors.Is(err, graph.InvalidShape), ...), naming the bad value; bad

@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -42,7 +43,8 @@ func Stats(mean, variance []float32) Option {
 // row of -Inf only gives NaN, or 0s with InfAsZero; a NaN gives a row of
 // NaN. dims are src's, which dst has too; axis may be negative. Options:
 // Type, SrcType and DstType (naming 16-bit slices), SrcStrides,
-// DstStrides and InfAsZero. dst must not overlap src.
+// DstStrides and InfAsZero. dst may be src itself (in place: the same
+// slice, type and strides), and must not otherwise overlap it.
 //
 // The normalizations run as programs of compiled reduction kernels:
 // machine code wherever the reductions have it, threads over chunks of
@@ -240,18 +242,20 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	if err != nil {
 		return inNormCall(fn, err)
 	}
-	// The executor reads a row whole before writing it, but rows of two
-	// layouts are not the same rows: nothing written may share memory
-	// with anything else.
+	// In place, dst is src itself: the same first element, data type and
+	// strides, so that each row is read whole before it is written over.
+	// Rows of two layouts are not the same rows, so nothing else written
+	// may share memory with anything else.
+	inPlace := sameTensor(buf.Dst, buf.Src, dstDT, srcDT, p.Dst.Strides, p.Src.Strides)
 	named := []struct {
 		name string
 		b    []byte
 	}{{"dst", buf.Dst}, {"mean", buf.Mean}, {"variance", buf.Var}, {"src", buf.Src}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
 	for i := range 3 {
 		for j := range named {
-			if j != i && jit.Overlap(named[i].b, named[j].b) {
-				return status.Errorf(status.InvalidArguments, "reduce.%s: %s overlaps %s in memory (a normalization does not run in place)",
-					fn, named[i].name, named[j].name)
+			if j != i && jit.Overlap(named[i].b, named[j].b) && !(i == 0 && j == 3 && inPlace) {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: %s overlaps %s in memory "+
+					"(in place, dst must be src itself: the same first element, type and strides)", fn, named[i].name, named[j].name)
 			}
 		}
 	}
@@ -307,4 +311,11 @@ func elements(dims []int64) int64 {
 		n *= d
 	}
 	return n
+}
+
+// sameTensor reports whether a and b are one tensor: the same first
+// byte, data type and strides (the executors refuse strides that make
+// elements overlap).
+func sameTensor(a, b []byte, adt, bdt dtypes.DataType, as, bs []int64) bool {
+	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b) && adt == bdt && slices.Equal(as, bs)
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/reduce"
@@ -179,6 +181,7 @@ func TestNormCallErrors(t *testing.T) {
 	y := make([]float32, 24)
 	g6 := make([]float32, 6)
 	x16 := make([]uint16, 24)
+	wide := make([]float32, 28)
 	dims := []int{2, 3, 4}
 	cases := []struct {
 		name string
@@ -203,7 +206,13 @@ func TestNormCallErrors(t *testing.T) {
 		{"f32 named bf16", reduce.Softmax(y, x, dims, -1, reduce.SrcType(dtypes.BF16)), graph.InvalidDataType, "src is a 32-bit float slice but its type is named bf16"},
 		{"short src", reduce.Softmax(y, x[:20], dims, -1), graph.InvalidArguments, "src holds 80 bytes; its dims and strides address 96"},
 		{"short dst", reduce.LogSoftmax(y[:3], x, dims, -1), graph.InvalidArguments, "dst holds 12 bytes"},
-		{"in place", reduce.Softmax(x, x, dims, -1), graph.InvalidArguments, "reduce.Softmax: dst overlaps src in memory"},
+		{"dst over src shifted", reduce.Softmax(wide[4:], wide[:24], dims, -1), graph.InvalidArguments, "reduce.Softmax: dst overlaps src in memory"},
+		{"in place with other strides", reduce.Softmax(x, x, []int{2, 3, 2}, -1, reduce.DstStrides([]int{12, 4, 1})), graph.InvalidArguments,
+			"in place, dst must be src itself"},
+		{"in place into bf16", reduce.Softmax(x16, x16[:12], []int{2, 3, 2}, -1, reduce.SrcType(dtypes.BF16), reduce.DstType(dtypes.F16)),
+			graph.InvalidArguments, "dst overlaps src"},
+		{"stats over src", reduce.LayerNorm(y, x, []float32(nil), nil, dims, -1, 0, reduce.Stats(x[:6], make([]float32, 6))),
+			graph.InvalidArguments, "mean overlaps src"},
 		{"stats too short", reduce.LayerNorm(y, x, []float32(nil), nil, dims, -1, 0, reduce.Stats(make([]float32, 6), make([]float32, 5))),
 			graph.InvalidArguments, "mean holds 6 values and variance 5; there are 6 rows"},
 		{"stats on RMSNorm", reduce.RMSNorm(y, x, []float32(nil), dims, -1, 0, reduce.Stats(nil, nil)), graph.InvalidArguments, "Stats is LayerNorm's and GroupNorm's"},
@@ -223,5 +232,113 @@ func TestNormCallErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v naming %q", c.err, c.st, c.msg)
 			}
 		})
+	}
+}
+
+// TestNormCallsInPlace: each normalization with dst given as src itself
+// writes what it writes out of place, bit for bit, whichever code runs it
+// (the fused kernel, the passes, kept statistics, over a dim that is not
+// innermost), at one and two threads, in f32 and bf16.
+func TestNormCallsInPlace(t *testing.T) {
+	type run func(dst, src any, opts ...reduce.Option) error
+	f32 := func(v any) []float32 { return v.([]float32) }
+	b16 := func(v any) []uint16 { return v.([]uint16) }
+	call := func(f32f func(dst, src []float32, opts ...reduce.Option) error, b16f func(dst, src []uint16, opts ...reduce.Option) error) run {
+		return func(dst, src any, opts ...reduce.Option) error {
+			if d, ok := dst.([]float32); ok {
+				return f32f(d, f32(src), opts...)
+			}
+			return b16f(b16(dst), b16(src), opts...)
+		}
+	}
+	dims := []int{4, 6, 40, 24}
+	n := 4 * 6 * 40 * 24
+	gamma, beta := make([]float32, 24), make([]float32, 24)
+	gc, bc := make([]float32, 6), make([]float32, 6)
+	for i := range gamma {
+		gamma[i], beta[i] = 1+float32(i)/8, float32(i)/16-1
+	}
+	for i := range gc {
+		gc[i], bc[i] = 2-float32(i)/4, float32(i)/3
+	}
+	mean, vari := make([]float32, 4*6*40), make([]float32, 4*6*40)
+	cases := []struct {
+		name string
+		fn   run
+	}{
+		{"Softmax last", call(func(d, s []float32, o ...reduce.Option) error { return reduce.Softmax(d, s, dims, -1, o...) },
+			func(d, s []uint16, o ...reduce.Option) error { return reduce.Softmax(d, s, dims, -1, o...) })},
+		{"Softmax channels", call(func(d, s []float32, o ...reduce.Option) error { return reduce.Softmax(d, s, dims, 1, o...) },
+			func(d, s []uint16, o ...reduce.Option) error { return reduce.Softmax(d, s, dims, 1, o...) })},
+		{"LogSoftmax", call(func(d, s []float32, o ...reduce.Option) error { return reduce.LogSoftmax(d, s, dims, -1, o...) },
+			func(d, s []uint16, o ...reduce.Option) error { return reduce.LogSoftmax(d, s, dims, -1, o...) })},
+		{"LayerNorm", call(func(d, s []float32, o ...reduce.Option) error {
+			return reduce.LayerNorm(d, s, gamma, beta, dims, -1, 1e-5, o...)
+		}, func(d, s []uint16, o ...reduce.Option) error {
+			return reduce.LayerNorm(d, s, gamma, beta, dims, -1, 1e-5, o...)
+		})},
+		{"LayerNorm stats", call(func(d, s []float32, o ...reduce.Option) error {
+			return reduce.LayerNorm(d, s, gamma, beta, dims, -1, 1e-5, append(o, reduce.Stats(mean, vari))...)
+		}, func(d, s []uint16, o ...reduce.Option) error {
+			return reduce.LayerNorm(d, s, gamma, beta, dims, -1, 1e-5, append(o, reduce.Stats(mean, vari))...)
+		})},
+		{"RMSNorm", call(func(d, s []float32, o ...reduce.Option) error {
+			return reduce.RMSNorm(d, s, gamma, dims, -1, 1e-5, o...)
+		},
+			func(d, s []uint16, o ...reduce.Option) error {
+				return reduce.RMSNorm(d, s, gamma, dims, -1, 1e-5, o...)
+			})},
+		{"GroupNorm NCHW", call(func(d, s []float32, o ...reduce.Option) error {
+			return reduce.GroupNorm(d, s, gc, bc, dims, 3, 1, 1e-5, o...)
+		}, func(d, s []uint16, o ...reduce.Option) error {
+			return reduce.GroupNorm(d, s, gc, bc, dims, 3, 1, 1e-5, o...)
+		})},
+		{"LpNormalize 1", call(func(d, s []float32, o ...reduce.Option) error { return reduce.LpNormalize(d, s, dims, -1, 1, 0, o...) },
+			func(d, s []uint16, o ...reduce.Option) error { return reduce.LpNormalize(d, s, dims, -1, 1, 0, o...) })},
+		{"LpNormalize 2", call(func(d, s []float32, o ...reduce.Option) error {
+			return reduce.LpNormalize(d, s, dims, 2, 2, 1e-6, o...)
+		},
+			func(d, s []uint16, o ...reduce.Option) error { return reduce.LpNormalize(d, s, dims, 2, 2, 1e-6, o...) })},
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32((i*7919)%1013)/101 - 5
+	}
+	xb := make([]uint16, n)
+	for i, v := range x {
+		xb[i] = dtypes.F32ToBF16(v)
+	}
+	defer jit.SetThreads(jit.Threads())
+	for _, threads := range []int{1, 2} {
+		jit.SetThreads(threads)
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/f32/threads=%d", c.name, threads), func(t *testing.T) {
+				want := make([]float32, n)
+				if err := c.fn(want, x); err != nil {
+					t.Fatal(err)
+				}
+				got := slices.Clone(x)
+				if err := c.fn(got, got); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(f32Bytes(got), f32Bytes(want)) {
+					t.Fatalf("in place differs from out of place")
+				}
+			})
+			t.Run(fmt.Sprintf("%s/bf16/threads=%d", c.name, threads), func(t *testing.T) {
+				bf := reduce.Type(dtypes.BF16)
+				want := make([]uint16, n)
+				if err := c.fn(want, xb, bf); err != nil {
+					t.Fatal(err)
+				}
+				got := slices.Clone(xb)
+				if err := c.fn(got, got, bf); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("in place differs from out of place")
+				}
+			})
+		}
 	}
 }

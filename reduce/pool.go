@@ -27,7 +27,7 @@ import (
 // and ±0 elsewhere, a NaN a row of NaN. dims are src's, which dst has
 // too; axis may be negative; eps must be finite and non-negative; p must
 // be 1 or 2. Options: Type, SrcType, DstType, SrcStrides and DstStrides,
-// as Softmax's. It runs as two passes of the reductions' machine code
+// as Softmax's; dst may be src itself, as Softmax's. It runs as two passes of the reductions' machine code
 // (the interpreter where there is none): the norm of each row, then x
 // divided by it, threads over chunks of rows.
 func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps float32, opts ...Option) error {
@@ -53,8 +53,9 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 		return err
 	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
-	if jit.Overlap(srcB, dstB) {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory (LpNormalize does not run in place)", fn)
+	if jit.Overlap(srcB, dstB) && !sameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dstStrides, io.srcStrides) {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory "+
+			"(in place, dst must be src itself: the same first element, type and strides)", fn)
 	}
 	d := &normprog.Desc{Kind: kind, SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides,
 		DstStrides: io.dstStrides, Norm: make([]bool, len(dims)), Epsilon: eps}
