@@ -46,7 +46,17 @@ func GroupLoop(e GroupCounter, n int64, G int, s Steps, count bool, cnt int16, c
 // operand may be the dst itself: the rewrite would read operand elements
 // the group before it overwrote; the last iterations then run singly.
 func CountGroups(e GroupCounter, G int, s Steps, cnt int16, group, one func()) {
-	backOff := e.CanStepBack(s) && !e.DstOperand()
+	countGroups(e, G, s, cnt, e.CanStepBack(s) && !e.DstOperand(), group, one)
+}
+
+// CountGroupsInOrder is CountGroups with no group moved back: the last
+// Count mod G iterations run singly, so every iteration runs once (a
+// kernel whose src may be its dst cannot run a row twice).
+func CountGroupsInOrder(e GroupCounter, G int, s Steps, cnt int16, group, one func()) {
+	countGroups(e, G, s, cnt, false, group, one)
+}
+
+func countGroups(e GroupCounter, G int, s Steps, cnt int16, backOff bool, group, one func()) {
 	ptrs := e.Pointers()
 	e.Flush()
 	top, singles, done := e.NewLabel(), e.NewLabel(), e.NewLabel()

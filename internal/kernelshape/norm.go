@@ -53,6 +53,16 @@ import (
 // scaled, or computed again by the map. Every row takes the
 // same instructions in the same order whichever call (or thread) runs
 // it.
+//
+// A held row's work is one chain (the max and its horizontal
+// reduction, then the exps, their sum and its reduction, then the
+// division or the log, then the map), too short to keep the core busy.
+// Where two held rows fit the registers, the kernel takes the rows of
+// its innermost row loop two at a time and emits each step of the chain
+// for the first row, then for the second: the two chains are
+// independent and overlap. Each row takes the one-row kernel's
+// instructions in its order (only the registers differ), so its result
+// is the same bits; an odd last row runs alone.
 
 // NormKind is the normalization a fused kernel computes.
 type NormKind uint8
@@ -83,6 +93,12 @@ type Norm struct {
 	// a residual sum that src receives (LayerNorm and RMS norm); the map
 	// applies the post-ops after them.
 	Residual int
+	// OneRow makes the kernel normalize one row at a time where it
+	// would interleave rows (see NormRows): the kernel an emitter falls
+	// back to when the interleaved one needs more temporaries than
+	// are left, and the reference the interleaved one is tested
+	// against.
+	OneRow bool
 }
 
 // Check reports why n is not a fused normalization NormRows can emit:
@@ -111,7 +127,7 @@ func (n *Norm) Check() error {
 // registers 0..NormRegs()-1 are the shape's own; temporaries come from
 // Tmp.
 type NormEmitter interface {
-	Looper
+	GroupCounter
 	Finisher
 	// Prologue loads the argument block (Args.Count into cnt when it
 	// is not 0); Return leaves the kernel.
@@ -126,6 +142,11 @@ type NormEmitter interface {
 	// NormRegs is how many vector registers (from 0) NormRows may use
 	// as it likes: at least 8.
 	NormRegs() int
+	// WidenNorm asks, before any code, for registers 0..n-1 (n >
+	// NormRegs()) as NormRows' own, taken from the temporaries; it
+	// reports false, and changes nothing, where too few temporaries
+	// would be left.
+	WidenNorm(n int) bool
 	// LoadSrc loads n lanes (0 < n <= V) of src, off bytes past its
 	// pointer, into r as f32; lanes n and up are 0. LoadDst does so
 	// from an f32 dst.
@@ -176,9 +197,11 @@ const (
 	normMapVecs = 2
 )
 
-// NormRows emits the whole fused kernel for n through e.
-func NormRows(e NormEmitter, n *Norm) {
+// NormRows emits the whole fused kernel for n through e, and returns
+// how many rows it interleaves (1: a row at a time).
+func NormRows(e NormEmitter, n *Norm) int {
 	pl := n.Plan
+	rows := normRowsAtOnce(e, n)
 	var cnt int16
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
@@ -189,8 +212,104 @@ func NormRows(e NormEmitter, n *Norm) {
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	row := pl.Reduced[0]
-	k.Emit(e, func() { normRow(e, n, &row) })
+	one := func() { normRow(e, n, &row) }
+	if rows == 1 {
+		k.Emit(e, one)
+		e.Return()
+		return 1
+	}
+	outer, L, counted := k.SplitInnermost()
+	sL := e.StepsOf(&L)
+	group := func() { normHeldRows(e, n, &row, rows, sL) }
+	outer.Emit(e, func() {
+		if counted {
+			CountGroupsInOrder(e, rows, sL, cnt, group, one)
+			return
+		}
+		Chunks(e, e.Pointers(), L.Size, rows, sL, func(m int) {
+			if m == rows {
+				group()
+				return
+			}
+			for i := range int64(m) {
+				e.Pointers().Advance(sL, i)
+				one()
+				e.Pointers().Advance(sL, -i)
+			}
+		})
+	})
 	e.Return()
+	return rows
+}
+
+// normPairRows is how many rows the kernel interleaves where it can.
+const normPairRows = 2
+
+// normRowsAtOnce is how many rows of its innermost row loop n's kernel
+// interleaves: normPairRows where the rows are held softmax or
+// log-softmax rows (see normRow), the loop has that many rows, and e
+// gives the registers they take; else 1. Called before any code.
+func normRowsAtOnce(e NormEmitter, n *Norm) int {
+	pl := n.Plan
+	if n.OneRow || n.Kind != NormSoftmax && n.Kind != NormLogSoftmax || len(pl.Outer) == 0 ||
+		pl.Outer[len(pl.Outer)-1].Size < normPairRows {
+		return 1
+	}
+	H := normHeldVecs(e, pl.Reduced[0].Size)
+	if H == 0 {
+		return 1
+	}
+	need := normGroupRegs(normPairRows-1, H).held + H
+	if need > e.NormRegs() && !e.WidenNorm(need) {
+		return 1
+	}
+	return normPairRows
+}
+
+// normHeldVecs is how many vectors a softmax row of N elements takes
+// held in registers regHeld..NormRegs()-1, or 0 when it does not fit.
+func normHeldVecs(e NormEmitter, N int64) int {
+	V := int64(e.Lanes())
+	if N > int64(e.NormRegs()-regHeld)*V {
+		return 0
+	}
+	return int((N + V - 1) / V)
+}
+
+// normRowRegs are the registers of one held row: its max (shift),
+// the reciprocal of its sum or the sum's log (scale), and its vectors
+// (from held on). The accumulators, used by one step at a time, are
+// shared.
+type normRowRegs struct{ shift, scale, held int }
+
+// oneRowRegs are a row's registers when the kernel takes one at a time.
+var oneRowRegs = normRowRegs{regShift, regScale, regHeld}
+
+// normGroupRegs are the registers of row i of an interleaved group of
+// rows of H held vectors: after the accumulators, each row's statistic
+// (its max, then, the max no longer needed, the scale) and its vectors.
+func normGroupRegs(i, H int) normRowRegs {
+	base := normAccs + i*(1+H)
+	return normRowRegs{shift: base, scale: base, held: base + 1}
+}
+
+// normHeldRows emits rows held softmax or log-softmax rows, their
+// starts s apart: each step of the row's chain (normHeldSteps) for
+// every row in turn, so the rows' chains overlap.
+func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
+	H := normHeldVecs(e, row.Size)
+	steps := make([][]func(), rows)
+	for i := range rows {
+		steps[i] = normHeldSteps(e, n, row, normGroupRegs(i, H))
+	}
+	ptrs := e.Pointers()
+	for j := range steps[0] {
+		for i := range rows {
+			ptrs.Advance(s, int64(i))
+			steps[i][j]()
+			ptrs.Advance(s, -int64(i))
+		}
+	}
 }
 
 // Registers of a row: the accumulators 0..normAccs-1, then the
@@ -247,39 +366,26 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
 		// A row that fits the spare registers is loaded once and kept
-		// there: softmax keeps its exps, log-softmax x - m. Else an f32
-		// dst keeps softmax's exps; the map then scales them: one exp
-		// per element, not two.
-		V := int64(e.Lanes())
-		held := N <= int64(e.NormRegs()-regHeld)*V
-		keep := n.Kind == NormSoftmax && !held && e.ElemTypes().DstDT == dtypes.F32
-		if held {
-			normHeldLoad(e, N)
-		} else {
-			normSweep(e, N, NormMaxAny, false, nil)
+		// there (normHeldSteps). Else an f32 dst keeps softmax's exps;
+		// the map then scales them: one exp per element, not two.
+		if normHeldVecs(e, N) > 0 {
+			for _, step := range normHeldSteps(e, n, row, oneRowRegs) {
+				step()
+			}
+			return
 		}
+		keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
+		normSweep(e, N, NormMaxAny, false, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
 		}
 		expShifted := func(t int) { sub(t); e.ExpShifted(t) }
-		switch {
-		case held && n.Kind == NormSoftmax:
-			normHeldSweep(e, N, expShifted, nil)
-		case held:
-			normHeldSweep(e, N, sub, e.ExpShifted)
-		default:
-			normSweep(e, N, NormSum, keep, expShifted)
-		}
+		normSweep(e, N, NormSum, keep, expShifted)
 		if n.Kind == NormLogSoftmax {
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(regScale, 0)
-			lessLog := func(t int) { e.Arith(ops.Subtract, t, regScale) }
-			if held {
-				normHeldMap(e, row, lessLog)
-				return
-			}
-			pre = func(t int) { sub(t); lessLog(t) }
+			pre = func(t int) { sub(t); e.Arith(ops.Subtract, t, regScale) }
 			break
 		}
 		if n.InfAsZero {
@@ -287,12 +393,9 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		}
 		recip()
 		scale := func(t int) { e.Arith(ops.Multiply, t, regScale) }
-		switch {
-		case held:
-			normHeldMap(e, row, scale)
-		case keep:
+		if keep {
 			normMap(e, row, true, scale)
-		default:
+		} else {
 			normMap(e, row, false, func(t int) { expShifted(t); scale(t) })
 		}
 		return
@@ -410,17 +513,52 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)
 	e.HReduce(k, 0)
 }
 
-// normHeldLoad loads a row of N elements that fits registers
-// regHeld..NormRegs()-1 into them, vector v in register regHeld+v, and
-// leaves its max in every lane of register 0; the vectors go to the
-// accumulators in normSweep's order.
-func normHeldLoad(e NormEmitter, N int64) {
+// normHeldSteps returns the steps of a softmax or log-softmax row held
+// in registers b (the row's chain, each step waiting for the one
+// before): load the row and take its max; sum the exps (softmax keeps
+// them, log-softmax keeps x - m) and take the sum's reciprocal or log;
+// map the row into dst.
+func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func() {
+	N := row.Size
+	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
+	expShifted := func(t int) { sub(t); e.ExpShifted(t) }
+	maxStep := func() {
+		normHeldLoad(e, N, b.held)
+		e.Copy(b.shift, 0)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, b.shift)
+		}
+	}
+	if n.Kind == NormLogSoftmax {
+		lessLog := func(t int) { e.Arith(ops.Subtract, t, b.scale) }
+		return []func(){maxStep, func() {
+			normHeldSweep(e, N, b.held, sub, e.ExpShifted)
+			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			e.Copy(b.scale, 0)
+		}, func() { normHeldMap(e, row, b.held, lessLog) }}
+	}
+	scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
+	return []func(){maxStep, func() {
+		normHeldSweep(e, N, b.held, expShifted, nil)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
+		}
+		e.SetConst(b.scale, 1)
+		e.Arith(ops.Divide, b.scale, 0)
+	}, func() { normHeldMap(e, row, b.held, scale) }}
+}
+
+// normHeldLoad loads a row of N elements that fits registers held on
+// into them, vector v in register held+v, and leaves its max in every
+// lane of register 0; the vectors go to the accumulators in normSweep's
+// order.
+func normHeldLoad(e NormEmitter, N int64, held int) {
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
 	normInit(e, NormMaxAny)
 	for v := 0; int64(v*V) < N; v++ {
 		m := int(min(int64(V), N-int64(v*V)))
-		r := regHeld + v
+		r := held + v
 		e.LoadSrc(r, int64(v)*vb, m)
 		normHeldAccumulate(e, NormMaxAny, v, r, m)
 	}
@@ -429,14 +567,14 @@ func normHeldLoad(e NormEmitter, N int64) {
 }
 
 // normHeldSweep applies keep to each vector of a row held in registers
-// (normHeldLoad) in place, and sums f of the result (the result itself
+// from held on (normHeldLoad) in place, and sums f of the result (the result itself
 // when f is nil) into every lane of register 0; the vectors go to the
 // accumulators in normSweep's order, so the sum is the same.
-func normHeldSweep(e NormEmitter, N int64, keep, f func(t int)) {
+func normHeldSweep(e NormEmitter, N int64, held int, keep, f func(t int)) {
 	V := e.Lanes()
 	normInit(e, NormSum)
 	for v := 0; int64(v*V) < N; v++ {
-		r := regHeld + v
+		r := held + v
 		keep(r)
 		if f == nil {
 			normHeldAccumulate(e, NormSum, v, r, int(min(int64(V), N-int64(v*V))))
@@ -512,14 +650,14 @@ func (rs *residualSum) form(e NormEmitter, r int, j int64, m int) {
 	e.Release(mk)
 }
 
-// normHeldMap maps a row held in registers (normHeldSweep) through pre
-// and the post-ops into dst.
-func normHeldMap(e NormEmitter, row *plan.Loop, pre func(t int)) {
+// normHeldMap maps a row held in registers from held on (normHeldSweep)
+// through pre and the post-ops into dst.
+func normHeldMap(e NormEmitter, row *plan.Loop, held int, pre func(t int)) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
 	for v := 0; int64(v*V) < row.Size; v++ {
-		r := regHeld + v
+		r := held + v
 		pre(r)
 		finish(e, opnds, r, Block(v, V, int(min(int64(V), row.Size-int64(v*V))), s))
 	}

@@ -77,6 +77,32 @@ func BenchmarkPrograms(b *testing.B) {
 	}
 }
 
+// BenchmarkSoftmaxInCache times S1's rows (128 elements) where they
+// fit the L2 cache: 512 rows, so that each row's dependency chain, not
+// memory, is what the time shows.
+func BenchmarkSoftmaxInCache(b *testing.B) {
+	for _, kind := range []Kind{Softmax, LogSoftmax} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+			b.Run(kind.String()+"/"+dt.String(), func(b *testing.B) {
+				d := benchDesc(kind, []int64{4, 128, 128}, 1, dt)
+				p, err := Compile(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				src := fill(rand.New(rand.NewPCG(1, 2)), dt, spanElems(d.Dims, d.SrcStrides), 4)
+				dst := make([]byte, len(src))
+				b.SetBytes(int64(2 * len(src)))
+				b.ResetTimer()
+				timed(b, func() {
+					if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+		}
+	}
+}
+
 // BenchmarkPlainGo times the loops a Go program writes by hand for the
 // same f32 shapes, on one goroutine: the baseline gdnn replaces.
 func BenchmarkPlainGo(b *testing.B) {

@@ -23,8 +23,15 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	c := Conf{Target: o.Target()}
 	c.f.avx512 = o.AVX512
 	g := newGenConf(newAsm(), n.Plan, c)
-	kernelshape.NormRows(g, n)
+	rows := kernelshape.NormRows(g, n)
 	text, err := kernelshape.Assemble(g)
+	if err != nil && rows > 1 {
+		// The interleaved rows left too few temporaries (for the
+		// post-ops, say): a row at a time.
+		one := *n
+		one.OneRow = true
+		return EmitNorm(&one, o)
+	}
 	if err != nil {
 		return plan.Code{}, err
 	}
@@ -54,6 +61,19 @@ func checkNorm(n *kernelshape.Norm) error {
 
 // NormRegs: the accumulator registers are the shape's.
 func (g *gen) NormRegs() int { return g.nacc }
+
+// normMinTemps is how many temporaries WidenNorm leaves: the exp's, a
+// copy, and a converting store's.
+const normMinTemps = 4
+
+// WidenNorm raises the temporaries' floor to n, before any are taken.
+func (g *gen) WidenNorm(n int) bool {
+	if g.tmpPeak > g.tmpLo || g.tmpNext != g.tmpLo || n < g.tmpLo || g.tmpHi-n < normMinTemps {
+		return false
+	}
+	g.tmpLo, g.tmpNext = n, n
+	return true
+}
 
 // LoadSrc loads n lanes of src at off into r.
 func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, g.m(rSrc, off), n) }

@@ -69,9 +69,10 @@ type regState struct {
 	// to them, see ld1Post).
 	ptrs *kernelshape.Pointers
 
-	gprFree []int16 // loop counters not in use
-	gprLog  []int16 // every counter handed out, in order
-	tmpNext int     // next free temporary vector register
+	gprFree  []int16 // loop counters not in use
+	gprLog   []int16 // every counter handed out, in order
+	tmpNext  int     // next free temporary vector register
+	tmpFloor int     // the first temporary: tmpLo, or above it (WidenNorm)
 
 	loopHeads []loopHead // per open Loop, innermost last
 
@@ -113,7 +114,7 @@ func (g *gen) UsesTotals() bool { return g.usesTotals }
 // newGen prepares the generator for pl.
 func newGen(pl *plan.Plan) *gen {
 	g := &gen{asm: newAsm(), conf: Choose(pl), planFacts: planFacts{pl: pl, Types: kernelshape.TypesOf(pl)}}
-	g.tmpNext = tmpLo
+	g.tmpNext, g.tmpFloor = tmpLo, tmpLo
 	copy(g.binReg[:g.NBin], binRgs[:g.NBin])
 	for i := 26; i >= 19; i-- {
 		g.gprFree = append(g.gprFree, xr(i))
@@ -132,8 +133,8 @@ func newGen(pl *plan.Plan) *gen {
 // stack order.
 func (g *gen) Tmp() int {
 	if g.tmpNext >= tmpHi {
-		g.Fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-tmpLo))
-		return tmpLo
+		g.Fail(status.Errorf(status.Unimplemented, "arm64: kernel needs more than %d temporary vector registers", tmpHi-g.tmpFloor))
+		return g.tmpFloor
 	}
 	g.tmpNext++
 	return g.tmpNext - 1

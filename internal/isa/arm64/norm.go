@@ -33,8 +33,15 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 		}
 	}
 	g := newGen(pl)
-	kernelshape.NormRows(g, n)
+	rows := kernelshape.NormRows(g, n)
 	text, err := kernelshape.Assemble(g)
+	if err != nil && rows > 1 {
+		// The interleaved rows left too few temporaries (for the
+		// post-ops, say): a row at a time.
+		one := *n
+		one.OneRow = true
+		return EmitNorm(&one)
+	}
 	if err != nil {
 		return plan.Code{}, err
 	}
@@ -48,6 +55,19 @@ func isFloat(dt dtypes.DataType) bool {
 
 // NormRegs: the accumulator registers are the shape's.
 func (g *gen) NormRegs() int { return nacc }
+
+// normMinTemps is how many temporaries WidenNorm leaves: the exp's, a
+// copy, and a converting store's.
+const normMinTemps = 4
+
+// WidenNorm raises the temporaries' floor to n, before any are taken.
+func (g *gen) WidenNorm(n int) bool {
+	if g.tmpNext != g.tmpFloor || n < g.tmpFloor || tmpHi-n < normMinTemps {
+		return false
+	}
+	g.tmpFloor, g.tmpNext = n, n
+	return true
+}
 
 // LoadSrc loads n lanes of src at off into r.
 func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, at(rSrc, off), n) }

@@ -1,0 +1,268 @@
+package jit
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/isa/amd64"
+	"github.com/gdnn/gdnn/internal/isa/arm64"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// normCode emits n for isa as CompileNorm would, for comparing code.
+func normCode(t *testing.T, n *kernelshape.Norm, isa ISA) []byte {
+	t.Helper()
+	var c plan.Code
+	var err error
+	if isa == NEON {
+		c, err = arm64.EmitNorm(n)
+	} else {
+		c, err = amd64.EmitNorm(n, amd64Options(isa))
+	}
+	if err != nil {
+		t.Fatalf("%v: %v", isa, err)
+	}
+	return c.Text
+}
+
+// interleaveCase is a softmax or log-softmax problem for
+// TestNormKernelInterleavedRows: rows (outer dims) of n elements, the
+// rows' element strides in src and dst (gaps between rows where they
+// exceed the dense ones).
+type interleaveCase struct {
+	kind       kernelshape.NormKind
+	infAsZero  bool
+	n          int64
+	rows       []int64 // outer dims, outermost first
+	gap        int64   // elements between rows beyond n
+	src, dst   dtypes.DataType
+	withPostOp bool // a per-row Add and a ReLU after the normalization
+}
+
+// plan returns c's kernel plan and its outer strides (elements).
+func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
+	t.Helper()
+	dims := append(append([]int64(nil), c.rows...), c.n)
+	str := make([]int64, len(dims))
+	str[len(dims)-1] = 1
+	s := c.n + c.gap
+	for i := len(dims) - 2; i >= 0; i-- {
+		str[i] = s
+		s = s*dims[i] + c.gap // a gap between the outer loops too: they stay apart
+	}
+	red := make([]bool, len(dims))
+	red[len(dims)-1] = true
+	var post []plan.PostOp
+	if c.withPostOp {
+		perRow := append([]int64(nil), str...)
+		perRow[len(dims)-1] = 0
+		post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow}, {Kind: ops.ReLU}}
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
+		Dims: dims, SrcStrides: str, Reduce: red, DstStrides: str, PostOps: post})
+	if err == nil && len(pl.Reduced) == 0 {
+		// Rows of one element, as package normprog makes their plan.
+		if pl.HasInner {
+			pl.Outer, pl.HasInner = append(pl.Outer, pl.Inner), false
+		}
+		pl.Reduced = []plan.Loop{{Size: 1, SrcStride: 1}}
+	}
+	if err != nil || len(pl.Reduced) != 1 || pl.HasInner {
+		t.Fatalf("%+v: plan %v %v", c, pl, err)
+	}
+	pl.Reduced[0].DstStride = 1
+	if c.withPostOp {
+		pl.Reduced[0].BinStrides = []int64{0}
+	}
+	return pl, str[:len(c.rows)]
+}
+
+// TestNormKernelInterleavedRows: the kernel that takes held softmax and
+// log-softmax rows two at a time gives the one-row kernel's bits
+// (kernelshape.Norm.OneRow) for every row: row counts 1 to 7, an odd
+// last row in a counted loop and in a fixed inner one, rows apart, all
+// -Inf rows (with and without inf_as_zero), -Inf and NaN elements,
+// every float type pair, a post-op with a per-row operand; both against
+// a float64 reference, with the tensors next to guard pages. It checks
+// that the rows are in fact interleaved where the registers allow, on
+// every JIT ISA this machine runs.
+func TestNormKernelInterleavedRows(t *testing.T) {
+	t.Logf("ISAs: %v", argISAs())
+	dts := [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.BF16}}
+	layouts := [][]int64{{1}, {2}, {3}, {4}, {5}, {7}, {2, 3}, {3, 2}, {2, 5}}
+	for _, isa := range argISAs() {
+		prev := SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(11, uint64(isa)))
+		interleaved := map[int64]bool{}
+		for _, n := range []int64{1, 3, 4, 8, 13, 16, 17, 24, 33, 40, 64, 100, 128, 160, 161} {
+			for _, rows := range layouts {
+				for _, kind := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax} {
+					dt := dts[r.IntN(len(dts))]
+					c := interleaveCase{kind: kind, infAsZero: kind == kernelshape.NormSoftmax && r.IntN(2) == 0, n: n, rows: rows,
+						gap: int64(r.IntN(2) * 3), src: dt[0], dst: dt[1], withPostOp: r.IntN(3) == 0}
+					if checkInterleaved(t, isa, c, r) {
+						interleaved[n] = true
+					}
+				}
+			}
+		}
+		// The rows of the shortest lengths fit every ISA's registers two
+		// at a time; S1's (128 f32) fit AVX-512's.
+		for _, n := range []int64{1, 3, 4, 8, 13, 16} {
+			if !interleaved[n] {
+				t.Errorf("%v: rows of %d are never interleaved", isa, n)
+			}
+		}
+		if isa == AVX512 && !interleaved[128] {
+			t.Errorf("AVX-512: rows of 128 are not interleaved")
+		}
+		if interleaved[161] {
+			t.Errorf("%v: rows of 161, which are not held in registers, are interleaved", isa)
+		}
+		SetMaxISA(prev)
+	}
+}
+
+// checkInterleaved runs case c through the default kernel and the
+// one-row one, compares them bit for bit and with the float64
+// reference, and reports whether the default kernel's code differs
+// (interleaves rows).
+func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) bool {
+	t.Helper()
+	pl, str := c.plan(t)
+	name := fmt.Sprintf("%v %v: %v inf_as_zero=%v n=%d rows=%v gap=%d %v:%v post=%v", isa, runtime.GOARCH, c.kind, c.infAsZero,
+		c.n, c.rows, c.gap, c.src, c.dst, c.withPostOp)
+	mk := func(one bool) *kernelshape.Norm {
+		return &kernelshape.Norm{Kind: c.kind, Plan: pl, InfAsZero: c.infAsZero, OneRow: one}
+	}
+	both, one := mk(false), mk(true)
+	differs := !bytes.Equal(normCode(t, both, isa), normCode(t, one, isa))
+	nrows := int64(1)
+	for _, d := range c.rows {
+		nrows *= d
+	}
+	if nrows < 2 && differs {
+		t.Fatalf("%s: one row, and the code changed", name)
+	}
+
+	// Row i's first element is at off(i); the rows' contents: row 1 of
+	// every 3 all -Inf, row 2 with a -Inf, row 4 with a NaN.
+	off := func(i int64) int64 {
+		o := int64(0)
+		for d := len(c.rows) - 1; d >= 0; d-- {
+			o += i % c.rows[d] * str[d]
+			i /= c.rows[d]
+		}
+		return o
+	}
+	span := off(nrows-1) + c.n
+	src := make([]byte, span*int64(c.src.Size()))
+	x := make([][]float64, nrows)
+	for i := range nrows {
+		x[i] = make([]float64, c.n)
+		for j := range c.n {
+			v := float32(r.Float64()*40 - 20)
+			switch {
+			case i%3 == 1, i%3 == 2 && j == c.n/2:
+				v = float32(math.Inf(-1))
+			case i == 4 && j == c.n-1:
+				v = float32(math.NaN())
+			}
+			dtypes.StoreF32(c.src, src, off(i)+j, v)
+			x[i][j] = float64(dtypes.LoadF32(c.src, src, off(i)+j))
+		}
+	}
+	var bins [][]byte
+	var bias []byte
+	if c.withPostOp {
+		bias = make([]byte, span*4) // read at the rows' starts
+		for i := range nrows {
+			dtypes.StoreF32(dtypes.F32, bias, off(i), float32(r.Float64()-0.5))
+		}
+		bins = [][]byte{bias}
+	}
+	run := func(n *kernelshape.Norm, atEnd bool) []byte {
+		k, why, err := CompileNorm(n)
+		if err != nil || k == nil {
+			t.Fatalf("%s: %v %s", name, err, why)
+		}
+		f := kerneltest.NewFence(t, atEnd)
+		defer f.Free()
+		dst := f.Place(make([]byte, span*int64(c.dst.Size())))
+		var fb [][]byte
+		for _, b := range bins {
+			fb = append(fb, f.Place(b))
+		}
+		if err := k.Run(f.Place(src), dst, fb, 0); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return append([]byte(nil), dst...)
+	}
+	for _, atEnd := range []bool{true, false} {
+		got, want := run(both, atEnd), run(one, atEnd)
+		for i := range nrows {
+			for j := range c.n {
+				e := off(i) + j
+				g, w := dtypes.LoadF32(c.dst, got, e), dtypes.LoadF32(c.dst, want, e)
+				if math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%s: row %d element %d is %v, the one-row kernel's %v", name, i, j, g, w)
+				}
+			}
+			b := 0.0
+			if c.withPostOp {
+				b = float64(dtypes.LoadF32(dtypes.F32, bias, off(i)))
+			}
+			ref := softmaxRef(c.kind, c.infAsZero, x[i])
+			for j, w := range ref {
+				if c.withPostOp {
+					w = math.Max(w+b, 0)
+				}
+				g := float64(dtypes.LoadF32(c.dst, got, off(i)+int64(j)))
+				tol := 1e-5*(math.Abs(w)+1) + math.Abs(w)*map[dtypes.DataType]float64{dtypes.F32: 0, dtypes.BF16: 1.0 / 128, dtypes.F16: 1.0 / 1024}[c.dst]
+				if math.IsNaN(w) != math.IsNaN(g) || !math.IsNaN(w) && math.Abs(g-w) > tol {
+					t.Fatalf("%s: row %d element %d is %v, want %v", name, i, j, g, w)
+				}
+			}
+		}
+	}
+	return differs
+}
+
+// softmaxRef is softmax or log-softmax of one row in float64: a NaN
+// gives NaNs, an all -Inf row NaNs, or with infAsZero (softmax) 0s.
+func softmaxRef(k kernelshape.NormKind, infAsZero bool, x []float64) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, v)
+	}
+	out := make([]float64, len(x))
+	if math.IsInf(m, -1) || math.IsNaN(m) {
+		for i := range out {
+			out[i] = math.NaN()
+			if infAsZero && !math.IsNaN(m) {
+				out[i] = 0
+			}
+		}
+		return out
+	}
+	s := 0.0
+	for _, v := range x {
+		s += math.Exp(v - m)
+	}
+	for i, v := range x {
+		if k == kernelshape.NormLogSoftmax {
+			out[i] = v - m - math.Log(s)
+		} else {
+			out[i] = math.Exp(v-m) / s
+		}
+	}
+	return out
+}
