@@ -297,14 +297,54 @@ func CheckNativeRuns(pl *plan.Plan, k NativeKind) error {
 		"native kernel: an f64 sum of %d elements over %d reduced loops (cut into runs of the innermost one only) runs in the interpreter", n, len(red))
 }
 
+// NativeSpeculator is optional: an instruction set whose exact f64 max
+// or min costs several instructions per vector (amd64: the NaN rule and
+// the order of the zeros) and that has a cheaper combine exact whenever
+// no NaN takes part emits the kernel twice, as its f32 kernels do
+// (amd64's speculate.go):
+//
+//   - first NaN-free code: from NativeNaNFree on, NativeLoad combines by
+//     the cheap instruction and flags the lanes of src where a NaN is
+//     (it may check two src vectors with one compare); NativeCombine
+//     may take the cheap instruction unchecked (accumulators hold a NaN
+//     only after a flagged load); the stores flag what the cheap
+//     instruction may have got wrong besides (amd64's AVX2 max: a -0
+//     output); and Return tests the flag and jumps to the exact code
+//     when it is set;
+//   - then, from NativeExact on, the exact code: the whole kernel again
+//     from the argument block, overwriting every output the NaN-free
+//     code wrote.
+//
+// Running the call again is safe: a native kernel reads nothing it
+// writes (src never overlaps dst) and takes no post-ops.
+type NativeSpeculator interface {
+	// NativeNaNFree reports whether the emitter speculates on its kind,
+	// and if so starts the NaN-free code.
+	NativeNaNFree() bool
+	// NativeExact starts the exact code, where the NaN-free code jumps
+	// when the flag is set.
+	NativeExact()
+}
+
 // Native emits the whole kernel of pl through e (the ABI of plan.Args:
-// Count runs the outermost Outer loop; a plan without one runs once).
+// Count runs the outermost Outer loop; a plan without one runs once): an
+// f64 max or min speculating on NaN-free data first where e is a
+// NativeSpeculator that speculates.
 func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	lay := LayoutOf(pl)
 	if !lay.Work {
 		e.Return()
 		return
 	}
+	if s, ok := e.(NativeSpeculator); ok && k.Float && (k.Op == NativeMax || k.Op == NativeMin) && s.NativeNaNFree() {
+		nativeKernel(pl, k, e, lay)
+		s.NativeExact()
+	}
+	nativeKernel(pl, k, e, lay)
+}
+
+// nativeKernel emits the kernel of pl from its prologue to its return.
+func nativeKernel(pl *plan.Plan, k NativeKind, e NativeEmitter, lay Layout) {
 	var cnt int16
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
@@ -325,6 +365,9 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		nest.Emit(e, func() { nativeElement(e, k, lay.Reduced, lay.ZeroSum) })
 	}
 	e.Return()
+	if cnt != 0 {
+		e.FreeCounter(cnt)
+	}
 }
 
 // nativeElement emits one output an element at a time into lane 0 of

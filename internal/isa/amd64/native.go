@@ -91,6 +91,10 @@ func (n *nativeGen) NativeAccs(bool) int { return n.accs }
 // Prologue loads src, Count and dst, and the constants held for the
 // kernel.
 func (n *nativeGen) Prologue(cnt int16) {
+	if n.nanFree {
+		// Before DI, the argument block, becomes the dst pointer.
+		n.nanFreePrologue()
+	}
 	n.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
 	if cnt != 0 {
 		n.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
@@ -137,6 +141,10 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	addr := n.m(rSrc, off)
+	if n.nanFree {
+		n.loadNaNFree(u, addr, cnt)
+		return
+	}
 	if cnt == n.lanes {
 		if n.memOperand() {
 			n.combine(u, addr)
@@ -225,6 +233,10 @@ func (n *nativeGen) maskedMove() obj.As {
 func (n *nativeGen) NativeCombine(u, from int) {
 	mk := n.Mark()
 	defer n.Release(mk)
+	if n.nanFree {
+		n.fast(n.vr(u), n.vr(from))
+		return
+	}
 	if n.k.Op == kernelshape.NativeOdd {
 		// Both hold truths already: xor them.
 		n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), n.vr(from), n.vr(u), n.vr(u))
@@ -382,6 +394,7 @@ func (n *nativeGen) NativeStoreColumn(u int, off int64) {
 	t := n.Tmp()
 	n.op(n.move(), n.vr(u), n.vr(t))
 	n.finalize(t)
+	n.flagNegZero(t)
 	addr := n.m(rDst, off)
 	if n.k.Store == kernelshape.StoreF32 {
 		if n.avx512 {
@@ -424,6 +437,7 @@ func (n *nativeGen) NativeStoreFirst() {
 		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
 	}
 	n.finalize(r)
+	n.flagNegZero(r)
 	addr := n.m(rDst, 0)
 	switch {
 	case n.k.Store == kernelshape.StoreF32:
