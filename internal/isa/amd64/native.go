@@ -44,10 +44,23 @@ func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {
 	return nil
 }
 
+// nativeISA is what kernelshape.CheckNative needs of the instruction
+// set o: AVX-512 has 16 accumulators of 64 bytes, AVX2 8 of 32.
+func nativeISA(o Options) kernelshape.NativeISA {
+	isa := kernelshape.NativeISA{Arch: "amd64", MaxDepth: maxDepth, VectorBytes: 32,
+		Takes: func(k kernelshape.NativeKind) error { return nativeTakes(k, o.AVX512) }}
+	accs := 8
+	if o.AVX512 {
+		isa.VectorBytes, accs = 64, 16
+	}
+	isa.Accs = func(bool) int { return accs }
+	return isa
+}
+
 // emitNative returns the native kernel of pl, or an Unimplemented error
 // for a plan it does not take.
 func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
-	k, err := kernelshape.CheckNative(pl, "amd64", maxDepth, func(k kernelshape.NativeKind) error { return nativeTakes(k, o.AVX512) })
+	k, err := kernelshape.CheckNative(pl, nativeISA(o))
 	if err != nil {
 		return plan.Code{}, err
 	}
@@ -59,15 +72,9 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	g := newGenConf(newAsm(), pl, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.Types = kernelshape.TypesOf(pl)
 	g.add = false
-	n := &nativeGen{gen: g, k: k}
-	vbytes := 32
-	if g.avx512 {
-		vbytes = 64
-		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 16, 16, 16, 32
-	} else {
-		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 8, 8, 8, 16
-	}
-	n.lanes = vbytes / k.Bytes
+	isa := nativeISA(o)
+	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.Bytes, accs: isa.Accs(false)}
+	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
 	if k.Op == kernelshape.NativeOdd || k.Store == kernelshape.StoreTruth {
 		n.ones = g.Tmp()
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -27,7 +28,8 @@ func nativeWanted(pl *plan.Plan, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := kernelshape.CheckNativeRuns(pl, k); err != nil {
+	isa := nativeISA(o)
+	if err := kernelshape.CheckNativeRuns(pl, k, isa.VectorBytes/k.Bytes, isa.Accs); err != nil {
 		return err
 	}
 	return nativeTakes(k, o.AVX512)
@@ -213,6 +215,19 @@ func TestNativeRefusals(t *testing.T) {
 		_, err := Emit(c.pl, c.o)
 		if !errors.Is(err, status.Unimplemented) || !bytes.Contains([]byte(err.Error()), []byte(c.says)) {
 			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming %q", c.pl, c.o, err, c.says)
+		}
+	}
+	// An f64 sum whose runs cannot keep the interpreter's bound: a long
+	// innermost reduced loop in runs of its own under a long outer one.
+	long := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+		Dims: []int64{2000, 1500, 2}, SrcStrides: []int64{3002, 2, 1}, Reduce: []bool{true, true, false}, DstStrides: []int64{0, 0, 1}}
+	pl, err := plan.Canonicalize(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{AVX512: true}, {}} {
+		if _, err := Emit(pl, o); !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "bound") {
+			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming the bound", pl, o, err)
 		}
 	}
 	if _, err := Emit(mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{AVX512: true}); err != nil {
