@@ -16,8 +16,8 @@ import (
 // vectors (the first held in Z31 or Y11 until the second is loaded, or
 // checked alone at the next branch or label), so that a pair costs one
 // load, two combines, a compare and an OR where the exact code takes
-// four instructions a vector. AVX2's VMAXPD may give -0 for +0, so each
-// output of -0 is flagged too. The exact code is the same generator's,
+// four instructions a vector (AVX2's max six). AVX2's VMAXPD may give
+// -0 for +0, so each output of -0 is flagged too. The exact code is the same generator's,
 // emitted after the NaN-free code's return.
 
 // NativeNaNFree starts NaN-free code for an f64 max, and on AVX-512 an
