@@ -29,7 +29,8 @@
 //   - Native (native.go), over a NativeEmitter: f64 and exact data
 //     (integers, booleans) in lanes of their own type, in a column, row
 //     or element shape, as the index reduction's Arg (arg.go) over an
-//     ArgEmitter.
+//     ArgEmitter; f64 max and min NaN-free first, then exact, where the
+//     emitter is a NativeSpeculator.
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded
 //     into running totals, wherever each emitter keeps them.
 //   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with

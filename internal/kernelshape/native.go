@@ -35,10 +35,13 @@ import (
 //   - Element (otherwise): one element at a time into lane 0 of
 //     accumulator 0 (a long f64 sum in runs, its total in accumulator 1).
 //
-// f64 sums keep the two levels of the f32 kernels (runs.go): when a
-// lane's chain of adds would be long, the accumulators take runs of
-// NativeRun iterations, each run then added into running totals (the
-// accumulators U..2U-1) and the accumulators started again.
+// f64 sums keep the two levels of the interpreter: when a lane's chain
+// of adds would be long, the accumulators take runs of at most NativeRun
+// adds, cut at whichever reduced loop holds more than that, across the
+// loops inside it (as the f32 kernels' RunsOf, runs.go), each run then
+// added into running totals (the accumulators U..2U-1) and the
+// accumulators started again (nativeCutOf). A sum no such cut keeps
+// within the interpreter's bound is refused (CheckNativeRuns).
 //
 // Finalize (an f64 mean's division by Div, an f32 dst's rounding, a
 // logical reduction's truth) is the emitter's, in its stores. The kernel
@@ -164,28 +167,41 @@ var nativeIntOps = map[plan.Combine]NativeOp{plan.CombineAdd: NativeAdd, plan.Co
 	plan.CombineMax: NativeMax, plan.CombineMin: NativeMin, plan.CombineAnd: NativeAnd, plan.CombineOr: NativeOr,
 	plan.CombineXor: NativeXor}
 
-// CheckNative reports why an emitter cannot take pl in its native
-// kernel: pl.Validate's error, NativeKindOf's, takes' (the kinds the
-// instruction set has instructions for), or more than maxDepth Outer or
-// Reduced loops (each). Error messages start with arch and a colon. A
-// plan refused with an Unimplemented error runs in the interpreter.
-func CheckNative(pl *plan.Plan, arch string, maxDepth int, takes func(NativeKind) error) (NativeKind, error) {
+// NativeISA is what CheckNative needs of an instruction set.
+type NativeISA struct {
+	Arch     string // starts every error message, with a colon
+	MaxDepth int    // the Outer and the Reduced loops it takes (each)
+	// VectorBytes over a lane's bytes is V (NativeEmitter.NativeLanes).
+	VectorBytes int
+	// Accs is NativeEmitter.NativeAccs.
+	Accs func(column bool) int
+	// Takes reports why the instruction set has no instructions for a
+	// kind, or nil.
+	Takes func(NativeKind) error
+}
+
+// CheckNative reports why an emitter of isa cannot take pl in its native
+// kernel: pl.Validate's error, NativeKindOf's, isa.Takes', an f64 sum
+// whose runs cannot keep the interpreter's bound (CheckNativeRuns), or
+// more than isa.MaxDepth Outer or Reduced loops (each). A plan refused
+// with an Unimplemented error runs in the interpreter.
+func CheckNative(pl *plan.Plan, isa NativeISA) (NativeKind, error) {
 	if err := pl.Validate(); err != nil {
 		return NativeKind{}, err
 	}
 	k, err := NativeKindOf(pl)
 	if err != nil {
-		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", arch, err)
+		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", isa.Arch, err)
 	}
-	if err := takes(k); err != nil {
+	if err := isa.Takes(k); err != nil {
 		return NativeKind{}, err
 	}
-	if err := CheckNativeRuns(pl, k); err != nil {
-		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", arch, err)
+	if err := CheckNativeRuns(pl, k, isa.VectorBytes/k.Bytes, isa.Accs); err != nil {
+		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", isa.Arch, err)
 	}
-	if len(pl.Outer) > maxDepth || len(pl.Reduced) > maxDepth {
+	if len(pl.Outer) > isa.MaxDepth || len(pl.Reduced) > isa.MaxDepth {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %d outer and %d reduced loops exceed the supported depth %d",
-			arch, len(pl.Outer), len(pl.Reduced), maxDepth)
+			isa.Arch, len(pl.Outer), len(pl.Reduced), isa.MaxDepth)
 	}
 	return k, nil
 }
@@ -194,6 +210,9 @@ func CheckNative(pl *plan.Plan, arch string, maxDepth int, takes func(NativeKind
 // emitter is made for one plan and its NativeKind, and knows both.
 type NativeEmitter interface {
 	Looper
+	// Fail records a generation error (CheckNative refuses the plans
+	// that would give one).
+	Fail(err error)
 	// NativeLanes is V, the lanes of the kind's type in a vector.
 	NativeLanes() int
 	// NativeAccs is how many accumulators the row (false) or column
@@ -253,15 +272,14 @@ func NativeShapeOf(pl *plan.Plan, v int) NativeShape {
 	return NativeElement
 }
 
-// NativeRun returns the run length (iterations of the loop whose
-// iterations each add once into every lane) of an f64 sum whose lanes
-// each take chain adds in all, or 0 when the chain is left whole. f64
-// sums are held to 2^-53 (1032 + N/1024) of the sum of magnitudes, the
-// bound of the interpreter's two levels of runs of 1024: so a run is
-// nativeRunLen adds, and each run is added once into its lane's running
-// total, as the interpreter's are. Chains of up to nativeUncut adds stay
-// whole (those adds and the combines of the lanes after them keep the
-// bound).
+// NativeRun returns the run length (adds into a lane between folds) of
+// an f64 sum whose lanes each take chain adds in all, or 0 when the
+// chain is left whole. f64 sums are held to 2^-53 (1032 + N/1024) of the
+// sum of magnitudes, the bound of the interpreter's two levels of runs
+// of 1024: so a run is at most nativeRunLen adds, and each run is added
+// once into its lane's running total, as the interpreter's are. Chains
+// of up to nativeUncut adds stay whole (those adds and the combines of
+// the lanes after them keep the bound).
 func NativeRun(k NativeKind, chain int64) int64 {
 	if !k.Float || k.Op != NativeAdd || chain <= nativeUncut {
 		return 0
@@ -273,108 +291,292 @@ func NativeRun(k NativeKind, chain int64) int64 {
 // combines of the accumulators' lanes and the stages after them.
 const nativeUncut = 1000
 
-// nativeRunLen is the length of the runs a longer chain is cut into.
+// nativeRunLen is the longest run a longer chain is cut into.
 const nativeRunLen = 1024
 
-// CheckNativeRuns refuses an f64 sum the native kernel would cut into
-// runs (NativeRun) over more than one reduced loop: its shapes cut only
-// the innermost reduced loop, folding after each pass of it, so a short
-// innermost loop under a long one would fold once per pass, a chain of
-// totals past the bound. Such a sum runs in the interpreter.
-func CheckNativeRuns(pl *plan.Plan, k NativeKind) error {
-	red := LayoutOf(pl).Reduced
-	if len(red) < 2 {
-		return nil
+// The interpreter's bound on an f64 sum of N elements: a rounding of
+// 2^-53 of the sum of magnitudes (nativeBoundBase + N/nativeBoundPer)
+// times, which every element's path of adds to the result must keep.
+const (
+	nativeBoundBase = 1032
+	nativeBoundPer  = 1024
+)
+
+// nativeCut is where an f64 sum is cut into runs: loop level of the
+// loops around the shape's body (outermost first) runs in chunks of
+// chunk iterations, the accumulators folded into the totals after each
+// (the iterations left over a chunk too). level < 0: nothing is cut.
+type nativeCut struct {
+	level int
+	chunk int64
+}
+
+// none reports whether nothing is cut.
+func (c nativeCut) none() bool { return c.level < 0 }
+
+// nativeCutOf returns the cut of an f64 sum of elems elements per output
+// (other kinds: none) whose lanes each take one add an iteration of the
+// innermost of the loops sizes (outermost first), extra more after each
+// pass of it, and combines more after the last fold; or an error when
+// no cut keeps the bound.
+//
+// The cut goes at the innermost loop whose iterations hold more than
+// NativeRun adds a lane in all, cut across the loops inside it (the f32
+// kernels' RunsOf), and that loop's iterations are split evenly into as
+// few chunks as hold at most NativeRun adds each. An element's path is
+// then the rest of its run, one add into the total for each run after
+// it, and the combines: at most the longest run, the runs and the
+// combines, which must stay within the bound (a short run under a long
+// loop of many runs, cut at no loop inside it, cannot).
+func nativeCutOf(k NativeKind, sizes []int64, extra, elems, combines int64) (nativeCut, error) {
+	m := len(sizes)
+	if m == 0 {
+		return nativeCut{level: -1}, nil
 	}
-	n := int64(1)
+	chain := addSat(sizes[m-1], extra)
+	for _, s := range sizes[:m-1] {
+		chain = plan.MulSat(chain, s)
+	}
+	r := NativeRun(k, chain)
+	if r == 0 {
+		return nativeCut{level: -1}, nil
+	}
+	body := int64(1) // adds a lane takes in an iteration of loop j
+	j := m - 1
+	for ; j > 0; j-- {
+		span := plan.MulSat(sizes[j], body)
+		if j == m-1 {
+			span = addSat(span, extra)
+		}
+		if span > r {
+			break
+		}
+		body = span
+	}
+	per := max(1, r/body) // iterations of loop j a run may take
+	chunks := (sizes[j] + per - 1) / per
+	chunk := (sizes[j] + chunks - 1) / chunks
+	longest := plan.MulSat(chunk, body)
+	if j == m-1 {
+		longest = addSat(longest, extra) // joins the next run
+	}
+	runs := chunks
+	for _, s := range sizes[:j] {
+		runs = plan.MulSat(runs, s)
+	}
+	path := addSat(addSat(longest, runs), combines)
+	if float64(path) > nativeBoundBase+float64(elems)/nativeBoundPer {
+		return nativeCut{}, status.Errorf(status.Unimplemented,
+			"native kernel: an f64 sum of %d elements over loops of %v cannot be cut into runs within the interpreter's bound (%d adds on a path): it runs in the interpreter",
+			elems, sizes, path)
+	}
+	return nativeCut{level: j, chunk: chunk}, nil
+}
+
+// nativeLayout is how the kernel of a plan sums: its shape, the
+// accumulators (U) its blocks take, and the cut of an f64 sum.
+type nativeLayout struct {
+	shape NativeShape
+	u     int64
+	cut   nativeCut
+}
+
+// nativeLayoutOf returns pl's layout with v lanes and the accumulators
+// accs (NativeEmitter.NativeAccs), or the error of a sum no cut keeps
+// within the bound.
+func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) int) (nativeLayout, error) {
+	lay := LayoutOf(pl)
+	red := lay.Reduced
+	elems := int64(1)
 	for _, l := range red {
-		n = plan.MulSat(n, l.Size)
+		elems = plan.MulSat(elems, l.Size)
 	}
-	if NativeRun(k, n) == 0 {
-		return nil
+	nl := nativeLayout{shape: NativeShapeOf(pl, v), cut: nativeCut{level: -1}}
+	if !lay.Work || lay.ZeroSum || len(red) == 0 {
+		nl.u = int64(accs(nl.shape == NativeColumn))
+		return nl, nil
 	}
-	return status.Errorf(status.Unimplemented,
-		"native kernel: an f64 sum of %d elements over %d reduced loops (cut into runs of the innermost one only) runs in the interpreter", n, len(red))
+	sizes := make([]int64, len(red))
+	for i, l := range red {
+		sizes[i] = l.Size
+	}
+	var err error
+	switch nl.shape {
+	case NativeRow:
+		// The innermost reduced loop is the row's sweep: blocks of U
+		// vectors, then up to one vector a lane and V-1 elements into
+		// lane 0 of accumulator 0; the accumulators and the lanes are
+		// combined after the last fold. The totals take half of the
+		// accumulators.
+		vv := int64(v)
+		n := len(sizes)
+		rowOf := func(u int64) ([]int64, int64, int64) {
+			r := sizes[n-1]
+			blocks := r / (u * vv)
+			extra := r % vv
+			if r-blocks*u*vv >= vv {
+				extra++
+			}
+			combines := min(u, r/vv) + 1
+			for w := vv; w > 1; w /= 2 {
+				combines++
+			}
+			return append(append([]int64(nil), sizes[:n-1]...), blocks), extra, combines
+		}
+		nl.u = int64(accs(false))
+		sz, extra, combines := rowOf(nl.u)
+		if nl.cut, err = nativeCutOf(k, sz, extra, elems, combines); err == nil && !nl.cut.none() {
+			nl.u /= 2
+			sz, extra, combines = rowOf(nl.u)
+			nl.cut, err = nativeCutOf(k, sz, extra, elems, combines)
+		}
+	default:
+		nl.u = int64(accs(nl.shape == NativeColumn))
+		if nl.cut, err = nativeCutOf(k, sizes, 0, elems, 1); err == nil && !nl.cut.none() {
+			nl.u /= 2
+		}
+	}
+	return nl, err
+}
+
+// CheckNativeRuns refuses an f64 sum whose runs cannot keep the
+// interpreter's bound with v lanes and the accumulators accs
+// (NativeEmitter.NativeAccs): one that runs in the interpreter.
+func CheckNativeRuns(pl *plan.Plan, k NativeKind, v int, accs func(column bool) int) error {
+	_, err := nativeLayoutOf(pl, k, v, accs)
+	return err
+}
+
+// NativeSpeculator is optional: an instruction set whose exact f64 max
+// or min costs several instructions per vector (amd64: the NaN rule and
+// the order of the zeros) and that has a cheaper combine exact whenever
+// no NaN takes part emits the kernel twice, as its f32 kernels do
+// (amd64's speculate.go):
+//
+//   - first NaN-free code: from NativeNaNFree on, NativeLoad combines by
+//     the cheap instruction and flags the lanes of src where a NaN is
+//     (it may check two src vectors with one compare); NativeCombine
+//     may take the cheap instruction unchecked (accumulators hold a NaN
+//     only after a flagged load); the stores flag what the cheap
+//     instruction may have got wrong besides (amd64's AVX2 max: a -0
+//     output); and Return tests the flag and jumps to the exact code
+//     when it is set;
+//   - then, from NativeExact on, the exact code: the whole kernel again
+//     from the argument block, overwriting every output the NaN-free
+//     code wrote.
+//
+// Running the call again is safe: a native kernel reads nothing it
+// writes (src never overlaps dst) and takes no post-ops.
+type NativeSpeculator interface {
+	// NativeNaNFree reports whether the emitter speculates on its kind,
+	// and if so starts the NaN-free code.
+	NativeNaNFree() bool
+	// NativeExact starts the exact code, where the NaN-free code jumps
+	// when the flag is set.
+	NativeExact()
 }
 
 // Native emits the whole kernel of pl through e (the ABI of plan.Args:
-// Count runs the outermost Outer loop; a plan without one runs once).
+// Count runs the outermost Outer loop; a plan without one runs once): an
+// f64 max or min speculating on NaN-free data first where e is a
+// NativeSpeculator that speculates.
 func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	lay := LayoutOf(pl)
 	if !lay.Work {
 		e.Return()
 		return
 	}
+	nl, err := nativeLayoutOf(pl, k, e.NativeLanes(), e.NativeAccs)
+	if err != nil {
+		e.Fail(err) // CheckNative refuses such a plan
+		return
+	}
+	if s, ok := e.(NativeSpeculator); ok && k.Float && (k.Op == NativeMax || k.Op == NativeMin) && s.NativeNaNFree() {
+		nativeKernel(pl, k, e, lay, nl)
+		s.NativeExact()
+	}
+	nativeKernel(pl, k, e, lay, nl)
+}
+
+// nativeKernel emits the kernel of pl from its prologue to its return.
+func nativeKernel(pl *plan.Plan, k NativeKind, e NativeEmitter, lay Layout, nl nativeLayout) {
 	var cnt int16
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
 	}
 	e.Prologue(cnt)
-	shape := NativeShapeOf(pl, e.NativeLanes())
 	kept := pl.Outer
-	if pl.HasInner && shape != NativeColumn {
+	if pl.HasInner && nl.shape != NativeColumn {
 		kept = append(append([]plan.Loop(nil), pl.Outer...), pl.Inner)
 	}
 	nest := Nest{Loops: kept, Counted: len(pl.Outer) > 0, Cnt: cnt}
-	switch shape {
+	switch nl.shape {
 	case NativeColumn:
-		nest.Emit(e, func() { nativeColumn(e, pl, k, lay.Reduced, lay.ZeroSum) })
+		nest.Emit(e, func() { nativeColumn(e, pl, k, lay.Reduced, lay.ZeroSum, nl) })
 	case NativeRow:
-		nest.Emit(e, func() { nativeRow(e, k, lay.Reduced) })
+		nest.Emit(e, func() { nativeRow(e, k, lay.Reduced, nl) })
 	default:
-		nest.Emit(e, func() { nativeElement(e, k, lay.Reduced, lay.ZeroSum) })
+		nest.Emit(e, func() { nativeElement(e, k, lay.Reduced, lay.ZeroSum, nl.cut) })
 	}
 	e.Return()
+	if cnt != 0 {
+		e.FreeCounter(cnt)
+	}
 }
 
 // nativeElement emits one output an element at a time into lane 0 of
 // accumulator 0 (none when zero: nothing is reduced), a long f64 sum in
-// runs added into accumulator 1.
-func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool) {
-	n := int64(1)
-	for _, l := range red {
-		n = plan.MulSat(n, l.Size)
-	}
-	run := int64(0)
-	if !zero && len(red) > 0 {
-		run = NativeRun(k, n)
-	}
+// the runs of cut added into accumulator 1.
+func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool, cut nativeCut) {
 	e.NativeInit(0)
-	if run > 0 {
+	if !cut.none() {
 		e.NativeInit(1)
 	}
 	if !zero {
-		nativeSweep(e, red, int64(k.Bytes), run, func() { e.NativeLoad(0, 0, 1) }, func() { nativeFold(e, 1, 1) })
+		nativeLoops(e, red, int64(k.Bytes), cut, func() { e.NativeLoad(0, 0, 1) }, func() { nativeFold(e, 1, 1) })
 	}
-	if run > 0 {
+	if !cut.none() {
 		e.NativeCombine(0, 1)
 	}
 	e.NativeStoreFirst()
 }
 
-// nativeSweep emits the reduced loops red around body, the innermost
-// one cut into runs of run iterations with fold after each (and after
-// each pass of the innermost loop); run 0 cuts nothing.
-func nativeSweep(e NativeEmitter, red []plan.Loop, sz, run int64, body, fold func()) {
-	if run == 0 || len(red) == 0 {
-		EmitReduced(e, red, sz, body)
-		return
-	}
-	n := len(red)
-	last := red[n-1]
-	step := Steps{Src: last.SrcStride * sz}
-	EmitReduced(e, red[:n-1], sz, func() {
-		Loop(e, last.Size/run, step.Scaled(run), func() {
-			Loop(e, run, step, body)
-			fold()
-		})
-		if rest := last.Size % run; rest > 0 {
-			e.Pointers().Advance(step, last.Size-rest)
-			Loop(e, rest, step, body)
-			fold()
-			e.Pointers().Advance(step, -(last.Size - rest))
+// nativeLoops emits the loops around body (outermost first), loop
+// cut.level in chunks of cut.chunk iterations, fold after each chunk and
+// after the iterations left over.
+func nativeLoops(e NativeEmitter, loops []plan.Loop, sz int64, cut nativeCut, body, fold func()) {
+	var emit func(level int)
+	emit = func(level int) {
+		if level == len(loops) {
+			body()
+			return
 		}
+		l := loops[level]
+		s := Steps{Src: l.SrcStride * sz}
+		inner := func() { emit(level + 1) }
+		if level == cut.level {
+			nativeChunks(e, l.Size, s, cut.chunk, inner, fold)
+			return
+		}
+		Loop(e, l.Size, s, inner)
+	}
+	emit(0)
+}
+
+// nativeChunks emits a loop of n iterations with steps s in chunks of
+// chunk iterations, fold after each chunk and after the iterations left
+// over.
+func nativeChunks(e NativeEmitter, n int64, s Steps, chunk int64, body, fold func()) {
+	Loop(e, n/chunk, s.Scaled(chunk), func() {
+		Loop(e, chunk, s, body)
+		fold()
 	})
+	if rest := n % chunk; rest > 0 {
+		e.Pointers().Advance(s, n-rest)
+		Loop(e, rest, s, body)
+		fold()
+		e.Pointers().Advance(s, -(n - rest))
+	}
 }
 
 // nativeFold adds accumulators 0..m-1 into the totals u..u+m-1 and
@@ -388,28 +590,18 @@ func nativeFold(e NativeEmitter, m, u int64) {
 
 // nativeColumn emits the Inner loop in blocks of U vectors, each
 // sweeping the reduced loops red (none at all when zero: nothing is
-// reduced, every output is the identity).
-func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop, zero bool) {
+// reduced, every output is the identity), a long f64 sum in the runs of
+// nl.cut.
+func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop, zero bool, nl nativeLayout) {
 	v := int64(e.NativeLanes())
 	sz := int64(k.Bytes)
-	n := int64(1)
-	for _, l := range red {
-		n = plan.MulSat(n, l.Size)
-	}
-	u := int64(e.NativeAccs(true))
-	run := int64(0)
-	if len(red) > 0 {
-		run = NativeRun(k, n)
-	}
-	if run > 0 {
-		u /= 2
-	}
+	u, cut := nl.u, nl.cut
 	s := e.StepsOf(&pl.Inner)
 	pf, prefetch := e.(NativePrefetcher)
 	block := func(m int64) {
 		for i := range m {
 			e.NativeInit(int(i))
-			if run > 0 {
+			if !cut.none() {
 				e.NativeInit(int(u + i))
 			}
 		}
@@ -425,11 +617,11 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 			}
 		}
 		if !zero {
-			nativeSweep(e, red, sz, run, body, func() { nativeFold(e, m, u) })
+			nativeLoops(e, red, sz, cut, body, func() { nativeFold(e, m, u) })
 		}
 		for i := range m {
 			at := i
-			if run > 0 {
+			if !cut.none() {
 				at = u + i
 			}
 			e.NativeStoreColumn(int(at), i*v*s.Dst)
@@ -454,23 +646,16 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 // nativeRow emits one output whose innermost reduced loop (the last of
 // red) is contiguous and at least V long: blocks of U vectors, the whole
 // vectors left, the elements left one at a time, under the outer reduced
-// loops; then the combine of the accumulators and of their lanes.
-func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop) {
+// loops; then the combine of the accumulators and of their lanes. A
+// long f64 sum is cut as nl.cut says, the blocks being the innermost of
+// its loops; the vectors and elements left after a fold join the next
+// run (the last one has a fold of its own).
+func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout) {
 	v := int64(e.NativeLanes())
 	sz := int64(k.Bytes)
 	last := red[len(red)-1]
 	r := last.Size
-	u := int64(e.NativeAccs(false))
-	outer := int64(1)
-	for _, l := range red[:len(red)-1] {
-		outer = plan.MulSat(outer, l.Size)
-	}
-	// Each lane of the U accumulators takes about r/(U*V) adds per pass,
-	// and up to U+V more from the vectors and elements left.
-	run := NativeRun(k, plan.MulSat(outer, r/(u*v)+u+v))
-	if run > 0 {
-		u /= 2
-	}
+	u, cut := nl.u, nl.cut
 	nacc := min(u, r/v)
 	blocks := r / (u * v)
 	if blocks > 0 {
@@ -478,28 +663,21 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop) {
 	}
 	for i := range nacc {
 		e.NativeInit(int(i))
-		if run > 0 {
+		if !cut.none() {
 			e.NativeInit(int(u + i))
 		}
 	}
-	ptrs := e.Pointers()
+	fold := func() { nativeFold(e, nacc, u) }
+	outer := red[:len(red)-1]
 	blockStep := Steps{Src: u * v * sz}
-	EmitReduced(e, red[:len(red)-1], sz, func() {
+	nativeLoops(e, outer, sz, cut, func() {
 		body := func() {
 			for i := range u {
 				e.NativeLoad(int(i), i*v*sz, int(v))
 			}
 		}
-		if run > 0 {
-			Loop(e, blocks/run, blockStep.Scaled(run), func() {
-				Loop(e, run, blockStep, body)
-				nativeFold(e, nacc, u)
-			})
-			if rest := blocks % run; rest > 0 {
-				ptrs.Advance(blockStep, blocks-rest)
-				Loop(e, rest, blockStep, body)
-				ptrs.Advance(blockStep, -(blocks - rest))
-			}
+		if cut.level == len(outer) {
+			nativeChunks(e, blocks, blockStep, cut.chunk, body, fold)
 		} else {
 			Loop(e, blocks, blockStep, body)
 		}
@@ -510,12 +688,10 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop) {
 		for j := r - r%v; j < r; j++ {
 			e.NativeLoad(0, j*sz, 1)
 		}
-		if run > 0 {
-			nativeFold(e, nacc, u)
-		}
-	})
+	}, fold)
 	first := int64(0)
-	if run > 0 {
+	if !cut.none() {
+		fold()
 		first = u
 	}
 	for i := int64(1); i < nacc; i++ {
@@ -525,6 +701,14 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop) {
 		e.NativeCombine(0, int(first))
 	}
 	e.NativeStoreFirst()
+}
+
+// addSat returns a+b for a, b >= 0, saturating at MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // IdentityPattern is the combine's identity (NativeEmitter.NativeInit)

@@ -133,9 +133,11 @@ func TestNativeRun(t *testing.T) {
 }
 
 // TestCheckNativeRuns checks that an f64 sum long enough to be cut into
-// runs over more than one reduced loop is refused (the shapes would fold
-// after every pass of a short innermost loop), and that one reduced
-// loop, short sums and other kinds are taken.
+// runs over more than one reduced loop is taken when its runs keep the
+// interpreter's bound (cut across a short innermost loop), and refused
+// when they cannot (a long innermost loop, in runs of its own, under a
+// long outer one: too many runs); one reduced loop, short sums and
+// other kinds are taken.
 func TestCheckNativeRuns(t *testing.T) {
 	sum, max := plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0)
 	for _, c := range []struct {
@@ -146,23 +148,30 @@ func TestCheckNativeRuns(t *testing.T) {
 		r       plan.Reduction
 		refused bool
 	}{
-		{"two reduced loops, long", []int64{20000, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, sum, true},
+		{"two reduced loops, long", []int64{20000, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, sum, false},
+		{"two reduced loops, rows", []int64{20000, 2, 8}, []int64{16, 8, 1}, []bool{true, false, true}, sum, false},
+		{"two reduced loops, columns", []int64{20000, 2, 2, 8}, []int64{32, 16, 8, 1}, []bool{true, false, true, false}, sum, false},
+		{"two long reduced loops", []int64{2000, 1500, 2}, []int64{3002, 2, 1}, []bool{true, true, false}, sum, true},
+		{"two long reduced loops, evenly cut", []int64{200, 1500, 2}, []int64{3002, 2, 1}, []bool{true, true, false}, sum, false},
 		{"two reduced loops, short", []int64{200, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, sum, false},
 		{"one reduced loop, long", []int64{20000, 4}, []int64{4, 1}, []bool{true, false}, sum, false},
 		{"two reduced loops, max", []int64{20000, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}, max, false},
 	} {
 		p := &plan.Problem{Reduction: c.r, SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: c.dims, SrcStrides: c.strides, Reduce: c.reduce}
 		p.DstStrides = make([]int64, len(c.dims))
-		for i := range c.dims {
+		st := int64(1)
+		for i := len(c.dims) - 1; i >= 0; i-- {
 			if !c.reduce[i] {
-				p.DstStrides[i] = 1
+				p.DstStrides[i] = st
+				st *= c.dims[i]
 			}
 		}
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		_, err = CheckNative(pl, "test", 4, func(NativeKind) error { return nil })
+		_, err = CheckNative(pl, NativeISA{Arch: "test", MaxDepth: 4, VectorBytes: 64,
+			Accs: func(bool) int { return 16 }, Takes: func(NativeKind) error { return nil }})
 		if c.refused != (err != nil) {
 			t.Errorf("%s: CheckNative = %v, want refused %v", c.name, err, c.refused)
 		}

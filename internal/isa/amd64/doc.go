@@ -34,7 +34,8 @@
 // plan.IsExact) take a generator of their own instead, the native kernel
 // (kernelshape.Native over native.go's primitives): lanes of the src's
 // own type, 8 to 64 bits, in the same column, row and element shapes,
-// no post-ops.
+// no post-ops; its f64 max and min speculate on NaN-free data as the f32
+// kernels do (nativespec.go).
 //
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and

@@ -44,10 +44,23 @@ func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {
 	return nil
 }
 
+// nativeISA is what kernelshape.CheckNative needs of the instruction
+// set o: AVX-512 has 16 accumulators of 64 bytes, AVX2 8 of 32.
+func nativeISA(o Options) kernelshape.NativeISA {
+	isa := kernelshape.NativeISA{Arch: "amd64", MaxDepth: maxDepth, VectorBytes: 32,
+		Takes: func(k kernelshape.NativeKind) error { return nativeTakes(k, o.AVX512) }}
+	accs := 8
+	if o.AVX512 {
+		isa.VectorBytes, accs = 64, 16
+	}
+	isa.Accs = func(bool) int { return accs }
+	return isa
+}
+
 // emitNative returns the native kernel of pl, or an Unimplemented error
 // for a plan it does not take.
 func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
-	k, err := kernelshape.CheckNative(pl, "amd64", maxDepth, func(k kernelshape.NativeKind) error { return nativeTakes(k, o.AVX512) })
+	k, err := kernelshape.CheckNative(pl, nativeISA(o))
 	if err != nil {
 		return plan.Code{}, err
 	}
@@ -59,15 +72,9 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	g := newGenConf(newAsm(), pl, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.Types = kernelshape.TypesOf(pl)
 	g.add = false
-	n := &nativeGen{gen: g, k: k}
-	vbytes := 32
-	if g.avx512 {
-		vbytes = 64
-		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 16, 16, 16, 32
-	} else {
-		n.accs, g.tmpLo, g.tmpNext, g.tmpHi = 8, 8, 8, 16
-	}
-	n.lanes = vbytes / k.Bytes
+	isa := nativeISA(o)
+	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.Bytes, accs: isa.Accs(false)}
+	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
 	if k.Op == kernelshape.NativeOdd || k.Store == kernelshape.StoreTruth {
 		n.ones = g.Tmp()
 	}
@@ -91,6 +98,10 @@ func (n *nativeGen) NativeAccs(bool) int { return n.accs }
 // Prologue loads src, Count and dst, and the constants held for the
 // kernel.
 func (n *nativeGen) Prologue(cnt int16) {
+	if n.nanFree {
+		// Before DI, the argument block, becomes the dst pointer.
+		n.nanFreePrologue()
+	}
 	n.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
 	if cnt != 0 {
 		n.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
@@ -137,6 +148,10 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	addr := n.m(rSrc, off)
+	if n.nanFree {
+		n.loadNaNFree(u, addr, cnt)
+		return
+	}
 	if cnt == n.lanes {
 		if n.memOperand() {
 			n.combine(u, addr)
@@ -225,6 +240,10 @@ func (n *nativeGen) maskedMove() obj.As {
 func (n *nativeGen) NativeCombine(u, from int) {
 	mk := n.Mark()
 	defer n.Release(mk)
+	if n.nanFree {
+		n.fast(n.vr(u), n.vr(from))
+		return
+	}
 	if n.k.Op == kernelshape.NativeOdd {
 		// Both hold truths already: xor them.
 		n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), n.vr(from), n.vr(u), n.vr(u))
@@ -382,6 +401,7 @@ func (n *nativeGen) NativeStoreColumn(u int, off int64) {
 	t := n.Tmp()
 	n.op(n.move(), n.vr(u), n.vr(t))
 	n.finalize(t)
+	n.flagNegZero(t)
 	addr := n.m(rDst, off)
 	if n.k.Store == kernelshape.StoreF32 {
 		if n.avx512 {
@@ -424,6 +444,7 @@ func (n *nativeGen) NativeStoreFirst() {
 		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
 	}
 	n.finalize(r)
+	n.flagNegZero(r)
 	addr := n.m(rDst, 0)
 	switch {
 	case n.k.Store == kernelshape.StoreF32:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -27,7 +28,8 @@ func nativeWanted(pl *plan.Plan, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := kernelshape.CheckNativeRuns(pl, k); err != nil {
+	isa := nativeISA(o)
+	if err := kernelshape.CheckNativeRuns(pl, k, isa.VectorBytes/k.Bytes, isa.Accs); err != nil {
 		return err
 	}
 	return nativeTakes(k, o.AVX512)
@@ -215,6 +217,19 @@ func TestNativeRefusals(t *testing.T) {
 			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming %q", c.pl, c.o, err, c.says)
 		}
 	}
+	// An f64 sum whose runs cannot keep the interpreter's bound: a long
+	// innermost reduced loop in runs of its own under a long outer one.
+	long := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+		Dims: []int64{2000, 1500, 2}, SrcStrides: []int64{3002, 2, 1}, Reduce: []bool{true, true, false}, DstStrides: []int64{0, 0, 1}}
+	pl, err := plan.Canonicalize(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{AVX512: true}, {}} {
+		if _, err := Emit(pl, o); !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), "bound") {
+			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming the bound", pl, o, err)
+		}
+	}
 	if _, err := Emit(mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{AVX512: true}); err != nil {
 		t.Errorf("AVX-512 s64 product: %v", err)
 	}
@@ -303,5 +318,67 @@ func TestNativeMaxMinSpecials(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNativeMaxMinNaNAt checks f64 max and min, which speculate on
+// NaN-free data (nativespec.go), with one NaN at chosen places in every
+// shape: the first and last elements, both vectors of a checked pair,
+// inside a block past a check, one column of many; and data of signed
+// zeros and negatives, where AVX2's NaN-free max may give -0 for +0.
+func TestNativeMaxMinNaNAt(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(54))
+	ran := 0
+	for _, red := range []plan.Reduction{plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0)} {
+		for _, n := range []int64{1, 9, 17, 65, 200, 3000} {
+			for _, s := range nativeShapes(n) {
+				p := problemOf(s, dtypes.F64, dtypes.F64, red)
+				sb, err := p.SrcBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				total := sb / 8
+				var places []int64
+				for _, i := range []int64{0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 127, 128, 129, 130, 255, 256, total / 2, total - 2, total - 1} {
+					if i >= 0 && i < total {
+						places = append(places, i)
+					}
+				}
+				places = append(places, -1) // no NaN: signed zeros
+				for _, at := range places {
+					src := make([]byte, sb)
+					for i := range total {
+						v := r.NormFloat64()
+						if at < 0 {
+							v = []float64{0, math.Copysign(0, -1), math.Copysign(0, -1), -1}[r.Intn(4)]
+						}
+						plan.StoreF64(dtypes.F64, src, i, v)
+					}
+					if at >= 0 {
+						plan.StoreF64(dtypes.F64, src, at, math.NaN())
+					}
+					pl, err := plan.Canonicalize(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := kerneltest.Dst(t, p, 0xa5)
+					if err := interp.Run(pl, src, ref, nil); err != nil {
+						t.Fatal(err)
+					}
+					ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+						for i := int64(0); i < int64(len(dst)/8); i++ {
+							g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
+							if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+								t.Fatalf("%s: NaN at %d: dst[%d] = %v, interpreter %v", name, at, i, g, w)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
 	}
 }

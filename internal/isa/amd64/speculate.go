@@ -296,16 +296,22 @@ func (g *gen) checkPending() {
 		return
 	}
 	g.pending = false
+	// An f64 NaN's upper half is an f32 NaN, but so is an infinity's:
+	// f64 lanes are compared as f64.
+	cmp := x86.AVCMPPS
+	if g.f64 {
+		cmp = x86.AVCMPPD
+	}
 	if !g.avx512 {
 		mk := g.Mark()
 		p, u := g.vr(yPending), g.vr(g.Tmp())
-		g.op(x86.AVCMPPS, imm(3), p, p, u)
+		g.op(cmp, imm(3), p, p, u)
 		g.op(x86.AVPOR, u, g.vr(yNaN), g.vr(yNaN))
 		g.Release(mk)
 		return
 	}
 	p := g.vr(rPending)
-	g.op(x86.AVCMPPS, imm(3), p, p, kreg(kCheck))
+	g.op(cmp, imm(3), p, p, kreg(kCheck))
 	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 }
 

@@ -46,7 +46,8 @@ func nativeTakes(k kernelshape.NativeKind) error {
 // emitNative returns the native kernel of pl, or an Unimplemented error
 // for a plan it does not take.
 func emitNative(pl *plan.Plan) (plan.Code, error) {
-	k, err := kernelshape.CheckNative(pl, "arm64", maxDepth, nativeTakes)
+	k, err := kernelshape.CheckNative(pl, kernelshape.NativeISA{Arch: "arm64", MaxDepth: maxDepth, VectorBytes: 16,
+		Accs: nativeAccs, Takes: nativeTakes})
 	if err != nil {
 		return plan.Code{}, err
 	}
@@ -80,10 +81,13 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 // NativeLanes is V in the kind's lanes.
 func (n *nativeGen) NativeLanes() int { return n.lanes }
 
-// NativeAccs is every accumulator register for columns (each block
+// NativeAccs is nativeAccs.
+func (n *nativeGen) NativeAccs(column bool) int { return nativeAccs(column) }
+
+// nativeAccs is every accumulator register for columns (each block
 // stores its outputs whole), half of them for rows, whose blocks of U*V
 // elements would otherwise leave long tails.
-func (n *nativeGen) NativeAccs(column bool) int {
+func nativeAccs(column bool) int {
 	if column {
 		return nacc
 	}

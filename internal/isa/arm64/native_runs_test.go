@@ -1,6 +1,7 @@
 package arm64
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -10,13 +11,13 @@ import (
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// TestNativeRunsShortInnerLoop is amd64's: an f64 sum whose innermost
-// reduced loop is short under a long outer reduced loop, each output two
-// 1s and many 2^-54s. Cut into runs of the innermost loop only, it would
-// fold after every pass and leave the oracle's bound 2^-53 (1032 +
-// N/1024) of the magnitudes, so the native kernel refuses it
-// (kernelshape.CheckNativeRuns; runNative checks the refusal is
-// Unimplemented) and the interpreter, within the bound, sums it.
+// TestNativeRunsShortInnerLoop is amd64's: f64 sums over two reduced
+// loops (not mergeable), long enough to be cut into runs, each output a
+// few 1s and many 2^-54s. A kernel that folds after every pass of a
+// short innermost loop leaves the oracle's bound 2^-53 (1032 + N/1024)
+// of the magnitudes; the native kernel cuts its runs across the loops
+// (kernelshape.CheckNativeRuns) and must keep it, as the interpreter
+// does.
 func TestNativeRunsShortInnerLoop(t *testing.T) {
 	needARM64(t)
 	const a = 20000
@@ -28,6 +29,11 @@ func TestNativeRunsShortInnerLoop(t *testing.T) {
 		{"column", []int64{a, 2, 2, 8}, []int64{32, 16, 8, 1}, []bool{true, false, true, false}},
 		{"row", []int64{a, 2, 8}, []int64{16, 8, 1}, []bool{true, false, true}},
 		{"element", []int64{a, 2, 2}, []int64{4, 2, 1}, []bool{true, false, true}},
+		{"element, long inner loop", []int64{200, 1500, 2}, []int64{3002, 2, 1}, []bool{true, true, false}},
+		{"row, long inner loop", []int64{30, 2, 9000}, []int64{18008, 9004, 1}, []bool{true, false, true}},
+		{"row, cut in its blocks", []int64{4, 2, 70000}, []int64{140008, 70004, 1}, []bool{true, false, true}},
+		{"row, short rows", []int64{a, 2, 13}, []int64{32, 16, 1}, []bool{true, false, true}},
+		{"column, odd inner loop", []int64{3000, 3, 2, 9}, []int64{64, 18, 9, 1}, []bool{true, true, false, false}},
 	} {
 		p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
 			Dims: c.dims, SrcStrides: c.strd, Reduce: c.reduce, DstStrides: make([]int64, len(c.dims))}
@@ -43,7 +49,7 @@ func TestNativeRunsShortInnerLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, func(dt dtypes.DataType, b []byte) {
-			per := int64(len(b)) / 8 / a
+			per := int64(len(b)) / 8 / c.dims[0]
 			for i := int64(0); i < int64(len(b))/8; i++ {
 				v := math.Ldexp(1, -54)
 				if i < per {
@@ -52,8 +58,12 @@ func TestNativeRunsShortInnerLoop(t *testing.T) {
 				plan.StoreF64(dtypes.F64, b, i, v)
 			}
 		}, nil)
-		if outs := runNative(t, pl, src, len(dst0), nil, []int64{0, 1}); outs != nil {
-			t.Fatalf("%s: %v ran as machine code, want the refusal", c.name, pl)
+		outs := runNative(t, pl, src, len(dst0), nil, []int64{0, 1})
+		if outs == nil {
+			t.Fatalf("%s: %v refused, want machine code", c.name, pl)
+		}
+		for i, dst := range outs {
+			kerneltest.CheckWide(t, fmt.Sprintf("%s neon (run %d)", c.name, i), p, src, dst, nil, nativeSentinel)
 		}
 		ref := append([]byte(nil), dst0...)
 		if err := interp.Run(pl, src, ref, nil); err != nil {

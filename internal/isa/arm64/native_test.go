@@ -30,7 +30,7 @@ func nativeRefused(pl *plan.Plan) bool {
 		return false // the f32 kernels' (an s8 or u8 copy)
 	}
 	k, err := kernelshape.NativeKindOf(pl)
-	return err != nil || kernelshape.CheckNativeRuns(pl, k) != nil || k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8
+	return err != nil || kernelshape.CheckNativeRuns(pl, k, 16/k.Bytes, nativeAccs) != nil || k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8
 }
 
 // runNative emits pl, runs it over src (fenced at the end of its pages
