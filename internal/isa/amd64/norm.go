@@ -23,7 +23,7 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	c := Conf{Target: o.Target()}
 	c.f.avx512 = o.AVX512
 	g := newGenConf(newAsm(), n.Plan, c)
-	kernelshape.NormRows(g, n)
+	kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err

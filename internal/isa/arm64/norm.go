@@ -33,7 +33,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 		}
 	}
 	g := newGen(pl)
-	kernelshape.NormRows(g, n)
+	kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil {
 		return plan.Code{}, err
