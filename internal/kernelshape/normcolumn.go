@@ -30,6 +30,13 @@ import (
 // core's cache between its sweeps, so src is read from memory once,
 // whatever C and the stride between channels are.
 //
+// The channels of a tile are a page or more apart, where the hardware
+// prefetchers do not run ahead, so an emitter that can (NormColumnPrefetcher)
+// prefetches into its L2 the src rows of the tile normColumnAhead tiles
+// on during the sum sweep, and the dst rows during the map sweep: those
+// loads and stores then wait for the L2, not for memory, and the fetches
+// overlap the exps.
+//
 // The statistics of a lane are combined over the channels in order
 // (a long sum of exps cut into runs, as the rows' sums are), the same
 // instructions for every lane of every tile, so a result does not
@@ -77,6 +84,18 @@ func stride(s []int64, i int) int64 {
 	}
 	return 0
 }
+
+// NormColumnPrefetcher is optional: an instruction set that prefetches
+// the tiles ahead (see above).
+type NormColumnPrefetcher interface {
+	// PrefetchSrcL2 and PrefetchDstL2 prefetch the line off bytes past
+	// the src or dst pointer into the core's L2 (never faulting).
+	PrefetchSrcL2(off int64)
+	PrefetchDstL2(off int64)
+}
+
+// normColumnAhead is how many tiles ahead NormColumnPrefetcher fetches.
+const normColumnAhead = 3
 
 // NormColumns emits the fused kernel of a normalized dim that is not
 // innermost (see above); n passes CheckColumns.
@@ -186,7 +205,19 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 			e.Copy(total(k), 0)
 		}
 	}
+	pf, _ := e.(NormColumnPrefetcher)
+	// ahead calls f(off) for each line of a tile's row normColumnAhead
+	// tiles on, step bytes a lane.
+	ahead := func(step int64, f func(off int64)) {
+		row := int64(c.vecs*V) * step
+		for b := int64(0); b < row; b += 64 {
+			f(normColumnAhead*row + b)
+		}
+	}
 	RunLoop(e, e.Pointers(), C, sum, c.chunk, func() {
+		if pf != nil {
+			ahead(si.Src, pf.PrefetchSrcL2)
+		}
 		each(func(k, t int) {
 			e.LoadSrc(t, srcOff(k), width(k))
 			expShifted(k, t)
@@ -225,6 +256,9 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	}
 	opnds := e.Operands()
 	Loop(e, C, cs, func() {
+		if pf != nil {
+			ahead(si.Dst, pf.PrefetchDstL2)
+		}
 		each(func(k, t int) {
 			l := Block(k, V, width(k), si)
 			switch {
