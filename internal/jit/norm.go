@@ -16,8 +16,9 @@ import (
 )
 
 // NormKernel is a fused normalization's machine code (the shape
-// kernelshape.NormRows): each call normalizes the rows of its plan,
-// reading each row's src from memory once. It owns its code, which is
+// kernelshape.NormRows, or NormColumns where the plan has an Inner
+// loop): each call normalizes the rows of its plan, reading each row's
+// src from memory once. It owns its code, which is
 // unmapped once the kernel is unreachable. Safe for concurrent use.
 type NormKernel struct {
 	code  *execmem.Code
@@ -36,6 +37,14 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	}
 	if err := n.Check(); err != nil {
 		return nil, "", err
+	}
+	if n.Plan.HasInner {
+		if err := n.CheckColumns(); err != nil {
+			if errors.Is(err, status.Unimplemented) {
+				return nil, err.Error(), nil
+			}
+			return nil, "", err
+		}
 	}
 	isa := EffectiveISA()
 	var code plan.Code
@@ -72,6 +81,9 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 // operand: one past the last element, from the first.
 func normSpans(pl *plan.Plan) []int64 {
 	loops := append(append([]plan.Loop(nil), pl.Outer...), pl.Reduced...)
+	if pl.HasInner {
+		loops = append(loops, pl.Inner)
+	}
 	span := func(size int64, stride func(l *plan.Loop) int64) int64 {
 		last := int64(0)
 		for i := range loops {

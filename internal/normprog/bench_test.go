@@ -11,27 +11,31 @@ import (
 )
 
 // benchShapes are issue 50's anchor shapes that normprog runs: the
-// normalized dims are the innermost ones.
+// normalized dims are the innermost ones but for S3's (the channels of
+// NCHW).
 var benchShapes = []struct {
 	label string
 	kind  Kind
 	dims  []int64
-	norm  int // how many trailing dims are normalized
+	norm  int // how many dims are normalized
+	after int // how many kept dims follow them
 }{
-	{"S1", Softmax, []int64{32, 12, 128, 128}, 1},
-	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1},
-	{"S2", Softmax, []int64{8, 32000}, 1},
-	{"S2log", LogSoftmax, []int64{8, 32000}, 1},
-	{"S4", RMSNorm, []int64{1, 4096}, 1},
-	{"S5", RMSNorm, []int64{4, 512, 4096}, 1},
-	{"S6", LayerNorm, []int64{32, 128, 768}, 1},
-	{"S8", L2Norm, []int64{256, 384}, 1},
+	{"S1", Softmax, []int64{32, 12, 128, 128}, 1, 0},
+	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1, 0},
+	{"S3", Softmax, []int64{4, 21, 256, 256}, 1, 2},
+	{"S3log", LogSoftmax, []int64{4, 21, 256, 256}, 1, 2},
+	{"S2", Softmax, []int64{8, 32000}, 1, 0},
+	{"S2log", LogSoftmax, []int64{8, 32000}, 1, 0},
+	{"S4", RMSNorm, []int64{1, 4096}, 1, 0},
+	{"S5", RMSNorm, []int64{4, 512, 4096}, 1, 0},
+	{"S6", LayerNorm, []int64{32, 128, 768}, 1, 0},
+	{"S8", L2Norm, []int64{256, 384}, 1, 0},
 }
 
-func benchDesc(kind Kind, dims []int64, norm int, dt dtypes.DataType) *Desc {
+func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *Desc {
 	r := len(dims)
 	n := make([]bool, r)
-	for i := r - norm; i < r; i++ {
+	for i := r - after - norm; i < r-after; i++ {
 		n[i] = true
 	}
 	s := denseStrides(dims, identity(r))
@@ -53,7 +57,7 @@ func BenchmarkPrograms(b *testing.B) {
 	for _, s := range benchShapes {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			b.Run(s.label+"/"+dt.String(), func(b *testing.B) {
-				d := benchDesc(s.kind, s.dims, s.norm, dt)
+				d := benchDesc(s.kind, s.dims, s.norm, s.after, dt)
 				p, err := Compile(d)
 				if err != nil {
 					b.Fatal(err)
@@ -107,6 +111,9 @@ func BenchmarkSoftmaxInCache(b *testing.B) {
 // same f32 shapes, on one goroutine: the baseline gdnn replaces.
 func BenchmarkPlainGo(b *testing.B) {
 	for _, s := range benchShapes {
+		if s.after > 0 {
+			continue // plainRow normalizes innermost rows
+		}
 		b.Run(s.label+"/f32", func(b *testing.B) {
 			total := int64(1)
 			for _, n := range s.dims {
@@ -212,5 +219,45 @@ func timed(b *testing.B, f func()) {
 	b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds()), "med-ns/op")
 	if c0 != 0 {
 		b.ReportMetric(float64(c.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkColumnsVsPasses times the anchor shapes normalized over a dim
+// that is not innermost (S3: softmax over the channels of NCHW) as the
+// column kernel and as the program of passes that ran them before it,
+// f32 and bf16; bytes are src read plus dst written.
+func BenchmarkColumnsVsPasses(b *testing.B) {
+	for _, s := range benchShapes {
+		if s.after == 0 {
+			continue
+		}
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+			for _, fused := range []bool{false, true} {
+				impl := "passes"
+				if fused {
+					impl = "columns"
+				}
+				b.Run(s.label+"/"+dt.String()+"/impl="+impl, func(b *testing.B) {
+					useFused = fused
+					p, err := Compile(benchDesc(s.kind, s.dims, s.norm, s.after, dt))
+					useFused = true
+					if err != nil {
+						b.Fatal(err)
+					}
+					if (p.full.fused != nil) != fused {
+						b.Fatalf("%s: fused kernel %v, want %v", s.label, p.full.fused != nil, fused)
+					}
+					src := fill(rand.New(rand.NewPCG(1, 2)), dt, spanElems(p.d.Dims, p.d.SrcStrides), 4)
+					dst := make([]byte, len(src))
+					b.SetBytes(int64(2 * len(src)))
+					b.ResetTimer()
+					timed(b, func() {
+						if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
+							b.Fatal(err)
+						}
+					})
+				})
+			}
+		}
 	}
 }

@@ -36,8 +36,17 @@
 // statistics sweep or two in registers, then the map, so no f32 copy is
 // written and a row is read from memory once. The kernel takes a
 // run-time epsilon (read from its argument block at each call), an s8 or
-// u8 dst, and a residual sum. The passes remain for everything else:
-// normalized dims elsewhere (softmax over channels), GroupNorm, kept
+// u8 dst, and a residual sum.
+//
+// A softmax or log-softmax over one dim that is not innermost (over the
+// channels of NCHW) runs as another fused kernel where a kept dim inside
+// it is contiguous in src and dst (column.go, the shape
+// internal/kernelshape.NormColumns): each lane is a row of its own, and
+// per tile of a few vectors of that inner dim the channels are swept
+// vertically for the max, the sum of exps and the map while the tile's
+// rows stay in cache. Such a program is cut along the inner dim where
+// the outer ones give few chunks. The passes remain for everything else:
+// other normalizations over dims that are not innermost, GroupNorm, kept
 // statistics, and the interpreter.
 //
 // A LayerNorm or RMSNorm may normalize a residual sum x + skip [+ bias]

@@ -15,14 +15,14 @@ import (
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// TestFusedChosen: the anchor shapes whose normalized dims are innermost
-// run as the fused kernel on every JIT ISA, and the passes elsewhere.
+// TestFusedChosen: the anchor shapes run as a fused kernel (over rows,
+// or S3's over columns) on every JIT ISA, and the passes elsewhere.
 func TestFusedChosen(t *testing.T) {
 	for _, isa := range isas() {
 		prev := jit.SetMaxISA(isa)
 		for _, s := range benchShapes {
 			for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-				p, err := Compile(benchDesc(s.kind, s.dims, s.norm, dt))
+				p, err := Compile(benchDesc(s.kind, s.dims, s.norm, s.after, dt))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -184,6 +184,7 @@ func Compile(d *Desc) (*Program, error) {
 	p.eps = make([]byte, 4)
 	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
 	p.chooseChunks()
+	p.chooseColumnChunks()
 	var err error
 	dims := append([]int64(nil), p.d.Dims...)
 	if p.chunkDim >= 0 {
@@ -214,7 +215,7 @@ func (p *Program) chooseChunks() {
 // build compiles the passes of one chunk of dims.
 func (p *Program) build(dims []int64) (*passes, error) {
 	d := &p.d
-	if k, err := p.fused(dims); k != nil || err != nil {
+	if k, err := p.fusedKernel(dims); k != nil || err != nil {
 		ps := &passes{fused: k, sum: -1}
 		if d.Residual != nil && !d.Residual.KeepSum {
 			row := int64(1)

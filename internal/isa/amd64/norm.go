@@ -23,7 +23,7 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	c := Conf{Target: o.Target()}
 	c.f.avx512 = o.AVX512
 	g := newGenConf(newAsm(), n.Plan, c)
-	rows := kernelshape.NormRows(g, n)
+	rows := kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil && rows > 1 {
 		// The interleaved rows left too few temporaries (for the

@@ -33,7 +33,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 		}
 	}
 	g := newGen(pl)
-	rows := kernelshape.NormRows(g, n)
+	rows := kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil && rows > 1 {
 		// The interleaved rows left too few temporaries (for the

@@ -1,0 +1,282 @@
+package kernelshape
+
+import (
+	"math"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// The fused normalization shape for a normalized dim that is not
+// innermost (softmax over the channels of NCHW): the plan's Outer loops
+// are kept loops (the first counted, Args.Count), its one Reduced loop
+// the normalized dim (the channels, at any stride), and its Inner loop
+// the innermost kept dim, contiguous in src and dst. Each lane of a
+// vector runs along Inner and is a row of its own, so the statistics
+// are vertical: no lane is ever combined with another.
+//
+// Inner is cut into tiles of a few vectors. Per tile, three sweeps go
+// over the C channels:
+//
+//	max:  m = max over c of x[c]
+//	sum:  s = sum over c of exp(x[c] - m)   (softmax with an f32 dst
+//	      keeps each exp in dst)
+//	map:  softmax     dst[c] = exp(x[c] - m) * (1/s)   (or kept exp * (1/s))
+//	      log-softmax dst[c] = (x[c] - m) - log(s)
+//
+// then the plan's post-ops. A tile's C rows of a few vectors stay in a
+// core's cache between its sweeps, so src is read from memory once,
+// whatever C and the stride between channels are.
+//
+// The channels of a tile are a page or more apart, where the hardware
+// prefetchers do not run ahead, so an emitter that can (NormColumnPrefetcher)
+// prefetches into its L2 the src rows of the tile normColumnAhead tiles
+// on during the sum sweep, and the dst rows during the map sweep: those
+// loads and stores then wait for the L2, not for memory, and the fetches
+// overlap the exps.
+//
+// The statistics of a lane are combined over the channels in order
+// (a long sum of exps cut into runs, as the rows' sums are), the same
+// instructions for every lane of every tile, so a result does not
+// depend on which tile, call or thread computed it. The arithmetic is
+// the row shape's (NormRows): ExpShifted, the reciprocal, inf_as_zero's
+// clamps.
+
+// NormShape emits the whole fused kernel for n through e: NormColumns
+// where the plan has an Inner loop, else NormRows. It returns how many
+// rows the kernel interleaves (1: a row, or a tile of columns, at a
+// time).
+func NormShape(e NormEmitter, n *Norm) int {
+	if n.Plan.HasInner {
+		NormColumns(e, n)
+		return 1
+	}
+	return NormRows(e, n)
+}
+
+// CheckColumns reports why n is not a fused normalization NormColumns
+// emits: softmax or log-softmax over one Reduced loop, Inner contiguous
+// in src and dst, every binary operand contiguous or broadcast along
+// Inner, no residual sum.
+func (n *Norm) CheckColumns() error {
+	pl := n.Plan
+	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
+		return status.Errorf(status.Unimplemented, "fused normalization over a dim that is not innermost: softmax and log-softmax only")
+	}
+	if n.Residual != 0 || n.EpsArg {
+		return status.Errorf(status.InvalidArguments, "fused softmax over columns: no residual sum or run-time epsilon")
+	}
+	if pl == nil || len(pl.Reduced) != 1 || !pl.HasInner || pl.Inner.SrcStride != 1 || pl.Inner.DstStride != 1 {
+		return status.Errorf(status.InvalidArguments, "fused softmax over columns: one normalized loop and an Inner loop contiguous in src and dst")
+	}
+	for i := range pl.BinaryCount() {
+		if s := stride(pl.Inner.BinStrides, i); s != 0 && s != 1 {
+			return status.Errorf(status.InvalidArguments, "fused softmax over columns: binary operand %d has stride %d along Inner", i, s)
+		}
+	}
+	return nil
+}
+
+// stride is s[i], 0 past its end.
+func stride(s []int64, i int) int64 {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+// NormColumnPrefetcher is optional: an instruction set that prefetches
+// the tiles ahead (see above).
+type NormColumnPrefetcher interface {
+	// PrefetchSrcL2 and PrefetchDstL2 prefetch the line off bytes past
+	// the src or dst pointer into the core's L2 (never faulting).
+	PrefetchSrcL2(off int64)
+	PrefetchDstL2(off int64)
+}
+
+// normColumnAhead is how many tiles ahead NormColumnPrefetcher fetches.
+const normColumnAhead = 3
+
+// NormColumns emits the fused kernel of a normalized dim that is not
+// innermost (see above); n passes CheckColumns.
+func NormColumns(e NormEmitter, n *Norm) {
+	pl := n.Plan
+	var cnt int16
+	if len(pl.Outer) > 0 {
+		cnt = e.Counter()
+	}
+	e.Prologue(cnt)
+	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
+	in, ch := pl.Inner, pl.Reduced[0]
+	si := e.StepsOf(&in)
+	c := normColumnsOf(e, ch.Size)
+	V := e.Lanes()
+	k.Emit(e, func() {
+		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) { normColumnTile(e, n, c, &ch, si, m) })
+	})
+	e.Return()
+}
+
+// normColumns is how a tile is laid out: vecs vectors, the statistic of
+// vector k in register k, its shift (the max) in vecs+k and, when the
+// sum of exps is cut into runs of chunk channels, its running total in
+// 2*vecs+k.
+type normColumns struct {
+	vecs  int
+	chunk int
+}
+
+// normColumnMaxVecs bounds a tile: enough independent chains to hide
+// the combines' latency, few enough rows of a tile to stay in L1 for
+// C in the thousands.
+const normColumnMaxVecs = 8
+
+// normColumnsOf lays a tile out for C channels. A lane's sum is one
+// chain of C adds with nothing added after it (no accumulators or
+// lanes to combine), so the whole of the reference's tolerance for a
+// sum of C elements is the chain's, uncut(C) + 8 adds (runs.go): only
+// a longer one is cut into runs.
+func normColumnsOf(e NormEmitter, C int64) normColumns {
+	var c normColumns
+	if C > uncut(C)+8 {
+		c.chunk = RunsOf(C, nil, C, 1).SweepChunk(nil)
+	}
+	per := 2
+	if c.chunk > 0 {
+		per = 3
+	}
+	c.vecs = max(1, min(normColumnMaxVecs, e.NormRegs()/per))
+	return c
+}
+
+// normColumnTile emits the three sweeps of one tile of m lanes of
+// Inner, over the channels ch.
+func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int) {
+	V := e.Lanes()
+	nv := (m + V - 1) / V
+	width := func(k int) int { return min(V, m-k*V) }
+	shift := func(k int) int { return c.vecs + k }
+	total := func(k int) int { return 2*c.vecs + k }
+	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
+	cs := e.StepsOf(ch)
+	C := ch.Size
+	// each emits f(k, t) for every vector of the tile, t a temporary.
+	each := func(f func(k, t int)) {
+		for k := range nv {
+			mk := e.Mark()
+			f(k, e.Tmp())
+			e.Release(mk)
+		}
+	}
+	set := func(v float32) {
+		e.SetConst(0, v)
+		for k := 1; k < nv; k++ {
+			e.Copy(k, 0)
+		}
+	}
+	// Lanes past m are loaded as 0 and combined with the rest (a vector
+	// is combined whole, with no mask): their statistics are never
+	// stored.
+	set(float32(math.Inf(-1)))
+	Loop(e, C, Steps{Src: cs.Src}, func() {
+		each(func(k, t int) {
+			e.LoadSrc(t, srcOff(k), width(k))
+			e.Accumulate(NormMaxAny, k, t, V)
+		})
+	})
+	for k := range nv {
+		e.Copy(shift(k), k)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, shift(k))
+		}
+	}
+	keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
+	expShifted := func(k, t int) {
+		e.Arith(ops.Subtract, t, shift(k))
+		e.ExpShifted(t)
+	}
+	sum := Steps{Src: cs.Src}
+	if keep {
+		sum.Dst = cs.Dst
+	}
+	set(0)
+	if c.chunk > 0 {
+		for k := range nv {
+			e.Copy(total(k), 0)
+		}
+	}
+	pf, _ := e.(NormColumnPrefetcher)
+	// ahead calls f(off) for each line of a tile's row normColumnAhead
+	// tiles on, step bytes a lane.
+	ahead := func(step int64, f func(off int64)) {
+		row := int64(c.vecs*V) * step
+		for b := int64(0); b < row; b += 64 {
+			f(normColumnAhead*row + b)
+		}
+	}
+	RunLoop(e, e.Pointers(), C, sum, c.chunk, func() {
+		if pf != nil {
+			ahead(si.Src, pf.PrefetchSrcL2)
+		}
+		each(func(k, t int) {
+			e.LoadSrc(t, srcOff(k), width(k))
+			expShifted(k, t)
+			if keep {
+				e.StoreDst(t, Block(k, V, width(k), si).DstOff, width(k))
+			}
+			e.Accumulate(NormSum, k, t, V)
+		})
+	}, func() {
+		for k := range nv {
+			e.Accumulate(NormSum, total(k), k, V)
+		}
+		set(0)
+	})
+	if c.chunk > 0 {
+		for k := range nv {
+			e.Accumulate(NormSum, k, total(k), V)
+		}
+	}
+	// Register k becomes what the map applies: 1/s, or log(s).
+	for k := range nv {
+		switch {
+		case n.Kind == NormLogSoftmax:
+			e.Eltwise(plan.PostOp{Kind: ops.Log}, k)
+		default:
+			if n.InfAsZero {
+				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, k)
+			}
+			mk := e.Mark()
+			t := e.Tmp()
+			e.SetConst(t, 1)
+			e.Arith(ops.Divide, t, k)
+			e.Copy(k, t)
+			e.Release(mk)
+		}
+	}
+	opnds := e.Operands()
+	Loop(e, C, cs, func() {
+		if pf != nil {
+			ahead(si.Dst, pf.PrefetchDstL2)
+		}
+		each(func(k, t int) {
+			l := Block(k, V, width(k), si)
+			switch {
+			case keep:
+				e.LoadDst(t, l.DstOff, l.N)
+				e.Arith(ops.Multiply, t, k)
+			case n.Kind == NormSoftmax:
+				e.LoadSrc(t, srcOff(k), l.N)
+				expShifted(k, t)
+				e.Arith(ops.Multiply, t, k)
+			default:
+				e.LoadSrc(t, srcOff(k), l.N)
+				e.Arith(ops.Subtract, t, shift(k))
+				e.Arith(ops.Subtract, t, k)
+			}
+			finish(e, opnds, t, l)
+		})
+	})
+}

@@ -1,0 +1,130 @@
+package normprog
+
+import (
+	"slices"
+
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// The fused kernel over columns: a softmax or log-softmax whose one
+// normalized dim is not innermost (the channels of NCHW) runs as
+// kernelshape.NormColumns where the innermost kept dim is contiguous in
+// src and dst and every operand is contiguous or broadcast along it.
+// Each lane is a row of its own, the channels are swept in tiles of a
+// few vectors of that dim that stay in cache, and src is read from
+// memory once.
+
+// columnKinds maps the kinds the column kernel computes.
+var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax}
+
+// columnDim returns the normalized dim of a description the column
+// kernel may take (one normalized dim of size > 1, a kept dim of stride
+// 1 in src and dst), judged from the description alone.
+func columnDim(d *Desc) (int, bool) {
+	_, ok := columnKinds[d.Kind]
+	if !ok || !useFused || slices.Contains(d.Dims, 0) || d.Residual != nil || d.Mean != nil || d.Var != nil ||
+		d.Gamma != nil || d.Beta != nil || d.Kind == LogSoftmax && d.InfAsZero || binaries(d.PostOps) > plan.MaxBinary {
+		return -1, false
+	}
+	a := -1
+	for i, n := range d.Dims {
+		if d.Norm[i] && n > 1 {
+			if a >= 0 {
+				return -1, false
+			}
+			a = i
+		}
+	}
+	if a < 0 || innerDim(d) < 0 {
+		return -1, false
+	}
+	return a, true
+}
+
+// innerDim is the kept dim of size > 1 of src stride 1, when dst has
+// stride 1 there too, else -1.
+func innerDim(d *Desc) int {
+	for i, n := range d.Dims {
+		if !d.Norm[i] && n > 1 && d.SrcStrides[i] == 1 && d.DstStrides[i] == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+// Column chunks: the column kernel keeps a tile in cache whatever the
+// chunk, so chunks only spread the work over the threads. Where the
+// outermost kept dim gives fewer than columnChunks chunks (softmax over
+// the channels of a few images), the contiguous inner dim is cut
+// instead, into at least columnChunks pieces of at least
+// columnMinPiece elements, each a multiple of columnPieceAlign so that
+// the kernel's tiles are whole.
+const (
+	columnChunks     = 16
+	columnMinPiece   = 1024
+	columnPieceAlign = 256
+)
+
+// chooseColumnChunks recuts a program the column kernel may run (see
+// above).
+func (p *Program) chooseColumnChunks() {
+	d := &p.d
+	if _, ok := columnDim(d); !ok || p.nChunks >= columnChunks {
+		return
+	}
+	i := innerDim(d)
+	n := d.Dims[i]
+	piece := (n + columnChunks - 1) / columnChunks
+	piece = max(columnMinPiece, (piece+columnPieceAlign-1)/columnPieceAlign*columnPieceAlign)
+	if piece >= n {
+		return
+	}
+	p.chunkDim, p.chunk, p.nChunks = i, piece, (n+piece-1)/piece
+}
+
+// fusedColumns compiles the column kernel of one chunk of dims, or
+// returns nil where the description or the ISA has none.
+func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
+	d := &p.d
+	a, ok := columnDim(d)
+	if !ok || dims[a] <= 1 {
+		return nil, nil
+	}
+	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: d.DstDT, Dims: dims,
+		SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: d.DstStrides, PostOps: d.PostOps})
+	if err != nil || len(pl.Reduced) != 1 || !pl.HasInner || pl.Inner.SrcStride != 1 || pl.Inner.DstStride != 1 ||
+		pl.Reduced[0].Size != dims[a] || pl.Reduced[0].SrcStride != d.SrcStrides[a] {
+		return nil, nil
+	}
+	// The normalized loop walks dst and the operands too: the map
+	// sweep writes each channel.
+	ch := &pl.Reduced[0]
+	ch.DstStride = d.DstStrides[a]
+	ch.BinStrides = nil
+	for i, op := range d.PostOps {
+		if !op.Kind.IsBinary() {
+			continue
+		}
+		if s := pl.Inner.BinStrides[len(ch.BinStrides)]; s != 0 && s != 1 {
+			return nil, nil
+		}
+		ch.BinStrides = append(ch.BinStrides, d.PostOps[i].BinStrides[a])
+	}
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, InfAsZero: d.InfAsZero})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// fusedKernel compiles the fused kernel of one chunk of dims: over rows
+// where the normalized dims are innermost, else over columns; nil where
+// neither applies.
+func (p *Program) fusedKernel(dims []int64) (*jit.NormKernel, error) {
+	if k, err := p.fused(dims); k != nil || err != nil {
+		return k, err
+	}
+	return p.fusedColumns(dims)
+}

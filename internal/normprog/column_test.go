@@ -1,0 +1,144 @@
+package normprog
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/norm"
+	"github.com/gdnn/gdnn/internal/oracle"
+)
+
+// TestFusedColumns runs softmax and log-softmax over dim 1 of [N, C, H,
+// W] (a normalized dim that is not innermost) as the column kernel on
+// every JIT ISA: channel counts from 1 to 1000, inner extents that are
+// and are not a multiple of a vector or a tile, -Inf entries, an all
+// -Inf column, every float type pair, a dst apart from src's layout, its
+// tensors next to guard pages, against the float64 oracle, the
+// reference executor and the passes in the interpreter, and bit for bit
+// the same on 1 and 2 threads.
+func TestFusedColumns(t *testing.T) {
+	dts := [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.BF16}}
+	for _, isa := range isas() {
+		prev := jit.SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(11, uint64(isa)))
+		columns := 0
+		for _, k := range []norm.Kind{norm.Softmax, norm.LogSoftmax} {
+			for _, C := range []int64{1, 2, 21, 64, 1000} {
+				for _, hw := range [][2]int64{{1, 7}, {3, 17}, {4, 64}, {5, 61}, {2, 200}, {8, 1000}} {
+					if C == 1000 && hw[0]*hw[1] > 64 || C != 21 && hw[0]*hw[1] > 1000 {
+						continue
+					}
+					for li := range 3 {
+						if li > 0 && hw[0]*hw[1] > 1000 {
+							continue // the long one cut into chunks along it
+						}
+						dt := dts[r.IntN(len(dts))]
+						dims := []int64{2, C, hw[0], hw[1]}
+						if li == 2 {
+							dims[0] = 1
+						}
+						p := &norm.Problem{Kind: k, Dims: dims, Axis: 1}
+						srcStr := denseStrides(dims, identity(4))
+						dstStr := denseStrides(dims, identity(4))
+						if li == 1 {
+							// dst's channels and images apart.
+							dstStr[1] = dims[2]*dims[3] + 5
+							dstStr[0] = dstStr[1]*C + 3
+						}
+						p.Src = norm.Operand{DT: dt[0], Strides: srcStr}
+						p.Dst = norm.Operand{DT: dt[1], Strides: dstStr}
+						if k == norm.Softmax {
+							p.InfAsZero = r.IntN(2) == 0
+						}
+						var b norm.Buffers
+						b.Src = fillAround(r, dt[0], spanElems(dims, srcStr), 0, 20)
+						hwn := dims[2] * dims[3]
+						if C > 2 {
+							dtypes.StoreF32(dt[0], b.Src, 1, float32(math.Inf(-1)))
+							dtypes.StoreF32(dt[0], b.Src, hwn+2, float32(math.Inf(-1)))
+						}
+						if hwn > 3 {
+							// Column 3 of image 0 is all -Inf.
+							for c := range C {
+								dtypes.StoreF32(dt[0], b.Src, c*srcStr[1]+3, float32(math.Inf(-1)))
+							}
+						}
+						b.Dst = make([]byte, spanElems(dims, dstStr)*int64(dt[1].Size()))
+						name := fmt.Sprintf("%v %v %v:%v inf_as_zero %v layout %d on %v", k, dims, dt[0], dt[1], p.InfAsZero, li, isa)
+						e, err := New(p, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if hwn == 8000 && C > 1 && (e.prog == nil || e.prog.chunkDim != 2) {
+							t.Fatalf("%s: not cut along the inner dim", name)
+						}
+						column := e.prog != nil && e.prog.full.fused != nil && C > 1 && hwn > 1
+						if C > 1 && hwn > 1 && column != (isa != jit.None) {
+							t.Fatalf("%s: column kernel %v", name, column)
+						}
+						if column {
+							columns++
+						}
+						want := oracle.Norm(p, b)
+						ref, err := norm.New(p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rb := b
+						rb.Dst = make([]byte, len(b.Dst))
+						if err := ref.Run(rb, 1); err != nil {
+							t.Fatal(err)
+						}
+						// The passes in the interpreter.
+						ib := b
+						ib.Dst = make([]byte, len(b.Dst))
+						jit.SetMaxISA(jit.None)
+						ie, err := New(p, nil)
+						if err == nil {
+							err = ie.Run(ib, nil, 1)
+						}
+						jit.SetMaxISA(isa)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var outs [][]byte
+						for _, threads := range []int{1, 2} {
+							prevT := jit.SetThreads(threads)
+							f := kerneltest.NewFence(t, threads == 1)
+							fb := norm.Buffers{Src: f.Place(b.Src), Dst: f.Place(b.Dst)}
+							err := e.Run(fb, nil, threads)
+							jit.SetThreads(prevT)
+							if err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							for off, w := range want.Dst {
+								got := float64(dtypes.LoadF32(dt[1], fb.Dst, off))
+								tol := oracle.NormTolerance(dt[1], w, want.Bound[off])
+								refv := float64(dtypes.LoadF32(dt[1], rb.Dst, off))
+								iv := float64(dtypes.LoadF32(dt[1], ib.Dst, off))
+								if math.IsNaN(w) != math.IsNaN(got) || !math.IsNaN(w) &&
+									(math.Abs(got-w) > tol || math.Abs(got-refv) > 2*tol || math.Abs(got-iv) > 2*tol) {
+									t.Fatalf("%s: dst[%d] = %v, want %v (reference executor %v, interpreter %v, tolerance %g)",
+										name, off, got, w, refv, iv, tol)
+								}
+							}
+							outs = append(outs, bytes.Clone(fb.Dst))
+							f.Free()
+						}
+						if !bytes.Equal(outs[0], outs[1]) {
+							t.Fatalf("%s: 1 and 2 threads differ", name)
+						}
+					}
+				}
+			}
+		}
+		t.Logf("%v: %d problems ran the column kernel", isa, columns)
+		jit.SetMaxISA(prev)
+	}
+}
