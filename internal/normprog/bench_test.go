@@ -88,7 +88,7 @@ func BenchmarkSoftmaxInCache(b *testing.B) {
 	for _, kind := range []Kind{Softmax, LogSoftmax} {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
 			b.Run(kind.String()+"/"+dt.String(), func(b *testing.B) {
-				d := benchDesc(kind, []int64{4, 128, 128}, 1, dt)
+				d := benchDesc(kind, []int64{4, 128, 128}, 1, 0, dt)
 				p, err := Compile(d)
 				if err != nil {
 					b.Fatal(err)
