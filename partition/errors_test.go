@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/x448/float16"
 )
 
@@ -598,6 +599,43 @@ func TestZeroAndNilCompiledPartition(t *testing.T) {
 		}
 		if c.Impl() != defaultImpl() {
 			t.Errorf("%s CompiledPartition: Impl %q, want %q", what, c.Impl(), defaultImpl())
+		}
+	}
+}
+
+// A decomposed LayerNorm partition's Execute allocates a few objects
+// (the run's closure, scratch slots, a parallel job), as many for a
+// tensor of many chunks as for one of one chunk: nothing per chunk.
+func TestNormPatternExecuteAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	f32 := dtypes.F32
+	allocs := func(dims []int64) float64 {
+		pg := newPatternGraph(t, f32)
+		y := layerNormOps([]int64{-1}, []int64{-1}, 1, false)(pg, graph.NewLogicalTensor(1, f32, dims), graph.NewLogicalTensor(2, f32, []int64{1}))
+		pg.bin(graph.Multiply, y, graph.NewLogicalTensor(3, f32, dims[len(dims)-1:])) // by gamma
+		must(t, pg.g.Finalize())
+		p := onlySupported(t, pg.g, Fusion)
+		data := map[uint64][]byte{}
+		for _, lt := range p.Inputs() {
+			n, err := MemSize(lt)
+			must(t, err)
+			data[lt.ID] = make([]byte, n)
+		}
+		copy(data[2], []byte{0xac, 0xc5, 0x27, 0x37}) // eps 1e-5
+		c, in, outs := executable(t, p, data)
+		must(t, c.Execute(in, outs))
+		return testing.AllocsPerRun(10, func() { must(t, c.Execute(in, outs)) })
+	}
+	for _, threads := range []int{1, 2} {
+		prev := jit.SetThreads(threads)
+		small, large := allocs([]int64{2, 8, 64}), allocs([]int64{16, 64, 768})
+		jit.SetThreads(prev)
+		t.Logf("%d threads: %v allocations per Execute of [2 8 64], %v of [16 64 768]", threads, small, large)
+		if small > 6 || large > 8 || (threads == 1 && small != large) {
+			t.Errorf("%d threads: Execute allocates %v times per call of [2 8 64], %v of [16 64 768]; want at most 6 and 8, alike on one thread",
+				threads, small, large)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/cpubench"
 )
 
 // benchNormGraph compiles g's one partition and times its Execute on
@@ -48,7 +49,7 @@ func benchNormGraph(b *testing.B, g *graph.Graph, out uint64, dt dtypes.DataType
 	b.SetBytes(moved + n)
 	// CPU time beside wall time: on a shared machine the other load
 	// moves the wall time far more than this process's own work.
-	cpuLoop(b, func() error { return c.Execute(ins, []Tensor{ot}) })
+	cpubench.Loop(b, func() error { return c.Execute(ins, []Tensor{ot}) })
 }
 
 // BenchmarkNormPattern times the decomposed forms exporters write

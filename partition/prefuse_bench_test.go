@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/cpubench"
 )
 
 // BenchmarkResidualRMSNorm is a transformer block's residual connection
@@ -29,7 +30,7 @@ func BenchmarkResidualRMSNorm(b *testing.B) {
 			must(b, err)
 			c, in, outs := executable(b, parts[0], data)
 			b.SetBytes(int64(len(data[1])))
-			cpuLoop(b, func() error { return c.Execute(in, outs) })
+			cpubench.Loop(b, func() error { return c.Execute(in, outs) })
 		})
 	}
 	rg := residualGraph{kind: graph.RMSNorm, dims: dims, dt: dtypes.F32, sumDT: dtypes.F32}
@@ -45,7 +46,7 @@ func BenchmarkResidualRMSNorm(b *testing.B) {
 	x, skip, sum := f32View(data[1]), f32View(data[2]), f32View(data[10])
 	b.Run("add_then_rmsnorm", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		cpuLoop(b, func() error {
+		cpubench.Loop(b, func() error {
 			for i := range sum {
 				sum[i] = x[i] + skip[i]
 			}
@@ -54,7 +55,7 @@ func BenchmarkResidualRMSNorm(b *testing.B) {
 	})
 	b.Run("rmsnorm_alone", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		cpuLoop(b, func() error { return c.Execute(in, outs) })
+		cpubench.Loop(b, func() error { return c.Execute(in, outs) })
 	})
 }
 
@@ -108,7 +109,7 @@ func BenchmarkMaskedMeanPooling(b *testing.B) {
 			[]int64{1}, false, false, false)
 		c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
 		b.SetBytes(int64(len(data[1])))
-		cpuLoop(b, func() error { return c.Execute(in, outs) })
+		cpubench.Loop(b, func() error { return c.Execute(in, outs) })
 	})
 	g := graph.New()
 	must(b, g.AddOp(graph.NewOp(2, graph.ReduceMean, "pool").AddInput(graph.NewLogicalTensor(10, dtypes.F32, dims)).
@@ -119,7 +120,7 @@ func BenchmarkMaskedMeanPooling(b *testing.B) {
 	c, in, outs := executable(b, onlySupported(b, g, Fusion), data)
 	b.Run("multiply_then_reducemean", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		cpuLoop(b, func() error {
+		cpubench.Loop(b, func() error {
 			for bt, m := range mask {
 				row, dst := x[bt*384:(bt+1)*384], prod[bt*384:(bt+1)*384]
 				for h, v := range row {
@@ -131,6 +132,6 @@ func BenchmarkMaskedMeanPooling(b *testing.B) {
 	})
 	b.Run("reducemean_alone", func(b *testing.B) {
 		b.SetBytes(int64(len(data[1])))
-		cpuLoop(b, func() error { return c.Execute(in, outs) })
+		cpubench.Loop(b, func() error { return c.Execute(in, outs) })
 	})
 }

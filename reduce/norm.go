@@ -188,57 +188,62 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	if rank > norm.MaxRank {
 		return status.Errorf(status.InvalidShape, "reduce.%s: %d dims, more than %d", fn, rank, norm.MaxRank)
 	}
-	d64 := make([]int64, rank)
+	var a callInts
+	d64 := a.make(rank)
 	for i, d := range dims {
 		d64[i] = int64(d)
 	}
-	p := &norm.Problem{Kind: k, Dims: d64, Axis: int64(axis), Groups: int64(groups), Eps: eps, InfAsZero: s.infAsZero}
-	if p.Src.Strides, err = stridesOf(fn, "src", s.srcStrides, s.hasSrcStr, d64); err != nil {
+	// A value, not a pointer: fields set through a pointer would move
+	// it and a's slices to the heap.
+	p := norm.Problem{Kind: k, Dims: d64, Axis: int64(axis), Groups: int64(groups), Eps: eps, InfAsZero: s.infAsZero}
+	if p.Src.Strides, err = stridesOf(&a, fn, "src", s.srcStrides, s.hasSrcStr, d64); err != nil {
 		return err
 	}
-	if p.Dst.Strides, err = stridesOf(fn, "dst", s.dstStrides, s.hasDstStr, d64); err != nil {
+	if p.Dst.Strides, err = stridesOf(&a, fn, "dst", s.dstStrides, s.hasDstStr, d64); err != nil {
 		return err
 	}
 	p.Src.DT, p.Dst.DT = srcDT, dstDT
 	buf := norm.Buffers{Src: bytesOf(src), Dst: bytesOf(dst)}
 	if ax, ok := norm.AxisIn(p.Axis, rank); ok && (k != norm.GroupNorm || ax != 0) && groups >= 0 {
 		if gamma != nil || beta != nil {
-			pdims := norm.ParamDims(k, d64, ax)
+			pdims := norm.AppendParamDims(a.make(rank)[:0], k, d64, ax)
 			n := elements(pdims)
 			paramDT, err := normType[P](fn, "gamma", "ParamType", s.paramDT)
 			if err != nil {
 				return err
 			}
-			for _, c := range []struct {
-				name string
-				s    []P
-				o    *norm.Operand
-				b    *[]byte
-			}{{"gamma", gamma, &p.Gamma, &buf.Gamma}, {"beta", beta, &p.Beta, &buf.Beta}} {
-				if c.s == nil {
-					continue
+			// Each set by assignment, not through pointers into p and
+			// buf, which would make the compiler move both to the heap.
+			param := func(name string, v []P) (norm.Operand, []byte, error) {
+				if v == nil {
+					return norm.Operand{}, nil, nil
 				}
-				if int64(len(c.s)) != n {
-					return status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; src dims %s want %d (%s)",
-						fn, c.name, len(c.s), ints(dims), n, paramWhat(k, pdims))
+				if int64(len(v)) != n {
+					return norm.Operand{}, nil, status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; src dims %s want %d (%s)",
+						fn, name, len(v), ints(dims), n, paramWhat(k, pdims))
 				}
-				*c.o = norm.Operand{DT: paramDT, Strides: normDense(pdims)}
-				*c.b = bytesOf(c.s)
+				return norm.Operand{DT: paramDT, Strides: a.dense(pdims, 0)}, bytesOf(v), nil
+			}
+			if p.Gamma, buf.Gamma, err = param("gamma", gamma); err != nil {
+				return err
+			}
+			if p.Beta, buf.Beta, err = param("beta", beta); err != nil {
+				return err
 			}
 		}
 		if s.hasStats {
-			sdims := norm.StatsDims(k, d64, ax, int64(groups))
+			sdims := norm.AppendStatsDims(a.make(rank)[:0], k, d64, ax, int64(groups))
 			n := elements(sdims)
 			if int64(len(s.mean)) < n || int64(len(s.variance)) < n {
 				return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: mean holds %d values and variance %d; there are %d rows",
 					fn, len(s.mean), len(s.variance), n)
 			}
-			p.Mean = norm.Operand{DT: dtypes.F32, Strides: normDense(sdims)}
+			p.Mean = norm.Operand{DT: dtypes.F32, Strides: a.dense(sdims, 0)}
 			p.Var = p.Mean
 			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
 		}
 	}
-	e, err := normprog.Cached(p)
+	e, err := normprog.Cached(&p)
 	if err != nil {
 		return inNormCall(fn, err)
 	}
@@ -272,31 +277,37 @@ func paramWhat(k norm.Kind, pdims []int64) string {
 
 // inNormCall names the call in an executor's error, keeping its status.
 func inNormCall(fn string, err error) error {
+	if err == nil {
+		return nil // before e, which errors.As moves to the heap
+	}
 	var e *status.Error
-	if err == nil || !errors.As(err, &e) {
+	if !errors.As(err, &e) {
 		return err
 	}
 	return status.Errorf(e.Status, "reduce.%s: %s", fn, e.Msg)
 }
 
-// stridesOf is a tensor's strides: the option's (one per dim, in
-// elements), or dense row-major.
-func stridesOf(fn, what string, given []int, has bool, dims []int64) ([]int64, error) {
+// stridesOf is a tensor's strides, from a: the option's (one per dim,
+// in elements), or dense row-major.
+func stridesOf(a *callInts, fn, what string, given []int, has bool, dims []int64) ([]int64, error) {
 	if !has {
-		return normDense(dims), nil
+		return a.dense(dims, 0), nil
 	}
 	if len(given) != len(dims) {
 		return nil, status.Errorf(status.InvalidShape, "reduce.%s: %d %s strides for %d dims", fn, len(given), what, len(dims))
 	}
-	out := make([]int64, len(given))
+	out := a.make(len(given))
 	for i, s := range given {
 		out[i] = int64(s)
 	}
 	return out, nil
 }
 
-func normDense(dims []int64) []int64 {
-	s := make([]int64, len(dims))
+func normDense(dims []int64) []int64 { return denseStridesInto(make([]int64, len(dims)), dims) }
+
+// denseStridesInto writes the dense row-major strides of dims to the
+// start of s and returns s.
+func denseStridesInto(s, dims []int64) []int64 {
 	acc := int64(1)
 	for i := len(dims) - 1; i >= 0; i-- {
 		s[i] = acc

@@ -231,7 +231,8 @@ func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bi
 // last, then (x - mean) / (sqrt(variance) + 1e-9) in Go, since ONNX adds
 // its epsilon to the root, where no gdnn kernel's map has it.
 func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts []Option) error {
-	io, err := resolveIO[D, S](fn, dims, opts)
+	var a callInts
+	io, err := resolveIO[D, S](&a, fn, dims, opts)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,8 @@ package reduce
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
-	"strings"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -44,7 +43,8 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 	if msg := norm.EpsilonProblem(eps); msg != "" {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: %s", fn, msg)
 	}
-	io, err := resolveIO[D, S](fn, dims, opts)
+	var a callInts
+	io, err := resolveIO[D, S](&a, fn, dims, opts)
 	if err != nil {
 		return err
 	}
@@ -57,8 +57,9 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory "+
 			"(in place, dst must be src itself: the same first element, type and strides)", fn)
 	}
+	var normed [norm.MaxRank]bool
 	d := &normprog.Desc{Kind: kind, SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides,
-		DstStrides: io.dstStrides, Norm: make([]bool, len(dims)), Epsilon: eps}
+		DstStrides: io.dstStrides, Norm: normed[:len(dims)], Epsilon: eps}
 	d.Norm[ax] = true
 	if elements(io.dims) == 0 {
 		// Nothing to write; the slices must still be what the dims say.
@@ -94,7 +95,8 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 // divided by the count, so that x is read from memory once.
 func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dims []int, axis int, opts ...Option) error {
 	const fn = "MaskedMean"
-	io, err := resolveIO[D, S](fn, dims, opts, axis)
+	var a callInts
+	io, err := resolveIO[D, S](&a, fn, dims, opts, axis)
 	if err != nil {
 		return err
 	}
@@ -121,18 +123,19 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	r := len(io.dims)
 	// Strides over src's dims: the mask's (dense over its dims, 0 after
 	// axis) and the count's (dense over the dims before axis).
-	mstr := append(normDense(mdims), make([]int64, r-ax-1)...)
-	cstr := append(normDense(io.dims[:ax]), make([]int64, r-ax)...)
-	reduce := make([]bool, r)
+	mstr := a.dense(mdims, r-ax-1)
+	cstr := a.dense(io.dims[:ax], r-ax)
+	var reduce [norm.MaxRank]bool
 	reduce[ax] = true
 	// dst's strides given over its own dims go over src's, 0 at axis.
-	dstr := append(append(append([]int64(nil), io.dstStrides[:ax]...), 0), io.dstStrides[ax:]...)
+	dstr := append(append(append(a.make(r)[:0], io.dstStrides[:ax]...), 0), io.dstStrides[ax:]...)
+	clamp := [1]plan.PostOp{{Kind: ops.Clamp, Alpha: smallestNormal, Beta: float32(math.Inf(1))}}
+	divide := [1]plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}
 	count := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: maskDT, DstDT: dtypes.F32, Dims: mdims,
-		SrcStrides: normDense(mdims), Reduce: reduce[:ax+1], DstStrides: append(normDense(io.dims[:ax]), 0),
-		PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: smallestNormal, Beta: float32(math.Inf(1))}}}
+		SrcStrides: a.dense(mdims, 0), Reduce: reduce[:ax+1], DstStrides: a.dense(io.dims[:ax], 1), PostOps: clamp[:]}
 	mean := &preop.Desc{OpDT: maskDT, OpStrides: mstr, Problem: plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0),
-		SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides, Reduce: reduce, DstStrides: dstr,
-		PostOps: []plan.PostOp{{Kind: ops.Divide, BinDT: dtypes.F32, BinStrides: cstr}}}}
+		SrcDT: io.srcDT, DstDT: io.dstDT, Dims: io.dims, SrcStrides: io.srcStrides, Reduce: reduce[:r], DstStrides: dstr,
+		PostOps: divide[:]}}
 	mp, err := maskedPrograms.get(count, mean)
 	if err != nil {
 		return inNormCall(fn, err)
@@ -177,26 +180,24 @@ type maskedCache struct {
 }
 
 // get returns the program of count and mean, compiling it on a miss.
+// The key is spelled on the stack and looked up without a string of
+// its own, so that a hit allocates nothing.
 func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram, error) {
-	var b strings.Builder
-	fmt.Fprint(&b, jit.EffectiveISA())
-	for _, pr := range []*plan.Problem{count, &mean.Problem} {
-		// Field by field: the embedded Reduction's String would stand
-		// for the whole Problem under %v.
-		fmt.Fprintf(&b, "|%#v %v %v %v %v %v %v", pr.Reduction, pr.SrcDT, pr.DstDT, pr.Dims, pr.SrcStrides, pr.Reduce, pr.DstStrides)
-		for _, op := range pr.PostOps {
-			fmt.Fprintf(&b, " %v %v %v %v %v", op.Kind, op.Alpha, op.Beta, op.BinDT, op.BinStrides)
-		}
-	}
-	fmt.Fprintf(&b, "|%v %v", mean.OpDT, mean.OpStrides)
-	key := b.String()
+	var kb [512]byte
+	b := binary.AppendVarint(kb[:0], int64(jit.EffectiveISA()))
+	b = appendProblemKey(b, count)
+	b = appendProblemKey(b, &mean.Problem)
+	b = binary.AppendVarint(b, int64(mean.OpDT))
+	b = appendInts(b, mean.OpStrides)
 	c.Lock()
-	mp, ok := c.byKey[key]
+	mp, ok := c.byKey[string(b)]
 	c.Unlock()
 	if ok {
 		return mp, nil
 	}
-	pl, err := plan.Canonicalize(count)
+	// count and mean may live in the caller's scratch: what is compiled
+	// is kept, so it is compiled from copies.
+	pl, err := plan.Canonicalize(count.Clone())
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,8 @@ func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram
 	if mp.count, err = jit.Compile(pl); err != nil {
 		return nil, err
 	}
-	if mp.mean, err = preop.Compile(mean); err != nil {
+	m := preop.Desc{OpDT: mean.OpDT, OpStrides: slices.Clone(mean.OpStrides), Problem: *mean.Problem.Clone()}
+	if mp.mean, err = preop.Compile(&m); err != nil {
 		return nil, err
 	}
 	c.Lock()
@@ -212,8 +214,51 @@ func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram
 	if len(c.byKey) >= 256 {
 		clear(c.byKey)
 	}
-	c.byKey[key] = mp
+	c.byKey[string(b)] = mp
 	return mp, nil
+}
+
+// appendProblemKey appends to b the spelling of every field of pr a
+// compiled kernel depends on.
+func appendProblemKey(b []byte, pr *plan.Problem) []byte {
+	put := func(v int64) { b = binary.AppendVarint(b, v) }
+	r := pr.Reduction
+	put(int64(r.Transform))
+	put(int64(r.Combine))
+	put(int64(r.Finalize))
+	put(int64(math.Float32bits(r.P)))
+	put(int64(math.Float32bits(r.Eps)))
+	put(int64(pr.SrcDT))
+	put(int64(pr.DstDT))
+	b = appendInts(b, pr.Dims)
+	b = appendInts(b, pr.SrcStrides)
+	b = appendInts(b, pr.DstStrides)
+	put(int64(len(pr.Reduce)))
+	for _, on := range pr.Reduce {
+		if on {
+			put(1)
+		} else {
+			put(0)
+		}
+	}
+	put(int64(len(pr.PostOps)))
+	for _, op := range pr.PostOps {
+		put(int64(op.Kind))
+		put(int64(math.Float32bits(op.Alpha)))
+		put(int64(math.Float32bits(op.Beta)))
+		put(int64(op.BinDT))
+		b = appendInts(b, op.BinStrides)
+	}
+	return b
+}
+
+// appendInts appends s, its length first, to b.
+func appendInts(b []byte, s []int64) []byte {
+	b = binary.AppendVarint(b, int64(len(s)))
+	for _, v := range s {
+		b = binary.AppendVarint(b, v)
+	}
+	return b
 }
 
 // axisIn is axis of a tensor of rank dims counted from the front, or
@@ -249,9 +294,10 @@ type ioSettings struct {
 }
 
 // resolveIO resolves opts (Type, SrcType, DstType, SrcStrides,
-// DstStrides; anything else is refused) for fn over src dims. dst has
+// DstStrides; anything else is refused) for fn over src dims, the
+// slices from a. dst has
 // src's dims, or those without dropped when one is given.
-func resolveIO[D, S Float](fn string, dims []int, opts []Option, dropped ...int) (ioSettings, error) {
+func resolveIO[D, S Float](a *callInts, fn string, dims []int, opts []Option, dropped ...int) (ioSettings, error) {
 	var io ioSettings
 	var s normSettings
 	if err := s.apply(fn, 0, opts); err != nil {
@@ -277,7 +323,7 @@ func resolveIO[D, S Float](fn string, dims []int, opts []Option, dropped ...int)
 	if len(dims) > norm.MaxRank {
 		return io, status.Errorf(status.InvalidShape, "reduce.%s: %d dims, more than %d", fn, len(dims), norm.MaxRank)
 	}
-	io.dims = make([]int64, len(dims))
+	io.dims = a.make(len(dims))
 	for i, d := range dims {
 		if d < 0 {
 			return io, status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, d)
@@ -287,13 +333,13 @@ func resolveIO[D, S Float](fn string, dims []int, opts []Option, dropped ...int)
 	ddims := io.dims
 	if len(dropped) > 0 {
 		if ax, ok := norm.AxisIn(int64(dropped[0]), len(dims)); ok {
-			ddims = append(append([]int64(nil), io.dims[:ax]...), io.dims[ax+1:]...)
+			ddims = append(append(a.make(len(dims))[:0], io.dims[:ax]...), io.dims[ax+1:]...)
 		}
 	}
-	if io.srcStrides, err = stridesOf(fn, "src", s.srcStrides, s.hasSrcStr, io.dims); err != nil {
+	if io.srcStrides, err = stridesOf(a, fn, "src", s.srcStrides, s.hasSrcStr, io.dims); err != nil {
 		return io, err
 	}
-	io.dstStrides, err = stridesOf(fn, "dst", s.dstStrides, s.hasDstStr, ddims)
+	io.dstStrides, err = stridesOf(a, fn, "dst", s.dstStrides, s.hasDstStr, ddims)
 	return io, err
 }
 
@@ -309,9 +355,12 @@ type progCache struct {
 
 // get returns d's program, compiling it on a miss; refusals are not
 // kept. A full cache is emptied, not trimmed: a framework cycles through
-// a few shapes.
+// a few shapes. d is LpNormalize's: no field but those spelled in the
+// key is set. The key is spelled on the stack and looked up without a
+// string of its own, so that a hit allocates nothing.
 func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
-	b := make([]byte, 0, 128)
+	var kb [256]byte
+	b := kb[:0]
 	put := func(v int64) { b = binary.AppendVarint(b, v) }
 	put(int64(jit.EffectiveISA()))
 	put(int64(d.Kind))
@@ -328,14 +377,15 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 			put(0)
 		}
 	}
-	key := string(b)
 	c.Lock()
-	p, ok := c.byKey[key]
+	p, ok := c.byKey[string(b)]
 	c.Unlock()
 	if ok {
 		return p, nil
 	}
-	p, err := normprog.Compile(d)
+	// d may live in the caller's scratch: it is compiled from a copy.
+	p, err := normprog.Compile(&normprog.Desc{Kind: d.Kind, SrcDT: d.SrcDT, DstDT: d.DstDT, Dims: slices.Clone(d.Dims),
+		SrcStrides: slices.Clone(d.SrcStrides), DstStrides: slices.Clone(d.DstStrides), Norm: slices.Clone(d.Norm), Epsilon: d.Epsilon})
 	if err != nil {
 		return nil, err
 	}
@@ -344,6 +394,6 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 	if len(c.byKey) >= 256 {
 		clear(c.byKey)
 	}
-	c.byKey[key] = p
+	c.byKey[string(b)] = p
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gdnn/gdnn/internal/cpubench"
 	"github.com/gdnn/gdnn/reduce"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkPooling(b *testing.B) {
 	pooled := make([]float32, batch*hidden)
 	b.Run("S9/MaskedMean/gdnn", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
-		cpuLoop(b, func() error { return reduce.MaskedMean(pooled, x, mask, []int{batch, seq, hidden}, 1) })
+		cpubench.Loop(b, func() error { return reduce.MaskedMean(pooled, x, mask, []int{batch, seq, hidden}, 1) })
 	})
 	b.Run("S9/MaskedMean/plainGo", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))

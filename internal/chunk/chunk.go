@@ -57,21 +57,28 @@ func (ct Cut) Start(c int64) int64 {
 
 // Run calls f(s, c) for every chunk c on up to threads goroutines (the
 // caller and jit's pool workers); the first error stops the others
-// before their next chunk and is returned. get gives a goroutine what it
-// keeps between its chunks (scratch), put takes it back after.
-func Run[S any](ct Cut, threads int, get func() S, put func(S), f func(s S, c int64) error) error {
+// before their next chunk and is returned. Each goroutine takes what it
+// keeps between its chunks (its scratch, which f may replace through s)
+// from kept, the zero S when kept has none left, and puts it back after:
+// taken from a Stash, not made by a function of the caller's, so that a
+// Run allocates a fixed few objects whatever its chunks.
+func Run[S any](ct Cut, threads int, kept *Stash[S], f func(s *S, c int64) error) error {
 	threads = int(min(int64(max(threads, 1)), ct.N))
-	states := make([]S, threads)
-	got := make([]bool, threads)
+	type slot struct {
+		s   S
+		got bool
+	}
+	slots := make([]slot, threads)
 	err := jit.Parallel(threads, ct.N, func(w int, c int64) error {
-		if !got[w] {
-			states[w], got[w] = get(), true
+		sl := &slots[w]
+		if !sl.got {
+			sl.s, sl.got = kept.Get(), true
 		}
-		return f(states[w], c)
+		return f(&sl.s, c)
 	})
-	for w, ok := range got {
-		if ok {
-			put(states[w])
+	for _, sl := range slots {
+		if sl.got {
+			kept.Put(sl.s)
 		}
 	}
 	return err

@@ -40,13 +40,17 @@ func TestRun(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int64]int{}
 		states := 0
-		err := Run(Cut{0, 3, 17}, threads, func() int { mu.Lock(); defer mu.Unlock(); states++; return states }, func(int) {},
-			func(_ int, c int64) error {
-				mu.Lock()
-				seen[c]++
-				mu.Unlock()
-				return nil
-			})
+		var kept Stash[int]
+		err := Run(Cut{0, 3, 17}, threads, &kept, func(s *int, c int64) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if *s == 0 {
+				states++
+				*s = states
+			}
+			seen[c]++
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,10 +62,27 @@ func TestRun(t *testing.T) {
 				t.Errorf("%d threads: chunk %d ran %d times", threads, c, n)
 			}
 		}
+		// Every state made is back in the stash, and the next Run takes
+		// them rather than starting from zero.
+		if len(kept.items) != states {
+			t.Errorf("%d threads: %d states made, %d kept", threads, states, len(kept.items))
+		}
+		fresh := 0
+		if err := Run(Cut{0, 3, 17}, threads, &kept, func(s *int, c int64) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if *s == 0 {
+				fresh++
+			}
+			return nil
+		}); err != nil || fresh > max(threads, 1)-states {
+			t.Errorf("%d threads: the second Run started %d goroutines from zero with %d states kept (%v)", threads, fresh, states, err)
+		}
 	}
 	boom := errors.New("boom")
 	ran := 0
-	err := Run(Cut{0, 1, 10}, 1, func() int { return 0 }, func(int) {}, func(_ int, c int64) error {
+	var kept Stash[int]
+	err := Run(Cut{0, 1, 10}, 1, &kept, func(_ *int, c int64) error {
 		ran++
 		if c == 3 {
 			return boom

@@ -124,10 +124,18 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error
 	if len(bins) != len(k.spans)-2 {
 		return status.Errorf(status.InvalidArguments, "jit: %d binary operands given, the fused normalization has %d", len(bins), len(k.spans)-2)
 	}
-	bufs := append([][]byte{src, dst}, bins...)
-	for i, b := range bufs {
-		if int64(len(b)) < k.spans[i] {
-			return status.Errorf(status.InvalidArguments, "jit: buffer %d of a fused normalization has %d bytes, its span %d", i, len(b), k.spans[i])
+	// Indexed, not gathered into one slice: Run is called per chunk, and
+	// a slice of src, dst and bins would be allocated each time.
+	for i, span := range k.spans {
+		b := src
+		switch {
+		case i == 1:
+			b = dst
+		case i > 1:
+			b = bins[i-2]
+		}
+		if int64(len(b)) < span {
+			return status.Errorf(status.InvalidArguments, "jit: buffer %d of a fused normalization has %d bytes, its span %d", i, len(b), span)
 		}
 	}
 	if k.spans[0] == 0 {

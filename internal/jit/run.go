@@ -407,7 +407,10 @@ func (j *job) work(own int) {
 		var err error
 		catchFaultInto(&err, recover())
 		if err != nil {
-			j.err.CompareAndSwap(nil, &err)
+			// A variable of its own, set only on failure: were &err
+			// taken, every work would move err to the heap.
+			failed := err
+			j.err.CompareAndSwap(nil, &failed)
 		}
 	}()
 	for i := range j.lanes {
@@ -418,7 +421,8 @@ func (j *job) work(own int) {
 				break
 			}
 			if err := j.call(own, t); err != nil {
-				j.err.CompareAndSwap(nil, &err)
+				failed := err // as above: not &err, which every call would allocate
+				j.err.CompareAndSwap(nil, &failed)
 				return
 			}
 		}

@@ -3,6 +3,7 @@ package norm
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -43,30 +44,51 @@ type Problem struct {
 	Mean, Var   Operand // per element of StatsDims; both or neither
 }
 
+// Clone is a copy of p that shares no memory with it. (Field by field:
+// a copy of *p whose slices were then replaced would, to the compiler's
+// escape analysis, keep p's.)
+func (p *Problem) Clone() *Problem {
+	op := func(o Operand) Operand { return Operand{DT: o.DT, Strides: slices.Clone(o.Strides)} }
+	return &Problem{Kind: p.Kind, Dims: slices.Clone(p.Dims), Axis: p.Axis, Groups: p.Groups, Eps: p.Eps, InfAsZero: p.InfAsZero,
+		Src: op(p.Src), Dst: op(p.Dst), Gamma: op(p.Gamma), Beta: op(p.Beta), Mean: op(p.Mean), Var: op(p.Var)}
+}
+
 // ParamDims returns the dims of gamma and beta: the normalized dims for
 // LayerNorm and RMSNorm, the channels for GroupNorm, none for the
 // softmaxes. The axis must be in range.
-func ParamDims(k Kind, dims []int64, axis int) []int64 {
+func ParamDims(k Kind, dims []int64, axis int) []int64 { return AppendParamDims(nil, k, dims, axis) }
+
+// AppendParamDims appends ParamDims to b.
+func AppendParamDims(b []int64, k Kind, dims []int64, axis int) []int64 {
 	switch k {
 	case LayerNorm, RMSNorm:
-		return append([]int64(nil), dims[axis:]...)
+		return append(b, dims[axis:]...)
 	case GroupNorm:
-		return []int64{dims[axis]}
+		return append(b, dims[axis])
 	}
-	return nil
+	return b
 }
 
 // StatsDims returns the dims of the mean and variance outputs: the dims
 // before the normalized ones for LayerNorm, [N, groups] for GroupNorm,
 // none for the other kinds.
 func StatsDims(k Kind, dims []int64, axis int, groups int64) []int64 {
+	if k != LayerNorm && k != GroupNorm {
+		return nil
+	}
+	return AppendStatsDims([]int64{}, k, dims, axis, groups) // LayerNorm's over axis 0: empty, not nil
+
+}
+
+// AppendStatsDims appends StatsDims to b.
+func AppendStatsDims(b []int64, k Kind, dims []int64, axis int, groups int64) []int64 {
 	switch k {
 	case LayerNorm:
-		return append([]int64{}, dims[:axis]...)
+		return append(b, dims[:axis]...)
 	case GroupNorm:
-		return []int64{dims[0], groups}
+		return append(b, dims[0], groups)
 	}
-	return nil
+	return b
 }
 
 // Operand indexes into a vdim's strides and a row's offsets.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -486,5 +487,26 @@ func TestRefusals(t *testing.T) {
 	}
 	if _, err := norm.New(nil); !errors.Is(err, status.InvalidArguments) {
 		t.Fatalf("New(nil) = %v", err)
+	}
+}
+
+// TestProblemClone: a clone equals its problem, field for field, and
+// writing any of its slices leaves the problem as it was.
+func TestProblemClone(t *testing.T) {
+	op := func(s ...int64) norm.Operand { return norm.Operand{DT: dtypes.F32, Strides: s} }
+	p := &norm.Problem{Kind: norm.LayerNorm, Dims: []int64{2, 3}, Axis: -1, Groups: 1, Eps: 1e-5, InfAsZero: true,
+		Src: op(3, 1), Dst: op(3, 1), Gamma: op(1), Beta: op(1), Mean: op(1), Var: op(1)}
+	c := p.Clone()
+	if !reflect.DeepEqual(c, p) {
+		t.Fatalf("clone %+v of %+v", c, p)
+	}
+	c.Dims[0] = 9
+	for _, o := range []*norm.Operand{&c.Src, &c.Dst, &c.Gamma, &c.Beta, &c.Mean, &c.Var} {
+		o.Strides[0] = 9
+	}
+	for _, o := range []norm.Operand{p.Src, p.Dst, p.Gamma, p.Beta, p.Mean, p.Var} {
+		if o.Strides[0] == 9 || p.Dims[0] != 2 {
+			t.Fatalf("writing the clone changed the problem: %+v", p)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/cpubench"
 )
 
 // benchShapes are issue 50's anchor shapes that normprog runs: the
@@ -207,13 +208,13 @@ func plainRow(k Kind, x, y, gamma []float32) {
 // time other processes take from it does not count.
 func timed(b *testing.B, f func()) {
 	ts := make([]time.Duration, b.N)
-	c0 := cpuTime()
+	c0 := cpubench.ProcessCPU()
 	for i := range b.N {
 		t0 := time.Now()
 		f()
 		ts[i] = time.Since(t0)
 	}
-	c := cpuTime() - c0
+	c := cpubench.ProcessCPU() - c0
 	b.StopTimer()
 	slices.Sort(ts)
 	b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds()), "med-ns/op")

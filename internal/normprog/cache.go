@@ -34,23 +34,29 @@ type cached struct {
 // the ISA in effect now, comes back without compiling again. Refusals
 // are not kept.
 func Cached(p *norm.Problem) (*Exec, error) {
-	key := problemKey(p)
+	// The key is spelled on the stack and looked up without a string of
+	// its own: a hit, the call a framework repeats, allocates nothing.
+	var kb [256]byte
+	key := appendProblemKey(kb[:0], p)
 	cache.Lock()
-	if el, ok := cache.byKey[key]; ok {
+	if el, ok := cache.byKey[string(key)]; ok {
 		cache.order.MoveToFront(el)
 		e := el.Value.(*cached).e
 		cache.Unlock()
 		return e, nil
 	}
 	cache.Unlock()
-	e, err := New(p, nil)
+	// The caller's problem may live in its scratch: what is kept is a
+	// copy.
+	e, err := New(p.Clone(), nil)
 	if err != nil {
 		return nil, err
 	}
 	cache.Lock()
 	defer cache.Unlock()
-	if _, ok := cache.byKey[key]; !ok {
-		cache.byKey[key] = cache.order.PushFront(&cached{key, e})
+	if _, ok := cache.byKey[string(key)]; !ok {
+		k := string(key)
+		cache.byKey[k] = cache.order.PushFront(&cached{k, e})
 		for cache.order.Len() > cacheCap {
 			old := cache.order.Back()
 			cache.order.Remove(old)
@@ -60,10 +66,9 @@ func Cached(p *norm.Problem) (*Exec, error) {
 	return e, nil
 }
 
-// problemKey spells every field of p that a program depends on, and the
-// ISA it is compiled for.
-func problemKey(p *norm.Problem) string {
-	b := make([]byte, 0, 256)
+// appendProblemKey appends to b the spelling of every field of p that a
+// program depends on, and of the ISA it is compiled for.
+func appendProblemKey(b []byte, p *norm.Problem) []byte {
 	put := func(v int64) { b = binary.AppendVarint(b, v) }
 	put(int64(jit.EffectiveISA()))
 	put(int64(p.Kind))
@@ -82,9 +87,9 @@ func problemKey(p *norm.Problem) string {
 		}
 	}
 	ints(p.Dims)
-	for _, o := range []norm.Operand{p.Src, p.Dst, p.Gamma, p.Beta, p.Mean, p.Var} {
+	for _, o := range [...]*norm.Operand{&p.Src, &p.Dst, &p.Gamma, &p.Beta, &p.Mean, &p.Var} {
 		put(int64(o.DT))
 		ints(o.Strides)
 	}
-	return string(b)
+	return b
 }

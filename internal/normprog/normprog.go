@@ -116,8 +116,8 @@ type Program struct {
 	full     *passes
 	last     *passes // the last, shorter chunk (nil: none)
 	nChunks  int64
-	eps      []byte                 // Epsilon as one f32, the operand that adds it
-	scratch  chunk.Stash[*[][]byte] // a worker's scratch buffers, kept between Runs
+	eps      []byte                // Epsilon as one f32, the operand that adds it
+	scratch  chunk.Stash[[][]byte] // a worker's scratch buffers, kept between Runs
 }
 
 // passes are one chunk's kernels in order, and its scratch; or its one
@@ -533,13 +533,7 @@ func (p *Program) Run(b Buffers) error {
 	if err := p.checkBuffers(&b); err != nil {
 		return err
 	}
-	get := func() *[][]byte {
-		if s := p.scratch.Get(); s != nil {
-			return s
-		}
-		return new([][]byte)
-	}
-	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), get, p.scratch.Put, func(s *[][]byte, c int64) error {
+	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), &p.scratch, func(s *[][]byte, c int64) error {
 		ps := p.full
 		if p.last != nil && c == p.nChunks-1 {
 			ps = p.last

@@ -152,6 +152,25 @@ func (pl *Plan) Clone() *Plan {
 	return &c
 }
 
+// Clone is a copy of p that shares no memory with it, made field by
+// field: a copy of *p whose slices were then replaced would, to the
+// compiler's escape analysis, keep p's.
+func (p *Problem) Clone() *Problem {
+	var post []PostOp
+	if p.PostOps != nil {
+		post = make([]PostOp, len(p.PostOps))
+		for i, op := range p.PostOps {
+			post[i] = PostOp{Kind: op.Kind, Alpha: op.Alpha, Beta: op.Beta, BinDT: op.BinDT, BinStrides: cloneInts(op.BinStrides)}
+		}
+	}
+	var reduce []bool
+	if p.Reduce != nil {
+		reduce = append(make([]bool, 0, len(p.Reduce)), p.Reduce...)
+	}
+	return &Problem{Reduction: p.Reduction, SrcDT: p.SrcDT, DstDT: p.DstDT, Dims: cloneInts(p.Dims), SrcStrides: cloneInts(p.SrcStrides),
+		Reduce: reduce, DstStrides: cloneInts(p.DstStrides), PostOps: post}
+}
+
 func cloneLoops(ls []Loop) []Loop {
 	if ls == nil {
 		return nil

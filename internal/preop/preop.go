@@ -48,8 +48,8 @@ type Program struct {
 	d       Desc
 	cut     chunk.Cut
 	full    *pair
-	last    *pair                // the last, shorter chunk (nil: none)
-	scratch chunk.Stash[*[]byte] // a worker's scratch, kept between Runs
+	last    *pair               // the last, shorter chunk (nil: none)
+	scratch chunk.Stash[[]byte] // a worker's scratch, kept between Runs
 }
 
 // pair is one chunk's kernels: the product into scratch, then the
@@ -193,13 +193,7 @@ func (p *Program) Run(src, dst, op []byte, bins [][]byte) error {
 	// stay on the caller's stack.
 	var binArr [plan.MaxBinary][]byte
 	bs := binArr[:copy(binArr[:], bins)]
-	get := func() *[]byte {
-		if s := p.scratch.Get(); s != nil {
-			return s
-		}
-		return new([]byte)
-	}
-	return chunk.Run(p.cut, jit.Threads(), get, p.scratch.Put, func(s *[]byte, c int64) error {
+	return chunk.Run(p.cut, jit.Threads(), &p.scratch, func(s *[]byte, c int64) error {
 		return p.runChunk(c, s, src, dst, op, bs)
 	})
 }

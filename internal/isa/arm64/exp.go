@@ -161,7 +161,7 @@ func (g *gen) constInto(d int, bits uint32) {
 // isHoisted reports whether bits is a hoisted constant already.
 func (g *gen) isHoisted(bits uint32) bool {
 	for _, s := range g.consts {
-		if s.bits == bits {
+		if s.bits == twice(bits) {
 			return true
 		}
 	}

@@ -17,10 +17,7 @@ import (
 // the clamps compare and select, as Clamp does in f32.
 
 // constF64 broadcasts the float64 v into both f64 lanes of r.
-func (g *gen) constF64(r int, v float64) {
-	g.movImm(rTmp, int64(math.Float64bits(v)))
-	g.op(arm64.AVMOV, reg(rTmp), varng(r, arr2D))
-}
+func (g *gen) constF64(r int, v float64) { g.bcast64(r, math.Float64bits(v)) }
 
 // inF64 widens the f32 lanes of r to f64 in two temporaries, calls f on
 // each (f leaves its f64 result in the register d it is given and may

@@ -102,9 +102,10 @@ type hoisted struct {
 	pro    *obj.Prog   // prologue insertion point for hoisted constants
 }
 
-// constSlot is a vector constant hoisted into the prologue.
+// constSlot is a vector constant hoisted into the prologue: the 64-bit
+// pattern every 64 bits of its register hold (a 32-bit constant twice).
 type constSlot struct {
-	bits uint32
+	bits uint64
 	reg  int
 }
 

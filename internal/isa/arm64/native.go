@@ -14,7 +14,8 @@ import (
 // Native reductions (kernelshape.Native): f64 and exact data in lanes of
 // their own type, as amd64's. Accumulator u is v<u> (v0..v15),
 // temporaries v16..v25, and the constants held for the whole kernel
-// (the identity, a byte of 1 in every lane, the mean's divisor) v26 up.
+// (the identity, a byte of 1 in every lane, the mean's divisor) are the
+// constant pool's (vconst64), as every kernel's.
 // A 128-bit register holds 2 lanes of 64 bits, 4 of 32, 8 of 16 or 16
 // bytes.
 //
@@ -31,8 +32,8 @@ type nativeGen struct {
 	lanes int   // V in the kind's lanes
 	size  int64 // log2 of the lane's bytes: the size field of the integer ops
 	id    int   // the combine's identity in every lane
-	ones  int   // 1 in every byte (truths)
-	div   int   // the mean's divisor in both f64 lanes
+	ones  int   // 1 in every byte (truths), where stored
+	div   int   // the mean's divisor in both f64 lanes, of a mean
 }
 
 // nativeTakes reports why NEON cannot take kind k, or nil.
@@ -62,13 +63,6 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	n := &nativeGen{gen: g, k: k, lanes: 16 / k.Bytes}
 	for b := k.Bytes; b > 1; b >>= 1 {
 		n.size++
-	}
-	n.id = constLo
-	if k.Store == kernelshape.StoreTruth {
-		n.ones = constLo + 1
-	}
-	if k.Mean {
-		n.div = constLo + 2
 	}
 	kernelshape.Native(pl, k, n)
 	text, err := kernelshape.Assemble(g)
@@ -103,23 +97,13 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	n.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
 	n.pro = n.Add(&obj.Prog{As: obj.ANOP})
-	n.pattern(n.id, n.k.IdentityPattern())
-	if n.ones != 0 {
-		n.pattern(n.ones, 0x0101010101010101)
+	n.id = n.vconst64(n.k.IdentityPattern())
+	if n.k.Store == kernelshape.StoreTruth {
+		n.ones = n.vconst64(0x0101010101010101)
 	}
-	if n.div != 0 {
-		n.pattern(n.div, math.Float64bits(float64(n.pl.Div)))
+	if n.k.Mean {
+		n.div = n.vconst64(math.Float64bits(float64(n.pl.Div)))
 	}
-}
-
-// pattern sets every 64 bits of r to p.
-func (n *nativeGen) pattern(r int, p uint64) {
-	if p == 0 {
-		n.zero(r)
-		return
-	}
-	n.movImm(rTmp, int64(p))
-	n.op(arm64.AVMOV, reg(rTmp), varng(r, arr2D))
 }
 
 // NativeInit sets accumulator u to the identity.

@@ -50,19 +50,46 @@ func (g *gen) setConst(r int, bits uint32) {
 // set once in the prologue while slots last; after that they are built
 // into a temporary, which the caller's release frees.
 func (g *gen) vconst(bits uint32) int {
+	return g.pooled(twice(bits), func(r int) { g.setConst(r, bits) })
+}
+
+// vconst64 is vconst of a 64-bit pattern, which every 64 bits of the
+// register hold (the native kernels' constants: f64 and 64-bit lanes).
+func (g *gen) vconst64(p uint64) int {
+	return g.pooled(p, func(r int) {
+		if p == 0 {
+			g.zero(r)
+			return
+		}
+		g.bcast64(r, p)
+	})
+}
+
+// pooled returns the register of the constant pool that holds pattern p
+// in every 64 bits, set by set where it is new.
+func (g *gen) pooled(p uint64, set func(r int)) int {
 	for _, s := range g.consts {
-		if s.bits == bits {
+		if s.bits == p {
 			return s.reg
 		}
 	}
 	if r := constLo + len(g.consts); r < constHi {
-		g.InsertAfter(&g.pro, func() { g.setConst(r, bits) })
-		g.consts = append(g.consts, constSlot{bits, r})
+		g.InsertAfter(&g.pro, func() { set(r) })
+		g.consts = append(g.consts, constSlot{p, r})
 		return r
 	}
 	t := g.Tmp()
-	g.setConst(t, bits)
+	set(t)
 	return t
+}
+
+// twice is the 64-bit pattern of a 32-bit constant in every lane.
+func twice(bits uint32) uint64 { return uint64(bits)<<32 | uint64(bits) }
+
+// bcast64 sets both 64-bit lanes of r to p.
+func (g *gen) bcast64(r int, p uint64) {
+	g.movImm(rTmp, int64(p))
+	g.op(arm64.AVMOV, reg(rTmp), varng(r, arr2D))
 }
 
 // toF32 converts the V elements of type dt in the low bytes of r (as a

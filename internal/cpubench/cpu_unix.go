@@ -1,14 +1,15 @@
 //go:build unix
 
-package normprog
+package cpubench
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time the process has used so far, user and system.
-func cpuTime() time.Duration {
+// ProcessCPU is the CPU time the process has used so far, user and
+// system; 0 if it cannot be read.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,0 +1,64 @@
+package reduce
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gdnn/gdnn/internal/jit"
+)
+
+// TestNormCallAllocs: a one-call normalization of a problem seen before
+// allocates a few objects per call (the run's closure and its scratch
+// slots), as many for a tensor of thousands of chunks as for one of a
+// single chunk: no cache key, description or chunk allocates.
+func TestNormCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	calls := func(dims []int) map[string]func() error {
+		n := dims[0] * dims[1] * dims[2]
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%13) - 6
+		}
+		gamma, beta := make([]float32, dims[2]), make([]float32, dims[2])
+		mask := make([]float32, dims[0]*dims[1])
+		for i := range mask {
+			mask[i] = float32(i % 2)
+		}
+		return map[string]func() error{
+			"Softmax":     func() error { return Softmax(y, x, dims, -1) },
+			"LayerNorm":   func() error { return LayerNorm(y, x, gamma, beta, dims, -1, 1e-5) },
+			"RMSNorm":     func() error { return RMSNorm(y, x, gamma, dims, -1, 1e-5) },
+			"LpNormalize": func() error { return LpNormalize(y, x, dims, -1, 2, 1e-12) },
+			"MaskedMean":  func() error { return MaskedMean(y[:dims[0]*dims[2]], x, mask, dims, 1) },
+		}
+	}
+	// A bound on the few: more would mean something per call was
+	// allocated again (a key, a description, a chunk's operand list).
+	const most = 4
+	for _, threads := range []int{1, 2} {
+		prev := jit.SetThreads(threads)
+		small, large := calls([]int{8, 16, 64}), calls([]int{16, 64, 768})
+		for name, f := range small {
+			allocs := func(f func() error) float64 {
+				if err := f(); err != nil { // compiles
+					t.Fatal(err)
+				}
+				return testing.AllocsPerRun(10, func() {
+					if err := f(); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			s, l := allocs(f), allocs(large[name])
+			what := fmt.Sprintf("%s, %d threads", name, threads)
+			// Threads share the large one's chunks: a job and its lanes more.
+			if s > most || l > most+2 || (threads == 1 && l != s) {
+				t.Errorf("%s: %v allocations per call of [8 16 64], %v of [16 64 768]; want at most %d and %d, alike on one thread", what, s, l, most, most+2)
+			}
+			t.Logf("%s: %v allocations per call of [8 16 64], %v of [16 64 768]", what, s, l)
+		}
+		jit.SetThreads(prev)
+	}
+}
