@@ -2,6 +2,7 @@ package normprog
 
 import (
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -116,6 +117,61 @@ func (p *Program) inPlaceCopy(ps *passes, c int64, scratch *[][]byte, buf func(r
 	cp = (*scratch)[slot][:n]
 	copy(cp, buf(in)[:n])
 	return in, cp, true
+}
+
+// wholeCopy is, for a run in place by passes, the input that the
+// passes would copy chunk by chunk (src, or a residual sum's x, where an
+// output is it itself) when the chunks' spans of it overlap: a chunk's
+// copy would then read other chunks' elements, as other workers write
+// them, and where the normalized dims lie outside the chunk dim (a
+// normalization over axis 0, GroupNorm on channels last) nearly the whole
+// tensor, chunk after chunk. The run then reads a copy of the whole input
+// made once instead. in is nil when no such copy is needed.
+func (p *Program) wholeCopy(b *Buffers) (in *[]byte, n int64) {
+	d := &p.d
+	if p.full.fused != nil && (p.last == nil || p.last.fused != nil) {
+		return nil, 0 // the fused kernel runs in place as it is
+	}
+	strides, dt := d.SrcStrides, d.SrcDT
+	switch {
+	case d.Residual == nil && jit.Overlap(b.Src, b.Dst):
+		in = &b.Src
+	case d.Residual != nil && (jit.Overlap(b.X, b.Dst) || jit.Overlap(b.X, b.Src)):
+		in, strides, dt = &b.X, d.Residual.X.Strides, d.Residual.X.DT
+	default:
+		return nil, 0
+	}
+	size := int64(dt.Size())
+	if p.chunkDim >= 0 {
+		step := p.chunk * strides[p.chunkDim] * size
+		for c := range p.nChunks - 1 {
+			if p.chunkSpan(c, strides, size) > step {
+				return in, span(d.Dims, strides, size)
+			}
+		}
+	}
+	return nil, 0
+}
+
+// wholeCopies keeps the buffers of wholeCopy's copies between runs.
+var wholeCopies sync.Pool
+
+// runOnWholeCopy runs run with *in replaced by a copy of its first n
+// bytes.
+func runOnWholeCopy(in *[]byte, n int64, run func() error) error {
+	var cp []byte
+	if v, ok := wholeCopies.Get().(*[]byte); ok && int64(cap(*v)) >= n {
+		cp = (*v)[:n]
+	} else {
+		cp = make([]byte, n)
+	}
+	copy(cp, (*in)[:n])
+	orig := *in
+	*in = cp
+	err := run()
+	*in = orig
+	wholeCopies.Put(&cp)
+	return err
 }
 
 // chunkSpan is span for chunk c of an operand of the program's dims:

@@ -31,7 +31,53 @@ func inPlaceDescs() []tcase {
 			Dims: []int64{8, 12, 3000}, Norm: []bool{false, false, true}, SrcStrides: s, DstStrides: s, Epsilon: 1e-5,
 			Groups: 4, ChanDim: 1, Gamma: &Operand{DT: dtypes.F32, Strides: []int64{0, 1, 0}}, Mean: gstat, Var: gstat}})
 	}
+	// Chunks whose spans overlap: normalized dims outside the chunk dim.
+	out = append(out, tcase{"layernorm over axis 0", Desc{Kind: LayerNorm, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{64, 4096},
+		Norm: []bool{true, false}, SrcStrides: []int64{4096, 1}, DstStrides: []int64{4096, 1}, Epsilon: 1e-5}})
+	out = append(out, tcase{"logsoftmax over channels, one image", Desc{Kind: LogSoftmax, SrcDT: dtypes.F32, DstDT: dtypes.F32,
+		Dims: []int64{1, 21, 64, 64}, Norm: []bool{false, true, false, false}, SrcStrides: []int64{21 * 4096, 4096, 64, 1},
+		DstStrides: []int64{21 * 4096, 4096, 64, 1}}})
+	nxc := []int64{12 * 3000, 1, 12}
+	out = append(out, tcase{"groupnorm channels last, one image", Desc{Kind: GroupNorm, SrcDT: dtypes.F32, DstDT: dtypes.F32,
+		Dims: []int64{1, 12, 3000}, Norm: []bool{false, false, true}, SrcStrides: nxc, DstStrides: nxc, Epsilon: 1e-5,
+		Groups: 4, ChanDim: 1}})
 	return out
+}
+
+// TestInPlaceCopyVolume: a run in place by passes copies at most twice
+// the tensor, whatever its layout: chunk by chunk where the chunks' spans
+// are apart, else the whole tensor once (wholeCopy), never each chunk's
+// span over other chunks' elements.
+func TestInPlaceCopyVolume(t *testing.T) {
+	whole := 0
+	for _, c := range inPlaceDescs() {
+		useFused = false
+		p, err := Compile(&c.d)
+		useFused = true
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		d := &p.d // the dims as merged
+		size := int64(d.SrcDT.Size())
+		tensor := span(d.Dims, d.SrcStrides, size)
+		src := make([]byte, tensor)
+		b := Buffers{Src: src, Dst: src}
+		copied := int64(0)
+		if in, n := p.wholeCopy(&b); in != nil {
+			copied = n
+			whole++
+		} else if p.chunkDim >= 0 {
+			for ch := range p.nChunks {
+				copied += p.chunkSpan(ch, d.SrcStrides, size)
+			}
+		}
+		if copied > 2*tensor {
+			t.Errorf("%s: an in-place run copies %d bytes of a %d-byte tensor", c.name, copied, tensor)
+		}
+	}
+	if whole == 0 {
+		t.Errorf("no description copied its whole tensor")
+	}
 }
 
 // TestInPlaceBitIdentity runs every description with dst given as src

@@ -533,13 +533,21 @@ func (p *Program) Run(b Buffers) error {
 	if err := p.checkBuffers(&b); err != nil {
 		return err
 	}
+	if in, n := p.wholeCopy(&b); in != nil {
+		return runOnWholeCopy(in, n, func() error { return p.runChunks(&b) })
+	}
+	return p.runChunks(&b)
+}
+
+// runChunks runs every chunk of the program over b.
+func (p *Program) runChunks(b *Buffers) error {
 	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), &p.scratch, func(s *[][]byte, c int64) error {
 		ps := p.full
 		if p.last != nil && c == p.nChunks-1 {
 			ps = p.last
 		}
 		*s = grow(*s, ps.scratch)
-		return p.runChunk(ps, c, s, &b)
+		return p.runChunk(ps, c, s, b)
 	})
 }
 
