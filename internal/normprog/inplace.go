@@ -29,8 +29,9 @@ import (
 //     sum in its first), but that pass is a kernel whose src is then its
 //     own dst, and a kernel may end a loop with a group moved back over
 //     outputs it has stored, recomputing them from overwritten src. So
-//     the chunk of that input is first copied to scratch, and the passes
-//     read the copy (softmax's last pass reads its exps, not src, and
+//     the chunk of that input is first copied to scratch (the whole input
+//     once where chunks interleave: wholeCopy), and the passes read the
+//     copy (softmax's last pass reads its exps, not src, and
 //     needs none). A residual operand that is dst is read only by the
 //     sum's pass, which writes scratch or the sum; skip as the kept sum is
 //     that pass's binary operand given as its dst, which the kernels
