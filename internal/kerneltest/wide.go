@@ -279,3 +279,16 @@ func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
 	}
 	CheckWide(t, "interp", p, src, dst, bins, 0xa5)
 }
+
+// WideTransformed are f64 reductions of the elements' |x| and x*x with
+// no Lp finalize: the fused Abs and Square pre-ops' (abs>max,
+// square>sum, ...), for the native kernels' tests.
+var WideTransformed = []plan.Reduction{
+	{Transform: plan.TransformAbs, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Combine: plan.CombineMin, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare}, // the mean of the squares
+	{Transform: plan.TransformAbs, Combine: plan.CombineMul, Finalize: plan.FinalizeNone},
+}

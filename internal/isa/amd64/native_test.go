@@ -206,7 +206,8 @@ func TestNativeRefusals(t *testing.T) {
 	}{
 		{mk(dtypes.S32, dtypes.S32, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "mean"},
 		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
-		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), Options{AVX512: true}, "transform"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), Options{AVX512: true}, "finalize"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), Options{AVX512: true}, "transform"},
 		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 	} {
@@ -220,14 +221,14 @@ func TestNativeRefusals(t *testing.T) {
 	}
 }
 
-// TestNativeWideShapes runs f64 sums, products, maxima, minima and means
-// in every shape into f64 and f32 dst, against the oracle's bounds, with
+// TestNativeWideShapes runs f64 sums, products, maxima, minima and means,
+// of the elements and of their |x| and x*x, in every shape into f64 and f32 dst, against the oracle's bounds, with
 // and without NaN, infinities and signed zeros.
 func TestNativeWideShapes(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(53))
-	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
-		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
+	reds := append([]plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
+		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}, kerneltest.WideTransformed...)
 	ran := 0
 	for _, n := range []int64{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 65, 200, 3000} {
 		for _, red := range reds {

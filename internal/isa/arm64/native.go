@@ -130,6 +130,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	if cnt == n.lanes {
 		n.fpMem(true, 16, x, at(rSrc, off))
 		n.truth(x)
+		kernelshape.NativeTransformF64(n, n.k, x)
 		n.combine(u, x)
 		return
 	}
@@ -137,6 +138,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	// whose lane 0 then goes back into u.
 	n.fpMem(true, int64(n.k.Bytes), x, at(rSrc, off))
 	n.truth(x)
+	kernelshape.NativeTransformF64(n, n.k, x)
 	t := n.Tmp()
 	n.vmov(t, u)
 	n.combine(t, x)
@@ -151,6 +153,12 @@ func (n *nativeGen) truth(x int) {
 		n.word(rrr(opCMTST16B, x, x, x))
 	}
 }
+
+// F64Abs clears r's sign bits.
+func (n *nativeGen) F64Abs(r int) { n.word(rr(opFABS2D, r, r)) }
+
+// F64Square squares r.
+func (n *nativeGen) F64Square(r int) { n.fop(opFMUL2D, r, r, r) }
 
 // NativeCombine combines accumulator from into u.
 func (n *nativeGen) NativeCombine(u, from int) { n.combine(u, from) }

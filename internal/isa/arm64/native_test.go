@@ -275,8 +275,8 @@ func checkNativeWide(t *testing.T, r *rand.Rand, what string, p *plan.Problem, s
 }
 
 // wideReductions are the f64 reductions the native kernel takes.
-var wideReductions = []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMul.Reduction(0, 0),
-	plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)}
+var wideReductions = append([]plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMul.Reduction(0, 0),
+	plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)}, kerneltest.WideTransformed...)
 
 // TestNativeWideShapes runs every shape with every f64 reduction, both
 // dst types and every tail, with and without infinities and NaNs,
@@ -379,7 +379,8 @@ func TestNativeRefusals(t *testing.T) {
 		{"s32 mean", dense(dtypes.S32, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "mean"},
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 		{"f64 with a post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}), "post-ops"},
-		{"f64 norm", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), "transform"},
+		{"f64 L2 norm", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), "finalize"},
+		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
 	} {
 		_, err := Emit(c.pl)
 		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), c.says) {
@@ -417,6 +418,7 @@ func TestNativeWords(t *testing.T) {
 		{rrr(opFMAX2D, 31, 17, 8), "fmax v31.2d, v17.2d, v8.2d"},
 		{rrr(opFMIN2D, 16, 30, 25), "fmin v16.2d, v30.2d, v25.2d"},
 		{rrr(opCMTST16B, 1, 2, 2), "cmtst v1.16b, v2.16b, v2.16b"},
+		{rr(opFABS2D, 17, 30), "fabs v17.2d, v30.2d"},
 		{ext(1, 2, 3, 8), "ext v1.16b, v2.16b, v3.16b, #8"},
 		{ext(31, 30, 30, 1), "ext v31.16b, v30.16b, v30.16b, #1"},
 	}
