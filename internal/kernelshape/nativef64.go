@@ -104,9 +104,6 @@ func nativeF64Parts(r plan.Reduction, transform plan.Transform, finalize plan.Fi
 	case plan.FinalizeMean:
 		k.Mean = true
 	case plan.FinalizeRootMaxEps, plan.FinalizeRootAddEps, plan.FinalizeMaxEps, plan.FinalizeAddEps:
-		if true {
-			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its finalize) runs in the interpreter", r)
-		}
 		if r.Transform != plan.TransformAbs && r.Transform != plan.TransformSquare {
 			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (an Lp finalize of data not transformed by |x| or x*x) runs in the interpreter", r)
 		}

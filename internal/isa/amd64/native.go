@@ -191,6 +191,28 @@ func (n *nativeGen) F64Abs(r int) {
 // F64Square squares r.
 func (n *nativeGen) F64Square(r int) { n.op(x86.AVMULPD, n.vr(r), n.vr(r), n.vr(r)) }
 
+// F64MaxEps sets r to max(eps, r): VMAXPD gives its second source (r)
+// where either is NaN.
+func (n *nativeGen) F64MaxEps(r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	e := n.Tmp()
+	n.pattern(e, math.Float64bits(n.k.EpsValue))
+	n.op(x86.AVMAXPD, n.vr(r), n.vr(e), n.vr(r))
+}
+
+// F64AddEps adds eps to r.
+func (n *nativeGen) F64AddEps(r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	e := n.Tmp()
+	n.pattern(e, math.Float64bits(n.k.EpsValue))
+	n.op(x86.AVADDPD, n.vr(e), n.vr(r), n.vr(r))
+}
+
+// F64Sqrt sets r to its square root.
+func (n *nativeGen) F64Sqrt(r int) { n.op(x86.AVSQRTPD, n.vr(r), n.vr(r)) }
+
 // loadFirst loads the element at addr into lane 0 of t, the other lanes
 // kept, reading only the element's bytes.
 func (n *nativeGen) loadFirst(t int, addr obj.Addr) {
@@ -399,9 +421,11 @@ func (n *nativeGen) minMax64(op kernelshape.NativeOp, acc, x obj.Addr) {
 }
 
 // finalize turns accumulator r's lanes into results: an f64 mean divided
-// by Div, a truth made 0 or 1.
+// by Div, an Lp norm's eps and root, a truth made 0 or 1.
 func (n *nativeGen) finalize(r int) {
 	switch {
+	case n.k.FinalizesF64():
+		kernelshape.NativeFinalizeF64(n, n.k, r)
 	case n.k.Mean:
 		mk := n.Mark()
 		t := n.Tmp()
