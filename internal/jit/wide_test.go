@@ -72,7 +72,8 @@ func TestWideSchedules(t *testing.T) {
 }
 
 // TestNativeWideSchedules runs f64 sums, means, maxima, minima and
-// products with no post-ops (the plans the native kernel takes) through
+// products, of the elements and of their |x| and x*x, and the Lp norms of
+// p 1 and 2, with no post-ops (the plans the native kernel takes) through
 // Compile and Run on every ISA, under budgets that take every split,
 // against the oracle's bounds: machine code on every ISA but the
 // interpreter's, the same bits at 1 and 3 threads, guard pages after src
@@ -81,6 +82,7 @@ func TestNativeWideSchedules(t *testing.T) {
 	r := rand.New(rand.NewSource(65))
 	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), plan.AlgMax.Reduction(0, 0),
 		plan.AlgMin.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
+	reds = append(append(reds, kerneltest.WideTransformed...), kerneltest.WideLp...)
 	splits := map[string]bool{}
 	defer func() {
 		for _, s := range []string{"blocks", "tiles", "2stage"} {
@@ -89,7 +91,7 @@ func TestNativeWideSchedules(t *testing.T) {
 			}
 		}
 	}()
-	for i := range 120 {
+	for i := range 168 {
 		p := kerneltest.RandomProblem(r, 1<<14, kerneltest.WideDraw)
 		p.PostOps = nil
 		p.Reduction = reds[i%len(reds)]

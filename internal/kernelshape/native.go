@@ -43,8 +43,11 @@ import (
 // accumulators started again (nativeCutOf). A sum no such cut keeps
 // within the interpreter's bound is refused (CheckNativeRuns).
 //
-// Finalize (an f64 mean's division by Div, an f32 dst's rounding, a
-// logical reduction's truth) is the emitter's, in its stores. The kernel
+// f64 lanes may take |x| or x*x of each element (nativef64.go), applied
+// by the emitter to each loaded vector before the combine. Finalize (an
+// f64 mean's division by Div, an Lp norm's eps and root, an f32 dst's
+// rounding, a logical reduction's truth) is the emitter's, in its
+// stores. The kernel
 // takes no post-ops, and an integer mean (a 128-bit exact sum in the
 // interpreter) is refused: the interpreter runs them.
 
@@ -89,12 +92,20 @@ type NativeKind struct {
 	Signed bool // integer lanes compare signed (max, min)
 	Mean   bool // f64: the result is divided by the plan's Div
 	Store  NativeStore
+	// f64 only (nativef64.go): the transform of each element, and the
+	// Lp finalize: the eps step, EpsValue (the plan's eps widened), and
+	// the square root after it.
+	Transform NativeTransform
+	Eps       NativeEps
+	EpsValue  float64
+	Sqrt      bool
 }
 
 // NativeKindOf returns what pl computes in native lanes, or an
 // Unimplemented error naming what the native kernel does not take: a
-// plan neither wide nor exact, post-ops, a transform of f64 data, a
-// finalize other than an f64 mean, a copy, an integer mean, a logical
+// plan neither wide nor exact, post-ops, an f64 transform other than
+// |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
+// 1 and 2 (nativeF64Parts), a copy, an integer mean, a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	r := pl.Reduction
@@ -121,15 +132,13 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 			finalize = plan.FinalizeNone
 		}
 		op, ok := nativeFloatOps[r.Combine]
-		switch {
-		case transform != plan.TransformNone:
-			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (a transform) runs in the interpreter", r)
-		case !ok:
+		if !ok {
 			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its combine) runs in the interpreter", r)
-		case finalize != plan.FinalizeNone && finalize != plan.FinalizeMean:
-			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its finalize) runs in the interpreter", r)
 		}
-		k.Op, k.Mean = op, finalize == plan.FinalizeMean
+		if err := nativeF64Parts(r, transform, finalize, &k); err != nil {
+			return NativeKind{}, err
+		}
+		k.Op = op
 		return k, nil
 	}
 	k.Signed = src == dtypes.S8 || src == dtypes.S16 || src == dtypes.S32 || src == dtypes.S64
@@ -491,7 +500,10 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		e.Fail(err) // CheckNative refuses such a plan
 		return
 	}
-	if s, ok := e.(NativeSpeculator); ok && k.Float && (k.Op == NativeMax || k.Op == NativeMin) && s.NativeNaNFree() {
+	// The NaN-free code combines elements as loaded: a transformed max
+	// or min (of |x|, say) takes the exact code alone.
+	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform
+	if s, ok := e.(NativeSpeculator); ok && speculate && s.NativeNaNFree() {
 		nativeKernel(pl, k, e, lay, nl)
 		s.NativeExact()
 	}

@@ -42,6 +42,14 @@ func TestNativeKindOf(t *testing.T) {
 		{dtypes.Boolean, dtypes.Boolean, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeAll, Bytes: 1, Store: StoreTruth}},
 		{dtypes.S8, dtypes.U8, plan.LogicalOr, NativeKind{Op: NativeAny, Bytes: 1, Signed: true, Store: StoreTruth}},
 		{dtypes.Boolean, dtypes.U8, plan.LogicalXor, NativeKind{Op: NativeOdd, Bytes: 1, Store: StoreTruth}},
+		{dtypes.F64, dtypes.F32, plan.AlgNormLpMax.Reduction(2, 0.5), NativeKind{Op: NativeAdd, Bytes: 8, Float: true,
+			Store: StoreF32, Transform: NativeSquare, Eps: NativeMaxEps, EpsValue: 0.5, Sqrt: true}},
+		{dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(1, 0.25), NativeKind{Op: NativeAdd, Bytes: 8, Float: true,
+			Transform: NativeAbs, Eps: NativeAddEps, EpsValue: 0.25}},
+		{dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(1, 0), NativeKind{Op: NativeAdd, Bytes: 8, Float: true,
+			Transform: NativeAbs, Eps: NativeAddEps}},
+		{dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+			NativeKind{Op: NativeMax, Bytes: 8, Float: true, Transform: NativeAbs}},
 	} {
 		pl := nativePlan(t, c.sdt, c.ddt, c.r)
 		got, err := NativeKindOf(pl)
@@ -54,6 +62,17 @@ func TestNativeKindOf(t *testing.T) {
 	part.Stage = plan.SkipFinalize
 	if k, err := NativeKindOf(part); err != nil || k.Mean {
 		t.Errorf("stage-1 f64 mean: %+v, %v; want a sum, not divided", k, err)
+	}
+	// The stages of a split f64 L2 norm: the squares summed, then the
+	// partials summed (not squared again), the eps added and the root.
+	l2 := nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0))
+	l2.Stage = plan.SkipFinalize
+	if k, err := NativeKindOf(l2); err != nil || k.Transform != NativeSquare || k.FinalizesF64() {
+		t.Errorf("stage-1 f64 L2 norm: %+v, %v; want a sum of squares, not finalized", k, err)
+	}
+	l2.Stage = plan.SkipTransform
+	if k, err := NativeKindOf(l2); err != nil || k.Transform != NativeNoTransform || k.Eps != NativeAddEps || !k.Sqrt {
+		t.Errorf("stage-2 f64 L2 norm: %+v, %v; want a sum, the eps added and the root", k, err)
 	}
 
 	addEps := nativePlan(t, dtypes.F64, dtypes.F64, sum)
@@ -68,8 +87,10 @@ func TestNativeKindOf(t *testing.T) {
 	}{
 		{nativePlan(t, dtypes.F32, dtypes.F32, sum), "f32 lanes"},
 		{post, "post-ops"},
-		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), "transform"},
-		{addEps, "finalize"},
+		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
+		{nativePlan(t, dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},
+		{nativePlan(t, dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformAbs, Finalize: plan.FinalizeRootMaxEps, P: 0.5}), "root p=0.5"},
+		{addEps, "not transformed"},
 		{copyPlan, "copy"},
 		{nativePlan(t, dtypes.S64, dtypes.S64, mean), "mean"},
 		{nativePlan(t, dtypes.U16, dtypes.Boolean, plan.LogicalAnd), "logical"},

@@ -279,3 +279,32 @@ func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
 	}
 	CheckWide(t, "interp", p, src, dst, bins, 0xa5)
 }
+
+// WideTransformed are f64 reductions of the elements' |x| and x*x with
+// no Lp finalize: the fused Abs and Square pre-ops' (abs>max,
+// square>sum, ...), for the native kernels' tests.
+var WideTransformed = []plan.Reduction{
+	{Transform: plan.TransformAbs, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformAbs, Combine: plan.CombineMin, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare, Combine: plan.CombineMax, Finalize: plan.FinalizeNone},
+	{Transform: plan.TransformSquare}, // the mean of the squares
+	{Transform: plan.TransformAbs, Combine: plan.CombineMul, Finalize: plan.FinalizeNone},
+}
+
+// WideLp are f64 Lp norms of p 1 and 2 (ReduceL1, ReduceL2, norm_lp and
+// norm_lp_power_p) with eps 0, positive eps that clamp or shift small
+// results, and negative ones (an L2 of eps + acc below 0 is NaN), for the
+// native kernels' tests.
+var WideLp = []plan.Reduction{
+	plan.AlgNormLpSum.Reduction(1, 0),
+	plan.AlgNormLpSum.Reduction(2, 0),
+	plan.AlgNormLpMax.Reduction(2, 30),
+	plan.AlgNormLpMax.Reduction(1, 7.5),
+	plan.AlgNormLpSum.Reduction(2, -6),
+	plan.AlgNormLpPowerPSum.Reduction(2, 0.25),
+	plan.AlgNormLpPowerPMax.Reduction(2, 40),
+	plan.AlgNormLpPowerPSum.Reduction(1, 1.5),
+	plan.AlgNormLpPowerPMax.Reduction(1, -1),
+}

@@ -30,6 +30,7 @@ type nativeGen struct {
 	accs  int
 	ones  int // a temporary holding 1 in every byte (logical xor, truths), held for the kernel
 	sign  int // AVX2 u64 max, min: the sign bits, held for the kernel
+	abs   int // f64 |x|: all bits but the sign's, held for the kernel
 }
 
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
@@ -81,6 +82,9 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	if !g.avx512 && !k.Float && !k.Signed && k.Bytes == 8 && (k.Op == kernelshape.NativeMax || k.Op == kernelshape.NativeMin) {
 		n.sign = g.Tmp()
 	}
+	if k.Transform == kernelshape.NativeAbs {
+		n.abs = g.Tmp()
+	}
 	kernelshape.Native(pl, k, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil {
@@ -113,6 +117,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	if n.sign != 0 {
 		n.pattern(n.sign, 1<<63)
+	}
+	if n.abs != 0 {
+		n.pattern(n.abs, 1<<63-1)
 	}
 }
 
@@ -152,21 +159,74 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 		n.loadNaNFree(u, addr, cnt)
 		return
 	}
+	transform := n.k.Transform != kernelshape.NativeNoTransform
 	if cnt == n.lanes {
-		if n.memOperand() {
+		if n.memOperand() && !transform {
 			n.combine(u, addr)
 			return
 		}
 		t := n.Tmp()
 		n.op(n.move(), addr, n.vr(t))
+		kernelshape.NativeTransformF64(n, n.k, t)
 		n.combine(u, n.vr(t))
 		return
 	}
 	t := n.Tmp()
 	n.NativeInit(t)
-	n.loadFirst(t, addr)
+	if transform {
+		n.loadFirstF64(t, addr)
+	} else {
+		n.loadFirst(t, addr)
+	}
 	n.combine(u, n.vr(t))
 }
+
+// loadFirstF64 loads the f64 element at addr, transformed, into lane 0
+// of t, the other lanes kept: the element is transformed alone (the
+// identity of a max, -Inf, is no identity once transformed) and then
+// merged into lane 0.
+func (n *nativeGen) loadFirstF64(t int, addr obj.Addr) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	s := n.Tmp()
+	n.op(x86.AVMOVQ, addr, n.xr(s))
+	kernelshape.NativeTransformF64(n, n.k, s)
+	if n.avx512 {
+		n.op(x86.AVMOVDQU64, n.vr(s), n.kbits(1), n.vr(t))
+		return
+	}
+	n.op(x86.AVPBLENDD, imm(0b11), n.vr(s), n.vr(t), n.vr(t))
+}
+
+// F64Abs clears r's sign bits.
+func (n *nativeGen) F64Abs(r int) {
+	n.op(n.bitwise(x86.AVPAND, x86.AVPANDQ), n.vr(n.abs), n.vr(r), n.vr(r))
+}
+
+// F64Square squares r.
+func (n *nativeGen) F64Square(r int) { n.op(x86.AVMULPD, n.vr(r), n.vr(r), n.vr(r)) }
+
+// F64MaxEps sets r to max(eps, r): VMAXPD gives its second source (r)
+// where either is NaN.
+func (n *nativeGen) F64MaxEps(r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	e := n.Tmp()
+	n.pattern(e, math.Float64bits(n.k.EpsValue))
+	n.op(x86.AVMAXPD, n.vr(r), n.vr(e), n.vr(r))
+}
+
+// F64AddEps adds eps to r.
+func (n *nativeGen) F64AddEps(r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	e := n.Tmp()
+	n.pattern(e, math.Float64bits(n.k.EpsValue))
+	n.op(x86.AVADDPD, n.vr(e), n.vr(r), n.vr(r))
+}
+
+// F64Sqrt sets r to its square root.
+func (n *nativeGen) F64Sqrt(r int) { n.op(x86.AVSQRTPD, n.vr(r), n.vr(r)) }
 
 // loadFirst loads the element at addr into lane 0 of t, the other lanes
 // kept, reading only the element's bytes.
@@ -380,9 +440,11 @@ func (n *nativeGen) minMax64(op kernelshape.NativeOp, acc, x obj.Addr) {
 }
 
 // finalize turns accumulator r's lanes into results: an f64 mean divided
-// by Div, a truth made 0 or 1.
+// by Div, an Lp norm's eps and root, a truth made 0 or 1.
 func (n *nativeGen) finalize(r int) {
 	switch {
+	case n.k.FinalizesF64():
+		kernelshape.NativeFinalizeF64(n, n.k, r)
 	case n.k.Mean:
 		mk := n.Mark()
 		t := n.Tmp()

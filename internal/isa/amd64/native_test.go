@@ -187,8 +187,9 @@ func TestNativeExactRandom(t *testing.T) {
 
 // TestNativeRefusals checks that what the native kernel does not take is
 // refused as Unimplemented with a reason: an integer mean, a copy, a
-// logical reduction of wide data, f64 post-ops, an f64 Lp norm, and on
-// AVX2 a 64-bit product.
+// logical reduction of wide data, f64 post-ops, an f64 |x|^p or root of
+// p other than 1 and 2, an f64 Lp finalize of untransformed data, an f64
+// log-sum-exp, and on AVX2 a 64-bit product.
 func TestNativeRefusals(t *testing.T) {
 	mk := func(sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Plan {
 		p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 64}, SrcStrides: []int64{64, 1},
@@ -208,7 +209,11 @@ func TestNativeRefusals(t *testing.T) {
 	}{
 		{mk(dtypes.S32, dtypes.S32, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "mean"},
 		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
-		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), Options{AVX512: true}, "transform"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), Options{AVX512: true}, "transform"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), Options{}, "transform"},
+		{mk(dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), Options{AVX512: true}, "root p=3"},
+		{mk(dtypes.F64, dtypes.F32, plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), Options{}, "not transformed"},
+		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
 		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 	} {
@@ -235,14 +240,15 @@ func TestNativeRefusals(t *testing.T) {
 	}
 }
 
-// TestNativeWideShapes runs f64 sums, products, maxima, minima and means
-// in every shape into f64 and f32 dst, against the oracle's bounds, with
+// TestNativeWideShapes runs f64 sums, products, maxima, minima and means,
+// of the elements and of their |x| and x*x, and the Lp norms of p 1 and
+// 2, in every shape into f64 and f32 dst, against the oracle's bounds, with
 // and without NaN, infinities and signed zeros.
 func TestNativeWideShapes(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(53))
-	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
-		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
+	reds := append([]plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
+		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}, append(kerneltest.WideTransformed, kerneltest.WideLp...)...)
 	ran := 0
 	for _, n := range []int64{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 65, 200, 3000} {
 		for _, red := range reds {
@@ -375,6 +381,50 @@ func TestNativeMaxMinNaNAt(t *testing.T) {
 						}
 					})
 				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativeLpColumnExact runs the f64 Lp norms and sums of squares in
+// the column shape, whose adds are the interpreter's for a row of
+// outputs in its order (each output one chain from +0 over the reduced
+// index, in runs of 1024 added to a total): the results must be the
+// interpreter's bit for bit (any NaN matching any NaN), into f64 and f32
+// dst.
+func TestNativeLpColumnExact(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(55))
+	ran := 0
+	for _, n := range []int64{1, 2, 5, 9, 100, 999, 3000} {
+		for _, red := range append(kerneltest.WideLp, kerneltest.WideTransformed[:2]...) {
+			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+				p := problemOf([3][]int64{{n, 19}, {19, 1}, {1, 0}}, dtypes.F64, ddt, red)
+				sb, err := p.SrcBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := make([]byte, sb)
+				kerneltest.FillWide(r, dtypes.F64, src, n%2 == 1)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := kerneltest.Dst(t, p, 0xa5)
+				if err := interp.Run(pl, src, ref, nil); err != nil {
+					t.Fatal(err)
+				}
+				ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+					for i := range int64(19) {
+						g, w := plan.LoadF64(ddt, dst, i), plan.LoadF64(ddt, ref, i)
+						if math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
+							t.Fatalf("%s: dst[%d] = %v, interpreter %v", name, i, g, w)
+						}
+					}
+				})
 			}
 		}
 	}

@@ -14,8 +14,8 @@ import (
 // Native reductions (kernelshape.Native): f64 and exact data in lanes of
 // their own type, as amd64's. Accumulator u is v<u> (v0..v15),
 // temporaries v16..v25, and the constants held for the whole kernel
-// (the identity, a byte of 1 in every lane, the mean's divisor) are the
-// constant pool's (vconst64), as every kernel's.
+// (the identity, a byte of 1 in every lane, the mean's divisor, an Lp
+// norm's eps) are the constant pool's (vconst64), as every kernel's.
 // A 128-bit register holds 2 lanes of 64 bits, 4 of 32, 8 of 16 or 16
 // bytes.
 //
@@ -34,6 +34,7 @@ type nativeGen struct {
 	id    int   // the combine's identity in every lane
 	ones  int   // 1 in every byte (truths), where stored
 	div   int   // the mean's divisor in both f64 lanes, of a mean
+	eps   int   // an Lp norm's eps in both f64 lanes, of one
 }
 
 // nativeTakes reports why NEON cannot take kind k, or nil.
@@ -104,6 +105,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	if n.k.Mean {
 		n.div = n.vconst64(math.Float64bits(float64(n.pl.Div)))
 	}
+	if n.k.Eps != kernelshape.NativeNoEps {
+		n.eps = n.vconst64(math.Float64bits(n.k.EpsValue))
+	}
 }
 
 // NativeInit sets accumulator u to the identity.
@@ -118,6 +122,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	if cnt == n.lanes {
 		n.fpMem(true, 16, x, at(rSrc, off))
 		n.truth(x)
+		kernelshape.NativeTransformF64(n, n.k, x)
 		n.combine(u, x)
 		return
 	}
@@ -125,6 +130,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	// whose lane 0 then goes back into u.
 	n.fpMem(true, int64(n.k.Bytes), x, at(rSrc, off))
 	n.truth(x)
+	kernelshape.NativeTransformF64(n, n.k, x)
 	t := n.Tmp()
 	n.vmov(t, u)
 	n.combine(t, x)
@@ -139,6 +145,21 @@ func (n *nativeGen) truth(x int) {
 		n.word(rrr(opCMTST16B, x, x, x))
 	}
 }
+
+// F64Abs clears r's sign bits.
+func (n *nativeGen) F64Abs(r int) { n.word(rr(opFABS2D, r, r)) }
+
+// F64Square squares r.
+func (n *nativeGen) F64Square(r int) { n.fop(opFMUL2D, r, r, r) }
+
+// F64MaxEps sets r to max(eps, r) (FMAX: NaN where r is NaN).
+func (n *nativeGen) F64MaxEps(r int) { n.fop(opFMAX2D, r, n.eps, r) }
+
+// F64AddEps adds eps to r.
+func (n *nativeGen) F64AddEps(r int) { n.fop(opFADD2D, r, n.eps, r) }
+
+// F64Sqrt sets r to its square root.
+func (n *nativeGen) F64Sqrt(r int) { n.word(rr(opFSQRT2D, r, r)) }
 
 // NativeCombine combines accumulator from into u.
 func (n *nativeGen) NativeCombine(u, from int) { n.combine(u, from) }
@@ -198,9 +219,12 @@ func (n *nativeGen) minMax64(u, x int) {
 }
 
 // finalize turns the lanes of r into results: an f64 mean divided by
-// Div, a truth made 0 or 1 (the unsigned min with 1).
+// Div, an Lp norm's eps and root, a truth made 0 or 1 (the unsigned min
+// with 1).
 func (n *nativeGen) finalize(r int) {
 	switch {
+	case n.k.FinalizesF64():
+		kernelshape.NativeFinalizeF64(n, n.k, r)
 	case n.k.Mean:
 		n.fop(opFDIV2D, r, r, n.div)
 	case n.k.Store == kernelshape.StoreTruth:
@@ -212,7 +236,7 @@ func (n *nativeGen) finalize(r int) {
 // lanes: 16 bytes, or 8 of f32 results. Lanes stored as they are need
 // no copy.
 func (n *nativeGen) NativeStoreColumn(u int, off int64) {
-	if !n.k.Mean && n.k.Store == kernelshape.StoreLane {
+	if !n.k.Mean && !n.k.FinalizesF64() && n.k.Store == kernelshape.StoreLane {
 		n.fpMem(false, 16, u, at(rDst, off))
 		return
 	}

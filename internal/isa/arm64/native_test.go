@@ -275,8 +275,8 @@ func checkNativeWide(t *testing.T, r *rand.Rand, what string, p *plan.Problem, s
 }
 
 // wideReductions are the f64 reductions the native kernel takes.
-var wideReductions = []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMul.Reduction(0, 0),
-	plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)}
+var wideReductions = append([]plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMul.Reduction(0, 0),
+	plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0), plan.AlgMean.Reduction(0, 0)}, append(kerneltest.WideTransformed, kerneltest.WideLp...)...)
 
 // TestNativeWideShapes runs every shape with every f64 reduction, both
 // dst types and every tail, with and without infinities and NaNs,
@@ -335,12 +335,18 @@ func TestNativeWideNaN(t *testing.T) {
 	}
 }
 
-// TestNativeWideLong runs f64 sums long enough to be cut into runs
-// (kernelshape.NativeRun), in rows, columns and the element shape.
+// TestNativeWideLong runs f64 sums, sums of squares and L1 and L2 norms
+// long enough to be cut into runs (kernelshape.NativeRun), in rows,
+// columns and the element shape.
 func TestNativeWideLong(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(54))
-	sum := plan.AlgSum.Reduction(0, 0)
+	for _, sum := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), kerneltest.WideTransformed[1], kerneltest.WideLp[0], kerneltest.WideLp[1]} {
+		testNativeWideLong(t, r, sum)
+	}
+}
+
+func testNativeWideLong(t *testing.T, r *rand.Rand, sum plan.Reduction) {
 	mk := func(dims, ss []int64, reduce []bool, ds []int64) *plan.Problem {
 		return &plan.Problem{Reduction: sum, SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: dims, SrcStrides: ss, Reduce: reduce, DstStrides: ds}
 	}
@@ -357,8 +363,9 @@ func TestNativeWideLong(t *testing.T) {
 // TestNativeRefusals checks that what the native kernel does not take
 // is refused as Unimplemented, naming it, so that the interpreter runs
 // it: a 64-bit integer product, an integer mean, a copy, a logical
-// reduction of data wider than a byte, f64 data with a post-op or a
-// transform.
+// reduction of data wider than a byte, f64 data with a post-op, |x|^p or
+// a root of p other than 1 and 2, an Lp finalize of untransformed data,
+// a log-sum-exp.
 func TestNativeRefusals(t *testing.T) {
 	dense := func(sdt, ddt dtypes.DataType, red plan.Reduction, post ...plan.PostOp) *plan.Plan {
 		p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
@@ -379,7 +386,13 @@ func TestNativeRefusals(t *testing.T) {
 		{"s32 mean", dense(dtypes.S32, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "mean"},
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 		{"f64 with a post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}), "post-ops"},
-		{"f64 norm", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(2, 0)), "transform"},
+		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
+		{"f64 L3 norm", dense(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
+		{"f64 cube root of a sum of squares", dense(dtypes.F64, dtypes.F64,
+			plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), "root p=3"},
+		{"f64 eps of a product", dense(dtypes.F64, dtypes.F64,
+			plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), "not transformed"},
+		{"f64 log-sum-exp", dense(dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},
 	} {
 		_, err := Emit(c.pl)
 		if !errors.Is(err, status.Unimplemented) || !strings.Contains(err.Error(), c.says) {
@@ -417,6 +430,7 @@ func TestNativeWords(t *testing.T) {
 		{rrr(opFMAX2D, 31, 17, 8), "fmax v31.2d, v17.2d, v8.2d"},
 		{rrr(opFMIN2D, 16, 30, 25), "fmin v16.2d, v30.2d, v25.2d"},
 		{rrr(opCMTST16B, 1, 2, 2), "cmtst v1.16b, v2.16b, v2.16b"},
+		{rr(opFABS2D, 17, 30), "fabs v17.2d, v30.2d"},
 		{ext(1, 2, 3, 8), "ext v1.16b, v2.16b, v3.16b, #8"},
 		{ext(31, 30, 30, 1), "ext v31.16b, v30.16b, v30.16b, #1"},
 	}
@@ -495,5 +509,47 @@ func TestNativeDisassembly(t *testing.T) {
 		if ins[len(ins)-1].text != "ret" {
 			t.Errorf("%s: kernel ends with %q", c.name, ins[len(ins)-1].text)
 		}
+	}
+}
+
+// TestNativeLpColumnExact runs the f64 Lp norms and sums of squares in
+// the column shape, whose adds are the interpreter's for a row of
+// outputs in its order (each output one chain from +0 over the reduced
+// index, in runs of 1024 added to a total): the results must be the
+// interpreter's bit for bit (any NaN matching any NaN), into f64 and f32
+// dst.
+func TestNativeLpColumnExact(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(55))
+	ran := 0
+	for _, n := range []int64{1, 2, 5, 9, 100, 999, 3000} {
+		for _, red := range append(kerneltest.WideLp, kerneltest.WideTransformed[:2]...) {
+			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+				p := &plan.Problem{Reduction: red, SrcDT: dtypes.F64, DstDT: ddt, Dims: []int64{n, 7}, SrcStrides: []int64{7, 1},
+					Reduce: []bool{true, false}, DstStrides: []int64{0, 1}}
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, func(dt dtypes.DataType, b []byte) { fillWide(r, b, n%2 == 1) }, nil)
+				outs := runNative(t, pl, src, len(dst0), nil, []int64{0})
+				if outs == nil {
+					t.Fatalf("%v n=%d: refused", red, n)
+				}
+				ran++
+				want := interpDst(t, pl, src, len(dst0))
+				for _, got := range outs {
+					for j := range int64(7) {
+						a, b := oracle.Get(ddt, got, j), oracle.Get(ddt, want, j)
+						if math.Float64bits(a) != math.Float64bits(b) && !(a != a && b != b) {
+							t.Fatalf("%v %v n=%d: dst element %d is %v, the interpreter's %v", red, ddt, n, j, a, b)
+						}
+					}
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
 	}
 }

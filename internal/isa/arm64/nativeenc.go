@@ -30,6 +30,7 @@ const (
 	opFMAX2D   = 0x4E60F400 // NaN if either is NaN; max(-0, +0) = +0
 	opFMIN2D   = 0x4EE0F400 // NaN if either is NaN; min(-0, +0) = -0
 	opCMTST16B = 0x4E208C00 // all-ones where Vn AND Vm != 0, bytes
+	opFABS2D   = 0x4EE0F800 // Vd.2D = |Vn.2D|
 )
 
 // ext encodes EXT Vd.16B, Vn.16B, Vm.16B, #b: bytes b.. of n followed by
