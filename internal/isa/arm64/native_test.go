@@ -515,14 +515,15 @@ func TestNativeDisassembly(t *testing.T) {
 // TestNativeLpColumnExact runs the f64 Lp norms and sums of squares in
 // the column shape, whose adds are the interpreter's for a row of
 // outputs in its order (each output one chain from +0 over the reduced
-// index, in runs of 1024 added to a total): the results must be the
-// interpreter's bit for bit (any NaN matching any NaN), into f64 and f32
-// dst.
+// index, of at most 1000 adds, which neither cuts into runs; longer sums,
+// cut differently, are held to the bound in TestNativeWideShapes): the
+// results must be the interpreter's bit for bit (any NaN matching any
+// NaN), into f64 and f32 dst.
 func TestNativeLpColumnExact(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(55))
 	ran := 0
-	for _, n := range []int64{1, 2, 5, 9, 100, 999, 3000} {
+	for _, n := range []int64{1, 2, 5, 9, 100, 999, 1000} {
 		for _, red := range append(kerneltest.WideLp, kerneltest.WideTransformed[:2]...) {
 			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
 				p := &plan.Problem{Reduction: red, SrcDT: dtypes.F64, DstDT: ddt, Dims: []int64{n, 7}, SrcStrides: []int64{7, 1},
