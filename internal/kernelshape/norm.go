@@ -652,15 +652,42 @@ func (rs *residualSum) form(e NormEmitter, r int, j int64, m int) {
 
 // normHeldMap maps a row held in registers from held on (normHeldSweep)
 // through pre and the post-ops into dst.
+//
+// Where the emitter is a RowStoreChecker, the row's stores are checked
+// once: the held registers keep what was stored, so the exact path
+// stores them again.
 func normHeldMap(e NormEmitter, row *plan.Loop, held int, pre func(t int)) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
+	block := func(v int) LaneMap { return Block(v, V, int(min(int64(V), row.Size-int64(v*V))), s) }
+	c, once := e.(RowStoreChecker)
+	once = once && c.BeginRowStores()
 	for v := 0; int64(v*V) < row.Size; v++ {
 		r := held + v
 		pre(r)
-		finish(e, opnds, r, Block(v, V, int(min(int64(V), row.Size-int64(v*V))), s))
+		finish(e, opnds, r, block(v))
 	}
+	if once {
+		c.EndRowStores(func() {
+			for v := 0; int64(v*V) < row.Size; v++ {
+				l := block(v)
+				e.StoreDst(held+v, l.DstOff, l.N)
+			}
+		})
+	}
+}
+
+// RowStoreChecker is a NormEmitter whose dst stores check each vector
+// for lanes their fast conversion gets wrong (AVX-512's bf16 for
+// subnormals) and branch to an exact path. BeginRowStores makes the
+// stores that follow only gather those lanes, and reports whether it
+// did (false, and nothing changed, where the stores have no check);
+// EndRowStores then branches once, where some lane needs it, to redo:
+// the same stores, emitted with their own checks.
+type RowStoreChecker interface {
+	BeginRowStores() bool
+	EndRowStores(redo func())
 }
 
 // normMap maps the row: each vector of src (with fromDst, of the f32

@@ -103,7 +103,9 @@
 //     vfn.MaxULP (docs/RELIABILITY.md).
 //   - VCVTNEPS2BF16 flushes subnormals to zero, so with Options.BF16 the
 //     (rare) lanes with a zero exponent are redone with the exact integer
-//     rounding; the result never depends on the ISA.
+//     rounding; the result never depends on the ISA. A normalization row
+//     held in registers gathers the subnormal lanes of all its stores and
+//     branches once, to store the row again with the exact rounding.
 //   - Accumulators start at the identity: sums at +0, also the "sum" of
 //     one element (a plan with no reduced loops), as in the interpreter.
 //   - Max and min combine with plan.Binary's Maximum and Minimum: NaN

@@ -24,6 +24,7 @@ type gen struct {
 	totalState
 	hoisted
 	speculation
+	rowStores
 
 	kernelshape.FirstErr // the first generation error
 }

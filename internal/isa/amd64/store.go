@@ -148,6 +148,12 @@ func (g *gen) bf16Round(h, hi, c, r int) {
 // instruction converts exactly, as common data has them) off the branch.
 func (g *gen) toBF16Native(h, r int) {
 	g.vcvtneps2bf16(h, r)
+	if g.rowStores.on {
+		// The row's check is EndRowStores': gather the lanes here.
+		g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(r), kreg(6))
+		g.op(x86.AKORW, kreg(6), g.rowStores.k, g.rowStores.k)
+		return
+	}
 	mk := g.Mark()
 	defer g.Release(mk)
 	d := g.Tmp()
@@ -163,6 +169,53 @@ func (g *gen) toBF16Native(h, r int) {
 	g.Jump(x86.AJEQ, skip)
 	g.bf16Round(d, hi, c, r)
 	g.op(x86.AVPMOVDW, g.vr(d), k, g.hr(h))
+	g.Place(skip)
+}
+
+// rowStores is the state of BeginRowStores: on between it and
+// EndRowStores, k the opmask that gathers the subnormal lanes, taken
+// from the hoisting pool once (set says so).
+type rowStores struct {
+	on, set bool
+	k       obj.Addr
+}
+
+// BeginRowStores makes the bf16 stores that follow, up to
+// EndRowStores, gather their subnormal lanes into one opmask instead
+// of branching each (kernelshape.RowStoreChecker). Only the native
+// conversion has the check; where no opmask is free it reports false.
+func (g *gen) BeginRowStores() bool {
+	if !g.avx512 || !g.bf16 || g.DstDT != dtypes.BF16 || g.rowStores.on {
+		return false
+	}
+	if !g.rowStores.set {
+		if g.kNext > g.kLast {
+			return false
+		}
+		g.rowStores.k, g.rowStores.set = kreg(g.kLast), true
+		g.kLast--
+	}
+	k := g.rowStores.k
+	g.op(x86.AKXORW, k, k, k)
+	g.rowStores.on = true
+	return true
+}
+
+// EndRowStores branches once, where some store since BeginRowStores met
+// a subnormal lane, to redo: the same stores again, each with its own
+// check and exact path. Like toBF16Native's branch it flushes no
+// pointer increment: redo's addresses are the stores' own.
+func (g *gen) EndRowStores(redo func()) {
+	if !g.rowStores.on {
+		g.Fail(status.Errorf(status.RuntimeError, "amd64: EndRowStores without BeginRowStores"))
+		return
+	}
+	g.rowStores.on = false
+	k := g.rowStores.k
+	skip := g.NewLabel()
+	g.op(x86.AKORTESTW, k, k)
+	g.Jump(x86.AJEQ, skip)
+	redo()
 	g.Place(skip)
 }
 
