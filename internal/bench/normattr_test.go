@@ -178,6 +178,11 @@ func TestNormInt8Dst(t *testing.T) {
 		if code != 0 || s[0] != s[1] {
 			t.Errorf("%v: exit %d, summary %v\n%s\n%s", p, code, s, lastLines(out, 12), errw)
 		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "(100%)") {
+				t.Logf("%s: %s", p[0], l) // which code ran (jit:avx512, jit:avx2, interp, jit:neon)
+			}
+		}
 	}
 	off := func(r *runner) {
 		r.normBackend = func(b *normBuilt) (normExec, error) {
