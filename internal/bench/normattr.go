@@ -124,7 +124,7 @@ func normChainOf(c *normCase, rank int) ([]normStep, error) {
 		case p.IsSum():
 			return nil, status.Errorf(status.Unimplemented, "post-op %q: a sum reads dst as it was before the run; gdnn's normalization partitions take no such input", p.Raw)
 		case p.IsBinary():
-			if c.driver == "lnorm" && p.Policy == "per_oc" {
+			if c.driver == "lnorm" && p.Policy == "per_oc" && rank > 0 {
 				// benchdnn's layer normalization takes per_oc as the
 				// last dim, its channels (get_po_masks).
 				p.Mask = 1 << (rank - 1)
