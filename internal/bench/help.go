@@ -213,7 +213,10 @@ Graph driver (--graph):
 Normalization drivers (--softmax, --lnorm, --gnorm), benchdnn's options and batch
 files (driver_softmax.md, driver_lnorm.md, driver_gnorm.md); each problem is one
 gdnn graph op (SoftMax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm) partitioned,
-compiled and executed alone:
+compiled and executed, alone or with the ops oneDNN's primitive applies after it
+fused: the src scale (a Multiply), post-ops (eltwise and binary ops; linear a
+Multiply and an Add), then the dst scale (a Quantize into an s8 or u8 dst, else a
+Divide) and a TypeCast into a 16-bit dst; the normalization writes f32 then:
   --softmax PROBLEM = NxNx...[_nNAME], e.g. 2x19x17x13:
     --dir=FWD_D|FWD_I, --sdt=DT, --ddt=DT, --stag=TAG, --dtag=TAG (default any),
     --alg=SOFTMAX|LOGSOFTMAX|SOFTMAX_INF_AS_ZERO (softmax_accurate, softmax_log; SoftMax
@@ -233,12 +236,17 @@ compiled and executed alone:
   --attr-rounding-mode, --attr-precomputed-reductions, --ctx-init, --ctx-exe (lists, each
   item a problem, as in benchdnn), --match, --impl, --skip-impl, --perf-template
   (csv: benchdnn's columns for the driver).
-  UNIMPLEMENTED, with the reason: BWD_* directions, data types other than f32, bf16
-  and f16 (s8, u8, f64, f8_*), global statistics (G), RMS norm with a shift (MH),
-  scales, zero points, post-ops, dropout, a user scratchpad, thread contexts, blocked
-  layouts, and any op or partition gdnn does not compile yet. In place (--inplace=true)
-  dst is the src buffer, as benchdnn allocates it (SKIPPED as in benchdnn where src and
-  dst differ in type or layout).
+  --attr-scales takes common src and dst scales; an s8 or u8 dst is compared as
+  benchdnn's (softmax exactly, lnorm and gnorm within their threshold times 2^17 or
+  2^16), and any integer within gdnn's f32 error of the reference passes.
+  UNIMPLEMENTED, with the reason: BWD_* directions, an s8 or u8 src (no Dequantize
+  fused before a normalization), f64 and f8_* data, global statistics (G), RMS norm
+  with a shift (MH), ops after a FWD_D lnorm or gnorm (which output the mean and
+  variance), per-channel or typed scales, zero points, sum, prelu and other post-ops
+  gdnn does not fuse, dropout, a user scratchpad, thread contexts, blocked layouts,
+  and any op or partition gdnn does not compile yet. In place (--inplace=true) dst is
+  the src buffer, as benchdnn allocates it (SKIPPED as in benchdnn where src and dst
+  differ in type or layout).
   Correctness (C), as benchdnn: softmax is filled twice, with rows of a few values
   a+2, a+1, a (a = -88: all negative; a = 88: past exp's f32 range) among the lowest
   value of the types, and compared with a float64 reference shifted by the max; an

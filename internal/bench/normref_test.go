@@ -473,7 +473,7 @@ func TestNormUnimplemented(t *testing.T) {
 		{[]string{"--lnorm", "--flags=GCH", "4x4"}, "UNIMPLEMENTED", "global statistics"},
 		{[]string{"--gnorm", "--flags=G", "g2ic4iw5"}, "UNIMPLEMENTED", "GroupNorm computes them"},
 		{[]string{"--lnorm", "--flags=CHM", "4x4"}, "UNIMPLEMENTED", "RMSNorm has gamma only"},
-		{[]string{"--softmax", "--attr-scales=src:common:2", "4x4"}, "UNIMPLEMENTED", "--attr-scales=src:common:2"},
+		{[]string{"--softmax", "--attr-scales=src:per_oc:2", "4x4"}, "UNIMPLEMENTED", "--attr-scales entry \"src:per_oc:2\""},
 		{[]string{"--lnorm", "--attr-post-ops=relu", "4x4"}, "UNIMPLEMENTED", "--attr-post-ops=relu"},
 		{[]string{"--softmax", "--attr-dropout=0.5:1", "4x4"}, "UNIMPLEMENTED", "--attr-dropout=0.5:1"},
 		{[]string{"--softmax", "--attr-zero-points=src:common:1", "4x4"}, "UNIMPLEMENTED", "zero-points"},

@@ -33,6 +33,16 @@ type normBuilt struct {
 	src, gamma, beta                             buffer
 	dst, mean, vari                              [2]buffer // the second for bitwise mode
 	ctimeMs                                      float64
+
+	// The ops fused after the normalization (normattr.go): steps, each
+	// one's operand (an index into opLTs and operands, or -1), and a
+	// final Quantize by dstScale into an int8 dst.
+	steps    []normStep
+	stepLT   []int
+	opLTs    []graph.LogicalTensor
+	operands []buffer
+	quantize bool
+	dstScale float32
 }
 
 // normExec runs a built problem. The graph backend's compiles a one-op
@@ -70,8 +80,11 @@ func unimplementedNorm(c *normCase) result {
 		if d.dt == "" || d.dt == "f32" || d.dt == "bf16" || d.dt == "f16" {
 			continue
 		}
-		if (d.dt == "s8" || d.dt == "u8") && d.what != "scale and shift" {
-			return un("%s data type %s: gdnn's normalization ops read and write f32, bf16 and f16 (an int8 %s needs a fused Dequantize or Quantize, which gdnn does not build with them)", d.what, d.dt, d.what)
+		if d.what == "dst" && isInt8Name(d.dt) {
+			continue // a Quantize fused after the normalization writes it
+		}
+		if d.what == "src" && isInt8Name(d.dt) {
+			return un("src data type %s: an int8 src needs a Dequantize fused before the normalization, which gdnn does not build (it fuses a Dequantize only before a reduction)", d.dt)
 		}
 		return un("%s data type %s: gdnn's normalization ops take f32, bf16 and f16", d.what, d.dt)
 	}
@@ -89,8 +102,8 @@ func unimplementedNorm(c *normCase) result {
 	var not []string
 	for _, n := range normAttrOrder {
 		v := c.attrs[n]
-		if v == "" || v == normAttrDefault[n] || knobMet(n, v) {
-			continue
+		if v == "" || v == normAttrDefault[n] || knobMet(n, v) || n == "attr-scales" || n == "attr-post-ops" {
+			continue // scales and post-ops: normChainProblem
 		}
 		not = append(not, "--"+n+"="+v)
 	}
@@ -101,7 +114,10 @@ func unimplementedNorm(c *normCase) result {
 		not = append(not, "--ctx-exe="+c.ctxExe)
 	}
 	if not != nil {
-		return un("gdnn does not implement %s with normalization ops (no fused scales, zero points, post-ops or dropout; threads by --threads)", strings.Join(not, " "))
+		return un("gdnn does not implement %s with normalization ops (no fused zero points or dropout; threads by --threads)", strings.Join(not, " "))
+	}
+	if res := normChainProblem(c); res.state != "" {
+		return res
 	}
 	return result{}
 }
@@ -227,11 +243,20 @@ func buildNorm(c *normCase) (*normBuilt, error) {
 			b.varLT = graph.NewLogicalTensorStrided(12, dtypes.F32, statDims, stl.Strides(statDims))
 		}
 	}
+	if err := b.buildChain(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
-// inputs and outputs are b's ports in the op's order.
+// inputs and outputs are b's ports: the normalization's inputs in the
+// op's order, then the fused ops' operands; dst, then the statistics.
 func (b *normBuilt) inputs() []graph.LogicalTensor {
+	return append(b.normInputs(), b.opLTs...)
+}
+
+// normInputs are the normalization op's inputs.
+func (b *normBuilt) normInputs() []graph.LogicalTensor {
 	ins := []graph.LogicalTensor{b.srcLT}
 	if b.scale {
 		ins = append(ins, b.gammaLT)
@@ -259,11 +284,19 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 		return nil, status.Errorf(status.Unimplemented, "gdnn has no %s op: %v", b.op, reasonOf(err))
 	}
 	op := graph.NewOp(0, kind, strings.ToLower(b.op))
-	for _, lt := range b.inputs() {
+	for _, lt := range b.normInputs() {
 		op.AddInput(lt)
 	}
-	for _, lt := range b.outputs() {
-		op.AddOutput(lt)
+	var chain []*graph.Op
+	if b.fused() {
+		// The normalization writes f32, which the fused ops read.
+		mid := graph.NewLogicalTensorAny(20, dtypes.F32, b.srcLT.Dims)
+		op.AddOutput(mid)
+		chain = b.chainOps(mid)
+	} else {
+		for _, lt := range b.outputs() {
+			op.AddOutput(lt)
+		}
 	}
 	switch b.op {
 	case "SoftMax":
@@ -284,8 +317,10 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 			SetAttr("epsilon", b.eps).SetAttr("data_format", "NCX")
 	}
 	g := graph.New()
-	if err := g.AddOp(op); err != nil {
-		return nil, err
+	for _, o := range append([]*graph.Op{op}, chain...) {
+		if err := g.AddOp(o); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.Finalize(); err != nil {
 		return nil, err
@@ -295,7 +330,11 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 		return nil, err
 	}
 	if len(parts) != 1 {
-		return nil, status.Errorf(status.Unimplemented, "%s alone gives %d partitions, want 1", b.op, len(parts))
+		var why []string
+		for _, p := range parts {
+			why = append(why, p.String())
+		}
+		return nil, status.Errorf(status.Unimplemented, "%s and the ops after it are not one partition: %s", b.op, strings.Join(why, "; "))
 	}
 	if !parts[0].IsSupported() {
 		return nil, status.Errorf(status.Unimplemented, "%s", parts[0].Reason())
@@ -341,6 +380,7 @@ func (e *graphNormExec) Run(b *normBuilt, i int) error {
 		if b.shift {
 			bufs = append(bufs, b.beta)
 		}
+		bufs = append(bufs, b.operands...)
 		for j, lt := range b.inputs() {
 			t, err := partition.NewTensor(lt, bufs[j].data())
 			if err != nil {
@@ -398,6 +438,9 @@ func (b *normBuilt) alloc(n int) error {
 			return err
 		}
 	}
+	if err := b.allocOperands(); err != nil {
+		return err
+	}
 	for i := 0; i < n; i++ {
 		if b.dst[i], err = mk(b.dstLT); err != nil {
 			return err
@@ -430,6 +473,7 @@ func (b *normBuilt) fillRandomNorm(seed uint64) {
 	if b.shift {
 		fillOperand(b.beta, b.betaLT.Dims, b.betaLT.Strides, seed+2)
 	}
+	b.fillOperands(false, seed+3)
 }
 
 // params returns the per-channel (per normalized element) scale and
@@ -494,7 +538,11 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 	switch b.c.driver {
 	case "softmax":
 		lowest := math.Max(lowestOf(b.sdt), lowestOf(b.ddt))
-		vals = softmaxFill(dims, b.axis, negative, lowest, seed)
+		tops := softmaxTops
+		if b.ddt.IsInt8() {
+			tops = softmaxTopsInt8
+		}
+		vals = softmaxFillTops(dims, b.axis, negative, lowest, seed, tops)
 	case "lnorm":
 		vals = statsFill(rows(dims[:rank-1]), dims[rank-1], b.sdt, seed)
 	case "gnorm":
@@ -506,6 +554,7 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 	}
 	storeLogical(b.src, dims, b.srcLT.Strides, vals)
 	x := loadLogical(b.src, dims, b.srcLT.Strides) // as rounded to the src type
+	b.fillOperands(true, seed+3)
 	if err := exec.Run(b, 0); err != nil {
 		return &result{state: stateOf(err), reason: reasonOf(err)}
 	}
@@ -530,6 +579,12 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 			for i := range rule.shift {
 				rule.shift[i] = beta[(int64(i)/spatial)%dims[1]]
 			}
+		}
+	}
+	if b.fused() {
+		var err error
+		if rule, err = b.fusedRule(dst, rule); err != nil {
+			return &result{state: stateOf(err), reason: reasonOf(err)}
 		}
 	}
 	checks := []struct {
