@@ -59,8 +59,10 @@ func innerDim(d *Desc) int {
 // outermost kept dim gives fewer than columnChunks chunks (softmax over
 // the channels of a few images), the contiguous inner dim is cut
 // instead, into at least columnChunks pieces of at least
-// columnMinPiece elements, each a multiple of columnPieceAlign so that
-// the kernel's tiles are whole.
+// columnMinPiece elements, each a multiple of columnPieceAlign, so that
+// tiles of a power-of-two width are whole (a tile of another width, as a
+// channel sum cut into runs takes, leaves a partial tile per piece, which
+// computes each lane as a whole tile does).
 const (
 	columnChunks     = 16
 	columnMinPiece   = 1024
