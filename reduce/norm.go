@@ -2,7 +2,6 @@ package reduce
 
 import (
 	"errors"
-	"slices"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -251,7 +250,7 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	// strides, so that each row is read whole before it is written over.
 	// Rows of two layouts are not the same rows, so nothing else written
 	// may share memory with anything else.
-	inPlace := sameTensor(buf.Dst, buf.Src, dstDT, srcDT, p.Dst.Strides, p.Src.Strides)
+	inPlace := jit.SameTensor(buf.Dst, buf.Src, dstDT, srcDT, p.Dims, p.Dst.Strides, p.Src.Strides)
 	named := []struct {
 		name string
 		b    []byte
@@ -322,11 +321,4 @@ func elements(dims []int64) int64 {
 		n *= d
 	}
 	return n
-}
-
-// sameTensor reports whether a and b are one tensor: the same first
-// byte, data type and strides (the executors refuse strides that make
-// elements overlap).
-func sameTensor(a, b []byte, adt, bdt dtypes.DataType, as, bs []int64) bool {
-	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b) && adt == bdt && slices.Equal(as, bs)
 }

@@ -53,7 +53,7 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 		return err
 	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
-	if jit.Overlap(srcB, dstB) && !sameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dstStrides, io.srcStrides) {
+	if jit.Overlap(srcB, dstB) && !jit.SameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dims, io.dstStrides, io.srcStrides) {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory "+
 			"(in place, dst must be src itself: the same first element, type and strides)", fn)
 	}

@@ -1,8 +1,11 @@
 package jit
 
 import (
+	"slices"
 	"unsafe"
 
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -69,6 +72,15 @@ func (k *Kernel) checkAliasing(src, dst []byte, bins [][]byte) error {
 		}
 	}
 	return nil
+}
+
+// SameTensor reports whether a and b hold one tensor of dims: the same
+// first byte, data type and strides, in a layout where no two elements
+// share memory, so that each element of one is its element of the other
+// (an output given its input's buffer, in place).
+func SameTensor(a, b []byte, adt, bdt dtypes.DataType, dims, as, bs []int64) bool {
+	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b) && adt == bdt &&
+		slices.Equal(as, bs) && !plan.SelfOverlaps(dims, as)
 }
 
 // Overlap reports whether two byte slices share memory (empty ones never

@@ -1,13 +1,11 @@
 package normprog
 
 import (
-	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
-	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -37,21 +35,13 @@ import (
 //     that pass's binary operand given as its dst, which the kernels
 //     take in place (see internal/jit/inplace.go).
 
-// sameTensor reports whether a and b are one tensor over the program's
-// dims: the same first byte, data type and strides, and no two elements
-// sharing memory.
-func (p *Program) sameTensor(a []byte, adt dtypes.DataType, as []int64, b []byte, bdt dtypes.DataType, bs []int64) bool {
-	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b) && adt == bdt &&
-		slices.Equal(as, bs) && !plan.SelfOverlaps(p.d.Dims, as)
-}
-
 // checkAliasing refuses an output that overlaps an input without being
 // that input itself (see In place), and a kept sum that overlaps dst.
 func (p *Program) checkAliasing(b *Buffers) error {
 	d := &p.d
 	res := d.Residual
 	if res == nil {
-		if jit.Overlap(b.Src, b.Dst) && !p.sameTensor(b.Src, d.SrcDT, d.SrcStrides, b.Dst, d.DstDT, d.DstStrides) {
+		if jit.Overlap(b.Src, b.Dst) && !jit.SameTensor(b.Src, b.Dst, d.SrcDT, d.DstDT, d.Dims, d.SrcStrides, d.DstStrides) {
 			return status.Errorf(status.InvalidArguments, "normprog: dst overlaps src without being src itself "+
 				"(in place, dst must be src: the same first byte, data type and strides)")
 		}
@@ -76,7 +66,7 @@ func (p *Program) checkAliasing(b *Buffers) error {
 	}
 	for _, out := range outs {
 		for i, in := range ins {
-			if !jit.Overlap(out.buf, in.buf) || i < 2 && p.sameTensor(out.buf, out.dt, out.strides, in.buf, in.dt, in.strides) {
+			if !jit.Overlap(out.buf, in.buf) || i < 2 && jit.SameTensor(out.buf, in.buf, out.dt, in.dt, d.Dims, out.strides, in.strides) {
 				continue
 			}
 			return status.Errorf(status.InvalidArguments, "normprog: %s overlaps %s without being it "+
