@@ -118,16 +118,7 @@ func TestHeldRowsExpRange(t *testing.T) {
 					}
 					dtypes.StoreF32(dtypes.F32, b.Src, n+1, float32(math.Inf(-1)))
 					b.Dst = make([]byte, 3*n*int64(dt.Size()))
-					e, err := New(p, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if e.prog == nil || e.prog.full.fused == nil {
-						t.Fatalf("%v on %v: not the fused kernel", k, isa)
-					}
-					if err := e.Run(b, nil, 1); err != nil {
-						t.Fatal(err)
-					}
+					runFused(t, p, b, isa)
 					want := oracle.Norm(p, b)
 					for off, w := range want.Dst {
 						got := float64(dtypes.LoadF32(dt, b.Dst, off))

@@ -294,16 +294,7 @@ func TestFusedSoftmaxExpRange(t *testing.T) {
 				}
 				dtypes.StoreF32(dtypes.F32, b.Src, 2*c.n+9, float32(math.NaN()))
 				b.Dst = make([]byte, 3*c.n*int64(c.dst.Size()))
-				e, err := New(p, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if e.prog == nil || e.prog.full.fused == nil {
-					t.Fatalf("%v on %v: not the fused kernel", k, isa)
-				}
-				if err := e.Run(b, nil, 1); err != nil {
-					t.Fatal(err)
-				}
+				runFused(t, p, b, isa)
 				want := oracle.Norm(p, b)
 				for off, w := range want.Dst {
 					got := float64(dtypes.LoadF32(c.dst, b.Dst, off))
@@ -326,5 +317,21 @@ func TestFusedSoftmaxExpRange(t *testing.T) {
 			}
 		}
 		jit.SetMaxISA(prev)
+	}
+}
+
+// runFused runs p over b on one thread, failing t unless the fused kernel
+// runs it.
+func runFused(t *testing.T, p *norm.Problem, b norm.Buffers, isa jit.ISA) {
+	t.Helper()
+	e, err := New(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.prog == nil || e.prog.full.fused == nil {
+		t.Fatalf("%v on %v: not the fused kernel", p.Kind, isa)
+	}
+	if err := e.Run(b, nil, 1); err != nil {
+		t.Fatal(err)
 	}
 }

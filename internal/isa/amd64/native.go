@@ -208,21 +208,19 @@ func (n *nativeGen) F64Square(r int) { n.op(x86.AVMULPD, n.vr(r), n.vr(r), n.vr(
 
 // F64MaxEps sets r to max(eps, r): VMAXPD gives its second source (r)
 // where either is NaN.
-func (n *nativeGen) F64MaxEps(r int) {
-	mk := n.Mark()
-	defer n.Release(mk)
-	e := n.Tmp()
-	n.pattern(e, math.Float64bits(n.k.EpsValue))
-	n.op(x86.AVMAXPD, n.vr(r), n.vr(e), n.vr(r))
-}
+func (n *nativeGen) F64MaxEps(r int) { n.withEps(x86.AVMAXPD, r) }
 
 // F64AddEps adds eps to r.
-func (n *nativeGen) F64AddEps(r int) {
+func (n *nativeGen) F64AddEps(r int) { n.withEps(x86.AVADDPD, r) }
+
+// withEps sets r to eps as r (as: VMAXPD or VADDPD), eps in a temporary
+// and r the second source, which VMAXPD returns where either is NaN.
+func (n *nativeGen) withEps(as obj.As, r int) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	e := n.Tmp()
 	n.pattern(e, math.Float64bits(n.k.EpsValue))
-	n.op(x86.AVADDPD, n.vr(e), n.vr(r), n.vr(r))
+	n.op(as, n.vr(r), n.vr(e), n.vr(r))
 }
 
 // F64Sqrt sets r to its square root.
