@@ -21,10 +21,27 @@ type Cut struct {
 	N    int64
 }
 
-// Choose cuts the dim with the largest stride among those of size > 1
-// that kept accepts into chunks of about budget bytes, an element costing
-// elemBytes.
+// Choose cuts a kept dim of size > 1 (one that kept accepts) into chunks
+// of about budget bytes, an element costing elemBytes: the one with the
+// largest stride (the outermost in memory), unless one of its
+// iterations alone is over the budget. Then a chunk of it would not
+// stay in a core's cache, and the few large chunks would share out
+// badly over threads (GroupNorm's images, each of its groups a row):
+// the dim whose iterations are the smallest is cut instead, the
+// outermost of those within the budget if there are any, so long as
+// its elements lie at least minCutStride bytes apart. Nearer ones would
+// have every chunk read pieces of every cache line.
 func Choose(dims, strides []int64, kept func(int) bool, elemBytes, budget int64) Cut {
+	// per is the bytes of one iteration of dim i.
+	per := func(i int) int64 {
+		b := elemBytes
+		for j, n := range dims {
+			if j != i {
+				b = plan.MulSat(b, n)
+			}
+		}
+		return b
+	}
 	best := -1
 	for i, n := range dims {
 		if kept(i) && n > 1 && (best < 0 || strides[i] > strides[best]) {
@@ -34,18 +51,32 @@ func Choose(dims, strides []int64, kept func(int) bool, elemBytes, budget int64)
 	if best < 0 {
 		return Cut{Dim: -1, N: 1}
 	}
-	per := elemBytes // bytes of one iteration of best
-	for i, n := range dims {
-		if i != best {
-			per = plan.MulSat(per, n)
+	if per(best) > budget {
+		for i, n := range dims {
+			if !kept(i) || n <= 1 || i == best || plan.MulSat(strides[i], elemBytes) < minCutStride {
+				continue
+			}
+			pi, pb := per(i), per(best)
+			switch {
+			case pi <= budget && pb <= budget:
+				if strides[i] > strides[best] {
+					best = i
+				}
+			case pi < pb:
+				best = i
+			}
 		}
 	}
-	c := max(1, budget/max(per, 1))
+	c := max(1, budget/max(per(best), 1))
 	if c >= dims[best] {
 		return Cut{Dim: -1, N: 1}
 	}
 	return Cut{Dim: best, Size: c, N: (dims[best] + c - 1) / c}
 }
+
+// minCutStride is the least distance in bytes between the elements of a
+// dim Choose cuts in place of the outermost: a page.
+const minCutStride = 4 << 10
 
 // Start is chunk c's first iteration of the cut dim.
 func (ct Cut) Start(c int64) int64 {

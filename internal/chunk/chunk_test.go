@@ -21,6 +21,16 @@ func TestChoose(t *testing.T) {
 		{"the outermost in memory", []int64{8, 6}, []int64{1, 8}, all, 4, 64, Cut{1, 2, 3}},
 		{"a row larger than the budget", []int64{3, 100}, []int64{100, 1}, func(i int) bool { return i == 0 }, 4, 16, Cut{0, 1, 3}},
 		{"size-1 dims are not cut", []int64{1, 9}, []int64{9, 1}, all, 4, 8, Cut{1, 2, 5}},
+		// GroupNorm's [N, groups, channels, pixels]: an image (4 MiB)
+		// over the budget, a group of both images (256 KiB) within it.
+		{"an outer iteration over the budget: an inner dim", []int64{2, 16, 4, 8192}, []int64{16 * 4 * 8192, 4 * 8192, 8192, 1},
+			func(i int) bool { return i < 2 }, 4, 1 << 20, Cut{1, 4, 4}},
+		{"the outermost within the budget of the inner dims", []int64{2, 4, 16, 8192}, []int64{4 * 16 * 8192, 16 * 8192, 8192, 1},
+			func(i int) bool { return i < 3 }, 4, 1 << 20, Cut{1, 1, 4}},
+		{"none within the budget: the smallest iterations", []int64{2, 16, 4, 8192}, []int64{16 * 4 * 8192, 4 * 8192, 8192, 1},
+			func(i int) bool { return i < 2 }, 4, 64 << 10, Cut{1, 1, 16}},
+		{"an inner dim too dense to cut", []int64{2, 16, 4, 8192}, []int64{16 * 4 * 8192, 4, 1, 64},
+			func(i int) bool { return i < 2 }, 4, 1 << 20, Cut{0, 1, 2}},
 	}
 	for _, c := range cases {
 		if got := Choose(c.dims, c.strides, c.kept, c.elem, c.budget); got != c.want {

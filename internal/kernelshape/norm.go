@@ -396,7 +396,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		if keep {
 			normMap(e, row, true, scale)
 		} else {
-			normMap(e, row, false, func(t int) { expShifted(t); scale(t) })
+			normMapFrom(e, row, false, func(t int) { expShifted(t); scale(t) }, 0, true)
 		}
 		return
 	case NormLayer:
@@ -430,7 +430,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMapFrom(e, row, false, pre, n.Residual)
+	normMapFrom(e, row, false, pre, n.Residual, false)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
@@ -523,7 +523,7 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
 	expShifted := func(t int) { sub(t); e.ExpShifted(t) }
 	maxStep := func() {
-		normHeldLoad(e, N, b.held)
+		normHeldLoad(e, N, b.held, n.Kind == NormSoftmax)
 		e.Copy(b.shift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, b.shift)
@@ -551,19 +551,45 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 // normHeldLoad loads a row of N elements that fits registers held on
 // into them, vector v in register held+v, and leaves its max in every
 // lane of register 0; the vectors go to the accumulators in normSweep's
-// order.
-func normHeldLoad(e NormEmitter, N int64, held int) {
+// order. With infTail (softmax, which keeps and scales its exps) the
+// lanes past the row's end are -Inf (normLoadInfTail).
+func normHeldLoad(e NormEmitter, N int64, held int, infTail bool) {
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
 	normInit(e, NormMaxAny)
 	for v := 0; int64(v*V) < N; v++ {
 		m := int(min(int64(V), N-int64(v*V)))
 		r := held + v
-		e.LoadSrc(r, int64(v)*vb, m)
+		if infTail {
+			normLoadInfTail(e, r, int64(v)*vb, m)
+		} else {
+			e.LoadSrc(r, int64(v)*vb, m)
+		}
 		normHeldAccumulate(e, NormMaxAny, v, r, m)
 	}
 	normTree(e, NormMaxAny)
 	e.HReduce(NormMaxAny, 0)
+}
+
+// normLoadInfTail loads n lanes of src at off into r as LoadSrc does,
+// but with the lanes from n on -Inf, not 0, for softmax's exps, which
+// are scaled and stored: e^x of a lane past the row's end is then
+// e^-Inf = +0, where e^(0 - m) of a max m past the exp's normal range
+// can be subnormal, and a subnormal operand (of the scaling multiply,
+// of a bf16 store's check) is slow, on every row with a tail. The max
+// and the sum take only the first n lanes either way, so no result
+// changes; max(-Inf, x) is x, bit for bit (a NaN x included).
+func normLoadInfTail(e NormEmitter, r int, off int64, n int) {
+	if n == e.Lanes() {
+		e.LoadSrc(r, off, n)
+		return
+	}
+	mk := e.Mark()
+	t := e.Tmp()
+	e.LoadSrc(t, off, n)
+	e.SetConst(r, float32(math.Inf(-1)))
+	e.Accumulate(NormMaxAny, r, t, n)
+	e.Release(mk)
 }
 
 // normHeldSweep applies keep to each vector of a row held in registers
@@ -694,12 +720,13 @@ type RowStoreChecker interface {
 // dst) through pre, then the plan's post-ops with their operands
 // (contiguous along the row or broadcast), stored to dst.
 func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
-	normMapFrom(e, row, fromDst, pre, 0)
+	normMapFrom(e, row, fromDst, pre, 0, false)
 }
 
 // normMapFrom is normMap with the post-ops from post-op from on (those
-// before are a residual sum's operands).
-func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int) {
+// before are a residual sum's operands), and with infTail src's lanes
+// past the row's end loaded as -Inf (normLoadInfTail).
+func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int, infTail bool) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
@@ -708,9 +735,12 @@ func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), f
 			mk := e.Mark()
 			t := e.Tmp()
 			l := Block(v, V, min(V, m-v*V), s)
-			if fromDst {
+			switch {
+			case fromDst:
 				e.LoadDst(t, l.DstOff, l.N)
-			} else {
+			case infTail:
+				normLoadInfTail(e, t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
+			default:
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)

@@ -1,6 +1,7 @@
 package normprog
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/cpubench"
+	"github.com/gdnn/gdnn/internal/jit"
 )
 
 // benchShapes are issue 50's anchor shapes that normprog runs: the
@@ -259,6 +261,77 @@ func BenchmarkColumnsVsPasses(b *testing.B) {
 					})
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkSoftmaxTail times softmax and log-softmax rows whose length
+// is not a whole number of vectors (1000: rows streamed; 100: rows held
+// in registers), with logits around 0 and around 1000, where exp(-max)
+// underflows: the lanes past a row's end must cost nothing.
+func BenchmarkSoftmaxTail(b *testing.B) {
+	for _, kind := range []Kind{Softmax, LogSoftmax} {
+		for _, dims := range [][]int64{{512, 1000}, {4096, 100}} {
+			for _, center := range []float64{0, 95, 1000} {
+				for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+					name := fmt.Sprintf("%v/%dx%d/at%g/%v", kind, dims[0], dims[1], center, dt)
+					b.Run(name, func(b *testing.B) {
+						d := benchDesc(kind, dims, 1, 0, dt)
+						p, err := Compile(d)
+						if err != nil {
+							b.Fatal(err)
+						}
+						src := fillAround(rand.New(rand.NewPCG(1, 2)), dt, spanElems(d.Dims, d.SrcStrides), center, 4)
+						dst := make([]byte, len(src))
+						b.SetBytes(int64(2 * len(src)))
+						b.ResetTimer()
+						timed(b, func() {
+							if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
+								b.Fatal(err)
+							}
+						})
+					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGroupNormThreads times S7's GroupNorm (2x320x64x64 f32, 32
+// groups, gamma and beta) on NCHW and NHWC data at 1 and 2 threads:
+// the second thread should help.
+func BenchmarkGroupNormThreads(b *testing.B) {
+	const n, c, sp, g = 2, 320, 64 * 64, 32
+	for _, nhwc := range []bool{false, true} {
+		for _, threads := range []int{1, 2} {
+			layout := "NCHW"
+			strides := []int64{c * sp, sp, 1}
+			if nhwc {
+				layout, strides = "NHWC", []int64{c * sp, 1, c}
+			}
+			b.Run(fmt.Sprintf("%s/T%d", layout, threads), func(b *testing.B) {
+				d := &Desc{Kind: GroupNorm, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n, c, sp},
+					Norm: []bool{false, false, true}, SrcStrides: strides, DstStrides: strides, Epsilon: 1e-5,
+					Groups: g, ChanDim: 1, Gamma: &Operand{DT: dtypes.F32, Strides: []int64{0, 1, 0}},
+					Beta: &Operand{DT: dtypes.F32, Strides: []int64{0, 1, 0}}}
+				p, err := Compile(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				src := fill(rand.New(rand.NewPCG(1, 2)), dtypes.F32, n*c*sp, 4)
+				dst := make([]byte, len(src))
+				gamma := fill(rand.New(rand.NewPCG(3, 4)), dtypes.F32, c, 2)
+				beta := fill(rand.New(rand.NewPCG(5, 6)), dtypes.F32, c, 2)
+				prev := jit.SetThreads(threads)
+				defer jit.SetThreads(prev)
+				b.SetBytes(int64(2 * len(src)))
+				b.ResetTimer()
+				timed(b, func() {
+					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
 		}
 	}
 }

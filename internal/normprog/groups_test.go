@@ -3,6 +3,7 @@ package normprog
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -158,5 +159,76 @@ func TestGroupNormRefusals(t *testing.T) {
 	}
 	if _, err := Compile(base()); err != nil {
 		t.Errorf("the valid description fails: %v", err)
+	}
+}
+
+// TestGroupNormChunksOfGroups: where one image is over a chunk's budget,
+// GroupNorm on NCX data is cut along its groups (each chunk a group of
+// every image), not into one chunk per image; the results, kept
+// statistics included, match groupRef and are the same bits at any
+// thread count, on every ISA.
+func TestGroupNormChunksOfGroups(t *testing.T) {
+	const n, c, sp, g = 2, 8, 9000, 4 // 288,000 bytes an image
+	r := rand.New(rand.NewPCG(9, 10))
+	x := make([]float64, n*c*sp)
+	src := make([]byte, 4*len(x))
+	for i := range x {
+		x[i] = float64(float32(r.NormFloat64()*2 + 3))
+		dtypes.StoreF32(dtypes.F32, src, int64(i), float32(x[i]))
+	}
+	gamma, beta := make([]float64, c), make([]float64, c)
+	gb, bb := make([]byte, 4*c), make([]byte, 4*c)
+	for i := range gamma {
+		gamma[i], beta[i] = float64(float32(r.Float64()+0.5)), float64(float32(r.Float64()-0.5))
+		dtypes.StoreF32(dtypes.F32, gb, int64(i), float32(gamma[i]))
+		dtypes.StoreF32(dtypes.F32, bb, int64(i), float32(beta[i]))
+	}
+	strides := []int64{c * sp, sp, 1}
+	stat := &Operand{DT: dtypes.F32, Strides: []int64{g, 1, 0, 0}}
+	d := &Desc{Kind: GroupNorm, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{n, c, sp},
+		Norm: []bool{false, false, true}, SrcStrides: strides, DstStrides: strides, Epsilon: 1e-5,
+		Groups: g, ChanDim: 1, Gamma: &Operand{DT: dtypes.F32, Strides: []int64{0, 1, 0}},
+		Beta: &Operand{DT: dtypes.F32, Strides: []int64{0, 1, 0}}, Mean: stat, Var: stat}
+	wantY, wantM, wantV := groupRef(x, n, c, sp, g, false, gamma, beta, 1e-5)
+	for _, isa := range isas() {
+		prev := jit.SetMaxISA(isa)
+		p, err := Compile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.chunkDim != 1 || p.nChunks != g {
+			t.Fatalf("%v: cut along dim %d into %d chunks, want the groups' (dim 1) into %d", isa, p.chunkDim, p.nChunks, g)
+		}
+		var first [][]byte
+		for _, th := range []int{1, 2, 3, 8} {
+			prevT := jit.SetThreads(th)
+			dst, mb, vb := make([]byte, len(src)), make([]byte, 4*n*g), make([]byte, 4*n*g)
+			err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gb, Beta: bb, Mean: mb, Var: vb})
+			jit.SetThreads(prevT)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first != nil {
+				for i, b := range [][]byte{dst, mb, vb} {
+					if !slices.Equal(b, first[i]) {
+						t.Fatalf("%v: output %d at %d threads differs from 1 thread's", isa, i, th)
+					}
+				}
+				continue
+			}
+			first = [][]byte{dst, mb, vb}
+			for i, w := range wantY {
+				if got := float64(dtypes.LoadF32(dtypes.F32, dst, int64(i))); math.Abs(got-w) > 1e-5*(1+math.Abs(w)) {
+					t.Fatalf("%v: y[%d] is %v, want %v", isa, i, got, w)
+				}
+			}
+			for i := range wantM {
+				gm, gv := float64(dtypes.LoadF32(dtypes.F32, mb, int64(i))), float64(dtypes.LoadF32(dtypes.F32, vb, int64(i)))
+				if math.Abs(gm-wantM[i]) > 1e-5*(1+math.Abs(wantM[i])) || math.Abs(gv-wantV[i]) > 1e-5*wantV[i] {
+					t.Fatalf("%v: stats %d are %v, %v; want %v, %v", isa, i, gm, gv, wantM[i], wantV[i])
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
 	}
 }
