@@ -126,7 +126,8 @@ type ArgEmitter interface {
 // it starts a group: each run begins a page (with a page-aligned src) that
 // neither the TLB nor the prefetchers have seen, and without the early
 // touch every group's runs would wait for their translations and first
-// lines together.
+// lines together. The last group's prefetches point past the last row:
+// a prefetch never faults, so they need no bound.
 type ArgPrefetcher interface {
 	// PrefetchSrc prefetches the line off bytes past the src pointer.
 	PrefetchSrc(off int64)
