@@ -83,9 +83,10 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 
 // argInnerBlocks are the widths splitInner may cut a wide contiguous
 // Inner into, widest first: a row-by-row column (kernelshape.ArgRowByRow)
-// reads each row's run of a block as one stream, so the wider the
-// better, as long as there are blocks for two threads.
-var argInnerBlocks = []int64{plan.IndexScratchOutputs, 1024, 512}
+// reads each row's run of a block as one stream, so the scratch's width
+// (its widest block, whose sweep still fits in L1) is best, as long as
+// there are blocks for two threads.
+var argInnerBlocks = []int64{plan.IndexScratchOutputs, 512}
 
 // splitInner returns pl with a wide contiguous Inner and no Outer loop
 // cut into an Outer loop of blocks of the widest of argInnerBlocks that

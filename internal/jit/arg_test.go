@@ -196,7 +196,7 @@ func TestArgSplitInner(t *testing.T) {
 	for _, c := range []struct {
 		dims  []int64
 		block int64
-	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 2048}, {[]int64{1, 1536}, 512}, {[]int64{64, 3072}, 1024}, {[]int64{70, 6144}, 2048}} {
+	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 1024}, {[]int64{1, 1536}, 512}, {[]int64{64, 3072}, 1024}, {[]int64{70, 6144}, 1024}} {
 		dims := c.dims
 		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
 			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}

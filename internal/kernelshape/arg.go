@@ -23,7 +23,8 @@ import "github.com/gdnn/gdnn/internal/plan"
 //     before the next row, a page or more further on, which the
 //     hardware prefetchers follow poorly. There the best values and
 //     indices of a block of up to plan.IndexScratchOutputs outputs stay
-//     in a scratch that fits in L1; ArgRowsGroup rows at a time, each
+//     in a scratch that stays in L1 beside the rows' runs it is swept
+//     with (a run of f32 is a page); ArgRowsGroup rows at a time, each
 //     run of a few vectors is loaded from the scratch, takes those
 //     rows' elements in order, and is stored back, so that each row's
 //     part of the block is read as one contiguous stream and every
@@ -120,7 +121,13 @@ type ArgEmitter interface {
 
 // ArgPrefetcher is optional: an instruction set whose column shape
 // prefetches the rows ahead (amd64: each row is a page or more from the
-// last, where the hardware prefetchers do not follow).
+// last, where the hardware prefetchers do not follow). A row-by-row
+// column prefetches the first line of each of the next group's runs as
+// it starts a group: each run begins a page (with a page-aligned src) that
+// neither the TLB nor the prefetchers have seen, and without the early
+// touch every group's runs would wait for their translations and first
+// lines together. The last group's prefetches point past the last row:
+// a prefetch never faults, so they need no bound.
 type ArgPrefetcher interface {
 	// PrefetchSrc prefetches the line off bytes past the src pointer.
 	PrefetchSrc(off int64)
@@ -334,7 +341,13 @@ func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 		}
 		e.ArgSetCur(0)
 		groups := pl.R / ArgRowsGroup
+		pf, prefetch := e.(ArgPrefetcher)
 		Loop(e, groups, rStep.Scaled(ArgRowsGroup), func() {
+			if prefetch {
+				for r := range int64(ArgRowsGroup) {
+					pf.PrefetchSrc((ArgRowsGroup + r) * rStep.Src)
+				}
+			}
 			group(ArgRowsGroup)
 			e.ArgAddCur(ArgRowsGroup)
 		})

@@ -57,8 +57,11 @@ type IndexArgs struct {
 }
 
 // IndexScratchOutputs is how many outputs an IndexArgs scratch holds: the
-// values (f32) first, then as many indices (s32).
-const IndexScratchOutputs = 2048
+// values (f32) first, then as many indices (s32). A block of that many f32
+// outputs is a 4 KiB page of each row: a group of rows' runs and the 8 KiB
+// scratch, swept together, then fit in L1 (a wider block's sweep evicts
+// the scratch before it comes round again).
+const IndexScratchOutputs = 1024
 
 // ArgIndexScratch is the byte offset of IndexArgs.Scratch.
 const ArgIndexScratch = ArgBins + 8*MaxBinary
