@@ -99,7 +99,8 @@ type Norm struct {
 	// are left, and the reference the interleaved one is tested
 	// against.
 	OneRow bool
-	// StreamDst makes the map sweep's whole-vector f32 stores to dst
+	// StreamDst makes the whole-vector f32 stores to dst of the map
+	// sweep of a row not held in registers (and of NormColumns' tiles)
 	// non-temporal where the emitter can (DstStreamer): for a dst too
 	// large to stay in the caches, whose lines would otherwise be read
 	// for ownership before they are written and then evicted unread.
@@ -139,7 +140,9 @@ type DstStreamer interface {
 // where n streams its dst and e can. Only a map that reads src: a store
 // that a later sweep reads back (softmax's kept exps) stays in the
 // cache, and the map that rewrites those lines (in the cache, read
-// already) gains nothing from bypassing it.
+// already) gains nothing from bypassing it. Nor a row held in registers:
+// its few whole lines gained nothing measurable from it (softmax) or
+// lost (log-softmax; PERFORMANCE-log.md).
 func streamedMap(e NormEmitter, n *Norm, mapSweep func()) {
 	if !streams(e, n) {
 		mapSweep()
@@ -594,7 +597,7 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 			normHeldSweep(e, N, b.held, sub, e.ExpShifted)
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(b.scale, 0)
-		}, func() { streamedMap(e, n, func() { normHeldMap(e, row, b.held, lessLog) }) }}
+		}, func() { normHeldMap(e, row, b.held, lessLog) }}
 	}
 	scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
 	return []func(){maxStep, func() {
@@ -604,7 +607,7 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 		}
 		e.SetConst(b.scale, 1)
 		e.Arith(ops.Divide, b.scale, 0)
-	}, func() { streamedMap(e, n, func() { normHeldMap(e, row, b.held, scale) }) }}
+	}, func() { normHeldMap(e, row, b.held, scale) }}
 }
 
 // normHeldLoad loads a row of N elements that fits registers held on
