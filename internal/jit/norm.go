@@ -1,12 +1,14 @@
 package jit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"unsafe"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
@@ -21,10 +23,16 @@ import (
 // src from memory once. It owns its code, which is
 // unmapped once the kernel is unreachable. Safe for concurrent use.
 type NormKernel struct {
-	code  *execmem.Code
-	isa   ISA
-	count int64   // rows of the first Outer loop (1: none)
-	spans []int64 // bytes each call reads or writes: src, dst, then each binary operand
+	code *execmem.Code
+	// streamed, where not nil, is the code whose map stores dst
+	// non-temporally (kernelshape.Norm.StreamDst); a call runs it where
+	// its dst is aligned to streamAlign bytes, which its rows' strides
+	// keep.
+	streamed    *execmem.Code
+	streamAlign int64
+	isa         ISA
+	count       int64   // rows of the first Outer loop (1: none)
+	spans       []int64 // bytes each call reads or writes: src, dst, then each binary operand
 }
 
 // CompileNorm compiles n for the effective ISA. Where no emitter takes n
@@ -47,6 +55,48 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 		}
 	}
 	isa := EffectiveISA()
+	regular := *n
+	regular.StreamDst = false
+	text, why, err := emitNorm(&regular, isa)
+	if text == nil {
+		return nil, why, err
+	}
+	// The code that streams, where it differs (a map that rewrites kept
+	// exps streams nothing).
+	var streamed []byte
+	align := streamAlign(n, isa)
+	if align > 0 {
+		s, why, err := emitNorm(n, isa)
+		if s == nil {
+			return nil, why, err
+		}
+		if !bytes.Equal(s, text) {
+			streamed = s
+		}
+	}
+	c, err := execmem.New(text)
+	if err != nil {
+		return nil, fmt.Sprintf("executable memory: %v", err), nil
+	}
+	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan)}
+	if len(n.Plan.Outer) > 0 {
+		k.count = n.Plan.Outer[0].Size
+	}
+	runtime.AddCleanup(k, func(c *execmem.Code) { _ = c.Release() }, c)
+	if streamed != nil {
+		s, err := execmem.New(streamed)
+		if err != nil {
+			return nil, fmt.Sprintf("executable memory: %v", err), nil
+		}
+		k.streamed, k.streamAlign = s, align
+		runtime.AddCleanup(k, func(c *execmem.Code) { _ = c.Release() }, s)
+	}
+	return k, "", nil
+}
+
+// emitNorm emits n's machine code for isa, or returns nil and why not
+// (see CompileNorm).
+func emitNorm(n *kernelshape.Norm, isa ISA) ([]byte, string, error) {
 	var code plan.Code
 	var err error
 	switch {
@@ -65,16 +115,43 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 		}
 		return nil, "", err
 	}
-	c, err := execmem.New(code.Text)
-	if err != nil {
-		return nil, fmt.Sprintf("executable memory: %v", err), nil
+	return code.Text, "", nil
+}
+
+// streamAlign is the alignment of dst a call of n's streaming code
+// needs, or 0 where n does not stream or isa streams nothing: amd64's
+// non-temporal stores fault on an address not aligned to the vector.
+// The map stores whole vectors at multiples of the vector from each
+// row's (or, over columns, each channel's) start, so every dst stride
+// between those starts must be a multiple of it too; then an aligned dst
+// pointer aligns every store.
+func streamAlign(n *kernelshape.Norm, isa ISA) int64 {
+	pl := n.Plan
+	if !n.StreamDst || pl.DstDT != dtypes.F32 {
+		return 0
 	}
-	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan)}
-	if len(n.Plan.Outer) > 0 {
-		k.count = n.Plan.Outer[0].Size
+	var align int64
+	switch {
+	case isa == AVX512 && runtime.GOARCH == "amd64":
+		align = 64
+	case isa == AVX2 && runtime.GOARCH == "amd64":
+		align = 32
+	default:
+		return 0
 	}
-	runtime.AddCleanup(k, func(c *execmem.Code) { _ = c.Release() }, c)
-	return k, "", nil
+	strides := make([]int64, 0, len(pl.Outer)+1)
+	for _, l := range pl.Outer {
+		strides = append(strides, l.DstStride)
+	}
+	if pl.HasInner {
+		strides = append(strides, pl.Reduced[0].DstStride)
+	}
+	for _, s := range strides {
+		if s*4%align != 0 {
+			return 0
+		}
+	}
+	return align
 }
 
 // normSpans are the bytes one call touches in src, dst and each binary
@@ -107,6 +184,18 @@ func normSpans(pl *plan.Plan) []int64 {
 		}
 	}
 	return out
+}
+
+// Streams reports whether the kernel stores dst non-temporally where a
+// call's dst is aligned for it (kernelshape.Norm.StreamDst).
+func (k *NormKernel) Streams() bool { return k.streamed != nil }
+
+// codeFor is the code a call whose dst starts at dst runs.
+func (k *NormKernel) codeFor(dst uintptr) *execmem.Code {
+	if k.streamed != nil && int64(dst)%k.streamAlign == 0 {
+		return k.streamed
+	}
+	return k.code
 }
 
 // ISA is the instruction set the kernel's code is for.
@@ -142,12 +231,13 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error
 		return nil
 	}
 	a := plan.NormArgs{Args: plan.Args{Src: addr(src, 0), Dst: addr(dst, 0), Count: k.count}, Eps: eps}
+	code := k.codeFor(a.Dst)
 	for i, b := range bins {
 		a.Bins[i] = addr(b, 0)
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err)
-	if !k.code.Call(unsafe.Pointer(&a)) {
+	if !code.Call(unsafe.Pointer(&a)) {
 		return status.Errorf(status.RuntimeError, "jit: the fused normalization's code was released")
 	}
 	runtime.KeepAlive(k)

@@ -99,6 +99,65 @@ type Norm struct {
 	// are left, and the reference the interleaved one is tested
 	// against.
 	OneRow bool
+	// StreamDst makes the whole-vector f32 stores to dst of the map
+	// sweep of a row not held in registers (and of NormColumns' tiles)
+	// non-temporal where the emitter can (DstStreamer): for a dst too
+	// large to stay in the caches, whose lines would otherwise be read
+	// for ownership before they are written and then evicted unread.
+	// The caller guarantees what the emitter's stores need (amd64: dst
+	// and every row's start aligned to the vector).
+	StreamDst bool
+	// PrefetchRows makes the map sweep of a row not held in registers
+	// fetch the next row's src into L2 where the emitter can
+	// (NormColumnPrefetcher): for a src too large for the caches, whose
+	// rows the statistics sweep would otherwise wait for, while the
+	// map sweep, which reads the row from the cache, leaves memory's
+	// read stream idle. The next row is the innermost row loop's stride
+	// on (past the loop's end, a hint to the wrong line at worst).
+	PrefetchRows bool
+}
+
+// nextRowBytes is how far on from a row the next row's src starts
+// where n's map sweeps prefetch it (PrefetchRows), else 0.
+func nextRowBytes(e NormEmitter, n *Norm) int64 {
+	out := n.Plan.Outer
+	if !n.PrefetchRows || len(out) == 0 {
+		return 0
+	}
+	return out[len(out)-1].SrcStride * e.ElemTypes().SrcSize
+}
+
+// DstStreamer is optional: an instruction set that can store dst past
+// the caches. StreamDst(true) makes the whole-vector f32 dst stores
+// that follow non-temporal, StreamDst(false) regular again; the others
+// (partial vectors, 16-bit dsts) stay regular. The emitter orders the
+// non-temporal stores before the kernel returns.
+type DstStreamer interface {
+	StreamDst(on bool)
+}
+
+// streamedMap emits map, a map sweep, with its dst stores non-temporal
+// where n streams its dst and e can. Only a map that reads src: a store
+// that a later sweep reads back (softmax's kept exps) stays in the
+// cache, and the map that rewrites those lines (in the cache, read
+// already) gains nothing from bypassing it. Nor a row held in registers:
+// its few whole lines gained nothing measurable from it (softmax) or
+// lost (log-softmax; PERFORMANCE-log.md).
+func streamedMap(e NormEmitter, n *Norm, mapSweep func()) {
+	if !streams(e, n) {
+		mapSweep()
+		return
+	}
+	s := e.(DstStreamer)
+	s.StreamDst(true)
+	mapSweep()
+	s.StreamDst(false)
+}
+
+// streams reports whether n's map sweeps store dst non-temporally.
+func streams(e NormEmitter, n *Norm) bool {
+	_, ok := e.(DstStreamer)
+	return n.StreamDst && ok
 }
 
 // Check reports why n is not a fused normalization NormRows can emit:
@@ -363,6 +422,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 	}
 	var pre func(t int) // the map's first steps, before the post-ops
+	ahead := nextRowBytes(e, n)
 	switch n.Kind {
 	case NormSoftmax, NormLogSoftmax:
 		// A row that fits the spare registers is loaded once and kept
@@ -394,9 +454,11 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		scale := func(t int) { e.Arith(ops.Multiply, t, regScale) }
 		if keep {
-			normMap(e, row, true, scale)
+			// The map rewrites the lines the sum sweep wrote, in the
+			// cache already: a regular store.
+			normMap(e, row, true, scale, ahead)
 		} else {
-			normMapFrom(e, row, false, func(t int) { expShifted(t); scale(t) }, 0, true)
+			streamedMap(e, n, func() { normMapFrom(e, row, false, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
 		}
 		return
 	case NormLayer:
@@ -430,7 +492,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	normMapFrom(e, row, false, pre, n.Residual, false)
+	streamedMap(e, n, func() { normMapFrom(e, row, false, pre, n.Residual, false, ahead) })
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
@@ -718,19 +780,27 @@ type RowStoreChecker interface {
 
 // normMap maps the row: each vector of src (with fromDst, of the f32
 // dst) through pre, then the plan's post-ops with their operands
-// (contiguous along the row or broadcast), stored to dst.
-func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int)) {
-	normMapFrom(e, row, fromDst, pre, 0, false)
+// (contiguous along the row or broadcast), stored to dst. Where ahead is
+// not 0 and e prefetches (NormColumnPrefetcher), it fetches into L2 the
+// src ahead bytes on, the next row's (see Norm.PrefetchRows).
+func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), ahead int64) {
+	normMapFrom(e, row, fromDst, pre, 0, false, ahead)
 }
 
 // normMapFrom is normMap with the post-ops from post-op from on (those
 // before are a residual sum's operands), and with infTail src's lanes
 // past the row's end loaded as -Inf (normLoadInfTail).
-func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int, infTail bool) {
+func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int, infTail bool, ahead int64) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
+	pf, _ := e.(NormColumnPrefetcher)
 	Chunks(e, e.Pointers(), row.Size, normMapVecs*V, s, func(m int) {
+		if pf != nil && ahead != 0 {
+			for b := int64(0); b < int64(m)*e.ElemTypes().SrcSize; b += 64 {
+				pf.PrefetchSrcL2(ahead + b)
+			}
+		}
 		for v := 0; v*V < m; v++ {
 			mk := e.Mark()
 			t := e.Tmp()

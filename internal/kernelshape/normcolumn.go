@@ -35,7 +35,8 @@ import (
 // prefetches into its L2 the src rows of the tile normColumnAhead tiles
 // on during the sum sweep, and the dst rows during the map sweep: those
 // loads and stores then wait for the L2, not for memory, and the fetches
-// overlap the exps.
+// overlap the exps. A dst the map stores past the caches (StreamDst,
+// where the sum sweep keeps no exps there) is not fetched.
 //
 // The statistics of a lane are combined over the channels in order
 // (a long sum of exps cut into runs, as the rows' sums are), the same
@@ -257,26 +258,34 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 		}
 	}
 	opnds := e.Operands()
-	Loop(e, C, cs, func() {
-		if pf != nil {
-			ahead(si.Dst, pf.PrefetchDstL2)
-		}
-		each(func(k, t int) {
-			l := Block(k, V, width(k), si)
-			switch {
-			case keep:
-				e.LoadDst(t, l.DstOff, l.N)
-				e.Arith(ops.Multiply, t, k)
-			case n.Kind == NormSoftmax:
-				e.LoadSrc(t, srcOff(k), l.N)
-				expShifted(k, t)
-				e.Arith(ops.Multiply, t, k)
-			default:
-				e.LoadSrc(t, srcOff(k), l.N)
-				e.Arith(ops.Subtract, t, shift(k))
-				e.Arith(ops.Subtract, t, k)
+	// Kept exps are rewritten in the cache: no stores past it.
+	stream := streams(e, n) && !keep
+	mapSweep := func(f func()) { f() }
+	if stream {
+		mapSweep = func(f func()) { streamedMap(e, n, f) }
+	}
+	mapSweep(func() {
+		Loop(e, C, cs, func() {
+			if pf != nil && !stream {
+				ahead(si.Dst, pf.PrefetchDstL2)
 			}
-			finish(e, opnds, t, l)
+			each(func(k, t int) {
+				l := Block(k, V, width(k), si)
+				switch {
+				case keep:
+					e.LoadDst(t, l.DstOff, l.N)
+					e.Arith(ops.Multiply, t, k)
+				case n.Kind == NormSoftmax:
+					e.LoadSrc(t, srcOff(k), l.N)
+					expShifted(k, t)
+					e.Arith(ops.Multiply, t, k)
+				default:
+					e.LoadSrc(t, srcOff(k), l.N)
+					e.Arith(ops.Subtract, t, shift(k))
+					e.Arith(ops.Subtract, t, k)
+				}
+				finish(e, opnds, t, l)
+			})
 		})
 	})
 }

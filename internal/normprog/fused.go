@@ -105,11 +105,34 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 		}
 	}
 	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
-		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres})
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, StreamDst: streamsDst(d),
+		PrefetchRows: prefetchesRows(d)})
 	if err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// memoryMinBytes is the size, half the L3 of the fleet's cores, from
+// which a tensor is taken to live in memory, not the caches (a
+// variable: tests lower it).
+var memoryMinBytes int64 = 16 << 20
+
+// streamsDst reports whether d's fused kernel stores dst non-temporally
+// (kernelshape.Norm.StreamDst): where dst is at least memoryMinBytes,
+// src and dst together do not stay in the L3, so a regular store reads
+// each line of dst from memory before writing it (a third stream beside
+// src's read and dst's write), and the lines it leaves in the caches
+// evict src's and are not read again in the call.
+func streamsDst(d *Desc) bool {
+	return span(d.Dims, d.DstStrides, int64(d.DstDT.Size())) >= memoryMinBytes
+}
+
+// prefetchesRows reports whether d's fused kernel prefetches the next
+// row while it maps one (kernelshape.Norm.PrefetchRows): where src is at
+// least memoryMinBytes.
+func prefetchesRows(d *Desc) bool {
+	return span(d.Dims, d.SrcStrides, int64(d.SrcDT.Size())) >= memoryMinBytes
 }
 
 // binaries counts the binary post-ops of post.

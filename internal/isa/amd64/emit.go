@@ -106,6 +106,11 @@ func (g *gen) Return() {
 	if g.nanFree && g.pro != nil {
 		g.nanFreeReturn()
 	}
+	if g.stream.used {
+		// Non-temporal stores are weakly ordered: the caller reads dst
+		// (or hands it to another thread) after the call returns.
+		g.op(x86.ASFENCE)
+	}
 	g.op(x86.AVZEROUPPER)
 	g.op(obj.ARET)
 }

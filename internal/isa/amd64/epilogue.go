@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -32,8 +33,28 @@ func (g *gen) LoadOperand(i, r int, off int64, n int) {
 	g.load(g.BinDT[i], r, g.m(g.binReg[i], off), n)
 }
 
-// StoreDst stores n lanes of r to dst at off.
-func (g *gen) StoreDst(r int, off int64, n int) { g.store(g.DstDT, r, g.m(rDst, off), n) }
+// StoreDst stores n lanes of r to dst at off: a whole f32 vector
+// non-temporally while StreamDst is on.
+func (g *gen) StoreDst(r int, off int64, n int) {
+	if g.stream.on && g.DstDT == dtypes.F32 && n == g.V {
+		g.op(x86.AVMOVNTPS, g.vr(r), g.m(rDst, off))
+		g.stream.used = true
+		return
+	}
+	g.store(g.DstDT, r, g.m(rDst, off), n)
+}
+
+// streamStores is the state of StreamDst: on while the map's stores are
+// non-temporal, used once one was emitted (Return then fences them).
+type streamStores struct{ on, used bool }
+
+// StreamDst turns the non-temporal dst stores on or off. VMOVNTPS
+// faults on an address not aligned to the vector: the caller of a
+// kernel that streams guarantees dst and every row's start are (see
+// kernelshape.Norm.StreamDst).
+func (g *gen) StreamDst(on bool) { g.stream.on = on }
+
+var _ kernelshape.DstStreamer = (*gen)(nil)
 
 // Eltwise applies a unary post-op to r, matching plan.Eltwise exactly
 // (NaN in, the same NaN out; signed zeros as the reference gives them).

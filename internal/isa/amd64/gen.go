@@ -25,6 +25,7 @@ type gen struct {
 	hoisted
 	speculation
 	rowStores
+	stream streamStores
 
 	kernelshape.FirstErr // the first generation error
 }

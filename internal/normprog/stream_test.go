@@ -1,0 +1,133 @@
+package normprog
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+)
+
+// TestStreamedDst: a fused kernel that stores dst non-temporally (its
+// dst at least memoryMinBytes, lowered here to stream every one)
+// gives bit for bit the regular kernel's dst, on every JIT ISA, for
+// rows held in registers and not, an odd row count (a pair and a
+// row alone), a gamma, columns (kept exps, which stream nothing, and
+// log-softmax's), f32 and bf16 dsts; with dst next to guard pages, on a
+// vector boundary and off one (the run-time check then runs the regular
+// code), on 1 and 2 threads. On amd64 a kernel streams exactly where its
+// dst is f32, its rows' starts stay on vector boundaries and its map
+// reads src into a row not held in registers.
+func TestStreamedDst(t *testing.T) {
+	// kept: softmax into f32 keeps its exps in dst (columns, and rows
+	// not held), whose map streams nothing, nor does a row held in
+	// registers; depends where whether a row is held depends on the
+	// ISA's registers.
+	const depends, no, yes = 0, 1, 2
+	cases := []struct {
+		kind  Kind
+		dims  []int64
+		after int
+		dt    dtypes.DataType
+		kept  int
+	}{
+		{Softmax, []int64{7, 128}, 0, dtypes.F32, depends},
+		{LogSoftmax, []int64{7, 128}, 0, dtypes.F32, depends},
+		{LogSoftmax, []int64{3, 40}, 0, dtypes.F32, depends}, // held rows stream nothing
+		{LogSoftmax, []int64{3, 1000}, 0, dtypes.F32, no},    // rows 4000 bytes apart: AVX2's vector, not AVX-512's
+		{Softmax, []int64{5, 2048}, 0, dtypes.F32, yes},
+		{RMSNorm, []int64{5, 1024}, 0, dtypes.F32, no},
+		{LayerNorm, []int64{3, 768}, 0, dtypes.F32, no},
+		{L2Norm, []int64{4, 384}, 0, dtypes.F32, no},
+		{RMSNorm, []int64{5, 1024}, 0, dtypes.BF16, no},
+		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, yes}, // columns
+		{LogSoftmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
+		{LogSoftmax, []int64{2, 5, 3, 20}, 2, dtypes.F32, no}, // channels 60 elements apart
+	}
+	prevMin := memoryMinBytes
+	defer func() { memoryMinBytes = prevMin }()
+	for _, isa := range isas() {
+		if isa == jit.None {
+			continue
+		}
+		prev := jit.SetMaxISA(isa)
+		streams := 0
+		for ci, c := range cases {
+			d := benchDesc(c.kind, c.dims, 1, c.after, c.dt)
+			name := fmt.Sprintf("%v %v %v on %v", c.kind, c.dims, c.dt, isa)
+			compile := func(min int64) *Program {
+				memoryMinBytes = min
+				p, err := Compile(d)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if p.full.fused == nil {
+					t.Fatalf("%s: no fused kernel", name)
+				}
+				return p
+			}
+			regular, streamed := compile(math.MaxInt64), compile(0)
+			if regular.full.fused.Streams() {
+				t.Fatalf("%s: a dst below memoryMinBytes streams", name)
+			}
+			r := rand.New(rand.NewPCG(uint64(ci), 9))
+			src := fill(r, c.dt, spanElems(d.Dims, d.SrcStrides), 4)
+			var gamma []byte
+			if d.Gamma != nil {
+				gamma = fill(r, dtypes.F32, c.dims[len(c.dims)-1], 2)
+			}
+			dstBytes := len(src) / c.dt.Size() * c.dt.Size()
+			run := func(p *Program, f *kerneltest.Fence, skew, threads int) []byte {
+				dst := f.Place(make([]byte, dstBytes+skew))[skew:]
+				prevT := jit.SetThreads(threads)
+				defer jit.SetThreads(prevT)
+				if err := p.Run(Buffers{Src: f.Place(src), Dst: dst, Gamma: f.Place(gamma)}); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				return append([]byte(nil), dst...)
+			}
+			for _, atEnd := range []bool{false, true} {
+				f := kerneltest.NewFence(t, atEnd)
+				want := run(regular, f, 0, 1)
+				for _, skew := range []int{0, 4} {
+					for _, threads := range []int{1, 2} {
+						if got := run(streamed, f, skew, threads); !bytes.Equal(got, want) {
+							t.Fatalf("%s: streamed dst (skew %d, at end %v, %d threads) differs from the regular one", name, skew, atEnd, threads)
+						}
+					}
+				}
+				f.Free()
+			}
+			if isa == jit.NEON {
+				if streamed.full.fused.Streams() {
+					t.Fatalf("%s: NEON streams", name)
+				}
+				continue
+			}
+			vec := int64(64)
+			if isa == jit.AVX2 {
+				vec = 32
+			}
+			inner := c.dims[len(c.dims)-1]
+			if c.after > 0 {
+				inner *= c.dims[len(c.dims)-2] // the channel stride
+			}
+			want := c.dt == dtypes.F32 && inner*4%vec == 0 && c.kept == no
+			if got := streamed.full.fused.Streams(); c.kept != depends && got != want {
+				t.Fatalf("%s: Streams() = %v, want %v", name, got, want)
+			}
+			if want {
+				streams++
+			}
+		}
+		t.Logf("%v: %d of %d cases stream", isa, streams, len(cases))
+		if isa != jit.NEON && streams == 0 {
+			t.Fatalf("%v: no case streamed", isa)
+		}
+		jit.SetMaxISA(prev)
+	}
+}
