@@ -263,7 +263,9 @@ func TestR1NormCallsPartialOverlap(t *testing.T) {
 			return reduce.LayerNorm(d, s, g, b, dims, 1, 1e-5, o...)
 		}},
 		{"RMSNorm", func(d, s []float32, o ...reduce.Option) error { return reduce.RMSNorm(d, s, g, dims, 1, 1e-5, o...) }},
-		{"LpNormalize", func(d, s []float32, o ...reduce.Option) error { return reduce.LpNormalize(d, s, dims, 0, 2, 1e-12, o...) }},
+		{"LpNormalize", func(d, s []float32, o ...reduce.Option) error {
+			return reduce.LpNormalize(d, s, dims, 0, 2, 1e-12, o...)
+		}},
 	}
 	for _, c := range calls {
 		for _, tc := range []struct {
