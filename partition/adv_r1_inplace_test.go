@@ -385,3 +385,106 @@ func TestR1ResidualDoubleInPlace(t *testing.T) {
 		}
 	})
 }
+
+// TestR1ResidualInPlaceColumnMajor is TestR1ResidualDoubleInPlace over
+// column-major x, skip, dst and sum (each row strided, the chunks of
+// rows interleaved in memory): every in-place pairing against the out
+// of place run, and the out-of-place dst against a float64 oracle.
+func TestR1ResidualInPlaceColumnMajor(t *testing.T) {
+	f32 := dtypes.F32
+	rgs := []residualGraph{
+		{kind: graph.LayerNorm, dims: []int64{1000, 300}, dt: f32, sumDT: f32, readSum: true},
+		{kind: graph.LayerNorm, dims: []int64{1000, 300}, dt: f32, sumDT: f32, bias: true, readSum: true, stats: true},
+		{kind: graph.RMSNorm, dims: []int64{700, 129}, dt: f32, sumDT: f32, readSum: true},
+		{kind: graph.RMSNorm, dims: []int64{700, 129}, dt: dtypes.BF16, sumDT: dtypes.BF16},
+	}
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		r := rand.New(rand.NewPCG(13, uint64(isa)))
+		for _, rg := range rgs {
+			p := onlySupported(t, rg.build(t), Fusion)
+			data := residualData(rg, r)
+			cm := []int64{1, rg.dims[0]}
+			out, sum := uint64(12), uint64(10)
+			if rg.relu {
+				out = 13
+			}
+			if rg.bias {
+				sum = 11
+			}
+			var ins, outs []graph.LogicalTensor
+			for _, lt := range p.Inputs() {
+				if lt.ID == 1 || lt.ID == 2 {
+					lt = graph.NewLogicalTensorStrided(lt.ID, lt.DataType, lt.Dims, cm)
+				}
+				ins = append(ins, lt)
+			}
+			for _, lt := range p.Outputs() {
+				if lt.ID == out || lt.ID == sum {
+					lt = graph.NewLogicalTensorStrided(lt.ID, lt.DataType, rg.dims, cm)
+				} else {
+					lt = graph.NewLogicalTensorAny(lt.ID, lt.DataType, nil)
+				}
+				outs = append(outs, lt)
+			}
+			c, err := p.Compile(ins, outs)
+			if err != nil {
+				t.Errorf("%v: compile: %v", rg, err)
+				continue
+			}
+			inIdx, outIdx := map[uint64]int{}, map[uint64]int{}
+			for i, lt := range c.Inputs() {
+				inIdx[lt.ID] = i
+			}
+			for i, lt := range c.Outputs() {
+				outIdx[lt.ID] = i
+			}
+			_, hasSum := outIdx[sum]
+			mk := func(alias map[uint64]uint64) ([]Tensor, []Tensor) {
+				it := make([]Tensor, len(c.Inputs()))
+				for i, lt := range c.Inputs() {
+					it[i], err = NewTensor(lt, bytes.Clone(data[lt.ID]))
+					must(t, err)
+				}
+				ot := make([]Tensor, len(c.Outputs()))
+				for i, lt := range c.Outputs() {
+					n, err := MemSize(lt)
+					must(t, err)
+					b := make([]byte, n)
+					if in, ok := alias[lt.ID]; ok {
+						b = it[inIdx[in]].buf
+					}
+					ot[i], err = NewTensor(lt, b)
+					must(t, err)
+				}
+				return it, ot
+			}
+			aliases := []map[uint64]uint64{{out: 1}, {out: 2}}
+			if hasSum {
+				aliases = append(aliases, map[uint64]uint64{sum: 1}, map[uint64]uint64{sum: 2}, map[uint64]uint64{out: 1, sum: 2}, map[uint64]uint64{out: 2, sum: 1})
+			}
+			for _, th := range []int{1, 2} {
+				prev := jit.SetThreads(th)
+				ri, ro := mk(nil)
+				if err := c.Execute(ri, ro); err != nil {
+					t.Errorf("%v: out of place: %v", rg, err)
+					jit.SetThreads(prev)
+					continue
+				}
+				for _, a := range aliases {
+					name := fmt.Sprintf("%v/alias %v/%d threads (%s)", rg, a, th, c.Impl())
+					ii, io := mk(a)
+					if err := c.Execute(ii, io); err != nil {
+						t.Errorf("%s: in place: %v", name, err)
+						continue
+					}
+					for i := range io {
+						if !bytes.Equal(io[i].buf, ro[i].buf) {
+							t.Errorf("%s: output %d differs from out of place", name, c.Outputs()[i].ID)
+						}
+					}
+				}
+				jit.SetThreads(prev)
+			}
+		}
+	})
+}

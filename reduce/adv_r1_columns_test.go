@@ -59,7 +59,9 @@ func r1SoftmaxOracle(xs []float64, log, infAsZero bool) []float64 {
 // where the oracle has NaN, exact 0 (softmax) and -Inf (log-softmax)
 // where it has them, else within a few units of the dst type.
 func TestR1SoftmaxColumnsSpecials(t *testing.T) {
-	shapes := [][3]int{{1, 5, 1}, {3, 7, 3}, {2, 1, 17}, {1, 2, 15}, {2, 33, 31}, {1, 100, 65}, {3, 9, 129}, {1, 3, 257}, {2, 513, 5}}
+	shapes := [][3]int{{1, 5, 1}, {3, 7, 3}, {2, 1, 17}, {1, 2, 15}, {2, 33, 31}, {1, 100, 65}, {3, 9, 129}, {1, 3, 257}, {2, 513, 5},
+		// Rows (the normalized dim innermost): held rows two at a time, odd counts.
+		{9, 5, 1}, {17, 33, 1}, {7, 100, 1}, {3, 1000, 1}, {11, 16, 1}, {5, 2, 1}, {13, 1, 1}, {15, 17, 1}, {9, 257, 1}}
 	dts := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
