@@ -488,3 +488,92 @@ func TestR1ResidualInPlaceColumnMajor(t *testing.T) {
 		}
 	})
 }
+
+// TestR1GroupNormInPlaceLarge: GroupNorm in place (channels first and
+// last, large enough for chunks and passes), LayerNorm and softmax over
+// axis 0 of a tall tensor (normalized dims outside the chunk dim), on 1
+// and 2 threads and every ISA: bit for bit the out-of-place result.
+func TestR1GroupNormInPlaceLarge(t *testing.T) {
+	f32, bf16 := dtypes.F32, dtypes.BF16
+	cases := []struct {
+		name string
+		g    func() *graph.Graph
+	}{
+		{"gn/ncx", func() *graph.Graph {
+			return normOpGraph(t, graph.GroupNorm, []int64{4, 64, 3001}, f32, true, true, false, "groups", int64(8), "use_affine", true, "keep_stats", true, "data_format", "NCX")
+		}},
+		{"gn/nxc", func() *graph.Graph {
+			return normOpGraph(t, graph.GroupNorm, []int64{3, 3001, 64}, f32, true, false, false, "groups", int64(8), "use_affine", true, "keep_stats", false, "data_format", "NXC")
+		}},
+		{"gn/nxc-bf16-stats", func() *graph.Graph {
+			return normOpGraph(t, graph.GroupNorm, []int64{2, 1001, 96}, bf16, true, true, false, "groups", int64(3), "use_affine", true, "keep_stats", true, "data_format", "NXC")
+		}},
+		{"logsoftmax/axis0-tall", func() *graph.Graph {
+			return normOpGraph(t, graph.LogSoftmax, []int64{5000, 77}, f32, false, false, false, "axis", int64(0))
+		}},
+		{"softmax/axis0-post", func() *graph.Graph {
+			return normOpGraph(t, graph.SoftMax, []int64{3000, 129}, bf16, false, false, true, "axis", int64(0))
+		}},
+	}
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		r := rand.New(rand.NewPCG(43, uint64(isa)))
+		for _, tc := range cases {
+			g := tc.g()
+			var p *Partition
+			parts, err := Get(g, Fusion)
+			must(t, err)
+			for _, q := range parts {
+				if q.norm != nil {
+					p = q
+				}
+			}
+			if p == nil {
+				t.Fatalf("%s: no normalization partition", tc.name)
+			}
+			data := map[uint64][]byte{}
+			for _, lt := range p.Inputs() {
+				n, err := MemSize(lt)
+				must(t, err)
+				b := make([]byte, n)
+				for i := range n / int64(lt.DataType.Size()) {
+					dtypes.StoreF32(lt.DataType, b, i, float32(r.Float64()*6-3))
+				}
+				data[lt.ID] = b
+			}
+			c, ins, outs := executable(t, p, data)
+			for _, th := range []int{1, 2} {
+				prev := jit.SetThreads(th)
+				want := make([]Tensor, len(outs))
+				for i, o := range outs {
+					want[i], err = NewTensor(o.lt, make([]byte, len(o.buf)))
+					must(t, err)
+				}
+				must(t, c.Execute(ins, want))
+				ip := make([]Tensor, len(ins))
+				for i, in := range ins {
+					ip[i], err = NewTensor(in.lt, bytes.Clone(in.buf))
+					must(t, err)
+				}
+				op := make([]Tensor, len(outs))
+				for i, o := range outs {
+					b := make([]byte, len(o.buf))
+					if i == 0 {
+						b = ip[0].buf
+					}
+					op[i], err = NewTensor(o.lt, b)
+					must(t, err)
+				}
+				if err := c.Execute(ip, op); err != nil {
+					t.Errorf("%s: in place: %v", tc.name, err)
+				} else {
+					for i := range op {
+						if !bytes.Equal(op[i].buf, want[i].buf) {
+							t.Errorf("%s (%s), %d threads: output %d differs from out of place", tc.name, c.Impl(), th, c.Outputs()[i].ID)
+						}
+					}
+				}
+				jit.SetThreads(prev)
+			}
+		}
+	})
+}
