@@ -204,7 +204,7 @@ func TestR1NormInPlaceStrided(t *testing.T) {
 				dtypes.StoreF32(tc.dt, in, i, float32(r.Float64()*8-4))
 			}
 			want := r1NormOracle(tc.kind, tc.dims, strides, tc.axis, tc.dt, in, eps)
-			for _, th := range []int{1, 2} {
+			for _, th := range []int{1, 2, 3, 7} {
 				prev := jit.SetThreads(th)
 				name := fmt.Sprintf("%v/%d threads (%s)", tc, th, c.Impl())
 				st, _ := NewTensor(src, in)
@@ -321,7 +321,7 @@ func TestR1ResidualDoubleInPlace(t *testing.T) {
 					alias{"x=skip,sum=x", true, map[uint64]uint64{sum: 1}})
 			}
 			as = append(as, alias{"x=skip,dst=x", true, map[uint64]uint64{out: 1}})
-			for _, th := range []int{1, 2} {
+			for _, th := range []int{1, 2, 3, 7} {
 				prev := jit.SetThreads(th)
 				for _, a := range as {
 					name := fmt.Sprintf("%v/%s/%d threads (%s)", rg, a.name, th, c.Impl())
@@ -462,7 +462,7 @@ func TestR1ResidualInPlaceColumnMajor(t *testing.T) {
 			if hasSum {
 				aliases = append(aliases, map[uint64]uint64{sum: 1}, map[uint64]uint64{sum: 2}, map[uint64]uint64{out: 1, sum: 2}, map[uint64]uint64{out: 2, sum: 1})
 			}
-			for _, th := range []int{1, 2} {
+			for _, th := range []int{1, 2, 3, 7} {
 				prev := jit.SetThreads(th)
 				ri, ro := mk(nil)
 				if err := c.Execute(ri, ro); err != nil {
@@ -541,7 +541,7 @@ func TestR1GroupNormInPlaceLarge(t *testing.T) {
 				data[lt.ID] = b
 			}
 			c, ins, outs := executable(t, p, data)
-			for _, th := range []int{1, 2} {
+			for _, th := range []int{1, 2, 3, 7} {
 				prev := jit.SetThreads(th)
 				want := make([]Tensor, len(outs))
 				for i, o := range outs {

@@ -117,7 +117,7 @@ func TestR1LpNormalizeInPlace(t *testing.T) {
 						want[o] = float64(src[o]) / s
 					}
 				})
-				for _, th := range []int{1, 2} {
+				for _, th := range []int{1, 2, 3, 7} {
 					pt := jit.SetThreads(th)
 					name := fmt.Sprintf("%v p%d %v %d threads", isa, p, c, th)
 					out := make([]float32, n)
@@ -187,7 +187,7 @@ func TestR1NormCallsInPlaceStrided(t *testing.T) {
 				bsrc[i] = uint16(math.Float32bits(v) >> 16)
 			}
 			for _, fn := range []string{"Softmax", "LogSoftmax"} {
-				for _, th := range []int{1, 2} {
+				for _, th := range []int{1, 2, 3, 7} {
 					pt := jit.SetThreads(th)
 					name := fmt.Sprintf("%v %s %v %d threads", isa, fn, c, th)
 					opts := []reduce.Option{reduce.SrcStrides(st), reduce.DstStrides(st)}
