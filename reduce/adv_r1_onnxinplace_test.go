@@ -25,7 +25,8 @@ func TestR1ONNXNormInPlace(t *testing.T) {
 	}{
 		{"Softmax", 13, 0}, {"Softmax", 11, 0}, {"LogSoftmax", 13, 0}, {"LayerNormalization", 17, 301},
 		{"RMSNormalization", 23, 301}, {"GroupNormalization", 21, 8}, {"InstanceNormalization", 6, 8},
-		{"LpNormalization", 1, 0}, {"MeanVarianceNormalization", 13, 0},
+		{"LpNormalization", 1, 0}, {"MeanVarianceNormalization", 13, 0}, {"GroupNormalization", 18, 4},
+		{"LayerNormalization", 17, 2408}, {"LpNormalization", 22, 0},
 	}
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
@@ -49,6 +50,12 @@ func TestR1ONNXNormInPlace(t *testing.T) {
 			}
 			if nd.op == "GroupNormalization" {
 				node.NumGroups = 4
+			}
+			if nd.op == "LayerNormalization" && nd.scale == 2408 {
+				node.Axis = 1
+			}
+			if nd.op == "LpNormalization" && nd.opset == 22 {
+				node.P, node.Axis = 1, 1
 			}
 			if nd.op == "MeanVarianceNormalization" {
 				node.Axes = []int64{0, 2} // the default [0 2 3] is for rank 4
