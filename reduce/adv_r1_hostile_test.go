@@ -1,0 +1,103 @@
+package reduce_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/reduce"
+)
+
+// TestR1HostileNormCalls: malformed LpNormalize, Softmax, ArgMax calls
+// (overflowing dims, negative and huge strides, short slices, bad p and
+// eps) return an error, never panic, on every ISA.
+func TestR1HostileNormCalls(t *testing.T) {
+	big := 1 << 40
+	calls := []struct {
+		name string
+		f    func() error
+	}{
+		{"lp negative stride", func() error {
+			return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 1, 2, 0, reduce.SrcStrides([]int{-4, 1}))
+		}},
+		{"lp huge stride", func() error {
+			return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 1, 1, 0, reduce.SrcStrides([]int{math.MaxInt64 / 2, 1}))
+		}},
+		{"lp short dst", func() error {
+			return reduce.LpNormalize(make([]float32, 7), make([]float32, 8), []int{2, 4}, 1, 1, 0)
+		}},
+		{"lp nan eps", func() error {
+			return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 1, 1, float32(math.NaN()))
+		}},
+		{"lp inf eps", func() error {
+			return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 1, 1, float32(math.Inf(1)))
+		}},
+		{"lp p 3", func() error { return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 1, 3, 0) }},
+		{"lp axis 2", func() error { return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, 2, 2, 0) }},
+		{"lp axis -3", func() error { return reduce.LpNormalize(make([]float32, 8), make([]float32, 8), []int{2, 4}, -3, 2, 0) }},
+		{"softmax stride overflow", func() error {
+			return reduce.Softmax(make([]float32, 8), make([]float32, 8), []int{3, 4}, 1, reduce.SrcStrides([]int{math.MaxInt64/3 + 1, 1}))
+		}},
+		{"softmax dst stride overflow", func() error {
+			return reduce.Softmax(make([]float32, 8), make([]float32, 8), []int{2, 4}, 0, reduce.DstStrides([]int{4, math.MaxInt64 / 2}))
+		}},
+		{"softmax negative dim", func() error { return reduce.Softmax(make([]float32, 8), make([]float32, 8), []int{-2, -4}, 0) }},
+		{"argmax stride overflow", func() error {
+			return reduce.ArgMax(make([]int64, 2), make([]float32, 8), []int{2, 4}, 1, reduce.SrcStrides([]int{1, math.MaxInt64 / 3}))
+		}},
+		{"argmax dst stride overflow", func() error {
+			return reduce.ArgMax(make([]int64, 2), make([]float32, 8), []int{2, 4}, 1, reduce.DstStrides([]int{math.MaxInt64}))
+		}},
+		{"argmax dims overflow", func() error {
+			return reduce.ArgMax(make([]int64, 2), make([]float32, 8), []int{big, big, 4}, 2, reduce.SrcStrides([]int{0, 0, 1}), reduce.DstStrides([]int{0, 0}))
+		}},
+		{"argmax dims product overflow zero stride", func() error {
+			return reduce.ArgMax(make([]int64, 1), make([]float32, 1), []int{big, big}, 1, reduce.SrcStrides([]int{0, 0}), reduce.DstStrides([]int{0}))
+		}},
+		{"layernorm stats short", func() error {
+			return reduce.LayerNorm(make([]float32, 8), make([]float32, 8), []float32(nil), []float32(nil), []int{2, 4}, 1, 1e-5, reduce.Stats(make([]float32, 1), make([]float32, 2)))
+		}},
+	}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, c := range calls {
+			err := advCatch(c.f)
+			if err == nil {
+				t.Errorf("%v %s: no error", isa, c.name)
+				continue
+			}
+			// LpNormalize refuses a huge src stride as OutOfMemory (its
+			// plan's span check runs before the buffer's): an error all the same.
+			if !errors.Is(err, graph.InvalidArguments) && !errors.Is(err, graph.InvalidShape) && !errors.Is(err, graph.Unimplemented) &&
+				!errors.Is(err, graph.OutOfMemory) {
+				t.Errorf("%v %s: %v", isa, c.name, fmt.Sprint(err))
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}
+
+// TestR1LpNormalizeOverflowingDims: dims whose element count overflows
+// int64 ([2^32, 2^32] wraps to 0, as does [2^40, 2^40, 2^40]) with
+// 4-element slices. Softmax, LayerNorm, RMSNorm, GroupNorm refuse them
+// (InvalidShape: "hold more than 2^63 elements"), Sum and ArgMax too
+// (InvalidArguments); LpNormalize returns nil and writes nothing: its
+// "elements(io.dims) == 0: nothing to write" early return
+// (reduce/pool.go) takes the wrapped product for an empty tensor before
+// anything checks the dims or the slices against them.
+func TestR1LpNormalizeOverflowingDims(t *testing.T) {
+	for _, dims := range [][]int{{1 << 32, 1 << 32}, {1 << 40, 1 << 40, 1 << 40}, {1 << 31, 1 << 31, 4}} {
+		for _, isa := range advISAs {
+			prev := jit.SetMaxISA(isa)
+			dst := []float32{7, 7, 7, 7}
+			err := advCatch(func() error { return reduce.LpNormalize(dst, make([]float32, 4), dims, 0, 2, 0) })
+			if !errors.Is(err, graph.InvalidShape) && !errors.Is(err, graph.InvalidArguments) {
+				t.Errorf("%v: LpNormalize over dims %v with 4-element slices: %v, want InvalidShape (as Softmax's)", isa, dims, err)
+			}
+			jit.SetMaxISA(prev)
+		}
+	}
+}

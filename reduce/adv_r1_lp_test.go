@@ -1,0 +1,91 @@
+package reduce_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/reduce"
+)
+
+// TestR1LpNormalizeSpecials: LpNormalize's documented special rows, over
+// the last axis and a middle one, p 1 and 2, eps 0 and 1e-12, every ISA:
+// a row of 0s gives NaN with eps 0 and 0s with eps > 0; a row holding an
+// infinity NaN there and ±0 elsewhere; a NaN a row of NaN; a row of
+// tiny values (whose squares underflow) and of huge ones (whose squares
+// overflow) as README's precision notes allow: finite and within f32
+// error where the norm itself is representable and no square overflows.
+func TestR1LpNormalizeSpecials(t *testing.T) {
+	rows := []struct {
+		name string
+		vals []float32
+	}{
+		{"zeros", []float32{0, 0, 0, 0, 0}},
+		{"negzeros", []float32{float32(math.Copysign(0, -1)), 0, float32(math.Copysign(0, -1)), 0, 0}},
+		{"inf", []float32{1, float32(math.Inf(1)), -2, 3, 0}},
+		{"-inf", []float32{1, 2, -2, 3, float32(math.Inf(-1))}},
+		{"nan", []float32{1, 2, float32(math.NaN()), 3, 4}},
+		{"plain", []float32{1, -2, 3, -4, 5}},
+		{"single nonzero", []float32{0, 0, -7, 0, 0}},
+		{"big", []float32{1e18, -2e18, 3e18, 1e18, 5e17}},
+	}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, p := range []int{1, 2} {
+			for _, eps := range []float32{0, 1e-12} {
+				for _, layout := range []string{"rows", "columns"} {
+					// 5 elements per row, many rows (one pattern each, cycled).
+					const R, N = 37, 5
+					dims, axis := []int{R, N}, 1
+					if layout == "columns" {
+						dims, axis = []int{N, R}, 0
+					}
+					src := make([]float32, R*N)
+					at := func(r, j int) int {
+						if layout == "rows" {
+							return r*N + j
+						}
+						return j*R + r
+					}
+					for r := range R {
+						for j := range N {
+							src[at(r, j)] = rows[r%len(rows)].vals[j]
+						}
+					}
+					dst := make([]float32, R*N)
+					err := reduce.LpNormalize(dst, src, dims, axis, p, eps)
+					name := fmt.Sprintf("%v p%d eps %g %s", isa, p, eps, layout)
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+						continue
+					}
+					for r := range R {
+						row := rows[r%len(rows)]
+						norm := 0.0
+						for _, v := range row.vals {
+							if p == 1 {
+								norm += math.Abs(float64(v))
+							} else {
+								norm += float64(v) * float64(v)
+							}
+						}
+						if p == 2 {
+							norm = math.Sqrt(norm)
+						}
+						norm = math.Max(norm, float64(eps))
+						for j, v := range row.vals {
+							w := float64(v) / norm
+							g := float64(dst[at(r, j)])
+							ok := math.IsNaN(w) == math.IsNaN(g) && (math.IsNaN(w) || math.Abs(g-w) <= 1e-6*math.Abs(w)+1e-30 && math.Signbit(g) == math.Signbit(w))
+							if !ok {
+								t.Errorf("%s: row %q [%d] = %v, want %v", name, row.name, j, g, w)
+							}
+						}
+					}
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}
