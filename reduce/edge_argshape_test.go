@@ -9,11 +9,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1ArgS32AxisTooLongIsInvalidShape: reduce.ArgMax's doc says an
+// TestArgS32AxisTooLongIsInvalidShape: reduce.ArgMax's doc says an
 // s32 dst for an axis longer than 2^31 is an InvalidShape error (as an
 // axis of size 0 is). A one-element src broadcast (stride 0) over 2^31+5
 // elements asks for it without the memory.
-func TestR1ArgS32AxisTooLongIsInvalidShape(t *testing.T) {
+func TestArgS32AxisTooLongIsInvalidShape(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		d := make([]int32, 1)

@@ -143,11 +143,11 @@ func (c r1StridedCase) String() string {
 	return fmt.Sprintf("%s/%s/%v/perm%v/pad%d/axis%d", c.kind, c.dt, c.dims, c.perm, c.pad, c.axis)
 }
 
-// TestR1NormInPlaceStrided runs normalizations over strided (permuted,
+// TestNormInPlaceStrided runs normalizations over strided (permuted,
 // padded) tensors with dst given as src itself, on 1 and 2 threads and
 // every ISA cap, and holds the in-place result to the out-of-place one
 // (bit for bit) and both to a float64 oracle.
-func TestR1NormInPlaceStrided(t *testing.T) {
+func TestNormInPlaceStrided(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	cases := []r1StridedCase{
 		{graph.SoftMax, f32, []int64{300, 1000}, []int{1, 0}, 0, 1, nil},
@@ -272,11 +272,11 @@ func TestR1NormInPlaceStrided(t *testing.T) {
 	})
 }
 
-// TestR1ResidualDoubleInPlace runs residual-sum normalizations with both
+// TestResidualDoubleInPlace runs residual-sum normalizations with both
 // outputs in place at once (dst as x and the kept sum as skip, and the
 // other way round) and with x and skip one buffer (dst or the sum being
 // it), and holds every output to the out-of-place run on copies.
-func TestR1ResidualDoubleInPlace(t *testing.T) {
+func TestResidualDoubleInPlace(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	rgs := []residualGraph{
 		{kind: graph.LayerNorm, dims: []int64{300, 1000}, dt: f32, sumDT: f32, bias: true, readSum: true},
@@ -386,11 +386,11 @@ func TestR1ResidualDoubleInPlace(t *testing.T) {
 	})
 }
 
-// TestR1ResidualInPlaceColumnMajor is TestR1ResidualDoubleInPlace over
+// TestResidualInPlaceColumnMajor is TestResidualDoubleInPlace over
 // column-major x, skip, dst and sum (each row strided, the chunks of
 // rows interleaved in memory): every in-place pairing against the out
 // of place run, and the out-of-place dst against a float64 oracle.
-func TestR1ResidualInPlaceColumnMajor(t *testing.T) {
+func TestResidualInPlaceColumnMajor(t *testing.T) {
 	f32 := dtypes.F32
 	rgs := []residualGraph{
 		{kind: graph.LayerNorm, dims: []int64{1000, 300}, dt: f32, sumDT: f32, readSum: true},
@@ -489,11 +489,11 @@ func TestR1ResidualInPlaceColumnMajor(t *testing.T) {
 	})
 }
 
-// TestR1GroupNormInPlaceLarge: GroupNorm in place (channels first and
+// TestGroupNormInPlaceLarge: GroupNorm in place (channels first and
 // last, large enough for chunks and passes), LayerNorm and softmax over
 // axis 0 of a tall tensor (normalized dims outside the chunk dim), on 1
 // and 2 threads and every ISA: bit for bit the out-of-place result.
-func TestR1GroupNormInPlaceLarge(t *testing.T) {
+func TestGroupNormInPlaceLarge(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	cases := []struct {
 		name string

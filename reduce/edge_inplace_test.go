@@ -83,11 +83,11 @@ var r1Cases = []r1Case{
 	{[]int{5, 1, 7}, []int{2, 1, 0}, 3, 1},
 }
 
-// TestR1LpNormalizeInPlace runs LpNormalize (p 1 and 2) in place over
+// TestLpNormalizeInPlace runs LpNormalize (p 1 and 2) in place over
 // strided (permuted, padded) src on 1 and 2 threads and every ISA, and
 // holds in place to out of place bit for bit, and both to a float64
 // oracle. The padding must be left alone.
-func TestR1LpNormalizeInPlace(t *testing.T) {
+func TestLpNormalizeInPlace(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(3, uint64(isa)))
@@ -169,10 +169,10 @@ func TestR1LpNormalizeInPlace(t *testing.T) {
 	}
 }
 
-// TestR1NormCallsInPlaceStrided runs Softmax, LogSoftmax (bf16 too) in
+// TestNormCallsInPlaceStrided runs Softmax, LogSoftmax (bf16 too) in
 // place over strided src, 1 and 2 threads, every ISA, bit for bit
 // against out of place.
-func TestR1NormCallsInPlaceStrided(t *testing.T) {
+func TestNormCallsInPlaceStrided(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(5, uint64(isa)))
@@ -242,10 +242,10 @@ func TestR1NormCallsInPlaceStrided(t *testing.T) {
 	}
 }
 
-// TestR1NormCallsPartialOverlap: dst over src shifted by one element,
+// TestNormCallsPartialOverlap: dst over src shifted by one element,
 // or the same first element with other strides, or a src that overlaps
 // itself (stride 0), is InvalidArguments, for every normalization call.
-func TestR1NormCallsPartialOverlap(t *testing.T) {
+func TestNormCallsPartialOverlap(t *testing.T) {
 	dims := []int{4, 8}
 	buf := make([]float32, 64)
 	for i := range buf {

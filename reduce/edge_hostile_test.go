@@ -11,10 +11,10 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1HostileNormCalls: malformed LpNormalize, Softmax, ArgMax calls
+// TestHostileNormCalls: malformed LpNormalize, Softmax, ArgMax calls
 // (overflowing dims, negative and huge strides, short slices, bad p and
 // eps) return an error, never panic, on every ISA.
-func TestR1HostileNormCalls(t *testing.T) {
+func TestHostileNormCalls(t *testing.T) {
 	big := 1 << 40
 	calls := []struct {
 		name string
@@ -80,7 +80,7 @@ func TestR1HostileNormCalls(t *testing.T) {
 	}
 }
 
-// TestR1LpNormalizeOverflowingDims: dims whose element count overflows
+// TestLpNormalizeOverflowingDims: dims whose element count overflows
 // int64 ([2^32, 2^32] wraps to 0, as does [2^40, 2^40, 2^40]) with
 // 4-element slices. Softmax, LayerNorm, RMSNorm, GroupNorm refuse them
 // (InvalidShape: "hold more than 2^63 elements"), Sum and ArgMax too
@@ -88,7 +88,7 @@ func TestR1HostileNormCalls(t *testing.T) {
 // "elements(io.dims) == 0: nothing to write" early return
 // (reduce/pool.go) takes the wrapped product for an empty tensor before
 // anything checks the dims or the slices against them.
-func TestR1LpNormalizeOverflowingDims(t *testing.T) {
+func TestLpNormalizeOverflowingDims(t *testing.T) {
 	for _, dims := range [][]int{{1 << 32, 1 << 32}, {1 << 40, 1 << 40, 1 << 40}, {1 << 31, 1 << 31, 4}} {
 		for _, isa := range advISAs {
 			prev := jit.SetMaxISA(isa)

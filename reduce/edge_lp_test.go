@@ -9,14 +9,14 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1LpNormalizeSpecials: LpNormalize's documented special rows, over
+// TestLpNormalizeSpecials: LpNormalize's documented special rows, over
 // the last axis and a middle one, p 1 and 2, eps 0 and 1e-12, every ISA:
 // a row of 0s gives NaN with eps 0 and 0s with eps > 0; a row holding an
 // infinity NaN there and ±0 elsewhere; a NaN a row of NaN; a row of
 // tiny values (whose squares underflow) and of huge ones (whose squares
 // overflow) as README's precision notes allow: finite and within f32
 // error where the norm itself is representable and no square overflows.
-func TestR1LpNormalizeSpecials(t *testing.T) {
+func TestLpNormalizeSpecialRows(t *testing.T) {
 	rows := []struct {
 		name string
 		vals []float32

@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// TestR1NormPostOpAfterOverflow: a normalization driver's src scale can
+// TestNormPostOpAfterOverflow: a normalization driver's src scale can
 // overflow f32 (lnorm's values of about ±2 times 3e38; log-softmax's
 // negative fill times 3), giving -Inf before an eltwise post-op. gdnn's
 // ReLU, GELUs, Mish and HardSwish give their limit there (0 or -0, as
 // README's "infinities exact" says, on every ISA and the interpreter),
 // but the driver's reference computes alpha*x and x*(...)
 // (refEltwise), 0 * -Inf = NaN, and FAILS the correct result.
-func TestR1NormPostOpAfterOverflow(t *testing.T) {
+func TestNormPostOpAfterOverflow(t *testing.T) {
 	for _, args := range [][]string{
 		{"--lnorm", "--dir=FWD_I", "--attr-scales=src:common:3e38", "--attr-post-ops=relu", "4x16"},
 		{"--lnorm", "--dir=FWD_I", "--dt=f32:s8", "--attr-scales=src:common:3e38", "--attr-post-ops=relu", "4x16"},
@@ -67,7 +67,7 @@ func r1CheckLines(out string, idx int) []string {
 	return lines
 }
 
-// TestR1ReproLineIsPositionFree: a problem's __REPRO line run alone must
+// TestReproLineIsPositionFree: a problem's __REPRO line run alone must
 // see the data it saw in the batch (benchdnn's repro lines reproduce a
 // failure). The drivers seed their fills with the problem's index in
 // the run (reduction.go: uint64(idx)+1; normrun.go doNorm:
@@ -75,7 +75,7 @@ func r1CheckLines(out string, idx int) []string {
 // other data: its check figures differ, and a data-dependent failure
 // (linear:3e38+relu on a max: FAILED as problem 1, PASSED alone) does
 // not reproduce from its own repro line.
-func TestR1ReproLineIsPositionFree(t *testing.T) {
+func TestReproLineIsPositionFree(t *testing.T) {
 	for _, c := range []struct{ batch, alone []string }{
 		{[]string{"--reduction", "--alg=max,sum", "-v1", "5x1000:5x1"}, []string{"--reduction", "--alg=sum", "-v1", "5x1000:5x1"}},
 		{[]string{"--softmax", "--alg=SOFTMAX,LOGSOFTMAX", "-v1", "5x1000"}, []string{"--softmax", "--alg=LOGSOFTMAX", "-v1", "5x1000"}},

@@ -11,11 +11,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1SoftmaxColumnsStrided: softmax and log-softmax over the middle
+// TestSoftmaxColumnsStrided: softmax and log-softmax over the middle
 // dim of [O, C, I] with src and dst of different padded strides (the
 // channels far apart, the inner dim contiguous), f16 src into an f32 dst
 // and f32 into bf16, 1 and 2 threads, every ISA, against float64.
-func TestR1SoftmaxColumnsStrided(t *testing.T) {
+func TestSoftmaxColumnsStrided(t *testing.T) {
 	type cs struct {
 		dims       []int
 		src, dst   []int

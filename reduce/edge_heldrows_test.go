@@ -22,14 +22,14 @@ func r1BF16(v float64) float64 {
 	return float64(dtypes.LoadF32(dtypes.BF16, b[:], 0))
 }
 
-// TestR1HeldSoftmaxSubnormalBF16 runs softmax over the last dim of
+// TestHeldSoftmaxSubnormalBF16 runs softmax over the last dim of
 // [R, N] (rows short enough to be held in registers, R odd and even so
 // that the last row of a pair is alone) with a bf16 dst and results in
 // bf16's subnormal range in every row (several rows, some with one
 // subnormal lane, some with many), f32 and bf16 src, every ISA, 1 and 2
 // threads, against float64 softmax rounded to bf16: within one bf16 unit
 // (in the last place of the subnormal: 2^-133), never flushed to 0.
-func TestR1HeldSoftmaxSubnormalBF16(t *testing.T) {
+func TestHeldSoftmaxSubnormalBF16(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(17, uint64(isa)))

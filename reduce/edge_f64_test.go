@@ -59,12 +59,12 @@ func r1Groups(dims, axes []int, f func(out int, offs []int)) {
 	}
 }
 
-// TestR1F64MaxMinSpecials: f64 ReduceMax and ReduceMin over rows whose
+// TestF64MaxMinSpecials: f64 ReduceMax and ReduceMin over rows whose
 // NaN comes late (last element, last tail lane, after a long run), rows
 // of -0 and +0 in either order, ±Inf, over one axis and two, every ISA,
 // 1 and 2 threads: bit for bit against the exact result (NaN wins; max
 // takes +0 over -0, min -0 over +0).
-func TestR1F64MaxMinSpecials(t *testing.T) {
+func TestF64MaxMinSpecials(t *testing.T) {
 	type cs struct {
 		dims, axes []int
 	}
@@ -173,12 +173,12 @@ func TestR1F64MaxMinSpecials(t *testing.T) {
 	}
 }
 
-// TestR1F64SumBound: f64 sums and means over one and several axes,
+// TestF64SumBound: f64 sums and means over one and several axes,
 // long and short, strided outputs, with cancelling terms of mixed
 // magnitudes, every ISA, 1 and 2 threads: within README's bound
 // 2^-53 (1032 + N/1024) sum |x| of the exact (big.Float) sum, and bit
 // identical for 1 and 2 threads.
-func TestR1F64SumBound(t *testing.T) {
+func TestF64SumBound(t *testing.T) {
 	type cs struct {
 		dims, axes []int
 	}

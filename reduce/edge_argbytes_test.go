@@ -13,11 +13,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1ArgMinMaxBytes: GoMLX's ArgMinMax into a byte dst at an odd
+// TestArgMinMaxBytes: GoMLX's ArgMinMax into a byte dst at an odd
 // address (one byte into a buffer), s32 and s64, KeepDims and
 // transposed DstStrides, every ISA: the indices, little-endian, and the
 // bytes around dst untouched; a dst one byte short is refused.
-func TestR1ArgMinMaxBytes(t *testing.T) {
+func TestArgMinMaxBytes(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(61, uint64(isa)))

@@ -51,14 +51,14 @@ func r1SoftmaxOracle(xs []float64, log, infAsZero bool) []float64 {
 	return out
 }
 
-// TestR1SoftmaxColumnsSpecials runs Softmax and LogSoftmax over the
+// TestSoftmaxColumnsSpecials runs Softmax and LogSoftmax over the
 // middle dim of [outer, C, inner] (the fused column kernel), with
 // odd inner extents, C of 1 and more, f32, bf16 and f16, rows holding
 // -Inf, NaN, +Inf, huge values, all -Inf (with and without InfAsZero), on
 // 1, 2 and 3 threads and every ISA, against a float64 oracle: NaN exactly
 // where the oracle has NaN, exact 0 (softmax) and -Inf (log-softmax)
 // where it has them, else within a few units of the dst type.
-func TestR1SoftmaxColumnsSpecials(t *testing.T) {
+func TestSoftmaxColumnsSpecials(t *testing.T) {
 	shapes := [][3]int{{1, 5, 1}, {3, 7, 3}, {2, 1, 17}, {1, 2, 15}, {2, 33, 31}, {1, 100, 65}, {3, 9, 129}, {1, 3, 257}, {2, 513, 5},
 		// Rows (the normalized dim innermost): held rows two at a time, odd counts.
 		{9, 5, 1}, {17, 33, 1}, {7, 100, 1}, {3, 1000, 1}, {11, 16, 1}, {5, 2, 1}, {13, 1, 1}, {15, 17, 1}, {9, 257, 1}}

@@ -11,11 +11,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1NormInPlaceOtherType: dst given src's memory as another type (a
+// TestNormInPlaceOtherType: dst given src's memory as another type (a
 // bf16 dst over an f32 src's first bytes, an f16 src read as bf16 dst)
 // is not src itself, and every normalization call refuses it with x
 // unchanged.
-func TestR1NormInPlaceOtherType(t *testing.T) {
+func TestNormInPlaceOtherType(t *testing.T) {
 	src := make([]float32, 64)
 	for i := range src {
 		src[i] = float32(i%9) - 4

@@ -11,11 +11,11 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 )
 
-// TestR1ArgAbsSpecials: [Abs ->] ArgMax / ArgMin partitions over f32,
+// TestArgAbsSpecials: [Abs ->] ArgMax / ArgMin partitions over f32,
 // bf16 and f16 src [3, n, 5] along each axis, with ties of ±0 and ±Inf
 // (equal under Abs), NaNs of both signs, long axes, select_last_index,
 // on every ISA cap and 1 and 2 threads, against argRowRef.
-func TestR1ArgAbsSpecials(t *testing.T) {
+func TestArgAbsSpecials(t *testing.T) {
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(0x7fc00000), math.Float32frombits(0xffc00000), 3, -3, 1, -1, 65504, -65504}
 	forEachISA(t, func(t *testing.T, isa jit.ISA) {

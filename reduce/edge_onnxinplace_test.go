@@ -11,11 +11,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1ONNXNormInPlace: every ONNX normalization node run with y given
+// TestONNXNormInPlace: every ONNX normalization node run with y given
 // x itself (1 and 2 threads, every ISA) is bit for bit the node run out
 // of place, or, where it refuses in place, a clear error and x
 // unchanged.
-func TestR1ONNXNormInPlace(t *testing.T) {
+func TestONNXNormInPlace(t *testing.T) {
 	dims := []int{3, 8, 301}
 	n := 3 * 8 * 301
 	nodes := []struct {
@@ -94,7 +94,7 @@ func TestR1ONNXNormInPlace(t *testing.T) {
 	}
 }
 
-// TestR1ONNXMVNInPlace is the minimal case of the failure above:
+// TestONNXMVNInPlace is the minimal case of the failure above:
 // MeanVarianceNormalization with y given x itself, any axes. onnxMVN
 // (reduce/onnxnorm.go) first runs the LayerNorm program with dst y for
 // the statistics, which in place overwrites x with (x - mean) /
@@ -102,7 +102,7 @@ func TestR1ONNXNormInPlace(t *testing.T) {
 // it were x and normalizes it a second time with the statistics of the
 // original. The package doc allows a normalization in place when dst is
 // src itself, and the call neither refuses nor gets it right.
-func TestR1ONNXMVNInPlace(t *testing.T) {
+func TestONNXMVNInPlace(t *testing.T) {
 	for _, axes := range [][]int64{{2}, {1, 2}, {0, 2}, {}} {
 		for _, isa := range advISAs {
 			prev := jit.SetMaxISA(isa)

@@ -55,11 +55,11 @@ func r1CheckArg[T int16 | uint16 | uint32 | int64 | uint64](t *testing.T, name s
 	}
 }
 
-// TestR1ArgWideIntegers: ArgMax and ArgMin of u16 (named by SrcType),
+// TestArgWideIntegers: ArgMax and ArgMin of u16 (named by SrcType),
 // s16, u32, s64 and u64 src whose values need every bit (u16 and u32
 // above the sign bit, s64 and u64 past 2^53 and differing only in the
 // low bits), every ISA.
-func TestR1ArgWideIntegers(t *testing.T) {
+func TestArgWideIntegers(t *testing.T) {
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(47, uint64(isa)))

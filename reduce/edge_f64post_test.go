@@ -9,11 +9,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1F64MaxPostSpecials: f64 Max and Min with a post-op (Abs,
+// TestF64MaxPostSpecials: f64 Max and Min with a post-op (Abs,
 // ReLU: the exact code, not the native kernel) over rows with a late
 // NaN, signed zeros and infinities, every ISA: bit for bit the exact
 // result through the post-op.
-func TestR1F64MaxPostSpecials(t *testing.T) {
+func TestF64MaxPostSpecials(t *testing.T) {
 	nz := math.Copysign(0, -1)
 	rows := [][]float64{
 		{1, 2, 3, 4, 5, 6, 7, 8, 9, math.NaN()},

@@ -11,11 +11,11 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1LayerNormCallsInPlace: LayerNorm (with Stats), RMSNorm and
+// TestLayerNormCallsInPlace: LayerNorm (with Stats), RMSNorm and
 // GroupNorm in place over permuted, padded strides, 1, 2 and 3
 // threads, every ISA: bit for bit the out-of-place call (dst, mean,
 // variance), padding untouched.
-func TestR1LayerNormCallsInPlace(t *testing.T) {
+func TestLayerNormCallsInPlace(t *testing.T) {
 	type cs struct {
 		dims  []int
 		perm  []int

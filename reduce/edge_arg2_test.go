@@ -9,10 +9,10 @@ import (
 	"github.com/gdnn/gdnn/reduce"
 )
 
-// TestR1ArgLongNaN: one NaN (or two) placed anywhere in a long axis
+// TestArgLongNaN: one NaN (or two) placed anywhere in a long axis
 // (innermost and not, strided), the max tied at both ends, every ISA, 1
 // and 2 threads: the index is the NaN's (first or last), exactly.
-func TestR1ArgLongNaN(t *testing.T) {
+func TestArgLongNaN(t *testing.T) {
 	type cs struct {
 		dims    []int
 		axis    int
