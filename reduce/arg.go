@@ -43,8 +43,9 @@ const optSelectLast optKind = 64
 // SelectLastIndex(true). dst holds src's dims without axis (with it as 1
 // under KeepDims(true)). Options: KeepDims, Type or SrcType (a ~uint16
 // src's bf16 or f16), SrcStrides, DstStrides, SelectLastIndex. An axis of
-// size 0 is an InvalidShape error (there is nothing to pick), and so is an
-// s32 dst for an axis longer than 2^31.
+// size 0 is an InvalidShape error (there is nothing to pick); an s32 dst
+// for an axis longer than 2^31 is InvalidArguments (the index type cannot
+// hold the answer: use an int64 dst).
 func ArgMax[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...Option) error {
 	return argRun("ArgMax", false, dst, src, dims, axis, opts)
 }

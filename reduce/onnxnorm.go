@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -279,7 +280,18 @@ func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts [
 	}
 	mean, variance := make([]float32, rows), make([]float32, rows)
 	view := append(opts[:len(opts):len(opts)], SrcStrides(vstr), DstStrides(vstr), Stats(mean, variance))
-	if err := runNorm(fn, norm.LayerNorm, y, x, []float32(nil), nil, vdims, kept, 0, 0, view); err != nil {
+	// The statistics come from a LayerNorm whose normalized output is
+	// dropped: in place (y is x) it goes to scratch, since the loop below
+	// reads x again.
+	statsDst := y
+	if xb, yb := bytesOf(x), bytesOf(y); jit.Overlap(xb, yb) {
+		if !jit.SameTensor(yb, xb, io.dstDT, io.srcDT, io.dims, dense, dense) {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: y overlaps x in memory "+
+				"(in place, y must be x itself: the same first element and type)", fn)
+		}
+		statsDst = make([]D, len(y))
+	}
+	if err := runNorm(fn, norm.LayerNorm, statsDst, x, []float32(nil), nil, vdims, kept, 0, 0, view); err != nil {
 		return err
 	}
 	xb, yb := bytesOf(x), bytesOf(y)

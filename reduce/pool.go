@@ -330,6 +330,9 @@ func resolveIO[D, S Float](a *callInts, fn string, dims []int, opts []Option, dr
 		}
 		io.dims[i] = int64(d)
 	}
+	if n := elementsSat(io.dims); n == math.MaxInt64 {
+		return io, status.Errorf(status.InvalidShape, "reduce.%s: dims %v hold more than 2^63 elements", fn, dims)
+	}
 	ddims := io.dims
 	if len(dropped) > 0 {
 		if ax, ok := norm.AxisIn(int64(dropped[0]), len(dims)); ok {
@@ -396,4 +399,17 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 	}
 	c.byKey[string(b)] = p
 	return p, nil
+}
+
+// elementsSat is the number of elements of dims: 0 if a dim is 0, else
+// their product, or math.MaxInt64 where that overflows.
+func elementsSat(dims []int64) int64 {
+	n := int64(1)
+	for _, d := range dims {
+		if d == 0 {
+			return 0
+		}
+		n = plan.MulSat(n, d)
+	}
+	return n
 }
