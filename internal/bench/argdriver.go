@@ -31,6 +31,7 @@ type argCase struct {
 
 // doGraphArg runs an index reduction partition under the modes.
 func (r *runner) doGraphArg(idx int, c graphCase, p *partition.Partition) result {
+	seed := seedOf(r.reproGraph(c))
 	cp, err := p.Compile(p.Inputs(), p.Outputs())
 	if err != nil {
 		return result{state: stateOf(err), reason: reasonOf(err)}
@@ -62,7 +63,7 @@ func (r *runner) doGraphArg(idx int, c graphCase, p *partition.Partition) result
 	}
 	if r.g.mode.Corr {
 		for _, ties := range []bool{true, false} {
-			a.fill(uint64(idx)+1, ties)
+			a.fill(seed, ties)
 			if err := exec(); err != nil {
 				return fail(err)
 			}
@@ -73,7 +74,7 @@ func (r *runner) doGraphArg(idx int, c graphCase, p *partition.Partition) result
 	}
 	if r.g.mode.Perf {
 		if !r.g.mode.Corr {
-			a.fill(uint64(idx)+1, false)
+			a.fill(seed, false)
 		}
 		t, err := measure(exec, r.g.maxMs, r.g.fixTimes)
 		if err != nil {

@@ -800,7 +800,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 		}
 		if r.g.mode.Corr {
 			for _, mode := range []fillMode{fillExact, fillRandom} {
-				if fail := r.checkOnce(gp.b, redCase{sdt: gp.sdt, ddt: gp.ddt}, mode, uint64(idx)+1, exec); fail != nil {
+				if fail := r.checkOnce(gp.b, redCase{sdt: gp.sdt, ddt: gp.ddt}, mode, seedOf(repro), exec); fail != nil {
 					fail.impl = res.impl
 					fail.reason = fmt.Sprintf("partition %d: %s", pi, fail.reason)
 					return *fail
@@ -809,7 +809,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 		}
 		if r.g.mode.Perf && len(parts) == 1 {
 			if !r.g.mode.Corr {
-				fillInputs(gp.b, gp.sdt, fillRandom, uint64(idx)+1)
+				fillInputs(gp.b, gp.sdt, fillRandom, seedOf(repro))
 			}
 			t, err := measure(func() error { return exec(0) }, r.g.maxMs, r.g.fixTimes)
 			if err != nil {

@@ -511,6 +511,7 @@ func (r *runner) perfGraphNorm(n *graphNorm, c graphCase, idx int, impl string, 
 // gets its implementation. It returns the perf data of a timed run (a
 // case of one partition) or the result that ends the case.
 func (r *runner) doGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition, c graphCase, idx, pi, np int, res *result) (*PerfData, *result) {
+	seed := seedOf(r.reproGraph(c))
 	n, fail := buildGraphNorm(g, p, dec)
 	if fail != nil {
 		return nil, fail
@@ -540,7 +541,7 @@ func (r *runner) doGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomp
 		}
 	}
 	if r.g.mode.Corr {
-		if f := r.checkGraphNorm(n, uint64(idx)+1); f != nil {
+		if f := r.checkGraphNorm(n, seed); f != nil {
 			f.reason = fmt.Sprintf("partition %d: %s", pi, f.reason)
 			return nil, with(f)
 		}
@@ -548,7 +549,7 @@ func (r *runner) doGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomp
 	var perf *PerfData
 	if r.g.mode.Perf && np == 1 {
 		if !r.g.mode.Corr {
-			n.fill(false, uint64(idx)+1)
+			n.fill(false, seed)
 		}
 		t, err := measure(func() error { return n.exec(0) }, r.g.maxMs, r.g.fixTimes)
 		if err != nil {

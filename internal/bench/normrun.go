@@ -688,6 +688,7 @@ func (r *runner) doNorm(idx int, c normCase) result {
 		return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl}
 	}
 	fail := func(err error) result { return result{state: stateOf(err), reason: reasonOf(err), impl: res.impl} }
+	seed := seedOf(r.reproNorm(c))
 	switch {
 	case r.g.mode.Bitwise:
 		b.fillRandomNorm(7)
@@ -716,20 +717,20 @@ func (r *runner) doNorm(idx int, c normCase) result {
 			}
 		}
 	case r.g.mode.Exec:
-		b.fillRandomNorm(uint64(idx))
+		b.fillRandomNorm(seed)
 		if err := exec.Run(b, 0); err != nil {
 			return fail(err)
 		}
 		res.state = "EXECUTED"
 	}
 	if r.g.mode.Corr {
-		if f := r.checkNorm(b, exec, uint64(idx)+1); f != nil {
+		if f := r.checkNorm(b, exec, seed); f != nil {
 			f.impl = res.impl
 			return *f
 		}
 	}
 	if r.g.mode.Perf {
-		b.fillRandomNorm(uint64(idx) + 1)
+		b.fillRandomNorm(seed)
 		t, err := measure(func() error { return exec.Run(b, 0) }, r.g.maxMs, r.g.fixTimes)
 		if err != nil {
 			return fail(err)
