@@ -275,7 +275,12 @@ error gamma(L)*sum|x| with L = min(N, 4096) + N/4096 + 16 (blocked
 accumulation; one more rounding per square), gamma(K+1)*|prod| for a
 product of K factors, none for max and min, plus one rounding for the
 division of the mean, propagated through the post-ops, plus the dst
-rounding and the threshold above.
+rounding and the threshold above. Where a post-op's result may or may not
+pass the f32 range within that bound, both outcomes are checked, each as
+strictly: the finite one within its bound, the overflow (an infinity)
+carried exactly through the post-ops after it. A NaN passes only for a NaN
+reference, an infinity only where the reference rounded to the dst type is
+that infinity, a finite value only where it is finite.
 8-bit integer src (s8, u8): every value is an integer, and both fills keep
 each output's sum of magnitudes (and each product) below 2^24, so both are
 checked as exact: the exact fill is dense (values from the whole type: 8-bit
