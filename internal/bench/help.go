@@ -27,8 +27,9 @@ Global options (kept by --reset):
   --max-ms-per-prb=MS     time budget per problem in P mode (default 3000, clamped to [10, 60000]).
   --fix-times-per-prb=N   time exactly N executes instead (0: use the time budget).
   --max-isa=ISA           cap gdnn's JIT: avx512, avx2, neon, none (interpreter) or all,
-                          like GDNN_MAX_CPU_ISA; applies to every problem after it. Empty:
-                          back to the default (GDNN_MAX_CPU_ISA's cap, or all).
+                          under GDNN_MAX_CPU_ISA (the lower of the two caps applies);
+                          applies to every problem after it. Empty: back to the default
+                          (GDNN_MAX_CPU_ISA's cap, or all).
   --threads=N             (gdnn) threads gdnn's kernels use (0: GOMAXPROCS, the default);
                           results are bit-identical for any count.
   --impl=S1,S2 / --skip-impl=S1,S2
