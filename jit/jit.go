@@ -6,9 +6,10 @@
 // kernels already compiled keep the instruction set they were compiled
 // for. The environment sets the starting values, in the spirit of
 // oneDNN's: GDNN_MAX_CPU_ISA (none, avx2, avx512, neon, all, or oneDNN's
-// spellings such as avx512_core) and GDNN_VERBOSE (1: one line per
-// compile and per execute on stderr, in the spirit of ONEDNN_VERBOSE; 2:
-// also one line per kernel a compile builds).
+// spellings such as avx512_core; a ceiling SetMaxISA cannot lift) and
+// GDNN_VERBOSE (1: one line per compile and per execute on stderr, in the
+// spirit of ONEDNN_VERBOSE; 2: also one line per kernel a compile
+// builds).
 package jit
 
 import ijit "github.com/gdnn/gdnn/internal/jit"
@@ -43,12 +44,16 @@ func ParseISA(s string) (ISA, error) {
 func DetectedISA() ISA { return ISA(ijit.DetectedISA()) }
 
 // EffectiveISA returns the ISA new compiles use: the most capable one the
-// CPU supports that does not exceed the cap.
+// CPU supports that exceeds neither GDNN_MAX_CPU_ISA nor the SetMaxISA
+// cap.
 func EffectiveISA() ISA { return ISA(ijit.EffectiveISA()) }
 
 // SetMaxISA caps the ISA new compiles may use and returns the previous
-// cap. A cap never raises the ISA above what the CPU has; None sends
-// every new compile to the interpreter.
+// cap set through SetMaxISA. GDNN_MAX_CPU_ISA stays a ceiling: new
+// compiles use the lower of the two caps, so SetMaxISA can lower the ISA
+// further but never lift the environment's cap. A cap never raises the
+// ISA above what the CPU has; None sends every new compile to the
+// interpreter.
 func SetMaxISA(i ISA) ISA { return ISA(ijit.SetMaxISA(ijit.ISA(i))) }
 
 // Threads returns how many threads run a kernel's calls.

@@ -11,7 +11,8 @@ import (
 )
 
 // isaCaps are the ISA caps to run the end-to-end tests under: every JIT
-// ISA this machine has, and none (the interpreter); under
+// ISA this machine has under GDNN_MAX_CPU_ISA, and none (the
+// interpreter); under
 // GDNN_TEST_REQUIRE_ISA only AVX-512 (TestMain has checked that the CPU
 // runs it).
 func isaCaps() []jit.ISA {
@@ -19,7 +20,7 @@ func isaCaps() []jit.ISA {
 		return []jit.ISA{jit.AVX512}
 	}
 	caps := []jit.ISA{jit.None}
-	switch jit.DetectedISA() {
+	switch jit.EffectiveISA() {
 	case jit.AVX512:
 		caps = append(caps, jit.AVX2, jit.AVX512)
 	case jit.AVX2:

@@ -20,10 +20,11 @@ type (
 	f16  uint16
 )
 
-// isas is the interpreter and every JIT ISA this machine has.
+// isas is the interpreter and every JIT ISA this machine has under
+// GDNN_MAX_CPU_ISA.
 func isas() []jit.ISA {
 	list := []jit.ISA{jit.None}
-	if d := jit.DetectedISA(); d != jit.None {
+	if d := jit.EffectiveISA(); d != jit.None {
 		list = append(list, d)
 		if d == jit.AVX512 {
 			list = append(list, jit.AVX2)

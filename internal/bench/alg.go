@@ -219,11 +219,13 @@ func refReduce(src buffer, dims, strides []int64, reduced []bool, k kind) (acc, 
 }
 
 // gamma is the classic bound on the relative error of m f32 roundings:
-// m*u/(1-m*u), u = 2^-24.
+// m*u/(1-m*u), u = 2^-24. From m*u = 1/2 on it is (1+u)^m - 1, the bound
+// that one stands in for (and exceeds), which stays finite where m*u/(1-m*u)
+// does not: an infinite bound would accept any result.
 func gamma(m float64) float64 {
 	l := m * math32u
-	if l >= 1 {
-		return math.Inf(1)
+	if l >= 0.5 {
+		return math.Expm1(m * math.Log1p(math32u))
 	}
 	return l / (1 - l)
 }

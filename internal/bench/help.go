@@ -27,8 +27,9 @@ Global options (kept by --reset):
   --max-ms-per-prb=MS     time budget per problem in P mode (default 3000, clamped to [10, 60000]).
   --fix-times-per-prb=N   time exactly N executes instead (0: use the time budget).
   --max-isa=ISA           cap gdnn's JIT: avx512, avx2, neon, none (interpreter) or all,
-                          like GDNN_MAX_CPU_ISA; applies to every problem after it. Empty:
-                          back to the default (GDNN_MAX_CPU_ISA's cap, or all).
+                          under GDNN_MAX_CPU_ISA (the lower of the two caps applies);
+                          applies to every problem after it. Empty: back to the default
+                          (GDNN_MAX_CPU_ISA's cap, or all).
   --threads=N             (gdnn) threads gdnn's kernels use (0: GOMAXPROCS, the default);
                           results are bit-identical for any count.
   --impl=S1,S2 / --skip-impl=S1,S2
@@ -275,7 +276,12 @@ error gamma(L)*sum|x| with L = min(N, 4096) + N/4096 + 16 (blocked
 accumulation; one more rounding per square), gamma(K+1)*|prod| for a
 product of K factors, none for max and min, plus one rounding for the
 division of the mean, propagated through the post-ops, plus the dst
-rounding and the threshold above.
+rounding and the threshold above. Where a post-op's result may or may not
+pass the f32 range within that bound, both outcomes are checked, each as
+strictly: the finite one within its bound, the overflow (an infinity)
+carried exactly through the post-ops after it. A NaN passes only for a NaN
+reference, an infinity only where the reference rounded to the dst type is
+that infinity, a finite value only where it is finite.
 8-bit integer src (s8, u8): every value is an integer, and both fills keep
 each output's sum of magnitudes (and each product) below 2^24, so both are
 checked as exact: the exact fill is dense (values from the whole type: 8-bit

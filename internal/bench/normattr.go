@@ -333,8 +333,9 @@ func (b *normBuilt) fillOperands(check bool, seed uint64) {
 // vals (logical order) in float64, as benchdnn's reference does, and
 // returns a bound on the error of gdnn's f32 computation per value: err0
 // of the normalization's own result, carried through every op with one
-// f32 rounding each.
-func (b *normBuilt) applyChain(vals, err0 []float64) ([]float64, error) {
+// f32 rounding each; and the other outcomes where the ops may or may
+// not overflow f32 (chainOutput).
+func (b *normBuilt) applyChain(vals, err0 []float64) ([]float64, map[int64][]outcome, error) {
 	dims := b.srcLT.Dims
 	var chain []refPostOp
 	for i, st := range b.steps {
@@ -348,14 +349,14 @@ func (b *normBuilt) applyChain(vals, err0 []float64) ([]float64, error) {
 		// The Quantize divides by its scale before it rounds.
 		s, err := newBuffer(dtypes.F32, 1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.set(0, float64(b.dstScale))
 		chain = append(chain, refPostOp{g: graphPostOp{kind: graph.Divide, bin: "div"}, operand: s, view: make([]int64, len(dims))})
 	}
 	errs := append([]float64(nil), err0...)
-	chainOutput(vals, dims, chain, false, errs)
-	return errs, nil
+	alts := chainOutput(vals, dims, chain, false, errs)
+	return errs, alts, nil
 }
 
 // fusedRule applies the fused ops to dst, the normalization's reference
@@ -379,13 +380,13 @@ func (b *normBuilt) fusedRule(dst []float64, rule normRule) (normRule, error) {
 		}
 		err0[i] = statsRule(dtypes.F32, b.statsBase()).trh * (math.Abs(v-sh) + math.Abs(sh))
 	}
-	errs, err := b.applyChain(dst, err0)
+	errs, alts, err := b.applyChain(dst, err0)
 	if err != nil {
 		return rule, err
 	}
-	rule.shift, rule.errs = nil, errs
+	rule.shift, rule.errs, rule.alts = nil, errs, alts
 	if b.quantize {
-		rule = normRule{absF32: rule.absF32, errs: errs}
+		rule = normRule{absF32: rule.absF32, errs: errs, alts: alts}
 		if b.c.driver != "softmax" {
 			digits := map[dtypes.DataType]int64{dtypes.S8: 7, dtypes.U8: 8}[b.ddt]
 			rule.trh = b.statsBase() * float64(int64(1)<<(24-digits))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,5 +236,51 @@ func TestCompareNormErrs(t *testing.T) {
 	got.set(1, 2)
 	if res := compareNorm(got, dims, strides, ref, normRule{errs: []float64{0, 0, 1e-5, 0}}, "DST"); res.errors != 3 {
 		t.Errorf("errors %d, want 3", res.errors)
+	}
+}
+
+// TestCompareNormOverflowOutcomes: where a fused op may or may not
+// overflow f32, a normalization's output is checked against both
+// outcomes, each as strictly as any value: the finite one within its
+// bound, the overflow carried through the ops after it; no other value
+// passes, as none did not while the bound was lost (infinite).
+func TestCompareNormOverflowOutcomes(t *testing.T) {
+	scalar := func(v float64) buffer {
+		b, _ := newBuffer(dtypes.F32, 1)
+		b.set(0, v)
+		return b
+	}
+	mul := refPostOp{g: graphPostOp{bin: "mul"}, operand: scalar(1e38), view: []int64{0}}
+	tanh := refPostOp{g: graphPostOp{elt: "tanh"}}
+	sub := refPostOp{g: graphPostOp{bin: "sub"}, operand: scalar(1e38), view: []int64{0}}
+	for _, c := range []struct {
+		chain []refPostOp
+		got   []float64
+		ok    []bool
+	}{
+		// x*1e38 near the f32 maximum: ~3.4028e38 or +Inf.
+		{[]refPostOp{mul}, []float64{3.4028e38, math.Inf(1), 1, 3e38, math.NaN(), math.Inf(-1)},
+			[]bool{true, true, false, false, false, false}},
+		// then tanh: 1 either way.
+		{[]refPostOp{mul, tanh}, []float64{1, 0.5, math.Inf(1), math.NaN()}, []bool{true, false, false, false}},
+		// then - 1e38: ~2.4028e38, or +Inf - 1e38 = +Inf.
+		{[]refPostOp{mul, sub}, []float64{2.4028e38, math.Inf(1), 3.4028e38, 1}, []bool{true, true, false, false}},
+	} {
+		n := int64(len(c.got))
+		vals, errs := make([]float64, n), make([]float64, n)
+		for i := range vals {
+			vals[i], errs[i] = 3.4028, 1e-4
+		}
+		alts := chainOutput(vals, []int64{n}, c.chain, false, errs)
+		for i, g := range c.got {
+			got, _ := newBuffer(dtypes.F32, 1)
+			got.set(0, g)
+			rule := normRule{trh: 1e-6, errs: errs[i : i+1], alts: map[int64][]outcome{0: alts[int64(i)]}}
+			r := compareNorm(got, []int64{1}, []int64{1}, vals[i:i+1], rule, "DST")
+			if ok := r.errors == 0; ok != c.ok[i] {
+				t.Errorf("3.4028 through %d ops (reference %g, bound %g, other outcomes %v): %v passes %v, want %v",
+					len(c.chain), vals[i], errs[i], alts[int64(i)], g, ok, c.ok[i])
+			}
+		}
 	}
 }

@@ -388,6 +388,11 @@ type normRule struct {
 	// to passes (for an int8 output: either integer of a value near a
 	// rounding boundary, which benchdnn accepts near x.5).
 	errs []float64
+	// alts, by logical element (nil: none): the other outcomes of an
+	// output where the fused ops may or may not overflow f32
+	// (chainOutput), each a value and a bound as errs's; a result that
+	// the rule does not take must match one of them.
+	alts map[int64][]outcome
 }
 
 const epsF32 = 1.0 / (1 << 23)
@@ -395,8 +400,9 @@ const epsF32 = 1.0 / (1 << 23)
 // compareNorm compares got (logical dims, read through strides) with
 // ref under rule: the reference is rounded to got's type first; then
 // exact, tiny (|exp| <= 1e-5 and off by less than f32's epsilon), within
-// the relative threshold, or within the driver's additional checks. NaN
-// must meet NaN and an infinity the same infinity.
+// the relative threshold, within the driver's additional checks, or one
+// of the output's other outcomes (rule.alts). NaN must meet NaN and an
+// infinity the same infinity.
 func compareNorm(got buffer, dims, strides []int64, ref []float64, rule normRule, what string) checkResult {
 	var c checkResult
 	flt := 0x1p-126
@@ -438,6 +444,9 @@ func compareNorm(got buffer, dims, strides []int64, ref []float64, rule normRule
 				ok = diff/math.Max(d, flt) <= rule.trh
 			}
 		}
+		for _, a := range rule.alts[pos] {
+			ok = ok || matchBound(got.dt, g, a.v, a.e)
+		}
 		if r := rel / math.Max(rule.trh, 1e-30); r > c.worst && !math.IsNaN(r) {
 			c.worst = r
 		}
@@ -450,6 +459,21 @@ func compareNorm(got buffer, dims, strides []int64, ref []float64, rule normRule
 		}
 	})
 	return c
+}
+
+// matchBound reports whether g, a value of type dt, is one that v with
+// an error of at most e rounds to: NaN only for NaN, an infinity only
+// where v rounds to it, a finite value only where v rounds to a finite
+// value.
+func matchBound(dt dtypes.DataType, g, v, e float64) bool {
+	exp := roundTo(dt, v)
+	switch {
+	case math.IsNaN(v) || math.IsNaN(g):
+		return math.IsNaN(v) && math.IsNaN(g)
+	case math.IsInf(exp, 0) || math.IsInf(g, 0):
+		return g == exp
+	}
+	return g >= roundTo(dt, v-e) && g <= roundTo(dt, v+e)
 }
 
 // softmaxRule is benchdnn's softmax threshold (softmax.cpp setup_cmp,

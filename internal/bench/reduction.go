@@ -738,8 +738,8 @@ func (r *runner) checkOnce(b *built, c redCase, mode fillMode, seed uint64, exec
 	if fail := b.gatherOutput(0); fail != nil {
 		return fail
 	}
-	ref, allow := reductionReference(b, c.ddt, mode)
-	chk := compareOutput(b.outs[0], b.outLT.Dims, b.outLT.Strides, ref, allow)
+	ref, allow, alts := reductionReference(b, c.ddt, mode)
+	chk := compareOutput(b.outs[0], b.outLT.Dims, b.outLT.Strides, ref, allow, alts)
 	if r.g.verbose >= 1 {
 		fmt.Fprintf(r.out, "[%s fill] outputs:%d max_err/allowed:%.3g\n", fillName(mode), chk.total, chk.worst)
 	}
@@ -759,10 +759,13 @@ func fillName(m fillMode) string {
 }
 
 // reductionReference computes the float64 reference of a built reduction
-// for the data currently in its buffers, and the error allowed per output.
-func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64) {
+// for the data currently in its buffers, the error allowed per output,
+// and the other outcomes an output may hold with theirs (see
+// chainOutput).
+func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64, []float64, map[int64][]outcome) {
 	if plan.IsWide(b.src.dt) {
-		return wideReference(b, ddt)
+		ref, allow := wideReference(b, ddt)
+		return ref, allow, nil
 	}
 	k := b.fill.kind
 	var ref, errs []float64
@@ -777,27 +780,53 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 		ref, errs = reduceValues(k, acc, mag, n, exact)
 	}
 	dstDims := shape.ReduceDims(b.srcLT.Dims, b.reduced, true)
-	chainOutput(ref, dstDims, b.chain, exact, errs)
+	alts := chainOutput(ref, dstDims, b.chain, exact, errs)
 	trh, floor := threshold(ddt, b.chain)
 	if k.norm {
 		trh = max(trh, 5*epsilon(ddt))
 	}
-	allow := make([]float64, len(ref))
-	for i, v := range ref {
-		allow[i] = trh * max(abs(v), floor)
-		if ddt.IsInt() && exact && trh == epsilon(ddt) {
-			// The reference models gdnn's f32 pipeline exactly: no slack.
-			allow[i] = 0
+	// allowed turns a value and its error bound (errs's) into the
+	// value the dst must hold and the allowance around it.
+	allowed := func(v, e float64) (float64, float64) {
+		a := trh * max(abs(v), floor)
+		if ddt.IsInt() && exact && trh == epsilon(ddt) || math.IsInf(v, 0) {
+			// The reference models gdnn's f32 pipeline exactly, or is
+			// an infinity, which only itself matches: no slack.
+			return allowedExactly(ddt, v)
 		}
 		if errs != nil {
 			// Half a dst rounding step, which is absolute for subnormals.
-			allow[i] += errs[i] + epsilon(ddt)/2*max(abs(v), minNormal(ddt))
+			a += e + epsilon(ddt)/2*max(abs(v), minNormal(ddt))
 		}
 		if ddt.IsInt() {
-			ref[i], allow[i] = quantizeRef(ddt, v, allow[i])
+			return quantizeRef(ddt, v, a)
 		}
+		return v, a
 	}
-	return ref, allow
+	allow := make([]float64, len(ref))
+	for i, v := range ref {
+		e := 0.0
+		if errs != nil {
+			e = errs[i]
+		}
+		ref[i], allow[i] = allowed(v, e)
+	}
+	for pos, os := range alts {
+		for j, o := range os {
+			os[j].v, os[j].e = allowed(o.v, o.e)
+		}
+		alts[pos] = os
+	}
+	return ref, allow, alts
+}
+
+// allowedExactly is the value a dst of type ddt must hold for the
+// reference v, allowed nothing.
+func allowedExactly(ddt dtypes.DataType, v float64) (float64, float64) {
+	if ddt.IsInt() {
+		return quantizeRef(ddt, v, 0)
+	}
+	return v, 0
 }
 
 // exactInts reports whether refReduce's results over integer data are

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
 )
@@ -108,16 +109,28 @@ type refPostOp struct {
 // model of gdnn's f32 pipeline). When errs is non-nil it holds an error
 // bound per value on entry and is updated to bound the error after the
 // chain (interval propagation plus one f32 rounding per op).
-func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bool, errs []float64) {
-	chainOutputs(vals, dstDims, chain, roundF32, false, errs)
+//
+// An op whose result may or may not overflow f32 within its error
+// bound splits the value in two: the value it returns is the one where
+// gdnn's f32 result stayed finite (within the bound, as any other), and
+// the outcomes it returns, by position, hold where it overflowed: ±Inf
+// carried exactly through the ops after it. A result matches one of
+// them or is wrong.
+func chainOutput(vals []float64, dstDims []int64, chain []refPostOp, roundF32 bool, errs []float64) map[int64][]outcome {
+	return chainOutputs(vals, dstDims, chain, roundF32, false, errs)
 }
+
+// outcome is a value an output may hold besides its reference and the
+// error allowed around it (an error bound, or the comparison's
+// allowance, as the holder says).
+type outcome struct{ v, e float64 }
 
 // chainOutputs is chainOutput, for a chain that computes in float64
 // (wide: an f64 src) too: operands are then read exactly, a result
 // rounds by 2^-53 of itself and nothing overflows at the f32 range.
-func chainOutputs(vals []float64, dstDims []int64, chain []refPostOp, roundF32, wide bool, errs []float64) {
+func chainOutputs(vals []float64, dstDims []int64, chain []refPostOp, roundF32, wide bool, errs []float64) map[int64][]outcome {
 	if len(chain) == 0 {
-		return
+		return nil
 	}
 	views := make([][]int64, len(chain))
 	for i, p := range chain {
@@ -131,15 +144,19 @@ func chainOutputs(vals []float64, dstDims []int64, chain []refPostOp, roundF32, 
 	if wide {
 		u, overflow = 1.0/(1<<53), math.Inf(1)
 	}
+	var alts map[int64][]outcome
 	forEachIndex(dstDims, views, func(pos int64, offs []int64) {
-		x := vals[pos]
-		for i, p := range chain {
-			var y float64
-			e := 0.0
-			if errs != nil {
-				e = errs[pos]
+		// step applies op i to x, whose error is bounded by e, and
+		// returns the result, its bound and whether the op may or may
+		// not have overflowed f32.
+		step := func(i int, x, e float64) (y, ye float64, maybe bool) {
+			p := chain[i]
+			if math.IsInf(x, 0) {
+				// An infinity is exact: gdnn's value is the same
+				// infinity, whatever bound came with it.
+				e = 0
 			}
-			// unknown: an earlier op may or may not have overflowed f32;
+			// unknown: the bound is lost (an infinite one on entry);
 			// exact: the value is known (±Inf after a certain overflow,
 			// or no error yet), so no interval is propagated.
 			unknown := math.IsInf(e, 1)
@@ -185,20 +202,43 @@ func chainOutputs(vals []float64, dstDims []int64, chain []refPostOp, roundF32, 
 				// ±Inf, exactly, as every later op sees it.
 				y, e = math.Copysign(math.Inf(1), y), 0
 			case math.Abs(y)+e >= overflow:
-				// It may or may not overflow: an infinite allowance with
-				// a finite reference accepts any result (compareOutput).
-				e = math.Inf(1)
+				maybe = true
 			}
-			if errs != nil {
-				if !math.IsInf(y, 0) {
-					e += u * math.Abs(y)
-				}
-				errs[pos] = e
+			if errs != nil && !math.IsInf(y, 0) {
+				e += u * math.Abs(y)
 			}
-			x = y
+			return y, e, maybe
 		}
-		vals[pos] = x
+		// run applies the ops from i on, and records the outcome of
+		// every overflow that may or may not happen on the way.
+		var run func(i int, x, e float64) (float64, float64)
+		run = func(i int, x, e float64) (float64, float64) {
+			for ; i < len(chain); i++ {
+				y, ye, maybe := step(i, x, e)
+				if maybe {
+					o := outcome{}
+					o.v, o.e = run(i+1, math.Copysign(math.Inf(1), y), 0)
+					if alts == nil {
+						alts = map[int64][]outcome{}
+					}
+					if !slices.Contains(alts[pos], o) {
+						alts[pos] = append(alts[pos], o)
+					}
+				}
+				x, e = y, ye
+			}
+			return x, e
+		}
+		e := 0.0
+		if errs != nil {
+			e = errs[pos]
+		}
+		vals[pos], e = run(0, vals[pos], e)
+		if errs != nil {
+			errs[pos] = e
+		}
 	})
+	return alts
 }
 
 // f32Overflow is the least magnitude float32 rounds to ±Inf: halfway
@@ -262,12 +302,7 @@ func accChain(n int64) float64 {
 }
 
 // sumBound is the classic bound on f32 recursive summation: gamma_L
-// times the sum of magnitudes, with gamma_L = L*u/(1-L*u), u = 2^-24.
+// times the sum of magnitudes (see gamma).
 func sumBound(n int64, sumAbs float64) float64 {
-	const u = 1.0 / (1 << 24)
-	l := accChain(n) * u
-	if l >= 1 {
-		return math.Inf(1)
-	}
-	return l / (1 - l) * sumAbs
+	return gamma(accChain(n)) * sumAbs
 }

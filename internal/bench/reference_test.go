@@ -154,19 +154,19 @@ func TestCompareOutput(t *testing.T) {
 	for i, v := range []float64{1, math.NaN(), 3, 1e6} {
 		got.set(int64(i), v)
 	}
-	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 0 || c.total != 4 {
+	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow, nil); c.errors != 0 || c.total != 4 {
 		t.Errorf("identical: %+v", c)
 	}
 	got.set(2, 3.01)
 	got.set(1, 0)
-	c := compareOutput(got, []int64{4}, []int64{1}, ref, allow)
+	c := compareOutput(got, []int64{4}, []int64{1}, ref, allow, nil)
 	if c.errors != 2 || len(c.lines) != 2 {
 		t.Errorf("two mismatches: %+v", c)
 	}
 	// f16 overflow: an infinite rounded reference must be matched exactly.
 	h, _ := newBuffer(dtypes.F16, 1)
 	h.set(0, 1e6)
-	if c := compareOutput(h, []int64{1}, []int64{1}, []float64{1e6}, []float64{1}); c.errors != 0 {
+	if c := compareOutput(h, []int64{1}, []int64{1}, []float64{1e6}, []float64{1}, nil); c.errors != 0 {
 		t.Errorf("f16 overflow to inf: %+v", c)
 	}
 }
@@ -188,9 +188,9 @@ func TestThresholdSubnormalDst(t *testing.T) {
 // TestChainOverflow checks the random fill's reference through an f32
 // overflow between post-ops: a value certainly past the f32 range is ±Inf
 // exactly, so a later Minimum is checked exactly again; one that may or
-// may not overflow gets an infinite allowance, with which compareOutput
-// accepts any value for a finite reference but still wants an infinite
-// one matched.
+// may not overflow has two outcomes, each checked as strictly as any
+// value: the finite one within its bound, and the overflow carried
+// through the ops after it (+Inf, then the Minimum's 3, exactly).
 func TestChainOverflow(t *testing.T) {
 	scalar := func(v float64) buffer {
 		b, _ := newBuffer(dtypes.F32, 1)
@@ -199,25 +199,70 @@ func TestChainOverflow(t *testing.T) {
 	}
 	mul := refPostOp{g: graphPostOp{bin: "mul"}, operand: scalar(1e38), view: []int64{0}}
 	min3 := refPostOp{g: graphPostOp{bin: "min"}, operand: scalar(3), view: []int64{0}}
+	add := refPostOp{g: graphPostOp{bin: "add"}, operand: scalar(1), view: []int64{0}}
 	// 10e38 and -10e38 overflow whatever the error; 3.4028e38 may or may not.
 	vals := []float64{10, -10, 3.4028}
 	errs := []float64{1e-6, 1e-6, 1e-4}
-	chainOutput(vals, []int64{3}, []refPostOp{mul, min3}, false, errs)
-	if vals[0] != 3 || errs[0] > 1e-6 || !math.IsInf(vals[1], -1) || errs[1] != 0 || !math.IsInf(errs[2], 1) {
-		t.Fatalf("x*1e38 then min 3: values %v, errs %v; want 3 (error ~0), -Inf (0), unknown (+Inf)", vals, errs)
+	alts := chainOutput(vals, []int64{3}, []refPostOp{mul, min3}, false, errs)
+	if vals[0] != 3 || errs[0] > 1e-6 || !math.IsInf(vals[1], -1) || errs[1] != 0 || vals[2] != 3 || errs[2] > 1e-6 {
+		t.Fatalf("x*1e38 then min 3: values %v, errs %v; want 3 (error ~0), -Inf (0), 3 (error ~0)", vals, errs)
 	}
+	if len(alts) != 1 || len(alts[2]) != 1 || alts[2][0].v != 3 || alts[2][0].e > 1e-6 {
+		t.Fatalf("x*1e38 then min 3: other outcomes %v, want only output 2's overflow, min(+Inf, 3) = 3", alts)
+	}
+	// Without the Minimum the overflow is the outcome itself.
+	vals, errs = []float64{3.4028}, []float64{1e-4}
+	alts = chainOutput(vals, []int64{1}, []refPostOp{mul, add}, false, errs)
+	if len(alts[0]) != 1 || !math.IsInf(alts[0][0].v, 1) || alts[0][0].e != 0 || math.IsInf(errs[0], 0) {
+		t.Fatalf("x*1e38 then +1: value %v error %v, other outcomes %v; want a finite bound and +Inf exactly", vals, errs, alts)
+	}
+	if alts := chainOutput([]float64{2}, []int64{1}, []refPostOp{mul}, false, nil); alts != nil {
+		t.Errorf("without error bounds nothing may or may not overflow: %v", alts)
+	}
+}
 
+// TestCompareOutputHonest checks compareOutput's rules that no allowance
+// relaxes: NaN only for a NaN reference, an infinity only for the same
+// infinity of the reference rounded to got's type, a finite value only
+// for a finite rounded reference, whatever the allowance; an other
+// outcome of an output passes with its own allowance and nothing else.
+func TestCompareOutputHonest(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		got, ref, allow float64
+		ok              bool
+	}{
+		{inf, 3.4e38, inf, false},     // a lost bound accepts no infinity
+		{-inf, 1e30, inf, false},      //
+		{nan, 1e30, inf, false},       // nor a NaN
+		{5, 1e30, inf, true},          // but any finite value
+		{3e38, 1e39, 1e39, false},     // a reference past the range wants +Inf
+		{inf, 1e39, 1e39, true},       //
+		{-inf, 1e39, 1e39, false},     //
+		{inf, inf, 0, true},           //
+		{nan, nan, 0, true},           //
+		{1, nan, inf, false},          //
+		{3.4e38, 3.4e38, 1e32, true},  //
+		{3.3e38, 3.4e38, 1e32, false}, //
+		{inf, 3.4028e38, 1e34, false}, // an allowance past the range is no infinity
+		{1.0000001, 1, 2e-7, true},    //
+		{1.000001, 1, 2e-7, false},    //
+	} {
+		got, _ := newBuffer(dtypes.F32, 1)
+		got.set(0, c.got)
+		r := compareOutput(got, []int64{1}, []int64{1}, []float64{c.ref}, []float64{c.allow}, nil)
+		if ok := r.errors == 0; ok != c.ok {
+			t.Errorf("got %v, reference %v allowed %v: match %v, want %v", c.got, c.ref, c.allow, ok, c.ok)
+		}
+	}
 	got, _ := newBuffer(dtypes.F32, 4)
-	for i, v := range []float64{1000, math.Inf(1), 5, math.Inf(1)} {
+	for i, v := range []float64{inf, 3, 2, nan} {
 		got.set(int64(i), v)
 	}
-	ref := []float64{3, 3.4e38, 3.4e38, math.Inf(1)}
-	allow := []float64{1e-6, math.Inf(1), math.Inf(1), math.Inf(1)}
-	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 1 || !strings.Contains(c.lines[0], "[     0]") {
-		t.Errorf("compareOutput: %d errors %q; want only output 0 (1000 against 3) wrong", c.errors, c.lines)
-	}
-	got.set(3, 7)
-	if c := compareOutput(got, []int64{4}, []int64{1}, ref, allow); c.errors != 2 {
-		t.Errorf("compareOutput: %d errors; an infinite reference must be matched", c.errors)
+	ref, allow := []float64{3.4e38, 3.4e38, 3.4e38, 1}, []float64{1e32, 1e32, 1e32, 0}
+	alts := map[int64][]outcome{0: {{inf, 0}}, 1: {{3, 1e-6}}, 2: {{3, 1e-6}}, 3: {{inf, 0}}}
+	r := compareOutput(got, []int64{4}, []int64{1}, ref, allow, alts)
+	if r.errors != 2 || !strings.Contains(r.lines[0], "[     2]") || !strings.Contains(r.lines[1], "[     3]") {
+		t.Errorf("other outcomes: %d errors %q; want outputs 2 (2 for 3) and 3 (NaN for +Inf) wrong", r.errors, r.lines)
 	}
 }

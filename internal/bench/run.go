@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -415,13 +414,9 @@ func (r *runner) globalOption(a Arg, name, val string, hasVal bool) (bool, error
 	case "max-isa":
 		spec := val
 		if spec == "" {
-			// The default: the cap GDNN_MAX_CPU_ISA sets, or no cap.
+			// The default: no cap of its own, GDNN_MAX_CPU_ISA's only
+			// (jit.SetMaxISA never lifts it).
 			spec = "all"
-			if env := os.Getenv("GDNN_MAX_CPU_ISA"); env != "" {
-				if _, err := jit.ParseISA(env); err == nil {
-					spec = env
-				}
-			}
 		}
 		isa, err := jit.ParseISA(spec)
 		if err != nil {

@@ -33,7 +33,8 @@
 // bit-identical for any number of threads, and no call holds up the Go
 // garbage collector for long (a JIT call cannot be preempted).
 //
-// GDNN_MAX_CPU_ISA caps the ISA (none, avx2, avx512, neon, all) and
+// GDNN_MAX_CPU_ISA caps the ISA (none, avx2, avx512, neon, all; SetMaxISA
+// lowers it further, never above that ceiling) and
 // GDNN_VERBOSE=1 prints one line per compile and per execute to stderr,
 // in the spirit of ONEDNN_MAX_CPU_ISA and ONEDNN_VERBOSE.
 package jit

@@ -122,9 +122,12 @@ var (
 	cpuOnce sync.Once
 	cpuFeat features
 
-	// maxISA is the cap; it starts at the GOARCH's top ISA (no cap) or
-	// at GDNN_MAX_CPU_ISA, read once.
-	maxISA  atomic.Int64
+	// Two caps hold the ISA down, and the lower one wins: envCap is
+	// GDNN_MAX_CPU_ISA, read once, and setCap is SetMaxISA's. Both start
+	// at the GOARCH's top ISA (no cap). The environment is a ceiling the
+	// person running the program sets, so code inside it cannot lift it.
+	envCap  atomic.Int64
+	setCap  atomic.Int64
 	envOnce sync.Once
 )
 
@@ -169,7 +172,9 @@ func supported(i ISA) bool {
 // verbose output is on.
 func initCap() {
 	envOnce.Do(func() {
-		maxISA.Store(int64(topISA(runtime.GOARCH)))
+		top := int64(topISA(runtime.GOARCH))
+		envCap.Store(top)
+		setCap.Store(top)
 		v, ok := os.LookupEnv("GDNN_MAX_CPU_ISA")
 		if !ok || v == "" {
 			return
@@ -179,24 +184,28 @@ func initCap() {
 			verbosef("gdnn_verbose,info,cpu,ignoring GDNN_MAX_CPU_ISA: %v", err)
 			return
 		}
-		maxISA.Store(int64(i))
+		envCap.Store(int64(i))
 	})
 }
 
-// SetMaxISA caps the ISA the JIT may use and returns the previous cap. A
-// cap never raises the ISA above what the CPU has; None sends every new
-// compile to the interpreter. Kernels already compiled keep their ISA;
-// the kernel cache is keyed by ISA, so a new cap gets its own kernels.
+// SetMaxISA caps the ISA the JIT may use and returns the previous cap
+// set through SetMaxISA. It works under GDNN_MAX_CPU_ISA, never above
+// it: new compiles use the lower of the two caps, so SetMaxISA can lower
+// the ISA further but not lift the environment's ceiling. A cap never
+// raises the ISA above what the CPU has; None sends every new compile to
+// the interpreter. Kernels already compiled keep their ISA; the kernel
+// cache is keyed by ISA, so a new cap gets its own kernels.
 func SetMaxISA(i ISA) ISA {
 	initCap()
-	return ISA(maxISA.Swap(int64(i)))
+	return ISA(setCap.Swap(int64(i)))
 }
 
 // EffectiveISA returns the ISA new compiles use: the most capable ISA the
-// CPU supports whose capability does not exceed the cap.
+// CPU supports whose capability exceeds neither GDNN_MAX_CPU_ISA nor the
+// SetMaxISA cap.
 func EffectiveISA() ISA {
 	initCap()
-	capRank := rank(ISA(maxISA.Load()))
+	capRank := min(rank(ISA(envCap.Load())), rank(ISA(setCap.Load())))
 	for _, i := range [...]ISA{AVX512, AVX2, NEON} {
 		if rank(i) <= capRank && supported(i) {
 			return i

@@ -34,7 +34,15 @@ func TestISANames(t *testing.T) {
 	}
 }
 
+// withEnvCap stands in for GDNN_MAX_CPU_ISA=i for the rest of the test.
+func withEnvCap(t *testing.T, i ISA) {
+	initCap()
+	prev := envCap.Swap(int64(i))
+	t.Cleanup(func() { envCap.Store(prev) })
+}
+
 func TestSetMaxISACaps(t *testing.T) {
+	withEnvCap(t, topISA(runtime.GOARCH))
 	prev := SetMaxISA(AVX512)
 	defer SetMaxISA(prev)
 	det := DetectedISA()
@@ -65,6 +73,39 @@ func TestSetMaxISACaps(t *testing.T) {
 	}
 }
 
+// TestEnvCapIsACeiling checks that GDNN_MAX_CPU_ISA and SetMaxISA
+// combine as the lower of the two: SetMaxISA lowers the ISA under the
+// environment's cap but never lifts it.
+func TestEnvCapIsACeiling(t *testing.T) {
+	det := DetectedISA()
+	prev := SetMaxISA(topISA(runtime.GOARCH))
+	defer SetMaxISA(prev)
+	for _, c := range []struct {
+		env, set, want ISA
+	}{
+		{None, AVX512, None},
+		{None, NEON, None},
+		{AVX2, AVX512, min(det, AVX2)},
+		{NEON, NEON, min(det, AVX2)},
+		{AVX512, AVX2, min(det, AVX2)},
+		{AVX512, None, None},
+		{AVX2, None, None},
+		{AVX512, AVX512, det},
+	} {
+		if runtime.GOARCH != "amd64" && c.want != None {
+			c.want = det // NEON ranks with AVX2: any vector cap allows it
+		}
+		withEnvCap(t, c.env)
+		SetMaxISA(c.set)
+		if got := EffectiveISA(); got != c.want {
+			t.Errorf("GDNN_MAX_CPU_ISA=%s, SetMaxISA(%s) on %s: EffectiveISA %s, want %s", c.env, c.set, det, got, c.want)
+		}
+		if got := SetMaxISA(c.set); got != c.set {
+			t.Errorf("SetMaxISA returned %s, want the cap it set, %s", got, c.set)
+		}
+	}
+}
+
 // TestEnvironment runs this test binary again with GDNN_MAX_CPU_ISA and
 // GDNN_VERBOSE set, since both are read once per process.
 func TestEnvironment(t *testing.T) {
@@ -88,6 +129,9 @@ func TestEnvironment(t *testing.T) {
 	if !strings.Contains(string(out), "child: isa none") {
 		t.Errorf("child did not see the cap: %s", out)
 	}
+	if !strings.Contains(string(out), "child: after SetMaxISA(all): isa none") {
+		t.Errorf("SetMaxISA lifted the environment's cap in the child: %s", out)
+	}
 	lines := stderr.String()
 	if !strings.Contains(lines, "gdnn_verbose,compile,cpu,reduction,interp,f32:f32 outer[2:3:1] red[3:1] N=3 Outputs=2 Div=3,split:single calls:1 phases:1 cache:") ||
 		!strings.Contains(lines, ",fallback: ISA capped to none") && DetectedISA() != None {
@@ -102,6 +146,9 @@ func TestEnvironment(t *testing.T) {
 func envChild() {
 	println := func(s string) { os.Stdout.WriteString(s + "\n") }
 	println("child: isa " + EffectiveISA().String())
+	prev := SetMaxISA(topISA(runtime.GOARCH))
+	println("child: after SetMaxISA(all): isa " + EffectiveISA().String())
+	SetMaxISA(prev)
 	pl, err := mkRowPlan(2, 3)
 	if err != nil {
 		println("child: plan: " + err.Error())

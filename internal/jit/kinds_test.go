@@ -47,7 +47,7 @@ func kindsThroughRuntime(t *testing.T, r *rand.Rand, pairs [][2]dtypes.DataType)
 		{dims: []int64{16, 24, 10}, reduce: []bool{false, true, true}, order: []int{2, 0, 1}}, // permuted
 	}
 	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
+	if d := EffectiveISA(); d != None {
 		isaList = append(isaList, d)
 		if d == AVX512 {
 			isaList = append(isaList, AVX2)
@@ -115,7 +115,7 @@ func TestLogSumExpStable(t *testing.T) {
 		{"one NaN", func(i int64) float32 { return map[bool]float32{true: float32(math.NaN())}[i == 3] }, func(int64) float64 { return math.NaN() }},
 	}
 	isaList := []ISA{None}
-	if d := DetectedISA(); d != None {
+	if d := EffectiveISA(); d != None {
 		isaList = append(isaList, d)
 	}
 	for _, n := range []int64{1, 17, 3000} {

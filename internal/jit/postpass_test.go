@@ -53,12 +53,13 @@ func withoutTranscendental(t *testing.T) {
 // the reduction's own kernel, from package vfn's programs.
 var inKernel = []ops.Kind{ops.Elu, ops.GELUTanh, ops.Mish, ops.Sigmoid, ops.SoftPlus, ops.Tanh}
 
-// forEachJITISA runs f under every JIT ISA this machine has (the cap set
-// to it); the post-op pass exists only where there is machine code.
+// forEachJITISA runs f under every JIT ISA this machine has under
+// GDNN_MAX_CPU_ISA (the cap set to it); the post-op pass exists only
+// where there is machine code.
 func forEachJITISA(t *testing.T, f func(t *testing.T, isa ISA)) {
 	requireJIT(t)
 	for _, isa := range []ISA{AVX512, AVX2, NEON} {
-		if !supported(isa) {
+		if !supported(isa) || !underEnvCap(isa) {
 			continue
 		}
 		t.Run(isa.String(), func(t *testing.T) {

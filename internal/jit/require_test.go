@@ -54,19 +54,27 @@ func implCalls() []kerneltest.ImplCalls {
 }
 
 // testISAs are the ISAs the differential tests run under: every one this
-// machine has, the interpreter included; under GDNN_TEST_REQUIRE_ISA
-// only AVX-512 (TestMain has checked that the CPU runs it).
+// machine has under GDNN_MAX_CPU_ISA, the interpreter included; under
+// GDNN_TEST_REQUIRE_ISA only AVX-512 (TestMain has checked that the CPU
+// runs it).
 func testISAs() []ISA {
 	if req, _ := kerneltest.Required(); req != "" {
 		return []ISA{AVX512}
 	}
 	var out []ISA
 	for _, isa := range []ISA{AVX512, AVX2, NEON, None} {
-		if supported(isa) {
+		if supported(isa) && underEnvCap(isa) {
 			out = append(out, isa)
 		}
 	}
 	return out
+}
+
+// underEnvCap reports whether GDNN_MAX_CPU_ISA lets SetMaxISA(isa) run
+// isa: SetMaxISA cannot lift the environment's cap.
+func underEnvCap(isa ISA) bool {
+	initCap()
+	return rank(isa) <= rank(ISA(envCap.Load()))
 }
 
 // TestCallCounting checks the per-ISA call counter: off, calls leave it

@@ -31,13 +31,18 @@ func (g *gen) phys(x ref) (int16, int64) { return x.r, g.ptrs.Pending(x.r) + x.o
 // scaled or unscaled field, else rAddr, reused when it already points
 // close enough, or set to the access's address.
 func (g *gen) addrFor(x ref, size int64, pair bool) (int16, int64) {
-	base, off := g.phys(x)
-	fits := func(o int64) bool {
+	return g.addrFits(x, func(o int64) bool {
 		if pair {
 			return fitsPairQ(o)
 		}
 		return fitsScaled(o, size) || fitsUnscaled(o)
-	}
+	})
+}
+
+// addrFits returns a base register and offset for an access at x whose
+// offset satisfies fits, as addrFor.
+func (g *gen) addrFits(x ref, fits func(int64) bool) (int16, int64) {
+	base, off := g.phys(x)
 	if fits(off) {
 		return base, off
 	}
