@@ -41,6 +41,12 @@ func nativeWanted(pl *plan.Plan, o Options) error {
 // how many ISAs ran machine code.
 func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, check func(name string, dst []byte)) int {
 	t.Helper()
+	return runNativeBins(t, isaList, p, src0, nil, check)
+}
+
+// runNativeBins is runNative with the binary operands bins0.
+func runNativeBins(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, bins0 [][]byte, check func(name string, dst []byte)) int {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize: %v", err)
@@ -67,14 +73,14 @@ func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, ch
 		dst0 := kerneltest.Dst(t, p, 0xa5)
 		for _, atEnd := range []bool{true, false} {
 			fence := kerneltest.NewFence(t, atEnd)
-			src, dst := fence.Place(src0), fence.Place(dst0)
+			src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
 			k := kerneltest.Map(t, code)
 			if isa.o.AVX512 {
 				k.Count = &kerneltest.AVX512Calls
 			}
 			for _, blk := range []int64{0, 1} {
 				copy(dst, dst0)
-				k.RunBlocks(pl, src, dst, nil, blk)
+				k.RunBlocks(pl, src, dst, bins, blk)
 				check(fmt.Sprintf("%s (blocks of %d, guard after %v) %v", isa.name, blk, atEnd, pl), dst)
 			}
 			k.Release()

@@ -39,6 +39,9 @@ type nativeGen struct {
 
 // nativeTakes reports why NEON cannot take kind k, or nil.
 func nativeTakes(k kernelshape.NativeKind) error {
+	if k.PostOps {
+		return status.Errorf(status.Unimplemented, "arm64: f64 post-ops run in the interpreter")
+	}
 	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
 		return status.Errorf(status.Unimplemented, "arm64: NEON has no 64-bit lane multiply: the product runs in the interpreter")
 	}
@@ -235,7 +238,8 @@ func (n *nativeGen) finalize(r int) {
 // NativeStoreColumn finalizes a copy of accumulator u and stores its V
 // lanes: 16 bytes, or 8 of f32 results. Lanes stored as they are need
 // no copy.
-func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
+	off := lm.DstOff
 	if !n.k.Mean && !n.k.FinalizesF64() && n.k.Store == kernelshape.StoreLane {
 		n.fpMem(false, 16, u, at(rDst, off))
 		return
