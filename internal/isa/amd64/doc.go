@@ -36,7 +36,8 @@
 // own type, 8 to 64 bits, in the same column, row and element shapes;
 // f64 results take the post-ops kernelshape's f64 epilogue takes
 // (nativepost.go: the binary ops, Abs, Clamp, ReLU, LeakyReLU, Square,
-// Sqrt, Round, bit for bit as plan.EltwiseF64 and plan.BinaryF64) in f64
+// Sqrt, Round, HardSigmoid, HardSwish, Pow, bit for bit as
+// plan.EltwiseF64 and plan.BinaryF64) in f64
 // lanes, through kernelshape.Epilogue; its f64 max and min with no
 // post-ops speculate on NaN-free data as the f32 kernels do
 // (nativespec.go).

@@ -218,7 +218,40 @@ func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 		n.pattern(a, math.Float64bits(float64(op.Alpha)))
 		n.op(x86.AVMULPD, n.vr(a), x, n.vr(a))
 		n.op(x86.AVBLENDVPD, n.vr(m), n.vr(a), x, x)
+	case ops.HardSigmoid:
+		n.hardSigmoidF64(op, r, n.Tmp())
+	case ops.HardSwish:
+		n.hardSwishF64(r, n.Tmp())
+	case ops.Pow:
+		n.powNative(op.Beta, r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "amd64: f64 post-op %v is not emitted", op.Kind))
+	}
+}
+
+// powNative sets the f64 lanes of r to r^beta for ops.PowBetas as
+// plan.EltwiseF64: beta 0 gives 1 but keeps a NaN, 1 leaves r, 2 is one
+// product, the others powF64's steps.
+func (n *nativeGen) powNative(beta float32, r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	x := n.vr(r)
+	switch beta {
+	case 1:
+	case 2:
+		n.op(x86.AVMULPD, x, x, x)
+	case 0:
+		c := n.Tmp()
+		n.constF64(c, 1)
+		if n.avx512 {
+			n.op(x86.AVCMPPD, imm(0), x, x, kreg(6)) // EQ_OQ: not a NaN
+			n.op(x86.AVMOVAPD, n.vr(c), kreg(6), x)
+			return
+		}
+		m := n.Tmp()
+		n.op(x86.AVCMPPD, imm(0), x, x, n.vr(m))
+		n.op(x86.AVBLENDVPD, n.vr(m), n.vr(c), x, x) // 1 where not a NaN
+	default:
+		n.powF64(beta, r, n.Tmp())
 	}
 }

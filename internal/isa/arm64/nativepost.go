@@ -14,8 +14,8 @@ import (
 // The native kernel's f64 post-ops (kernelshape/nativepost.go), as
 // amd64's: kernelshape.Epilogue over a Finisher whose lanes are the
 // native kernel's two f64 lanes. Each op is plan.EltwiseF64's or
-// plan.BinaryF64's, bit for bit: one correctly rounded instruction, or
-// compares and selects. A single output is in lane 0 (every lane holds
+// plan.BinaryF64's, bit for bit: correctly rounded instructions in the
+// interpreter's order, or compares and selects. A single output is in lane 0 (every lane holds
 // it after NativeStoreFirst's butterfly, but only lane 0 is stored).
 
 // f64Epilogue is the Finisher of a native kernel's f64 results.
@@ -148,7 +148,32 @@ func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 		n.word(rr(opFCMLT02D, m, r))
 		n.fop(opFMUL2D, t, r, n.vconst64(math.Float64bits(float64(op.Alpha))))
 		n.vop(arm64.AVBIT, arr16B, r, t, m)
+	case ops.HardSigmoid:
+		n.hardSigmoidF64(op, r, n.Tmp())
+	case ops.HardSwish:
+		n.hardSwishF64(r, n.Tmp())
+	case ops.Pow:
+		n.powNative(op.Beta, r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 post-op %v is not emitted", op.Kind))
+	}
+}
+
+// powNative sets the f64 lanes of r to r^beta for ops.PowBetas as
+// plan.EltwiseF64: beta 0 gives 1 but keeps a NaN, 1 leaves r, 2 is one
+// product, the others powF64's steps.
+func (n *nativeGen) powNative(beta float32, r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	switch beta {
+	case 1:
+	case 2:
+		n.fop(opFMUL2D, r, r, r)
+	case 0:
+		m := n.Tmp()
+		n.fop(opFCMEQ2D, m, r, r) // not a NaN
+		n.vop(arm64.AVBIT, arr16B, r, n.vconst64(math.Float64bits(1)), m)
+	default:
+		n.powF64(beta, r, n.Tmp())
 	}
 }
