@@ -41,14 +41,9 @@ func TestF64Chain(t *testing.T) {
 	p := parts[0]
 	cp, err := p.Compile(p.Inputs(), p.Outputs())
 	mustF64(t, err)
-	// f64 with post-ops has no machine code (the native kernel takes
-	// none): the interpreter runs it, and says why.
-	if cp.Impl() != "interp" || cp.Reason() == "" {
-		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
-	}
-	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 data with post-ops runs in the interpreter") &&
-		!strings.Contains(cp.Reason(), "f64 to f64 has no JIT code") {
-		t.Errorf("reason %q does not name f64", cp.Reason())
+	// The native kernel's f64 epilogue takes Add and Pow(-0.5).
+	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
 	}
 	lt, err := cp.QueryLogicalTensor(out.ID)
 	mustF64(t, err)
@@ -81,6 +76,102 @@ func TestF64Chain(t *testing.T) {
 		if ys[r] == float64(float32(ys[r])) {
 			t.Errorf("row %d: %v is an f32 value", r, ys[r])
 		}
+	}
+}
+
+// TestF64PostOpsFused compiles ReduceSum -> Add(broadcast operand) ->
+// ReLU over f64 data into one partition, which runs machine code (the
+// native kernel's f64 epilogue) wherever gdnn emits any, and checks it
+// against float64 arithmetic: values 2^-40 apart that f32 would merge.
+func TestF64PostOpsFused(t *testing.T) {
+	const rows, cols = 37, 301
+	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{rows, cols})
+	s := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
+	b := graph.NewLogicalTensor(2, dtypes.F64, []int64{1})
+	a := graph.NewLogicalTensorAny(3, dtypes.F64, nil)
+	out := graph.NewLogicalTensorAny(4, dtypes.F64, nil)
+	g := graph.New()
+	for _, op := range []*graph.Op{
+		graph.NewOp(0, graph.ReduceSum, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1}),
+		graph.NewOp(1, graph.Add, "").AddInput(s).AddInput(b).AddOutput(a),
+		graph.NewOp(2, graph.ReLU, "").AddInput(a).AddOutput(out),
+	} {
+		mustF64(t, g.AddOp(op))
+	}
+	mustF64(t, g.Finalize())
+	parts, err := partition.Get(g, partition.Fusion)
+	mustF64(t, err)
+	if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != 3 {
+		t.Fatalf("partitions %v, want one supported of the three ops", parts)
+	}
+	p := parts[0]
+	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	mustF64(t, err)
+	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
+	}
+	lt, err := cp.QueryLogicalTensor(out.ID)
+	mustF64(t, err)
+	xs := make([]float64, rows*cols)
+	for i := range xs {
+		xs[i] = float64(i%5-2) + math.Ldexp(float64(i%7), -40)
+	}
+	bias := []float64{math.Ldexp(3, -40)}
+	ys := make([]float64, rows)
+	xt, err := partition.NewTensor(x, xs)
+	mustF64(t, err)
+	bt, err := partition.NewTensor(b, bias)
+	mustF64(t, err)
+	yt, err := partition.NewTensor(lt, ys)
+	mustF64(t, err)
+	ins := []partition.Tensor{xt, bt}
+	if p.Inputs()[0].ID != x.ID {
+		ins = []partition.Tensor{bt, xt}
+	}
+	mustF64(t, cp.Execute(ins, []partition.Tensor{yt}))
+	positive := 0
+	for r := range rows {
+		sum := 0.0
+		for _, v := range xs[r*cols : (r+1)*cols] {
+			sum += v
+		}
+		want := math.Max(sum+bias[0], 0)
+		if math.Abs(ys[r]-want) > math.Ldexp(math.Abs(sum)+float64(cols), -50) {
+			t.Errorf("row %d: %v, want %v", r, ys[r], want)
+		}
+		if want > 0 {
+			positive++
+		}
+	}
+	if positive == 0 || positive == rows {
+		t.Fatalf("%d of %d rows positive: the ReLU is not exercised both ways", positive, rows)
+	}
+}
+
+// TestF64ExpNotNative: an f64 chain with a post-op the native kernel's
+// f64 epilogue does not take (Exp) runs in the interpreter, and the
+// reason names the post-op.
+func TestF64ExpNotNative(t *testing.T) {
+	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{4, 64})
+	s := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
+	y := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
+	g := graph.New()
+	mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceMax, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1})))
+	mustF64(t, g.AddOp(graph.NewOp(1, graph.Exp, "").AddInput(s).AddOutput(y)))
+	mustF64(t, g.Finalize())
+	parts, err := partition.Get(g, partition.Fusion)
+	mustF64(t, err)
+	if len(parts) != 1 || !parts[0].IsSupported() {
+		t.Fatalf("partitions %v, want one supported", parts)
+	}
+	p := parts[0]
+	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	mustF64(t, err)
+	if cp.Impl() != "interp" || cp.Reason() == "" {
+		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
+	}
+	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 post-op 0 (Exp) runs in the interpreter") {
+		t.Errorf("reason %q does not name the post-op", cp.Reason())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -73,7 +74,8 @@ func TestWideSchedules(t *testing.T) {
 
 // TestNativeWideSchedules runs f64 sums, means, maxima, minima and
 // products, of the elements and of their |x| and x*x, and the Lp norms of
-// p 1 and 2, with no post-ops (the plans the native kernel takes) through
+// p 1 and 2, half of them with post-ops of the kinds the native kernel's
+// f64 epilogue takes (the plans the native kernel takes), through
 // Compile and Run on every ISA, under budgets that take every split,
 // against the oracle's bounds: machine code on every ISA but the
 // interpreter's, the same bits at 1 and 3 threads, guard pages after src
@@ -91,23 +93,27 @@ func TestNativeWideSchedules(t *testing.T) {
 			}
 		}
 	}()
+	draw := kerneltest.WideDraw
+	draw.Kinds = kernelshape.NativeF64PostOpKinds()
 	for i := range 168 {
-		p := kerneltest.RandomProblem(r, 1<<14, kerneltest.WideDraw)
-		p.PostOps = nil
+		p := kerneltest.RandomProblem(r, 1<<14, draw)
+		if i%2 == 0 {
+			p.PostOps = nil
+		}
 		p.Reduction = reds[i%len(reds)]
 		withBudget(t, []int64{1 << 20, 4096, 512}[i%3])
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, dst0, _ := kerneltest.Buffers(t, p, 0xa5, func(dt dtypes.DataType, b []byte) {
+		src, dst0, bins := kerneltest.Buffers(t, p, 0xa5, func(dt dtypes.DataType, b []byte) {
 			kerneltest.FillWide(r, dt, b, i%4 == 0)
 			if p.Reduction.Combine == plan.CombineMul {
 				for j := int64(0); j < int64(len(b)/8); j++ {
 					plan.StoreF64(dt, b, j, 1+r.NormFloat64()/64)
 				}
 			}
-		}, nil)
+		}, func(dt dtypes.DataType, b []byte) { kerneltest.FillWide(r, dt, b, false) })
 		for _, isa := range testISAs() {
 			prev := SetMaxISA(isa)
 			k, err := Compile(pl)
@@ -123,13 +129,13 @@ func TestNativeWideSchedules(t *testing.T) {
 			for _, threads := range []int{1, 3} {
 				withThreads(t, threads)
 				f := kerneltest.NewFence(t, true)
-				fsrc, fdst := f.Place(src), f.Place(dst0)
-				if err := k.Run(fsrc, fdst, nil); err != nil {
+				fsrc, fdst, fbins := f.Place(src), f.Place(dst0), f.PlaceEach(bins)
+				if err := k.Run(fsrc, fdst, fbins); err != nil {
 					t.Fatalf("%v on %v: %v", p, isa, err)
 				}
 				got := append([]byte(nil), fdst...)
 				f.Free()
-				kerneltest.CheckWide(t, isa.String()+" "+k.Impl(), p, src, got, nil, 0xa5)
+				kerneltest.CheckWide(t, isa.String()+" "+k.Impl(), p, src, got, bins, 0xa5)
 				if first == nil {
 					first = got
 				} else if !bytes.Equal(first, got) {

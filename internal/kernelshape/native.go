@@ -47,9 +47,10 @@ import (
 // by the emitter to each loaded vector before the combine. Finalize (an
 // f64 mean's division by Div, an Lp norm's eps and root, an f32 dst's
 // rounding, a logical reduction's truth) is the emitter's, in its
-// stores. The kernel
-// takes no post-ops, and an integer mean (a 128-bit exact sum in the
-// interpreter) is refused: the interpreter runs them.
+// stores; f64 results then take the plan's post-ops through Epilogue
+// (nativepost.go). Exact data takes no post-ops, and an integer mean (a
+// 128-bit exact sum in the interpreter) is refused: the interpreter runs
+// them.
 
 // IsNative reports whether pl is for the native kernel: f64 or exact
 // data.
@@ -99,11 +100,15 @@ type NativeKind struct {
 	Eps       NativeEps
 	EpsValue  float64
 	Sqrt      bool
+	// PostOps: the f64 results take the plan's post-ops (nativepost.go)
+	// through Epilogue before they are stored.
+	PostOps bool
 }
 
 // NativeKindOf returns what pl computes in native lanes, or an
 // Unimplemented error naming what the native kernel does not take: a
-// plan neither wide nor exact, post-ops, an f64 transform other than
+// plan neither wide nor exact, post-ops of exact data or f64 post-ops
+// the f64 epilogue does not take (nativepost.go), an f64 transform other than
 // |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
 // 1 and 2 (nativeF64Parts), a copy, an integer mean, a logical
 // reduction of data wider than a byte. pl must be valid.
@@ -114,12 +119,15 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	if !wide && !exact {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v data reduces in f32 lanes", src)
 	}
-	if len(pl.PostOps) > 0 {
+	if len(pl.PostOps) > 0 && !wide {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v data with post-ops runs in the interpreter", src)
 	}
 	k := NativeKind{Bytes: int(src.Size())}
 	if wide {
-		k.Float = true
+		if err := nativeF64PostOps(pl.PostOps); err != nil {
+			return NativeKind{}, err
+		}
+		k.Float, k.PostOps = true, len(pl.PostOps) > 0
 		if pl.DstDT == dtypes.F32 {
 			k.Store = StoreF32
 		}
@@ -243,11 +251,13 @@ type NativeEmitter interface {
 	// NativeCombine combines accumulator from into accumulator u, lane
 	// by lane.
 	NativeCombine(u, from int)
-	// NativeStoreColumn finalizes accumulator u's V lanes and stores them
-	// as V consecutive dst elements off bytes past the dst pointer.
-	NativeStoreColumn(u int, off int64)
+	// NativeStoreColumn finalizes accumulator u's V lanes, applies the
+	// post-ops (k.PostOps: Epilogue over lm) and stores them as the V
+	// consecutive dst elements lm maps.
+	NativeStoreColumn(u int, lm LaneMap)
 	// NativeStoreFirst combines accumulator 0's lanes, finalizes the
-	// result and stores it at the dst pointer.
+	// result, applies the post-ops (k.PostOps: Epilogue over a Bcast
+	// LaneMap) and stores it at the dst pointer.
 	NativeStoreFirst()
 }
 
@@ -475,7 +485,10 @@ func CheckNativeRuns(pl *plan.Plan, k NativeKind, v int, accs func(column bool) 
 //     code wrote.
 //
 // Running the call again is safe: a native kernel reads nothing it
-// writes (src never overlaps dst) and takes no post-ops.
+// writes (src never overlaps dst). A kernel with post-ops is not
+// speculated: a binary operand may be dst itself, which the first run
+// would have overwritten, and the epilogue's temporaries would crowd
+// the NaN-free code's registers.
 type NativeSpeculator interface {
 	// NativeNaNFree reports whether the emitter speculates on its kind,
 	// and if so starts the NaN-free code.
@@ -502,7 +515,7 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	}
 	// The NaN-free code combines elements as loaded: a transformed max
 	// or min (of |x|, say) takes the exact code alone.
-	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform
+	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
 	if s, ok := e.(NativeSpeculator); ok && speculate && s.NativeNaNFree() {
 		nativeKernel(pl, k, e, lay, nl)
 		s.NativeExact()
@@ -636,7 +649,7 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 			if !cut.none() {
 				at = u + i
 			}
-			e.NativeStoreColumn(int(at), i*v*s.Dst)
+			e.NativeStoreColumn(int(at), Block(int(i), int(v), int(v), s))
 		}
 	}
 	full := pl.Inner.Size / (u * v)

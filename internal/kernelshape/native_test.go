@@ -79,14 +79,25 @@ func TestNativeKindOf(t *testing.T) {
 	addEps.Reduction = plan.Reduction{Finalize: plan.FinalizeAddEps, Eps: 0.5}
 	copyPlan := nativePlan(t, dtypes.S32, dtypes.S32, sum)
 	copyPlan.Reduction = plan.Copy
-	post := nativePlan(t, dtypes.F64, dtypes.F64, sum)
+	post := nativePlan(t, dtypes.S32, dtypes.S32, sum)
 	post.PostOps = []plan.PostOp{{Kind: ops.ReLU}}
+	exp := nativePlan(t, dtypes.F64, dtypes.F64, sum)
+	exp.PostOps = []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Exp}}
+	s64Operand := nativePlan(t, dtypes.F64, dtypes.F64, sum)
+	s64Operand.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.S64}}
+	f64Post := nativePlan(t, dtypes.F64, dtypes.F32, sum)
+	f64Post.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.ReLU}, {Kind: ops.Maximum, BinDT: dtypes.F64}}
+	if k, err := NativeKindOf(f64Post); err != nil || !k.PostOps || k.Store != StoreF32 {
+		t.Errorf("f64 sum with post-ops: %+v, %v; want its post-ops in the epilogue and an f32 store", k, err)
+	}
 	for _, c := range []struct {
 		pl   *plan.Plan
 		says string
 	}{
 		{nativePlan(t, dtypes.F32, dtypes.F32, sum), "f32 lanes"},
 		{post, "post-ops"},
+		{exp, "post-op 1 (Exp)"},
+		{s64Operand, "s64 operand"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformAbs, Finalize: plan.FinalizeRootMaxEps, P: 0.5}), "root p=0.5"},

@@ -255,12 +255,14 @@ func FillWide(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
 	}
 }
 
-// CheckWideRefused draws an f64 problem from r and checks that emit,
+// CheckWideEmitted draws an f64 problem from r and checks that emit,
 // an emitter's Emit, gives code (its native kernel's) only for a plan
-// with no post-ops and refuses the others as Unimplemented (the
-// emitters' own tests check the native kernels' results), and that the
-// interpreter's result matches the oracle (CheckWide).
-func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
+// the native kernel takes (takes, kernelshape.NativeKindOf's error: its
+// post-ops those of the f64 epilogue) and refuses the others as
+// Unimplemented (the emitters' own tests check the native kernels'
+// results), and that the interpreter's result matches the oracle
+// (CheckWide).
+func CheckWideEmitted(t testing.TB, r *rand.Rand, emit, takes func(*plan.Plan) error) {
 	t.Helper()
 	p := WideProblem(r, 4000)
 	pl, err := plan.Canonicalize(p)
@@ -268,8 +270,8 @@ func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
 		t.Fatal(err)
 	}
 	err = emit(pl)
-	if err != nil && !errors.Is(err, status.Unimplemented) || err == nil && len(pl.PostOps) > 0 {
-		t.Fatalf("%v: emitting an f64 plan gave %v, want Unimplemented (code only from the native kernel, which takes no post-ops)", pl, err)
+	if why := takes(pl); err != nil && !errors.Is(err, status.Unimplemented) || err == nil && why != nil {
+		t.Fatalf("%v: emitting an f64 plan gave %v, want Unimplemented unless the native kernel takes it (it says %v)", pl, err, why)
 	}
 	src, dst, bins := Buffers(t, p, 0xa5,
 		func(dt dtypes.DataType, b []byte) { FillWide(r, dt, b, true) },
@@ -278,6 +280,58 @@ func CheckWideRefused(t testing.TB, r *rand.Rand, emit func(*plan.Plan) error) {
 		t.Fatal(err)
 	}
 	CheckWide(t, "interp", p, src, dst, bins, 0xa5)
+}
+
+// WideNativeProblem draws a problem over f64 src as WideProblem does,
+// its post-ops of kinds (the native kernel's f64 epilogue's,
+// kernelshape.NativeF64PostOpKinds) and its reduction one of reds.
+func WideNativeProblem(r *rand.Rand, maxElems int64, reds []plan.Reduction, kinds []ops.Kind) *plan.Problem {
+	d := WideDraw
+	d.Kinds = kinds
+	p := RandomProblem(r, maxElems, d)
+	p.Reduction = reds[r.Intn(len(reds))]
+	for i := range p.PostOps {
+		if p.PostOps[i].Kind.IsBinary() && r.Intn(2) == 0 {
+			p.PostOps[i].BinDT = dtypes.F64
+		}
+	}
+	return p
+}
+
+// FillWideGrid fills f64 src b with multiples of 1/8 in [-8, 8] (half
+// of the zeros -0; with specials one element in 64 NaN, +Inf or -Inf):
+// their sums, means and sums of squares are exact in any order, so that
+// a kernel's results (post-ops included) can be compared with the
+// interpreter's bit for bit.
+func FillWideGrid(r *rand.Rand, b []byte, specials bool) {
+	for i := int64(0); i < int64(len(b)/8); i++ {
+		v := float64(r.Intn(129)-64) / 8
+		switch {
+		case v == 0 && r.Intn(2) == 0:
+			v = math.Copysign(0, -1)
+		case specials && r.Intn(64) == 0:
+			v = [...]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[r.Intn(3)]
+		}
+		plan.StoreF64(dtypes.F64, b, i, v)
+	}
+}
+
+// SameWide reports the first element of got, a dst of type dt, that is
+// not want's bit for bit (any NaN matching any NaN), or "".
+func SameWide(dt dtypes.DataType, got, want []byte) string {
+	sz := int64(dt.Size())
+	for i := int64(0); i < int64(len(got))/sz; i++ {
+		a, b := got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz]
+		if string(a) == string(b) {
+			continue
+		}
+		x, y := oracle.Get(dt, got, i), oracle.Get(dt, want, i)
+		if x != x && y != y {
+			continue
+		}
+		return fmt.Sprintf("dst element %d is %v (% x), want %v (% x)", i, x, a, y, b)
+	}
+	return ""
 }
 
 // WideTransformed are f64 reductions of the elements' |x| and x*x with

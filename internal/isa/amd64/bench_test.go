@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/cpubench"
+	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -91,5 +94,55 @@ func BenchmarkInt8Anchors(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkF64PostOps times an f64 sum with post-ops (Add of an f64
+// operand, one element per output, then ReLU), by row ([64,1024] over
+// its last dim, in cache; [512,2048] from DRAM) and by column
+// ([1024,64] over its first, in cache), the native kernel of each ISA
+// beside the interpreter, with the process's CPU time (cpubench.Loop).
+// Bytes are src + dst + operand.
+func BenchmarkF64PostOps(b *testing.B) {
+	post := []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F64, BinStrides: []int64{1, 0}}, {Kind: ops.ReLU}}
+	for _, c := range []struct {
+		name   string
+		dims   []int64
+		reduce []bool
+		ds     []int64
+		bs     []int64
+	}{
+		{"row", []int64{64, 1024}, []bool{false, true}, []int64{1, 0}, []int64{1, 0}},
+		{"row-dram", []int64{512, 2048}, []bool{false, true}, []int64{1, 0}, []int64{1, 0}},
+		{"column", []int64{1024, 64}, []bool{true, false}, []int64{0, 1}, []int64{0, 1}},
+	} {
+		postOps := append([]plan.PostOp(nil), post...)
+		postOps[0].BinStrides = c.bs
+		p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: c.dims,
+			SrcStrides: []int64{c.dims[1], 1}, Reduce: c.reduce, DstStrides: c.ds, PostOps: postOps}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewSource(1))
+		src, dst, bins := kerneltest.Buffers(b, p, 0,
+			func(_ dtypes.DataType, s []byte) { kerneltest.FillWideGrid(r, s, false) },
+			func(dt dtypes.DataType, s []byte) { kerneltest.FillWide(r, dt, s, false) })
+		bytes := int64(len(src) + len(dst) + len(bins[0]))
+		for _, tg := range targets(b) {
+			b.Run("shape="+c.name+"/impl="+tg.Name, func(b *testing.B) {
+				k := tg.Compile(b, pl)
+				defer k.Release()
+				b.SetBytes(bytes)
+				cpubench.Loop(b, func() error {
+					k.RunBlocks(pl, src, dst, bins, 0)
+					return nil
+				})
+			})
+		}
+		b.Run("shape="+c.name+"/impl=interp", func(b *testing.B) {
+			b.SetBytes(bytes)
+			cpubench.Loop(b, func() error { return interp.Run(pl, src, dst, bins) })
+		})
 	}
 }

@@ -33,9 +33,14 @@
 // Plans over f64 and exact data (integers, booleans; plan.IsWide,
 // plan.IsExact) take a generator of their own instead, the native kernel
 // (kernelshape.Native over native.go's primitives): lanes of the src's
-// own type, 8 to 64 bits, in the same column, row and element shapes,
-// no post-ops; its f64 max and min speculate on NaN-free data as the f32
-// kernels do (nativespec.go).
+// own type, 8 to 64 bits, in the same column, row and element shapes;
+// f64 results take the post-ops kernelshape's f64 epilogue takes
+// (nativepost.go: the binary ops, Abs, Clamp, ReLU, LeakyReLU, Square,
+// Sqrt, Round, HardSigmoid, HardSwish, Pow, bit for bit as
+// plan.EltwiseF64 and plan.BinaryF64) in f64
+// lanes, through kernelshape.Epilogue; its f64 max and min with no
+// post-ops speculate on NaN-free data as the f32 kernels do
+// (nativespec.go).
 //
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and

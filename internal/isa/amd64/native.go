@@ -99,14 +99,17 @@ func (n *nativeGen) NativeLanes() int { return n.lanes }
 // NativeAccs is every accumulator register, for both shapes.
 func (n *nativeGen) NativeAccs(bool) int { return n.accs }
 
-// Prologue loads src, Count and dst, and the constants held for the
-// kernel.
+// Prologue loads src, the binary operands, Count and dst, and the
+// constants held for the kernel.
 func (n *nativeGen) Prologue(cnt int16) {
 	if n.nanFree {
 		// Before DI, the argument block, becomes the dst pointer.
 		n.nanFreePrologue()
 	}
 	n.op(x86.AMOVQ, mem(rDI, plan.ArgSrc), reg(rSrc))
+	for i := 0; i < n.NBin; i++ {
+		n.op(x86.AMOVQ, mem(rDI, plan.ArgBins+8*int64(i)), reg(n.binReg[i]))
+	}
 	if cnt != 0 {
 		n.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
 	}
@@ -454,12 +457,18 @@ func (n *nativeGen) finalize(r int) {
 	}
 }
 
-// NativeStoreColumn finalizes accumulator u and stores its V lanes.
-func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+// NativeStoreColumn finalizes accumulator u and stores its V lanes,
+// through the f64 epilogue where there are post-ops.
+func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	t := n.Tmp()
 	n.op(n.move(), n.vr(u), n.vr(t))
+	if n.k.PostOps {
+		n.epilogue(t, lm)
+		return
+	}
+	off := lm.DstOff
 	n.finalize(t)
 	n.flagNegZero(t)
 	addr := n.m(rDst, off)
@@ -477,7 +486,9 @@ func (n *nativeGen) NativeStoreColumn(u int, off int64) {
 }
 
 // NativeStoreFirst combines accumulator 0's lanes (a butterfly of swaps
-// at half the width, ..., one lane), finalizes lane 0 and stores it.
+// at half the width, ..., one lane, which leaves the result in every
+// lane), finalizes it and stores it, through the f64 epilogue where
+// there are post-ops.
 func (n *nativeGen) NativeStoreFirst() {
 	mk := n.Mark()
 	defer n.Release(mk)
@@ -502,6 +513,10 @@ func (n *nativeGen) NativeStoreFirst() {
 	}
 	if n.k.Bytes == 1 {
 		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
+	}
+	if n.k.PostOps {
+		n.epilogue(r, kernelshape.LaneMap{N: kernelshape.Bcast})
+		return
 	}
 	n.finalize(r)
 	n.flagNegZero(r)

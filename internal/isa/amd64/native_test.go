@@ -13,6 +13,7 @@ import (
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
@@ -41,6 +42,12 @@ func nativeWanted(pl *plan.Plan, o Options) error {
 // how many ISAs ran machine code.
 func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, check func(name string, dst []byte)) int {
 	t.Helper()
+	return runNativeBins(t, isaList, p, src0, nil, check)
+}
+
+// runNativeBins is runNative with the binary operands bins0.
+func runNativeBins(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, bins0 [][]byte, check func(name string, dst []byte)) int {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize: %v", err)
@@ -67,14 +74,14 @@ func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, ch
 		dst0 := kerneltest.Dst(t, p, 0xa5)
 		for _, atEnd := range []bool{true, false} {
 			fence := kerneltest.NewFence(t, atEnd)
-			src, dst := fence.Place(src0), fence.Place(dst0)
+			src, dst, bins := fence.Place(src0), fence.Place(dst0), fence.PlaceEach(bins0)
 			k := kerneltest.Map(t, code)
 			if isa.o.AVX512 {
 				k.Count = &kerneltest.AVX512Calls
 			}
 			for _, blk := range []int64{0, 1} {
 				copy(dst, dst0)
-				k.RunBlocks(pl, src, dst, nil, blk)
+				k.RunBlocks(pl, src, dst, bins, blk)
 				check(fmt.Sprintf("%s (blocks of %d, guard after %v) %v", isa.name, blk, atEnd, pl), dst)
 			}
 			k.Release()
@@ -187,7 +194,8 @@ func TestNativeExactRandom(t *testing.T) {
 
 // TestNativeRefusals checks that what the native kernel does not take is
 // refused as Unimplemented with a reason: an integer mean, a copy, a
-// logical reduction of wide data, f64 post-ops, an f64 |x|^p or root of
+// logical reduction of wide data, f64 post-ops the f64 epilogue does not
+// take (exp), an f64 |x|^p or root of
 // p other than 1 and 2, an f64 Lp finalize of untransformed data, an f64
 // log-sum-exp, and on AVX2 a 64-bit product.
 func TestNativeRefusals(t *testing.T) {
@@ -202,6 +210,9 @@ func TestNativeRefusals(t *testing.T) {
 	}
 	withPost := mk(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0))
 	withPost.PostOps = []plan.PostOp{{Kind: 0}}
+	withExp := mk(dtypes.F64, dtypes.F32, plan.AlgMax.Reduction(0, 0))
+	withExp.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F64}, {Kind: ops.Exp}}
+	withExp.Outer[0].BinStrides = []int64{1}
 	for _, c := range []struct {
 		pl   *plan.Plan
 		o    Options
@@ -214,6 +225,8 @@ func TestNativeRefusals(t *testing.T) {
 		{mk(dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), Options{AVX512: true}, "root p=3"},
 		{mk(dtypes.F64, dtypes.F32, plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), Options{}, "not transformed"},
 		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
+		{withExp, Options{AVX512: true}, "post-op 1 (Exp)"},
+		{withExp, Options{}, "post-op 1 (Exp)"},
 		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 	} {

@@ -59,7 +59,9 @@
 // sums and products wrap as the interpreter's and f64 never passes
 // through f32. NEON has no 64-bit lane multiply (an s64 or u64 product
 // runs in the interpreter) and no 64-bit max or min (a compare, CMGT or
-// CMHI, and BIT).
+// CMHI, and BIT). f64 results take the post-ops kernelshape's f64
+// epilogue takes (nativepost.go, as amd64's) in 2D lanes, through
+// kernelshape.Epilogue.
 
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed

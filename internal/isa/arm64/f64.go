@@ -39,41 +39,49 @@ func (g *gen) inF64(r int, f func(d, s int)) {
 // rounds once), then clamp01: v < 0 becomes +0, v > 1 becomes 1, and
 // anything else (NaN, -0, 0 and 1 themselves) stays.
 func (g *gen) hardSigmoid(op plan.PostOp, r int) {
-	g.inF64(r, func(d, c int) {
-		mk := g.Mark()
-		defer g.Release(mk)
-		m := g.Tmp()
-		g.constF64(c, float64(op.Alpha))
-		g.fop(opFMUL2D, d, d, c)
-		g.constF64(c, float64(op.Beta))
-		g.fop(opFADD2D, d, d, c)
-		g.word(rr(opFCMLT02D, m, d)) // v < 0 (ordered, so not -0)
-		g.fop(opBIC, d, d, m)
-		g.constF64(c, 1)
-		g.fop(opFCMGT2D, m, d, c) // v > 1
-		g.vop(arm64.AVBIT, arr16B, d, c, m)
-	})
+	g.inF64(r, func(d, c int) { g.hardSigmoidF64(op, d, c) })
+}
+
+// hardSigmoidF64 is hardSigmoid's steps on the f64 lanes of d (c is
+// scratch): plan.EltwiseF64's HardSigmoid, bit for bit.
+func (g *gen) hardSigmoidF64(op plan.PostOp, d, c int) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	m := g.Tmp()
+	g.constF64(c, float64(op.Alpha))
+	g.fop(opFMUL2D, d, d, c)
+	g.constF64(c, float64(op.Beta))
+	g.fop(opFADD2D, d, d, c)
+	g.word(rr(opFCMLT02D, m, d)) // v < 0 (ordered, so not -0)
+	g.fop(opBIC, d, d, m)
+	g.constF64(c, 1)
+	g.fop(opFCMGT2D, m, d, c) // v > 1
+	g.vop(arm64.AVBIT, arr16B, d, c, m)
 }
 
 // hardSwish: v = x/6 + 0.5; v >= 1: x itself; v <= 0 (x <= -3): -0;
 // else x*v. NaN stays NaN (both compares are false and x*v is NaN).
 func (g *gen) hardSwish(r int) {
-	g.inF64(r, func(d, c int) {
-		mk := g.Mark()
-		defer g.Release(mk)
-		v, m := g.Tmp(), g.Tmp()
-		g.constF64(c, 6)
-		g.fop(opFDIV2D, v, d, c)
-		g.constF64(c, 0.5)
-		g.fop(opFADD2D, v, v, c)
-		g.constF64(c, 1)
-		g.fop(opFCMGE2D, m, v, c) // v >= 1
-		g.fop(opFMUL2D, c, d, v)
-		g.vop(arm64.AVBIF, arr16B, d, c, m) // d where v >= 1, else x*v
-		g.word(rr(opFCMLE02D, m, v))        // v <= 0, -0 included
-		g.constF64(c, math.Copysign(0, -1))
-		g.vop(arm64.AVBIT, arr16B, d, c, m) // -0 where v <= 0
-	})
+	g.inF64(r, func(d, c int) { g.hardSwishF64(d, c) })
+}
+
+// hardSwishF64 is hardSwish's steps on the f64 lanes of d (c is
+// scratch): plan.EltwiseF64's HardSwish, bit for bit.
+func (g *gen) hardSwishF64(d, c int) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	v, m := g.Tmp(), g.Tmp()
+	g.constF64(c, 6)
+	g.fop(opFDIV2D, v, d, c)
+	g.constF64(c, 0.5)
+	g.fop(opFADD2D, v, v, c)
+	g.constF64(c, 1)
+	g.fop(opFCMGE2D, m, v, c) // v >= 1
+	g.fop(opFMUL2D, c, d, v)
+	g.vop(arm64.AVBIF, arr16B, d, c, m) // d where v >= 1, else x*v
+	g.word(rr(opFCMLE02D, m, v))        // v <= 0, -0 included
+	g.constF64(c, math.Copysign(0, -1))
+	g.vop(arm64.AVBIT, arr16B, d, c, m) // -0 where v <= 0
 }
 
 // pow: x^beta for ops.PowBetas by plan.Eltwise's steps. 0 gives 1 (a
@@ -94,25 +102,29 @@ func (g *gen) pow(beta float32, r int) {
 		g.vop(arm64.AVBIT, arr16B, r, g.vconst(math.Float32bits(1)), m)
 		return
 	}
-	g.inF64(r, func(d, c int) {
-		switch beta {
-		case 3:
-			g.fop(opFMUL2D, c, d, d) // c = d*d
-			g.fop(opFMUL2D, d, c, d) // d = (d*d)*d
-		case -2:
-			g.fop(opFMUL2D, d, d, d)
-			fallthrough
-		case -1:
+	g.inF64(r, func(d, c int) { g.powF64(beta, d, c) })
+}
+
+// powF64 sets the f64 lanes of d to d^beta for beta 3, -2, -1, 0.5 and
+// -0.5 (c is scratch), by plan.EltwiseF64's steps, bit for bit.
+func (g *gen) powF64(beta float32, d, c int) {
+	switch beta {
+	case 3:
+		g.fop(opFMUL2D, c, d, d) // c = d*d
+		g.fop(opFMUL2D, d, c, d) // d = (d*d)*d
+	case -2:
+		g.fop(opFMUL2D, d, d, d)
+		fallthrough
+	case -1:
+		g.constF64(c, 1)
+		g.fop(opFDIV2D, d, c, d) // d = 1/d
+	case 0.5, -0.5:
+		g.sqrtPow(d, c)
+		if beta < 0 {
 			g.constF64(c, 1)
-			g.fop(opFDIV2D, d, c, d) // d = 1/d
-		case 0.5, -0.5:
-			g.sqrtPow(d, c)
-			if beta < 0 {
-				g.constF64(c, 1)
-				g.fop(opFDIV2D, d, c, d)
-			}
+			g.fop(opFDIV2D, d, c, d)
 		}
-	})
+	}
 }
 
 // sqrtPow sets the f64 lanes of d to x^0.5 as IEEE pow has it: the

@@ -130,6 +130,23 @@ func newGen(pl *plan.Plan) *gen {
 	return g
 }
 
+// withPlan makes g, a generator made for a plan of the same loops and no
+// post-ops, generate for pl: its types, and its binary operands' pointer
+// registers taken from the free ones.
+func (g *gen) withPlan(pl *plan.Plan) {
+	g.pl = pl
+	g.Types = kernelshape.TypesOf(pl)
+	copy(g.binReg[:g.NBin], binRgs[:g.NBin])
+	free := g.gprFree[:0]
+	for _, r := range g.gprFree {
+		if !slices.Contains(g.binReg[:g.NBin], r) {
+			free = append(free, r)
+		}
+	}
+	g.gprFree = free
+	g.ptrs = kernelshape.NewPointers(rSrc, rDst, g.binReg[:g.NBin])
+}
+
 // Tmp allocates a temporary vector register; Mark/Release free them in
 // stack order.
 func (g *gen) Tmp() int {

@@ -59,8 +59,7 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	like.SrcDT, like.DstDT, like.PostOps = dtypes.F32, dtypes.F32, nil
 	like.Reduction, like.Stage = plan.AlgMax.Reduction(0, 0), 0
 	g := newGen(like)
-	g.pl = pl
-	g.Types = kernelshape.TypesOf(pl)
+	g.withPlan(pl)
 	n := &nativeGen{gen: g, k: k, lanes: 16 / k.Bytes}
 	for b := k.Bytes; b > 1; b >>= 1 {
 		n.size++
@@ -89,10 +88,13 @@ func nativeAccs(column bool) int {
 	return nacc / 2
 }
 
-// Prologue loads src, Count and dst, and sets the constants held for the
-// kernel.
+// Prologue loads src, the binary operands, Count and dst, and sets the
+// constants held for the kernel.
 func (n *nativeGen) Prologue(cnt int16) {
 	n.op(arm64.AMOVD, mem(rArgs, plan.ArgSrc), reg(rSrc))
+	for i := 0; i < n.NBin; i++ {
+		n.op(arm64.AMOVD, mem(rArgs, plan.ArgBins+8*int64(i)), reg(n.binReg[i]))
+	}
 	if cnt != 0 {
 		n.op(arm64.AMOVD, mem(rArgs, plan.ArgCount), reg(cnt))
 	}
@@ -233,9 +235,18 @@ func (n *nativeGen) finalize(r int) {
 }
 
 // NativeStoreColumn finalizes a copy of accumulator u and stores its V
-// lanes: 16 bytes, or 8 of f32 results. Lanes stored as they are need
-// no copy.
-func (n *nativeGen) NativeStoreColumn(u int, off int64) {
+// lanes: 16 bytes, or 8 of f32 results, through the f64 epilogue where
+// there are post-ops. Lanes stored as they are need no copy.
+func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
+	off := lm.DstOff
+	if n.k.PostOps {
+		mk := n.Mark()
+		t := n.Tmp()
+		n.vmov(t, u)
+		n.epilogue(t, lm)
+		n.Release(mk)
+		return
+	}
 	if !n.k.Mean && !n.k.FinalizesF64() && n.k.Store == kernelshape.StoreLane {
 		n.fpMem(false, 16, u, at(rDst, off))
 		return
@@ -255,7 +266,8 @@ func (n *nativeGen) NativeStoreColumn(u int, off int64) {
 
 // NativeStoreFirst combines accumulator 0's lanes (a butterfly of
 // rotations by half the register, a quarter, ..., one lane: afterwards
-// every lane holds the combine of all), finalizes lane 0 and stores it.
+// every lane holds the combine of all), finalizes lane 0 and stores it,
+// through the f64 epilogue where there are post-ops.
 func (n *nativeGen) NativeStoreFirst() {
 	mk := n.Mark()
 	defer n.Release(mk)
@@ -264,6 +276,10 @@ func (n *nativeGen) NativeStoreFirst() {
 	for b := 8; b >= n.k.Bytes; b /= 2 {
 		n.word(ext(t, r, r, b))
 		n.combine(r, t)
+	}
+	if n.k.PostOps {
+		n.epilogue(r, kernelshape.LaneMap{N: kernelshape.Bcast})
+		return
 	}
 	n.finalize(r)
 	if n.k.Store == kernelshape.StoreF32 {

@@ -39,6 +39,12 @@ func nativeRefused(pl *plan.Plan) bool {
 // checking that the refusal is Unimplemented.
 func runNative(t *testing.T, pl *plan.Plan, src []byte, dstLen int, fence *kerneltest.Fence, blocks []int64) [][]byte {
 	t.Helper()
+	return runNativeBins(t, pl, src, nil, dstLen, fence, blocks)
+}
+
+// runNativeBins is runNative with the binary operands bins.
+func runNativeBins(t *testing.T, pl *plan.Plan, src []byte, bins [][]byte, dstLen int, fence *kerneltest.Fence, blocks []int64) [][]byte {
+	t.Helper()
 	code, err := Emit(pl)
 	if nativeRefused(pl) {
 		if err == nil || !errors.Is(err, status.Unimplemented) {
@@ -52,7 +58,7 @@ func runNative(t *testing.T, pl *plan.Plan, src []byte, dstLen int, fence *kerne
 	k := kerneltest.Map(t, code)
 	defer k.Release()
 	if fence != nil {
-		src = fence.Place(src)
+		src, bins = fence.Place(src), fence.PlaceEach(bins)
 	}
 	var outs [][]byte
 	for _, blk := range blocks {
@@ -63,7 +69,7 @@ func runNative(t *testing.T, pl *plan.Plan, src []byte, dstLen int, fence *kerne
 		if fence != nil {
 			dst = fence.Place(dst)
 		}
-		k.RunBlocks(pl, src, dst, nil, blk)
+		k.RunBlocks(pl, src, dst, bins, blk)
 		outs = append(outs, append([]byte(nil), dst...))
 	}
 	return outs
@@ -363,7 +369,8 @@ func testNativeWideLong(t *testing.T, r *rand.Rand, sum plan.Reduction) {
 // TestNativeRefusals checks that what the native kernel does not take
 // is refused as Unimplemented, naming it, so that the interpreter runs
 // it: a 64-bit integer product, an integer mean, a copy, a logical
-// reduction of data wider than a byte, f64 data with a post-op, |x|^p or
+// reduction of data wider than a byte, f64 data with a post-op the f64
+// epilogue does not take (exp), |x|^p or
 // a root of p other than 1 and 2, an Lp finalize of untransformed data,
 // a log-sum-exp.
 func TestNativeRefusals(t *testing.T) {
@@ -385,7 +392,7 @@ func TestNativeRefusals(t *testing.T) {
 		{"u64 product", dense(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), "64-bit lane multiply"},
 		{"s32 mean", dense(dtypes.S32, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "mean"},
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
-		{"f64 with a post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}), "post-ops"},
+		{"f64 with an exp post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.Exp}), "post-op 1 (Exp)"},
 		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
 		{"f64 L3 norm", dense(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
 		{"f64 cube root of a sum of squares", dense(dtypes.F64, dtypes.F64,
