@@ -12,8 +12,7 @@ import (
 // negative fill times 3), giving -Inf before an eltwise post-op. gdnn's
 // ReLU, GELUs, Mish and HardSwish give their limit there (0 or -0, as
 // README's "infinities exact" says, on every ISA and the interpreter),
-// but the driver's reference computes alpha*x and x*(...)
-// (refEltwise), 0 * -Inf = NaN, and FAILS the correct result.
+// and so must the driver's reference, not 0 * -Inf = NaN.
 func TestNormPostOpAfterOverflow(t *testing.T) {
 	for _, args := range [][]string{
 		{"--lnorm", "--dir=FWD_I", "--attr-scales=src:common:3e38", "--attr-post-ops=relu", "4x16"},
@@ -47,9 +46,9 @@ func TestNormPostOpAfterOverflow(t *testing.T) {
 	}
 }
 
-// r1CheckLines is the -v1 per-check lines ("[random fill] outputs:5
+// checkLinesBefore is the -v1 per-check lines ("[random fill] outputs:5
 // max_err/allowed:...") printed before the problem numbered idx.
-func r1CheckLines(out string, idx int) []string {
+func checkLinesBefore(out string, idx int) []string {
 	var lines, cur []string
 	prefix := strconv.Itoa(idx) + ":"
 	for _, l := range strings.Split(out, "\n") {
@@ -67,14 +66,9 @@ func r1CheckLines(out string, idx int) []string {
 	return lines
 }
 
-// TestReproLineIsPositionFree: a problem's __REPRO line run alone must
-// see the data it saw in the batch (benchdnn's repro lines reproduce a
-// failure). The drivers seed their fills with the problem's index in
-// the run (reduction.go: uint64(idx)+1; normrun.go doNorm:
-// uint64(idx)+1), so the same problem second in a run and alone gets
-// other data: its check figures differ, and a data-dependent failure
-// (linear:3e38+relu on a max: FAILED as problem 1, PASSED alone) does
-// not reproduce from its own repro line.
+// TestReproLineIsPositionFree: a problem's __REPRO line run alone sees
+// the data it saw in the batch (benchdnn's repro lines reproduce a
+// failure), wherever the problem stood in that batch.
 func TestReproLineIsPositionFree(t *testing.T) {
 	for _, c := range []struct{ batch, alone []string }{
 		{[]string{"--reduction", "--alg=max,sum", "-v1", "5x1000:5x1"}, []string{"--reduction", "--alg=sum", "-v1", "5x1000:5x1"}},
@@ -83,13 +77,39 @@ func TestReproLineIsPositionFree(t *testing.T) {
 	} {
 		_, inBatch, _ := runMain(t, c.batch...)
 		_, alone, _ := runMain(t, c.alone...)
-		b, a := r1CheckLines(inBatch, 1), r1CheckLines(alone, 0)
+		b, a := checkLinesBefore(inBatch, 1), checkLinesBefore(alone, 0)
 		if len(b) == 0 || len(a) == 0 {
 			t.Errorf("%v: no check lines:\n%s\n%s", c.alone, inBatch, alone)
 			continue
 		}
 		if strings.Join(b, "\n") != strings.Join(a, "\n") {
 			t.Errorf("%v: second in a run %q, alone %q: the repro line runs on other data", c.alone, b, a)
+		}
+	}
+}
+
+// TestRefEltwiseLimits: the reference's ops at the infinities are their
+// limits, and a NaN stays NaN.
+func TestRefEltwiseLimits(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		op          string
+		alpha, beta float64
+		x, want     float64
+	}{
+		{"relu", 0, 0, -inf, 0}, {"relu", 0.5, 0, -inf, -inf}, {"relu", 0, 0, inf, inf},
+		{"gelu_erf", 0, 0, -inf, 0}, {"gelu_erf", 0, 0, inf, inf},
+		{"gelu_tanh", 0, 0, -inf, 0}, {"gelu_tanh", 0, 0, inf, inf},
+		{"mish", 0, 0, -inf, 0}, {"mish", 0, 0, inf, inf},
+		{"hardswish", 1.0 / 6, 0.5, -inf, 0}, {"hardswish", 1.0 / 6, 0.5, inf, inf},
+	} {
+		if got := refEltwise(c.op, c.alpha, c.beta, c.x); got != c.want {
+			t.Errorf("%s(alpha %v, beta %v) of %v = %v, want %v", c.op, c.alpha, c.beta, c.x, got, c.want)
+		}
+	}
+	for _, op := range []string{"relu", "gelu_erf", "gelu_tanh", "mish", "hardswish"} {
+		if got := refEltwise(op, 0, 0, math.NaN()); !math.IsNaN(got) {
+			t.Errorf("%s of NaN = %v, want NaN", op, got)
 		}
 	}
 }

@@ -23,26 +23,26 @@ func refEltwise(name string, alpha, beta, x float64) float64 {
 	case "exp":
 		return math.Exp(x)
 	case "gelu_erf":
-		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+		return scaled(x, 0.5*(1+math.Erf(x/math.Sqrt2)))
 	case "gelu_tanh":
-		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		return scaled(x, 0.5*(1+math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))))
 	case "hardsigmoid":
 		return math.Max(0, math.Min(1, alpha*x+beta))
 	case "hardswish":
-		return x * math.Max(0, math.Min(1, alpha*x+beta))
+		return scaled(x, math.Max(0, math.Min(1, alpha*x+beta)))
 	case "log":
 		return math.Log(x)
 	case "logistic":
 		return 1 / (1 + math.Exp(-x))
 	case "mish":
-		return x * math.Tanh(softplus(x, 1))
+		return scaled(x, math.Tanh(softplus(x, 1)))
 	case "pow":
 		return alpha * math.Pow(x, beta)
 	case "relu":
 		if x > 0 {
 			return x
 		}
-		return alpha * x
+		return scaled(x, alpha)
 	case "round":
 		return math.RoundToEven(x)
 	case "soft_relu":
@@ -55,6 +55,17 @@ func refEltwise(name string, alpha, beta, x float64) float64 {
 		return math.Tanh(x)
 	}
 	return math.NaN()
+}
+
+// scaled is x*f, the ops' x times a factor, with the factor's limit
+// where x is infinite: a factor of 0 (ReLU's alpha 0, or the GELUs',
+// Mish's and HardSwish's factor at -Inf) gives a zero of x's sign, not
+// Inf*0 = NaN, as gdnn computes these ops; a NaN x stays NaN.
+func scaled(x, f float64) float64 {
+	if f == 0 && !math.IsNaN(x) {
+		return math.Copysign(0, x)
+	}
+	return x * f
 }
 
 // softplus is log(1 + exp(b*x)) / b without overflow for large b*x.
