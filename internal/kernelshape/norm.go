@@ -99,6 +99,10 @@ type Norm struct {
 	// are left, and the reference the interleaved one is tested
 	// against.
 	OneRow bool
+	// Dequant, when not nil, is a Dequantize fused before the
+	// normalization: src is s8 or u8, and the emitter's LoadSrc maps
+	// each value to f32 (normdequant.go).
+	Dequant *Dequant
 }
 
 // Check reports why n is not a fused normalization NormRows can emit:
@@ -106,6 +110,9 @@ type Norm struct {
 // are the plan's first post-ops, binary Adds (x, skip, perhaps a bias),
 // which the map skips; anything else would drop post-ops silently.
 func (n *Norm) Check() error {
+	if err := n.checkDequant(); err != nil {
+		return err
+	}
 	if n.Residual == 0 {
 		return nil
 	}
