@@ -20,7 +20,9 @@
 // GroupNorm) compile with the eltwise and binary ops after them as their
 // post-ops, then a TypeCast and its post-ops and a per-tensor Quantize
 // (norm_tail.go); a residual sum Add(x, skip) [-> Add(bias)] in front of
-// a LayerNorm or RMSNorm fuses into its partition (prefuse.go). They run
+// a LayerNorm or RMSNorm fuses into its partition (prefuse.go), and so
+// does a per-tensor Dequantize of an s8 or u8 src in front of any of
+// them, which the kernel applies as it loads src (dequant_norm.go). They run
 // as programs of compiled reduction kernels (machine code where the
 // reductions have it; Impl and Reason say). The softmax, layer norm, RMS
 // norm and L2 normalization that exporters write as several ops are each

@@ -239,3 +239,46 @@ func TestDequantRefusals(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDequant times S1 (softmax) and S6 (layer norm) with an s8
+// src dequantized in the kernel into an s8 dst (the int8 pattern
+// Dequantize -> norm -> Quantize, its scale 1), beside the same shapes
+// f32 into f32; bytes are src read plus dst written.
+func BenchmarkDequant(b *testing.B) {
+	for _, s := range benchShapes {
+		if s.label != "S1" && s.label != "S6" && s.label != "S3" {
+			continue
+		}
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.S8} {
+			b.Run(s.label+"/"+dt.String(), func(b *testing.B) {
+				d := benchDesc(s.kind, s.dims, s.norm, s.after, dtypes.F32)
+				if dt == dtypes.S8 {
+					d.SrcDT, d.DstDT, d.Dequant = dtypes.S8, dtypes.S8, &kernelshape.Dequant{Scale: 0.05, Zero: 3}
+				}
+				p, err := Compile(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := spanElems(d.Dims, d.SrcStrides)
+				var src []byte
+				if dt == dtypes.S8 {
+					src = fillInt8(rand.New(rand.NewPCG(1, 2)), n)
+				} else {
+					src = fill(rand.New(rand.NewPCG(1, 2)), dt, n, 4)
+				}
+				dst := make([]byte, len(src))
+				var gamma []byte
+				if d.Gamma != nil {
+					gamma = fill(rand.New(rand.NewPCG(3, 4)), dtypes.F32, d.Dims[len(d.Dims)-1], 2)
+				}
+				b.SetBytes(int64(2 * len(src)))
+				b.ResetTimer()
+				timed(b, func() {
+					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+		}
+	}
+}
