@@ -116,7 +116,8 @@ func dequantized(d *Desc, src []byte) (*Desc, []byte) {
 
 // TestDequantAgainstFloat64: each case on every ISA against the float64
 // oracle of its dequantized src; where the fused kernel runs it, the
-// passes agree with it; and 1, 2 and 3 threads give the same bits.
+// passes agree with it; it runs the fused kernel wherever its f32 twin
+// does; and 1, 2 and 3 threads give the same bits.
 func TestDequantAgainstFloat64(t *testing.T) {
 	eachISA(t, func(t *testing.T, isa jit.ISA) {
 		r := rand.New(rand.NewPCG(11, uint64(isa)))
@@ -132,6 +133,12 @@ func TestDequantAgainstFloat64(t *testing.T) {
 			}
 			if p.full.fused != nil {
 				fusedSeen++
+			}
+			// An int8 src keeps every fused kernel its f32 twin has.
+			twin := *d
+			twin.SrcDT, twin.Dequant = dtypes.F32, nil
+			if tp, err := Compile(&twin); err != nil || (tp.full.fused != nil) != (p.full.fused != nil) {
+				t.Errorf("%s on %v: fused %v, the f32 twin's %v (%v)", c.name, isa, p.full.fused != nil, tp != nil && tp.full.fused != nil, err)
 			}
 			src := fillInt8(r, spanElems(d.Dims, d.SrcStrides))
 			gamma, beta, _ := fillOperands(r, d)
