@@ -14,7 +14,7 @@ type OpKind int
 // them, and takes 8-bit integer data through a Dequantize before and a
 // Quantize after a reduction (see QuantParamsOf); it compiles the
 // normalization ops (SoftMax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm)
-// each alone. The other kinds exist so that realistic graphs can be
+// with a per-tensor Dequantize before them and a Quantize after them. The other kinds exist so that realistic graphs can be
 // described, partitioned and handed back to the caller as unsupported.
 const (
 	ReduceMean OpKind = iota + 1

@@ -9,6 +9,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -95,6 +96,13 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 			}
 			continue
 		}
+		if i == 0 && p.dq != nil {
+			// The normalization's src is the dequantized 8-bit input.
+			r.in[0] = portIndex(p.inputs, p.dq.Inputs[0].ID)
+			opIns[0] = ins[r.in[0]]
+			opIns[0].DataType = dtypes.F32
+			continue
+		}
 		opIns[i] = ins[r.in[i]]
 	}
 	dims := [][]int64{opIns[0].Dims} // a decomposed normalization's output has x's dims
@@ -133,7 +141,15 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 			}
 		}
 		pIns := append([]graph.LogicalTensor{src}, opIns[1:]...)
-		r.exec, err = normprog.NewFused(normProblem(op, pIns, outs), res, post, outs[0].DataType)
+		if p.dq != nil {
+			var dq *kernelshape.Dequant
+			if dq, err = p.dequantOf(); err != nil {
+				return nil, err
+			}
+			r.exec, err = normprog.NewDequantized(normProblem(op, pIns, outs), dq, ins[r.in[0]].DataType, post, outs[0].DataType)
+		} else {
+			r.exec, err = normprog.NewFused(normProblem(op, pIns, outs), res, post, outs[0].DataType)
+		}
 	}
 	if err != nil {
 		return nil, opErr(op, err)

@@ -20,7 +20,9 @@
 // GroupNorm) compile with the eltwise and binary ops after them as their
 // post-ops, then a TypeCast and its post-ops and a per-tensor Quantize
 // (norm_tail.go); a residual sum Add(x, skip) [-> Add(bias)] in front of
-// a LayerNorm or RMSNorm fuses into its partition (prefuse.go). They run
+// a LayerNorm or RMSNorm fuses into its partition (prefuse.go), and so
+// does a per-tensor Dequantize of an s8 or u8 src in front of any of
+// them, which the kernel applies as it loads src (dequant_norm.go). They run
 // as programs of compiled reduction kernels (machine code where the
 // reductions have it; Impl and Reason say). The softmax, layer norm, RMS
 // norm and L2 normalization that exporters write as several ops are each
@@ -87,6 +89,9 @@ type Partition struct {
 	// the last output port.
 	res *residual
 	dec *decomposed // a decomposed normalization's (see matchPattern); nil: norm's kind
+	// dq is the Dequantize before the normalization (nil: none), ops[0]:
+	// norm reads the 8-bit src it dequantizes (dequant_norm.go).
+	dq *graph.Op
 	// arg is the index reduction the partition computes (nil: none),
 	// the last of its ops; an Abs before it is its pre-op.
 	arg *graph.Op
@@ -169,7 +174,19 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		if policy == Fusion && pat == nil {
 			resOps, res = fuseResidual(g, op, taken, notFused)
 		}
-		if res != nil {
+		var dqNorm *graph.Op
+		if policy == Fusion && pat == nil && res == nil {
+			var why string
+			if dqNorm, why = dequantNorm(g, op, taken); why != "" {
+				notFused[op.ID] = why
+			}
+		}
+		if dqNorm != nil {
+			ops = []*graph.Op{op, dqNorm}
+			if len(dqNorm.Outputs) == 1 {
+				ops = append(ops, normPostOps(g, dqNorm, taken, notFused)[1:]...)
+			}
+		} else if res != nil {
 			ops = resOps
 		} else if pat != nil {
 			// The pattern's ops, then the chain after the op it computes.
@@ -228,6 +245,9 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		if res != nil {
 			p.setResidual(res)
+		}
+		if dqNorm != nil {
+			p.setDequant()
 		}
 		p.maskedSrcFirst()
 		if reason != "" {
@@ -288,7 +308,7 @@ func supports(ops []*graph.Op) (bool, string) {
 	case head.Kind == graph.Dequantize && len(ops) > 1:
 		return true, ""
 	case head.Kind == graph.Dequantize:
-		return false, fmt.Sprintf("%s: gdnn compiles Dequantize only fused before a reduction (with the Fusion policy)", head)
+		return false, fmt.Sprintf("%s: gdnn compiles Dequantize only fused before a reduction or a normalization (with the Fusion policy)", head)
 	case head.Kind == graph.Quantize:
 		return false, fmt.Sprintf("%s: gdnn compiles Quantize only fused after a reduction or a normalization (with the Fusion policy)", head)
 	}

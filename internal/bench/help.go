@@ -240,8 +240,9 @@ Divide) and a TypeCast into a 16-bit dst; the normalization writes f32 then:
   --attr-scales takes common src and dst scales; an s8 or u8 dst is compared as
   benchdnn's (softmax exactly, lnorm and gnorm within their threshold times 2^17 or
   2^16), and any integer within gdnn's f32 error of the reference passes.
-  UNIMPLEMENTED, with the reason: BWD_* directions, an s8 or u8 src (no Dequantize
-  fused before a normalization), f64 and f8_* data, global statistics (G), RMS norm
+  An s8 or u8 src is normalized as its integers (a Dequantize of scale 1 fused
+  before the normalization), as oneDNN's primitive reads it.
+  UNIMPLEMENTED, with the reason: BWD_* directions, f64 and f8_* data, global statistics (G), RMS norm
   with a shift (MH), ops after a FWD_D lnorm or gnorm (which output the mean and
   variance), per-channel or typed scales, zero points, sum, prelu and other post-ops
   gdnn does not fuse, dropout, a user scratchpad, thread contexts, blocked layouts,

@@ -26,9 +26,9 @@ import (
 //
 // The src scale multiplies the normalized values, not src: the
 // normalizations are not linear in src, and oneDNN's primitive scales
-// after them. An s8 or u8 src would need a Dequantize fused before the
-// normalization, which gdnn does not build (it fuses a Dequantize only
-// before a reduction), so such problems stay unimplemented.
+// after them. So an s8 or u8 src is normalized as its integers: a
+// Dequantize of scale 1 and zero point 0, fused before the normalization
+// (graphNormBackend), converts them to f32 as the kernel loads them.
 
 // normScales are a problem's --attr-scales: common (per-tensor) src and
 // dst scales, 1 where not given.

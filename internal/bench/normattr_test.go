@@ -117,8 +117,6 @@ func TestNormChainRefusals(t *testing.T) {
 		state string
 		want  string
 	}{
-		{[]string{"--softmax", "--dir=FWD_I", "--sdt=s8", "--ddt=s8", "4x4"}, "UNIMPLEMENTED", "src data type s8: an int8 src needs a Dequantize fused before the normalization"},
-		{[]string{"--lnorm", "--dir=FWD_I", "--dt=u8:f32", "4x4"}, "UNIMPLEMENTED", "src data type u8: an int8 src needs a Dequantize"},
 		{[]string{"--lnorm", "--dt=f32:u8", "4x4"}, "UNIMPLEMENTED", "--dir=FWD_D with an int8 dst (u8): gdnn fuses no ops after a normalization that outputs its mean and variance"},
 		{[]string{"--gnorm", "--attr-post-ops=relu", "g2ic4iw5"}, "UNIMPLEMENTED", "--dir=FWD_D with --attr-post-ops=relu: gdnn fuses no ops"},
 		{[]string{"--softmax", "--attr-post-ops=sum", "4x4"}, "UNIMPLEMENTED", "a sum reads dst as it was before the run"},
@@ -133,6 +131,26 @@ func TestNormChainRefusals(t *testing.T) {
 		line := strings.Split(out, "\n")[0]
 		if !strings.HasPrefix(line, "0:"+c.state+" (") || !strings.Contains(line, c.want) {
 			t.Errorf("%v: %q, want %s with %q (%s)", c.args, line, c.state, c.want, errw)
+		}
+	}
+}
+
+// TestNormInt8Src: an s8 or u8 src runs in each driver, a Dequantize
+// fused before the normalization, with scales, post-ops and an int8 dst,
+// and passes benchdnn's check.
+func TestNormInt8Src(t *testing.T) {
+	for _, args := range [][]string{
+		{"--softmax", "--dir=FWD_I", "--sdt=s8", "--ddt=s8", "--attr-scales=src:common:64+dst:common:0.5", "4x37"},
+		{"--softmax", "--dir=FWD_I", "--sdt=u8", "--ddt=f32", "--alg=LOGSOFTMAX", "--axis=1", "--attr-scales=src:common:64", "2x5x7"},
+		{"--softmax", "--inplace=true", "--dir=FWD_I", "--sdt=u8", "--ddt=u8", "--attr-post-ops=add:f32:per_oc", "3x19"},
+		{"--lnorm", "--dir=FWD_I", "--dt=u8:f32", "--flags=CH", "--attr-scales=src:common:128", "3x100"},
+		{"--lnorm", "--dir=FWD_D", "--dt=s8:f32", "--flags=M", "2x3x17"},
+		{"--gnorm", "--dir=FWD_I", "--dt=s8:s8", "--flags=CH", "--attr-scales=src:common:64+dst:common:0.5", "--attr-post-ops=linear:0.5:-1", "g2mb2ic4iw5"},
+		{"--gnorm", "--dir=FWD_D", "--dt=u8:bf16", "--tag=axb", "g3mb2ic6ih3iw4"},
+	} {
+		_, out, errw := runMain(t, args...)
+		if line := strings.Split(out, "\n")[0]; !strings.HasPrefix(line, "0:PASSED") {
+			t.Errorf("%v: %q, want PASSED (%s)", args, line, errw)
 		}
 	}
 }

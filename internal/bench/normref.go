@@ -241,6 +241,30 @@ func softmaxFillTops(dims []int64, axis int, negative bool, lowest float64, seed
 	return vals
 }
 
+// int8Fill is statsFill for an s8 or u8 src: rows of l integers whose
+// mean and variance are exact, as statsFill's are for the float types
+// (whose fractions an 8-bit src would round away). Each row is pairs
+// m + d, m - d around an integer mean m, the odd last element m itself,
+// all within the type's range.
+func int8Fill(rows, l int64, dt dtypes.DataType, seed uint64) []float64 {
+	mid, spread := 0.0, 32.0 // s8: m in [-32, 32), d in [0, 96)
+	if dt == dtypes.U8 {
+		mid = 128
+	}
+	vals := make([]float64, rows*l)
+	for r := range rows {
+		m := mid - spread + float64(splitmix64(seed^uint64(r)*0x9E3779B97F4A7C15)%uint64(2*spread))
+		for c := int64(0); c+1 < l; c += 2 {
+			d := float64(splitmix64(seed^uint64(r*l+c)*0xBF58476D1CE4E5B9) % 96)
+			vals[r*l+c], vals[r*l+c+1] = m+d, m-d
+		}
+		if l%2 == 1 {
+			vals[r*l+l-1] = m
+		}
+	}
+	return vals
+}
+
 // digitsOf is the precision of dt in bits (benchdnn's digits_dt).
 func digitsOf(dt dtypes.DataType) int64 {
 	switch dt {

@@ -84,7 +84,7 @@ func unimplementedNorm(c *normCase) result {
 			continue // a Quantize fused after the normalization writes it
 		}
 		if d.what == "src" && isInt8Name(d.dt) {
-			return un("src data type %s: an int8 src needs a Dequantize fused before the normalization, which gdnn does not build (it fuses a Dequantize only before a reduction)", d.dt)
+			continue // a Dequantize fused before the normalization reads it
 		}
 		return un("%s data type %s: gdnn's normalization ops take f32, bf16 and f16", d.what, d.dt)
 	}
@@ -284,7 +284,18 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 		return nil, status.Errorf(status.Unimplemented, "gdnn has no %s op: %v", b.op, reasonOf(err))
 	}
 	op := graph.NewOp(0, kind, strings.ToLower(b.op))
-	for _, lt := range b.normInputs() {
+	var head []*graph.Op
+	for i, lt := range b.normInputs() {
+		if i == 0 && b.sdt.IsInt8() {
+			// oneDNN's primitive normalizes the integers as they are
+			// (its src scale multiplies the result, see normattr.go):
+			// a Dequantize of scale 1 and zero point 0 converts them to
+			// f32, fused before the normalization.
+			x := graph.NewLogicalTensorAny(90, dtypes.F32, lt.Dims) // clear of the chain's tensors (20 on) and operands (100 on)
+			head = append(head, graph.NewOp(90, graph.Dequantize, "dequantize").AddInput(lt).AddOutput(x).
+				SetAttr("scales", []float32{1}).SetAttr("zps", []int64{0}))
+			lt = x
+		}
 		op.AddInput(lt)
 	}
 	var chain []*graph.Op
@@ -317,7 +328,7 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 			SetAttr("epsilon", b.eps).SetAttr("data_format", "NCX")
 	}
 	g := graph.New()
-	for _, o := range append([]*graph.Op{op}, chain...) {
+	for _, o := range append(append(head, op), chain...) {
 		if err := g.AddOp(o); err != nil {
 			return nil, err
 		}
@@ -544,13 +555,21 @@ func (r *runner) checkNormOnce(b *normBuilt, exec normExec, negative bool, seed 
 		}
 		vals = softmaxFillTops(dims, b.axis, negative, lowest, seed, tops)
 	case "lnorm":
-		vals = statsFill(rows(dims[:rank-1]), dims[rank-1], b.sdt, seed)
+		if b.sdt.IsInt8() {
+			vals = int8Fill(rows(dims[:rank-1]), dims[rank-1], b.sdt, seed)
+		} else {
+			vals = statsFill(rows(dims[:rank-1]), dims[rank-1], b.sdt, seed)
+		}
 	case "gnorm":
 		spatial := int64(1)
 		for _, d := range dims[2:] {
 			spatial *= d
 		}
-		vals = statsFill(dims[0]*b.groups, dims[1]/b.groups*spatial, b.sdt, seed)
+		if b.sdt.IsInt8() {
+			vals = int8Fill(dims[0]*b.groups, dims[1]/b.groups*spatial, b.sdt, seed)
+		} else {
+			vals = statsFill(dims[0]*b.groups, dims[1]/b.groups*spatial, b.sdt, seed)
+		}
 	}
 	storeLogical(b.src, dims, b.srcLT.Strides, vals)
 	x := loadLogical(b.src, dims, b.srcLT.Strides) // as rounded to the src type

@@ -115,6 +115,10 @@ type Norm struct {
 	// read stream idle. The next row is the innermost row loop's stride
 	// on (past the loop's end, a hint to the wrong line at worst).
 	PrefetchRows bool
+	// Dequant, when not nil, is a Dequantize fused before the
+	// normalization: src is s8 or u8, and the emitter's LoadSrc maps
+	// each value to f32 (normdequant.go).
+	Dequant *Dequant
 }
 
 // nextRowBytes is how far on from a row the next row's src starts
@@ -165,6 +169,9 @@ func streams(e NormEmitter, n *Norm) bool {
 // are the plan's first post-ops, binary Adds (x, skip, perhaps a bias),
 // which the map skips; anything else would drop post-ops silently.
 func (n *Norm) Check() error {
+	if err := n.checkDequant(); err != nil {
+		return err
+	}
 	if n.Residual == 0 {
 		return nil
 	}

@@ -114,7 +114,8 @@ func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
 		}
 		ch.BinStrides = append(ch.BinStrides, d.PostOps[i].BinStrides[a])
 	}
-	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, InfAsZero: d.InfAsZero, StreamDst: streamsDst(d)})
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, InfAsZero: d.InfAsZero, StreamDst: streamsDst(d),
+		Dequant: d.Dequant})
 	if err != nil {
 		return nil, err
 	}

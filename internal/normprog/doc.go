@@ -49,6 +49,11 @@
 // other normalizations over dims that are not innermost, GroupNorm, kept
 // statistics, and the interpreter.
 //
+// An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
+// fused kernels dequantize each vector as they load it, and a program
+// of passes first writes each chunk's dequantized f32 copy to scratch,
+// which its passes then read from cache (dequant.go).
+//
 // A LayerNorm or RMSNorm may normalize a residual sum x + skip [+ bias]
 // (Residual). The fused kernel forms each row's sum in its first sweep
 // and reads it back from cache; as passes, each chunk's first pass

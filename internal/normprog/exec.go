@@ -2,6 +2,7 @@ package normprog
 
 import (
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -36,6 +37,23 @@ func New(p *norm.Problem, post []plan.PostOp) (*Exec, error) {
 // The reference executor computes no sum and writes no integers: such a
 // problem runs as a program, or not at all (unless it has no element).
 func NewFused(p *norm.Problem, res *Residual, post []plan.PostOp, dstDT dtypes.DataType) (*Exec, error) {
+	return newFused(p, res, nil, dtypes.Undef, post, dstDT)
+}
+
+// NewDequantized is NewFused with a Dequantize fused before the
+// normalization: src is of srcDT (s8 or u8) at p.Src's strides, each
+// element (x - dq.Zero) * dq.Scale, and p is the problem over that f32
+// tensor (p.Src.DT f32). The reference executor dequantizes nothing:
+// such a problem runs as a program, or not at all (unless it has no
+// element).
+func NewDequantized(p *norm.Problem, dq *kernelshape.Dequant, srcDT dtypes.DataType, post []plan.PostOp, dstDT dtypes.DataType) (*Exec, error) {
+	if dq == nil {
+		return nil, status.Errorf(status.InvalidArguments, "%s: NewDequantized without a Dequantize", p.Kind)
+	}
+	return newFused(p, nil, dq, srcDT, post, dstDT)
+}
+
+func newFused(p *norm.Problem, res *Residual, dq *kernelshape.Dequant, srcDT dtypes.DataType, post []plan.PostOp, dstDT dtypes.DataType) (*Exec, error) {
 	ref, err := norm.New(p)
 	if err != nil {
 		return nil, err
@@ -45,9 +63,15 @@ func NewFused(p *norm.Problem, res *Residual, post []plan.PostOp, dstDT dtypes.D
 	if d != nil {
 		d.PostOps, d.DstDT = post, dstDT
 		d.Residual = res
+		if dq != nil {
+			d.SrcDT, d.Dequant = srcDT, dq
+		}
 		prog, err := Compile(d)
 		if err == nil {
 			e.prog = prog
+			if dq != nil {
+				e.ref = nil // its checks are of an f32 src
+			}
 			return e, nil
 		}
 		// What the reference executor accepts it runs, whatever a
@@ -57,11 +81,14 @@ func NewFused(p *norm.Problem, res *Residual, post []plan.PostOp, dstDT dtypes.D
 	if res != nil && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s after a fused residual sum: %s", p.Kind, why)
 	}
+	if dq != nil && elements(p.Dims) > 0 {
+		return nil, status.Errorf(status.Unimplemented, "%s after a fused Dequantize: %s", p.Kind, why)
+	}
 	if (len(post) > 0 || dstDT != p.Dst.DT) && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
 	}
 	e.why = why
-	if dstDT != p.Dst.DT {
+	if dstDT != p.Dst.DT || dq != nil {
 		e.ref = nil // of no element: nothing to write
 	}
 	return e, nil

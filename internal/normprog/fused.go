@@ -106,7 +106,7 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	}
 	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
 		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, StreamDst: streamsDst(d),
-		PrefetchRows: prefetchesRows(d)})
+		PrefetchRows: prefetchesRows(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/chunk"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -101,6 +102,10 @@ type Desc struct {
 	// Residual, when not nil, is the sum src is computed from (LayerNorm
 	// and RMSNorm; see Residual).
 	Residual *Residual
+	// Dequant, when not nil, is a Dequantize fused before the
+	// normalization: SrcDT is s8 or u8, and each element x is
+	// normalized as (x - Zero) * Scale in f32 (see dequant.go).
+	Dequant *kernelshape.Dequant
 }
 
 // chunkBytes is about how much src one chunk reads: with its f32 copy Y
@@ -117,6 +122,7 @@ type Program struct {
 	last     *passes // the last, shorter chunk (nil: none)
 	nChunks  int64
 	eps      []byte                // Epsilon as one f32, the operand that adds it
+	dq       []byte                // a fused Dequantize's -Zero and Scale as f32s, the passes' operands
 	scratch  chunk.Stash[[][]byte] // a worker's scratch buffers, kept between Runs
 }
 
@@ -151,6 +157,8 @@ const (
 	rX // a Residual's operands
 	rSkip
 	rResBias
+	rDqZero // a fused Dequantize's -Zero and Scale, one f32 each
+	rDqScale
 )
 
 // step is one kernel and the buffers it reads and writes.
@@ -183,6 +191,11 @@ func Compile(d *Desc) (*Program, error) {
 	sumLayout(&p.d)
 	p.eps = make([]byte, 4)
 	dtypes.StoreF32(dtypes.F32, p.eps, 0, d.Epsilon)
+	if dq := d.Dequant; dq != nil {
+		p.dq = make([]byte, 8)
+		dtypes.StoreF32(dtypes.F32, p.dq, 0, -float32(dq.Zero))
+		dtypes.StoreF32(dtypes.F32, p.dq, 1, dq.Scale)
+	}
 	p.chooseChunks()
 	p.chooseColumnChunks()
 	var err error
@@ -208,7 +221,11 @@ func Compile(d *Desc) (*Program, error) {
 // outermost in memory) into chunks of about chunkBytes of src.
 func (p *Program) chooseChunks() {
 	d := &p.d
-	ct := chunk.Choose(d.Dims, d.SrcStrides, func(i int) bool { return !d.Norm[i] }, int64(d.SrcDT.Size()), chunkBytes)
+	size := int64(d.SrcDT.Size())
+	if d.Dequant != nil {
+		size = 4 // the passes' f32 copy of the chunk is what stays in cache
+	}
+	ct := chunk.Choose(d.Dims, d.SrcStrides, func(i int) bool { return !d.Norm[i] }, size, chunkBytes)
 	p.chunkDim, p.chunk, p.nChunks = ct.Dim, ct.Size, ct.N
 }
 
@@ -312,14 +329,18 @@ func (p *Program) build(dims []int64) (*passes, error) {
 	if err := p.addResidual(ps, dims, add); err != nil {
 		return nil, err
 	}
-	var err error
+	// With a fused Dequantize the passes read the chunk's f32 copy.
+	src, srcDT, srcStr, err := p.addDequant(dims, allStr, func() ref { return scratch(elems) }, add)
+	if err != nil {
+		return nil, err
+	}
 	switch d.Kind {
 	case Softmax, LogSoftmax:
 		m, y, s := scratch(rows), scratch(elems), scratch(rows)
 		steps := []func() error{
 			func() error {
-				pr := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}
+				pr := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: srcDT, DstDT: f32, Dims: dims,
+					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: rowStr}
 				if d.InfAsZero {
 					// An all -Inf row's max made finite: its exps are
 					// then 0, not NaN.
@@ -328,7 +349,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				return add(pr, src, m)
 			},
 			func() error {
-				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
+				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: srcDT, DstDT: f32, Dims: dims, SrcStrides: srcStr,
 					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(rowStr), {Kind: ops.Exp}}}, src, y, m)
 			},
 			func() error {
@@ -349,7 +370,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				if d.Kind == Softmax {
 					return finish(y, f32, allStr, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{s})
 				}
-				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(rowStr), stat(rowStr)}, []ref{m, s})
+				return finish(src, srcDT, srcStr, []plan.PostOp{stat(rowStr), stat(rowStr)}, []ref{m, s})
 			},
 		}
 		err = run(steps)
@@ -367,11 +388,11 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		y, sd := scratch(elems), scratch(rows)
 		err = run([]func() error{
 			func() error {
-				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: muStr}, src, mu)
+				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: srcDT, DstDT: f32, Dims: dims,
+					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: muStr}, src, mu)
 			},
 			func() error {
-				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: d.SrcDT, DstDT: f32, Dims: dims, SrcStrides: d.SrcStrides,
+				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: srcDT, DstDT: f32, Dims: dims, SrcStrides: srcStr,
 					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(muStr), {Kind: ops.Square}}}, src, y, mu)
 			},
 			func() error {
@@ -380,7 +401,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 			},
 			func() error { return p.rootPlusEps(add, rowDims, vStr, rowStr, v, sd) },
 			func() error {
-				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{stat(muStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
+				return finish(src, srcDT, srcStr, []plan.PostOp{stat(muStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
 			},
 		})
 	case RMSNorm:
@@ -389,12 +410,12 @@ func (p *Program) build(dims []int64) (*passes, error) {
 			func() error {
 				red := plan.AlgMean.Reduction(0, 0)
 				red.Transform = plan.TransformSquare
-				return add(&plan.Problem{Reduction: red, SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr}, src, ms)
+				return add(&plan.Problem{Reduction: red, SrcDT: srcDT, DstDT: f32, Dims: dims,
+					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: rowStr}, src, ms)
 			},
 			func() error { return p.rootPlusEps(add, rowDims, rowStr, rowStr, ms, r) },
 			func() error {
-				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{r})
+				return finish(src, srcDT, srcStr, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{r})
 			},
 		})
 	case L1Norm, L2Norm:
@@ -404,8 +425,8 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		}
 		err = run([]func() error{
 			func() error {
-				pr := &plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(lp, 0), SrcDT: d.SrcDT, DstDT: f32, Dims: dims,
-					SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: rowStr,
+				pr := &plan.Problem{Reduction: plan.AlgNormLpMax.Reduction(lp, 0), SrcDT: srcDT, DstDT: f32, Dims: dims,
+					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: rowStr,
 					PostOps: []plan.PostOp{{Kind: ops.Clamp, Alpha: d.Epsilon, Beta: float32(math.Inf(1))}}}
 				if d.EpsDT == dtypes.Undef && !d.EpsAdded {
 					return add(pr, src, n)
@@ -420,7 +441,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				return add(pr, src, n, ref{rEps, 0})
 			},
 			func() error {
-				return finish(src, d.SrcDT, d.SrcStrides, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{n})
+				return finish(src, srcDT, srcStr, []plan.PostOp{bin(ops.Divide, rowStr)}, []ref{n})
 			},
 		})
 	}
@@ -601,6 +622,10 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 			return at(b.Bins[r.i], op.BinStrides, op.BinDT)
 		case rScratch:
 			return scratch[r.i]
+		case rDqZero:
+			return p.dq[:4]
+		case rDqScale:
+			return p.dq[4:]
 		}
 		if d.EpsDT != dtypes.Undef {
 			return b.Eps

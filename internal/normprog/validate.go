@@ -18,7 +18,10 @@ func validate(d *Desc) error {
 	if d.Kind < Softmax || d.Kind > L1Norm {
 		return bad("unknown normalization %v", d.Kind)
 	}
-	if dt := d.SrcDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
+	if err := validateDequant(d); err != nil {
+		return err
+	}
+	if dt := d.SrcDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 && d.Dequant == nil {
 		return status.Errorf(status.Unimplemented, "normprog: %s of %v data, want f32, bf16 or f16", d.Kind, dt)
 	}
 	if dt := d.DstDT; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 && !dt.IsInt8() {

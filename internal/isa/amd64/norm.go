@@ -23,6 +23,7 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	c := Conf{Target: o.Target()}
 	c.f.avx512 = o.AVX512
 	g := newGenConf(newAsm(), n.Plan, c)
+	g.dequant = n.Dequant
 	rows := kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil && rows > 1 {
@@ -44,7 +45,7 @@ func checkNorm(n *kernelshape.Norm) error {
 	if pl == nil || len(pl.Reduced) != 1 || len(pl.Outer) > maxDepth {
 		return status.Errorf(status.InvalidArguments, "amd64: a fused normalization needs one row loop and at most %d row loops", maxDepth)
 	}
-	if !isFloat(pl.SrcDT) || !takesDataTypes(pl.SrcDT, pl.DstDT) {
+	if !(isFloat(pl.SrcDT) || pl.SrcDT.IsInt8() && n.Dequant != nil) || !takesDataTypes(pl.SrcDT, pl.DstDT) {
 		return status.Errorf(status.Unimplemented, "amd64: fused normalization of %v into %v", pl.SrcDT, pl.DstDT)
 	}
 	for _, op := range pl.PostOps {
@@ -75,8 +76,14 @@ func (g *gen) WidenNorm(n int) bool {
 	return true
 }
 
-// LoadSrc loads n lanes of src at off into r.
-func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, g.m(rSrc, off), n) }
+// LoadSrc loads n lanes of src at off into r: with a fused Dequantize,
+// s8 or u8 dequantized in registers.
+func (g *gen) LoadSrc(r int, off int64, n int) {
+	g.load(g.SrcDT, r, g.m(rSrc, off), n)
+	if g.dequant != nil {
+		kernelshape.Dequantize(g, g.dequant, r)
+	}
+}
 
 // LoadDst loads n lanes of the f32 dst at off into r.
 func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, g.m(rDst, off), n) }

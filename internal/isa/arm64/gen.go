@@ -47,6 +47,7 @@ type gen struct {
 	*asm
 	conf Conf // what Choose decided for the plan: the shapes lower it
 	planFacts
+	dequant *kernelshape.Dequant // a fused normalization's Dequantize (LoadSrc)
 	regState
 	totalState
 	hoisted

@@ -24,7 +24,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 	if pl == nil || len(pl.Reduced) != 1 || len(pl.Outer) > maxDepth {
 		return plan.Code{}, status.Errorf(status.InvalidArguments, "arm64: a fused normalization needs one row loop and at most %d row loops", maxDepth)
 	}
-	if !isFloat(pl.SrcDT) || !dataTypes(pl.SrcDT, pl.DstDT) {
+	if !(isFloat(pl.SrcDT) || pl.SrcDT.IsInt8() && n.Dequant != nil) || !dataTypes(pl.SrcDT, pl.DstDT) {
 		return plan.Code{}, status.Errorf(status.Unimplemented, "arm64: fused normalization of %v into %v", pl.SrcDT, pl.DstDT)
 	}
 	for _, op := range pl.PostOps {
@@ -33,6 +33,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 		}
 	}
 	g := newGen(pl)
+	g.dequant = n.Dequant
 	rows := kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil && rows > 1 {
@@ -69,8 +70,14 @@ func (g *gen) WidenNorm(n int) bool {
 	return true
 }
 
-// LoadSrc loads n lanes of src at off into r.
-func (g *gen) LoadSrc(r int, off int64, n int) { g.load(g.SrcDT, r, at(rSrc, off), n) }
+// LoadSrc loads n lanes of src at off into r: with a fused Dequantize,
+// s8 or u8 dequantized in registers.
+func (g *gen) LoadSrc(r int, off int64, n int) {
+	g.load(g.SrcDT, r, at(rSrc, off), n)
+	if g.dequant != nil {
+		kernelshape.Dequantize(g, g.dequant, r)
+	}
+}
 
 // LoadDst loads n lanes of the f32 dst at off into r.
 func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, at(rDst, off), n) }

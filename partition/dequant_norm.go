@@ -1,0 +1,90 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/status"
+)
+
+// oneDNN Graph's int8 softmax, layernorm and groupnorm patterns put a
+// Dequantize (s8/u8 -> f32) before the normalization:
+//
+//	x = Dequantize(q)        (per_tensor: (q - zp) * scale)
+//	y = SoftMax(x)           (or LogSoftmax, LayerNorm, RMSNorm, GroupNorm)
+//	[post-ops, Quantize]
+//
+// The Dequantize joins the normalization's partition, so the kernel reads
+// the 8-bit src itself and dequantizes it in registers as it loads it
+// (normprog.Desc.Dequant): x never reaches memory. A normalization is not
+// linear in x (softmax's exp, the variance's epsilon), so unlike before a
+// reduction the map cannot move behind it; it runs on each element. A
+// per-channel Dequantize is not fused: oneDNN's normalization primitives
+// take one src scale per tensor (mask 0), and the partition of the
+// Dequantize says so.
+
+// dequantNorm returns the normalization whose src a Dequantize dq
+// produces and which it fuses into, or nil; and, where dq feeds a
+// normalization it does not fuse into, why.
+func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
+	if dq.Kind != graph.Dequantize || len(dq.Outputs) != 1 {
+		return nil, ""
+	}
+	out := dq.Outputs[0]
+	cons := uniqueOps(g.Consumers(out.ID))
+	var nrm *graph.Op
+	for _, c := range cons {
+		if c.Kind.IsNormalization() {
+			nrm = c
+			break
+		}
+	}
+	if nrm == nil {
+		return nil, ""
+	}
+	not := func(format string, args ...any) (*graph.Op, string) {
+		return nil, fmt.Sprintf("not fused before %s: ", nrm) + fmt.Sprintf(format, args...)
+	}
+	if len(cons) != 1 {
+		return not("its output has %d consumers; a fused Dequantize feeds only the normalization", len(cons))
+	}
+	for i, in := range nrm.Inputs {
+		if (i == 0) != (in.ID == out.ID) {
+			return not("it feeds an input other than the normalization's src")
+		}
+		if p := g.Producer(in.ID); i > 0 && p != nil && !taken[p.ID] {
+			return not("its input %d is produced by %s, which runs after %s", in.ID, p, dq)
+		}
+	}
+	q, err := graph.QuantParamsOf(dq, max(len(dq.Inputs[0].Dims), 1))
+	switch {
+	case err != nil:
+		return not("%v", err)
+	case q.PerChannel:
+		return not("its scales are per channel; oneDNN's normalizations take one src scale per tensor, and gdnn fuses that Dequantize only")
+	}
+	return nrm, ""
+}
+
+// setDequant makes p, newPartition's group of a Dequantize, its
+// normalization and the post-ops, the normalization partition with the
+// Dequantize in front.
+func (p *Partition) setDequant() {
+	p.dq, p.norm, p.post = p.ops[0], p.ops[1], 2
+	p.pattern = "Dequantize before " + p.norm.Kind.String()
+	p.supported, p.reason = true, ""
+}
+
+// dequantOf is p's fused Dequantize as normprog takes it: a per-tensor
+// scale and zero point.
+func (p *Partition) dequantOf() (*kernelshape.Dequant, error) {
+	q, err := graph.QuantParamsOf(p.dq, max(len(p.dq.Inputs[0].Dims), 1))
+	if err != nil {
+		return nil, err
+	}
+	if q.PerChannel {
+		return nil, status.Errorf(status.Unimplemented, "%s: per-channel scales before a normalization", p.dq)
+	}
+	return &kernelshape.Dequant{Scale: q.Scales[0], Zero: int32(q.Zps[0])}, nil
+}
