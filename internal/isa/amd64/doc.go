@@ -35,7 +35,9 @@
 // (kernelshape.Native over native.go's primitives): lanes of the src's
 // own type, 8 to 64 bits, in the same column, row and element shapes,
 // no post-ops; its f64 max and min speculate on NaN-free data as the f32
-// kernels do (nativespec.go).
+// kernels do (nativespec.go). What AVX2 lacks of AVX-512 is put together:
+// a 64-bit max and min from VPCMPGTQ and a blend, a 64-bit product from
+// three VPMULUDQ of the lanes' 32-bit halves.
 //
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and

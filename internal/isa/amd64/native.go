@@ -20,7 +20,7 @@ import (
 // What AVX2 lacks: a 64-bit integer max and min (VPMAXSQ, VPMAXUQ are
 // AVX-512), taken as VPCMPGTQ and a blend, the unsigned ones with the
 // sign bits flipped first; and a 64-bit multiply (VPMULLQ is
-// AVX512DQ), so an s64 or u64 product runs in the interpreter on AVX2.
+// AVX512DQ), taken as three 32x32->64 VPMULUDQ (mul64).
 
 // nativeGen is the generator of one native kernel.
 type nativeGen struct {
@@ -36,9 +36,6 @@ type nativeGen struct {
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
 // take kind k, or nil.
 func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {
-	if !avx512 && k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
-		return status.Errorf(status.Unimplemented, "amd64: AVX2 has no 64-bit integer multiply (VPMULLQ is AVX512DQ): the product runs in the interpreter")
-	}
 	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 1 {
 		return status.Errorf(status.Unimplemented, "amd64: no byte multiply")
 	}
@@ -269,6 +266,9 @@ func (n *nativeGen) memOperand() bool {
 		return false
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		return !n.k.Float && (n.avx512 || n.k.Bytes < 8)
+	case kernelshape.NativeMul:
+		// mul64 shifts its operand, and VEX shifts take no memory.
+		return n.k.Float || n.avx512 || n.k.Bytes < 8
 	}
 	return true
 }
@@ -355,6 +355,10 @@ func (n *nativeGen) combine(u int, x obj.Addr) {
 	case kernelshape.NativeAdd:
 		n.op(ops[0], x, acc, acc)
 	case kernelshape.NativeMul:
+		if k.Bytes == 8 && !n.avx512 {
+			n.mul64(acc, x)
+			return
+		}
 		n.op(ops[1], x, acc, acc)
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		if k.Bytes == 8 && !n.avx512 {
@@ -435,6 +439,25 @@ func (n *nativeGen) minMax64(op kernelshape.NativeOp, acc, x obj.Addr) {
 		n.op(x86.AVPCMPGTQ, b, a, n.vr(m))
 	}
 	n.op(x86.AVBLENDVPD, n.vr(m), x, acc, acc)
+}
+
+// mul64 sets acc = acc * x (x a register, kept) in 64-bit integer lanes
+// on AVX2, the low 64 bits of the product as VPMULLQ's: with a = ah:al
+// and x = xh:xl in 32-bit halves, al*xl + (ah*xl + al*xh)<<32 modulo
+// 2^64 (ah*xh is shifted out), each partial product a VPMULUDQ of the
+// lanes' low halves.
+func (n *nativeGen) mul64(acc, x obj.Addr) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	hi, cross := n.vr(n.Tmp()), n.vr(n.Tmp())
+	n.op(x86.AVPSRLQ, imm(32), acc, hi)
+	n.op(x86.AVPMULUDQ, x, hi, hi) // ah*xl
+	n.op(x86.AVPSRLQ, imm(32), x, cross)
+	n.op(x86.AVPMULUDQ, acc, cross, cross) // al*xh
+	n.op(x86.AVPADDQ, hi, cross, cross)
+	n.op(x86.AVPSLLQ, imm(32), cross, cross)
+	n.op(x86.AVPMULUDQ, x, acc, acc) // al*xl
+	n.op(x86.AVPADDQ, cross, acc, acc)
 }
 
 // finalize turns accumulator r's lanes into results: an f64 mean divided

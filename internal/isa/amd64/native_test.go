@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -166,6 +167,33 @@ func TestNativeExactShapes(t *testing.T) {
 	}
 }
 
+// TestNativeProduct64 runs s64 and u64 products of odd full-width
+// values (no zero ends a product early, and every partial product of
+// the halves counts) in every shape and length, and requires machine
+// code on every ISA: AVX-512's VPMULLQ and AVX2's three VPMULUDQ.
+func TestNativeProduct64(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(54))
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, n := range []int64{0, 1, 2, 3, 4, 5, 8, 9, 17, 33, 65, 200} {
+			for _, s := range nativeShapes(n) {
+				p := problemOf(s, sdt, sdt, plan.AlgMul.Reduction(0, 0))
+				sb, err := p.SrcBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := make([]byte, sb)
+				for i := 0; i+8 <= len(src); i += 8 {
+					binary.LittleEndian.PutUint64(src[i:], r.Uint64()|1)
+				}
+				if ran := checkNativeExact(t, isaList, p, src); ran != len(isaList) {
+					t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+				}
+			}
+		}
+	}
+}
+
 // TestNativeExactRandom runs random exact problems (any rank, layout and
 // padding).
 func TestNativeExactRandom(t *testing.T) {
@@ -189,7 +217,7 @@ func TestNativeExactRandom(t *testing.T) {
 // refused as Unimplemented with a reason: an integer mean, a copy, a
 // logical reduction of wide data, f64 post-ops, an f64 |x|^p or root of
 // p other than 1 and 2, an f64 Lp finalize of untransformed data, an f64
-// log-sum-exp, and on AVX2 a 64-bit product.
+// log-sum-exp.
 func TestNativeRefusals(t *testing.T) {
 	mk := func(sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Plan {
 		p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 64}, SrcStrides: []int64{64, 1},
@@ -214,8 +242,6 @@ func TestNativeRefusals(t *testing.T) {
 		{mk(dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), Options{AVX512: true}, "root p=3"},
 		{mk(dtypes.F64, dtypes.F32, plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), Options{}, "not transformed"},
 		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
-		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
-		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 	} {
 		_, err := Emit(c.pl, c.o)
 		if !errors.Is(err, status.Unimplemented) || !bytes.Contains([]byte(err.Error()), []byte(c.says)) {
@@ -235,8 +261,12 @@ func TestNativeRefusals(t *testing.T) {
 			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming the bound", pl, o, err)
 		}
 	}
-	if _, err := Emit(mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{AVX512: true}); err != nil {
-		t.Errorf("AVX-512 s64 product: %v", err)
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, o := range []Options{{AVX512: true}, {}} {
+			if _, err := Emit(mk(sdt, sdt, plan.AlgMul.Reduction(0, 0)), o); err != nil {
+				t.Errorf("%v product, %+v: %v", sdt, o, err)
+			}
+		}
 	}
 }
 

@@ -58,8 +58,8 @@
 // or 64-bit integers, 4, 8 or 16 of the narrower ones, so that integer
 // sums and products wrap as the interpreter's and f64 never passes
 // through f32. NEON has no 64-bit lane multiply (an s64 or u64 product
-// runs in the interpreter) and no 64-bit max or min (a compare, CMGT or
-// CMHI, and BIT).
+// is put together from 32-bit multiplies of the halves: MUL, UADDLP,
+// UMLAL) and no 64-bit max or min (a compare, CMGT or CMHI, and BIT).
 
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed

@@ -6,7 +6,6 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
-	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -21,7 +20,7 @@ import (
 //
 // What NEON lacks: a 64-bit integer max and min (SMAX, UMAX stop at
 // 32-bit lanes), taken as CMGT or CMHI and a bit insert; and a 64-bit
-// lane multiply, so an s64 or u64 product runs in the interpreter.
+// lane multiply, taken as 32-bit multiplies of the halves (mul64).
 // FMAX and FMIN (not the NM forms) are plan.CombineF64's f64 max and
 // min: a NaN on either side gives NaN, and -0 is below +0.
 
@@ -37,13 +36,9 @@ type nativeGen struct {
 	eps   int   // an Lp norm's eps in both f64 lanes, of one
 }
 
-// nativeTakes reports why NEON cannot take kind k, or nil.
-func nativeTakes(k kernelshape.NativeKind) error {
-	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
-		return status.Errorf(status.Unimplemented, "arm64: NEON has no 64-bit lane multiply: the product runs in the interpreter")
-	}
-	return nil
-}
+// nativeTakes reports why NEON cannot take kind k, or nil: it takes
+// every kind.
+func nativeTakes(kernelshape.NativeKind) error { return nil }
 
 // emitNative returns the native kernel of pl, or an Unimplemented error
 // for a plan it does not take.
@@ -177,6 +172,10 @@ func (n *nativeGen) combine(u, x int) {
 	case kernelshape.NativeAdd:
 		n.fop(intOp(opADDB, n.size), u, u, x)
 	case kernelshape.NativeMul:
+		if k.Bytes == 8 {
+			n.mul64(u, x)
+			return
+		}
 		n.fop(intOp(opMULB, n.size), u, u, x)
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		if k.Bytes == 8 {
@@ -197,6 +196,25 @@ func (n *nativeGen) combine(u, x int) {
 	case kernelshape.NativeAny:
 		n.fop(intOp(opUMAXB, 0), u, u, x)
 	}
+}
+
+// mul64 sets u = u * x (x kept) in 64-bit integer lanes, the low 64
+// bits of the product: with u = uh:ul and x = xh:xl in 32-bit halves,
+// ul*xl + (uh*xl + ul*xh)<<32 modulo 2^64 (uh*xh is shifted out). MUL
+// of u with x's halves swapped gives both cross products in 32-bit
+// lanes, UADDLP adds each pair, SHL moves the sum up and UMLAL adds the
+// widened ul*xl.
+func (n *nativeGen) mul64(u, x int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	cross, ul, xl := n.Tmp(), n.Tmp(), n.Tmp()
+	n.word(rr(opREV644S, cross, x))
+	n.word(rr(opXTN2D, ul, u))
+	n.word(rr(opXTN2D, xl, x))
+	n.fop(intOp(opMULB, 2), cross, cross, u)
+	n.word(rr(opUADDLP4S, u, cross))
+	n.word(rr(opSHL2D32, u, u))
+	n.word(rrr(opUMLAL2S, u, ul, xl))
 }
 
 // minMax64 sets u = u max/min x in 64-bit integer lanes: m marks the

@@ -33,6 +33,15 @@ const (
 	opFABS2D   = 0x4EE0F800 // Vd.2D = |Vn.2D|
 )
 
+// The 64-bit lane multiply's parts (mul64).
+const (
+	opREV644S  = 0x4EA00800 // Vd.4S = Vn.4S with the two halves of each 64-bit lane swapped
+	opXTN2D    = 0x0EA12800 // Vd.2S = the low halves of Vn.2D, Vd's upper half zeroed
+	opUADDLP4S = 0x6EA02800 // Vd.2D = the sums of Vn.4S's pairs, unsigned (exact)
+	opSHL2D32  = 0x4F605400 // Vd.2D = Vn.2D << 32
+	opUMLAL2S  = 0x2EA08000 // Vd.2D += u64(Vn.2S) * u64(Vm.2S)
+)
+
 // ext encodes EXT Vd.16B, Vn.16B, Vm.16B, #b: bytes b.. of n followed by
 // the first b bytes of m.
 func ext(d, n, m, b int) uint32 {
