@@ -161,7 +161,7 @@ func BenchmarkNativeOrInterp(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, impl := range []string{"interp", "jit"} {
-				b.Run(fmt.Sprintf("%s/%s/%s", c.name, s.name, impl), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/%s/impl=%s", c.name, s.name, impl), func(b *testing.B) {
 					withThreads(b, 1)
 					if impl == "jit" && k.Impl() == "interp" {
 						b.Logf("%v runs in the interpreter: %s", pl, k.Why())
