@@ -132,13 +132,13 @@ func BenchmarkExactAnchors(b *testing.B) {
 // "jit" is the compiled kernel (machine code where the ISA's native
 // kernel takes the plan), "interp" the interpreter's typed loop on the
 // same plan. A row shape (the reduced axis innermost) and a column shape
-// (the kept axis innermost), 2 MiB of src each.
+// (the kept axis innermost), 256Ki elements each.
 func BenchmarkNativeOrInterp(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		dt   dtypes.DataType
 		alg  plan.Alg
-	}{{"s64-prod", dtypes.S64, plan.AlgMul}} {
+	}{{"s64-prod", dtypes.S64, plan.AlgMul}, {"s32-mean", dtypes.S32, plan.AlgMean}} {
 		for _, s := range []struct {
 			name string
 			dims []int64

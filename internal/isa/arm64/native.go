@@ -33,6 +33,7 @@ type nativeGen struct {
 	id    int   // the combine's identity in every lane
 	ones  int   // 1 in every byte (truths), where stored
 	div   int   // the mean's divisor in both f64 lanes, of a mean
+	nan   int   // the interpreter's NaN in both f64 lanes, of an empty integer mean
 	eps   int   // an Lp norm's eps in both f64 lanes, of one
 }
 
@@ -56,8 +57,8 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	g := newGen(like)
 	g.pl = pl
 	g.Types = kernelshape.TypesOf(pl)
-	n := &nativeGen{gen: g, k: k, lanes: 16 / k.Bytes}
-	for b := k.Bytes; b > 1; b >>= 1 {
+	n := &nativeGen{gen: g, k: k, lanes: 16 / k.LaneBytes()}
+	for b := k.LaneBytes(); b > 1; b >>= 1 {
 		n.size++
 	}
 	kernelshape.Native(pl, k, n)
@@ -99,6 +100,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	if n.k.Mean {
 		n.div = n.vconst64(math.Float64bits(float64(n.pl.Div)))
+		if !n.k.Float && n.pl.Div == 0 {
+			n.nan = n.vconst64(math.Float64bits(math.NaN()))
+		}
 	}
 	if n.k.Eps != kernelshape.NativeNoEps {
 		n.eps = n.vconst64(math.Float64bits(n.k.EpsValue))
@@ -115,7 +119,8 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	defer n.Release(mk)
 	x := n.Tmp()
 	if cnt == n.lanes {
-		n.fpMem(true, 16, x, at(rSrc, off))
+		n.fpMem(true, int64(cnt*n.k.Bytes), x, at(rSrc, off))
+		n.widen(x)
 		n.truth(x)
 		kernelshape.NativeTransformF64(n, n.k, x)
 		n.combine(u, x)
@@ -124,6 +129,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	// The element alone (zeros above it) combined with a copy of u,
 	// whose lane 0 then goes back into u.
 	n.fpMem(true, int64(n.k.Bytes), x, at(rSrc, off))
+	n.widen(x)
 	n.truth(x)
 	kernelshape.NativeTransformF64(n, n.k, x)
 	t := n.Tmp()
@@ -131,6 +137,20 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	n.combine(t, x)
 	ea := [...]int16{arm64.ARNG_B, arm64.ARNG_H, arm64.ARNG_S, arm64.ARNG_D}[n.size]
 	n.op(arm64.AVMOV, velem(t, ea, 0), velem(u, ea, 0))
+}
+
+// widen sign- or zero-extends the elements of an integer mean, loaded
+// into the low bytes of x, to 64-bit lanes: SXTL or UXTL, twice for
+// 16-bit data.
+func (n *nativeGen) widen(x int) {
+	if !n.k.Mean || n.k.Float {
+		return
+	}
+	s := map[bool][2]uint32{true: {opSXTL16, opSXTL32}, false: {opUXTL16, opUXTL32}}[n.k.Signed]
+	if n.k.Bytes == 2 {
+		n.word(rr(s[0], x, x))
+	}
+	n.word(rr(s[1], x, x))
 }
 
 // truth turns a loaded vector of a logical xor into each byte's truth,
@@ -243,11 +263,48 @@ func (n *nativeGen) finalize(r int) {
 	switch {
 	case n.k.FinalizesF64():
 		kernelshape.NativeFinalizeF64(n, n.k, r)
+	case n.k.Mean && !n.k.Float:
+		n.intMean(r)
 	case n.k.Mean:
 		n.fop(opFDIV2D, r, r, n.div)
 	case n.k.Store == kernelshape.StoreTruth:
 		n.fop(intOp(opUMINB, 0), r, r, n.ones)
 	}
+}
+
+// intMean turns r's 64-bit integer sums into their mean: SCVTF (rounded
+// once) and FDIV by Div; for an integer dst (StoreTrunc) FCVTZS or
+// FCVTZU (toward zero, saturating, NaN as 0) and the saturating narrows
+// to the src's width. An empty reduction (Div 0) gives the
+// interpreter's NaN (0/0 would give the default NaN), 0 in an integer
+// dst.
+func (n *nativeGen) intMean(r int) {
+	n.word(rr(opSCVTF2D, r, r))
+	n.fop(opFDIV2D, r, r, n.div)
+	if n.k.Store != kernelshape.StoreTrunc {
+		if n.nan != 0 {
+			n.vmov(r, n.nan)
+		}
+		return
+	}
+	cvt, narrow := uint32(opFCVTZU2D), [2]uint32{opUQXTN2D, opUQXTN16}
+	if n.k.Signed {
+		cvt, narrow = opFCVTZS2D, [2]uint32{opSQXTN2D, opSQXTN16}
+	}
+	n.word(rr(cvt, r, r))
+	n.word(rr(narrow[0], r, r))
+	if n.k.Bytes == 2 {
+		n.word(rr(narrow[1], r, r))
+	}
+}
+
+// storeBytes is how many bytes NativeStoreColumn stores: V elements of
+// the dst.
+func (n *nativeGen) storeBytes() int64 {
+	if n.k.Store == kernelshape.StoreF32 {
+		return int64(4 * n.lanes)
+	}
+	return int64(n.pl.DstDT.Size() * n.lanes)
 }
 
 // NativeStoreColumn finalizes a copy of accumulator u and stores its V
@@ -265,10 +322,8 @@ func (n *nativeGen) NativeStoreColumn(u int, off int64) {
 	n.finalize(t)
 	if n.k.Store == kernelshape.StoreF32 {
 		n.word(rr(opFCVTN2D, t, t))
-		n.fpMem(false, 8, t, at(rDst, off))
-		return
 	}
-	n.fpMem(false, 16, t, at(rDst, off))
+	n.fpMem(false, n.storeBytes(), t, at(rDst, off))
 }
 
 // NativeStoreFirst combines accumulator 0's lanes (a butterfly of
@@ -279,7 +334,7 @@ func (n *nativeGen) NativeStoreFirst() {
 	defer n.Release(mk)
 	r, t := n.Tmp(), n.Tmp()
 	n.vmov(r, 0)
-	for b := 8; b >= n.k.Bytes; b /= 2 {
+	for b := 8; b >= n.k.LaneBytes(); b /= 2 {
 		n.word(ext(t, r, r, b))
 		n.combine(r, t)
 	}
@@ -289,5 +344,5 @@ func (n *nativeGen) NativeStoreFirst() {
 		n.fpMem(false, 4, r, at(rDst, 0))
 		return
 	}
-	n.fpMem(false, int64(n.k.Bytes), r, at(rDst, 0))
+	n.fpMem(false, int64(n.pl.DstDT.Size()), r, at(rDst, 0))
 }

@@ -33,6 +33,19 @@ const (
 	opFABS2D   = 0x4EE0F800 // Vd.2D = |Vn.2D|
 )
 
+// The integer mean's (intMean): widenings to 64-bit lanes, the
+// conversions and the saturating narrows.
+const (
+	opSXTL32   = 0x0F20A400 // Vd.2D = s64(Vn.2S)
+	opUXTL32   = 0x2F20A400 // Vd.2D = u64(Vn.2S)
+	opSCVTF2D  = 0x4E61D800 // Vd.2D = f64(s64 Vn.2D), rounded per FPCR (nearest even)
+	opFCVTZS2D = 0x4EE1B800 // Vd.2D = s64(Vn.2D) toward zero, saturating, NaN -> 0
+	opFCVTZU2D = 0x6EE1B800 // Vd.2D = u64(Vn.2D) toward zero, saturating, NaN -> 0
+	opSQXTN2D  = 0x0EA14800 // Vd.2S = sat s32(Vn.2D)
+	opUQXTN2D  = 0x2EA14800 // Vd.2S = sat u32(u64 Vn.2D)
+	opUQXTN16  = 0x2E614800 // Vd.4H = sat u16(u32 Vn.4S)
+)
+
 // The 64-bit lane multiply's parts (mul64).
 const (
 	opREV644S  = 0x4EA00800 // Vd.4S = Vn.4S with the two halves of each 64-bit lane swapped
