@@ -119,7 +119,8 @@ type NativeKind struct {
 // Unimplemented error naming what the native kernel does not take: a
 // plan neither wide nor exact, post-ops, an f64 transform other than
 // |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
-// 1 and 2 (nativeF64Parts), a copy, an integer mean, a logical
+// 1 and 2 (nativeF64Parts), a copy, the mean of 64-bit integers (or of
+// more than NativeMeanMax elements, or its partial sums), a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	r := pl.Reduction
