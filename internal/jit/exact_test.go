@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
@@ -126,10 +127,71 @@ func BenchmarkExactAnchors(b *testing.B) {
 	}
 }
 
+// BenchmarkNativeOrInterp runs exact reductions that once ran in the
+// interpreter on some ISA, beside the interpreter itself, in one thread:
+// "jit" is the compiled kernel (machine code where the ISA's native
+// kernel takes the plan), "interp" the interpreter's typed loop on the
+// same plan. A row shape (the reduced axis innermost) and a column shape
+// (the kept axis innermost), 256Ki elements each.
+func BenchmarkNativeOrInterp(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		dt   dtypes.DataType
+		alg  plan.Alg
+	}{{"s64-prod", dtypes.S64, plan.AlgMul}, {"s32-mean", dtypes.S32, plan.AlgMean}} {
+		for _, s := range []struct {
+			name string
+			dims []int64
+			axes []int
+		}{{"row", []int64{64, 4096}, []int{1}}, {"column", []int64{4096, 64}, []int{0}}} {
+			p := kerneltest.DenseProblem(s.dims, s.axes, c.dt)
+			p.Reduction = c.alg.Reduction(0, 0)
+			pl, err := plan.Canonicalize(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sb, _ := p.SrcBytes()
+			db, _ := p.DstBytes()
+			src, dst := make([]byte, sb), make([]byte, db)
+			for i := range src {
+				src[i] = byte(i * 7 % 13)
+			}
+			k, err := Compile(pl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, impl := range []string{"interp", "jit"} {
+				b.Run(fmt.Sprintf("%s/%s/impl=%s", c.name, s.name, impl), func(b *testing.B) {
+					withThreads(b, 1)
+					if impl == "jit" && k.Impl() == "interp" {
+						b.Logf("%v runs in the interpreter: %s", pl, k.Why())
+					}
+					b.SetBytes(int64(sb + db))
+					var calls []time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						var err error
+						if impl == "jit" {
+							err = k.Run(src, dst, nil)
+						} else {
+							err = interp.Run(pl, src, dst, nil)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						calls = append(calls, time.Since(t0))
+					}
+					reportCallTimes(b, calls)
+				})
+			}
+		}
+	}
+}
+
 // checkNativeImpl checks that k, compiled from the exact or f64 plan pl,
 // runs machine code where the native kernel of its ISA takes pl (its
-// Covers.Native: on AVX2 not a 64-bit integer product; an ISA with no
-// native kernel, none), else the interpreter, saying why.
+// Covers.Native; an ISA with no native kernel, none), else the
+// interpreter, saying why.
 func checkNativeImpl(t *testing.T, pl *plan.Plan, k *Kernel) {
 	t.Helper()
 	native := k.ISA() != None && coverage(k.ISA()).TakesNative(pl)

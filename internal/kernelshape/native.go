@@ -48,9 +48,16 @@ import (
 // f64 mean's division by Div, an Lp norm's eps and root, an f32 dst's
 // rounding, a logical reduction's truth) is the emitter's, in its
 // stores; f64 results then take the plan's post-ops through Epilogue
-// (nativepost.go). Exact data takes no post-ops, and an integer mean (a
-// 128-bit exact sum in the interpreter) is refused: the interpreter runs
-// them.
+// (nativepost.go). Exact data takes no post-ops.
+//
+// The mean of 16- and 32-bit integers sums in 64-bit lanes (each loaded
+// vector widened, sign- or zero-extended: LaneBytes), exact for up to
+// NativeMeanMax elements an output, as the interpreter's 128-bit sum
+// is; the store converts the sum to f64 (rounded once), divides it by
+// Div and stores the quotient as an f64 or f32 dst wants it, or
+// truncated toward zero into the src's type (StoreTrunc). The mean of
+// 64-bit integers needs the 128-bit sum and is refused: the interpreter
+// runs it.
 
 // IsNative reports whether pl is for the native kernel: f64 or exact
 // data.
@@ -83,15 +90,21 @@ const (
 	StoreLane  NativeStore = iota // as the lane type (f64 partials too)
 	StoreF32                      // f64 lanes rounded once to f32 (nearest even)
 	StoreTruth                    // a byte, 1 where the lane is nonzero (NativeOdd: its low bit), else 0
+	StoreTrunc                    // an integer mean's f64 quotient truncated toward zero, as the src's type
 )
+
+// NativeMeanMax is the most elements an output the native integer mean
+// sums: 2^31 elements of at most 2^32 in magnitude keep a 64-bit sum
+// below 2^63, exact.
+const NativeMeanMax = 1 << 31
 
 // NativeKind is what a native kernel computes, read off its plan.
 type NativeKind struct {
 	Op     NativeOp
-	Bytes  int  // the lane (and src element) width: 1, 2, 4 or 8
+	Bytes  int  // the src element width and, but for an integer mean, the lane's: 1, 2, 4 or 8
 	Float  bool // f64 lanes (Bytes 8)
-	Signed bool // integer lanes compare signed (max, min)
-	Mean   bool // f64: the result is divided by the plan's Div
+	Signed bool // integer lanes compare signed (max, min) and widen signed (a mean)
+	Mean   bool // the result is divided by the plan's Div (integers: a sum in 64-bit lanes, LaneBytes)
 	Store  NativeStore
 	// f64 only (nativef64.go): the transform of each element, and the
 	// Lp finalize: the eps step, EpsValue (the plan's eps widened), and
@@ -110,7 +123,8 @@ type NativeKind struct {
 // plan neither wide nor exact, post-ops of exact data or f64 post-ops
 // the f64 epilogue does not take (nativepost.go), an f64 transform other than
 // |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
-// 1 and 2 (nativeF64Parts), a copy, an integer mean, a logical
+// 1 and 2 (nativeF64Parts), a copy, the mean of 64-bit integers (or of
+// more than NativeMeanMax elements, or its partial sums), a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	r := pl.Reduction
@@ -157,8 +171,25 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 		logical = true
 	}
 	switch {
-	case r.Finalize == plan.FinalizeMean:
+	case r.Finalize == plan.FinalizeMean && k.Bytes == 8:
 		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the mean of %v data (an exact 128-bit sum) runs in the interpreter", src)
+	case r.Finalize == plan.FinalizeMean && (k.Bytes == 1 || r.Combine != plan.CombineAdd || r.Transform != plan.TransformNone):
+		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of %v data runs in the interpreter", r, src)
+	case r.Finalize == plan.FinalizeMean && pl.Stage&plan.SkipFinalize != 0:
+		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: a partial sum of an integer mean runs in the interpreter")
+	case r.Finalize == plan.FinalizeMean && pl.Div > NativeMeanMax:
+		return NativeKind{}, status.Errorf(status.Unimplemented,
+			"native kernel: the mean of %d elements of %v data (more than %d, the 64-bit sum's bound) runs in the interpreter", pl.Div, src, NativeMeanMax)
+	case r.Finalize == plan.FinalizeMean:
+		k.Op, k.Mean = NativeAdd, true
+		switch pl.DstDT {
+		case dtypes.F32:
+			k.Store = StoreF32
+		case dtypes.F64:
+		default:
+			k.Store = StoreTrunc
+		}
+		return k, nil
 	case r.Combine == plan.CombineFirst:
 		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: a copy of %v data runs in the interpreter", src)
 	case logical && k.Bytes != 1:
@@ -213,7 +244,7 @@ func CheckNative(pl *plan.Plan, isa NativeISA) (NativeKind, error) {
 	if err := isa.Takes(k); err != nil {
 		return NativeKind{}, err
 	}
-	if err := CheckNativeRuns(pl, k, isa.VectorBytes/k.Bytes, isa.Accs); err != nil {
+	if err := CheckNativeRuns(pl, k, isa.VectorBytes/k.LaneBytes(), isa.Accs); err != nil {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", isa.Arch, err)
 	}
 	if len(pl.Outer) > isa.MaxDepth || len(pl.Reduced) > isa.MaxDepth {
@@ -736,11 +767,20 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
+// LaneBytes is the width of k's lanes: 8 for an integer mean's sums,
+// else Bytes.
+func (k NativeKind) LaneBytes() int {
+	if k.Mean && !k.Float {
+		return 8
+	}
+	return k.Bytes
+}
+
 // IdentityPattern is the combine's identity (NativeEmitter.NativeInit)
 // as a lane value, repeated across 64 bits: what every emitter
 // broadcasts into an accumulator.
 func (k NativeKind) IdentityPattern() uint64 {
-	b := uint(k.Bytes * 8)
+	b := uint(k.LaneBytes() * 8)
 	all := uint64(math.MaxUint64) >> (64 - b)
 	signBit := uint64(1) << (b - 1)
 	var v uint64

@@ -38,6 +38,9 @@ func TestNativeKindOf(t *testing.T) {
 		{dtypes.F64, dtypes.F64, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeMin, Bytes: 8, Float: true}},
 		{dtypes.S16, dtypes.S16, plan.AlgMax.Reduction(0, 0), NativeKind{Op: NativeMax, Bytes: 2, Signed: true}},
 		{dtypes.U32, dtypes.U32, plan.AlgMul.Reduction(0, 0), NativeKind{Op: NativeMul, Bytes: 4}},
+		{dtypes.S32, dtypes.S32, mean, NativeKind{Op: NativeAdd, Bytes: 4, Signed: true, Mean: true, Store: StoreTrunc}},
+		{dtypes.U16, dtypes.F64, mean, NativeKind{Op: NativeAdd, Bytes: 2, Mean: true}},
+		{dtypes.S16, dtypes.F32, mean, NativeKind{Op: NativeAdd, Bytes: 2, Signed: true, Mean: true, Store: StoreF32}},
 		{dtypes.U8, dtypes.U8, plan.Bitwise(plan.CombineXor), NativeKind{Op: NativeXor, Bytes: 1}},
 		{dtypes.Boolean, dtypes.Boolean, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeAll, Bytes: 1, Store: StoreTruth}},
 		{dtypes.S8, dtypes.U8, plan.LogicalOr, NativeKind{Op: NativeAny, Bytes: 1, Signed: true, Store: StoreTruth}},
@@ -90,6 +93,12 @@ func TestNativeKindOf(t *testing.T) {
 	if k, err := NativeKindOf(f64Post); err != nil || !k.PostOps || k.Store != StoreF32 {
 		t.Errorf("f64 sum with post-ops: %+v, %v; want its post-ops in the epilogue and an f32 store", k, err)
 	}
+	// The integer mean's 64-bit sums hold NativeMeanMax elements; its
+	// partial sums are not the native kernel's.
+	longMean := nativePlan(t, dtypes.S32, dtypes.S32, mean)
+	longMean.Div = NativeMeanMax + 1
+	meanPart := nativePlan(t, dtypes.U32, dtypes.U32, mean)
+	meanPart.Stage = plan.SkipFinalize
 	for _, c := range []struct {
 		pl   *plan.Plan
 		says string
@@ -103,7 +112,10 @@ func TestNativeKindOf(t *testing.T) {
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformAbs, Finalize: plan.FinalizeRootMaxEps, P: 0.5}), "root p=0.5"},
 		{addEps, "not transformed"},
 		{copyPlan, "copy"},
-		{nativePlan(t, dtypes.S64, dtypes.S64, mean), "mean"},
+		{nativePlan(t, dtypes.S64, dtypes.S64, mean), "128-bit"},
+		{nativePlan(t, dtypes.U64, dtypes.F32, mean), "128-bit"},
+		{longMean, "bound"},
+		{meanPart, "partial sum"},
 		{nativePlan(t, dtypes.U16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 	} {
 		_, err := NativeKindOf(c.pl)

@@ -40,7 +40,12 @@
 // plan.EltwiseF64 and plan.BinaryF64) in f64
 // lanes, through kernelshape.Epilogue; its f64 max and min with no
 // post-ops speculate on NaN-free data as the f32 kernels do
-// (nativespec.go).
+// (nativespec.go). What AVX2 lacks of AVX-512 is put together:
+// a 64-bit max and min from VPCMPGTQ and a blend, a 64-bit product from
+// three VPMULUDQ of the lanes' 32-bit halves, the int64 to f64
+// conversion of an integer mean's sums (VCVTQQ2PD) from the halves'
+// bit patterns and one rounding add. The mean of 16- and 32-bit
+// integers sums widened elements (VPMOVSX, VPMOVZX) in 64-bit lanes.
 //
 // What is reduced is read from the plan's plan.Reduction through a few
 // hooks (reduce.go), in the manner of oneDNN's init_acc, compute_op and

@@ -20,7 +20,7 @@ import (
 // What AVX2 lacks: a 64-bit integer max and min (VPMAXSQ, VPMAXUQ are
 // AVX-512), taken as VPCMPGTQ and a blend, the unsigned ones with the
 // sign bits flipped first; and a 64-bit multiply (VPMULLQ is
-// AVX512DQ), so an s64 or u64 product runs in the interpreter on AVX2.
+// AVX512DQ), taken as three 32x32->64 VPMULUDQ (mul64).
 
 // nativeGen is the generator of one native kernel.
 type nativeGen struct {
@@ -36,9 +36,6 @@ type nativeGen struct {
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
 // take kind k, or nil.
 func nativeTakes(k kernelshape.NativeKind, avx512 bool) error {
-	if !avx512 && k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
-		return status.Errorf(status.Unimplemented, "amd64: AVX2 has no 64-bit integer multiply (VPMULLQ is AVX512DQ): the product runs in the interpreter")
-	}
 	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 1 {
 		return status.Errorf(status.Unimplemented, "amd64: no byte multiply")
 	}
@@ -74,7 +71,7 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	g.Types = kernelshape.TypesOf(pl)
 	g.add = false
 	isa := nativeISA(o)
-	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.Bytes, accs: isa.Accs(false)}
+	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false)}
 	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
 	if k.Op == kernelshape.NativeOdd || k.Store == kernelshape.StoreTruth {
 		n.ones = g.Tmp()
@@ -169,7 +166,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 			return
 		}
 		t := n.Tmp()
-		n.op(n.move(), addr, n.vr(t))
+		n.op(n.loadVector(), addr, n.vr(t))
 		kernelshape.NativeTransformF64(n, n.k, t)
 		n.combine(u, n.vr(t))
 		return
@@ -229,9 +226,27 @@ func (n *nativeGen) withEps(as obj.As, r int) {
 // F64Sqrt sets r to its square root.
 func (n *nativeGen) F64Sqrt(r int) { n.op(x86.AVSQRTPD, n.vr(r), n.vr(r)) }
 
+// loadVector is the whole-vector load: an integer mean's widens each
+// element to 64 bits, sign- or zero-extended as its type is.
+func (n *nativeGen) loadVector() obj.As {
+	if !n.k.Mean || n.k.Float {
+		return n.move()
+	}
+	return map[[2]bool]obj.As{{true, true}: x86.AVPMOVSXWQ, {true, false}: x86.AVPMOVZXWQ,
+		{false, true}: x86.AVPMOVSXDQ, {false, false}: x86.AVPMOVZXDQ}[[2]bool{n.k.Bytes == 2, n.k.Signed}]
+}
+
 // loadFirst loads the element at addr into lane 0 of t, the other lanes
 // kept, reading only the element's bytes.
 func (n *nativeGen) loadFirst(t int, addr obj.Addr) {
+	if n.k.Mean && !n.k.Float {
+		// Widened to 64 bits; the other lanes hold the sum's identity,
+		// 0, which VMOVQ writes.
+		n.op(map[[2]bool]obj.As{{true, true}: x86.AMOVWQSX, {true, false}: x86.AMOVWLZX,
+			{false, true}: x86.AMOVLQSX, {false, false}: x86.AMOVL}[[2]bool{n.k.Bytes == 2, n.k.Signed}], addr, reg(rScratch))
+		n.op(x86.AVMOVQ, reg(rScratch), n.xr(t))
+		return
+	}
 	if n.avx512 {
 		// A merge-masked load of lane 0 (masked lanes do not fault).
 		n.op(n.maskedMove(), addr, n.kbits(1), n.vr(t))
@@ -270,8 +285,14 @@ func (n *nativeGen) memOperand() bool {
 	switch n.k.Op {
 	case kernelshape.NativeOdd:
 		return false
+	case kernelshape.NativeAdd:
+		// An integer mean widens what it loads first.
+		return n.k.Float || !n.k.Mean
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		return !n.k.Float && (n.avx512 || n.k.Bytes < 8)
+	case kernelshape.NativeMul:
+		// mul64 shifts its operand, and VEX shifts take no memory.
+		return n.k.Float || n.avx512 || n.k.Bytes < 8
 	}
 	return true
 }
@@ -353,11 +374,15 @@ func (n *nativeGen) combine(u int, x obj.Addr) {
 		}
 		return
 	}
-	ops := intOps[k.Bytes]
+	ops := intOps[k.LaneBytes()]
 	switch k.Op {
 	case kernelshape.NativeAdd:
 		n.op(ops[0], x, acc, acc)
 	case kernelshape.NativeMul:
+		if k.Bytes == 8 && !n.avx512 {
+			n.mul64(acc, x)
+			return
+		}
 		n.op(ops[1], x, acc, acc)
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		if k.Bytes == 8 && !n.avx512 {
@@ -440,12 +465,33 @@ func (n *nativeGen) minMax64(op kernelshape.NativeOp, acc, x obj.Addr) {
 	n.op(x86.AVBLENDVPD, n.vr(m), x, acc, acc)
 }
 
+// mul64 sets acc = acc * x (x a register, kept) in 64-bit integer lanes
+// on AVX2, the low 64 bits of the product as VPMULLQ's: with a = ah:al
+// and x = xh:xl in 32-bit halves, al*xl + (ah*xl + al*xh)<<32 modulo
+// 2^64 (ah*xh is shifted out), each partial product a VPMULUDQ of the
+// lanes' low halves.
+func (n *nativeGen) mul64(acc, x obj.Addr) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	hi, cross := n.vr(n.Tmp()), n.vr(n.Tmp())
+	n.op(x86.AVPSRLQ, imm(32), acc, hi)
+	n.op(x86.AVPMULUDQ, x, hi, hi) // ah*xl
+	n.op(x86.AVPSRLQ, imm(32), x, cross)
+	n.op(x86.AVPMULUDQ, acc, cross, cross) // al*xh
+	n.op(x86.AVPADDQ, hi, cross, cross)
+	n.op(x86.AVPSLLQ, imm(32), cross, cross)
+	n.op(x86.AVPMULUDQ, x, acc, acc) // al*xl
+	n.op(x86.AVPADDQ, cross, acc, acc)
+}
+
 // finalize turns accumulator r's lanes into results: an f64 mean divided
 // by Div, an Lp norm's eps and root, a truth made 0 or 1.
 func (n *nativeGen) finalize(r int) {
 	switch {
 	case n.k.FinalizesF64():
 		kernelshape.NativeFinalizeF64(n, n.k, r)
+	case n.k.Mean && !n.k.Float:
+		n.intMean(r)
 	case n.k.Mean:
 		mk := n.Mark()
 		t := n.Tmp()
@@ -455,6 +501,60 @@ func (n *nativeGen) finalize(r int) {
 	case n.k.Store == kernelshape.StoreTruth && n.k.Op != kernelshape.NativeOdd:
 		n.op(x86.AVPMINUB, n.vr(n.ones), n.vr(r), n.vr(r))
 	}
+}
+
+// intMean turns r's 64-bit integer sums into their mean: converted to
+// f64 (rounded once), divided by Div; for an integer dst (StoreTrunc)
+// truncated toward zero, the integer left in each lane's low 32 bits.
+// The quotient of an exact sum of elements of the src's type lies
+// within a rounding or two of the type's range, far below 1, so the
+// truncation saturates as the interpreter's does without a clamp. An
+// empty reduction (Div 0) is NaN, the interpreter's NaN, and 0 in an
+// integer dst.
+func (n *nativeGen) intMean(r int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	if n.pl.Div == 0 {
+		if n.k.Store == kernelshape.StoreTrunc {
+			n.zero(r)
+		} else {
+			n.pattern(r, math.Float64bits(math.NaN()))
+		}
+		return
+	}
+	v := n.vr(r)
+	if n.avx512 {
+		n.op(x86.AVCVTQQ2PD, v, v)
+	} else {
+		// No VCVTQQ2PD: the high half h (signed) and the low half l
+		// (unsigned) as f64 from their bit patterns, 2^84+2^63+h*2^32
+		// and 2^52+l, less 2^84+2^63+2^52 (exact), added with one
+		// rounding.
+		lo, c := n.Tmp(), n.Tmp()
+		n.pattern(c, 0x4330000000000000)
+		n.op(x86.AVPBLENDD, imm(0x55), v, n.vr(c), n.vr(lo))
+		n.pattern(c, 0x4530000080000000)
+		n.op(x86.AVPSRLQ, imm(32), v, v)
+		n.op(x86.AVPXOR, n.vr(c), v, v)
+		n.pattern(c, 0x4530000080100000)
+		n.op(x86.AVSUBPD, n.vr(c), v, v)
+		n.op(x86.AVADDPD, n.vr(lo), v, v)
+	}
+	d := n.Tmp()
+	n.pattern(d, math.Float64bits(float64(n.pl.Div)))
+	n.op(x86.AVDIVPD, n.vr(d), v, v)
+	if n.k.Store != kernelshape.StoreTrunc {
+		return
+	}
+	if n.avx512 {
+		n.op(x86.AVCVTTPD2QQ, v, v)
+		return
+	}
+	// Truncated, then added to 1.5*2^52 (exact): the integer is the low
+	// bits of the sum's mantissa.
+	n.op(x86.AVROUNDPD, imm(3), v, v)
+	n.pattern(d, 0x4338000000000000)
+	n.op(x86.AVADDPD, n.vr(d), v, v)
 }
 
 // NativeStoreColumn finalizes accumulator u and stores its V lanes,
@@ -472,6 +572,10 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 	n.finalize(t)
 	n.flagNegZero(t)
 	addr := n.m(rDst, off)
+	if n.k.Store == kernelshape.StoreTrunc {
+		n.storeTrunc(t, addr)
+		return
+	}
 	if n.k.Store == kernelshape.StoreF32 {
 		if n.avx512 {
 			n.op(x86.AVCVTPD2PS, n.vr(t), n.hr(t))
@@ -483,6 +587,35 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 		return
 	}
 	n.op(n.move(), n.vr(t), addr)
+}
+
+// storeTrunc stores the V integers in the low halves of t's 64-bit
+// lanes (intMean's) as V elements of the src's type at addr.
+func (n *nativeGen) storeTrunc(t int, addr obj.Addr) {
+	if n.avx512 {
+		if n.k.Bytes == 4 {
+			n.op(x86.AVPMOVQD, n.vr(t), n.hr(t))
+			n.op(x86.AVMOVDQU64, n.hr(t), addr)
+			return
+		}
+		n.op(x86.AVPMOVQW, n.vr(t), n.xr(t))
+		n.op(x86.AVMOVDQU64, n.xr(t), addr)
+		return
+	}
+	// The low dwords of the four lanes into the low 128 bits.
+	n.op(x86.AVPSHUFD, imm(0x88), n.vr(t), n.vr(t))
+	n.op(x86.AVPERMQ, imm(0x08), n.vr(t), n.vr(t))
+	if n.k.Bytes == 4 {
+		n.op(x86.AVMOVDQU, n.xr(t), addr)
+		return
+	}
+	// In range: the saturating pack keeps each value.
+	pack := x86.AVPACKUSDW
+	if n.k.Signed {
+		pack = x86.AVPACKSSDW
+	}
+	n.op(pack, n.xr(t), n.xr(t), n.xr(t))
+	n.op(x86.AVMOVQ, n.xr(t), addr)
 }
 
 // NativeStoreFirst combines accumulator 0's lanes (a butterfly of swaps
@@ -505,10 +638,10 @@ func (n *nativeGen) NativeStoreFirst() {
 		step(func() { n.op(x86.AVPERM2I128, imm(0x01), n.vr(r), n.vr(r), n.vr(t)) })
 	}
 	step(func() { n.op(x86.AVPSHUFD, imm(0x4E), n.vr(r), n.vr(t)) })
-	if n.k.Bytes <= 4 {
+	if n.k.LaneBytes() <= 4 {
 		step(func() { n.op(x86.AVPSHUFD, imm(0xB1), n.vr(r), n.vr(t)) })
 	}
-	if n.k.Bytes <= 2 {
+	if n.k.LaneBytes() <= 2 {
 		step(func() { n.op(x86.AVPSRLD, imm(16), n.vr(r), n.vr(t)) })
 	}
 	if n.k.Bytes == 1 {
@@ -525,13 +658,13 @@ func (n *nativeGen) NativeStoreFirst() {
 	case n.k.Store == kernelshape.StoreF32:
 		n.op(x86.AVCVTSD2SS, n.xr(r), n.xr(r), n.xr(r))
 		n.op(x86.AVMOVSS, n.xr(r), addr)
-	case n.k.Bytes == 8:
+	case n.pl.DstDT.Size() == 8:
 		n.op(x86.AVMOVQ, n.xr(r), addr)
-	case n.k.Bytes == 4:
+	case n.pl.DstDT.Size() == 4:
 		n.op(x86.AVMOVD, n.xr(r), addr)
 	default:
 		n.op(x86.AVMOVD, n.xr(r), reg(rScratch))
-		if n.k.Bytes == 2 {
+		if n.pl.DstDT.Size() == 2 {
 			n.op(x86.AMOVW, reg(rScratch), addr)
 		} else {
 			n.op(x86.AMOVB, reg(rScratch), addr)

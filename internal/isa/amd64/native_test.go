@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -173,6 +174,149 @@ func TestNativeExactShapes(t *testing.T) {
 	}
 }
 
+// TestNativeProduct64 runs s64 and u64 products of odd full-width
+// values (no zero ends a product early, and every partial product of
+// the halves counts) in every shape and length, and requires machine
+// code on every ISA: AVX-512's VPMULLQ and AVX2's three VPMULUDQ.
+func TestNativeProduct64(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(54))
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, n := range []int64{0, 1, 2, 3, 4, 5, 8, 9, 17, 33, 65, 200} {
+			for _, s := range nativeShapes(n) {
+				p := problemOf(s, sdt, sdt, plan.AlgMul.Reduction(0, 0))
+				sb, err := p.SrcBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := make([]byte, sb)
+				for i := 0; i+8 <= len(src); i += 8 {
+					binary.LittleEndian.PutUint64(src[i:], r.Uint64()|1)
+				}
+				if ran := checkNativeExact(t, isaList, p, src); ran != len(isaList) {
+					t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+				}
+			}
+		}
+	}
+}
+
+// TestNativeIntMean runs the means of 16- and 32-bit integers into the
+// src's type, f32 and f64 in every shape and length (0: an empty
+// reduction, NaN or 0), on data of the type's extremes (the mean at the
+// ends of the range), of small negative values (truncation toward zero)
+// and FillExact's, and requires machine code on every ISA.
+func TestNativeIntMean(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(55))
+	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32} {
+		for _, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
+			for _, n := range []int64{0, 1, 2, 3, 5, 8, 9, 17, 33, 65, 200} {
+				for _, s := range nativeShapes(n) {
+					p := problemOf(s, sdt, ddt, plan.AlgMean.Reduction(0, 0))
+					sb, err := p.SrcBytes()
+					if err != nil {
+						t.Fatal(err)
+					}
+					src := make([]byte, sb)
+					for _, fill := range intMeanFills {
+						fill(r, sdt, src)
+						if ran := checkNativeExact(t, isaList, p, src); ran != len(isaList) {
+							t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNativeIntMeanRounded runs 32-bit means whose sums pass 2^53, so
+// that their conversion to f64 rounds: one row of 2^23+5 elements of at
+// least 2^31 in magnitude, into an f64 dst (the quotient's every bit
+// shows), against the interpreter's exact sum rounded once (itself
+// checked against the oracle by the shorter tests).
+func TestNativeIntMeanRounded(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(56))
+	const n = 1<<23 + 5
+	for _, sdt := range []dtypes.DataType{dtypes.U32, dtypes.S32} {
+		p := problemOf([3][]int64{{n}, {1}, {1}}, sdt, dtypes.F64, plan.AlgMean.Reduction(0, 0))
+		src := make([]byte, 4*n)
+		var sum int64
+		for i := 0; i < n; i++ {
+			v := r.Uint32() | 1<<31 // u32: at least 2^31; s32: negative
+			if sdt == dtypes.S32 {
+				v &^= 1 << 30 // at most -2^30
+				sum += int64(int32(v))
+			} else {
+				sum += int64(v)
+			}
+			binary.LittleEndian.PutUint32(src[4*i:], v)
+		}
+		if sum%2 == 0 {
+			// Odd, past 2^53: not an f64. The first element's low bit
+			// flipped moves the sum by one.
+			src[0] ^= 1
+			sum += int64(src[0]&1)*2 - 1
+		}
+		if int64(float64(sum)) == sum {
+			t.Fatalf("%v: the sum %d is exact in f64: nothing is rounded", sdt, sum)
+		}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := kerneltest.Dst(t, p, 0xa5)
+		if err := interp.Run(pl, src, ref, nil); err != nil {
+			t.Fatal(err)
+		}
+		ran := runNative(t, isaList, p, src, func(name string, dst []byte) {
+			if !bytes.Equal(dst, ref) {
+				t.Fatalf("%s: %x, the interpreter's %x", name, dst, ref)
+			}
+		})
+		if ran != len(isaList) {
+			t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+		}
+	}
+}
+
+// intMeanFills fill an integer mean's src: the type's largest and least
+// values (signed: in runs, so that some means are of one extreme), small
+// negative ones for signed types (small values else), and FillExact's.
+var intMeanFills = []func(r *rand.Rand, dt dtypes.DataType, b []byte){
+	func(r *rand.Rand, dt dtypes.DataType, b []byte) {
+		sz := dt.Size()
+		top := uint64(1)<<(8*sz-1) - 1
+		if !dt.IsSigned() {
+			top = top<<1 | 1
+		}
+		for i := 0; i+sz <= len(b); i += sz {
+			u := top
+			if dt.IsSigned() && (i/sz/7)%2 == 1 {
+				u = top + 1
+			}
+			for k := range sz {
+				b[i+k] = byte(u >> (8 * k))
+			}
+		}
+	},
+	func(r *rand.Rand, dt dtypes.DataType, b []byte) {
+		sz := dt.Size()
+		for i := 0; i+sz <= len(b); i += sz {
+			u := uint64(r.Intn(5))
+			if dt.IsSigned() {
+				u = uint64(-int64(r.Intn(5)))
+			}
+			for k := range sz {
+				b[i+k] = byte(u >> (8 * k))
+			}
+		}
+	},
+	kerneltest.FillExact,
+}
+
 // TestNativeExactRandom runs random exact problems (any rank, layout and
 // padding).
 func TestNativeExactRandom(t *testing.T) {
@@ -197,7 +341,7 @@ func TestNativeExactRandom(t *testing.T) {
 // logical reduction of wide data, f64 post-ops the f64 epilogue does not
 // take (exp), an f64 |x|^p or root of
 // p other than 1 and 2, an f64 Lp finalize of untransformed data, an f64
-// log-sum-exp, and on AVX2 a 64-bit product.
+// log-sum-exp.
 func TestNativeRefusals(t *testing.T) {
 	mk := func(sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Plan {
 		p := &plan.Problem{Reduction: r, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 64}, SrcStrides: []int64{64, 1},
@@ -218,7 +362,8 @@ func TestNativeRefusals(t *testing.T) {
 		o    Options
 		says string
 	}{
-		{mk(dtypes.S32, dtypes.S32, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "mean"},
+		{mk(dtypes.S64, dtypes.S64, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "128-bit"},
+		{mk(dtypes.U64, dtypes.F64, plan.AlgMean.Reduction(0, 0)), Options{}, "128-bit"},
 		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
 		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), Options{AVX512: true}, "transform"},
 		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), Options{}, "transform"},
@@ -227,8 +372,6 @@ func TestNativeRefusals(t *testing.T) {
 		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
 		{withExp, Options{AVX512: true}, "post-op 1 (Exp)"},
 		{withExp, Options{}, "post-op 1 (Exp)"},
-		{mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
-		{mk(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), Options{}, "VPMULLQ"},
 	} {
 		_, err := Emit(c.pl, c.o)
 		if !errors.Is(err, status.Unimplemented) || !bytes.Contains([]byte(err.Error()), []byte(c.says)) {
@@ -248,8 +391,12 @@ func TestNativeRefusals(t *testing.T) {
 			t.Errorf("Emit(%v, %+v) = %v, want Unimplemented naming the bound", pl, o, err)
 		}
 	}
-	if _, err := Emit(mk(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), Options{AVX512: true}); err != nil {
-		t.Errorf("AVX-512 s64 product: %v", err)
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, o := range []Options{{AVX512: true}, {}} {
+			if _, err := Emit(mk(sdt, sdt, plan.AlgMul.Reduction(0, 0)), o); err != nil {
+				t.Errorf("%v product, %+v: %v", sdt, o, err)
+			}
+		}
 	}
 }
 

@@ -58,10 +58,13 @@
 // or 64-bit integers, 4, 8 or 16 of the narrower ones, so that integer
 // sums and products wrap as the interpreter's and f64 never passes
 // through f32. NEON has no 64-bit lane multiply (an s64 or u64 product
-// runs in the interpreter) and no 64-bit max or min (a compare, CMGT or
-// CMHI, and BIT). f64 results take the post-ops kernelshape's f64
-// epilogue takes (nativepost.go, as amd64's) in 2D lanes, through
-// kernelshape.Epilogue.
+// is put together from 32-bit multiplies of the halves: MUL, UADDLP,
+// UMLAL) and no 64-bit max or min (a compare, CMGT or CMHI, and BIT).
+// The mean of 16- and 32-bit integers sums widened elements (SXTL,
+// UXTL) in 64-bit lanes and stores SCVTF's f64 of the sum over Div, or
+// FCVTZS or FCVTZU of it narrowed (SQXTN, UQXTN) into the src's type.
+// f64 results take the post-ops kernelshape's f64 epilogue takes
+// (nativepost.go, as amd64's) in 2D lanes, through kernelshape.Epilogue.
 
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed

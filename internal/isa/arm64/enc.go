@@ -83,7 +83,7 @@ const (
 	opFSUB2D   = 0x4EE0D400 // Vd.2D = Vn.2D - Vm.2D
 	opFRINTN2D = 0x4E618800 // Vd.2D = Vn.2D rounded to nearest, ties to even
 	opSXTL32   = 0x0F20A400 // Vd.2D = s64(Vn.2S) (SSHLL #0), exact
-	opSCVTF2D  = 0x4E61D800 // Vd.2D = f64(s64 Vn.2D), exact below 2^53
+	opSCVTF2D  = 0x4E61D800 // Vd.2D = f64(s64 Vn.2D), exact below 2^53, else rounded per FPCR (nearest even)
 	opFMUL2D   = 0x6E60DC00 // Vd.2D = Vn.2D * Vm.2D
 	opFDIV2D   = 0x6E60FC00 // Vd.2D = Vn.2D / Vm.2D
 	opFSQRT2D  = 0x6EE1F800 // Vd.2D = sqrt(Vn.2D)

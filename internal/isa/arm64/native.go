@@ -6,7 +6,6 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
-	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
@@ -21,7 +20,7 @@ import (
 //
 // What NEON lacks: a 64-bit integer max and min (SMAX, UMAX stop at
 // 32-bit lanes), taken as CMGT or CMHI and a bit insert; and a 64-bit
-// lane multiply, so an s64 or u64 product runs in the interpreter.
+// lane multiply, taken as 32-bit multiplies of the halves (mul64).
 // FMAX and FMIN (not the NM forms) are plan.CombineF64's f64 max and
 // min: a NaN on either side gives NaN, and -0 is below +0.
 
@@ -34,16 +33,13 @@ type nativeGen struct {
 	id    int   // the combine's identity in every lane
 	ones  int   // 1 in every byte (truths), where stored
 	div   int   // the mean's divisor in both f64 lanes, of a mean
+	nan   int   // the interpreter's NaN in both f64 lanes, of an empty integer mean
 	eps   int   // an Lp norm's eps in both f64 lanes, of one
 }
 
-// nativeTakes reports why NEON cannot take kind k, or nil.
-func nativeTakes(k kernelshape.NativeKind) error {
-	if k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8 {
-		return status.Errorf(status.Unimplemented, "arm64: NEON has no 64-bit lane multiply: the product runs in the interpreter")
-	}
-	return nil
-}
+// nativeTakes reports why NEON cannot take kind k, or nil: it takes
+// every kind.
+func nativeTakes(kernelshape.NativeKind) error { return nil }
 
 // emitNative returns the native kernel of pl, or an Unimplemented error
 // for a plan it does not take.
@@ -60,8 +56,8 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	like.Reduction, like.Stage = plan.AlgMax.Reduction(0, 0), 0
 	g := newGen(like)
 	g.withPlan(pl)
-	n := &nativeGen{gen: g, k: k, lanes: 16 / k.Bytes}
-	for b := k.Bytes; b > 1; b >>= 1 {
+	n := &nativeGen{gen: g, k: k, lanes: 16 / k.LaneBytes()}
+	for b := k.LaneBytes(); b > 1; b >>= 1 {
 		n.size++
 	}
 	kernelshape.Native(pl, k, n)
@@ -106,6 +102,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	if n.k.Mean {
 		n.div = n.vconst64(math.Float64bits(float64(n.pl.Div)))
+		if !n.k.Float && n.pl.Div == 0 {
+			n.nan = n.vconst64(math.Float64bits(math.NaN()))
+		}
 	}
 	if n.k.Eps != kernelshape.NativeNoEps {
 		n.eps = n.vconst64(math.Float64bits(n.k.EpsValue))
@@ -122,7 +121,8 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	defer n.Release(mk)
 	x := n.Tmp()
 	if cnt == n.lanes {
-		n.fpMem(true, 16, x, at(rSrc, off))
+		n.fpMem(true, int64(cnt*n.k.Bytes), x, at(rSrc, off))
+		n.widen(x)
 		n.truth(x)
 		kernelshape.NativeTransformF64(n, n.k, x)
 		n.combine(u, x)
@@ -131,6 +131,7 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	// The element alone (zeros above it) combined with a copy of u,
 	// whose lane 0 then goes back into u.
 	n.fpMem(true, int64(n.k.Bytes), x, at(rSrc, off))
+	n.widen(x)
 	n.truth(x)
 	kernelshape.NativeTransformF64(n, n.k, x)
 	t := n.Tmp()
@@ -138,6 +139,20 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	n.combine(t, x)
 	ea := [...]int16{arm64.ARNG_B, arm64.ARNG_H, arm64.ARNG_S, arm64.ARNG_D}[n.size]
 	n.op(arm64.AVMOV, velem(t, ea, 0), velem(u, ea, 0))
+}
+
+// widen sign- or zero-extends the elements of an integer mean, loaded
+// into the low bytes of x, to 64-bit lanes: SXTL or UXTL, twice for
+// 16-bit data.
+func (n *nativeGen) widen(x int) {
+	if !n.k.Mean || n.k.Float {
+		return
+	}
+	s := map[bool][2]uint32{true: {opSXTL16, opSXTL32}, false: {opUXTL16, opUXTL32}}[n.k.Signed]
+	if n.k.Bytes == 2 {
+		n.word(rr(s[0], x, x))
+	}
+	n.word(rr(s[1], x, x))
 }
 
 // truth turns a loaded vector of a logical xor into each byte's truth,
@@ -179,6 +194,10 @@ func (n *nativeGen) combine(u, x int) {
 	case kernelshape.NativeAdd:
 		n.fop(intOp(opADDB, n.size), u, u, x)
 	case kernelshape.NativeMul:
+		if k.Bytes == 8 {
+			n.mul64(u, x)
+			return
+		}
 		n.fop(intOp(opMULB, n.size), u, u, x)
 	case kernelshape.NativeMax, kernelshape.NativeMin:
 		if k.Bytes == 8 {
@@ -199,6 +218,25 @@ func (n *nativeGen) combine(u, x int) {
 	case kernelshape.NativeAny:
 		n.fop(intOp(opUMAXB, 0), u, u, x)
 	}
+}
+
+// mul64 sets u = u * x (x kept) in 64-bit integer lanes, the low 64
+// bits of the product: with u = uh:ul and x = xh:xl in 32-bit halves,
+// ul*xl + (uh*xl + ul*xh)<<32 modulo 2^64 (uh*xh is shifted out). MUL
+// of u with x's halves swapped gives both cross products in 32-bit
+// lanes, UADDLP adds each pair, SHL moves the sum up and UMLAL adds the
+// widened ul*xl.
+func (n *nativeGen) mul64(u, x int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	cross, ul, xl := n.Tmp(), n.Tmp(), n.Tmp()
+	n.word(rr(opREV644S, cross, x))
+	n.word(rr(opXTN2D, ul, u))
+	n.word(rr(opXTN2D, xl, x))
+	n.fop(intOp(opMULB, 2), cross, cross, u)
+	n.word(rr(opUADDLP4S, u, cross))
+	n.word(rr(opSHL2D32, u, u))
+	n.word(rrr(opUMLAL2S, u, ul, xl))
 }
 
 // minMax64 sets u = u max/min x in 64-bit integer lanes: m marks the
@@ -227,11 +265,48 @@ func (n *nativeGen) finalize(r int) {
 	switch {
 	case n.k.FinalizesF64():
 		kernelshape.NativeFinalizeF64(n, n.k, r)
+	case n.k.Mean && !n.k.Float:
+		n.intMean(r)
 	case n.k.Mean:
 		n.fop(opFDIV2D, r, r, n.div)
 	case n.k.Store == kernelshape.StoreTruth:
 		n.fop(intOp(opUMINB, 0), r, r, n.ones)
 	}
+}
+
+// intMean turns r's 64-bit integer sums into their mean: SCVTF (rounded
+// once) and FDIV by Div; for an integer dst (StoreTrunc) FCVTZS or
+// FCVTZU (toward zero, saturating, NaN as 0) and the saturating narrows
+// to the src's width. An empty reduction (Div 0) gives the
+// interpreter's NaN (0/0 would give the default NaN), 0 in an integer
+// dst.
+func (n *nativeGen) intMean(r int) {
+	n.word(rr(opSCVTF2D, r, r))
+	n.fop(opFDIV2D, r, r, n.div)
+	if n.k.Store != kernelshape.StoreTrunc {
+		if n.nan != 0 {
+			n.vmov(r, n.nan)
+		}
+		return
+	}
+	cvt, narrow := uint32(opFCVTZU2D), [2]uint32{opUQXTN2D, opUQXTN16}
+	if n.k.Signed {
+		cvt, narrow = opFCVTZS2D, [2]uint32{opSQXTN2D, opSQXTN16}
+	}
+	n.word(rr(cvt, r, r))
+	n.word(rr(narrow[0], r, r))
+	if n.k.Bytes == 2 {
+		n.word(rr(narrow[1], r, r))
+	}
+}
+
+// storeBytes is how many bytes NativeStoreColumn stores: V elements of
+// the dst.
+func (n *nativeGen) storeBytes() int64 {
+	if n.k.Store == kernelshape.StoreF32 {
+		return int64(4 * n.lanes)
+	}
+	return int64(n.pl.DstDT.Size() * n.lanes)
 }
 
 // NativeStoreColumn finalizes a copy of accumulator u and stores its V
@@ -258,10 +333,8 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 	n.finalize(t)
 	if n.k.Store == kernelshape.StoreF32 {
 		n.word(rr(opFCVTN2D, t, t))
-		n.fpMem(false, 8, t, at(rDst, off))
-		return
 	}
-	n.fpMem(false, 16, t, at(rDst, off))
+	n.fpMem(false, n.storeBytes(), t, at(rDst, off))
 }
 
 // NativeStoreFirst combines accumulator 0's lanes (a butterfly of
@@ -273,7 +346,7 @@ func (n *nativeGen) NativeStoreFirst() {
 	defer n.Release(mk)
 	r, t := n.Tmp(), n.Tmp()
 	n.vmov(r, 0)
-	for b := 8; b >= n.k.Bytes; b /= 2 {
+	for b := 8; b >= n.k.LaneBytes(); b /= 2 {
 		n.word(ext(t, r, r, b))
 		n.combine(r, t)
 	}
@@ -287,5 +360,5 @@ func (n *nativeGen) NativeStoreFirst() {
 		n.fpMem(false, 4, r, at(rDst, 0))
 		return
 	}
-	n.fpMem(false, int64(n.k.Bytes), r, at(rDst, 0))
+	n.fpMem(false, int64(n.pl.DstDT.Size()), r, at(rDst, 0))
 }

@@ -24,13 +24,13 @@ const nativeSentinel = 0xa5
 
 // nativeRefused reports whether NEON's native kernel refuses pl by
 // design: what kernelshape.NativeKindOf and CheckNativeRuns refuse of a
-// native plan, and the 64-bit integer product NEON has no instruction for.
+// native plan.
 func nativeRefused(pl *plan.Plan) bool {
 	if !kernelshape.IsNative(pl) {
 		return false // the f32 kernels' (an s8 or u8 copy)
 	}
 	k, err := kernelshape.NativeKindOf(pl)
-	return err != nil || kernelshape.CheckNativeRuns(pl, k, 16/k.Bytes, nativeAccs) != nil || k.Op == kernelshape.NativeMul && !k.Float && k.Bytes == 8
+	return err != nil || kernelshape.CheckNativeRuns(pl, k, 16/k.LaneBytes(), nativeAccs) != nil
 }
 
 // runNative emits pl, runs it over src (fenced at the end of its pages
@@ -92,11 +92,17 @@ func interpDst(t *testing.T, pl *plan.Plan, src []byte, dstLen int) []byte {
 // run with the exact oracle and, byte for byte, with the interpreter.
 func checkNativeExact(t *testing.T, r *rand.Rand, what string, p *plan.Problem, fenced bool) (ran bool) {
 	t.Helper()
+	return checkNativeFilled(t, r, what, p, fenced, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) })
+}
+
+// checkNativeFilled is checkNativeExact with the src filled by fill.
+func checkNativeFilled(t *testing.T, r *rand.Rand, what string, p *plan.Problem, fenced bool, fill func(dtypes.DataType, []byte)) (ran bool) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("%s: Canonicalize(%+v): %v", what, p, err)
 	}
-	src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) }, nil)
+	src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, fill, nil)
 	var fence *kerneltest.Fence
 	if fenced {
 		fence = kerneltest.NewFence(t, r.Intn(2) == 0)
@@ -120,9 +126,9 @@ func checkNativeExact(t *testing.T, r *rand.Rand, what string, p *plan.Problem, 
 // nativeExactKinds is how many (reduction, src type) pairs of exact
 // data the native kernel takes on NEON: the logical and bitwise ones of
 // bytes (s8, u8: 6 each), boolean's logical ones and max and min (5),
-// and of the 16- and 32-bit types every kind but the logical ones (7
-// each), the 64-bit ones without the product (6 each).
-const nativeExactKinds = 6 + 6 + 5 + 4*7 + 2*6
+// of the 16-, 32- and 64-bit types every kind but the logical ones and
+// the mean (7 each), and the mean of the 16- and 32-bit ones (4).
+const nativeExactKinds = 6 + 6 + 5 + 6*7 + 4
 
 // kindCount counts the problems each native kind (reduction and src
 // type) ran, so that a test can show that it ran every kind.
@@ -217,6 +223,137 @@ func TestNativeExactShapes(t *testing.T) {
 		}
 	}
 	ran.check(t, nativeExactKinds)
+}
+
+// TestNativeProduct64 runs s64 and u64 products of odd full-width
+// values (no zero ends a product early, and every partial product of
+// the halves counts) in every shape and tail, next to guard pages, and
+// requires machine code (mul64) for each.
+func TestNativeProduct64(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(54))
+	odd := func(_ dtypes.DataType, b []byte) {
+		for i := 0; i+8 <= len(b); i += 8 {
+			binary.LittleEndian.PutUint64(b[i:], r.Uint64()|1)
+		}
+	}
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, n := range nativeTails {
+			for _, s := range nativeShapes(n, sdt, sdt, plan.AlgMul.Reduction(0, 0)) {
+				if !checkNativeFilled(t, r, fmt.Sprintf("%s n=%d", s.name, n), s.p, true, odd) {
+					t.Fatalf("%s n=%d %v: no machine code ran", s.name, n, sdt)
+				}
+			}
+		}
+	}
+}
+
+// TestNativeIntMean runs the means of 16- and 32-bit integers into the
+// src's type, f32 and f64 in every shape and tail (0: an empty
+// reduction, NaN or 0), next to guard pages, on data of the type's
+// extremes (the mean at the ends of the range), of small negative values
+// (truncation toward zero) and FillExact's, and requires machine code.
+func TestNativeIntMean(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(55))
+	fills := []func(dtypes.DataType, []byte){
+		func(dt dtypes.DataType, b []byte) { fillIntExtremes(dt, b) },
+		func(dt dtypes.DataType, b []byte) { fillSmallNegative(r, dt, b) },
+		func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) },
+	}
+	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32} {
+		for _, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
+			for _, n := range nativeTails {
+				for _, s := range nativeShapes(n, sdt, ddt, plan.AlgMean.Reduction(0, 0)) {
+					for i, fill := range fills {
+						if !checkNativeFilled(t, r, fmt.Sprintf("%s n=%d fill %d", s.name, n, i), s.p, i == 0, fill) {
+							t.Fatalf("%s n=%d %v>%v: no machine code ran", s.name, n, sdt, ddt)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNativeIntMeanRounded runs 32-bit means whose sums pass 2^53, so
+// that SCVTF rounds: one row of 2^23+5 elements of at least 2^31 in
+// magnitude, the sum odd, into an f64 dst (the quotient's every bit
+// shows), against the interpreter's exact sum rounded once (itself
+// checked against the oracle by the shorter tests).
+func TestNativeIntMeanRounded(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(56))
+	const n = 1<<23 + 5
+	for _, sdt := range []dtypes.DataType{dtypes.U32, dtypes.S32} {
+		p := &plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: sdt, DstDT: dtypes.F64, Dims: []int64{n},
+			SrcStrides: []int64{1}, Reduce: []bool{true}, DstStrides: []int64{0}}
+		src := make([]byte, 4*n)
+		var sum int64
+		for i := 0; i < n; i++ {
+			v := r.Uint32() | 1<<31 // u32: at least 2^31; s32: negative
+			if sdt == dtypes.S32 {
+				v &^= 1 << 30 // at most -2^30
+				sum += int64(int32(v))
+			} else {
+				sum += int64(v)
+			}
+			binary.LittleEndian.PutUint32(src[4*i:], v)
+		}
+		if sum%2 == 0 {
+			src[0] ^= 1 // the sum moved by one: odd, past 2^53
+			sum += int64(src[0]&1)*2 - 1
+		}
+		if int64(float64(sum)) == sum {
+			t.Fatalf("%v: the sum %d is exact in f64: nothing is rounded", sdt, sum)
+		}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := interpDst(t, pl, src, 8)
+		outs := runNative(t, pl, src, 8, nil, []int64{0})
+		if outs == nil {
+			t.Fatalf("%v: no machine code ran", pl)
+		}
+		if string(outs[0]) != string(want) {
+			t.Fatalf("%v: %x, the interpreter's %x", pl, outs[0], want)
+		}
+	}
+}
+
+// fillIntExtremes fills b with dt's largest value and, for a signed dt,
+// runs of its least one, so that some means are of one extreme.
+func fillIntExtremes(dt dtypes.DataType, b []byte) {
+	sz := dt.Size()
+	top := uint64(1)<<(8*sz-1) - 1
+	if !dt.IsSigned() {
+		top = top<<1 | 1
+	}
+	for i := 0; i+sz <= len(b); i += sz {
+		u := top
+		if dt.IsSigned() && (i/sz/7)%2 == 1 {
+			u = top + 1
+		}
+		for k := range sz {
+			b[i+k] = byte(u >> (8 * k))
+		}
+	}
+}
+
+// fillSmallNegative fills b with values from -4 to 0 (0 to 4 for an
+// unsigned dt).
+func fillSmallNegative(r *rand.Rand, dt dtypes.DataType, b []byte) {
+	sz := dt.Size()
+	for i := 0; i+sz <= len(b); i += sz {
+		u := uint64(r.Intn(5))
+		if dt.IsSigned() {
+			u = uint64(-int64(r.Intn(5)))
+		}
+		for k := range sz {
+			b[i+k] = byte(u >> (8 * k))
+		}
+	}
 }
 
 // fillWide fills b with f64 values: small integers and halves (sums of
@@ -368,7 +505,7 @@ func testNativeWideLong(t *testing.T, r *rand.Rand, sum plan.Reduction) {
 
 // TestNativeRefusals checks that what the native kernel does not take
 // is refused as Unimplemented, naming it, so that the interpreter runs
-// it: a 64-bit integer product, an integer mean, a copy, a logical
+// it: a 64-bit integer mean, a copy, a logical
 // reduction of data wider than a byte, f64 data with a post-op the f64
 // epilogue does not take (exp), |x|^p or
 // a root of p other than 1 and 2, an Lp finalize of untransformed data,
@@ -388,9 +525,8 @@ func TestNativeRefusals(t *testing.T) {
 		pl   *plan.Plan
 		says string
 	}{
-		{"s64 product", dense(dtypes.S64, dtypes.S64, plan.AlgMul.Reduction(0, 0)), "64-bit lane multiply"},
-		{"u64 product", dense(dtypes.U64, dtypes.U64, plan.AlgMul.Reduction(0, 0)), "64-bit lane multiply"},
-		{"s32 mean", dense(dtypes.S32, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "mean"},
+		{"s64 mean", dense(dtypes.S64, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "128-bit"},
+		{"u64 mean", dense(dtypes.U64, dtypes.U64, plan.AlgMean.Reduction(0, 0)), "128-bit"},
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 		{"f64 with an exp post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.Exp}), "post-op 1 (Exp)"},
 		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
@@ -438,6 +574,19 @@ func TestNativeWords(t *testing.T) {
 		{rrr(opFMIN2D, 16, 30, 25), "fmin v16.2d, v30.2d, v25.2d"},
 		{rrr(opCMTST16B, 1, 2, 2), "cmtst v1.16b, v2.16b, v2.16b"},
 		{rr(opFABS2D, 17, 30), "fabs v17.2d, v30.2d"},
+		{rr(opREV644S, 16, 31), "rev64 v16.4s, v31.4s"},
+		{rr(opSXTL32, 3, 30), "sxtl v3.2d, v30.2s"},
+		{rr(opUXTL32, 31, 2), "uxtl v31.2d, v2.2s"},
+		{rr(opSCVTF2D, 18, 9), "scvtf v18.2d, v9.2d"},
+		{rr(opFCVTZS2D, 4, 27), "fcvtzs v4.2d, v27.2d"},
+		{rr(opFCVTZU2D, 29, 1), "fcvtzu v29.2d, v1.2d"},
+		{rr(opSQXTN2D, 7, 24), "sqxtn v7.2s, v24.2d"},
+		{rr(opUQXTN2D, 24, 7), "uqxtn v24.2s, v7.2d"},
+		{rr(opUQXTN16, 5, 19), "uqxtn v5.4h, v19.4s"},
+		{rr(opXTN2D, 17, 3), "xtn v17.2s, v3.2d"},
+		{rr(opUADDLP4S, 30, 18), "uaddlp v30.2d, v18.4s"},
+		{rr(opSHL2D32, 5, 25), "shl v5.2d, v25.2d, #32"},
+		{rrr(opUMLAL2S, 4, 17, 26), "umlal v4.2d, v17.2s, v26.2s"},
 		{ext(1, 2, 3, 8), "ext v1.16b, v2.16b, v3.16b, #8"},
 		{ext(31, 30, 30, 1), "ext v31.16b, v30.16b, v30.16b, #1"},
 	}
@@ -482,6 +631,8 @@ func TestNativeDisassembly(t *testing.T) {
 		{"column f64 max", col(dtypes.F64, dtypes.F64, mx), []string{"mov x16, #0xfff0000000000000", "dup v26.2d, x16", "fmax v0.2d"}},
 		{"row s16 product", row(dtypes.S16, dtypes.S16, mul), []string{"mul v0.8h", "ext v17.16b, v16.16b, v16.16b, #2", "str h16, [x2]"}},
 		{"column u32 min", col(dtypes.U32, dtypes.U32, mn), []string{"umin v0.4s", "str q0, [x2]", "str q15, [x2, #240]"}},
+		{"row u64 product", row(dtypes.U64, dtypes.U64, mul), []string{"rev64 v17.4s, v16.4s", "xtn v18.2s, v0.2d", "xtn v19.2s, v16.2d",
+			"mul v17.4s, v17.4s, v0.4s", "uaddlp v0.2d, v17.4s", "shl v0.2d, v0.2d, #32", "umlal v0.2d, v18.2s, v19.2s", "str d16, [x2]"}},
 		{"row s64 max", row(dtypes.S64, dtypes.S64, mx), []string{"cmgt v18.2d", "bit v0.16b", "str d16, [x2]"}},
 		{"column u64 min", col(dtypes.U64, dtypes.U64, mn), []string{"cmhi v17.2d", "bit v0.16b"}},
 		{"row u8 logical xor", row(dtypes.U8, dtypes.Boolean, plan.LogicalXor), []string{"cmtst v16.16b", "eor v0.16b", "ext v17.16b, v16.16b, v16.16b, #1", "umin v16.16b, v16.16b, v27.16b", "str b16, [x2]"}},

@@ -33,6 +33,26 @@ const (
 	opFABS2D   = 0x4EE0F800 // Vd.2D = |Vn.2D|
 )
 
+// The integer mean's (intMean): widenings to 64-bit lanes, the
+// conversions and the saturating narrows (SXTL and SCVTF: enc.go).
+const (
+	opUXTL32   = 0x2F20A400 // Vd.2D = u64(Vn.2S)
+	opFCVTZS2D = 0x4EE1B800 // Vd.2D = s64(Vn.2D) toward zero, saturating, NaN -> 0
+	opFCVTZU2D = 0x6EE1B800 // Vd.2D = u64(Vn.2D) toward zero, saturating, NaN -> 0
+	opSQXTN2D  = 0x0EA14800 // Vd.2S = sat s32(Vn.2D)
+	opUQXTN2D  = 0x2EA14800 // Vd.2S = sat u32(u64 Vn.2D)
+	opUQXTN16  = 0x2E614800 // Vd.4H = sat u16(u32 Vn.4S)
+)
+
+// The 64-bit lane multiply's parts (mul64).
+const (
+	opREV644S  = 0x4EA00800 // Vd.4S = Vn.4S with the two halves of each 64-bit lane swapped
+	opXTN2D    = 0x0EA12800 // Vd.2S = the low halves of Vn.2D, Vd's upper half zeroed
+	opUADDLP4S = 0x6EA02800 // Vd.2D = the sums of Vn.4S's pairs, unsigned (exact)
+	opSHL2D32  = 0x4F605400 // Vd.2D = Vn.2D << 32
+	opUMLAL2S  = 0x2EA08000 // Vd.2D += u64(Vn.2S) * u64(Vm.2S)
+)
+
 // ext encodes EXT Vd.16B, Vn.16B, Vm.16B, #b: bytes b.. of n followed by
 // the first b bytes of m.
 func ext(d, n, m, b int) uint32 {
