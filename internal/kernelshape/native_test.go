@@ -99,6 +99,10 @@ func TestNativeKindOf(t *testing.T) {
 	longMean.Div = NativeMeanMax + 1
 	meanPart := nativePlan(t, dtypes.U32, dtypes.U32, mean)
 	meanPart.Stage = plan.SkipFinalize
+	// A mean whose combine is not a plain sum (no plan validation makes
+	// one; the guard keeps a malformed plan off the mean's code).
+	meanOfMax := nativePlan(t, dtypes.S32, dtypes.S32, mean)
+	meanOfMax.Reduction.Combine = plan.CombineMax
 	for _, c := range []struct {
 		pl   *plan.Plan
 		says string
@@ -116,6 +120,7 @@ func TestNativeKindOf(t *testing.T) {
 		{nativePlan(t, dtypes.U64, dtypes.F32, mean), "128-bit"},
 		{longMean, "bound"},
 		{meanPart, "partial sum"},
+		{meanOfMax, "runs in the interpreter"},
 		{nativePlan(t, dtypes.U16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 	} {
 		_, err := NativeKindOf(c.pl)

@@ -217,8 +217,9 @@ func Compile(d *Desc) (*Program, error) {
 	return p, nil
 }
 
-// chooseChunks cuts the kept dim with the largest src stride (the
-// outermost in memory) into chunks of about chunkBytes of src.
+// chooseChunks cuts a kept dim into chunks of about chunkBytes of src:
+// the outermost in memory, or, where one of its iterations alone is over
+// that, an inner one (chunk.Choose).
 func (p *Program) chooseChunks() {
 	d := &p.d
 	size := int64(d.SrcDT.Size())

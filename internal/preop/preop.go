@@ -4,7 +4,7 @@
 // it is for.
 //
 // It is a program of two compiled kernels of package internal/jit, run
-// per chunk of the outermost kept dim: the product (a copy of x with a
+// per chunk of a kept dim (chunk.Choose): the product (a copy of x with a
 // binary Multiply post-op) into a chunk-sized f32 scratch, then the
 // reduction of that scratch with the caller's post-ops into dst. A chunk
 // is a few hundred KiB, so the scratch is written and read back in one
@@ -82,8 +82,8 @@ func Compile(d *Desc) (*Program, error) {
 		return nil, status.Errorf(status.Unimplemented, "preop: %d binary post-ops and the operand, more than %d", pr.BinaryCount(), plan.MaxBinary)
 	}
 	p := &Program{d: cloneDesc(d)}
-	// Chunks of the kept dim with the largest src stride, of about
-	// chunkBytes of f32 scratch (all of it when nothing is kept).
+	// Chunks of a kept dim (chunk.Choose), of about chunkBytes of f32
+	// scratch (all of it when nothing is kept).
 	p.cut = chunk.Choose(pr.Dims, pr.SrcStrides, func(i int) bool { return !pr.Reduce[i] }, 4, chunkBytes)
 	dims := append([]int64(nil), pr.Dims...)
 	if p.cut.Dim >= 0 {
