@@ -577,16 +577,22 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 		return
 	}
 	if n.k.Store == kernelshape.StoreF32 {
-		if n.avx512 {
-			n.op(x86.AVCVTPD2PS, n.vr(t), n.hr(t))
-			n.op(x86.AVMOVUPS, n.hr(t), addr)
-		} else {
-			n.op(x86.AVCVTPD2PSY, n.vr(t), n.xr(t))
-			n.op(x86.AVMOVUPS, n.xr(t), addr)
-		}
+		n.storeF32s(t, t, addr)
 		return
 	}
 	n.op(n.move(), n.vr(t), addr)
+}
+
+// storeF32s stores the V f64 lanes of src at addr as f32, rounded to
+// nearest even, through the low half of t (which may be src).
+func (n *nativeGen) storeF32s(src, t int, addr obj.Addr) {
+	if n.avx512 {
+		n.op(x86.AVCVTPD2PS, n.vr(src), n.hr(t))
+		n.op(x86.AVMOVUPS, n.hr(t), addr)
+		return
+	}
+	n.op(x86.AVCVTPD2PSY, n.vr(src), n.xr(t))
+	n.op(x86.AVMOVUPS, n.xr(t), addr)
 }
 
 // storeTrunc stores the V integers in the low halves of t's 64-bit

@@ -72,14 +72,7 @@ func (f f64Epilogue) StoreDst(r int, off int64, m int) {
 		n.Release(mk)
 	case n.k.Store == kernelshape.StoreF32:
 		mk := n.Mark()
-		t := n.Tmp()
-		if n.avx512 {
-			n.op(x86.AVCVTPD2PS, n.vr(r), n.hr(t))
-			n.op(x86.AVMOVUPS, n.hr(t), addr)
-		} else {
-			n.op(x86.AVCVTPD2PSY, n.vr(r), n.xr(t))
-			n.op(x86.AVMOVUPS, n.xr(t), addr)
-		}
+		n.storeF32s(r, n.Tmp(), addr)
 		n.Release(mk)
 	case one:
 		n.op(x86.AVMOVQ, n.xr(r), addr)

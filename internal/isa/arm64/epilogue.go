@@ -90,20 +90,21 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 // matching plan.Binary. FMAX and FMIN already give NaN when either side
 // is NaN and order -0 below +0, as the reference does.
 func (g *gen) Binary(k ops.Kind, r, t int) {
-	switch k {
-	case ops.Add:
-		g.fop(opFADD, r, r, t)
-	case ops.Subtract:
-		g.fop(opFSUB, r, r, t)
-	case ops.Multiply:
-		g.fop(opFMUL, r, r, t)
-	case ops.Divide:
-		g.fop(opFDIV, r, r, t)
-	case ops.Maximum:
-		g.fop(opFMAX, r, r, t)
-	case ops.Minimum:
-		g.fop(opFMIN, r, r, t)
-	default:
+	op, ok := binaryOps[k]
+	if !ok {
 		g.Fail(status.Errorf(status.Unimplemented, "arm64: binary post-op %v is not emitted", k))
+		return
 	}
+	g.fop(op.s, r, r, t)
+}
+
+// binaryOps are the binary post-ops' instructions on f32 lanes (4S) and
+// on f64 lanes (2D, the native kernel's: nativepost.go).
+var binaryOps = map[ops.Kind]struct{ s, d uint32 }{
+	ops.Add:      {opFADD, opFADD2D},
+	ops.Subtract: {opFSUB, opFSUB2D},
+	ops.Multiply: {opFMUL, opFMUL2D},
+	ops.Divide:   {opFDIV, opFDIV2D},
+	ops.Maximum:  {opFMAX, opFMAX2D},
+	ops.Minimum:  {opFMIN, opFMIN2D},
 }

@@ -92,23 +92,12 @@ func (f f64Epilogue) StoreDst(r int, off int64, m int) {
 // Binary sets r = r OP t in f64 lanes as plan.BinaryF64: FMAX and FMIN
 // give NaN when either side is NaN and order -0 below +0, as it does.
 func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
-	n := f.n
-	switch k {
-	case ops.Add:
-		n.fop(opFADD2D, r, r, t)
-	case ops.Subtract:
-		n.fop(opFSUB2D, r, r, t)
-	case ops.Multiply:
-		n.fop(opFMUL2D, r, r, t)
-	case ops.Divide:
-		n.fop(opFDIV2D, r, r, t)
-	case ops.Maximum:
-		n.fop(opFMAX2D, r, r, t)
-	case ops.Minimum:
-		n.fop(opFMIN2D, r, r, t)
-	default:
-		n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 binary post-op %v is not emitted", k))
+	op, ok := binaryOps[k]
+	if !ok {
+		f.n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 binary post-op %v is not emitted", k))
+		return
 	}
+	f.n.fop(op.d, r, r, t)
 }
 
 // Eltwise applies a unary post-op to the f64 lanes of r as
