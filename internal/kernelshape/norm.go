@@ -142,9 +142,10 @@ type DstStreamer interface {
 
 // streamedMap emits map, a map sweep, with its dst stores non-temporal
 // where n streams its dst and e can. Only a map that reads src: a store
-// that a later sweep reads back (softmax's kept exps) stays in the
-// cache, and the map that rewrites those lines (in the cache, read
-// already) gains nothing from bypassing it. Nor a row held in registers:
+// that a later sweep reads back (softmax's kept exps in a row; NormColumns
+// computes a streamed tile's exps again instead) stays in the cache, and
+// the map that rewrites those lines (in the cache, read already) gains
+// nothing from bypassing it. Nor a row held in registers:
 // its few whole lines gained nothing measurable from it (softmax) or
 // lost (log-softmax; PERFORMANCE-log.md).
 func streamedMap(e NormEmitter, n *Norm, mapSweep func()) {

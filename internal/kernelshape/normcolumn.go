@@ -22,7 +22,7 @@ import (
 //
 //	max:  m = max over c of x[c]
 //	sum:  s = sum over c of exp(x[c] - m)   (softmax with an f32 dst
-//	      keeps each exp in dst)
+//	      not streamed keeps each exp in dst)
 //	map:  softmax     dst[c] = exp(x[c] - m) * (1/s)   (or kept exp * (1/s))
 //	      log-softmax dst[c] = (x[c] - m) - log(s)
 //
@@ -35,8 +35,10 @@ import (
 // prefetches into its L2 the src rows of the tile normColumnAhead tiles
 // on during the sum sweep, and the dst rows during the map sweep: those
 // loads and stores then wait for the L2, not for memory, and the fetches
-// overlap the exps. A dst the map stores past the caches (StreamDst,
-// where the sum sweep keeps no exps there) is not fetched.
+// overlap the exps. A dst the map stores past the caches (StreamDst)
+// is not fetched: there softmax keeps no exps in dst and its map
+// computes them again from the tile's src, still in the cache, so that
+// dst is written once, not written, read back and written again.
 //
 // The statistics of a lane are combined over the channels in order
 // (a long sum of exps cut into runs, as the rows' sums are), the same
@@ -193,7 +195,9 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, shift(k))
 		}
 	}
-	keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
+	// A softmax with an f32 dst keeps its exps there for the map to
+	// scale, unless that dst is streamed (see above).
+	keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32 && !streams(e, n)
 	expShifted := func(k, t int) {
 		e.Arith(ops.Subtract, t, shift(k))
 		e.ExpShifted(t)
@@ -258,8 +262,7 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 		}
 	}
 	opnds := e.Operands()
-	// Kept exps are rewritten in the cache: no stores past it.
-	stream := streams(e, n) && !keep
+	stream := streams(e, n)
 	mapSweep := func(f func()) { f() }
 	if stream {
 		mapSweep = func(f func()) { streamedMap(e, n, f) }
