@@ -1,3 +1,7 @@
+//go:build !(386 || arm || mips || mipsle)
+
+// Dims past 2^32 elements: 64-bit ints only.
+
 package reduce_test
 
 import (

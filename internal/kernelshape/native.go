@@ -96,7 +96,7 @@ const (
 // NativeMeanMax is the most elements an output the native integer mean
 // sums: 2^31 elements of at most 2^32 in magnitude keep a 64-bit sum
 // below 2^63, exact.
-const NativeMeanMax = 1 << 31
+const NativeMeanMax int64 = 1 << 31
 
 // NativeKind is what a native kernel computes, read off its plan.
 type NativeKind struct {
