@@ -293,10 +293,15 @@ type NativeEmitter interface {
 }
 
 // NativePrefetcher is optional: an instruction set whose column shape
-// prefetches the rows ahead, as ArgPrefetcher.
+// prefetches the rows ahead, as ArgPrefetcher, but into the L2: rows a
+// multiple of a page apart fall in the same L1 sets, so the lines of the
+// rows ahead, brought into the L1, would evict each other and the row
+// being read before their loads; in the L2 they wait without taking the
+// L1.
 type NativePrefetcher interface {
-	// PrefetchSrc prefetches the line off bytes past the src pointer.
-	PrefetchSrc(off int64)
+	// NativePrefetchSrc prefetches the line off bytes past the src
+	// pointer into the L2.
+	NativePrefetchSrc(off int64)
 }
 
 // NativeShape is which of the three shapes a plan takes.
@@ -665,7 +670,7 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 			if prefetch && len(red) > 0 && red[len(red)-1].Size > argPrefetchRows {
 				ahead := argPrefetchRows * red[len(red)-1].SrcStride * sz
 				for b := int64(0); b < m*v*sz; b += 64 {
-					pf.PrefetchSrc(ahead + b)
+					pf.NativePrefetchSrc(ahead + b)
 				}
 			}
 			for i := range m {

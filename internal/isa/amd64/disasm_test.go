@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -237,6 +238,41 @@ func TestTransposeOrder(t *testing.T) {
 		order, ok := transposeOrder(V)
 		if !ok || len(order) != V {
 			t.Fatalf("V=%d: levels do not transpose (order %v)", V, order)
+		}
+	}
+}
+
+// TestNativePrefetchIntoL2 checks that the native kernel's column blocks
+// over rows far apart prefetch the rows ahead into the L2 (prefetcht1)
+// and not into the L1 (prefetcht0, which rows a multiple of a page apart
+// would evict from their shared L1 sets), on both instruction sets.
+func TestNativePrefetchIntoL2(t *testing.T) {
+	cols := func(dt dtypes.DataType, r plan.Reduction) *plan.Plan {
+		return kind(kerneltest.DensePlan(t, dt, []int64{1024, 4096}, []int64{4096, 1}, []bool{true, false}, plan.Reduction{}), r)
+	}
+	for _, o := range []Options{{AVX512: true}, {}} {
+		for _, c := range []struct {
+			dt dtypes.DataType
+			r  plan.Reduction
+		}{
+			{dtypes.F64, plan.AlgSum.Reduction(0, 0)},
+			{dtypes.F64, plan.AlgMax.Reduction(0, 0)},
+			{dtypes.S64, plan.AlgMin.Reduction(0, 0)},
+			{dtypes.S32, plan.AlgSum.Reduction(0, 0)},
+		} {
+			pl := cols(c.dt, c.r)
+			if !kernelshape.IsNative(pl) {
+				t.Fatalf("%v: not a native plan", pl)
+			}
+			code, err := Emit(pl, o)
+			if err != nil {
+				t.Fatalf("%v (avx512 %v): %v", pl, o.AVX512, err)
+			}
+			text := strings.Join(disassemble(t, code.Text), "\n")
+			if !strings.Contains(text, "prefetcht1") || strings.Contains(text, "prefetcht0") {
+				t.Errorf("%v (avx512 %v): prefetcht1 %v, prefetcht0 %v; want the L2's only", pl, o.AVX512,
+					strings.Contains(text, "prefetcht1"), strings.Contains(text, "prefetcht0"))
+			}
 		}
 	}
 }

@@ -90,6 +90,10 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	return plan.Code{Text: text}, nil
 }
 
+// NativePrefetchSrc prefetches the line off bytes past the src pointer
+// into the L2 (kernelshape.NativePrefetcher).
+func (n *nativeGen) NativePrefetchSrc(off int64) { n.PrefetchSrcL2(off) }
+
 // NativeLanes is V in the kind's lanes.
 func (n *nativeGen) NativeLanes() int { return n.lanes }
 
