@@ -138,7 +138,7 @@ func BenchmarkNativeOrInterp(b *testing.B) {
 		name string
 		dt   dtypes.DataType
 		alg  plan.Alg
-	}{{"s64-prod", dtypes.S64, plan.AlgMul}, {"s32-mean", dtypes.S32, plan.AlgMean}} {
+	}{{"s64-prod", dtypes.S64, plan.AlgMul}, {"s32-mean", dtypes.S32, plan.AlgMean}, {"s64-mean", dtypes.S64, plan.AlgMean}} {
 		for _, s := range []struct {
 			name string
 			dims []int64

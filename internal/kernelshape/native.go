@@ -56,8 +56,11 @@ import (
 // is; the store converts the sum to f64 (rounded once), divides it by
 // Div and stores the quotient as an f64 or f32 dst wants it, or
 // truncated toward zero into the src's type (StoreTrunc). The mean of
-// 64-bit integers needs the 128-bit sum and is refused: the interpreter
-// runs it.
+// 64-bit integers needs the 128-bit sum (Halves): each accumulator is a
+// pair of registers whose lanes sum the low and the high 32-bit halves
+// of the elements (a signed element biased by 2^63 first, so that both
+// halves are unsigned), and the store joins the pair into the exact sum,
+// converted to f64 with one rounding.
 
 // IsNative reports whether pl is for the native kernel: f64 or exact
 // data.
@@ -95,7 +98,8 @@ const (
 
 // NativeMeanMax is the most elements an output the native integer mean
 // sums: 2^31 elements of at most 2^32 in magnitude keep a 64-bit sum
-// below 2^63, exact.
+// below 2^63, exact; so do the sums of 2^31 halves of 64-bit elements
+// (Halves), and their joined high word stays below 2^63.
 const NativeMeanMax int64 = 1 << 31
 
 // NativeKind is what a native kernel computes, read off its plan.
@@ -123,8 +127,8 @@ type NativeKind struct {
 // plan neither wide nor exact, post-ops of exact data or f64 post-ops
 // the f64 epilogue does not take (nativepost.go), an f64 transform other than
 // |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
-// 1 and 2 (nativeF64Parts), a copy, the mean of 64-bit integers (or of
-// more than NativeMeanMax elements, or its partial sums), a logical
+// 1 and 2 (nativeF64Parts), a copy, an integer mean of more than
+// NativeMeanMax elements (or its partial sums), a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 	r := pl.Reduction
@@ -171,8 +175,6 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 		logical = true
 	}
 	switch {
-	case r.Finalize == plan.FinalizeMean && k.Bytes == 8:
-		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: the mean of %v data (an exact 128-bit sum) runs in the interpreter", src)
 	case r.Finalize == plan.FinalizeMean && (k.Bytes == 1 || r.Combine != plan.CombineAdd || r.Transform != plan.TransformNone):
 		return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of %v data runs in the interpreter", r, src)
 	case r.Finalize == plan.FinalizeMean && pl.Stage&plan.SkipFinalize != 0:
@@ -780,6 +782,11 @@ func (k NativeKind) LaneBytes() int {
 	}
 	return k.Bytes
 }
+
+// Halves reports whether k is the mean of 64-bit integers, whose
+// accumulators are pairs of registers: the sums of the elements' low
+// and high 32-bit halves (NativeMeanMax).
+func (k NativeKind) Halves() bool { return k.Mean && !k.Float && k.Bytes == 8 }
 
 // IdentityPattern is the combine's identity (NativeEmitter.NativeInit)
 // as a lane value, repeated across 64 bits: what every emitter

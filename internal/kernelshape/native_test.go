@@ -41,6 +41,8 @@ func TestNativeKindOf(t *testing.T) {
 		{dtypes.S32, dtypes.S32, mean, NativeKind{Op: NativeAdd, Bytes: 4, Signed: true, Mean: true, Store: StoreTrunc}},
 		{dtypes.U16, dtypes.F64, mean, NativeKind{Op: NativeAdd, Bytes: 2, Mean: true}},
 		{dtypes.S16, dtypes.F32, mean, NativeKind{Op: NativeAdd, Bytes: 2, Signed: true, Mean: true, Store: StoreF32}},
+		{dtypes.S64, dtypes.S64, mean, NativeKind{Op: NativeAdd, Bytes: 8, Signed: true, Mean: true, Store: StoreTrunc}},
+		{dtypes.U64, dtypes.F32, mean, NativeKind{Op: NativeAdd, Bytes: 8, Mean: true, Store: StoreF32}},
 		{dtypes.U8, dtypes.U8, plan.Bitwise(plan.CombineXor), NativeKind{Op: NativeXor, Bytes: 1}},
 		{dtypes.Boolean, dtypes.Boolean, plan.AlgMin.Reduction(0, 0), NativeKind{Op: NativeAll, Bytes: 1, Store: StoreTruth}},
 		{dtypes.S8, dtypes.U8, plan.LogicalOr, NativeKind{Op: NativeAny, Bytes: 1, Signed: true, Store: StoreTruth}},
@@ -58,6 +60,18 @@ func TestNativeKindOf(t *testing.T) {
 		got, err := NativeKindOf(pl)
 		if err != nil || got != c.want {
 			t.Errorf("NativeKindOf(%v) = %+v, %v; want %+v", pl, got, err, c.want)
+		}
+	}
+	// Only the mean of 64-bit integers sums in halves.
+	for _, c := range []struct {
+		sdt, ddt dtypes.DataType
+		r        plan.Reduction
+		want     bool
+	}{{dtypes.S64, dtypes.F64, mean, true}, {dtypes.U64, dtypes.U64, mean, true}, {dtypes.S32, dtypes.F64, mean, false},
+		{dtypes.F64, dtypes.F64, mean, false}, {dtypes.S64, dtypes.S64, sum, false}} {
+		k, err := NativeKindOf(nativePlan(t, c.sdt, c.ddt, c.r))
+		if err != nil || k.Halves() != c.want {
+			t.Errorf("%v %v: Halves() = %v (%v), want %v", c.sdt, c.r, k.Halves(), err, c.want)
 		}
 	}
 	// A partial of a split f64 mean is not divided: SkipFinalize.
@@ -97,6 +111,8 @@ func TestNativeKindOf(t *testing.T) {
 	// partial sums are not the native kernel's.
 	longMean := nativePlan(t, dtypes.S32, dtypes.S32, mean)
 	longMean.Div = NativeMeanMax + 1
+	longWideMean := nativePlan(t, dtypes.U64, dtypes.F32, mean)
+	longWideMean.Div = NativeMeanMax + 1
 	meanPart := nativePlan(t, dtypes.U32, dtypes.U32, mean)
 	meanPart.Stage = plan.SkipFinalize
 	// A mean whose combine is not a plain sum (no plan validation makes
@@ -116,9 +132,8 @@ func TestNativeKindOf(t *testing.T) {
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformAbs, Finalize: plan.FinalizeRootMaxEps, P: 0.5}), "root p=0.5"},
 		{addEps, "not transformed"},
 		{copyPlan, "copy"},
-		{nativePlan(t, dtypes.S64, dtypes.S64, mean), "128-bit"},
-		{nativePlan(t, dtypes.U64, dtypes.F32, mean), "128-bit"},
 		{longMean, "bound"},
+		{longWideMean, "bound"},
 		{meanPart, "partial sum"},
 		{meanOfMax, "runs in the interpreter"},
 		{nativePlan(t, dtypes.U16, dtypes.Boolean, plan.LogicalAnd), "logical"},

@@ -28,8 +28,10 @@ type nativeGen struct {
 	k     kernelshape.NativeKind
 	lanes int // V in the kind's lanes
 	accs  int
+	pairs int // Halves: the accumulators, each register u and its high half's u+pairs
 	ones  int // a temporary holding 1 in every byte (logical xor, truths), held for the kernel
-	sign  int // AVX2 u64 max, min: the sign bits, held for the kernel
+	sign  int // AVX2 u64 max, min and an s64 mean: the sign bits, held for the kernel
+	low   int // a 64-bit mean: the low 32 bits of every lane, held for the kernel
 	abs   int // f64 |x|: all bits but the sign's, held for the kernel
 }
 
@@ -73,10 +75,15 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 	isa := nativeISA(o)
 	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false)}
 	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
+	if k.Halves() {
+		n.pairs = n.accs / 2
+		n.low = g.Tmp()
+	}
 	if k.Op == kernelshape.NativeOdd || k.Store == kernelshape.StoreTruth {
 		n.ones = g.Tmp()
 	}
-	if !g.avx512 && !k.Float && !k.Signed && k.Bytes == 8 && (k.Op == kernelshape.NativeMax || k.Op == kernelshape.NativeMin) {
+	if !g.avx512 && !k.Float && !k.Signed && k.Bytes == 8 && (k.Op == kernelshape.NativeMax || k.Op == kernelshape.NativeMin) ||
+		k.Halves() && k.Signed {
 		n.sign = g.Tmp()
 	}
 	if k.Transform == kernelshape.NativeAbs {
@@ -97,8 +104,14 @@ func (n *nativeGen) NativePrefetchSrc(off int64) { n.PrefetchSrcL2(off) }
 // NativeLanes is V in the kind's lanes.
 func (n *nativeGen) NativeLanes() int { return n.lanes }
 
-// NativeAccs is every accumulator register, for both shapes.
-func (n *nativeGen) NativeAccs(bool) int { return n.accs }
+// NativeAccs is every accumulator register, for both shapes; half of
+// them where each is a pair (Halves).
+func (n *nativeGen) NativeAccs(bool) int {
+	if n.pairs != 0 {
+		return n.pairs
+	}
+	return n.accs
+}
 
 // Prologue loads src, the binary operands, Count and dst, and the
 // constants held for the kernel.
@@ -121,6 +134,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 	if n.sign != 0 {
 		n.pattern(n.sign, 1<<63)
+	}
+	if n.low != 0 {
+		n.pattern(n.low, math.MaxUint32)
 	}
 	if n.abs != 0 {
 		n.pattern(n.abs, 1<<63-1)
@@ -151,7 +167,12 @@ func (n *nativeGen) pattern(r int, p uint64) {
 }
 
 // NativeInit sets accumulator u to the identity.
-func (n *nativeGen) NativeInit(u int) { n.pattern(u, n.k.IdentityPattern()) }
+func (n *nativeGen) NativeInit(u int) {
+	n.pattern(u, n.k.IdentityPattern())
+	if n.pairs != 0 {
+		n.pattern(u+n.pairs, 0)
+	}
+}
 
 // NativeLoad combines a whole vector, or one element into lane 0 (the
 // other lanes the identity), into accumulator u.
@@ -161,6 +182,10 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	addr := n.m(rSrc, off)
 	if n.nanFree {
 		n.loadNaNFree(u, addr, cnt)
+		return
+	}
+	if n.pairs != 0 {
+		n.loadHalves(u, addr, cnt)
 		return
 	}
 	transform := n.k.Transform != kernelshape.NativeNoTransform
@@ -183,6 +208,32 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 		n.loadFirst(t, addr)
 	}
 	n.combine(u, n.vr(t))
+}
+
+// loadHalves adds a whole vector of 64-bit elements, or one element
+// into lane 0, to accumulator pair u: the low 32 bits of each element
+// to u's lanes, the high 32 to u+pairs's, a signed element biased by
+// 2^63 first (its sign bit flipped) so that both halves are unsigned.
+func (n *nativeGen) loadHalves(u int, addr obj.Addr, cnt int) {
+	t, h := n.Tmp(), n.Tmp()
+	if cnt == n.lanes {
+		n.op(n.move(), addr, n.vr(t))
+		if n.k.Signed {
+			n.op(n.bitwise(x86.AVPXOR, x86.AVPXORQ), n.vr(n.sign), n.vr(t), n.vr(t))
+		}
+	} else {
+		// Through a general register, whose VMOVQ zeroes the other
+		// lanes: they add nothing.
+		n.op(x86.AMOVQ, addr, reg(rScratch))
+		if n.k.Signed {
+			n.op(x86.ABTCQ, imm(63), reg(rScratch))
+		}
+		n.op(x86.AVMOVQ, reg(rScratch), n.xr(t))
+	}
+	n.op(x86.AVPSRLQ, imm(32), n.vr(t), n.vr(h))
+	n.op(n.bitwise(x86.AVPAND, x86.AVPANDQ), n.vr(n.low), n.vr(t), n.vr(t))
+	n.op(x86.AVPADDQ, n.vr(t), n.vr(u), n.vr(u))
+	n.op(x86.AVPADDQ, n.vr(h), n.vr(u+n.pairs), n.vr(u+n.pairs))
 }
 
 // loadFirstF64 loads the f64 element at addr, transformed, into lane 0
@@ -328,6 +379,11 @@ func (n *nativeGen) NativeCombine(u, from int) {
 	defer n.Release(mk)
 	if n.nanFree {
 		n.fast(n.vr(u), n.vr(from))
+		return
+	}
+	if n.pairs != 0 {
+		n.op(x86.AVPADDQ, n.vr(from), n.vr(u), n.vr(u))
+		n.op(x86.AVPADDQ, n.vr(from+n.pairs), n.vr(u+n.pairs), n.vr(u+n.pairs))
 		return
 	}
 	if n.k.Op == kernelshape.NativeOdd {
@@ -527,9 +583,12 @@ func (n *nativeGen) intMean(r int) {
 		return
 	}
 	v := n.vr(r)
-	if n.avx512 {
+	switch {
+	case n.pairs != 0:
+		// joinHalves has converted the sum.
+	case n.avx512:
 		n.op(x86.AVCVTQQ2PD, v, v)
-	} else {
+	default:
 		// No VCVTQQ2PD: the high half h (signed) and the low half l
 		// (unsigned) as f64 from their bit patterns, 2^84+2^63+h*2^32
 		// and 2^52+l, less 2^84+2^63+2^52 (exact), added with one
@@ -550,8 +609,28 @@ func (n *nativeGen) intMean(r int) {
 	if n.k.Store != kernelshape.StoreTrunc {
 		return
 	}
-	if n.avx512 {
+	switch {
+	case n.avx512 && n.k.Bytes == 8 && !n.k.Signed:
+		// A mean of u64 data below 2^64 rounds at most to 2^64, whose
+		// conversion gives the indefinite all ones: the saturated value.
+		n.op(x86.AVCVTTPD2UQQ, v, v)
+		return
+	case n.avx512 && n.k.Bytes == 8:
+		// A mean rounded to 2^63 saturates: the indefinite MinInt64
+		// VCVTTPD2QQ gives there, less 1.
+		c := n.Tmp()
+		n.pattern(c, math.Float64bits(0x1p63))
+		n.op(x86.AVCMPPD, imm(0x1D), n.vr(c), v, kreg(6)) // v >= 2^63
 		n.op(x86.AVCVTTPD2QQ, v, v)
+		n.pattern(c, math.MaxUint64)
+		n.op(x86.AVPADDQ, n.vr(c), v, kreg(6), v)
+		return
+	case n.avx512:
+		n.op(x86.AVCVTTPD2QQ, v, v)
+		return
+	}
+	if n.k.Bytes == 8 {
+		n.truncWide(r, d)
 		return
 	}
 	// Truncated, then added to 1.5*2^52 (exact): the integer is the low
@@ -561,6 +640,141 @@ func (n *nativeGen) intMean(r int) {
 	n.op(x86.AVADDPD, n.vr(d), v, v)
 }
 
+// truncWide sets r's f64 lanes, the mean of 64-bit integers, to their
+// integers truncated toward zero, saturated as the interpreter's (a mean
+// rounded up to 2^63, s64, or 2^64, u64, is the type's largest), on
+// AVX2, which has no conversion to 64-bit integers; c is a temporary.
+// The truncated t splits exactly into hi = floor(t/2^32) and
+// lo = t - hi*2^32, whose integers are the low 32 bits of hi + 1.5*2^52
+// and lo + 2^52: hi's shifted up, lo's below them.
+func (n *nativeGen) truncWide(r, c int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	hi, lo := n.Tmp(), n.Tmp()
+	v := n.vr(r)
+	n.op(x86.AVROUNDPD, imm(3), v, v)
+	n.pattern(c, math.Float64bits(0x1p-32))
+	n.op(x86.AVMULPD, n.vr(c), v, n.vr(hi))
+	n.op(x86.AVROUNDPD, imm(1), n.vr(hi), n.vr(hi))
+	n.op(x86.AVMOVAPD, v, n.vr(lo))
+	n.pattern(c, math.Float64bits(0x1p32))
+	n.op(x86.AVFNMADD231PD, n.vr(c), n.vr(hi), n.vr(lo)) // lo = t - hi*2^32
+	n.pattern(c, 0x4338000000000000)
+	n.op(x86.AVADDPD, n.vr(c), n.vr(hi), n.vr(hi))
+	n.op(x86.AVPSLLQ, imm(32), n.vr(hi), n.vr(hi))
+	n.pattern(c, 0x4330000000000000)
+	n.op(x86.AVADDPD, n.vr(c), n.vr(lo), n.vr(lo))
+	n.op(x86.AVPBLENDD, imm(0x55), n.vr(lo), n.vr(hi), n.vr(hi))
+	// The saturated lanes: where v is at least the limit.
+	limit, top := 0x1p63, uint64(math.MaxInt64)
+	if !n.k.Signed {
+		limit, top = 0x1p64, math.MaxUint64
+	}
+	n.pattern(c, math.Float64bits(limit))
+	n.op(x86.AVCMPPD, imm(0x1D), n.vr(c), v, n.vr(lo)) // v >= limit
+	n.pattern(c, top)
+	n.op(x86.AVBLENDVPD, n.vr(lo), n.vr(c), n.vr(hi), v)
+}
+
+// combineAcross sets r to the combine of accumulator 0's lanes, through
+// t.
+func (n *nativeGen) combineAcross(r, t int) {
+	n.op(n.move(), n.vr(0), n.vr(r))
+	step := func(shuffle func()) {
+		shuffle()
+		n.NativeCombine(r, t)
+	}
+	if n.avx512 {
+		step(func() { n.op(x86.AVSHUFI64X2, imm(0x4E), n.vr(r), n.vr(r), n.vr(t)) })
+		step(func() { n.op(x86.AVSHUFI64X2, imm(0xB1), n.vr(r), n.vr(r), n.vr(t)) })
+	} else {
+		step(func() { n.op(x86.AVPERM2I128, imm(0x01), n.vr(r), n.vr(r), n.vr(t)) })
+	}
+	step(func() { n.op(x86.AVPSHUFD, imm(0x4E), n.vr(r), n.vr(t)) })
+	if n.k.LaneBytes() <= 4 {
+		step(func() { n.op(x86.AVPSHUFD, imm(0xB1), n.vr(r), n.vr(t)) })
+	}
+	if n.k.LaneBytes() <= 2 {
+		step(func() { n.op(x86.AVPSRLD, imm(16), n.vr(r), n.vr(t)) })
+	}
+	if n.k.Bytes == 1 {
+		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
+	}
+}
+
+// joinHalvesAcross sets r to the sum of accumulator pair 0's lanes,
+// joined (joinHalves): each half's lanes added across on its own, the
+// high half's in h.
+func (n *nativeGen) joinHalvesAcross(r, h int) {
+	n.op(n.move(), n.vr(0), n.vr(r))
+	n.op(n.move(), n.vr(n.pairs), n.vr(h))
+	mt := n.Mark()
+	t := n.Tmp()
+	for _, x := range []int{r, h} {
+		if n.avx512 {
+			n.op(x86.AVSHUFI64X2, imm(0x4E), n.vr(x), n.vr(x), n.vr(t))
+			n.op(x86.AVPADDQ, n.vr(t), n.vr(x), n.vr(x))
+			n.op(x86.AVSHUFI64X2, imm(0xB1), n.vr(x), n.vr(x), n.vr(t))
+		} else {
+			n.op(x86.AVPERM2I128, imm(0x01), n.vr(x), n.vr(x), n.vr(t))
+		}
+		n.op(x86.AVPADDQ, n.vr(t), n.vr(x), n.vr(x))
+		n.op(x86.AVPSHUFD, imm(0x4E), n.vr(x), n.vr(t))
+		n.op(x86.AVPADDQ, n.vr(t), n.vr(x), n.vr(x))
+	}
+	n.Release(mt)
+	n.joinHalves(r, h)
+}
+
+// joinHalves sets l to the sum of the pair l, h (Halves: the sums of
+// the elements' low and high 32-bit halves), as f64 rounded once; h is
+// clobbered. The low sums' carries go into the high word H, less
+// Div*2^31 for the bias of signed elements, so that the sum is
+// H*2^32 + L, H signed and L below 2^32. H rounds to a (one rounding),
+// and r = H - a comes exactly from H's high and low 32 bits as f64
+// (each exact, their differences with a exact integers); the sum is
+// then a*2^32 + (r*2^32 + L), the bracket exact, one rounding in all.
+func (n *nativeGen) joinHalves(l, h int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	c, hl, a, k32 := n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp()
+	bw := n.bitwise(x86.AVPAND, x86.AVPANDQ)
+	n.op(x86.AVPSRLQ, imm(32), n.vr(l), n.vr(c))
+	n.op(x86.AVPADDQ, n.vr(c), n.vr(h), n.vr(h))
+	n.op(bw, n.vr(n.low), n.vr(l), n.vr(l))
+	if n.k.Signed {
+		n.pattern(c, uint64(n.pl.Div)<<31)
+		n.op(x86.AVPSUBQ, n.vr(c), n.vr(h), n.vr(h))
+	}
+	n.pattern(k32, math.Float64bits(0x1p32))
+	if n.avx512 {
+		n.op(x86.AVPSRAQ, imm(32), n.vr(h), n.vr(c))
+		n.op(x86.AVCVTQQ2PD, n.vr(c), n.vr(c))
+		n.op(x86.AVMULPD, n.vr(k32), n.vr(c), n.vr(c))
+		n.op(bw, n.vr(n.low), n.vr(h), n.vr(hl))
+		n.op(x86.AVCVTQQ2PD, n.vr(hl), n.vr(hl))
+		n.op(x86.AVCVTQQ2PD, n.vr(l), n.vr(l))
+	} else {
+		// From bit patterns, as intMean's conversion: the high 32 bits
+		// (signed) as 2^84+2^63+hi*2^32, the low as 2^52+lo, each less
+		// its offset (exact).
+		n.op(x86.AVPSRLQ, imm(32), n.vr(h), n.vr(c))
+		n.pattern(a, 0x4530000080000000)
+		n.op(x86.AVPXOR, n.vr(a), n.vr(c), n.vr(c))
+		n.op(x86.AVSUBPD, n.vr(a), n.vr(c), n.vr(c))
+		n.pattern(a, 0x4330000000000000)
+		n.op(x86.AVPBLENDD, imm(0x55), n.vr(h), n.vr(a), n.vr(hl))
+		n.op(x86.AVSUBPD, n.vr(a), n.vr(hl), n.vr(hl))
+		n.op(x86.AVPBLENDD, imm(0x55), n.vr(l), n.vr(a), n.vr(l))
+		n.op(x86.AVSUBPD, n.vr(a), n.vr(l), n.vr(l))
+	}
+	n.op(x86.AVADDPD, n.vr(hl), n.vr(c), n.vr(a)) // a = round(H)
+	n.op(x86.AVSUBPD, n.vr(a), n.vr(c), n.vr(c))  // hh - a, exact
+	n.op(x86.AVADDPD, n.vr(hl), n.vr(c), n.vr(c)) // r = H - a, exact
+	n.op(x86.AVFMADD231PD, n.vr(k32), n.vr(c), n.vr(l))
+	n.op(x86.AVFMADD231PD, n.vr(k32), n.vr(a), n.vr(l))
+}
+
 // NativeStoreColumn finalizes accumulator u and stores its V lanes,
 // through the f64 epilogue where there are post-ops.
 func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
@@ -568,6 +782,11 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 	defer n.Release(mk)
 	t := n.Tmp()
 	n.op(n.move(), n.vr(u), n.vr(t))
+	if n.pairs != 0 {
+		h := n.Tmp()
+		n.op(n.move(), n.vr(u+n.pairs), n.vr(h))
+		n.joinHalves(t, h)
+	}
 	if n.k.PostOps {
 		n.epilogue(t, lm)
 		return
@@ -602,6 +821,10 @@ func (n *nativeGen) storeF32s(src, t int, addr obj.Addr) {
 // storeTrunc stores the V integers in the low halves of t's 64-bit
 // lanes (intMean's) as V elements of the src's type at addr.
 func (n *nativeGen) storeTrunc(t int, addr obj.Addr) {
+	if n.k.Bytes == 8 {
+		n.op(n.move(), n.vr(t), addr)
+		return
+	}
 	if n.avx512 {
 		if n.k.Bytes == 4 {
 			n.op(x86.AVPMOVQD, n.vr(t), n.hr(t))
@@ -636,26 +859,10 @@ func (n *nativeGen) NativeStoreFirst() {
 	mk := n.Mark()
 	defer n.Release(mk)
 	r, t := n.Tmp(), n.Tmp()
-	n.op(n.move(), n.vr(0), n.vr(r))
-	step := func(shuffle func()) {
-		shuffle()
-		n.NativeCombine(r, t)
-	}
-	if n.avx512 {
-		step(func() { n.op(x86.AVSHUFI64X2, imm(0x4E), n.vr(r), n.vr(r), n.vr(t)) })
-		step(func() { n.op(x86.AVSHUFI64X2, imm(0xB1), n.vr(r), n.vr(r), n.vr(t)) })
+	if n.pairs != 0 {
+		n.joinHalvesAcross(r, t)
 	} else {
-		step(func() { n.op(x86.AVPERM2I128, imm(0x01), n.vr(r), n.vr(r), n.vr(t)) })
-	}
-	step(func() { n.op(x86.AVPSHUFD, imm(0x4E), n.vr(r), n.vr(t)) })
-	if n.k.LaneBytes() <= 4 {
-		step(func() { n.op(x86.AVPSHUFD, imm(0xB1), n.vr(r), n.vr(t)) })
-	}
-	if n.k.LaneBytes() <= 2 {
-		step(func() { n.op(x86.AVPSRLD, imm(16), n.vr(r), n.vr(t)) })
-	}
-	if n.k.Bytes == 1 {
-		step(func() { n.op(x86.AVPSRLW, imm(8), n.vr(r), n.vr(t)) })
+		n.combineAcross(r, t)
 	}
 	if n.k.PostOps {
 		n.epilogue(r, kernelshape.LaneMap{N: kernelshape.Bcast})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"strings"
 	"testing"
@@ -201,15 +202,16 @@ func TestNativeProduct64(t *testing.T) {
 	}
 }
 
-// TestNativeIntMean runs the means of 16- and 32-bit integers into the
-// src's type, f32 and f64 in every shape and length (0: an empty
+// TestNativeIntMean runs the means of 16-, 32- and 64-bit integers into
+// the src's type, f32 and f64 in every shape and length (0: an empty
 // reduction, NaN or 0), on data of the type's extremes (the mean at the
-// ends of the range), of small negative values (truncation toward zero)
-// and FillExact's, and requires machine code on every ISA.
+// ends of the range, a 64-bit one saturating), of small negative values
+// (truncation toward zero) and FillExact's, and requires machine code on
+// every ISA.
 func TestNativeIntMean(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(55))
-	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32} {
+	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64} {
 		for _, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
 			for _, n := range []int64{0, 1, 2, 3, 5, 8, 9, 17, 33, 65, 200} {
 				for _, s := range nativeShapes(n) {
@@ -278,6 +280,69 @@ func TestNativeIntMeanRounded(t *testing.T) {
 		})
 		if ran != len(isaList) {
 			t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+		}
+	}
+}
+
+// TestNativeWideMeanRounded runs 64-bit means whose exact sums pass
+// 2^64 (the 128-bit sum) and round in f64: rows of random elements of
+// the type's whole range, and of elements near its extremes, into an f64
+// dst, against a big-integer oracle and the interpreter, bit for bit.
+func TestNativeWideMeanRounded(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(57))
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, n := range []int64{3, 17, 1000, 4099} {
+			for fill := range 3 {
+				const rows = 3
+				p := problemOf([3][]int64{{rows, n}, {n, 1}, {0, 1}}, sdt, dtypes.F64, plan.AlgMean.Reduction(0, 0))
+				src := make([]byte, 8*rows*n)
+				want := make([]float64, rows)
+				for row := range int64(rows) {
+					sum := new(big.Int)
+					for i := range n {
+						v := r.Uint64()
+						switch fill {
+						case 1:
+							v |= 1<<63 | 1<<62 // s64: near -2^62; u64: past 2^63
+						case 2:
+							v = math.MaxUint64 - v%3 // s64: -1 to -3; u64: the largest
+							if sdt == dtypes.S64 {
+								v = math.MaxInt64 - v%3 // the largest
+							}
+						}
+						binary.LittleEndian.PutUint64(src[8*(row*n+i):], v)
+						if sdt == dtypes.S64 {
+							sum.Add(sum, big.NewInt(int64(v)))
+						} else {
+							sum.Add(sum, new(big.Int).SetUint64(v))
+						}
+					}
+					f, _ := new(big.Float).SetInt(sum).Float64()
+					want[row] = f / float64(n)
+				}
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := kerneltest.Dst(t, p, 0xa5)
+				if err := interp.Run(pl, src, ref, nil); err != nil {
+					t.Fatal(err)
+				}
+				for row, w := range want {
+					if got := math.Float64frombits(binary.LittleEndian.Uint64(ref[8*row:])); got != w {
+						t.Fatalf("%v fill %d row %d: the interpreter's %v, the oracle's %v", p, fill, row, got, w)
+					}
+				}
+				ran := runNative(t, isaList, p, src, func(name string, dst []byte) {
+					if !bytes.Equal(dst, ref) {
+						t.Fatalf("%s fill %d: %x, the interpreter's %x", name, fill, dst, ref)
+					}
+				})
+				if ran != len(isaList) {
+					t.Fatalf("%v: machine code ran on %d of %d ISAs", p, ran, len(isaList))
+				}
+			}
 		}
 	}
 }
@@ -362,8 +427,6 @@ func TestNativeRefusals(t *testing.T) {
 		o    Options
 		says string
 	}{
-		{mk(dtypes.S64, dtypes.S64, plan.AlgMean.Reduction(0, 0)), Options{AVX512: true}, "128-bit"},
-		{mk(dtypes.U64, dtypes.F64, plan.AlgMean.Reduction(0, 0)), Options{}, "128-bit"},
 		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
 		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), Options{AVX512: true}, "transform"},
 		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), Options{}, "transform"},

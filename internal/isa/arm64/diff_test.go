@@ -148,10 +148,10 @@ func TestInvalidPlans(t *testing.T) {
 	if _, err := Emit(bad); !errors.Is(err, status.InvalidDataType) {
 		t.Errorf("Emit(s32 plan to bf16): got %v, want InvalidDataType", err)
 	}
-	// An exact plan (an s64 mean into f32: a 128-bit sum) is valid, and
-	// has no NEON code.
-	if _, err := Emit(&plan.Plan{SrcDT: dtypes.S64, DstDT: dtypes.F32, Div: 1}); !errors.Is(err, status.Unimplemented) {
-		t.Errorf("Emit(s64 mean): got %v, want Unimplemented", err)
+	// An exact plan (an s64 mean into f32 of more elements than its
+	// sums keep exact) is valid, and has no NEON code.
+	if _, err := Emit(&plan.Plan{SrcDT: dtypes.S64, DstDT: dtypes.F32, Div: 1<<31 + 1}); !errors.Is(err, status.Unimplemented) {
+		t.Errorf("Emit(s64 mean of 2^31+1): got %v, want Unimplemented", err)
 	}
 	neg := &plan.Plan{SrcDT: dtypes.F32, DstDT: dtypes.F32, Div: 1, Reduced: []plan.Loop{{Size: -1, SrcStride: 1}}}
 	if _, err := Emit(neg); err == nil {

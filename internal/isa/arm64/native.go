@@ -35,6 +35,10 @@ type nativeGen struct {
 	div   int   // the mean's divisor in both f64 lanes, of a mean
 	nan   int   // the interpreter's NaN in both f64 lanes, of an empty integer mean
 	eps   int   // an Lp norm's eps in both f64 lanes, of one
+	pairs int   // Halves: the accumulators, each v<u> and its high half's v<u+pairs>
+	sign  int   // an s64 mean: the sign bit in both lanes
+	low   int   // a 64-bit mean: the low 32 bits of both lanes
+	k32   int   // a 64-bit mean: 2^32 in both f64 lanes
 }
 
 // nativeTakes reports why NEON cannot take kind k, or nil: it takes
@@ -57,6 +61,9 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	g := newGen(like)
 	g.withPlan(pl)
 	n := &nativeGen{gen: g, k: k, lanes: 16 / k.LaneBytes()}
+	if k.Halves() {
+		n.pairs = nacc / 2
+	}
 	for b := k.LaneBytes(); b > 1; b >>= 1 {
 		n.size++
 	}
@@ -71,8 +78,14 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 // NativeLanes is V in the kind's lanes.
 func (n *nativeGen) NativeLanes() int { return n.lanes }
 
-// NativeAccs is nativeAccs.
-func (n *nativeGen) NativeAccs(column bool) int { return nativeAccs(column) }
+// NativeAccs is nativeAccs, halved where each accumulator is a pair
+// (Halves).
+func (n *nativeGen) NativeAccs(column bool) int {
+	if n.pairs != 0 {
+		return nativeAccs(column) / 2
+	}
+	return nativeAccs(column)
+}
 
 // nativeAccs is every accumulator register for columns (each block
 // stores its outputs whole), half of them for rows, whose blocks of U*V
@@ -109,10 +122,22 @@ func (n *nativeGen) Prologue(cnt int16) {
 	if n.k.Eps != kernelshape.NativeNoEps {
 		n.eps = n.vconst64(math.Float64bits(n.k.EpsValue))
 	}
+	if n.pairs != 0 {
+		n.low = n.vconst64(math.MaxUint32)
+		n.k32 = n.vconst64(math.Float64bits(0x1p32))
+		if n.k.Signed {
+			n.sign = n.vconst64(1 << 63)
+		}
+	}
 }
 
 // NativeInit sets accumulator u to the identity.
-func (n *nativeGen) NativeInit(u int) { n.vmov(u, n.id) }
+func (n *nativeGen) NativeInit(u int) {
+	n.vmov(u, n.id)
+	if n.pairs != 0 {
+		n.vmov(u+n.pairs, n.id)
+	}
+}
 
 // NativeLoad combines a whole vector, or one element into lane 0 (the
 // other lanes kept), into accumulator u.
@@ -120,6 +145,10 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	x := n.Tmp()
+	if n.pairs != 0 {
+		n.loadHalves(u, x, off, cnt)
+		return
+	}
 	if cnt == n.lanes {
 		n.fpMem(true, int64(cnt*n.k.Bytes), x, at(rSrc, off))
 		n.widen(x)
@@ -139,6 +168,32 @@ func (n *nativeGen) NativeLoad(u int, off int64, cnt int) {
 	n.combine(t, x)
 	ea := [...]int16{arm64.ARNG_B, arm64.ARNG_H, arm64.ARNG_S, arm64.ARNG_D}[n.size]
 	n.op(arm64.AVMOV, velem(t, ea, 0), velem(u, ea, 0))
+}
+
+// loadHalves adds both 64-bit elements at off, or the one into lane 0,
+// to accumulator pair u through x: their low 32 bits to u's lanes, their
+// high 32 to u+pairs's, a signed element biased by 2^63 first (its sign
+// bit flipped) so that both halves are unsigned. One element is added to
+// copies of the pair, whose lane 0 then goes back (the bias would reach
+// the other lane).
+func (n *nativeGen) loadHalves(u, x int, off int64, cnt int) {
+	h := n.Tmp()
+	n.fpMem(true, int64(cnt*n.k.Bytes), x, at(rSrc, off))
+	if n.k.Signed {
+		n.fop(opEOR, x, x, n.sign)
+	}
+	n.word(rr(opUSHR2D32, h, x))
+	n.fop(opAND, x, x, n.low)
+	add := intOp(opADDB, 3)
+	if cnt == n.lanes {
+		n.fop(add, u, u, x)
+		n.fop(add, u+n.pairs, u+n.pairs, h)
+		return
+	}
+	for _, p := range [][2]int{{u, x}, {u + n.pairs, h}} {
+		n.fop(add, p[1], p[1], p[0])
+		n.op(arm64.AVMOV, velem(p[1], arm64.ARNG_D, 0), velem(p[0], arm64.ARNG_D, 0))
+	}
 }
 
 // widen sign- or zero-extends the elements of an integer mean, loaded
@@ -179,7 +234,14 @@ func (n *nativeGen) F64AddEps(r int) { n.fop(opFADD2D, r, n.eps, r) }
 func (n *nativeGen) F64Sqrt(r int) { n.word(rr(opFSQRT2D, r, r)) }
 
 // NativeCombine combines accumulator from into u.
-func (n *nativeGen) NativeCombine(u, from int) { n.combine(u, from) }
+func (n *nativeGen) NativeCombine(u, from int) {
+	if n.pairs != 0 {
+		n.fop(intOp(opADDB, 3), u, u, from)
+		n.fop(intOp(opADDB, 3), u+n.pairs, u+n.pairs, from+n.pairs)
+		return
+	}
+	n.combine(u, from)
+}
 
 // combine sets u = u op x lane by lane; x is kept.
 func (n *nativeGen) combine(u, x int) {
@@ -281,7 +343,9 @@ func (n *nativeGen) finalize(r int) {
 // interpreter's NaN (0/0 would give the default NaN), 0 in an integer
 // dst.
 func (n *nativeGen) intMean(r int) {
-	n.word(rr(opSCVTF2D, r, r))
+	if n.pairs == 0 {
+		n.word(rr(opSCVTF2D, r, r)) // else joinHalves has converted the sum
+	}
 	n.fop(opFDIV2D, r, r, n.div)
 	if n.k.Store != kernelshape.StoreTrunc {
 		if n.nan != 0 {
@@ -294,10 +358,44 @@ func (n *nativeGen) intMean(r int) {
 		cvt, narrow = opFCVTZS2D, [2]uint32{opSQXTN2D, opSQXTN16}
 	}
 	n.word(rr(cvt, r, r))
+	if n.k.Bytes == 8 {
+		return
+	}
 	n.word(rr(narrow[0], r, r))
 	if n.k.Bytes == 2 {
 		n.word(rr(narrow[1], r, r))
 	}
+}
+
+// joinHalves sets l to the sum of the pair l, h (Halves: the sums of
+// the elements' low and high 32-bit halves), as f64 rounded once; h is
+// clobbered. As amd64's: the low sums' carries go into the high word H,
+// less Div*2^31 for the bias of signed elements, so that the sum is
+// H*2^32 + L, H signed and L below 2^32; H rounds to a, r = H - a comes
+// exactly from H's high and low 32 bits as f64, and the sum is
+// a*2^32 + (r*2^32 + L), the bracket exact, one rounding in all.
+func (n *nativeGen) joinHalves(l, h int) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	c, hl, a := n.Tmp(), n.Tmp(), n.Tmp()
+	add := intOp(opADDB, 3)
+	n.word(rr(opUSHR2D32, c, l))
+	n.fop(add, h, h, c)
+	n.fop(opAND, l, l, n.low)
+	if n.k.Signed {
+		n.fop(add, h, h, n.vconst64(-uint64(n.pl.Div)<<31))
+	}
+	n.word(rr(opSSHR2D32, c, h))
+	n.word(rr(opSCVTF2D, c, c))
+	n.fop(opFMUL2D, c, c, n.k32) // H's high 32 bits, times 2^32
+	n.fop(opAND, hl, h, n.low)
+	n.word(rr(opSCVTF2D, hl, hl))
+	n.word(rr(opSCVTF2D, l, l))
+	n.fop(opFADD2D, a, c, hl) // a = round(H)
+	n.fop(opFSUB2D, c, c, a)  // exact
+	n.fop(opFADD2D, c, c, hl) // r = H - a, exact
+	n.fop(opFMLA2D, l, c, n.k32)
+	n.fop(opFMLA2D, l, a, n.k32)
 }
 
 // storeBytes is how many bytes NativeStoreColumn stores: V elements of
@@ -330,6 +428,11 @@ func (n *nativeGen) NativeStoreColumn(u int, lm kernelshape.LaneMap) {
 	defer n.Release(mk)
 	t := n.Tmp()
 	n.vmov(t, u)
+	if n.pairs != 0 {
+		h := n.Tmp()
+		n.vmov(h, u+n.pairs)
+		n.joinHalves(t, h)
+	}
 	n.finalize(t)
 	if n.k.Store == kernelshape.StoreF32 {
 		n.word(rr(opFCVTN2D, t, t))
@@ -346,7 +449,17 @@ func (n *nativeGen) NativeStoreFirst() {
 	defer n.Release(mk)
 	r, t := n.Tmp(), n.Tmp()
 	n.vmov(r, 0)
-	for b := 8; b >= n.k.LaneBytes(); b /= 2 {
+	if n.pairs != 0 {
+		// Each half's two lanes added on its own, then joined.
+		h := n.Tmp()
+		n.vmov(h, n.pairs)
+		for _, x := range []int{r, h} {
+			n.word(ext(t, x, x, 8))
+			n.fop(intOp(opADDB, 3), x, x, t)
+		}
+		n.joinHalves(r, h)
+	}
+	for b := 8; n.pairs == 0 && b >= n.k.LaneBytes(); b /= 2 {
 		n.word(ext(t, r, r, b))
 		n.combine(r, t)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"strings"
 	"testing"
@@ -248,8 +249,8 @@ func TestNativeProduct64(t *testing.T) {
 	}
 }
 
-// TestNativeIntMean runs the means of 16- and 32-bit integers into the
-// src's type, f32 and f64 in every shape and tail (0: an empty
+// TestNativeIntMean runs the means of 16-, 32- and 64-bit integers into
+// the src's type, f32 and f64 in every shape and tail (0: an empty
 // reduction, NaN or 0), next to guard pages, on data of the type's
 // extremes (the mean at the ends of the range), of small negative values
 // (truncation toward zero) and FillExact's, and requires machine code.
@@ -261,7 +262,7 @@ func TestNativeIntMean(t *testing.T) {
 		func(dt dtypes.DataType, b []byte) { fillSmallNegative(r, dt, b) },
 		func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) },
 	}
-	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32} {
+	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64} {
 		for _, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
 			for _, n := range nativeTails {
 				for _, s := range nativeShapes(n, sdt, ddt, plan.AlgMean.Reduction(0, 0)) {
@@ -318,6 +319,63 @@ func TestNativeIntMeanRounded(t *testing.T) {
 		}
 		if string(outs[0]) != string(want) {
 			t.Fatalf("%v: %x, the interpreter's %x", pl, outs[0], want)
+		}
+	}
+}
+
+// TestNativeWideMeanRounded runs 64-bit means whose exact sums pass
+// 2^64 (the 128-bit sum) and round in f64: rows of random elements of
+// the type's whole range, and of elements near its extremes, into an f64
+// dst, against a big-integer oracle and the interpreter, bit for bit.
+func TestNativeWideMeanRounded(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(57))
+	for _, sdt := range []dtypes.DataType{dtypes.S64, dtypes.U64} {
+		for _, n := range []int64{3, 17, 1000, 4099} {
+			for fill := range 3 {
+				const rows = 3
+				p := &plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: sdt, DstDT: dtypes.F64, Dims: []int64{rows, n},
+					SrcStrides: []int64{n, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+				src := make([]byte, 8*rows*n)
+				want := make([]byte, 8*rows)
+				for row := range int64(rows) {
+					sum := new(big.Int)
+					for i := range n {
+						v := r.Uint64()
+						switch fill {
+						case 1:
+							v |= 1<<63 | 1<<62 // s64: near -2^62; u64: past 2^63
+						case 2:
+							v = math.MaxUint64 - v%3 // s64: -1 to -3; u64: the largest
+							if sdt == dtypes.S64 {
+								v = math.MaxInt64 - v%3 // the largest
+							}
+						}
+						binary.LittleEndian.PutUint64(src[8*(row*n+i):], v)
+						if sdt == dtypes.S64 {
+							sum.Add(sum, big.NewInt(int64(v)))
+						} else {
+							sum.Add(sum, new(big.Int).SetUint64(v))
+						}
+					}
+					f, _ := new(big.Float).SetInt(sum).Float64()
+					binary.LittleEndian.PutUint64(want[8*row:], math.Float64bits(f/float64(n)))
+				}
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := interpDst(t, pl, src, 8*rows); string(got) != string(want) {
+					t.Fatalf("%v fill %d: the interpreter's %x, the oracle's %x", pl, fill, got, want)
+				}
+				outs := runNative(t, pl, src, 8*rows, nil, []int64{0})
+				if outs == nil {
+					t.Fatalf("%v: no machine code ran", pl)
+				}
+				if string(outs[0]) != string(want) {
+					t.Fatalf("%v fill %d: %x, the oracle's %x", pl, fill, outs[0], want)
+				}
+			}
 		}
 	}
 }
@@ -525,8 +583,6 @@ func TestNativeRefusals(t *testing.T) {
 		pl   *plan.Plan
 		says string
 	}{
-		{"s64 mean", dense(dtypes.S64, dtypes.F64, plan.AlgMean.Reduction(0, 0)), "128-bit"},
-		{"u64 mean", dense(dtypes.U64, dtypes.U64, plan.AlgMean.Reduction(0, 0)), "128-bit"},
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 		{"f64 with an exp post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.Exp}), "post-op 1 (Exp)"},
 		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
