@@ -43,7 +43,7 @@ func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *De
 	}
 	s := denseStrides(dims, identity(r))
 	d := &Desc{Kind: kind, SrcDT: dt, DstDT: dt, Dims: dims, Norm: n, SrcStrides: s, DstStrides: s}
-	if kind == LayerNorm || kind == RMSNorm || kind == L2Norm {
+	if kind == LayerNorm || kind == RMSNorm || kind == L2Norm || kind == L1Norm {
 		d.Epsilon = 1e-5
 	}
 	if kind == LayerNorm || kind == RMSNorm {
@@ -225,12 +225,27 @@ func timed(b *testing.B, f func()) {
 	}
 }
 
+// columnNormShapes are L2 and L1 normalization over the channels of
+// NCHW: a segmentation map's 21 channels, a feature map's 384.
+var columnNormShapes = []struct {
+	label string
+	kind  Kind
+	dims  []int64
+	norm  int
+	after int
+}{
+	{"L2c21", L2Norm, []int64{4, 21, 256, 256}, 1, 2},
+	{"L2c384", L2Norm, []int64{8, 384, 32, 32}, 1, 2},
+	{"L1c21", L1Norm, []int64{4, 21, 256, 256}, 1, 2},
+}
+
 // BenchmarkColumnsVsPasses times the anchor shapes normalized over a dim
-// that is not innermost (S3: softmax over the channels of NCHW) as the
-// column kernel and as the program of passes that ran them before it,
-// f32 and bf16; bytes are src read plus dst written.
+// that is not innermost (S3: softmax over the channels of NCHW), and L2
+// and L1 normalization over channels, as the column kernel and as the
+// program of passes that ran them before it, f32 and bf16; bytes are
+// src read plus dst written.
 func BenchmarkColumnsVsPasses(b *testing.B) {
-	for _, s := range benchShapes {
+	for _, s := range append(benchShapes[:len(benchShapes):len(benchShapes)], columnNormShapes...) {
 		if s.after == 0 {
 			continue
 		}

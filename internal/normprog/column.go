@@ -3,13 +3,15 @@ package normprog
 import (
 	"slices"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// The fused kernel over columns: a softmax or log-softmax whose one
-// normalized dim is not innermost (the channels of NCHW) runs as
+// The fused kernel over columns: a softmax, log-softmax, L2 or L1
+// normalization whose one normalized dim is not innermost (the channels
+// of NCHW) runs as
 // kernelshape.NormColumns where the innermost kept dim is contiguous in
 // src and dst and every operand is contiguous or broadcast along it.
 // Each lane is a row of its own, the channels are swept in tiles of a
@@ -17,7 +19,8 @@ import (
 // memory once.
 
 // columnKinds maps the kinds the column kernel computes.
-var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax}
+var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
+	L2Norm: kernelshape.NormL2, L1Norm: kernelshape.NormL1}
 
 // columnDim returns the normalized dim of a description the column
 // kernel may take (one normalized dim of size > 1, a kept dim of stride
@@ -114,8 +117,8 @@ func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
 		}
 		ch.BinStrides = append(ch.BinStrides, d.PostOps[i].BinStrides[a])
 	}
-	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, InfAsZero: d.InfAsZero, StreamDst: streamsDst(d),
-		Dequant: d.Dequant})
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, StreamDst: streamsDst(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ var useFused = true
 
 // fusedKinds maps the kinds the fused kernel computes.
 var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
-	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2}
+	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2, L1Norm: kernelshape.NormL1}
 
 // fused compiles the fused kernel of one chunk of dims, or returns nil
 // when the description or the ISA has none (then the passes run).
