@@ -94,11 +94,13 @@ func codeFamilies() []codeFamily {
 			return hashNormCode(t, h, c, randomNormColumns(r, nil), i)
 		}},
 		{"norm-lp", 300, 7, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
-			// L2 and L1 norms over columns, and L1 norm over rows.
+			// L2, L1, RMS and layer norms over columns, and L1 norm
+			// over rows.
 			if i%3 == 2 {
 				return hashNormCode(t, h, c, randomNormRows(r, []kernelshape.NormKind{kernelshape.NormL1}), i)
 			}
-			return hashNormCode(t, h, c, randomNormColumns(r, []kernelshape.NormKind{kernelshape.NormL2, kernelshape.NormL1}), i)
+			return hashNormCode(t, h, c, randomNormColumns(r, []kernelshape.NormKind{kernelshape.NormL2, kernelshape.NormL1,
+				kernelshape.NormRMS, kernelshape.NormLayer}), i)
 		}},
 	}
 }

@@ -26,9 +26,11 @@ import (
 //	map:  softmax     dst[c] = exp(x[c] - m) * (1/s)   (or kept exp * (1/s))
 //	      log-softmax dst[c] = (x[c] - m) - log(s)
 //
-// then the plan's post-ops. A tile's C rows of a few vectors stay in a
-// core's cache between its sweeps, so src is read from memory once,
-// whatever C and the stride between channels are.
+// then the plan's post-ops. L2, L1 and RMS norm take two sweeps, layer
+// norm three (normColumnNormTile): the sums (of squares, of magnitudes;
+// the mean and then the squared distances from it), then the map. A tile's C rows of a few vectors stay in a core's cache between
+// its sweeps, so src is read from memory once, whatever C and the stride
+// between channels are.
 //
 // The channels of a tile are a page or more apart, where the hardware
 // prefetchers do not run ahead, so an emitter that can (NormColumnPrefetcher)
@@ -60,15 +62,15 @@ func NormShape(e NormEmitter, n *Norm) int {
 }
 
 // CheckColumns reports why n is not a fused normalization NormColumns
-// emits: softmax, log-softmax, L2 or L1 norm over one Reduced loop,
+// emits: a normalization over one Reduced loop,
 // Inner contiguous in src and dst, every binary operand contiguous or
 // broadcast along Inner, no residual sum (and for softmax no epsilon).
 func (n *Norm) CheckColumns() error {
 	pl := n.Plan
-	norm := n.Kind == NormL2 || n.Kind == NormL1
-	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax && !norm {
-		return status.Errorf(status.Unimplemented, "fused normalization over a dim that is not innermost: softmax, log-softmax, L2 and L1 norm only")
+	if n.Kind < NormSoftmax || n.Kind > NormL1 {
+		return status.Errorf(status.InvalidArguments, "fused normalization over columns: kind %d", n.Kind)
 	}
+	norm := n.Kind != NormSoftmax && n.Kind != NormLogSoftmax
 	if n.Residual != 0 || n.EpsArg && !norm {
 		return status.Errorf(status.InvalidArguments, "fused normalization over columns: no residual sum, and no run-time epsilon for softmax")
 	}
@@ -120,9 +122,9 @@ func NormColumns(e NormEmitter, n *Norm) {
 	in, ch := pl.Inner, pl.Reduced[0]
 	si := e.StepsOf(&in)
 	V := e.Lanes()
-	tile := normColumnTile
-	if n.Kind == NormL2 || n.Kind == NormL1 {
-		tile = normColumnNormTile
+	tile := normColumnNormTile
+	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax {
+		tile = normColumnTile
 	}
 	k.Emit(e, func() {
 		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) { tile(e, n, c, &ch, si, m) })
@@ -131,9 +133,9 @@ func NormColumns(e NormEmitter, n *Norm) {
 }
 
 // normColumns is how a tile is laid out: vecs vectors, the statistic of
-// vector k in register k, softmax's shift (the max) in vecs+k and, when
-// the sum is cut into runs of chunk channels, its running total in
-// 2*vecs+k (softmax) or vecs+k (L2 and L1 norm, which have no shift);
+// vector k in register k, the shift (softmax's max, layer norm's mean)
+// in vecs+k and, when the sum is cut into runs of chunk channels, its
+// running total in 2*vecs+k (vecs+k for the norms with no shift);
 // a run-time epsilon in register eps, the last of the shape's own.
 type normColumns struct {
 	vecs  int
@@ -158,8 +160,8 @@ func normColumnsOf(e NormEmitter, n *Norm, C int64) normColumns {
 		c.chunk = RunsOf(C, nil, C, 1).SweepChunk(nil)
 	}
 	regs, per := e.NormRegs(), 1
-	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax {
-		per = 2
+	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax || n.Kind == NormLayer {
+		per = 2 // and the shift: the max, the mean
 	}
 	if n.EpsArg {
 		regs--
@@ -312,21 +314,23 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	})
 }
 
-// normColumnNormTile emits the two sweeps of one tile of m lanes of
-// Inner for an L2 or L1 norm over the channels ch, as NormRows has
-// them:
+// normColumnNormTile emits the sweeps of one tile of m lanes of Inner
+// for an L2, L1, RMS or layer norm over the channels ch, as NormRows
+// computes them (N the channels):
 //
-//	sum: s = sum over c of x[c]^2 (L2) or |x[c]| (L1), cut into runs
-//	     as softmax's sum of exps
-//	     r = 1/max(sqrt(s), eps) (L2) or 1/max(s, eps) (L1); EpsAdded:
-//	     1/(sqrt(s) + eps) or 1/(s + eps)
-//	map: dst[c] = x[c] * r
+//	L2, L1: s = sum over c of x[c]^2 or |x[c]|
+//	        r = 1/max(sqrt(s), eps) or 1/max(s, eps) (EpsAdded: + eps)
+//	RMS:    r = 1/sqrt(sum(x^2)/N + eps)
+//	layer:  mu = sum(x)/N; r = 1/sqrt(sum((x - mu)^2)/N + eps)
+//	map:    dst[c] = x[c] * r, or (x[c] - mu) * r for layer norm
 //
-// then the plan's post-ops.
+// then the plan's post-ops (gamma and beta among them). Each sum is cut
+// into runs as softmax's sum of exps.
 func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int) {
 	V := e.Lanes()
 	nv := (m + V - 1) / V
 	width := func(k int) int { return min(V, m-k*V) }
+	shift := func(k int) int { return c.vecs + k }
 	total := func(k int) int { return c.total + k }
 	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
 	cs := e.StepsOf(ch)
@@ -338,15 +342,10 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 			e.Release(mk)
 		}
 	}
-	// Lanes past m are loaded as 0 and summed with the rest: their
-	// norms are never stored.
-	e.SetConst(0, 0)
-	for k := 1; k < nv; k++ {
-		e.Copy(k, 0)
-	}
-	if c.chunk > 0 {
-		for k := range nv {
-			e.Copy(total(k), 0)
+	zero := func() {
+		e.SetConst(0, 0)
+		for k := 1; k < nv; k++ {
+			e.Copy(k, 0)
 		}
 	}
 	pf, _ := e.(NormColumnPrefetcher)
@@ -356,57 +355,114 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 			f(normColumnAhead*row + b)
 		}
 	}
-	RunLoop(e, e.Pointers(), C, Steps{Src: cs.Src}, c.chunk, func() {
-		if pf != nil {
-			ahead(si.Src, pf.PrefetchSrcL2)
-		}
-		each(func(k, t int) {
-			e.LoadSrc(t, srcOff(k), width(k))
-			if n.Kind == NormL2 {
-				e.Arith(ops.Multiply, t, t)
-			} else {
-				e.Eltwise(plan.PostOp{Kind: ops.Abs}, t)
+	// sum sets register k to the sum over the channels of f(x) for
+	// vector k; the first sweep of a tile prefetches the tiles ahead.
+	// Lanes past m are loaded as 0 and summed with the rest: their
+	// statistics are never stored.
+	sum := func(first bool, f func(k, t int)) {
+		zero()
+		if c.chunk > 0 {
+			for k := range nv {
+				e.Copy(total(k), 0)
 			}
-			e.Accumulate(NormSum, k, t, V)
+		}
+		RunLoop(e, e.Pointers(), C, Steps{Src: cs.Src}, c.chunk, func() {
+			if pf != nil && first {
+				ahead(si.Src, pf.PrefetchSrcL2)
+			}
+			each(func(k, t int) {
+				e.LoadSrc(t, srcOff(k), width(k))
+				f(k, t)
+				e.Accumulate(NormSum, k, t, V)
+			})
+		}, func() {
+			for k := range nv {
+				e.Accumulate(NormSum, total(k), k, V)
+			}
+			zero()
 		})
-	}, func() {
-		for k := range nv {
-			e.Accumulate(NormSum, total(k), k, V)
-		}
-		e.SetConst(0, 0)
-		for k := 1; k < nv; k++ {
-			e.Copy(k, 0)
-		}
-	})
-	if c.chunk > 0 {
-		for k := range nv {
-			e.Accumulate(NormSum, k, total(k), V)
+		if c.chunk > 0 {
+			for k := range nv {
+				e.Accumulate(NormSum, k, total(k), V)
+			}
 		}
 	}
-	// Register k becomes what the map multiplies by, with the eps as
-	// the row kernel applies it: a constant floor is a Clamp, a
-	// run-time one a Maximum, an added eps an Add.
-	for k := range nv {
-		if n.Kind == NormL2 {
-			e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
-		}
+	// with sets register k to k op t, t set by f: a constant or the
+	// run-time eps, or N.
+	with := func(k int, op ops.Kind, f func(t int)) {
 		mk := e.Mark()
 		t := e.Tmp()
-		switch {
-		case n.EpsAdded || n.EpsArg:
-			if n.EpsArg {
-				e.Copy(t, c.eps)
-			} else {
-				e.SetConst(t, n.Epsilon)
-			}
-			op := ops.Maximum
-			if n.EpsAdded {
-				op = ops.Add
-			}
-			e.Binary(op, k, t)
-		default:
-			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, k)
+		f(t)
+		e.Binary(op, k, t)
+		e.Release(mk)
+	}
+	eps := func(t int) {
+		if n.EpsArg {
+			e.Copy(t, c.eps)
+		} else {
+			e.SetConst(t, n.Epsilon)
 		}
+	}
+	// byN divides by N, a true division as the rows' mean does.
+	byN := func(k int) {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, float32(C))
+		e.Arith(ops.Divide, k, t)
+		e.Release(mk)
+	}
+	rootPlusEps := func(k int) {
+		with(k, ops.Add, eps)
+		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
+	}
+	square := func(_, t int) { e.Arith(ops.Multiply, t, t) }
+	switch n.Kind {
+	case NormL2, NormL1:
+		if n.Kind == NormL2 {
+			sum(true, square)
+		} else {
+			sum(true, func(_, t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
+		}
+		// The eps as the row kernel applies it: a constant floor is a
+		// Clamp, a run-time one a Maximum, an added eps an Add.
+		for k := range nv {
+			if n.Kind == NormL2 {
+				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
+			}
+			switch {
+			case n.EpsAdded:
+				with(k, ops.Add, eps)
+			case n.EpsArg:
+				with(k, ops.Maximum, eps)
+			default:
+				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, k)
+			}
+		}
+	case NormRMS:
+		sum(true, square)
+		for k := range nv {
+			byN(k)
+			rootPlusEps(k)
+		}
+	case NormLayer:
+		sum(true, func(int, int) {})
+		for k := range nv {
+			byN(k)
+			e.Copy(shift(k), k)
+		}
+		sum(false, func(k, t int) {
+			e.Arith(ops.Subtract, t, shift(k))
+			e.Arith(ops.Multiply, t, t)
+		})
+		for k := range nv {
+			byN(k)
+			rootPlusEps(k)
+		}
+	}
+	// Register k becomes what the map multiplies by.
+	for k := range nv {
+		mk := e.Mark()
+		t := e.Tmp()
 		e.SetConst(t, 1)
 		e.Arith(ops.Divide, t, k)
 		e.Copy(k, t)
@@ -422,6 +478,9 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 			each(func(k, t int) {
 				l := Block(k, V, width(k), si)
 				e.LoadSrc(t, srcOff(k), l.N)
+				if n.Kind == NormLayer {
+					e.Arith(ops.Subtract, t, shift(k))
+				}
 				e.Arith(ops.Multiply, t, k)
 				finish(e, opnds, t, l)
 			})

@@ -47,8 +47,8 @@ func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *De
 		d.Epsilon = 1e-5
 	}
 	if kind == LayerNorm || kind == RMSNorm {
-		g := make([]int64, r)
-		g[r-1] = 1
+		g := make([]int64, r) // one gamma per element of the normalized dim
+		g[r-after-1] = 1
 		d.Gamma = &Operand{DT: dtypes.F32, Strides: g}
 	}
 	return d
@@ -225,8 +225,9 @@ func timed(b *testing.B, f func()) {
 	}
 }
 
-// columnNormShapes are L2 and L1 normalization over the channels of
-// NCHW: a segmentation map's 21 channels, a feature map's 384.
+// columnNormShapes are L2, L1, layer and RMS normalization over the
+// channels of NCHW: a segmentation map's 21 channels, feature maps' 96
+// (ConvNeXt's first stage, its channels-first LayerNorm) and 384.
 var columnNormShapes = []struct {
 	label string
 	kind  Kind
@@ -237,11 +238,14 @@ var columnNormShapes = []struct {
 	{"L2c21", L2Norm, []int64{4, 21, 256, 256}, 1, 2},
 	{"L2c384", L2Norm, []int64{8, 384, 32, 32}, 1, 2},
 	{"L1c21", L1Norm, []int64{4, 21, 256, 256}, 1, 2},
+	{"LNc384", LayerNorm, []int64{8, 384, 32, 32}, 1, 2},
+	{"LNc96", LayerNorm, []int64{4, 96, 56, 56}, 1, 2},
+	{"RMSc384", RMSNorm, []int64{8, 384, 32, 32}, 1, 2},
 }
 
 // BenchmarkColumnsVsPasses times the anchor shapes normalized over a dim
-// that is not innermost (S3: softmax over the channels of NCHW), and L2
-// and L1 normalization over channels, as the column kernel and as the
+// that is not innermost (S3: softmax over the channels of NCHW), and the
+// other normalizations over channels, as the column kernel and as the
 // program of passes that ran them before it, f32 and bf16; bytes are
 // src read plus dst written.
 func BenchmarkColumnsVsPasses(b *testing.B) {
@@ -267,10 +271,14 @@ func BenchmarkColumnsVsPasses(b *testing.B) {
 					}
 					src := fill(rand.New(rand.NewPCG(1, 2)), dt, spanElems(p.d.Dims, p.d.SrcStrides), 4)
 					dst := make([]byte, len(src))
+					var gamma []byte
+					if g := p.d.Gamma; g != nil {
+						gamma = fill(rand.New(rand.NewPCG(3, 4)), g.DT, spanElems(p.d.Dims, g.Strides), 2)
+					}
 					b.SetBytes(int64(2 * len(src)))
 					b.ResetTimer()
 					timed(b, func() {
-						if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
+						if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
 							b.Fatal(err)
 						}
 					})
