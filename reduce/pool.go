@@ -26,9 +26,11 @@ import (
 // and ±0 elsewhere, a NaN a row of NaN. dims are src's, which dst has
 // too; axis may be negative; eps must be finite and non-negative; p must
 // be 1 or 2. Options: Type, SrcType, DstType, SrcStrides and DstStrides,
-// as Softmax's; dst may be src itself, as Softmax's. It runs as two passes of the reductions' machine code
-// (the interpreter where there is none): the norm of each row, then x
-// divided by it, threads over chunks of rows.
+// as Softmax's; dst may be src itself, as Softmax's. It runs as machine
+// code (the interpreter where there is none), threads over chunks of
+// rows: one fused kernel where the axis is the innermost or a kept dim
+// inside it is contiguous (the channels of NCHW), else two passes of the
+// reductions' machine code, the norm of each row, then x divided by it.
 func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps float32, opts ...Option) error {
 	const fn = "LpNormalize"
 	var kind normprog.Kind

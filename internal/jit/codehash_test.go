@@ -88,10 +88,19 @@ func codeFamilies() []codeFamily {
 		}},
 		{"index", 500, 4, hashArgCode},
 		{"norm-rows", 500, 5, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
-			return hashNormCode(t, h, c, randomNormRows(r), i)
+			return hashNormCode(t, h, c, randomNormRows(r, nil), i)
 		}},
 		{"norm-columns", 300, 6, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
-			return hashNormCode(t, h, c, randomNormColumns(r), i)
+			return hashNormCode(t, h, c, randomNormColumns(r, nil), i)
+		}},
+		{"norm-lp", 300, 7, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
+			// L2, L1, RMS and layer norms over columns, and L1 norm
+			// over rows.
+			if i%3 == 2 {
+				return hashNormCode(t, h, c, randomNormRows(r, []kernelshape.NormKind{kernelshape.NormL1}), i)
+			}
+			return hashNormCode(t, h, c, randomNormColumns(r, []kernelshape.NormKind{kernelshape.NormL2, kernelshape.NormL1,
+				kernelshape.NormRMS, kernelshape.NormLayer}), i)
 		}},
 	}
 }
@@ -473,8 +482,9 @@ func randomNormPostOps(r *rand.Rand, dims []int64, a int) (post []plan.PostOp, a
 }
 
 // randomNormRows draws a fused normalization over rows (NormRows), its
-// plan built as normprog's fusedRows builds it.
-func randomNormRows(r *rand.Rand) *kernelshape.Norm {
+// plan built as normprog's fusedRows builds it: of one of kinds, or,
+// where kinds is nil, of the kinds from softmax to L2 norm.
+func randomNormRows(r *rand.Rand, kinds []kernelshape.NormKind) *kernelshape.Norm {
 	for {
 		rank := 1 + r.IntN(3)
 		dims := make([]int64, rank)
@@ -484,7 +494,13 @@ func randomNormRows(r *rand.Rand) *kernelshape.Norm {
 		dims[rank-1] = normRowDims[r.IntN(len(normRowDims))]
 		reduce := make([]bool, rank)
 		reduce[rank-1] = true
-		n := &kernelshape.Norm{Kind: kernelshape.NormKind(1 + r.IntN(int(kernelshape.NormL2))), InfAsZero: r.IntN(2) == 0,
+		kind := kernelshape.NormKind(0)
+		if kinds == nil {
+			kind = kernelshape.NormKind(1 + r.IntN(int(kernelshape.NormL2)))
+		} else {
+			kind = kinds[r.IntN(len(kinds))]
+		}
+		n := &kernelshape.Norm{Kind: kind, InfAsZero: r.IntN(2) == 0,
 			Epsilon: []float32{1e-5, 1e-12}[r.IntN(2)], EpsArg: r.IntN(4) == 0, EpsAdded: r.IntN(2) == 0, OneRow: r.IntN(4) == 0}
 		post, along := randomNormPostOps(r, dims, rank-1)
 		if (n.Kind == kernelshape.NormLayer || n.Kind == kernelshape.NormRMS) && r.IntN(3) == 0 {
@@ -523,18 +539,25 @@ func randomNormRows(r *rand.Rand) *kernelshape.Norm {
 	}
 }
 
-// randomNormColumns draws a softmax or log-softmax over dim 1 of
-// [N, C, inner] (NormColumns), its plan built as normprog's
-// fusedColumns builds it.
-func randomNormColumns(r *rand.Rand) *kernelshape.Norm {
+// randomNormColumns draws a normalization over dim 1 of [N, C, inner]
+// (NormColumns), its plan built as normprog's fusedColumns builds it:
+// of one of kinds, with an epsilon, or, where kinds is nil, a softmax or
+// log-softmax.
+func randomNormColumns(r *rand.Rand, kinds []kernelshape.NormKind) *kernelshape.Norm {
 	for {
 		dims := []int64{normOuterDims[r.IntN(len(normOuterDims))], normRowDims[r.IntN(len(normRowDims))],
 			[]int64{2, 3, 7, 16, 17, 64, 100, 1000, 4096}[r.IntN(9)]}
 		if dims[1] <= 1 {
 			continue
 		}
-		kind := []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax}[r.IntN(2)]
-		n := &kernelshape.Norm{Kind: kind, InfAsZero: r.IntN(2) == 0}
+		var n *kernelshape.Norm
+		if kinds == nil {
+			kind := []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax}[r.IntN(2)]
+			n = &kernelshape.Norm{Kind: kind, InfAsZero: r.IntN(2) == 0}
+		} else {
+			n = &kernelshape.Norm{Kind: kinds[r.IntN(len(kinds))], Epsilon: []float32{1e-12, 0.5}[r.IntN(2)],
+				EpsArg: r.IntN(3) == 0, EpsAdded: r.IntN(3) == 0}
+		}
 		post, _ := randomNormPostOps(r, dims, 2)
 		src, dst := normCodeTypes[r.IntN(len(normCodeTypes))], normDstTypes[r.IntN(len(normDstTypes))]
 		srcStrides, dstStrides := graphDense(dims), graphDense(dims)

@@ -27,6 +27,7 @@ import (
 //	RMS norm:    dst = x * (1/sqrt(sum(x^2)/N + eps))
 //	L2 norm:     dst = x * (1/max(sqrt(sum(x^2)), eps))
 //	             (EpsAdded: dst = x * (1/(sqrt(sum(x^2)) + eps)))
+//	L1 norm:     dst = x * (1/max(sum(|x|), eps))
 //
 // eps is the kernel's constant, or with EpsArg the f32 the call passes
 // in plan.NormArgs.Eps (a graph's epsilon tensor), kept in a register.
@@ -74,6 +75,7 @@ const (
 	NormLayer
 	NormRMS
 	NormL2
+	NormL1
 )
 
 // Norm is a fused normalization kernel: the map plan Plan (see above)
@@ -86,7 +88,8 @@ type Norm struct {
 	// EpsArg makes the kernel read its epsilon from the argument block
 	// (plan.NormArgs.Eps) in place of Epsilon.
 	EpsArg bool
-	// EpsAdded makes L2 norm divide by norm + eps, not max(norm, eps).
+	// EpsAdded makes L2 (or L1) norm divide by norm + eps, not
+	// max(norm, eps).
 	EpsAdded bool
 	// Residual, when not 0, is how many of the plan's first post-ops
 	// (all binary Adds: x, skip, then perhaps bias) are the operands of
@@ -172,6 +175,9 @@ func streams(e NormEmitter, n *Norm) bool {
 func (n *Norm) Check() error {
 	if err := n.checkDequant(); err != nil {
 		return err
+	}
+	if n.Kind < NormSoftmax || n.Kind > NormL1 {
+		return status.Errorf(status.InvalidArguments, "fused normalization: kind %d", n.Kind)
 	}
 	if n.Residual == 0 {
 		return nil
@@ -484,9 +490,13 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
-	case NormL2:
-		normSweep(e, N, NormSum, false, square)
-		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+	case NormL2, NormL1:
+		if n.Kind == NormL2 {
+			normSweep(e, N, NormSum, false, square)
+			e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+		} else {
+			normSweep(e, N, NormSum, false, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
+		}
 		// As the passes have it: a constant floor is a Clamp, a
 		// run-time one a Maximum, an added eps an Add.
 		switch {

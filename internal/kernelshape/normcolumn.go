@@ -26,9 +26,11 @@ import (
 //	map:  softmax     dst[c] = exp(x[c] - m) * (1/s)   (or kept exp * (1/s))
 //	      log-softmax dst[c] = (x[c] - m) - log(s)
 //
-// then the plan's post-ops. A tile's C rows of a few vectors stay in a
-// core's cache between its sweeps, so src is read from memory once,
-// whatever C and the stride between channels are.
+// then the plan's post-ops. L2, L1 and RMS norm take two sweeps, layer
+// norm three (normColumnNormTile): the sums (of squares, of magnitudes;
+// the mean and then the squared distances from it), then the map. A tile's C rows of a few vectors stay in a core's cache between
+// its sweeps, so src is read from memory once, whatever C and the stride
+// between channels are.
 //
 // The channels of a tile are a page or more apart, where the hardware
 // prefetchers do not run ahead, so an emitter that can (NormColumnPrefetcher)
@@ -60,23 +62,24 @@ func NormShape(e NormEmitter, n *Norm) int {
 }
 
 // CheckColumns reports why n is not a fused normalization NormColumns
-// emits: softmax or log-softmax over one Reduced loop, Inner contiguous
-// in src and dst, every binary operand contiguous or broadcast along
-// Inner, no residual sum.
+// emits: a normalization over one Reduced loop,
+// Inner contiguous in src and dst, every binary operand contiguous or
+// broadcast along Inner, no residual sum (and for softmax no epsilon).
 func (n *Norm) CheckColumns() error {
 	pl := n.Plan
-	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
-		return status.Errorf(status.Unimplemented, "fused normalization over a dim that is not innermost: softmax and log-softmax only")
+	if n.Kind < NormSoftmax || n.Kind > NormL1 {
+		return status.Errorf(status.InvalidArguments, "fused normalization over columns: kind %d", n.Kind)
 	}
-	if n.Residual != 0 || n.EpsArg {
-		return status.Errorf(status.InvalidArguments, "fused softmax over columns: no residual sum or run-time epsilon")
+	norm := n.Kind != NormSoftmax && n.Kind != NormLogSoftmax
+	if n.Residual != 0 || n.EpsArg && !norm {
+		return status.Errorf(status.InvalidArguments, "fused normalization over columns: no residual sum, and no run-time epsilon for softmax")
 	}
 	if pl == nil || len(pl.Reduced) != 1 || !pl.HasInner || pl.Inner.SrcStride != 1 || pl.Inner.DstStride != 1 {
-		return status.Errorf(status.InvalidArguments, "fused softmax over columns: one normalized loop and an Inner loop contiguous in src and dst")
+		return status.Errorf(status.InvalidArguments, "fused normalization over columns: one normalized loop and an Inner loop contiguous in src and dst")
 	}
 	for i := range pl.BinaryCount() {
 		if s := stride(pl.Inner.BinStrides, i); s != 0 && s != 1 {
-			return status.Errorf(status.InvalidArguments, "fused softmax over columns: binary operand %d has stride %d along Inner", i, s)
+			return status.Errorf(status.InvalidArguments, "fused normalization over columns: binary operand %d has stride %d along Inner", i, s)
 		}
 	}
 	return nil
@@ -110,25 +113,35 @@ func NormColumns(e NormEmitter, n *Norm) {
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
 	}
+	c := normColumnsOf(e, n, pl.Reduced[0].Size)
+	if n.EpsArg {
+		e.LoadEps(c.eps)
+	}
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	in, ch := pl.Inner, pl.Reduced[0]
 	si := e.StepsOf(&in)
-	c := normColumnsOf(e, ch.Size)
 	V := e.Lanes()
+	tile := normColumnNormTile
+	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax {
+		tile = normColumnTile
+	}
 	k.Emit(e, func() {
-		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) { normColumnTile(e, n, c, &ch, si, m) })
+		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) { tile(e, n, c, &ch, si, m) })
 	})
 	e.Return()
 }
 
 // normColumns is how a tile is laid out: vecs vectors, the statistic of
-// vector k in register k, its shift (the max) in vecs+k and, when the
-// sum of exps is cut into runs of chunk channels, its running total in
-// 2*vecs+k.
+// vector k in register k, the shift (softmax's max, layer norm's mean)
+// in vecs+k and, when the sum is cut into runs of chunk channels, its
+// running total in 2*vecs+k (vecs+k for the norms with no shift);
+// a run-time epsilon in register eps, the last of the shape's own.
 type normColumns struct {
 	vecs  int
 	chunk int
+	total int // the first running total's register
+	eps   int
 }
 
 // normColumnMaxVecs bounds a tile: enough independent chains to hide
@@ -136,21 +149,29 @@ type normColumns struct {
 // C in the thousands.
 const normColumnMaxVecs = 8
 
-// normColumnsOf lays a tile out for C channels. A lane's sum is one
-// chain of C adds with nothing added after it (no accumulators or
+// normColumnsOf lays a tile of n out for C channels. A lane's sum is
+// one chain of C adds with nothing added after it (no accumulators or
 // lanes to combine), so the whole of the reference's tolerance for a
 // sum of C elements is the chain's, uncut(C) + 8 adds (runs.go): only
 // a longer one is cut into runs.
-func normColumnsOf(e NormEmitter, C int64) normColumns {
+func normColumnsOf(e NormEmitter, n *Norm, C int64) normColumns {
 	var c normColumns
 	if C > uncut(C)+8 {
 		c.chunk = RunsOf(C, nil, C, 1).SweepChunk(nil)
 	}
-	per := 2
-	if c.chunk > 0 {
-		per = 3
+	regs, per := e.NormRegs(), 1
+	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax || n.Kind == NormLayer {
+		per = 2 // and the shift: the max, the mean
 	}
-	c.vecs = max(1, min(normColumnMaxVecs, e.NormRegs()/per))
+	if n.EpsArg {
+		regs--
+		c.eps = regs
+	}
+	if c.chunk > 0 {
+		per++
+	}
+	c.vecs = max(1, min(normColumnMaxVecs, regs/per))
+	c.total = (per - 1) * c.vecs
 	return c
 }
 
@@ -161,7 +182,7 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	nv := (m + V - 1) / V
 	width := func(k int) int { return min(V, m-k*V) }
 	shift := func(k int) int { return c.vecs + k }
-	total := func(k int) int { return 2*c.vecs + k }
+	total := func(k int) int { return c.total + k }
 	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
 	cs := e.StepsOf(ch)
 	C := ch.Size
@@ -287,6 +308,180 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 					e.Arith(ops.Subtract, t, shift(k))
 					e.Arith(ops.Subtract, t, k)
 				}
+				finish(e, opnds, t, l)
+			})
+		})
+	})
+}
+
+// normColumnNormTile emits the sweeps of one tile of m lanes of Inner
+// for an L2, L1, RMS or layer norm over the channels ch, as NormRows
+// computes them (N the channels):
+//
+//	L2, L1: s = sum over c of x[c]^2 or |x[c]|
+//	        r = 1/max(sqrt(s), eps) or 1/max(s, eps) (EpsAdded: + eps)
+//	RMS:    r = 1/sqrt(sum(x^2)/N + eps)
+//	layer:  mu = sum(x)/N; r = 1/sqrt(sum((x - mu)^2)/N + eps)
+//	map:    dst[c] = x[c] * r, or (x[c] - mu) * r for layer norm
+//
+// then the plan's post-ops (gamma and beta among them). Each sum is cut
+// into runs as softmax's sum of exps.
+func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int) {
+	V := e.Lanes()
+	nv := (m + V - 1) / V
+	width := func(k int) int { return min(V, m-k*V) }
+	shift := func(k int) int { return c.vecs + k }
+	total := func(k int) int { return c.total + k }
+	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
+	cs := e.StepsOf(ch)
+	C := ch.Size
+	each := func(f func(k, t int)) {
+		for k := range nv {
+			mk := e.Mark()
+			f(k, e.Tmp())
+			e.Release(mk)
+		}
+	}
+	zero := func() {
+		e.SetConst(0, 0)
+		for k := 1; k < nv; k++ {
+			e.Copy(k, 0)
+		}
+	}
+	pf, _ := e.(NormColumnPrefetcher)
+	ahead := func(step int64, f func(off int64)) {
+		row := int64(c.vecs*V) * step
+		for b := int64(0); b < row; b += 64 {
+			f(normColumnAhead*row + b)
+		}
+	}
+	// sum sets register k to the sum over the channels of f(x) for
+	// vector k; the first sweep of a tile prefetches the tiles ahead.
+	// Lanes past m are loaded as 0 and summed with the rest: their
+	// statistics are never stored.
+	sum := func(first bool, f func(k, t int)) {
+		zero()
+		if c.chunk > 0 {
+			for k := range nv {
+				e.Copy(total(k), 0)
+			}
+		}
+		RunLoop(e, e.Pointers(), C, Steps{Src: cs.Src}, c.chunk, func() {
+			if pf != nil && first {
+				ahead(si.Src, pf.PrefetchSrcL2)
+			}
+			each(func(k, t int) {
+				e.LoadSrc(t, srcOff(k), width(k))
+				f(k, t)
+				e.Accumulate(NormSum, k, t, V)
+			})
+		}, func() {
+			for k := range nv {
+				e.Accumulate(NormSum, total(k), k, V)
+			}
+			zero()
+		})
+		if c.chunk > 0 {
+			for k := range nv {
+				e.Accumulate(NormSum, k, total(k), V)
+			}
+		}
+	}
+	// with sets register k to k op t, t set by f: a constant or the
+	// run-time eps, or N.
+	with := func(k int, op ops.Kind, f func(t int)) {
+		mk := e.Mark()
+		t := e.Tmp()
+		f(t)
+		e.Binary(op, k, t)
+		e.Release(mk)
+	}
+	eps := func(t int) {
+		if n.EpsArg {
+			e.Copy(t, c.eps)
+		} else {
+			e.SetConst(t, n.Epsilon)
+		}
+	}
+	// byN divides by N, a true division as the rows' mean does.
+	byN := func(k int) {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, float32(C))
+		e.Arith(ops.Divide, k, t)
+		e.Release(mk)
+	}
+	rootPlusEps := func(k int) {
+		with(k, ops.Add, eps)
+		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
+	}
+	square := func(_, t int) { e.Arith(ops.Multiply, t, t) }
+	switch n.Kind {
+	case NormL2, NormL1:
+		if n.Kind == NormL2 {
+			sum(true, square)
+		} else {
+			sum(true, func(_, t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
+		}
+		// The eps as the row kernel applies it: a constant floor is a
+		// Clamp, a run-time one a Maximum, an added eps an Add.
+		for k := range nv {
+			if n.Kind == NormL2 {
+				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
+			}
+			switch {
+			case n.EpsAdded:
+				with(k, ops.Add, eps)
+			case n.EpsArg:
+				with(k, ops.Maximum, eps)
+			default:
+				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, k)
+			}
+		}
+	case NormRMS:
+		sum(true, square)
+		for k := range nv {
+			byN(k)
+			rootPlusEps(k)
+		}
+	case NormLayer:
+		sum(true, func(int, int) {})
+		for k := range nv {
+			byN(k)
+			e.Copy(shift(k), k)
+		}
+		sum(false, func(k, t int) {
+			e.Arith(ops.Subtract, t, shift(k))
+			e.Arith(ops.Multiply, t, t)
+		})
+		for k := range nv {
+			byN(k)
+			rootPlusEps(k)
+		}
+	}
+	// Register k becomes what the map multiplies by.
+	for k := range nv {
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, 1)
+		e.Arith(ops.Divide, t, k)
+		e.Copy(k, t)
+		e.Release(mk)
+	}
+	opnds := e.Operands()
+	stream := streams(e, n)
+	streamedMap(e, n, func() {
+		Loop(e, C, cs, func() {
+			if pf != nil && !stream {
+				ahead(si.Dst, pf.PrefetchDstL2)
+			}
+			each(func(k, t int) {
+				l := Block(k, V, width(k), si)
+				e.LoadSrc(t, srcOff(k), l.N)
+				if n.Kind == NormLayer {
+					e.Arith(ops.Subtract, t, shift(k))
+				}
+				e.Arith(ops.Multiply, t, k)
 				finish(e, opnds, t, l)
 			})
 		})

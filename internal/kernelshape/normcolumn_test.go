@@ -10,10 +10,10 @@ import (
 	"github.com/gdnn/gdnn/internal/status"
 )
 
-// TestCheckColumns: NormColumns takes softmax and log-softmax over one
+// TestCheckColumns: NormColumns takes every normalization kind (a norm
+// with a run-time epsilon) over one
 // normalized loop with an Inner loop contiguous in src and dst, every
-// operand contiguous or broadcast along it; anything else is refused,
-// another kind as unimplemented.
+// operand contiguous or broadcast along it; anything else is refused.
 func TestCheckColumns(t *testing.T) {
 	// [2, C=5, 17]: Outer 2, the channels, Inner 17.
 	good := func() *plan.Plan {
@@ -29,12 +29,19 @@ func TestCheckColumns(t *testing.T) {
 	if err := (&Norm{Kind: NormLogSoftmax, Plan: good(), InfAsZero: true}).CheckColumns(); err != nil {
 		t.Fatalf("log-softmax over columns refused: %v", err)
 	}
+	for _, k := range []NormKind{NormL2, NormL1, NormRMS, NormLayer} {
+		if err := (&Norm{Kind: k, Plan: good(), Epsilon: 1e-12, EpsArg: true, EpsAdded: true}).CheckColumns(); err != nil {
+			t.Fatalf("norm %d over columns refused: %v", k, err)
+		}
+	}
 	cases := []struct {
 		name string
 		n    func() *Norm
 		code status.Status
 	}{
-		{"layer norm", func() *Norm { return &Norm{Kind: NormLayer, Plan: good()} }, status.Unimplemented},
+		{"no kind", func() *Norm { return &Norm{Plan: good()} }, status.InvalidArguments},
+		{"an unknown kind", func() *Norm { return &Norm{Kind: NormL1 + 1, Plan: good()} }, status.InvalidArguments},
+		{"L2 norm of a residual sum", func() *Norm { return &Norm{Kind: NormL2, Plan: good(), Residual: 2} }, status.InvalidArguments},
 		{"run-time eps", func() *Norm { return &Norm{Kind: NormSoftmax, Plan: good(), EpsArg: true} }, status.InvalidArguments},
 		{"no Inner", func() *Norm {
 			pl := good()

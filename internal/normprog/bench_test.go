@@ -43,12 +43,12 @@ func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *De
 	}
 	s := denseStrides(dims, identity(r))
 	d := &Desc{Kind: kind, SrcDT: dt, DstDT: dt, Dims: dims, Norm: n, SrcStrides: s, DstStrides: s}
-	if kind == LayerNorm || kind == RMSNorm || kind == L2Norm {
+	if kind == LayerNorm || kind == RMSNorm || kind == L2Norm || kind == L1Norm {
 		d.Epsilon = 1e-5
 	}
 	if kind == LayerNorm || kind == RMSNorm {
-		g := make([]int64, r)
-		g[r-1] = 1
+		g := make([]int64, r) // one gamma per element of the normalized dim
+		g[r-after-1] = 1
 		d.Gamma = &Operand{DT: dtypes.F32, Strides: g}
 	}
 	return d
@@ -225,12 +225,31 @@ func timed(b *testing.B, f func()) {
 	}
 }
 
+// columnNormShapes are L2, L1, layer and RMS normalization over the
+// channels of NCHW: a segmentation map's 21 channels, feature maps' 96
+// (ConvNeXt's first stage, its channels-first LayerNorm) and 384.
+var columnNormShapes = []struct {
+	label string
+	kind  Kind
+	dims  []int64
+	norm  int
+	after int
+}{
+	{"L2c21", L2Norm, []int64{4, 21, 256, 256}, 1, 2},
+	{"L2c384", L2Norm, []int64{8, 384, 32, 32}, 1, 2},
+	{"L1c21", L1Norm, []int64{4, 21, 256, 256}, 1, 2},
+	{"LNc384", LayerNorm, []int64{8, 384, 32, 32}, 1, 2},
+	{"LNc96", LayerNorm, []int64{4, 96, 56, 56}, 1, 2},
+	{"RMSc384", RMSNorm, []int64{8, 384, 32, 32}, 1, 2},
+}
+
 // BenchmarkColumnsVsPasses times the anchor shapes normalized over a dim
-// that is not innermost (S3: softmax over the channels of NCHW) as the
-// column kernel and as the program of passes that ran them before it,
-// f32 and bf16; bytes are src read plus dst written.
+// that is not innermost (S3: softmax over the channels of NCHW), and the
+// other normalizations over channels, as the column kernel and as the
+// program of passes that ran them before it, f32 and bf16; bytes are
+// src read plus dst written.
 func BenchmarkColumnsVsPasses(b *testing.B) {
-	for _, s := range benchShapes {
+	for _, s := range append(benchShapes[:len(benchShapes):len(benchShapes)], columnNormShapes...) {
 		if s.after == 0 {
 			continue
 		}
@@ -252,10 +271,14 @@ func BenchmarkColumnsVsPasses(b *testing.B) {
 					}
 					src := fill(rand.New(rand.NewPCG(1, 2)), dt, spanElems(p.d.Dims, p.d.SrcStrides), 4)
 					dst := make([]byte, len(src))
+					var gamma []byte
+					if g := p.d.Gamma; g != nil {
+						gamma = fill(rand.New(rand.NewPCG(3, 4)), g.DT, spanElems(p.d.Dims, g.Strides), 2)
+					}
 					b.SetBytes(int64(2 * len(src)))
 					b.ResetTimer()
 					timed(b, func() {
-						if err := p.Run(Buffers{Src: src, Dst: dst}); err != nil {
+						if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
 							b.Fatal(err)
 						}
 					})

@@ -3,13 +3,16 @@ package normprog
 import (
 	"slices"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// The fused kernel over columns: a softmax or log-softmax whose one
-// normalized dim is not innermost (the channels of NCHW) runs as
+// The fused kernel over columns: a softmax, log-softmax, layer, RMS, L2
+// or L1 normalization whose one normalized dim is not innermost (the
+// channels of NCHW, as ConvNeXt's channels-first LayerNorm) runs as
 // kernelshape.NormColumns where the innermost kept dim is contiguous in
 // src and dst and every operand is contiguous or broadcast along it.
 // Each lane is a row of its own, the channels are swept in tiles of a
@@ -17,15 +20,18 @@ import (
 // memory once.
 
 // columnKinds maps the kinds the column kernel computes.
-var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax}
+var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
+	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2, L1Norm: kernelshape.NormL1}
 
-// columnDim returns the normalized dim of a description the column
-// kernel may take (one normalized dim of size > 1, a kept dim of stride
-// 1 in src and dst), judged from the description alone.
-func columnDim(d *Desc) (int, bool) {
-	_, ok := columnKinds[d.Kind]
+// columnDim returns the normalized dim of a description of kind the
+// column kernel may take (one normalized dim of size > 1, a kept dim of
+// stride 1 in src and dst, no kept statistics), judged from the
+// description alone; kind is the program's (GroupNorm's description is
+// a LayerNorm over its groups, which the column kernel does not take).
+func columnDim(kind Kind, d *Desc) (int, bool) {
+	_, ok := columnKinds[kind]
 	if !ok || !useFused || slices.Contains(d.Dims, 0) || d.Residual != nil || d.Mean != nil || d.Var != nil ||
-		d.Gamma != nil || d.Beta != nil || d.Kind == LogSoftmax && d.InfAsZero || binaries(d.PostOps) > plan.MaxBinary {
+		d.Kind == LogSoftmax && d.InfAsZero || binaries(columnPostOps(d)) > plan.MaxBinary {
 		return -1, false
 	}
 	a := -1
@@ -73,7 +79,7 @@ const (
 // above).
 func (p *Program) chooseColumnChunks() {
 	d := &p.d
-	if _, ok := columnDim(d); !ok || p.nChunks >= columnChunks {
+	if _, ok := columnDim(p.kind, d); !ok || p.nChunks >= columnChunks {
 		return
 	}
 	i := innerDim(d)
@@ -90,12 +96,13 @@ func (p *Program) chooseColumnChunks() {
 // returns nil where the description or the ISA has none.
 func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
-	a, ok := columnDim(d)
+	a, ok := columnDim(p.kind, d)
 	if !ok || dims[a] <= 1 {
 		return nil, nil
 	}
+	post := columnPostOps(d)
 	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: d.SrcDT, DstDT: d.DstDT, Dims: dims,
-		SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: d.DstStrides, PostOps: d.PostOps})
+		SrcStrides: d.SrcStrides, Reduce: d.Norm, DstStrides: d.DstStrides, PostOps: post})
 	if err != nil || len(pl.Reduced) != 1 || !pl.HasInner || pl.Inner.SrcStride != 1 || pl.Inner.DstStride != 1 ||
 		pl.Reduced[0].Size != dims[a] || pl.Reduced[0].SrcStride != d.SrcStrides[a] {
 		return nil, nil
@@ -105,21 +112,34 @@ func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
 	ch := &pl.Reduced[0]
 	ch.DstStride = d.DstStrides[a]
 	ch.BinStrides = nil
-	for i, op := range d.PostOps {
+	for _, op := range post {
 		if !op.Kind.IsBinary() {
 			continue
 		}
 		if s := pl.Inner.BinStrides[len(ch.BinStrides)]; s != 0 && s != 1 {
 			return nil, nil
 		}
-		ch.BinStrides = append(ch.BinStrides, d.PostOps[i].BinStrides[a])
+		ch.BinStrides = append(ch.BinStrides, op.BinStrides[a])
 	}
-	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, InfAsZero: d.InfAsZero, StreamDst: streamsDst(d),
-		Dequant: d.Dequant})
+	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, StreamDst: streamsDst(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// columnPostOps are the column kernel's post-ops: gamma, beta, then the
+// caller's.
+func columnPostOps(d *Desc) []plan.PostOp {
+	var post []plan.PostOp
+	if d.Gamma != nil {
+		post = append(post, plan.PostOp{Kind: ops.Multiply, BinDT: d.Gamma.DT, BinStrides: d.Gamma.Strides})
+	}
+	if d.Beta != nil {
+		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: d.Beta.DT, BinStrides: d.Beta.Strides})
+	}
+	return append(post, d.PostOps...)
 }
 
 // fusedKernel compiles the fused kernel of one chunk of dims: over rows

@@ -38,16 +38,18 @@
 // run-time epsilon (read from its argument block at each call), an s8 or
 // u8 dst, and a residual sum.
 //
-// A softmax or log-softmax over one dim that is not innermost (over the
-// channels of NCHW) runs as another fused kernel where a kept dim inside
-// it is contiguous in src and dst (column.go, the shape
-// internal/kernelshape.NormColumns): each lane is a row of its own, and
-// per tile of a few vectors of that inner dim the channels are swept
-// vertically for the max, the sum of exps and the map while the tile's
-// rows stay in cache. Such a program is cut along the inner dim where
-// the outer ones give few chunks. The passes remain for everything else:
-// other normalizations over dims that are not innermost, GroupNorm, kept
-// statistics, and the interpreter.
+// A softmax, log-softmax, layer, RMS, L2 or L1 normalization over one
+// dim that is not innermost (over the channels of NCHW) runs as another
+// fused kernel where a kept dim inside it is contiguous in src and dst
+// (column.go, the shape internal/kernelshape.NormColumns): each lane is
+// a row of its own, and per tile of a few vectors of that inner dim the
+// channels are swept vertically for the statistics (the max and the sum
+// of exps, the mean and the variance, the norm) and then for the map
+// while the tile's rows stay in cache. Such a program is cut along the
+// inner dim where the outer ones give few chunks. The passes remain for
+// everything else: several normalized dims that are not one innermost
+// run, GroupNorm, kept statistics, a residual sum over columns, and the
+// interpreter.
 //
 // An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
 // fused kernels dequantize each vector as they load it, and a program

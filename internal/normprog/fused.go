@@ -15,10 +15,11 @@ import (
 // operand of the map is contiguous along that run or broadcast along
 // it, a chunk is one call of a kernel that reads each row for its
 // statistics and then maps it (kernelshape.NormRows), with no scratch:
-// src is read from memory once and no f32 copy is written. A softmax
-// over a dim that is not innermost has a kernel of its own (column.go);
-// everything else (other normalized dims elsewhere, GroupNorm, kept
-// statistics, the interpreter) runs as the program of passes.
+// src is read from memory once and no f32 copy is written. A
+// normalization over one dim that is not innermost has a kernel of its
+// own (column.go); everything else (other normalized dims elsewhere,
+// GroupNorm, kept statistics, the interpreter) runs as the program of
+// passes.
 //
 // A residual sum's operands lead the kernel's binary operands; the
 // kernel forms the sum in its first sweep and writes it to src (the
@@ -31,7 +32,7 @@ var useFused = true
 
 // fusedKinds maps the kinds the fused kernel computes.
 var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax, LogSoftmax: kernelshape.NormLogSoftmax,
-	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2}
+	LayerNorm: kernelshape.NormLayer, RMSNorm: kernelshape.NormRMS, L2Norm: kernelshape.NormL2, L1Norm: kernelshape.NormL1}
 
 // fused compiles the fused kernel of one chunk of dims, or returns nil
 // when the description or the ISA has none (then the passes run).

@@ -17,8 +17,8 @@ import (
 // gives bit for bit the regular kernel's dst, on every JIT ISA, for
 // rows held in registers and not, an odd row count (a pair and a
 // row alone), a gamma, columns (softmax's, whose streamed kernel
-// computes the exps again where the regular one keeps them in dst, and
-// log-softmax's), f32 and bf16 dsts; with dst next to guard pages, on a
+// computes the exps again where the regular one keeps them in dst,
+// log-softmax's and the other kinds'), f32 and bf16 dsts; with dst next to guard pages, on a
 // vector boundary and off one (the run-time check then runs the regular
 // code), on 1 and 2 threads. On amd64 a kernel streams exactly where its
 // dst is f32, its rows' starts stay on vector boundaries and its map
@@ -49,6 +49,11 @@ func TestStreamedDst(t *testing.T) {
 		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no}, // columns: exps computed again
 		{LogSoftmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
 		{LogSoftmax, []int64{2, 5, 3, 20}, 2, dtypes.F32, no}, // channels 60 elements apart
+		{L2Norm, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
+		{L1Norm, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
+		{LayerNorm, []int64{2, 21, 4, 64}, 2, dtypes.F32, no}, // gamma per channel
+		{RMSNorm, []int64{2, 5, 3, 20}, 2, dtypes.F32, no},
+		{L2Norm, []int64{2, 21, 4, 64}, 2, dtypes.BF16, no},
 	}
 	prevMin := memoryMinBytes
 	defer func() { memoryMinBytes = prevMin }()
