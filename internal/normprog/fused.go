@@ -25,8 +25,8 @@ import (
 // caller's sum, or one row of scratch that every row reuses), from
 // where its later sweeps read it while it is in cache.
 
-// useFused is false in tests that compare the fused kernel with the
-// passes.
+// useFused is false in tests that compare the fused kernels (and
+// GroupNorm's on channels last, chanlast.go) with the passes.
 var useFused = true
 
 // fusedKinds maps the kinds the fused kernel computes.

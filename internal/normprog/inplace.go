@@ -120,6 +120,9 @@ func (p *Program) inPlaceCopy(ps *passes, c int64, scratch *[][]byte, buf func(r
 // made once instead. in is nil when no such copy is needed.
 func (p *Program) wholeCopy(b *Buffers) (in *[]byte, n int64) {
 	d := &p.d
+	if p.cl != nil {
+		return nil, 0 // its blocks are apart and copied one by one
+	}
 	if p.full.fused != nil && (p.last == nil || p.last.fused != nil) {
 		return nil, 0 // the fused kernel runs in place as it is
 	}
