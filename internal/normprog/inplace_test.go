@@ -93,6 +93,9 @@ func TestInPlaceCopyVolume(t *testing.T) {
 // and 2 threads, and checks that dst (and kept statistics) are bit for
 // bit what the same program writes out of place.
 func TestInPlaceBitIdentity(t *testing.T) {
+	// Whole copies in pieces of an odd size, on several threads.
+	defer func(n int64) { copyPiece = n }(copyPiece)
+	copyPiece = 1000
 	eachISA(t, func(t *testing.T, isa jit.ISA) {
 		r := rand.New(rand.NewPCG(21, uint64(isa)))
 		for _, fused := range []bool{true, false} {
