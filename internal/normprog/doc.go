@@ -45,9 +45,15 @@
 // per tile of a few vectors of that inner dim the channels are swept
 // vertically for the max, the sum of exps and the map while the tile's
 // rows stay in cache. Such a program is cut along the inner dim where
-// the outer ones give few chunks. The passes remain for everything else:
-// other normalizations over dims that are not innermost, GroupNorm, kept
-// statistics, and the interpreter.
+// the outer ones give few chunks.
+//
+// GroupNorm on channels-last data (NHWC), whose groups interleave in
+// every pixel, runs as column kernels over blocks of pixels
+// (chanlast.go): per block the channels' statistics, merged per image in
+// a fixed order, then a map with per-channel operands. The passes remain
+// for everything else: other normalizations over dims that are not
+// innermost, GroupNorm on NCHW data (cut into chunks of groups),
+// LayerNorm's kept statistics, and the interpreter.
 //
 // An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
 // fused kernels dequantize each vector as they load it, and a program

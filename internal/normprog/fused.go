@@ -16,9 +16,10 @@ import (
 // it, a chunk is one call of a kernel that reads each row for its
 // statistics and then maps it (kernelshape.NormRows), with no scratch:
 // src is read from memory once and no f32 copy is written. A softmax
-// over a dim that is not innermost has a kernel of its own (column.go);
-// everything else (other normalized dims elsewhere, GroupNorm, kept
-// statistics, the interpreter) runs as the program of passes.
+// over a dim that is not innermost has a kernel of its own (column.go),
+// GroupNorm on channels last its kernels (chanlast.go); everything else
+// (other normalized dims elsewhere, GroupNorm on NCHW, kept statistics,
+// the interpreter) runs as the program of passes.
 //
 // A residual sum's operands lead the kernel's binary operands; the
 // kernel forms the sum in its first sweep and writes it to src (the
