@@ -37,7 +37,7 @@ func chanLastCases() []chanLastCase {
 	stat := &Operand{DT: dtypes.F32, Strides: []int64{8, 1, 0, 0, 0}} // [N, G] over the split dims
 	var out []chanLastCase
 	// Three blocks per image, the last shorter; gamma, beta, kept stats.
-	a := nhwcGroupNorm(3, 64, 30, 40, 8, dtypes.F32, dtypes.F32)
+	a := nhwcGroupNorm(3, 64, 40, 60, 8, dtypes.F32, dtypes.F32)
 	a.Gamma, a.Beta, a.Mean, a.Var = perChan(dtypes.F32), perChan(dtypes.F32), stat, stat
 	out = append(out, chanLastCase{name: "f32 around 0", d: a, centres: []float64{0}, spread: 3, tol: 2e-5})
 	out = append(out, chanLastCase{name: "f32 around 1e4", d: a, centres: []float64{1e4}, spread: 1, tol: 5e-6, passTol: 1e-2})
@@ -59,8 +59,8 @@ func chanLastCases() []chanLastCase {
 
 // TestGroupNormChannelsLast runs each case on every ISA cap through the
 // channels-last kernels: against the float64 reference, the passes,
-// with guard pages after and before every buffer, and bit for bit the
-// same on 1, 2 and 3 threads.
+// with guard pages after and before every buffer, bit for bit the same
+// on 1, 2 and 3 threads, and in place.
 func TestGroupNormChannelsLast(t *testing.T) {
 	eachISA(t, func(t *testing.T, isa jit.ISA) {
 		r := rand.New(rand.NewPCG(31, uint64(isa)))
@@ -117,6 +117,20 @@ func TestGroupNormChannelsLast(t *testing.T) {
 				d2, m2, v2 := run(p, th, true)
 				if !bytes.Equal(d2, dst) || !bytes.Equal(m2, mean) || !bytes.Equal(v2, vr) {
 					t.Errorf("%s on %v: %d threads differ from 1", c.name, isa, th)
+				}
+			}
+			if d.SrcDT == d.DstDT {
+				// In place, each block copied before its map.
+				in := bytes.Clone(src)
+				b := Buffers{Src: in, Dst: in, Gamma: gamma, Beta: beta, Bins: bins, Eps: eps}
+				if d.Mean != nil {
+					b.Mean, b.Var = make([]byte, len(mean)), make([]byte, len(vr))
+				}
+				prev := jit.SetThreads(2)
+				err := p.Run(b)
+				jit.SetThreads(prev)
+				if err != nil || !bytes.Equal(in, dst) {
+					t.Errorf("%s on %v: in place differs from out of place (%v)", c.name, isa, err)
 				}
 			}
 			refDesc := p.d
@@ -214,5 +228,18 @@ func TestGroupNormChannelsLastFallsBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChannelsLastBlocks: the cases above cut images into blocks, the
+// last one shorter.
+func TestChannelsLastBlocks(t *testing.T) {
+	d := chanLastCases()[0].d
+	p, err := Compile(&d)
+	if err != nil || p.cl == nil {
+		t.Fatalf("not channels last: %v", err)
+	}
+	if p.cl.blocks < 3 || p.cl.last == nil {
+		t.Errorf("%d blocks of %d pixels, last %v: want several, the last shorter", p.cl.blocks, p.cl.block, p.cl.last != nil)
 	}
 }
