@@ -54,6 +54,10 @@ func chanLastCases() []chanLastCase {
 	c := nhwcGroupNorm(5, 40, 3, 5, 4, dtypes.F32, dtypes.S8)
 	c.PostOps = []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 0, 0, 0}}}
 	out = append(out, chanLastCase{name: "f32 into s8", d: c, centres: []float64{2}, spread: 1})
+	// Images of one pixel: a group is its channels alone.
+	e := nhwcGroupNorm(6, 48, 1, 1, 6, dtypes.F32, dtypes.F32)
+	e.Beta = perChan(dtypes.F16)
+	out = append(out, chanLastCase{name: "one pixel", d: e, centres: []float64{1, -3}, spread: 2, tol: 2e-5})
 	return out
 }
 
