@@ -137,8 +137,10 @@ func TestDequantAgainstFloat64(t *testing.T) {
 			// An int8 src keeps every fused kernel its f32 twin has.
 			twin := *d
 			twin.SrcDT, twin.Dequant = dtypes.F32, nil
-			if tp, err := Compile(&twin); err != nil || (tp.full.fused != nil) != (p.full.fused != nil) {
-				t.Errorf("%s on %v: fused %v, the f32 twin's %v (%v)", c.name, isa, p.full.fused != nil, tp != nil && tp.full.fused != nil, err)
+			// (GroupNorm on channels last runs its own kernels for an f32
+			// src, the passes for an int8 one.)
+			if tp, err := Compile(&twin); err != nil || tp.cl == nil && (tp.full.fused != nil) != (p.full.fused != nil) {
+				t.Errorf("%s on %v: fused %v, the f32 twin's %v (%v)", c.name, isa, p.full.fused != nil, tp != nil && tp.full != nil && tp.full.fused != nil, err)
 			}
 			src := fillInt8(r, spanElems(d.Dims, d.SrcStrides))
 			gamma, beta, _ := fillOperands(r, d)

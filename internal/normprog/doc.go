@@ -46,10 +46,15 @@
 // channels are swept vertically for the statistics (the max and the sum
 // of exps, the mean and the variance, the norm) and then for the map
 // while the tile's rows stay in cache. Such a program is cut along the
-// inner dim where the outer ones give few chunks. The passes remain for
-// everything else: several normalized dims that are not one innermost
-// run, GroupNorm, kept statistics, a residual sum over columns, and the
-// interpreter.
+// inner dim where the outer ones give few chunks.
+//
+// GroupNorm on channels-last data (NHWC), whose groups interleave in
+// every pixel, runs as column kernels over blocks of pixels
+// (chanlast.go): per block the channels' statistics, merged per image in
+// a fixed order, then a map with per-channel operands. The passes remain
+// for everything else: several normalized dims that are not one
+// innermost run, GroupNorm on NCHW data (cut into chunks of groups),
+// kept statistics, a residual sum over columns, and the interpreter.
 //
 // An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
 // fused kernels dequantize each vector as they load it, and a program

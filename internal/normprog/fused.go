@@ -17,17 +17,17 @@ import (
 // statistics and then maps it (kernelshape.NormRows), with no scratch:
 // src is read from memory once and no f32 copy is written. A
 // normalization over one dim that is not innermost has a kernel of its
-// own (column.go); everything else (other normalized dims elsewhere,
-// GroupNorm, kept statistics, the interpreter) runs as the program of
-// passes.
+// own (column.go), GroupNorm on channels last its kernels (chanlast.go);
+// everything else (other normalized dims elsewhere, GroupNorm on NCHW,
+// kept statistics, the interpreter) runs as the program of passes.
 //
 // A residual sum's operands lead the kernel's binary operands; the
 // kernel forms the sum in its first sweep and writes it to src (the
 // caller's sum, or one row of scratch that every row reuses), from
 // where its later sweeps read it while it is in cache.
 
-// useFused is false in tests that compare the fused kernel with the
-// passes.
+// useFused is false in tests that compare the fused kernels (and
+// GroupNorm's on channels last, chanlast.go) with the passes.
 var useFused = true
 
 // fusedKinds maps the kinds the fused kernel computes.

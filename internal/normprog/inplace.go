@@ -115,11 +115,14 @@ func (p *Program) inPlaceCopy(ps *passes, c int64, scratch *[][]byte, buf func(r
 // output is it itself) when the chunks' spans of it overlap: a chunk's
 // copy would then read other chunks' elements, as other workers write
 // them, and where the normalized dims lie outside the chunk dim (a
-// normalization over axis 0, GroupNorm on channels last) nearly the whole
+// normalization over axis 0, GroupNorm on channels last as passes) nearly the whole
 // tensor, chunk after chunk. The run then reads a copy of the whole input
 // made once instead. in is nil when no such copy is needed.
 func (p *Program) wholeCopy(b *Buffers) (in *[]byte, n int64) {
 	d := &p.d
+	if p.cl != nil {
+		return nil, 0 // its blocks are apart and copied one by one
+	}
 	if p.full.fused != nil && (p.last == nil || p.last.fused != nil) {
 		return nil, 0 // the fused kernel runs in place as it is
 	}
@@ -147,8 +150,12 @@ func (p *Program) wholeCopy(b *Buffers) (in *[]byte, n int64) {
 // wholeCopies keeps the buffers of wholeCopy's copies between runs.
 var wholeCopies sync.Pool
 
+// copyPiece is how many bytes of a whole copy one goroutine copies at a
+// time (a variable: tests lower it).
+var copyPiece int64 = 1 << 20
+
 // runOnWholeCopy runs run with *in replaced by a copy of its first n
-// bytes.
+// bytes, made on jit's threads.
 func runOnWholeCopy(in *[]byte, n int64, run func() error) error {
 	var cp []byte
 	if v, ok := wholeCopies.Get().(*[]byte); ok && int64(cap(*v)) >= n {
@@ -156,7 +163,15 @@ func runOnWholeCopy(in *[]byte, n int64, run func() error) error {
 	} else {
 		cp = make([]byte, n)
 	}
-	copy(cp, (*in)[:n])
+	from := *in
+	if err := jit.Parallel(jit.Threads(), (n+copyPiece-1)/copyPiece, func(_ int, i int64) error {
+		lo := i * copyPiece
+		hi := min(n, lo+copyPiece)
+		copy(cp[lo:hi], from[lo:hi])
+		return nil
+	}); err != nil {
+		return err
+	}
 	orig := *in
 	*in = cp
 	err := run()

@@ -47,32 +47,40 @@ func inPlaceDescs() []tcase {
 // TestInPlaceCopyVolume: a run in place by passes copies at most twice
 // the tensor, whatever its layout: chunk by chunk where the chunks' spans
 // are apart, else the whole tensor once (wholeCopy), never each chunk's
-// span over other chunks' elements.
+// span over other chunks' elements; GroupNorm on channels last copies
+// block by block.
 func TestInPlaceCopyVolume(t *testing.T) {
 	whole := 0
 	for _, c := range inPlaceDescs() {
-		useFused = false
-		p, err := Compile(&c.d)
-		useFused = true
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		d := &p.d // the dims as merged
-		size := int64(d.SrcDT.Size())
-		tensor := span(d.Dims, d.SrcStrides, size)
-		src := make([]byte, tensor)
-		b := Buffers{Src: src, Dst: src}
-		copied := int64(0)
-		if in, n := p.wholeCopy(&b); in != nil {
-			copied = n
-			whole++
-		} else if p.chunkDim >= 0 {
-			for ch := range p.nChunks {
-				copied += p.chunkSpan(ch, d.SrcStrides, size)
+		for _, fused := range []bool{false, true} {
+			useFused = fused
+			p, err := Compile(&c.d)
+			useFused = true
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
 			}
-		}
-		if copied > 2*tensor {
-			t.Errorf("%s: an in-place run copies %d bytes of a %d-byte tensor", c.name, copied, tensor)
+			if fused && p.cl == nil {
+				continue // the fused kernels copy nothing
+			}
+			d := &p.d // the dims as merged
+			size := int64(d.SrcDT.Size())
+			tensor := span(d.Dims, d.SrcStrides, size)
+			src := make([]byte, tensor)
+			b := Buffers{Src: src, Dst: src}
+			copied := int64(0)
+			if in, n := p.wholeCopy(&b); in != nil {
+				copied = n
+				whole++
+			} else if p.cl != nil {
+				copied = p.cl.copyBytes(size)
+			} else if p.chunkDim >= 0 {
+				for ch := range p.nChunks {
+					copied += p.chunkSpan(ch, d.SrcStrides, size)
+				}
+			}
+			if copied > 2*tensor {
+				t.Errorf("%s: an in-place run copies %d bytes of a %d-byte tensor", c.name, copied, tensor)
+			}
 		}
 	}
 	if whole == 0 {
@@ -85,6 +93,9 @@ func TestInPlaceCopyVolume(t *testing.T) {
 // and 2 threads, and checks that dst (and kept statistics) are bit for
 // bit what the same program writes out of place.
 func TestInPlaceBitIdentity(t *testing.T) {
+	// Whole copies in pieces of an odd size, on several threads.
+	defer func(n int64) { copyPiece = n }(copyPiece)
+	copyPiece = 1000
 	eachISA(t, func(t *testing.T, isa jit.ISA) {
 		r := rand.New(rand.NewPCG(21, uint64(isa)))
 		for _, fused := range []bool{true, false} {
@@ -99,7 +110,7 @@ func TestInPlaceBitIdentity(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
-				if !fused && p.full.fused != nil {
+				if !fused && (p.cl != nil || p.full.fused != nil) {
 					t.Fatalf("%s: fused with useFused off", c.name)
 				}
 				d := &p.d
@@ -129,10 +140,10 @@ func TestInPlaceBitIdentity(t *testing.T) {
 						t.Fatalf("%s: in place: %v", c.name, err)
 					}
 					if !bytes.Equal(got, want) || !bytes.Equal(gm, wm) || !bytes.Equal(gv, wv) {
-						t.Errorf("%s (%s, fused %v, %d threads): in place differs from out of place", c.name, p.Impl(), p.full.fused != nil, th)
+						t.Errorf("%s (%s, fused %v, %d threads): in place differs from out of place", c.name, p.Impl(), ownKernels(p), th)
 					}
 				}
-				if fused == (p.full.fused != nil) {
+				if fused == (ownKernels(p)) {
 					ran++
 				}
 			}

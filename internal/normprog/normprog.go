@@ -124,6 +124,7 @@ type Program struct {
 	eps      []byte                // Epsilon as one f32, the operand that adds it
 	dq       []byte                // a fused Dequantize's -Zero and Scale as f32s, the passes' operands
 	scratch  chunk.Stash[[][]byte] // a worker's scratch buffers, kept between Runs
+	cl       *chanLast             // GroupNorm on channels-last data, in place of the chunks (chanlast.go)
 }
 
 // passes are one chunk's kernels in order, and its scratch; or its one
@@ -186,6 +187,16 @@ func Compile(d *Desc) (*Program, error) {
 	}
 	if err := checkStats(&p.d); err != nil {
 		return nil, err
+	}
+	if d.Kind == GroupNorm {
+		cl, err := compileChanLast(d)
+		if err != nil {
+			return nil, err
+		}
+		if cl != nil {
+			p.cl = cl
+			return p, nil
+		}
 	}
 	mergeKept(&p.d)
 	sumLayout(&p.d)
@@ -509,6 +520,9 @@ func dense(dims []int64, order []int, keep func(int) bool) []int64 {
 // Impl names the implementation of the program's kernels: one impl, or
 // several joined by "+" where passes differ.
 func (p *Program) Impl() string {
+	if p.cl != nil {
+		return p.cl.impl()
+	}
 	if p.full.fused != nil {
 		return p.full.fused.Impl()
 	}
@@ -518,11 +532,17 @@ func (p *Program) Impl() string {
 			names = append(names, n)
 		}
 	}
-	return strings.Join(names, "+")
+	return joinNames(names)
 }
+
+// joinNames joins implementation names with "+".
+func joinNames(names []string) string { return strings.Join(names, "+") }
 
 // Why says why the interpreter runs some pass, or "".
 func (p *Program) Why() string {
+	if p.cl != nil {
+		return p.cl.why()
+	}
 	for _, s := range p.full.steps {
 		if w := s.k.Why(); w != "" {
 			return w
@@ -549,11 +569,18 @@ type Buffers struct {
 // an InvalidArguments error; dst may be src itself, but overlap it no
 // other way (see inplace.go).
 func (p *Program) Run(b Buffers) error {
-	if p == nil || p.full == nil {
+	if p == nil || p.full == nil && p.cl == nil {
 		return status.Errorf(status.InvalidArguments, "normprog: Run of a nil program")
 	}
 	if err := p.checkBuffers(&b); err != nil {
 		return err
+	}
+	if p.cl != nil {
+		eps := p.d.Epsilon
+		if p.d.EpsDT != dtypes.Undef {
+			eps = dtypes.LoadF32(p.d.EpsDT, b.Eps, 0) // checked by checkBuffers
+		}
+		return p.cl.run(&b, p.d.SrcDT, p.d.DstDT, eps)
 	}
 	if in, n := p.wholeCopy(&b); in != nil {
 		return runOnWholeCopy(in, n, func() error { return p.runChunks(&b) })

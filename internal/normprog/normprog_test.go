@@ -485,3 +485,7 @@ func TestRefusals(t *testing.T) {
 		t.Error("Run of a nil program succeeds")
 	}
 }
+
+// ownKernels reports whether p runs kernels of its own (a fused kernel,
+// or GroupNorm's on channels last), not the passes.
+func ownKernels(p *Program) bool { return p.cl != nil || p.full.fused != nil }
