@@ -110,6 +110,7 @@ func TestArgsLayoutMatchesABI(t *testing.T) {
 		{"LongArgs.Totals", unsafe.Offsetof(la.Totals), plan.ArgTotals},
 		{"sizeof(LongArgs)", unsafe.Sizeof(la), plan.ArgTotals + 4*plan.TotalsLen},
 		{"NormArgs.Eps", unsafe.Offsetof(na.Eps), plan.ArgEps},
+		{"NormArgs.Stage", unsafe.Offsetof(na.Stage), plan.ArgStage},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

@@ -33,6 +33,7 @@ type NormKernel struct {
 	isa         ISA
 	count       int64   // rows of the first Outer loop (1: none)
 	spans       []int64 // bytes each call reads or writes: src, dst, then each binary operand
+	staged      bool    // the code may keep a tile's rows in plan.NormArgs.Stage
 }
 
 // CompileNorm compiles n for the effective ISA. Where no emitter takes n
@@ -78,7 +79,7 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	if err != nil {
 		return nil, fmt.Sprintf("executable memory: %v", err), nil
 	}
-	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan)}
+	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: n.Plan.HasInner}
 	if len(n.Plan.Outer) > 0 {
 		k.count = n.Plan.Outer[0].Size
 	}
@@ -117,6 +118,9 @@ func emitNorm(n *kernelshape.Norm, isa ISA) ([]byte, string, error) {
 	}
 	return code.Text, "", nil
 }
+
+// stageAlign is the alignment of plan.NormArgs.Stage: a cache line.
+const stageAlign = 64
 
 // streamAlign is the alignment of dst a call of n's streaming code
 // needs, or 0 where n does not stream or isa streams nothing: amd64's
@@ -234,6 +238,14 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error
 	code := k.codeFor(a.Dst)
 	for i, b := range bins {
 		a.Bins[i] = addr(b, 0)
+	}
+	if k.staged {
+		// Pooled: the scratch is a call's own while it runs.
+		buf, h := getScratch(plan.NormStageBytes + stageAlign)
+		defer putScratch(h)
+		a.Stage = addr(buf, 0)
+		a.Stage += -a.Stage & (stageAlign - 1)
+		defer runtime.KeepAlive(buf)
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err)

@@ -21,8 +21,8 @@ import (
 // over the C channels:
 //
 //	max:  m = max over c of x[c]
-//	sum:  s = sum over c of exp(x[c] - m)   (softmax with an f32 dst
-//	      not streamed keeps each exp in dst)
+//	sum:  s = sum over c of exp(x[c] - m)   (softmax keeps each exp,
+//	      see below)
 //	map:  softmax     dst[c] = exp(x[c] - m) * (1/s)   (or kept exp * (1/s))
 //	      log-softmax dst[c] = (x[c] - m) - log(s)
 //
@@ -32,15 +32,26 @@ import (
 // its sweeps, so src is read from memory once, whatever C and the stride
 // between channels are.
 //
+// Where the tile's rows fit plan.NormStageBytes, an emitter that can
+// (NormColumnStager) stages them: the max sweep copies each row, as
+// f32, into a scratch of the call's own (plan.NormArgs.Stage), the sum
+// sweep reads it from there and softmax writes its exps back over it,
+// and the map reads the stage, not src. The channels are often a power
+// of two bytes apart (the planes of NCHW), so a tile's rows fall in the
+// same few sets of the L1 and L2 caches, more rows than those sets have
+// ways: the sweeps after the first would read src from further out. The
+// stage's rows are contiguous, so they stay in the L1. Else softmax with
+// an f32 dst not streamed keeps its exps in dst.
+//
 // The channels of a tile are a page or more apart, where the hardware
 // prefetchers do not run ahead, so an emitter that can (NormColumnPrefetcher)
 // prefetches into its L2 the src rows of the tile normColumnAhead tiles
 // on during the sum sweep, and the dst rows during the map sweep: those
 // loads and stores then wait for the L2, not for memory, and the fetches
 // overlap the exps. A dst the map stores past the caches (StreamDst)
-// is not fetched: there softmax keeps no exps in dst and its map
-// computes them again from the tile's src, still in the cache, so that
-// dst is written once, not written, read back and written again.
+// is not fetched: there softmax keeps no exps in dst (unless staged, its
+// map computes them again from the tile's src), so that dst is written
+// once, not written, read back and written again.
 //
 // The statistics of a lane are combined over the channels in order
 // (a long sum of exps cut into runs, as the rows' sums are), the same
@@ -105,6 +116,21 @@ type NormColumnPrefetcher interface {
 // normColumnAhead is how many tiles ahead NormColumnPrefetcher fetches.
 const normColumnAhead = 3
 
+// NormColumnStager is optional: an instruction set whose kernels keep a
+// tile's rows in the scratch of plan.NormArgs.Stage (see above).
+type NormColumnStager interface {
+	// TakeStage, called before the Prologue, keeps a register for the
+	// stage's address, which the Prologue loads; false where too few
+	// registers are left for it.
+	TakeStage() bool
+	// StoreStage and LoadStage move a whole vector r, as f32, to or
+	// from the stage off bytes past its address; AdvanceStage moves the
+	// address by d bytes.
+	StoreStage(r int, off int64)
+	LoadStage(r int, off int64)
+	AdvanceStage(d int64)
+}
+
 // NormColumns emits the fused kernel of a normalized dim that is not
 // innermost (see above); n passes CheckColumns.
 func NormColumns(e NormEmitter, n *Norm) {
@@ -113,21 +139,28 @@ func NormColumns(e NormEmitter, n *Norm) {
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
 	}
-	c := normColumnsOf(e, n, pl.Reduced[0].Size)
+	in, ch := pl.Inner, pl.Reduced[0]
+	c := normColumnsOf(e, n, ch.Size)
 	if n.EpsArg {
 		e.LoadEps(c.eps)
 	}
+	V := e.Lanes()
+	softmax := n.Kind == NormSoftmax || n.Kind == NormLogSoftmax
+	st, _ := e.(NormColumnStager)
+	if st != nil && !(softmax && ch.Size*int64(c.vecs*V*4) <= plan.NormStageBytes && st.TakeStage()) {
+		st = nil
+	}
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
-	in, ch := pl.Inner, pl.Reduced[0]
 	si := e.StepsOf(&in)
-	V := e.Lanes()
-	tile := normColumnNormTile
-	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax {
-		tile = normColumnTile
-	}
 	k.Emit(e, func() {
-		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) { tile(e, n, c, &ch, si, m) })
+		Chunks(e, e.Pointers(), in.Size, c.vecs*V, si, func(m int) {
+			if softmax {
+				normColumnTile(e, n, c, &ch, si, m, st)
+			} else {
+				normColumnNormTile(e, n, c, &ch, si, m)
+			}
+		})
 	})
 	e.Return()
 }
@@ -177,13 +210,28 @@ func normColumnsOf(e NormEmitter, n *Norm, C int64) normColumns {
 
 // normColumnTile emits the three sweeps of one tile of m lanes of
 // Inner, over the channels ch.
-func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int) {
+func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int, st NormColumnStager) {
 	V := e.Lanes()
 	nv := (m + V - 1) / V
 	width := func(k int) int { return min(V, m-k*V) }
 	shift := func(k int) int { return c.vecs + k }
 	total := func(k int) int { return c.total + k }
 	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
+	// A staged tile's row is c.vecs whole vectors of f32, the rows one
+	// after another.
+	stageOff := func(k int) int64 { return int64(k * V * 4) }
+	stageRow := int64(c.vecs * V * 4)
+	// next moves the stage to the next row, back reverses a sweep's.
+	next := func() {
+		if st != nil {
+			st.AdvanceStage(stageRow)
+		}
+	}
+	back := func() {
+		if st != nil {
+			st.AdvanceStage(-ch.Size * stageRow)
+		}
+	}
 	cs := e.StepsOf(ch)
 	C := ch.Size
 	// each emits f(k, t) for every vector of the tile, t a temporary.
@@ -207,9 +255,14 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	Loop(e, C, Steps{Src: cs.Src}, func() {
 		each(func(k, t int) {
 			e.LoadSrc(t, srcOff(k), width(k))
+			if st != nil {
+				st.StoreStage(t, stageOff(k))
+			}
 			e.Accumulate(NormMaxAny, k, t, V)
 		})
+		next()
 	})
+	back()
 	for k := range nv {
 		e.Copy(shift(k), k)
 		if n.InfAsZero {
@@ -218,7 +271,9 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	}
 	// A softmax with an f32 dst keeps its exps there for the map to
 	// scale, unless that dst is streamed (see above).
-	keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32 && !streams(e, n)
+	keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32 && !streams(e, n) && st == nil
+	// A staged softmax keeps its exps in the stage instead.
+	stageExps := n.Kind == NormSoftmax && st != nil
 	expShifted := func(k, t int) {
 		e.Arith(ops.Subtract, t, shift(k))
 		e.ExpShifted(t)
@@ -247,19 +302,28 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 			ahead(si.Src, pf.PrefetchSrcL2)
 		}
 		each(func(k, t int) {
-			e.LoadSrc(t, srcOff(k), width(k))
+			if st != nil {
+				st.LoadStage(t, stageOff(k))
+			} else {
+				e.LoadSrc(t, srcOff(k), width(k))
+			}
 			expShifted(k, t)
-			if keep {
+			switch {
+			case keep:
 				e.StoreDst(t, Block(k, V, width(k), si).DstOff, width(k))
+			case stageExps:
+				st.StoreStage(t, stageOff(k))
 			}
 			e.Accumulate(NormSum, k, t, V)
 		})
+		next()
 	}, func() {
 		for k := range nv {
 			e.Accumulate(NormSum, total(k), k, V)
 		}
 		set(0)
 	})
+	back()
 	if c.chunk > 0 {
 		for k := range nv {
 			e.Accumulate(NormSum, k, total(k), V)
@@ -299,18 +363,27 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 				case keep:
 					e.LoadDst(t, l.DstOff, l.N)
 					e.Arith(ops.Multiply, t, k)
+				case stageExps:
+					st.LoadStage(t, stageOff(k))
+					e.Arith(ops.Multiply, t, k)
 				case n.Kind == NormSoftmax:
 					e.LoadSrc(t, srcOff(k), l.N)
 					expShifted(k, t)
 					e.Arith(ops.Multiply, t, k)
 				default:
-					e.LoadSrc(t, srcOff(k), l.N)
+					if st != nil {
+						st.LoadStage(t, stageOff(k))
+					} else {
+						e.LoadSrc(t, srcOff(k), l.N)
+					}
 					e.Arith(ops.Subtract, t, shift(k))
 					e.Arith(ops.Subtract, t, k)
 				}
 				finish(e, opnds, t, l)
 			})
+			next()
 		})
+		back()
 	})
 }
 

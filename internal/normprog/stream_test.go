@@ -16,16 +16,18 @@ import (
 // dst at least memoryMinBytes, lowered here to stream every one)
 // gives bit for bit the regular kernel's dst, on every JIT ISA, for
 // rows held in registers and not, an odd row count (a pair and a
-// row alone), a gamma, columns (softmax's, whose streamed kernel
-// computes the exps again where the regular one keeps them in dst,
-// log-softmax's and the other kinds'), f32 and bf16 dsts; with dst next to guard pages, on a
+// row alone), a gamma, columns (softmax's and log-softmax's, with a
+// tile's rows in the stage and past it, where softmax's streamed kernel
+// computes the exps again and the regular one keeps them in dst, and
+// the other kinds'), f32 and bf16 dsts; with dst next to guard pages, on a
 // vector boundary and off one (the run-time check then runs the regular
 // code), on 1 and 2 threads. On amd64 a kernel streams exactly where its
 // dst is f32, its rows' starts stay on vector boundaries and its map
 // reads src into a row not held in registers.
 func TestStreamedDst(t *testing.T) {
 	// kept: softmax into f32 keeps its exps in dst (rows not held;
-	// columns that stream compute them again), whose map streams
+	// columns keep them in the stage, or, where a tile's rows do not
+	// fit it, compute them again when they stream), whose map streams
 	// nothing, nor does a row held in
 	// registers; depends where whether a row is held depends on the
 	// ISA's registers.
@@ -46,8 +48,10 @@ func TestStreamedDst(t *testing.T) {
 		{LayerNorm, []int64{3, 768}, 0, dtypes.F32, no},
 		{L2Norm, []int64{4, 384}, 0, dtypes.F32, no},
 		{RMSNorm, []int64{5, 1024}, 0, dtypes.BF16, no},
-		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no}, // columns: exps computed again
+		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no}, // columns: exps in the stage
 		{LogSoftmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
+		{Softmax, []int64{2, 200, 2, 64}, 2, dtypes.F32, no}, // columns past the stage: exps computed again
+		{LogSoftmax, []int64{2, 200, 2, 64}, 2, dtypes.F32, no},
 		{LogSoftmax, []int64{2, 5, 3, 20}, 2, dtypes.F32, no}, // channels 60 elements apart
 		{L2Norm, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
 		{L1Norm, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},

@@ -81,7 +81,19 @@ type NormArgs struct {
 	// epsilon tensor, which may change between runs), as f32.
 	Eps float32
 	_   uint32
+	// Stage is the address of NormStageBytes of scratch, aligned to 64
+	// bytes, that a kernel over a dim that is not innermost keeps a
+	// tile's rows in (kernelshape.NormColumns); it need not be cleared.
+	Stage uintptr
 }
 
 // ArgEps is the byte offset of NormArgs.Eps.
 const ArgEps = ArgBins + 8*MaxBinary
+
+// ArgStage is the byte offset of NormArgs.Stage.
+const ArgStage = ArgEps + 8
+
+// NormStageBytes is the size of NormArgs.Stage's scratch: half an L1
+// data cache, so that a tile's rows there stay beside the lines of src
+// and dst passing through.
+const NormStageBytes = 16 << 10

@@ -94,6 +94,9 @@ func (g *gen) Prologue(cnt int16) {
 	if cnt != 0 {
 		g.op(x86.AMOVQ, mem(rDI, plan.ArgCount), reg(cnt))
 	}
+	if g.stage != 0 {
+		g.op(x86.AMOVQ, mem(rDI, plan.ArgStage), reg(g.stage))
+	}
 	g.reserveTotals()
 	g.op(x86.AMOVQ, mem(rDI, plan.ArgDst), reg(rDst))
 	g.pro = g.Add(&obj.Prog{As: obj.ANOP})

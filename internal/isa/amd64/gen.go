@@ -36,8 +36,9 @@ type gen struct {
 type unit struct {
 	avx512 bool
 	bf16   bool
-	V      int // f32 lanes per vector: 16 (zmm) or 8 (ymm)
-	nacc   int // accumulator registers are vector registers 0..nacc-1
+	V      int   // f32 lanes per vector: 16 (zmm) or 8 (ymm)
+	nacc   int   // accumulator registers are vector registers 0..nacc-1
+	stage  int16 // the stage's address (kernelshape.NormColumnStager), 0: none
 }
 
 // planFacts are the plan's, as the shapes read them.

@@ -20,3 +20,24 @@ func (g *gen) PrefetchSrcL2(off int64) { g.op(x86.APREFETCHT1, g.m(rSrc, off)) }
 func (g *gen) PrefetchDstL2(off int64) { g.op(x86.APREFETCHT1, g.m(rDst, off)) }
 
 var _ kernelshape.NormColumnPrefetcher = (*gen)(nil)
+
+// TakeStage keeps a general register for the stage's address, leaving
+// the loops' counters theirs (as reserveTotals does).
+func (g *gen) TakeStage() bool {
+	if len(g.gprFree) < len(g.pl.Outer)+len(g.pl.Reduced)+6 {
+		return false
+	}
+	g.stage = g.Counter()
+	return true
+}
+
+// StoreStage stores vector r at off bytes into the stage.
+func (g *gen) StoreStage(r int, off int64) { g.op(x86.AVMOVUPS, g.vr(r), mem(g.stage, off)) }
+
+// LoadStage loads vector r from off bytes into the stage.
+func (g *gen) LoadStage(r int, off int64) { g.op(x86.AVMOVUPS, mem(g.stage, off), g.vr(r)) }
+
+// AdvanceStage moves the stage's address by d bytes.
+func (g *gen) AdvanceStage(d int64) { g.addImm(g.stage, d) }
+
+var _ kernelshape.NormColumnStager = (*gen)(nil)

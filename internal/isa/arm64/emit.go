@@ -63,6 +63,9 @@ func (g *gen) Prologue(cnt int16) {
 	if cnt != 0 {
 		g.op(arm64.AMOVD, mem(rArgs, plan.ArgCount), reg(cnt))
 	}
+	if g.stage != 0 {
+		g.op(arm64.AMOVD, mem(rArgs, plan.ArgStage), reg(g.stage))
+	}
 	g.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
 	g.reserveTotals()
 	g.pro = g.Add(&obj.Prog{As: obj.ANOP})

@@ -71,6 +71,7 @@ type regState struct {
 	ptrs *kernelshape.Pointers
 
 	gprFree  []int16 // loop counters not in use
+	stage    int16   // the stage's address (kernelshape.NormColumnStager), 0: none
 	gprLog   []int16 // every counter handed out, in order
 	tmpNext  int     // next free temporary vector register
 	tmpFloor int     // the first temporary: tmpLo, or above it (WidenNorm)

@@ -30,3 +30,27 @@ func (g *gen) prefetchL2(x ref) {
 }
 
 var _ kernelshape.NormColumnPrefetcher = (*gen)(nil)
+
+// TakeStage keeps a general register for the stage's address, leaving
+// the loops' counters theirs.
+func (g *gen) TakeStage() bool {
+	if len(g.gprFree) < len(g.pl.Outer)+len(g.pl.Reduced)+6 {
+		return false
+	}
+	g.stage = g.Counter()
+	return true
+}
+
+// StoreStage stores vector r at off bytes into the stage.
+func (g *gen) StoreStage(r int, off int64) { g.fpMem(false, 16, r, at(g.stage, off)) }
+
+// LoadStage loads vector r from off bytes into the stage.
+func (g *gen) LoadStage(r int, off int64) { g.fpMem(true, 16, r, at(g.stage, off)) }
+
+// AdvanceStage moves the stage's address by d bytes.
+func (g *gen) AdvanceStage(d int64) {
+	g.addTo(g.stage, g.stage, d)
+	g.moved(g.stage)
+}
+
+var _ kernelshape.NormColumnStager = (*gen)(nil)

@@ -2,6 +2,7 @@ package arm64
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,5 +85,39 @@ func TestNormColumnsPrefetch(t *testing.T) {
 	}
 	if src == 0 || dst == 0 {
 		t.Errorf("column softmax kernel: %d src and %d dst L2 prefetches, want some of each", src, dst)
+	}
+}
+
+// TestNormColumnsStage checks that the column softmax kernel loads the
+// stage's address (plan.NormArgs.Stage) where a tile's rows fit the
+// stage, and not where they do not (kernelshape.NormColumnStager).
+func TestNormColumnsStage(t *testing.T) {
+	for _, c := range []struct {
+		C      int64
+		staged bool
+	}{{21, true}, {64, true}, {1000, false}} {
+		pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{2, c.C, 4096}, Reduce: []bool{false, true, false},
+			SrcStrides: []int64{c.C * 4096, 4096, 1}, DstStrides: []int64{c.C * 4096, 4096, 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl.Reduced[0].DstStride = 4096
+		for _, k := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax} {
+			code, err := EmitNorm(&kernelshape.Norm{Kind: k, Plan: pl, StreamDst: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loads := 0
+			want := fmt.Sprintf(", [x0, #%d]", plan.ArgStage)
+			for _, in := range disassemble(t, code.Text) {
+				if strings.HasPrefix(in.text, "ldr x") && strings.HasSuffix(in.text, want) {
+					loads++
+				}
+			}
+			if (loads == 1) != c.staged || loads > 1 {
+				t.Errorf("kind %v, %d channels: %d loads of the stage's address, staged %v", k, c.C, loads, c.staged)
+			}
+		}
 	}
 }
