@@ -3,6 +3,7 @@ package jit
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -25,7 +26,9 @@ var f64Specials = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 
 // with parameters at their edges (NaN, infinite and signed zero bounds,
 // alphas and betas) and binary operands of every type the native kernel
 // reads, per element and broadcast, at their extremes: on every ISA, the
-// interpreter's bits (any NaN matching any NaN), into f64 and f32 dsts.
+// interpreter's bits (any NaN matching any NaN), into f64 and f32 dsts;
+// then random chains of two to four of those post-ops over row counts
+// that leave every tail of a vector.
 func TestNativeF64PostSpecials(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	nz := float32(math.Copysign(0, -1))
@@ -77,51 +80,77 @@ func TestNativeF64PostSpecials(t *testing.T) {
 		}
 	}
 	ran := 0
-	for _, dst := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
-		for _, op := range postOps {
-			p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dst, Dims: []int64{n, 1},
-				SrcStrides: []int64{1, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: []plan.PostOp{op}}
-			pl, err := plan.Canonicalize(p)
+	// check runs post after the sum of each of n elements, src0(i), alone,
+	// into dst.
+	check := func(n int64, src0 func(i int64) float64, dst dtypes.DataType, post []plan.PostOp) {
+		p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dst, Dims: []int64{n, 1},
+			SrcStrides: []int64{1, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, PostOps: post}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, want, bins := kerneltest.Buffers(t, p, 0xa5, func(_ dtypes.DataType, b []byte) {
+			for i := range n {
+				plan.StoreF64(dtypes.F64, b, i, src0(i))
+			}
+		}, operand)
+		if err := interp.Run(pl, src, want, bins); err != nil {
+			t.Fatalf("interp: %v", err)
+		}
+		for _, isa := range testISAs() {
+			prev := SetMaxISA(isa)
+			k, err := Compile(pl)
+			SetMaxISA(prev)
 			if err != nil {
+				t.Fatalf("%v: %v", p, err)
+			}
+			if k.Impl() != "interp" {
+				if !kernelshape.IsNative(pl) {
+					t.Fatalf("%v: not the native kernel", pl)
+				}
+				ran++
+			}
+			got := kerneltest.Dst(t, p, 0xa5)
+			if err := k.Run(src, got, bins); err != nil {
 				t.Fatal(err)
 			}
-			src, want, bins := kerneltest.Buffers(t, p, 0xa5, func(_ dtypes.DataType, b []byte) {
-				for i, v := range f64Specials {
-					plan.StoreF64(dtypes.F64, b, int64(i), v)
+			name := fmt.Sprintf("%v %v %+v into %v", isa, k.Impl(), post, dst)
+			if msg := kerneltest.SameWide(dst, got, want); msg != "" {
+				i := int64(-1)
+				fmt.Sscanf(msg, "dst element %d", &i)
+				x := 0.0
+				if i >= 0 {
+					x = src0(i)
 				}
-			}, operand)
-			if err := interp.Run(pl, src, want, bins); err != nil {
-				t.Fatalf("interp: %v", err)
-			}
-			for _, isa := range testISAs() {
-				prev := SetMaxISA(isa)
-				k, err := Compile(pl)
-				SetMaxISA(prev)
-				if err != nil {
-					t.Fatalf("%v: %v", p, err)
-				}
-				if k.Impl() != "interp" {
-					if !kernelshape.IsNative(pl) {
-						t.Fatalf("%v: not the native kernel", pl)
-					}
-					ran++
-				}
-				got := kerneltest.Dst(t, p, 0xa5)
-				if err := k.Run(src, got, bins); err != nil {
-					t.Fatal(err)
-				}
-				name := fmt.Sprintf("%v %v %+v into %v", isa, k.Impl(), op, dst)
-				if msg := kerneltest.SameWide(dst, got, want); msg != "" {
-					i := -1
-					fmt.Sscanf(msg, "dst element %d", &i)
-					x := 0.0
-					if i >= 0 {
-						x = f64Specials[i]
-					}
-					t.Errorf("%s: x = %v: %s", name, x, msg)
-				}
+				t.Errorf("%s: x = %v: %s", name, x, msg)
 			}
 		}
+	}
+	special := func(i int64) float64 { return f64Specials[i%int64(len(f64Specials))] }
+	for _, dst := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+		for _, op := range postOps {
+			check(n, special, dst, []plan.PostOp{op})
+		}
+	}
+	// Chains of two to four of them over row counts that leave every
+	// tail of a vector, the specials in a shuffled order.
+	r := rand.New(rand.NewSource(3))
+	for range 300 {
+		chain := make([]plan.PostOp, 2+r.Intn(3))
+		nb := 0
+		for i := range chain {
+			for {
+				chain[i] = postOps[r.Intn(len(postOps))]
+				if !chain[i].Kind.IsBinary() || nb < plan.MaxBinary {
+					break
+				}
+			}
+			if chain[i].Kind.IsBinary() {
+				nb++
+			}
+		}
+		off := r.Int63n(n)
+		check(1+r.Int63n(40), func(i int64) float64 { return special(i*5 + off) }, []dtypes.DataType{dtypes.F64, dtypes.F32}[r.Intn(2)], chain)
 	}
 	t.Logf("%d runs of machine code", ran)
 	if ran == 0 && testISAs()[0] != None {
