@@ -16,9 +16,9 @@ import (
 
 // TestStreamedDstRandom: random rows and columns (their lengths and
 // counts, dst types, per-row operands, s8 and u8 src with a fused
-// Dequantize) whose dst is streamed wherever it may be (memoryMinBytes
-// lowered to 0), run with dst at offsets from the vector boundary, in
-// place, on 1 to 4 threads and, with chunks cut, give bit for bit what
+// Dequantize, rows padded) whose dst is streamed wherever it may be
+// (memoryMinBytes lowered to 0), run with dst at offsets from the vector
+// boundary, in place, on 1 to 4 threads and, with chunks cut, give bit for bit what
 // the regular kernel gives, and so does the regular kernel itself.
 func TestStreamedDstRandom(t *testing.T) {
 	prevMin := memoryMinBytes
@@ -43,6 +43,16 @@ func TestStreamedDstRandom(t *testing.T) {
 			}
 			dt := []dtypes.DataType{dtypes.F32, dtypes.F32, dtypes.BF16, dtypes.F16}[r.IntN(4)]
 			d := benchDesc(kind, dims, 1, after, dt)
+			// Rows padded in src and dst alike: a row stride on or off the
+			// vector.
+			padded := r.IntN(3) == 0
+			if padded {
+				rank := len(dims)
+				pd := append([]int64(nil), dims...)
+				pd[rank-1] += []int64{16, 3, 48, 1}[r.IntN(4)]
+				d.SrcStrides = denseStrides(pd, identity(rank))
+				d.DstStrides = d.SrcStrides
+			}
 			if r.IntN(3) == 0 {
 				rank := len(dims)
 				perRow := make([]int64, rank)
@@ -58,7 +68,7 @@ func TestStreamedDstRandom(t *testing.T) {
 				d.SrcDT = []dtypes.DataType{dtypes.S8, dtypes.U8}[r.IntN(2)]
 				d.Dequant = &kernelshape.Dequant{Scale: float32(r.Float64()*0.2 - 0.1), Zero: int32(r.IntN(300) - 150)}
 			}
-			name := fmt.Sprintf("%v %v %v->%v on %v post %d", kind, dims, d.SrcDT, dt, isa, len(d.PostOps))
+			name := fmt.Sprintf("%v %v strides %v %v->%v on %v post %d", kind, dims, d.SrcStrides, d.SrcDT, dt, isa, len(d.PostOps))
 			memoryMinBytes = math.MaxInt64
 			reg, err := Compile(d)
 			if err != nil {
@@ -96,7 +106,7 @@ func TestStreamedDstRandom(t *testing.T) {
 			want := run(reg, 0, 1, false)
 			for _, skew := range []int{0, 4, 32, 64, 8} {
 				threads := 1 + r.IntN(4)
-				inPlace := !dq && r.IntN(3) == 0
+				inPlace := !dq && !padded && r.IntN(3) == 0
 				if got := run(st, skew, threads, inPlace); !bytes.Equal(got, want) {
 					t.Fatalf("%s: streamed (skew %d, %d threads, in place %v) differs", name, skew, threads, inPlace)
 				}
