@@ -23,6 +23,9 @@ type dqNormCase struct {
 	quant  dtypes.DataType // Undef: an f32 dst
 	qScale float32
 	qZp    int64
+	// before is how many dims before the last SoftMax and LogSoftmax
+	// normalize over (0: the last; 1: the one before it, columns).
+	before int
 }
 
 // build returns the graph: the src is tensor 0, the dst tensor 9, gamma
@@ -44,7 +47,7 @@ func (c dqNormCase) build(t *testing.T) *graph.Graph {
 	op := graph.NewOp(1, c.kind, "norm").AddInput(x)
 	switch c.kind {
 	case graph.SoftMax, graph.LogSoftmax:
-		op.SetAttr("axis", int64(rank-1))
+		op.SetAttr("axis", int64(rank-1-c.before))
 	case graph.LayerNorm, graph.RMSNorm:
 		op.SetAttr("begin_norm_axis", int64(rank-1)).SetAttr("use_affine", true).SetAttr("epsilon", float32(1e-3))
 		if c.kind == graph.LayerNorm {
