@@ -16,7 +16,8 @@ import (
 
 // TestStreamedDstRandom: random rows and columns (their lengths and
 // counts, dst types, per-row operands, s8 and u8 src with a fused
-// Dequantize, rows padded) whose dst is streamed wherever it may be
+// Dequantize, rows padded, softmax rows and columns full of -Inf and
+// other specials, inf_as_zero) whose dst is streamed wherever it may be
 // (memoryMinBytes lowered to 0), run with dst at offsets from the vector
 // boundary, in place, on 1 to 4 threads and, with chunks cut, give bit for bit what
 // the regular kernel gives, and so does the regular kernel itself.
@@ -68,6 +69,8 @@ func TestStreamedDstRandom(t *testing.T) {
 				d.SrcDT = []dtypes.DataType{dtypes.S8, dtypes.U8}[r.IntN(2)]
 				d.Dequant = &kernelshape.Dequant{Scale: float32(r.Float64()*0.2 - 0.1), Zero: int32(r.IntN(300) - 150)}
 			}
+			specials := (kind == Softmax || kind == LogSoftmax) && !dq && r.IntN(3) == 0
+			d.InfAsZero = specials && kind == Softmax && r.IntN(2) == 0
 			name := fmt.Sprintf("%v %v strides %v %v->%v on %v post %d", kind, dims, d.SrcStrides, d.SrcDT, dt, isa, len(d.PostOps))
 			memoryMinBytes = math.MaxInt64
 			reg, err := Compile(d)
@@ -84,6 +87,15 @@ func TestStreamedDstRandom(t *testing.T) {
 			}
 			src := fill(r, dt, spanElems(d.Dims, d.SrcStrides), 6)
 			n := len(src)
+			if specials {
+				// -Inf and the other specials, often.
+				specials := []float32{float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -1e30}
+				for i := range int64(n / dt.Size()) {
+					if r.IntN(3) > 0 {
+						dtypes.StoreF32(dt, src, i, specials[r.IntN(len(specials))])
+					}
+				}
+			}
 			if dq {
 				src = fillInt8(r, spanElems(d.Dims, d.SrcStrides))
 			}
