@@ -82,6 +82,9 @@ func TestStreamedDstRandom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			if reg.full.fused != nil && reg.full.fused.Streams() {
+				t.Fatalf("%s: a dst below memoryMinBytes streams", name)
+			}
 			if st.full.fused != nil && st.full.fused.Streams() {
 				streamed++
 			}
