@@ -14,7 +14,8 @@ import (
 // TestStreamedDstResidual: LayerNorm and RMSNorm of a residual sum (kept
 // or not, x transposed or not, with a bias) whose dst is streamed give
 // the regular kernel's dst and sum, bit for bit, with dst on and off the
-// vector boundary and on 1 to 4 threads.
+// vector boundary and on 1 to 4 threads (NEON streams nothing: there
+// both are the regular kernel).
 func TestStreamedDstResidual(t *testing.T) {
 	prevMin := memoryMinBytes
 	defer func() { memoryMinBytes = prevMin }()
@@ -82,7 +83,7 @@ func TestStreamedDstResidual(t *testing.T) {
 			}
 		}
 		t.Logf("%v: %d streamed", isa, streamed)
-		if streamed == 0 {
+		if isa != jit.NEON && streamed == 0 {
 			t.Errorf("%v: nothing streamed", isa)
 		}
 		jit.SetMaxISA(prev)
