@@ -115,3 +115,58 @@ func TestIntMeanExtremes(t *testing.T) {
 		t.Fatalf("the long s32 row sums to %v, not past 2^53", f)
 	}
 }
+
+// r1CheckProd64 runs the product over axis 1 of src laid out [O, A, I]
+// on every ISA and 1 to 3 threads against the wrapping product.
+func r1CheckProd64[S int64 | uint64](t *testing.T, name string, src []S, O, A, I int) {
+	t.Helper()
+	want := make([]S, O*I)
+	for o := range O {
+		for i := range I {
+			p := S(1)
+			for a := range A {
+				p *= src[(o*A+a)*I+i]
+			}
+			want[o*I+i] = p
+		}
+	}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for threads := 1; threads <= 3; threads++ {
+			pt := jit.SetThreads(threads)
+			got := make([]S, O*I)
+			if err := reduce.Prod(got, src, []int{O, A, I}, []int{1}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for j := range want {
+				if got[j] != want[j] {
+					t.Fatalf("%s [%d %d %d] on %v, %d threads: output %d = %#x, want %#x", name, O, A, I, isa, threads, j, got[j], want[j])
+				}
+			}
+			jit.SetThreads(pt)
+		}
+		jit.SetMaxISA(prev)
+	}
+}
+
+// TestProd64FullWidth: s64 and u64 products of odd full-width values (no
+// zero ends one, every product of the halves counts) and of odd values at
+// the extremes, over rows, columns and long axes that the runtime cuts into
+// two stages.
+func TestProd64FullWidth(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, sh := range [][3]int{{1, 1, 1}, {3, 5, 1}, {2, 17, 3}, {4, 9, 100}, {1, 100003, 1}, {3, 20001, 7}} {
+		O, A, I := sh[0], sh[1], sh[2]
+		n := O * A * I
+		s64, u64 := make([]int64, n), make([]uint64, n)
+		for k := range n {
+			u64[k] = r.Uint64() | 1
+			if r.IntN(50) == 0 {
+				u64[k] = []uint64{math.MaxUint64, 1<<63 + 1, 1<<32 + 1, 1<<32 - 1}[r.IntN(4)]
+			}
+			s64[k] = int64(u64[k])
+		}
+		r1CheckProd64(t, "s64", s64, O, A, I)
+		r1CheckProd64(t, "u64", u64, O, A, I)
+	}
+}
