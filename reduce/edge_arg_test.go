@@ -158,7 +158,7 @@ func TestArgSpecials(t *testing.T) {
 								case dtypes.BF16, dtypes.F16:
 									s := make([]uint16, n)
 									for k, v := range vals {
-										dtypes.StoreF32(dt, r1U16Bytes(s), int64(k), float32(v))
+										dtypes.StoreF32(dt, u16Bytes(s), int64(k), float32(v))
 									}
 									o := append(opts, reduce.Type(dt))
 									run(func(a []int64, b []int32) (error, error) {

@@ -44,7 +44,7 @@ func TestSoftmaxColumnsStrided(t *testing.T) {
 			srcH := make([]uint16, c.srcN)
 			for i := range srcF {
 				srcF[i] = float32(r.Float64()*10 - 5)
-				dtypes.StoreF32(dtypes.F16, r1U16Bytes(srcH), int64(i), srcF[i])
+				dtypes.StoreF32(dtypes.F16, u16Bytes(srcH), int64(i), srcF[i])
 			}
 			for _, log := range []bool{false, true} {
 				for _, th := range []int{1, 2} {
@@ -75,7 +75,7 @@ func TestSoftmaxColumnsStrided(t *testing.T) {
 								for ch := range C {
 									k := o*c.src[0] + ch*c.src[1] + i
 									if pass == 0 {
-										xs[ch] = float64(dtypes.LoadF32(dtypes.F16, r1U16Bytes(srcH), int64(k)))
+										xs[ch] = float64(dtypes.LoadF32(dtypes.F16, u16Bytes(srcH), int64(k)))
 									} else {
 										xs[ch] = float64(srcF[k])
 									}

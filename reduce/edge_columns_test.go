@@ -5,16 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/reduce"
 )
-
-func r1U16Bytes(s []uint16) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 2*len(s))
-}
 
 // r1SoftmaxOracle is softmax (or log-softmax) of xs in float64, with
 // inf_as_zero making a row whose max is -Inf 0s.
@@ -111,8 +106,8 @@ func TestSoftmaxColumnsSpecials(t *testing.T) {
 					if dt == dtypes.F32 {
 						src32[k] = float32(v)
 					} else {
-						dtypes.StoreF32(dt, r1U16Bytes(src16), int64(k), float32(v))
-						vals[k] = float64(dtypes.LoadF32(dt, r1U16Bytes(src16), int64(k)))
+						dtypes.StoreF32(dt, u16Bytes(src16), int64(k), float32(v))
+						vals[k] = float64(dtypes.LoadF32(dt, u16Bytes(src16), int64(k)))
 					}
 					if dt == dtypes.F32 {
 						vals[k] = float64(src32[k])
@@ -169,7 +164,7 @@ func TestSoftmaxColumnsSpecials(t *testing.T) {
 									err = reduce.Softmax(dst, src16, []int{O, C, I}, 1, opts...)
 								}
 								for k := range dst {
-									got[k] = float64(dtypes.LoadF32(dt, r1U16Bytes(dst), int64(k)))
+									got[k] = float64(dtypes.LoadF32(dt, u16Bytes(dst), int64(k)))
 								}
 							}
 							jit.SetThreads(pt)

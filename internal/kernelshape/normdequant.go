@@ -10,10 +10,13 @@ import (
 // Dequant is a Dequantize fused before a normalization (oneDNN Graph's
 // int8 softmax, layernorm and groupnorm patterns): src is s8 or u8
 // data, per tensor, and each element x is loaded as (x - Zero) * Scale
-// in f32, which the statistics and the map then take as x. The integers
-// convert to f32 exactly and x - Zero is exact too (both are small
-// integers), so the one rounding is the scale's multiply, as in
-// oneDNN's reference.
+// in f32, which the statistics and the map then take as x. x converts
+// to f32 exactly; so does Zero, and x - Zero is exact, where |Zero| is
+// at most 2^24 - 255 (any zero point in s8's or u8's range, and far
+// past it): there the one rounding is the scale's multiply, as in
+// oneDNN's reference. A zero point of larger magnitude (an s32 may hold
+// one) is rounded to f32 first and x - Zero rounds again, in the fused
+// kernels and the passes alike.
 type Dequant struct {
 	Scale float32
 	Zero  int32
