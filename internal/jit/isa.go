@@ -37,19 +37,21 @@ func (i ISA) String() string {
 
 // ParseISA parses an ISA name, case-insensitively. Besides the String
 // names it accepts "all" and "max" (the most capable ISA of this GOARCH,
-// i.e. no cap), and oneDNN's spellings "avx512_core", "avx512_core_bf16"
-// and "avx2_vnni" style suffixes mapped to the gdnn ISA they imply, so a
-// value copied from ONEDNN_MAX_CPU_ISA works.
+// i.e. no cap), and oneDNN's spellings mapped to the gdnn ISA they imply,
+// so a value copied from ONEDNN_MAX_CPU_ISA works: "avx512_core",
+// "avx512_core_bf16", "avx10_1_512" and the like are avx512, "avx2_vnni"
+// and the like avx2, "default" all, and "sse41" and "avx", below every
+// gdnn kernel, none (the interpreter): a ceiling is never lifted.
 func ParseISA(s string) (ISA, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	switch {
-	case n == "none" || n == "interp":
+	case n == "none" || n == "interp" || n == "sse41" || n == "avx":
 		return None, nil
-	case n == "all" || n == "max":
+	case n == "all" || n == "max" || n == "default":
 		return topISA(runtime.GOARCH), nil
 	case n == "avx2" || strings.HasPrefix(n, "avx2_"):
 		return AVX2, nil
-	case n == "avx512" || strings.HasPrefix(n, "avx512_"):
+	case n == "avx512" || strings.HasPrefix(n, "avx512_") || strings.HasPrefix(n, "avx10_"):
 		return AVX512, nil
 	case n == "neon" || n == "asimd" || n == "simd":
 		return NEON, nil
