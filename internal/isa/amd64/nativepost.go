@@ -14,7 +14,8 @@ import (
 // kernelshape.Epilogue over a Finisher whose lanes are the native
 // kernel's f64 lanes, V of them (8 on AVX-512, 4 on AVX2). Each op is
 // plan.EltwiseF64's or plan.BinaryF64's, bit for bit: one correctly
-// rounded instruction, or compares and selects. A single output (the
+// rounded instruction, or compares and selects; but Exp and Log, which
+// are package vf64's (expf64.go). A single output (the
 // row and element shapes) is in every lane, as NativeStoreFirst leaves
 // it.
 
@@ -137,9 +138,9 @@ func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
 }
 
 // Eltwise applies a unary post-op to the f64 lanes of r as
-// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops, and
+// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops,
 // HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
-// f64 lanes.
+// f64 lanes, and package vf64's Exp and Log.
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()
@@ -154,6 +155,10 @@ func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 		n.hardSwishF64(r, n.Tmp())
 	case ops.Pow:
 		n.powNative(op.Beta, r)
+	case ops.Exp:
+		n.expF64(r)
+	case ops.Log:
+		n.logF64(r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "amd64: f64 post-op %v is not emitted", op.Kind))
 	}

@@ -15,7 +15,8 @@ import (
 // amd64's: kernelshape.Epilogue over a Finisher whose lanes are the
 // native kernel's two f64 lanes. Each op is plan.EltwiseF64's or
 // plan.BinaryF64's, bit for bit: correctly rounded instructions in the
-// interpreter's order, or compares and selects. A single output is in lane 0 (every lane holds
+// interpreter's order, or compares and selects; but Exp and Log, which
+// are package vf64's (expf64.go). A single output is in lane 0 (every lane holds
 // it after NativeStoreFirst's butterfly, but only lane 0 is stored).
 
 // f64Epilogue is the Finisher of a native kernel's f64 results.
@@ -97,9 +98,9 @@ func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
 }
 
 // Eltwise applies a unary post-op to the f64 lanes of r as
-// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops, and
+// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops,
 // HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
-// f64 lanes.
+// f64 lanes, and package vf64's Exp and Log.
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()
@@ -114,6 +115,10 @@ func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 		n.hardSwishF64(r, n.Tmp())
 	case ops.Pow:
 		n.powNative(op.Beta, r)
+	case ops.Exp:
+		n.expF64(r)
+	case ops.Log:
+		n.logF64(r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 post-op %v is not emitted", op.Kind))
 	}
