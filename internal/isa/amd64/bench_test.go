@@ -148,16 +148,24 @@ func BenchmarkF64PostOps(b *testing.B) {
 	}
 }
 
-// BenchmarkF64ExpLog times the f64 Exp and Log post-ops: the max of
-// each pair of a [16384,2] f64 src (16384 outputs, in cache), then the
-// post-op, into f64, the native kernel of AVX-512 and AVX2 beside the
-// interpreter, with the process's CPU time (cpubench.Loop). Bytes are
-// src + dst.
+// BenchmarkF64ExpLog times the f64 Exp and Log post-ops after the max
+// of each pair of 16384 pairs of f64 (in cache), into f64: by row
+// ([16384,2] over its last dim: the post-op on one output at a time)
+// and by column ([2,16384] over its first: on a vector of outputs), the
+// native kernel of AVX-512 and AVX2 beside the interpreter, with the
+// process's CPU time (cpubench.Loop). Bytes are src + dst.
 func BenchmarkF64ExpLog(b *testing.B) {
-	for _, kind := range []ops.Kind{ops.Exp, ops.Log} {
+	for _, c := range []struct {
+		shape string
+		kind  ops.Kind
+	}{{"row", ops.Exp}, {"row", ops.Log}, {"column", ops.Exp}, {"column", ops.Log}} {
+		kind := c.kind
 		p := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
 			Dims: []int64{16384, 2}, SrcStrides: []int64{2, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
 			PostOps: []plan.PostOp{{Kind: kind}}}
+		if c.shape == "column" {
+			p.Dims, p.SrcStrides, p.Reduce, p.DstStrides = []int64{2, 16384}, []int64{16384, 1}, []bool{true, false}, []int64{0, 1}
+		}
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			b.Fatal(err)
@@ -175,7 +183,7 @@ func BenchmarkF64ExpLog(b *testing.B) {
 			if tg.Name == "avx512bf16" {
 				continue // the same f64 code as avx512
 			}
-			b.Run("op="+kind.String()+"/impl="+tg.Name, func(b *testing.B) {
+			b.Run("shape="+c.shape+"/op="+kind.String()+"/impl="+tg.Name, func(b *testing.B) {
 				k := tg.Compile(b, pl)
 				defer k.Release()
 				b.SetBytes(bytes)
@@ -185,7 +193,7 @@ func BenchmarkF64ExpLog(b *testing.B) {
 				})
 			})
 		}
-		b.Run("op="+kind.String()+"/impl=interp", func(b *testing.B) {
+		b.Run("shape="+c.shape+"/op="+kind.String()+"/impl=interp", func(b *testing.B) {
 			b.SetBytes(bytes)
 			cpubench.Loop(b, func() error { return interp.Run(pl, src, dst, nil) })
 		})
