@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/vf64"
 	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/partition"
 )
@@ -148,16 +149,64 @@ func TestF64PostOpsFused(t *testing.T) {
 	}
 }
 
-// TestF64ExpNotNative: an f64 chain with a post-op the native kernel's
-// f64 epilogue does not take (Exp) runs in the interpreter, and the
-// reason names the post-op.
-func TestF64ExpNotNative(t *testing.T) {
+// TestF64ExpLogNative: an f64 max followed by Exp or Log runs as
+// machine code where there is a JIT, within 2 float64 ulps (vf64.MaxULP)
+// of math.Exp and math.Log of the maxima.
+func TestF64ExpLogNative(t *testing.T) {
+	for _, kind := range []graph.OpKind{graph.Exp, graph.Log} {
+		x := graph.NewLogicalTensor(0, dtypes.F64, []int64{40, 3})
+		s := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
+		y := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
+		g := graph.New()
+		mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceMax, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1})))
+		mustF64(t, g.AddOp(graph.NewOp(1, kind, "").AddInput(s).AddOutput(y)))
+		mustF64(t, g.Finalize())
+		parts, err := partition.Get(g, partition.Fusion)
+		mustF64(t, err)
+		if len(parts) != 1 || !parts[0].IsSupported() {
+			t.Fatalf("partitions %v, want one supported", parts)
+		}
+		p := parts[0]
+		cp, err := p.Compile(p.Inputs(), p.Outputs())
+		mustF64(t, err)
+		if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+			t.Errorf("%v: impl %q (reason %q), want machine code under %v", kind, cp.Impl(), cp.Reason(), isa)
+		}
+		lt, err := cp.QueryLogicalTensor(y.ID)
+		mustF64(t, err)
+		xs := make([]float64, 40*3)
+		for i := range xs {
+			xs[i] = float64(i%11-3)*7.25 + math.Ldexp(float64(i%7), -30)
+		}
+		ys := make([]float64, 40)
+		xt, err := partition.NewTensor(x, xs)
+		mustF64(t, err)
+		yt, err := partition.NewTensor(lt, ys)
+		mustF64(t, err)
+		mustF64(t, cp.Execute([]partition.Tensor{xt}, []partition.Tensor{yt}))
+		for r := range 40 {
+			m := math.Max(math.Max(xs[3*r], xs[3*r+1]), xs[3*r+2])
+			want, near := math.Exp(m), vf64.ExpNear
+			if kind == graph.Log {
+				want, near = math.Log(m), vf64.LogNear
+			}
+			if d, ok := near(m, ys[r]); !ok {
+				t.Errorf("%v row %d: %v, want %v (%d ulps)", kind, r, ys[r], want, d)
+			}
+		}
+	}
+}
+
+// TestF64SigmoidNotNative: an f64 chain with a post-op the native
+// kernel's f64 epilogue does not take (Sigmoid) runs in the interpreter,
+// and the reason names the post-op.
+func TestF64SigmoidNotNative(t *testing.T) {
 	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{4, 64})
 	s := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
 	y := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
 	g := graph.New()
 	mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceMax, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1})))
-	mustF64(t, g.AddOp(graph.NewOp(1, graph.Exp, "").AddInput(s).AddOutput(y)))
+	mustF64(t, g.AddOp(graph.NewOp(1, graph.Sigmoid, "").AddInput(s).AddOutput(y)))
 	mustF64(t, g.Finalize())
 	parts, err := partition.Get(g, partition.Fusion)
 	mustF64(t, err)
@@ -170,7 +219,7 @@ func TestF64ExpNotNative(t *testing.T) {
 	if cp.Impl() != "interp" || cp.Reason() == "" {
 		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
 	}
-	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 post-op 0 (Exp) runs in the interpreter") {
+	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 post-op 0 (Sigmoid) runs in the interpreter") {
 		t.Errorf("reason %q does not name the post-op", cp.Reason())
 	}
 }

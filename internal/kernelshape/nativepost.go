@@ -9,18 +9,20 @@ import (
 
 // The f64 post-ops of the native kernel: Epilogue, the f32 kernels'
 // skeleton, run over an emitter's Finisher whose lanes are f64, as
-// plan.EltwiseF64 and plan.BinaryF64 compute them. Only post-ops whose
-// f64 result is a few correctly rounded operations in a fixed order (or
-// exact: a compare, a select, a sign) are taken, so that the machine
-// code's results are the interpreter's bit for bit: the binary ops, Abs,
-// Clamp, ReLU, LeakyReLU, Square, Sqrt, Round, HardSigmoid, HardSwish
-// and Pow (ops.PowBetas); the others (exp, log and the functions built
-// on them) run in the interpreter. Binary operands are widened to f64
-// exactly.
+// plan.EltwiseF64 and plan.BinaryF64 compute them. The binary ops, Abs,
+// Clamp, ReLU, LeakyReLU, Square, Sqrt, Round, HardSigmoid, HardSwish and
+// Pow (ops.PowBetas) are a few correctly rounded operations in a fixed
+// order (or exact: a compare, a select, a sign), so that the machine
+// code's results are the interpreter's bit for bit; Exp and Log are
+// package vf64's, within vf64.MaxULP float64 ulps of the interpreter's
+// package math. The functions built on exp and log (Sigmoid, Tanh, Elu,
+// SoftPlus, Mish, the GELUs) run in the interpreter. Binary operands are
+// widened to f64 exactly.
 
 // nativeF64Eltwise are the unary post-ops the f64 epilogue takes.
 var nativeF64Eltwise = map[ops.Kind]bool{ops.Abs: true, ops.Clamp: true, ops.ReLU: true, ops.LeakyReLU: true,
-	ops.Square: true, ops.Sqrt: true, ops.Round: true, ops.HardSigmoid: true, ops.HardSwish: true, ops.Pow: true}
+	ops.Square: true, ops.Sqrt: true, ops.Round: true, ops.HardSigmoid: true, ops.HardSwish: true, ops.Pow: true,
+	ops.Exp: true, ops.Log: true}
 
 // nativeF64Binary are the binary post-ops the f64 epilogue takes.
 var nativeF64Binary = map[ops.Kind]bool{ops.Add: true, ops.Subtract: true, ops.Multiply: true, ops.Divide: true,

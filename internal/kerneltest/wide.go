@@ -13,6 +13,8 @@ import (
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
+	"github.com/gdnn/gdnn/internal/vexp"
+	"github.com/gdnn/gdnn/internal/vf64"
 )
 
 // Bounds is the set of values an output may take: [Lo, Hi] (NaN: only
@@ -56,6 +58,11 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 				f = func(x float64) float64 { return plan.EltwiseF64(op.Kind, op.Alpha, op.Beta, x) }
 			}
 			b = b.through(f)
+			if op.Kind == ops.Exp || op.Kind == ops.Log {
+				// The machine code's exp and log are within
+				// vf64.MaxULP of package math's, not its bits.
+				b = b.widen(vf64.MaxULP)
+			}
 		}
 		if p.DstDT != dtypes.F64 {
 			b.Lo, b.Hi, b.Mid = float64(float32(b.Lo)), float64(float32(b.Hi)), float64(float32(b.Mid))
@@ -120,6 +127,19 @@ func (b Bounds) through(f func(float64) float64) Bounds {
 	m := math.Ldexp(math.Max(math.Abs(out.Lo), math.Abs(out.Hi)), -40) + math.SmallestNonzeroFloat64
 	out.Lo, out.Hi = out.Lo-m, out.Hi+m
 	return out
+}
+
+// widen widens b's finite ends by n float64 ulps each.
+func (b Bounds) widen(n int) Bounds {
+	for range n {
+		if !math.IsInf(b.Lo, 0) {
+			b.Lo = math.Nextafter(b.Lo, math.Inf(-1))
+		}
+		if !math.IsInf(b.Hi, 0) {
+			b.Hi = math.Nextafter(b.Hi, math.Inf(1))
+		}
+	}
+	return b
 }
 
 // CheckWide compares got, p's dst, with WideBounds: every output within
@@ -330,6 +350,44 @@ func SameWide(dt dtypes.DataType, got, want []byte) string {
 			continue
 		}
 		return fmt.Sprintf("dst element %d is %v (% x), want %v (% x)", i, x, a, y, b)
+	}
+	return ""
+}
+
+// WideInterpMismatch compares got, p's dst from machine code, with want,
+// the interpreter's: bit for bit (SameWide) where no post-op is Exp or
+// Log, whose machine code is within vf64.MaxULP of the interpreter's
+// package math; within that where the last post-op is the only one of
+// them (an f32 dst within one f32 ulp, what rounding two such values
+// gives); and not at all where another op follows one, which could
+// magnify the difference without bound (a Subtract of a close operand,
+// an Exp of a large value): CheckWide's
+// interval bounds, which carry the ulps through the later ops, hold those
+// outputs.
+func WideInterpMismatch(p *plan.Problem, got, want []byte) string {
+	at, count := -1, 0
+	for i, op := range p.PostOps {
+		if op.Kind == ops.Exp || op.Kind == ops.Log {
+			at, count = i, count+1
+		}
+	}
+	switch {
+	case count == 0:
+		return SameWide(p.DstDT, got, want)
+	case count > 1 || at < len(p.PostOps)-1:
+		return ""
+	}
+	dt := p.DstDT
+	sz := int64(dt.Size())
+	for i := int64(0); i < int64(len(got))/sz; i++ {
+		x, y := oracle.Get(dt, got, i), oracle.Get(dt, want, i)
+		d, tol := vf64.ULPs(x, y), int64(vf64.MaxULP)
+		if dt != dtypes.F64 && d != 0 && d != math.MaxInt64 {
+			d, tol = vexp.ULPs(float32(x), float32(y)), 1
+		}
+		if d > tol {
+			return fmt.Sprintf("dst element %d is %v, want %v (%d ulps apart, %d allowed)", i, x, y, d, tol)
+		}
 	}
 	return ""
 }

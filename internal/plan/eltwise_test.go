@@ -297,3 +297,16 @@ func TestPow(t *testing.T) {
 		t.Errorf("Pow 1.5 (4) = %v, want NaN (not a beta plans take)", got)
 	}
 }
+
+// TestEltwiseF64LogSubnormal holds EltwiseF64's log of subnormals to the
+// exact value's neighbours: log(2^-1074) and log(2^-1050) are -1074 ln 2
+// and -1050 ln 2 (Go's amd64 math.Log gives about -708.4 for both).
+func TestEltwiseF64LogSubnormal(t *testing.T) {
+	for _, e := range []int{-1074, -1050, -1023} {
+		got := EltwiseF64(ops.Log, 0, 0, math.Ldexp(1, e))
+		want := float64(e) * math.Ln2
+		if math.Abs(got-want) > 4*math.Abs(want)*0x1p-53 {
+			t.Errorf("log(2^%d) = %v, want %v", e, got, want)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func EltwiseF64(k ops.Kind, alpha, beta float32, x float64) float64 {
 		}
 		return a * x
 	case ops.Log:
-		return math.Log(x)
+		return log64(x)
 	case ops.Pow:
 		return pow64(beta, x)
 	case ops.Mish:
@@ -183,6 +183,18 @@ func BinaryF64(k ops.Kind, a, b float64) float64 {
 		return a - b
 	}
 	return math.NaN()
+}
+
+// log64 is math.Log, but of a subnormal x as log(x*2^52) - 52*ln2:
+// Go's amd64 math.Log (assembly) gives about log(2^-1022) for every
+// subnormal. x*2^52 is exact and normal, 52*ln2 is taken in two parts
+// (the first times 52 exact), so the result is within about an ulp.
+func log64(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+		return math.FMA(-52, ln2Hi, math.Log(x*0x1p52)) - 52*ln2Lo
+	}
+	return math.Log(x)
 }
 
 // geluInf64 is GELU's limit at ±Inf: +Inf, or -0 from below.

@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 
@@ -143,6 +144,58 @@ func BenchmarkF64PostOps(b *testing.B) {
 		b.Run("shape="+c.name+"/impl=interp", func(b *testing.B) {
 			b.SetBytes(bytes)
 			cpubench.Loop(b, func() error { return interp.Run(pl, src, dst, bins) })
+		})
+	}
+}
+
+// BenchmarkF64ExpLog times the f64 Exp and Log post-ops after the max
+// of each pair of 16384 pairs of f64 (in cache), into f64: by row
+// ([16384,2] over its last dim: the post-op on one output at a time)
+// and by column ([2,16384] over its first: on a vector of outputs), the
+// native kernel of AVX-512 and AVX2 beside the interpreter, with the
+// process's CPU time (cpubench.Loop). Bytes are src + dst.
+func BenchmarkF64ExpLog(b *testing.B) {
+	for _, c := range []struct {
+		shape string
+		kind  ops.Kind
+	}{{"row", ops.Exp}, {"row", ops.Log}, {"column", ops.Exp}, {"column", ops.Log}} {
+		kind := c.kind
+		p := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+			Dims: []int64{16384, 2}, SrcStrides: []int64{2, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
+			PostOps: []plan.PostOp{{Kind: kind}}}
+		if c.shape == "column" {
+			p.Dims, p.SrcStrides, p.Reduce, p.DstStrides = []int64{2, 16384}, []int64{16384, 1}, []bool{true, false}, []int64{0, 1}
+		}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewSource(1))
+		src, dst, _ := kerneltest.Buffers(b, p, 0, func(_ dtypes.DataType, s []byte) { kerneltest.FillWideGrid(r, s, false) }, nil)
+		if kind == ops.Log {
+			// Positive inputs: the log's arithmetic, not its NaN lanes.
+			for i := int64(0); i < int64(len(src)/8); i++ {
+				plan.StoreF64(dtypes.F64, src, i, math.Abs(plan.LoadF64(dtypes.F64, src, i))+0.5)
+			}
+		}
+		bytes := int64(len(src) + len(dst))
+		for _, tg := range targets(b) {
+			if tg.Name == "avx512bf16" {
+				continue // the same f64 code as avx512
+			}
+			b.Run("shape="+c.shape+"/op="+kind.String()+"/impl="+tg.Name, func(b *testing.B) {
+				k := tg.Compile(b, pl)
+				defer k.Release()
+				b.SetBytes(bytes)
+				cpubench.Loop(b, func() error {
+					k.RunBlocks(pl, src, dst, nil, 0)
+					return nil
+				})
+			})
+		}
+		b.Run("shape="+c.shape+"/op="+kind.String()+"/impl=interp", func(b *testing.B) {
+			b.SetBytes(bytes)
+			cpubench.Loop(b, func() error { return interp.Run(pl, src, dst, nil) })
 		})
 	}
 }

@@ -61,54 +61,10 @@ var _ kernelshape.DstStreamer = (*gen)(nil)
 func (g *gen) Eltwise(op plan.PostOp, r int) {
 	mk := g.Mark()
 	defer g.Release(mk)
-	x := g.vr(r)
+	if g.eltwiseLanes(&f32Lanes, op, r) {
+		return
+	}
 	switch op.Kind {
-	case ops.Abs:
-		t := g.Tmp()
-		g.constant(t, 0x7fffffff)
-		g.op(g.pand(), g.vr(t), x, x)
-	case ops.Clamp:
-		// VMAXPS returns its second source (x) when either is NaN or
-		// both are zero: max(alpha, x) then min(beta, x) is exactly
-		// "if x < alpha {alpha}; if x > beta {beta}".
-		t := g.Tmp()
-		g.constF32(t, op.Alpha)
-		g.op(x86.AVMAXPS, x, g.vr(t), x)
-		g.constF32(t, op.Beta)
-		g.op(x86.AVMINPS, x, g.vr(t), x)
-	case ops.Square:
-		g.op(x86.AVMULPS, x, x, x)
-	case ops.Sqrt:
-		g.op(x86.AVSQRTPS, x, x)
-	case ops.Round:
-		g.roundEven(x)
-	case ops.ReLU:
-		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
-		// everything else (including -0) becomes +0.
-		t := g.Tmp()
-		g.zero(t)
-		if g.avx512 {
-			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, kreg(6))
-			g.opz(x86.AVMOVUPS, x, kreg(6), x)
-		} else {
-			g.op(x86.AVCMPPS, imm(6), g.vr(t), x, g.vr(t))
-			g.op(x86.AVPAND, g.vr(t), x, x)
-		}
-	case ops.LeakyReLU:
-		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
-		t := g.Tmp()
-		g.zero(t)
-		if g.avx512 {
-			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, kreg(6))
-			g.constF32(t, op.Alpha)
-			g.op(x86.AVMULPS, g.vr(t), x, kreg(6), x)
-		} else {
-			a := g.Tmp()
-			g.op(x86.AVCMPPS, imm(1), g.vr(t), x, g.vr(t))
-			g.constF32(a, op.Alpha)
-			g.op(x86.AVMULPS, g.vr(a), x, g.vr(a))
-			g.op(x86.AVBLENDVPS, g.vr(t), g.vr(a), x, x)
-		}
 	case ops.HardSigmoid:
 		g.hardSigmoid(op, r)
 	case ops.HardSwish:
@@ -129,26 +85,9 @@ func (g *gen) Eltwise(op plan.PostOp, r int) {
 }
 
 // Binary sets r = r OP t for a binary post-op (the result on the left),
-// matching plan.Binary: Maximum and Minimum give NaN when either side is
-// NaN and order +0 above -0. t is clobbered.
+// matching plan.Binary (binaryLanes). t is clobbered.
 func (g *gen) Binary(k ops.Kind, r, t int) {
-	x, y := g.vr(r), g.vr(t)
-	switch k {
-	case ops.Add:
-		g.op(x86.AVADDPS, y, x, x)
-	case ops.Subtract:
-		g.op(x86.AVSUBPS, y, x, x)
-	case ops.Multiply:
-		g.op(x86.AVMULPS, y, x, x)
-	case ops.Divide:
-		g.op(x86.AVDIVPS, y, x, x)
-	case ops.Minimum, ops.Maximum:
-		if g.avx512 && k == ops.Maximum {
-			g.rangeExact(k, y, x, nil)
-			return
-		}
-		g.minMax(k, x, y)
-	default:
+	if !g.binaryLanes(&f32Lanes, k, r, t) {
 		g.Fail(status.Errorf(status.Unimplemented, "amd64: binary post-op %v is not emitted", k))
 	}
 }
@@ -165,15 +104,20 @@ func (g *gen) Binary(k ops.Kind, r, t int) {
 // and y is not written. TestMaxMinAllPairs checks every pair of special
 // values on the CPU.
 func (g *gen) rangeExact(k ops.Kind, y, x obj.Addr, mask *obj.Addr) {
+	g.rangeIn(&f32Lanes, k, y, x, mask)
+}
+
+// rangeIn is rangeExact in w lanes (VRANGEPD is VRANGEPS's f64 form).
+func (g *gen) rangeIn(w *laneOps, k ops.Kind, y, x obj.Addr, mask *obj.Addr) {
 	ctl := rangeCtl(k)
 	if mask == nil {
-		g.op(x86.AVCMPPS, imm(3), y, x, kreg(6))
-		g.op(x86.AVRANGEPS, imm(ctl), y, x, x)
+		g.op(w.cmp, imm(3), y, x, kreg(6))
+		g.op(w.rng, imm(ctl), y, x, x)
 	} else {
-		g.op(x86.AVCMPPS, imm(3), y, x, *mask, kreg(6))
-		g.op(x86.AVRANGEPS, imm(ctl), y, x, *mask, x)
+		g.op(w.cmp, imm(3), y, x, *mask, kreg(6))
+		g.op(w.rng, imm(ctl), y, x, *mask, x)
 	}
-	g.op(x86.AVPTERNLOGD, imm(0xFF), x, x, kreg(6), x)
+	g.op(w.ternlog, imm(0xFF), x, x, kreg(6), x)
 }
 
 // rangeCtl is VRANGEPS's immediate for k: bits 1:0 select min (00) or
@@ -185,11 +129,12 @@ func rangeCtl(k ops.Kind) int64 {
 	return 0b0100
 }
 
-// minMax sets x = x max/min y with plan.Binary's semantics from VMAXPS
-// and VMINPS: AVX2's max and min, and AVX-512's exact min, for which
-// these three instructions are faster than rangeExact's three
-// (docs/PERFORMANCE-log.md, "Max and min after VRANGEPS"); y is clobbered.
-func (g *gen) minMax(k ops.Kind, x, y obj.Addr) {
+// minMaxIn sets x = x max/min y in w lanes with plan.Binary's semantics
+// from VMAXPS and VMINPS (VMAXPD, VMINPD): AVX2's max and min, and
+// AVX-512's exact min, for which these three instructions are faster
+// than rangeExact's three (docs/PERFORMANCE-log.md, "Max and min after
+// VRANGEPS"); y is clobbered.
+func (g *gen) minMaxIn(w *laneOps, k ops.Kind, x, y obj.Addr) {
 	switch k {
 	case ops.Minimum:
 		// VMINPS(a, b) is a < b ? a : b, else b. Taken both ways round
@@ -198,18 +143,18 @@ func (g *gen) minMax(k ops.Kind, x, y obj.Addr) {
 		// is that NaN, and OR with a NaN is a NaN).
 		mk := g.Mark()
 		u := g.Tmp()
-		g.op(x86.AVMINPS, y, x, g.vr(u))
-		g.op(x86.AVMINPS, x, y, y)
-		g.op(g.por(), g.vr(u), y, x)
+		g.op(w.min, y, x, g.vr(u))
+		g.op(w.min, x, y, y)
+		g.op(g.porOf(w), g.vr(u), y, x)
 		g.Release(mk)
 	case ops.Maximum:
 		// As Minimum with AND for the zeros (+0 wins); AND cannot keep
 		// a NaN, so unordered lanes are set to all-ones (a NaN).
 		mk := g.Mark()
 		u, m := g.Tmp(), g.Tmp()
-		g.op(x86.AVCMPPS, imm(3), y, x, g.vr(m))
-		g.op(x86.AVMAXPS, y, x, g.vr(u))
-		g.op(x86.AVMAXPS, x, y, y)
+		g.op(w.cmp, imm(3), y, x, g.vr(m))
+		g.op(w.max, y, x, g.vr(u))
+		g.op(w.max, x, y, y)
 		g.op(x86.AVPAND, g.vr(u), y, x)
 		g.op(x86.AVPOR, g.vr(m), x, x)
 		g.Release(mk)

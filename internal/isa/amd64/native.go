@@ -6,6 +6,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/twitchyliquid64/golang-asm/obj"
@@ -141,29 +142,6 @@ func (n *nativeGen) Prologue(cnt int16) {
 	if n.abs != 0 {
 		n.pattern(n.abs, 1<<63-1)
 	}
-}
-
-// pattern sets every 64 bits of r to p.
-func (n *nativeGen) pattern(r int, p uint64) {
-	switch p {
-	case 0:
-		n.zero(r)
-		return
-	case math.MaxUint64:
-		if n.avx512 {
-			n.op(x86.AVPTERNLOGD, imm(0xFF), n.vr(r), n.vr(r), n.vr(r))
-		} else {
-			n.op(x86.AVPCMPEQD, n.vr(r), n.vr(r), n.vr(r))
-		}
-		return
-	}
-	n.op(x86.AMOVQ, imm(int64(p)), reg(rScratch))
-	if n.avx512 {
-		n.op(x86.AVPBROADCASTQ, reg(rScratch), n.vr(r))
-		return
-	}
-	n.op(x86.AVMOVQ, reg(rScratch), n.xr(r))
-	n.op(x86.AVPBROADCASTQ, n.xr(r), n.vr(r))
 }
 
 // NativeInit sets accumulator u to the identity.
@@ -475,31 +453,13 @@ func (n *nativeGen) combine(u int, x obj.Addr) {
 }
 
 // minMaxF64 sets acc = acc max/min y (a register, clobbered) in f64
-// lanes as plan.Binary has it: NaN wins, -0 below +0. AVX-512's max is
-// VRANGEPD with the NaN lanes set after (rangeExact's steps); the others
-// take VMAXPD or VMINPD both ways round (minMax's steps).
+// lanes as plan.Binary has it: NaN wins, -0 below +0 (minMaxLanes).
 func (n *nativeGen) minMaxF64(op kernelshape.NativeOp, acc, y obj.Addr) {
-	mk := n.Mark()
-	defer n.Release(mk)
-	if n.avx512 && op == kernelshape.NativeMax {
-		n.op(x86.AVCMPPD, imm(3), y, acc, kreg(6))
-		n.op(x86.AVRANGEPD, imm(0b0101), y, acc, acc)
-		n.op(x86.AVPTERNLOGQ, imm(0xFF), acc, acc, kreg(6), acc)
-		return
+	k := ops.Minimum
+	if op == kernelshape.NativeMax {
+		k = ops.Maximum
 	}
-	u := n.Tmp()
-	if op == kernelshape.NativeMin {
-		n.op(x86.AVMINPD, y, acc, n.vr(u))
-		n.op(x86.AVMINPD, acc, y, y)
-		n.op(n.bitwise(x86.AVPOR, x86.AVPORQ), n.vr(u), y, acc)
-		return
-	}
-	m := n.Tmp()
-	n.op(x86.AVCMPPD, imm(3), y, acc, n.vr(m))
-	n.op(x86.AVMAXPD, y, acc, n.vr(u))
-	n.op(x86.AVMAXPD, acc, y, y)
-	n.op(x86.AVPAND, n.vr(u), y, acc)
-	n.op(x86.AVPOR, n.vr(m), acc, acc)
+	n.minMaxLanes(&f64Lanes, k, acc, y)
 }
 
 // minMax64 sets acc = acc max/min x (a register, clobbered) in 64-bit

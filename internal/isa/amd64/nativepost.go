@@ -1,8 +1,6 @@
 package amd64
 
 import (
-	"math"
-
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -16,7 +14,8 @@ import (
 // kernelshape.Epilogue over a Finisher whose lanes are the native
 // kernel's f64 lanes, V of them (8 on AVX-512, 4 on AVX2). Each op is
 // plan.EltwiseF64's or plan.BinaryF64's, bit for bit: one correctly
-// rounded instruction, or compares and selects. A single output (the
+// rounded instruction, or compares and selects; but Exp and Log, which
+// are package vf64's (expf64.go). A single output (the
 // row and element shapes) is in every lane, as NativeStoreFirst leaves
 // it.
 
@@ -130,93 +129,36 @@ func (n *nativeGen) loadF64(dt dtypes.DataType, r int, addr obj.Addr, m int) {
 	n.op(x86.AVCVTPS2PD, h, n.vr(r))
 }
 
-// Binary sets r = r OP t in f64 lanes as plan.BinaryF64; t is clobbered.
+// Binary sets r = r OP t in f64 lanes as plan.BinaryF64 (binaryLanes);
+// t is clobbered.
 func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
-	n := f.n
-	x, y := n.vr(r), n.vr(t)
-	switch k {
-	case ops.Add:
-		n.op(x86.AVADDPD, y, x, x)
-	case ops.Subtract:
-		n.op(x86.AVSUBPD, y, x, x)
-	case ops.Multiply:
-		n.op(x86.AVMULPD, y, x, x)
-	case ops.Divide:
-		n.op(x86.AVDIVPD, y, x, x)
-	case ops.Maximum:
-		n.minMaxF64(kernelshape.NativeMax, x, y)
-	case ops.Minimum:
-		n.minMaxF64(kernelshape.NativeMin, x, y)
-	default:
-		n.Fail(status.Errorf(status.Unimplemented, "amd64: f64 binary post-op %v is not emitted", k))
+	if !f.n.binaryLanes(&f64Lanes, k, r, t) {
+		f.n.Fail(status.Errorf(status.Unimplemented, "amd64: f64 binary post-op %v is not emitted", k))
 	}
 }
 
 // Eltwise applies a unary post-op to the f64 lanes of r as
-// plan.EltwiseF64 (a NaN in gives a NaN out).
+// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops,
+// HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
+// f64 lanes, and package vf64's Exp and Log.
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()
 	defer n.Release(mk)
-	x := n.vr(r)
+	if n.eltwiseLanes(&f64Lanes, op, r) {
+		return
+	}
 	switch op.Kind {
-	case ops.Abs:
-		t := n.Tmp()
-		n.pattern(t, 1<<63-1)
-		n.op(n.bitwise(x86.AVPAND, x86.AVPANDQ), n.vr(t), x, x)
-	case ops.Clamp:
-		// VMAXPD and VMINPD return their second source (x) when either
-		// is NaN or both are zero: "if x < alpha {alpha}; if x > beta
-		// {beta}", as the f32 Clamp.
-		t := n.Tmp()
-		n.pattern(t, math.Float64bits(float64(op.Alpha)))
-		n.op(x86.AVMAXPD, x, n.vr(t), x)
-		n.pattern(t, math.Float64bits(float64(op.Beta)))
-		n.op(x86.AVMINPD, x, n.vr(t), x)
-	case ops.Square:
-		n.op(x86.AVMULPD, x, x, x)
-	case ops.Sqrt:
-		n.op(x86.AVSQRTPD, x, x)
-	case ops.Round:
-		if n.avx512 {
-			n.op(x86.AVRNDSCALEPD, imm(0), x, x)
-		} else {
-			n.op(x86.AVROUNDPD, imm(0), x, x)
-		}
-	case ops.ReLU:
-		// x > 0 or NaN (not-less-or-equal, unordered true) keeps x,
-		// everything else (-0 too) becomes +0.
-		t := n.Tmp()
-		n.zero(t)
-		if n.avx512 {
-			n.op(x86.AVCMPPD, imm(6), n.vr(t), x, kreg(6))
-			n.opz(x86.AVMOVUPD, x, kreg(6), x)
-			return
-		}
-		n.op(x86.AVCMPPD, imm(6), n.vr(t), x, n.vr(t))
-		n.op(x86.AVPAND, n.vr(t), x, x)
-	case ops.LeakyReLU:
-		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
-		if n.avx512 {
-			t := n.Tmp()
-			n.zero(t)
-			n.op(x86.AVCMPPD, imm(1), n.vr(t), x, kreg(6))
-			n.pattern(t, math.Float64bits(float64(op.Alpha)))
-			n.op(x86.AVMULPD, n.vr(t), x, kreg(6), x)
-			return
-		}
-		m, a := n.Tmp(), n.Tmp()
-		n.zero(m)
-		n.op(x86.AVCMPPD, imm(1), n.vr(m), x, n.vr(m))
-		n.pattern(a, math.Float64bits(float64(op.Alpha)))
-		n.op(x86.AVMULPD, n.vr(a), x, n.vr(a))
-		n.op(x86.AVBLENDVPD, n.vr(m), n.vr(a), x, x)
 	case ops.HardSigmoid:
 		n.hardSigmoidF64(op, r, n.Tmp())
 	case ops.HardSwish:
 		n.hardSwishF64(r, n.Tmp())
 	case ops.Pow:
 		n.powNative(op.Beta, r)
+	case ops.Exp:
+		n.expF64(r)
+	case ops.Log:
+		n.logF64(r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "amd64: f64 post-op %v is not emitted", op.Kind))
 	}

@@ -37,7 +37,7 @@ func checkWidePostOps(t *testing.T, isaList []isaCase, r *rand.Rand, p *plan.Pro
 		t.Fatalf("interp: %v", err)
 	}
 	return runNativeBins(t, isaList, p, src, bins, func(name string, dst []byte) {
-		if msg := kerneltest.SameWide(p.DstDT, dst, ref); msg != "" {
+		if msg := kerneltest.WideInterpMismatch(p, dst, ref); msg != "" {
 			t.Fatalf("%s post-ops %+v: against the interpreter: %s", name, p.PostOps, msg)
 		}
 		kerneltest.CheckWide(t, name, p, src, dst, bins, 0xa5)

@@ -44,6 +44,29 @@ func (g *gen) constant(r int, bits uint32) {
 	g.op(x86.AVPBROADCASTD, g.xr(r), g.vr(r))
 }
 
+// pattern sets every 64 bits of r to p.
+func (g *gen) pattern(r int, p uint64) {
+	switch p {
+	case 0:
+		g.zero(r)
+		return
+	case math.MaxUint64:
+		if g.avx512 {
+			g.op(x86.AVPTERNLOGD, imm(0xFF), g.vr(r), g.vr(r), g.vr(r))
+		} else {
+			g.op(x86.AVPCMPEQD, g.vr(r), g.vr(r), g.vr(r))
+		}
+		return
+	}
+	g.op(x86.AMOVQ, imm(int64(p)), reg(rScratch))
+	if g.avx512 {
+		g.op(x86.AVPBROADCASTQ, reg(rScratch), g.vr(r))
+		return
+	}
+	g.op(x86.AVMOVQ, reg(rScratch), g.xr(r))
+	g.op(x86.AVPBROADCASTQ, g.xr(r), g.vr(r))
+}
+
 // constF32 broadcasts the float f into every lane of r.
 func (g *gen) constF32(r int, f float32) { g.constant(r, math.Float32bits(f)) }
 

@@ -182,7 +182,7 @@ func (n *nativeGen) loadHalves(u, x int, off int64, cnt int) {
 	if n.k.Signed {
 		n.fop(opEOR, x, x, n.sign)
 	}
-	n.word(rr(opUSHR2D32, h, x))
+	n.word(ushr2D(h, x, 32))
 	n.fop(opAND, x, x, n.low)
 	add := intOp(opADDB, 3)
 	if cnt == n.lanes {
@@ -379,13 +379,13 @@ func (n *nativeGen) joinHalves(l, h int) {
 	defer n.Release(mk)
 	c, hl, a := n.Tmp(), n.Tmp(), n.Tmp()
 	add := intOp(opADDB, 3)
-	n.word(rr(opUSHR2D32, c, l))
+	n.word(ushr2D(c, l, 32))
 	n.fop(add, h, h, c)
 	n.fop(opAND, l, l, n.low)
 	if n.k.Signed {
 		n.fop(add, h, h, n.vconst64(-uint64(n.pl.Div)<<31))
 	}
-	n.word(rr(opSSHR2D32, c, h))
+	n.word(sshr2D(c, h, 32))
 	n.word(rr(opSCVTF2D, c, c))
 	n.fop(opFMUL2D, c, c, n.k32) // H's high 32 bits, times 2^32
 	n.fop(opAND, hl, h, n.low)

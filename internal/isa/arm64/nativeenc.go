@@ -50,9 +50,6 @@ const (
 	opXTN2D    = 0x0EA12800 // Vd.2S = the low halves of Vn.2D, Vd's upper half zeroed
 	opUADDLP4S = 0x6EA02800 // Vd.2D = the sums of Vn.4S's pairs, unsigned (exact)
 	opSHL2D32  = 0x4F605400 // Vd.2D = Vn.2D << 32
-	opUSHR2D32 = 0x6F600400 // Vd.2D = Vn.2D >> 32, unsigned
-	opSSHR2D32 = 0x4F600400 // Vd.2D = Vn.2D >> 32, signed
-	opFMLA2D   = 0x4E60CC00 // Vd.2D += Vn.2D * Vm.2D, fused (one rounding)
 	opUMLAL2S  = 0x2EA08000 // Vd.2D += u64(Vn.2S) * u64(Vm.2S)
 )
 

@@ -15,7 +15,8 @@ import (
 // amd64's: kernelshape.Epilogue over a Finisher whose lanes are the
 // native kernel's two f64 lanes. Each op is plan.EltwiseF64's or
 // plan.BinaryF64's, bit for bit: correctly rounded instructions in the
-// interpreter's order, or compares and selects. A single output is in lane 0 (every lane holds
+// interpreter's order, or compares and selects; but Exp and Log, which
+// are package vf64's (expf64.go). A single output is in lane 0 (every lane holds
 // it after NativeStoreFirst's butterfly, but only lane 0 is stored).
 
 // f64Epilogue is the Finisher of a native kernel's f64 results.
@@ -89,60 +90,35 @@ func (f f64Epilogue) StoreDst(r int, off int64, m int) {
 	n.fpMem(false, 8*count, r, at(rDst, off))
 }
 
-// Binary sets r = r OP t in f64 lanes as plan.BinaryF64: FMAX and FMIN
-// give NaN when either side is NaN and order -0 below +0, as it does.
+// Binary sets r = r OP t in f64 lanes as plan.BinaryF64 (binaryLanes).
 func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
-	op, ok := binaryOps[k]
-	if !ok {
+	if !f.n.binaryLanes(&f64Lanes, k, r, t) {
 		f.n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 binary post-op %v is not emitted", k))
-		return
 	}
-	f.n.fop(op.d, r, r, t)
 }
 
 // Eltwise applies a unary post-op to the f64 lanes of r as
-// plan.EltwiseF64 (a NaN in gives a NaN out), with the f32 epilogue's
-// steps in 2D lanes.
+// plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops,
+// HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
+// f64 lanes, and package vf64's Exp and Log.
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()
 	defer n.Release(mk)
+	if n.eltwiseLanes(&f64Lanes, op, r) {
+		return
+	}
 	switch op.Kind {
-	case ops.Abs:
-		n.word(rr(opFABS2D, r, r))
-	case ops.Clamp:
-		// Compare and select, as the f32 Clamp: x is replaced only where
-		// x < alpha or x > beta, so -0 and NaN pass through.
-		m := n.Tmp()
-		a := n.vconst64(math.Float64bits(float64(op.Alpha)))
-		n.fop(opFCMGT2D, m, a, r) // alpha > x
-		n.vop(arm64.AVBIT, arr16B, r, a, m)
-		b := n.vconst64(math.Float64bits(float64(op.Beta)))
-		n.fop(opFCMGT2D, m, r, b) // x > beta
-		n.vop(arm64.AVBIT, arr16B, r, b, m)
-	case ops.Square:
-		n.fop(opFMUL2D, r, r, r)
-	case ops.Sqrt:
-		n.word(rr(opFSQRT2D, r, r))
-	case ops.Round:
-		n.word(rr(opFRINTN2D, r, r))
-	case ops.ReLU:
-		// x <= 0 (ordered, so not NaN; -0 too) becomes +0.
-		m := n.Tmp()
-		n.word(rr(opFCMLE02D, m, r))
-		n.fop(opBIC, r, r, m)
-	case ops.LeakyReLU:
-		// Only x < 0 (ordered) is scaled: NaN and -0 stay as they are.
-		m, t := n.Tmp(), n.Tmp()
-		n.word(rr(opFCMLT02D, m, r))
-		n.fop(opFMUL2D, t, r, n.vconst64(math.Float64bits(float64(op.Alpha))))
-		n.vop(arm64.AVBIT, arr16B, r, t, m)
 	case ops.HardSigmoid:
 		n.hardSigmoidF64(op, r, n.Tmp())
 	case ops.HardSwish:
 		n.hardSwishF64(r, n.Tmp())
 	case ops.Pow:
 		n.powNative(op.Beta, r)
+	case ops.Exp:
+		n.expF64(r)
+	case ops.Log:
+		n.logF64(r)
 	default:
 		n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 post-op %v is not emitted", op.Kind))
 	}

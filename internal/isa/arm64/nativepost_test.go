@@ -60,7 +60,7 @@ func TestNativeWidePostOps(t *testing.T) {
 		}
 		for j, got := range outs {
 			name := fmt.Sprintf("%v %v>%v post-ops %+v run %d", p.Reduction, p.SrcDT, p.DstDT, p.PostOps, j)
-			if msg := kerneltest.SameWide(p.DstDT, got, want); msg != "" {
+			if msg := kerneltest.WideInterpMismatch(p, got, want); msg != "" {
 				t.Fatalf("%s: against the interpreter: %s\nplan %v", name, msg, pl)
 			}
 			kerneltest.CheckWide(t, name, p, src, got, bins, nativeSentinel)

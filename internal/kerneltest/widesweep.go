@@ -1,0 +1,65 @@
+package kerneltest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// CheckWideSweep runs the f64 post-op kind on xs under each target and
+// holds each result to near (vf64.ExpNear, vf64.LogNear: within a bound
+// of the float64 oracle, the specials exact, any NaN for a NaN). The
+// problem is the max of each x with itself, which is x (a NaN stays a
+// NaN), into an f64 dst: every element passes through the native
+// kernel's f64 epilogue, in full vectors, a tail and the single-output
+// path. It returns the largest error seen.
+func CheckWideSweep(t testing.TB, targets []Target, kind ops.Kind, xs []float64, near func(x, got float64) (int64, bool)) int64 {
+	t.Helper()
+	n := int64(len(xs))
+	p := &plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+		Dims: []int64{n, 2}, SrcStrides: []int64{2, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0},
+		PostOps: []plan.PostOp{{Kind: kind}}}
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]byte, 16*n)
+	for i, x := range xs {
+		binary.LittleEndian.PutUint64(src[16*i:], math.Float64bits(x))
+		binary.LittleEndian.PutUint64(src[16*i+8:], math.Float64bits(x))
+	}
+	var worst int64
+	for _, tg := range targets {
+		k := tg.Compile(t, pl)
+		got := make([]byte, 8*n)
+		k.RunBlocks(pl, src, got, nil, 0)
+		k.Release()
+		var bad []string
+		nbad := 0
+		for i, x := range xs {
+			y := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:]))
+			d, ok := near(x, y)
+			if !ok {
+				nbad++
+				if len(bad) < 5 {
+					bad = append(bad, fmt.Sprintf("%v(%v (%#x)) = %v (%#x): %d ulps off", kind, x, math.Float64bits(x), y, math.Float64bits(y), d))
+				}
+				continue
+			}
+			worst = max(worst, d)
+		}
+		for _, b := range bad {
+			t.Errorf("%s: %s", tg.Name, b)
+		}
+		if nbad > 0 {
+			t.Errorf("%s: %d of %d results break the bound", tg.Name, nbad, n)
+		}
+		t.Logf("%s: %v of %d inputs, largest error %d ulp", tg.Name, kind, n, worst)
+	}
+	return worst
+}
