@@ -236,6 +236,11 @@ type NormEmitter interface {
 	StoreSrc(r int, off int64, n int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
+	// HeldConst returns a register whose lanes are all v, to read only:
+	// one the kernel holds from its prologue on where the emitter has
+	// one to spare (each use then costs no instruction), else a
+	// temporary set here, which the caller's Release frees.
+	HeldConst(v float32) int
 	// Copy sets dst = src.
 	Copy(dst, src int)
 	// Arith sets r = r OP s for Add, Subtract, Multiply and Divide; s

@@ -48,15 +48,14 @@ func (n *Norm) checkDequant() error {
 // just converted, to (x - dq.Zero) * dq.Scale: an Add of -Zero (left
 // out for 0) and a Multiply, as the passes' post-ops of the same
 // Dequantize compute them, so both give the same bits. Emitters call it
-// from LoadSrc where the kernel has a Dequant.
+// from LoadSrc where the kernel has a Dequant. Every element of a row
+// takes the same two constants, so they are held constants (HeldConst):
+// set once per call, not at each load.
 func Dequantize(e NormEmitter, dq *Dequant, r int) {
 	mk := e.Mark()
-	t := e.Tmp()
 	if dq.Zero != 0 {
-		e.SetConst(t, -float32(dq.Zero))
-		e.Arith(ops.Add, r, t)
+		e.Arith(ops.Add, r, e.HeldConst(-float32(dq.Zero)))
 	}
-	e.SetConst(t, dq.Scale)
-	e.Arith(ops.Multiply, r, t)
+	e.Arith(ops.Multiply, r, e.HeldConst(dq.Scale))
 	e.Release(mk)
 }

@@ -72,6 +72,20 @@ func dequantCases() []tcase {
 			}
 		}
 	}
+	// A post-op that needs many temporaries: on AVX2 the kernel is
+	// built again with its dequantize constants not held (amd64
+	// EmitNorm).
+	for i, k := range []Kind{Softmax, LayerNorm, LogSoftmax} {
+		dims, norm := []int64{5, 100}, []bool{false, true}
+		dq := dqs[i+1]
+		d := Desc{Kind: k, SrcDT: dtypes.U8, DstDT: dtypes.F32, Dims: dims, Norm: norm, Dequant: &dq,
+			SrcStrides: denseStrides(dims, identity(2)), DstStrides: denseStrides(dims, identity(2)),
+			PostOps: []plan.PostOp{{Kind: ops.GELUErf}}}
+		if k == LayerNorm {
+			d.Epsilon = 1e-3
+		}
+		out = append(out, tcase{fmt.Sprintf("%s/%v/%v/many temporaries", k, dims, d.PostOps[0].Kind), d})
+	}
 	// GroupNorm: channels first and last.
 	for gi, nxc := range []bool{false, true} {
 		for _, src := range []dtypes.DataType{dtypes.S8, dtypes.U8} {

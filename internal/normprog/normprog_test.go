@@ -242,6 +242,8 @@ func reference(d *Desc, src, gamma, beta []byte, bins [][]byte) []float64 {
 					nb++
 				case ops.ReLU:
 					y = math.Max(y, 0)
+				case ops.GELUErf:
+					y = 0.5 * y * (1 + math.Erf(y/math.Sqrt2))
 				}
 			}
 			out[off(d.DstStrides)] = y

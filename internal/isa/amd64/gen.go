@@ -86,6 +86,17 @@ type hoisted struct {
 	pro   *obj.Prog  // prologue insertion point for hoisted masks
 	kNext int        // next free opmask register for hoisting
 	kLast int        // last opmask register hoisting may take
+	held  []heldSlot // constants held from the prologue on (see HeldConst)
+	// holdNone makes HeldConst build each constant where it is used:
+	// a kernel that runs short of temporaries with some held.
+	holdNone bool
+}
+
+// heldSlot is a vector register that holds the 32-bit pattern bits in
+// every lane for the whole kernel.
+type heldSlot struct {
+	bits uint32
+	reg  int
 }
 
 // speculation is the state of NaN-free code: it assumes that no NaN

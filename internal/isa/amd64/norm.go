@@ -1,6 +1,8 @@
 package amd64
 
 import (
+	"math"
+
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -20,23 +22,29 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	if err := checkNorm(n); err != nil {
 		return plan.Code{}, err
 	}
-	c := Conf{Target: o.Target()}
-	c.f.avx512 = o.AVX512
-	g := newGenConf(newAsm(), n.Plan, c)
-	g.dequant = n.Dequant
-	rows := kernelshape.NormShape(g, n)
-	text, err := kernelshape.Assemble(g)
-	if err != nil && rows > 1 {
-		// The interleaved rows left too few temporaries (for the
-		// post-ops, say): a row at a time.
+	// Held constants take temporaries for good: a kernel that then runs
+	// short of them is built again with none held, and then, where rows
+	// are interleaved (the post-ops need many temporaries, say), a row
+	// at a time.
+	var err error
+	rows := 0
+	for _, holdNone := range []bool{false, true} {
+		c := Conf{Target: o.Target()}
+		c.f.avx512 = o.AVX512
+		g := newGenConf(newAsm(), n.Plan, c)
+		g.dequant, g.holdNone = n.Dequant, holdNone
+		rows = kernelshape.NormShape(g, n)
+		var text []byte
+		if text, err = kernelshape.Assemble(g); err == nil {
+			return plan.Code{Text: text}, nil
+		}
+	}
+	if rows > 1 {
 		one := *n
 		one.OneRow = true
 		return EmitNorm(&one, o)
 	}
-	if err != nil {
-		return plan.Code{}, err
-	}
-	return plan.Code{Text: text}, nil
+	return plan.Code{}, err
 }
 
 // checkNorm refuses what the fused kernel's primitives do not emit.
@@ -93,6 +101,27 @@ func (g *gen) ExpShifted(r int) { g.expShifted(r) }
 
 // SetConst broadcasts v into r.
 func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
+
+// HeldConst takes the top temporary for v from the prologue on, where
+// no code so far has used it and normMinTemps are left; else it builds v
+// in a temporary here.
+func (g *gen) HeldConst(v float32) int {
+	bits := math.Float32bits(v)
+	for _, h := range g.held {
+		if h.bits == bits {
+			return h.reg
+		}
+	}
+	if r := g.tmpHi - 1; !g.holdNone && g.tmpPeak <= r && r-g.tmpLo >= normMinTemps {
+		g.tmpHi = r
+		g.InsertAfter(&g.pro, func() { g.constant(r, bits) })
+		g.held = append(g.held, heldSlot{bits, r})
+		return r
+	}
+	t := g.Tmp()
+	g.constant(t, bits)
+	return t
+}
 
 // Copy sets dst = src.
 func (g *gen) Copy(dst, src int) { g.op(x86.AVMOVAPS, g.vr(src), g.vr(dst)) }

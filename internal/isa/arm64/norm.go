@@ -88,6 +88,10 @@ func (g *gen) ExpShifted(r int) { g.expShifted(r) }
 // SetConst broadcasts v into r.
 func (g *gen) SetConst(r int, v float32) { g.setConst(r, math.Float32bits(v)) }
 
+// HeldConst is the constant pool's register for v (vconst): set in the
+// prologue while the pool has slots, else in a temporary here.
+func (g *gen) HeldConst(v float32) int { return g.vconst(math.Float32bits(v)) }
+
 // Copy sets dst = src.
 func (g *gen) Copy(dst, src int) { g.vmov(dst, src) }
 
