@@ -2,7 +2,10 @@ package kerneltest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/big"
 	"math/rand"
 	"slices"
 	"testing"
@@ -198,4 +201,39 @@ func Ints(dt dtypes.DataType, v ...int64) []byte {
 		}
 	}
 	return b
+}
+
+// WideMeanRows returns rows of n random elements of sdt (S64 or U64) and
+// each row's mean as the interpreter must give it: the exact sum (a big
+// integer) rounded once to f64, divided by n. fill 0 draws the type's
+// whole range; 1 elements near -2^62 (s64) or past 2^63 (u64); 2 the
+// type's largest and the two below it. Rows of a few thousand such
+// elements sum past 2^64 and round.
+func WideMeanRows(r *rand.Rand, sdt dtypes.DataType, rows, n int64, fill int) (src []byte, means []float64) {
+	src = make([]byte, 8*rows*n)
+	means = make([]float64, rows)
+	for row := range rows {
+		sum := new(big.Int)
+		for i := range n {
+			v := r.Uint64()
+			switch fill {
+			case 1:
+				v |= 1<<63 | 1<<62
+			case 2:
+				v = math.MaxUint64 - v%3
+				if sdt == dtypes.S64 {
+					v = math.MaxInt64 - v%3
+				}
+			}
+			binary.LittleEndian.PutUint64(src[8*(row*n+i):], v)
+			if sdt == dtypes.S64 {
+				sum.Add(sum, big.NewInt(int64(v)))
+			} else {
+				sum.Add(sum, new(big.Int).SetUint64(v))
+			}
+		}
+		f, _ := new(big.Float).SetInt(sum).Float64()
+		means[row] = f / float64(n)
+	}
+	return src, means
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand"
 	"strings"
 	"testing"
@@ -296,31 +295,7 @@ func TestNativeWideMeanRounded(t *testing.T) {
 			for fill := range 3 {
 				const rows = 3
 				p := problemOf([3][]int64{{rows, n}, {n, 1}, {0, 1}}, sdt, dtypes.F64, plan.AlgMean.Reduction(0, 0))
-				src := make([]byte, 8*rows*n)
-				want := make([]float64, rows)
-				for row := range int64(rows) {
-					sum := new(big.Int)
-					for i := range n {
-						v := r.Uint64()
-						switch fill {
-						case 1:
-							v |= 1<<63 | 1<<62 // s64: near -2^62; u64: past 2^63
-						case 2:
-							v = math.MaxUint64 - v%3 // s64: -1 to -3; u64: the largest
-							if sdt == dtypes.S64 {
-								v = math.MaxInt64 - v%3 // the largest
-							}
-						}
-						binary.LittleEndian.PutUint64(src[8*(row*n+i):], v)
-						if sdt == dtypes.S64 {
-							sum.Add(sum, big.NewInt(int64(v)))
-						} else {
-							sum.Add(sum, new(big.Int).SetUint64(v))
-						}
-					}
-					f, _ := new(big.Float).SetInt(sum).Float64()
-					want[row] = f / float64(n)
-				}
+				src, want := kerneltest.WideMeanRows(r, sdt, rows, n, fill)
 				pl, err := plan.Canonicalize(p)
 				if err != nil {
 					t.Fatal(err)
