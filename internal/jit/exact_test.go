@@ -64,6 +64,45 @@ func TestExactRuntime(t *testing.T) {
 	}
 }
 
+// TestExactFromMemory runs exact plans with every plan marked FromMemory
+// (the size bound lifted) on every ISA, at one and two threads, against
+// the exact oracle: on a paced core (AMD Zen) the native kernel's row
+// sweeps are then paced (kernelshape.NativePacer); elsewhere the marks
+// must change nothing.
+func TestExactFromMemory(t *testing.T) {
+	withSizeBound(t, &fromMemoryBytes, 0)
+	t.Logf("paced core: %v", cpuFeatures().zen)
+	forEachISA(t, func(t *testing.T) {
+		freshCache(t)
+		withBudget(t, 2048)
+		r := rand.New(rand.NewSource(8))
+		for _, sdt := range kerneltest.ExactTypes {
+			for range 3 {
+				for _, c := range kerneltest.ExactPairs(r, sdt) {
+					p := kerneltest.RandomExactProblem(r, 20000, sdt, c)
+					pl, err := plan.Canonicalize(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					k, err := Compile(pl)
+					if err != nil {
+						t.Fatalf("%v: %v", pl, err)
+					}
+					src, dst, _ := kerneltest.Buffers(t, p, 0x5a, func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) }, nil)
+					for _, threads := range []int{1, 2} {
+						withThreads(t, threads)
+						got := append([]byte(nil), dst...)
+						if err := k.Run(src, got, nil); err != nil {
+							t.Fatalf("%v: %v", pl, err)
+						}
+						kerneltest.CheckExact(t, fmt.Sprintf("%v %v threads %d", pl, c, threads), p, src, got, 0x5a)
+					}
+				}
+			}
+		}
+	})
+}
+
 // BenchmarkExactAnchors times the sum, max and min of f64, s32 and s64
 // data beside f32's on the anchor shapes B, C, D, E, G and H, and beside
 // f32's over as many bytes as the 64-bit types read (f32x2), at each of

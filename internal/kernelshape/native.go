@@ -306,6 +306,23 @@ type NativePrefetcher interface {
 	NativePrefetchSrc(off int64)
 }
 
+// NativePacer is optional: an instruction set whose row sweeps from
+// DRAM stream fastest with few loads in flight (amd64 on Zen cores: its
+// f32 kernels' Conf.Paced) paces the native row's sweep the same way: a
+// kernel of a kind whose result is the same in any order (the exact
+// kinds, whose integer lanes wrap or compare) sweeps its rows into
+// NativePacedRowAccs accumulators, in loops of the paced shape. f64
+// kinds keep their accumulators, and so their order of operations.
+type NativePacer interface {
+	// NativePacedRowAccs is how many accumulators a paced row sweep adds
+	// into (at least 1), or 0 when the kernel's sweeps are not paced
+	// (the runtime's hints say the src is not read from DRAM, say).
+	NativePacedRowAccs() int
+	// PaceLoops gives the loops emitted from now on the paced shape
+	// (on), or the usual one.
+	PaceLoops(on bool)
+}
+
 // NativeShape is which of the three shapes a plan takes.
 type NativeShape uint8
 
@@ -431,11 +448,26 @@ func nativeCutOf(k NativeKind, sizes []int64, extra, elems, combines int64) (nat
 }
 
 // nativeLayout is how the kernel of a plan sums: its shape, the
-// accumulators (U) its blocks take, and the cut of an f64 sum.
+// accumulators (U) its blocks take, the cut of an f64 sum, and whether
+// its row sweep is paced (NativePacer).
 type nativeLayout struct {
 	shape NativeShape
 	u     int64
 	cut   nativeCut
+	paced bool
+}
+
+// pace paces nl's row sweep where e is a NativePacer that paces k's
+// kernel: a row shape of an exact kind (no f64 lanes, so nothing is cut
+// into runs), its blocks of NativePacedRowAccs accumulators.
+func (nl *nativeLayout) pace(e NativeEmitter, k NativeKind) {
+	p, ok := e.(NativePacer)
+	if !ok || nl.shape != NativeRow || k.Float || !nl.cut.none() {
+		return
+	}
+	if a := p.NativePacedRowAccs(); a > 0 {
+		nl.u, nl.paced = int64(a), true
+	}
 }
 
 // nativeLayoutOf returns pl's layout with v lanes and the accumulators
@@ -551,6 +583,7 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		e.Fail(err) // CheckNative refuses such a plan
 		return
 	}
+	nl.pace(e, k)
 	// The NaN-free code combines elements as loaded: a transformed max
 	// or min (of |x|, say) takes the exact code alone.
 	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
@@ -739,9 +772,15 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout) 
 				e.NativeLoad(int(i), i*v*sz, int(v))
 			}
 		}
-		if cut.level == len(outer) {
+		switch {
+		case cut.level == len(outer):
 			nativeChunks(e, blocks, blockStep, cut.chunk, body, fold)
-		} else {
+		case nl.paced:
+			p := e.(NativePacer)
+			p.PaceLoops(true)
+			Loop(e, blocks, blockStep, body)
+			p.PaceLoops(false)
+		default:
 			Loop(e, blocks, blockStep, body)
 		}
 		done := blocks * u * v

@@ -65,7 +65,7 @@ func Emit(pl *plan.Plan, o Options) (plan.Code, error) {
 // Choose weighs with the plan.
 func EmitHinted(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
 	if kernelshape.IsNative(pl) {
-		return emitNative(pl, o)
+		return emitNative(pl, h, o)
 	}
 	return kernelshape.Emit(pl, Covers(o), func() kernelshape.Built {
 		c := Choose(pl, h, o.Target())

@@ -58,19 +58,20 @@ func nativeISA(o Options) kernelshape.NativeISA {
 	return isa
 }
 
-// emitNative returns the native kernel of pl, or an Unimplemented error
-// for a plan it does not take.
-func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
+// emitNative returns the native kernel of pl under the runtime's hints
+// h, or an Unimplemented error for a plan it does not take.
+func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
 	k, err := kernelshape.CheckNative(pl, nativeISA(o))
 	if err != nil {
 		return plan.Code{}, err
 	}
-	// The loops' generator, made for an f32 plan of the same loops: the
-	// native kernel uses its loops, pointers and registers only.
+	// The loops' generator, made for an f32 sum of the same loops under
+	// the same hints: the native kernel uses its loops, pointers and
+	// registers, and the pacing of its row sweeps (NativePacedRowAccs).
 	like := pl.Clone()
 	like.SrcDT, like.DstDT, like.PostOps = dtypes.F32, dtypes.F32, nil
 	like.Reduction, like.Stage = plan.AlgSum.Reduction(0, 0), 0
-	g := newGenConf(newAsm(), pl, Choose(like, kernelconf.Hints{}, o.Target()))
+	g := newGenConf(newAsm(), pl, Choose(like, h, o.Target()))
 	g.Types = kernelshape.TypesOf(pl)
 	g.add = false
 	isa := nativeISA(o)
@@ -101,6 +102,21 @@ func emitNative(pl *plan.Plan, o Options) (plan.Code, error) {
 // NativePrefetchSrc prefetches the line off bytes past the src pointer
 // into the L2 (kernelshape.NativePrefetcher).
 func (n *nativeGen) NativePrefetchSrc(off int64) { n.PrefetchSrcL2(off) }
+
+// NativePacedRowAccs is the accumulators of the row sweeps of an f32
+// sum of the kernel's loops where Choose paces them (Conf.Paced: src
+// from DRAM on Zen cores), one 64-byte line of them per add; else 0
+// (kernelshape.NativePacer).
+func (n *nativeGen) NativePacedRowAccs() int {
+	if !n.conf.Paced {
+		return 0
+	}
+	return n.conf.RowAcc
+}
+
+// PaceLoops gives the loops emitted from now on the paced shape
+// (testedLoops), or the usual one.
+func (n *nativeGen) PaceLoops(on bool) { n.testedLoops = on }
 
 // NativeLanes is V in the kind's lanes.
 func (n *nativeGen) NativeLanes() int { return n.lanes }

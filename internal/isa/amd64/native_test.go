@@ -12,6 +12,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -49,6 +50,13 @@ func runNative(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, ch
 // runNativeBins is runNative with the binary operands bins0.
 func runNativeBins(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte, bins0 [][]byte, check func(name string, dst []byte)) int {
 	t.Helper()
+	return runNativeHinted(t, isaList, kernelconf.Hints{}, p, src0, bins0, check)
+}
+
+// runNativeHinted is runNativeBins with the kernels emitted under the
+// runtime's hints h.
+func runNativeHinted(t *testing.T, isaList []isaCase, h kernelconf.Hints, p *plan.Problem, src0 []byte, bins0 [][]byte, check func(name string, dst []byte)) int {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize: %v", err)
@@ -58,7 +66,7 @@ func runNativeBins(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte
 	}
 	ran := 0
 	for _, isa := range isaList {
-		code, err := Emit(pl, isa.o)
+		code, err := EmitHinted(pl, h, isa.o)
 		want := nativeWanted(pl, isa.o)
 		switch {
 		case want != nil && err == nil:
@@ -96,6 +104,13 @@ func runNativeBins(t *testing.T, isaList []isaCase, p *plan.Problem, src0 []byte
 // the interpreter, byte for byte.
 func checkNativeExact(t *testing.T, isaList []isaCase, p *plan.Problem, src []byte) int {
 	t.Helper()
+	return checkNativeExactHinted(t, isaList, kernelconf.Hints{}, p, src)
+}
+
+// checkNativeExactHinted is checkNativeExact with the kernels emitted
+// under the runtime's hints h.
+func checkNativeExactHinted(t *testing.T, isaList []isaCase, h kernelconf.Hints, p *plan.Problem, src []byte) int {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize: %v", err)
@@ -104,7 +119,7 @@ func checkNativeExact(t *testing.T, isaList []isaCase, p *plan.Problem, src []by
 	if err := interp.Run(pl, src, ref, nil); err != nil {
 		t.Fatalf("interp: %v", err)
 	}
-	return runNative(t, isaList, p, src, func(name string, dst []byte) {
+	return runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
 		kerneltest.CheckExact(t, name, p, src, dst, 0xa5)
 		if !bytes.Equal(dst, ref) {
 			t.Fatalf("%s: dst differs from the interpreter's", name)

@@ -24,7 +24,9 @@ type tuning struct {
 	// hint) go at one 64-byte line per add's latency, in a loop of
 	// oneDNN's shape, because these cores stream DRAM fastest with few
 	// loads in flight ("Paced row sweeps", "Zen 4: paced loops in
-	// oneDNN's shape"). Intel cores need the loads in flight.
+	// oneDNN's shape"). Intel cores need the loads in flight. The native
+	// kernel's rows of exact kinds read from DRAM are paced alike
+	// (kernelshape.NativePacer).
 	pacedRows bool
 	// pfAhead is how far ahead (bytes) groups of rows shorter than a
 	// line, and kept iterations sharing a line, prefetch: their many

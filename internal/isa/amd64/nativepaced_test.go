@@ -1,0 +1,158 @@
+package amd64
+
+import (
+	"bytes"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
+	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// zenISAs is isas with Options.Zen set: the cores whose row sweeps from
+// DRAM are paced.
+func zenISAs(t *testing.T) []isaCase {
+	list := isas(t)
+	for i := range list {
+		list[i].o.Zen = true
+	}
+	return list
+}
+
+// TestNativePacedRows runs exact reductions of every exact type in every
+// shape, lengths from 0 to past two vectors and rows of many blocks, and
+// random exact problems, emitted under the FromMemory hint for Zen cores
+// (paced row sweeps: one accumulator, two on AVX2), against the exact
+// oracle and the interpreter byte for byte.
+func TestNativePacedRows(t *testing.T) {
+	isaList := zenISAs(t)
+	h := kernelconf.Hints{FromMemory: true}
+	r := rand.New(rand.NewSource(55))
+	ran := 0
+	for _, sdt := range kerneltest.ExactTypes {
+		for _, n := range []int64{0, 1, 15, 17, 65, 1000, 4099} {
+			for _, c := range kerneltest.ExactPairs(r, sdt) {
+				for _, s := range nativeShapes(n) {
+					p := problemOf(s, sdt, c.DstDT, c.Reduction)
+					sb, err := p.SrcBytes()
+					if err != nil {
+						t.Fatal(err)
+					}
+					src := make([]byte, sb)
+					kerneltest.FillExact(r, sdt, src)
+					ran += checkNativeExactHinted(t, isaList, h, p, src)
+				}
+			}
+		}
+	}
+	for i := range 60 {
+		sdt := kerneltest.ExactTypes[i%len(kerneltest.ExactTypes)]
+		cs := kerneltest.ExactPairs(r, sdt)
+		p := kerneltest.RandomExactProblem(r, 20000, sdt, cs[r.Intn(len(cs))])
+		sb, err := p.SrcBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := make([]byte, sb)
+		kerneltest.FillExact(r, sdt, src)
+		ran += checkNativeExactHinted(t, isaList, h, p, src)
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativePacedRowsGate checks which native kernels are paced: the rows
+// of exact kinds marked FromMemory under Options.Zen, as f32's are, and
+// not f64's (whose order of operations stays), nor columns. FromMemory
+// without Zen changes no code.
+func TestNativePacedRowsGate(t *testing.T) {
+	for _, avx512 := range []bool{false, true} {
+		for _, c := range []struct {
+			red     plan.Reduction
+			sdt     dtypes.DataType
+			columns bool
+			paced   bool
+		}{
+			{plan.AlgSum.Reduction(0, 0), dtypes.S32, false, true},
+			{plan.AlgMin.Reduction(0, 0), dtypes.S64, false, true},
+			{plan.AlgMax.Reduction(0, 0), dtypes.U32, false, true},
+			{plan.AlgMean.Reduction(0, 0), dtypes.S16, false, true},
+			{plan.AlgSum.Reduction(0, 0), dtypes.S32, true, false},
+			{plan.AlgSum.Reduction(0, 0), dtypes.F64, false, false},
+			{plan.AlgMax.Reduction(0, 0), dtypes.F64, false, false},
+		} {
+			ddt := c.sdt
+			if c.red.Finalize == plan.FinalizeMean {
+				ddt = dtypes.F32
+			}
+			pl, err := plan.Canonicalize(twoD(c.red, c.sdt, ddt, 83, 3136, c.columns))
+			if err != nil {
+				t.Fatal(err)
+			}
+			emit := func(mem, zen bool) []byte {
+				code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: mem}, Options{AVX512: avx512, Zen: zen})
+				if err != nil {
+					t.Fatalf("%v %v: %v", c.red, c.sdt, err)
+				}
+				return code.Text
+			}
+			if !bytes.Equal(emit(false, false), emit(true, false)) {
+				t.Errorf("avx512 %v, %v of %v: FromMemory without Zen changed the code", avx512, c.red, c.sdt)
+			}
+			if got := !bytes.Equal(emit(false, true), emit(true, true)); got != c.paced {
+				t.Errorf("avx512 %v, %v of %v (columns %v): paced %v, want %v", avx512, c.red, c.sdt, c.columns, got, c.paced)
+			}
+		}
+	}
+}
+
+// TestNativePacedRowsLoopShape checks the paced native row loop: one
+// accumulator (AVX-512; two on AVX2) and the loop of f32's paced sweeps,
+// which tests its counter at the top and jumps back at the end; the
+// loop that is not paced adds into every accumulator and ends in JNE.
+func TestNativePacedRowsLoopShape(t *testing.T) {
+	for _, avx512 := range []bool{false, true} {
+		pl, err := plan.Canonicalize(twoD(plan.AlgSum.Reduction(0, 0), dtypes.S32, dtypes.S32, 16, 65536, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, zen := range []bool{false, true} {
+			code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: true}, Options{AVX512: avx512, Zen: zen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := disassemble(t, code.Text)
+			add := slices.IndexFunc(ins, func(s string) bool { return strings.HasPrefix(s, "vpaddd (%rsi)") })
+			if add < 2 || add+4 > len(ins) {
+				t.Fatalf("avx512 %v zen %v: no row loop adding from memory in\n%s", avx512, zen, strings.Join(ins, "\n"))
+			}
+			end := add + slices.IndexFunc(ins[add:], func(s string) bool { return strings.HasPrefix(s, "dec") }) + 1
+			adds := 0
+			for _, s := range ins[add:end] {
+				if strings.HasPrefix(s, "vpaddd") {
+					adds++
+				}
+			}
+			wantAdds := 16
+			if !avx512 {
+				wantAdds = 8
+			}
+			if zen {
+				wantAdds = 1
+				if !avx512 {
+					wantAdds = 2
+				}
+			}
+			tested := strings.HasPrefix(ins[add-2], "test") && strings.HasPrefix(ins[add-1], "je") && strings.HasPrefix(ins[end], "jmp")
+			plain := strings.HasPrefix(ins[end], "jne")
+			if zen && !tested || !zen && !plain || adds != wantAdds {
+				t.Errorf("avx512 %v zen %v: row loop (%d adds, want %d)\n%s", avx512, zen, adds, wantAdds, strings.Join(ins[add-2:end+1], "\n"))
+			}
+		}
+	}
+}
