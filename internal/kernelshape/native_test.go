@@ -99,7 +99,7 @@ func TestNativeKindOf(t *testing.T) {
 	post := nativePlan(t, dtypes.S32, dtypes.S32, sum)
 	post.PostOps = []plan.PostOp{{Kind: ops.ReLU}}
 	exp := nativePlan(t, dtypes.F64, dtypes.F64, sum)
-	exp.PostOps = []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.Sigmoid}}
+	exp.PostOps = []plan.PostOp{{Kind: ops.ReLU}, {Kind: ops.GELUErf}}
 	s64Operand := nativePlan(t, dtypes.F64, dtypes.F64, sum)
 	s64Operand.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.S64}}
 	f64Post := nativePlan(t, dtypes.F64, dtypes.F32, sum)
@@ -125,7 +125,7 @@ func TestNativeKindOf(t *testing.T) {
 	}{
 		{nativePlan(t, dtypes.F32, dtypes.F32, sum), "f32 lanes"},
 		{post, "post-ops"},
-		{exp, "post-op 1 (Sigmoid)"},
+		{exp, "post-op 1 (GELU)"},
 		{s64Operand, "s64 operand"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},

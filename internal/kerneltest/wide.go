@@ -58,10 +58,11 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 				f = func(x float64) float64 { return plan.EltwiseF64(op.Kind, op.Alpha, op.Beta, x) }
 			}
 			b = b.through(f)
-			if op.Kind == ops.Exp || op.Kind == ops.Log {
-				// The machine code's exp and log are within
-				// vf64.MaxULP of package math's, not its bits.
-				b = b.widen(vf64.MaxULP)
+			if tol := vf64.Tolerance(op.Kind); tol > 0 {
+				// The machine code's exp and log, and the post-ops
+				// built on them, are within tol of package math's,
+				// not its bits.
+				b = b.widen(int(tol))
 			}
 		}
 		if p.DstDT != dtypes.F64 {
@@ -355,9 +356,10 @@ func SameWide(dt dtypes.DataType, got, want []byte) string {
 }
 
 // WideInterpMismatch compares got, p's dst from machine code, with want,
-// the interpreter's: bit for bit (SameWide) where no post-op is Exp or
-// Log, whose machine code is within vf64.MaxULP of the interpreter's
-// package math; within that where the last post-op is the only one of
+// the interpreter's: bit for bit (SameWide) where no post-op is near
+// rather than exact (vf64.Tolerance: Exp, Log and the post-ops built on
+// them, whose machine code is within that of the interpreter's package
+// math); within the tolerance where the last post-op is the only one of
 // them (an f32 dst within one f32 ulp, what rounding two such values
 // gives); and not at all where another op follows one, which could
 // magnify the difference without bound (a Subtract of a close operand,
@@ -367,7 +369,7 @@ func SameWide(dt dtypes.DataType, got, want []byte) string {
 func WideInterpMismatch(p *plan.Problem, got, want []byte) string {
 	at, count := -1, 0
 	for i, op := range p.PostOps {
-		if op.Kind == ops.Exp || op.Kind == ops.Log {
+		if vf64.Tolerance(op.Kind) > 0 {
 			at, count = i, count+1
 		}
 	}
@@ -381,7 +383,7 @@ func WideInterpMismatch(p *plan.Problem, got, want []byte) string {
 	sz := int64(dt.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		x, y := oracle.Get(dt, got, i), oracle.Get(dt, want, i)
-		d, tol := vf64.ULPs(x, y), int64(vf64.MaxULP)
+		d, tol := vf64.ULPs(x, y), vf64.Tolerance(p.PostOps[at].Kind)
 		if dt != dtypes.F64 && d != 0 && d != math.MaxInt64 {
 			d, tol = vexp.ULPs(float32(x), float32(y)), 1
 		}

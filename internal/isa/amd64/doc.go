@@ -37,7 +37,9 @@
 // f64 results take the post-ops kernelshape's f64 epilogue takes
 // (nativepost.go: the binary ops, Abs, Clamp, ReLU, LeakyReLU, Square,
 // Sqrt, Round, HardSigmoid, HardSwish, Pow, bit for bit as
-// plan.EltwiseF64 and plan.BinaryF64) in f64
+// plan.EltwiseF64 and plan.BinaryF64; Exp and Log, package vf64's; and
+// Sigmoid, Tanh, Elu, SoftPlus, Mish and GELUTanh, written once in
+// package vf64 over the f64 lanes' instructions, postf64.go) in f64
 // lanes, through kernelshape.Epilogue; its f64 max and min with no
 // post-ops speculate on NaN-free data as the f32 kernels do
 // (nativespec.go). What AVX2 lacks of AVX-512 is put together:

@@ -145,15 +145,26 @@ func (n *nativeGen) expF64(r int) {
 // subnormals included, and sets the specials with one VFIXUPIMMPD; AVX2
 // scales a subnormal by 2^52 and takes the exponent and significand
 // from the bits, and sets the specials by compares and blends.
-func (n *nativeGen) logF64(r int) {
+func (n *nativeGen) logF64(r int) { n.logF64Of(r, true) }
+
+// logF64Of is logF64, but for specials false leaves the specials (zeros,
+// negative x, +Inf, NaN) to garbage and takes a temporary fewer, the
+// copy of x they need: the log of an x in [1, 2] (vf64.Lanes.LogUnit).
+func (n *nativeGen) logF64Of(r int, specials bool) {
 	mk := n.Mark()
 	defer n.Release(mk)
 	x := n.vr(r)
-	orig, k, p, s, q := n.vr(n.Tmp()), n.vr(n.Tmp()), n.vr(n.Tmp()), n.vr(n.Tmp()), n.vr(n.Tmp())
+	var orig obj.Addr
+	if specials {
+		orig = n.vr(n.Tmp())
+	}
+	k, p, s, q := n.vr(n.Tmp()), n.vr(n.Tmp()), n.vr(n.Tmp()), n.vr(n.Tmp())
 	c := tableConst
 
 	n.loadTable(log64Consts)
-	n.op(x86.AVMOVAPD, x, orig)
+	if specials {
+		n.op(x86.AVMOVAPD, x, orig)
+	}
 	if n.avx512 {
 		n.op(x86.AVGETEXPPD, x, k)
 		n.op(x86.AVGETMANTPD, imm(0), x, x)                   // significand in [1, 2)
@@ -195,6 +206,9 @@ func (n *nativeGen) logF64(r int) {
 	n.op(x86.AVSUBPD, x, p, x)
 	n.op(x86.AVFMSUB231PD, c(l64Ln2Hi), k, x) // x = k*ln2hi - x
 
+	if !specials {
+		return
+	}
 	if n.avx512 {
 		n.op(x86.AVFIXUPIMMPD, imm(0), c(l64Fixup), orig, x)
 		return

@@ -409,9 +409,9 @@ func TestNativeRefusals(t *testing.T) {
 	}
 	withPost := mk(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0))
 	withPost.PostOps = []plan.PostOp{{Kind: 0}}
-	withSigmoid := mk(dtypes.F64, dtypes.F32, plan.AlgMax.Reduction(0, 0))
-	withSigmoid.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F64}, {Kind: ops.Sigmoid}}
-	withSigmoid.Outer[0].BinStrides = []int64{1}
+	withGELUErf := mk(dtypes.F64, dtypes.F32, plan.AlgMax.Reduction(0, 0))
+	withGELUErf.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F64}, {Kind: ops.GELUErf}}
+	withGELUErf.Outer[0].BinStrides = []int64{1}
 	for _, c := range []struct {
 		pl   *plan.Plan
 		o    Options
@@ -423,8 +423,8 @@ func TestNativeRefusals(t *testing.T) {
 		{mk(dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), Options{AVX512: true}, "root p=3"},
 		{mk(dtypes.F64, dtypes.F32, plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), Options{}, "not transformed"},
 		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
-		{withSigmoid, Options{AVX512: true}, "post-op 1 (Sigmoid)"},
-		{withSigmoid, Options{}, "post-op 1 (Sigmoid)"},
+		{withGELUErf, Options{AVX512: true}, "post-op 1 (GELU)"},
+		{withGELUErf, Options{}, "post-op 1 (GELU)"},
 	} {
 		_, err := Emit(c.pl, c.o)
 		if !errors.Is(err, status.Unimplemented) || !bytes.Contains([]byte(err.Error()), []byte(c.says)) {

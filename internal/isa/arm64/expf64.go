@@ -104,12 +104,21 @@ func (n *nativeGen) expF64(r int) {
 
 // logF64 sets both f64 lanes of r to log(r) (vf64.Log's steps), in six
 // temporaries and the constants.
-func (n *nativeGen) logF64(r int) {
+func (n *nativeGen) logF64(r int) { n.logF64Of(r, true) }
+
+// logF64Of is logF64, but for specials false leaves the specials (zeros,
+// negative x, +Inf, NaN) to garbage and takes a temporary fewer, the
+// copy of x they need: the log of an x in [1, 2] (vf64.Lanes.LogUnit).
+func (n *nativeGen) logF64Of(r int, specials bool) {
 	mk := n.Mark()
 	defer n.Release(mk)
-	orig, k, p, s, q, c := n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp()
+	orig := -1
+	if specials {
+		orig = n.Tmp()
+		n.vmov(orig, r)
+	}
+	k, p, s, q, c := n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp(), n.Tmp()
 
-	n.vmov(orig, r)
 	// A subnormal x scaled by 2^52, k's start (-52 or 0) in p.
 	n.fop(opFCMGT2D, p, n.f64In(0x1p-1022, c), r) // 2^-1022 > x
 	n.fop(opFMUL2D, k, r, n.f64In(0x1p52, c))
@@ -145,6 +154,9 @@ func (n *nativeGen) logF64(r int) {
 	n.fop(opFMLA2D, r, k, n.f64In(vf64.Ln2Hi, c)) // k*ln2hi - v
 
 	// The specials: -Inf at ±0, NaN below, x itself at +Inf or a NaN.
+	if !specials {
+		return
+	}
 	n.word(rr(opFCMLE02D, p, orig))
 	n.vop(arm64.AVBIT, arr16B, r, n.f64In(math.Inf(-1), c), p)
 	n.word(rr(opFCMLT02D, p, orig))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vf64"
 )
 
@@ -18,6 +19,18 @@ func TestWideExpLogSweep(t *testing.T) {
 		n = 20_000
 	}
 	xs := vf64.Inputs(rand.New(rand.NewSource(64)), n)
-	kerneltest.CheckWideSweep(t, targets(t), ops.Exp, xs, vf64.ExpNear)
-	kerneltest.CheckWideSweep(t, targets(t), ops.Log, xs, vf64.LogNear)
+	kerneltest.CheckWideSweep(t, targets(t), plan.PostOp{Kind: ops.Exp}, xs, vf64.ExpNear)
+	kerneltest.CheckWideSweep(t, targets(t), plan.PostOp{Kind: ops.Log}, xs, vf64.LogNear)
+}
+
+// TestWidePostOpSweep runs package vf64's f64 post-ops (Sigmoid, Tanh,
+// Elu, SoftPlus, Mish, GELUTanh) in NEON code on the specials, the
+// post-ops' edges and random inputs (kerneltest.SweepWidePostOps), held
+// to plan.EltwiseF64 within vf64.PostOpNear.
+func TestWidePostOpSweep(t *testing.T) {
+	n := 50_000
+	if testing.Short() {
+		n = 10_000
+	}
+	kerneltest.SweepWidePostOps(t, targets(t), 65, n)
 }

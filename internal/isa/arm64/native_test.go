@@ -563,7 +563,7 @@ func TestNativeRefusals(t *testing.T) {
 		says string
 	}{
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
-		{"f64 with a sigmoid post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.Sigmoid}), "post-op 1 (Sigmoid)"},
+		{"f64 with a GELU (erf) post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.GELUErf}), "post-op 1 (GELU)"},
 		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
 		{"f64 L3 norm", dense(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
 		{"f64 cube root of a sum of squares", dense(dtypes.F64, dtypes.F64,

@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
+	"github.com/gdnn/gdnn/internal/vf64"
 	"github.com/twitchyliquid64/golang-asm/obj/arm64"
 )
 
@@ -100,7 +101,9 @@ func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
 // Eltwise applies a unary post-op to the f64 lanes of r as
 // plan.EltwiseF64 (a NaN in gives a NaN out): eltwiseLanes' ops,
 // HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
-// f64 lanes, and package vf64's Exp and Log.
+// f64 lanes, package vf64's Exp and Log, and the post-ops package vf64
+// writes over them (vf64.Emit through f64Ops: Sigmoid, Tanh, Elu,
+// SoftPlus, Mish, GELUTanh). GELUErf is not emitted.
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()
@@ -120,6 +123,9 @@ func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	case ops.Log:
 		n.logF64(r)
 	default:
+		if vf64.Emit(f64Ops{n}, op, r) {
+			return
+		}
 		n.Fail(status.Errorf(status.Unimplemented, "arm64: f64 post-op %v is not emitted", op.Kind))
 	}
 }
