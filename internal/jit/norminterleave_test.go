@@ -131,6 +131,30 @@ func TestNormKernelInterleavedRows(t *testing.T) {
 	}
 }
 
+// TestNormKernelLogRowGroups: the kernel that takes f32 log-softmax
+// rows that fit the registers four at a time, with one log of their
+// sums packed in a register (kernelshape.NormRowPacker), gives the
+// one-row kernel's bits and the float64 reference's values: row counts
+// 1 to 9 (groups with 0 to 3 single rows after them), counted and fixed
+// inner row loops, rows apart, all -Inf rows, -Inf and NaN elements, a
+// post-op with a per-row operand, on every JIT ISA this machine runs.
+func TestNormKernelLogRowGroups(t *testing.T) {
+	t.Logf("ISAs: %v", argISAs())
+	layouts := [][]int64{{1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {2, 4}, {3, 3}, {2, 5}, {4, 2}}
+	for _, isa := range argISAs() {
+		prev := SetMaxISA(isa)
+		r := rand.New(rand.NewPCG(12, uint64(isa)))
+		for _, n := range []int64{1, 3, 4, 13, 16, 17, 40, 64, 100, 128, 160} {
+			for _, rows := range layouts {
+				c := interleaveCase{kind: kernelshape.NormLogSoftmax, n: n, rows: rows, gap: int64(r.IntN(2) * 3),
+					src: dtypes.F32, dst: dtypes.F32, withPostOp: r.IntN(3) == 0}
+				checkInterleaved(t, isa, c, r)
+			}
+		}
+		SetMaxISA(prev)
+	}
+}
+
 // checkInterleaved runs case c through the default kernel and the
 // one-row one, compares them bit for bit and with the float64
 // reference, and reports whether the default kernel's code differs

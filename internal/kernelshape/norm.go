@@ -64,6 +64,13 @@ import (
 // independent and overlap. Each row takes the one-row kernel's
 // instructions in its order (only the registers differ), so its result
 // is the same bits; an odd last row runs alone.
+//
+// f32 log-softmax rows that fit the registers are taken normLogRows at a
+// time where the emitter packs that many rows' statistics in a register
+// (NormRowPacker), and not held: each sweep reads the row again, from
+// the cache, and the rows' sums share one log, lane by lane, in place of
+// a log each; the log of a whole vector for one value is a good share
+// of a short row's instructions.
 
 // NormKind is the normalization a fused kernel computes.
 type NormKind uint8
@@ -324,7 +331,9 @@ func NormRows(e NormEmitter, n *Norm) int {
 const normPairRows = 2
 
 // normRowsAtOnce is how many rows of its innermost row loop n's kernel
-// interleaves: normPairRows where the rows are held softmax or
+// interleaves: normLogRows where they are log-softmax rows in groups
+// (normLogGroup), the loop has that many rows, and e gives the registers
+// they take; else normPairRows where the rows are held softmax or
 // log-softmax rows (see normRow), the loop has that many rows, and e
 // gives the registers they take; else 1. Called before any code.
 func normRowsAtOnce(e NormEmitter, n *Norm) int {
@@ -336,6 +345,12 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	H := normHeldVecs(e, pl.Reduced[0].Size)
 	if H == 0 {
 		return 1
+	}
+	if normLogGroup(e, n) && pl.Outer[len(pl.Outer)-1].Size >= normLogRows {
+		need := normLogRegs(normLogRows-1).scale + 1
+		if need <= e.NormRegs() || e.WidenNorm(need) {
+			return normLogRows
+		}
 	}
 	need := normGroupRegs(normPairRows-1, H).held + H
 	if need > e.NormRegs() && !e.WidenNorm(need) {
@@ -371,10 +386,60 @@ func normGroupRegs(i, H int) normRowRegs {
 	return normRowRegs{shift: base, scale: base, held: base + 1}
 }
 
-// normHeldRows emits rows held softmax or log-softmax rows, their
-// starts s apart: each step of the row's chain (normHeldSteps) for
-// every row in turn, so the rows' chains overlap.
+// normLogRows is how many log-softmax rows the kernel interleaves where
+// it reads them from the cache again (normLogGroup).
+const normLogRows = 4
+
+// normLogGroup reports whether n's rows, which fit the registers, are
+// log-softmax rows of f32 into f32 and e packs normLogRows rows'
+// statistics in a register (NormRowPacker): the kernel then takes the
+// rows normLogRows at a time without holding them (normLogRowsGroup)
+// and takes one log for the group. A short row's log is a good share
+// of its instructions (a polynomial on a whole vector for one value);
+// log-softmax's map needs only x, m and log(s), so the rows need not
+// be held and a group of rows with one log fits the registers (two a
+// row). Other types keep the held pairs: a converting load costs more
+// when repeated, and a checked store's exact path redoes the row from
+// what was stored, which a row read again from src (in place, src is
+// dst) no longer has.
+func normLogGroup(e NormEmitter, n *Norm) bool {
+	ty := e.ElemTypes()
+	p, ok := e.(NormRowPacker)
+	return ok && p.PackedRows() > 0 && normLogRows%p.PackedRows() == 0 && n.Kind == NormLogSoftmax && n.Dequant == nil &&
+		n.Residual == 0 && ty.SrcDT == dtypes.F32 && ty.DstDT == dtypes.F32
+}
+
+// NormRowPacker is optional: an instruction set that moves a group of
+// rows' statistics, each in every lane of its own register, into blocks
+// of one register and back, so that a lane-wise function of them (the
+// log) is one sequence for the group.
+type NormRowPacker interface {
+	// PackedRows is how many rows' statistics one register packs:
+	// blocks of Lanes()/PackedRows() lanes; 0 where it packs none.
+	PackedRows() int
+	// PackRow sets block i of dst to src's value (src holds one value
+	// in every lane), leaving dst's other blocks.
+	PackRow(dst, src, i int)
+	// UnpackRow sets every lane of dst to the value of block i of src.
+	UnpackRow(dst, src, i int)
+}
+
+// normLogRegs are the registers of row i of an interleaved group of
+// log-softmax rows not held (normLogSteps): after the accumulators,
+// each row's max, then its sum's log.
+func normLogRegs(i int) normRowRegs {
+	base := normAccs + 2*i
+	return normRowRegs{shift: base, scale: base + 1, held: -1}
+}
+
+// normHeldRows emits rows held softmax or log-softmax rows (or a
+// normLogRowsGroup), their starts s apart: each step of the row's chain
+// (normHeldSteps) for every row in turn, so the rows' chains overlap.
 func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
+	if rows == normLogRows && normLogGroup(e, n) {
+		normLogRowsGroup(e, n, row, rows, s)
+		return
+	}
 	H := normHeldVecs(e, row.Size)
 	steps := make([][]func(), rows)
 	for i := range rows {
@@ -631,6 +696,80 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 		e.SetConst(b.scale, 1)
 		e.Arith(ops.Divide, b.scale, 0)
 	}, func() { normHeldMap(e, row, b.held, scale) }}
+}
+
+// normLogRowsGroup emits rows log-softmax rows that fit the registers
+// but are not held in them (normLogGroup), their starts s apart, in the
+// registers normLogRegs: each row's max, then each row's sum of exps,
+// one log of the rows' sums packed in a register (NormRowPacker), then
+// each row's map. The row's vectors are loaded from src again for each
+// sweep, from the cache after the first; each takes the held row's
+// operations in its order (load and max; x - m, its exp and the sum;
+// the sum's log, lane by lane; (x - m) - log(s)), so every row's result
+// is the one-row kernel's bits.
+func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
+	N := row.Size
+	V := e.Lanes()
+	vb := int64(V) * e.ElemTypes().SrcSize
+	ptrs := e.Pointers()
+	// each applies f to every vector v of row i loaded into a
+	// temporary, its first m lanes the row's.
+	each := func(i int, f func(t, v, m int)) {
+		ptrs.Advance(s, int64(i))
+		for v := 0; int64(v*V) < N; v++ {
+			mk := e.Mark()
+			t := e.Tmp()
+			m := int(min(int64(V), N-int64(v*V)))
+			e.LoadSrc(t, int64(v)*vb, m)
+			f(t, v, m)
+			e.Release(mk)
+		}
+		ptrs.Advance(s, -int64(i))
+	}
+	for i := range rows {
+		b := normLogRegs(i)
+		normInit(e, NormMaxAny)
+		each(i, func(t, v, m int) { e.Accumulate(NormMaxAny, v%normAccs, t, m) })
+		normTree(e, NormMaxAny)
+		e.HReduce(NormMaxAny, 0)
+		e.Copy(b.shift, 0)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, b.shift)
+		}
+	}
+	p := e.(NormRowPacker)
+	P := p.PackedRows()
+	for i0 := 0; i0 < rows; i0 += P {
+		for i := i0; i < i0+P; i++ {
+			b := normLogRegs(i)
+			normInit(e, NormSum)
+			each(i, func(t, v, m int) {
+				e.Arith(ops.Subtract, t, b.shift)
+				e.ExpShifted(t)
+				e.Accumulate(NormSum, v%normAccs, t, m)
+			})
+			normTree(e, NormSum)
+			e.HReduce(NormSum, 0)
+			e.Copy(b.scale, 0)
+		}
+		for i := i0; i < i0+P; i++ {
+			p.PackRow(0, normLogRegs(i).scale, i-i0)
+		}
+		e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+		for i := i0; i < i0+P; i++ {
+			p.UnpackRow(normLogRegs(i).scale, 0, i-i0)
+		}
+	}
+	opnds := e.Operands()
+	rs := e.StepsOf(row)
+	for i := range rows {
+		b := normLogRegs(i)
+		each(i, func(t, v, m int) {
+			e.Arith(ops.Subtract, t, b.shift)
+			e.Arith(ops.Subtract, t, b.scale)
+			finish(e, opnds, t, Block(v, V, m, rs))
+		})
+	}
 }
 
 // normHeldLoad loads a row of N elements that fits registers held on

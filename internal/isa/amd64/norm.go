@@ -193,3 +193,26 @@ func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, mem(rDI, plan.ArgEps), bcas
 
 // StoreSrc stores n lanes of r to src at off (a residual sum).
 func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, g.m(rSrc, off), n) }
+
+// PackedRows: AVX-512 packs four rows' statistics, one to each 128-bit
+// block of a register; AVX2, whose rows of log-softmax in a group do
+// not fit its registers, packs none.
+func (g *gen) PackedRows() int {
+	if g.avx512 {
+		return 4
+	}
+	return 0
+}
+
+// PackRow sets 128-bit block i of dst to src's (VINSERTF32X4).
+func (g *gen) PackRow(dst, src, i int) {
+	g.op(x86.AVINSERTF32X4, imm(int64(i)), g.xr(src), g.vr(dst), g.vr(dst))
+}
+
+// UnpackRow copies 128-bit block i of src to every block of dst
+// (VSHUFF32X4); its four lanes are one value.
+func (g *gen) UnpackRow(dst, src, i int) {
+	g.op(x86.AVSHUFF32X4, imm(int64(i*0x55)), g.vr(src), g.vr(src), g.vr(dst))
+}
+
+var _ kernelshape.NormRowPacker = (*gen)(nil)

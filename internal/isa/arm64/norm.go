@@ -140,3 +140,18 @@ func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, at(rArgs, plan.ArgEps), bca
 
 // StoreSrc stores n lanes of r to src at off (a residual sum).
 func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, at(rSrc, off), n) }
+
+// PackedRows: NEON packs four rows' statistics, one to each lane.
+func (g *gen) PackedRows() int { return 4 }
+
+// PackRow sets lane i of dst to lane 0 of src (INS).
+func (g *gen) PackRow(dst, src, i int) {
+	g.op(arm64.AVMOV, velem(src, arm64.ARNG_S, 0), velem(dst, arm64.ARNG_S, i))
+}
+
+// UnpackRow sets every lane of dst to lane i of src (DUP).
+func (g *gen) UnpackRow(dst, src, i int) {
+	g.op(arm64.AVDUP, velem(src, arm64.ARNG_S, i), v4s(dst))
+}
+
+var _ kernelshape.NormRowPacker = (*gen)(nil)
