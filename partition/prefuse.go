@@ -51,10 +51,7 @@ func fuseResidual(g *graph.Graph, op *graph.Op, taken map[uint64]bool, notFused 
 	if res.bias != nil {
 		ops = append(ops, res.bias)
 	}
-	ops = append(ops, nrm)
-	if len(nrm.Outputs) == 1 {
-		ops = append(ops, normPostOps(g, nrm, taken, notFused)[1:]...)
-	}
+	ops = append(ops, normPostOps(g, nrm, taken, notFused)...)
 	return ops, res
 }
 
