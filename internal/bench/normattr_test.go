@@ -328,6 +328,9 @@ func TestNormKeptStatsChain(t *testing.T) {
 		{"--lnorm", "--dir=FWD_D", "--dt=f32:u8,f16", "--stat_tag=abx,bax", "--flags=,C", "--attr-post-ops=mul:f32:per_oc+tanh", "4x3x40"},
 		{"--gnorm", "--dir=FWD_D", "--dt=f32,bf16,f16,f32:s8,bf16:u8", "--tag=abx,axb", "--flags=,CH",
 			"--attr-scales=,dst:common:0.5,src:common:64+dst:common:0.5", "--attr-post-ops=,relu,add:f32:per_oc,mul:f32:per_tensor+linear:0.5:-1", "g2ic6ih3iw4", "g4mb3ic8iw5"},
+		// An int8 src: a Dequantize fused before the normalization too.
+		{"--lnorm", "--dir=FWD_D", "--dt=s8:f32,u8:s8", "--flags=,CH", "--attr-scales=src:common:64+dst:common:0.5", "--attr-post-ops=,add:f32:per_oc", "3x100"},
+		{"--gnorm", "--dir=FWD_D", "--dt=u8:s8,s8:f32", "--tag=abx,axb", "--attr-post-ops=relu,mul:f32:per_tensor", "g2mb2ic4iw5"},
 	}
 	for _, p := range problems {
 		code, out, errw := runMain(t, append([]string{"--mode=C"}, p...)...)
