@@ -190,7 +190,9 @@ func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, t
 	if other.ID == cur.ID {
 		return "both its operands are the chain's output"
 	}
-	if p := g.Producer(other.ID); p != nil && !taken[p.ID] {
+	if p := g.Producer(other.ID); p == red {
+		return fmt.Sprintf("its other operand %d is another output of %s (a statistic it keeps), and a fused chain maps dst alone", other.ID, red)
+	} else if p != nil && !taken[p.ID] {
 		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the reduction", other.ID, p)
 	}
 	mode, _ := op.Str("auto_broadcast")

@@ -19,8 +19,9 @@ import (
 
 // A normalization partition (SoftMax, LogSoftmax, LayerNorm, RMSNorm,
 // GroupNorm) is the op and the eltwise and binary ops after it, its
-// post-ops (fuseChain's rules, ending in a float type; none where it
-// keeps its statistics).
+// post-ops (fuseChain's rules, ending in a float type, then normTail's).
+// Where it keeps its statistics the post-ops map dst alone: the
+// partition's outputs are the chain's dst, then the mean and variance.
 // It compiles into a program of reduction kernels (internal/normprog):
 // machine code where the reductions have it, Impl says which and Reason
 // why the interpreter runs any of it. A problem a program cannot take

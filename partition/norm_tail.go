@@ -26,9 +26,6 @@ import (
 // and Quantize after it, and records in notFused why an op right after
 // it did not join.
 func normTail(g *graph.Graph, chain []*graph.Op, taken map[uint64]bool, notFused map[uint64]string) []*graph.Op {
-	if len(chain[0].Outputs) != 1 {
-		return chain // keeps its statistics: no chain at all
-	}
 	head := chain[0]
 	for {
 		last := chain[len(chain)-1]

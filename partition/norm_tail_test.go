@@ -72,12 +72,18 @@ func normTailJSONCases(t *testing.T, isa jit.ISA) {
 
 // runTailPartition compiles and executes p (a normalization op and the
 // ops after it) on random data and checks its output against the oracle
-// of the op followed by the other ops, one by one in float64.
+// of the op followed by the other ops, one by one in float64; and, where
+// the op keeps its statistics (p's outputs after dst), the mean and
+// variance against the oracle's.
 func runTailPartition(t *testing.T, p *Partition, isa jit.ISA, seed uint64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 9))
+	var anyOuts []graph.LogicalTensor
+	for _, o := range p.Outputs() {
+		anyOuts = append(anyOuts, graph.NewLogicalTensorAny(o.ID, o.DataType, nil))
+	}
 	out := p.Outputs()[0]
-	c, err := p.Compile(p.Inputs(), []graph.LogicalTensor{graph.NewLogicalTensorAny(out.ID, out.DataType, nil)})
+	c, err := p.Compile(p.Inputs(), anyOuts)
 	must(t, err)
 	wantImpl(t, c, isa)
 	pops := p.Ops()
@@ -101,14 +107,24 @@ func runTailPartition(t *testing.T, p *Partition, isa jit.ISA, seed uint64) {
 		must(t, err)
 		inT = append(inT, tt)
 	}
-	olt, err := c.QueryLogicalTensor(out.ID)
-	must(t, err)
-	n, err := MemSize(olt)
-	must(t, err)
-	dst := make([]byte, n)
-	ot, err := NewTensor(olt, dst)
-	must(t, err)
-	must(t, c.Execute(inT, []Tensor{ot}))
+	var outT []Tensor
+	var olts []graph.LogicalTensor
+	for _, o := range anyOuts {
+		lt, err := c.QueryLogicalTensor(o.ID)
+		must(t, err)
+		n, err := MemSize(lt)
+		must(t, err)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 0xff // NaN or -1 where nothing is written
+		}
+		tt, err := NewTensor(lt, b)
+		must(t, err)
+		bufs[lt.ID] = b
+		outT, olts = append(outT, tt), append(olts, lt)
+	}
+	olt, dst := olts[0], bufs[out.ID]
+	must(t, c.Execute(inT, outT))
 
 	// The normalization in float64 into a dense f32 dst, then each op.
 	var ins []graph.LogicalTensor
@@ -118,7 +134,8 @@ func runTailPartition(t *testing.T, p *Partition, isa jit.ISA, seed uint64) {
 	src := ins[0]
 	dense := graph.DenseStrides(src.Dims)
 	ndst := graph.NewLogicalTensorStrided(head.Outputs[0].ID, dtypes.F32, src.Dims, dense)
-	pr := normProblemOf(t, head, ins, []graph.LogicalTensor{ndst})
+	// The statistics, where kept, are the partition's outputs after dst.
+	pr := normProblemOf(t, head, ins, append([]graph.LogicalTensor{ndst}, olts[1:]...))
 	nb := norm.Buffers{Src: bufs[src.ID]}
 	if len(ins) > 1 {
 		nb.Gamma = bufs[ins[1].ID]
@@ -127,6 +144,20 @@ func runTailPartition(t *testing.T, p *Partition, isa jit.ISA, seed uint64) {
 		nb.Beta = bufs[ins[2].ID]
 	}
 	want := oracle.Norm(pr, nb)
+	if len(olts) > 1 && len(want.Mean) == 0 {
+		t.Fatalf("%v: %d outputs, and the oracle computed no statistics", p, len(olts))
+	}
+	for i, m := range []map[int64]float64{want.Mean, want.Var} {
+		if len(olts) < 3 {
+			break
+		}
+		for off, w := range m {
+			got := float64(dtypes.LoadF32(dtypes.F32, bufs[olts[1+i].ID], off))
+			if math.IsNaN(got) || math.Abs(got-w) > oracle.NormStatTolerance(w) {
+				t.Fatalf("%v on %s: statistic %d [%d] = %v, want %v", p, c.Impl(), i, off, got, w)
+			}
+		}
+	}
 	scale := 1.0 // of a Quantize: the tolerance in output units
 	forEach(src.Dims, func(idx []int64, off int) {
 		w := want.Dst[int64(off)]

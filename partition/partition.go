@@ -182,10 +182,7 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			}
 		}
 		if dqNorm != nil {
-			ops = []*graph.Op{op, dqNorm}
-			if len(dqNorm.Outputs) == 1 {
-				ops = append(ops, normPostOps(g, dqNorm, taken, notFused)[1:]...)
-			}
+			ops = append([]*graph.Op{op}, normPostOps(g, dqNorm, taken, notFused)...)
 		} else if res != nil {
 			ops = resOps
 		} else if pat != nil {
@@ -193,10 +190,8 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			ops = append(pat.ops, normPostOps(g, pat.op, taken, notFused)[1:]...)
 		} else if policy == Fusion && op.Kind.IsNormalization() {
 			// Eltwise and binary ops after a normalization are its
-			// post-ops, where it has one output (no kept statistics).
-			if len(op.Outputs) == 1 {
-				ops = normPostOps(g, op, taken, notFused)
-			}
+			// post-ops (of dst, where it keeps its statistics too).
+			ops = normPostOps(g, op, taken, notFused)
 		} else if arg := absBeforeArg(g, op, taken); policy == Fusion && arg != nil {
 			ops = []*graph.Op{op, arg}
 		} else if policy == Fusion {
@@ -287,6 +282,14 @@ func newPartition(id int, ops []*graph.Op, fpmath string) *Partition {
 	}
 	last := ops[len(ops)-1]
 	p.outputs = cloneTensors(last.Outputs)
+	for _, op := range ops {
+		if op != last && op.Kind.IsNormalization() {
+			// Its kept statistics (mean and variance) follow the chain's
+			// dst, in the op's order: the ports a normalization with no
+			// post-ops has.
+			p.outputs = append(p.outputs, cloneTensors(op.Outputs[1:])...)
+		}
+	}
 	p.supported, p.reason = supports(ops)
 	return p
 }

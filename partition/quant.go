@@ -77,9 +77,10 @@ func dequantTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.
 }
 
 // quantizeTail returns the Quantize that is the only consumer of the
-// chain's last op, or nil.
+// chain's last op's first output, or nil (a normalization that keeps its
+// statistics has them as its further outputs: the Quantize maps dst).
 func quantizeTail(g *graph.Graph, last *graph.Op) *graph.Op {
-	if len(last.Outputs) != 1 {
+	if len(last.Outputs) == 0 {
 		return nil
 	}
 	cons := g.Consumers(last.Outputs[0].ID)

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -164,31 +163,11 @@ func dstScaleOf(c *normCase) float32 {
 // isInt8Name reports whether a benchdnn data type name is s8 or u8.
 func isInt8Name(dt string) bool { return dt == "s8" || dt == "u8" }
 
-// attrText is c's scales and post-ops as given, for messages.
-func attrText(c *normCase) string {
-	var l []string
-	for _, n := range []string{"attr-scales", "attr-post-ops"} {
-		if v := c.attrs[n]; v != "" {
-			l = append(l, "--"+n+"="+v)
-		}
-	}
-	return strings.Join(l, " ")
-}
-
 // normChainProblem says why c's scales, post-ops or int8 dst do not run
 // (UNIMPLEMENTED or INVALID_ARGUMENTS), or "".
 func normChainProblem(c *normCase) result {
-	steps, err := normChainOf(c, len(c.dataDims()))
-	if err != nil {
+	if _, err := normChainOf(c, len(c.dataDims())); err != nil {
 		return result{state: stateOf(err), reason: reasonOf(err)}
-	}
-	keepsStats := c.dir == "FWD_D" && c.driver != "softmax" && !c.has('M')
-	if keepsStats && (len(steps) > 0 || isInt8Name(c.ddt)) {
-		what := attrText(c)
-		if isInt8Name(c.ddt) {
-			what = strings.TrimSpace("an int8 dst (" + c.ddt + ") " + what)
-		}
-		return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("--dir=FWD_D with %s: gdnn fuses no ops after a normalization that outputs its mean and variance (keep_stats); FWD_I runs them", what)}
 	}
 	return result{}
 }

@@ -117,8 +117,6 @@ func TestNormChainRefusals(t *testing.T) {
 		state string
 		want  string
 	}{
-		{[]string{"--lnorm", "--dt=f32:u8", "4x4"}, "UNIMPLEMENTED", "--dir=FWD_D with an int8 dst (u8): gdnn fuses no ops after a normalization that outputs its mean and variance"},
-		{[]string{"--gnorm", "--attr-post-ops=relu", "g2ic4iw5"}, "UNIMPLEMENTED", "--dir=FWD_D with --attr-post-ops=relu: gdnn fuses no ops"},
 		{[]string{"--softmax", "--attr-post-ops=sum", "4x4"}, "UNIMPLEMENTED", "a sum reads dst as it was before the run"},
 		{[]string{"--softmax", "--attr-post-ops=prelu", "4x4"}, "UNIMPLEMENTED", "PReLU"},
 		{[]string{"--softmax", "--attr-post-ops=eq:f32", "4x4"}, "UNIMPLEMENTED", "binary eq"},
@@ -299,6 +297,68 @@ func TestCompareNormOverflowOutcomes(t *testing.T) {
 				t.Errorf("3.4028 through %d ops (reference %g, bound %g, other outcomes %v): %v passes %v, want %v",
 					len(c.chain), vals[i], errs[i], alts[int64(i)], g, ok, c.ok[i])
 			}
+		}
+	}
+}
+
+// statsOff is a normalization executor that runs gdnn's compiled
+// partition, then moves every kept mean by 1/64: the check must fail it.
+type statsOff struct{ normExec }
+
+func (e statsOff) Run(b *normBuilt, i int) error {
+	if err := e.normExec.Run(b, i); err != nil {
+		return err
+	}
+	m := b.mean[i]
+	forEachIndex(b.meanLT.Dims, [][]int64{b.meanLT.Strides}, func(_ int64, offs []int64) {
+		m.set(offs[0], m.get(offs[0])+1.0/64)
+	})
+	return nil
+}
+
+// TestNormKeptStatsChain runs FWD_D layer and group norms, which keep
+// their mean and variance, with scales, post-ops (binary operands per
+// tensor, per channel and of dst's shape) and float or int8 dst on
+// gdnn's graph (the JIT of this machine, or GDNN_MAX_CPU_ISA's): dst and
+// the statistics pass benchdnn's check; with every mean moved they FAIL.
+func TestNormKeptStatsChain(t *testing.T) {
+	problems := [][]string{
+		{"--lnorm", "--dir=FWD_D", "--dt=f32,bf16,f16,f32:s8,bf16:u8", "--tag=abx,axb", "--flags=,CH",
+			"--attr-scales=,src:common:64+dst:common:0.5", "--attr-post-ops=,relu,add:f32:per_oc,mul:f32:per_tensor+linear:0.5:-1,add:f32:per_tensor+sub:bf16:per_oc", "5x2x77", "3x129"},
+		{"--lnorm", "--dir=FWD_D", "--dt=f32:u8,f16", "--stat_tag=abx,bax", "--flags=,C", "--attr-post-ops=mul:f32:per_oc+tanh", "4x3x40"},
+		{"--gnorm", "--dir=FWD_D", "--dt=f32,bf16,f16,f32:s8,bf16:u8", "--tag=abx,axb", "--flags=,CH",
+			"--attr-scales=,dst:common:0.5,src:common:64+dst:common:0.5", "--attr-post-ops=,relu,add:f32:per_oc,mul:f32:per_tensor+linear:0.5:-1", "g2ic6ih3iw4", "g4mb3ic8iw5"},
+		// An int8 src: a Dequantize fused before the normalization too.
+		{"--lnorm", "--dir=FWD_D", "--dt=s8:f32,u8:s8", "--flags=,CH", "--attr-scales=src:common:64+dst:common:0.5", "--attr-post-ops=,add:f32:per_oc", "3x100"},
+		{"--gnorm", "--dir=FWD_D", "--dt=u8:s8,s8:f32", "--tag=abx,axb", "--attr-post-ops=relu,mul:f32:per_tensor", "g2mb2ic4iw5"},
+	}
+	for _, p := range problems {
+		code, out, errw := runMain(t, append([]string{"--mode=C"}, p...)...)
+		s := summary(t, out)
+		if code != 0 || s[0] != s[1] || s[0] == "0" {
+			t.Errorf("%v: exit %d, summary %v\n%s\n%s", p, code, s, lastLines(out, 12), errw)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "(100%)") {
+				t.Logf("%s: %s", p[0], l) // which code ran (jit:avx512, jit:avx2, interp, jit:neon)
+			}
+		}
+	}
+	off := func(r *runner) {
+		r.normBackend = func(b *normBuilt) (normExec, error) {
+			e, err := graphNormBackend(b)
+			return statsOff{e}, err
+		}
+	}
+	for _, p := range problems {
+		var out, errw bytes.Buffer
+		code := runWith(CommandArgs(append([]string{"--mode=C"}, p...)), &out, &errw, off)
+		s := summary(t, out.String())
+		total, _ := strconv.Atoi(s[0])
+		unimpl, _ := strconv.Atoi(s[3])
+		failed, _ := strconv.Atoi(s[5])
+		if code != 1 || failed != total-unimpl || unimpl != 0 || !strings.Contains(out.String(), "FAILED (MEAN errors:") {
+			t.Errorf("%v with the means moved: exit %d, summary %v\n%s", p, code, s, lastLines(out.String(), 12))
 		}
 	}
 }

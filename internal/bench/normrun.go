@@ -300,9 +300,13 @@ func graphNormBackend(b *normBuilt) (normExec, error) {
 	}
 	var chain []*graph.Op
 	if b.fused() {
-		// The normalization writes f32, which the fused ops read.
+		// The normalization writes f32, which the fused ops read; its
+		// statistics, where it keeps them, are outputs as they are.
 		mid := graph.NewLogicalTensorAny(20, dtypes.F32, b.srcLT.Dims)
 		op.AddOutput(mid)
+		if b.keepStats {
+			op.AddOutput(b.meanLT).AddOutput(b.varLT)
+		}
 		chain = b.chainOps(mid)
 	} else {
 		for _, lt := range b.outputs() {
