@@ -264,3 +264,27 @@ func benchThreads() []int {
 	}
 	return []int{1}
 }
+
+// BenchmarkWideLp runs f64 Lp norms (1024x1024 f64 reduced over axis 1:
+// rows) of p 2 and p 3, on the machine code and on the interpreter
+// (SetMaxISA(None)), at one thread: p 3's exp and log per element
+// against p 2's product, and against the interpreter's math.Pow.
+func BenchmarkWideLp(b *testing.B) {
+	for _, p := range []float32{2, 3} {
+		for _, impl := range []struct {
+			name string
+			isa  ISA
+		}{{"jit", DetectedISA()}, {"interp", None}} {
+			b.Run(fmt.Sprintf("p%g/%s", p, impl.name), func(b *testing.B) {
+				withThreads(b, 1)
+				s := spec{dims: []int64{1024, 1024}, reduce: []bool{false, true}, sdt: dtypes.F64, ddt: dtypes.F64}
+				c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+				c.p.Reduction = plan.AlgNormLpSum.Reduction(p, 0)
+				prev := SetMaxISA(impl.isa)
+				k := c.compile(b)
+				SetMaxISA(prev)
+				runTimed(b, c, k)
+			})
+		}
+	}
+}

@@ -27,7 +27,8 @@ import (
 
 // The machine code gdnn emits is pinned by hashes: TestEmittedCodeHashes
 // draws random problems of every family of kernels (codeFamilies:
-// reductions of float, f64 and integer data, index reductions, fused
+// reductions of float, f64 (the Lp norms of other p apart) and integer
+// data, index reductions, fused
 // normalizations over rows and over columns), schedules each as the
 // runtime does (every sub-plan: blocks, tiles, two stages, row by row,
 // post-op passes, log-sum-exp programs, plans read from memory) and
@@ -101,6 +102,16 @@ func codeFamilies() []codeFamily {
 			}
 			return hashNormCode(t, h, c, randomNormColumns(r, []kernelshape.NormKind{kernelshape.NormL2, kernelshape.NormL1,
 				kernelshape.NormRMS, kernelshape.NormLayer}), i)
+		}},
+		{"f64-pow", 200, 8, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
+			// The Lp norms of p other than 1 and 2: exp and log in
+			// the native kernel's loads and stores.
+			d := wideDraw
+			d.reductions = []plan.Reduction{plan.AlgNormLpSum.Reduction(3, 0), plan.AlgNormLpMax.Reduction(0.5, 1e-3),
+				plan.AlgNormLpPowerPSum.Reduction(1.5, 0), plan.AlgNormLpSum.Reduction(4, 0.25)}
+			p, budget := randomCodeProblem(r, d)
+			fmt.Fprintf(h, "problem %d budget %d\n", i, budget)
+			return hashProblemCode(t, h, c, p, budget)
 		}},
 	}
 }

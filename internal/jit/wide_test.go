@@ -74,7 +74,7 @@ func TestWideSchedules(t *testing.T) {
 
 // TestNativeWideSchedules runs f64 sums, means, maxima, minima and
 // products, of the elements and of their |x| and x*x, and the Lp norms of
-// p 1 and 2, half of them with post-ops of the kinds the native kernel's
+// p 1, 2 and others (some over values across the f64 range), half of them with post-ops of the kinds the native kernel's
 // f64 epilogue takes (the plans the native kernel takes), through
 // Compile and Run on every ISA, under budgets that take every split,
 // against the oracle's bounds: machine code on every ISA but the
@@ -84,7 +84,7 @@ func TestNativeWideSchedules(t *testing.T) {
 	r := rand.New(rand.NewSource(65))
 	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), plan.AlgMax.Reduction(0, 0),
 		plan.AlgMin.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
-	reds = append(append(reds, kerneltest.WideTransformed...), kerneltest.WideLp...)
+	reds = append(append(append(reds, kerneltest.WideTransformed...), kerneltest.WideLp...), kerneltest.WideLpP...)
 	splits := map[string]bool{}
 	defer func() {
 		for _, s := range []string{"blocks", "tiles", "2stage"} {
@@ -95,7 +95,7 @@ func TestNativeWideSchedules(t *testing.T) {
 	}()
 	draw := kerneltest.WideDraw
 	draw.Kinds = kernelshape.NativeF64PostOpKinds()
-	for i := range 168 {
+	for i := range 216 {
 		p := kerneltest.RandomProblem(r, 1<<14, draw)
 		if i%2 == 0 {
 			p.PostOps = nil
@@ -108,6 +108,9 @@ func TestNativeWideSchedules(t *testing.T) {
 		}
 		src, dst0, bins := kerneltest.Buffers(t, p, 0xa5, func(dt dtypes.DataType, b []byte) {
 			kerneltest.FillWide(r, dt, b, i%4 == 0)
+			if p.Reduction.Transform == plan.TransformPow && i%3 == 0 {
+				kerneltest.FillWideWide(r, b, i%4 == 0)
+			}
 			if p.Reduction.Combine == plan.CombineMul {
 				for j := int64(0); j < int64(len(b)/8); j++ {
 					plan.StoreF64(dt, b, j, 1+r.NormFloat64()/64)

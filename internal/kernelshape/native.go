@@ -112,11 +112,15 @@ type NativeKind struct {
 	Store  NativeStore
 	// f64 only (nativef64.go): the transform of each element, and the
 	// Lp finalize: the eps step, EpsValue (the plan's eps widened), and
-	// the square root after it.
+	// the root after it: the square root, or (Root) the p-th root, the
+	// power 1/p (RootInv). P is NativePow's power.
 	Transform NativeTransform
+	P         float64
 	Eps       NativeEps
 	EpsValue  float64
 	Sqrt      bool
+	Root      bool
+	RootInv   float64
 	// PostOps: the f64 results take the plan's post-ops (nativepost.go)
 	// through Epilogue before they are stored.
 	PostOps bool
@@ -125,9 +129,8 @@ type NativeKind struct {
 // NativeKindOf returns what pl computes in native lanes, or an
 // Unimplemented error naming what the native kernel does not take: a
 // plan neither wide nor exact, post-ops of exact data or f64 post-ops
-// the f64 epilogue does not take (nativepost.go), an f64 transform other than
-// |x| and x*x, an f64 finalize other than a mean and the Lp norms' of p
-// 1 and 2 (nativeF64Parts), a copy, an integer mean of more than
+// the f64 epilogue does not take (nativepost.go), an f64 log-sum-exp,
+// an Lp finalize it cannot match (nativeF64Parts), a copy, an integer mean of more than
 // NativeMeanMax elements (or its partial sums), a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {

@@ -1,20 +1,32 @@
 package kernelshape
 
 import (
+	"math"
+
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
-// The f64 transforms and finalizes of the native kernel: |x| and x*x
-// applied to each loaded vector before the combine (ReduceL1, ReduceL2,
-// ReduceSumSquare, norm_lp with p 1 and 2, the fused Abs and Square
+// The f64 transforms and finalizes of the native kernel: |x|, x*x and
+// |x|^p applied to each loaded vector before the combine (ReduceL1,
+// ReduceL2, ReduceSumSquare, norm_lp of any p, the fused Abs and Square
 // pre-ops), and the Lp norms' finalizes before the store: the eps (a max
-// or an add), then the square root for p 2 (the root of p 1 is the value
-// itself). Which steps run, and in what order, is decided here once; the
-// emitters supply the steps (NativeF64Transformer, NativeF64Finalizer) and call
-// NativeTransformF64 where they hold a loaded vector and
-// NativeFinalizeF64 where they hold a result, all in f64 lanes, before
-// an f32 dst's one rounding.
+// or an add), then the root: the square root for p 2, none for p 1 (the
+// value itself), the p-th root for any other p. Which steps run, and in
+// what order, is decided here once; the emitters supply the steps
+// (NativeF64Transformer, NativeF64Finalizer) and call NativeTransformF64
+// where they hold a loaded vector and NativeFinalizeF64 where they hold a
+// result, all in f64 lanes, before an f32 dst's one rounding.
+//
+// |x|^p and the p-th root y^(1/p) of p other than 1 and 2 are
+// exp(p*log|x|) and exp(log(y)/p) (a product by the f64 1/p), with
+// package vf64's Exp and Log, where the interpreter has math.Pow: both
+// give 0 for 0 (exp(-Inf)), +Inf for +Inf, NaN for NaN and 1 for 1, and
+// the finite results are within about 2 + |p*log|x|| ulps of math.Pow's
+// (an error of log's value, scaled by p, is exp's relative error). A
+// root of a negative value is NaN where math.Pow gives the power of an
+// integral 1/p: nativeF64Parts refuses the one plan where that value can
+// occur (an eps + acc of negative eps with 1/p integral).
 
 // NativeTransform is what is done to each f64 element before it is
 // combined.
@@ -25,6 +37,7 @@ const (
 	NativeNoTransform NativeTransform = iota
 	NativeAbs                         // |x|
 	NativeSquare                      // x*x
+	NativePow                         // |x|^p, as exp(p*log|x|) (NativeKind.P)
 )
 
 // NativeEps is how an f64 result takes the plan's eps.
@@ -40,13 +53,23 @@ const (
 // NativeF64Transformer is what an instruction set supplies for the f64
 // transforms: each sets every f64 lane of register r.
 type NativeF64Transformer interface {
+	NativeF64Powers
 	F64Abs(r int)    // |r|
 	F64Square(r int) // r*r
+}
+
+// NativeF64Powers are the steps of |x|^p and of the p-th root: each sets
+// every f64 lane of register r.
+type NativeF64Powers interface {
+	F64Exp(r int)            // e^r, package vf64's Exp
+	F64Log(r int)            // log(r), package vf64's Log
+	F64Mul(r int, c float64) // r*c
 }
 
 // NativeF64Finalizer is what an instruction set supplies for the f64 Lp
 // finalizes: each sets every f64 lane of register r.
 type NativeF64Finalizer interface {
+	NativeF64Powers
 	// F64MaxEps sets r to max(eps, r), NaN where r is NaN. r is never
 	// -0 (a combine of |x| or x*x: nativeF64Parts), so no order of the
 	// zeros is needed.
@@ -62,12 +85,17 @@ func NativeTransformF64(e NativeF64Transformer, k NativeKind, r int) {
 		e.F64Abs(r)
 	case NativeSquare:
 		e.F64Square(r)
+	case NativePow:
+		e.F64Abs(r)
+		e.F64Log(r)
+		e.F64Mul(r, k.P)
+		e.F64Exp(r)
 	}
 }
 
 // FinalizesF64 reports whether k's results take an eps or a root
 // (NativeFinalizeF64 emits something).
-func (k NativeKind) FinalizesF64() bool { return k.Eps != NativeNoEps || k.Sqrt }
+func (k NativeKind) FinalizesF64() bool { return k.Eps != NativeNoEps || k.Sqrt || k.Root }
 
 // NativeFinalizeF64 applies k's Lp finalize to the result r: the eps,
 // then the root, as plan.Reduction.FinalizeF64 does.
@@ -78,17 +106,24 @@ func NativeFinalizeF64(e NativeF64Finalizer, k NativeKind, r int) {
 	case NativeAddEps:
 		e.F64AddEps(r)
 	}
-	if k.Sqrt {
+	switch {
+	case k.Sqrt:
 		e.F64Sqrt(r)
+	case k.Root:
+		e.F64Log(r)
+		e.F64Mul(r, k.RootInv)
+		e.F64Exp(r)
 	}
 }
 
 // nativeF64Parts sets k's transform and finalize from r's (transform
 // and finalize are r's, or none where the plan's stage skips them), or
 // returns the Unimplemented error of a part the native kernel does not
-// take: |x|^p for p other than 1 and 2, exp, a root other than 1 and 2,
-// log, and an Lp finalize of data not transformed by |x| or x*x (whose
-// combine could be -0, where max(eps, acc) must order the zeros).
+// take: exp and log (a log-sum-exp), an Lp finalize of data not
+// transformed by |x|, x*x or |x|^p (whose combine could be -0, where
+// max(eps, acc) must order the zeros), and the root of eps + acc with
+// eps negative and 1/p an integer other than 1 and 2 (whose value below
+// 0 math.Pow raises to the power 1/p, where exp(log(y)/p) is NaN).
 func nativeF64Parts(r plan.Reduction, transform plan.Transform, finalize plan.Finalize, k *NativeKind) error {
 	switch transform {
 	case plan.TransformNone:
@@ -96,6 +131,8 @@ func nativeF64Parts(r plan.Reduction, transform plan.Transform, finalize plan.Fi
 		k.Transform = NativeAbs
 	case plan.TransformSquare:
 		k.Transform = NativeSquare
+	case plan.TransformPow:
+		k.Transform, k.P = NativePow, float64(r.P)
 	default:
 		return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its transform) runs in the interpreter", r)
 	}
@@ -104,14 +141,18 @@ func nativeF64Parts(r plan.Reduction, transform plan.Transform, finalize plan.Fi
 	case plan.FinalizeMean:
 		k.Mean = true
 	case plan.FinalizeRootMaxEps, plan.FinalizeRootAddEps, plan.FinalizeMaxEps, plan.FinalizeAddEps:
-		if r.Transform != plan.TransformAbs && r.Transform != plan.TransformSquare {
-			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (an Lp finalize of data not transformed by |x| or x*x) runs in the interpreter", r)
+		if r.Transform != plan.TransformAbs && r.Transform != plan.TransformSquare && r.Transform != plan.TransformPow {
+			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (an Lp finalize of data not transformed by |x|, x*x or |x|^p) runs in the interpreter", r)
 		}
 		root := finalize == plan.FinalizeRootMaxEps || finalize == plan.FinalizeRootAddEps
-		if root && r.P != 1 && r.P != 2 {
-			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its root p=%v) runs in the interpreter", r, r.P)
+		inv := 1 / float64(r.P)
+		if root && r.P != 1 && r.P != 2 && finalize == plan.FinalizeRootAddEps && r.Eps < 0 && inv == math.Trunc(inv) {
+			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (the root p=%v of eps + acc below 0) runs in the interpreter", r, r.P)
 		}
 		k.Sqrt = root && r.P == 2
+		if root && r.P != 1 && r.P != 2 {
+			k.Root, k.RootInv = true, inv
+		}
 		k.Eps = NativeAddEps
 		if finalize == plan.FinalizeRootMaxEps || finalize == plan.FinalizeMaxEps {
 			k.Eps = NativeMaxEps

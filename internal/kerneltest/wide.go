@@ -45,6 +45,9 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 		b := accBounds(r, o)
 		if !r.IsLogSumExp() {
 			b = b.through(func(x float64) float64 { return r.FinalizeF64(x, o.N) })
+			if n := powRootULP(r, b.Mid); n > 0 {
+				b = b.widen(n)
+			}
 		}
 		bi := 0
 		for _, op := range p.PostOps {
@@ -73,6 +76,18 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 	return out
 }
 
+// powRootULP is the ulps the native kernels' p-th root of p other than
+// 1 and 2, exp(log(y)/p), may be from math.Pow's at the result y^(1/p)
+// = v: log's and exp's own, and log's error of |log y| scaled by 1/p,
+// that is |log v|; 0 for the other finalizes.
+func powRootULP(r plan.Reduction, v float64) int {
+	root := r.Finalize == plan.FinalizeRootMaxEps || r.Finalize == plan.FinalizeRootAddEps
+	if !root || r.P == 1 || r.P == 2 || v != v || v == 0 || math.IsInf(v, 0) {
+		return 0
+	}
+	return 2*vf64.MaxULP + 2 + int(math.Ceil(2*math.Abs(math.Log(v))))
+}
+
 // accBounds is the interval of o's combined value (a log-sum-exp's
 // result): exact for max, min and copies, within WideTol for sums, within
 // N+1 roundings for products (whose order may differ from the oracle's).
@@ -87,6 +102,12 @@ func accBounds(r plan.Reduction, o oracle.Output) Bounds {
 		tol = oracle.WideTol(o)/o.Acc + math.Ldexp(math.Abs(v), -50)
 	case r.Combine == plan.CombineAdd:
 		tol = oracle.WideTol(o)
+		if r.Transform == plan.TransformPow {
+			// The native kernels' exp(p*log|x|): twice log's error
+			// of 2^-52 of p*log|x| (oracle.PowErr) and exp's and
+			// log's own ulps of each term.
+			tol += 2*o.PowErr + math.Ldexp(o.Mag, -52)*float64(2*vf64.MaxULP+2)
+		}
 	case r.Combine == plan.CombineMul:
 		tol = math.Abs(v) * math.Ldexp(float64(o.N+1), -52)
 	}
@@ -276,6 +297,47 @@ func FillWide(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
 	}
 }
 
+// FillWideWide fills f64 src b with values across most of the f64
+// range, for the |x|^p of the Lp norms: magnitudes from 2^-250 to 2^1023
+// with either sign, and one element in 8 a special: a signed zero, 1,
+// -1, the least normal, the largest finite value, or, with specials,
+// NaN, +Inf or -Inf. The powers (p up to 4) and their sums are normal,
+// infinite or 0, never subnormal: package math's Pow, the oracle's and
+// the interpreter's, is not accurate for a subnormal base (its Log on
+// amd64 takes a subnormal as if its exponent were the least normal's).
+func FillWideWide(r *rand.Rand, b []byte, specials bool) {
+	for i := int64(0); i < int64(len(b)/8); i++ {
+		v := math.Ldexp(0.5+r.Float64()/2, r.Intn(1274)-249)
+		if r.Intn(2) == 0 {
+			v = -v
+		}
+		if r.Intn(8) == 0 {
+			sp := []float64{0, math.Copysign(0, -1), 1, -1, 0x1p-1022, math.MaxFloat64}
+			if specials {
+				sp = append(sp, math.NaN(), math.Inf(1), math.Inf(-1))
+			}
+			v = sp[r.Intn(len(sp))]
+		}
+		plan.StoreF64(dtypes.F64, b, i, v)
+	}
+}
+
+// SubnormalPowOf is |x|^p for a subnormal x and p one of 0.25, 0.5 and
+// 0.75, where package math's Pow is not accurate: |x|*2^128 (exact, and
+// normal) to the power p, times 2^(-128p) (exact, but for the result's
+// one rounding where it is subnormal).
+func SubnormalPowOf(x float64, p float64) float64 {
+	return math.Pow(math.Abs(x)*0x1p128, p) * math.Exp2(-128*p)
+}
+
+// SubnormalPowWithin reports whether got is within the native kernels'
+// error of want = |x|^p (SubnormalPowOf): 2^-52 of twice |p*log|x||,
+// and exp's and log's own ulps.
+func SubnormalPowWithin(got, want, x, p float64) bool {
+	tol := math.Ldexp(want, -52) * (2*math.Abs(p*math.Log(math.Abs(x)*0x1p128)-128*p*math.Ln2) + float64(2*vf64.MaxULP+2))
+	return math.Abs(got-want) <= tol
+}
+
 // CheckWideEmitted draws an f64 problem from r and checks that emit,
 // an emitter's Emit, gives code (its native kernel's) only for a plan
 // the native kernel takes (takes, kernelshape.NativeKindOf's error: its
@@ -421,4 +483,20 @@ var WideLp = []plan.Reduction{
 	plan.AlgNormLpPowerPMax.Reduction(2, 40),
 	plan.AlgNormLpPowerPSum.Reduction(1, 1.5),
 	plan.AlgNormLpPowerPMax.Reduction(1, -1),
+}
+
+// WideLpP are f64 Lp norms of p other than 1 and 2, whose |x|^p and
+// p-th root the native kernels compute as exp(p*log|x|) and
+// exp(log(y)/p), with eps 0, positive and negative (an eps + acc below
+// 0 of 1/p not an integer is NaN, as math.Pow has it), for the native
+// kernels' tests.
+var WideLpP = []plan.Reduction{
+	plan.AlgNormLpSum.Reduction(3, 0),
+	plan.AlgNormLpMax.Reduction(0.5, 1e-3),
+	plan.AlgNormLpSum.Reduction(4, 0.25),
+	plan.AlgNormLpSum.Reduction(1.5, -6),
+	plan.AlgNormLpMax.Reduction(0.25, 0),
+	plan.AlgNormLpPowerPSum.Reduction(3, 0.5),
+	plan.AlgNormLpPowerPMax.Reduction(0.5, 40),
+	plan.AlgNormLpSum.Reduction(0.5, 0.125),
 }

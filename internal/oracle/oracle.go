@@ -25,7 +25,12 @@ type Output struct {
 	// transformed elements' magnitudes for sums, their largest for the
 	// other combines. Tolerances of f32 sums scale with it.
 	Mag float64
-	N   int64 // elements reduced into this output
+	// PowErr is, for a TransformPow sum, the sum of each transformed
+	// element's magnitude times 2^-52*|p*log|x||: the error of |x|^p
+	// taken as exp(p*log|x|), whose log errs by about 2^-52 of its value
+	// (scaled by p, an error relative to the power).
+	PowErr float64
+	N      int64 // elements reduced into this output
 }
 
 // Reduce computes every output of p from src (little-endian elements of
@@ -113,6 +118,9 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			}
 			if r.Combine == plan.CombineAdd {
 				o.Mag += math.Abs(x)
+				if r.Transform == plan.TransformPow && x != 0 && !math.IsInf(x, 0) {
+					o.PowErr += x * math.Ldexp(math.Abs(float64(r.P)*math.Log(math.Abs(e))), -52)
+				}
 			} else {
 				o.Mag = math.Max(o.Mag, math.Abs(x))
 			}

@@ -88,7 +88,7 @@ func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error)
 		k.Halves() && k.Signed {
 		n.sign = g.Tmp()
 	}
-	if k.Transform == kernelshape.NativeAbs {
+	if k.Transform == kernelshape.NativeAbs || k.Transform == kernelshape.NativePow {
 		n.abs = g.Tmp()
 	}
 	kernelshape.Native(pl, k, n)
@@ -274,6 +274,21 @@ func (n *nativeGen) withEps(as obj.As, r int) {
 
 // F64Sqrt sets r to its square root.
 func (n *nativeGen) F64Sqrt(r int) { n.op(x86.AVSQRTPD, n.vr(r), n.vr(r)) }
+
+// F64Exp sets r to e^r (vf64.Exp's steps).
+func (n *nativeGen) F64Exp(r int) { n.expF64(r) }
+
+// F64Log sets r to log(r) (vf64.Log's steps).
+func (n *nativeGen) F64Log(r int) { n.logF64(r) }
+
+// F64Mul multiplies r by c, held in a temporary.
+func (n *nativeGen) F64Mul(r int, c float64) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	t := n.Tmp()
+	n.pattern(t, math.Float64bits(c))
+	n.op(x86.AVMULPD, n.vr(t), n.vr(r), n.vr(r))
+}
 
 // loadVector is the whole-vector load: an integer mean's widens each
 // element to 64 bits, sign- or zero-extended as its type is.

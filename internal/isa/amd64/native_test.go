@@ -418,9 +418,8 @@ func TestNativeRefusals(t *testing.T) {
 		says string
 	}{
 		{mk(dtypes.S32, dtypes.U8, plan.LogicalOr), Options{AVX512: true}, "logical"},
-		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), Options{AVX512: true}, "transform"},
-		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(3, 0)), Options{}, "transform"},
-		{mk(dtypes.F64, dtypes.F64, plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), Options{AVX512: true}, "root p=3"},
+		{mk(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(0.5, -1)), Options{AVX512: true}, "root p=0.5 of eps + acc below 0"},
+		{mk(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(0.25, -2)), Options{}, "root p=0.25 of eps + acc below 0"},
 		{mk(dtypes.F64, dtypes.F32, plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), Options{}, "not transformed"},
 		{mk(dtypes.F64, dtypes.F64, plan.LogSumExp), Options{AVX512: true}, "transform"},
 		{withGELUErf, Options{AVX512: true}, "post-op 1 (GELU)"},
@@ -485,6 +484,68 @@ func TestNativeWideShapes(t *testing.T) {
 				}
 			}
 		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativeLpPowWide runs the f64 Lp norms of p other than 1 and 2
+// (|x|^p as exp(p*log|x|), the root as exp(log(y)/p)) over values from
+// 2^-250 to the largest f64 (kerneltest.FillWideWide: 1e300s, zeros,
+// infinities, NaN) in every shape, into f64 and f32 dst, against the
+// oracle's bounds, which widen for the exp and log.
+func TestNativeLpPowWide(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(56))
+	ran := 0
+	for _, n := range []int64{1, 2, 7, 8, 9, 17, 65, 300, 3000} {
+		for _, red := range kerneltest.WideLpP {
+			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+				for _, specials := range []bool{false, true} {
+					for _, s := range nativeShapes(n) {
+						p := problemOf(s, dtypes.F64, ddt, red)
+						sb, err := p.SrcBytes()
+						if err != nil {
+							t.Fatal(err)
+						}
+						src := make([]byte, sb)
+						kerneltest.FillWideWide(r, src, specials)
+						ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+							kerneltest.CheckWide(t, name, p, src, dst, nil, 0xa5)
+						})
+					}
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativePowSubnormal runs |x|^p for p 0.25, 0.5 and 0.75 of
+// subnormal x, one element an output, against kerneltest.SubnormalPowOf
+// (package math's Pow, the interpreter's, is not accurate there).
+func TestNativePowSubnormal(t *testing.T) {
+	isaList := isas(t)
+	r := rand.New(rand.NewSource(57))
+	const n = 200
+	ran := 0
+	for _, pw := range []float32{0.25, 0.5, 0.75} {
+		p := problemOf([3][]int64{{n, 1}, {1, 1}, {0, 1}}, dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(pw, 0))
+		src := make([]byte, 8*n)
+		for i := range int64(n) {
+			plan.StoreF64(dtypes.F64, src, i, math.Ldexp(0.5+r.Float64()/2, -1022-r.Intn(52)))
+		}
+		ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+			for i := range int64(n) {
+				x, got := plan.LoadF64(dtypes.F64, src, i), plan.LoadF64(dtypes.F64, dst, i)
+				if want := kerneltest.SubnormalPowOf(x, float64(pw)); !kerneltest.SubnormalPowWithin(got, want, x, float64(pw)) {
+					t.Fatalf("%s: |%v|^%v = %v, want %v", name, x, pw, got, want)
+				}
+			}
+		})
 	}
 	if ran == 0 {
 		t.Fatal("no plan ran machine code")

@@ -233,6 +233,19 @@ func (n *nativeGen) F64AddEps(r int) { n.fop(opFADD2D, r, n.eps, r) }
 // F64Sqrt sets r to its square root.
 func (n *nativeGen) F64Sqrt(r int) { n.word(rr(opFSQRT2D, r, r)) }
 
+// F64Exp sets r to e^r (vf64.Exp's steps).
+func (n *nativeGen) F64Exp(r int) { n.expF64(r) }
+
+// F64Log sets r to log(r) (vf64.Log's steps).
+func (n *nativeGen) F64Log(r int) { n.logF64(r) }
+
+// F64Mul multiplies r by c, loaded into a temporary.
+func (n *nativeGen) F64Mul(r int, c float64) {
+	mk := n.Mark()
+	defer n.Release(mk)
+	n.fop(opFMUL2D, r, r, n.f64In(c, n.Tmp()))
+}
+
 // NativeCombine combines accumulator from into u.
 func (n *nativeGen) NativeCombine(u, from int) {
 	if n.pairs != 0 {

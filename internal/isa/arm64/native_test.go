@@ -423,11 +423,17 @@ func fillWide(r *rand.Rand, b []byte, specials bool) {
 // the interpreter bit for bit (any NaN matching any NaN).
 func checkNativeWide(t *testing.T, r *rand.Rand, what string, p *plan.Problem, specials, fenced bool) {
 	t.Helper()
+	checkNativeWideFilled(t, r, what, p, func(b []byte) { fillWide(r, b, specials) }, fenced)
+}
+
+// checkNativeWideFilled is checkNativeWide with the src filled by fill.
+func checkNativeWideFilled(t *testing.T, r *rand.Rand, what string, p *plan.Problem, fill func([]byte), fenced bool) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("%s: Canonicalize(%+v): %v", what, p, err)
 	}
-	src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, func(dt dtypes.DataType, b []byte) { fillWide(r, b, specials) }, nil)
+	src, dst0, _ := kerneltest.Buffers(t, p, nativeSentinel, func(dt dtypes.DataType, b []byte) { fill(b) }, nil)
 	var fence *kerneltest.Fence
 	if fenced {
 		fence = kerneltest.NewFence(t, r.Intn(2) == 0)
@@ -469,6 +475,60 @@ func TestNativeWideShapes(t *testing.T) {
 			for _, n := range nativeTails {
 				for _, s := range nativeShapes(n, dtypes.F64, ddt, red) {
 					checkNativeWide(t, r, fmt.Sprintf("%s n=%d", s.name, n), s.p, n%2 == 1, true)
+				}
+			}
+		}
+	}
+}
+
+// TestNativeLpPowWide runs the f64 Lp norms of p other than 1 and 2
+// (|x|^p as exp(p*log|x|), the root as exp(log(y)/p)) over values from
+// 2^-250 to the largest f64 (kerneltest.FillWideWide: 1e300s, zeros,
+// infinities, NaN) in every shape, into f64 and f32 dst, against the
+// oracle's bounds, which widen for the exp and log.
+func TestNativeLpPowWide(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(56))
+	for _, red := range kerneltest.WideLpP {
+		for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+			for _, n := range nativeTails {
+				for _, s := range nativeShapes(n, dtypes.F64, ddt, red) {
+					specials := n%2 == 1
+					checkNativeWideFilled(t, r, fmt.Sprintf("%s n=%d", s.name, n), s.p,
+						func(b []byte) { kerneltest.FillWideWide(r, b, specials) }, true)
+				}
+			}
+		}
+	}
+}
+
+// TestNativePowSubnormal runs |x|^p for p 0.25, 0.5 and 0.75 of
+// subnormal x, one element an output, against kerneltest.SubnormalPowOf
+// (package math's Pow, the interpreter's, is not accurate there).
+func TestNativePowSubnormal(t *testing.T) {
+	needARM64(t)
+	r := rand.New(rand.NewSource(57))
+	const n = 200
+	for _, pw := range []float32{0.25, 0.5, 0.75} {
+		p := &plan.Problem{Reduction: plan.AlgNormLpPowerPSum.Reduction(pw, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+			Dims: []int64{n, 1}, SrcStrides: []int64{1, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := make([]byte, 8*n)
+		for i := range int64(n) {
+			plan.StoreF64(dtypes.F64, src, i, math.Ldexp(0.5+r.Float64()/2, -1022-r.Intn(52)))
+		}
+		outs := runNative(t, pl, src, 8*n, nil, []int64{0})
+		if outs == nil {
+			t.Fatalf("%v: refused", pl)
+		}
+		for _, dst := range outs {
+			for i := range int64(n) {
+				x, got := plan.LoadF64(dtypes.F64, src, i), plan.LoadF64(dtypes.F64, dst, i)
+				if want := kerneltest.SubnormalPowOf(x, float64(pw)); !kerneltest.SubnormalPowWithin(got, want, x, float64(pw)) {
+					t.Fatalf("|%v|^%v = %v, want %v", x, pw, got, want)
 				}
 			}
 		}
@@ -544,9 +604,8 @@ func testNativeWideLong(t *testing.T, r *rand.Rand, sum plan.Reduction) {
 // is refused as Unimplemented, naming it, so that the interpreter runs
 // it: a 64-bit integer mean, a copy, a logical
 // reduction of data wider than a byte, f64 data with a post-op the f64
-// epilogue does not take (exp), |x|^p or
-// a root of p other than 1 and 2, an Lp finalize of untransformed data,
-// a log-sum-exp.
+// epilogue does not take (sigmoid), the root of p 1/2^k of a negative
+// eps + acc, an Lp finalize of untransformed data, a log-sum-exp.
 func TestNativeRefusals(t *testing.T) {
 	dense := func(sdt, ddt dtypes.DataType, red plan.Reduction, post ...plan.PostOp) *plan.Plan {
 		p := &plan.Problem{Reduction: red, SrcDT: sdt, DstDT: ddt, Dims: []int64{4, 8}, SrcStrides: []int64{8, 1},
@@ -564,10 +623,8 @@ func TestNativeRefusals(t *testing.T) {
 	}{
 		{"s16 logical and", dense(dtypes.S16, dtypes.Boolean, plan.LogicalAnd), "logical"},
 		{"f64 with a GELU (erf) post-op", dense(dtypes.F64, dtypes.F64, plan.AlgSum.Reduction(0, 0), plan.PostOp{Kind: ops.ReLU}, plan.PostOp{Kind: ops.GELUErf}), "post-op 1 (GELU)"},
-		{"f64 |x|^3", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(3, 0)), "transform"},
-		{"f64 L3 norm", dense(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(3, 0)), "transform"},
-		{"f64 cube root of a sum of squares", dense(dtypes.F64, dtypes.F64,
-			plan.Reduction{Transform: plan.TransformSquare, Finalize: plan.FinalizeRootAddEps, P: 3}), "root p=3"},
+		{"f64 L0.5 norm of eps + acc, eps < 0", dense(dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(0.5, -1)), "root p=0.5 of eps + acc below 0"},
+		{"f64 L0.25 norm of eps + acc, eps < 0", dense(dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(0.25, -2)), "root p=0.25 of eps + acc below 0"},
 		{"f64 eps of a product", dense(dtypes.F64, dtypes.F64,
 			plan.Reduction{Combine: plan.CombineMul, Finalize: plan.FinalizeMaxEps, Eps: 1}), "not transformed"},
 		{"f64 log-sum-exp", dense(dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},
