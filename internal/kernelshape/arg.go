@@ -95,9 +95,10 @@ type ArgEmitter interface {
 	// ArgSetUpdate (ArgExact at first).
 	ArgUpdate(u int, off int64, n int)
 	ArgSetUpdate(k ArgUpdateKind)
-	// ArgClearWitness sets the NaN witnesses to 0. ArgSkipUnlessNaN
-	// branches to l unless one of them is NaN (every NaN loaded since
-	// the clear makes one NaN; a NaN may also come of other values).
+	// ArgClearWitness clears the NaN witnesses. ArgSkipUnlessNaN
+	// branches to l unless one of them saw a NaN (every NaN loaded since
+	// the clear is seen; on some instruction sets other values may look
+	// like one).
 	ArgClearWitness()
 	ArgSkipUnlessNaN(l Label)
 	// ArgStoreColumn stores accumulator u's V indices off bytes past the
@@ -133,6 +134,43 @@ type ArgPrefetcher interface {
 	PrefetchSrc(off int64)
 }
 
+// ArgPairUpdater is optional: an instruction set whose watched update
+// can fold two loaded vectors into a NaN witness at once (AVX-512's
+// row-by-row column: one ordered compare of the two into an opmask),
+// where each vector alone takes an instruction of its own.
+type ArgPairUpdater interface {
+	// ArgUpdatePair is ArgUpdate(u, off, V) then ArgUpdate(w, off2, V).
+	ArgUpdatePair(u int, off int64, w int, off2 int64)
+}
+
+// ArgRowCurs is optional: an instruction set with vector registers to
+// spare holds the indices of a row-by-row column's group of rows, set
+// once per group, where each run of the group would otherwise step cur
+// from row to row and back.
+type ArgRowCurs interface {
+	// ArgHoldRowCurs sets the held indices to cur+1 .. cur+k-1 (k at
+	// most ArgRowsGroup) and reports true, or holds none and reports
+	// false.
+	ArgHoldRowCurs(k int) bool
+	// ArgUseRowCur makes ArgUpdate take cur+r as its index: held by the
+	// last ArgHoldRowCurs for r > 0, cur itself for 0.
+	ArgUseRowCur(r int)
+}
+
+// argUpdates emits ArgUpdate(i, off(i), V) for accumulators 0..n-1 in
+// turn, two at a time where the instruction set pairs them.
+func argUpdates(e ArgEmitter, n int64, off func(i int64) int64) {
+	pe, pairs := e.(ArgPairUpdater)
+	for i := int64(0); i < n; i++ {
+		if pairs && i+1 < n {
+			pe.ArgUpdatePair(int(i), off(i), int(i+1), off(i+1))
+			i++
+			continue
+		}
+		e.ArgUpdate(int(i), off(i), e.Lanes())
+	}
+}
+
 // argPrefetchRows is how many rows ahead a column block prefetches.
 const argPrefetchRows = 8
 
@@ -141,9 +179,9 @@ const argPrefetchRows = 8
 // rows' loads.
 const ArgRowsGroup = 4
 
-// argRowsVecs is how many vectors of each row a row-by-row column takes
+// ArgRowsVecs is how many vectors of each row a row-by-row column takes
 // per visit of its scratch (at most ArgAccs(true)).
-const argRowsVecs = 6
+const ArgRowsVecs = 6
 
 // argRowsMinOutputs is the narrowest column that goes row by row: one
 // wider than any instruction set's register block (AVX-512: 12 vectors
@@ -267,9 +305,7 @@ func argColumn(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 					pf.PrefetchSrc(argPrefetchRows*rStep.Src + b)
 				}
 			}
-			for i := range n {
-				e.ArgUpdate(int(i), i*v*s.Src, int(v))
-			}
+			argUpdates(e, n, func(i int64) int64 { return i * v * s.Src })
 			e.ArgAddCur(1)
 		})
 		for i := range n {
@@ -307,7 +343,7 @@ func argVectors(e ArgEmitter, w, u int64, s Steps, body func(n int64)) {
 // indices.
 func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 	v := int64(e.Lanes())
-	u := min(int64(e.ArgAccs(true)), argRowsVecs)
+	u := min(int64(e.ArgAccs(true)), ArgRowsVecs)
 	s := e.StepsOf(&pl.Inner)
 	s.Bin[0] = 4 // the scratch: an f32 value (and an s32 index) per output
 	vec := func(i int64) int64 { return i * v * 4 }
@@ -318,20 +354,26 @@ func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 				e.ArgStoreScratch(int(i), vec(i))
 			}
 		})
+		rc, _ := e.(ArgRowCurs)
 		group := func(k int64) {
+			held := rc != nil && rc.ArgHoldRowCurs(int(k))
 			argVectors(e, w, u, s, func(n int64) {
 				for i := range n {
 					e.ArgLoadScratch(int(i), vec(i))
 				}
 				for r := range k {
-					if r > 0 {
+					switch {
+					case held:
+						rc.ArgUseRowCur(int(r))
+					case r > 0:
 						e.ArgAddCur(1)
 					}
-					for i := range n {
-						e.ArgUpdate(int(i), r*rStep.Src+i*v*s.Src, int(v))
-					}
+					argUpdates(e, n, func(i int64) int64 { return r*rStep.Src + i*v*s.Src })
 				}
-				if k > 1 {
+				switch {
+				case held:
+					rc.ArgUseRowCur(0)
+				case k > 1:
 					e.ArgAddCur(1 - k)
 				}
 				for i := range n {
@@ -394,18 +436,14 @@ func argRow(e ArgEmitter, pl *plan.ArgPlan, srcSize int64) {
 	e.ArgSetCur(0)
 	blocks := pl.R / (u * v)
 	Loop(e, blocks, Steps{Src: u * v * srcSize}, func() {
-		for i := range u {
-			e.ArgUpdate(int(i), i*v*srcSize, int(v))
-		}
+		argUpdates(e, u, func(i int64) int64 { return i * v * srcSize })
 		e.ArgAddCur(u * v)
 	})
 	done := blocks * u * v
 	ptrs := e.Pointers()
 	ptrs.Advance(Steps{Src: srcSize}, done)
 	left := (pl.R - done) / v
-	for i := range left {
-		e.ArgUpdate(int(i), i*v*srcSize, int(v))
-	}
+	argUpdates(e, left, func(i int64) int64 { return i * v * srcSize })
 	ptrs.Advance(Steps{Src: srcSize}, -done)
 	if pl.R%v != 0 {
 		e.ArgSetCur(pl.R - v)

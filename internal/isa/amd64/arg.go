@@ -31,13 +31,30 @@ type argGen struct {
 	scr      int16  // the scratch pointer of a row-by-row column (0: none)
 	minMaxOp ops.Kind
 	update   kernelshape.ArgUpdateKind
-	wit      []int // the NaN witnesses (a src that can hold NaN)
+	// The NaN witnesses of a src that can hold NaN: vectors that sum
+	// the loads (wit), or, in an AVX-512 row-by-row column, opmasks
+	// (kwit) that keep the lanes where every load so far was ordered, so
+	// that one compare folds two loaded vectors (ArgUpdatePair) and
+	// infinities never look like a NaN. The rows and the columns held in
+	// registers keep the sums: there the compares would crowd the
+	// updates' own.
+	wit  []int
+	kwit []obj.Addr
+	next int // the witness the next fold takes
+	// rowCur[r] holds cur+r for a row-by-row column's group of rows
+	// (AVX-512, ArgHoldRowCurs); useRow is the one updates take (0: cur).
+	rowCur [kernelshape.ArgRowsGroup]int
+	useRow int
 }
 
 // argWitnesses is how many NaN witnesses a float src's kernel folds its
-// loads into, in turn: each VADDPS chain is then a fraction of a row's
-// or a block's loads long.
+// loads into, in turn (AVX2: two vectors): each chain of adds or masked
+// compares is then a fraction of a row's or a block's loads long.
 const argWitnesses = 4
+
+// argWitnessK is the first opmask register of AVX-512's witnesses; the
+// updates use k6 and k7.
+const argWitnessK = 2
 
 // VCMPPS predicates.
 const (
@@ -81,9 +98,16 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	switch {
 	case avx512 && column:
 		// A column takes 768 bytes of each row per visit: twelve
-		// accumulators (indices in z12..z23), temporaries from z24.
+		// accumulators (indices in z12..z23), temporaries from z24. A
+		// row-by-row column takes fewer (ArgRowsVecs) and holds its
+		// group's row indices in the values' registers it leaves.
 		a.accs, a.idxBase = [2]int{8, 12}, 12
 		g.tmpLo, g.tmpNext = 24, 24
+		if kernelshape.ArgRowsVecs <= a.idxBase-kernelshape.ArgRowsGroup {
+			for r := 1; r < kernelshape.ArgRowsGroup; r++ {
+				a.rowCur[r] = a.idxBase - kernelshape.ArgRowsGroup + r
+			}
+		}
 	case avx512:
 		a.accs, a.idxBase = [2]int{8, 8}, 8
 	case column:
@@ -102,7 +126,13 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
 	}
 	a.cur = g.Tmp()
-	if pl.SrcDT.IsFloat() {
+	switch {
+	case pl.SrcDT.IsFloat() && avx512 && a.scr != 0:
+		for i := range argWitnesses {
+			a.kwit = append(a.kwit, kreg(argWitnessK+i))
+		}
+		g.kLast = argWitnessK - 1 // no hoisted mask may take a witness
+	case pl.SrcDT.IsFloat():
 		nw := argWitnesses
 		if !avx512 {
 			nw = 2
@@ -118,16 +148,31 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 // ArgSetUpdate sets the update ArgUpdate emits.
 func (a *argGen) ArgSetUpdate(k kernelshape.ArgUpdateKind) { a.update = k }
 
-// ArgClearWitness zeroes the NaN witnesses.
+// ArgClearWitness zeroes the vector witnesses, or sets every lane of the
+// opmask witnesses (nothing unordered seen).
 func (a *argGen) ArgClearWitness() {
 	for _, w := range a.wit {
 		a.zero(w)
 	}
+	for _, k := range a.kwit {
+		a.op(x86.AKXNORW, k, k, k)
+	}
 }
 
-// ArgSkipUnlessNaN sums the witnesses (a NaN stays NaN) and jumps to l
-// unless a lane of the sum is unordered.
+// ArgSkipUnlessNaN jumps to l unless a witness saw a NaN: it ANDs the
+// opmask witnesses and jumps when every lane is still set, or sums the
+// vector witnesses (a NaN stays NaN) and jumps unless a lane of the sum
+// is unordered.
 func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
+	if len(a.kwit) > 0 {
+		k := a.kwit[0]
+		for _, o := range a.kwit[1:] {
+			a.op(x86.AKANDW, o, k, k)
+		}
+		a.op(x86.AKORTESTW, k, k)
+		a.Jump(x86.AJCS, l) // CF: every lane set
+		return
+	}
 	w := a.wit[0]
 	for _, o := range a.wit[1:] {
 		a.op(x86.AVADDPS, a.vr(o), a.vr(w), a.vr(w))
@@ -201,17 +246,75 @@ func (a *argGen) ArgAddCur(v int64) {
 	a.Release(mk)
 }
 
+// loadX loads n elements off bytes past src into x, as compared (|x|
+// with pl.Abs).
+func (a *argGen) loadX(x int, off int64, n int) {
+	a.load(a.SrcDT, x, a.m(rSrc, off), n)
+	if a.abs {
+		// |x|: the sign bit shifted out (no register for a mask).
+		xv := a.vr(x)
+		a.op(x86.AVPSLLD, imm(1), xv, xv)
+		a.op(x86.AVPSRLD, imm(1), xv, xv)
+	}
+}
+
+// ArgHoldRowCurs sets the held row indices to cur+1 .. cur+k-1 where
+// registers were left for them (AVX-512 row-by-row columns).
+func (a *argGen) ArgHoldRowCurs(k int) bool {
+	if a.scr == 0 || a.rowCur[1] == 0 || k > len(a.rowCur) {
+		return false
+	}
+	for r := 1; r < k; r++ {
+		a.constant(a.rowCur[r], uint32(r))
+		a.op(x86.AVPADDD, a.vr(a.cur), a.vr(a.rowCur[r]), a.vr(a.rowCur[r]))
+	}
+	return true
+}
+
+// ArgUseRowCur makes updates take cur+r (held for r > 0).
+func (a *argGen) ArgUseRowCur(r int) { a.useRow = r }
+
+// index is the register of the index updates take: cur, or a held row's.
+func (a *argGen) index() int {
+	if a.useRow > 0 {
+		return a.rowCur[a.useRow]
+	}
+	return a.cur
+}
+
+// witness returns the opmask witness the next fold takes: each in turn,
+// so that no chain of masked compares holds the updates.
+func (a *argGen) witness() obj.Addr {
+	k := a.kwit[a.next%len(a.kwit)]
+	a.next++
+	return k
+}
+
+// ArgUpdatePair is ArgUpdate(u, off, V) then ArgUpdate(w, off2, V);
+// watched with opmask witnesses, one compare folds both loads into one.
+func (a *argGen) ArgUpdatePair(u int, off int64, w int, off2 int64) {
+	if len(a.kwit) == 0 || a.update != kernelshape.ArgWatched {
+		a.ArgUpdate(u, off, a.V)
+		a.ArgUpdate(w, off2, a.V)
+		return
+	}
+	mk := a.Mark()
+	x, y := a.Tmp(), a.Tmp()
+	a.loadX(x, off, a.V)
+	a.loadX(y, off2, a.V)
+	k := a.witness()
+	a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
+	a.takeOrdered(u, x)
+	a.takeOrdered(w, y)
+	a.Release(mk)
+}
+
 // ArgUpdate loads n elements and takes the winning lanes into u.
 func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
 	x := a.Tmp()
-	a.load(a.SrcDT, x, a.m(rSrc, off), n)
+	a.loadX(x, off, n)
 	xv, bv := a.vr(x), a.vr(u)
-	if a.abs {
-		// |x|: the sign bit shifted out (no register for a mask).
-		a.op(x86.AVPSLLD, imm(1), xv, xv)
-		a.op(x86.AVPSRLD, imm(1), xv, xv)
-	}
 	first, last := int64(cmpNLE), int64(cmpGE)
 	if a.min {
 		first, last = cmpNGE, cmpLE
@@ -235,7 +338,7 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 			a.op(x86.AVCMPPS, imm(first), bv, xv, k1, k1)
 		}
 		a.op(x86.AVMOVAPS, xv, k1, bv)
-		a.op(x86.AVMOVDQA32, a.vr(a.cur), k1, a.vr(a.idx(u)))
+		a.op(x86.AVMOVDQA32, a.vr(a.index()), k1, a.vr(a.idx(u)))
 		a.Release(mk)
 		return
 	}
@@ -250,14 +353,29 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 		a.op(x86.AVANDPS, a.vr(t), a.vr(m), a.vr(m))
 	}
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
-	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.cur), a.vr(a.idx(u)), a.vr(a.idx(u)))
+	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.index()), a.vr(a.idx(u)), a.vr(a.idx(u)))
 	a.Release(mk)
 }
 
 // updateOrdered takes the lanes of x that win into u by one ordered
-// compare (x > best, >= with select_last_index; < and <= for ArgMin),
-// exact when no element is NaN, and adds x into a witness when watched.
+// compare, and folds x into a witness when watched.
 func (a *argGen) updateOrdered(u, x int) {
+	if a.update == kernelshape.ArgWatched {
+		if len(a.kwit) > 0 {
+			k := a.witness()
+			a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(x), a.vr(x), k, k)
+		} else {
+			w := a.vr(a.wit[u%len(a.wit)])
+			a.op(x86.AVADDPS, a.vr(x), w, w)
+		}
+	}
+	a.takeOrdered(u, x)
+}
+
+// takeOrdered takes the lanes of x that win into u by one ordered
+// compare (x > best, >= with select_last_index; < and <= for ArgMin),
+// exact when no element is NaN.
+func (a *argGen) takeOrdered(u, x int) {
 	pred := int64(cmpGTOrd)
 	switch {
 	case a.min && a.last:
@@ -268,21 +386,17 @@ func (a *argGen) updateOrdered(u, x int) {
 		pred = cmpGE
 	}
 	xv, bv := a.vr(x), a.vr(u)
-	if a.update == kernelshape.ArgWatched {
-		w := a.vr(a.wit[u%len(a.wit)])
-		a.op(x86.AVADDPS, xv, w, w)
-	}
 	if a.avx512 {
 		k := kreg(6)
 		a.op(x86.AVCMPPS, imm(pred), bv, xv, k)
 		a.op(x86.AVMOVAPS, xv, k, bv)
-		a.op(x86.AVMOVDQA32, a.vr(a.cur), k, a.vr(a.idx(u)))
+		a.op(x86.AVMOVDQA32, a.vr(a.index()), k, a.vr(a.idx(u)))
 		return
 	}
 	m := a.Tmp()
 	a.op(x86.AVCMPPS, imm(pred), bv, xv, a.vr(m))
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
-	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.cur), a.vr(a.idx(u)), a.vr(a.idx(u)))
+	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.index()), a.vr(a.idx(u)), a.vr(a.idx(u)))
 }
 
 // ArgStoreColumn stores u's V indices at off bytes past dst.

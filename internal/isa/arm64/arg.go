@@ -38,6 +38,10 @@ type argGen struct {
 	scr       int16 // the scratch pointer of a row-by-row column (0: none)
 	update    kernelshape.ArgUpdateKind
 	wit       []int // the NaN witnesses (a src that can hold NaN)
+	// rowCur[r] holds cur+r for a row-by-row column's group of rows
+	// (ArgHoldRowCurs); useRow is the one updates take (0: cur).
+	rowCur [kernelshape.ArgRowsGroup]int
+	useRow int
 }
 
 // argWitnesses is how many NaN witnesses a float src's kernel folds its
@@ -70,6 +74,15 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	if kernelshape.ArgRowByRow(pl) {
 		a.scr = g.Counter()
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
+		// The row indices go in the values' and indices' registers of
+		// the column's accumulators a row-by-row column leaves.
+		var free []int
+		for u := kernelshape.ArgRowsVecs; u < a.ArgAccs(true); u++ {
+			free = append(free, u, argIdx+u)
+		}
+		if len(free) >= kernelshape.ArgRowsGroup-1 {
+			copy(a.rowCur[1:], free)
+		}
 	}
 	a.cur = g.Tmp()
 	if pl.SrcDT.IsFloat() {
@@ -161,6 +174,31 @@ func (a *argGen) ArgAddCur(v int64) {
 	a.Release(mk)
 }
 
+// ArgHoldRowCurs sets the held row indices to cur+1 .. cur+k-1 where
+// registers were left for them (row-by-row columns).
+func (a *argGen) ArgHoldRowCurs(k int) bool {
+	if a.scr == 0 || a.rowCur[1] == 0 || k > len(a.rowCur) {
+		return false
+	}
+	for r := 1; r < k; r++ {
+		mk := a.Mark()
+		a.vop(arm64.AVADD, arr4S, a.rowCur[r], a.cur, a.vconst(uint32(r)))
+		a.Release(mk)
+	}
+	return true
+}
+
+// ArgUseRowCur makes updates take cur+r (held for r > 0).
+func (a *argGen) ArgUseRowCur(r int) { a.useRow = r }
+
+// index is the register of the index updates take: cur, or a held row's.
+func (a *argGen) index() int {
+	if a.useRow > 0 {
+		return a.rowCur[a.useRow]
+	}
+	return a.cur
+}
+
 // ArgUpdate loads n elements and takes the winning lanes into u.
 func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
@@ -199,7 +237,7 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 		a.word(rrr(opBIC, m, m, t))
 	}
 	a.vop(arm64.AVBIT, arr16B, u, x, m)
-	a.vop(arm64.AVBIT, arr16B, argIdx+u, a.cur, m)
+	a.vop(arm64.AVBIT, arr16B, argIdx+u, a.index(), m)
 	a.Release(mk)
 }
 
