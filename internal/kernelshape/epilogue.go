@@ -91,6 +91,13 @@ func finish(f Finisher, ops Operands, r int, lm LaneMap) { finishFrom(f, ops, 0,
 // finishFrom is finish with the post-ops from from on (those before it
 // are binary operands read elsewhere: a residual sum's).
 func finishFrom(f Finisher, ops Operands, from, r int, lm LaneMap) {
+	postOpsFrom(f, ops, from, r, lm)
+	f.StoreDst(r, lm.DstOff, lm.N)
+}
+
+// postOpsFrom is finishFrom without the store: the post-ops from post-op
+// from on, applied to r.
+func postOpsFrom(f Finisher, ops Operands, from, r int, lm LaneMap) {
 	bin := 0
 	for i, op := range ops.PostOps {
 		if i < from {
@@ -117,5 +124,4 @@ func finishFrom(f Finisher, ops Operands, from, r int, lm LaneMap) {
 		f.Release(mk)
 		bin++
 	}
-	f.StoreDst(r, lm.DstOff, lm.N)
 }

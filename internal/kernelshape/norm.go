@@ -957,15 +957,14 @@ func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), f
 	opnds := e.Operands()
 	s := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
+	pairs := pairsDst(e, s, opnds.DstSize)
 	Chunks(e, e.Pointers(), row.Size, normMapVecs*V, s, func(m int) {
 		if pf != nil && ahead != 0 {
 			for b := int64(0); b < int64(m)*e.ElemTypes().SrcSize; b += 64 {
 				pf.PrefetchSrcL2(ahead + b)
 			}
 		}
-		for v := 0; v*V < m; v++ {
-			mk := e.Mark()
-			t := e.Tmp()
+		mapped := func(t, v int) LaneMap {
 			l := Block(v, V, min(V, m-v*V), s)
 			switch {
 			case fromDst:
@@ -976,8 +975,46 @@ func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), f
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)
-			finishFrom(e, opnds, from, t, l)
+			postOpsFrom(e, opnds, from, t, l)
+			return l
+		}
+		for v := 0; v*V < m; v++ {
+			mk := e.Mark()
+			t := e.Tmp()
+			if pairs != nil && (v+2)*V <= m {
+				b := e.Tmp()
+				l := mapped(t, v)
+				mapped(b, v+1)
+				pairs.StoreDstPair(t, b, l.DstOff)
+				e.Release(mk)
+				v++
+				continue
+			}
+			l := mapped(t, v)
+			e.StoreDst(t, l.DstOff, l.N)
 			e.Release(mk)
 		}
 	})
+}
+
+// DstPairStorer is optional: an instruction set whose dst stores cost
+// less two whole vectors at a time (AVX-512's bf16: one conversion and
+// one check of the fast conversion for both). PairsDst reports whether
+// this kernel's dst stores do; StoreDstPair then writes whole vectors a
+// and b to dst, a off bytes past its pointer and b right after it, as
+// two StoreDst would, bit for bit; a and b are left unchanged.
+type DstPairStorer interface {
+	PairsDst() bool
+	StoreDstPair(a, b int, off int64)
+}
+
+// pairsDst returns e as a DstPairStorer where a map with steps s stores
+// its vectors in pairs: e pairs its dst stores and dst is contiguous
+// along the row (dstSize bytes an element); else nil.
+func pairsDst(e NormEmitter, s Steps, dstSize int64) DstPairStorer {
+	p, ok := e.(DstPairStorer)
+	if !ok || !p.PairsDst() || s.Dst != dstSize {
+		return nil
+	}
+	return p
 }

@@ -230,6 +230,33 @@ func TestVCVTNEPS2BF16Encoding(t *testing.T) {
 	}
 }
 
+// TestVCVTNE2PS2BF16Encoding decodes the hand-encoded two-source
+// conversion for registers that set each EVEX extension bit of each
+// operand.
+func TestVCVTNE2PS2BF16Encoding(t *testing.T) {
+	ops := [][3]int{{0, 0, 0}, {7, 15, 8}, {8, 16, 31}, {16, 31, 7}, {31, 8, 16}, {23, 1, 24}, {2, 24, 17}}
+	g := newGen(&plan.Plan{SrcDT: dtypes.BF16, DstDT: dtypes.BF16}, Options{AVX512: true, BF16: true})
+	for _, o := range ops {
+		g.vcvtne2ps2bf16(o[0], o[1], o[2])
+	}
+	g.Return()
+	code, err := g.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := disassemble(t, code)
+	if len(ins) != len(ops)+2 {
+		t.Fatalf("decoded %d instructions, want %d:\n%s", len(ins), len(ops)+2, strings.Join(ins, "\n"))
+	}
+	for i, o := range ops {
+		// AT&T order: the low half's source, the high half's, dst.
+		want := fmt.Sprintf("vcvtne2ps2bf16 %%zmm%d,%%zmm%d,%%zmm%d", o[2], o[1], o[0])
+		if strings.Join(strings.Fields(ins[i]), " ") != want {
+			t.Errorf("operands %v: decoded %q, want %q", o, ins[i], want)
+		}
+	}
+}
+
 // TestTransposeOrder checks that the transpose levels really transpose:
 // every level pairs lanes of one input only, and the result holds each
 // input's sum in exactly one lane.

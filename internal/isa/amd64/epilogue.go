@@ -44,6 +44,23 @@ func (g *gen) StoreDst(r int, off int64, n int) {
 	g.store(g.DstDT, r, g.m(rDst, off), n)
 }
 
+// PairsDst: AVX-512's native bf16 dst converts two vectors at once and
+// checks them with one instruction (see storeBF16Pair).
+func (g *gen) PairsDst() bool { return g.avx512 && g.bf16 && g.DstDT == dtypes.BF16 }
+
+// StoreDstPair stores whole vectors a and b to dst, a at off and b right
+// after it, as two StoreDst would.
+func (g *gen) StoreDstPair(a, b int, off int64) {
+	if !g.PairsDst() || g.rowStores.on {
+		g.StoreDst(a, off, g.V)
+		g.StoreDst(b, off+int64(g.V)*g.DstSize, g.V)
+		return
+	}
+	g.storeBF16Pair(a, b, g.m(rDst, off))
+}
+
+var _ kernelshape.DstPairStorer = (*gen)(nil)
+
 // streamStores is the state of StreamDst: on while the map's stores are
 // non-temporal, used once one was emitted (Return then fences them).
 type streamStores struct{ on, used bool }

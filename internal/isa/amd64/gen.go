@@ -92,11 +92,12 @@ type hoisted struct {
 	holdNone bool
 }
 
-// heldSlot is a vector register that holds the 32-bit pattern bits in
-// every lane for the whole kernel.
+// heldSlot is a vector register that holds, for the whole kernel, the
+// 32-bit pattern key in every lane, or (key above 32 bits) a vector of
+// its own (see hold).
 type heldSlot struct {
-	bits uint32
-	reg  int
+	key uint64
+	reg int
 }
 
 // speculation is the state of NaN-free code: it assumes that no NaN

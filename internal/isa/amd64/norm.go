@@ -4,10 +4,12 @@ import (
 	"math"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
+	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
 )
 
@@ -87,6 +89,9 @@ func (g *gen) WidenNorm(n int) bool {
 // LoadSrc loads n lanes of src at off into r: with a fused Dequantize,
 // s8 or u8 dequantized in registers.
 func (g *gen) LoadSrc(r int, off int64, n int) {
+	if g.SrcDT == dtypes.BF16 && n == g.V && g.loadBF16Permuted(r, g.m(rSrc, off)) {
+		return
+	}
 	g.load(g.SrcDT, r, g.m(rSrc, off), n)
 	if g.dequant != nil {
 		kernelshape.Dequantize(g, g.dequant, r)
@@ -105,22 +110,36 @@ func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
 // HeldConst takes the top temporary for v from the prologue on, where
 // no code so far has used it and normMinTemps are left; else it builds v
 // in a temporary here.
-func (g *gen) HeldConst(v float32) int {
-	bits := math.Float32bits(v)
-	for _, h := range g.held {
-		if h.bits == bits {
-			return h.reg
-		}
-	}
-	if r := g.tmpHi - 1; !g.holdNone && g.tmpPeak <= r && r-g.tmpLo >= normMinTemps {
-		g.tmpHi = r
-		g.InsertAfter(&g.pro, func() { g.constant(r, bits) })
-		g.held = append(g.held, heldSlot{bits, r})
+func (g *gen) HeldConst(v float32) int { return g.heldBits(math.Float32bits(v)) }
+
+// heldBits is HeldConst for a 32-bit pattern, which need not be a float.
+func (g *gen) heldBits(bits uint32) int {
+	if r, ok := g.hold(uint64(bits), func(r int) { g.constant(r, bits) }); ok {
 		return r
 	}
 	t := g.Tmp()
 	g.constant(t, bits)
 	return t
+}
+
+// hold returns the register that holds the vector key names from the
+// prologue on, which build sets there: the top temporary, taken where
+// no code so far has used it and normMinTemps are left. It reports
+// false where none can be taken.
+func (g *gen) hold(key uint64, build func(r int)) (int, bool) {
+	for _, h := range g.held {
+		if h.key == key {
+			return h.reg, true
+		}
+	}
+	r := g.tmpHi - 1
+	if g.holdNone || g.tmpPeak > r || r-g.tmpLo < normMinTemps {
+		return 0, false
+	}
+	g.tmpHi = r
+	g.InsertAfter(&g.pro, func() { build(r) })
+	g.held = append(g.held, heldSlot{key, r})
+	return r, true
 }
 
 // Copy sets dst = src.
@@ -216,3 +235,37 @@ func (g *gen) UnpackRow(dst, src, i int) {
 }
 
 var _ kernelshape.NormRowPacker = (*gen)(nil)
+
+// loadBF16Permuted loads a whole vector of bf16 at addr into r as f32,
+// as load does, with one VPERMW where load takes VPMOVZXWD and VPSLLD,
+// two ops of the vector pipes that a Zen core's bf16 rows are bound by:
+// the index puts word i into the upper half of dword i, and the opmask
+// zeroes the lower halves. It reports false, emitting nothing, but on a
+// Zen core's AVX-512 where the index and the opmask can be held.
+func (g *gen) loadBF16Permuted(r int, addr obj.Addr) bool {
+	if !g.avx512 || g.conf.Target.Family != kernelconf.Zen || !g.kbitsHeld(oddWords) {
+		return false
+	}
+	idx, ok := g.hold(heldWordsUp, func(r int) {
+		// Dword i = i << 16: its upper word picks word i.
+		g.op(x86.AMOVQ, imm(0x0706050403020100), reg(rScratch))
+		g.op(x86.AVMOVQ, reg(rScratch), g.xr(r))
+		g.op(x86.AMOVQ, imm(0x0F0E0D0C0B0A0908), reg(rScratch))
+		g.op(x86.AVPINSRQ, imm(1), reg(rScratch), g.xr(r), g.xr(r))
+		g.op(x86.AVPMOVZXBD, g.xr(r), g.vr(r))
+		g.op(x86.AVPSLLD, imm(16), g.vr(r), g.vr(r))
+	})
+	if !ok {
+		return false
+	}
+	g.op(x86.AVMOVDQU16, addr, g.hr(r))
+	g.opz(x86.AVPERMW, g.vr(r), g.vr(idx), g.kbits(oddWords), g.vr(r))
+	return true
+}
+
+// oddWords is the opmask of the upper word of every dword.
+const oddWords = 0xAAAAAAAA
+
+// heldWordsUp is hold's key of loadBF16Permuted's index, above every
+// 32-bit constant's.
+const heldWordsUp = 1 << 32

@@ -172,6 +172,52 @@ func (g *gen) toBF16Native(h, r int) {
 	g.Place(skip)
 }
 
+// storeBF16Pair writes the f32 lanes of a and then b to addr as bf16,
+// rounded as toBF16 does, with one VCVTNE2PS2BF16 for both. Its flushed
+// subnormals come out as ±0, and a lane that is not zero or subnormal
+// never does: one VPTESTNMW of the 32 results against 0x7fff finds every
+// lane that may need the exact path, which then patches the stored
+// subnormal lanes of each vector. True zeros take that path too, and
+// there find nothing to patch.
+func (g *gen) storeBF16Pair(a, b int, addr obj.Addr) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	w := g.Tmp()
+	g.vcvtne2ps2bf16(w, b, a)
+	k := kreg(6)
+	g.op(x86.AVPTESTNMW, g.vr(g.heldBits(0x7fff7fff)), g.vr(w), k)
+	g.op(x86.AVMOVDQU16, g.vr(w), addr)
+	// As in toBF16Native, the skipped block flushes no pointer
+	// increment: it stores through addr as the fast path did.
+	skip := g.NewLabel()
+	g.op(x86.AKORTESTD, k, k)
+	g.Jump(x86.AJEQ, skip)
+	hi := addr
+	hi.Offset += int64(2 * g.V)
+	g.patchBF16Subnormals(a, addr)
+	g.patchBF16Subnormals(b, hi)
+	g.Place(skip)
+}
+
+// patchBF16Subnormals rewrites the bf16 at addr of the subnormal f32
+// lanes of r, which VCVTNE(2)PS2BF16 flushed, rounded exactly; the
+// other lanes are left as they are.
+func (g *gen) patchBF16Subnormals(r int, addr obj.Addr) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	d := g.Tmp()
+	hi := g.Tmp()
+	c := g.Tmp()
+	k := kreg(6)
+	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(r), k)
+	skip := g.NewLabel()
+	g.op(x86.AKORTESTW, k, k)
+	g.Jump(x86.AJEQ, skip)
+	g.bf16Round(d, hi, c, r)
+	g.op(x86.AVPMOVDW, g.vr(d), k, addr)
+	g.Place(skip)
+}
+
 // rowStores is the state of BeginRowStores: on between it and
 // EndRowStores, k the opmask that gathers the subnormal lanes, taken
 // from the hoisting pool once (set says so).
@@ -246,4 +292,33 @@ func (g *gen) vcvtneps2bf16(h, r int) {
 	// (512 bits), b=0, V'=1 (unused, inverted), aaa=000 (no mask).
 	modrm := byte(0xC0 | (h&7)<<3 | r&7)
 	g.raw(0x62, p0, 0x7E, 0x48, 0x72, modrm)
+}
+
+// vcvtne2ps2bf16 emits VCVTNE2PS2BF16 zmm(h), zmm(hi), zmm(lo), which
+// the assembler does not know either: EVEX.512.F2.0F38.W0 72 /r. The
+// 16 low words of h are lo's lanes, the 16 high words hi's, rounded as
+// vcvtneps2bf16 does.
+func (g *gen) vcvtne2ps2bf16(h, hi, lo int) {
+	p0 := byte(0x02)
+	if h&8 == 0 {
+		p0 |= 0x80
+	}
+	if lo&16 == 0 {
+		p0 |= 0x40
+	}
+	if lo&8 == 0 {
+		p0 |= 0x20
+	}
+	if h&16 == 0 {
+		p0 |= 0x10
+	}
+	// P1: W=0, vvvv = hi's low 4 bits inverted, 1, pp=11 (F2). P2: z=0,
+	// L'L=10 (512 bits), b=0, V' = hi's bit 4 inverted, aaa=000.
+	p1 := byte((^hi&15)<<3 | 0x07)
+	p2 := byte(0x40)
+	if hi&16 == 0 {
+		p2 |= 0x08
+	}
+	modrm := byte(0xC0 | (h&7)<<3 | lo&7)
+	g.raw(0x62, p0, p1, p2, 0x72, modrm)
 }

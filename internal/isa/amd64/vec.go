@@ -123,6 +123,17 @@ func (g *gen) kbits(bits uint32) obj.Addr {
 	return kreg(7)
 }
 
+// kbitsHeld reports whether kbits(bits) takes no instruction where it
+// is used: the opmask is held already or one is left to hold it.
+func (g *gen) kbitsHeld(bits uint32) bool {
+	for _, s := range g.kpats {
+		if s.bits == bits {
+			return true
+		}
+	}
+	return g.kNext <= g.kLast
+}
+
 // setYMask sets the first n dwords of ymm r to all-ones, the rest to 0:
 // n 0xFF bytes, sign-extended to dwords.
 func (g *gen) setYMask(r, n int) {

@@ -1,0 +1,167 @@
+package normprog
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/jit"
+)
+
+// bf16DstSpecials are f32 results whose bf16 rounding a fast conversion
+// may get wrong: subnormals of both signs (ties to even among them, and
+// ones that round to the smallest normal or to zero), zeros, NaNs, the
+// infinities, normal ties and the largest normal, which rounds to Inf.
+var bf16DstSpecials = []uint32{
+	0x00000001, 0x80000001, 0x00008000, 0x80008000, 0x00018000, 0x80018000, 0x00028000, 0x0000ffff,
+	0x007fffff, 0x807fffff, 0x00400000, 0x007f8000, 0x0, 0x80000000, 0x7fc00000, 0xffc00001, 0x7f800001,
+	0x7f800000, 0xff800000, 0x3f808000, 0x3f818000, 0xbf808000, 0x7f7fffff, 0x00800000,
+}
+
+// TestBF16DstSpecialResults: a LayerNorm with gamma and beta into bf16,
+// whose results are made special where gamma is 0 (the result is beta,
+// one of bf16DstSpecials) or tiny (a subnormal product of any bits), in
+// both vectors of a pair of AVX-512 vectors, in either one only, or in
+// neither; from bf16 src (some of whose elements
+// are subnormal, -0, NaN or Inf) and f32 src; rows with tails; out of
+// place and in place. On every ISA, the interpreter's too, dst is bit
+// for bit dtypes.F32ToBF16 of what the same program writes into an f32
+// dst; that is the float64 reference's within the f32 tolerance, and
+// where gamma is 0 and beta is not a zero, beta exactly (the reference's
+// (x-mu)/sd*0 + beta).
+func TestBF16DstSpecialResults(t *testing.T) {
+	const rows = 10
+	for _, n := range []int64{768, 16, 33, 48, 95, 100, 130, 250} {
+		for _, sdt := range []dtypes.DataType{dtypes.BF16, dtypes.F32} {
+			d := Desc{Kind: LayerNorm, SrcDT: sdt, DstDT: dtypes.BF16, Dims: []int64{rows, n}, Norm: []bool{false, true},
+				SrcStrides: []int64{n, 1}, DstStrides: []int64{n, 1}, Epsilon: 1e-5,
+				Gamma: &Operand{DT: dtypes.F32, Strides: []int64{0, 1}}, Beta: &Operand{DT: dtypes.F32, Strides: []int64{0, 1}}}
+			// gamma and beta are per element of a row: every row gets
+			// the same specials, so each row is a src pattern over them.
+			r := rand.New(rand.NewPCG(uint64(n), uint64(sdt)))
+			gamma, beta := make([]byte, 4*n), make([]byte, 4*n)
+			special := make([]bool, n)
+			for j := range n {
+				g, b := float32(r.Float64()*2-1), float32(r.Float64()*2-1)
+				// By blocks of 64 (four of a kernel's vectors, two pairs):
+				// specials in both vectors of a pair and tiny gammas;
+				// specials in the second vector only; in the first only;
+				// none. And the row's last element.
+				block := j / 64 % 4
+				switch {
+				case block == 0 && j%16 == 3 || block == 1 && j%32 == 28 || block == 2 && j%32 == 5 || j == n-1:
+					g, b = 0, math.Float32frombits(bf16DstSpecials[int(j)%len(bf16DstSpecials)])
+					special[j] = true
+				case block == 0 && j%7 == 2:
+					g, b = float32(r.Float64()+0.5)*0x1p-128, 0
+				}
+				dtypes.StoreF32(dtypes.F32, gamma, j, g)
+				dtypes.StoreF32(dtypes.F32, beta, j, b)
+			}
+			src := bf16DstSrc(r, sdt, rows, n)
+			f32 := d
+			f32.DstDT = dtypes.F32
+			for _, isa := range isas() {
+				name := fmt.Sprintf("rows of %d, %v:bf16, %v", n, sdt, isa)
+				res := runBF16Dst(t, isa, name, &f32, src, gamma, beta, false)
+				want := make([]byte, len(res)/2)
+				for e := range int64(len(want) / 2) {
+					dtypes.StoreF32(dtypes.BF16, want, e, dtypes.LoadF32(dtypes.F32, res, e))
+				}
+				for e, w := range reference(&f32, src, gamma, beta, nil) {
+					x := float64(dtypes.LoadF32(dtypes.F32, res, int64(e)))
+					if !(math.Abs(x-w) <= tolerance(&f32, w) || x == w || math.IsNaN(x) && math.IsNaN(w)) {
+						t.Fatalf("%s: element %d is %g, the float64 reference's %g", name, e, x, w)
+					}
+				}
+				for j := range n {
+					b := dtypes.LoadF32(dtypes.F32, beta, j)
+					for i := range int64(rows) {
+						x := dtypes.LoadF32(dtypes.F32, res, i*n+j)
+						if special[j] && b != 0 && i != bf16DstNaNRow && i != bf16DstInfRow && math.Float32bits(x) != math.Float32bits(b) {
+							t.Fatalf("%s: row %d element %d is %#08x, want beta %#08x", name, i, j, math.Float32bits(x), math.Float32bits(b))
+						}
+					}
+				}
+				if subs := bf16Subnormals(want); subs < rows {
+					t.Fatalf("%s: only %d subnormal results", name, subs)
+				}
+				for _, inPlace := range []bool{false, true} {
+					if inPlace && sdt != dtypes.BF16 {
+						continue
+					}
+					got := runBF16Dst(t, isa, name, &d, src, gamma, beta, inPlace)
+					for e := 0; e < len(got); e += 2 {
+						if got[e] != want[e] || got[e+1] != want[e+1] {
+							t.Fatalf("%s, in place %v: element %d is %#04x, the f32 result %#08x rounded %#04x", name, inPlace, e/2,
+								uint16(got[e])|uint16(got[e+1])<<8, math.Float32bits(dtypes.LoadF32(dtypes.F32, res, int64(e/2))),
+								uint16(want[e])|uint16(want[e+1])<<8)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// Rows of bf16DstSrc whose src holds a NaN or an Inf.
+const (
+	bf16DstNaNRow = 3
+	bf16DstInfRow = 4
+)
+
+// bf16DstSrc fills rows of n elements of dt over [-4, 4), but for a NaN
+// in row bf16DstNaNRow, an Inf in bf16DstInfRow, subnormals and -0 among
+// the values of row 5, and row 6 all one value (its variance 0).
+func bf16DstSrc(r *rand.Rand, dt dtypes.DataType, rows, n int64) []byte {
+	src := fill(r, dt, rows*n, 4)
+	set := func(i, j int64, bits uint32) { dtypes.StoreF32(dt, src, i*n+j, math.Float32frombits(bits)) }
+	set(bf16DstNaNRow, n/2, 0x7fc00000)
+	set(bf16DstInfRow, n-1, 0xff800000)
+	for j := int64(0); j < n; j += 5 {
+		set(5, j, []uint32{0x00010000, 0x80000000, 0x807f0000, 0x00400000}[j/5%4])
+	}
+	for j := range n {
+		set(6, j, 0x3fc00000)
+	}
+	return src
+}
+
+// runBF16Dst runs d's program on isa (jit.None: the interpreter) over
+// src, in place or not, and returns dst. A JIT ISA must run the fused
+// kernel.
+func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, beta []byte, inPlace bool) []byte {
+	t.Helper()
+	prev := jit.SetMaxISA(isa)
+	defer jit.SetMaxISA(prev)
+	p, err := Compile(d)
+	if err != nil {
+		t.Fatalf("%s, %v: %v", name, isa, err)
+	}
+	if isa != jit.None && p.Impl() != "jit:"+isa.String() {
+		t.Fatalf("%s: %v runs %s", name, isa, p.Impl())
+	}
+	dst := make([]byte, len(src)/d.SrcDT.Size()*d.DstDT.Size())
+	b := Buffers{Src: bytes.Clone(src), Dst: dst, Gamma: gamma, Beta: beta}
+	if inPlace {
+		b.Dst = b.Src
+	}
+	if err := p.Run(b); err != nil {
+		t.Fatalf("%s, %v: %v", name, isa, err)
+	}
+	return b.Dst
+}
+
+// bf16Subnormals counts the subnormal bf16 values in b.
+func bf16Subnormals(b []byte) int {
+	subs := 0
+	for e := 0; e < len(b); e += 2 {
+		if w := uint16(b[e]) | uint16(b[e+1])<<8; w&0x7f80 == 0 && w&0x7f != 0 {
+			subs++
+		}
+	}
+	return subs
+}
