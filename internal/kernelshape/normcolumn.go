@@ -76,6 +76,8 @@ func NormShape(e NormEmitter, n *Norm) int {
 // emits: a normalization over one Reduced loop,
 // Inner contiguous in src and dst, every binary operand contiguous or
 // broadcast along Inner, no residual sum (and for softmax no epsilon).
+// Its every refusal is an InvalidArguments error (none is Unimplemented):
+// what it does not refuse, NormColumns emits.
 func (n *Norm) CheckColumns() error {
 	pl := n.Plan
 	if n.Kind < NormSoftmax || n.Kind > NormL1 {
