@@ -63,13 +63,13 @@ import (
 // NormShape emits the whole fused kernel for n through e: NormColumns
 // where the plan has an Inner loop, else NormRows. It returns how many
 // rows the kernel interleaves (1: a row, or a tile of columns, at a
-// time).
-func NormShape(e NormEmitter, n *Norm) int {
+// time) and whether the kernel stages its tiles (NormColumnStager): only
+// then does a call need the scratch of plan.NormArgs.Stage.
+func NormShape(e NormEmitter, n *Norm) (rows int, staged bool) {
 	if n.Plan.HasInner {
-		NormColumns(e, n)
-		return 1
+		return 1, NormColumns(e, n)
 	}
-	return NormRows(e, n)
+	return NormRows(e, n), false
 }
 
 // CheckColumns reports why n is not a fused normalization NormColumns
@@ -134,8 +134,9 @@ type NormColumnStager interface {
 }
 
 // NormColumns emits the fused kernel of a normalized dim that is not
-// innermost (see above); n passes CheckColumns.
-func NormColumns(e NormEmitter, n *Norm) {
+// innermost (see above); n passes CheckColumns. It reports whether the
+// kernel stages its tiles.
+func NormColumns(e NormEmitter, n *Norm) (staged bool) {
 	pl := n.Plan
 	var cnt int16
 	if len(pl.Outer) > 0 {
@@ -165,6 +166,7 @@ func NormColumns(e NormEmitter, n *Norm) {
 		})
 	})
 	e.Return()
+	return st != nil
 }
 
 // normColumns is how a tile is laid out: vecs vectors, the statistic of
