@@ -4,12 +4,28 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/vf64"
 )
+
+// CheckWideExpLog runs the f64 Exp and Log post-ops on n of vf64.Inputs
+// (the specials and random bit patterns; at most 20,000 under -short)
+// under each target and holds each result to the float64 oracle within
+// vf64.MaxULP (CheckWideSweep).
+func CheckWideExpLog(t testing.TB, targets []Target, n int) {
+	t.Helper()
+	if testing.Short() {
+		n = min(n, 20_000)
+	}
+	xs := vf64.Inputs(rand.New(rand.NewSource(64)), n)
+	CheckWideSweep(t, targets, ops.Exp, xs, vf64.ExpNear)
+	CheckWideSweep(t, targets, ops.Log, xs, vf64.LogNear)
+}
 
 // CheckWideSweep runs the f64 post-op kind on xs under each target and
 // holds each result to near (vf64.ExpNear, vf64.LogNear: within a bound
