@@ -32,7 +32,9 @@ func (i ISA) String() string { return ijit.ISA(i).String() }
 // ParseISA parses an ISA name, case-insensitively: the String names,
 // "all" or "max" (the most capable ISA of this GOARCH: no cap), and
 // oneDNN's spellings (avx512_core, avx2_vnni, ...) as the ISA they imply,
-// so a value of ONEDNN_MAX_CPU_ISA works. An unknown name is an error
+// so a value of ONEDNN_MAX_CPU_ISA works (as GDNN_MAX_CPU_ISA,
+// avx512_core and avx512_core_vnni also keep the AVX-512 code from the
+// AVX512_BF16 instructions). An unknown name is an error
 // satisfying errors.Is(err, graph.InvalidArguments).
 func ParseISA(s string) (ISA, error) {
 	i, err := ijit.ParseISA(s)

@@ -35,10 +35,11 @@ func emit(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 }
 
 // amd64Options are the emitter options of isa (AVX512 or AVX2) on this
-// machine's cores.
+// machine's cores, under GDNN_MAX_CPU_ISA (which may exclude BF16; it is
+// read once, so the kernel cache need not key on it).
 func amd64Options(isa ISA) amd64.Options {
 	f := cpuFeatures()
-	return amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16, Zen: f.zen}
+	return amd64.Options{AVX512: isa == AVX512, BF16: isa == AVX512 && f.avx512bf16 && bf16Allowed(), Zen: f.zen}
 }
 
 // confOf is the configuration the emitter of isa chooses for pl and h, in its

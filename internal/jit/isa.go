@@ -41,7 +41,9 @@ func (i ISA) String() string {
 // so a value copied from ONEDNN_MAX_CPU_ISA works: "avx512_core",
 // "avx512_core_bf16", "avx10_1_512" and the like are avx512, "avx2_vnni"
 // and the like avx2, "default" all, and "sse41" and "avx", below every
-// gdnn kernel, none (the interpreter): a ceiling is never lifted.
+// gdnn kernel, none (the interpreter): a ceiling is never lifted. Of
+// the avx512 ones, avx512_core and avx512_core_vnni also exclude the
+// AVX512_BF16 instructions (allowsBF16), as in oneDNN.
 func ParseISA(s string) (ISA, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	switch {
@@ -57,6 +59,15 @@ func ParseISA(s string) (ISA, error) {
 		return NEON, nil
 	}
 	return None, status.Errorf(status.InvalidArguments, "unknown ISA %q (want none, avx2, avx512, neon or all)", s)
+}
+
+// allowsBF16 reports whether the cap s (a value ParseISA takes) lets the
+// AVX-512 kernels use AVX512_BF16's instructions: oneDNN's avx512_core
+// and avx512_core_vnni come below avx512_core_bf16, so they exclude
+// them. (The VNNI instructions are none of gdnn's.)
+func allowsBF16(s string) bool {
+	n := strings.ToLower(strings.TrimSpace(s))
+	return n != "avx512_core" && n != "avx512_core_vnni"
 }
 
 // topISA is the most capable ISA gdnn knows for goarch.
@@ -128,9 +139,12 @@ var (
 	// GDNN_MAX_CPU_ISA, read once, and setCap is SetMaxISA's. Both start
 	// at the GOARCH's top ISA (no cap). The environment is a ceiling the
 	// person running the program sets, so code inside it cannot lift it.
-	envCap  atomic.Int64
-	setCap  atomic.Int64
-	envOnce sync.Once
+	// envNoBF16 is set where GDNN_MAX_CPU_ISA excludes AVX512_BF16
+	// (allowsBF16).
+	envCap    atomic.Int64
+	envNoBF16 atomic.Bool
+	setCap    atomic.Int64
+	envOnce   sync.Once
 )
 
 func cpuFeatures() features {
@@ -187,7 +201,15 @@ func initCap() {
 			return
 		}
 		envCap.Store(int64(i))
+		envNoBF16.Store(!allowsBF16(v))
 	})
+}
+
+// bf16Allowed reports whether GDNN_MAX_CPU_ISA lets the AVX-512 kernels
+// use AVX512_BF16's instructions where the CPU has them.
+func bf16Allowed() bool {
+	initCap()
+	return !envNoBF16.Load()
 }
 
 // SetMaxISA caps the ISA the JIT may use and returns the previous cap

@@ -3,6 +3,7 @@ package jit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -31,6 +32,44 @@ func TestISANames(t *testing.T) {
 	}
 	if s := ISA(9).String(); s != "isa(9)" {
 		t.Errorf("ISA(9).String() = %q", s)
+	}
+	// oneDNN's avx512_core and avx512_core_vnni come below
+	// avx512_core_bf16: they exclude its instructions, the caps above
+	// it (and gdnn's own avx512) do not.
+	for in, want := range map[string]bool{"avx512_core": false, " AVX512_Core_VNNI": false, "avx512_core_bf16": true,
+		"avx512_core_fp16": true, "avx512_core_amx": true, "avx10_1_512": true, "avx512": true, "all": true, "default": true} {
+		if got := allowsBF16(in); got != want {
+			t.Errorf("allowsBF16(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestEnvCapAVX512CoreExcludesBF16 runs this test binary again under
+// GDNN_MAX_CPU_ISA=avx512_core and avx512_core_bf16 (read once per
+// process): the first keeps the AVX-512 code from AVX512_BF16's
+// instructions, the second lets it use them where the CPU has them.
+func TestEnvCapAVX512CoreExcludesBF16(t *testing.T) {
+	if os.Getenv("GDNN_ENV_CHILD") == "bf16" {
+		isa := EffectiveISA()
+		os.Stdout.WriteString(fmt.Sprintf("child: isa %s bf16 %v\n", isa, amd64Options(isa).BF16))
+		return
+	}
+	if runtime.GOARCH != "amd64" || DetectedISA() != AVX512 {
+		t.Skipf("the cap is on AVX-512's instructions; this CPU's ISA is %s", DetectedISA())
+	}
+	for _, c := range []struct {
+		env  string
+		bf16 bool
+	}{{"avx512_core", false}, {"avx512_core_vnni", false}, {"avx512_core_bf16", cpuFeatures().avx512bf16}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvCapAVX512CoreExcludesBF16$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GDNN_ENV_CHILD=bf16", "GDNN_MAX_CPU_ISA="+c.env)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child under %s: %v\n%s", c.env, err, out)
+		}
+		if want := fmt.Sprintf("child: isa avx512 bf16 %v\n", c.bf16); !strings.Contains(string(out), want) {
+			t.Errorf("GDNN_MAX_CPU_ISA=%s: child said %q, want %q", c.env, out, want)
+		}
 	}
 }
 

@@ -33,7 +33,7 @@ type NormKernel struct {
 	isa         ISA
 	count       int64   // rows of the first Outer loop (1: none)
 	spans       []int64 // bytes each call reads or writes: src, dst, then each binary operand
-	staged      bool    // the code may keep a tile's rows in plan.NormArgs.Stage
+	staged      bool    // the code keeps a tile's rows in plan.NormArgs.Stage
 }
 
 // CompileNorm compiles n for the effective ISA. Where no emitter takes n
@@ -47,39 +47,41 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	if err := n.Check(); err != nil {
 		return nil, "", err
 	}
+	// CheckColumns refuses only what is malformed (InvalidArguments):
+	// every normalization kind over columns is emitted.
 	if n.Plan.HasInner {
 		if err := n.CheckColumns(); err != nil {
-			if errors.Is(err, status.Unimplemented) {
-				return nil, err.Error(), nil
-			}
 			return nil, "", err
 		}
 	}
 	isa := EffectiveISA()
 	regular := *n
 	regular.StreamDst = false
-	text, why, err := emitNorm(&regular, isa)
-	if text == nil {
+	code, why, err := emitNorm(&regular, isa)
+	if code.Text == nil {
 		return nil, why, err
 	}
 	// The code that streams, where it differs (a map that rewrites kept
 	// exps streams nothing).
 	var streamed []byte
+	staged := code.Staged
 	align := streamAlign(n, isa)
 	if align > 0 {
 		s, why, err := emitNorm(n, isa)
-		if s == nil {
+		if s.Text == nil {
 			return nil, why, err
 		}
-		if !bytes.Equal(s, text) {
-			streamed = s
+		if !bytes.Equal(s.Text, code.Text) {
+			streamed = s.Text
+			staged = staged || s.Staged
 		}
 	}
-	c, err := execmem.New(text)
+	c, err := execmem.New(code.Text)
 	if err != nil {
 		return nil, fmt.Sprintf("executable memory: %v", err), nil
 	}
-	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: n.Plan.HasInner}
+	// Only code that stages its tiles takes a scratch a call.
+	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: staged}
 	if len(n.Plan.Outer) > 0 {
 		k.count = n.Plan.Outer[0].Size
 	}
@@ -95,28 +97,28 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	return k, "", nil
 }
 
-// emitNorm emits n's machine code for isa, or returns nil and why not
-// (see CompileNorm).
-func emitNorm(n *kernelshape.Norm, isa ISA) ([]byte, string, error) {
+// emitNorm emits n's machine code for isa, or returns no Text and why
+// not (see CompileNorm).
+func emitNorm(n *kernelshape.Norm, isa ISA) (plan.Code, string, error) {
 	var code plan.Code
 	var err error
 	switch {
 	case isa == None:
-		return nil, noJITReason(), nil
+		return plan.Code{}, noJITReason(), nil
 	case (isa == AVX512 || isa == AVX2) && runtime.GOARCH == "amd64":
 		code, err = amd64.EmitNorm(n, amd64Options(isa))
 	case isa == NEON && runtime.GOARCH == "arm64":
 		code, err = arm64.EmitNorm(n)
 	default:
-		return nil, fmt.Sprintf("jit: no fused normalization emitter for %s on %s", isa, runtime.GOARCH), nil
+		return plan.Code{}, fmt.Sprintf("jit: no fused normalization emitter for %s on %s", isa, runtime.GOARCH), nil
 	}
 	if err != nil {
 		if errors.Is(err, status.Unimplemented) {
-			return nil, fmt.Sprintf("%s emitter: %v", isa, err), nil
+			return plan.Code{}, fmt.Sprintf("%s emitter: %v", isa, err), nil
 		}
-		return nil, "", err
+		return plan.Code{}, "", err
 	}
-	return code.Text, "", nil
+	return code, "", nil
 }
 
 // stageAlign is the alignment of plan.NormArgs.Stage: a cache line.

@@ -174,3 +174,68 @@ func TestNormKernelResidualRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestNormKernelStagedOnlyWhereTheCodeStages checks that a kernel over
+// columns takes a scratch a call (plan.NormArgs.Stage) where its code
+// stages its tiles, a softmax whose tile's rows fit the stage, and not
+// where it does not (too many channels, or a norm), and that each
+// computes the normalization, on the effective ISA, against float64.
+func TestNormKernelStagedOnlyWhereTheCodeStages(t *testing.T) {
+	if EffectiveISA() == None {
+		t.Skip("no JIT ISA here")
+	}
+	const outer, inner = 2, 96
+	for _, c := range []struct {
+		kind   kernelshape.NormKind
+		C      int64
+		staged bool
+	}{
+		{kernelshape.NormSoftmax, 21, true},
+		{kernelshape.NormSoftmax, 1000, false},
+		{kernelshape.NormLayer, 21, false},
+	} {
+		C := c.C
+		pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F32, DstDT: dtypes.F32,
+			Dims: []int64{outer, C, inner}, Reduce: []bool{false, true, false},
+			SrcStrides: []int64{C * inner, inner, 1}, DstStrides: []int64{C * inner, inner, 1}})
+		if err != nil || !pl.HasInner {
+			t.Fatalf("plan of %dx%dx%d: %v %v", outer, C, inner, pl, err)
+		}
+		pl.Reduced[0].DstStride = inner
+		n := &kernelshape.Norm{Kind: c.kind, Plan: pl, Epsilon: 1e-5}
+		k, why, err := CompileNorm(n)
+		if err != nil || k == nil {
+			t.Fatalf("kind %v, %d channels: %v %s", c.kind, C, err, why)
+		}
+		if k.staged != c.staged {
+			t.Errorf("kind %v, %d channels on %s: staged %v, want %v", c.kind, C, k.ISA(), k.staged, c.staged)
+		}
+		r := rand.New(rand.NewPCG(uint64(C), 5))
+		x := make([]float32, outer*C*inner)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 3)
+		}
+		dst := make([]byte, 4*len(x))
+		if err := k.Run(f32Bytes(x), dst, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		for o := range int64(outer) {
+			for i := range int64(inner) {
+				col := make([]float64, C)
+				for ch := range C {
+					col[ch] = float64(x[(o*C+ch)*inner+i])
+				}
+				want := normRef(c.kind, false, col, 1e-5)
+				if c.kind == kernelshape.NormSoftmax {
+					want = softmaxRef(c.kind, false, col)
+				}
+				for ch := range C {
+					got := float64(dtypes.LoadF32(dtypes.F32, dst, (o*C+ch)*inner+i))
+					if math.Abs(got-want[ch]) > 1e-5*math.Max(1, math.Abs(want[ch])) {
+						t.Fatalf("kind %v, %d channels on %s: [%d,%d,%d] = %g, want %g", c.kind, C, k.ISA(), o, ch, i, got, want[ch])
+					}
+				}
+			}
+		}
+	}
+}

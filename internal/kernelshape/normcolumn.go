@@ -63,19 +63,21 @@ import (
 // NormShape emits the whole fused kernel for n through e: NormColumns
 // where the plan has an Inner loop, else NormRows. It returns how many
 // rows the kernel interleaves (1: a row, or a tile of columns, at a
-// time).
-func NormShape(e NormEmitter, n *Norm) int {
+// time) and whether the kernel stages its tiles (NormColumnStager): only
+// then does a call need the scratch of plan.NormArgs.Stage.
+func NormShape(e NormEmitter, n *Norm) (rows int, staged bool) {
 	if n.Plan.HasInner {
-		NormColumns(e, n)
-		return 1
+		return 1, NormColumns(e, n)
 	}
-	return NormRows(e, n)
+	return NormRows(e, n), false
 }
 
 // CheckColumns reports why n is not a fused normalization NormColumns
 // emits: a normalization over one Reduced loop,
 // Inner contiguous in src and dst, every binary operand contiguous or
 // broadcast along Inner, no residual sum (and for softmax no epsilon).
+// Its every refusal is an InvalidArguments error (none is Unimplemented):
+// what it does not refuse, NormColumns emits.
 func (n *Norm) CheckColumns() error {
 	pl := n.Plan
 	if n.Kind < NormSoftmax || n.Kind > NormL1 {
@@ -132,8 +134,9 @@ type NormColumnStager interface {
 }
 
 // NormColumns emits the fused kernel of a normalized dim that is not
-// innermost (see above); n passes CheckColumns.
-func NormColumns(e NormEmitter, n *Norm) {
+// innermost (see above); n passes CheckColumns. It reports whether the
+// kernel stages its tiles.
+func NormColumns(e NormEmitter, n *Norm) (staged bool) {
 	pl := n.Plan
 	var cnt int16
 	if len(pl.Outer) > 0 {
@@ -163,6 +166,7 @@ func NormColumns(e NormEmitter, n *Norm) {
 		})
 	})
 	e.Return()
+	return st != nil
 }
 
 // normColumns is how a tile is laid out: vecs vectors, the statistic of
@@ -208,15 +212,110 @@ func normColumnsOf(e NormEmitter, n *Norm, C int64) normColumns {
 	return c
 }
 
+// columnTile is one tile of m lanes of Inner over the channels ch: what
+// the sweeps of softmax (normColumnTile) and of the norms
+// (normColumnNormTile) share.
+type columnTile struct {
+	e      NormEmitter
+	c      normColumns
+	si, cs Steps // the steps along Inner and along the channels
+	C      int64 // the channels
+	V, m   int
+	nv     int // the tile's vectors
+	pf     NormColumnPrefetcher
+}
+
+func newColumnTile(e NormEmitter, c normColumns, ch *plan.Loop, si Steps, m int) *columnTile {
+	V := e.Lanes()
+	pf, _ := e.(NormColumnPrefetcher)
+	return &columnTile{e: e, c: c, si: si, cs: e.StepsOf(ch), C: ch.Size, V: V, m: m, nv: (m + V - 1) / V, pf: pf}
+}
+
+// width is how many of vector k's lanes are the tile's.
+func (tl *columnTile) width(k int) int { return min(tl.V, tl.m-k*tl.V) }
+
+// shift is the register of vector k's shift (softmax's max, layer
+// norm's mean).
+func (tl *columnTile) shift(k int) int { return tl.c.vecs + k }
+
+// total is the register of vector k's running total.
+func (tl *columnTile) total(k int) int { return tl.c.total + k }
+
+// srcOff is vector k's offset from a src row's start.
+func (tl *columnTile) srcOff(k int) int64 { return int64(k*tl.V) * tl.si.Src }
+
+// each emits f(k, t) for every vector of the tile, t a temporary.
+func (tl *columnTile) each(f func(k, t int)) {
+	e := tl.e
+	for k := range tl.nv {
+		mk := e.Mark()
+		f(k, e.Tmp())
+		e.Release(mk)
+	}
+}
+
+// set sets every vector's statistic to v.
+func (tl *columnTile) set(v float32) {
+	tl.e.SetConst(0, v)
+	for k := 1; k < tl.nv; k++ {
+		tl.e.Copy(k, 0)
+	}
+}
+
+// A sum over the channels is startSum, then RunLoop with endRun ending
+// each run of c.chunk channels, then endSum: register k its sum.
+//
+// startSum clears the sums and their running totals.
+func (tl *columnTile) startSum() {
+	tl.set(0)
+	if tl.c.chunk > 0 {
+		for k := range tl.nv {
+			tl.e.Copy(tl.total(k), 0)
+		}
+	}
+}
+
+// endRun adds a run's sums to the running totals and clears them.
+func (tl *columnTile) endRun() {
+	for k := range tl.nv {
+		tl.e.Accumulate(NormSum, tl.total(k), k, tl.V)
+	}
+	tl.set(0)
+}
+
+// endSum adds the running totals into the sums.
+func (tl *columnTile) endSum() {
+	if tl.c.chunk > 0 {
+		for k := range tl.nv {
+			tl.e.Accumulate(NormSum, k, tl.total(k), tl.V)
+		}
+	}
+}
+
+// ahead calls f(off) for each line of a tile's row normColumnAhead
+// tiles on, step bytes a lane.
+func (tl *columnTile) ahead(step int64, f func(off int64)) {
+	row := int64(tl.c.vecs*tl.V) * step
+	for b := int64(0); b < row; b += 64 {
+		f(normColumnAhead*row + b)
+	}
+}
+
+// reciprocal sets register k to 1/k, a true division.
+func reciprocal(e NormEmitter, k int) {
+	mk := e.Mark()
+	t := e.Tmp()
+	e.SetConst(t, 1)
+	e.Arith(ops.Divide, t, k)
+	e.Copy(k, t)
+	e.Release(mk)
+}
+
 // normColumnTile emits the three sweeps of one tile of m lanes of
 // Inner, over the channels ch.
 func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int, st NormColumnStager) {
-	V := e.Lanes()
-	nv := (m + V - 1) / V
-	width := func(k int) int { return min(V, m-k*V) }
-	shift := func(k int) int { return c.vecs + k }
-	total := func(k int) int { return c.total + k }
-	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
+	tl := newColumnTile(e, c, ch, si, m)
+	V, cs := tl.V, tl.cs
 	// A staged tile's row is c.vecs whole vectors of f32, the rows one
 	// after another.
 	stageOff := func(k int) int64 { return int64(k * V * 4) }
@@ -232,29 +331,13 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 			st.AdvanceStage(-ch.Size * stageRow)
 		}
 	}
-	cs := e.StepsOf(ch)
-	C := ch.Size
-	// each emits f(k, t) for every vector of the tile, t a temporary.
-	each := func(f func(k, t int)) {
-		for k := range nv {
-			mk := e.Mark()
-			f(k, e.Tmp())
-			e.Release(mk)
-		}
-	}
-	set := func(v float32) {
-		e.SetConst(0, v)
-		for k := 1; k < nv; k++ {
-			e.Copy(k, 0)
-		}
-	}
 	// Lanes past m are loaded as 0 and combined with the rest (a vector
 	// is combined whole, with no mask): their statistics are never
 	// stored.
-	set(float32(math.Inf(-1)))
-	Loop(e, C, Steps{Src: cs.Src}, func() {
-		each(func(k, t int) {
-			e.LoadSrc(t, srcOff(k), width(k))
+	tl.set(float32(math.Inf(-1)))
+	Loop(e, tl.C, Steps{Src: cs.Src}, func() {
+		tl.each(func(k, t int) {
+			e.LoadSrc(t, tl.srcOff(k), tl.width(k))
 			if st != nil {
 				st.StoreStage(t, stageOff(k))
 			}
@@ -263,10 +346,10 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 		next()
 	})
 	back()
-	for k := range nv {
-		e.Copy(shift(k), k)
+	for k := range tl.nv {
+		e.Copy(tl.shift(k), k)
 		if n.InfAsZero {
-			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, shift(k))
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, tl.shift(k))
 		}
 	}
 	// A softmax with an f32 dst keeps its exps there for the map to
@@ -275,62 +358,39 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	// A staged softmax keeps its exps in the stage instead.
 	stageExps := n.Kind == NormSoftmax && st != nil
 	expShifted := func(k, t int) {
-		e.Arith(ops.Subtract, t, shift(k))
+		e.Arith(ops.Subtract, t, tl.shift(k))
 		e.ExpShifted(t)
 	}
 	sum := Steps{Src: cs.Src}
 	if keep {
 		sum.Dst = cs.Dst
 	}
-	set(0)
-	if c.chunk > 0 {
-		for k := range nv {
-			e.Copy(total(k), 0)
+	tl.startSum()
+	RunLoop(e, e.Pointers(), tl.C, sum, c.chunk, func() {
+		if tl.pf != nil {
+			tl.ahead(si.Src, tl.pf.PrefetchSrcL2)
 		}
-	}
-	pf, _ := e.(NormColumnPrefetcher)
-	// ahead calls f(off) for each line of a tile's row normColumnAhead
-	// tiles on, step bytes a lane.
-	ahead := func(step int64, f func(off int64)) {
-		row := int64(c.vecs*V) * step
-		for b := int64(0); b < row; b += 64 {
-			f(normColumnAhead*row + b)
-		}
-	}
-	RunLoop(e, e.Pointers(), C, sum, c.chunk, func() {
-		if pf != nil {
-			ahead(si.Src, pf.PrefetchSrcL2)
-		}
-		each(func(k, t int) {
+		tl.each(func(k, t int) {
 			if st != nil {
 				st.LoadStage(t, stageOff(k))
 			} else {
-				e.LoadSrc(t, srcOff(k), width(k))
+				e.LoadSrc(t, tl.srcOff(k), tl.width(k))
 			}
 			expShifted(k, t)
 			switch {
 			case keep:
-				e.StoreDst(t, Block(k, V, width(k), si).DstOff, width(k))
+				e.StoreDst(t, Block(k, V, tl.width(k), si).DstOff, tl.width(k))
 			case stageExps:
 				st.StoreStage(t, stageOff(k))
 			}
 			e.Accumulate(NormSum, k, t, V)
 		})
 		next()
-	}, func() {
-		for k := range nv {
-			e.Accumulate(NormSum, total(k), k, V)
-		}
-		set(0)
-	})
+	}, tl.endRun)
 	back()
-	if c.chunk > 0 {
-		for k := range nv {
-			e.Accumulate(NormSum, k, total(k), V)
-		}
-	}
+	tl.endSum()
 	// Register k becomes what the map applies: 1/s, or log(s).
-	for k := range nv {
+	for k := range tl.nv {
 		switch {
 		case n.Kind == NormLogSoftmax:
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, k)
@@ -338,27 +398,18 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 			if n.InfAsZero {
 				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, k)
 			}
-			mk := e.Mark()
-			t := e.Tmp()
-			e.SetConst(t, 1)
-			e.Arith(ops.Divide, t, k)
-			e.Copy(k, t)
-			e.Release(mk)
+			reciprocal(e, k)
 		}
 	}
 	opnds := e.Operands()
 	stream := streams(e, n)
-	mapSweep := func(f func()) { f() }
-	if stream {
-		mapSweep = func(f func()) { streamedMap(e, n, f) }
-	}
-	mapSweep(func() {
-		Loop(e, C, cs, func() {
-			if pf != nil && !stream {
-				ahead(si.Dst, pf.PrefetchDstL2)
+	streamedMap(e, n, func() {
+		Loop(e, tl.C, cs, func() {
+			if tl.pf != nil && !stream {
+				tl.ahead(si.Dst, tl.pf.PrefetchDstL2)
 			}
-			each(func(k, t int) {
-				l := Block(k, V, width(k), si)
+			tl.each(func(k, t int) {
+				l := Block(k, V, tl.width(k), si)
 				switch {
 				case keep:
 					e.LoadDst(t, l.DstOff, l.N)
@@ -367,16 +418,16 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 					st.LoadStage(t, stageOff(k))
 					e.Arith(ops.Multiply, t, k)
 				case n.Kind == NormSoftmax:
-					e.LoadSrc(t, srcOff(k), l.N)
+					e.LoadSrc(t, tl.srcOff(k), l.N)
 					expShifted(k, t)
 					e.Arith(ops.Multiply, t, k)
 				default:
 					if st != nil {
 						st.LoadStage(t, stageOff(k))
 					} else {
-						e.LoadSrc(t, srcOff(k), l.N)
+						e.LoadSrc(t, tl.srcOff(k), l.N)
 					}
-					e.Arith(ops.Subtract, t, shift(k))
+					e.Arith(ops.Subtract, t, tl.shift(k))
 					e.Arith(ops.Subtract, t, k)
 				}
 				finish(e, opnds, t, l)
@@ -400,65 +451,25 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 // then the plan's post-ops (gamma and beta among them). Each sum is cut
 // into runs as softmax's sum of exps.
 func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Steps, m int) {
-	V := e.Lanes()
-	nv := (m + V - 1) / V
-	width := func(k int) int { return min(V, m-k*V) }
-	shift := func(k int) int { return c.vecs + k }
-	total := func(k int) int { return c.total + k }
-	srcOff := func(k int) int64 { return int64(k*V) * si.Src }
-	cs := e.StepsOf(ch)
-	C := ch.Size
-	each := func(f func(k, t int)) {
-		for k := range nv {
-			mk := e.Mark()
-			f(k, e.Tmp())
-			e.Release(mk)
-		}
-	}
-	zero := func() {
-		e.SetConst(0, 0)
-		for k := 1; k < nv; k++ {
-			e.Copy(k, 0)
-		}
-	}
-	pf, _ := e.(NormColumnPrefetcher)
-	ahead := func(step int64, f func(off int64)) {
-		row := int64(c.vecs*V) * step
-		for b := int64(0); b < row; b += 64 {
-			f(normColumnAhead*row + b)
-		}
-	}
+	tl := newColumnTile(e, c, ch, si, m)
+	V, cs, C := tl.V, tl.cs, tl.C
 	// sum sets register k to the sum over the channels of f(x) for
 	// vector k; the first sweep of a tile prefetches the tiles ahead.
 	// Lanes past m are loaded as 0 and summed with the rest: their
 	// statistics are never stored.
 	sum := func(first bool, f func(k, t int)) {
-		zero()
-		if c.chunk > 0 {
-			for k := range nv {
-				e.Copy(total(k), 0)
-			}
-		}
+		tl.startSum()
 		RunLoop(e, e.Pointers(), C, Steps{Src: cs.Src}, c.chunk, func() {
-			if pf != nil && first {
-				ahead(si.Src, pf.PrefetchSrcL2)
+			if tl.pf != nil && first {
+				tl.ahead(si.Src, tl.pf.PrefetchSrcL2)
 			}
-			each(func(k, t int) {
-				e.LoadSrc(t, srcOff(k), width(k))
+			tl.each(func(k, t int) {
+				e.LoadSrc(t, tl.srcOff(k), tl.width(k))
 				f(k, t)
 				e.Accumulate(NormSum, k, t, V)
 			})
-		}, func() {
-			for k := range nv {
-				e.Accumulate(NormSum, total(k), k, V)
-			}
-			zero()
-		})
-		if c.chunk > 0 {
-			for k := range nv {
-				e.Accumulate(NormSum, k, total(k), V)
-			}
-		}
+		}, tl.endRun)
+		tl.endSum()
 	}
 	// with sets register k to k op t, t set by f: a constant or the
 	// run-time eps, or N.
@@ -498,7 +509,7 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 		}
 		// The eps as the row kernel applies it: a constant floor is a
 		// Clamp, a run-time one a Maximum, an added eps an Add.
-		for k := range nv {
+		for k := range tl.nv {
 			if n.Kind == NormL2 {
 				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
 			}
@@ -513,46 +524,41 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 		}
 	case NormRMS:
 		sum(true, square)
-		for k := range nv {
+		for k := range tl.nv {
 			byN(k)
 			rootPlusEps(k)
 		}
 	case NormLayer:
 		sum(true, func(int, int) {})
-		for k := range nv {
+		for k := range tl.nv {
 			byN(k)
-			e.Copy(shift(k), k)
+			e.Copy(tl.shift(k), k)
 		}
 		sum(false, func(k, t int) {
-			e.Arith(ops.Subtract, t, shift(k))
+			e.Arith(ops.Subtract, t, tl.shift(k))
 			e.Arith(ops.Multiply, t, t)
 		})
-		for k := range nv {
+		for k := range tl.nv {
 			byN(k)
 			rootPlusEps(k)
 		}
 	}
 	// Register k becomes what the map multiplies by.
-	for k := range nv {
-		mk := e.Mark()
-		t := e.Tmp()
-		e.SetConst(t, 1)
-		e.Arith(ops.Divide, t, k)
-		e.Copy(k, t)
-		e.Release(mk)
+	for k := range tl.nv {
+		reciprocal(e, k)
 	}
 	opnds := e.Operands()
 	stream := streams(e, n)
 	streamedMap(e, n, func() {
 		Loop(e, C, cs, func() {
-			if pf != nil && !stream {
-				ahead(si.Dst, pf.PrefetchDstL2)
+			if tl.pf != nil && !stream {
+				tl.ahead(si.Dst, tl.pf.PrefetchDstL2)
 			}
-			each(func(k, t int) {
-				l := Block(k, V, width(k), si)
-				e.LoadSrc(t, srcOff(k), l.N)
+			tl.each(func(k, t int) {
+				l := Block(k, V, tl.width(k), si)
+				e.LoadSrc(t, tl.srcOff(k), l.N)
 				if n.Kind == NormLayer {
-					e.Arith(ops.Subtract, t, shift(k))
+					e.Arith(ops.Subtract, t, tl.shift(k))
 				}
 				e.Arith(ops.Multiply, t, k)
 				finish(e, opnds, t, l)

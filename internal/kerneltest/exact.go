@@ -108,7 +108,14 @@ func FillExact(r *rand.Rand, dt dtypes.DataType, b []byte) {
 // dst changed from the sentinel byte.
 func CheckExact(t testing.TB, what string, p *plan.Problem, src, dst []byte, sentinel byte) {
 	t.Helper()
-	outs := oracle.ReduceExact(p, src)
+	CheckExactOutputs(t, what, p, oracle.ReduceExact(p, src), dst, sentinel)
+}
+
+// CheckExactOutputs is CheckExact against outs, oracle.ReduceExact's
+// outputs of p: a test that runs one problem many times (each ISA, each
+// placement) computes them once.
+func CheckExactOutputs(t testing.TB, what string, p *plan.Problem, outs []oracle.ExactOutput, dst []byte, sentinel byte) {
+	t.Helper()
 	sz := int64(p.DstDT.Size())
 	written := map[int64]bool{}
 	bad := 0

@@ -168,15 +168,27 @@ func (b Bounds) widen(n int) Bounds {
 // its bounds, and every other dst byte still the sentinel.
 func CheckWide(t testing.TB, what string, p *plan.Problem, src, got []byte, bins [][]byte, sentinel byte) {
 	t.Helper()
-	if msg := WideMismatch(p, src, got, bins, sentinel); msg != "" {
-		t.Errorf("%s: %v %v->%v dims %v strides %v reduce %v post-ops %+v: %s", what, p.Reduction, p.SrcDT, p.DstDT, p.Dims, p.SrcStrides, p.Reduce, p.PostOps, msg)
-	}
+	CheckWideBounds(t, what, p, WideBounds(p, src, bins), got, sentinel)
 }
 
 // WideMismatch is CheckWide's comparison: "" when got matches, else the
 // first mismatch.
 func WideMismatch(p *plan.Problem, src, got []byte, bins [][]byte, sentinel byte) string {
-	want := WideBounds(p, src, bins)
+	return WideMismatchBounds(p, WideBounds(p, src, bins), got, sentinel)
+}
+
+// CheckWideBounds is CheckWide against want, WideBounds of p: a test
+// that runs one problem many times (each ISA, each placement) computes
+// them once.
+func CheckWideBounds(t testing.TB, what string, p *plan.Problem, want map[int64]Bounds, got []byte, sentinel byte) {
+	t.Helper()
+	if msg := WideMismatchBounds(p, want, got, sentinel); msg != "" {
+		t.Errorf("%s: %v %v->%v dims %v strides %v reduce %v post-ops %+v: %s", what, p.Reduction, p.SrcDT, p.DstDT, p.Dims, p.SrcStrides, p.Reduce, p.PostOps, msg)
+	}
+}
+
+// WideMismatchBounds is WideMismatch against want, WideBounds of p.
+func WideMismatchBounds(p *plan.Problem, want map[int64]Bounds, got []byte, sentinel byte) string {
 	sz := int64(p.DstDT.Size())
 	for i := int64(0); i < int64(len(got))/sz; i++ {
 		b, ok := want[i]

@@ -8,13 +8,29 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vf64"
 )
 
+// CheckWideExpLog runs the f64 Exp and Log post-ops on n of vf64.Inputs
+// (the specials and random bit patterns; at most 20,000 under -short)
+// under each target and holds each result to the float64 oracle within
+// vf64.MaxULP (CheckWideSweep).
+func CheckWideExpLog(t testing.TB, targets []Target, n int) {
+	t.Helper()
+	if testing.Short() {
+		n = min(n, 20_000)
+	}
+	xs := vf64.Inputs(rand.New(rand.NewSource(64)), n)
+	CheckWideSweep(t, targets, plan.PostOp{Kind: ops.Exp}, xs, vf64.ExpNear)
+	CheckWideSweep(t, targets, plan.PostOp{Kind: ops.Log}, xs, vf64.LogNear)
+}
+
 // CheckWideSweep runs the f64 post-op op on xs under each target and
 // holds each result to near (vf64.ExpNear, vf64.LogNear, vf64.PostOpNear:
-// within a bound of the float64 oracle or plan.EltwiseF64, the specials exact, any NaN for a NaN). The
+// within a bound of the float64 oracle or plan.EltwiseF64, the specials
+// exact, any NaN for a NaN). The
 // problem is the max of each x with itself, which is x (a NaN stays a
 // NaN), into an f64 dst: every element passes through the native
 // kernel's f64 epilogue, in full vectors, a tail and the single-output

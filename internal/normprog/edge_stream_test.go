@@ -22,8 +22,6 @@ import (
 // boundary, in place, on 1 to 4 threads and, with chunks cut, give bit for bit what
 // the regular kernel gives, and so does the regular kernel itself.
 func TestStreamedDstRandom(t *testing.T) {
-	prevMin := memoryMinBytes
-	defer func() { memoryMinBytes = prevMin }()
 	kinds := []Kind{Softmax, LogSoftmax, LayerNorm, RMSNorm, L2Norm}
 	for _, isa := range isas() {
 		if isa == jit.None {
@@ -72,22 +70,7 @@ func TestStreamedDstRandom(t *testing.T) {
 			specials := (kind == Softmax || kind == LogSoftmax) && !dq && r.IntN(3) == 0
 			d.InfAsZero = specials && kind == Softmax && r.IntN(2) == 0
 			name := fmt.Sprintf("%v %v strides %v %v->%v on %v post %d", kind, dims, d.SrcStrides, d.SrcDT, dt, isa, len(d.PostOps))
-			memoryMinBytes = math.MaxInt64
-			reg, err := Compile(d)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			memoryMinBytes = 0
-			st, err := Compile(d)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if reg.full.fused != nil && reg.full.fused.Streams() {
-				t.Fatalf("%s: a dst below memoryMinBytes streams", name)
-			}
-			if st.full.fused != nil && st.full.fused.Streams() {
-				streamed++
-			}
+			reg, st := compileStreamed(t, name, d, &streamed)
 			src := fill(r, dt, spanElems(d.Dims, d.SrcStrides), 6)
 			n := len(src)
 			if specials {
@@ -133,4 +116,30 @@ func TestStreamedDstRandom(t *testing.T) {
 		t.Logf("%v: %d streamed", isa, streamed)
 		jit.SetMaxISA(prev)
 	}
+}
+
+// compileStreamed compiles d twice: with memoryMinBytes above every dst,
+// where nothing may stream (checked), and with it 0, where dst streams
+// wherever it may (counted in *streamed).
+func compileStreamed(t *testing.T, name string, d *Desc, streamed *int) (reg, st *Program) {
+	t.Helper()
+	prevMin := memoryMinBytes
+	defer func() { memoryMinBytes = prevMin }()
+	memoryMinBytes = math.MaxInt64
+	reg, err := Compile(d)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	memoryMinBytes = 0
+	st, err = Compile(d)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if reg.full.fused != nil && reg.full.fused.Streams() {
+		t.Fatalf("%s: a dst below memoryMinBytes streams", name)
+	}
+	if st.full.fused != nil && st.full.fused.Streams() {
+		*streamed++
+	}
+	return reg, st
 }

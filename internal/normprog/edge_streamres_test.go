@@ -3,7 +3,6 @@ package normprog
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -17,8 +16,6 @@ import (
 // vector boundary and on 1 to 4 threads (NEON streams nothing: there
 // both are the regular kernel).
 func TestStreamedDstResidual(t *testing.T) {
-	prevMin := memoryMinBytes
-	defer func() { memoryMinBytes = prevMin }()
 	for _, isa := range isas() {
 		if isa == jit.None {
 			continue
@@ -33,22 +30,7 @@ func TestStreamedDstResidual(t *testing.T) {
 					dt := []dtypes.DataType{dtypes.F32, dtypes.BF16}[r.IntN(2)]
 					d := residualCase(k, dims, 1, dt, dtypes.F32, dtypes.F32, bias, keep, tr)
 					name := fmt.Sprintf("%v %v %v bias %v keep %v transposed %v on %v", k, dims, dt, bias, keep, tr, isa)
-					memoryMinBytes = math.MaxInt64
-					reg, err := Compile(d)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					memoryMinBytes = 0
-					st, err := Compile(d)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					if reg.full.fused != nil && reg.full.fused.Streams() {
-						t.Fatalf("%s: a dst below memoryMinBytes streams", name)
-					}
-					if st.full.fused != nil && st.full.fused.Streams() {
-						streamed++
-					}
+					reg, st := compileStreamed(t, name, d, &streamed)
 					res := d.Residual
 					x := fill(r, res.X.DT, spanElems(d.Dims, res.X.Strides), 3)
 					skip := fill(r, res.Skip.DT, spanElems(d.Dims, res.Skip.Strides), 3)

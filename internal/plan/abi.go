@@ -66,11 +66,13 @@ const IndexScratchOutputs = 1024
 // ArgIndexScratch is the byte offset of IndexArgs.Scratch.
 const ArgIndexScratch = ArgBins + 8*MaxBinary
 
-// Code is what an emitter returns: machine code, and whether it must be
-// called with a LongArgs block.
+// Code is what an emitter returns: machine code, whether it must be
+// called with a LongArgs block, and whether (a fused normalization's) it
+// reads the scratch of NormArgs.Stage.
 type Code struct {
 	Text   []byte
 	Totals bool
+	Staged bool
 }
 
 // NormArgs is the argument block of a fused normalization kernel: Args,

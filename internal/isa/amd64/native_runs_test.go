@@ -59,9 +59,10 @@ func TestNativeRunsShortInnerLoop(t *testing.T) {
 		if err := interp.Run(pl, src, ref, nil); err != nil {
 			t.Fatal(err)
 		}
-		kerneltest.CheckWide(t, c.name+" interpreter", p, src, ref, nil, 0xa5)
+		want := kerneltest.WideBounds(p, src, nil)
+		kerneltest.CheckWideBounds(t, c.name+" interpreter", p, want, ref, 0xa5)
 		if ran := runNative(t, isaList, p, src, func(name string, dst []byte) {
-			kerneltest.CheckWide(t, c.name+" "+name, p, src, dst, nil, 0xa5)
+			kerneltest.CheckWideBounds(t, c.name+" "+name, p, want, dst, 0xa5)
 		}); ran != len(isaList) {
 			t.Fatalf("%s: %d of %d ISAs ran machine code", c.name, ran, len(isaList))
 		}

@@ -29,16 +29,16 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 	// are interleaved (the post-ops need many temporaries, say), a row
 	// at a time.
 	var err error
-	rows := 0
+	rows, staged := 0, false
 	for _, holdNone := range []bool{false, true} {
 		c := Conf{Target: o.Target()}
 		c.f.avx512 = o.AVX512
 		g := newGenConf(newAsm(), n.Plan, c)
 		g.dequant, g.holdNone = n.Dequant, holdNone
-		rows = kernelshape.NormShape(g, n)
+		rows, staged = kernelshape.NormShape(g, n)
 		var text []byte
 		if text, err = kernelshape.Assemble(g); err == nil {
-			return plan.Code{Text: text}, nil
+			return plan.Code{Text: text, Staged: staged}, nil
 		}
 	}
 	if rows > 1 {

@@ -12,7 +12,8 @@ import (
 
 // TestNormColumnsStage checks that the column softmax kernel loads the
 // stage's address (plan.NormArgs.Stage) where a tile's rows fit the
-// stage, and not where they do not (kernelshape.NormColumnStager), on
+// stage, and not where they do not or for a norm
+// (kernelshape.NormColumnStager), and that its Code says so (Staged), on
 // AVX-512 and AVX2.
 func TestNormColumnsStage(t *testing.T) {
 	for _, o := range []Options{{AVX512: true}, {}} {
@@ -27,7 +28,9 @@ func TestNormColumnsStage(t *testing.T) {
 				t.Fatal(err)
 			}
 			pl.Reduced[0].DstStride = 4096
-			for _, k := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax} {
+			for _, k := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax, kernelshape.NormLayer, kernelshape.NormL2} {
+				// Only softmax stages; the norms read src again.
+				staged := c.staged && (k == kernelshape.NormSoftmax || k == kernelshape.NormLogSoftmax)
 				code, err := EmitNorm(&kernelshape.Norm{Kind: k, Plan: pl, StreamDst: true}, o)
 				if err != nil {
 					t.Fatal(err)
@@ -39,8 +42,9 @@ func TestNormColumnsStage(t *testing.T) {
 						loads++
 					}
 				}
-				if (loads == 1) != c.staged || loads > 1 {
-					t.Errorf("avx512 %v, kind %v, %d channels: %d loads of the stage's address, staged %v", o.AVX512, k, c.C, loads, c.staged)
+				if (loads == 1) != staged || loads > 1 || code.Staged != staged {
+					t.Errorf("avx512 %v, kind %v, %d channels: %d loads of the stage's address, Code.Staged %v, want staged %v",
+						o.AVX512, k, c.C, loads, code.Staged, staged)
 				}
 			}
 		}

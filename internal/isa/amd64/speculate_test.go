@@ -240,62 +240,76 @@ func TestNaNFreeFallback(t *testing.T) {
 	if testing.Short() {
 		positionStep = 7
 	}
-	for _, isa := range isas(t) {
-		for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
-			for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
-				sdt, ddt := dt[0], dt[1]
-				for _, shape := range []struct{ colsFirst, paced bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-					colsFirst := shape.colsFirst
-					p := twoD(alg.Reduction(0, 0), sdt, ddt, 37, 61, colsFirst)
-					pl, err := plan.Canonicalize(p)
-					if err != nil {
-						t.Fatal(err)
+	// Each case's data and reference serve the kernels of every ISA,
+	// paced (read from memory on Zen: f32 src checked by a watch sum) or
+	// not.
+	type kernel struct {
+		name  string
+		paced bool
+		k     *kerneltest.Kernel
+	}
+	for _, alg := range []plan.Alg{plan.AlgMax, plan.AlgMin} {
+		for _, dt := range [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.F32}, {dtypes.F32, dtypes.BF16}} {
+			sdt, ddt := dt[0], dt[1]
+			for _, colsFirst := range []bool{false, true} {
+				p := twoD(alg.Reduction(0, 0), sdt, ddt, 37, 61, colsFirst)
+				pl, err := plan.Canonicalize(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ks []kernel
+				for _, isa := range isas(t) {
+					for _, paced := range []bool{false, true} {
+						o, h := isa.o, kernelconf.Hints{}
+						if paced {
+							h.FromMemory, o.Zen = true, true
+						}
+						ks = append(ks, kernel{isa.name, paced, compileHinted(t, pl, h, o)})
 					}
-					o, h := isa.o, kernelconf.Hints{}
-					if shape.paced { // read from memory on Zen: f32 src checked by a watch sum
-						h.FromMemory, o.Zen = true, true
+				}
+				sb, _ := p.SrcBytes()
+				n := sb / int64(sdt.Size())
+				// -2: no NaN, but +Inf and -Inf, whose sum is NaN.
+				ats := []int64{-1, -2, 0, n - 1, n / 2, r.Int63n(n)}
+				if ddt == dtypes.F32 { // every place: first or second of a pair, even or odd in a bf16 pair load, tail, loop edges
+					for at := int64(0); at < n; at += positionStep {
+						ats = append(ats, at)
 					}
-					k := compileHinted(t, pl, h, o)
-					sb, _ := p.SrcBytes()
-					n := sb / int64(sdt.Size())
-					// -2: no NaN, but +Inf and -Inf, whose sum is NaN.
-					ats := []int64{-1, -2, 0, n - 1, n / 2, r.Int63n(n)}
-					if ddt == dtypes.F32 { // every place: first or second of a pair, even or odd in a bf16 pair load, tail, loop edges
-						for at := int64(0); at < n; at += positionStep {
-							ats = append(ats, at)
+				}
+				for _, at := range ats {
+					src := make([]byte, sb)
+					for i := int64(0); i < n; i++ {
+						v := float32(r.Intn(9) - 4)
+						if v == 0 && r.Intn(2) == 0 {
+							v = float32(math.Copysign(0, -1))
 						}
+						if r.Intn(3) == 0 {
+							v *= 1e-39
+						}
+						dtypes.StoreF32(sdt, src, i, v)
 					}
-					for _, at := range ats {
-						src := make([]byte, sb)
-						for i := int64(0); i < n; i++ {
-							v := float32(r.Intn(9) - 4)
-							if v == 0 && r.Intn(2) == 0 {
-								v = float32(math.Copysign(0, -1))
-							}
-							if r.Intn(3) == 0 {
-								v *= 1e-39
-							}
-							dtypes.StoreF32(sdt, src, i, v)
-						}
-						if at >= 0 {
-							dtypes.StoreF32(sdt, src, at, float32(math.NaN()))
-						}
-						if at == -2 {
-							dtypes.StoreF32(sdt, src, r.Int63n(n/2), float32(math.Inf(1)))
-							dtypes.StoreF32(sdt, src, n/2+r.Int63n(n/2), float32(math.Inf(-1)))
-						}
-						db, _ := p.DstBytes()
-						dst0 := make([]byte, db)
-						want, written := kerneltest.Reference(p, src, dst0, nil)
+					if at >= 0 {
+						dtypes.StoreF32(sdt, src, at, float32(math.NaN()))
+					}
+					if at == -2 {
+						dtypes.StoreF32(sdt, src, r.Int63n(n/2), float32(math.Inf(1)))
+						dtypes.StoreF32(sdt, src, n/2+r.Int63n(n/2), float32(math.Inf(-1)))
+					}
+					db, _ := p.DstBytes()
+					dst0 := make([]byte, db)
+					want, written := kerneltest.Reference(p, src, dst0, nil)
+					for _, k := range ks {
 						for _, blk := range []int64{0, 5} {
 							got := append([]byte(nil), dst0...)
-							k.RunBlocks(pl, src, got, nil, blk)
+							k.k.RunBlocks(pl, src, got, nil, blk)
 							if d := kerneltest.CompareExact(ddt, got, want, written, false); d != "" {
-								t.Fatalf("%s %v %v -> %v columns %v paced %v, NaN at %d, blocks of %d: %s", isa.name, alg, sdt, ddt, colsFirst, shape.paced, at, blk, d)
+								t.Fatalf("%s %v %v -> %v columns %v paced %v, NaN at %d, blocks of %d: %s", k.name, alg, sdt, ddt, colsFirst, k.paced, at, blk, d)
 							}
 						}
 					}
-					k.Release()
+				}
+				for _, k := range ks {
+					k.k.Release()
 				}
 			}
 		}

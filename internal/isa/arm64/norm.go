@@ -34,7 +34,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 	}
 	g := newGen(pl)
 	g.dequant = n.Dequant
-	rows := kernelshape.NormShape(g, n)
+	rows, staged := kernelshape.NormShape(g, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil && rows > 1 {
 		// The interleaved rows left too few temporaries (for the
@@ -46,7 +46,7 @@ func EmitNorm(n *kernelshape.Norm) (plan.Code, error) {
 	if err != nil {
 		return plan.Code{}, err
 	}
-	return plan.Code{Text: text}, nil
+	return plan.Code{Text: text, Staged: staged}, nil
 }
 
 // isFloat reports whether dt is f32, bf16 or f16.

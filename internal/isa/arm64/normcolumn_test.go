@@ -90,7 +90,8 @@ func TestNormColumnsPrefetch(t *testing.T) {
 
 // TestNormColumnsStage checks that the column softmax kernel loads the
 // stage's address (plan.NormArgs.Stage) where a tile's rows fit the
-// stage, and not where they do not (kernelshape.NormColumnStager).
+// stage, and not where they do not or for a norm
+// (kernelshape.NormColumnStager), and that its Code says so (Staged).
 func TestNormColumnsStage(t *testing.T) {
 	for _, c := range []struct {
 		C      int64
@@ -103,7 +104,9 @@ func TestNormColumnsStage(t *testing.T) {
 			t.Fatal(err)
 		}
 		pl.Reduced[0].DstStride = 4096
-		for _, k := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax} {
+		for _, k := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax, kernelshape.NormLayer, kernelshape.NormL2} {
+			// Only softmax stages; the norms read src again.
+			staged := c.staged && (k == kernelshape.NormSoftmax || k == kernelshape.NormLogSoftmax)
 			code, err := EmitNorm(&kernelshape.Norm{Kind: k, Plan: pl, StreamDst: true})
 			if err != nil {
 				t.Fatal(err)
@@ -115,8 +118,8 @@ func TestNormColumnsStage(t *testing.T) {
 					loads++
 				}
 			}
-			if (loads == 1) != c.staged || loads > 1 {
-				t.Errorf("kind %v, %d channels: %d loads of the stage's address, staged %v", k, c.C, loads, c.staged)
+			if (loads == 1) != staged || loads > 1 || code.Staged != staged {
+				t.Errorf("kind %v, %d channels: %d loads of the stage's address, Code.Staged %v, want staged %v", k, c.C, loads, code.Staged, staged)
 			}
 		}
 	}
