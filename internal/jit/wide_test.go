@@ -81,6 +81,22 @@ func TestWideSchedules(t *testing.T) {
 // interpreter's, the same bits at 1 and 3 threads, guard pages after src
 // and dst.
 func TestNativeWideSchedules(t *testing.T) {
+	checkNativeWideSchedules(t, 216)
+}
+
+// TestNativeWideFromMemory is TestNativeWideSchedules with every plan
+// marked FromMemory (the size bound lifted): on a paced core (AMD Zen)
+// the native kernel's f64 row sweeps are then paced, an f64 sum's runs
+// in one accumulator (two on AVX2) and as many totals; elsewhere the
+// marks must change nothing. 1 and 3 threads must give the same bits.
+func TestNativeWideFromMemory(t *testing.T) {
+	withSizeBound(t, &fromMemoryBytes, 0)
+	t.Logf("paced core: %v", cpuFeatures().zen)
+	checkNativeWideSchedules(t, 84)
+}
+
+// checkNativeWideSchedules is TestNativeWideSchedules over n problems.
+func checkNativeWideSchedules(t *testing.T, n int) {
 	r := rand.New(rand.NewSource(65))
 	reds := []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), plan.AlgMax.Reduction(0, 0),
 		plan.AlgMin.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}
@@ -95,7 +111,7 @@ func TestNativeWideSchedules(t *testing.T) {
 	}()
 	draw := kerneltest.WideDraw
 	draw.Kinds = kernelshape.NativeF64PostOpKinds()
-	for i := range 216 {
+	for i := range n {
 		p := kerneltest.RandomProblem(r, 1<<14, draw)
 		if i%2 == 0 {
 			p.PostOps = nil

@@ -311,11 +311,13 @@ type NativePrefetcher interface {
 
 // NativePacer is optional: an instruction set whose row sweeps from
 // DRAM stream fastest with few loads in flight (amd64 on Zen cores: its
-// f32 kernels' Conf.Paced) paces the native row's sweep the same way: a
-// kernel of a kind whose result is the same in any order (the exact
-// kinds, whose integer lanes wrap or compare) sweeps its rows into
-// NativePacedRowAccs accumulators, in loops of the paced shape. f64
-// kinds keep their accumulators, and so their order of operations.
+// f32 kernels' Conf.Paced) paces the native row's sweep the same way:
+// the kernel sweeps its rows into NativePacedRowAccs accumulators, in
+// loops of the paced shape. Every kind is paced: the exact kinds give
+// the same result in any order, and an f64 sum keeps its two levels
+// (its runs into the accumulators, NativeRun adds at most, then into as
+// many totals), so its bound; its bits are those of the paced order,
+// the same at any thread count (the runtime's hints are the plan's).
 type NativePacer interface {
 	// NativePacedRowAccs is how many accumulators a paced row sweep adds
 	// into (at least 1), or 0 when the kernel's sweeps are not paced
@@ -460,23 +462,33 @@ type nativeLayout struct {
 	paced bool
 }
 
-// pace paces nl's row sweep where e is a NativePacer that paces k's
-// kernel: a row shape of an exact kind (no f64 lanes, so nothing is cut
-// into runs), its blocks of NativePacedRowAccs accumulators.
-func (nl *nativeLayout) pace(e NativeEmitter, k NativeKind) {
+// pace paces nl's row sweep where e is a NativePacer that paces pl's
+// kernel: a row shape swept into NativePacedRowAccs accumulators (an f64
+// sum cut into runs: as many again as its totals). A paced sum whose
+// runs cannot keep the interpreter's bound (its lanes' chains being
+// longer) keeps the sweep it has.
+func (nl *nativeLayout) pace(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	p, ok := e.(NativePacer)
-	if !ok || nl.shape != NativeRow || k.Float || !nl.cut.none() {
+	if !ok || nl.shape != NativeRow {
 		return
 	}
-	if a := p.NativePacedRowAccs(); a > 0 {
-		nl.u, nl.paced = int64(a), true
+	a := p.NativePacedRowAccs()
+	if a <= 0 {
+		return
 	}
+	paced, err := nativeLayoutOf(pl, k, e.NativeLanes(), e.NativeAccs, a)
+	if err != nil {
+		return
+	}
+	*nl = paced
 }
 
 // nativeLayoutOf returns pl's layout with v lanes and the accumulators
 // accs (NativeEmitter.NativeAccs), or the error of a sum no cut keeps
-// within the bound.
-func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) int) (nativeLayout, error) {
+// within the bound. paced > 0 paces a row shape's sweep: its blocks take
+// paced accumulators, a cut sum's totals the next paced (an error when
+// accs has not that many).
+func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) int, paced int) (nativeLayout, error) {
 	lay := LayoutOf(pl)
 	red := lay.Reduced
 	elems := int64(1)
@@ -499,7 +511,7 @@ func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) i
 		// vectors, then up to one vector a lane and V-1 elements into
 		// lane 0 of accumulator 0; the accumulators and the lanes are
 		// combined after the last fold. The totals take half of the
-		// accumulators.
+		// accumulators, or the next U of a paced sweep.
 		vv := int64(v)
 		n := len(sizes)
 		rowOf := func(u int64) ([]int64, int64, int64) {
@@ -515,9 +527,23 @@ func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) i
 			}
 			return append(append([]int64(nil), sizes[:n-1]...), blocks), extra, combines
 		}
-		nl.u = int64(accs(false))
+		all := int64(accs(false))
+		nl.u = all
+		if paced > 0 {
+			nl.u, nl.paced = int64(paced), true
+		}
+		if nl.u > all {
+			return nativeLayout{}, status.Errorf(status.Unimplemented,
+				"native kernel: a paced sweep of %d accumulators, more than the %d there are", nl.u, all)
+		}
 		sz, extra, combines := rowOf(nl.u)
-		if nl.cut, err = nativeCutOf(k, sz, extra, elems, combines); err == nil && !nl.cut.none() {
+		nl.cut, err = nativeCutOf(k, sz, extra, elems, combines)
+		switch {
+		case err != nil || nl.cut.none():
+		case nl.paced && 2*nl.u > all:
+			return nativeLayout{}, status.Errorf(status.Unimplemented,
+				"native kernel: a paced sweep of %d accumulators has no room for its totals", nl.u)
+		case !nl.paced:
 			nl.u /= 2
 			sz, extra, combines = rowOf(nl.u)
 			nl.cut, err = nativeCutOf(k, sz, extra, elems, combines)
@@ -535,7 +561,7 @@ func nativeLayoutOf(pl *plan.Plan, k NativeKind, v int, accs func(column bool) i
 // interpreter's bound with v lanes and the accumulators accs
 // (NativeEmitter.NativeAccs): one that runs in the interpreter.
 func CheckNativeRuns(pl *plan.Plan, k NativeKind, v int, accs func(column bool) int) error {
-	_, err := nativeLayoutOf(pl, k, v, accs)
+	_, err := nativeLayoutOf(pl, k, v, accs, 0)
 	return err
 }
 
@@ -581,12 +607,12 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		e.Return()
 		return
 	}
-	nl, err := nativeLayoutOf(pl, k, e.NativeLanes(), e.NativeAccs)
+	nl, err := nativeLayoutOf(pl, k, e.NativeLanes(), e.NativeAccs, 0)
 	if err != nil {
 		e.Fail(err) // CheckNative refuses such a plan
 		return
 	}
-	nl.pace(e, k)
+	nl.pace(pl, k, e)
 	// The NaN-free code combines elements as loaded: a transformed max
 	// or min (of |x|, say) takes the exact code alone.
 	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
@@ -775,16 +801,16 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout) 
 				e.NativeLoad(int(i), i*v*sz, int(v))
 			}
 		}
-		switch {
-		case cut.level == len(outer):
+		if nl.paced {
+			e.(NativePacer).PaceLoops(true)
+		}
+		if cut.level == len(outer) {
 			nativeChunks(e, blocks, blockStep, cut.chunk, body, fold)
-		case nl.paced:
-			p := e.(NativePacer)
-			p.PaceLoops(true)
+		} else {
 			Loop(e, blocks, blockStep, body)
-			p.PaceLoops(false)
-		default:
-			Loop(e, blocks, blockStep, body)
+		}
+		if nl.paced {
+			e.(NativePacer).PaceLoops(false)
 		}
 		done := blocks * u * v
 		for i := range (r - done) / v {

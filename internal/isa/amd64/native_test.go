@@ -464,12 +464,17 @@ func TestNativeRefusals(t *testing.T) {
 // 2, in every shape into f64 and f32 dst, against the oracle's bounds, with
 // and without NaN, infinities and signed zeros.
 func TestNativeWideShapes(t *testing.T) {
-	isaList := isas(t)
+	checkNativeWideShapes(t, isas(t), kernelconf.Hints{}, []int64{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 65, 200, 3000})
+}
+
+// checkNativeWideShapes is TestNativeWideShapes over rows of ns elements
+// (each shape of nativeShapes) under the runtime's hints h.
+func checkNativeWideShapes(t *testing.T, isaList []isaCase, h kernelconf.Hints, ns []int64) {
 	r := rand.New(rand.NewSource(53))
 	reds := append([]plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0),
 		plan.AlgMean.Reduction(0, 0), plan.AlgMul.Reduction(0, 0)}, append(kerneltest.WideTransformed, kerneltest.WideLp...)...)
 	ran := 0
-	for _, n := range []int64{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 65, 200, 3000} {
+	for _, n := range ns {
 		for _, red := range reds {
 			for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
 				for _, specials := range []bool{false, true} {
@@ -485,7 +490,7 @@ func TestNativeWideShapes(t *testing.T) {
 							fillNearOne64(r, src)
 						}
 						want := kerneltest.WideBounds(p, src, nil)
-						ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+						ran += runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
 							kerneltest.CheckWideBounds(t, name, p, want, dst, 0xa5)
 						})
 					}
@@ -615,7 +620,12 @@ func TestNativeMaxMinSpecials(t *testing.T) {
 // inside a block past a check, one column of many; and data of signed
 // zeros and negatives, where AVX2's NaN-free max may give -0 for +0.
 func TestNativeMaxMinNaNAt(t *testing.T) {
-	isaList := isas(t)
+	checkNativeMaxMinNaNAt(t, isas(t), kernelconf.Hints{})
+}
+
+// checkNativeMaxMinNaNAt is TestNativeMaxMinNaNAt under the runtime's
+// hints h.
+func checkNativeMaxMinNaNAt(t *testing.T, isaList []isaCase, h kernelconf.Hints) {
 	r := rand.New(rand.NewSource(54))
 	ran := 0
 	for _, red := range []plan.Reduction{plan.AlgMax.Reduction(0, 0), plan.AlgMin.Reduction(0, 0)} {
@@ -654,7 +664,7 @@ func TestNativeMaxMinNaNAt(t *testing.T) {
 					if err := interp.Run(pl, src, ref, nil); err != nil {
 						t.Fatal(err)
 					}
-					ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
+					ran += runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
 						for i := int64(0); i < int64(len(dst)/8); i++ {
 							g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
 							if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {

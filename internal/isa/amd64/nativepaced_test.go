@@ -66,10 +66,48 @@ func TestNativePacedRows(t *testing.T) {
 	}
 }
 
+// TestNativePacedWideRows runs the f64 kinds in every shape emitted
+// under the FromMemory hint for Zen cores (paced row sweeps: one
+// accumulator, two on AVX2, an f64 sum's runs added into as many
+// totals), with rows long enough that the paced sums are cut into runs
+// and rows ending in a short run, against the oracle's bound; and f64
+// max and min with one NaN at chosen places against the interpreter bit
+// for bit (their NaN-free code checks each src vector of the paced
+// loop alone).
+func TestNativePacedWideRows(t *testing.T) {
+	isaList := zenISAs(t)
+	h := kernelconf.Hints{FromMemory: true}
+	checkNativeWideShapes(t, isaList, h, []int64{17, 3000})
+	checkNativeMaxMinNaNAt(t, isaList, h)
+	// The sums cut into runs: more than nativeUncut adds a lane in one
+	// accumulator, the last run short (8200) or whole (16384).
+	r := rand.New(rand.NewSource(56))
+	ran := 0
+	for _, n := range []int64{8200, 16384} {
+		for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), kerneltest.WideTransformed[1]} {
+			for _, s := range [][3][]int64{{{2, n}, {n, 1}, {0, 1}}, {{2, 3, n}, {3 * n, n, 1}, {0, 1, 1}}} {
+				p := problemOf(s, dtypes.F64, dtypes.F64, red)
+				sb, err := p.SrcBytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := make([]byte, sb)
+				kerneltest.FillWide(r, dtypes.F64, src, false)
+				ran += runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
+					kerneltest.CheckWide(t, name, p, src, dst, nil, 0xa5)
+				})
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no plan ran machine code")
+	}
+}
+
 // TestNativePacedRowsGate checks which native kernels are paced: the rows
-// of exact kinds marked FromMemory under Options.Zen, as f32's are, and
-// not f64's (whose order of operations stays), nor columns. FromMemory
-// without Zen changes no code.
+// marked FromMemory under Options.Zen, as f32's are, of exact kinds and
+// of f64 (a sum cut into runs too), not columns. FromMemory without Zen
+// changes no code.
 func TestNativePacedRowsGate(t *testing.T) {
 	for _, avx512 := range []bool{false, true} {
 		for _, c := range []struct {
@@ -83,8 +121,10 @@ func TestNativePacedRowsGate(t *testing.T) {
 			{plan.AlgMax.Reduction(0, 0), dtypes.U32, false, true},
 			{plan.AlgMean.Reduction(0, 0), dtypes.S16, false, true},
 			{plan.AlgSum.Reduction(0, 0), dtypes.S32, true, false},
-			{plan.AlgSum.Reduction(0, 0), dtypes.F64, false, false},
-			{plan.AlgMax.Reduction(0, 0), dtypes.F64, false, false},
+			{plan.AlgSum.Reduction(0, 0), dtypes.F64, false, true},
+			{plan.AlgMax.Reduction(0, 0), dtypes.F64, false, true},
+			{plan.AlgMin.Reduction(0, 0), dtypes.F64, false, true},
+			{plan.AlgSum.Reduction(0, 0), dtypes.F64, true, false},
 		} {
 			ddt := c.sdt
 			if c.red.Finalize == plan.FinalizeMean {
@@ -114,44 +154,64 @@ func TestNativePacedRowsGate(t *testing.T) {
 // TestNativePacedRowsLoopShape checks the paced native row loop: one
 // accumulator (AVX-512; two on AVX2) and the loop of f32's paced sweeps,
 // which tests its counter at the top and jumps back at the end; the
-// loop that is not paced adds into every accumulator and ends in JNE.
+// loop that is not paced adds into every accumulator (an f64 sum cut
+// into runs: half of them) and ends in JNE. The f64 sum's paced loop is
+// cut into runs too, each folded into its totals after the loop.
 func TestNativePacedRowsLoopShape(t *testing.T) {
-	for _, avx512 := range []bool{false, true} {
-		pl, err := plan.Canonicalize(twoD(plan.AlgSum.Reduction(0, 0), dtypes.S32, dtypes.S32, 16, 65536, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, zen := range []bool{false, true} {
-			code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: true}, Options{AVX512: avx512, Zen: zen})
+	for _, c := range []struct {
+		dt  dtypes.DataType
+		add string
+		// the accumulators of the loop not paced, AVX-512 and AVX2
+		plain512, plain2 int
+	}{{dtypes.S32, "vpaddd", 16, 8}, {dtypes.F64, "vaddpd", 16, 4}} {
+		for _, avx512 := range []bool{false, true} {
+			pl, err := plan.Canonicalize(twoD(plan.AlgSum.Reduction(0, 0), c.dt, c.dt, 16, 65536, false))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ins := disassemble(t, code.Text)
-			add := slices.IndexFunc(ins, func(s string) bool { return strings.HasPrefix(s, "vpaddd (%rsi)") })
-			if add < 2 || add+4 > len(ins) {
-				t.Fatalf("avx512 %v zen %v: no row loop adding from memory in\n%s", avx512, zen, strings.Join(ins, "\n"))
-			}
-			end := add + slices.IndexFunc(ins[add:], func(s string) bool { return strings.HasPrefix(s, "dec") }) + 1
-			adds := 0
-			for _, s := range ins[add:end] {
-				if strings.HasPrefix(s, "vpaddd") {
-					adds++
+			for _, zen := range []bool{false, true} {
+				code, err := EmitHinted(pl, kernelconf.Hints{FromMemory: true}, Options{AVX512: avx512, Zen: zen})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			wantAdds := 16
-			if !avx512 {
-				wantAdds = 8
-			}
-			if zen {
-				wantAdds = 1
+				ins := disassemble(t, code.Text)
+				add := slices.IndexFunc(ins, func(s string) bool { return strings.HasPrefix(s, c.add+" (%rsi)") })
+				if add < 2 || add+4 > len(ins) {
+					t.Fatalf("%v avx512 %v zen %v: no row loop adding from memory in\n%s", c.dt, avx512, zen, strings.Join(ins, "\n"))
+				}
+				end := add + slices.IndexFunc(ins[add:], func(s string) bool { return strings.HasPrefix(s, "dec") }) + 1
+				adds := 0
+				for _, s := range ins[add:end] {
+					if strings.HasPrefix(s, c.add) {
+						adds++
+					}
+				}
+				wantAdds := c.plain512
 				if !avx512 {
-					wantAdds = 2
+					wantAdds = c.plain2
 				}
-			}
-			tested := strings.HasPrefix(ins[add-2], "test") && strings.HasPrefix(ins[add-1], "je") && strings.HasPrefix(ins[end], "jmp")
-			plain := strings.HasPrefix(ins[end], "jne")
-			if zen && !tested || !zen && !plain || adds != wantAdds {
-				t.Errorf("avx512 %v zen %v: row loop (%d adds, want %d)\n%s", avx512, zen, adds, wantAdds, strings.Join(ins[add-2:end+1], "\n"))
+				if zen {
+					wantAdds = 1
+					if !avx512 {
+						wantAdds = 2
+					}
+				}
+				tested := strings.HasPrefix(ins[add-2], "test") && strings.HasPrefix(ins[add-1], "je") && strings.HasPrefix(ins[end], "jmp")
+				plain := strings.HasPrefix(ins[end], "jne")
+				if zen && !tested || !zen && !plain || adds != wantAdds {
+					t.Errorf("%v avx512 %v zen %v: row loop (%d adds, want %d)\n%s", c.dt, avx512, zen, adds, wantAdds, strings.Join(ins[add-2:end+1], "\n"))
+				}
+				if c.dt == dtypes.F64 && zen {
+					// After the run: its accumulators added into the
+					// totals (registers wantAdds on) and started again.
+					fold := ins[end+1 : end+1+2*wantAdds]
+					for i := range wantAdds {
+						if !strings.HasPrefix(fold[2*i], "vaddpd") || !strings.HasPrefix(fold[2*i+1], "vpxor") {
+							t.Errorf("%v avx512 %v: no fold into the totals after the run:\n%s", c.dt, avx512, strings.Join(ins[add-2:end+1+2*wantAdds], "\n"))
+							break
+						}
+					}
+				}
 			}
 		}
 	}

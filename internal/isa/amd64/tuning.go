@@ -25,7 +25,7 @@ type tuning struct {
 	// oneDNN's shape, because these cores stream DRAM fastest with few
 	// loads in flight ("Paced row sweeps", "Zen 4: paced loops in
 	// oneDNN's shape"). Intel cores need the loads in flight. The native
-	// kernel's rows of exact kinds read from DRAM are paced alike
+	// kernel's rows read from DRAM (f64 and exact data) are paced alike
 	// (kernelshape.NativePacer).
 	pacedRows bool
 	// pfAhead is how far ahead (bytes) groups of rows shorter than a
