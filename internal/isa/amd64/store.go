@@ -272,53 +272,40 @@ const fpclassDenormal = 0x20
 // vcvtneps2bf16 emits VCVTNEPS2BF16 ymm(h), zmm(r), which the assembler
 // does not know: EVEX.512.F3.0F38.W0 72 /r. It rounds to nearest even
 // and turns NaN into a quiet NaN like the integer sequence.
-func (g *gen) vcvtneps2bf16(h, r int) {
-	// P0: inverted R (reg bit 3), X (rm bit 4), B (rm bit 3), R' (reg
-	// bit 4), then 00 and mm=10 (0F38).
-	p0 := byte(0x02)
-	if h&8 == 0 {
-		p0 |= 0x80
-	}
-	if r&16 == 0 {
-		p0 |= 0x40
-	}
-	if r&8 == 0 {
-		p0 |= 0x20
-	}
-	if h&16 == 0 {
-		p0 |= 0x10
-	}
-	// P1: W=0, vvvv=1111 (unused), 1, pp=10 (F3). P2: z=0, L'L=10
-	// (512 bits), b=0, V'=1 (unused, inverted), aaa=000 (no mask).
-	modrm := byte(0xC0 | (h&7)<<3 | r&7)
-	g.raw(0x62, p0, 0x7E, 0x48, 0x72, modrm)
-}
+func (g *gen) vcvtneps2bf16(h, r int) { g.evex0F38x72(0b10, h, 0, r) }
 
 // vcvtne2ps2bf16 emits VCVTNE2PS2BF16 zmm(h), zmm(hi), zmm(lo), which
 // the assembler does not know either: EVEX.512.F2.0F38.W0 72 /r. The
 // 16 low words of h are lo's lanes, the 16 high words hi's, rounded as
 // vcvtneps2bf16 does.
-func (g *gen) vcvtne2ps2bf16(h, hi, lo int) {
+func (g *gen) vcvtne2ps2bf16(h, hi, lo int) { g.evex0F38x72(0b11, h, hi, lo) }
+
+// evex0F38x72 emits EVEX.512.pp.0F38.W0 72 /r with register operands
+// reg, vvvv (0 where the instruction has none: its inverted field is
+// then all ones) and rm, unmasked: the bf16 conversions.
+func (g *gen) evex0F38x72(pp byte, reg, vvvv, rm int) {
+	// P0: inverted R (reg bit 3), X (rm bit 4), B (rm bit 3), R' (reg
+	// bit 4), then 00 and mm=10 (0F38).
 	p0 := byte(0x02)
-	if h&8 == 0 {
+	if reg&8 == 0 {
 		p0 |= 0x80
 	}
-	if lo&16 == 0 {
+	if rm&16 == 0 {
 		p0 |= 0x40
 	}
-	if lo&8 == 0 {
+	if rm&8 == 0 {
 		p0 |= 0x20
 	}
-	if h&16 == 0 {
+	if reg&16 == 0 {
 		p0 |= 0x10
 	}
-	// P1: W=0, vvvv = hi's low 4 bits inverted, 1, pp=11 (F2). P2: z=0,
-	// L'L=10 (512 bits), b=0, V' = hi's bit 4 inverted, aaa=000.
-	p1 := byte((^hi&15)<<3 | 0x07)
+	// P1: W=0, vvvv's low 4 bits inverted, 1, pp. P2: z=0, L'L=10 (512
+	// bits), b=0, V' (vvvv's bit 4, inverted), aaa=000 (no mask).
+	p1 := byte((^vvvv&15)<<3 | 0x04 | int(pp))
 	p2 := byte(0x40)
-	if hi&16 == 0 {
+	if vvvv&16 == 0 {
 		p2 |= 0x08
 	}
-	modrm := byte(0xC0 | (h&7)<<3 | lo&7)
+	modrm := byte(0xC0 | (reg&7)<<3 | rm&7)
 	g.raw(0x62, p0, p1, p2, 0x72, modrm)
 }
