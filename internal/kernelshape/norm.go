@@ -50,8 +50,11 @@ import (
 // root or a sum of at least 1, so it is infinite only for a 0, where x/0
 // would be no better). A softmax or log-softmax row that fits the spare
 // registers is loaded once and kept there (softmax's exps, log-softmax's
-// x - m); otherwise softmax's exps are kept in an f32 dst and then
-// scaled, or computed again by the map. Every row takes the
+// x - m); otherwise softmax's exps are kept, then scaled: in the call's
+// scratch where the row fits it and dst is not an f32 one the exps can
+// stay in (a 16-bit dst would round them; a streamed dst would be read
+// back from memory; see normRowStage), else in an f32 dst, else the map
+// computes them again. Every row takes the
 // same instructions in the same order whichever call (or thread) runs
 // it.
 //
@@ -283,10 +286,11 @@ const (
 )
 
 // NormRows emits the whole fused kernel for n through e, and returns
-// how many rows it interleaves (1: a row at a time).
-func NormRows(e NormEmitter, n *Norm) int {
+// how many rows it interleaves (1: a row at a time) and whether it keeps
+// softmax's exps in the scratch of plan.NormArgs.Stage (normRowStage).
+func NormRows(e NormEmitter, n *Norm) (rows int, staged bool) {
 	pl := n.Plan
-	rows := normRowsAtOnce(e, n)
+	rows = normRowsAtOnce(e, n)
 	var cnt int16
 	if len(pl.Outer) > 0 {
 		cnt = e.Counter()
@@ -294,14 +298,15 @@ func NormRows(e NormEmitter, n *Norm) int {
 	if n.EpsArg {
 		e.LoadEps(regEps)
 	}
+	st := normRowStage(e, n)
 	e.Prologue(cnt)
 	k := Nest{Loops: pl.Outer, Counted: len(pl.Outer) > 0, Cnt: cnt}
 	row := pl.Reduced[0]
-	one := func() { normRow(e, n, &row) }
+	one := func() { normRow(e, n, &row, st) }
 	if rows == 1 {
 		k.Emit(e, one)
 		e.Return()
-		return 1
+		return 1, st != nil
 	}
 	outer, L, counted := k.SplitInnermost()
 	sL := e.StepsOf(&L)
@@ -324,7 +329,26 @@ func NormRows(e NormEmitter, n *Norm) int {
 		})
 	})
 	e.Return()
-	return rows
+	return rows, st != nil
+}
+
+// normRowStage takes the scratch of plan.NormArgs.Stage for n's softmax
+// rows and returns the emitter that keeps them there, or nil: where the
+// rows are not held in registers, a row's vectors fit the scratch, e can
+// stage (NormColumnStager), and dst is not an f32 one that keeps the
+// exps as well (not streamed: a streamed dst's lines are not in the
+// cache for the map to read back). Its exps are then kept in the
+// scratch, which stays in L1, in place of being computed again by the
+// map: one exp an element, as an f32 dst's. Called before the Prologue.
+func normRowStage(e NormEmitter, n *Norm) NormColumnStager {
+	N := n.Plan.Reduced[0].Size
+	V := int64(e.Lanes())
+	st, ok := e.(NormColumnStager)
+	if !ok || n.Kind != NormSoftmax || normHeldVecs(e, N) > 0 || (N+V-1)/V*V*4 > plan.NormStageBytes ||
+		e.ElemTypes().DstDT == dtypes.F32 && !streams(e, n) || !st.TakeStage() {
+		return nil
+	}
+	return st
 }
 
 // normPairRows is how many rows the kernel interleaves where it can.
@@ -465,8 +489,21 @@ const (
 	regEps   = normAccs + 3 // a run-time eps (no softmax: nothing held)
 )
 
-// normRow emits one row's statistics and map.
-func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
+// rowKeep is where a sweep keeps f(x) (normSweepOf) and where a map
+// reads its x (normMapFrom): nowhere (the map reads src), in the f32
+// dst, or in the stage (NormColumnStager, as f32 whole vectors, an
+// element's place 4 bytes apart from the stage's address).
+type rowKeep uint8
+
+const (
+	keepNone rowKeep = iota
+	keepDst
+	keepStage
+)
+
+// normRow emits one row's statistics and map; st, when not nil, is the
+// stage that keeps softmax's exps (normRowStage).
+func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 	N := row.Size
 	var res *residualSum
 	if n.Residual > 0 {
@@ -518,8 +555,14 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 			}
 			return
 		}
-		keep := n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32
-		normSweep(e, N, NormMaxAny, false, nil)
+		keep := keepNone
+		switch {
+		case st != nil:
+			keep = keepStage
+		case n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32:
+			keep = keepDst
+		}
+		normSweep(e, N, NormMaxAny, keepNone, nil)
 		e.Copy(regShift, 0)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
@@ -537,35 +580,38 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		}
 		recip()
 		scale := func(t int) { e.Arith(ops.Multiply, t, regScale) }
-		if keep {
+		switch keep {
+		case keepDst:
 			// The map rewrites the lines the sum sweep wrote, in the
 			// cache already: a regular store.
-			normMap(e, row, true, scale, ahead)
-		} else {
-			streamedMap(e, n, func() { normMapFrom(e, row, false, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
+			normMap(e, row, keepDst, scale, ahead)
+		case keepStage:
+			streamedMap(e, n, func() { normMapFrom(e, row, keepStage, scale, 0, false, ahead) })
+		default:
+			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
 		}
 		return
 	case NormLayer:
-		normSweepOf(e, N, NormSum, false, nil, res)
+		normSweepOf(e, N, NormSum, keepNone, nil, res)
 		byN()
 		e.Copy(regShift, 0)
-		normSweep(e, N, NormSum, false, func(t int) { sub(t); square(t) })
+		normSweep(e, N, NormSum, keepNone, func(t int) { sub(t); square(t) })
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
 	case NormRMS:
-		normSweepOf(e, N, NormSum, false, square, res)
+		normSweepOf(e, N, NormSum, keepNone, square, res)
 		byN()
 		rootPlusEps()
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	case NormL2, NormL1:
 		if n.Kind == NormL2 {
-			normSweep(e, N, NormSum, false, square)
+			normSweep(e, N, NormSum, keepNone, square)
 			e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 		} else {
-			normSweep(e, N, NormSum, false, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
+			normSweep(e, N, NormSum, keepNone, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
 		}
 		// As the passes have it: a constant floor is a Clamp, a
 		// run-time one a Maximum, an added eps an Add.
@@ -580,23 +626,24 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	streamedMap(e, n, func() { normMapFrom(e, row, false, pre, n.Residual, false, ahead) })
+	streamedMap(e, n, func() { normMapFrom(e, row, keepNone, pre, n.Residual, false, ahead) })
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
 // elements with k into every lane of register 0:
 // normAccs accumulators over whole vectors, the last vector partial.
-// With keep, f(x) is also stored to the f32 dst.
-func normSweep(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)) {
+// f(x) is also kept where keep says (keepDst: stored to the f32 dst).
+func normSweep(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t int)) {
 	normSweepOf(e, N, k, keep, f, nil)
 }
 
 // normSweepOf is normSweep where, with res, x is the residual sum,
 // formed here and stored to src.
-func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int), res *residualSum) {
+func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t int), res *residualSum) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
-	db := V * 4 // an f32 dst's vector
+	db := V * 4 // an f32 dst's vector, and the stage's
+	st, _ := e.(NormColumnStager)
 	normInit(e, k)
 	take := func(acc int, off int64, m int) {
 		mk := e.Mark()
@@ -613,8 +660,11 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)
 		if f != nil {
 			f(t)
 		}
-		if keep {
+		switch keep {
+		case keepDst:
 			e.StoreDst(t, off/vb*db, m)
+		case keepStage:
+			st.StoreStage(t, off/vb*db)
 		}
 		e.Accumulate(k, acc, t, m)
 		e.Release(mk)
@@ -622,7 +672,7 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)
 	full, tail := N/V, int(N%V)
 	iters, rem := full/normAccs, int(full%normAccs)
 	step := Steps{Src: normAccs * vb}
-	if keep {
+	if keep == keepDst {
 		step.Dst = normAccs * db
 	}
 	if res != nil {
@@ -645,11 +695,19 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep bool, f func(t int)
 		e.Accumulate(NormSum, regTotal, 0, int(V))
 		normInit(e, k)
 	}
+	// The stage is no pointer of the loops' steps: each iteration
+	// moves it, and it moves back after them.
 	RunLoop(e, e.Pointers(), iters, step, chunk, func() {
 		for u := range normAccs {
 			take(u, int64(u)*vb, int(V))
 		}
+		if keep == keepStage {
+			st.AdvanceStage(normAccs * db)
+		}
 	}, fold)
+	if keep == keepStage {
+		st.AdvanceStage(-iters * normAccs * db)
+	}
 	for u := range rem {
 		take(u, (iters*normAccs+int64(u))*vb, int(V))
 	}
@@ -940,25 +998,37 @@ type RowStoreChecker interface {
 	EndRowStores(redo func())
 }
 
-// normMap maps the row: each vector of src (with fromDst, of the f32
-// dst) through pre, then the plan's post-ops with their operands
-// (contiguous along the row or broadcast), stored to dst. Where ahead is
-// not 0 and e prefetches (NormColumnPrefetcher), it fetches into L2 the
-// src ahead bytes on, the next row's (see Norm.PrefetchRows).
-func normMap(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), ahead int64) {
-	normMapFrom(e, row, fromDst, pre, 0, false, ahead)
+// normMap maps the row: each vector of src (or of where the sweep before
+// kept it, from) through pre, then the plan's post-ops with their
+// operands (contiguous along the row or broadcast), stored to dst. Where
+// ahead is not 0 and e prefetches (NormColumnPrefetcher), it fetches into
+// L2 the src ahead bytes on, the next row's (see Norm.PrefetchRows).
+func normMap(e NormEmitter, row *plan.Loop, from rowKeep, pre func(t int), ahead int64) {
+	normMapFrom(e, row, from, pre, 0, false, ahead)
 }
 
-// normMapFrom is normMap with the post-ops from post-op from on (those
+// normMapFrom is normMap with the post-ops from post-op first on (those
 // before are a residual sum's operands), and with infTail src's lanes
 // past the row's end loaded as -Inf (normLoadInfTail).
-func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), from int, infTail bool, ahead int64) {
+func normMapFrom(e NormEmitter, row *plan.Loop, from rowKeep, pre func(t int), first int, infTail bool, ahead int64) {
 	V := e.Lanes()
 	opnds := e.Operands()
 	s := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
+	st, _ := e.(NormColumnStager)
 	pairs := pairsDst(e, s, opnds.DstSize)
-	Chunks(e, e.Pointers(), row.Size, normMapVecs*V, s, func(m int) {
+	c := normMapVecs * V
+	defer func() {
+		// The stage, no pointer of the loop's steps, moved with each
+		// full chunk (see below); back to the row's start.
+		if from == keepStage {
+			st.AdvanceStage(-row.Size / int64(c) * int64(c) * 4)
+		}
+	}()
+	Chunks(e, e.Pointers(), row.Size, c, s, func(m int) {
+		if from == keepStage && m == c {
+			defer st.AdvanceStage(int64(c) * 4)
+		}
 		if pf != nil && ahead != 0 {
 			for b := int64(0); b < int64(m)*e.ElemTypes().SrcSize; b += 64 {
 				pf.PrefetchSrcL2(ahead + b)
@@ -967,15 +1037,17 @@ func normMapFrom(e NormEmitter, row *plan.Loop, fromDst bool, pre func(t int), f
 		mapped := func(t, v int) LaneMap {
 			l := Block(v, V, min(V, m-v*V), s)
 			switch {
-			case fromDst:
+			case from == keepDst:
 				e.LoadDst(t, l.DstOff, l.N)
+			case from == keepStage:
+				st.LoadStage(t, int64(v*V)*4)
 			case infTail:
 				normLoadInfTail(e, t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			default:
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)
-			postOpsFrom(e, opnds, from, t, l)
+			postOpsFrom(e, opnds, first, t, l)
 			return l
 		}
 		for v := 0; v*V < m; v++ {

@@ -69,7 +69,7 @@ func NormShape(e NormEmitter, n *Norm) (rows int, staged bool) {
 	if n.Plan.HasInner {
 		return 1, NormColumns(e, n)
 	}
-	return NormRows(e, n), false
+	return NormRows(e, n)
 }
 
 // CheckColumns reports why n is not a fused normalization NormColumns
@@ -119,7 +119,8 @@ type NormColumnPrefetcher interface {
 const normColumnAhead = 3
 
 // NormColumnStager is optional: an instruction set whose kernels keep a
-// tile's rows in the scratch of plan.NormArgs.Stage (see above).
+// tile's rows in the scratch of plan.NormArgs.Stage (see above), or a
+// softmax row's exps (NormRows).
 type NormColumnStager interface {
 	// TakeStage, called before the Prologue, keeps a register for the
 	// stage's address, which the Prologue loads; false where too few

@@ -261,7 +261,8 @@ func TestFusedLongRows(t *testing.T) {
 // TestFusedSoftmaxExpRange: the softmax's exp (kernelshape's
 // ExpShifted) over the whole range of x - m, from 0 down past where e^x
 // leaves f32 (-104) to -Inf, on every ISA and each way the kernel keeps
-// its exps (in registers, in an f32 dst, computed again for a bf16 dst):
+// its exps (in registers, in an f32 dst, in the stage for a bf16 dst,
+// computed again for a bf16 dst past the stage):
 // every result within the oracle's tolerance, a -Inf element exactly +0
 // and a NaN row NaN; log-softmax's over the same rows.
 func TestFusedSoftmaxExpRange(t *testing.T) {
@@ -274,7 +275,7 @@ func TestFusedSoftmaxExpRange(t *testing.T) {
 			for _, c := range []struct {
 				n   int64
 				dst dtypes.DataType
-			}{{150, dtypes.F32}, {203, dtypes.F32}, {203, dtypes.BF16}} {
+			}{{150, dtypes.F32}, {203, dtypes.F32}, {203, dtypes.BF16}, {500, dtypes.BF16}, {4203, dtypes.BF16}} {
 				dims := []int64{3, c.n}
 				p := &norm.Problem{Kind: k, Dims: dims, Axis: -1, Src: norm.Operand{DT: dtypes.F32, Strides: denseStrides(dims, identity(2))},
 					Dst: norm.Operand{DT: c.dst, Strides: denseStrides(dims, identity(2))}}

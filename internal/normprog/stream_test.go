@@ -25,11 +25,11 @@ import (
 // dst is f32, its rows' starts stay on vector boundaries and its map
 // reads src into a row not held in registers.
 func TestStreamedDst(t *testing.T) {
-	// kept: softmax into f32 keeps its exps in dst (rows not held;
-	// columns keep them in the stage, or, where a tile's rows do not
-	// fit it, compute them again when they stream), whose map streams
-	// nothing, nor does a row held in
-	// registers; depends where whether a row is held depends on the
+	// kept: softmax into f32 keeps its exps in dst where a row not held
+	// does not fit the stage (rows that fit it keep them there, as do
+	// columns, or, where a tile's rows do not fit it, compute them again
+	// when they stream), whose map streams nothing, nor does a row held
+	// in registers; depends where whether a row is held depends on the
 	// ISA's registers.
 	const depends, no, yes = 0, 1, 2
 	cases := []struct {
@@ -43,7 +43,9 @@ func TestStreamedDst(t *testing.T) {
 		{LogSoftmax, []int64{7, 128}, 0, dtypes.F32, depends},
 		{LogSoftmax, []int64{3, 40}, 0, dtypes.F32, depends}, // held rows stream nothing
 		{LogSoftmax, []int64{3, 1000}, 0, dtypes.F32, no},    // rows 4000 bytes apart: AVX2's vector, not AVX-512's
-		{Softmax, []int64{5, 2048}, 0, dtypes.F32, yes},
+		{Softmax, []int64{5, 2048}, 0, dtypes.F32, no},       // exps in the stage
+		{Softmax, []int64{3, 4104}, 0, dtypes.F32, yes},      // past the stage: exps in dst
+		{Softmax, []int64{5, 2048}, 0, dtypes.BF16, no},
 		{RMSNorm, []int64{5, 1024}, 0, dtypes.F32, no},
 		{LayerNorm, []int64{3, 768}, 0, dtypes.F32, no},
 		{L2Norm, []int64{4, 384}, 0, dtypes.F32, no},

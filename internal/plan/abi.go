@@ -85,7 +85,8 @@ type NormArgs struct {
 	_   uint32
 	// Stage is the address of NormStageBytes of scratch, aligned to 64
 	// bytes, that a kernel over a dim that is not innermost keeps a
-	// tile's rows in (kernelshape.NormColumns); it need not be cleared.
+	// tile's rows in (kernelshape.NormColumns), and a softmax kernel
+	// over rows its exps (kernelshape.NormRows); it need not be cleared.
 	Stage uintptr
 }
 
