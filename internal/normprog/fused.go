@@ -115,26 +115,29 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 }
 
 // memoryMinBytes is the size, half the L3 of the fleet's cores, from
-// which a tensor is taken to live in memory, not the caches (a
-// variable: tests lower it).
+// which a problem's tensors are taken to live in memory, not the caches
+// (a variable: tests lower it).
 var memoryMinBytes int64 = 16 << 20
 
-// streamsDst reports whether d's fused kernel stores dst non-temporally
-// (kernelshape.Norm.StreamDst): where dst is at least memoryMinBytes,
-// src and dst together do not stay in the L3, so a regular store reads
-// each line of dst from memory before writing it (a third stream beside
-// src's read and dst's write), and the lines it leaves in the caches
-// evict src's and are not read again in the call.
-func streamsDst(d *Desc) bool {
-	return span(d.Dims, d.DstStrides, int64(d.DstDT.Size())) >= memoryMinBytes
+// fromMemory reports whether d's src and dst together are at least
+// memoryMinBytes: a call reads src and writes dst through the same L3,
+// which other cores share, so it is their sum that the L3 does not keep
+// from one call to the next, not either alone.
+func fromMemory(d *Desc) bool {
+	return span(d.Dims, d.SrcStrides, int64(d.SrcDT.Size()))+span(d.Dims, d.DstStrides, int64(d.DstDT.Size())) >= memoryMinBytes
 }
 
+// streamsDst reports whether d's fused kernel stores dst non-temporally
+// (kernelshape.Norm.StreamDst): where d is fromMemory, a regular store
+// reads each line of dst from memory before writing it (a third stream
+// beside src's read and dst's write), and the lines it leaves in the
+// caches evict src's and are not read again in the call.
+func streamsDst(d *Desc) bool { return fromMemory(d) }
+
 // prefetchesRows reports whether d's fused kernel prefetches the next
-// row while it maps one (kernelshape.Norm.PrefetchRows): where src is at
-// least memoryMinBytes.
-func prefetchesRows(d *Desc) bool {
-	return span(d.Dims, d.SrcStrides, int64(d.SrcDT.Size())) >= memoryMinBytes
-}
+// row while it maps one (kernelshape.Norm.PrefetchRows): where d is
+// fromMemory.
+func prefetchesRows(d *Desc) bool { return fromMemory(d) }
 
 // binaries counts the binary post-ops of post.
 func binaries(post []plan.PostOp) int {

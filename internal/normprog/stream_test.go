@@ -144,3 +144,29 @@ func TestStreamedDst(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestFromMemoryCountsSrcAndDst: a problem is taken to live in memory
+// (its dst streamed, its next rows prefetched) where src and dst
+// together reach memoryMinBytes, though neither does alone: S6's
+// LayerNorm (12 MiB each) streams, a quarter of it does not, and a bf16
+// S6 (6 MiB each) does not.
+func TestFromMemoryCountsSrcAndDst(t *testing.T) {
+	for _, c := range []struct {
+		dims []int64
+		dt   dtypes.DataType
+		want bool
+	}{
+		{[]int64{32, 128, 768}, dtypes.F32, true},
+		{[]int64{8, 128, 768}, dtypes.F32, false},
+		{[]int64{32, 128, 768}, dtypes.BF16, false},
+		{[]int64{32, 128, 1366}, dtypes.BF16, true},
+	} {
+		d := benchDesc(LayerNorm, c.dims, 1, 0, c.dt)
+		if memoryMinBytes != 16<<20 {
+			t.Fatalf("memoryMinBytes is %d", memoryMinBytes)
+		}
+		if got := fromMemory(d); got != c.want || streamsDst(d) != c.want || prefetchesRows(d) != c.want {
+			t.Errorf("%v %v: from memory %v, streams %v, prefetches %v; want %v", c.dims, c.dt, got, streamsDst(d), prefetchesRows(d), c.want)
+		}
+	}
+}
