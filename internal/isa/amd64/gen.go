@@ -90,6 +90,10 @@ type hoisted struct {
 	// holdNone makes HeldConst build each constant where it is used:
 	// a kernel that runs short of temporaries with some held.
 	holdNone bool
+	// norm is set in a fused normalization kernel, whose map converts
+	// every element it stores: its bf16 stores hold their constants
+	// (constIn).
+	norm bool
 }
 
 // heldSlot is a vector register that holds, for the whole kernel, the

@@ -34,7 +34,7 @@ func EmitNorm(n *kernelshape.Norm, o Options) (plan.Code, error) {
 		c := Conf{Target: o.Target()}
 		c.f.avx512 = o.AVX512
 		g := newGenConf(newAsm(), n.Plan, c)
-		g.dequant, g.holdNone = n.Dequant, holdNone
+		g.dequant, g.holdNone, g.norm = n.Dequant, holdNone, true
 		rows, staged = kernelshape.NormShape(g, n)
 		var text []byte
 		if text, err = kernelshape.Assemble(g); err == nil {

@@ -104,8 +104,7 @@ func (g *gen) toBF16(h, r int) {
 	}
 	g.bf16Round(h, hi, c, r)
 	// NaN: keep sign and upper payload, set the quiet bit.
-	g.constant(c, 0x40)
-	g.op(or, g.vr(c), g.vr(hi), g.vr(hi))
+	g.op(or, g.vr(g.constIn(c, 0x40)), g.vr(hi), g.vr(hi))
 	if g.avx512 {
 		k := kreg(6)
 		g.op(x86.AVCMPPS, imm(3), x, x, k) // unordered: x is NaN
@@ -122,7 +121,8 @@ func (g *gen) toBF16(h, r int) {
 }
 
 // bf16Round sets the dwords of h to the bf16 bits of the f32 lanes of r,
-// rounded to nearest even, ignoring NaN; hi gets r>>16, c is clobbered:
+// rounded to nearest even, ignoring NaN; hi gets r>>16, c may be
+// clobbered (constIn):
 // h = (x + 0x7fff + (hi&1)) >> 16 adds half an ulp, less one when the
 // kept lsb is even, so that ties go to even.
 func (g *gen) bf16Round(h, hi, c, r int) {
@@ -132,10 +132,8 @@ func (g *gen) bf16Round(h, hi, c, r int) {
 		and = x86.AVPANDD
 	}
 	g.op(x86.AVPSRLD, imm(16), x, g.vr(hi))
-	g.constant(c, 1)
-	g.op(and, g.vr(c), g.vr(hi), g.vr(h))
-	g.constant(c, 0x7fff)
-	g.op(x86.AVPADDD, g.vr(c), g.vr(h), g.vr(h))
+	g.op(and, g.vr(g.constIn(c, 1)), g.vr(hi), g.vr(h))
+	g.op(x86.AVPADDD, g.vr(g.constIn(c, 0x7fff)), g.vr(h), g.vr(h))
 	g.op(x86.AVPADDD, x, g.vr(h), g.vr(h))
 	g.op(x86.AVPSRLD, imm(16), g.vr(h), g.vr(h))
 }
@@ -308,4 +306,19 @@ func (g *gen) evex0F38x72(pp byte, reg, vvvv, rm int) {
 	}
 	modrm := byte(0xC0 | (reg&7)<<3 | rm&7)
 	g.raw(0x62, p0, p1, p2, 0x72, modrm)
+}
+
+// constIn returns a register that holds bits in every lane: in a fused
+// normalization kernel, one held from the prologue on where it can be
+// (hold), else c, set here. A norm's map stores every element, so
+// building its bf16 rounding's constants at each store (three
+// instructions each) is a good share of the store.
+func (g *gen) constIn(c int, bits uint32) int {
+	if g.norm {
+		if r, ok := g.hold(uint64(bits), func(r int) { g.constant(r, bits) }); ok {
+			return r
+		}
+	}
+	g.constant(c, bits)
+	return c
 }
