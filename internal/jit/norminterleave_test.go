@@ -85,13 +85,16 @@ func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
 	return pl, str[:len(c.rows)]
 }
 
-// TestNormKernelInterleavedRows: the kernel that takes held softmax and
-// log-softmax rows two at a time gives the one-row kernel's bits
+// TestNormKernelInterleavedRows: the kernel that takes softmax and
+// log-softmax rows two at a time (held in registers, or not held and at
+// most 64 vectors, their exps kept in dst or in the stage) gives the
+// one-row kernel's bits
 // (kernelshape.Norm.OneRow) for every row: row counts 1 to 7, an odd
 // last row in a counted loop and in a fixed inner one, rows apart, all
 // -Inf rows (with and without inf_as_zero), -Inf and NaN elements,
 // every float type pair, a post-op with a per-row operand; both against
-// a float64 reference, with the tensors next to guard pages. It checks
+// a float64 reference, with the tensors next to guard pages (f32 dsts
+// only under GDNN_TEST_OUTPUTS=f32). It checks
 // that the rows are in fact interleaved where the registers allow, on
 // every JIT ISA this machine runs.
 func TestNormKernelInterleavedRows(t *testing.T) {
@@ -102,10 +105,11 @@ func TestNormKernelInterleavedRows(t *testing.T) {
 		prev := SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(11, uint64(isa)))
 		interleaved := map[int64]bool{}
-		for _, n := range []int64{1, 3, 4, 8, 13, 16, 17, 24, 33, 40, 64, 100, 128, 160, 161} {
+		for _, n := range []int64{1, 3, 4, 8, 13, 16, 17, 24, 33, 40, 64, 100, 128, 160, 161, 1025} {
 			for _, rows := range layouts {
 				for _, kind := range []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax} {
 					dt := dts[r.IntN(len(dts))]
+					dt[1] = kerneltest.OutputDT(dt[1]) // f32 under GDNN_TEST_OUTPUTS=f32
 					c := interleaveCase{kind: kind, infAsZero: kind == kernelshape.NormSoftmax && r.IntN(2) == 0, n: n, rows: rows,
 						gap: int64(r.IntN(2) * 3), src: dt[0], dst: dt[1], withPostOp: r.IntN(3) == 0}
 					if checkInterleaved(t, isa, c, r) {
@@ -124,8 +128,13 @@ func TestNormKernelInterleavedRows(t *testing.T) {
 		if isa == AVX512 && !interleaved[128] {
 			t.Errorf("AVX-512: rows of 128 are not interleaved")
 		}
-		if interleaved[161] {
-			t.Errorf("%v: rows of 161, which are not held in registers, are interleaved", isa)
+		// Rows not held in registers are interleaved too, up to 64
+		// vectors (kernelshape's normSweptPairMaxVecs).
+		if !interleaved[161] {
+			t.Errorf("%v: rows of 161 are not interleaved", isa)
+		}
+		if interleaved[1025] {
+			t.Errorf("%v: rows of 1025, over 64 vectors, are interleaved", isa)
 		}
 		SetMaxISA(prev)
 	}

@@ -64,7 +64,9 @@ import (
 // Where two held rows fit the registers, the kernel takes the rows of
 // its innermost row loop two at a time and emits each step of the chain
 // for the first row, then for the second: the two chains are
-// independent and overlap. Each row takes the one-row kernel's
+// independent and overlap. So it does with short rows not held (a
+// sweep a step: normSweptPairs), whose reductions between sweeps wait
+// as long. Each row takes the one-row kernel's
 // instructions in its order (only the registers differ), so its result
 // is the same bits; an odd last row runs alone.
 //
@@ -310,7 +312,7 @@ func NormRows(e NormEmitter, n *Norm) (rows int, staged bool) {
 	}
 	outer, L, counted := k.SplitInnermost()
 	sL := e.StepsOf(&L)
-	group := func() { normHeldRows(e, n, &row, rows, sL) }
+	group := func() { normHeldRows(e, n, &row, rows, sL, st) }
 	outer.Emit(e, func() {
 		if counted {
 			CountGroupsInOrder(e, rows, sL, cnt, group, one)
@@ -368,6 +370,9 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	}
 	H := normHeldVecs(e, pl.Reduced[0].Size)
 	if H == 0 {
+		if normSweptPairs(e, n) {
+			return normPairRows
+		}
 		return 1
 	}
 	if normLogGroup(e, n) && pl.Outer[len(pl.Outer)-1].Size >= normLogRows {
@@ -381,6 +386,37 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 		return 1
 	}
 	return normPairRows
+}
+
+// normSweptPairMaxVecs bounds the rows not held in registers that the
+// kernel interleaves: a row's chain of sweeps and reductions is then
+// short enough that the next row's work, independent of it, is what
+// keeps the core busy while a reduction or the division waits.
+const normSweptPairMaxVecs = 64
+
+// normSweptPairs reports whether the kernel takes n's softmax or
+// log-softmax rows that are not held in registers normPairRows at a time
+// (normSweptSteps, each row's statistics in normSweptRegs): the rows are
+// at most normSweptPairMaxVecs vectors, their sums are not cut into runs
+// (whose running total would take a row's register), and the rows'
+// statistics fit the registers. Where the rows keep their exps in the
+// stage, the pair's fit it (see below).
+func normSweptPairs(e NormEmitter, n *Norm) bool {
+	N := n.Plan.Reduced[0].Size
+	V := int64(e.Lanes())
+	return (N+V-1)/V <= normSweptPairMaxVecs && RunsOf(N, nil, N/V/normAccs, 1).SweepChunk(nil) == 0 &&
+		normSweptRegs(normPairRows-1).scale < e.NormRegs()
+}
+
+// A pair of rows of normSweptPairMaxVecs vectors of 64 bytes (AVX-512's)
+// fits the stage.
+var _ [plan.NormStageBytes - normPairRows*normSweptPairMaxVecs*64]struct{}
+
+// normSweptRegs are the registers of row i of an interleaved pair of
+// rows not held in registers: after the accumulators, each row's shift
+// and scale (row 0's are the one-row kernel's).
+func normSweptRegs(i int) normRowRegs {
+	return normRowRegs{shift: normAccs + 2*i, scale: normAccs + 2*i + 1, held: -1}
 }
 
 // normHeldVecs is how many vectors a softmax row of N elements takes
@@ -459,7 +495,7 @@ func normLogRegs(i int) normRowRegs {
 // normHeldRows emits rows held softmax or log-softmax rows (or a
 // normLogRowsGroup), their starts s apart: each step of the row's chain
 // (normHeldSteps) for every row in turn, so the rows' chains overlap.
-func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
+func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st NormColumnStager) {
 	if rows == normLogRows && normLogGroup(e, n) {
 		normLogRowsGroup(e, n, row, rows, s)
 		return
@@ -467,13 +503,27 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
 	H := normHeldVecs(e, row.Size)
 	steps := make([][]func(), rows)
 	for i := range rows {
+		if H == 0 {
+			steps[i] = normSweptSteps(e, n, row, normSweptRegs(i), st != nil)
+			continue
+		}
 		steps[i] = normHeldSteps(e, n, row, normGroupRegs(i, H))
 	}
+	// Rows not held that keep their exps in the stage keep them one
+	// after the other there.
+	V := int64(e.Lanes())
+	stageRow := (row.Size + V - 1) / V * V * 4
 	ptrs := e.Pointers()
 	for j := range steps[0] {
 		for i := range rows {
 			ptrs.Advance(s, int64(i))
+			if st != nil && i > 0 {
+				st.AdvanceStage(int64(i) * stageRow)
+			}
 			steps[i][j]()
+			if st != nil && i > 0 {
+				st.AdvanceStage(-int64(i) * stageRow)
+			}
 			ptrs.Advance(s, -int64(i))
 		}
 	}
@@ -555,40 +605,8 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 			}
 			return
 		}
-		keep := keepNone
-		switch {
-		case st != nil:
-			keep = keepStage
-		case n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32:
-			keep = keepDst
-		}
-		normSweep(e, N, NormMaxAny, keepNone, nil)
-		e.Copy(regShift, 0)
-		if n.InfAsZero {
-			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, regShift)
-		}
-		expShifted := func(t int) { sub(t); e.ExpShifted(t) }
-		normSweep(e, N, NormSum, keep, expShifted)
-		if n.Kind == NormLogSoftmax {
-			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
-			e.Copy(regScale, 0)
-			pre = func(t int) { sub(t); e.Arith(ops.Subtract, t, regScale) }
-			break
-		}
-		if n.InfAsZero {
-			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
-		}
-		recip()
-		scale := func(t int) { e.Arith(ops.Multiply, t, regScale) }
-		switch keep {
-		case keepDst:
-			// The map rewrites the lines the sum sweep wrote, in the
-			// cache already: a regular store.
-			normMap(e, row, keepDst, scale, ahead)
-		case keepStage:
-			streamedMap(e, n, func() { normMapFrom(e, row, keepStage, scale, 0, false, ahead) })
-		default:
-			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
+		for _, step := range normSweptSteps(e, n, row, oneRowRegs, st != nil) {
+			step()
 		}
 		return
 	case NormLayer:
@@ -754,6 +772,65 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 		e.SetConst(b.scale, 1)
 		e.Arith(ops.Divide, b.scale, 0)
 	}, func() { normHeldMap(e, row, b.held, scale) }}
+}
+
+// normSweptSteps returns the steps of a softmax or log-softmax row not
+// held in registers, its statistics in registers b (the row's chain, as
+// normHeldSteps'): its max; the sum of its exps and the sum's reciprocal
+// or log; the map into dst. With staged, softmax keeps its exps in the
+// stage (normRowStage), else in an f32 dst, where the map scales them:
+// one exp an element, not two; else the map computes them again.
+func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, staged bool) []func() {
+	N := row.Size
+	ahead := nextRowBytes(e, n)
+	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
+	expShifted := func(t int) { sub(t); e.ExpShifted(t) }
+	keep := keepNone
+	switch {
+	case staged:
+		keep = keepStage
+	case n.Kind == NormSoftmax && e.ElemTypes().DstDT == dtypes.F32:
+		keep = keepDst
+	}
+	maxStep := func() {
+		normSweep(e, N, NormMaxAny, keepNone, nil)
+		e.Copy(b.shift, 0)
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: -math.MaxFloat32, Beta: float32(math.Inf(1))}, b.shift)
+		}
+	}
+	sumStep := func() {
+		normSweep(e, N, NormSum, keep, expShifted)
+		if n.Kind == NormLogSoftmax {
+			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			e.Copy(b.scale, 0)
+			return
+		}
+		if n.InfAsZero {
+			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
+		}
+		e.SetConst(b.scale, 1)
+		e.Arith(ops.Divide, b.scale, 0)
+	}
+	mapStep := func() {
+		if n.Kind == NormLogSoftmax {
+			pre := func(t int) { sub(t); e.Arith(ops.Subtract, t, b.scale) }
+			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, pre, 0, false, ahead) })
+			return
+		}
+		scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
+		switch keep {
+		case keepDst:
+			// The map rewrites the lines the sum sweep wrote, in the
+			// cache already: a regular store.
+			normMap(e, row, keepDst, scale, ahead)
+		case keepStage:
+			streamedMap(e, n, func() { normMapFrom(e, row, keepStage, scale, 0, false, ahead) })
+		default:
+			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
+		}
+	}
+	return []func(){maxStep, sumStep, mapStep}
 }
 
 // normLogRowsGroup emits rows log-softmax rows that fit the registers
