@@ -120,8 +120,8 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		// A row-by-row column takes four accumulators (indices in
 		// y4..y7), holds its group's row indices cur+1 .. cur+3 in
 		// y8..y10, where each run of a group would otherwise broadcast
-		// and add cur's steps between the rows (a fifth of its
-		// instructions), and leaves five temporaries: cur, one NaN
+		// and add cur's steps between the rows (one of every nine of
+		// its instructions), and leaves five temporaries: cur, one NaN
 		// witness, and the pair's or the exact update's three.
 		a.accs, a.idxBase = [2]int{4, 4}, 4
 		next := 2 * a.accs[1]
