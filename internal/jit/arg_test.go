@@ -308,12 +308,19 @@ func TestArgNaNRerun(t *testing.T) {
 		{[]int64{2, 37}, 1, [][2]int64{{0, 3}, {0, 35}}},
 		{[]int64{1, 32000}, 1, [][2]int64{{0, 31999}}},
 		{[]int64{1, 32000}, 1, [][2]int64{{0, 7}, {0, 16000}}},
+		// The second vector of a pair that one compare folds into a
+		// witness (AVX2, AVX-512 row by row), in each pair of a block.
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 168}}},
+		{[]int64{3, 1000}, 1, [][2]int64{{1, 120}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 16*100 + 60}}},
 		// Columns (axis 0) held in registers: the first, last, tail column.
 		{[]int64{50, 200}, 0, [][2]int64{{0, 0}}},
 		{[]int64{50, 200}, 0, [][2]int64{{49, 199}}},
 		{[]int64{50, 200}, 0, [][2]int64{{20, 101}, {30, 101}}},
 		{[]int64{9, 45}, 0, [][2]int64{{8, 44}}},
 		{[]int64{9, 45}, 0, [][2]int64{{0, 40}}},
+		{[]int64{50, 200}, 0, [][2]int64{{25, 48}}},
+		{[]int64{50, 200}, 0, [][2]int64{{26, 63 + 80}}},
 		// Columns row by row: one column of many, in a later block, in the
 		// block of the outputs left.
 		{[]int64{70, 4500}, 0, [][2]int64{{0, 0}}},
@@ -322,6 +329,9 @@ func TestArgNaNRerun(t *testing.T) {
 		{[]int64{70, 4500}, 0, [][2]int64{{3, 4097}, {68, 4097}}},
 		{[]int64{67, 2063}, 0, [][2]int64{{66, 2062}}},
 		{[]int64{67, 2063}, 0, [][2]int64{{65, 2047}, {1, 2050}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{40, 1024 + 8 + 32*7}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{41, 3*1024 + 24 + 64*3}}},
+		{[]int64{70, 4500}, 0, [][2]int64{{42, 3*1024 + 16 + 64*5}}},
 	} {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			for v := range 5 {

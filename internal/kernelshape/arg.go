@@ -136,8 +136,9 @@ type ArgPrefetcher interface {
 
 // ArgPairUpdater is optional: an instruction set whose watched update
 // can fold two loaded vectors into a NaN witness at once (AVX-512's
-// row-by-row column: one ordered compare of the two into an opmask),
-// where each vector alone takes an instruction of its own.
+// row-by-row column: one ordered compare of the two into an opmask;
+// AVX2: one unordered compare of the two, ORed into a mask), where each
+// vector alone takes an instruction of its own.
 type ArgPairUpdater interface {
 	// ArgUpdatePair is ArgUpdate(u, off, V) then ArgUpdate(w, off2, V).
 	ArgUpdatePair(u int, off int64, w int, off2 int64)

@@ -31,25 +31,31 @@ type argGen struct {
 	scr      int16  // the scratch pointer of a row-by-row column (0: none)
 	minMaxOp ops.Kind
 	update   kernelshape.ArgUpdateKind
-	// The NaN witnesses of a src that can hold NaN: vectors that sum
-	// the loads (wit), or, in an AVX-512 row-by-row column, opmasks
+	// The NaN witnesses of a src that can hold NaN. On AVX-512: vectors
+	// that sum the loads (wit), or, in a row-by-row column, opmasks
 	// (kwit) that keep the lanes where every load so far was ordered, so
 	// that one compare folds two loaded vectors (ArgUpdatePair) and
-	// infinities never look like a NaN. The rows and the columns held in
-	// registers keep the sums: there the compares would crowd the
-	// updates' own.
-	wit  []int
-	kwit []obj.Addr
-	next int // the witness the next fold takes
+	// infinities never look like a NaN; the rows and the columns held in
+	// registers keep the sums, where the compares would crowd the
+	// updates' own. On AVX2 (maskWit): vectors that OR in the lanes an
+	// unordered compare finds, one compare for each pair of loaded
+	// vectors (ArgUpdatePair). An OR's chain is a third of an add's, and
+	// AVX2's compares and adds share the vector pipes that the blends
+	// leave (Zen), where a compare per pair is half an add per vector.
+	wit     []int
+	kwit    []obj.Addr
+	maskWit bool
+	next    int // the witness the next fold takes
 	// rowCur[r] holds cur+r for a row-by-row column's group of rows
-	// (AVX-512, ArgHoldRowCurs); useRow is the one updates take (0: cur).
+	// (ArgHoldRowCurs); useRow is the one updates take (0: cur).
 	rowCur [kernelshape.ArgRowsGroup]int
 	useRow int
 }
 
 // argWitnesses is how many NaN witnesses a float src's kernel folds its
-// loads into, in turn (AVX2: two vectors): each chain of adds or masked
-// compares is then a fraction of a row's or a block's loads long.
+// loads into, in turn (AVX2: two vectors, one in a row-by-row column):
+// each chain of adds or masked compares is then a fraction of a row's or
+// a block's loads long.
 const argWitnesses = 4
 
 // argWitnessK is the first opmask register of AVX-512's witnesses; the
@@ -110,6 +116,20 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		}
 	case avx512:
 		a.accs, a.idxBase = [2]int{8, 8}, 8
+	case column && kernelshape.ArgRowByRow(pl):
+		// A row-by-row column takes four accumulators (indices in
+		// y4..y7), holds its group's row indices cur+1 .. cur+3 in
+		// y8..y10, where each run of a group would otherwise broadcast
+		// and add cur's steps between the rows (one of every nine of
+		// its instructions), and leaves five temporaries: cur, one NaN
+		// witness, and the pair's or the exact update's three.
+		a.accs, a.idxBase = [2]int{4, 4}, 4
+		next := 2 * a.accs[1]
+		for r := 1; r < kernelshape.ArgRowsGroup; r++ {
+			a.rowCur[r] = next
+			next++
+		}
+		g.tmpLo, g.tmpNext, g.tmpHi = next, next, 16
 	case column:
 		// A column takes more of each row per visit: five accumulators
 		// (indices in y5..y9) and the six temporaries above them (cur,
@@ -135,7 +155,10 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	case pl.SrcDT.IsFloat():
 		nw := argWitnesses
 		if !avx512 {
-			nw = 2
+			nw, a.maskWit = 2, true
+			if a.rowCur[1] != 0 {
+				nw = 1
+			}
 		}
 		for range nw {
 			a.wit = append(a.wit, g.Tmp())
@@ -160,9 +183,9 @@ func (a *argGen) ArgClearWitness() {
 }
 
 // ArgSkipUnlessNaN jumps to l unless a witness saw a NaN: it ANDs the
-// opmask witnesses and jumps when every lane is still set, or sums the
-// vector witnesses (a NaN stays NaN) and jumps unless a lane of the sum
-// is unordered.
+// opmask witnesses and jumps when every lane is still set, ORs the mask
+// witnesses and jumps when no bit is set, or sums the vector witnesses
+// (a NaN stays NaN) and jumps unless a lane of the sum is unordered.
 func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 	if len(a.kwit) > 0 {
 		k := a.kwit[0]
@@ -174,6 +197,14 @@ func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 		return
 	}
 	w := a.wit[0]
+	if a.maskWit {
+		for _, o := range a.wit[1:] {
+			a.op(x86.AVORPS, a.vr(o), a.vr(w), a.vr(w))
+		}
+		a.op(x86.AVPTEST, a.vr(w), a.vr(w))
+		a.Jump(x86.AJEQ, l)
+		return
+	}
 	for _, o := range a.wit[1:] {
 		a.op(x86.AVADDPS, a.vr(o), a.vr(w), a.vr(w))
 	}
@@ -259,7 +290,7 @@ func (a *argGen) loadX(x int, off int64, n int) {
 }
 
 // ArgHoldRowCurs sets the held row indices to cur+1 .. cur+k-1 where
-// registers were left for them (AVX-512 row-by-row columns).
+// registers were left for them (row-by-row columns).
 func (a *argGen) ArgHoldRowCurs(k int) bool {
 	if a.scr == 0 || a.rowCur[1] == 0 || k > len(a.rowCur) {
 		return false
@@ -291,9 +322,10 @@ func (a *argGen) witness() obj.Addr {
 }
 
 // ArgUpdatePair is ArgUpdate(u, off, V) then ArgUpdate(w, off2, V);
-// watched with opmask witnesses, one compare folds both loads into one.
+// watched with opmask or mask witnesses, one compare folds both loads
+// into one.
 func (a *argGen) ArgUpdatePair(u int, off int64, w int, off2 int64) {
-	if len(a.kwit) == 0 || a.update != kernelshape.ArgWatched {
+	if (len(a.kwit) == 0 && !a.maskWit) || a.update != kernelshape.ArgWatched {
 		a.ArgUpdate(u, off, a.V)
 		a.ArgUpdate(w, off2, a.V)
 		return
@@ -302,10 +334,26 @@ func (a *argGen) ArgUpdatePair(u int, off int64, w int, off2 int64) {
 	x, y := a.Tmp(), a.Tmp()
 	a.loadX(x, off, a.V)
 	a.loadX(y, off2, a.V)
-	k := a.witness()
-	a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
+	if a.maskWit {
+		a.foldUnordered(y, x)
+	} else {
+		k := a.witness()
+		a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
+	}
 	a.takeOrdered(u, x)
 	a.takeOrdered(w, y)
+	a.Release(mk)
+}
+
+// foldUnordered ORs the lanes where x or y is NaN into the next mask
+// witness.
+func (a *argGen) foldUnordered(x, y int) {
+	mk := a.Mark()
+	m := a.Tmp()
+	w := a.vr(a.wit[a.next%len(a.wit)])
+	a.next++
+	a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(y), a.vr(x), a.vr(m))
+	a.op(x86.AVORPS, a.vr(m), w, w)
 	a.Release(mk)
 }
 
@@ -361,10 +409,13 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 // compare, and folds x into a witness when watched.
 func (a *argGen) updateOrdered(u, x int) {
 	if a.update == kernelshape.ArgWatched {
-		if len(a.kwit) > 0 {
+		switch {
+		case len(a.kwit) > 0:
 			k := a.witness()
 			a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(x), a.vr(x), k, k)
-		} else {
+		case a.maskWit:
+			a.foldUnordered(x, x)
+		default:
 			w := a.vr(a.wit[u%len(a.wit)])
 			a.op(x86.AVADDPS, a.vr(x), w, w)
 		}
@@ -393,10 +444,12 @@ func (a *argGen) takeOrdered(u, x int) {
 		a.op(x86.AVMOVDQA32, a.vr(a.index()), k, a.vr(a.idx(u)))
 		return
 	}
+	mk := a.Mark()
 	m := a.Tmp()
 	a.op(x86.AVCMPPS, imm(pred), bv, xv, a.vr(m))
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
 	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.index()), a.vr(a.idx(u)), a.vr(a.idx(u)))
+	a.Release(mk)
 }
 
 // ArgStoreColumn stores u's V indices at off bytes past dst.
