@@ -29,8 +29,9 @@ import "math"
 const ErfcBig = 28
 
 // ErfcULP bounds the distance of Erfc from math.Erfc in float64 ulps
-// where math.Erfc is normal.
-const ErfcULP = 4
+// where math.Erfc is normal: sweeps find 4 on amd64 and 5 on arm64, whose
+// math.Erfc has its own exp and its polynomials compiled to FMAs.
+const ErfcULP = 5
 
 // fdlibm's erfc's constants (s_erf.c, as package math's erf.go).
 const (
