@@ -7,6 +7,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/vf64"
 	"github.com/gdnn/gdnn/jit"
 	"github.com/gdnn/gdnn/partition"
@@ -197,11 +199,13 @@ func TestF64ExpLogNative(t *testing.T) {
 	}
 }
 
-// TestF64GELUErfNotNative: an f64 chain with a post-op the native
-// kernel's f64 epilogue does not take (GELU in erf mode, which needs an
-// f64 erfc) runs in the interpreter, and the reason names the post-op.
-func TestF64GELUErfNotNative(t *testing.T) {
-	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{4, 64})
+// TestF64GELUErfNative: an f64 max followed by GELU in erf mode runs as
+// machine code where there is a JIT, within vf64.PostOpNear of
+// plan.EltwiseF64 (x/2 * math.Erfc(-x/sqrt 2)) of the maxima, which span
+// erfc's ranges and its underflow.
+func TestF64GELUErfNative(t *testing.T) {
+	const rows = 64
+	x := graph.NewLogicalTensor(0, dtypes.F64, []int64{rows, 4})
 	s := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
 	y := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
 	g := graph.New()
@@ -216,11 +220,27 @@ func TestF64GELUErfNotNative(t *testing.T) {
 	p := parts[0]
 	cp, err := p.Compile(p.Inputs(), p.Outputs())
 	mustF64(t, err)
-	if cp.Impl() != "interp" || cp.Reason() == "" {
-		t.Errorf("impl %q, reason %q: want the interpreter, with a reason", cp.Impl(), cp.Reason())
+	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
 	}
-	if jit.EffectiveISA() != jit.None && !strings.Contains(cp.Reason(), "f64 post-op 0 (GELU) runs in the interpreter") {
-		t.Errorf("reason %q does not name the post-op", cp.Reason())
+	lt, err := cp.QueryLogicalTensor(y.ID)
+	mustF64(t, err)
+	xs := make([]float64, rows*4)
+	for i := range xs {
+		xs[i] = float64(i-2*rows)*0.33 + math.Ldexp(float64(i%5), -40)
+	}
+	ys := make([]float64, rows)
+	xt, err := partition.NewTensor(x, xs)
+	mustF64(t, err)
+	yt, err := partition.NewTensor(lt, ys)
+	mustF64(t, err)
+	mustF64(t, cp.Execute([]partition.Tensor{xt}, []partition.Tensor{yt}))
+	op := plan.PostOp{Kind: ops.GELUErf}
+	for r := range rows {
+		m := math.Max(math.Max(xs[4*r], xs[4*r+1]), math.Max(xs[4*r+2], xs[4*r+3]))
+		if d, ok := vf64.PostOpNear(op, m, ys[r]); !ok {
+			t.Errorf("row %d: GELU(%v) = %v, want %v (%d ulps)", r, m, ys[r], plan.EltwiseF64(ops.GELUErf, 0, 0, m), d)
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // thread: 16Ki rows of 16 elements, so that the post-op is a large part
 // of the work.
 func BenchmarkF64PostOp(b *testing.B) {
-	for _, k := range []ops.Kind{ops.Sigmoid, ops.Tanh, ops.GELUTanh, ops.SoftPlus} {
+	for _, k := range []ops.Kind{ops.Sigmoid, ops.Tanh, ops.GELUTanh, ops.SoftPlus, ops.GELUErf} {
 		p := kerneltest.DenseProblem([]int64{16384, 16}, []int{1}, dtypes.F64)
 		p.Reduction = plan.AlgSum.Reduction(0, 0)
 		p.PostOps = []plan.PostOp{{Kind: k, Beta: 1}}

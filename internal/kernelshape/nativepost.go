@@ -15,16 +15,15 @@ import (
 // order (or exact: a compare, a select, a sign), so that the machine
 // code's results are the interpreter's bit for bit; Exp and Log are
 // package vf64's, within vf64.MaxULP float64 ulps of the interpreter's
-// package math; Sigmoid, Tanh, Elu, SoftPlus, Mish and GELUTanh are
-// package vf64's post-ops built on them (vf64.Emit), within
-// vf64.PostOpULP. GELUErf, which needs an f64 erfc, runs in the
-// interpreter. Binary operands are widened to f64 exactly.
+// package math; Sigmoid, Tanh, Elu, SoftPlus, Mish, GELUTanh and
+// GELUErf are package vf64's post-ops built on them (vf64.Emit), within
+// vf64.PostOpULP. Binary operands are widened to f64 exactly.
 
 // nativeF64Eltwise are the unary post-ops the f64 epilogue takes.
 var nativeF64Eltwise = map[ops.Kind]bool{ops.Abs: true, ops.Clamp: true, ops.ReLU: true, ops.LeakyReLU: true,
 	ops.Square: true, ops.Sqrt: true, ops.Round: true, ops.HardSigmoid: true, ops.HardSwish: true, ops.Pow: true,
 	ops.Exp: true, ops.Log: true, ops.Sigmoid: true, ops.Tanh: true, ops.Elu: true, ops.SoftPlus: true, ops.Mish: true,
-	ops.GELUTanh: true}
+	ops.GELUTanh: true, ops.GELUErf: true}
 
 // nativeF64Binary are the binary post-ops the f64 epilogue takes.
 var nativeF64Binary = map[ops.Kind]bool{ops.Add: true, ops.Subtract: true, ops.Multiply: true, ops.Divide: true,

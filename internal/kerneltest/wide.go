@@ -46,6 +46,11 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 		if !r.IsLogSumExp() {
 			b = b.through(func(x float64) float64 { return r.FinalizeF64(x, o.N) })
 			if n := powRootULP(r, b.Mid); n > 0 {
+				if math.IsInf(b.Lo, 1) {
+					// The root's error may leave a result that
+					// overflows just below MaxFloat64.
+					b.Lo = math.MaxFloat64
+				}
 				b = b.widen(n)
 			}
 		}
@@ -79,12 +84,14 @@ func WideBounds(p *plan.Problem, src []byte, bins [][]byte) map[int64]Bounds {
 // powRootULP is the ulps the native kernels' p-th root of p other than
 // 1 and 2, exp(log(y)/p), may be from math.Pow's at the result y^(1/p)
 // = v: log's and exp's own, and log's error of |log y| scaled by 1/p,
-// that is |log v|; 0 for the other finalizes.
+// that is |log v| (for an overflow, v's last finite value); 0 for the
+// other finalizes.
 func powRootULP(r plan.Reduction, v float64) int {
 	root := r.Finalize == plan.FinalizeRootMaxEps || r.Finalize == plan.FinalizeRootAddEps
-	if !root || r.P == 1 || r.P == 2 || v != v || v == 0 || math.IsInf(v, 0) {
+	if !root || r.P == 1 || r.P == 2 || v != v || v == 0 || math.IsInf(v, -1) {
 		return 0
 	}
+	v = math.Min(v, math.MaxFloat64)
 	return 2*vf64.MaxULP + 2 + int(math.Ceil(2*math.Abs(math.Log(v))))
 }
 
@@ -119,7 +126,7 @@ func accBounds(r plan.Reduction, o oracle.Output) Bounds {
 
 // through carries b through f: f at both ends, at the midpoint and at
 // the oracle's own value,
-// widened by 2^-40 of the largest for f's own rounding unless b is a
+// widened by 2^-40 of the largest finite end for f's own rounding unless b is a
 // single value (which every backend computes with f itself). NaN at
 // some of the points but not all makes NaN acceptable besides the
 // others; an equal infinity at all three stays itself.
@@ -146,7 +153,14 @@ func (b Bounds) through(f func(float64) float64) Bounds {
 	if b.Lo == b.Hi && !b.MayNaN || math.IsInf(out.Lo, 0) && out.Lo == out.Hi {
 		return out
 	}
-	m := math.Ldexp(math.Max(math.Abs(out.Lo), math.Abs(out.Hi)), -40) + math.SmallestNonzeroFloat64
+	// An infinite end stays as it is, and does not widen the other.
+	big := 0.0
+	for _, y := range [...]float64{out.Lo, out.Hi} {
+		if !math.IsInf(y, 0) {
+			big = math.Max(big, math.Abs(y))
+		}
+	}
+	m := math.Ldexp(big, -40) + math.SmallestNonzeroFloat64
 	out.Lo, out.Hi = out.Lo-m, out.Hi+m
 	return out
 }

@@ -8,15 +8,14 @@ import (
 )
 
 // The f64 post-ops built on the exp and the log (Sigmoid, Tanh, Elu,
-// SoftPlus, Mish, GELUTanh), written once over Lanes, the f64 lane
-// arithmetic of an instruction set: the native kernels' f64 epilogue on
-// AVX-512, AVX2 and NEON emits them through it, and Model runs them in
-// scalar Go. Each takes plan.EltwiseF64's steps where those are a few
-// correctly rounded operations (so that it rounds as the interpreter
-// does), with Exp and Log in place of package math's and an expm1 and a
-// log1p of its own; Near states how far from plan.EltwiseF64 each may
-// be. GELUErf needs an f64 erfc, which is not written: it stays in the
-// interpreter.
+// SoftPlus, Mish, GELUTanh, GELUErf), written once over Lanes, the f64
+// lane arithmetic of an instruction set: the native kernels' f64
+// epilogue on AVX-512, AVX2 and NEON emits them through it, and Model
+// runs them in scalar Go. Each takes plan.EltwiseF64's steps where those
+// are a few correctly rounded operations (so that it rounds as the
+// interpreter does), with Exp and Log in place of package math's and an
+// expm1, a log1p and an erfc (erfc.go) of its own; PostOpNear states how
+// far from plan.EltwiseF64 each may be.
 
 // Lanes is the f64 lane arithmetic the post-ops are written over. Values
 // are vector registers the post-op takes with Tmp and gives back with
@@ -62,7 +61,7 @@ type Lanes interface {
 // Has reports whether kind k is one of the post-ops written here.
 func Has(k ops.Kind) bool {
 	switch k {
-	case ops.Sigmoid, ops.Tanh, ops.Elu, ops.SoftPlus, ops.Mish, ops.GELUTanh:
+	case ops.Sigmoid, ops.Tanh, ops.Elu, ops.SoftPlus, ops.Mish, ops.GELUTanh, ops.GELUErf:
 		return true
 	}
 	return false
@@ -92,6 +91,8 @@ func Emit(l Lanes, op plan.PostOp, r int) bool {
 		mish(l, x, r)
 	case ops.GELUTanh:
 		geluTanh(l, x, r)
+	case ops.GELUErf:
+		geluErf(l, x, r)
 	}
 	l.KeepNaN(r, x)
 	return true

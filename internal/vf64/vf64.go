@@ -1,7 +1,8 @@
 // Package vf64 defines the exp and log that the native kernels compute
 // in f64 lanes (the Exp and Log post-ops of f64 plans): their constants,
 // shared by every instruction set, and Go models of their steps, which
-// tests hold to math.Exp and math.Log.
+// tests hold to math.Exp and math.Log. The post-ops built on them
+// (postops.go, GELUErf's erfc in erfc.go) are written once over Lanes.
 //
 // Exp(x):
 //

@@ -38,7 +38,7 @@
 // (nativepost.go: the binary ops, Abs, Clamp, ReLU, LeakyReLU, Square,
 // Sqrt, Round, HardSigmoid, HardSwish, Pow, bit for bit as
 // plan.EltwiseF64 and plan.BinaryF64; Exp and Log, package vf64's; and
-// Sigmoid, Tanh, Elu, SoftPlus, Mish and GELUTanh, written once in
+// Sigmoid, Tanh, Elu, SoftPlus, Mish, GELUTanh and GELUErf, written once in
 // package vf64 over the f64 lanes' instructions, postf64.go) in f64
 // lanes, through kernelshape.Epilogue; its f64 max and min with no
 // post-ops speculate on NaN-free data as the f32 kernels do

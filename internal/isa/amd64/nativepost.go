@@ -143,7 +143,7 @@ func (f f64Epilogue) Binary(k ops.Kind, r, t int) {
 // HardSigmoid, HardSwish and Pow by the steps the f32 epilogue takes in
 // f64 lanes, package vf64's Exp and Log, and the post-ops package vf64
 // writes over them (vf64.Emit through f64Ops: Sigmoid, Tanh, Elu,
-// SoftPlus, Mish, GELUTanh). GELUErf is not emitted.
+// SoftPlus, Mish, GELUTanh, GELUErf).
 func (f f64Epilogue) Eltwise(op plan.PostOp, r int) {
 	n := f.n
 	mk := n.Mark()

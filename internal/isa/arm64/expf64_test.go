@@ -14,7 +14,7 @@ func TestWideExpLogSweep(t *testing.T) {
 }
 
 // TestWidePostOpSweep runs package vf64's f64 post-ops (Sigmoid, Tanh,
-// Elu, SoftPlus, Mish, GELUTanh) in NEON code on the specials, the
+// Elu, SoftPlus, Mish, GELUTanh, GELUErf) in NEON code on the specials, the
 // post-ops' edges and random inputs (kerneltest.SweepWidePostOps), held
 // to plan.EltwiseF64 within vf64.PostOpNear.
 func TestWidePostOpSweep(t *testing.T) {
