@@ -271,3 +271,89 @@ func mustF64(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestF64LogSumExpFused compiles Exp -> ReduceSum -> Log over f64 data
+// (log-sum-exp, over rows and over the non-innermost axis) into one
+// partition, which runs machine code (the native kernel's f64
+// log-sum-exp) wherever gdnn emits any, and checks it against float64
+// arithmetic, shifted by each output's max: values near 700, whose exp
+// overflows, and near 1e300, beyond the f32 range, give finite results,
+// a row of -Inf gives -Inf.
+func TestF64LogSumExpFused(t *testing.T) {
+	const rows, cols = 7, 301
+	for _, axis := range []int64{1, 0} {
+		x := graph.NewLogicalTensor(0, dtypes.F64, []int64{rows, cols})
+		e := graph.NewLogicalTensorAny(1, dtypes.F64, nil)
+		s := graph.NewLogicalTensorAny(2, dtypes.F64, nil)
+		out := graph.NewLogicalTensorAny(3, dtypes.F64, nil)
+		g := graph.New()
+		for _, op := range []*graph.Op{
+			graph.NewOp(0, graph.Exp, "").AddInput(x).AddOutput(e),
+			graph.NewOp(1, graph.ReduceSum, "").AddInput(e).AddOutput(s).SetAttr("axes", []int64{axis}),
+			graph.NewOp(2, graph.Log, "").AddInput(s).AddOutput(out),
+		} {
+			mustF64(t, g.AddOp(op))
+		}
+		mustF64(t, g.Finalize())
+		parts, err := partition.Get(g, partition.Fusion)
+		mustF64(t, err)
+		if len(parts) != 1 || !parts[0].IsSupported() {
+			t.Fatalf("partitions %v, want one supported", parts)
+		}
+		p := parts[0]
+		cp, err := p.Compile(p.Inputs(), p.Outputs())
+		mustF64(t, err)
+		if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+			t.Errorf("axis %d: impl %q (reason %q), want machine code under %v", axis, cp.Impl(), cp.Reason(), isa)
+		}
+		lt, err := cp.QueryLogicalTensor(out.ID)
+		mustF64(t, err)
+		xs := make([]float64, rows*cols)
+		for i := range xs {
+			r, c := i/cols, i%cols
+			switch r {
+			case 0:
+				xs[i] = 700 + float64(c%13)
+			case 1:
+				xs[i] = 1e300 - float64(c)*1e285
+			case 2:
+				xs[i] = math.Inf(-1)
+			default:
+				xs[i] = float64((i*37)%101)/7 - 6
+			}
+		}
+		n := rows
+		if axis == 0 {
+			n = cols
+		}
+		ys := make([]float64, n)
+		xt, err := partition.NewTensor(x, xs)
+		mustF64(t, err)
+		yt, err := partition.NewTensor(lt, ys)
+		mustF64(t, err)
+		mustF64(t, cp.Execute([]partition.Tensor{xt}, []partition.Tensor{yt}))
+		for o := range n {
+			var v []float64
+			if axis == 1 {
+				v = xs[o*cols : (o+1)*cols]
+			} else {
+				for r := range rows {
+					v = append(v, xs[r*cols+o])
+				}
+			}
+			m := math.Inf(-1)
+			for _, x := range v {
+				m = math.Max(m, x)
+			}
+			shift := math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, m))
+			sum := 0.0
+			for _, x := range v {
+				sum += math.Exp(x - shift)
+			}
+			want := shift + math.Log(sum)
+			if ys[o] != want && math.Abs(ys[o]-want) > 1e-13*math.Max(1, math.Abs(want)) {
+				t.Errorf("axis %d, output %d: %v, want %v", axis, o, ys[o], want)
+			}
+		}
+	}
+}

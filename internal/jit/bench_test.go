@@ -288,3 +288,31 @@ func BenchmarkWideLp(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWideLogSumExp runs f64 log-sum-exp over 1024x1024 f64 values
+// in [-30, 60], reduced over its rows (axis 1) and over its columns
+// (axis 0), on the machine code (the native kernel's two passes) and on
+// the interpreter (SetMaxISA(None)), at one thread.
+func BenchmarkWideLogSumExp(b *testing.B) {
+	for _, axis := range []string{"rows", "columns"} {
+		for _, impl := range []struct {
+			name string
+			isa  ISA
+		}{{"jit", DetectedISA()}, {"interp", None}} {
+			b.Run(axis+"/"+impl.name, func(b *testing.B) {
+				withThreads(b, 1)
+				red := []bool{false, true}
+				if axis == "columns" {
+					red = []bool{true, false}
+				}
+				s := spec{dims: []int64{1024, 1024}, reduce: red, sdt: dtypes.F64, ddt: dtypes.F64, lo: -30, hi: 60}
+				c := s.build(b, rand.New(rand.NewPCG(1, 1)))
+				c.p.Reduction = plan.LogSumExp
+				prev := SetMaxISA(impl.isa)
+				k := c.compile(b)
+				SetMaxISA(prev)
+				runTimed(b, c, k)
+			})
+		}
+	}
+}

@@ -31,7 +31,8 @@
 //     or element shape, as the index reduction's Arg (arg.go) over an
 //     ArgEmitter; f64 max and min NaN-free first, then exact, where the
 //     emitter is a NativeSpeculator; f64 post-ops through Epilogue over
-//     an f64 Finisher (nativepost.go).
+//     an f64 Finisher (nativepost.go); f64 log-sum-exp in two passes,
+//     a max and a sum of exp(x - shift), over a NativeLSE (nativelse.go).
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded
 //     into running totals, wherever each emitter keeps them.
 //   - Epilogue (epilogue.go), over a Finisher: finalize, post-ops with

@@ -121,6 +121,10 @@ type NativeKind struct {
 	Sqrt      bool
 	Root      bool
 	RootInv   float64
+	// LSE: an f64 log-sum-exp (nativelse.go): Op and Transform are its
+	// sum pass's, NativeAdd of NativeExpShift, after a max pass
+	// (LSEMax).
+	LSE bool
 	// PostOps: the f64 results take the plan's post-ops (nativepost.go)
 	// through Epilogue before they are stored.
 	PostOps bool
@@ -129,8 +133,8 @@ type NativeKind struct {
 // NativeKindOf returns what pl computes in native lanes, or an
 // Unimplemented error naming what the native kernel does not take: a
 // plan neither wide nor exact, post-ops of exact data or f64 post-ops
-// the f64 epilogue does not take (nativepost.go), an f64 log-sum-exp,
-// an Lp finalize it cannot match (nativeF64Parts), a copy, an integer mean of more than
+// the f64 epilogue does not take (nativepost.go), an f64 log-sum-exp
+// in stages, an Lp finalize it cannot match (nativeF64Parts), a copy, an integer mean of more than
 // NativeMeanMax elements (or its partial sums), a logical
 // reduction of data wider than a byte. pl must be valid.
 func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
@@ -164,7 +168,7 @@ func NativeKindOf(pl *plan.Plan) (NativeKind, error) {
 		if !ok {
 			return NativeKind{}, status.Errorf(status.Unimplemented, "native kernel: %v of f64 data (its combine) runs in the interpreter", r)
 		}
-		if err := nativeF64Parts(r, transform, finalize, &k); err != nil {
+		if err := nativeF64Parts(r, pl.Stage, transform, finalize, &k); err != nil {
 			return NativeKind{}, err
 		}
 		k.Op = op
@@ -249,7 +253,7 @@ func CheckNative(pl *plan.Plan, isa NativeISA) (NativeKind, error) {
 	if err := isa.Takes(k); err != nil {
 		return NativeKind{}, err
 	}
-	if err := CheckNativeRuns(pl, k, isa.VectorBytes/k.LaneBytes(), isa.Accs); err != nil {
+	if err := CheckNativeRuns(pl, k, isa.VectorBytes/k.LaneBytes(), k.Accs(isa.Accs)); err != nil {
 		return NativeKind{}, status.Errorf(status.Unimplemented, "%s: %v", isa.Arch, err)
 	}
 	if len(pl.Outer) > isa.MaxDepth || len(pl.Reduced) > isa.MaxDepth {
@@ -616,6 +620,12 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	// The NaN-free code combines elements as loaded: a transformed max
 	// or min (of |x|, say) takes the exact code alone.
 	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
+	if k.LSE {
+		if _, ok := e.(NativeLSE); !ok {
+			e.Fail(status.Errorf(status.Unimplemented, "native kernel: no log-sum-exp passes"))
+			return
+		}
+	}
 	if s, ok := e.(NativeSpeculator); ok && speculate && s.NativeNaNFree() {
 		nativeKernel(pl, k, e, lay, nl)
 		s.NativeExact()
@@ -639,9 +649,19 @@ func nativeKernel(pl *plan.Plan, k NativeKind, e NativeEmitter, lay Layout, nl n
 	case NativeColumn:
 		nest.Emit(e, func() { nativeColumn(e, pl, k, lay.Reduced, lay.ZeroSum, nl) })
 	case NativeRow:
-		nest.Emit(e, func() { nativeRow(e, k, lay.Reduced, nl) })
+		nest.Emit(e, func() {
+			if k.LSE {
+				nativeLSEMax(e, func(max nativeLayout) { nativeRow(e, k, lay.Reduced, max, nil) }, nl)
+			}
+			nativeRow(e, k, lay.Reduced, nl, e.NativeStoreFirst)
+		})
 	default:
-		nest.Emit(e, func() { nativeElement(e, k, lay.Reduced, lay.ZeroSum, nl.cut) })
+		nest.Emit(e, func() {
+			if k.LSE {
+				nativeLSEMax(e, func(max nativeLayout) { nativeElement(e, k, lay.Reduced, lay.ZeroSum, max.cut, nil) }, nl)
+			}
+			nativeElement(e, k, lay.Reduced, lay.ZeroSum, nl.cut, e.NativeStoreFirst)
+		})
 	}
 	e.Return()
 	if cnt != 0 {
@@ -651,8 +671,9 @@ func nativeKernel(pl *plan.Plan, k NativeKind, e NativeEmitter, lay Layout, nl n
 
 // nativeElement emits one output an element at a time into lane 0 of
 // accumulator 0 (none when zero: nothing is reduced), a long f64 sum in
-// the runs of cut added into accumulator 1.
-func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool, cut nativeCut) {
+// the runs of cut added into accumulator 1, then store (nil: the
+// result is left in accumulator 0).
+func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool, cut nativeCut, store func()) {
 	e.NativeInit(0)
 	if !cut.none() {
 		e.NativeInit(1)
@@ -663,7 +684,9 @@ func nativeElement(e NativeEmitter, k NativeKind, red []plan.Loop, zero bool, cu
 	if !cut.none() {
 		e.NativeCombine(0, 1)
 	}
-	e.NativeStoreFirst()
+	if store != nil {
+		store()
+	}
 }
 
 // nativeLoops emits the loops around body (outermost first), loop
@@ -724,12 +747,6 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 	s := e.StepsOf(&pl.Inner)
 	pf, prefetch := e.(NativePrefetcher)
 	block := func(m int64) {
-		for i := range m {
-			e.NativeInit(int(i))
-			if !cut.none() {
-				e.NativeInit(int(u + i))
-			}
-		}
 		body := func() {
 			if prefetch && len(red) > 0 && red[len(red)-1].Size > argPrefetchRows {
 				ahead := argPrefetchRows * red[len(red)-1].SrcStride * sz
@@ -738,7 +755,29 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 				}
 			}
 			for i := range m {
+				nativeUse(e, k, int(i))
 				e.NativeLoad(int(i), i*v*sz, int(v))
+			}
+		}
+		if k.LSE {
+			// The max pass: each lane's largest, its shift.
+			lse := e.(NativeLSE)
+			lse.NativeLSEPass(false)
+			for i := range m {
+				e.NativeInit(int(i))
+			}
+			if !zero {
+				nativeLoops(e, red, sz, nativeCut{level: -1}, body, nil)
+			}
+			for i := range m {
+				lse.NativeLSEShift(int(i), int(i))
+			}
+			lse.NativeLSEPass(true)
+		}
+		for i := range m {
+			e.NativeInit(int(i))
+			if !cut.none() {
+				e.NativeInit(int(u + i))
 			}
 		}
 		if !zero {
@@ -749,6 +788,7 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 			if !cut.none() {
 				at = u + i
 			}
+			nativeUse(e, k, int(i))
 			e.NativeStoreColumn(int(at), Block(int(i), int(v), int(v), s))
 		}
 	}
@@ -774,8 +814,9 @@ func nativeColumn(e NativeEmitter, pl *plan.Plan, k NativeKind, red []plan.Loop,
 // loops; then the combine of the accumulators and of their lanes. A
 // long f64 sum is cut as nl.cut says, the blocks being the innermost of
 // its loops; the vectors and elements left after a fold join the next
-// run (the last one has a fold of its own).
-func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout) {
+// run (the last one has a fold of its own). store stores the result
+// (nil: it is left in accumulator 0, the lanes not combined).
+func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout, store func()) {
 	v := int64(e.NativeLanes())
 	sz := int64(k.Bytes)
 	last := red[len(red)-1]
@@ -831,7 +872,9 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout) 
 	if first != 0 {
 		e.NativeCombine(0, int(first))
 	}
-	e.NativeStoreFirst()
+	if store != nil {
+		store()
+	}
 }
 
 // addSat returns a+b for a, b >= 0, saturating at MaxInt64.

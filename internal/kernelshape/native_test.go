@@ -113,6 +113,14 @@ func TestNativeKindOf(t *testing.T) {
 	}
 	s64Operand := nativePlan(t, dtypes.F64, dtypes.F64, sum)
 	s64Operand.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.S64}}
+	lse := nativePlan(t, dtypes.F64, dtypes.F32, plan.LogSumExp)
+	if k, err := NativeKindOf(lse); err != nil || !k.LSE || k.Op != NativeAdd || k.Transform != NativeExpShift || !k.FinalizesF64() || k.Store != StoreF32 {
+		t.Errorf("f64 log-sum-exp: %+v, %v; want a sum of exp(x - shift) after a max pass, log + shift, an f32 store", k, err)
+	}
+	// An f64 log-sum-exp in stages (no plan validation makes one: its
+	// passes are one kernel's).
+	lseStaged := nativePlan(t, dtypes.F64, dtypes.F64, plan.LogSumExp)
+	lseStaged.Stage = plan.Unshifted
 	f64Post := nativePlan(t, dtypes.F64, dtypes.F32, sum)
 	f64Post.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}, {Kind: ops.ReLU}, {Kind: ops.Maximum, BinDT: dtypes.F64}}
 	if k, err := NativeKindOf(f64Post); err != nil || !k.PostOps || k.Store != StoreF32 {
@@ -137,7 +145,7 @@ func TestNativeKindOf(t *testing.T) {
 		{nativePlan(t, dtypes.F32, dtypes.F32, sum), "f32 lanes"},
 		{post, "post-ops"},
 		{s64Operand, "s64 operand"},
-		{nativePlan(t, dtypes.F64, dtypes.F64, plan.LogSumExp), "transform"},
+		{lseStaged, "in stages"},
 		{nativePlan(t, dtypes.F64, dtypes.F64, plan.AlgNormLpSum.Reduction(0.5, -1)), "root p=0.5 of eps + acc below 0"},
 		{nativePlan(t, dtypes.F64, dtypes.F32, plan.AlgNormLpSum.Reduction(0.25, -0.5)), "root p=0.25 of eps + acc below 0"},
 		{addEps, "not transformed"},

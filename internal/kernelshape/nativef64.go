@@ -38,6 +38,7 @@ const (
 	NativeAbs                         // |x|
 	NativeSquare                      // x*x
 	NativePow                         // |x|^p, as exp(p*log|x|) (NativeKind.P)
+	NativeExpShift                    // exp(x - shift): a log-sum-exp's sum pass (NativeKind.LSE)
 )
 
 // NativeEps is how an f64 result takes the plan's eps.
@@ -54,8 +55,17 @@ const (
 // transforms: each sets every f64 lane of register r.
 type NativeF64Transformer interface {
 	NativeF64Powers
+	NativeF64Shifter
 	F64Abs(r int)    // |r|
 	F64Square(r int) // r*r
+}
+
+// NativeF64Shifter is what an instruction set supplies for a
+// log-sum-exp's shift (NativeLSE): each sets every f64 lane of register
+// r, with the shift slot NativeLSE.NativeLSEUse chose.
+type NativeF64Shifter interface {
+	F64SubShift(r int) // r - shift
+	F64AddShift(r int) // r + shift
 }
 
 // NativeF64Powers are the steps of |x|^p and of the p-th root: each sets
@@ -70,6 +80,7 @@ type NativeF64Powers interface {
 // finalizes: each sets every f64 lane of register r.
 type NativeF64Finalizer interface {
 	NativeF64Powers
+	NativeF64Shifter
 	// F64MaxEps sets r to max(eps, r), NaN where r is NaN. r is never
 	// -0 (a combine of |x| or x*x: nativeF64Parts), so no order of the
 	// zeros is needed.
@@ -90,16 +101,25 @@ func NativeTransformF64(e NativeF64Transformer, k NativeKind, r int) {
 		e.F64Log(r)
 		e.F64Mul(r, k.P)
 		e.F64Exp(r)
+	case NativeExpShift:
+		e.F64SubShift(r)
+		e.F64Exp(r)
 	}
 }
 
 // FinalizesF64 reports whether k's results take an eps or a root
 // (NativeFinalizeF64 emits something).
-func (k NativeKind) FinalizesF64() bool { return k.Eps != NativeNoEps || k.Sqrt || k.Root }
+func (k NativeKind) FinalizesF64() bool { return k.Eps != NativeNoEps || k.Sqrt || k.Root || k.LSE }
 
 // NativeFinalizeF64 applies k's Lp finalize to the result r: the eps,
-// then the root, as plan.Reduction.FinalizeF64 does.
+// then the root, as plan.Reduction.FinalizeF64 does; a log-sum-exp's
+// log(r) + shift.
 func NativeFinalizeF64(e NativeF64Finalizer, k NativeKind, r int) {
+	if k.LSE {
+		e.F64Log(r)
+		e.F64AddShift(r)
+		return
+	}
 	switch k.Eps {
 	case NativeMaxEps:
 		e.F64MaxEps(r)
@@ -119,12 +139,19 @@ func NativeFinalizeF64(e NativeF64Finalizer, k NativeKind, r int) {
 // nativeF64Parts sets k's transform and finalize from r's (transform
 // and finalize are r's, or none where the plan's stage skips them), or
 // returns the Unimplemented error of a part the native kernel does not
-// take: exp and log (a log-sum-exp), an Lp finalize of data not
+// take: a log-sum-exp in stages (its passes are one kernel's), an Lp finalize of data not
 // transformed by |x|, x*x or |x|^p (whose combine could be -0, where
 // max(eps, acc) must order the zeros), and the root of eps + acc with
 // eps negative and 1/p an integer other than 1 and 2 (whose value below
 // 0 math.Pow raises to the power 1/p, where exp(log(y)/p) is NaN).
-func nativeF64Parts(r plan.Reduction, transform plan.Transform, finalize plan.Finalize, k *NativeKind) error {
+func nativeF64Parts(r plan.Reduction, stage plan.Stage, transform plan.Transform, finalize plan.Finalize, k *NativeKind) error {
+	if r.IsLogSumExp() {
+		if stage != 0 {
+			return status.Errorf(status.Unimplemented, "native kernel: %v of f64 data in stages (stage %d) runs in the interpreter", r, stage)
+		}
+		k.LSE, k.Transform = true, NativeExpShift
+		return nil
+	}
 	switch transform {
 	case plan.TransformNone:
 	case plan.TransformAbs:

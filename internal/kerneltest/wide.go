@@ -106,7 +106,11 @@ func accBounds(r plan.Reduction, o oracle.Output) Bounds {
 	var tol float64
 	switch {
 	case r.IsLogSumExp():
-		tol = oracle.WideTol(o)/o.Acc + math.Ldexp(math.Abs(v), -50)
+		// The sum's roundings, relative; the native kernels' exp
+		// (MaxULP ulps of each term, relative to the sum) and log
+		// (MaxULP ulps of log(sum)); the shift's add.
+		tol = oracle.WideTol(o)/o.Acc + math.Ldexp(float64(vf64.MaxULP), -52)*(1+math.Abs(math.Log(o.Acc))) +
+			math.Ldexp(math.Abs(v), -50)
 	case r.Combine == plan.CombineAdd:
 		tol = oracle.WideTol(o)
 		if r.Transform == plan.TransformPow {

@@ -40,7 +40,9 @@
 // plan.EltwiseF64 and plan.BinaryF64; Exp and Log, package vf64's; and
 // Sigmoid, Tanh, Elu, SoftPlus, Mish, GELUTanh and GELUErf, written once in
 // package vf64 over the f64 lanes' instructions, postf64.go) in f64
-// lanes, through kernelshape.Epilogue; its f64 max and min with no
+// lanes, through kernelshape.Epilogue; f64 log-sum-exp in two passes
+// with vf64's exp and log, half the accumulators' registers holding the
+// shifts (nativelse.go); its f64 max and min with no
 // post-ops speculate on NaN-free data as the f32 kernels do
 // (nativespec.go). What AVX2 lacks of AVX-512 is put together:
 // a 64-bit max and min from VPCMPGTQ and a blend, a 64-bit product from

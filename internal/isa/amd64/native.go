@@ -34,6 +34,11 @@ type nativeGen struct {
 	sign  int // AVX2 u64 max, min and an s64 mean: the sign bits, held for the kernel
 	low   int // a 64-bit mean: the low 32 bits of every lane, held for the kernel
 	abs   int // f64 |x|: all bits but the sign's, held for the kernel
+	// A log-sum-exp (nativelse.go): its kind (k is the pass's), its
+	// shift slots' first register and the slot in use.
+	lse    kernelshape.NativeKind
+	shifts int
+	shift  int
 }
 
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
@@ -77,6 +82,11 @@ func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error)
 	isa := nativeISA(o)
 	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false)}
 	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
+	if k.LSE {
+		// Half the accumulators' registers hold the shifts.
+		n.lse, n.accs = k, k.Accs(isa.Accs)(false)
+		n.shifts, n.shift = n.accs, n.accs
+	}
 	if k.Halves() {
 		n.pairs = n.accs / 2
 		n.low = g.Tmp()

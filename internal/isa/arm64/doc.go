@@ -64,7 +64,8 @@
 // UXTL) in 64-bit lanes and stores SCVTF's f64 of the sum over Div, or
 // FCVTZS or FCVTZU of it narrowed (SQXTN, UQXTN) into the src's type.
 // f64 results take the post-ops kernelshape's f64 epilogue takes
-// (nativepost.go, as amd64's) in 2D lanes, through kernelshape.Epilogue.
+// (nativepost.go, as amd64's) in 2D lanes, through kernelshape.Epilogue;
+// f64 log-sum-exp in two passes, as amd64's (nativelse.go).
 
 // The shapes are written for any plan.Reduction (kind.go): accumulators
 // start at the combine's identity, each loaded vector is transformed

@@ -39,6 +39,13 @@ type nativeGen struct {
 	sign  int   // an s64 mean: the sign bit in both lanes
 	low   int   // a 64-bit mean: the low 32 bits of both lanes
 	k32   int   // a 64-bit mean: 2^32 in both f64 lanes
+	// A log-sum-exp (nativelse.go): its kind (k is the pass's), the
+	// identities of its passes, its shift slots' first register and the
+	// slot in use.
+	lse          kernelshape.NativeKind
+	idMax, idSum int
+	shifts       int
+	shift        int
 }
 
 // nativeTakes reports why NEON cannot take kind k, or nil: it takes
@@ -61,6 +68,11 @@ func emitNative(pl *plan.Plan) (plan.Code, error) {
 	g := newGen(like)
 	g.withPlan(pl)
 	n := &nativeGen{gen: g, k: k, lanes: 16 / k.LaneBytes()}
+	if k.LSE {
+		// Half the accumulators' registers hold the shifts.
+		n.lse, n.shifts = k, nacc/2
+		n.shift = n.shifts
+	}
 	if k.Halves() {
 		n.pairs = nacc / 2
 	}
@@ -84,7 +96,7 @@ func (n *nativeGen) NativeAccs(column bool) int {
 	if n.pairs != 0 {
 		return nativeAccs(column) / 2
 	}
-	return nativeAccs(column)
+	return n.k.Accs(nativeAccs)(column)
 }
 
 // nativeAccs is every accumulator register for columns (each block
@@ -110,6 +122,9 @@ func (n *nativeGen) Prologue(cnt int16) {
 	n.op(arm64.AMOVD, mem(rArgs, plan.ArgDst), reg(rDst))
 	n.pro = n.Add(&obj.Prog{As: obj.ANOP})
 	n.id = n.vconst64(n.k.IdentityPattern())
+	if n.k.LSE {
+		n.idSum, n.idMax = n.id, n.vconst64(n.k.LSEMax().IdentityPattern())
+	}
 	if n.k.Store == kernelshape.StoreTruth {
 		n.ones = n.vconst64(0x0101010101010101)
 	}
