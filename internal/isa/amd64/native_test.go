@@ -505,8 +505,8 @@ func checkNativeWideShapes(t *testing.T, isaList []isaCase, h kernelconf.Hints, 
 
 // TestNativeLpPowWide runs the f64 Lp norms of p other than 1 and 2
 // (|x|^p as exp(p*log|x|), the root as exp(log(y)/p)) over values from
-// 2^-250 to the largest f64 (kerneltest.FillWideWide: 1e300s, zeros,
-// infinities, NaN) in every shape, into f64 and f32 dst, against the
+// the least subnormal to the largest f64 (kerneltest.FillWideWide:
+// subnormals, 1e300s, zeros, infinities, NaN) in every shape, into f64 and f32 dst, against the
 // oracle's bounds, which widen for the exp and log.
 func TestNativeLpPowWide(t *testing.T) {
 	isaList := isas(t)
@@ -538,25 +538,32 @@ func TestNativeLpPowWide(t *testing.T) {
 }
 
 // TestNativePowSubnormal runs |x|^p for p 0.25, 0.5 and 0.75 of
-// subnormal x, one element an output, against kerneltest.SubnormalPowOf
-// (package math's Pow, the interpreter's, is not accurate there).
+// subnormal x of either sign, one element an output, on the interpreter
+// (plan.PowF64) and the machine code, each against the exact value in
+// math/big, within its own error (kerneltest.PowTol, NativePowTol).
 func TestNativePowSubnormal(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(57))
 	const n = 200
 	ran := 0
-	for _, pw := range []float32{0.25, 0.5, 0.75} {
-		p := problemOf([3][]int64{{n, 1}, {1, 1}, {0, 1}}, dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(pw, 0))
-		src := make([]byte, 8*n)
-		for i := range int64(n) {
-			plan.StoreF64(dtypes.F64, src, i, math.Ldexp(0.5+r.Float64()/2, -1022-r.Intn(52)))
+	for _, q := range [][2]int{{1, 4}, {1, 2}, {3, 4}} {
+		pw := float64(q[0]) / float64(q[1])
+		p := problemOf([3][]int64{{n, 1}, {1, 1}, {0, 1}}, dtypes.F64, dtypes.F64, plan.AlgNormLpPowerPSum.Reduction(float32(pw), 0))
+		src := kerneltest.SubnormalSrc(r, n)
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := kerneltest.Dst(t, p, 0xa5)
+		if err := interp.Run(pl, src, ref, nil); err != nil {
+			t.Fatal(err)
+		}
+		if msg := kerneltest.SubnormalPowMismatch(src, ref, n, q[0], q[1], func(x float64) int { return kerneltest.PowTol(x, pw) }); msg != "" {
+			t.Fatalf("interpreter: %s", msg)
 		}
 		ran += runNative(t, isaList, p, src, func(name string, dst []byte) {
-			for i := range int64(n) {
-				x, got := plan.LoadF64(dtypes.F64, src, i), plan.LoadF64(dtypes.F64, dst, i)
-				if want := kerneltest.SubnormalPowOf(x, float64(pw)); !kerneltest.SubnormalPowWithin(got, want, x, float64(pw)) {
-					t.Fatalf("%s: |%v|^%v = %v, want %v", name, x, pw, got, want)
-				}
+			if msg := kerneltest.SubnormalPowMismatch(src, dst, n, q[0], q[1], func(x float64) int { return kerneltest.NativePowTol(x, pw) }); msg != "" {
+				t.Fatalf("%s: %s", name, msg)
 			}
 		})
 	}
