@@ -66,3 +66,35 @@ func denseStrides(dims []int64) []int64 {
 	}
 	return s
 }
+
+// BenchmarkInterpF64Pow measures the f64 interpreter's transcendental
+// paths over normal data: the Lp norm of p 1.5 (|x|^p of every element,
+// the root of every output) and the log-sum-exp (exp of every element,
+// the log of every output), rows of 4096 reduced; bytes/s counts the src
+// read.
+func BenchmarkInterpF64Pow(b *testing.B) {
+	for _, red := range []plan.Reduction{plan.AlgNormLpPowerPSum.Reduction(1.5, 0), plan.AlgNormLpMax.Reduction(1.5, 0), plan.LogSumExp} {
+		dims := []int64{256, 4096}
+		p := &plan.Problem{SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: dims, Reduce: []bool{false, true},
+			SrcStrides: denseStrides(dims), DstStrides: []int64{1, 1}, Reduction: red}
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb, _ := pl.SrcBytes()
+		db, _ := pl.DstBytes()
+		src, dst := make([]byte, sb), make([]byte, db)
+		r := rand.New(rand.NewPCG(1, 1))
+		for i := range int64(sb / 8) {
+			plan.StoreF64(dtypes.F64, src, i, r.NormFloat64())
+		}
+		b.Run(red.String(), func(b *testing.B) {
+			b.SetBytes(sb)
+			for b.Loop() {
+				if err := Run(pl, src, dst, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,10 +1,6 @@
 package interp
 
-import (
-	"math"
-
-	"github.com/gdnn/gdnn/internal/plan"
-)
+import "github.com/gdnn/gdnn/internal/plan"
 
 // lseRow sets acc[j] to the log-sum-exp of the elements of output j of
 // the row at src offset base, in two passes as plan.LogSumExp says: the
@@ -17,6 +13,6 @@ func (e *exec) lseRow(acc []float64, base int) {
 	}
 	e.reduceRow(kExpShift, acc, base)
 	for j, s := range acc {
-		acc[j] = shift[j] + math.Log(s)
+		acc[j] = shift[j] + plan.LogF64(s)
 	}
 }

@@ -158,7 +158,7 @@ func (w *wideExec) output(so, do int, bo *[plan.MaxBinary]int) {
 	case w.lse:
 		m := w.reduce(plan.Reduction{Combine: plan.CombineMax}, so, 0)
 		shift := lseShift(m)
-		v = shift + math.Log(w.reduce(w.red, so, shift))
+		v = shift + plan.LogF64(w.reduce(w.red, so, shift))
 	default:
 		v = w.reduce(w.red, so, 0)
 	}
@@ -186,7 +186,7 @@ func (w *wideExec) row(so, do int, bo *[plan.MaxBinary]int) {
 			}
 			w.rowReduce(w.red, base, in.src, acc, w.shift[:n])
 			for j, s := range acc {
-				acc[j] = w.shift[j] + math.Log(s)
+				acc[j] = w.shift[j] + plan.LogF64(s)
 			}
 		} else {
 			w.rowReduce(w.red, base, in.src, acc, nil)

@@ -92,7 +92,7 @@ func powRootULP(r plan.Reduction, v float64) int {
 		return 0
 	}
 	v = math.Min(v, math.MaxFloat64)
-	return 2*vf64.MaxULP + 2 + int(math.Ceil(2*math.Abs(math.Log(v))))
+	return 2*vf64.MaxULP + 2 + int(math.Ceil(2*math.Abs(plan.LogF64(v))))
 }
 
 // accBounds is the interval of o's combined value (a log-sum-exp's
@@ -169,17 +169,30 @@ func (b Bounds) through(f func(float64) float64) Bounds {
 	return out
 }
 
-// widen widens b's finite ends by n float64 ulps each.
+// widen widens b's finite ends by n float64 ulps each (as n steps of
+// math.Nextafter, but at once: a long widening, thousands of ulps for
+// the roots of large logs, is a large share of a wide test's time).
 func (b Bounds) widen(n int) Bounds {
-	for range n {
-		if !math.IsInf(b.Lo, 0) {
-			b.Lo = math.Nextafter(b.Lo, math.Inf(-1))
-		}
-		if !math.IsInf(b.Hi, 0) {
-			b.Hi = math.Nextafter(b.Hi, math.Inf(1))
-		}
-	}
+	b.Lo, b.Hi = stepULPs(b.Lo, -int64(n)), stepULPs(b.Hi, int64(n))
 	return b
+}
+
+// stepULPs is v moved n float64 steps up (n < 0: down) in the order of
+// the values, ±0 one step, stopping at ±Inf; NaN and ±Inf stay.
+func stepULPs(v float64, n int64) float64 {
+	if v != v || math.IsInf(v, 0) {
+		return v
+	}
+	const inf = int64(0x7ff0000000000000)
+	o := int64(math.Float64bits(v))
+	if o < 0 {
+		o = -(o & math.MaxInt64)
+	}
+	o = min(max(o+n, -inf), inf)
+	if o < 0 {
+		return math.Float64frombits(uint64(-o) | 1<<63)
+	}
+	return math.Float64frombits(uint64(o))
 }
 
 // CheckWide compares got, p's dst, with WideBounds: every output within
@@ -327,22 +340,25 @@ func FillWide(r *rand.Rand, dt dtypes.DataType, b []byte, specials bool) {
 	}
 }
 
-// FillWideWide fills f64 src b with values across most of the f64
-// range, for the |x|^p of the Lp norms: magnitudes from 2^-250 to 2^1023
-// with either sign, and one element in 8 a special: a signed zero, 1,
-// -1, the least normal, the largest finite value, or, with specials,
-// NaN, +Inf or -Inf. The powers (p up to 4) and their sums are normal,
-// infinite or 0, never subnormal: package math's Pow, the oracle's and
-// the interpreter's, is not accurate for a subnormal base (its Log on
-// amd64 takes a subnormal as if its exponent were the least normal's).
+// FillWideWide fills f64 src b with values across the f64 range, for
+// the |x|^p of the Lp norms: magnitudes from 2^-250 to 2^1023 with
+// either sign, one element in 4 a subnormal instead (2^-1074 to the least
+// normal: package math's Pow and Log are not accurate there, and the
+// oracle and the interpreter take them through plan.PowF64 and
+// plan.LogF64, which are), and one element in 8 a special: a signed
+// zero, 1, -1, the least normal, the least subnormal, the largest finite
+// value, or, with specials, NaN, +Inf or -Inf.
 func FillWideWide(r *rand.Rand, b []byte, specials bool) {
 	for i := int64(0); i < int64(len(b)/8); i++ {
 		v := math.Ldexp(0.5+r.Float64()/2, r.Intn(1274)-249)
+		if r.Intn(4) == 0 {
+			v = math.Ldexp(0.5+r.Float64()/2, r.Intn(52)-1073)
+		}
 		if r.Intn(2) == 0 {
 			v = -v
 		}
 		if r.Intn(8) == 0 {
-			sp := []float64{0, math.Copysign(0, -1), 1, -1, 0x1p-1022, math.MaxFloat64}
+			sp := []float64{0, math.Copysign(0, -1), 1, -1, 0x1p-1022, 0x1p-1074, math.MaxFloat64}
 			if specials {
 				sp = append(sp, math.NaN(), math.Inf(1), math.Inf(-1))
 			}
@@ -352,20 +368,41 @@ func FillWideWide(r *rand.Rand, b []byte, specials bool) {
 	}
 }
 
-// SubnormalPowOf is |x|^p for a subnormal x and p one of 0.25, 0.5 and
-// 0.75, where package math's Pow is not accurate: |x|*2^128 (exact, and
-// normal) to the power p, times 2^(-128p) (exact, but for the result's
-// one rounding where it is subnormal).
-func SubnormalPowOf(x float64, p float64) float64 {
-	return math.Pow(math.Abs(x)*0x1p128, p) * math.Exp2(-128*p)
+// SubnormalSrc returns n f64 elements, subnormals of either sign from
+// 2^-1074 to the least normal, the least subnormal among them.
+func SubnormalSrc(r *rand.Rand, n int64) []byte {
+	src := make([]byte, 8*n)
+	for i := range n {
+		v := math.Ldexp(0.5+r.Float64()/2, -1022-r.Intn(52))
+		if i == 0 {
+			v = 0x1p-1074
+		}
+		if r.Intn(2) == 0 {
+			v = -v
+		}
+		plan.StoreF64(dtypes.F64, src, i, v)
+	}
+	return src
 }
 
-// SubnormalPowWithin reports whether got is within the native kernels'
-// error of want = |x|^p (SubnormalPowOf): 2^-52 of twice |p*log|x||,
-// and exp's and log's own ulps.
-func SubnormalPowWithin(got, want, x, p float64) bool {
-	tol := math.Ldexp(want, -52) * (2*math.Abs(p*math.Log(math.Abs(x)*0x1p128)-128*p*math.Ln2) + float64(2*vf64.MaxULP+2))
-	return math.Abs(got-want) <= tol
+// SubnormalPowMismatch compares dst, n f64 outputs each |x|^(a/b) of one
+// element x of src, with the exact value (PowWithin, math/big): "" when
+// each is within tol(x) steps of it, else the first mismatch.
+func SubnormalPowMismatch(src, dst []byte, n int64, a, b int, tol func(x float64) int) string {
+	for i := range n {
+		x, got := plan.LoadF64(dtypes.F64, src, i), plan.LoadF64(dtypes.F64, dst, i)
+		if !PowWithin(got, math.Abs(x), a, b, tol(x)) {
+			return fmt.Sprintf("|%v|^(%d/%d) = %v, not within %d steps of the exact value", x, a, b, got, tol(x))
+		}
+	}
+	return ""
+}
+
+// NativePowTol is the steps the native kernels' |x|^p, exp(p*log|x|),
+// may be from the exact value: twice |p*log|x|| (log's error scaled by
+// p, and exp's of its argument's rounding) and exp's and log's own ulps.
+func NativePowTol(x, p float64) int {
+	return 2*vf64.MaxULP + 2 + int(math.Ceil(2*math.Abs(p*BigLog(math.Abs(x)))))
 }
 
 // CheckWideEmitted draws an f64 problem from r and checks that emit,

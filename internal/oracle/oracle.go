@@ -101,7 +101,7 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			if wide {
 				s = ex.value(s)
 			}
-			o.Acc, o.Value = s, shift+math.Log(s)
+			o.Acc, o.Value = s, shift+plan.LogF64(s)
 			outs = append(outs, o)
 			if !step(idx, p.Dims, kept) {
 				return outs
@@ -119,7 +119,7 @@ func Reduce(p *plan.Problem, src []byte) []Output {
 			if r.Combine == plan.CombineAdd {
 				o.Mag += math.Abs(x)
 				if r.Transform == plan.TransformPow && x != 0 && !math.IsInf(x, 0) {
-					o.PowErr += x * math.Ldexp(math.Abs(float64(r.P)*math.Log(math.Abs(e))), -52)
+					o.PowErr += x * math.Ldexp(math.Abs(float64(r.P)*plan.LogF64(math.Abs(e))), -52)
 				}
 			} else {
 				o.Mag = math.Max(o.Mag, math.Abs(x))

@@ -127,7 +127,7 @@ func EltwiseF64(k ops.Kind, alpha, beta float32, x float64) float64 {
 		}
 		return a * x
 	case ops.Log:
-		return log64(x)
+		return LogF64(x)
 	case ops.Pow:
 		return pow64(beta, x)
 	case ops.Mish:
@@ -185,17 +185,62 @@ func BinaryF64(k ops.Kind, a, b float64) float64 {
 	return math.NaN()
 }
 
-// log64 is math.Log, but of a subnormal x as log(x*2^52) - 52*ln2:
-// Go's amd64 math.Log (assembly) gives about log(2^-1022) for every
-// subnormal. x*2^52 is exact and normal, 52*ln2 is taken in two parts
-// (the first times 52 exact), so the result is within about an ulp.
-func log64(x float64) float64 {
-	if x > 0 && x < 0x1p-1022 {
-		const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
-		return math.FMA(-52, ln2Hi, math.Log(x*0x1p52)) - 52*ln2Lo
+// LogF64 is math.Log, accurate for a subnormal x too: Go's amd64
+// math.Log (assembly) takes a subnormal as if its exponent were the
+// least normal's, giving about log(2^-1022) for every one. A subnormal x
+// is taken as log(x*2^52) - 52*ln2: x*2^52 is exact and normal, and
+// 52*ln2 is taken in two parts (the first times 52 exact, the second's
+// product far below an ulp of the result), so the result is within
+// about an ulp. A normal x pays one compare: LogF64 inlines, and calls
+// math.Log or the subnormal case through one function value. The
+// interpreter and the oracle take every log of f64 data through it.
+func LogF64(x float64) float64 {
+	log := math.Log
+	if x < 0x1p-1022 && x > 0 {
+		log = logSubnormal
 	}
-	return math.Log(x)
+	return log(x)
 }
+
+// logSubnormal is LogF64 of a subnormal x; kept out of line so that
+// LogF64 stays within the inliner's budget.
+//
+//go:noinline
+func logSubnormal(x float64) float64 {
+	return math.FMA(-52, ln2Hi, math.Log(x*0x1p52)) - 52*ln2Lo
+}
+
+// PowF64 is math.Pow, accurate for a subnormal base too: Go's Pow takes
+// a non-integer power of x through Log(x) (see LogF64). A subnormal x > 0
+// to a power y other than an integer and ±0.5 (which Pow takes through
+// Frexp and Sqrt, right for subnormals) is (x*2^52)^y * (2^-52)^y, both
+// factors Pow of a normal base: within Pow's own error at each, about
+// |y*log(x)| ulps in all, as Pow's of a normal base. Where the result is
+// finite neither factor overflows (each lies between 1 and the result),
+// and where a factor underflows the result is further below. A normal
+// base pays one compare: PowF64 inlines as LogF64 does.
+func PowF64(x, y float64) float64 {
+	pow := math.Pow
+	if x < 0x1p-1022 && x > 0 {
+		pow = powSubnormal
+	}
+	return pow(x, y)
+}
+
+// powSubnormal is PowF64 of a subnormal x; kept out of line as
+// logSubnormal is.
+//
+//go:noinline
+func powSubnormal(x, y float64) float64 {
+	if _, f := math.Modf(y); f != 0 && y != 0.5 && y != -0.5 && !math.IsInf(y, 0) {
+		return math.Pow(x*0x1p52, y) * math.Pow(0x1p-52, y)
+	}
+	return math.Pow(x, y)
+}
+
+// ln2Hi + ln2Lo is ln 2, ln2Hi with 32 significant bits so that its
+// product with a small integer is exact.
+const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
 
 // geluInf64 is GELU's limit at ±Inf: +Inf, or -0 from below.
 func geluInf64(x float64) float64 {

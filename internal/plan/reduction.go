@@ -314,7 +314,7 @@ func (r Reduction) TransformF64(x float64) float64 {
 	case TransformSquare:
 		return x * x
 	case TransformPow:
-		return math.Pow(math.Abs(x), float64(r.P))
+		return PowF64(math.Abs(x), float64(r.P))
 	case TransformExp:
 		return math.Exp(x) // the shift is the caller's: see LogSumExp
 	}
@@ -373,7 +373,7 @@ func (r Reduction) FinalizeF64(acc float64, div int64) float64 {
 	case FinalizeAddEps:
 		return eps + acc
 	case FinalizeLog:
-		return math.Log(acc) // the shift is the caller's: see LogSumExp
+		return LogF64(acc) // the shift is the caller's: see LogSumExp
 	}
 	return acc
 }
@@ -396,7 +396,7 @@ func (r Reduction) root(x float64) float64 {
 	case 2:
 		return math.Sqrt(x)
 	}
-	return math.Pow(x, 1/float64(r.P))
+	return PowF64(x, 1/float64(r.P))
 }
 
 var (

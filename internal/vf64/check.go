@@ -3,6 +3,8 @@ package vf64
 import (
 	"math"
 	"math/rand"
+
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // ULPs is the distance of a from b in float64 ulps (the steps between
@@ -62,16 +64,10 @@ func ExpNear(x, got float64) (int64, bool) {
 	return d, d <= MaxULP
 }
 
-// OracleLog is math.Log but for subnormal x, where Go's amd64 assembly
-// is wrong (it gives about log(2^-1022) for all of them): there it is
-// log(x*2^52) - 52*ln2, the product exact and the difference in one FMA
-// and an add, within a few ulps, which LogNear allows for.
-func OracleLog(x float64) float64 {
-	if x > 0 && x < 0x1p-1022 {
-		return math.FMA(-52, Ln2Hi, math.Log(x*0x1p52)) - 52*Ln2Lo
-	}
-	return math.Log(x)
-}
+// OracleLog is plan.LogF64: math.Log, but right for subnormal x too,
+// where Go's amd64 assembly is not (it gives about log(2^-1022) for all
+// of them).
+func OracleLog(x float64) float64 { return plan.LogF64(x) }
 
 // LogNear reports whether got is within MaxULP of OracleLog(x), or
 // within MaxULP+1 for a subnormal x.

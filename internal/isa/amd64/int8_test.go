@@ -9,6 +9,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -34,12 +35,22 @@ func intDsts() []dtypes.DataType {
 // compares bit for bit with the reference and the interpreter.
 func checkGiven(t *testing.T, p *plan.Problem, src []byte, bins [][]byte) {
 	t.Helper()
+	checkGivenOutputs(t, p, src, bins, oracle.Reduce(p, src))
+}
+
+// checkGivenOutputs is checkGiven against outs, the oracle's outputs of
+// p (oracle.Reduce): problems that differ only in their dst type share
+// them.
+func checkGivenOutputs(t *testing.T, p *plan.Problem, src []byte, bins [][]byte, outs []oracle.Output) {
+	t.Helper()
 	pl, err := plan.Canonicalize(p)
 	if err != nil {
 		t.Fatalf("Canonicalize(%+v): %v", p, err)
 	}
 	dst0 := kerneltest.Dst(t, p, 0xA5)
-	want, written := kerneltest.Reference(p, src, dst0, bins)
+	want, written := kerneltest.Expect(p, outs, dst0, bins, func(o oracle.Output) float32 {
+		return oracle.FinalizeF32(p.Reduction, float32(o.Acc), o.N)
+	})
 	kerneltest.CheckInterp(t, p, pl, src, dst0, bins, want, written, true)
 	for _, isa := range isas(t) {
 		blocks := []int64{0}
@@ -146,15 +157,18 @@ func TestInt8Saturation(t *testing.T) {
 		for i := range big {
 			big[i] = c.v
 		}
+		// A whole row into each dst type (the oracle's sum once for all
+		// three), and 16 rows of 2^20 into s32.
+		row := &plan.Problem{SrcDT: c.sdt, DstDT: dtypes.S32, Dims: []int64{n}, SrcStrides: []int64{1},
+			Reduce: []bool{true}, DstStrides: []int64{0}, Reduction: sum}
+		outs := oracle.Reduce(row, big)
 		for _, ddt := range []dtypes.DataType{dtypes.S32, dtypes.S8, dtypes.U8} {
-			// A whole row, and (into s32) 16 rows of 2^20.
-			checkGiven(t, &plan.Problem{SrcDT: c.sdt, DstDT: ddt, Dims: []int64{n}, SrcStrides: []int64{1},
-				Reduce: []bool{true}, DstStrides: []int64{0}, Reduction: sum}, big, nil)
-			if ddt == dtypes.S32 {
-				checkGiven(t, &plan.Problem{SrcDT: c.sdt, DstDT: ddt, Dims: []int64{16, n / 16}, SrcStrides: []int64{n / 16, 1},
-					Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: sum}, big, nil)
-			}
+			p := *row
+			p.DstDT = ddt
+			checkGivenOutputs(t, &p, big, nil, outs)
 		}
+		checkGiven(t, &plan.Problem{SrcDT: c.sdt, DstDT: dtypes.S32, Dims: []int64{16, n / 16}, SrcStrides: []int64{n / 16, 1},
+			Reduce: []bool{false, true}, DstStrides: []int64{1, 0}, Reduction: sum}, big, nil)
 	}
 	inf := float32(math.Inf(1))
 	edges := []float32{1 << 31, 1<<31 - 128, -(1 << 31), -(1<<31 + 256), inf, -inf, 3e9, -3e9, 2147483520, 0.5, -0.5}

@@ -482,8 +482,8 @@ func TestNativeWideShapes(t *testing.T) {
 
 // TestNativeLpPowWide runs the f64 Lp norms of p other than 1 and 2
 // (|x|^p as exp(p*log|x|), the root as exp(log(y)/p)) over values from
-// 2^-250 to the largest f64 (kerneltest.FillWideWide: 1e300s, zeros,
-// infinities, NaN) in every shape, into f64 and f32 dst, against the
+// the least subnormal to the largest f64 (kerneltest.FillWideWide:
+// subnormals, 1e300s, zeros, infinities, NaN) in every shape, into f64 and f32 dst, against the
 // oracle's bounds, which widen for the exp and log.
 func TestNativeLpPowWide(t *testing.T) {
 	needARM64(t)
@@ -502,33 +502,36 @@ func TestNativeLpPowWide(t *testing.T) {
 }
 
 // TestNativePowSubnormal runs |x|^p for p 0.25, 0.5 and 0.75 of
-// subnormal x, one element an output, against kerneltest.SubnormalPowOf
-// (package math's Pow, the interpreter's, is not accurate there).
+// subnormal x of either sign, one element an output, on the interpreter
+// (plan.PowF64) and the machine code, each against the exact value in
+// math/big, within its own error (kerneltest.PowTol, NativePowTol).
 func TestNativePowSubnormal(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(57))
 	const n = 200
-	for _, pw := range []float32{0.25, 0.5, 0.75} {
-		p := &plan.Problem{Reduction: plan.AlgNormLpPowerPSum.Reduction(pw, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
+	for _, q := range [][2]int{{1, 4}, {1, 2}, {3, 4}} {
+		pw := float64(q[0]) / float64(q[1])
+		p := &plan.Problem{Reduction: plan.AlgNormLpPowerPSum.Reduction(float32(pw), 0), SrcDT: dtypes.F64, DstDT: dtypes.F64,
 			Dims: []int64{n, 1}, SrcStrides: []int64{1, 1}, Reduce: []bool{false, true}, DstStrides: []int64{1, 0}}
 		pl, err := plan.Canonicalize(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := make([]byte, 8*n)
-		for i := range int64(n) {
-			plan.StoreF64(dtypes.F64, src, i, math.Ldexp(0.5+r.Float64()/2, -1022-r.Intn(52)))
+		src := kerneltest.SubnormalSrc(r, n)
+		ref := make([]byte, 8*n)
+		if err := interp.Run(pl, src, ref, nil); err != nil {
+			t.Fatal(err)
+		}
+		if msg := kerneltest.SubnormalPowMismatch(src, ref, n, q[0], q[1], func(x float64) int { return kerneltest.PowTol(x, pw) }); msg != "" {
+			t.Fatalf("interpreter: %s", msg)
 		}
 		outs := runNative(t, pl, src, 8*n, nil, []int64{0})
 		if outs == nil {
 			t.Fatalf("%v: refused", pl)
 		}
 		for _, dst := range outs {
-			for i := range int64(n) {
-				x, got := plan.LoadF64(dtypes.F64, src, i), plan.LoadF64(dtypes.F64, dst, i)
-				if want := kerneltest.SubnormalPowOf(x, float64(pw)); !kerneltest.SubnormalPowWithin(got, want, x, float64(pw)) {
-					t.Fatalf("|%v|^%v = %v, want %v", x, pw, got, want)
-				}
+			if msg := kerneltest.SubnormalPowMismatch(src, dst, n, q[0], q[1], func(x float64) int { return kerneltest.NativePowTol(x, pw) }); msg != "" {
+				t.Fatal(msg)
 			}
 		}
 	}
