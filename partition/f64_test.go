@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -36,18 +37,8 @@ func TestF64Chain(t *testing.T) {
 		mustF64(t, g.AddOp(op))
 	}
 	mustF64(t, g.Finalize())
-	parts, err := partition.Get(g, partition.Fusion)
-	mustF64(t, err)
-	if len(parts) != 1 || !parts[0].IsSupported() {
-		t.Fatalf("partitions %v, want one supported", parts)
-	}
-	p := parts[0]
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
-	mustF64(t, err)
 	// The native kernel's f64 epilogue takes Add and Pow(-0.5).
-	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
-		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
-	}
+	cp := compileOneNative(t, g, 0, "")
 	lt, err := cp.QueryLogicalTensor(out.ID)
 	mustF64(t, err)
 	xs := make([]float64, rows*cols)
@@ -63,7 +54,7 @@ func TestF64Chain(t *testing.T) {
 	yt, err := partition.NewTensor(lt, ys)
 	mustF64(t, err)
 	ins := []partition.Tensor{xt, et}
-	if p.Inputs()[0].ID != x.ID {
+	if cp.Inputs()[0].ID != x.ID {
 		ins = []partition.Tensor{et, xt}
 	}
 	mustF64(t, cp.Execute(ins, []partition.Tensor{yt}))
@@ -102,17 +93,7 @@ func TestF64PostOpsFused(t *testing.T) {
 		mustF64(t, g.AddOp(op))
 	}
 	mustF64(t, g.Finalize())
-	parts, err := partition.Get(g, partition.Fusion)
-	mustF64(t, err)
-	if len(parts) != 1 || !parts[0].IsSupported() || len(parts[0].Ops()) != 3 {
-		t.Fatalf("partitions %v, want one supported of the three ops", parts)
-	}
-	p := parts[0]
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
-	mustF64(t, err)
-	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
-		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
-	}
+	cp := compileOneNative(t, g, 3, "")
 	lt, err := cp.QueryLogicalTensor(out.ID)
 	mustF64(t, err)
 	xs := make([]float64, rows*cols)
@@ -128,7 +109,7 @@ func TestF64PostOpsFused(t *testing.T) {
 	yt, err := partition.NewTensor(lt, ys)
 	mustF64(t, err)
 	ins := []partition.Tensor{xt, bt}
-	if p.Inputs()[0].ID != x.ID {
+	if cp.Inputs()[0].ID != x.ID {
 		ins = []partition.Tensor{bt, xt}
 	}
 	mustF64(t, cp.Execute(ins, []partition.Tensor{yt}))
@@ -163,17 +144,7 @@ func TestF64ExpLogNative(t *testing.T) {
 		mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceMax, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1})))
 		mustF64(t, g.AddOp(graph.NewOp(1, kind, "").AddInput(s).AddOutput(y)))
 		mustF64(t, g.Finalize())
-		parts, err := partition.Get(g, partition.Fusion)
-		mustF64(t, err)
-		if len(parts) != 1 || !parts[0].IsSupported() {
-			t.Fatalf("partitions %v, want one supported", parts)
-		}
-		p := parts[0]
-		cp, err := p.Compile(p.Inputs(), p.Outputs())
-		mustF64(t, err)
-		if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
-			t.Errorf("%v: impl %q (reason %q), want machine code under %v", kind, cp.Impl(), cp.Reason(), isa)
-		}
+		cp := compileOneNative(t, g, 0, kind.String())
 		lt, err := cp.QueryLogicalTensor(y.ID)
 		mustF64(t, err)
 		xs := make([]float64, 40*3)
@@ -212,17 +183,7 @@ func TestF64GELUErfNative(t *testing.T) {
 	mustF64(t, g.AddOp(graph.NewOp(0, graph.ReduceMax, "").AddInput(x).AddOutput(s).SetAttr("axes", []int64{1})))
 	mustF64(t, g.AddOp(graph.NewOp(1, graph.GELU, "").AddInput(s).AddOutput(y).SetAttr("mode", "gelu_erf")))
 	mustF64(t, g.Finalize())
-	parts, err := partition.Get(g, partition.Fusion)
-	mustF64(t, err)
-	if len(parts) != 1 || !parts[0].IsSupported() {
-		t.Fatalf("partitions %v, want one supported", parts)
-	}
-	p := parts[0]
-	cp, err := p.Compile(p.Inputs(), p.Outputs())
-	mustF64(t, err)
-	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
-		t.Errorf("impl %q (reason %q), want machine code under %v", cp.Impl(), cp.Reason(), isa)
-	}
+	cp := compileOneNative(t, g, 0, "")
 	lt, err := cp.QueryLogicalTensor(y.ID)
 	mustF64(t, err)
 	xs := make([]float64, rows*4)
@@ -265,6 +226,25 @@ func TestF64OperandNotFused(t *testing.T) {
 	t.Errorf("partitions %v: no reason names the f64 operand", parts)
 }
 
+// compileOneNative compiles the one supported partition that g (final)
+// makes, of ops ops (0: any number), and checks that it runs as machine
+// code where there is a JIT; what names the case.
+func compileOneNative(t *testing.T, g *graph.Graph, ops int, what string) *partition.CompiledPartition {
+	t.Helper()
+	parts, err := partition.Get(g, partition.Fusion)
+	mustF64(t, err)
+	if len(parts) != 1 || !parts[0].IsSupported() || ops > 0 && len(parts[0].Ops()) != ops {
+		t.Fatalf("%s: partitions %v, want one supported (of %d ops, 0: any)", what, parts, ops)
+	}
+	p := parts[0]
+	cp, err := p.Compile(p.Inputs(), p.Outputs())
+	mustF64(t, err)
+	if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
+		t.Errorf("%s: impl %q (reason %q), want machine code under %v", what, cp.Impl(), cp.Reason(), isa)
+	}
+	return cp
+}
+
 func mustF64(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -295,17 +275,7 @@ func TestF64LogSumExpFused(t *testing.T) {
 			mustF64(t, g.AddOp(op))
 		}
 		mustF64(t, g.Finalize())
-		parts, err := partition.Get(g, partition.Fusion)
-		mustF64(t, err)
-		if len(parts) != 1 || !parts[0].IsSupported() {
-			t.Fatalf("partitions %v, want one supported", parts)
-		}
-		p := parts[0]
-		cp, err := p.Compile(p.Inputs(), p.Outputs())
-		mustF64(t, err)
-		if isa := jit.EffectiveISA(); isa != jit.None && cp.Impl() != "jit:"+isa.String() {
-			t.Errorf("axis %d: impl %q (reason %q), want machine code under %v", axis, cp.Impl(), cp.Reason(), isa)
-		}
+		cp := compileOneNative(t, g, 0, fmt.Sprintf("axis %d", axis))
 		lt, err := cp.QueryLogicalTensor(out.ID)
 		mustF64(t, err)
 		xs := make([]float64, rows*cols)

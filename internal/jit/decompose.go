@@ -240,10 +240,6 @@ type decomposer struct {
 	// is added: the src bytes of the whole plan the chunk is part of,
 	// whose src it reads from where that src is (rowByRow).
 	unshiftedSrcBytes int64
-	// wholeReductions is set while a plan whose reductions one call must
-	// take whole is added (an f64 log-sum-exp): its outputs are split
-	// among calls (blocks, tiles), never its reductions (no two stages).
-	wholeReductions bool
 	// mem is the FromMemory hint of the sub-plans being added: a
 	// problem's src too large for the caches is read from DRAM by every
 	// sub-plan that reads it, not by those that read what an earlier
@@ -341,15 +337,12 @@ func (dc *decomposer) setSplit(s string) {
 // depth counts two-stage nesting (stage 2 of a stage 2 happens only for
 // enormous reductions, but it is handled rather than refused).
 func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
-	if pl.ShiftedLogSumExp() && plan.IsWide(pl.SrcDT) {
+	if wholeReductions(pl) {
 		// An f64 log-sum-exp is one kernel's two passes over each
 		// output's elements, shifted (the native kernel's, or the
 		// interpreter's); the phases of lse.go are f32's. Its outputs
-		// are split among calls, its reductions never.
-		dc.wholeReductions = true
-		err := dc.addSplit(pl, srcBuf, dstBuf, depth)
-		dc.wholeReductions = false
-		return err
+		// are split among calls, its reductions never (wholeReductions).
+		return dc.addSplit(pl, srcBuf, dstBuf, depth)
 	}
 	if pl.ShiftedLogSumExp() {
 		return dc.logSumExp(pl, srcBuf, dstBuf, depth)
@@ -359,6 +352,11 @@ func (dc *decomposer) add(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	}
 	return dc.addSplit(pl, srcBuf, dstBuf, depth)
 }
+
+// wholeReductions reports whether one call must take each of pl's
+// reductions whole (an f64 log-sum-exp: see add): its outputs are split
+// among calls (blocks, tiles), never its reductions (no two stages).
+func wholeReductions(pl *plan.Plan) bool { return pl.ShiftedLogSumExp() && plan.IsWide(pl.SrcDT) }
 
 // addSplit is add without the post-op pass check: blocks, tiles or two
 // stages.
@@ -450,7 +448,8 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	exactWhole := plan.IsExact(pl.SrcDT, pl.Reduction) && (pl.IsMean() || pl.HasInner && !dc.cov.TakesNative(pl))
 	// A plan whose reductions are taken whole, and whose Inner outputs
 	// cannot be tiled within the target, is one call too.
-	exactWhole = exactWhole || dc.wholeReductions && (!pl.HasInner || target/perOut < 1)
+	wholeReds := wholeReductions(pl)
+	exactWhole = exactWhole || wholeReds && (!pl.HasInner || target/perOut < 1)
 	if whole := plan.MulSat(perOut, innerW); whole <= target || whole <= budget && pl.N < 2 || exactWhole {
 		// Only a plan without Outer loops gets here (the innermost Outer
 		// loop's iteration is exactly this cost): one call does it all.
@@ -461,7 +460,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 			srcBytes: plan.MulSat(plan.MulSat(perOut, innerW), outerCount)})
 		return nil
 	}
-	if dc.rowByRow(pl) && !plan.IsExact(pl.SrcDT, pl.Reduction) && !dc.wholeReductions {
+	if dc.rowByRow(pl) && !plan.IsExact(pl.SrcDT, pl.Reduction) && !wholeReds {
 		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
@@ -474,7 +473,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 	// the kernel sums whole anyway are not tiled either (see wholeRows).
 	noStages := pl.N == 0 || len(pl.Reduced) == 0
 	fit := target / perOut
-	if pl.HasInner && (dc.wholeReductions && fit >= 1 ||
+	if pl.HasInner && (wholeReds && fit >= 1 ||
 		!dc.wholeRows(pl) && ((depth > 0 || noStages) && fit >= 1 || fit >= minTile && !dc.longRows(pl))) {
 		t := int64(1)
 		for t*2 <= fit {

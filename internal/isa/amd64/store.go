@@ -311,7 +311,7 @@ func (g *gen) evex0F38x72(pp byte, reg, vvvv, rm int) {
 // constIn returns a register that holds bits in every lane: in a fused
 // normalization kernel, one held from the prologue on where it can be
 // (hold), else c, set here. A norm's map stores every element, so
-// building its bf16 rounding's constants at each store (three
+// building its bf16 rounding's constants at each store (two or three
 // instructions each) is a good share of the store.
 func (g *gen) constIn(c int, bits uint32) int {
 	if g.norm {
