@@ -14,8 +14,12 @@ import (
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
-// argISAs are the JIT ISAs this machine runs (capped by GDNN_MAX_CPU_ISA).
+// argISAs are the JIT ISAs this machine runs (capped by GDNN_MAX_CPU_ISA),
+// AVX-512 alone under GDNN_TEST_REQUIRE_ISA.
 func argISAs() []ISA {
+	if req, _ := kerneltest.Required(); req != "" {
+		return []ISA{AVX512} // as testISAs
+	}
 	var out []ISA
 	for _, isa := range []ISA{AVX512, AVX2, NEON} {
 		if supported(isa) && rank(isa) <= rank(EffectiveISA()) {

@@ -54,11 +54,16 @@ func withoutTranscendental(t *testing.T) {
 var inKernel = []ops.Kind{ops.Elu, ops.GELUTanh, ops.Mish, ops.Sigmoid, ops.SoftPlus, ops.Tanh}
 
 // forEachJITISA runs f under every JIT ISA this machine has under
-// GDNN_MAX_CPU_ISA (the cap set to it); the post-op pass exists only
+// GDNN_MAX_CPU_ISA (the cap set to it), AVX-512 alone under
+// GDNN_TEST_REQUIRE_ISA (as testISAs); the post-op pass exists only
 // where there is machine code.
 func forEachJITISA(t *testing.T, f func(t *testing.T, isa ISA)) {
 	requireJIT(t)
-	for _, isa := range []ISA{AVX512, AVX2, NEON} {
+	isas := []ISA{AVX512, AVX2, NEON}
+	if req, _ := kerneltest.Required(); req != "" {
+		isas = isas[:1]
+	}
+	for _, isa := range isas {
 		if !supported(isa) || !underEnvCap(isa) {
 			continue
 		}

@@ -18,10 +18,7 @@ import (
 // placed against guard pages are never read or written past.
 func TestWideSchedules(t *testing.T) {
 	r := rand.New(rand.NewSource(64))
-	n := 120
-	if testing.Short() {
-		n = 40
-	}
+	const n = 120
 	splits := map[string]bool{}
 	defer func() {
 		for _, s := range []string{"blocks", "tiles", "2stage"} {

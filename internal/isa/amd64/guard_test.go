@@ -65,12 +65,32 @@ func guardShapes(t int64, sdt, ddt dtypes.DataType) []*plan.Problem {
 	}
 }
 
-// TestGuardPages runs every shape with every tail length 0..2V+1 and
-// every dtype pair next to guard pages.
+// guardTail reports whether a guard-page test runs tail (of 0..2V+1):
+// every one, or in -short runs (the AVX-512 stage, which runs under
+// Bochs on a CPU without AVX-512) those at and around multiples of 8:
+// 0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33. No tail, part of a
+// vector, a whole one, one past it and the longest still run, at both
+// widths.
+func guardTail(tail int64) bool {
+	return !testing.Short() || tail%8 <= 1 || tail%8 == 7
+}
+
+// shortPick reports whether case j of sweep i runs: every one, or in
+// -short runs (the AVX-512 stage) every other one, the other half for
+// the next i, so that every case still runs in the sweep as a whole.
+func shortPick(i, j int) bool {
+	return !testing.Short() || (i+j)%2 == 0
+}
+
+// TestGuardPages runs every shape with every tail length 0..2V+1
+// (guardTail) and every dtype pair next to guard pages.
 func TestGuardPages(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(7))
 	for tail := int64(0); tail <= 33; tail++ {
+		if !guardTail(tail) {
+			continue
+		}
 		for _, pair := range dtPairs {
 			for _, p := range guardShapes(tail, pair[0], pair[1]) {
 				runGuarded(t, r, p, isaList)

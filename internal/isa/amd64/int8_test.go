@@ -212,19 +212,22 @@ func TestInt8NaNAndInfinities(t *testing.T) {
 	}
 }
 
-// TestInt8GuardPages runs every kernel shape with tails of 0..2V+1 (-short:
-// those at and around multiples of 8) for
-// every int8 pair and, in turn, every covered reduction, with each
-// tensor ending (and starting) at a PROT_NONE page: byte loads and
-// stores of tails must touch nothing past the tensors.
+// TestInt8GuardPages runs every kernel shape with tails of 0..2V+1
+// (guardTail) for every int8 pair (-short: half of them for each tail,
+// shortPick) and, in turn, every covered reduction, with each tensor
+// ending (and starting) at a PROT_NONE page: byte loads and stores of
+// tails must touch nothing past the tensors.
 func TestInt8GuardPages(t *testing.T) {
 	isaList := isas(t)
 	r := rand.New(rand.NewSource(24))
 	for tail := int64(0); tail <= 33; tail++ {
-		if testing.Short() && tail%8 > 1 && tail%8 != 7 {
-			continue // 0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33
+		if !guardTail(tail) {
+			continue
 		}
 		for i, pair := range int8Pairs {
+			if !shortPick(i, int(tail)) {
+				continue
+			}
 			for j, p := range guardShapes(tail, pair[0], pair[1]) {
 				p.Reduction = kindReductions[(int(tail)+i+j)%len(kindReductions)]
 				runGuarded(t, r, p, isaList)

@@ -160,7 +160,7 @@ func TestNativeExactRandom(t *testing.T) {
 	ran := kindCount{}
 	n := 6
 	if testing.Short() {
-		n = 2
+		n = 4
 	}
 	for _, sdt := range kerneltest.ExactTypes {
 		for range n {
