@@ -18,8 +18,7 @@ import (
 // isas are the ISAs this machine runs, the interpreter included; in
 // -short runs (CI's arm64 run under qemu) the interpreter only where no
 // JIT ISA runs. Its programs are the same Go code on every host, which
-// the README's test command runs whole; under emulation they took half
-// of this package's time.
+// the README's test command runs whole.
 func isas() []jit.ISA {
 	var out []jit.ISA
 	for _, isa := range []jit.ISA{jit.AVX512, jit.AVX2, jit.NEON, jit.None} {
