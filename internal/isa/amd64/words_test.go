@@ -84,10 +84,11 @@ func TestWordsMinMax(t *testing.T) {
 		}
 		return src
 	}
-	// Six draws of data per case; in -short runs (the AVX-512 stage,
-	// which runs under Bochs on a CPU without AVX-512) two, and each
-	// shape with or without Zen's options, in turn (shortPick): every
-	// code path still runs, a NaN in a third of the outputs of each draw.
+	// Six draws of data per case, a NaN in a third of the outputs of
+	// each; in -short runs (the AVX-512 stage, which runs under Bochs on
+	// a CPU without AVX-512) two, and each shape with or without Zen's
+	// options, in turn (shortPick): every shape and both options still
+	// run, each option on half of the shapes.
 	draws := 6
 	if testing.Short() {
 		draws = 2
