@@ -31,12 +31,13 @@ func normPlan(t *testing.T, rows, n int64, post []plan.PostOp) *plan.Plan {
 	return pl
 }
 
-// TestNormKernelRunTimeEpsAndResidual: the fused normalization kernel
-// reads its epsilon from the argument block at each call (RMS norm,
-// layer norm, L2 norm with eps as a floor and added) and forms a
+// TestNormKernelRunTimeEpsResidualStats: the fused normalization
+// kernel reads its epsilon from the argument block at each call (RMS
+// norm, layer norm, L2 norm with eps as a floor and added), forms a
 // residual sum x + skip into src (bit for bit the f32 sum) before
-// normalizing it, on every JIT ISA this machine runs, against float64.
-func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
+// normalizing it, and writes a layer norm's kept mean and variance, on
+// every JIT ISA this machine runs, against float64.
+func TestNormKernelRunTimeEpsResidualStats(t *testing.T) {
 	const rows = 3
 	t.Logf("ISAs: %v", argISAs())
 	for _, isa := range argISAs() {
@@ -62,8 +63,17 @@ func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
 					add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{n, 1}}
 					post, nres = []plan.PostOp{add, add}, 2
 				}
-				k, why, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: normPlan(t, rows, n, post), EpsArg: true,
-					EpsAdded: c.added, Epsilon: 123, Residual: nres})
+				stats := c.kind == kernelshape.NormLayer
+				if stats {
+					stat := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}
+					post = append(post, stat, stat)
+				}
+				pl := normPlan(t, rows, n, post)
+				if stats {
+					pl.Reduced[0].BinStrides[nres], pl.Reduced[0].BinStrides[nres+1] = 0, 0
+				}
+				k, why, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: pl, EpsArg: true,
+					EpsAdded: c.added, Epsilon: 123, Residual: nres, KeepMean: stats, KeepVar: stats})
 				if err != nil || k == nil {
 					t.Fatalf("%v: %v %s", isa, err, why)
 				}
@@ -73,6 +83,10 @@ func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
 				if c.residual {
 					src = make([]float32, rows*n) // receives the sum
 					bins = [][]byte{f32Bytes(x), f32Bytes(skip)}
+				}
+				mean, vr := make([]byte, 4*rows), make([]byte, 4*rows)
+				if stats {
+					bins = append(bins, mean, vr)
 				}
 				srcB := f32Bytes(src)
 				for _, eps := range []float32{0.5, 1e-5} {
@@ -94,6 +108,14 @@ func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
 							}
 						}
 						want := normRef(c.kind, c.added, sum, float64(eps))
+						if stats {
+							m, v := meanVar(sum)
+							gm, gv := float64(dtypes.LoadF32(dtypes.F32, mean, row)), float64(dtypes.LoadF32(dtypes.F32, vr, row))
+							if math.Abs(gm-m) > 1e-6 || math.Abs(gv-v) > 1e-6*v+1e-6 {
+								t.Fatalf("%v layer norm (residual %v) n=%d: row %d's mean and variance %v %v, want %v %v",
+									isa, c.residual, n, row, gm, gv, m, v)
+							}
+						}
 						for j := range n {
 							got := float64(dtypes.LoadF32(dtypes.F32, dst, row*n+j))
 							if math.Abs(got-want[j]) > 1e-5*math.Abs(want[j])+1e-6 {
@@ -109,6 +131,18 @@ func TestNormKernelRunTimeEpsAndResidual(t *testing.T) {
 	}
 }
 
+// meanVar is x's mean and variance in float64.
+func meanVar(x []float64) (mean, v float64) {
+	n := float64(len(x))
+	for _, e := range x {
+		mean += e / n
+	}
+	for _, e := range x {
+		v += (e - mean) * (e - mean) / n
+	}
+	return mean, v
+}
+
 // normRef normalizes one row in float64.
 func normRef(k kernelshape.NormKind, added bool, x []float64, eps float64) []float64 {
 	n := float64(len(x))
@@ -120,11 +154,8 @@ func normRef(k kernelshape.NormKind, added bool, x []float64, eps float64) []flo
 	var shift, div float64
 	switch k {
 	case kernelshape.NormLayer:
-		v := 0.0
-		for _, e := range x {
-			v += (e - mean) * (e - mean) / n
-		}
-		shift, div = mean, math.Sqrt(v+eps)
+		m, v := meanVar(x)
+		shift, div = m, math.Sqrt(v+eps)
 	case kernelshape.NormRMS:
 		div = math.Sqrt(ss/n + eps)
 	case kernelshape.NormL2:
@@ -171,6 +202,46 @@ func TestNormKernelResidualRefusals(t *testing.T) {
 		_, _, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: normPlan(t, 4, 8, c.post), Residual: c.residual})
 		if !errors.Is(err, status.InvalidArguments) {
 			t.Errorf("%s: CompileNorm = %v, want InvalidArguments", c.name, err)
+		}
+	}
+}
+
+// TestNormKernelStatsRefusals checks that kept statistics CompileNorm
+// cannot store (a kind other than layer norm, more than the post-ops
+// hold, an operand that is not an f32 Add broadcast along the row) are
+// an InvalidArguments error, and that a layer norm's are not.
+func TestNormKernelStatsRefusals(t *testing.T) {
+	stat := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{1, 0}}
+	add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{8, 1}}
+	bf16 := stat
+	bf16.BinDT = dtypes.BF16
+	mul := stat
+	mul.Kind = ops.Multiply
+	for _, c := range []struct {
+		name     string
+		kind     kernelshape.NormKind
+		post     []plan.PostOp
+		along    []int64 // the operands' strides along the row
+		mean, vr bool
+		residual int
+		refused  bool
+	}{
+		{"layer norm", kernelshape.NormLayer, []plan.PostOp{add, stat, stat}, []int64{1, 0, 0}, true, true, 0, false},
+		{"variance alone", kernelshape.NormLayer, []plan.PostOp{stat}, []int64{0}, false, true, 0, false},
+		{"rms norm", kernelshape.NormRMS, []plan.PostOp{stat}, []int64{0}, true, false, 0, true},
+		{"softmax", kernelshape.NormSoftmax, []plan.PostOp{stat, stat}, []int64{0, 0}, true, true, 0, true},
+		{"no operand", kernelshape.NormLayer, nil, nil, true, false, 0, true},
+		{"one operand for two", kernelshape.NormLayer, []plan.PostOp{stat}, []int64{0}, true, true, 0, true},
+		{"the residual's operands", kernelshape.NormLayer, []plan.PostOp{add, add}, []int64{1, 1}, true, false, 2, true},
+		{"along the row", kernelshape.NormLayer, []plan.PostOp{stat}, []int64{1}, true, false, 0, true},
+		{"bf16", kernelshape.NormLayer, []plan.PostOp{bf16}, []int64{0}, true, false, 0, true},
+		{"a multiply", kernelshape.NormLayer, []plan.PostOp{mul}, []int64{0}, true, false, 0, true},
+	} {
+		pl := normPlan(t, 4, 8, c.post)
+		pl.Reduced[0].BinStrides = c.along
+		_, _, err := CompileNorm(&kernelshape.Norm{Kind: c.kind, Plan: pl, Residual: c.residual, KeepMean: c.mean, KeepVar: c.vr})
+		if c.refused != errors.Is(err, status.InvalidArguments) || !c.refused && err != nil {
+			t.Errorf("%s: CompileNorm = %v, want refused %v", c.name, err, c.refused)
 		}
 	}
 }

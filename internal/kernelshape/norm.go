@@ -108,6 +108,13 @@ type Norm struct {
 	// a residual sum that src receives (LayerNorm and RMS norm); the map
 	// applies the post-ops after them.
 	Residual int
+	// KeepMean and KeepVar make a layer norm's statistics sweeps store
+	// each row's mean and variance (f32; oneDNN's keep_stats) to the
+	// plan's last binary operands, the mean's first: post-ops that the
+	// map does not apply, broadcast along the row (stride 0), whose
+	// operands walk the rows. So a layer norm that keeps its statistics
+	// reads its row once, as one that does not.
+	KeepMean, KeepVar bool
 	// OneRow makes the kernel normalize one row at a time where it
 	// would interleave rows (see NormRows): the kernel an emitter falls
 	// back to when the interleaved one needs more temporaries than
@@ -191,6 +198,9 @@ func (n *Norm) Check() error {
 	if n.Kind < NormSoftmax || n.Kind > NormL1 {
 		return status.Errorf(status.InvalidArguments, "fused normalization: kind %d", n.Kind)
 	}
+	if err := n.checkStats(); err != nil {
+		return err
+	}
 	if n.Residual == 0 {
 		return nil
 	}
@@ -203,6 +213,45 @@ func (n *Norm) Check() error {
 	for _, op := range n.Plan.PostOps[:n.Residual] {
 		if op.Kind != ops.Add {
 			return status.Errorf(status.InvalidArguments, "fused normalization: a residual sum's operands are binary Adds, not %v", op.Kind)
+		}
+	}
+	return nil
+}
+
+// statOps is how many of the plan's last post-ops are kept statistics'
+// operands (KeepMean, KeepVar), which the map does not apply.
+func (n *Norm) statOps() int {
+	k := 0
+	for _, keep := range []bool{n.KeepMean, n.KeepVar} {
+		if keep {
+			k++
+		}
+	}
+	return k
+}
+
+// checkStats reports why n's kept statistics are not what NormRows
+// stores: a layer norm's, over rows (not columns), each operand the
+// f32 Add placeholder of a binary post-op broadcast along the row,
+// after the residual sum's operands.
+func (n *Norm) checkStats() error {
+	k := n.statOps()
+	if k == 0 {
+		return nil
+	}
+	pl := n.Plan
+	if n.Kind != NormLayer || pl.HasInner {
+		return status.Errorf(status.InvalidArguments, "fused normalization: only a layer norm over rows keeps its statistics")
+	}
+	if len(pl.PostOps) < n.Residual+k {
+		return status.Errorf(status.InvalidArguments, "fused normalization: %d kept statistics and a residual sum of %d in %d post-ops",
+			k, n.Residual, len(pl.PostOps))
+	}
+	along := pl.Reduced[0].BinStrides
+	for i, op := range pl.PostOps[len(pl.PostOps)-k:] {
+		bin := pl.BinaryCount() - k + i
+		if op.Kind != ops.Add || op.BinDT != dtypes.F32 || bin >= len(along) || along[bin] != 0 {
+			return status.Errorf(status.InvalidArguments, "fused normalization: a kept statistic's operand is an f32 Add broadcast along the row")
 		}
 	}
 	return nil
@@ -246,6 +295,9 @@ type NormEmitter interface {
 	// StoreSrc writes n lanes of r to src, off bytes past its pointer,
 	// converted to src's type (a residual sum); r is unchanged.
 	StoreSrc(r int, off int64, n int)
+	// StoreStat writes lane 0 of r as f32 where binary operand i points
+	// (a kept statistic, Norm.KeepMean); r is unchanged.
+	StoreStat(i, r int)
 	// SetConst sets every lane of r to v.
 	SetConst(r int, v float32)
 	// HeldConst returns a register whose lanes are all v, to read only:
@@ -610,11 +662,20 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 		}
 		return
 	case NormLayer:
+		// The kept statistics' operands are the last binary ones.
+		stat := len(e.Operands().BinSizes) - n.statOps()
 		normSweepOf(e, N, NormSum, keepNone, nil, res)
 		byN()
+		if n.KeepMean {
+			e.StoreStat(stat, 0)
+			stat++
+		}
 		e.Copy(regShift, 0)
 		normSweep(e, N, NormSum, keepNone, func(t int) { sub(t); square(t) })
 		byN()
+		if n.KeepVar {
+			e.StoreStat(stat, 0)
+		}
 		rootPlusEps()
 		recip()
 		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
@@ -644,7 +705,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 		recip()
 		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
 	}
-	streamedMap(e, n, func() { normMapFrom(e, row, keepNone, pre, n.Residual, false, ahead) })
+	streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
@@ -815,7 +876,7 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 	mapStep := func() {
 		if n.Kind == NormLogSoftmax {
 			pre := func(t int) { sub(t); e.Arith(ops.Subtract, t, b.scale) }
-			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, pre, 0, false, ahead) })
+			streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
 			return
 		}
 		scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
@@ -823,11 +884,11 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 		case keepDst:
 			// The map rewrites the lines the sum sweep wrote, in the
 			// cache already: a regular store.
-			normMap(e, row, keepDst, scale, ahead)
+			normMapFrom(e, n, row, keepDst, scale, false, ahead)
 		case keepStage:
-			streamedMap(e, n, func() { normMapFrom(e, row, keepStage, scale, 0, false, ahead) })
+			streamedMap(e, n, func() { normMapFrom(e, n, row, keepStage, scale, false, ahead) })
 		default:
-			streamedMap(e, n, func() { normMapFrom(e, row, keepNone, func(t int) { expShifted(t); scale(t) }, 0, true, ahead) })
+			streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, func(t int) { expShifted(t); scale(t) }, true, ahead) })
 		}
 	}
 	return []func(){maxStep, sumStep, mapStep}
@@ -1075,21 +1136,21 @@ type RowStoreChecker interface {
 	EndRowStores(redo func())
 }
 
-// normMap maps the row: each vector of src (or of where the sweep before
-// kept it, from) through pre, then the plan's post-ops with their
-// operands (contiguous along the row or broadcast), stored to dst. Where
-// ahead is not 0 and e prefetches (NormColumnPrefetcher), it fetches into
-// L2 the src ahead bytes on, the next row's (see Norm.PrefetchRows).
-func normMap(e NormEmitter, row *plan.Loop, from rowKeep, pre func(t int), ahead int64) {
-	normMapFrom(e, row, from, pre, 0, false, ahead)
-}
-
-// normMapFrom is normMap with the post-ops from post-op first on (those
-// before are a residual sum's operands), and with infTail src's lanes
-// past the row's end loaded as -Inf (normLoadInfTail).
-func normMapFrom(e NormEmitter, row *plan.Loop, from rowKeep, pre func(t int), first int, infTail bool, ahead int64) {
+// normMapFrom maps the row: each vector of src (or of where the sweep
+// before kept it, from) through pre, then the plan's post-ops with their
+// operands (contiguous along the row or broadcast), stored to dst; not
+// the post-ops of a residual sum's operands, which lead, nor those of
+// kept statistics, which end the list (n's Residual, KeepMean, KeepVar).
+// With infTail src's lanes past the row's end load as -Inf
+// (normLoadInfTail). Where ahead is not 0 and e prefetches
+// (NormColumnPrefetcher), it fetches into L2 the src ahead bytes on, the
+// next row's (see Norm.PrefetchRows).
+func normMapFrom(e NormEmitter, n *Norm, row *plan.Loop, from rowKeep, pre func(t int), infTail bool, ahead int64) {
 	V := e.Lanes()
 	opnds := e.Operands()
+	opnds.PostOps = opnds.PostOps[:len(opnds.PostOps)-n.statOps()]
+	opnds.BinSizes = opnds.BinSizes[:len(opnds.BinSizes)-n.statOps()]
+	first := n.Residual
 	s := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
 	st, _ := e.(NormColumnStager)

@@ -16,23 +16,28 @@ import (
 // benchShapes are issue 50's anchor shapes that normprog runs: the
 // normalized dims are the innermost ones but for S3's (the channels of
 // NCHW).
-var benchShapes = []struct {
+var benchShapes = []benchShape{
+	{"S1", Softmax, []int64{32, 12, 128, 128}, 1, 0, false},
+	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1, 0, false},
+	{"S3", Softmax, []int64{4, 21, 256, 256}, 1, 2, false},
+	{"S3log", LogSoftmax, []int64{4, 21, 256, 256}, 1, 2, false},
+	{"S2", Softmax, []int64{8, 32000}, 1, 0, false},
+	{"S2log", LogSoftmax, []int64{8, 32000}, 1, 0, false},
+	{"S4", RMSNorm, []int64{1, 4096}, 1, 0, false},
+	{"S5", RMSNorm, []int64{4, 512, 4096}, 1, 0, false},
+	{"S6", LayerNorm, []int64{32, 128, 768}, 1, 0, false},
+	{"S6stats", LayerNorm, []int64{32, 128, 768}, 1, 0, true},
+	{"S8", L2Norm, []int64{256, 384}, 1, 0, false},
+}
+
+// benchShape is one anchor shape.
+type benchShape struct {
 	label string
 	kind  Kind
 	dims  []int64
-	norm  int // how many dims are normalized
-	after int // how many kept dims follow them
-}{
-	{"S1", Softmax, []int64{32, 12, 128, 128}, 1, 0},
-	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1, 0},
-	{"S3", Softmax, []int64{4, 21, 256, 256}, 1, 2},
-	{"S3log", LogSoftmax, []int64{4, 21, 256, 256}, 1, 2},
-	{"S2", Softmax, []int64{8, 32000}, 1, 0},
-	{"S2log", LogSoftmax, []int64{8, 32000}, 1, 0},
-	{"S4", RMSNorm, []int64{1, 4096}, 1, 0},
-	{"S5", RMSNorm, []int64{4, 512, 4096}, 1, 0},
-	{"S6", LayerNorm, []int64{32, 128, 768}, 1, 0},
-	{"S8", L2Norm, []int64{256, 384}, 1, 0},
+	norm  int  // how many dims are normalized
+	after int  // how many kept dims follow them
+	stats bool // a layer norm keeps its mean and variance
 }
 
 func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *Desc {
@@ -54,13 +59,25 @@ func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *De
 	return d
 }
 
+// benchShapeDesc is benchDesc of s, with its kept statistics: a mean
+// and a variance per row, dense over the dims before the normalized ones.
+func benchShapeDesc(s benchShape, dt dtypes.DataType) *Desc {
+	d := benchDesc(s.kind, s.dims, s.norm, s.after, dt)
+	if s.stats {
+		lead := len(s.dims) - s.after - s.norm
+		d.Mean = &Operand{DT: dtypes.F32, Strides: append(denseStrides(s.dims[:lead], identity(lead)), make([]int64, s.norm+s.after)...)}
+		d.Var = d.Mean
+	}
+	return d
+}
+
 // BenchmarkPrograms times each anchor shape through normprog, f32 and
 // bf16 and f16; bytes are src read plus dst written.
 func BenchmarkPrograms(b *testing.B) {
 	for _, s := range benchShapes {
 		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
 			b.Run(s.label+"/"+dt.String(), func(b *testing.B) {
-				d := benchDesc(s.kind, s.dims, s.norm, s.after, dt)
+				d := benchShapeDesc(s, dt)
 				p, err := Compile(d)
 				if err != nil {
 					b.Fatal(err)
@@ -72,10 +89,15 @@ func BenchmarkPrograms(b *testing.B) {
 				if d.Gamma != nil {
 					gamma = fill(rand.New(rand.NewPCG(3, 4)), dtypes.F32, d.Dims[len(d.Dims)-1], 2)
 				}
+				var mean, vr []byte
+				if d.Mean != nil {
+					mean = make([]byte, 4*spanElems(d.Dims, d.Mean.Strides))
+					vr = make([]byte, len(mean))
+				}
 				b.SetBytes(int64(2 * len(src)))
 				b.ResetTimer()
 				timed(b, func() {
-					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma}); err != nil {
+					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Mean: mean, Var: vr}); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -228,19 +250,13 @@ func timed(b *testing.B, f func()) {
 // columnNormShapes are L2, L1, layer and RMS normalization over the
 // channels of NCHW: a segmentation map's 21 channels, feature maps' 96
 // (ConvNeXt's first stage, its channels-first LayerNorm) and 384.
-var columnNormShapes = []struct {
-	label string
-	kind  Kind
-	dims  []int64
-	norm  int
-	after int
-}{
-	{"L2c21", L2Norm, []int64{4, 21, 256, 256}, 1, 2},
-	{"L2c384", L2Norm, []int64{8, 384, 32, 32}, 1, 2},
-	{"L1c21", L1Norm, []int64{4, 21, 256, 256}, 1, 2},
-	{"LNc384", LayerNorm, []int64{8, 384, 32, 32}, 1, 2},
-	{"LNc96", LayerNorm, []int64{4, 96, 56, 56}, 1, 2},
-	{"RMSc384", RMSNorm, []int64{8, 384, 32, 32}, 1, 2},
+var columnNormShapes = []benchShape{
+	{"L2c21", L2Norm, []int64{4, 21, 256, 256}, 1, 2, false},
+	{"L2c384", L2Norm, []int64{8, 384, 32, 32}, 1, 2, false},
+	{"L1c21", L1Norm, []int64{4, 21, 256, 256}, 1, 2, false},
+	{"LNc384", LayerNorm, []int64{8, 384, 32, 32}, 1, 2, false},
+	{"LNc96", LayerNorm, []int64{4, 96, 56, 56}, 1, 2, false},
+	{"RMSc384", RMSNorm, []int64{8, 384, 32, 32}, 1, 2, false},
 }
 
 // BenchmarkColumnsVsPasses times the anchor shapes normalized over a dim
@@ -261,7 +277,7 @@ func BenchmarkColumnsVsPasses(b *testing.B) {
 				}
 				b.Run(s.label+"/"+dt.String()+"/impl="+impl, func(b *testing.B) {
 					useFused = fused
-					p, err := Compile(benchDesc(s.kind, s.dims, s.norm, s.after, dt))
+					p, err := Compile(benchShapeDesc(s, dt))
 					useFused = true
 					if err != nil {
 						b.Fatal(err)

@@ -36,7 +36,7 @@
 // statistics sweep or two in registers, then the map, so no f32 copy is
 // written and a row is read from memory once. The kernel takes a
 // run-time epsilon (read from its argument block at each call), an s8 or
-// u8 dst, and a residual sum.
+// u8 dst, a residual sum, and a layer norm's kept mean and variance.
 //
 // A softmax, log-softmax, layer, RMS, L2 or L1 normalization over one
 // dim that is not innermost (over the channels of NCHW) runs as another
@@ -54,7 +54,8 @@
 // a fixed order, then a map with per-channel operands. The passes remain
 // for everything else: several normalized dims that are not one
 // innermost run, GroupNorm on NCHW data (cut into chunks of groups),
-// kept statistics, a residual sum over columns, and the interpreter.
+// statistics kept by anything but a layer norm over rows (whose fused
+// kernel writes them), a residual sum over columns, and the interpreter.
 //
 // An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
 // fused kernels dequantize each vector as they load it, and a program

@@ -19,9 +19,12 @@ import (
 // normalization over one dim that is not innermost has a kernel of its
 // own (column.go), GroupNorm on channels last its kernels (chanlast.go);
 // everything else (other normalized dims elsewhere, GroupNorm on NCHW,
-// kept statistics, the interpreter) runs as the program of passes.
+// statistics kept by anything but a layer norm over rows, the
+// interpreter) runs as the program of passes.
 //
-// A residual sum's operands lead the kernel's binary operands; the
+// A layer norm's kept mean and variance end the kernel's binary
+// operands: its statistics sweeps write them, one f32 a row. A residual
+// sum's operands lead them; the
 // kernel forms the sum in its first sweep and writes it to src (the
 // caller's sum, or one row of scratch that every row reuses), from
 // where its later sweeps read it while it is in cache.
@@ -39,7 +42,7 @@ var fusedKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax,
 func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	d := &p.d
 	kind, ok := fusedKinds[p.kind]
-	if !ok || !useFused || slices.Contains(dims, 0) || d.Mean != nil || d.Var != nil ||
+	if !ok || !useFused || slices.Contains(dims, 0) || (d.Mean != nil || d.Var != nil) && p.kind != LayerNorm ||
 		p.kind == LogSoftmax && d.InfAsZero {
 		return nil, nil
 	}
@@ -66,6 +69,15 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: d.Beta.DT, BinStrides: d.Beta.Strides})
 	}
 	post = append(post, d.PostOps...)
+	// The kept statistics' operands end the list (kernelshape.Norm's
+	// KeepMean and KeepVar): the kernel writes them, one a row
+	// (checkStats: stride 0 along the row).
+	nmapped := binaries(post)
+	for _, st := range []*Operand{d.Mean, d.Var} {
+		if st != nil {
+			post = append(post, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: st.Strides})
+		}
+	}
 	if binaries(post) > plan.MaxBinary {
 		return nil, nil
 	}
@@ -76,6 +88,8 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 			continue
 		}
 		switch {
+		case len(along) >= nmapped:
+			along = append(along, 0)
 		case alongRun(op.BinStrides, run, dims, false):
 			along = append(along, 1)
 		case alongRun(op.BinStrides, run, dims, true):
@@ -106,7 +120,7 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 		}
 	}
 	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
-		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, StreamDst: streamsDst(d),
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, KeepMean: d.Mean != nil, KeepVar: d.Var != nil, StreamDst: streamsDst(d),
 		PrefetchRows: prefetchesRows(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err

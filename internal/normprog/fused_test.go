@@ -16,13 +16,14 @@ import (
 )
 
 // TestFusedChosen: the anchor shapes run as a fused kernel (over rows,
-// or S3's over columns) on every JIT ISA, and the passes elsewhere.
+// or S3's over columns) on every JIT ISA, S6's layer norm that keeps its
+// statistics too, and the passes elsewhere.
 func TestFusedChosen(t *testing.T) {
 	for _, isa := range isas() {
 		prev := jit.SetMaxISA(isa)
 		for _, s := range benchShapes {
 			for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
-				p, err := Compile(benchDesc(s.kind, s.dims, s.norm, s.after, dt))
+				p, err := Compile(benchShapeDesc(s, dt))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -37,8 +38,9 @@ func TestFusedChosen(t *testing.T) {
 
 // TestFusedGuarded runs the fused kernel over every tail length of a
 // vector and more, rows back to back and apart, every kind and float type
-// pair, with its tensors next to guard pages (at their end and at their
-// start), against the float64 oracle and the reference executor.
+// pair, half of the layer norms keeping their mean and variance, with
+// its tensors next to guard pages (at their end and at their start),
+// against the float64 oracle and the reference executor.
 func TestFusedGuarded(t *testing.T) {
 	kinds := []norm.Kind{norm.Softmax, norm.LogSoftmax, norm.LayerNorm, norm.RMSNorm}
 	dts := [][2]dtypes.DataType{{dtypes.F32, dtypes.F32}, {dtypes.BF16, dtypes.BF16}, {dtypes.F16, dtypes.F32}, {dtypes.F32, dtypes.BF16}}
@@ -71,6 +73,12 @@ func TestFusedGuarded(t *testing.T) {
 					if k == norm.Softmax {
 						p.InfAsZero = r.IntN(2) == 0
 					}
+					sd := norm.StatsDims(k, dims, axis, 0)
+					keepStats := k == norm.LayerNorm && (int64(li)+n)%2 == 0
+					if keepStats {
+						p.Mean = norm.Operand{DT: dtypes.F32, Strides: denseStrides(sd, identity(len(sd)))}
+						p.Var = p.Mean
+					}
 					center, spread := 0.0, 20.0
 					if k == norm.LayerNorm && r.IntN(2) == 0 {
 						center, spread = 1e4, 1
@@ -90,6 +98,10 @@ func TestFusedGuarded(t *testing.T) {
 						}
 					}
 					b.Dst = make([]byte, spanElems(dims, p.Dst.Strides)*int64(dt[1].Size()))
+					if keepStats {
+						b.Mean = make([]byte, 4*spanElems(sd, p.Mean.Strides))
+						b.Var = make([]byte, len(b.Mean))
+					}
 					if p.Gamma.Present() {
 						b.Gamma = fillAround(r, dtypes.F32, spanElems(pd, p.Gamma.Strides), 1, 0.5)
 					}
@@ -115,9 +127,25 @@ func TestFusedGuarded(t *testing.T) {
 					}
 					for _, atEnd := range []bool{true, false} {
 						f := kerneltest.NewFence(t, atEnd)
-						fb := norm.Buffers{Src: f.Place(b.Src), Dst: f.Place(b.Dst), Gamma: f.Place(b.Gamma), Beta: f.Place(b.Beta)}
+						fb := norm.Buffers{Src: f.Place(b.Src), Dst: f.Place(b.Dst), Gamma: f.Place(b.Gamma), Beta: f.Place(b.Beta),
+							Mean: f.Place(b.Mean), Var: f.Place(b.Var)}
 						if err := e.Run(fb, nil, 1); err != nil {
 							t.Fatalf("%v %v on %v: %v", k, dims, isa, err)
+						}
+						for _, st := range []struct {
+							name string
+							want map[int64]float64
+							got  []byte
+						}{{"mean", want.Mean, fb.Mean}, {"variance", want.Var, fb.Var}} {
+							if keepStats && len(st.want) != int(spanElems(sd, p.Mean.Strides)) {
+								t.Fatalf("%v %v: the oracle gives %d of %s", k, dims, len(st.want), st.name)
+							}
+							for off, w := range st.want {
+								got := float64(dtypes.LoadF32(dtypes.F32, st.got, off))
+								if math.IsNaN(w) != math.IsNaN(got) || !math.IsNaN(w) && math.Abs(got-w) > oracle.NormStatTolerance(w) {
+									t.Fatalf("%v %v %v on %v: %s[%d] = %v, want %v", k, dims, dt[0], isa, st.name, off, got, w)
+								}
+							}
 						}
 						for off, w := range want.Dst {
 							got := float64(dtypes.LoadF32(dt[1], fb.Dst, off))
@@ -148,7 +176,7 @@ func fillAround(r *rand.Rand, dt dtypes.DataType, n int64, center, spread float6
 
 // TestFusedMatchesPasses: with post-ops (an operand per row, one per
 // element, and a ReLU) the fused kernel gives what the passes give, on
-// every JIT ISA.
+// every JIT ISA, and so do a layer norm's kept mean and variance.
 func TestFusedMatchesPasses(t *testing.T) {
 	for _, isa := range isas() {
 		if isa == jit.None {
@@ -173,6 +201,10 @@ func TestFusedMatchesPasses(t *testing.T) {
 			}
 			d.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow},
 				{Kind: ops.Multiply, BinDT: dtypes.BF16, BinStrides: d.DstStrides}, {Kind: ops.ReLU}}
+			if d.Kind == LayerNorm {
+				d.Mean = &Operand{DT: dtypes.F32, Strides: perRow}
+				d.Var = d.Mean
+			}
 			fused, err := Compile(&d)
 			if err != nil {
 				t.Fatal(err)
@@ -197,14 +229,29 @@ func TestFusedMatchesPasses(t *testing.T) {
 				beta = fill(r, d.Beta.DT, spanElems(d.Dims, d.Beta.Strides), 2)
 			}
 			bins := [][]byte{fill(r, dtypes.F32, spanElems(d.Dims, perRow), 1), fill(r, dtypes.BF16, spanElems(d.Dims, d.DstStrides), 2)}
-			out := func(p *Program) []byte {
+			stats := func() []byte {
+				if d.Mean == nil {
+					return nil
+				}
+				return make([]byte, 4*spanElems(d.Dims, perRow))
+			}
+			gotMean, gotVar, wantMean, wantVar := stats(), stats(), stats(), stats()
+			out := func(p *Program, mean, vr []byte) []byte {
 				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
-				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins}); err != nil {
+				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins, Mean: mean, Var: vr}); err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				return dst
 			}
-			got, want := out(fused), out(passes)
+			got, want := out(fused, gotMean, gotVar), out(passes, wantMean, wantVar)
+			for i := range int64(len(gotMean)) / 4 {
+				for _, st := range [][2][]byte{{gotMean, wantMean}, {gotVar, wantVar}} {
+					g, w := float64(dtypes.LoadF32(dtypes.F32, st[0], i)), float64(dtypes.LoadF32(dtypes.F32, st[1], i))
+					if math.Abs(g-w) > 2*oracle.NormStatTolerance(w) {
+						t.Fatalf("%s on %v: statistic %d is %v, the passes give %v", c.name, isa, i, g, w)
+					}
+				}
+			}
 			for i := range spanElems(d.Dims, d.DstStrides) {
 				g, w := float64(dtypes.LoadF32(d.DstDT, got, i)), float64(dtypes.LoadF32(d.DstDT, want, i))
 				if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 4*tolerance(&d, w) {

@@ -678,6 +678,12 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 		for i := range len(b.Bins) {
 			bs = append(bs, buf(ref{rBin, i}))
 		}
+		if d.Mean != nil {
+			bs = append(bs, buf(ref{rMean, 0}))
+		}
+		if d.Var != nil {
+			bs = append(bs, buf(ref{rVar, 0}))
+		}
 		eps := d.Epsilon
 		if d.EpsDT != dtypes.Undef {
 			eps = dtypes.LoadF32(d.EpsDT, b.Eps, 0) // checked by Run

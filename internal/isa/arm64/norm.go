@@ -79,6 +79,9 @@ func (g *gen) LoadSrc(r int, off int64, n int) {
 	}
 }
 
+// StoreStat stores lane 0 of r to binary operand i, a kept statistic.
+func (g *gen) StoreStat(i, r int) { g.store(dtypes.F32, r, at(g.binReg[i], 0), 1) }
+
 // LoadDst loads n lanes of the f32 dst at off into r.
 func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, at(rDst, off), n) }
 
