@@ -52,11 +52,7 @@ func fuseResidual(g *graph.Graph, op *graph.Op, taken map[uint64]bool, notFused 
 		ops = append(ops, res.bias)
 	}
 	ops = append(ops, nrm)
-	if len(nrm.Outputs) == 1 {
-		// After a residual sum, ops fuse only after a normalization that
-		// keeps no statistics.
-		ops = append(ops, normPostOps(g, nrm, taken, notFused)[1:]...)
-	}
+	ops = append(ops, normPostOps(g, nrm, taken, notFused)[1:]...)
 	return ops, res
 }
 
