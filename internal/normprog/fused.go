@@ -22,12 +22,12 @@ import (
 // statistics kept by anything but a layer norm over rows, the
 // interpreter) runs as the program of passes.
 //
-// A layer norm's kept mean and variance end the kernel's binary
-// operands: its statistics sweeps write them, one f32 a row. A residual
-// sum's operands lead them; the
+// A residual sum's operands lead the kernel's binary operands; the
 // kernel forms the sum in its first sweep and writes it to src (the
 // caller's sum, or one row of scratch that every row reuses), from
-// where its later sweeps read it while it is in cache.
+// where its later sweeps read it while it is in cache. A layer norm's
+// kept mean and variance end them: its statistics sweeps write them,
+// one f32 a row.
 
 // useFused is false in tests that compare the fused kernels (and
 // GroupNorm's on channels last, chanlast.go) with the passes.
