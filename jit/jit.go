@@ -62,9 +62,9 @@ func SetMaxISA(i ISA) ISA { return ISA(ijit.SetMaxISA(ijit.ISA(i))) }
 func Threads() int { return ijit.Threads() }
 
 // SetThreads sets how many threads run a kernel's calls, the calling
-// goroutine included (n < 1 restores the default, GOMAXPROCS), and
-// returns the previous count. Results are bit-identical for every thread
-// count.
+// goroutine included (n < 1 restores the default: GOMAXPROCS as it is at
+// each call, so that it follows the runtime's changes), and returns the
+// previous count. Results are bit-identical for every thread count.
 func SetThreads(n int) int { return ijit.SetThreads(n) }
 
 // Verbose returns the verbose level: 0 silent, 1 a line per compile and

@@ -18,7 +18,7 @@ var (
 	started int                 // workers running (they never exit)
 	pending atomic.Pointer[job] // the latest job offered to helpers, or nil
 	wake    = make(chan struct{}, maxWorkers)
-	threads atomic.Int64 // configured thread count; 0 until first use
+	threads atomic.Int64 // the thread count SetThreads set; 0: GOMAXPROCS
 )
 
 // maxWorkers bounds the pool (and the wake channel's buffer).
@@ -30,14 +30,14 @@ const maxWorkers = 256
 const spinFor = 100 * time.Microsecond
 
 // Threads returns the number of threads a Run may use (itself plus
-// workers).
+// workers): SetThreads's count, or by default GOMAXPROCS as it is now,
+// so that the default follows the runtime's changes (go test -cpu, a
+// container's CPU limit).
 func Threads() int {
 	if n := threads.Load(); n > 0 {
 		return int(n)
 	}
-	n := runtime.GOMAXPROCS(0)
-	threads.CompareAndSwap(0, int64(n))
-	return int(threads.Load())
+	return runtime.GOMAXPROCS(0)
 }
 
 // SetThreads sets the number of threads a Run may use, including the
@@ -45,10 +45,7 @@ func Threads() int {
 // default, GOMAXPROCS. Results do not depend on it.
 func SetThreads(n int) int {
 	prev := Threads()
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	threads.Store(int64(n))
+	threads.Store(int64(max(n, 0)))
 	return prev
 }
 

@@ -207,8 +207,11 @@ func (x *execution) buf(b int) []byte {
 // runPhase runs every call of ph, inline or on the worker pool, and
 // returns how many goroutines took part.
 func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
+	if ph.tasks <= 1 || ph.srcBytes < inlineBytes || x.serial {
+		return 1, x.inline(ph, ents)
+	}
 	threads := Threads()
-	if threads <= 1 || ph.tasks <= 1 || ph.srcBytes < inlineBytes || x.serial {
+	if threads <= 1 {
 		return 1, x.inline(ph, ents)
 	}
 	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
