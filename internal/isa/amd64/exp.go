@@ -188,10 +188,11 @@ func (g *gen) expForSumInto(r, acc int) {
 // expShifted sets every lane of r, a softmax's x - m (at most 0, -Inf
 // or a NaN), to e^r by the exp for sums, and -Inf to +0 exactly (see
 // kernelshape.NormEmitter's ExpShifted). AVX-512's exp for sums takes the
-// whole range as it is. AVX2's needs only the lower clamp (r is at most
-// 0), and then sets the lanes below it to +0: the clamp would give them
-// e^-87. The compare is false for a NaN, which the clamp keeps (as
-// expForSum's does), so it stays a NaN. Three temporaries.
+// whole range as it is. AVX2's needs no clamp: r is at most 0, and the
+// lanes below -87, where 2^n would leave the normal range, are set to +0
+// at the end by a mask, whatever the arithmetic made of them (a NaN for
+// -Inf). The compare is false for a NaN, which the arithmetic carries,
+// so it stays a NaN. Three temporaries.
 func (g *gen) expShifted(r int) {
 	if g.avx512 {
 		g.expForSum(r)
@@ -203,11 +204,9 @@ func (g *gen) expShifted(r int) {
 	n, p, below := g.vr(g.Tmp()), g.vr(g.Tmp()), g.vr(g.Tmp())
 	g.loadTable(sumExpConsts)
 	g.op(x86.AVCMPPS, imm(1), tableConst(sumLo), x, below) // x < -87 (LT_OS: false for a NaN)
-	g.op(x86.AVMOVAPS, tableConst(sumLo), p)
-	g.op(x86.AVMAXPS, x, p, x)
-	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x) // t
-	g.op(x86.AVROUNDPS, imm(1), x, n)             // floor(t)
-	g.op(x86.AVSUBPS, n, x, x)                    // f = t - n
+	g.op(x86.AVMULPS, tableConst(sumLog2e), x, x)          // t
+	g.op(x86.AVROUNDPS, imm(1), x, n)                      // floor(t)
+	g.op(x86.AVSUBPS, n, x, x)                             // f = t - n
 	g.horner(func(i int) obj.Addr { return tableConst(sumPoly + i) }, vexp.SumPolyDegree, x, p)
 	g.op(x86.AVADDPS, tableConst(sumScale), n, n) // n + 127 in the low bits
 	g.op(x86.AVPSLLD, imm(vexp.MantBits), n, n)   // 2^n

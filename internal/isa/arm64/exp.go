@@ -98,22 +98,20 @@ func (g *gen) expForSumInto(r, acc int) {
 
 // expShifted sets every lane of r, a softmax's x - m (at most 0, -Inf
 // or a NaN), to e^r by the exp for sums, and -Inf to +0 exactly (see
-// kernelshape.NormEmitter's ExpShifted), as amd64's AVX2 code does: only
-// the lower clamp (r is at most 0), then the lanes below it set to +0,
-// where the clamp would give e^-87. FCMGT is false for a NaN, which FMAX
-// keeps, so it stays a NaN. Four temporaries and the constants.
+// kernelshape.NormEmitter's ExpShifted), as amd64's AVX2 code does: no
+// clamp (r is at most 0), and the lanes below -87 set to +0 at the end by
+// a mask, whatever the arithmetic made of them. FCMGT is false for a NaN,
+// which the arithmetic carries, so it stays a NaN. Four temporaries and
+// the constants.
 func (g *gen) expShifted(r int) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	n, p, q, below := g.Tmp(), g.Tmp(), g.Tmp(), g.Tmp()
 
-	g.withConst(vexp.SumLoBits, func(c int) {
-		g.fop(opFCMGT, below, c, r) // -87 > x
-		g.fop(opFMAX, r, r, c)
-	})
-	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, r, r, c) }) // t
-	g.word(rr(opFRINTM, n, r))                                          // floor(t)
-	g.fop(opFSUB, r, r, n)                                              // f = t - n
+	g.withConst(vexp.SumLoBits, func(c int) { g.fop(opFCMGT, below, c, r) }) // -87 > x
+	g.withConst(vexp.Log2eBits, func(c int) { g.fop(opFMUL, r, r, c) })      // t
+	g.word(rr(opFRINTM, n, r))                                               // floor(t)
+	g.fop(opFSUB, r, r, n)                                                   // f = t - n
 
 	p, _ = g.horner(vexp.SumPoly[:], r, p, q)
 
