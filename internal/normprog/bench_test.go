@@ -228,10 +228,11 @@ func plainRow(k Kind, x, y, gamma []float32) {
 // median of the runs (med-ns/op): on a machine shared with other work
 // the mean takes in the runs that were descheduled, as the median of
 // oneDNN's anchor does not; and the least run (least-ns/op), the one
-// that other work disturbed least, the steadier figure for comparing two
-// builds of a kernel whose data stay in the cache. With the benchmark on one thread (-cpu 1)
-// it also reports the process's CPU time per run (cpu-ns/op), which the
-// time other processes take from it does not count.
+// that other work disturbed least, the steadier figure for comparing
+// two builds of a kernel whose data stay in the cache. With the
+// benchmark on one thread (-cpu 1) it also reports the process's CPU
+// time per run (cpu-ns/op), which the time other processes take from
+// it does not count.
 func timed(b *testing.B, f func()) {
 	ts := make([]time.Duration, b.N)
 	c0 := cpubench.ProcessCPU()
