@@ -696,17 +696,20 @@ func TestIsSquare(t *testing.T) {
 	}
 }
 
-// SoftMax's second output (oneDNN's stats) is valid in oneDNN's schema
-// but not implemented: AddOp says Unimplemented, naming it, while a
-// third output is malformed.
-func TestSoftMaxStatsOutputUnimplemented(t *testing.T) {
+// SoftMax's second output is its stats, f32 (a bf16 one is refused,
+// naming it); a third output is malformed.
+func TestSoftMaxStatsOutput(t *testing.T) {
 	x := NewLogicalTensor(0, dtypes.F32, []int64{2, 4})
 	op := NewOp(0, SoftMax, "sm").AddInput(x).
 		AddOutput(NewLogicalTensorAny(1, dtypes.F32, nil)).
-		AddOutput(NewLogicalTensorAny(2, dtypes.F32, nil))
+		AddOutput(NewLogicalTensorAny(2, dtypes.BF16, nil))
 	err := New().AddOp(op)
-	if !errors.Is(err, Unimplemented) || !strings.Contains(err.Error(), "stats output") {
-		t.Fatalf("SoftMax with a stats output: %v, want unimplemented naming the stats output", err)
+	if !errors.Is(err, InvalidDataType) || !strings.Contains(err.Error(), "stats tensor 2 is bf16, want f32") {
+		t.Fatalf("SoftMax with a bf16 stats output: %v, want invalid_data_type naming the stats", err)
+	}
+	op.Outputs[1].DataType = dtypes.F32
+	if err := New().AddOp(op); err != nil {
+		t.Fatalf("SoftMax with an f32 stats output: %v", err)
 	}
 	op.AddOutput(NewLogicalTensorAny(3, dtypes.F32, nil))
 	if err := New().AddOp(op); !errors.Is(err, InvalidGraphOp) {

@@ -205,7 +205,6 @@ var unimplementedShared = map[string]bool{
 	"logsoftmax_bwd.json":   true, // LogSoftmaxBackward
 	"softmax_bwd.json":      true, // SoftMaxBackward
 	"softmax_bwd_d_3d.json": true,
-	"softmax_w_stats.json":  true, // SoftMax's stats output
 }
 
 // sharedJSONFiles lists the shared oneDNN cases under op/f32 and

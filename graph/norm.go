@@ -16,17 +16,19 @@ import (
 //
 // Inputs are src, then gamma and beta where use_affine is true (RMSNorm
 // has gamma only); outputs are dst, then mean and variance where
-// keep_stats is true. gamma and beta hold one value per element of the
-// normalized dims (LayerNorm's and RMSNorm's dims from begin_norm_axis
-// on), or per channel (GroupNorm). Data types: src, dst, gamma and beta
-// f32, bf16 or f16 (each its own), mean and variance f32.
+// keep_stats is true, or SoftMax's optional stats: per row, max +
+// log(sum(exp(x - max))), dims src's with the axis 1. gamma and beta
+// hold one value per element of the normalized dims (LayerNorm's and
+// RMSNorm's dims from begin_norm_axis on), or per channel (GroupNorm).
+// Data types: src, dst, gamma and beta f32, bf16 or f16 (each its own),
+// mean, variance and stats f32.
 
 func init() {
 	epsilon := attrSpec{name: "epsilon", typ: AttrF32, def: def(Attr{Type: AttrF32, F: 1e-5})}
 	useAffine := attrSpec{name: "use_affine", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})}
 	keepStats := attrSpec{name: "keep_stats", typ: AttrBool, def: def(Attr{Type: AttrBool, B: true})}
 	beginNorm := attrSpec{name: "begin_norm_axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: -1})}
-	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 1, oneDNNOut: []string{"stats"}, strictAttrs: true,
+	schemas[SoftMax] = &schema{minIn: 1, maxIn: 1, minOut: 1, maxOut: 2, strictAttrs: true,
 		attrs: []attrSpec{
 			{name: "axis", typ: AttrS64, def: def(Attr{Type: AttrS64, I: 1})},
 			{name: "mode", typ: AttrString, def: def(Attr{Type: AttrString, S: "none"})},
@@ -110,8 +112,8 @@ func normValues(op *Op) error {
 }
 
 // normTypes: src, dst, gamma and beta f32, bf16 or f16, each its own
-// (gdnn computes in float64 and rounds once to dst); mean and variance
-// f32, as oneDNN Graph keeps statistics.
+// (gdnn computes in float64 and rounds once to dst); mean, variance and
+// stats f32, as oneDNN Graph keeps statistics.
 func normTypes(op *Op) error {
 	names := []string{"src", "gamma", "beta"}
 	for i, t := range op.Inputs {
@@ -124,7 +126,11 @@ func normTypes(op *Op) error {
 		case i == 0 && !t.DataType.IsFloat():
 			return Errorf(InvalidDataType, "%s: output tensor %d is %s, want f32, bf16 or f16", op, t.ID, t.DataType)
 		case i > 0 && t.DataType != dtypes.F32:
-			return Errorf(InvalidDataType, "%s: %s tensor %d is %s, want f32", op, []string{"", "mean", "variance"}[i], t.ID, t.DataType)
+			name := []string{"", "mean", "variance"}[i]
+			if op.Kind == SoftMax {
+				name = "stats"
+			}
+			return Errorf(InvalidDataType, "%s: %s tensor %d is %s, want f32", op, name, t.ID, t.DataType)
 		}
 	}
 	return nil
@@ -163,6 +169,7 @@ func normAxis(op *Op, rank int) (int, error) {
 
 // inferNorm gives dst the src's dims and mean and variance the dims
 // before the normalized ones (LayerNorm) or [N, groups] (GroupNorm),
+// SoftMax's stats src's with the axis 1,
 // checking the axis, the groups against the channels and gamma and beta
 // against the dims they scale, where the dims are known.
 func inferNorm(op *Op, in []LogicalTensor) ([][]int64, error) {

@@ -32,6 +32,8 @@ func normGraph(t *testing.T) *Graph {
 			AddInput(NewLogicalTensor(41, f32, []int64{8})).AddInput(NewLogicalTensor(42, f32, []int64{8})).
 			AddOutput(NewLogicalTensorAny(43, f32, nil)).AddOutput(NewLogicalTensorAny(44, f32, nil)).AddOutput(NewLogicalTensorAny(45, f32, nil)).
 			SetAttr("groups", 4).SetAttr("data_format", "NCX"),
+		NewOp(6, SoftMax, "with stats").AddInput(NewLogicalTensor(50, bf16, []int64{2, 3, 5})).
+			AddOutput(NewLogicalTensorAny(51, f32, nil)).AddOutput(NewLogicalTensorAny(52, f32, nil)).SetAttr("axis", 1),
 	}
 	for _, op := range ops {
 		if err := g.AddOp(op); err != nil {
@@ -48,6 +50,7 @@ func TestNormInferShapes(t *testing.T) {
 	}
 	for id, want := range map[uint64][]int64{
 		1: {2, 4, 8, 8}, 11: {3, 5}, 23: {2, 3, 4, 5}, 24: {2, 3}, 25: {2, 3}, 32: {4, 16}, 43: {2, 8, 3, 3}, 44: {2, 4}, 45: {2, 4},
+		51: {2, 3, 5}, 52: {2, 1, 5},
 	} {
 		if lt, _ := g.Tensor(id); !slices.Equal(lt.Dims, want) {
 			t.Errorf("tensor %d dims %s, want %s", id, DimsString(lt.Dims), DimsString(want))

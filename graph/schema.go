@@ -25,11 +25,7 @@ type schema struct {
 	minIn, maxIn int
 	minOut       int
 	maxOut       int
-	// oneDNNOut names the outputs past maxOut that oneDNN's schema has
-	// and gdnn does not implement (SoftMax's stats): an op with them is
-	// Unimplemented, not malformed.
-	oneDNNOut []string
-	attrs     []attrSpec
+	attrs        []attrSpec
 	// strictAttrs rejects attributes not listed (kinds gdnn compiles, and
 	// End, which oneDNN defines with none, so a misplaced attribute there
 	// is a mistake, never a newer oneDNN's); other kinds accept unknown
@@ -140,10 +136,6 @@ func checkSchema(op *Op) error {
 	}
 	if n := len(op.Inputs); n < s.minIn || n > s.maxIn {
 		return Errorf(InvalidGraphOp, "%s: has %d inputs, %s takes %s", op, n, op.Kind, countRange(s.minIn, s.maxIn))
-	}
-	if n := len(op.Outputs); n > s.maxOut && n <= s.maxOut+len(s.oneDNNOut) {
-		return Errorf(Unimplemented, "%s: has %d outputs; its %s output is a oneDNN output that gdnn does not implement",
-			op, n, s.oneDNNOut[n-s.maxOut-1])
 	}
 	if n := len(op.Outputs); n < s.minOut || n > s.maxOut {
 		return Errorf(InvalidGraphOp, "%s: has %d outputs, %s takes %s", op, n, op.Kind, countRange(s.minOut, s.maxOut))

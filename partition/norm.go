@@ -191,9 +191,12 @@ func normProblem(op *graph.Op, opIns, outs []graph.LogicalTensor) *norm.Problem 
 	if len(opIns) > 2 {
 		pr.Beta = norm.Operand{DT: opIns[2].DataType, Strides: opIns[2].Strides}
 	}
-	if len(op.Outputs) == 3 {
+	switch {
+	case len(op.Outputs) == 3:
 		pr.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		pr.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
+	case op.Kind == graph.SoftMax && len(op.Outputs) == 2:
+		pr.Stats = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 	}
 	return pr
 }
@@ -302,8 +305,11 @@ func (c *CompiledPartition) executeNorm(inputs, outputs []Tensor) error {
 			b.Beta = ins[r.in[2]].buf
 		}
 	}
-	if len(r.op.Outputs) == 3 {
+	switch {
+	case len(r.op.Outputs) == 3:
 		b.Mean, b.Var = outs[1].buf, outs[2].buf
+	case r.op.Kind == graph.SoftMax && len(r.op.Outputs) == 2:
+		b.Stats = outs[1].buf
 	}
 	var binBuf [plan.MaxBinary][]byte
 	bins := binBuf[:len(r.binPorts)]

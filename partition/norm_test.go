@@ -61,9 +61,12 @@ func normProblemOf(t *testing.T, op *graph.Op, ins, outs []graph.LogicalTensor) 
 	if len(ins) > 2 {
 		p.Beta = norm.Operand{DT: ins[2].DataType, Strides: ins[2].Strides}
 	}
-	if len(outs) == 3 {
+	switch {
+	case len(outs) == 3:
 		p.Mean = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 		p.Var = norm.Operand{DT: outs[2].DataType, Strides: outs[2].Strides}
+	case len(outs) == 2 && op.Kind == graph.SoftMax:
+		p.Stats = norm.Operand{DT: outs[1].DataType, Strides: outs[1].Strides}
 	}
 	return p
 }
@@ -154,13 +157,20 @@ func runNormPartitions(t *testing.T, g *graph.Graph, seed uint64) {
 				t.Fatalf("%v: dst[%d] = %v, want %v", p, off, got, w)
 			}
 		}
-		for i, m := range []map[int64]float64{want.Mean, want.Var} {
-			if len(couts) < 3 {
+		stats := []map[int64]float64{want.Mean, want.Var}
+		if pr.Stats.Present() {
+			stats = []map[int64]float64{want.Stats}
+		}
+		for i, m := range stats {
+			if len(couts) < 2 {
 				break
+			}
+			if len(m) == 0 {
+				t.Fatalf("%v: the oracle gives no statistic %d", p, i)
 			}
 			for off, w := range m {
 				got := float64(dtypes.LoadF32(dtypes.F32, bufs[couts[1+i].ID], off))
-				if math.Abs(got-w) > oracle.NormStatTolerance(w) {
+				if math.IsNaN(w) != math.IsNaN(got) || math.Abs(got-w) > oracle.NormStatTolerance(w) {
 					t.Fatalf("%v: statistic %d [%d] = %v, want %v", p, i, off, got, w)
 				}
 			}
@@ -170,7 +180,7 @@ func runNormPartitions(t *testing.T, g *graph.Graph, seed uint64) {
 
 // TestNormPartitionsRandom: each normalization op, with random dims,
 // axes, layouts (permuted and padded inputs), data types and optional
-// ports, is a supported partition of its own whose results match the
+// ports (SoftMax's stats among them), is a supported partition of its own whose results match the
 // oracle.
 func TestNormPartitionsRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
@@ -203,6 +213,9 @@ func TestNormPartitionsRandom(t *testing.T) {
 			switch k {
 			case graph.SoftMax:
 				op.SetAttr("axis", axis).SetAttr("mode", []string{"none", "inf_as_zero"}[r.IntN(2)])
+				if stats {
+					op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil))
+				}
 			case graph.LogSoftmax:
 				op.SetAttr("axis", axis-int64(rank))
 			case graph.LayerNorm, graph.RMSNorm:
@@ -292,7 +305,7 @@ func shrunk(t *testing.T, g0 *graph.Graph, small map[int64]int64) *graph.Graph {
 // oracle can check every element.
 func TestNormSharedJSONCases(t *testing.T) {
 	small := map[int64]int64{64: 2, 128: 3, 28: 7, 384: 5, 1024: 16, 320: 64, 48: 5}
-	for i, name := range []string{"softmax.json", "logsoftmax.json", "lnorm.json", "lnorm_3d.json", "lnorm_ks.json", "rmsnorm.json", "gnorm.json"} {
+	for i, name := range []string{"softmax.json", "softmax_w_stats.json", "logsoftmax.json", "lnorm.json", "lnorm_3d.json", "lnorm_ks.json", "rmsnorm.json", "gnorm.json"} {
 		t.Run(name, func(t *testing.T) {
 			f, err := os.Open(filepath.Join(sharedGraphDir, "op", "f32", name))
 			if err != nil {

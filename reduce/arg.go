@@ -118,7 +118,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		switch o.what {
 		case optSelectLast:
 			last = o.b
-		case optDstType, optPost, optParamType, optInfAsZero, optStats:
+		case optDstType, optPost, optParamType, optInfAsZero, optStats, optSoftmaxStats:
 			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: an index reduction takes KeepDims, Type, SrcType, SrcStrides, DstStrides and SelectLastIndex only", fn, i)
 		default:
 			rest = append(rest, o)

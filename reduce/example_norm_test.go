@@ -36,6 +36,26 @@ func ExampleSoftmax_attention() {
 	// <nil>
 }
 
+// Attention's forward pass for training keeps each row's log-sum-exp
+// beside the weights: the backward pass recomputes the weights from the
+// scores as exp(score - lse), without a second max and sum.
+func ExampleSoftmaxStats() {
+	scores := []float32{
+		1, 2, 3,
+		0, 0, float32(math.Inf(-1)),
+	}
+	weights := make([]float32, len(scores))
+	lse := make([]float32, 2)
+	err := reduce.Softmax(weights, scores, []int{2, 3}, -1, reduce.SoftmaxStats(lse))
+	fmt.Printf("%.4f %.4f\n", weights, lse)
+	fmt.Printf("%.4f\n", math.Exp(float64(scores[0]-lse[0])))
+	fmt.Println(err)
+	// Output:
+	// [0.0900 0.2447 0.6652 0.5000 0.5000 0.0000] [3.4076 0.6931]
+	// 0.0900
+	// <nil>
+}
+
 // A transformer block's RMSNorm, as in Llama, on bf16 activations: the
 // block's output plus the residual, normalized over the hidden dim and
 // scaled by the learned weight, with eps 1e-6.

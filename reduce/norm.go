@@ -36,14 +36,24 @@ func Stats(mean, variance []float32) Option {
 	return Option{what: optStats, stats: [2][]float32{mean, variance}}
 }
 
+// SoftmaxStats has Softmax also write each row's log-sum-exp, m + log(sum
+// exp(x - m)) in f32 (oneDNN Graph's SoftMax "stats", which attention's
+// backward pass reads): lse holds one value per row, dense, in the order
+// of src's dims without the axis. A row of -Inf gives NaN, or 0 with
+// InfAsZero. The slice is written during the call only.
+func SoftmaxStats(lse []float32) Option {
+	return Option{what: optSoftmaxStats, stats: [2][]float32{lse}}
+}
+
 // Softmax writes exp(x - m) / sum exp(x - m) over axis to dst, m the
 // largest element along it, so that nothing overflows: a row of 1000s
 // gives equal shares, and -Inf elements (masked out) give exactly 0. A
 // row of -Inf only gives NaN, or 0s with InfAsZero; a NaN gives a row of
 // NaN. dims are src's, which dst has too; axis may be negative. Options:
 // Type, SrcType and DstType (naming 16-bit slices), SrcStrides,
-// DstStrides and InfAsZero. dst may be src itself (in place: the same
-// slice, type and strides), and must not otherwise overlap it.
+// DstStrides, InfAsZero and SoftmaxStats. dst may be src itself (in
+// place: the same slice, type and strides), and must not otherwise
+// overlap it.
 //
 // The normalizations run as programs of compiled reduction kernels:
 // machine code wherever the reductions have it, threads over chunks of
@@ -99,6 +109,8 @@ type normSettings struct {
 	infAsZero              bool
 	mean, variance         []float32
 	hasStats               bool
+	lse                    []float32
+	hasLSE                 bool
 }
 
 func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
@@ -128,6 +140,11 @@ func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
 				return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: Stats is LayerNorm's and GroupNorm's", fn, i)
 			}
 			s.mean, s.variance, s.hasStats = o.stats[0], o.stats[1], true
+		case optSoftmaxStats:
+			if k != norm.Softmax {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: SoftmaxStats is Softmax's", fn, i)
+			}
+			s.lse, s.hasLSE = o.stats[0], true
 		case optKeepDims:
 			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: KeepDims is the reductions'; a normalization's dst has src's dims", fn, i)
 		case optPost:
@@ -241,6 +258,14 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 			p.Var = p.Mean
 			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
 		}
+		if s.hasLSE {
+			sdims := norm.AppendStatsDims(a.make(rank)[:0], k, d64, ax, 0)
+			if n := elements(sdims); int64(len(s.lse)) < n {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: SoftmaxStats: lse holds %d values; there are %d rows", fn, len(s.lse), n)
+			}
+			p.Stats = norm.Operand{DT: dtypes.F32, Strides: a.dense(sdims, 0)}
+			buf.Stats = bytesOf(s.lse)
+		}
 	}
 	e, err := normprog.Cached(&p)
 	if err != nil {
@@ -254,10 +279,10 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	named := []struct {
 		name string
 		b    []byte
-	}{{"dst", buf.Dst}, {"mean", buf.Mean}, {"variance", buf.Var}, {"src", buf.Src}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
-	for i := range 3 {
+	}{{"dst", buf.Dst}, {"mean", buf.Mean}, {"variance", buf.Var}, {"lse", buf.Stats}, {"src", buf.Src}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
+	for i := range 4 {
 		for j := range named {
-			if j != i && jit.Overlap(named[i].b, named[j].b) && !(i == 0 && j == 3 && inPlace) {
+			if j != i && jit.Overlap(named[i].b, named[j].b) && !(i == 0 && j == 4 && inPlace) {
 				return status.Errorf(status.InvalidArguments, "reduce.%s: %s overlaps %s in memory "+
 					"(in place, dst must be src itself: the same first element, type and strides)", fn, named[i].name, named[j].name)
 			}

@@ -127,8 +127,13 @@ func TestNormCallsAgainstOracle(t *testing.T) {
 			p.Mean = norm.Operand{DT: dtypes.F32, Strides: denseOf(sd)}
 			p.Var = p.Mean
 		}
+		var lse []float32
 		if k == norm.Softmax {
 			opts = append(opts, reduce.InfAsZero(p.InfAsZero))
+			sd := norm.StatsDims(k, dims, axis, 0)
+			lse = make([]float32, product(sd))
+			opts = append(opts, reduce.SoftmaxStats(lse))
+			p.Stats = norm.Operand{DT: dtypes.F32, Strides: denseOf(sd)}
 		} else {
 			p.InfAsZero = false
 		}
@@ -156,6 +161,14 @@ func TestNormCallsAgainstOracle(t *testing.T) {
 			if got := float64(mean[off]); math.Abs(got-w) > oracle.NormStatTolerance(w) {
 				t.Fatalf("%v: mean[%d] = %v, want %v", k, off, got, w)
 			}
+		}
+		for off, w := range want.Stats {
+			if got := float64(lse[off]); math.IsNaN(got) != math.IsNaN(w) || math.Abs(got-w) > oracle.NormStatTolerance(w) {
+				t.Fatalf("%v dims %v axis %d: stats[%d] = %v, want %v", k, dims, axis, off, got, w)
+			}
+		}
+		if k == norm.Softmax && len(want.Stats) != len(lse) {
+			t.Fatalf("%v dims %v: the oracle gives %d stats for %d rows", k, dims, len(want.Stats), len(lse))
 		}
 	}
 }
@@ -216,6 +229,13 @@ func TestNormCallErrors(t *testing.T) {
 		{"stats too short", reduce.LayerNorm(y, x, []float32(nil), nil, dims, -1, 0, reduce.Stats(make([]float32, 6), make([]float32, 5))),
 			graph.InvalidArguments, "mean holds 6 values and variance 5; there are 6 rows"},
 		{"stats on RMSNorm", reduce.RMSNorm(y, x, []float32(nil), dims, -1, 0, reduce.Stats(nil, nil)), graph.InvalidArguments, "Stats is LayerNorm's and GroupNorm's"},
+		{"softmax stats over dst", reduce.Softmax(y, x, dims, -1, reduce.SoftmaxStats(y[:6])), graph.InvalidArguments, "dst overlaps lse"},
+		{"softmax stats too short", reduce.Softmax(y, x, dims, 1, reduce.SoftmaxStats(make([]float32, 7))),
+			graph.InvalidArguments, "SoftmaxStats: lse holds 7 values; there are 8 rows"},
+		{"softmax stats on LogSoftmax", reduce.LogSoftmax(y, x, dims, -1, reduce.SoftmaxStats(make([]float32, 6))), graph.InvalidArguments,
+			"SoftmaxStats is Softmax's"},
+		{"softmax stats on a reduction", reduce.Sum(y, x, dims, []int{1}, reduce.SoftmaxStats(make([]float32, 6))), graph.InvalidArguments,
+			"is a normalization's"},
 		{"inf_as_zero on LogSoftmax", reduce.LogSoftmax(y, x, dims, -1, reduce.InfAsZero(true)), graph.InvalidArguments, "InfAsZero is Softmax's"},
 		{"KeepDims", reduce.Softmax(y, x, dims, -1, reduce.KeepDims(true)), graph.InvalidArguments, "KeepDims is the reductions'"},
 		{"post-op", reduce.Softmax(y, x, dims, -1, reduce.Post(reduce.PostReLU, 0, 0)), graph.Unimplemented, "post-ops after a normalization are not implemented"},

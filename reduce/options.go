@@ -35,6 +35,7 @@ const (
 	optParamType
 	optInfAsZero
 	optStats
+	optSoftmaxStats
 )
 
 // MaxPostOps is how many post-ops (Post) one call may carry.
@@ -203,8 +204,8 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 			user++
 			s.post[s.npost] = postKey{kind: int32(k), alpha: o.post.alpha, beta: o.post.beta}
 			s.npost++
-		case optParamType, optInfAsZero, optStats:
-			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is a normalization's (ParamType, InfAsZero, Stats)", op, i)
+		case optParamType, optInfAsZero, optStats, optSoftmaxStats:
+			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is a normalization's (ParamType, InfAsZero, Stats, SoftmaxStats)", op, i)
 		case optSelectLast:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is an index reduction's (SelectLastIndex)", op, i)
 		default:

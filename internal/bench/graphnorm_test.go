@@ -11,9 +11,9 @@ import (
 )
 
 // normGraphJSON is a normalization graph case: op kind with attrs on src [2,
-// 6, 3, 5] (ids: src 0, gamma 1, beta 2, dst 3, mean 4, variance 5),
-// gamma and beta of pdims where given, then post (a fused op on dst:
-// its JSON, or "").
+// 6, 3, 5] (ids: src 0, gamma 1, beta 2, dst 3, mean 4, variance 5;
+// SoftMax's stats 4, over axis 1), gamma and beta of pdims where given,
+// then post (a fused op on dst: its JSON, or "").
 func normGraphJSON(kind, attrs string, pdims string, stats bool, post string) string {
 	t := func(id int, shape, stride string) string {
 		return `{"id": ` + itoa(id) + `, "dtype": "f32", "shape": ` + shape + `, "stride": ` + stride +
@@ -30,7 +30,10 @@ func normGraphJSON(kind, attrs string, pdims string, stats bool, post string) st
 	if kind == "LayerNorm" || kind == "GroupNorm" {
 		attrs += `, "keep_stats": {"type": "bool", "value": ` + map[bool]string{true: "1", false: "0"}[stats] + `}`
 	}
-	if stats {
+	switch {
+	case stats && kind == "SoftMax":
+		outs += `, {"id": 4, "dtype": "f32", "shape": [2, 1, 3, 5], "layout_type": "any", "property_type": "undef"}`
+	case stats:
 		outs += `, {"id": 4, "dtype": "f32", "shape": [2, 6, 3], "layout_type": "any", "property_type": "undef"}` +
 			`, {"id": 5, "dtype": "f32", "shape": [2, 6, 3], "layout_type": "any", "property_type": "undef"}`
 	}
@@ -75,6 +78,17 @@ func TestGraphNormPartitions(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s%s", name, code, out, errw)
 		}
 	}
+	// SoftMax's stats are f32 whatever its src and dst (which --dt
+	// retypes by id here, as the shared harnesses do).
+	for name, c := range map[string]struct{ doc, dt string }{
+		"SoftMax stats":      {normGraphJSON("SoftMax", softmaxAttrs, "", true, ""), "--dt=0:f32+3:f32,0:bf16+3:bf16,0:f16+3:f16"},
+		"SoftMax stats+GELU": {normGraphJSON("SoftMax", softmaxAttrs, "", true, geluPost), "--dt=0:f32+3:f32+8:f32,0:bf16+3:bf16+8:bf16,0:f16+3:f16+8:f16"},
+	} {
+		code, out, errw := runGraph(t, writeCase(t, c.doc, nil), c.dt)
+		if code != 0 || summary(t, out)[1] != "3" {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errw)
+		}
+	}
 }
 
 // TestGraphNormCheckCanFail: a wrong element of dst or of a statistic
@@ -85,6 +99,7 @@ func TestGraphNormCheckCanFail(t *testing.T) {
 		out func(n *graphNorm) int
 	}{
 		{normGraphJSON("SoftMax", softmaxAttrs, "", false, mulPost), func(n *graphNorm) int { return n.dst }},
+		{normGraphJSON("SoftMax", softmaxAttrs, "", true, ""), func(n *graphNorm) int { return n.mean }},
 		{normGraphJSON("LayerNorm", strings.Replace(lnormAttrs, "-2", "-1", 1), "[5]", true, ""), func(n *graphNorm) int { return n.vari }},
 		{normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, geluPost), func(n *graphNorm) int { return n.dst }},
 	} {

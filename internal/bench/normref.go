@@ -18,8 +18,58 @@ import (
 // is -Inf (all -Inf) gives NaN, or 0 with infAsZero (oneDNN's
 // softmax_accurate_inf_as_zero, Graph's mode "inf_as_zero").
 func refSoftmax(x []float64, dims []int64, axis int, log, infAsZero bool) []float64 {
-	outer, n, inner := splitAt(dims, axis)
 	out := make([]float64, len(x))
+	axisRows(x, dims, axis, func(_ int64, at func(int64) int64, n int64, mx float64) {
+		if math.IsInf(mx, -1) {
+			v := math.NaN()
+			if infAsZero {
+				v = 0
+			}
+			for k := int64(0); k < n; k++ {
+				out[at(k)] = v
+			}
+			return
+		}
+		sum := 0.0
+		for k := int64(0); k < n; k++ {
+			sum += math.Exp(x[at(k)] - mx)
+		}
+		for k := int64(0); k < n; k++ {
+			if log {
+				out[at(k)] = x[at(k)] - mx - math.Log(sum)
+			} else {
+				out[at(k)] = math.Exp(x[at(k)]-mx) / sum
+			}
+		}
+	})
+	return out
+}
+
+// refSoftmaxStats is SoftMax's stats output over x: per row, max +
+// log(sum(exp(x - max))), in the logical order of dims with the axis 1.
+// A row of -Inf gives NaN, 0 with infAsZero (as oneDNN's graph gives).
+func refSoftmaxStats(x []float64, dims []int64, axis int, infAsZero bool) []float64 {
+	outer, _, inner := splitAt(dims, axis)
+	out := make([]float64, outer*inner)
+	axisRows(x, dims, axis, func(row int64, at func(int64) int64, n int64, mx float64) {
+		sum := 0.0
+		for k := int64(0); k < n; k++ {
+			sum += math.Exp(x[at(k)] - mx)
+		}
+		v := mx + math.Log(sum)
+		if n == 0 || math.IsInf(mx, -1) && infAsZero {
+			v = 0
+		}
+		out[row] = v
+	})
+	return out
+}
+
+// axisRows calls f for each row of x along dim axis of dims: its index
+// in the order of dims with the axis 1, where its k-th element is in x,
+// its length and its largest element.
+func axisRows(x []float64, dims []int64, axis int, f func(row int64, at func(int64) int64, n int64, mx float64)) {
+	outer, n, inner := splitAt(dims, axis)
 	for o := int64(0); o < outer; o++ {
 		for in := int64(0); in < inner; in++ {
 			at := func(k int64) int64 { return (o*n+k)*inner + in }
@@ -27,31 +77,14 @@ func refSoftmax(x []float64, dims []int64, axis int, log, infAsZero bool) []floa
 			for k := int64(0); k < n; k++ {
 				mx = math.Max(mx, x[at(k)])
 			}
-			if math.IsInf(mx, -1) {
-				v := math.NaN()
-				if infAsZero {
-					v = 0
-				}
-				for k := int64(0); k < n; k++ {
-					out[at(k)] = v
-				}
-				continue
-			}
-			sum := 0.0
-			for k := int64(0); k < n; k++ {
-				sum += math.Exp(x[at(k)] - mx)
-			}
-			for k := int64(0); k < n; k++ {
-				if log {
-					out[at(k)] = x[at(k)] - mx - math.Log(sum)
-				} else {
-					out[at(k)] = math.Exp(x[at(k)]-mx) / sum
-				}
-			}
+			f(o*inner+in, at, n, mx)
 		}
 	}
-	return out
 }
+
+// softmaxStatsTrh is benchdnn's threshold for SoftMax's stats in the
+// graph driver: its eltwise log's for f32.
+const softmaxStatsTrh = 4e-5
 
 // splitAt returns the sizes before, at and after dim axis of dims.
 func splitAt(dims []int64, axis int) (outer, n, inner int64) {

@@ -45,6 +45,7 @@ type interleaveCase struct {
 	gap        int64   // elements between rows beyond n
 	src, dst   dtypes.DataType
 	withPostOp bool // a per-row Add and a ReLU after the normalization
+	stats      bool // softmax's log-sum-exp kept (kernelshape.Norm.KeepLogSumExp)
 }
 
 // plan returns c's kernel plan and its outer strides (elements).
@@ -66,6 +67,11 @@ func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
 		perRow[len(dims)-1] = 0
 		post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow}, {Kind: ops.ReLU}}
 	}
+	if c.stats {
+		perRow := append([]int64(nil), str...)
+		perRow[len(dims)-1] = 0
+		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow})
+	}
 	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
 		Dims: dims, SrcStrides: str, Reduce: red, DstStrides: str, PostOps: post})
 	if err == nil && len(pl.Reduced) == 0 {
@@ -79,8 +85,12 @@ func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
 		t.Fatalf("%+v: plan %v %v", c, pl, err)
 	}
 	pl.Reduced[0].DstStride = 1
+	pl.Reduced[0].BinStrides = nil
 	if c.withPostOp {
-		pl.Reduced[0].BinStrides = []int64{0}
+		pl.Reduced[0].BinStrides = append(pl.Reduced[0].BinStrides, 0)
+	}
+	if c.stats {
+		pl.Reduced[0].BinStrides = append(pl.Reduced[0].BinStrides, 0)
 	}
 	return pl, str[:len(c.rows)]
 }
@@ -92,7 +102,8 @@ func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
 // counts 1 to 7 (-short: 1, 2, 3 and 2x3), an odd last row in a counted
 // loop and in a fixed inner one, rows apart, all -Inf rows (with and
 // without inf_as_zero), -Inf and NaN elements, every float type pair, a
-// post-op with a per-row operand; both against a float64 reference, with
+// post-op with a per-row operand, softmax's kept log-sum-exp; both
+// against a float64 reference, with
 // the tensors next to guard pages (f32 dsts only under
 // GDNN_TEST_OUTPUTS=f32). It checks that the rows are in fact
 // interleaved where the registers allow, on every JIT ISA this machine
@@ -117,7 +128,8 @@ func TestNormKernelInterleavedRows(t *testing.T) {
 					dt := dts[r.IntN(len(dts))]
 					dt[1] = kerneltest.OutputDT(dt[1]) // f32 under GDNN_TEST_OUTPUTS=f32
 					c := interleaveCase{kind: kind, infAsZero: kind == kernelshape.NormSoftmax && r.IntN(2) == 0, n: n, rows: rows,
-						gap: int64(r.IntN(2) * 3), src: dt[0], dst: dt[1], withPostOp: r.IntN(3) == 0}
+						gap: int64(r.IntN(2) * 3), src: dt[0], dst: dt[1], withPostOp: r.IntN(3) == 0,
+						stats: kind == kernelshape.NormSoftmax && r.IntN(2) == 0}
 					if checkInterleaved(t, isa, c, r) {
 						interleaved[n] = true
 					}
@@ -177,10 +189,10 @@ func TestNormKernelLogRowGroups(t *testing.T) {
 func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) bool {
 	t.Helper()
 	pl, str := c.plan(t)
-	name := fmt.Sprintf("%v %v: %v inf_as_zero=%v n=%d rows=%v gap=%d %v:%v post=%v", isa, runtime.GOARCH, c.kind, c.infAsZero,
-		c.n, c.rows, c.gap, c.src, c.dst, c.withPostOp)
+	name := fmt.Sprintf("%v %v: %v inf_as_zero=%v n=%d rows=%v gap=%d %v:%v post=%v stats=%v", isa, runtime.GOARCH, c.kind, c.infAsZero,
+		c.n, c.rows, c.gap, c.src, c.dst, c.withPostOp, c.stats)
 	mk := func(one bool) *kernelshape.Norm {
-		return &kernelshape.Norm{Kind: c.kind, Plan: pl, InfAsZero: c.infAsZero, OneRow: one}
+		return &kernelshape.Norm{Kind: c.kind, Plan: pl, InfAsZero: c.infAsZero, OneRow: one, KeepLogSumExp: c.stats}
 	}
 	both, one := mk(false), mk(true)
 	differs := !bytes.Equal(normCode(t, both, isa), normCode(t, one, isa))
@@ -228,7 +240,9 @@ func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) boo
 		}
 		bins = [][]byte{bias}
 	}
-	run := func(n *kernelshape.Norm, atEnd bool) []byte {
+	// The stats go to the rows' first elements' places of a buffer of
+	// src's span (the per-row operand's layout).
+	run := func(n *kernelshape.Norm, atEnd bool) (dstOut, statsOut []byte) {
 		k, why, err := CompileNorm(n)
 		if err != nil || k == nil {
 			t.Fatalf("%s: %v %s", name, err, why)
@@ -240,13 +254,31 @@ func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) boo
 		for _, b := range bins {
 			fb = append(fb, f.Place(b))
 		}
+		var stats []byte
+		if c.stats {
+			stats = f.Place(make([]byte, span*4))
+			fb = append(fb, stats)
+		}
 		if err := k.Run(f.Place(src), dst, fb, 0); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		return append([]byte(nil), dst...)
+		return append([]byte(nil), dst...), append([]byte(nil), stats...)
 	}
 	for _, atEnd := range []bool{true, false} {
-		got, want := run(both, atEnd), run(one, atEnd)
+		got, gotStats := run(both, atEnd)
+		want, wantStats := run(one, atEnd)
+		if c.stats {
+			for i := range nrows {
+				g, w := dtypes.LoadF32(dtypes.F32, gotStats, off(i)), dtypes.LoadF32(dtypes.F32, wantStats, off(i))
+				if math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%s: row %d's stats are %v, the one-row kernel's %v", name, i, g, w)
+				}
+				ref := lseRef(c.infAsZero, x[i])
+				if math.IsNaN(ref) != math.IsNaN(float64(g)) || !math.IsNaN(ref) && math.Abs(float64(g)-ref) > 1e-5*(math.Abs(ref)+1) {
+					t.Fatalf("%s: row %d's stats are %v, want %v", name, i, g, ref)
+				}
+			}
+		}
 		for i := range nrows {
 			for j := range c.n {
 				e := off(i) + j
@@ -273,6 +305,29 @@ func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) boo
 		}
 	}
 	return differs
+}
+
+// lseRef is a softmax row's stats in float64: max + log(sum(exp(x -
+// max))), NaN for a row with a NaN or of -Inf only, or 0 for the latter
+// with infAsZero.
+func lseRef(infAsZero bool, x []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, v)
+	}
+	switch {
+	case math.IsNaN(m):
+		return m
+	case math.IsInf(m, -1) && infAsZero:
+		return 0
+	case math.IsInf(m, -1):
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range x {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
 }
 
 // softmaxRef is softmax or log-softmax of one row in float64: a NaN

@@ -115,6 +115,13 @@ type Norm struct {
 	// operands walk the rows. So a layer norm that keeps its statistics
 	// reads its row once, as one that does not.
 	KeepMean, KeepVar bool
+	// KeepLogSumExp makes a softmax's sum step store each row's
+	// log-sum-exp (f32; oneDNN Graph's SoftMax "stats") to the plan's
+	// last binary operand, as KeepMean does a layer norm's mean: m +
+	// log(s), or with InfAsZero, whose m is clamped to the finite range
+	// and whose all -Inf row sums 0, min(s, 1) * m + log(max(s, 1)), so
+	// that row's is 0 (as oneDNN's).
+	KeepLogSumExp bool
 	// OneRow makes the kernel normalize one row at a time where it
 	// would interleave rows (see NormRows): the kernel an emitter falls
 	// back to when the interleaved one needs more temporaries than
@@ -219,10 +226,11 @@ func (n *Norm) Check() error {
 }
 
 // statOps is how many of the plan's last post-ops are kept statistics'
-// operands (KeepMean, KeepVar), which the map does not apply.
+// operands (KeepMean, KeepVar, KeepLogSumExp), which the map does not
+// apply.
 func (n *Norm) statOps() int {
 	k := 0
-	for _, keep := range []bool{n.KeepMean, n.KeepVar} {
+	for _, keep := range []bool{n.KeepMean, n.KeepVar, n.KeepLogSumExp} {
 		if keep {
 			k++
 		}
@@ -231,17 +239,18 @@ func (n *Norm) statOps() int {
 }
 
 // checkStats reports why n's kept statistics are not what NormRows
-// stores: a layer norm's, over rows (not columns), each operand the
-// f32 Add placeholder of a binary post-op broadcast along the row,
-// after the residual sum's operands.
+// stores: a layer norm's mean and variance or a softmax's log-sum-exp,
+// over rows (not columns), each operand the f32 Add placeholder of a
+// binary post-op broadcast along the row, after the residual sum's
+// operands.
 func (n *Norm) checkStats() error {
 	k := n.statOps()
 	if k == 0 {
 		return nil
 	}
 	pl := n.Plan
-	if n.Kind != NormLayer || pl.HasInner {
-		return status.Errorf(status.InvalidArguments, "fused normalization: only a layer norm over rows keeps its statistics")
+	if (n.KeepMean || n.KeepVar) && n.Kind != NormLayer || n.KeepLogSumExp && n.Kind != NormSoftmax || pl.HasInner {
+		return status.Errorf(status.InvalidArguments, "fused normalization: only a layer norm over rows keeps its mean and variance, a softmax over rows its log-sum-exp")
 	}
 	if len(pl.PostOps) < n.Residual+k {
 		return status.Errorf(status.InvalidArguments, "fused normalization: %d kept statistics and a residual sum of %d in %d post-ops",
@@ -822,17 +831,44 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 			normHeldSweep(e, N, b.held, sub, e.ExpShifted)
 			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
 			e.Copy(b.scale, 0)
-		}, func() { normHeldMap(e, row, b.held, lessLog) }}
+		}, func() { normHeldMap(e, n, row, b.held, lessLog) }}
 	}
 	scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
 	return []func(){maxStep, func() {
 		normHeldSweep(e, N, b.held, expShifted, nil)
+		normStoreLogSumExp(e, n, b.shift)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
 		}
 		e.SetConst(b.scale, 1)
 		e.Arith(ops.Divide, b.scale, 0)
-	}, func() { normHeldMap(e, row, b.held, scale) }}
+	}, func() { normHeldMap(e, n, row, b.held, scale) }}
+}
+
+// normStoreLogSumExp stores a softmax row's log-sum-exp where n keeps
+// it (Norm.KeepLogSumExp), from its sum of exps in every lane of
+// register 0 (left unchanged) and its max in register shift, through
+// accumulators 1 and 2, which the sum no longer needs.
+func normStoreLogSumExp(e NormEmitter, n *Norm, shift int) {
+	if !n.KeepLogSumExp {
+		return
+	}
+	stat := len(e.Operands().BinSizes) - 1
+	e.Copy(1, 0)
+	if !n.InfAsZero {
+		e.Eltwise(plan.PostOp{Kind: ops.Log}, 1)
+		e.Arith(ops.Add, 1, shift)
+		e.StoreStat(stat, 1)
+		return
+	}
+	inf := float32(math.Inf(1))
+	e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: inf}, 1)
+	e.Eltwise(plan.PostOp{Kind: ops.Log}, 1)
+	e.Copy(2, 0)
+	e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 0, Beta: 1}, 2)
+	e.Arith(ops.Multiply, 2, shift)
+	e.Arith(ops.Add, 2, 1)
+	e.StoreStat(stat, 2)
 }
 
 // normSweptSteps returns the steps of a softmax or log-softmax row not
@@ -867,6 +903,7 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 			e.Copy(b.scale, 0)
 			return
 		}
+		normStoreLogSumExp(e, n, b.shift)
 		if n.InfAsZero {
 			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, 0)
 		}
@@ -956,7 +993,7 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 			p.UnpackRow(normLogRegs(i).scale, 0, i-i0)
 		}
 	}
-	opnds := e.Operands()
+	opnds := mapOperands(e, n)
 	rs := e.StepsOf(row)
 	for i := range rows {
 		b := normLogRegs(i)
@@ -1102,9 +1139,9 @@ func (rs *residualSum) form(e NormEmitter, r int, j int64, m int) {
 // Where the emitter is a RowStoreChecker, the row's stores are checked
 // once: the held registers keep what was stored, so the exact path
 // stores them again.
-func normHeldMap(e NormEmitter, row *plan.Loop, held int, pre func(t int)) {
+func normHeldMap(e NormEmitter, n *Norm, row *plan.Loop, held int, pre func(t int)) {
 	V := e.Lanes()
-	opnds := e.Operands()
+	opnds := mapOperands(e, n)
 	s := e.StepsOf(row)
 	block := func(v int) LaneMap { return Block(v, V, int(min(int64(V), row.Size-int64(v*V))), s) }
 	c, once := e.(RowStoreChecker)
@@ -1147,9 +1184,7 @@ type RowStoreChecker interface {
 // next row's (see Norm.PrefetchRows).
 func normMapFrom(e NormEmitter, n *Norm, row *plan.Loop, from rowKeep, pre func(t int), infTail bool, ahead int64) {
 	V := e.Lanes()
-	opnds := e.Operands()
-	opnds.PostOps = opnds.PostOps[:len(opnds.PostOps)-n.statOps()]
-	opnds.BinSizes = opnds.BinSizes[:len(opnds.BinSizes)-n.statOps()]
+	opnds := mapOperands(e, n)
 	first := n.Residual
 	s := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
@@ -1205,6 +1240,16 @@ func normMapFrom(e NormEmitter, n *Norm, row *plan.Loop, from rowKeep, pre func(
 			e.Release(mk)
 		}
 	})
+}
+
+// mapOperands are the operands a map sweep applies: not those of kept
+// statistics, which end the list (n's KeepMean, KeepVar,
+// KeepLogSumExp).
+func mapOperands(e NormEmitter, n *Norm) Operands {
+	opnds := e.Operands()
+	opnds.PostOps = opnds.PostOps[:len(opnds.PostOps)-n.statOps()]
+	opnds.BinSizes = opnds.BinSizes[:len(opnds.BinSizes)-n.statOps()]
+	return opnds
 }
 
 // DstPairStorer is optional: an instruction set whose dst stores cost

@@ -18,7 +18,7 @@ const MaxRank = 12
 // Operand is one tensor of a problem: its data type (dtypes.Undef when
 // the problem has no such tensor) and its strides in elements, one per
 // dim of the tensor's own dims (Problem.Dims for src and dst, ParamDims
-// for gamma and beta, StatsDims for mean and variance).
+// for gamma and beta, StatsDims for mean, variance and stats).
 type Operand struct {
 	DT      dtypes.DataType
 	Strides []int64
@@ -42,6 +42,9 @@ type Problem struct {
 	Src, Dst    Operand
 	Gamma, Beta Operand // per element of ParamDims; absent: 1 and 0
 	Mean, Var   Operand // per element of StatsDims; both or neither
+	// Stats is SoftMax's optional output (oneDNN Graph's "stats"): per
+	// element of StatsDims, the row's max + log(sum exp(x - max)).
+	Stats Operand
 }
 
 // Clone is a copy of p that shares no memory with it. (Field by field:
@@ -50,7 +53,7 @@ type Problem struct {
 func (p *Problem) Clone() *Problem {
 	op := func(o Operand) Operand { return Operand{DT: o.DT, Strides: slices.Clone(o.Strides)} }
 	return &Problem{Kind: p.Kind, Dims: slices.Clone(p.Dims), Axis: p.Axis, Groups: p.Groups, Eps: p.Eps, InfAsZero: p.InfAsZero,
-		Src: op(p.Src), Dst: op(p.Dst), Gamma: op(p.Gamma), Beta: op(p.Beta), Mean: op(p.Mean), Var: op(p.Var)}
+		Src: op(p.Src), Dst: op(p.Dst), Gamma: op(p.Gamma), Beta: op(p.Beta), Mean: op(p.Mean), Var: op(p.Var), Stats: op(p.Stats)}
 }
 
 // ParamDims returns the dims of gamma and beta: the normalized dims for
@@ -69,11 +72,12 @@ func AppendParamDims(b []int64, k Kind, dims []int64, axis int) []int64 {
 	return b
 }
 
-// StatsDims returns the dims of the mean and variance outputs: the dims
-// before the normalized ones for LayerNorm, [N, groups] for GroupNorm,
-// none for the other kinds.
+// StatsDims returns the dims of the statistics outputs: the dims before
+// the normalized ones for LayerNorm's mean and variance, [N, groups] for
+// GroupNorm's, src's dims with the axis 1 for SoftMax's stats, none for
+// the other kinds.
 func StatsDims(k Kind, dims []int64, axis int, groups int64) []int64 {
-	if k != LayerNorm && k != GroupNorm {
+	if k != LayerNorm && k != GroupNorm && k != Softmax {
 		return nil
 	}
 	return AppendStatsDims([]int64{}, k, dims, axis, groups) // LayerNorm's over axis 0: empty, not nil
@@ -87,6 +91,9 @@ func AppendStatsDims(b []int64, k Kind, dims []int64, axis int, groups int64) []
 		return append(b, dims[:axis]...)
 	case GroupNorm:
 		return append(b, dims[0], groups)
+	case Softmax:
+		b = append(b, dims...)
+		b[len(b)-len(dims)+axis] = 1
 	}
 	return b
 }
@@ -99,6 +106,7 @@ const (
 	oBeta
 	oMean
 	oVar
+	oStats
 	nOperands
 )
 
@@ -121,7 +129,7 @@ type Exec struct {
 // Buffers are a Run's tensors, little-endian elements of each operand's
 // data type; those the problem does not have are ignored.
 type Buffers struct {
-	Src, Dst, Gamma, Beta, Mean, Var []byte
+	Src, Dst, Gamma, Beta, Mean, Var, Stats []byte
 }
 
 // New checks p and prepares its execution. Every problem without a
@@ -171,6 +179,7 @@ func New(p *Problem) (*Exec, error) {
 	}{
 		{"src", p.Src, p.Dims}, {"dst", p.Dst, p.Dims}, {"gamma", p.Gamma, paramDims},
 		{"beta", p.Beta, paramDims}, {"mean", p.Mean, statsDims}, {"variance", p.Var, statsDims},
+		{"stats", p.Stats, statsDims},
 	}
 	for _, op := range ops {
 		if !op.o.Present() {
@@ -185,7 +194,7 @@ func New(p *Problem) (*Exec, error) {
 			}
 		}
 	}
-	for _, i := range []int{oDst, oMean, oVar} {
+	for _, i := range []int{oDst, oMean, oVar, oStats} {
 		if ops[i].o.Present() && plan.SelfOverlaps(ops[i].dims, ops[i].o.Strides) {
 			return nil, status.Errorf(status.InvalidArguments, "%s strides %v make elements overlap", ops[i].name, ops[i].o.Strides)
 		}
@@ -202,6 +211,9 @@ func New(p *Problem) (*Exec, error) {
 		switch k {
 		case Softmax, LogSoftmax:
 			inner = d == axis
+			if !inner {
+				v.s[oStats] = strideOf(p.Stats, d)
+			}
 		case LayerNorm, RMSNorm:
 			inner = d >= axis
 			if inner {
@@ -260,9 +272,12 @@ func New(p *Problem) (*Exec, error) {
 			}
 			e.need[i] = plan.MulSat(sp, int64(op.o.DT.Size()))
 		}
-	} else if len(statsDims) > 0 && e.rows > 0 && p.Mean.Present() {
+	} else if len(statsDims) > 0 && e.rows > 0 {
 		// Rows of no elements still have statistics (0, as oneDNN).
-		for _, i := range []int{oMean, oVar} {
+		for _, i := range []int{oMean, oVar, oStats} {
+			if !ops[i].o.Present() {
+				continue
+			}
 			sp := int64(1)
 			for j, d := range ops[i].dims {
 				sp += plan.MulSat(d-1, ops[i].o.Strides[j])
@@ -338,6 +353,7 @@ func checkTypes(p *Problem) error {
 		{"beta", p.Beta, k == LayerNorm || k == GroupNorm, "f32, bf16 or f16", dtypes.DataType.IsFloat},
 		{"mean", p.Mean, k.HasStats(), "f32", func(dt dtypes.DataType) bool { return dt == dtypes.F32 }},
 		{"variance", p.Var, k.HasStats(), "f32", func(dt dtypes.DataType) bool { return dt == dtypes.F32 }},
+		{"stats", p.Stats, k == Softmax, "f32", func(dt dtypes.DataType) bool { return dt == dtypes.F32 }},
 	} {
 		switch {
 		case !c.o.Present():
@@ -369,7 +385,7 @@ func (e *Exec) Run(b Buffers, threads int) error {
 	if err := e.Check(b); err != nil {
 		return err
 	}
-	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var}
+	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var, b.Stats}
 	if e.rows == 0 {
 		return nil
 	}
@@ -399,8 +415,8 @@ func (e *Exec) Run(b Buffers, threads int) error {
 // as Run does first; other executors of the same problem call it too, so
 // that every one refuses in the same words.
 func (e *Exec) Check(b Buffers) error {
-	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var}
-	names := [nOperands]string{"src", "dst", "gamma", "beta", "mean", "variance"}
+	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var, b.Stats}
+	names := [nOperands]string{"src", "dst", "gamma", "beta", "mean", "variance", "stats"}
 	for i, buf := range bufs {
 		if int64(len(buf)) < e.need[i] {
 			return status.Errorf(status.InvalidArguments, "%s holds %d bytes; its dims and strides address %d", names[i], len(buf), e.need[i])
@@ -435,10 +451,10 @@ func (e *Exec) runRows(lo, hi int64, b *[nOperands][]byte) {
 			e.gather(oBeta, b[oBeta], p.Beta.DT, base[oBeta], bt)
 			lastB = base[oBeta]
 		}
-		var mean, variance float64
+		var mean, variance, lse float64
 		switch p.Kind {
 		case Softmax:
-			softmax(x, p.InfAsZero)
+			lse = softmax(x, p.InfAsZero)
 		case LogSoftmax:
 			logSoftmax(x)
 		case LayerNorm, GroupNorm:
@@ -463,6 +479,9 @@ func (e *Exec) runRows(lo, hi int64, b *[nOperands][]byte) {
 		if p.Mean.Present() {
 			binary.LittleEndian.PutUint32(b[oMean][4*base[oMean]:], math.Float32bits(float32(mean)))
 			binary.LittleEndian.PutUint32(b[oVar][4*base[oVar]:], math.Float32bits(float32(variance)))
+		}
+		if p.Stats.Present() {
+			binary.LittleEndian.PutUint32(b[oStats][4*base[oStats]:], math.Float32bits(float32(lse)))
 		}
 	}
 }
@@ -575,8 +594,13 @@ func rowMax(x []float64) float64 {
 
 // softmax maps the row x to exp(x - m) / sum exp(x - m), m its largest
 // element, so nothing overflows; -Inf elements give exactly 0. A row of
-// -Inf only has no finite sum: NaN, or 0 with infAsZero.
-func softmax(x []float64, infAsZero bool) {
+// -Inf only has no finite sum: NaN, or 0 with infAsZero. It returns the
+// row's stats, m + log(sum exp(x - m)): NaN for a row of -Inf (as its
+// dst), 0 with infAsZero and for an empty row (as oneDNN's).
+func softmax(x []float64, infAsZero bool) (stats float64) {
+	if len(x) == 0 {
+		return 0
+	}
 	m := rowMax(x)
 	if math.IsInf(m, -1) {
 		fill := math.NaN()
@@ -586,7 +610,7 @@ func softmax(x []float64, infAsZero bool) {
 		for i := range x {
 			x[i] = fill
 		}
-		return
+		return fill
 	}
 	s := 0.0
 	for i, v := range x {
@@ -596,6 +620,7 @@ func softmax(x []float64, infAsZero bool) {
 	for i, v := range x {
 		x[i] = v / s
 	}
+	return m + math.Log(s)
 }
 
 // logSoftmax maps the row x to x - m - log(sum exp(x - m)).

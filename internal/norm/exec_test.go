@@ -131,6 +131,9 @@ func randomProblem(r *rand.Rand, k norm.Kind) (*norm.Problem, norm.Buffers) {
 		p.Mean = norm.Operand{DT: dtypes.F32, Strides: layout(r, sd)}
 		p.Var = norm.Operand{DT: dtypes.F32, Strides: layout(r, sd)}
 	}
+	if k == norm.Softmax && r.IntN(2) == 0 {
+		p.Stats = norm.Operand{DT: dtypes.F32, Strides: layout(r, sd)}
+	}
 	center, spread := 0.0, 1.0
 	switch r.IntN(4) {
 	case 0:
@@ -153,6 +156,9 @@ func randomProblem(r *rand.Rand, k norm.Kind) (*norm.Problem, norm.Buffers) {
 	if p.Mean.Present() {
 		b.Mean = bytes.Repeat([]byte{0xa5}, 4*int(spanOf(sd, p.Mean.Strides)))
 		b.Var = bytes.Repeat([]byte{0xa5}, 4*int(spanOf(sd, p.Var.Strides)))
+	}
+	if p.Stats.Present() {
+		b.Stats = bytes.Repeat([]byte{0xa5}, 4*int(spanOf(sd, p.Stats.Strides)))
 	}
 	return p, b
 }
@@ -181,10 +187,10 @@ func check(t *testing.T, p *norm.Problem, b norm.Buffers, before norm.Buffers) {
 		name string
 		want map[int64]float64
 		buf  []byte
-	}{{"mean", want.Mean, b.Mean}, {"variance", want.Var, b.Var}} {
+	}{{"mean", want.Mean, b.Mean}, {"variance", want.Var, b.Var}, {"stats", want.Stats, b.Stats}} {
 		for off, w := range s.want {
 			got := float64(dtypes.LoadF32(dtypes.F32, s.buf, off))
-			if math.Abs(got-w) > ulpRel(dtypes.F32)*math.Abs(w)+1e-30 {
+			if math.IsNaN(w) != math.IsNaN(got) || math.Abs(got-w) > ulpRel(dtypes.F32)*math.Abs(w)+1e-30 {
 				t.Fatalf("%s: %s[%d] = %v, want %v", describe(p), s.name, off, got, w)
 			}
 		}
@@ -198,7 +204,7 @@ func describe(p *norm.Problem) string {
 
 func clone(b norm.Buffers) norm.Buffers {
 	return norm.Buffers{Src: slices.Clone(b.Src), Dst: slices.Clone(b.Dst), Gamma: slices.Clone(b.Gamma),
-		Beta: slices.Clone(b.Beta), Mean: slices.Clone(b.Mean), Var: slices.Clone(b.Var)}
+		Beta: slices.Clone(b.Beta), Mean: slices.Clone(b.Mean), Var: slices.Clone(b.Var), Stats: slices.Clone(b.Stats)}
 }
 
 // TestAgainstOracle runs random problems of every kind (ranks, axes,
@@ -322,6 +328,27 @@ func TestSoftmaxNumerics(t *testing.T) {
 			t.Fatalf("log-softmax of an all -Inf row: %v, want NaN", v)
 		}
 	}
+	// stats: the log-sum-exp; of a row of -Inf NaN, or 0 in inf_as_zero
+	// mode; of a row with a NaN NaN.
+	for _, c := range []struct {
+		x         []float32
+		infAsZero bool
+		want      float64
+	}{
+		{[]float32{1, -inf, 2, -inf}, false, math.Log(math.E + math.E*math.E)},
+		{big, true, 1000 + math.Log(4)},
+		{all, false, math.NaN()},
+		{all, true, 0},
+		{[]float32{1, float32(math.NaN()), 2}, true, math.NaN()},
+	} {
+		stats := make([]byte, 4)
+		run1(t, &norm.Problem{Kind: norm.Softmax, InfAsZero: c.infAsZero, Stats: norm.Operand{DT: dtypes.F32, Strides: []int64{0}}},
+			c.x, norm.Buffers{Stats: stats})
+		got := float64(dtypes.LoadF32(dtypes.F32, stats, 0))
+		if math.IsNaN(c.want) != math.IsNaN(got) || !math.IsNaN(c.want) && math.Abs(got-c.want) > ulpRel(dtypes.F32)*math.Abs(c.want) {
+			t.Errorf("stats of %v (inf_as_zero %v) = %v, want %v", c.x, c.infAsZero, got, c.want)
+		}
+	}
 	nan := []float32{1, float32(math.NaN()), 2}
 	for _, v := range run1(t, &norm.Problem{Kind: norm.Softmax, InfAsZero: true}, nan, norm.Buffers{}) {
 		if !math.IsNaN(float64(v)) {
@@ -406,6 +433,22 @@ func TestEmptyRows(t *testing.T) {
 			t.Fatalf("mean, variance [%d] = %v, %v; want +0, +0", i, m, v)
 		}
 	}
+	// A softmax's stats of empty rows: 0, as oneDNN's.
+	p = &norm.Problem{Kind: norm.Softmax, Dims: []int64{3, 0}, Axis: -1, Src: norm.Operand{DT: dtypes.F32, Strides: []int64{0, 1}},
+		Dst: norm.Operand{DT: dtypes.F32, Strides: []int64{0, 1}}, Stats: norm.Operand{DT: dtypes.F32, Strides: []int64{1, 0}}}
+	if e, err = norm.New(p); err != nil {
+		t.Fatal(err)
+	}
+	stats := bytes.Repeat([]byte{0xa5}, 12)
+	if err := e.Run(norm.Buffers{Stats: stats}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stats, make([]byte, 12)) {
+		t.Fatalf("stats of empty rows: % x, want +0s", stats)
+	}
+	if err := e.Run(norm.Buffers{Stats: stats[:8]}, 2); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "stats holds 8 bytes") {
+		t.Fatalf("short stats: %v", err)
+	}
 }
 
 // TestRefusals: problems without a meaning are errors with a status,
@@ -464,6 +507,11 @@ func TestRefusals(t *testing.T) {
 		}, status.InvalidDataType, "mean is bf16"},
 		{"mean without variance", norm.GroupNorm, func(p *norm.Problem) { p.Mean = f32(2, 1) }, status.InvalidArguments, "give both or neither"},
 		{"stats for RMSNorm", norm.RMSNorm, func(p *norm.Problem) { p.Mean, p.Var = f32(1), f32(1) }, status.InvalidArguments, "RMSNorm has no mean"},
+		{"softmax stats for LayerNorm", norm.LayerNorm, func(p *norm.Problem) { p.Stats = f32(1, 0) }, status.InvalidArguments, "LayerNorm has no stats"},
+		{"mean for SoftMax", norm.Softmax, func(p *norm.Problem) { p.Mean, p.Var = f32(1, 0), f32(1, 0) }, status.InvalidArguments, "SoftMax has no mean"},
+		{"softmax stats bf16", norm.Softmax, func(p *norm.Problem) { p.Stats = norm.Operand{DT: dtypes.BF16, Strides: []int64{1, 0}} }, status.InvalidDataType, "stats is bf16"},
+		{"softmax stats of the wrong rank", norm.Softmax, func(p *norm.Problem) { p.Stats = f32(1) }, status.InvalidShape, "stats has 1 strides for its 2 dims"},
+		{"softmax stats overlapping", norm.Softmax, func(p *norm.Problem) { p.Dims = []int64{2, 6}; p.Axis = 0; p.Stats = f32(0, 0) }, status.InvalidArguments, "stats strides [0 0] make elements overlap"},
 	}
 	for _, c := range norms {
 		t.Run(c.name, func(t *testing.T) {
@@ -495,16 +543,16 @@ func TestRefusals(t *testing.T) {
 func TestProblemClone(t *testing.T) {
 	op := func(s ...int64) norm.Operand { return norm.Operand{DT: dtypes.F32, Strides: s} }
 	p := &norm.Problem{Kind: norm.LayerNorm, Dims: []int64{2, 3}, Axis: -1, Groups: 1, Eps: 1e-5, InfAsZero: true,
-		Src: op(3, 1), Dst: op(3, 1), Gamma: op(1), Beta: op(1), Mean: op(1), Var: op(1)}
+		Src: op(3, 1), Dst: op(3, 1), Gamma: op(1), Beta: op(1), Mean: op(1), Var: op(1), Stats: op(1, 0)}
 	c := p.Clone()
 	if !reflect.DeepEqual(c, p) {
 		t.Fatalf("clone %+v of %+v", c, p)
 	}
 	c.Dims[0] = 9
-	for _, o := range []*norm.Operand{&c.Src, &c.Dst, &c.Gamma, &c.Beta, &c.Mean, &c.Var} {
+	for _, o := range []*norm.Operand{&c.Src, &c.Dst, &c.Gamma, &c.Beta, &c.Mean, &c.Var, &c.Stats} {
 		o.Strides[0] = 9
 	}
-	for _, o := range []norm.Operand{p.Src, p.Dst, p.Gamma, p.Beta, p.Mean, p.Var} {
+	for _, o := range []norm.Operand{p.Src, p.Dst, p.Gamma, p.Beta, p.Mean, p.Var, p.Stats} {
 		if o.Strides[0] == 9 || p.Dims[0] != 2 {
 			t.Fatalf("writing the clone changed the problem: %+v", p)
 		}

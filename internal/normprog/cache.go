@@ -87,7 +87,7 @@ func appendProblemKey(b []byte, p *norm.Problem) []byte {
 		}
 	}
 	ints(p.Dims)
-	for _, o := range [...]*norm.Operand{&p.Src, &p.Dst, &p.Gamma, &p.Beta, &p.Mean, &p.Var} {
+	for _, o := range [...]*norm.Operand{&p.Src, &p.Dst, &p.Gamma, &p.Beta, &p.Mean, &p.Var, &p.Stats} {
 		put(int64(o.DT))
 		ints(o.Strides)
 	}

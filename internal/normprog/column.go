@@ -30,7 +30,7 @@ var columnKinds = map[Kind]kernelshape.NormKind{Softmax: kernelshape.NormSoftmax
 // a LayerNorm over its groups, which the column kernel does not take).
 func columnDim(kind Kind, d *Desc) (int, bool) {
 	_, ok := columnKinds[kind]
-	if !ok || !useFused || slices.Contains(d.Dims, 0) || d.Residual != nil || d.Mean != nil || d.Var != nil ||
+	if !ok || !useFused || slices.Contains(d.Dims, 0) || d.Residual != nil || d.Mean != nil || d.Var != nil || d.Stats != nil ||
 		d.Kind == LogSoftmax && d.InfAsZero || binaries(columnPostOps(d)) > plan.MaxBinary {
 		return -1, false
 	}

@@ -54,8 +54,9 @@
 // a fixed order, then a map with per-channel operands. The passes remain
 // for everything else: several normalized dims that are not one
 // innermost run, GroupNorm on NCHW data (cut into chunks of groups),
-// statistics kept by anything but a layer norm over rows (whose fused
-// kernel writes them), a residual sum over columns, and the interpreter.
+// statistics kept by anything but a layer norm or softmax over rows
+// (whose fused kernel writes them), a residual sum over columns, and the
+// interpreter.
 //
 // An s8 or u8 src comes with a fused Dequantize (Desc.Dequant): the
 // fused kernels dequantize each vector as they load it, and a program

@@ -163,7 +163,7 @@ func (e *Exec) RunEps(b norm.Buffers, eps []byte, bins [][]byte, threads int) er
 			return err
 		}
 	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Eps: eps, Bins: bins})
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Eps: eps, Bins: bins})
 }
 
 // RunResidual runs a problem of NewResidual: b.Src receives the sum
@@ -179,7 +179,7 @@ func (e *Exec) RunResidual(b norm.Buffers, x, skip, bias []byte, bins [][]byte) 
 	if e.prog == nil {
 		return nil // no element (NewResidual)
 	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Bins: bins,
+	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Bins: bins,
 		X: x, Skip: skip, Bias: bias})
 }
 
@@ -212,7 +212,7 @@ func descOf(p *norm.Problem) (*Desc, string) {
 			return nil, "a problem with an empty dim runs on the reference executor"
 		}
 	}
-	for _, o := range []norm.Operand{p.Mean, p.Var} {
+	for _, o := range []norm.Operand{p.Mean, p.Var, p.Stats} {
 		if o.Present() && o.DT != dtypes.F32 {
 			return nil, "statistics of " + o.DT.String() + " run on the reference executor"
 		}
@@ -239,6 +239,12 @@ func descOf(p *norm.Problem) (*Desc, string) {
 			d.Kind = LogSoftmax
 		}
 		d.Norm[axis] = true
+		if p.Stats.Present() {
+			// Its dims are src's with the axis 1: stride 0 there.
+			s := append([]int64(nil), p.Stats.Strides...)
+			s[axis] = 0
+			d.Stats = &Operand{DT: dtypes.F32, Strides: s}
+		}
 	case norm.LayerNorm, norm.RMSNorm:
 		d.Kind = LayerNorm
 		if p.Kind == norm.RMSNorm {

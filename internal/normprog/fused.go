@@ -19,15 +19,15 @@ import (
 // normalization over one dim that is not innermost has a kernel of its
 // own (column.go), GroupNorm on channels last its kernels (chanlast.go);
 // everything else (other normalized dims elsewhere, GroupNorm on NCHW,
-// statistics kept by anything but a layer norm over rows, the
+// statistics kept by anything but a layer norm or softmax over rows, the
 // interpreter) runs as the program of passes.
 //
 // A residual sum's operands lead the kernel's binary operands; the
 // kernel forms the sum in its first sweep and writes it to src (the
 // caller's sum, or one row of scratch that every row reuses), from
 // where its later sweeps read it while it is in cache. A layer norm's
-// kept mean and variance end them: its statistics sweeps write them,
-// one f32 a row.
+// kept mean and variance, or a softmax's log-sum-exp, end them: its
+// statistics sweeps write them, one f32 a row.
 
 // useFused is false in tests that compare the fused kernels (and
 // GroupNorm's on channels last, chanlast.go) with the passes.
@@ -70,10 +70,10 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 	}
 	post = append(post, d.PostOps...)
 	// The kept statistics' operands end the list (kernelshape.Norm's
-	// KeepMean and KeepVar): the kernel writes them, one a row
+	// KeepMean, KeepVar and KeepLogSumExp): the kernel writes them, one a row
 	// (checkStats: stride 0 along the row).
 	nmapped := binaries(post)
-	for _, st := range []*Operand{d.Mean, d.Var} {
+	for _, st := range []*Operand{d.Mean, d.Var, d.Stats} {
 		if st != nil {
 			post = append(post, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: st.Strides})
 		}
@@ -120,7 +120,7 @@ func (p *Program) fused(dims []int64) (*jit.NormKernel, error) {
 		}
 	}
 	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: kind, Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
-		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, KeepMean: d.Mean != nil, KeepVar: d.Var != nil, StreamDst: streamsDst(d),
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, Residual: nres, KeepMean: d.Mean != nil, KeepVar: d.Var != nil, KeepLogSumExp: d.Stats != nil, StreamDst: streamsDst(d),
 		PrefetchRows: prefetchesRows(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err

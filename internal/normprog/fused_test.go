@@ -38,7 +38,8 @@ func TestFusedChosen(t *testing.T) {
 
 // TestFusedGuarded runs the fused kernel over every tail length of a
 // vector and more, rows back to back and apart, every kind and float type
-// pair, half of the layer norms keeping their mean and variance, with
+// pair, half of the layer norms keeping their mean and variance and half
+// of the softmaxes their stats, with
 // its tensors next to guard pages (at their end and at their start),
 // against the float64 oracle and the reference executor.
 func TestFusedGuarded(t *testing.T) {
@@ -74,10 +75,12 @@ func TestFusedGuarded(t *testing.T) {
 						p.InfAsZero = r.IntN(2) == 0
 					}
 					sd := norm.StatsDims(k, dims, axis, 0)
-					keepStats := k == norm.LayerNorm && (int64(li)+n)%2 == 0
-					if keepStats {
-						p.Mean = norm.Operand{DT: dtypes.F32, Strides: denseStrides(sd, identity(len(sd)))}
-						p.Var = p.Mean
+					keepStats := (k == norm.LayerNorm || k == norm.Softmax) && (int64(li)+n)%2 == 0
+					statOp := norm.Operand{DT: dtypes.F32, Strides: denseStrides(sd, identity(len(sd)))}
+					if keepStats && k == norm.Softmax {
+						p.Stats = statOp
+					} else if keepStats {
+						p.Mean, p.Var = statOp, statOp
 					}
 					center, spread := 0.0, 20.0
 					if k == norm.LayerNorm && r.IntN(2) == 0 {
@@ -98,9 +101,12 @@ func TestFusedGuarded(t *testing.T) {
 						}
 					}
 					b.Dst = make([]byte, spanElems(dims, p.Dst.Strides)*int64(dt[1].Size()))
-					if keepStats {
+					if p.Mean.Present() {
 						b.Mean = make([]byte, 4*spanElems(sd, p.Mean.Strides))
 						b.Var = make([]byte, len(b.Mean))
+					}
+					if p.Stats.Present() {
+						b.Stats = make([]byte, 4*spanElems(sd, p.Stats.Strides))
 					}
 					if p.Gamma.Present() {
 						b.Gamma = fillAround(r, dtypes.F32, spanElems(pd, p.Gamma.Strides), 1, 0.5)
@@ -128,7 +134,7 @@ func TestFusedGuarded(t *testing.T) {
 					for _, atEnd := range []bool{true, false} {
 						f := kerneltest.NewFence(t, atEnd)
 						fb := norm.Buffers{Src: f.Place(b.Src), Dst: f.Place(b.Dst), Gamma: f.Place(b.Gamma), Beta: f.Place(b.Beta),
-							Mean: f.Place(b.Mean), Var: f.Place(b.Var)}
+							Mean: f.Place(b.Mean), Var: f.Place(b.Var), Stats: f.Place(b.Stats)}
 						if err := e.Run(fb, nil, 1); err != nil {
 							t.Fatalf("%v %v on %v: %v", k, dims, isa, err)
 						}
@@ -136,8 +142,8 @@ func TestFusedGuarded(t *testing.T) {
 							name string
 							want map[int64]float64
 							got  []byte
-						}{{"mean", want.Mean, fb.Mean}, {"variance", want.Var, fb.Var}} {
-							if keepStats && len(st.want) != int(spanElems(sd, p.Mean.Strides)) {
+						}{{"mean", want.Mean, fb.Mean}, {"variance", want.Var, fb.Var}, {"stats", want.Stats, fb.Stats}} {
+							if st.got != nil && len(st.want) != int(spanElems(sd, statOp.Strides)) {
 								t.Fatalf("%v %v: the oracle gives %d of %s", k, dims, len(st.want), st.name)
 							}
 							for off, w := range st.want {
@@ -176,7 +182,8 @@ func fillAround(r *rand.Rand, dt dtypes.DataType, n int64, center, spread float6
 
 // TestFusedMatchesPasses: with post-ops (an operand per row, one per
 // element, and a ReLU) the fused kernel gives what the passes give, on
-// every JIT ISA, and so do a layer norm's kept mean and variance.
+// every JIT ISA, and so do a layer norm's kept mean and variance and a
+// softmax's stats.
 func TestFusedMatchesPasses(t *testing.T) {
 	for _, isa := range isas() {
 		if isa == jit.None {
@@ -201,9 +208,12 @@ func TestFusedMatchesPasses(t *testing.T) {
 			}
 			d.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow},
 				{Kind: ops.Multiply, BinDT: dtypes.BF16, BinStrides: d.DstStrides}, {Kind: ops.ReLU}}
-			if d.Kind == LayerNorm {
+			switch d.Kind {
+			case LayerNorm:
 				d.Mean = &Operand{DT: dtypes.F32, Strides: perRow}
 				d.Var = d.Mean
+			case Softmax:
+				d.Stats = &Operand{DT: dtypes.F32, Strides: perRow}
 			}
 			fused, err := Compile(&d)
 			if err != nil {
@@ -230,7 +240,7 @@ func TestFusedMatchesPasses(t *testing.T) {
 			}
 			bins := [][]byte{fill(r, dtypes.F32, spanElems(d.Dims, perRow), 1), fill(r, dtypes.BF16, spanElems(d.Dims, d.DstStrides), 2)}
 			stats := func() []byte {
-				if d.Mean == nil {
+				if d.Mean == nil && d.Stats == nil {
 					return nil
 				}
 				return make([]byte, 4*spanElems(d.Dims, perRow))
@@ -238,7 +248,11 @@ func TestFusedMatchesPasses(t *testing.T) {
 			gotMean, gotVar, wantMean, wantVar := stats(), stats(), stats(), stats()
 			out := func(p *Program, mean, vr []byte) []byte {
 				dst := make([]byte, spanElems(d.Dims, d.DstStrides)*int64(d.DstDT.Size()))
-				if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins, Mean: mean, Var: vr}); err != nil {
+				b := Buffers{Src: src, Dst: dst, Gamma: gamma, Beta: beta, Bins: bins, Mean: mean, Var: vr}
+				if d.Stats != nil {
+					b.Mean, b.Var, b.Stats = nil, nil, mean
+				}
+				if err := p.Run(b); err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				return dst

@@ -31,7 +31,7 @@ func mergeKept(d *Desc) {
 // strideLists are every operand's strides over d's dims.
 func strideLists(d *Desc) []*[]int64 {
 	lists := []*[]int64{&d.SrcStrides, &d.DstStrides}
-	for _, o := range []*Operand{d.Gamma, d.Beta, d.Mean, d.Var} {
+	for _, o := range []*Operand{d.Gamma, d.Beta, d.Mean, d.Var, d.Stats} {
 		if o != nil {
 			lists = append(lists, &o.Strides)
 		}

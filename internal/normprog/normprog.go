@@ -93,6 +93,12 @@ type Desc struct {
 	// 0 along the normalized ones (GroupNorm: over the dims with
 	// ChanDim split into [Groups, channels per group], see Split).
 	Mean, Var *Operand
+	// Stats, when not nil, receives a softmax's log-sum-exp as f32,
+	// max + log(sum(exp(x - max))) a row (oneDNN Graph's SoftMax
+	// "stats"): strides over the dims, 0 along the normalized ones. An
+	// all -Inf row's is NaN, as its dst, or with InfAsZero 0, as
+	// oneDNN's.
+	Stats *Operand
 	// Gamma and Beta scale and shift the result (LayerNorm and RMSNorm;
 	// nil: none).
 	Gamma, Beta *Operand
@@ -155,6 +161,7 @@ const (
 	rEps
 	rMean
 	rVar
+	rStats
 	rX // a Residual's operands
 	rSkip
 	rResBias
@@ -370,13 +377,21 @@ func (p *Program) build(dims []int64) (*passes, error) {
 				switch {
 				case d.Kind == LogSoftmax:
 					pr.PostOps = []plan.PostOp{{Kind: ops.Log}}
-				case d.InfAsZero:
+				case d.InfAsZero && d.Stats == nil:
 					// A row with a finite max sums at least exp(0) = 1;
 					// an all -Inf row sums 0, made 1 so that its 0s
 					// divide to 0.
 					pr.PostOps = []plan.PostOp{{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}}
 				}
 				return add(pr, y, s)
+			},
+			func() error {
+				if d.Stats == nil {
+					return nil
+				}
+				var err error
+				s, err = p.addLogSumExp(add, rowDims, rowStr, s, m, scratch(rows))
+				return err
 			},
 			func() error {
 				if d.Kind == Softmax {
@@ -461,6 +476,39 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		return nil, err
 	}
 	return ps, nil
+}
+
+// addLogSumExp adds the passes that write a softmax's Stats from its
+// rows' max m and raw sum of exps s (row buffers of strides rowStr over
+// rowDims), as the fused kernel computes them (kernelshape.Norm's
+// KeepLogSumExp): log(s) + m, or with InfAsZero, where m is clamped to
+// the finite range and an all -Inf row sums 0, log(max(s, 1)) +
+// min(s, 1) * m, so that row's is 0. It returns the sum the softmax
+// divides by: s, or with InfAsZero max(s, 1) (see the sum's pass) in l,
+// a row buffer.
+func (p *Program) addLogSumExp(add func(*plan.Problem, ref, ref, ...ref) error, rowDims, rowStr []int64, s, m, l ref) (ref, error) {
+	d := &p.d
+	f32 := dtypes.F32
+	none := make([]bool, len(rowDims))
+	copyRows := func(from, to ref, toStr []int64, post []plan.PostOp, bins ...ref) error {
+		return add(&plan.Problem{Reduction: plan.Copy, SrcDT: f32, DstDT: f32, Dims: rowDims, SrcStrides: rowStr,
+			Reduce: none, DstStrides: toStr, PostOps: post}, from, to, bins...)
+	}
+	bin := func(k ops.Kind) plan.PostOp { return plan.PostOp{Kind: k, BinDT: f32, BinStrides: rowStr} }
+	stats := ref{rStats, 0}
+	inf := float32(math.Inf(1))
+	if !d.InfAsZero {
+		return s, copyRows(s, stats, d.Stats.Strides, []plan.PostOp{{Kind: ops.Log}, bin(ops.Add)}, m)
+	}
+	atLeast1 := plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: inf}
+	return l, run([]func() error{
+		func() error { return copyRows(s, l, rowStr, []plan.PostOp{atLeast1, {Kind: ops.Log}}) },
+		func() error {
+			return copyRows(s, stats, d.Stats.Strides,
+				[]plan.PostOp{{Kind: ops.Clamp, Alpha: 0, Beta: 1}, bin(ops.Multiply), bin(ops.Add)}, m, l)
+		},
+		func() error { return copyRows(s, l, rowStr, []plan.PostOp{atLeast1}) },
+	})
 }
 
 // rootPlusEps adds the pass sqrt(x + Epsilon) from the row values at
@@ -552,7 +600,7 @@ func (p *Program) Why() string {
 }
 
 // Buffers are a Run's tensors, each from its first element: Gamma,
-// Beta, Mean, Var and Eps where the Desc has them (else ignored), Bins
+// Beta, Mean, Var, Stats and Eps where the Desc has them (else ignored), Bins
 // one per binary post-op. With a Residual, X, Skip and Bias are its
 // operands, and Src receives the sum (where the Residual keeps it; else
 // Src is not used).
@@ -560,6 +608,7 @@ type Buffers struct {
 	Src, Dst      []byte
 	Gamma, Beta   []byte
 	Mean, Var     []byte
+	Stats         []byte
 	Eps           []byte // the run-time epsilon (Desc.EpsDT)
 	Bins          [][]byte
 	X, Skip, Bias []byte
@@ -645,6 +694,8 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 			return at(b.Mean, d.Mean.Strides, dtypes.F32)
 		case rVar:
 			return at(b.Var, d.Var.Strides, dtypes.F32)
+		case rStats:
+			return at(b.Stats, d.Stats.Strides, dtypes.F32)
 		case rBin:
 			op := binaryOp(d.PostOps, r.i)
 			return at(b.Bins[r.i], op.BinStrides, op.BinDT)
@@ -683,6 +734,9 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 		}
 		if d.Var != nil {
 			bs = append(bs, buf(ref{rVar, 0}))
+		}
+		if d.Stats != nil {
+			bs = append(bs, buf(ref{rStats, 0}))
 		}
 		eps := d.Epsilon
 		if d.EpsDT != dtypes.Undef {

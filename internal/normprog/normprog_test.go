@@ -427,6 +427,11 @@ func TestRefusals(t *testing.T) {
 		return &Desc{Kind: LayerNorm, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: []int64{2, 8}, Norm: []bool{false, true},
 			SrcStrides: []int64{8, 1}, DstStrides: []int64{8, 1}, Epsilon: 1e-5}
 	}
+	// withStats makes the description a softmax that keeps stats of dt
+	// with strides.
+	withStats := func(dt dtypes.DataType, strides ...int64) func(d *Desc) {
+		return func(d *Desc) { d.Kind, d.Epsilon, d.Stats = Softmax, 0, &Operand{DT: dt, Strides: strides} }
+	}
 	cases := []struct {
 		name string
 		mod  func(d *Desc)
@@ -444,6 +449,11 @@ func TestRefusals(t *testing.T) {
 		{"gamma of softmax", func(d *Desc) { d.Kind = Softmax; d.Gamma = &Operand{DT: dtypes.F32, Strides: []int64{0, 1}} }, status.InvalidArguments},
 		{"gamma strides", func(d *Desc) { d.Gamma = &Operand{DT: dtypes.F32, Strides: []int64{1}} }, status.InvalidArguments},
 		{"gamma s8", func(d *Desc) { d.Gamma = &Operand{DT: dtypes.S8, Strides: []int64{0, 1}} }, status.Unimplemented},
+		{"stats of a layer norm", func(d *Desc) { d.Stats = &Operand{DT: dtypes.F32, Strides: []int64{1, 0}} }, status.InvalidArguments},
+		{"stats bf16", withStats(dtypes.BF16, 1, 0), status.InvalidArguments},
+		{"stats strides", withStats(dtypes.F32, 1), status.InvalidArguments},
+		{"stats negative stride", withStats(dtypes.F32, -1, 0), status.InvalidArguments},
+		{"stats along the row", withStats(dtypes.F32, 8, 1), status.InvalidArguments},
 		{"post-op strides", func(d *Desc) {
 			d.PostOps = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{1}}}
 		}, status.InvalidArguments},
@@ -484,6 +494,15 @@ func TestRefusals(t *testing.T) {
 		if !errors.As(err, &e) || e.Status != status.InvalidArguments || !strings.Contains(err.Error(), c.wantSubstring) {
 			t.Errorf("%s: Run gives %v, want InvalidArguments naming %q", c.name, err, c.wantSubstring)
 		}
+	}
+	sm := ok()
+	sm.Kind, sm.Epsilon, sm.Stats = Softmax, 0, &Operand{DT: dtypes.F32, Strides: []int64{1, 0}}
+	if p, err = Compile(sm); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(Buffers{Src: buf, Dst: make([]byte, 64), Stats: make([]byte, 4)}); !errors.Is(err, status.InvalidArguments) ||
+		!strings.Contains(err.Error(), "stats buffer holds 4 bytes") {
+		t.Errorf("short stats: Run gives %v", err)
 	}
 	var nilp *Program
 	if err := nilp.Run(Buffers{Src: buf, Dst: buf}); err == nil {

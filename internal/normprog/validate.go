@@ -111,6 +111,19 @@ func validate(d *Desc) error {
 			}
 		}
 	}
+	if o := d.Stats; o != nil {
+		if d.Kind != Softmax {
+			return bad("%s keeps no stats (a softmax's log-sum-exp)", d.Kind)
+		}
+		if o.DT != dtypes.F32 || len(o.Strides) != r {
+			return bad("%s: stats is %v with %d strides, want f32 with %d", d.Kind, o.DT, len(o.Strides), r)
+		}
+		for _, s := range o.Strides {
+			if s < 0 {
+				return bad("%s: stats has a negative stride", d.Kind)
+			}
+		}
+	}
 	for i, op := range d.PostOps {
 		if op.Kind.IsBinary() && len(op.BinStrides) != r {
 			return bad("%s: post-op %d (%v) has %d operand strides for %d dims", d.Kind, i, op.Kind, len(op.BinStrides), r)
@@ -159,7 +172,7 @@ func cloneDesc(d *Desc) Desc {
 	c.SrcStrides = append([]int64(nil), d.SrcStrides...)
 	c.DstStrides = append([]int64(nil), d.DstStrides...)
 	c.Norm = append([]bool(nil), d.Norm...)
-	for _, o := range []**Operand{&c.Gamma, &c.Beta, &c.Mean, &c.Var} {
+	for _, o := range []**Operand{&c.Gamma, &c.Beta, &c.Mean, &c.Var, &c.Stats} {
 		if *o != nil {
 			cp := **o
 			cp.Strides = append([]int64(nil), cp.Strides...)
@@ -227,7 +240,8 @@ func (p *Program) checkBuffers(b *Buffers) error {
 		name string
 		op   *Operand
 		buf  []byte
-	}{{"gamma", d.Gamma, b.Gamma}, {"beta", d.Beta, b.Beta}, {"mean", d.Mean, b.Mean}, {"variance", d.Var, b.Var}} {
+	}{{"gamma", d.Gamma, b.Gamma}, {"beta", d.Beta, b.Beta}, {"mean", d.Mean, b.Mean}, {"variance", d.Var, b.Var},
+		{"stats", d.Stats, b.Stats}} {
 		if o.op != nil {
 			if err := short(o.name, o.buf, o.op.Strides, o.op.DT); err != nil {
 				return err
@@ -262,7 +276,7 @@ func checkStats(d *Desc) error {
 	for _, o := range []struct {
 		name string
 		op   *Operand
-	}{{"mean", d.Mean}, {"variance", d.Var}} {
+	}{{"mean", d.Mean}, {"variance", d.Var}, {"stats", d.Stats}} {
 		if o.op == nil {
 			continue
 		}

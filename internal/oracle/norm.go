@@ -22,6 +22,9 @@ import (
 type NormResult struct {
 	Dst       map[int64]float64
 	Mean, Var map[int64]float64
+	// Stats is SoftMax's stats, max + log(sum(exp(x - max))) a row: NaN
+	// for a row of -Inf (0 in inf_as_zero mode).
+	Stats map[int64]float64
 	// Magnitude is, by dst offset, the largest magnitude of the row's
 	// results (and of its gamma-scaled terms and beta; for LayerNorm and
 	// GroupNorm also of its inputs in result units, max|x|·|gamma|/σ),
@@ -118,7 +121,7 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 		}
 		rowOf[k] = append(rowOf[k], elem{idx})
 	})
-	out := NormResult{Dst: map[int64]float64{}, Mean: map[int64]float64{}, Var: map[int64]float64{}, Magnitude: map[int64]float64{},
+	out := NormResult{Dst: map[int64]float64{}, Mean: map[int64]float64{}, Var: map[int64]float64{}, Stats: map[int64]float64{}, Magnitude: map[int64]float64{},
 		Bound: map[int64]float64{}}
 	for _, k := range order {
 		row := rowOf[k]
@@ -141,7 +144,7 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 		}
 		y := make([]float64, len(row))
 		scale := 1.0
-		var mean, variance float64
+		var mean, variance, lse float64
 		switch p.Kind {
 		case norm.Softmax, norm.LogSoftmax:
 			m := math.Inf(-1)
@@ -158,6 +161,10 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 			s := 0.0
 			for _, v := range x {
 				s += math.Exp(v - m)
+			}
+			lse = m + math.Log(s)
+			if math.IsInf(m, -1) && p.InfAsZero {
+				lse = 0
 			}
 			for i, v := range x {
 				if p.Kind == norm.Softmax {
@@ -234,11 +241,16 @@ func Norm(p *norm.Problem, b norm.Buffers) NormResult {
 			out.Mean[offsetOf(sidx, p.Mean.Strides)] = mean
 			out.Var[offsetOf(sidx, p.Var.Strides)] = variance
 		}
+		if p.Stats.Present() {
+			sidx := append([]int64(nil), row[0].idx...)
+			sidx[axis] = 0
+			out.Stats[offsetOf(sidx, p.Stats.Strides)] = lse
+		}
 	}
 	return out
 }
 
-// NormStatTolerance is how far a kept mean or variance computed in f32
+// NormStatTolerance is how far a kept mean, variance or stats computed in f32
 // may be from the oracle's want: 64 units of 2^-24 of the larger of it
 // and 1 (the tests' data are of order 1), plus 1e-6 of it.
 func NormStatTolerance(want float64) float64 {
