@@ -18,6 +18,7 @@ import (
 // NCHW).
 var benchShapes = []benchShape{
 	{"S1", Softmax, []int64{32, 12, 128, 128}, 1, 0, false},
+	{"S1stats", Softmax, []int64{32, 12, 128, 128}, 1, 0, true},
 	{"S1log", LogSoftmax, []int64{32, 12, 128, 128}, 1, 0, false},
 	{"S3", Softmax, []int64{4, 21, 256, 256}, 1, 2, false},
 	{"S3log", LogSoftmax, []int64{4, 21, 256, 256}, 1, 2, false},
@@ -37,7 +38,7 @@ type benchShape struct {
 	dims  []int64
 	norm  int  // how many dims are normalized
 	after int  // how many kept dims follow them
-	stats bool // a layer norm keeps its mean and variance
+	stats bool // a layer norm keeps its mean and variance, a softmax its stats
 }
 
 func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *Desc {
@@ -60,13 +61,18 @@ func benchDesc(kind Kind, dims []int64, norm, after int, dt dtypes.DataType) *De
 }
 
 // benchShapeDesc is benchDesc of s, with its kept statistics: a mean
-// and a variance per row, dense over the dims before the normalized ones.
+// and a variance (a softmax's stats) per row, dense over the dims before
+// the normalized ones.
 func benchShapeDesc(s benchShape, dt dtypes.DataType) *Desc {
 	d := benchDesc(s.kind, s.dims, s.norm, s.after, dt)
 	if s.stats {
 		lead := len(s.dims) - s.after - s.norm
-		d.Mean = &Operand{DT: dtypes.F32, Strides: append(denseStrides(s.dims[:lead], identity(lead)), make([]int64, s.norm+s.after)...)}
-		d.Var = d.Mean
+		st := &Operand{DT: dtypes.F32, Strides: append(denseStrides(s.dims[:lead], identity(lead)), make([]int64, s.norm+s.after)...)}
+		if s.kind == Softmax {
+			d.Stats = st
+		} else {
+			d.Mean, d.Var = st, st
+		}
 	}
 	return d
 }
@@ -89,15 +95,18 @@ func BenchmarkPrograms(b *testing.B) {
 				if d.Gamma != nil {
 					gamma = fill(rand.New(rand.NewPCG(3, 4)), dtypes.F32, d.Dims[len(d.Dims)-1], 2)
 				}
-				var mean, vr []byte
+				var mean, vr, stats []byte
 				if d.Mean != nil {
 					mean = make([]byte, 4*spanElems(d.Dims, d.Mean.Strides))
 					vr = make([]byte, len(mean))
 				}
+				if d.Stats != nil {
+					stats = make([]byte, 4*spanElems(d.Dims, d.Stats.Strides))
+				}
 				b.SetBytes(int64(2 * len(src)))
 				b.ResetTimer()
 				timed(b, func() {
-					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Mean: mean, Var: vr}); err != nil {
+					if err := p.Run(Buffers{Src: src, Dst: dst, Gamma: gamma, Mean: mean, Var: vr, Stats: stats}); err != nil {
 						b.Fatal(err)
 					}
 				})
