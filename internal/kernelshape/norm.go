@@ -75,7 +75,8 @@ import (
 // (NormRowPacker), and not held: each sweep reads the row again, from
 // the cache, and the rows' sums share one log, lane by lane, in place of
 // a log each; the log of a whole vector for one value is a good share
-// of a short row's instructions.
+// of a short row's instructions. Interleaved log-softmax rows not held
+// share one log the same way (normSweptLogs).
 
 // NormKind is the normalization a fused kernel computes.
 type NormKind uint8
@@ -513,7 +514,7 @@ const normLogRows = 4
 
 // normLogGroup reports whether n's rows, which fit the registers, are
 // log-softmax rows of f32 into f32 and e packs normLogRows rows'
-// statistics in a register (NormRowPacker): the kernel then takes the
+// statistics in one register (NormRowPacker): the kernel then takes the
 // rows normLogRows at a time without holding them (normLogRowsGroup)
 // and takes one log for the group. A short row's log is a good share
 // of its instructions (a polynomial on a whole vector for one value);
@@ -526,7 +527,7 @@ const normLogRows = 4
 func normLogGroup(e NormEmitter, n *Norm) bool {
 	ty := e.ElemTypes()
 	p, ok := e.(NormRowPacker)
-	return ok && p.PackedRows() > 0 && normLogRows%p.PackedRows() == 0 && n.Kind == NormLogSoftmax && n.Dequant == nil &&
+	return ok && p.PackedRows() == normLogRows && n.Kind == NormLogSoftmax && n.Dequant == nil &&
 		n.Residual == 0 && ty.SrcDT == dtypes.F32 && ty.DstDT == dtypes.F32
 }
 
@@ -562,10 +563,14 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st 
 		return
 	}
 	H := normHeldVecs(e, row.Size)
+	// Log-softmax rows not held take one log for the rows' sums, packed
+	// in a register, in place of a log each (see normSweptLogs).
+	p, packs := e.(NormRowPacker)
+	packs = packs && H == 0 && n.Kind == NormLogSoftmax && p.PackedRows() >= rows
 	steps := make([][]func(), rows)
 	for i := range rows {
 		if H == 0 {
-			steps[i] = normSweptSteps(e, n, row, normSweptRegs(i), st != nil)
+			steps[i] = normSweptSteps(e, n, row, normSweptRegs(i), st != nil, packs)
 			continue
 		}
 		steps[i] = normHeldSteps(e, n, row, normGroupRegs(i, H))
@@ -576,6 +581,9 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st 
 	stageRow := (row.Size + V - 1) / V * V * 4
 	ptrs := e.Pointers()
 	for j := range steps[0] {
+		if packs && j == normSweptMapStep {
+			normSweptLogs(e, p, rows)
+		}
 		for i := range rows {
 			ptrs.Advance(s, int64(i))
 			if st != nil && i > 0 {
@@ -666,7 +674,7 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 			}
 			return
 		}
-		for _, step := range normSweptSteps(e, n, row, oneRowRegs, st != nil) {
+		for _, step := range normSweptSteps(e, n, row, oneRowRegs, st != nil, false) {
 			step()
 		}
 		return
@@ -871,13 +879,32 @@ func normStoreLogSumExp(e NormEmitter, n *Norm, shift int) {
 	e.StoreStat(stat, 2)
 }
 
+// normSweptLogs sets the scale register of each of rows interleaved
+// log-softmax rows not held, which holds its sum of exps, to the sum's
+// log: one log for the rows' sums, packed in register 0 (an accumulator,
+// free between steps), lane by lane the one-row kernel's bits.
+func normSweptLogs(e NormEmitter, p NormRowPacker, rows int) {
+	for i := range rows {
+		p.PackRow(0, normSweptRegs(i).scale, i)
+	}
+	e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+	for i := range rows {
+		p.UnpackRow(normSweptRegs(i).scale, 0, i)
+	}
+}
+
+// normSweptMapStep is the index of the map in normSweptSteps' steps.
+const normSweptMapStep = 2
+
 // normSweptSteps returns the steps of a softmax or log-softmax row not
 // held in registers, its statistics in registers b (the row's chain, as
 // normHeldSteps'): its max; the sum of its exps and the sum's reciprocal
 // or log; the map into dst. With staged, softmax keeps its exps in the
 // stage (normRowStage), else in an f32 dst, where the map scales them:
-// one exp an element, not two; else the map computes them again.
-func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, staged bool) []func() {
+// one exp an element, not two; else the map computes them again. With
+// packedLog, log-softmax's sum step leaves the sum, not its log, for
+// normSweptLogs to take before the map.
+func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, staged, packedLog bool) []func() {
 	N := row.Size
 	ahead := nextRowBytes(e, n)
 	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
@@ -899,7 +926,9 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 	sumStep := func() {
 		normSweep(e, N, NormSum, keep, expShifted)
 		if n.Kind == NormLogSoftmax {
-			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			if !packedLog {
+				e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			}
 			e.Copy(b.scale, 0)
 			return
 		}

@@ -216,24 +216,32 @@ func (g *gen) LoadEps(r int) { g.load(dtypes.F32, r, mem(rDI, plan.ArgEps), bcas
 // StoreSrc stores n lanes of r to src at off (a residual sum).
 func (g *gen) StoreSrc(r int, off int64, n int) { g.store(g.SrcDT, r, g.m(rSrc, off), n) }
 
-// PackedRows: AVX-512 packs four rows' statistics, one to each 128-bit
-// block of a register; AVX2, whose rows of log-softmax in a group do
-// not fit its registers, packs none.
+// PackedRows: a register packs one row's statistics in each 128-bit
+// block: four on AVX-512, two on AVX2.
 func (g *gen) PackedRows() int {
 	if g.avx512 {
 		return 4
 	}
-	return 0
+	return 2
 }
 
-// PackRow sets 128-bit block i of dst to src's (VINSERTF32X4).
+// PackRow sets 128-bit block i of dst to src's (VINSERTF32X4; AVX2's
+// VBLENDPS takes the block from src, all of whose lanes are one value).
 func (g *gen) PackRow(dst, src, i int) {
+	if !g.avx512 {
+		g.op(x86.AVBLENDPS, imm(int64(0x0F<<(4*i))), g.vr(src), g.vr(dst), g.vr(dst))
+		return
+	}
 	g.op(x86.AVINSERTF32X4, imm(int64(i)), g.xr(src), g.vr(dst), g.vr(dst))
 }
 
 // UnpackRow copies 128-bit block i of src to every block of dst
-// (VSHUFF32X4); its four lanes are one value.
+// (VSHUFF32X4; AVX2's VPERM2F128); its four lanes are one value.
 func (g *gen) UnpackRow(dst, src, i int) {
+	if !g.avx512 {
+		g.op(x86.AVPERM2F128, imm(int64(i*0x11)), g.vr(src), g.vr(src), g.vr(dst))
+		return
+	}
 	g.op(x86.AVSHUFF32X4, imm(int64(i*0x55)), g.vr(src), g.vr(src), g.vr(dst))
 }
 

@@ -25,31 +25,38 @@ func normRowsPlan(t *testing.T, sdt, ddt dtypes.DataType, rows, n int64) *plan.P
 // TestNormLogRowsPacked checks that AVX-512 takes f32 log-softmax rows
 // that fit its registers in groups whose sums' logs are one (four
 // VINSERTF32X4 into a register, one log, four VSHUFF32X4 out of it: the
-// kernelshape.NormRowPacker primitives), and that softmax, a bf16
-// log-softmax, and AVX2 (whose group does not fit its registers) pack
-// nothing. The results are TestNormKernelInterleavedRows's (package jit).
+// kernelshape.NormRowPacker primitives), that log-softmax rows not held
+// and taken two at a time share one log the same way (two of each; AVX2
+// packs with two VBLENDPS and unpacks with two VPERM2F128), and that
+// softmax, a bf16 log-softmax of held rows, and AVX2's held rows (whose
+// group does not fit its registers) pack nothing. The results are
+// TestNormKernelInterleavedRows's (package jit).
 func TestNormLogRowsPacked(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
 	for _, c := range []struct {
-		name   string
-		kind   kernelshape.NormKind
-		dt     dtypes.DataType
-		n      int64
-		o      Options
-		packed bool
+		name string
+		kind kernelshape.NormKind
+		dt   dtypes.DataType
+		n    int64
+		o    Options
+		want string // "group", "pair" or "none"
 	}{
-		{"f32 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, f32, 128, Options{AVX512: true}, true},
-		{"f32 log-softmax of 13, avx512", kernelshape.NormLogSoftmax, f32, 13, Options{AVX512: true}, true},
-		{"f32 log-softmax of 161, avx512 (not held)", kernelshape.NormLogSoftmax, f32, 161, Options{AVX512: true}, false},
-		{"f32 softmax of 128, avx512", kernelshape.NormSoftmax, f32, 128, Options{AVX512: true}, false},
-		{"bf16 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, bf16, 128, Options{AVX512: true}, false},
-		{"f32 log-softmax of 16, avx2", kernelshape.NormLogSoftmax, f32, 16, Options{}, false},
+		{"f32 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, f32, 128, Options{AVX512: true}, "group"},
+		{"f32 log-softmax of 13, avx512", kernelshape.NormLogSoftmax, f32, 13, Options{AVX512: true}, "group"},
+		{"f32 log-softmax of 161, avx512 (not held)", kernelshape.NormLogSoftmax, f32, 161, Options{AVX512: true}, "pair"},
+		{"bf16 log-softmax of 161, avx512 (not held)", kernelshape.NormLogSoftmax, bf16, 161, Options{AVX512: true}, "pair"},
+		{"f32 softmax of 128, avx512", kernelshape.NormSoftmax, f32, 128, Options{AVX512: true}, "none"},
+		{"f32 softmax of 161, avx512", kernelshape.NormSoftmax, f32, 161, Options{AVX512: true}, "none"},
+		{"bf16 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, bf16, 128, Options{AVX512: true}, "none"},
+		{"f32 log-softmax of 16, avx2", kernelshape.NormLogSoftmax, f32, 16, Options{}, "none"},
+		{"f32 log-softmax of 128, avx2 (not held)", kernelshape.NormLogSoftmax, f32, 128, Options{}, "pair"},
+		{"f32 softmax of 128, avx2", kernelshape.NormSoftmax, f32, 128, Options{}, "none"},
 	} {
 		code, err := EmitNorm(&kernelshape.Norm{Kind: c.kind, Plan: normRowsPlan(t, c.dt, c.dt, 8, c.n)}, c.o)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		var ins, outs, logs int
+		var ins, outs, logs, blends, perms int
 		for _, in := range disassemble(t, code.Text) {
 			switch {
 			case strings.HasPrefix(in, "vinsertf32x4"):
@@ -59,11 +66,24 @@ func TestNormLogRowsPacked(t *testing.T) {
 				outs++
 			case strings.HasPrefix(in, "vgetmantps"):
 				logs++
+			case strings.HasPrefix(in, "vblendps $0xf,") || strings.HasPrefix(in, "vblendps $0xf0,"):
+				blends++
+			case strings.HasPrefix(in, "vperm2f128 $0x0,") || strings.HasPrefix(in, "vperm2f128 $0x11,"):
+				perms++
 			}
 		}
-		// The group's one log and the one-row kernel's (the odd rows').
-		if packed := ins == 4 && outs == 4 && logs == 2; packed != c.packed || !c.packed && (ins != 0 || outs != 0) {
-			t.Errorf("%s: %d inserts, %d block shuffles, %d logs; packed %v", c.name, ins, outs, logs, c.packed)
+		got := "none"
+		switch {
+		case ins == 4 && outs == 4 && logs == 2: // the group's one log and the one-row kernel's (the odd rows')
+			got = "group"
+		case ins == 2 && outs == 2 && blends == 0 && perms == 0, ins == 0 && outs == 0 && blends == 2 && perms == 2:
+			got = "pair"
+		case ins != 0 || outs != 0 || blends != 0 || perms != 0:
+			got = "something else"
+		}
+		if got != c.want {
+			t.Errorf("%s: %d inserts, %d block shuffles, %d blends, %d permutes, %d logs (AVX-512's): %s, want %s",
+				c.name, ins, outs, blends, perms, logs, got, c.want)
 		}
 	}
 }

@@ -12,21 +12,24 @@ import (
 // TestNormLogRowsPacked checks that NEON takes f32 log-softmax rows
 // that fit its registers in groups whose sums' logs are one (four INS
 // into the lanes of v0, one log, four DUP out of them: the
-// kernelshape.NormRowPacker primitives), and that softmax and a bf16
-// log-softmax pack nothing. The results are
-// TestNormKernelInterleavedRows's (package jit, under qemu).
+// kernelshape.NormRowPacker primitives), that log-softmax rows not held
+// and taken two at a time share one log the same way (two of each), and
+// that softmax and a bf16 log-softmax of held rows pack nothing. The
+// results are TestNormKernelInterleavedRows's (package jit, under qemu).
 func TestNormLogRowsPacked(t *testing.T) {
 	for _, c := range []struct {
-		kind   kernelshape.NormKind
-		dt     dtypes.DataType
-		n      int64
-		packed bool
+		kind  kernelshape.NormKind
+		dt    dtypes.DataType
+		n     int64
+		packs int // rows whose sums one log takes (0: none packed)
 	}{
-		{kernelshape.NormLogSoftmax, dtypes.F32, 16, true},
-		{kernelshape.NormLogSoftmax, dtypes.F32, 40, true},
-		{kernelshape.NormLogSoftmax, dtypes.F32, 41, false}, // not held
-		{kernelshape.NormSoftmax, dtypes.F32, 16, false},
-		{kernelshape.NormLogSoftmax, dtypes.BF16, 16, false},
+		{kernelshape.NormLogSoftmax, dtypes.F32, 16, 4},
+		{kernelshape.NormLogSoftmax, dtypes.F32, 40, 4},
+		{kernelshape.NormLogSoftmax, dtypes.F32, 41, 2}, // not held
+		{kernelshape.NormLogSoftmax, dtypes.BF16, 41, 2},
+		{kernelshape.NormSoftmax, dtypes.F32, 16, 0},
+		{kernelshape.NormSoftmax, dtypes.F32, 41, 0},
+		{kernelshape.NormLogSoftmax, dtypes.BF16, 16, 0},
 	} {
 		pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.dt, DstDT: c.dt,
 			Dims: []int64{8, c.n}, Reduce: []bool{false, true}, SrcStrides: []int64{c.n, 1}, DstStrides: []int64{c.n, 1}})
@@ -47,8 +50,8 @@ func TestNormLogRowsPacked(t *testing.T) {
 				outs++
 			}
 		}
-		if packed := ins == 4 && outs == 4; packed != c.packed || !c.packed && (ins != 0 || outs != 0) {
-			t.Errorf("%v %v rows of %d: %d inserts into v0, %d duplicates of its lanes; packed %v", c.kind, c.dt, c.n, ins, outs, c.packed)
+		if ins != c.packs || outs != c.packs {
+			t.Errorf("%v %v rows of %d: %d inserts into v0, %d duplicates of its lanes; want %d of each", c.kind, c.dt, c.n, ins, outs, c.packs)
 		}
 	}
 }
