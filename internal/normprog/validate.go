@@ -92,14 +92,21 @@ func validate(d *Desc) error {
 	if d.Kind == GroupNorm {
 		statRank = r + 1
 	}
+	// The statistics: a layer or group norm's mean and variance, a
+	// softmax's stats (its log-sum-exp).
 	for _, o := range []struct {
 		name string
 		op   *Operand
-	}{{"mean", d.Mean}, {"variance", d.Var}} {
+		of   bool // d.Kind keeps it
+	}{
+		{"mean", d.Mean, d.Kind == LayerNorm || d.Kind == GroupNorm},
+		{"variance", d.Var, d.Kind == LayerNorm || d.Kind == GroupNorm},
+		{"stats", d.Stats, d.Kind == Softmax},
+	} {
 		if o.op == nil {
 			continue
 		}
-		if d.Kind != LayerNorm && d.Kind != GroupNorm {
+		if !o.of {
 			return bad("%s keeps no %s", d.Kind, o.name)
 		}
 		if o.op.DT != dtypes.F32 || len(o.op.Strides) != statRank {
@@ -108,19 +115,6 @@ func validate(d *Desc) error {
 		for _, s := range o.op.Strides {
 			if s < 0 {
 				return bad("%s: %s has a negative stride", d.Kind, o.name)
-			}
-		}
-	}
-	if o := d.Stats; o != nil {
-		if d.Kind != Softmax {
-			return bad("%s keeps no stats (a softmax's log-sum-exp)", d.Kind)
-		}
-		if o.DT != dtypes.F32 || len(o.Strides) != r {
-			return bad("%s: stats is %v with %d strides, want f32 with %d", d.Kind, o.DT, len(o.Strides), r)
-		}
-		for _, s := range o.Strides {
-			if s < 0 {
-				return bad("%s: stats has a negative stride", d.Kind)
 			}
 		}
 	}
