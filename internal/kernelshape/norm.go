@@ -302,6 +302,12 @@ type NormEmitter interface {
 	// absolute since e^r <= 1; it gives +0 for -Inf exactly, and e^r
 	// or +0 below the exp for sums' range, and keeps a NaN a NaN.
 	ExpShifted(r int)
+	// LogSum sets every lane of r to log(r) where r is a softmax's sum
+	// of exps: at least 1 (the max's exp is 1, exactly), or a NaN. It is
+	// package vlog's log, whose bits it gives there, without the steps
+	// that only other arguments need (lanes that hold neither, such as
+	// a packed register's unused blocks, come out unspecified).
+	LogSum(r int)
 	// StoreSrc writes n lanes of r to src, off bytes past its pointer,
 	// converted to src's type (a residual sum); r is unchanged.
 	StoreSrc(r int, off int64, n int)
@@ -837,7 +843,7 @@ func normHeldSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs) []func
 		lessLog := func(t int) { e.Arith(ops.Subtract, t, b.scale) }
 		return []func(){maxStep, func() {
 			normHeldSweep(e, N, b.held, sub, e.ExpShifted)
-			e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+			e.LogSum(0)
 			e.Copy(b.scale, 0)
 		}, func() { normHeldMap(e, n, row, b.held, lessLog) }}
 	}
@@ -864,14 +870,14 @@ func normStoreLogSumExp(e NormEmitter, n *Norm, shift int) {
 	stat := len(e.Operands().BinSizes) - 1
 	e.Copy(1, 0)
 	if !n.InfAsZero {
-		e.Eltwise(plan.PostOp{Kind: ops.Log}, 1)
+		e.LogSum(1)
 		e.Arith(ops.Add, 1, shift)
 		e.StoreStat(stat, 1)
 		return
 	}
 	inf := float32(math.Inf(1))
 	e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: inf}, 1)
-	e.Eltwise(plan.PostOp{Kind: ops.Log}, 1)
+	e.LogSum(1)
 	e.Copy(2, 0)
 	e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 0, Beta: 1}, 2)
 	e.Arith(ops.Multiply, 2, shift)
@@ -887,7 +893,7 @@ func normSweptLogs(e NormEmitter, p NormRowPacker, rows int) {
 	for i := range rows {
 		p.PackRow(0, normSweptRegs(i).scale, i)
 	}
-	e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+	e.LogSum(0)
 	for i := range rows {
 		p.UnpackRow(normSweptRegs(i).scale, 0, i)
 	}
@@ -927,7 +933,7 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 		normSweep(e, N, NormSum, keep, expShifted)
 		if n.Kind == NormLogSoftmax {
 			if !packedLog {
-				e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+				e.LogSum(0)
 			}
 			e.Copy(b.scale, 0)
 			return
@@ -1017,7 +1023,7 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 		for i := i0; i < i0+P; i++ {
 			p.PackRow(0, normLogRegs(i).scale, i-i0)
 		}
-		e.Eltwise(plan.PostOp{Kind: ops.Log}, 0)
+		e.LogSum(0)
 		for i := i0; i < i0+P; i++ {
 			p.UnpackRow(normLogRegs(i).scale, 0, i-i0)
 		}

@@ -394,7 +394,7 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 	for k := range tl.nv {
 		switch {
 		case n.Kind == NormLogSoftmax:
-			e.Eltwise(plan.PostOp{Kind: ops.Log}, k)
+			e.LogSum(k)
 		default:
 			if n.InfAsZero {
 				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: 1, Beta: float32(math.Inf(1))}, k)

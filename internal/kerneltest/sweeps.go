@@ -1,6 +1,7 @@
 package kerneltest
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -74,6 +75,48 @@ func CheckExpOfZero(t testing.TB, targets []Target) {
 	Sweep(t, targets, pl, src, "x 2^-24 of e^x", func(_ Target, got []byte) (int64, []string, int) {
 		return vexp.CheckSweepOf("exp for sums", math.Exp, one, xs, got)
 	})
+}
+
+// LogSumChunk is how many f32 elements a kernel given to
+// CheckLogSumSweep takes per call.
+const LogSumChunk = 256
+
+// CheckLogSumSweep holds the log of a softmax's sum of exps
+// (kernelshape.NormEmitter's LogSum) to the Log post-op's contract
+// (vlog.Check) and to vlog.Model's bits, on the sweep's arguments such
+// a sum can be and more: the positive normal numbers, +Inf and the
+// quiet NaNs (a sum is never a signalling one). k maps LogSumChunk
+// elements of src to dst per call, each through the log; name says
+// which code it is.
+func CheckLogSumSweep(t testing.TB, name string, k *Kernel, step, short uint32) {
+	t.Helper()
+	var xs []float32
+	for _, x := range vlog.Sweep(sweepStep(step, short)) {
+		if x != x && math.Float32bits(vexp.Quiet(x)) == math.Float32bits(x) || x >= 0x1p-126 {
+			xs = append(xs, x)
+		}
+	}
+	for len(xs)%LogSumChunk != 0 {
+		xs = append(xs, 1)
+	}
+	src, dst := make([]byte, 4*len(xs)), make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(x))
+	}
+	for off := int64(0); off < int64(len(src)); off += 4 * LogSumChunk {
+		k.Call(src, dst, nil, 1, off, off, nil)
+	}
+	worst, bad, nbad := vlog.CheckSweep(xs, dst)
+	if d := vlog.CheckModel(xs, dst); d != "" {
+		bad, nbad = append(bad, d), nbad+1
+	}
+	for _, b := range bad {
+		t.Errorf("%s: %s", name, b)
+	}
+	if nbad > len(bad) {
+		t.Errorf("%s: %d results break the contract in all", name, nbad)
+	}
+	t.Logf("%s: %d inputs, largest error %d ulp", name, len(xs), worst)
 }
 
 // CheckLogSweep runs the Log post-op on a sweep of the f32 bit patterns

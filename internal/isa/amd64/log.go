@@ -57,7 +57,16 @@ func newLogConsts() []uint32 {
 // AVX-512 splits x with VGETMANTPS and VGETEXPPS, subnormals included,
 // and sets the specials with one VFIXUPIMMPS; AVX2 does both as the
 // algorithm's steps 1 to 3 say. The same m and k, so the same bits.
-func (g *gen) log(r int) {
+func (g *gen) log(r int) { g.logOf(r, false) }
+
+// logSum is log for lanes that are each at least 1 or a NaN (a
+// softmax's sum of exps): AVX2 leaves out the steps that only a
+// subnormal, zero or negative x needs, whose blends would change
+// nothing there, so the bits are log's. AVX-512's are one instruction
+// each and stay.
+func (g *gen) logSum(r int) { g.logOf(r, true) }
+
+func (g *gen) logOf(r int, atLeastOne bool) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	x := g.vr(r)
@@ -73,15 +82,19 @@ func (g *gen) log(r int) {
 		g.op(x86.AVMULPS, c(logHalf), x, kreg(6), x)
 		g.op(x86.AVADDPS, c(logOne), k, kreg(6), k)
 	} else {
-		// Subnormal x scaled by 2^23 in x, k's start (-23 or 0) in p.
-		g.op(x86.AVCMPPS, imm(1), c(logMinNorm), x, p) // x < 2^-126 (LT_OS)
-		g.op(x86.AVMULPS, c(logScale), x, k)
-		g.op(x86.AVBLENDVPS, p, k, x, x)
-		g.op(x86.AVANDPS, c(logNegScale), p, p)
+		if !atLeastOne {
+			// Subnormal x scaled by 2^23 in x, k's start (-23 or 0) in p.
+			g.op(x86.AVCMPPS, imm(1), c(logMinNorm), x, p) // x < 2^-126 (LT_OS)
+			g.op(x86.AVMULPS, c(logScale), x, k)
+			g.op(x86.AVBLENDVPS, p, k, x, x)
+			g.op(x86.AVANDPS, c(logNegScale), p, p)
+		}
 		g.op(x86.AVPSUBD, c(logOff), x, x)
 		g.op(x86.AVPSRAD, imm(vlog.MantBits), x, k)
 		g.op(x86.AVCVTDQ2PS, k, k)
-		g.op(x86.AVADDPS, p, k, k)
+		if !atLeastOne {
+			g.op(x86.AVADDPS, p, k, k)
+		}
 		g.op(x86.AVPAND, c(logMant), x, x)
 		g.op(x86.AVPADDD, c(logOff), x, x)
 	}
@@ -98,10 +111,12 @@ func (g *gen) log(r int) {
 		g.op(x86.AVFIXUPIMMPS, imm(0), c(logFixup), orig, x)
 		return
 	}
-	g.op(x86.AVCMPPS, imm(2), c(logZero), orig, p) // x <= 0 (LE_OS)
-	g.op(x86.AVBLENDVPS, p, c(logNegInf), x, x)
-	g.op(x86.AVCMPPS, imm(1), c(logZero), orig, p) // x < 0
-	g.op(x86.AVBLENDVPS, p, c(logNaN), x, x)
+	if !atLeastOne {
+		g.op(x86.AVCMPPS, imm(2), c(logZero), orig, p) // x <= 0 (LE_OS)
+		g.op(x86.AVBLENDVPS, p, c(logNegInf), x, x)
+		g.op(x86.AVCMPPS, imm(1), c(logZero), orig, p) // x < 0
+		g.op(x86.AVBLENDVPS, p, c(logNaN), x, x)
+	}
 	g.op(x86.AVCMPPS, imm(6), c(logMax), orig, p) // x > MaxFloat32 or unordered (NLE_US)
 	g.op(x86.AVBLENDVPS, p, orig, x, x)
 }

@@ -107,6 +107,9 @@ func (g *gen) LoadDst(r int, off int64, n int) { g.load(dtypes.F32, r, g.m(rDst,
 // ExpShifted sets r to e^r for a softmax's r = x - m (expShifted).
 func (g *gen) ExpShifted(r int) { g.expShifted(r) }
 
+// LogSum sets r to log(r) for a softmax's sum of exps (logSum).
+func (g *gen) LogSum(r int) { g.logSum(r) }
+
 // SetConst broadcasts v into r.
 func (g *gen) SetConst(r int, v float32) { g.constF32(r, v) }
 
