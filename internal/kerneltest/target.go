@@ -67,14 +67,21 @@ func Sweep(t testing.TB, targets []Target, pl *plan.Plan, src []byte, unit strin
 		k.RunBlocks(pl, src, got, nil, 0)
 		k.Release()
 		worst, bad, nbad := check(tg, got)
-		for _, b := range bad {
-			t.Errorf("%s: %s", tg.Name, b)
-		}
-		if nbad > 0 {
-			t.Errorf("%s: %d of %d results break the contract", tg.Name, nbad, len(src)/4)
-		}
-		t.Logf("%s: %d inputs, largest error %d %s", tg.Name, len(src)/4, worst, unit)
+		report(t, tg.Name, len(src)/4, unit, worst, bad, nbad)
 	}
+}
+
+// report fails t with a sweep's results that break the contract (bad:
+// up to a few described, nbad in all) and logs its largest error.
+func report(t testing.TB, name string, n int, unit string, worst int64, bad []string, nbad int) {
+	t.Helper()
+	for _, b := range bad {
+		t.Errorf("%s: %s", name, b)
+	}
+	if nbad > 0 {
+		t.Errorf("%s: %d of %d results break the contract", name, nbad, n)
+	}
+	t.Logf("%s: %d inputs, largest error %d %s", name, n, worst, unit)
 }
 
 // SweepProblem is Sweep for p, the identity problem of a sweep over src,
