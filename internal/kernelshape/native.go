@@ -332,6 +332,19 @@ type NativePacer interface {
 	PaceLoops(on bool)
 }
 
+// NativeStreamer is optional: an instruction set whose long rows read
+// fastest as several streams side by side (amd64: its f32 rows,
+// Conf.Streams) reads the native row's blocks the same way, each stream
+// feeding its own accumulators. The kinds give the same result in any
+// order, or (an f64 sum) keep their runs and bound: each accumulator's
+// chain is as long as in one stream.
+type NativeStreamer interface {
+	// NativeRowStreams is how many equal parts, read side by side, a
+	// sweep of iters blocks of u vectors of unit bytes each reads its
+	// row as: 1 for one stream, else a divisor of u.
+	NativeRowStreams(u int, iters, unit int64) int
+}
+
 // NativeShape is which of the three shapes a plan takes.
 type NativeShape uint8
 
@@ -835,11 +848,20 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout, 
 	}
 	fold := func() { nativeFold(e, nacc, u) }
 	outer := red[:len(red)-1]
-	blockStep := Steps{Src: u * v * sz}
+	// The blocks' u vectors are streams of per vectors each, gap bytes
+	// apart: stream s reads blocks*per vectors from s*gap.
+	per, gap := u, int64(0)
+	if st, ok := e.(NativeStreamer); ok && blocks > 0 {
+		if s := int64(st.NativeRowStreams(int(u), blocks, v*sz)); s > 1 {
+			per = u / s
+			gap = blocks * per * v * sz
+		}
+	}
+	blockStep := Steps{Src: per * v * sz}
 	nativeLoops(e, outer, sz, cut, func() {
 		body := func() {
 			for i := range u {
-				e.NativeLoad(int(i), i*v*sz, int(v))
+				e.NativeLoad(int(i), i/per*gap+i%per*v*sz, int(v))
 			}
 		}
 		if nl.paced {

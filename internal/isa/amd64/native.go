@@ -124,6 +124,12 @@ func (n *nativeGen) NativePacedRowAccs() int {
 	return n.conf.RowAcc
 }
 
+// NativeRowStreams is how many streams an f32 row sweep of the same
+// blocks reads its row as (Conf.streams; kernelshape.NativeStreamer).
+func (n *nativeGen) NativeRowStreams(u int, iters, unit int64) int {
+	return u / n.conf.streams(1, u, iters, unit).per
+}
+
 // PaceLoops gives the loops emitted from now on the paced shape
 // (testedLoops), or the usual one.
 func (n *nativeGen) PaceLoops(on bool) { n.testedLoops = on }

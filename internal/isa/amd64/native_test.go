@@ -163,6 +163,18 @@ func nativeShapes(n int64) [][3][]int64 {
 	}
 }
 
+// exactSrc is a src of p filled by kerneltest.FillExact.
+func exactSrc(t *testing.T, r *rand.Rand, p *plan.Problem) []byte {
+	t.Helper()
+	sb, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]byte, sb)
+	kerneltest.FillExact(r, p.SrcDT, src)
+	return src
+}
+
 // problemOf builds a dense-dst problem from a shape.
 func problemOf(s [3][]int64, sdt, ddt dtypes.DataType, r plan.Reduction) *plan.Problem {
 	dims, ss := s[0], s[1]
@@ -192,13 +204,7 @@ func TestNativeExactShapes(t *testing.T) {
 			for _, c := range kerneltest.ExactPairs(r, sdt) {
 				for _, s := range nativeShapes(n) {
 					p := problemOf(s, sdt, c.DstDT, c.Reduction)
-					sb, err := p.SrcBytes()
-					if err != nil {
-						t.Fatal(err)
-					}
-					src := make([]byte, sb)
-					kerneltest.FillExact(r, sdt, src)
-					ran += checkNativeExact(t, isaList, p, src)
+					ran += checkNativeExact(t, isaList, p, exactSrc(t, r, p))
 				}
 			}
 		}
@@ -660,46 +666,60 @@ func checkNativeMaxMinNaNAt(t *testing.T, isaList []isaCase, h kernelconf.Hints)
 				if hintIdle(t, isaList, h, p) {
 					continue
 				}
-				// Every place's src and interpreter's dst first, so that
-				// one emitted kernel per ISA runs them all.
-				srcs, refs := make([][]byte, len(places)), make([][]byte, len(places))
-				pl, err := plan.Canonicalize(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k, at := range places {
-					src := make([]byte, sb)
-					for i := range total {
-						v := r.NormFloat64()
-						if at < 0 {
-							v = []float64{0, math.Copysign(0, -1), math.Copysign(0, -1), -1}[r.Intn(4)]
-						}
-						plan.StoreF64(dtypes.F64, src, i, v)
-					}
-					if at >= 0 {
-						plan.StoreF64(dtypes.F64, src, at, math.NaN())
-					}
-					ref := kerneltest.Dst(t, p, 0xa5)
-					if err := interp.Run(pl, src, ref, nil); err != nil {
-						t.Fatal(err)
-					}
-					srcs[k], refs[k] = src, ref
-				}
-				ran += runNativeEach(t, isaList, h, p, srcs, nil, func(name string, k int, dst []byte) {
-					ref := refs[k]
-					for i := int64(0); i < int64(len(dst)/8); i++ {
-						g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
-						if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
-							t.Fatalf("%s: NaN at %d: dst[%d] = %v, interpreter %v", name, places[k], i, g, w)
-						}
-					}
-				})
+				ran += checkNaNPlaces(t, r, isaList, h, p, places)
 			}
 		}
 	}
 	if ran == 0 {
 		t.Fatal("no plan ran machine code")
 	}
+}
+
+// checkNaNPlaces runs the f64 max or min p, emitted under the hints h on
+// every ISA of isaList, with one NaN at each of places in turn (-1: none,
+// the data signed zeros and -1), against the interpreter bit for bit (any
+// NaN matching any NaN, zeros their signs); it returns the runs made.
+func checkNaNPlaces(t *testing.T, r *rand.Rand, isaList []isaCase, h kernelconf.Hints, p *plan.Problem, places []int64) int {
+	t.Helper()
+	sb, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := sb / 8
+	// Every place's src and interpreter's dst first, so that one emitted
+	// kernel per ISA runs them all.
+	srcs, refs := make([][]byte, len(places)), make([][]byte, len(places))
+	pl, err := plan.Canonicalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, at := range places {
+		src := make([]byte, sb)
+		for i := range total {
+			v := r.NormFloat64()
+			if at < 0 {
+				v = []float64{0, math.Copysign(0, -1), math.Copysign(0, -1), -1}[r.Intn(4)]
+			}
+			plan.StoreF64(dtypes.F64, src, i, v)
+		}
+		if at >= 0 {
+			plan.StoreF64(dtypes.F64, src, at, math.NaN())
+		}
+		ref := kerneltest.Dst(t, p, 0xa5)
+		if err := interp.Run(pl, src, ref, nil); err != nil {
+			t.Fatal(err)
+		}
+		srcs[k], refs[k] = src, ref
+	}
+	return runNativeEach(t, isaList, h, p, srcs, nil, func(name string, k int, dst []byte) {
+		ref := refs[k]
+		for i := int64(0); i < int64(len(dst)/8); i++ {
+			g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
+			if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+				t.Fatalf("%s: NaN at %d: dst[%d] = %v, interpreter %v", name, places[k], i, g, w)
+			}
+		}
+	})
 }
 
 // TestNativeLpColumnExact runs the f64 Lp norms and sums of squares in

@@ -124,23 +124,30 @@ func TestNativePacedWideRows(t *testing.T) {
 	for _, n := range []int64{8200, 16384} {
 		for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMean.Reduction(0, 0), kerneltest.WideTransformed[1]} {
 			for _, s := range [][3][]int64{{{2, n}, {n, 1}, {0, 1}}, {{2, 3, n}, {3 * n, n, 1}, {0, 1, 1}}} {
-				p := problemOf(s, dtypes.F64, dtypes.F64, red)
-				sb, err := p.SrcBytes()
-				if err != nil {
-					t.Fatal(err)
-				}
-				src := make([]byte, sb)
-				kerneltest.FillWide(r, dtypes.F64, src, false)
-				want := kerneltest.WideBounds(p, src, nil)
-				ran += runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
-					kerneltest.CheckWideBounds(t, name, p, want, dst, 0xa5)
-				})
+				ran += checkWideBound(t, r, isaList, h, problemOf(s, dtypes.F64, dtypes.F64, red))
 			}
 		}
 	}
 	if ran == 0 {
 		t.Fatal("no plan ran machine code")
 	}
+}
+
+// checkWideBound runs the f64 reduction p over random data, emitted
+// under the hints h on every ISA of isaList, against the oracle's bound;
+// it returns the runs made.
+func checkWideBound(t *testing.T, r *rand.Rand, isaList []isaCase, h kernelconf.Hints, p *plan.Problem) int {
+	t.Helper()
+	sb, err := p.SrcBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]byte, sb)
+	kerneltest.FillWide(r, dtypes.F64, src, false)
+	want := kerneltest.WideBounds(p, src, nil)
+	return runNativeHinted(t, isaList, h, p, src, nil, func(name string, dst []byte) {
+		kerneltest.CheckWideBounds(t, name, p, want, dst, 0xa5)
+	})
 }
 
 // TestNativePacedRowsGate checks which native kernels are paced: the rows
