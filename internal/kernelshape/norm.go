@@ -143,7 +143,9 @@ type Norm struct {
 	// rows the statistics sweep would otherwise wait for, while the
 	// map sweep, which reads the row from the cache, leaves memory's
 	// read stream idle. The next row is the innermost row loop's stride
-	// on (past the loop's end, a hint to the wrong line at worst).
+	// on (past the loop's end, a hint to the wrong line at worst). A
+	// group of log-softmax rows (normLogRowsGroup) fetches the rows
+	// normLogAhead groups on.
 	PrefetchRows bool
 	// Dequant, when not nil, is a Dequantize fused before the
 	// normalization: src is s8 or u8, and the emitter's LoadSrc maps
@@ -517,6 +519,16 @@ func normGroupRegs(i, H int) normRowRegs {
 // normLogRows is how many log-softmax rows the kernel interleaves where
 // it reads them from the cache again (normLogGroup).
 const normLogRows = 4
+
+// normLogAhead is how many groups of normLogRows rows on the group's map
+// sweep prefetches src where n prefetches rows (Norm.PrefetchRows). The
+// group's first sweep, the max, asks memory for all its rows at once;
+// the exps, the log and the map that follow are too many instructions
+// for the core to reach the next group's loads meanwhile, so without
+// the prefetch each group waits for memory in turn, and one group
+// ahead still leaves part of that wait (PERFORMANCE-log.md, "Zen 5:
+// the log-softmax group prefetched").
+const normLogAhead = 2
 
 // normLogGroup reports whether n's rows, which fit the registers, are
 // log-softmax rows of f32 into f32 and e packs normLogRows rows'
@@ -974,7 +986,8 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 // sweep, from the cache after the first; each takes the held row's
 // operations in its order (load and max; x - m, its exp and the sum;
 // the sum's log, lane by lane; (x - m) - log(s)), so every row's result
-// is the one-row kernel's bits.
+// is the one-row kernel's bits. Where n prefetches rows, the map sweep
+// fetches the rows normLogAhead groups on into L2.
 func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
 	N := row.Size
 	V := e.Lanes()
@@ -1030,9 +1043,18 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	}
 	opnds := mapOperands(e, n)
 	rs := e.StepsOf(row)
+	pf, _ := e.(NormColumnPrefetcher)
+	ahead := nextRowBytes(e, n) * int64(normLogAhead*rows)
 	for i := range rows {
 		b := normLogRegs(i)
 		each(i, func(t, v, m int) {
+			if pf != nil && ahead != 0 {
+				// The lines that start in this vector, of the row
+				// normLogAhead groups on.
+				for o := (int64(v)*vb + 63) / 64 * 64; o < int64(v+1)*vb; o += 64 {
+					pf.PrefetchSrcL2(ahead + o)
+				}
+			}
 			e.Arith(ops.Subtract, t, b.shift)
 			e.Arith(ops.Subtract, t, b.scale)
 			finish(e, opnds, t, Block(v, V, m, rs))

@@ -1,6 +1,8 @@
 package amd64
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -84,6 +86,41 @@ func TestNormLogRowsPacked(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %d inserts, %d block shuffles, %d blends, %d permutes, %d logs (AVX-512's): %s, want %s",
 				c.name, ins, outs, blends, perms, logs, got, c.want)
+		}
+	}
+}
+
+// TestNormLogGroupPrefetch checks that a group of f32 log-softmax rows
+// (AVX-512's, TestNormLogRowsPacked) prefetches into L2, in its map
+// sweep, every line of the rows normLogAhead (2) groups of 4 on where
+// the kernel prefetches rows (from memory), and nothing where it does
+// not: rows of 128 elements (8 lines each) and of 13 (52 bytes, a line
+// each, the rows not on line boundaries).
+func TestNormLogGroupPrefetch(t *testing.T) {
+	for _, n := range []int64{128, 13} {
+		for _, pf := range []bool{false, true} {
+			code, err := EmitNorm(&kernelshape.Norm{Kind: kernelshape.NormLogSoftmax, Plan: normRowsPlan(t, dtypes.F32, dtypes.F32, 8, n), PrefetchRows: pf}, Options{AVX512: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, in := range disassemble(t, code.Text) {
+				if strings.HasPrefix(in, "prefetch") {
+					got[in]++
+				}
+			}
+			want := map[string]int{}
+			if pf {
+				rowBytes := 4 * n
+				for i := int64(0); i < 4; i++ { // the group's rows, each from its own start
+					for o := int64(0); o < rowBytes; o += 64 {
+						want[fmt.Sprintf("prefetcht1 %#x(%%rsi)", 8*rowBytes+i*rowBytes+o)]++
+					}
+				}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("rows of %d, prefetching rows %v: prefetches %v, want %v", n, pf, got, want)
+			}
 		}
 	}
 }
