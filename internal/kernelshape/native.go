@@ -423,7 +423,9 @@ func (c nativeCut) none() bool { return c.level < 0 }
 // then the rest of its run, one add into the total for each run after
 // it, and the combines: at most the longest run, the runs and the
 // combines, which must stay within the bound (a short run under a long
-// loop of many runs, cut at no loop inside it, cannot).
+// loop of many runs, cut at no loop inside it, cannot). A chain the cut
+// would leave in one run is left whole: its path is then the run and
+// the combines, without the fold.
 func nativeCutOf(k NativeKind, sizes []int64, extra, elems, combines int64) (nativeCut, error) {
 	m := len(sizes)
 	if m == 0 {
@@ -461,10 +463,19 @@ func nativeCutOf(k NativeKind, sizes []int64, extra, elems, combines int64) (nat
 		runs = plan.MulSat(runs, s)
 	}
 	path := addSat(addSat(longest, runs), combines)
+	if runs == 1 {
+		// One run is the whole chain, left whole: no fold into a total
+		// (one add fewer on the path), and no accumulators taken for
+		// the totals.
+		path--
+	}
 	if float64(path) > nativeBoundBase+float64(elems)/nativeBoundPer {
 		return nativeCut{}, status.Errorf(status.Unimplemented,
 			"native kernel: an f64 sum of %d elements over loops of %v cannot be cut into runs within the interpreter's bound (%d adds on a path): it runs in the interpreter",
 			elems, sizes, path)
+	}
+	if runs == 1 {
+		return nativeCut{level: -1}, nil
 	}
 	return nativeCut{level: j, chunk: chunk}, nil
 }

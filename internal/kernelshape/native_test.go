@@ -262,3 +262,47 @@ func TestCheckNativeRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeOneRunWhole checks that an f64 sum whose lanes' chains the
+// cut would leave in one run (more than nativeUncut adds, up to
+// nativeRunLen) is not cut and keeps all its accumulators, and that one
+// a run longer is cut with half of them for its totals: columns of 1001
+// and 1024 rows against 1025, rows of 8 lanes and 16 accumulators whose
+// lanes take 1010 adds against 2020.
+func TestNativeOneRunWhole(t *testing.T) {
+	f64 := NativeKind{Op: NativeAdd, Bytes: 8, Float: true}
+	accs := func(bool) int { return 16 }
+	for _, c := range []struct {
+		name  string
+		dims  []int64
+		axis  int
+		shape NativeShape
+		cut   bool
+	}{
+		{"column of 1001", []int64{1001, 256}, 0, NativeColumn, false},
+		{"column of 1024", []int64{1024, 256}, 0, NativeColumn, false},
+		{"column of 1025", []int64{1025, 256}, 0, NativeColumn, true},
+		{"row of 1010 blocks", []int64{2, 1010 * 128}, 1, NativeRow, false},
+		{"row of 2020 blocks", []int64{2, 2020 * 128}, 1, NativeRow, true},
+	} {
+		p := &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: dtypes.F64, DstDT: dtypes.F64, Dims: c.dims,
+			SrcStrides: []int64{c.dims[1], 1}, Reduce: []bool{c.axis == 0, c.axis == 1}}
+		p.DstStrides = []int64{1, 1}
+		p.DstStrides[c.axis] = 0
+		pl, err := plan.Canonicalize(p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		nl, err := nativeLayoutOf(pl, f64, 8, accs, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		wantU := int64(16)
+		if c.cut {
+			wantU = 8
+		}
+		if nl.shape != c.shape || nl.cut.none() == c.cut || nl.u != wantU {
+			t.Errorf("%s: shape %v, cut %+v, %d accumulators; want shape %v, cut %v, %d", c.name, nl.shape, nl.cut, nl.u, c.shape, c.cut, wantU)
+		}
+	}
+}
