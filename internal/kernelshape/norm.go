@@ -641,12 +641,37 @@ const (
 // normRow emits one row's statistics and map; st, when not nil, is the
 // stage that keeps softmax's exps (normRowStage).
 func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
+	var steps []func()
+	switch {
+	case n.Kind != NormSoftmax && n.Kind != NormLogSoftmax:
+		steps = normStatSteps(e, n, row, oneRowRegs, nextRowBytes(e, n))
+	case normHeldVecs(e, row.Size) > 0:
+		// A row that fits the spare registers is loaded once and kept
+		// there (normHeldSteps).
+		steps = normHeldSteps(e, n, row, oneRowRegs)
+	default:
+		// Else an f32 dst or the stage keeps softmax's exps; the map
+		// then scales them: one exp per element, not two.
+		steps = normSweptSteps(e, n, row, oneRowRegs, st != nil, false)
+	}
+	for _, step := range steps {
+		step()
+	}
+}
+
+// normStatSteps returns the steps of a layer norm, RMS norm or Lp norm
+// row (never held in registers), its statistics in registers b: each
+// statistics sweep with what follows it (the layer norm's mean, then its
+// variance; the other kinds' one sweep), then the map into dst, which
+// prefetches src ahead bytes on where ahead is not 0.
+func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead int64) []func() {
 	N := row.Size
 	var res *residualSum
 	if n.Residual > 0 {
 		res = &residualSum{n: n.Residual, steps: e.StepsOf(row)}
 	}
-	sub := func(t int) { e.Arith(ops.Subtract, t, regShift) }
+	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
+	scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
 	square := func(t int) { e.Arith(ops.Multiply, t, t) }
 	// byN divides register 0 by N, as a mean's finalize does (a true
 	// division).
@@ -657,10 +682,10 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 		e.Arith(ops.Divide, 0, t)
 		e.Release(mk)
 	}
-	// recip sets regScale to 1/register 0.
+	// recip sets b.scale to 1/register 0.
 	recip := func() {
-		e.SetConst(regScale, 1)
-		e.Arith(ops.Divide, regScale, 0)
+		e.SetConst(b.scale, 1)
+		e.Arith(ops.Divide, b.scale, 0)
 	}
 	// withEps sets register 0 to register 0 k eps (as plan.Binary
 	// does): the run-time eps from its register, or the constant.
@@ -679,68 +704,64 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 		withEps(ops.Add)
 		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 	}
-	var pre func(t int) // the map's first steps, before the post-ops
-	ahead := nextRowBytes(e, n)
+	var steps []func()
+	pre := scale // the map's first steps, before the post-ops
 	switch n.Kind {
-	case NormSoftmax, NormLogSoftmax:
-		// A row that fits the spare registers is loaded once and kept
-		// there (normHeldSteps). Else an f32 dst keeps softmax's exps;
-		// the map then scales them: one exp per element, not two.
-		if normHeldVecs(e, N) > 0 {
-			for _, step := range normHeldSteps(e, n, row, oneRowRegs) {
-				step()
-			}
-			return
-		}
-		for _, step := range normSweptSteps(e, n, row, oneRowRegs, st != nil, false) {
-			step()
-		}
-		return
 	case NormLayer:
 		// The kept statistics' operands are the last binary ones.
-		stat := len(e.Operands().BinSizes) - n.statOps()
-		normSweepOf(e, N, NormSum, keepNone, nil, res)
-		byN()
+		mean := len(e.Operands().BinSizes) - n.statOps()
+		vr := mean
 		if n.KeepMean {
-			e.StoreStat(stat, 0)
-			stat++
+			vr++
 		}
-		e.Copy(regShift, 0)
-		normSweep(e, N, NormSum, keepNone, func(t int) { sub(t); square(t) })
-		byN()
-		if n.KeepVar {
-			e.StoreStat(stat, 0)
-		}
-		rootPlusEps()
-		recip()
-		pre = func(t int) { sub(t); e.Arith(ops.Multiply, t, regScale) }
+		steps = []func(){func() {
+			normSweepOf(e, N, NormSum, keepNone, nil, res)
+			byN()
+			if n.KeepMean {
+				e.StoreStat(mean, 0)
+			}
+			e.Copy(b.shift, 0)
+		}, func() {
+			normSweep(e, N, NormSum, keepNone, func(t int) { sub(t); square(t) })
+			byN()
+			if n.KeepVar {
+				e.StoreStat(vr, 0)
+			}
+			rootPlusEps()
+			recip()
+		}}
+		pre = func(t int) { sub(t); scale(t) }
 	case NormRMS:
-		normSweepOf(e, N, NormSum, keepNone, square, res)
-		byN()
-		rootPlusEps()
-		recip()
-		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+		steps = []func(){func() {
+			normSweepOf(e, N, NormSum, keepNone, square, res)
+			byN()
+			rootPlusEps()
+			recip()
+		}}
 	case NormL2, NormL1:
-		if n.Kind == NormL2 {
-			normSweep(e, N, NormSum, keepNone, square)
-			e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
-		} else {
-			normSweep(e, N, NormSum, keepNone, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
-		}
-		// As the passes have it: a constant floor is a Clamp, a
-		// run-time one a Maximum, an added eps an Add.
-		switch {
-		case n.EpsAdded:
-			withEps(ops.Add)
-		case n.EpsArg:
-			withEps(ops.Maximum)
-		default:
-			e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
-		}
-		recip()
-		pre = func(t int) { e.Arith(ops.Multiply, t, regScale) }
+		steps = []func(){func() {
+			if n.Kind == NormL2 {
+				normSweep(e, N, NormSum, keepNone, square)
+				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+			} else {
+				normSweep(e, N, NormSum, keepNone, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
+			}
+			// As the passes have it: a constant floor is a Clamp, a
+			// run-time one a Maximum, an added eps an Add.
+			switch {
+			case n.EpsAdded:
+				withEps(ops.Add)
+			case n.EpsArg:
+				withEps(ops.Maximum)
+			default:
+				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
+			}
+			recip()
+		}}
 	}
-	streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
+	return append(steps, func() {
+		streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
+	})
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N
