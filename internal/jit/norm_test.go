@@ -163,6 +163,15 @@ func normRef(k kernelshape.NormKind, added bool, x []float64, eps float64) []flo
 		if added {
 			div = math.Sqrt(ss) + eps
 		}
+	case kernelshape.NormL1:
+		l1 := 0.0
+		for _, v := range x {
+			l1 += math.Abs(v)
+		}
+		div = math.Max(l1, eps)
+		if added {
+			div = l1 + eps
+		}
 	}
 	out := make([]float64, len(x))
 	for i, v := range x {

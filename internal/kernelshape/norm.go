@@ -429,13 +429,25 @@ const normPairRows = 2
 // normRowsAtOnce is how many rows of its innermost row loop n's kernel
 // interleaves: normLogRows where they are log-softmax rows in groups
 // (normLogGroup), the loop has that many rows, and e gives the registers
-// they take; else normPairRows where the rows are held softmax or
-// log-softmax rows (see normRow), the loop has that many rows, and e
-// gives the registers they take; else 1. Called before any code.
+// they take; else normPairRows where the loop has that many rows and
+// they are held softmax or log-softmax rows (see normRow) for which e
+// gives the registers, or rows not held that normSweptPairs takes (a
+// layer, RMS or Lp norm's only where its eps is no run-time one and its
+// rows do not share the place of their residual sum); else 1. Called
+// before any code.
 func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	pl := n.Plan
-	if n.OneRow || n.Kind != NormSoftmax && n.Kind != NormLogSoftmax || len(pl.Outer) == 0 ||
-		pl.Outer[len(pl.Outer)-1].Size < normPairRows {
+	if n.OneRow || len(pl.Outer) == 0 || pl.Outer[len(pl.Outer)-1].Size < normPairRows {
+		return 1
+	}
+	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
+		// A run-time eps takes the register of the second row's scale;
+		// residual sums into one row that every row reuses (src's
+		// stride 0) would write over each other.
+		shared := n.Residual > 0 && pl.Outer[len(pl.Outer)-1].SrcStride == 0
+		if !n.EpsArg && !shared && normSweptPairs(e, n) {
+			return normPairRows
+		}
 		return 1
 	}
 	H := normHeldVecs(e, pl.Reduced[0].Size)
@@ -464,9 +476,9 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 // keeps the core busy while a reduction or the division waits.
 const normSweptPairMaxVecs = 64
 
-// normSweptPairs reports whether the kernel takes n's softmax or
-// log-softmax rows that are not held in registers normPairRows at a time
-// (normSweptSteps, each row's statistics in normSweptRegs): the rows are
+// normSweptPairs reports whether the kernel takes n's rows that are not
+// held in registers normPairRows at a time (normSweptSteps,
+// normStatSteps; each row's statistics in normSweptRegs): the rows are
 // at most normSweptPairMaxVecs vectors, their sums are not cut into runs
 // (whose running total would take a row's register), and the rows'
 // statistics fit the registers. Where the rows keep their exps in the
@@ -573,8 +585,9 @@ func normLogRegs(i int) normRowRegs {
 }
 
 // normHeldRows emits rows held softmax or log-softmax rows (or a
-// normLogRowsGroup), their starts s apart: each step of the row's chain
-// (normHeldSteps) for every row in turn, so the rows' chains overlap.
+// normLogRowsGroup), or rows not held (normSweptPairs), their starts s
+// apart: each step of the row's chain (normHeldSteps, normSweptSteps,
+// normStatSteps) for every row in turn, so the rows' chains overlap.
 func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st NormColumnStager) {
 	if rows == normLogRows && normLogGroup(e, n) {
 		normLogRowsGroup(e, n, row, rows, s)
@@ -587,6 +600,12 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st 
 	packs = packs && H == 0 && n.Kind == NormLogSoftmax && p.PackedRows() >= rows
 	steps := make([][]func(), rows)
 	for i := range rows {
+		if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
+			// Each row's map prefetches the row of the next group in
+			// its place.
+			steps[i] = normStatSteps(e, n, row, normSweptRegs(i), nextRowBytes(e, n)*int64(rows))
+			continue
+		}
 		if H == 0 {
 			steps[i] = normSweptSteps(e, n, row, normSweptRegs(i), st != nil, packs)
 			continue
