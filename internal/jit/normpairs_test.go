@@ -27,6 +27,7 @@ type statPairCase struct {
 	src, dst                dtypes.DataType
 	affine, residual, stats bool
 	shared                  bool // the residual sums' rows share one row of src
+	prefetch                bool // rows from memory (kernelshape.Norm.PrefetchRows)
 	epsArg, epsAdded        bool
 }
 
@@ -42,7 +43,8 @@ type statPairCase struct {
 // or into one row they share, which keeps rows one at a time), data of mean
 // 100 and spread 1 for the layer norm; tensors next to guard pages, at
 // one and two threads. It checks that the rows are interleaved where
-// they fit and not where they are longer or the eps is a run-time one,
+// they fit and not where they are longer, the eps is a run-time one or
+// the rows are read from memory,
 // on every JIT ISA this machine runs.
 func TestNormKernelStatRowPairs(t *testing.T) {
 	t.Logf("ISAs: %v", argISAs())
@@ -72,9 +74,10 @@ func TestNormKernelStatRowPairs(t *testing.T) {
 						affine: r.IntN(2) == 0, residual: norm && r.IntN(3) == 0, stats: kind == kernelshape.NormLayer && r.IntN(2) == 0,
 						epsArg: r.IntN(6) == 0, epsAdded: !norm && r.IntN(2) == 0}
 					c.shared = c.residual && r.IntN(2) == 0
+					c.prefetch = r.IntN(5) == 0
 					differs := checkStatPairs(t, isa, c, r)
 					inner := rows[len(rows)-1]
-					want := inner >= 2 && (n+lanes[isa]-1)/lanes[isa] <= 64 && !c.epsArg && !c.shared
+					want := inner >= 2 && (n+lanes[isa]-1)/lanes[isa] <= 64 && !c.epsArg && !c.shared && !c.prefetch
 					if differs != want {
 						t.Errorf("%v %+v: rows interleaved %v, want %v", isa, c, differs, want)
 					}
@@ -162,7 +165,7 @@ func checkStatPairs(t *testing.T, isa ISA, c statPairCase, r *rand.Rand) bool {
 	const eps = 1e-3
 	mk := func(one bool) *kernelshape.Norm {
 		return &kernelshape.Norm{Kind: c.kind, Plan: pl, Epsilon: eps, EpsArg: c.epsArg, EpsAdded: c.epsAdded, Residual: nres,
-			KeepMean: c.stats, KeepVar: c.stats, OneRow: one}
+			KeepMean: c.stats, KeepVar: c.stats, PrefetchRows: c.prefetch, OneRow: one}
 	}
 	both, one := mk(false), mk(true)
 	differs := !bytes.Equal(normCode(t, both, isa), normCode(t, one, isa))

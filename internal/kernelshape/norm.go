@@ -432,9 +432,9 @@ const normPairRows = 2
 // they take; else normPairRows where the loop has that many rows and
 // they are held softmax or log-softmax rows (see normRow) for which e
 // gives the registers, or rows not held that normSweptPairs takes (a
-// layer, RMS or Lp norm's only where its eps is no run-time one and its
-// rows do not share the place of their residual sum); else 1. Called
-// before any code.
+// layer, RMS or Lp norm's only where its eps is no run-time one, its
+// rows do not share the place of their residual sum and are not read
+// from memory); else 1. Called before any code.
 func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	pl := n.Plan
 	if n.OneRow || len(pl.Outer) == 0 || pl.Outer[len(pl.Outer)-1].Size < normPairRows {
@@ -443,9 +443,11 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
 		// A run-time eps takes the register of the second row's scale;
 		// residual sums into one row that every row reuses (src's
-		// stride 0) would write over each other.
+		// stride 0) would write over each other; rows from memory
+		// (PrefetchRows) read no faster in pairs, some slower
+		// (PERFORMANCE-log.md, "Zen 5: layer norm rows in pairs").
 		shared := n.Residual > 0 && pl.Outer[len(pl.Outer)-1].SrcStride == 0
-		if !n.EpsArg && !shared && normSweptPairs(e, n) {
+		if !n.EpsArg && !shared && !n.PrefetchRows && normSweptPairs(e, n) {
 			return normPairRows
 		}
 		return 1
@@ -601,9 +603,8 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st 
 	steps := make([][]func(), rows)
 	for i := range rows {
 		if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
-			// Each row's map prefetches the row of the next group in
-			// its place.
-			steps[i] = normStatSteps(e, n, row, normSweptRegs(i), nextRowBytes(e, n)*int64(rows))
+			// Rows in pairs prefetch nothing (normRowsAtOnce).
+			steps[i] = normStatSteps(e, n, row, normSweptRegs(i), 0)
 			continue
 		}
 		if H == 0 {
