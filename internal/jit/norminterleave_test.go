@@ -48,32 +48,58 @@ type interleaveCase struct {
 	stats      bool // softmax's log-sum-exp kept (kernelshape.Norm.KeepLogSumExp)
 }
 
-// plan returns c's kernel plan and its outer strides (elements).
-func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
+// rowsLayout places rows (outer dims, outermost first) of n elements
+// gap elements apart, and the outer loops gap elements apart too (so
+// that they stay apart): the dims, their strides (elements), the row
+// count.
+type rowsLayout struct {
+	rows, dims, str []int64
+	n, nrows        int64
+}
+
+func newRowsLayout(rows []int64, n, gap int64) rowsLayout {
+	l := rowsLayout{rows: rows, dims: append(append([]int64(nil), rows...), n), n: n, nrows: 1}
+	l.str = make([]int64, len(l.dims))
+	l.str[len(l.dims)-1] = 1
+	s := n + gap
+	for i := len(l.dims) - 2; i >= 0; i-- {
+		l.str[i] = s
+		s = s*l.dims[i] + gap
+	}
+	for _, d := range rows {
+		l.nrows *= d
+	}
+	return l
+}
+
+// off is where row i's first element is.
+func (l rowsLayout) off(i int64) int64 {
+	o := int64(0)
+	for d := len(l.rows) - 1; d >= 0; d-- {
+		o += i % l.rows[d] * l.str[d]
+		i /= l.rows[d]
+	}
+	return o
+}
+
+// span is how many elements the rows take, from the first one's start
+// to the last one's end.
+func (l rowsLayout) span() int64 { return l.off(l.nrows-1) + l.n }
+
+// alongRows are strides of an operand of one value a row, laid out as
+// the rows.
+func (l rowsLayout) alongRows() []int64 {
+	s := append([]int64(nil), l.str...)
+	s[len(s)-1] = 0
+	return s
+}
+
+// rowsPlan canonicalizes p, a normalization over its last dim, into
+// the plan package normprog makes, with the row operands' steps
+// rowSteps.
+func rowsPlan(t *testing.T, p *plan.Problem, rowSteps []int64) *plan.Plan {
 	t.Helper()
-	dims := append(append([]int64(nil), c.rows...), c.n)
-	str := make([]int64, len(dims))
-	str[len(dims)-1] = 1
-	s := c.n + c.gap
-	for i := len(dims) - 2; i >= 0; i-- {
-		str[i] = s
-		s = s*dims[i] + c.gap // a gap between the outer loops too: they stay apart
-	}
-	red := make([]bool, len(dims))
-	red[len(dims)-1] = true
-	var post []plan.PostOp
-	if c.withPostOp {
-		perRow := append([]int64(nil), str...)
-		perRow[len(dims)-1] = 0
-		post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow}, {Kind: ops.ReLU}}
-	}
-	if c.stats {
-		perRow := append([]int64(nil), str...)
-		perRow[len(dims)-1] = 0
-		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow})
-	}
-	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
-		Dims: dims, SrcStrides: str, Reduce: red, DstStrides: str, PostOps: post})
+	pl, err := plan.Canonicalize(p)
 	if err == nil && len(pl.Reduced) == 0 {
 		// Rows of one element, as package normprog makes their plan.
 		if pl.HasInner {
@@ -82,17 +108,31 @@ func (c interleaveCase) plan(t *testing.T) (*plan.Plan, []int64) {
 		pl.Reduced = []plan.Loop{{Size: 1, SrcStride: 1}}
 	}
 	if err != nil || len(pl.Reduced) != 1 || pl.HasInner {
-		t.Fatalf("%+v: plan %v %v", c, pl, err)
+		t.Fatalf("%v: plan %v %v", p.Dims, pl, err)
 	}
 	pl.Reduced[0].DstStride = 1
-	pl.Reduced[0].BinStrides = nil
+	pl.Reduced[0].BinStrides = rowSteps
+	return pl
+}
+
+// plan returns c's kernel plan and its rows' layout.
+func (c interleaveCase) plan(t *testing.T) (*plan.Plan, rowsLayout) {
+	t.Helper()
+	l := newRowsLayout(c.rows, c.n, c.gap)
+	red := make([]bool, len(l.dims))
+	red[len(l.dims)-1] = true
+	var post []plan.PostOp
+	var rowSteps []int64
 	if c.withPostOp {
-		pl.Reduced[0].BinStrides = append(pl.Reduced[0].BinStrides, 0)
+		post = []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: l.alongRows()}, {Kind: ops.ReLU}}
+		rowSteps = append(rowSteps, 0)
 	}
 	if c.stats {
-		pl.Reduced[0].BinStrides = append(pl.Reduced[0].BinStrides, 0)
+		post = append(post, plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: l.alongRows()})
+		rowSteps = append(rowSteps, 0)
 	}
-	return pl, str[:len(c.rows)]
+	return rowsPlan(t, &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
+		Dims: l.dims, SrcStrides: l.str, Reduce: red, DstStrides: l.str, PostOps: post}, rowSteps), l
 }
 
 // TestNormKernelInterleavedRows: the kernel that takes softmax and
@@ -188,7 +228,7 @@ func TestNormKernelLogRowGroups(t *testing.T) {
 // (interleaves rows).
 func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) bool {
 	t.Helper()
-	pl, str := c.plan(t)
+	pl, l := c.plan(t)
 	name := fmt.Sprintf("%v %v: %v inf_as_zero=%v n=%d rows=%v gap=%d %v:%v post=%v stats=%v", isa, runtime.GOARCH, c.kind, c.infAsZero,
 		c.n, c.rows, c.gap, c.src, c.dst, c.withPostOp, c.stats)
 	mk := func(one bool) *kernelshape.Norm {
@@ -196,25 +236,14 @@ func checkInterleaved(t *testing.T, isa ISA, c interleaveCase, r *rand.Rand) boo
 	}
 	both, one := mk(false), mk(true)
 	differs := !bytes.Equal(normCode(t, both, isa), normCode(t, one, isa))
-	nrows := int64(1)
-	for _, d := range c.rows {
-		nrows *= d
-	}
+	nrows, off := l.nrows, l.off
 	if nrows < 2 && differs {
 		t.Fatalf("%s: one row, and the code changed", name)
 	}
 
-	// Row i's first element is at off(i); the rows' contents: row 1 of
-	// every 3 all -Inf, row 2 with a -Inf, row 4 with a NaN.
-	off := func(i int64) int64 {
-		o := int64(0)
-		for d := len(c.rows) - 1; d >= 0; d-- {
-			o += i % c.rows[d] * str[d]
-			i /= c.rows[d]
-		}
-		return o
-	}
-	span := off(nrows-1) + c.n
+	// The rows' contents: row 1 of every 3 all -Inf, row 2 with a -Inf,
+	// row 4 with a NaN.
+	span := l.span()
 	src := make([]byte, span*int64(c.src.Size()))
 	x := make([][]float64, nrows)
 	for i := range nrows {

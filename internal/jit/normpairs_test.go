@@ -95,37 +95,16 @@ func TestNormKernelStatRowPairs(t *testing.T) {
 func checkStatPairs(t *testing.T, isa ISA, c statPairCase, r *rand.Rand) bool {
 	t.Helper()
 	name := fmt.Sprintf("%v %+v", isa, c)
-	dims := append(append([]int64(nil), c.rows...), c.n)
-	rank := len(dims)
-	str := make([]int64, rank)
-	str[rank-1] = 1
-	s := c.n + c.gap
-	for i := rank - 2; i >= 0; i-- {
-		str[i] = s
-		s = s*dims[i] + c.gap
-	}
-	nrows := int64(1)
-	for _, d := range c.rows {
-		nrows *= d
-	}
-	off := func(i int64) int64 {
-		o := int64(0)
-		for d := len(c.rows) - 1; d >= 0; d-- {
-			o += i % c.rows[d] * str[d]
-			i /= c.rows[d]
-		}
-		return o
-	}
-	span := off(nrows-1) + c.n
+	l := newRowsLayout(c.rows, c.n, c.gap)
+	rank := len(l.dims)
+	nrows, off, span := l.nrows, l.off, l.span()
 	along := make([]int64, rank) // per element of a row
 	along[rank-1] = 1
-	perRow := append([]int64(nil), str...)
-	perRow[rank-1] = 0
 	var post []plan.PostOp
 	var rowSteps []int64 // the operands' steps along the row
 	nres := 0
 	if c.residual {
-		add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: str}
+		add := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: l.str}
 		post, rowSteps, nres = []plan.PostOp{add, add}, []int64{1, 1}, 2
 	}
 	if c.affine {
@@ -133,26 +112,14 @@ func checkStatPairs(t *testing.T, isa ISA, c statPairCase, r *rand.Rand) bool {
 		rowSteps = append(rowSteps, 1, 1)
 	}
 	if c.stats {
-		stat := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: perRow}
+		stat := plan.PostOp{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: l.alongRows()}
 		post = append(post, stat, stat)
 		rowSteps = append(rowSteps, 0, 0)
 	}
 	red := make([]bool, rank)
 	red[rank-1] = true
-	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
-		Dims: dims, SrcStrides: str, Reduce: red, DstStrides: str, PostOps: post})
-	if err == nil && len(pl.Reduced) == 0 {
-		// Rows of one element, as package normprog makes their plan.
-		if pl.HasInner {
-			pl.Outer, pl.HasInner = append(pl.Outer, pl.Inner), false
-		}
-		pl.Reduced = []plan.Loop{{Size: 1, SrcStride: 1}}
-	}
-	if err != nil || len(pl.Reduced) != 1 || pl.HasInner {
-		t.Fatalf("%s: plan %v %v", name, pl, err)
-	}
-	pl.Reduced[0].DstStride = 1
-	pl.Reduced[0].BinStrides = rowSteps
+	pl := rowsPlan(t, &plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: c.src, DstDT: c.dst,
+		Dims: l.dims, SrcStrides: l.str, Reduce: red, DstStrides: l.str, PostOps: post}, rowSteps)
 	srcRows := span
 	if c.shared {
 		// As package normprog has a sum nobody keeps: one row of

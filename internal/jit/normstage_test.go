@@ -64,10 +64,10 @@ func checkStagedRows(t *testing.T, isa ISA, c interleaveCase, staged bool, r *ra
 	name := fmt.Sprintf("%v %v: inf_as_zero=%v n=%d gap=%d %v:%v post=%v", isa, runtime.GOARCH, c.infAsZero, c.n, c.gap, c.src, c.dst, c.withPostOp)
 	wide := c
 	wide.dst = dtypes.F32
-	pl, str := c.plan(t)
+	pl, l := c.plan(t)
 	wpl, _ := wide.plan(t)
 	nrows := c.rows[0]
-	span := str[0]*(nrows-1) + c.n
+	span := l.span()
 	// dst ends at a guard page and starts a whole number of vectors
 	// before it: aligned for the streamed code.
 	dstLen := (span + 15) / 16 * 16
@@ -83,15 +83,15 @@ func checkStagedRows(t *testing.T, isa ISA, c interleaveCase, staged bool, r *ra
 			case i == 4 && j == c.n-1:
 				v = float32(math.NaN())
 			}
-			dtypes.StoreF32(c.src, src, i*str[0]+j, v)
-			x[i][j] = float64(dtypes.LoadF32(c.src, src, i*str[0]+j))
+			dtypes.StoreF32(c.src, src, l.off(i)+j, v)
+			x[i][j] = float64(dtypes.LoadF32(c.src, src, l.off(i)+j))
 		}
 	}
 	var bias []byte
 	if c.withPostOp {
 		bias = make([]byte, span*4) // read at the rows' starts
 		for i := range nrows {
-			dtypes.StoreF32(dtypes.F32, bias, i*str[0], float32(r.Float64()-0.5))
+			dtypes.StoreF32(dtypes.F32, bias, l.off(i), float32(r.Float64()-0.5))
 		}
 	}
 	run := func(n *kernelshape.Norm, dt dtypes.DataType, wantStaged bool) []byte {
@@ -125,7 +125,7 @@ func checkStagedRows(t *testing.T, isa ISA, c interleaveCase, staged bool, r *ra
 		dtypes.StoreF32(c.dst, want, i, dtypes.LoadF32(dtypes.F32, f32, i))
 	}
 	for i := range nrows {
-		row := i * str[0]
+		row := l.off(i)
 		size := int64(c.dst.Size())
 		if !bytes.Equal(got[row*size:(row+c.n)*size], want[row*size:(row+c.n)*size]) {
 			for j := range c.n {

@@ -91,6 +91,11 @@ const (
 	NormL1
 )
 
+// softmax reports whether k is a softmax or log-softmax, whose rows
+// take a max and a sum of exps; the other kinds take sums of x, of
+// squares or of magnitudes.
+func (k NormKind) softmax() bool { return k == NormSoftmax || k == NormLogSoftmax }
+
 // Norm is a fused normalization kernel: the map plan Plan (see above)
 // and what its statistics are.
 type Norm struct {
@@ -440,7 +445,7 @@ func normRowsAtOnce(e NormEmitter, n *Norm) int {
 	if n.OneRow || len(pl.Outer) == 0 || pl.Outer[len(pl.Outer)-1].Size < normPairRows {
 		return 1
 	}
-	if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
+	if !n.Kind.softmax() {
 		// A run-time eps takes the register of the second row's scale;
 		// residual sums into one row that every row reuses (src's
 		// stride 0) would write over each other; rows from memory
@@ -602,7 +607,7 @@ func normHeldRows(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps, st 
 	packs = packs && H == 0 && n.Kind == NormLogSoftmax && p.PackedRows() >= rows
 	steps := make([][]func(), rows)
 	for i := range rows {
-		if n.Kind != NormSoftmax && n.Kind != NormLogSoftmax {
+		if !n.Kind.softmax() {
 			// Rows in pairs prefetch nothing (normRowsAtOnce).
 			steps[i] = normStatSteps(e, n, row, normSweptRegs(i), 0)
 			continue
@@ -663,7 +668,7 @@ const (
 func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 	var steps []func()
 	switch {
-	case n.Kind != NormSoftmax && n.Kind != NormLogSoftmax:
+	case !n.Kind.softmax():
 		steps = normStatSteps(e, n, row, oneRowRegs, nextRowBytes(e, n))
 	case normHeldVecs(e, row.Size) > 0:
 		// A row that fits the spare registers is loaded once and kept

@@ -83,7 +83,7 @@ func (n *Norm) CheckColumns() error {
 	if n.Kind < NormSoftmax || n.Kind > NormL1 {
 		return status.Errorf(status.InvalidArguments, "fused normalization over columns: kind %d", n.Kind)
 	}
-	norm := n.Kind != NormSoftmax && n.Kind != NormLogSoftmax
+	norm := !n.Kind.softmax()
 	if n.Residual != 0 || n.EpsArg && !norm {
 		return status.Errorf(status.InvalidArguments, "fused normalization over columns: no residual sum, and no run-time epsilon for softmax")
 	}
@@ -149,7 +149,7 @@ func NormColumns(e NormEmitter, n *Norm) (staged bool) {
 		e.LoadEps(c.eps)
 	}
 	V := e.Lanes()
-	softmax := n.Kind == NormSoftmax || n.Kind == NormLogSoftmax
+	softmax := n.Kind.softmax()
 	st, _ := e.(NormColumnStager)
 	if st != nil && !(softmax && ch.Size*int64(c.vecs*V*4) <= plan.NormStageBytes && st.TakeStage()) {
 		st = nil
@@ -198,7 +198,7 @@ func normColumnsOf(e NormEmitter, n *Norm, C int64) normColumns {
 		c.chunk = RunsOf(C, nil, C, 1).SweepChunk(nil)
 	}
 	regs, per := e.NormRegs(), 1
-	if n.Kind == NormSoftmax || n.Kind == NormLogSoftmax || n.Kind == NormLayer {
+	if n.Kind.softmax() || n.Kind == NormLayer {
 		per = 2 // and the shift: the max, the mean
 	}
 	if n.EpsArg {
