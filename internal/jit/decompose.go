@@ -527,9 +527,11 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // of adds (the form does not cut sums into runs, see
 // kernelshape/runs.go), and with at least minRowByRowN rows stage 2 adds
 // 4 or more chunks, so a mean's error stays well inside the reference's
-// bound. Rows are at most maxRowByRowLanes wide, so that their f32 sums
-// (16 KiB) stay in L1, and wider than the rows the column kernel sums
-// whole (see wholeRows).
+// bound. A chunk's rows are at most maxRowByRowLanes wide, so that their
+// f32 sums (16 KiB) stay in L1: wider rows are cut into strips
+// (rowByRowWidth), each still a long stream of each row, where tiles
+// would read a few lines of it per visit. Rows must be wider than those
+// the column kernel sums whole (see wholeRows).
 var rowByRowMinBytes int64 = 32 << 20
 
 const (
@@ -542,14 +544,19 @@ const (
 // rowByRow reports whether pl is reduced row by row in two stages: where
 // the emitter declares that it takes the form (on amd64 every kind with
 // vector code but log-sum-exp on AVX2, and of 16-bit src on AVX-512; on
-// Zen cores f32 on AVX-512 and log-sum-exp too).
+// Zen cores f32 on AVX-512 and log-sum-exp too), over whole rows or, for
+// rows too wide, strips of them (rowByRowWidth), which the emitter takes
+// for fewer types.
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
-	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction) || !pl.HasInner || pl.Inner.SrcStride != 1 ||
-		len(pl.Reduced) != 1 || pl.N < minRowByRowN || pl.Inner.Size > maxRowByRowLanes || dc.wholeRows(pl) {
+	if !pl.HasInner || pl.Inner.SrcStride != 1 || len(pl.Reduced) != 1 || pl.N < minRowByRowN || dc.wholeRows(pl) {
 		return false
 	}
-	chunk := min(rowByRowChunk, callBudget/plan.MulSat(srcSz, pl.Inner.Size))
+	w := rowByRowWidth(pl.Inner.Size, srcSz)
+	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction, w < pl.Inner.Size) {
+		return false
+	}
+	chunk := min(rowByRowChunk, callBudget/plan.MulSat(srcSz, w))
 	// A log-sum-exp chunk's unshifted pass reads a part of a src as large
 	// as its whole plan's.
 	large := max(plan.MulSat(pl.N, plan.MulSat(pl.Outputs, srcSz)), dc.unshiftedSrcBytes)
@@ -559,6 +566,19 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	return chunk >= minRowByRowChunk && pl.Reduced[0].SrcStride >= pl.Inner.Size &&
 		large >= rowByRowMinBytes &&
 		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), esz(plan.PartialType(pl.SrcDT))) <= maxScratchBytes
+}
+
+// rowByRowWidth is the width in lanes of the strips a row-by-row
+// schedule cuts rows of w lanes of size-byte elements into: the whole row
+// where it has at most maxRowByRowLanes, else the fewest strips of at
+// most that many, of even widths in whole 64-byte lines (the last strip
+// takes what is left), so that the threads share like calls.
+func rowByRowWidth(w, size int64) int64 {
+	if w <= maxRowByRowLanes {
+		return w
+	}
+	line := max(64/size, 1)
+	return min(ceilDiv(ceilDiv(w, ceilDiv(w, maxRowByRowLanes)), line)*line, maxRowByRowLanes)
 }
 
 // longRows reports whether pl's Inner rows are contiguous and its

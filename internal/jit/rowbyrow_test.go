@@ -25,12 +25,14 @@ func withSizeBound(t testing.TB, p *int64, b int64) {
 }
 
 // TestRowByRowSchedule pins which schedules sum row by row at the real
-// budget and size bound: long reductions over contiguous rows of up to
-// 4096 lanes, wider than the column kernel sums whole, in a src of 32 MiB
-// or more, 16-bit on AVX-512 (f32 too on Zen cores), any type on AVX2,
-// whose partial sums fit the scratch bound, of every kind with vector code but log-sum-exp. Their
-// stage-1 calls take whole rows, at most rowByRowChunk of them; stage 2 is
-// an ordinary plan.
+// budget and size bound: long reductions over contiguous rows wider than
+// the column kernel sums whole, in a src of 32 MiB or more, 16-bit on
+// AVX-512 (f32 too on Zen cores), any type on AVX2; in strips only bf16,
+// and f16 on AVX2,
+// whose partial sums fit the scratch bound, of every kind with vector
+// code but log-sum-exp. Their stage-1 calls take whole rows of up to 4096
+// lanes, or even strips of wider ones, at most rowByRowChunk rows; stage
+// 2 is an ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
 	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
 	zen := cpuFeatures().zen // f32 on AVX-512 too (amd64.Options.Zen)
@@ -49,7 +51,12 @@ func TestRowByRowSchedule(t *testing.T) {
 		{"17x1024x1000 bf16 (33 MiB), avx512", middleAxis(t, bf16, 17, 1024, 1000), AVX512, true},
 		{"8x512x4096 bf16, neon", middleAxis(t, bf16, 8, 512, 4096), NEON, false},
 		{"4x512x4096 bf16 (16 MiB, in L3), avx512", middleAxis(t, bf16, 4, 512, 4096), AVX512, false},
-		{"4x1024x8192 bf16 (rows too wide), avx512", middleAxis(t, bf16, 4, 1024, 8192), AVX512, false},
+		{"4x1024x8192 bf16 (strips of 4096), avx512", middleAxis(t, bf16, 4, 1024, 8192), AVX512, true},
+		{"1024x32000 bf16 (8 strips of 4000), avx2", middleAxis(t, bf16, 1024, 32000), AVX2, true},
+		{"2x1024x8192 f32 (not in strips), avx2", middleAxis(t, f32, 2, 1024, 8192), AVX2, false},
+		{"2x1024x8192 f32 (not in strips), avx512", middleAxis(t, f32, 2, 1024, 8192), AVX512, false},
+		{"4x1024x4100 f16 (strips of 2080 and 2020), avx2", middleAxis(t, f16, 4, 1024, 4100), AVX2, true},
+		{"4x1024x8192 f16 (not in strips), avx512", middleAxis(t, f16, 4, 1024, 8192), AVX512, false},
 		{"40x200x4096 bf16 (200 rows), avx512", middleAxis(t, bf16, 40, 200, 4096), AVX512, false},
 		{"64x256x2048 bf16 (blocks of whole outputs), avx512", middleAxis(t, bf16, 64, 256, 2048), AVX512, false},
 		{"65536x256 bf16 (rows summed whole), avx512", middleAxis(t, bf16, 65536, 256), AVX512, false},
@@ -80,9 +87,10 @@ func TestRowByRowSchedule(t *testing.T) {
 				if i != 0 || d.split != "rowbyrow" {
 					t.Errorf("%s: a row-by-row plan in phase %d of a %q schedule", c.name, i, d.split)
 				}
-				if sub.Inner.Size != c.pl.Inner.Size || sub.N > rowByRowChunk {
-					t.Errorf("%s: row-by-row call of %d rows of %d lanes, want at most %d rows of %d", c.name,
-						sub.N, sub.Inner.Size, rowByRowChunk, c.pl.Inner.Size)
+				if w := c.pl.Inner.Size; sub.Inner.Size > maxRowByRowLanes || sub.N > rowByRowChunk ||
+					sub.Inner.Size != w && sub.Inner.Size != rowByRowWidth(w, esz(c.pl.SrcDT)) && sub.Inner.Size != w%rowByRowWidth(w, esz(c.pl.SrcDT)) {
+					t.Errorf("%s: row-by-row call of %d rows of %d lanes, want at most %d rows of %d lanes or strips of it", c.name,
+						sub.N, sub.Inner.Size, rowByRowChunk, w)
 				}
 			}
 		}
@@ -90,6 +98,13 @@ func TestRowByRowSchedule(t *testing.T) {
 			t.Errorf("%s: row by row = %v, want %v (split %q)", c.name, got, c.want, d.split)
 		}
 	}
+}
+
+// takesStrips reports whether isa sums rows of src type sdt row by row
+// when they are cut into strips (strips), as amd64's takesRowByRow says:
+// only bf16, and f16 on AVX2.
+func takesStrips(isa ISA, sdt dtypes.DataType, strips bool) bool {
+	return !strips || sdt == dtypes.BF16 || isa == AVX2 && sdt == dtypes.F16
 }
 
 // withKind gives pl reduction red.
@@ -120,7 +135,7 @@ func overlappingRows(t *testing.T, dt dtypes.DataType, rows, w, stride int64) *p
 }
 
 // TestRowByRowRuns runs row-by-row schedules, with remainder chunks,
-// odd widths, post-ops and kinds other than the mean, on every ISA with 1 and 2 threads against the
+// odd widths, rows in strips, post-ops and kinds other than the mean, on every ISA with 1 and 2 threads against the
 // reference (the size bound lifted so that the shapes stay small).
 func TestRowByRowRuns(t *testing.T) {
 	withSizeBound(t, &rowByRowMinBytes, 0)
@@ -135,9 +150,12 @@ func TestRowByRowRuns(t *testing.T) {
 		{dims: []int64{3, 1100, 500}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16},
 		{dims: []int64{2100, 257}, reduce: []bool{true, false}, sdt: f16, ddt: f32t, lo: -1, hi: 1},
 		{dims: []int64{2, 500, 1000}, reduce: []bool{false, true, false}, sdt: f32t, ddt: f32t, lo: 0.97, hi: 1.03},
+		// Rows cut into strips: two of 4000 lanes; 3008, 3008 and 2985.
+		{dims: []int64{2, 300, 8000}, reduce: []bool{false, true, false}, sdt: bf16, ddt: f32t},
+		{dims: []int64{260, 9001}, reduce: []bool{true, false}, sdt: f16, ddt: f32t, lo: -1, hi: 1},
 	}
 	kinds := []plan.Reduction{{}, {}, {}, {},
-		plan.AlgMax.Reduction(0, 0), plan.AlgNormLpMax.Reduction(2, 0.25), plan.AlgMul.Reduction(0, 0)}
+		plan.AlgMax.Reduction(0, 0), plan.AlgNormLpMax.Reduction(2, 0.25), plan.AlgMul.Reduction(0, 0), {}, plan.AlgNormLpSum.Reduction(1, 0)}
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(21, 22))
 		for i, s := range specs {
@@ -146,7 +164,8 @@ func TestRowByRowRuns(t *testing.T) {
 			c.p.Reduction = kinds[i]
 			k := c.compile(t)
 			what := fmt.Sprintf("%v %v %v->%v", kinds[i], s.dims, s.sdt, s.ddt)
-			want := k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != f32t || cpuFeatures().zen)
+			strips := s.dims[len(s.dims)-1] > maxRowByRowLanes
+			want := (k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != f32t || cpuFeatures().zen)) && takesStrips(k.ISA(), s.sdt, strips)
 			got := false
 			for _, h := range k.dec.hints {
 				got = got || h.RowByRow
@@ -174,8 +193,9 @@ var rowByRowKinds = func() []plan.Reduction {
 // TestRowByRowRandom runs random row-by-row schedules on every ISA
 // against the reference, with 1 and 2 threads required bit-identical:
 // the mean half the time, a random kind with vector code otherwise,
-// 1 to 3 outer rows of reductions, 256 to 900 rows of 65 to 4096 lanes (the size
-// bound lifted), padded and permuted layouts, every data type pair, up to
+// 1 to 3 outer rows of reductions, 256 to 900 rows of 65 to 4096 lanes,
+// or a quarter of the time 256 to 400 rows of 4097 to 12096 lanes (rows in
+// strips; the size bound lifted), padded and permuted layouts, every data type pair, up to
 // two post-ops, and budgets that shorten the chunks. Where the ISA sums
 // row by row, most cases must take the form, so that the test keeps
 // exercising it.
@@ -185,9 +205,12 @@ func TestRowByRowRandom(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(31, 32))
 		const cases = 16
-		taken, eligible := 0, 0
+		taken, eligible, inStrips := 0, 0, 0
 		for i := range cases {
 			outer, rows, w := int64(1+r.IntN(3)), int64(256+r.IntN(645)), int64(65+r.IntN(4032))
+			if r.IntN(4) == 0 {
+				outer, rows, w = 1, int64(256+r.IntN(145)), int64(4097+r.IntN(8000))
+			}
 			s := spec{dims: []int64{outer, rows, w}, reduce: []bool{false, true, false},
 				sdt: floatTypes[r.IntN(3)], ddt: floatTypes[r.IntN(3)], pad: int64(r.IntN(3)), dpad: int64(r.IntN(2))}
 			if r.IntN(4) == 0 { // a kept dim between the rows and the lanes
@@ -229,10 +252,14 @@ func TestRowByRowRandom(t *testing.T) {
 			for _, h := range k.dec.hints {
 				byRow = byRow || h.RowByRow
 			}
-			if rowByRowKind(red) && (k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != dtypes.F32 || cpuFeatures().zen)) {
+			strips := s.dims[len(s.dims)-1] > maxRowByRowLanes
+			if rowByRowKind(red) && (k.ISA() == AVX2 || k.ISA() == AVX512 && (s.sdt != dtypes.F32 || cpuFeatures().zen)) && takesStrips(k.ISA(), s.sdt, strips) {
 				eligible++
 				if byRow {
 					taken++
+					if strips {
+						inStrips++
+					}
 				}
 			} else if byRow {
 				t.Fatalf("case %d: %s summed %v row by row", i, k.ISA(), s.sdt)
@@ -244,7 +271,7 @@ func TestRowByRowRandom(t *testing.T) {
 		if eligible > 0 && taken*2 < eligible {
 			t.Fatalf("only %d of %d eligible cases summed row by row", taken, eligible)
 		}
-		t.Logf("%d of %d eligible cases summed row by row", taken, eligible)
+		t.Logf("%d of %d eligible cases summed row by row, %d of them in strips", taken, eligible, inStrips)
 	})
 }
 
@@ -293,6 +320,8 @@ func TestLogSumExpRowByRow(t *testing.T) {
 		{"8x512x4096 f32 (64 MiB), avx512", lse(middleAxis(t, f32, 8, 512, 4096)), AVX512, zen},
 		{"8x512x4096 f32 (64 MiB), avx2", lse(middleAxis(t, f32, 8, 512, 4096)), AVX2, zen},
 		{"8x512x4096 bf16 (32 MiB), avx512", lse(middleAxis(t, bf16, 8, 512, 4096)), AVX512, zen},
+		{"4x512x8192 bf16 (strips), avx2", lse(middleAxis(t, bf16, 4, 512, 8192)), AVX2, zen},
+		{"4x512x8192 f32 (not in strips), avx2", lse(middleAxis(t, f32, 4, 512, 8192)), AVX2, false},
 		{"2x512x4096 f32 (16 MiB, in L3), avx512", lse(middleAxis(t, f32, 2, 512, 4096)), AVX512, false},
 		{"8x512x4096 f32, neon", lse(middleAxis(t, f32, 8, 512, 4096)), NEON, false},
 	} {
@@ -320,6 +349,7 @@ func TestLogSumExpRowByRow(t *testing.T) {
 			{dims: []int64{2, 400, 1000}, reduce: []bool{false, true, false}, sdt: f32, ddt: f32}, // with overflows: shifted
 			{dims: []int64{2, 300, 1500}, reduce: []bool{false, true, false}, sdt: dtypes.F16, ddt: f32,
 				post: []plan.PostOp{{Kind: ops.Add, BinDT: f32}}, binBcast: [][]bool{{true, true, false}}},
+			{dims: []int64{2, 260, 5000}, reduce: []bool{false, true, false}, sdt: bf16, ddt: bf16}, // in strips
 		} {
 			if s.lo == 0 && s.hi == 0 {
 				s.lo, s.hi = -3, 3
@@ -351,4 +381,29 @@ func TestLogSumExpRowByRow(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRowByRowWidth checks the strips of rows too wide for one partials
+// row: the fewest strips of at most maxRowByRowLanes lanes, in whole
+// 64-byte lines, the last short of the others by less than a line per
+// strip, so that calls are alike; rows of up to maxRowByRowLanes stay
+// whole.
+func TestRowByRowWidth(t *testing.T) {
+	for _, size := range []int64{1, 2, 4} {
+		line := 64 / size
+		for w := int64(1); w <= 40000; w++ {
+			s := rowByRowWidth(w, size)
+			fewest := ceilDiv(w, maxRowByRowLanes)
+			switch {
+			case w <= maxRowByRowLanes && s != w:
+				t.Fatalf("%d lanes of %d bytes: strips of %d, want the whole row", w, size, s)
+			case w <= maxRowByRowLanes:
+			case s > maxRowByRowLanes || s%line != 0 || ceilDiv(w, s) != fewest:
+				t.Fatalf("%d lanes of %d bytes: %d strips of %d, want %d of at most %d in whole lines of %d",
+					w, size, ceilDiv(w, s), s, fewest, maxRowByRowLanes, line)
+			case s*fewest-w >= fewest*line:
+				t.Fatalf("%d lanes of %d bytes: a last strip of %d after %d of %d", w, size, w-(fewest-1)*s, fewest-1, s)
+			}
+		}
+	}
 }

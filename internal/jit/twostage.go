@@ -31,7 +31,8 @@ func partials(pl *plan.Plan) (dt dtypes.DataType, skipFinalize, skipTransform pl
 // of about one budget, see splitBudget).
 //
 // With rowByRow (the caller's rowByRow(pl)), stage 1 takes whole rows,
-// at most rowByRowChunk of them per chunk, and hints its plans RowByRow.
+// or strips of wide ones (rowByRowWidth), at most rowByRowChunk of them
+// per chunk, and hints its plans RowByRow.
 //
 // Scratch layout: [outer outputs O][chunks C][inner lanes I], so that
 // stage 2 is an ordinary [O, R=C, I] plan over it: chunk j of lane i of
@@ -65,7 +66,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	if rowByRow {
 		dc.setSplit("rowbyrow")
-		w = I
+		w = rowByRowWidth(I, srcSz)
 	}
 	red := pl.Reduced
 	// The chunk loop is the outermost reduced loop one iteration of which

@@ -22,8 +22,9 @@ type Covers struct {
 	WholeRowLanes int64
 	// RowByRow reports whether the emitter sums a stage-1 plan hinted
 	// RowByRow a row at a time (and the form pays there), by src data
-	// type and reduction. Nil: never.
-	RowByRow func(dtypes.DataType, plan.Reduction) bool
+	// type and reduction, and whether the rows are too wide for one
+	// call's partials and so are cut into strips. Nil: never.
+	RowByRow func(sdt dtypes.DataType, r plan.Reduction, strips bool) bool
 	// DataTypes reports whether the emitter loads src elements of type
 	// src and stores dst elements of type dst. Nil: the float types
 	// (f32, bf16, f16) only.
@@ -86,9 +87,9 @@ func (c Covers) TakesOperand(t dtypes.DataType) bool {
 }
 
 // TakesRowByRow reports whether c sums stage-1 plans of src type sdt and
-// reduction r row by row.
-func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction) bool {
-	return c.RowByRow != nil && c.RowByRow(sdt, r)
+// reduction r row by row, over whole rows or (strips) strips of them.
+func (c Covers) TakesRowByRow(sdt dtypes.DataType, r plan.Reduction, strips bool) bool {
+	return c.RowByRow != nil && c.RowByRow(sdt, r, strips)
 }
 
 // Check reports why an emitter that covers c cannot take pl: pl.Validate's

@@ -546,10 +546,16 @@ func rowByRowKind(r plan.Reduction, t tuning) bool {
 // takesRowByRow reports whether stage-1 plans of src type sdt and
 // reduction r are reduced row by row on target t (Covers): every such
 // kind on AVX2, 16-bit src on AVX-512, and f32 src too where the
-// family's table says so.
-func takesRowByRow(t kernelconf.Target, sdt dtypes.DataType, r plan.Reduction) bool {
+// family's table says so. Rows in strips (too wide for one partials row)
+// only where the column blocks read such rows from memory slowly: 16-bit
+// src on AVX2 and bf16 on AVX-512. f16 on AVX-512 and f32 read them about
+// as fast in tiles (Figures: "Rows in strips").
+func takesRowByRow(t kernelconf.Target, sdt dtypes.DataType, r plan.Reduction, strips bool) bool {
 	tune := tuningOf(t.Family)
 	avx512 := t.ISA == kernelconf.AVX512 || t.ISA == kernelconf.AVX512BF16
+	if strips {
+		return rowByRowKind(r, tune) && (sdt == dtypes.BF16 || !avx512 && sdt.Size() == 2)
+	}
 	return rowByRowKind(r, tune) && (!avx512 || sdt.Size() == 2 || tune.rowByRowF32AVX512)
 }
 

@@ -37,8 +37,8 @@ var rowByRowKinds = []plan.Reduction{
 
 // TestRowByRow runs row-by-row reductions of every kind and src type on
 // every ISA, with widths around the vector and loop-chunk sizes (all of
-// them for the sum, a spread for the other kinds), back-to-back and
-// padded rows, and src and dst against guard pages at either end, and
+// them for the sum, a spread for the other kinds), back-to-back, padded
+// and strided rows (strips), and src and dst against guard pages at either end, and
 // compares them bit for bit with the float64 results, rounded to f32
 // after every combine, and with the interpreter (inputs are exact, NaN,
 // infinities and signed zeros included; products take powers of two, so
@@ -53,7 +53,9 @@ func TestRowByRow(t *testing.T) {
 			}
 			for _, w := range widths {
 				for _, rows := range []int64{1, 2, 5, 64} {
-					for _, pad := range []int64{0, 3} {
+					// Back to back, padded, and strips of rows twice as
+					// wide (jit's rowByRowWidth).
+					for _, pad := range []int64{0, 3, w} {
 						testRowByRow(t, r, red, sdt, rows, w, w+pad)
 					}
 				}
