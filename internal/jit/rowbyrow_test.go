@@ -27,12 +27,11 @@ func withSizeBound(t testing.TB, p *int64, b int64) {
 // TestRowByRowSchedule pins which schedules sum row by row at the real
 // budget and size bound: long reductions over contiguous rows wider than
 // the column kernel sums whole, in a src of 32 MiB or more, 16-bit on
-// AVX-512 (f32 too on Zen cores), any type on AVX2; in strips only bf16,
-// and f16 on AVX2,
-// whose partial sums fit the scratch bound, of every kind with vector
-// code but log-sum-exp. Their stage-1 calls take whole rows of up to 4096
-// lanes, or even strips of wider ones, at most rowByRowChunk rows; stage
-// 2 is an ordinary plan.
+// AVX-512 (f32 too on Zen cores), any type on AVX2 (in strips only bf16,
+// and f16 on AVX2), whose partial sums fit the scratch bound, of every
+// kind with vector code but log-sum-exp. Their stage-1 calls take whole
+// rows of up to 4096 lanes, or even strips of wider ones, at most
+// rowByRowChunk rows; stage 2 is an ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
 	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
 	zen := cpuFeatures().zen // f32 on AVX-512 too (amd64.Options.Zen)
@@ -134,9 +133,10 @@ func overlappingRows(t *testing.T, dt dtypes.DataType, rows, w, stride int64) *p
 	return pl
 }
 
-// TestRowByRowRuns runs row-by-row schedules, with remainder chunks,
-// odd widths, rows in strips, post-ops and kinds other than the mean, on every ISA with 1 and 2 threads against the
-// reference (the size bound lifted so that the shapes stay small).
+// TestRowByRowRuns runs row-by-row schedules, with remainder chunks, odd
+// widths, rows in strips, post-ops and kinds other than the mean, on
+// every ISA with 1 and 2 threads against the reference (the size bound
+// lifted so that the shapes stay small).
 func TestRowByRowRuns(t *testing.T) {
 	withSizeBound(t, &rowByRowMinBytes, 0)
 	bf16, f16 := dtypes.BF16, dtypes.F16
@@ -194,9 +194,10 @@ var rowByRowKinds = func() []plan.Reduction {
 // against the reference, with 1 and 2 threads required bit-identical:
 // the mean half the time, a random kind with vector code otherwise,
 // 1 to 3 outer rows of reductions, 256 to 900 rows of 65 to 4096 lanes,
-// or a quarter of the time 256 to 400 rows of 4097 to 12096 lanes (rows in
-// strips; the size bound lifted), padded and permuted layouts, every data type pair, up to
-// two post-ops, and budgets that shorten the chunks. Where the ISA sums
+// or a quarter of the time 256 to 400 rows of 4097 to 12096 lanes (rows
+// in strips; the size bound lifted), padded and permuted layouts, every
+// data type pair, up to two post-ops, and budgets that shorten the
+// chunks. Where the ISA sums
 // row by row, most cases must take the form, so that the test keeps
 // exercising it.
 func TestRowByRowRandom(t *testing.T) {

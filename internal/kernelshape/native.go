@@ -625,6 +625,14 @@ type NativeSpeculator interface {
 	NativeExact()
 }
 
+// Speculative reports whether a kernel of kind k may speculate on
+// NaN-free data (NativeSpeculator): an f64 max or min without post-ops.
+// The NaN-free code combines elements as loaded, so a transformed max or
+// min (of |x|, say) takes the exact code alone.
+func (k NativeKind) Speculative() bool {
+	return k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
+}
+
 // Native emits the whole kernel of pl through e (the ABI of plan.Args:
 // Count runs the outermost Outer loop; a plan without one runs once): an
 // f64 max or min speculating on NaN-free data first where e is a
@@ -641,16 +649,13 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 		return
 	}
 	nl.pace(pl, k, e)
-	// The NaN-free code combines elements as loaded: a transformed max
-	// or min (of |x|, say) takes the exact code alone.
-	speculate := k.Float && (k.Op == NativeMax || k.Op == NativeMin) && k.Transform == NativeNoTransform && !k.PostOps
 	if k.LSE {
 		if _, ok := e.(NativeLSE); !ok {
 			e.Fail(status.Errorf(status.Unimplemented, "native kernel: no log-sum-exp passes"))
 			return
 		}
 	}
-	if s, ok := e.(NativeSpeculator); ok && speculate && s.NativeNaNFree() {
+	if s, ok := e.(NativeSpeculator); ok && k.Speculative() && s.NativeNaNFree() {
 		nativeKernel(pl, k, e, lay, nl)
 		s.NativeExact()
 	}

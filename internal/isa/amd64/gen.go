@@ -51,8 +51,9 @@ type planFacts struct {
 
 // regState is the register assignment and the pointer bookkeeping.
 type regState struct {
-	tmpLo, tmpHi, tmpNext int // temporaries are tmpLo..tmpHi-1, stack-allocated
-	tmpPeak               int // one past the highest temporary taken so far
+	tmpLo, tmpHi, tmpNext int  // temporaries are tmpLo..tmpHi-1, stack-allocated
+	tmpPeak               int  // one past the highest temporary taken so far
+	tmpShort              bool // a Tmp found none left
 
 	binReg [plan.MaxBinary]int16
 
@@ -197,6 +198,7 @@ func (g *gen) xr(i int) obj.Addr { return reg(x86.REG_X0 + int16(i)) }
 // stack order.
 func (g *gen) Tmp() int {
 	if g.tmpNext >= g.tmpHi {
+		g.tmpShort = true
 		g.Fail(status.Errorf(status.Unimplemented, "amd64: kernel needs more than %d temporary vector registers", g.tmpHi-g.tmpLo))
 		return g.tmpLo
 	}

@@ -64,12 +64,32 @@ func nativeISA(o Options) kernelshape.NativeISA {
 }
 
 // emitNative returns the native kernel of pl under the runtime's hints
-// h, or an Unimplemented error for a plan it does not take.
+// h, or an Unimplemented error for a plan it does not take. AVX2 column
+// blocks take the f32 column's wide count of accumulators
+// (tuning.avx2WideAcc, as colAcc) where the kind's code needs no more
+// than the temporaries that leaves and does not speculate (the NaN-free
+// code holds Y11 to Y13); a kind that needs more temporaries is emitted
+// again with the usual 8.
 func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error) {
 	k, err := kernelshape.CheckNative(pl, nativeISA(o))
 	if err != nil {
 		return plan.Code{}, err
 	}
+	if !o.AVX512 && !k.LSE && !k.Halves() && !nanFreeTakes(k, false) &&
+		kernelshape.NativeShapeOf(pl, nativeISA(o).VectorBytes/k.LaneBytes()) == kernelshape.NativeColumn {
+		code, short, err := emitNativeAccs(pl, h, o, k, true)
+		if !short {
+			return code, err
+		}
+	}
+	code, _, err := emitNativeAccs(pl, h, o, k, false)
+	return code, err
+}
+
+// emitNativeAccs emits the native kernel of pl, of kind k, with AVX2's
+// wide column blocks (wide) or the usual accumulators; short reports a
+// kernel that needed more temporary registers than were left.
+func emitNativeAccs(pl *plan.Plan, h kernelconf.Hints, o Options, k kernelshape.NativeKind, wide bool) (code plan.Code, short bool, err error) {
 	// The loops' generator, made for an f32 sum of the same loops under
 	// the same hints: the native kernel uses its loops, pointers and
 	// registers, and the pacing of its row sweeps (NativePacedRowAccs).
@@ -82,6 +102,10 @@ func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error)
 	isa := nativeISA(o)
 	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false)}
 	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
+	if wide {
+		n.accs = g.conf.tune.avx2WideAcc
+		g.tmpLo, g.tmpNext = n.accs, n.accs
+	}
 	if k.LSE {
 		// Half the accumulators' registers hold the shifts.
 		n.lse, n.accs = k, k.Accs(isa.Accs)(false)
@@ -104,9 +128,9 @@ func emitNative(pl *plan.Plan, h kernelconf.Hints, o Options) (plan.Code, error)
 	kernelshape.Native(pl, k, n)
 	text, err := kernelshape.Assemble(g)
 	if err != nil {
-		return plan.Code{}, err
+		return plan.Code{}, g.tmpShort, err
 	}
-	return plan.Code{Text: text}, nil
+	return plan.Code{Text: text}, false, nil
 }
 
 // NativePrefetchSrc prefetches the line off bytes past the src pointer

@@ -15,6 +15,7 @@ import (
 	"github.com/gdnn/gdnn/internal/kernelconf"
 	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/kerneltest"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/oracle"
 	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
@@ -764,5 +765,54 @@ func TestNativeLpColumnExact(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Fatal("no plan ran machine code")
+	}
+}
+
+// TestNativeWideColumnBlocks checks which AVX2 column kernels take the
+// wide blocks of tuning.avx2WideAcc accumulators (emitNative): sums,
+// maxima and minima of f64 and of 32- and 64-bit integers, post-ops
+// too, but not an f64 max, which speculates (its NaN-free code holds Y11
+// to Y13), nor a 64-bit mean (pairs of accumulators), nor a kind whose
+// code needs more temporaries than the wide blocks leave (a u64 max,
+// emitted again narrow). The kernels' results are checked on every ISA
+// by the tests above.
+func TestNativeWideColumnBlocks(t *testing.T) {
+	f64, s32, s64, u64 := dtypes.F64, dtypes.S32, dtypes.S64, dtypes.U64
+	col := func(dt dtypes.DataType, alg plan.Alg, post ...plan.PostOp) *plan.Plan {
+		pl := kerneltest.DensePlan(t, dt, []int64{64, 40}, []int64{40, 1}, []bool{true, false}, alg.Reduction(0, 0))
+		pl.PostOps = post
+		return pl
+	}
+	for _, c := range []struct {
+		name string
+		pl   *plan.Plan
+		wide bool
+	}{
+		{"f64 sum", col(f64, plan.AlgSum), true},
+		{"f64 min", col(f64, plan.AlgMin), true},
+		{"s32 sum", col(s32, plan.AlgSum), true},
+		{"s32 max", col(s32, plan.AlgMax), true},
+		{"s64 sum", col(s64, plan.AlgSum), true},
+		{"s64 min", col(s64, plan.AlgMin), true},
+		{"u64 max (temporaries)", col(u64, plan.AlgMax), false},
+		{"f64 max (speculates)", col(f64, plan.AlgMax), false},
+		{"s64 mean (pairs)", col(s64, plan.AlgMean), false},
+		{"f64 sum, exp", col(f64, plan.AlgSum, plan.PostOp{Kind: ops.Exp}), true},
+	} {
+		k, err := kernelshape.CheckNative(c.pl, nativeISA(Options{}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := emitNative(c.pl, kernelconf.Hints{}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, short, err := emitNativeAccs(c.pl, kernelconf.Hints{}, Options{}, k, c.wide)
+		if err != nil || short {
+			t.Fatalf("%s: wide %v: short %v, %v", c.name, c.wide, short, err)
+		}
+		if !bytes.Equal(got.Text, want.Text) {
+			t.Errorf("%s: the kernel is not the one with wide blocks %v", c.name, c.wide)
+		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 // NativeNaNFree starts NaN-free code for an f64 max, and on AVX-512 an
 // f64 min; it reports whether it did.
 func (n *nativeGen) NativeNaNFree() bool {
-	if !n.avx512 && n.k.Op == kernelshape.NativeMin {
+	if !nanFreeTakes(n.k, n.avx512) {
 		return false
 	}
 	n.nanFree, n.f64 = true, true
@@ -51,6 +51,13 @@ func (n *nativeGen) NativeExact() {
 		n.op(x86.AVMOVQ, n.xr(yArgs), reg(rDI))
 		n.tmpHi = 16
 	}
+}
+
+// nanFreeTakes reports whether the native kernel of kind k speculates
+// (kernelshape.NativeKind.Speculative) on AVX-512 (avx512) or AVX2: every
+// such kind on AVX-512, the max alone on AVX2.
+func nanFreeTakes(k kernelshape.NativeKind, avx512 bool) bool {
+	return k.Speculative() && (avx512 || k.Op != kernelshape.NativeMin)
 }
 
 // rangeKind is the f64 op as ops' kind, for rangeCtl.

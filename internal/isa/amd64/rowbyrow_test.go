@@ -38,11 +38,11 @@ var rowByRowKinds = []plan.Reduction{
 // TestRowByRow runs row-by-row reductions of every kind and src type on
 // every ISA, with widths around the vector and loop-chunk sizes (all of
 // them for the sum, a spread for the other kinds), back-to-back, padded
-// and strided rows (strips), and src and dst against guard pages at either end, and
-// compares them bit for bit with the float64 results, rounded to f32
-// after every combine, and with the interpreter (inputs are exact, NaN,
-// infinities and signed zeros included; products take powers of two, so
-// that they stay exact).
+// and strided rows (strips), and src and dst against guard pages at
+// either end, and compares them bit for bit with the float64 results,
+// rounded to f32 after every combine, and with the interpreter (inputs
+// are exact, NaN, infinities and signed zeros included; products take
+// powers of two, so that they stay exact).
 func TestRowByRow(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
 	for _, red := range rowByRowKinds {

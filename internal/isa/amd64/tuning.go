@@ -60,7 +60,9 @@ type tuning struct {
 	// avx2WideAcc is AVX2's column block width in accumulators when two
 	// temporaries suffice (ymm0-11; ymm14-15 hold tail masks): wider
 	// blocks read more of each strided row per visit (Figures: "AVX2
-	// column blocks of 12 accumulators").
+	// column blocks of 12 accumulators"). The native kernel's AVX2
+	// column blocks take it too where their code fits the four
+	// temporaries left (emitNative).
 	avx2WideAcc int
 	// narrowBytes is the widest 16-bit column block (bytes per row) that
 	// takes bf16 pair loads and prefetch pfRows rows ahead; AVX2 blocks
