@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"unsafe"
 
-	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/isa/amd64"
 	"github.com/gdnn/gdnn/internal/isa/arm64"
@@ -126,23 +125,18 @@ const stageAlign = 64
 
 // streamAlign is the alignment of dst a call of n's streaming code
 // needs, or 0 where n does not stream or isa streams nothing: amd64's
-// non-temporal stores fault on an address not aligned to the vector.
-// The map stores whole vectors at multiples of the vector from each
-// row's (or, over columns, each channel's) start, so every dst stride
-// between those starts must be a multiple of it too; then an aligned dst
-// pointer aligns every store.
+// non-temporal stores fault on an address not aligned to what they store
+// (amd64.StreamAlign). The map stores whole vectors (pairs of them, where
+// it pairs) at multiples of that from each row's (or, over columns, each
+// channel's) start, so every dst stride between those starts must be a
+// multiple of it too; then an aligned dst pointer aligns every store.
 func streamAlign(n *kernelshape.Norm, isa ISA) int64 {
 	pl := n.Plan
-	if !n.StreamDst || pl.DstDT != dtypes.F32 {
+	if !n.StreamDst || (isa != AVX512 && isa != AVX2) || runtime.GOARCH != "amd64" {
 		return 0
 	}
-	var align int64
-	switch {
-	case isa == AVX512 && runtime.GOARCH == "amd64":
-		align = 64
-	case isa == AVX2 && runtime.GOARCH == "amd64":
-		align = 32
-	default:
+	align := amd64.StreamAlign(pl.DstDT, amd64Options(isa))
+	if align == 0 {
 		return 0
 	}
 	strides := make([]int64, 0, len(pl.Outer)+1)
@@ -153,7 +147,7 @@ func streamAlign(n *kernelshape.Norm, isa ISA) int64 {
 		strides = append(strides, pl.Reduced[0].DstStride)
 	}
 	for _, s := range strides {
-		if s*4%align != 0 {
+		if s*int64(pl.DstDT.Size())%align != 0 {
 			return 0
 		}
 	}

@@ -134,13 +134,13 @@ type Norm struct {
 	// are left, and the reference the interleaved one is tested
 	// against.
 	OneRow bool
-	// StreamDst makes the whole-vector f32 stores to dst of the map
-	// sweep of a row not held in registers (and of NormColumns' tiles)
+	// StreamDst makes the whole-vector stores to dst of the map sweep
+	// of a row not held in registers (and of NormColumns' tiles)
 	// non-temporal where the emitter can (DstStreamer): for a dst too
 	// large to stay in the caches, whose lines would otherwise be read
 	// for ownership before they are written and then evicted unread.
 	// The caller guarantees what the emitter's stores need (amd64: dst
-	// and every row's start aligned to the vector).
+	// and every row's start aligned to amd64.StreamAlign).
 	StreamDst bool
 	// PrefetchRows makes the map sweep of a row not held in registers
 	// fetch the next row's src into L2 where the emitter can
@@ -169,10 +169,11 @@ func nextRowBytes(e NormEmitter, n *Norm) int64 {
 }
 
 // DstStreamer is optional: an instruction set that can store dst past
-// the caches. StreamDst(true) makes the whole-vector f32 dst stores
-// that follow non-temporal, StreamDst(false) regular again; the others
-// (partial vectors, 16-bit dsts) stay regular. The emitter orders the
-// non-temporal stores before the kernel returns.
+// the caches. StreamDst(true) makes the whole-vector dst stores that
+// follow non-temporal (f32's, and f16's and bf16's after their
+// conversion), StreamDst(false) regular again; partial vectors stay
+// regular. The emitter orders the non-temporal stores before the kernel
+// returns.
 type DstStreamer interface {
 	StreamDst(on bool)
 }

@@ -1,11 +1,12 @@
 package normprog
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
@@ -66,7 +67,7 @@ func TestBF16DstSpecialResults(t *testing.T) {
 			f32.DstDT = dtypes.F32
 			for _, isa := range isas() {
 				name := fmt.Sprintf("rows of %d, %v:bf16, %v", n, sdt, isa)
-				res := runBF16Dst(t, isa, name, &f32, src, gamma, beta, false)
+				res := runBF16Dst(t, isa, name, &f32, src, gamma, beta, false, false)
 				want := make([]byte, len(res)/2)
 				for e := range int64(len(want) / 2) {
 					dtypes.StoreF32(dtypes.BF16, want, e, dtypes.LoadF32(dtypes.F32, res, e))
@@ -93,12 +94,14 @@ func TestBF16DstSpecialResults(t *testing.T) {
 					if inPlace && sdt != dtypes.BF16 {
 						continue
 					}
-					got := runBF16Dst(t, isa, name, &d, src, gamma, beta, inPlace)
-					for e := 0; e < len(got); e += 2 {
-						if got[e] != want[e] || got[e+1] != want[e+1] {
-							t.Fatalf("%s, in place %v: element %d is %#04x, the f32 result %#08x rounded %#04x", name, inPlace, e/2,
-								uint16(got[e])|uint16(got[e+1])<<8, math.Float32bits(dtypes.LoadF32(dtypes.F32, res, int64(e/2))),
-								uint16(want[e])|uint16(want[e+1])<<8)
+					for _, stream := range []bool{false, true} {
+						got := runBF16Dst(t, isa, name, &d, src, gamma, beta, inPlace, stream)
+						for e := 0; e < len(got); e += 2 {
+							if got[e] != want[e] || got[e+1] != want[e+1] {
+								t.Fatalf("%s, in place %v, streamed %v: element %d is %#04x, the f32 result %#08x rounded %#04x", name, inPlace, stream, e/2,
+									uint16(got[e])|uint16(got[e+1])<<8, math.Float32bits(dtypes.LoadF32(dtypes.F32, res, int64(e/2))),
+									uint16(want[e])|uint16(want[e+1])<<8)
+							}
 						}
 					}
 				}
@@ -132,11 +135,18 @@ func bf16DstSrc(r *rand.Rand, dt dtypes.DataType, rows, n int64) []byte {
 
 // runBF16Dst runs d's program on isa (jit.None: the interpreter) over
 // src, in place or not, and returns dst. A JIT ISA must run the fused
-// kernel.
-func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, beta []byte, inPlace bool) []byte {
+// kernel. With stream, the kernel stores dst non-temporally where it
+// can (memoryMinBytes lowered to 0), src and dst start on a cache line,
+// and on amd64 rows a line apart must stream.
+func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, beta []byte, inPlace, stream bool) []byte {
 	t.Helper()
 	prev := jit.SetMaxISA(isa)
 	defer jit.SetMaxISA(prev)
+	if stream {
+		prevMin := memoryMinBytes
+		defer func() { memoryMinBytes = prevMin }()
+		memoryMinBytes = 0
+	}
 	p, err := Compile(d)
 	if err != nil {
 		t.Fatalf("%s, %v: %v", name, isa, err)
@@ -144,8 +154,12 @@ func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, bet
 	if isa != jit.None && p.Impl() != "jit:"+isa.String() {
 		t.Fatalf("%s: %v runs %s", name, isa, p.Impl())
 	}
-	dst := make([]byte, len(src)/d.SrcDT.Size()*d.DstDT.Size())
-	b := Buffers{Src: bytes.Clone(src), Dst: dst, Gamma: gamma, Beta: beta}
+	rowBytes := d.DstStrides[len(d.DstStrides)-2] * int64(d.DstDT.Size())
+	if stream && isa != jit.None && runtime.GOARCH == "amd64" && rowBytes%64 == 0 && !p.full.fused.Streams() {
+		t.Fatalf("%s: rows %d bytes apart on %v do not stream", name, rowBytes, isa)
+	}
+	dst := lineAligned(len(src) / d.SrcDT.Size() * d.DstDT.Size())
+	b := Buffers{Src: append(lineAligned(len(src))[:0], src...), Dst: dst, Gamma: gamma, Beta: beta}
 	if inPlace {
 		b.Dst = b.Src
 	}
@@ -153,6 +167,13 @@ func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, bet
 		t.Fatalf("%s, %v: %v", name, isa, err)
 	}
 	return b.Dst
+}
+
+// lineAligned is n zero bytes from a cache line's start.
+func lineAligned(n int) []byte {
+	b := make([]byte, n+64)
+	off := -int(uintptr(unsafe.Pointer(&b[0]))) & 63
+	return b[off : off+n]
 }
 
 // bf16Subnormals counts the subnormal bf16 values in b.

@@ -19,11 +19,14 @@ import (
 // row alone), a gamma, columns (softmax's and log-softmax's, with a
 // tile's rows in the stage and past it, where softmax's streamed kernel
 // computes the exps again and the regular one keeps them in dst, and
-// the other kinds'), f32 and bf16 dsts; with dst next to guard pages, on a
-// vector boundary and off one (the run-time check then runs the regular
-// code), on 1 and 2 threads. On amd64 a kernel streams exactly where its
-// dst is f32, its rows' starts stay on vector boundaries and its map
-// reads src into a row not held in registers.
+// the other kinds'), f32, bf16 and f16 dsts; with dst next to guard
+// pages, on a vector boundary and off one (the run-time check then runs
+// the regular code), on 1 and 2 threads. fill's src holds zeros, which
+// AVX-512's bf16 pairs must not take for flushed subnormals. On amd64 a
+// kernel streams exactly where its rows' starts stay aligned for its
+// stores (a vector of dst's type: a pair of them for AVX-512's bf16
+// pairs, so there bf16 rows a half line apart stream or not as the CPU
+// converts bf16) and its map reads src into a row not held in registers.
 func TestStreamedDst(t *testing.T) {
 	// kept: softmax into f32 keeps its exps in dst where a row not held
 	// does not fit the stage (rows that fit it keep them there, as do
@@ -50,7 +53,14 @@ func TestStreamedDst(t *testing.T) {
 		{LayerNorm, []int64{3, 768}, 0, dtypes.F32, no},
 		{L2Norm, []int64{4, 384}, 0, dtypes.F32, no},
 		{RMSNorm, []int64{5, 1024}, 0, dtypes.BF16, no},
-		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no}, // columns: exps in the stage
+		{RMSNorm, []int64{5, 1024}, 0, dtypes.F16, no},
+		{LayerNorm, []int64{3, 768}, 0, dtypes.BF16, no},
+		{LayerNorm, []int64{3, 1008}, 0, dtypes.F16, no},        // rows 2016 bytes apart: half AVX-512's vector, not a whole one
+		{LayerNorm, []int64{3, 1008}, 0, dtypes.BF16, depends},  // AVX-512's bf16 pairs need a whole vector
+		{LayerNorm, []int64{3, 1000}, 0, dtypes.F16, no},        // 2000 bytes: AVX2's 16-bit vector only
+		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.BF16, no},    // columns: exps in the stage
+		{LogSoftmax, []int64{2, 200, 2, 64}, 2, dtypes.F16, no}, // columns past the stage
+		{Softmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},     // columns: exps in the stage
 		{LogSoftmax, []int64{2, 21, 4, 64}, 2, dtypes.F32, no},
 		{Softmax, []int64{2, 200, 2, 64}, 2, dtypes.F32, no}, // columns past the stage: exps computed again
 		{LogSoftmax, []int64{2, 200, 2, 64}, 2, dtypes.F32, no},
@@ -129,7 +139,10 @@ func TestStreamedDst(t *testing.T) {
 			if c.after > 0 {
 				inner *= c.dims[len(c.dims)-2] // the channel stride
 			}
-			want := c.dt == dtypes.F32 && inner*4%vec == 0 && c.kept == no
+			if c.dt != dtypes.F32 {
+				vec /= 2 // a vector of 16-bit values
+			}
+			want := inner*int64(c.dt.Size())%vec == 0 && c.kept == no
 			if got := streamed.full.fused.Streams(); c.kept != depends && got != want {
 				t.Fatalf("%s: Streams() = %v, want %v", name, got, want)
 			}

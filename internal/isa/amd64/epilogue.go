@@ -33,20 +33,62 @@ func (g *gen) LoadOperand(i, r int, off int64, n int) {
 	g.load(g.BinDT[i], r, g.m(g.binReg[i], off), n)
 }
 
-// StoreDst stores n lanes of r to dst at off: a whole f32 vector
-// non-temporally while StreamDst is on.
+// StoreDst stores n lanes of r to dst at off: a whole vector
+// non-temporally while StreamDst is on (an f32 dst's, or the half
+// register a 16-bit dst's converts into).
 func (g *gen) StoreDst(r int, off int64, n int) {
-	if g.stream.on && g.DstDT == dtypes.F32 && n == g.V {
+	switch {
+	case !g.stream.on || n != g.V:
+	case g.DstDT == dtypes.F32:
 		g.op(x86.AVMOVNTPS, g.vr(r), g.m(rDst, off))
+		g.stream.used = true
+		return
+	case halfType(g.DstDT):
+		mk := g.Mark()
+		h := g.Tmp()
+		g.toHalf(g.DstDT, h, r)
+		g.op(x86.AVMOVNTDQ, g.hr(h), g.m(rDst, off))
+		g.Release(mk)
 		g.stream.used = true
 		return
 	}
 	g.store(g.DstDT, r, g.m(rDst, off), n)
 }
 
+// halfType reports whether dt is a 16-bit float, f16 or bf16.
+func halfType(dt dtypes.DataType) bool { return dt == dtypes.F16 || dt == dtypes.BF16 }
+
+// StreamAlign is the alignment of a dst of type dt that the streamed
+// stores of code emitted with o need (kernelshape.Norm.StreamDst), or 0
+// where such a dst streams nothing: VMOVNTPS and VMOVNTDQ fault on an
+// address not aligned to what they store, a whole vector of dt, or a
+// pair of them where the map stores pairs (PairsDst).
+func StreamAlign(dt dtypes.DataType, o Options) int64 {
+	v := int64(32)
+	if o.AVX512 {
+		v = 64
+	}
+	switch {
+	case dt == dtypes.F32:
+		return v
+	case pairsBF16(dt, o.AVX512, o.BF16):
+		return v
+	case halfType(dt):
+		return v / 2
+	}
+	return 0
+}
+
 // PairsDst: AVX-512's native bf16 dst converts two vectors at once and
-// checks them with one instruction (see storeBF16Pair).
-func (g *gen) PairsDst() bool { return g.avx512 && g.bf16 && g.DstDT == dtypes.BF16 }
+// checks them together (see storeBF16Pair).
+func (g *gen) PairsDst() bool { return pairsBF16(g.DstDT, g.avx512, g.bf16) }
+
+// pairsBF16 reports whether a dst of type dt is stored in pairs of
+// vectors (PairsDst) by code for AVX-512 (avx512) with its native bf16
+// conversion (bf16).
+func pairsBF16(dt dtypes.DataType, avx512, bf16 bool) bool {
+	return avx512 && bf16 && dt == dtypes.BF16
+}
 
 // StoreDstPair stores whole vectors a and b to dst, a at off and b right
 // after it, as two StoreDst would.
@@ -65,10 +107,10 @@ var _ kernelshape.DstPairStorer = (*gen)(nil)
 // non-temporal, used once one was emitted (Return then fences them).
 type streamStores struct{ on, used bool }
 
-// StreamDst turns the non-temporal dst stores on or off. VMOVNTPS
-// faults on an address not aligned to the vector: the caller of a
-// kernel that streams guarantees dst and every row's start are (see
-// kernelshape.Norm.StreamDst).
+// StreamDst turns the non-temporal dst stores on or off. VMOVNTPS and
+// VMOVNTDQ fault on an address not aligned to what they store: the
+// caller of a kernel that streams guarantees dst and every row's start
+// are aligned to StreamAlign (see kernelshape.Norm.StreamDst).
 func (g *gen) StreamDst(on bool) { g.stream.on = on }
 
 var _ kernelshape.DstStreamer = (*gen)(nil)

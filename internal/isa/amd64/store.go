@@ -29,14 +29,20 @@ func (g *gen) store(dt dtypes.DataType, r int, addr obj.Addr, n int) {
 	}
 	mk := g.Mark()
 	h := g.Tmp() // the 16-bit values, in the half register of h
+	g.toHalf(dt, h, r)
+	g.storeWords(h, addr, n)
+	g.Release(mk)
+}
+
+// toHalf rounds the f32 lanes of r to dt, f16 or bf16, into the half
+// register of h, as store writes them.
+func (g *gen) toHalf(dt dtypes.DataType, h, r int) {
 	if dt == dtypes.F16 {
 		// Immediate 0: round to nearest even whatever MXCSR says.
 		g.op(x86.AVCVTPS2PH, imm(0), g.vr(r), g.hr(h))
-	} else {
-		g.toBF16(h, r)
+		return
 	}
-	g.storeWords(h, addr, n)
-	g.Release(mk)
+	g.toBF16(h, r)
 }
 
 // storeF32 writes n f32 lanes of r.
@@ -172,23 +178,30 @@ func (g *gen) toBF16Native(h, r int) {
 
 // storeBF16Pair writes the f32 lanes of a and then b to addr as bf16,
 // rounded as toBF16 does, with one VCVTNE2PS2BF16 for both. Its flushed
-// subnormals come out as ±0, and a lane that is not zero or subnormal
-// never does: one VPTESTNMW of the 32 results against 0x7fff finds every
-// lane that may need the exact path, which then patches the stored
-// subnormal lanes of each vector. True zeros take that path too, and
-// there find nothing to patch.
+// subnormals come out as ±0; one VFPCLASSPS of each source finds its
+// subnormal lanes, and where there are any the exact path patches them.
+// The check reads the sources, not the results: a result of ±0 is also
+// what a true zero gives, and zeros scattered through data (rounded
+// values, padding, ReLU outputs) would send the branch to the exact path
+// at random, which a row from memory pays for in mispredictions.
 func (g *gen) storeBF16Pair(a, b int, addr obj.Addr) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	w := g.Tmp()
 	g.vcvtne2ps2bf16(w, b, a)
-	k := kreg(6)
-	g.op(x86.AVPTESTNMW, g.vr(g.heldBits(0x7fff7fff)), g.vr(w), k)
-	g.op(x86.AVMOVDQU16, g.vr(w), addr)
+	ka, kb := kreg(6), kreg(7)
+	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(a), ka)
+	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(b), kb)
+	if g.stream.on {
+		g.op(x86.AVMOVNTDQ, g.vr(w), addr)
+		g.stream.used = true
+	} else {
+		g.op(x86.AVMOVDQU16, g.vr(w), addr)
+	}
 	// As in toBF16Native, the skipped block flushes no pointer
 	// increment: it stores through addr as the fast path did.
 	skip := g.NewLabel()
-	g.op(x86.AKORTESTD, k, k)
+	g.op(x86.AKORTESTW, ka, kb)
 	g.Jump(x86.AJEQ, skip)
 	hi := addr
 	hi.Offset += int64(2 * g.V)
