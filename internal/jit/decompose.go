@@ -577,8 +577,10 @@ func rowByRowWidth(w, size int64) int64 {
 	if w <= maxRowByRowLanes {
 		return w
 	}
+	// Rounded up to a line, a strip stays within maxRowByRowLanes: that
+	// is a whole number of lines (TestRowByRowWidth).
 	line := max(64/size, 1)
-	return min(ceilDiv(ceilDiv(w, ceilDiv(w, maxRowByRowLanes)), line)*line, maxRowByRowLanes)
+	return ceilDiv(ceilDiv(w, ceilDiv(w, maxRowByRowLanes)), line) * line
 }
 
 // longRows reports whether pl's Inner rows are contiguous and its

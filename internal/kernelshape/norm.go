@@ -1358,7 +1358,7 @@ func mapOperands(e NormEmitter, n *Norm) Operands {
 
 // DstPairStorer is optional: an instruction set whose dst stores cost
 // less two whole vectors at a time (AVX-512's bf16: one conversion and
-// one check of the fast conversion for both). PairsDst reports whether
+// one branch on the fast conversion's check for both). PairsDst reports whether
 // this kernel's dst stores do; StoreDstPair then writes whole vectors a
 // and b to dst, a off bytes past its pointer and b right after it, as
 // two StoreDst would, bit for bit; a and b are left unchanged.
