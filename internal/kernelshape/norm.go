@@ -1357,11 +1357,12 @@ func mapOperands(e NormEmitter, n *Norm) Operands {
 }
 
 // DstPairStorer is optional: an instruction set whose dst stores cost
-// less two whole vectors at a time (AVX-512's bf16: one conversion and
-// one branch on the fast conversion's check for both). PairsDst reports whether
-// this kernel's dst stores do; StoreDstPair then writes whole vectors a
-// and b to dst, a off bytes past its pointer and b right after it, as
-// two StoreDst would, bit for bit; a and b are left unchanged.
+// less two whole vectors at a time (amd64's bf16: one conversion or pack,
+// and one branch on the fast conversion's check, for both). PairsDst
+// reports whether this kernel's dst stores do; StoreDstPair then writes
+// whole vectors a and b to dst, a off bytes past its pointer and b right
+// after it, as two StoreDst would, bit for bit; a and b may be
+// overwritten.
 type DstPairStorer interface {
 	PairsDst() bool
 	StoreDstPair(a, b int, off int64)

@@ -14,11 +14,14 @@ import (
 
 // bf16DstSpecials are f32 results whose bf16 rounding a fast conversion
 // may get wrong: subnormals of both signs (ties to even among them, and
-// ones that round to the smallest normal or to zero), zeros, NaNs, the
-// infinities, normal ties and the largest normal, which rounds to Inf.
+// ones that round to the smallest normal or to zero), zeros, NaNs (among
+// them payloads whose integer rounding would carry: into the next bit,
+// through the exponent, into the sign), the infinities, normal ties and
+// the largest normal, which rounds to Inf.
 var bf16DstSpecials = []uint32{
 	0x00000001, 0x80000001, 0x00008000, 0x80008000, 0x00018000, 0x80018000, 0x00028000, 0x0000ffff,
 	0x007fffff, 0x807fffff, 0x00400000, 0x007f8000, 0x0, 0x80000000, 0x7fc00000, 0xffc00001, 0x7f800001,
+	0x7fc18000, 0x7fffffff, 0xffffffff,
 	0x7f800000, 0xff800000, 0x3f808000, 0x3f818000, 0xbf808000, 0x7f7fffff, 0x00800000,
 }
 
@@ -80,9 +83,13 @@ func TestBF16DstSpecialResults(t *testing.T) {
 				}
 				for j := range n {
 					b := dtypes.LoadF32(dtypes.F32, beta, j)
+					wantBits := math.Float32bits(b)
+					if b != b {
+						wantBits |= 0x00400000 // the add quiets a signalling NaN
+					}
 					for i := range int64(rows) {
 						x := dtypes.LoadF32(dtypes.F32, res, i*n+j)
-						if special[j] && b != 0 && i != bf16DstNaNRow && i != bf16DstInfRow && math.Float32bits(x) != math.Float32bits(b) {
+						if special[j] && b != 0 && i != bf16DstNaNRow && i != bf16DstInfRow && math.Float32bits(x) != wantBits {
 							t.Fatalf("%s: row %d element %d is %#08x, want beta %#08x", name, i, j, math.Float32bits(x), math.Float32bits(b))
 						}
 					}
@@ -104,6 +111,44 @@ func TestBF16DstSpecialResults(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestBF16DstPairSpecials: every one of bf16DstSpecials as a LayerNorm's
+// result (gamma 0, beta the special) at every lane of a pair of AVX-512
+// vectors (and so of AVX2's), and in both vectors of a pair at once: beta
+// along a row takes the specials in an order that moves on by one every
+// 32 elements. On every ISA, streamed or not, the bf16 dst is bit for bit
+// dtypes.F32ToBF16 of the same program's f32 dst. NaNs whose payload
+// carries in the integer rounding (a signalling NaN, all-ones payloads)
+// must come out as toBF16's quiet NaNs, not as infinities or zeros.
+func TestBF16DstPairSpecials(t *testing.T) {
+	const rows, lanes = 3, 32
+	n := int64(len(bf16DstSpecials) * lanes)
+	d := Desc{Kind: LayerNorm, SrcDT: dtypes.F32, DstDT: dtypes.BF16, Dims: []int64{rows, n}, Norm: []bool{false, true},
+		SrcStrides: []int64{n, 1}, DstStrides: []int64{n, 1}, Epsilon: 1e-5,
+		Gamma: &Operand{DT: dtypes.F32, Strides: []int64{0, 1}}, Beta: &Operand{DT: dtypes.F32, Strides: []int64{0, 1}}}
+	gamma, beta := make([]byte, 4*n), make([]byte, 4*n)
+	for j := range n {
+		k := (j/lanes + j%lanes) % int64(len(bf16DstSpecials))
+		dtypes.StoreF32(dtypes.F32, beta, j, math.Float32frombits(bf16DstSpecials[k]))
+	}
+	src := fill(rand.New(rand.NewPCG(5, 6)), dtypes.F32, rows*n, 4)
+	f32 := d
+	f32.DstDT = dtypes.F32
+	for _, isa := range isas() {
+		res := runBF16Dst(t, isa, "pair specials", &f32, src, gamma, beta, false, false)
+		for _, stream := range []bool{false, true} {
+			got := runBF16Dst(t, isa, "pair specials", &d, src, gamma, beta, false, stream)
+			for e := range int64(len(got) / 2) {
+				x := dtypes.LoadF32(dtypes.F32, res, e)
+				want := dtypes.F32ToBF16(x)
+				if w := uint16(got[2*e]) | uint16(got[2*e+1])<<8; w != want {
+					t.Fatalf("%v, streamed %v: element %d (lane %d) is %#04x, the f32 result %#08x rounded %#04x",
+						isa, stream, e, e%lanes, w, math.Float32bits(x), want)
 				}
 			}
 		}

@@ -10,9 +10,10 @@ import (
 
 // TestBF16StoreConstantsHeld checks that a fused LayerNorm into bf16
 // without AVX512_BF16 (AVX2, AVX-512) builds its rounding's constants
-// 0x7fff and 1 once, in the prologue, not at each store of its map
-// (three in the code here). The results are the other tests' (the
-// constants' values are the same).
+// 0x7fff and 1 at most once, in the prologue, where it holds them, and
+// else reads them from memory (roundConst), never building them at each
+// store of its map (three in the code here, or on AVX2 a pair and one).
+// The results are the other tests' (the constants' values are the same).
 func TestBF16StoreConstantsHeld(t *testing.T) {
 	for _, o := range []Options{{}, {AVX512: true}} {
 		// Rows of three vectors: the map's stores are three in the code
@@ -34,8 +35,8 @@ func TestBF16StoreConstantsHeld(t *testing.T) {
 					built++
 				}
 			}
-			if built != 1 {
-				t.Errorf("avx512=%v: constant %s built %d times, want once", o.AVX512, strings.TrimSuffix(c, ","), built)
+			if built > 1 {
+				t.Errorf("avx512=%v: constant %s built %d times, want at most once", o.AVX512, strings.TrimSuffix(c, ","), built)
 			}
 		}
 	}

@@ -79,26 +79,31 @@ func StreamAlign(dt dtypes.DataType, o Options) int64 {
 	return 0
 }
 
-// PairsDst: AVX-512's native bf16 dst converts two vectors at once and
-// checks them together (see storeBF16Pair).
+// PairsDst: a bf16 dst converts two vectors at once, AVX-512's native
+// one with one instruction and one check (storeBF16Pair), AVX2's with
+// one pack and one NaN check (storeBF16PairRounded).
 func (g *gen) PairsDst() bool { return pairsBF16(g.DstDT, g.avx512, g.bf16) }
 
 // pairsBF16 reports whether a dst of type dt is stored in pairs of
-// vectors (PairsDst) by code for AVX-512 (avx512) with its native bf16
-// conversion (bf16).
+// vectors (PairsDst) by code for AVX-512 (avx512) with or without its
+// native bf16 conversion (bf16), or for AVX2. AVX-512 without it keeps
+// its single stores, whose VPMOVDW packs a vector in one instruction.
 func pairsBF16(dt dtypes.DataType, avx512, bf16 bool) bool {
-	return avx512 && bf16 && dt == dtypes.BF16
+	return dt == dtypes.BF16 && (bf16 || !avx512)
 }
 
 // StoreDstPair stores whole vectors a and b to dst, a at off and b right
 // after it, as two StoreDst would.
 func (g *gen) StoreDstPair(a, b int, off int64) {
-	if !g.PairsDst() || g.rowStores.on {
+	switch {
+	case !g.PairsDst() || g.rowStores.on:
 		g.StoreDst(a, off, g.V)
 		g.StoreDst(b, off+int64(g.V)*g.DstSize, g.V)
-		return
+	case g.avx512:
+		g.storeBF16Pair(a, b, g.m(rDst, off))
+	default:
+		g.storeBF16PairRounded(a, b, g.m(rDst, off))
 	}
-	g.storeBF16Pair(a, b, g.m(rDst, off))
 }
 
 var _ kernelshape.DstPairStorer = (*gen)(nil)

@@ -300,7 +300,7 @@ func (g *gen) keepNaN(x, orig, scratch obj.Addr) {
 func ConstTables() map[uintptr][]uint32 {
 	m := map[uintptr][]uint32{}
 	add := func(t []uint32) { m[uintptr(unsafe.Pointer(&t[0]))] = t }
-	for _, t := range [][]uint32{expConsts, sumExpConsts, logConsts, signMasks, exp64Consts, log64Consts} {
+	for _, t := range [][]uint32{expConsts, sumExpConsts, logConsts, signMasks, exp64Consts, log64Consts, bf16RoundConsts} {
 		add(t)
 	}
 	constTables.Range(func(_, t any) bool { add(t.([]uint32)); return true })

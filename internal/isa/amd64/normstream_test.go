@@ -11,13 +11,16 @@ import (
 
 // TestNormHalfDstStores checks the map's whole-vector stores of f16 and
 // bf16 dsts in rows not held in registers: non-temporal (VMOVNTDQ of the
-// converted half register, or of AVX-512's bf16 pair, with an SFENCE
-// before the return) where the kernel streams its dst, regular where it
-// does not, and never a non-temporal store wider than StreamAlign, which
-// the caller aligns dst to. AVX-512's bf16 pairs check the two f32
+// converted half register, or of a bf16 pair, with an SFENCE before the
+// return) where the kernel streams its dst, regular where it does not,
+// and never a non-temporal store wider than StreamAlign, which the
+// caller aligns dst to. AVX-512's native bf16 pairs check the two f32
 // vectors they convert for subnormals (VFPCLASSPS each, one KORTESTW),
 // not the results for zeros (no VPTESTNMW), so zeros in the data do not
-// send the branch to the exact path.
+// send the branch to the exact path. AVX2's bf16 pairs pack their two
+// rounded vectors with one VPACKUSDW and one VPERMQ and branch to their
+// NaN fix-up on one VPTEST; AVX-512 without native bf16 stores single
+// vectors.
 func TestNormHalfDstStores(t *testing.T) {
 	for _, o := range []Options{{AVX512: true, BF16: true}, {AVX512: true}, {}} {
 		for _, dt := range []dtypes.DataType{dtypes.BF16, dtypes.F16} {
@@ -35,7 +38,7 @@ func TestNormHalfDstStores(t *testing.T) {
 					switch op {
 					case "vmovntdq", "vmovntps":
 						count[op+" "+args[:4]]++ // the register's width
-					case "sfence", "vptestnmw", "vcvtne2ps2bf16":
+					case "sfence", "vptestnmw", "vcvtne2ps2bf16", "vpermq", "vptest":
 						count[op]++
 					case "kortestw":
 						if args == "%k6,%k7" {
@@ -44,16 +47,23 @@ func TestNormHalfDstStores(t *testing.T) {
 					}
 				}
 				pairs := o.AVX512 && o.BF16 && dt == dtypes.BF16
+				packed := !o.AVX512 && dt == dtypes.BF16
 				want := map[string]int{}
 				if pairs {
 					want["vcvtne2ps2bf16"] = 1
 					want["kortestw pair"] = 1
+				}
+				if packed {
+					want["vpermq"] = 1
+					want["vptest"] = 1
 				}
 				if stream {
 					want["sfence"] = 1
 					switch {
 					case pairs:
 						want["vmovntdq %zmm"] = 1
+					case packed:
+						want["vmovntdq %ymm"] = 1
 					case o.AVX512:
 						want["vmovntdq %ymm"] = 2 // the map's chunk of two vectors
 					default:
@@ -75,8 +85,8 @@ func TestNormHalfDstStores(t *testing.T) {
 }
 
 // TestStreamAlign pins the alignment streamed stores need: a vector of
-// f32, half a vector of f16 or bf16, a whole one for AVX-512's native
-// bf16, which stores pairs; none for other types.
+// f32, half a vector of f16 or bf16, a whole one for bf16 where it
+// stores pairs (AVX2, AVX-512 with native bf16); none for other types.
 func TestStreamAlign(t *testing.T) {
 	for _, c := range []struct {
 		dt   dtypes.DataType
@@ -88,7 +98,7 @@ func TestStreamAlign(t *testing.T) {
 		{dtypes.BF16, Options{AVX512: true, BF16: true}, 64},
 		{dtypes.BF16, Options{AVX512: true}, 32},
 		{dtypes.F16, Options{AVX512: true, BF16: true}, 32},
-		{dtypes.BF16, Options{}, 16},
+		{dtypes.BF16, Options{}, 32},
 		{dtypes.F16, Options{}, 16},
 		{dtypes.S8, Options{AVX512: true}, 0},
 		{dtypes.F64, Options{AVX512: true}, 0},

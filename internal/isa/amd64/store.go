@@ -102,21 +102,21 @@ func (g *gen) toBF16(h, r int) {
 	}
 	mk := g.Mark()
 	hi := g.Tmp()
-	c := g.Tmp()
 	x := g.vr(r)
 	or := x86.AVPOR
 	if g.avx512 {
 		or = x86.AVPORD
 	}
-	g.bf16Round(h, hi, c, r)
+	g.bf16Round(h, hi, r)
 	// NaN: keep sign and upper payload, set the quiet bit.
-	g.op(or, g.vr(g.constIn(c, 0x40)), g.vr(hi), g.vr(hi))
+	g.op(or, g.roundConst(bf16QuietBit), g.vr(hi), g.vr(hi))
 	if g.avx512 {
 		k := kreg(6)
 		g.op(x86.AVCMPPS, imm(3), x, x, k) // unordered: x is NaN
 		g.op(x86.AVPBLENDMD, g.vr(hi), g.vr(h), k, g.vr(h))
 		g.op(x86.AVPMOVDW, g.vr(h), g.hr(h))
 	} else {
+		c := g.Tmp()
 		g.op(x86.AVCMPPS, imm(3), x, x, g.vr(c))
 		g.op(x86.AVBLENDVPS, g.vr(c), g.vr(hi), g.vr(h), g.vr(h))
 		// Pack the 8 dwords (all <= 0xffff) into 8 words.
@@ -127,21 +127,49 @@ func (g *gen) toBF16(h, r int) {
 }
 
 // bf16Round sets the dwords of h to the bf16 bits of the f32 lanes of r,
-// rounded to nearest even, ignoring NaN; hi gets r>>16, c may be
-// clobbered (constIn):
+// rounded to nearest even, ignoring NaN; hi gets r>>16:
 // h = (x + 0x7fff + (hi&1)) >> 16 adds half an ulp, less one when the
 // kept lsb is even, so that ties go to even.
-func (g *gen) bf16Round(h, hi, c, r int) {
+func (g *gen) bf16Round(h, hi, r int) {
 	x := g.vr(r)
 	and := x86.AVPAND
 	if g.avx512 {
 		and = x86.AVPANDD
 	}
 	g.op(x86.AVPSRLD, imm(16), x, g.vr(hi))
-	g.op(and, g.vr(g.constIn(c, 1)), g.vr(hi), g.vr(h))
-	g.op(x86.AVPADDD, g.vr(g.constIn(c, 0x7fff)), g.vr(h), g.vr(h))
+	g.op(and, g.roundConst(bf16Lsb), g.vr(hi), g.vr(h))
+	g.op(x86.AVPADDD, g.roundConst(bf16Half), g.vr(h), g.vr(h))
 	g.op(x86.AVPADDD, x, g.vr(h), g.vr(h))
 	g.op(x86.AVPSRLD, imm(16), g.vr(h), g.vr(h))
+}
+
+// The integer bf16 rounding's constants, in the order of bf16RoundConsts:
+// the kept bit's mask, half an ulp less one, and a NaN's quiet bit in the
+// upper half.
+const (
+	bf16Lsb = iota
+	bf16Half
+	bf16QuietBit
+)
+
+// bf16RoundConsts are the constants of bf16Round and of toBF16's NaN
+// fix-up in a constant table (newConstTable).
+var bf16RoundConsts = newConstTable([]uint32{1, 0x7fff, 0x40})
+
+// roundConst is bf16RoundConsts' constant i as an operand: the register
+// that holds it from the prologue on where a norm kernel can hold one
+// (hold), else a memory operand of the table (rScratch set here). A
+// norm's map stores every element, so building the constants at each
+// store (two or three instructions each) would be a good share of it.
+func (g *gen) roundConst(i int) obj.Addr {
+	bits := bf16RoundConsts[i*lanesPerConst]
+	if g.norm {
+		if r, ok := g.hold(uint64(bits), func(r int) { g.constant(r, bits) }); ok {
+			return g.vr(r)
+		}
+	}
+	g.loadTable(bf16RoundConsts)
+	return tableConst(i)
 }
 
 // toBF16Native converts with VCVTNEPS2BF16. That instruction flushes
@@ -162,7 +190,6 @@ func (g *gen) toBF16Native(h, r int) {
 	defer g.Release(mk)
 	d := g.Tmp()
 	hi := g.Tmp()
-	c := g.Tmp()
 	k := kreg(6)
 	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(r), k)
 	// No flush here: the caller may hold memory operands with pending
@@ -171,7 +198,7 @@ func (g *gen) toBF16Native(h, r int) {
 	skip := g.NewLabel()
 	g.op(x86.AKORTESTW, k, k)
 	g.Jump(x86.AJEQ, skip)
-	g.bf16Round(d, hi, c, r)
+	g.bf16Round(d, hi, r)
 	g.op(x86.AVPMOVDW, g.vr(d), k, g.hr(h))
 	g.Place(skip)
 }
@@ -210,6 +237,56 @@ func (g *gen) storeBF16Pair(a, b int, addr obj.Addr) {
 	g.Place(skip)
 }
 
+// storeBF16PairRounded writes the f32 lanes of a and then b to addr as
+// bf16, rounded as toBF16 does, in AVX2's 16 words of one register: the
+// integer rounding of each vector, one VPACKUSDW of the two and one
+// VPERMQ to put its quadwords in order, and one store. NaN lanes, which
+// the rounding gets wrong, are found by one unordered compare of a with
+// b, and only where there is one does a block set them to the quiet NaN:
+// x + x is x quieted (sign and payload kept), and its upper half is
+// toBF16's (x >> 16) | 0x40. That block overwrites a and b. The rounding's
+// constants are memory operands of bf16RoundConsts, not held (roundConst):
+// the pair takes three temporaries beside a and b, and a held constant
+// could leave fewer.
+func (g *gen) storeBF16PairRounded(a, b int, addr obj.Addr) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	ha, hb, c := g.Tmp(), g.Tmp(), g.Tmp()
+	x, y := g.vr(a), g.vr(b)
+	// h = ((x >> 16) & 1) + 0x7fff + x, then >> 16 (bf16Round).
+	g.loadTable(bf16RoundConsts)
+	for _, v := range [][2]obj.Addr{{x, g.vr(ha)}, {y, g.vr(hb)}} {
+		g.op(x86.AVPSRLD, imm(16), v[0], v[1])
+		g.op(x86.AVPAND, tableConst(bf16Lsb), v[1], v[1])
+		g.op(x86.AVPADDD, tableConst(bf16Half), v[1], v[1])
+		g.op(x86.AVPADDD, v[0], v[1], v[1])
+		g.op(x86.AVPSRLD, imm(16), v[1], v[1])
+	}
+	// No flush at the branch: the skipped block only touches registers,
+	// so both paths leave pending pointer increments alike.
+	g.op(x86.AVCMPPS, imm(3), y, x, g.vr(c)) // unordered: a or b is NaN
+	g.op(x86.AVPTEST, g.vr(c), g.vr(c))
+	pack := g.NewLabel()
+	g.Jump(x86.AJEQ, pack)
+	for _, v := range [][2]int{{a, ha}, {b, hb}} {
+		r := g.vr(v[0])
+		g.op(x86.AVCMPPS, imm(3), r, r, g.vr(c))
+		g.op(x86.AVADDPS, r, r, r)
+		g.op(x86.AVPSRLD, imm(16), r, r)
+		g.op(x86.AVBLENDVPS, g.vr(c), r, g.vr(v[1]), g.vr(v[1]))
+	}
+	g.Place(pack)
+	// Words a0-a3 b0-b3 | a4-a7 b4-b7, then quadwords 0 2 1 3.
+	g.op(x86.AVPACKUSDW, g.vr(hb), g.vr(ha), g.vr(ha))
+	g.op(x86.AVPERMQ, imm(0xD8), g.vr(ha), g.vr(ha))
+	if g.stream.on {
+		g.op(x86.AVMOVNTDQ, g.vr(ha), addr)
+		g.stream.used = true
+		return
+	}
+	g.op(x86.AVMOVDQU, g.vr(ha), addr)
+}
+
 // patchBF16Subnormals rewrites the bf16 at addr of the subnormal f32
 // lanes of r, which VCVTNE(2)PS2BF16 flushed, rounded exactly; the
 // other lanes are left as they are.
@@ -218,13 +295,12 @@ func (g *gen) patchBF16Subnormals(r int, addr obj.Addr) {
 	defer g.Release(mk)
 	d := g.Tmp()
 	hi := g.Tmp()
-	c := g.Tmp()
 	k := kreg(6)
 	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(r), k)
 	skip := g.NewLabel()
 	g.op(x86.AKORTESTW, k, k)
 	g.Jump(x86.AJEQ, skip)
-	g.bf16Round(d, hi, c, r)
+	g.bf16Round(d, hi, r)
 	g.op(x86.AVPMOVDW, g.vr(d), k, addr)
 	g.Place(skip)
 }
@@ -319,19 +395,4 @@ func (g *gen) evex0F38x72(pp byte, reg, vvvv, rm int) {
 	}
 	modrm := byte(0xC0 | (reg&7)<<3 | rm&7)
 	g.raw(0x62, p0, p1, p2, 0x72, modrm)
-}
-
-// constIn returns a register that holds bits in every lane: in a fused
-// normalization kernel, one held from the prologue on where it can be
-// (hold), else c, set here. A norm's map stores every element, so
-// building its bf16 rounding's constants at each store (two or three
-// instructions each) is a good share of the store.
-func (g *gen) constIn(c int, bits uint32) int {
-	if g.norm {
-		if r, ok := g.hold(uint64(bits), func(r int) { g.constant(r, bits) }); ok {
-			return r
-		}
-	}
-	g.constant(c, bits)
-	return c
 }
