@@ -904,15 +904,41 @@ func nativeRow(e NativeEmitter, k NativeKind, red []plan.Loop, nl nativeLayout, 
 		fold()
 		first = u
 	}
-	for i := int64(1); i < nacc; i++ {
-		e.NativeCombine(int(first), int(first+i))
-	}
+	nativeCombineAll(e, k, int(first), int(nacc))
 	if first != 0 {
 		e.NativeCombine(0, int(first))
 	}
 	if store != nil {
 		store()
 	}
+}
+
+// nativeCombineAll combines accumulators first+1 to first+n-1 into
+// accumulator first: as a tree of log2(n) levels where k's combine gives
+// the same bits in any order (OrderFree), so that a short row's result
+// waits for a few combines rather than a chain of n-1; else one after
+// another, in the order that sets a float sum's bits.
+func nativeCombineAll(e NativeEmitter, k NativeKind, first, n int) {
+	if !k.OrderFree() {
+		for i := 1; i < n; i++ {
+			e.NativeCombine(first, first+i)
+		}
+		return
+	}
+	for w := 1; w < n; w *= 2 {
+		for i := 0; i+w < n; i += 2 * w {
+			e.NativeCombine(first+i, first+i+w)
+		}
+	}
+}
+
+// OrderFree reports whether k's combine gives the same bits in any
+// order: max and min (exact; a NaN result is a NaN, its payload not
+// kept, and -0 orders below +0 either way), and the integer ops, whose
+// sums and products wrap. Not float sums and products, which round, nor
+// an integer mean's pairs of registers.
+func (k NativeKind) OrderFree() bool {
+	return !k.Halves() && (!k.Float || k.Op == NativeMax || k.Op == NativeMin)
 }
 
 // addSat returns a+b for a, b >= 0, saturating at MaxInt64.
