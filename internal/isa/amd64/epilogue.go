@@ -47,9 +47,8 @@ func (g *gen) StoreDst(r int, off int64, n int) {
 		mk := g.Mark()
 		h := g.Tmp()
 		g.toHalf(g.DstDT, h, r)
-		g.op(x86.AVMOVNTDQ, g.hr(h), g.m(rDst, off))
+		g.storeWhole(x86.AVMOVDQU, g.hr(h), g.m(rDst, off))
 		g.Release(mk)
-		g.stream.used = true
 		return
 	}
 	g.store(g.DstDT, r, g.m(rDst, off), n)
@@ -69,9 +68,7 @@ func StreamAlign(dt dtypes.DataType, o Options) int64 {
 		v = 64
 	}
 	switch {
-	case dt == dtypes.F32:
-		return v
-	case pairsBF16(dt, o.AVX512, o.BF16):
+	case dt == dtypes.F32 || pairsBF16(dt, o.AVX512, o.BF16):
 		return v
 	case halfType(dt):
 		return v / 2

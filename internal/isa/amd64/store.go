@@ -219,12 +219,7 @@ func (g *gen) storeBF16Pair(a, b int, addr obj.Addr) {
 	ka, kb := kreg(6), kreg(7)
 	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(a), ka)
 	g.op(x86.AVFPCLASSPSZ, imm(fpclassDenormal), g.vr(b), kb)
-	if g.stream.on {
-		g.op(x86.AVMOVNTDQ, g.vr(w), addr)
-		g.stream.used = true
-	} else {
-		g.op(x86.AVMOVDQU16, g.vr(w), addr)
-	}
+	g.storeWhole(x86.AVMOVDQU16, g.vr(w), addr)
 	// As in toBF16Native, the skipped block flushes no pointer
 	// increment: it stores through addr as the fast path did.
 	skip := g.NewLabel()
@@ -279,12 +274,16 @@ func (g *gen) storeBF16PairRounded(a, b int, addr obj.Addr) {
 	// Words a0-a3 b0-b3 | a4-a7 b4-b7, then quadwords 0 2 1 3.
 	g.op(x86.AVPACKUSDW, g.vr(hb), g.vr(ha), g.vr(ha))
 	g.op(x86.AVPERMQ, imm(0xD8), g.vr(ha), g.vr(ha))
+	g.storeWhole(x86.AVMOVDQU, g.vr(ha), addr)
+}
+
+// storeWhole stores the whole register r to addr with as, or with
+// VMOVNTDQ while StreamDst is on (addr then aligned to r's width).
+func (g *gen) storeWhole(as obj.As, r, addr obj.Addr) {
 	if g.stream.on {
-		g.op(x86.AVMOVNTDQ, g.vr(ha), addr)
-		g.stream.used = true
-		return
+		as, g.stream.used = x86.AVMOVNTDQ, true
 	}
-	g.op(x86.AVMOVDQU, g.vr(ha), addr)
+	g.op(as, r, addr)
 }
 
 // patchBF16Subnormals rewrites the bf16 at addr of the subnormal f32
