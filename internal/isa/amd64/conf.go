@@ -45,7 +45,8 @@ type Conf struct {
 
 	// NaNFree: a max or min kernel is emitted twice, NaN-free code first
 	// (speculate.go). Watch: that code checks whole f32 src vectors by a
-	// watch sum instead of compares in pairs (rangeWatched).
+	// watch sum instead of compares in pairs (rangeWatched), as the
+	// native kernel's f64 max and min do under the same gate.
 	NaNFree, Watch bool
 	// Words: 16-bit max and min are taken as words (words.go).
 	Words bool

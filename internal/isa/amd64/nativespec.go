@@ -17,8 +17,13 @@ import (
 // checked alone at the next branch or label), so that a pair costs one
 // load, two combines, a compare and an OR where the exact code takes
 // four instructions a vector (AVX2's max six). AVX2's VMAXPD may give
-// -0 for +0, so each output of -0 is flagged too. The exact code is the same generator's,
-// emitted after the NaN-free code's return.
+// -0 for +0, so each output of -0 is flagged too. Where the f32 kernels
+// take a watch sum (Conf.Watch: AVX-512 plans read from memory on Zen
+// cores), so does f64: each whole src vector is added into Z30, tested
+// once at the return, so that a paced row loop (one vector an iteration,
+// none to pair a compare with) costs no compare and KORW a vector. The
+// exact code is the same generator's, emitted after the NaN-free code's
+// return.
 
 // NativeNaNFree starts NaN-free code for an f64 max, and on AVX-512 an
 // f64 min; it reports whether it did.
@@ -31,6 +36,9 @@ func (n *nativeGen) NativeNaNFree() bool {
 		// Hoisted masks stay in K1-K3 (K4 and K5 are the check's and
 		// the argument block's), and so stay set in the exact code.
 		n.kLast, n.tmpHi = kCheck-1, rPending
+		if n.conf.Watch {
+			n.watch, n.tmpHi = true, rWatch
+		}
 	} else {
 		n.tmpHi = yPending
 	}
@@ -41,7 +49,7 @@ func (n *nativeGen) NativeNaNFree() bool {
 // jumps when its flag is set, and restores the argument block.
 func (n *nativeGen) NativeExact() {
 	n.Place(n.exact)
-	n.nanFree, n.f64 = false, false
+	n.nanFree, n.f64, n.watch = false, false, false
 	// The pointers start again from the argument block, nothing pending.
 	n.ptrs = kernelshape.NewPointers(rSrc, rDst, n.binReg[:n.NBin])
 	if n.avx512 {
@@ -90,6 +98,12 @@ func (n *nativeGen) loadNaNFree(u int, addr obj.Addr, cnt int) {
 			pr = rPending
 		}
 		p := n.vr(pr)
+		if n.watch {
+			n.op(x86.AVMOVUPD, addr, p)
+			n.fast(acc, p)
+			n.op(x86.AVADDPD, p, n.vr(rWatch), n.vr(rWatch))
+			return
+		}
 		if !n.pending {
 			n.op(x86.AVMOVUPD, addr, p)
 			n.fast(acc, p)

@@ -33,7 +33,8 @@ import (
 // (Conf.Watch) each src vector is added into a watch accumulator, Z30,
 // instead (rangeWatched): the sum of the src is NaN when a NaN is in
 // it, and a sum that found both infinities is too, which costs that call
-// its exact run and nothing else. Their row sweeps (Conf.Paced: one
+// its exact run and nothing else (the native kernel's f64 max and min
+// watch the same way, nativespec.go). Their row sweeps (Conf.Paced: one
 // accumulator, one vector per iteration) have no second vector to pair
 // a compare with, and a compare and a KORW per vector cost them their
 // pace (docs/PERFORMANCE-log.md, "Max and min rows paced to memory").
@@ -152,7 +153,11 @@ func (g *gen) nanFreeReturn() {
 	g.checkPending()
 	g.exact = g.NewLabel()
 	if g.watch {
-		g.op(x86.AVCMPPS, imm(3), g.vr(rWatch), g.vr(rWatch), kreg(kCheck))
+		cmp := x86.AVCMPPS
+		if g.f64 {
+			cmp = x86.AVCMPPD
+		}
+		g.op(cmp, imm(3), g.vr(rWatch), g.vr(rWatch), kreg(kCheck))
 		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	}
 	if g.avx512 {
