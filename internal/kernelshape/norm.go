@@ -335,7 +335,7 @@ type NormEmitter interface {
 	// is unchanged.
 	Arith(k ops.Kind, r, s int)
 	// Accumulate sets the first n lanes of acc to acc c t, the others
-	// unchanged; t is clobbered.
+	// unchanged; t is clobbered, but where n is all the lanes.
 	Accumulate(c NormCombine, acc, t, n int)
 	// HReduce sets every lane of r to the combine c of its lanes.
 	HReduce(c NormCombine, r int)
@@ -1039,6 +1039,7 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	N := row.Size
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
+	vecs := int((N + int64(V) - 1) / int64(V))
 	ptrs := e.Pointers()
 	// each applies f to every vector v of row i loaded into a
 	// temporary, its first m lanes the row's.
@@ -1056,8 +1057,8 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	}
 	for i := range rows {
 		b := normLogRegs(i)
-		normInit(e, NormMaxAny)
-		each(i, func(t, v, m int) { e.Accumulate(NormMaxAny, v%normAccs, t, m) })
+		each(i, func(t, v, m int) { normFold(e, NormMaxAny, v, t, m, false) })
+		normRestAt(e, NormMaxAny, vecs)
 		normTree(e, NormMaxAny)
 		e.HReduce(NormMaxAny, 0)
 		e.Copy(b.shift, 0)
@@ -1070,12 +1071,12 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	for i0 := 0; i0 < rows; i0 += P {
 		for i := i0; i < i0+P; i++ {
 			b := normLogRegs(i)
-			normInit(e, NormSum)
 			each(i, func(t, v, m int) {
 				e.Arith(ops.Subtract, t, b.shift)
 				e.ExpShifted(t)
-				e.Accumulate(NormSum, v%normAccs, t, m)
+				normFold(e, NormSum, v, t, m, false)
 			})
+			normRestAt(e, NormSum, vecs)
 			normTree(e, NormSum)
 			e.HReduce(NormSum, 0)
 			e.Copy(b.scale, 0)
@@ -1117,8 +1118,8 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 func normHeldLoad(e NormEmitter, N int64, held int, infTail bool) {
 	V := e.Lanes()
 	vb := int64(V) * e.ElemTypes().SrcSize
-	normInit(e, NormMaxAny)
-	for v := 0; int64(v*V) < N; v++ {
+	v := 0
+	for ; int64(v*V) < N; v++ {
 		m := int(min(int64(V), N-int64(v*V)))
 		r := held + v
 		if infTail {
@@ -1126,8 +1127,9 @@ func normHeldLoad(e NormEmitter, N int64, held int, infTail bool) {
 		} else {
 			e.LoadSrc(r, int64(v)*vb, m)
 		}
-		normHeldAccumulate(e, NormMaxAny, v, r, m)
+		normFold(e, NormMaxAny, v, r, m, true)
 	}
+	normRestAt(e, NormMaxAny, v)
 	normTree(e, NormMaxAny)
 	e.HReduce(NormMaxAny, 0)
 }
@@ -1154,51 +1156,90 @@ func normLoadInfTail(e NormEmitter, r int, off int64, n int) {
 }
 
 // normHeldSweep applies keep to each vector of a row held in registers
-// from held on (normHeldLoad) in place, and sums f of the result (the result itself
-// when f is nil) into every lane of register 0; the vectors go to the
-// accumulators in normSweep's order, so the sum is the same.
+// from held on (normHeldLoad) in place, and sums f of the result (the
+// result itself when f is nil) into every lane of register 0; the
+// vectors go to the accumulators in normSweep's order, so the sum is the
+// same. What it sums are exps (normFold's sums).
 func normHeldSweep(e NormEmitter, N int64, held int, keep, f func(t int)) {
 	V := e.Lanes()
-	normInit(e, NormSum)
-	for v := 0; int64(v*V) < N; v++ {
+	v := 0
+	for ; int64(v*V) < N; v++ {
+		m := int(min(int64(V), N-int64(v*V)))
 		r := held + v
 		keep(r)
 		if f == nil {
-			normHeldAccumulate(e, NormSum, v, r, int(min(int64(V), N-int64(v*V))))
+			normFold(e, NormSum, v, r, m, true)
+			continue
+		}
+		if v < normAccs && m == V {
+			// f's result starts its accumulator, as normFold's.
+			e.Copy(v, r)
+			f(v)
 			continue
 		}
 		mk := e.Mark()
 		t := e.Tmp()
 		e.Copy(t, r)
 		f(t)
-		e.Accumulate(NormSum, v%normAccs, t, int(min(int64(V), N-int64(v*V))))
+		normFold(e, NormSum, v, t, m, false)
 		e.Release(mk)
 	}
+	normRestAt(e, NormSum, v)
 	normTree(e, NormSum)
 	e.HReduce(NormSum, 0)
 }
 
-// normHeldAccumulate combines the first m lanes of held vector v, in
-// register r, into its accumulator through a copy (Accumulate clobbers
-// its operand).
-func normHeldAccumulate(e NormEmitter, k NormCombine, v, r, m int) {
+// normFold combines the first m lanes of vector v of a row, in register
+// t, into its accumulator for k, in normSweep's order (v%normAccs), where
+// the row's vectors are emitted one by one: the first normAccs whole
+// vectors start their accumulators, as the identity combined with x
+// would, bit for bit (the max of -Inf and x is x; for a sum, 0 + x is x
+// but for x = -0, so the values summed must not be -0: exps); a part of
+// a vector among them starts its accumulator at the identity. The
+// accumulators the row leaves unset take normRestAt. With keep, t is
+// left as it was (a held vector); else a part of a vector clobbers it.
+func normFold(e NormEmitter, k NormCombine, v, t, m int, keep bool) {
+	whole := m == e.Lanes()
+	if v < normAccs {
+		if whole {
+			e.Copy(v, t)
+			return
+		}
+		e.SetConst(v, normIdentity(k))
+	}
+	if whole || !keep {
+		// Accumulate leaves a whole vector's t as it is.
+		e.Accumulate(k, v%normAccs, t, m)
+		return
+	}
 	mk := e.Mark()
-	t := e.Tmp()
-	e.Copy(t, r)
-	e.Accumulate(k, v%normAccs, t, m)
+	u := e.Tmp()
+	e.Copy(u, t)
+	e.Accumulate(k, v%normAccs, u, m)
 	e.Release(mk)
 }
 
+// normRestAt sets the accumulators from u on, which normFold leaves
+// unset in a row of u vectors, to k's identity.
+func normRestAt(e NormEmitter, k NormCombine, u int) {
+	for a := u; a < normAccs; a++ {
+		if a == u {
+			e.SetConst(a, normIdentity(k))
+		} else {
+			e.Copy(a, u)
+		}
+	}
+}
+
 // normInit sets the accumulators to k's identity.
-func normInit(e NormEmitter, k NormCombine) {
-	id := float32(0)
+func normInit(e NormEmitter, k NormCombine) { normRestAt(e, k, 0) }
+
+// normIdentity is k's identity: -Inf for the max, 0 for the sum.
+func normIdentity(k NormCombine) float32 {
 	if k == NormMaxAny {
-		id = float32(math.Inf(-1))
+		return float32(math.Inf(-1))
 	}
-	e.SetConst(0, id)
-	for u := 1; u < normAccs; u++ {
-		e.Copy(u, 0)
-	}
+	return 0
 }
 
 // normTree combines the accumulators pairwise into register 0.
