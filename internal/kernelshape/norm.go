@@ -335,7 +335,8 @@ type NormEmitter interface {
 	// is unchanged.
 	Arith(k ops.Kind, r, s int)
 	// Accumulate sets the first n lanes of acc to acc c t, the others
-	// unchanged; t is clobbered, but where n is all the lanes.
+	// unchanged; t is left as it is where n is all the lanes, else it
+	// may be clobbered.
 	Accumulate(c NormCombine, acc, t, n int)
 	// HReduce sets every lane of r to the combine c of its lanes.
 	HReduce(c NormCombine, r int)
@@ -1195,9 +1196,12 @@ func normHeldSweep(e NormEmitter, N int64, held int, keep, f func(t int)) {
 // vectors start their accumulators, as the identity combined with x
 // would, bit for bit (the max of -Inf and x is x; for a sum, 0 + x is x
 // but for x = -0, so the values summed must not be -0: exps); a part of
-// a vector among them starts its accumulator at the identity. The
-// accumulators the row leaves unset take normRestAt. With keep, t is
-// left as it was (a held vector); else a part of a vector clobbers it.
+// a vector among them starts its accumulator at the identity. One
+// difference: NEON's FMAX quiets a signalling NaN, so one there reaches
+// the accumulators' tree unquieted, and which NaN's payload a NaN max
+// carries may differ (a NaN all the same). The accumulators the row
+// leaves unset take normRestAt. With keep, t is left as it was (a held
+// vector); else a part of a vector clobbers it.
 func normFold(e NormEmitter, k NormCombine, v, t, m int, keep bool) {
 	whole := m == e.Lanes()
 	if v < normAccs {

@@ -112,8 +112,8 @@ type speculation struct {
 	nanFree bool
 	exact   *obj.Prog
 	pending bool // NaN-free code: a src vector in rPending (AVX2: yPending) awaits its NaN check
-	watch   bool // NaN-free AVX-512 code: whole f32 src vectors are added into rWatch (Conf.Watch)
-	f64     bool // NaN-free native code (nativespec.go): the pending vector holds f64 lanes
+	watch   bool // NaN-free AVX-512 code: whole src vectors are added into rWatch (Conf.Watch)
+	f64     bool // NaN-free native code (nativespec.go): the pending vector and rWatch hold f64 lanes
 }
 
 // maskSlot is an AVX2 tail mask for n lanes hoisted into the prologue.

@@ -88,8 +88,9 @@ func (n *nativeGen) fast(acc, y obj.Addr) {
 }
 
 // loadNaNFree combines src at addr into accumulator u by fast, with the
-// NaN check: a whole vector paired with the next (checkPending checks
-// one left alone), an element (in lane 0 of the identity) on its own.
+// NaN check: a whole vector added into the watch sum where the code
+// watches (Conf.Watch), else paired with the next (checkPending checks
+// one left alone); an element (in lane 0 of the identity) on its own.
 func (n *nativeGen) loadNaNFree(u int, addr obj.Addr, cnt int) {
 	acc := n.vr(u)
 	if cnt == n.lanes {

@@ -9,11 +9,18 @@ import (
 	"github.com/gdnn/gdnn/internal/kernelshape"
 )
 
-// accZero matches the zeroing of a sum accumulator (registers 0 to 3).
-var accZero = regexp.MustCompile(`^vpxor[dq]? %[xyz]mm([0-3]),%[xyz]mm([0-3]),%[xyz]mm([0-3])$`)
+// accZero matches an xor of registers 0 to 3, which zeroes a sum
+// accumulator where its three operands are one register (accZeroes).
+var accZero = regexp.MustCompile(`^v(?:pxor[dq]?|xorps)\s+(%[xyz]mm[0-3]),(%[xyz]mm[0-3]),(%[xyz]mm[0-3])$`)
+
+// accZeroes reports whether instruction in zeroes a sum accumulator.
+func accZeroes(in string) bool {
+	m := accZero.FindStringSubmatch(in)
+	return m != nil && m[1] == m[2] && m[2] == m[3]
+}
 
 // TestNormHeldRowsStartAtFirstVectors checks that softmax and log-softmax
-// rows held in registers, and AVX-512's groups of f32 log-softmax rows,
+// rows held in registers, and the groups of f32 log-softmax rows,
 // start each accumulator of their max and of their sum of exps at its
 // first whole vector, as kernelshape's normFold does (the same bits:
 // max(-Inf, x) is x, and 0 + e is e for an exp e), so that no -Inf or 0
@@ -33,6 +40,7 @@ func TestNormHeldRowsStartAtFirstVectors(t *testing.T) {
 		{"bf16 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, dtypes.BF16, 128, Options{AVX512: true}, false},
 		{"f32 log-softmax of 128, avx512 (groups of four rows)", kernelshape.NormLogSoftmax, dtypes.F32, 128, Options{AVX512: true}, false},
 		{"f32 softmax of 40, avx512 (three vectors)", kernelshape.NormSoftmax, dtypes.F32, 40, Options{AVX512: true}, true},
+		{"f32 softmax of 16, avx2 (two vectors)", kernelshape.NormSoftmax, dtypes.F32, 16, Options{}, true},
 	} {
 		code, err := EmitNorm(&kernelshape.Norm{Kind: c.kind, Plan: normRowsPlan(t, c.dt, c.dt, 8, c.n)}, c.o)
 		if err != nil {
@@ -43,7 +51,7 @@ func TestNormHeldRowsStartAtFirstVectors(t *testing.T) {
 			if strings.HasPrefix(in, "mov    $0xff800000,") {
 				negInf++
 			}
-			if accZero.MatchString(in) {
+			if accZeroes(in) {
 				zeros++
 			}
 		}

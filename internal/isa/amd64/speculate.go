@@ -74,8 +74,8 @@ import (
 // live across it), K5 keeps the argument block's address for the exact
 // code (so masks are hoisted into K1-K3 only), and Z31 holds a src
 // vector whose NaN check is pending (rangePaired), so temporaries end
-// at Z30; in code with a watch accumulator (rangeWatched), Z30 is it and
-// temporaries end at Z29.
+// at Z30; in code with a watch accumulator (rangeWatched, and the native
+// kernel's f64 loadNaNFree), Z30 is it and temporaries end at Z29.
 const (
 	kNaN     = 0
 	kCheck   = 4
