@@ -623,7 +623,7 @@ func TestNativeMaxMinSpecials(t *testing.T) {
 					runNative(t, isaList, p, src, func(name string, dst []byte) {
 						for i := int64(0); i < int64(len(dst)/8); i++ {
 							g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
-							if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+							if !sameF64(g, w) {
 								t.Fatalf("%s: %v of %v and %v: dst[%d] = %v, interpreter %v", name, red, a, b, i, g, w)
 							}
 						}
@@ -676,6 +676,12 @@ func checkNativeMaxMinNaNAt(t *testing.T, isaList []isaCase, h kernelconf.Hints)
 	}
 }
 
+// sameF64 reports whether g is w as the exact f64 max and min give it:
+// equal with the sign of a zero, or both NaN (any NaN).
+func sameF64(g, w float64) bool {
+	return g == w && (g != 0 || math.Signbit(g) == math.Signbit(w)) || g != g && w != w
+}
+
 // checkNaNPlaces runs the f64 max or min p, emitted under the hints h on
 // every ISA of isaList, with one NaN at each of places in turn (-1: none,
 // the data signed zeros and -1), against the interpreter bit for bit (any
@@ -716,7 +722,7 @@ func checkNaNPlaces(t *testing.T, r *rand.Rand, isaList []isaCase, h kernelconf.
 		ref := refs[k]
 		for i := int64(0); i < int64(len(dst)/8); i++ {
 			g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
-			if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+			if !sameF64(g, w) {
 				t.Fatalf("%s: NaN at %d: dst[%d] = %v, interpreter %v", name, places[k], i, g, w)
 			}
 		}

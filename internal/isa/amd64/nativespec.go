@@ -99,16 +99,14 @@ func (n *nativeGen) loadNaNFree(u int, addr obj.Addr, cnt int) {
 			pr = rPending
 		}
 		p := n.vr(pr)
-		if n.watch {
+		if n.watch || !n.pending {
 			n.op(x86.AVMOVUPD, addr, p)
 			n.fast(acc, p)
-			n.op(x86.AVADDPD, p, n.vr(rWatch), n.vr(rWatch))
-			return
-		}
-		if !n.pending {
-			n.op(x86.AVMOVUPD, addr, p)
-			n.fast(acc, p)
-			n.pending = true
+			if n.watch {
+				n.op(x86.AVADDPD, p, n.vr(rWatch), n.vr(rWatch))
+			} else {
+				n.pending = true
+			}
 			return
 		}
 		n.pending = false

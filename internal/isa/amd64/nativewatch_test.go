@@ -132,7 +132,7 @@ func TestNativeWatchSum(t *testing.T) {
 				ref := refs[at]
 				for i := range int64(len(dst) / 8) {
 					g, w := plan.LoadF64(dtypes.F64, dst, i), plan.LoadF64(dtypes.F64, ref, i)
-					if g != w && !(g != g && w != w) || g == 0 && math.Signbit(g) != math.Signbit(w) {
+					if !sameF64(g, w) {
 						t.Fatalf("%s: src %d: dst[%d] = %v, interpreter %v", name, at, i, g, w)
 					}
 				}

@@ -153,11 +153,7 @@ func (g *gen) nanFreeReturn() {
 	g.checkPending()
 	g.exact = g.NewLabel()
 	if g.watch {
-		cmp := x86.AVCMPPS
-		if g.f64 {
-			cmp = x86.AVCMPPD
-		}
-		g.op(cmp, imm(3), g.vr(rWatch), g.vr(rWatch), kreg(kCheck))
+		g.op(g.unordCompare(), imm(3), g.vr(rWatch), g.vr(rWatch), kreg(kCheck))
 		g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
 	}
 	if g.avx512 {
@@ -301,12 +297,7 @@ func (g *gen) checkPending() {
 		return
 	}
 	g.pending = false
-	// An f64 NaN's upper half is an f32 NaN, but so is an infinity's:
-	// f64 lanes are compared as f64.
-	cmp := x86.AVCMPPS
-	if g.f64 {
-		cmp = x86.AVCMPPD
-	}
+	cmp := g.unordCompare()
 	if !g.avx512 {
 		mk := g.Mark()
 		p, u := g.vr(yPending), g.vr(g.Tmp())
@@ -318,6 +309,16 @@ func (g *gen) checkPending() {
 	p := g.vr(rPending)
 	g.op(cmp, imm(3), p, p, kreg(kCheck))
 	g.op(x86.AKORW, kreg(kCheck), kreg(kNaN), kreg(kNaN))
+}
+
+// unordCompare is the compare of the NaN checks in the code's lanes: an
+// f64 NaN's upper half is an f32 NaN, but so is an infinity's, so f64
+// lanes are compared as f64.
+func (g *gen) unordCompare() obj.As {
+	if g.f64 {
+		return x86.AVCMPPD
+	}
+	return x86.AVCMPPS
 }
 
 // Jump and Place are the assembler's, after checking a pending vector:
