@@ -185,7 +185,11 @@ type DstStreamer interface {
 // the map that rewrites those lines (in the cache, read already) gains
 // nothing from bypassing it. Nor a row held in registers:
 // its few whole lines gained nothing measurable from it (softmax) or
-// lost (log-softmax; PERFORMANCE-log.md).
+// lost (log-softmax; PERFORMANCE-log.md). A group of log-softmax rows
+// (normLogRowsGroup), which reads its rows from src again, streams:
+// its regular stores read each line of dst from memory before writing
+// it (PERFORMANCE-log.md, "Zen 5: the log-softmax group's map
+// streamed").
 func streamedMap(e NormEmitter, n *Norm, mapSweep func()) {
 	if !streams(e, n) {
 		mapSweep()
@@ -1035,7 +1039,8 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 // operations in its order (load and max; x - m, its exp and the sum;
 // the sum's log, lane by lane; (x - m) - log(s)), so every row's result
 // is the one-row kernel's bits. Where n prefetches rows, the map sweep
-// fetches the rows normLogAhead groups on into L2.
+// fetches the rows normLogAhead groups on into L2; where n streams its
+// dst, the map's stores are non-temporal (streamedMap).
 func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
 	N := row.Size
 	V := e.Lanes()
@@ -1094,21 +1099,23 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	rs := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
 	ahead := nextRowBytes(e, n) * int64(normLogAhead*rows)
-	for i := range rows {
-		b := normLogRegs(i)
-		each(i, func(t, v, m int) {
-			if pf != nil && ahead != 0 {
-				// The lines that start in this vector, of the row
-				// normLogAhead groups on.
-				for o := (int64(v)*vb + 63) / 64 * 64; o < int64(v+1)*vb; o += 64 {
-					pf.PrefetchSrcL2(ahead + o)
+	streamedMap(e, n, func() {
+		for i := range rows {
+			b := normLogRegs(i)
+			each(i, func(t, v, m int) {
+				if pf != nil && ahead != 0 {
+					// The lines that start in this vector, of the row
+					// normLogAhead groups on.
+					for o := (int64(v)*vb + 63) / 64 * 64; o < int64(v+1)*vb; o += 64 {
+						pf.PrefetchSrcL2(ahead + o)
+					}
 				}
-			}
-			e.Arith(ops.Subtract, t, b.shift)
-			e.Arith(ops.Subtract, t, b.scale)
-			finish(e, opnds, t, Block(v, V, m, rs))
-		})
-	}
+				e.Arith(ops.Subtract, t, b.shift)
+				e.Arith(ops.Subtract, t, b.scale)
+				finish(e, opnds, t, Block(v, V, m, rs))
+			})
+		}
+	})
 }
 
 // normHeldLoad loads a row of N elements that fits registers held on

@@ -124,3 +124,35 @@ func TestNormLogGroupPrefetch(t *testing.T) {
 		}
 	}
 }
+
+// TestNormLogGroupStreams checks that a group of f32 log-softmax rows
+// (AVX-512's, TestNormLogRowsPacked) stores its map's whole vectors
+// non-temporally, with an SFENCE before the return, where the kernel
+// streams its dst, and regularly where it does not: rows of 128 (the
+// group's 4 rows of 8 vectors each; the one-row kernel of the rows left
+// over holds its row and stores it regularly) and of 13 (no whole
+// vector, so nothing streams).
+func TestNormLogGroupStreams(t *testing.T) {
+	for _, n := range []int64{128, 13} {
+		for _, stream := range []bool{false, true} {
+			code, err := EmitNorm(&kernelshape.Norm{Kind: kernelshape.NormLogSoftmax, Plan: normRowsPlan(t, dtypes.F32, dtypes.F32, 8, n), StreamDst: stream}, Options{AVX512: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, in := range disassemble(t, code.Text) {
+				op, _, _ := strings.Cut(in, " ")
+				if op == "vmovntps" || op == "sfence" {
+					got[op]++
+				}
+			}
+			want := map[string]int{}
+			if stream && n == 128 {
+				want = map[string]int{"vmovntps": 4 * 8, "sfence": 1}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("rows of %d, streamed %v: %v, want %v", n, stream, got, want)
+			}
+		}
+	}
+}
