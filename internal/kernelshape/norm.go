@@ -70,12 +70,13 @@ import (
 // instructions in its order (only the registers differ), so its result
 // is the same bits; an odd last row runs alone.
 //
-// f32 log-softmax rows that fit the registers are taken normLogRows at a
-// time where the emitter packs that many rows' statistics in a register
-// (NormRowPacker), and not held: each sweep reads the row again, from
-// the cache, and the rows' sums share one log, lane by lane, in place of
-// a log each; the log of a whole vector for one value is a good share
-// of a short row's instructions. Interleaved log-softmax rows not held
+// f32 log-softmax rows that fit the registers (and bf16 ones where bf16
+// is stored in pairs) are taken normLogRows at a time where the emitter
+// packs that many rows' statistics in a register (NormRowPacker), and
+// not held: each sweep reads the row again, from the cache, and the
+// rows' sums share one log, lane by lane, in place of a log each; the
+// log of a whole vector for one value is a good share of a short row's
+// instructions. Interleaved log-softmax rows not held
 // share one log the same way (normSweptLogs).
 
 // NormKind is the normalization a fused kernel computes.
@@ -563,15 +564,19 @@ const normLogAhead = 2
 // of its instructions (a polynomial on a whole vector for one value);
 // log-softmax's map needs only x, m and log(s), so the rows need not
 // be held and a group of rows with one log fits the registers (two a
-// row). Other types keep the held pairs: a converting load costs more
-// when repeated, and a checked store's exact path redoes the row from
-// what was stored, which a row read again from src (in place, src is
-// dst) no longer has.
+// row). So do bf16 rows into bf16 where the emitter stores bf16 in
+// pairs (DstPairStorer), whose check and exact path need only the pair's
+// registers. Other types keep the held pairs: a converting load costs
+// more when repeated (f16 gained nothing), and a store checked once a
+// row (RowStoreChecker) redoes the row from the registers that hold it.
 func normLogGroup(e NormEmitter, n *Norm) bool {
 	ty := e.ElemTypes()
 	p, ok := e.(NormRowPacker)
+	dp, pairs := e.(DstPairStorer)
+	types := ty.SrcDT == dtypes.F32 && ty.DstDT == dtypes.F32 ||
+		ty.SrcDT == dtypes.BF16 && ty.DstDT == dtypes.BF16 && pairs && dp.PairsDst()
 	return ok && p.PackedRows() == normLogRows && n.Kind == NormLogSoftmax && n.Dequant == nil &&
-		n.Residual == 0 && ty.SrcDT == dtypes.F32 && ty.DstDT == dtypes.F32
+		n.Residual == 0 && types
 }
 
 // NormRowPacker is optional: an instruction set that moves a group of
@@ -1038,7 +1043,9 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 // sweep, from the cache after the first; each takes the held row's
 // operations in its order (load and max; x - m, its exp and the sum;
 // the sum's log, lane by lane; (x - m) - log(s)), so every row's result
-// is the one-row kernel's bits. Where n prefetches rows, the map sweep
+// is the one-row kernel's bits but for which NaN a row whose results are
+// all NaN gives (its NaNs' signs may differ); a dst stored in pairs
+// (DstPairStorer) is mapped two whole vectors at a time. Where n prefetches rows, the map sweep
 // fetches the rows normLogAhead groups on into L2; where n streams its
 // dst, the map's stores are non-temporal (streamedMap).
 func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
@@ -1099,10 +1106,15 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 	rs := e.StepsOf(row)
 	pf, _ := e.(NormColumnPrefetcher)
 	ahead := nextRowBytes(e, n) * int64(normLogAhead*rows)
+	pairs := pairsDst(e, rs, opnds.DstSize)
 	streamedMap(e, n, func() {
 		for i := range rows {
 			b := normLogRegs(i)
-			each(i, func(t, v, m int) {
+			// mapped loads vector v of the row into t and maps it, but
+			// for the store.
+			mapped := func(t, v int) LaneMap {
+				l := Block(v, V, int(min(int64(V), N-int64(v*V))), rs)
+				e.LoadSrc(t, int64(v)*vb, l.N)
 				if pf != nil && ahead != 0 {
 					// The lines that start in this vector, of the row
 					// normLogAhead groups on.
@@ -1112,8 +1124,27 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 				}
 				e.Arith(ops.Subtract, t, b.shift)
 				e.Arith(ops.Subtract, t, b.scale)
-				finish(e, opnds, t, Block(v, V, m, rs))
-			})
+				postOpsFrom(e, opnds, 0, t, l)
+				return l
+			}
+			ptrs.Advance(s, int64(i))
+			for v := 0; int64(v*V) < N; v++ {
+				mk := e.Mark()
+				t := e.Tmp()
+				if pairs != nil && int64((v+2)*V) <= N {
+					u := e.Tmp()
+					l := mapped(t, v)
+					mapped(u, v+1)
+					pairs.StoreDstPair(t, u, l.DstOff)
+					e.Release(mk)
+					v++
+					continue
+				}
+				l := mapped(t, v)
+				e.StoreDst(t, l.DstOff, l.N)
+				e.Release(mk)
+			}
+			ptrs.Advance(s, -int64(i))
 		}
 	})
 }

@@ -44,11 +44,12 @@ func TestStreamedDst(t *testing.T) {
 		kept  int
 	}{
 		{Softmax, []int64{7, 128}, 0, dtypes.F32, depends},
-		{LogSoftmax, []int64{7, 128}, 0, dtypes.F32, no},     // AVX-512 groups four rows, not held
-		{LogSoftmax, []int64{3, 40}, 0, dtypes.F32, depends}, // held rows stream nothing
-		{LogSoftmax, []int64{3, 1000}, 0, dtypes.F32, no},    // rows 4000 bytes apart: AVX2's vector, not AVX-512's
-		{Softmax, []int64{5, 2048}, 0, dtypes.F32, no},       // exps in the stage
-		{Softmax, []int64{3, 4104}, 0, dtypes.F32, yes},      // past the stage: exps in dst
+		{LogSoftmax, []int64{7, 128}, 0, dtypes.F32, no},       // AVX-512 groups four rows, not held
+		{LogSoftmax, []int64{7, 128}, 0, dtypes.BF16, depends}, // AVX-512 groups them where it converts bf16 natively
+		{LogSoftmax, []int64{3, 40}, 0, dtypes.F32, depends},   // held rows stream nothing
+		{LogSoftmax, []int64{3, 1000}, 0, dtypes.F32, no},      // rows 4000 bytes apart: AVX2's vector, not AVX-512's
+		{Softmax, []int64{5, 2048}, 0, dtypes.F32, no},         // exps in the stage
+		{Softmax, []int64{3, 4104}, 0, dtypes.F32, yes},        // past the stage: exps in dst
 		{Softmax, []int64{5, 2048}, 0, dtypes.BF16, no},
 		{RMSNorm, []int64{5, 1024}, 0, dtypes.F32, no},
 		{LayerNorm, []int64{3, 768}, 0, dtypes.F32, no},

@@ -27,11 +27,13 @@ func normRowsPlan(t *testing.T, sdt, ddt dtypes.DataType, rows, n int64) *plan.P
 // TestNormLogRowsPacked checks that AVX-512 takes f32 log-softmax rows
 // that fit its registers in groups whose sums' logs are one (four
 // VINSERTF32X4 into a register, one log, four VSHUFF32X4 out of it: the
-// kernelshape.NormRowPacker primitives), that log-softmax rows not held
-// and taken two at a time share one log the same way (two of each; AVX2
-// packs with two VBLENDPS and unpacks with two VPERM2F128), and that
-// softmax, a bf16 log-softmax of held rows, and AVX2's held rows (whose
-// group does not fit its registers) pack nothing. The results are
+// kernelshape.NormRowPacker primitives), and bf16 ones too where it
+// converts bf16 natively (its bf16 stores in pairs), that log-softmax
+// rows not held and taken two at a time share one log the same way (two
+// of each; AVX2 packs with two VBLENDPS and unpacks with two
+// VPERM2F128), and that softmax, the bf16 log-softmax of held rows
+// without native bf16, f16's, and AVX2's held rows (whose group does not
+// fit its registers) pack nothing. The results are
 // TestNormKernelInterleavedRows's (package jit).
 func TestNormLogRowsPacked(t *testing.T) {
 	f32, bf16 := dtypes.F32, dtypes.BF16
@@ -50,6 +52,8 @@ func TestNormLogRowsPacked(t *testing.T) {
 		{"f32 softmax of 128, avx512", kernelshape.NormSoftmax, f32, 128, Options{AVX512: true}, "none"},
 		{"f32 softmax of 161, avx512", kernelshape.NormSoftmax, f32, 161, Options{AVX512: true}, "none"},
 		{"bf16 log-softmax of 128, avx512", kernelshape.NormLogSoftmax, bf16, 128, Options{AVX512: true}, "none"},
+		{"bf16 log-softmax of 128, avx512 with native bf16", kernelshape.NormLogSoftmax, bf16, 128, Options{AVX512: true, BF16: true}, "group"},
+		{"f16 log-softmax of 128, avx512 with native bf16", kernelshape.NormLogSoftmax, dtypes.F16, 128, Options{AVX512: true, BF16: true}, "none"},
 		{"f32 log-softmax of 16, avx2", kernelshape.NormLogSoftmax, f32, 16, Options{}, "none"},
 		{"f32 log-softmax of 128, avx2 (not held)", kernelshape.NormLogSoftmax, f32, 128, Options{}, "pair"},
 		{"f32 softmax of 128, avx2", kernelshape.NormSoftmax, f32, 128, Options{}, "none"},
@@ -125,33 +129,53 @@ func TestNormLogGroupPrefetch(t *testing.T) {
 	}
 }
 
-// TestNormLogGroupStreams checks that a group of f32 log-softmax rows
-// (AVX-512's, TestNormLogRowsPacked) stores its map's whole vectors
+// TestNormLogGroupStreams checks that a group of f32 or bf16 log-softmax
+// rows (AVX-512's, TestNormLogRowsPacked) stores its map's whole vectors
 // non-temporally, with an SFENCE before the return, where the kernel
-// streams its dst, and regularly where it does not: rows of 128 (the
+// streams its dst, and regularly where it does not, bf16's two vectors
+// at a time (one VCVTNE2PS2BF16 and one store a pair): rows of 128 (the
 // group's 4 rows of 8 vectors each; the one-row kernel of the rows left
 // over holds its row and stores it regularly) and of 13 (no whole
 // vector, so nothing streams).
 func TestNormLogGroupStreams(t *testing.T) {
-	for _, n := range []int64{128, 13} {
-		for _, stream := range []bool{false, true} {
-			code, err := EmitNorm(&kernelshape.Norm{Kind: kernelshape.NormLogSoftmax, Plan: normRowsPlan(t, dtypes.F32, dtypes.F32, 8, n), StreamDst: stream}, Options{AVX512: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]int{}
-			for _, in := range disassemble(t, code.Text) {
-				op, _, _ := strings.Cut(in, " ")
-				if op == "vmovntps" || op == "sfence" {
-					got[op]++
+	for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+		for _, n := range []int64{128, 13} {
+			for _, stream := range []bool{false, true} {
+				code, err := EmitNorm(&kernelshape.Norm{Kind: kernelshape.NormLogSoftmax, Plan: normRowsPlan(t, dt, dt, 8, n), StreamDst: stream}, Options{AVX512: true, BF16: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			want := map[string]int{}
-			if stream && n == 128 {
-				want = map[string]int{"vmovntps": 4 * 8, "sfence": 1}
-			}
-			if !maps.Equal(got, want) {
-				t.Errorf("rows of %d, streamed %v: %v, want %v", n, stream, got, want)
+				got := map[string]int{}
+				for _, in := range disassemble(t, code.Text) {
+					op, args, _ := strings.Cut(in, " ")
+					switch op {
+					case "vmovntps", "sfence", "vcvtne2ps2bf16":
+						got[op]++
+					case "vmovntdq":
+						got[op+" "+args[:4]]++ // the register's width
+					}
+				}
+				want := map[string]int{}
+				if dt == dtypes.BF16 {
+					// The group's 4 rows of 4 pairs (the held row left
+					// over converts its vectors one by one, checked once
+					// a row).
+					want["vcvtne2ps2bf16"] = 4 * 4
+					if n == 13 {
+						want = map[string]int{}
+					}
+				}
+				if stream && n == 128 {
+					want["sfence"] = 1
+					if dt == dtypes.F32 {
+						want["vmovntps"] = 4 * 8
+					} else {
+						want["vmovntdq %zmm"] = 4 * 4
+					}
+				}
+				if !maps.Equal(got, want) {
+					t.Errorf("%v rows of %d, streamed %v: %v, want %v", dt, n, stream, got, want)
+				}
 			}
 		}
 	}
