@@ -1128,22 +1128,7 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 				return l
 			}
 			ptrs.Advance(s, int64(i))
-			for v := 0; int64(v*V) < N; v++ {
-				mk := e.Mark()
-				t := e.Tmp()
-				if pairs != nil && int64((v+2)*V) <= N {
-					u := e.Tmp()
-					l := mapped(t, v)
-					mapped(u, v+1)
-					pairs.StoreDstPair(t, u, l.DstOff)
-					e.Release(mk)
-					v++
-					continue
-				}
-				l := mapped(t, v)
-				e.StoreDst(t, l.DstOff, l.N)
-				e.Release(mk)
-			}
+			storeMapped(e, pairs, int(N), mapped)
 			ptrs.Advance(s, -int64(i))
 		}
 	})
@@ -1410,23 +1395,31 @@ func normMapFrom(e NormEmitter, n *Norm, row *plan.Loop, from rowKeep, pre func(
 			postOpsFrom(e, opnds, first, t, l)
 			return l
 		}
-		for v := 0; v*V < m; v++ {
-			mk := e.Mark()
-			t := e.Tmp()
-			if pairs != nil && (v+2)*V <= m {
-				b := e.Tmp()
-				l := mapped(t, v)
-				mapped(b, v+1)
-				pairs.StoreDstPair(t, b, l.DstOff)
-				e.Release(mk)
-				v++
-				continue
-			}
-			l := mapped(t, v)
-			e.StoreDst(t, l.DstOff, l.N)
-			e.Release(mk)
-		}
+		storeMapped(e, pairs, m, mapped)
 	})
+}
+
+// storeMapped stores the vectors of m elements that mapped(t, v) leaves
+// in temporary t (vector v, mapped but not stored, at the returned
+// place), two whole vectors at a time where pairs is not nil.
+func storeMapped(e NormEmitter, pairs DstPairStorer, m int, mapped func(t, v int) LaneMap) {
+	V := e.Lanes()
+	for v := 0; v*V < m; v++ {
+		mk := e.Mark()
+		t := e.Tmp()
+		if pairs != nil && (v+2)*V <= m {
+			b := e.Tmp()
+			l := mapped(t, v)
+			mapped(b, v+1)
+			pairs.StoreDstPair(t, b, l.DstOff)
+			e.Release(mk)
+			v++
+			continue
+		}
+		l := mapped(t, v)
+		e.StoreDst(t, l.DstOff, l.N)
+		e.Release(mk)
+	}
 }
 
 // mapOperands are the operands a map sweep applies: not those of kept
