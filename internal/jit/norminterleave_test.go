@@ -198,24 +198,28 @@ func TestNormKernelInterleavedRows(t *testing.T) {
 	}
 }
 
-// TestNormKernelLogRowGroups: the kernel that takes f32 log-softmax
-// rows that fit the registers four at a time, with one log of their
-// sums packed in a register (kernelshape.NormRowPacker), gives the
-// one-row kernel's bits and the float64 reference's values: row counts
-// 1 to 9 (groups with 0 to 3 single rows after them), counted and fixed
-// inner row loops, rows apart, all -Inf rows, -Inf and NaN elements, a
-// post-op with a per-row operand, on every JIT ISA this machine runs.
+// TestNormKernelLogRowGroups: the kernel that takes log-softmax rows
+// that fit the registers four at a time, with one log of their sums
+// packed in a register (kernelshape.NormRowPacker), f32's and bf16's
+// (where bf16 is stored in pairs; GDNN_TEST_OUTPUTS=f32 makes its dst
+// f32), gives the one-row kernel's bits and the float64 reference's
+// values: row counts 1 to 9 (groups with 0 to 3 single rows after
+// them), counted and fixed inner row loops, rows apart, all -Inf rows,
+// -Inf and NaN elements, a post-op with a per-row operand, on every JIT
+// ISA this machine runs.
 func TestNormKernelLogRowGroups(t *testing.T) {
 	t.Logf("ISAs: %v", argISAs())
 	layouts := [][]int64{{1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {2, 4}, {3, 3}, {2, 5}, {4, 2}}
 	for _, isa := range argISAs() {
 		prev := SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(12, uint64(isa)))
-		for _, n := range []int64{1, 3, 4, 13, 16, 17, 40, 64, 100, 128, 160} {
-			for _, rows := range layouts {
-				c := interleaveCase{kind: kernelshape.NormLogSoftmax, n: n, rows: rows, gap: int64(r.IntN(2) * 3),
-					src: dtypes.F32, dst: dtypes.F32, withPostOp: r.IntN(3) == 0}
-				checkInterleaved(t, isa, c, r)
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16} {
+			for _, n := range []int64{1, 3, 4, 13, 16, 17, 40, 64, 100, 128, 160} {
+				for _, rows := range layouts {
+					c := interleaveCase{kind: kernelshape.NormLogSoftmax, n: n, rows: rows, gap: int64(r.IntN(2) * 3),
+						src: dt, dst: kerneltest.OutputDT(dt), withPostOp: r.IntN(3) == 0}
+					checkInterleaved(t, isa, c, r)
+				}
 			}
 		}
 		SetMaxISA(prev)

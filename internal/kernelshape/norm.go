@@ -54,8 +54,10 @@ import (
 // scratch where the row fits it and dst is not an f32 one the exps can
 // stay in (a 16-bit dst would round them; a streamed dst would be read
 // back from memory; see normRowStage), else in an f32 dst, else the map
-// computes them again. Every row takes the
-// same instructions in the same order whichever call (or thread) runs
+// computes them again. A row's instructions depend on where it falls
+// in the rows a call takes (in a pair or a group, or left over; see
+// below), which the caller fixes from the problem alone, never from the
+// thread count, so a row's result does not depend on which thread runs
 // it.
 //
 // A held row's work is one chain (the max and its horizontal
@@ -184,13 +186,13 @@ type DstStreamer interface {
 // that a later sweep reads back (softmax's kept exps in a row; NormColumns
 // computes a streamed tile's exps again instead) stays in the cache, and
 // the map that rewrites those lines (in the cache, read already) gains
-// nothing from bypassing it. Nor a row held in registers:
-// its few whole lines gained nothing measurable from it (softmax) or
-// lost (log-softmax; PERFORMANCE-log.md). A group of log-softmax rows
-// (normLogRowsGroup), which reads its rows from src again, streams:
-// its regular stores read each line of dst from memory before writing
-// it (PERFORMANCE-log.md, "Zen 5: the log-softmax group's map
-// streamed").
+// nothing from bypassing it. Nor a row held in registers, though its
+// regular stores read each line of dst from memory before writing it
+// too: measured, its few whole lines gained nothing from streaming
+// (softmax) or lost (log-softmax), on Zen 4 and again on Zen 5; a group
+// of log-softmax rows (normLogRowsGroup), which reads its rows from src
+// again, gained (PERFORMANCE-log.md, "Zen 5: the log-softmax group's map
+// streamed; bf16 log-softmax rows in groups").
 func streamedMap(e NormEmitter, n *Norm, mapSweep func()) {
 	if !streams(e, n) {
 		mapSweep()
@@ -557,24 +559,27 @@ const normLogRows = 4
 const normLogAhead = 2
 
 // normLogGroup reports whether n's rows, which fit the registers, are
-// log-softmax rows of f32 into f32 and e packs normLogRows rows'
-// statistics in one register (NormRowPacker): the kernel then takes the
-// rows normLogRows at a time without holding them (normLogRowsGroup)
-// and takes one log for the group. A short row's log is a good share
-// of its instructions (a polynomial on a whole vector for one value);
-// log-softmax's map needs only x, m and log(s), so the rows need not
-// be held and a group of rows with one log fits the registers (two a
-// row). So do bf16 rows into bf16 where the emitter stores bf16 in
-// pairs (DstPairStorer), whose check and exact path need only the pair's
-// registers. Other types keep the held pairs: a converting load costs
-// more when repeated (f16 gained nothing), and a store checked once a
-// row (RowStoreChecker) redoes the row from the registers that hold it.
+// log-softmax rows of f32 into f32, or of bf16 into bf16 where e stores
+// bf16 two vectors at a time (DstPairStorer), and e packs normLogRows
+// rows' statistics in one register (NormRowPacker): the kernel then
+// takes the rows normLogRows at a time without holding them
+// (normLogRowsGroup) and takes one log for the group. A short row's log
+// is a good share of its instructions (a polynomial on a whole vector
+// for one value); log-softmax's map needs only x, m and log(s), so the
+// rows need not be held and a group of rows with one log fits the
+// registers (two a row). The other type pairs keep the held pairs,
+// where a row's vectors are converted once and its stores checked once
+// (RowStoreChecker): f16, and bf16 stored a vector at a time, were
+// measured no faster in groups, whose every sweep converts the row
+// again and whose stores are checked one by one (PERFORMANCE-log.md,
+// "Zen 5: the log-softmax group's map streamed; bf16 log-softmax rows
+// in groups"); f32 into bf16 was not measured.
 func normLogGroup(e NormEmitter, n *Norm) bool {
 	ty := e.ElemTypes()
 	p, ok := e.(NormRowPacker)
-	dp, pairs := e.(DstPairStorer)
+	dp, isPairer := e.(DstPairStorer)
 	types := ty.SrcDT == dtypes.F32 && ty.DstDT == dtypes.F32 ||
-		ty.SrcDT == dtypes.BF16 && ty.DstDT == dtypes.BF16 && pairs && dp.PairsDst()
+		ty.SrcDT == dtypes.BF16 && ty.DstDT == dtypes.BF16 && isPairer && dp.PairsDst()
 	return ok && p.PackedRows() == normLogRows && n.Kind == NormLogSoftmax && n.Dequant == nil &&
 		n.Residual == 0 && types
 }
@@ -1043,9 +1048,12 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 // sweep, from the cache after the first; each takes the held row's
 // operations in its order (load and max; x - m, its exp and the sum;
 // the sum's log, lane by lane; (x - m) - log(s)), so every row's result
-// is the one-row kernel's bits but for which NaN a row whose results are
-// all NaN gives (its NaNs' signs may differ); a dst stored in pairs
-// (DstPairStorer) is mapped two whole vectors at a time. Where n prefetches rows, the map sweep
+// is the one-row kernel's bits but for NaNs: where a row's results are
+// all NaN (a NaN or +Inf in it, or all -Inf) and its sum's lanes hold
+// different NaNs, the one-row kernel takes each lane's own and the
+// group one block's (NormRowPacker), so which NaN (sign, payload) a
+// result carries may differ. A dst stored in pairs (DstPairStorer) is mapped two whole
+// vectors at a time. Where n prefetches rows, the map sweep
 // fetches the rows normLogAhead groups on into L2; where n streams its
 // dst, the map's stores are non-temporal (streamedMap).
 func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // bf16DstSpecials are f32 results whose bf16 rounding a fast conversion
@@ -70,7 +72,7 @@ func TestBF16DstSpecialResults(t *testing.T) {
 			f32.DstDT = dtypes.F32
 			for _, isa := range isas() {
 				name := fmt.Sprintf("rows of %d, %v:bf16, %v", n, sdt, isa)
-				res := runBF16Dst(t, isa, name, &f32, src, gamma, beta, false, false)
+				res := runBF16Dst(t, isa, name, &f32, src, Buffers{Gamma: gamma, Beta: beta}, false, false)
 				want := make([]byte, len(res)/2)
 				for e := range int64(len(want) / 2) {
 					dtypes.StoreF32(dtypes.BF16, want, e, dtypes.LoadF32(dtypes.F32, res, e))
@@ -102,7 +104,7 @@ func TestBF16DstSpecialResults(t *testing.T) {
 						continue
 					}
 					for _, stream := range []bool{false, true} {
-						got := runBF16Dst(t, isa, name, &d, src, gamma, beta, inPlace, stream)
+						got := runBF16Dst(t, isa, name, &d, src, Buffers{Gamma: gamma, Beta: beta}, inPlace, stream)
 						for e := 0; e < len(got); e += 2 {
 							if got[e] != want[e] || got[e+1] != want[e+1] {
 								t.Fatalf("%s, in place %v, streamed %v: element %d is %#04x, the f32 result %#08x rounded %#04x", name, inPlace, stream, e/2,
@@ -140,9 +142,9 @@ func TestBF16DstPairSpecials(t *testing.T) {
 	f32 := d
 	f32.DstDT = dtypes.F32
 	for _, isa := range isas() {
-		res := runBF16Dst(t, isa, "pair specials", &f32, src, gamma, beta, false, false)
+		res := runBF16Dst(t, isa, "pair specials", &f32, src, Buffers{Gamma: gamma, Beta: beta}, false, false)
 		for _, stream := range []bool{false, true} {
-			got := runBF16Dst(t, isa, "pair specials", &d, src, gamma, beta, false, stream)
+			got := runBF16Dst(t, isa, "pair specials", &d, src, Buffers{Gamma: gamma, Beta: beta}, false, stream)
 			for e := range int64(len(got) / 2) {
 				x := dtypes.LoadF32(dtypes.F32, res, e)
 				want := dtypes.F32ToBF16(x)
@@ -178,12 +180,71 @@ func bf16DstSrc(r *rand.Rand, dt dtypes.DataType, rows, n int64) []byte {
 	return src
 }
 
+// TestBF16DstLogSoftmaxGroups: log-softmax rows of bf16 into bf16, which
+// AVX-512 with native bf16 takes four at a time and stores in pairs,
+// their results made subnormal by a tiny per-element factor (a binary
+// Multiply post-op) in both vectors of a pair of AVX-512 vectors, in the
+// first only, in the second only, or in neither, rows of 128, 100 and 40
+// (pairs with a tail, a pair and a tail), nine rows (two groups and a
+// row left over): on every ISA, out of place and in place, streamed or
+// not, dst is bit for bit dtypes.F32ToBF16 of what the same program
+// writes into an f32 dst.
+func TestBF16DstLogSoftmaxGroups(t *testing.T) {
+	const rows = 9
+	for _, n := range []int64{128, 100, 40} {
+		d := Desc{Kind: LogSoftmax, SrcDT: dtypes.BF16, DstDT: dtypes.BF16, Dims: []int64{rows, n}, Norm: []bool{false, true},
+			SrcStrides: []int64{n, 1}, DstStrides: []int64{n, 1},
+			PostOps: []plan.PostOp{{Kind: ops.Multiply, BinDT: dtypes.F32, BinStrides: []int64{0, 1}}}}
+		r := rand.New(rand.NewPCG(uint64(n), 21))
+		scale := make([]byte, 4*n)
+		for j := range n {
+			f := float32(1)
+			// Pairs of 32 elements: tiny factors in both vectors, in
+			// the first, in the second, in neither.
+			first := j%32 < 16
+			switch pair := j / 32 % 4; {
+			case j%5 == 1 && (pair == 0 || pair == 1 && first || pair == 2 && !first):
+				f = float32(r.Float64()+0.5) * 0x1p-130
+			}
+			dtypes.StoreF32(dtypes.F32, scale, j, f)
+		}
+		opnds := Buffers{Bins: [][]byte{scale}}
+		src := fill(r, dtypes.BF16, rows*n, 4)
+		f32 := d
+		f32.DstDT = dtypes.F32
+		for _, isa := range isas() {
+			name := fmt.Sprintf("log-softmax rows of %d, bf16:bf16, %v", n, isa)
+			res := runBF16Dst(t, isa, name, &f32, src, opnds, false, false)
+			want := make([]byte, len(res)/2)
+			for e := range int64(len(want) / 2) {
+				dtypes.StoreF32(dtypes.BF16, want, e, dtypes.LoadF32(dtypes.F32, res, e))
+			}
+			if subs := bf16Subnormals(want); subs < rows {
+				t.Fatalf("%s: only %d subnormal results", name, subs)
+			}
+			for _, inPlace := range []bool{false, true} {
+				for _, stream := range []bool{false, true} {
+					got := runBF16Dst(t, isa, name, &d, src, opnds, inPlace, stream)
+					for e := 0; e < len(got); e += 2 {
+						if got[e] != want[e] || got[e+1] != want[e+1] {
+							t.Fatalf("%s, in place %v, streamed %v: element %d is %#04x, the f32 result %#08x rounded %#04x", name, inPlace, stream, e/2,
+								uint16(got[e])|uint16(got[e+1])<<8, math.Float32bits(dtypes.LoadF32(dtypes.F32, res, int64(e/2))),
+								uint16(want[e])|uint16(want[e+1])<<8)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // runBF16Dst runs d's program on isa (jit.None: the interpreter) over
-// src, in place or not, and returns dst. A JIT ISA must run the fused
+// src and the operands of opnds (its gamma, beta and binary operands),
+// in place or not, and returns dst. A JIT ISA must run the fused
 // kernel. With stream, the kernel stores dst non-temporally where it
 // can (memoryMinBytes lowered to 0), src and dst start on a cache line,
 // and on amd64 rows a line apart must stream.
-func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, beta []byte, inPlace, stream bool) []byte {
+func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src []byte, opnds Buffers, inPlace, stream bool) []byte {
 	t.Helper()
 	prev := jit.SetMaxISA(isa)
 	defer jit.SetMaxISA(prev)
@@ -204,7 +265,7 @@ func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src, gamma, bet
 		t.Fatalf("%s: rows %d bytes apart on %v do not stream", name, rowBytes, isa)
 	}
 	dst := lineAligned(len(src) / d.SrcDT.Size() * d.DstDT.Size())
-	b := Buffers{Src: append(lineAligned(len(src))[:0], src...), Dst: dst, Gamma: gamma, Beta: beta}
+	b := Buffers{Src: append(lineAligned(len(src))[:0], src...), Dst: dst, Gamma: opnds.Gamma, Beta: opnds.Beta, Bins: opnds.Bins}
 	if inPlace {
 		b.Dst = b.Src
 	}
