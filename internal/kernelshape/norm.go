@@ -78,8 +78,8 @@ import (
 // not held: each sweep reads the row again, from the cache, and the
 // rows' sums share one log, lane by lane, in place of a log each; the
 // log of a whole vector for one value is a good share of a short row's
-// instructions. Interleaved log-softmax rows not held
-// share one log the same way (normSweptLogs).
+// instructions. Interleaved log-softmax rows not held share one log the
+// same way (normSweptLogs).
 
 // NormKind is the normalization a fused kernel computes.
 type NormKind uint8
@@ -1052,10 +1052,10 @@ func normSweptSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, stage
 // all NaN (a NaN or +Inf in it, or all -Inf) and its sum's lanes hold
 // different NaNs, the one-row kernel takes each lane's own and the
 // group one block's (NormRowPacker), so which NaN (sign, payload) a
-// result carries may differ. A dst stored in pairs (DstPairStorer) is mapped two whole
-// vectors at a time. Where n prefetches rows, the map sweep
-// fetches the rows normLogAhead groups on into L2; where n streams its
-// dst, the map's stores are non-temporal (streamedMap).
+// result carries may differ. A dst stored in pairs (DstPairStorer) is
+// mapped two whole vectors at a time. Where n prefetches rows, the map
+// sweep fetches the rows normLogAhead groups on into L2; where n
+// streams its dst, the map's stores are non-temporal (streamedMap).
 func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps) {
 	N := row.Size
 	V := e.Lanes()
