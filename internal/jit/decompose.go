@@ -460,7 +460,7 @@ func (dc *decomposer) addSplit(pl *plan.Plan, srcBuf, dstBuf, depth int) error {
 			srcBytes: plan.MulSat(plan.MulSat(perOut, innerW), outerCount)})
 		return nil
 	}
-	if dc.rowByRow(pl) && !plan.IsExact(pl.SrcDT, pl.Reduction) && !wholeReds {
+	if dc.rowByRow(pl) && !wholeReds {
 		return dc.twoStage(pl, outer, outerCount, srcBuf, dstBuf, depth, target, true)
 	}
 	// 2. Tiles of Inner, a power of two wide (whole vectors), each about
@@ -512,9 +512,11 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.
 // That pays for 16-bit src on AVX-512 and for every src on AVX2, whose
-// column blocks read 512 bytes of each row per visit or less. Not for f32
-// on AVX-512 on Intel cores, whose column blocks read 1 KiB of each row
-// per visit and gain nothing from it. Nor with the src in L3, where tiles
+// column blocks read 512 bytes of each row per visit or less (f64 and
+// exact data too, in the native kernel, whose partials are its lanes,
+// in whole rows only). Not for f32 on AVX-512 on Intel cores, whose
+// column blocks read 1 KiB of each row per visit and gain nothing from
+// it. Nor with the src in L3, where tiles
 // are faster, hence rowByRowMinBytes (an L3 holds 32 MiB on the fleet's
 // cores). Figures: docs/PERFORMANCE-log.md, "Figures
 // behind the generators' choices" ("Zen 4: f32 row by row" has the f32
@@ -527,8 +529,8 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 // of adds (the form does not cut sums into runs, see
 // kernelshape/runs.go), and with at least minRowByRowN rows stage 2 adds
 // 4 or more chunks, so a mean's error stays well inside the reference's
-// bound. A chunk's rows are at most maxRowByRowLanes wide, so that their
-// f32 sums (16 KiB) stay in L1: wider rows are cut into strips
+// bound. A chunk's rows are at most rowByRowLanes wide, so that their
+// partials (16 KiB) stay in L1: wider rows are cut into strips
 // (rowByRowWidth), each still a long stream of each row, where tiles
 // would read a few lines of it per visit. Rows must be wider than those
 // the column kernel sums whole (see wholeRows).
@@ -538,21 +540,23 @@ const (
 	minRowByRowN     = 256
 	rowByRowChunk    = 64
 	minRowByRowChunk = 4
-	maxRowByRowLanes = 4096
+	maxRowByRowLanes = 4096 // of f32 partials (rowByRowLanes)
 )
 
 // rowByRow reports whether pl is reduced row by row in two stages: where
 // the emitter declares that it takes the form (on amd64 every kind with
-// vector code but log-sum-exp on AVX2, and of 16-bit src on AVX-512; on
-// Zen cores f32 on AVX-512 and log-sum-exp too), over whole rows or, for
-// rows too wide, strips of them (rowByRowWidth), which the emitter takes
-// for fewer types.
+// vector code but log-sum-exp on AVX2, the native kernel's f64 and exact
+// kinds too, and of 16-bit src on AVX-512; on Zen cores f32 on AVX-512
+// and log-sum-exp too), over whole rows or, for rows too wide, strips of
+// them (rowByRowWidth), which the emitter takes for fewer types.
 func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	srcSz := esz(pl.SrcDT)
 	if !pl.HasInner || pl.Inner.SrcStride != 1 || len(pl.Reduced) != 1 || pl.N < minRowByRowN || dc.wholeRows(pl) {
 		return false
 	}
-	w := rowByRowWidth(pl.Inner.Size, srcSz)
+	partDT, _, _ := partials(pl)
+	psz := esz(partDT)
+	w := rowByRowWidth(pl.Inner.Size, srcSz, psz)
 	if !dc.cov.TakesRowByRow(pl.SrcDT, pl.Reduction, w < pl.Inner.Size) {
 		return false
 	}
@@ -565,22 +569,31 @@ func (dc *decomposer) rowByRow(pl *plan.Plan) bool {
 	// schedules need less).
 	return chunk >= minRowByRowChunk && pl.Reduced[0].SrcStride >= pl.Inner.Size &&
 		large >= rowByRowMinBytes &&
-		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), esz(plan.PartialType(pl.SrcDT))) <= maxScratchBytes
+		plan.MulSat(plan.MulSat(pl.Outputs, ceilDiv(pl.N, chunk)), psz) <= maxScratchBytes
 }
 
 // rowByRowWidth is the width in lanes of the strips a row-by-row
-// schedule cuts rows of w lanes of size-byte elements into: the whole row
-// where it has at most maxRowByRowLanes, else the fewest strips of at
-// most that many, of even widths in whole 64-byte lines (the last strip
-// takes what is left), so that the threads share like calls.
-func rowByRowWidth(w, size int64) int64 {
-	if w <= maxRowByRowLanes {
+// schedule cuts rows of w lanes of size-byte elements, summed into
+// partials of psz bytes, into: the whole row where it has at most
+// rowByRowLanes(psz), else the fewest strips of at most that many, of
+// even widths in whole 64-byte lines (the last strip takes what is
+// left), so that the threads share like calls.
+func rowByRowWidth(w, size, psz int64) int64 {
+	m := rowByRowLanes(psz)
+	if w <= m {
 		return w
 	}
-	// Rounded up to a line, a strip stays within maxRowByRowLanes: that
-	// is a whole number of lines (TestRowByRowWidth).
+	// Rounded up to a line, a strip stays within m lanes: that is a whole
+	// number of lines (TestRowByRowWidth).
 	line := max(64/size, 1)
-	return ceilDiv(ceilDiv(w, ceilDiv(w, maxRowByRowLanes)), line) * line
+	return ceilDiv(ceilDiv(w, ceilDiv(w, m)), line) * line
+}
+
+// rowByRowLanes is the most lanes of a row-by-row chunk's row of
+// partials of psz bytes each: maxRowByRowLanes of f32 partials, half as
+// many of f64 or 64-bit integer ones, so that the row stays 16 KiB.
+func rowByRowLanes(psz int64) int64 {
+	return maxRowByRowLanes * 4 / max(psz, 4)
 }
 
 // longRows reports whether pl's Inner rows are contiguous and its

@@ -27,13 +27,14 @@ func withSizeBound(t testing.TB, p *int64, b int64) {
 // TestRowByRowSchedule pins which schedules sum row by row at the real
 // budget and size bound: long reductions over contiguous rows wider than
 // the column kernel sums whole, in a src of 32 MiB or more, 16-bit on
-// AVX-512 (f32 too on Zen cores), any type on AVX2 (in strips only bf16,
-// and f16 on AVX2), whose partial sums fit the scratch bound, of every
-// kind with vector code but log-sum-exp. Their stage-1 calls take whole
-// rows of up to 4096 lanes, or even strips of wider ones, at most
-// rowByRowChunk rows; stage 2 is an ordinary plan.
+// AVX-512 (f32 too on Zen cores), any type on AVX2, f64 and exact data
+// included (in strips only bf16, and f16 on AVX2), whose partial sums fit
+// the scratch bound, of every kind with vector code but log-sum-exp.
+// Their stage-1 calls take whole rows of up to 16 KiB of partials, or
+// even strips of wider ones, at most rowByRowChunk rows; stage 2 is an
+// ordinary plan.
 func TestRowByRowSchedule(t *testing.T) {
-	bf16, f16, f32 := dtypes.BF16, dtypes.F16, dtypes.F32
+	bf16, f16, f32, f64, s64 := dtypes.BF16, dtypes.F16, dtypes.F32, dtypes.F64, dtypes.S64
 	zen := cpuFeatures().zen // f32 on AVX-512 too (amd64.Options.Zen)
 	cases := []struct {
 		name string
@@ -67,6 +68,20 @@ func TestRowByRowSchedule(t *testing.T) {
 		{"8x512x4096 f16 product (32 MiB), avx512", withKind(middleAxis(t, f16, 8, 512, 4096), plan.AlgMul.Reduction(0, 0)), AVX512, true},
 		{"8x512x4096 f32 min (64 MiB), avx512", withKind(middleAxis(t, f32, 8, 512, 4096), plan.AlgMin.Reduction(0, 0)), AVX512, zen},
 		{"8x512x4096 bf16 |x|^3 (interpreter), avx512", withKind(middleAxis(t, bf16, 8, 512, 4096), plan.AlgNormLpSum.Reduction(3, 0)), AVX512, false},
+		// The native kernel's kinds, on AVX2 only, in whole rows of at
+		// most 16 KiB of partials: 2048 lanes of f64 and 64-bit
+		// integers, 4096 of 32-bit ones.
+		{"2048x2048 f64 (32 MiB), avx2", middleAxis(t, f64, 2048, 2048), AVX2, true},
+		{"2048x2048 f64 max (32 MiB), avx2", withKind(middleAxis(t, f64, 2048, 2048), plan.AlgMax.Reduction(0, 0)), AVX2, true},
+		{"2048x2048 f64 (32 MiB), avx512", middleAxis(t, f64, 2048, 2048), AVX512, false},
+		{"2048x2048 f64 (32 MiB), neon", middleAxis(t, f64, 2048, 2048), NEON, false},
+		{"1024x4096 f64 (32 MiB, not in strips), avx2", middleAxis(t, f64, 1024, 4096), AVX2, false},
+		{"2048x2048 s64 sum (32 MiB), avx2", withKind(middleAxis(t, s64, 2048, 2048), plan.AlgSum.Reduction(0, 0)), AVX2, true},
+		{"1024x4096 s64 sum (not in strips), avx2", withKind(middleAxis(t, s64, 1024, 4096), plan.AlgSum.Reduction(0, 0)), AVX2, false},
+		{"2048x4096 s32 min (32 MiB), avx2", withKind(middleAxis(t, dtypes.S32, 2048, 4096), plan.AlgMin.Reduction(0, 0)), AVX2, true},
+		{"1024x2048 s64 sum (16 MiB, in L3), avx2", withKind(middleAxis(t, s64, 1024, 2048), plan.AlgSum.Reduction(0, 0)), AVX2, false},
+		{"2048x2048 s64 mean (one call an output), avx2", middleAxis(t, s64, 2048, 2048), AVX2, false},
+		{"2048x2048 f64 log-sum-exp, avx2", withKind(middleAxis(t, f64, 2048, 2048), plan.LogSumExp), AVX2, false},
 	}
 	for _, c := range cases {
 		d, err := decompose(c.pl, c.isa)
@@ -86,8 +101,10 @@ func TestRowByRowSchedule(t *testing.T) {
 				if i != 0 || d.split != "rowbyrow" {
 					t.Errorf("%s: a row-by-row plan in phase %d of a %q schedule", c.name, i, d.split)
 				}
-				if w := c.pl.Inner.Size; sub.Inner.Size > maxRowByRowLanes || sub.N > rowByRowChunk ||
-					sub.Inner.Size != w && sub.Inner.Size != rowByRowWidth(w, esz(c.pl.SrcDT)) && sub.Inner.Size != w%rowByRowWidth(w, esz(c.pl.SrcDT)) {
+				pdt, _, _ := partials(c.pl)
+				rw := rowByRowWidth(c.pl.Inner.Size, esz(c.pl.SrcDT), esz(pdt))
+				if w := c.pl.Inner.Size; sub.Inner.Size > rowByRowLanes(esz(pdt)) || sub.N > rowByRowChunk ||
+					sub.Inner.Size != w && sub.Inner.Size != rw && sub.Inner.Size != w%rw {
 					t.Errorf("%s: row-by-row call of %d rows of %d lanes, want at most %d rows of %d lanes or strips of it", c.name,
 						sub.N, sub.Inner.Size, rowByRowChunk, w)
 				}
@@ -385,23 +402,28 @@ func TestLogSumExpRowByRow(t *testing.T) {
 }
 
 // TestRowByRowWidth checks the strips of rows too wide for one partials
-// row: the fewest strips of at most maxRowByRowLanes lanes, in whole
+// row: the fewest strips of at most rowByRowLanes lanes (16 KiB of
+// partials: 4096 of f32, 2048 of f64 or 64-bit integers), in whole
 // 64-byte lines, the last short of the others by less than a line per
-// strip, so that calls are alike; rows of up to maxRowByRowLanes stay
+// strip, so that calls are alike; rows of up to that many lanes stay
 // whole.
 func TestRowByRowWidth(t *testing.T) {
-	for _, size := range []int64{1, 2, 4} {
+	for _, c := range []struct{ size, psz, lanes int64 }{{1, 4, 4096}, {2, 4, 4096}, {4, 4, 4096}, {4, 8, 2048}, {8, 8, 2048}} {
+		size, most := c.size, c.lanes
+		if got := rowByRowLanes(c.psz); got != most {
+			t.Fatalf("rowByRowLanes(%d) = %d, want %d", c.psz, got, most)
+		}
 		line := 64 / size
 		for w := int64(1); w <= 40000; w++ {
-			s := rowByRowWidth(w, size)
-			fewest := ceilDiv(w, maxRowByRowLanes)
+			s := rowByRowWidth(w, size, c.psz)
+			fewest := ceilDiv(w, most)
 			switch {
-			case w <= maxRowByRowLanes && s != w:
+			case w <= most && s != w:
 				t.Fatalf("%d lanes of %d bytes: strips of %d, want the whole row", w, size, s)
-			case w <= maxRowByRowLanes:
-			case s > maxRowByRowLanes || s%line != 0 || ceilDiv(w, s) != fewest:
+			case w <= most:
+			case s > most || s%line != 0 || ceilDiv(w, s) != fewest:
 				t.Fatalf("%d lanes of %d bytes: %d strips of %d, want %d of at most %d in whole lines of %d",
-					w, size, ceilDiv(w, s), s, fewest, maxRowByRowLanes, line)
+					w, size, ceilDiv(w, s), s, fewest, most, line)
 			case s*fewest-w >= fewest*line:
 				t.Fatalf("%d lanes of %d bytes: a last strip of %d after %d of %d", w, size, w-(fewest-1)*s, fewest-1, s)
 			}

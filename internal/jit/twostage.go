@@ -66,7 +66,7 @@ func (dc *decomposer) twoStage(pl *plan.Plan, outer []rtLoop, outerCount int64, 
 	}
 	if rowByRow {
 		dc.setSplit("rowbyrow")
-		w = rowByRowWidth(I, srcSz)
+		w = rowByRowWidth(I, srcSz, psz)
 	}
 	red := pl.Reduced
 	// The chunk loop is the outermost reduced loop one iteration of which

@@ -29,8 +29,10 @@
 //   - Native (native.go), over a NativeEmitter: f64 and exact data
 //     (integers, booleans) in lanes of their own type, in a column, row
 //     or element shape, as the index reduction's Arg (arg.go) over an
-//     ArgEmitter; f64 max and min NaN-free first, then exact, where the
-//     emitter is a NativeSpeculator; f64 post-ops through Epilogue over
+//     ArgEmitter, or a column plan a row at a time through dst where the
+//     emitter is a NativeRowByRower (nativerowbyrow.go); f64 max and
+//     min NaN-free first, then exact, where the emitter is a
+//     NativeSpeculator; f64 post-ops through Epilogue over
 //     an f64 Finisher (nativepost.go); f64 log-sum-exp in two passes,
 //     a max and a sum of exp(x - shift), over a NativeLSE (nativelse.go).
 //   - SumRuns (runs.go), over Totals: long sums cut into runs folded

@@ -18,7 +18,8 @@ import (
 // combine bytes (unsigned min for and, unsigned max for or, the xor of
 // each byte's truth for xor) and store the truth of the result, 0 or 1.
 //
-// Three shapes, as the index reduction's (arg.go):
+// Three shapes, as the index reduction's (arg.go), and a column plan
+// hinted RowByRow a row at a time (nativerowbyrow.go):
 //
 //   - Column (Inner contiguous in src and dst, at least V wide): the
 //     lanes are V consecutive outputs; each block of U vectors sweeps the
@@ -652,6 +653,16 @@ func Native(pl *plan.Plan, k NativeKind, e NativeEmitter) {
 	if k.LSE {
 		if _, ok := e.(NativeLSE); !ok {
 			e.Fail(status.Errorf(status.Unimplemented, "native kernel: no log-sum-exp passes"))
+			return
+		}
+	}
+	if rb, ok := e.(NativeRowByRower); ok && nl.shape == NativeColumn && nl.cut.none() && nativeRowByRow(pl, k, lay, e.NativeLanes()) {
+		if ahead, hinted := rb.NativeRowByRow(); hinted {
+			// Exact code only: the NaN-free code's stores would check
+			// each row's partials, not just the results.
+			e.Prologue(0)
+			nativeByRows(e, rb, pl, k, lay.Reduced[0], e.NativeAccs(true), ahead)
+			e.Return()
 			return
 		}
 	}

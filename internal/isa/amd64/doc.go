@@ -33,8 +33,10 @@
 // Plans over f64 and exact data (integers, booleans; plan.IsWide,
 // plan.IsExact) take a generator of their own instead, the native kernel
 // (kernelshape.Native over native.go's primitives): lanes of the src's
-// own type, 8 to 64 bits, in the same column, row and element shapes;
-// f64 results take the post-ops kernelshape's f64 epilogue takes
+// own type, 8 to 64 bits, in the same column, row and element shapes,
+// and on AVX2 a stage-1 chunk hinted RowByRow a row at a time through
+// its dst row of partials (nativerowbyrow.go); f64 results take the
+// post-ops kernelshape's f64 epilogue takes
 // (nativepost.go: the binary ops, Abs, Clamp, ReLU, LeakyReLU, Square,
 // Sqrt, Round, HardSigmoid, HardSwish, Pow, bit for bit as
 // plan.EltwiseF64 and plan.BinaryF64; Exp and Log, package vf64's; and

@@ -40,9 +40,10 @@ func Covers(o Options) kernelshape.Covers {
 	c.Native = func(k kernelshape.NativeKind) bool { return nativeTakes(k, o.AVX512) == nil }
 	t := o.Target()
 	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction, strips bool) bool {
-		// The native kernel has no row-by-row form: its column blocks
-		// sweep the rows.
-		return !plan.IsWide(sdt) && !plan.IsExact(sdt, r) && takesRowByRow(t, sdt, r, strips)
+		if plan.IsWide(sdt) || plan.IsExact(sdt, r) {
+			return takesNativeRowByRow(t, r, strips)
+		}
+		return takesRowByRow(t, sdt, r, strips)
 	}
 	return c
 }

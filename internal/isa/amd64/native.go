@@ -39,6 +39,7 @@ type nativeGen struct {
 	lse    kernelshape.NativeKind
 	shifts int
 	shift  int
+	byRow  bool // the runtime hinted the plan RowByRow (nativerowbyrow.go)
 }
 
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
@@ -100,7 +101,7 @@ func emitNativeAccs(pl *plan.Plan, h kernelconf.Hints, o Options, k kernelshape.
 	g.Types = kernelshape.TypesOf(pl)
 	g.add = false
 	isa := nativeISA(o)
-	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false)}
+	n := &nativeGen{gen: g, k: k, lanes: isa.VectorBytes / k.LaneBytes(), accs: isa.Accs(false), byRow: h.RowByRow}
 	g.tmpLo, g.tmpNext, g.tmpHi = n.accs, n.accs, 2*n.accs
 	if wide {
 		n.accs = g.conf.tune.avx2WideAcc
