@@ -201,9 +201,8 @@ func TestBF16DstLogSoftmaxGroups(t *testing.T) {
 			f := float32(1)
 			// Pairs of 32 elements: tiny factors in both vectors, in
 			// the first, in the second, in neither.
-			first := j%32 < 16
-			switch pair := j / 32 % 4; {
-			case j%5 == 1 && (pair == 0 || pair == 1 && first || pair == 2 && !first):
+			first, pair := j%32 < 16, j/32%4
+			if j%5 == 1 && (pair == 0 || pair == 1 && first || pair == 2 && !first) {
 				f = float32(r.Float64()+0.5) * 0x1p-130
 			}
 			dtypes.StoreF32(dtypes.F32, scale, j, f)
