@@ -8,19 +8,29 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/ops"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // normRowsPlan is the plan of a normalization over rows of n elements,
 // rows of them, dense, src sdt and dst ddt.
-func normRowsPlan(t *testing.T, sdt, ddt dtypes.DataType, rows, n int64) *plan.Plan {
+func normRowsPlan(t *testing.T, sdt, ddt dtypes.DataType, rows, n int64, post ...plan.PostOp) *plan.Plan {
 	t.Helper()
+	post = append([]plan.PostOp(nil), post...)
+	for i := range post {
+		if post[i].Kind.IsBinary() {
+			post[i].BinStrides = []int64{0, 0}
+		}
+	}
 	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgSum.Reduction(0, 0), SrcDT: sdt, DstDT: ddt,
-		Dims: []int64{rows, n}, Reduce: []bool{false, true}, SrcStrides: []int64{n, 1}, DstStrides: []int64{n, 1}})
+		Dims: []int64{rows, n}, Reduce: []bool{false, true}, SrcStrides: []int64{n, 1}, DstStrides: []int64{n, 1}, PostOps: post})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pl.Reduced[0].DstStride = 1
+	for i := range pl.Reduced[0].BinStrides {
+		pl.Reduced[0].BinStrides[i] = 1 // each operand along the row, the same for every row
+	}
 	return pl
 }
 
@@ -62,36 +72,65 @@ func TestNormLogRowsPacked(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		var ins, outs, logs, blends, perms int
-		for _, in := range disassemble(t, code.Text) {
-			switch {
-			case strings.HasPrefix(in, "vinsertf32x4"):
-				ins++
-			case strings.HasPrefix(in, "vshuff32x4 $0x0,") || strings.HasPrefix(in, "vshuff32x4 $0x55,") ||
-				strings.HasPrefix(in, "vshuff32x4 $0xaa,") || strings.HasPrefix(in, "vshuff32x4 $0xff,"):
-				outs++
-			case strings.HasPrefix(in, "vgetmantps"):
-				logs++
-			case strings.HasPrefix(in, "vblendps $0xf,") || strings.HasPrefix(in, "vblendps $0xf0,"):
-				blends++
-			case strings.HasPrefix(in, "vperm2f128 $0x0,") || strings.HasPrefix(in, "vperm2f128 $0x11,"):
-				perms++
-			}
-		}
-		got := "none"
-		switch {
-		case ins == 4 && outs == 4 && logs == 2: // the group's one log and the one-row kernel's (the odd rows')
-			got = "group"
-		case ins == 2 && outs == 2 && blends == 0 && perms == 0, ins == 0 && outs == 0 && blends == 2 && perms == 2:
-			got = "pair"
-		case ins != 0 || outs != 0 || blends != 0 || perms != 0:
-			got = "something else"
-		}
-		if got != c.want {
-			t.Errorf("%s: %d inserts, %d block shuffles, %d blends, %d permutes, %d logs (AVX-512's): %s, want %s",
-				c.name, ins, outs, blends, perms, logs, got, c.want)
+		if got := packedLogs(t, code.Text); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
+}
+
+// TestNormLogGroupsWithPostOps checks that binary post-ops, whose
+// operands take registers and pointers, leave AVX-512's log-softmax rows
+// of 128 in their groups (TestNormLogRowsPacked), f32 and native bf16.
+func TestNormLogGroupsWithPostOps(t *testing.T) {
+	f32, bf16 := dtypes.F32, dtypes.BF16
+	for _, c := range []struct {
+		dt   dtypes.DataType
+		o    Options
+		post []plan.PostOp
+	}{
+		{f32, Options{AVX512: true}, []plan.PostOp{{Kind: ops.Add, BinDT: f32}, {Kind: ops.Multiply, BinDT: bf16}, {Kind: ops.ReLU}}},
+		{bf16, Options{AVX512: true, BF16: true}, []plan.PostOp{{Kind: ops.Add, BinDT: f32}, {Kind: ops.Maximum, BinDT: f32}}},
+	} {
+		code, err := EmitNorm(&kernelshape.Norm{Kind: kernelshape.NormLogSoftmax, Plan: normRowsPlan(t, c.dt, c.dt, 8, 128, c.post...)}, c.o)
+		if err != nil {
+			t.Fatalf("%v with %d post-ops: %v", c.dt, len(c.post), err)
+		}
+		if got := packedLogs(t, code.Text); got != "group" {
+			t.Errorf("%v log-softmax of 128 with %d post-ops: %s, want group", c.dt, len(c.post), got)
+		}
+	}
+}
+
+// packedLogs says how the log-softmax kernel text packs its rows' logs
+// (TestNormLogRowsPacked): "group", "pair", "none", or what it counted
+// where the counts are neither.
+func packedLogs(t *testing.T, text []byte) string {
+	t.Helper()
+	var ins, outs, logs, blends, perms int
+	for _, in := range disassemble(t, text) {
+		switch {
+		case strings.HasPrefix(in, "vinsertf32x4"):
+			ins++
+		case strings.HasPrefix(in, "vshuff32x4 $0x0,") || strings.HasPrefix(in, "vshuff32x4 $0x55,") ||
+			strings.HasPrefix(in, "vshuff32x4 $0xaa,") || strings.HasPrefix(in, "vshuff32x4 $0xff,"):
+			outs++
+		case strings.HasPrefix(in, "vgetmantps"):
+			logs++
+		case strings.HasPrefix(in, "vblendps $0xf,") || strings.HasPrefix(in, "vblendps $0xf0,"):
+			blends++
+		case strings.HasPrefix(in, "vperm2f128 $0x0,") || strings.HasPrefix(in, "vperm2f128 $0x11,"):
+			perms++
+		}
+	}
+	switch {
+	case ins == 4 && outs == 4 && logs == 2: // the group's one log and the one-row kernel's (the odd rows')
+		return "group"
+	case ins == 2 && outs == 2 && blends == 0 && perms == 0, ins == 0 && outs == 0 && blends == 2 && perms == 2:
+		return "pair"
+	case ins != 0 || outs != 0 || blends != 0 || perms != 0:
+		return fmt.Sprintf("something else (%d inserts, %d block shuffles, %d blends, %d permutes, %d logs)", ins, outs, blends, perms, logs)
+	}
+	return "none"
 }
 
 // TestNormLogGroupPrefetch checks that a group of f32 log-softmax rows
