@@ -506,8 +506,9 @@ func (dc *decomposer) wholeRows(pl *plan.Plan) bool {
 }
 
 // Long reductions over wide contiguous rows in a large src are taken in
-// two stages of full-width chunks, each chunk a row at a time into its f32
-// row of partial results, which stays in L1 (Hints.RowByRow; the amd64
+// two stages of full-width chunks, each chunk a row at a time into its
+// row of partial results (f32, or f64 and exact data's own type), which
+// stays in L1 (Hints.RowByRow; the amd64
 // emitters take it). A chunk of back-to-back rows is then read as one
 // stream, which the prefetchers serve well, where Inner tiles visit each
 // row for one column block, a few lines, and move on to the next row.
@@ -591,7 +592,9 @@ func rowByRowWidth(w, size, psz int64) int64 {
 
 // rowByRowLanes is the most lanes of a row-by-row chunk's row of
 // partials of psz bytes each: maxRowByRowLanes of f32 partials, half as
-// many of f64 or 64-bit integer ones, so that the row stays 16 KiB.
+// many of f64 or 64-bit integer ones, so that the row stays within
+// 16 KiB (8- and 16-bit integers' partials too, in rows of at most
+// maxRowByRowLanes).
 func rowByRowLanes(psz int64) int64 {
 	return maxRowByRowLanes * 4 / max(psz, 4)
 }

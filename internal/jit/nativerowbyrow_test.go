@@ -21,7 +21,9 @@ import (
 // and rows under a kept dim. AVX2 must take every kind whose partials are
 // its lanes row by row in machine code, in whole rows (rows wider than
 // 16 KiB of partials are not cut into strips: they are not taken), and
-// no other ISA any.
+// no other ISA any. That the kernels then take the row-by-row code, and
+// give the column blocks' bytes, is TestNativeRowByRowKernels's (package
+// amd64).
 func TestNativeRowByRow(t *testing.T) {
 	withSizeBound(t, &rowByRowMinBytes, 0)
 	withBudget(t, 64<<10) // chunks of a few rows, in two stages

@@ -82,6 +82,7 @@ func TestRowByRowSchedule(t *testing.T) {
 		{"1024x2048 s64 sum (16 MiB, in L3), avx2", withKind(middleAxis(t, s64, 1024, 2048), plan.AlgSum.Reduction(0, 0)), AVX2, false},
 		{"2048x2048 s64 mean (one call an output), avx2", middleAxis(t, s64, 2048, 2048), AVX2, false},
 		{"2048x2048 f64 log-sum-exp, avx2", withKind(middleAxis(t, f64, 2048, 2048), plan.LogSumExp), AVX2, false},
+		{"16384x2048 boolean max (truths), avx2", booleanMax(t, 16384, 2048), AVX2, false},
 	}
 	for _, c := range cases {
 		d, err := decompose(c.pl, c.isa)
@@ -121,6 +122,17 @@ func TestRowByRowSchedule(t *testing.T) {
 // only bf16, and f16 on AVX2.
 func takesStrips(isa ISA, sdt dtypes.DataType, strips bool) bool {
 	return !strips || sdt == dtypes.BF16 || isa == AVX2 && sdt == dtypes.F16
+}
+
+// booleanMax canonicalises the max over axis 0 of rows x w booleans.
+func booleanMax(t *testing.T, rows, w int64) *plan.Plan {
+	t.Helper()
+	pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgMax.Reduction(0, 0), SrcDT: dtypes.Boolean, DstDT: dtypes.Boolean,
+		Dims: []int64{rows, w}, SrcStrides: []int64{w, 1}, Reduce: []bool{true, false}, DstStrides: []int64{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
 }
 
 // withKind gives pl reduction red.

@@ -99,7 +99,8 @@ func (s Shape) String() string {
 // includes them (Key).
 type Hints struct {
 	// RowByRow asks for the rows of a column plan to be reduced one
-	// after the other into the f32 dst, as an accumulator row, instead
+	// after the other into the dst (f32 partials, or the native kernel's
+	// lanes), as an accumulator row, instead
 	// of in blocks of columns held in registers down all the rows. The
 	// runtime sets it on stage-1 plans of long reductions over wide,
 	// contiguous rows in a large src, which are read best as one stream

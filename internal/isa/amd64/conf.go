@@ -561,16 +561,18 @@ func takesRowByRow(t kernelconf.Target, sdt dtypes.DataType, r plan.Reduction, s
 }
 
 // takesNativeRowByRow reports whether stage-1 plans of the native
-// kernel (f64 and exact data) with reduction r are reduced row by row on
-// target t, whole rows (strips: not): on AVX2, every combine of elements
-// as they are, or of |x| or x*x, but log-sum-exp's. Strips of rows read
+// kernel (f64 and exact data of type sdt) with reduction r are reduced
+// row by row on target t, whole rows (strips: not): on AVX2, every
+// combine of elements as they are, or of |x| or x*x, but log-sum-exp's
+// and booleans' (their max and min store truths, not the lanes the form
+// keeps as partials: kernelshape's nativeRowByRow). Strips of rows read
 // from memory ran slower than the column blocks at one thread, as f32's
 // strips on AVX2 did; AVX-512's column blocks read 1 KiB of each row per
 // visit and reach f32's share of the roofline (docs/PERFORMANCE-f64.md,
 // "Zen 5, capped to AVX2: f64 and integer columns row by row").
-func takesNativeRowByRow(t kernelconf.Target, r plan.Reduction, strips bool) bool {
+func takesNativeRowByRow(t kernelconf.Target, sdt dtypes.DataType, r plan.Reduction, strips bool) bool {
 	avx512 := t.ISA == kernelconf.AVX512 || t.ISA == kernelconf.AVX512BF16
-	return !avx512 && !strips && !r.IsLogSumExp() && rowByRowKind(r, tuningOf(t.Family))
+	return !avx512 && !strips && sdt != dtypes.Boolean && !r.IsLogSumExp() && rowByRowKind(r, tuningOf(t.Family))
 }
 
 // rowByRowPrefetch is the prefetch distance of the row-by-row loop over

@@ -41,7 +41,7 @@ func Covers(o Options) kernelshape.Covers {
 	t := o.Target()
 	c.RowByRow = func(sdt dtypes.DataType, r plan.Reduction, strips bool) bool {
 		if plan.IsWide(sdt) || plan.IsExact(sdt, r) {
-			return takesNativeRowByRow(t, r, strips)
+			return takesNativeRowByRow(t, sdt, r, strips)
 		}
 		return takesRowByRow(t, sdt, r, strips)
 	}
