@@ -101,3 +101,31 @@ func TestLpNormalizeOverflowingDims(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyNormCalls: a normalization whose normalized dims hold no
+// element writes nothing, and returns at once however many rows its
+// other dims make (up to 2^60 here), on every ISA.
+func TestEmptyNormCalls(t *testing.T) {
+	big := 1 << 60
+	e := []float32{}
+	calls := []struct {
+		name string
+		f    func() error
+	}{
+		{"softmax", func() error { return reduce.Softmax(e, e, []int{0, big}, 0) }},
+		{"log-softmax", func() error { return reduce.LogSoftmax(e, e, []int{big, 0, 3}, 1) }},
+		{"layer norm", func() error { return reduce.LayerNorm(e, e, []float32(nil), nil, []int{big, 0}, 1, 1e-5) }},
+		{"rms norm", func() error { return reduce.RMSNorm(e, e, []float32(nil), []int{big, 0}, 1, 1e-5) }},
+		{"group norm", func() error { return reduce.GroupNorm(e, e, []float32(nil), nil, []int{big, 1, 0}, 1, 1, 1e-5) }},
+		{"lp norm", func() error { return reduce.LpNormalize(e, e, []int{0, big}, 0, 2, 1e-12) }},
+	}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, c := range calls {
+			if err := c.f(); err != nil {
+				t.Errorf("%v %s: %v", isa, c.name, err)
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}

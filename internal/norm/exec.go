@@ -386,7 +386,10 @@ func (e *Exec) Run(b Buffers, threads int) error {
 		return err
 	}
 	bufs := [nOperands][]byte{b.Src, b.Dst, b.Gamma, b.Beta, b.Mean, b.Var, b.Stats}
-	if e.rows == 0 {
+	if e.rows == 0 || e.rowLen == 0 && !e.p.Mean.Present() && !e.p.Var.Present() && !e.p.Stats.Present() {
+		// Rows of no element write nothing but their statistics: with
+		// none kept, the call is done whatever the count of rows, which
+		// the empty dim leaves unbounded by any buffer.
 		return nil
 	}
 	workers := int64(max(threads, 1))

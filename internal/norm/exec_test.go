@@ -451,6 +451,29 @@ func TestEmptyRows(t *testing.T) {
 	}
 }
 
+// TestEmptyRowsWithoutStatistics: rows of no element that keep no
+// statistic write nothing, so the call returns at once however many
+// rows the other dims make (a row at a time, 2^60 rows would run for
+// days).
+func TestEmptyRowsWithoutStatistics(t *testing.T) {
+	f32 := func(strides ...int64) norm.Operand { return norm.Operand{DT: dtypes.F32, Strides: strides} }
+	for _, p := range []*norm.Problem{
+		{Kind: norm.Softmax, Dims: []int64{0, 1 << 60}, Axis: 0, Src: f32(1, 0), Dst: f32(1, 0)},
+		{Kind: norm.LogSoftmax, Dims: []int64{1 << 30, 0, 1 << 30}, Axis: 1, Src: f32(0, 1, 0), Dst: f32(0, 1, 0)},
+		{Kind: norm.LayerNorm, Dims: []int64{1 << 60, 0}, Axis: 1, Eps: 1e-5, Src: f32(0, 1), Dst: f32(0, 1)},
+		{Kind: norm.RMSNorm, Dims: []int64{1 << 60, 0}, Axis: 1, Eps: 1e-5, Src: f32(0, 1), Dst: f32(0, 1)},
+		{Kind: norm.GroupNorm, Dims: []int64{1 << 60, 1, 0}, Axis: 1, Groups: 1, Eps: 1e-5, Src: f32(0, 0, 1), Dst: f32(0, 0, 1)},
+	} {
+		e, err := norm.New(p)
+		if err != nil {
+			t.Fatalf("%v %v: %v", p.Kind, p.Dims, err)
+		}
+		if err := e.Run(norm.Buffers{}, 2); err != nil {
+			t.Fatalf("%v %v: %v", p.Kind, p.Dims, err)
+		}
+	}
+}
+
 // TestRefusals: problems without a meaning are errors with a status,
 // never a panic.
 func TestRefusals(t *testing.T) {
