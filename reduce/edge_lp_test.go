@@ -89,3 +89,80 @@ func TestLpNormalizeSpecialRows(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestLpNormalizeSubnormalDivisor: where a row's divisor max(‖x‖_p, eps)
+// is subnormal, its reciprocal passes f32's range; the results are
+// still x / divisor (within f32 error), not ±Inf or NaN: an L1 norm of
+// subnormal values with eps 0, and rows of 0s over a subnormal eps, for
+// p 1 and 2, over rows and over columns (the column kernel, whose tiles
+// hold such rows beside plain ones), every ISA.
+func TestLpNormalizeSubnormalDivisor(t *testing.T) {
+	cases := []struct {
+		name string
+		vals []float32
+		p    int
+		eps  float32
+	}{
+		{"L1 of subnormals", []float32{3e-41, -9e-41, 0, 1e-41, -2e-45}, 1, 0},
+		{"L1 of subnormals under a subnormal eps", []float32{3e-42, -9e-42, 0, 1e-42, 0}, 1, 1e-40},
+		{"L1 of zeros, subnormal eps", []float32{0, 0, 0, 0, 0}, 1, 1e-40},
+		{"L2 of zeros, subnormal eps", []float32{0, 0, 0, 0, 0}, 2, 1e-40},
+		{"L2 of zeros, least eps", []float32{0, 0, 0, 0, 0}, 2, math.SmallestNonzeroFloat32},
+		{"L1 at the least normal", []float32{float32(math.SmallestNonzeroFloat32 * (1 << 22)), float32(math.SmallestNonzeroFloat32 * (1 << 22)), 0, 0, 0}, 1, 0},
+	}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, c := range cases {
+			for _, layout := range []string{"rows", "columns"} {
+				const R, N = 37, 5
+				dims, axis := []int{R, N}, 1
+				at := func(r, j int) int { return r*N + j }
+				if layout == "columns" {
+					dims, axis = []int{N, R}, 0
+					at = func(r, j int) int { return j*R + r }
+				}
+				// Every third row a plain one.
+				plain := []float32{1, -2, 3, -4, 5}
+				vals := func(r int) []float32 {
+					if r%3 == 2 {
+						return plain
+					}
+					return c.vals
+				}
+				src := make([]float32, R*N)
+				for r := range R {
+					for j := range N {
+						src[at(r, j)] = vals(r)[j]
+					}
+				}
+				dst := make([]float32, R*N)
+				name := fmt.Sprintf("%v %s, %s", isa, c.name, layout)
+				if err := reduce.LpNormalize(dst, src, dims, axis, c.p, c.eps); err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				for r := range R {
+					norm := 0.0
+					for _, v := range vals(r) {
+						if c.p == 1 {
+							norm += math.Abs(float64(v))
+						} else {
+							norm += float64(v) * float64(v) // rows of 0s, or plain
+						}
+					}
+					if c.p == 2 {
+						norm = math.Sqrt(norm)
+					}
+					norm = math.Max(norm, float64(c.eps))
+					for j, v := range vals(r) {
+						w, g := float64(v)/norm, float64(dst[at(r, j)])
+						if math.IsNaN(g) || math.Abs(g-w) > 1e-6*math.Abs(w) || math.Signbit(g) != math.Signbit(w) {
+							t.Fatalf("%s: row %d [%d] = %v, want %v", name, r, j, g, w)
+						}
+					}
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}

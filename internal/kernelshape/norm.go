@@ -347,6 +347,9 @@ type NormEmitter interface {
 	Accumulate(c NormCombine, acc, t, n int)
 	// HReduce sets every lane of r to the combine c of its lanes.
 	HReduce(c NormCombine, r int)
+	// SkipUnlessBelow branches to l unless a lane of r is below v; a
+	// NaN lane may count as below or not.
+	SkipUnlessBelow(r int, v float32, l Label)
 }
 
 // NormCombine is how a statistics sweep combines.
@@ -797,12 +800,52 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 			default:
 				e.Eltwise(plan.PostOp{Kind: ops.Clamp, Alpha: n.Epsilon, Beta: float32(math.Inf(1))}, 0)
 			}
+			e.Copy(b.shift, 0) // the divisor, for lpMap
 			recip()
 		}}
+		return append(steps, func() {
+			lpMap(e, []int{b.shift}, func(divide bool) {
+				pre := scale
+				if divide {
+					pre = func(t int) { e.Arith(ops.Divide, t, b.shift) }
+				}
+				streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
+			})
+		})
 	}
 	return append(steps, func() {
 		streamedMap(e, n, func() { normMapFrom(e, n, row, keepNone, pre, false, ahead) })
 	})
+}
+
+// lpTiny is the least normal f32: an Lp norm's divisor below it has a
+// reciprocal past f32's range.
+const lpTiny = 0x1p-126
+
+// lpMap emits an Lp norm's map twice, mapAs(false) multiplying x by
+// the divisor's reciprocal, mapAs(true) dividing x by the divisor, and
+// branches to the second where a lane of a divisor register in divs is
+// below lpTiny: an L1 norm of subnormal values, or a row of 0s over a
+// subnormal eps, whose reciprocal would be +Inf (x*Inf for x/d, 0*Inf a
+// NaN for 0s). A divisor of 0 takes either: x*Inf and x/0 are alike.
+// The rows every data set has take the multiply, as before, at the cost
+// of a compare and a branch.
+func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
+	rare, done := e.NewLabel(), e.NewLabel()
+	e.Flush()
+	for _, d := range divs {
+		next := e.NewLabel()
+		e.SkipUnlessBelow(d, lpTiny, next)
+		e.Goto(rare)
+		e.PlaceLabel(next)
+	}
+	mapAs(false)
+	e.Flush()
+	e.Goto(done)
+	e.PlaceLabel(rare)
+	mapAs(true)
+	e.Flush()
+	e.PlaceLabel(done)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N

@@ -544,26 +544,43 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 			rootPlusEps(k)
 		}
 	}
-	// Register k becomes what the map multiplies by.
-	for k := range tl.nv {
-		reciprocal(e, k)
-	}
 	opnds := e.Operands()
 	stream := streams(e, n)
-	streamedMap(e, n, func() {
-		Loop(e, C, cs, func() {
-			if tl.pf != nil && !stream {
-				tl.ahead(si.Dst, tl.pf.PrefetchDstL2)
+	// mapAs emits the map: x times register k, made its reciprocal,
+	// or with divide x divided by it (an Lp norm's subnormal divisor,
+	// lpMap).
+	mapAs := func(divide bool) {
+		op := ops.Divide
+		if !divide {
+			op = ops.Multiply
+			for k := range tl.nv {
+				reciprocal(e, k)
 			}
-			tl.each(func(k, t int) {
-				l := Block(k, V, tl.width(k), si)
-				e.LoadSrc(t, tl.srcOff(k), l.N)
-				if n.Kind == NormLayer {
-					e.Arith(ops.Subtract, t, tl.shift(k))
+		}
+		streamedMap(e, n, func() {
+			Loop(e, C, cs, func() {
+				if tl.pf != nil && !stream {
+					tl.ahead(si.Dst, tl.pf.PrefetchDstL2)
 				}
-				e.Arith(ops.Multiply, t, k)
-				finish(e, opnds, t, l)
+				tl.each(func(k, t int) {
+					l := Block(k, V, tl.width(k), si)
+					e.LoadSrc(t, tl.srcOff(k), l.N)
+					if n.Kind == NormLayer {
+						e.Arith(ops.Subtract, t, tl.shift(k))
+					}
+					e.Arith(op, t, k)
+					finish(e, opnds, t, l)
+				})
 			})
 		})
-	})
+	}
+	if n.Kind != NormL1 && n.Kind != NormL2 {
+		mapAs(false)
+		return
+	}
+	divs := make([]int, tl.nv)
+	for k := range divs {
+		divs[k] = k
+	}
+	lpMap(e, divs, mapAs)
 }

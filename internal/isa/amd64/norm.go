@@ -283,3 +283,22 @@ const oddWords = 0xAAAAAAAA
 // heldWordsUp is hold's key of loadBF16Permuted's index, above every
 // 32-bit constant's.
 const heldWordsUp = 1 << 32
+
+// SkipUnlessBelow branches to l unless a lane of r is below v (an
+// ordered compare: a NaN lane is not).
+func (g *gen) SkipUnlessBelow(r int, v float32, l kernelshape.Label) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	c := g.Tmp()
+	g.SetConst(c, v)
+	if g.avx512 {
+		k := kreg(6)
+		g.op(x86.AVCMPPS, imm(cmpLTOrd), g.vr(c), g.vr(r), k)
+		g.op(x86.AKORTESTW, k, k)
+		g.Jump(x86.AJEQ, l)
+		return
+	}
+	g.op(x86.AVCMPPS, imm(cmpLTOrd), g.vr(c), g.vr(r), g.vr(c))
+	g.op(x86.AVPTEST, g.vr(c), g.vr(c))
+	g.Jump(x86.AJEQ, l)
+}

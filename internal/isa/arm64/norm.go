@@ -161,3 +161,19 @@ func (g *gen) UnpackRow(dst, src, i int) {
 }
 
 var _ kernelshape.NormRowPacker = (*gen)(nil)
+
+// opFMINV is FMINV Sd, Vn.4S: the least of Vn's lanes, NaN if any is.
+const opFMINV = 0x6EB0F800
+
+// SkipUnlessBelow branches to l unless a lane of r is below v: FMINV
+// takes the least lane (a NaN if any lane is one, which the ordered
+// B.GE then counts as below).
+func (g *gen) SkipUnlessBelow(r int, v float32, l kernelshape.Label) {
+	mk := g.Mark()
+	defer g.Release(mk)
+	t, c := g.Tmp(), g.Tmp()
+	g.word(rr(opFMINV, t, r))
+	g.SetConst(c, v)
+	g.word(rrr(opFCMPS, 0, t, c))
+	g.Jump(arm64.ABGE, l)
+}
