@@ -375,3 +375,34 @@ func TestNormCallsInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestNormSquaresPastF32: LayerNorm's and RMSNorm's statistics are f32
+// (README, "Normalization ops"): a finite row whose squares pass f32's
+// range has an infinite variance or mean square, and its results are
+// ±0, the signs of x - mean or x, with no error, on every ISA.
+func TestNormSquaresPastF32(t *testing.T) {
+	x := []float32{1e20, -1e20, 3e19, 0}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		ln, rms := make([]float32, 4), make([]float32, 4)
+		if err := reduce.LayerNorm(ln, x, []float32(nil), nil, []int{1, 4}, -1, 1e-5); err != nil {
+			t.Fatalf("%v LayerNorm: %v", isa, err)
+		}
+		if err := reduce.RMSNorm(rms, x, []float32(nil), []int{1, 4}, -1, 1e-5); err != nil {
+			t.Fatalf("%v RMSNorm: %v", isa, err)
+		}
+		mean := 0.0
+		for _, v := range x {
+			mean += float64(v) / 4
+		}
+		for j, v := range x {
+			if ln[j] != 0 || math.Signbit(float64(ln[j])) != (float64(v) < mean) {
+				t.Errorf("%v LayerNorm [%d] = %v, want a zero of the sign of x - mean", isa, j, ln[j])
+			}
+			if rms[j] != 0 || math.Signbit(float64(rms[j])) != math.Signbit(float64(v)) {
+				t.Errorf("%v RMSNorm [%d] = %v, want a zero of x's sign", isa, j, rms[j])
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}
