@@ -1,9 +1,12 @@
 package jit
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -259,6 +262,57 @@ func refPost(op plan.PostOp, x, b float64) float64 {
 // problem (internal/oracle: no plan involved), post-ops with refPost: a map
 // from dst element index to value.
 func reference(c *tcase) map[int64]float64 {
+	key := fmt.Sprintf("%#v %x", *c.p, contentHash(c.src, c.bins)) // %#v: Problem prints as its Reduction
+	refCache.Lock()
+	defer refCache.Unlock()
+	for i, k := range refCache.keys {
+		if k == key {
+			return refCache.refs[i]
+		}
+	}
+	ref := computeReference(c)
+	refCache.keys = append(refCache.keys, key)
+	refCache.refs = append(refCache.refs, ref)
+	refCache.outputs += len(ref)
+	for len(refCache.refs) > 1 && refCache.outputs > maxCachedOutputs {
+		refCache.outputs -= len(refCache.refs[0])
+		refCache.keys, refCache.refs = refCache.keys[1:], refCache.refs[1:]
+	}
+	return ref
+}
+
+// refCache keeps the references of the last cases checked, by their
+// problem and bytes, up to maxCachedOutputs outputs in all: a case is
+// checked on every ISA, thread count and budget, often rebuilt from the
+// same seed for each, and its reference costs more than any of those
+// runs.
+var refCache struct {
+	sync.Mutex
+	keys    []string
+	refs    []map[int64]float64
+	outputs int
+}
+
+const maxCachedOutputs = 1 << 20
+
+// refSeed keys contentHash for the whole test binary.
+var refSeed = maphash.MakeSeed()
+
+// contentHash is a hash of src and the operands' bytes.
+func contentHash(src []byte, bins [][]byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(refSeed)
+	for _, b := range append([][]byte{src}, bins...) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return h.Sum64()
+}
+
+// computeReference is reference without the cache.
+func computeReference(c *tcase) map[int64]float64 {
 	out := map[int64]float64{}
 	for _, o := range oracle.Reduce(c.p, c.src) {
 		v, bi := o.Value, 0
@@ -392,4 +446,32 @@ func middleAxis(t *testing.T, dt dtypes.DataType, dims ...int64) *plan.Plan {
 		t.Fatal(err)
 	}
 	return pl
+}
+
+// TestReferenceFollowsItsCase: the cached reference (refCache) is
+// recomputed when the case's src, operands or problem change.
+func TestReferenceFollowsItsCase(t *testing.T) {
+	s := spec{dims: []int64{4, 8}, reduce: []bool{false, true}, sdt: dtypes.F32, ddt: dtypes.F32,
+		post: []plan.PostOp{{Kind: ops.Add, BinDT: dtypes.F32}}, binBcast: [][]bool{{false, false}}}
+	c := s.build(t, rand.New(rand.NewPCG(1, 2)))
+	set := func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }
+	set(c.src, 0)
+	set(c.bins[0], 0)
+	before := reference(c)[0]
+	for _, change := range []struct {
+		what string
+		do   func()
+	}{
+		{"src element 0 made 64", func() { set(c.src, 64) }},
+		{"operand element 0 made 1024", func() { set(c.bins[0], 1024) }},
+		{"post-op dropped", func() { c.p.PostOps = nil }},
+		{"the reduction made a max", func() { c.p.Reduction = plan.AlgMax.Reduction(0, 0) }},
+	} {
+		change.do()
+		after := reference(c)[0]
+		if after == before || math.IsNaN(after) {
+			t.Fatalf("%s: reference of dst[0] %v, was %v", change.what, after, before)
+		}
+		before = after
+	}
 }
