@@ -11,10 +11,10 @@ import (
 )
 
 // isaCaps are the ISA caps to run the end-to-end tests under: every JIT
-// ISA this machine has under GDNN_MAX_CPU_ISA, and none (the
-// interpreter); under
-// GDNN_TEST_REQUIRE_ISA only AVX-512 (TestMain has checked that the CPU
-// runs it).
+// ISA this machine has under GDNN_MAX_CPU_ISA (AVX-512 without AVX2
+// under the race detector, kerneltest.RaceDetector), and none (the
+// interpreter); under GDNN_TEST_REQUIRE_ISA only AVX-512 (TestMain has
+// checked that the CPU runs it).
 func isaCaps() []jit.ISA {
 	if req, _ := kerneltest.Required(); req != "" {
 		return []jit.ISA{jit.AVX512}
@@ -22,7 +22,10 @@ func isaCaps() []jit.ISA {
 	caps := []jit.ISA{jit.None}
 	switch jit.EffectiveISA() {
 	case jit.AVX512:
-		caps = append(caps, jit.AVX2, jit.AVX512)
+		if !kerneltest.RaceDetector {
+			caps = append(caps, jit.AVX2)
+		}
+		caps = append(caps, jit.AVX512)
 	case jit.AVX2:
 		caps = append(caps, jit.AVX2)
 	case jit.NEON:

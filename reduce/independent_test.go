@@ -14,6 +14,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/reduce"
 )
 
@@ -27,8 +28,15 @@ var advONNXNames = map[reduce.Op]string{
 }
 
 // advISAs are the instruction-set caps every check runs under (the ones
-// this CPU lacks fall back to the next, which is still a valid run).
-var advISAs = []jit.ISA{jit.AVX512, jit.AVX2, jit.None}
+// this CPU lacks fall back to the next, which is still a valid run);
+// under the race detector, AVX-512 and the interpreter
+// (kerneltest.RaceDetector).
+var advISAs = func() []jit.ISA {
+	if kerneltest.RaceDetector {
+		return []jit.ISA{jit.AVX512, jit.None}
+	}
+	return []jit.ISA{jit.AVX512, jit.AVX2, jit.None}
+}()
 
 // advCatch turns a panic into an error, so that a panic is reported as
 // a failure of the case that caused it.

@@ -56,7 +56,13 @@ func product(dims []int64) int {
 func TestNormCallsAgainstOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	kinds := []norm.Kind{norm.Softmax, norm.LogSoftmax, norm.LayerNorm, norm.RMSNorm, norm.GroupNorm}
-	for i := range 150 {
+	n := 150
+	if testing.Short() {
+		// The race detector and the arm64 run under qemu: each case
+		// compiles its own kernels, which cost most there.
+		n = 50
+	}
+	for i := range n {
 		k := kinds[i%len(kinds)]
 		rank := 2 + r.IntN(3)
 		dims := make([]int64, rank)

@@ -75,13 +75,6 @@ func guardTail(tail int64) bool {
 	return !testing.Short() || tail%8 <= 1 || tail%8 == 7
 }
 
-// shortPick reports whether case j of sweep i runs: every one, or in
-// -short runs (the AVX-512 stage) every other one, the other half for
-// the next i, so that every case still runs in the sweep as a whole.
-func shortPick(i, j int) bool {
-	return !testing.Short() || (i+j)%2 == 0
-}
-
 // TestGuardPages runs every shape with every tail length 0..2V+1
 // (guardTail) and every dtype pair next to guard pages.
 func TestGuardPages(t *testing.T) {

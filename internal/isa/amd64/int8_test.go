@@ -214,7 +214,7 @@ func TestInt8NaNAndInfinities(t *testing.T) {
 
 // TestInt8GuardPages runs every kernel shape with tails of 0..2V+1
 // (guardTail) for every int8 pair (-short: half of them for each tail,
-// shortPick) and, in turn, every covered reduction, with each tensor
+// kerneltest.ShortPick) and, in turn, every covered reduction, with each tensor
 // ending (and starting) at a PROT_NONE page: byte loads and stores of
 // tails must touch nothing past the tensors.
 func TestInt8GuardPages(t *testing.T) {
@@ -225,7 +225,7 @@ func TestInt8GuardPages(t *testing.T) {
 			continue
 		}
 		for i, pair := range int8Pairs {
-			if !shortPick(i, int(tail)) {
+			if !kerneltest.ShortPick(i, int(tail)) {
 				continue
 			}
 			for j, p := range guardShapes(tail, pair[0], pair[1]) {

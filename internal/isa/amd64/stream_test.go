@@ -206,7 +206,7 @@ func TestWidePairBlocks(t *testing.T) {
 // and with NaN, infinities and signed zeros: widths of an even and an odd
 // count of full vectors, with and without a tail vector, and row counts
 // with and without a remainder of the unroll (-short: each kind half of
-// the widths, shortPick).
+// the widths, kerneltest.ShortPick).
 func TestWidePairColumns(t *testing.T) {
 	var isaList []isaCase
 	for _, isa := range isas(t) {
@@ -218,7 +218,7 @@ func TestWidePairColumns(t *testing.T) {
 	r := rand.New(rand.NewSource(31))
 	for i, red := range kindReductions {
 		for wi, w := range []int64{144, 256, 272, 392, 512} {
-			if !shortPick(i, wi) {
+			if !kerneltest.ShortPick(i, wi) {
 				continue
 			}
 			for _, rows := range []int64{1, 7, 64} {

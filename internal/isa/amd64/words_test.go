@@ -87,7 +87,7 @@ func TestWordsMinMax(t *testing.T) {
 	// Six draws of data per case, a NaN in a third of the outputs of
 	// each; in -short runs (the AVX-512 stage, which runs under Bochs on
 	// a CPU without AVX-512) two, and each shape with or without Zen's
-	// options, in turn (shortPick): every shape and both options still
+	// options, in turn (kerneltest.ShortPick): every shape and both options still
 	// run, each option on half of the shapes.
 	draws := 6
 	if testing.Short() {
@@ -113,7 +113,7 @@ func TestWordsMinMax(t *testing.T) {
 						{[2]int64{16, 32}, true}, {[2]int64{33, 64}, true}, {[2]int64{7, 130}, true}, {[2]int64{64, 256}, true},
 						{[2]int64{5, 600}, true}, {[2]int64{3, 1030}, true},
 					} {
-						if !shortPick(oi, ci) {
+						if !kerneltest.ShortPick(oi, ci) {
 							continue // the other option runs it
 						}
 						shape := c.shape
