@@ -81,14 +81,7 @@ func TestF64MaxMinSpecials(t *testing.T) {
 		prev := jit.SetMaxISA(isa)
 		r := rand.New(rand.NewPCG(29, uint64(isa)))
 		for _, c := range cases {
-			n := 1
-			for _, d := range c.dims {
-				n *= d
-			}
-			nOut := n
-			for _, a := range c.axes {
-				nOut /= c.dims[a]
-			}
+			n, nOut := elemsAndOutputs(c.dims, c.axes)
 			for variant := range 6 {
 				src := make([]float64, n)
 				for i := range src {
@@ -193,14 +186,7 @@ func TestF64SumBound(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, c := range cases {
-		n := 1
-		for _, d := range c.dims {
-			n *= d
-		}
-		nOut := n
-		for _, a := range c.axes {
-			nOut /= c.dims[a]
-		}
+		n, nOut := elemsAndOutputs(c.dims, c.axes)
 		src := make([]float64, n)
 		for i := range src {
 			src[i] = (r.Float64()*2 - 1) * math.Ldexp(1, r.IntN(60)-30)
@@ -251,4 +237,18 @@ func TestF64SumBound(t *testing.T) {
 			jit.SetMaxISA(prev)
 		}
 	}
+}
+
+// elemsAndOutputs is the count of elements of dims and of outputs of a
+// reduction of it over axes.
+func elemsAndOutputs(dims, axes []int) (n, nOut int) {
+	n = 1
+	for _, d := range dims {
+		n *= d
+	}
+	nOut = n
+	for _, a := range axes {
+		nOut /= dims[a]
+	}
+	return n, nOut
 }
