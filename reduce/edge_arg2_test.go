@@ -43,8 +43,6 @@ func TestArgLongNaN(t *testing.T) {
 		}
 		for _, pos := range [][]int{{0}, {A - 1}, {A / 2}, {A - 17}, {15, A - 1}, {A / 3, A / 3 * 2}, {-1}} {
 			src := make([]float32, span)
-			vals := make([]float64, 0)
-			_ = vals
 			// dense-order values for the oracle
 			n := 1
 			for _, d := range c.dims {

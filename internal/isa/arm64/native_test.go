@@ -206,21 +206,15 @@ func nativeShapes(n int64, sdt, ddt dtypes.DataType, red plan.Reduction) []shape
 var nativeTails = []int64{0, 1, 2, 3, 5, 8, 15, 16, 17, 35, 129}
 
 // TestNativeExactShapes runs every shape with every exact type,
-// reduction and tail (-short: half the tails of each pair in turn,
-// kerneltest.ShortPick), next to guard pages, against the oracle and the
+// reduction and tail, next to guard pages, against the oracle and the
 // interpreter.
 func TestNativeExactShapes(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(52))
 	ran := kindCount{}
-	pair := 0
 	for _, sdt := range kerneltest.ExactTypes {
 		for _, c := range kerneltest.ExactPairs(r, sdt) {
-			pair++
-			for ni, n := range nativeTails {
-				if !kerneltest.ShortPick(pair, ni) {
-					continue
-				}
+			for _, n := range nativeTails {
 				for _, s := range nativeShapes(n, sdt, c.DstDT, c.Reduction) {
 					ran.add(s.p, checkNativeExact(t, r, fmt.Sprintf("%s n=%d", s.name, n), s.p, true))
 				}
@@ -255,8 +249,7 @@ func TestNativeProduct64(t *testing.T) {
 
 // TestNativeIntMean runs the means of 16-, 32- and 64-bit integers into
 // the src's type, f32 and f64 in every shape and tail (0: an empty
-// reduction, NaN or 0; -short: half the tails of each pair of types in
-// turn, kerneltest.ShortPick), next to guard pages, on data of the type's
+// reduction, NaN or 0), next to guard pages, on data of the type's
 // extremes (the mean at the ends of the range), of small negative values
 // (truncation toward zero) and FillExact's, and requires machine code.
 func TestNativeIntMean(t *testing.T) {
@@ -267,12 +260,9 @@ func TestNativeIntMean(t *testing.T) {
 		func(dt dtypes.DataType, b []byte) { fillSmallNegative(r, dt, b) },
 		func(dt dtypes.DataType, b []byte) { kerneltest.FillExact(r, dt, b) },
 	}
-	for si, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64} {
-		for di, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
-			for ni, n := range nativeTails {
-				if !kerneltest.ShortPick(si+di, ni) {
-					continue
-				}
+	for _, sdt := range []dtypes.DataType{dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64} {
+		for _, ddt := range []dtypes.DataType{sdt, dtypes.F32, dtypes.F64} {
+			for _, n := range nativeTails {
 				for _, s := range nativeShapes(n, sdt, ddt, plan.AlgMean.Reduction(0, 0)) {
 					for i, fill := range fills {
 						if !checkNativeFilled(t, r, fmt.Sprintf("%s n=%d fill %d", s.name, n, i), s.p, i == 0, fill) {
@@ -493,19 +483,14 @@ func TestNativeWideShapes(t *testing.T) {
 // TestNativeLpPowWide runs the f64 Lp norms of p other than 1 and 2
 // (|x|^p as exp(p*log|x|), the root as exp(log(y)/p)) over values from
 // the least subnormal to the largest f64 (kerneltest.FillWideWide:
-// subnormals, 1e300s, zeros, infinities, NaN) in every shape, into f64
-// and f32 dst (-short: half the tails of each in turn,
-// kerneltest.ShortPick), against the oracle's bounds, which widen for
-// the exp and log.
+// subnormals, 1e300s, zeros, infinities, NaN) in every shape, into f64 and f32 dst, against the
+// oracle's bounds, which widen for the exp and log.
 func TestNativeLpPowWide(t *testing.T) {
 	needARM64(t)
 	r := rand.New(rand.NewSource(56))
-	for ri, red := range kerneltest.WideLpP {
-		for di, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
-			for ni, n := range nativeTails {
-				if !kerneltest.ShortPick(ri+di, ni) {
-					continue
-				}
+	for _, red := range kerneltest.WideLpP {
+		for _, ddt := range []dtypes.DataType{dtypes.F64, dtypes.F32} {
+			for _, n := range nativeTails {
 				for _, s := range nativeShapes(n, dtypes.F64, ddt, red) {
 					specials := n%2 == 1
 					checkNativeWideFilled(t, r, fmt.Sprintf("%s n=%d", s.name, n), s.p,
