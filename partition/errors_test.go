@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/x448/float16"
 )
 
@@ -538,7 +539,7 @@ func TestCacheKeyIsExact(t *testing.T) {
 // (Checked in normal builds; under -race the instrumentation moves the
 // arrays to the heap.)
 func TestExecuteDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	check := func(name string, c *CompiledPartition, in, outs []Tensor) {
@@ -607,7 +608,7 @@ func TestZeroAndNilCompiledPartition(t *testing.T) {
 // (the run's closure, scratch slots, a parallel job), as many for a
 // tensor of many chunks as for one of one chunk: nothing per chunk.
 func TestNormPatternExecuteAllocs(t *testing.T) {
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	f32 := dtypes.F32

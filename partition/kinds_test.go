@@ -11,6 +11,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/shape"
 )
 
@@ -161,7 +162,7 @@ func TestKindsDeterministicAcrossThreadCounts(t *testing.T) {
 	// max reuse their machinery).
 	kinds := []redKind{{red: graph.ReduceSum}, {red: graph.ReduceMax}, {red: graph.ReduceProd},
 		{red: graph.ReduceL2}, {graph.ReduceSum, graph.Square}}
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		kinds = kinds[:2] // the race detector slows the interpreter's loops tenfold
 	}
 	cases := []struct {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 // TestNormCallAllocs: a one-call normalization of a problem seen before
@@ -12,7 +13,7 @@ import (
 // slots), as many for a tensor of thousands of chunks as for one of a
 // single chunk: no cache key, description or chunk allocates.
 func TestNormCallAllocs(t *testing.T) {
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	calls := func(dims []int) map[string]func() error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
@@ -39,7 +40,7 @@ func kernelFor(t testing.TB, op Op, c shapeCase) *jit.Kernel {
 // (one thread), scratch schedules (LogSum's post-op pass, LogSumExp)
 // included.
 func TestSteadyStateAllocs(t *testing.T) {
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	src := make([]float32, 64*1024)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/jit"
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 // TestONNXOpsets runs every Reduce* op at every opset from 1 to
@@ -153,7 +154,7 @@ func TestONNXRefusals(t *testing.T) {
 // TestONNXAllocs checks that running a node whose problem was seen
 // before allocates nothing (one thread, inline), int64 axes included.
 func TestONNXAllocs(t *testing.T) {
-	if raceEnabled {
+	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	n, err := NewONNXNode("ReduceMean", 18)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package partition
-
-const raceEnabled = false

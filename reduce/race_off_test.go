@@ -1,5 +1,0 @@
-//go:build !race
-
-package reduce
-
-const raceEnabled = false
