@@ -40,6 +40,16 @@ type nativeGen struct {
 	shifts int
 	shift  int
 	byRow  bool // the runtime hinted the plan RowByRow (nativerowbyrow.go)
+	// The run of accumulators NativeInit set last.
+	initRun initRun
+}
+
+// initRun is a run of accumulators first..reg set to the identity, the
+// last of whose instructions is last: while it is the list's last, no
+// code has run between them, and first still holds the identity.
+type initRun struct {
+	last       *obj.Prog
+	first, reg int
 }
 
 // nativeTakes reports why the instruction set (avx512 or AVX2) cannot
@@ -201,9 +211,21 @@ func (n *nativeGen) Prologue(cnt int16) {
 	}
 }
 
-// NativeInit sets accumulator u to the identity.
+// NativeInit sets accumulator u to the identity. An identity that
+// pattern builds through a general register (a max's -Inf, a product's
+// 1) is built once for a run of accumulators initialized one after the
+// other, each copied from the run's first: a move from a general
+// register to a vector one is a slow path of its own, which rows of a
+// few microseconds spent as much time on as on their loads.
 func (n *nativeGen) NativeInit(u int) {
-	n.pattern(u, n.k.IdentityPattern())
+	p := n.k.IdentityPattern()
+	broadcast := p != 0 && p != math.MaxUint64
+	if run := &n.initRun; broadcast && n.pairs == 0 && run.last != nil && run.last == n.Last() && run.reg == u-1 {
+		run.last, run.reg = n.op(x86.AVMOVAPS, n.vr(run.first), n.vr(u)), u
+		return
+	}
+	n.pattern(u, p)
+	n.initRun = initRun{last: n.Last(), first: u, reg: u}
 	if n.pairs != 0 {
 		n.pattern(u+n.pairs, 0)
 	}
