@@ -212,11 +212,14 @@ func (n *nativeGen) Prologue(cnt int16) {
 }
 
 // NativeInit sets accumulator u to the identity. An identity that
-// pattern builds through a general register (a max's -Inf, a product's
-// 1) is built once for a run of accumulators initialized one after the
-// other, each copied from the run's first: a move from a general
-// register to a vector one is a slow path of its own, which rows of a
-// few microseconds spent as much time on as on their loads.
+// pattern builds through a general register (a max's -Inf, a min's
+// greatest value, a product's 1) is built once for a run of
+// accumulators initialized one after the other, each copied from the
+// run's first, as arm64's kernel copies the identity it holds: a move
+// from a general register into a vector one costs more than a register
+// copy, and a short row starts all its accumulators
+// (docs/PERFORMANCE-f64.md, "Zen 5: a native identity built once a
+// row"). A zero or all-ones identity is no dearer than a copy.
 func (n *nativeGen) NativeInit(u int) {
 	p := n.k.IdentityPattern()
 	broadcast := p != 0 && p != math.MaxUint64
