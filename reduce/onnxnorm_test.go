@@ -366,4 +366,30 @@ func TestONNXNormRefusals(t *testing.T) {
 	if _, err := reduce.NewONNXNorm("LayerNormalization", 16); !errors.Is(err, graph.InvalidArguments) {
 		t.Errorf("NewONNXNorm before the op: %v", err)
 	}
+	// Dims the 2-D coercion and GroupNormalization's per-group scale
+	// compute with before any other check: negative, overflowing, or
+	// more elements than x holds (a per-channel scale of 2^62 would be
+	// allocated).
+	one := []float32{1}
+	for _, c := range []struct {
+		name string
+		nd   reduce.ONNXNorm
+		dims []int
+		text string
+	}{
+		{"coerced negative", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 2 }), []int{-2, -2, 6}, "is -2 (negative)"},
+		{"coerced wrap", node("LogSoftmax", 1, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, 1<<62 + 1, 4}, "more than 2^63"},
+		{"coerced wrap to 0", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, 1 << 32, 1 << 32}, "more than 2^63"},
+		{"coerced too many", node("Softmax", 11, nil), []int{5, 5}, "hold 25 elements; x holds 24"},
+		{"groups of 2^62 channels", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, 1 << 62}, "x holds 24"},
+		{"groups negative", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{-1, 4, 6}, "is -1 (negative)"},
+	} {
+		err := reduce.RunONNXNorm(c.nd, y, x, one, one, c.dims)
+		if c.nd.OpType != "GroupNormalization" {
+			err = reduce.RunONNXNorm(c.nd, y, x, []float32(nil), nil, c.dims)
+		}
+		if !errors.Is(err, graph.InvalidShape) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: got %v, want InvalidShape containing %q", c.name, err, c.text)
+		}
+	}
 }
