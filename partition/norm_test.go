@@ -535,3 +535,50 @@ func TestSoftmaxPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxPatternNeedsFloats: the five ops of a decomposed softmax
+// over a non-float x, or with an intermediate of an integer type (which
+// rounds the chain, where SoftMax would not), are not taken as one
+// SoftMax: their partitions are the ops' own.
+func TestSoftmaxPatternNeedsFloats(t *testing.T) {
+	f32, f64, s32, u8, s8 := dtypes.F32, dtypes.F64, dtypes.S32, dtypes.U8, dtypes.S8
+	for _, c := range []struct {
+		name  string
+		x     dtypes.DataType
+		types map[uint64]dtypes.DataType // tensor id -> type; f32 otherwise
+	}{
+		{"f64 throughout", f64, map[uint64]dtypes.DataType{101: f64, 103: f64, 105: f64, 107: f64, 109: f64}},
+		{"u8 x", u8, nil},
+		{"s32 max", f32, map[uint64]dtypes.DataType{101: s32}},
+		{"s8 exp", f32, map[uint64]dtypes.DataType{105: s8}},
+		{"s32 sum", f32, map[uint64]dtypes.DataType{107: s32}},
+		{"s32 quotient", f32, map[uint64]dtypes.DataType{109: s32}},
+	} {
+		typ := func(id uint64) dtypes.DataType {
+			if dt, ok := c.types[id]; ok {
+				return dt
+			}
+			return f32
+		}
+		any := func(id uint64) graph.LogicalTensor { return graph.NewLogicalTensorAny(id, typ(id), nil) }
+		x := graph.NewLogicalTensor(1, c.x, []int64{2, 2})
+		g := graph.New()
+		must(t, g.AddOp(graph.NewOp(100, graph.ReduceMax, "max").AddInput(x).AddOutput(any(101)).
+			SetAttr("axes", []int64{-1}).SetAttr("keep_dims", true)))
+		must(t, g.AddOp(graph.NewOp(102, graph.Subtract, "sub").AddInput(x).AddInput(any(101)).AddOutput(any(103))))
+		must(t, g.AddOp(graph.NewOp(104, graph.Exp, "exp").AddInput(any(103)).AddOutput(any(105))))
+		must(t, g.AddOp(graph.NewOp(106, graph.ReduceSum, "sum").AddInput(any(105)).AddOutput(any(107)).
+			SetAttr("axes", []int64{-1}).SetAttr("keep_dims", true)))
+		must(t, g.AddOp(graph.NewOp(108, graph.Divide, "div").AddInput(any(105)).AddInput(any(107)).AddOutput(any(109))))
+		if err := g.Finalize(); err != nil {
+			continue // a type the ops' own schemas refuse: nothing to fuse
+		}
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		for _, p := range parts {
+			if p.Pattern() != "" || len(p.Ops()) >= 5 {
+				t.Errorf("%s: partition of %d ops, pattern %q; want no softmax pattern", c.name, len(p.Ops()), p.Pattern())
+			}
+		}
+	}
+}

@@ -64,9 +64,14 @@ func matchSoftmax(g *graph.Graph, mx *graph.Op, taken map[uint64]bool) *normPatt
 	if onlyConsumer(g, sum.Outputs[0].ID) != div || div.Inputs[0].ID != e || div.Inputs[1].ID != sum.Outputs[0].ID {
 		return nil
 	}
+	// As newDecomposed's: a float x and float intermediates (an integer
+	// one would round the chain, and SoftMax takes no other src or dst).
+	if !isFloatType(x.DataType) {
+		return nil
+	}
 	ops := []*graph.Op{mx, sub, exp, sum, div}
 	for _, op := range ops {
-		if taken[op.ID] {
+		if taken[op.ID] || !isFloatType(op.Outputs[0].DataType) {
 			return nil
 		}
 	}
