@@ -1009,7 +1009,10 @@ func readReduction(ops []*graph.Op) (reading, string) {
 		return reading{}, "gdnnbench checks partitions of a reduction with at most one pre-op before it"
 	}
 	red := ops[ri]
-	k, root, _ := kindOfOp(red.Kind)
+	k, root, known := kindOfOp(red.Kind)
+	if !known {
+		return reading{}, fmt.Sprintf("gdnnbench has no reference for %s", red.Kind)
+	}
 	rd := reading{op: red, kind: k, root: root, src: red.Inputs[0], post: ri + 1, val: red.Outputs[0].ID}
 	if ri == 1 {
 		pre := ops[0]

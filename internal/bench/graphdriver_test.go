@@ -640,6 +640,8 @@ func TestReadReduction(t *testing.T) {
 		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
 		"pow, beta 3":    {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
 		"x times y":      {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
+		"logical or":     {op(0, graph.ReduceLogicalOr, 1, 2)},
+		"bitwise and":    {op(0, graph.ReduceBitwiseAnd, 1, 2)},
 	} {
 		if _, why := readReduction(ops); why == "" {
 			t.Errorf("%s: accepted", name)
