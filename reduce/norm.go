@@ -125,6 +125,9 @@ func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
 		case optDstType:
 			s.dstDT, s.dstByType = o.dt, false
 		case optParamType:
+			if k == norm.Softmax || k == norm.LogSoftmax {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: ParamType names gamma and beta; %s has none", fn, i, fn)
+			}
 			s.paramDT = o.dt
 		case optSrcStrides:
 			s.srcStrides, s.hasSrcStr = o.ints, true

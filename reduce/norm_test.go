@@ -243,6 +243,8 @@ func TestNormCallErrors(t *testing.T) {
 		{"softmax stats on a reduction", reduce.Sum(y, x, dims, []int{1}, reduce.SoftmaxStats(make([]float32, 6))), graph.InvalidArguments,
 			"is a normalization's"},
 		{"inf_as_zero on LogSoftmax", reduce.LogSoftmax(y, x, dims, -1, reduce.InfAsZero(true)), graph.InvalidArguments, "InfAsZero is Softmax's"},
+		{"ParamType on Softmax", reduce.Softmax(y, x, dims, -1, reduce.ParamType(dtypes.BF16)), graph.InvalidArguments, "ParamType names gamma and beta"},
+		{"ParamType on LogSoftmax", reduce.LogSoftmax(y, x, dims, -1, reduce.ParamType(dtypes.S8)), graph.InvalidArguments, "ParamType names gamma and beta"},
 		{"KeepDims", reduce.Softmax(y, x, dims, -1, reduce.KeepDims(true)), graph.InvalidArguments, "KeepDims is the reductions'"},
 		{"post-op", reduce.Softmax(y, x, dims, -1, reduce.Post(reduce.PostReLU, 0, 0)), graph.Unimplemented, "post-ops after a normalization are not implemented"},
 		{"zero option", reduce.Softmax(y, x, dims, -1, reduce.Option{}), graph.InvalidArguments, "zero Option"},
