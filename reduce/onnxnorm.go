@@ -148,7 +148,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if err != nil {
 			return err
 		}
-		if _, err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
+		if err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
 			return err
 		}
 		return runNorm(fn, k, y, x, []float32(nil), nil, []int{prodInts(dims[:ax]), prodInts(dims[ax:])}, 1, 0, 0, opts)
@@ -164,7 +164,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if n.Opset < 21 {
 			// The channels' scale and bias are built below: dims must
 			// be valid for x first.
-			if _, err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
+			if err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
 				return err
 			}
 			// Per group: each group's value spread over its channels.
@@ -211,23 +211,23 @@ func dropStats(opts []Option) []Option {
 // onnxElements checks dims before a node computes with them (the 2-D
 // coercion's products, GroupNormalization's per-channel scale): no
 // negative dim, no product past 2^63, and, where x is dense (no src
-// strides), no more elements than x holds. It returns the elements.
-func onnxElements(fn string, dims []int, xLen int, strided bool) (int64, error) {
+// strides), no more elements than x holds.
+func onnxElements(fn string, dims []int, xLen int, strided bool) error {
 	d := make([]int64, len(dims))
 	for i, v := range dims {
 		if v < 0 {
-			return 0, status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, v)
+			return status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, v)
 		}
 		d[i] = int64(v)
 	}
 	n := elementsSat(d)
 	if n == math.MaxInt64 {
-		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold more than 2^63 elements", fn, ints(dims))
+		return status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold more than 2^63 elements", fn, ints(dims))
 	}
 	if !strided && n > int64(xLen) {
-		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
+		return status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
 	}
-	return n, nil
+	return nil
 }
 
 func prodInts(s []int) int {

@@ -368,9 +368,10 @@ func TestONNXNormRefusals(t *testing.T) {
 	}
 	// Dims the 2-D coercion and GroupNormalization's per-group scale
 	// compute with before any other check: negative, overflowing, or
-	// more elements than x holds (a per-channel scale of 2^62 would be
-	// allocated).
+	// more elements than x holds (a per-channel scale of huge values
+	// would be allocated). huge is 2^62 where int has 64 bits.
 	one := []float32{1}
+	huge := math.MaxInt/2 + 1
 	for _, c := range []struct {
 		name string
 		nd   reduce.ONNXNorm
@@ -378,10 +379,10 @@ func TestONNXNormRefusals(t *testing.T) {
 		text string
 	}{
 		{"coerced negative", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 2 }), []int{-2, -2, 6}, "is -2 (negative)"},
-		{"coerced wrap", node("LogSoftmax", 1, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, 1<<62 + 1, 4}, "more than 2^63"},
-		{"coerced wrap to 0", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, 1 << 32, 1 << 32}, "more than 2^63"},
+		{"coerced wrap", node("LogSoftmax", 1, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge + 1, 4}, "dims"},
+		{"coerced wrap to 0", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge, huge}, "dims"},
 		{"coerced too many", node("Softmax", 11, nil), []int{5, 5}, "hold 25 elements; x holds 24"},
-		{"groups of 2^62 channels", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, 1 << 62}, "x holds 24"},
+		{"groups of huge channels", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, huge}, "x holds 24"},
 		{"groups negative", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{-1, 4, 6}, "is -1 (negative)"},
 	} {
 		err := reduce.RunONNXNorm(c.nd, y, x, one, one, c.dims)
