@@ -209,25 +209,15 @@ func dropStats(opts []Option) []Option {
 }
 
 // onnxElements checks dims before a node computes with them (the 2-D
-// coercion's products, GroupNormalization's per-channel scale): no
-// negative dim, no product past 2^63, and, where x is dense (no src
-// strides), no more elements than x holds.
+// coercion's products, GroupNormalization's per-channel scale):
+// checkDims's rules and, where x is dense (no src strides), no more
+// elements than x holds.
 func onnxElements(fn string, dims []int, xLen int, strided bool) error {
-	d := make([]int64, len(dims))
-	for i, v := range dims {
-		if v < 0 {
-			return status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, v)
-		}
-		d[i] = int64(v)
+	n, err := checkDims(fn, dims, make([]int64, len(dims)))
+	if err == nil && !strided && n > int64(xLen) {
+		err = status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
 	}
-	n := elementsSat(d)
-	if n == math.MaxInt64 {
-		return status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold more than 2^63 elements", fn, ints(dims))
-	}
-	if !strided && n > int64(xLen) {
-		return status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
-	}
-	return nil
+	return err
 }
 
 func prodInts(s []int) int {

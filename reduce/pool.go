@@ -326,14 +326,8 @@ func resolveIO[D, S Float](a *callInts, fn string, dims []int, opts []Option, dr
 		return io, status.Errorf(status.InvalidShape, "reduce.%s: %d dims, more than %d", fn, len(dims), norm.MaxRank)
 	}
 	io.dims = a.make(len(dims))
-	for i, d := range dims {
-		if d < 0 {
-			return io, status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, d)
-		}
-		io.dims[i] = int64(d)
-	}
-	if n := elementsSat(io.dims); n == math.MaxInt64 {
-		return io, status.Errorf(status.InvalidShape, "reduce.%s: dims %v hold more than 2^63 elements", fn, dims)
+	if _, err := checkDims(fn, dims, io.dims); err != nil {
+		return io, err
 	}
 	ddims := io.dims
 	if len(dropped) > 0 {
@@ -405,6 +399,22 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 
 // elementsSat is the number of elements of dims: 0 if a dim is 0, else
 // their product, or math.MaxInt64 where that overflows.
+// checkDims copies dims into d (of their length) and returns their
+// elements, or an error for a negative dim or more than 2^63 elements.
+func checkDims(fn string, dims []int, d []int64) (int64, error) {
+	for i, v := range dims {
+		if v < 0 {
+			return 0, status.Errorf(status.InvalidShape, "reduce.%s: dim %d is %d (negative)", fn, i, v)
+		}
+		d[i] = int64(v)
+	}
+	n := elementsSat(d)
+	if n == math.MaxInt64 {
+		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %v hold more than 2^63 elements", fn, dims)
+	}
+	return n, nil
+}
+
 func elementsSat(dims []int64) int64 {
 	n := int64(1)
 	for _, d := range dims {

@@ -223,7 +223,7 @@ func (n *nativeGen) Prologue(cnt int16) {
 func (n *nativeGen) NativeInit(u int) {
 	p := n.k.IdentityPattern()
 	broadcast := p != 0 && p != math.MaxUint64
-	if run := &n.initRun; broadcast && n.pairs == 0 && run.last != nil && run.last == n.Last() && run.reg == u-1 {
+	if run := &n.initRun; broadcast && n.pairs == 0 && run.last == n.Last() && run.reg == u-1 {
 		run.last, run.reg = n.op(x86.AVMOVAPS, n.vr(run.first), n.vr(u)), u
 		return
 	}
