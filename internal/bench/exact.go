@@ -60,8 +60,10 @@ func (r *runner) checkExact(b *built, c redCase, red plan.Reduction, mode fillMo
 	if err := exec(0); err != nil {
 		return &result{state: stateOf(err), reason: reasonOf(err)}
 	}
+	// A graph's reduction without keep_dims has a dst of lower rank: the
+	// oracle walks the keep-dims dst, whose reduced axes have size 1.
 	p := &plan.Problem{Reduction: red, SrcDT: c.sdt, DstDT: c.ddt, Dims: b.srcLT.Dims, SrcStrides: b.srcLT.Strides,
-		Reduce: b.reduced, DstStrides: b.outLT.Strides}
+		Reduce: b.reduced, DstStrides: keepDimsView(b.outLT.Strides, b.reduced)}
 	outs := oracle.ReduceExact(p, b.src.bytes())
 	got, sz := b.outs[0].bytes(), int64(c.ddt.Size())
 	var lines []string

@@ -16,6 +16,7 @@ import (
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/ops"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/shape"
 	"github.com/gdnn/gdnn/internal/status"
 	"github.com/gdnn/gdnn/partition"
@@ -799,8 +800,14 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 			}
 		}
 		if r.g.mode.Corr {
+			check := r.checkOnce
+			if gp.exact != nil {
+				check = func(b *built, c redCase, mode fillMode, seed uint64, exec func(int) error) *result {
+					return r.checkExact(b, c, *gp.exact, mode, seed, exec)
+				}
+			}
 			for _, mode := range []fillMode{fillExact, fillRandom} {
-				if fail := r.checkOnce(gp.b, redCase{sdt: gp.sdt, ddt: gp.ddt}, mode, seedOf(repro), exec); fail != nil {
+				if fail := check(gp.b, redCase{sdt: gp.sdt, ddt: gp.ddt}, mode, seedOf(repro), exec); fail != nil {
 					fail.impl = res.impl
 					fail.reason = fmt.Sprintf("partition %d: %s", pi, fail.reason)
 					return *fail
@@ -848,6 +855,7 @@ type graphPartition struct {
 	b        *built
 	cp       *partition.CompiledPartition
 	sdt, ddt dtypes.DataType
+	exact    *plan.Reduction // checked by the exact reference, not the float one
 }
 
 // buildGraphPartition compiles a supported reduction partition (an
@@ -900,6 +908,10 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	reduced, err := shape.NormalizeAxes(red, red.Inputs[0].ID, axes, len(srcLT.Dims))
 	if err != nil {
 		return fail(err)
+	}
+	exact, why := rd.exactCheck(srcLT.DataType)
+	if why != "" {
+		return nil, &result{state: "UNIMPLEMENTED", reason: why}
 	}
 	b := &built{cp: cp, srcLT: srcLT, reduced: reduced, ctimeMs: ctime}
 	b.fill = srcFill{kind: k, narrow: srcLT.DataType == dtypes.F16}
@@ -985,7 +997,11 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 			return fail(err)
 		}
 	}
-	return &graphPartition{b: b, cp: cp, sdt: srcLT.DataType, ddt: b.outLT.DataType}, nil
+	gp := &graphPartition{b: b, cp: cp, sdt: srcLT.DataType, ddt: b.outLT.DataType}
+	if exact {
+		gp.exact = &rd.exact
+	}
+	return gp, nil
 }
 
 // reading is what gdnnbench reads of a partition's reduction.
@@ -996,6 +1012,36 @@ type reading struct {
 	src  graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
 	post int                 // the place of the first post-op: after the reduction, or after log-sum-exp's Log
 	val  uint64              // the tensor that carries the reduction's value to the post-ops
+	// exact is the reduction as internal/oracle's exact reference
+	// computes it, which checks a reduction alone (no pre-op, no
+	// post-op) of integer or boolean data. floatRef: the float64
+	// reference has this kind (the bitwise and logical ones it has not).
+	exact           plan.Reduction
+	alone, floatRef bool
+}
+
+// exactOps are the reductions the exact reference checks when they run
+// alone over integer or boolean data.
+var exactOps = map[graph.OpKind]plan.Reduction{
+	graph.ReduceSum: plan.AlgSum.Reduction(0, 0), graph.ReduceProd: plan.AlgMul.Reduction(0, 0),
+	graph.ReduceMax: plan.AlgMax.Reduction(0, 0), graph.ReduceMin: plan.AlgMin.Reduction(0, 0),
+	graph.ReduceMean:       plan.AlgMean.Reduction(0, 0),
+	graph.ReduceBitwiseAnd: plan.Bitwise(plan.CombineAnd), graph.ReduceBitwiseOr: plan.Bitwise(plan.CombineOr),
+	graph.ReduceBitwiseXor: plan.Bitwise(plan.CombineXor),
+	graph.ReduceLogicalAnd: plan.LogicalAnd, graph.ReduceLogicalOr: plan.LogicalOr, graph.ReduceLogicalXor: plan.LogicalXor,
+}
+
+// exactCheck reports whether a partition whose reduction rd reads and
+// whose src is sdt is checked by the exact reference, and if not, why
+// it has none.
+func (rd reading) exactCheck(sdt dtypes.DataType) (exact bool, why string) {
+	if rd.alone && plan.IsExact(sdt, rd.exact) {
+		return true, ""
+	}
+	if !rd.floatRef {
+		return false, fmt.Sprintf("gdnnbench has no reference for %s of %s data", rd.op.Kind, sdt)
+	}
+	return false, ""
 }
 
 // readReduction finds the reduction in a partition's ops and what it
@@ -1010,10 +1056,16 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	}
 	red := ops[ri]
 	k, root, known := kindOfOp(red.Kind)
-	if !known {
+	exact, hasExact := exactOps[red.Kind]
+	alone := hasExact && len(ops) == 1
+	if !known && !alone {
 		return reading{}, fmt.Sprintf("gdnnbench has no reference for %s", red.Kind)
 	}
-	rd := reading{op: red, kind: k, root: root, src: red.Inputs[0], post: ri + 1, val: red.Outputs[0].ID}
+	rd := reading{op: red, kind: k, root: root, src: red.Inputs[0], post: ri + 1, val: red.Outputs[0].ID,
+		exact: exact, alone: alone, floatRef: known}
+	if !known {
+		rd.kind.name = red.Kind.String() // what the perf line names
+	}
 	if ri == 1 {
 		pre := ops[0]
 		name, ok := "abs", pre.Kind == graph.Abs

@@ -640,12 +640,42 @@ func TestReadReduction(t *testing.T) {
 		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
 		"pow, beta 3":    {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
 		"x times y":      {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
-		"logical or":     {op(0, graph.ReduceLogicalOr, 1, 2)},
-		"bitwise and":    {op(0, graph.ReduceBitwiseAnd, 1, 2)},
+		"logical or, then relu":   {op(0, graph.ReduceLogicalOr, 1, 2), op(1, graph.ReLU, 2, 3)},
+		"abs before bitwise and": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceBitwiseAnd, 2, 3)},
 	} {
 		if _, why := readReduction(ops); why == "" {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestGraphExactReductions: a reduction alone over integer or boolean
+// data is checked by the exact reference, whose integer mean truncates
+// as gdnn's does (the float one expected the unrounded quotient and
+// failed s64 and u16 means), and the bitwise and logical reductions,
+// which the float reference lacks, are checked rather than
+// UNIMPLEMENTED; each output and src type, without keep_dims.
+func TestGraphExactReductions(t *testing.T) {
+	cases := []struct{ kind, sdt, ddt string }{
+		{"ReduceMean", "s64", "s64"}, {"ReduceMean", "u16", "u16"}, {"ReduceMean", "s32", "f32"},
+		{"ReduceSum", "u64", "u64"}, {"ReduceProd", "s32", "s32"}, {"ReduceMin", "s16", "s16"},
+		{"ReduceBitwiseAnd", "s32", "s32"}, {"ReduceBitwiseXor", "u8", "u8"},
+		{"ReduceLogicalOr", "boolean", "boolean"}, {"ReduceLogicalAnd", "boolean", "boolean"},
+	}
+	for _, c := range cases {
+		t.Run(c.kind+"/"+c.sdt+":"+c.ddt, func(t *testing.T) {
+			path := writeCase(t, sumAddDroppedCase, func(doc map[string]any) {
+				red := doc["graph"].([]any)[0].(map[string]any)
+				red["kind"] = c.kind
+				red["inputs"].([]any)[0].(map[string]any)["dtype"] = c.sdt
+				red["outputs"].([]any)[0].(map[string]any)["dtype"] = c.ddt
+				doc["graph"] = doc["graph"].([]any)[:1]
+			})
+			code, out, errw := runGraph(t, path, "--mode=C", "-v1")
+			if code != 0 || summary(t, out)[1] != "1" || !strings.Contains(out, "[random fill] outputs:20 exact errors:0") {
+				t.Errorf("exit %d, want 0, 1 passed and the exact reference's line\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+			}
+		})
 	}
 }
 
