@@ -148,7 +148,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if err != nil {
 			return err
 		}
-		if err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
+		if err := onnxElements(fn, dims, len(x), len(y), s.hasSrcStr); err != nil {
 			return err
 		}
 		return runNorm(fn, k, y, x, []float32(nil), nil, []int{prodInts(dims[:ax]), prodInts(dims[ax:])}, 1, 0, 0, opts)
@@ -164,7 +164,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if n.Opset < 21 {
 			// The channels' scale and bias are built below: dims must
 			// be valid for x first.
-			if err := onnxElements(fn, dims, len(x), s.hasSrcStr); err != nil {
+			if err := onnxElements(fn, dims, len(x), len(y), s.hasSrcStr); err != nil {
 				return err
 			}
 			// Per group: each group's value spread over its channels.
@@ -210,12 +210,17 @@ func dropStats(opts []Option) []Option {
 
 // onnxElements checks dims before a node computes with them (the 2-D
 // coercion's products, GroupNormalization's per-channel scale):
-// checkDims's rules and, where x is dense (no src strides), no more
-// elements than x holds.
-func onnxElements(fn string, dims []int, xLen int, strided bool) error {
+// checkDims's rules, and no more elements than y holds (whose elements
+// may not overlap, whatever its strides) or than x holds where it is
+// dense (no src strides).
+func onnxElements(fn string, dims []int, xLen, yLen int, strided bool) error {
 	n, err := checkDims(fn, dims, make([]int64, len(dims)))
-	if err == nil && !strided && n > int64(xLen) {
+	switch {
+	case err != nil:
+	case !strided && n > int64(xLen):
 		err = status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
+	case n > int64(yLen):
+		err = status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; y holds %d", fn, ints(dims), n, yLen)
 	}
 	return err
 }

@@ -368,8 +368,9 @@ func TestONNXNormRefusals(t *testing.T) {
 	}
 	// Dims the 2-D coercion and GroupNormalization's per-group scale
 	// compute with before any other check: negative, overflowing, or
-	// more elements than x holds (a per-channel scale of huge values
-	// would be allocated). huge is 2^62 where int has 64 bits.
+	// more elements than x holds, or than y holds where x is strided (a
+	// per-channel scale of huge values would be allocated). huge is 2^62
+	// where int has 64 bits.
 	one := []float32{1}
 	huge := math.MaxInt/2 + 1
 	for _, c := range []struct {
@@ -377,17 +378,22 @@ func TestONNXNormRefusals(t *testing.T) {
 		nd   reduce.ONNXNorm
 		dims []int
 		text string
+		opts []reduce.Option
 	}{
-		{"coerced negative", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 2 }), []int{-2, -2, 6}, "is -2 (negative)"},
-		{"coerced wrap", node("LogSoftmax", 1, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge + 1, 4}, "dims"},
-		{"coerced wrap to 0", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge, huge}, "dims"},
-		{"coerced too many", node("Softmax", 11, nil), []int{5, 5}, "hold 25 elements; x holds 24"},
-		{"groups of huge channels", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, huge}, "x holds 24"},
-		{"groups negative", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{-1, 4, 6}, "is -1 (negative)"},
+		{"coerced negative", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 2 }), []int{-2, -2, 6}, "is -2 (negative)", nil},
+		{"coerced wrap", node("LogSoftmax", 1, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge + 1, 4}, "dims", nil},
+		{"coerced wrap to 0", node("Softmax", 11, func(n *reduce.ONNXNorm) { n.Axis = 1 }), []int{1, huge, huge}, "dims", nil},
+		{"coerced too many", node("Softmax", 11, nil), []int{5, 5}, "hold 25 elements; x holds 24", nil},
+		{"groups of huge channels", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, huge}, "x holds 24", nil},
+		{"groups of huge channels, strided x", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, huge}, "y holds 24",
+			[]reduce.Option{reduce.SrcStrides([]int{0, 0})}},
+		{"groups of more channels than y, strided x", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{1, 25}, "y holds 24",
+			[]reduce.Option{reduce.SrcStrides([]int{25, 1})}},
+		{"groups negative", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), []int{-1, 4, 6}, "is -1 (negative)", nil},
 	} {
-		err := reduce.RunONNXNorm(c.nd, y, x, one, one, c.dims)
+		err := reduce.RunONNXNorm(c.nd, y, x, one, one, c.dims, c.opts...)
 		if c.nd.OpType != "GroupNormalization" {
-			err = reduce.RunONNXNorm(c.nd, y, x, []float32(nil), nil, c.dims)
+			err = reduce.RunONNXNorm(c.nd, y, x, []float32(nil), nil, c.dims, c.opts...)
 		}
 		if !errors.Is(err, graph.InvalidShape) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: got %v, want InvalidShape containing %q", c.name, err, c.text)
