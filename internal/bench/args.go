@@ -160,6 +160,23 @@ func readCapped(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// readOnce is readCapped, once per path in a whole gdnnbench run: the dry
+// pass and the run read a batch or case file from the same bytes, which
+// a pipe (--batch=/dev/stdin, a shell's <(...)) gives only once.
+func (r *runner) readOnce(path string, limit int64) ([]byte, error) {
+	if data, ok := r.files[path]; ok {
+		if int64(len(data)) > limit {
+			return nil, errTooLarge
+		}
+		return data, nil
+	}
+	data, err := readCapped(path, limit)
+	if err == nil {
+		r.files[path] = data
+	}
+	return data, err
+}
+
 // inputsEnv names benchdnn-style inputs folders (a path list, like PATH),
 // laid out as oneDNN's tests/benchdnn/inputs: <dir>/<driver>/<file>.
 const inputsEnv = "GDNN_BENCHDNN_INPUTS"
@@ -235,7 +252,7 @@ func (r *runner) readBatch(a Arg, name string) ([]Arg, error) {
 		return nil, inputErr(a, "cannot find batch file %q (tried %s; --inputs-dir or $%s name inputs folders laid out as <dir>/<driver>/<file>)",
 			name, strings.Join(tried, ", "), inputsEnv)
 	}
-	data, err := readCapped(path, maxBatchBytes)
+	data, err := r.readOnce(path, maxBatchBytes)
 	if errors.Is(err, errTooLarge) {
 		return nil, inputErr(a, "batch file %q is larger than %d MiB", name, maxBatchBytes>>20)
 	}

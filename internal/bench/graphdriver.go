@@ -203,7 +203,7 @@ func (r *runner) runGraphCase(a Arg, name string) error {
 	if err != nil {
 		return err
 	}
-	data, err := readCapped(path, graph.MaxJSONBytes)
+	data, err := r.readOnce(path, graph.MaxJSONBytes)
 	if errors.Is(err, errTooLarge) {
 		return inputErr(a, "--case: %q is larger than %d MiB", path, graph.MaxJSONBytes>>20)
 	}

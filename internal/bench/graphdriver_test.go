@@ -631,16 +631,16 @@ func TestReadReduction(t *testing.T) {
 		t.Errorf("ReduceL2: %+v %q", rd, why)
 	}
 	for name, ops := range map[string][]*graph.Op{
-		"no reduction":   {op(0, graph.ReLU, 1, 2)},
-		"two pre-ops":    {op(0, graph.Abs, 1, 2), op(1, graph.Square, 2, 3), op(2, graph.ReduceSum, 3, 4)},
-		"exp pre-op":     {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3)},
-		"exp, max, log":  {op(0, graph.Exp, 1, 2), op(1, graph.ReduceMax, 2, 3), op(2, graph.Log, 3, 4)},
-		"log elsewhere":  {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3), op(2, graph.Log, 9, 4)},
-		"abs before l1":  {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
-		"not its source": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
-		"pow, beta 3":    {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
-		"x times y":      {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
-		"logical or, then relu":   {op(0, graph.ReduceLogicalOr, 1, 2), op(1, graph.ReLU, 2, 3)},
+		"no reduction":           {op(0, graph.ReLU, 1, 2)},
+		"two pre-ops":            {op(0, graph.Abs, 1, 2), op(1, graph.Square, 2, 3), op(2, graph.ReduceSum, 3, 4)},
+		"exp pre-op":             {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3)},
+		"exp, max, log":          {op(0, graph.Exp, 1, 2), op(1, graph.ReduceMax, 2, 3), op(2, graph.Log, 3, 4)},
+		"log elsewhere":          {op(0, graph.Exp, 1, 2), op(1, graph.ReduceSum, 2, 3), op(2, graph.Log, 9, 4)},
+		"abs before l1":          {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
+		"not its source":         {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
+		"pow, beta 3":            {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
+		"x times y":              {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
+		"logical or, then relu":  {op(0, graph.ReduceLogicalOr, 1, 2), op(1, graph.ReLU, 2, 3)},
 		"abs before bitwise and": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceBitwiseAnd, 2, 3)},
 	} {
 		if _, why := readReduction(ops); why == "" {

@@ -178,7 +178,7 @@ func fmtDur(d time.Duration) string {
 // malformed argument (which the run refuses before any problem); 0 when
 // unknown.
 func countProblems(args []Arg) int {
-	c, _ := dryRun(args)
+	c, _ := dryRun(args, map[string][]byte{})
 	if c == nil {
 		return 0
 	}

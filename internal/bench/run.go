@@ -51,6 +51,9 @@ type runner struct {
 	perfAvg  float64
 	summary  runSummary
 	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
+	// files are the batch and case files read so far, by path, shared
+	// with the dry pass (readOnce).
+	files map[string][]byte
 	noisy    int                 // problems warned about by checkTiming
 	plotPts  []plotPoint         // timed problems, for --plot
 	load     float64             // load average at the start of the run
@@ -87,11 +90,11 @@ func (r *runner) wholeRunFrom(dry *runner) {
 // dryRun reads args as the run will, without compiling, running or
 // printing anything, and returns the dry runner (its
 // problem count and final whole-run options) or the first malformed
-// argument's error. A panic in the dry pass gives neither (the run
-// reports it).
-func dryRun(args []Arg) (c *runner, err error) {
+// argument's error. The files it reads are kept in files for the run.
+// A panic in the dry pass gives neither (the run reports it).
+func dryRun(args []Arg, files map[string][]byte) (c *runner, err error) {
 	c = newRunner(io.Discard, io.Discard)
-	c.counting = true
+	c.counting, c.files = true, files
 	defer func() {
 		if recover() != nil {
 			c, err = nil, nil
@@ -128,7 +131,7 @@ var errHelp = errors.New("help")
 
 func newRunner(stdout, stderr io.Writer) *runner {
 	r := &runner{out: stdout, errw: stderr, g: defaultGlobals(), perfTpls: map[string]bool{}, bw: newBWProbe(),
-		started: time.Now()}
+		started: time.Now(), files: map[string][]byte{}}
 	r.red = defaultRed(TemplateDef)
 	r.gr = defaultGraph(TemplateDef)
 	return r
@@ -173,7 +176,7 @@ func runWith(args []Arg, stdout, stderr io.Writer, setup func(*runner)) (status 
 	// The dry pass reads every option and batch file first: malformed
 	// input is refused before any problem runs, and the whole-run
 	// options take their last values wherever they stand.
-	dry, err := dryRun(args)
+	dry, err := dryRun(args, r.files)
 	if errors.Is(err, errHelp) {
 		io.WriteString(stdout, HelpText)
 		return 0
