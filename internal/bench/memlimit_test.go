@@ -118,3 +118,20 @@ func TestCgroupMemoryLimit(t *testing.T) {
 		t.Errorf("a path with .. read %d from outside the root", got)
 	}
 }
+
+// TestMemoryOfLargeDst: a reduction whose dst is as large as its src
+// counts its reference's arrays (about 64 bytes per f32 output, 96 per
+// f64), so a problem of 3000x3000 outputs (about 0.6 GB in f32, 0.9 GB
+// in f64, measured) is SKIPPED under a limit of 0.4 GB, and one of
+// 1000x1000 runs.
+func TestMemoryOfLargeDst(t *testing.T) {
+	saved := memLimit
+	memLimit = func() (int64, string) { return 400 << 20, "a test's limit" }
+	defer func() { memLimit = saved }()
+	for _, dt := range []string{"f32", "f64"} {
+		code, out, errw := runMain(t, "--reduction", "--mode=C", "--sdt="+dt, "--ddt="+dt, "3000x3000:3000x3000", "1000x1000:1000x1000")
+		if s := summary(t, out); code != 0 || s[1] != "1" || s[2] != "1" || !strings.Contains(out, "more than the 0.4 GB limit (a test's limit)") {
+			t.Errorf("%s: exit %d, want 0, 1 passed and 1 skipped for memory\nstdout:\n%s\nstderr:\n%s", dt, code, out, errw)
+		}
+	}
+}

@@ -921,13 +921,19 @@ func abs(x float64) float64 {
 }
 
 // ioBytes estimates what a problem allocates: src, two dst buffers,
-// operands, and the reference's float64 arrays (three per output).
+// operands, and per output the reference's arrays and the garbage they
+// leave, measured at about 7 float64 (10 for an f64 src, whose sums
+// carry their compensations).
 func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
 	outs := b.outLT.NumElements()
 	if outs < 0 {
 		outs = 0
 	}
-	need := srcSpan*int64(srcSize) + outs*(2*4+3*8)
+	ref := 7 * 8
+	if plan.IsWide(b.srcLT.DataType) {
+		ref = 10 * 8
+	}
+	need := srcSpan*int64(srcSize) + outs*int64(2*max(b.outLT.DataType.Size(), 4)+ref)
 	for _, lt := range b.opLTs {
 		if n := lt.NumElements(); n > 0 {
 			need += n * 4
