@@ -158,9 +158,10 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           swish, prelu, dw, *_dst and comparisons parse but are
                           UNIMPLEMENTED.
   --attr-fpmath=M, --attr-acc-mode=M, --attr-deterministic=B, --attr-scratchpad=library,
-  --attr-rounding-mode=ARG:environment, --inplace=false
+  --attr-rounding-mode=ARG:environment, --inplace=false, --ctx-init=auto, --ctx-exe=auto
                           accepted: gdnn's f32 math, f32 accumulation, deterministic
-                          results and own scratch satisfy them (acc-mode s32/f16 do not).
+                          results, own scratch and own threads satisfy them (acc-mode
+                          s32/f16 do not). Every value's syntax is checked (exit 2).
   --attr-scales, --attr-zero-points, --attr-dropout, --ctx-init, --ctx-exe, other values
   of the knobs above      valid, but problems run with them are UNIMPLEMENTED; an empty
                           value (--attr-scales=) restores the default.
@@ -245,7 +246,8 @@ Divide) and a TypeCast into a 16-bit dst; the normalization writes f32 then:
   UNIMPLEMENTED, with the reason: BWD_* directions, f64 and f8_* data, global statistics (G), RMS norm
   with a shift (MH), ops after a FWD_D lnorm or gnorm (which output the mean and
   variance), per-channel or typed scales, zero points, sum, prelu and other post-ops
-  gdnn does not fuse, dropout, a user scratchpad, thread contexts, blocked layouts,
+  gdnn does not fuse, dropout, a user scratchpad, thread contexts other than auto
+  (the default), blocked layouts,
   and any op or partition gdnn does not compile yet. In place (--inplace=true) dst is
   the src buffer, as benchdnn allocates it (SKIPPED as in benchdnn where src and dst
   differ in type or layout).

@@ -256,7 +256,8 @@ func TestAttributeKnobs(t *testing.T) {
 		{[]string{"--attr-zero-points=src:common:1"}, "UNIMPLEMENTED"},
 		{[]string{"--attr-acc-mode=f16"}, "UNIMPLEMENTED"},
 		{[]string{"--inplace=true"}, "UNIMPLEMENTED"},
-		{[]string{"--ctx-init=max_concurrency:1"}, "UNIMPLEMENTED"},
+		{[]string{"--ctx-init=1"}, "UNIMPLEMENTED"},
+		{[]string{"--ctx-init=auto", "--ctx-exe=auto:auto"}, "PASSED"},
 		{[]string{"--attr-scales=src:common:0.5", "--attr-scales="}, "PASSED"},
 		{[]string{"--attr-scales=src:common:0.5", "--reset", "--reduction"}, "PASSED"},
 	}
@@ -272,6 +273,15 @@ func TestAttributeKnobs(t *testing.T) {
 	}
 	if code, _, _ := runMain(t, "--reduction", "--attr-scales", "2x16:2x1"); code != 2 {
 		t.Errorf("--attr-scales without a value: exit %d, want 2", code)
+	}
+	// Malformed values are refused before any problem runs, as the
+	// normalization drivers refuse them.
+	for _, bad := range []string{"--attr-scales=garbage", "--attr-zero-points=src", "--attr-fpmath=fast", "--attr-scratchpad=mine",
+		"--attr-deterministic=maybe", "--attr-acc-mode=f8", "--attr-rounding-mode=dst:up", "--attr-dropout=2",
+		"--ctx-init=many", "--ctx-exe=1:2:3:4", "--inplace=maybe", "--attr-scales=src:common:0.5,bad"} {
+		if code, _, errw := runMain(t, "--reduction", bad, "2x16:2x1"); code != 2 || !strings.Contains(errw, "no problem was run") {
+			t.Errorf("%s: exit %d, want 2 (malformed)\n%s", bad, code, errw)
+		}
 	}
 	for _, bad := range []string{"--fix-times-per-prb=-3", "--start=-1", "--repeats-per-prb=0"} {
 		name := strings.SplitN(bad, "=", 2)[0]

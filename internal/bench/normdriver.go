@@ -336,6 +336,41 @@ func canonicalFlags(v, allowed string) (string, error) {
 
 // checkCtx checks a thread context, benchdnn's
 // MAX_CONCURRENCY[:CORE_TYPE[:THREADS_PER_CORE]] or auto.
+// isDefaultCtx reports whether a --ctx-init or --ctx-exe value is
+// benchdnn's default, auto in every field: gdnn's own threads.
+func isDefaultCtx(v string) bool {
+	for _, f := range strings.Split(v, ":") {
+		if f != "auto" {
+			return false
+		}
+	}
+	return true
+}
+
+// checkKnob checks the syntax of a reduction driver's attribute, context
+// or inplace value, each item of a comma-separated list, as the
+// normalization drivers do.
+func checkKnob(name, val string) error {
+	for _, it := range strings.Split(val, ",") {
+		var err error
+		switch {
+		case it == "":
+		case name == "ctx-init" || name == "ctx-exe":
+			err = checkCtx(it)
+		case name == "inplace":
+			if it != "true" && it != "false" {
+				err = fmt.Errorf("%q: want true or false", it)
+			}
+		default:
+			err = checkAttr(name, it)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func checkCtx(v string) error {
 	for i, f := range strings.Split(v, ":") {
 		if f == "auto" {

@@ -490,9 +490,10 @@ func TestNormUnimplemented(t *testing.T) {
 			t.Errorf("%v: %q, want %s with %q (%s)", c.args, line, c.state, c.want, errw)
 		}
 	}
-	// Accepted attributes that gdnn's f32 computation satisfies run.
+	// Accepted attributes that gdnn's f32 computation satisfies run, as
+	// do benchdnn's default thread contexts.
 	code, out, _ := runFake(t, nil, "--softmax", "--attr-acc-mode=relaxed", "--attr-fpmath=bf16", "--attr-deterministic=true",
-		"--attr-rounding-mode=dst:environment", "4x4")
+		"--attr-rounding-mode=dst:environment", "--ctx-init=auto", "--ctx-exe=auto:auto:auto", "4x4")
 	if code != 0 || !strings.Contains(out, "0:PASSED") {
 		t.Errorf("met attributes: exit %d\n%s", code, out)
 	}

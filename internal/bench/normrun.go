@@ -107,10 +107,10 @@ func unimplementedNorm(c *normCase) result {
 		}
 		not = append(not, "--"+n+"="+v)
 	}
-	if c.ctxInit != "" {
+	if c.ctxInit != "" && !isDefaultCtx(c.ctxInit) {
 		not = append(not, "--ctx-init="+c.ctxInit)
 	}
-	if c.ctxExe != "" {
+	if c.ctxExe != "" && !isDefaultCtx(c.ctxExe) {
 		not = append(not, "--ctx-exe="+c.ctxExe)
 	}
 	if not != nil {

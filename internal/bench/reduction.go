@@ -967,6 +967,8 @@ func knobMet(name, val string) bool {
 		return true
 	case "inplace":
 		return val == "false"
+	case "ctx-init", "ctx-exe":
+		return isDefaultCtx(val)
 	}
 	return false
 }

@@ -548,6 +548,9 @@ func (r *runner) reductionOption(a Arg, name, val string, hasVal bool) (bool, er
 	case "attr-scales", "attr-zero-points", "attr-scratchpad", "attr-fpmath", "attr-deterministic",
 		"attr-acc-mode", "attr-rounding-mode", "attr-dropout", "ctx-init", "ctx-exe", "inplace":
 		if hasVal {
+			if err := checkKnob(name, val); err != nil {
+				return true, inputErr(a, "--%s: %v", name, err)
+			}
 			s.knobs = maps.Clone(s.knobs)
 			if s.knobs == nil {
 				s.knobs = map[string]string{}
