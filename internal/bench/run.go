@@ -51,9 +51,6 @@ type runner struct {
 	perfAvg  float64
 	summary  runSummary
 	firsts   map[string]firstRun // first timing of each repro line (checkTiming)
-	// files are the batch and case files read so far, by path, shared
-	// with the dry pass (readOnce).
-	files map[string][]byte
 	noisy    int                 // problems warned about by checkTiming
 	plotPts  []plotPoint         // timed problems, for --plot
 	load     float64             // load average at the start of the run
@@ -67,6 +64,9 @@ type runner struct {
 	// correctness check after the fill, so that chosen values (every 8-bit
 	// value, ties, sums past the s32 range) go through the whole driver.
 	srcOverride func(src buffer, dims, strides []int64)
+	// files are the batch and case files read so far, by path, shared
+	// with the dry pass (readOnce).
+	files map[string][]byte
 }
 
 // wholeRunOptions are the options that say how the whole run is
