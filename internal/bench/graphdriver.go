@@ -288,7 +288,7 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	stated := statedOutputDims(g0, c)
+	stated, layouts := statedOutputDims(g0, c)
 	// The graph's input tensors (those no op produces), as the case gives
 	// them, then rewritten by --in-shapes and --mb.
 	inputs := map[uint64]graph.LogicalTensor{}
@@ -348,6 +348,14 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			return nil, status.Errorf(status.InvalidArguments, "--dt: tensor %d is not in the graph", id)
 		}
 	}
+	// An op's output, and another op's input it is, as gdnn infers it:
+	// with the layout the case gives it, if any.
+	laidOut := func(t graph.LogicalTensor) graph.LogicalTensor {
+		if s, ok := layouts[t.ID]; ok {
+			return graph.NewLogicalTensorStrided(t.ID, t.DataType, stated[t.ID], s)
+		}
+		return graph.NewLogicalTensorAny(t.ID, t.DataType, nil)
+	}
 	g := graph.New()
 	g.FPMath = g0.FPMath
 	seenOps, seenKind := map[uint64]bool{}, map[uint64]bool{}
@@ -357,14 +365,14 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 			if in, ok := inputs[t.ID]; ok {
 				op.Inputs[i] = retype(in.Clone())
 			} else {
-				op.Inputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+				op.Inputs[i] = retype(laidOut(t))
 			}
 			if p, ok := propOf[t.ID]; ok {
 				op.Inputs[i].Property = p
 			}
 		}
 		for i, t := range op.Outputs {
-			op.Outputs[i] = retype(graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+			op.Outputs[i] = retype(laidOut(t))
 			if p, ok := propOf[t.ID]; ok {
 				op.Outputs[i].Property = p
 			}
@@ -426,6 +434,10 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 // layout any with unknown dims, so that the knobs can change shapes and
 // gdnn infers them; without this record a case whose output shape
 // contradicts its op would still run, where oneDNN rejects the graph.
+// It also returns the strides of those of them the case lays out
+// (layout strided, one stride per dim): loadGraph gives them to the
+// graph, and a partition's outputs are compiled with them (compileOutput),
+// as benchdnn compiles the case's output layouts.
 //
 // It returns nil (no check) when any knob that can change a shape is set
 // for this problem: --in-shapes and --mb rewrite inputs, and --op-attrs
@@ -434,21 +446,34 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 // conservative, any non-empty value counts, even one that happens to keep
 // the shapes (e.g. --in-shapes with a tag only). --dt and
 // --tensor-property change no shape.
-func statedOutputDims(g0 *graph.Graph, c graphCase) map[uint64][]int64 {
+func statedOutputDims(g0 *graph.Graph, c graphCase) (dims, strides map[uint64][]int64) {
 	if c.inShapes != "" || c.mb != 0 || c.opAttrs != "" {
-		return nil
+		return nil, nil
 	}
-	stated := map[uint64][]int64{}
+	dims, strides = map[uint64][]int64{}, map[uint64][]int64{}
 	for _, op := range g0.Ops() {
 		for _, t := range op.Outputs {
 			// An empty shape is not checked: oneDNN writes both a
 			// scalar and a tensor of unknown rank as [].
 			if t.KnownDims() && len(t.Dims) > 0 {
-				stated[t.ID] = slices.Clone(t.Dims)
+				dims[t.ID] = slices.Clone(t.Dims)
+				if t.Concrete() {
+					strides[t.ID] = slices.Clone(t.Strides)
+				}
 			}
 		}
 	}
-	return stated
+	return dims, strides
+}
+
+// compileOutput is the tensor a partition's output t is compiled with:
+// t itself where the case laid it out (statedOutputDims), else layout any,
+// gdnn's dense choice.
+func compileOutput(t graph.LogicalTensor) graph.LogicalTensor {
+	if t.Concrete() {
+		return t
+	}
+	return graph.NewLogicalTensorAny(t.ID, t.DataType, nil)
 }
 
 // checkStatedOutputs compares the output shapes the case states (stated)
@@ -463,11 +488,9 @@ func statedOutputDims(g0 *graph.Graph, c graphCase) map[uint64][]int64 {
 // like the other errors of loading a case, since oneDNN refuses such a
 // graph.
 //
-// Only dims are checked, not the stated strides: gdnnbench compiles every
-// output with layout any, so the compiled strides are gdnn's dense choice
-// rather than the case's; a case may validly ask for another layout (e.g.
-// NHWC), and strides of size-1 dims are arbitrary, so comparing stride
-// values would fail valid cases. Strides that are wrong on their own
+// Only dims are checked here: the stated strides are the layout a
+// partition's outputs are compiled with, and Compile refuses strides it
+// cannot take (elements that overlap); strides wrong on their own
 // (negative, or not one per dim) are already refused by graph.ReadJSON.
 func checkStatedOutputs(g *graph.Graph, stated map[uint64][]int64) error {
 	// In graph order, so that the first mismatch reported is stable.
@@ -890,9 +913,8 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if len(outs) != 1 {
 		return fail(status.Errorf(status.Unimplemented, "partition has %d outputs, gdnnbench checks one", len(outs)))
 	}
-	outAny := graph.NewLogicalTensorAny(outs[0].ID, outs[0].DataType, nil)
 	t0 := time.Now()
-	cp, err := p.Compile(ins, []graph.LogicalTensor{outAny})
+	cp, err := p.Compile(ins, []graph.LogicalTensor{compileOutput(outs[0])})
 	ctime := float64(time.Since(t0)) / float64(time.Millisecond)
 	if err != nil {
 		return fail(err)

@@ -679,6 +679,37 @@ func TestGraphExactReductions(t *testing.T) {
 	}
 }
 
+// TestGraphOutputLayouts: a partition's output is compiled with the
+// layout the case gives it, so gdnnbench runs and checks it there
+// (column-major, rows with gaps), and refuses strides no buffer can
+// have (elements that overlap) or that address more than it allocates.
+func TestGraphOutputLayouts(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		strides []any
+		state   string
+		text    string
+	}{
+		{"dense", []any{5, 1}, "PASSED", ""},
+		{"column-major", []any{1, 4}, "PASSED", ""},
+		{"rows with gaps", []any{8, 1}, "PASSED", ""},
+		{"overlapping", []any{0, 0}, "INVALID_ARGUMENTS", "make elements overlap"},
+		{"huge", []any{int64(1) << 40, 1}, "SKIPPED", "span more than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeCase(t, sumAddDroppedCase, func(doc map[string]any) {
+				tensorAt(doc, 0, true, 0)["stride"] = c.strides
+				tensorAt(doc, 1, false, 0)["stride"] = c.strides
+				doc["graph"] = doc["graph"].([]any)[:1]
+			})
+			_, out, errw := runGraph(t, path, "--mode=C")
+			if line := strings.Split(out, "\n")[0]; !strings.HasPrefix(line, "0:"+c.state+" ") || !strings.Contains(line, c.text) {
+				t.Errorf("%q, want %s with %q\nstderr:\n%s", line, c.state, c.text, errw)
+			}
+		})
+	}
+}
+
 // TestGraphBinaryAfterDroppedDims runs a reduction without keep_dims
 // followed by an Add whose operand broadcasts against the smaller result
 // (full, a row, a column, a scalar-like [1]) and a mean over two axes

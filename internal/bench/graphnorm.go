@@ -86,12 +86,12 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 		}
 		n.ins = append(n.ins, ct)
 	}
-	var outAny []graph.LogicalTensor
+	var outs []graph.LogicalTensor
 	for _, t := range p.Outputs() {
-		outAny = append(outAny, graph.NewLogicalTensorAny(t.ID, t.DataType, nil))
+		outs = append(outs, compileOutput(t))
 	}
 	t0 := time.Now()
-	cp, err := p.Compile(n.ins, outAny)
+	cp, err := p.Compile(n.ins, outs)
 	n.ctimeMs = float64(time.Since(t0)) / float64(time.Millisecond)
 	if err != nil {
 		return fail(err)
@@ -113,7 +113,7 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 			n.eps = i
 		}
 	}
-	for _, o := range outAny {
+	for _, o := range outs {
 		lt, err := cp.QueryLogicalTensor(o.ID)
 		if err != nil {
 			return fail(err)

@@ -207,8 +207,9 @@ Graph driver (--graph):
   partitions gdnn does not support are UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
-  Strides are not compared, and with --in-shapes, --mb or --op-attrs set the
-  case's output shapes are not checked. As benchdnn, the driver takes the graph's
+  A partition's outputs are compiled with the strides the case gives them (strides
+  whose elements overlap are INVALID_ARGUMENTS), and with --in-shapes, --mb or
+  --op-attrs set the case's output shapes are not checked (outputs are then dense). As benchdnn, the driver takes the graph's
   inputs from its ops: input_ports and output_ports entries that name no tensor of
   the graph, and input ports an op produces, are ignored (said at -v1).
 
