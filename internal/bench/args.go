@@ -134,6 +134,11 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
 // maxBatchBytes bounds a batch file. oneDNN's largest is under 100 KiB; the
 // bound keeps a device such as /dev/zero or a mistyped data file from
 // filling memory.
@@ -245,7 +250,7 @@ func (r *runner) readBatch(a Arg, name string) ([]Arg, error) {
 	path, tried := locateBatch(name, a.Dir, r.driver, inputsDirs(r.g.inputsDir))
 	if path == "" {
 		for _, p := range tried {
-			if st, err := os.Stat(p); err == nil && st.IsDir() {
+			if isDir(p) {
 				return nil, inputErr(a, "batch file %q: %s is a directory, not a file", name, p)
 			}
 		}

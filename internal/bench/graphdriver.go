@@ -115,6 +115,9 @@ func (r *runner) resolveCase(a Arg, name string) (string, error) {
 		if fileExists(name) {
 			return name, nil
 		}
+		if isDir(name) {
+			return "", inputErr(a, "--case: %s is a directory, not a file", name)
+		}
 		return "", inputErr(a, "--case: no such file %q", name)
 	}
 	var tried []string
@@ -154,6 +157,11 @@ func (r *runner) resolveCase(a Arg, name string) (string, error) {
 	for _, d := range inputsDirs(r.g.inputsDir) {
 		if p := try(filepath.Join(d, "graph")); p != "" {
 			return p, nil
+		}
+	}
+	for _, p := range tried {
+		if isDir(p) {
+			return "", inputErr(a, "--case: %s is a directory, not a file", p)
 		}
 	}
 	return "", inputErr(a, "--case: cannot find %q (tried %s; set --case-dir or $%s)", name, strings.Join(tried, ", "), caseDirEnv)

@@ -91,6 +91,8 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--sdt=f32"}, 2, "need a driver first: --reduction, --graph, --softmax, --lnorm or --gnorm"},
 		{[]string{"--reduction", "--max-isa=sse9"}, 2, "max-isa"},
 		{[]string{"--graph", "--case=/nonexistent.json"}, 2, "no such file"},
+		{[]string{"--graph", "--case=" + os.TempDir()}, 2, "is a directory, not a file"},
+		{[]string{"--softmax", "1x2x3x4x5x6x7x8x9x10x11x12x13"}, 2, "the tensor has rank 13"},
 		// A tag for the wrong rank is an invalid problem: counted, exit 1.
 		{[]string{"--reduction", "--stag=abcd", "2x3:2x1"}, 1, "invalid_arguments:1"},
 		// Blocked layouts run; one that blocks a dim the rank lacks is invalid.

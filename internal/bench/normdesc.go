@@ -21,7 +21,7 @@ func ParsePrbDims(s string) (dims []int64, name string, err error) {
 		return nil, "", status.Errorf(status.InvalidArguments,
 			"problem %q: want dims such as 2x16x3x4 (then _nNAME), starting with an integer", s)
 	}
-	dims, err = parseDims(s, "the", dimsPart)
+	dims, err = parseDims(s, "the tensor", dimsPart)
 	return dims, name, err
 }
 
