@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
@@ -367,6 +368,57 @@ func TestArgThreads(t *testing.T) {
 				} else if !slices.Equal(dst, want) {
 					t.Fatalf("%v axis %d: %d threads differ from 1", dims, axis, th)
 				}
+			}
+		}
+	}
+}
+
+// TestArgEmptyAndAliased: on every ISA, an index reduction with no
+// outputs shares no compiled kernel with one of a single output over the
+// same axis, in either order (each wrote nothing, or was refused, for
+// the other), and a dst inside src is refused on the interpreter's path
+// too (f64 and the wider integers run there on every ISA).
+func TestArgEmptyAndAliased(t *testing.T) {
+	for _, isa := range isas() {
+		withISA(t, isa)
+		for _, emptyFirst := range []bool{true, false} {
+			src := []float32{1, 9, 2}
+			// Other values each round, so that no earlier compile is
+			// found by another path's cache.
+			src[0] += float32(isa) + 10
+			one, none := []int64{-1}, []int64{-7}
+			run := func() (errOne, errNone error) {
+				if emptyFirst {
+					errNone = ArgMax(none[:0], src[:0], []int{0, 3}, 1)
+					errOne = ArgMax(one, src, []int{3}, 0)
+				} else {
+					errOne = ArgMax(one, src, []int{3}, 0)
+					errNone = ArgMax(none[:0], src[:0], []int{0, 3}, 1)
+				}
+				return
+			}
+			errOne, errNone := run()
+			if errOne != nil || errNone != nil || one[0] != 0 || none[0] != -7 {
+				t.Errorf("%v, empty first %v: [3] gives %v (%v), [0 3] %v (%v); want [0] and nothing written",
+					isa, emptyFirst, one, errOne, none, errNone)
+			}
+		}
+		for _, tc := range []struct {
+			name string
+			run  func() error
+		}{
+			{"s32 src", func() error {
+				buf := []int32{0, 1, 9, 5, 4, 3}
+				return ArgMax(buf[3:5], buf, []int{2, 3}, 1)
+			}},
+			{"f64 src", func() error {
+				buf := []int64{0, 1, 9, 5, 4, 3}
+				src := unsafe.Slice((*float64)(unsafe.Pointer(&buf[0])), len(buf))
+				return ArgMin(buf[3:5], src, []int{2, 3}, 1)
+			}},
+		} {
+			if err := tc.run(); !errors.Is(err, status.InvalidArguments) {
+				t.Errorf("%v, %s: dst inside src: %v, want InvalidArguments", isa, tc.name, err)
 			}
 		}
 	}

@@ -163,15 +163,19 @@ func (k *ArgKernel) Plan() *plan.ArgPlan { return k.pl }
 // element, after checking that they hold the spans the plan addresses.
 func (k *ArgKernel) Run(src, dst []byte) error {
 	pl := k.pl
-	if k.code == nil || pl.Outputs == 0 {
+	if pl.Outputs == 0 {
 		return interp.RunArg(pl, src, dst)
 	}
 	srcNeed, dstNeed := pl.SrcSpan()*int64(pl.SrcDT.Size()), pl.DstSpan()*int64(pl.IdxDT.Size())
 	if int64(len(src)) < srcNeed || int64(len(dst)) < dstNeed {
 		return status.Errorf(status.InvalidArguments, "jit: src has %d bytes and dst %d; the plan needs %d and %d", len(src), len(dst), srcNeed, dstNeed)
 	}
+	// The interpreter too: it would read what it has written.
 	if Overlap(src[:srcNeed], dst[:dstNeed]) {
 		return status.Errorf(status.InvalidArguments, "jit: dst overlaps src")
+	}
+	if k.code == nil {
+		return interp.RunArg(pl, src, dst)
 	}
 	// Calls cut the outermost Outer loop; a plan without one is one call.
 	top, chunk, calls := plan.Loop{Size: 1}, int64(1), int64(1)

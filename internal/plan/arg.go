@@ -216,6 +216,9 @@ func (pl *ArgPlan) Key() string {
 	flag(pl.Min, 'n')
 	flag(pl.Last, 'l')
 	flag(pl.Abs, 'a')
+	// A plan of no outputs has no kept loops, as one of one output has:
+	// its loops do not tell them apart.
+	flag(pl.Outputs == 0, '0')
 	b = append(b, ' ')
 	b = append(b, pl.SrcDT.String()...)
 	b = append(b, ':')

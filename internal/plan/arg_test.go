@@ -21,6 +21,9 @@ func TestCanonicalizeArg(t *testing.T) {
 		{[]int64{1024, 4096}, []int64{4096, 1}, []int64{0, 1}, 0, "arg f32:s32 r1024,4096 i4096,1,1"},
 		{[]int64{2, 3, 4, 5}, []int64{60, 20, 5, 1}, []int64{15, 5, 0, 1}, 2, "arg f32:s32 r4,5 6,20,5 i5,1,1"},
 		{[]int64{2, 1, 7}, []int64{7, 7, 1}, []int64{7, 0, 1}, 1, "arg f32:s32 r1,0 i14,1,1"},
+		// No outputs: not the key of one output over the same axis.
+		{[]int64{0, 3}, []int64{3, 1}, []int64{1, 0}, 1, "arg0 f32:s32 r3,1"},
+		{[]int64{3}, []int64{1}, []int64{0}, 0, "arg f32:s32 r3,1"},
 	} {
 		pl, err := CanonicalizeArg(&ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: tc.dims, SrcStrides: tc.src, DstStrides: tc.dst, Axis: tc.axis})
 		if err != nil {
