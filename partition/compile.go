@@ -727,8 +727,8 @@ func operandStrides(b, out graph.LogicalTensor, outDim []int, reduce []bool) ([]
 // memory (a stride 0 on a dim of size > 1, or interleaved strides).
 func checkNoSelfOverlap(t graph.LogicalTensor) error {
 	if plan.SelfOverlaps(t.Dims, t.Strides) {
-		return status.Errorf(status.InvalidArguments, "output tensor %d: strides %s make elements overlap",
-			t.ID, graph.DimsString(t.Strides))
+		return status.Errorf(status.InvalidArguments, "output tensor %d: strides %s %s",
+			t.ID, graph.DimsString(t.Strides), plan.NestRule)
 	}
 	return nil
 }

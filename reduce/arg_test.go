@@ -345,6 +345,12 @@ func TestArgRefusals(t *testing.T) {
 	if err := ArgMin(dst, src, []int{3, 4}, 5); err == nil || !strings.Contains(err.Error(), "reduce.ArgMin:") {
 		t.Errorf("error %v does not name reduce.ArgMin", err)
 	}
+	// Interleaved dst strides are refused in the user's terms: dst's own
+	// strides and dims, not the axis's.
+	err := ArgMax(make([]int32, 11), make([]float32, 18), []int{3, 3, 2}, 2, DstStrides([]int{3, 2}))
+	if !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "dst strides [3 2] over the kept dims [3 3] do not nest") {
+		t.Errorf("interleaved dst strides: %v", err)
+	}
 }
 
 // TestArgThreads checks that results do not depend on the thread count.

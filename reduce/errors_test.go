@@ -41,7 +41,7 @@ func TestRefusals(t *testing.T) {
 		{"dst in src", func() error { x := make([]float32, 8); return Sum(x[:2], x, []int{2, 4}, []int{1}) }, graph.InvalidArguments,
 			"reduce.Sum: src and dst share memory"},
 		{"overlapping dst", func() error { return Mean(dst, f32, []int{2, 3}, []int{0}, DstStrides([]int{0})) }, graph.InvalidArguments,
-			"reduce.Mean: dst strides [0] make the outputs of dst dims [3] overlap"},
+			"reduce.Mean: dst strides [0] over dst dims [3] do not nest"},
 		{"uint16 src without a type", func() error { return Mean(dst, u16, []int{2, 3}, nil) }, graph.InvalidDataType, "src is a 16-bit slice: name its type bf16, f16 or u16 (reduce.Type or reduce.SrcType)"},
 		{"uint16 dst without a type", func() error { return Mean(u16, f32, []int{2, 3}, nil) }, graph.InvalidDataType, "reduce.DstType"},
 		{"uint16 named f32", func() error { return Mean(dst, u16, []int{2, 3}, nil, SrcType(dtypes.F32)) }, graph.InvalidDataType, "named f32, not bf16, f16 or u16"},

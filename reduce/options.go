@@ -62,8 +62,11 @@ func DstType(dt dtypes.DataType) Option { return Option{what: optDstType, dt: dt
 func SrcStrides(strides []int) Option { return Option{what: optSrcStrides, ints: strides} }
 
 // DstStrides gives dst's strides in elements, one per dst dim: the kept
-// dims, or every dim under keep_dims (default: dense row-major). Strides
-// that make two outputs share an element are an error.
+// dims, or every dim under keep_dims (default: dense row-major). The
+// layout must nest, as row-major and permuted layouts do, padded or not:
+// ordered by stride, each dim's stride at least the extent (size times
+// stride) of those with smaller strides. Other strides are an error,
+// even where no two outputs would share an element.
 func DstStrides(strides []int) Option { return Option{what: optDstStrides, ints: strides} }
 
 // Post applies the unary eltwise op kind to each result before it is

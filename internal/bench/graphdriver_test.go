@@ -693,7 +693,7 @@ func TestGraphOutputLayouts(t *testing.T) {
 		{"dense", []any{5, 1}, "PASSED", ""},
 		{"column-major", []any{1, 4}, "PASSED", ""},
 		{"rows with gaps", []any{8, 1}, "PASSED", ""},
-		{"overlapping", []any{0, 0}, "INVALID_ARGUMENTS", "make elements overlap"},
+		{"overlapping", []any{0, 0}, "INVALID_ARGUMENTS", "do not nest"},
 		{"huge", []any{int64(1) << 40, 1}, "SKIPPED", "span more than"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

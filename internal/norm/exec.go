@@ -196,7 +196,7 @@ func New(p *Problem) (*Exec, error) {
 	}
 	for _, i := range []int{oDst, oMean, oVar, oStats} {
 		if ops[i].o.Present() && plan.SelfOverlaps(ops[i].dims, ops[i].o.Strides) {
-			return nil, status.Errorf(status.InvalidArguments, "%s strides %v make elements overlap", ops[i].name, ops[i].o.Strides)
+			return nil, status.Errorf(status.InvalidArguments, "%s strides %v %s", ops[i].name, ops[i].o.Strides, plan.NestRule)
 		}
 	}
 	e := &Exec{p: *p, rows: 1, rowLen: 1}

@@ -120,7 +120,9 @@ func (p *ArgProblem) Validate() error {
 		return status.Errorf(status.InvalidArguments, "plan: axis %d has %d elements; an s32 index holds 2^31 at most", p.Axis, p.Dims[p.Axis])
 	}
 	if SelfOverlaps(kept, dstStrides) {
-		return status.Errorf(status.InvalidArguments, "plan: dst strides %v make two outputs share an element", p.DstStrides)
+		dd := slices.Delete(slices.Clone(p.Dims), p.Axis, p.Axis+1)
+		ds := slices.Delete(slices.Clone(p.DstStrides), p.Axis, p.Axis+1)
+		return status.Errorf(status.InvalidArguments, "plan: dst strides %v over the kept dims %v %s", ds, dd, NestRule)
 	}
 	return nil
 }

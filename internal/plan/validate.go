@@ -73,7 +73,7 @@ func (p *Problem) Validate() error {
 				dd, ds = append(dd, d), append(ds, p.DstStrides[i])
 			}
 		}
-		return status.Errorf(status.InvalidArguments, "plan: dst strides %v make the outputs of dst dims %v overlap", ds, dd)
+		return status.Errorf(status.InvalidArguments, "plan: dst strides %v over dst dims %v %s", ds, dd, NestRule)
 	}
 	// The element count bounds every product of dims the runners use
 	// (elements per output, outputs) and must fit. With a zero dim there
@@ -214,6 +214,10 @@ func (pl *Plan) SetCounts() error {
 	pl.N, pl.Outputs = n, outs
 	return nil
 }
+
+// NestRule says, after a tensor's strides, why SelfOverlaps refused them.
+const NestRule = "do not nest (ordered by stride, each dim's stride must be at least the extent, size times stride, of the smaller ones), " +
+	"so elements may overlap"
 
 // SelfOverlaps reports whether a tensor of dims and (non-negative)
 // element strides may address one element from two indices. It requires
