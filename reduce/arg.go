@@ -124,12 +124,12 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 			rest = append(rest, o)
 		}
 	}
-	if err := renamed(s.apply(OpMax, rest, false), fn); err != nil {
+	if err := renamed(s.apply(OpMax, rest, false), OpMax, fn); err != nil {
 		return err
 	}
 	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, OpMax)
 	if err != nil {
-		return renamed(err, fn)
+		return renamed(err, OpMax, fn)
 	}
 	if _, ok := plan.ArgSrcTypes[srcDT]; !ok {
 		return status.Errorf(status.InvalidDataType, "reduce.%s: src type %v: an index reduction takes %s", fn, srcDT, plan.ArgSrcTypeNames())
@@ -138,6 +138,9 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	var zi I
 	if sizeOf(zi) == 8 {
 		idxDT = dtypes.S64
+	}
+	if r := len(dims); (axis < -r || axis >= r) && r <= graph.MaxRank {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for dims %s", fn, axis, -r, r-1, ints(dims))
 	}
 	var k key
 	if err := k.setShape(fn, dims, []int{axis}, nil, &s); err != nil {
@@ -182,14 +185,14 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	return argInCall(fn, kern.Run(bytesOf(src), idxBytes(dst)))
 }
 
-// renamed names the call fn in an error that speaks of reduce.Max (the
-// settings and element types are resolved as Max's).
-func renamed(err error, fn string) error {
+// renamed names the call fn in an error that speaks of op's function
+// (fn's settings and element types are resolved as op's).
+func renamed(err error, op Op, fn string) error {
 	var e *status.Error
 	if err == nil || !errors.As(err, &e) {
 		return err
 	}
-	return status.Errorf(e.Status, "%s", strings.Replace(e.Msg, "reduce.Max", "reduce."+fn, 1))
+	return status.Errorf(e.Status, "%s", strings.Replace(e.Msg, "reduce."+op.String(), "reduce."+fn, 1))
 }
 
 // argInCall names the call in an error of the layers below.

@@ -116,6 +116,9 @@ type normSettings struct {
 func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
 	for i := range opts {
 		o := &opts[i]
+		if o.namesNoType() {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d names no data type (dtypes.Undef)", fn, i)
+		}
 		switch o.what {
 		case optType:
 			s.srcDT, s.dstDT = o.dt, o.dt

@@ -248,6 +248,7 @@ func TestNormCallErrors(t *testing.T) {
 		{"KeepDims", reduce.Softmax(y, x, dims, -1, reduce.KeepDims(true)), graph.InvalidArguments, "KeepDims is the reductions'"},
 		{"post-op", reduce.Softmax(y, x, dims, -1, reduce.Post(reduce.PostReLU, 0, 0)), graph.Unimplemented, "post-ops after a normalization are not implemented"},
 		{"zero option", reduce.Softmax(y, x, dims, -1, reduce.Option{}), graph.InvalidArguments, "zero Option"},
+		{"no type", reduce.LayerNorm(y, x, nil, []float32(nil), dims, -1, 0, reduce.ParamType(dtypes.Undef)), graph.InvalidArguments, "option 0 names no data type"},
 		{"strides count", reduce.Softmax(y, x, dims, -1, reduce.SrcStrides([]int{1})), graph.InvalidShape, "1 src strides for 3 dims"},
 		{"overlapping dst", reduce.Softmax(y, x, dims, -1, reduce.DstStrides([]int{0, 0, 1})), graph.InvalidArguments, "do not nest"},
 		{"negative dim", reduce.Softmax(y, x, []int{-2, 3, 4}, -1), graph.InvalidShape, "negative"},

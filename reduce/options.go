@@ -160,6 +160,15 @@ type settings struct {
 	allIfEmpty             bool // ONNX: empty axes reduce every dim
 }
 
+// namesNoType reports whether o is a type option without a type.
+func (o *Option) namesNoType() bool {
+	switch o.what {
+	case optType, optSrcType, optDstType, optParamType:
+		return o.dt == dtypes.Undef
+	}
+	return false
+}
+
 // apply resolves opts for op into s; onnx refuses KeepDims (the node's
 // attribute decides).
 func (s *settings) apply(op Op, opts []Option, onnx bool) error {
@@ -173,6 +182,9 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 	user := 0
 	for i := range opts {
 		o := &opts[i]
+		if o.namesNoType() {
+			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d names no data type (dtypes.Undef)", op, i)
+		}
 		switch o.what {
 		case optKeepDims:
 			if onnx {

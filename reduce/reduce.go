@@ -226,7 +226,7 @@ func Reduce[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, opts ...Opt
 // kind functions do.
 func DstDims(dims, axes []int, opts ...Option) ([]int, error) {
 	var s settings
-	if err := s.apply(OpMean, opts, false); err != nil {
+	if err := renamed(s.apply(OpMean, opts, false), OpMean, "DstDims"); err != nil {
 		return nil, err
 	}
 	var k key
