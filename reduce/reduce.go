@@ -316,6 +316,11 @@ func inCall(op Op, err error) error {
 		return err
 	}
 	msg := strings.TrimPrefix(strings.TrimPrefix(e.Msg, "plan: "), "jit: ")
+	// The plan's notation of the reduction (square>sum>root...) is the
+	// caller's op.
+	if r, _ := op.reduction(); strings.HasPrefix(msg, r.String()+" ") {
+		msg = op.String() + strings.TrimPrefix(msg, r.String())
+	}
 	return status.Errorf(e.Status, "reduce.%v: %s", op, msg)
 }
 
