@@ -438,14 +438,14 @@ func loadGraph(c graphCase, data []byte) (*graph.Graph, error) {
 
 // statedOutputDims returns the op output shapes the case states that the
 // graph must reproduce: every op output whose shape is fully known (not
-// null or empty, no unknown dim), by tensor id. loadGraph rebuilds outputs as
-// layout any with unknown dims, so that the knobs can change shapes and
-// gdnn infers them; without this record a case whose output shape
-// contradicts its op would still run, where oneDNN rejects the graph.
-// It also returns the strides of those of them the case lays out
-// (layout strided, one stride per dim): loadGraph gives them to the
-// graph, and a partition's outputs are compiled with them (compileOutput),
-// as benchdnn compiles the case's output layouts.
+// null or empty, no unknown dim), by tensor id, and the strides of those
+// the case lays out (layout strided, one stride per dim). loadGraph
+// rebuilds the other outputs as layout any with unknown dims, so that
+// the knobs can change shapes and gdnn infers them; without this record
+// a case whose output shape contradicts its op would still run, where
+// oneDNN rejects the graph. The outputs laid out keep their dims and
+// strides, and a partition's outputs are compiled with them
+// (compileOutput), as benchdnn compiles the case's output layouts.
 //
 // It returns nil (no check) when any knob that can change a shape is set
 // for this problem: --in-shapes and --mb rewrite inputs, and --op-attrs
@@ -498,7 +498,7 @@ func compileOutput(t graph.LogicalTensor) graph.LogicalTensor {
 //
 // Only dims are checked here: the stated strides are the layout a
 // partition's outputs are compiled with, and Compile refuses strides it
-// cannot take (elements that overlap); strides wrong on their own
+// cannot take (that do not nest); strides wrong on their own
 // (negative, or not one per dim) are already refused by graph.ReadJSON.
 func checkStatedOutputs(g *graph.Graph, stated map[uint64][]int64) error {
 	// In graph order, so that the first mismatch reported is stable.
@@ -983,6 +983,9 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 				return fail(status.Errorf(status.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
 			}
 			span, err := spanOf(lt.Dims, lt.Strides)
+			if err == nil {
+				err = checkMemory(span * int64(lt.DataType.Size()))
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -1012,7 +1015,7 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if err != nil {
 		return fail(err)
 	}
-	if err := checkMemory(ioBytes(b, span, srcLT.DataType.Size())); err != nil {
+	if err := checkMemory(ioBytes(b, span, srcLT.DataType.Size(), exact)); err != nil {
 		return fail(err)
 	}
 	if b.src, err = newBuffer(srcLT.DataType, span); err != nil {

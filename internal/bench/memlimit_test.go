@@ -128,6 +128,12 @@ func TestMemoryOfLargeDst(t *testing.T) {
 	saved := memLimit
 	memLimit = func() (int64, string) { return 400 << 20, "a test's limit" }
 	defer func() { memLimit = saved }()
+	// The exact reference holds one output's elements at a time: 4M s32
+	// into one output take about 0.5 GB.
+	code, out, errw := runMain(t, "--reduction", "--mode=C", "--sdt=s32", "--ddt=s32", "4000000:1", "1000:1")
+	if s := summary(t, out); code != 0 || s[1] != "1" || s[2] != "1" {
+		t.Errorf("s32: exit %d, want 0, 1 passed and 1 skipped for memory\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
 	for _, dt := range []string{"f32", "f64"} {
 		code, out, errw := runMain(t, "--reduction", "--mode=C", "--sdt="+dt, "--ddt="+dt, "3000x3000:3000x3000", "1000x1000:1000x1000")
 		if s := summary(t, out); code != 0 || s[1] != "1" || s[2] != "1" || !strings.Contains(out, "more than the 0.4 GB limit (a test's limit)") {

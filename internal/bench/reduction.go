@@ -594,7 +594,8 @@ func (r *runner) allocIO(b *built, c redCase) error {
 	if err != nil {
 		return err
 	}
-	if err := checkMemory(ioBytes(b, span, c.sdt.Size())); err != nil {
+	_, exact := exactCase(c)
+	if err := checkMemory(ioBytes(b, span, c.sdt.Size(), exact)); err != nil {
 		return err
 	}
 	if b.src, err = newBuffer(c.sdt, span); err != nil {
@@ -920,23 +921,30 @@ func abs(x float64) float64 {
 	return x
 }
 
-// ioBytes estimates what a problem allocates: src, two dst buffers,
-// operands, and per output the reference's arrays and the garbage they
-// leave, measured at about 7 float64 (10 for an f64 src, whose sums
-// carry their compensations).
-func ioBytes(b *built, srcSpan int64, srcSize int) int64 {
-	outs := b.outLT.NumElements()
-	if outs < 0 {
-		outs = 0
+// ioBytes estimates what a problem allocates: src (srcSpan elements of
+// srcSize bytes), two dst buffers and the operands over the spans their
+// strides address, and per output the reference's arrays and the
+// garbage they leave, measured at about 7 float64 (10 for an f64 src,
+// whose sums carry their compensations). The exact reference (exact)
+// holds one output's elements at a time as big integers, about 128
+// bytes each.
+func ioBytes(b *built, srcSpan int64, srcSize int, exact bool) int64 {
+	outs := max(b.outLT.NumElements(), 0)
+	ospan, err := spanOf(b.outLT.Dims, b.outLT.Strides)
+	if err != nil {
+		ospan = outs // the allocation refuses it
 	}
-	ref := 7 * 8
+	ref := int64(7 * 8)
 	if plan.IsWide(b.srcLT.DataType) {
 		ref = 10 * 8
 	}
-	need := srcSpan*int64(srcSize) + outs*int64(2*max(b.outLT.DataType.Size(), 4)+ref)
+	need := srcSpan*int64(srcSize) + 2*ospan*int64(max(b.outLT.DataType.Size(), 4)) + outs*ref
+	if exact && outs > 0 {
+		need += b.srcLT.NumElements() / outs * 128
+	}
 	for _, lt := range b.opLTs {
-		if n := lt.NumElements(); n > 0 {
-			need += n * 4
+		if n, err := spanOf(lt.Dims, lt.Strides); err == nil {
+			need += n * int64(lt.DataType.Size())
 		}
 	}
 	return need
