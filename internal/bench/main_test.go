@@ -258,6 +258,8 @@ func TestAttributeKnobs(t *testing.T) {
 		{[]string{"--attr-zero-points=src:common:1"}, "UNIMPLEMENTED"},
 		{[]string{"--attr-acc-mode=f16"}, "UNIMPLEMENTED"},
 		{[]string{"--inplace=true"}, "UNIMPLEMENTED"},
+		{[]string{"--inplace=1"}, "UNIMPLEMENTED"},
+		{[]string{"--inplace=0", "--inplace=FALSE"}, "PASSED"},
 		{[]string{"--ctx-init=1"}, "UNIMPLEMENTED"},
 		{[]string{"--ctx-init=auto", "--ctx-exe=auto:auto"}, "PASSED"},
 		{[]string{"--attr-scales=src:common:0.5", "--attr-scales="}, "PASSED"},

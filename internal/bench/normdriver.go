@@ -358,8 +358,8 @@ func checkKnob(name, val string) error {
 		case name == "ctx-init" || name == "ctx-exe":
 			err = checkCtx(it)
 		case name == "inplace":
-			if it != "true" && it != "false" {
-				err = fmt.Errorf("%q: want true or false", it)
+			if !slices.Contains([]string{"true", "false", "1", "0"}, strings.ToLower(it)) {
+				err = fmt.Errorf("%q is not a boolean (want true, false, 1 or 0)", it)
 			}
 		default:
 			err = checkAttr(name, it)

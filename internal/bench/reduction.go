@@ -974,7 +974,7 @@ func knobMet(name, val string) bool {
 		}
 		return true
 	case "inplace":
-		return val == "false"
+		return val == "0" || strings.EqualFold(val, "false")
 	case "ctx-init", "ctx-exe":
 		return isDefaultCtx(val)
 	}
