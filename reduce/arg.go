@@ -111,20 +111,14 @@ var (
 // options into a problem, check the slices hold its spans, find or
 // compile its kernel and run it.
 func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int, axis int, opts []Option) error {
-	var s settings
-	last := false
-	rest := make([]Option, 0, len(opts))
 	for i, o := range opts {
 		switch o.what {
-		case optSelectLast:
-			last = o.b
 		case optDstType, optPost, optParamType, optInfAsZero, optStats, optSoftmaxStats:
 			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: an index reduction takes KeepDims, Type, SrcType, SrcStrides, DstStrides and SelectLastIndex only", fn, i)
-		default:
-			rest = append(rest, o)
 		}
 	}
-	if err := renamed(s.apply(OpMax, rest, false), OpMax, fn); err != nil {
+	s := settings{index: true}
+	if err := renamed(s.apply(OpMax, opts, false), OpMax, fn); err != nil {
 		return err
 	}
 	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, OpMax)
@@ -139,6 +133,9 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	if sizeOf(zi) == 8 {
 		idxDT = dtypes.S64
 	}
+	if len(dims) == 0 {
+		return status.Errorf(status.InvalidShape, "reduce.%s: dims are empty (rank 0): an index reduction needs an axis", fn)
+	}
 	if r := len(dims); (axis < -r || axis >= r) && r <= graph.MaxRank {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for dims %s", fn, axis, -r, r-1, ints(dims))
 	}
@@ -148,7 +145,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	}
 	r := int(k.rank)
 	ak := argKey{dims: k.dims, srcStrides: k.srcStrides, dstStrides: k.dstStrides, srcDT: srcDT, idxDT: idxDT,
-		rank: k.rank, min: min, last: last, isa: uint8(jit.EffectiveISA())}
+		rank: k.rank, min: min, last: s.last, isa: uint8(jit.EffectiveISA())}
 	ax := axis
 	if ax < 0 {
 		ax += r
@@ -158,7 +155,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	if c, ok := argKernels.Load(ak); ok {
 		kern = c.(*jit.ArgKernel)
 	} else {
-		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{Min: min, Last: last, SrcDT: srcDT, IdxDT: idxDT,
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{Min: min, Last: s.last, SrcDT: srcDT, IdxDT: idxDT,
 			Dims: k.dims[:r:r], SrcStrides: k.srcStrides[:r:r], DstStrides: k.dstStrides[:r:r], Axis: ax})
 		if err != nil {
 			return argInCall(fn, err)

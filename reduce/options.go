@@ -158,6 +158,8 @@ type settings struct {
 	post                   [MaxPostOps + 1]postKey // +1: LogSum's own Log
 	npost                  uint8
 	allIfEmpty             bool // ONNX: empty axes reduce every dim
+	index                  bool // an index reduction's, which takes SelectLastIndex
+	last                   bool // SelectLastIndex(true)
 }
 
 // namesNoType reports whether o is a type option without a type.
@@ -222,7 +224,10 @@ func (s *settings) apply(op Op, opts []Option, onnx bool) error {
 		case optParamType, optInfAsZero, optStats, optSoftmaxStats:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is a normalization's (ParamType, InfAsZero, Stats, SoftmaxStats)", op, i)
 		case optSelectLast:
-			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is an index reduction's (SelectLastIndex)", op, i)
+			if !s.index {
+				return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is an index reduction's (SelectLastIndex)", op, i)
+			}
+			s.last = o.b
 		default:
 			return status.Errorf(status.InvalidArguments, "reduce.%v: option %d is the zero Option; make options with KeepDims, Type, ...", op, i)
 		}

@@ -274,8 +274,11 @@ func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64
 	if err != nil {
 		return err
 	}
-	red, _ := op.reduction()
+	red, own := op.reduction()
 	switch {
+	case own != 0 && plan.IsExact(srcDT, red):
+		// LogSum: a sum, then its own Log, which exact data do not take.
+		return status.Errorf(status.Unimplemented, "reduce.%v: %v of %v data: %s", op, op, srcDT, plan.ExactKindsText)
 	case plan.IsExact(srcDT, red) || red.IsBitwise() || red.Transform == plan.TransformNonzero:
 		// Exact data: the plan's table says which dst each kind writes.
 	case plan.IsWide(srcDT) || plan.IsWide(dstDT):

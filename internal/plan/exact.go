@@ -93,13 +93,15 @@ func CheckExact(src, dst dtypes.DataType, r Reduction) error {
 	return checkExact(src, dst, r, 0, 0)
 }
 
+// ExactKindsText says which reductions exact data take.
+const ExactKindsText = "gdnn reduces integer and boolean data by sum, product, max, min, mean and the bitwise and logical and, or and xor"
+
 // checkExact checks an exact reduction r from src to dst: one of
 // exactKinds, for that src and dst, with no post-ops and no stages.
 func checkExact(src, dst dtypes.DataType, r Reduction, posts int, stage Stage) error {
 	k, ok := exactKinds[r]
 	if !ok {
-		return status.Errorf(status.Unimplemented,
-			"plan: %v of %v data: gdnn reduces integer and boolean data by sum, product, max, min, mean and the bitwise and logical and, or and xor", r, src)
+		return status.Errorf(status.Unimplemented, "plan: %v of %v data: %s", r, src, ExactKindsText)
 	}
 	switch {
 	case src == dtypes.Boolean && !k.booleans:
