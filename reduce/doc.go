@@ -76,7 +76,8 @@
 // Layouts: src and dst are dense row-major unless SrcStrides or
 // DstStrides (in elements, one per dim of that tensor) say otherwise.
 // A slice may be longer than the span its strides address; a shorter one
-// is an error. dst must not overlap src, except that a normalization
+// is an error. dst's span must not overlap src's (a dst in the gaps of a
+// strided src overlaps it too), except that a normalization
 // (Softmax, LogSoftmax, LayerNorm, RMSNorm, GroupNorm, LpNormalize) runs
 // in place when dst is src itself: the same slice, type and strides.
 //

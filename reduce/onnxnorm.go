@@ -218,9 +218,9 @@ func onnxElements(fn string, dims []int, xLen, yLen int, strided bool) error {
 	switch {
 	case err != nil:
 	case !strided && n > int64(xLen):
-		err = status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
+		err = status.Errorf(status.InvalidArguments, "reduce.%s: dims %s hold %d elements; x holds %d", fn, ints(dims), n, xLen)
 	case n > int64(yLen):
-		err = status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold %d elements; y holds %d", fn, ints(dims), n, yLen)
+		err = status.Errorf(status.InvalidArguments, "reduce.%s: dims %s hold %d elements; y holds %d", fn, ints(dims), n, yLen)
 	}
 	return err
 }

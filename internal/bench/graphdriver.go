@@ -496,6 +496,9 @@ func compileOutput(t graph.LogicalTensor) graph.LogicalTensor {
 // like the other errors of loading a case, since oneDNN refuses such a
 // graph.
 //
+// Outputs the case lays out carry their stated dims into the graph, so
+// for them Finalize refuses a disagreement first, in its own words.
+//
 // Only dims are checked here: the stated strides are the layout a
 // partition's outputs are compiled with, and Compile refuses strides it
 // cannot take (that do not nest); strides wrong on their own

@@ -208,10 +208,11 @@ Graph driver (--graph):
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   A partition's outputs are compiled with the strides the case gives them (strides
-  whose elements overlap are INVALID_ARGUMENTS), and with --in-shapes, --mb or
-  --op-attrs set the case's output shapes are not checked (outputs are then dense). As benchdnn, the driver takes the graph's
-  inputs from its ops: input_ports and output_ports entries that name no tensor of
-  the graph, and input ports an op produces, are ignored (said at -v1).
+  that do not nest are INVALID_ARGUMENTS); with --in-shapes, --mb or --op-attrs
+  set, the case's output shapes are not checked and outputs are dense.
+  As benchdnn, the driver takes the graph's inputs from its ops: input_ports and
+  output_ports entries that name no tensor of the graph, and input ports an op
+  produces, are ignored (said at -v1).
 
 Normalization drivers (--softmax, --lnorm, --gnorm), benchdnn's options and batch
 files (driver_softmax.md, driver_lnorm.md, driver_gnorm.md); each problem is one
