@@ -460,7 +460,7 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 		defer scratchPool.Put(h)
 		read = (*h)[:k.scratchBytes]
 		for _, b := range k.repack {
-			if err := b.k.Run(src[b.src:], read[b.dst:], nil); err != nil {
+			if err := b.k.Run(from(src, b.src), from(read, b.dst), nil); err != nil {
 				return err
 			}
 		}
@@ -473,9 +473,16 @@ func (k *Kernel) Run(src, dst []byte, bins [][]byte) error {
 			}
 			sub[i] = bins[i][off:]
 		}
-		if err := b.k.Run(read[b.src:], dst[b.dst:], sub[:len(b.bins)]); err != nil {
+		if err := b.k.Run(from(read, b.src), from(dst, b.dst), sub[:len(b.bins)]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// from is buf from byte off on: empty where off is past its end, as a
+// box's offset is in a tensor of no elements (a dim of size 0), whose
+// box reads nothing (and then its kernel checks the span it needs).
+func from(buf []byte, off int64) []byte {
+	return buf[min(off, int64(len(buf))):]
 }

@@ -307,6 +307,30 @@ func TestRandomAgainstPlain(t *testing.T) {
 	}
 }
 
+// TestEmptyReducedAxis: a reduced axis of size 0 beside a padded blocked
+// dim: the boxes that cut the blocks start past the empty src's end and
+// read nothing, and dst holds each reduction's value over nothing, as
+// the plain layouts give it, on every ISA, with both buffers fenced.
+func TestEmptyReducedAxis(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, isa := range isas() {
+		t.Run(isa.String(), func(t *testing.T) {
+			defer jit.SetMaxISA(jit.SetMaxISA(isa))
+			for _, c := range []problem{
+				{p: plan.Problem{Dims: []int64{2, 20, 0, 5}, Reduce: []bool{false, false, true, true}}, stag: "aBx16b", dtag: "aBx16b"},
+				{p: plan.Problem{Dims: []int64{2, 20, 0, 5}, Reduce: []bool{false, false, true, true}}, stag: "aBx16b", dtag: "abx"},
+				{p: plan.Problem{Dims: []int64{2, 20, 0, 5}, Reduce: []bool{false, false, true, true}}, stag: "abx", dtag: "aBx16b"},
+				{p: plan.Problem{Dims: []int64{20, 0}, Reduce: []bool{false, true}}, stag: "Ab16a", dtag: "Ab16a"},
+			} {
+				for _, red := range []plan.Reduction{plan.AlgSum.Reduction(0, 0), plan.AlgMax.Reduction(0, 0)} {
+					c.p.Reduction, c.p.SrcDT, c.p.DstDT = red, dtypes.F32, dtypes.F32
+					runCase(t, c, r, math.NaN(), true)
+				}
+			}
+		})
+	}
+}
+
 // TestPaddingGarbage: whatever src padding holds (NaN, Inf, huge values,
 // values that would win a max or a min) never reaches a result.
 func TestPaddingGarbage(t *testing.T) {
