@@ -270,7 +270,15 @@ func (l Layout) Desc(dims []int64) (Desc, error) {
 // maxElems bounds the elements one tensor may address.
 const maxElems = int64(1) << 56
 
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+// ceilDiv is a/b rounded up, for a >= 0 and b > 0 (without a+b-1, which
+// overflows for a near MaxInt64).
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
+}
 
 // Desc describes a tensor's memory: logical element idx lives at
 //

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -96,6 +97,21 @@ func TestParseRefusals(t *testing.T) {
 	}
 	if _, err := Parse("ABc4a16b4a", 3); !errors.Is(err, graph.Unimplemented) {
 		t.Errorf("double blocking: %v, want unimplemented", err)
+	}
+}
+
+// TestDescHugeDims: a blocked dim near MaxInt64, whose count of blocks
+// a+b-1 would overflow to a negative or small number, is refused as
+// addressing too many elements.
+func TestDescHugeDims(t *testing.T) {
+	l, err := Parse("aBx16b", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []int64{math.MaxInt64, math.MaxInt64 - 14, math.MaxInt64 - 15, 1 << 62} {
+		if _, err := l.Desc([]int64{1, d, 1, 1}); !errors.Is(err, graph.InvalidArguments) {
+			t.Errorf("dim %d: %v, want invalid_arguments", d, err)
+		}
 	}
 }
 
