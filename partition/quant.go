@@ -399,7 +399,8 @@ func lower(dq, q *graph.Op, ctx lowerCtx) (quantLowering, string) {
 // merge composes the dequantize map p and the quantize map q into one:
 // ((r + c) * a/qa) + qd. Per-channel maps along different dims do not,
 // nor ones of different channel counts (a dim unknown when partitioning
-// could not check them; Compile refuses them against the concrete dims).
+// could not check them; Compile refuses them against the concrete dims),
+// nor scales whose quotient a/qa passes f32's range.
 func merge(p, q *affine) (*affine, bool) {
 	if p.chDim >= 0 && q.chDim >= 0 && p.chDim != q.chDim {
 		return nil, false
@@ -417,7 +418,13 @@ func merge(p, q *affine) (*affine, bool) {
 	m := &affine{chDim: max(p.chDim, q.chDim)}
 	for i := range n {
 		m.c = append(m.c, at(p.c, i))
-		m.a = append(m.a, at(p.a, i)/at(q.a, i))
+		a := at(p.a, i) / at(q.a, i)
+		if math.IsInf(float64(float32(a)), 0) {
+			// Past f32's range: 0 * Inf would turn a zero difference
+			// into NaN, where the two maps give the zero point.
+			return nil, false
+		}
+		m.a = append(m.a, a)
 		m.d = append(m.d, at(q.d, i))
 	}
 	return m, true

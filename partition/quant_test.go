@@ -512,6 +512,45 @@ func TestInt8GAPVerbose(t *testing.T) {
 	checkQuantOutput(t, c, ints, want)
 }
 
+// TestInt8FoldPastF32: a Dequantize and a Quantize whose scales' quotient
+// passes f32's range are not folded into one map (0 * Inf would make a
+// zero difference NaN, stored as 0): the two maps give the zero point,
+// as the unfused graph does, on every ISA.
+func TestInt8FoldPastF32(t *testing.T) {
+	forEachISA(t, func(t *testing.T, isa jit.ISA) {
+		for _, c := range []struct {
+			kind   graph.OpKind
+			vals   []int64
+			dqS    float32
+			dqZ    int64
+			qS     float32
+			qZ     int64
+			qDT    dtypes.DataType
+			want   int64
+			folded bool
+		}{
+			{graph.ReduceMean, []int64{7, 7, 7, 7}, 1, 7, 1e-45, 5, dtypes.U8, 5, false},
+			{graph.ReduceSum, []int64{7, 7, 7, 7}, 1, 7, 1e-45, 5, dtypes.U8, 5, false},
+			{graph.ReduceMax, []int64{7, 7, 7, 7}, 1e30, 7, 1e-10, 3, dtypes.U8, 3, false},
+			{graph.ReduceMax, []int64{7, 7, 7, 7}, 1, 7, 1e-40, 3, dtypes.U8, 3, false},
+			{graph.ReduceMax, []int64{7, 8, 7, 7}, 1, 7, 1e-40, 3, dtypes.U8, 255, false},
+			{graph.ReduceMean, []int64{7, 7, 7, 7}, 1, 7, 0.5, 5, dtypes.U8, 5, true},
+		} {
+			q := qcase{srcDT: dtypes.U8, dims: []int64{4}, axes: []int64{0}, reduce: []bool{true}, keep: true, kind: c.kind,
+				dqScales: []float32{c.dqS}, dqZps: []int64{c.dqZ}, dqAxis: -1,
+				quant: true, qDT: c.qDT, qScales: []float32{c.qS}, qZps: []int64{c.qZ}, qAxis: -1, srcVals: c.vals}
+			q.outDims = shape.ReduceDims(q.dims, q.reduce, q.keep)
+			_, cp, got := runQCase(t, q)
+			if len(got) != 1 || int64(got[0]) != c.want {
+				t.Errorf("%v %v dq %g/%d q %g/%d: %v, want %d", isa, c.kind, c.dqS, c.dqZ, c.qS, c.qZ, got, c.want)
+			}
+			if folded := strings.Contains(cp.verboseLine(0), "folded"); folded != c.folded {
+				t.Errorf("%v %v dq %g q %g: folded %v, want %v", isa, c.kind, c.dqS, c.qS, folded, c.folded)
+			}
+		}
+	})
+}
+
 // TestInt8NotFused: what does not lower stays apart, with a Reason that
 // says why, and the rest still fuses where it can.
 func TestInt8NotFused(t *testing.T) {
