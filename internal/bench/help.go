@@ -164,7 +164,8 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           s32/f16 do not). Every value's syntax is checked (exit 2).
   --attr-scales, --attr-zero-points, --attr-dropout, --ctx-init, --ctx-exe, other values
   of the knobs above      valid, but problems run with them are UNIMPLEMENTED; an empty
-                          value (--attr-scales=) restores the default.
+                          value (--attr-scales=) restores the default. Each knob takes
+                          a comma-separated list: a problem per item, as benchdnn.
   --perf-template=def|csv|CUSTOM
                           perf line format (P mode), see below.
 

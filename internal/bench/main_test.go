@@ -278,6 +278,20 @@ func TestAttributeKnobs(t *testing.T) {
 	if code, _, _ := runMain(t, "--reduction", "--attr-scales", "2x16:2x1"); code != 2 {
 		t.Errorf("--attr-scales without a value: exit %d, want 2", code)
 	}
+	// A list is a problem per item, as benchdnn runs it; an empty item is
+	// the default.
+	code, out, errw := runMain(t, "--reduction", "--attr-scales=,src:common:0.5", "--ctx-init=auto,1", "2x16:2x1")
+	for _, want := range []string{
+		"0:PASSED __REPRO: --reduction --ctx-init=auto 2x16:2x1",
+		"1:UNIMPLEMENTED (gdnn does not implement --ctx-init=1) __REPRO: --reduction --ctx-init=1 2x16:2x1",
+		"2:UNIMPLEMENTED (gdnn does not implement --attr-scales=src:common:0.5) __REPRO: --reduction --attr-scales=src:common:0.5 --ctx-init=auto 2x16:2x1",
+		"3:UNIMPLEMENTED (gdnn does not implement --attr-scales=src:common:0.5 --ctx-init=1)",
+		"tests:4 passed:1",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("knob lists: exit %d, want %q in\n%s%s", code, want, out, errw)
+		}
+	}
 	// Malformed values are refused before any problem runs, as the
 	// normalization drivers refuse them.
 	for _, bad := range []string{"--attr-scales=garbage", "--attr-zero-points=src", "--attr-fpmath=fast", "--attr-scratchpad=mine",

@@ -25,6 +25,7 @@ type redCase struct {
 	alg        string
 	p, eps     float32
 	postOps    string
+	knobs      map[string]string // one item of each attribute or context knob set ("": the default)
 }
 
 // runReductionDesc parses a descriptor and runs it for every combination
@@ -43,9 +44,11 @@ func (r *runner) runReductionDesc(a Arg) error {
 						for _, alg := range s.alg {
 							for _, p := range s.p {
 								for _, eps := range s.eps {
-									c := redCase{prb: prb, sdt: sdt, ddt: ddt, stag: stag, dtag: dtag, alg: alg, p: p, eps: eps, postOps: po}
-									for rep := 0; rep < r.g.repeats; rep++ {
-										r.runReduction(c)
+									for _, knobs := range knobItems(s.knobs) {
+										c := redCase{prb: prb, sdt: sdt, ddt: ddt, stag: stag, dtag: dtag, alg: alg, p: p, eps: eps, postOps: po, knobs: knobs}
+										for rep := 0; rep < r.g.repeats; rep++ {
+											r.runReduction(c)
+										}
 									}
 								}
 							}
@@ -56,6 +59,28 @@ func (r *runner) runReductionDesc(a Arg) error {
 		}
 	}
 	return nil
+}
+
+// knobItems is every combination of one item of each knob's
+// comma-separated list, as benchdnn runs a problem for each: in the
+// knobs' name order, the first varying slowest; an empty item is the
+// knob's default, left out.
+func knobItems(knobs map[string]string) []map[string]string {
+	out := []map[string]string{{}}
+	for _, name := range slices.Sorted(maps.Keys(knobs)) {
+		var next []map[string]string
+		for _, m := range out {
+			for _, it := range strings.Split(knobs[name], ",") {
+				c := maps.Clone(m)
+				if it != "" {
+					c[name] = it
+				}
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
 }
 
 // repro is the command line that reproduces c.
@@ -91,8 +116,8 @@ func (r *runner) reproRed(c redCase) string {
 		ops, _ := ParsePostOps(c.postOps)
 		fmt.Fprintf(&b, "--attr-post-ops=%s ", FormatPostOps(ops))
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.red.knobs)) {
-		fmt.Fprintf(&b, "--%s=%s ", name, r.red.knobs[name])
+	for _, name := range slices.Sorted(maps.Keys(c.knobs)) {
+		fmt.Fprintf(&b, "--%s=%s ", name, c.knobs[name])
 	}
 	if len(r.red.impl) > 0 {
 		fmt.Fprintf(&b, "--impl=%s ", strings.Join(r.red.impl, ","))
@@ -202,7 +227,7 @@ func (r *runner) doReduction(idx int, repro string, c redCase) result {
 		// integer src; a float src into an integer dst runs.
 		return result{state: "SKIPPED", reason: fmt.Sprintf("invalid case: --alg=%s of %s src", c.alg, c.sdt)}
 	}
-	if why := unimplementedKnobs(r.red.knobs); why != "" {
+	if why := unimplementedKnobs(c.knobs); why != "" {
 		return result{state: "UNIMPLEMENTED", reason: why}
 	}
 	b, res := r.build(c, ap)
