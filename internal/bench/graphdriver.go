@@ -1056,12 +1056,10 @@ type reading struct {
 	alone, floatRef bool
 }
 
-// exactOps are the reductions the exact reference checks when they run
-// alone over integer or boolean data.
-var exactOps = map[graph.OpKind]plan.Reduction{
-	graph.ReduceSum: plan.AlgSum.Reduction(0, 0), graph.ReduceProd: plan.AlgMul.Reduction(0, 0),
-	graph.ReduceMax: plan.AlgMax.Reduction(0, 0), graph.ReduceMin: plan.AlgMin.Reduction(0, 0),
-	graph.ReduceMean:       plan.AlgMean.Reduction(0, 0),
+// bitwiseOps are the reductions the float reference has no kind for:
+// the exact reference alone checks them (the others' exact reductions
+// are exactAlgs', by the kind's name).
+var bitwiseOps = map[graph.OpKind]plan.Reduction{
 	graph.ReduceBitwiseAnd: plan.Bitwise(plan.CombineAnd), graph.ReduceBitwiseOr: plan.Bitwise(plan.CombineOr),
 	graph.ReduceBitwiseXor: plan.Bitwise(plan.CombineXor),
 	graph.ReduceLogicalAnd: plan.LogicalAnd, graph.ReduceLogicalOr: plan.LogicalOr, graph.ReduceLogicalXor: plan.LogicalXor,
@@ -1092,7 +1090,10 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	}
 	red := ops[ri]
 	k, root, known := kindOfOp(red.Kind)
-	exact, hasExact := exactOps[red.Kind]
+	exact, hasExact := exactAlgs[k.name]
+	if !known {
+		exact, hasExact = bitwiseOps[red.Kind]
+	}
 	alone := hasExact && len(ops) == 1
 	if !known && !alone {
 		return reading{}, fmt.Sprintf("gdnnbench has no reference for %s", red.Kind)
