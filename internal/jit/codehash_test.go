@@ -103,6 +103,13 @@ func codeFamilies() []codeFamily {
 			return hashNormCode(t, h, c, randomNormColumns(r, []kernelshape.NormKind{kernelshape.NormL2, kernelshape.NormL1,
 				kernelshape.NormRMS, kernelshape.NormLayer}), i)
 		}},
+		{"norm-rows-memory", 300, 9, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
+			// Softmax and log-softmax rows as normprog compiles them
+			// for tensors from memory: dst streamed, rows prefetched.
+			n := randomNormRows(r, []kernelshape.NormKind{kernelshape.NormSoftmax, kernelshape.NormLogSoftmax})
+			n.StreamDst, n.PrefetchRows = true, true
+			return hashNormCode(t, h, c, n, i)
+		}},
 		{"f64-pow", 200, 8, func(t *testing.T, h hash.Hash, c codeConfig, r *rand.Rand, i int) (int, int) {
 			// The Lp norms of p other than 1 and 2: exp and log in
 			// the native kernel's loads and stores.
