@@ -81,7 +81,7 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 // including axis, dense (for src [batch, seq, hidden] and axis 1, a
 // [batch, seq] attention mask), and is broadcast over the dims after
 // axis; its values are 1 (keep) and 0 (padding), or non-negative weights,
-// which make it the weighted mean. dst has src's dims without axis. A
+// which make it the weighted mean (a negative or NaN value is refused). dst has src's dims without axis. A
 // row whose mask is all 0 (no token) gives 0s: the count is taken as at
 // least the smallest normal f32 (as sentence-transformers clamps it to
 // 1e-9), and its sum is 0. x·mask is an IEEE product, so an infinity or
@@ -115,6 +115,10 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	if n := elements(mdims); int64(len(mask)) != n {
 		return status.Errorf(status.InvalidShape, "reduce.%s: mask holds %d values; src dims %s and axis %d want %d (dims %s)",
 			fn, len(mask), ints(dims), axis, n, int64s(mdims))
+	}
+	if i, ok := badWeight(mask); !ok {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: mask value %d is %v; a mask holds 1 (keep) and 0 (padding), or non-negative weights",
+			fn, i, float32(mask[i]))
 	}
 	srcB, dstB, maskB := bytesOf(src), bytesOf(dst), maskBytes(mask)
 	for _, b := range [][]byte{srcB, maskB} {
@@ -159,6 +163,20 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 		return inNormCall(fn, err)
 	}
 	return inNormCall(fn, mp.mean.Run(srcB, dstB, maskB, [][]byte{cnt}))
+}
+
+// badWeight returns the index of the first value of mask that is not a
+// weight (negative, or NaN) and false, or true where every value is one:
+// a negative weight can make a row's count 0 or negative, which the
+// count's clamp would turn into a divisor near 1e-38. A u8 mask holds
+// weights only.
+func badWeight[M ~float32 | ~uint8](mask []M) (int, bool) {
+	for i, v := range mask {
+		if !(float32(v) >= 0) {
+			return i, false
+		}
+	}
+	return 0, true
 }
 
 // maskedScratch keeps MaskedMean's scratch (the counts) between calls.

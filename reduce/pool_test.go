@@ -301,6 +301,8 @@ func TestPoolRefusals(t *testing.T) {
 		{"masked dst over src", reduce.MaskedMean(x[8:], x, mask, []int{3, 4}, 0), graph.InvalidArguments, "overlaps"},
 		{"masked InfAsZero", reduce.MaskedMean(dst, x, mask, []int{3, 4}, 0, reduce.InfAsZero(true)), graph.InvalidArguments, "InfAsZero"},
 		{"masked dst strides", reduce.MaskedMean(dst, x, mask, []int{3, 4}, 0, reduce.DstStrides([]int{1, 1})), graph.InvalidShape, "strides"},
+		{"masked negative weight", reduce.MaskedMean(dst, x, []float32{1, -1, 1}, []int{3, 4}, 0), graph.InvalidArguments, "mask value 1 is -1"},
+		{"masked NaN weight", reduce.MaskedMean(dst, x, []float32{1, 1, float32(math.NaN())}, []int{3, 4}, 0), graph.InvalidArguments, "mask value 2 is NaN"},
 	} {
 		if c.err == nil || !errors.Is(c.err, c.is) || !strings.Contains(c.err.Error(), c.text) {
 			t.Errorf("%s: got %v, want %v containing %q", c.name, c.err, c.is, c.text)
