@@ -226,6 +226,7 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	}
 	p.Src.DT, p.Dst.DT = srcDT, dstDT
 	buf := norm.Buffers{Src: bytesOf(src), Dst: bytesOf(dst)}
+	statRows, lseRows := int64(-1), int64(-1) // the values of mean, variance and lse used
 	if ax, ok := norm.AxisIn(p.Axis, rank); ok && (k != norm.GroupNorm || ax != 0) && groups >= 0 {
 		if gamma != nil || beta != nil {
 			pdims := norm.AppendParamDims(a.make(rank)[:0], k, d64, ax)
@@ -260,14 +261,16 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 				return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: mean holds %d values and variance %d; there are %d rows",
 					fn, len(s.mean), len(s.variance), n)
 			}
+			statRows = n
 			p.Mean = norm.Operand{DT: dtypes.F32, Strides: a.dense(sdims, 0)}
 			p.Var = p.Mean
 			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
 		}
 		if s.hasLSE {
 			sdims := norm.AppendStatsDims(a.make(rank)[:0], k, d64, ax, 0)
-			if n := elements(sdims); int64(len(s.lse)) < n {
-				return status.Errorf(status.InvalidArguments, "reduce.%s: SoftmaxStats: lse holds %d values; there are %d rows", fn, len(s.lse), n)
+			lseRows = elements(sdims)
+			if int64(len(s.lse)) < lseRows {
+				return status.Errorf(status.InvalidArguments, "reduce.%s: SoftmaxStats: lse holds %d values; there are %d rows", fn, len(s.lse), lseRows)
 			}
 			p.Stats = norm.Operand{DT: dtypes.F32, Strides: a.dense(sdims, 0)}
 			buf.Stats = bytesOf(s.lse)
@@ -281,11 +284,15 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	// strides, so that each row is read whole before it is written over.
 	// Rows of two layouts are not the same rows, so nothing else written
 	// may share memory with anything else.
+	// Each compared over its span only: a slice may run on past it.
 	inPlace := jit.SameTensor(buf.Dst, buf.Src, dstDT, srcDT, p.Dims, p.Dst.Strides, p.Src.Strides)
+	dstV := spanView(buf.Dst, sliceSpan(p.Dims, p.Dst.Strides), dstDT.Size())
+	srcV := spanView(buf.Src, sliceSpan(p.Dims, p.Src.Strides), srcDT.Size())
+	meanV, varV, lseV := spanView(buf.Mean, statRows, 4), spanView(buf.Var, statRows, 4), spanView(buf.Stats, lseRows, 4)
 	named := []struct {
 		name string
 		b    []byte
-	}{{"dst", buf.Dst}, {"mean", buf.Mean}, {"variance", buf.Var}, {"lse", buf.Stats}, {"src", buf.Src}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
+	}{{"dst", dstV}, {"mean", meanV}, {"variance", varV}, {"lse", lseV}, {"src", srcV}, {"gamma", buf.Gamma}, {"beta", buf.Beta}}
 	for i := range 4 {
 		for j := range named {
 			if j != i && jit.Overlap(named[i].b, named[j].b) && !(i == 0 && j == 4 && inPlace) {

@@ -267,6 +267,12 @@ func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts [
 			return status.Errorf(status.Unimplemented, "reduce.%s: strides with MeanVarianceNormalization", fn)
 		}
 	}
+	// x and y are dense: their lengths first, before any scratch as
+	// large as their rows is made.
+	total := elementsSat(io.dims)
+	if int64(len(x)) < total || int64(len(y)) < total {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: x holds %d values and y %d; dims %s want %d", fn, len(x), len(y), ints(dims), total)
+	}
 	r := len(dims)
 	normed := make([]bool, r)
 	for _, a := range n.Axes {
@@ -309,7 +315,7 @@ func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts [
 	// dropped: in place (y is x) it goes to scratch, since the loop below
 	// reads x again.
 	statsDst := y
-	if xb, yb := bytesOf(x), bytesOf(y); jit.Overlap(xb, yb) {
+	if xb, yb := bytesOf(x), bytesOf(y); jit.Overlap(spanView(xb, total, io.srcDT.Size()), spanView(yb, total, io.dstDT.Size())) {
 		if !jit.SameTensor(yb, xb, io.dstDT, io.srcDT, io.dims, dense, dense) {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: y overlaps x in memory "+
 				"(in place, y must be x itself: the same first element and type)", fn)

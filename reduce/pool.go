@@ -55,7 +55,8 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 		return err
 	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
-	if jit.Overlap(srcB, dstB) && !jit.SameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dims, io.dstStrides, io.srcStrides) {
+	srcV, dstV := spanView(srcB, sliceSpan(io.dims, io.srcStrides), io.srcDT.Size()), spanView(dstB, sliceSpan(io.dims, io.dstStrides), io.dstDT.Size())
+	if jit.Overlap(srcV, dstV) && !jit.SameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dims, io.dstStrides, io.srcStrides) {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory "+
 			"(in place, dst must be src itself: the same first element, type and strides)", fn)
 	}
@@ -120,9 +121,20 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 		return status.Errorf(status.InvalidArguments, "reduce.%s: mask value %d is %v; a mask holds 1 (keep) and 0 (padding), or non-negative weights",
 			fn, i, float32(mask[i]))
 	}
+	// The spans first: nothing is allocated or written for slices too
+	// short (the counts' scratch is as large as dst's rows).
+	ddims := append(append(a.make(len(io.dims))[:0], io.dims[:ax]...), io.dims[ax+1:]...)
+	srcSpan, dstSpan := sliceSpan(io.dims, io.srcStrides), sliceSpan(ddims, io.dstStrides)
+	if int64(len(src)) < srcSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: src holds %d values; its dims %s and strides address %d", fn, len(src), ints(dims), srcSpan)
+	}
+	if int64(len(dst)) < dstSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst holds %d values; its dims %s and strides address %d", fn, len(dst), int64s(ddims), dstSpan)
+	}
 	srcB, dstB, maskB := bytesOf(src), bytesOf(dst), maskBytes(mask)
-	for _, b := range [][]byte{srcB, maskB} {
-		if jit.Overlap(dstB, b) {
+	dstV := spanView(dstB, dstSpan, io.dstDT.Size())
+	for _, b := range [][]byte{spanView(srcB, srcSpan, io.srcDT.Size()), maskB} {
+		if jit.Overlap(dstV, b) {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src or mask in memory", fn)
 		}
 	}
@@ -413,6 +425,36 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 	}
 	c.byKey[string(b)] = p
 	return p, nil
+}
+
+// sliceSpan is the elements dims with strides address, from the first:
+// 0 where a dim is 0, else one past the farthest (saturating; a negative
+// stride counts by its size, and is refused later).
+func sliceSpan(dims, strides []int64) int64 {
+	for _, d := range dims {
+		if d == 0 {
+			return 0
+		}
+	}
+	sp := int64(1)
+	for i, d := range dims {
+		t := plan.MulSat(d-1, max(strides[i], -strides[i]))
+		if sp > math.MaxInt64-t {
+			return math.MaxInt64
+		}
+		sp += t
+	}
+	return sp
+}
+
+// spanView is b cut to the n elements of size bytes a tensor's span
+// holds where b is longer: what an overlap check compares, since a
+// slice may run on past its tensor.
+func spanView(b []byte, n int64, size int) []byte {
+	if n >= 0 && n <= int64(len(b))/int64(size) {
+		return b[:n*int64(size)]
+	}
+	return b
 }
 
 // elementsSat is the number of elements of dims: 0 if a dim is 0, else

@@ -261,7 +261,38 @@ func (p *Program) checkBuffers(b *Buffers) error {
 	if err := p.checkEps(b.Eps); err != nil {
 		return err
 	}
+	p.cutToSpans(b)
 	return p.checkAliasing(b)
+}
+
+// cutToSpans cuts each of b's tensors to the span its strides address:
+// a slice may run on past it, and what lies past it is neither read nor
+// written, so it may be another tensor's (a dst right after src in one
+// arena), which the aliasing check must not count.
+func (p *Program) cutToSpans(b *Buffers) {
+	d := &p.d
+	cut := func(buf *[]byte, strides []int64, dt dtypes.DataType) {
+		if need := span(d.Dims, strides, int64(dt.Size())); int64(len(*buf)) > need {
+			*buf = (*buf)[:need]
+		}
+	}
+	cut(&b.Src, d.SrcStrides, d.SrcDT)
+	cut(&b.Dst, d.DstStrides, d.DstDT)
+	for _, o := range []struct {
+		op  *Operand
+		buf *[]byte
+	}{{d.Gamma, &b.Gamma}, {d.Beta, &b.Beta}, {d.Mean, &b.Mean}, {d.Var, &b.Var}, {d.Stats, &b.Stats}} {
+		if o.op != nil {
+			cut(o.buf, o.op.Strides, o.op.DT)
+		}
+	}
+	if res := d.Residual; res != nil {
+		cut(&b.X, res.X.Strides, res.X.DT)
+		cut(&b.Skip, res.Skip.Strides, res.Skip.DT)
+		if res.Bias != nil {
+			cut(&b.Bias, res.Bias.Strides, res.Bias.DT)
+		}
+	}
 }
 
 // checkStats refuses statistics outputs that vary along a normalized
