@@ -166,3 +166,48 @@ func TestLpNormalizeSubnormalDivisor(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestLpNormalizeOneElement: the L2 norm of a row of one element is |x|
+// exactly, on every path, as ReduceL2's is, so x / norm is ±1 where
+// x² would pass f32's range or underflow (and ±1 too for the L1 norm);
+// rows of one element along the innermost dim (the row kernel) and
+// along a kept inner dim (the column kernel), with eps 0 and 1e-12,
+// every ISA, and ONNX's LpNormalization.
+func TestLpNormalizeOneElement(t *testing.T) {
+	vals := []float32{1e-30, -1e-20, 3e20, 1e-45, -3e38, 2}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, p := range []int{1, 2} {
+			for _, eps := range []float32{0, 1e-12} {
+				for _, layout := range [][]int{{len(vals), 1}, {2, 1, len(vals) / 2}} {
+					dst := make([]float32, len(vals))
+					name := fmt.Sprintf("%v p %d eps %v dims %v", isa, p, eps, layout)
+					if err := reduce.LpNormalize(dst, vals, layout, 1, p, eps); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					for i, v := range vals {
+						w := float64(v) / math.Max(math.Abs(float64(v)), float64(eps))
+						if g := float64(dst[i]); math.Abs(g-w) > 1e-6*math.Abs(w) || math.Signbit(g) != math.Signbit(w) {
+							t.Errorf("%s: [%d] = %v, want %v", name, i, g, w)
+						}
+					}
+				}
+			}
+		}
+		n, err := reduce.NewONNXNorm("LpNormalization", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.P, n.Axis = 2, 1
+		dst := make([]float32, len(vals))
+		if err := reduce.RunONNXNorm(n, dst, vals, []float32(nil), nil, []int{len(vals), 1}); err != nil {
+			t.Fatalf("%v ONNX: %v", isa, err)
+		}
+		for i, v := range vals {
+			if w, g := math.Copysign(1, float64(v)), float64(dst[i]); math.Abs(g-w) > 1e-6 {
+				t.Errorf("%v ONNX: [%d] = %v, want %v", isa, i, g, w)
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}

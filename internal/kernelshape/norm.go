@@ -703,6 +703,13 @@ func normRow(e NormEmitter, n *Norm, row *plan.Loop, st NormColumnStager) {
 	}
 }
 
+// normL2Squares reports whether n's norm over rows of N elements is the
+// root of their sum of squares: an L2 norm's, but for rows of one
+// element, whose norm is |x| exactly, as the reductions take it
+// (plan.Reduction's OfOne), where the square of x could pass f32's range
+// or underflow.
+func normL2Squares(n *Norm, N int64) bool { return n.Kind == NormL2 && N != 1 }
+
 // normStatSteps returns the steps of a layer norm, RMS norm or Lp norm
 // row (never held in registers), its statistics in registers b: each
 // statistics sweep with what follows it (the layer norm's mean, then its
@@ -784,7 +791,7 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 		}}
 	case NormL2, NormL1:
 		steps = []func(){func() {
-			if n.Kind == NormL2 {
+			if normL2Squares(n, N) {
 				normSweep(e, N, NormSum, keepNone, square)
 				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
 			} else {

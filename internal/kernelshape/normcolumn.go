@@ -503,7 +503,9 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 	square := func(_, t int) { e.Arith(ops.Multiply, t, t) }
 	switch n.Kind {
 	case NormL2, NormL1:
-		if n.Kind == NormL2 {
+		// The L2 norm of one element is |x| (normL2Squares).
+		squares := normL2Squares(n, C)
+		if squares {
 			sum(true, square)
 		} else {
 			sum(true, func(_, t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
@@ -511,7 +513,7 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 		// The eps as the row kernel applies it: a constant floor is a
 		// Clamp, a run-time one a Maximum, an added eps an Add.
 		for k := range tl.nv {
-			if n.Kind == NormL2 {
+			if squares {
 				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, k)
 			}
 			switch {
