@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,23 +134,14 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	if sizeOf(zi) == 8 {
 		idxDT = dtypes.S64
 	}
-	if len(dims) == 0 {
-		return status.Errorf(status.InvalidShape, "reduce.%s: dims are empty (rank 0): an index reduction needs an axis", fn)
-	}
-	if r := len(dims); (axis < -r || axis >= r) && r <= graph.MaxRank {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for dims %s", fn, axis, -r, r-1, ints(dims))
-	}
 	var k key
-	if err := k.setShape(fn, dims, []int{axis}, nil, &s); err != nil {
+	ax, err := k.setArgShape(fn, dims, int64(axis), &s)
+	if err != nil {
 		return err
 	}
 	r := int(k.rank)
 	ak := argKey{dims: k.dims, srcStrides: k.srcStrides, dstStrides: k.dstStrides, srcDT: srcDT, idxDT: idxDT,
 		rank: k.rank, min: min, last: s.last, isa: uint8(jit.EffectiveISA())}
-	ax := axis
-	if ax < 0 {
-		ax += r
-	}
 	ak.axis = uint8(ax)
 	var kern *jit.ArgKernel
 	if c, ok := argKernels.Load(ak); ok {
@@ -177,9 +169,39 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		return status.Errorf(status.InvalidArguments, "reduce.%s: src has %d elements; dims %s with its strides address %d", fn, len(src), ints(dims), need)
 	}
 	if need := pl.DstSpan(); int64(len(dst)) < need {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: dst has %d elements; dims %s want %d", fn, len(dst), ints(dstDims(dims, 1<<ax, s.keep)), need)
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst has %d elements; dims %s want %d", fn, len(dst), ints(dstDims(dims, k.reduce, s.keep)), need)
 	}
 	return argInCall(fn, kern.Run(bytesOf(src), idxBytes(dst)))
+}
+
+// setArgShape checks an index reduction's dims and axis and fills k's
+// shape fields (as setShape, with axis the one reduced dim), returning
+// the axis counted from the front. It is the one check of argRun and
+// ONNXArgNode.DstDims, so that DstDims refuses exactly the shapes a run
+// refuses. axis is an int64 so that an ONNX attribute is checked whole,
+// before any conversion to int.
+func (k *key) setArgShape(fn string, dims []int, axis int64, s *settings) (int, error) {
+	r := int64(len(dims))
+	if r == 0 {
+		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims are empty (rank 0): an index reduction needs an axis", fn)
+	}
+	if (axis < -r || axis >= r) && r <= graph.MaxRank {
+		return 0, status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for dims %s", fn, axis, -r, r-1, ints(dims))
+	}
+	// setShape refuses a rank past graph.MaxRank and negative dims.
+	if err := k.setShape(fn, dims, nil, []int64{axis}, s); err != nil {
+		return 0, err
+	}
+	if axis < 0 {
+		axis += r
+	}
+	ax := int(axis)
+	// As plan.CanonicalizeArg refuses it: an empty axis with outputs to
+	// write has no element to pick.
+	if dims[ax] == 0 && !slices.Contains(dstDims(dims, k.reduce, false), 0) {
+		return 0, status.Errorf(status.InvalidShape, "reduce.%s: index reduction over axis %d of size 0: there is no element to pick", fn, ax)
+	}
+	return ax, nil
 }
 
 // renamed names the call fn in an error that speaks of op's function

@@ -31,6 +31,13 @@ type key struct {
 	// is hashed as one block of memory.
 }
 
+// The uint32 masks of dims (key.reduce, dstDims' and span's arguments)
+// hold a bit for every dim only while graph.MaxRank is at most 32: this
+// fails to compile past that. A mask is built only after setShape has
+// refused a rank past graph.MaxRank (1<<i of a uint32 is 0 for i >= 32,
+// which would silently keep the dim).
+var _ [32 - graph.MaxRank]struct{}
+
 // setShape checks dims, axes (one of axes and axes64 is used) and the
 // strides in s, and fills the key's shape fields. fn names the function
 // in errors.

@@ -71,18 +71,20 @@ func RunONNXArg[I Index, S ArgSrc](n ONNXArgNode, dst []I, src []S, dims []int, 
 }
 
 // DstDims returns the dims of node n's output for src dims: what dst
-// must hold (the axis dropped, or 1 under keepdims).
+// must hold (the axis dropped, or 1 under keepdims). It refuses the
+// dims and axis RunONNXArg refuses, with the same statuses: rank 0, a
+// rank past graph.MaxRank, a negative dim or an empty axis
+// (InvalidShape), an axis out of range (InvalidArguments).
 func (n ONNXArgNode) DstDims(dims []int) ([]int, error) {
 	if err := n.check(); err != nil {
 		return nil, err
 	}
-	r := int64(len(dims))
-	if n.Axis < -r || n.Axis >= r {
-		return nil, status.Errorf(status.InvalidArguments, "reduce.%s.DstDims: axis %d is out of range [%d, %d] for dims %s", n.name(), n.Axis, -r, r-1, ints(dims))
+	// RunONNXArg's own shape check: the rank limit, negative dims, the
+	// axis's range and an empty axis are refused as a run refuses them.
+	s := settings{index: true, keep: n.KeepDims}
+	var k key
+	if _, err := k.setArgShape(n.name()+".DstDims", dims, n.Axis, &s); err != nil {
+		return nil, err
 	}
-	ax := n.Axis
-	if ax < 0 {
-		ax += r
-	}
-	return dstDims(dims, 1<<ax, n.KeepDims), nil
+	return dstDims(dims, k.reduce, n.KeepDims), nil
 }

@@ -94,3 +94,51 @@ func TestONNXArgRefusals(t *testing.T) {
 		t.Errorf("axis 2 of rank 2: %v", err)
 	}
 }
+
+// TestONNXArgDstDimsRefusals checks that DstDims refuses the dims and
+// axes RunONNXArg refuses, with the same statuses: a rank past
+// graph.MaxRank (an axis past 31 once made an empty uint32 mask, and all
+// dims came back), negative dims, rank 0, an empty axis, an axis out of
+// range.
+func TestONNXArgDstDimsRefusals(t *testing.T) {
+	ones := func(n int) []int {
+		d := make([]int, n)
+		for i := range d {
+			d[i] = 1
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name string
+		dims []int
+		axis int64
+		want error
+	}{
+		{"rank 40, axis 35", ones(40), 35, status.InvalidShape},
+		{"rank 13", ones(13), 0, status.InvalidShape},
+		{"negative dim", []int{-5, 3}, 1, status.InvalidShape},
+		{"rank 0", nil, 0, status.InvalidShape},
+		{"empty axis", []int{0, 3}, 0, status.InvalidShape},
+		{"axis out of range", []int{2, 3}, 2, status.InvalidArguments},
+		{"axis 2^32+1", []int{2, 3}, 1<<32 + 1, status.InvalidArguments},
+	} {
+		n, _ := NewONNXArgNode("ArgMax", 13)
+		n.KeepDims, n.Axis = false, c.axis
+		runErr := RunONNXArg(n, make([]int64, 64), make([]float32, 64), c.dims)
+		if !errors.Is(runErr, c.want) {
+			t.Errorf("%s: RunONNXArg: %v, want %v", c.name, runErr, c.want)
+		}
+		got, err := n.DstDims(c.dims)
+		if !errors.Is(err, c.want) || got != nil {
+			t.Errorf("%s: DstDims = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	// An empty axis beside another empty dim has no outputs: both take it.
+	n, _ := NewONNXArgNode("ArgMin", 13)
+	if got, err := n.DstDims([]int{0, 0}); err != nil || !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("dims [0 0]: DstDims = %v, %v; want [1 0]", got, err)
+	}
+	if err := RunONNXArg(n, []int64(nil), []float32(nil), []int{0, 0}); err != nil {
+		t.Errorf("dims [0 0]: RunONNXArg: %v", err)
+	}
+}
