@@ -48,13 +48,13 @@ const optSelectLast optKind = 64
 // for an axis longer than 2^31 is InvalidArguments (the index type cannot
 // hold the answer: use an int64 dst).
 func ArgMax[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...Option) error {
-	return argRun("ArgMax", false, dst, src, dims, axis, opts)
+	return argRun("ArgMax", false, dst, src, dims, int64(axis), opts)
 }
 
 // ArgMin writes the index of the smallest element, NaN smaller than
 // every number (see ArgMax).
 func ArgMin[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...Option) error {
-	return argRun("ArgMin", true, dst, src, dims, axis, opts)
+	return argRun("ArgMin", true, dst, src, dims, int64(axis), opts)
 }
 
 // ArgMinMax is GoMLX's backend call ArgMinMax(x, axis, outputDType,
@@ -70,9 +70,9 @@ func ArgMinMax[S ArgSrc](dst []byte, src []S, dims []int, axis int, outputDType 
 	}
 	switch outputDType {
 	case dtypes.S32:
-		return argRun(name, isMin, viewAs[int32](dst), src, dims, axis, opts)
+		return argRun(name, isMin, viewAs[int32](dst), src, dims, int64(axis), opts)
 	case dtypes.S64:
-		return argRun(name, isMin, viewAs[int64](dst), src, dims, axis, opts)
+		return argRun(name, isMin, viewAs[int64](dst), src, dims, int64(axis), opts)
 	}
 	return status.Errorf(status.InvalidDataType, "reduce.ArgMinMax: output type %v, want s32 or s64", outputDType)
 }
@@ -110,8 +110,9 @@ var (
 
 // argRun is ArgMax's and ArgMin's path: resolve the types, shape and
 // options into a problem, check the slices hold its spans, find or
-// compile its kernel and run it.
-func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int, axis int, opts []Option) error {
+// compile its kernel and run it. axis is an int64, ONNX's attribute as
+// it is, so that no conversion to a 32-bit int truncates it into range.
+func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int, axis int64, opts []Option) error {
 	for i, o := range opts {
 		switch o.what {
 		case optDstType, optPost, optParamType, optInfAsZero, optStats, optSoftmaxStats:
@@ -135,7 +136,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		idxDT = dtypes.S64
 	}
 	var k key
-	ax, err := k.setArgShape(fn, dims, int64(axis), &s)
+	ax, err := k.setArgShape(fn, dims, axis, &s)
 	if err != nil {
 		return err
 	}

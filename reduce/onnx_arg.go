@@ -67,7 +67,7 @@ func RunONNXArg[I Index, S ArgSrc](n ONNXArgNode, dst []I, src []S, dims []int, 
 		all = append(all, o)
 	}
 	all = append(all, KeepDims(n.KeepDims), SelectLastIndex(n.SelectLastIndex))
-	return argRun(n.name(), n.Min, dst, src, dims, int(n.Axis), all)
+	return argRun(n.name(), n.Min, dst, src, dims, n.Axis, all) // the int64 itself: int(n.Axis) truncates on 32-bit platforms
 }
 
 // DstDims returns the dims of node n's output for src dims: what dst

@@ -139,7 +139,11 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 			k = norm.LogSoftmax
 		}
 		if n.Opset >= 13 {
-			return runNorm(fn, k, y, x, []float32(nil), nil, dims, int(n.Axis), 0, 0, opts)
+			axis, err := onnxAxis(fn, n.Axis, len(dims))
+			if err != nil {
+				return err
+			}
+			return runNorm(fn, k, y, x, []float32(nil), nil, dims, axis, 0, 0, opts)
 		}
 		if s.hasSrcStr || s.hasDstStr {
 			return status.Errorf(status.Unimplemented, "reduce.%s: strides with the 2-D coercion of opset %d", fn, n.Opset)
@@ -155,7 +159,11 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	case "LayerNormalization":
 		return onnxLayerNorm(fn, n, y, x, scale, bias, dims, opts)
 	case "RMSNormalization":
-		return runNorm(fn, norm.RMSNorm, y, x, scale, nil, dims, int(n.Axis), 0, n.Epsilon, opts)
+		axis, err := onnxAxis(fn, n.Axis, len(dims))
+		if err != nil {
+			return err
+		}
+		return runNorm(fn, norm.RMSNorm, y, x, scale, nil, dims, axis, 0, n.Epsilon, opts)
 	case "GroupNormalization":
 		if n.NumGroups <= 0 || len(dims) < 2 || dims[1] <= 0 || int64(dims[1])%n.NumGroups != 0 {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: num_groups %d for input dims %s; want a positive divisor of the channels (dim 1)",
@@ -181,6 +189,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 				*p = wide
 			}
 		}
+		// int(n.NumGroups) is whole: the check above bounds it by dims[1].
 		return runNorm(fn, norm.GroupNorm, y, x, scale, bias, dims, 1, int(n.NumGroups), n.Epsilon, opts)
 	case "InstanceNormalization":
 		if len(dims) < 2 || dims[1] <= 0 {
@@ -191,9 +200,26 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if n.P != 1 && n.P != 2 {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: p is %d; ONNX defines 1 and 2", fn, n.P)
 		}
-		return LpNormalize(y, x, dims, int(n.Axis), int(n.P), 0, opts...)
+		axis, err := onnxAxis(fn, n.Axis, len(dims))
+		if err != nil {
+			return err
+		}
+		return LpNormalize(y, x, dims, axis, int(n.P), 0, opts...)
 	}
 	return onnxMVN(fn, n, y, x, dims, opts)
+}
+
+// onnxAxis is the node's axis attribute as an int. Where int is 32 bits,
+// int(axis) would truncate an axis past its range, perhaps into range
+// (2^32+1 to 1), so such an axis is refused here, in the words of the
+// range check (axisIn) that refuses every other axis out of range; on
+// 64-bit platforms every int64 converts whole and that check refuses it.
+func onnxAxis(fn string, axis int64, rank int) (int, error) {
+	if int64(int(axis)) != axis {
+		return 0, status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
+			fn, axis, -rank, rank-1, rank)
+	}
+	return int(axis), nil
 }
 
 // dropStats is opts without a Stats option, which only
@@ -242,7 +268,11 @@ func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bi
 			inv = o.stats[1]
 		}
 	}
-	if err := runNorm(fn, norm.LayerNorm, y, x, scale, bias, dims, int(n.Axis), 0, n.Epsilon, opts); err != nil {
+	axis, err := onnxAxis(fn, n.Axis, len(dims))
+	if err != nil {
+		return err
+	}
+	if err := runNorm(fn, norm.LayerNorm, y, x, scale, bias, dims, axis, 0, n.Epsilon, opts); err != nil {
 		return err
 	}
 	ax, _ := norm.AxisIn(n.Axis, len(dims))

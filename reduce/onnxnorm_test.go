@@ -406,3 +406,47 @@ func TestONNXNormRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXAxisPastInt32 checks that an ONNX axis attribute int cannot
+// hold on a 32-bit platform is refused there as on 64-bit ones, not
+// truncated into range (2^32+1 to 1, -2^32+1 to 1): out of range for
+// every rank.
+func TestONNXAxisPastInt32(t *testing.T) {
+	x := make([]float32, 24)
+	y := make([]float32, 24)
+	dims := []int{2, 3, 4}
+	for _, axis := range []int64{1<<32 + 1, -1<<32 + 1} {
+		for _, c := range []struct {
+			op    string
+			opset int
+			scale []float32
+		}{
+			{"Softmax", 13, nil}, {"LogSoftmax", 13, nil}, {"LayerNormalization", 17, make([]float32, 12)},
+			{"RMSNormalization", 23, make([]float32, 12)}, {"LpNormalization", 1, nil},
+		} {
+			nd, err := reduce.NewONNXNorm(c.op, c.opset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nd.Axis = axis
+			err = reduce.RunONNXNorm(nd, y, x, c.scale, nil, dims)
+			if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "out of range") {
+				t.Errorf("%s axis %d: %v, want InvalidArguments, out of range", c.op, axis, err)
+			}
+		}
+		for _, op := range []string{"ArgMax", "ArgMin"} {
+			nd, err := reduce.NewONNXArgNode(op, 13)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nd.Axis = axis
+			err = reduce.RunONNXArg(nd, make([]int64, 24), x, dims)
+			if !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "out of range") {
+				t.Errorf("%s axis %d: %v, want InvalidArguments, out of range", op, axis, err)
+			}
+			if _, err := nd.DstDims(dims); !errors.Is(err, graph.InvalidArguments) {
+				t.Errorf("%s.DstDims axis %d: %v, want InvalidArguments", op, axis, err)
+			}
+		}
+	}
+}
