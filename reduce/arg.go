@@ -123,7 +123,12 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	if err := renamed(s.apply(OpMax, opts, false), OpMax, fn); err != nil {
 		return err
 	}
-	srcDT, err := elemType[S]("src", s.srcDT, s.srcByType, OpMax)
+	// Type names a ~uint16 src only, as for the reductions (run).
+	srcNamed := s.srcDT
+	if s.srcByType && !is16[S]() {
+		srcNamed = dtypes.Undef
+	}
+	srcDT, err := elemType[S]("src", srcNamed, s.srcByType, OpMax)
 	if err != nil {
 		return renamed(err, OpMax, fn)
 	}

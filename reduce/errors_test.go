@@ -45,7 +45,8 @@ func TestRefusals(t *testing.T) {
 		{"uint16 src without a type", func() error { return Mean(dst, u16, []int{2, 3}, nil) }, graph.InvalidDataType, "src is a 16-bit slice: name its type bf16, f16 or u16 (reduce.Type or reduce.SrcType)"},
 		{"uint16 dst without a type", func() error { return Mean(u16, f32, []int{2, 3}, nil) }, graph.InvalidDataType, "reduce.DstType"},
 		{"uint16 named f32", func() error { return Mean(dst, u16, []int{2, 3}, nil, SrcType(dtypes.F32)) }, graph.InvalidDataType, "named f32, not bf16, f16 or u16"},
-		{"float32 named bf16", func() error { return Mean(dst, f32, []int{2, 3}, nil, Type(dtypes.BF16)) }, graph.InvalidDataType, "src is a 32-bit float slice but its type is named bf16"},
+		{"float32 named bf16", func() error { return Mean(dst, f32, []int{2, 3}, nil, SrcType(dtypes.BF16)) }, graph.InvalidDataType, "src is a 32-bit float slice but its type is named bf16"},
+		{"float32 dst named bf16", func() error { return Mean(dst, f32, []int{2, 3}, nil, DstType(dtypes.BF16)) }, graph.InvalidDataType, "dst is a 32-bit float slice but its type is named bf16"},
 		{"bf16 to f16", func() error {
 			return Mean(u16, u16, []int{2, 3}, nil, SrcType(dtypes.BF16), DstType(dtypes.F16))
 		}, graph.InvalidDataType, "dst type f16 for src type bf16"},

@@ -46,8 +46,10 @@ const MaxPostOps = 4
 func KeepDims(keep bool) Option { return Option{what: optKeepDims, b: keep} }
 
 // Type names the data type of whichever of src and dst are ~uint16
-// slices: dtypes.BF16 or dtypes.F16. A ~float32 slice is always f32, and
-// an integer slice its Go type's (Type leaves it alone).
+// slices: dtypes.BF16 or dtypes.F16. A ~float32 slice is always f32, a
+// ~float64 slice f64, and an integer slice its Go type's: Type leaves
+// them alone, whether or not the call has a ~uint16 slice (SrcType and
+// DstType, which name one slice, must name its own type).
 func Type(dt dtypes.DataType) Option { return Option{what: optType, dt: dt} }
 
 // SrcType names src's data type (bf16 or f16 for a ~uint16 slice).

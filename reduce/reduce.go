@@ -258,12 +258,15 @@ func dstDims(dims []int, reduce uint32, keep bool) []int {
 func run[D Dst, S Src](op Op, dst []D, src []S, dims, axes []int, axes64 []int64, s *settings) error {
 	var k key
 	k.op = op
-	// Type names the ~uint16 side: a float32 slice beside one is f32.
+	// Type names the ~uint16 slices only (its doc): a float32 (or
+	// float64) slice keeps its own type whether or not the other slice
+	// is 16-bit, as in the normalizations. Only SrcType and DstType name
+	// such a slice, and must name its own type.
 	srcNamed, dstNamed := s.srcDT, s.dstDT
-	if s.srcByType && !is16[S]() && is16[D]() {
+	if s.srcByType && !is16[S]() {
 		srcNamed = dtypes.Undef
 	}
-	if s.dstByType && !is16[D]() && is16[S]() {
+	if s.dstByType && !is16[D]() {
 		dstNamed = dtypes.Undef
 	}
 	srcDT, err := elemType[S]("src", srcNamed, s.srcByType, op)
