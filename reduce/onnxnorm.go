@@ -101,12 +101,25 @@ func (n ONNXNorm) check() error {
 // where the op keeps src's dims as they are (SrcStrides, DstStrides: not
 // with the 2-D coercion of Softmax before opset 13 nor with
 // MeanVarianceNormalization), and LayerNormalization's Mean and
-// InvStdDev outputs (Stats).
+// InvStdDev outputs (Stats). InfAsZero and SoftmaxStats, which no ONNX
+// node has, are refused.
 func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims []int, opts ...Option) error {
 	if err := n.check(); err != nil {
 		return err
 	}
 	fn := "RunONNXNorm(" + n.OpType + ")"
+	// InfAsZero and SoftmaxStats are gdnn's Softmax options, which no
+	// ONNX node carries: refuse them by name here, before the options
+	// are resolved with no op kind (which would call them Softmax's, as
+	// if a Softmax node could take them).
+	for i, o := range opts {
+		switch o.what {
+		case optInfAsZero:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: RunONNXNorm does not take InfAsZero; ONNX's %s has no such attribute", fn, i, n.OpType)
+		case optSoftmaxStats:
+			return status.Errorf(status.InvalidArguments, "reduce.%s: option %d: RunONNXNorm does not take SoftmaxStats; ONNX's %s has no such output", fn, i, n.OpType)
+		}
+	}
 	var s normSettings
 	if err := s.apply(fn, 0, dropStats(opts)); err != nil {
 		return err

@@ -356,6 +356,12 @@ func TestONNXNormRefusals(t *testing.T) {
 		{"MVN axes", node("MeanVarianceNormalization", 13, func(n *reduce.ONNXNorm) { n.Axes = []int64{0, 0} }), nil, nil, nil, graph.InvalidArguments, "repeated"},
 		{"MVN strides", node("MeanVarianceNormalization", 13, func(n *reduce.ONNXNorm) { n.Axes = []int64{1} }), nil, nil, []reduce.Option{reduce.DstStrides([]int{12, 4, 1})}, graph.Unimplemented, "strides"},
 		{"Stats on softmax", node("Softmax", 13, nil), nil, nil, []reduce.Option{reduce.Stats(nil, nil)}, graph.InvalidArguments, "Mean and InvStdDev"},
+		{"InfAsZero", node("Softmax", 13, nil), nil, nil, []reduce.Option{reduce.InfAsZero(true)}, graph.InvalidArguments,
+			"option 0: RunONNXNorm does not take InfAsZero; ONNX's Softmax has no such attribute"},
+		{"SoftmaxStats", node("Softmax", 13, nil), nil, nil, []reduce.Option{reduce.KeepDims(false), reduce.SoftmaxStats(make([]float32, 6))}, graph.InvalidArguments,
+			"option 1: RunONNXNorm does not take SoftmaxStats; ONNX's Softmax has no such output"},
+		{"InfAsZero on LogSoftmax", node("LogSoftmax", 13, nil), nil, nil, []reduce.Option{reduce.InfAsZero(false)}, graph.InvalidArguments,
+			"RunONNXNorm does not take InfAsZero; ONNX's LogSoftmax has no such attribute"},
 		{"epsilon NaN", node("RMSNormalization", 23, func(n *reduce.ONNXNorm) { n.Epsilon = float32(math.NaN()) }), make([]float32, 4), nil, nil, graph.InvalidArguments, "epsilon is NaN"},
 	} {
 		err := reduce.RunONNXNorm(c.nd, y, x, c.scale, c.bias, dims, c.opts...)
