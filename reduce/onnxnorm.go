@@ -275,15 +275,28 @@ func prodInts(s []int) int {
 // onnxLayerNorm is LayerNormalization: LayerNorm, with the variances a
 // Stats option receives turned into ONNX's InvStdDev.
 func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bias []P, dims []int, opts []Option) error {
-	var inv []float32
+	var mean, inv []float32
+	hasStats := false
 	for _, o := range opts {
 		if o.what == optStats {
-			inv = o.stats[1]
+			mean, inv, hasStats = o.stats[0], o.stats[1], true
 		}
 	}
 	axis, err := onnxAxis(fn, n.Axis, len(dims))
 	if err != nil {
 		return err
+	}
+	// runNorm's check of the Stats slices, with ONNX's names: the second
+	// slice receives InvStdDev here, and runNorm would call it variance.
+	if ax, ok := norm.AxisIn(n.Axis, len(dims)); hasStats && ok && len(dims) <= norm.MaxRank {
+		rows := int64(1)
+		for _, d := range dims[:ax] {
+			rows *= int64(d)
+		}
+		if int64(len(mean)) < rows || int64(len(inv)) < rows {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: Mean holds %d values and InvStdDev %d; there are %d rows",
+				fn, len(mean), len(inv), rows)
+		}
 	}
 	if err := runNorm(fn, norm.LayerNorm, y, x, scale, bias, dims, axis, 0, n.Epsilon, opts); err != nil {
 		return err

@@ -346,6 +346,8 @@ func TestONNXNormRefusals(t *testing.T) {
 		{"softmax scale", node("Softmax", 13, nil), three, nil, nil, graph.InvalidArguments, "no scale or bias"},
 		{"stash_type", node("LayerNormalization", 17, func(n *reduce.ONNXNorm) { n.StashType = 11 }), make([]float32, 4), nil, nil, graph.Unimplemented, "stash_type 11"},
 		{"scale size", node("LayerNormalization", 17, nil), three, nil, nil, graph.InvalidShape, "gamma holds 3"},
+		{"InvStdDev size", node("LayerNormalization", 17, nil), make([]float32, 4), nil, []reduce.Option{reduce.Stats(make([]float32, 6), make([]float32, 5))},
+			graph.InvalidArguments, "Stats: Mean holds 6 values and InvStdDev 5; there are 6 rows"},
 		{"num_groups", node("GroupNormalization", 21, func(n *reduce.ONNXNorm) { n.NumGroups = 2 }), three, three, nil, graph.InvalidArguments, "num_groups 2"},
 		{"num_groups 0", node("GroupNormalization", 21, nil), three, three, nil, graph.InvalidArguments, "num_groups 0"},
 		{"opset 18 per channel", node("GroupNormalization", 18, func(n *reduce.ONNXNorm) { n.NumGroups = 1 }), three, three, nil, graph.InvalidShape, "one value per group"},
