@@ -190,16 +190,20 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 			}
 			// Per group: each group's value spread over its channels.
 			per := int64(dims[1]) / n.NumGroups
-			for _, p := range []*[]P{&scale, &bias} {
-				if int64(len(*p)) != n.NumGroups {
-					return status.Errorf(status.InvalidShape, "reduce.%s: scale and bias hold one value per group at opset %d: %d, not %d",
-						fn, n.Opset, n.NumGroups, len(*p))
+			// Each named in its error: either may be the wrong one.
+			for _, p := range []struct {
+				name string
+				v    *[]P
+			}{{"scale", &scale}, {"bias", &bias}} {
+				if int64(len(*p.v)) != n.NumGroups {
+					return status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; at opset %d scale and bias hold one value per group: %d",
+						fn, p.name, len(*p.v), n.Opset, n.NumGroups)
 				}
 				wide := make([]P, dims[1])
 				for c := range wide {
-					wide[c] = (*p)[int64(c)/per]
+					wide[c] = (*p.v)[int64(c)/per]
 				}
-				*p = wide
+				*p.v = wide
 			}
 		}
 		// int(n.NumGroups) is whole: the check above bounds it by dims[1].
