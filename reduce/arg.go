@@ -64,10 +64,8 @@ func ArgMin[I Index, S ArgSrc](dst []I, src []S, dims []int, axis int, opts ...O
 // and the first of equal elements, as in XLA. opts are ArgMax's
 // (KeepDims(true) keeps the axis as a dim of 1).
 func ArgMinMax[S ArgSrc](dst []byte, src []S, dims []int, axis int, outputDType dtypes.DataType, isMin bool, opts ...Option) error {
-	name := "ArgMax"
-	if isMin {
-		name = "ArgMin"
-	}
+	// Errors name the call the caller made, not ArgMax or ArgMin.
+	const name = "ArgMinMax"
 	switch outputDType {
 	case dtypes.S32:
 		return argRun(name, isMin, viewAs[int32](dst), src, dims, int64(axis), opts)

@@ -426,3 +426,25 @@ func TestArgEmptyAndAliased(t *testing.T) {
 		}
 	}
 }
+
+// TestArgMinMaxErrorsName: ArgMinMax's refusals name ArgMinMax, the call
+// made, for either isMin, not the ArgMax or ArgMin it runs as.
+func TestArgMinMaxErrorsName(t *testing.T) {
+	x := []float32{1, 2, 3, 4, 5, 6}
+	for _, isMin := range []bool{false, true} {
+		for name, err := range map[string]error{
+			"dst short":   ArgMinMax(make([]byte, 3), x, []int{2, 3}, 1, dtypes.S32, isMin),
+			"axis":        ArgMinMax(make([]byte, 8), x, []int{2, 3}, 2, dtypes.S32, isMin),
+			"rank 0":      ArgMinMax(make([]byte, 8), x, nil, 0, dtypes.S64, isMin),
+			"post-op":     ArgMinMax(make([]byte, 8), x, []int{2, 3}, 1, dtypes.S32, isMin, Post(PostAbs, 0, 0)),
+			"zero opt":    ArgMinMax(make([]byte, 8), x, []int{2, 3}, 1, dtypes.S32, isMin, Option{}),
+			"u16 no type": ArgMinMax(make([]byte, 8), []uint16{1, 2}, []int{2}, 0, dtypes.S32, isMin),
+			"u16 f32":     ArgMinMax(make([]byte, 8), []uint16{1, 2}, []int{2}, 0, dtypes.S32, isMin, SrcType(dtypes.F32)),
+			"out type":    ArgMinMax(make([]byte, 8), x, []int{2, 3}, 1, dtypes.F32, isMin),
+		} {
+			if err == nil || !strings.Contains(err.Error(), "reduce.ArgMinMax: ") {
+				t.Errorf("isMin %v, %s: %v, want an error naming reduce.ArgMinMax", isMin, name, err)
+			}
+		}
+	}
+}
