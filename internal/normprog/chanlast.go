@@ -21,7 +21,7 @@ import (
 // per-channel results summed per group in Go:
 //
 //	statistics of a block (its src stays in the core's cache):
-//	  per channel the mean of x and of x^2 over the block's pixels: per
+//	  per channel the sum of x and of x^2 over the block's pixels (f32), per
 //	  group a mean m and a variance E[x^2] - m^2, kept where m^2 is at
 //	  most half of E[x^2] (so at most one bit cancels); else, for data
 //	  far from 0 against their spread, the deviations d = x - M from m
@@ -71,7 +71,7 @@ type chanLast struct {
 // chanKernels are one block size's kernels.
 type chanKernels struct {
 	pixels                                      int64
-	mean, meanSq, dev, devMean, devMeanSq, mapK *jit.Kernel
+	sum, sumSq, dev, devSum, devSumSq, mapK *jit.Kernel
 }
 
 // chanOperand is gamma or beta: per channel, stride ch.
@@ -249,14 +249,16 @@ func (cl *chanLast) kernels(d *Desc, px int64, post []plan.PostOp) (*chanKernels
 	ks := &chanKernels{pixels: px}
 	var err error
 	src := []int64{cl.srcP, 1}
-	mean := plan.AlgMean.Reduction(0, 0)
-	if ks.mean, err = compile(&plan.Problem{Reduction: mean, SrcDT: d.SrcDT, DstDT: dtypes.F32, Dims: dims,
+	// Sums, not means: the division by the block's pixels, which f32
+	// would round, is taken in float64 (blockStats).
+	sum := plan.AlgSum.Reduction(0, 0)
+	if ks.sum, err = compile(&plan.Problem{Reduction: sum, SrcDT: d.SrcDT, DstDT: dtypes.F32, Dims: dims,
 		SrcStrides: src, Reduce: cols, DstStrides: row}); err != nil {
 		return nil, err
 	}
-	meanSq := mean
-	meanSq.Transform = plan.TransformSquare
-	if ks.meanSq, err = compile(&plan.Problem{Reduction: meanSq, SrcDT: d.SrcDT, DstDT: dtypes.F32, Dims: dims,
+	sumSq := sum
+	sumSq.Transform = plan.TransformSquare
+	if ks.sumSq, err = compile(&plan.Problem{Reduction: sumSq, SrcDT: d.SrcDT, DstDT: dtypes.F32, Dims: dims,
 		SrcStrides: src, Reduce: cols, DstStrides: row}); err != nil {
 		return nil, err
 	}
@@ -266,11 +268,11 @@ func (cl *chanLast) kernels(d *Desc, px int64, post []plan.PostOp) (*chanKernels
 		return nil, err
 	}
 	dev := []int64{c, 1}
-	if ks.devMean, err = compile(&plan.Problem{Reduction: mean, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims,
+	if ks.devSum, err = compile(&plan.Problem{Reduction: sum, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims,
 		SrcStrides: dev, Reduce: cols, DstStrides: row}); err != nil {
 		return nil, err
 	}
-	if ks.devMeanSq, err = compile(&plan.Problem{Reduction: meanSq, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims,
+	if ks.devSumSq, err = compile(&plan.Problem{Reduction: sumSq, SrcDT: dtypes.F32, DstDT: dtypes.F32, Dims: dims,
 		SrcStrides: dev, Reduce: cols, DstStrides: row}); err != nil {
 		return nil, err
 	}
@@ -328,21 +330,24 @@ func (cl *chanLast) blockStats(s *chanScratch, src []byte, dt dtypes.DataType, i
 	c, per := cl.chans, cl.chans/cl.groups
 	s.row, s.mid = sized(s.row, c*4), sized(s.mid, c*4)
 	x := src[(img*cl.srcB+blk*cl.block*cl.srcP)*int64(dt.Size()):]
-	if err := ks.mean.RunInline(x, s.row, nil); err != nil {
+	if err := ks.sum.RunInline(x, s.row, nil); err != nil {
 		return err
 	}
-	if err := ks.meanSq.RunInline(x, s.mid, nil); err != nil {
+	if err := ks.sumSq.RunInline(x, s.mid, nil); err != nil {
 		return err
 	}
-	// groupMean is the mean over group gi's channels of row's values.
+	n := float64(ks.pixels * per)
+	// groupMean is the mean over group gi's channels of row's per-channel
+	// sums over the block's pixels: divided in float64, so that data
+	// whose sums f32 holds exactly (oneDNN's test data) give their mean
+	// exactly, and x at the mean maps to beta itself.
 	groupMean := func(row []byte, gi int64) float64 {
 		sum := 0.0
 		for ch := gi * per; ch < (gi+1)*per; ch++ {
 			sum += float64(dtypes.LoadF32(dtypes.F32, row, ch))
 		}
-		return sum / float64(per)
+		return sum / n
 	}
-	n := float64(ks.pixels * per)
 	means, m2s := out[:cl.groups], out[cl.groups:]
 	exact := true
 	for gi := range cl.groups {
@@ -370,7 +375,7 @@ func (cl *chanLast) blockStats(s *chanScratch, src []byte, dt dtypes.DataType, i
 	if err := ks.dev.RunInline(x, s.y, [][]byte{s.mid}); err != nil {
 		return err
 	}
-	if err := ks.devMean.RunInline(s.y, s.row, nil); err != nil {
+	if err := ks.devSum.RunInline(s.y, s.row, nil); err != nil {
 		return err
 	}
 	for gi := range cl.groups {
@@ -378,7 +383,7 @@ func (cl *chanLast) blockStats(s *chanScratch, src []byte, dt dtypes.DataType, i
 		means[gi] = float64(dtypes.LoadF32(dtypes.F32, s.mid, gi*per)) + dm
 		m2s[gi] = -n * dm * dm
 	}
-	if err := ks.devMeanSq.RunInline(s.y, s.row, nil); err != nil {
+	if err := ks.devSumSq.RunInline(s.y, s.row, nil); err != nil {
 		return err
 	}
 	for gi := range cl.groups {
@@ -473,7 +478,7 @@ func sized(buf []byte, n int64) []byte {
 // impl names the kernels' implementations, joined by "+".
 func (cl *chanLast) impl() string {
 	var names []string
-	for _, k := range []*jit.Kernel{cl.full.mean, cl.full.meanSq, cl.full.dev, cl.full.devMean, cl.full.devMeanSq, cl.full.mapK} {
+	for _, k := range []*jit.Kernel{cl.full.sum, cl.full.sumSq, cl.full.dev, cl.full.devSum, cl.full.devSumSq, cl.full.mapK} {
 		if n := k.Impl(); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
@@ -483,7 +488,7 @@ func (cl *chanLast) impl() string {
 
 // why says why the interpreter runs some kernel, or "".
 func (cl *chanLast) why() string {
-	for _, k := range []*jit.Kernel{cl.full.mean, cl.full.meanSq, cl.full.dev, cl.full.devMean, cl.full.devMeanSq, cl.full.mapK} {
+	for _, k := range []*jit.Kernel{cl.full.sum, cl.full.sumSq, cl.full.dev, cl.full.devSum, cl.full.devSumSq, cl.full.mapK} {
 		if w := k.Why(); w != "" {
 			return w
 		}
