@@ -223,7 +223,8 @@ fused: the src scale (a Multiply), post-ops (eltwise and binary ops; linear a
 Multiply and an Add), then the dst scale (a Quantize into an s8 or u8 dst, else a
 Divide) and a TypeCast into a 16-bit dst; the normalization writes f32 then:
   --softmax PROBLEM = NxNx...[_nNAME], e.g. 2x19x17x13:
-    --dir=FWD_D|FWD_I, --sdt=DT, --ddt=DT, --stag=TAG, --dtag=TAG (default any),
+    --dir=FWD_D|FWD_B|FWD_I (FWD_B runs as FWD_D, as in benchdnn), --sdt=DT, --ddt=DT,
+    --stag=TAG, --dtag=TAG (default any),
     --alg=SOFTMAX|LOGSOFTMAX|SOFTMAX_INF_AS_ZERO (softmax_accurate, softmax_log; SoftMax
     with mode none or inf_as_zero, LogSoftmax), --axis=N (default 1), --mb=N, --inplace=BOOL.
   --lnorm PROBLEM = NxNx...[_nNAME], normalized over the last dim (LayerNorm,
@@ -247,8 +248,7 @@ Divide) and a TypeCast into a 16-bit dst; the normalization writes f32 then:
   An s8 or u8 src is normalized as its integers (a Dequantize of scale 1 fused
   before the normalization), as oneDNN's primitive reads it.
   UNIMPLEMENTED, with the reason: BWD_* directions, f64 and f8_* data, global statistics (G), RMS norm
-  with a shift (MH), ops after a FWD_D lnorm or gnorm (which output the mean and
-  variance), per-channel or typed scales, zero points, sum, prelu and other post-ops
+  with a shift (MH), per-channel or typed scales, zero points, sum, prelu and other post-ops
   gdnn does not fuse, dropout, a user scratchpad, thread contexts other than auto
   (the default), blocked layouts,
   and any op or partition gdnn does not compile yet. In place (--inplace=true) dst is

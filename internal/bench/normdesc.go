@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -82,6 +83,9 @@ func ParseGnormDesc(s string) (gnormDesc, error) {
 				return fail("no value for eps")
 			}
 			v, err := strconv.ParseFloat(rest[:n], 32)
+			if errors.Is(err, strconv.ErrRange) {
+				return fail("eps %q is out of f32's range", rest[:n])
+			}
 			if err != nil {
 				return fail("eps %q is not a number", rest[:n])
 			}

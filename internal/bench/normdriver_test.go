@@ -70,6 +70,7 @@ func TestParseGnormDesc(t *testing.T) {
 		{"g2ic8id3ih2", "both ih and iw"},
 		{"g2ic8zz", "unrecognized field"},
 		{"g2ic8eps", "no value for eps"},
+		{"g2ic8eps1e40", "eps \"1e40\" is out of f32's range"},
 		{"g2ic99999999999999999999", "not an integer in range"},
 	} {
 		_, err := ParseGnormDesc(c.in)

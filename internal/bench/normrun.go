@@ -71,10 +71,12 @@ func unimplementedNorm(c *normCase) result {
 		return result{state: "SKIPPED", reason: "invalid case: in place with different src and dst data types or layouts"}
 	}
 	switch c.dir {
-	case "FWD_D", "FWD_I":
+	case "FWD_D", "FWD_B", "FWD_I":
+		// FWD_B carries benchdnn's forward flag, and its normalization
+		// drivers build it as FWD_D: forward training.
 	default:
 		what := map[string]string{"softmax": "SoftMaxBackward", "lnorm": "LayerNormBackward", "gnorm": "a GroupNorm backward op"}[c.driver]
-		return un("--dir=%s: gdnn has no backward normalization (%s); it runs FWD_D and FWD_I", c.dir, what)
+		return un("--dir=%s: gdnn has no backward normalization (%s); it runs FWD_D (and FWD_B, as benchdnn does) and FWD_I", c.dir, what)
 	}
 	for _, d := range []struct{ what, dt string }{{"src", c.sdt}, {"dst", c.ddt}, {"scale and shift", c.ssDT}} {
 		if d.dt == "" || d.dt == "f32" || d.dt == "bf16" || d.dt == "f16" {
@@ -186,11 +188,11 @@ func buildNorm(c *normCase) (*normBuilt, error) {
 			b.op = "RMSNorm"
 		}
 		paramDims, statDims = dims[rank-1:], dims[:rank-1]
-		b.keepStats = c.dir == "FWD_D" && !b.rms
+		b.keepStats = c.dir != "FWD_I" && !b.rms
 	case "gnorm":
 		b.op, b.axis, b.groups, b.eps = "GroupNorm", 1, c.g.G, c.g.Eps
 		paramDims, statDims = []int64{c.g.IC}, []int64{c.g.MB, c.g.G}
-		b.keepStats = c.dir == "FWD_D"
+		b.keepStats = c.dir != "FWD_I"
 	}
 	// oneDNN Graph's LayerNorm and GroupNorm take gamma and beta together
 	// (use_affine): a scale alone runs with a shift of zeros, a shift
