@@ -54,8 +54,15 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 	if err != nil {
 		return err
 	}
+	srcSpan, dstSpan := sliceSpan(io.dims, io.srcStrides), sliceSpan(io.dims, io.dstStrides)
+	if int64(len(src)) < srcSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: src holds %d values; its dims %s and strides address %d", fn, len(src), ints(dims), srcSpan)
+	}
+	if int64(len(dst)) < dstSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst holds %d values; its dims %s and strides address %d", fn, len(dst), ints(dims), dstSpan)
+	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
-	srcV, dstV := spanView(srcB, sliceSpan(io.dims, io.srcStrides), io.srcDT.Size()), spanView(dstB, sliceSpan(io.dims, io.dstStrides), io.dstDT.Size())
+	srcV, dstV := spanView(srcB, srcSpan, io.srcDT.Size()), spanView(dstB, dstSpan, io.dstDT.Size())
 	if jit.Overlap(srcV, dstV) && !jit.SameTensor(dstB, srcB, io.dstDT, io.srcDT, io.dims, io.dstStrides, io.srcStrides) {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: dst overlaps src in memory "+
 			"(in place, dst must be src itself: the same first element, type and strides)", fn)
