@@ -90,10 +90,13 @@ func singleAxis(op *graph.Op, rank int) (int, bool) {
 	return norm.AxisIn(axes[0], rank)
 }
 
-// onlyConsumer is the one op that reads tensor id, or nil.
+// onlyConsumer is the one op that reads tensor id, where it has one
+// output, or nil.
 func onlyConsumer(g *graph.Graph, id uint64) *graph.Op {
 	cons := uniqueOps(g.Consumers(id))
-	if len(cons) != 1 {
+	if len(cons) != 1 || len(cons[0].Outputs) != 1 {
+		// A pattern's ops have one output each, which the matchers read
+		// next; an End op, which has none, ends no pattern.
 		return nil
 	}
 	return cons[0]

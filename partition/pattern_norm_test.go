@@ -728,3 +728,68 @@ func TestL2NormWithoutEps(t *testing.T) {
 		})
 	}
 }
+
+// TestDecomposedCutShortByEnd: every decomposed normalization cut short
+// after any of its ops, whose last output an End op reads, partitions
+// with no panic and no error: a pattern's op with no output (End) ends
+// no pattern.
+func TestDecomposedCutShortByEnd(t *testing.T) {
+	f32 := dtypes.F32
+	type step struct {
+		kind  graph.OpKind
+		ins   []uint64
+		attrs map[string]any
+	}
+	keep := map[string]any{"axes": []int64{-1}, "keep_dims": true}
+	pow := func(b float32) map[string]any { return map[string]any{"beta": b} }
+	// x is tensor 1, eps 2; step i writes tensor 10+i.
+	forms := map[string][]step{
+		"softmax": {{graph.ReduceMax, []uint64{1}, keep}, {graph.Subtract, []uint64{1, 10}, nil}, {graph.Exp, []uint64{11}, nil},
+			{graph.ReduceSum, []uint64{12}, keep}, {graph.Divide, []uint64{12, 13}, nil}},
+		"layer norm": {{graph.ReduceMean, []uint64{1}, keep}, {graph.Subtract, []uint64{1, 10}, nil}, {graph.Pow, []uint64{11}, pow(2)},
+			{graph.ReduceMean, []uint64{12}, keep}, {graph.Add, []uint64{13, 2}, nil}, {graph.Sqrt, []uint64{14}, nil},
+			{graph.Divide, []uint64{11, 15}, nil}},
+		"rms norm, Pow -0.5": {{graph.Multiply, []uint64{1, 1}, nil}, {graph.ReduceMean, []uint64{10}, keep}, {graph.Add, []uint64{11, 2}, nil},
+			{graph.Pow, []uint64{12}, pow(-0.5)}, {graph.Multiply, []uint64{1, 13}, nil}},
+		"rms norm, Sqrt": {{graph.Square, []uint64{1}, nil}, {graph.ReduceMean, []uint64{10}, keep}, {graph.Add, []uint64{11, 2}, nil},
+			{graph.Sqrt, []uint64{12}, nil}, {graph.Divide, []uint64{1, 13}, nil}},
+		"l2": {{graph.ReduceL2, []uint64{1}, keep}, {graph.Maximum, []uint64{10, 2}, nil}, {graph.Divide, []uint64{1, 11}, nil}},
+		"l2 from squares": {{graph.Square, []uint64{1}, nil}, {graph.ReduceSum, []uint64{10}, keep}, {graph.Sqrt, []uint64{11}, nil},
+			{graph.Add, []uint64{2, 12}, nil}, {graph.Divide, []uint64{1, 13}, nil}},
+	}
+	for name, steps := range forms {
+		for k := 1; k <= len(steps); k++ {
+			g := graph.New()
+			tensors := map[uint64]graph.LogicalTensor{1: graph.NewLogicalTensor(1, f32, []int64{4, 3, 37}), 2: graph.NewLogicalTensor(2, f32, []int64{1})}
+			for i, s := range steps[:k] {
+				out := graph.NewLogicalTensorAny(uint64(10+i), f32, nil)
+				tensors[out.ID] = out
+				op := graph.NewOp(uint64(i+1), s.kind, fmt.Sprint(s.kind))
+				for _, in := range s.ins {
+					op.AddInput(tensors[in])
+				}
+				op.AddOutput(out)
+				for a, v := range s.attrs {
+					op.SetAttr(a, v)
+				}
+				if err := g.AddOp(op); err != nil {
+					t.Fatalf("%s, %d ops: %v", name, k, err)
+				}
+			}
+			if err := g.AddOp(graph.NewOp(99, graph.End, "end").AddInput(tensors[uint64(10+k-1)])); err != nil {
+				t.Fatalf("%s, %d ops: %v", name, k, err)
+			}
+			must(t, g.Finalize())
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s cut after %d ops: panic %v", name, k, r)
+					}
+				}()
+				if _, err := Get(g, Fusion); err != nil {
+					t.Errorf("%s cut after %d ops: %v", name, k, err)
+				}
+			}()
+		}
+	}
+}
