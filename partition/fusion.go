@@ -58,7 +58,7 @@ func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, sto
 			why = fmt.Sprintf("it reads the chain's %s output, which a fused chain never rounds mid-way", cur.DataType)
 		case len(chain) > maxPostOps:
 			why = fmt.Sprintf("the chain already holds %d post-ops", maxPostOps)
-		case !chainType(srcDT, dt) && !(red.Kind.IsNormalization() && (dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16)):
+		case !chainType(srcDT, dt) && !(normHead(red) && (dt == dtypes.F32 || dt == dtypes.BF16 || dt == dtypes.F16)):
 			want := srcDT.String() + ", f32, s8, u8 or s32"
 			switch {
 			case srcDT == dtypes.F32:
@@ -135,6 +135,12 @@ func chainType(srcDT, dt dtypes.DataType) bool {
 	}
 	return dt == srcDT || dt == dtypes.F32
 }
+
+// normHead reports whether a chain that op heads follows a
+// normalization, whose fused post-ops may end in any float type: the
+// normalization itself, or a TypeCast after its chain (normTail), the
+// only place a TypeCast heads one.
+func normHead(op *graph.Op) bool { return op.Kind.IsNormalization() || op.Kind == graph.TypeCast }
 
 // wideOperand reports whether the binary op reads an f64 tensor.
 func wideOperand(op *graph.Op) bool {

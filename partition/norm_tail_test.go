@@ -269,3 +269,27 @@ func TestNormTailRefusals(t *testing.T) {
 	p := build(perTensor, false)[0]
 	forEachISA(t, func(t *testing.T, isa jit.ISA) { runTailPartition(t, p, isa, 5) })
 }
+
+// TestNormTailAfterCast: post-ops after a normalization's TypeCast to a
+// 16-bit type fuse, as they do with no cast, whatever the type they end
+// in (a fused chain computes in f32 and rounds once, at its end); the
+// partition runs against the ops one by one.
+func TestNormTailAfterCast(t *testing.T) {
+	f32 := dtypes.F32
+	for _, dt := range []dtypes.DataType{dtypes.BF16, dtypes.F16} {
+		g := graph.New()
+		must(t, g.AddOp(graph.NewOp(1, graph.SoftMax, "sm").AddInput(graph.NewLogicalTensor(0, f32, []int64{4, 6})).
+			AddOutput(graph.NewLogicalTensorAny(1, f32, nil)).SetAttr("axis", int64(1))))
+		must(t, g.AddOp(graph.NewOp(2, graph.TypeCast, "tc").AddInput(graph.NewLogicalTensorAny(1, f32, nil)).
+			AddOutput(graph.NewLogicalTensorAny(2, dt, nil))))
+		must(t, g.AddOp(graph.NewOp(3, graph.Multiply, "k").AddInput(graph.NewLogicalTensorAny(2, dt, nil)).
+			AddInput(graph.NewLogicalTensor(5, f32, []int64{1, 6})).AddOutput(graph.NewLogicalTensorAny(3, dt, nil))))
+		must(t, g.Finalize())
+		parts, err := Get(g, Fusion)
+		must(t, err)
+		if len(parts) != 1 || len(parts[0].Ops()) != 3 || !parts[0].IsSupported() {
+			t.Fatalf("%v: %v; want SoftMax, TypeCast and Multiply in one supported partition", dt, parts)
+		}
+		forEachISA(t, func(t *testing.T, isa jit.ISA) { runTailPartition(t, parts[0], isa, 6) })
+	}
+}
