@@ -70,7 +70,7 @@ type chanLast struct {
 
 // chanKernels are one block size's kernels.
 type chanKernels struct {
-	pixels                                      int64
+	pixels                                  int64
 	sum, sumSq, dev, devSum, devSumSq, mapK *jit.Kernel
 }
 
