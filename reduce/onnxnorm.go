@@ -293,11 +293,7 @@ func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bi
 	// runNorm's check of the Stats slices, with ONNX's names: the second
 	// slice receives InvStdDev here, and runNorm would call it variance.
 	if ax, ok := norm.AxisIn(n.Axis, len(dims)); hasStats && ok && len(dims) <= norm.MaxRank {
-		rows := int64(1)
-		for _, d := range dims[:ax] {
-			rows *= int64(d)
-		}
-		if int64(len(mean)) < rows || int64(len(inv)) < rows {
+		if rows := prodInts(dims[:ax]); len(mean) < rows || len(inv) < rows {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: Mean holds %d values and InvStdDev %d; there are %d rows",
 				fn, len(mean), len(inv), rows)
 		}

@@ -55,11 +55,8 @@ func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps floa
 		return err
 	}
 	srcSpan, dstSpan := sliceSpan(io.dims, io.srcStrides), sliceSpan(io.dims, io.dstStrides)
-	if int64(len(src)) < srcSpan {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: src holds %d values; its dims %s and strides address %d", fn, len(src), ints(dims), srcSpan)
-	}
-	if int64(len(dst)) < dstSpan {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: dst holds %d values; its dims %s and strides address %d", fn, len(dst), ints(dims), dstSpan)
+	if err := shortSlices(fn, len(src), len(dst), srcSpan, dstSpan, io.dims, io.dims); err != nil {
+		return err
 	}
 	srcB, dstB := bytesOf(src), bytesOf(dst)
 	srcV, dstV := spanView(srcB, srcSpan, io.srcDT.Size()), spanView(dstB, dstSpan, io.dstDT.Size())
@@ -124,19 +121,18 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 		return status.Errorf(status.InvalidShape, "reduce.%s: mask holds %d values; src dims %s and axis %d want %d (dims %s)",
 			fn, len(mask), ints(dims), axis, n, int64s(mdims))
 	}
-	if i, ok := badWeight(mask); !ok {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: mask value %d is %v; a mask holds 1 (keep) and 0 (padding), or non-negative weights",
-			fn, i, float32(mask[i]))
+	if maskDT == dtypes.F32 { // a u8 mask holds weights only
+		if i, ok := badWeight(mask); !ok {
+			return status.Errorf(status.InvalidArguments, "reduce.%s: mask value %d is %v; a mask holds 1 (keep) and 0 (padding), or non-negative weights",
+				fn, i, float32(mask[i]))
+		}
 	}
 	// The spans first: nothing is allocated or written for slices too
 	// short (the counts' scratch is as large as dst's rows).
 	ddims := append(append(a.make(len(io.dims))[:0], io.dims[:ax]...), io.dims[ax+1:]...)
 	srcSpan, dstSpan := sliceSpan(io.dims, io.srcStrides), sliceSpan(ddims, io.dstStrides)
-	if int64(len(src)) < srcSpan {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: src holds %d values; its dims %s and strides address %d", fn, len(src), ints(dims), srcSpan)
-	}
-	if int64(len(dst)) < dstSpan {
-		return status.Errorf(status.InvalidArguments, "reduce.%s: dst holds %d values; its dims %s and strides address %d", fn, len(dst), int64s(ddims), dstSpan)
+	if err := shortSlices(fn, len(src), len(dst), srcSpan, dstSpan, io.dims, ddims); err != nil {
+		return err
 	}
 	srcB, dstB, maskB := bytesOf(src), bytesOf(dst), maskBytes(mask)
 	dstV := spanView(dstB, dstSpan, io.dstDT.Size())
@@ -184,11 +180,22 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	return inNormCall(fn, mp.mean.Run(srcB, dstB, maskB, [][]byte{cnt}))
 }
 
+// shortSlices refuses a src or dst slice of fewer values than the span
+// its dims and strides address.
+func shortSlices(fn string, nsrc, ndst int, srcSpan, dstSpan int64, srcDims, dstDims []int64) error {
+	if int64(nsrc) < srcSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: src holds %d values; its dims %s and strides address %d", fn, nsrc, int64s(srcDims), srcSpan)
+	}
+	if int64(ndst) < dstSpan {
+		return status.Errorf(status.InvalidArguments, "reduce.%s: dst holds %d values; its dims %s and strides address %d", fn, ndst, int64s(dstDims), dstSpan)
+	}
+	return nil
+}
+
 // badWeight returns the index of the first value of mask that is not a
 // weight (negative, or NaN) and false, or true where every value is one:
 // a negative weight can make a row's count 0 or negative, which the
-// count's clamp would turn into a divisor near 1e-38. A u8 mask holds
-// weights only.
+// count's clamp would turn into a divisor near 1e-38.
 func badWeight[M ~float32 | ~uint8](mask []M) (int, bool) {
 	for i, v := range mask {
 		if !(float32(v) >= 0) {
