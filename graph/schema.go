@@ -375,7 +375,7 @@ func sameFloatTypes(op *Op) error {
 // s32; ONNX's axes input is int64).
 func reduceTypes(op *Op) error {
 	src, dst := op.Inputs[0], op.Outputs[0]
-	if r := exactReductions[op.Kind]; plan.IsExact(src.DataType, r) || r.IsBitwise() || r.Transform == plan.TransformNonzero {
+	if r, _ := plan.OfGraphOp(op.Kind.String()); plan.IsExact(src.DataType, r) || r.IsBitwise() || r.Transform == plan.TransformNonzero {
 		var e *status.Error
 		if err := plan.CheckExact(src.DataType, dst.DataType, r); errors.As(err, &e) {
 			return Errorf(e.Status, "%s: src tensor %d is %s, dst tensor %d is %s: %s", op, src.ID, src.DataType, dst.ID, dst.DataType,
@@ -406,18 +406,6 @@ func reduceTypes(op *Op) error {
 			op, dst.ID, dst.DataType, src.DataType, want)
 	}
 	return axesTypes(op)
-}
-
-// exactReductions are the Reduce* ops' reductions, as plan.CheckExact
-// reads them to say which integer and boolean data each takes and
-// writes.
-var exactReductions = map[OpKind]plan.Reduction{
-	ReduceMean: plan.AlgMean.Reduction(0, 0), ReduceSum: plan.AlgSum.Reduction(0, 0),
-	ReduceMax: plan.AlgMax.Reduction(0, 0), ReduceMin: plan.AlgMin.Reduction(0, 0), ReduceProd: plan.AlgMul.Reduction(0, 0),
-	ReduceL1: plan.AlgNormLpSum.Reduction(1, 0), ReduceL2: plan.AlgNormLpSum.Reduction(2, 0),
-	ReduceBitwiseAnd: plan.Bitwise(plan.CombineAnd), ReduceBitwiseOr: plan.Bitwise(plan.CombineOr),
-	ReduceBitwiseXor: plan.Bitwise(plan.CombineXor),
-	ReduceLogicalAnd: plan.LogicalAnd, ReduceLogicalOr: plan.LogicalOr, ReduceLogicalXor: plan.LogicalXor,
 }
 
 // axesTypes checks a reduction's axes input: s32 or s64.

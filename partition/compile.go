@@ -449,35 +449,8 @@ func portIndex(ports []graph.LogicalTensor, id uint64) int {
 // before it (nil if none), onto what the kernel computes: the pre-op is
 // the per-element transform.
 func reductionOf(pre, red *graph.Op) (plan.Reduction, error) {
-	var r plan.Reduction
-	switch red.Kind {
-	case graph.ReduceMean:
-		r = plan.AlgMean.Reduction(0, 0)
-	case graph.ReduceSum:
-		r = plan.AlgSum.Reduction(0, 0)
-	case graph.ReduceProd:
-		r = plan.AlgMul.Reduction(0, 0)
-	case graph.ReduceMax:
-		r = plan.AlgMax.Reduction(0, 0)
-	case graph.ReduceMin:
-		r = plan.AlgMin.Reduction(0, 0)
-	case graph.ReduceL1:
-		r = plan.Reduction{Transform: plan.TransformAbs, Combine: plan.CombineAdd, Finalize: plan.FinalizeNone}
-	case graph.ReduceL2:
-		r = plan.Reduction{Transform: plan.TransformSquare, Combine: plan.CombineAdd, Finalize: plan.FinalizeRootAddEps, P: 2}
-	case graph.ReduceBitwiseAnd:
-		r = plan.Bitwise(plan.CombineAnd)
-	case graph.ReduceBitwiseOr:
-		r = plan.Bitwise(plan.CombineOr)
-	case graph.ReduceBitwiseXor:
-		r = plan.Bitwise(plan.CombineXor)
-	case graph.ReduceLogicalAnd:
-		r = plan.LogicalAnd
-	case graph.ReduceLogicalOr:
-		r = plan.LogicalOr
-	case graph.ReduceLogicalXor:
-		r = plan.LogicalXor
-	default:
+	r, ok := plan.OfGraphOp(red.Kind.String())
+	if !ok {
 		return r, status.Errorf(status.Unimplemented, "%s: %s is not a reduction gdnn compiles", red, red.Kind)
 	}
 	if pre == nil {

@@ -1056,15 +1056,6 @@ type reading struct {
 	alone, floatRef bool
 }
 
-// bitwiseOps are the reductions the float reference has no kind for:
-// the exact reference alone checks them (the others' exact reductions
-// are exactAlgs', by the kind's name).
-var bitwiseOps = map[graph.OpKind]plan.Reduction{
-	graph.ReduceBitwiseAnd: plan.Bitwise(plan.CombineAnd), graph.ReduceBitwiseOr: plan.Bitwise(plan.CombineOr),
-	graph.ReduceBitwiseXor: plan.Bitwise(plan.CombineXor),
-	graph.ReduceLogicalAnd: plan.LogicalAnd, graph.ReduceLogicalOr: plan.LogicalOr, graph.ReduceLogicalXor: plan.LogicalXor,
-}
-
 // exactCheck reports whether a partition whose reduction rd reads and
 // whose src is sdt is checked by the exact reference, and if not, why
 // it has none.
@@ -1092,7 +1083,7 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	k, root, known := kindOfOp(red.Kind)
 	exact, hasExact := exactAlgs[k.name]
 	if !known {
-		exact, hasExact = bitwiseOps[red.Kind]
+		exact, hasExact = plan.OfGraphOp(red.Kind.String())
 	}
 	alone := hasExact && len(ops) == 1
 	if !known && !alone {

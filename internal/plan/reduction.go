@@ -148,6 +148,27 @@ func ParseAlg(name string) (Alg, bool) {
 	return 0, false
 }
 
+// graphReductions are the graph's Reduce* ops (oneDNN Graph's, and
+// gdnn's bitwise and logical extensions), by op kind name, as the
+// kernels compute them: the one table the graph's schemas, the
+// partitioner and gdnnbench's graph driver read.
+var graphReductions = map[string]Reduction{
+	"ReduceMean": AlgMean.Reduction(0, 0), "ReduceSum": AlgSum.Reduction(0, 0), "ReduceProd": AlgMul.Reduction(0, 0),
+	"ReduceMax": AlgMax.Reduction(0, 0), "ReduceMin": AlgMin.Reduction(0, 0),
+	// ReduceL1 is a sum of |x|, with no Lp finalize to run.
+	"ReduceL1":         {Transform: TransformAbs, Combine: CombineAdd, Finalize: FinalizeNone},
+	"ReduceL2":         AlgNormLpSum.Reduction(2, 0),
+	"ReduceBitwiseAnd": Bitwise(CombineAnd), "ReduceBitwiseOr": Bitwise(CombineOr), "ReduceBitwiseXor": Bitwise(CombineXor),
+	"ReduceLogicalAnd": LogicalAnd, "ReduceLogicalOr": LogicalOr, "ReduceLogicalXor": LogicalXor,
+}
+
+// OfGraphOp returns the reduction the graph op kind named kind
+// ("ReduceSum", ...) computes, or false if it is no reduction.
+func OfGraphOp(kind string) (Reduction, bool) {
+	r, ok := graphReductions[kind]
+	return r, ok
+}
+
 // IsLp reports whether a is one of the Lp norms (which read p and eps).
 func (a Alg) IsLp() bool { return a >= AlgNormLpMax && a <= AlgNormLpPowerPSum }
 
