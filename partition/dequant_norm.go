@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/kernelshape"
@@ -65,6 +66,42 @@ func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op
 		return not("its scales are per channel; oneDNN's normalizations take one src scale per tensor, and gdnn fuses that Dequantize only")
 	}
 	return nrm, ""
+}
+
+// dequantPattern returns the decomposed normalization (pattern.go,
+// pattern_norm.go) whose x a Dequantize dq produces, or nil; and, where
+// dq feeds one it does not fuse into, why. Every consumer of x must be
+// an op of the pattern, which then reads the 8-bit src itself, as a
+// normalization op does after a fused Dequantize.
+func dequantPattern(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*normPattern, string) {
+	if dq.Kind != graph.Dequantize || len(dq.Outputs) != 1 {
+		return nil, ""
+	}
+	x := dq.Outputs[0]
+	cons := uniqueOps(g.Consumers(x.ID))
+	for _, c := range cons {
+		pat := matchPattern(g, c, taken)
+		if pat == nil || pat.op.Inputs[0].ID != x.ID {
+			continue
+		}
+		not := func(why string) (*normPattern, string) {
+			return nil, fmt.Sprintf("not fused before the %s: %s", pat.name, why)
+		}
+		for _, c := range cons {
+			if !slices.Contains(pat.ops, c) {
+				return not(fmt.Sprintf("its output is read by %s, outside the pattern", c))
+			}
+		}
+		q, err := graph.QuantParamsOf(dq, max(len(dq.Inputs[0].Dims), 1))
+		switch {
+		case err != nil:
+			return not(err.Error())
+		case q.PerChannel:
+			return not("its scales are per channel; gdnn fuses a per-tensor Dequantize before a normalization")
+		}
+		return pat, ""
+	}
+	return nil, ""
 }
 
 // setDequant makes p, newPartition's group of a Dequantize, its

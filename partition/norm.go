@@ -129,7 +129,13 @@ func (p *Partition) compileNorm(inputs, outputs []graph.LogicalTensor) (*Compile
 		if len(opIns) > 1 {
 			eps = &opIns[1]
 		}
-		err = p.dec.compile(op, opIns[0], eps, outs[0], post, r)
+		var dq *kernelshape.Dequant
+		if p.dq != nil {
+			if dq, err = p.dequantOf(); err != nil {
+				return nil, err
+			}
+		}
+		err = p.dec.compile(op, opIns[0], eps, outs[0], post, dq, ins[r.in[0]].DataType, r)
 	} else {
 		src := opIns[0]
 		if p.res != nil && p.res.out {

@@ -175,13 +175,21 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			resOps, res = fuseResidual(g, op, taken, notFused)
 		}
 		var dqNorm *graph.Op
+		var dqPat *normPattern
 		if policy == Fusion && pat == nil && res == nil {
 			var why string
 			if dqNorm, why = dequantNorm(g, op, taken); why != "" {
 				notFused[op.ID] = why
 			}
+			if dqNorm == nil && why == "" {
+				if dqPat, why = dequantPattern(g, op, taken); why != "" {
+					notFused[op.ID] = why
+				}
+			}
 		}
-		if dqNorm != nil {
+		if dqPat != nil {
+			ops = append(append([]*graph.Op{op}, dqPat.ops...), normPostOps(g, dqPat.op, taken, notFused)[1:]...)
+		} else if dqNorm != nil {
 			ops = append([]*graph.Op{op}, normPostOps(g, dqNorm, taken, notFused)...)
 		} else if res != nil {
 			ops = resOps
@@ -199,7 +207,9 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 			switch {
 			case op.Kind == graph.Dequantize:
 				var why string
-				if red, why = dequantTarget(g, op, taken); why != "" {
+				// A reason from before a normalization (above) is
+				// the one to give.
+				if red, why = dequantTarget(g, op, taken); why != "" && notFused[op.ID] == "" {
 					notFused[op.ID] = why
 				}
 				dq = op
@@ -243,6 +253,11 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 		}
 		if dqNorm != nil {
 			p.setDequant()
+		}
+		if dqPat != nil {
+			p.dq, p.norm, p.post, p.dec = op, dqPat.op, 1+len(dqPat.ops), dqPat.dec
+			p.pattern = "Dequantize before " + dqPat.name
+			p.supported, p.reason = true, ""
 		}
 		p.maskedSrcFirst()
 		if reason != "" {

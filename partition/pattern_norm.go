@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/graph"
+	"github.com/gdnn/gdnn/internal/kernelshape"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/normprog"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -339,10 +340,15 @@ func matchL2Norm(g *graph.Graph, first *graph.Op, taken map[uint64]bool) *normPa
 
 // compile builds the program of a decomposed normalization of src into
 // dst with its run-time epsilon (nil: none, as an L2 normalization may
-// have) and the chain's post-ops, into r.
-func (dec *decomposed) compile(op *graph.Op, src graph.LogicalTensor, eps *graph.LogicalTensor, dst graph.LogicalTensor, post []plan.PostOp, r *normRun) error {
+// have) and the chain's post-ops, into r. After a fused Dequantize dq,
+// the program reads src as inDT (s8 or u8) and dequantizes it.
+func (dec *decomposed) compile(op *graph.Op, src graph.LogicalTensor, eps *graph.LogicalTensor, dst graph.LogicalTensor, post []plan.PostOp,
+	dq *kernelshape.Dequant, inDT dtypes.DataType, r *normRun) error {
 	d := &normprog.Desc{Kind: dec.kind, SrcDT: src.DataType, DstDT: dst.DataType, Dims: src.Dims,
 		SrcStrides: src.Strides, DstStrides: dst.Strides, Norm: dec.norm}
+	if dq != nil {
+		d.SrcDT, d.Dequant = inDT, dq
+	}
 	if eps == nil {
 		var err error
 		r.exec, err = normprog.FromDesc(d, post)

@@ -261,7 +261,7 @@ func evalOps(t *testing.T, g *graph.Graph, vals map[uint64][]float64, dims map[u
 		var out []float64
 		var od []int64
 		switch k := op.Kind; {
-		case k == graph.ReduceMean || k == graph.ReduceSum || k == graph.ReduceL2:
+		case k == graph.ReduceMean || k == graph.ReduceSum || k == graph.ReduceL2 || k == graph.ReduceMax:
 			x, xd := in(0)
 			axes, _ := op.Ints("axes")
 			red := make([]bool, len(xd))
@@ -278,10 +278,20 @@ func evalOps(t *testing.T, g *graph.Graph, vals map[uint64][]float64, dims map[u
 				}
 			}
 			out = make([]float64, elems(od))
+			if k == graph.ReduceMax {
+				for i := range out {
+					out[i] = math.Inf(-1)
+				}
+			}
 			forEach(xd, func(idx []int64, off int) {
 				v := x[off]
-				if k == graph.ReduceL2 {
+				switch k {
+				case graph.ReduceL2:
 					v *= v
+				case graph.ReduceMax:
+					o := &out[offsetIn(od, idx)]
+					*o = math.Max(*o, v)
+					return
 				}
 				out[offsetIn(od, idx)] += v
 			})
@@ -321,11 +331,15 @@ func evalOps(t *testing.T, g *graph.Graph, vals map[uint64][]float64, dims map[u
 			out = make([]float64, len(x))
 			beta, _ := op.Float("beta")
 			var q graph.QuantParams
-			if k == graph.Quantize {
+			if k == graph.Quantize || k == graph.Dequantize {
 				q, _ = graph.QuantParamsOf(op, len(xd))
 			}
 			for i, v := range x {
 				switch k {
+				case graph.Dequantize:
+					out[i] = (v - float64(q.Zps[0])) * float64(q.Scales[0])
+				case graph.Exp:
+					out[i] = math.Exp(v)
 				case graph.TypeCast:
 					out[i] = v
 				case graph.Quantize: // before the rounding and saturation
