@@ -183,3 +183,19 @@ func TestGraphNormDT(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphDequantNormUnimplemented: a partition of a Dequantize fused
+// before a normalization (an op or a decomposed form) has no reference
+// here, and says so, naming the pattern.
+func TestGraphDequantNormUnimplemented(t *testing.T) {
+	const dq = `{"id": 99, "name": "dq", "kind": "Dequantize", "attrs": {"axis": {"type": "s64", "value": 0},
+	  "qtype": {"type": "string", "value": "per_tensor"}, "scales": {"type": "f32[]", "value": [0.3]}, "zps": {"type": "s64[]", "value": [3]}},
+	  "inputs": [{"id": 9, "dtype": "s8", "shape": [2, 6, 3, 5], "stride": [90, 15, 5, 1], "layout_type": "strided", "property_type": "undef"}],
+	  "outputs": [{"id": 0, "dtype": "f32", "shape": [2, 6, 3, 5], "stride": [90, 15, 5, 1], "layout_type": "strided", "property_type": "undef"}]}`
+	doc := strings.Replace(normGraphJSON("SoftMax", softmaxAttrs, "", false, ""), `"graph": [`, `"graph": [`+dq+",", 1)
+	code, out, errw := runGraph(t, writeCase(t, doc, nil))
+	if s := summary(t, out); code != 0 || s[3] != "1" ||
+		!strings.Contains(out, "no reference for a partition of a Dequantize before a normalization (Dequantize before SoftMax)") {
+		t.Errorf("exit %d\n%s%s", code, out, errw)
+	}
+}
