@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 
 	"github.com/gdnn/gdnn/graph"
 	"github.com/gdnn/gdnn/internal/norm"
@@ -30,12 +31,23 @@ type decomposition struct {
 	softmax bool
 }
 
+// normOps are p's ops after a Dequantize fused before a normalization
+// (partition.Partition.Pattern says "Dequantize before ..."), or all of
+// them.
+func normOps(p *partition.Partition) []*graph.Op {
+	ops := p.Ops()
+	if len(ops) > 1 && ops[0].Kind == graph.Dequantize && strings.HasPrefix(p.Pattern(), "Dequantize before ") {
+		return ops[1:]
+	}
+	return ops
+}
+
 // readDecomposition returns the decomposed normalization partition p
 // computes, or nil where p is no such partition. The partitioner has
 // matched the pattern already: the shapes of its ops say which it is and
 // how many ops it has.
 func readDecomposition(p *partition.Partition) *decomposition {
-	ops := p.Ops()
+	ops := normOps(p)
 	if p.Pattern() == "" || len(ops) < 2 {
 		return nil
 	}
@@ -148,10 +160,11 @@ func (d *decomposition) has16BitStep() bool {
 	return false
 }
 
-// fillStats is statsFill over the normalized dims of x, which need not
-// be the last ones: element (row, col) of the fill goes to the element
+// fillStats is fillRows (statsFill, or int8Fill for an 8-bit src) over
+// the normalized dims of x, which need not be the last ones: element
+// (row, col) of the fill goes to the element
 // of x whose other dims count row and whose normalized dims count col.
-func (d *decomposition) fillStats(seed uint64) []float64 {
+func (d *decomposition) fillStats(fillRows func(rows, l int64) []float64) []float64 {
 	dims := d.x.Dims
 	var l int64 = 1
 	for i, n := range d.norm {
@@ -160,7 +173,7 @@ func (d *decomposition) fillStats(seed uint64) []float64 {
 		}
 	}
 	total := rows(dims)
-	fill := statsFill(total/max(l, 1), l, d.x.DataType, seed)
+	fill := fillRows(total/max(l, 1), l)
 	vals := make([]float64, total)
 	coord := make([]int64, len(dims))
 	for pos := range vals {

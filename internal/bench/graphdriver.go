@@ -798,10 +798,7 @@ func (r *runner) doGraph(idx int, repro string, c graphCase, data []byte) result
 	var res result
 	var perf *PerfData
 	for pi, p := range parts {
-		if strings.HasPrefix(p.Pattern(), "Dequantize before ") {
-			return result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("gdnnbench has no reference for a partition of a Dequantize before a normalization (%s)", p.Pattern())}
-		}
-		if dec := readDecomposition(p); dec != nil || p.Ops()[0].Kind.IsNormalization() {
+		if dec := readDecomposition(p); dec != nil || normOps(p)[0].Kind.IsNormalization() {
 			np, fail := r.doGraphNorm(g, p, dec, c, idx, pi, len(parts), &res)
 			if fail != nil {
 				return *fail

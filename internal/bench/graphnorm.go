@@ -24,10 +24,14 @@ import (
 // graphNorm is a supported normalization partition of a graph case,
 // compiled, with its buffers.
 type graphNorm struct {
-	cp      *partition.CompiledPartition
-	op      *graph.Op   // the normalization (a decomposed one's stand-in)
-	chain   []*graph.Op // the ops fused after it
-	dec     *decomposition
+	cp    *partition.CompiledPartition
+	op    *graph.Op   // the normalization (a decomposed one's stand-in)
+	chain []*graph.Op // the ops fused after it
+	dec   *decomposition
+	// dq is the Dequantize fused before the normalization (nil: none),
+	// whose per-tensor parameters q are; src is then its 8-bit input.
+	dq      *graph.Op
+	q       graph.QuantParams
 	ins     []graph.LogicalTensor
 	inBufs  []buffer
 	outs    []graph.LogicalTensor
@@ -51,13 +55,28 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 	unimpl := func(format string, args ...any) (*graphNorm, *result) {
 		return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf(format, args...)}
 	}
-	ops := p.Ops()
+	ops := normOps(p)
 	n := &graphNorm{op: ops[0], chain: ops[1:], src: -1, gamma: -1, beta: -1, eps: -1, dst: -1, mean: -1, vari: -1}
 	epsID := uint64(math.MaxUint64)
 	if dec != nil {
 		n.op, n.chain, n.dec = dec.standIn(), ops[len(dec.ops):], dec
 		if t, ok := dec.eps(); ok {
 			epsID = t.ID
+		}
+	}
+	srcID := n.op.Inputs[0].ID
+	if all := p.Ops(); len(all) > len(ops) {
+		n.dq, srcID = all[0], all[0].Inputs[0].ID
+		var err error
+		if n.q, err = graph.QuantParamsOf(n.dq, max(len(n.dq.Inputs[0].Dims), 1)); err != nil {
+			return fail(err)
+		}
+		// The statistics fills keep a row's mean exact, which a mean of
+		// x - mean then needs: x = (q - zp) * scale is exact for a power
+		// of two only.
+		if frac, _ := math.Frexp(float64(n.q.Scales[0])); frac != 0.5 && (n.op.Kind == graph.LayerNorm || n.op.Kind == graph.GroupNorm) {
+			return unimpl("gdnnbench checks a %s after a fused Dequantize of a power-of-two scale (its fill's exact mean), not %v",
+				n.op.Kind, n.q.Scales[0])
 		}
 	}
 	if n.op.Kind == graph.GroupNorm {
@@ -103,7 +122,7 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 			return fail(err)
 		}
 		switch n.ins[i].ID {
-		case n.op.Inputs[0].ID:
+		case srcID:
 			n.src = i
 		case inputID(n.op, 1):
 			n.gamma = i
@@ -254,15 +273,23 @@ func (n *graphNorm) fill(negative bool, seed uint64) {
 	switch {
 	case n.isSoftmax():
 		lowest := math.Max(lowestOf(src.DataType), lowestOf(n.op.Outputs[0].DataType))
+		if n.dq != nil {
+			lowest = -128 // the s8 fill, shifted into u8's range below
+		}
 		vals = softmaxFill(dims, n.axisOf("axis", 1), negative, lowest, seed)
+		if n.dq != nil && src.DataType == dtypes.U8 {
+			for i := range vals {
+				vals[i] += 128
+			}
+		}
 	case n.op.Kind == graph.GroupNorm:
 		groups, _ := n.op.Int("groups")
-		vals = statsFill(dims[0]*groups, rows(dims[1:])/max(groups, 1), src.DataType, seed)
+		vals = n.statsFill(dims[0]*groups, rows(dims[1:])/max(groups, 1), seed)
 	case n.dec != nil:
-		vals = n.dec.fillStats(seed)
+		vals = n.dec.fillStats(func(rows, l int64) []float64 { return n.statsFill(rows, l, seed) })
 	default:
 		b := n.axisOf("begin_norm_axis", -1)
-		vals = statsFill(rows(dims[:b]), rows(dims[b:]), src.DataType, seed)
+		vals = n.statsFill(rows(dims[:b]), rows(dims[b:]), seed)
 	}
 	storeLogical(n.inBufs[n.src], dims, src.Strides, vals)
 	for i, lt := range n.ins {
@@ -278,6 +305,31 @@ func (n *graphNorm) fill(negative bool, seed uint64) {
 			fillOperand(n.inBufs[i], lt.Dims, lt.Strides, seed+uint64(i)+1)
 		}
 	}
+}
+
+// statsFill is the fill of rows of l elements of src whose statistics
+// are exact: statsFill, or int8Fill for the 8-bit src of a fused
+// Dequantize (exact after a power-of-two scale, which buildGraphNorm
+// asks for where the mean is subtracted).
+func (n *graphNorm) statsFill(rows, l int64, seed uint64) []float64 {
+	src := n.ins[n.src].DataType
+	if n.dq != nil {
+		return int8Fill(rows, l, src, seed)
+	}
+	return statsFill(rows, l, src, seed)
+}
+
+// srcValues are the normalization's src values: src's, or after a fused
+// Dequantize (x - zp) * scale, computed in f32 as the op computes them.
+func (n *graphNorm) srcValues() []float64 {
+	src := n.ins[n.src]
+	x := loadLogical(n.inBufs[n.src], src.Dims, src.Strides)
+	if n.dq != nil {
+		for i, v := range x {
+			x[i] = float64(float32(v-float64(n.q.Zps[0])) * n.q.Scales[0])
+		}
+	}
+	return x
 }
 
 // check fills, runs and compares every output with the reference (twice
@@ -298,9 +350,8 @@ func (r *runner) checkGraphNorm(n *graphNorm, seed uint64) *result {
 // compareGraphNorm computes the reference of the filled inputs and
 // compares output set 0 with it.
 func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
-	src := n.ins[n.src]
-	dims := src.Dims
-	x := loadLogical(n.inBufs[n.src], dims, src.Strides)
+	dims := n.ins[n.src].Dims
+	x := n.srcValues()
 	var gamma, beta []float64
 	if n.gamma >= 0 {
 		gamma = loadLogical(n.inBufs[n.gamma], n.ins[n.gamma].Dims, n.ins[n.gamma].Strides)
@@ -316,7 +367,7 @@ func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
 	base := 5e-7
 	switch {
 	case n.dec != nil:
-		ins := map[uint64]f64Tensor{src.ID: {dims: dims, v: x}}
+		ins := map[uint64]f64Tensor{n.op.Inputs[0].ID: {dims: dims, v: x}}
 		if n.eps >= 0 {
 			lt := n.ins[n.eps]
 			ins[lt.ID] = f64Tensor{dims: lt.Dims, v: loadLogical(n.inBufs[n.eps], lt.Dims, lt.Strides)}

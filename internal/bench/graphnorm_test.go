@@ -184,18 +184,74 @@ func TestGraphNormDT(t *testing.T) {
 	}
 }
 
-// TestGraphDequantNormUnimplemented: a partition of a Dequantize fused
-// before a normalization (an op or a decomposed form) has no reference
-// here, and says so, naming the pattern.
-func TestGraphDequantNormUnimplemented(t *testing.T) {
-	const dq = `{"id": 99, "name": "dq", "kind": "Dequantize", "attrs": {"axis": {"type": "s64", "value": 0},
-	  "qtype": {"type": "string", "value": "per_tensor"}, "scales": {"type": "f32[]", "value": [0.3]}, "zps": {"type": "s64[]", "value": [3]}},
-	  "inputs": [{"id": 9, "dtype": "s8", "shape": [2, 6, 3, 5], "stride": [90, 15, 5, 1], "layout_type": "strided", "property_type": "undef"}],
-	  "outputs": [{"id": 0, "dtype": "f32", "shape": [2, 6, 3, 5], "stride": [90, 15, 5, 1], "layout_type": "strided", "property_type": "undef"}]}`
-	doc := strings.Replace(normGraphJSON("SoftMax", softmaxAttrs, "", false, ""), `"graph": [`, `"graph": [`+dq+",", 1)
-	code, out, errw := runGraph(t, writeCase(t, doc, nil))
-	if s := summary(t, out); code != 0 || s[3] != "1" ||
-		!strings.Contains(out, "no reference for a partition of a Dequantize before a normalization (Dequantize before SoftMax)") {
-		t.Errorf("exit %d\n%s%s", code, out, errw)
+// withDequant edits a case whose x is tensor 0 so that x is the output of
+// a per-tensor Dequantize of tensor 9, of qdt.
+func withDequant(qdt string, scale float64, zp int64) func(doc map[string]any) {
+	return func(doc map[string]any) {
+		ops := doc["graph"].([]any)
+		var x map[string]any
+		for _, op := range ops {
+			for _, in := range op.(map[string]any)["inputs"].([]any) {
+				if t := in.(map[string]any); t["id"] == 0.0 {
+					x = t
+				}
+			}
+		}
+		q := map[string]any{}
+		for k, v := range x {
+			q[k] = v
+		}
+		q["id"], q["dtype"] = 9, qdt
+		dq := map[string]any{"id": 99, "name": "dq", "kind": "Dequantize", "inputs": []any{q}, "outputs": []any{x},
+			"attrs": map[string]any{"qtype": jt{"type": "string", "value": "per_tensor"}, "axis": jt{"type": "s64", "value": 0},
+				"scales": jt{"type": "f32[]", "value": []float64{scale}}, "zps": jt{"type": "s64[]", "value": []int64{zp}}}}
+		doc["graph"] = append([]any{dq}, ops...)
+	}
+}
+
+// TestGraphDequantNorms: a Dequantize fused before a normalization op
+// or a decomposed one, of an s8 or a u8 src, passes the check, which
+// fails for a changed output; a LayerNorm or GroupNorm after a scale
+// that is not a power of two is unimplemented, saying why.
+func TestGraphDequantNorms(t *testing.T) {
+	docs := decomposedCases(t)
+	docs["SoftMax"] = normGraphJSON("SoftMax", softmaxAttrs, "", false, "")
+	docs["LayerNorm"] = normGraphJSON("LayerNorm", lnormAttrs, "[3, 5]", false, "")
+	docs["GroupNorm"] = normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, mulPost)
+	r := newRunner(io.Discard, io.Discard)
+	for name, doc := range docs {
+		for _, q := range []struct {
+			dt    string
+			scale float64
+			zp    int64
+		}{{"s8", 0.25, 3}, {"u8", 0.5, 128}} {
+			path := writeCase(t, doc, withDequant(q.dt, q.scale, q.zp))
+			code, out, errw := runGraph(t, path)
+			if code != 0 || summary(t, out)[1] != "1" {
+				t.Errorf("%s, %s: exit %d\n%s%s", name, q.dt, code, out, errw)
+				continue
+			}
+			n := buildDecomposed(t, path)
+			if n.dq == nil || n.ins[n.src].DataType.String() != q.dt {
+				t.Fatalf("%s, %s: src %v, not the Dequantize's", name, q.dt, n.ins[n.src])
+			}
+			negative := n.isSoftmax()
+			n.fill(negative, 5)
+			if err := n.exec(0); err != nil {
+				t.Fatal(err)
+			}
+			b := n.outBufs[0][n.dst]
+			at := rows(n.outs[n.dst].Dims) / 2
+			b.set(at, b.get(at)*1.001+1e-3)
+			if f := r.compareGraphNorm(n, negative); f == nil || f.state != "FAILED" {
+				t.Errorf("%s, %s: a changed output passes", name, q.dt)
+			}
+		}
+	}
+	for _, name := range []string{"LayerNorm", "GroupNorm"} {
+		code, out, errw := runGraph(t, writeCase(t, docs[name], withDequant("s8", 0.3, 0)))
+		if s := summary(t, out); code != 0 || s[3] != "1" || !strings.Contains(out, "after a fused Dequantize of a power-of-two scale") {
+			t.Errorf("%s, scale 0.3: exit %d\n%s%s", name, code, out, errw)
+		}
 	}
 }

@@ -204,8 +204,9 @@ Graph driver (--graph):
   LayerNorm, RMSNorm or GroupNorm op, or one written out in ops that gdnn fuses
   (softmax; layer norm; RMS norm; L2 normalization by ReduceL2 or Sqrt(ReduceSum of
   a square), with no eps, Maximum eps or Add eps; eps a scalar input, given 1/16),
-  checked against the ops evaluated in float64, with the ops fused after them;
-  partitions gdnn does not support are UNIMPLEMENTED.
+  checked against the ops evaluated in float64, with the ops fused after them, and
+  each after a fused per-tensor Dequantize (a layer or group norm's of a power-of-two
+  scale); partitions gdnn does not support are UNIMPLEMENTED.
   gdnn infers every op output's shape; an output shape the case gives in full
   (not empty, no unknown dim) must match it, or the problem is INVALID_ARGUMENTS.
   A partition's outputs are compiled with the strides the case gives them (strides
