@@ -55,8 +55,9 @@ func benchNormGraph(b *testing.B, g *graph.Graph, out uint64, dt dtypes.DataType
 // BenchmarkNormPattern times the decomposed forms exporters write
 // against the normalization op they compute, at the shapes S5
 // (RMSNorm of 4x512x4096), S6 (LayerNorm of 32x128x768) and S8 (L2
-// normalization of 256x384), each with gamma where the op has it; and
-// LayerNorm of S6 into s8 through a fused Quantize.
+// normalization of 256x384), each with gamma where the op has it;
+// RMSNorm of S5 from s8 through a fused Dequantize; and LayerNorm of S6
+// into s8 through a fused Quantize.
 func BenchmarkNormPattern(b *testing.B) {
 	f32 := dtypes.F32
 	op := func(kind graph.OpKind, dims []int64, beta bool, attrs ...any) (*graph.Graph, uint64) {
@@ -87,6 +88,15 @@ func BenchmarkNormPattern(b *testing.B) {
 	})
 	b.Run("S5/RMSNorm-pattern", func(b *testing.B) {
 		pg, y := decomposed(s5, rmsNormOps([]int64{-1}, 1, true), true)
+		benchNormGraph(b, pg.g, y.ID, f32)
+	})
+	b.Run("S5/RMSNorm-pattern-after-s8-Dequantize", func(b *testing.B) {
+		pg := newPatternGraph(b, f32)
+		x := graph.NewLogicalTensor(5, f32, s5)
+		must(b, pg.g.AddOp(graph.NewOp(99, graph.Dequantize, "").AddInput(graph.NewLogicalTensor(1, dtypes.S8, s5)).AddOutput(x).
+			SetAttr("qtype", "per_tensor").SetAttr("scales", []float32{0.05}).SetAttr("zps", []int64{0}).SetAttr("axis", int64(0))))
+		y := rmsNormOps([]int64{-1}, 1, true)(pg, x, graph.NewLogicalTensor(2, f32, []int64{1}))
+		y = pg.bin(graph.Multiply, y, graph.NewLogicalTensor(3, f32, s5[2:]))
 		benchNormGraph(b, pg.g, y.ID, f32)
 	})
 	b.Run("S6/LayerNorm-op", func(b *testing.B) {
