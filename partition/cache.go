@@ -121,11 +121,11 @@ func (c *lru) len() int {
 // Every value is written exactly (integers in full, floats by their bits,
 // strings quoted): the String methods are for people, and print any
 // unknown dim or stride as "?".
-func cacheKey(p *Partition, inputs, outputs []graph.LogicalTensor) string {
+func cacheKey(p *Partition, inputs, outputs []graph.LogicalTensor, isa jit.ISA) string {
 	var b strings.Builder
 	// A compiled partition keeps the kernels of the ISA in force when it
 	// was compiled; after jit.SetMaxISA a compile must not reuse them.
-	b.WriteString(jit.EffectiveISA().String() + "|" + strconv.Quote(p.fpmath))
+	b.WriteString(isa.String() + "|" + strconv.Quote(p.fpmath))
 	for _, op := range p.ops {
 		b.WriteString("|" + op.String())
 		for _, n := range op.AttrNames() {

@@ -99,7 +99,8 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if !p.supported {
 		return nil, status.Errorf(status.Unimplemented, "partition %d is not supported: %s", p.id, p.reason)
 	}
-	key := cacheKey(p, inputs, outputs)
+	isa, stamp := jit.ISAStamp()
+	key := cacheKey(p, inputs, outputs, isa)
 	if c := compiledCache.get(key); c != nil {
 		if c.p != p {
 			// The same ops and tensors in another graph: its own
@@ -123,7 +124,11 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if err != nil {
 		return nil, err
 	}
-	compiledCache.put(key, c)
+	// Kept only if no cap was set since the key's ISA was read: the
+	// compile may have used another (jit.ISAStamp).
+	if jit.CapStamp() == stamp {
+		compiledCache.put(key, c)
+	}
 	if jit.Verbose() > 0 {
 		jit.VerboseLine(c.verboseLine(time.Since(t0)))
 	}

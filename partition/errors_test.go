@@ -512,7 +512,7 @@ func TestCacheKeyIsExact(t *testing.T) {
 		op := graph.NewOp(1, graph.ReduceMean, "m").AddInput(src).
 			AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr(attr, v)
 		p := &Partition{ops: []*graph.Op{op}}
-		return cacheKey(p, []graph.LogicalTensor{in}, nil)
+		return cacheKey(p, []graph.LogicalTensor{in}, nil, jit.EffectiveISA())
 	}
 	pairs := []struct {
 		what string

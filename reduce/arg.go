@@ -144,8 +144,9 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		return err
 	}
 	r := int(k.rank)
+	isa, stamp := jit.ISAStamp()
 	ak := argKey{dims: k.dims, srcStrides: k.srcStrides, dstStrides: k.dstStrides, srcDT: srcDT, idxDT: idxDT,
-		rank: k.rank, min: min, last: s.last, isa: uint8(jit.EffectiveISA())}
+		rank: k.rank, min: min, last: s.last, isa: uint8(isa)}
 	ak.axis = uint8(ax)
 	var kern *jit.ArgKernel
 	if c, ok := argKernels.Load(ak); ok {
@@ -159,7 +160,9 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		if kern, err = jit.CompileArg(pl); err != nil {
 			return argInCall(fn, err)
 		}
-		if argKernelsLen.Load() < DefaultCacheCapacity {
+		// Kept only if no cap was set since the key's ISA was read: the
+		// compile may have used another (jit.ISAStamp).
+		if argKernelsLen.Load() < DefaultCacheCapacity && jit.CapStamp() == stamp {
 			if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
 				argKernelsLen.Add(1)
 			}

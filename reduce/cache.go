@@ -67,6 +67,12 @@ func lookup(k *key) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.k.ISA() != jit.ISA(k.isa) {
+		// jit.SetMaxISA ran between the key and the compile: the kernel
+		// serves this call, but cached under k every later call under
+		// k's cap would run another ISA's code.
+		return c, nil
+	}
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
 	if other := cache.m[*k]; other != nil {

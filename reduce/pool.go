@@ -230,7 +230,8 @@ type maskedCache struct {
 // its own, so that a hit allocates nothing.
 func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram, error) {
 	var kb [512]byte
-	b := binary.AppendVarint(kb[:0], int64(jit.EffectiveISA()))
+	isa, stamp := jit.ISAStamp()
+	b := binary.AppendVarint(kb[:0], int64(isa))
 	b = appendProblemKey(b, count)
 	b = appendProblemKey(b, &mean.Problem)
 	b = binary.AppendVarint(b, int64(mean.OpDT))
@@ -254,6 +255,9 @@ func (c *maskedCache) get(count *plan.Problem, mean *preop.Desc) (*maskedProgram
 	m := preop.Desc{OpDT: mean.OpDT, OpStrides: slices.Clone(mean.OpStrides), Problem: *mean.Problem.Clone()}
 	if mp.mean, err = preop.Compile(&m); err != nil {
 		return nil, err
+	}
+	if jit.CapStamp() != stamp {
+		return mp, nil // compiled under another cap than the key's: not kept (jit.ISAStamp)
 	}
 	c.Lock()
 	defer c.Unlock()
@@ -405,7 +409,8 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 	var kb [256]byte
 	b := kb[:0]
 	put := func(v int64) { b = binary.AppendVarint(b, v) }
-	put(int64(jit.EffectiveISA()))
+	isa, stamp := jit.ISAStamp()
+	put(int64(isa))
 	put(int64(d.Kind))
 	put(int64(d.SrcDT))
 	put(int64(d.DstDT))
@@ -431,6 +436,9 @@ func (c *progCache) get(d *normprog.Desc) (*normprog.Program, error) {
 		SrcStrides: slices.Clone(d.SrcStrides), DstStrides: slices.Clone(d.DstStrides), Norm: slices.Clone(d.Norm), Epsilon: d.Epsilon})
 	if err != nil {
 		return nil, err
+	}
+	if jit.CapStamp() != stamp {
+		return p, nil // compiled under another cap than the key's: not kept (jit.ISAStamp)
 	}
 	c.Lock()
 	defer c.Unlock()

@@ -140,7 +140,9 @@ var (
 	// at the GOARCH's top ISA (no cap). The environment is a ceiling the
 	// person running the program sets, so code inside it cannot lift it.
 	// envNoBF16 is set where GDNN_MAX_CPU_ISA excludes AVX512_BF16
-	// (allowsBF16).
+	// (allowsBF16). setCap holds the cap in its low byte and above it a
+	// count of SetMaxISA calls, so that one load gives both the cap and
+	// a stamp of it (ISAStamp).
 	envCap    atomic.Int64
 	envNoBF16 atomic.Bool
 	setCap    atomic.Int64
@@ -221,7 +223,30 @@ func bf16Allowed() bool {
 // cache is keyed by ISA, so a new cap gets its own kernels.
 func SetMaxISA(i ISA) ISA {
 	initCap()
-	return ISA(setCap.Swap(int64(i)))
+	for {
+		old := setCap.Load()
+		if setCap.CompareAndSwap(old, (old>>8+1)<<8|int64(uint8(i))) {
+			return ISA(uint8(old))
+		}
+	}
+}
+
+// ISAStamp returns EffectiveISA and a stamp that every SetMaxISA
+// changes. A cache keyed by the ISA keeps what it compiled only where
+// CapStamp still returns that stamp after the compile: a cap set in
+// between may have had the compile, which reads the cap anew, use
+// another ISA than the key names, and every later call under the key's
+// cap would run it.
+func ISAStamp() (ISA, int64) {
+	initCap()
+	c := setCap.Load()
+	return effective(ISA(uint8(c))), c
+}
+
+// CapStamp returns ISAStamp's stamp alone.
+func CapStamp() int64 {
+	initCap()
+	return setCap.Load()
 }
 
 // EffectiveISA returns the ISA new compiles use: the most capable ISA the
@@ -229,7 +254,12 @@ func SetMaxISA(i ISA) ISA {
 // SetMaxISA cap.
 func EffectiveISA() ISA {
 	initCap()
-	capRank := min(rank(ISA(envCap.Load())), rank(ISA(setCap.Load())))
+	return effective(ISA(uint8(setCap.Load())))
+}
+
+// effective is EffectiveISA under the SetMaxISA cap set.
+func effective(set ISA) ISA {
+	capRank := min(rank(ISA(envCap.Load())), rank(set))
 	for _, i := range [...]ISA{AVX512, AVX2, NEON} {
 		if rank(i) <= capRank && supported(i) {
 			return i

@@ -37,7 +37,8 @@ func Cached(p *norm.Problem) (*Exec, error) {
 	// The key is spelled on the stack and looked up without a string of
 	// its own: a hit, the call a framework repeats, allocates nothing.
 	var kb [256]byte
-	key := appendProblemKey(kb[:0], p)
+	isa, stamp := jit.ISAStamp()
+	key := appendProblemKey(kb[:0], p, isa)
 	cache.Lock()
 	if el, ok := cache.byKey[string(key)]; ok {
 		cache.order.MoveToFront(el)
@@ -51,6 +52,9 @@ func Cached(p *norm.Problem) (*Exec, error) {
 	e, err := New(p.Clone(), nil)
 	if err != nil {
 		return nil, err
+	}
+	if jit.CapStamp() != stamp {
+		return e, nil // compiled under another cap than the key's: not kept (jit.ISAStamp)
 	}
 	cache.Lock()
 	defer cache.Unlock()
@@ -68,9 +72,9 @@ func Cached(p *norm.Problem) (*Exec, error) {
 
 // appendProblemKey appends to b the spelling of every field of p that a
 // program depends on, and of the ISA it is compiled for.
-func appendProblemKey(b []byte, p *norm.Problem) []byte {
+func appendProblemKey(b []byte, p *norm.Problem, isa jit.ISA) []byte {
 	put := func(v int64) { b = binary.AppendVarint(b, v) }
-	put(int64(jit.EffectiveISA()))
+	put(int64(isa))
 	put(int64(p.Kind))
 	put(p.Axis)
 	put(p.Groups)

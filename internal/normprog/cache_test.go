@@ -1,6 +1,10 @@
 package normprog
 
 import (
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -44,5 +48,58 @@ func TestCached(t *testing.T) {
 	bad.Eps = -1
 	if _, err := Cached(bad); err == nil {
 		t.Error("a refused problem is served")
+	}
+}
+
+// TestAdv1CachedISACapRace: a cap set while Cached compiles must not
+// leave the program cached under the key of the cap read before it (the
+// compile reads the cap anew): every later call under the key's cap
+// would run the other ISA's code.
+func TestAdv1CachedISACapRace(t *testing.T) {
+	top := jit.DetectedISA()
+	if top == jit.None {
+		t.Skip("no JIT ISA")
+	}
+	defer jit.SetMaxISA(jit.SetMaxISA(top))
+	prob := func(n int64) *norm.Problem {
+		return &norm.Problem{Kind: norm.LayerNorm, Dims: []int64{n, 8}, Axis: 0, Eps: 1e-5,
+			Src: norm.Operand{DT: dtypes.F32, Strides: []int64{8, 1}}, Dst: norm.Operand{DT: dtypes.F32, Strides: []int64{8, 1}}}
+	}
+	var stop atomic.Bool
+	var flips atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			jit.SetMaxISA(jit.None)
+			jit.SetMaxISA(top)
+			flips.Add(1)
+		}
+	}()
+	for flips.Load() < 100 {
+		runtime.Gosched()
+	}
+	const shapes = cacheCap / 2
+	for n := int64(1); n <= shapes; n++ {
+		if _, err := Cached(prob(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	jit.SetMaxISA(jit.None)
+	bad := 0
+	for n := int64(1); n <= shapes; n++ {
+		e, err := Cached(prob(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(e.Impl(), "jit:") {
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("under cap none, %d of %d cached programs run machine code", bad, shapes)
 	}
 }
