@@ -211,3 +211,40 @@ func TestLpNormalizeOneElement(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestLpNormalizeHugeNorm: a row whose norm is above 2^126, whose
+// reciprocal is subnormal, is divided by its norm as the interpreter
+// does: a single element gives ±1 exactly, and two equal elements of an
+// L1 row exactly ±1/2, on every ISA, in rows and in columns.
+func TestLpNormalizeHugeNorm(t *testing.T) {
+	one := []float32{3e38, -1e38, 0x1.8p126, math.MaxFloat32, -math.MaxFloat32}
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, p := range []int{1, 2} {
+			for _, layout := range [][]int{{len(one), 1}, {len(one), 1, 1}} {
+				dst := make([]float32, len(one))
+				if err := reduce.LpNormalize(dst, one, layout, 1, p, 0); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range one {
+					if w := float32(math.Copysign(1, float64(v))); dst[i] != w {
+						t.Errorf("%v p %d dims %v: [%d] = %v, want %v", isa, p, layout, i, dst[i], w)
+					}
+				}
+			}
+		}
+		pair := []float32{1e38, 1e38, -1.5e38, -1.5e38}
+		for _, layout := range [][]int{{2, 2}, {2, 2, 1}} {
+			dst := make([]float32, len(pair))
+			if err := reduce.LpNormalize(dst, pair, layout, 1, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range pair {
+				if w := float32(math.Copysign(0.5, float64(v))); dst[i] != w {
+					t.Errorf("%v L1 dims %v: [%d] = %v, want %v", isa, layout, i, dst[i], w)
+				}
+			}
+		}
+		jit.SetMaxISA(prev)
+	}
+}

@@ -826,23 +826,37 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 }
 
 // lpTiny is the least normal f32: an Lp norm's divisor below it has a
-// reciprocal past f32's range.
-const lpTiny = 0x1p-126
+// reciprocal past f32's range. lpHuge is its reciprocal: a divisor above
+// it has a subnormal reciprocal, which has lost bits.
+const (
+	lpTiny = 0x1p-126
+	lpHuge = 0x1p126
+)
 
 // lpMap emits an Lp norm's map twice, mapAs(false) multiplying x by
 // the divisor's reciprocal, mapAs(true) dividing x by the divisor, and
 // branches to the second where a lane of a divisor register in divs is
 // below lpTiny: an L1 norm of subnormal values, or a row of 0s over a
 // subnormal eps, whose reciprocal would be +Inf (x*Inf for x/d, 0*Inf a
-// NaN for 0s). A divisor of 0 takes either: x*Inf and x/0 are alike.
-// The rows every data set has take the multiply, as before, at the cost
-// of a compare and a branch.
+// NaN for 0s); or above lpHuge, a norm near f32's largest values, whose
+// subnormal reciprocal would put x's result a few units off. A divisor
+// of 0, +Inf or NaN takes either: the two give the same. The rows every
+// data set has take the multiply, as before, at the cost of two
+// compares and branches.
 func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
 	rare, done := e.NewLabel(), e.NewLabel()
 	e.Flush()
 	for _, d := range divs {
-		next := e.NewLabel()
-		e.SkipUnlessBelow(d, lpTiny, next)
+		next, small := e.NewLabel(), e.NewLabel()
+		e.SkipUnlessBelow(d, lpTiny, small)
+		e.Goto(rare)
+		e.PlaceLabel(small)
+		mk := e.Mark()
+		t := e.Tmp()
+		e.SetConst(t, lpHuge)
+		e.Arith(ops.Subtract, t, d) // below 0 where d is above lpHuge
+		e.SkipUnlessBelow(t, 0, next)
+		e.Release(mk)
 		e.Goto(rare)
 		e.PlaceLabel(next)
 	}
