@@ -205,6 +205,8 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 		}
 		runtime.KeepAlive(src)
 		runtime.KeepAlive(dst)
+		// k's finalizer unmaps its code: k must outlive every call of it.
+		runtime.KeepAlive(k)
 		return nil
 	}
 	return Parallel(Threads(), calls, do)

@@ -219,10 +219,14 @@ func bf16Allowed() bool {
 // it: new compiles use the lower of the two caps, so SetMaxISA can lower
 // the ISA further but not lift the environment's ceiling. A cap never
 // raises the ISA above what the CPU has; None sends every new compile to
-// the interpreter. Kernels already compiled keep their ISA; the kernel
-// cache is keyed by ISA, so a new cap gets its own kernels.
+// the interpreter, as does a value that names no ISA. Kernels already
+// compiled keep their ISA; the kernel cache is keyed by ISA, so a new
+// cap gets its own kernels.
 func SetMaxISA(i ISA) ISA {
 	initCap()
+	if rank(i) == 0 {
+		i = None // a value no ISA has caps as None did, kept in setCap's byte
+	}
 	for {
 		old := setCap.Load()
 		if setCap.CompareAndSwap(old, (old>>8+1)<<8|int64(uint8(i))) {

@@ -110,6 +110,18 @@ func TestSetMaxISACaps(t *testing.T) {
 	if det != None && !supported(det) {
 		t.Errorf("detected %s is not supported", det)
 	}
+	// A value that names no ISA caps as None, whatever its low byte
+	// (setCap keeps the cap in one), and is returned as None.
+	for _, bad := range []ISA{ISA(256 + int(AVX512)), ISA(256 + int(AVX2)), -1, 77} {
+		SetMaxISA(topISA(runtime.GOARCH))
+		SetMaxISA(bad)
+		if EffectiveISA() != None {
+			t.Errorf("cap %d: EffectiveISA %s, want none", int(bad), EffectiveISA())
+		}
+		if got := SetMaxISA(AVX2); got != None {
+			t.Errorf("cap %d: SetMaxISA returned %d, want none", int(bad), int(got))
+		}
+	}
 }
 
 // TestEnvCapIsACeiling checks that GDNN_MAX_CPU_ISA and SetMaxISA
