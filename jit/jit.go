@@ -99,7 +99,12 @@ func GetCacheStats() CacheStats { return CacheStats(ijit.GetCacheStats()) }
 // least recently used first; a capacity of 0 disables caching. The
 // caches of compiled partitions and of the reduce package's problems are
 // set apart (partition.SetCompiledPartitionCacheCapacity,
-// reduce.SetCacheCapacity).
+// reduce.SetCacheCapacity). The kernels of ArgMax and ArgMin and of the
+// fused normalizations own their code apart from this cache: the caches
+// that keep them bound them (reduce.SetCacheCapacity for the index
+// kernels, 256 programs per cache for the normalizations the reduce
+// package runs, the compiled partitions' cache), and their code is
+// unmapped once the garbage collector frees them.
 func SetCacheCapacity(entries int, bytes int64) (prevEntries int, prevBytes int64) {
 	return ijit.SetCacheCapacity(entries, bytes)
 }

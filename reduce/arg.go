@@ -98,9 +98,10 @@ type argKey struct {
 	isa        uint8
 }
 
-// argKernels caches index kernels by problem (jit keeps their code), up
-// to DefaultCacheCapacity problems; past that a call compiles (or finds
-// in jit's cache) its kernel each time.
+// argKernels caches index kernels by problem, up to the capacity
+// SetCacheCapacity sets; past that a call compiles its kernel each time.
+// A kernel owns its machine code, apart from jit's kernel cache, and
+// unmaps it when the garbage collector frees the kernel.
 var (
 	argKernels    sync.Map
 	argKernelsLen atomic.Int64
@@ -162,7 +163,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		}
 		// Kept only if no cap was set since the key's ISA was read: the
 		// compile may have used another (jit.ISAStamp).
-		if argKernelsLen.Load() < DefaultCacheCapacity && jit.CapStamp() == stamp {
+		if argKernelsLen.Load() < int64(cacheCapacity()) && jit.CapStamp() == stamp {
 			if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
 				argKernelsLen.Add(1)
 			}

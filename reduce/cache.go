@@ -30,7 +30,8 @@ var cache = struct {
 
 // SetCacheCapacity bounds the cache to n problems (negative counts as 0;
 // 0 compiles every call) and returns the previous bound. Entries beyond
-// the new bound are dropped at once.
+// the new bound are dropped at once. ArgMax's and ArgMin's kernels are
+// cached apart, under the same bound.
 func SetCacheCapacity(n int) int {
 	n = max(n, 0)
 	cache.mu.Lock()
@@ -43,7 +44,23 @@ func SetCacheCapacity(n int) int {
 		}
 		delete(cache.m, k)
 	}
+	argKernels.Range(func(k, _ any) bool {
+		if argKernelsLen.Load() <= int64(n) {
+			return false
+		}
+		if _, ok := argKernels.LoadAndDelete(k); ok {
+			argKernelsLen.Add(-1)
+		}
+		return true
+	})
 	return prev
+}
+
+// cacheCapacity is the bound SetCacheCapacity set.
+func cacheCapacity() int {
+	cache.mu.RLock()
+	defer cache.mu.RUnlock()
+	return cache.cap
 }
 
 // CacheLen returns how many problems the cache holds.

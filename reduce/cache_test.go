@@ -171,6 +171,42 @@ func TestCacheBound(t *testing.T) {
 	}
 }
 
+// TestArgCacheBound: ArgMax's kernels are cached under
+// SetCacheCapacity's bound too: at most n of them, trimmed at once when
+// it is lowered, and none at 0, where calls still give their results.
+func TestArgCacheBound(t *testing.T) {
+	prev := SetCacheCapacity(3)
+	defer SetCacheCapacity(prev)
+	src := make([]float32, 100)
+	src[7] = 1
+	dst := make([]int64, 100)
+	for n := 1; n <= 10; n++ {
+		if err := ArgMax(dst, src, []int{n, 10}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if dst[0] != 7 {
+			t.Fatalf("ArgMax of %d rows: %v", n, dst[0])
+		}
+		if l := argKernelsLen.Load(); l > 3 {
+			t.Fatalf("after %d problems %d index kernels are cached, bound 3", n, l)
+		}
+	}
+	SetCacheCapacity(1)
+	if l := argKernelsLen.Load(); l > 1 {
+		t.Errorf("lowered bound 1: %d index kernels cached", l)
+	}
+	SetCacheCapacity(0)
+	src[42] = 2
+	if err := ArgMax(dst, src, []int{10, 10}, 0); err != nil || dst[2] != 4 || argKernelsLen.Load() != 0 {
+		t.Errorf("uncached ArgMax: %v, %v, %d cached", dst[:10], err, argKernelsLen.Load())
+	}
+	n := 0
+	argKernels.Range(func(_, _ any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("bound 0: %d index kernels in the map", n)
+	}
+}
+
 // TestISAChange checks that a cap set after a problem was cached gets a
 // kernel of its own: the interpreter runs once the cap is None.
 func TestISAChange(t *testing.T) {
