@@ -96,6 +96,9 @@ func (p *Partition) Compile(inputs, outputs []graph.LogicalTensor) (*CompiledPar
 	if p == nil {
 		return nil, status.Errorf(status.InvalidArguments, "Compile on a nil partition")
 	}
+	if len(p.ops) == 0 {
+		return nil, status.Errorf(status.InvalidArguments, "Compile on a partition of no ops: partitions come from partition.Get")
+	}
 	if !p.supported {
 		return nil, status.Errorf(status.Unimplemented, "partition %d is not supported: %s", p.id, p.reason)
 	}

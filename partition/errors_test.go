@@ -406,6 +406,9 @@ func TestCompileErrors(t *testing.T) {
 	if _, err := nilP.Compile(nil, nil); !errors.Is(err, graph.InvalidArguments) {
 		t.Fatal(err)
 	}
+	if _, err := new(Partition).Compile(nil, nil); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "partition.Get") {
+		t.Fatalf("zero partition: %v", err)
+	}
 	if _, err := Get(graph.New(), Fusion); !errors.Is(err, graph.InvalidGraph) {
 		t.Fatalf("unfinalized graph: %v", err)
 	}
