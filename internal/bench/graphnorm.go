@@ -398,7 +398,7 @@ func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
 		vals, mean, vari = refGroupNorm(x, dims[0], dims[1], spatial, groups, eps, gamma, beta)
 		base = 6e-7
 		rule = statsRule(dst.DataType, base)
-		if beta != nil && len(n.chain) == 0 {
+		if beta != nil {
 			rule.shift = make([]float64, len(x))
 			for i := range rule.shift {
 				rule.shift[i] = beta[(int64(i)/max(spatial, 1))%dims[1]]
@@ -409,7 +409,7 @@ func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
 		l := rows(dims[b:])
 		vals, mean, vari = refLayerNorm(x, rows(dims[:b]), l, eps, gamma, beta, n.op.Kind == graph.RMSNorm)
 		rule = statsRule(dst.DataType, base)
-		if beta != nil && len(n.chain) == 0 {
+		if beta != nil {
 			rule.shift = broadcastLast(beta, int64(len(x)))
 		}
 	}
@@ -459,6 +459,20 @@ func (n *graphNorm) applyChain(vals []float64, rule *normRule) error {
 	if dt := n.op.Outputs[0].DataType; len(n.chain) > 0 && dt.Size() == 2 {
 		rule.slack = math.Max(rule.slack, epsilon(dt))
 	}
+	// beta's check for cancellation (rule.shift) judges the op's own
+	// dst. After fused ops its allowance, the threshold of |v - beta| +
+	// |beta|, goes through them as an error bound, as the lnorm and gnorm
+	// drivers' fusedRule does: a value that nearly cancels beta (which
+	// the 8-bit fill's values do now and then) is not judged against its
+	// own small magnitude.
+	var errs []float64
+	if rule.shift != nil && len(n.chain) > 0 {
+		errs = make([]float64, len(vals))
+		for i, v := range vals {
+			errs[i] = rule.trh * (math.Abs(v-rule.shift[i]) + math.Abs(rule.shift[i]))
+		}
+		rule.shift = nil
+	}
 	for _, op := range n.chain {
 		switch op.Kind {
 		case graph.TypeCast:
@@ -480,6 +494,9 @@ func (n *graphNorm) applyChain(vals []float64, rule *normRule) error {
 					c = int((int64(i) / inner) % dims[q.Axis])
 				}
 				vals[i] = vals[i]/float64(q.Scales[c]) + float64(q.Zps[c])
+				if errs != nil {
+					errs[i] /= math.Abs(float64(q.Scales[c]))
+				}
 			}
 			rule.step = true
 		default:
@@ -495,11 +512,12 @@ func (n *graphNorm) applyChain(vals []float64, rule *normRule) error {
 				lt := n.ins[i]
 				rp.operand, rp.view = n.inBufs[i], alignedView(lt.Dims, lt.Strides, dims)
 			}
-			chainOutput(vals, dims, []refPostOp{rp}, false, nil)
+			chainOutput(vals, dims, []refPostOp{rp}, false, errs)
 			post = append(post, rp)
 		}
 		val = op.Outputs[0].ID
 	}
+	rule.errs = errs
 	if len(post) > 0 {
 		trh, floor := threshold(n.outs[n.dst].DataType, post)
 		rule.trh = math.Max(rule.trh, trh)
