@@ -38,3 +38,19 @@ func TestAdv3DequantNormBetaChain(t *testing.T) {
 		}
 	}
 }
+
+// TestAdv3DequantNormNegativeScale: a LayerNorm or GroupNorm after a
+// fused Dequantize whose scale is a negative power of two (its values
+// as exact as a positive one's) is checked and passes, not refused as a
+// scale that is no power of two.
+func TestAdv3DequantNormNegativeScale(t *testing.T) {
+	for name, doc := range map[string]string{
+		"LayerNorm": normGraphJSON("LayerNorm", lnormAttrs, "[3, 5]", false, ""),
+		"GroupNorm": normGraphJSON("GroupNorm", gnormAttrs, "[6]", false, mulPost),
+	} {
+		code, out, errw := runGraph(t, writeCase(t, doc, withDequant("s8", -0.25, 3)))
+		if code != 0 || summary(t, out)[1] != "1" {
+			t.Errorf("%s, scale -0.25: exit %d\n%s%s", name, code, out, errw)
+		}
+	}
+}

@@ -73,8 +73,8 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 		}
 		// The statistics fills keep a row's mean exact, which a mean of
 		// x - mean then needs: x = (q - zp) * scale is exact for a power
-		// of two only.
-		if frac, _ := math.Frexp(float64(n.q.Scales[0])); frac != 0.5 && (n.op.Kind == graph.LayerNorm || n.op.Kind == graph.GroupNorm) {
+		// of two only (of either sign: Frexp's fraction is then ±0.5).
+		if frac, _ := math.Frexp(float64(n.q.Scales[0])); math.Abs(frac) != 0.5 && (n.op.Kind == graph.LayerNorm || n.op.Kind == graph.GroupNorm) {
 			return unimpl("gdnnbench checks a %s after a fused Dequantize of a power-of-two scale (its fill's exact mean), not %v",
 				n.op.Kind, n.q.Scales[0])
 		}
