@@ -13,9 +13,10 @@ import (
 
 // The graph driver's index reductions (ArgMax, ArgMin, alone or after a
 // fused Abs: a gdnn extension, so benchdnn has no driver for them): the
-// check is exact (the reference picks the winner of each row in float64,
-// where every src value is exact), over data with many ties and NaNs; the
-// timing is over random data.
+// check is exact (the reference picks the winner of each row in float64
+// for float data, in uint64 keys for integer data, where every src value
+// is exact), over data with many ties and NaNs; the timing is over random
+// data.
 
 // argCase is a compiled index reduction partition with its buffers.
 type argCase struct {
@@ -23,7 +24,8 @@ type argCase struct {
 	op       *graph.Op
 	abs      bool
 	in, out  graph.LogicalTensor
-	vals     []float64 // src values, over the input's span
+	vals     []float64 // float src values, over the input's span
+	keys     []uint64  // integer src values as order-keeping keys (intKey)
 	src, dst partition.Tensor
 	srcData  any // the src slice, of the src type
 	dstData  any // []int32 or []int64
@@ -106,19 +108,35 @@ func (a *argCase) alloc() error {
 	if err := checkMemory(span*int64(a.in.DataType.Size()+8) + ospan*8); err != nil {
 		return err
 	}
-	a.vals = make([]float64, span)
 	var src any
 	switch a.in.DataType {
 	case dtypes.F32:
 		src = make([]float32, span)
-	case dtypes.BF16, dtypes.F16:
+	case dtypes.F64:
+		src = make([]float64, span)
+	case dtypes.BF16, dtypes.F16, dtypes.U16:
 		src = make([]uint16, span)
 	case dtypes.S8:
 		src = make([]int8, span)
 	case dtypes.U8:
 		src = make([]uint8, span)
+	case dtypes.S16:
+		src = make([]int16, span)
+	case dtypes.S32:
+		src = make([]int32, span)
+	case dtypes.U32:
+		src = make([]uint32, span)
+	case dtypes.S64:
+		src = make([]int64, span)
+	case dtypes.U64:
+		src = make([]uint64, span)
 	default:
 		return status.Errorf(status.Unimplemented, "gdnnbench has no %v data for index reductions", a.in.DataType)
+	}
+	if a.in.DataType.IsFloat() || a.in.DataType == dtypes.F64 {
+		a.vals = make([]float64, span)
+	} else {
+		a.keys = make([]uint64, span)
 	}
 	a.srcData = src
 	if a.src, err = partition.NewTensor(a.in, src); err != nil {
@@ -133,23 +151,24 @@ func (a *argCase) alloc() error {
 	return err
 }
 
-// fill sets src: with ties, small integers with NaNs and infinities
-// where the type has them (many equal winners); else uniform in [-1, 1)
-// as the src type holds them.
+// fill sets src: with ties, small integers with NaNs and infinities for
+// floats (many equal winners); else uniform in [-1, 1) as a float type
+// holds it. Integers are fillWide's.
 func (a *argCase) fill(seed uint64, ties bool) {
 	rng := rand.New(rand.NewPCG(seed, 51))
 	dt := a.in.DataType
+	if a.keys != nil {
+		a.fillWide(rng, ties)
+		return
+	}
 	for i := range a.vals {
 		v := rng.Float64()*2 - 1
-		if ties || dt.IsInt8() {
+		if ties {
 			v = float64(rng.IntN(9) - 4)
-			if dt == dtypes.U8 {
-				v = float64(rng.IntN(5))
-			}
-			if dt.IsFloat() && rng.IntN(200) == 0 {
+			if rng.IntN(200) == 0 {
 				v = math.NaN()
 			}
-			if dt.IsFloat() && rng.IntN(100) == 0 {
+			if rng.IntN(100) == 0 {
 				v = math.Inf(1 - 2*rng.IntN(2))
 			}
 		}
@@ -165,12 +184,90 @@ func (a *argCase) fill(seed uint64, ties bool) {
 				s[i] = dtypes.F32ToF16(float32(v))
 				v = float64(dtypes.F16ToF32(s[i]))
 			}
+		case []float64:
+			s[i] = v
+		}
+		a.vals[i] = v
+	}
+}
+
+// fillWide sets an integer src: with ties, values from -4 to 4 (0 to 4
+// unsigned) and now and then the type's least and greatest (whose
+// magnitudes an Abs must keep apart); else any value of the type, so that
+// winners differ in their low bits only as often as chance has it.
+func (a *argCase) fillWide(rng *rand.Rand, ties bool) {
+	dt := a.in.DataType
+	bits := 8 * uint(dt.Size())
+	signed := dt.IsSigned()
+	for i := range a.keys {
+		var v int64 // the value, as an int64 of the type's bits sign-extended (signed) or zero-extended
+		switch {
+		case ties && rng.IntN(50) == 0:
+			v = extreme(bits, signed, rng.IntN(2) == 0)
+		case ties && signed:
+			v = int64(rng.IntN(9) - 4)
+		case ties:
+			v = int64(rng.IntN(5))
+		default:
+			v = int64(rng.Uint64())
+			if bits < 64 {
+				if signed {
+					v = v << (64 - bits) >> (64 - bits)
+				} else {
+					v = int64(uint64(v) << (64 - bits) >> (64 - bits))
+				}
+			}
+		}
+		switch s := a.srcData.(type) {
 		case []int8:
 			s[i] = int8(v)
 		case []uint8:
 			s[i] = uint8(v)
+		case []int16:
+			s[i] = int16(v)
+		case []uint16:
+			s[i] = uint16(v)
+		case []int32:
+			s[i] = int32(v)
+		case []uint32:
+			s[i] = uint32(v)
+		case []int64:
+			s[i] = v
+		case []uint64:
+			s[i] = uint64(v)
 		}
-		a.vals[i] = v
+		a.keys[i] = intKey(v, signed, a.abs)
+	}
+}
+
+// extreme is the least (lo) or greatest value of an integer type of
+// bits, as fillWide holds values.
+func extreme(bits uint, signed, lo bool) int64 {
+	switch {
+	case signed && lo:
+		return -1 << (bits - 1)
+	case signed:
+		return 1<<(bits-1) - 1
+	case lo:
+		return 0
+	default:
+		return int64(^uint64(0) >> (64 - bits))
+	}
+}
+
+// intKey maps an integer value (v's bits, read as signed or not) to a
+// uint64 in the same order: the value with its sign bit flipped, or its
+// magnitude under abs (|least| included, exactly).
+func intKey(v int64, signed, abs bool) uint64 {
+	switch {
+	case !signed:
+		return uint64(v)
+	case abs && v < 0:
+		return -uint64(v)
+	case abs:
+		return uint64(v)
+	default:
+		return uint64(v) ^ 1<<63
 	}
 }
 
@@ -200,16 +297,25 @@ func (a *argCase) check() string {
 	}
 	pos := make([]int64, rank)
 	row := make([]float64, dims[axis])
+	keys := make([]uint64, dims[axis])
 	for {
 		var so, do int64
 		for i := range rank {
 			so += pos[i] * strides[i]
 			do += pos[i] * dstStr[i]
 		}
-		for k := range row {
-			row[k] = a.vals[so+int64(k)*strides[axis]]
+		var want int64
+		if a.keys != nil {
+			for k := range keys {
+				keys[k] = a.keys[so+int64(k)*strides[axis]]
+			}
+			want = keyWinner(keys, min, last)
+		} else {
+			for k := range row {
+				row[k] = a.vals[so+int64(k)*strides[axis]]
+			}
+			want = argWinner(row, min, last, a.abs)
 		}
-		want := argWinner(row, min, last, a.abs)
 		var got int64
 		switch d := a.dstData.(type) {
 		case []int32:
@@ -255,6 +361,23 @@ func argWinner(row []float64, min, last, abs bool) int64 {
 		better := x > best || math.IsNaN(x) && !math.IsNaN(best)
 		tie := x == best || math.IsNaN(x) && math.IsNaN(best)
 		if better || tie && last {
+			best, bi = x, int64(i)
+		}
+	}
+	return bi
+}
+
+// keyWinner is the index of the winner among integer keys (intKey): the
+// largest (min: the smallest), the first of equals (last: the last).
+func keyWinner(keys []uint64, min, last bool) int64 {
+	best, bi := keys[0], int64(0)
+	for i := 1; i < len(keys); i++ {
+		x := keys[i]
+		better := x > best
+		if min {
+			better = x < best
+		}
+		if better || x == best && last {
 			best, bi = x, int64(i)
 		}
 	}

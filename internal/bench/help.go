@@ -119,8 +119,8 @@ where it does not is INVALID_ARGUMENTS and the batch goes on, as in benchdnn):
                           into the src type, f32, s8, u8 or s32, and s8, u8 into s8, u8,
                           s32, f32, bf16, f16; s16, u16, s32, u32, s64, u64 (gdnn
                           extensions) exactly into their own type (the mean also into
-                          f32), checked byte for byte; f64 (a gdnn extension) into f64
-                          or f32, in float64 throughout, checked against a compensated
+                          f32 or f64), checked byte for byte; f64 (a gdnn extension)
+                          into f64 or f32, in float64 throughout, checked against a compensated
                           float64 reference; other pairs (bf16 into f16, f16 into bf16,
                           s32 sum into f32, f64 into 16-bit or integer types) are
                           UNIMPLEMENTED. The Lp norms of integer src are an invalid case
