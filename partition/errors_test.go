@@ -607,6 +607,22 @@ func TestZeroAndNilCompiledPartition(t *testing.T) {
 	}
 }
 
+// TestNilPartition: a nil *Partition answers its accessors as a
+// partition of no ops, not with a panic, and Compile refuses it.
+func TestNilPartition(t *testing.T) {
+	var p *Partition
+	if p.ID() != -1 || p.Ops() != nil || p.Inputs() != nil || p.Outputs() != nil || p.IsSupported() || p.Pattern() != "" {
+		t.Errorf("nil partition: ID %d, ops %v, inputs %v, outputs %v, supported %v, pattern %q",
+			p.ID(), p.Ops(), p.Inputs(), p.Outputs(), p.IsSupported(), p.Pattern())
+	}
+	if p.Reason() != "nil partition" || p.String() != "nil partition" {
+		t.Errorf("nil partition: Reason %q, String %q", p.Reason(), p.String())
+	}
+	if _, err := p.Compile(nil, nil); !errors.Is(err, graph.InvalidArguments) || !strings.Contains(err.Error(), "nil partition") {
+		t.Errorf("Compile on a nil partition: %v", err)
+	}
+}
+
 // A decomposed LayerNorm partition's Execute allocates a few objects
 // (the run's closure, scratch slots, a parallel job), as many for a
 // tensor of many chunks as for one of one chunk: nothing per chunk.

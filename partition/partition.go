@@ -97,34 +97,70 @@ type Partition struct {
 	arg *graph.Op
 }
 
-// ID returns the partition's index in the list Get returned.
-func (p *Partition) ID() int { return p.id }
+// The accessors take a nil *Partition as a partition of no ops: zero
+// values, -1 for its ID, and Reason says it is nil (Compile refuses it).
+
+// ID returns the partition's index in the list Get returned (-1 for nil).
+func (p *Partition) ID() int {
+	if p == nil {
+		return -1
+	}
+	return p.id
+}
 
 // Ops returns the partition's ops in execution order. They belong to the
 // graph: do not modify them.
-func (p *Partition) Ops() []*graph.Op { return append([]*graph.Op(nil), p.ops...) }
+func (p *Partition) Ops() []*graph.Op {
+	if p == nil {
+		return nil
+	}
+	return append([]*graph.Op(nil), p.ops...)
+}
 
 // Inputs returns the partition's input ports.
-func (p *Partition) Inputs() []graph.LogicalTensor { return cloneTensors(p.inputs) }
+func (p *Partition) Inputs() []graph.LogicalTensor {
+	if p == nil {
+		return nil
+	}
+	return cloneTensors(p.inputs)
+}
 
 // Outputs returns the partition's output ports.
-func (p *Partition) Outputs() []graph.LogicalTensor { return cloneTensors(p.outputs) }
+func (p *Partition) Outputs() []graph.LogicalTensor {
+	if p == nil {
+		return nil
+	}
+	return cloneTensors(p.outputs)
+}
 
 // IsSupported reports whether gdnn can compile the partition.
-func (p *Partition) IsSupported() bool { return p.supported }
+func (p *Partition) IsSupported() bool { return p != nil && p.supported }
 
 // Reason says why the partition is not supported ("" when it is).
-func (p *Partition) Reason() string { return p.reason }
+func (p *Partition) Reason() string {
+	if p == nil {
+		return "nil partition"
+	}
+	return p.reason
+}
 
 // Pattern names the fused form the partition was recognized as, or ""
 // for a single op with the ops fused before and after it: a
 // normalization spelled out in ops ("rmsnorm from ..."), or a residual
 // sum before a normalization ("residual Add before RMSNorm"). The
 // verbose compile line names it too.
-func (p *Partition) Pattern() string { return p.pattern }
+func (p *Partition) Pattern() string {
+	if p == nil {
+		return ""
+	}
+	return p.pattern
+}
 
 // String describes the partition, e.g. "partition 0 [Square(1) -> ReduceSum(2) -> ReLU(3)] supported".
 func (p *Partition) String() string {
+	if p == nil {
+		return "nil partition"
+	}
 	names := make([]string, len(p.ops))
 	for i, op := range p.ops {
 		names[i] = fmt.Sprintf("%s(%d)", op.Kind, op.ID)
