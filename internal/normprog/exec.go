@@ -87,10 +87,11 @@ func newFused(p *norm.Problem, res *Residual, dq *kernelshape.Dequant, srcDT dty
 	if (len(post) > 0 || dstDT != p.Dst.DT) && elements(p.Dims) > 0 {
 		return nil, status.Errorf(status.Unimplemented, "%s with fused post-ops: %s", p.Kind, why)
 	}
+	// A problem of no element reaches here whatever is fused around it:
+	// the reference executor writes no dst element then, only the
+	// statistics of rows of no element (0), which it writes as it would
+	// without the fused ops.
 	e.why = why
-	if dstDT != p.Dst.DT || dq != nil {
-		e.ref = nil // of no element: nothing to write
-	}
 	return e, nil
 }
 
@@ -177,7 +178,9 @@ func (e *Exec) RunResidual(b norm.Buffers, x, skip, bias []byte, bins [][]byte) 
 		return status.Errorf(status.InvalidArguments, "%d binary operand buffers given, the fused post-ops have %d", len(bins), e.nbins)
 	}
 	if e.prog == nil {
-		return nil // no element (NewResidual)
+		// No element: the reference executor writes the statistics of
+		// rows of no element, and nothing else.
+		return e.ref.Run(b, 1)
 	}
 	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Bins: bins,
 		X: x, Skip: skip, Bias: bias})
