@@ -281,6 +281,9 @@ func New(p *Problem) (*Exec, error) {
 			sp := int64(1)
 			for j, d := range ops[i].dims {
 				sp += plan.MulSat(d-1, ops[i].o.Strides[j])
+				if sp < 0 || sp == math.MaxInt64 {
+					return nil, status.Errorf(status.InvalidShape, "%s dims %v with strides %v address more than 2^63 elements", ops[i].name, ops[i].dims, ops[i].o.Strides)
+				}
 			}
 			e.need[i] = plan.MulSat(sp, 4)
 		}
