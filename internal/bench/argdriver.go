@@ -192,18 +192,24 @@ func (a *argCase) fill(seed uint64, ties bool) {
 }
 
 // fillWide sets an integer src: with ties, values from -4 to 4 (0 to 4
-// unsigned) and now and then the type's least and greatest (whose
-// magnitudes an Abs must keep apart); else any value of the type, so that
-// winners differ in their low bits only as often as chance has it.
+// unsigned), now and then the type's least and greatest, and often values
+// a step or two apart near one large value (near): only a comparison of
+// every bit tells those apart, not one through f32 or f64; else any value
+// of the type, so that winners differ in their low bits only as often as
+// chance has it.
 func (a *argCase) fillWide(rng *rand.Rand, ties bool) {
 	dt := a.in.DataType
 	bits := 8 * uint(dt.Size())
 	signed := dt.IsSigned()
+	bases := nearBases(bits, signed)
+	base := bases[rng.IntN(len(bases))]
 	for i := range a.keys {
 		var v int64 // the value, as an int64 of the type's bits sign-extended (signed) or zero-extended
 		switch {
-		case ties && rng.IntN(50) == 0:
+		case ties && rng.IntN(100) == 0:
 			v = extreme(bits, signed, rng.IntN(2) == 0)
+		case ties && rng.IntN(4) == 0:
+			v = nearBy(base, int64(rng.IntN(5)-2), bits, signed)
 		case ties && signed:
 			v = int64(rng.IntN(9) - 4)
 		case ties:
@@ -236,8 +242,51 @@ func (a *argCase) fillWide(rng *rand.Rand, ties bool) {
 		case []uint64:
 			s[i] = uint64(v)
 		}
-		a.keys[i] = intKey(v, signed, a.abs)
+		a.keys[i] = intKey(v, signed)
 	}
+}
+
+// nearBases are the values of an integer type of bits around which
+// fillWide draws neighbours: its least and greatest, ±2^24 (32-bit
+// types) and ±2^53, where f32's and f64's integers end, and, unsigned,
+// 2^31 and 2^63, as the type holds them.
+func nearBases(bits uint, signed bool) []int64 {
+	b := []int64{extreme(bits, signed, true), extreme(bits, signed, false)}
+	for _, e := range []uint{24, 53} {
+		if e == 24 && bits == 64 {
+			continue // f64 holds these exactly
+		}
+		if signed && e < bits-1 {
+			b = append(b, 1<<e, -1<<e)
+		} else if !signed && e < bits {
+			b = append(b, 1<<e)
+		}
+	}
+	if !signed && bits >= 32 {
+		b = append(b, 1<<31)
+	}
+	if !signed && bits == 64 {
+		b = append(b, math.MinInt64) // 2^63
+	}
+	return b
+}
+
+// nearBy is base + d for a value base of an integer type of bits, as
+// fillWide holds values, taken back into the type's range where base + d
+// would leave it (the least or greatest itself, or the other side of it).
+func nearBy(base, d int64, bits uint, signed bool) int64 {
+	lo, hi := extreme(bits, signed, true), extreme(bits, signed, false)
+	if signed {
+		if base == lo && d < 0 || base == hi && d > 0 {
+			d = -d
+		}
+		return base + d
+	}
+	u := uint64(base) + uint64(d)
+	if uint64(base) == uint64(lo) && d < 0 || uint64(base) == uint64(hi) && d > 0 {
+		u = uint64(base) - uint64(d)
+	}
+	return int64(u)
 }
 
 // extreme is the least (lo) or greatest value of an integer type of
@@ -256,19 +305,14 @@ func extreme(bits uint, signed, lo bool) int64 {
 }
 
 // intKey maps an integer value (v's bits, read as signed or not) to a
-// uint64 in the same order: the value with its sign bit flipped, or its
-// magnitude under abs (|least| included, exactly).
-func intKey(v int64, signed, abs bool) uint64 {
-	switch {
-	case !signed:
+// uint64 in the same order: the value with its sign bit flipped. (An Abs
+// before an index reduction takes floats only, so integer keys are the
+// values themselves.)
+func intKey(v int64, signed bool) uint64 {
+	if !signed {
 		return uint64(v)
-	case abs && v < 0:
-		return -uint64(v)
-	case abs:
-		return uint64(v)
-	default:
-		return uint64(v) ^ 1<<63
 	}
+	return uint64(v) ^ 1<<63
 }
 
 // check compares every output with the reference and describes the
@@ -279,6 +323,11 @@ func (a *argCase) check() string {
 	axis, err := graph.ArgAxis(a.op, rank)
 	if err != nil {
 		return err.Error()
+	}
+	for i, d := range dims {
+		if d == 0 && i != axis {
+			return "" // no output
+		}
 	}
 	keep, _ := a.op.Bool("keep_dims")
 	last, _ := a.op.Bool("select_last_index")

@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/graph"
 )
 
 // argMaxCase is the ONNX Runtime anchor's ArgMax case (gen_models.py's
@@ -45,31 +48,53 @@ func TestGraphArgMax(t *testing.T) {
 	}
 }
 
+// TestGraphArgEmpty: an index reduction with a zero-size dim beside its
+// axis has no output to check, and runs; over a zero-size axis it is
+// refused, with the case's error, not a crash of the run.
+func TestGraphArgEmpty(t *testing.T) {
+	for _, dt := range []string{"f32", "s32", "u64"} {
+		for _, c := range []struct {
+			in, out []any
+			pass    bool
+		}{{[]any{0, 37}, []any{0}, true}, {[]any{6, 0}, []any{6}, false}} {
+			path := writeCase(t, argMaxCase, func(doc map[string]any) {
+				in := tensorAt(doc, 0, false, 0)
+				in["dtype"], in["shape"] = dt, c.in
+				in["stride"] = []any{c.in[1], 1}
+				tensorAt(doc, 0, true, 0)["shape"] = c.out
+			})
+			code, out, errOut := runGraph(t, path, "--mode=C")
+			if c.pass && (code != 0 || !strings.Contains(out, "PASSED")) ||
+				!c.pass && (code != 1 || !strings.Contains(out, "INVALID_ARGUMENTS") || !strings.Contains(out, "no element to pick")) {
+				t.Errorf("%s %v: exit %d\n%s\n%s", dt, c.in, code, out, errOut)
+			}
+		}
+	}
+}
+
 // TestArgReferenceKeys: the integer reference orders values exactly where
 // float64 would not (2^62 and 2^62+1, the u64s around 2^63), puts
-// negatives below positives, and takes |least| as the greatest magnitude.
+// and puts negatives below positives.
 func TestArgReferenceKeys(t *testing.T) {
 	const big = int64(1) << 62
 	cases := []struct {
-		name        string
-		vals        []int64
-		signed, abs bool
-		min, last   bool
-		want        int64
+		name      string
+		vals      []int64
+		signed    bool
+		min, last bool
+		want      int64
 	}{
-		{"s64 low bit", []int64{big, big + 1, big}, true, false, false, false, 1},
-		{"s64 low bit min", []int64{big + 1, big, big + 1}, true, false, true, false, 1},
-		{"negative below positive", []int64{-1, 0, -5}, true, false, false, false, 1},
-		{"u64 above 2^63", []int64{math.MaxInt64, math.MinInt64, -1, math.MinInt64 + 1}, false, false, false, false, 2},
-		{"u64 min", []int64{-1, math.MinInt64, math.MaxInt64}, false, false, true, false, 2},
-		{"abs of the least", []int64{math.MaxInt64, math.MinInt64, -3}, true, true, false, false, 1},
-		{"abs ties, last", []int64{-7, 7, 2, -7}, true, true, false, true, 3},
-		{"ties, first", []int64{3, 9, 9, 1}, true, false, false, false, 1},
+		{"s64 low bit", []int64{big, big + 1, big}, true, false, false, 1},
+		{"s64 low bit min", []int64{big + 1, big, big + 1}, true, true, false, 1},
+		{"negative below positive", []int64{-1, 0, -5}, true, false, false, 1},
+		{"u64 above 2^63", []int64{math.MaxInt64, math.MinInt64, -1, math.MinInt64 + 1}, false, false, false, 2},
+		{"u64 min", []int64{-1, math.MinInt64, math.MaxInt64}, false, true, false, 2},
+		{"ties, first", []int64{3, 9, 9, 1}, true, false, false, 1},
 	}
 	for _, c := range cases {
 		keys := make([]uint64, len(c.vals))
 		for i, v := range c.vals {
-			keys[i] = intKey(v, c.signed, c.abs)
+			keys[i] = intKey(v, c.signed)
 		}
 		if got := keyWinner(keys, c.min, c.last); got != c.want {
 			t.Errorf("%s: winner %d, want %d", c.name, got, c.want)
@@ -112,5 +137,64 @@ func TestGraphAbsArg(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestArgFillNeighbours: the tied fill of the integers wider than 16
+// bits holds rows whose winner (the max's or the min's) a comparison
+// through f32 (32-bit types) or f64 (64-bit ones) gets wrong, so the
+// driver's exact check would catch a kernel that compares so.
+func TestArgFillNeighbours(t *testing.T) {
+	for _, dt := range []dtypes.DataType{dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64} {
+		const rows, n = 64, 37
+		caught := 0
+		for seed := uint64(0); seed < 8; seed++ {
+			a := &argCase{in: graph.NewLogicalTensor(0, dt, []int64{rows, n}), keys: make([]uint64, rows*n)}
+			switch dt {
+			case dtypes.S32:
+				a.srcData = make([]int32, rows*n)
+			case dtypes.U32:
+				a.srcData = make([]uint32, rows*n)
+			case dtypes.S64:
+				a.srcData = make([]int64, rows*n)
+			case dtypes.U64:
+				a.srcData = make([]uint64, rows*n)
+			}
+			a.fill(seed, true)
+			for r := range rows {
+				keys := a.keys[r*n : (r+1)*n]
+				rounded := make([]uint64, n)
+				for i, k := range keys {
+					v := k // the value's bits
+					if dt.IsSigned() {
+						v ^= 1 << 63
+					}
+					var f float64
+					switch {
+					case dt.IsSigned() && dt.Size() == 4:
+						f = float64(float32(int64(v)))
+					case dt.Size() == 4:
+						f = float64(float32(v))
+					case dt.IsSigned():
+						f = float64(int64(v))
+					default:
+						f = float64(v)
+					}
+					// f's bits in the order of the floats
+					if b := math.Float64bits(f); f < 0 {
+						rounded[i] = ^b
+					} else {
+						rounded[i] = b | 1<<63
+					}
+				}
+				if keyWinner(keys, false, false) != keyWinner(rounded, false, false) || keyWinner(keys, true, false) != keyWinner(rounded, true, false) {
+					caught++
+				}
+			}
+		}
+		if caught == 0 {
+			t.Errorf("%s: no tied row whose winner a comparison through floats gets wrong", dt)
+		}
+		t.Logf("%s: %d of %d rows", dt, caught, 8*rows)
 	}
 }
