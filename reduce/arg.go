@@ -161,13 +161,7 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 		if kern, err = jit.CompileArg(pl); err != nil {
 			return argInCall(fn, err)
 		}
-		// Kept only if no cap was set since the key's ISA was read: the
-		// compile may have used another (jit.ISAStamp).
-		if argKernelsLen.Load() < int64(cacheCapacity()) && jit.CapStamp() == stamp {
-			if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
-				argKernelsLen.Add(1)
-			}
-		}
+		keepArgKernel(ak, kern, stamp)
 	}
 	pl := kern.Plan()
 	if pl.Outputs == 0 {

@@ -56,11 +56,19 @@ func SetCacheCapacity(n int) int {
 	return prev
 }
 
-// cacheCapacity is the bound SetCacheCapacity set.
-func cacheCapacity() int {
-	cache.mu.RLock()
-	defer cache.mu.RUnlock()
-	return cache.cap
+// keepArgKernel caches kern under ak if the cache has room, and only if
+// no cap was set since the key's ISA was read (stamp): the compile may
+// have used another (jit.ISAStamp). It holds cache.mu, as
+// SetCacheCapacity does while it trims, so that stores racing each other
+// or a trim never leave more kernels than the bound.
+func keepArgKernel(ak argKey, kern *jit.ArgKernel, stamp int64) {
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if argKernelsLen.Load() < int64(cache.cap) && jit.CapStamp() == stamp {
+		if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
+			argKernelsLen.Add(1)
+		}
+	}
 }
 
 // CacheLen returns how many problems the cache holds.

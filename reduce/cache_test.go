@@ -207,6 +207,37 @@ func TestArgCacheBound(t *testing.T) {
 	}
 }
 
+// TestArgCacheBoundConcurrent: goroutines missing on distinct problems
+// at once never leave more index kernels cached than the bound, nor a
+// map that disagrees with the count.
+func TestArgCacheBoundConcurrent(t *testing.T) {
+	prev := SetCacheCapacity(4)
+	defer SetCacheCapacity(prev)
+	SetCacheCapacity(0)
+	SetCacheCapacity(4)
+	src := make([]float32, 64*64)
+	var wg sync.WaitGroup
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]int32, 64)
+			for n := 1; n <= 4; n++ {
+				if err := ArgMax(dst, src, []int{g + 1, n}, 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	argKernels.Range(func(_, _ any) bool { n++; return true })
+	if l := argKernelsLen.Load(); l > 4 || int64(n) != l {
+		t.Errorf("bound 4: %d index kernels counted, %d in the map", l, n)
+	}
+}
+
 // TestISAChange checks that a cap set after a problem was cached gets a
 // kernel of its own: the interpreter runs once the cap is None.
 func TestISAChange(t *testing.T) {

@@ -42,40 +42,21 @@ var indexArgs = sync.Pool{New: func() any { return new(plan.IndexArgs) }}
 // argCallBytes is about how much src one call reads.
 const argCallBytes = 256 << 10
 
-// argCache keeps compiled index kernels by plan key and ISA. Kernels are
-// small and plans few, so it only bounds its size: past argCacheMax a
-// kernel is compiled for its caller alone and unmapped when collected.
-var argCache struct {
-	sync.Mutex
-	m map[string]*ArgKernel
-}
-
-const argCacheMax = 1024
-
-// CompileArg returns the kernel of pl for the effective ISA: machine code
-// where its emitter covers pl, the interpreter otherwise (Impl and Why
-// say which and why).
+// CompileArg returns a new kernel of pl for the effective ISA: machine
+// code where its emitter covers pl, the interpreter otherwise (Impl and
+// Why say which and why). The kernel owns its code, which is unmapped
+// when the garbage collector frees the kernel; the callers' caches
+// (package reduce's, the compiled partitions') decide how long kernels
+// live.
 func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 	if pl == nil {
 		return nil, status.Errorf(status.InvalidArguments, "jit: nil plan")
 	}
-	isa := EffectiveISA()
-	key := fmt.Sprintf("%s|%d", pl.Key(), isa)
-	argCache.Lock()
-	defer argCache.Unlock()
-	if k := argCache.m[key]; k != nil {
-		return k, nil
-	}
-	k, err := buildArg(splitInner(pl), isa)
+	k, err := buildArg(splitInner(pl), EffectiveISA())
 	if err != nil {
 		return nil, err
 	}
-	if argCache.m == nil {
-		argCache.m = map[string]*ArgKernel{}
-	}
-	if len(argCache.m) < argCacheMax {
-		argCache.m[key] = k
-	} else if k.code != nil {
+	if k.code != nil {
 		runtime.SetFinalizer(k, func(k *ArgKernel) { _ = k.code.Release() })
 	}
 	return k, nil
