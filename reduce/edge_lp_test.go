@@ -215,18 +215,35 @@ func TestLpNormalizeOneElement(t *testing.T) {
 // TestLpNormalizeHugeNorm: a row whose norm is above 2^126, whose
 // reciprocal is subnormal, is divided by its norm as the interpreter
 // does: a single element gives ±1 exactly, and two equal elements of an
-// L1 row exactly ±1/2, on every ISA, in rows and in columns.
+// L1 row exactly ±1/2, on every ISA, in rows and in columns (a last dim
+// of 16 after the normalized one, which the column kernel takes).
 func TestLpNormalizeHugeNorm(t *testing.T) {
+	const columns = 16
+	// widen repeats each value of v over the dims inner (none, or one).
+	widen := func(v []float32, inner []int) []float32 {
+		n := 1
+		if len(inner) == 1 {
+			n = inner[0]
+		}
+		w := make([]float32, 0, len(v)*n)
+		for _, x := range v {
+			for range n {
+				w = append(w, x)
+			}
+		}
+		return w
+	}
 	one := []float32{3e38, -1e38, 0x1.8p126, math.MaxFloat32, -math.MaxFloat32}
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
 		for _, p := range []int{1, 2} {
-			for _, layout := range [][]int{{len(one), 1}, {len(one), 1, 1}} {
-				dst := make([]float32, len(one))
-				if err := reduce.LpNormalize(dst, one, layout, 1, p, 0); err != nil {
+			for _, layout := range [][]int{{len(one), 1}, {len(one), 1, 1}, {len(one), 1, columns}} {
+				src := widen(one, layout[2:])
+				dst := make([]float32, len(src))
+				if err := reduce.LpNormalize(dst, src, layout, 1, p, 0); err != nil {
 					t.Fatal(err)
 				}
-				for i, v := range one {
+				for i, v := range src {
 					if w := float32(math.Copysign(1, float64(v))); dst[i] != w {
 						t.Errorf("%v p %d dims %v: [%d] = %v, want %v", isa, p, layout, i, dst[i], w)
 					}
@@ -234,12 +251,13 @@ func TestLpNormalizeHugeNorm(t *testing.T) {
 			}
 		}
 		pair := []float32{1e38, 1e38, -1.5e38, -1.5e38}
-		for _, layout := range [][]int{{2, 2}, {2, 2, 1}} {
-			dst := make([]float32, len(pair))
-			if err := reduce.LpNormalize(dst, pair, layout, 1, 1, 0); err != nil {
+		for _, layout := range [][]int{{2, 2}, {2, 2, 1}, {2, 2, columns}} {
+			src := widen(pair, layout[2:])
+			dst := make([]float32, len(src))
+			if err := reduce.LpNormalize(dst, src, layout, 1, 1, 0); err != nil {
 				t.Fatal(err)
 			}
-			for i, v := range pair {
+			for i, v := range src {
 				if w := float32(math.Copysign(0.5, float64(v))); dst[i] != w {
 					t.Errorf("%v L1 dims %v: [%d] = %v, want %v", isa, layout, i, dst[i], w)
 				}
