@@ -146,9 +146,10 @@ func (p *Partition) Reason() string {
 
 // Pattern names the fused form the partition was recognized as, or ""
 // for a single op with the ops fused before and after it: a
-// normalization spelled out in ops ("rmsnorm from ..."), or a residual
-// sum before a normalization ("residual Add before RMSNorm"). The
-// verbose compile line names it too.
+// normalization spelled out in ops ("rmsnorm from ..."), a residual
+// sum before a normalization ("residual Add before RMSNorm"), or a
+// Dequantize before either ("Dequantize before LayerNorm", "Dequantize
+// before rmsnorm from ..."). The verbose compile line names it too.
 func (p *Partition) Pattern() string {
 	if p == nil {
 		return ""

@@ -225,7 +225,7 @@ func bf16Allowed() bool {
 func SetMaxISA(i ISA) ISA {
 	initCap()
 	if rank(i) == 0 {
-		i = None // a value no ISA has caps as None did, kept in setCap's byte
+		i = None // a value that names no ISA caps as None, and setCap's byte holds None
 	}
 	for {
 		old := setCap.Load()

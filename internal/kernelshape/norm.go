@@ -841,16 +841,16 @@ const (
 // NaN for 0s); or above lpHuge, a norm near f32's largest values, whose
 // subnormal reciprocal would put x's result a few units off. A divisor
 // of 0, +Inf or NaN takes either: the two give the same. The rows every
-// data set has take the multiply, as before, at the cost of two
-// compares and branches.
+// data set has take the multiply, at the cost of two compares and
+// branches.
 func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
 	rare, done := e.NewLabel(), e.NewLabel()
 	e.Flush()
 	for _, d := range divs {
-		next, small := e.NewLabel(), e.NewLabel()
-		e.SkipUnlessBelow(d, lpTiny, small)
+		next, notTiny := e.NewLabel(), e.NewLabel()
+		e.SkipUnlessBelow(d, lpTiny, notTiny)
 		e.Goto(rare)
-		e.PlaceLabel(small)
+		e.PlaceLabel(notTiny)
 		mk := e.Mark()
 		t := e.Tmp()
 		e.SetConst(t, lpHuge)
