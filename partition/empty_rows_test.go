@@ -80,10 +80,9 @@ func emptyRowsStatsGraph(t *testing.T, kind graph.OpKind, dims []int64, dq bool,
 // TestEmptyRowStatsFused: rows of no element have statistics, 0
 // (README: "0 for an empty row" for SoftMax's stats, "mean and variance
 // 0" for a row of no elements), and a normalization partition alone
-// writes them so. With a fused Quantize after it, a fused Dequantize
-// before it or a fused residual sum before it, the partition wrote
-// nothing: the statistics outputs kept whatever the caller's buffers
-// held.
+// writes them so; with a fused Quantize after it, a fused Dequantize
+// before it or a fused residual sum before it, it writes them too, not
+// leaving the caller's bytes (0xAB here) in the statistics outputs.
 func TestEmptyRowStatsFused(t *testing.T) {
 	s8, u8 := dtypes.S8, dtypes.U8
 	cases := []struct {

@@ -193,7 +193,7 @@ func (a *argCase) fill(seed uint64, ties bool) {
 
 // fillWide sets an integer src: with ties, values from -4 to 4 (0 to 4
 // unsigned), now and then the type's least and greatest, and often values
-// a step or two apart near one large value (near): only a comparison of
+// a step or two apart near one large value (nearBy): only a comparison of
 // every bit tells those apart, not one through f32 or f64; else any value
 // of the type, so that winners differ in their low bits only as often as
 // chance has it.

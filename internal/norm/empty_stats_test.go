@@ -10,9 +10,9 @@ import (
 // TestEmptyRowStatsSpanOverflow: rows of no element still have
 // statistics, whose span New computes to size their buffers; a span past
 // 2^63 elements must be an InvalidShape error, as it is for rows with
-// elements. New added the strides unchecked: the sum wrapped, the span
-// came out 0, and Run panicked (a mean stride of 3<<61) or wrote a mean
-// at offset 4*2^62 = 2^64, which wraps to 0 (a stride of 1<<62), over the first.
+// elements: a span summed unchecked wraps, and Run would then panic (a
+// mean stride of 3<<61) or write a mean at offset 4*2^62 = 2^64, which
+// wraps to 0 (a stride of 1<<62), over the first.
 func TestEmptyRowStatsSpanOverflow(t *testing.T) {
 	f32 := dtypes.F32
 	for _, s := range []int64{1 << 62, 3 << 61} {
