@@ -212,8 +212,11 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 	}
 	var a callInts
 	d64 := a.make(rank)
-	for i, d := range dims {
-		d64[i] = int64(d)
+	// Negative dims and more than 2^63 elements are refused here, before
+	// the dense strides are derived from dims: past 2^63 those products
+	// wrap around, and the executor would blame the wrapped strides.
+	if _, err := checkDims(fn, dims, d64); err != nil {
+		return err
 	}
 	// A value, not a pointer: fields set through a pointer would move
 	// it and a's slices to the heap.

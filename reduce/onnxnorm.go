@@ -226,17 +226,13 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	return onnxMVN(fn, n, y, x, dims, opts)
 }
 
-// onnxAxis is the node's axis attribute as an int. Where int is 32 bits,
-// int(axis) would truncate an axis past its range, perhaps into range
-// (2^32+1 to 1), so such an axis is refused here, in the words of the
-// range check (axisIn) that refuses every other axis out of range; on
-// 64-bit platforms every int64 converts whole and that check refuses it.
+// onnxAxis is the node's axis attribute counted from the front, or an
+// error for an axis out of range in ONNX's words (the attribute is
+// "axis" for every op that takes it; gdnn's LayerNorm and RMSNorm would
+// call it begin_norm_axis). The int64 is checked whole, so that no
+// conversion to a 32-bit int truncates an axis past its range into it.
 func onnxAxis(fn string, axis int64, rank int) (int, error) {
-	if int64(int(axis)) != axis {
-		return 0, status.Errorf(status.InvalidArguments, "reduce.%s: axis %d is out of range [%d, %d] for src of rank %d",
-			fn, axis, -rank, rank-1, rank)
-	}
-	return int(axis), nil
+	return axisIn(fn, axis, rank)
 }
 
 // dropStats is opts without a Stats option, which only
@@ -293,6 +289,12 @@ func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bi
 	// runNorm's check of the Stats slices, with ONNX's names: the second
 	// slice receives InvStdDev here, and runNorm would call it variance.
 	if ax, ok := norm.AxisIn(n.Axis, len(dims)); hasStats && ok && len(dims) <= norm.MaxRank {
+		// The rows are counted from valid dims only: a product past
+		// 2^63 would wrap to a row count of nothing in particular.
+		var d [norm.MaxRank]int64
+		if _, err := checkDims(fn, dims, d[:len(dims)]); err != nil {
+			return err
+		}
 		if rows := prodInts(dims[:ax]); len(mean) < rows || len(inv) < rows {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: Mean holds %d values and InvStdDev %d; there are %d rows",
 				fn, len(mean), len(inv), rows)
@@ -342,6 +344,14 @@ func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts [
 		for i := range normed {
 			normed[i] = true
 		}
+	}
+	if r == 0 {
+		// One element, its own mean, of variance 0: (x - x) / (0 +
+		// 1e-9), 0 (NaN for an infinity or NaN). No normalization
+		// program takes rank 0 (it has no axis to begin at).
+		v := float64(dtypes.LoadF32(io.srcDT, bytesOf(x), 0))
+		dtypes.StoreF32(io.dstDT, bytesOf(y), 0, float32((v-v)/1e-9))
+		return nil
 	}
 	// The view: kept dims first, then the normalized ones, each with its
 	// dense stride in x (and y, which has x's layout).
