@@ -191,58 +191,77 @@ func TestNormPartitionsRandom(t *testing.T) {
 	}
 	for i := range n {
 		for _, k := range []graph.OpKind{graph.SoftMax, graph.LogSoftmax, graph.LayerNorm, graph.RMSNorm, graph.GroupNorm} {
-			rank := 2 + r.IntN(3)
-			dims := make([]int64, rank)
-			for d := range dims {
-				dims[d] = int64(1 + r.IntN(6))
+			c := normCase{kind: k, dims: make([]int64, 2+r.IntN(3)), groups: int64(1 + r.IntN(2))}
+			for d := range c.dims {
+				c.dims[d] = int64(1 + r.IntN(6))
 			}
-			groups := int64(1 + r.IntN(2))
-			if k == graph.GroupNorm {
-				dims[1] *= groups
-			}
-			src := graph.NewLogicalTensor(0, dts[r.IntN(3)], dims)
-			if r.IntN(2) == 0 {
-				// Channels last: dim 1 innermost in memory.
-				order := append([]int{0}, append(seq(2, rank), 1)...)
-				src = graph.NewLogicalTensorStrided(0, src.DataType, dims, stridesInOrder(dims, order))
-			}
-			op := graph.NewOp(1, k, "op").AddInput(src).AddOutput(graph.NewLogicalTensorAny(10, dts[r.IntN(3)], nil))
-			axis := int64(r.IntN(rank))
-			affine, stats := r.IntN(2) == 0, r.IntN(2) == 0
-			var pdims []int64
-			switch k {
-			case graph.SoftMax:
-				op.SetAttr("axis", axis).SetAttr("mode", []string{"none", "inf_as_zero"}[r.IntN(2)])
-				if stats {
-					op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil))
-				}
-			case graph.LogSoftmax:
-				op.SetAttr("axis", axis-int64(rank))
-			case graph.LayerNorm, graph.RMSNorm:
-				op.SetAttr("begin_norm_axis", axis).SetAttr("use_affine", affine).SetAttr("epsilon", float32(0.01))
-				pdims = dims[axis:]
-			case graph.GroupNorm:
-				op.SetAttr("groups", groups).SetAttr("use_affine", affine).SetAttr("data_format", "NCX")
-				pdims = []int64{dims[1]}
-			}
-			if k == graph.LayerNorm || k == graph.GroupNorm {
-				op.SetAttr("keep_stats", stats)
-				if stats {
-					op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).AddOutput(graph.NewLogicalTensorAny(12, dtypes.F32, nil))
-				}
-			}
-			if affine && k != graph.SoftMax && k != graph.LogSoftmax {
-				op.AddInput(graph.NewLogicalTensor(1, dts[r.IntN(3)], pdims))
-				if k != graph.RMSNorm {
-					op.AddInput(graph.NewLogicalTensor(2, dts[r.IntN(3)], pdims))
-				}
-			}
-			g := graph.New()
-			must(t, g.AddOp(op))
-			must(t, g.Finalize())
+			c.srcDT, c.dstDT, c.gammaDT, c.betaDT = dts[r.IntN(3)], dts[r.IntN(3)], dts[r.IntN(3)], dts[r.IntN(3)]
+			c.channelsLast = r.IntN(2) == 0
+			c.axis = int64(r.IntN(len(c.dims)))
+			c.affine, c.stats, c.infAsZero = r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0
+			g := c.graph(t)
 			t.Run(fmt.Sprintf("%d/%v", i, k), func(t *testing.T) { runNormPartitions(t, g, uint64(i)) })
 		}
 	}
+}
+
+// normCase is one normalization op of TestNormPartitionsRandom and
+// FuzzNormPartitions.
+type normCase struct {
+	kind                          graph.OpKind
+	dims                          []int64 // GroupNorm's dims[1] is multiplied by groups
+	srcDT, dstDT, gammaDT, betaDT dtypes.DataType
+	channelsLast                  bool  // dim 1 innermost in memory
+	axis                          int64 // from the front; LogSoftmax's is given from the end
+	affine, stats, infAsZero      bool
+	groups                        int64
+}
+
+// graph is the case's op alone in a finalized graph.
+func (c normCase) graph(t *testing.T) *graph.Graph {
+	t.Helper()
+	k, dims, rank, axis := c.kind, slices.Clone(c.dims), len(c.dims), c.axis
+	if k == graph.GroupNorm {
+		dims[1] *= c.groups
+	}
+	src := graph.NewLogicalTensor(0, c.srcDT, dims)
+	if c.channelsLast {
+		order := append([]int{0}, append(seq(2, rank), 1)...)
+		src = graph.NewLogicalTensorStrided(0, src.DataType, dims, stridesInOrder(dims, order))
+	}
+	op := graph.NewOp(1, k, "op").AddInput(src).AddOutput(graph.NewLogicalTensorAny(10, c.dstDT, nil))
+	var pdims []int64
+	switch k {
+	case graph.SoftMax:
+		op.SetAttr("axis", axis).SetAttr("mode", map[bool]string{false: "none", true: "inf_as_zero"}[c.infAsZero])
+		if c.stats {
+			op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil))
+		}
+	case graph.LogSoftmax:
+		op.SetAttr("axis", axis-int64(rank))
+	case graph.LayerNorm, graph.RMSNorm:
+		op.SetAttr("begin_norm_axis", axis).SetAttr("use_affine", c.affine).SetAttr("epsilon", float32(0.01))
+		pdims = dims[axis:]
+	case graph.GroupNorm:
+		op.SetAttr("groups", c.groups).SetAttr("use_affine", c.affine).SetAttr("data_format", "NCX")
+		pdims = []int64{dims[1]}
+	}
+	if k == graph.LayerNorm || k == graph.GroupNorm {
+		op.SetAttr("keep_stats", c.stats)
+		if c.stats {
+			op.AddOutput(graph.NewLogicalTensorAny(11, dtypes.F32, nil)).AddOutput(graph.NewLogicalTensorAny(12, dtypes.F32, nil))
+		}
+	}
+	if c.affine && k != graph.SoftMax && k != graph.LogSoftmax {
+		op.AddInput(graph.NewLogicalTensor(1, c.gammaDT, pdims))
+		if k != graph.RMSNorm {
+			op.AddInput(graph.NewLogicalTensor(2, c.betaDT, pdims))
+		}
+	}
+	g := graph.New()
+	must(t, g.AddOp(op))
+	must(t, g.Finalize())
+	return g
 }
 
 func seq(lo, hi int) []int {
