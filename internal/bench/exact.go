@@ -18,7 +18,7 @@ import (
 
 // exactCase reports whether c reduces exactly, and its reduction.
 func exactCase(c redCase) (plan.Reduction, bool) {
-	r, ok := exactAlgs[c.alg]
+	r, ok := exactReduction(c.alg)
 	return r, ok && plan.IsExact(c.sdt, r)
 }
 

@@ -1081,7 +1081,7 @@ func readReduction(ops []*graph.Op) (reading, string) {
 	}
 	red := ops[ri]
 	k, root, known := kindOfOp(red.Kind)
-	exact, hasExact := exactAlgs[k.name]
+	exact, hasExact := exactReduction(k.name)
 	if !known {
 		exact, hasExact = plan.OfGraphOp(red.Kind.String())
 	}

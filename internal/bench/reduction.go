@@ -573,7 +573,7 @@ func (r *runner) build(c redCase, ap algPlan) (*built, result) {
 // and s8 and u8 src into s8, u8, s32, f32, bf16 or f16, without a pre-op
 // (benchdnn's amax of integers would need Abs of s8 data).
 func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
-	if r := exactAlgs[ap.kind.name]; sdt.IsExact() && ap.pre == 0 {
+	if r, _ := exactReduction(ap.kind.name); sdt.IsExact() && ap.pre == 0 {
 		// Integer and boolean data (gdnn extensions), reduced exactly.
 		if err := plan.CheckExact(sdt, ddt, r); err != nil {
 			return fmt.Sprintf("--alg=%s of %s data into %s: %s", ap.kind.name, sdt, ddt, strings.TrimPrefix(reasonOf(err), "plan: "))
@@ -596,11 +596,15 @@ func unimplementedTypes(sdt, ddt dtypes.DataType, ap algPlan) string {
 	return ""
 }
 
-// exactAlgs are the algs exact data takes, as plan.CheckExact reads
-// them (the norms are skipped before: invalid for integer src).
-var exactAlgs = map[string]plan.Reduction{
-	"sum": plan.AlgSum.Reduction(0, 0), "mul": plan.AlgMul.Reduction(0, 0), "max": plan.AlgMax.Reduction(0, 0),
-	"min": plan.AlgMin.Reduction(0, 0), "mean": plan.AlgMean.Reduction(0, 0),
+// exactReduction returns the reduction benchdnn's --alg name computes
+// over exact data, as plan.CheckExact reads it: sum, mul, max, min and
+// mean. The Lp norms, invalid for integer src, are skipped before.
+func exactReduction(name string) (plan.Reduction, bool) {
+	a, ok := plan.ParseAlg(name)
+	if !ok || a.IsLp() {
+		return plan.Reduction{}, false
+	}
+	return a.Reduction(0, 0), true
 }
 
 // broadcastView returns an operand's strides with 0 where it broadcasts.
