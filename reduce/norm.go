@@ -31,7 +31,8 @@ func InfAsZero(on bool) Option { return Option{what: optInfAsZero, b: on} }
 // Stats has LayerNorm and GroupNorm also write each row's mean and
 // (biased) variance, in f32: mean and variance hold one value per row,
 // dense, in the order of the dims before the normalized ones (LayerNorm)
-// or [N, groups] (GroupNorm). The slices are written during the call only.
+// or [N, groups] (GroupNorm). Either slice may be nil, for an output that
+// is not wanted. The slices are written during the call only.
 func Stats(mean, variance []float32) Option {
 	return Option{what: optStats, stats: [2][]float32{mean, variance}}
 }
@@ -164,6 +165,23 @@ func (s *normSettings) apply(fn string, k norm.Kind, opts []Option) error {
 	return nil
 }
 
+// statsSlices checks Stats' slices against the n rows and returns them,
+// a nil one replaced by scratch of n values: the kernels write both. The
+// other slice holds at least n values, so the scratch is no larger.
+func statsSlices(fn string, mean, variance []float32, n int64) ([]float32, []float32, error) {
+	if (mean != nil && int64(len(mean)) < n) || (variance != nil && int64(len(variance)) < n) {
+		return nil, nil, status.Errorf(status.InvalidArguments, "reduce.%s: Stats: mean holds %d values and variance %d; there are %d rows",
+			fn, len(mean), len(variance), n)
+	}
+	if mean == nil {
+		mean = make([]float32, n)
+	}
+	if variance == nil {
+		variance = make([]float32, n)
+	}
+	return mean, variance, nil
+}
+
 // normType is the data type of a Float slice: f32 for ~float32 (named
 // f32 or not at all), bf16 or f16 for ~uint16 as named.
 func normType[E Float](fn, what, opt string, named dtypes.DataType) (dtypes.DataType, error) {
@@ -257,17 +275,17 @@ func runNorm[D, S, P Float](fn string, k norm.Kind, dst []D, src []S, gamma, bet
 				return err
 			}
 		}
-		if s.hasStats {
+		if s.hasStats && (s.mean != nil || s.variance != nil) {
 			sdims := norm.AppendStatsDims(a.make(rank)[:0], k, d64, ax, int64(groups))
 			n := elements(sdims)
-			if int64(len(s.mean)) < n || int64(len(s.variance)) < n {
-				return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: mean holds %d values and variance %d; there are %d rows",
-					fn, len(s.mean), len(s.variance), n)
+			mean, variance, err := statsSlices(fn, s.mean, s.variance, n)
+			if err != nil {
+				return err
 			}
 			statRows = n
 			p.Mean = norm.Operand{DT: dtypes.F32, Strides: a.dense(sdims, 0)}
 			p.Var = p.Mean
-			buf.Mean, buf.Var = bytesOf(s.mean), bytesOf(s.variance)
+			buf.Mean, buf.Var = bytesOf(mean), bytesOf(variance)
 		}
 		if s.hasLSE {
 			sdims := norm.AppendStatsDims(a.make(rank)[:0], k, d64, ax, 0)

@@ -20,7 +20,8 @@ import (
 //   - LayerNormalization (opset 17): LayerNorm from Axis (default -1),
 //     Epsilon (default 1e-5); Scale required, B optional. The optional
 //     outputs Mean and InvStdDev (1/sqrt(variance + epsilon)) come
-//     through the Stats option: Stats(mean, invStdDev).
+//     through the Stats option: Stats(mean, invStdDev), either nil when
+//     the model does not ask for it.
 //   - RMSNormalization (opset 23): RMSNorm from Axis (default -1),
 //     Epsilon (default 1e-5), Scale required.
 //   - GroupNormalization (opset 18, changed at 21): NumGroups groups of
@@ -295,7 +296,7 @@ func onnxLayerNorm[D, S, P Float](fn string, n ONNXNorm, y []D, x []S, scale, bi
 		if _, err := checkDims(fn, dims, d[:len(dims)]); err != nil {
 			return err
 		}
-		if rows := prodInts(dims[:ax]); len(mean) < rows || len(inv) < rows {
+		if rows := prodInts(dims[:ax]); (mean != nil && len(mean) < rows) || (inv != nil && len(inv) < rows) {
 			return status.Errorf(status.InvalidArguments, "reduce.%s: Stats: Mean holds %d values and InvStdDev %d; there are %d rows",
 				fn, len(mean), len(inv), rows)
 		}
