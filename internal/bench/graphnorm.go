@@ -465,11 +465,19 @@ func (n *graphNorm) applyChain(vals []float64, rule *normRule) error {
 	// drivers' fusedRule does: a value that nearly cancels beta (which
 	// the 8-bit fill's values do now and then) is not judged against its
 	// own small magnitude.
+	// Without a beta of its own (shift 0), the op's dst still carries
+	// its threshold's error into the chain: a fused Add of a shift (the
+	// beta a decomposed layer norm's exporter writes as a post-op) may
+	// cancel it as the op's own beta would.
 	var errs []float64
-	if rule.shift != nil && len(n.chain) > 0 {
+	if len(n.chain) > 0 {
 		errs = make([]float64, len(vals))
 		for i, v := range vals {
-			errs[i] = rule.trh * (math.Abs(v-rule.shift[i]) + math.Abs(rule.shift[i]))
+			sh := 0.0
+			if rule.shift != nil {
+				sh = rule.shift[i]
+			}
+			errs[i] = rule.trh * (math.Abs(v-sh) + math.Abs(sh))
 		}
 		rule.shift = nil
 	}
