@@ -96,6 +96,13 @@ func matchResidual(g *graph.Graph, add *graph.Op, taken map[uint64]bool) (*resid
 		if other.ID == add.Outputs[0].ID {
 			return fail("%s adds the sum to itself", res.bias)
 		}
+		// The fused sum is x + skip + bias in f32, rounded once to the
+		// type of the sum after the bias: a narrower x + skip (bf16
+		// before an f32 bias Add) would lose the rounding the ops give it.
+		if mid, dt := add.Outputs[0].DataType, res.sum.DataType; mid != dtypes.F32 && mid != dt {
+			return fail("the sum %d of %s is %s and the sum %d after the bias %s is %s; fused, it would not be rounded to %s",
+				add.Outputs[0].ID, add, mid, res.sum.ID, res.bias, dt, mid)
+		}
 		if mode, _ := res.bias.Str("auto_broadcast"); !other.KnownDims() || !broadcastsOnto(other.Dims, x.Dims) ||
 			mode == "none" && !slices.Equal(other.Dims, x.Dims) {
 			return fail("the bias %d of %s has dims %s, which do not broadcast onto %s without enlarging it", other.ID, res.bias,
