@@ -14,9 +14,9 @@
 // f64 src; the last of a chain may store to s8, u8 or s32, rounding to
 // nearest even and saturating), the
 // Dequantize and Quantize ops through which 8-bit data enters and leaves
-// them as oneDNN Graph takes it (see QuantParamsOf), and other kinds
-// (MatMul, SoftMax, ...) that package partition hands back as
-// unsupported. Graphs load from and save to oneDNN's JSON dumps.
+// them as oneDNN Graph takes it (see QuantParamsOf), the normalizations
+// (SoftMax, LayerNorm, ...), and other kinds (MatMul, ...) that package
+// partition hands back as unsupported. Graphs load from and save to oneDNN's JSON dumps.
 //
 // Every error is a value wrapping a Status (errors.Is(err,
 // graph.InvalidShape), ...) with a message naming the op, the tensor id

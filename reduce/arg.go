@@ -22,8 +22,8 @@ type Index interface {
 }
 
 // ArgSrc is the element types ArgMax and ArgMin compare: Src's but bool
-// (ONNX's ArgMax and ArgMin take no booleans). []uint16 is bf16 unless
-// Type or SrcType says f16 or u16, as for Src.
+// (ONNX's ArgMax and ArgMin take no booleans). A []uint16 src must be
+// named bf16, f16 or u16 by Type or SrcType.
 type ArgSrc interface {
 	~float32 | ~uint16 | ~int8 | ~uint8 | ~int16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float64
 }

@@ -32,11 +32,13 @@
 // Min are exact (of booleans: any and all); Mean divides the exact sum by
 // the count in float64 and truncates toward zero, saturated, into the
 // src's type (ONNX Runtime's integer mean), or rounds once into an f32
-// dst; the logical kinds write 1 or 0 to a bool or u8 dst, and LogicalAnd
-// and LogicalOr stop reading a row once it is decided. Every other kind
-// of such data (L1, L2, SumSquare, LogSum, LogSumExp; a Sum or Prod of
-// bools) is refused with an error that names it. These reductions run in
-// the interpreter's typed loops, with no machine code yet.
+// dst; the logical kinds write 1 or 0 to a bool or u8 dst (the
+// interpreter stops reading a row of LogicalAnd or LogicalOr once it is
+// decided; machine code reads it whole). Every other kind of such data
+// (L1, L2, SumSquare, LogSum, LogSumExp; a Sum or Prod of bools) is
+// refused with an error that names it. On AVX-512, AVX2 and NEON these
+// reductions run as machine code in lanes of the src's own width (the
+// README says which); elsewhere in the interpreter's typed loops.
 // Quantized data with scales and zero points is the graph
 // API's (package partition: Dequantize -> Reduce* -> Quantize in one
 // partition).
