@@ -223,17 +223,9 @@ func TestArgRandom(t *testing.T) {
 	for i := range n {
 		c := randomArgCase(r)
 		nanRate := []int{0, 3, 40, 400}[i%4]
-		checkArg[int64, float32](t, r, c, dtypes.F32, nanRate)
-		checkArg[int32, uint16](t, r, c, dtypes.BF16, nanRate)
-		checkArg[int64, uint16](t, r, c, dtypes.F16, nanRate)
-		checkArg[int32, int8](t, r, c, dtypes.S8, 0)
-		checkArg[int32, uint8](t, r, c, dtypes.U8, 0)
-		checkArg[int64, int16](t, r, c, dtypes.S16, 0)
-		checkArg[int32, int32](t, r, c, dtypes.S32, 0)
-		checkArg[int64, uint32](t, r, c, dtypes.U32, 0)
-		checkArg[int64, int64](t, r, c, dtypes.S64, 0)
-		checkArg[int32, uint64](t, r, c, dtypes.U64, 0)
-		checkArg[int64, float64](t, r, c, dtypes.F64, nanRate)
+		for _, dt := range argSrcTypes {
+			checkArgType(t, r, c, dt, nanRate)
+		}
 	}
 }
 
