@@ -58,7 +58,9 @@ func ExampleSoftmaxStats() {
 
 // A transformer block's RMSNorm, as in Llama, on bf16 activations: the
 // block's output plus the residual, normalized over the hidden dim and
-// scaled by the learned weight, with eps 1e-6.
+// scaled by the learned weight, with eps 1e-6. The graph API fuses the
+// residual Add into the normalization (package partition's
+// Example_residualRMSNorm); here it is added first.
 func ExampleRMSNorm_transformer() {
 	seq, hidden := 2, 4
 	out := []float32{1, -2, 2, -4, 0.5, 0.5, 0.5, 0.5}
