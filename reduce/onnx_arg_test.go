@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -140,5 +141,87 @@ func TestONNXArgDstDimsRefusals(t *testing.T) {
 	}
 	if err := RunONNXArg(n, []int64(nil), []float32(nil), []int{0, 0}); err != nil {
 		t.Errorf("dims [0 0]: RunONNXArg: %v", err)
+	}
+}
+
+// TestONNXArgNodeRandomCases runs the configurations of ONNX's "_random"
+// ArgMax and ArgMin node tests (data of [2, 3, 4], uniform in [-10, 10];
+// the default axis 0 kept, axis 1 kept and not, axis -1 kept; each with
+// and without select_last_index) through the ONNX entry at every opset
+// that has their attributes, on data drawn the same way and on data of
+// few distinct values, so that ties decide, against argRef.
+func TestONNXArgNodeRandomCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 4))
+	dims := []int{2, 3, 4}
+	for _, op := range []string{"ArgMax", "ArgMin"} {
+		for _, cfg := range []struct {
+			axis int64
+			keep bool
+		}{{0, true}, {1, true}, {1, false}, {-1, true}} {
+			for _, last := range []bool{false, true} {
+				for _, ties := range []bool{false, true} {
+					src := make([]float32, 24)
+					for i := range src {
+						src[i] = float32(r.Float64()*20 - 10)
+						if ties {
+							src[i] = float32(r.IntN(3))
+						}
+					}
+					minOpset := 1
+					if cfg.axis < 0 {
+						minOpset = 11
+					}
+					if last {
+						minOpset = 12
+					}
+					ax := int((cfg.axis + 3) % 3)
+					var want []int64
+					var wantDims []int
+					for d := range dims {
+						switch {
+						case d != ax:
+							wantDims = append(wantDims, dims[d])
+						case cfg.keep:
+							wantDims = append(wantDims, 1)
+						}
+					}
+					// Outputs in row-major order over the kept dims.
+					strides := []int{12, 4, 1}
+					for i := range dims[0] {
+						for j := range dims[1] {
+							for k := range dims[2] {
+								at := []int{i, j, k}
+								if at[ax] != 0 {
+									continue
+								}
+								row := make([]float64, dims[ax])
+								for x := range row {
+									at[ax] = x
+									row[x] = float64(src[at[0]*strides[0]+at[1]*strides[1]+at[2]*strides[2]])
+								}
+								want = append(want, argRef(row, op == "ArgMin", last))
+							}
+						}
+					}
+					for opset := minOpset; opset <= MaxONNXOpset; opset++ {
+						n, err := NewONNXArgNode(op, opset)
+						if err != nil {
+							t.Fatal(err)
+						}
+						n.Axis, n.KeepDims, n.SelectLastIndex = cfg.axis, cfg.keep, last
+						if got, err := n.DstDims(dims); err != nil || !slices.Equal(got, wantDims) {
+							t.Errorf("%s-%d %+v: dims %v (%v), want %v", op, opset, n, got, err, wantDims)
+						}
+						got := make([]int64, len(want))
+						if err := RunONNXArg(n, got, src, dims); err != nil {
+							t.Fatalf("%s-%d %+v: %v", op, opset, n, err)
+						}
+						if !slices.Equal(got, want) {
+							t.Errorf("%s-%d %+v ties=%v: %v, want %v (src %v)", op, opset, n, ties, got, want, src)
+						}
+					}
+				}
+			}
+		}
 	}
 }
