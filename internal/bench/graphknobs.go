@@ -68,7 +68,7 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 					"--in-shapes %q: shape %q is a tag: strides follow a '*' (%d:*%s keeps the shape)", s, shape, e.id, shape)
 			}
 			if o.Dims, err = parseXList(shape); err != nil {
-				return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: shape %q: %v", s, shape, err)
+				return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: shape %q: %s", s, shape, reasonOf(err))
 			}
 		}
 		if hasStrides {
@@ -77,7 +77,7 @@ func ParseInShapes(s string) ([]ShapeOverride, error) {
 			}
 			if strides[0] >= '0' && strides[0] <= '9' {
 				if o.Strides, err = parseXList(strides); err != nil {
-					return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: strides %q: %v", s, strides, err)
+					return nil, status.Errorf(status.InvalidArguments, "--in-shapes %q: strides %q: %s", s, strides, reasonOf(err))
 				}
 			} else {
 				o.Tag = strides
@@ -208,7 +208,7 @@ func ParseOpKinds(s string) ([]KindOverride, error) {
 		}
 		k, err := graph.ParseOpKind(e.rest)
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArguments, "--op-kind %q: entry %q: %v", s, e.text, err)
+			return nil, status.Errorf(status.InvalidArguments, "--op-kind %q: entry %q: %s", s, e.text, reasonOf(err))
 		}
 		if !k.IsBinary() && !k.IsEltwise() {
 			return nil, status.Errorf(status.InvalidArguments, "--op-kind %q: %s is not a binary or eltwise op kind, the only kinds --op-kind changes", s, k)

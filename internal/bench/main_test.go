@@ -379,3 +379,39 @@ func TestTokenizeBatchContinuation(t *testing.T) {
 		}
 	}
 }
+
+// TestInputErrorStateOnce: an option error whose cause is itself a
+// library error (a tag, a shape, an op kind, a post-op) names its state
+// once, in the prefix, and the option's value is not repeated by a
+// wrapper around an error that names it already.
+func TestInputErrorStateOnce(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reduction", "--stag=q", "2x3:2x1"},
+			`argument 2: invalid_arguments: --stag: unknown or invalid tag "q": tag "q": unexpected character 'q' (no problem was run)`},
+		{[]string{"--reduction", "--attr-post-ops=add:f32:per_tensor:abq", "2x3:2x1"},
+			`argument 2: invalid_arguments: post-ops "add:f32:per_tensor:abq": entry "add:f32:per_tensor:abq": tag "abq": unexpected character 'q' (no problem was run)`},
+		{[]string{"--softmax", "--attr-post-ops=add:f32:per_oc:abq", "2x3"},
+			`argument 2: invalid_arguments: post-ops "add:f32:per_oc:abq": entry "add:f32:per_oc:abq": tag "abq": unexpected character 'q' (no problem was run)`},
+		{[]string{"--lnorm", "--attr-post-ops=relu+add:q", "2x3"},
+			`argument 2: invalid_arguments: post-ops "relu+add:q": entry "add:q": unknown data type "q" (no problem was run)`},
+		{[]string{"--graph", "--in-shapes=0:2xq"},
+			`argument 2: invalid_arguments: --in-shapes "0:2xq": shape "2xq": element 1 is "q", want a non-negative integer (no problem was run)`},
+		{[]string{"--graph", "--in-shapes=0:2x3*1xq"},
+			`argument 2: invalid_arguments: --in-shapes "0:2x3*1xq": strides "1xq": element 1 is "q", want a non-negative integer (no problem was run)`},
+		{[]string{"--graph", "--op-kind=0:ReduceQ"},
+			`argument 2: invalid_arguments: --op-kind "0:ReduceQ": entry "0:ReduceQ": unknown op kind "ReduceQ" (no problem was run)`},
+	} {
+		code, _, errw := runMain(t, c.args...)
+		if code != 2 || !strings.Contains(errw, c.want) {
+			t.Errorf("%v: exit %d, stderr %q\nwant %q", c.args, code, errw, c.want)
+		}
+		for _, s := range []string{"invalid_arguments", "invalid_shape", "invalid_graph_op", "unimplemented"} {
+			if n := strings.Count(errw, s); n > 1 {
+				t.Errorf("%v: %q %d times in %q", c.args, s, n, errw)
+			}
+		}
+	}
+}

@@ -392,7 +392,12 @@ func parseAttrList(a Arg, name, val string) ([]string, error) {
 			continue
 		}
 		if err := checkAttr(name, it); err != nil {
-			return nil, inputErr(a, "--%s: %q: %v", name, it, err)
+			if name == "attr-post-ops" {
+				// ParsePostOps names the post-ops and the entry itself, as
+				// the reduction driver prints it.
+				return nil, wrapInput(a, err)
+			}
+			return nil, inputErr(a, "--%s: %q: %s", name, it, reasonOf(err))
 		}
 	}
 	return items, nil

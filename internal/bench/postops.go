@@ -165,7 +165,7 @@ func ParsePostOps(s string) ([]PostOp, error) {
 			}
 			if len(args) > 2 {
 				if _, err := ResolveTag(args[2], tagProbeRank(args[2])); err != nil && !isStatus(err, status.Unimplemented) {
-					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: %v", s, entry, err)
+					return nil, status.Errorf(status.InvalidArguments, "post-ops %q: entry %q: %s", s, entry, reasonOf(err))
 				}
 				p.Tag = args[2]
 			}

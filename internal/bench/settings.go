@@ -169,7 +169,7 @@ func parseTagList(a Arg, opt, v string, def []string) ([]string, error) {
 	}
 	for _, t := range items {
 		if _, err := ResolveTag(t, tagProbeRank(t)); err != nil && !errors.Is(err, status.Unimplemented) {
-			return nil, inputErr(a, "--%s: unknown or invalid tag %q: %v", opt, t, err)
+			return nil, inputErr(a, "--%s: unknown or invalid tag %q: %s", opt, t, reasonOf(err))
 		}
 	}
 	return items, nil
