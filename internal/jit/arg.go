@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/internal/execmem"
@@ -52,6 +53,10 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 	if pl == nil {
 		return nil, status.Errorf(status.InvalidArguments, "jit: nil plan")
 	}
+	var t0 time.Time
+	if verboseLevel() > 0 {
+		t0 = time.Now()
+	}
 	k, err := buildArg(splitInner(pl), EffectiveISA())
 	if err != nil {
 		return nil, err
@@ -59,8 +64,16 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 	if k.code != nil {
 		runtime.SetFinalizer(k, func(k *ArgKernel) { _ = k.code.Release() })
 	}
+	if verboseLevel() > 0 {
+		// An index kernel owns its code: it never comes from the cache.
+		verboseln(compileLine(k.Impl(), k.pl.String(), argSchedule, false, time.Since(t0), k.why))
+	}
 	return k, nil
 }
+
+// argSchedule is an index kernel's schedule on its verbose lines: one
+// pass over src, its outermost loop cut into calls.
+const argSchedule = "split:index"
 
 // argInnerBlocks are the widths splitInner may cut a wide contiguous
 // Inner into, widest first: a row-by-row column (kernelshape.ArgRowByRow)
@@ -155,8 +168,23 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 	if Overlap(src[:srcNeed], dst[:dstNeed]) {
 		return status.Errorf(status.InvalidArguments, "jit: dst overlaps src")
 	}
+	var t0 time.Time
+	if verboseLevel() > 0 {
+		t0 = time.Now()
+	}
+	threads, err := k.run(src, dst, srcNeed)
+	if err == nil && verboseLevel() > 0 {
+		verboseln(execLine(k.Impl(), pl.String(), argSchedule, threads, time.Since(t0)))
+	}
+	return err
+}
+
+// run is Run's call of the code (or the interpreter) once the buffers
+// are checked; it returns how many threads ran the calls.
+func (k *ArgKernel) run(src, dst []byte, srcNeed int64) (int, error) {
+	pl := k.pl
 	if k.code == nil {
-		return interp.RunArg(pl, src, dst)
+		return 1, interp.RunArg(pl, src, dst)
 	}
 	// Calls cut the outermost Outer loop; a plan without one is one call.
 	top, chunk, calls := plan.Loop{Size: 1}, int64(1), int64(1)
@@ -190,5 +218,6 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 		runtime.KeepAlive(k)
 		return nil
 	}
-	return Parallel(Threads(), calls, do)
+	threads := int(min(int64(Threads()), calls))
+	return threads, Parallel(Threads(), calls, do)
 }

@@ -128,16 +128,7 @@ func Compile(pl *plan.Plan) (*Kernel, error) {
 		k.units = append(k.units, u)
 	}
 	if verboseLevel() > 0 {
-		cacheState := "miss"
-		if hits == len(k.units) {
-			cacheState = "hit"
-		}
-		line := "gdnn_verbose,compile,cpu,reduction," + k.Impl() + "," + k.pl.String() + "," +
-			k.schedule() + " cache:" + cacheState + "," + ms(time.Since(t0))
-		if why := k.Why(); why != "" {
-			line += ",fallback: " + why
-		}
-		verboseln(line)
+		verboseln(compileLine(k.Impl(), k.pl.String(), k.schedule(), hits == len(k.units), time.Since(t0), k.Why()))
 	}
 	return k, nil
 }

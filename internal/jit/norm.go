@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"time"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/internal/execmem"
@@ -33,6 +34,8 @@ type NormKernel struct {
 	count       int64   // rows of the first Outer loop (1: none)
 	spans       []int64 // bytes each call reads or writes: src, dst, then each binary operand
 	staged      bool    // the code keeps a tile's rows in plan.NormArgs.Stage
+	columns     bool    // the plan has an Inner loop (kernelshape.NormColumns)
+	what        string  // the plan and kind, for the verbose lines
 }
 
 // CompileNorm compiles n for the effective ISA. Where no emitter takes n
@@ -40,6 +43,10 @@ type NormKernel struct {
 // memory refused) it returns a nil kernel and says why; an error is a
 // malformed n.
 func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
+	var t0 time.Time
+	if verboseLevel() > 0 {
+		t0 = time.Now()
+	}
 	if n == nil || n.Plan == nil || len(n.Plan.Reduced) != 1 {
 		return nil, "", status.Errorf(status.InvalidArguments, "jit: a fused normalization needs a plan with one row loop")
 	}
@@ -80,7 +87,8 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 		return nil, fmt.Sprintf("executable memory: %v", err), nil
 	}
 	// Only code that stages its tiles takes a scratch a call.
-	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: staged}
+	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: staged,
+		columns: n.Plan.HasInner, what: normWhat(n)}
 	if len(n.Plan.Outer) > 0 {
 		k.count = n.Plan.Outer[0].Size
 	}
@@ -93,7 +101,27 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 		k.streamed, k.streamAlign = s, align
 		runtime.AddCleanup(k, func(c *execmem.Code) { _ = c.Release() }, s)
 	}
+	// Only a kernel that runs says so: where none is returned, the
+	// caller's passes compile and report their own kernels.
+	if verboseLevel() > 0 {
+		verboseln(compileLine(k.Impl(), k.what, k.schedule(), false, time.Since(t0), ""))
+	}
 	return k, "", nil
+}
+
+// normWhat describes n for the verbose lines: its map plan and the
+// normalization whose statistics it computes.
+func normWhat(n *kernelshape.Norm) string {
+	return n.Plan.String() + " norm=" + n.Kind.String()
+}
+
+// schedule is the kernel's schedule on its verbose lines: fused rows,
+// or fused columns where the plan has an Inner loop.
+func (k *NormKernel) schedule() string {
+	if k.columns {
+		return "split:fused-columns"
+	}
+	return "split:fused-rows"
 }
 
 // emitNorm emits n's machine code for isa, or returns no Text and why
@@ -243,11 +271,19 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error
 		a.Stage += -a.Stage & (stageAlign - 1)
 		defer runtime.KeepAlive(buf)
 	}
+	var t0 time.Time
+	if verboseLevel() > 0 {
+		t0 = time.Now()
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err)
 	if !code.Call(unsafe.Pointer(&a)) {
 		return status.Errorf(status.RuntimeError, "jit: the fused normalization's code was released")
 	}
 	runtime.KeepAlive(k)
+	if verboseLevel() > 0 {
+		// Run is one call on the calling goroutine.
+		verboseln(execLine(k.Impl(), k.what, k.schedule(), 1, time.Since(t0)))
+	}
 	return nil
 }

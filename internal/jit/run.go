@@ -122,8 +122,7 @@ func (k *Kernel) run(src, dst []byte, bins [][]byte, serial bool) error {
 	runtime.KeepAlive(bins)
 
 	if verbose {
-		verboseln("gdnn_verbose,exec,cpu,reduction," + k.Impl() + "," + k.pl.String() + "," +
-			k.schedule() + " threads:" + itoa(int64(threads)) + "," + ms(time.Since(t0)))
+		verboseln(execLine(k.Impl(), k.pl.String(), k.schedule(), threads, time.Since(t0)))
 	}
 	return nil
 }

@@ -21,6 +21,11 @@ import (
 //	gdnn_verbose,compile,cpu,reduction,<impl>,<plan>,<schedule> cache:<hit|miss>,<ms>[,fallback: <why>]
 //	gdnn_verbose,exec,cpu,reduction,<impl>,<plan>,<schedule> threads:<n>,<ms>
 //
+// Index kernels (ArgMax, ArgMin) and fused normalization kernels write
+// the same two lines, <plan> their plan (an index plan ends alg=argmax or
+// alg=argmin; a fused normalization's map plan adds norm=<kind>) and
+// <schedule> split:index, split:fused-rows or split:fused-columns.
+//
 // <impl> is jit:avx512, jit:avx2, jit:neon or interp; <plan> is the
 // canonical plan (data types, loops as size:srcStride[:dstStride...], N,
 // Outputs, Div, the reduction unless a mean, post-ops); <schedule> is
@@ -85,6 +90,28 @@ func ms(d time.Duration) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// compileLine is the runtime's compile line of a kernel: its impl, what it
+// computes (a plan's String), its schedule, whether its code came from
+// the cache, the time the compile took and why the interpreter runs it.
+// Every kind of kernel (reductions, index reductions, fused
+// normalizations) reports through it, so that their lines read alike.
+func compileLine(impl, what, schedule string, hit bool, d time.Duration, why string) string {
+	cache := "miss"
+	if hit {
+		cache = "hit"
+	}
+	line := "gdnn_verbose,compile,cpu,reduction," + impl + "," + what + "," + schedule + " cache:" + cache + "," + ms(d)
+	if why != "" {
+		line += ",fallback: " + why
+	}
+	return line
+}
+
+// execLine is the runtime's execute line of a kernel (see compileLine).
+func execLine(impl, what, schedule string, threads int, d time.Duration) string {
+	return "gdnn_verbose,exec,cpu,reduction," + impl + "," + what + "," + schedule + " threads:" + itoa(int64(threads)) + "," + ms(d)
+}
 
 // Verbose returns the verbosity (GDNN_VERBOSE, or what SetVerbose set).
 func Verbose() int { return verboseLevel() }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/kernelshape"
+	"github.com/gdnn/gdnn/internal/plan"
 )
 
 // captureVerbose sends verbose output at level to the buffer it returns
@@ -102,5 +104,70 @@ func TestVerboseConf(t *testing.T) {
 		if !regexp.MustCompile(`^(avx512|avx512_bf16|avx2)/(intel|zen) row group=(16|8) |^neon row group=4 `).MatchString(want) {
 			t.Errorf("conf %q is not rows of 5 in groups", want)
 		}
+	}
+}
+
+// TestVerboseArgAndNormLines checks that index kernels and fused
+// normalization kernels report their compile and each execute as the
+// reductions do (compileLine, execLine): the impl, the plan, the schedule,
+// on every ISA and on the interpreter.
+func TestVerboseArgAndNormLines(t *testing.T) {
+	impl := `(interp|jit:avx512|jit:avx2|jit:neon)`
+	check := func(t *testing.T, buf *bytes.Buffer, what, sched string) {
+		t.Helper()
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		compile := regexp.MustCompile(`^gdnn_verbose,compile,cpu,reduction,` + impl + `,` + regexp.QuoteMeta(what) + `,` +
+			sched + ` cache:miss,\d+\.\d{4}(,fallback: .+)?$`)
+		exec := regexp.MustCompile(`^gdnn_verbose,exec,cpu,reduction,` + impl + `,` + regexp.QuoteMeta(what) + `,` +
+			sched + ` threads:\d+,\d+\.\d{4}$`)
+		if len(lines) != 2 || !compile.MatchString(lines[0]) || !exec.MatchString(lines[1]) {
+			t.Errorf("want a compile line matching %s and an exec line matching %s, got:\n%s", compile, exec, buf.String())
+		}
+		buf.Reset()
+	}
+	for _, isa := range []ISA{None, AVX512, AVX2, NEON} {
+		if isa != None && (!supported(isa) || !underEnvCap(isa)) {
+			continue
+		}
+		t.Run(isa.String(), func(t *testing.T) {
+			prev := SetMaxISA(isa)
+			defer SetMaxISA(prev)
+			buf := captureVerbose(t, 1)
+
+			pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: []int64{6, 5},
+				SrcStrides: []int64{5, 1}, DstStrides: []int64{1, 0}, Axis: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := CompileArg(pl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k.Run(make([]byte, 4*30), make([]byte, 8*6)); err != nil {
+				t.Fatal(err)
+			}
+			if k.Why() != "" && !strings.Contains(buf.String(), ",fallback: "+k.Why()) {
+				t.Errorf("interpreter compile line does not say why: %q", buf.String())
+			}
+			check(t, buf, k.Plan().String(), `split:index`)
+
+			n := &kernelshape.Norm{Kind: kernelshape.NormSoftmax, Plan: normPlan(t, 6, 5, nil)}
+			nk, why, err := CompileNorm(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nk == nil {
+				// No fused kernel (the interpreter): the caller's passes
+				// compile and report their own kernels.
+				if buf.Len() != 0 || why == "" {
+					t.Errorf("no fused kernel (%q), yet printed %q", why, buf.String())
+				}
+				return
+			}
+			if err := nk.Run(make([]byte, 4*30), make([]byte, 4*30), nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			check(t, buf, n.Plan.String()+" norm=softmax", `split:fused-rows`)
+		})
 	}
 }

@@ -2,6 +2,7 @@ package kernelshape
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/ops"
@@ -93,6 +94,17 @@ const (
 	NormL2
 	NormL1
 )
+
+var normKindNames = [...]string{NormSoftmax: "softmax", NormLogSoftmax: "logsoftmax", NormLayer: "layernorm",
+	NormRMS: "rmsnorm", NormL2: "l2norm", NormL1: "l1norm"}
+
+// String names k as the verbose lines do.
+func (k NormKind) String() string {
+	if k >= NormSoftmax && int(k) < len(normKindNames) {
+		return normKindNames[k]
+	}
+	return "NormKind(" + strconv.Itoa(int(k)) + ")"
+}
 
 // softmax reports whether k is a softmax or log-softmax, whose rows
 // take a max and a sum of exps; the other kinds take sums of x, of

@@ -89,20 +89,11 @@ func (pl *Plan) String() string {
 	}
 	var sb strings.Builder
 	sb.WriteString(pl.SrcDT.String() + ":" + pl.DstDT.String())
-	writeLoops := func(name string, loops []Loop, kept bool) {
-		if len(loops) == 0 {
-			return
-		}
-		sb.WriteString(" " + name)
-		for i := range loops {
-			sb.WriteString("[" + strings.ReplaceAll(string(appendLoop(nil, &loops[i], kept)), ",", ":") + "]")
-		}
-	}
-	writeLoops("outer", pl.Outer, true)
+	writeLoops(&sb, "outer", pl.Outer, true)
 	if pl.HasInner {
-		writeLoops("inner", []Loop{pl.Inner}, true)
+		writeLoops(&sb, "inner", []Loop{pl.Inner}, true)
 	}
-	writeLoops("red", pl.Reduced, false)
+	writeLoops(&sb, "red", pl.Reduced, false)
 	sb.WriteString(" N=" + strconv.FormatInt(pl.N, 10))
 	sb.WriteString(" Outputs=" + strconv.FormatInt(pl.Outputs, 10))
 	sb.WriteString(" Div=" + strconv.FormatInt(pl.Div, 10))
@@ -127,6 +118,46 @@ func (pl *Plan) String() string {
 			sb.Write(appendPostOp(nil, &pl.PostOps[i]))
 		}
 		sb.WriteByte(']')
+	}
+	return sb.String()
+}
+
+// writeLoops writes " name[size:srcStride...]..." for String's loops.
+func writeLoops(sb *strings.Builder, name string, loops []Loop, kept bool) {
+	if len(loops) == 0 {
+		return
+	}
+	sb.WriteString(" " + name)
+	for i := range loops {
+		sb.WriteString("[" + strings.ReplaceAll(string(appendLoop(nil, &loops[i], kept)), ",", ":") + "]")
+	}
+}
+
+// String describes pl for people in Plan.String's terms, e.g.
+// "f32:s64 outer[6:4:1] red[4:1] Outputs=6 alg=argmax", the reduced
+// axis as red[R:RStride].
+func (pl *ArgPlan) String() string {
+	if pl == nil {
+		return "<nil plan>"
+	}
+	var sb strings.Builder
+	sb.WriteString(pl.SrcDT.String() + ":" + pl.IdxDT.String())
+	writeLoops(&sb, "outer", pl.Outer, true)
+	if pl.HasInner {
+		writeLoops(&sb, "inner", []Loop{pl.Inner}, true)
+	}
+	writeLoops(&sb, "red", []Loop{{Size: pl.R, SrcStride: pl.RStride}}, false)
+	sb.WriteString(" Outputs=" + strconv.FormatInt(pl.Outputs, 10))
+	alg := " alg=argmax"
+	if pl.Min {
+		alg = " alg=argmin"
+	}
+	sb.WriteString(alg)
+	if pl.Last {
+		sb.WriteString(" last")
+	}
+	if pl.Abs {
+		sb.WriteString(" abs")
 	}
 	return sb.String()
 }
