@@ -243,3 +243,37 @@ func TestGnormChannelsLastAtTheMean(t *testing.T) {
 		})
 	}
 }
+
+// TestNamedReproRoundTrip: a named problem's repro line prints the name
+// as benchdnn does, _n"NAME" after the dims of the reduction, softmax and
+// lnorm descriptors (prb_dims) and n"NAME" at the end of a gnorm
+// descriptor (whose fields run together, as conv's and bnorm's), and
+// running the repro line prints that same line again.
+func TestNamedReproRoundTrip(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`--reduction 2x3:2x1_n"red:0"`, `--reduction 2x3:2x1_n"red:0"`},
+		{`--reduction 2x3:2x1n"red:1"`, `--reduction 2x3:2x1_n"red:1"`},
+		{`--softmax --axis=2 2x19x17x13_n"softmax_ci_2d:0"`, `--softmax --axis=2 2x19x17x13_n"softmax_ci_2d:0"`},
+		{`--softmax 8x3n"abc"`, `--softmax 8x3_n"abc"`},
+		{`--lnorm 2x3x4_n"lnorm_ci:1"`, `--lnorm 2x3x4_n"lnorm_ci:1"`},
+		{`--gnorm g2mb2ic2iw4_n"gnorm_ci_1d:1"`, `--gnorm g2ic2iw4n"gnorm_ci_1d:1"`},
+		{`--gnorm g2mb3ic4ih3iw5_eps0.001_n"gn"`, `--gnorm mb3g2ic4ih3iw5eps0.001n"gn"`},
+	} {
+		repro := func(args []string) string {
+			code, out, errw := runMain(t, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s%s", args, code, out, errw)
+			}
+			_, r, _ := strings.Cut(strings.Split(out, "\n")[0], "0:PASSED __REPRO: ")
+			return r
+		}
+		got := repro(strings.Fields(c.in))
+		if got != c.want {
+			t.Errorf("%s: repro %q, want %q", c.in, got, c.want)
+			continue
+		}
+		if again := repro(strings.Fields(got)); again != got {
+			t.Errorf("%s: repro %q runs as %q", c.in, got, again)
+		}
+	}
+}
