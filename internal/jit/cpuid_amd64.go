@@ -20,6 +20,38 @@ func zenCore() bool {
 	return family >= 0x19
 }
 
+// l3Bytes is the size of the last-level (L3) cache CPUID reports, from
+// Intel's deterministic cache parameters (leaf 4) or AMD's cache
+// topology (leaf 0x8000001D), which share one layout; 0 where neither
+// names an L3. Under a hypervisor it is the host's cache, which the
+// guest shares with other tenants.
+func l3Bytes() int64 {
+	leaf := uint32(4)
+	max, _, _, _ := cpuid(0, 0)
+	if !zenCore() {
+		if max < leaf {
+			return 0
+		}
+	} else {
+		leaf = 0x8000001D
+		if ext, _, _, _ := cpuid(0x80000000, 0); ext < leaf {
+			return 0
+		}
+	}
+	for sub := uint32(0); sub < 16; sub++ {
+		a, b, c, _ := cpuid(leaf, sub)
+		if a&0x1f == 0 { // no more caches
+			break
+		}
+		if a>>5&7 != 3 {
+			continue
+		}
+		ways, parts, line := int64(b>>22&0x3ff)+1, int64(b>>12&0x3ff)+1, int64(b&0xfff)+1
+		return ways * parts * line * (int64(c) + 1)
+	}
+	return 0
+}
+
 // le32 is v's four bytes, low first (CPUID's vendor string order).
 func le32(v uint32) []byte {
 	return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}

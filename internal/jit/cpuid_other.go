@@ -4,3 +4,6 @@ package jit
 
 // zenCore is false where there is no amd64 emitter to tune.
 func zenCore() bool { return false }
+
+// l3Bytes is 0 where gdnn reads no cache sizes.
+func l3Bytes() int64 { return 0 }

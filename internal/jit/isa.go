@@ -98,7 +98,8 @@ func rank(i ISA) int {
 // features is what the CPU offers, read once.
 type features struct {
 	avx2, avx512, avx512bf16 bool
-	zen                      bool // see zenCore
+	zen                      bool  // see zenCore
+	l3                       int64 // see l3Bytes
 	neon, fphp               bool
 }
 
@@ -119,6 +120,7 @@ func detect() features {
 			cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 		f.avx512bf16 = f.avx512 && cpu.X86.HasAVX512BF16
 		f.zen = zenCore()
+		f.l3 = l3Bytes()
 	case "arm64":
 		// ASIMD is architecturally present on every arm64 Linux system;
 		// the check guards odd platforms. FPHP (half-precision scalar
@@ -153,6 +155,10 @@ func cpuFeatures() features {
 	cpuOnce.Do(func() { cpuFeat = detect() })
 	return cpuFeat
 }
+
+// L3Bytes is the size of the CPU's last-level cache as CPUID reports it,
+// 0 where it is unknown (no amd64, or no L3 in CPUID).
+func L3Bytes() int64 { return cpuFeatures().l3 }
 
 // DetectedISA returns the most capable ISA this CPU supports for gdnn's
 // JIT, ignoring any cap (None on a GOARCH without a JIT).

@@ -248,9 +248,7 @@ func runBF16Dst(t *testing.T, isa jit.ISA, name string, d *Desc, src []byte, opn
 	prev := jit.SetMaxISA(isa)
 	defer jit.SetMaxISA(prev)
 	if stream {
-		prevMin := memoryMinBytes
-		defer func() { memoryMinBytes = prevMin }()
-		memoryMinBytes = 0
+		defer setStreamMin(0)()
 	}
 	p, err := Compile(d)
 	if err != nil {

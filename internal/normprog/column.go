@@ -121,8 +121,9 @@ func (p *Program) fusedColumns(dims []int64) (*jit.NormKernel, error) {
 		}
 		ch.BinStrides = append(ch.BinStrides, op.BinStrides[a])
 	}
+	// Columns stream dst from memory whatever the L3 (see rowStreamMinBytes).
 	k, _, err := jit.CompileNorm(&kernelshape.Norm{Kind: columnKinds[d.Kind], Plan: pl, Epsilon: d.Epsilon, InfAsZero: d.InfAsZero,
-		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, StreamDst: streamsDst(d), Dequant: d.Dequant})
+		EpsArg: d.EpsDT != dtypes.Undef, EpsAdded: d.EpsAdded, StreamDst: fromMemory(d), Dequant: d.Dequant})
 	if err != nil {
 		return nil, err
 	}

@@ -123,14 +123,12 @@ func TestStreamedDstRandom(t *testing.T) {
 // wherever it may (counted in *streamed).
 func compileStreamed(t *testing.T, name string, d *Desc, streamed *int) (reg, st *Program) {
 	t.Helper()
-	prevMin := memoryMinBytes
-	defer func() { memoryMinBytes = prevMin }()
-	memoryMinBytes = math.MaxInt64
+	defer setStreamMin(math.MaxInt64)()
 	reg, err := Compile(d)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	memoryMinBytes = 0
+	setStreamMin(0)
 	st, err = Compile(d)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)

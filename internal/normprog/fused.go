@@ -137,16 +137,37 @@ var memoryMinBytes int64 = 16 << 20
 // memoryMinBytes: a call reads src and writes dst through the same L3,
 // which other cores share, so it is their sum that the L3 does not keep
 // from one call to the next, not either alone.
-func fromMemory(d *Desc) bool {
-	return span(d.Dims, d.SrcStrides, int64(d.SrcDT.Size()))+span(d.Dims, d.DstStrides, int64(d.DstDT.Size())) >= memoryMinBytes
-}
+func fromMemory(d *Desc) bool { return ioBytes(d) >= memoryMinBytes }
 
-// streamsDst reports whether d's fused kernel stores dst non-temporally
-// (kernelshape.Norm.StreamDst): where d is fromMemory, a regular store
-// reads each line of dst from memory before writing it (a third stream
-// beside src's read and dst's write), and the lines it leaves in the
-// caches evict src's and are not read again in the call.
-func streamsDst(d *Desc) bool { return fromMemory(d) }
+// streamsDst reports whether d's fused kernel over rows stores dst
+// non-temporally (kernelshape.Norm.StreamDst): where src and dst
+// together reach rowStreamMinBytes. From memory, a regular store reads
+// each line of dst before writing it (a third stream beside src's read
+// and dst's write), and the lines it leaves in the caches evict src's
+// and are not read again in the call.
+func streamsDst(d *Desc) bool { return ioBytes(d) >= rowStreamMinBytes }
+
+// rowStreamMinBytes is the size of src and dst together from which a
+// fused kernel over rows streams dst (a variable: tests lower it). Where
+// the L3 keeps src and dst from one call to the next, regular stores
+// find dst's lines there and leave them for the next reader, and rows
+// run faster so; streamed, each call sends dst to memory. A CPU that
+// reports a large L3 shares it with other cores (and, under a
+// hypervisor, other tenants): rows keep to regular stores up to a sixth
+// of it, up to 80 MiB (docs/PERFORMANCE-log.md, "Intel Xeon, a 480 MiB
+// L3: rows stream dst from 80 MiB"). The column kernels (column.go)
+// stream from memoryMinBytes on every CPU: there they lost time without
+// it.
+var rowStreamMinBytes = rowStreamMin(jit.L3Bytes())
+
+// rowStreamMin is rowStreamMinBytes on a CPU whose L3 holds l3 bytes
+// (0: unknown).
+func rowStreamMin(l3 int64) int64 { return max(memoryMinBytes, min(l3/6, 80<<20)) }
+
+// ioBytes is the size of d's src and dst together.
+func ioBytes(d *Desc) int64 {
+	return span(d.Dims, d.SrcStrides, int64(d.SrcDT.Size())) + span(d.Dims, d.DstStrides, int64(d.DstDT.Size()))
+}
 
 // prefetchesRows reports whether d's fused kernel prefetches the next
 // row while it maps one (kernelshape.Norm.PrefetchRows): where d is

@@ -77,8 +77,7 @@ func TestStreamedDst(t *testing.T) {
 		{RMSNorm, []int64{2, 5, 3, 20}, 2, dtypes.F32, no},
 		{L2Norm, []int64{2, 21, 4, 64}, 2, dtypes.BF16, no},
 	}
-	prevMin := memoryMinBytes
-	defer func() { memoryMinBytes = prevMin }()
+	defer setStreamMin(0)()
 	for _, isa := range isas() {
 		if isa == jit.None {
 			continue
@@ -89,7 +88,7 @@ func TestStreamedDst(t *testing.T) {
 			d := benchDesc(c.kind, c.dims, 1, c.after, c.dt)
 			name := fmt.Sprintf("%v %v %v on %v", c.kind, c.dims, c.dt, isa)
 			compile := func(min int64) *Program {
-				memoryMinBytes = min
+				setStreamMin(min)
 				p, err := Compile(d)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -172,27 +171,66 @@ func TestStreamedDst(t *testing.T) {
 }
 
 // TestFromMemoryCountsSrcAndDst: a problem is taken to live in memory
-// (its dst streamed, its next rows prefetched) where src and dst
-// together reach memoryMinBytes, though neither does alone: S6's
-// LayerNorm (12 MiB each) streams, a quarter of it does not, and a bf16
-// S6 (6 MiB each) does not.
+// (its next rows prefetched, its dst streamed where the L3 is of the
+// fleet's size) where src and dst together reach memoryMinBytes, though
+// neither does alone: S6's LayerNorm (12 MiB each) does, a quarter of it
+// does not, and a bf16 S6 (6 MiB each) does not. Where the CPU reports
+// an L3 of 480 MiB, rows stream from 80 MiB: S6 and S5 (64 MiB in f32)
+// prefetch without streaming, S5 with rows half as long again (96 MiB)
+// streams.
 func TestFromMemoryCountsSrcAndDst(t *testing.T) {
+	if memoryMinBytes != 16<<20 {
+		t.Fatalf("memoryMinBytes is %d", memoryMinBytes)
+	}
 	for _, c := range []struct {
-		dims []int64
-		dt   dtypes.DataType
-		want bool
+		dims           []int64
+		dt             dtypes.DataType
+		want, wantL3GB bool // from memory; streams with an L3 of 480 MiB
 	}{
-		{[]int64{32, 128, 768}, dtypes.F32, true},
-		{[]int64{8, 128, 768}, dtypes.F32, false},
-		{[]int64{32, 128, 768}, dtypes.BF16, false},
-		{[]int64{32, 128, 1366}, dtypes.BF16, true},
+		{[]int64{32, 128, 768}, dtypes.F32, true, false},
+		{[]int64{8, 128, 768}, dtypes.F32, false, false},
+		{[]int64{32, 128, 768}, dtypes.BF16, false, false},
+		{[]int64{32, 128, 1366}, dtypes.BF16, true, false},
+		{[]int64{4, 512, 4096}, dtypes.BF16, true, false},
+		{[]int64{4, 512, 4096}, dtypes.F32, true, false},
+		{[]int64{4, 512, 6144}, dtypes.F32, true, true},
 	} {
 		d := benchDesc(LayerNorm, c.dims, 1, 0, c.dt)
-		if memoryMinBytes != 16<<20 {
-			t.Fatalf("memoryMinBytes is %d", memoryMinBytes)
-		}
-		if got := fromMemory(d); got != c.want || streamsDst(d) != c.want || prefetchesRows(d) != c.want {
-			t.Errorf("%v %v: from memory %v, streams %v, prefetches %v; want %v", c.dims, c.dt, got, streamsDst(d), prefetchesRows(d), c.want)
+		for _, l3 := range []int64{0, 32 << 20, 480 << 20} {
+			restore := setStreamMin(memoryMinBytes)
+			rowStreamMinBytes = rowStreamMin(l3)
+			wantStream := c.want
+			if l3 == 480<<20 {
+				wantStream = c.wantL3GB
+			}
+			if got := fromMemory(d); got != c.want || streamsDst(d) != wantStream || prefetchesRows(d) != c.want {
+				t.Errorf("%v %v, L3 %d MiB: from memory %v, streams %v, prefetches %v; want %v, %v, %v",
+					c.dims, c.dt, l3>>20, got, streamsDst(d), prefetchesRows(d), c.want, wantStream, c.want)
+			}
+			restore()
 		}
 	}
+}
+
+// TestRowStreamMin: rows stream from memoryMinBytes where the L3 is
+// unknown or at most 96 MiB (every AMD L3 CPUID reports, per CCD), from
+// a sixth of a larger one, and from 80 MiB at most.
+func TestRowStreamMin(t *testing.T) {
+	for _, c := range []struct{ l3, want int64 }{
+		{0, 16 << 20}, {32 << 20, 16 << 20}, {96 << 20, 16 << 20}, {192 << 20, 32 << 20},
+		{320 << 20, 320 << 20 / 6}, {480 << 20, 80 << 20}, {1 << 30, 80 << 20},
+	} {
+		if got := rowStreamMin(c.l3); got != c.want {
+			t.Errorf("rowStreamMin(%d MiB) = %d, want %d", c.l3>>20, got, c.want)
+		}
+	}
+}
+
+// setStreamMin makes fused kernels over rows and over columns alike
+// stream dst from v bytes (0: every one that can; math.MaxInt64: none)
+// and returns what restores the sizes before.
+func setStreamMin(v int64) (restore func()) {
+	prevMem, prevRow := memoryMinBytes, rowStreamMinBytes
+	memoryMinBytes, rowStreamMinBytes = v, v
+	return func() { memoryMinBytes, rowStreamMinBytes = prevMem, prevRow }
 }
