@@ -208,6 +208,20 @@ func fillOperand(b buffer, dims, strides []int64, seed uint64) {
 	})
 }
 
+// fillMask writes a mask for a fused Multiply before a reduction: 0 or
+// 1, as an attention mask marks tokens and padding, mostly 1. Products
+// by it are exact, so the src fill's promises (exact sums, error bounds
+// from the magnitudes) hold for the masked src.
+func fillMask(b buffer, dims, strides []int64, seed uint64) {
+	forEachIndex(dims, [][]int64{strides}, func(pos int64, offs []int64) {
+		v := 0.0
+		if unit(seed, pos) < 0.75 {
+			v = 1
+		}
+		b.set(offs[0], v)
+	})
+}
+
 // The 8-bit integer fill. Every value is an integer, so the reference is
 // exact when every partial result is an integer below 2^24 in magnitude
 // (exact in f32 too, whatever the order): the fill keeps each output's sum

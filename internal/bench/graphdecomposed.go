@@ -31,13 +31,16 @@ type decomposition struct {
 	softmax bool
 }
 
-// normOps are p's ops after a Dequantize fused before a normalization
-// (partition.Partition.Pattern says "Dequantize before ..."), or all of
-// them.
+// normOps are p's ops after a Dequantize or a residual sum fused before
+// a normalization (partition.Partition.Pattern says "Dequantize before
+// ..." or "residual Add ... before ..."), or all of them.
 func normOps(p *partition.Partition) []*graph.Op {
 	ops := p.Ops()
 	if len(ops) > 1 && ops[0].Kind == graph.Dequantize && strings.HasPrefix(p.Pattern(), "Dequantize before ") {
 		return ops[1:]
+	}
+	if n := residualOps(p); n > 0 && len(ops) > n {
+		return ops[n:]
 	}
 	return ops
 }

@@ -904,6 +904,12 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 	if why != "" {
 		return nil, &result{state: "UNIMPLEMENTED", reason: why}
 	}
+	if rd.mask != nil && len(p.Inputs()) > 0 && p.Inputs()[0].ID == rd.mask.ID {
+		// The partitioner makes the Multiply's operand of the product's
+		// dims its first port, the tensor the reduction reads: the src.
+		src, mask := *rd.mask, rd.src
+		rd.src, rd.mask = src, &mask
+	}
 	red, k, root, src := rd.op, rd.kind, rd.root, rd.src
 	axes, fromAttr, err := graph.ReduceAxesAttr(red)
 	if err != nil {
@@ -963,45 +969,59 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		b.chain = append(b.chain, refPostOp{g: graphPostOp{elt: "sqrt"}})
 	}
 	chainVal := rd.val
-	seen := map[uint64]int{} // an operand read by several post-ops: its index in opLTs
+	seen := map[uint64]int{} // an operand read by several ops: its index in opLTs
+	// operand allocates the buffer of partition input id, read by op,
+	// once: its index in opLTs and operands. The inputs are ports in
+	// the order their ops read them, as execute passes them.
+	operand := func(op *graph.Op, id uint64) (int, error) {
+		if i, ok := seen[id]; ok {
+			return i, nil
+		}
+		lt, err := cp.QueryLogicalTensor(id)
+		if err != nil {
+			return 0, status.Errorf(status.InvalidGraph, "%s: operand %d is not a partition input", op, id)
+		}
+		span, err := spanOf(lt.Dims, lt.Strides)
+		if err == nil {
+			err = checkMemory(span * int64(lt.DataType.Size()))
+		}
+		if err != nil {
+			return 0, err
+		}
+		buf, err := newBuffer(lt.DataType, span)
+		if err != nil {
+			return 0, err
+		}
+		seen[id] = len(b.opLTs)
+		b.opLTs = append(b.opLTs, lt)
+		b.operands = append(b.operands, buf)
+		return seen[id], nil
+	}
+	if rd.mask != nil {
+		// The mask is the partition's second port, after src.
+		if _, err := operand(ops[0], rd.mask.ID); err != nil {
+			return fail(err)
+		}
+		b.masked = true
+	}
 	for _, op := range ops[rd.post:] {
-		rp, operand, err := refOpOf(op, chainVal, b.outLT.Dims)
+		rp, opnd, err := refOpOf(op, chainVal, b.outLT.Dims)
 		if err != nil {
 			return fail(err)
 		}
-		if operand != nil && operand.ID == src.ID {
+		if opnd != nil && opnd.ID == src.ID {
 			return nil, &result{state: "UNIMPLEMENTED", reason: fmt.Sprintf("%s reads src %d as its operand; gdnnbench fills src and operands apart", op, src.ID)}
 		}
-		i, again := 0, false
-		if operand != nil {
-			i, again = seen[operand.ID]
-		}
-		if again {
-			lt := b.opLTs[i]
-			rp.operand, rp.view = b.operands[i], keepDimsView(alignedView(lt.Dims, lt.Strides, b.outLT.Dims), reduced)
-		} else if operand != nil {
-			seen[operand.ID] = len(b.opLTs)
-			lt, err := cp.QueryLogicalTensor(operand.ID)
-			if err != nil {
-				return fail(status.Errorf(status.InvalidGraph, "%s: operand %d is not a partition input", op, operand.ID))
-			}
-			span, err := spanOf(lt.Dims, lt.Strides)
-			if err == nil {
-				err = checkMemory(span * int64(lt.DataType.Size()))
-			}
-			if err != nil {
-				return fail(err)
-			}
-			buf, err := newBuffer(lt.DataType, span)
+		if opnd != nil {
+			i, err := operand(op, opnd.ID)
 			if err != nil {
 				return fail(err)
 			}
 			// The reference lays results out over the keep-dims shape:
 			// a reduction without keep_dims has the reduced axes (of size
 			// 1) put back, and the operand is broadcast over them.
-			rp.operand, rp.view = buf, keepDimsView(alignedView(lt.Dims, lt.Strides, b.outLT.Dims), reduced)
-			b.opLTs = append(b.opLTs, lt)
-			b.operands = append(b.operands, buf)
+			lt := b.opLTs[i]
+			rp.operand, rp.view = b.operands[i], keepDimsView(alignedView(lt.Dims, lt.Strides, b.outLT.Dims), reduced)
 		}
 		if rp.g.elt == "log" || rp.g.elt == "sqrt" {
 			b.fill.posOnly = true
@@ -1009,10 +1029,10 @@ func (r *runner) buildGraphPartition(g *graph.Graph, p *partition.Partition) (*g
 		b.chain = append(b.chain, rp)
 		chainVal = op.Outputs[0].ID
 	}
-	// The partition's input ports beyond src and operands (e.g. none today)
-	// must all be accounted for.
+	// The partition's input ports beyond src, a mask and operands (e.g.
+	// none today) must all be accounted for.
 	if len(ins) != 1+len(b.opLTs) {
-		return fail(status.Errorf(status.Unimplemented, "partition has %d inputs; gdnnbench feeds src and binary operands only", len(ins)))
+		return fail(status.Errorf(status.Unimplemented, "partition has %d inputs; gdnnbench feeds src, a mask and binary operands only", len(ins)))
 	}
 	span, err := spanOf(srcLT.Dims, srcLT.Strides)
 	if err != nil {
@@ -1048,6 +1068,11 @@ type reading struct {
 	src  graph.LogicalTensor // the partition's src: the pre-op's input, or the reduction's
 	post int                 // the place of the first post-op: after the reduction, or after log-sum-exp's Log
 	val  uint64              // the tensor that carries the reduction's value to the post-ops
+	// mask is a Multiply pre-op's other operand (masked pooling), by
+	// which each src element is multiplied before it is reduced; nil:
+	// none. Which operand is src, buildGraphPartition reads from the
+	// partition's ports.
+	mask *graph.LogicalTensor
 	// exact is the reduction as internal/oracle's exact reference
 	// computes it, which checks a reduction alone (no pre-op, no
 	// post-op) of integer or boolean data. floatRef: the float64
@@ -1072,8 +1097,9 @@ func (rd reading) exactCheck(sdt dtypes.DataType) (exact bool, why string) {
 // readReduction finds the reduction in a partition's ops and what it
 // computes, or says why gdnnbench has no reference for them: the
 // reduction must come first or after one pre-op that feeds it, Abs or a
-// square (graph.Op.IsSquare), or Exp before a ReduceSum whose Log follows
-// (log-sum-exp): the pre-ops gdnn fuses.
+// square (graph.Op.IsSquare), Exp before a ReduceSum whose Log follows
+// (log-sum-exp), or a Multiply of two tensors before a ReduceSum or
+// ReduceMean (masked pooling): the pre-ops gdnn fuses.
 func readReduction(ops []*graph.Op) (reading, string) {
 	ri := slices.IndexFunc(ops, func(op *graph.Op) bool { return op.Kind.IsReduction() })
 	if ri < 0 || ri > 1 {
@@ -1102,10 +1128,15 @@ func readReduction(ops []*graph.Op) (reading, string) {
 		}
 		lse := pre.Kind == graph.Exp && red.Kind == graph.ReduceSum && len(ops) > 2 && ops[2].Kind == graph.Log &&
 			len(ops[2].Inputs) == 1 && ops[2].Inputs[0].ID == red.Outputs[0].ID && len(ops[2].Outputs) == 1
-		if !ok && !lse || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
+		masked := pre.Kind == graph.Multiply && !pre.IsSquare() && len(pre.Inputs) == 2 &&
+			(red.Kind == graph.ReduceSum || red.Kind == graph.ReduceMean)
+		if !ok && !lse && !masked || k.pre != "" || len(pre.Outputs) != 1 || pre.Outputs[0].ID != red.Inputs[0].ID {
 			return reading{}, fmt.Sprintf("gdnnbench has no reference for %s before %s", pre, red)
 		}
 		rd.kind.pre, rd.src = name, pre.Inputs[0]
+		if masked {
+			rd.kind.pre, rd.mask = "", &pre.Inputs[1]
+		}
 		if lse {
 			// The Log is log-sum-exp's own: the post-ops come after it.
 			rd.kind, rd.post, rd.val = logSumExpKind, 3, ops[2].Outputs[0].ID

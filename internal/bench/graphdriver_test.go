@@ -626,6 +626,12 @@ func TestReadReduction(t *testing.T) {
 			t.Errorf("%s -> ReduceSum: %+v %q", sq.Kind, rd, why)
 		}
 	}
+	for _, red := range []graph.OpKind{graph.ReduceSum, graph.ReduceMean} {
+		rd, why = readReduction([]*graph.Op{op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, red, 2, 3), op(2, graph.Divide, 3, 4).AddInput(lt(5))})
+		if why != "" || rd.mask == nil || rd.mask.ID != 9 || rd.src.ID != 1 || rd.kind.pre != "" || rd.kind.mean != (red == graph.ReduceMean) || rd.post != 2 || rd.val != 3 {
+			t.Errorf("x times a mask -> %s: %+v %q", red, rd, why)
+		}
+	}
 	rd, why = readReduction([]*graph.Op{op(0, graph.ReduceL2, 1, 2)})
 	if why != "" || rd.post != 1 || rd.kind.pre != "square" || !rd.root || rd.src.ID != 1 {
 		t.Errorf("ReduceL2: %+v %q", rd, why)
@@ -639,7 +645,8 @@ func TestReadReduction(t *testing.T) {
 		"abs before l1":          {op(0, graph.Abs, 1, 2), op(1, graph.ReduceL1, 2, 3)},
 		"not its source":         {op(0, graph.Abs, 1, 2), op(1, graph.ReduceSum, 9, 3)},
 		"pow, beta 3":            {op(0, graph.Pow, 1, 2).SetAttr("beta", float32(3)), op(1, graph.ReduceSum, 2, 3)},
-		"x times y":              {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceSum, 2, 3)},
+		"x times y, then max":    {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceMax, 2, 3)},
+		"x times y, then l2":     {op(0, graph.Multiply, 1, 2).AddInput(lt(9)), op(1, graph.ReduceL2, 2, 3)},
 		"logical or, then relu":  {op(0, graph.ReduceLogicalOr, 1, 2), op(1, graph.ReLU, 2, 3)},
 		"abs before bitwise and": {op(0, graph.Abs, 1, 2), op(1, graph.ReduceBitwiseAnd, 2, 3)},
 	} {

@@ -28,6 +28,9 @@ type graphNorm struct {
 	op    *graph.Op   // the normalization (a decomposed one's stand-in)
 	chain []*graph.Op // the ops fused after it
 	dec   *decomposition
+	// res is the residual sum fused before the normalization (nil:
+	// none); src is then its x.
+	res *normResidual
 	// dq is the Dequantize fused before the normalization (nil: none),
 	// whose per-tensor parameters q are; src is then its 8-bit input.
 	dq      *graph.Op
@@ -65,7 +68,10 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 		}
 	}
 	srcID := n.op.Inputs[0].ID
-	if all := p.Ops(); len(all) > len(ops) {
+	if k := residualOps(p); k > 0 {
+		n.res = newNormResidual(p.Ops()[:k])
+		srcID = n.res.add.Inputs[0].ID
+	} else if all := p.Ops(); len(all) > len(ops) {
 		n.dq, srcID = all[0], all[0].Inputs[0].ID
 		var err error
 		if n.q, err = graph.QuantParamsOf(n.dq, max(len(n.dq.Inputs[0].Dims), 1)); err != nil {
@@ -131,6 +137,9 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 		case epsID:
 			n.eps = i
 		}
+		if n.res != nil {
+			n.res.port(n.ins[i].ID, i)
+		}
 	}
 	for _, o := range outs {
 		lt, err := cp.QueryLogicalTensor(o.ID)
@@ -144,6 +153,8 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 			n.mean = len(n.outs)
 		case outputID(n.op, 2):
 			n.vari = len(n.outs)
+		case n.res.sumID():
+			n.res.sum = len(n.outs)
 		default:
 			return unimpl("partition output %d is neither the chain's result nor a statistic; gdnnbench checks those", o.ID)
 		}
@@ -151,6 +162,9 @@ func buildGraphNorm(g *graph.Graph, p *partition.Partition, dec *decomposition) 
 	}
 	if n.src < 0 || n.dst < 0 || epsID != math.MaxUint64 && n.eps < 0 {
 		return unimpl("the partition does not read the normalization's src or write the chain's result")
+	}
+	if why := n.res.check(n.src); why != "" {
+		return unimpl("%s", why)
 	}
 	if !sameDims(n.outs[n.dst].Dims, n.ins[n.src].Dims) {
 		return unimpl("the fused ops broadcast the result from %v to %v; gdnnbench's reference covers same-shape chains",
@@ -291,8 +305,15 @@ func (n *graphNorm) fill(negative bool, seed uint64) {
 		b := n.axisOf("begin_norm_axis", -1)
 		vals = n.statsFill(rows(dims[:b]), rows(dims[b:]), seed)
 	}
-	storeLogical(n.inBufs[n.src], dims, src.Strides, vals)
+	if n.res != nil {
+		n.res.split(n, vals, seed)
+	} else {
+		storeLogical(n.inBufs[n.src], dims, src.Strides, vals)
+	}
 	for i, lt := range n.ins {
+		if n.res.fills(i) {
+			continue
+		}
 		switch i {
 		case n.src:
 		case n.gamma:
@@ -316,12 +337,19 @@ func (n *graphNorm) statsFill(rows, l int64, seed uint64) []float64 {
 	if n.dq != nil {
 		return int8Fill(rows, l, src, seed)
 	}
+	if n.res != nil {
+		src = n.res.narrowest(n)
+	}
 	return statsFill(rows, l, src, seed)
 }
 
-// srcValues are the normalization's src values: src's, or after a fused
-// Dequantize (x - zp) * scale, computed in f32 as the op computes them.
+// srcValues are the normalization's src values: src's, after a fused
+// Dequantize (x - zp) * scale, computed in f32 as the op computes them,
+// or a fused residual sum's, as its Adds compute it.
 func (n *graphNorm) srcValues() []float64 {
+	if n.res != nil {
+		return n.res.sumValues(n)
+	}
 	src := n.ins[n.src]
 	x := loadLogical(n.inBufs[n.src], src.Dims, src.Strides)
 	if n.dq != nil {
@@ -430,6 +458,11 @@ func (r *runner) compareGraphNorm(n *graphNorm, negative bool) *result {
 	prefix := ""
 	if n.isSoftmax() {
 		prefix = map[bool]string{true: "negative fill: ", false: "overflow fill: "}[negative]
+	}
+	// A wrong residual sum makes every output after it wrong: it is
+	// reported first.
+	if fail := r.compareResidualSum(n, x); fail != nil {
+		return fail
 	}
 	for _, c := range checks {
 		if c.out < 0 {

@@ -179,6 +179,10 @@ type built struct {
 	prev   buffer
 	prevLT graph.LogicalTensor // dst as the first sum reads it
 
+	// masked: operands[0] is a fused Multiply's mask, by which each src
+	// element is multiplied before it is reduced (masked pooling).
+	masked bool
+
 	chain   []refPostOp
 	reduced []bool
 	ctimeMs float64
@@ -728,6 +732,10 @@ func fillInputs(b *built, sdt dtypes.DataType, mode fillMode, seed uint64) {
 		if i < len(b.fixed) && b.fixed[i] {
 			continue
 		}
+		if b.masked && i == 0 {
+			fillMask(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
+			continue
+		}
 		fillOperand(b.operands[i], lt.Dims, lt.Strides, seed+uint64(i)+101)
 	}
 	if b.hasSum {
@@ -803,7 +811,11 @@ func reductionReference(b *built, ddt dtypes.DataType, mode fillMode) ([]float64
 	if k.lse {
 		ref, errs = refLogSumExp(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced)
 	} else {
-		acc, mag, n := refReduce(b.src, b.srcLT.Dims, b.srcLT.Strides, b.reduced, k)
+		src, strides := b.src, b.srcLT.Strides
+		if b.masked {
+			src, strides = b.maskedSrc()
+		}
+		acc, mag, n := refReduce(src, b.srcLT.Dims, strides, b.reduced, k)
 		// Integer data are exact wherever the fill kept every partial
 		// result an integer below 2^24 (fillInt8), whatever the fill mode.
 		exact = mode == fillExact || b.src.dt.IsInt8() && exactInts(k, acc, mag)
@@ -970,6 +982,9 @@ func ioBytes(b *built, srcSpan int64, srcSize int, exact bool) int64 {
 	need := srcSpan*int64(srcSize) + 2*ospan*int64(max(b.outLT.DataType.Size(), 4)) + outs*ref
 	if exact && outs > 0 {
 		need += b.srcLT.NumElements() / outs * 128
+	}
+	if b.masked {
+		need += max(b.srcLT.NumElements(), 0) * 8 // the reference's product
 	}
 	for _, lt := range b.opLTs {
 		if n, err := spanOf(lt.Dims, lt.Strides); err == nil {
