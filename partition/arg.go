@@ -24,13 +24,13 @@ type argRun struct {
 
 // absBeforeArg returns the ArgMax or ArgMin that op, an Abs not yet
 // taken, feeds as its only consumer (its src), or nil.
-func absBeforeArg(g *graph.Graph, op *graph.Op, taken map[uint64]bool) *graph.Op {
+func absBeforeArg(g *graph.Graph, op *graph.Op, taken *sched) *graph.Op {
 	// The Abs must not round: its output has its input's type.
 	if op.Kind != graph.Abs || len(op.Outputs) != 1 || op.Outputs[0].DataType != op.Inputs[0].DataType {
 		return nil
 	}
 	cons := g.Consumers(op.Outputs[0].ID)
-	if len(cons) != 1 || !cons[0].Kind.IsArg() || taken[cons[0].ID] || cons[0].Inputs[0].ID != op.Outputs[0].ID {
+	if len(cons) != 1 || !cons[0].Kind.IsArg() || taken.has(cons[0]) || cons[0].Inputs[0].ID != op.Outputs[0].ID {
 		return nil
 	}
 	return cons[0]

@@ -28,7 +28,7 @@ import (
 // dequantNorm returns the normalization whose src a Dequantize dq
 // produces and which it fuses into, or nil; and, where dq feeds a
 // normalization it does not fuse into, why.
-func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
+func dequantNorm(g *graph.Graph, dq *graph.Op, taken *sched) (*graph.Op, string) {
 	if dq.Kind != graph.Dequantize || len(dq.Outputs) != 1 {
 		return nil, ""
 	}
@@ -54,9 +54,6 @@ func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op
 		if (i == 0) != (in.ID == out.ID) {
 			return not("it feeds an input other than the normalization's src")
 		}
-		if p := g.Producer(in.ID); i > 0 && p != nil && !taken[p.ID] {
-			return not("its input %d is produced by %s, which runs after %s", in.ID, p, dq)
-		}
 	}
 	q, err := graph.QuantParamsOf(dq, max(len(dq.Inputs[0].Dims), 1))
 	switch {
@@ -64,6 +61,12 @@ func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op
 		return not("%v", err)
 	case q.PerChannel:
 		return not("its scales are per channel; oneDNN's normalizations take one src scale per tensor, and gdnn fuses that Dequantize only")
+	}
+	for _, in := range nrm.Inputs[1:] {
+		p := g.Producer(in.ID)
+		if why := taken.wait(p, dq.String()); why != "" {
+			return not("its input %d is produced by %s, %s", in.ID, p, why)
+		}
 	}
 	return nrm, ""
 }
@@ -73,7 +76,7 @@ func dequantNorm(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*graph.Op
 // dq feeds one it does not fuse into, why. Every consumer of x must be
 // an op of the pattern, which then reads the 8-bit src itself, as a
 // normalization op does after a fused Dequantize.
-func dequantPattern(g *graph.Graph, dq *graph.Op, taken map[uint64]bool) (*normPattern, string) {
+func dequantPattern(g *graph.Graph, dq *graph.Op, taken *sched) (*normPattern, string) {
 	if dq.Kind != graph.Dequantize || len(dq.Outputs) != 1 {
 		return nil, ""
 	}

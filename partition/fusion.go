@@ -21,12 +21,11 @@ const maxPostOps = 32
 // and keeps the data type rule of the fused kernel (chainType; after a
 // normalization, any float type).
 // A binary op's other operand must be ready before the chain starts (a
-// graph input, or the output of an op in an earlier partition, in taken):
-// otherwise the fused partition could not keep its place in topological
-// order. When the chain stops at eltwise or binary ops that consume its
+// graph input, or the output of an op in an earlier partition): where
+// its producer is not, Get partitions it first if it can (order.go). When the chain stops at eltwise or binary ops that consume its
 // output, stop holds them (the one that did not fit, or each consumer of
 // an output that has several) and why says what kept them out.
-func fuseChain(g *graph.Graph, red *graph.Op, taken map[uint64]bool) (chain, stop []*graph.Op, why string) {
+func fuseChain(g *graph.Graph, red *graph.Op, taken *sched) (chain, stop []*graph.Op, why string) {
 	chain = []*graph.Op{red}
 	srcDT := red.Inputs[0].DataType
 	cur := red.Outputs[0]
@@ -164,7 +163,7 @@ func normChain(chain []*graph.Op) (kept []*graph.Op, cut *graph.Op, why string) 
 // normPostOps is nrm and the post-ops fused after it (fuseChain cut by
 // normChain, then the TypeCast and Quantize of normTail); why the chain
 // stops goes to notFused.
-func normPostOps(g *graph.Graph, nrm *graph.Op, taken map[uint64]bool, notFused map[uint64]string) []*graph.Op {
+func normPostOps(g *graph.Graph, nrm *graph.Op, taken *sched, notFused map[uint64]string) []*graph.Op {
 	chain, stop, why := fuseChain(g, nrm, taken)
 	for _, s := range stop {
 		notFused[s.ID] = why
@@ -180,7 +179,7 @@ func normPostOps(g *graph.Graph, nrm *graph.Op, taken map[uint64]bool, notFused 
 // the kernel supports, and that the other operand broadcasts onto cur
 // (so the op's output has cur's shape) where the shapes are known. It
 // returns why not, or "".
-func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, taken map[uint64]bool) string {
+func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, taken *sched) string {
 	var other graph.LogicalTensor
 	switch cur.ID {
 	case op.Inputs[0].ID:
@@ -196,22 +195,27 @@ func binaryFusible(g *graph.Graph, red, op *graph.Op, cur graph.LogicalTensor, t
 	if other.ID == cur.ID {
 		return "both its operands are the chain's output"
 	}
-	if p := g.Producer(other.ID); p == red {
+	p := g.Producer(other.ID)
+	if p == red {
 		return fmt.Sprintf("its other operand %d is another output of %s (a statistic it keeps), and a fused chain maps dst alone", other.ID, red)
-	} else if p != nil && !taken[p.ID] {
-		return fmt.Sprintf("its other operand %d is produced by %s, which runs after the reduction", other.ID, p)
 	}
 	mode, _ := op.Str("auto_broadcast")
-	if red.Kind.IsReduction() && len(red.Inputs) == 2 {
-		return runTimeAxesOperand(g, red, other, mode)
-	}
-	if mode == "none" && cur.KnownDims() && other.KnownDims() && !slices.Equal(cur.Dims, other.Dims) {
+	switch {
+	case red.Kind.IsReduction() && len(red.Inputs) == 2:
+		if why := runTimeAxesOperand(g, red, other, mode); why != "" {
+			return why
+		}
+	case mode == "none" && cur.KnownDims() && other.KnownDims() && !slices.Equal(cur.Dims, other.Dims):
 		return fmt.Sprintf("auto_broadcast is none and its other operand's dims %s differ from %s",
 			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
-	}
-	if !broadcastsOnto(other.Dims, cur.Dims) {
+	case !broadcastsOnto(other.Dims, cur.Dims):
 		return fmt.Sprintf("its other operand's dims %s do not broadcast onto %s without enlarging it",
 			graph.DimsString(other.Dims), graph.DimsString(cur.Dims))
+	}
+	// Last, so that Get waits for the operand's producer only where
+	// nothing else keeps the op out.
+	if why := taken.wait(p, "the reduction"); why != "" {
+		return fmt.Sprintf("its other operand %d is produced by %s, %s", other.ID, p, why)
 	}
 	return ""
 }

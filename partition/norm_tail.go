@@ -25,12 +25,12 @@ import (
 // op a pattern computes, then its post-ops) with the TypeCasts, post-ops
 // and Quantize after it, and records in notFused why an op right after
 // it did not join.
-func normTail(g *graph.Graph, chain []*graph.Op, taken map[uint64]bool, notFused map[uint64]string) []*graph.Op {
+func normTail(g *graph.Graph, chain []*graph.Op, taken *sched, notFused map[uint64]string) []*graph.Op {
 	head := chain[0]
 	for {
 		last := chain[len(chain)-1]
 		tc := onlyConsumer(g, last.Outputs[0].ID)
-		if tc == nil || tc.Kind != graph.TypeCast || taken[tc.ID] || len(tc.Outputs) != 1 {
+		if tc == nil || tc.Kind != graph.TypeCast || taken.has(tc) || len(tc.Outputs) != 1 {
 			break
 		}
 		if in, out := tc.Inputs[0].DataType, tc.Outputs[0].DataType; !in.IsFloat() || !out.IsFloat() {
@@ -52,7 +52,7 @@ func normTail(g *graph.Graph, chain []*graph.Op, taken map[uint64]bool, notFused
 		chain = append(chain, more...)
 	}
 	q := quantizeTail(g, chain[len(chain)-1])
-	if q == nil || taken[q.ID] {
+	if q == nil || taken.has(q) {
 		return chain
 	}
 	if why := normQuantizeProblem(q); why != "" {

@@ -181,8 +181,11 @@ func cloneTensors(ts []graph.LogicalTensor) []graph.LogicalTensor {
 	return out
 }
 
-// Get returns the partitions of a finalized graph in topological order.
-// Every op except End belongs to exactly one partition.
+// Get returns the partitions of a finalized graph in an order to execute
+// them in: each reads graph inputs and outputs of partitions before it.
+// Every op except End belongs to exactly one partition. Groups form in
+// graph order, except that a group waits for the partitions of the ops
+// that compute what it reads (order.go).
 func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 	if g == nil {
 		return nil, status.Errorf(status.InvalidArguments, "partition.Get: graph is nil")
@@ -193,119 +196,119 @@ func Get(g *graph.Graph, policy Policy) ([]*Partition, error) {
 	if policy != Fusion && policy != Debug {
 		return nil, status.Errorf(status.InvalidArguments, "partition.Get: unknown policy %d", int(policy))
 	}
-	taken := map[uint64]bool{}
-	notFused := map[uint64]string{} // why an op next to a reduction was not fused with it
-	var parts []*Partition
+	s := newSched(g, policy)
 	for _, op := range g.Ops() {
-		if taken[op.ID] || op.Kind == graph.End {
-			continue
+		if !s.has(op) && op.Kind != graph.End {
+			s.emit(op)
 		}
-		ops := []*graph.Op{op}
-		reason := ""
-		var pat *normPattern
-		var res *residual
-		if policy == Fusion {
-			pat = matchPattern(g, op, taken)
+	}
+	return s.parts, nil
+}
+
+// group forms the partition that starts at op from the ops not yet
+// taken, with why ops next to it were not fused in notFused. It takes
+// nothing: emit decides whether the group stands or waits for the
+// producer of an operand first.
+func (s *sched) group(op *graph.Op, notFused map[uint64]string) *Partition {
+	g, policy, taken := s.g, s.policy, s
+	ops := []*graph.Op{op}
+	reason := ""
+	var pat *normPattern
+	var res *residual
+	if policy == Fusion {
+		pat = matchPattern(g, op, taken)
+	}
+	var resOps []*graph.Op
+	if policy == Fusion && pat == nil {
+		resOps, res = fuseResidual(g, op, taken, notFused)
+	}
+	var dqNorm *graph.Op
+	var dqPat *normPattern
+	if policy == Fusion && pat == nil && res == nil {
+		var why string
+		if dqNorm, why = dequantNorm(g, op, taken); why != "" {
+			notFused[op.ID] = why
 		}
-		var resOps []*graph.Op
-		if policy == Fusion && pat == nil {
-			resOps, res = fuseResidual(g, op, taken, notFused)
-		}
-		var dqNorm *graph.Op
-		var dqPat *normPattern
-		if policy == Fusion && pat == nil && res == nil {
-			var why string
-			if dqNorm, why = dequantNorm(g, op, taken); why != "" {
+		if dqNorm == nil && why == "" {
+			if dqPat, why = dequantPattern(g, op, taken); why != "" {
 				notFused[op.ID] = why
 			}
-			if dqNorm == nil && why == "" {
-				if dqPat, why = dequantPattern(g, op, taken); why != "" {
-					notFused[op.ID] = why
-				}
-			}
 		}
-		if dqPat != nil {
-			ops = append(append([]*graph.Op{op}, dqPat.ops...), normPostOps(g, dqPat.op, taken, notFused)[1:]...)
-		} else if dqNorm != nil {
-			ops = append([]*graph.Op{op}, normPostOps(g, dqNorm, taken, notFused)...)
-		} else if res != nil {
-			ops = resOps
-		} else if pat != nil {
-			// The pattern's ops, then the chain after the op it computes.
-			ops = append(pat.ops, normPostOps(g, pat.op, taken, notFused)[1:]...)
-		} else if policy == Fusion && op.Kind.IsNormalization() {
-			// Eltwise and binary ops after a normalization are its
-			// post-ops (of dst, where it keeps its statistics too).
-			ops = normPostOps(g, op, taken, notFused)
-		} else if arg := absBeforeArg(g, op, taken); policy == Fusion && arg != nil {
-			ops = []*graph.Op{op, arg}
-		} else if policy == Fusion {
-			red, dq := op, (*graph.Op)(nil)
-			switch {
-			case op.Kind == graph.Dequantize:
-				var why string
-				// A reason from before a normalization (above) is
-				// the one to give.
-				if red, why = dequantTarget(g, op, taken); why != "" && notFused[op.ID] == "" {
-					notFused[op.ID] = why
-				}
-				dq = op
-			case !op.Kind.IsReduction():
-				var why string
-				if red, why = preOpTarget(g, op, taken); why != "" {
-					notFused[op.ID] = why
-				}
-			}
-			if red != nil {
-				chain, stop, why := fuseChain(g, red, taken)
-				for _, op := range stop {
-					notFused[op.ID] = why
-				}
-				if red != op && dq == nil {
-					chain = append([]*graph.Op{op}, chain...)
-					reason = logSumExpLog(chain)
-				}
-				if reason == "" {
-					var whyNot map[uint64]string
-					chain, whyNot = fuseQuant(g, dq, chain)
-					for id, why := range whyNot {
-						notFused[id] = why
-					}
-				}
-				if chain != nil {
-					ops = chain
-				}
-			}
-		}
-		for _, o := range ops {
-			taken[o.ID] = true
-		}
-		p := newPartition(len(parts), ops, g.FPMath)
-		if pat != nil {
-			p.norm, p.post, p.pattern, p.dec = pat.op, len(pat.ops), pat.name, pat.dec
-			p.supported, p.reason = true, ""
-		}
-		if res != nil {
-			p.setResidual(res)
-		}
-		if dqNorm != nil {
-			p.setDequant()
-		}
-		if dqPat != nil {
-			p.dq, p.norm, p.post, p.dec = op, dqPat.op, 1+len(dqPat.ops), dqPat.dec
-			p.pattern = "Dequantize before " + dqPat.name
-			p.supported, p.reason = true, ""
-		}
-		p.maskedSrcFirst()
-		if reason != "" {
-			p.supported, p.reason = false, reason
-		}
-		if why := notFused[op.ID]; !p.supported && why != "" {
-			p.reason += " (" + why + ")"
-		}
-		parts = append(parts, p)
 	}
-	return parts, nil
+	if dqPat != nil {
+		ops = append(append([]*graph.Op{op}, dqPat.ops...), normPostOps(g, dqPat.op, taken, notFused)[1:]...)
+	} else if dqNorm != nil {
+		ops = append([]*graph.Op{op}, normPostOps(g, dqNorm, taken, notFused)...)
+	} else if res != nil {
+		ops = resOps
+	} else if pat != nil {
+		// The pattern's ops, then the chain after the op it computes.
+		ops = append(pat.ops, normPostOps(g, pat.op, taken, notFused)[1:]...)
+	} else if policy == Fusion && op.Kind.IsNormalization() {
+		// Eltwise and binary ops after a normalization are its
+		// post-ops (of dst, where it keeps its statistics too).
+		ops = normPostOps(g, op, taken, notFused)
+	} else if arg := absBeforeArg(g, op, taken); policy == Fusion && arg != nil {
+		ops = []*graph.Op{op, arg}
+	} else if policy == Fusion {
+		red, dq := op, (*graph.Op)(nil)
+		switch {
+		case op.Kind == graph.Dequantize:
+			var why string
+			// A reason from before a normalization (above) is
+			// the one to give.
+			if red, why = dequantTarget(g, op, taken); why != "" && notFused[op.ID] == "" {
+				notFused[op.ID] = why
+			}
+			dq = op
+		case !op.Kind.IsReduction():
+			var why string
+			if red, why = preOpTarget(g, op, taken); why != "" {
+				notFused[op.ID] = why
+			}
+		}
+		if red != nil {
+			chain, stop, why := fuseChain(g, red, taken)
+			for _, op := range stop {
+				notFused[op.ID] = why
+			}
+			if red != op && dq == nil {
+				chain = append([]*graph.Op{op}, chain...)
+				reason = logSumExpLog(chain)
+			}
+			if reason == "" {
+				var whyNot map[uint64]string
+				chain, whyNot = fuseQuant(g, dq, chain)
+				for id, why := range whyNot {
+					notFused[id] = why
+				}
+			}
+			if chain != nil {
+				ops = chain
+			}
+		}
+	}
+	p := newPartition(0, ops, g.FPMath)
+	if pat != nil {
+		p.norm, p.post, p.pattern, p.dec = pat.op, len(pat.ops), pat.name, pat.dec
+		p.supported, p.reason = true, ""
+	}
+	if res != nil {
+		p.setResidual(res)
+	}
+	if dqNorm != nil {
+		p.setDequant()
+	}
+	if dqPat != nil {
+		p.dq, p.norm, p.post, p.dec = op, dqPat.op, 1+len(dqPat.ops), dqPat.dec
+		p.pattern = "Dequantize before " + dqPat.name
+		p.supported, p.reason = true, ""
+	}
+	p.maskedSrcFirst()
+	if reason != "" {
+		p.supported, p.reason = false, reason
+	}
+	return p
 }
 
 // newPartition works out the ports and whether gdnn supports the ops.
@@ -379,7 +382,7 @@ func supports(ops []*graph.Op) (bool, string) {
 // plan.LogSumExp (the max-shifted, stable form), Log included. A
 // Multiply by a broadcast operand fuses before a ReduceSum or ReduceMean
 // (maskFusible).
-func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
+func preOpTarget(g *graph.Graph, op *graph.Op, taken *sched) (*graph.Op, string) {
 	if !op.Kind.IsEltwise() && op.Kind != graph.Multiply || len(op.Outputs) != 1 {
 		return nil, ""
 	}
@@ -396,14 +399,6 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 	if !red.Kind.IsReduction() {
 		return nil, ""
 	}
-	// A group takes the pre-op's place in topological order: the
-	// reduction's axes tensor must be ready by then.
-	var axesBy *graph.Op
-	if len(red.Inputs) == 2 {
-		if p := g.Producer(red.Inputs[1].ID); p != nil && !taken[p.ID] {
-			axesBy = p
-		}
-	}
 	why := ""
 	switch out := op.Outputs[0].DataType; {
 	case red.Inputs[0].ID != op.Outputs[0].ID:
@@ -413,8 +408,6 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 		if why == "" {
 			return red, ""
 		}
-	case axesBy != nil:
-		why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, axesBy, op)
 	case !out.IsFloat() && !plan.IsWide(out):
 		why = fmt.Sprintf("its output is %s, and a fused pre-op's result stays f32 (the rounding and saturation to %s would be lost)", out, out)
 	case plan.IsWide(out) != plan.IsWide(op.Inputs[0].DataType):
@@ -431,6 +424,14 @@ func preOpTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op
 		why = fmt.Sprintf("%s is not a pre-op gdnn fuses (Abs and Square are, Pow with beta 2 and Multiply of a tensor by itself as squares, and Exp as log-sum-exp)", op.Kind)
 	case red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean && red.Kind != graph.ReduceMax && red.Kind != graph.ReduceMin:
 		why = fmt.Sprintf("%s before %s would not be one per-element transform", op.Kind, red.Kind)
+	}
+	if why == "" && len(red.Inputs) == 2 {
+		// A group takes the pre-op's place in the partitions: the
+		// reduction's axes tensor must be ready by then.
+		p := g.Producer(red.Inputs[1].ID)
+		if w := taken.wait(p, op.String()); w != "" {
+			why = fmt.Sprintf("its axes tensor %d is produced by %s, %s", red.Inputs[1].ID, p, w)
+		}
 	}
 	if why != "" {
 		return nil, fmt.Sprintf("not fused before %s: %s", red, why)

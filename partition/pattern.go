@@ -29,7 +29,7 @@ type normPattern struct {
 // matchSoftmax returns the softmax that starts at mx, or nil. Every
 // intermediate tensor must be read by the pattern's ops alone, and no
 // op of it may be taken by an earlier partition.
-func matchSoftmax(g *graph.Graph, mx *graph.Op, taken map[uint64]bool) *normPattern {
+func matchSoftmax(g *graph.Graph, mx *graph.Op, taken *sched) *normPattern {
 	if mx.Kind != graph.ReduceMax || len(mx.Inputs) != 1 || len(mx.Outputs) != 1 {
 		return nil
 	}
@@ -71,7 +71,7 @@ func matchSoftmax(g *graph.Graph, mx *graph.Op, taken map[uint64]bool) *normPatt
 	}
 	ops := []*graph.Op{mx, sub, exp, sum, div}
 	for _, op := range ops {
-		if taken[op.ID] || !isFloatType(op.Outputs[0].DataType) {
+		if taken.has(op) || !isFloatType(op.Outputs[0].DataType) {
 			return nil
 		}
 	}

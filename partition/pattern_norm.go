@@ -43,8 +43,8 @@ type decomposed struct {
 
 // matchPattern returns the decomposed normalization that starts at op,
 // or nil.
-func matchPattern(g *graph.Graph, op *graph.Op, taken map[uint64]bool) *normPattern {
-	for _, match := range []func(*graph.Graph, *graph.Op, map[uint64]bool) *normPattern{
+func matchPattern(g *graph.Graph, op *graph.Op, taken *sched) *normPattern {
+	for _, match := range []func(*graph.Graph, *graph.Op, *sched) *normPattern{
 		matchSoftmax, matchLayerNorm, matchRMSNorm, matchL2Norm,
 	} {
 		if p := match(g, op, taken); p != nil {
@@ -122,7 +122,7 @@ func kindIs(k graph.OpKind) func(*graph.Op) bool {
 // tensor whose every dim is 1 (so it broadcasts onto a statistic of
 // the given rank without changing its shape), ready when the pattern
 // runs (a graph input, or the output of a partition before it).
-func scalarEps(g *graph.Graph, t graph.LogicalTensor, rank int, taken map[uint64]bool) bool {
+func scalarEps(g *graph.Graph, t graph.LogicalTensor, rank int, taken *sched) bool {
 	if t.Dims == nil || len(t.Dims) > rank || !isFloatType(t.DataType) {
 		return false
 	}
@@ -131,8 +131,7 @@ func scalarEps(g *graph.Graph, t graph.LogicalTensor, rank int, taken map[uint64
 			return false
 		}
 	}
-	p := g.Producer(t.ID)
-	return p == nil || taken[p.ID]
+	return taken.wait(g.Producer(t.ID), "the pattern's first op") == ""
 }
 
 func isFloatType(dt dtypes.DataType) bool {
@@ -142,12 +141,12 @@ func isFloatType(dt dtypes.DataType) bool {
 // newDecomposed builds the pattern's result: its ops (none taken, each
 // intermediate of float type), the synthetic op over x and eps whose
 // output is the last op's, and what it computes.
-func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x graph.LogicalTensor, eps *graph.LogicalTensor, dec *decomposed, taken map[uint64]bool) *normPattern {
+func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x graph.LogicalTensor, eps *graph.LogicalTensor, dec *decomposed, taken *sched) *normPattern {
 	if !isFloatType(x.DataType) || eps != nil && eps.ID == x.ID { // (x as its own eps: a one-element x read as both)
 		return nil
 	}
 	for _, op := range ops {
-		if taken[op.ID] || !isFloatType(op.Outputs[0].DataType) {
+		if taken.has(op) || !isFloatType(op.Outputs[0].DataType) {
 			return nil
 		}
 	}
@@ -171,7 +170,7 @@ func newDecomposed(name string, kind graph.OpKind, ops []*graph.Op, x graph.Logi
 //
 //	m = ReduceMean(x); d = Subtract(x, m); v = ReduceMean(Square(d))
 //	y = Divide(d, Sqrt(Add(v, eps)))
-func matchLayerNorm(g *graph.Graph, m *graph.Op, taken map[uint64]bool) *normPattern {
+func matchLayerNorm(g *graph.Graph, m *graph.Op, taken *sched) *normPattern {
 	if m.Kind != graph.ReduceMean || len(m.Inputs) != 1 {
 		return nil
 	}
@@ -220,7 +219,7 @@ func matchLayerNorm(g *graph.Graph, m *graph.Op, taken map[uint64]bool) *normPat
 //
 //	ms = Add(ReduceMean(Square(x)), eps)
 //	y = Divide(x, Sqrt(ms)), or Multiply(x, Pow(ms, -0.5))
-func matchRMSNorm(g *graph.Graph, sq *graph.Op, taken map[uint64]bool) *normPattern {
+func matchRMSNorm(g *graph.Graph, sq *graph.Op, taken *sched) *normPattern {
 	if !sq.IsSquare() {
 		return nil
 	}
@@ -267,7 +266,7 @@ func matchRMSNorm(g *graph.Graph, sq *graph.Op, taken map[uint64]bool) *normPatt
 //
 //	n = ReduceL2(x), or Sqrt(ReduceSum(Square(x)))
 //	y = Divide(x, Maximum(n, eps)), or Divide(x, Add(n, eps))
-func matchL2Norm(g *graph.Graph, first *graph.Op, taken map[uint64]bool) *normPattern {
+func matchL2Norm(g *graph.Graph, first *graph.Op, taken *sched) *normPattern {
 	var ops []*graph.Op
 	var mask []bool
 	var x graph.LogicalTensor

@@ -39,7 +39,7 @@ type residual struct {
 // the bias Add, the LayerNorm or RMSNorm and its post-ops; nil when op
 // starts none. Why an Add that feeds a normalization is not fused goes
 // to notFused, and why the chain after it stops.
-func fuseResidual(g *graph.Graph, op *graph.Op, taken map[uint64]bool, notFused map[uint64]string) ([]*graph.Op, *residual) {
+func fuseResidual(g *graph.Graph, op *graph.Op, taken *sched, notFused map[uint64]string) ([]*graph.Op, *residual) {
 	res, nrm, why := matchResidual(g, op, taken)
 	if why != "" {
 		notFused[op.ID] = why
@@ -59,7 +59,7 @@ func fuseResidual(g *graph.Graph, op *graph.Op, taken map[uint64]bool, notFused 
 // matchResidual finds the LayerNorm or RMSNorm that add feeds, through a
 // bias Add or directly, and checks that the group can be one partition:
 // nil and why not where add feeds one but does not fuse.
-func matchResidual(g *graph.Graph, add *graph.Op, taken map[uint64]bool) (*residual, *graph.Op, string) {
+func matchResidual(g *graph.Graph, add *graph.Op, taken *sched) (*residual, *graph.Op, string) {
 	if add.Kind != graph.Add || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
 		return nil, nil, ""
 	}
@@ -115,8 +115,8 @@ func matchResidual(g *graph.Graph, add *graph.Op, taken map[uint64]bool) (*resid
 			return fail("tensor %d is %s; a fused residual sum is f32, bf16 or f16", t.ID, dt)
 		}
 	}
-	// The group takes the Add's place in topological order: what the
-	// bias Add and the normalization read besides the sum must be ready.
+	// The group takes the Add's place in the partitions: what the bias
+	// Add and the normalization read besides the sum must be ready.
 	reads := slices.Clone(nrm.Inputs[1:])
 	if res.bias != nil {
 		reads = append(reads, res.bias.Inputs...)
@@ -125,8 +125,12 @@ func matchResidual(g *graph.Graph, add *graph.Op, taken map[uint64]bool) (*resid
 		if t.ID == res.sum.ID {
 			return fail("it reads the sum %d as its gamma or beta", t.ID)
 		}
-		if p := g.Producer(t.ID); p != nil && p != add && !taken[p.ID] {
-			return fail("its input %d is produced by %s, which runs after %s", t.ID, p, add)
+	}
+	for _, t := range reads {
+		if p := g.Producer(t.ID); p != add {
+			if why := taken.wait(p, add.String()); why != "" {
+				return fail("its input %d is produced by %s, %s", t.ID, p, why)
+			}
 		}
 	}
 	res.out = len(uniqueOps(g.Consumers(res.sum.ID))) > 1
@@ -248,7 +252,7 @@ func (r *normRun) run(p *Partition, b norm.Buffers, eps []byte, ins, outs []*Ten
 // both are known, float, and ready before the group's place in
 // topological order; red is a ReduceSum or ReduceMean with its axes an
 // attribute.
-func maskFusible(g *graph.Graph, op, red *graph.Op, taken map[uint64]bool) string {
+func maskFusible(g *graph.Graph, op, red *graph.Op, taken *sched) string {
 	if red.Kind != graph.ReduceSum && red.Kind != graph.ReduceMean {
 		return fmt.Sprintf("a Multiply of two tensors fuses before ReduceSum and ReduceMean only, not %s", red.Kind)
 	}
@@ -291,8 +295,11 @@ func maskFusible(g *graph.Graph, op, red *graph.Op, taken map[uint64]bool) strin
 		if dt := t.DataType; dt != dtypes.F32 && dt != dtypes.BF16 && dt != dtypes.F16 {
 			return fmt.Sprintf("its operand %d is %s; a fused Multiply reads f32, bf16 or f16", t.ID, dt)
 		}
-		if p := g.Producer(t.ID); p != nil && !taken[p.ID] {
-			return fmt.Sprintf("its operand %d is produced by %s, which runs after it", t.ID, p)
+	}
+	for _, t := range op.Inputs {
+		p := g.Producer(t.ID)
+		if why := taken.wait(p, "it"); why != "" {
+			return fmt.Sprintf("its operand %d is produced by %s, %s", t.ID, p, why)
 		}
 	}
 	return ""

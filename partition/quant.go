@@ -48,7 +48,7 @@ import (
 // dequantTarget returns the reduction a Dequantize feeds as its src and
 // may fuse into, or nil; and, when op feeds a reduction it cannot fuse
 // with, why.
-func dequantTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.Op, string) {
+func dequantTarget(g *graph.Graph, op *graph.Op, taken *sched) (*graph.Op, string) {
 	cons := g.Consumers(op.Outputs[0].ID)
 	if len(cons) != 1 {
 		for _, c := range cons {
@@ -66,8 +66,9 @@ func dequantTarget(g *graph.Graph, op *graph.Op, taken map[uint64]bool) (*graph.
 	if red.Inputs[0].ID != op.Outputs[0].ID {
 		why = "it does not feed the reduction's src"
 	} else if len(red.Inputs) == 2 {
-		if p := g.Producer(red.Inputs[1].ID); p != nil && !taken[p.ID] {
-			why = fmt.Sprintf("its axes tensor %d is produced by %s, which runs after %s", red.Inputs[1].ID, p, op)
+		p := g.Producer(red.Inputs[1].ID)
+		if w := taken.wait(p, op.String()); w != "" {
+			why = fmt.Sprintf("its axes tensor %d is produced by %s, %s", red.Inputs[1].ID, p, w)
 		}
 	}
 	if why != "" {

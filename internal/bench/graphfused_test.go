@@ -85,8 +85,9 @@ func mulAfter(in map[string]any) []map[string]any {
 // it: x 0 [2, 7, 16] times mask 1 [2, 7, 1], then kind over the tokens
 // (axis 1) into 3. With div, the pooled sum is divided by the mask's
 // count, a ReduceSum of the mask clamped away from 0: a partition of
-// its own, whose result is the pooling partition's operand.
-func maskedCase(t *testing.T, kind string, keep, div bool) string {
+// its own, whose result is the pooling partition's operand. The graph
+// lists the count's ops first, or with countLast after the pooling's.
+func maskedCase(t *testing.T, kind string, keep, div, countLast bool) string {
 	out := []int64{2, 16}
 	if keep {
 		out = []int64{2, 1, 16}
@@ -103,13 +104,16 @@ func maskedCase(t *testing.T, kind string, keep, div bool) string {
 	if keep {
 		cnt = []int64{2, 1, 1}
 	}
-	// The count first: the Divide fuses after the pooling only where its
-	// operand is ready by then.
-	ops := jlist(
+	count := jlist(
 		jop(2, "ReduceSum", map[string]any{"axes": jattr("s64[]", []int64{1}), "keep_dims": keepAttr},
 			jlist(jtensor(1, 2, 7, 1)), jlist(jtensor(4, cnt...))),
 		jop(3, "Clamp", map[string]any{"min": jattr("f32", 1e-9), "max": jattr("f32", 3.4e38)}, jlist(jtensor(4, cnt...)), jlist(jtensor(5, cnt...))))
-	ops = append(append(ops, pool...), jop(4, "Divide", nil, jlist(jtensor(3, out...), jtensor(5, cnt...)), jlist(jtensor(6, out...))))
+	first, then := count, pool
+	if countLast {
+		first, then = pool, count
+	}
+	ops := append(append(jlist(), first...), then...)
+	ops = append(ops, jop(4, "Divide", nil, jlist(jtensor(3, out...), jtensor(5, cnt...)), jlist(jtensor(6, out...))))
 	return jdoc(t, ops...)
 }
 
@@ -291,21 +295,23 @@ func TestResidualSplitExact(t *testing.T) {
 
 // TestGraphMaskedPooling: a Multiply by a mask fused before a ReduceSum
 // or ReduceMean, with or without keep_dims, and the sentence-transformer
-// mean pooling (the pooled sum divided by the mask's count), passes in
-// f32, bf16 and f16.
+// mean pooling (the pooled sum divided by the mask's count, whichever
+// the graph lists first), passes in f32, bf16 and f16.
 func TestGraphMaskedPooling(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		kind       string
-		keep, div  bool
-		partitions string
+		name                 string
+		kind                 string
+		keep, div, countLast bool
+		partitions           string
 	}{
-		{"ReduceMean", "ReduceMean", false, false, "1"},
-		{"ReduceSum, keep_dims", "ReduceSum", true, false, "1"},
-		{"mean pooling", "ReduceSum", false, true, "2"},
-		{"mean pooling, keep_dims", "ReduceSum", true, true, "2"},
+		{"ReduceMean", "ReduceMean", false, false, false, "1"},
+		{"ReduceSum, keep_dims", "ReduceSum", true, false, false, "1"},
+		{"mean pooling", "ReduceSum", false, true, false, "2"},
+		{"mean pooling, keep_dims", "ReduceSum", true, true, false, "2"},
+		{"mean pooling, count last", "ReduceSum", false, true, true, "2"},
+		{"mean pooling, keep_dims, count last", "ReduceSum", true, true, true, "2"},
 	} {
-		path := writeCase(t, maskedCase(t, c.kind, c.keep, c.div), nil)
+		path := writeCase(t, maskedCase(t, c.kind, c.keep, c.div, c.countLast), nil)
 		_, parts := partitionsOf(t, path, graphCase{})
 		last := map[bool]graph.OpKind{false: graph.ReduceMean, true: graph.Divide}[c.div]
 		if c.kind == "ReduceSum" && !c.div {
@@ -320,7 +326,7 @@ func TestGraphMaskedPooling(t *testing.T) {
 		}
 	}
 	// The mask first, x second.
-	path := writeCase(t, maskedCase(t, "ReduceMean", false, false), func(doc map[string]any) {
+	path := writeCase(t, maskedCase(t, "ReduceMean", false, false, false), func(doc map[string]any) {
 		ins := doc["graph"].([]any)[0].(map[string]any)["inputs"].([]any)
 		ins[0], ins[1] = ins[1], ins[0]
 	})
@@ -339,7 +345,7 @@ func TestGraphMaskedPooling(t *testing.T) {
 // mask fails), and a changed output fails.
 func TestGraphMaskedCheckCanFail(t *testing.T) {
 	for _, swap := range []bool{false, true} {
-		path := writeCase(t, maskedCase(t, "ReduceMean", false, false), func(doc map[string]any) {
+		path := writeCase(t, maskedCase(t, "ReduceMean", false, false, false), func(doc map[string]any) {
 			if swap {
 				ins := doc["graph"].([]any)[0].(map[string]any)["inputs"].([]any)
 				ins[0], ins[1] = ins[1], ins[0]
