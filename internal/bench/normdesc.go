@@ -197,14 +197,19 @@ func (d gnormDesc) dataDims() []int64 {
 // String prints the descriptor as benchdnn's does: mb unless 2, g, ic,
 // the spatial dims that are not implied (a cube's id alone, a square's
 // ih alone), eps unless the default, then the name.
-func (d gnormDesc) String() string {
+func (d gnormDesc) String() string { return d.format(false) }
+
+// format is String, or with canonical every field as benchdnn's
+// --canonical=true prints it: mb, every spatial dim of the rank and eps
+// whatever their values.
+func (d gnormDesc) format(canonical bool) string {
 	var b strings.Builder
-	if d.MB != 2 {
+	if canonical || d.MB != 2 {
 		b.WriteString("mb" + strconv.FormatInt(d.MB, 10))
 	}
 	b.WriteString("g" + strconv.FormatInt(d.G, 10) + "ic" + strconv.FormatInt(d.IC, 10))
-	cube := d.ID == d.IH && d.IH == d.IW
-	square := d.IH == d.IW
+	cube := d.ID == d.IH && d.IH == d.IW && !canonical
+	square := d.IH == d.IW && !canonical
 	if d.NDims == 5 {
 		b.WriteString("id" + strconv.FormatInt(d.ID, 10))
 	}
@@ -214,7 +219,7 @@ func (d gnormDesc) String() string {
 	if d.NDims == 3 || (d.NDims == 5 && !cube) || (d.NDims == 4 && !square) {
 		b.WriteString("iw" + strconv.FormatInt(d.IW, 10))
 	}
-	if d.Eps != gnormDefEps {
+	if canonical || d.Eps != gnormDefEps {
 		b.WriteString("eps" + strconv.FormatFloat(float64(d.Eps), 'g', 6, 32))
 	}
 	if d.Name != "" {

@@ -486,10 +486,11 @@ func (c *normCase) dataDims() []int64 {
 	return c.dims
 }
 
-// desc returns the descriptor as benchdnn prints it.
-func (c *normCase) desc() string {
+// desc returns the descriptor as benchdnn prints it (canonical: as its
+// --canonical=true does).
+func (c *normCase) desc(canonical bool) string {
 	if c.driver == "gnorm" {
-		return c.g.String()
+		return c.g.format(canonical)
 	}
 	s := dimsString(c.dims)
 	if c.name != "" {
@@ -693,7 +694,7 @@ func (r *runner) reproNorm(c normCase) string {
 	if len(s.skip) > 0 {
 		fmt.Fprintf(&b, "--skip-impl=%s ", strings.Join(s.skip, ","))
 	}
-	b.WriteString(c.desc())
+	b.WriteString(c.desc(canon))
 	return b.String()
 }
 

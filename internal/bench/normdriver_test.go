@@ -102,6 +102,12 @@ func TestNormRepro(t *testing.T) {
 		{[]string{"--gnorm", "--tag=axb", "--flags=HC", "--mb=3", "--dir=BWD_DW", "g2ic8ih3iw4"},
 			"--gnorm --dir=BWD_DW --tag=axb:axb --flags=CH mb3g2ic8ih3iw4"},
 		{[]string{"--gnorm", "--tag=abx:any", "--skip-impl=ref", "g2ic8iw4"}, "--gnorm --skip-impl=ref g2ic8iw4"},
+		// benchdnn's canonical gnorm descriptor prints mb, every spatial
+		// dim of the rank and eps whatever their values.
+		{[]string{"--mode=L", "--canonical=true", "--gnorm", "g2ic8ih3iw3_n\"x\""},
+			"--mode=L --max-ms-per-prb=3000 --fix-times-per-prb=0 --gnorm --dir=FWD_D --dt=f32:f32 --tag=abx --flags= --inplace=false mb2g2ic8ih3iw3eps0.0625n\"x\""},
+		{[]string{"--mode=L", "--canonical=true", "--gnorm", "--mb=3", "g2ic8id4"},
+			"--mode=L --max-ms-per-prb=3000 --fix-times-per-prb=0 --gnorm --dir=FWD_D --dt=f32:f32 --tag=abx --flags= --inplace=false mb3g2ic8id4ih4iw4eps0.0625"},
 		{[]string{"--mode=L", "--canonical=true", "--softmax", "3x4"},
 			"--mode=L --max-ms-per-prb=3000 --fix-times-per-prb=0 --softmax --dir=FWD_D --sdt=f32 --ddt=f32 --stag=abx --dtag=any --alg=SOFTMAX --axis=1 --inplace=false 3x4"},
 	} {

@@ -533,7 +533,7 @@ func TestNormInPlace(t *testing.T) {
 	backend := func(b *normBuilt) (normExec, error) {
 		e, err := fakeBackend(nil)(b)
 		if !slices.Equal(b.dstLT.Strides, b.srcLT.Strides) {
-			t.Errorf("%s: dst strides %v, src's %v", b.c.desc(), b.dstLT.Strides, b.srcLT.Strides)
+			t.Errorf("%s: dst strides %v, src's %v", b.c.desc(false), b.dstLT.Strides, b.srcLT.Strides)
 		}
 		return &aliasCheck{normExec: e, t: t, shared: &shared}, err
 	}
@@ -569,7 +569,7 @@ type aliasCheck struct {
 func (a *aliasCheck) Run(b *normBuilt, i int) error {
 	if i == 0 {
 		if unsafe.SliceData(b.dst[0].bytes()) != unsafe.SliceData(b.src.bytes()) {
-			a.t.Errorf("%s: dst is not the src buffer", b.c.desc())
+			a.t.Errorf("%s: dst is not the src buffer", b.c.desc(false))
 		}
 		*a.shared++
 	}

@@ -813,7 +813,7 @@ func (r *runner) normPerf(b *normBuilt, idx int, impl string, t Timing) *PerfDat
 	}
 	c := b.c
 	d := &PerfData{
-		Driver: c.driver, Engine: "cpu", Impl: impl, Desc: c.desc(), Idx: idx,
+		Driver: c.driver, Engine: "cpu", Impl: impl, Desc: c.desc(r.g.canonical), Idx: idx,
 		Sdt: c.sdt, Ddt: c.ddt, Stag: c.stag, Dtag: c.dtag, Alg: c.alg, Dir: c.dir, Flags: c.flags,
 		IBytes: bytes(b.inputs()...), OBytes: bytes(b.outputs()...),
 		Ops: float64(2 * max(b.srcLT.NumElements(), 0)), Time: t, CTimeMs: b.ctimeMs, Threads: threads(),
