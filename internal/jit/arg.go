@@ -218,6 +218,6 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64) (int, error) {
 		runtime.KeepAlive(k)
 		return nil
 	}
-	threads := int(min(int64(Threads()), calls))
-	return threads, Parallel(Threads(), calls, do)
+	n := Threads()
+	return int(min(int64(n), calls)), Parallel(n, calls, do)
 }

@@ -21,22 +21,20 @@ func zenCore() bool {
 }
 
 // l3Bytes is the size of the last-level (L3) cache CPUID reports, from
-// Intel's deterministic cache parameters (leaf 4) or AMD's cache
-// topology (leaf 0x8000001D), which share one layout; 0 where neither
-// names an L3. Under a hypervisor it is the host's cache, which the
-// guest shares with other tenants.
-func l3Bytes() int64 {
-	leaf := uint32(4)
-	max, _, _, _ := cpuid(0, 0)
-	if !zenCore() {
-		if max < leaf {
-			return 0
-		}
-	} else {
+// Intel's deterministic cache parameters (leaf 4) or, on a Zen core
+// (zen), AMD's cache topology (leaf 0x8000001D), which share one layout;
+// 0 where neither names an L3. Under a hypervisor it is the host's
+// cache, which the guest shares with other tenants.
+func l3Bytes(zen bool) int64 {
+	leaf, top := uint32(4), uint32(0)
+	if zen {
 		leaf = 0x8000001D
-		if ext, _, _, _ := cpuid(0x80000000, 0); ext < leaf {
-			return 0
-		}
+		top, _, _, _ = cpuid(0x80000000, 0)
+	} else {
+		top, _, _, _ = cpuid(0, 0)
+	}
+	if top < leaf {
+		return 0
 	}
 	for sub := uint32(0); sub < 16; sub++ {
 		a, b, c, _ := cpuid(leaf, sub)

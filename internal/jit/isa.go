@@ -120,7 +120,7 @@ func detect() features {
 			cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 		f.avx512bf16 = f.avx512 && cpu.X86.HasAVX512BF16
 		f.zen = zenCore()
-		f.l3 = l3Bytes()
+		f.l3 = l3Bytes(f.zen)
 	case "arm64":
 		// ASIMD is architecturally present on every arm64 Linux system;
 		// the check guards odd platforms. FPHP (half-precision scalar

@@ -31,11 +31,11 @@ type NormKernel struct {
 	streamed    *execmem.Code
 	streamAlign int64
 	isa         ISA
-	count       int64   // rows of the first Outer loop (1: none)
-	spans       []int64 // bytes each call reads or writes: src, dst, then each binary operand
-	staged      bool    // the code keeps a tile's rows in plan.NormArgs.Stage
-	columns     bool    // the plan has an Inner loop (kernelshape.NormColumns)
-	what        string  // the plan and kind, for the verbose lines
+	count       int64                // rows of the first Outer loop (1: none)
+	spans       []int64              // bytes each call reads or writes: src, dst, then each binary operand
+	staged      bool                 // the code keeps a tile's rows in plan.NormArgs.Stage
+	pl          *plan.Plan           // the map plan, for the verbose lines
+	kind        kernelshape.NormKind // for the verbose lines
 }
 
 // CompileNorm compiles n for the effective ISA. Where no emitter takes n
@@ -88,7 +88,7 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	}
 	// Only code that stages its tiles takes a scratch a call.
 	k := &NormKernel{code: c, isa: isa, count: 1, spans: normSpans(n.Plan), staged: staged,
-		columns: n.Plan.HasInner, what: normWhat(n)}
+		pl: n.Plan, kind: n.Kind}
 	if len(n.Plan.Outer) > 0 {
 		k.count = n.Plan.Outer[0].Size
 	}
@@ -104,21 +104,19 @@ func CompileNorm(n *kernelshape.Norm) (*NormKernel, string, error) {
 	// Only a kernel that runs says so: where none is returned, the
 	// caller's passes compile and report their own kernels.
 	if verboseLevel() > 0 {
-		verboseln(compileLine(k.Impl(), k.what, k.schedule(), false, time.Since(t0), ""))
+		verboseln(compileLine(k.Impl(), k.what(), k.schedule(), false, time.Since(t0), ""))
 	}
 	return k, "", nil
 }
 
-// normWhat describes n for the verbose lines: its map plan and the
+// what describes the kernel for the verbose lines: its map plan and the
 // normalization whose statistics it computes.
-func normWhat(n *kernelshape.Norm) string {
-	return n.Plan.String() + " norm=" + n.Kind.String()
-}
+func (k *NormKernel) what() string { return k.pl.String() + " norm=" + k.kind.String() }
 
 // schedule is the kernel's schedule on its verbose lines: fused rows,
 // or fused columns where the plan has an Inner loop.
 func (k *NormKernel) schedule() string {
-	if k.columns {
+	if k.pl.HasInner {
 		return "split:fused-columns"
 	}
 	return "split:fused-rows"
@@ -283,7 +281,7 @@ func (k *NormKernel) Run(src, dst []byte, bins [][]byte, eps float32) (err error
 	runtime.KeepAlive(k)
 	if verboseLevel() > 0 {
 		// Run is one call on the calling goroutine.
-		verboseln(execLine(k.Impl(), k.what, k.schedule(), 1, time.Since(t0)))
+		verboseln(execLine(k.Impl(), k.what(), k.schedule(), 1, time.Since(t0)))
 	}
 	return nil
 }
