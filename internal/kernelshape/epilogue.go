@@ -112,16 +112,22 @@ func postOpsFrom(f Finisher, ops Operands, from, r int, lm LaneMap) {
 		}
 		mk := f.Mark()
 		t := f.Tmp()
-		n := lm.N
-		switch {
-		case n == Bcast:
-			n = f.SingleLanes()
-		case lm.BinStep[bin] == 0:
-			n = Bcast
-		}
-		f.LoadOperand(bin, t, lm.BinOff[bin], n)
+		loadBinary(f, bin, t, lm)
 		f.Binary(op.Kind, r, t)
 		f.Release(mk)
 		bin++
 	}
+}
+
+// loadBinary loads binary operand bin's values of lm into t, as a
+// post-op reads them.
+func loadBinary(f Finisher, bin, t int, lm LaneMap) {
+	n := lm.N
+	switch {
+	case n == Bcast:
+		n = f.SingleLanes()
+	case lm.BinStep[bin] == 0:
+		n = Bcast
+	}
+	f.LoadOperand(bin, t, lm.BinOff[bin], n)
 }

@@ -357,6 +357,15 @@ type NormEmitter interface {
 	// unchanged; t is left as it is where n is all the lanes, else it
 	// may be clobbered.
 	Accumulate(c NormCombine, acc, t, n int)
+	// AccumulateSquare sets acc to acc + t*t, rounded once; t is
+	// unchanged.
+	AccumulateSquare(acc, t int)
+	// DivideUniform sets r = r / s and SqrtUniform r = sqrt(r), as Arith
+	// and Eltwise do, where every lane of r and s holds one value (a
+	// row's statistic): the emitter may compute one lane and broadcast
+	// it.
+	DivideUniform(r, s int)
+	SqrtUniform(r int)
 	// HReduce sets every lane of r to the combine c of its lanes.
 	HReduce(c NormCombine, r int)
 	// SkipUnlessBelow branches to l unless a lane of r is below v; a
@@ -735,20 +744,19 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 	}
 	sub := func(t int) { e.Arith(ops.Subtract, t, b.shift) }
 	scale := func(t int) { e.Arith(ops.Multiply, t, b.scale) }
-	square := func(t int) { e.Arith(ops.Multiply, t, t) }
 	// byN divides register 0 by N, as a mean's finalize does (a true
 	// division).
 	byN := func() {
 		mk := e.Mark()
 		t := e.Tmp()
 		e.SetConst(t, float32(N))
-		e.Arith(ops.Divide, 0, t)
+		e.DivideUniform(0, t)
 		e.Release(mk)
 	}
 	// recip sets b.scale to 1/register 0.
 	recip := func() {
 		e.SetConst(b.scale, 1)
-		e.Arith(ops.Divide, b.scale, 0)
+		e.DivideUniform(b.scale, 0)
 	}
 	// withEps sets register 0 to register 0 k eps (as plan.Binary
 	// does): the run-time eps from its register, or the constant.
@@ -765,7 +773,7 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 	}
 	rootPlusEps := func() {
 		withEps(ops.Add)
-		e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+		e.SqrtUniform(0)
 	}
 	var steps []func()
 	pre := scale // the map's first steps, before the post-ops
@@ -778,14 +786,14 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 			vr++
 		}
 		steps = []func(){func() {
-			normSweepOf(e, N, NormSum, keepNone, nil, res)
+			normSweepOf(e, N, NormSum, keepNone, nil, false, res)
 			byN()
 			if n.KeepMean {
 				e.StoreStat(mean, 0)
 			}
 			e.Copy(b.shift, 0)
 		}, func() {
-			normSweep(e, N, NormSum, keepNone, func(t int) { sub(t); square(t) })
+			normSquares(e, N, sub, nil)
 			byN()
 			if n.KeepVar {
 				e.StoreStat(vr, 0)
@@ -796,7 +804,7 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 		pre = func(t int) { sub(t); scale(t) }
 	case NormRMS:
 		steps = []func(){func() {
-			normSweepOf(e, N, NormSum, keepNone, square, res)
+			normSquares(e, N, nil, res)
 			byN()
 			rootPlusEps()
 			recip()
@@ -804,8 +812,8 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 	case NormL2, NormL1:
 		steps = []func(){func() {
 			if normL2Squares(n, N) {
-				normSweep(e, N, NormSum, keepNone, square)
-				e.Eltwise(plan.PostOp{Kind: ops.Sqrt}, 0)
+				normSquares(e, N, nil, nil)
+				e.SqrtUniform(0)
 			} else {
 				normSweep(e, N, NormSum, keepNone, func(t int) { e.Eltwise(plan.PostOp{Kind: ops.Abs}, t) })
 			}
@@ -886,17 +894,52 @@ func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
 // normAccs accumulators over whole vectors, the last vector partial.
 // f(x) is also kept where keep says (keepDst: stored to the f32 dst).
 func normSweep(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t int)) {
-	normSweepOf(e, N, k, keep, f, nil)
+	normSweepOf(e, N, k, keep, f, false, nil)
+}
+
+// normSquares sums the squares of f(x) (of x where f is nil) over a row
+// of N elements into every lane of register 0, as normSweep with NormSum
+// does, each square added by AccumulateSquare, rounded once; with res, x
+// is the residual sum, formed here and stored to src.
+func normSquares(e NormEmitter, N int64, f func(t int), res *residualSum) {
+	normSweepOf(e, N, NormSum, keepNone, f, true, res)
 }
 
 // normSweepOf is normSweep where, with res, x is the residual sum,
-// formed here and stored to src.
-func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t int), res *residualSum) {
+// formed here and stored to src, and, with squares, the squares of f(x)
+// are summed (k is NormSum).
+func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t int), squares bool, res *residualSum) {
 	V := int64(e.Lanes())
 	vb := V * e.ElemTypes().SrcSize
 	db := V * 4 // an f32 dst's vector, and the stage's
 	st, _ := e.(NormColumnStager)
 	normInit(e, k)
+	// Pair loads fill two accumulators from one load where neither a
+	// kept value nor a residual sum needs the lanes in order.
+	pairs := pairsSrc(e, keep, res)
+	// combine adds f(x) or its square t to acc, the first m lanes.
+	combine := func(acc, t, m int) {
+		switch {
+		case squares && m == int(V):
+			e.AccumulateSquare(acc, t)
+			return
+		case squares:
+			e.Arith(ops.Multiply, t, t)
+		}
+		e.Accumulate(k, acc, t, m)
+	}
+	takePair := func(acc int, off int64) {
+		mk := e.Mark()
+		t, u := e.Tmp(), e.Tmp()
+		pairs.LoadSrcPair(t, u, off)
+		if f != nil {
+			f(t)
+			f(u)
+		}
+		combine(acc, t, int(V))
+		combine(acc+1, u, int(V))
+		e.Release(mk)
+	}
 	take := func(acc int, off int64, m int) {
 		mk := e.Mark()
 		t := e.Tmp()
@@ -918,7 +961,7 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t i
 		case keepStage:
 			st.StoreStage(t, off/vb*db)
 		}
-		e.Accumulate(k, acc, t, m)
+		combine(acc, t, m)
 		e.Release(mk)
 	}
 	full, tail := N/V, int(N%V)
@@ -950,7 +993,12 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t i
 	// The stage is no pointer of the loops' steps: each iteration
 	// moves it, and it moves back after them.
 	RunLoop(e, e.Pointers(), iters, step, chunk, func() {
-		for u := range normAccs {
+		for u := 0; u < normAccs; u++ {
+			if pairs != nil {
+				takePair(u, int64(u)*vb)
+				u++
+				continue
+			}
 			take(u, int64(u)*vb, int(V))
 		}
 		if keep == keepStage {
@@ -971,6 +1019,32 @@ func normSweepOf(e NormEmitter, N int64, k NormCombine, keep rowKeep, f func(t i
 		e.Accumulate(NormSum, 0, regTotal, int(V))
 	}
 	e.HReduce(k, 0)
+}
+
+// SrcPairLoader is optional: an instruction set that widens a 16-bit
+// src to f32 in fewer instructions two vectors at a time, where the
+// lanes may come out in another order. LoadSrcPair loads 2V elements of
+// src, off bytes past its pointer, into even and odd as f32: the
+// even-indexed elements into even, the others into odd.
+type SrcPairLoader interface {
+	PairsSrc() bool
+	LoadSrcPair(even, odd int, off int64)
+}
+
+// normAccs is even: a statistics sweep's loop body is pairs.
+var _ [-(normAccs % 2)]struct{}
+
+// pairsSrc returns e as a SrcPairLoader where a statistics sweep takes
+// its whole vectors in pairs: e pairs its src loads, and the sweep
+// neither keeps its values (whose places are in order) nor forms a
+// residual sum; its combine and every f it applies are the same for
+// any order of the lanes. Else nil.
+func pairsSrc(e NormEmitter, keep rowKeep, res *residualSum) SrcPairLoader {
+	p, ok := e.(SrcPairLoader)
+	if !ok || !p.PairsSrc() || keep != keepNone || res != nil {
+		return nil
+	}
+	return p
 }
 
 // normHeldSteps returns the steps of a softmax or log-softmax row held
@@ -1208,7 +1282,7 @@ func normLogRowsGroup(e NormEmitter, n *Norm, row *plan.Loop, rows int, s Steps)
 				}
 				e.Arith(ops.Subtract, t, b.shift)
 				e.Arith(ops.Subtract, t, b.scale)
-				postOpsFrom(e, opnds, 0, t, l)
+				normPostOps(e, opnds, 0, t, l)
 				return l
 			}
 			ptrs.Advance(s, int64(i))
@@ -1405,7 +1479,7 @@ func normHeldMap(e NormEmitter, n *Norm, row *plan.Loop, held int, pre func(t in
 	for v := 0; int64(v*V) < row.Size; v++ {
 		r := held + v
 		pre(r)
-		finish(e, opnds, r, block(v))
+		normFinish(e, opnds, r, block(v))
 	}
 	if once {
 		c.EndRowStores(func() {
@@ -1476,11 +1550,50 @@ func normMapFrom(e NormEmitter, n *Norm, row *plan.Loop, from rowKeep, pre func(
 				e.LoadSrc(t, int64(v*V)*e.ElemTypes().SrcSize, l.N)
 			}
 			pre(t)
-			postOpsFrom(e, opnds, first, t, l)
+			normPostOps(e, opnds, first, t, l)
 			return l
 		}
 		storeMapped(e, pairs, m, mapped)
 	})
+}
+
+// MulAdder is optional: an instruction set with a fused multiply-add.
+// MulAdd sets r = r*a + b, rounded once; a and b may be clobbered.
+type MulAdder interface {
+	MulAdd(r, a, b int)
+}
+
+// normPostOps applies a normalization map's post-ops from first on to r,
+// as postOpsFrom does, but for a scale and shift at first (a binary
+// Multiply then a binary Add, as LayerNorm's gamma and beta), which an
+// emitter with a fused multiply-add (MulAdder) takes in one, rounded
+// once, as oneDNN's normalization kernels apply theirs.
+func normPostOps(e NormEmitter, opnds Operands, first, r int, l LaneMap) {
+	m, ok := e.(MulAdder)
+	p := opnds.PostOps
+	if !ok || first+1 >= len(p) || p[first].Kind != ops.Multiply || p[first+1].Kind != ops.Add {
+		postOpsFrom(e, opnds, first, r, l)
+		return
+	}
+	bin := 0
+	for _, op := range p[:first] {
+		if op.Kind.IsBinary() {
+			bin++
+		}
+	}
+	mk := e.Mark()
+	a, b := e.Tmp(), e.Tmp()
+	loadBinary(e, bin, a, l)
+	loadBinary(e, bin+1, b, l)
+	m.MulAdd(r, a, b)
+	e.Release(mk)
+	postOpsFrom(e, opnds, first+2, r, l)
+}
+
+// normFinish is finish with normPostOps.
+func normFinish(e NormEmitter, opnds Operands, r int, l LaneMap) {
+	normPostOps(e, opnds, 0, r, l)
+	e.StoreDst(r, l.DstOff, l.N)
 }
 
 // storeMapped stores the vectors of m elements that mapped(t, v) leaves

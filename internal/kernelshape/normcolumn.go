@@ -431,7 +431,7 @@ func normColumnTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si Ste
 					e.Arith(ops.Subtract, t, tl.shift(k))
 					e.Arith(ops.Subtract, t, k)
 				}
-				finish(e, opnds, t, l)
+				normFinish(e, opnds, t, l)
 			})
 			next()
 		})
@@ -571,7 +571,7 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 						e.Arith(ops.Subtract, t, tl.shift(k))
 					}
 					e.Arith(op, t, k)
-					finish(e, opnds, t, l)
+					normFinish(e, opnds, t, l)
 				})
 			})
 		})

@@ -183,6 +183,33 @@ func (g *gen) Accumulate(c kernelshape.NormCombine, acc, t, n int) {
 	g.Release(mk)
 }
 
+// AccumulateSquare adds t*t to acc in one VFMADD231PS.
+func (g *gen) AccumulateSquare(acc, t int) {
+	g.op(x86.AVFMADD231PS, g.vr(t), g.vr(t), g.vr(acc))
+}
+
+// MulAdd sets r = r*a + b in one VFMADD213PS.
+func (g *gen) MulAdd(r, a, b int) {
+	g.op(x86.AVFMADD213PS, g.vr(b), g.vr(a), g.vr(r))
+}
+
+var _ kernelshape.MulAdder = (*gen)(nil)
+
+// DivideUniform divides lane 0 (VDIVSS) and broadcasts it: a scalar
+// division issues once, where a vector's takes the divider for several
+// times as long.
+func (g *gen) DivideUniform(r, s int) {
+	g.op(x86.AVDIVSS, g.xr(s), g.xr(r), g.xr(r))
+	g.op(x86.AVBROADCASTSS, g.xr(r), g.vr(r))
+}
+
+// SqrtUniform takes the root of lane 0 (VSQRTSS) and broadcasts it, as
+// DivideUniform does.
+func (g *gen) SqrtUniform(r int) {
+	g.op(x86.AVSQRTSS, g.xr(r), g.xr(r), g.xr(r))
+	g.op(x86.AVBROADCASTSS, g.xr(r), g.vr(r))
+}
+
 // HReduce leaves the combine of r's lanes in every lane, as HCombine
 // does for the plan's combine.
 func (g *gen) HReduce(c kernelshape.NormCombine, r int) {
@@ -257,7 +284,7 @@ var _ kernelshape.NormRowPacker = (*gen)(nil)
 // zeroes the lower halves. It reports false, emitting nothing, but on a
 // Zen core's AVX-512 where the index and the opmask can be held.
 func (g *gen) loadBF16Permuted(r int, addr obj.Addr) bool {
-	if !g.avx512 || g.conf.Target.Family != kernelconf.Zen || !g.kbitsHeld(oddWords) {
+	if !g.permutesBF16() {
 		return false
 	}
 	idx, ok := g.hold(heldWordsUp, func(r int) {
@@ -275,6 +302,39 @@ func (g *gen) loadBF16Permuted(r int, addr obj.Addr) bool {
 	g.op(x86.AVMOVDQU16, addr, g.hr(r))
 	g.opz(x86.AVPERMW, g.vr(r), g.vr(idx), g.kbits(oddWords), g.vr(r))
 	return true
+}
+
+// PairsSrc reports whether the statistics sweeps take bf16 src a pair
+// of vectors at a time (LoadSrcPair): where LoadSrc widens a vector in
+// two instructions (VPMOVZXWD and VPSLLD), a pair load widens two in
+// two (AVX-512) or three (AVX2, whose shifts take no memory operand).
+// A Zen core's AVX-512 widens a vector in one already
+// (loadBF16Permuted).
+func (g *gen) PairsSrc() bool {
+	return g.SrcDT == dtypes.BF16 && g.dequant == nil && !g.permutesBF16()
+}
+
+// LoadSrcPair sets even to the even-indexed bf16 values of the 2V at
+// off and odd to the others, both exact f32: the dwords shifted left by
+// 16, and the dwords with their low word cleared.
+func (g *gen) LoadSrcPair(even, odd int, off int64) {
+	addr := g.m(rSrc, off)
+	hi := g.heldBits(0xFFFF0000)
+	if g.avx512 {
+		g.op(x86.AVPSLLD, imm(16), addr, g.vr(even))
+		g.op(x86.AVPANDD, addr, g.vr(hi), g.vr(odd))
+		return
+	}
+	g.op(x86.AVMOVDQU, addr, g.vr(odd))
+	g.op(x86.AVPSLLD, imm(16), g.vr(odd), g.vr(even))
+	g.op(x86.AVPAND, g.vr(hi), g.vr(odd), g.vr(odd))
+}
+
+var _ kernelshape.SrcPairLoader = (*gen)(nil)
+
+// permutesBF16 reports whether loadBF16Permuted takes whole vectors.
+func (g *gen) permutesBF16() bool {
+	return g.avx512 && g.conf.Target.Family == kernelconf.Zen && g.kbitsHeld(oddWords)
 }
 
 // oddWords is the opmask of the upper word of every dword.
