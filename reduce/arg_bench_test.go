@@ -85,3 +85,32 @@ func argBenchData(dims []int, axis int) ([]float32, []int64) {
 	}
 	return src, make([]int64, dims[1-axis])
 }
+
+// BenchmarkArgMaxInt32 measures ArgMax over s32 (token ids, class
+// labels) on the benchmark shapes, in machine code ("jit") and on the
+// interpreter ("interp"), one after the other.
+func BenchmarkArgMaxInt32(b *testing.B) {
+	for _, sh := range argBenchShapes {
+		f, dst := argBenchData(sh.dims, sh.axis)
+		src := make([]int32, len(f))
+		for i, x := range f {
+			src[i] = int32(x * (1 << 30))
+		}
+		for _, isa := range []jit.ISA{jit.EffectiveISA(), jit.None} {
+			name := "jit"
+			if isa == jit.None {
+				name = "interp"
+			}
+			b.Run(sh.name+"/"+name, func(b *testing.B) {
+				prev := jit.SetMaxISA(isa)
+				defer jit.SetMaxISA(prev)
+				b.SetBytes(int64(4 * len(src)))
+				for b.Loop() {
+					if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -106,11 +106,27 @@ func randomArgCase(r *rand.Rand) argCase {
 }
 
 // argValues draws n values over a narrow range, so that ties are
-// common, with a NaN now and then (nanRate of 1 in nanRate; 0: none).
+// common, with a NaN now and then (nanRate of 1 in nanRate; 0: none);
+// for half the cases of 16- and 32-bit integers, each value is moved near
+// one of the type's edges (its least and greatest values and the middle,
+// where a u32's sign bit flips).
 func argValues(r *rand.Rand, n int, dt dtypes.DataType, nanRate int) []float64 {
 	v := make([]float64, n)
 	span := 1 + r.IntN(7)
+	var edges []float64
+	if sz := dt.Size(); dt.IsInteger() && (sz == 2 || sz == 4) && r.IntN(2) == 0 {
+		bits := 8 * sz
+		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
+		if !dt.IsSigned() {
+			lo, hi = 0, math.Ldexp(1, bits)-1
+		}
+		edges = []float64{lo + float64(span), hi - float64(span), (lo + hi + 1) / 2}
+	}
 	for i := range v {
+		if edges != nil {
+			v[i] = edges[r.IntN(len(edges))] + float64(r.IntN(2*span+1)-span)
+			continue
+		}
 		x := float64(r.IntN(2*span+1) - span)
 		switch {
 		case dt == dtypes.U8 || dt.IsInteger() && !dt.IsSigned():

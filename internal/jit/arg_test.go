@@ -36,8 +36,7 @@ func randomArgProblem(r *rand.Rand) *plan.ArgProblem {
 	rank := 1 + r.IntN(4)
 	p := &plan.ArgProblem{Min: r.IntN(2) == 0, Last: r.IntN(2) == 0, Abs: r.IntN(4) == 0, Axis: r.IntN(rank),
 		Dims: make([]int64, rank), SrcStrides: make([]int64, rank), DstStrides: make([]int64, rank)}
-	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
-	p.SrcDT = srcTypes[r.IntN(len(srcTypes))]
+	p.SrcDT = argJITSrcTypes[r.IntN(len(argJITSrcTypes))]
 	p.IdxDT = []dtypes.DataType{dtypes.S32, dtypes.S64}[r.IntN(2)]
 	for i := range p.Dims {
 		switch r.IntN(5) {
@@ -83,9 +82,17 @@ func randomArgProblem(r *rand.Rand) *plan.ArgProblem {
 	return p
 }
 
+// argJITSrcTypes are the src types index kernels have machine code for.
+var argJITSrcTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8,
+	dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32}
+
 // argSrc fills n elements of dt with values from a narrow range (ties),
-// NaNs and infinities for the float types.
+// NaNs and infinities for the float types, the type's extremes for the
+// integers.
 func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
+	if kernelshape.ArgInS32(dt) {
+		return argIntSrc(r, dt, n)
+	}
 	b := make([]byte, n*int64(dt.Size()))
 	span := 1 + r.IntN(6)
 	nanRate := []int{0, 3, 50}[r.IntN(3)]
@@ -102,6 +109,39 @@ func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 			v = float32(r.IntN(span + 1))
 		}
 		dtypes.StoreF32(dt, b, i, v)
+	}
+	return b
+}
+
+// argIntSrc fills n elements of the integer type dt (16 or 32 bits) with
+// values from a narrow range around one of the type's edges (its least
+// and greatest values, 0, and for 32 bits ±2^31 where the sign bit
+// flips), so that ties, extremes and the order across the sign bit all
+// occur.
+func argIntSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
+	sz := int64(dt.Size())
+	b := make([]byte, n*sz)
+	var lo, hi int64
+	switch dt {
+	case dtypes.S16:
+		lo, hi = math.MinInt16, math.MaxInt16
+	case dtypes.U16:
+		lo, hi = 0, math.MaxUint16
+	case dtypes.S32:
+		lo, hi = math.MinInt32, math.MaxInt32
+	default:
+		lo, hi = 0, math.MaxUint32
+	}
+	centres := []int64{lo, hi, 0, lo + (hi-lo)/2, lo + (hi-lo)/2 + 1}
+	span := int64(1 + r.IntN(6))
+	for i := range n {
+		v := centres[r.IntN(len(centres))] + r.Int64N(2*span+1) - span
+		v = min(max(v, lo), hi)
+		if sz == 2 {
+			binary.LittleEndian.PutUint16(b[i*2:], uint16(v))
+		} else {
+			binary.LittleEndian.PutUint32(b[i*4:], uint32(v))
+		}
 	}
 	return b
 }
@@ -248,7 +288,7 @@ func TestArgRowByRow(t *testing.T) {
 	t.Logf("ISAs: %v", isas)
 	r := rand.New(rand.NewPCG(51, 8))
 	shapes := [][]int64{{64, 256}, {65, 257}, {66, 300}, {67, 511}, {64, 2048}, {67, 2049}, {66, 2063}, {65, 4296}, {99, 1000}, {3, 70, 700}, {2, 68, 2050}}
-	srcTypes := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8}
+	srcTypes := argJITSrcTypes
 	for i, dims := range shapes {
 		for j := range 4 {
 			rank := len(dims)

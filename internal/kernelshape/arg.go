@@ -1,6 +1,9 @@
 package kernelshape
 
-import "github.com/gdnn/gdnn/internal/plan"
+import (
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/plan"
+)
 
 // The index reduction (ArgMax, ArgMin: plan.ArgPlan) kernel, written
 // once over ArgEmitter. Each accumulator u is a pair of vectors: the
@@ -41,8 +44,10 @@ import "github.com/gdnn/gdnn/internal/plan"
 //   - Element (otherwise): one element at a time, in order, into
 //     accumulator 0, whose lane 0 is the result.
 //
-// Every src type is compared in f32 lanes (plan.ArgSrcTypes), exactly,
-// and the index is an s32 lane, stored as s32 or s64.
+// A src type is compared in f32 lanes (the float types, s8 and u8) or in
+// s32 lanes (the integers of 16 and 32 bits: ArgInS32), exactly, as
+// plan.ArgSrcTypes says, and the index is an s32 lane, stored as s32 or
+// s64. 64-bit types run in the interpreter.
 //
 // The update that keeps NaN's rule (a NaN wins, and the first NaN stays)
 // takes two compares per vector: no one compare predicate tells a NaN in
@@ -54,6 +59,37 @@ import "github.com/gdnn/gdnn/internal/plan"
 // sets, infinities of both signs met) reruns that block or row with the
 // exact update (ArgExact), writing its outputs again. An integer src
 // holds no NaN and takes the one-compare update with no witness.
+
+// ArgJITTypes reports whether pl's src and index types have machine
+// code: a src compared in f32 or s32 lanes (plan.ArgSrcTypes), the index
+// s32 or s64.
+func ArgJITTypes(pl *plan.ArgPlan) bool {
+	lanes := plan.ArgSrcTypes[pl.SrcDT]
+	return (lanes == dtypes.F32 || lanes == dtypes.S32) && plan.IsArgIndexType(pl.IdxDT)
+}
+
+// ArgInS32 reports whether an index reduction compares src type dt in
+// s32 lanes: each element widened exactly (u32 with its sign bit
+// flipped: ArgUnsigned).
+func ArgInS32(dt dtypes.DataType) bool { return plan.ArgSrcTypes[dt] == dtypes.S32 }
+
+// ArgUnsigned reports whether pl's s32 lanes hold unsigned values with
+// their sign bits flipped, which maps their order onto signed order: a
+// u32 src, or the magnitude of an s32 (|-2^31| is 2^31).
+func ArgUnsigned(pl *plan.ArgPlan) bool {
+	return pl.SrcDT == dtypes.U32 || pl.SrcDT == dtypes.S32 && pl.Abs
+}
+
+// ArgS32Identity is the identity of an index reduction in s32 lanes
+// (ArgInit): the least s32 for ArgMax, the greatest for ArgMin. An
+// element equal to it either wins (select_last_index) or leaves the
+// index 0 of the lane's first element, which is its own.
+func ArgS32Identity(min bool) uint32 {
+	if min {
+		return 1<<31 - 1
+	}
+	return 1 << 31
+}
 
 // ArgUpdateKind is which update ArgUpdate emits.
 type ArgUpdateKind uint8

@@ -17,6 +17,12 @@ import (
 // over the reduction generator's loops, pointers, loads and max/min.
 // Accumulator u is the values in vector register u and the indices in
 // register argIdx+u; cur is a temporary held for the whole kernel.
+//
+// An integer src of up to 32 bits (s16, u16, s32, u32) is compared in
+// s32 lanes: widened exactly, |x| taken with VPABSD, and u32 (or the
+// magnitude of an s32, which reaches 2^31) with the sign bit flipped,
+// which maps unsigned order onto signed order. VPCMPGTD (AVX2) or VPCMPD
+// (AVX-512) then decide, with no NaN to watch for.
 
 // argGen is the generator of one index reduction kernel.
 type argGen struct {
@@ -26,6 +32,8 @@ type argGen struct {
 	last     bool
 	cur      int
 	abs      bool   // compare |x| (pl.Abs)
+	ints     bool   // compare in s32 lanes (an integer src)
+	bias     int    // the register of the sign bits flipped into unsigned lanes (0: none)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
 	scr      int16  // the scratch pointer of a row-by-row column (0: none)
@@ -62,6 +70,15 @@ const argWitnesses = 4
 // updates use k6 and k7.
 const argWitnessK = 2
 
+// VPCMPD predicates.
+const (
+	vpcmpEQ  = 0
+	vpcmpLT  = 1
+	vpcmpLE  = 2
+	vpcmpNLT = 5 // >=
+	vpcmpNLE = 6 // >
+)
+
 // VCMPPS predicates.
 const (
 	cmpEQ    = 0x00 // equal, ordered
@@ -81,7 +98,7 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	if pl == nil {
 		return nil, status.Errorf(status.InvalidArguments, "amd64: nil plan")
 	}
-	if plan.ArgSrcTypes[pl.SrcDT] != dtypes.F32 || !plan.IsArgIndexType(pl.IdxDT) {
+	if !kernelshape.ArgJITTypes(pl) {
 		return nil, status.Errorf(status.Unimplemented, "amd64: no index reduction kernel of %v to %v", pl.SrcDT, pl.IdxDT)
 	}
 	if len(pl.Outer)+1 > maxDepth {
@@ -99,7 +116,7 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	o := Options{AVX512: avx512}
 	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, minMaxOp: kind}
+	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgInS32(pl.SrcDT), minMaxOp: kind}
 	column := kernelshape.ArgShapeOf(pl, g.V) == kernelshape.ArgColumn
 	switch {
 	case avx512 && column:
@@ -146,6 +163,9 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
 	}
 	a.cur = g.Tmp()
+	if kernelshape.ArgUnsigned(pl) {
+		a.bias = g.Tmp()
+	}
 	switch {
 	case pl.SrcDT.IsFloat() && avx512 && a.scr != 0:
 		for i := range argWitnesses {
@@ -238,6 +258,9 @@ func (a *argGen) Prologue(cnt int16) {
 		a.op(x86.AANDQ, imm(-64), reg(a.scr))
 	}
 	a.gen.Prologue(cnt)
+	if a.bias != 0 {
+		a.constant(a.bias, 1<<31)
+	}
 }
 
 // scratchIdx is how far the scratch's indices are past its values.
@@ -257,11 +280,14 @@ func (a *argGen) ArgStoreScratch(u int, off int64) {
 
 // ArgInit sets accumulator u to (identity, 0).
 func (a *argGen) ArgInit(u int) {
-	inf := math.Inf(-1)
-	if a.min {
-		inf = math.Inf(1)
+	switch {
+	case a.ints:
+		a.constant(u, kernelshape.ArgS32Identity(a.min))
+	case a.min:
+		a.constF32(u, float32(math.Inf(1)))
+	default:
+		a.constF32(u, float32(math.Inf(-1)))
 	}
-	a.constF32(u, float32(inf))
 	a.zero(a.idx(u))
 }
 
@@ -280,6 +306,10 @@ func (a *argGen) ArgAddCur(v int64) {
 // loadX loads n elements off bytes past src into x, as compared (|x|
 // with pl.Abs).
 func (a *argGen) loadX(x int, off int64, n int) {
+	if a.ints {
+		a.loadS32(x, a.m(rSrc, off), n)
+		return
+	}
 	a.load(a.SrcDT, x, a.m(rSrc, off), n)
 	if a.abs {
 		// |x|: the sign bit shifted out (no register for a mask).
@@ -287,6 +317,49 @@ func (a *argGen) loadX(x int, off int64, n int) {
 		a.op(x86.AVPSLLD, imm(1), xv, xv)
 		a.op(x86.AVPSRLD, imm(1), xv, xv)
 	}
+}
+
+// loadS32 loads n integer elements (V, or bcast) at addr into x as
+// s32 lanes in the order compared.
+func (a *argGen) loadS32(x int, addr obj.Addr, n int) {
+	xv := a.vr(x)
+	wide := a.SrcDT.Size() == 4
+	switch {
+	case n == bcast && wide:
+		a.op(x86.AVPBROADCASTD, addr, xv)
+	case n == bcast:
+		// Each dword gets the word twice: shifting the copy out of the
+		// high half and back extends the one in the low half.
+		a.op(x86.AVPBROADCASTW, addr, xv)
+		a.op(x86.AVPSLLD, imm(16), xv, xv)
+		if a.SrcDT == dtypes.S16 {
+			a.op(x86.AVPSRAD, imm(16), xv, xv)
+		} else {
+			a.op(x86.AVPSRLD, imm(16), xv, xv)
+		}
+	case n != a.V:
+		a.Fail(status.Errorf(status.RuntimeError, "amd64: index load of %d lanes", n))
+	case wide:
+		a.op(x86.AVMOVUPS, addr, xv)
+	case a.SrcDT == dtypes.S16:
+		a.op(x86.AVPMOVSXWD, addr, xv)
+	default:
+		a.op(x86.AVPMOVZXWD, addr, xv)
+	}
+	if a.abs && a.SrcDT.IsSigned() {
+		a.op(x86.AVPABSD, xv, xv)
+	}
+	if a.bias != 0 {
+		a.op(a.pxor(), a.vr(a.bias), xv, xv)
+	}
+}
+
+// pxor is the bitwise XOR of the vector width.
+func (a *argGen) pxor() obj.As {
+	if a.avx512 {
+		return x86.AVPXORD
+	}
+	return x86.AVPXOR
 }
 
 // ArgHoldRowCurs sets the held row indices to cur+1 .. cur+k-1 where
@@ -367,7 +440,7 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	if a.min {
 		first, last = cmpNGE, cmpLE
 	}
-	if a.update != kernelshape.ArgExact {
+	if a.update != kernelshape.ArgExact || a.ints {
 		a.updateOrdered(u, x)
 		a.Release(mk)
 		return
@@ -427,15 +500,11 @@ func (a *argGen) updateOrdered(u, x int) {
 // compare (x > best, >= with select_last_index; < and <= for ArgMin),
 // exact when no element is NaN.
 func (a *argGen) takeOrdered(u, x int) {
-	pred := int64(cmpGTOrd)
-	switch {
-	case a.min && a.last:
-		pred = cmpLE
-	case a.min:
-		pred = cmpLTOrd
-	case a.last:
-		pred = cmpGE
+	if a.ints {
+		a.takeS32(u, x)
+		return
 	}
+	pred := a.pred(cmpGTOrd, cmpGE, cmpLTOrd, cmpLE)
 	xv, bv := a.vr(x), a.vr(u)
 	if a.avx512 {
 		k := kreg(6)
@@ -449,6 +518,55 @@ func (a *argGen) takeOrdered(u, x int) {
 	a.op(x86.AVCMPPS, imm(pred), bv, xv, a.vr(m))
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
 	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.index()), a.vr(a.idx(u)), a.vr(a.idx(u)))
+	a.Release(mk)
+}
+
+// pred is the compare predicate of the kernel's rule: x > best (gt),
+// x >= best (ge) with select_last_index, and x < best (lt), x <= best
+// (le) for ArgMin.
+func (a *argGen) pred(gt, ge, lt, le int64) int64 {
+	switch {
+	case a.min && a.last:
+		return le
+	case a.min:
+		return lt
+	case a.last:
+		return ge
+	}
+	return gt
+}
+
+// takeS32 is takeOrdered in s32 lanes: VPCMPD into an opmask, or
+// VPCMPGTD, whose one predicate decides x > best (or best > x) and the
+// blend takes x where it holds or, for the predicates that include
+// equality, where it does not.
+func (a *argGen) takeS32(u, x int) {
+	xv, bv, iv := a.vr(x), a.vr(u), a.vr(a.idx(u))
+	if a.avx512 {
+		pred := a.pred(vpcmpNLE, vpcmpNLT, vpcmpLT, vpcmpLE)
+		k := kreg(6)
+		a.op(x86.AVPCMPD, imm(pred), bv, xv, k)
+		a.op(x86.AVMOVDQA32, xv, k, bv)
+		a.op(x86.AVMOVDQA32, a.vr(a.index()), k, iv)
+		return
+	}
+	mk := a.Mark()
+	m := a.vr(a.Tmp())
+	// greater: m = x > best; otherwise m = best > x.
+	greater := a.min == a.last
+	if greater {
+		a.op(x86.AVPCMPGTD, bv, xv, m)
+	} else {
+		a.op(x86.AVPCMPGTD, xv, bv, m)
+	}
+	if a.last {
+		// x >= best is not best > x; x <= best is not x > best.
+		a.op(x86.AVBLENDVPS, m, bv, xv, bv)
+		a.op(x86.AVBLENDVPS, m, iv, a.vr(a.index()), iv)
+	} else {
+		a.op(x86.AVBLENDVPS, m, xv, bv, bv)
+		a.op(x86.AVBLENDVPS, m, a.vr(a.index()), iv, iv)
+	}
 	a.Release(mk)
 }
 
@@ -496,17 +614,30 @@ func (a *argGen) storeLane0(r int) {
 func (a *argGen) ArgStoreFirst() { a.storeLane0(a.idx(0)) }
 
 // ArgFinishRow combines accumulators 0..n-1: w, the winning value (the
-// NaN-wins max or min of every lane), then among the lanes holding w
-// (NaN: any NaN) the smallest (last: largest) index, u*V+lane added.
+// NaN-wins max or min of every lane; VPMAXSD or VPMINSD in s32 lanes),
+// then among the lanes holding w (NaN: any NaN) the smallest (last:
+// largest) index, u*V+lane added.
 func (a *argGen) ArgFinishRow(n int) {
 	mk := a.Mark()
 	w, t := a.Tmp(), a.Tmp()
 	a.op(x86.AVMOVAPS, a.vr(0), a.vr(w))
-	for u := 1; u < n; u++ {
-		a.op(x86.AVMOVAPS, a.vr(u), a.vr(t))
-		a.Binary(a.minMaxOp, w, t)
+	switch {
+	case a.ints:
+		keep := x86.AVPMAXSD
+		if a.min {
+			keep = x86.AVPMINSD
+		}
+		for u := 1; u < n; u++ {
+			a.op(keep, a.vr(u), a.vr(w), a.vr(w))
+		}
+		a.hcombineInt(keep, w, t)
+	default:
+		for u := 1; u < n; u++ {
+			a.op(x86.AVMOVAPS, a.vr(u), a.vr(t))
+			a.Binary(a.minMaxOp, w, t)
+		}
+		a.HCombine(w)
 	}
-	a.HCombine(w)
 	lane, res := a.Tmp(), a.Tmp()
 	a.iota(lane)
 	sentinel, pick := uint32(math.MaxInt32), x86.AVPMINSD
@@ -521,17 +652,26 @@ func (a *argGen) ArgFinishRow(n int) {
 			a.broadcast(t, int64(u*a.V))
 			a.op(x86.AVPADDD, a.vr(t), a.vr(iu), a.vr(iu))
 		}
-		if a.avx512 {
+		switch {
+		case a.avx512 && a.ints:
+			k1 := kreg(6)
+			a.op(x86.AVPCMPD, imm(vpcmpEQ), a.vr(w), a.vr(u), k1)
+			a.op(pick, a.vr(iu), a.vr(res), k1, a.vr(res))
+			continue
+		case a.avx512:
 			k1, k2 := kreg(6), kreg(7)
 			a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), k1)
 			a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), k2)
 			a.op(x86.AKORW, k2, k1, k1)
 			a.op(pick, a.vr(iu), a.vr(res), k1, a.vr(res))
 			continue
+		case a.ints:
+			a.op(x86.AVPCMPEQD, a.vr(w), a.vr(u), a.vr(u))
+		default:
+			a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), a.vr(t))
+			a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), a.vr(u))
+			a.op(x86.AVORPS, a.vr(t), a.vr(u), a.vr(u))
 		}
-		a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), a.vr(t))
-		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), a.vr(u))
-		a.op(x86.AVORPS, a.vr(t), a.vr(u), a.vr(u))
 		a.constant(t, sentinel)
 		a.op(x86.AVBLENDVPS, a.vr(u), a.vr(iu), a.vr(t), a.vr(t))
 		a.op(pick, a.vr(t), a.vr(res), a.vr(res))

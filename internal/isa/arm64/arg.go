@@ -13,7 +13,10 @@ import (
 // Index reductions (kernelshape.Arg): the primitives of an ArgEmitter,
 // as amd64's, over the reduction generator's loops, pointers, loads and
 // max/min. Accumulator u is the values in v<u> and the indices in
-// v<8+u>; cur is a temporary held for the whole kernel.
+// v<8+u>; cur is a temporary held for the whole kernel. An integer src of
+// up to 32 bits is compared in s32 lanes, as amd64's: widened by SXTL or
+// UXTL, |x| by ABS, unsigned lanes with the sign bit flipped by EOR, then
+// CMGT or CMGE.
 
 // Integer and bitwise vector ops the Go 1.15 assembler does not spell
 // (4S unless the name says otherwise).
@@ -27,6 +30,10 @@ const (
 	opUXTL4S = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
 	opFMAXV  = 0x6E30F800 // Sd = max of Vn's lanes, NaN if any is NaN
 	opFCMPS  = 0x1E202000 // flags of Sn compared with Sm (V: unordered)
+	opCMGT   = 0x4EA03400 // all-ones where signed n > m
+	opCMGE   = 0x4EA03C00 // all-ones where signed n >= m
+	opCMEQ   = 0x6EA08C00 // all-ones where n == m
+	opABS    = 0x4EA0B800 // Vd = |Vn| (|-2^31| wraps to -2^31)
 )
 
 // argGen is the generator of one index reduction kernel.
@@ -34,6 +41,8 @@ type argGen struct {
 	*gen
 	min, last bool
 	abs       bool // compare |x| (pl.Abs)
+	ints      bool // compare in s32 lanes (an integer src)
+	unsigned  bool // the s32 lanes hold unsigned values, sign bits flipped
 	cur       int
 	scr       int16 // the scratch pointer of a row-by-row column (0: none)
 	update    kernelshape.ArgUpdateKind
@@ -57,7 +66,7 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	if pl == nil {
 		return nil, status.Errorf(status.InvalidArguments, "arm64: nil plan")
 	}
-	if plan.ArgSrcTypes[pl.SrcDT] != dtypes.F32 || !plan.IsArgIndexType(pl.IdxDT) {
+	if !kernelshape.ArgJITTypes(pl) {
 		return nil, status.Errorf(status.Unimplemented, "arm64: no index reduction kernel of %v to %v", pl.SrcDT, pl.IdxDT)
 	}
 	red := plan.AlgMax.Reduction(0, 0)
@@ -70,7 +79,7 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
 	g := newGen(like)
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs}
+	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgInS32(pl.SrcDT), unsigned: kernelshape.ArgUnsigned(pl)}
 	if kernelshape.ArgRowByRow(pl) {
 		a.scr = g.Counter()
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
@@ -156,11 +165,14 @@ func (a *argGen) ArgAccs(column bool) int {
 
 // ArgInit sets accumulator u to (identity, 0).
 func (a *argGen) ArgInit(u int) {
-	inf := math.Inf(-1)
-	if a.min {
-		inf = math.Inf(1)
+	bits := kernelshape.ArgS32Identity(a.min)
+	if !a.ints {
+		bits = math.Float32bits(float32(math.Inf(-1)))
+		if a.min {
+			bits = math.Float32bits(float32(math.Inf(1)))
+		}
 	}
-	a.vmov(u, a.vconst(math.Float32bits(float32(inf))))
+	a.vmov(u, a.vconst(bits))
 	a.zero(argIdx + u)
 }
 
@@ -203,15 +215,26 @@ func (a *argGen) index() int {
 func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
 	x, m, t := a.Tmp(), a.Tmp(), a.Tmp()
-	a.load(a.SrcDT, x, at(rSrc, off), n)
-	if a.abs {
-		a.word(rr(opFABS, x, x))
+	if a.ints {
+		a.loadS32(x, at(rSrc, off), n)
+	} else {
+		a.load(a.SrcDT, x, at(rSrc, off), n)
+		if a.abs {
+			a.word(rr(opFABS, x, x))
+		}
 	}
 	hi, lo := x, u // ArgMax: x wins over u when larger
 	if a.min {
 		hi, lo = u, x
 	}
 	switch {
+	case a.ints:
+		// No NaN: one compare is exact.
+		cmp := uint32(opCMGT)
+		if a.last {
+			cmp = opCMGE
+		}
+		a.fop(cmp, m, hi, lo)
 	case a.update != kernelshape.ArgExact:
 		// One ordered compare, exact when no element is NaN: x wins if
 		// it is larger (smaller), or not smaller with select_last_index.
@@ -239,6 +262,35 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	a.vop(arm64.AVBIT, arr16B, u, x, m)
 	a.vop(arm64.AVBIT, arr16B, argIdx+u, a.index(), m)
 	a.Release(mk)
+}
+
+// loadS32 loads n integer elements (V, or bcast) at x into r as s32
+// lanes in the order compared.
+func (a *argGen) loadS32(r int, x ref, n int) {
+	sz := int64(a.SrcDT.Size())
+	switch n {
+	case bcast:
+		a.fpMem(true, sz, r, x)
+	case lanes:
+		a.fpMem(true, lanes*sz, r, x)
+	default:
+		a.Fail(status.Errorf(status.RuntimeError, "arm64: index load of %d lanes", n))
+	}
+	switch a.SrcDT {
+	case dtypes.S16:
+		a.word(rr(opSXTL16, r, r))
+	case dtypes.U16:
+		a.word(rr(opUXTL16, r, r))
+	}
+	if n == bcast {
+		a.op(arm64.AVDUP, velem(r, arm64.ARNG_S, 0), v4s(r))
+	}
+	if a.abs && a.SrcDT.IsSigned() {
+		a.word(rr(opABS, r, r))
+	}
+	if a.unsigned {
+		a.fop(opEOR, r, r, a.vconst(1<<31))
+	}
 }
 
 // ArgStoreColumn stores u's V indices at off bytes past dst.
@@ -278,10 +330,23 @@ func (a *argGen) ArgFinishRow(n int) {
 	mk := a.Mark()
 	w, t, m, lane, res := a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp()
 	a.vmov(w, 0)
-	for u := 1; u < n; u++ {
-		a.combine(w, u)
+	switch {
+	case a.ints:
+		keep, across := uint32(opSMAX), uint32(opSMAXV)
+		if a.min {
+			keep, across = opSMIN, opSMINV
+		}
+		for u := 1; u < n; u++ {
+			a.word(rrr(keep, w, w, u))
+		}
+		a.word(rr(across, w, w))
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_S, 0), v4s(w))
+	default:
+		for u := 1; u < n; u++ {
+			a.combine(w, u)
+		}
+		a.HCombine(w)
 	}
-	a.HCombine(w)
 	a.movImm(rTmp, 1<<32)
 	a.op(arm64.AVMOV, reg(rTmp), velem(lane, arm64.ARNG_D, 0))
 	a.movImm(rTmp, 3<<32|2)
@@ -298,9 +363,13 @@ func (a *argGen) ArgFinishRow(n int) {
 			a.setConst(t, uint32(u*lanes))
 			a.vop(arm64.AVADD, arr4S, iu, iu, t)
 		}
-		a.fop(opFCMEQ, m, u, w)
-		a.fop(opFCMEQ, t, u, u)
-		a.word(rrr(opORN, m, m, t))
+		if a.ints {
+			a.fop(opCMEQ, m, u, w)
+		} else {
+			a.fop(opFCMEQ, m, u, w)
+			a.fop(opFCMEQ, t, u, u)
+			a.word(rrr(opORN, m, m, t))
+		}
 		a.setConst(t, sentinel)
 		a.vop(arm64.AVBIT, arr16B, t, iu, m)
 		a.word(rrr(pick, res, res, t))
