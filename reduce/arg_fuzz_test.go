@@ -10,7 +10,7 @@ import (
 
 // argSrcTypes are the src types checkArgType draws from: every ArgSrc.
 var argSrcTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8,
-	dtypes.S16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64, dtypes.F64}
+	dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.S64, dtypes.U64, dtypes.F64}
 
 // checkArgType is checkArg for src type dt, each type with one of the
 // two index types.
@@ -29,6 +29,8 @@ func checkArgType(t *testing.T, r *rand.Rand, c argCase, dt dtypes.DataType, nan
 		checkArg[int32, uint8](t, r, c, dt, 0)
 	case dtypes.S16:
 		checkArg[int64, int16](t, r, c, dt, 0)
+	case dtypes.U16:
+		checkArg[int32, uint16](t, r, c, dt, 0)
 	case dtypes.S32:
 		checkArg[int32, int32](t, r, c, dt, 0)
 	case dtypes.U32:

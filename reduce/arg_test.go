@@ -186,7 +186,7 @@ func checkArg[I Index, E ArgSrc](t *testing.T, r *rand.Rand, c argCase, dt dtype
 				dst[i] = -7
 			}
 			opts := []Option{SrcStrides(c.strides), KeepDims(c.keep), SelectLastIndex(last)}
-			if dt == dtypes.BF16 || dt == dtypes.F16 {
+			if dt == dtypes.BF16 || dt == dtypes.F16 || dt == dtypes.U16 {
 				opts = append(opts, SrcType(dt))
 			}
 			var err error
