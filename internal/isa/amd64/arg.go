@@ -354,14 +354,6 @@ func (a *argGen) loadS32(x int, addr obj.Addr, n int) {
 	}
 }
 
-// pxor is the bitwise XOR of the vector width.
-func (a *argGen) pxor() obj.As {
-	if a.avx512 {
-		return x86.AVPXORD
-	}
-	return x86.AVPXOR
-}
-
 // ArgHoldRowCurs sets the held row indices to cur+1 .. cur+k-1 where
 // registers were left for them (row-by-row columns).
 func (a *argGen) ArgHoldRowCurs(k int) bool {
