@@ -3,6 +3,7 @@ package reduce
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/gdnn/gdnn/internal/jit"
 )
@@ -90,11 +91,28 @@ func argBenchData(dims []int, axis int) ([]float32, []int64) {
 // labels) on the benchmark shapes, in machine code ("jit") and on the
 // interpreter ("interp"), one after the other.
 func BenchmarkArgMaxInt32(b *testing.B) {
+	benchArgTyped(b, func(x float32) int32 { return int32(x * (1 << 30)) })
+}
+
+// BenchmarkArgMaxInt64 is BenchmarkArgMaxInt32 over s64 (twice the
+// bytes).
+func BenchmarkArgMaxInt64(b *testing.B) {
+	benchArgTyped(b, func(x float32) int64 { return int64(float64(x) * (1 << 62)) })
+}
+
+// BenchmarkArgMaxFloat64 is BenchmarkArgMaxInt32 over f64.
+func BenchmarkArgMaxFloat64(b *testing.B) {
+	benchArgTyped(b, func(x float32) float64 { return float64(x) })
+}
+
+// benchArgTyped runs ArgMax over src elements conv makes of the f32
+// benchmark data, in machine code and on the interpreter.
+func benchArgTyped[E ArgSrc](b *testing.B, conv func(float32) E) {
 	for _, sh := range argBenchShapes {
 		f, dst := argBenchData(sh.dims, sh.axis)
-		src := make([]int32, len(f))
+		src := make([]E, len(f))
 		for i, x := range f {
-			src[i] = int32(x * (1 << 30))
+			src[i] = conv(x)
 		}
 		for _, isa := range []jit.ISA{jit.EffectiveISA(), jit.None} {
 			name := "jit"
@@ -104,7 +122,7 @@ func BenchmarkArgMaxInt32(b *testing.B) {
 			b.Run(sh.name+"/"+name, func(b *testing.B) {
 				prev := jit.SetMaxISA(isa)
 				defer jit.SetMaxISA(prev)
-				b.SetBytes(int64(4 * len(src)))
+				b.SetBytes(int64(unsafe.Sizeof(src[0])) * int64(len(src)))
 				for b.Loop() {
 					if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
 						b.Fatal(err)

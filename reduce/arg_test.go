@@ -107,36 +107,47 @@ func randomArgCase(r *rand.Rand) argCase {
 
 // argValues draws n values over a narrow range, so that ties are
 // common, with a NaN now and then (nanRate of 1 in nanRate; 0: none);
-// for half the cases of 16- and 32-bit integers, each value is moved near
-// one of the type's edges (its least and greatest values and the middle,
-// where a u32's sign bit flips).
+// for half the cases of 16-, 32- and 64-bit integers, each value is moved
+// near one of the type's edges (its least and greatest values and the
+// middle, where an unsigned type's sign bit flips). A 64-bit type steps
+// by 2^11 there, the spacing of float64 near 2^64, so that every value
+// is exact as float64; for half the f64 cases, the values are spread
+// less than an f32 ulp apart.
 func argValues(r *rand.Rand, n int, dt dtypes.DataType, nanRate int) []float64 {
 	v := make([]float64, n)
 	span := 1 + r.IntN(7)
+	float := dt.IsFloat() || dt == dtypes.F64
 	var edges []float64
-	if sz := dt.Size(); dt.IsInteger() && (sz == 2 || sz == 4) && r.IntN(2) == 0 {
+	step := 1.0
+	if sz := dt.Size(); dt.IsInteger() && sz >= 2 && r.IntN(2) == 0 {
 		bits := 8 * sz
-		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-1
-		if !dt.IsSigned() {
-			lo, hi = 0, math.Ldexp(1, bits)-1
+		if sz == 8 {
+			step = 0x1p11
 		}
-		edges = []float64{lo + float64(span), hi - float64(span), (lo + hi + 1) / 2}
+		lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)-step
+		if !dt.IsSigned() {
+			lo, hi = 0, math.Ldexp(1, bits)-step
+		}
+		edges = []float64{lo + float64(span)*step, hi - float64(span)*step, lo + math.Ldexp(1, bits-1)}
 	}
+	fine := dt == dtypes.F64 && r.IntN(2) == 0
 	for i := range v {
 		if edges != nil {
-			v[i] = edges[r.IntN(len(edges))] + float64(r.IntN(2*span+1)-span)
+			v[i] = edges[r.IntN(len(edges))] + float64(r.IntN(2*span+1)-span)*step
 			continue
 		}
 		x := float64(r.IntN(2*span+1) - span)
 		switch {
 		case dt == dtypes.U8 || dt.IsInteger() && !dt.IsSigned():
 			x = float64(r.IntN(span + 1))
-		case dt.IsFloat() && nanRate > 0 && r.IntN(nanRate) == 0:
+		case float && nanRate > 0 && r.IntN(nanRate) == 0:
 			x = math.NaN()
-		case dt.IsFloat() && r.IntN(50) == 0:
+		case float && r.IntN(50) == 0:
 			x = math.Inf(1 - 2*r.IntN(2))
-		case dt.IsFloat() && x == 0 && r.IntN(2) == 0:
+		case float && x == 0 && r.IntN(2) == 0:
 			x = math.Copysign(0, -1)
+		case fine:
+			x = 1 + x*0x1p-30
 		}
 		v[i] = x
 	}

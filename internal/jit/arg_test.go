@@ -84,16 +84,23 @@ func randomArgProblem(r *rand.Rand) *plan.ArgProblem {
 
 // argJITSrcTypes are the src types index kernels have machine code for.
 var argJITSrcTypes = []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.S8, dtypes.U8,
-	dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32}
+	dtypes.S16, dtypes.U16, dtypes.S32, dtypes.U32, dtypes.F64, dtypes.S64, dtypes.U64}
 
 // argSrc fills n elements of dt with values from a narrow range (ties),
 // NaNs and infinities for the float types, the type's extremes for the
 // integers.
 func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
-	if kernelshape.ArgInS32(dt) {
+	if kernelshape.ArgIntLanes(dt) {
 		return argIntSrc(r, dt, n)
 	}
 	b := make([]byte, n*int64(dt.Size()))
+	put := func(i int64, v float32) {
+		if dt == dtypes.F64 {
+			binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(float64(v)))
+			return
+		}
+		dtypes.StoreF32(dt, b, i, v)
+	}
 	span := 1 + r.IntN(6)
 	nanRate := []int{0, 3, 50}[r.IntN(3)]
 	for i := range n {
@@ -101,46 +108,66 @@ func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 		switch {
 		case dt == dtypes.S8 && r.IntN(30) == 0:
 			v = float32(-128 + 255*r.IntN(2))
-		case dt.IsFloat() && nanRate > 0 && r.IntN(nanRate) == 0:
+		case kernelshape.ArgNaNs(dt) && nanRate > 0 && r.IntN(nanRate) == 0:
 			v = float32(math.NaN())
-		case dt.IsFloat() && r.IntN(40) == 0:
+		case kernelshape.ArgNaNs(dt) && r.IntN(40) == 0:
 			v = float32(math.Inf(1 - 2*r.IntN(2)))
 		case dt == dtypes.U8:
 			v = float32(r.IntN(span + 1))
 		}
-		dtypes.StoreF32(dt, b, i, v)
+		put(i, v)
+	}
+	if dt == dtypes.F64 && r.IntN(2) == 0 {
+		// Values an f32 would not tell apart.
+		for i := range n {
+			if x := math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:])); x == x {
+				binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(x+float64(r.IntN(3))*0x1p-40))
+			}
+		}
 	}
 	return b
 }
 
-// argIntSrc fills n elements of the integer type dt (16 or 32 bits) with
-// values from a narrow range around one of the type's edges (its least
-// and greatest values, and the middle of its range: 0 for the signed
-// types, 2^15 or 2^31 for the unsigned ones, where the sign bit flips),
-// so that ties, extremes and the order across the sign bit all occur.
+// argIntSrc fills n elements of the integer type dt with values from a
+// narrow range around one of the type's edges (its least and greatest
+// values, and the middle of its range: 0 for the signed types, 2^(bits-1)
+// for the unsigned ones, where the sign bit flips), so that ties,
+// extremes and the order across the sign bit all occur. Values are
+// worked on as the type's bits: an offset from a centre wraps, and is
+// kept only when it stays on the centre's side of the edge.
 func argIntSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 	sz := int64(dt.Size())
 	b := make([]byte, n*sz)
-	var lo, hi int64
-	switch dt {
-	case dtypes.S16:
-		lo, hi = math.MinInt16, math.MaxInt16
-	case dtypes.U16:
-		lo, hi = 0, math.MaxUint16
-	case dtypes.S32:
-		lo, hi = math.MinInt32, math.MaxInt32
-	default:
-		lo, hi = 0, math.MaxUint32
+	bits := uint(8 * sz)
+	mask := uint64(1)<<bits - 1
+	if bits == 64 {
+		mask = math.MaxUint64
 	}
-	centres := []int64{lo, hi, lo + (hi-lo)/2 + 1}
+	// lo and hi as the type's bits; the middle is lo + 2^(bits-1).
+	lo := uint64(0)
+	if dt.IsSigned() {
+		lo = 1 << (bits - 1)
+	}
+	hi := (lo - 1) & mask
+	mid := (lo + 1<<(bits-1)) & mask
+	// ord maps the bits to their order as values of dt (unsigned).
+	ord := func(x uint64) uint64 { return (x - lo) & mask }
+	centres := []uint64{lo, hi, mid}
 	span := int64(1 + r.IntN(6))
 	for i := range n {
-		v := centres[r.IntN(len(centres))] + r.Int64N(2*span+1) - span
-		v = min(max(v, lo), hi)
-		if sz == 2 {
+		c := centres[r.IntN(len(centres))]
+		d := r.Int64N(2*span+1) - span
+		v := (c + uint64(d)) & mask
+		if (d < 0 && ord(v) > ord(c)) || (d > 0 && ord(v) < ord(c)) {
+			v = c // past the edge: clamp to it
+		}
+		switch sz {
+		case 2:
 			binary.LittleEndian.PutUint16(b[i*2:], uint16(v))
-		} else {
+		case 4:
 			binary.LittleEndian.PutUint32(b[i*4:], uint32(v))
+		default:
+			binary.LittleEndian.PutUint64(b[i*8:], v)
 		}
 	}
 	return b
@@ -203,8 +230,11 @@ func checkArgSrc(t *testing.T, pl *plan.ArgPlan, src []byte, isas []ISA, atEnd b
 	}
 	for _, isa := range isas {
 		k, err := buildArg(pl, isa)
-		if err != nil || k.code == nil {
-			t.Fatalf("%s %s: not compiled: %v %s", isa, pl.Key(), err, k.why)
+		if err != nil {
+			t.Fatalf("%s %s: %v", isa, pl.Key(), err)
+		}
+		if k.code == nil {
+			t.Fatalf("%s %s: not compiled: %s", isa, pl.Key(), k.why)
 		}
 		f := kerneltest.NewFence(t, atEnd)
 		got := f.Place(bytes.Clone(got0))
@@ -240,9 +270,13 @@ func TestArgSplitInner(t *testing.T) {
 	for _, c := range []struct {
 		dims  []int64
 		block int64
-	}{{[]int64{37, 1024}, 512}, {[]int64{3, 4096}, 1024}, {[]int64{1, 1536}, 512}, {[]int64{64, 3072}, 1024}, {[]int64{70, 6144}, 1024}} {
+		dt    dtypes.DataType
+	}{{[]int64{37, 1024}, 512, dtypes.F32}, {[]int64{3, 4096}, 1024, dtypes.F32}, {[]int64{1, 1536}, 512, dtypes.F32},
+		{[]int64{64, 3072}, 1024, dtypes.F32}, {[]int64{70, 6144}, 1024, dtypes.F32},
+		// 64-bit lanes: the kernel cuts each block into scratch blocks of 512.
+		{[]int64{70, 6144}, 1024, dtypes.F64}, {[]int64{66, 3072}, 1024, dtypes.S64}} {
 		dims := c.dims
-		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
+		p := &plan.ArgProblem{SrcDT: c.dt, IdxDT: dtypes.S32, Dims: dims, SrcStrides: []int64{dims[1], 1},
 			DstStrides: []int64{0, 1}, Axis: 0, Last: dims[0]%2 == 1}
 		pl, err := plan.CanonicalizeArg(p)
 		if err != nil {
@@ -377,7 +411,7 @@ func TestArgNaNRerun(t *testing.T) {
 		{[]int64{70, 4500}, 0, [][2]int64{{41, 3*1024 + 24 + 64*3}}},
 		{[]int64{70, 4500}, 0, [][2]int64{{42, 3*1024 + 16 + 64*5}}},
 	} {
-		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16} {
+		for _, dt := range []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16, dtypes.F64} {
 			for v := range 5 {
 				p := &plan.ArgProblem{SrcDT: dt, IdxDT: []dtypes.DataType{dtypes.S32, dtypes.S64}[v%2],
 					Min: v&1 != 0, Last: v&2 != 0, Abs: v == 4, Axis: c.axis, Dims: c.dims,
@@ -414,6 +448,10 @@ func TestArgNaNRerun(t *testing.T) {
 				}
 				src := make([]byte, n*int64(dt.Size()))
 				for i, x := range vals {
+					if dt == dtypes.F64 {
+						binary.LittleEndian.PutUint64(src[i*8:], math.Float64bits(float64(x)))
+						continue
+					}
 					dtypes.StoreF32(dt, src, int64(i), x)
 				}
 				t.Run("", func(t *testing.T) { checkArgSrc(t, pl, src, isas, v%2 == 0) })

@@ -25,14 +25,14 @@ import (
 //     the block's registers would visit each row for only a few lines
 //     before the next row, a page or more further on, which the
 //     hardware prefetchers follow poorly. There the best values and
-//     indices of a block of up to plan.IndexScratchOutputs outputs stay
-//     in a scratch that stays in L1 beside the rows' runs it is swept
-//     with (a run of f32 is a page); ArgRowsGroup rows at a time, each
-//     run of a few vectors is loaded from the scratch, takes those
-//     rows' elements in order, and is stored back, so that each row's
-//     part of the block is read as one contiguous stream and every
-//     output still takes its rows in order. The block's indices are
-//     then stored to dst.
+//     indices of a block of up to plan.IndexScratchOutputs outputs (half
+//     as many in 64-bit lanes) stay in a scratch that stays in L1 beside
+//     the rows' runs it is swept with (a run of f32 is a page);
+//     ArgRowsGroup rows at a time, each run of a few vectors is loaded
+//     from the scratch, takes those rows' elements in order, and is
+//     stored back, so that each row's part of the block is read as one
+//     contiguous stream and every output still takes its rows in order.
+//     The block's indices are then stored to dst.
 //   - Row (the axis contiguous, at least V long): the lanes of
 //     accumulator u hold elements u*V+lane of each block of U*V; cur is
 //     the block's start, and the lane's offset is added at the end. The
@@ -44,10 +44,15 @@ import (
 //   - Element (otherwise): one element at a time, in order, into
 //     accumulator 0, whose lane 0 is the result.
 //
-// A src type is compared in f32 lanes (the float types, s8 and u8) or in
-// s32 lanes (the integers of 16 and 32 bits: ArgInS32), exactly, as
-// plan.ArgSrcTypes says, and the index is an s32 lane, stored as s32 or
-// s64. 64-bit types run in the interpreter.
+// A src type is compared in f32 lanes (the float types of up to 32 bits,
+// s8 and u8), in s32 lanes (the integers of 16 and 32 bits), or in
+// 64-bit lanes (f64, s64 and u64), exactly, as plan.ArgSrcTypes says
+// (ArgLaneBytes); integers are compared as signed (ArgIntLanes), an
+// unsigned lane with its sign bit flipped (ArgUnsigned). The index is
+// an s32, stored as s32 or s64; in 64-bit lanes each lane's index is
+// held twice, in both halves of the lane, so that a blend under the
+// lane's mask moves it whole and 32-bit index arithmetic serves every
+// width.
 //
 // The update that keeps NaN's rule (a NaN wins, and the first NaN stays)
 // takes two compares per vector: no one compare predicate tells a NaN in
@@ -61,34 +66,53 @@ import (
 // holds no NaN and takes the one-compare update with no witness.
 
 // ArgJITTypes reports whether pl's src and index types have machine
-// code: a src compared in f32 or s32 lanes (plan.ArgSrcTypes), the index
-// s32 or s64.
+// code: every src of plan.ArgSrcTypes, the index s32 or s64.
 func ArgJITTypes(pl *plan.ArgPlan) bool {
-	lanes := plan.ArgSrcTypes[pl.SrcDT]
-	return (lanes == dtypes.F32 || lanes == dtypes.S32) && plan.IsArgIndexType(pl.IdxDT)
+	_, ok := plan.ArgSrcTypes[pl.SrcDT]
+	return ok && plan.IsArgIndexType(pl.IdxDT)
 }
 
-// ArgInS32 reports whether an index reduction compares src type dt in
-// s32 lanes: each element widened exactly (u32 with its sign bit
-// flipped: ArgUnsigned).
-func ArgInS32(dt dtypes.DataType) bool { return plan.ArgSrcTypes[dt] == dtypes.S32 }
+// ArgLaneBytes is the size of the lanes an index reduction compares src
+// type dt in: 4 (f32 or s32 lanes) or 8 (f64, s64 or u64 lanes).
+func ArgLaneBytes(dt dtypes.DataType) int64 { return int64(plan.ArgSrcTypes[dt].Size()) }
 
-// ArgUnsigned reports whether pl's s32 lanes hold unsigned values with
-// their sign bits flipped, which maps their order onto signed order: a
-// u32 src, or the magnitude of an s32 (|-2^31| is 2^31).
+// ArgIntLanes reports whether an index reduction compares src type dt in
+// signed integer lanes: each element widened exactly to s32, or an s64
+// or u64 as it is (unsigned lanes with the sign bit flipped:
+// ArgUnsigned).
+func ArgIntLanes(dt dtypes.DataType) bool {
+	lanes, ok := plan.ArgSrcTypes[dt]
+	return ok && lanes != dtypes.F32 && lanes != dtypes.F64
+}
+
+// ArgNaNs reports whether src type dt can hold NaN (the float types).
+func ArgNaNs(dt dtypes.DataType) bool { return dt.IsFloat() || dt == dtypes.F64 }
+
+// ArgUnsigned reports whether pl's integer lanes hold unsigned values
+// with their sign bits flipped, which maps their order onto signed
+// order: a u32 or u64 src, or the magnitude of an s32 or s64 (|-2^31| is
+// 2^31, |-2^63| is 2^63).
 func ArgUnsigned(pl *plan.ArgPlan) bool {
-	return pl.SrcDT == dtypes.U32 || pl.SrcDT == dtypes.S32 && pl.Abs
+	switch pl.SrcDT {
+	case dtypes.U32, dtypes.U64:
+		return true
+	case dtypes.S32, dtypes.S64:
+		return pl.Abs
+	}
+	return false
 }
 
-// ArgS32Identity is the identity of an index reduction in s32 lanes
-// (ArgInit): the least s32 for ArgMax, the greatest for ArgMin. An
-// element equal to it either wins (select_last_index) or leaves the
-// index 0 of the lane's first element, which is its own.
-func ArgS32Identity(min bool) uint32 {
+// ArgIntIdentity is the identity of an index reduction in signed integer
+// lanes of the given bytes (4 or 8; ArgInit): the least value for
+// ArgMax, the greatest for ArgMin. An element equal to it either wins
+// (select_last_index) or leaves the index 0 of the lane's first
+// element, which is its own.
+func ArgIntIdentity(min bool, bytes int64) uint64 {
+	sign := uint64(1) << (8*bytes - 1)
 	if min {
-		return 1<<31 - 1
+		return sign - 1
 	}
-	return 1 << 31
+	return sign
 }
 
 // ArgUpdateKind is which update ArgUpdate emits.
@@ -109,7 +133,8 @@ const (
 // ArgEmitter is what an instruction set supplies to Arg.
 type ArgEmitter interface {
 	Looper
-	// Lanes is V, the f32 lanes of a vector.
+	// Lanes is V, the lanes of a vector in the compared type
+	// (ArgLaneBytes).
 	Lanes() int
 	// ArgAccs is how many accumulators the row (false) or column (true)
 	// shape may use.
@@ -142,9 +167,10 @@ type ArgEmitter interface {
 	ArgStoreColumn(u int, off int64)
 	// ArgLoadScratch loads accumulator u's V values off bytes past the
 	// scratch pointer and its indices plan.IndexScratchOutputs*4 bytes
-	// further; ArgStoreScratch stores them. The scratch pointer is the
-	// third of Pointers (Steps.Bin[0]) in a row-by-row column's kernel,
-	// set up by the emitter's Prologue (plan.IndexArgs).
+	// further (each of them ArgLaneBytes long); ArgStoreScratch stores
+	// them. The scratch pointer is the third of Pointers (Steps.Bin[0])
+	// in a row-by-row column's kernel, set up by the emitter's Prologue
+	// (plan.IndexArgs).
 	ArgLoadScratch(u int, off int64)
 	ArgStoreScratch(u int, off int64)
 	// ArgFinishRow combines accumulators 0..n-1 of a row, their lanes
@@ -307,7 +333,7 @@ func Arg(pl *plan.ArgPlan, e ArgEmitter, srcSize int64) {
 // the one-compare update: watched, and run again exactly when a witness
 // is NaN, for a src that can hold NaN; only ordered for one that cannot.
 func argChecked(e ArgEmitter, pl *plan.ArgPlan, body func()) {
-	if !pl.SrcDT.IsFloat() {
+	if !ArgNaNs(pl.SrcDT) {
 		e.ArgSetUpdate(ArgOrdered)
 		body()
 		return
@@ -375,15 +401,18 @@ func argVectors(e ArgEmitter, w, u int64, s Steps, body func(n int64)) {
 }
 
 // argColumnRows emits the row-by-row column: the inner loop in blocks
-// of up to plan.IndexScratchOutputs outputs, each initialising the
-// scratch, taking the R rows ArgRowsGroup at a time and storing its
-// indices.
+// of up to plan.IndexScratchOutputs outputs (half as many in 64-bit
+// lanes), each initialising the scratch, taking the R rows ArgRowsGroup
+// at a time and storing its indices.
 func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 	v := int64(e.Lanes())
 	u := min(int64(e.ArgAccs(true)), ArgRowsVecs)
 	s := e.StepsOf(&pl.Inner)
-	s.Bin[0] = 4 // the scratch: an f32 value (and an s32 index) per output
-	vec := func(i int64) int64 { return i * v * 4 }
+	// The scratch: a value (and an index) per output, each a lane long,
+	// so that it holds half as many outputs of 64-bit lanes.
+	per := ArgLaneBytes(pl.SrcDT)
+	s.Bin[0] = per
+	vec := func(i int64) int64 { return i * v * per }
 	block := func(w int64) {
 		argVectors(e, w, u, s, func(n int64) {
 			for i := range n {
@@ -444,7 +473,7 @@ func argColumnRows(e ArgEmitter, pl *plan.ArgPlan, rStep Steps) {
 	}
 	// Blocks of the scratch's width, then the outputs left as one block,
 	// stepped back to V wide when fewer.
-	const W = plan.IndexScratchOutputs
+	W := plan.IndexScratchOutputs * 4 / per
 	bs := Steps{Src: W * s.Src, Dst: W * s.Dst}
 	full := pl.Inner.Size / W
 	Loop(e, full, bs, func() { argChecked(e, pl, func() { block(W) }) })

@@ -60,7 +60,9 @@ type IndexArgs struct {
 // values (f32) first, then as many indices (s32). A block of that many f32
 // outputs is a 4 KiB page of each row: a group of rows' runs and the 8 KiB
 // scratch, swept together, then fit in L1 (a wider block's sweep evicts
-// the scratch before it comes round again).
+// the scratch before it comes round again). It holds half as many
+// outputs of 64-bit values, whose indices take 64 bits too (each held
+// twice): a block of them is 4 KiB of each row as well.
 const IndexScratchOutputs = 1024
 
 // ArgIndexScratch is the byte offset of IndexArgs.Scratch.

@@ -48,12 +48,12 @@ type ArgPlan struct {
 }
 
 // ArgSrcTypes are the src data types an index reduction takes, with the
-// lanes its machine code compares them in: f32 lanes hold the floats and
-// the bytes exactly, s32 lanes the 16- and 32-bit integers (a u32 with its
-// sign bit flipped), and the 64-bit types compare in their own type, in
-// the interpreter. A new src type is one entry here, one in the
-// interpreter's scanner table and, for machine code, the emitters'
-// widening load.
+// lanes its machine code compares them in: f32 lanes hold the floats of
+// up to 32 bits and the bytes exactly, s32 lanes the 16- and 32-bit
+// integers (a u32 with its sign bit flipped), and the 64-bit types
+// compare in lanes of their own type (a u64 with its sign bit flipped).
+// A new src type is one entry here, one in the interpreter's scanner
+// table and, for machine code, the emitters' widening load.
 var ArgSrcTypes = map[dtypes.DataType]dtypes.DataType{
 	dtypes.F32: dtypes.F32, dtypes.BF16: dtypes.F32, dtypes.F16: dtypes.F32,
 	dtypes.S8: dtypes.F32, dtypes.U8: dtypes.F32,

@@ -23,6 +23,15 @@ import (
 // magnitude of an s32, which reaches 2^31) with the sign bit flipped,
 // which maps unsigned order onto signed order. VPCMPGTD (AVX2) or VPCMPD
 // (AVX-512) then decide, with no NaN to watch for.
+//
+// f64, s64 and u64 are compared in 64-bit lanes (argWidth says which
+// instructions), V/2 of them a vector, the same way: u64 and the
+// magnitude of an s64 with the sign bit flipped; AVX2's |x| of an s64,
+// which has no VPABSQ, is (x XOR s) - s with s the lanes' signs
+// (VPCMPGTQ). The indices stay s32, each lane's held twice (in both
+// halves of the lane): a blend under the lane's mask (VMOVDQA64 under an
+// opmask; VBLENDVPS under an all-ones lane) moves both, and the index
+// arithmetic and combines of s32 lanes serve both widths.
 
 // argGen is the generator of one index reduction kernel.
 type argGen struct {
@@ -31,8 +40,10 @@ type argGen struct {
 	min      bool
 	last     bool
 	cur      int
-	abs      bool   // compare |x| (pl.Abs)
-	ints     bool   // compare in s32 lanes (an integer src)
+	abs      bool // compare |x| (pl.Abs)
+	ints     bool // compare in signed integer lanes (an integer src)
+	w        *argWidth
+	lanes    int    // V in the compared lanes (g.V, or g.V/2 in 64-bit lanes)
 	bias     int    // the register of the sign bits flipped into unsigned lanes (0: none)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
@@ -59,6 +70,26 @@ type argGen struct {
 	rowCur [kernelshape.ArgRowsGroup]int
 	useRow int
 }
+
+// argWidth is the instructions of the lane width an index kernel
+// compares in.
+type argWidth struct {
+	wide             bool   // 64-bit lanes
+	cmpF, movF, addF obj.As // float compare, masked move (AVX-512) and add
+	cmpI, gtI, eqI   obj.As // VPCMPx (AVX-512), VPCMPGTx, VPCMPEQx
+	movI             obj.As // a masked move of integer lanes (AVX-512)
+	maxI, minI       obj.As // signed max and min (64-bit: AVX-512 only)
+	kxnor, kortest   obj.As // set and test an opmask of V lanes
+}
+
+var (
+	argWidth32 = argWidth{cmpF: x86.AVCMPPS, movF: x86.AVMOVAPS, addF: x86.AVADDPS,
+		cmpI: x86.AVPCMPD, gtI: x86.AVPCMPGTD, eqI: x86.AVPCMPEQD, movI: x86.AVMOVDQA32,
+		maxI: x86.AVPMAXSD, minI: x86.AVPMINSD, kxnor: x86.AKXNORW, kortest: x86.AKORTESTW}
+	argWidth64 = argWidth{wide: true, cmpF: x86.AVCMPPD, movF: x86.AVMOVAPD, addF: x86.AVADDPD,
+		cmpI: x86.AVPCMPQ, gtI: x86.AVPCMPGTQ, eqI: x86.AVPCMPEQQ, movI: x86.AVMOVDQA64,
+		maxI: x86.AVPMAXSQ, minI: x86.AVPMINSQ, kxnor: x86.AKXNORB, kortest: x86.AKORTESTB}
+)
 
 // argWitnesses is how many NaN witnesses a float src's kernel folds its
 // loads into, in turn (AVX2: two vectors, one in a row-by-row column):
@@ -111,13 +142,25 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	}
 	// The generator is made for a max (min) of the src type: its loads
 	// widen src to f32 lanes and its combine is the NaN-wins max (min).
-	like := &plan.Plan{Reduction: red, SrcDT: pl.SrcDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
+	// A src of 64-bit lanes takes its loops and pointers, at its own
+	// size.
+	wide := kernelshape.ArgLaneBytes(pl.SrcDT) == 8
+	likeDT := pl.SrcDT
+	if wide {
+		likeDT = dtypes.F32
+	}
+	like := &plan.Plan{Reduction: red, SrcDT: likeDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
 		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
 	o := Options{AVX512: avx512}
 	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
+	g.SrcDT, g.SrcSize = pl.SrcDT, int64(pl.SrcDT.Size())
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgInS32(pl.SrcDT), minMaxOp: kind}
-	column := kernelshape.ArgShapeOf(pl, g.V) == kernelshape.ArgColumn
+	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgIntLanes(pl.SrcDT),
+		w: &argWidth32, lanes: g.V, minMaxOp: kind}
+	if wide {
+		a.w, a.lanes = &argWidth64, g.V/2
+	}
+	column := kernelshape.ArgShapeOf(pl, a.lanes) == kernelshape.ArgColumn
 	switch {
 	case avx512 && column:
 		// A column takes 768 bytes of each row per visit: twelve
@@ -167,12 +210,12 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		a.bias = g.Tmp()
 	}
 	switch {
-	case pl.SrcDT.IsFloat() && avx512 && a.scr != 0:
+	case kernelshape.ArgNaNs(pl.SrcDT) && avx512 && a.scr != 0:
 		for i := range argWitnesses {
 			a.kwit = append(a.kwit, kreg(argWitnessK+i))
 		}
 		g.kLast = argWitnessK - 1 // no hoisted mask may take a witness
-	case pl.SrcDT.IsFloat():
+	case kernelshape.ArgNaNs(pl.SrcDT):
 		nw := argWitnesses
 		if !avx512 {
 			nw, a.maskWit = 2, true
@@ -188,6 +231,9 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	return kernelshape.Assemble(g)
 }
 
+// Lanes is V in the compared lanes.
+func (a *argGen) Lanes() int { return a.lanes }
+
 // ArgSetUpdate sets the update ArgUpdate emits.
 func (a *argGen) ArgSetUpdate(k kernelshape.ArgUpdateKind) { a.update = k }
 
@@ -198,7 +244,7 @@ func (a *argGen) ArgClearWitness() {
 		a.zero(w)
 	}
 	for _, k := range a.kwit {
-		a.op(x86.AKXNORW, k, k, k)
+		a.op(a.w.kxnor, k, k, k)
 	}
 }
 
@@ -212,7 +258,7 @@ func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 		for _, o := range a.kwit[1:] {
 			a.op(x86.AKANDW, o, k, k)
 		}
-		a.op(x86.AKORTESTW, k, k)
+		a.op(a.w.kortest, k, k)
 		a.Jump(x86.AJCS, l) // CF: every lane set
 		return
 	}
@@ -226,14 +272,14 @@ func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 		return
 	}
 	for _, o := range a.wit[1:] {
-		a.op(x86.AVADDPS, a.vr(o), a.vr(w), a.vr(w))
+		a.op(a.w.addF, a.vr(o), a.vr(w), a.vr(w))
 	}
 	if a.avx512 {
 		k := kreg(6)
-		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(w), a.vr(w), k)
+		a.op(a.w.cmpF, imm(cmpUnord), a.vr(w), a.vr(w), k)
 		a.op(x86.AKORTESTW, k, k)
 	} else {
-		a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(w), a.vr(w), a.vr(w))
+		a.op(a.w.cmpF, imm(cmpUnord), a.vr(w), a.vr(w), a.vr(w))
 		a.op(x86.AVPTEST, a.vr(w), a.vr(w))
 	}
 	a.Jump(x86.AJEQ, l)
@@ -258,7 +304,10 @@ func (a *argGen) Prologue(cnt int16) {
 		a.op(x86.AANDQ, imm(-64), reg(a.scr))
 	}
 	a.gen.Prologue(cnt)
-	if a.bias != 0 {
+	switch {
+	case a.bias != 0 && a.w.wide:
+		a.pattern(a.bias, 1<<63)
+	case a.bias != 0:
 		a.constant(a.bias, 1<<31)
 	}
 }
@@ -281,8 +330,14 @@ func (a *argGen) ArgStoreScratch(u int, off int64) {
 // ArgInit sets accumulator u to (identity, 0).
 func (a *argGen) ArgInit(u int) {
 	switch {
+	case a.ints && a.w.wide:
+		a.pattern(u, kernelshape.ArgIntIdentity(a.min, 8))
 	case a.ints:
-		a.constant(u, kernelshape.ArgS32Identity(a.min))
+		a.constant(u, uint32(kernelshape.ArgIntIdentity(a.min, 4)))
+	case a.w.wide && a.min:
+		a.constF64(u, math.Inf(1))
+	case a.w.wide:
+		a.constF64(u, math.Inf(-1))
 	case a.min:
 		a.constF32(u, float32(math.Inf(1)))
 	default:
@@ -306,7 +361,11 @@ func (a *argGen) ArgAddCur(v int64) {
 // loadX loads n elements off bytes past src into x, as compared (|x|
 // with pl.Abs).
 func (a *argGen) loadX(x int, off int64, n int) {
-	if a.ints {
+	switch {
+	case a.w.wide:
+		a.load64(x, a.m(rSrc, off), n)
+		return
+	case a.ints:
 		a.loadS32(x, a.m(rSrc, off), n)
 		return
 	}
@@ -337,7 +396,7 @@ func (a *argGen) loadS32(x int, addr obj.Addr, n int) {
 		} else {
 			a.op(x86.AVPSRLD, imm(16), xv, xv)
 		}
-	case n != a.V:
+	case n != a.lanes:
 		a.Fail(status.Errorf(status.RuntimeError, "amd64: index load of %d lanes", n))
 	case wide:
 		a.op(x86.AVMOVUPS, addr, xv)
@@ -348,6 +407,41 @@ func (a *argGen) loadS32(x int, addr obj.Addr, n int) {
 	}
 	if a.abs && a.SrcDT.IsSigned() {
 		a.op(x86.AVPABSD, xv, xv)
+	}
+	if a.bias != 0 {
+		a.op(a.pxor(), a.vr(a.bias), xv, xv)
+	}
+}
+
+// load64 loads n elements (V/2, or bcast) of 64 bits at addr into x, as
+// compared.
+func (a *argGen) load64(x int, addr obj.Addr, n int) {
+	xv := a.vr(x)
+	switch n {
+	case bcast:
+		a.op(x86.AVPBROADCASTQ, addr, xv)
+	case a.lanes:
+		a.op(x86.AVMOVUPS, addr, xv)
+	default:
+		a.Fail(status.Errorf(status.RuntimeError, "amd64: index load of %d lanes", n))
+	}
+	switch {
+	case !a.abs:
+	case a.SrcDT == dtypes.F64:
+		a.op(x86.AVPSLLQ, imm(1), xv, xv)
+		a.op(x86.AVPSRLQ, imm(1), xv, xv)
+	case a.SrcDT == dtypes.U64:
+	case a.avx512:
+		a.op(x86.AVPABSQ, xv, xv)
+	default:
+		// (x XOR s) - s, s all-ones where x < 0.
+		mk := a.Mark()
+		s := a.vr(a.Tmp())
+		a.op(x86.AVPXOR, s, s, s)
+		a.op(x86.AVPCMPGTQ, xv, s, s)
+		a.op(x86.AVPXOR, s, xv, xv)
+		a.op(x86.AVPSUBQ, s, xv, xv)
+		a.Release(mk)
 	}
 	if a.bias != 0 {
 		a.op(a.pxor(), a.vr(a.bias), xv, xv)
@@ -391,19 +485,19 @@ func (a *argGen) witness() obj.Addr {
 // into one.
 func (a *argGen) ArgUpdatePair(u int, off int64, w int, off2 int64) {
 	if (len(a.kwit) == 0 && !a.maskWit) || a.update != kernelshape.ArgWatched {
-		a.ArgUpdate(u, off, a.V)
-		a.ArgUpdate(w, off2, a.V)
+		a.ArgUpdate(u, off, a.lanes)
+		a.ArgUpdate(w, off2, a.lanes)
 		return
 	}
 	mk := a.Mark()
 	x, y := a.Tmp(), a.Tmp()
-	a.loadX(x, off, a.V)
-	a.loadX(y, off2, a.V)
+	a.loadX(x, off, a.lanes)
+	a.loadX(y, off2, a.lanes)
 	if a.maskWit {
 		a.foldUnordered(y, x)
 	} else {
 		k := a.witness()
-		a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
+		a.op(a.w.cmpF, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
 	}
 	a.takeOrdered(u, x)
 	a.takeOrdered(w, y)
@@ -417,7 +511,7 @@ func (a *argGen) foldUnordered(x, y int) {
 	m := a.Tmp()
 	w := a.vr(a.wit[a.next%len(a.wit)])
 	a.next++
-	a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(y), a.vr(x), a.vr(m))
+	a.op(a.w.cmpF, imm(cmpUnord), a.vr(y), a.vr(x), a.vr(m))
 	a.op(x86.AVORPS, a.vr(m), w, w)
 	a.Release(mk)
 }
@@ -441,28 +535,28 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 		k1, k2 := kreg(6), kreg(7)
 		if a.last {
 			// x wins if it is >= best, or NaN.
-			a.op(x86.AVCMPPS, imm(last), bv, xv, k1)
-			a.op(x86.AVCMPPS, imm(cmpUnord), xv, xv, k2)
+			a.op(a.w.cmpF, imm(last), bv, xv, k1)
+			a.op(a.w.cmpF, imm(cmpUnord), xv, xv, k2)
 			a.op(x86.AKORW, k2, k1, k1)
 		} else {
 			// x wins if best is not NaN and x is not <= best (x is
 			// larger, or NaN).
-			a.op(x86.AVCMPPS, imm(cmpOrd), bv, bv, k1)
-			a.op(x86.AVCMPPS, imm(first), bv, xv, k1, k1)
+			a.op(a.w.cmpF, imm(cmpOrd), bv, bv, k1)
+			a.op(a.w.cmpF, imm(first), bv, xv, k1, k1)
 		}
-		a.op(x86.AVMOVAPS, xv, k1, bv)
-		a.op(x86.AVMOVDQA32, a.vr(a.index()), k1, a.vr(a.idx(u)))
+		a.op(a.w.movF, xv, k1, bv)
+		a.op(a.w.movI, a.vr(a.index()), k1, a.vr(a.idx(u)))
 		a.Release(mk)
 		return
 	}
 	m, t := a.Tmp(), a.Tmp()
 	if a.last {
-		a.op(x86.AVCMPPS, imm(last), bv, xv, a.vr(m))
-		a.op(x86.AVCMPPS, imm(cmpUnord), xv, xv, a.vr(t))
+		a.op(a.w.cmpF, imm(last), bv, xv, a.vr(m))
+		a.op(a.w.cmpF, imm(cmpUnord), xv, xv, a.vr(t))
 		a.op(x86.AVORPS, a.vr(t), a.vr(m), a.vr(m))
 	} else {
-		a.op(x86.AVCMPPS, imm(cmpOrd), bv, bv, a.vr(m))
-		a.op(x86.AVCMPPS, imm(first), bv, xv, a.vr(t))
+		a.op(a.w.cmpF, imm(cmpOrd), bv, bv, a.vr(m))
+		a.op(a.w.cmpF, imm(first), bv, xv, a.vr(t))
 		a.op(x86.AVANDPS, a.vr(t), a.vr(m), a.vr(m))
 	}
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
@@ -477,12 +571,12 @@ func (a *argGen) updateOrdered(u, x int) {
 		switch {
 		case len(a.kwit) > 0:
 			k := a.witness()
-			a.op(x86.AVCMPPS, imm(cmpOrd), a.vr(x), a.vr(x), k, k)
+			a.op(a.w.cmpF, imm(cmpOrd), a.vr(x), a.vr(x), k, k)
 		case a.maskWit:
 			a.foldUnordered(x, x)
 		default:
 			w := a.vr(a.wit[u%len(a.wit)])
-			a.op(x86.AVADDPS, a.vr(x), w, w)
+			a.op(a.w.addF, a.vr(x), w, w)
 		}
 	}
 	a.takeOrdered(u, x)
@@ -493,21 +587,21 @@ func (a *argGen) updateOrdered(u, x int) {
 // exact when no element is NaN.
 func (a *argGen) takeOrdered(u, x int) {
 	if a.ints {
-		a.takeS32(u, x)
+		a.takeInt(u, x)
 		return
 	}
 	pred := a.pred(cmpGTOrd, cmpGE, cmpLTOrd, cmpLE)
 	xv, bv := a.vr(x), a.vr(u)
 	if a.avx512 {
 		k := kreg(6)
-		a.op(x86.AVCMPPS, imm(pred), bv, xv, k)
-		a.op(x86.AVMOVAPS, xv, k, bv)
-		a.op(x86.AVMOVDQA32, a.vr(a.index()), k, a.vr(a.idx(u)))
+		a.op(a.w.cmpF, imm(pred), bv, xv, k)
+		a.op(a.w.movF, xv, k, bv)
+		a.op(a.w.movI, a.vr(a.index()), k, a.vr(a.idx(u)))
 		return
 	}
 	mk := a.Mark()
 	m := a.Tmp()
-	a.op(x86.AVCMPPS, imm(pred), bv, xv, a.vr(m))
+	a.op(a.w.cmpF, imm(pred), bv, xv, a.vr(m))
 	a.op(x86.AVBLENDVPS, a.vr(m), xv, bv, bv)
 	a.op(x86.AVBLENDVPS, a.vr(m), a.vr(a.index()), a.vr(a.idx(u)), a.vr(a.idx(u)))
 	a.Release(mk)
@@ -528,18 +622,18 @@ func (a *argGen) pred(gt, ge, lt, le int64) int64 {
 	return gt
 }
 
-// takeS32 is takeOrdered in s32 lanes: VPCMPD into an opmask, or
-// VPCMPGTD, whose one predicate decides x > best (or best > x) and the
-// blend takes x where it holds or, for the predicates that include
-// equality, where it does not.
-func (a *argGen) takeS32(u, x int) {
+// takeInt is takeOrdered in signed integer lanes: VPCMPD (VPCMPQ) into
+// an opmask, or VPCMPGTD (VPCMPGTQ), whose one predicate decides x >
+// best (or best > x) and the blend takes x where it holds or, for the
+// predicates that include equality, where it does not.
+func (a *argGen) takeInt(u, x int) {
 	xv, bv, iv := a.vr(x), a.vr(u), a.vr(a.idx(u))
 	if a.avx512 {
 		pred := a.pred(vpcmpNLE, vpcmpNLT, vpcmpLT, vpcmpLE)
 		k := kreg(6)
-		a.op(x86.AVPCMPD, imm(pred), bv, xv, k)
-		a.op(x86.AVMOVDQA32, xv, k, bv)
-		a.op(x86.AVMOVDQA32, a.vr(a.index()), k, iv)
+		a.op(a.w.cmpI, imm(pred), bv, xv, k)
+		a.op(a.w.movI, xv, k, bv)
+		a.op(a.w.movI, a.vr(a.index()), k, iv)
 		return
 	}
 	mk := a.Mark()
@@ -547,9 +641,9 @@ func (a *argGen) takeS32(u, x int) {
 	// greater: m = x > best; otherwise m = best > x.
 	greater := a.min == a.last
 	if greater {
-		a.op(x86.AVPCMPGTD, bv, xv, m)
+		a.op(a.w.gtI, bv, xv, m)
 	} else {
-		a.op(x86.AVPCMPGTD, xv, bv, m)
+		a.op(a.w.gtI, xv, bv, m)
 	}
 	if a.last {
 		// x >= best is not best > x; x <= best is not x > best.
@@ -565,6 +659,10 @@ func (a *argGen) takeS32(u, x int) {
 // ArgStoreColumn stores u's V indices at off bytes past dst.
 func (a *argGen) ArgStoreColumn(u int, off int64) {
 	r := a.idx(u)
+	if a.w.wide {
+		a.storeIndexPairs(r, off)
+		return
+	}
 	if a.DstDT == dtypes.S32 {
 		if a.avx512 {
 			a.op(x86.AVMOVDQU32, a.vr(r), a.m(rDst, off))
@@ -592,6 +690,29 @@ func (a *argGen) ArgStoreColumn(u int, off int64) {
 	a.Release(mk)
 }
 
+// storeIndexPairs stores the V/2 indices of r, each held twice in a
+// 64-bit lane, at off bytes past dst: the lanes shifted right 32 (the
+// index zero-extended) for s64, the lanes' low halves for s32.
+func (a *argGen) storeIndexPairs(r int, off int64) {
+	mk := a.Mark()
+	tr := a.Tmp()
+	t := a.vr(tr)
+	switch {
+	case a.DstDT == dtypes.S64:
+		a.op(x86.AVPSRLQ, imm(32), a.vr(r), t)
+		a.op(x86.AVMOVUPS, t, a.m(rDst, off))
+	case a.avx512:
+		a.op(x86.AVPMOVQD, a.vr(r), a.m(rDst, off))
+	default:
+		// Dwords 0 and 2 of each 128-bit half into its low qword, then
+		// the halves' low qwords together.
+		a.op(x86.AVPSHUFD, imm(0x08), a.vr(r), t)
+		a.op(x86.AVPERMQ, imm(0x08), t, t)
+		a.op(x86.AVMOVUPS, a.xr(tr), a.m(rDst, off))
+	}
+	a.Release(mk)
+}
+
 // storeLane0 stores lane 0 of r's indices at the dst pointer.
 func (a *argGen) storeLane0(r int) {
 	if a.DstDT == dtypes.S32 {
@@ -606,7 +727,8 @@ func (a *argGen) storeLane0(r int) {
 func (a *argGen) ArgStoreFirst() { a.storeLane0(a.idx(0)) }
 
 // ArgFinishRow combines accumulators 0..n-1: w, the winning value (the
-// NaN-wins max or min of every lane; VPMAXSD or VPMINSD in s32 lanes),
+// NaN-wins max or min of every lane; the signed max or min of integer
+// lanes),
 // then among the lanes holding w (NaN: any NaN) the smallest (last:
 // largest) index, u*V+lane added.
 func (a *argGen) ArgFinishRow(n int) {
@@ -614,6 +736,12 @@ func (a *argGen) ArgFinishRow(n int) {
 	w, t := a.Tmp(), a.Tmp()
 	a.op(x86.AVMOVAPS, a.vr(0), a.vr(w))
 	switch {
+	case a.w.wide:
+		for u := 1; u < n; u++ {
+			a.op(x86.AVMOVAPS, a.vr(u), a.vr(t))
+			a.keep64(w, t)
+		}
+		a.hcombine64(w, t)
 	case a.ints:
 		keep := x86.AVPMAXSD
 		if a.min {
@@ -632,36 +760,39 @@ func (a *argGen) ArgFinishRow(n int) {
 	}
 	lane, res := a.Tmp(), a.Tmp()
 	a.iota(lane)
-	sentinel, pick := uint32(math.MaxInt32), x86.AVPMINSD
+	// pick takes the lesser (greater) index of s32 lanes, lanePick that
+	// of the compared lanes under an opmask (its pairs of equal s32
+	// halves order as their indices do).
+	sentinel, pick, lanePick := uint32(math.MaxInt32), x86.AVPMINSD, a.w.minI
 	if a.last {
-		sentinel, pick = math.MaxUint32, x86.AVPMAXSD
+		sentinel, pick, lanePick = math.MaxUint32, x86.AVPMAXSD, a.w.maxI
 	}
 	a.constant(res, sentinel)
 	for u := range n {
 		iu := a.idx(u)
 		a.op(x86.AVPADDD, a.vr(lane), a.vr(iu), a.vr(iu))
 		if u > 0 {
-			a.broadcast(t, int64(u*a.V))
+			a.broadcast(t, int64(u*a.lanes))
 			a.op(x86.AVPADDD, a.vr(t), a.vr(iu), a.vr(iu))
 		}
 		switch {
 		case a.avx512 && a.ints:
 			k1 := kreg(6)
-			a.op(x86.AVPCMPD, imm(vpcmpEQ), a.vr(w), a.vr(u), k1)
-			a.op(pick, a.vr(iu), a.vr(res), k1, a.vr(res))
+			a.op(a.w.cmpI, imm(vpcmpEQ), a.vr(w), a.vr(u), k1)
+			a.op(lanePick, a.vr(iu), a.vr(res), k1, a.vr(res))
 			continue
 		case a.avx512:
 			k1, k2 := kreg(6), kreg(7)
-			a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), k1)
-			a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), k2)
+			a.op(a.w.cmpF, imm(cmpEQ), a.vr(w), a.vr(u), k1)
+			a.op(a.w.cmpF, imm(cmpUnord), a.vr(u), a.vr(u), k2)
 			a.op(x86.AKORW, k2, k1, k1)
-			a.op(pick, a.vr(iu), a.vr(res), k1, a.vr(res))
+			a.op(lanePick, a.vr(iu), a.vr(res), k1, a.vr(res))
 			continue
 		case a.ints:
-			a.op(x86.AVPCMPEQD, a.vr(w), a.vr(u), a.vr(u))
+			a.op(a.w.eqI, a.vr(w), a.vr(u), a.vr(u))
 		default:
-			a.op(x86.AVCMPPS, imm(cmpEQ), a.vr(w), a.vr(u), a.vr(t))
-			a.op(x86.AVCMPPS, imm(cmpUnord), a.vr(u), a.vr(u), a.vr(u))
+			a.op(a.w.cmpF, imm(cmpEQ), a.vr(w), a.vr(u), a.vr(t))
+			a.op(a.w.cmpF, imm(cmpUnord), a.vr(u), a.vr(u), a.vr(u))
 			a.op(x86.AVORPS, a.vr(t), a.vr(u), a.vr(u))
 		}
 		a.constant(t, sentinel)
@@ -676,31 +807,52 @@ func (a *argGen) ArgFinishRow(n int) {
 // broadcast sets every lane of r to v.
 func (a *argGen) broadcast(r int, v int64) { a.constant(r, uint32(v)) }
 
-// iota sets r's lanes to 0, 1, ..., V-1.
+// iota sets r's index lanes to 0, 1, ..., V-1 (in 64-bit lanes, each
+// held twice).
 func (a *argGen) iota(r int) {
-	a.op(x86.AMOVQ, imm(0x0706050403020100), reg(rScratch))
+	lo, hi := int64(0x0706050403020100), int64(0x0F0E0D0C0B0A0908)
+	if a.w.wide {
+		lo, hi = 0x0303020201010000, 0x0707060605050404
+	}
+	a.op(x86.AMOVQ, imm(lo), reg(rScratch))
 	a.op(x86.AVMOVQ, reg(rScratch), a.xr(r))
 	if a.avx512 {
-		a.op(x86.AMOVQ, imm(0x0F0E0D0C0B0A0908), reg(rScratch))
+		a.op(x86.AMOVQ, imm(hi), reg(rScratch))
 		a.op(x86.AVPINSRQ, imm(1), reg(rScratch), a.xr(r), a.xr(r))
 	}
 	a.op(x86.AVPMOVZXBD, a.xr(r), a.vr(r))
 }
 
-// hcombineInt sets lane 0 of r to the pick (VPMINSD, VPMAXSD) of its
-// lanes, a butterfly as HCombine's; t is clobbered.
-func (a *argGen) hcombineInt(pick obj.As, r, t int) {
-	if a.avx512 {
-		a.op(x86.AVSHUFI32X4, imm(0x4E), a.vr(r), a.vr(r), a.vr(t))
-		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
-		a.op(x86.AVSHUFI32X4, imm(0xB1), a.vr(r), a.vr(r), a.vr(t))
-		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
-	} else {
-		a.op(x86.AVPERM2I128, imm(0x01), a.vr(r), a.vr(r), a.vr(t))
-		a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+// keep64 sets w to the winner of w and t in 64-bit lanes (t is
+// clobbered): the NaN-wins max (min) of f64, the signed max (min) of
+// integer lanes (AVX2, which has no VPMAXSQ: VPCMPGTQ and a blend).
+func (a *argGen) keep64(w, t int) {
+	switch {
+	case !a.ints:
+		a.minMaxLanes(&f64Lanes, a.minMaxOp, a.vr(w), a.vr(t))
+	case a.avx512 && a.min:
+		a.op(a.w.minI, a.vr(t), a.vr(w), a.vr(w))
+	case a.avx512:
+		a.op(a.w.maxI, a.vr(t), a.vr(w), a.vr(w))
+	default:
+		mk := a.Mark()
+		m := a.vr(a.Tmp())
+		if a.min {
+			a.op(x86.AVPCMPGTQ, a.vr(t), a.vr(w), m) // w > t
+		} else {
+			a.op(x86.AVPCMPGTQ, a.vr(w), a.vr(t), m) // t > w
+		}
+		a.op(x86.AVBLENDVPS, m, a.vr(t), a.vr(w), a.vr(w))
+		a.Release(mk)
 	}
-	a.op(x86.AVPSHUFD, imm(0x4E), a.vr(r), a.vr(t))
-	a.op(pick, a.vr(t), a.vr(r), a.vr(r))
-	a.op(x86.AVPSHUFD, imm(0xB1), a.vr(r), a.vr(t))
-	a.op(pick, a.vr(t), a.vr(r), a.vr(r))
+}
+
+// hcombine64 sets every 64-bit lane of r to the winner of its lanes
+// (keep64); t is clobbered.
+func (a *argGen) hcombine64(r, t int) { a.butterfly(r, t, 8, a.ints, a.keep64) }
+
+// hcombineInt sets every lane of r to the pick (VPMINSD, VPMAXSD) of
+// its s32 lanes; t is clobbered.
+func (a *argGen) hcombineInt(pick obj.As, r, t int) {
+	a.butterfly(r, t, 4, true, func(r, t int) { a.op(pick, a.vr(t), a.vr(r), a.vr(r)) })
 }

@@ -277,19 +277,33 @@ func (g *gen) LaneBcast(dst, src, j int) {
 // of swaps at distance V/2, ..., 1, which leaves the total in every lane.
 func (g *gen) HCombine(r int) {
 	mk := g.Mark()
-	t := g.Tmp()
-	if g.avx512 {
-		g.op(x86.AVSHUFF32X4, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
-		g.CombineAcc(r, t)
-		g.op(x86.AVSHUFF32X4, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
-		g.CombineAcc(r, t)
-	} else {
-		g.op(x86.AVPERM2F128, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
-		g.CombineAcc(r, t)
-	}
-	g.op(x86.AVPERMILPS, imm(0x4E), g.vr(r), g.vr(t))
-	g.CombineAcc(r, t)
-	g.op(x86.AVPERMILPS, imm(0xB1), g.vr(r), g.vr(t))
-	g.CombineAcc(r, t)
+	g.butterfly(r, g.Tmp(), 4, false, g.CombineAcc)
 	g.Release(mk)
+}
+
+// butterfly combines the lanes of r of the given bytes (4 or 8) by swaps
+// at distance V/2, ..., one lane, each swapped copy put in t and then
+// combined into r by combine(r, t), which leaves the combination in every
+// lane. The shuffles are the float domain's, or the integer domain's with
+// ints, as the combine's own instructions are.
+func (g *gen) butterfly(r, t, laneBytes int, ints bool, combine func(r, t int)) {
+	halves, quarters, within := x86.AVSHUFF32X4, x86.AVPERM2F128, x86.AVPERMILPS
+	if ints {
+		halves, quarters, within = x86.AVSHUFI32X4, x86.AVPERM2I128, x86.AVPSHUFD
+	}
+	if g.avx512 {
+		g.op(halves, imm(0x4E), g.vr(r), g.vr(r), g.vr(t))
+		combine(r, t)
+		g.op(halves, imm(0xB1), g.vr(r), g.vr(r), g.vr(t))
+		combine(r, t)
+	} else {
+		g.op(quarters, imm(0x01), g.vr(r), g.vr(r), g.vr(t))
+		combine(r, t)
+	}
+	g.op(within, imm(0x4E), g.vr(r), g.vr(t))
+	combine(r, t)
+	if laneBytes == 4 {
+		g.op(within, imm(0xB1), g.vr(r), g.vr(t))
+		combine(r, t)
+	}
 }

@@ -16,24 +16,48 @@ import (
 // v<8+u>; cur is a temporary held for the whole kernel. An integer src of
 // up to 32 bits is compared in s32 lanes, as amd64's: widened by SXTL or
 // UXTL, |x| by ABS, unsigned lanes with the sign bit flipped by EOR, then
-// CMGT or CMGE.
+// CMGT or CMGE. f64, s64 and u64 are compared in 2D lanes the same way
+// (argWidth), their indices held twice in each 64-bit lane, as amd64's;
+// NEON has no 64-bit integer max or across-lanes op, so a row's combine
+// takes CMGT and BIT, and DUP of the other lane.
 
 // Integer and bitwise vector ops the Go 1.15 assembler does not spell
 // (4S unless the name says otherwise).
 const (
-	opORN    = 0x4EE01C00 // Vd.16B = Vn OR NOT Vm
-	opSMAX   = 0x4EA06400 // signed max
-	opSMIN   = 0x4EA06C00 // signed min
-	opSMAXV  = 0x4EB0A800 // Sd = signed max of Vn's lanes
-	opSMINV  = 0x4EB1A800 // Sd = signed min of Vn's lanes
-	opUXTL2S = 0x2F20A400 // Vd.2D = u64(Vn.2S) (USHLL #0)
-	opUXTL4S = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
-	opFMAXV  = 0x6E30F800 // Sd = max of Vn's lanes, NaN if any is NaN
-	opFCMPS  = 0x1E202000 // flags of Sn compared with Sm (V: unordered)
-	opCMGT   = 0x4EA03400 // all-ones where signed n > m
-	opCMGE   = 0x4EA03C00 // all-ones where signed n >= m
-	opCMEQ   = 0x6EA08C00 // all-ones where n == m
-	opABS    = 0x4EA0B800 // Vd = |Vn| (|-2^31| wraps to -2^31)
+	opORN     = 0x4EE01C00 // Vd.16B = Vn OR NOT Vm
+	opSMAX    = 0x4EA06400 // signed max
+	opSMIN    = 0x4EA06C00 // signed min
+	opSMAXV   = 0x4EB0A800 // Sd = signed max of Vn's lanes
+	opSMINV   = 0x4EB1A800 // Sd = signed min of Vn's lanes
+	opUXTL2S  = 0x2F20A400 // Vd.2D = u64(Vn.2S) (USHLL #0)
+	opUXTL4S  = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
+	opFMAXV   = 0x6E30F800 // Sd = max of Vn's lanes, NaN if any is NaN
+	opFCMPS   = 0x1E202000 // flags of Sn compared with Sm (V: unordered)
+	opCMGT    = 0x4EA03400 // all-ones where signed n > m
+	opCMGE    = 0x4EA03C00 // all-ones where signed n >= m
+	opCMEQ    = 0x6EA08C00 // all-ones where n == m
+	opABS     = 0x4EA0B800 // Vd = |Vn| (|-2^31| wraps to -2^31)
+	opCMGE2D  = 0x4EE03C00 // all-ones where signed n >= m
+	opCMEQ2D  = 0x6EE08C00 // all-ones where n == m
+	opABS2D   = 0x4EE0B800 // Vd = |Vn| (|-2^63| wraps to -2^63)
+	opFMAXP2D = 0x6E60F400 // Vd.2D = the pairs' max of Vn, then of Vm, NaN-propagating
+	opFCMPD   = 0x1E602000 // flags of Dn compared with Dm (V: unordered)
+)
+
+// argWidth is the compares of the lane width an index kernel compares
+// in.
+type argWidth struct {
+	wide                bool   // 2D lanes
+	gt, ge, eq          uint32 // signed integer compares
+	fgt, fge, feq, fmax uint32 // float compares, FMAX
+	abs, fabs           uint32 // |x| of integer and float lanes
+}
+
+var (
+	argWidth32 = argWidth{gt: opCMGT, ge: opCMGE, eq: opCMEQ, fgt: opFCMGT, fge: opFCMGE, feq: opFCMEQ, fmax: opFMAX,
+		abs: opABS, fabs: opFABS}
+	argWidth64 = argWidth{wide: true, gt: opCMGT2D, ge: opCMGE2D, eq: opCMEQ2D, fgt: opFCMGT2D, fge: opFCMGE2D,
+		feq: opFCMEQ2D, fmax: opFMAX2D, abs: opABS2D, fabs: opFABS2D}
 )
 
 // argGen is the generator of one index reduction kernel.
@@ -41,8 +65,9 @@ type argGen struct {
 	*gen
 	min, last bool
 	abs       bool // compare |x| (pl.Abs)
-	ints      bool // compare in s32 lanes (an integer src)
-	unsigned  bool // the s32 lanes hold unsigned values, sign bits flipped
+	ints      bool // compare in signed integer lanes (an integer src)
+	unsigned  bool // the integer lanes hold unsigned values, sign bits flipped
+	w         *argWidth
 	cur       int
 	scr       int16 // the scratch pointer of a row-by-row column (0: none)
 	update    kernelshape.ArgUpdateKind
@@ -75,11 +100,23 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	}
 	// The generator is made for a max (min) of the src type: its loads
 	// widen src to f32 lanes and its combine is the NaN-wins max (min).
-	like := &plan.Plan{Reduction: red, SrcDT: pl.SrcDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
+	// A src of 64-bit lanes takes its loops and pointers, at its own
+	// size.
+	wide := kernelshape.ArgLaneBytes(pl.SrcDT) == 8
+	likeDT := pl.SrcDT
+	if wide {
+		likeDT = dtypes.F32
+	}
+	like := &plan.Plan{Reduction: red, SrcDT: likeDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
 		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
 	g := newGen(like)
+	g.SrcDT, g.SrcSize = pl.SrcDT, int64(pl.SrcDT.Size())
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
-	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgInS32(pl.SrcDT), unsigned: kernelshape.ArgUnsigned(pl)}
+	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgIntLanes(pl.SrcDT),
+		unsigned: kernelshape.ArgUnsigned(pl), w: &argWidth32}
+	if wide {
+		a.w = &argWidth64
+	}
 	if kernelshape.ArgRowByRow(pl) {
 		a.scr = g.Counter()
 		g.ptrs = kernelshape.NewPointers(rSrc, rDst, []int16{a.scr})
@@ -94,7 +131,7 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 		}
 	}
 	a.cur = g.Tmp()
-	if pl.SrcDT.IsFloat() {
+	if kernelshape.ArgNaNs(pl.SrcDT) {
 		for range argWitnesses {
 			a.wit = append(a.wit, g.Tmp())
 		}
@@ -119,10 +156,15 @@ func (a *argGen) ArgClearWitness() {
 func (a *argGen) ArgSkipUnlessNaN(l kernelshape.Label) {
 	w := a.wit[0]
 	for _, o := range a.wit[1:] {
-		a.fop(opFMAX, w, w, o)
+		a.fop(a.w.fmax, w, w, o)
 	}
-	a.word(rr(opFMAXV, w, w))
-	a.word(rrr(opFCMPS, 0, w, w))
+	if a.w.wide {
+		a.fop(opFMAXP2D, w, w, w)
+		a.word(rrr(opFCMPD, 0, w, w))
+	} else {
+		a.word(rr(opFMAXV, w, w))
+		a.word(rrr(opFCMPS, 0, w, w))
+	}
 	a.Jump(arm64.ABVC, l)
 }
 
@@ -152,8 +194,13 @@ func (a *argGen) ArgStoreScratch(u int, off int64) {
 	a.fpMem(false, 16, argIdx+u, at(a.scr, off+scratchIdx))
 }
 
-// Lanes is V.
-func (a *argGen) Lanes() int { return lanes }
+// Lanes is V in the compared lanes.
+func (a *argGen) Lanes() int {
+	if a.w.wide {
+		return lanes / 2
+	}
+	return lanes
+}
 
 // ArgAccs is 4 accumulators for rows, 8 for columns.
 func (a *argGen) ArgAccs(column bool) int {
@@ -165,14 +212,20 @@ func (a *argGen) ArgAccs(column bool) int {
 
 // ArgInit sets accumulator u to (identity, 0).
 func (a *argGen) ArgInit(u int) {
-	bits := kernelshape.ArgS32Identity(a.min)
-	if !a.ints {
-		bits = math.Float32bits(float32(math.Inf(-1)))
-		if a.min {
-			bits = math.Float32bits(float32(math.Inf(1)))
-		}
+	inf := math.Inf(-1)
+	if a.min {
+		inf = math.Inf(1)
 	}
-	a.vmov(u, a.vconst(bits))
+	switch {
+	case a.ints && a.w.wide:
+		a.vmov(u, a.vconst64(kernelshape.ArgIntIdentity(a.min, 8)))
+	case a.ints:
+		a.vmov(u, a.vconst(uint32(kernelshape.ArgIntIdentity(a.min, 4))))
+	case a.w.wide:
+		a.vmov(u, a.vconst64(math.Float64bits(inf)))
+	default:
+		a.vmov(u, a.vconst(math.Float32bits(float32(inf))))
+	}
 	a.zero(argIdx + u)
 }
 
@@ -215,12 +268,15 @@ func (a *argGen) index() int {
 func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
 	x, m, t := a.Tmp(), a.Tmp(), a.Tmp()
-	if a.ints {
+	switch {
+	case a.w.wide:
+		a.load64(x, at(rSrc, off), n)
+	case a.ints:
 		a.loadS32(x, at(rSrc, off), n)
-	} else {
+	default:
 		a.load(a.SrcDT, x, at(rSrc, off), n)
 		if a.abs {
-			a.word(rr(opFABS, x, x))
+			a.word(rr(a.w.fabs, x, x))
 		}
 	}
 	hi, lo := x, u // ArgMax: x wins over u when larger
@@ -230,9 +286,9 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	switch {
 	case a.ints:
 		// No NaN: one compare is exact.
-		cmp := uint32(opCMGT)
+		cmp := a.w.gt
 		if a.last {
-			cmp = opCMGE
+			cmp = a.w.ge
 		}
 		a.fop(cmp, m, hi, lo)
 	case a.update != kernelshape.ArgExact:
@@ -240,23 +296,23 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 		// it is larger (smaller), or not smaller with select_last_index.
 		if a.update == kernelshape.ArgWatched {
 			w := a.wit[u%len(a.wit)]
-			a.fop(opFMAX, w, w, x)
+			a.fop(a.w.fmax, w, w, x)
 		}
-		cmp := uint32(opFCMGT)
+		cmp := a.w.fgt
 		if a.last {
-			cmp = opFCMGE
+			cmp = a.w.fge
 		}
 		a.fop(cmp, m, hi, lo)
 	case a.last:
 		// x wins if it is >= best (<= for ArgMin), or NaN.
-		a.fop(opFCMGE, m, hi, lo)
-		a.fop(opFCMEQ, t, x, x)
+		a.fop(a.w.fge, m, hi, lo)
+		a.fop(a.w.feq, t, x, x)
 		a.word(rrr(opORN, m, m, t))
 	default:
 		// x wins if best is not NaN and best >= x fails (x <= best for
 		// ArgMin): x is larger (smaller), or NaN.
-		a.fop(opFCMEQ, m, u, u)
-		a.fop(opFCMGE, t, lo, hi)
+		a.fop(a.w.feq, m, u, u)
+		a.fop(a.w.fge, t, lo, hi)
 		a.word(rrr(opBIC, m, m, t))
 	}
 	a.vop(arm64.AVBIT, arr16B, u, x, m)
@@ -286,16 +342,55 @@ func (a *argGen) loadS32(r int, x ref, n int) {
 		a.op(arm64.AVDUP, velem(r, arm64.ARNG_S, 0), v4s(r))
 	}
 	if a.abs && a.SrcDT.IsSigned() {
-		a.word(rr(opABS, r, r))
+		a.word(rr(a.w.abs, r, r))
 	}
 	if a.unsigned {
 		a.fop(opEOR, r, r, a.vconst(1<<31))
 	}
 }
 
+// load64 loads n elements (V/2, or bcast) of 64 bits at x into r, as
+// compared.
+func (a *argGen) load64(r int, x ref, n int) {
+	switch n {
+	case bcast:
+		a.fpMem(true, 8, r, x)
+		a.op(arm64.AVDUP, velem(r, arm64.ARNG_D, 0), varng(r, arr2D))
+	case lanes / 2:
+		a.fpMem(true, 16, r, x)
+	default:
+		a.Fail(status.Errorf(status.RuntimeError, "arm64: index load of %d lanes", n))
+	}
+	switch {
+	case !a.abs || a.SrcDT == dtypes.U64:
+	case a.SrcDT == dtypes.F64:
+		a.word(rr(a.w.fabs, r, r))
+	default:
+		a.word(rr(a.w.abs, r, r))
+	}
+	if a.unsigned {
+		a.fop(opEOR, r, r, a.vconst64(1<<63))
+	}
+}
+
 // ArgStoreColumn stores u's V indices at off bytes past dst.
 func (a *argGen) ArgStoreColumn(u int, off int64) {
 	r := argIdx + u
+	if a.w.wide {
+		// Each index is held twice in a 64-bit lane: USHR #32 is the
+		// index zero-extended, XTN the low halves.
+		mk := a.Mark()
+		t := a.Tmp()
+		if a.DstDT == dtypes.S64 {
+			a.word(ushr2D(t, r, 32))
+			a.fpMem(false, 16, t, at(rDst, off))
+		} else {
+			a.word(rr(opXTN2D, t, r))
+			a.fpMem(false, 8, t, at(rDst, off))
+		}
+		a.Release(mk)
+		return
+	}
 	if a.DstDT == dtypes.S32 {
 		a.fpMem(false, 16, r, at(rDst, off))
 		return
@@ -331,6 +426,14 @@ func (a *argGen) ArgFinishRow(n int) {
 	w, t, m, lane, res := a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp()
 	a.vmov(w, 0)
 	switch {
+	case a.w.wide:
+		for u := 1; u < n; u++ {
+			a.keep64(w, u, m)
+		}
+		// The other lane, then the winner in both.
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 1), varng(t, arr2D))
+		a.keep64(w, t, m)
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 0), varng(w, arr2D))
 	case a.ints:
 		keep, across := uint32(opSMAX), uint32(opSMAXV)
 		if a.min {
@@ -347,9 +450,14 @@ func (a *argGen) ArgFinishRow(n int) {
 		}
 		a.HCombine(w)
 	}
-	a.movImm(rTmp, 1<<32)
+	// The lanes' offsets, 0 .. V-1 (in 2D lanes, each held twice).
+	lo, hi := int64(1<<32), int64(3<<32|2)
+	if a.w.wide {
+		lo, hi = 0, 1<<32|1
+	}
+	a.movImm(rTmp, lo)
 	a.op(arm64.AVMOV, reg(rTmp), velem(lane, arm64.ARNG_D, 0))
-	a.movImm(rTmp, 3<<32|2)
+	a.movImm(rTmp, hi)
 	a.op(arm64.AVMOV, reg(rTmp), velem(lane, arm64.ARNG_D, 1))
 	sentinel, pick, across := uint32(math.MaxInt32), uint32(opSMIN), uint32(opSMINV)
 	if a.last {
@@ -360,14 +468,14 @@ func (a *argGen) ArgFinishRow(n int) {
 		iu := argIdx + u
 		a.vop(arm64.AVADD, arr4S, iu, iu, lane)
 		if u > 0 {
-			a.setConst(t, uint32(u*lanes))
+			a.setConst(t, uint32(u*a.Lanes()))
 			a.vop(arm64.AVADD, arr4S, iu, iu, t)
 		}
 		if a.ints {
-			a.fop(opCMEQ, m, u, w)
+			a.fop(a.w.eq, m, u, w)
 		} else {
-			a.fop(opFCMEQ, m, u, w)
-			a.fop(opFCMEQ, t, u, u)
+			a.fop(a.w.feq, m, u, w)
+			a.fop(a.w.feq, t, u, u)
 			a.word(rrr(opORN, m, m, t))
 		}
 		a.setConst(t, sentinel)
@@ -377,4 +485,23 @@ func (a *argGen) ArgFinishRow(n int) {
 	a.word(rr(across, res, res))
 	a.storeLane0(res)
 	a.Release(mk)
+}
+
+// keep64 sets w to the winner of w and x in 2D lanes (m is clobbered):
+// FMAX or FMIN (NaN-propagating) for f64; a signed compare and BIT for
+// integer lanes.
+func (a *argGen) keep64(w, x, m int) {
+	switch {
+	case !a.ints && a.min:
+		a.fop(opFMIN2D, w, w, x)
+	case !a.ints:
+		a.fop(opFMAX2D, w, w, x)
+	default:
+		hi, lo := x, w // ArgMax: x wins when greater
+		if a.min {
+			hi, lo = w, x
+		}
+		a.fop(opCMGT2D, m, hi, lo)
+		a.vop(arm64.AVBIT, arr16B, w, x, m)
+	}
 }
