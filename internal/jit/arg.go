@@ -216,6 +216,9 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64) (int, error) {
 		runtime.KeepAlive(dst)
 		// k's finalizer unmaps its code: k must outlive every call of it.
 		runtime.KeepAlive(k)
+		if countCalls.Load() {
+			countISACall(k.isa)
+		}
 		return nil
 	}
 	n := Threads()

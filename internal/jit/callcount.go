@@ -27,8 +27,11 @@ func CallCount(isa ISA) int64 {
 }
 
 // countCall records one call of e's code.
-func countCall(e *entry) {
-	if isa := e.key.isa; isa >= 0 && int(isa) < len(isaCalls) {
+func countCall(e *entry) { countISACall(e.key.isa) }
+
+// countISACall records one call of code compiled for isa.
+func countISACall(isa ISA) {
+	if isa >= 0 && int(isa) < len(isaCalls) {
 		isaCalls[isa].Add(1)
 	}
 }
