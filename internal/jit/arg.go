@@ -78,8 +78,9 @@ const argSchedule = "split:index"
 // argInnerBlocks are the widths splitInner may cut a wide contiguous
 // Inner into, widest first: a row-by-row column (kernelshape.ArgRowByRow)
 // reads each row's run of a block as one stream, so the scratch's width
-// (its widest block, whose sweep still fits in L1) is best, as long as
-// there are blocks for two threads.
+// in 32-bit lanes (its widest block, whose sweep still fits in L1; the
+// kernel cuts it in two scratch blocks of 64-bit lanes) is best, as long
+// as there are blocks for two threads.
 var argInnerBlocks = []int64{plan.IndexScratchOutputs, 512}
 
 // splitInner returns pl with a wide contiguous Inner and no Outer loop

@@ -117,11 +117,27 @@ func argSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 		}
 		put(i, v)
 	}
-	if dt == dtypes.F64 && r.IntN(2) == 0 {
+	switch {
+	case dt != dtypes.F64:
+	case r.IntN(2) == 0:
 		// Values an f32 would not tell apart.
 		for i := range n {
 			if x := math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:])); x == x {
 				binary.LittleEndian.PutUint64(b[i*8:], math.Float64bits(x+float64(r.IntN(3))*0x1p-40))
+			}
+		}
+	case r.IntN(2) == 0:
+		// Random low halves under the high halves of a few values of
+		// either sign and wide exponents: elements that only the low
+		// halves of their mantissas, bit 31 included, tell apart.
+		var highs [3]uint64
+		for j := range highs {
+			x := math.Ldexp(1+r.Float64(), r.IntN(81)-40) * float64(1-2*r.IntN(2))
+			highs[j] = math.Float64bits(x) &^ 0xFFFFFFFF
+		}
+		for i := range n {
+			if x := math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:])); x == x && !math.IsInf(x, 0) {
+				binary.LittleEndian.PutUint64(b[i*8:], highs[r.IntN(len(highs))]|uint64(r.Uint32()))
 			}
 		}
 	}
@@ -154,12 +170,19 @@ func argIntSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 	ord := func(x uint64) uint64 { return (x - lo) & mask }
 	centres := []uint64{lo, hi, mid}
 	span := int64(1 + r.IntN(6))
+	// For half the 64-bit cases, each value's low half is random under
+	// the high half of a value near an edge: elements that only the low
+	// halves, bit 31 included, tell apart.
+	lowHalves := bits == 64 && r.IntN(2) == 0
 	for i := range n {
 		c := centres[r.IntN(len(centres))]
 		d := r.Int64N(2*span+1) - span
 		v := (c + uint64(d)) & mask
 		if (d < 0 && ord(v) > ord(c)) || (d > 0 && ord(v) < ord(c)) {
 			v = c // past the edge: clamp to it
+		}
+		if lowHalves {
+			v = v&^0xFFFFFFFF | uint64(r.Uint32())
 		}
 		switch sz {
 		case 2:

@@ -50,15 +50,15 @@ type ArgPlan struct {
 // ArgSrcTypes are the src data types an index reduction takes, with the
 // lanes its machine code compares them in: f32 lanes hold the floats of
 // up to 32 bits and the bytes exactly, s32 lanes the 16- and 32-bit
-// integers (a u32 with its sign bit flipped), and the 64-bit types
-// compare in lanes of their own type (a u64 with its sign bit flipped).
+// integers (a u32 with its sign bit flipped), f64 lanes f64, and s64
+// lanes the 64-bit integers (a u64 with its sign bit flipped).
 // A new src type is one entry here, one in the interpreter's scanner
 // table and, for machine code, the emitters' widening load.
 var ArgSrcTypes = map[dtypes.DataType]dtypes.DataType{
 	dtypes.F32: dtypes.F32, dtypes.BF16: dtypes.F32, dtypes.F16: dtypes.F32,
 	dtypes.S8: dtypes.F32, dtypes.U8: dtypes.F32,
 	dtypes.S16: dtypes.S32, dtypes.U16: dtypes.S32, dtypes.S32: dtypes.S32, dtypes.U32: dtypes.S32,
-	dtypes.S64: dtypes.S64, dtypes.U64: dtypes.U64, dtypes.F64: dtypes.F64,
+	dtypes.S64: dtypes.S64, dtypes.U64: dtypes.S64, dtypes.F64: dtypes.F64,
 }
 
 // IsArgIndexType reports whether t can hold an index reduction's result.
