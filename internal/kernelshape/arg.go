@@ -115,6 +115,24 @@ func ArgIntIdentity(min bool, bytes int64) uint64 {
 	return sign
 }
 
+// ArgGenPlan is the reduction an emitter's generator is made for: a max
+// (min) of pl's src type, whose loads widen it to f32 lanes and whose
+// combine is the NaN-wins max (min). A src of 64-bit lanes takes the
+// generator's loops and pointers only: its plan is of f32, and the
+// emitter sets the src's own type and size on the generator.
+func ArgGenPlan(pl *plan.ArgPlan) *plan.Plan {
+	red := plan.AlgMax.Reduction(0, 0)
+	if pl.Min {
+		red = plan.AlgMin.Reduction(0, 0)
+	}
+	dt := pl.SrcDT
+	if ArgLaneBytes(dt) == 8 {
+		dt = dtypes.F32
+	}
+	return &plan.Plan{Reduction: red, SrcDT: dt, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
+		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
+}
+
 // ArgUpdateKind is which update ArgUpdate emits.
 type ArgUpdateKind uint8
 

@@ -43,7 +43,6 @@ type argGen struct {
 	abs      bool // compare |x| (pl.Abs)
 	ints     bool // compare in signed integer lanes (an integer src)
 	w        *argWidth
-	lanes    int    // V in the compared lanes (g.V, or g.V/2 in 64-bit lanes)
 	bias     int    // the register of the sign bits flipped into unsigned lanes (0: none)
 	accs     [2]int // accumulators of the row and the column shapes
 	idxBase  int    // register of accumulator 0's indices
@@ -136,31 +135,20 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		return nil, status.Errorf(status.Unimplemented, "amd64: index reduction with %d kept loops", len(pl.Outer)+1)
 	}
 	kind := ops.Maximum
-	red := plan.AlgMax.Reduction(0, 0)
 	if pl.Min {
-		kind, red = ops.Minimum, plan.AlgMin.Reduction(0, 0)
+		kind = ops.Minimum
 	}
-	// The generator is made for a max (min) of the src type: its loads
-	// widen src to f32 lanes and its combine is the NaN-wins max (min).
-	// A src of 64-bit lanes takes its loops and pointers, at its own
-	// size.
-	wide := kernelshape.ArgLaneBytes(pl.SrcDT) == 8
-	likeDT := pl.SrcDT
-	if wide {
-		likeDT = dtypes.F32
-	}
-	like := &plan.Plan{Reduction: red, SrcDT: likeDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
-		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
+	like := kernelshape.ArgGenPlan(pl)
 	o := Options{AVX512: avx512}
 	g := newGenConf(newAsm(), like, Choose(like, kernelconf.Hints{}, o.Target()))
 	g.SrcDT, g.SrcSize = pl.SrcDT, int64(pl.SrcDT.Size())
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
 	a := &argGen{gen: g, apl: pl, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgIntLanes(pl.SrcDT),
-		w: &argWidth32, lanes: g.V, minMaxOp: kind}
-	if wide {
-		a.w, a.lanes = &argWidth64, g.V/2
+		w: &argWidth32, minMaxOp: kind}
+	if kernelshape.ArgLaneBytes(pl.SrcDT) == 8 {
+		a.w = &argWidth64
 	}
-	column := kernelshape.ArgShapeOf(pl, a.lanes) == kernelshape.ArgColumn
+	column := kernelshape.ArgShapeOf(pl, a.Lanes()) == kernelshape.ArgColumn
 	switch {
 	case avx512 && column:
 		// A column takes 768 bytes of each row per visit: twelve
@@ -231,8 +219,13 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	return kernelshape.Assemble(g)
 }
 
-// Lanes is V in the compared lanes.
-func (a *argGen) Lanes() int { return a.lanes }
+// Lanes is V in the compared lanes: half the f32 lanes in 64-bit lanes.
+func (a *argGen) Lanes() int {
+	if a.w.wide {
+		return a.V / 2
+	}
+	return a.V
+}
 
 // ArgSetUpdate sets the update ArgUpdate emits.
 func (a *argGen) ArgSetUpdate(k kernelshape.ArgUpdateKind) { a.update = k }
@@ -396,7 +389,7 @@ func (a *argGen) loadS32(x int, addr obj.Addr, n int) {
 		} else {
 			a.op(x86.AVPSRLD, imm(16), xv, xv)
 		}
-	case n != a.lanes:
+	case n != a.Lanes():
 		a.Fail(status.Errorf(status.RuntimeError, "amd64: index load of %d lanes", n))
 	case wide:
 		a.op(x86.AVMOVUPS, addr, xv)
@@ -420,7 +413,7 @@ func (a *argGen) load64(x int, addr obj.Addr, n int) {
 	switch n {
 	case bcast:
 		a.op(x86.AVPBROADCASTQ, addr, xv)
-	case a.lanes:
+	case a.Lanes():
 		a.op(x86.AVMOVUPS, addr, xv)
 	default:
 		a.Fail(status.Errorf(status.RuntimeError, "amd64: index load of %d lanes", n))
@@ -485,14 +478,14 @@ func (a *argGen) witness() obj.Addr {
 // into one.
 func (a *argGen) ArgUpdatePair(u int, off int64, w int, off2 int64) {
 	if (len(a.kwit) == 0 && !a.maskWit) || a.update != kernelshape.ArgWatched {
-		a.ArgUpdate(u, off, a.lanes)
-		a.ArgUpdate(w, off2, a.lanes)
+		a.ArgUpdate(u, off, a.Lanes())
+		a.ArgUpdate(w, off2, a.Lanes())
 		return
 	}
 	mk := a.Mark()
 	x, y := a.Tmp(), a.Tmp()
-	a.loadX(x, off, a.lanes)
-	a.loadX(y, off2, a.lanes)
+	a.loadX(x, off, a.Lanes())
+	a.loadX(y, off2, a.Lanes())
 	if a.maskWit {
 		a.foldUnordered(y, x)
 	} else {
@@ -772,7 +765,7 @@ func (a *argGen) ArgFinishRow(n int) {
 		iu := a.idx(u)
 		a.op(x86.AVPADDD, a.vr(lane), a.vr(iu), a.vr(iu))
 		if u > 0 {
-			a.broadcast(t, int64(u*a.lanes))
+			a.broadcast(t, int64(u*a.Lanes()))
 			a.op(x86.AVPADDD, a.vr(t), a.vr(iu), a.vr(iu))
 		}
 		switch {

@@ -94,27 +94,12 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 	if !kernelshape.ArgJITTypes(pl) {
 		return nil, status.Errorf(status.Unimplemented, "arm64: no index reduction kernel of %v to %v", pl.SrcDT, pl.IdxDT)
 	}
-	red := plan.AlgMax.Reduction(0, 0)
-	if pl.Min {
-		red = plan.AlgMin.Reduction(0, 0)
-	}
-	// The generator is made for a max (min) of the src type: its loads
-	// widen src to f32 lanes and its combine is the NaN-wins max (min).
-	// A src of 64-bit lanes takes its loops and pointers, at its own
-	// size.
-	wide := kernelshape.ArgLaneBytes(pl.SrcDT) == 8
-	likeDT := pl.SrcDT
-	if wide {
-		likeDT = dtypes.F32
-	}
-	like := &plan.Plan{Reduction: red, SrcDT: likeDT, DstDT: dtypes.F32, N: max(pl.R, 1), Outputs: pl.Outputs,
-		Reduced: []plan.Loop{{Size: pl.R, SrcStride: pl.RStride}}}
-	g := newGen(like)
+	g := newGen(kernelshape.ArgGenPlan(pl))
 	g.SrcDT, g.SrcSize = pl.SrcDT, int64(pl.SrcDT.Size())
 	g.DstDT, g.DstSize = pl.IdxDT, int64(pl.IdxDT.Size())
 	a := &argGen{gen: g, min: pl.Min, last: pl.Last, abs: pl.Abs, ints: kernelshape.ArgIntLanes(pl.SrcDT),
 		unsigned: kernelshape.ArgUnsigned(pl), w: &argWidth32}
-	if wide {
+	if kernelshape.ArgLaneBytes(pl.SrcDT) == 8 {
 		a.w = &argWidth64
 	}
 	if kernelshape.ArgRowByRow(pl) {
