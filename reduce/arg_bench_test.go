@@ -132,3 +132,21 @@ func benchArgTyped[E ArgSrc](b *testing.B, conv func(float32) E) {
 		}
 	}
 }
+
+// BenchmarkArgMaxAscending is BenchmarkArgMax on logits [8,32000] whose
+// rows ascend, so that every block of a row beats the ones before: the
+// rows' kernels skip no block (kernelshape.ArgBlockSkipper), their worst
+// case.
+func BenchmarkArgMaxAscending(b *testing.B) {
+	dims := argBenchShapes[0].dims
+	src, dst := argBenchData(dims, 1)
+	for i := range src {
+		src[i] = float32(i % dims[1])
+	}
+	b.SetBytes(int64(4 * len(src)))
+	for b.Loop() {
+		if err := ArgMax(dst, src, dims, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

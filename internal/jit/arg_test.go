@@ -14,6 +14,17 @@ import (
 	"github.com/gdnn/gdnn/internal/plan"
 )
 
+// argTestISAs is argISAs, logged; a machine with none skips the test.
+func argTestISAs(t *testing.T) []ISA {
+	t.Helper()
+	isas := argISAs()
+	if len(isas) == 0 {
+		t.Skip("no JIT ISA on this machine")
+	}
+	t.Logf("ISAs: %v", isas)
+	return isas
+}
+
 // argISAs are the JIT ISAs this machine runs (capped by GDNN_MAX_CPU_ISA),
 // AVX-512 alone under GDNN_TEST_REQUIRE_ISA.
 func argISAs() []ISA {
@@ -201,11 +212,7 @@ func argIntSrc(r *rand.Rand, dt dtypes.DataType, n int64) []byte {
 // against the interpreter (itself checked against an exact reference in
 // package reduce).
 func TestArgKernels(t *testing.T) {
-	isas := argISAs()
-	if len(isas) == 0 {
-		t.Skip("no JIT ISA on this machine")
-	}
-	t.Logf("ISAs: %v", isas)
+	isas := argTestISAs(t)
 	r := rand.New(rand.NewPCG(51, 4))
 	n := 400
 	if testing.Short() {
@@ -285,6 +292,102 @@ func words(b []byte, dt dtypes.DataType) []int64 {
 	return out
 }
 
+// TestArgSkippedBlocks checks the rows' skipped blocks
+// (kernelshape.ArgBlockSkipper) on every ISA here: each row of a problem
+// is one row of data, its winner made its only one, with the winner
+// copied (the first half of the rows) or moved (the second half) to one
+// element, so that each lane of the
+// blocks that hold those elements is in turn the only one that ties with,
+// or beats, the bound. The elements are the first few and those from
+// the ninth of AVX-512's blocks on, which are checked after the first
+// block and the ArgSkipRest unchecked ones after it (-short: the ninth
+// block and the tail). The data holds no NaN, so that the kernels keep
+// the blocks they skip.
+func TestArgSkippedBlocks(t *testing.T) {
+	isas := argTestISAs(t)
+	r := rand.New(rand.NewPCG(51, 12))
+	// Twelve blocks of AVX-512's eight vectors of 16 lanes, and a tail.
+	const block = 8 * 16
+	const n = 12*block + 5
+	var at []int64
+	for q := range int64(n) {
+		switch {
+		case q < 16, q >= 8*block && (!testing.Short() || q < 9*block+16 || q >= n-5):
+			at = append(at, q)
+		}
+	}
+	for _, dt := range argJITSrcTypes {
+		sz := int64(dt.Size())
+		row := argSrc(r, dt, n)
+		for i := range int64(n) {
+			if x := argElem(row, dt, i); x != x {
+				copy(row[i*sz:(i+1)*sz], make([]byte, sz))
+			}
+		}
+		// index is the interpreter's index of row's first greatest
+		// (least) element.
+		index := func(min bool) int64 {
+			p := &plan.ArgProblem{SrcDT: dt, IdxDT: dtypes.S32, Min: min,
+				Dims: []int64{n}, SrcStrides: []int64{1}, DstStrides: []int64{0}}
+			pl, err := plan.CanonicalizeArg(p)
+			if err != nil {
+				t.Fatalf("%+v: %v", p, err)
+			}
+			idx := make([]byte, 4)
+			if err := interp.RunArg(pl, row, idx); err != nil {
+				t.Fatal(err)
+			}
+			return int64(binary.LittleEndian.Uint32(idx))
+		}
+		for v := range 4 {
+			one := &plan.ArgProblem{SrcDT: dt, IdxDT: dtypes.S32, Min: v&1 != 0, Last: v&2 != 0,
+				Dims: []int64{1, n}, Axis: 1, SrcStrides: []int64{n, 1}, DstStrides: []int64{1, 0}}
+			// The winner w made the row's only one: its ties take the
+			// value of the loser l.
+			w, l := index(one.Min), index(!one.Min)
+			won := bytes.Clone(row)
+			e := func(b []byte, i int64) []byte { return b[i*sz : (i+1)*sz] }
+			for i := range int64(n) {
+				if i != w && bytes.Equal(e(won, i), e(row, w)) {
+					copy(e(won, i), e(row, l))
+				}
+			}
+			p := *one
+			p.Dims = []int64{2 * int64(len(at)), n}
+			pl, err := plan.CanonicalizeArg(&p)
+			if err != nil {
+				t.Fatalf("%+v: %v", p, err)
+			}
+			src := make([]byte, 0, p.Dims[0]*n*sz)
+			for k := range 2 * len(at) {
+				src = append(src, won...)
+				out := src[len(src)-len(won):]
+				q := at[k%len(at)]
+				if k < len(at) {
+					copy(e(out, q), e(out, w))
+					continue
+				}
+				held := bytes.Clone(e(out, q))
+				copy(e(out, q), e(out, w))
+				copy(e(out, w), held)
+			}
+			checkArgSrc(t, pl, src, isas, v%2 == 0)
+		}
+	}
+}
+
+// argElem is element i of b, of dt, as a float64 (integers as their
+// low bits allow: enough to tell a float NaN).
+func argElem(b []byte, dt dtypes.DataType, i int64) float64 {
+	switch {
+	case dt == dtypes.F64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:]))
+	case dt.IsFloat():
+		return float64(dtypes.LoadF32(dt, b, i))
+	}
+	return 0
+}
+
 // TestArgSplitInner checks the plans whose wide Inner the runtime cuts
 // into blocks for threads, against the interpreter on the uncut plan,
 // at several thread counts.
@@ -338,11 +441,7 @@ func TestArgSplitInner(t *testing.T) {
 // vector, row counts of each remainder of the row group, kept loops
 // outside, padded rows, every src and index type, ties and NaNs.
 func TestArgRowByRow(t *testing.T) {
-	isas := argISAs()
-	if len(isas) == 0 {
-		t.Skip("no JIT ISA on this machine")
-	}
-	t.Logf("ISAs: %v", isas)
+	isas := argTestISAs(t)
 	r := rand.New(rand.NewPCG(51, 8))
 	shapes := [][]int64{{64, 256}, {65, 257}, {66, 300}, {67, 511}, {64, 2048}, {67, 2049}, {66, 2063}, {65, 4296}, {99, 1000}, {3, 70, 700}, {2, 68, 2050}}
 	srcTypes := argJITSrcTypes
@@ -388,11 +487,7 @@ func TestArgRowByRow(t *testing.T) {
 // wins, or the last with select_last_index), and +Inf beside -Inf with
 // no NaN. The other elements are few values (ties), -0 and +0.
 func TestArgNaNRerun(t *testing.T) {
-	isas := argISAs()
-	if len(isas) == 0 {
-		t.Skip("no JIT ISA on this machine")
-	}
-	t.Logf("ISAs: %v", isas)
+	isas := argTestISAs(t)
 	r := rand.New(rand.NewPCG(51, 10))
 	nan := float32(math.NaN())
 	inf := float32(math.Inf(1))

@@ -238,6 +238,45 @@ type ArgRowCurs interface {
 	ArgUseRowCur(r int)
 }
 
+// ArgBlockSkipper is optional: an instruction set whose row shape skips
+// the updates of a block of U vectors where none of its elements wins
+// against a bound, the greatest element (least, for ArgMin) of the
+// blocks before, held in every lane. A block is then its loads, a tree of
+// max (min) instructions, one compare and a branch, where each vector
+// would otherwise take a compare and two blends. Skipping is exact: an
+// element that does not beat the bound is not the first greatest (with
+// select_last_index: is less than it, so not the last greatest either),
+// and the accumulators the skipped updates would have raised lose to the
+// one holding the bound. It is offered under the one-compare updates
+// only: under the exact one, a NaN must win wherever it is, and a tree of
+// max instructions may drop it.
+//
+// A bound below the greatest element so far is as exact (only fewer
+// blocks are skipped), so a block that was not skipped lets the
+// ArgSkipRest blocks after it take their updates without the check: on
+// rows that keep rising, such as ascending ones, every check fails and
+// would only add to the updates.
+type ArgBlockSkipper interface {
+	// ArgSkips reports whether blocks may be skipped under the update
+	// last set.
+	ArgSkips() bool
+	// ArgInitBound sets the bound to accumulator 0's values (after
+	// ArgInit(0): the identity).
+	ArgInitBound()
+	// ArgSkipBlock branches to updates while blocks that follow one not
+	// skipped are left unchecked (at most ArgSkipRest of them). Otherwise
+	// it loads the n vectors off(0) .. off(n-1) bytes past the src
+	// pointer, folds them into the NaN witnesses under ArgWatched, and
+	// branches to past unless one of their elements wins against the
+	// bound; where one does, it raises the bound to the block's greatest
+	// (least) element and falls through to the block's updates.
+	ArgSkipBlock(n int64, off func(i int64) int64, updates, past Label)
+}
+
+// ArgSkipRest is how many blocks after one not skipped take their
+// updates unchecked.
+const ArgSkipRest = 7
+
 // argUpdates emits ArgUpdate(i, off(i), V) for accumulators 0..n-1 in
 // turn, two at a time where the instruction set pairs them.
 func argUpdates(e ArgEmitter, n int64, off func(i int64) int64) {
@@ -519,15 +558,30 @@ func argRow(e ArgEmitter, pl *plan.ArgPlan, srcSize int64) {
 	}
 	e.ArgSetCur(0)
 	blocks := pl.R / (u * v)
+	sk, _ := e.(ArgBlockSkipper)
+	skips := sk != nil && blocks > 0 && sk.ArgSkips()
+	if skips {
+		sk.ArgInitBound()
+	}
+	vec := func(i int64) int64 { return i * v * srcSize }
 	Loop(e, blocks, Steps{Src: u * v * srcSize}, func() {
-		argUpdates(e, u, func(i int64) int64 { return i * v * srcSize })
+		if skips {
+			updates, past := e.NewLabel(), e.NewLabel()
+			e.Flush()
+			sk.ArgSkipBlock(u, vec, updates, past)
+			e.PlaceLabel(updates)
+			argUpdates(e, u, vec)
+			e.PlaceLabel(past)
+		} else {
+			argUpdates(e, u, vec)
+		}
 		e.ArgAddCur(u * v)
 	})
 	done := blocks * u * v
 	ptrs := e.Pointers()
 	ptrs.Advance(Steps{Src: srcSize}, done)
 	left := (pl.R - done) / v
-	argUpdates(e, left, func(i int64) int64 { return i * v * srcSize })
+	argUpdates(e, left, vec)
 	ptrs.Advance(Steps{Src: srcSize}, -done)
 	if pl.R%v != 0 {
 		e.ArgSetCur(pl.R - v)

@@ -36,19 +36,21 @@ import (
 // argGen is the generator of one index reduction kernel.
 type argGen struct {
 	*gen
-	apl      *plan.ArgPlan
-	min      bool
-	last     bool
-	cur      int
-	abs      bool // compare |x| (pl.Abs)
-	ints     bool // compare in signed integer lanes (an integer src)
-	w        *argWidth
-	bias     int    // the register of the sign bits flipped into unsigned lanes (0: none)
-	accs     [2]int // accumulators of the row and the column shapes
-	idxBase  int    // register of accumulator 0's indices
-	scr      int16  // the scratch pointer of a row-by-row column (0: none)
-	minMaxOp ops.Kind
-	update   kernelshape.ArgUpdateKind
+	apl       *plan.ArgPlan
+	min       bool
+	last      bool
+	cur       int
+	abs       bool // compare |x| (pl.Abs)
+	ints      bool // compare in signed integer lanes (an integer src)
+	w         *argWidth
+	bias      int    // the register of the sign bits flipped into unsigned lanes (0: none)
+	bound     int    // the register of a row's bound (kernelshape.ArgBlockSkipper; 0: none)
+	unchecked int16  // the general register counting a row's unchecked blocks down
+	accs      [2]int // accumulators of the row and the column shapes
+	idxBase   int    // register of accumulator 0's indices
+	scr       int16  // the scratch pointer of a row-by-row column (0: none)
+	minMaxOp  ops.Kind
+	update    kernelshape.ArgUpdateKind
 	// The NaN witnesses of a src that can hold NaN. On AVX-512: vectors
 	// that sum the loads (wit), or, in a row-by-row column, opmasks
 	// (kwit) that keep the lanes where every load so far was ordered, so
@@ -197,8 +199,11 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 	if kernelshape.ArgUnsigned(pl) {
 		a.bias = g.Tmp()
 	}
+	if kernelshape.ArgShapeOf(pl, a.Lanes()) == kernelshape.ArgRow {
+		a.bound, a.unchecked = g.Tmp(), g.Counter()
+	}
 	switch {
-	case kernelshape.ArgNaNs(pl.SrcDT) && avx512 && a.scr != 0:
+	case kernelshape.ArgNaNs(pl.SrcDT) && avx512 && (a.scr != 0 || a.bound != 0):
 		for i := range argWitnesses {
 			a.kwit = append(a.kwit, kreg(argWitnessK+i))
 		}
@@ -207,7 +212,7 @@ func EmitArg(pl *plan.ArgPlan, avx512 bool) ([]byte, error) {
 		nw := argWitnesses
 		if !avx512 {
 			nw, a.maskWit = 2, true
-			if a.rowCur[1] != 0 {
+			if a.rowCur[1] != 0 || a.bound != 0 {
 				nw = 1
 			}
 		}
@@ -560,18 +565,7 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 // updateOrdered takes the lanes of x that win into u by one ordered
 // compare, and folds x into a witness when watched.
 func (a *argGen) updateOrdered(u, x int) {
-	if a.update == kernelshape.ArgWatched {
-		switch {
-		case len(a.kwit) > 0:
-			k := a.witness()
-			a.op(a.w.cmpF, imm(cmpOrd), a.vr(x), a.vr(x), k, k)
-		case a.maskWit:
-			a.foldUnordered(x, x)
-		default:
-			w := a.vr(a.wit[u%len(a.wit)])
-			a.op(a.w.addF, a.vr(x), w, w)
-		}
-	}
+	a.foldWitness(u, x, x)
 	a.takeOrdered(u, x)
 }
 
@@ -795,6 +789,143 @@ func (a *argGen) ArgFinishRow(n int) {
 	a.hcombineInt(pick, res, t)
 	a.storeLane0(res)
 	a.Release(mk)
+}
+
+// ArgSkips reports whether a row's blocks may be skipped: under the
+// one-compare updates.
+func (a *argGen) ArgSkips() bool { return a.bound != 0 && a.update != kernelshape.ArgExact }
+
+// ArgInitBound sets the bound to accumulator 0's identity, with no block
+// left unchecked.
+func (a *argGen) ArgInitBound() {
+	a.op(x86.AVMOVAPS, a.vr(0), a.vr(a.bound))
+	a.op(x86.AXORL, reg(a.unchecked), reg(a.unchecked))
+}
+
+// ArgSkipBlock loads the block's vectors a pair at a time, folds each
+// pair into a witness and then into the block's greatest (least) lanes b,
+// so that four registers hold the block; it branches past unless a lane
+// of b wins against the bound, and otherwise raises the bound to b's
+// winner, in every lane.
+func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past kernelshape.Label) {
+	// The count of unchecked blocks goes below 0 at the first check and
+	// on from there; a row has fewer than 2^31 blocks.
+	a.op(x86.ADECL, reg(a.unchecked))
+	a.Jump(x86.AJGE, updates)
+	mk := a.Mark()
+	b := a.Tmp()
+	a.loadX(b, off(0), a.Lanes())
+	// take loads vectors i and, with two, i+1, folds them (fold) and
+	// keeps their winner in b.
+	take := func(i int64, two bool, fold func(x, y int)) {
+		mp := a.Mark()
+		x := a.Tmp()
+		a.loadX(x, off(i), a.Lanes())
+		y := x
+		if two {
+			y = a.Tmp()
+			a.loadX(y, off(i+1), a.Lanes())
+		}
+		fold(x, y)
+		if y != x {
+			a.keepBound(x, y)
+		}
+		a.keepBound(b, x)
+		a.Release(mp)
+	}
+	fold := func(x, y int) { a.foldWitness(0, x, y) }
+	if n == 1 {
+		fold(b, b)
+	} else {
+		take(1, false, func(x, _ int) { fold(b, x) })
+	}
+	for i := int64(2); i < n; i += 2 {
+		take(i, i+1 < n, fold)
+	}
+	bv, rv := a.vr(b), a.vr(a.bound)
+	switch {
+	case a.avx512:
+		k := kreg(6)
+		if a.ints {
+			a.op(a.w.cmpI, imm(a.pred(vpcmpNLE, vpcmpNLT, vpcmpLT, vpcmpLE)), rv, bv, k)
+		} else {
+			a.op(a.w.cmpF, imm(a.pred(cmpGTOrd, cmpGE, cmpLTOrd, cmpLE)), rv, bv, k)
+		}
+		a.op(a.w.kortest, k, k)
+		a.Jump(x86.AJEQ, past)
+	case a.ints:
+		// As takeInt: one VPCMPGTx decides, and a lane wins where it
+		// holds (first) or where it does not (select_last_index).
+		m := a.vr(a.Tmp())
+		if a.min == a.last {
+			a.op(a.w.gtI, rv, bv, m)
+		} else {
+			a.op(a.w.gtI, bv, rv, m)
+		}
+		if a.last {
+			a.op(x86.AVMOVMSKPS, m, reg(rScratch))
+			a.op(x86.ACMPL, reg(rScratch), imm(0xFF))
+		} else {
+			a.op(x86.AVPTEST, m, m)
+		}
+		a.Jump(x86.AJEQ, past)
+	default:
+		m := a.vr(a.Tmp())
+		a.op(a.w.cmpF, imm(a.pred(cmpGTOrd, cmpGE, cmpLTOrd, cmpLE)), rv, bv, m)
+		a.op(x86.AVPTEST, m, m)
+		a.Jump(x86.AJEQ, past)
+	}
+	// b's winner in every lane, then the bound's: the chain from one
+	// block's bound to the next is one instruction.
+	laneBytes := 4
+	if a.w.wide {
+		laneBytes = 8
+	}
+	a.butterfly(b, a.Tmp(), laneBytes, a.ints, a.keepBound)
+	a.keepBound(a.bound, b)
+	a.op(x86.AMOVL, imm(kernelshape.ArgSkipRest), reg(a.unchecked))
+	a.Release(mk)
+}
+
+// foldWitness folds the loaded x and y (x twice, or a pair) into a NaN
+// witness under ArgWatched: the next opmask or mask witness, or the sum
+// of accumulator u's.
+func (a *argGen) foldWitness(u, x, y int) {
+	switch {
+	case a.update != kernelshape.ArgWatched:
+	case len(a.kwit) > 0:
+		k := a.witness()
+		a.op(a.w.cmpF, imm(cmpOrd), a.vr(y), a.vr(x), k, k)
+	case a.maskWit:
+		a.foldUnordered(x, y)
+	default:
+		w := a.vr(a.wit[u%len(a.wit)])
+		a.op(a.w.addF, a.vr(x), w, w)
+		if y != x {
+			a.op(a.w.addF, a.vr(y), w, w)
+		}
+	}
+}
+
+// keepBound sets r to the greater (lesser) of r and t in each compared
+// lane, NaNs aside (a block's tree and the bound run watched).
+func (a *argGen) keepBound(r, t int) {
+	switch {
+	case a.w.wide && a.ints:
+		a.keep64(r, t)
+	case a.ints && a.min:
+		a.op(a.w.minI, a.vr(t), a.vr(r), a.vr(r))
+	case a.ints:
+		a.op(a.w.maxI, a.vr(t), a.vr(r), a.vr(r))
+	case a.w.wide && a.min:
+		a.op(x86.AVMINPD, a.vr(t), a.vr(r), a.vr(r))
+	case a.w.wide:
+		a.op(x86.AVMAXPD, a.vr(t), a.vr(r), a.vr(r))
+	case a.min:
+		a.op(x86.AVMINPS, a.vr(t), a.vr(r), a.vr(r))
+	default:
+		a.op(x86.AVMAXPS, a.vr(t), a.vr(r), a.vr(r))
+	}
 }
 
 // broadcast sets every lane of r to v.

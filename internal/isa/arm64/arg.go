@@ -32,6 +32,7 @@ const (
 	opUXTL2S  = 0x2F20A400 // Vd.2D = u64(Vn.2S) (USHLL #0)
 	opUXTL4S  = 0x6F20A400 // Vd.2D = u64(Vn.4S upper half) (USHLL2 #0)
 	opFMAXV   = 0x6E30F800 // Sd = max of Vn's lanes, NaN if any is NaN
+	opUMAXV   = 0x6EB0A800 // Sd = unsigned max of Vn's lanes
 	opFCMPS   = 0x1E202000 // flags of Sn compared with Sm (V: unordered)
 	opCMGT    = 0x4EA03400 // all-ones where signed n > m
 	opCMGE    = 0x4EA03C00 // all-ones where signed n >= m
@@ -69,6 +70,8 @@ type argGen struct {
 	unsigned  bool // the integer lanes hold unsigned values, sign bits flipped
 	w         *argWidth
 	cur       int
+	bound     int   // the register of a row's bound (kernelshape.ArgBlockSkipper; 0: none)
+	unchecked int16 // the general register counting a row's unchecked blocks down
 	scr       int16 // the scratch pointer of a row-by-row column (0: none)
 	update    kernelshape.ArgUpdateKind
 	wit       []int // the NaN witnesses (a src that can hold NaN)
@@ -116,6 +119,9 @@ func EmitArg(pl *plan.ArgPlan) ([]byte, error) {
 		}
 	}
 	a.cur = g.Tmp()
+	if kernelshape.ArgShapeOf(pl, a.Lanes()) == kernelshape.ArgRow {
+		a.bound, a.unchecked = g.Tmp(), g.Counter()
+	}
 	if kernelshape.ArgNaNs(pl.SrcDT) {
 		for range argWitnesses {
 			a.wit = append(a.wit, g.Tmp())
@@ -253,17 +259,7 @@ func (a *argGen) index() int {
 func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	mk := a.Mark()
 	x, m, t := a.Tmp(), a.Tmp(), a.Tmp()
-	switch {
-	case a.w.wide:
-		a.load64(x, at(rSrc, off), n)
-	case a.ints:
-		a.loadS32(x, at(rSrc, off), n)
-	default:
-		a.load(a.SrcDT, x, at(rSrc, off), n)
-		if a.abs {
-			a.word(rr(a.w.fabs, x, x))
-		}
-	}
+	a.loadX(x, off, n)
 	hi, lo := x, u // ArgMax: x wins over u when larger
 	if a.min {
 		hi, lo = u, x
@@ -303,6 +299,124 @@ func (a *argGen) ArgUpdate(u int, off int64, n int) {
 	a.vop(arm64.AVBIT, arr16B, u, x, m)
 	a.vop(arm64.AVBIT, arr16B, argIdx+u, a.index(), m)
 	a.Release(mk)
+}
+
+// loadX loads n elements off bytes past src into x, as compared (|x|
+// with pl.Abs).
+func (a *argGen) loadX(x int, off int64, n int) {
+	switch {
+	case a.w.wide:
+		a.load64(x, at(rSrc, off), n)
+	case a.ints:
+		a.loadS32(x, at(rSrc, off), n)
+	default:
+		a.load(a.SrcDT, x, at(rSrc, off), n)
+		if a.abs {
+			a.word(rr(a.w.fabs, x, x))
+		}
+	}
+}
+
+// ArgSkips reports whether a row's blocks may be skipped: under the
+// one-compare updates.
+func (a *argGen) ArgSkips() bool { return a.bound != 0 && a.update != kernelshape.ArgExact }
+
+// ArgInitBound sets the bound to accumulator 0's identity, with no block
+// left unchecked.
+func (a *argGen) ArgInitBound() {
+	a.vmov(a.bound, 0)
+	a.movImm(a.unchecked, 0)
+}
+
+// ArgSkipBlock loads the block's vectors and keeps their greatest
+// (least) lanes in b by a tree of FMAX (FMIN; SMAX, SMIN; keep64), which
+// keeps a NaN, so that b alone is folded into a witness; it branches
+// past unless a lane of b wins against the bound (the compare's lanes
+// folded by UMAXV: all-ones is a NaN to FCMP), and otherwise raises the
+// bound to b's winner, in every lane.
+func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past kernelshape.Label) {
+	// The count of unchecked blocks goes below 0 at the first check and
+	// on from there.
+	a.op3(arm64.ASUBS, imm(1), a.unchecked, reg(a.unchecked))
+	a.Jump(arm64.ABGE, updates)
+	mk := a.Mark()
+	xs := make([]int, n)
+	for i := range xs {
+		xs[i] = a.Tmp()
+		a.loadX(xs[i], off(int64(i)), a.Lanes())
+	}
+	m := a.Tmp()
+	for step := 1; step < len(xs); step *= 2 {
+		for i := 0; i+step < len(xs); i += 2 * step {
+			a.keepBound(xs[i], xs[i+step], m)
+		}
+	}
+	b := xs[0]
+	if a.update == kernelshape.ArgWatched {
+		w := a.wit[0]
+		a.fop(a.w.fmax, w, w, b)
+	}
+	hi, lo := b, a.bound // ArgMax: b wins when greater
+	if a.min {
+		hi, lo = a.bound, b
+	}
+	cmp := a.w.fgt
+	switch {
+	case a.ints && a.last:
+		cmp = a.w.ge
+	case a.ints:
+		cmp = a.w.gt
+	case a.last:
+		cmp = a.w.fge
+	}
+	a.fop(cmp, m, hi, lo)
+	a.word(rr(opUMAXV, m, m))
+	a.word(rrr(opFCMPS, 0, m, m))
+	a.Jump(arm64.ABVC, past)
+	// b's winner in every lane, then the bound's: the chain from one
+	// block's bound to the next is one instruction.
+	a.hkeep(b, a.Tmp(), m)
+	a.keepBound(a.bound, b, m)
+	a.movImm(a.unchecked, kernelshape.ArgSkipRest)
+	a.Release(mk)
+}
+
+// keepBound sets r to the winner of r and x in each compared lane (m is
+// clobbered): FMAX or FMIN, which keep a NaN; SMAX or SMIN; keep64.
+func (a *argGen) keepBound(r, x, m int) {
+	switch {
+	case a.w.wide:
+		a.keep64(r, x, m)
+	case a.ints && a.min:
+		a.word(rrr(opSMIN, r, r, x))
+	case a.ints:
+		a.word(rrr(opSMAX, r, r, x))
+	case a.min:
+		a.fop(opFMIN, r, r, x)
+	default:
+		a.fop(opFMAX, r, r, x)
+	}
+}
+
+// hkeep sets every lane of w to the winner of its lanes (t and m are
+// clobbered): keep64 with the other lane, SMAXV or SMINV, or the NaN-wins
+// HCombine.
+func (a *argGen) hkeep(w, t, m int) {
+	switch {
+	case a.w.wide:
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 1), varng(t, arr2D))
+		a.keep64(w, t, m)
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 0), varng(w, arr2D))
+	case a.ints:
+		across := uint32(opSMAXV)
+		if a.min {
+			across = opSMINV
+		}
+		a.word(rr(across, w, w))
+		a.op(arm64.AVDUP, velem(w, arm64.ARNG_S, 0), v4s(w))
+	default:
+		a.HCombine(w)
+	}
 }
 
 // loadS32 loads n integer elements (V, or bcast) at x into r as s32
@@ -410,31 +524,10 @@ func (a *argGen) ArgFinishRow(n int) {
 	mk := a.Mark()
 	w, t, m, lane, res := a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp()
 	a.vmov(w, 0)
-	switch {
-	case a.w.wide:
-		for u := 1; u < n; u++ {
-			a.keep64(w, u, m)
-		}
-		// The other lane, then the winner in both.
-		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 1), varng(t, arr2D))
-		a.keep64(w, t, m)
-		a.op(arm64.AVDUP, velem(w, arm64.ARNG_D, 0), varng(w, arr2D))
-	case a.ints:
-		keep, across := uint32(opSMAX), uint32(opSMAXV)
-		if a.min {
-			keep, across = opSMIN, opSMINV
-		}
-		for u := 1; u < n; u++ {
-			a.word(rrr(keep, w, w, u))
-		}
-		a.word(rr(across, w, w))
-		a.op(arm64.AVDUP, velem(w, arm64.ARNG_S, 0), v4s(w))
-	default:
-		for u := 1; u < n; u++ {
-			a.combine(w, u)
-		}
-		a.HCombine(w)
+	for u := 1; u < n; u++ {
+		a.keepBound(w, u, m)
 	}
+	a.hkeep(w, t, m)
 	// The lanes' offsets, 0 .. V-1 (in 2D lanes, each held twice).
 	lo, hi := int64(1<<32), int64(3<<32|2)
 	if a.w.wide {

@@ -667,6 +667,7 @@ func TestNativeWords(t *testing.T) {
 		{rr(opABS2D, 4, 29), "abs v4.2d, v29.2d"},
 		{rrr(opFMAXP2D, 7, 20, 25), "fmaxp v7.2d, v20.2d, v25.2d"},
 		{rrr(opFCMPD, 0, 13, 13), "fcmp d13, d13"},
+		{rr(opUMAXV, 6, 29), "umaxv s6, v29.4s"},
 		{rrr(opAND, 21, 21, 19), "and v21.16b, v21.16b, v19.16b"},
 		{rrr(opORR, 1, 30, 9), "orr v1.16b, v30.16b, v9.16b"},
 		{rrr(opEOR, 2, 3, 31), "eor v2.16b, v3.16b, v31.16b"},
