@@ -52,12 +52,12 @@ type argGen struct {
 	minMaxOp  ops.Kind
 	update    kernelshape.ArgUpdateKind
 	// The NaN witnesses of a src that can hold NaN. On AVX-512: vectors
-	// that sum the loads (wit), or, in a row-by-row column, opmasks
-	// (kwit) that keep the lanes where every load so far was ordered, so
-	// that one compare folds two loaded vectors (ArgUpdatePair) and
-	// infinities never look like a NaN; the rows and the columns held in
-	// registers keep the sums, where the compares would crowd the
-	// updates' own. On AVX2 (maskWit): vectors that OR in the lanes an
+	// that sum the loads (wit), or, in a row-by-row column and in rows,
+	// opmasks (kwit) that keep the lanes where every load so far was
+	// ordered, so that one compare folds two loaded vectors
+	// (ArgUpdatePair, a row's skipped block) and infinities never look
+	// like a NaN; the columns held in registers keep the sums, where the
+	// compares would crowd the updates' own. On AVX2 (maskWit): vectors that OR in the lanes an
 	// unordered compare finds, one compare for each pair of loaded
 	// vectors (ArgUpdatePair). An OR's chain is a third of an add's, and
 	// AVX2's compares and adds share the vector pipes that the blends
@@ -93,9 +93,9 @@ var (
 )
 
 // argWitnesses is how many NaN witnesses a float src's kernel folds its
-// loads into, in turn (AVX2: two vectors, one in a row-by-row column):
-// each chain of adds or masked compares is then a fraction of a row's or
-// a block's loads long.
+// loads into, in turn (AVX2: two vectors, one in a row-by-row column and
+// in rows): each chain of adds or masked compares is then a fraction of a
+// row's or a block's loads long.
 const argWitnesses = 4
 
 // argWitnessK is the first opmask register of AVX-512's witnesses; the
