@@ -296,9 +296,8 @@ func words(b []byte, dt dtypes.DataType) []int64 {
 // (kernelshape.ArgBlockSkipper) on every ISA here: each row of a problem
 // is one row of data, its winner made its only one, with the winner
 // copied (the first half of the rows) or moved (the second half) to one
-// element, so that each lane of the
-// blocks that hold those elements is in turn the only one that ties with,
-// or beats, the bound. The elements are the first few and those from
+// element, so that each lane of the blocks that hold those elements is
+// in turn the only one that ties with, or beats, the bound. The elements are the first few and those from
 // the ninth of AVX-512's blocks on, which are checked after the first
 // block and the ArgSkipRest unchecked ones after it (-short: the ninth
 // block and the tail). The data holds no NaN, so that the kernels keep
@@ -320,7 +319,7 @@ func TestArgSkippedBlocks(t *testing.T) {
 		sz := int64(dt.Size())
 		row := argSrc(r, dt, n)
 		for i := range int64(n) {
-			if x := argElem(row, dt, i); x != x {
+			if argNaN(row, dt, i) {
 				copy(row[i*sz:(i+1)*sz], make([]byte, sz))
 			}
 		}
@@ -376,16 +375,15 @@ func TestArgSkippedBlocks(t *testing.T) {
 	}
 }
 
-// argElem is element i of b, of dt, as a float64 (integers as their
-// low bits allow: enough to tell a float NaN).
-func argElem(b []byte, dt dtypes.DataType, i int64) float64 {
+// argNaN reports whether element i of b, of dt, is a NaN.
+func argNaN(b []byte, dt dtypes.DataType, i int64) bool {
 	switch {
 	case dt == dtypes.F64:
-		return math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:]))
+		return math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(b[i*8:])))
 	case dt.IsFloat():
-		return float64(dtypes.LoadF32(dt, b, i))
+		return math.IsNaN(float64(dtypes.LoadF32(dt, b, i)))
 	}
-	return 0
+	return false
 }
 
 // TestArgSplitInner checks the plans whose wide Inner the runtime cuts

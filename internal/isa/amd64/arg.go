@@ -57,8 +57,8 @@ type argGen struct {
 	// ordered, so that one compare folds two loaded vectors
 	// (ArgUpdatePair, a row's skipped block) and infinities never look
 	// like a NaN; the columns held in registers keep the sums, where the
-	// compares would crowd the updates' own. On AVX2 (maskWit): vectors that OR in the lanes an
-	// unordered compare finds, one compare for each pair of loaded
+	// compares would crowd the updates' own. On AVX2 (maskWit): vectors
+	// that OR in the lanes an unordered compare finds, one compare for each pair of loaded
 	// vectors (ArgUpdatePair). An OR's chain is a third of an add's, and
 	// AVX2's compares and adds share the vector pipes that the blends
 	// leave (Zen), where a compare per pair is half an add per vector.
@@ -828,9 +828,9 @@ func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past ke
 		}
 		fold(x, y)
 		if y != x {
-			a.keepBound(x, y)
+			a.keepLanes(x, y)
 		}
-		a.keepBound(b, x)
+		a.keepLanes(b, x)
 		a.Release(mp)
 	}
 	fold := func(x, y int) { a.foldWitness(0, x, y) }
@@ -877,12 +877,8 @@ func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past ke
 	}
 	// b's winner in every lane, then the bound's: the chain from one
 	// block's bound to the next is one instruction.
-	laneBytes := 4
-	if a.w.wide {
-		laneBytes = 8
-	}
-	a.butterfly(b, a.Tmp(), laneBytes, a.ints, a.keepBound)
-	a.keepBound(a.bound, b)
+	a.butterfly(b, a.Tmp(), int(kernelshape.ArgLaneBytes(a.SrcDT)), a.ints, a.keepLanes)
+	a.keepLanes(a.bound, b)
 	a.op(x86.AMOVL, imm(kernelshape.ArgSkipRest), reg(a.unchecked))
 	a.Release(mk)
 }
@@ -907,9 +903,10 @@ func (a *argGen) foldWitness(u, x, y int) {
 	}
 }
 
-// keepBound sets r to the greater (lesser) of r and t in each compared
-// lane, NaNs aside (a block's tree and the bound run watched).
-func (a *argGen) keepBound(r, t int) {
+// keepLanes sets r to the greater (lesser) of r and t in each compared
+// lane, NaNs aside: a row's blocks are skipped only under the one-compare
+// updates, whose witnesses catch a NaN.
+func (a *argGen) keepLanes(r, t int) {
 	switch {
 	case a.w.wide && a.ints:
 		a.keep64(r, t)

@@ -348,7 +348,7 @@ func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past ke
 	m := a.Tmp()
 	for step := 1; step < len(xs); step *= 2 {
 		for i := 0; i+step < len(xs); i += 2 * step {
-			a.keepBound(xs[i], xs[i+step], m)
+			a.keepLanes(xs[i], xs[i+step], m)
 		}
 	}
 	b := xs[0]
@@ -376,14 +376,14 @@ func (a *argGen) ArgSkipBlock(n int64, off func(i int64) int64, updates, past ke
 	// b's winner in every lane, then the bound's: the chain from one
 	// block's bound to the next is one instruction.
 	a.hkeep(b, a.Tmp(), m)
-	a.keepBound(a.bound, b, m)
+	a.keepLanes(a.bound, b, m)
 	a.movImm(a.unchecked, kernelshape.ArgSkipRest)
 	a.Release(mk)
 }
 
-// keepBound sets r to the winner of r and x in each compared lane (m is
+// keepLanes sets r to the winner of r and x in each compared lane (m is
 // clobbered): FMAX or FMIN, which keep a NaN; SMAX or SMIN; keep64.
-func (a *argGen) keepBound(r, x, m int) {
+func (a *argGen) keepLanes(r, x, m int) {
 	switch {
 	case a.w.wide:
 		a.keep64(r, x, m)
@@ -525,7 +525,7 @@ func (a *argGen) ArgFinishRow(n int) {
 	w, t, m, lane, res := a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp(), a.Tmp()
 	a.vmov(w, 0)
 	for u := 1; u < n; u++ {
-		a.keepBound(w, u, m)
+		a.keepLanes(w, u, m)
 	}
 	a.hkeep(w, t, m)
 	// The lanes' offsets, 0 .. V-1 (in 2D lanes, each held twice).
