@@ -316,3 +316,25 @@ func BenchmarkWideLogSumExp(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParallelHandOff measures what a parallel Run pays to share
+// its calls: four calls of a fixed duration (none, or 2 µs of spinning),
+// on one thread and on two. Two threads' time above half of one's is
+// the hand-off: the offer, the claim and the join.
+func BenchmarkParallelHandOff(b *testing.B) {
+	for _, d := range []time.Duration{0, 2 * time.Microsecond} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("call=%v/threads=%d", d, threads), func(b *testing.B) {
+				for b.Loop() {
+					if err := Parallel(threads, 4, func(int, int64) error {
+						for end := time.Now().Add(d); time.Now().Before(end); {
+						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -15,8 +15,10 @@ import (
 
 var (
 	poolMu  sync.Mutex
-	started int                 // workers running (they never exit)
+	started atomic.Int64        // workers running (they never exit)
+	parked  atomic.Int64        // workers waiting on wake, or about to
 	pending atomic.Pointer[job] // the latest job offered to helpers, or nil
+	offers  atomic.Uint64       // jobs offered so far: each job's seq
 	wake    = make(chan struct{}, maxWorkers)
 	threads atomic.Int64 // the thread count SetThreads set; 0: GOMAXPROCS
 )
@@ -28,6 +30,35 @@ const maxWorkers = 256
 // before it parks. Waking a parked goroutine takes tens of µs, as long as
 // a whole 1 MiB call; back-to-back Runs find a spinning worker at once.
 const spinFor = 100 * time.Microsecond
+
+// yieldEvery is how long a spinning goroutine polls before it lets the
+// scheduler run another. A yield takes the scheduler's global lock: a
+// yield per poll, by the caller and the worker at once, made each
+// parallel Run's hand-off cost as much as a small call.
+const yieldEvery = 5 * time.Microsecond
+
+// spin polls ready until it reports true, and then reports true, or
+// until spinFor has passed, and then reports false.
+func spin(ready func() bool) bool {
+	now := time.Now()
+	deadline, yield := now.Add(spinFor), now.Add(yieldEvery)
+	for polls := 1; ; polls++ {
+		if ready() {
+			return true
+		}
+		if polls%64 != 0 {
+			continue
+		}
+		now = time.Now()
+		if now.After(deadline) {
+			return false
+		}
+		if now.After(yield) {
+			runtime.Gosched()
+			yield = now.Add(yieldEvery)
+		}
+	}
+}
 
 // Threads returns the number of threads a Run may use (itself plus
 // workers): SetThreads's count, or by default GOMAXPROCS as it is now,
@@ -52,9 +83,12 @@ func SetThreads(n int) int {
 // ensureWorkers starts workers until n are running.
 func ensureWorkers(n int) {
 	n = min(n, maxWorkers)
+	if started.Load() >= int64(n) {
+		return
+	}
 	poolMu.Lock()
 	defer poolMu.Unlock()
-	for ; started < n; started++ {
+	for ; started.Load() < int64(n); started.Add(1) {
 		go worker()
 	}
 }
@@ -63,20 +97,39 @@ func ensureWorkers(n int) {
 // spins for spinFor after each job looking for the next, then parks until
 // an offer wakes it.
 func worker() {
+	// The offer this worker tried last, by number: a pointer would keep
+	// the job's buffers reachable while the worker is parked.
+	var tried uint64
+	fresh := func() bool {
+		j := pending.Load()
+		return j != nil && j.seq != tried
+	}
 	for {
-		deadline := time.Now().Add(spinFor)
-		for time.Now().Before(deadline) {
-			if j := pending.Load(); j != nil {
-				if lane, ok := j.claim(); ok {
-					j.work(lane)
-					j.finished.Add(1)
-					j.wg.Done()
-					deadline = time.Now().Add(spinFor)
-				}
+		for spin(fresh) {
+			j := pending.Load()
+			if j == nil || j.seq == tried {
+				continue
 			}
-			runtime.Gosched()
+			// One try per job: slots only ever decrease, so a job
+			// with none free now will have none later.
+			tried = j.seq
+			if lane, ok := j.claim(); ok {
+				j.work(lane)
+				// finished first: the caller spins on it and returns
+				// without touching wg, which only a caller that
+				// stopped spinning waits on.
+				j.finished.Add(1)
+				j.wg.Done()
+			}
 		}
-		<-wake
+		// An offer stores its job before it counts the parked workers,
+		// and a worker counts itself before it looks for a job once more:
+		// either the offer wakes this worker or the worker sees the job.
+		parked.Add(1)
+		if !fresh() {
+			<-wake
+		}
+		parked.Add(-1)
 	}
 }
 
@@ -90,12 +143,13 @@ func offer(j *job, n int) {
 	ensureWorkers(n)
 	j.slots.Store(int64(n))
 	j.offered = n
+	j.seq = offers.Add(1)
 	j.wg.Add(n)
 	pending.Store(j)
-	for range n {
+	for range min(int64(n), parked.Load()) {
 		select {
 		case wake <- struct{}{}:
-		default: // every worker is awake already
+		default: // every parked worker has a wake-up already
 		}
 	}
 }
@@ -104,7 +158,7 @@ func offer(j *job, n int) {
 // only for the workers that did, and returns how many helped.
 func retract(j *job) int {
 	pending.CompareAndSwap(j, nil)
-	left := j.slots.Swap(0)
+	left := max(j.slots.Swap(0), 0) // claims that came too late leave it below 0
 	j.wg.Add(-int(left))
 	return j.offered - int(left)
 }
@@ -114,25 +168,21 @@ func retract(j *job) int {
 // and parking the caller only to be woken a moment later would add the
 // scheduler's wake-up latency to every parallel Run.
 func (j *job) wait(n int) {
-	deadline := time.Now().Add(spinFor)
-	for j.finished.Load() < int64(n) && time.Now().Before(deadline) {
-		runtime.Gosched()
+	if !spin(func() bool { return j.finished.Load() >= int64(n) }) {
+		j.wg.Wait()
 	}
-	j.wg.Wait()
 }
 
 // claim takes a free slot of j, if any, and returns the lane it owns
-// (1..offered; the caller owns lane 0).
+// (1..offered; the caller owns lane 0). One atomic add, not a load and
+// a compare-and-swap: each is a cache line's trip from the caller's
+// core, and the claim is on every parallel Run's path.
 func (j *job) claim() (int, bool) {
-	for {
-		n := j.slots.Load()
-		if n <= 0 {
-			return 0, false
-		}
-		if j.slots.CompareAndSwap(n, n-1) {
-			return int(n), true
-		}
+	n := j.slots.Add(-1)
+	if n < 0 {
+		return 0, false
 	}
+	return int(n) + 1, true
 }
 
 // Parallel runs do(w, t) for every call t in [0, calls) on up to threads

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/gdnn/gdnn/internal/execmem"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/plan"
@@ -360,17 +362,30 @@ func (j *job) call(w int, t int64) error {
 // goroutine works its own lane first and then takes calls from the other
 // lanes: work never waits for a helper that comes late or not at all.
 // Which goroutine runs a call never changes its result.
+//
+// The fields are grouped by who writes them, each group on cache lines
+// of its own: a line written on one core and read on another makes a
+// trip between them, which costs as much as a small call.
 type job struct {
-	x        execution
-	ph       *phase
-	ents     []*entry
-	lanes    []lane
-	slots    atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
+	// Written by the caller before the offer; read by all.
+	x       execution
+	ph      *phase
+	ents    []*entry
+	lanes   []lane
+	offered int
+	seq     uint64 // the offer's number, from 1
+	do      func(w int, t int64) error
+	err     atomic.Pointer[error] // written only when a call fails
+	_       cpu.CacheLinePad
+
+	// Written by the claims and retract.
+	slots atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
+	wg    sync.WaitGroup
+	_     cpu.CacheLinePad
+
+	// Written by the helpers as they finish; polled by the caller.
 	finished atomic.Int64 // helpers done with the job (see wait)
-	offered  int
-	wg       sync.WaitGroup
-	err      atomic.Pointer[error]
-	do       func(w int, t int64) error
+	_        cpu.CacheLinePad
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
