@@ -63,3 +63,37 @@ func TestNormCallAllocs(t *testing.T) {
 		jit.SetThreads(prev)
 	}
 }
+
+// TestArgMaxCallAllocs: a cached ArgMax on one thread allocates
+// nothing, and a parallel one its job, lanes and calls' closure (3). More
+// would mean its key moved to the heap again or was boxed for a lookup
+// (each a few hundred bytes per call), or an error wrapper's variable was
+// allocated on the way out of a call that succeeded.
+func TestArgMaxCallAllocs(t *testing.T) {
+	if kerneltest.RaceDetector {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	for _, threads := range []int{1, 2} {
+		prev := jit.SetThreads(threads)
+		for _, dims := range [][]int{{8, 16}, {8, 32000}} {
+			src, dst := argBenchData(dims, 1)
+			if err := ArgMax(dst, src, dims, 1); err != nil { // compiles
+				t.Fatal(err)
+			}
+			n := testing.AllocsPerRun(10, func() {
+				if err := ArgMax(dst, src, dims, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			want := 0.0
+			if threads > 1 && dims[1] > 16 {
+				want = 3
+			}
+			if n > want {
+				t.Errorf("ArgMax of %v on %d threads: %v allocations per call, want at most %v", dims, threads, n, want)
+			}
+			t.Logf("ArgMax of %v on %d threads: %v allocations per call", dims, threads, n)
+		}
+		jit.SetThreads(prev)
+	}
+}

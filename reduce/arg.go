@@ -4,8 +4,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -98,15 +96,6 @@ type argKey struct {
 	isa        uint8
 }
 
-// argKernels caches index kernels by problem, up to the capacity
-// SetCacheCapacity sets; past that a call compiles its kernel each time.
-// A kernel owns its machine code, apart from jit's kernel cache, and
-// unmaps it when the garbage collector frees the kernel.
-var (
-	argKernels    sync.Map
-	argKernelsLen atomic.Int64
-)
-
 // argRun is ArgMax's and ArgMin's path: resolve the types, shape and
 // options into a problem, check the slices hold its spans, find or
 // compile its kernel and run it. axis is an int64, ONNX's attribute as
@@ -149,12 +138,14 @@ func argRun[I Index, S ArgSrc](fn string, min bool, dst []I, src []S, dims []int
 	ak := argKey{dims: k.dims, srcStrides: k.srcStrides, dstStrides: k.dstStrides, srcDT: srcDT, idxDT: idxDT,
 		rank: k.rank, min: min, last: s.last, isa: uint8(isa)}
 	ak.axis = uint8(ax)
-	var kern *jit.ArgKernel
-	if c, ok := argKernels.Load(ak); ok {
-		kern = c.(*jit.ArgKernel)
-	} else {
+	cache.mu.RLock()
+	kern := cache.arg[ak]
+	cache.mu.RUnlock()
+	if kern == nil {
+		// Copies: slices of k's arrays would move k, which every call
+		// builds, to the heap.
 		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{Min: min, Last: s.last, SrcDT: srcDT, IdxDT: idxDT,
-			Dims: k.dims[:r:r], SrcStrides: k.srcStrides[:r:r], DstStrides: k.dstStrides[:r:r], Axis: ax})
+			Dims: slices.Clone(k.dims[:r]), SrcStrides: slices.Clone(k.srcStrides[:r]), DstStrides: slices.Clone(k.dstStrides[:r]), Axis: ax})
 		if err != nil {
 			return argInCall(fn, err)
 		}
@@ -209,8 +200,11 @@ func (k *key) setArgShape(fn string, dims []int, axis int64, s *settings) (int, 
 // renamed names the call fn in an error that speaks of op's function
 // (fn's settings and element types are resolved as op's).
 func renamed(err error, op Op, fn string) error {
+	if err == nil {
+		return nil // before e, which errors.As moves to the heap
+	}
 	var e *status.Error
-	if err == nil || !errors.As(err, &e) {
+	if !errors.As(err, &e) {
 		return err
 	}
 	return status.Errorf(e.Status, "%s", strings.Replace(e.Msg, "reduce."+op.String(), "reduce."+fn, 1))
@@ -218,8 +212,11 @@ func renamed(err error, op Op, fn string) error {
 
 // argInCall names the call in an error of the layers below.
 func argInCall(fn string, err error) error {
+	if err == nil {
+		return nil // before e, which errors.As moves to the heap
+	}
 	var e *status.Error
-	if err == nil || !errors.As(err, &e) {
+	if !errors.As(err, &e) {
 		return err
 	}
 	msg := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(e.Msg, "plan: "), "jit: "), "interp: ")

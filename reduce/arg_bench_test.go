@@ -36,6 +36,18 @@ func BenchmarkArgMax(b *testing.B) {
 	}
 }
 
+// BenchmarkArgMaxCall measures what an ArgMax call costs apart from
+// its kernel: [8,16], whose kernel runs in a few ns.
+func BenchmarkArgMaxCall(b *testing.B) {
+	dims := []int{8, 16}
+	src, dst := argBenchData(dims, 1)
+	for b.Loop() {
+		if err := ArgMax(dst, src, dims, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkArgMaxInterp is BenchmarkArgMax on the interpreter (the
 // ISA capped to none), one thread, over the shapes the Go scan takes.
 func BenchmarkArgMaxInterp(b *testing.B) {

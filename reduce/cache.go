@@ -22,11 +22,19 @@ type compiled struct {
 // any lock. When the cache is full, a new entry replaces one chosen at
 // random (Go's map order): no bookkeeping on the hit path, and a working
 // set larger than the capacity still finds most of its entries.
+//
+// ArgMax's and ArgMin's kernels are kept apart, in arg, under the same
+// bound; when arg is full, a call past it compiles its own kernel. A
+// kernel there owns its machine code, apart from jit's kernel
+// cache, and unmaps it when the garbage collector frees the kernel. Both
+// maps are typed: a key boxed into an interface, as a sync.Map's is,
+// would cost an allocation and a hash through its type on every call.
 var cache = struct {
 	mu  sync.RWMutex
 	m   map[key]*compiled
+	arg map[argKey]*jit.ArgKernel
 	cap int
-}{m: map[key]*compiled{}, cap: DefaultCacheCapacity}
+}{m: map[key]*compiled{}, arg: map[argKey]*jit.ArgKernel{}, cap: DefaultCacheCapacity}
 
 // SetCacheCapacity bounds the cache to n problems (negative counts as 0;
 // 0 compiles every call) and returns the previous bound. Entries beyond
@@ -44,15 +52,12 @@ func SetCacheCapacity(n int) int {
 		}
 		delete(cache.m, k)
 	}
-	argKernels.Range(func(k, _ any) bool {
-		if argKernelsLen.Load() <= int64(n) {
-			return false
+	for k := range cache.arg {
+		if len(cache.arg) <= n {
+			break
 		}
-		if _, ok := argKernels.LoadAndDelete(k); ok {
-			argKernelsLen.Add(-1)
-		}
-		return true
-	})
+		delete(cache.arg, k)
+	}
 	return prev
 }
 
@@ -64,10 +69,8 @@ func SetCacheCapacity(n int) int {
 func keepArgKernel(ak argKey, kern *jit.ArgKernel, stamp int64) {
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
-	if argKernelsLen.Load() < int64(cache.cap) && jit.CapStamp() == stamp {
-		if _, loaded := argKernels.LoadOrStore(ak, kern); !loaded {
-			argKernelsLen.Add(1)
-		}
+	if _, ok := cache.arg[ak]; !ok && len(cache.arg) < cache.cap && jit.CapStamp() == stamp {
+		cache.arg[ak] = kern
 	}
 }
 

@@ -198,30 +198,48 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64) (int, error) {
 		}
 		calls = (top.Size + chunk - 1) / chunk
 	}
-	do := func(_ int, t int64) error {
-		first := t * chunk
-		a := plan.Args{
-			Src:   uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(first*top.SrcStride*int64(pl.SrcDT.Size())),
-			Dst:   uintptr(unsafe.Pointer(unsafe.SliceData(dst))) + uintptr(first*top.DstStride*int64(pl.IdxDT.Size())),
-			Count: min(chunk, top.Size-first),
-		}
-		if k.rows {
-			ia := indexArgs.Get().(*plan.IndexArgs)
-			ia.Args = a
-			k.code.Call(unsafe.Pointer(ia))
-			indexArgs.Put(ia)
-		} else {
-			k.code.Call(unsafe.Pointer(&a))
-		}
-		runtime.KeepAlive(src)
-		runtime.KeepAlive(dst)
-		// k's finalizer unmaps its code: k must outlive every call of it.
-		runtime.KeepAlive(k)
-		if countCalls.Load() {
-			countISACall(k.isa)
-		}
-		return nil
-	}
+	c := argCalls{k: k, src: src, dst: dst, top: top, chunk: chunk}
 	n := Threads()
-	return int(min(int64(n), calls)), Parallel(n, calls, do)
+	if n <= 1 || calls <= 1 {
+		// Not through Parallel, which keeps its calls' closure in a job
+		// on the heap: one allocation per call of the kernel.
+		return 1, serial(calls, c.call)
+	}
+	return int(min(int64(n), calls)), Parallel(n, calls, c.call)
+}
+
+// argCalls is one run of an ArgKernel cut into calls: call t runs the
+// code over iterations [t·chunk, (t+1)·chunk) of the plan's outermost
+// loop top.
+type argCalls struct {
+	k        *ArgKernel
+	src, dst []byte
+	top      plan.Loop
+	chunk    int64
+}
+
+func (c argCalls) call(_ int, t int64) error {
+	k, pl := c.k, c.k.pl
+	first := t * c.chunk
+	a := plan.Args{
+		Src:   uintptr(unsafe.Pointer(unsafe.SliceData(c.src))) + uintptr(first*c.top.SrcStride*int64(pl.SrcDT.Size())),
+		Dst:   uintptr(unsafe.Pointer(unsafe.SliceData(c.dst))) + uintptr(first*c.top.DstStride*int64(pl.IdxDT.Size())),
+		Count: min(c.chunk, c.top.Size-first),
+	}
+	if k.rows {
+		ia := indexArgs.Get().(*plan.IndexArgs)
+		ia.Args = a
+		k.code.Call(unsafe.Pointer(ia))
+		indexArgs.Put(ia)
+	} else {
+		k.code.Call(unsafe.Pointer(&a))
+	}
+	runtime.KeepAlive(c.src)
+	runtime.KeepAlive(c.dst)
+	// k's finalizer unmaps its code: k must outlive every call of it.
+	runtime.KeepAlive(k)
+	if countCalls.Load() {
+		countISACall(k.isa)
+	}
+	return nil
 }

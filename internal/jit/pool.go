@@ -185,6 +185,20 @@ func (j *job) claim() (int, bool) {
 	return int(n) + 1, true
 }
 
+// serial is Parallel on one thread: every call on the calling goroutine.
+// It does not keep do, so that a closure made for it can stay on the
+// caller's stack.
+func serial(calls int64, do func(w int, t int64) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(&err)
+	for t := range calls {
+		if err := do(0, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Parallel runs do(w, t) for every call t in [0, calls) on up to threads
 // goroutines (Threads(), say): the caller and idle pool workers, each
 // owning a contiguous lane of calls first (see job). w, below threads,
@@ -199,14 +213,7 @@ func (j *job) claim() (int, bool) {
 // would be.
 func Parallel(threads int, calls int64, do func(w int, t int64) error) (err error) {
 	if threads <= 1 || calls <= 1 {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer catchFault(&err)
-		for t := range calls {
-			if err := do(0, t); err != nil {
-				return err
-			}
-		}
-		return nil
+		return serial(calls, do)
 	}
 	j := &job{do: do}
 	helpers := int(min(int64(threads-1), calls-1))
