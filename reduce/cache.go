@@ -25,10 +25,10 @@ type compiled struct {
 //
 // ArgMax's and ArgMin's kernels are kept apart, in arg, under the same
 // bound; when arg is full, a call past it compiles its own kernel. A
-// kernel there owns its machine code, apart from jit's kernel
-// cache, and unmaps it when the garbage collector frees the kernel. Both
-// maps are typed: a key boxed into an interface, as a sync.Map's is,
-// would cost an allocation and a hash through its type on every call.
+// kernel there owns its machine code, apart from jit's kernel cache, and
+// unmaps it when the garbage collector frees the kernel. Both maps are
+// typed: a key boxed into an interface, as a sync.Map's is, would cost
+// an allocation and a hash through its type on every call.
 var cache = struct {
 	mu  sync.RWMutex
 	m   map[key]*compiled

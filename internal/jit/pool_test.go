@@ -75,7 +75,10 @@ func TestParallelDoesNotRetainJobs(t *testing.T) {
 		buf := new([1 << 16]byte)
 		runtime.SetFinalizer(buf, func(*[1 << 16]byte) { freed.Store(true) })
 		var helped atomic.Int32
-		for helped.Load() == 0 {
+		for deadline := time.Now().Add(5 * time.Second); helped.Load() == 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("no worker helped a Run of 64 calls in 5 s")
+			}
 			if err := Parallel(2, 64, func(w int, c int64) error {
 				if w > 0 {
 					helped.Add(1)
