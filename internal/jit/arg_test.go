@@ -507,6 +507,15 @@ func TestArgNaNRerun(t *testing.T) {
 		{[]int64{1, 32000}, 1, [][2]int64{{0, 168}}},
 		{[]int64{3, 1000}, 1, [][2]int64{{1, 120}}},
 		{[]int64{1, 32000}, 1, [][2]int64{{0, 16*100 + 60}}},
+		// The same for 64-bit lanes: the second vector of each pair of an
+		// AVX-512 block (eight vectors of eight, 64 elements), the last
+		// two also the second vector of AVX2's second pair (a block of
+		// four vectors of four), then that of AVX2's first pair.
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 64*100 + 8}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 64*110 + 24 + 3}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 64*120 + 40 + 5}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 64*130 + 56 + 7}}},
+		{[]int64{1, 32000}, 1, [][2]int64{{0, 64*150 + 4}}},
 		// Columns (axis 0) held in registers: the first, last, tail column.
 		{[]int64{50, 200}, 0, [][2]int64{{0, 0}}},
 		{[]int64{50, 200}, 0, [][2]int64{{49, 199}}},
