@@ -211,7 +211,7 @@ func serial(calls int64, do func(w int, t int64) error) (err error) {
 // short calls (a chunked normalization of a few hundred µs) is not
 // delayed by waking a parked goroutine, as a goroutine started per Run
 // would be.
-func Parallel(threads int, calls int64, do func(w int, t int64) error) (err error) {
+func Parallel(threads int, calls int64, do func(w int, t int64) error) error {
 	if threads <= 1 || calls <= 1 {
 		return serial(calls, do)
 	}

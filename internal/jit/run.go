@@ -229,15 +229,8 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 }
 
 // inline runs every call of ph on the calling goroutine.
-func (x *execution) inline(ph *phase, ents []*entry) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer catchFault(&err)
-	for t := int64(0); t < ph.tasks; t++ {
-		if err := x.task(ph, ents, t); err != nil {
-			return err
-		}
-	}
-	return nil
+func (x *execution) inline(ph *phase, ents []*entry) error {
+	return serial(ph.tasks, func(_ int, t int64) error { return x.task(ph, ents, t) })
 }
 
 // catchFault turns a panic during the calls, above all a memory fault in
