@@ -623,39 +623,70 @@ func TestNilPartition(t *testing.T) {
 	}
 }
 
-// A decomposed LayerNorm partition's Execute allocates a few objects
-// (the run's closure, scratch slots, a parallel job), as many for a
-// tensor of many chunks as for one of one chunk: nothing per chunk.
+// A decomposed LayerNorm partition's Execute allocates nothing where it
+// runs on one thread, for lack of threads or of chunks to share ([2 8
+// 64] is one chunk), and a fixed few objects where two threads share it
+// (the pool's job, the workers' closures and their copies of the
+// buffers and operand list), as many for a tensor of many chunks as
+// for one of a few: nothing per chunk.
 func TestNormPatternExecuteAllocs(t *testing.T) {
-	if kerneltest.RaceDetector {
-		t.Skip("allocation counts are not meaningful under the race detector")
-	}
 	f32 := dtypes.F32
-	allocs := func(dims []int64) float64 {
+	checkExecuteAllocs(t, 7, func(dims []int64) (*Partition, map[uint64][]byte) {
 		pg := newPatternGraph(t, f32)
 		y := layerNormOps([]int64{-1}, []int64{-1}, 1, false)(pg, graph.NewLogicalTensor(1, f32, dims), graph.NewLogicalTensor(2, f32, []int64{1}))
 		pg.bin(graph.Multiply, y, graph.NewLogicalTensor(3, f32, dims[len(dims)-1:])) // by gamma
 		must(t, pg.g.Finalize())
-		p := onlySupported(t, pg.g, Fusion)
+		return onlySupported(t, pg.g, Fusion), map[uint64][]byte{2: {0xac, 0xc5, 0x27, 0x37}} // eps 1e-5
+	}, []int64{2, 8, 64}, []int64{16, 64, 768}, []int64{64, 64, 768})
+}
+
+// A masked pooling partition (a Multiply before its ReduceMean, run as
+// a pre-op program) allocates nothing per Execute on one thread, and a
+// fixed few objects on two, whatever its chunks: its operands stay on
+// the caller's stack, and nothing is made per chunk.
+func TestMaskedPoolingExecuteAllocs(t *testing.T) {
+	f32 := dtypes.F32
+	checkExecuteAllocs(t, 6, func(dims []int64) (*Partition, map[uint64][]byte) {
+		x, mask := graph.NewLogicalTensor(1, f32, dims), graph.NewLogicalTensor(2, f32, []int64{dims[0], dims[1], 1})
+		return onlySupported(t, maskedGraph(t, graph.ReduceMean, x, mask, []int64{1}, false, false, true), Fusion), nil
+	}, []int64{2, 8, 64}, []int64{8, 128, 384}, []int64{64, 128, 384})
+}
+
+// checkExecuteAllocs counts the allocations of an Execute of the
+// partition build makes over dims (inputs of 0s but for those given by
+// id): none for one of one chunk, small; for large and huge, of many
+// chunks, none on one thread, and on two at most shared and as many for
+// huge as for large.
+func checkExecuteAllocs(t *testing.T, shared float64, build func(dims []int64) (*Partition, map[uint64][]byte), small, large, huge []int64) {
+	t.Helper()
+	if kerneltest.RaceDetector {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	allocs := func(dims []int64) float64 {
+		p, given := build(dims)
 		data := map[uint64][]byte{}
 		for _, lt := range p.Inputs() {
 			n, err := MemSize(lt)
 			must(t, err)
 			data[lt.ID] = make([]byte, n)
+			copy(data[lt.ID], given[lt.ID])
 		}
-		copy(data[2], []byte{0xac, 0xc5, 0x27, 0x37}) // eps 1e-5
 		c, in, outs := executable(t, p, data)
 		must(t, c.Execute(in, outs))
 		return testing.AllocsPerRun(10, func() { must(t, c.Execute(in, outs)) })
 	}
 	for _, threads := range []int{1, 2} {
 		prev := jit.SetThreads(threads)
-		small, large := allocs([]int64{2, 8, 64}), allocs([]int64{16, 64, 768})
+		s, l, h := allocs(small), allocs(large), allocs(huge)
 		jit.SetThreads(prev)
-		t.Logf("%d threads: %v allocations per Execute of [2 8 64], %v of [16 64 768]", threads, small, large)
-		if small > 6 || large > 8 || (threads == 1 && small != large) {
-			t.Errorf("%d threads: Execute allocates %v times per call of [2 8 64], %v of [16 64 768]; want at most 6 and 8, alike on one thread",
-				threads, small, large)
+		t.Logf("%d threads: %v allocations per Execute of %v, %v of %v, %v of %v", threads, s, small, l, large, h, huge)
+		most := 0.0
+		if threads > 1 {
+			most = shared
+		}
+		if s != 0 || l > most || h != l {
+			t.Errorf("%d threads: Execute allocates %v times per call of %v, %v of %v, %v of %v; want 0, at most %v, and as many as %v",
+				threads, s, small, l, large, h, huge, most, large)
 		}
 	}
 }

@@ -90,28 +90,44 @@ func (ct Cut) Start(c int64) int64 {
 // caller and jit's pool workers); the first error stops the others
 // before their next chunk and is returned. Each goroutine takes what it
 // keeps between its chunks (its scratch, which f may replace through s)
-// from kept, the zero S when kept has none left, and puts it back after:
+// from kept, a zero S when kept has none left, and puts it back after:
 // taken from a Stash, not made by a function of the caller's, so that a
 // Run allocates a fixed few objects whatever its chunks.
+//
+// f goes to the heap with the pool's job, and with it whatever it refers
+// to; a caller whose run needs one thread (ct.Threads(threads) is 1) can
+// call Serial instead, which keeps neither.
 func Run[S any](ct Cut, threads int, kept *Stash[S], f func(s *S, c int64) error) error {
-	threads = int(min(int64(max(threads, 1)), ct.N))
-	type slot struct {
-		s   S
-		got bool
-	}
-	slots := make([]slot, threads)
+	threads = ct.Threads(threads)
+	held := make([]*S, threads)
 	err := jit.Parallel(threads, ct.N, func(w int, c int64) error {
-		sl := &slots[w]
-		if !sl.got {
-			sl.s, sl.got = kept.Get(), true
+		if held[w] == nil {
+			held[w] = kept.Get()
 		}
-		return f(&sl.s, c)
+		return f(held[w], c)
 	})
-	for _, sl := range slots {
-		if sl.got {
-			kept.Put(sl.s)
+	for _, s := range held {
+		if s != nil {
+			kept.Put(s)
 		}
 	}
+	return err
+}
+
+// Threads is how many of threads a Run of ct uses: no more than its
+// chunks, and at least one.
+func (ct Cut) Threads(threads int) int {
+	return int(min(int64(max(threads, 1)), max(ct.N, 1)))
+}
+
+// Serial is Run on the calling goroutine alone, with one item from kept.
+// It keeps neither f nor what f refers to, so that a caller's closure
+// for it, and the variables the closure refers to, stay on the caller's
+// stack: a run of one thread allocates nothing for its hand-off.
+func Serial[S any](ct Cut, kept *Stash[S], f func(s *S, c int64) error) error {
+	s := kept.Get()
+	err := jit.Serial(ct.N, func(_ int, c int64) error { return f(s, c) })
+	kept.Put(s)
 	return err
 }
 
@@ -120,25 +136,30 @@ func Run[S any](ct Cut, threads int, kept *Stash[S], f func(s *S, c int64) error
 // takes any item: a Pool keeps an item put by a goroutine on one P
 // where a goroutine on another P cannot take it, and the scratch would
 // be allocated again on many Runs. It holds at most as many items as
-// Runs ever used at once. The zero Stash is empty and ready.
+// Runs ever used at once, each by pointer, so that a Run hands out what
+// it took without a copy to the heap. The zero Stash is empty and ready.
 type Stash[S any] struct {
 	mu    sync.Mutex
-	items []S
+	items []*S
 }
 
-// Get returns a kept item, or the zero S when none is left.
-func (s *Stash[S]) Get() S {
+// Get returns a kept item, or a new zero S when none is left.
+func (s *Stash[S]) Get() *S {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var it S
-	if n := len(s.items); n > 0 {
-		it, s.items = s.items[n-1], s.items[:n-1]
+	n := len(s.items)
+	if n == 0 {
+		s.mu.Unlock()
+		return new(S)
 	}
+	it := s.items[n-1]
+	s.items[n-1] = nil
+	s.items = s.items[:n-1]
+	s.mu.Unlock()
 	return it
 }
 
 // Put keeps it for a later Get.
-func (s *Stash[S]) Put(it S) {
+func (s *Stash[S]) Put(it *S) {
 	s.mu.Lock()
 	s.items = append(s.items, it)
 	s.mu.Unlock()

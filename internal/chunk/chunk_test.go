@@ -2,8 +2,11 @@ package chunk
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
+
+	"github.com/gdnn/gdnn/internal/kerneltest"
 )
 
 func TestChoose(t *testing.T) {
@@ -107,16 +110,87 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestSerial(t *testing.T) {
+	var kept Stash[int]
+	var order []int64
+	err := Serial(Cut{0, 3, 5}, &kept, func(s *int, c int64) error {
+		*s++
+		order = append(order, c)
+		return nil
+	})
+	if err != nil || !slices.Equal(order, []int64{0, 1, 2, 3, 4}) {
+		t.Errorf("chunks run %v (%v), want 0 to 4 in order", order, err)
+	}
+	// One state served every chunk and is back in the stash.
+	if len(kept.items) != 1 || *kept.items[0] != 5 {
+		t.Errorf("the stash holds %d states after a serial run, want one that saw 5 chunks", len(kept.items))
+	}
+	boom := errors.New("boom")
+	ran := 0
+	err = Serial(Cut{0, 1, 10}, &kept, func(_ *int, c int64) error {
+		ran++
+		if c == 3 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || ran != 4 || len(kept.items) != 1 {
+		t.Errorf("error at chunk 3: %v after %d chunks, %d states kept; want it after 4, one kept", err, ran, len(kept.items))
+	}
+}
+
+// TestSerialAllocs: a serial run keeps neither its closure nor what the
+// closure refers to, so a caller's closure over its own variables stays
+// on its stack; once the stash holds a state, a run allocates nothing.
+func TestSerialAllocs(t *testing.T) {
+	if kerneltest.RaceDetector {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	var kept Stash[[]byte]
+	local := [4]int64{1, 2, 3, 4}
+	sum := int64(0)
+	run := func() {
+		if err := Serial(Cut{0, 1, 4}, &kept, func(s *[]byte, c int64) error {
+			if *s == nil {
+				*s = make([]byte, 64)
+			}
+			sum += local[c]
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("a serial run allocates %v objects, want 0", n)
+	}
+	if sum != 10*22 {
+		t.Errorf("the runs summed %d, want %d", sum, 10*22)
+	}
+}
+
+func TestCutThreads(t *testing.T) {
+	for _, c := range []struct {
+		n             int64
+		threads, want int
+	}{{1, 8, 1}, {3, 2, 2}, {3, 8, 3}, {5, 0, 1}, {0, 4, 1}} {
+		if got := (Cut{0, 1, c.n}).Threads(c.threads); got != c.want {
+			t.Errorf("%d chunks on %d threads: %d threads, want %d", c.n, c.threads, got, c.want)
+		}
+	}
+}
+
 func TestStash(t *testing.T) {
-	var s Stash[*int]
-	if s.Get() != nil {
-		t.Fatal("an empty stash gives an item")
+	var s Stash[int]
+	z1, z2 := s.Get(), s.Get()
+	if z1 == nil || z2 == nil || z1 == z2 || *z1 != 0 || *z2 != 0 {
+		t.Fatal("an empty stash does not give new zero items")
 	}
 	a, b := new(int), new(int)
 	s.Put(a)
 	s.Put(b)
 	got := map[*int]bool{s.Get(): true, s.Get(): true}
-	if !got[a] || !got[b] || s.Get() != nil {
+	if !got[a] || !got[b] || len(s.items) != 0 {
 		t.Errorf("the stash gave %v back for %p and %p", got, a, b)
 	}
 	// Items put by one goroutine are taken by any other.

@@ -203,7 +203,7 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64) (int, error) {
 	if n <= 1 || calls <= 1 {
 		// Not through Parallel, which keeps its calls' closure in a job
 		// on the heap: one allocation per call of the kernel.
-		return 1, serial(calls, c.call)
+		return 1, Serial(calls, c.call)
 	}
 	return int(min(int64(n), calls)), Parallel(n, calls, c.call)
 }

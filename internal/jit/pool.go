@@ -185,10 +185,10 @@ func (j *job) claim() (int, bool) {
 	return int(n) + 1, true
 }
 
-// serial is Parallel on one thread: every call on the calling goroutine.
-// It does not keep do, so that a closure made for it can stay on the
-// caller's stack.
-func serial(calls int64, do func(w int, t int64) error) (err error) {
+// Serial is Parallel on one thread: every call on the calling goroutine,
+// with the same errors. It does not keep do, so that a closure made for
+// it can stay on the caller's stack, where Parallel's goes to the heap.
+func Serial(calls int64, do func(w int, t int64) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer catchFault(&err)
 	for t := range calls {
@@ -213,7 +213,7 @@ func serial(calls int64, do func(w int, t int64) error) (err error) {
 // would be.
 func Parallel(threads int, calls int64, do func(w int, t int64) error) error {
 	if threads <= 1 || calls <= 1 {
-		return serial(calls, do)
+		return Serial(calls, do)
 	}
 	j := &job{do: do}
 	helpers := int(min(int64(threads-1), calls-1))

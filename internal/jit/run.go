@@ -230,7 +230,7 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 
 // inline runs every call of ph on the calling goroutine.
 func (x *execution) inline(ph *phase, ents []*entry) error {
-	return serial(ph.tasks, func(_ int, t int64) error { return x.task(ph, ents, t) })
+	return Serial(ph.tasks, func(_ int, t int64) error { return x.task(ph, ents, t) })
 }
 
 // catchFault turns a panic during the calls, above all a memory fault in

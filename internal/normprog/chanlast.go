@@ -65,7 +65,7 @@ type chanLast struct {
 	round                       int64        // images per round
 	full, last                  *chanKernels // a block's, the image's last shorter block's (nil: none)
 	scratch                     chunk.Stash[chanScratch]
-	runs                        chunk.Stash[*chanRun]
+	runs                        chunk.Stash[chanRun]
 }
 
 // chanKernels are one block size's kernels.
@@ -291,12 +291,16 @@ func (cl *chanLast) kernelsOf(blk int64) *chanKernels {
 	return cl.full
 }
 
-// run normalizes b.Src into b.Dst with epsilon eps; b is checked.
-func (cl *chanLast) run(b *Buffers, srcDT, dstDT dtypes.DataType, eps float32) error {
+// run normalizes b.Src into b.Dst with epsilon eps and the binary
+// operands bins; b is checked.
+func (cl *chanLast) run(caller *Buffers, bins [][]byte, srcDT, dstDT dtypes.DataType, eps float32) error {
+	// The workers' closures go to the heap, and with them what they refer
+	// to: copies, so that the caller's Buffers and operand list stay on
+	// its stack (see Program.run).
+	b := new(Buffers)
+	*b = *caller
+	b.Bins = slices.Clone(bins)
 	r := cl.runs.Get()
-	if r == nil {
-		r = &chanRun{}
-	}
 	defer cl.runs.Put(r)
 	c, g := cl.chans, cl.groups
 	r.stats = slices.Grow(r.stats[:0], int(cl.round*cl.blocks*g*2))[:cl.round*cl.blocks*g*2]

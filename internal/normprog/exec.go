@@ -164,7 +164,7 @@ func (e *Exec) RunEps(b norm.Buffers, eps []byte, bins [][]byte, threads int) er
 			return err
 		}
 	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Eps: eps, Bins: bins})
+	return e.prog.run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Eps: eps}, bins)
 }
 
 // RunResidual runs a problem of NewResidual: b.Src receives the sum
@@ -182,8 +182,8 @@ func (e *Exec) RunResidual(b norm.Buffers, x, skip, bias []byte, bins [][]byte) 
 		// rows of no element, and nothing else.
 		return e.ref.Run(b, 1)
 	}
-	return e.prog.Run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats, Bins: bins,
-		X: x, Skip: skip, Bias: bias})
+	return e.prog.run(Buffers{Src: b.Src, Dst: b.Dst, Gamma: b.Gamma, Beta: b.Beta, Mean: b.Mean, Var: b.Var, Stats: b.Stats,
+		X: x, Skip: skip, Bias: bias}, bins)
 }
 
 // Impl names what runs the problem: the Program's kernels ("jit:avx512",

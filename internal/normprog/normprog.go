@@ -618,10 +618,22 @@ type Buffers struct {
 // an InvalidArguments error; dst may be src itself, but overlap it no
 // other way (see inplace.go).
 func (p *Program) Run(b Buffers) error {
+	bins := b.Bins
+	b.Bins = nil
+	return p.run(b, bins)
+}
+
+// run is Run with the binary operands apart from b, whose Bins it does
+// not read. The buffers in b go on to kernels that hold them in state on
+// the heap, and escape analysis, which does not tell one field of a
+// struct from another, would send the array of a Bins along with them:
+// an allocation per call where a caller keeps its operand list in an
+// array on its stack, as Exec's callers do.
+func (p *Program) run(b Buffers, bins [][]byte) error {
 	if p == nil || p.full == nil && p.cl == nil {
 		return status.Errorf(status.InvalidArguments, "normprog: Run of a nil program")
 	}
-	if err := p.checkBuffers(&b); err != nil {
+	if err := p.checkBuffers(&b, bins); err != nil {
 		return err
 	}
 	if p.cl != nil {
@@ -629,24 +641,37 @@ func (p *Program) Run(b Buffers) error {
 		if p.d.EpsDT != dtypes.Undef {
 			eps = dtypes.LoadF32(p.d.EpsDT, b.Eps, 0) // checked by checkBuffers
 		}
-		return p.cl.run(&b, p.d.SrcDT, p.d.DstDT, eps)
+		return p.cl.run(&b, bins, p.d.SrcDT, p.d.DstDT, eps)
 	}
 	if in, n := p.wholeCopy(&b); in != nil {
-		return runOnWholeCopy(in, n, func() error { return p.runChunks(&b) })
+		return runOnWholeCopy(in, n, func() error { return p.runChunks(&b, bins) })
 	}
-	return p.runChunks(&b)
+	return p.runChunks(&b, bins)
 }
 
-// runChunks runs every chunk of the program over b.
-func (p *Program) runChunks(b *Buffers) error {
-	return chunk.Run(chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}, jit.Threads(), &p.scratch, func(s *[][]byte, c int64) error {
-		ps := p.full
-		if p.last != nil && c == p.nChunks-1 {
-			ps = p.last
-		}
-		*s = grow(*s, ps.scratch)
-		return p.runChunk(ps, c, s, b)
-	})
+// runChunks runs every chunk of the program over b, with bins the
+// binary operands.
+func (p *Program) runChunks(b *Buffers, bins [][]byte) error {
+	cut := chunk.Cut{Dim: p.chunkDim, Size: p.chunk, N: p.nChunks}
+	if threads := jit.Threads(); cut.Threads(threads) > 1 {
+		// The workers read copies, which go to the heap with their
+		// closure; b and bins, and a one-thread run's closure, stay on
+		// the stack.
+		hb, hbins := *b, slices.Clone(bins)
+		return chunk.Run(cut, threads, &p.scratch, func(s *[][]byte, c int64) error { return p.runChunkOf(c, s, &hb, hbins) })
+	}
+	return chunk.Serial(cut, &p.scratch, func(s *[][]byte, c int64) error { return p.runChunkOf(c, s, b, bins) })
+}
+
+// runChunkOf runs chunk c with the passes it takes, the last chunk's
+// where it is shorter.
+func (p *Program) runChunkOf(c int64, s *[][]byte, b *Buffers, bins [][]byte) error {
+	ps := p.full
+	if p.last != nil && c == p.nChunks-1 {
+		ps = p.last
+	}
+	*s = grow(*s, ps.scratch)
+	return p.runChunk(ps, c, s, b, bins)
 }
 
 // grow returns scratch buffers of at least sizes bytes, reusing bufs.
@@ -663,8 +688,9 @@ func grow(bufs [][]byte, sizes []int64) [][]byte {
 	return bufs
 }
 
-// runChunk runs chunk c's passes, with its worker's scratch buffers.
-func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
+// runChunk runs chunk c's passes, with its worker's scratch buffers and
+// bins the binary operands (b.Bins is not read: see run).
+func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers, bins [][]byte) error {
 	scratch := *s
 	d := &p.d
 	start := int64(0)
@@ -698,7 +724,7 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 			return at(b.Stats, d.Stats.Strides, dtypes.F32)
 		case rBin:
 			op := binaryOp(d.PostOps, r.i)
-			return at(b.Bins[r.i], op.BinStrides, op.BinDT)
+			return at(bins[r.i], op.BinStrides, op.BinDT)
 		case rScratch:
 			return scratch[r.i]
 		case rDqZero:
@@ -726,7 +752,7 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers) error {
 		if d.Beta != nil {
 			bs = append(bs, buf(ref{rBeta, 0}))
 		}
-		for i := range len(b.Bins) {
+		for i := range len(bins) {
 			bs = append(bs, buf(ref{rBin, i}))
 		}
 		if d.Mean != nil {

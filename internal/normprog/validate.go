@@ -210,8 +210,9 @@ func span(dims, strides []int64, size int64) int64 {
 
 // checkBuffers refuses buffers shorter than the spans the program
 // addresses, and outputs that overlap inputs other than in place (see
-// checkAliasing).
-func (p *Program) checkBuffers(b *Buffers) error {
+// checkAliasing); bins are the binary post-ops' operands (b.Bins is not
+// read: see run).
+func (p *Program) checkBuffers(b *Buffers, bins [][]byte) error {
 	d := &p.d
 	short := func(name string, buf []byte, strides []int64, dt dtypes.DataType) error {
 		if need := span(d.Dims, strides, int64(dt.Size())); int64(len(buf)) < need {
@@ -247,16 +248,16 @@ func (p *Program) checkBuffers(b *Buffers) error {
 		if !op.Kind.IsBinary() {
 			continue
 		}
-		if nb >= len(b.Bins) {
-			return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have more", len(b.Bins))
+		if nb >= len(bins) {
+			return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have more", len(bins))
 		}
-		if err := short("binary operand", b.Bins[nb], op.BinStrides, op.BinDT); err != nil {
+		if err := short("binary operand", bins[nb], op.BinStrides, op.BinDT); err != nil {
 			return err
 		}
 		nb++
 	}
-	if nb != len(b.Bins) {
-		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(b.Bins), nb)
+	if nb != len(bins) {
+		return status.Errorf(status.InvalidArguments, "normprog: %d binary operand buffers given, the post-ops have %d", len(bins), nb)
 	}
 	if err := p.checkEps(b.Eps); err != nil {
 		return err

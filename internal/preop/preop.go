@@ -189,12 +189,18 @@ func (p *Program) Run(src, dst, op []byte, bins [][]byte) error {
 	if len(bins) != p.d.Problem.BinaryCount() {
 		return status.Errorf(status.InvalidArguments, "preop: %d binary operand buffers given, the post-ops have %d", len(bins), p.d.Problem.BinaryCount())
 	}
-	// The workers read the operand list from a copy: bins itself may
-	// stay on the caller's stack.
-	var binArr [plan.MaxBinary][]byte
-	bs := binArr[:copy(binArr[:], bins)]
-	return chunk.Run(p.cut, jit.Threads(), &p.scratch, func(s *[]byte, c int64) error {
-		return p.runChunk(c, s, src, dst, op, bs)
+	if threads := jit.Threads(); p.cut.Threads(threads) > 1 {
+		// The workers' closure goes to the heap, and with it what it
+		// refers to: the operand list is a copy, so that bins, and a
+		// one-thread run's closure, stay on the caller's stack.
+		var binArr [plan.MaxBinary][]byte
+		bs := binArr[:copy(binArr[:], bins)]
+		return chunk.Run(p.cut, threads, &p.scratch, func(s *[]byte, c int64) error {
+			return p.runChunk(c, s, src, dst, op, bs)
+		})
+	}
+	return chunk.Serial(p.cut, &p.scratch, func(s *[]byte, c int64) error {
+		return p.runChunk(c, s, src, dst, op, bins)
 	})
 }
 
