@@ -652,6 +652,21 @@ func TestMaskedPoolingExecuteAllocs(t *testing.T) {
 	}, []int64{2, 8, 64}, []int64{8, 128, 384}, []int64{64, 128, 384})
 }
 
+// A residual LayerNorm partition with a bias whose sum is an output too
+// (the inputs and outputs its aliasing check lists) allocates nothing
+// per Execute on one thread either, and a fixed few on two.
+func TestResidualNormExecuteAllocs(t *testing.T) {
+	checkExecuteAllocs(t, 6, func(dims []int64) (*Partition, map[uint64][]byte) {
+		rg := residualGraph{kind: graph.LayerNorm, dims: dims, dt: dtypes.F32, sumDT: dtypes.F32, bias: true, readSum: true}
+		parts, err := Get(rg.build(t), Fusion)
+		must(t, err)
+		if !parts[0].IsSupported() || len(parts[0].Outputs()) != 2 {
+			t.Fatalf("%v: partitions %v; want the residual sum, its bias and the norm fused, the sum an output", rg, parts)
+		}
+		return parts[0], nil
+	}, []int64{2, 8, 64}, []int64{16, 64, 768}, []int64{64, 64, 768})
+}
+
 // checkExecuteAllocs counts the allocations of an Execute of the
 // partition build makes over dims (inputs of 0s but for those given by
 // id): none for one of one chunk, small; for large and huge, of many

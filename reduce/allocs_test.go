@@ -9,7 +9,7 @@ import (
 )
 
 // TestNormCallAllocs: a one-call normalization of a problem seen before
-// allocates nothing where it runs on one thread, whether for lack of
+// (an ONNX node's too) allocates nothing where it runs on one thread, whether for lack of
 // threads or of chunks to share ([8 16 64] is one chunk): no cache key,
 // description, chunk or closure goes to the heap. Shared by two threads,
 // a call allocates a fixed few objects (the pool's job and lanes, the
@@ -19,6 +19,7 @@ func TestNormCallAllocs(t *testing.T) {
 	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
+	var onnxSoftmax, onnxSoftmax11, onnxLayerNorm ONNXNorm
 	calls := func(dims []int) map[string]func() error {
 		n := dims[0] * dims[1] * dims[2]
 		x, y := make([]float32, n), make([]float32, n)
@@ -30,13 +31,35 @@ func TestNormCallAllocs(t *testing.T) {
 		for i := range mask {
 			mask[i] = float32(i % 2)
 		}
+		chans := make([]float32, dims[1])
 		return map[string]func() error{
 			"Softmax":     func() error { return Softmax(y, x, dims, -1) },
+			"LogSoftmax":  func() error { return LogSoftmax(y, x, dims, -1) },
 			"LayerNorm":   func() error { return LayerNorm(y, x, gamma, beta, dims, -1, 1e-5) },
 			"RMSNorm":     func() error { return RMSNorm(y, x, gamma, dims, -1, 1e-5) },
+			"GroupNorm":   func() error { return GroupNorm(y, x, chans, chans, dims, 4, 1, 1e-5) },
 			"LpNormalize": func() error { return LpNormalize(y, x, dims, -1, 2, 1e-12) },
 			"MaskedMean":  func() error { return MaskedMean(y[:dims[0]*dims[2]], x, mask, dims, 1) },
+			"ONNX Softmax": func() error {
+				return RunONNXNorm(onnxSoftmax, y, x, []float32(nil), nil, dims)
+			},
+			"ONNX Softmax 11, coerced to 2-D": func() error {
+				return RunONNXNorm(onnxSoftmax11, y, x, []float32(nil), nil, dims)
+			},
+			"ONNX LayerNormalization": func() error {
+				return RunONNXNorm(onnxLayerNorm, y, x, gamma, beta, dims)
+			},
 		}
+	}
+	var err error
+	if onnxSoftmax, err = NewONNXNorm("Softmax", 13); err != nil {
+		t.Fatal(err)
+	}
+	if onnxSoftmax11, err = NewONNXNorm("Softmax", 11); err != nil {
+		t.Fatal(err)
+	}
+	if onnxLayerNorm, err = NewONNXNorm("LayerNormalization", 17); err != nil {
+		t.Fatal(err)
 	}
 	// A bound on the few: more would mean something per call or per chunk
 	// was allocated again (a key, a description, a chunk's operand list).
@@ -69,6 +92,48 @@ func TestNormCallAllocs(t *testing.T) {
 		}
 		jit.SetThreads(prev)
 	}
+}
+
+// TestNormCallAllocsOneThread: the normalizations that share their work
+// by other means than the chunks of TestNormCallAllocs allocate nothing
+// on one thread either: GroupNorm over channels-last data, which runs in
+// rounds of images (shared by threads, it allocates a few objects a
+// round), and a run in place that copies its whole src first (in the
+// interpreter, whose passes would otherwise read what they overwrote).
+func TestNormCallAllocsOneThread(t *testing.T) {
+	if kerneltest.RaceDetector {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	defer jit.SetThreads(jit.SetThreads(1))
+	allocs := func(name string, f func() error) {
+		t.Helper()
+		if err := f(); err != nil { // compiles
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := testing.AllocsPerRun(10, func() {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Logf("%s: %v allocations per call", name, n)
+		if n != 0 {
+			t.Errorf("%s: %v allocations per call on one thread, want 0", name, n)
+		}
+	}
+	for _, images := range []int{1, 64, 512} {
+		dims := []int{images, 256, 64}
+		x, y := make([]float32, images*256*64), make([]float32, images*256*64)
+		gamma := make([]float32, 64)
+		allocs(fmt.Sprintf("GroupNorm channels last %v", dims), func() error { return GroupNorm(y, x, gamma, gamma, dims, 4, -1, 1e-5) })
+	}
+	prev := jit.SetMaxISA(jit.None)
+	defer jit.SetMaxISA(prev)
+	dims := []int{1, 21, 64, 64}
+	x, xc := make([]float32, 21*64*64), make([]float32, 21*64*64)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	allocs("LogSoftmax in place over channels, interpreted", func() error { copy(xc, x); return LogSoftmax(xc, xc, dims, 1) })
 }
 
 // TestArgMaxCallAllocs: a cached ArgMax on one thread allocates

@@ -61,6 +61,16 @@ var onnxNormSince = map[string]int{
 	"InstanceNormalization": 1, "LpNormalization": 1, "MeanVarianceNormalization": 9,
 }
 
+// onnxNormFuncs names RunONNXNorm in its errors by op type, built once
+// so that a call does not build it.
+var onnxNormFuncs = func() map[string]string {
+	m := map[string]string{}
+	for op := range onnxNormSince {
+		m[op] = "RunONNXNorm(" + op + ")"
+	}
+	return m
+}()
+
 // NewONNXNorm returns the node of ONNX op type opType at opset, with
 // ONNX's default attributes. An op type that is not one of ONNXNorm's, or
 // an opset before the op existed, is an InvalidArguments error; an opset
@@ -108,7 +118,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	if err := n.check(); err != nil {
 		return err
 	}
-	fn := "RunONNXNorm(" + n.OpType + ")"
+	fn := onnxNormFuncs[n.OpType] // checked: one of onnxNormSince's
 	// InfAsZero and SoftmaxStats are gdnn's Softmax options, which no
 	// ONNX node carries: refuse them by name here, before the options
 	// are resolved with no op kind (which would call them Softmax's, as
@@ -125,10 +135,13 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	if err := s.apply(fn, 0, dropStats(opts)); err != nil {
 		return err
 	}
-	wantParams := map[string][2]bool{ // scale, bias: required?
-		"LayerNormalization": {true, false}, "RMSNormalization": {true, false},
-		"GroupNormalization": {true, true}, "InstanceNormalization": {true, true},
-	}[n.OpType]
+	var wantParams [2]bool // scale, bias: required?
+	switch n.OpType {
+	case "LayerNormalization", "RMSNormalization":
+		wantParams = [2]bool{true, false}
+	case "GroupNormalization", "InstanceNormalization":
+		wantParams = [2]bool{true, true}
+	}
 	takes := n.OpType == "LayerNormalization" || n.OpType == "GroupNormalization" || n.OpType == "InstanceNormalization"
 	switch {
 	case wantParams[0] && scale == nil:
@@ -169,7 +182,8 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if err := onnxElements(fn, dims, len(x), len(y), s.hasSrcStr); err != nil {
 			return err
 		}
-		return runNorm(fn, k, y, x, []float32(nil), nil, []int{prodInts(dims[:ax]), prodInts(dims[ax:])}, 1, 0, 0, opts)
+		d2 := [2]int{prodInts(dims[:ax]), prodInts(dims[ax:])}
+		return runNorm(fn, k, y, x, []float32(nil), nil, d2[:], 1, 0, 0, opts)
 	case "LayerNormalization":
 		return onnxLayerNorm(fn, n, y, x, scale, bias, dims, opts)
 	case "RMSNormalization":
@@ -189,22 +203,13 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 			if err := onnxElements(fn, dims, len(x), len(y), s.hasSrcStr); err != nil {
 				return err
 			}
-			// Per group: each group's value spread over its channels.
-			per := int64(dims[1]) / n.NumGroups
 			// Each named in its error: either may be the wrong one.
-			for _, p := range []struct {
-				name string
-				v    *[]P
-			}{{"scale", &scale}, {"bias", &bias}} {
-				if int64(len(*p.v)) != n.NumGroups {
-					return status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; at opset %d scale and bias hold one value per group: %d",
-						fn, p.name, len(*p.v), n.Opset, n.NumGroups)
-				}
-				wide := make([]P, dims[1])
-				for c := range wide {
-					wide[c] = (*p.v)[int64(c)/per]
-				}
-				*p.v = wide
+			var err error
+			if scale, err = perChannel(fn, "scale", scale, n, dims[1]); err != nil {
+				return err
+			}
+			if bias, err = perChannel(fn, "bias", bias, n, dims[1]); err != nil {
+				return err
 			}
 		}
 		// int(n.NumGroups) is whole: the check above bounds it by dims[1].
@@ -234,6 +239,21 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 // conversion to a 32-bit int truncates an axis past its range into it.
 func onnxAxis(fn string, axis int64, rank int) (int, error) {
 	return axisIn(fn, axis, rank)
+}
+
+// perChannel spreads v, one value per group of GroupNormalization n
+// before opset 21 (its input name), over the chans channels.
+func perChannel[P Float](fn, name string, v []P, n ONNXNorm, chans int) ([]P, error) {
+	if int64(len(v)) != n.NumGroups {
+		return nil, status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; at opset %d scale and bias hold one value per group: %d",
+			fn, name, len(v), n.Opset, n.NumGroups)
+	}
+	per := int64(chans) / n.NumGroups
+	wide := make([]P, chans)
+	for c := range wide {
+		wide[c] = v[int64(c)/per]
+	}
+	return wide, nil
 }
 
 // dropStats is opts without a Stats option, which only

@@ -479,8 +479,6 @@ func spanView(b []byte, n int64, size int) []byte {
 	return b
 }
 
-// elementsSat is the number of elements of dims: 0 if a dim is 0, else
-// their product, or math.MaxInt64 where that overflows.
 // checkDims copies dims into d (of their length) and returns their
 // elements, or an error for a negative dim or more than 2^63 elements.
 func checkDims(fn string, dims []int, d []int64) (int64, error) {
@@ -492,11 +490,13 @@ func checkDims(fn string, dims []int, d []int64) (int64, error) {
 	}
 	n := elementsSat(d)
 	if n == math.MaxInt64 {
-		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %v hold more than 2^63 elements", fn, dims)
+		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold more than 2^63 elements", fn, ints(dims))
 	}
 	return n, nil
 }
 
+// elementsSat is the number of elements of dims: 0 if a dim is 0, else
+// their product, or math.MaxInt64 where that overflows.
 func elementsSat(dims []int64) int64 {
 	n := int64(1)
 	for _, d := range dims {

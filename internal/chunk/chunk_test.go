@@ -3,6 +3,7 @@ package chunk
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -136,6 +137,17 @@ func TestSerial(t *testing.T) {
 	})
 	if !errors.Is(err, boom) || ran != 4 || len(kept.items) != 1 {
 		t.Errorf("error at chunk 3: %v after %d chunks, %d states kept; want it after 4, one kept", err, ran, len(kept.items))
+	}
+	// A panic in a chunk (a fault in a kernel) is an error of the run,
+	// as on Run's threads, and the state still goes back.
+	err = Serial(Cut{0, 1, 10}, &kept, func(_ *int, c int64) error {
+		if c == 2 {
+			panic("kernel fault")
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "kernel fault") || len(kept.items) != 1 {
+		t.Errorf("panic at chunk 2: %v, %d states kept; want an error naming it, one kept", err, len(kept.items))
 	}
 }
 

@@ -293,38 +293,85 @@ func (cl *chanLast) kernelsOf(blk int64) *chanKernels {
 
 // run normalizes b.Src into b.Dst with epsilon eps and the binary
 // operands bins; b is checked.
-func (cl *chanLast) run(caller *Buffers, bins [][]byte, srcDT, dstDT dtypes.DataType, eps float32) error {
-	// The workers' closures go to the heap, and with them what they refer
-	// to: copies, so that the caller's Buffers and operand list stay on
-	// its stack (see Program.run).
-	b := new(Buffers)
-	*b = *caller
-	b.Bins = slices.Clone(bins)
+func (cl *chanLast) run(b *Buffers, bins [][]byte, srcDT, dstDT dtypes.DataType, eps float32) error {
 	r := cl.runs.Get()
 	defer cl.runs.Put(r)
 	c, g := cl.chans, cl.groups
 	r.stats = slices.Grow(r.stats[:0], int(cl.round*cl.blocks*g*2))[:cl.round*cl.blocks*g*2]
 	r.coefs = slices.Grow(r.coefs[:0], int(cl.round*4*c*4))[:cl.round*4*c*4]
-	inPlace := len(b.Src) > 0 && len(b.Dst) > 0 && unsafe.SliceData(b.Src) == unsafe.SliceData(b.Dst)
+	local := chanPass{cl: cl, b: *b, r: r, srcDT: srcDT, dstDT: dstDT,
+		inPlace: len(b.Src) > 0 && len(b.Dst) > 0 && unsafe.SliceData(b.Src) == unsafe.SliceData(b.Dst)}
+	threads := jit.Threads()
+	// A round that threads share runs shared's sweeps, made at the first
+	// such round: the workers' closures go to the heap, and with them
+	// what they refer to, copies of local and of bins (see Program.run).
+	// A round on one thread runs local's, on the stack.
+	var shared *chanPass
+	var sharedStats, sharedMap func(s *chanScratch, i int64) error
 	for first := int64(0); first < cl.imgs; first += cl.round {
 		n := min(cl.round, cl.imgs-first)
 		cut := chunk.Cut{Dim: 0, Size: 1, N: n * cl.blocks}
-		if err := chunk.Run(cut, jit.Threads(), &cl.scratch, func(s *chanScratch, i int64) error {
-			return cl.blockStats(s, b.Src, srcDT, first+i/cl.blocks, i%cl.blocks, r.stats[i*g*2:(i+1)*g*2])
-		}); err != nil {
+		local.first = first
+		if cut.Threads(threads) == 1 {
+			if err := chunk.Serial(cut, &cl.scratch, local.stats); err != nil {
+				return err
+			}
+			local.merge(n, eps)
+			if err := chunk.Serial(cut, &cl.scratch, func(s *chanScratch, i int64) error { return local.mapBlock(s, i, bins) }); err != nil {
+				return err
+			}
+			continue
+		}
+		if shared == nil {
+			sh, shBins := new(chanPass), slices.Clone(bins)
+			shared, sharedStats = sh, sh.stats
+			sharedMap = func(s *chanScratch, i int64) error { return sh.mapBlock(s, i, shBins) }
+		}
+		*shared = local
+		if err := chunk.Run(cut, threads, &cl.scratch, sharedStats); err != nil {
 			return err
 		}
-		for i := range n {
-			cl.merge(r.stats[i*cl.blocks*g*2:(i+1)*cl.blocks*g*2], r.coefs[i*4*c*4:(i+1)*4*c*4], b, first+i, eps)
-		}
-		if err := chunk.Run(cut, jit.Threads(), &cl.scratch, func(s *chanScratch, i int64) error {
-			img := i / cl.blocks
-			return cl.mapBlock(s, b, srcDT, dstDT, first+img, i%cl.blocks, r.coefs[img*4*c*4:(img+1)*4*c*4], inPlace)
-		}); err != nil {
+		shared.merge(n, eps)
+		if err := chunk.Run(cut, threads, &cl.scratch, sharedMap); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// chanPass is what a round's chunks read: the run's checked buffers
+// (without the binary operands, which travel apart: see Program.run),
+// the round's first image and the run's statistics. Chunk i of a round
+// is block i%blocks of image first+i/blocks.
+type chanPass struct {
+	cl           *chanLast
+	b            Buffers
+	r            *chanRun
+	first        int64
+	srcDT, dstDT dtypes.DataType
+	inPlace      bool
+}
+
+// stats writes chunk i's statistics.
+func (st *chanPass) stats(s *chanScratch, i int64) error {
+	cl, g := st.cl, st.cl.groups
+	return cl.blockStats(s, st.b.Src, st.srcDT, st.first+i/cl.blocks, i%cl.blocks, st.r.stats[i*g*2:(i+1)*g*2])
+}
+
+// merge merges the statistics of the round's n images.
+func (st *chanPass) merge(n int64, eps float32) {
+	cl := st.cl
+	c, g := cl.chans, cl.groups
+	for i := range n {
+		cl.merge(st.r.stats[i*cl.blocks*g*2:(i+1)*cl.blocks*g*2], st.r.coefs[i*4*c*4:(i+1)*4*c*4], &st.b, st.first+i, eps)
+	}
+}
+
+// mapBlock maps chunk i into dst, with bins the binary operands.
+func (st *chanPass) mapBlock(s *chanScratch, i int64, bins [][]byte) error {
+	cl, c := st.cl, st.cl.chans
+	img := i / cl.blocks
+	return cl.mapBlock(s, &st.b, bins, st.srcDT, st.dstDT, st.first+img, i%cl.blocks, st.r.coefs[img*4*c*4:(img+1)*4*c*4], st.inPlace)
 }
 
 // blockStats writes block blk of image img's statistics to out: per
@@ -440,8 +487,9 @@ func (cl *chanLast) merge(stats []float64, coefs []byte, b *Buffers, img int64, 
 	}
 }
 
-// mapBlock maps block blk of image img into dst with the image's coefs.
-func (cl *chanLast) mapBlock(s *chanScratch, b *Buffers, srcDT, dstDT dtypes.DataType, img, blk int64, coefs []byte, inPlace bool) error {
+// mapBlock maps block blk of image img into dst with the image's coefs
+// and bins the binary operands (b.Bins is not read).
+func (cl *chanLast) mapBlock(s *chanScratch, b *Buffers, bins [][]byte, srcDT, dstDT dtypes.DataType, img, blk int64, coefs []byte, inPlace bool) error {
 	ks := cl.kernelsOf(blk)
 	c := cl.chans
 	first := blk * cl.block
@@ -455,11 +503,11 @@ func (cl *chanLast) mapBlock(s *chanScratch, b *Buffers, srcDT, dstDT dtypes.Dat
 		x = s.cp
 	}
 	var held [plan.MaxBinary][]byte
-	bins := append(held[:0], coefs[:c*4], coefs[c*4:2*c*4], coefs[2*c*4:3*c*4], coefs[3*c*4:])
+	opnds := append(held[:0], coefs[:c*4], coefs[c*4:2*c*4], coefs[2*c*4:3*c*4], coefs[3*c*4:])
 	for i, o := range cl.bins {
-		bins = append(bins, b.Bins[i][(img*o.img+first*o.px)*int64(o.dt.Size()):])
+		opnds = append(opnds, bins[i][(img*o.img+first*o.px)*int64(o.dt.Size()):])
 	}
-	return ks.mapK.RunInline(x, b.Dst[(img*cl.dstB+first*cl.dstP)*int64(dstDT.Size()):], bins)
+	return ks.mapK.RunInline(x, b.Dst[(img*cl.dstB+first*cl.dstP)*int64(dstDT.Size()):], opnds)
 }
 
 // copyBytes is how much src a run in place copies: every block's span.

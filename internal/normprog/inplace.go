@@ -53,14 +53,17 @@ func (p *Program) checkAliasing(b *Buffers) error {
 		dt      dtypes.DataType
 		strides []int64
 	}
-	outs := []tensor{{"dst", b.Dst, d.DstDT, d.DstStrides}}
+	// In arrays of their own, so that the lists stay on the stack.
+	var outArr [2]tensor
+	var inArr [3]tensor
+	outs := append(outArr[:0], tensor{"dst", b.Dst, d.DstDT, d.DstStrides})
 	if res.KeepSum {
 		if jit.Overlap(b.Src, b.Dst) {
 			return status.Errorf(status.InvalidArguments, "normprog: the sum overlaps dst")
 		}
 		outs = append(outs, tensor{"sum", b.Src, d.SrcDT, d.SrcStrides})
 	}
-	ins := []tensor{{"residual x", b.X, res.X.DT, res.X.Strides}, {"residual skip", b.Skip, res.Skip.DT, res.Skip.Strides}}
+	ins := append(inArr[:0], tensor{"residual x", b.X, res.X.DT, res.X.Strides}, tensor{"residual skip", b.Skip, res.Skip.DT, res.Skip.Strides})
 	if res.Bias != nil {
 		ins = append(ins, tensor{"residual bias", b.Bias, res.Bias.DT, res.Bias.Strides})
 	}
@@ -155,28 +158,35 @@ var wholeCopies sync.Pool
 var copyPiece int64 = 1 << 20
 
 // runOnWholeCopy runs run with *in replaced by a copy of its first n
-// bytes, made on jit's threads.
+// bytes, made on jit's threads where there are more than one and more
+// than one piece to copy.
 func runOnWholeCopy(in *[]byte, n int64, run func() error) error {
-	var cp []byte
-	if v, ok := wholeCopies.Get().(*[]byte); ok && int64(cap(*v)) >= n {
-		cp = (*v)[:n]
+	kept, _ := wholeCopies.Get().(*[]byte)
+	if kept == nil {
+		kept = new([]byte)
+	}
+	if int64(cap(*kept)) < n {
+		*kept = make([]byte, n)
+	}
+	cp, from := (*kept)[:n], *in
+	if threads, pieces := jit.Threads(), (n+copyPiece-1)/copyPiece; threads > 1 && pieces > 1 {
+		if err := jit.Parallel(threads, pieces, func(_ int, i int64) error {
+			lo := i * copyPiece
+			hi := min(n, lo+copyPiece)
+			copy(cp[lo:hi], from[lo:hi])
+			return nil
+		}); err != nil {
+			wholeCopies.Put(kept)
+			return err
+		}
 	} else {
-		cp = make([]byte, n)
+		// Not through Parallel, whose closure would go to the heap.
+		copy(cp, from[:n])
 	}
-	from := *in
-	if err := jit.Parallel(jit.Threads(), (n+copyPiece-1)/copyPiece, func(_ int, i int64) error {
-		lo := i * copyPiece
-		hi := min(n, lo+copyPiece)
-		copy(cp[lo:hi], from[lo:hi])
-		return nil
-	}); err != nil {
-		return err
-	}
-	orig := *in
 	*in = cp
 	err := run()
-	*in = orig
-	wholeCopies.Put(&cp)
+	*in = from
+	wholeCopies.Put(kept)
 	return err
 }
 
