@@ -9,9 +9,9 @@ import (
 )
 
 // TestNormCallAllocs: a one-call normalization of a problem seen before
-// (an ONNX node's too) allocates nothing where it runs on one thread, whether for lack of
-// threads or of chunks to share ([8 16 64] is one chunk): no cache key,
-// description, chunk or closure goes to the heap. Shared by two threads,
+// (an ONNX node's too) allocates nothing where it runs on one thread,
+// whether for lack of threads or of chunks to share ([8 16 64] is one
+// chunk): no cache key, description, chunk or closure goes to the heap. Shared by two threads,
 // a call allocates a fixed few objects (the pool's job and lanes, the
 // workers' closures and their copy of the buffers), as many for a tensor
 // of thousands of chunks as for one of a few.
@@ -19,7 +19,14 @@ func TestNormCallAllocs(t *testing.T) {
 	if kerneltest.RaceDetector {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	var onnxSoftmax, onnxSoftmax11, onnxLayerNorm ONNXNorm
+	node := func(op string, opset int) ONNXNorm {
+		n, err := NewONNXNorm(op, opset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	onnxSoftmax, onnxSoftmax11, onnxLayerNorm := node("Softmax", 13), node("Softmax", 11), node("LayerNormalization", 17)
 	calls := func(dims []int) map[string]func() error {
 		n := dims[0] * dims[1] * dims[2]
 		x, y := make([]float32, n), make([]float32, n)
@@ -50,16 +57,6 @@ func TestNormCallAllocs(t *testing.T) {
 				return RunONNXNorm(onnxLayerNorm, y, x, gamma, beta, dims)
 			},
 		}
-	}
-	var err error
-	if onnxSoftmax, err = NewONNXNorm("Softmax", 13); err != nil {
-		t.Fatal(err)
-	}
-	if onnxSoftmax11, err = NewONNXNorm("Softmax", 11); err != nil {
-		t.Fatal(err)
-	}
-	if onnxLayerNorm, err = NewONNXNorm("LayerNormalization", 17); err != nil {
-		t.Fatal(err)
 	}
 	// A bound on the few: more would mean something per call or per chunk
 	// was allocated again (a key, a description, a chunk's operand list).

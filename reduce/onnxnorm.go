@@ -135,20 +135,22 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	if err := s.apply(fn, 0, dropStats(opts)); err != nil {
 		return err
 	}
-	var wantParams [2]bool // scale, bias: required?
+	// Which inputs the op requires, and whether it takes a bias at all.
+	var needScale, needBias, takesBias bool
 	switch n.OpType {
-	case "LayerNormalization", "RMSNormalization":
-		wantParams = [2]bool{true, false}
+	case "LayerNormalization":
+		needScale, takesBias = true, true
+	case "RMSNormalization":
+		needScale = true
 	case "GroupNormalization", "InstanceNormalization":
-		wantParams = [2]bool{true, true}
+		needScale, needBias, takesBias = true, true, true
 	}
-	takes := n.OpType == "LayerNormalization" || n.OpType == "GroupNormalization" || n.OpType == "InstanceNormalization"
 	switch {
-	case wantParams[0] && scale == nil:
+	case needScale && scale == nil:
 		return status.Errorf(status.InvalidArguments, "reduce.%s: the scale input is required", fn)
-	case wantParams[1] && bias == nil:
+	case needBias && bias == nil:
 		return status.Errorf(status.InvalidArguments, "reduce.%s: the bias input is required", fn)
-	case !wantParams[0] && scale != nil, !takes && bias != nil:
+	case !needScale && scale != nil, !takesBias && bias != nil:
 		return status.Errorf(status.InvalidArguments, "reduce.%s: the op has no scale or bias input", fn)
 	}
 	if len(dropStats(opts)) != len(opts) && n.OpType != "LayerNormalization" {
