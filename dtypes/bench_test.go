@@ -35,7 +35,8 @@ func benchConvert(b *testing.B, n int, convert func()) {
 	defer runtime.UnlockOSThread()
 	convert() // fault the pages in: the big sizes run only a few times
 	t0 := threadCPUNanos()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		convert()
 	}
 	if t0 >= 0 {

@@ -1255,7 +1255,8 @@ func BenchmarkReadJSON(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(raw)))
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if _, err := ReadJSON(bytes.NewReader(raw)); err != nil {
 			b.Fatal(err)
 		}
@@ -1264,7 +1265,8 @@ func BenchmarkReadJSON(b *testing.B) {
 
 func BenchmarkWriteJSON(b *testing.B) {
 	g := readJSONFile(b, sharedPath(b, "pattern/f32/reduction_post_ops_max_chain_fusion.json"))
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if err := g.WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}

@@ -29,7 +29,8 @@ func compiledMeanFor(b *testing.B, src graph.LogicalTensor, axes *graph.LogicalT
 // executeLoop times Execute of c on in and outs.
 func executeLoop(b *testing.B, c *CompiledPartition, in, outs []Tensor) {
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if err := c.Execute(in, outs); err != nil {
 			b.Fatal(err)
 		}

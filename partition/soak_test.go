@@ -443,7 +443,7 @@ func BenchmarkGCPauseDuringExecute(b *testing.B) {
 	}()
 	b.SetBytes(int64(len(in)) * 4)
 	b.ResetTimer()
-	for b.Loop() {
+	for range b.N {
 		if err := c.Execute([]Tensor{st}, []Tensor{dt}); err != nil {
 			b.Fatal(err)
 		}

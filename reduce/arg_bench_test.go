@@ -27,7 +27,8 @@ func BenchmarkArgMax(b *testing.B) {
 		src, dst := argBenchData(sh.dims, sh.axis)
 		b.Run(sh.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
 					b.Fatal(err)
 				}
@@ -41,7 +42,8 @@ func BenchmarkArgMax(b *testing.B) {
 func BenchmarkArgMaxCall(b *testing.B) {
 	dims := []int{8, 16}
 	src, dst := argBenchData(dims, 1)
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if err := ArgMax(dst, src, dims, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +59,8 @@ func BenchmarkArgMaxInterp(b *testing.B) {
 		src, dst := argBenchData(sh.dims, sh.axis)
 		b.Run(sh.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
 					b.Fatal(err)
 				}
@@ -74,7 +77,8 @@ func BenchmarkArgMaxGoScan(b *testing.B) {
 		b.Run(sh.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(src)))
 			n := sh.dims[1]
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for r := range sh.dims[0] {
 					row := src[r*n : (r+1)*n]
 					best, bi := row[0], 0
@@ -135,7 +139,8 @@ func benchArgTyped[E ArgSrc](b *testing.B, conv func(float32) E) {
 				prev := jit.SetMaxISA(isa)
 				defer jit.SetMaxISA(prev)
 				b.SetBytes(int64(unsafe.Sizeof(src[0])) * int64(len(src)))
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
 						b.Fatal(err)
 					}
@@ -156,7 +161,8 @@ func BenchmarkArgMaxAscending(b *testing.B) {
 		src[i] = float32(i % dims[1])
 	}
 	b.SetBytes(int64(4 * len(src)))
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if err := ArgMax(dst, src, dims, 1); err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,8 @@ func BenchmarkAnchors(b *testing.B) {
 				}
 				b.SetBytes(int64(len(src)) * 4)
 				b.ReportAllocs()
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := k.Run(bytesOf(src), bytesOf(dst), nil); err != nil {
 						b.Fatal(err)
 					}
@@ -54,7 +55,8 @@ func BenchmarkAnchors(b *testing.B) {
 				}
 				b.SetBytes(int64(len(src)) * 4)
 				b.ReportAllocs()
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := cp.Execute(ins, outs); err != nil {
 						b.Fatal(err)
 					}
@@ -66,7 +68,8 @@ func BenchmarkAnchors(b *testing.B) {
 				}
 				b.SetBytes(int64(len(src)) * 4)
 				b.ReportAllocs()
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := Mean(dst, src, sc.c.dims, sc.c.axes); err != nil {
 						b.Fatal(err)
 					}

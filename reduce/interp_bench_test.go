@@ -113,7 +113,8 @@ func timed(b *testing.B, bytes int64, f func()) {
 	defer runtime.UnlockOSThread()
 	f() // fault the pages in, fill the caches of compiled kernels
 	t0 := threadCPUNanos()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		f()
 	}
 	if t0 >= 0 {

@@ -30,7 +30,8 @@ func BenchmarkPooling(b *testing.B) {
 	})
 	b.Run("S9/MaskedMean/plainGo", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			for s := range batch {
 				out := pooled[s*hidden : (s+1)*hidden]
 				clear(out)
@@ -55,7 +56,8 @@ func BenchmarkPooling(b *testing.B) {
 	y := make([]float32, len(e))
 	b.Run("S8/LpNormalize/gdnn", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(e)))
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := reduce.LpNormalize(y, e, []int{rows, dim}, -1, 2, 1e-12); err != nil {
 				b.Fatal(err)
 			}
@@ -63,7 +65,8 @@ func BenchmarkPooling(b *testing.B) {
 	})
 	b.Run("S8/LpNormalize/plainGo", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(e)))
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			for r := range rows {
 				row, out := e[r*dim:(r+1)*dim], y[r*dim:(r+1)*dim]
 				s := float32(0)

@@ -52,7 +52,8 @@ func BenchmarkLayouts(b *testing.B) {
 				src := make([]byte, sd.Span()*4)
 				dst := make([]byte, ddesc.Span()*4)
 				b.SetBytes(prod(c.dims) * 4)
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					if err := k.Run(src, dst, nil); err != nil {
 						b.Fatal(err)
 					}

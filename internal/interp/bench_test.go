@@ -47,7 +47,8 @@ func BenchmarkInterp(b *testing.B) {
 		fill(dtypes.F32, src, r.Float32)
 		b.Run(fmt.Sprintf("%v_axes%v", s.dims, s.axes), func(b *testing.B) {
 			b.SetBytes(sb)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := Run(pl, src, dst, nil); err != nil {
 					b.Fatal(err)
 				}
@@ -90,7 +91,8 @@ func BenchmarkInterpF64Pow(b *testing.B) {
 		}
 		b.Run(red.String(), func(b *testing.B) {
 			b.SetBytes(sb)
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := Run(pl, src, dst, nil); err != nil {
 					b.Fatal(err)
 				}

@@ -38,7 +38,7 @@ func retCode(n int) []byte {
 
 // withEmitter substitutes the emitter for the test and empties the cache
 // around it, so its kernels reach no other test.
-func withEmitter(t *testing.T, f func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error)) {
+func withEmitter(t testing.TB, f func(*plan.Plan, kernelconf.Hints, ISA) (plan.Code, error)) {
 	freshCache(t)
 	old := emitter
 	emitter = f
@@ -47,7 +47,7 @@ func withEmitter(t *testing.T, f func(*plan.Plan, kernelconf.Hints, ISA) (plan.C
 
 // withCoverage substitutes what the emitters declare they cover, for the
 // test.
-func withCoverage(t *testing.T, f func(ISA) kernelshape.Covers) {
+func withCoverage(t testing.TB, f func(ISA) kernelshape.Covers) {
 	freshCache(t)
 	old := coverage
 	coverage = f

@@ -42,7 +42,8 @@ func BenchmarkF64PostOp(b *testing.B) {
 					b.Fatalf("%v runs in the interpreter: %s", pl, kern.Why())
 				}
 				b.SetBytes(int64(sb + db))
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					var err error
 					if impl == "jit" {
 						err = kern.Run(src, dst, nil)

@@ -31,7 +31,7 @@ var transcendental = []ops.Kind{ops.GELUErf}
 // those kinds (as the emitters did before GELUErf had a program): the
 // post-op pass then runs on the interpreter, its reduction on machine
 // code, and the other kinds stay in the kernels.
-func withoutTranscendental(t *testing.T) {
+func withoutTranscendental(t testing.TB) {
 	lacks := func(k ops.Kind) bool { return slices.Contains(transcendental, k) }
 	withEmitter(t, func(pl *plan.Plan, h kernelconf.Hints, isa ISA) (plan.Code, error) {
 		for _, op := range pl.PostOps {

@@ -79,28 +79,28 @@ func BenchmarkPowLogF64(b *testing.B) {
 	}
 	var sink float64
 	b.Run("math.Pow", func(b *testing.B) {
-		for b.Loop() {
+		for range b.N {
 			for _, x := range xs {
 				sink += math.Pow(x, 1.5)
 			}
 		}
 	})
 	b.Run("PowF64", func(b *testing.B) {
-		for b.Loop() {
+		for range b.N {
 			for _, x := range xs {
 				sink += plan.PowF64(x, 1.5)
 			}
 		}
 	})
 	b.Run("math.Log", func(b *testing.B) {
-		for b.Loop() {
+		for range b.N {
 			for _, x := range xs {
 				sink += math.Log(x)
 			}
 		}
 	})
 	b.Run("LogF64", func(b *testing.B) {
-		for b.Loop() {
+		for range b.N {
 			for _, x := range xs {
 				sink += plan.LogF64(x)
 			}

@@ -21,7 +21,8 @@ func BenchmarkPooling(b *testing.B) {
 	scratch := make([]byte, p.full.scratch)
 	b.Run("run", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := p.Run(src, dst, op, nil); err != nil {
 				b.Fatal(err)
 			}
@@ -29,7 +30,8 @@ func BenchmarkPooling(b *testing.B) {
 	})
 	b.Run("multiply_chunk", func(b *testing.B) {
 		b.SetBytes(int64(len(src)) / p.cut.N)
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := p.full.mul.RunInline(src, scratch, [][]byte{op}); err != nil {
 				b.Fatal(err)
 			}
@@ -37,7 +39,8 @@ func BenchmarkPooling(b *testing.B) {
 	})
 	b.Run("reduce_chunk", func(b *testing.B) {
 		b.SetBytes(int64(len(src)) / p.cut.N)
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := p.full.red.RunInline(scratch, dst, nil); err != nil {
 				b.Fatal(err)
 			}
