@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/kerneltest"
 )
@@ -122,6 +123,34 @@ func TestNormCallAllocsOneThread(t *testing.T) {
 		x, y := make([]float32, images*256*64), make([]float32, images*256*64)
 		gamma := make([]float32, 64)
 		allocs(fmt.Sprintf("GroupNorm channels last %v", dims), func() error { return GroupNorm(y, x, gamma, gamma, dims, 4, -1, 1e-5) })
+	}
+	// An ONNX node given options: a bf16 node must name its type.
+	{
+		dims := []int{8, 16, 64}
+		xb, yb := make([]uint16, 8*16*64), make([]uint16, 8*16*64)
+		for i := range xb {
+			xb[i] = 0x3f80
+		}
+		x, y, gamma := make([]float32, len(xb)), make([]float32, len(xb)), make([]float32, 64)
+		softmax, err := NewONNXNorm("Softmax", 13)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layerNorm, err := NewONNXNorm("LayerNormalization", 17)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs("ONNX Softmax bf16, Type", func() error {
+			return RunONNXNorm(softmax, yb, xb, []float32(nil), nil, dims, Type(dtypes.BF16))
+		})
+		// The strides made once, as a framework keeps a tensor's: a
+		// literal in the call would be the caller's allocation, on the
+		// heap because a Stats option's slices, which go on to the
+		// kernels, share Option's pointers in escape analysis.
+		strides := []int{1024, 64, 1}
+		allocs("ONNX LayerNormalization, DstStrides", func() error {
+			return RunONNXNorm(layerNorm, y, x, gamma, gamma, dims, DstStrides(strides))
+		})
 	}
 	prev := jit.SetMaxISA(jit.None)
 	defer jit.SetMaxISA(prev)

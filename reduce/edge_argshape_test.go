@@ -2,6 +2,8 @@ package reduce_test
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +45,59 @@ func TestArgS32AxisTooLong(t *testing.T) {
 			t.Errorf("%v: ArgMax with an s64 dst over 2^31+5 elements: %v", isa, err)
 		} else if d64[0] != 0 {
 			t.Errorf("%v: ArgMax of 2^31+5 equal elements: %d, want 0", isa, d64[0])
+		}
+		jit.SetMaxISA(prev)
+	}
+}
+
+// TestArgBroadcastAxis: an axis of src stride 0 repeats one element, so
+// its index is the first (the last under select_last_index) whatever
+// the element, NaN too, and however long the axis: 2^62 elements,
+// which no src length bounds, return at once on every ISA rather than
+// running one call of machine code for ever (which would also hold up
+// Go's stop-the-world). A kept axis of stride 0 repeats its results.
+func TestArgBroadcastAxis(t *testing.T) {
+	if strconv.IntSize < 64 {
+		t.Skip("dims of 2^62 need a 64-bit int")
+	}
+	nan := float32(math.NaN())
+	long := math.MaxInt>>1 + 1 // 2^62; a constant 32-bit ports (skipped above) also build
+	for _, isa := range advISAs {
+		prev := jit.SetMaxISA(isa)
+		for _, last := range []bool{false, true} {
+			for _, v := range []float32{3, nan} {
+				d := []int64{-1}
+				if err := reduce.ArgMin(d, []float32{v}, []int{long}, -1, reduce.SrcStrides([]int{0}), reduce.SelectLastIndex(last)); err != nil {
+					t.Fatalf("%v: ArgMin over 2^62 repeats of %v: %v", isa, v, err)
+				}
+				want := int64(0)
+				if last {
+					want = int64(long) - 1
+				}
+				if d[0] != want {
+					t.Errorf("%v: ArgMin over 2^62 repeats of %v, select_last_index %v: %d, want %d", isa, v, last, d[0], want)
+				}
+				// Rows of 5 repeats, each its own element; the dst padded.
+				d32 := []int32{-1, -1, -1, -1, -1}
+				if err := reduce.ArgMax(d32, []float32{v, 1, v}, []int{3, 5}, 1, reduce.SrcStrides([]int{1, 0}), reduce.DstStrides([]int{2}), reduce.SelectLastIndex(last)); err != nil {
+					t.Fatalf("%v: ArgMax over rows of repeats: %v", isa, err)
+				}
+				w := int32(want)
+				if last {
+					w = 4
+				}
+				if want := []int32{w, -1, w, -1, w}; !slices.Equal(d32, want) {
+					t.Errorf("%v: ArgMax over rows of 5 repeats, select_last_index %v: %v, want %v", isa, last, d32, want)
+				}
+			}
+		}
+		// A kept axis of stride 0: the same row twice.
+		d := []int64{-1, -1}
+		if err := reduce.ArgMax(d, []float32{1, 4, 2}, []int{2, 3}, 1, reduce.SrcStrides([]int{0, 1})); err != nil {
+			t.Fatalf("%v: ArgMax of one row seen twice: %v", isa, err)
+		}
+		if d[0] != 1 || d[1] != 1 {
+			t.Errorf("%v: ArgMax of one row seen twice: %v, want [1 1]", isa, d)
 		}
 		jit.SetMaxISA(prev)
 	}

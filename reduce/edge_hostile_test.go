@@ -64,6 +64,23 @@ func TestHostileNormCalls(t *testing.T) {
 		{"layernorm stats short", func() error {
 			return reduce.LayerNorm(make([]float32, 8), make([]float32, 8), []float32(nil), []float32(nil), []int{2, 4}, 1, 1e-5, reduce.Stats(make([]float32, 1), make([]float32, 2)))
 		}},
+		// A 0 in dims passes the element count whatever the other dims:
+		// the rows of the statistics must not wrap past their check
+		// into a scratch of a negative length.
+		{"layernorm stats rows past int64", func() error {
+			return reduce.LayerNorm([]float32{}, []float32{}, []float32(nil), nil, []int{1 << 62, 2, 0}, 2, 1e-5, reduce.Stats(make([]float32, 0), nil))
+		}},
+		{"groupnorm stats rows past int64", func() error {
+			return reduce.GroupNorm(make([]float32, 8), make([]float32, 8), []float32(nil), nil, []int{2, 4, 1}, 1<<62, 1, 1e-5, reduce.Stats(make([]float32, 1), nil))
+		}},
+		{"onnx layernorm stats rows past int64", func() error {
+			n, err := reduce.NewONNXNorm("LayerNormalization", 17)
+			if err != nil {
+				return err
+			}
+			n.Axis = 2
+			return reduce.RunONNXNorm(n, []float32{}, []float32{}, []float32{}, nil, []int{1 << 62, 2, 0}, reduce.Stats(nil, make([]float32, 0)))
+		}},
 	}
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)
@@ -118,6 +135,16 @@ func TestEmptyNormCalls(t *testing.T) {
 		{"rms norm", func() error { return reduce.RMSNorm(e, e, []float32(nil), []int{big, 0}, 1, 1e-5) }},
 		{"group norm", func() error { return reduce.GroupNorm(e, e, []float32(nil), nil, []int{big, 1, 0}, 1, 1, 1e-5) }},
 		{"lp norm", func() error { return reduce.LpNormalize(e, e, []int{0, big}, 0, 2, 1e-12) }},
+		// Its per-group scale is spread over the channels only where
+		// there is something to scale: 2^47 channels beside a 0.
+		{"onnx group norm 18", func() error {
+			n, err := reduce.NewONNXNorm("GroupNormalization", 18)
+			if err != nil {
+				return err
+			}
+			n.NumGroups = 1
+			return reduce.RunONNXNorm(n, e, e, []float32{1}, []float32{0}, []int{0, 1 << 47, 1})
+		}},
 	}
 	for _, isa := range advISAs {
 		prev := jit.SetMaxISA(isa)

@@ -8,6 +8,7 @@ import (
 	"github.com/gdnn/gdnn/internal/jit"
 	"github.com/gdnn/gdnn/internal/norm"
 	"github.com/gdnn/gdnn/internal/normprog"
+	"github.com/gdnn/gdnn/internal/plan"
 	"github.com/gdnn/gdnn/internal/status"
 )
 
@@ -374,10 +375,17 @@ func denseStridesInto(s, dims []int64) []int64 {
 	return s
 }
 
+// elements is the number of elements of dims: 0 if a dim is 0, else
+// their product, or math.MaxInt64 where that overflows, so that no count
+// of rows or parameters wraps past a length check (dims with a 0 pass
+// checkDims whatever their other dims).
 func elements(dims []int64) int64 {
 	n := int64(1)
 	for _, d := range dims {
-		n *= d
+		if d == 0 {
+			return 0
+		}
+		n = plan.MulSat(n, d)
 	}
 	return n
 }

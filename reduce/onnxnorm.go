@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/jit"
@@ -153,7 +154,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 	case !needScale && scale != nil, !takesBias && bias != nil:
 		return status.Errorf(status.InvalidArguments, "reduce.%s: the op has no scale or bias input", fn)
 	}
-	if len(dropStats(opts)) != len(opts) && n.OpType != "LayerNormalization" {
+	if hasStats(opts) && n.OpType != "LayerNormalization" {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: Stats receives LayerNormalization's Mean and InvStdDev; %s has no such outputs", fn, n.OpType)
 	}
 	if n.OpType == "LayerNormalization" || n.OpType == "RMSNormalization" || n.OpType == "GroupNormalization" && n.Opset >= 21 {
@@ -207,10 +208,11 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 			}
 			// Each named in its error: either may be the wrong one.
 			var err error
-			if scale, err = perChannel(fn, "scale", scale, n, dims[1]); err != nil {
+			empty := prodInts(dims) == 0
+			if scale, err = perChannel(fn, "scale", scale, n, dims[1], empty); err != nil {
 				return err
 			}
-			if bias, err = perChannel(fn, "bias", bias, n, dims[1]); err != nil {
+			if bias, err = perChannel(fn, "bias", bias, n, dims[1], empty); err != nil {
 				return err
 			}
 		}
@@ -244,11 +246,16 @@ func onnxAxis(fn string, axis int64, rank int) (int, error) {
 }
 
 // perChannel spreads v, one value per group of GroupNormalization n
-// before opset 21 (its input name), over the chans channels.
-func perChannel[P Float](fn, name string, v []P, n ONNXNorm, chans int) ([]P, error) {
+// before opset 21 (its input name), over the chans channels. Over an
+// empty tensor it checks v and returns nil, nothing to scale: chans may
+// then be any size, which the tensor's 0 elements do not bound.
+func perChannel[P Float](fn, name string, v []P, n ONNXNorm, chans int, empty bool) ([]P, error) {
 	if int64(len(v)) != n.NumGroups {
 		return nil, status.Errorf(status.InvalidShape, "reduce.%s: %s holds %d values; at opset %d scale and bias hold one value per group: %d",
 			fn, name, len(v), n.Opset, n.NumGroups)
+	}
+	if empty {
+		return nil, nil
 	}
 	per := int64(chans) / n.NumGroups
 	wide := make([]P, chans)
@@ -261,6 +268,9 @@ func perChannel[P Float](fn, name string, v []P, n ONNXNorm, chans int) ([]P, er
 // dropStats is opts without a Stats option, which only
 // LayerNormalization takes (and onnxLayerNorm checks).
 func dropStats(opts []Option) []Option {
+	if !hasStats(opts) {
+		return opts // no copy: a copy would go to the heap on every call
+	}
 	out := make([]Option, 0, len(opts))
 	for _, o := range opts {
 		if o.what != optStats {
@@ -268,6 +278,11 @@ func dropStats(opts []Option) []Option {
 		}
 	}
 	return out
+}
+
+// hasStats reports whether opts hold a Stats option.
+func hasStats(opts []Option) bool {
+	return slices.ContainsFunc(opts, func(o Option) bool { return o.what == optStats })
 }
 
 // onnxElements checks dims before a node computes with them (the 2-D
@@ -287,9 +302,20 @@ func onnxElements(fn string, dims []int, xLen, yLen int, strided bool) error {
 	return err
 }
 
+// prodInts is the product of s: 0 if a value is 0, else math.MaxInt
+// where the product overflows, so that no count wraps past a check
+// (onnxElements bounds the element count only, which a 0 beside huge
+// dims keeps at 0).
 func prodInts(s []int) int {
 	n := 1
 	for _, v := range s {
+		if v == 0 {
+			return 0
+		}
+		if v > 0 && n > math.MaxInt/v {
+			n = math.MaxInt
+			continue
+		}
 		n *= v
 	}
 	return n
@@ -350,7 +376,7 @@ func onnxMVN[D, S Float](fn string, n ONNXNorm, y []D, x []S, dims []int, opts [
 	}
 	// x and y are dense: their lengths first, before any scratch as
 	// large as their rows is made.
-	total := elementsSat(io.dims)
+	total := elements(io.dims)
 	if int64(len(x)) < total || int64(len(y)) < total {
 		return status.Errorf(status.InvalidArguments, "reduce.%s: x holds %d values and y %d; dims %s want %d", fn, len(x), len(y), ints(dims), total)
 	}

@@ -161,7 +161,7 @@ func MaskedMean[D, S Float, M ~float32 | ~uint8](dst []D, src []S, mask []M, dim
 	if err != nil {
 		return inNormCall(fn, err)
 	}
-	if elements(io.dims) == 0 && elements(io.dims[:ax])*elements(io.dims[ax+1:]) == 0 {
+	if elements(io.dims[:ax]) == 0 || elements(io.dims[ax+1:]) == 0 {
 		return nil // no element read, none written
 	}
 	sp, _ := maskedScratch.Get().(*[]byte)
@@ -488,22 +488,9 @@ func checkDims(fn string, dims []int, d []int64) (int64, error) {
 		}
 		d[i] = int64(v)
 	}
-	n := elementsSat(d)
+	n := elements(d)
 	if n == math.MaxInt64 {
 		return 0, status.Errorf(status.InvalidShape, "reduce.%s: dims %s hold more than 2^63 elements", fn, ints(dims))
 	}
 	return n, nil
-}
-
-// elementsSat is the number of elements of dims: 0 if a dim is 0, else
-// their product, or math.MaxInt64 where that overflows.
-func elementsSat(dims []int64) int64 {
-	n := int64(1)
-	for _, d := range dims {
-		if d == 0 {
-			return 0
-		}
-		n = plan.MulSat(n, d)
-	}
-	return n
 }

@@ -180,6 +180,18 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 		store = func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
 	}
 	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
+	scan := func(at int64) int64 { return sc(src, at, pl.R, pl.RStride, f) }
+	if pl.R > 1 && pl.RStride == 0 {
+		// Every element of the axis is the one at its start: all tie, or
+		// all are NaN, and either way the first wins (the last under
+		// select_last_index). R, which no src length bounds here, is not
+		// scanned.
+		v := int64(0)
+		if pl.Last {
+			v = pl.R - 1
+		}
+		scan = func(int64) int64 { return v }
+	}
 	var idx [plan.MaxLoops]int64
 	for {
 		var s, d int64
@@ -188,7 +200,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 			d += idx[k] * l.DstStride
 		}
 		for j := int64(0); j < inner.Size; j++ {
-			store(d+j*inner.DstStride, sc(src, s+j*inner.SrcStride, pl.R, pl.RStride, f))
+			store(d+j*inner.DstStride, scan(s+j*inner.SrcStride))
 		}
 		k := len(pl.Outer) - 1
 		for ; k >= 0; k-- {
