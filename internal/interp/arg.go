@@ -181,11 +181,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 	}
 	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
 	scan := func(at int64) int64 { return sc(src, at, pl.R, pl.RStride, f) }
-	if pl.R > 1 && pl.RStride == 0 {
-		// Every element of the axis is the one at its start: all tie, or
-		// all are NaN, and either way the first wins (the last under
-		// select_last_index). R, which no src length bounds here, is not
-		// scanned.
+	if pl.RepeatsOne() {
 		v := int64(0)
 		if pl.Last {
 			v = pl.R - 1

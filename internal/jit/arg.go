@@ -123,10 +123,10 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 		k.why = noJITReason()
 		return k, nil
 	}
-	if pl.R > 1 && pl.RStride == 0 {
-		// Not a pass of machine code over R reads of one element: R
-		// is bounded by no src length, and a call that runs that long
-		// holds up Go's stop-the-world, and with it every goroutine.
+	if pl.RepeatsOne() {
+		// Not a pass of machine code over R reads of one element: a
+		// call that runs that long holds up Go's stop-the-world, and
+		// with it every goroutine.
 		k.why = "the axis repeats one element (src stride 0): the interpreter gives its index without a scan"
 		return k, nil
 	}

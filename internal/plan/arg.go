@@ -187,6 +187,12 @@ func CanonicalizeArg(p *ArgProblem) (*ArgPlan, error) {
 	return pl, nil
 }
 
+// RepeatsOne reports whether pl's axis is one element seen R > 1 times
+// (src stride 0): every element ties, or every one is NaN, so its index
+// is the first (the last under Last) without a scan, whose length no
+// src length bounds.
+func (pl *ArgPlan) RepeatsOne() bool { return pl.R > 1 && pl.RStride == 0 }
+
 // SrcSpan is how many src elements pl spans from its first one.
 func (pl *ArgPlan) SrcSpan() int64 {
 	return pl.span(func(l *Loop) int64 { return l.SrcStride }) + (pl.R-1)*pl.RStride
