@@ -396,37 +396,67 @@ func pauseHist() *metrics.Float64Histogram {
 	return s[0].Value.Float64Histogram()
 }
 
-// BenchmarkGCPauseDuringExecute executes a 64 MiB reduction (as many
-// calls of about 1 MiB each) in a loop while another goroutine forces
-// collections, and reports the longest stop-the-world pause seen in that
-// time: the GC latency a long Execute can cause (a JIT call cannot be
-// preempted, so the bound is one call's duration).
+// BenchmarkGCPauseDuringExecute executes a partition in a loop while
+// another goroutine forces collections, and reports the longest
+// stop-the-world pause seen in that time: the GC latency a long Execute
+// can cause (a JIT call cannot be preempted, so the bound is one call's
+// duration). A reduction of 64 MiB is cut into calls of about 1 MiB, the
+// ArgMax of one row of 256 MiB into pieces of at most 8 MiB.
 func BenchmarkGCPauseDuringExecute(b *testing.B) {
-	src := graph.NewLogicalTensor(0, dtypes.F32, []int64{16, 1 << 20})
-	g := graph.New()
-	if err := g.AddOp(graph.NewOp(1, graph.ReduceMean, "").AddInput(src).
-		AddOutput(graph.NewLogicalTensorAny(1, dtypes.F32, nil)).SetAttr("axes", []int64{1})); err != nil {
-		b.Fatal(err)
+	for _, c := range []struct {
+		name string
+		op   func() *graph.Op // new for each run: AddInput adds to it
+		dims []int64
+		out  dtypes.DataType
+	}{
+		{"ReduceMean/16x1M", func() *graph.Op { return graph.NewOp(1, graph.ReduceMean, "").SetAttr("axes", []int64{1}) },
+			[]int64{16, 1 << 20}, dtypes.F32},
+		{"ArgMax/64M", func() *graph.Op { return graph.NewOp(1, graph.ArgMax, "").SetAttr("axis", int64(0)) },
+			[]int64{64 << 20}, dtypes.S64},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			src := graph.NewLogicalTensor(0, dtypes.F32, c.dims)
+			g := graph.New()
+			if err := g.AddOp(c.op().AddInput(src).AddOutput(graph.NewLogicalTensorAny(1, c.out, nil))); err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Finalize(); err != nil {
+				b.Fatal(err)
+			}
+			parts, err := Get(g, Fusion)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cp, err := parts[0].Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, c.out, nil)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, _ := cp.QueryLogicalTensor(1)
+			n := int64(1)
+			for _, d := range c.dims {
+				n *= d
+			}
+			in := make([]float32, n)
+			for i := range in {
+				in[i] = float32(i%7) - 3 // touched pages, not the shared zero page
+			}
+			st, err := NewTensor(src, in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dt, err := NewTensor(out, make([]byte, 16*8))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(in)) * 4)
+			gcPauses(b, func() error { return cp.Execute([]Tensor{st}, []Tensor{dt}) })
+		})
 	}
-	if err := g.Finalize(); err != nil {
-		b.Fatal(err)
-	}
-	parts, err := Get(g, Fusion)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := parts[0].Compile([]graph.LogicalTensor{src}, []graph.LogicalTensor{graph.NewLogicalTensorAny(1, dtypes.F32, nil)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, _ := c.QueryLogicalTensor(1)
-	in := make([]float32, 16<<20)
-	for i := range in {
-		in[i] = float32(i%7) - 3 // touched pages, not the shared zero page
-	}
-	res := make([]float32, 16)
-	st, _ := NewTensor(src, in)
-	dt, _ := NewTensor(out, res)
+}
+
+// gcPauses runs run b.N times while another goroutine forces
+// collections, and reports the longest stop-the-world pause in that time.
+func gcPauses(b *testing.B, run func() error) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	before := pauseHist()
@@ -441,10 +471,9 @@ func BenchmarkGCPauseDuringExecute(b *testing.B) {
 			}
 		}
 	}()
-	b.SetBytes(int64(len(in)) * 4)
 	b.ResetTimer()
 	for range b.N {
-		if err := c.Execute([]Tensor{st}, []Tensor{dt}); err != nil {
+		if err := run(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -102,3 +102,62 @@ func TestArgBroadcastAxis(t *testing.T) {
 		jit.SetMaxISA(prev)
 	}
 }
+
+// TestArgLongRow checks ArgMax and ArgMin over one row of 3M f32 (12 MiB,
+// which the kernels cut into pieces along the axis) and over two such
+// rows, on every ISA here, at one and two threads, against a Go scan:
+// ties of the extreme in every piece, the winner in the last one.
+func TestArgLongRow(t *testing.T) {
+	const n = 3 << 20
+	src := make([]float32, 2*n)
+	for i := range src {
+		src[i] = float32(i%1000) - 500
+	}
+	src[n+n/3] = 600              // row 1's max, in its first piece
+	src[2*n-5] = -700             // row 1's min, in its last piece
+	src[n-7], src[n/2] = 900, 900 // row 0's max, twice
+	scan := func(row []float32, min, last bool) int64 {
+		best := 0
+		for i, v := range row {
+			better := v > row[best] || last && v == row[best]
+			if min {
+				better = v < row[best] || last && v == row[best]
+			}
+			if better {
+				best = i
+			}
+		}
+		return int64(best)
+	}
+	for _, isa := range advISAs {
+		prevISA := jit.SetMaxISA(isa)
+		for _, threads := range []int{1, 2} {
+			prev := jit.SetThreads(threads)
+			for _, min := range []bool{false, true} {
+				for _, last := range []bool{false, true} {
+					got := []int64{-1, -1}
+					call := reduce.ArgMax[int64, float32]
+					if min {
+						call = reduce.ArgMin[int64, float32]
+					}
+					if err := call(got, src, []int{2, n}, 1, reduce.SelectLastIndex(last)); err != nil {
+						t.Fatal(err)
+					}
+					want := []int64{scan(src[:n], min, last), scan(src[n:], min, last)}
+					if !slices.Equal(got, want) {
+						t.Errorf("%v, %d threads, min %v, last %v: %v, want %v", isa, threads, min, last, got, want)
+					}
+					one := []int64{-1}
+					if err := call(one, src[n:], []int{n}, 0, reduce.SelectLastIndex(last)); err != nil {
+						t.Fatal(err)
+					}
+					if one[0] != want[1] {
+						t.Errorf("%v, %d threads, min %v, last %v, one row: %d, want %d", isa, threads, min, last, one[0], want[1])
+					}
+				}
+			}
+			jit.SetThreads(prev)
+		}
+		jit.SetMaxISA(prevISA)
+	}
+}

@@ -155,15 +155,9 @@ func scan[T ordered](at func(int64) T, off, n, stride int64, f argFlags) int64 {
 // first element. It checks that the buffers hold the spans the plan
 // addresses, and returns an InvalidArguments error otherwise.
 func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
-	if pl == nil {
-		return status.Errorf(status.InvalidArguments, "interp: nil plan")
-	}
-	sc := argScans[pl.SrcDT]
-	if sc == nil || !plan.IsArgIndexType(pl.IdxDT) {
-		return status.Errorf(status.InvalidDataType, "interp: index reduction of %v to %v", pl.SrcDT, pl.IdxDT)
-	}
-	if pl.Outputs == 0 {
-		return nil
+	sc, err := argScanner(pl)
+	if sc == nil {
+		return err
 	}
 	if err := checkBuf("src", src, pl.SrcSpan()*int64(pl.SrcDT.Size())); err != nil {
 		return err
@@ -171,22 +165,112 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 	if err := checkBuf("dst", dst, pl.DstSpan()*int64(pl.IdxDT.Size())); err != nil {
 		return err
 	}
-	inner := plan.Loop{Size: 1}
-	if pl.HasInner {
-		inner = pl.Inner
-	}
-	store := func(at, v int64) { binary.LittleEndian.PutUint32(dst[4*at:], uint32(v)) }
-	if pl.IdxDT == dtypes.S64 {
-		store = func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
-	}
+	store := indexStore(pl.IdxDT, dst)
 	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
-	scan := func(at int64) int64 { return sc(src, at, pl.R, pl.RStride, f) }
 	if pl.RepeatsOne() {
 		v := int64(0)
 		if pl.Last {
 			v = pl.R - 1
 		}
-		scan = func(int64) int64 { return v }
+		eachArgOutput(pl, func(_, d int64) { store(d, v) })
+		return nil
+	}
+	eachArgOutput(pl, func(s, d int64) { store(d, sc(src, s, pl.R, pl.RStride, f)) })
+	return nil
+}
+
+// CombineArg folds a piece of pl's axis into dst, for kernels that cut
+// a long axis into pieces. part holds each output's winner among the
+// piece's elements, counted from the piece's first, from; its outputs are
+// dense, in pl's loop order (Inner's lanes innermost), whatever dst's
+// strides. The first piece (from 0) gives dst its indices. For a later
+// one, dst holds each output's winner among the axis's first from
+// elements: it keeps it or takes the piece's, by pl's rules; the piece
+// comes later along the axis, so it wins a tie (NaN against NaN too)
+// only under Last. An index outside its range is a RuntimeError.
+func CombineArg(pl *plan.ArgPlan, src, dst, part []byte, from int64) error {
+	sc, err := argScanner(pl)
+	if sc == nil {
+		return err
+	}
+	if from < 0 || from >= pl.R || pl.RStride <= 0 {
+		return status.Errorf(status.InvalidArguments, "interp: a piece from %d of an axis of %d, stride %d", from, pl.R, pl.RStride)
+	}
+	if err := checkBuf("src", src, pl.SrcSpan()*int64(pl.SrcDT.Size())); err != nil {
+		return err
+	}
+	if err := checkBuf("dst", dst, pl.DstSpan()*int64(pl.IdxDT.Size())); err != nil {
+		return err
+	}
+	if err := checkBuf("part", part, pl.Outputs*int64(pl.IdxDT.Size())); err != nil {
+		return err
+	}
+	load, store := indexLoad(pl.IdxDT, dst), indexStore(pl.IdxDT, dst)
+	loadPart := indexLoad(pl.IdxDT, part)
+	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
+	var bad error
+	o := int64(0) // the output's place in part
+	eachArgOutput(pl, func(s, d int64) {
+		c := from + loadPart(o)
+		o++
+		b := int64(0)
+		if from > 0 {
+			b = load(d)
+		}
+		if b < 0 || b >= max(from, 1) || c < from || c >= pl.R {
+			if bad == nil {
+				bad = status.Errorf(status.RuntimeError, "interp: winners %d and %d of pieces split at %d of %d", b, c, from, pl.R)
+			}
+			return
+		}
+		// The two winners, as a scan of two elements: pl's rules, its
+		// type's comparison, NaN and Abs included.
+		if from == 0 || sc(src, s+b*pl.RStride, 2, (c-b)*pl.RStride, f) == 1 {
+			store(d, c)
+		}
+	})
+	return bad
+}
+
+// argScanner returns the scanner of pl's src type, or nil and an error
+// for a plan it cannot run, or nil and no error for a plan with nothing
+// to do.
+func argScanner(pl *plan.ArgPlan) (argScan, error) {
+	if pl == nil {
+		return nil, status.Errorf(status.InvalidArguments, "interp: nil plan")
+	}
+	sc := argScans[pl.SrcDT]
+	if sc == nil || !plan.IsArgIndexType(pl.IdxDT) {
+		return nil, status.Errorf(status.InvalidDataType, "interp: index reduction of %v to %v", pl.SrcDT, pl.IdxDT)
+	}
+	if pl.Outputs == 0 {
+		return nil, nil
+	}
+	return sc, nil
+}
+
+// indexStore returns a function that writes index v to element at of dst.
+func indexStore(dt dtypes.DataType, dst []byte) func(at, v int64) {
+	if dt == dtypes.S64 {
+		return func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
+	}
+	return func(at, v int64) { binary.LittleEndian.PutUint32(dst[4*at:], uint32(v)) }
+}
+
+// indexLoad returns a function that reads the index at element at of b.
+func indexLoad(dt dtypes.DataType, b []byte) func(at int64) int64 {
+	if dt == dtypes.S64 {
+		return func(at int64) int64 { return int64(binary.LittleEndian.Uint64(b[8*at:])) }
+	}
+	return func(at int64) int64 { return int64(int32(binary.LittleEndian.Uint32(b[4*at:]))) }
+}
+
+// eachArgOutput calls fn with the src element where each output's axis
+// starts and the output's dst element, in pl's loop order.
+func eachArgOutput(pl *plan.ArgPlan, fn func(s, d int64)) {
+	inner := plan.Loop{Size: 1}
+	if pl.HasInner {
+		inner = pl.Inner
 	}
 	var idx [plan.MaxLoops]int64
 	for {
@@ -196,7 +280,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 			d += idx[k] * l.DstStride
 		}
 		for j := int64(0); j < inner.Size; j++ {
-			store(d+j*inner.DstStride, scan(s+j*inner.SrcStride))
+			fn(s+j*inner.SrcStride, d+j*inner.DstStride)
 		}
 		k := len(pl.Outer) - 1
 		for ; k >= 0; k-- {
@@ -206,7 +290,7 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 			idx[k] = 0
 		}
 		if k < 0 {
-			return nil
+			return
 		}
 	}
 }

@@ -263,7 +263,7 @@ func checkArgSrc(t *testing.T, pl *plan.ArgPlan, src []byte, isas []ISA, atEnd b
 		if err != nil {
 			t.Fatalf("%s %s: %v", isa, pl.Key(), err)
 		}
-		if k.code == nil {
+		if k.Impl() == "interp" {
 			t.Fatalf("%s %s: not compiled: %s", isa, pl.Key(), k.why)
 		}
 		f := kerneltest.NewFence(t, atEnd)
@@ -275,7 +275,25 @@ func checkArgSrc(t *testing.T, pl *plan.ArgPlan, src []byte, isas []ISA, atEnd b
 			t.Fatalf("%s %s: indices differ\n got %v\nwant %v", isa, pl.Key(), words(got, pl.IdxDT), words(want, pl.IdxDT))
 		}
 		f.Free()
-		_ = k.code.Release()
+		k.release()
+	}
+}
+
+// runArgThreads runs k on src at each thread count and fails where its
+// indices differ from want.
+func runArgThreads(t *testing.T, k *ArgKernel, src, want []byte, threads ...int) {
+	t.Helper()
+	for _, th := range threads {
+		prev := SetThreads(th)
+		got := make([]byte, len(want))
+		err := k.Run(src, got)
+		SetThreads(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s %s, %d threads: got %v, want %v", k.Impl(), k.pl.Key(), th, words(got, k.pl.IdxDT), words(want, k.pl.IdxDT))
+		}
 	}
 }
 
@@ -418,18 +436,7 @@ func TestArgSplitInner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, th := range []int{1, 2, 5} {
-			prev := SetThreads(th)
-			got := make([]byte, len(want))
-			err := k.Run(src, got)
-			SetThreads(prev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%v, %d threads (%s): indices differ", dims, th, k.Impl())
-			}
-		}
+		runArgThreads(t, k, src, want, 1, 2, 5)
 	}
 }
 

@@ -1,0 +1,338 @@
+package jit
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/gdnn/gdnn/dtypes"
+	"github.com/gdnn/gdnn/internal/interp"
+	"github.com/gdnn/gdnn/internal/plan"
+)
+
+// TestArgAxisPieces checks index kernels over axes longer than one call
+// may read (argPieceBytes, lowered here): rows, columns and rows of a
+// kept middle dim of every src type with machine code, under every rule,
+// cut into pieces of 64 elements up to half the axis. Each runs against
+// the interpreter on every ISA here, against guard pages and at one to
+// three threads, and no piece reads more than the bound.
+func TestArgAxisPieces(t *testing.T) {
+	isas := argTestISAs(t)
+	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
+	r := rand.New(rand.NewPCG(52, 7))
+	n := 120
+	if testing.Short() {
+		n = 40
+	}
+	for i := range n {
+		R := int64(130 + r.IntN(3000))
+		a, w := int64(1+r.IntN(3)), int64(1+r.IntN(9))
+		p := randomArgRules(r)
+		switch i % 4 {
+		case 0: // one row
+			p.Dims, p.Axis = []int64{R}, 0
+		case 1: // rows
+			p.Dims, p.Axis = []int64{a, R}, 1
+		case 2: // columns
+			p.Dims, p.Axis = []int64{R, w}, 0
+		default: // a kept dim on each side
+			p.Dims, p.Axis = []int64{a, R, w}, 1
+		}
+		p.SrcStrides, p.DstStrides = denseStrides(p.Dims), denseStrides(p.Dims)
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		piece := int64(minArgPiece + r.IntN(int(R/2)-minArgPiece+1))
+		argPieceBytes = piece * argBytesPerR(pl)
+		if got := argPieceR(pl); got != piece {
+			t.Fatalf("%s: pieces of %d, want %d", pl.Key(), got, piece)
+		}
+		checkArgCuts(t, pl, argSrc(r, p.SrcDT, pl.SrcSpan()), isas, i%2 == 0, func(k *ArgKernel) string {
+			if k.piece == nil || k.piece.pl.R != piece || (R%piece != 0) != (k.tail != nil) {
+				return "axis not cut into pieces of " + strconv.FormatInt(piece, 10)
+			}
+			for _, c := range []*ArgKernel{k.piece, k.tail} {
+				if c != nil && c.pl.R*argBytesPerR(c.pl) > argPieceBytes {
+					return "a piece reads more than the bound an iteration"
+				}
+			}
+			return ""
+		})
+	}
+}
+
+// checkArgCuts runs pl on src as checkArgSrc does, and then under each of
+// isas at one to three threads, after checking its kernel with cut
+// (which returns what is wrong with it, or "").
+func checkArgCuts(t *testing.T, pl *plan.ArgPlan, src []byte, isas []ISA, atEnd bool, cut func(k *ArgKernel) string) {
+	t.Helper()
+	checkArgSrc(t, pl, src, isas, atEnd)
+	want := make([]byte, pl.DstSpan()*int64(pl.IdxDT.Size()))
+	if err := interp.RunArg(pl, src, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, isa := range isas {
+		k, err := buildArg(pl, isa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := cut(k); msg != "" {
+			t.Fatalf("%s %s: %s", isa, pl.Key(), msg)
+		}
+		runArgThreads(t, k, src, want, 1, 2, 3)
+		k.release()
+	}
+}
+
+// TestArgAxisPiecesRules checks the fold of pieces on one f32 row of
+// 1000 cut into pieces of 100, with each rule's winner in a later piece
+// than a tie or NaN it must beat, or lose to.
+func TestArgAxisPiecesRules(t *testing.T) {
+	isas := argTestISAs(t)
+	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
+	argPieceBytes = 400
+	nan := float32(math.NaN())
+	for _, c := range []struct {
+		name           string
+		at             map[int]float32
+		min, last, abs bool
+		want           int64
+	}{
+		{name: "ties, first", at: map[int]float32{120: 5, 880: 5}, want: 120},
+		{name: "ties, last", at: map[int]float32{120: 5, 880: 5}, last: true, want: 880},
+		{name: "later larger", at: map[int]float32{120: 5, 880: 6}, want: 880},
+		{name: "NaNs, first", at: map[int]float32{150: nan, 750: nan, 900: 9}, want: 150},
+		{name: "NaNs, last", at: map[int]float32{150: nan, 750: nan, 900: 9}, last: true, want: 750},
+		{name: "min NaN", at: map[int]float32{99: -9, 750: nan}, min: true, want: 750},
+		{name: "abs ties", at: map[int]float32{300: -5, 600: 5}, abs: true, want: 300},
+		{name: "abs ties, last", at: map[int]float32{300: -5, 600: 5}, abs: true, last: true, want: 600},
+		{name: "all equal, last", at: map[int]float32{}, last: true, want: 999},
+		{name: "min in the tail piece", at: map[int]float32{999: -1}, min: true, want: 999},
+	} {
+		p := &plan.ArgProblem{Min: c.min, Last: c.last, Abs: c.abs, SrcDT: dtypes.F32, IdxDT: dtypes.S64,
+			Dims: []int64{1000}, SrcStrides: []int64{1}, DstStrides: []int64{1}}
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := make([]byte, 4000)
+		for i, v := range c.at {
+			binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(v))
+		}
+		for _, isa := range isas {
+			k, err := buildArg(pl, isa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.piece == nil || k.piece.pl.R != 100 {
+				t.Fatalf("%s %s: not cut into pieces of 100", c.name, isa)
+			}
+			got := make([]byte, 8)
+			if err := k.Run(src, got); err != nil {
+				t.Fatal(err)
+			}
+			if i := int64(binary.LittleEndian.Uint64(got)); i != c.want {
+				t.Errorf("%s %s: index %d, want %d", c.name, isa, i, c.want)
+			}
+			k.release()
+		}
+	}
+}
+
+// TestArgPeeledLoops checks index kernels whose outermost loop reads
+// more than argPieceBytes (lowered here) an iteration over an axis too
+// short to cut: lanes beside the axis, under one or two kept dims. The
+// outermost loops run in Go, down to a kernel whose iterations fit.
+// Each runs against the interpreter on every ISA here, against guard
+// pages and at one to three threads.
+func TestArgPeeledLoops(t *testing.T) {
+	isas := argTestISAs(t)
+	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
+	r := rand.New(rand.NewPCG(52, 8))
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	for i := range n {
+		R, w := int64(2+r.IntN(40)), int64(1024*(1+r.IntN(3)))
+		if r.IntN(3) == 0 {
+			w = int64(100 + r.IntN(900)) // lanes splitInner leaves whole
+		}
+		a, b := int64(2+r.IntN(3)), int64(2+r.IntN(3))
+		p := randomArgRules(r)
+		if i%2 == 0 {
+			p.Dims, p.Axis = []int64{a, R, w}, 1
+		} else {
+			p.Dims, p.Axis = []int64{a, b, R, w}, 2
+		}
+		p.SrcStrides, p.DstStrides = denseStrides(p.Dims), denseStrides(p.Dims)
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An iteration of the outermost loop reads more than the bound,
+		// whose pieces of the axis would be shorter than minArgPiece.
+		argPieceBytes = R * argBytesPerR(pl) / 2
+		checkArgCuts(t, pl, argSrc(r, p.SrcDT, pl.SrcSpan()), isas, i%2 == 0, func(k *ArgKernel) string {
+			if k.peel == nil {
+				return "outermost loop not run in Go"
+			}
+			return ""
+		})
+	}
+}
+
+// TestArgPeeledPieces checks kernels that run their outermost loop in Go
+// around kernels that cut the axis into pieces: two images of 2048 lanes
+// (an iteration of 300 rows of 8 KiB reads more than the bound, and
+// pieces of it would be under minArgPiece rows), then blocks of 1024
+// lanes, whose 300 rows are cut into pieces of 64 and a last one of 44.
+// Every src type, against the interpreter on every ISA here.
+func TestArgPeeledPieces(t *testing.T) {
+	isas := argTestISAs(t)
+	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
+	r := rand.New(rand.NewPCG(52, 9))
+	for _, dt := range argJITSrcTypes {
+		p := randomArgRules(r)
+		p.SrcDT, p.Dims, p.Axis = dt, []int64{2, 300, 2048}, 1
+		p.SrcStrides, p.DstStrides = denseStrides(p.Dims), denseStrides(p.Dims)
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argPieceBytes = 64 * 1024 * int64(dt.Size())
+		checkArgCuts(t, pl, argSrc(r, dt, pl.SrcSpan()), isas, false, func(k *ArgKernel) string {
+			if got := k.schedule(); got != "split:index+outer-in-go+pieces:64" {
+				return "schedule " + got
+			}
+			return ""
+		})
+	}
+}
+
+// TestArgCallBounds checks, at the default bound, that no call of an
+// index kernel reads more than argPieceBytes an iteration: a segmentation
+// map's ArgMax over 21 channels of four 512x512 images (22 MB an image),
+// and one row of 100M elements. It compiles them but runs nothing.
+func TestArgCallBounds(t *testing.T) {
+	isas := argTestISAs(t)
+	for _, c := range []struct {
+		dims []int64
+		axis int
+	}{{[]int64{4, 21, 512, 512}, 1}, {[]int64{100_000_000}, 0}, {[]int64{3, 100_000_000}, 1}} {
+		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: c.dims, Axis: c.axis,
+			SrcStrides: denseStrides(c.dims), DstStrides: denseStrides(c.dims)}
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, isa := range isas {
+			k, err := buildArg(splitInner(pl), isa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaves := 0
+			k.each(func(leaf *ArgKernel) {
+				if leaf.code == nil {
+					return
+				}
+				leaves++
+				if b := leaf.pl.R * argBytesPerR(leaf.pl); b > argPieceBytes {
+					t.Errorf("%v %s: a call of %s reads %d bytes an iteration, more than %d", c.dims, isa, leaf.pl.Key(), b, argPieceBytes)
+				}
+			})
+			if leaves == 0 {
+				t.Errorf("%v %s: no machine code", c.dims, isa)
+			}
+			k.release()
+		}
+	}
+}
+
+// randomArgRules draws an index reduction's rules and types, with no
+// shape yet: any src type with machine code, s32 or s64 indices.
+func randomArgRules(r *rand.Rand) *plan.ArgProblem {
+	return &plan.ArgProblem{Min: r.IntN(2) == 0, Last: r.IntN(2) == 0, Abs: r.IntN(4) == 0,
+		SrcDT: argJITSrcTypes[r.IntN(len(argJITSrcTypes))], IdxDT: []dtypes.DataType{dtypes.S32, dtypes.S64}[r.IntN(2)]}
+}
+
+// denseStrides are the row-major strides of dims.
+func denseStrides(dims []int64) []int64 {
+	st := make([]int64, len(dims))
+	n := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		st[i] = n
+		n *= dims[i]
+	}
+	return st
+}
+
+// TestArgScheduleNamesCuts checks that the verbose schedule of an index
+// kernel names how its long calls were cut.
+func TestArgScheduleNamesCuts(t *testing.T) {
+	isas := argTestISAs(t)
+	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
+	for _, c := range []struct {
+		dims  []int64
+		axis  int
+		bound int64
+		want  string
+	}{
+		{[]int64{5000}, 0, 4 << 10, "split:index+pieces:1024"},
+		// Outer loops merged into one of 12, 40 KB an iteration; inside
+		// it, blocks of 1024 lanes (20 KB an iteration) or of 512 (10 KB).
+		{[]int64{3, 4, 5, 2048}, 2, 64 << 10, "split:index"},
+		{[]int64{3, 4, 5, 2048}, 2, 32 << 10, "split:index+outer-in-go"},
+		{[]int64{3, 4, 5, 2048}, 2, 16 << 10, "split:index+outer-in-go+outer-in-go"},
+		{[]int64{30, 20}, 1, 4 << 10, "split:index"},
+	} {
+		argPieceBytes = c.bound
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: c.dims, Axis: c.axis,
+			SrcStrides: denseStrides(c.dims), DstStrides: denseStrides(c.dims)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := buildArg(splitInner(pl), isas[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.schedule(); got != c.want {
+			t.Errorf("%v over %d, bound %d: schedule %q, want %q", c.dims, c.axis, c.bound, got, c.want)
+		}
+		k.release()
+	}
+}
+
+// TestArgBroadcastLanesCompile compiles index reductions whose lanes
+// beside the axis are many more than src's bytes (kept dims of src
+// stride 0 into a dst of 2^60 and more indices): the bytes an iteration
+// reads do not fit an int64, and the kernel must neither divide by their
+// wrapped count nor cut what it cannot. Nothing runs: no dst that size
+// exists.
+func TestArgBroadcastLanesCompile(t *testing.T) {
+	argTestISAs(t)
+	for _, c := range []struct {
+		dims, ss, ds []int64
+		want         string
+	}{
+		{[]int64{4, 1 << 61}, []int64{1, 0}, []int64{0, 1}, "split:index"},
+		{[]int64{4, 1 << 60}, []int64{1, 0}, []int64{0, 1}, "split:index"},
+		{[]int64{3, 1 << 30, 1 << 30}, []int64{1 << 20, 0, 1}, []int64{0, 1 << 30, 1}, "split:index+outer-in-go"},
+	} {
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F64, IdxDT: dtypes.S32, Dims: c.dims,
+			SrcStrides: c.ss, DstStrides: c.ds})
+		if err != nil {
+			t.Fatalf("%v: %v", c.dims, err)
+		}
+		k, err := CompileArg(pl)
+		if err != nil {
+			t.Fatalf("%v: %v", c.dims, err)
+		}
+		if got := k.schedule(); got != c.want {
+			t.Errorf("%v: schedule %q, want %q", c.dims, got, c.want)
+		}
+	}
+}
