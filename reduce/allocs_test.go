@@ -195,3 +195,55 @@ func TestArgMaxCallAllocs(t *testing.T) {
 		jit.SetThreads(prev)
 	}
 }
+
+// TestArgCutCallAllocs checks that an index reduction whose calls are
+// cut (jit: an axis in pieces, the outermost loop in Go, lanes in
+// blocks; a call would read more than 8 MiB an iteration) allocates
+// nothing on one thread and a fixed few on two, whatever its size.
+func TestArgCutCallAllocs(t *testing.T) {
+	if kerneltest.RaceDetector {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	for _, c := range []struct {
+		name string
+		dims []int
+		axis int
+		two  float64 // most allocations on two threads
+	}{
+		{"one row in pieces", []int{3 << 20}, 0, 3},
+		{"rows in pieces", []int{2, 3 << 20}, 1, 3},
+		{"more rows in pieces", []int{2, 6 << 20}, 1, 3},
+		{"outermost loop in Go", []int{12, 40, 65536}, 1, 3},
+		{"lanes in blocks", []int{40, 100003}, 0, 6},
+	} {
+		n := 1
+		for _, d := range c.dims {
+			n *= d
+		}
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(i%1013) - 500
+		}
+		dst := make([]int64, n/c.dims[c.axis])
+		for _, threads := range []int{1, 2} {
+			prev := jit.SetThreads(threads)
+			if err := ArgMax(dst, src, c.dims, c.axis); err != nil { // compiles
+				t.Fatal(err)
+			}
+			got := testing.AllocsPerRun(5, func() {
+				if err := ArgMax(dst, src, c.dims, c.axis); err != nil {
+					t.Fatal(err)
+				}
+			})
+			jit.SetThreads(prev)
+			want := 0.0
+			if threads > 1 {
+				want = c.two
+			}
+			if got > want {
+				t.Errorf("%s, %v over %d, %d threads: %v allocations per call, want at most %v", c.name, c.dims, c.axis, threads, got, want)
+			}
+			t.Logf("%s, %d threads: %v allocations per call", c.name, threads, got)
+		}
+	}
+}

@@ -205,17 +205,16 @@ func CombineArg(pl *plan.ArgPlan, src, dst, part []byte, from int64) error {
 	if err := checkBuf("part", part, pl.Outputs*int64(pl.IdxDT.Size())); err != nil {
 		return err
 	}
-	load, store := indexLoad(pl.IdxDT, dst), indexStore(pl.IdxDT, dst)
-	loadPart := indexLoad(pl.IdxDT, part)
+	wide := pl.IdxDT == dtypes.S64
 	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
 	var bad error
 	o := int64(0) // the output's place in part
 	eachArgOutput(pl, func(s, d int64) {
-		c := from + loadPart(o)
+		c := from + loadIndex(wide, part, o)
 		o++
 		b := int64(0)
 		if from > 0 {
-			b = load(d)
+			b = loadIndex(wide, dst, d)
 		}
 		if b < 0 || b >= max(from, 1) || c < from || c >= pl.R {
 			if bad == nil {
@@ -226,10 +225,29 @@ func CombineArg(pl *plan.ArgPlan, src, dst, part []byte, from int64) error {
 		// The two winners, as a scan of two elements: pl's rules, its
 		// type's comparison, NaN and Abs included.
 		if from == 0 || sc(src, s+b*pl.RStride, 2, (c-b)*pl.RStride, f) == 1 {
-			store(d, c)
+			storeIndex(wide, dst, d, c)
 		}
 	})
 	return bad
+}
+
+// loadIndex reads the index at element at of b: s64 if wide, else s32.
+// A function, not a closure made per call, so that CombineArg allocates
+// nothing.
+func loadIndex(wide bool, b []byte, at int64) int64 {
+	if wide {
+		return int64(binary.LittleEndian.Uint64(b[8*at:]))
+	}
+	return int64(int32(binary.LittleEndian.Uint32(b[4*at:])))
+}
+
+// storeIndex writes index v to element at of b: s64 if wide, else s32.
+func storeIndex(wide bool, b []byte, at, v int64) {
+	if wide {
+		binary.LittleEndian.PutUint64(b[8*at:], uint64(v))
+	} else {
+		binary.LittleEndian.PutUint32(b[4*at:], uint32(v))
+	}
 }
 
 // argScanner returns the scanner of pl's src type, or nil and an error
@@ -255,14 +273,6 @@ func indexStore(dt dtypes.DataType, dst []byte) func(at, v int64) {
 		return func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
 	}
 	return func(at, v int64) { binary.LittleEndian.PutUint32(dst[4*at:], uint32(v)) }
-}
-
-// indexLoad returns a function that reads the index at element at of b.
-func indexLoad(dt dtypes.DataType, b []byte) func(at int64) int64 {
-	if dt == dtypes.S64 {
-		return func(at int64) int64 { return int64(binary.LittleEndian.Uint64(b[8*at:])) }
-	}
-	return func(at int64) int64 { return int64(int32(binary.LittleEndian.Uint32(b[4*at:]))) }
 }
 
 // eachArgOutput calls fn with the src element where each output's axis

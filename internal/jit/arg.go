@@ -45,15 +45,21 @@ type ArgKernel struct {
 	// piece and tail, when the axis is cut into pieces: the kernels of
 	// pl with R cut to a piece's length, and to the last piece's where
 	// that is shorter (else nil). peel, when the outermost loop runs in
-	// Go: the kernel of the loops inside it. Such a kernel has no code of
-	// its own.
-	piece, tail, peel *ArgKernel
+	// Go: the kernel of the loops inside it. blocks and rest, when the
+	// lanes of a plan without an outer loop are cut into blocks: the
+	// kernel of the whole blocks, and of the lanes after them (else nil),
+	// which start restLane lanes in. Such a kernel has no code of its own.
+	piece, tail, peel, blocks, rest *ArgKernel
+	restLane                        int64
+	// dense, when the axis is cut into pieces: pl with its outputs
+	// dense, in loop order, as the pieces write them.
+	dense *plan.ArgPlan
 }
 
 // each calls fn with k and every kernel it runs, at any depth.
 func (k *ArgKernel) each(fn func(*ArgKernel)) {
 	fn(k)
-	for _, c := range []*ArgKernel{k.piece, k.tail, k.peel} {
+	for _, c := range []*ArgKernel{k.piece, k.tail, k.peel, k.blocks, k.rest} {
 		if c != nil {
 			c.each(fn)
 		}
@@ -107,11 +113,16 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 // schedule is k's schedule on its verbose lines: "split:index", one
 // pass over src with its outermost loop cut into calls, and how a long
 // call was cut: "+pieces:<length>" of the axis, "+outer-in-go" for each
-// outermost loop run around a kernel of the loops inside it.
+// outermost loop run around a kernel of the loops inside it,
+// "+lane-blocks:<lanes>" for lanes cut into blocks.
 func (k *ArgKernel) schedule() string {
 	s := "split:index"
 	for ; k.peel != nil; k = k.peel {
 		s += "+outer-in-go"
+	}
+	if k.blocks != nil {
+		s += fmt.Sprintf("+lane-blocks:%d", k.blocks.pl.Inner.Size)
+		k = k.blocks
 	}
 	if k.piece != nil {
 		s += fmt.Sprintf("+pieces:%d", k.piece.pl.R)
@@ -177,8 +188,13 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 	if r := argPieceR(pl); r < pl.R {
 		return buildPieces(pl, r, isa)
 	}
-	if len(pl.Outer) > 0 && pl.R > 0 && argBytesPerR(pl) > argPieceBytes/pl.R {
-		return buildPeeled(pl, isa)
+	if pl.R > 0 && argBytesPerR(pl) > argPieceBytes/pl.R {
+		switch {
+		case len(pl.Outer) > 0:
+			return buildPeeled(pl, isa)
+		case pl.HasInner && pl.Inner.Size > minArgLanes:
+			return buildLaneBlocks(pl, isa)
+		}
 	}
 	text, err := emitArg(pl, isa)
 	if err != nil {
@@ -204,6 +220,9 @@ func (k *ArgKernel) Impl() string {
 	}
 	if k.peel != nil {
 		return k.peel.Impl()
+	}
+	if k.blocks != nil {
+		return k.blocks.Impl()
 	}
 	if k.code == nil {
 		return "interp"
@@ -253,6 +272,9 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error
 	}
 	if k.peel != nil {
 		return k.runPeeled(src, dst, threads)
+	}
+	if k.blocks != nil {
+		return k.runLaneBlocks(src, dst, threads)
 	}
 	if k.code == nil {
 		return 1, interp.RunArg(pl, src, dst)
@@ -323,21 +345,22 @@ const minArgPiece = 64
 // run by machine code of its own; where the emitter has none for a
 // piece, the interpreter runs pl whole.
 func buildPieces(pl *plan.ArgPlan, r int64, isa ISA) (*ArgKernel, error) {
-	k := &ArgKernel{pl: pl, isa: isa}
 	// A piece writes its outputs dense, in the plan's loop order, to a
 	// part of pl.Outputs indices: dst's span may be much more.
+	dense := *pl
+	dense.Outer = slices.Clone(pl.Outer)
+	stride := int64(1)
+	if dense.HasInner {
+		dense.Inner.DstStride, stride = 1, dense.Inner.Size
+	}
+	for i := len(dense.Outer) - 1; i >= 0; i-- {
+		dense.Outer[i].DstStride = stride
+		stride *= dense.Outer[i].Size
+	}
+	k := &ArgKernel{pl: pl, isa: isa, dense: &dense}
 	cut := func(n int64) (*ArgKernel, error) {
-		p := *pl
+		p := dense
 		p.R = n
-		p.Outer = slices.Clone(pl.Outer)
-		stride := int64(1)
-		if p.HasInner {
-			p.Inner.DstStride, stride = 1, p.Inner.Size
-		}
-		for i := len(p.Outer) - 1; i >= 0; i-- {
-			p.Outer[i].DstStride = stride
-			stride *= p.Outer[i].Size
-		}
 		return buildArg(&p, isa)
 	}
 	var err error
@@ -380,6 +403,66 @@ func buildPeeled(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 	return &ArgKernel{pl: pl, isa: isa, peel: peel}, nil
 }
 
+// minArgLanes is the fewest lanes buildLaneBlocks cuts a block to.
+const minArgLanes = 64
+
+// buildLaneBlocks returns a kernel of pl, a plan without an outer loop,
+// that cuts its lanes into blocks whose iteration reads about a call's
+// worth (argCallBytes, so that the blocks' calls share out over threads;
+// at most argPieceBytes) in at least minArgLanes lanes, a multiple of
+// them, whose axis is cut into pieces in turn where it is that long.
+// The blocks run as an outer loop, then a kernel of the lanes after the
+// last whole block; where either has no machine code, the interpreter
+// runs pl whole.
+func buildLaneBlocks(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
+	in := pl.Inner
+	b := max(minArgLanes, min(argCallBytes, argPieceBytes)/(pl.R*int64(pl.SrcDT.Size()))/minArgLanes*minArgLanes)
+	n, left := in.Size/b, in.Size%b
+	blocks := *pl
+	blocks.Inner.Size, blocks.Outputs = b, n*b
+	if n > 1 {
+		blocks.Outer = []plan.Loop{{Size: n, SrcStride: b * in.SrcStride, DstStride: b * in.DstStride}}
+	}
+	k := &ArgKernel{pl: pl, isa: isa, restLane: n * b}
+	var err error
+	if k.blocks, err = buildArg(&blocks, isa); err != nil {
+		return nil, err
+	}
+	if left > 0 {
+		rest := *pl
+		rest.Inner.Size, rest.Outputs = left, left
+		if left == 1 {
+			rest.HasInner, rest.Inner = false, plan.Loop{}
+		}
+		if k.rest, err = buildArg(&rest, isa); err != nil {
+			k.release()
+			return nil, err
+		}
+	}
+	for _, c := range []*ArgKernel{k.blocks, k.rest} {
+		if c != nil && c.Impl() == "interp" {
+			why := c.why
+			k.release()
+			return &ArgKernel{pl: pl, isa: None, why: "a block of the cut lanes: " + why}, nil
+		}
+	}
+	return k, nil
+}
+
+// runLaneBlocks runs a kernel whose lanes are cut into blocks (see
+// buildLaneBlocks): the blocks' kernel, then the rest's, each cut into
+// calls over threads as any kernel's run is.
+func (k *ArgKernel) runLaneBlocks(src, dst []byte, threads int) (int, error) {
+	size, isize := int64(k.pl.SrcDT.Size()), int64(k.pl.IdxDT.Size())
+	ran, err := k.blocks.run(src, dst, k.blocks.pl.SrcSpan()*size, threads)
+	if err != nil || k.rest == nil {
+		return ran, err
+	}
+	in := k.pl.Inner
+	used, err := k.rest.run(src[k.restLane*in.SrcStride*size:], dst[k.restLane*in.DstStride*isize:], k.rest.pl.SrcSpan()*size, threads)
+	return max(ran, used), err
+}
+
 // release unmaps the code of k and of every kernel it runs, for kernels
 // that never reach a caller (CompileArg's leave it to the collector).
 func (k *ArgKernel) release() {
@@ -387,15 +470,21 @@ func (k *ArgKernel) release() {
 }
 
 // runPeeled runs a kernel whose outermost loop runs in Go (see
-// buildPeeled): the inner kernel once for each of its iterations, each
-// run cut into calls over threads as any kernel's is.
+// buildPeeled): the inner kernel once for each of its iterations. With
+// at least as many iterations as threads, the iterations are shared out,
+// each run on one goroutine; with fewer, each runs over all threads.
+// Either way a run hands work to the pool a bounded number of times,
+// whatever the loop's size.
 func (k *ArgKernel) runPeeled(src, dst []byte, threads int) (int, error) {
-	top, in := k.pl.Outer[0], k.peel.pl
-	size, isize := int64(k.pl.SrcDT.Size()), int64(k.pl.IdxDT.Size())
-	need := in.SrcSpan() * size
+	if threads > 1 && k.pl.Outer[0].Size >= int64(threads) {
+		return threads, Parallel(threads, k.pl.Outer[0].Size, func(_ int, i int64) error {
+			_, err := k.runIteration(src, dst, i, 1)
+			return err
+		})
+	}
 	ran := 1
-	for i := range top.Size {
-		used, err := k.peel.run(src[i*top.SrcStride*size:], dst[i*top.DstStride*isize:], need, threads)
+	for i := range k.pl.Outer[0].Size {
+		used, err := k.runIteration(src, dst, i, threads)
 		if err != nil {
 			return ran, err
 		}
@@ -404,62 +493,93 @@ func (k *ArgKernel) runPeeled(src, dst []byte, threads int) (int, error) {
 	return ran, nil
 }
 
+// runIteration runs iteration i of the outermost loop of a peeled
+// kernel on up to threads goroutines.
+func (k *ArgKernel) runIteration(src, dst []byte, i int64, threads int) (int, error) {
+	top, in := k.pl.Outer[0], k.peel
+	size, isize := int64(k.pl.SrcDT.Size()), int64(k.pl.IdxDT.Size())
+	return in.run(src[i*top.SrcStride*size:], dst[i*top.DstStride*isize:], in.pl.SrcSpan()*size, threads)
+}
+
 // runPieces runs a kernel whose axis is cut into pieces (see
 // buildPieces): each piece writes a part, folded into dst in axis order
-// (the first one's indices simply stored there). Pieces of a plan
-// without an Outer loop (one row, or one block of columns) run a batch
-// at a time on threads goroutines, each into a part of its own; those
-// of other plans run one after the other, each cut into calls over its
-// Outer loop as any kernel's run is.
+// (the first one's indices simply stored there). A plan without an Outer
+// loop (one row, or one block of columns), or with at least as many
+// pieces as threads, shares its pieces out in ranges (runPieceRanges);
+// the pieces of other plans run one after the other, each cut into calls
+// over its Outer loop. Parts come from the scratch pools, so that a run
+// on one thread allocates nothing.
 func (k *ArgKernel) runPieces(src, dst []byte, threads int) (int, error) {
 	pl := k.pl
-	r := k.piece.pl.R
-	pieces := (pl.R + r - 1) / r
-	step := r * pl.RStride * int64(pl.SrcDT.Size())
-	partBytes := pl.Outputs * int64(pl.IdxDT.Size())
-	// kernel returns piece i's kernel and its src.
-	kernel := func(i int64) (*ArgKernel, []byte) {
-		if i == pieces-1 && k.tail != nil {
-			return k.tail, src[i*step:]
-		}
-		return k.piece, src[i*step:]
+	pieces := (pl.R + k.piece.pl.R - 1) / k.piece.pl.R
+	if w := min(int64(threads), pieces); w > 1 && (len(pl.Outer) == 0 || pieces >= int64(threads)) {
+		return int(w), k.runPieceRanges(src, dst, threads, w)
 	}
-	// A batch's parts stay within one piece's bound.
-	batch := int64(1)
-	if len(pl.Outer) == 0 {
-		batch = max(1, min(int64(threads), argPieceBytes/max(partBytes, 1)))
-	}
-	parts := make([]byte, batch*partBytes)
+	part, h := getScratch(pl.Outputs * int64(pl.IdxDT.Size()))
+	defer putScratch(h)
 	ran := 1
-	for first := int64(0); first < pieces; first += batch {
-		n := min(batch, pieces-first)
-		// run runs piece first+t on up to inner threads.
-		run := func(t int64, inner int) (int, error) {
-			c, in := kernel(first + t)
-			return c.run(in, parts[t*partBytes:(t+1)*partBytes], c.pl.SrcSpan()*int64(pl.SrcDT.Size()), inner)
-		}
-		var err error
-		if n > 1 {
-			ran = max(ran, int(n))
-			err = Parallel(threads, n, func(_ int, t int64) error {
-				_, err := run(t, 1)
-				return err
-			})
-		} else {
-			var used int
-			used, err = run(0, threads)
-			ran = max(ran, used)
-		}
+	for i := range pieces {
+		used, err := k.runPiece(src, part, i, threads)
 		if err != nil {
 			return ran, err
 		}
-		for t := range n {
-			if err := interp.CombineArg(pl, src, dst, parts[t*partBytes:(t+1)*partBytes], (first+t)*r); err != nil {
-				return ran, err
-			}
+		ran = max(ran, used)
+		if err := interp.CombineArg(pl, src, dst, part, i*k.piece.pl.R); err != nil {
+			return ran, err
 		}
 	}
 	return ran, nil
+}
+
+// runPiece runs piece i into part on up to threads goroutines.
+func (k *ArgKernel) runPiece(src, part []byte, i int64, threads int) (int, error) {
+	pl, r, size := k.pl, k.piece.pl.R, int64(k.pl.SrcDT.Size())
+	c := k.piece
+	if k.tail != nil && (i+1)*r > pl.R {
+		c = k.tail
+	}
+	return c.run(src[i*r*pl.RStride*size:], part, c.pl.SrcSpan()*size, threads)
+}
+
+// runPieceRanges runs the pieces of k on w goroutines, each over a
+// contiguous range of them: it folds its pieces in order into a part of
+// its own, and the ranges' parts are then folded into dst in order. The
+// fold keeps the one winner of the axis (ties by index), so the ranges,
+// and with them the thread count, do not change the result.
+func (k *ArgKernel) runPieceRanges(src, dst []byte, threads int, w int64) error {
+	pl, r := k.pl, k.piece.pl.R
+	pieces := (pl.R + r - 1) / r
+	partBytes := pl.Outputs * int64(pl.IdxDT.Size())
+	buf, h := getScratch(2 * w * partBytes)
+	defer putScratch(h)
+	size := int64(pl.SrcDT.Size())
+	err := Parallel(threads, w, func(_ int, t int64) error {
+		first, end := pieces*t/w, pieces*(t+1)/w
+		acc, part := buf[2*t*partBytes:(2*t+1)*partBytes], buf[(2*t+1)*partBytes:(2*t+2)*partBytes]
+		// The range as a plan of its own, over its part of the axis.
+		span := *k.dense
+		span.R = min(end*r, pl.R) - first*r
+		in := src[first*r*pl.RStride*size:]
+		for i := first; i < end; i++ {
+			if _, err := k.runPiece(src, part, i, 1); err != nil {
+				return err
+			}
+			if err := interp.CombineArg(&span, in, acc, part, (i-first)*r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for t := range w {
+		acc := buf[2*t*partBytes : (2*t+1)*partBytes]
+		if err := interp.CombineArg(pl, src, dst, acc, pieces*t/w*r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // argCalls is one run of an ArgKernel cut into calls: call t runs the

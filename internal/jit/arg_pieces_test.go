@@ -2,6 +2,7 @@ package jit
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -19,13 +20,7 @@ import (
 // the interpreter on every ISA here, against guard pages and at one to
 // three threads, and no piece reads more than the bound.
 func TestArgAxisPieces(t *testing.T) {
-	isas := argTestISAs(t)
-	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
-	r := rand.New(rand.NewPCG(52, 7))
-	n := 120
-	if testing.Short() {
-		n = 40
-	}
+	isas, r, n := cutTestSetup(t, 7, 120, 40)
 	for i := range n {
 		R := int64(130 + r.IntN(3000))
 		a, w := int64(1+r.IntN(3)), int64(1+r.IntN(9))
@@ -149,13 +144,7 @@ func TestArgAxisPiecesRules(t *testing.T) {
 // Each runs against the interpreter on every ISA here, against guard
 // pages and at one to three threads.
 func TestArgPeeledLoops(t *testing.T) {
-	isas := argTestISAs(t)
-	defer func(b int64) { argPieceBytes = b }(argPieceBytes)
-	r := rand.New(rand.NewPCG(52, 8))
-	n := 60
-	if testing.Short() {
-		n = 20
-	}
+	isas, r, n := cutTestSetup(t, 8, 60, 20)
 	for i := range n {
 		R, w := int64(2+r.IntN(40)), int64(1024*(1+r.IntN(3)))
 		if r.IntN(3) == 0 {
@@ -213,6 +202,60 @@ func TestArgPeeledPieces(t *testing.T) {
 	}
 }
 
+// TestArgLaneBlocks checks kernels that cut the lanes of a plan without
+// an outer loop into blocks: columns of 65 to 3000 lanes (any width, src
+// lanes dense or two apart, dst dense or padded) over 2 to 40 rows, with
+// argPieceBytes (lowered) a block of 64 to 256 lanes, and over 300 rows,
+// whose blocks of 64 lanes are cut into pieces of 100 rows in turn. Every
+// src type, against the interpreter on every ISA here, at one to three
+// threads; no call reads more than the bound.
+func TestArgLaneBlocks(t *testing.T) {
+	isas, r, n := cutTestSetup(t, 10, 60, 20)
+	for i := range n {
+		p := randomArgRules(r)
+		R, w := int64(2+r.IntN(39)), int64(65+r.IntN(2936))
+		if i%4 == 3 {
+			R, w = 300, 200+w // lanes enough that the axis's pieces would be under 64 rows
+		}
+		ls, ld := int64(1+r.IntN(2)), int64(1+r.IntN(2))
+		p.Dims, p.SrcStrides, p.DstStrides = []int64{R, w}, []int64{w * ls, ls}, []int64{0, ld}
+		pl, err := plan.CanonicalizeArg(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := int64(p.SrcDT.Size())
+		lanes, want := int64(64*(1+r.IntN(4))), "split:index+lane-blocks:"
+		argPieceBytes = R * size * lanes
+		if R == 300 {
+			lanes, argPieceBytes = 64, 100*64*size
+			want += "64+pieces:100"
+		} else {
+			want += strconv.FormatInt(lanes, 10)
+		}
+		if w <= lanes {
+			continue // nothing to cut
+		}
+		checkArgCuts(t, pl, argSrc(r, p.SrcDT, pl.SrcSpan()), isas, i%2 == 0, func(k *ArgKernel) string {
+			if got := k.schedule(); got != want {
+				return "schedule " + got + ", want " + want
+			}
+			return overBound(k)
+		})
+	}
+}
+
+// overBound says which call of k reads more than argPieceBytes an
+// iteration, or "".
+func overBound(k *ArgKernel) string {
+	msg := ""
+	k.each(func(leaf *ArgKernel) {
+		if b := leaf.pl.R * argBytesPerR(leaf.pl); leaf.code != nil && b > argPieceBytes && msg == "" {
+			msg = fmt.Sprintf("a call of %s reads %d bytes an iteration, more than %d", leaf.pl.Key(), b, argPieceBytes)
+		}
+	})
+	return msg
+}
+
 // TestArgCallBounds checks, at the default bound, that no call of an
 // index kernel reads more than argPieceBytes an iteration: a segmentation
 // map's ArgMax over 21 channels of four 512x512 images (22 MB an image),
@@ -220,11 +263,26 @@ func TestArgPeeledPieces(t *testing.T) {
 func TestArgCallBounds(t *testing.T) {
 	isas := argTestISAs(t)
 	for _, c := range []struct {
-		dims []int64
-		axis int
-	}{{[]int64{4, 21, 512, 512}, 1}, {[]int64{100_000_000}, 0}, {[]int64{3, 100_000_000}, 1}} {
+		dims, ss, ds []int64 // strides: dense where nil
+		axis         int
+	}{
+		{dims: []int64{4, 21, 512, 512}, axis: 1},
+		{dims: []int64{100_000_000}},
+		{dims: []int64{3, 100_000_000}, axis: 1},
+		// Lanes no block width divides, dst lanes two apart, src lanes
+		// two apart: blocks cut with a rest.
+		{dims: []int64{100, 1_000_003}},
+		{dims: []int64{100, 1 << 20}, ds: []int64{0, 2}},
+		{dims: []int64{100, 1 << 20}, ss: []int64{1 << 21, 2}},
+	} {
 		p := &plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: c.dims, Axis: c.axis,
-			SrcStrides: denseStrides(c.dims), DstStrides: denseStrides(c.dims)}
+			SrcStrides: c.ss, DstStrides: c.ds}
+		if p.SrcStrides == nil {
+			p.SrcStrides = denseStrides(c.dims)
+		}
+		if p.DstStrides == nil {
+			p.DstStrides = denseStrides(c.dims)
+		}
 		pl, err := plan.CanonicalizeArg(p)
 		if err != nil {
 			t.Fatal(err)
@@ -234,22 +292,29 @@ func TestArgCallBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			leaves := 0
-			k.each(func(leaf *ArgKernel) {
-				if leaf.code == nil {
-					return
-				}
-				leaves++
-				if b := leaf.pl.R * argBytesPerR(leaf.pl); b > argPieceBytes {
-					t.Errorf("%v %s: a call of %s reads %d bytes an iteration, more than %d", c.dims, isa, leaf.pl.Key(), b, argPieceBytes)
-				}
-			})
-			if leaves == 0 {
-				t.Errorf("%v %s: no machine code", c.dims, isa)
+			if k.Impl() == "interp" {
+				t.Errorf("%v %s: no machine code: %s", c.dims, isa, k.why)
+			}
+			if msg := overBound(k); msg != "" {
+				t.Errorf("%v %s: %s", c.dims, isa, msg)
 			}
 			k.release()
 		}
 	}
+}
+
+// cutTestSetup returns the ISAs here, a generator of seed and how many
+// problems to draw (short under -short), and restores argPieceBytes,
+// which the test lowers, when t ends.
+func cutTestSetup(t *testing.T, seed uint64, n, short int) ([]ISA, *rand.Rand, int) {
+	t.Helper()
+	isas := argTestISAs(t)
+	b := argPieceBytes
+	t.Cleanup(func() { argPieceBytes = b })
+	if testing.Short() {
+		n = short
+	}
+	return isas, rand.New(rand.NewPCG(52, seed)), n
 }
 
 // randomArgRules draws an index reduction's rules and types, with no
@@ -309,18 +374,18 @@ func TestArgScheduleNamesCuts(t *testing.T) {
 // TestArgBroadcastLanesCompile compiles index reductions whose lanes
 // beside the axis are many more than src's bytes (kept dims of src
 // stride 0 into a dst of 2^60 and more indices): the bytes an iteration
-// reads do not fit an int64, and the kernel must neither divide by their
-// wrapped count nor cut what it cannot. Nothing runs: no dst that size
-// exists.
+// reads do not fit an int64, and the kernel must not divide by their
+// wrapped count; it cuts the lanes into blocks as any others. Nothing
+// runs: no dst that size exists.
 func TestArgBroadcastLanesCompile(t *testing.T) {
 	argTestISAs(t)
 	for _, c := range []struct {
 		dims, ss, ds []int64
 		want         string
 	}{
-		{[]int64{4, 1 << 61}, []int64{1, 0}, []int64{0, 1}, "split:index"},
-		{[]int64{4, 1 << 60}, []int64{1, 0}, []int64{0, 1}, "split:index"},
-		{[]int64{3, 1 << 30, 1 << 30}, []int64{1 << 20, 0, 1}, []int64{0, 1 << 30, 1}, "split:index+outer-in-go"},
+		{[]int64{4, 1 << 61}, []int64{1, 0}, []int64{0, 1}, "split:index+lane-blocks:8192"},
+		{[]int64{4, 1 << 60}, []int64{1, 0}, []int64{0, 1}, "split:index+lane-blocks:8192"},
+		{[]int64{3, 1 << 30, 1 << 30}, []int64{1 << 20, 0, 1}, []int64{0, 1 << 30, 1}, "split:index+outer-in-go+lane-blocks:10880"},
 	} {
 		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F64, IdxDT: dtypes.S32, Dims: c.dims,
 			SrcStrides: c.ss, DstStrides: c.ds})
