@@ -165,17 +165,17 @@ func RunArg(pl *plan.ArgPlan, src, dst []byte) error {
 	if err := checkBuf("dst", dst, pl.DstSpan()*int64(pl.IdxDT.Size())); err != nil {
 		return err
 	}
-	store := indexStore(pl.IdxDT, dst)
-	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
+	wide := pl.IdxDT == dtypes.S64
 	if pl.RepeatsOne() {
 		v := int64(0)
 		if pl.Last {
 			v = pl.R - 1
 		}
-		eachArgOutput(pl, func(_, d int64) { store(d, v) })
+		eachArgOutput(pl, func(_, d int64) { storeIndex(wide, dst, d, v) })
 		return nil
 	}
-	eachArgOutput(pl, func(s, d int64) { store(d, sc(src, s, pl.R, pl.RStride, f)) })
+	f := argFlags{min: pl.Min, last: pl.Last, abs: pl.Abs}
+	eachArgOutput(pl, func(s, d int64) { storeIndex(wide, dst, d, sc(src, s, pl.R, pl.RStride, f)) })
 	return nil
 }
 
@@ -232,8 +232,8 @@ func CombineArg(pl *plan.ArgPlan, src, dst, part []byte, from int64) error {
 }
 
 // loadIndex reads the index at element at of b: s64 if wide, else s32.
-// A function, not a closure made per call, so that CombineArg allocates
-// nothing.
+// A function, not a closure made per call, so that RunArg and
+// CombineArg allocate nothing.
 func loadIndex(wide bool, b []byte, at int64) int64 {
 	if wide {
 		return int64(binary.LittleEndian.Uint64(b[8*at:]))
@@ -265,14 +265,6 @@ func argScanner(pl *plan.ArgPlan) (argScan, error) {
 		return nil, nil
 	}
 	return sc, nil
-}
-
-// indexStore returns a function that writes index v to element at of dst.
-func indexStore(dt dtypes.DataType, dst []byte) func(at, v int64) {
-	if dt == dtypes.S64 {
-		return func(at, v int64) { binary.LittleEndian.PutUint64(dst[8*at:], uint64(v)) }
-	}
-	return func(at, v int64) { binary.LittleEndian.PutUint32(dst[4*at:], uint32(v)) }
 }
 
 // eachArgOutput calls fn with the src element where each output's axis

@@ -213,16 +213,40 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 	return k, nil
 }
 
+// cut is the first kernel k runs in its stead (its pieces', its outer
+// loop's or its blocks'), nil for a kernel that runs its own code or
+// the interpreter.
+func (k *ArgKernel) cut() *ArgKernel {
+	for _, c := range []*ArgKernel{k.piece, k.peel, k.blocks} {
+		if c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// orInterp returns k, or, where one of the kernels k runs has no machine
+// code, the interpreter's kernel of k's plan, saying why (what names the
+// part of the cut), with k's code released.
+func orInterp(k *ArgKernel, what string) *ArgKernel {
+	var leaf *ArgKernel
+	k.each(func(c *ArgKernel) {
+		if leaf == nil && c != k && c.cut() == nil && c.code == nil {
+			leaf = c
+		}
+	})
+	if leaf == nil {
+		return k
+	}
+	why := leaf.why
+	k.release()
+	return &ArgKernel{pl: k.pl, isa: None, why: what + ": " + why}
+}
+
 // Impl is "jit:<isa>" for machine code, "interp" for the interpreter.
 func (k *ArgKernel) Impl() string {
-	if k.piece != nil {
-		return k.piece.Impl()
-	}
-	if k.peel != nil {
-		return k.peel.Impl()
-	}
-	if k.blocks != nil {
-		return k.blocks.Impl()
+	if c := k.cut(); c != nil {
+		return c.Impl()
 	}
 	if k.code == nil {
 		return "interp"
@@ -373,15 +397,7 @@ func buildPieces(pl *plan.ArgPlan, r int64, isa ISA) (*ArgKernel, error) {
 			return nil, err
 		}
 	}
-	if k.piece.code == nil || k.tail != nil && k.tail.code == nil {
-		why := k.piece.why
-		if why == "" {
-			why = k.tail.why
-		}
-		k.release()
-		return &ArgKernel{pl: pl, isa: None, why: "a piece of the cut axis: " + why}, nil
-	}
-	return k, nil
+	return orInterp(k, "a piece of the cut axis"), nil
 }
 
 // buildPeeled returns a kernel of pl that runs its outermost loop in Go
@@ -396,11 +412,7 @@ func buildPeeled(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if peel.Impl() == "interp" {
-		peel.release()
-		return &ArgKernel{pl: pl, isa: None, why: "the loops inside the outermost: " + peel.why}, nil
-	}
-	return &ArgKernel{pl: pl, isa: isa, peel: peel}, nil
+	return orInterp(&ArgKernel{pl: pl, isa: isa, peel: peel}, "the loops inside the outermost"), nil
 }
 
 // minArgLanes is the fewest lanes buildLaneBlocks cuts a block to.
@@ -439,14 +451,7 @@ func buildLaneBlocks(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 			return nil, err
 		}
 	}
-	for _, c := range []*ArgKernel{k.blocks, k.rest} {
-		if c != nil && c.Impl() == "interp" {
-			why := c.why
-			k.release()
-			return &ArgKernel{pl: pl, isa: None, why: "a block of the cut lanes: " + why}, nil
-		}
-	}
-	return k, nil
+	return orInterp(k, "a block of the cut lanes"), nil
 }
 
 // runLaneBlocks runs a kernel whose lanes are cut into blocks (see

@@ -6,11 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/interp"
 	"github.com/gdnn/gdnn/internal/plan"
+	"github.com/gdnn/gdnn/internal/status"
 )
 
 // TestArgAxisPieces checks index kernels over axes longer than one call
@@ -324,6 +326,18 @@ func randomArgRules(r *rand.Rand) *plan.ArgProblem {
 		SrcDT: argJITSrcTypes[r.IntN(len(argJITSrcTypes))], IdxDT: []dtypes.DataType{dtypes.S32, dtypes.S64}[r.IntN(2)]}
 }
 
+// denseArgPlan is the ArgMax plan of dense f32 dims over axis, with s64
+// indices, as CompileArg schedules it (splitInner).
+func denseArgPlan(t *testing.T, dims []int64, axis int) *plan.ArgPlan {
+	t.Helper()
+	pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: dims, Axis: axis,
+		SrcStrides: denseStrides(dims), DstStrides: denseStrides(dims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return splitInner(pl)
+}
+
 // denseStrides are the row-major strides of dims.
 func denseStrides(dims []int64) []int64 {
 	st := make([]int64, len(dims))
@@ -355,12 +369,7 @@ func TestArgScheduleNamesCuts(t *testing.T) {
 		{[]int64{30, 20}, 1, 4 << 10, "split:index"},
 	} {
 		argPieceBytes = c.bound
-		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: c.dims, Axis: c.axis,
-			SrcStrides: denseStrides(c.dims), DstStrides: denseStrides(c.dims)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := buildArg(splitInner(pl), isas[0])
+		k, err := buildArg(denseArgPlan(t, c.dims, c.axis), isas[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,6 +407,50 @@ func TestArgBroadcastLanesCompile(t *testing.T) {
 		}
 		if got := k.schedule(); got != c.want {
 			t.Errorf("%v: schedule %q, want %q", c.dims, got, c.want)
+		}
+	}
+}
+
+// TestArgCutFallsBack checks that a cut kernel one of whose parts the
+// emitter refuses runs on the interpreter whole, saying which part:
+// a piece, the loops inside a peeled outermost loop, a block of lanes.
+func TestArgCutFallsBack(t *testing.T) {
+	isas, r, _ := cutTestSetup(t, 11, 1, 1)
+	prev := emitArg
+	t.Cleanup(func() { emitArg = prev })
+	for _, c := range []struct {
+		dims  []int64
+		axis  int
+		bound int64
+		why   string
+	}{
+		{[]int64{5000}, 0, 4 << 10, "a piece of the cut axis"},
+		{[]int64{3, 4, 5, 2048}, 2, 32 << 10, "the loops inside the outermost"},
+		{[]int64{40, 3001}, 0, 40 * 4 * 128, "a block of the cut lanes"},
+	} {
+		argPieceBytes = c.bound
+		pl := denseArgPlan(t, c.dims, c.axis)
+		// Refuse every plan but the whole one: only the cut's parts.
+		emitArg = func(p *plan.ArgPlan, isa ISA) ([]byte, error) {
+			if p.Key() != pl.Key() {
+				return nil, status.Errorf(status.Unimplemented, "refused by the test")
+			}
+			return prev(p, isa)
+		}
+		src := argSrc(r, dtypes.F32, pl.SrcSpan())
+		want := make([]byte, pl.DstSpan()*8)
+		if err := interp.RunArg(pl, src, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, isa := range isas {
+			k, err := buildArg(pl, isa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Impl() != "interp" || !strings.HasPrefix(k.Why(), c.why+": ") {
+				t.Errorf("%v %s: %s, %q; want the interpreter, %q", c.dims, isa, k.Impl(), k.Why(), c.why)
+			}
+			runArgThreads(t, k, src, want, 1, 2)
 		}
 	}
 }
