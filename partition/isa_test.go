@@ -84,6 +84,7 @@ func TestMain(m *testing.M) {
 	if req != "" || kerneltest.CountCalls() {
 		jit.SetCallCounting(true)
 	}
+	jit.SetShareBytes(kerneltest.SmallShare)
 	code := m.Run()
 	kerneltest.Report("partition", jit.CallCount(jit.AVX512))
 	kerneltest.ReportCalls("partition", implCalls()...)

@@ -16,6 +16,7 @@ func TestMain(m *testing.M) {
 	if kerneltest.CountCalls() {
 		jit.SetCallCounting(true)
 	}
+	jit.SetShareBytes(kerneltest.SmallShare)
 	code := m.Run()
 	var calls []kerneltest.ImplCalls
 	for _, isa := range []jit.ISA{jit.AVX512, jit.AVX2, jit.NEON} {

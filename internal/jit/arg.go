@@ -287,10 +287,12 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 }
 
 // run is Run's call of the code (or the interpreter) on up to threads
-// goroutines, once the buffers are checked; it returns how many threads
+// goroutines, as many as its work makes worth it (shareThreads of
+// argWork), once the buffers are checked; it returns how many threads
 // ran the calls.
 func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error) {
 	pl := k.pl
+	threads = shareThreads(argWork(pl, srcNeed), threads)
 	if k.piece != nil {
 		return k.runPieces(src, dst, threads)
 	}
@@ -309,7 +311,7 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error
 		top = pl.Outer[0]
 		perIter := max(srcNeed/top.Size, 1)
 		chunk = max(1, argCallBytes/perIter)
-		if n := int64(threads); chunk*n > top.Size && srcNeed >= inlineBytes {
+		if n := int64(threads); n > 1 && chunk*n > top.Size {
 			chunk = max(1, (top.Size+n-1)/n)
 		}
 		calls = (top.Size + chunk - 1) / chunk
@@ -323,6 +325,22 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error
 	}
 	return int(min(int64(n), calls)), Parallel(n, calls, c.call)
 }
+
+// argWork is what an index run of pl that reads srcNeed bytes weighs
+// for shareThreads: its src, and where each output is one row of the
+// axis (no lanes), argRowBytes more an output, for the row's end, where
+// its vector's winners are reduced to one.
+func argWork(pl *plan.ArgPlan, srcNeed int64) int64 {
+	if pl.HasInner {
+		return srcNeed
+	}
+	return addSat(srcNeed, plan.MulSat(pl.Outputs, argRowBytes))
+}
+
+// argRowBytes is about the src a core reads from its L2 in the time a
+// row's end takes (docs/PERFORMANCE-log.md, "Zen 5: small runs on one
+// thread").
+const argRowBytes = 6 << 10
 
 // argPieceR is the longest piece of pl's axis that one iteration of its
 // outermost loop may read within argPieceBytes: pl.R when the axis needs

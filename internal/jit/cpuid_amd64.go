@@ -50,6 +50,18 @@ func l3Bytes(zen bool) int64 {
 	return 0
 }
 
+// l2Bytes is the size of one core's L2 cache as CPUID's leaf 0x80000006
+// gives it in KiB, which AMD and Intel share (hypervisors pass it on
+// where they hide the cache topology leaves l3Bytes reads); 0 where the
+// CPU has no such leaf.
+func l2Bytes() int64 {
+	if top, _, _, _ := cpuid(0x80000000, 0); top < 0x80000006 {
+		return 0
+	}
+	_, _, c, _ := cpuid(0x80000006, 0)
+	return int64(c>>16) << 10
+}
+
 // le32 is v's four bytes, low first (CPUID's vendor string order).
 func le32(v uint32) []byte {
 	return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}

@@ -7,3 +7,6 @@ func zenCore() bool { return false }
 
 // l3Bytes is 0 where gdnn reads no cache sizes.
 func l3Bytes(bool) int64 { return 0 }
+
+// l2Bytes is 0 where gdnn reads no cache sizes.
+func l2Bytes() int64 { return 0 }

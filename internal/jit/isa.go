@@ -99,6 +99,7 @@ func rank(i ISA) int {
 type features struct {
 	avx2, avx512, avx512bf16 bool
 	zen                      bool  // see zenCore
+	l2                       int64 // see l2Bytes
 	l3                       int64 // see l3Bytes
 	neon, fphp               bool
 }
@@ -120,7 +121,7 @@ func detect() features {
 			cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 		f.avx512bf16 = f.avx512 && cpu.X86.HasAVX512BF16
 		f.zen = zenCore()
-		f.l3 = l3Bytes(f.zen)
+		f.l2, f.l3 = l2Bytes(), l3Bytes(f.zen)
 	case "arm64":
 		// ASIMD is architecturally present on every arm64 Linux system;
 		// the check guards odd platforms. FPHP (half-precision scalar

@@ -80,6 +80,55 @@ func SetThreads(n int) int {
 	return prev
 }
 
+// shareThreads is how many of threads a run that reads srcBytes takes:
+// one more for each whole ShareBytes it reads, at least one. Handing a
+// share to a worker costs a few µs (the offer's trip to the worker's
+// core, the claim, the join), about what one core takes to read a few
+// hundred KiB from its own L2; below that, one thread alone is faster
+// (docs/PERFORMANCE-log.md, "Zen 5: small runs on one thread").
+func shareThreads(srcBytes int64, threads int) int {
+	if threads <= 1 {
+		return 1
+	}
+	return int(min(max(srcBytes/ShareBytes(), 1), int64(threads)))
+}
+
+// The bounds of the default ShareBytes, and its value where the L2's size
+// is unknown.
+const (
+	minShare     = 128 << 10
+	maxShare     = 384 << 10
+	unknownShare = 256 << 10
+)
+
+// shareSet is SetShareBytes's value; 0: the default.
+var shareSet atomic.Int64
+
+// ShareBytes is the least src a run hands each thread it takes (see
+// shareThreads): SetShareBytes's value, or by default 3/8 of one core's
+// L2 within [128, 384] KiB. A run as large as one core's L2 reads it from
+// there on one thread, but in halves from two cores' L2s at twice that
+// speed: the runs that gain from a second thread start sooner on a core
+// with a smaller L2.
+func ShareBytes() int64 {
+	if n := shareSet.Load(); n > 0 {
+		return n
+	}
+	if l2 := cpuFeatures().l2; l2 > 0 {
+		return min(max(l2*3/8, minShare), maxShare)
+	}
+	return unknownShare
+}
+
+// SetShareBytes sets ShareBytes and returns the previous value; n <= 0
+// restores the default. Tests set it low, so that small runs take the
+// pool's path as large ones do.
+func SetShareBytes(n int64) int64 {
+	prev := ShareBytes()
+	shareSet.Store(max(n, 0))
+	return prev
+}
+
 // ensureWorkers starts workers until n are running.
 func ensureWorkers(n int) {
 	n = min(n, maxWorkers)

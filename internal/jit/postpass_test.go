@@ -167,7 +167,7 @@ func TestPostPass(t *testing.T) {
 				if !k.dec.postpass || k.dec.split != pc.split {
 					t.Fatalf("schedule %s, want split %s with the post-op pass", k.schedule(), pc.split)
 				}
-				if last := k.dec.phases[len(k.dec.phases)-1]; pc.parallel && (last.tasks < 7 || last.srcBytes < inlineBytes) {
+				if last := k.dec.phases[len(k.dec.phases)-1]; pc.parallel && (last.tasks < 7 || shareThreads(last.srcBytes, 7) < 2) {
 					t.Fatalf("the post-op pass (%d calls, %d bytes) would run inline: the thread test would prove nothing",
 						last.tasks, last.srcBytes)
 				}

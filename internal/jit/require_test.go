@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	if req, _ := kerneltest.Required(); req != "" || kerneltest.CountCalls() {
 		SetCallCounting(true)
 	}
+	SetShareBytes(kerneltest.SmallShare)
 	code := m.Run()
 	kerneltest.Report("jit", CallCount(AVX512))
 	kerneltest.ReportCalls("jit", implCalls()...)

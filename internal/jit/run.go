@@ -16,10 +16,6 @@ import (
 	"github.com/gdnn/gdnn/internal/status"
 )
 
-// inlineBytes: a phase that reads less than this runs on the calling
-// goroutine; handing it to workers would cost more than it saves.
-const inlineBytes = 64 << 10
-
 // maxUnits is how many sub-plans Run holds in a stack array (blocks: 1;
 // tiles: 2; a two-stage split: up to 4 stage-1 variants plus stage 2's
 // own split; a post-op pass: one or two more); more, from nested
@@ -208,10 +204,10 @@ func (x *execution) buf(b int) []byte {
 // runPhase runs every call of ph, inline or on the worker pool, and
 // returns how many goroutines took part.
 func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
-	if ph.tasks <= 1 || ph.srcBytes < inlineBytes || x.serial {
+	if ph.tasks <= 1 || x.serial {
 		return 1, x.inline(ph, ents)
 	}
-	threads := Threads()
+	threads := shareThreads(ph.srcBytes, Threads())
 	if threads <= 1 {
 		return 1, x.inline(ph, ents)
 	}

@@ -128,3 +128,10 @@ func F32OutputsOnly() (bool, error) {
 		return false, fmt.Errorf("%s=%q: want f32 or nothing", OutputsEnv, v)
 	}
 }
+
+// SmallShare is the jit.ShareBytes that the runtime's test packages set
+// in their TestMain: runs of 64 KiB and more then take the pool's path,
+// so that their tests of one thread against several cover the hand-off
+// with problems small enough to test by the hundred, where the default
+// keeps runs of up to a few hundred KiB on one thread.
+const SmallShare = 32 << 10

@@ -69,6 +69,7 @@ func TestRuntimeRunsNEONKinds(t *testing.T) {
 		t.Skipf("effective ISA is %v (GDNN_MAX_CPU_ISA caps it)", isa)
 	}
 	defer jit.SetThreads(jit.SetThreads(1))
+	defer jit.SetShareBytes(jit.SetShareBytes(kerneltest.SmallShare))
 	for ci, c := range arm64.Reductions() {
 		pr := arm64.Pairs[ci%len(arm64.Pairs)]
 		bdt := []dtypes.DataType{dtypes.F32, dtypes.BF16, dtypes.F16}[ci%3]
