@@ -13,13 +13,14 @@ import (
 // An s64-list attribute axes of one axis may stand for axis (the spelling
 // of the Reduce* ops; setting both is an error).
 //
-// One input (src: f32, bf16, f16, s8 or u8) and one output (s32 or s64,
-// as its logical tensor says): the index along axis of the largest
-// (smallest) element. NaN is larger (smaller) than every number, so the
-// first NaN wins; among equal elements the first index wins, or the
-// last with select_last_index. The output has src's dims without axis
-// (with it as 1 under keep_dims). An axis of size 0 has no index and is
-// refused when the partition compiles.
+// One input (src: f32, f64, bf16, f16, s8, u8, s16, u16, s32, u32, s64
+// or u64) and one output (s32 or s64, as its logical tensor says): the
+// index along axis of the largest (smallest) element. NaN is larger
+// (smaller) than every number, so the first NaN wins; among equal
+// elements the first index wins, or the last with select_last_index.
+// The output has src's dims without axis (with it as 1 under
+// keep_dims). An axis of size 0 has no index and is refused when the
+// partition compiles.
 
 func init() {
 	attrs := []attrSpec{

@@ -231,7 +231,7 @@ func RunONNXNorm[D, S, P Float](n ONNXNorm, y []D, x []S, scale, bias []P, dims 
 		if err != nil {
 			return err
 		}
-		return LpNormalize(y, x, dims, axis, int(n.P), 0, opts...)
+		return lpNormalize(fn, y, x, dims, axis, int(n.P), 0, opts)
 	}
 	return onnxMVN(fn, n, y, x, dims, opts)
 }

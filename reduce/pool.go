@@ -32,7 +32,12 @@ import (
 // inside it is contiguous (the channels of NCHW), else two passes of the
 // reductions' machine code, the norm of each row, then x divided by it.
 func LpNormalize[D, S Float](dst []D, src []S, dims []int, axis, p int, eps float32, opts ...Option) error {
-	const fn = "LpNormalize"
+	return lpNormalize("LpNormalize", dst, src, dims, axis, p, eps, opts)
+}
+
+// lpNormalize is LpNormalize, its errors named after fn (an ONNX node's
+// call has its own name).
+func lpNormalize[D, S Float](fn string, dst []D, src []S, dims []int, axis, p int, eps float32, opts []Option) error {
 	var kind normprog.Kind
 	switch p {
 	case 1:

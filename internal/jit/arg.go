@@ -279,7 +279,7 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 	if verboseLevel() > 0 {
 		t0 = time.Now()
 	}
-	threads, err := k.run(src, dst, srcNeed, Threads())
+	threads, err := k.run(src, dst, Threads())
 	if err == nil && verboseLevel() > 0 {
 		verboseln(execLine(k.Impl(), pl.String(), k.schedule(), threads, time.Since(t0)))
 	}
@@ -290,9 +290,9 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 // goroutines, as many as its work makes worth it (shareThreads of
 // argWork), once the buffers are checked; it returns how many threads
 // ran the calls.
-func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error) {
+func (k *ArgKernel) run(src, dst []byte, threads int) (int, error) {
 	pl := k.pl
-	threads = shareThreads(argWork(pl, srcNeed), threads)
+	threads = shareThreads(argWork(pl), threads)
 	if k.piece != nil {
 		return k.runPieces(src, dst, threads)
 	}
@@ -305,17 +305,7 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error
 	if k.code == nil {
 		return 1, interp.RunArg(pl, src, dst)
 	}
-	// Calls cut the outermost Outer loop; a plan without one is one call.
-	top, chunk, calls := plan.Loop{Size: 1}, int64(1), int64(1)
-	if len(pl.Outer) > 0 {
-		top = pl.Outer[0]
-		perIter := max(srcNeed/top.Size, 1)
-		chunk = max(1, argCallBytes/perIter)
-		if n := int64(threads); n > 1 && chunk*n > top.Size {
-			chunk = max(1, (top.Size+n-1)/n)
-		}
-		calls = (top.Size + chunk - 1) / chunk
-	}
+	top, chunk, calls := argSplit(pl, threads)
 	c := argCalls{k: k, src: src, dst: dst, top: top, chunk: chunk}
 	n := threads
 	if n <= 1 || calls <= 1 {
@@ -326,15 +316,39 @@ func (k *ArgKernel) run(src, dst []byte, srcNeed int64, threads int) (int, error
 	return int(min(int64(n), calls)), Parallel(n, calls, c.call)
 }
 
-// argWork is what an index run of pl that reads srcNeed bytes weighs
-// for shareThreads: its src, and where each output is one row of the
-// axis (no lanes), argRowBytes more an output, for the row's end, where
-// its vector's winners are reduced to one.
-func argWork(pl *plan.ArgPlan, srcNeed int64) int64 {
-	if pl.HasInner {
-		return srcNeed
+// argSplit cuts the outermost Outer loop of pl into calls of chunk
+// iterations each, calls in all, each reading about argCallBytes (what
+// an iteration reads, not the span it addresses: lanes or loops of
+// stride 0 read the same bytes again), and at least one call for each
+// of threads where the loop allows; a plan without an Outer loop is one
+// call.
+func argSplit(pl *plan.ArgPlan, threads int) (top plan.Loop, chunk, calls int64) {
+	if len(pl.Outer) == 0 {
+		return plan.Loop{Size: 1}, 1, 1
 	}
-	return addSat(srcNeed, plan.MulSat(pl.Outputs, argRowBytes))
+	top = pl.Outer[0]
+	perIter := max(plan.MulSat(argBytesPerR(pl), pl.R), 1)
+	chunk = max(1, argCallBytes/perIter)
+	if n := int64(threads); n > 1 && chunk*n > top.Size {
+		chunk = max(1, (top.Size+n-1)/n)
+	}
+	return top, chunk, (top.Size + chunk - 1) / chunk
+}
+
+// argWork is what an index run of pl weighs for shareThreads: the
+// bytes it reads (a broadcast src's again for each lane or iteration
+// that reads them), and where each output is one row of the axis (no
+// lanes), argRowBytes more an output, for the row's end, where its
+// vector's winners are reduced to one.
+func argWork(pl *plan.ArgPlan) int64 {
+	reads := plan.MulSat(argBytesPerR(pl), pl.R)
+	if len(pl.Outer) > 0 {
+		reads = plan.MulSat(reads, pl.Outer[0].Size)
+	}
+	if pl.HasInner {
+		return reads
+	}
+	return addSat(reads, plan.MulSat(pl.Outputs, argRowBytes))
 }
 
 // argRowBytes is about the src a core reads from its L2 in the time a
@@ -477,12 +491,12 @@ func buildLaneBlocks(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 // calls over threads as any kernel's run is.
 func (k *ArgKernel) runLaneBlocks(src, dst []byte, threads int) (int, error) {
 	size, isize := int64(k.pl.SrcDT.Size()), int64(k.pl.IdxDT.Size())
-	ran, err := k.blocks.run(src, dst, k.blocks.pl.SrcSpan()*size, threads)
+	ran, err := k.blocks.run(src, dst, threads)
 	if err != nil || k.rest == nil {
 		return ran, err
 	}
 	in := k.pl.Inner
-	used, err := k.rest.run(src[k.restLane*in.SrcStride*size:], dst[k.restLane*in.DstStride*isize:], k.rest.pl.SrcSpan()*size, threads)
+	used, err := k.rest.run(src[k.restLane*in.SrcStride*size:], dst[k.restLane*in.DstStride*isize:], threads)
 	return max(ran, used), err
 }
 
@@ -521,7 +535,7 @@ func (k *ArgKernel) runPeeled(src, dst []byte, threads int) (int, error) {
 func (k *ArgKernel) runIteration(src, dst []byte, i int64, threads int) (int, error) {
 	top, in := k.pl.Outer[0], k.peel
 	size, isize := int64(k.pl.SrcDT.Size()), int64(k.pl.IdxDT.Size())
-	return in.run(src[i*top.SrcStride*size:], dst[i*top.DstStride*isize:], in.pl.SrcSpan()*size, threads)
+	return in.run(src[i*top.SrcStride*size:], dst[i*top.DstStride*isize:], threads)
 }
 
 // runPieces runs a kernel whose axis is cut into pieces (see
@@ -561,7 +575,7 @@ func (k *ArgKernel) runPiece(src, part []byte, i int64, threads int) (int, error
 	if k.tail != nil && (i+1)*r > pl.R {
 		c = k.tail
 	}
-	return c.run(src[i*r*pl.RStride*size:], part, c.pl.SrcSpan()*size, threads)
+	return c.run(src[i*r*pl.RStride*size:], part, threads)
 }
 
 // runPieceRanges runs the pieces of k on w goroutines, each over a

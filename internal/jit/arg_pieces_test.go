@@ -454,3 +454,66 @@ func TestArgCutFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestArgBroadcastCalls: an index kernel over a broadcast src (lanes or
+// an outer loop of stride 0, or windows that overlap) cuts its calls by
+// what they read, not by the span they address, which is a row: one
+// row of 2000 broadcast over 65536 lanes was one call of 512 MB of
+// reads, seconds that Go's stop-the-world waited for. Every call reads
+// at most argCallBytes or one iteration, and a run of many calls takes
+// two threads; smaller ones run against the interpreter, at one and two
+// threads, against guard pages.
+func TestArgBroadcastCalls(t *testing.T) {
+	isas := argTestISAs(t)
+	for _, c := range []struct {
+		dims, ss []int64
+		axis     int
+		run      bool
+	}{
+		{dims: []int64{65536, 2000}, ss: []int64{0, 1}, axis: 1},
+		{dims: []int64{2000, 65536}, ss: []int64{1, 0}, axis: 0},
+		{dims: []int64{1 << 20, 2000}, ss: []int64{1, 1}, axis: 1}, // sliding windows
+		{dims: []int64{700, 333}, ss: []int64{0, 1}, axis: 1, run: true},
+		{dims: []int64{333, 700}, ss: []int64{1, 0}, axis: 0, run: true},
+		{dims: []int64{9, 700, 333}, ss: []int64{333, 0, 1}, axis: 2, run: true},
+	} {
+		ds := denseStrides(c.dims)
+		ds[c.axis] = 0
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S32, Dims: c.dims, Axis: c.axis,
+			SrcStrides: c.ss, DstStrides: ds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, isa := range isas {
+			k, err := buildArg(splitInner(pl), isa)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.each(func(leaf *ArgKernel) {
+				if leaf.code == nil {
+					return
+				}
+				per := plan.MulSat(argBytesPerR(leaf.pl), leaf.pl.R)
+				_, chunk, calls := argSplit(leaf.pl, 2)
+				if reads := plan.MulSat(per, chunk); reads > max(argCallBytes, per) {
+					t.Errorf("%v %s: a call of %s reads %d bytes (%d iterations of %d), more than %d", c.dims, isa, leaf.pl.Key(), reads, chunk, per, argCallBytes)
+				}
+				if total := argWork(leaf.pl); total >= 4*argCallBytes && calls < 2 {
+					t.Errorf("%v %s: %s reads %d bytes in %d call", c.dims, isa, leaf.pl.Key(), total, calls)
+				}
+			})
+			k.release()
+		}
+		if c.run {
+			src := make([]byte, 4*pl.SrcSpan())
+			r := rand.New(rand.NewPCG(uint64(c.dims[0]), 9))
+			for i := range src {
+				src[i] = byte(r.IntN(32))
+			}
+			for _, th := range []int{1, 2} {
+				withThreads(t, th)
+				checkArgSrc(t, splitInner(pl), src, isas, th == 2)
+			}
+		}
+	}
+}

@@ -81,7 +81,7 @@ func SetThreads(n int) int {
 }
 
 // shareThreads is how many of threads a run that reads srcBytes takes:
-// one more for each whole ShareBytes it reads, at least one. Handing a
+// one for each whole ShareBytes it reads, at least one. Handing a
 // share to a worker costs a few µs (the offer's trip to the worker's
 // core, the claim, the join), about what one core takes to read a few
 // hundred KiB from its own L2; below that, one thread alone is faster

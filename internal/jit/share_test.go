@@ -15,8 +15,8 @@ func withShare(t testing.TB, n int64) {
 	t.Cleanup(func() { SetShareBytes(prev) })
 }
 
-// TestShareThreads: a run takes one thread more for each whole
-// ShareBytes it reads, at least one and at most the threads it may use.
+// TestShareThreads: a run takes a thread for each whole ShareBytes it
+// reads, at least one and at most the threads it may use.
 func TestShareThreads(t *testing.T) {
 	withShare(t, 100)
 	for _, c := range []struct {

@@ -255,7 +255,9 @@ func New(p *Problem) (*Exec, error) {
 	for _, v := range e.inner {
 		e.rowLen = plan.MulSat(e.rowLen, v.n)
 	}
-	if e.rows == math.MaxInt64 || e.rowLen == math.MaxInt64 || plan.MulSat(e.rows, e.rowLen) == math.MaxInt64 {
+	// Rows of no elements, or no rows, hold nothing however many of the
+	// other there are (the statistics of empty rows are checked below).
+	if plan.MulSat(e.rows, e.rowLen) == math.MaxInt64 {
 		return nil, status.Errorf(status.InvalidShape, "dims %v hold more than 2^63 elements", p.Dims)
 	}
 	if e.rows > 0 && e.rowLen > 0 {

@@ -408,7 +408,9 @@ func (cl *chanLast) blockStats(s *chanScratch, src []byte, dt dtypes.DataType, i
 		// accuracy where the square of the mean is at most half the mean
 		// of squares (at most one bit cancels), not where the data sit
 		// far from 0 compared with their spread.
-		exact = exact && sq-m*m >= sq/2
+		// An infinite or NaN mean stays as it is: the deviations from it
+		// would be NaN (Inf - Inf), and say no more.
+		exact = exact && (sq-m*m >= sq/2 || math.IsInf(m, 0) || math.IsNaN(m))
 	}
 	if exact {
 		return nil

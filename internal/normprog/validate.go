@@ -46,6 +46,11 @@ func validate(d *Desc) error {
 	if !anyNorm && d.Kind != GroupNorm { // a group's channels are normalized over, with or without other dims
 		return bad("%s normalizes over no dim", d.Kind)
 	}
+	// dst is written once an element: two elements in one place would
+	// keep whichever was written last (the reference refuses them too).
+	if plan.SelfOverlaps(d.Dims, d.DstStrides) {
+		return bad("%s: dst strides %v over dims %v %s", d.Kind, d.DstStrides, d.Dims, plan.NestRule)
+	}
 	eps := float64(d.Epsilon)
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 {
 		return bad("%s: epsilon %v, want a finite value >= 0", d.Kind, d.Epsilon)
