@@ -91,3 +91,89 @@ func TestONNXLpNormalizationErrorsNamed(t *testing.T) {
 		t.Errorf("error %v; want one that starts with reduce.RunONNXNorm(LpNormalization)", err)
 	}
 }
+
+// TestConstantChannelNormalizes: a channel of one value, whose f32 mean
+// is a unit or two off it, normalizes to 0s through
+// MeanVarianceNormalization (1e-9 outside the root) and to NaNs (0/0)
+// through LayerNorm with eps 0, on every ISA, as in float64; the
+// machine code gave about ±1.
+func TestConstantChannelNormalizes(t *testing.T) {
+	dims := []int{2, 3, 16, 16}
+	mvn, err := NewONNXNorm("MeanVarianceNormalization", 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, isa := range isas() {
+		withISA(t, isa)
+		for _, c := range []float32{0.1, -3.7, 1.0 / 3, 12345.678} {
+			x := make([]float32, 2*3*16*16)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+				if i/256%3 == 1 {
+					x[i] = c // channel 1 of both images
+				}
+			}
+			y := make([]float32, len(x))
+			if err := RunONNXNorm(mvn, y, x, []float32(nil), nil, dims); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range y {
+				if i/256%3 == 1 && v != 0 {
+					t.Fatalf("%v: MeanVarianceNormalization of a channel of %v: y[%d] = %v, want 0", isa, c, i, v)
+				}
+			}
+		}
+		rows := make([]float32, 4*768)
+		for i := range rows {
+			rows[i] = 1.0 / 3
+		}
+		if err := LayerNorm(rows, rows, []float32(nil), nil, []int{4, 768}, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range rows {
+			if !math.IsNaN(float64(v)) {
+				t.Fatalf("%v: LayerNorm of a constant row with eps 0: y[%d] = %v, want NaN", isa, i, v)
+			}
+		}
+	}
+}
+
+// TestConstantColumnsBesideNaNs: LayerNorm over columns (the channels of
+// a channels-first layout) whose constant columns share their vectors'
+// tiles with columns whose variance is NaN (a NaN) or whose test for
+// near-constant is NaN (squares past f32's range): the constant columns
+// are still corrected and give NaN (0/0) with eps 0 on every ISA. One
+// NaN lane hid the others' lanes where the test took the tile's least.
+func TestConstantColumnsBesideNaNs(t *testing.T) {
+	const C, n, half = 32, 768, 16
+	for _, poison := range []func(i int) float32{
+		func(i int) float32 {
+			if i/C == 3 {
+				return float32(math.NaN())
+			}
+			return 1
+		},
+		func(i int) float32 { return float32(1e37 * float64(1+2*(i/C%2))) },
+	} {
+		x := make([]float32, C*n)
+		for i := range x {
+			x[i] = poison(i)
+			if i%C >= half || i%C == 5 {
+				x[i] = 0.1 // constant columns: 5 and 16 to 31
+			}
+		}
+		for _, isa := range isas() {
+			withISA(t, isa)
+			y := make([]float32, C*n)
+			str := []int{1, C}
+			if err := LayerNorm(y, x, []float32(nil), nil, []int{C, n}, 1, 0, SrcStrides(str), DstStrides(str)); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range y {
+				if (i%C >= half || i%C == 5) && !math.IsNaN(float64(v)) {
+					t.Fatalf("%v: column %d (all 0.1, eps 0): y[%d] = %v, want NaN", isa, i%C, i, v)
+				}
+			}
+		}
+	}
+}

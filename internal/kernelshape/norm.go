@@ -369,7 +369,7 @@ type NormEmitter interface {
 	// HReduce sets every lane of r to the combine c of its lanes.
 	HReduce(c NormCombine, r int)
 	// SkipUnlessBelow branches to l unless a lane of r is below v; a
-	// NaN lane may count as below or not.
+	// NaN lane is not below.
 	SkipUnlessBelow(r int, v float32, l Label)
 }
 
@@ -788,13 +788,26 @@ func normStatSteps(e NormEmitter, n *Norm, row *plan.Loop, b normRowRegs, ahead 
 		steps = []func(){func() {
 			normSweepOf(e, N, NormSum, keepNone, nil, false, res)
 			byN()
-			if n.KeepMean {
-				e.StoreStat(mean, 0)
-			}
 			e.Copy(b.shift, 0)
 		}, func() {
 			normSquares(e, N, sub, nil)
 			byN()
+			// A row whose variance is below (mean/4096)² may owe most of
+			// it to the mean's rounding: it is swept again around the
+			// mean moved by the mean of x - mean, which the kept mean is.
+			done := e.NewLabel()
+			e.Flush()
+			skipUnlessNearConstant(e, [][2]int{{0, b.shift}}, done)
+			normSweep(e, N, NormSum, keepNone, sub)
+			byN()
+			e.Arith(ops.Add, b.shift, 0)
+			normSquares(e, N, sub, nil)
+			byN()
+			e.Flush()
+			e.PlaceLabel(done)
+			if n.KeepMean {
+				e.StoreStat(mean, b.shift)
+			}
 			if n.KeepVar {
 				e.StoreStat(vr, 0)
 			}
@@ -887,6 +900,44 @@ func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
 	mapAs(true)
 	e.Flush()
 	e.PlaceLabel(done)
+}
+
+// nearConstant is how far below a mean's magnitude a standard
+// deviation must be for skipUnlessNearConstant to sweep the row again:
+// there the f32 mean's rounding, a unit or two of it, can be most of
+// the variance (a constant row's variance is then a few units² in place
+// of 0).
+const nearConstant = 0x1p-12
+
+// skipUnlessNearConstant branches to l unless, for a pair {variance,
+// mean} of registers in stats, a lane's variance is below
+// (nearConstant·mean)²; lanes of 0s (a column tile's past its lanes)
+// and NaNs (a row holding a NaN or an infinity, whose mean the sweep
+// would make NaN, or whose squares overflow) do not count. Each pair
+// is tested on its own, so that a NaN in one does not hide another's
+// lane. The caller has flushed the pointers' moves.
+func skipUnlessNearConstant(e NormEmitter, stats [][2]int, l Label) {
+	near := e.NewLabel()
+	for i, st := range stats {
+		mk := e.Mark()
+		t, u := e.Tmp(), e.Tmp()
+		e.SetConst(t, nearConstant)
+		e.Arith(ops.Multiply, t, st[1])
+		e.Arith(ops.Multiply, t, t)
+		e.Copy(u, st[0])
+		e.Arith(ops.Subtract, u, t)
+		if i == len(stats)-1 {
+			e.SkipUnlessBelow(u, 0, l)
+			e.Release(mk)
+			break
+		}
+		next := e.NewLabel()
+		e.SkipUnlessBelow(u, 0, next)
+		e.Goto(near)
+		e.PlaceLabel(next)
+		e.Release(mk)
+	}
+	e.PlaceLabel(near)
 }
 
 // normSweep combines f(x) (x itself when f is nil) over a row of N

@@ -537,12 +537,36 @@ func normColumnNormTile(e NormEmitter, n *Norm, c normColumns, ch *plan.Loop, si
 			byN(k)
 			e.Copy(tl.shift(k), k)
 		}
-		sum(false, func(k, t int) {
-			e.Arith(ops.Subtract, t, tl.shift(k))
-			e.Arith(ops.Multiply, t, t)
-		})
+		sub := func(k, t int) { e.Arith(ops.Subtract, t, tl.shift(k)) }
+		squares := func() {
+			sum(false, func(k, t int) {
+				sub(k, t)
+				e.Arith(ops.Multiply, t, t)
+			})
+			for k := range tl.nv {
+				byN(k)
+			}
+		}
+		squares()
+		// Lanes whose variance the mean's rounding may make (the rows'
+		// normStatSteps) take the tile's sweeps again around the mean
+		// moved by the mean of x - mean.
+		done := e.NewLabel()
+		e.Flush()
+		stats := make([][2]int, tl.nv)
+		for k := range stats {
+			stats[k] = [2]int{k, tl.shift(k)}
+		}
+		skipUnlessNearConstant(e, stats, done)
+		sum(false, sub)
 		for k := range tl.nv {
 			byN(k)
+			e.Arith(ops.Add, tl.shift(k), k)
+		}
+		squares()
+		e.Flush()
+		e.PlaceLabel(done)
+		for k := range tl.nv {
 			rootPlusEps(k)
 		}
 	}

@@ -169,9 +169,11 @@ const (
 	rDqScale
 )
 
-// step is one kernel and the buffers it reads and writes.
+// step is one kernel and the buffers it reads and writes, or where k is
+// nil a function of them and two bins.
 type step struct {
 	k    *jit.Kernel
+	fn   func(dst, src, bin0, bin1 []byte) error
 	src  ref
 	dst  ref
 	bins []ref
@@ -402,33 +404,59 @@ func (p *Program) build(dims []int64) (*passes, error) {
 		}
 		err = run(steps)
 	case LayerNorm:
-		// The statistics go to the caller's Mean and Var where it
-		// keeps them, else to scratch.
-		mu, muStr := scratch(rows), rowStr
-		if d.Mean != nil {
-			mu, muStr = ref{rMean, 0}, d.Mean.Strides
+		// Y = x - mu0, the distances to the summed mean mu0, and the
+		// variance v0, their mean square; then, where mu0's rounding may
+		// be most of v0 (nearConstant), the mean m1 of Y corrects them
+		// (correctNearConstant), else m1 is 0. The map takes Y - m1.
+		mu0, y, v0, m1, sd := scratch(rows), scratch(elems), scratch(rows), scratch(rows), scratch(rows)
+		copyRows := func(from, to ref, toStr []int64) error {
+			return add(&plan.Problem{Reduction: plan.Copy, SrcDT: f32, DstDT: f32, Dims: rowDims, SrcStrides: rowStr,
+				Reduce: none, DstStrides: toStr}, from, to)
 		}
-		v, vStr := scratch(rows), rowStr
-		if d.Var != nil {
-			v, vStr = ref{rVar, 0}, d.Var.Strides
-		}
-		y, sd := scratch(elems), scratch(rows)
+		squares := plan.AlgMean.Reduction(0, 0)
+		squares.Transform = plan.TransformSquare
 		err = run([]func() error{
 			func() error {
 				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: srcDT, DstDT: f32, Dims: dims,
-					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: muStr}, src, mu)
+					SrcStrides: srcStr, Reduce: d.Norm, DstStrides: rowStr}, src, mu0)
 			},
 			func() error {
 				return add(&plan.Problem{Reduction: plan.Copy, SrcDT: srcDT, DstDT: f32, Dims: dims, SrcStrides: srcStr,
-					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(muStr), {Kind: ops.Square}}}, src, y, mu)
+					Reduce: none, DstStrides: allStr, PostOps: []plan.PostOp{stat(rowStr)}}, src, y, mu0)
 			},
 			func() error {
-				return add(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
-					SrcStrides: allStr, Reduce: d.Norm, DstStrides: vStr}, y, v)
+				return add(&plan.Problem{Reduction: squares, SrcDT: f32, DstDT: f32, Dims: dims,
+					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr}, y, v0)
 			},
-			func() error { return p.rootPlusEps(add, rowDims, vStr, rowStr, v, sd) },
 			func() error {
-				return finish(src, srcDT, srcStr, []plan.PostOp{stat(muStr), bin(ops.Divide, rowStr)}, []ref{mu, sd})
+				pl, err := plan.Canonicalize(&plan.Problem{Reduction: plan.AlgMean.Reduction(0, 0), SrcDT: f32, DstDT: f32, Dims: dims,
+					SrcStrides: allStr, Reduce: d.Norm, DstStrides: rowStr})
+				if err != nil {
+					return err
+				}
+				k, err := jit.Compile(pl)
+				if err != nil {
+					return err
+				}
+				ps.steps = append(ps.steps, step{fn: correctNearConstant(k), src: y, dst: m1, bins: []ref{v0, mu0}})
+				return nil
+			},
+			func() error {
+				// The statistics the caller keeps.
+				if d.Mean == nil {
+					return nil
+				}
+				return copyRows(mu0, ref{rMean, 0}, d.Mean.Strides)
+			},
+			func() error {
+				if d.Var == nil {
+					return nil
+				}
+				return copyRows(v0, ref{rVar, 0}, d.Var.Strides)
+			},
+			func() error { return p.rootPlusEps(add, rowDims, rowStr, rowStr, v0, sd) },
+			func() error {
+				return finish(y, f32, allStr, []plan.PostOp{bin(ops.Subtract, rowStr), bin(ops.Divide, rowStr)}, []ref{m1, sd})
 			},
 		})
 	case RMSNorm:
@@ -576,6 +604,9 @@ func (p *Program) Impl() string {
 	}
 	var names []string
 	for _, s := range p.full.steps {
+		if s.k == nil {
+			continue
+		}
 		if n := s.k.Impl(); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
@@ -592,6 +623,9 @@ func (p *Program) Why() string {
 		return p.cl.why()
 	}
 	for _, s := range p.full.steps {
+		if s.k == nil {
+			continue
+		}
 		if w := s.k.Why(); w != "" {
 			return w
 		}
@@ -676,8 +710,8 @@ func (p *Program) runChunkOf(c int64, s *[][]byte, b *Buffers, bins [][]byte) er
 
 // grow returns scratch buffers of at least sizes bytes, reusing bufs.
 func grow(bufs [][]byte, sizes []int64) [][]byte {
-	for len(bufs) < len(sizes) {
-		bufs = append(bufs, nil)
+	if n := len(sizes) - len(bufs); n > 0 {
+		bufs = append(bufs, make([][]byte, n)...) // one allocation, not one per doubling
 	}
 	for i, n := range sizes {
 		if int64(cap(bufs[i])) < n {
@@ -780,6 +814,14 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers, bins []
 		}
 	}
 	for _, st := range ps.steps {
+		if st.k == nil {
+			// Its operands are passed one by one: a slice of opnds
+			// would take the array to the heap on every call.
+			if err := st.fn(buf(st.dst), buf(st.src), buf(st.bins[0]), buf(st.bins[1])); err != nil {
+				return err
+			}
+			continue
+		}
 		bs := opnds[:len(st.bins)]
 		for i, r := range st.bins {
 			bs[i] = buf(r)
@@ -789,6 +831,52 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers, bins []
 		}
 	}
 	return nil
+}
+
+// nearConstant is how far below a mean's magnitude a standard deviation
+// must be for the mean to be corrected: there the f32 mean's rounding, a
+// unit or two of it, can be most of the variance (a row of equal
+// elements would have the square of that error in place of 0). The
+// fused kernels take the same bound (kernelshape's nearConstant).
+const nearConstant = 0x1p-12
+
+// correctNearConstant returns a pass over the distances Y of a chunk's
+// rows to their summed means mu0 (src), with the mean squares v0 of Y
+// and mu0 as its bins: it sets each row's m1 (dst) to 0, but
+// where the row's variance v0 is below (nearConstant·mu0)² (both
+// finite), where it takes the mean m1 of Y with k and corrects the row's
+// statistics: mu0 + m1 for the mean, v0 - m1² (at least 0) for the
+// variance. Only a chunk holding such a row reads Y again.
+func correctNearConstant(k *jit.Kernel) func(m1, y, v0, mu0 []byte) error {
+	return func(m1, y, v0, mu0 []byte) error {
+		rows := int64(len(m1) / 4)
+		near := func(i int64) bool {
+			m := float64(dtypes.LoadF32(dtypes.F32, mu0, i)) * nearConstant
+			return float64(dtypes.LoadF32(dtypes.F32, v0, i)) < m*m
+		}
+		some := false
+		for i := int64(0); i < rows && !some; i++ {
+			some = near(i)
+		}
+		if !some {
+			clear(m1)
+			return nil
+		}
+		if err := k.RunInline(y, m1, nil); err != nil {
+			return err
+		}
+		for i := range rows {
+			c := dtypes.LoadF32(dtypes.F32, m1, i)
+			if !near(i) || math.IsInf(float64(c), 0) || math.IsNaN(float64(c)) {
+				dtypes.StoreF32(dtypes.F32, m1, i, 0)
+				continue
+			}
+			v := dtypes.LoadF32(dtypes.F32, v0, i) - c*c
+			dtypes.StoreF32(dtypes.F32, v0, i, max(v, 0))
+			dtypes.StoreF32(dtypes.F32, mu0, i, dtypes.LoadF32(dtypes.F32, mu0, i)+c)
+		}
+		return nil
+	}
 }
 
 // binaryOp is the i-th binary post-op of ops.

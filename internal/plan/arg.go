@@ -108,11 +108,11 @@ func (p *ArgProblem) Validate() error {
 	if p.Axis < 0 || p.Axis >= rank {
 		return status.Errorf(status.InvalidArguments, "plan: axis %d is out of range for rank %d", p.Axis, rank)
 	}
-	if _, err := SpanElems(p.Dims, p.SrcStrides); err != nil {
+	if _, err := namedSpan("src", p.Dims, p.SrcStrides); err != nil {
 		return err
 	}
 	kept, dstStrides := p.dstView()
-	if _, err := SpanElems(kept, dstStrides); err != nil {
+	if _, err := namedSpan("dst", kept, dstStrides); err != nil {
 		return err
 	}
 	if p.Dims[p.Axis] == 0 && !slices.Contains(kept, 0) {

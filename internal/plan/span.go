@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/gdnn/gdnn/dtypes"
 	"github.com/gdnn/gdnn/internal/status"
@@ -39,6 +41,16 @@ func SpanElems(dims, strides []int64) (int64, error) {
 	return span, nil
 }
 
+// namedSpan is SpanElems with its errors naming the tensor, what.
+func namedSpan(what string, dims, strides []int64) (int64, error) {
+	n, err := SpanElems(dims, strides)
+	var e *status.Error
+	if err != nil && errors.As(err, &e) {
+		return 0, status.Errorf(e.Status, "plan: %s: %s", what, strings.TrimPrefix(e.Msg, "plan: "))
+	}
+	return n, err
+}
+
 // spanBytes turns an element span into bytes of dt, overflow-checked.
 func spanBytes(what string, elems int64, dt dtypes.DataType) (int64, error) {
 	if !IsDstType(dt) && !IsSrcType(dt) && !dt.IsExact() && !dt.IsInteger() && dt != dtypes.F64 {
@@ -56,7 +68,7 @@ func (p *Problem) SrcBytes() (int64, error) {
 	if p == nil {
 		return 0, status.Errorf(status.InvalidArguments, "plan: nil problem")
 	}
-	n, err := SpanElems(p.Dims, p.SrcStrides)
+	n, err := namedSpan("src", p.Dims, p.SrcStrides)
 	if err != nil {
 		return 0, err
 	}
@@ -110,7 +122,7 @@ func (p *Problem) keptSpan(what string, strides []int64) (int64, error) {
 		}
 		dims[i], st[i] = d, strides[i]
 	}
-	return SpanElems(dims, st)
+	return namedSpan(what, dims, st)
 }
 
 // nthBinary returns binary post-op i of ops.

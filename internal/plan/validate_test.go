@@ -395,3 +395,32 @@ func TestPowBetaRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanOverflowNamesTensor: a span past int64 names the tensor whose
+// strides overflow, for a reduction and an index reduction alike.
+func TestSpanOverflowNamesTensor(t *testing.T) {
+	huge := int64(1) << 62
+	p := plain([]int64{4, 6, 8}, 1)
+	p.DstStrides = []int64{huge, 0, 1}
+	if _, err := p.DstBytes(); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "plan: dst: span") {
+		t.Errorf("DstBytes: %v; want InvalidArguments naming dst", err)
+	}
+	p = plain([]int64{4, 6, 8}, 1)
+	p.SrcStrides = []int64{huge, 8, 1}
+	if _, err := p.SrcBytes(); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "plan: src: span") {
+		t.Errorf("SrcBytes: %v; want InvalidArguments naming src", err)
+	}
+	p = plain([]int64{4, 6, 8}, 1)
+	p.PostOps = []PostOp{{Kind: ops.Add, BinDT: dtypes.F32, BinStrides: []int64{huge, 0, 1}}}
+	if _, err := p.BinBytes(0); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "plan: binary operand: span") {
+		t.Errorf("BinBytes: %v; want InvalidArguments naming the binary operand", err)
+	}
+	a := &ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: []int64{3, 4}, SrcStrides: []int64{4, 1}, DstStrides: []int64{huge, 0}, Axis: 1}
+	if _, err := CanonicalizeArg(a); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "plan: dst: span") {
+		t.Errorf("CanonicalizeArg: %v; want InvalidArguments naming dst", err)
+	}
+	a.DstStrides, a.SrcStrides = []int64{1, 0}, []int64{huge, 1}
+	if _, err := CanonicalizeArg(a); !errors.Is(err, status.InvalidArguments) || !strings.Contains(err.Error(), "plan: src: span") {
+		t.Errorf("CanonicalizeArg: %v; want InvalidArguments naming src", err)
+	}
+}

@@ -178,18 +178,19 @@ func (g *gen) UnpackRow(dst, src, i int) {
 
 var _ kernelshape.NormRowPacker = (*gen)(nil)
 
-// opFMINV is FMINV Sd, Vn.4S: the least of Vn's lanes, NaN if any is.
-const opFMINV = 0x6EB0F800
+// opFMINNMV is FMINNMV Sd, Vn.4S: the least of Vn's lanes that are
+// numbers (NaN only where every lane is one).
+const opFMINNMV = 0x6EB0C800
 
-// SkipUnlessBelow branches to l unless a lane of r is below v: FMINV
-// takes the least lane (a NaN if any lane is one, which the ordered
-// B.GE then counts as below).
+// SkipUnlessBelow branches to l unless a lane of r is below v: FMINNMV
+// takes the least lane that is a number, and B.PL branches unless it is
+// below v (a NaN, unordered, is not below).
 func (g *gen) SkipUnlessBelow(r int, v float32, l kernelshape.Label) {
 	mk := g.Mark()
 	defer g.Release(mk)
 	t, c := g.Tmp(), g.Tmp()
-	g.word(rr(opFMINV, t, r))
+	g.word(rr(opFMINNMV, t, r))
 	g.SetConst(c, v)
 	g.word(rrr(opFCMPS, 0, t, c))
-	g.Jump(arm64.ABGE, l)
+	g.Jump(arm64.ABPL, l)
 }
