@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -30,6 +31,26 @@ func BenchmarkArgMax(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				if err := ArgMax(dst, src, sh.dims, sh.axis); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkArgMaxShortRows measures ArgMax over rows shorter than
+// AVX-512's 16 f32 lanes: a classifier's 10 logits, and 8, for 65536
+// samples, on one thread.
+func BenchmarkArgMaxShortRows(b *testing.B) {
+	defer jit.SetThreads(jit.SetThreads(1))
+	for _, n := range []int{8, 10} {
+		dims := []int{65536, n}
+		src, dst := argBenchData(dims, 1)
+		b.Run(fmt.Sprintf("rows-of-%d", n), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(src)))
+			b.ResetTimer()
+			for range b.N {
+				if err := ArgMax(dst, src, dims, 1); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -51,6 +51,12 @@ type ArgKernel struct {
 	// which start restLane lanes in. Such a kernel has no code of its own.
 	piece, tail, peel, blocks, rest *ArgKernel
 	restLane                        int64
+	// core, when pl has kept loops of src stride 0 (a broadcast src):
+	// the kernel of pl without them, whose outputs are the same for every
+	// index of those loops; fan holds them, and Run copies the core's
+	// outputs along them.
+	core *ArgKernel
+	fan  []plan.Loop
 	// dense, when the axis is cut into pieces: pl with its outputs
 	// dense, in loop order, as the pieces write them.
 	dense *plan.ArgPlan
@@ -59,7 +65,7 @@ type ArgKernel struct {
 // each calls fn with k and every kernel it runs, at any depth.
 func (k *ArgKernel) each(fn func(*ArgKernel)) {
 	fn(k)
-	for _, c := range []*ArgKernel{k.piece, k.tail, k.peel, k.blocks, k.rest} {
+	for _, c := range []*ArgKernel{k.core, k.piece, k.tail, k.peel, k.blocks, k.rest} {
 		if c != nil {
 			c.each(fn)
 		}
@@ -117,6 +123,14 @@ func CompileArg(pl *plan.ArgPlan) (*ArgKernel, error) {
 // "+lane-blocks:<lanes>" for lanes cut into blocks.
 func (k *ArgKernel) schedule() string {
 	s := "split:index"
+	if k.core != nil {
+		n := int64(1)
+		for _, l := range k.fan {
+			n *= l.Size
+		}
+		s += fmt.Sprintf("+broadcast:%d", n)
+		k = k.core
+	}
 	for ; k.peel != nil; k = k.peel {
 		s += "+outer-in-go"
 	}
@@ -185,6 +199,13 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 		k.why = "the axis repeats one element (src stride 0): the interpreter gives its index without a scan"
 		return k, nil
 	}
+	if core, fan := dropBroadcast(pl); fan != nil && broadcastPays(pl, core, fan) {
+		c, err := buildArg(splitInner(core), isa)
+		if err != nil {
+			return nil, err
+		}
+		return orInterp(&ArgKernel{pl: pl, isa: isa, core: c, fan: fan}, "the kernel without the broadcast loops"), nil
+	}
 	if r := argPieceR(pl); r < pl.R {
 		return buildPieces(pl, r, isa)
 	}
@@ -196,6 +217,7 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 			return buildLaneBlocks(pl, isa)
 		}
 	}
+	isa = argNarrowISA(pl, isa)
 	text, err := emitArg(pl, isa)
 	if err != nil {
 		if errors.Is(err, status.Unimplemented) {
@@ -213,11 +235,26 @@ func buildArg(pl *plan.ArgPlan, isa ISA) (*ArgKernel, error) {
 	return k, nil
 }
 
+// argNarrowISA is isa, but AVX2 in place of AVX-512 where pl's rows
+// (or its contiguous lanes) are too short for AVX-512's vectors and not
+// for AVX2's, half as wide: the kernel would otherwise take them one
+// element at a time (kernelshape.ArgElement), where AVX2 takes vectors.
+func argNarrowISA(pl *plan.ArgPlan, isa ISA) ISA {
+	if isa != AVX512 {
+		return isa
+	}
+	lane := int(kernelshape.ArgLaneBytes(pl.SrcDT))
+	if kernelshape.ArgShapeOf(pl, 64/lane) == kernelshape.ArgElement && kernelshape.ArgShapeOf(pl, 32/lane) != kernelshape.ArgElement {
+		return AVX2
+	}
+	return isa
+}
+
 // cut is the first kernel k runs in its stead (its pieces', its outer
 // loop's or its blocks'), nil for a kernel that runs its own code or
 // the interpreter.
 func (k *ArgKernel) cut() *ArgKernel {
-	for _, c := range []*ArgKernel{k.piece, k.peel, k.blocks} {
+	for _, c := range []*ArgKernel{k.core, k.piece, k.peel, k.blocks} {
 		if c != nil {
 			return c
 		}
@@ -292,6 +329,9 @@ func (k *ArgKernel) Run(src, dst []byte) error {
 // ran the calls.
 func (k *ArgKernel) run(src, dst []byte, threads int) (int, error) {
 	pl := k.pl
+	if k.core != nil {
+		return k.runBroadcast(src, dst, threads)
+	}
 	threads = shareThreads(argWork(pl), threads)
 	if k.piece != nil {
 		return k.runPieces(src, dst, threads)
@@ -653,4 +693,144 @@ func (c argCalls) call(_ int, t int64) error {
 		countISACall(k.isa)
 	}
 	return nil
+}
+
+// dropBroadcast returns pl without its kept loops of src stride 0 (the
+// outputs along such a loop read the same elements, so they are the
+// same), canonicalized anew so that the loops left choose the shape
+// (a stride-0 loop, the smallest stride, was taken as the lanes), and
+// those loops; nil loops when pl has none.
+func dropBroadcast(pl *plan.ArgPlan) (*plan.ArgPlan, []plan.Loop) {
+	if pl.Outputs == 0 {
+		return pl, nil
+	}
+	loops := slices.Clone(pl.Outer)
+	if pl.HasInner {
+		loops = append(loops, pl.Inner)
+	}
+	var fan, kept []plan.Loop
+	for _, l := range loops {
+		if l.SrcStride == 0 {
+			fan = append(fan, l)
+		} else {
+			kept = append(kept, l)
+		}
+	}
+	if len(fan) == 0 {
+		return pl, nil
+	}
+	p := &plan.ArgProblem{Min: pl.Min, Last: pl.Last, Abs: pl.Abs, SrcDT: pl.SrcDT, IdxDT: pl.IdxDT, Axis: len(kept)}
+	for _, l := range kept {
+		p.Dims = append(p.Dims, l.Size)
+		p.SrcStrides = append(p.SrcStrides, l.SrcStride)
+		p.DstStrides = append(p.DstStrides, l.DstStride)
+	}
+	p.Dims = append(p.Dims, pl.R)
+	p.SrcStrides = append(p.SrcStrides, pl.RStride)
+	p.DstStrides = append(p.DstStrides, 0)
+	core, err := plan.CanonicalizeArg(p)
+	if err != nil {
+		return pl, nil // not expected: a part of a valid problem
+	}
+	return core, fan
+}
+
+// broadcastPays reports whether running core once and copying its
+// indices along fan (runBroadcast) beats pl's own kernel: where each
+// output scans at least argFanMinR elements, or where the copies are
+// whole blocks of the core's outputs, at least argFanMinBlock bytes
+// each. A copy an index at a time costs about what a scan of a few
+// elements does (docs/PERFORMANCE-log.md, "Zen 5: ArgMax over a
+// broadcast src").
+func broadcastPays(pl, core *plan.ArgPlan, fan []plan.Loop) bool {
+	if pl.R >= argFanMinR {
+		return true
+	}
+	last := fan[len(fan)-1]
+	return core.DstSpan() == core.Outputs && last.DstStride == core.Outputs &&
+		core.Outputs*int64(pl.IdxDT.Size()) >= argFanMinBlock
+}
+
+// The least axis, and the least block of copied indices, for which
+// broadcastPays.
+const (
+	argFanMinR     = 8
+	argFanMinBlock = 64
+)
+
+// runBroadcast runs the core kernel of a plan with broadcast loops, then
+// copies its outputs to every other index of those loops.
+func (k *ArgKernel) runBroadcast(src, dst []byte, threads int) (int, error) {
+	ran, err := k.core.run(src, dst, threads)
+	if err != nil {
+		return ran, err
+	}
+	core := k.core.pl
+	isz := int64(k.pl.IdxDT.Size())
+	// The core's outputs contiguous (no overlap: a span of Outputs) are
+	// one block; the fan's innermost loop runs here, not in eachDst.
+	n := core.Outputs * isz
+	dense := core.DstSpan() == core.Outputs
+	var coreLoops []plan.Loop
+	if !dense {
+		coreLoops = argLoops(core)
+	}
+	last := k.fan[len(k.fan)-1]
+	eachDst(k.fan[:len(k.fan)-1], func(b int64) {
+		if dense && last.DstStride*isz == n {
+			// The innermost loop's copies are one contiguous run:
+			// filled by doubling, in long copies.
+			o, end := b*isz, (b+last.Size*last.DstStride)*isz
+			if o != 0 {
+				copy(dst[o:o+n], dst[:n])
+			}
+			for done := o + n; done < end; {
+				done += int64(copy(dst[done:end], dst[o:done]))
+			}
+			return
+		}
+		for j := range last.Size {
+			o := (b + j*last.DstStride) * isz
+			switch {
+			case o == 0:
+			case dense:
+				copy(dst[o:o+n], dst[:n])
+			default:
+				eachDst(coreLoops, func(d int64) {
+					copy(dst[o+d*isz:o+(d+1)*isz], dst[d*isz:(d+1)*isz])
+				})
+			}
+		}
+	})
+	return ran, nil
+}
+
+// argLoops is pl's kept loops, Inner last.
+func argLoops(pl *plan.ArgPlan) []plan.Loop {
+	if !pl.HasInner {
+		return pl.Outer
+	}
+	return append(slices.Clone(pl.Outer), pl.Inner)
+}
+
+// eachDst calls fn with the dst offset of every index of loops.
+func eachDst(loops []plan.Loop, fn func(d int64)) {
+	var idx [plan.MaxLoops + 1]int64
+	for {
+		var d int64
+		for i, l := range loops {
+			d += idx[i] * l.DstStride
+		}
+		fn(d)
+		i := len(loops) - 1
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < loops[i].Size {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
 }
