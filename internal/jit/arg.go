@@ -704,12 +704,8 @@ func dropBroadcast(pl *plan.ArgPlan) (*plan.ArgPlan, []plan.Loop) {
 	if pl.Outputs == 0 {
 		return pl, nil
 	}
-	loops := slices.Clone(pl.Outer)
-	if pl.HasInner {
-		loops = append(loops, pl.Inner)
-	}
 	var fan, kept []plan.Loop
-	for _, l := range loops {
+	for _, l := range argLoops(pl) {
 		if l.SrcStride == 0 {
 			fan = append(fan, l)
 		} else {

@@ -902,16 +902,16 @@ func lpMap(e NormEmitter, divs []int, mapAs func(divide bool)) {
 	e.PlaceLabel(done)
 }
 
-// nearConstant is how far below a mean's magnitude a standard
-// deviation must be for skipUnlessNearConstant to sweep the row again:
-// there the f32 mean's rounding, a unit or two of it, can be most of
-// the variance (a constant row's variance is then a few units² in place
-// of 0).
-const nearConstant = 0x1p-12
+// NearConstant is how far below a mean's magnitude a standard
+// deviation must be for the mean to be corrected (skipUnlessNearConstant
+// here, and normprog's passes): there the f32 mean's rounding, a unit or
+// two of it, can be most of the variance (a constant row's variance is
+// then a few units² in place of 0).
+const NearConstant = 0x1p-12
 
 // skipUnlessNearConstant branches to l unless, for a pair {variance,
 // mean} of registers in stats, a lane's variance is below
-// (nearConstant·mean)²; lanes of 0s (a column tile's past its lanes)
+// (NearConstant·mean)²; lanes of 0s (a column tile's past its lanes)
 // and NaNs (a row holding a NaN or an infinity, whose mean the sweep
 // would make NaN, or whose squares overflow) do not count. Each pair
 // is tested on its own, so that a NaN in one does not hide another's
@@ -921,7 +921,7 @@ func skipUnlessNearConstant(e NormEmitter, stats [][2]int, l Label) {
 	for i, st := range stats {
 		mk := e.Mark()
 		t, u := e.Tmp(), e.Tmp()
-		e.SetConst(t, nearConstant)
+		e.SetConst(t, NearConstant)
 		e.Arith(ops.Multiply, t, st[1])
 		e.Arith(ops.Multiply, t, t)
 		e.Copy(u, st[0])

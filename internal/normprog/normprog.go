@@ -406,7 +406,7 @@ func (p *Program) build(dims []int64) (*passes, error) {
 	case LayerNorm:
 		// Y = x - mu0, the distances to the summed mean mu0, and the
 		// variance v0, their mean square; then, where mu0's rounding may
-		// be most of v0 (nearConstant), the mean m1 of Y corrects them
+		// be most of v0 (kernelshape.NearConstant), the mean m1 of Y corrects them
 		// (correctNearConstant), else m1 is 0. The map takes Y - m1.
 		mu0, y, v0, m1, sd := scratch(rows), scratch(elems), scratch(rows), scratch(rows), scratch(rows)
 		copyRows := func(from, to ref, toStr []int64) error {
@@ -833,17 +833,10 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers, bins []
 	return nil
 }
 
-// nearConstant is how far below a mean's magnitude a standard deviation
-// must be for the mean to be corrected: there the f32 mean's rounding, a
-// unit or two of it, can be most of the variance (a row of equal
-// elements would have the square of that error in place of 0). The
-// fused kernels take the same bound (kernelshape's nearConstant).
-const nearConstant = 0x1p-12
-
 // correctNearConstant returns a pass over the distances Y of a chunk's
 // rows to their summed means mu0 (src), with the mean squares v0 of Y
 // and mu0 as its bins: it sets each row's m1 (dst) to 0, but
-// where the row's variance v0 is below (nearConstant·mu0)² (both
+// where the row's variance v0 is below (kernelshape.NearConstant·mu0)² (both
 // finite), where it takes the mean m1 of Y with k and corrects the row's
 // statistics: mu0 + m1 for the mean, v0 - m1² (at least 0) for the
 // variance. Only a chunk holding such a row reads Y again.
@@ -851,7 +844,7 @@ func correctNearConstant(k *jit.Kernel) func(m1, y, v0, mu0 []byte) error {
 	return func(m1, y, v0, mu0 []byte) error {
 		rows := int64(len(m1) / 4)
 		near := func(i int64) bool {
-			m := float64(dtypes.LoadF32(dtypes.F32, mu0, i)) * nearConstant
+			m := float64(dtypes.LoadF32(dtypes.F32, mu0, i)) * kernelshape.NearConstant
 			return float64(dtypes.LoadF32(dtypes.F32, v0, i)) < m*m
 		}
 		some := false
