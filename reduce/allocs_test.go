@@ -61,7 +61,7 @@ func TestNormCallAllocs(t *testing.T) {
 	}
 	// A bound on the few: more would mean something per call or per chunk
 	// was allocated again (a key, a description, a chunk's operand list).
-	const shared = 6
+	const shared = 4
 	for _, threads := range []int{1, 2} {
 		prev := jit.SetThreads(threads)
 		small, large := calls([]int{8, 16, 64}), calls([]int{16, 64, 768})

@@ -9,21 +9,37 @@ import (
 )
 
 // The worker pool: persistent goroutines that help with the calls of big
-// phases. A Run works on its own phase itself and offers it to idle
-// workers; a busy pool simply helps less, so concurrent Runs never wait
-// for each other and the thread count changes only speed, never results.
+// phases. A Run works on its own phase itself and hands lanes of it to
+// free workers; a busy pool simply helps less, so concurrent Runs never
+// wait for each other and the thread count changes only speed, never
+// results.
 
 var (
 	poolMu  sync.Mutex
-	started atomic.Int64        // workers running (they never exit)
-	parked  atomic.Int64        // workers waiting on wake, or about to
-	pending atomic.Pointer[job] // the latest job offered to helpers, or nil
-	offers  atomic.Uint64       // jobs offered so far: each job's seq
-	wake    = make(chan struct{}, maxWorkers)
-	threads atomic.Int64 // the thread count SetThreads set; 0: GOMAXPROCS
+	started atomic.Int64  // workers running (they never exit)
+	offers  atomic.Uint64 // phases handed to the pool so far
+	threads atomic.Int64  // the thread count SetThreads set; 0: GOMAXPROCS
 )
 
-// maxWorkers bounds the pool (and the wake channel's buffer).
+// mailboxes are the workers' inboxes, mailboxes[i] worker i's.
+var mailboxes [maxWorkers]mailbox
+
+// mailbox is where a caller hands one worker a lane of its job. Each is
+// on cache lines of its own, which only its worker polls: handing a lane
+// over is one line's trip from the caller's core to the worker's, and
+// nothing is claimed on a line that every worker polls.
+type mailbox struct {
+	lane   atomic.Pointer[lane] // nil: free; a lane handed over and not yet taken; &working: taken
+	parked atomic.Bool          // the worker is waiting on wake, or about to
+	wake   chan struct{}
+	_      [128 - 24]byte
+}
+
+// working marks a mailbox whose worker has taken its lane and has not
+// left its job.
+var working lane
+
+// maxWorkers bounds the pool.
 const maxWorkers = 256
 
 // spinFor is how long a worker that just finished looks for the next job
@@ -82,9 +98,10 @@ func SetThreads(n int) int {
 
 // shareThreads is how many of threads a run that reads srcBytes takes:
 // one for each whole ShareBytes it reads, at least one. Handing a
-// share to a worker costs a few µs (the offer's trip to the worker's
-// core, the claim, the join), about what one core takes to read a few
-// hundred KiB from its own L2; below that, one thread alone is faster
+// share to a worker costs a µs or two (the lane's trip to the worker's
+// core, the job's lines read there, the join), about what one core
+// takes to read a few hundred KiB from its own L2; below that, one
+// thread alone is faster
 // (docs/PERFORMANCE-log.md, "Zen 5: small runs on one thread").
 func shareThreads(srcBytes int64, threads int) int {
 	if threads <= 1 {
@@ -138,100 +155,137 @@ func ensureWorkers(n int) {
 	poolMu.Lock()
 	defer poolMu.Unlock()
 	for ; started.Load() < int64(n); started.Add(1) {
-		go worker()
+		mb := &mailboxes[started.Load()]
+		mb.wake = make(chan struct{}, 1)
+		go mb.serve()
 	}
 }
 
-// worker helps with offered jobs: it takes one when there is a free slot,
-// spins for spinFor after each job looking for the next, then parks until
-// an offer wakes it.
-func worker() {
-	// The offer this worker tried last, by number: a pointer would keep
-	// the job's buffers reachable while the worker is parked.
-	var tried uint64
-	fresh := func() bool {
-		j := pending.Load()
-		return j != nil && j.seq != tried
+// serve is a worker's life: it runs the lanes handed to its mailbox,
+// spins for spinFor after each looking for the next, then parks until a
+// caller wakes it.
+func (mb *mailbox) serve() {
+	// serve returns only where a call ended the goroutine
+	// (runtime.Goexit, as a test's FailNow does on a worker): another
+	// goroutine takes the mailbox over.
+	defer func() { go mb.serve() }()
+	handed := func() bool {
+		l := mb.lane.Load()
+		return l != nil && l != &working
 	}
 	for {
-		for spin(fresh) {
-			j := pending.Load()
-			if j == nil || j.seq == tried {
+		for spin(handed) {
+			l := mb.lane.Load()
+			// The caller withdraws a lane it ran itself; whoever swaps
+			// it first has it.
+			if l == nil || l == &working || !mb.lane.CompareAndSwap(l, &working) {
 				continue
 			}
-			// One try per job: slots only ever decrease, so a job
-			// with none free now will have none later.
-			tried = j.seq
-			if lane, ok := j.claim(); ok {
-				j.work(lane)
-				// finished first: the caller spins on it and returns
-				// without touching wg, which only a caller that
-				// stopped spinning waits on.
-				j.finished.Add(1)
-				j.wg.Done()
-			}
+			mb.run(l)
 		}
-		// An offer stores its job before it counts the parked workers,
-		// and a worker counts itself before it looks for a job once more:
-		// either the offer wakes this worker or the worker sees the job.
-		parked.Add(1)
-		if !fresh() {
-			<-wake
+		// A caller stores its lane before it reads parked, and the worker
+		// sets parked before it looks at the mailbox once more: either
+		// the caller wakes the worker or the worker sees the lane.
+		mb.parked.Store(true)
+		if mb.lane.Load() == nil {
+			<-mb.wake
 		}
-		parked.Add(-1)
+		mb.parked.Store(false)
 	}
 }
 
-// offer makes up to n slots of j available to workers (they take them
-// with claim; slot i works lane i of j's n+1 lanes first) and wakes
-// parked workers. The caller works on j itself and then calls retract.
-func offer(j *job, n int) {
+// run works on the job of lane l, which the worker took, then frees the
+// mailbox and leaves the job, in that order: the mailbox is free again
+// by the time the caller returns, and no caller hands a lane to a worker
+// still busy with another job's calls. Both are deferred, so that a call
+// that ends the goroutine leaves neither the caller waiting nor the
+// mailbox taken.
+func (mb *mailbox) run(l *lane) {
+	defer l.leave()
+	defer mb.lane.Store(nil)
+	l.job.work(l.own)
+}
+
+// handOut hands lanes 1..n of j to free workers, one each, and returns
+// how many it handed; the caller runs lane 0 and takes the calls of
+// lanes no worker took.
+func handOut(j *job, n int) int {
 	if n <= 0 {
-		return
+		return 0
 	}
 	ensureWorkers(n)
-	j.slots.Store(int64(n))
-	j.offered = n
-	j.seq = offers.Add(1)
-	j.wg.Add(n)
-	pending.Store(j)
-	for range min(int64(n), parked.Load()) {
-		select {
-		case wake <- struct{}{}:
-		default: // every parked worker has a wake-up already
+	offers.Add(1)
+	got := 0
+	for i := range int(started.Load()) {
+		mb := &mailboxes[i]
+		// One compare-and-swap, not a load first: each is a trip of
+		// the worker's line, and a free worker is the common case.
+		if !mb.lane.CompareAndSwap(nil, &j.lanes[got+1]) {
+			continue
+		}
+		j.given[got] = mb
+		if got++; mb.parked.Load() {
+			select {
+			case mb.wake <- struct{}{}:
+			default: // a wake-up is already on its way
+			}
+		}
+		if got == n {
+			break
 		}
 	}
+	return got
 }
 
-// retract withdraws the slots of j no worker took, so that wg.Wait waits
-// only for the workers that did, and returns how many helped.
-func retract(j *job) int {
-	pending.CompareAndSwap(j, nil)
-	left := max(j.slots.Swap(0), 0) // claims that came too late leave it below 0
-	j.wg.Add(-int(left))
-	return j.offered - int(left)
-}
-
-// wait returns once the n helpers that took slots of j are done. It
-// spins first: helpers finish within about one call (at most ~100 µs),
-// and parking the caller only to be woken a moment later would add the
-// scheduler's wake-up latency to every parallel Run.
-func (j *job) wait(n int) {
-	if !spin(func() bool { return j.finished.Load() >= int64(n) }) {
-		j.wg.Wait()
+// finish withdraws the lanes of j that no worker took and returns, once
+// every worker that took one has left j, how many did. The caller has
+// run its own lane and taken every call left in the others: then no call
+// of j is running or will run but those of the workers still in it.
+func (j *job) finish(handed int) int {
+	took := j.took[:0]
+	for i, mb := range j.given[:handed] {
+		if !mb.lane.CompareAndSwap(&j.lanes[i+1], nil) {
+			took = append(took, &j.lanes[i+1])
+		}
 	}
+	j.took = took
+	if !spin(j.left) {
+		// Helpers leave within about a call, but a call can be long
+		// (up to ~100 µs): wait parked rather than spin through it.
+		j.sleeping.Store(true)
+		for !j.left() {
+			<-j.woken
+		}
+		j.sleeping.Store(false)
+	}
+	return len(took)
 }
 
-// claim takes a free slot of j, if any, and returns the lane it owns
-// (1..offered; the caller owns lane 0). One atomic add, not a load and
-// a compare-and-swap: each is a cache line's trip from the caller's
-// core, and the claim is on every parallel Run's path.
-func (j *job) claim() (int, bool) {
-	n := j.slots.Add(-1)
-	if n < 0 {
-		return 0, false
+// left reports whether every worker that took a lane of j has left it.
+func (j *job) left() bool {
+	for _, l := range j.took {
+		if !l.left.Load() {
+			return false
+		}
 	}
-	return int(n) + 1, true
+	return true
+}
+
+// leave marks lane l's worker as gone from j, and wakes its caller if
+// it is waiting parked. Nothing of j may be touched after that but its
+// sleeping flag and channel, which stay with j when it is used again: a
+// wake-up that reaches a later Run of j only makes it look again.
+func (l *lane) leave() {
+	j := l.job
+	l.left.Store(true)
+	// The caller sets sleeping before it looks at left once more:
+	// either it sees this worker gone or the worker sees it sleeping.
+	if j.sleeping.Load() {
+		select {
+		case j.woken <- struct{}{}:
+		default: // a wake-up is waiting already
+		}
+	}
 }
 
 // Serial is Parallel on one thread: every call on the calling goroutine,
@@ -264,14 +318,14 @@ func Parallel(threads int, calls int64, do func(w int, t int64) error) error {
 	if threads <= 1 || calls <= 1 {
 		return Serial(calls, do)
 	}
-	j := &job{do: do}
+	j := newJob()
+	j.do = do
 	helpers := int(min(int64(threads-1), calls-1))
 	j.splitLanes(helpers+1, calls)
-	offer(j, helpers)
+	handed := handOut(j, helpers)
 	j.work(0)
-	j.wait(retract(j))
-	if p := j.err.Load(); p != nil {
-		return *p
-	}
-	return nil
+	j.finish(handed)
+	err := j.error()
+	j.recycle()
+	return err
 }

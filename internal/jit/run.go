@@ -211,17 +211,21 @@ func (x *execution) runPhase(ph *phase, ents []*entry) (int, error) {
 	if threads <= 1 {
 		return 1, x.inline(ph, ents)
 	}
-	j := &job{x: *x, ph: ph, ents: append([]*entry(nil), ents...)}
+	j := newJob()
+	j.x, j.ph = *x, ph
+	if len(ents) <= len(j.heldEnts) {
+		j.ents = j.heldEnts[:copy(j.heldEnts[:], ents)]
+	} else {
+		j.ents = append([]*entry(nil), ents...)
+	}
 	helpers := int(min(int64(threads-1), ph.tasks-1))
 	j.splitLanes(helpers+1, ph.tasks)
-	offer(j, helpers)
+	handed := handOut(j, helpers)
 	j.work(0)
-	n := retract(j)
-	j.wait(n)
-	if p := j.err.Load(); p != nil {
-		return n + 1, *p
-	}
-	return n + 1, nil
+	n := j.finish(handed)
+	err := j.error()
+	j.recycle()
+	return n + 1, err
 }
 
 // inline runs every call of ph on the calling goroutine.
@@ -344,54 +348,107 @@ func (j *job) call(w int, t int64) error {
 
 // job is one phase shared with pool workers (or, with do, calls of
 // another kind: do runs call t on the goroutine that owns lane w). Its
-// calls are cut into one contiguous lane per goroutine offered the job (the caller's, and one per
-// helper slot), so that each thread reads neighbouring memory call after
-// call instead of every other call, a stream the prefetchers serve better
-// (docs/PERFORMANCE-log.md, "Figures behind the generators' choices"). A
-// goroutine works its own lane first and then takes calls from the other
-// lanes: work never waits for a helper that comes late or not at all.
-// Which goroutine runs a call never changes its result.
+// calls are cut into one contiguous lane per goroutine it may take (the
+// caller's, and one per helper), so that each thread reads neighbouring
+// memory call after call instead of every other call, a stream the
+// prefetchers serve better (docs/PERFORMANCE-log.md, "Figures behind the
+// generators' choices"). A goroutine works its own lane first and then
+// takes calls from the other lanes: work never waits for a helper that
+// comes late or not at all. Which goroutine runs a call never changes
+// its result.
 //
+// Jobs are used again (newJob, recycle): a new one's lines would be
+// fetched from memory on the caller's core and then on the workers'.
 // The fields are grouped by who writes them, each group on cache lines
 // of its own: a line written on one core and read on another makes a
 // trip between them, which costs as much as a small call.
 type job struct {
-	// Written by the caller before the offer; read by all.
-	x       execution
-	ph      *phase
-	ents    []*entry
-	lanes   []lane
-	offered int
-	seq     uint64 // the offer's number, from 1
-	do      func(w int, t int64) error
-	err     atomic.Pointer[error] // written only when a call fails
-	_       cpu.CacheLinePad
+	heldLanes [maxHeldLanes]lane
 
-	// Written by the claims and retract.
-	slots atomic.Int64 // helper slots not yet claimed (see offer, claim, retract)
-	wg    sync.WaitGroup
+	// Written by the caller before it hands lanes out; read by all.
+	x     execution
+	ph    *phase
+	ents  []*entry
+	do    func(w int, t int64) error
+	lanes []lane
 	_     cpu.CacheLinePad
 
-	// Written by the helpers as they finish; polled by the caller.
-	finished atomic.Int64 // helpers done with the job (see wait)
+	err      atomic.Pointer[error] // written only when a call fails
+	sleeping atomic.Bool           // the caller waits on woken (see finish)
+	woken    chan struct{}         // made with the job, never replaced
 	_        cpu.CacheLinePad
+
+	// The caller's alone.
+	given     []*mailbox // the mailboxes lanes 1.. were handed to
+	took      []*lane    // the lanes whose workers took them
+	heldGiven [maxHeldLanes - 1]*mailbox
+	heldTook  [maxHeldLanes - 1]*lane
+	heldEnts  [maxUnits]*entry
+}
+
+// maxHeldLanes is how many lanes a job holds in its own allocation:
+// more threads take lanes of their own.
+const maxHeldLanes = 4
+
+var jobs = sync.Pool{New: func() any { return &job{woken: make(chan struct{}, 1)} }}
+
+// newJob returns an empty job. Its caller recycles it after finish, and
+// not in a deferred call: a caller whose own call ends its goroutine
+// (runtime.Goexit) leaves the job to the collector, since workers may
+// still be in it.
+func newJob() *job { return jobs.Get().(*job) }
+
+// error is the error of the first call of j that failed, or nil.
+func (j *job) error() error {
+	if p := j.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// recycle empties j, so that it keeps nothing of its Run reachable, and
+// returns it for another Run. Every worker that took part has left j.
+func (j *job) recycle() {
+	if j.ph != nil { // a phase's job, not Parallel's
+		j.x, j.heldEnts = execution{}, [maxUnits]*entry{}
+	}
+	j.ph, j.ents, j.do, j.lanes, j.given, j.took = nil, nil, nil, nil, nil, nil
+	for i := range j.heldLanes {
+		j.heldLanes[i].job = nil
+	}
+	j.err.Store(nil)
+	jobs.Put(j)
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
-// yet taken, end the call after the last.
+// yet taken, end the call after the last; left is set when the worker it
+// was handed to is done with the job. It is written by the goroutine that
+// owns it, and by others only where they take its calls, so no two lanes
+// share a cache line: their fields fill 40 bytes of 128, whatever the
+// alignment (a heap object of a job's size is not aligned to 64 bytes:
+// it starts after an 8-byte header).
 type lane struct {
+	job  *job
+	own  int // the lane's index in job.lanes
 	next atomic.Int64
 	end  int64
-	_    [48]byte // 64 bytes per lane: concurrent takers rarely share a line
+	left atomic.Bool
+	_    [88]byte
 }
 
 // splitLanes cuts the job's tasks calls into n contiguous lanes of
 // (nearly) equal length.
 func (j *job) splitLanes(n int, tasks int64) {
-	j.lanes = make([]lane, n)
+	if n <= maxHeldLanes {
+		j.lanes, j.given, j.took = j.heldLanes[:n], j.heldGiven[:n-1], j.heldTook[:0]
+	} else {
+		j.lanes, j.given, j.took = make([]lane, n), make([]*mailbox, n-1), make([]*lane, 0, n-1)
+	}
 	for i := range j.lanes {
-		j.lanes[i].next.Store(tasks * int64(i) / int64(n))
-		j.lanes[i].end = tasks * int64(i+1) / int64(n)
+		l := &j.lanes[i]
+		l.job, l.own, l.end = j, i, tasks*int64(i+1)/int64(n)
+		l.next.Store(tasks * int64(i) / int64(n))
+		l.left.Store(false)
 	}
 }
 
@@ -409,9 +466,13 @@ func (j *job) take(l int) (int64, bool) {
 // others, until none are left (or one failed).
 func (j *job) work(own int) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	returned := false
 	defer func() {
 		var err error
 		catchFaultInto(&err, recover())
+		if err == nil && !returned {
+			err = errGoexit
+		}
 		if err != nil {
 			// A variable of its own, set only on failure: were &err
 			// taken, every work would move err to the heap.
@@ -429,8 +490,13 @@ func (j *job) work(own int) {
 			if err := j.call(own, t); err != nil {
 				failed := err // as above: not &err, which every call would allocate
 				j.err.CompareAndSwap(nil, &failed)
-				return
+				break
 			}
 		}
 	}
+	returned = true
 }
+
+// errGoexit is the error of a job one of whose calls ended its goroutine
+// without a panic: runtime.Goexit, as a test's FailNow does.
+var errGoexit = status.Errorf(status.RuntimeError, "jit: a call ended its goroutine (runtime.Goexit)")
