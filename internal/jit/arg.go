@@ -772,8 +772,9 @@ func (k *ArgKernel) runBroadcast(src, dst []byte, threads int) (int, error) {
 		coreLoops = argLoops(core)
 	}
 	last := k.fan[len(k.fan)-1]
+	run := dense && last.DstStride*isz == n
 	eachDst(k.fan[:len(k.fan)-1], func(b int64) {
-		if dense && last.DstStride*isz == n {
+		if run {
 			// The innermost loop's copies are one contiguous run:
 			// filled by doubling, in long copies.
 			o, end := b*isz, (b+last.Size*last.DstStride)*isz

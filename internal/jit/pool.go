@@ -17,7 +17,7 @@ import (
 var (
 	poolMu  sync.Mutex
 	started atomic.Int64  // workers running (they never exit)
-	offers  atomic.Uint64 // phases handed to the pool so far
+	offers  atomic.Uint64 // runs that handed lanes out so far (handOut)
 	threads atomic.Int64  // the thread count SetThreads set; 0: GOMAXPROCS
 )
 

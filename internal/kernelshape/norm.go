@@ -928,13 +928,12 @@ func skipUnlessNearConstant(e NormEmitter, stats [][2]int, l Label) {
 		e.Arith(ops.Subtract, u, t)
 		if i == len(stats)-1 {
 			e.SkipUnlessBelow(u, 0, l)
-			e.Release(mk)
-			break
+		} else {
+			next := e.NewLabel()
+			e.SkipUnlessBelow(u, 0, next)
+			e.Goto(near)
+			e.PlaceLabel(next)
 		}
-		next := e.NewLabel()
-		e.SkipUnlessBelow(u, 0, next)
-		e.Goto(near)
-		e.PlaceLabel(next)
 		e.Release(mk)
 	}
 	e.PlaceLabel(near)

@@ -834,12 +834,13 @@ func (p *Program) runChunk(ps *passes, c int64, s *[][]byte, b *Buffers, bins []
 }
 
 // correctNearConstant returns a pass over the distances Y of a chunk's
-// rows to their summed means mu0 (src), with the mean squares v0 of Y
-// and mu0 as its bins: it sets each row's m1 (dst) to 0, but
-// where the row's variance v0 is below (kernelshape.NearConstant·mu0)² (both
-// finite), where it takes the mean m1 of Y with k and corrects the row's
-// statistics: mu0 + m1 for the mean, v0 - m1² (at least 0) for the
-// variance. Only a chunk holding such a row reads Y again.
+// rows to their summed means mu0 (src), with the rows' mean squares v0
+// of Y and mu0 as its bins. It sets each row's m1 (dst) to 0, except
+// for a row whose variance v0 is below (kernelshape.NearConstant·mu0)²
+// and whose m1 is finite: there m1 is the mean of Y, taken with k, and
+// corrects the row's statistics, mu0 + m1 for the mean and v0 - m1² (at
+// least 0) for the variance. Only a chunk holding such a row reads Y
+// again.
 func correctNearConstant(k *jit.Kernel) func(m1, y, v0, mu0 []byte) error {
 	return func(m1, y, v0, mu0 []byte) error {
 		rows := int64(len(m1) / 4)
