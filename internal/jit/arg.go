@@ -349,12 +349,32 @@ func (k *ArgKernel) run(src, dst []byte, threads int) (int, error) {
 	c := argCalls{k: k, src: src, dst: dst, top: top, chunk: chunk}
 	n := threads
 	if n <= 1 || calls <= 1 {
-		// Not through Parallel, which keeps its calls' closure in a job
-		// on the heap: one allocation per call of the kernel.
 		return 1, Serial(calls, c.call)
 	}
-	return int(min(int64(n), calls)), Parallel(n, calls, c.call)
+	// Parallel keeps its do in a job on the heap: c.call would be a
+	// closure allocated every Run, a run's calls bound once are not.
+	r := argRuns.Get().(*argRun)
+	r.calls = c
+	err := Parallel(n, calls, r.do)
+	r.calls = argCalls{} // nothing of the Run kept reachable
+	argRuns.Put(r)
+	return int(min(int64(n), calls)), err
 }
+
+// argRuns keeps argRun values for ArgKernel.run.
+var argRuns = sync.Pool{New: func() any {
+	r := new(argRun)
+	r.do = r.call
+	return r
+}}
+
+// argRun is a run's argCalls with its call bound once, as do.
+type argRun struct {
+	calls argCalls
+	do    func(w int, t int64) error
+}
+
+func (r *argRun) call(w int, t int64) error { return r.calls.call(w, t) }
 
 // argSplit cuts the outermost Outer loop of pl into calls of chunk
 // iterations each, calls in all, each reading about argCallBytes (what

@@ -56,6 +56,9 @@ const yieldEvery = 5 * time.Microsecond
 // spin polls ready until it reports true, and then reports true, or
 // until spinFor has passed, and then reports false.
 func spin(ready func() bool) bool {
+	if ready() { // often so at once: no clock read then
+		return true
+	}
 	now := time.Now()
 	deadline, yield := now.Add(spinFor), now.Add(yieldEvery)
 	for polls := 1; ; polls++ {
@@ -181,6 +184,7 @@ func (mb *mailbox) serve() {
 			if l == nil || l == &working || !mb.lane.CompareAndSwap(l, &working) {
 				continue
 			}
+			atomic.StoreUint32(&l.taken, 1)
 			mb.run(l)
 		}
 		// A caller stores its lane before it reads parked, and the worker
@@ -244,8 +248,12 @@ func handOut(j *job, n int) int {
 func (j *job) finish(handed int) int {
 	took := j.took[:0]
 	for i, mb := range j.given[:handed] {
-		if !mb.lane.CompareAndSwap(&j.lanes[i+1], nil) {
-			took = append(took, &j.lanes[i+1])
+		// A lane marked taken is its worker's: the mailbox, whose line
+		// the worker writes again as it leaves, is not touched. Else
+		// the caller withdraws the lane, unless the worker takes it
+		// first.
+		if l := &j.lanes[i+1]; atomic.LoadUint32(&l.taken) != 0 || !mb.lane.CompareAndSwap(l, nil) {
+			took = append(took, l)
 		}
 	}
 	j.took = took
@@ -264,7 +272,7 @@ func (j *job) finish(handed int) int {
 // left reports whether every worker that took a lane of j has left it.
 func (j *job) left() bool {
 	for _, l := range j.took {
-		if !l.left.Load() {
+		if atomic.LoadUint32(&l.left) == 0 {
 			return false
 		}
 	}
@@ -277,7 +285,7 @@ func (j *job) left() bool {
 // wake-up that reaches a later Run of j only makes it look again.
 func (l *lane) leave() {
 	j := l.job
-	l.left.Store(true)
+	atomic.StoreUint32(&l.left, 1)
 	// The caller sets sleeping before it looks at left once more:
 	// either it sees this worker gone or the worker sees it sleeping.
 	if j.sleeping.Load() {

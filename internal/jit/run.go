@@ -413,31 +413,45 @@ func (j *job) recycle() {
 		j.x, j.heldEnts = execution{}, [maxUnits]*entry{}
 	}
 	j.ph, j.ents, j.do, j.lanes, j.given, j.took = nil, nil, nil, nil, nil, nil
-	for i := range j.heldLanes {
-		j.heldLanes[i].job = nil
+	// The lanes keep their job, which is j itself. err is stored only
+	// where a call failed: a store every Run would send its line to
+	// the workers' cores again.
+	if j.err.Load() != nil {
+		j.err.Store(nil)
 	}
-	j.err.Store(nil)
 	jobs.Put(j)
 }
 
 // lane is a contiguous run of a job's calls: next is the first call not
-// yet taken, end the call after the last; left is set when the worker it
-// was handed to is done with the job. It is written by the goroutine that
-// owns it, and by others only where they take its calls, so no two lanes
-// share a cache line: their fields fill 40 bytes of 128, whatever the
-// alignment (a heap object of a job's size is not aligned to 64 bytes:
-// it starts after an 8-byte header).
+// yet taken, end the call after the last; taken is set when the worker
+// it was handed to takes it from its mailbox, left when that worker is
+// done with the job. It is written by the goroutine that owns it, and by
+// others only where they take its calls, so no two lanes share a cache
+// line: their fields fill 40 bytes of 128, whatever the alignment (a
+// heap object of a job's size is not aligned to 64 bytes: it starts
+// after an 8-byte header).
+//
+// next, taken and left are read and written atomically, but where
+// splitLanes sets them (see there). next comes first, so that it is
+// 64-bit aligned on 32-bit platforms too, as 64-bit atomics need there:
+// a lane's size is a multiple of 8 bytes, and the lanes are held at the
+// start of their job (heldLanes) or of a slice of their own.
 type lane struct {
-	job  *job
-	own  int // the lane's index in job.lanes
-	next atomic.Int64
-	end  int64
-	left atomic.Bool
-	_    [88]byte
+	next  int64
+	job   *job
+	own   int // the lane's index in job.lanes
+	end   int64
+	taken uint32
+	left  uint32
+	_     [88]byte
 }
 
 // splitLanes cuts the job's tasks calls into n contiguous lanes of
-// (nearly) equal length.
+// (nearly) equal length. It sets the lanes with plain stores: no other
+// goroutine is in the job until a lane is handed out, and the compare-
+// and-swap that hands it publishes them. Atomic stores there waited for
+// each lane's cache line in turn, from the core of the worker that last
+// wrote or read it; plain ones fetch them all at once.
 func (j *job) splitLanes(n int, tasks int64) {
 	if n <= maxHeldLanes {
 		j.lanes, j.given, j.took = j.heldLanes[:n], j.heldGiven[:n-1], j.heldTook[:0]
@@ -447,18 +461,17 @@ func (j *job) splitLanes(n int, tasks int64) {
 	for i := range j.lanes {
 		l := &j.lanes[i]
 		l.job, l.own, l.end = j, i, tasks*int64(i+1)/int64(n)
-		l.next.Store(tasks * int64(i) / int64(n))
-		l.left.Store(false)
+		l.next, l.taken, l.left = tasks*int64(i)/int64(n), 0, 0
 	}
 }
 
 // take returns the next call of lane l, or false when it has none left.
 func (j *job) take(l int) (int64, bool) {
 	ln := &j.lanes[l]
-	if ln.next.Load() >= ln.end {
+	if atomic.LoadInt64(&ln.next) >= ln.end {
 		return 0, false
 	}
-	t := ln.next.Add(1) - 1
+	t := atomic.AddInt64(&ln.next, 1) - 1
 	return t, t < ln.end
 }
 
