@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -280,15 +281,25 @@ func orInterp(k *ArgKernel, what string) *ArgKernel {
 	return &ArgKernel{pl: k.pl, isa: None, why: what + ": " + why}
 }
 
-// Impl is "jit:<isa>" for machine code, "interp" for the interpreter.
+// Impl is "jit:<isa>" for machine code, "interp" for the interpreter. A
+// kernel cut into parts names each different one in the order it runs
+// them, joined by "+" as a normalization's passes are: AVX-512's pieces
+// and a short last piece narrowed to AVX2 give "jit:avx512+jit:avx2".
 func (k *ArgKernel) Impl() string {
-	if c := k.cut(); c != nil {
-		return c.Impl()
-	}
-	if k.code == nil {
-		return "interp"
-	}
-	return "jit:" + k.isa.String()
+	var names []string
+	k.each(func(c *ArgKernel) {
+		if c.cut() != nil {
+			return
+		}
+		n := "interp"
+		if c.code != nil {
+			n = "jit:" + c.isa.String()
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	})
+	return strings.Join(names, "+")
 }
 
 // Why says why the interpreter runs the kernel ("" for machine code).

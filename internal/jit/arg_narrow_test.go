@@ -2,6 +2,7 @@ package jit
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/gdnn/gdnn/dtypes"
@@ -53,5 +54,47 @@ func TestArgShortRowsTakeAVX2(t *testing.T) {
 		}
 		k.release()
 		checkArgSrc(t, pl, argSrc(r, c.dt, pl.SrcSpan()), []ISA{AVX512}, false)
+	}
+}
+
+// TestArgCutImplNamesEachISA: an index kernel cut into parts names the
+// instruction set of each part it runs, where they differ: one row of
+// whole pieces on AVX-512 and a last piece of 10 elements, which takes
+// AVX2's code (argNarrowISA), is "jit:avx512+jit:avx2". A row whose
+// parts all take AVX-512 names it once. Only the kernels are built: no
+// call is made, so any amd64 host checks it.
+func TestArgCutImplNamesEachISA(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the x86 emitter builds for amd64 only")
+	}
+	row := func(r int64) *plan.ArgPlan {
+		dims := []int64{r}
+		pl, err := plan.CanonicalizeArg(&plan.ArgProblem{SrcDT: dtypes.F32, IdxDT: dtypes.S64, Dims: dims, Axis: 0,
+			SrcStrides: denseStrides(dims), DstStrides: []int64{0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	piece := argPieceR(row(1 << 40))
+	for _, c := range []struct {
+		r    int64
+		want string
+	}{
+		{2*piece + 10, "jit:avx512+jit:avx2"},
+		{2*piece + 100, "jit:avx512"},
+		{2 * piece, "jit:avx512"},
+	} {
+		k, err := buildArg(splitInner(row(c.r)), AVX512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.piece == nil {
+			t.Fatalf("a row of %d elements is not cut into pieces of %d", c.r, piece)
+		}
+		if got := k.Impl(); got != c.want {
+			t.Errorf("a row of %d elements in pieces of %d: %s, want %s", c.r, piece, got, c.want)
+		}
+		k.release()
 	}
 }
